@@ -1,0 +1,160 @@
+//! Drop-tail FIFO with a packet and/or byte limit (Linux `pfifo`/`bfifo`).
+//!
+//! A packet is queued if the backlog plus the packet stays within every
+//! configured limit; otherwise it is dropped with [`DropReason::Overlimit`].
+//!
+//! | parameter | unit | allowed | default |
+//! |---|---|---|---|
+//! | `limit.packets` | packets | ≥ 1, or absent | 1000 (Linux `txqueuelen`) |
+//! | `limit.bytes` | bytes | ≥ 1, or absent | absent |
+//!
+//! At least one limit must be set: an unbounded queue is not a router queue.
+
+use crate::error::ConfigError;
+use crate::packet::Packet;
+use crate::qdisc::{Backlog, Dequeue, DropReason, Dropped, Limit, Qdisc, Verdict};
+use crate::rng::Rng;
+use crate::units::Time;
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FifoConfig {
+    pub limit: Limit,
+}
+
+impl Default for FifoConfig {
+    fn default() -> Self {
+        FifoConfig { limit: Limit::packets(1000) }
+    }
+}
+
+impl FifoConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        match (self.limit.packets, self.limit.bytes) {
+            (None, None) => Err(ConfigError::new("fifo", "limit", "is missing; set a packet and/or byte limit")),
+            (Some(0), _) => Err(ConfigError::new("fifo", "limit", "(0 packets) must be at least 1 packet")),
+            (_, Some(0)) => Err(ConfigError::new("fifo", "limit", "(0 bytes) must be at least 1 byte")),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Drop-tail FIFO.
+#[derive(Debug)]
+pub struct Fifo {
+    config: FifoConfig,
+    q: VecDeque<Packet>,
+    backlog: Backlog,
+}
+
+impl Fifo {
+    pub fn new(config: FifoConfig) -> Result<Fifo, ConfigError> {
+        config.validate()?;
+        let cap = config.limit.packets.unwrap_or(64).min(4096) as usize;
+        Ok(Fifo { config, q: VecDeque::with_capacity(cap), backlog: Backlog::default() })
+    }
+    pub fn config(&self) -> &FifoConfig {
+        &self.config
+    }
+}
+
+impl Qdisc for Fifo {
+    fn kind(&self) -> &'static str {
+        "fifo"
+    }
+    #[inline]
+    fn enqueue(&mut self, _now: Time, pkt: Packet, _rng: &mut Rng) -> Verdict {
+        if self.config.limit.would_exceed(self.backlog, pkt.size) {
+            return Verdict::Dropped(Dropped { packet: pkt, reason: DropReason::Overlimit });
+        }
+        self.backlog.add(&pkt);
+        self.q.push_back(pkt);
+        Verdict::Queued
+    }
+    #[inline]
+    fn dequeue(&mut self, _now: Time) -> Dequeue {
+        match self.q.pop_front() {
+            Some(p) => {
+                self.backlog.sub(&p);
+                Dequeue::Packet(p)
+            }
+            None => Dequeue::Empty,
+        }
+    }
+    fn peek(&self) -> Option<&Packet> {
+        self.q.front()
+    }
+    fn backlog(&self) -> Backlog {
+        self.backlog
+    }
+    fn reset(&mut self) -> Vec<Packet> {
+        self.backlog = Backlog::default();
+        self.q.drain(..).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::FlowId;
+    use crate::qdisc::Queue;
+
+    fn pkt(id: u64, size: u32) -> Packet {
+        Packet::new(id, FlowId(0), size, Time(0))
+    }
+
+    #[test]
+    fn fifo_full_packet_limit_drops_tail_and_keeps_order() {
+        let mut rng = crate::rng::stream(1, 0);
+        let mut q = Queue::new(Box::new(Fifo::new(FifoConfig { limit: Limit::packets(2) }).unwrap()));
+        assert_eq!(q.enqueue(Time(0), pkt(1, 100), &mut rng), Verdict::Queued);
+        assert_eq!(q.enqueue(Time(1), pkt(2, 100), &mut rng), Verdict::Queued);
+        match q.enqueue(Time(2), pkt(3, 100), &mut rng) {
+            Verdict::Dropped(d) => {
+                assert_eq!(d.packet.id, 3);
+                assert_eq!(d.reason, DropReason::Overlimit);
+            }
+            v => panic!("expected a drop, got {v:?}"),
+        }
+        assert_eq!(q.stats().drops_for(DropReason::Overlimit), 1);
+        let ids: Vec<u64> = (0..3)
+            .map(|_| match q.dequeue(Time(10)) {
+                Dequeue::Packet(p) => p.id,
+                _ => 0,
+            })
+            .collect();
+        assert_eq!(ids, vec![1, 2, 0]);
+        assert_eq!(q.stats().departures, 2);
+        assert_eq!(q.stats().arrivals, 3);
+    }
+
+    #[test]
+    fn fifo_byte_limit_admits_what_fits() {
+        let mut rng = crate::rng::stream(1, 0);
+        let mut q = Queue::new(Box::new(Fifo::new(FifoConfig { limit: Limit::bytes(1500) }).unwrap()));
+        assert_eq!(q.enqueue(Time(0), pkt(1, 1000), &mut rng), Verdict::Queued);
+        assert!(matches!(q.enqueue(Time(0), pkt(2, 1000), &mut rng), Verdict::Dropped(_)));
+        assert_eq!(q.enqueue(Time(0), pkt(3, 500), &mut rng), Verdict::Queued);
+        assert_eq!(q.backlog(), Backlog { packets: 2, bytes: 1500 });
+    }
+
+    #[test]
+    fn fifo_config_without_limit_is_refused() {
+        let e = Fifo::new(FifoConfig { limit: Limit::UNLIMITED }).unwrap_err();
+        assert_eq!(e.field, "limit");
+        assert!(Fifo::new(FifoConfig { limit: Limit::packets(0) }).is_err());
+    }
+
+    #[test]
+    fn queue_wrapper_time_average_backlog_is_exact() {
+        let mut rng = crate::rng::stream(1, 0);
+        let mut q = Queue::new(Box::new(Fifo::new(FifoConfig::default()).unwrap()));
+        q.enqueue(Time(0), pkt(1, 100), &mut rng);
+        q.enqueue(Time(10), pkt(2, 100), &mut rng); // 1 pkt for 10 ns
+        q.dequeue(Time(30)); // 2 pkts for 20 ns
+        // 1 pkt for 10 ns more, up to t = 40: area = 10 + 40 + 10 = 60
+        assert!((q.mean_backlog_packets(Time(40)) - 60.0 / 40.0).abs() < 1e-12);
+        assert_eq!(q.stats().peak_packets, 2);
+        assert_eq!(q.stats().sojourn_max_ns, 30);
+    }
+}

@@ -1,0 +1,34 @@
+//! qoslab-core: router QoS mechanisms as clock-free state machines.
+//!
+//! No I/O, no clock, no global state. Every call takes `now`; randomness
+//! comes only through an [`rng::Rng`] passed in; a mechanism that needs
+//! periodic work reports `next_deadline()` and does it in `on_tick(now)`.
+//! The simulator (virtual clock) and the router (wall clock) drive the same
+//! code.
+//!
+//! - [`units`]: `Time`, `Dur`, `Rate`, `Bytes`, parsing of `"25Mbps"` etc.
+//! - [`packet`]: packet metadata, flow interning.
+//! - [`qdisc`]: the queue-discipline interface and the counting wrapper.
+//! - [`classful`]: classifier + scheduler over child queues (strict priority).
+//! - [`fifo`], [`red`]: drop-tail FIFO; RED (algorithm in [`red::algo`]).
+//! - [`token_bucket`]: the one token bucket (shapers, meters, PCN, sources).
+//! - [`admission`]: the admission-control interface and `AdmitAll`.
+//! - [`stats`]: Jain's index, streaming moments, percentiles, histograms.
+
+pub mod admission;
+pub mod classful;
+pub mod error;
+pub mod fifo;
+pub mod packet;
+pub mod qdisc;
+pub mod red;
+pub mod rng;
+pub mod stats;
+pub mod token_bucket;
+pub mod units;
+
+pub use error::ConfigError;
+pub use packet::{ClassTag, Ecn, FlowId, FlowKey, FlowTable, Packet, PcnMark};
+pub use qdisc::{Backlog, Dequeue, DropReason, Dropped, Limit, MarkReason, Qdisc, Queue, QueueStats, Verdict};
+pub use rng::Rng;
+pub use units::{Bytes, Dur, Rate, Time};

@@ -1,0 +1,385 @@
+//! The queue-discipline interface (Linux qdisc shape) and the shared
+//! wrapper that keeps every discipline's statistics.
+//!
+//! A discipline implements [`Qdisc`]: `enqueue` returns a [`Verdict`]
+//! (queued, marked, dropped with a [`DropReason`], or queued after pushing
+//! others out), `dequeue` returns a [`Dequeue`] (a packet, empty, or
+//! `NotBefore(t)` for a shaper whose head is not yet conformant).
+//!
+//! Drivers never call a discipline directly: they hold a [`Queue`], whose
+//! public `enqueue`/`dequeue` call the discipline's inner step and then
+//! update [`QueueStats`] from what it returned, so no discipline can get its
+//! counters wrong (ns-3 traffic-control's QueueDisc does the same).
+
+use crate::packet::Packet;
+use crate::rng::Rng;
+use crate::units::Time;
+
+/// Why a packet was dropped. Counted separately in [`QueueStats`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum DropReason {
+    /// The queue's packet or byte limit was reached (tail drop).
+    Overlimit = 0,
+    /// RED probabilistic early drop (min_th <= avg < max_th).
+    EarlyRandom,
+    /// RED forced drop (avg >= max_th, or above 2*max_th when gentle).
+    Forced,
+    /// A class exceeded its threshold (CBT, D-CBT).
+    ClassThreshold,
+    /// Pushed out of a shared buffer to make room for a higher class.
+    PushedOut,
+    /// A shaper's own buffer was full.
+    ShaperBuffer,
+    /// No class matched and the discipline has no default.
+    Unclassified,
+    /// A meter or policer found the packet non-conformant.
+    Policed,
+    /// Dropped by a flow-termination mechanism (PCN).
+    Terminated,
+}
+
+impl DropReason {
+    pub const COUNT: usize = 9;
+    pub const ALL: [DropReason; DropReason::COUNT] = [
+        DropReason::Overlimit,
+        DropReason::EarlyRandom,
+        DropReason::Forced,
+        DropReason::ClassThreshold,
+        DropReason::PushedOut,
+        DropReason::ShaperBuffer,
+        DropReason::Unclassified,
+        DropReason::Policed,
+        DropReason::Terminated,
+    ];
+    /// Snake-case name, used in result columns (`drops_early_random`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::Overlimit => "overlimit",
+            DropReason::EarlyRandom => "early_random",
+            DropReason::Forced => "forced",
+            DropReason::ClassThreshold => "class_threshold",
+            DropReason::PushedOut => "pushed_out",
+            DropReason::ShaperBuffer => "shaper_buffer",
+            DropReason::Unclassified => "unclassified",
+            DropReason::Policed => "policed",
+            DropReason::Terminated => "terminated",
+        }
+    }
+}
+
+/// Why a packet was marked instead of dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum MarkReason {
+    /// RED probabilistic ECN mark.
+    EcnEarly = 0,
+    /// RED ECN mark where a drop would have been forced (when so configured).
+    EcnForced,
+    /// PCN threshold marking.
+    PcnThreshold,
+    /// PCN excess-traffic marking.
+    PcnExcess,
+}
+
+impl MarkReason {
+    pub const COUNT: usize = 4;
+    pub const ALL: [MarkReason; MarkReason::COUNT] = [
+        MarkReason::EcnEarly,
+        MarkReason::EcnForced,
+        MarkReason::PcnThreshold,
+        MarkReason::PcnExcess,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MarkReason::EcnEarly => "ecn_early",
+            MarkReason::EcnForced => "ecn_forced",
+            MarkReason::PcnThreshold => "pcn_threshold",
+            MarkReason::PcnExcess => "pcn_excess",
+        }
+    }
+}
+
+/// A packet a discipline gave up, and why.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Dropped {
+    pub packet: Packet,
+    pub reason: DropReason,
+}
+
+/// What `enqueue` did with a packet.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// Accepted as it was.
+    Queued,
+    /// Accepted with a congestion mark set on it.
+    Marked(MarkReason),
+    /// Refused; the packet comes back so the driver can free its bytes.
+    Dropped(Dropped),
+    /// Accepted after dropping already-queued packets to make room.
+    QueuedPushingOut(Vec<Dropped>),
+}
+
+/// What `dequeue` produced.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Dequeue {
+    Packet(Packet),
+    /// Nothing queued.
+    Empty,
+    /// Packets are queued but none may leave before this time (shapers).
+    NotBefore(Time),
+}
+
+/// Packets and bytes held by a queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub packets: u32,
+    pub bytes: u64,
+}
+
+impl Backlog {
+    #[inline]
+    pub fn add(&mut self, p: &Packet) {
+        self.packets += 1;
+        self.bytes += p.size as u64;
+    }
+    #[inline]
+    pub fn sub(&mut self, p: &Packet) {
+        debug_assert!(self.packets > 0 && self.bytes >= p.size as u64);
+        self.packets -= 1;
+        self.bytes -= p.size as u64;
+    }
+    pub fn is_empty(&self) -> bool {
+        self.packets == 0
+    }
+}
+
+/// A queue limit in packets, bytes, or both (whichever is reached first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limit {
+    pub packets: Option<u32>,
+    pub bytes: Option<u64>,
+}
+
+impl Limit {
+    pub const fn packets(n: u32) -> Limit {
+        Limit { packets: Some(n), bytes: None }
+    }
+    pub const fn bytes(n: u64) -> Limit {
+        Limit { packets: None, bytes: Some(n) }
+    }
+    pub const UNLIMITED: Limit = Limit { packets: None, bytes: None };
+    /// Would `backlog` plus a packet of `size` bytes exceed the limit?
+    #[inline]
+    pub fn would_exceed(&self, backlog: Backlog, size: u32) -> bool {
+        self.packets.is_some_and(|n| backlog.packets + 1 > n)
+            || self.bytes.is_some_and(|n| backlog.bytes + size as u64 > n)
+    }
+    /// Is `backlog` within the limit?
+    pub fn holds(&self, backlog: Backlog) -> bool {
+        self.packets.is_none_or(|n| backlog.packets <= n) && self.bytes.is_none_or(|n| backlog.bytes <= n)
+    }
+}
+
+/// Counters kept by [`Queue`] from the verdicts of its discipline.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueueStats {
+    pub arrivals: u64,
+    pub arrival_bytes: u64,
+    pub departures: u64,
+    pub departure_bytes: u64,
+    pub drops: [u64; DropReason::COUNT],
+    pub drop_bytes: [u64; DropReason::COUNT],
+    pub marks: [u64; MarkReason::COUNT],
+    /// Largest backlog seen, in packets and in bytes.
+    pub peak_packets: u32,
+    pub peak_bytes: u64,
+    /// Integral of the backlog over time (packet-nanoseconds, byte-nanoseconds),
+    /// for exact time averages.
+    pub area_packets_ns: u128,
+    pub area_bytes_ns: u128,
+    /// Integral of the sojourn time of departed packets (ns), for the mean.
+    pub sojourn_sum_ns: u128,
+    pub sojourn_max_ns: u64,
+}
+
+impl QueueStats {
+    pub fn total_drops(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+    pub fn total_marks(&self) -> u64 {
+        self.marks.iter().sum()
+    }
+    pub fn drops_for(&self, r: DropReason) -> u64 {
+        self.drops[r as usize]
+    }
+    pub fn marks_for(&self, r: MarkReason) -> u64 {
+        self.marks[r as usize]
+    }
+}
+
+/// A named internal variable of a discipline, for time series (e.g. `red_avg`).
+pub type ProbeSink<'a> = &'a mut dyn FnMut(&'static str, f64);
+
+/// The inner step every queue discipline implements. Called only through
+/// [`Queue`], which does the counting.
+pub trait Qdisc {
+    /// Short name of the discipline (`"fifo"`, `"red"`, ...).
+    fn kind(&self) -> &'static str;
+    /// Offers a packet. `pkt.enqueued` is already set to `now`.
+    fn enqueue(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict;
+    /// Takes the next packet to send, if one may leave at `now`.
+    fn dequeue(&mut self, now: Time) -> Dequeue;
+    /// The packet `dequeue` would return next, ignoring shaping.
+    fn peek(&self) -> Option<&Packet>;
+    /// What is held now.
+    fn backlog(&self) -> Backlog;
+    /// Drops everything held, returning it (the driver frees the bytes).
+    fn reset(&mut self) -> Vec<Packet>;
+    /// Reports internal variables worth sampling (`red_avg`, class averages...).
+    fn probe(&self, _sink: ProbeSink<'_>) {}
+    /// When the discipline next needs `on_tick` (timers are the driver's job).
+    fn next_deadline(&self) -> Option<Time> {
+        None
+    }
+    /// Periodic work (flow-table sweeps, measurement intervals).
+    fn on_tick(&mut self, _now: Time) {}
+}
+
+/// A discipline with its statistics: the only way drivers use a [`Qdisc`].
+pub struct Queue {
+    inner: Box<dyn Qdisc + Send>,
+    stats: QueueStats,
+    last_change: Time,
+    held: Backlog,
+}
+
+impl std::fmt::Debug for Queue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Queue").field("kind", &self.inner.kind()).field("stats", &self.stats).finish()
+    }
+}
+
+impl Queue {
+    pub fn new(inner: Box<dyn Qdisc + Send>) -> Queue {
+        Queue { inner, stats: QueueStats::default(), last_change: Time::ZERO, held: Backlog::default() }
+    }
+    pub fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+    pub fn stats(&self) -> &QueueStats {
+        &self.stats
+    }
+    pub fn backlog(&self) -> Backlog {
+        self.inner.backlog()
+    }
+    pub fn peek(&self) -> Option<&Packet> {
+        self.inner.peek()
+    }
+    pub fn probe(&self, sink: ProbeSink<'_>) {
+        self.inner.probe(sink)
+    }
+    pub fn next_deadline(&self) -> Option<Time> {
+        self.inner.next_deadline()
+    }
+    pub fn on_tick(&mut self, now: Time) {
+        self.inner.on_tick(now)
+    }
+    /// The discipline itself, for inspection in tests and probes.
+    pub fn inner(&self) -> &dyn Qdisc {
+        &*self.inner
+    }
+
+    #[inline]
+    fn advance(&mut self, now: Time) {
+        let dt = now.0.saturating_sub(self.last_change.0) as u128;
+        if dt > 0 {
+            self.stats.area_packets_ns += self.held.packets as u128 * dt;
+            self.stats.area_bytes_ns += self.held.bytes as u128 * dt;
+            self.last_change = now;
+        }
+    }
+
+    #[inline]
+    fn count_drop(&mut self, d: &Dropped) {
+        self.stats.drops[d.reason as usize] += 1;
+        self.stats.drop_bytes[d.reason as usize] += d.packet.size as u64;
+    }
+
+    #[inline]
+    fn after_change(&mut self) {
+        self.held = self.inner.backlog();
+        if self.held.packets > self.stats.peak_packets {
+            self.stats.peak_packets = self.held.packets;
+        }
+        if self.held.bytes > self.stats.peak_bytes {
+            self.stats.peak_bytes = self.held.bytes;
+        }
+    }
+
+    /// Offers `pkt` at `now`; counts the arrival and whatever the verdict says.
+    #[inline]
+    pub fn enqueue(&mut self, now: Time, mut pkt: Packet, rng: &mut Rng) -> Verdict {
+        self.advance(now);
+        self.stats.arrivals += 1;
+        self.stats.arrival_bytes += pkt.size as u64;
+        pkt.enqueued = now;
+        let v = self.inner.enqueue(now, pkt, rng);
+        match &v {
+            Verdict::Queued => {}
+            Verdict::Marked(r) => self.stats.marks[*r as usize] += 1,
+            Verdict::Dropped(d) => self.count_drop(d),
+            Verdict::QueuedPushingOut(victims) => {
+                for d in victims {
+                    self.count_drop(d);
+                }
+            }
+        }
+        self.after_change();
+        v
+    }
+
+    /// Takes the next packet at `now`; counts the departure and its sojourn.
+    #[inline]
+    pub fn dequeue(&mut self, now: Time) -> Dequeue {
+        self.advance(now);
+        let d = self.inner.dequeue(now);
+        if let Dequeue::Packet(p) = &d {
+            self.stats.departures += 1;
+            self.stats.departure_bytes += p.size as u64;
+            let soj = now.0.saturating_sub(p.enqueued.0);
+            self.stats.sojourn_sum_ns += soj as u128;
+            if soj > self.stats.sojourn_max_ns {
+                self.stats.sojourn_max_ns = soj;
+            }
+            self.after_change();
+        }
+        d
+    }
+
+    /// Empties the queue at `now`, returning what it held. A reset is not a
+    /// drop: the driver decides how to account for the packets.
+    pub fn reset(&mut self, now: Time) -> Vec<Packet> {
+        self.advance(now);
+        let v = self.inner.reset();
+        self.after_change();
+        v
+    }
+
+    /// Time-average backlog in packets over `[0, now]`.
+    pub fn mean_backlog_packets(&self, now: Time) -> f64 {
+        if now.0 == 0 {
+            return 0.0;
+        }
+        let tail = self.held.packets as u128 * now.0.saturating_sub(self.last_change.0) as u128;
+        (self.stats.area_packets_ns + tail) as f64 / now.0 as f64
+    }
+    /// Time-average backlog in bytes over `[0, now]`.
+    pub fn mean_backlog_bytes(&self, now: Time) -> f64 {
+        if now.0 == 0 {
+            return 0.0;
+        }
+        let tail = self.held.bytes as u128 * now.0.saturating_sub(self.last_change.0) as u128;
+        (self.stats.area_bytes_ns + tail) as f64 / now.0 as f64
+    }
+}

@@ -1,0 +1,1 @@
+//! qoslab-py: the native module `qoslab._core` (being written).

@@ -1,0 +1,6 @@
+//! Scenarios: the model, loading with `file:line` errors, validation, schema.
+
+pub mod model;
+pub mod units;
+
+pub use model::*;

@@ -1,0 +1,97 @@
+//! Serde adapters that read human units (`"25Mbps"`, `"20ms"`, `"1500B"`,
+//! `"60pkts"`) into core unit types and write them back the same way, for
+//! the scenario echo in `summary.json`. Used as `#[serde(with = "...")]`.
+
+use qoslab_core::units::{parse_packets, Bytes, Dur, Rate};
+use serde::{de::Error as _, Deserialize, Deserializer, Serializer};
+
+macro_rules! unit_adapter {
+    ($modname:ident, $ty:ty, $parse:expr) => {
+        pub mod $modname {
+            use super::*;
+            pub fn serialize<S: Serializer>(v: &$ty, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(v)
+            }
+            pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<$ty, D::Error> {
+                let s = String::deserialize(d)?;
+                ($parse)(&s).map_err(D::Error::custom)
+            }
+            /// The same for an optional field.
+            pub mod opt {
+                use super::*;
+                pub fn serialize<S: Serializer>(v: &Option<$ty>, s: S) -> Result<S::Ok, S::Error> {
+                    match v {
+                        Some(v) => s.collect_str(v),
+                        None => s.serialize_none(),
+                    }
+                }
+                pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<$ty>, D::Error> {
+                    let s = String::deserialize(d)?;
+                    ($parse)(&s).map(Some).map_err(D::Error::custom)
+                }
+            }
+        }
+    };
+}
+
+unit_adapter!(rate, Rate, Rate::parse);
+unit_adapter!(dur, Dur, Dur::parse);
+unit_adapter!(bytes, Bytes, Bytes::parse);
+
+/// A queue limit: `"60pkts"`, `"64kB"`, or both as `["60pkts", "64kB"]`.
+pub mod limit {
+    use super::*;
+    use qoslab_core::qdisc::Limit;
+    use serde::ser::SerializeSeq;
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        One(String),
+        Many(Vec<String>),
+    }
+
+    const ALLOWED: &str = "a packet count such as \"60pkts\", a size such as \"64kB\", or both as [\"60pkts\", \"64kB\"]";
+
+    fn one(s: &str, l: &mut Limit) -> Result<(), String> {
+        if let Ok(n) = parse_packets(s) {
+            l.packets = Some(u32::try_from(n).map_err(|_| format!("{s:?} is too many packets"))?);
+            return Ok(());
+        }
+        if let Ok(b) = Bytes::parse(s) {
+            l.bytes = Some(b.0);
+            return Ok(());
+        }
+        Err(format!("cannot read {s:?}; allowed: {ALLOWED}"))
+    }
+
+    pub fn serialize<S: Serializer>(v: &Limit, s: S) -> Result<S::Ok, S::Error> {
+        match (v.packets, v.bytes) {
+            (Some(p), None) => s.collect_str(&format_args!("{p}pkts")),
+            (None, Some(b)) => s.collect_str(&format_args!("{b}B")),
+            _ => {
+                let mut seq = s.serialize_seq(Some(2))?;
+                if let Some(p) = v.packets {
+                    seq.serialize_element(&format!("{p}pkts"))?;
+                }
+                if let Some(b) = v.bytes {
+                    seq.serialize_element(&format!("{b}B"))?;
+                }
+                seq.end()
+            }
+        }
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Limit, D::Error> {
+        let raw = Raw::deserialize(d).map_err(|_| D::Error::custom(format!("allowed: {ALLOWED}")))?;
+        let mut l = Limit::UNLIMITED;
+        match raw {
+            Raw::One(s) => one(&s, &mut l).map_err(D::Error::custom)?,
+            Raw::Many(v) => {
+                for s in &v {
+                    one(s, &mut l).map_err(D::Error::custom)?;
+                }
+            }
+        }
+        Ok(l)
+    }
+}

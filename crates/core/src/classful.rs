@@ -179,11 +179,8 @@ mod tests {
     #[test]
     fn strict_priority_serves_high_class_first() {
         let mut rng = crate::rng::stream(1, 0);
-        let mut q = Queue::new(Box::new(Classful::new(
-            TagClassifier::identity(2),
-            StrictPriority,
-            vec![child(10), child(10)],
-        )));
+        let mut q =
+            Queue::new(Box::new(Classful::new(TagClassifier::identity(2), StrictPriority, vec![child(10), child(10)])));
         q.enqueue(Time(0), pkt(1, 1), &mut rng);
         q.enqueue(Time(0), pkt(2, 0), &mut rng);
         q.enqueue(Time(0), pkt(3, 1), &mut rng);

@@ -152,7 +152,7 @@ mod tests {
         q.enqueue(Time(0), pkt(1, 100), &mut rng);
         q.enqueue(Time(10), pkt(2, 100), &mut rng); // 1 pkt for 10 ns
         q.dequeue(Time(30)); // 2 pkts for 20 ns
-        // 1 pkt for 10 ns more, up to t = 40: area = 10 + 40 + 10 = 60
+                             // 1 pkt for 10 ns more, up to t = 40: area = 10 + 40 + 10 = 60
         assert!((q.mean_backlog_packets(Time(40)) - 60.0 / 40.0).abs() < 1e-12);
         assert_eq!(q.stats().peak_packets, 2);
         assert_eq!(q.stats().sojourn_max_ns, 30);

@@ -84,12 +84,8 @@ pub enum MarkReason {
 
 impl MarkReason {
     pub const COUNT: usize = 4;
-    pub const ALL: [MarkReason; MarkReason::COUNT] = [
-        MarkReason::EcnEarly,
-        MarkReason::EcnForced,
-        MarkReason::PcnThreshold,
-        MarkReason::PcnExcess,
-    ];
+    pub const ALL: [MarkReason; MarkReason::COUNT] =
+        [MarkReason::EcnEarly, MarkReason::EcnForced, MarkReason::PcnThreshold, MarkReason::PcnExcess];
     pub fn as_str(self) -> &'static str {
         match self {
             MarkReason::EcnEarly => "ecn_early",

@@ -331,7 +331,9 @@ impl Qdisc for Red {
     fn enqueue(&mut self, now: Time, mut pkt: Packet, rng: &mut Rng) -> Verdict {
         // 1. Average (FJ93 Fig. 2): decay over an idle period, else EWMA.
         self.vars.avg = match self.idle_since.take() {
-            Some(t0) if self.backlog.is_empty() => algo::decay_idle(&self.params, self.vars.avg, now.since(t0), self.pkt_time),
+            Some(t0) if self.backlog.is_empty() => {
+                algo::decay_idle(&self.params, self.vars.avg, now.since(t0), self.pkt_time)
+            }
             _ => algo::update_avg(&self.params, self.vars.avg, self.measure()),
         };
         // 2. Decision.
@@ -492,7 +494,8 @@ mod tests {
     #[test]
     fn red_overlimit_when_the_buffer_is_full() {
         let mut rng = crate::rng::stream(1, 0);
-        let mut q = Queue::new(Box::new(Red::new(RedConfig::new(Limit::packets(3), 5.0, 15.0), Rate::mbps(25)).unwrap()));
+        let mut q =
+            Queue::new(Box::new(Red::new(RedConfig::new(Limit::packets(3), 5.0, 15.0), Rate::mbps(25)).unwrap()));
         for i in 0..4 {
             q.enqueue(Time(i), pkt(i), &mut rng);
         }

@@ -39,6 +39,8 @@ pub enum SimError {
     Io { path: String, message: String },
     /// The run itself failed (a bug: reported, never a panic across the boundary).
     Runtime(String),
+    /// The progress callback asked to stop (Ctrl-C).
+    Interrupted,
 }
 
 impl fmt::Display for SimError {
@@ -55,6 +57,7 @@ impl fmt::Display for SimError {
             }
             SimError::Io { path, message } => write!(f, "{path}: {message}"),
             SimError::Runtime(m) => write!(f, "simulation failed: {m}"),
+            SimError::Interrupted => write!(f, "interrupted"),
         }
     }
 }

@@ -12,3 +12,14 @@ pub mod scenario;
 
 pub use error::{Diagnostic, SimError};
 pub use output::{Column, RunOutput, Table};
+
+/// How to run a scenario.
+pub struct RunOptions<'a> {
+    /// The run's seed: every random choice derives from it.
+    pub seed: u64,
+    /// Directory that relative paths in the scenario (replay files) are resolved against.
+    pub base_dir: std::path::PathBuf,
+    /// Called now and then with the fraction of simulated time done; return
+    /// `false` to stop the run (it then fails with `SimError::Interrupted`).
+    pub progress: Option<&'a mut dyn FnMut(f64) -> bool>,
+}

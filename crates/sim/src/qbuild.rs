@@ -57,9 +57,11 @@ pub fn build_queue(spec: &QueueSpec, link_rate: Rate) -> Result<Queue, QueueBuil
                 })?);
             }
             match classify_by {
-                ClassifyBy::Class => {
-                    Queue::new(Box::new(Classful::new(TagClassifier::identity(children.len()), StrictPriority, children)))
-                }
+                ClassifyBy::Class => Queue::new(Box::new(Classful::new(
+                    TagClassifier::identity(children.len()),
+                    StrictPriority,
+                    children,
+                ))),
                 ClassifyBy::Dscp => {
                     // DSCP 46 (EF) and class selectors map to bands by
                     // precedence (DSCP >> 3), highest precedence first.

@@ -4,3 +4,4 @@ pub mod model;
 pub mod units;
 
 pub use model::*;
+pub mod expand;

@@ -260,27 +260,36 @@ pub enum PeriodDist {
     Pareto,
 }
 
-/// How a source emits packets. `model` picks it.
+/// How a source emits packets. `model` picks it. Rates count payload bits
+/// (what the application emits); `header` bytes are added on the wire.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TrafficModel {
-    /// Constant bit rate: one packet every size*8/rate (wire bits).
+    /// Constant bit rate: one packet every `interval`, or every
+    /// payload*8/`rate` (give exactly one of the two).
     Cbr {
-        #[serde(with = "units::rate")]
-        #[schemars(with = "String")]
-        rate: Rate,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
+        #[schemars(with = "Option<String>")]
+        rate: Option<Rate>,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "units::dur::opt")]
+        #[schemars(with = "Option<String>")]
+        interval: Option<Dur>,
     },
-    /// Poisson packet arrivals at a mean rate (wire bits).
+    /// Poisson packet arrivals at a mean payload rate.
     Poisson {
         #[serde(with = "units::rate")]
         #[schemars(with = "String")]
         rate: Rate,
     },
-    /// ON/OFF: CBR at `peak` during ON periods, silent during OFF periods.
+    /// ON/OFF: CBR at `peak` (payload rate) during ON periods, silent during
+    /// OFF periods. `interval` may replace `peak` (packet spacing when ON).
     OnOff {
-        #[serde(with = "units::rate")]
-        #[schemars(with = "String")]
-        peak: Rate,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
+        #[schemars(with = "Option<String>")]
+        peak: Option<Rate>,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "units::dur::opt")]
+        #[schemars(with = "Option<String>")]
+        interval: Option<Dur>,
         #[serde(with = "units::dur")]
         #[schemars(with = "String")]
         on: Dur,
@@ -299,7 +308,11 @@ pub enum TrafficModel {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(untagged)]
 pub enum SizeSpec {
-    Fixed(#[serde(with = "units::bytes")] #[schemars(with = "String")] Bytes),
+    Fixed(
+        #[serde(with = "units::bytes")]
+        #[schemars(with = "String")]
+        Bytes,
+    ),
     Random(RandomSize),
 }
 

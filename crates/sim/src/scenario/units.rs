@@ -51,7 +51,8 @@ pub mod limit {
         Many(Vec<String>),
     }
 
-    const ALLOWED: &str = "a packet count such as \"60pkts\", a size such as \"64kB\", or both as [\"60pkts\", \"64kB\"]";
+    const ALLOWED: &str =
+        "a packet count such as \"60pkts\", a size such as \"64kB\", or both as [\"60pkts\", \"64kB\"]";
 
     fn one(s: &str, l: &mut Limit) -> Result<(), String> {
         if let Ok(n) = parse_packets(s) {

@@ -1,0 +1,62 @@
+# qoslab — `make help` lists the targets.
+#
+# `make run` and `make test` do all the set-up themselves on a fresh
+# machine: they create .venv, install the pinned Python dependencies and
+# build the native extension in release mode (once; later runs reuse it).
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+STAMP  := $(VENV)/.qoslab-installed
+EXT    := $(VENV)/.qoslab-ext
+# One target dir for maturin and cargo test: the workspace compiles once.
+export CARGO_TARGET_DIR ?= $(CURDIR)/target
+RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock pyproject.toml
+
+.DEFAULT_GOAL := help
+.PHONY: help run test test-rust test-python reproduce bench check fmt clippy clean
+
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(STAMP): requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(EXT): $(STAMP) $(RUST_SRC)
+	$(VENV)/bin/maturin develop --release --quiet --skip-install 2>&1 | grep -v '^📦\|^🔗\|^🐍\|^💻' || true
+	$(PY) -c "import qoslab._core" 
+	touch $@
+
+run: $(EXT) ## Run every reproduction's quick variant and print the claims
+	$(PY) -m qoslab reproduce all --quick --out results
+
+test: $(EXT) test-rust test-python ## Run all the tests (Rust and Python)
+
+test-rust: $(STAMP) ## Rust unit, property and cross-module tests (release)
+	cargo test --release --workspace --exclude qoslab-py -q
+
+test-python: $(EXT) ## Python tests (pytest)
+	$(PY) -m pytest -q tests
+
+reproduce: $(EXT) ## Full reproductions (all papers, all seeds): slow
+	$(PY) -m qoslab reproduce all --out results
+
+bench: $(EXT) ## Whole-run simulator benchmark vs the bare-loop reference
+	$(PY) benches/run_bench.py
+
+fmt: ## Format Rust code
+	cargo fmt --all
+
+clippy: ## Lint Rust code, warnings are errors
+	cargo clippy --workspace --all-targets -q -- -D warnings
+
+check: $(STAMP) ## fmt check + clippy -D warnings + all tests
+	cargo fmt --all -- --check
+	$(MAKE) clippy
+	$(MAKE) test
+
+clean: ## Remove build outputs, the venv and results
+	rm -rf target $(VENV) results

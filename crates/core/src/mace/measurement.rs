@@ -98,7 +98,7 @@ impl Measurement {
         self.bits = 0;
         self.window_start = now;
         let late = now.since(self.deadline).0 / self.config.interval.0;
-        self.deadline = self.deadline + Dur(self.config.interval.0 * (late + 1));
+        self.deadline += Dur(self.config.interval.0 * (late + 1));
         self.samples += 1;
         Some(s)
     }

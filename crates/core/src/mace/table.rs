@@ -190,7 +190,7 @@ impl<V> FlowSlab<V> {
             }
         }
         self.expiry_bound = earliest;
-        gone.sort_by(|a, b| (a.last_seen, a.key).cmp(&(b.last_seen, b.key)));
+        gone.sort_by_key(|e| (e.last_seen, e.key));
         gone
     }
     /// When the next entry may become stale (a lower bound, exact after a sweep).
@@ -199,12 +199,12 @@ impl<V> FlowSlab<V> {
     }
     /// The least recently seen entry (ties: the smaller descriptor).
     pub fn least_recent(&self) -> Option<&Entry<V>> {
-        self.slots.iter().flatten().min_by(|a, b| (a.last_seen, a.key).cmp(&(b.last_seen, b.key)))
+        self.slots.iter().flatten().min_by_key(|e| (e.last_seen, e.key))
     }
     /// All entries, ordered by descriptor (for inspection and reports).
     pub fn entries_sorted(&self) -> Vec<&Entry<V>> {
         let mut v: Vec<&Entry<V>> = self.slots.iter().flatten().collect();
-        v.sort_by(|a, b| a.key.cmp(&b.key));
+        v.sort_by_key(|e| e.key);
         v
     }
 }

@@ -263,6 +263,37 @@ mod tests {
         assert!(Mbac::new(c).is_ok());
     }
 
+    /// Flows of 100 kb/s that start sending 20 s (4 samples) after their
+    /// admission, one request every 5 s from t = 85 s; μ = 1 Mb/s, v = 0.95.
+    /// Returns (flows admitted, peak measured load in bit/s).
+    fn late_starters(on_admit: WindowOnAdmit) -> (usize, u64) {
+        let r = 100_000u64;
+        let cfg =
+            MbacConfig { estimator: EstimatorConfig { window: 20, on_admit }, ..MbacConfig::new(Rate(1_000_000)) };
+        let mut m = Mbac::new(cfg).unwrap();
+        let mut admitted_at: Vec<u64> = Vec::new();
+        let mut peak = 0;
+        for k in 0..200u64 {
+            if k >= 17 && m.request(Time(k), &req(k as u32, r)).admitted() {
+                admitted_at.push(k);
+            }
+            let load = admitted_at.iter().filter(|a| **a + 4 <= k).count() as u64 * r;
+            peak = peak.max(load);
+            m.on_sample(Time(k), &LoadSample { at: Time(k), interval: Dur::from_secs(5), bits: load * 5 });
+        }
+        (admitted_at.len(), peak)
+    }
+
+    #[test]
+    fn mbac_window_restart_prevents_over_admission_of_flows_that_start_late() {
+        // Restart: the estimate keeps every admitted r until a whole window has measured it.
+        assert_eq!(late_starters(WindowOnAdmit::Restart), (9, 900_000));
+        // Continue: the window that ends at sample 20 forgets the 3 flows admitted at
+        // samples 17-19, which have not sent yet; 3 more are admitted and the CL load
+        // reaches 120% of μ.
+        assert_eq!(late_starters(WindowOnAdmit::Continue), (12, 1_200_000));
+    }
+
     #[test]
     fn ssac_admits_exactly_floor_mu_over_r_flows() {
         // μ = 39% of 10 Mb/s, r = 77.2 kb/s: ⌊3.9M / 77.2k⌋ = 50.

@@ -13,12 +13,15 @@
 //! - [`fifo`], [`red`]: drop-tail FIFO; RED (algorithm in [`red::algo`]).
 //! - [`token_bucket`]: the one token bucket (shapers, meters, PCN, sources).
 //! - [`admission`]: the admission-control interface and `AdmitAll`.
+//! - [`mace`]: MACE (seed 000): classifier, recognition, shared-buffer
+//!   priority queue, device dispatch, measurement, estimator, MBAC/SSAC.
 //! - [`stats`]: Jain's index, streaming moments, percentiles, histograms.
 
 pub mod admission;
 pub mod classful;
 pub mod error;
 pub mod fifo;
+pub mod mace;
 pub mod packet;
 pub mod qdisc;
 pub mod red;

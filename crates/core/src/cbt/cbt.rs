@@ -15,7 +15,7 @@
 //!
 //! | parameter | unit | allowed | default (source) |
 //! |---|---|---|---|
-//! | `red` | RED settings | see [`crate::red`] | min_th 5, max_th 15, max_p 0.1, w_q 0.002, limit 60 pkts (seed 001 §5) |
+//! | `red` | RED settings | see [`crate::red`] | min_th 5, max_th 15, max_p 0.1, limit 60 pkts (seed 001 §5); w_q 0.002 (interpretation: the seed's figure is lost; FJ93/ns-2 default) |
 //! | `tagged_th` | packets (bytes in byte mode) | finite, ≥ 0 | 2.9 (seed 001 §5, `mmu_th`) |
 //! | `untagged_th` | packets (bytes in byte mode) | finite, ≥ 0 | 0.6 (seed 001 §5, `udp_th`) |
 //!

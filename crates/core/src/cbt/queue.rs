@@ -11,7 +11,7 @@
 //! The [`Placement`] decides the position of an admitted packet and keeps
 //! the per-class occupancy that the class averages read: [`Tail`] appends
 //! and counts the packets really queued (a plain FIFO's accounting);
-//! [`Chips`](super::Chips) may cut a tagged packet in and keeps a virtual
+//! [`Chips`] may cut a tagged packet in and keeps a virtual
 //! FIFO instead. So ChIPS composes with RED, CBT and D-CBT without a flag
 //! inside any of them.
 //!
@@ -196,8 +196,14 @@ impl<A: Aqm, P: Placement> ClassQueue<A, P> {
 }
 
 impl<A: Aqm + Send, P: Placement + Send> Qdisc for ClassQueue<A, P> {
+    /// The stage's name, with `+chips` when ChIPS places the packets.
     fn kind(&self) -> &'static str {
-        self.aqm.kind()
+        match (self.aqm.kind(), self.placement.kind()) {
+            ("red", "chips") => "red+chips",
+            ("cbt", "chips") => "cbt+chips",
+            ("dcbt", "chips") => "dcbt+chips",
+            (a, _) => a,
+        }
     }
 
     fn enqueue(&mut self, now: Time, mut pkt: Packet, rng: &mut Rng) -> Verdict {
@@ -381,6 +387,49 @@ mod tests {
         assert_eq!(q.class_backlog()[Class::Tcp].packets, 0);
         assert_eq!(q.class_stats()[Class::Tagged].arrivals, 2);
         assert!(q.flow_counts().is_none(), "RED over a FIFO needs no flow counting");
+    }
+
+    #[test]
+    fn dcbt_with_chips_probes_averages_thresholds_and_flow_counts() {
+        let mut rng = crate::rng::stream(1, 0);
+        let red = RedConfig::new(Limit::packets(60), 5.0, 15.0);
+        let cfg = ClassQueueConfig {
+            placement: PlacementConfig::Chips(ChipsConfig::default()),
+            ..ClassQueueConfig::new(AqmConfig::Dcbt(DcbtConfig { red }))
+        };
+        let mut q = build(&cfg, Rate::mbps(25)).unwrap();
+        assert_eq!(q.kind(), "dcbt+chips");
+        q.enqueue(Time(0), pkt(1, 1, Class::Tcp), &mut rng);
+        q.enqueue(Time(0), pkt(2, 2, Class::Tagged), &mut rng);
+        q.enqueue(Time(0), pkt(3, 3, Class::Tcp), &mut rng);
+        let mut seen = std::collections::BTreeMap::new();
+        q.probe(&mut |name, v| {
+            seen.insert(name, v);
+        });
+        let names: Vec<&str> = seen.keys().copied().collect();
+        assert_eq!(
+            names,
+            [
+                "chips_on",
+                "flows_tagged",
+                "flows_tcp",
+                "flows_untagged",
+                "red_avg",
+                "tagged_avg",
+                "tagged_share",
+                "tagged_th",
+                "threshold_test_on",
+                "untagged_avg",
+                "untagged_th"
+            ]
+        );
+        assert_eq!(seen["flows_tcp"], 2.0);
+        assert_eq!(seen["flows_tagged"], 1.0);
+        assert!((seen["tagged_share"] - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(seen["tagged_th"], seen["red_avg"] / 3.0);
+        assert_eq!(seen["untagged_th"], 0.0);
+        assert_eq!(seen["chips_on"], 1.0);
+        assert_eq!(q.next_deadline(), Some(Time(300_000_000)));
     }
 
     #[test]

@@ -32,12 +32,44 @@
 //! - The seed's simulator used a sorted list per class (O(n) updates); the
 //!   hash table makes updates O(1) and keeps the sweep O(n), as the seed
 //!   suggests. Removal by predicate does not depend on the table's order.
+//!   Flow ids are dense interned integers, so the table hashes them with one
+//!   multiply (Fibonacci hashing) rather than SipHash.
 
 use super::classes::{Class, PerClass};
 use crate::error::ConfigError;
 use crate::packet::FlowId;
 use crate::units::{Dur, Time};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Multiplicative (Fibonacci) hashing of the dense, interned flow ids: one
+/// multiply instead of SipHash on every arrival. Ids are assigned by the
+/// driver's flow table, not taken from the wire, so no keyed hash is needed.
+#[derive(Clone, Copy, Debug, Default)]
+struct FlowIdHasher(u64);
+
+impl Hasher for FlowIdHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(*b as u64);
+        }
+    }
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64);
+    }
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type FlowMap<V> = HashMap<FlowId, V, BuildHasherDefault<FlowIdHasher>>;
 
 /// Active flows per class.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -112,7 +144,7 @@ pub struct FlowCounterStats {
 #[derive(Clone, Debug)]
 pub struct FlowCounter {
     interval: Dur,
-    table: HashMap<FlowId, Entry>,
+    table: FlowMap<Entry>,
     counts: FlowCounts,
     /// The next grid time at which a sweep is due.
     next_sweep: Time,
@@ -124,7 +156,7 @@ impl FlowCounter {
         config.validate()?;
         Ok(FlowCounter {
             interval: config.interval,
-            table: HashMap::new(),
+            table: FlowMap::default(),
             counts: FlowCounts::default(),
             next_sweep: Time::ZERO + config.interval,
             stats: FlowCounterStats::default(),

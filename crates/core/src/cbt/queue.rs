@@ -234,7 +234,11 @@ impl<A: Aqm + Send, P: Placement + Send> Qdisc for ClassQueue<A, P> {
         debug_assert!(at <= self.q.len());
         self.backlog.add(&pkt);
         self.placement.on_enqueue(class, &pkt);
-        self.q.insert(at.min(self.q.len()), pkt);
+        if at >= self.q.len() {
+            self.q.push_back(pkt);
+        } else {
+            self.q.insert(at, pkt);
+        }
         verdict
     }
 

@@ -18,6 +18,7 @@
 //! - [`stats`]: Jain's index, streaming moments, percentiles, histograms.
 
 pub mod admission;
+pub mod cbt;
 pub mod classful;
 pub mod error;
 pub mod fifo;

@@ -13,9 +13,11 @@
 //! - [`fifo`], [`red`]: drop-tail FIFO; RED (algorithm in [`red::algo`]).
 //! - [`token_bucket`]: the one token bucket (shapers, meters, PCN, sources).
 //! - [`admission`]: the admission-control interface and `AdmitAll`.
+//! - [`cac`]: CAC for shaped TCP (ρ, N_max, Erlang-B, rate schemes #1–#3).
 //! - [`stats`]: Jain's index, streaming moments, percentiles, histograms.
 
 pub mod admission;
+pub mod cac;
 pub mod classful;
 pub mod error;
 pub mod fifo;

@@ -21,7 +21,7 @@
 //! increasing map A ↦ B(n, A), bracketed by [0, n/(1−p)] (since the carried
 //! load A(1−B) cannot exceed n, B(n, A) ≥ 1 − n/A, so B(n, n/(1−p)) ≥ p).
 //! It stops when the bracket is narrower than [`INVERSE_REL_TOL`] times its
-//! upper end (at most ~60 halvings). The blocking at the answer then differs
+//! upper end (~45 halvings when A is of the order of n). The blocking at the answer then differs
 //! from p by a relative error of at most about (n − A + A·B)·1e-12 (the
 //! elasticity of B in A times the tolerance), below 1e-6 for n ≤ 10⁶.
 //!
@@ -80,7 +80,8 @@ pub fn erlang_b_offered_load(servers: u64, target: f64) -> Result<f64, ConfigErr
     let n = servers as f64;
     let (mut lo, mut hi) = (0.0f64, n / (1.0 - target));
     // B(n, lo) < target ≤ B(n, hi) throughout.
-    for _ in 0..200 {
+    // Enough halvings to walk from n down to the smallest normal f64 and then refine.
+    for _ in 0..2200 {
         if hi - lo <= INVERSE_REL_TOL * hi {
             break;
         }

@@ -5,7 +5,7 @@
 //! Control and Traffic Shaping for providing TCP Throughput Guarantees"
 //! (seed `002_aef60f8824ad7334.txt`), section 3, equations (2)–(4); the
 //! M/D/1 model is from COST 242 (Roberts, Mocci & Virtamo 1996), the
-//! paper's reference [8].
+//! paper's reference \[8\].
 //!
 //! ```text
 //! ρ      = 2B / (2B − ln(IPLR))           (3)   B in packets, 0 < IPLR < 1

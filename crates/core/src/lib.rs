@@ -15,9 +15,12 @@
 //! - [`admission`]: the admission-control interface and `AdmitAll`.
 //! - [`mace`]: MACE (seed 000): classifier, recognition, shared-buffer
 //!   priority queue, device dispatch, measurement, estimator, MBAC/SSAC.
+//! - [`cbt`]: CBT, Dynamic-CBT and ChIPS (seed 001) over RED's algorithm.
+//! - [`cac`]: CAC for shaped TCP (ρ, N_max, Erlang-B, rate schemes #1–#3; seed 002).
 //! - [`stats`]: Jain's index, streaming moments, percentiles, histograms.
 
 pub mod admission;
+pub mod cac;
 pub mod cbt;
 pub mod classful;
 pub mod error;

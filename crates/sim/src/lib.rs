@@ -6,6 +6,7 @@
 //! [`output::RunOutput`]), [`scenario::schema::json_schema`].
 
 pub mod error;
+pub mod fluid;
 pub mod output;
 pub mod qbuild;
 pub mod scenario;

@@ -34,7 +34,7 @@ pub struct Scenario {
     pub description: String,
     /// Simulated time, e.g. "60s".
     #[serde(with = "units::dur")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::DurText")]
     pub duration: Dur,
     /// Default seed; `--seed` overrides it.
     #[serde(default = "default_seed")]
@@ -54,10 +54,10 @@ pub struct Scenario {
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     #[serde(with = "units::rate")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::RateText")]
     pub rate: Rate,
     #[serde(with = "units::dur")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::DurText")]
     pub delay: Dur,
     /// Queue at the output towards the far end; default: `topology.default_queue`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -111,7 +111,7 @@ pub enum Topology {
         access: LinkSpec,
         /// Per-ingress access delays (overrides `access.delay`); length must be `ingresses`.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        #[schemars(with = "Vec<String>")]
+        #[schemars(with = "Vec<super::schema::DurText>")]
         #[serde(with = "dur_list")]
         ingress_delays: Vec<Dur>,
         bottleneck: LinkSpec,
@@ -157,7 +157,10 @@ pub struct NodeSpec {
 
 /// A duplex point-to-point link between nodes `a` and `b`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
-#[serde(deny_unknown_fields)]
+// serde cannot deny unknown fields beside a `flatten` (it then refuses the
+// flattened fields themselves); the flattened part denies its own, the
+// schema (and the structural check in `schema::check`) denies the rest.
+#[schemars(deny_unknown_fields)]
 pub struct ExplicitLink {
     pub a: String,
     pub b: String,
@@ -202,13 +205,13 @@ pub enum QueueSpec {
     /// Drop-tail FIFO.
     Fifo {
         #[serde(with = "units::limit")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::LimitText")]
         limit: Limit,
     },
     /// RED (Floyd & Jacobson 1993).
     Red {
         #[serde(with = "units::limit")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::LimitText")]
         limit: Limit,
         /// Lower threshold, in packets (or bytes in byte mode).
         min_th: f64,
@@ -227,7 +230,7 @@ pub enum QueueSpec {
         mode: QueueMode,
         /// Typical packet size, for the idle-time decay of the average.
         #[serde(default = "red_mean_pkt", with = "units::bytes")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::BytesText")]
         mean_pkt_size: Bytes,
     },
     /// Strict priority over bands (band 0 served first).
@@ -269,32 +272,32 @@ pub enum TrafficModel {
     /// payload*8/`rate` (give exactly one of the two).
     Cbr {
         #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
-        #[schemars(with = "Option<String>")]
+        #[schemars(with = "Option<super::schema::RateText>")]
         rate: Option<Rate>,
         #[serde(default, skip_serializing_if = "Option::is_none", with = "units::dur::opt")]
-        #[schemars(with = "Option<String>")]
+        #[schemars(with = "Option<super::schema::DurText>")]
         interval: Option<Dur>,
     },
     /// Poisson packet arrivals at a mean payload rate.
     Poisson {
         #[serde(with = "units::rate")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::RateText")]
         rate: Rate,
     },
     /// ON/OFF: CBR at `peak` (payload rate) during ON periods, silent during
     /// OFF periods. `interval` may replace `peak` (packet spacing when ON).
     OnOff {
         #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
-        #[schemars(with = "Option<String>")]
+        #[schemars(with = "Option<super::schema::RateText>")]
         peak: Option<Rate>,
         #[serde(default, skip_serializing_if = "Option::is_none", with = "units::dur::opt")]
-        #[schemars(with = "Option<String>")]
+        #[schemars(with = "Option<super::schema::DurText>")]
         interval: Option<Dur>,
         #[serde(with = "units::dur")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::DurText")]
         on: Dur,
         #[serde(with = "units::dur")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::DurText")]
         off: Dur,
         #[serde(default)]
         dist: PeriodDist,
@@ -310,7 +313,7 @@ pub enum TrafficModel {
 pub enum SizeSpec {
     Fixed(
         #[serde(with = "units::bytes")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::BytesText")]
         Bytes,
     ),
     Random(RandomSize),
@@ -320,11 +323,11 @@ pub enum SizeSpec {
 #[serde(deny_unknown_fields)]
 pub struct RandomSize {
     #[serde(with = "units::bytes")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::BytesText")]
     pub base: Bytes,
     /// Mean of the exponential offset added to `base` (rounded to whole bytes).
     #[serde(with = "units::bytes")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::BytesText")]
     pub exp_mean: Bytes,
 }
 
@@ -351,7 +354,7 @@ pub enum Arrivals {
     Poisson {
         rate: f64,
         #[serde(with = "units::dur")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::DurText")]
         lifetime: Dur,
         #[serde(default)]
         lifetime_dist: LifetimeDist,
@@ -365,7 +368,7 @@ pub enum Arrivals {
         rate: f64,
         batch_mean: f64,
         #[serde(with = "units::dur")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::DurText")]
         lifetime: Dur,
         #[serde(default)]
         lifetime_dist: LifetimeDist,
@@ -376,7 +379,7 @@ pub enum Arrivals {
     KeepAlive {
         alive: u32,
         #[serde(with = "units::dur")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::DurText")]
         lifetime: Dur,
         #[serde(default)]
         lifetime_dist: LifetimeDist,
@@ -390,7 +393,10 @@ pub enum Arrivals {
 
 /// One or more flows of the same model between the same endpoints.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
-#[serde(deny_unknown_fields)]
+// serde cannot deny unknown fields beside a `flatten` (it then refuses the
+// flattened fields themselves); the flattened part denies its own, the
+// schema (and the structural check in `schema::check`) denies the rest.
+#[schemars(deny_unknown_fields)]
 pub struct TrafficGroup {
     /// Group name; its flows are `name.0`, `name.1`, ...
     pub name: String,
@@ -409,7 +415,7 @@ pub struct TrafficGroup {
     pub size: SizeSpec,
     /// Header bytes added to each payload on the wire.
     #[serde(default, with = "units::bytes")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::BytesText")]
     pub header: Bytes,
     /// Class tag set on every packet (classful queues map it to a band).
     #[serde(default)]
@@ -420,21 +426,21 @@ pub struct TrafficGroup {
     #[serde(default)]
     pub ecn: bool,
     #[serde(default, with = "units::dur")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::DurText")]
     pub start: Dur,
     /// End of the group's flows (default: the end of the run).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "units::dur::opt")]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<super::schema::DurText>")]
     pub stop: Option<Dur>,
     /// Each flow's start is delayed by a uniform random amount in [0, start_jitter].
     #[serde(default, with = "units::dur")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::DurText")]
     pub start_jitter: Dur,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrivals: Option<Arrivals>,
     /// Rate each flow asks admission control to reserve (default: the model's mean wire rate).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<super::schema::RateText>")]
     pub reserve: Option<Rate>,
 }
 
@@ -465,11 +471,11 @@ fn default_hist_max() -> Dur {
 pub struct MetricsSpec {
     /// Width of the per-flow counter bins (sent/delivered/dropped per period).
     #[serde(default = "default_bin", with = "units::dur")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::DurText")]
     pub bin: Dur,
     /// Interval at which queues (backlog, averages) and links are sampled.
     #[serde(default = "default_series_interval", with = "units::dur")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::DurText")]
     pub series_interval: Dur,
     /// Per-packet delay traces for these flows (names such as "cbr.3")...
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -479,11 +485,11 @@ pub struct MetricsSpec {
     pub trace_groups: Vec<String>,
     /// Inter-arrival histogram bin width at the receiver.
     #[serde(default = "default_hist_bin", with = "units::dur")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::DurText")]
     pub interarrival_bin: Dur,
     /// Inter-arrivals at or above this go to the overflow bin.
     #[serde(default = "default_hist_max", with = "units::dur")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::DurText")]
     pub interarrival_max: Dur,
 }
 

@@ -173,18 +173,17 @@ fn join(path: &str, key: &str) -> String {
 /// A TOML syntax error as a diagnostic: its line, and the path of the
 /// table (and key) the line belongs to.
 fn syntax_diagnostic(text: &str, origin: &str, e: &toml::de::Error) -> Diagnostic {
-    let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+    // Count newlines in bytes: a span may start inside a multi-byte character.
+    let line = e.span().map(|s| text.as_bytes()[..s.start.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1);
     let path = line.map(|l| path_at_line(text, l)).unwrap_or_default();
     let msg: Vec<&str> = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    Diagnostic {
-        origin: origin.to_string(),
-        line,
-        path,
-        message: format!(
-            "TOML syntax error: {}; allowed: TOML 1.0 syntax (key = value, [table], [[array]])",
-            msg.join("; ")
-        ),
-    }
+    let msg = msg.join("; ").replace('`', "'");
+    let message = if msg.contains("expected") {
+        format!("TOML syntax error: {msg}")
+    } else {
+        format!("TOML syntax error: {msg}; allowed: TOML 1.0 syntax (key = value, [table], [[array of tables]])")
+    };
+    Diagnostic { origin: origin.to_string(), line, path, message }
 }
 
 /// The dotted path at 1-based `line` of `text`, from the table headers

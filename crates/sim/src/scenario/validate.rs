@@ -348,7 +348,7 @@ impl Checker<'_> {
                 self.err(p("name"), format!("{:?} is already the name of traffic.{j}; allowed: unique names", g.name));
             }
             if g.arrivals.is_none() && !(1..=MAX_FLOWS).contains(&g.flows) {
-                self.err(p("flows"), format!("{}; allowed: 1 to {MAX_FLOWS}", g.flows));
+                self.err(p("flows"), format!("{} flows; allowed: 1 to {MAX_FLOWS}", g.flows));
             }
             if let Some(net) = net {
                 let src = self.endpoints(&p("src"), &g.src, net);
@@ -360,9 +360,9 @@ impl Checker<'_> {
             self.model(gi, &g.model);
             self.size(gi, g);
             if g.dscp > 63 {
-                self.err(p("dscp"), format!("{}; allowed: 0 to 63 (six bits)", g.dscp));
+                self.err(p("dscp"), format!("{} does not fit in six bits; allowed: 0 to 63", g.dscp));
             }
-            if g.start >= s.duration {
+            if s.duration.0 > 0 && g.start >= s.duration {
                 self.err(
                     p("start"),
                     format!(
@@ -434,7 +434,7 @@ impl Checker<'_> {
                 if *dist == PeriodDist::Pareto && !(*shape > 1.0 && shape.is_finite()) {
                     self.err(
                         p("shape"),
-                        format!("{shape}; allowed: a Pareto shape > 1 (the mean period is infinite otherwise)"),
+                        format!("{shape} is not above 1; allowed: a Pareto shape > 1 (the mean period is infinite otherwise)"),
                     );
                 }
             }
@@ -467,14 +467,14 @@ impl Checker<'_> {
                 if r.exp_mean.0 > MAX_PACKET {
                     self.err(
                         format!("traffic.{gi}.size.exp_mean"),
-                        format!("{}; allowed: at most {MAX_PACKET}B", r.exp_mean),
+                        format!("{} is too large; allowed: at most {MAX_PACKET}B", r.exp_mean),
                     );
                 }
                 (format!("traffic.{gi}.size.base"), r.base.0)
             }
         };
         if payload == 0 {
-            self.err(&path, "0B; allowed: a payload of at least 1 byte");
+            self.err(&path, "0B is empty; allowed: a payload of at least 1 byte");
         } else if payload.saturating_add(g.header.0) > MAX_PACKET {
             self.err(
                 &path,
@@ -491,12 +491,15 @@ impl Checker<'_> {
         let p = |f: &str| format!("{path}.{f}");
         let rate = |c: &mut Self, r: f64| {
             if !(r > 0.0 && r.is_finite()) {
-                c.err(p("rate"), format!("{r}; allowed: a positive number of flows (or batches) per second"));
+                c.err(
+                    p("rate"),
+                    format!("{r} is not positive; allowed: a positive number of flows (or batches) per second"),
+                );
             }
         };
         let max_flows = |c: &mut Self, m: Option<u32>| {
             if m == Some(0) {
-                c.err(p("max_flows"), "0; allowed: at least 1 (leave it out for no cap)");
+                c.err(p("max_flows"), "0 flows; allowed: at least 1 (leave it out for no cap)");
             }
         };
         match a {
@@ -508,14 +511,14 @@ impl Checker<'_> {
             Arrivals::BatchPoisson { rate: r, batch_mean, lifetime, max_flows: m, .. } => {
                 rate(self, *r);
                 if !(*batch_mean >= 1.0 && batch_mean.is_finite()) {
-                    self.err(p("batch_mean"), format!("{batch_mean}; allowed: a mean batch size >= 1"));
+                    self.err(p("batch_mean"), format!("{batch_mean} is below 1; allowed: a mean batch size >= 1"));
                 }
                 self.positive_dur(&p("lifetime"), *lifetime);
                 max_flows(self, *m);
             }
             Arrivals::KeepAlive { alive, lifetime, max_flows: m, .. } => {
                 if !(1..=MAX_FLOWS).contains(alive) {
-                    self.err(p("alive"), format!("{alive}; allowed: 1 to {MAX_FLOWS} flows"));
+                    self.err(p("alive"), format!("{alive} flows; allowed: 1 to {MAX_FLOWS}"));
                 }
                 self.positive_dur(&p("lifetime"), *lifetime);
                 max_flows(self, *m);
@@ -570,6 +573,7 @@ impl Checker<'_> {
             .iter()
             .map(|g| match (&g.arrivals, g.flows) {
                 (Some(_), _) => format!("{}.<n>", g.name),
+                (None, 0) => format!("{} (no flows)", g.name),
                 (None, 1) => format!("{}.0", g.name),
                 (None, n) => format!("{}.0..{}.{}", g.name, g.name, n - 1),
             })

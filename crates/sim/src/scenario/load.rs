@@ -386,3 +386,147 @@ fn scrub(m: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "name = \"x\"\n\
+                        [topology]\n\
+                        preset = \"dumbbell\"\n\
+                        bottleneck.rate = \"1Mbps\"\n\
+                        [topology.access.queue]\n\
+                        type = \"fifo\"\n\
+                        \n\
+                        [[traffic]]\n\
+                        name = \"a\"\n\
+                        size = { base = \"1B\", exp_mean = \"2B\" }\n\
+                        [[traffic]]\n\
+                        name = \"b\"\n\
+                        list = [1,\n  2]\n";
+
+    #[test]
+    fn lines_map_keys_table_headers_inline_tables_and_array_entries() {
+        let l = Lines::parse(TEXT).unwrap();
+        assert_eq!(l.line_of("name"), Some(1));
+        assert_eq!(l.line_of("topology"), Some(2));
+        assert_eq!(l.line_of("topology.bottleneck.rate"), Some(4));
+        assert_eq!(l.line_of("topology.access.queue"), Some(5));
+        assert_eq!(l.line_of("topology.access.queue.type"), Some(6));
+        assert_eq!(l.line_of("traffic.0"), Some(8));
+        assert_eq!(l.line_of("traffic.0.size.exp_mean"), Some(10));
+        assert_eq!(l.line_of("traffic.1.name"), Some(12));
+        assert_eq!(l.line_of("traffic.1.list.1"), Some(14));
+    }
+
+    #[test]
+    fn absent_paths_take_the_line_of_their_nearest_table() {
+        let l = Lines::parse(TEXT).unwrap();
+        assert_eq!(l.line_of("traffic.1.flows"), Some(11));
+        assert_eq!(l.line_of("topology.access[src3]"), Some(5), "expanded link names are ignored");
+        assert_eq!(l.line_of("topology.access[src3].queue.type"), Some(6));
+        assert_eq!(l.line_of("duration"), None);
+        assert_eq!(Lines::default().line_of("name"), None);
+    }
+
+    #[test]
+    fn syntax_errors_carry_their_line_and_the_path_there() {
+        let text = "name = \"x\"\n[topology]\npreset = \"d\"\n[[traffic]]\nname = 1\n[[traffic]]\nrate = \"1Mbps\n";
+        let e = load_str(text, "f.toml", &[], None).unwrap_err();
+        let SimError::Config(ds) = e else { panic!("{e}") };
+        assert_eq!(ds.len(), 1);
+        assert_eq!((ds[0].line, ds[0].path.as_str()), (Some(7), "traffic.1.rate"));
+        assert!(ds[0].message.starts_with("TOML syntax error: "), "{}", ds[0]);
+        assert!(!ds[0].message.contains('`'));
+        assert_eq!(path_at_line("[a.\"b\"]\nk = 1\n", 2), "a.b.k");
+        assert_eq!(path_at_line("[a]\n= 1\n", 2), "a", "no key on the line");
+    }
+
+    #[test]
+    fn syntax_errors_after_multibyte_text_do_not_panic() {
+        let text = "description = \"µ-benchmark ✓\"\nname = \"é\" ✓\n";
+        let SimError::Config(ds) = load_str(text, "f.toml", &[], None).unwrap_err() else { panic!() };
+        assert_eq!(ds[0].line, Some(2));
+    }
+
+    #[test]
+    fn override_values_are_toml_values_or_else_text() {
+        assert_eq!(override_value("20"), toml::Value::Integer(20));
+        assert_eq!(override_value(" 0.5 "), toml::Value::Float(0.5));
+        assert_eq!(override_value("true"), toml::Value::Boolean(true));
+        assert_eq!(override_value("\"10s\""), toml::Value::String("10s".into()));
+        assert_eq!(override_value("10s"), toml::Value::String("10s".into()));
+        assert_eq!(override_value("a b = c"), toml::Value::String("a b = c".into()));
+        assert_eq!(override_value("1\nduration = 3"), toml::Value::String("1\nduration = 3".into()));
+        let t = override_value("{ type = \"fifo\", limit = \"5pkts\" }");
+        assert_eq!(t.get("type").and_then(|v| v.as_str()), Some("fifo"));
+    }
+
+    #[test]
+    fn set_path_creates_tables_and_refuses_to_descend_into_values() {
+        let mut d: toml::Table = toml::from_str("a = 1\nl = [{ x = 1 }]\n").unwrap();
+        set_path(&mut d, &["b", "c", "d"], toml::Value::Integer(2)).unwrap();
+        assert_eq!(d["b"]["c"]["d"].as_integer(), Some(2));
+        set_path(&mut d, &["l", "0", "x"], toml::Value::Integer(5)).unwrap();
+        assert_eq!(d["l"][0]["x"].as_integer(), Some(5));
+        let e = set_path(&mut d, &["a", "z"], toml::Value::Integer(1)).unwrap_err();
+        assert_eq!(e, "\"a\" is a number, not a table; set it whole instead");
+    }
+
+    #[test]
+    fn override_attribution_respects_path_boundaries() {
+        let set = vec![("traffic.1".to_string(), "traffic.1={...}".to_string())];
+        let mut d =
+            Diagnostic { origin: "f".into(), line: Some(3), path: "traffic.10.flows".into(), message: "m".into() };
+        attribute_to_override(&mut d, &set);
+        assert_eq!((d.origin.as_str(), d.line), ("f", Some(3)));
+        d.path = "traffic.1.flows".into();
+        attribute_to_override(&mut d, &set);
+        assert_eq!(d.to_string(), "--set: traffic.1.flows: m (from --set traffic.1={...})");
+    }
+
+    #[test]
+    fn serde_messages_are_rephrased_without_rust_words() {
+        assert_eq!(
+            humanize("unknown field `rat`, expected one of `rate`, `delay`"),
+            "unknown field \"rat\"; allowed: rate, delay"
+        );
+        assert_eq!(humanize("unknown field `x`, there are no fields"), "unknown field \"x\"; allowed: none");
+        assert_eq!(
+            humanize("unknown variant `wred`, expected `fifo` or `red`"),
+            "unknown value \"wred\"; allowed: fifo, red"
+        );
+        assert_eq!(humanize("missing field `delay`"), "missing field \"delay\"");
+        assert_eq!(
+            humanize("invalid type: integer `5`, expected u32"),
+            "found integer 5; allowed: a whole number from 0 to 4294967295"
+        );
+        assert_eq!(
+            humanize("invalid type: string \"a\", expected struct LinkSpec"),
+            "found string \"a\"; allowed: a table"
+        );
+        assert_eq!(
+            humanize("invalid type: integer `1`, expected internally tagged enum QueueSpec"),
+            "found integer 1; allowed: a table"
+        );
+        assert_eq!(
+            humanize("data did not match any variant of untagged enum SizeSpec"),
+            "does not match any allowed form; see `qoslab schema`"
+        );
+    }
+
+    #[test]
+    fn load_file_resolves_relative_paths_next_to_the_file() {
+        let dir = std::env::temp_dir().join(format!("qoslab-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("flows.csv"), "start_s,lifetime_s\n0.1,1\n").unwrap();
+        let text = "name = \"r\"\nduration = \"2s\"\n[topology]\npreset = \"dumbbell\"\nsources = 1\n\
+                    access = { rate = \"10Mbps\", delay = \"1ms\" }\nbottleneck = { rate = \"1Mbps\", delay = \"1ms\" }\n\
+                    [[traffic]]\nname = \"g\"\nmodel = \"cbr\"\nrate = \"1Mbps\"\nsrc = \"src0\"\ndst = \"sink0\"\n\
+                    size = \"100B\"\narrivals = { process = \"replay\", file = \"flows.csv\" }\n";
+        std::fs::write(dir.join("s.toml"), text).unwrap();
+        let s = load_file(&dir.join("s.toml"), &[]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(s.unwrap().name, "r");
+    }
+}

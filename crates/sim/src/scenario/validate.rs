@@ -643,3 +643,402 @@ impl Reach {
         self.adj[a].contains(&b) || !self.components(net, a).is_disjoint(&self.components(net, b))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+name = "t"
+duration = "10s"
+
+[topology]
+preset = "dumbbell"
+sources = 2
+access = { rate = "100Mbps", delay = "1ms" }
+bottleneck = { rate = "10Mbps", delay = "10ms", queue = { type = "red", limit = "60pkts", min_th = 5, max_th = 15 } }
+
+[[traffic]]
+name = "cbr"
+model = "cbr"
+flows = 2
+src = "src*"
+dst = "sink0"
+rate = "1Mbps"
+size = "1000B"
+"#;
+
+    const EXPLICIT: &str = r#"
+name = "t"
+duration = "10s"
+
+[topology]
+preset = "explicit"
+nodes = [{ name = "h0", kind = "host" }, { name = "r0", kind = "router" }, { name = "h1", kind = "host" }]
+links = [
+  { a = "h0", b = "r0", rate = "10Mbps", delay = "1ms" },
+  { a = "r0", b = "h1", rate = "10Mbps", delay = "1ms" },
+]
+
+[[traffic]]
+name = "g"
+model = "cbr"
+src = "h0"
+dst = "h1"
+rate = "1Mbps"
+size = "100B"
+"#;
+
+    /// (path, message) of every problem in `text`, replay files looked up in `dir`.
+    fn problems_in(text: &str, dir: Option<&Path>) -> Vec<(String, String)> {
+        let s: Scenario = toml::from_str(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        match validate(&s, "t.toml", text, dir) {
+            Ok(()) => Vec::new(),
+            Err(ds) => ds.into_iter().map(|d| (d.path, d.message)).collect(),
+        }
+    }
+    fn problems(text: &str) -> Vec<(String, String)> {
+        problems_in(text, None)
+    }
+    /// `BASE` with `from` replaced by `to`; the paths of its problems.
+    fn paths_with(base: &str, from: &str, to: &str) -> Vec<String> {
+        assert!(base.contains(from), "{from:?}");
+        problems(&base.replace(from, to)).into_iter().map(|(p, _)| p).collect()
+    }
+    /// The one problem at `path`, its message.
+    fn message(text: &str, path: &str) -> String {
+        let ps = problems(text);
+        let hits: Vec<&String> = ps.iter().filter(|(p, _)| p == path).map(|(_, m)| m).collect();
+        assert_eq!(hits.len(), 1, "{path}: {ps:?}");
+        hits[0].clone()
+    }
+    fn with_group(extra: &str) -> String {
+        format!("{BASE}{extra}\n")
+    }
+
+    #[test]
+    fn the_base_scenarios_are_valid() {
+        assert_eq!(problems(BASE), vec![]);
+        assert_eq!(problems(EXPLICIT), vec![]);
+    }
+
+    #[test]
+    fn duration_must_be_positive_and_the_name_must_name_a_folder() {
+        assert_eq!(paths_with(BASE, "duration = \"10s\"", "duration = \"0s\""), ["duration"]);
+        assert_eq!(paths_with(BASE, "name = \"t\"", "name = \"\""), ["name"]);
+        assert_eq!(paths_with(BASE, "name = \"t\"", "name = \"../up\""), ["name"]);
+        assert_eq!(paths_with(BASE, "name = \"t\"", "name = \"a b\""), ["name"]);
+        assert_eq!(paths_with(BASE, "name = \"t\"", "name = \"run-1.v2_x\""), Vec::<String>::new());
+    }
+
+    #[test]
+    fn link_rates_must_be_positive_but_delays_may_be_zero() {
+        assert_eq!(paths_with(BASE, "rate = \"100Mbps\"", "rate = \"0bps\""), ["topology.access.rate"]);
+        assert_eq!(paths_with(BASE, "delay = \"1ms\"", "delay = \"0s\""), Vec::<String>::new());
+    }
+
+    #[test]
+    fn queues_are_built_and_their_errors_carry_the_field_path() {
+        let t = BASE.replace("min_th = 5, max_th = 15", "min_th = 15, max_th = 5");
+        assert_eq!(message(&t, "topology.bottleneck.queue.max_th"), "red.max_th (5) must exceed min_th (15)");
+        let t = BASE.replace(
+            "access = { rate = \"100Mbps\", delay = \"1ms\" }",
+            "access = { rate = \"100Mbps\", delay = \"1ms\", reverse_queue = { type = \"fifo\", limit = \"0pkts\" } }",
+        );
+        assert!(message(&t, "topology.access.reverse_queue.limit").starts_with("fifo.limit"));
+        let t = BASE.replace(
+            "sources = 2",
+            "sources = 2\ndefault_queue = { type = \"red\", limit = \"9pkts\", min_th = 1, max_th = 2, w_q = 0 }",
+        );
+        assert_eq!(message(&t, "topology.default_queue.w_q"), "red.w_q (0) must be in (0, 1]");
+        let t = BASE.replace(
+            "queue = { type = \"red\", limit = \"60pkts\", min_th = 5, max_th = 15 }",
+            "queue = { type = \"prio\", bands = [{ type = \"fifo\", limit = \"5pkts\" }, { type = \"prio\", bands = [] }] }",
+        );
+        assert!(message(&t, "topology.bottleneck.queue.bands.1.bands").contains("is empty"));
+    }
+
+    #[test]
+    fn a_class_beyond_the_bands_is_not_an_error() {
+        let t = BASE
+            .replace(
+                "queue = { type = \"red\", limit = \"60pkts\", min_th = 5, max_th = 15 }",
+                "queue = { type = \"prio\", bands = [{ type = \"fifo\", limit = \"5pkts\" }] }",
+            )
+            .replace("size = \"1000B\"", "size = \"1000B\"\nclass = 7");
+        assert_eq!(problems(&t), vec![]);
+    }
+
+    #[test]
+    fn dumbbell_counts_and_the_one_router_rule() {
+        assert_eq!(paths_with(BASE, "sources = 2", "sources = 0"), ["topology.sources"]);
+        assert_eq!(paths_with(BASE, "sources = 2", "sources = 2\nsinks = 0"), ["topology.sinks"]);
+        assert_eq!(paths_with(BASE, "sources = 2", "sources = 2\nrouters = 3"), ["topology.routers"]);
+        assert_eq!(paths_with(BASE, "sources = 2", "sources = 2\nsinks = 2"), ["topology.sinks"]);
+        let egress = "sources = 2\negress = { rate = \"1Gbps\", delay = \"1ms\" }";
+        assert_eq!(paths_with(BASE, "sources = 2", egress), ["topology.egress"]);
+        let two = format!("{egress}\nrouters = 2\nsinks = 2");
+        assert_eq!(
+            paths_with(&BASE.replace("dst = \"sink0\"", "dst = \"sink*\""), "sources = 2", &two),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn parking_lots_need_a_bottleneck_and_stars_an_ingress_and_matching_delays() {
+        let pl = BASE
+            .replace("preset = \"dumbbell\"\nsources = 2", "preset = \"parking_lot\"\nbottlenecks = 0")
+            .replace("src = \"src*\"\ndst = \"sink0\"", "src = \"src_long\"\ndst = \"sink_long\"");
+        assert_eq!(paths_with(&pl, "", ""), ["topology.bottlenecks"]);
+        assert_eq!(paths_with(&pl, "bottlenecks = 0", "bottlenecks = 2"), Vec::<String>::new());
+        let star = BASE
+            .replace("preset = \"dumbbell\"\nsources = 2", "preset = \"star\"\ningresses = 2")
+            .replace("src = \"src*\"", "src = \"in*\"");
+        assert_eq!(paths_with(&star, "", ""), Vec::<String>::new());
+        assert_eq!(paths_with(&star, "ingresses = 2", "ingresses = 0"), ["topology.ingresses"]);
+        assert_eq!(
+            paths_with(&star, "ingresses = 2", "ingresses = 2\ningress_delays = [\"1ms\"]"),
+            ["topology.ingress_delays"]
+        );
+        assert_eq!(
+            paths_with(&star, "ingresses = 2", "ingresses = 2\ningress_delays = [\"1ms\", \"0s\"]"),
+            Vec::<String>::new()
+        );
+    }
+
+    // A broken topology stops the checks of traffic endpoints (no cascade).
+    #[test]
+    fn explicit_nodes_must_be_named_uniquely_and_links_must_join_two_existing_nodes() {
+        assert_eq!(
+            paths_with(EXPLICIT, "{ name = \"h1\", kind = \"host\" }", "{ name = \"\", kind = \"host\" }"),
+            ["topology.nodes.2.name", "topology.links.1.b"]
+        );
+        assert_eq!(
+            paths_with(EXPLICIT, "{ name = \"h1\", kind = \"host\" }", "{ name = \"h0\", kind = \"host\" }"),
+            ["topology.nodes.2.name", "topology.links.1.b"]
+        );
+        let m = message(&EXPLICIT.replace("a = \"r0\", b = \"h1\"", "a = \"r0\", b = \"r9\""), "topology.links.1.b");
+        assert_eq!(m, "no node named \"r9\"; nodes: h0, r0, h1");
+        assert_eq!(paths_with(EXPLICIT, "a = \"r0\", b = \"h1\"", "a = \"r0\", b = \"r0\""), ["topology.links.1.b"]);
+        let empty = EXPLICIT.replace(
+            "nodes = [{ name = \"h0\", kind = \"host\" }, { name = \"r0\", kind = \"router\" }, { name = \"h1\", kind = \"host\" }]",
+            "nodes = []",
+        );
+        assert!(paths_with(&empty, "", "").contains(&"topology.nodes".to_string()));
+    }
+
+    #[test]
+    fn topologies_are_capped_in_size() {
+        assert_eq!(paths_with(BASE, "sources = 2", "sources = 4000000"), ["topology"]);
+    }
+
+    #[test]
+    fn endpoints_need_a_route_through_routers_only() {
+        // h0 - hx - h1 with hx a host: hosts do not forward.
+        let t = EXPLICIT.replace("{ name = \"r0\", kind = \"router\" }", "{ name = \"r0\", kind = \"host\" }");
+        assert_eq!(message(&t, "traffic.0.dst"), "no route from \"h0\" to \"h1\"; allowed: endpoints joined by links through routers (hosts do not forward packets)");
+        // A direct host-to-host link is a route.
+        let t = EXPLICIT
+            .replace("links = [", "links = [\n  { a = \"h0\", b = \"h1\", rate = \"1Mbps\", delay = \"1ms\" },")
+            .replace("{ a = \"h0\", b = \"r0\", rate = \"10Mbps\", delay = \"1ms\" },", "");
+        assert_eq!(problems(&t), vec![]);
+        // Two router islands.
+        let t = EXPLICIT
+            .replace(
+                "{ name = \"h1\", kind = \"host\" }",
+                "{ name = \"h1\", kind = \"host\" }, { name = \"r1\", kind = \"router\" }",
+            )
+            .replace("a = \"r0\", b = \"h1\"", "a = \"r1\", b = \"h1\"");
+        assert_eq!(paths_with(&t, "", ""), ["traffic.0.dst"]);
+    }
+
+    #[test]
+    fn group_names_are_unique_and_usable_in_flow_names() {
+        let dup = with_group("[[traffic]]\nname = \"cbr\"\nmodel = \"poisson\"\nsrc = \"src0\"\ndst = \"sink0\"\nrate = \"1Mbps\"\nsize = \"1B\"");
+        assert_eq!(message(&dup, "traffic.1.name"), "\"cbr\" is already the name of traffic.0; allowed: unique names");
+        assert_eq!(paths_with(BASE, "name = \"cbr\"", "name = \"a.b\""), ["traffic.0.name"]);
+        assert_eq!(paths_with(BASE, "name = \"cbr\"", "name = \"\""), ["traffic.0.name"]);
+    }
+
+    #[test]
+    fn patterns_match_at_least_one_node_and_hosts_only() {
+        assert!(message(&BASE.replace("src = \"src*\"", "src = \"s*c\""), "traffic.0.src")
+            .contains("is not a node pattern"));
+        assert!(
+            message(&BASE.replace("src = \"src*\"", "src = \"\""), "traffic.0.src").contains("is not a node pattern")
+        );
+        assert!(message(&BASE.replace("src = \"src*\"", "src = \"x*\""), "traffic.0.src").contains("matches no node"));
+        assert!(
+            message(&BASE.replace("src = \"src*\"", "src = \"*\""), "traffic.0.src").contains("matches router \"r0\"")
+        );
+    }
+
+    #[test]
+    fn no_flow_goes_from_a_node_to_itself() {
+        let t = BASE.replace("dst = \"sink0\"", "dst = \"src*\"");
+        assert!(message(&t, "traffic.0.dst").starts_with("flow cbr.0 would go from \"src0\" to itself"));
+        // src0 -> src1, src1 -> src0: fine.
+        let t = BASE.replace("dst = \"sink0\"", "dst = \"src*\"").replace("src = \"src*\"", "src = \"src1\"");
+        assert!(message(&t, "traffic.0.dst").starts_with("flow cbr.1 would go from \"src1\" to itself"));
+        let one = BASE.replace("flows = 2\n", "flows = 1\n").replace("dst = \"sink0\"", "dst = \"src1\"");
+        assert_eq!(problems(&one), vec![]);
+        // With arrivals, a whole cycle of pairs is checked.
+        let arr = one.replace("flows = 1\n", "arrivals = { process = \"poisson\", rate = 1.0, lifetime = \"1s\" }\n");
+        assert_eq!(paths_with(&arr, "", ""), ["traffic.0.dst"]);
+    }
+
+    #[test]
+    fn flow_counts_are_bounded() {
+        assert_eq!(paths_with(BASE, "flows = 2", "flows = 0"), ["traffic.0.flows"]);
+        assert_eq!(paths_with(BASE, "flows = 2", "flows = 2000000"), ["traffic.0.flows"]);
+    }
+
+    #[test]
+    fn cbr_and_on_off_take_exactly_one_positive_rate_or_interval() {
+        assert_eq!(paths_with(BASE, "rate = \"1Mbps\"", "interval = \"8ms\""), Vec::<String>::new());
+        assert_eq!(
+            paths_with(BASE, "rate = \"1Mbps\"", "rate = \"1Mbps\"\ninterval = \"8ms\""),
+            ["traffic.0.interval"]
+        );
+        assert_eq!(paths_with(BASE, "rate = \"1Mbps\"\n", ""), ["traffic.0.rate"]);
+        assert_eq!(paths_with(BASE, "rate = \"1Mbps\"", "rate = \"0bps\""), ["traffic.0.rate"]);
+        assert_eq!(paths_with(BASE, "rate = \"1Mbps\"", "interval = \"0s\""), ["traffic.0.interval"]);
+        let on_off = BASE
+            .replace("model = \"cbr\"", "model = \"on_off\"\non = \"1s\"\noff = \"1s\"")
+            .replace("rate = \"1Mbps\"", "peak = \"1Mbps\"");
+        assert_eq!(problems(&on_off), vec![]);
+        assert_eq!(
+            paths_with(&on_off, "peak = \"1Mbps\"", "peak = \"1Mbps\"\ninterval = \"1ms\""),
+            ["traffic.0.interval"]
+        );
+        assert_eq!(paths_with(&on_off, "peak = \"1Mbps\"\n", ""), ["traffic.0.peak"]);
+        assert_eq!(
+            paths_with(&on_off, "on = \"1s\"\noff = \"1s\"", "on = \"0s\"\noff = \"0s\""),
+            ["traffic.0.on", "traffic.0.off"]
+        );
+    }
+
+    #[test]
+    fn poisson_rates_must_be_positive_and_pareto_shapes_above_one() {
+        let p = BASE.replace("model = \"cbr\"", "model = \"poisson\"");
+        assert_eq!(problems(&p), vec![]);
+        assert_eq!(paths_with(&p, "rate = \"1Mbps\"", "rate = \"0bps\""), ["traffic.0.rate"]);
+        let pareto = BASE
+            .replace("model = \"cbr\"", "model = \"on_off\"\non = \"1s\"\noff = \"1s\"\ndist = \"pareto\"")
+            .replace("rate = \"1Mbps\"", "peak = \"1Mbps\"");
+        assert_eq!(problems(&pareto), vec![], "the default shape is 1.5");
+        assert_eq!(paths_with(&pareto, "dist = \"pareto\"", "dist = \"pareto\"\nshape = 0.9"), ["traffic.0.shape"]);
+        assert_eq!(paths_with(&pareto, "dist = \"pareto\"", "dist = \"pareto\"\nshape = inf"), ["traffic.0.shape"]);
+        // The shape is unused with exponential periods.
+        assert_eq!(
+            paths_with(&pareto, "dist = \"pareto\"", "dist = \"exponential\"\nshape = 0.5"),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn payloads_are_at_least_a_byte_and_packets_fit_an_ip_packet() {
+        assert_eq!(paths_with(BASE, "size = \"1000B\"", "size = \"0B\""), ["traffic.0.size"]);
+        assert_eq!(paths_with(BASE, "size = \"1000B\"", "size = \"65000B\"\nheader = \"536B\""), ["traffic.0.size"]);
+        assert_eq!(paths_with(BASE, "size = \"1000B\"", "size = \"65000B\"\nheader = \"535B\""), Vec::<String>::new());
+        assert_eq!(
+            paths_with(BASE, "size = \"1000B\"", "size = { base = \"0B\", exp_mean = \"100B\" }"),
+            ["traffic.0.size.base"]
+        );
+        assert_eq!(
+            paths_with(BASE, "size = \"1000B\"", "size = { base = \"1B\", exp_mean = \"1MB\" }"),
+            ["traffic.0.size.exp_mean"]
+        );
+    }
+
+    #[test]
+    fn dscp_start_stop_and_reserve_are_checked() {
+        assert_eq!(paths_with(BASE, "size = \"1000B\"", "size = \"1000B\"\ndscp = 64"), ["traffic.0.dscp"]);
+        assert_eq!(paths_with(BASE, "size = \"1000B\"", "size = \"1000B\"\nstart = \"10s\""), ["traffic.0.start"]);
+        assert_eq!(
+            paths_with(BASE, "size = \"1000B\"", "size = \"1000B\"\nstart = \"2s\"\nstop = \"2s\""),
+            ["traffic.0.stop"]
+        );
+        assert_eq!(paths_with(BASE, "size = \"1000B\"", "size = \"1000B\"\nstop = \"20s\""), Vec::<String>::new());
+        assert_eq!(paths_with(BASE, "size = \"1000B\"", "size = \"1000B\"\nreserve = \"0bps\""), ["traffic.0.reserve"]);
+    }
+
+    #[test]
+    fn arrival_processes_are_checked() {
+        let a = |arr: &str| paths_with(BASE, "size = \"1000B\"", &format!("size = \"1000B\"\narrivals = {arr}"));
+        let none = Vec::<String>::new();
+        assert_eq!(a("{ process = \"poisson\", rate = 2.0, lifetime = \"1s\" }"), none);
+        assert_eq!(a("{ process = \"poisson\", rate = 0.0, lifetime = \"1s\" }"), ["traffic.0.arrivals.rate"]);
+        assert_eq!(a("{ process = \"poisson\", rate = nan, lifetime = \"1s\" }"), ["traffic.0.arrivals.rate"]);
+        assert_eq!(a("{ process = \"poisson\", rate = 1.0, lifetime = \"0s\" }"), ["traffic.0.arrivals.lifetime"]);
+        assert_eq!(
+            a("{ process = \"poisson\", rate = 1.0, lifetime = \"1s\", max_flows = 0 }"),
+            ["traffic.0.arrivals.max_flows"]
+        );
+        assert_eq!(
+            a("{ process = \"batch_poisson\", rate = 1.0, batch_mean = 0.5, lifetime = \"1s\" }"),
+            ["traffic.0.arrivals.batch_mean"]
+        );
+        assert_eq!(a("{ process = \"batch_poisson\", rate = 1.0, batch_mean = 1.0, lifetime = \"1s\" }"), none);
+        assert_eq!(a("{ process = \"keep_alive\", alive = 0, lifetime = \"1s\" }"), ["traffic.0.arrivals.alive"]);
+        assert_eq!(a("{ process = \"keep_alive\", alive = 3, lifetime = \"1s\" }"), none);
+        assert_eq!(a("{ process = \"replay\", file = \"\" }"), ["traffic.0.arrivals.file"]);
+    }
+
+    #[test]
+    fn replay_files_are_looked_up_in_the_base_dir() {
+        let dir = std::env::temp_dir().join(format!("qoslab-validate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("f.csv"), "start_s,lifetime_s\n").unwrap();
+        let t =
+            BASE.replace("size = \"1000B\"", "size = \"1000B\"\narrivals = { process = \"replay\", file = \"f.csv\" }");
+        let found = problems_in(&t, Some(&dir));
+        let missing = problems_in(&t, Some(&dir.join("elsewhere")));
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(found, vec![]);
+        assert_eq!(missing.len(), 1);
+        assert!(missing[0].1.contains("elsewhere/f.csv"), "{missing:?}");
+    }
+
+    #[test]
+    fn metrics_steps_are_positive_and_bounded() {
+        let m = |s: &str| paths_with(BASE, "name = \"t\"", &format!("name = \"t\"\nmetrics = {{ {s} }}"));
+        assert_eq!(m("bin = \"0s\""), ["metrics.bin"]);
+        assert_eq!(m("series_interval = \"0s\""), ["metrics.series_interval"]);
+        assert_eq!(m("series_interval = \"100ns\""), ["metrics.series_interval"], "10^8 samples");
+        assert_eq!(m("interarrival_bin = \"0s\""), ["metrics.interarrival_bin"]);
+        assert_eq!(m("interarrival_bin = \"5ms\", interarrival_max = \"5ms\""), ["metrics.interarrival_bin"]);
+        assert_eq!(m("interarrival_bin = \"1ms\", interarrival_max = \"5ms\""), Vec::<String>::new());
+    }
+
+    #[test]
+    fn traced_flows_and_groups_must_exist() {
+        let m = |s: &str| paths_with(BASE, "name = \"t\"", &format!("name = \"t\"\nmetrics = {{ {s} }}"));
+        assert_eq!(m("trace_flows = [\"cbr.1\"], trace_groups = [\"cbr\"]"), Vec::<String>::new());
+        assert_eq!(
+            m("trace_flows = [\"cbr.0\", \"cbr.2\", \"cbr\", \"x.0\"]"),
+            ["metrics.trace_flows.1", "metrics.trace_flows.2", "metrics.trace_flows.3"]
+        );
+        assert_eq!(m("trace_groups = [\"x\"]"), ["metrics.trace_groups.0"]);
+        // Groups with arrivals number their flows as they come: any index.
+        let arr = BASE
+            .replace(
+                "size = \"1000B\"",
+                "size = \"1000B\"\narrivals = { process = \"keep_alive\", alive = 1, lifetime = \"1s\" }",
+            )
+            .replace("name = \"t\"", "name = \"t\"\nmetrics = { trace_flows = [\"cbr.57\"] }");
+        assert_eq!(problems(&arr), vec![]);
+    }
+
+    #[test]
+    fn problems_carry_the_line_of_their_field() {
+        let text = BASE.replace("sources = 2", "sources = 0");
+        let s: Scenario = toml::from_str(&text).unwrap();
+        let ds = validate(&s, "t.toml", &text, None).unwrap_err();
+        let line = text.lines().position(|l| l == "sources = 0").unwrap() + 1;
+        assert_eq!(ds[0].to_string(), format!("t.toml:{line}: topology.sources: 0 is too few; allowed: at least 1"));
+        // Without text, no line.
+        let ds = validate(&s, "<built>", "", None).unwrap_err();
+        assert_eq!(ds[0].line, None);
+    }
+}

@@ -379,3 +379,13 @@ fn replay_files_are_found_relative_to_the_base_dir() {
     assert_eq!(ds[0].path, "traffic.1.arrivals.file");
     assert!(ds[0].message.contains("/nonexistent/replay_flows.csv"), "{}", ds[0]);
 }
+
+#[test]
+fn the_complete_example_in_the_format_reference_loads() {
+    let doc = std::fs::read_to_string(root().join("docs/scenarios.md")).unwrap();
+    let start = doc.rfind("```toml\n").expect("a toml block") + "```toml\n".len();
+    let len = doc[start..].find("```").unwrap();
+    let s = load_str(&doc[start..start + len], "docs/scenarios.md", &[], None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.name, "example");
+    assert_eq!(s.traffic.len(), 3);
+}

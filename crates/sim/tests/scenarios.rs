@@ -389,3 +389,122 @@ fn the_complete_example_in_the_format_reference_loads() {
     assert_eq!(s.name, "example");
     assert_eq!(s.traffic.len(), 3);
 }
+
+mod robustness {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Values that stress every stage: wrong types, zero, negative, huge,
+    /// non-finite, empty, patterns, unit edge cases.
+    const VALUES: &[&str] = &[
+        "0",
+        "-1",
+        "1.5",
+        "4294967296",
+        "18446744073709551615",
+        "nan",
+        "inf",
+        "true",
+        "\"\"",
+        "\"0s\"",
+        "\"0B\"",
+        "\"0bps\"",
+        "\"-5Mbps\"",
+        "\"1e3Mbps\"",
+        "\"99999999999h\"",
+        "\"0.0000001ns\"",
+        "\"*\"",
+        "\"r0\"",
+        "\"src*\"",
+        "\"sink0\"",
+        "[]",
+        "{}",
+        "[\"1ms\"]",
+        "{ type = \"prio\", bands = [] }",
+        "\"µs\"",
+        "\"60pkts\"",
+        "\"65536B\"",
+    ];
+
+    fn good_texts() -> Vec<String> {
+        ["scenarios/examples", "tests/scenarios/good"]
+            .iter()
+            .flat_map(|d| toml_files(d))
+            .map(|f| std::fs::read_to_string(f).unwrap())
+            .collect()
+    }
+
+    /// One random edit of a scenario text: a value replaced, a line
+    /// dropped or doubled, or the text cut short.
+    fn mutate(text: &str, kind: u8, at: usize, value: usize) -> String {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        if lines.is_empty() {
+            return text.to_string();
+        }
+        let i = at % lines.len();
+        match kind % 4 {
+            0 => {
+                if let Some((k, _)) = lines[i].split_once('=') {
+                    lines[i] = format!("{k}= {}", VALUES[value % VALUES.len()]);
+                }
+            }
+            1 => {
+                lines.remove(i);
+            }
+            2 => {
+                let l = lines[i].clone();
+                lines.insert(i, l);
+            }
+            _ => {
+                let mut cut = at % text.len().max(1);
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                return text[..cut].to_string();
+            }
+        }
+        lines.join("\n")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, .. ProptestConfig::default() })]
+
+        #[test]
+        fn mutated_scenarios_load_or_fail_cleanly_never_panic(
+            file in any::<usize>(), kind in any::<u8>(), at in any::<usize>(), value in any::<usize>(),
+            kind2 in any::<u8>(), at2 in any::<usize>(),
+        ) {
+            let texts = good_texts();
+            let text = &texts[file % texts.len()];
+            let m = mutate(&mutate(text, kind, at, value), kind2, at2, value / 7);
+            match load_str(&m, "m.toml", &[], Some(&root().join("tests/scenarios/good"))) {
+                Ok(_) => {}
+                Err(SimError::Config(ds)) => {
+                    prop_assert!(!ds.is_empty());
+                    for d in ds {
+                        prop_assert!(!d.message.is_empty() && !d.message.contains('`'), "{}", d);
+                    }
+                }
+                Err(e) => prop_assert!(false, "not a configuration error: {}", e),
+            }
+        }
+
+        #[test]
+        fn random_overrides_load_or_fail_cleanly_never_panic(
+            path in prop::sample::select(vec![
+                "duration", "topology.sources", "topology.routers", "topology.bottleneck.queue.max_th",
+                "topology.bottleneck.queue", "topology.bottleneck.rate", "topology.egress.rate", "traffic.0.flows",
+                "traffic.0", "traffic.0.size", "traffic.0.size.base", "traffic.3.x", "metrics.trace_flows",
+                "metrics.bin", "topology.preset", "traffic.0.model", "name", "", "a..b", "traffic.0.arrivals.rate",
+            ]),
+            value in any::<usize>(),
+            sep in prop::sample::select(vec!["=", "", "=="]),
+        ) {
+            let o = vec![format!("{path}{sep}{}", VALUES[value % VALUES.len()])];
+            match load_str(&red_dumbbell_text(), "red.toml", &o, None) {
+                Ok(_) | Err(SimError::Config(_)) => {}
+                Err(e) => prop_assert!(false, "not a configuration error: {}", e),
+            }
+        }
+    }
+}

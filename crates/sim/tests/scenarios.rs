@@ -5,7 +5,7 @@
 
 use qoslab_core::units::{Bytes, Dur, Rate};
 use qoslab_sim::scenario::load::{load_file, load_str};
-use qoslab_sim::scenario::{schema, QueueMode, QueueSpec, Scenario, SizeSpec, Topology, TrafficModel};
+use qoslab_sim::scenario::{schema, shape, QueueMode, QueueSpec, Scenario, SizeSpec, Topology, TrafficModel};
 use qoslab_sim::{Diagnostic, SimError};
 use std::path::{Path, PathBuf};
 
@@ -251,7 +251,7 @@ fn built_in_and_good_scenarios_satisfy_the_schema() {
     for dir in ["scenarios/examples", "tests/scenarios/good"] {
         for f in toml_files(dir) {
             let doc: toml::Table = toml::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
-            assert_eq!(schema::check(&doc), vec![], "{}", f.display());
+            assert_eq!(shape::check(&doc), vec![], "{}", f.display());
             n += 1;
         }
     }

@@ -15,7 +15,7 @@
 //!    optional field) is created, with any missing tables above it. A
 //!    malformed override or an unknown path is a diagnostic with origin
 //!    `--set`; so is any later problem in a value an override set.
-//! 3. **Structure.** [`super::schema::check`] walks the document alongside
+//! 3. **Structure.** [`super::shape::check`] walks the document alongside
 //!    the JSON Schema: unknown and missing fields, unknown `type`/`preset`/
 //!    `model`/`process` variants, wrong types, unreadable units.
 //! 4. **Types.** Serde builds the [`Scenario`]; should it still refuse
@@ -29,7 +29,7 @@
 //! [`load_str`] the folder given, or the current directory if none.
 
 use super::model::Scenario;
-use super::{schema, validate};
+use super::{shape, validate};
 use crate::error::{Diagnostic, SimError};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -68,7 +68,7 @@ pub fn load_str(text: &str, origin: &str, overrides: &[String], base_dir: Option
         attribute_to_override(&mut d, &set);
         d
     };
-    let problems = schema::check(&doc);
+    let problems = shape::check(&doc);
     if !problems.is_empty() {
         return Err(SimError::Config(problems.into_iter().map(|p| at(p.path, p.message)).collect()));
     }
@@ -245,7 +245,7 @@ fn apply_override(doc: &mut toml::Table, raw: &str) -> Result<String, Diagnostic
     if comps.iter().any(|c| c.is_empty()) {
         return Err(bad(&path, format!("{raw:?} has an empty key part; allowed: {OVERRIDE_EXAMPLES}")));
     }
-    schema::settable(doc, &comps).map_err(|m| bad(&path, format!("{m} (in --set {raw})")))?;
+    shape::settable(doc, &comps).map_err(|m| bad(&path, format!("{m} (in --set {raw})")))?;
     let value = override_value(val);
     set_path(doc, &comps, value).map_err(|m| bad(&path, format!("{m} (in --set {raw})")))?;
     Ok(path)

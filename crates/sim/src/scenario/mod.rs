@@ -5,7 +5,8 @@
 //! - [`expand`]: presets to explicit nodes and links, node patterns;
 //! - [`load`]: TOML text or file and `--set` overrides to a validated scenario;
 //! - [`validate`]: the semantic rules, all problems at once;
-//! - [`schema`]: the JSON Schema (`qoslab schema`) and the structural check.
+//! - [`schema`]: the JSON Schema (`qoslab schema`);
+//! - [`shape`]: the structural check of a document against the schema.
 
 pub mod model;
 pub mod units;
@@ -14,4 +15,5 @@ pub use model::*;
 pub mod expand;
 pub mod load;
 pub mod schema;
+pub mod shape;
 pub mod validate;

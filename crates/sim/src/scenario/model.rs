@@ -185,7 +185,7 @@ pub struct NodeSpec {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 // serde cannot deny unknown fields beside a `flatten` (it then refuses the
 // flattened fields themselves); the flattened part denies its own, the
-// schema (and the structural check in `schema::check`) denies the rest.
+// schema (and the structural check in `shape::check`) denies the rest.
 #[schemars(deny_unknown_fields)]
 pub struct ExplicitLink {
     /// One end: a node name. `queue` feeds the direction a -> b.
@@ -451,7 +451,7 @@ pub enum Arrivals {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 // serde cannot deny unknown fields beside a `flatten` (it then refuses the
 // flattened fields themselves); the flattened part denies its own, the
-// schema (and the structural check in `schema::check`) denies the rest.
+// schema (and the structural check in `shape::check`) denies the rest.
 #[schemars(deny_unknown_fields)]
 pub struct TrafficGroup {
     /// Group name; its flows are `name.0`, `name.1`, ...

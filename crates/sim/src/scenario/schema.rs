@@ -1,6 +1,6 @@
 //! The scenario format's JSON Schema: what `qoslab schema` prints.
 //!
-//! [`json_schema`] is draft 2020-12, derived by schemars from the types in
+//! [`json_schema()`] is draft 2020-12, derived by schemars from the types in
 //! [`super::model`], with their doc comments as descriptions and their
 //! defaults. Unit strings carry a `pattern` and `examples` ([`RateText`],
 //! [`DurText`], [`BytesText`], [`LimitText`]), so an editor can complete

@@ -8,7 +8,7 @@
 //! fields, missing fields, unknown variants, wrong types, integers out of
 //! range, non-finite numbers and unreadable unit strings (read by the same
 //! parsers serde uses). It also tells `--set` which paths exist
-//! ([`settable`]).
+//! (`settable`).
 //!
 //! It interprets the subset of JSON Schema that schemars emits for this
 //! model: `$ref`, `oneOf` (internally tagged enums: the variant whose tag

@@ -30,21 +30,25 @@ fn default_seed() -> u64 {
 pub struct Scenario {
     /// Short name, used in result folders.
     pub name: String,
+    /// Free text, echoed in the results.
     #[serde(default)]
     pub description: String,
     /// Simulated time, e.g. "60s".
     #[serde(with = "units::dur")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::DurText")]
     pub duration: Dur,
     /// Default seed; `--seed` overrides it.
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// The network: a preset (`dumbbell`, `parking_lot`, `star`) or `explicit` nodes and links.
     pub topology: Topology,
     /// Traffic groups (`[[traffic]]`), each one or more flows of one model.
     #[serde(default)]
     pub traffic: Vec<TrafficGroup>,
+    /// Admission control asked when each flow starts (default: admit all).
     #[serde(default)]
     pub admission: AdmissionSpec,
+    /// What to measure beyond the defaults (bins, sampling, traces).
     #[serde(default)]
     pub metrics: MetricsSpec,
 }
@@ -53,11 +57,13 @@ pub struct Scenario {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
+    /// Link rate (bit/s), e.g. "25Mbps"; > 0.
     #[serde(with = "units::rate")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::RateText")]
     pub rate: Rate,
+    /// One-way propagation delay, e.g. "20ms"; may be "0s".
     #[serde(with = "units::dur")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::DurText")]
     pub delay: Dur,
     /// Queue at the output towards the far end; default: `topology.default_queue`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -81,49 +87,67 @@ pub enum Topology {
     /// N sources -> r0 [-> r1] -> sinks. With one router the bottleneck is
     /// `r0 -> sink0` (one sink); with two it is `r0 -> r1`.
     Dumbbell {
+        /// Number of source hosts `src0..`; >= 1.
         sources: u32,
+        /// Number of sink hosts `sink0..`; >= 1, exactly 1 with one router.
         #[serde(default = "one")]
         sinks: u32,
+        /// 1 (bottleneck `r0 -> sink0`) or 2 (bottleneck `r0 -> r1`).
         #[serde(default = "one")]
         routers: u32,
         /// Links source -> r0.
         access: LinkSpec,
+        /// The bottleneck link: `r0 -> sink0` (one router) or `r0 -> r1` (two).
         bottleneck: LinkSpec,
         /// Links r1 -> sinks (two routers); default: same as `access`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         egress: Option<LinkSpec>,
+        /// Queue of every link direction that names none (default: a 1000-packet FIFO).
         #[serde(default = "default_queue")]
         default_queue: QueueSpec,
     },
     /// A chain of `bottlenecks` router-to-router links with cross traffic.
     ParkingLot {
+        /// Number of router-to-router bottleneck links (routers `r0..r{k}`); >= 1.
         bottlenecks: u32,
+        /// Links from sources (`src_long`, `src_x{i}`) to their first router.
         access: LinkSpec,
+        /// Every bottleneck link `r{i} -> r{i+1}`.
         bottleneck: LinkSpec,
+        /// Links from routers to sinks (`sink_long`, `sink_x{i}`); default: same as `access`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         egress: Option<LinkSpec>,
+        /// Queue of every link direction that names none (default: a 1000-packet FIFO).
         #[serde(default = "default_queue")]
         default_queue: QueueSpec,
     },
     /// N ingresses with their own delays into one bottleneck.
     Star {
+        /// Number of ingress hosts `in0..`; >= 1.
         ingresses: u32,
+        /// Links `in{i} -> r0` (their delay replaced by `ingress_delays` when given).
         access: LinkSpec,
         /// Per-ingress access delays (overrides `access.delay`); length must be `ingresses`.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        #[schemars(with = "Vec<String>")]
+        #[schemars(with = "Vec<super::schema::DurText>")]
         #[serde(with = "dur_list")]
         ingress_delays: Vec<Dur>,
+        /// The bottleneck link `r0 -> r1`.
         bottleneck: LinkSpec,
+        /// The link `r1 -> sink0`; default: same as `access`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         egress: Option<LinkSpec>,
+        /// Queue of every link direction that names none (default: a 1000-packet FIFO).
         #[serde(default = "default_queue")]
         default_queue: QueueSpec,
     },
     /// Nodes and links as listed.
     Explicit {
+        /// Every node: a unique name and its kind (hosts send and receive, routers forward).
         nodes: Vec<NodeSpec>,
+        /// Duplex links (`[[topology.links]]`), each between two different listed nodes.
         links: Vec<ExplicitLink>,
+        /// Queue of every link direction that names none (default: a 1000-packet FIFO).
         #[serde(default = "default_queue")]
         default_queue: QueueSpec,
     },
@@ -151,15 +175,22 @@ pub enum NodeKind {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NodeSpec {
+    /// Unique node name: letters, digits, `_`, `-`, `.`.
     pub name: String,
+    /// `host` (originates and sinks traffic) or `router` (forwards it).
     pub kind: NodeKind,
 }
 
 /// A duplex point-to-point link between nodes `a` and `b`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
-#[serde(deny_unknown_fields)]
+// serde cannot deny unknown fields beside a `flatten` (it then refuses the
+// flattened fields themselves); the flattened part denies its own, the
+// schema (and the structural check in `shape::check`) denies the rest.
+#[schemars(deny_unknown_fields)]
 pub struct ExplicitLink {
+    /// One end: a node name. `queue` feeds the direction a -> b.
     pub a: String,
+    /// The other end: a different node name. `reverse_queue` feeds b -> a.
     pub b: String,
     #[serde(flatten)]
     pub link: LinkSpec,
@@ -191,7 +222,8 @@ pub enum ClassifyBy {
     /// The packet's class tag (set by its traffic group's `class`).
     #[default]
     Class,
-    /// The DSCP, highest first: bands are matched by `dscp` lists.
+    /// The DSCP's precedence (DSCP >> 3): band = min(7 - precedence, bands - 1),
+    /// so precedence 7 goes to band 0 and the lowest precedences share the last band.
     Dscp,
 }
 
@@ -201,38 +233,46 @@ pub enum ClassifyBy {
 pub enum QueueSpec {
     /// Drop-tail FIFO.
     Fifo {
+        /// Queue limit: "60pkts", "64kB", or both as ["60pkts", "64kB"].
         #[serde(with = "units::limit")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::LimitText")]
         limit: Limit,
     },
     /// RED (Floyd & Jacobson 1993).
     Red {
+        /// Hard queue limit: "60pkts", "64kB", or both; arrivals beyond it are dropped (overlimit).
         #[serde(with = "units::limit")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::LimitText")]
         limit: Limit,
         /// Lower threshold, in packets (or bytes in byte mode).
         min_th: f64,
         /// Upper threshold, in packets (or bytes in byte mode).
         max_th: f64,
+        /// Early-drop probability at `max_th`, in (0, 1]; default 0.1 (Floyd & Jacobson 1993).
         #[serde(default = "red_max_p")]
         max_p: f64,
+        /// Weight of the queue-length average (EWMA), in (0, 1]; default 0.002 (Floyd & Jacobson 1993).
         #[serde(default = "red_w_q")]
         w_q: f64,
+        /// Gentle RED (Floyd 2000): drop probability rises from `max_p` to 1 between `max_th` and 2 `max_th`.
         #[serde(default)]
         gentle: bool,
         /// Mark ECN-capable packets instead of dropping them early.
         #[serde(default)]
         ecn: bool,
+        /// Measure the queue and thresholds in `packets` (default) or `bytes`.
         #[serde(default)]
         mode: QueueMode,
         /// Typical packet size, for the idle-time decay of the average.
         #[serde(default = "red_mean_pkt", with = "units::bytes")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::BytesText")]
         mean_pkt_size: Bytes,
     },
     /// Strict priority over bands (band 0 served first).
     Prio {
+        /// The band queues, highest priority first; a packet's class tag (or DSCP) picks its band.
         bands: Vec<QueueSpec>,
+        /// `class` (the class tag; tags beyond the last band go to the last band) or `dscp`.
         #[serde(default)]
         classify_by: ClassifyBy,
     },
@@ -268,34 +308,42 @@ pub enum TrafficModel {
     /// Constant bit rate: one packet every `interval`, or every
     /// payload*8/`rate` (give exactly one of the two).
     Cbr {
+        /// Payload rate: one packet every payload*8/rate.
         #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
-        #[schemars(with = "Option<String>")]
+        #[schemars(with = "Option<super::schema::RateText>")]
         rate: Option<Rate>,
+        /// Packet spacing, e.g. "8ms".
         #[serde(default, skip_serializing_if = "Option::is_none", with = "units::dur::opt")]
-        #[schemars(with = "Option<String>")]
+        #[schemars(with = "Option<super::schema::DurText>")]
         interval: Option<Dur>,
     },
     /// Poisson packet arrivals at a mean payload rate.
     Poisson {
+        /// Mean payload rate; exponential gaps between packets.
         #[serde(with = "units::rate")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::RateText")]
         rate: Rate,
     },
     /// ON/OFF: CBR at `peak` (payload rate) during ON periods, silent during
     /// OFF periods. `interval` may replace `peak` (packet spacing when ON).
     OnOff {
+        /// Payload rate while ON (packets every payload*8/peak).
         #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
-        #[schemars(with = "Option<String>")]
+        #[schemars(with = "Option<super::schema::RateText>")]
         peak: Option<Rate>,
+        /// Packet spacing while ON (instead of `peak`).
         #[serde(default, skip_serializing_if = "Option::is_none", with = "units::dur::opt")]
-        #[schemars(with = "Option<String>")]
+        #[schemars(with = "Option<super::schema::DurText>")]
         interval: Option<Dur>,
+        /// Mean ON period.
         #[serde(with = "units::dur")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::DurText")]
         on: Dur,
+        /// Mean OFF period.
         #[serde(with = "units::dur")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::DurText")]
         off: Dur,
+        /// Distribution of ON and OFF periods: `exponential` (default) or `pareto`.
         #[serde(default)]
         dist: PeriodDist,
         /// Pareto shape (alpha); location = mean*(shape-1)/shape.
@@ -310,7 +358,7 @@ pub enum TrafficModel {
 pub enum SizeSpec {
     Fixed(
         #[serde(with = "units::bytes")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::BytesText")]
         Bytes,
     ),
     Random(RandomSize),
@@ -319,12 +367,13 @@ pub enum SizeSpec {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RandomSize {
+    /// Fixed part of the payload, >= 1 byte.
     #[serde(with = "units::bytes")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::BytesText")]
     pub base: Bytes,
     /// Mean of the exponential offset added to `base` (rounded to whole bytes).
     #[serde(with = "units::bytes")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::BytesText")]
     pub exp_mean: Bytes,
 }
 
@@ -349,10 +398,13 @@ pub enum Transport {
 pub enum Arrivals {
     /// New flows as a Poisson process of `rate` per second.
     Poisson {
+        /// Mean arrivals per second (> 0).
         rate: f64,
+        /// Mean (exponential) or exact (fixed) flow lifetime; > 0.
         #[serde(with = "units::dur")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::DurText")]
         lifetime: Dur,
+        /// `exponential` (default) or `fixed` lifetimes.
         #[serde(default)]
         lifetime_dist: LifetimeDist,
         /// Stop starting flows after this many (default: no cap).
@@ -362,11 +414,15 @@ pub enum Arrivals {
     /// Batches as a Poisson process of `rate` per second, each of a
     /// geometric number of flows with mean `batch_mean`.
     BatchPoisson {
+        /// Mean batches per second (> 0).
         rate: f64,
+        /// Mean number of flows per batch (geometric), >= 1.
         batch_mean: f64,
+        /// Mean (exponential) or exact (fixed) flow lifetime; > 0.
         #[serde(with = "units::dur")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::DurText")]
         lifetime: Dur,
+        /// `exponential` (default) or `fixed` lifetimes.
         #[serde(default)]
         lifetime_dist: LifetimeDist,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -374,10 +430,13 @@ pub enum Arrivals {
     },
     /// Keep `alive` flows running: when one ends another starts.
     KeepAlive {
+        /// Number of flows kept running, >= 1.
         alive: u32,
+        /// Mean (exponential) or exact (fixed) flow lifetime; > 0.
         #[serde(with = "units::dur")]
-        #[schemars(with = "String")]
+        #[schemars(with = "super::schema::DurText")]
         lifetime: Dur,
+        /// `exponential` (default) or `fixed` lifetimes.
         #[serde(default)]
         lifetime_dist: LifetimeDist,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -390,7 +449,10 @@ pub enum Arrivals {
 
 /// One or more flows of the same model between the same endpoints.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
-#[serde(deny_unknown_fields)]
+// serde cannot deny unknown fields beside a `flatten` (it then refuses the
+// flattened fields themselves); the flattened part denies its own, the
+// schema (and the structural check in `shape::check`) denies the rest.
+#[schemars(deny_unknown_fields)]
 pub struct TrafficGroup {
     /// Group name; its flows are `name.0`, `name.1`, ...
     pub name: String,
@@ -403,38 +465,41 @@ pub struct TrafficGroup {
     pub src: String,
     /// Destination node, or a pattern.
     pub dst: String,
+    /// Transport protocol: `udp` (the only one today).
     #[serde(default)]
     pub transport: Transport,
     /// Payload size.
     pub size: SizeSpec,
     /// Header bytes added to each payload on the wire.
     #[serde(default, with = "units::bytes")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::BytesText")]
     pub header: Bytes,
     /// Class tag set on every packet (classful queues map it to a band).
     #[serde(default)]
     pub class: u8,
+    /// DSCP set on every packet, 0..63 (46 = EF).
     #[serde(default)]
     pub dscp: u8,
     /// Set ECT(0) on packets.
     #[serde(default)]
     pub ecn: bool,
+    /// When the group's flows start (default "0s"); before `duration`.
     #[serde(default, with = "units::dur")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::DurText")]
     pub start: Dur,
     /// End of the group's flows (default: the end of the run).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "units::dur::opt")]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<super::schema::DurText>")]
     pub stop: Option<Dur>,
     /// Each flow's start is delayed by a uniform random amount in [0, start_jitter].
     #[serde(default, with = "units::dur")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::DurText")]
     pub start_jitter: Dur,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrivals: Option<Arrivals>,
     /// Rate each flow asks admission control to reserve (default: the model's mean wire rate).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<super::schema::RateText>")]
     pub reserve: Option<Rate>,
 }
 
@@ -465,11 +530,11 @@ fn default_hist_max() -> Dur {
 pub struct MetricsSpec {
     /// Width of the per-flow counter bins (sent/delivered/dropped per period).
     #[serde(default = "default_bin", with = "units::dur")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::DurText")]
     pub bin: Dur,
     /// Interval at which queues (backlog, averages) and links are sampled.
     #[serde(default = "default_series_interval", with = "units::dur")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::DurText")]
     pub series_interval: Dur,
     /// Per-packet delay traces for these flows (names such as "cbr.3")...
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -479,11 +544,11 @@ pub struct MetricsSpec {
     pub trace_groups: Vec<String>,
     /// Inter-arrival histogram bin width at the receiver.
     #[serde(default = "default_hist_bin", with = "units::dur")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::DurText")]
     pub interarrival_bin: Dur,
     /// Inter-arrivals at or above this go to the overflow bin.
     #[serde(default = "default_hist_max", with = "units::dur")]
-    #[schemars(with = "String")]
+    #[schemars(with = "super::schema::DurText")]
     pub interarrival_max: Dur,
 }
 

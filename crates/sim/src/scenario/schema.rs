@@ -1,0 +1,125 @@
+//! The scenario format's JSON Schema: what `qoslab schema` prints.
+//!
+//! [`json_schema()`] is draft 2020-12, derived by schemars from the types in
+//! [`super::model`], with their doc comments as descriptions and their
+//! defaults. Unit strings carry a `pattern` and `examples` ([`RateText`],
+//! [`DurText`], [`BytesText`], [`LimitText`]), so an editor can complete
+//! and check a scenario file. [`super::shape`] checks documents against the
+//! same schema, with paths, before serde types them.
+
+use super::model::Scenario;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde_json::Value as Json;
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+/// A rate: a decimal number and a unit of bit/s (decimal prefixes).
+pub const RATE_PATTERN: &str =
+    r"^\s*[0-9_]*[0-9][0-9_]*(\.[0-9_]+)?\s*(bps|b/s|kbps|Kbps|kb/s|Mbps|mbps|Mb/s|Gbps|gbps|Gb/s|Tbps|Tb/s)\s*$";
+/// A duration: a decimal number and a unit of time.
+pub const DUR_PATTERN: &str = r"^\s*[0-9_]*[0-9][0-9_]*(\.[0-9_]+)?\s*(ns|us|µs|ms|s|min|h)\s*$";
+/// A size: a decimal number and a unit of bytes (decimal or binary prefixes).
+pub const BYTES_PATTERN: &str = r"^\s*[0-9_]*[0-9][0-9_]*(\.[0-9_]+)?\s*(B|kB|KB|MB|GB|KiB|MiB|GiB)\s*$";
+/// One queue limit: a packet count or a size.
+pub const LIMIT_PATTERN: &str =
+    r"^\s*[0-9_]*[0-9][0-9_]*(\.[0-9_]+)?\s*(pkts|pkt|p|packets|B|kB|KB|MB|GB|KiB|MiB|GiB)\s*$";
+
+macro_rules! unit_text {
+    ($name:ident, $title:literal, $description:literal, $pattern:expr, [$($ex:literal),*]) => {
+        #[doc = concat!("Schema of ", $description)]
+        pub struct $name;
+        impl JsonSchema for $name {
+            fn inline_schema() -> bool {
+                true
+            }
+            fn schema_name() -> Cow<'static, str> {
+                $title.into()
+            }
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                json_schema!({
+                    "type": "string",
+                    "description": $description,
+                    "pattern": $pattern,
+                    "examples": [$($ex),*],
+                })
+            }
+        }
+    };
+}
+
+unit_text!(
+    RateText,
+    "Rate",
+    "A rate in bit/s: a number and bps, kbps, Mbps, Gbps or Tbps (decimal: 1 kbps = 1000 bit/s), e.g. \"25Mbps\".",
+    RATE_PATTERN,
+    ["25Mbps", "1.5Gbps", "64kbps"]
+);
+unit_text!(
+    DurText,
+    "Duration",
+    "A duration: a number and ns, us, ms, s, min or h, e.g. \"20ms\".",
+    DUR_PATTERN,
+    ["20ms", "1.5s", "100us"]
+);
+unit_text!(
+    BytesText,
+    "Size",
+    "A size: a number and B, kB, MB, GB (decimal) or KiB, MiB, GiB (binary), e.g. \"1500B\".",
+    BYTES_PATTERN,
+    ["1500B", "64kB", "4KiB"]
+);
+
+/// Schema of a queue limit: `"60pkts"`, `"64kB"`, or both as a list.
+pub struct LimitText;
+impl JsonSchema for LimitText {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        "Limit".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "A queue limit: a packet count (\"60pkts\"), a size (\"64kB\"), or both \
+                            ([\"60pkts\", \"64kB\"]: whichever is reached first).",
+            "anyOf": [
+                {"type": "string", "pattern": LIMIT_PATTERN},
+                {"type": "array", "items": {"type": "string", "pattern": LIMIT_PATTERN}, "minItems": 1, "maxItems": 2},
+            ],
+            "examples": ["60pkts", "64kB", ["60pkts", "64kB"]],
+        })
+    }
+}
+
+/// The scenario format's JSON Schema, pretty-printed.
+pub fn json_schema() -> String {
+    // Serializing a JSON value cannot fail (its keys are strings).
+    serde_json::to_string_pretty(schema_value()).expect("a JSON value always serializes")
+}
+
+/// The schema as a JSON value, generated once.
+pub(crate) fn schema_value() -> &'static Json {
+    static SCHEMA: OnceLock<Json> = OnceLock::new();
+    SCHEMA.get_or_init(|| schemars::schema_for!(Scenario).to_value())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_is_draft_2020_12_with_descriptions_and_unit_patterns() {
+        let s: Json = serde_json::from_str(&json_schema()).unwrap();
+        assert_eq!(s["$schema"], "https://json-schema.org/draft/2020-12/schema");
+        assert_eq!(s["properties"]["duration"]["pattern"], DUR_PATTERN);
+        assert!(s["properties"]["duration"]["description"].as_str().unwrap().contains("Simulated time"));
+        let link = &s["$defs"]["LinkSpec"]["properties"];
+        assert_eq!(link["rate"]["pattern"], RATE_PATTERN);
+        assert_eq!(link["rate"]["examples"][0], "25Mbps");
+        let fifo = &s["$defs"]["QueueSpec"]["oneOf"][0]["properties"]["limit"];
+        assert_eq!(fifo["anyOf"][0]["pattern"], LIMIT_PATTERN);
+        assert_eq!(fifo["anyOf"][1]["maxItems"], 2);
+        // Optional unit fields keep their pattern.
+        assert_eq!(s["$defs"]["TrafficGroup"]["properties"]["stop"]["pattern"], DUR_PATTERN);
+    }
+}

@@ -1,0 +1,465 @@
+//! Traffic rules: group names, endpoints and routes, models, sizes,
+//! times and flow arrivals (see the table in [`super`]).
+
+use super::*;
+
+impl Checker<'_> {
+    /// The nodes `pattern` matches, if it is well formed and matches hosts only.
+    fn endpoints(&mut self, path: &str, pattern: &str, net: &Expanded) -> Option<Vec<usize>> {
+        let allowed = "a node name, or a prefix followed by \"*\" (\"src*\")";
+        let star = pattern.find('*');
+        if pattern.is_empty() || star.is_some_and(|i| i + 1 != pattern.len()) {
+            self.err(path, format!("{pattern:?} is not a node pattern; allowed: {allowed}"));
+            return None;
+        }
+        let hosts: Vec<&str> =
+            net.nodes.iter().filter(|(_, k)| *k == NodeKind::Host).map(|(n, _)| n.as_str()).collect();
+        let m = net.resolve(pattern);
+        if m.is_empty() {
+            self.err(path, format!("{pattern:?} matches no node; allowed: hosts {}", names_list(&hosts)));
+            return None;
+        }
+        if let Some(&r) = m.iter().find(|&&i| net.nodes[i].1 == NodeKind::Router) {
+            self.err(
+                path,
+                format!(
+                    "{pattern:?} matches router {:?}; allowed: hosts only ({})",
+                    net.nodes[r].0,
+                    names_list(&hosts)
+                ),
+            );
+            return None;
+        }
+        Some(m)
+    }
+
+    pub(super) fn traffic(&mut self, s: &Scenario, net: Option<&Expanded>, base_dir: Option<&Path>) {
+        let mut names: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut reach = net.map(Reach::new);
+        for (gi, g) in s.traffic.iter().enumerate() {
+            let p = |f: &str| format!("traffic.{gi}.{f}");
+            if !is_name(&g.name, "") {
+                self.err(
+                    p("name"),
+                    format!("{:?} is not a group name; allowed: letters, digits, \"_\", \"-\"", g.name),
+                );
+            } else if let Some(j) = names.insert(&g.name, gi) {
+                self.err(p("name"), format!("{:?} is already the name of traffic.{j}; allowed: unique names", g.name));
+            }
+            if g.arrivals.is_none() && !(1..=MAX_FLOWS).contains(&g.flows) {
+                self.err(p("flows"), format!("{} flows; allowed: 1 to {MAX_FLOWS}", g.flows));
+            }
+            if let Some(net) = net {
+                let src = self.endpoints(&p("src"), &g.src, net);
+                let dst = self.endpoints(&p("dst"), &g.dst, net);
+                if let (Some(src), Some(dst), Some(reach)) = (src, dst, reach.as_mut()) {
+                    self.pairs(gi, g, &src, &dst, net, reach);
+                }
+            }
+            self.model(gi, &g.model);
+            self.size(gi, g);
+            if g.dscp > 63 {
+                self.err(p("dscp"), format!("{} does not fit in six bits; allowed: 0 to 63", g.dscp));
+            }
+            if s.duration.0 > 0 && g.start >= s.duration {
+                self.err(
+                    p("start"),
+                    format!(
+                        "{} is not before the end of the run ({}); allowed: less than duration",
+                        g.start, s.duration
+                    ),
+                );
+            }
+            if let Some(stop) = g.stop {
+                if stop <= g.start {
+                    self.err(p("stop"), format!("{stop} is not after start ({}); allowed: later than start", g.start));
+                }
+            }
+            if let Some(r) = g.reserve {
+                self.positive_rate(&p("reserve"), r);
+            }
+            if let Some(a) = &g.arrivals {
+                self.arrivals(&p("arrivals"), a, base_dir);
+            }
+        }
+    }
+
+    /// Flow `i` goes from `src[i % n_src]` to `dst[i % n_dst]`: no flow to
+    /// itself, and a route through routers for every pair.
+    fn pairs(&mut self, gi: usize, g: &TrafficGroup, src: &[usize], dst: &[usize], net: &Expanded, reach: &mut Reach) {
+        let cycle = src.len() / gcd(src.len(), dst.len()) * dst.len();
+        let n = if g.arrivals.is_some() { cycle } else { (g.flows as usize).min(cycle) };
+        let n = n.min(MAX_FLOWS as usize);
+        let mut seen = BTreeSet::new();
+        for i in 0..n {
+            let (a, b) = (src[i % src.len()], dst[i % dst.len()]);
+            if !seen.insert((a, b)) {
+                continue;
+            }
+            let (an, bn) = (&net.nodes[a].0, &net.nodes[b].0);
+            if a == b {
+                self.err(
+                    format!("traffic.{gi}.dst"),
+                    format!(
+                        "flow {}.{i} would go from {an:?} to itself; allowed: a destination other than each \
+                         flow's source (flows take the matches of src and dst in turn)",
+                        g.name
+                    ),
+                );
+                return;
+            }
+            if !reach.connects(net, a, b) {
+                self.err(
+                    format!("traffic.{gi}.dst"),
+                    format!(
+                        "no route from {an:?} to {bn:?}; allowed: endpoints joined by links through routers \
+                         (hosts do not forward packets)"
+                    ),
+                );
+                return;
+            }
+        }
+    }
+
+    fn model(&mut self, gi: usize, m: &TrafficModel) {
+        let p = |f: &str| format!("traffic.{gi}.{f}");
+        match m {
+            TrafficModel::Cbr { rate, interval } => self.rate_or_interval(gi, "rate", *rate, *interval),
+            TrafficModel::Poisson { rate } => self.positive_rate(&p("rate"), *rate),
+            TrafficModel::OnOff { peak, interval, on, off, dist, shape } => {
+                self.rate_or_interval(gi, "peak", *peak, *interval);
+                self.positive_dur(&p("on"), *on);
+                self.positive_dur(&p("off"), *off);
+                if *dist == PeriodDist::Pareto && !(*shape > 1.0 && shape.is_finite()) {
+                    self.err(
+                        p("shape"),
+                        format!("{shape} is not above 1; allowed: a Pareto shape > 1 (the mean period is infinite otherwise)"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Exactly one of a rate field and `interval`, and it positive.
+    fn rate_or_interval(&mut self, gi: usize, rate_field: &str, rate: Option<Rate>, interval: Option<Dur>) {
+        let p = |f: &str| format!("traffic.{gi}.{f}");
+        match (rate, interval) {
+            (Some(_), Some(_)) => {
+                self.err(p("interval"), format!("{rate_field} and interval are both set; allowed: exactly one of them"))
+            }
+            (None, None) => self.err(
+                p(rate_field),
+                format!(
+                    "missing; allowed: {rate_field} (a payload rate such as \"1Mbps\") or interval (a packet \
+                     spacing such as \"8ms\"), exactly one"
+                ),
+            ),
+            (Some(r), None) => self.positive_rate(&p(rate_field), r),
+            (None, Some(i)) => self.positive_dur(&p("interval"), i),
+        }
+    }
+
+    fn size(&mut self, gi: usize, g: &TrafficGroup) {
+        let (path, payload) = match &g.size {
+            SizeSpec::Fixed(b) => (format!("traffic.{gi}.size"), b.0),
+            SizeSpec::Random(r) => {
+                if r.exp_mean.0 > MAX_PACKET {
+                    self.err(
+                        format!("traffic.{gi}.size.exp_mean"),
+                        format!("{} is too large; allowed: at most {MAX_PACKET}B", r.exp_mean),
+                    );
+                }
+                (format!("traffic.{gi}.size.base"), r.base.0)
+            }
+        };
+        if payload == 0 {
+            self.err(&path, "0B is empty; allowed: a payload of at least 1 byte");
+        } else if payload.saturating_add(g.header.0) > MAX_PACKET {
+            self.err(
+                &path,
+                format!(
+                    "{payload}B plus header {} exceeds {MAX_PACKET}B; allowed: payload + header at most \
+                     {MAX_PACKET}B (an IP packet)",
+                    g.header
+                ),
+            );
+        }
+    }
+
+    fn arrivals(&mut self, path: &str, a: &Arrivals, base_dir: Option<&Path>) {
+        let p = |f: &str| format!("{path}.{f}");
+        let rate = |c: &mut Self, r: f64| {
+            if !(r > 0.0 && r.is_finite()) {
+                c.err(
+                    p("rate"),
+                    format!("{r} is not positive; allowed: a positive number of flows (or batches) per second"),
+                );
+            }
+        };
+        let max_flows = |c: &mut Self, m: Option<u32>| {
+            if m == Some(0) {
+                c.err(p("max_flows"), "0 flows; allowed: at least 1 (leave it out for no cap)");
+            }
+        };
+        match a {
+            Arrivals::Poisson { rate: r, lifetime, max_flows: m, .. } => {
+                rate(self, *r);
+                self.positive_dur(&p("lifetime"), *lifetime);
+                max_flows(self, *m);
+            }
+            Arrivals::BatchPoisson { rate: r, batch_mean, lifetime, max_flows: m, .. } => {
+                rate(self, *r);
+                if !(*batch_mean >= 1.0 && batch_mean.is_finite()) {
+                    self.err(p("batch_mean"), format!("{batch_mean} is below 1; allowed: a mean batch size >= 1"));
+                }
+                self.positive_dur(&p("lifetime"), *lifetime);
+                max_flows(self, *m);
+            }
+            Arrivals::KeepAlive { alive, lifetime, max_flows: m, .. } => {
+                if !(1..=MAX_FLOWS).contains(alive) {
+                    self.err(p("alive"), format!("{alive} flows; allowed: 1 to {MAX_FLOWS}"));
+                }
+                self.positive_dur(&p("lifetime"), *lifetime);
+                max_flows(self, *m);
+            }
+            Arrivals::Replay { file } => {
+                let full = match base_dir {
+                    Some(d) => d.join(file),
+                    None => Path::new(file).to_path_buf(),
+                };
+                if file.is_empty() || !full.is_file() {
+                    self.err(
+                        p("file"),
+                        format!(
+                            "no file {file:?} (looked for {}); allowed: a CSV file with columns start_s,lifetime_s, \
+                             relative to the scenario's folder",
+                            full.display()
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Which hosts can reach which: hosts joined by a link, or attached to
+/// routers of one component of the router-to-router graph (a host sinks
+/// what it receives; it never forwards).
+struct Reach {
+    /// Union-find parents; only router-to-router links are united.
+    parent: Vec<usize>,
+    /// Per node, the nodes it is linked to.
+    adj: Vec<Vec<usize>>,
+}
+
+impl Reach {
+    fn new(net: &Expanded) -> Reach {
+        let n = net.nodes.len();
+        let mut r = Reach { parent: (0..n).collect(), adj: vec![Vec::new(); n] };
+        for l in &net.links {
+            r.adj[l.a].push(l.b);
+            r.adj[l.b].push(l.a);
+            if net.nodes[l.a].1 == NodeKind::Router && net.nodes[l.b].1 == NodeKind::Router {
+                let (x, y) = (r.find(l.a), r.find(l.b));
+                r.parent[x.max(y)] = x.min(y);
+            }
+        }
+        r
+    }
+    fn find(&mut self, mut x: usize) -> usize {
+        while self.parent[x] != x {
+            self.parent[x] = self.parent[self.parent[x]];
+            x = self.parent[x];
+        }
+        x
+    }
+    /// Router components a node is attached to.
+    fn components(&mut self, net: &Expanded, x: usize) -> BTreeSet<usize> {
+        let routers: Vec<usize> = self.adj[x].iter().copied().filter(|&m| net.nodes[m].1 == NodeKind::Router).collect();
+        routers.into_iter().map(|m| self.find(m)).collect()
+    }
+    fn connects(&mut self, net: &Expanded, a: usize, b: usize) -> bool {
+        self.adj[a].contains(&b) || !self.components(net, a).is_disjoint(&self.components(net, b))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+
+    #[test]
+    fn endpoints_need_a_route_through_routers_only() {
+        // h0 - hx - h1 with hx a host: hosts do not forward.
+        let t = EXPLICIT.replace("{ name = \"r0\", kind = \"router\" }", "{ name = \"r0\", kind = \"host\" }");
+        assert_eq!(message(&t, "traffic.0.dst"), "no route from \"h0\" to \"h1\"; allowed: endpoints joined by links through routers (hosts do not forward packets)");
+        // A direct host-to-host link is a route.
+        let t = EXPLICIT
+            .replace("links = [", "links = [\n  { a = \"h0\", b = \"h1\", rate = \"1Mbps\", delay = \"1ms\" },")
+            .replace("{ a = \"h0\", b = \"r0\", rate = \"10Mbps\", delay = \"1ms\" },", "");
+        assert_eq!(problems(&t), vec![]);
+        // Two router islands.
+        let t = EXPLICIT
+            .replace(
+                "{ name = \"h1\", kind = \"host\" }",
+                "{ name = \"h1\", kind = \"host\" }, { name = \"r1\", kind = \"router\" }",
+            )
+            .replace("a = \"r0\", b = \"h1\"", "a = \"r1\", b = \"h1\"");
+        assert_eq!(paths_with(&t, "", ""), ["traffic.0.dst"]);
+    }
+
+    #[test]
+    fn group_names_are_unique_and_usable_in_flow_names() {
+        let dup = with_group("[[traffic]]\nname = \"cbr\"\nmodel = \"poisson\"\nsrc = \"src0\"\ndst = \"sink0\"\nrate = \"1Mbps\"\nsize = \"1B\"");
+        assert_eq!(message(&dup, "traffic.1.name"), "\"cbr\" is already the name of traffic.0; allowed: unique names");
+        assert_eq!(paths_with(BASE, "name = \"cbr\"", "name = \"a.b\""), ["traffic.0.name"]);
+        assert_eq!(paths_with(BASE, "name = \"cbr\"", "name = \"\""), ["traffic.0.name"]);
+    }
+
+    #[test]
+    fn patterns_match_at_least_one_node_and_hosts_only() {
+        assert!(message(&BASE.replace("src = \"src*\"", "src = \"s*c\""), "traffic.0.src")
+            .contains("is not a node pattern"));
+        assert!(
+            message(&BASE.replace("src = \"src*\"", "src = \"\""), "traffic.0.src").contains("is not a node pattern")
+        );
+        assert!(message(&BASE.replace("src = \"src*\"", "src = \"x*\""), "traffic.0.src").contains("matches no node"));
+        assert!(
+            message(&BASE.replace("src = \"src*\"", "src = \"*\""), "traffic.0.src").contains("matches router \"r0\"")
+        );
+    }
+
+    #[test]
+    fn no_flow_goes_from_a_node_to_itself() {
+        let t = BASE.replace("dst = \"sink0\"", "dst = \"src*\"");
+        assert!(message(&t, "traffic.0.dst").starts_with("flow cbr.0 would go from \"src0\" to itself"));
+        // src0 -> src1, src1 -> src0: fine.
+        let t = BASE.replace("dst = \"sink0\"", "dst = \"src*\"").replace("src = \"src*\"", "src = \"src1\"");
+        assert!(message(&t, "traffic.0.dst").starts_with("flow cbr.1 would go from \"src1\" to itself"));
+        let one = BASE.replace("flows = 2\n", "flows = 1\n").replace("dst = \"sink0\"", "dst = \"src1\"");
+        assert_eq!(problems(&one), vec![]);
+        // With arrivals, a whole cycle of pairs is checked.
+        let arr = one.replace("flows = 1\n", "arrivals = { process = \"poisson\", rate = 1.0, lifetime = \"1s\" }\n");
+        assert_eq!(paths_with(&arr, "", ""), ["traffic.0.dst"]);
+    }
+
+    #[test]
+    fn flow_counts_are_bounded() {
+        assert_eq!(paths_with(BASE, "flows = 2", "flows = 0"), ["traffic.0.flows"]);
+        assert_eq!(paths_with(BASE, "flows = 2", "flows = 2000000"), ["traffic.0.flows"]);
+    }
+
+    #[test]
+    fn cbr_and_on_off_take_exactly_one_positive_rate_or_interval() {
+        assert_eq!(paths_with(BASE, "rate = \"1Mbps\"", "interval = \"8ms\""), Vec::<String>::new());
+        assert_eq!(
+            paths_with(BASE, "rate = \"1Mbps\"", "rate = \"1Mbps\"\ninterval = \"8ms\""),
+            ["traffic.0.interval"]
+        );
+        assert_eq!(paths_with(BASE, "rate = \"1Mbps\"\n", ""), ["traffic.0.rate"]);
+        assert_eq!(paths_with(BASE, "rate = \"1Mbps\"", "rate = \"0bps\""), ["traffic.0.rate"]);
+        assert_eq!(paths_with(BASE, "rate = \"1Mbps\"", "interval = \"0s\""), ["traffic.0.interval"]);
+        let on_off = BASE
+            .replace("model = \"cbr\"", "model = \"on_off\"\non = \"1s\"\noff = \"1s\"")
+            .replace("rate = \"1Mbps\"", "peak = \"1Mbps\"");
+        assert_eq!(problems(&on_off), vec![]);
+        assert_eq!(
+            paths_with(&on_off, "peak = \"1Mbps\"", "peak = \"1Mbps\"\ninterval = \"1ms\""),
+            ["traffic.0.interval"]
+        );
+        assert_eq!(paths_with(&on_off, "peak = \"1Mbps\"\n", ""), ["traffic.0.peak"]);
+        assert_eq!(
+            paths_with(&on_off, "on = \"1s\"\noff = \"1s\"", "on = \"0s\"\noff = \"0s\""),
+            ["traffic.0.on", "traffic.0.off"]
+        );
+    }
+
+    #[test]
+    fn poisson_rates_must_be_positive_and_pareto_shapes_above_one() {
+        let p = BASE.replace("model = \"cbr\"", "model = \"poisson\"");
+        assert_eq!(problems(&p), vec![]);
+        assert_eq!(paths_with(&p, "rate = \"1Mbps\"", "rate = \"0bps\""), ["traffic.0.rate"]);
+        let pareto = BASE
+            .replace("model = \"cbr\"", "model = \"on_off\"\non = \"1s\"\noff = \"1s\"\ndist = \"pareto\"")
+            .replace("rate = \"1Mbps\"", "peak = \"1Mbps\"");
+        assert_eq!(problems(&pareto), vec![], "the default shape is 1.5");
+        assert_eq!(paths_with(&pareto, "dist = \"pareto\"", "dist = \"pareto\"\nshape = 0.9"), ["traffic.0.shape"]);
+        assert_eq!(paths_with(&pareto, "dist = \"pareto\"", "dist = \"pareto\"\nshape = inf"), ["traffic.0.shape"]);
+        // The shape is unused with exponential periods.
+        assert_eq!(
+            paths_with(&pareto, "dist = \"pareto\"", "dist = \"exponential\"\nshape = 0.5"),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn payloads_are_at_least_a_byte_and_packets_fit_an_ip_packet() {
+        assert_eq!(paths_with(BASE, "size = \"1000B\"", "size = \"0B\""), ["traffic.0.size"]);
+        assert_eq!(paths_with(BASE, "size = \"1000B\"", "size = \"65000B\"\nheader = \"536B\""), ["traffic.0.size"]);
+        assert_eq!(paths_with(BASE, "size = \"1000B\"", "size = \"65000B\"\nheader = \"535B\""), Vec::<String>::new());
+        assert_eq!(
+            paths_with(BASE, "size = \"1000B\"", "size = { base = \"0B\", exp_mean = \"100B\" }"),
+            ["traffic.0.size.base"]
+        );
+        assert_eq!(
+            paths_with(BASE, "size = \"1000B\"", "size = { base = \"1B\", exp_mean = \"1MB\" }"),
+            ["traffic.0.size.exp_mean"]
+        );
+    }
+
+    #[test]
+    fn dscp_start_stop_and_reserve_are_checked() {
+        assert_eq!(paths_with(BASE, "size = \"1000B\"", "size = \"1000B\"\ndscp = 64"), ["traffic.0.dscp"]);
+        assert_eq!(paths_with(BASE, "size = \"1000B\"", "size = \"1000B\"\nstart = \"10s\""), ["traffic.0.start"]);
+        assert_eq!(
+            paths_with(BASE, "size = \"1000B\"", "size = \"1000B\"\nstart = \"2s\"\nstop = \"2s\""),
+            ["traffic.0.stop"]
+        );
+        assert_eq!(paths_with(BASE, "size = \"1000B\"", "size = \"1000B\"\nstop = \"20s\""), Vec::<String>::new());
+        assert_eq!(paths_with(BASE, "size = \"1000B\"", "size = \"1000B\"\nreserve = \"0bps\""), ["traffic.0.reserve"]);
+    }
+
+    #[test]
+    fn arrival_processes_are_checked() {
+        let a = |arr: &str| paths_with(BASE, "size = \"1000B\"", &format!("size = \"1000B\"\narrivals = {arr}"));
+        let none = Vec::<String>::new();
+        assert_eq!(a("{ process = \"poisson\", rate = 2.0, lifetime = \"1s\" }"), none);
+        assert_eq!(a("{ process = \"poisson\", rate = 0.0, lifetime = \"1s\" }"), ["traffic.0.arrivals.rate"]);
+        assert_eq!(a("{ process = \"poisson\", rate = nan, lifetime = \"1s\" }"), ["traffic.0.arrivals.rate"]);
+        assert_eq!(a("{ process = \"poisson\", rate = 1.0, lifetime = \"0s\" }"), ["traffic.0.arrivals.lifetime"]);
+        assert_eq!(
+            a("{ process = \"poisson\", rate = 1.0, lifetime = \"1s\", max_flows = 0 }"),
+            ["traffic.0.arrivals.max_flows"]
+        );
+        assert_eq!(
+            a("{ process = \"batch_poisson\", rate = 1.0, batch_mean = 0.5, lifetime = \"1s\" }"),
+            ["traffic.0.arrivals.batch_mean"]
+        );
+        assert_eq!(a("{ process = \"batch_poisson\", rate = 1.0, batch_mean = 1.0, lifetime = \"1s\" }"), none);
+        assert_eq!(a("{ process = \"keep_alive\", alive = 0, lifetime = \"1s\" }"), ["traffic.0.arrivals.alive"]);
+        assert_eq!(a("{ process = \"keep_alive\", alive = 3, lifetime = \"1s\" }"), none);
+        assert_eq!(a("{ process = \"replay\", file = \"\" }"), ["traffic.0.arrivals.file"]);
+    }
+
+    #[test]
+    fn replay_files_are_looked_up_in_the_base_dir() {
+        let dir = std::env::temp_dir().join(format!("qoslab-validate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("f.csv"), "start_s,lifetime_s\n").unwrap();
+        let t =
+            BASE.replace("size = \"1000B\"", "size = \"1000B\"\narrivals = { process = \"replay\", file = \"f.csv\" }");
+        let found = problems_in(&t, Some(&dir));
+        let missing = problems_in(&t, Some(&dir.join("elsewhere")));
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(found, vec![]);
+        assert_eq!(missing.len(), 1);
+        assert!(missing[0].1.contains("elsewhere/f.csv"), "{missing:?}");
+    }
+}

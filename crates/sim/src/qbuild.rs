@@ -63,10 +63,12 @@ pub fn build_queue(spec: &QueueSpec, link_rate: Rate) -> Result<Queue, QueueBuil
                     children,
                 ))),
                 ClassifyBy::Dscp => {
-                    // DSCP 46 (EF) and class selectors map to bands by
-                    // precedence (DSCP >> 3), highest precedence first.
+                    // The eight precedences (DSCP >> 3) are spread evenly
+                    // over the bands, highest first: band = (7 - prec) * n / 8.
+                    // With two bands EF (46, precedence 5) and CS4-CS7 go
+                    // first, everything else second.
                     let n = children.len();
-                    let map = (0..64u8).map(|d| (7 - (d >> 3) as usize).min(n - 1)).collect::<Vec<_>>();
+                    let map = (0..64u8).map(|d| (7 - (d >> 3) as usize) * n / 8).collect::<Vec<_>>();
                     Queue::new(Box::new(Classful::new(DscpClassifier { map }, StrictPriority, children)))
                 }
             }

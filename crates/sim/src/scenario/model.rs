@@ -222,8 +222,8 @@ pub enum ClassifyBy {
     /// The packet's class tag (set by its traffic group's `class`).
     #[default]
     Class,
-    /// The DSCP's precedence (DSCP >> 3): band = min(7 - precedence, bands - 1),
-    /// so precedence 7 goes to band 0 and the lowest precedences share the last band.
+    /// The DSCP's precedence (DSCP >> 3), spread evenly over the bands,
+    /// highest first: band = (7 - precedence) * bands / 8.
     Dscp,
 }
 

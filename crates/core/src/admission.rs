@@ -114,5 +114,37 @@ mod tests {
         assert!(d.admitted());
         assert_eq!(d.reason().rule, "admit_all");
         assert_eq!(a.admitted(), 1);
+        assert_eq!(d.reason().estimate, 64_000.0);
+        assert_eq!(d.reason().threshold, f64::INFINITY);
+    }
+
+    #[test]
+    fn admit_all_counts_every_request_and_ignores_the_hooks() {
+        let mut a = AdmitAll::default();
+        assert_eq!(a.kind(), "admit_all");
+        for i in 0..5 {
+            let req = FlowRequest { flow: FlowId(i), class: ClassTag(0), rate: Rate::mbps(1), depth: Bytes(1500) };
+            assert!(a.request(Time(i as u64), &req).admitted());
+            a.on_departure(Time(i as u64), FlowId(i));
+            a.on_sample(Time(i as u64), &LoadSample { at: Time(i as u64), interval: Dur::from_ms(1), bits: 1 });
+        }
+        assert_eq!(a.admitted(), 5);
+        assert_eq!(a.next_deadline(), None);
+    }
+
+    #[test]
+    fn decision_reason_is_available_for_both_outcomes() {
+        let why = DecisionReason { rule: "v*mu > r + nu_hat", estimate: 9.5e6, threshold: 9.0e6 };
+        let d = Decision::Reject(why.clone());
+        assert!(!d.admitted());
+        assert_eq!(d.reason(), &why);
+        assert!(Decision::Admit(why.clone()).admitted());
+    }
+
+    #[test]
+    fn load_sample_rate_is_bits_over_interval() {
+        let s = LoadSample { at: Time(1_000_000_000), interval: Dur::from_ms(100), bits: 2_500_000 };
+        assert!((s.rate_bps() - 25_000_000.0).abs() < 1e-6);
+        assert_eq!(LoadSample { interval: Dur::ZERO, ..s }.rate_bps(), 0.0);
     }
 }

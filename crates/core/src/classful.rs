@@ -10,7 +10,9 @@
 //! Strict priority is work-conserving across children: a child that holds
 //! packets but answers `NotBefore(t)` (a shaper) lets lower children be
 //! served, as Linux `prio` does; if no child can send, the earliest
-//! `NotBefore` is returned.
+//! `NotBefore` is returned. Children are polled in order, empty ones
+//! included (Linux `prio` does the same), so a RED child sees its queue
+//! found empty and starts its idle period; see `docs/mechanisms/strict_priority.md`.
 
 use crate::packet::{ClassTag, Packet};
 use crate::qdisc::{Backlog, Dequeue, DropReason, Dropped, ProbeSink, Qdisc, Queue, Verdict};
@@ -66,10 +68,10 @@ impl Scheduler for StrictPriority {
     #[inline]
     fn dequeue(&mut self, now: Time, children: &mut [Queue]) -> Dequeue {
         let mut earliest: Option<Time> = None;
+        // Every child is asked in order, the empty ones too, as Linux `prio`
+        // does: a child that tracks idle periods (RED's idle-time decay)
+        // must see its queue found empty, or its average never decays.
         for c in children.iter_mut() {
-            if c.backlog().is_empty() {
-                continue;
-            }
             match c.dequeue(now) {
                 Dequeue::Packet(p) => return Dequeue::Packet(p),
                 Dequeue::NotBefore(t) => earliest = Some(earliest.map_or(t, |e| e.min(t))),
@@ -192,6 +194,37 @@ mod tests {
         .collect();
         assert_eq!(order, vec![2, 4, 1, 3]);
         assert_eq!(q.stats().departures, 4);
+    }
+
+    #[test]
+    fn strict_priority_lets_a_red_child_decay_over_idle_time() {
+        use crate::red::{Red, RedConfig};
+        use crate::units::Rate;
+        let mut rng = crate::rng::stream(1, 0);
+        let cfg = RedConfig { w_q: 0.5, ..RedConfig::new(Limit::packets(100), 50.0, 60.0) };
+        let red = Queue::new(Box::new(Red::new(cfg, Rate::mbps(25)).unwrap())); // s = 320 us
+        let mut c = Classful::new(TagClassifier::identity(2), StrictPriority, vec![child(10), red]);
+        let red_avg = |c: &Classful<TagClassifier, StrictPriority>| {
+            let mut avg = f64::NAN;
+            c.probe(&mut |name, v| {
+                if name == "red_avg" {
+                    avg = v
+                }
+            });
+            avg
+        };
+        for i in 0..4 {
+            c.enqueue(Time(0), pkt(i, 1), &mut rng);
+        }
+        let before = red_avg(&c);
+        assert!(before > 0.0);
+        for _ in 0..4 {
+            assert!(matches!(c.dequeue(Time(1_000)), Dequeue::Packet(_)));
+        }
+        assert_eq!(c.dequeue(Time(2_000)), Dequeue::Empty); // the link goes idle at 2 us
+        c.enqueue(Time(2_000 + 640_000), pkt(9, 1), &mut rng); // idle for m = 2 packet times
+        let after = red_avg(&c);
+        assert!((after - before * 0.25).abs() < 1e-12, "idle decay (1 - w_q)^2: {after} vs {}", before * 0.25);
     }
 
     #[test]

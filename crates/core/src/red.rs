@@ -1,8 +1,11 @@
 //! RED: Random Early Detection (Floyd & Jacobson 1993, "Random Early
 //! Detection Gateways for Congestion Avoidance", IEEE/ACM ToN 1(4)).
-//! Seed 001 (§2) uses it as the baseline and as the core of CBT, D-CBT and
-//! ChIPS; those reuse the pure functions in [`algo`], as Linux's `red.h`
-//! serves red, choke and gred.
+//! Seed 001 uses it as the baseline and as the core of CBT, D-CBT and
+//! ChIPS (it describes RED in §1, builds CBT/D-CBT on its average in §3 and
+//! §3.1, gives min_th 5 / max_th 15 in §3.2 and §6.3 and the 60-packet
+//! queue in §5; its §2 omits queue management); those reuse the pure
+//! functions in [`algo`], as Linux's `red.h` serves red, choke and gred.
+//! See `docs/mechanisms/red.md`.
 //!
 //! On every arrival (FJ93 §4, Fig. 2):
 //!
@@ -48,6 +51,8 @@
 //! - In the forced region ECN-capable packets are dropped, not marked
 //!   (FJ93 "mark" = drop; RFC 3168 §7 leaves forced marking optional).
 //! - Gentle mode applies the count spacing in the gentle region too (ns-2).
+//! - Inside strict priority the scheduler polls empty bands too, so a RED
+//!   band still sees its queue found empty and decays (see classful.rs).
 
 use crate::error::ConfigError;
 use crate::packet::Packet;
@@ -203,7 +208,8 @@ pub mod algo {
         }
     }
 
-    /// `p_a = p_b / (1 - count p_b)`, 1 when `count p_b >= 1` (FJ93 §7).
+    /// `p_a = p_b / (1 - count p_b)`, 1 when `count p_b >= 1` (FJ93 Fig. 2
+    /// and its section "Calculating the packet-marking probability").
     #[inline]
     pub fn spaced(p_b: f64, count: i64) -> f64 {
         let c = count as f64 * p_b;

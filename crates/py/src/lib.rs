@@ -1,1 +1,123 @@
-//! qoslab-py: the native module `qoslab._core` (being written).
+//! qoslab-py: the native module `qoslab._core`. Thin: convert the
+//! arguments, call the simulator, convert the result. The public Python
+//! API (`python/qoslab`) wraps these functions; `_core.pyi` types them.
+//!
+//! - [`version`], [`schema`]: the crate version; the scenario JSON Schema.
+//! - [`validate`]: scenario text to its echo (JSON, defaults filled in).
+//! - [`run`]: scenario text to `{"summary": json, "flows": {..}, ...}`,
+//!   with the GIL released during the run. The progress closure takes the
+//!   GIL back at most ten times per wall-second to call the Python
+//!   callback and check for signals, so Ctrl-C stops a long run.
+//! - [`red_replay::red_replay`]: a scripted RED, for the reference tests.
+//! - [`error`]: the exception classes and the `SimError` mapping.
+
+mod convert;
+mod error;
+mod red_replay;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use qoslab_sim::scenario::load::load_str;
+use qoslab_sim::{RunOptions, SimError};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Minimum wall time between two calls into Python from a running simulation.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
+/// The qoslab version (the Rust crates' version).
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// The JSON Schema of the scenario format, pretty-printed.
+#[pyfunction]
+fn schema() -> String {
+    qoslab_sim::scenario::schema::json_schema()
+}
+
+/// Loads and validates a scenario; returns its echo as JSON.
+#[pyfunction]
+#[pyo3(signature = (text, origin = "<string>", overrides = Vec::new()))]
+fn validate(py: Python<'_>, text: &str, origin: &str, overrides: Vec<String>) -> PyResult<String> {
+    let sc = load_str(text, origin, &overrides).map_err(|e| error::to_py(py, e))?;
+    serde_json::to_string(&sc).map_err(|e| error::SimulationError::new_err(format!("scenario echo: {e}")))
+}
+
+/// Loads, validates and runs a scenario.
+#[pyfunction]
+#[pyo3(signature = (text, origin = "<string>", seed = None, overrides = Vec::new(), base_dir = None, progress = None))]
+fn run<'py>(
+    py: Python<'py>,
+    text: &str,
+    origin: &str,
+    seed: Option<u64>,
+    overrides: Vec<String>,
+    base_dir: Option<PathBuf>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let sc = load_str(text, origin, &overrides).map_err(|e| error::to_py(py, e))?;
+    let seed = seed.unwrap_or(sc.seed);
+    let base_dir = base_dir.unwrap_or_else(|| PathBuf::from("."));
+    // An error raised in Python during the run (the callback's, or a
+    // KeyboardInterrupt from a signal) is kept here and re-raised after.
+    let mut raised: Option<PyErr> = None;
+    let outcome = py.detach(|| {
+        let mut last = Instant::now();
+        let mut tick = |frac: f64| -> bool {
+            if last.elapsed() < PROGRESS_EVERY {
+                return true;
+            }
+            last = Instant::now();
+            Python::attach(|py| {
+                let r = py.check_signals().and_then(|()| match &progress {
+                    Some(cb) => cb.call1(py, (frac,)).map(drop),
+                    None => Ok(()),
+                });
+                match r {
+                    Ok(()) => true,
+                    Err(e) => {
+                        raised = Some(e);
+                        false
+                    }
+                }
+            })
+        };
+        let opts = RunOptions { seed, base_dir, progress: Some(&mut tick) };
+        catch_unwind(AssertUnwindSafe(|| qoslab_sim::run::run(&sc, opts)))
+    });
+    let out = match outcome {
+        Ok(Ok(out)) => out,
+        Ok(Err(SimError::Interrupted)) if raised.is_some() => return Err(raised.take().expect("checked")),
+        Ok(Err(e)) => return Err(error::to_py(py, e)),
+        Err(panic) => {
+            return Err(error::SimulationError::new_err(format!(
+                "the simulator panicked (a qoslab bug; please report it with the scenario): {}",
+                error::panic_message(&*panic)
+            )))
+        }
+    };
+    let np = py.import("numpy")?;
+    let d = PyDict::new(py);
+    let summary = serde_json::to_string(&out.summary)
+        .map_err(|e| error::SimulationError::new_err(format!("summary to JSON: {e}")))?;
+    d.set_item("summary", summary)?;
+    d.set_item("flows", convert::table(&np, &out.flows)?)?;
+    d.set_item("queues", convert::table(&np, &out.queues)?)?;
+    d.set_item("series", convert::table(&np, &out.series)?)?;
+    d.set_item("events", convert::table(&np, &out.events)?)?;
+    Ok(d)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(red_replay::red_replay, m)?)?;
+    error::register(m)?;
+    Ok(())
+}

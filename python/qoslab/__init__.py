@@ -1,0 +1,54 @@
+"""qoslab: a laboratory for router quality-of-service mechanisms.
+
+::
+
+    import qoslab
+    sc = qoslab.load("scenarios/examples/red_dumbbell.toml", overrides=["duration=10s"])
+    res = qoslab.run(sc, seed=1)
+    res.queues[["name", "arrivals", "drops_early_random", "drops_forced"]]
+    res.save("results/red_dumbbell")
+
+Importing qoslab is light: pandas, pyarrow and matplotlib are imported
+only when a result table, a Parquet file or a figure is first needed.
+"""
+
+from __future__ import annotations
+
+from . import queues, topology, traffic
+from ._core import version as _core_version
+from .api import load, run
+from .errors import ConfigError, ReproductionError, ScenarioFileError, SimulationError
+from .result import Result
+from .scenario import Scenario
+
+__version__: str = _core_version()
+
+
+def version() -> str:
+    """The qoslab version."""
+    return __version__
+
+
+def schema() -> str:
+    """The JSON Schema of the scenario format (pretty-printed JSON)."""
+    from ._core import schema as _schema
+
+    return _schema()
+
+
+__all__ = [
+    "ConfigError",
+    "ReproductionError",
+    "Result",
+    "Scenario",
+    "ScenarioFileError",
+    "SimulationError",
+    "load",
+    "queues",
+    "run",
+    "schema",
+    "topology",
+    "traffic",
+    "version",
+    "__version__",
+]

@@ -1,0 +1,78 @@
+"""Human units for the builders: Python numbers to the scenario format's strings.
+
+The scenario format spells quantities with units (``"25Mbps"``, ``"20ms"``,
+``"1000B"``, ``"60pkts"``) and the core parses them. The builders accept
+either those strings (passed through unchanged, so the core reports any
+mistake with the field's path) or plain numbers in base units:
+
+========  ======================  ===========================
+kind      number means            example
+========  ======================  ===========================
+rate      bits per second (int)   ``25_000_000`` -> "25Mbps"
+duration  seconds (int or float)  ``0.02`` -> "20ms"
+size      bytes (int)             ``1000`` -> "1000B"
+limit     packets (int)           ``60`` -> "60pkts"
+========  ======================  ===========================
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Union
+
+Quantity = Union[str, int, float]
+
+_NS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
+
+
+def _whole(value: object, what: str, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{field}: expected a {what} as a string with a unit or a number, got {value!r}")
+    if isinstance(value, Integral):
+        return int(value)
+    f = float(value)
+    if not f.is_integer():
+        raise ValueError(f"{field}: {value!r} is not a whole number of {what}")
+    return int(f)
+
+
+def rate(value: Quantity, field: str = "rate") -> str:
+    """A rate: ``"25Mbps"`` as is, or an int in bit/s."""
+    if isinstance(value, str):
+        return value
+    bps = _whole(value, "bits per second", field)
+    for unit, k in (("Gbps", 10**9), ("Mbps", 10**6), ("kbps", 10**3)):
+        if bps and bps % k == 0:
+            return f"{bps // k}{unit}"
+    return f"{bps}bps"
+
+
+def dur(value: Quantity, field: str = "duration") -> str:
+    """A duration: ``"20ms"`` as is, or a number of seconds (rounded to the nanosecond)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{field}: expected a duration such as \"20ms\" or a number of seconds, got {value!r}")
+    ns = round(float(value) * 1e9) if not isinstance(value, Integral) else int(value) * _NS["s"]
+    if ns == 0:
+        return "0s"
+    for unit, k in _NS.items():
+        if ns % k == 0:
+            return f"{ns // k}{unit}"
+    raise AssertionError("unreachable: every integer is a multiple of 1 ns")
+
+
+def size(value: Quantity, field: str = "size") -> str:
+    """A size: ``"1500B"`` as is, or an int in bytes."""
+    if isinstance(value, str):
+        return value
+    return f"{_whole(value, 'bytes', field)}B"
+
+
+def limit(value: Union[Quantity, tuple, list], field: str = "limit") -> Union[str, list]:
+    """A queue limit: ``"60pkts"``/``"64kB"`` as is, an int in packets, or a pair of both."""
+    if isinstance(value, (tuple, list)):
+        return [limit(v, field) for v in value]  # type: ignore[misc]
+    if isinstance(value, str):
+        return value
+    return f"{_whole(value, 'packets', field)}pkts"

@@ -1,0 +1,52 @@
+"""The two calls most users need: :func:`load` and :func:`run`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional, Union
+
+from . import _core
+from .result import Result
+from .scenario import Override, Scenario
+
+
+def load(path: Union[str, os.PathLike], *, overrides: Iterable[Override] = ()) -> Scenario:
+    """Reads and validates a scenario file.
+
+    ``overrides`` are ``"key.path=value"`` strings (as ``qoslab run --set``)
+    or ``(key, value)`` pairs. Raises :class:`qoslab.ScenarioFileError` if the
+    file cannot be read and :class:`qoslab.ConfigError` (with every problem
+    in ``.diagnostics``) if it is invalid.
+    """
+    return Scenario.load(path, overrides=overrides)
+
+
+def run(scenario: Union[Scenario, str, os.PathLike], *, seed: Optional[int] = None,
+        overrides: Iterable[Override] = (), progress: Optional[Callable[[float], Any]] = None,
+        out: Union[str, os.PathLike, None] = None) -> Result:
+    """Runs a scenario (a :class:`Scenario` or a path to a TOML file).
+
+    - ``seed``: overrides the scenario's seed; every random choice derives from it.
+    - ``overrides``: more ``key.path=value`` overrides, applied after the scenario's own.
+    - ``progress``: called with the fraction of simulated time done, at most
+      ten times per second of wall time, from the thread that called ``run``
+      (an exception it raises stops the run and propagates).
+    - ``out``: if given, the result folder is written there (see :meth:`Result.save`).
+
+    The simulation runs without the GIL; Ctrl-C stops it with ``KeyboardInterrupt``.
+    """
+    if not isinstance(scenario, Scenario):
+        scenario = Scenario.load(scenario, overrides=overrides)
+    elif overrides:
+        scenario = scenario.with_overrides(*overrides)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
+        raise ValueError(f"seed must be an integer in [0, 2^64), got {seed!r}")
+    raw = _core.run(scenario.text, scenario.origin, seed, list(scenario.overrides), str(scenario.base_dir),
+                    progress)
+    result = Result._from_core(raw)
+    if progress is not None:
+        progress(1.0)
+    if out is not None:
+        result.save(Path(out))
+    return result

@@ -1,0 +1,59 @@
+"""Queue-discipline builders: each returns the scenario table of one queue.
+
+Use them wherever a scenario takes a queue (a link's ``queue``, a
+topology's ``default_queue``, the bands of :func:`prio`)::
+
+    from qoslab import queues
+    red = queues.red(limit=60, min_th=5, max_th=15)          # FJ93 defaults for the rest
+    fifo = queues.fifo(limit="60pkts")
+
+Only the parameters given are written; the core fills in the documented
+defaults and checks every value when the scenario is validated (see
+``docs/mechanisms/red.md`` and ``docs/scenarios.md``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from . import _units
+from ._units import Quantity
+
+
+def fifo(*, limit: Any) -> dict[str, Any]:
+    """Drop-tail FIFO. ``limit``: packets (int), ``"60pkts"``, ``"64kB"``, or both as a pair."""
+    return {"type": "fifo", "limit": _units.limit(limit)}
+
+
+def red(
+    *,
+    limit: Any,
+    min_th: float,
+    max_th: float,
+    max_p: Optional[float] = None,
+    w_q: Optional[float] = None,
+    gentle: Optional[bool] = None,
+    ecn: Optional[bool] = None,
+    mode: Optional[str] = None,
+    mean_pkt_size: Optional[Quantity] = None,
+) -> dict[str, Any]:
+    """RED (Floyd & Jacobson 1993).
+
+    ``min_th``/``max_th`` are in packets (bytes when ``mode="bytes"``);
+    defaults: ``max_p`` 0.1, ``w_q`` 0.002, not gentle, no ECN, packet mode,
+    ``mean_pkt_size`` 1000 B.
+    """
+    q: dict[str, Any] = {"type": "red", "limit": _units.limit(limit), "min_th": min_th, "max_th": max_th}
+    optional = {"max_p": max_p, "w_q": w_q, "gentle": gentle, "ecn": ecn, "mode": mode}
+    q.update({k: v for k, v in optional.items() if v is not None})
+    if mean_pkt_size is not None:
+        q["mean_pkt_size"] = _units.size(mean_pkt_size, "mean_pkt_size")
+    return q
+
+
+def prio(*, bands: Sequence[dict[str, Any]], classify_by: Optional[str] = None) -> dict[str, Any]:
+    """Strict priority over ``bands`` (band 0 first), classified by packet class tag or ``"dscp"``."""
+    q: dict[str, Any] = {"type": "prio", "bands": list(bands)}
+    if classify_by is not None:
+        q["classify_by"] = classify_by
+    return q

@@ -1,0 +1,236 @@
+"""Run results: a JSON summary and four tables, in memory and on disk.
+
+A :class:`Result` holds what one run produced (see ``docs/results.md`` for
+every column). Tables are kept as Apache Arrow tables with explicit
+schemas and turned into pandas DataFrames only when asked for
+(``result.flows`` etc.), so pandas and pyarrow are imported on first use,
+never by ``import qoslab``.
+
+On disk (:meth:`Result.save`) a result is a folder::
+
+    summary.json      the core's summary, in its key order, indented by 2
+    flows.parquet     one row per flow
+    queues.parquet    one row per queue
+    series.parquet    long form: t_s, entity_kind, entity_id, metric, value
+    events.parquet    flow start/end, admission decisions
+
+The writer options are fixed and no timestamp is written, so the same run
+gives byte-identical files. The folder is written under a hidden temporary
+name beside the target and renamed into place only once complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    import pyarrow as pa
+
+TABLES = ("flows", "queues", "series", "events")
+
+#: Parquet writer options: fixed so that output is byte-identical run to run.
+PARQUET_OPTIONS: Mapping[str, Any] = {
+    "version": "2.6",
+    "compression": "zstd",
+    "compression_level": 3,
+    "use_dictionary": True,
+    "write_statistics": True,
+    "data_page_version": "1.0",
+    "store_schema": True,
+}
+
+
+def _arrow_table(columns: Mapping[str, Any]) -> "pa.Table":
+    """An Arrow table from the core's columns, typed by their NumPy dtypes
+    (``<f8`` float64, ``<i8`` int64, ``<u8`` uint64, ``|b1`` bool; lists of
+    ``str`` string)."""
+    import numpy as np
+    import pyarrow as pa
+
+    fields, arrays = [], []
+    for name, col in columns.items():
+        if isinstance(col, np.ndarray):
+            typ = {"f": pa.float64(), "i": pa.int64(), "u": pa.uint64(), "b": pa.bool_()}.get(col.dtype.kind)
+            if typ is None or (col.dtype.kind != "b" and col.dtype.itemsize != 8):
+                raise TypeError(f"column {name}: unsupported dtype {col.dtype}")
+            arr = pa.array(col, type=typ)
+        else:
+            typ = pa.string()
+            arr = pa.array(col, type=typ)
+        fields.append(pa.field(name, typ, nullable=False))
+        arrays.append(arr)
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+class Result:
+    """What one run produced: ``summary`` (dict) and the tables ``flows``,
+    ``queues``, ``series``, ``events`` (pandas DataFrames, built on first use)."""
+
+    __slots__ = ("_summary", "_raw", "_arrow", "_frames", "_path")
+
+    def __init__(self, summary: Mapping[str, Any], tables: Mapping[str, Any], *,
+                 path: Optional[Path] = None) -> None:
+        missing = [t for t in TABLES if t not in tables]
+        if missing:
+            raise ValueError(f"result is missing tables: {', '.join(missing)}")
+        self._summary = dict(summary)
+        # Each table is either the core's columns (a dict) or an Arrow table.
+        self._raw = {t: tables[t] for t in TABLES}
+        self._arrow: dict[str, "pa.Table"] = {}
+        self._frames: dict[str, "pd.DataFrame"] = {}
+        self._path = path
+
+    @classmethod
+    def _from_core(cls, out: Mapping[str, Any]) -> "Result":
+        return cls(json.loads(out["summary"]), {t: out[t] for t in TABLES})
+
+    # -- summary ------------------------------------------------------
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """``summary.json`` as a dict, in the core's key order."""
+        return self._summary
+
+    @property
+    def scenario(self) -> dict[str, Any]:
+        """The scenario echo (defaults filled in)."""
+        return dict(self._summary.get("scenario", {}))
+
+    @property
+    def name(self) -> str:
+        return str(self.scenario.get("name", ""))
+
+    @property
+    def seed(self) -> Optional[int]:
+        s = self._summary.get("seed")
+        return int(s) if s is not None else None
+
+    @property
+    def path(self) -> Optional[Path]:
+        """The folder this result was saved to or loaded from, if any."""
+        return self._path
+
+    @property
+    def bottleneck(self) -> Optional[str]:
+        """Name of the topology preset's bottleneck queue (e.g. ``r0->sink0``), if it has one."""
+        b = self._summary.get("bottleneck")
+        if isinstance(b, str):
+            return b
+        if isinstance(b, Mapping):
+            for key in ("name", "queue"):
+                if isinstance(b.get(key), str):
+                    return str(b[key])
+        return None
+
+    # -- tables -------------------------------------------------------
+
+    def arrow(self, table: str) -> "pa.Table":
+        """One table as a ``pyarrow.Table`` with its explicit schema."""
+        if table not in TABLES:
+            raise KeyError(f"no table {table!r}; tables: {', '.join(TABLES)}")
+        if table not in self._arrow:
+            raw = self._raw[table]
+            self._arrow[table] = raw if not isinstance(raw, Mapping) else _arrow_table(raw)
+        return self._arrow[table]
+
+    def table(self, table: str) -> "pd.DataFrame":
+        """One table as a pandas DataFrame (cached; do not modify it in place)."""
+        if table not in self._frames:
+            self._frames[table] = self.arrow(table).to_pandas()
+        return self._frames[table]
+
+    @property
+    def flows(self) -> "pd.DataFrame":
+        """One row per flow."""
+        return self.table("flows")
+
+    @property
+    def queues(self) -> "pd.DataFrame":
+        """One row per queue (classful children included)."""
+        return self.table("queues")
+
+    @property
+    def series(self) -> "pd.DataFrame":
+        """Sampled time series, long form: ``t_s``, ``entity_kind``, ``entity_id``, ``metric``, ``value``."""
+        return self.table("series")
+
+    @property
+    def events(self) -> "pd.DataFrame":
+        """Flow start/end and admission decisions."""
+        return self.table("events")
+
+    def metric(self, entity_id: str, metric: str, entity_kind: Optional[str] = None) -> "pd.DataFrame":
+        """The ``t_s``/``value`` rows of one series, in time order."""
+        s = self.series
+        mask = (s["entity_id"] == entity_id) & (s["metric"] == metric)
+        if entity_kind is not None:
+            mask &= s["entity_kind"] == entity_kind
+        return s.loc[mask, ["t_s", "value"]].sort_values("t_s", kind="stable").reset_index(drop=True)
+
+    def queue(self, name: str) -> "pd.Series":
+        """The ``queues`` row of the queue called ``name``."""
+        q = self.queues
+        rows = q[q["name"] == name]
+        if len(rows) != 1:
+            raise KeyError(f"no queue named {name!r}; queues: {', '.join(map(str, q['name']))}")
+        return rows.iloc[0]
+
+    # -- disk ---------------------------------------------------------
+
+    def save(self, directory: Union[str, os.PathLike]) -> Path:
+        """Writes the result folder atomically; replaces an existing one only once the new one is
+        complete. Returns the folder's path."""
+        import pyarrow.parquet as pq
+
+        target = Path(directory)
+        parent = target.parent
+        parent.mkdir(parents=True, exist_ok=True)
+        tag = uuid.uuid4().hex[:12]
+        tmp = parent / f".{target.name}.tmp-{tag}"
+        tmp.mkdir()
+        try:
+            with open(tmp / "summary.json", "w", encoding="utf-8") as f:
+                json.dump(self._summary, f, indent=2, ensure_ascii=False, allow_nan=True)
+                f.write("\n")
+            for t in TABLES:
+                pq.write_table(self.arrow(t), tmp / f"{t}.parquet", **PARQUET_OPTIONS)
+            for p in tmp.iterdir():
+                with open(p, "rb") as f:
+                    os.fsync(f.fileno())
+            if target.exists() or target.is_symlink():
+                old = parent / f".{target.name}.old-{tag}"
+                os.replace(target, old)
+                os.replace(tmp, target)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(tmp, target)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        self._path = target
+        return target
+
+    @classmethod
+    def load(cls, directory: Union[str, os.PathLike]) -> "Result":
+        """Reads a result folder written by :meth:`save` (or by ``qoslab run``)."""
+        import pyarrow.parquet as pq
+
+        d = Path(directory)
+        try:
+            with open(d / "summary.json", encoding="utf-8") as f:
+                summary = json.load(f)
+            tables = {t: pq.read_table(d / f"{t}.parquet") for t in TABLES}
+        except FileNotFoundError as e:
+            raise FileNotFoundError(e.errno, f"{d}: not a complete result folder ({e.filename} is missing)",
+                                    e.filename) from None
+        return cls(summary, tables, path=d)
+
+    def __repr__(self) -> str:
+        where = f", path={str(self._path)!r}" if self._path else ""
+        return f"Result(name={self.name!r}, seed={self.seed!r}{where})"

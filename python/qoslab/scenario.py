@@ -1,0 +1,227 @@
+"""Scenarios: TOML text validated by the core.
+
+A :class:`Scenario` is the text of a scenario file, where it came from
+(for error messages and relative paths) and the ``--set`` style
+overrides to apply. The core parses, overrides and validates it; nothing
+is interpreted twice. Build one from a file (:func:`qoslab.load`), from
+text (:meth:`Scenario.from_toml`) or with the keyword-only builders
+(:meth:`Scenario.build`, :meth:`Scenario.dumbbell`), which write TOML with
+tomli-w and validate it at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence, Union
+
+from . import _core, _units
+from ._units import Quantity
+from .errors import ScenarioFileError
+
+Override = Union[str, tuple[str, Any]]
+
+
+def _override_text(o: Override) -> str:
+    """``"key.path=value"`` as is; ``(key, value)`` with the value written as TOML."""
+    if isinstance(o, str):
+        if "=" not in o:
+            raise ValueError(f"override {o!r}: expected key.path=value")
+        return o
+    if isinstance(o, tuple) and len(o) == 2 and isinstance(o[0], str):
+        import tomli_w
+
+        value = tomli_w.dumps({"v": o[1]}).strip()
+        if not value.startswith("v = "):
+            raise ValueError(f"override {o!r}: the value must be a TOML value (number, string, bool, list)")
+        return f"{o[0]}={value[4:]}"
+    raise TypeError(f"override {o!r}: expected 'key.path=value' or a (key, value) pair")
+
+
+def _drop_none(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _drop_none(x) for k, x in v.items() if x is not None}
+    if isinstance(v, list):
+        return [_drop_none(x) for x in v]
+    return v
+
+
+class Scenario:
+    """A scenario: TOML text, its origin, its base directory and overrides.
+
+    Instances are immutable; :meth:`with_overrides` returns a new one.
+    """
+
+    __slots__ = ("_text", "_origin", "_base_dir", "_overrides", "_echo")
+
+    def __init__(self, text: str, *, origin: str = "<string>", base_dir: Union[str, os.PathLike, None] = None,
+                 overrides: Iterable[Override] = ()) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"scenario text must be a str, got {type(text).__name__}")
+        self._text = text
+        self._origin = origin
+        self._base_dir = Path(base_dir) if base_dir is not None else Path.cwd()
+        self._overrides = tuple(_override_text(o) for o in overrides)
+        self._echo: Optional[dict[str, Any]] = None
+
+    # -- constructors -------------------------------------------------
+
+    @classmethod
+    def from_toml(cls, text: str, *, origin: str = "<string>",
+                  base_dir: Union[str, os.PathLike, None] = None) -> "Scenario":
+        """Parses and validates ``text``; raises :class:`qoslab.ConfigError` listing every problem."""
+        s = cls(text, origin=origin, base_dir=base_dir)
+        s.validate()
+        return s
+
+    @classmethod
+    def load(cls, path: Union[str, os.PathLike], *, overrides: Iterable[Override] = ()) -> "Scenario":
+        """Reads and validates a scenario file (see :func:`qoslab.load`)."""
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise ScenarioFileError(None, f"not a UTF-8 text file ({e.reason})", str(p)) from None
+        except OSError as e:
+            raise ScenarioFileError(e.errno, e.strerror or str(e), str(p)) from None
+        s = cls(text, origin=str(path), base_dir=p.parent, overrides=overrides)
+        s.validate()
+        return s
+
+    @classmethod
+    def build(cls, *, name: str, duration: Quantity, topology: dict[str, Any],
+              traffic: Sequence[dict[str, Any]] = (), description: Optional[str] = None,
+              seed: Optional[int] = None, metrics: Optional[dict[str, Any]] = None,
+              admission: Optional[dict[str, Any]] = None) -> "Scenario":
+        """A scenario from builder parts (:mod:`qoslab.topology`, :mod:`qoslab.traffic`,
+        :mod:`qoslab.queues`), written as TOML and validated."""
+        import tomli_w
+
+        doc: dict[str, Any] = {"name": name}
+        if description is not None:
+            doc["description"] = description
+        doc["duration"] = _units.dur(duration)
+        if seed is not None:
+            doc["seed"] = seed
+        doc["topology"] = topology
+        if admission is not None:
+            doc["admission"] = admission
+        if metrics is not None:
+            doc["metrics"] = {k: (_units.dur(v, f"metrics.{k}") if k in _METRIC_DURATIONS else v)
+                              for k, v in metrics.items()}
+        if traffic:
+            doc["traffic"] = list(traffic)
+        return cls.from_toml(tomli_w.dumps(_drop_none(doc)), origin=f"<scenario {name}>")
+
+    @classmethod
+    def dumbbell(cls, *, name: str, sources: int, access_rate: Quantity, access_delay: Quantity,
+                 bottleneck_rate: Quantity, bottleneck_delay: Quantity, queue: dict[str, Any],
+                 duration: Quantity, traffic: Sequence[dict[str, Any]] = (), sinks: Optional[int] = None,
+                 routers: Optional[int] = None, egress_rate: Optional[Quantity] = None,
+                 egress_delay: Optional[Quantity] = None, default_queue: Optional[dict[str, Any]] = None,
+                 description: Optional[str] = None, seed: Optional[int] = None,
+                 metrics: Optional[dict[str, Any]] = None) -> "Scenario":
+        """A dumbbell: ``sources`` hosts -> r0 [-> r1] -> sinks, with ``queue`` at the bottleneck.
+
+        Example (the RED reference dumbbell)::
+
+            Scenario.dumbbell(name="red", sources=40, access_rate="100Mbps", access_delay="5ms",
+                              bottleneck_rate="25Mbps", bottleneck_delay="20ms",
+                              queue=queues.red(limit=60, min_th=5, max_th=15), duration="60s",
+                              traffic=[traffic.cbr(name="cbr", flows=40, src="src*", dst="sink0",
+                                                   rate="1Mbps", size=1000, start_jitter="8ms")])
+        """
+        from . import topology as topo
+
+        egress = None
+        if egress_rate is not None or egress_delay is not None:
+            egress = topo.link(rate=egress_rate if egress_rate is not None else access_rate,
+                               delay=egress_delay if egress_delay is not None else access_delay)
+        t = topo.dumbbell(sources=sources, sinks=sinks, routers=routers,
+                          access=topo.link(rate=access_rate, delay=access_delay),
+                          bottleneck=topo.link(rate=bottleneck_rate, delay=bottleneck_delay, queue=queue),
+                          egress=egress, default_queue=default_queue)
+        return cls.build(name=name, duration=duration, topology=t, traffic=traffic, description=description,
+                         seed=seed, metrics=metrics)
+
+    # -- accessors ----------------------------------------------------
+
+    @property
+    def text(self) -> str:
+        """The TOML source, before overrides."""
+        return self._text
+
+    @property
+    def origin(self) -> str:
+        """Where the text came from (a path, or ``<string>``), as used in error messages."""
+        return self._origin
+
+    @property
+    def base_dir(self) -> Path:
+        """Directory that relative paths in the scenario (replay files) resolve against."""
+        return self._base_dir
+
+    @property
+    def overrides(self) -> tuple[str, ...]:
+        """``key.path=value`` overrides applied on top of the text."""
+        return self._overrides
+
+    def validate(self) -> dict[str, Any]:
+        """Validates; returns the echo (every field, defaults filled in) as a dict."""
+        if self._echo is None:
+            self._echo = json.loads(_core.validate(self._text, self._origin, list(self._overrides)))
+        return self._echo
+
+    @property
+    def echo(self) -> dict[str, Any]:
+        """The validated scenario with defaults filled in (what ``summary.json`` echoes)."""
+        return self.validate()
+
+    @property
+    def name(self) -> str:
+        return str(self.echo["name"])
+
+    @property
+    def duration(self) -> str:
+        return str(self.echo["duration"])
+
+    @property
+    def seed(self) -> int:
+        return int(self.echo["seed"])
+
+    def with_overrides(self, *pairs: Override) -> "Scenario":
+        """A copy with more overrides: ``"topology.bottleneck.queue.max_th=20"`` or
+        ``("duration", "10s")``; later ones win. Validated at once."""
+        s = Scenario(self._text, origin=self._origin, base_dir=self._base_dir, overrides=self._overrides + pairs)
+        s.validate()
+        return s
+
+    def to_toml(self) -> str:
+        """TOML for this scenario: the source text when there are no overrides, otherwise
+        the validated echo (overrides applied, defaults filled in)."""
+        if not self._overrides:
+            return self._text
+        import tomli_w
+
+        return tomli_w.dumps(_drop_none(self.echo))
+
+    def run(self, **kwargs: Any) -> Any:
+        """Shorthand for :func:`qoslab.run` on this scenario."""
+        from .api import run
+
+        return run(self, **kwargs)
+
+    def __repr__(self) -> str:
+        extra = f", overrides={list(self._overrides)!r}" if self._overrides else ""
+        return f"Scenario(origin={self._origin!r}{extra})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Scenario):
+            return NotImplemented
+        return self.echo == other.echo
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_METRIC_DURATIONS = {"bin", "series_interval", "interarrival_bin", "interarrival_max"}

@@ -1,0 +1,64 @@
+"""Type stub of the native module ``qoslab._core`` (crates/py). Use the
+public API in :mod:`qoslab` instead; these are its building blocks."""
+
+from os import PathLike
+from typing import Any, Callable, Literal, Optional, TypedDict, Union
+
+import numpy as np
+
+Column = Union[np.ndarray, list[str]]
+"""A result column: float64/int64/uint64/bool NumPy array, or a list of str."""
+
+class ConfigError(ValueError):
+    """Invalid scenario or mechanism configuration; ``diagnostics`` lists every problem."""
+
+    diagnostics: list["Diagnostic"]
+
+class ScenarioFileError(OSError):
+    """A scenario file, or a file it refers to, could not be read."""
+
+class SimulationError(RuntimeError):
+    """The simulation failed (a qoslab bug reported as an exception, never a crash)."""
+
+class Diagnostic(TypedDict):
+    origin: str
+    line: Optional[int]
+    path: str
+    message: str
+
+class RunOutput(TypedDict):
+    summary: str
+    flows: dict[str, Column]
+    queues: dict[str, Column]
+    series: dict[str, Column]
+    events: dict[str, Column]
+
+class RedStep(TypedDict):
+    avg: float
+    count: int
+    verdict: Literal["queued", "early", "forced", "overlimit", "marked", "departed", "empty"]
+    uniform: Optional[float]
+    qlen: int
+
+def version() -> str: ...
+def schema() -> str: ...
+def validate(text: str, origin: str = "<string>", overrides: list[str] = ...) -> str:
+    """Loads and validates a scenario; returns its echo as JSON."""
+
+def run(
+    text: str,
+    origin: str = "<string>",
+    seed: Optional[int] = None,
+    overrides: list[str] = ...,
+    base_dir: Union[str, PathLike[str], None] = None,
+    progress: Optional[Callable[[float], Any]] = None,
+) -> RunOutput:
+    """Runs a scenario without the GIL; ``progress`` is called at most 10 times a second."""
+
+def red_replay(
+    config: dict[str, Any],
+    link_rate_bps: int,
+    ops: list[tuple[int, str, int]],
+    seed: int,
+) -> list[RedStep]:
+    """Drives a real RED through the counting queue with ``(t_ns, "arrive"|"arrive_ect"|"depart", size)`` ops."""

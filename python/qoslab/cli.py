@@ -1,0 +1,297 @@
+"""The command line: ``qoslab run | validate | schema | reproduce | version``.
+
+Exit codes: 0 success; 2 bad input (invalid scenario, unreadable file, bad
+flags: nothing is written); 1 a failure of qoslab itself; 130 interrupted.
+Errors go to stderr as ``file:line: field.path: problem; allowed: ...``,
+never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+#: A run shows a progress bar once it has lasted this long (wall seconds).
+PROGRESS_AFTER_S = 2.0
+
+
+def _seed(text: str) -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid seed {text!r}; allowed: an integer from 0 to 2^64-1") from None
+    if not 0 <= v < 2**64:
+        raise argparse.ArgumentTypeError(f"seed {v} out of range; allowed: 0 to 2^64-1")
+    return v
+
+
+def _positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid count {text!r}; allowed: an integer >= 1") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} is too small; allowed: an integer >= 1")
+    return v
+
+
+def _override(text: str) -> str:
+    if "=" not in text or text.startswith("="):
+        raise argparse.ArgumentTypeError(f"invalid --set {text!r}; allowed: key.path=value, e.g. duration=10s")
+    return text
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="qoslab", description="Router quality-of-service laboratory.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    r = sub.add_parser("run", help="run a scenario and write its results",
+                       description="Run a scenario; write summary.json and Parquet tables to --out.")
+    r.add_argument("file", metavar="FILE", help="scenario TOML file")
+    r.add_argument("--out", metavar="DIR", help="result folder (default: results/<scenario name>/)")
+    r.add_argument("--seed", type=_seed, metavar="N", help="seed (default: the scenario's)")
+    r.add_argument("--set", dest="overrides", action="append", default=[], type=_override,
+                   metavar="KEY.PATH=VALUE", help="override a scenario field (repeatable)")
+    r.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+
+    v = sub.add_parser("validate", help="check a scenario without running it",
+                       description="Validate a scenario; print every problem found.")
+    v.add_argument("file", metavar="FILE", help="scenario TOML file")
+    v.add_argument("--set", dest="overrides", action="append", default=[], type=_override,
+                   metavar="KEY.PATH=VALUE", help="override a scenario field (repeatable)")
+    v.add_argument("--echo", action="store_true", help="print the scenario with defaults filled in (JSON)")
+
+    sub.add_parser("schema", help="print the JSON Schema of the scenario format")
+
+    rp = sub.add_parser("reproduce", help="reproduce a paper's claims",
+                        description="Run a reproduction (or all) and write results.json, report.md and "
+                                    "figures to OUT/<name>/.")
+    rp.add_argument("name", metavar="NAME", help="reproduction name, or 'all'")
+    rp.add_argument("--quick", action="store_true", help="short runs, one seed by default")
+    rp.add_argument("--seeds", type=_positive, metavar="N", help="replications with seeds 1..N (default: 3; quick: 1)")
+    rp.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results/)")
+
+    sub.add_parser("version", help="print the qoslab version")
+    return p
+
+
+def _err(msg: str) -> None:
+    sys.stderr.write(msg.rstrip("\n") + "\n")
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+class _Progress:
+    """A rich progress bar on stderr that appears only once a run lasts over
+    ``PROGRESS_AFTER_S`` and only on a terminal."""
+
+    def __init__(self, enabled: bool, label: str) -> None:
+        self.enabled = enabled
+        self.label = label
+        self.t0 = time.monotonic()
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __call__(self, frac: float) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            if time.monotonic() - self.t0 < PROGRESS_AFTER_S:
+                return
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                                TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
+                                TimeRemainingColumn(), console=_stderr_console(), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=1.0)
+        self.bar.update(self.task, completed=min(max(frac, 0.0), 1.0))
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _fmt_int(x: Any) -> str:
+    try:
+        return f"{int(x):,}"
+    except (TypeError, ValueError):
+        return "?"
+
+
+def _summary_table(res: Any, out: Path) -> Any:
+    from rich.table import Table
+
+    s = res.summary
+    t = Table(title=f"{res.name}: seed {res.seed}", show_header=False, title_justify="left")
+    t.add_column("what", style="bold")
+    t.add_column("value", justify="right")
+    sim = s.get("sim_time_s")
+    wall = s.get("loop_wall_s")
+    events = s.get("events")
+    if sim is not None:
+        t.add_row("simulated time", f"{float(sim):g} s")
+    if events is not None:
+        t.add_row("events", _fmt_int(events))
+    if wall is not None:
+        rate = f" ({float(events) / float(wall):,.0f} events/s)" if events and float(wall) > 0 else ""
+        t.add_row("event loop", f"{float(wall):.3f} s{rate}")
+    f = res.flows
+    if len(f):
+        sent, dlv, drp = (int(f[c].sum()) for c in ("sent_pkts", "delivered_pkts", "dropped_pkts"))
+        t.add_row("flows", _fmt_int(len(f)))
+        t.add_row("packets sent / delivered / dropped", f"{sent:,} / {dlv:,} / {drp:,}")
+    b = res.bottleneck
+    if b is not None:
+        try:
+            q = res.queue(b)
+        except KeyError:
+            q = None
+        if q is not None:
+            reasons = [c for c in q.index if c.startswith("drops_") and int(q[c]) > 0]
+            why = ", ".join(f"{c.removeprefix('drops_')} {int(q[c]):,}" for c in reasons)
+            t.add_row(f"bottleneck {b}: arrivals", _fmt_int(q["arrivals"]))
+            t.add_row(f"bottleneck {b}: drops", f"{int(q['drops']):,}" + (f" ({why})" if why else ""))
+            t.add_row(f"bottleneck {b}: utilization", f"{float(q['utilization']):.4f}")
+            t.add_row(f"bottleneck {b}: mean backlog", f"{float(q['backlog_mean_pkts']):.2f} pkts")
+    t.add_row("results", str(out))
+    return t
+
+
+def cmd_run(a: argparse.Namespace) -> int:
+    import qoslab
+
+    sc = qoslab.load(a.file, overrides=a.overrides)
+    out = Path(a.out) if a.out else Path("results") / sc.name
+    bar = _Progress(enabled=not a.quiet and sys.stderr.isatty(), label=sc.name)
+    try:
+        res = qoslab.run(sc, seed=a.seed, progress=bar)
+    finally:
+        bar.close()
+    res.save(out)
+    if not a.quiet:
+        from rich.console import Console
+
+        Console(highlight=False).print(_summary_table(res, out))
+    return EXIT_OK
+
+
+def cmd_validate(a: argparse.Namespace) -> int:
+    import json
+
+    import qoslab
+
+    sc = qoslab.load(a.file, overrides=a.overrides)
+    if a.echo:
+        print(json.dumps(sc.echo, indent=2))
+    else:
+        n_groups = len(sc.echo.get("traffic", []))
+        print(f"{a.file}: valid scenario {sc.name!r} ({sc.echo['topology'].get('preset', '?')} topology, "
+              f"{n_groups} traffic group{'s' if n_groups != 1 else ''}, {sc.duration})")
+    return EXIT_OK
+
+
+def cmd_schema(_: argparse.Namespace) -> int:
+    import qoslab
+
+    sys.stdout.write(qoslab.schema().rstrip("\n") + "\n")
+    return EXIT_OK
+
+
+def cmd_version(_: argparse.Namespace) -> int:
+    import qoslab
+
+    print(f"qoslab {qoslab.__version__}")
+    return EXIT_OK
+
+
+def _claims_table(summary: Any) -> Any:
+    from rich.table import Table
+
+    mode = "quick" if summary.quick else "full"
+    seeds = ", ".join(map(str, summary.seeds))
+    t = Table(title=f"{summary.name}: {summary.title} ({mode}, seeds {seeds})", title_justify="left",
+              show_lines=True)
+    t.add_column("claim", style="bold", max_width=34)
+    t.add_column("paper / reference", max_width=36)
+    t.add_column("qoslab", max_width=48)
+    t.add_column("tolerance", max_width=24)
+    t.add_column("holds", justify="center")
+    style = {True: "[green]yes[/]", False: "[red]no[/]", None: "[yellow]not checked[/]"}
+    for c in summary.outcome.claims:
+        t.add_row(c.id, c.paper, c.measured, c.tolerance, style[c.holds])
+    return t
+
+
+def cmd_reproduce(a: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from . import reproduce as rp
+
+    console = Console(highlight=False)
+    log_console = _stderr_console()
+    names = rp.names() if a.name == "all" else [a.name]
+    for n in names:
+        rp.module(n)  # unknown names fail before anything runs
+    totals = {"holds": 0, "fails": 0, "not checked": 0}
+    for n in names:
+        s = rp.reproduce(n, quick=a.quick, seeds=a.seeds, out=a.out, log=lambda m: log_console.print(m))
+        console.print(_claims_table(s))
+        for c in s.outcome.claims:
+            if c.holds is not True:
+                console.print(f"  [bold]{c.id}[/] ({c.status}): {c.explanation}")
+        k = s.counts
+        for key in totals:
+            totals[key] += k[key]
+        console.print(f"{s.name}: {k['holds']} hold, {k['fails']} fail, {k['not checked']} not checked "
+                      f"in {s.wall_s:.1f} s -> {s.folder / 'report.md'}")
+    total = sum(totals.values())
+    console.print(f"[bold]overall[/]: {len(names)} reproduction{'s' if len(names) != 1 else ''}, "
+                  f"{totals['holds']} of {total} claims hold, {totals['fails']} fail, "
+                  f"{totals['not checked']} not checked")
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": cmd_run,
+    "validate": cmd_validate,
+    "schema": cmd_schema,
+    "reproduce": cmd_reproduce,
+    "version": cmd_version,
+}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point of ``qoslab`` and ``python -m qoslab``; returns the exit code."""
+    args = parser().parse_args(argv)
+    from .errors import ConfigError, ReproductionError, ScenarioFileError, SimulationError
+
+    try:
+        return COMMANDS[args.command](args)
+    except ConfigError as e:
+        _err(str(e))
+        return EXIT_INPUT
+    except ScenarioFileError as e:
+        where = e.filename if e.filename else "scenario"
+        _err(f"{where}: cannot read: {e.strerror or e}")
+        return EXIT_INPUT
+    except ReproductionError as e:
+        _err(f"qoslab: {e}")
+        return EXIT_INPUT
+    except SimulationError as e:
+        _err(f"qoslab: simulation failed: {e}")
+        return EXIT_FAIL
+    except KeyboardInterrupt:
+        _err("qoslab: interrupted; nothing written")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_OK

@@ -1,0 +1,50 @@
+"""Reproductions: ``qoslab reproduce NAME|all [--quick] [--seeds N] [--out DIR]``.
+
+The registry maps each reproduction's name to its module (see
+:mod:`qoslab.reproduce.framework` for what a module provides). Today:
+``examples`` (the RED reference dumbbell). The paper reproductions
+``mace``, ``dcbt``, ``tcp-cac``, ``edge`` and ``pcn`` join it as they are
+written.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+from typing import Callable, Optional
+
+from ..errors import ReproductionError
+from .framework import Claim, Context, Figure, Outcome, Summary, execute
+
+#: NAME -> module implementing it.
+REGISTRY: dict[str, str] = {
+    "examples": "qoslab.reproduce.examples",
+}
+
+#: Reproductions planned by later issues (not yet available).
+PLANNED = ("mace", "dcbt", "tcp-cac", "edge", "pcn")
+
+
+def names() -> list[str]:
+    """Available reproductions, in registry order."""
+    return list(REGISTRY)
+
+
+def module(name: str) -> ModuleType:
+    """The module of reproduction ``name``."""
+    if name not in REGISTRY:
+        later = [n for n in PLANNED if n not in REGISTRY]
+        hint = f" (planned: {', '.join(later)})" if later else ""
+        raise ReproductionError(f"unknown reproduction {name!r}; available: {', '.join(REGISTRY)}, all{hint}")
+    return importlib.import_module(REGISTRY[name])
+
+
+def reproduce(name: str, *, quick: bool = False, seeds: Optional[int] = None,
+              out: "os.PathLike[str] | str" = "results", log: Callable[[str], None] = lambda _: None) -> Summary:
+    """Runs one reproduction and writes ``out/<name>/``; see :func:`framework.execute`."""
+    return execute(module(name), quick=quick, seeds=seeds, out=out, log=log)
+
+
+__all__ = ["Claim", "Context", "Figure", "Outcome", "Summary", "REGISTRY", "PLANNED", "names", "module",
+           "reproduce", "execute"]

@@ -1,0 +1,29 @@
+"""Deterministic PNG figures for reports (matplotlib, Agg, no pyplot state).
+
+Same data, same pinned matplotlib, same bytes: a fixed size and DPI, the
+bundled DejaVu fonts, and no ``Software`` metadata (the only variable
+field matplotlib would write in a PNG).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+DPI = 100
+
+
+def new_figure(width: float = 8.0, height: float = 4.5, **kwargs: Any) -> Any:
+    """A matplotlib ``Figure`` attached to an Agg canvas (no GUI, no global state)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained", **kwargs)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def save(fig: Any, path: Path) -> Path:
+    """Writes ``fig`` as a PNG with fixed DPI and no variable metadata."""
+    fig.savefig(path, format="png", dpi=DPI, metadata={"Software": None})
+    return path

@@ -1,0 +1,264 @@
+"""The reproduction framework: claims, replicated runs, results.json, report.md.
+
+A reproduction is a module with ``NAME``, ``TITLE``, ``SEED_FILE``, ``PAPER``
+and ``def reproduce(ctx: Context) -> Outcome``. It runs its variants through
+``ctx.run(variant, scenario, seed)`` for every seed in ``ctx.seeds``, turns
+the results into :class:`Claim` s, and returns them with the raw data behind
+every claim and figure and its report sections. :func:`execute` does the
+rest: the output folder ``OUT/<name>/`` (hyphens as underscores) holding
+
+- ``<variant>/seed_<n>/``: the standard results of each run;
+- ``results.json``: ``name, seed_file, qoslab_version, quick, seeds, wall_s, claims, data``;
+- ``report.md``: paper and qoslab side by side, every claim, every interpretation, and the PNG figures.
+
+The folder is assembled under a hidden temporary name and renamed into
+place at the end, so an interrupted reproduction never leaves a folder that
+looks complete. Claims hold or not on the mean over seeds; the 95% CI is
+shown beside it. A claim that does not hold must say why (``explanation``);
+nobody tunes a model until a claim passes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, Optional
+
+from ..errors import ReproductionError
+from ..result import Result
+from ..scenario import Scenario
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checkable statement of a paper and what qoslab measured.
+
+    ``holds`` is ``True``/``False``, or ``None`` when the claim is not checked
+    in this kind of run (e.g. a full-run-only claim in a quick run). Unless
+    it holds, ``explanation`` must say why.
+    """
+
+    id: str
+    text: str
+    paper: str
+    measured: str
+    tolerance: str
+    holds: Optional[bool]
+    explanation: str = ""
+
+    def __post_init__(self) -> None:
+        if self.holds is not True and not self.explanation.strip():
+            state = "does not hold" if self.holds is False else "is not checked"
+            raise ReproductionError(f"claim {self.id} {state} but gives no explanation")
+
+    @property
+    def status(self) -> str:
+        return {True: "holds", False: "fails", None: "not checked"}[self.holds]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "text": self.text, "paper": self.paper, "measured": self.measured,
+                "tolerance": self.tolerance, "holds": self.holds, "explanation": self.explanation}
+
+
+@dataclass
+class Figure:
+    """A PNG written by the reproduction, with its caption for the report."""
+
+    file: str
+    caption: str
+
+
+@dataclass
+class Outcome:
+    """What a reproduction returns: claims, raw data, report sections (Markdown) and figures."""
+
+    claims: list[Claim]
+    data: dict[str, Any]
+    sections: list[tuple[str, str]] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+
+
+@dataclass
+class Summary:
+    """What :func:`execute` reports back: the outcome and where it was written."""
+
+    name: str
+    title: str
+    quick: bool
+    seeds: list[int]
+    wall_s: float
+    outcome: Outcome
+    folder: Path
+
+    @property
+    def counts(self) -> dict[str, int]:
+        c = {"holds": 0, "fails": 0, "not checked": 0}
+        for cl in self.outcome.claims:
+            c[cl.status] += 1
+        return c
+
+
+class Context:
+    """What a reproduction sees: mode, seeds, where to write, how to run."""
+
+    def __init__(self, *, name: str, quick: bool, seeds: list[int], folder: Path, log: Log) -> None:
+        self.name = name
+        self.quick = quick
+        self.seeds = seeds
+        self.folder = folder
+        self.log = log
+
+    def scenario_path(self, relative: str) -> Path:
+        """A built-in scenario (``scenarios/<relative>``); see :func:`scenarios_dir`."""
+        p = scenarios_dir() / relative
+        if not p.is_file():
+            raise ReproductionError(f"built-in scenario {relative} not found in {scenarios_dir()}")
+        return p
+
+    def run(self, variant: str, scenario: Scenario, seed: int) -> Result:
+        """Runs one replication and saves it as ``<variant>/seed_<seed>/``."""
+        t0 = time.perf_counter()
+        from ..api import run
+
+        res = run(scenario, seed=seed)
+        res.save(self.folder / variant / f"seed_{seed}")
+        self.log(f"  {self.name}: {variant} seed {seed}: {scenario.duration} simulated in "
+                 f"{time.perf_counter() - t0:.1f} s")
+        return res
+
+    def figure_path(self, file: str) -> Path:
+        return self.folder / file
+
+
+def scenarios_dir() -> Path:
+    """Where the built-in scenarios are: ``$QOSLAB_SCENARIOS``, else the
+    ``scenarios/`` folder of the source tree this package sits in, else
+    ``./scenarios``."""
+    env = os.environ.get("QOSLAB_SCENARIOS")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        cand = parent / "scenarios"
+        if (cand / "examples").is_dir():
+            return cand
+    return Path.cwd() / "scenarios"
+
+
+def folder_name(name: str) -> str:
+    return name.replace("-", "_")
+
+
+def _clean(v: Any) -> Any:
+    """JSON-safe: NaN and infinities become null, tuples lists."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {str(k): _clean(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean(x) for x in v]
+    if hasattr(v, "item") and callable(v.item):  # NumPy scalars
+        return _clean(v.item())
+    return v
+
+
+def _md_cell(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def render_report(module: ModuleType, s: Summary) -> str:
+    """report.md: header, claims side by side, explanations, sections, figures."""
+    from .. import __version__
+
+    o = s.outcome
+    mode = "quick" if s.quick else "full"
+    lines = [
+        f"# {module.TITLE}",
+        "",
+        f"Reproduction `{s.name}` of {module.PAPER} (seed file `{module.SEED_FILE}`), "
+        f"qoslab {__version__}, {mode} run, seeds {', '.join(map(str, s.seeds))}.",
+        "",
+        "## Claims",
+        "",
+        "Measured values are means over the seeds, ± the half-width of their 95% confidence interval "
+        "(Student t) when there is more than one seed.",
+        "",
+        "| claim | paper / reference | qoslab | tolerance | holds |",
+        "|---|---|---|---|---|",
+    ]
+    mark = {True: "yes", False: "**no**", None: "not checked"}
+    for c in o.claims:
+        lines.append(f"| `{c.id}`: {_md_cell(c.text)} | {_md_cell(c.paper)} | {_md_cell(c.measured)} | "
+                     f"{_md_cell(c.tolerance)} | {mark[c.holds]} |")
+    explained = [c for c in o.claims if c.explanation]
+    if explained:
+        lines += ["", "### Notes on the claims", ""]
+        for c in explained:
+            lines.append(f"- `{c.id}` ({c.status}): {c.explanation}")
+    for title, body in o.sections:
+        lines += ["", f"## {title}", "", body.strip()]
+    if o.figures:
+        lines += ["", "## Figures", ""]
+        for f in o.figures:
+            lines += [f"![{f.caption}]({f.file})", "", f"*{f.caption}*", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def execute(module: ModuleType, *, quick: bool, seeds: Optional[int], out: os.PathLike | str,
+            log: Log) -> Summary:
+    """Runs one reproduction module and writes ``OUT/<name>/`` atomically."""
+    name = module.NAME
+    n = seeds if seeds is not None else (1 if quick else 3)
+    if n < 1:
+        raise ReproductionError(f"--seeds must be at least 1, got {n}")
+    seed_list = list(range(1, n + 1))
+    out = Path(out)
+    target = out / folder_name(name)
+    out.mkdir(parents=True, exist_ok=True)
+    tag = uuid.uuid4().hex[:12]
+    tmp = out / f".{target.name}.tmp-{tag}"
+    tmp.mkdir()
+    t0 = time.perf_counter()
+    try:
+        ctx = Context(name=name, quick=quick, seeds=seed_list, folder=tmp, log=log)
+        outcome = module.reproduce(ctx)
+        wall = time.perf_counter() - t0
+        summary = Summary(name=name, title=module.TITLE, quick=quick, seeds=seed_list, wall_s=wall,
+                          outcome=outcome, folder=target)
+        from .. import __version__
+
+        doc = {
+            "name": name,
+            "seed_file": module.SEED_FILE,
+            "qoslab_version": __version__,
+            "quick": quick,
+            "seeds": seed_list,
+            "wall_s": round(wall, 3),
+            "claims": [c.to_json() for c in outcome.claims],
+            "data": _clean(outcome.data),
+        }
+        with open(tmp / "results.json", "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=2, ensure_ascii=False, allow_nan=False)
+            f.write("\n")
+        with open(tmp / "report.md", "w", encoding="utf-8") as f:
+            f.write(render_report(module, summary))
+        if target.exists():
+            old = out / f".{target.name}.old-{tag}"
+            os.replace(target, old)
+            os.replace(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return summary

@@ -1,0 +1,105 @@
+"""Replication statistics: mean and a 95% confidence interval (Student t).
+
+With ``n`` replications (seeds 1..n) of a measure ``x``, the interval is
+``mean ± t(0.975, n-1) · s / sqrt(n)`` with ``s`` the sample standard
+deviation (ddof 1). The t quantiles are embedded (no SciPy): exact to three
+decimals for 1..30 degrees of freedom; above 30 the next lower tabulated
+value is used (slightly wider, so conservative); 1.960 beyond 120.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+#: Two-sided 95% Student t quantiles t(0.975, df), df = 1..30.
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)
+_T975_LARGE = ((120, 1.980), (60, 2.000), (40, 2.021), (30, 2.042))
+
+
+def t975(df: int) -> float:
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (df >= 1)."""
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
+    if df <= 30:
+        return _T975[df - 1]
+    if df > 120:
+        return 1.960
+    for d, t in _T975_LARGE:
+        if df >= d:
+            return t
+    raise AssertionError("unreachable")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A measure over replications: its values, mean and 95% CI half-width."""
+
+    values: tuple[float, ...]
+
+    @classmethod
+    def of(cls, values: Iterable[float]) -> "Estimate":
+        return cls(tuple(float(v) for v in values))
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def finite(self) -> tuple[float, ...]:
+        return tuple(v for v in self.values if math.isfinite(v))
+
+    @property
+    def mean(self) -> float:
+        v = self.finite
+        return sum(v) / len(v) if v else math.nan
+
+    @property
+    def sd(self) -> float:
+        v = self.finite
+        if len(v) < 2:
+            return math.nan
+        m = self.mean
+        return math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1))
+
+    @property
+    def half_width(self) -> Optional[float]:
+        """95% CI half-width, or ``None`` with fewer than two finite values."""
+        v = self.finite
+        if len(v) < 2:
+            return None
+        return t975(len(v) - 1) * self.sd / math.sqrt(len(v))
+
+    def fmt(self, spec: str = ".3f", *, scale: float = 1.0, unit: str = "") -> str:
+        """``"0.375 ± 0.002"`` (mean ± 95% CI half-width); ``"0.375"`` with one value; ``"n/a"`` with none."""
+        if not self.finite:
+            return "n/a"
+        m = format(self.mean * scale, spec)
+        hw = self.half_width
+        ci = f" ± {format(hw * scale, spec)}" if hw is not None else ""
+        return f"{m}{ci}{unit}"
+
+    def to_json(self) -> dict:
+        hw = self.half_width
+        return {"mean": _num(self.mean), "ci95": _num(hw) if hw is not None else None,
+                "values": [_num(v) for v in self.values]}
+
+
+def _num(x: float) -> Optional[float]:
+    return x if math.isfinite(x) else None
+
+
+def cv(values: Iterable[float]) -> float:
+    """Coefficient of variation (population standard deviation over the mean); NaN if the mean is 0."""
+    v = [float(x) for x in values if math.isfinite(x)]
+    if not v:
+        return math.nan
+    m = sum(v) / len(v)
+    if m == 0:
+        return math.nan
+    return math.sqrt(sum((x - m) ** 2 for x in v) / len(v)) / m

@@ -127,7 +127,9 @@ pub fn red_replay<'py>(
     let mut last_t = 0u64;
     for (i, (t, kind, size)) in ops.into_iter().enumerate() {
         if t < last_t {
-            return Err(PyValueError::new_err(format!("ops[{i}]: time {t} ns is before the previous op ({last_t} ns)")));
+            return Err(PyValueError::new_err(format!(
+                "ops[{i}]: time {t} ns is before the previous op ({last_t} ns)"
+            )));
         }
         last_t = t;
         let now = Time(t);

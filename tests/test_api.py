@@ -1,0 +1,236 @@
+"""The Python API: load, builders, overrides, run, Result tables, save/load."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import qoslab
+from qoslab import Scenario, queues, topology, traffic
+from conftest import RED_DUMBBELL
+
+FLOW_DTYPES = {
+    "flow_id": "uint64", "name": "str", "group": "str", "class": "int64", "admitted": "bool", "refused": "bool",
+    "sent_pkts": "uint64", "delivered_pkts": "uint64", "dropped_pkts": "uint64", "in_flight_pkts": "uint64",
+    "throughput_bps": "float64", "delay_mean_s": "float64", "delay_p99_s": "float64",
+}
+QUEUE_DTYPES = {
+    "queue_id": "uint64", "name": "str", "kind": "str", "arrivals": "uint64", "drops": "uint64",
+    "drops_early_random": "uint64", "drops_forced": "uint64", "drops_overlimit": "uint64",
+    "backlog_mean_pkts": "float64", "utilization": "float64",
+}
+SERIES_DTYPES = {"t_s": "float64", "entity_kind": "str", "entity_id": "str", "metric": "str", "value": "float64"}
+EVENT_DTYPES = {"t_s": "float64", "kind": "str", "flow_id": "int64", "entity": "str"}
+
+
+def test_load_validates_and_exposes_the_echo():
+    sc = qoslab.load(RED_DUMBBELL)
+    assert sc.name == "red_dumbbell"
+    assert sc.origin == str(RED_DUMBBELL)
+    assert sc.base_dir == RED_DUMBBELL.parent
+    q = sc.echo["topology"]["bottleneck"]["queue"]
+    assert q["type"] == "red" and float(q["min_th"]) == 5 and float(q["max_th"]) == 15
+
+
+def test_load_missing_file_is_a_scenario_file_error(tmp_path):
+    with pytest.raises(qoslab.ScenarioFileError) as e:
+        qoslab.load(tmp_path / "nope.toml")
+    assert isinstance(e.value, OSError)
+    assert e.value.filename == str(tmp_path / "nope.toml")
+
+
+def test_config_error_carries_diagnostics():
+    with pytest.raises(qoslab.ConfigError) as e:
+        Scenario.from_toml('name = "x"\nduration = "1s"\n')
+    assert isinstance(e.value, ValueError)
+    d = e.value.diagnostics
+    assert d and set(d[0]) == {"origin", "line", "path", "message"}
+    assert d[0]["origin"] == "<string>"
+    assert str(e.value).startswith("<string>")
+
+
+def test_toml_syntax_error_reports_its_line():
+    with pytest.raises(qoslab.ConfigError) as e:
+        Scenario.from_toml('name = "x"\nduration = "1s"\ntopology = [[[\n', origin="s.toml")
+    assert e.value.diagnostics[0]["line"] == 3
+    assert str(e.value).startswith("s.toml:3:")
+
+
+def test_builders_write_toml_the_core_accepts(small_scenario):
+    doc = tomllib.loads(small_scenario.to_toml())
+    assert doc["topology"]["preset"] == "dumbbell"
+    assert doc["topology"]["bottleneck"]["queue"] == {"type": "red", "limit": "30pkts", "min_th": 3, "max_th": 9,
+                                                       "w_q": 0.02}
+    assert doc["traffic"][0]["rate"] == "1Mbps" and doc["traffic"][0]["size"] == "1000B"
+    assert small_scenario.echo["topology"]["sources"] == 4
+
+
+def test_builders_accept_numbers_in_base_units():
+    sc = Scenario.build(
+        name="units", duration=2.5,
+        topology=topology.dumbbell(sources=2, access=topology.link(rate=100_000_000, delay=0.005),
+                                   bottleneck=topology.link(rate=10_000_000, delay=0.02,
+                                                            queue=queues.fifo(limit=50))),
+        traffic=[traffic.poisson(name="p", flows=2, src="src*", dst="sink0", rate=1_500_000, size=500)],
+        metrics={"series_interval": 0.05},
+    )
+    doc = tomllib.loads(sc.to_toml())
+    assert doc["duration"] == "2500ms"
+    assert doc["topology"]["access"] == {"rate": "100Mbps", "delay": "5ms"}
+    assert doc["topology"]["bottleneck"]["queue"] == {"type": "fifo", "limit": "50pkts"}
+    assert doc["traffic"][0]["rate"] == "1500kbps" and doc["metrics"]["series_interval"] == "50ms"
+
+
+def test_builders_reject_wrong_types_and_bad_values():
+    with pytest.raises(TypeError, match="rate"):
+        topology.link(rate=[1], delay="1ms")
+    with pytest.raises(ValueError, match="whole number"):
+        queues.fifo(limit=2.5)
+    with pytest.raises(qoslab.ConfigError) as e:
+        Scenario.dumbbell(name="bad", sources=1, access_rate="1Mbps", access_delay="1ms", bottleneck_rate="1Mbps",
+                          bottleneck_delay="1ms", queue={"type": "blue", "limit": "5pkts"}, duration="1s")
+    assert "blue" in str(e.value)
+    with pytest.raises(TypeError):
+        Scenario.dumbbell("bad")  # type: ignore[misc]  # keyword-only
+
+
+def test_with_overrides_returns_a_new_validated_scenario():
+    sc = qoslab.load(RED_DUMBBELL)
+    short = sc.with_overrides("duration=3s", ("topology.bottleneck.queue.max_th", 20))
+    assert short.duration == "3s" and float(short.echo["topology"]["bottleneck"]["queue"]["max_th"]) == 20
+    assert sc.duration == "60s"
+    again = Scenario.from_toml(short.to_toml())
+    assert again.echo == short.echo
+    assert sc.to_toml() == sc.text
+    with pytest.raises(ValueError, match="key.path=value"):
+        sc.with_overrides("duration")
+
+
+def test_run_returns_typed_tables(small_result):
+    for table, expected in (("flows", FLOW_DTYPES), ("queues", QUEUE_DTYPES), ("series", SERIES_DTYPES),
+                            ("events", EVENT_DTYPES)):
+        df = getattr(small_result, table)
+        assert isinstance(df, pd.DataFrame)
+        for col, dtype in expected.items():
+            assert col in df.columns, (table, col)
+            assert str(df[col].dtype) == dtype, (table, col, df[col].dtype)
+    assert len(small_result.flows) == 4
+    assert small_result.summary["seed"] == 1
+    assert small_result.scenario["name"] == "small"
+
+
+def test_run_conserves_packets_per_flow(small_result):
+    f = small_result.flows
+    assert (f["sent_pkts"] == f["delivered_pkts"] + f["dropped_pkts"] + f["in_flight_pkts"]).all()
+    assert int(f["sent_pkts"].sum()) > 0
+
+
+def test_result_helpers(small_result):
+    b = small_result.bottleneck
+    assert b is not None
+    row = small_result.queue(b)
+    assert int(row["arrivals"]) > 0
+    s = small_result.metric(b, "backlog_pkts")
+    assert list(s.columns) == ["t_s", "value"] and len(s) > 0 and s["t_s"].is_monotonic_increasing
+    with pytest.raises(KeyError, match="queues:"):
+        small_result.queue("nowhere")
+
+
+def test_save_and_load_round_trip(small_result, tmp_path):
+    out = small_result.save(tmp_path / "res")
+    assert sorted(p.name for p in out.iterdir()) == ["events.parquet", "flows.parquet", "queues.parquet",
+                                                    "series.parquet", "summary.json"]
+    assert [p.name for p in tmp_path.iterdir()] == ["res"]  # no temporary folder left behind
+    text = (out / "summary.json").read_text()
+    assert json.loads(text) == small_result.summary and text.startswith('{\n  "')
+    assert list(json.loads(text)) == list(small_result.summary)  # the core's key order is kept
+    back = qoslab.Result.load(out)
+    assert back.summary == small_result.summary and back.path == out
+    for t in ("flows", "queues", "series", "events"):
+        pd.testing.assert_frame_equal(back.table(t), small_result.table(t))
+
+
+def test_save_replaces_an_existing_folder_only_when_complete(small_result, tmp_path, monkeypatch):
+    target = tmp_path / "res"
+    target.mkdir()
+    (target / "stale.txt").write_text("old")
+    small_result.save(target)
+    assert not (target / "stale.txt").exists() and (target / "flows.parquet").exists()
+
+    import pyarrow.parquet as pq
+
+    calls = []
+
+    def failing(table, where, **kw):
+        calls.append(where)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        return real(table, where, **kw)
+
+    real = pq.write_table
+    monkeypatch.setattr(pq, "write_table", failing)
+    fresh = qoslab.Result(small_result.summary, {t: small_result.arrow(t) for t in ("flows", "queues", "series",
+                                                                                  "events")})
+    with pytest.raises(OSError, match="disk full"):
+        fresh.save(target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res"]
+    assert (target / "series.parquet").exists()  # the previous complete result is untouched
+
+
+def test_load_of_an_incomplete_folder_fails(tmp_path):
+    (tmp_path / "summary.json").write_text("{}")
+    with pytest.raises(FileNotFoundError, match="not a complete result folder"):
+        qoslab.Result.load(tmp_path)
+
+
+def test_run_accepts_a_path_with_overrides_and_writes_out(tmp_path):
+    res = qoslab.run(RED_DUMBBELL, overrides=["duration=2s"], seed=5, out=tmp_path / "r")
+    assert res.summary["seed"] == 5 and res.scenario["duration"] == "2s"
+    assert (tmp_path / "r" / "flows.parquet").exists()
+    with pytest.raises(ValueError, match="seed"):
+        qoslab.run(RED_DUMBBELL, seed=-1)
+
+
+def test_progress_is_reported_and_ends_at_one():
+    seen: list[float] = []
+    qoslab.run(RED_DUMBBELL, overrides=["duration=120s"], progress=seen.append)
+    assert seen and seen[-1] == 1.0
+    assert all(0.0 <= x <= 1.0 for x in seen) and seen == sorted(seen)
+
+
+def test_an_exception_in_the_progress_callback_stops_the_run():
+    class Stop(Exception):
+        pass
+
+    def cb(frac: float) -> None:
+        raise Stop(frac)
+
+    with pytest.raises(Stop) as e:
+        qoslab.run(RED_DUMBBELL, overrides=["duration=600s"], progress=cb)
+    assert e.value.args[0] < 1.0  # raised from inside the run, not by the final call
+
+
+def test_native_columns_are_numpy_arrays_or_str_lists(small_scenario):
+    out = qoslab._core.run(small_scenario.text, "<t>", 1, [], None, None)
+    assert isinstance(out["summary"], str)
+    for t in ("flows", "queues", "series", "events"):
+        for name, col in out[t].items():
+            assert isinstance(col, (np.ndarray, list)), (t, name)
+            if isinstance(col, np.ndarray):
+                assert col.dtype.str in ("<f8", "<i8", "<u8", "|b1"), (t, name, col.dtype)
+                assert col.flags.writeable
+            else:
+                assert all(isinstance(x, str) for x in col)
+
+
+def test_version_and_schema():
+    assert qoslab.__version__ == qoslab.version() == qoslab._core.version()
+    schema = json.loads(qoslab.schema())
+    assert isinstance(schema, dict) and "properties" in schema
+    assert Path(qoslab.__file__).with_name("py.typed").exists()
+    assert Path(qoslab.__file__).with_name("_core.pyi").exists()

@@ -1,0 +1,97 @@
+"""The reproduction framework: statistics, claims, registry, atomic output."""
+
+from __future__ import annotations
+
+import json
+import math
+import types
+
+import pytest
+
+from qoslab import ReproductionError
+from qoslab.reproduce import Claim, Outcome, execute, module, names
+from qoslab.reproduce.stats import Estimate, cv, t975
+
+
+def test_t_quantiles_match_the_table_and_are_conservative_between_entries():
+    assert t975(1) == 12.706 and t975(2) == 4.303 and t975(9) == 2.262 and t975(30) == 2.042
+    assert t975(45) == 2.021 and t975(100) == 2.000 and t975(10_000) == 1.960
+    assert all(t975(d) >= t975(d + 1) for d in range(1, 200))
+    with pytest.raises(ValueError):
+        t975(0)
+
+
+def test_estimate_mean_and_confidence_interval():
+    e = Estimate.of([1.0, 2.0, 3.0])
+    assert e.mean == 2.0 and e.sd == 1.0
+    assert math.isclose(e.half_width, 4.303 / math.sqrt(3))
+    assert e.fmt(".2f") == "2.00 ± 2.48"
+    one = Estimate.of([0.5])
+    assert one.half_width is None and one.fmt(".1f", scale=100, unit="%") == "50.0%"
+    assert Estimate.of([math.nan]).fmt() == "n/a"
+    assert Estimate.of([1.0, math.nan, 3.0]).mean == 2.0
+    assert Estimate.of([2.0, math.nan]).to_json() == {"mean": 2.0, "ci95": None, "values": [2.0, None]}
+
+
+def test_coefficient_of_variation():
+    assert cv([0.3, 0.3, 0.3]) == 0.0
+    assert cv([0.0, 2.0]) == 1.0
+    assert math.isnan(cv([])) and math.isnan(cv([0.0, 0.0]))
+
+
+def test_a_claim_that_does_not_hold_must_explain_itself():
+    Claim("a", "t", "p", "m", "tol", True)
+    Claim("b", "t", "p", "m", "tol", False, explanation="because")
+    with pytest.raises(ReproductionError, match="no explanation"):
+        Claim("c", "t", "p", "m", "tol", False)
+    with pytest.raises(ReproductionError, match="not checked"):
+        Claim("d", "t", "p", "m", "tol", None, explanation="  ")
+
+
+def test_registry_lists_examples_and_rejects_unknown_names():
+    assert names()[0] == "examples"
+    assert module("examples").NAME == "examples"
+    with pytest.raises(ReproductionError, match="available: examples"):
+        module("nope")
+
+
+def _fake(reproduce):
+    m = types.ModuleType("fake")
+    m.NAME, m.TITLE, m.SEED_FILE, m.PAPER = "fake-one", "A fake", "000_x.txt", "Nobody 2000"
+    m.reproduce = reproduce
+    return m
+
+
+def test_execute_writes_results_json_and_report(tmp_path):
+    def reproduce(ctx):
+        assert ctx.seeds == [1, 2] and not ctx.quick
+        (ctx.folder / "fig.png").write_bytes(b"png")
+        return Outcome(claims=[Claim("x-holds", "it holds", "1.0", "1.01 ± 0.02", "±5%", True),
+                               Claim("x-fails", "it fails", "2", "3", "±0", False, explanation="why")],
+                       data={"nan": math.nan, "t": (1, 2)}, sections=[("Setup", "the setup")])
+
+    s = execute(_fake(reproduce), quick=False, seeds=2, out=tmp_path, log=lambda m: None)
+    folder = tmp_path / "fake_one"
+    assert s.folder == folder and s.counts == {"holds": 1, "fails": 1, "not checked": 0}
+    doc = json.loads((folder / "results.json").read_text())
+    assert list(doc) == ["name", "seed_file", "qoslab_version", "quick", "seeds", "wall_s", "claims", "data"]
+    assert doc["seeds"] == [1, 2] and doc["data"] == {"nan": None, "t": [1, 2]}
+    report = (folder / "report.md").read_text()
+    assert "`x-holds`" in report and "`x-fails`" in report and "why" in report and "## Setup" in report
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fake_one"]
+
+
+def test_a_failed_reproduction_leaves_nothing_and_keeps_the_previous_one(tmp_path):
+    ok = _fake(lambda ctx: Outcome(claims=[], data={}))
+    execute(ok, quick=True, seeds=None, out=tmp_path, log=lambda m: None)
+    before = (tmp_path / "fake_one" / "results.json").read_text()
+
+    def boom(ctx):
+        (ctx.folder / "partial").write_text("x")
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        execute(_fake(boom), quick=True, seeds=None, out=tmp_path, log=lambda m: None)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fake_one"]
+    assert (tmp_path / "fake_one" / "results.json").read_text() == before
+    assert json.loads(before)["seeds"] == [1]  # quick default: one seed

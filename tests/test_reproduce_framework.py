@@ -95,3 +95,37 @@ def test_a_failed_reproduction_leaves_nothing_and_keeps_the_previous_one(tmp_pat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fake_one"]
     assert (tmp_path / "fake_one" / "results.json").read_text() == before
     assert json.loads(before)["seeds"] == [1]  # quick default: one seed
+
+
+def test_early_share_bound_of_non_gentle_red():
+    from qoslab.reproduce.examples import early_share_bound
+
+    # 40 x 1 Mb/s into 25 Mb/s with max_p 0.1: at most 2*0.1*(1-0.375)/(0.8*0.375) of the drops are early.
+    assert math.isclose(early_share_bound(0.1, 0.375), 0.2 * 0.625 / (0.8 * 0.375))
+    assert early_share_bound(0.1, 0.15) == 1.0  # light overload: early drops can do it all
+    assert early_share_bound(0.6, 0.9) == 1.0  # 2 max_p >= 1: no bound
+    assert early_share_bound(0.1, 0.375) > early_share_bound(0.1, 0.5)
+
+
+def test_early_share_bound_matches_a_replayed_red_under_heavy_overload():
+    """The bound is what a real RED reaches: arrivals at 1.6x the service rate through RED 60/5/15/0.1."""
+    import random
+
+    from qoslab import _core
+    from qoslab.reproduce.examples import early_share_bound
+
+    rng, ops, t_arr, t_dep = random.Random(9), [], 0, 320_000
+    while len(ops) < 60_000:
+        if t_arr <= t_dep:
+            ops.append((t_arr, "arrive", 1000))
+            t_arr += 200_000
+        else:
+            ops.append((t_dep, "depart", 0))
+            t_dep += 320_000
+    steps = _core.red_replay({"limit": 60, "min_th": 5.0, "max_th": 15.0}, 25_000_000, ops, rng.randrange(1 << 60))
+    v = [s["verdict"] for s in steps[5000:]]
+    drops = v.count("early") + v.count("forced") + v.count("overlimit")
+    arrivals = drops + v.count("queued")
+    share = v.count("early") / drops
+    assert share <= early_share_bound(0.1, drops / arrivals) + 0.02
+    assert share > 0.25

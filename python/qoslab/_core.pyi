@@ -42,7 +42,12 @@ class RedStep(TypedDict):
 
 def version() -> str: ...
 def schema() -> str: ...
-def validate(text: str, origin: str = "<string>", overrides: list[str] = ...) -> str:
+def validate(
+    text: str,
+    origin: str = "<string>",
+    overrides: list[str] = ...,
+    base_dir: Union[str, PathLike[str], None] = None,
+) -> str:
     """Loads and validates a scenario; returns its echo as JSON."""
 
 def run(

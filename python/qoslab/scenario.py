@@ -170,7 +170,7 @@ class Scenario:
     def validate(self) -> dict[str, Any]:
         """Validates; returns the echo (every field, defaults filled in) as a dict."""
         if self._echo is None:
-            self._echo = json.loads(_core.validate(self._text, self._origin, list(self._overrides)))
+            self._echo = json.loads(_core.validate(self._text, self._origin, list(self._overrides), str(self._base_dir)))
         return self._echo
 
     @property

@@ -38,11 +38,18 @@ fn schema() -> String {
     qoslab_sim::scenario::schema::json_schema()
 }
 
-/// Loads and validates a scenario; returns its echo as JSON.
+/// Loads and validates a scenario; returns its echo as JSON. Relative
+/// paths in the scenario (replay files) are resolved against `base_dir`.
 #[pyfunction]
-#[pyo3(signature = (text, origin = "<string>", overrides = Vec::new()))]
-fn validate(py: Python<'_>, text: &str, origin: &str, overrides: Vec<String>) -> PyResult<String> {
-    let sc = load_str(text, origin, &overrides).map_err(|e| error::to_py(py, e))?;
+#[pyo3(signature = (text, origin = "<string>", overrides = Vec::new(), base_dir = None))]
+fn validate(
+    py: Python<'_>,
+    text: &str,
+    origin: &str,
+    overrides: Vec<String>,
+    base_dir: Option<PathBuf>,
+) -> PyResult<String> {
+    let sc = load_str(text, origin, &overrides, base_dir.as_deref()).map_err(|e| error::to_py(py, e))?;
     serde_json::to_string(&sc).map_err(|e| error::SimulationError::new_err(format!("scenario echo: {e}")))
 }
 
@@ -58,7 +65,7 @@ fn run<'py>(
     base_dir: Option<PathBuf>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let sc = load_str(text, origin, &overrides).map_err(|e| error::to_py(py, e))?;
+    let sc = load_str(text, origin, &overrides, base_dir.as_deref()).map_err(|e| error::to_py(py, e))?;
     let seed = seed.unwrap_or(sc.seed);
     let base_dir = base_dir.unwrap_or_else(|| PathBuf::from("."));
     // An error raised in Python during the run (the callback's, or a

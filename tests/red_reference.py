@@ -44,7 +44,6 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Optional
 
 
 @dataclass
@@ -57,8 +56,8 @@ class Step:
 
 
 class ReferenceRed:
-    def __init__(self, *, link_rate_bps: int, min_th: float, max_th: float, limit: Optional[int] = None,
-                 limit_bytes: Optional[int] = None, max_p: float = 0.1, w_q: float = 0.002, gentle: bool = False,
+    def __init__(self, *, link_rate_bps: int, min_th: float, max_th: float, limit: int | None = None,
+                 limit_bytes: int | None = None, max_p: float = 0.1, w_q: float = 0.002, gentle: bool = False,
                  ecn: bool = False, mode: str = "packets", mean_pkt_size: int = 1000) -> None:
         self.min_th, self.max_th, self.max_p, self.w_q = min_th, max_th, max_p, w_q
         self.gentle, self.ecn, self.mode = gentle, ecn, mode
@@ -68,14 +67,14 @@ class ReferenceRed:
         self.s_ns = -(-bits_ns // link_rate_bps)  # ceil
         self.avg = 0.0
         self.count = -1
-        self.q_time: Optional[int] = 0
+        self.q_time: int | None = 0
         self.queue: deque[int] = deque()
         self.bytes = 0
 
     def _q(self) -> float:
         return float(len(self.queue) if self.mode == "packets" else self.bytes)
 
-    def arrive(self, t: int, size: int, ect: bool, uniform: Optional[float]) -> Step:
+    def arrive(self, t: int, size: int, ect: bool, uniform: float | None) -> Step:
         # Average.
         if not self.queue and self.q_time is not None:
             m = (t - self.q_time) / self.s_ns
@@ -86,7 +85,7 @@ class ReferenceRed:
         # Decision.
         needs = False
         verdict = "queued"
-        p_b: Optional[float] = None
+        p_b: float | None = None
         if self.avg < self.min_th:
             self.count = -1
         elif self.avg < self.max_th:

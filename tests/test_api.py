@@ -9,10 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 import qoslab
-from qoslab import Scenario, queues, topology, traffic
 from conftest import RED_DUMBBELL
+from qoslab import Scenario, queues, topology, traffic
 
 FLOW_DTYPES = {
     "flow_id": "uint64", "name": "str", "group": "str", "class": "int64", "admitted": "bool", "refused": "bool",

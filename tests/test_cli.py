@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 import qoslab
 from conftest import BAD, GOOD, RED_DUMBBELL, cli, files, header
 
@@ -180,3 +179,12 @@ def test_reproduce_unknown_name_exits_2(tmp_path):
     assert p.returncode == 2 and "available: examples" in p.stderr
     no_traceback(p)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_default_folder_name_is_made_safe(tmp_path):
+    from qoslab.cli import _folder_name
+
+    assert _folder_name("red_dumbbell") == "red_dumbbell"
+    assert _folder_name("../../etc") == "_.._etc"
+    assert _folder_name("a b/c") == "a_b_c"
+    assert _folder_name("..") == "scenario"

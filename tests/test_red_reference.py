@@ -10,10 +10,9 @@ from collections import Counter
 from typing import Any
 
 import pytest
+import qoslab
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import qoslab
 from qoslab import _core
 from red_reference import ReferenceRed
 
@@ -26,7 +25,7 @@ def replay_both(config: dict[str, Any], rate: int, ops: list[tuple[int, str, int
     assert len(rust) == len(ops)
     ref = ReferenceRed(link_rate_bps=rate, **config)
     seen: Counter = Counter()
-    for i, ((t, kind, size), got) in enumerate(zip(ops, rust)):
+    for i, ((t, kind, size), got) in enumerate(zip(ops, rust, strict=False)):
         where = f"op {i} {(t, kind, size)} config {config} rate {rate}"
         if kind == "depart":
             want = ref.depart(t)

@@ -7,7 +7,6 @@ import tomllib
 
 import jsonschema
 import pytest
-
 import qoslab
 from conftest import GOOD, SCENARIOS, files
 

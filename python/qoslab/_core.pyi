@@ -1,18 +1,19 @@
 """Type stub of the native module ``qoslab._core`` (crates/py). Use the
 public API in :mod:`qoslab` instead; these are its building blocks."""
 
+from collections.abc import Callable
 from os import PathLike
-from typing import Any, Callable, Literal, Optional, TypedDict, Union
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 
-Column = Union[np.ndarray, list[str]]
+Column = np.ndarray | list[str]
 """A result column: float64/int64/uint64/bool NumPy array, or a list of str."""
 
 class ConfigError(ValueError):
     """Invalid scenario or mechanism configuration; ``diagnostics`` lists every problem."""
 
-    diagnostics: list["Diagnostic"]
+    diagnostics: list[Diagnostic]
 
 class ScenarioFileError(OSError):
     """A scenario file, or a file it refers to, could not be read."""
@@ -22,7 +23,7 @@ class SimulationError(RuntimeError):
 
 class Diagnostic(TypedDict):
     origin: str
-    line: Optional[int]
+    line: int | None
     path: str
     message: str
 
@@ -37,7 +38,7 @@ class RedStep(TypedDict):
     avg: float
     count: int
     verdict: Literal["queued", "early", "forced", "overlimit", "marked", "departed", "empty"]
-    uniform: Optional[float]
+    uniform: float | None
     qlen: int
 
 def version() -> str: ...
@@ -46,17 +47,17 @@ def validate(
     text: str,
     origin: str = "<string>",
     overrides: list[str] = ...,
-    base_dir: Union[str, PathLike[str], None] = None,
+    base_dir: str | PathLike[str] | None = None,
 ) -> str:
     """Loads and validates a scenario; returns its echo as JSON."""
 
 def run(
     text: str,
     origin: str = "<string>",
-    seed: Optional[int] = None,
+    seed: int | None = None,
     overrides: list[str] = ...,
-    base_dir: Union[str, PathLike[str], None] = None,
-    progress: Optional[Callable[[float], Any]] = None,
+    base_dir: str | PathLike[str] | None = None,
+    progress: Callable[[float], Any] | None = None,
 ) -> RunOutput:
     """Runs a scenario without the GIL; ``progress`` is called at most 10 times a second."""
 

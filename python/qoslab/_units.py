@@ -18,9 +18,8 @@ limit     packets (int)           ``60`` -> "60pkts"
 from __future__ import annotations
 
 from numbers import Integral, Real
-from typing import Union
 
-Quantity = Union[str, int, float]
+Quantity = str | int | float
 
 _NS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 
@@ -69,7 +68,7 @@ def size(value: Quantity, field: str = "size") -> str:
     return f"{_whole(value, 'bytes', field)}B"
 
 
-def limit(value: Union[Quantity, tuple, list], field: str = "limit") -> Union[str, list]:
+def limit(value: Quantity | tuple | list, field: str = "limit") -> str | list:
     """A queue limit: ``"60pkts"``/``"64kB"`` as is, an int in packets, or a pair of both."""
     if isinstance(value, (tuple, list)):
         return [limit(v, field) for v in value]  # type: ignore[misc]

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Union
+from typing import Any
 
 from . import _core
 from .result import Result
 from .scenario import Override, Scenario
 
 
-def load(path: Union[str, os.PathLike], *, overrides: Iterable[Override] = ()) -> Scenario:
+def load(path: str | os.PathLike, *, overrides: Iterable[Override] = ()) -> Scenario:
     """Reads and validates a scenario file.
 
     ``overrides`` are ``"key.path=value"`` strings (as ``qoslab run --set``)
@@ -22,9 +23,9 @@ def load(path: Union[str, os.PathLike], *, overrides: Iterable[Override] = ()) -
     return Scenario.load(path, overrides=overrides)
 
 
-def run(scenario: Union[Scenario, str, os.PathLike], *, seed: Optional[int] = None,
-        overrides: Iterable[Override] = (), progress: Optional[Callable[[float], Any]] = None,
-        out: Union[str, os.PathLike, None] = None) -> Result:
+def run(scenario: Scenario | str | os.PathLike, *, seed: int | None = None,
+        overrides: Iterable[Override] = (), progress: Callable[[float], Any] | None = None,
+        out: str | os.PathLike | None = None) -> Result:
     """Runs a scenario (a :class:`Scenario` or a path to a TOML file).
 
     - ``seed``: overrides the scenario's seed; every random choice derives from it.

@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -167,11 +168,18 @@ def _summary_table(res: Any, out: Path) -> Any:
     return t
 
 
+def _folder_name(name: str) -> str:
+    """A scenario name as a single, safe folder name (no separators, no leading dots)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).lstrip(".") or "scenario"
+
+
 def cmd_run(a: argparse.Namespace) -> int:
     import qoslab
 
     sc = qoslab.load(a.file, overrides=a.overrides)
-    out = Path(a.out) if a.out else Path("results") / sc.name
+    out = Path(a.out) if a.out else Path("results") / _folder_name(sc.name)
     bar = _Progress(enabled=not a.quiet and sys.stderr.isatty(), label=sc.name)
     try:
         res = qoslab.run(sc, seed=a.seed, progress=bar)
@@ -270,7 +278,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``qoslab`` and ``python -m qoslab``; returns the exit code."""
     args = parser().parse_args(argv)
     from .errors import ConfigError, ReproductionError, ScenarioFileError, SimulationError

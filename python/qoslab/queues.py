@@ -14,7 +14,8 @@ defaults and checks every value when the scenario is validated (see
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from . import _units
 from ._units import Quantity
@@ -30,12 +31,12 @@ def red(
     limit: Any,
     min_th: float,
     max_th: float,
-    max_p: Optional[float] = None,
-    w_q: Optional[float] = None,
-    gentle: Optional[bool] = None,
-    ecn: Optional[bool] = None,
-    mode: Optional[str] = None,
-    mean_pkt_size: Optional[Quantity] = None,
+    max_p: float | None = None,
+    w_q: float | None = None,
+    gentle: bool | None = None,
+    ecn: bool | None = None,
+    mode: str | None = None,
+    mean_pkt_size: Quantity | None = None,
 ) -> dict[str, Any]:
     """RED (Floyd & Jacobson 1993).
 
@@ -51,7 +52,7 @@ def red(
     return q
 
 
-def prio(*, bands: Sequence[dict[str, Any]], classify_by: Optional[str] = None) -> dict[str, Any]:
+def prio(*, bands: Sequence[dict[str, Any]], classify_by: str | None = None) -> dict[str, Any]:
     """Strict priority over ``bands`` (band 0 first), classified by packet class tag or ``"dscp"``."""
     q: dict[str, Any] = {"type": "prio", "bands": list(bands)}
     if classify_by is not None:

@@ -25,8 +25,9 @@ import json
 import os
 import shutil
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -46,7 +47,7 @@ PARQUET_OPTIONS: Mapping[str, Any] = {
 }
 
 
-def _arrow_table(columns: Mapping[str, Any]) -> "pa.Table":
+def _arrow_table(columns: Mapping[str, Any]) -> pa.Table:
     """An Arrow table from the core's columns, typed by their NumPy dtypes
     (``<f8`` float64, ``<i8`` int64, ``<u8`` uint64, ``|b1`` bool; lists of
     ``str`` string)."""
@@ -75,19 +76,19 @@ class Result:
     __slots__ = ("_summary", "_raw", "_arrow", "_frames", "_path")
 
     def __init__(self, summary: Mapping[str, Any], tables: Mapping[str, Any], *,
-                 path: Optional[Path] = None) -> None:
+                 path: Path | None = None) -> None:
         missing = [t for t in TABLES if t not in tables]
         if missing:
             raise ValueError(f"result is missing tables: {', '.join(missing)}")
         self._summary = dict(summary)
         # Each table is either the core's columns (a dict) or an Arrow table.
         self._raw = {t: tables[t] for t in TABLES}
-        self._arrow: dict[str, "pa.Table"] = {}
-        self._frames: dict[str, "pd.DataFrame"] = {}
+        self._arrow: dict[str, pa.Table] = {}
+        self._frames: dict[str, pd.DataFrame] = {}
         self._path = path
 
     @classmethod
-    def _from_core(cls, out: Mapping[str, Any]) -> "Result":
+    def _from_core(cls, out: Mapping[str, Any]) -> Result:
         return cls(json.loads(out["summary"]), {t: out[t] for t in TABLES})
 
     # -- summary ------------------------------------------------------
@@ -107,17 +108,17 @@ class Result:
         return str(self.scenario.get("name", ""))
 
     @property
-    def seed(self) -> Optional[int]:
+    def seed(self) -> int | None:
         s = self._summary.get("seed")
         return int(s) if s is not None else None
 
     @property
-    def path(self) -> Optional[Path]:
+    def path(self) -> Path | None:
         """The folder this result was saved to or loaded from, if any."""
         return self._path
 
     @property
-    def bottleneck(self) -> Optional[str]:
+    def bottleneck(self) -> str | None:
         """Name of the topology preset's bottleneck queue (e.g. ``r0->sink0``), if it has one."""
         b = self._summary.get("bottleneck")
         if isinstance(b, str):
@@ -130,7 +131,7 @@ class Result:
 
     # -- tables -------------------------------------------------------
 
-    def arrow(self, table: str) -> "pa.Table":
+    def arrow(self, table: str) -> pa.Table:
         """One table as a ``pyarrow.Table`` with its explicit schema."""
         if table not in TABLES:
             raise KeyError(f"no table {table!r}; tables: {', '.join(TABLES)}")
@@ -139,33 +140,33 @@ class Result:
             self._arrow[table] = raw if not isinstance(raw, Mapping) else _arrow_table(raw)
         return self._arrow[table]
 
-    def table(self, table: str) -> "pd.DataFrame":
+    def table(self, table: str) -> pd.DataFrame:
         """One table as a pandas DataFrame (cached; do not modify it in place)."""
         if table not in self._frames:
             self._frames[table] = self.arrow(table).to_pandas()
         return self._frames[table]
 
     @property
-    def flows(self) -> "pd.DataFrame":
+    def flows(self) -> pd.DataFrame:
         """One row per flow."""
         return self.table("flows")
 
     @property
-    def queues(self) -> "pd.DataFrame":
+    def queues(self) -> pd.DataFrame:
         """One row per queue (classful children included)."""
         return self.table("queues")
 
     @property
-    def series(self) -> "pd.DataFrame":
+    def series(self) -> pd.DataFrame:
         """Sampled time series, long form: ``t_s``, ``entity_kind``, ``entity_id``, ``metric``, ``value``."""
         return self.table("series")
 
     @property
-    def events(self) -> "pd.DataFrame":
+    def events(self) -> pd.DataFrame:
         """Flow start/end and admission decisions."""
         return self.table("events")
 
-    def metric(self, entity_id: str, metric: str, entity_kind: Optional[str] = None) -> "pd.DataFrame":
+    def metric(self, entity_id: str, metric: str, entity_kind: str | None = None) -> pd.DataFrame:
         """The ``t_s``/``value`` rows of one series, in time order."""
         s = self.series
         mask = (s["entity_id"] == entity_id) & (s["metric"] == metric)
@@ -173,7 +174,7 @@ class Result:
             mask &= s["entity_kind"] == entity_kind
         return s.loc[mask, ["t_s", "value"]].sort_values("t_s", kind="stable").reset_index(drop=True)
 
-    def queue(self, name: str) -> "pd.Series":
+    def queue(self, name: str) -> pd.Series:
         """The ``queues`` row of the queue called ``name``."""
         q = self.queues
         rows = q[q["name"] == name]
@@ -183,7 +184,7 @@ class Result:
 
     # -- disk ---------------------------------------------------------
 
-    def save(self, directory: Union[str, os.PathLike]) -> Path:
+    def save(self, directory: str | os.PathLike) -> Path:
         """Writes the result folder atomically; replaces an existing one only once the new one is
         complete. Returns the folder's path."""
         import pyarrow.parquet as pq
@@ -217,7 +218,7 @@ class Result:
         return target
 
     @classmethod
-    def load(cls, directory: Union[str, os.PathLike]) -> "Result":
+    def load(cls, directory: str | os.PathLike) -> Result:
         """Reads a result folder written by :meth:`save` (or by ``qoslab run``)."""
         import pyarrow.parquet as pq
 

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Any
 
 from . import _core, _units
 from ._units import Quantity
 from .errors import ScenarioFileError
 
-Override = Union[str, tuple[str, Any]]
+Override = str | tuple[str, Any]
 
 
 def _override_text(o: Override) -> str:
@@ -55,7 +56,7 @@ class Scenario:
 
     __slots__ = ("_text", "_origin", "_base_dir", "_overrides", "_echo")
 
-    def __init__(self, text: str, *, origin: str = "<string>", base_dir: Union[str, os.PathLike, None] = None,
+    def __init__(self, text: str, *, origin: str = "<string>", base_dir: str | os.PathLike | None = None,
                  overrides: Iterable[Override] = ()) -> None:
         if not isinstance(text, str):
             raise TypeError(f"scenario text must be a str, got {type(text).__name__}")
@@ -63,20 +64,20 @@ class Scenario:
         self._origin = origin
         self._base_dir = Path(base_dir) if base_dir is not None else Path.cwd()
         self._overrides = tuple(_override_text(o) for o in overrides)
-        self._echo: Optional[dict[str, Any]] = None
+        self._echo: dict[str, Any] | None = None
 
     # -- constructors -------------------------------------------------
 
     @classmethod
     def from_toml(cls, text: str, *, origin: str = "<string>",
-                  base_dir: Union[str, os.PathLike, None] = None) -> "Scenario":
+                  base_dir: str | os.PathLike | None = None) -> Scenario:
         """Parses and validates ``text``; raises :class:`qoslab.ConfigError` listing every problem."""
         s = cls(text, origin=origin, base_dir=base_dir)
         s.validate()
         return s
 
     @classmethod
-    def load(cls, path: Union[str, os.PathLike], *, overrides: Iterable[Override] = ()) -> "Scenario":
+    def load(cls, path: str | os.PathLike, *, overrides: Iterable[Override] = ()) -> Scenario:
         """Reads and validates a scenario file (see :func:`qoslab.load`)."""
         p = Path(path)
         try:
@@ -91,9 +92,9 @@ class Scenario:
 
     @classmethod
     def build(cls, *, name: str, duration: Quantity, topology: dict[str, Any],
-              traffic: Sequence[dict[str, Any]] = (), description: Optional[str] = None,
-              seed: Optional[int] = None, metrics: Optional[dict[str, Any]] = None,
-              admission: Optional[dict[str, Any]] = None) -> "Scenario":
+              traffic: Sequence[dict[str, Any]] = (), description: str | None = None,
+              seed: int | None = None, metrics: dict[str, Any] | None = None,
+              admission: dict[str, Any] | None = None) -> Scenario:
         """A scenario from builder parts (:mod:`qoslab.topology`, :mod:`qoslab.traffic`,
         :mod:`qoslab.queues`), written as TOML and validated."""
         import tomli_w
@@ -117,11 +118,11 @@ class Scenario:
     @classmethod
     def dumbbell(cls, *, name: str, sources: int, access_rate: Quantity, access_delay: Quantity,
                  bottleneck_rate: Quantity, bottleneck_delay: Quantity, queue: dict[str, Any],
-                 duration: Quantity, traffic: Sequence[dict[str, Any]] = (), sinks: Optional[int] = None,
-                 routers: Optional[int] = None, egress_rate: Optional[Quantity] = None,
-                 egress_delay: Optional[Quantity] = None, default_queue: Optional[dict[str, Any]] = None,
-                 description: Optional[str] = None, seed: Optional[int] = None,
-                 metrics: Optional[dict[str, Any]] = None) -> "Scenario":
+                 duration: Quantity, traffic: Sequence[dict[str, Any]] = (), sinks: int | None = None,
+                 routers: int | None = None, egress_rate: Quantity | None = None,
+                 egress_delay: Quantity | None = None, default_queue: dict[str, Any] | None = None,
+                 description: str | None = None, seed: int | None = None,
+                 metrics: dict[str, Any] | None = None) -> Scenario:
         """A dumbbell: ``sources`` hosts -> r0 [-> r1] -> sinks, with ``queue`` at the bottleneck.
 
         Example (the RED reference dumbbell)::
@@ -170,7 +171,8 @@ class Scenario:
     def validate(self) -> dict[str, Any]:
         """Validates; returns the echo (every field, defaults filled in) as a dict."""
         if self._echo is None:
-            self._echo = json.loads(_core.validate(self._text, self._origin, list(self._overrides), str(self._base_dir)))
+            echo = _core.validate(self._text, self._origin, list(self._overrides), str(self._base_dir))
+            self._echo = json.loads(echo)
         return self._echo
 
     @property
@@ -190,7 +192,7 @@ class Scenario:
     def seed(self) -> int:
         return int(self.echo["seed"])
 
-    def with_overrides(self, *pairs: Override) -> "Scenario":
+    def with_overrides(self, *pairs: Override) -> Scenario:
         """A copy with more overrides: ``"topology.bottleneck.queue.max_th=20"`` or
         ``("duration", "10s")``; later ones win. Validated at once."""
         s = Scenario(self._text, origin=self._origin, base_dir=self._base_dir, overrides=self._overrides + pairs)

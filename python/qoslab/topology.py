@@ -8,14 +8,15 @@ Node names made by the presets (see ``docs/scenarios.md``): dumbbell
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from . import _units
 from ._units import Quantity
 
 
-def link(*, rate: Quantity, delay: Quantity, queue: Optional[dict[str, Any]] = None,
-         reverse_queue: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+def link(*, rate: Quantity, delay: Quantity, queue: dict[str, Any] | None = None,
+         reverse_queue: dict[str, Any] | None = None) -> dict[str, Any]:
     """A link's rate, propagation delay and, optionally, its output queues."""
     spec: dict[str, Any] = {"rate": _units.rate(rate), "delay": _units.dur(delay, "delay")}
     if queue is not None:
@@ -25,15 +26,15 @@ def link(*, rate: Quantity, delay: Quantity, queue: Optional[dict[str, Any]] = N
     return spec
 
 
-def _with_default(t: dict[str, Any], default_queue: Optional[dict[str, Any]]) -> dict[str, Any]:
+def _with_default(t: dict[str, Any], default_queue: dict[str, Any] | None) -> dict[str, Any]:
     if default_queue is not None:
         t["default_queue"] = default_queue
     return t
 
 
-def dumbbell(*, sources: int, access: dict[str, Any], bottleneck: dict[str, Any], sinks: Optional[int] = None,
-             routers: Optional[int] = None, egress: Optional[dict[str, Any]] = None,
-             default_queue: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+def dumbbell(*, sources: int, access: dict[str, Any], bottleneck: dict[str, Any], sinks: int | None = None,
+             routers: int | None = None, egress: dict[str, Any] | None = None,
+             default_queue: dict[str, Any] | None = None) -> dict[str, Any]:
     """N sources -> r0 [-> r1] -> sinks; links from :func:`link`."""
     t: dict[str, Any] = {"preset": "dumbbell", "sources": sources}
     if sinks is not None:
@@ -48,8 +49,8 @@ def dumbbell(*, sources: int, access: dict[str, Any], bottleneck: dict[str, Any]
 
 
 def parking_lot(*, bottlenecks: int, access: dict[str, Any], bottleneck: dict[str, Any],
-                egress: Optional[dict[str, Any]] = None,
-                default_queue: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+                egress: dict[str, Any] | None = None,
+                default_queue: dict[str, Any] | None = None) -> dict[str, Any]:
     """A chain of ``bottlenecks`` router-to-router links with one cross flow path per bottleneck."""
     t: dict[str, Any] = {"preset": "parking_lot", "bottlenecks": bottlenecks, "access": access,
                          "bottleneck": bottleneck}
@@ -59,8 +60,8 @@ def parking_lot(*, bottlenecks: int, access: dict[str, Any], bottleneck: dict[st
 
 
 def star(*, ingresses: int, access: dict[str, Any], bottleneck: dict[str, Any],
-         ingress_delays: Optional[Sequence[Quantity]] = None, egress: Optional[dict[str, Any]] = None,
-         default_queue: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+         ingress_delays: Sequence[Quantity] | None = None, egress: dict[str, Any] | None = None,
+         default_queue: dict[str, Any] | None = None) -> dict[str, Any]:
     """N ingresses (each with its own access delay if given) into one bottleneck."""
     t: dict[str, Any] = {"preset": "star", "ingresses": ingresses, "access": access}
     if ingress_delays is not None:
@@ -77,6 +78,6 @@ def node(*, name: str, kind: str) -> dict[str, Any]:
 
 
 def explicit(*, nodes: Sequence[dict[str, Any]], links: Sequence[dict[str, Any]],
-             default_queue: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+             default_queue: dict[str, Any] | None = None) -> dict[str, Any]:
     """Nodes and duplex links as listed; a link is ``{"a": .., "b": .., **link(...)}``."""
     return _with_default({"preset": "explicit", "nodes": list(nodes), "links": list(links)}, default_queue)

@@ -15,12 +15,13 @@ Every value is checked by the core when the scenario is validated.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import Any
 
 from . import _units
 from ._units import Quantity
 
-Size = Union[Quantity, dict[str, Any]]
+Size = Quantity | dict[str, Any]
 
 
 def random_size(*, base: Quantity, exp_mean: Quantity) -> dict[str, Any]:
@@ -35,16 +36,16 @@ def _group(
     src: str,
     dst: str,
     size: Size,
-    flows: Optional[int],
-    header: Optional[Quantity],
-    class_: Optional[int],
-    dscp: Optional[int],
-    ecn: Optional[bool],
-    start: Optional[Quantity],
-    stop: Optional[Quantity],
-    start_jitter: Optional[Quantity],
-    arrivals: Optional[dict[str, Any]],
-    reserve: Optional[Quantity],
+    flows: int | None,
+    header: Quantity | None,
+    class_: int | None,
+    dscp: int | None,
+    ecn: bool | None,
+    start: Quantity | None,
+    stop: Quantity | None,
+    start_jitter: Quantity | None,
+    arrivals: dict[str, Any] | None,
+    reserve: Quantity | None,
 ) -> dict[str, Any]:
     g: dict[str, Any] = {"name": name, **model, "src": src, "dst": dst}
     g["size"] = size if isinstance(size, dict) else _units.size(size)
@@ -74,18 +75,18 @@ def cbr(
     src: str,
     dst: str,
     size: Size,
-    flows: Optional[int] = None,
-    rate: Optional[Quantity] = None,
-    interval: Optional[Quantity] = None,
-    header: Optional[Quantity] = None,
-    class_: Optional[int] = None,
-    dscp: Optional[int] = None,
-    ecn: Optional[bool] = None,
-    start: Optional[Quantity] = None,
-    stop: Optional[Quantity] = None,
-    start_jitter: Optional[Quantity] = None,
-    arrivals: Optional[dict[str, Any]] = None,
-    reserve: Optional[Quantity] = None,
+    flows: int | None = None,
+    rate: Quantity | None = None,
+    interval: Quantity | None = None,
+    header: Quantity | None = None,
+    class_: int | None = None,
+    dscp: int | None = None,
+    ecn: bool | None = None,
+    start: Quantity | None = None,
+    stop: Quantity | None = None,
+    start_jitter: Quantity | None = None,
+    arrivals: dict[str, Any] | None = None,
+    reserve: Quantity | None = None,
 ) -> dict[str, Any]:
     """Constant bit rate: one packet every ``interval``, or every payload*8/``rate`` (give one)."""
     model: dict[str, Any] = {"model": "cbr"}
@@ -105,16 +106,16 @@ def poisson(
     dst: str,
     size: Size,
     rate: Quantity,
-    flows: Optional[int] = None,
-    header: Optional[Quantity] = None,
-    class_: Optional[int] = None,
-    dscp: Optional[int] = None,
-    ecn: Optional[bool] = None,
-    start: Optional[Quantity] = None,
-    stop: Optional[Quantity] = None,
-    start_jitter: Optional[Quantity] = None,
-    arrivals: Optional[dict[str, Any]] = None,
-    reserve: Optional[Quantity] = None,
+    flows: int | None = None,
+    header: Quantity | None = None,
+    class_: int | None = None,
+    dscp: int | None = None,
+    ecn: bool | None = None,
+    start: Quantity | None = None,
+    stop: Quantity | None = None,
+    start_jitter: Quantity | None = None,
+    arrivals: dict[str, Any] | None = None,
+    reserve: Quantity | None = None,
 ) -> dict[str, Any]:
     """Poisson packet arrivals at a mean payload ``rate``."""
     model = {"model": "poisson", "rate": _units.rate(rate)}
@@ -131,20 +132,20 @@ def on_off(
     size: Size,
     on: Quantity,
     off: Quantity,
-    peak: Optional[Quantity] = None,
-    interval: Optional[Quantity] = None,
-    dist: Optional[str] = None,
-    shape: Optional[float] = None,
-    flows: Optional[int] = None,
-    header: Optional[Quantity] = None,
-    class_: Optional[int] = None,
-    dscp: Optional[int] = None,
-    ecn: Optional[bool] = None,
-    start: Optional[Quantity] = None,
-    stop: Optional[Quantity] = None,
-    start_jitter: Optional[Quantity] = None,
-    arrivals: Optional[dict[str, Any]] = None,
-    reserve: Optional[Quantity] = None,
+    peak: Quantity | None = None,
+    interval: Quantity | None = None,
+    dist: str | None = None,
+    shape: float | None = None,
+    flows: int | None = None,
+    header: Quantity | None = None,
+    class_: int | None = None,
+    dscp: int | None = None,
+    ecn: bool | None = None,
+    start: Quantity | None = None,
+    stop: Quantity | None = None,
+    start_jitter: Quantity | None = None,
+    arrivals: dict[str, Any] | None = None,
+    reserve: Quantity | None = None,
 ) -> dict[str, Any]:
     """ON/OFF: CBR at ``peak`` (or every ``interval``) during ON periods of mean ``on``,
     silent for OFF periods of mean ``off``; ``dist`` ``"exponential"`` (default) or
@@ -163,7 +164,7 @@ def on_off(
                   reserve=reserve)
 
 
-def _lifetime(process: str, lifetime: Quantity, lifetime_dist: Optional[str], max_flows: Optional[int],
+def _lifetime(process: str, lifetime: Quantity, lifetime_dist: str | None, max_flows: int | None,
               **extra: Any) -> dict[str, Any]:
     a: dict[str, Any] = {"process": process, **extra, "lifetime": _units.dur(lifetime, "lifetime")}
     if lifetime_dist is not None:
@@ -173,21 +174,21 @@ def _lifetime(process: str, lifetime: Quantity, lifetime_dist: Optional[str], ma
     return a
 
 
-def poisson_arrivals(*, rate: float, lifetime: Quantity, lifetime_dist: Optional[str] = None,
-                     max_flows: Optional[int] = None) -> dict[str, Any]:
+def poisson_arrivals(*, rate: float, lifetime: Quantity, lifetime_dist: str | None = None,
+                     max_flows: int | None = None) -> dict[str, Any]:
     """New flows as a Poisson process of ``rate`` per second, each living ``lifetime``
     (exponential by default, or ``lifetime_dist="fixed"``)."""
     return _lifetime("poisson", lifetime, lifetime_dist, max_flows, rate=rate)
 
 
 def batch_poisson_arrivals(*, rate: float, batch_mean: float, lifetime: Quantity,
-                           lifetime_dist: Optional[str] = None, max_flows: Optional[int] = None) -> dict[str, Any]:
+                           lifetime_dist: str | None = None, max_flows: int | None = None) -> dict[str, Any]:
     """Batches of a geometric number of flows (mean ``batch_mean``) as a Poisson process of ``rate`` per second."""
     return _lifetime("batch_poisson", lifetime, lifetime_dist, max_flows, rate=rate, batch_mean=batch_mean)
 
 
-def keep_alive(*, alive: int, lifetime: Quantity, lifetime_dist: Optional[str] = None,
-               max_flows: Optional[int] = None) -> dict[str, Any]:
+def keep_alive(*, alive: int, lifetime: Quantity, lifetime_dist: str | None = None,
+               max_flows: int | None = None) -> dict[str, Any]:
     """Keep ``alive`` flows running: when one ends, the next starts."""
     return _lifetime("keep_alive", lifetime, lifetime_dist, max_flows, alive=alive)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from types import ModuleType
-from typing import Callable, Optional
 
 from ..errors import ReproductionError
 from .framework import Claim, Context, Figure, Outcome, Summary, execute
@@ -40,8 +40,8 @@ def module(name: str) -> ModuleType:
     return importlib.import_module(REGISTRY[name])
 
 
-def reproduce(name: str, *, quick: bool = False, seeds: Optional[int] = None,
-              out: "os.PathLike[str] | str" = "results", log: Callable[[str], None] = lambda _: None) -> Summary:
+def reproduce(name: str, *, quick: bool = False, seeds: int | None = None,
+              out: os.PathLike[str] | str = "results", log: Callable[[str], None] = lambda _: None) -> Summary:
     """Runs one reproduction and writes ``out/<name>/``; see :func:`framework.execute`."""
     return execute(module(name), quick=quick, seeds=seeds, out=out, log=log)
 

@@ -103,7 +103,7 @@ def measure(res: Result) -> dict[str, Any]:
         "loss_cv": cv(loss),
         "loss_min": float(loss.min()) if len(loss) else math.nan,
         "loss_max": float(loss.max()) if len(loss) else math.nan,
-        "flow_loss": {str(n): float(x) for n, x in zip(flows["name"][sent > 0], loss)},
+        "flow_loss": {str(n): float(x) for n, x in zip(flows["name"][sent > 0], loss, strict=False)},
     }
 
 
@@ -240,7 +240,7 @@ def _figures(ctx: Context, series: dict[str, dict[str, list[float]]], loss: dict
     r, d = series["red"], series["droptail"]
     ax1.plot(r["t_s"], r["backlog_pkts"], color="0.7", lw=0.6, label="instantaneous backlog")
     ax1.plot(r["t_s"], r["red_avg"], color="C0", lw=1.4, label="red_avg")
-    for th, name in zip(thresholds, ("min_th", "max_th")):
+    for th, name in zip(thresholds, ("min_th", "max_th"), strict=False):
         ax1.axhline(th, color="C3", ls="--", lw=0.8)
         ax1.annotate(name, (0, th), xytext=(2, 2), textcoords="offset points", color="C3", fontsize=8)
     top = max(limit if math.isfinite(limit) else 0.0, max(r.get("backlog_pkts", [0.0])),
@@ -285,7 +285,7 @@ def _figures(ctx: Context, series: dict[str, dict[str, list[float]]], loss: dict
     for i, k in enumerate(kinds):
         vals = [reasons[v][k] for v in variants]
         ax.bar(variants, vals, bottom=bottom, label=k.removeprefix("drops_"), color=f"C{i + 2}")
-        bottom = [b + v for b, v in zip(bottom, vals)]
+        bottom = [b + v for b, v in zip(bottom, vals, strict=False)]
     ax.set_ylabel("packets dropped (mean over seeds)")
     ax.set_ylim(0, max(bottom + [1.0]) * 1.3)
     ax.legend(fontsize=8, ncol=3, loc="upper center")
@@ -339,7 +339,7 @@ def reproduce(ctx: Context) -> Outcome:
     figs = _figures(ctx, series, loss, reasons, thresholds, limit)
 
     per_run = {v: {f"seed_{s}": {k: x for k, x in m.items() if k != "flow_loss"}
-                   for s, m in zip(ctx.seeds, runs)} for v, runs in measures.items()}
+                   for s, m in zip(ctx.seeds, runs, strict=False)} for v, runs in measures.items()}
     data = {
         "duration": duration,
         "warmup_s": WARMUP_S,

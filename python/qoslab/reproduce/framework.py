@@ -26,10 +26,11 @@ import os
 import shutil
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Optional
+from typing import Any
 
 from ..errors import ReproductionError
 from ..result import Result
@@ -52,7 +53,7 @@ class Claim:
     paper: str
     measured: str
     tolerance: str
-    holds: Optional[bool]
+    holds: bool | None
     explanation: str = ""
 
     def __post_init__(self) -> None:
@@ -213,7 +214,7 @@ def render_report(module: ModuleType, s: Summary) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def execute(module: ModuleType, *, quick: bool, seeds: Optional[int], out: os.PathLike | str,
+def execute(module: ModuleType, *, quick: bool, seeds: int | None, out: os.PathLike | str,
             log: Log) -> Summary:
     """Runs one reproduction module and writes ``OUT/<name>/`` atomically."""
     name = module.NAME

@@ -10,8 +10,8 @@ value is used (slightly wider, so conservative); 1.960 beyond 120.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Optional
 
 #: Two-sided 95% Student t quantiles t(0.975, df), df = 1..30.
 _T975 = (
@@ -43,7 +43,7 @@ class Estimate:
     values: tuple[float, ...]
 
     @classmethod
-    def of(cls, values: Iterable[float]) -> "Estimate":
+    def of(cls, values: Iterable[float]) -> Estimate:
         return cls(tuple(float(v) for v in values))
 
     @property
@@ -68,7 +68,7 @@ class Estimate:
         return math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1))
 
     @property
-    def half_width(self) -> Optional[float]:
+    def half_width(self) -> float | None:
         """95% CI half-width, or ``None`` with fewer than two finite values."""
         v = self.finite
         if len(v) < 2:
@@ -90,7 +90,7 @@ class Estimate:
                 "values": [_num(v) for v in self.values]}
 
 
-def _num(x: float) -> Optional[float]:
+def _num(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 

@@ -125,12 +125,13 @@ def test_good_scenarios_validate_and_run(scenario, tmp_path):
 
 def test_ctrl_c_stops_a_run_without_traceback_or_results(tmp_path):
     code = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-            "from qoslab.cli import main; sys.exit(main(sys.argv[1:]))")
+            "from qoslab.cli import main; print('imported', flush=True); sys.exit(main(sys.argv[1:]))")
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-c", code, "run", str(RED_DUMBBELL), "--set", "duration=100000s",
                              "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=tmp_path, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    time.sleep(3.0)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "imported"
+    time.sleep(1.5)  # loading, validation, and well into the run
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
     try:
@@ -179,6 +180,28 @@ def test_reproduce_unknown_name_exits_2(tmp_path):
     assert p.returncode == 2 and "available: examples" in p.stderr
     no_traceback(p)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_progress_bar_appears_only_after_two_seconds(monkeypatch):
+    import io
+
+    from qoslab import cli as c
+    from rich.console import Console
+
+    buf = io.StringIO()
+    monkeypatch.setattr(c, "_stderr_console", lambda: Console(file=buf, force_terminal=True, width=80))
+    off = c._Progress(enabled=False, label="x")
+    off(0.5)
+    assert off.bar is None
+    bar = c._Progress(enabled=True, label="x")
+    bar(0.1)
+    assert bar.bar is None  # a short run shows nothing
+    bar.t0 -= c.PROGRESS_AFTER_S + 0.1
+    bar(0.5)
+    assert bar.bar is not None
+    bar(0.9)
+    bar.close()
+    assert "x" in buf.getvalue()
 
 
 def test_default_folder_name_is_made_safe(tmp_path):

@@ -299,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err(f"qoslab: simulation failed: {e}")
         return EXIT_FAIL
     except KeyboardInterrupt:
-        _err("qoslab: interrupted; nothing written")
+        _err("qoslab: interrupted; the unfinished result was not written")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK

@@ -9,7 +9,9 @@
 //!   GIL back at most ten times per wall-second to call the Python
 //!   callback and check for signals, so Ctrl-C stops a long run.
 //! - [`red_replay::red_replay`]: a scripted RED, for the reference tests.
-//! - [`error`]: the exception classes and the `SimError` mapping.
+//! - [`error`]: the exception classes and the `SimError` mapping. A panic
+//!   while loading or running is caught ([`no_panic`]) and raised as
+//!   `qoslab.SimulationError`, never unwound into Python.
 
 mod convert;
 mod error;
@@ -25,6 +27,17 @@ use std::time::{Duration, Instant};
 
 /// Minimum wall time between two calls into Python from a running simulation.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
+/// Runs `f`, turning a panic into `SimError::Runtime` so that no panic
+/// crosses into Python (it would surface as pyo3's `PanicException`).
+fn no_panic<T>(f: impl FnOnce() -> Result<T, SimError>) -> Result<T, SimError> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        Err(SimError::Runtime(format!(
+            "qoslab panicked (a bug; please report it with the scenario): {}",
+            error::panic_message(&*p)
+        )))
+    })
+}
 
 /// The qoslab version (the Rust crates' version).
 #[pyfunction]
@@ -49,7 +62,7 @@ fn validate(
     overrides: Vec<String>,
     base_dir: Option<PathBuf>,
 ) -> PyResult<String> {
-    let sc = load_str(text, origin, &overrides, base_dir.as_deref()).map_err(|e| error::to_py(py, e))?;
+    let sc = no_panic(|| load_str(text, origin, &overrides, base_dir.as_deref())).map_err(|e| error::to_py(py, e))?;
     serde_json::to_string(&sc).map_err(|e| error::SimulationError::new_err(format!("scenario echo: {e}")))
 }
 
@@ -65,7 +78,7 @@ fn run<'py>(
     base_dir: Option<PathBuf>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let sc = load_str(text, origin, &overrides, base_dir.as_deref()).map_err(|e| error::to_py(py, e))?;
+    let sc = no_panic(|| load_str(text, origin, &overrides, base_dir.as_deref())).map_err(|e| error::to_py(py, e))?;
     let seed = seed.unwrap_or(sc.seed);
     let base_dir = base_dir.unwrap_or_else(|| PathBuf::from("."));
     // An error raised in Python during the run (the callback's, or a
@@ -93,18 +106,12 @@ fn run<'py>(
             })
         };
         let opts = RunOptions { seed, base_dir, progress: Some(&mut tick) };
-        catch_unwind(AssertUnwindSafe(|| qoslab_sim::run::run(&sc, opts)))
+        no_panic(|| qoslab_sim::run::run(&sc, opts))
     });
     let out = match outcome {
-        Ok(Ok(out)) => out,
-        Ok(Err(SimError::Interrupted)) if raised.is_some() => return Err(raised.take().expect("checked")),
-        Ok(Err(e)) => return Err(error::to_py(py, e)),
-        Err(panic) => {
-            return Err(error::SimulationError::new_err(format!(
-                "the simulator panicked (a qoslab bug; please report it with the scenario): {}",
-                error::panic_message(&*panic)
-            )))
-        }
+        Ok(out) => out,
+        Err(SimError::Interrupted) if raised.is_some() => return Err(raised.take().expect("checked")),
+        Err(e) => return Err(error::to_py(py, e)),
     };
     let np = py.import("numpy")?;
     let d = PyDict::new(py);

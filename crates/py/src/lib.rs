@@ -2,15 +2,15 @@
 //! arguments, call the simulator, convert the result. The public Python
 //! API (`python/qoslab`) wraps these functions; `_core.pyi` types them.
 //!
-//! - [`version`], [`schema`]: the crate version; the scenario JSON Schema.
-//! - [`validate`]: scenario text to its echo (JSON, defaults filled in).
-//! - [`run`]: scenario text to `{"summary": json, "flows": {..}, ...}`,
+//! - `version`, `schema`: the crate version; the scenario JSON Schema.
+//! - `validate`: scenario text to its echo (JSON, defaults filled in).
+//! - `run`: scenario text to `{"summary": json, "flows": {..}, ...}`,
 //!   with the GIL released during the run. The progress closure takes the
 //!   GIL back at most ten times per wall-second to call the Python
 //!   callback and check for signals, so Ctrl-C stops a long run.
-//! - [`red_replay::red_replay`]: a scripted RED, for the reference tests.
-//! - [`error`]: the exception classes and the `SimError` mapping. A panic
-//!   while loading or running is caught ([`no_panic`]) and raised as
+//! - `red_replay::red_replay`: a scripted RED, for the reference tests.
+//! - `error`: the exception classes and the `SimError` mapping. A panic
+//!   while loading or running is caught (`no_panic`) and raised as
 //!   `qoslab.SimulationError`, never unwound into Python.
 
 mod convert;

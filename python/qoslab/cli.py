@@ -228,12 +228,12 @@ def _claims_table(summary: Any) -> Any:
     mode = "quick" if summary.quick else "full"
     seeds = ", ".join(map(str, summary.seeds))
     t = Table(title=f"{summary.name}: {summary.title} ({mode}, seeds {seeds})", title_justify="left",
-              show_lines=True)
-    t.add_column("claim", style="bold", max_width=34)
-    t.add_column("paper / reference", max_width=36)
-    t.add_column("qoslab", max_width=48)
-    t.add_column("tolerance", max_width=24)
-    t.add_column("holds", justify="center")
+              show_lines=True, expand=True)
+    t.add_column("claim", style="bold", no_wrap=True)
+    t.add_column("paper / reference", ratio=3)
+    t.add_column("qoslab", ratio=4)
+    t.add_column("tolerance", ratio=2, min_width=12)
+    t.add_column("holds", justify="center", no_wrap=True)
     style = {True: "[green]yes[/]", False: "[red]no[/]", None: "[yellow]not checked[/]"}
     for c in summary.outcome.claims:
         t.add_row(c.id, c.paper, c.measured, c.tolerance, style[c.holds])

@@ -26,8 +26,8 @@ $(STAMP): requirements.txt
 	touch $@
 
 $(EXT): $(STAMP) $(RUST_SRC)
-	$(VENV)/bin/maturin develop --release --quiet --skip-install 2>&1 | grep -v '^📦\|^🔗\|^🐍\|^💻' || true
-	$(PY) -c "import qoslab._core" 
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin develop --release --quiet
+	$(PY) -c "import qoslab._core"
 	touch $@
 
 run: $(EXT) ## Run every reproduction's quick variant and print the claims

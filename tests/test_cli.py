@@ -154,7 +154,7 @@ def test_reproduce_examples_quick(tmp_path):
     assert doc["name"] == "examples" and doc["quick"] is True and doc["seeds"] == [1]
     assert doc["seed_file"] == "001_c31d5aa44c0a52e3.txt" and doc["qoslab_version"] == qoslab.__version__
     ids = [c["id"] for c in doc["claims"]]
-    assert ids == ["red-early-drops-dominate", "red-average-within-thresholds", "red-fair-loss",
+    assert ids == ["red-drops-early-not-on-overflow", "red-average-within-thresholds", "red-fair-loss",
                    "red-utilization", "red-drop-rate-matches-reference"]
     for c in doc["claims"]:
         assert {"id", "text", "paper", "measured", "tolerance", "holds"} <= set(c)
@@ -171,7 +171,7 @@ def test_reproduce_examples_quick(tmp_path):
         assert f"]({png})" in report
     for variant in ("red", "droptail"):
         assert sorted(x.name for x in (folder / variant / "seed_1").iterdir()) == RESULT_FILES
-    assert "overall" in p.stdout and "red-early-drops-dominate" in p.stdout
+    assert "overall" in p.stdout and "red-drops-early-not-on-overflow" in p.stdout
     assert sorted(x.name for x in tmp_path.iterdir()) == ["examples"]
 
 

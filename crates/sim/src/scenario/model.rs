@@ -157,7 +157,10 @@ pub struct NodeSpec {
 
 /// A duplex point-to-point link between nodes `a` and `b`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
-#[serde(deny_unknown_fields)]
+// serde cannot deny unknown fields beside a `flatten` (it then refuses the
+// flattened fields themselves); the flattened part denies its own, the
+// schema (and the structural check in `schema::check`) denies the rest.
+#[schemars(deny_unknown_fields)]
 pub struct ExplicitLink {
     pub a: String,
     pub b: String,
@@ -390,7 +393,10 @@ pub enum Arrivals {
 
 /// One or more flows of the same model between the same endpoints.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
-#[serde(deny_unknown_fields)]
+// serde cannot deny unknown fields beside a `flatten` (it then refuses the
+// flattened fields themselves); the flattened part denies its own, the
+// schema (and the structural check in `schema::check`) denies the rest.
+#[schemars(deny_unknown_fields)]
 pub struct TrafficGroup {
     /// Group name; its flows are `name.0`, `name.1`, ...
     pub name: String,

@@ -154,6 +154,14 @@ struct DenseRange {
 impl DenseRange {
     #[inline]
     fn add(&mut self, i: usize, n: u64) {
+        if let Some(c) = self.counts.get_mut(i.wrapping_sub(self.first)) {
+            *c += n;
+        } else {
+            self.grow_add(i, n);
+        }
+    }
+    #[cold]
+    fn grow_add(&mut self, i: usize, n: u64) {
         if self.counts.is_empty() {
             self.first = i;
             self.counts.push(n);

@@ -71,7 +71,7 @@ pub enum Event {
     GroupNext(GroupId),
     /// A keep-alive slot whose flow was refused becomes free again.
     SlotFree(GroupId),
-    /// A link direction finished serializing the packet on the wire.
+    /// A link direction's transmission ends with packets waiting: dequeue the next.
     TxDone(DirId),
     /// The packet at the head of a link direction's pipe reaches the far node.
     Arrive(DirId),
@@ -93,9 +93,14 @@ struct Entry {
 }
 
 impl Entry {
-    #[inline]
+    /// `(time, seq)` as one number: a single, branch-free comparison.
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        ((self.time as u128) << 64) | self.seq as u128
+    }
+    #[inline(always)]
     fn before(&self, o: &Entry) -> bool {
-        (self.time, self.seq) < (o.time, o.seq)
+        self.key() < o.key()
     }
 }
 
@@ -180,12 +185,15 @@ impl EventQueue {
                 }
                 let end = (first + ARITY).min(n);
                 let mut best = first;
+                let mut best_key = self.heap[first].key();
                 for c in first + 1..end {
-                    if self.heap[c].before(&self.heap[best]) {
+                    let k = self.heap[c].key();
+                    if k < best_key {
                         best = c;
+                        best_key = k;
                     }
                 }
-                if self.heap[best].before(&last) {
+                if best_key < last.key() {
                     self.heap[i] = self.heap[best];
                     i = best;
                 } else {

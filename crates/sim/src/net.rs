@@ -12,12 +12,21 @@
 //! transmitter dequeues the next packet (`Empty`: idle; `NotBefore(t)`: try
 //! again at `t`).
 //!
-//! **Propagation pipe.** Packets leave a direction in order and all take
-//! the same `delay`, so they also arrive in order: a direction keeps its
-//! packets in flight in a FIFO and only the head has an `Arrive` event in
-//! the event queue, inserted with the sequence number reserved when the
-//! packet left the transmitter. Event order is therefore exactly that of
-//! one event per packet, with a heap that stays small.
+//! **Pipe.** Packets leave a direction in order and all take the same
+//! `delay`, so they also arrive in order: a direction keeps the packets it
+//! has sent (on the wire or propagating) in a FIFO, each with its arrival
+//! time, and only the head has an `Arrive` event in the event queue,
+//! inserted with the sequence number reserved when the packet went on the
+//! wire. The heap stays small (one entry per direction, not per packet).
+//!
+//! **End of transmission.** The end of a transmission is an event
+//! (`TxDone`: dequeue the next packet) only if a packet waits when it
+//! starts or arrives during it. Otherwise the transmitter goes idle at
+//! `busy_until` with nothing to do, and the `dequeue` that would have found
+//! the queue empty then (RED starts its idle period there) is made, with
+//! that instant, just before the queue is next touched (`idle_owed`). The
+//! queue sees exactly the calls it would have seen with one event per
+//! transmission; an idle access link costs no event at all.
 //!
 //! **Routing.** Static shortest paths, fewest hops, computed by a
 //! breadth-first search back from every destination that traffic uses.
@@ -35,7 +44,7 @@ use crate::qbuild::build_queue;
 use crate::scenario::expand::Expanded;
 use crate::scenario::{NodeKind, QueueSpec};
 use qoslab_core::rng::{self, Rng};
-use qoslab_core::units::{Dur, Rate, Serializer, Time};
+use qoslab_core::units::{Dur, Rate, Time};
 use qoslab_core::{Packet, Queue};
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
@@ -62,6 +71,45 @@ pub struct InFlight {
     pub pkt: Packet,
 }
 
+/// Exact back-to-back serialization, with the same results as
+/// `qoslab_core::units::Serializer` (tested): `floor((bits * 1e9 + carry) / rate)`
+/// with the remainder carried, but with `bits * 1e9 = q * rate + r` kept
+/// for the last packet size, so that a link sending packets of one size
+/// never divides 128-bit numbers.
+#[derive(Clone, Debug)]
+pub struct LinkSerializer {
+    rate: u64,
+    carry: u64,
+    size: u64,
+    q: u64,
+    r: u64,
+}
+
+impl LinkSerializer {
+    /// `rate` must be positive (checked by [`Network::build`]).
+    pub fn new(rate: Rate) -> LinkSerializer {
+        LinkSerializer { rate: rate.0.max(1), carry: 0, size: 0, q: 0, r: 0 }
+    }
+    #[inline]
+    pub fn tx_time(&mut self, bytes: u64) -> Dur {
+        if bytes != self.size {
+            let num = bytes as u128 * 8_000_000_000;
+            let rate = self.rate as u128;
+            self.q = (num / rate).min(u64::MAX as u128 - 1) as u64;
+            self.r = (num % rate) as u64;
+            self.size = bytes;
+        }
+        let s = self.r as u128 + self.carry as u128;
+        if s >= self.rate as u128 {
+            self.carry = (s - self.rate as u128) as u64;
+            Dur(self.q + 1)
+        } else {
+            self.carry = s as u64;
+            Dur(self.q)
+        }
+    }
+}
+
 /// One direction of a link: queue, transmitter, pipe.
 pub struct Dir {
     pub from: NodeId,
@@ -72,13 +120,16 @@ pub struct Dir {
     pub rate: Rate,
     pub delay: Dur,
     pub queue: Queue,
-    pub ser: Serializer,
-    /// The packet being serialized, if any.
-    pub wire: Option<Packet>,
+    pub ser: LinkSerializer,
     /// Total serialization time of every transmission started so far (ns).
     pub busy_acc_ns: u64,
     /// End of the current (or last) transmission.
     pub busy_until: Time,
+    /// A `TxDone` event is pending at `busy_until`.
+    pub tx_event: bool,
+    /// The last transmission ends (ended) at `busy_until` with no `TxDone`:
+    /// the queue is owed a `dequeue` at that instant (see the module doc).
+    pub idle_owed: bool,
     pub pipe: VecDeque<InFlight>,
     pub rng: Rng,
     /// A pending `Retry` (after `NotBefore`).
@@ -88,14 +139,22 @@ pub struct Dir {
 }
 
 impl Dir {
-    /// Puts `pkt` on the wire at `now`; returns when its transmission ends.
+    /// Starts serializing `pkt` at `now`; returns when its transmission ends.
     #[inline]
-    pub fn start_tx(&mut self, now: Time, pkt: Packet) -> Time {
-        let d = self.ser.tx_time(pkt.bytes());
-        self.wire = Some(pkt);
+    pub fn start_tx(&mut self, now: Time, pkt: &Packet) -> Time {
+        let d = self.ser.tx_time(pkt.size as u64);
         self.busy_acc_ns = self.busy_acc_ns.saturating_add(d.0);
         self.busy_until = Time(now.0.saturating_add(d.0));
         self.busy_until
+    }
+    /// May the transmitter start a packet at `now`?
+    #[inline]
+    pub fn is_free(&self, now: Time) -> bool {
+        !self.tx_event && self.busy_until <= now
+    }
+    /// Packets of the pipe still being serialized at `now`.
+    pub fn on_wire(&self, now: Time) -> usize {
+        self.pipe.iter().filter(|f| f.at.0.saturating_sub(self.delay.0) > now.0).count()
     }
     /// Busy time in `[0, t]`, for `t` not before the current transmission's start.
     pub fn busy_ns_until(&self, t: Time) -> u64 {
@@ -222,10 +281,11 @@ impl Network {
                     rate: l.spec.rate,
                     delay: l.spec.delay,
                     queue,
-                    ser: Serializer::new(l.spec.rate),
-                    wire: None,
+                    ser: LinkSerializer::new(l.spec.rate),
                     busy_acc_ns: 0,
                     busy_until: Time::ZERO,
+                    tx_event: false,
+                    idle_owed: false,
                     pipe: VecDeque::new(),
                     rng: rng::stream(seed, LINK_STREAM_BASE + d.0 as u64),
                     retry_at: None,
@@ -402,10 +462,25 @@ mod tests {
     }
 
     #[test]
+    fn link_serializer_equals_the_core_serializer() {
+        use rand::{Rng as _, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(3);
+        for rate in [1u64, 3, 999_983, 25_000_000, 1_000_000_007, 10_000_000_000, 400_000_000_000] {
+            let mut mine = LinkSerializer::new(Rate(rate));
+            let mut core = qoslab_core::units::Serializer::new(Rate(rate));
+            for i in 0..20_000 {
+                // Runs of equal sizes (the cache) and random ones.
+                let b: u64 = if i % 7 < 4 { 1000 } else { rng.random_range(0..70_000) };
+                assert_eq!(mine.tx_time(b), core.tx_time(qoslab_core::Bytes(b)), "rate {rate} step {i}");
+            }
+        }
+    }
+
+    #[test]
     fn busy_time_counts_only_what_was_serialized_by_t() {
         let mut net = Network::build(&graph(), 1, "t").unwrap();
         let d = &mut net.dirs[0];
-        let end = d.start_tx(Time(1_000), Packet::new(0, qoslab_core::FlowId(0), 1250, Time(0))); // 1 ms at 10 Mb/s
+        let end = d.start_tx(Time(1_000), &Packet::new(0, qoslab_core::FlowId(0), 1250, Time(0))); // 1 ms at 10 Mb/s
         assert_eq!(end, Time(1_001_000));
         assert_eq!(d.busy_ns_until(Time(501_000)), 500_000);
         assert_eq!(d.busy_ns_until(Time(2_000_000)), 1_000_000);

@@ -161,6 +161,8 @@ impl Sim {
             AdmissionSpec::AdmitAll => Box::new(AdmitAll::default()),
         };
         let n_dirs = net.dirs.len();
+        let router_out =
+            net.dirs.iter().map(|d| net.nodes[d.from.index()].kind == crate::scenario::NodeKind::Router).collect();
         let mut sim = Sim {
             now: Time::ZERO,
             end: Time(sc.duration.0),
@@ -173,7 +175,7 @@ impl Sim {
             table: FlowTable::new(),
             admission,
             admission_tick: None,
-            metrics: Metrics::new(m, n_dirs, Time(sc.duration.0)),
+            metrics: Metrics::new(m, router_out, Time(sc.duration.0)),
             next_packet: 0,
             event_count: 0,
             sample_every: m.series_interval.0,
@@ -294,7 +296,7 @@ impl Sim {
                     let dir = &mut self.net.dirs[d.index()];
                     if dir.retry_at == Some(t) {
                         dir.retry_at = None;
-                        if dir.wire.is_none() {
+                        if dir.is_free(t) {
                             self.try_send(d);
                         }
                     }
@@ -307,9 +309,10 @@ impl Sim {
                     let dir = &mut self.net.dirs[d.index()];
                     if dir.tick_at == Some(t) {
                         dir.tick_at = None;
-                        dir.queue.on_tick(t);
+                        self.settle(d);
+                        self.net.dirs[d.index()].queue.on_tick(t);
                         self.schedule_qdisc_tick(d);
-                        if self.net.dirs[d.index()].wire.is_none() {
+                        if self.net.dirs[d.index()].is_free(t) {
                             self.try_send(d);
                         }
                     }
@@ -357,11 +360,33 @@ impl Sim {
         }
     }
 
+    /// Makes the `dequeue` owed to an idle queue at the instant its
+    /// transmitter went idle (see `net`), before the queue is touched again.
+    #[inline]
+    fn settle(&mut self, d: DirId) {
+        let now = self.now;
+        let dir = &mut self.net.dirs[d.index()];
+        if dir.idle_owed && dir.busy_until <= now {
+            dir.idle_owed = false;
+            let at = dir.busy_until;
+            match dir.queue.dequeue(at) {
+                Dequeue::Empty => {}
+                // Only a discipline that holds packets it did not report
+                // in its backlog gets here: send now, wait as asked.
+                Dequeue::Packet(p) => self.start_tx(d, p),
+                Dequeue::NotBefore(t) => self.retry_at(d, t),
+            }
+        }
+    }
+
     /// Offers `pkt` to the queue of `d`; starts the transmitter if idle.
     #[inline]
     fn enqueue(&mut self, d: DirId, pkt: Packet) {
+        self.settle(d);
+        self.metrics.on_dir_arrival(d.index());
+        let now = self.now;
         let dir = &mut self.net.dirs[d.index()];
-        match dir.queue.enqueue(self.now, pkt, &mut dir.rng) {
+        match dir.queue.enqueue(now, pkt, &mut dir.rng) {
             Verdict::Queued | Verdict::Marked(_) => {}
             Verdict::Dropped(x) => {
                 self.metrics.flows[x.packet.flow.index()].on_drop(x.packet.size, self.metrics.cur_bin);
@@ -372,50 +397,73 @@ impl Sim {
                 }
             }
         }
-        if self.net.dirs[d.index()].wire.is_none() {
+        let dir = &mut self.net.dirs[d.index()];
+        if dir.is_free(now) {
             self.try_send(d);
+        } else if !dir.tx_event {
+            // Busy: the transmitter must dequeue when this transmission ends.
+            dir.tx_event = true;
+            dir.idle_owed = false;
+            let at = dir.busy_until;
+            self.events.schedule(at, Event::TxDone(d));
         }
         self.schedule_qdisc_tick(d);
     }
 
-    /// The transmitter of `d` is idle: dequeue and start sending if it may.
+    /// The transmitter of `d` is free: dequeue and start sending if it may.
     #[inline]
     fn try_send(&mut self, d: DirId) {
         let now = self.now;
         let dir = &mut self.net.dirs[d.index()];
         match dir.queue.dequeue(now) {
-            Dequeue::Packet(p) => {
-                let done = dir.start_tx(now, p);
-                self.events.schedule(done, Event::TxDone(d));
-            }
+            Dequeue::Packet(p) => self.start_tx(d, p),
             Dequeue::Empty => {}
-            Dequeue::NotBefore(t) => {
-                // A shaper answering with a time not after now would stall
-                // the clock: try again one nanosecond later.
-                let t = if t > now { t } else { Time(now.0 + 1) };
-                if dir.retry_at.is_none_or(|r| t < r) {
-                    dir.retry_at = Some(t);
-                    self.events.schedule(t, Event::Retry(d));
-                }
-            }
+            Dequeue::NotBefore(t) => self.retry_at(d, t),
         }
     }
 
+    /// Puts `pkt` on the wire of `d` now, into the pipe towards the far end.
     #[inline]
-    fn tx_done(&mut self, d: DirId) {
+    fn start_tx(&mut self, d: DirId, pkt: Packet) {
         let now = self.now;
         let seq = self.events.reserve_seq();
         let dir = &mut self.net.dirs[d.index()];
-        let Some(pkt) = dir.wire.take() else {
-            self.fault = Some(format!("{}: transmission ended with no packet on the wire", dir.name));
-            return;
-        };
-        let at = Time(now.0.saturating_add(dir.delay.0));
-        let was_empty = dir.pipe.is_empty();
-        dir.pipe.push_back(crate::net::InFlight { at, seq, pkt });
-        if was_empty {
+        let done = dir.start_tx(now, &pkt);
+        let at = Time(done.0.saturating_add(dir.delay.0));
+        if dir.pipe.is_empty() {
             self.events.schedule_with_seq(at, seq, Event::Arrive(d));
         }
+        dir.pipe.push_back(crate::net::InFlight { at, seq, pkt });
+        if dir.queue.backlog().packets > 0 {
+            dir.tx_event = true;
+            self.events.schedule(done, Event::TxDone(d));
+        } else {
+            dir.idle_owed = true;
+        }
+    }
+
+    /// The queue of `d` holds packets that may not leave before `t`.
+    fn retry_at(&mut self, d: DirId, t: Time) {
+        let now = self.now;
+        let dir = &mut self.net.dirs[d.index()];
+        // A shaper answering with a time not after now would stall the
+        // clock: try again one nanosecond later.
+        let t = if t > now { t } else { Time(now.0 + 1) };
+        if dir.retry_at.is_none_or(|r| t < r) {
+            dir.retry_at = Some(t);
+            self.events.schedule(t, Event::Retry(d));
+        }
+    }
+
+    /// A transmission ended with packets waiting: send the next.
+    #[inline]
+    fn tx_done(&mut self, d: DirId) {
+        let dir = &mut self.net.dirs[d.index()];
+        if !dir.tx_event || dir.busy_until != self.now {
+            self.fault = Some(format!("{}: unexpected end of transmission", dir.name));
+            return;
+        }
+        dir.tx_event = false;
         self.try_send(d);
     }
 
@@ -597,8 +645,9 @@ impl Sim {
         let mut p = 0;
         for d in &self.net.dirs {
             q += d.queue.backlog().packets as u64;
-            w += d.wire.is_some() as u64;
-            p += d.pipe.len() as u64;
+            let on_wire = d.on_wire(self.now) as u64;
+            w += on_wire;
+            p += d.pipe.len() as u64 - on_wire;
         }
         (q, w, p)
     }

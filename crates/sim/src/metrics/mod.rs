@@ -28,7 +28,7 @@ pub mod tables;
 
 use crate::engine::FlowId;
 use crate::net::Network;
-use crate::scenario::{MetricsSpec, NodeKind};
+use crate::scenario::MetricsSpec;
 use qoslab_core::admission::Decision;
 use qoslab_core::stats::{FixedHistogram, LogHistogram, Rfc3550Jitter, Welford};
 use qoslab_core::units::Time;
@@ -40,7 +40,8 @@ pub const BIN_DELIVERED: usize = 1;
 pub const BIN_DROPPED: usize = 2;
 pub const BIN_DELIVERED_BYTES: usize = 3;
 
-/// Counters of one flow in consecutive time bins, from its first bin on.
+/// Counters of one flow in consecutive time bins, from its first bin on:
+/// the current bin inline (touched per packet), earlier ones in `bins`.
 #[derive(Clone, Debug, Default)]
 pub struct FlowBins {
     pub first: u64,
@@ -48,41 +49,54 @@ pub struct FlowBins {
 }
 
 impl FlowBins {
-    #[inline]
-    fn add(&mut self, bin: u64, what: usize, v: u64) {
+    /// Stores the counters `c` of bin `bin`.
+    fn store(&mut self, bin: u64, c: [u64; 4]) {
         if self.bins.is_empty() {
             self.first = bin;
         }
-        // Bins only move forward in time; an event of an earlier bin than
-        // the first cannot happen (the first is the flow's start).
         let k = bin.saturating_sub(self.first) as usize;
         if k >= self.bins.len() {
             self.bins.resize(k + 1, [0; 4]);
         }
-        self.bins[k][what] += v;
+        for (a, b) in self.bins[k].iter_mut().zip(c) {
+            *a += b;
+        }
     }
 }
 
-/// Everything measured about one flow.
+const NONE: u64 = u64::MAX;
+
+/// Everything measured about one flow. Laid out in declaration order
+/// (`repr(C)`): the send path's fields share the first cache line, the
+/// delivery path's the next ones.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct FlowStats {
     pub sent_pkts: u64,
     pub sent_bytes: u64,
+    first_sent: u64,
+    last_sent: u64,
+    /// The current bin and its counters (sent, delivered, dropped, delivered bytes).
+    bin: u64,
+    cur: [u64; 4],
     pub delivered_pkts: u64,
     pub delivered_bytes: u64,
+    first_arrival: u64,
+    last_arrival: u64,
+    pub jitter: Rfc3550Jitter,
+    pub delay: Welford,
     pub dropped_pkts: u64,
     pub dropped_bytes: u64,
-    pub delay: Welford,
     pub delay_hist: LogHistogram,
-    pub jitter: Rfc3550Jitter,
     pub interarrival: Option<FixedHistogram>,
-    pub first_sent: Option<Time>,
-    pub last_sent: Option<Time>,
-    pub first_arrival: Option<Time>,
-    pub last_arrival: Option<Time>,
-    pub bins: FlowBins,
+    /// Bins before the current one.
+    pub past: FlowBins,
     /// `(arrival ns, delay ns)` of every delivered packet, when traced.
     pub trace: Option<Vec<(u64, u64)>>,
+}
+
+fn opt(t: u64) -> Option<Time> {
+    (t != NONE).then_some(Time(t))
 }
 
 impl FlowStats {
@@ -90,39 +104,81 @@ impl FlowStats {
         FlowStats {
             sent_pkts: 0,
             sent_bytes: 0,
+            first_sent: NONE,
+            last_sent: NONE,
+            bin: NONE,
+            cur: [0; 4],
             delivered_pkts: 0,
             delivered_bytes: 0,
+            first_arrival: NONE,
+            last_arrival: NONE,
+            jitter: Rfc3550Jitter::new(),
+            delay: Welford::new(),
             dropped_pkts: 0,
             dropped_bytes: 0,
-            delay: Welford::new(),
             delay_hist: LogHistogram::new(),
-            jitter: Rfc3550Jitter::new(),
             interarrival: FixedHistogram::new(spec.interarrival_bin.0, spec.interarrival_max.0),
-            first_sent: None,
-            last_sent: None,
-            first_arrival: None,
-            last_arrival: None,
-            bins: FlowBins::default(),
+            past: FlowBins::default(),
             trace: traced.then(Vec::new),
         }
+    }
+
+    /// Makes `bin` the current bin (bins only move forward).
+    #[inline]
+    fn at_bin(&mut self, bin: u64) {
+        if self.bin != bin {
+            self.roll(bin);
+        }
+    }
+    #[cold]
+    fn roll(&mut self, bin: u64) {
+        if self.bin != NONE {
+            self.past.store(self.bin, self.cur);
+        }
+        self.bin = bin;
+        self.cur = [0; 4];
+    }
+
+    /// Every bin from the first to the last, zeros included: `(first bin, counters)`.
+    pub fn bins(&self) -> FlowBins {
+        let mut b = self.past.clone();
+        if self.bin != NONE {
+            b.store(self.bin, self.cur);
+        }
+        b
+    }
+
+    pub fn first_sent(&self) -> Option<Time> {
+        opt(self.first_sent)
+    }
+    pub fn last_sent(&self) -> Option<Time> {
+        opt(self.last_sent)
+    }
+    pub fn first_arrival(&self) -> Option<Time> {
+        opt(self.first_arrival)
+    }
+    pub fn last_arrival(&self) -> Option<Time> {
+        opt(self.last_arrival)
     }
 
     #[inline]
     pub fn on_send(&mut self, now: Time, size: u32, bin: u64) {
         self.sent_pkts += 1;
         self.sent_bytes += size as u64;
-        if self.first_sent.is_none() {
-            self.first_sent = Some(now);
+        if self.first_sent == NONE {
+            self.first_sent = now.0;
         }
-        self.last_sent = Some(now);
-        self.bins.add(bin, BIN_SENT, 1);
+        self.last_sent = now.0;
+        self.at_bin(bin);
+        self.cur[BIN_SENT] += 1;
     }
 
     #[inline]
     pub fn on_drop(&mut self, size: u32, bin: u64) {
         self.dropped_pkts += 1;
         self.dropped_bytes += size as u64;
-        self.bins.add(bin, BIN_DROPPED, 1);
+        self.at_bin(bin);
+        self.cur[BIN_DROPPED] += 1;
     }
 
     #[inline]
@@ -133,21 +189,17 @@ impl FlowStats {
         self.delay.push(delay as f64);
         self.delay_hist.record(delay);
         self.jitter.push(delay as i64);
-        if let Some(prev) = self.last_arrival {
+        if self.last_arrival != NONE {
             if let Some(h) = &mut self.interarrival {
-                h.record(now.0 - prev.0);
+                h.record(now.0 - self.last_arrival);
             }
         } else {
-            self.first_arrival = Some(now);
+            self.first_arrival = now.0;
         }
-        self.last_arrival = Some(now);
-        if let Some(bins) = self.bins.bins.get_mut(bin.wrapping_sub(self.bins.first) as usize) {
-            bins[BIN_DELIVERED] += 1;
-            bins[BIN_DELIVERED_BYTES] += pkt.size as u64;
-        } else {
-            self.bins.add(bin, BIN_DELIVERED, 1);
-            self.bins.add(bin, BIN_DELIVERED_BYTES, pkt.size as u64);
-        }
+        self.last_arrival = now.0;
+        self.at_bin(bin);
+        self.cur[BIN_DELIVERED] += 1;
+        self.cur[BIN_DELIVERED_BYTES] += pkt.size as u64;
         if let Some(t) = &mut self.trace {
             t.push((now.0, delay));
         }
@@ -212,10 +264,17 @@ pub struct Metrics {
     pub last_sample: Time,
     pub spec: MetricsSpec,
     dirs: Vec<DirSampling>,
+    /// Router output directions, and those that have seen a packet.
+    router_out: Vec<bool>,
+    seen: Vec<bool>,
+    /// Router output directions that have seen a packet, in direction order.
+    sampled: Vec<u32>,
+    sampled_dirty: bool,
 }
 
 impl Metrics {
-    pub fn new(spec: &MetricsSpec, n_dirs: usize, end: Time) -> Metrics {
+    pub fn new(spec: &MetricsSpec, router_out: Vec<bool>, end: Time) -> Metrics {
+        let n_dirs = router_out.len();
         let bin_ns = spec.bin.0.max(1);
         Metrics {
             bin_ns,
@@ -230,6 +289,23 @@ impl Metrics {
             last_sample: Time::ZERO,
             spec: spec.clone(),
             dirs: vec![DirSampling::default(); n_dirs],
+            router_out,
+            seen: vec![false; n_dirs],
+            sampled: Vec::new(),
+            sampled_dirty: false,
+        }
+    }
+
+    /// Notes that direction `d` received a packet (it is sampled from then on
+    /// if it leaves a router).
+    #[inline]
+    pub fn on_dir_arrival(&mut self, d: usize) {
+        if !self.seen[d] {
+            self.seen[d] = true;
+            if self.router_out[d] {
+                self.sampled.push(d as u32);
+                self.sampled_dirty = true;
+            }
         }
     }
 
@@ -262,10 +338,13 @@ impl Metrics {
     pub fn sample(&mut self, net: &Network, now: Time) {
         let since = self.last_sample;
         let span = now.0.saturating_sub(since.0);
-        for (i, d) in net.dirs.iter().enumerate() {
-            if net.nodes[d.from.index()].kind != NodeKind::Router || d.queue.stats().arrivals == 0 {
-                continue;
-            }
+        if self.sampled_dirty {
+            self.sampled.sort_unstable();
+            self.sampled_dirty = false;
+        }
+        for k in 0..self.sampled.len() {
+            let i = self.sampled[k] as usize;
+            let d = &net.dirs[i];
             let entity = match self.dirs[i].entity {
                 Some(e) => e,
                 None => {
@@ -353,7 +432,9 @@ mod tests {
         f.on_deliver(Time(3_000_000), &p(0), 0);
         f.on_deliver(Time(5_500_000), &p(1_000_000), 0);
         assert_eq!((f.sent_pkts, f.delivered_pkts, f.dropped_pkts, f.in_flight()), (3, 2, 1, 0));
-        assert_eq!(f.bins.bins, vec![[2, 2, 0, 200], [1, 0, 1, 0]]);
+        assert_eq!(f.bins().bins, vec![[2, 2, 0, 200], [1, 0, 1, 0]]);
+        assert_eq!(f.bins().first, 0);
+        assert_eq!((f.first_sent(), f.last_arrival()), (Some(Time(0)), Some(Time(5_500_000))));
         assert_eq!(f.delay.mean(), 3_750_000.0);
         assert_eq!(f.delay_hist.max(), Some(4_500_000));
         let ia: Vec<(u64, u64)> = f.interarrival.as_ref().unwrap().nonzero().collect();
@@ -366,7 +447,7 @@ mod tests {
     #[test]
     fn bins_advance_with_time() {
         let spec = MetricsSpec { bin: Dur::from_secs(10), ..Default::default() };
-        let mut m = Metrics::new(&spec, 0, Time(60_000_000_000));
+        let mut m = Metrics::new(&spec, Vec::new(), Time(60_000_000_000));
         m.advance_bin(Time(9_999_999_999));
         assert_eq!(m.cur_bin, 0);
         m.advance_bin(Time(25_000_000_000));

@@ -233,8 +233,9 @@ fn series_table(sim: &Sim) -> Table {
     ];
     for (i, f) in m.flows.iter().enumerate() {
         let name = &sim.flows[i].name;
-        for (k, b) in f.bins.bins.iter().enumerate() {
-            let t = (f.bins.first + k as u64) as f64 * bin_s;
+        let bins = f.bins();
+        for (k, b) in bins.bins.iter().enumerate() {
+            let t = (bins.first + k as u64) as f64 * bin_s;
             for (idx, metric) in names {
                 c.push(t, "flow", name, metric, b[idx] as f64);
             }

@@ -43,29 +43,70 @@ impl Period {
     }
 }
 
-/// A CBR source's state: the start of its grid and the next packet's index.
+/// Steps `floor(k * num / den)` for k = 0, 1, 2, ... without dividing:
+/// `q = floor(num/den)`, `r = num mod den`, and the remainders carried.
+/// (A period longer than 2^64 ns is cut to that: no second packet.)
+#[derive(Clone, Copy, Debug)]
+pub struct Grid {
+    q: u64,
+    r: u64,
+    den: u64,
+    start: Time,
+    /// `floor(k num / den)` and `k num mod den` for the current k.
+    off: u64,
+    rem: u64,
+}
+
+impl Grid {
+    pub fn new(p: Period) -> Grid {
+        let (q, r, den) = match u64::try_from(p.den) {
+            Ok(den) if den > 0 => ((p.num / p.den).min(u64::MAX as u128) as u64, (p.num % p.den) as u64, den),
+            // Periods are built from u64 rates and durations: not reached.
+            _ => (u64::MAX, 0, 1),
+        };
+        Grid { q, r, den, start: Time::ZERO, off: 0, rem: 0 }
+    }
+    /// Restarts the grid at `start` (k = 0).
+    #[inline]
+    pub fn restart(&mut self, start: Time) -> Time {
+        self.start = start;
+        self.off = 0;
+        self.rem = 0;
+        start
+    }
+    /// The next point of the grid: `start + floor(k num / den)` for k + 1.
+    #[inline]
+    pub fn step(&mut self) -> Time {
+        self.off = self.off.saturating_add(self.q);
+        let rem = self.rem as u128 + self.r as u128;
+        if rem >= self.den as u128 {
+            self.rem = (rem - self.den as u128) as u64;
+            self.off = self.off.saturating_add(1);
+        } else {
+            self.rem = rem as u64;
+        }
+        Time(self.start.0.saturating_add(self.off))
+    }
+}
+
+/// A CBR source's state: its grid of send times.
 #[derive(Clone, Copy, Debug)]
 pub struct Cbr {
-    pub period: Period,
-    start: Time,
-    k: u64,
+    grid: Grid,
 }
 
 impl Cbr {
     pub fn new(period: Period) -> Cbr {
-        Cbr { period, start: Time::ZERO, k: 0 }
+        Cbr { grid: Grid::new(period) }
     }
     /// The first send time of a flow starting at `start`.
     pub fn first(&mut self, start: Time) -> Time {
-        self.start = start;
-        self.k = 0;
-        start
+        self.grid.restart(start)
     }
     /// The send time after the current one.
     #[inline]
     pub fn next_send(&mut self) -> Time {
-        self.k += 1;
-        Time(self.start.0.saturating_add(self.period.offset(self.k)))
+        self.grid.step()
     }
 }
 
@@ -84,6 +125,25 @@ mod tests {
         assert_eq!(c.next_send(), Time(5 + 8_000_000));
         // Packet 10^9 is sent at exactly 10^9 * 8/3 ms.
         assert_eq!(p.offset(1_000_000_000), 2_666_666_666_666_666);
+    }
+
+    #[test]
+    fn grid_stepping_equals_the_exact_formula() {
+        for (num, den) in [(8_000_000_000u128, 3_000_000u128), (7, 1), (1_000_000_007, 999_983), (1, 3)] {
+            let p = Period { num, den };
+            let mut g = Grid::new(p);
+            g.restart(Time(11));
+            for k in 1..100_000u64 {
+                assert_eq!(g.step(), Time(11 + p.offset(k)), "{num}/{den} k={k}");
+            }
+        }
+        // A rate near 2^64 bit/s (remainders near 2^64) still steps exactly.
+        let p = Period { num: u64::MAX as u128 * 3 + 5, den: u64::MAX as u128 - 1 };
+        let mut g = Grid::new(p);
+        g.restart(Time(0));
+        for k in 1..1000u64 {
+            assert_eq!(g.step(), Time(p.offset(k)));
+        }
     }
 
     #[test]

@@ -106,12 +106,13 @@ pub enum ModelPlan {
     OnOff { period: Period, on: PeriodLaw, off: PeriodLaw },
 }
 
-/// A flow's source state.
-#[derive(Clone, Copy, Debug)]
+/// A flow's source state (ON/OFF boxed: it is the largest, and per-flow
+/// state is kept small so that thousands of flows stay in cache).
+#[derive(Clone, Debug)]
 pub enum Source {
     Cbr(Cbr),
     Poisson(Poisson),
-    OnOff(OnOff),
+    OnOff(Box<OnOff>),
 }
 
 impl Source {
@@ -119,7 +120,7 @@ impl Source {
         match *m {
             ModelPlan::Cbr(p) => Source::Cbr(Cbr::new(p)),
             ModelPlan::Poisson(g) => Source::Poisson(Poisson::new(g)),
-            ModelPlan::OnOff { period, on, off } => Source::OnOff(OnOff::new(period, on, off)),
+            ModelPlan::OnOff { period, on, off } => Source::OnOff(Box::new(OnOff::new(period, on, off))),
         }
     }
     /// The first send time of a flow starting at `start` (always `start`).
@@ -196,26 +197,28 @@ pub enum FlowState {
     NeverStarted,
 }
 
-/// One flow: identity, timing, source state.
+/// One flow: identity, timing, source state. Laid out in declaration
+/// order (`repr(C)`): what every emission touches comes first.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Flow {
+    pub source: Source,
+    pub end: Time,
+    pub size: SizeModel,
+    pub first_dir: DirId,
+    pub class: ClassTag,
+    pub dscp: u8,
+    pub ecn: Ecn,
+    pub rng: Rng,
     pub group: GroupId,
     /// Index within the group (`<group>.<index>`).
     pub index: u32,
     pub name: String,
     pub src: NodeId,
     pub dst: NodeId,
-    pub first_dir: DirId,
     pub start: Time,
-    pub end: Time,
     pub state: FlowState,
     pub end_reason: &'static str,
-    pub source: Source,
-    pub size: SizeModel,
-    pub class: ClassTag,
-    pub dscp: u8,
-    pub ecn: Ecn,
-    pub rng: Rng,
 }
 
 fn diag(origin: &str, path: String, message: String) -> Diagnostic {

@@ -28,7 +28,7 @@
 //! of the nominal 25.6 kb/s (x1.27). [`mean_packets_per_on`] computes the
 //! factor for both families; the admission request uses it.
 
-use super::cbr::Period;
+use super::cbr::{Grid, Period};
 use crate::scenario::PeriodDist;
 use qoslab_core::rng::Rng;
 use qoslab_core::units::Time;
@@ -116,23 +116,21 @@ pub fn mean_packets_per_on(law: &PeriodLaw, interval_ns: f64) -> f64 {
 /// An ON/OFF source's state.
 #[derive(Clone, Copy, Debug)]
 pub struct OnOff {
-    pub period: Period,
+    grid: Grid,
     pub on: PeriodLaw,
     pub off: PeriodLaw,
     on_start: Time,
     on_end: Time,
-    k: u64,
 }
 
 impl OnOff {
     pub fn new(period: Period, on: PeriodLaw, off: PeriodLaw) -> OnOff {
-        OnOff { period, on, off, on_start: Time::ZERO, on_end: Time::ZERO, k: 0 }
+        OnOff { grid: Grid::new(period), on, off, on_start: Time::ZERO, on_end: Time::ZERO }
     }
     fn begin_on(&mut self, at: Time, rng: &mut Rng) -> Time {
         self.on_start = at;
         self.on_end = Time(at.0.saturating_add(self.on.sample(rng)));
-        self.k = 0;
-        at
+        self.grid.restart(at)
     }
     /// The first send time: the start of the first ON period.
     pub fn first(&mut self, start: Time, rng: &mut Rng) -> Time {
@@ -141,8 +139,7 @@ impl OnOff {
     /// The send time after the current one (in this ON period or the next).
     #[inline]
     pub fn next_send(&mut self, rng: &mut Rng) -> Time {
-        self.k += 1;
-        let t = Time(self.on_start.0.saturating_add(self.period.offset(self.k)));
+        let t = self.grid.step();
         if t < self.on_end {
             return t;
         }

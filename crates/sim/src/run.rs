@@ -200,8 +200,13 @@ impl Sim {
                     }
                 }
                 None => {
-                    if start < sim.groups[gi].stop {
-                        sim.events.schedule(start, Event::GroupNext(GroupId(gi as u32)));
+                    // A replay starts at its first row; other processes at the start.
+                    let first = match &sim.groups[gi].arrival {
+                        Some(Arrival::Replay { rows, .. }) => rows.first().map(|r| arrivals::later(start, r.0)),
+                        _ => Some(start),
+                    };
+                    if let Some(t) = first.filter(|t| *t < sim.groups[gi].stop) {
+                        sim.events.schedule(t, Event::GroupNext(GroupId(gi as u32)));
                     }
                 }
             }

@@ -7,10 +7,10 @@ use common::*;
 /// 1 ms + 1 ms + 2 ms + 3 ms = 7 ms exactly.
 #[test]
 fn single_packet_arrives_after_tx_plus_delay_per_hop_exactly() {
-    let topo = explicit(&[("h0", "host"), ("r0", "router"), ("h1", "host")], &[
-        ("h0", "r0", "8Mbps", "1ms"),
-        ("r0", "h1", "4Mbps", "3ms"),
-    ]);
+    let topo = explicit(
+        &[("h0", "host"), ("r0", "router"), ("h1", "host")],
+        &[("h0", "r0", "8Mbps", "1ms"), ("r0", "h1", "4Mbps", "3ms")],
+    );
     let sc = scenario(&format!(
         r#"name = "timing"
 duration = "1s"
@@ -37,10 +37,10 @@ trace_flows = ["one.0"]
 /// 125 B queued at once on a 1 Mb/s link arrive 1 ms apart.
 #[test]
 fn back_to_back_packets_are_spaced_by_their_transmission_time() {
-    let topo = explicit(&[("a", "host"), ("r", "router"), ("b", "host")], &[
-        ("a", "r", "1Gbps", "0ms"),
-        ("r", "b", "1Mbps", "5ms"),
-    ]);
+    let topo = explicit(
+        &[("a", "host"), ("r", "router"), ("b", "host")],
+        &[("a", "r", "1Gbps", "0ms"), ("r", "b", "1Mbps", "5ms")],
+    );
     let sc = scenario(&format!(
         r#"name = "spacing"
 duration = "1s"
@@ -122,11 +122,10 @@ size = "125B"
 #[test]
 fn unreachable_destination_is_a_config_error_naming_the_group() {
     // h0 - r0, and h1 - h2 - ... : h1 reachable only through a host.
-    let topo = explicit(&[("h0", "host"), ("r0", "router"), ("hx", "host"), ("h1", "host")], &[
-        ("h0", "r0", "1Gbps", "1ms"),
-        ("r0", "hx", "1Gbps", "1ms"),
-        ("hx", "h1", "1Gbps", "1ms"),
-    ]);
+    let topo = explicit(
+        &[("h0", "host"), ("r0", "router"), ("hx", "host"), ("h1", "host")],
+        &[("h0", "r0", "1Gbps", "1ms"), ("r0", "hx", "1Gbps", "1ms"), ("hx", "h1", "1Gbps", "1ms")],
+    );
     let sc = scenario(&format!(
         r#"name = "unreachable"
 duration = "1s"
@@ -159,7 +158,9 @@ size = "100B"
 
 #[test]
 fn progress_is_reported_and_can_interrupt() {
-    let sc = scenario(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/red_dumbbell.toml")).unwrap());
+    let sc = scenario(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/red_dumbbell.toml")).unwrap(),
+    );
     let mut seen = Vec::new();
     let mut cb = |f: f64| {
         seen.push(f);

@@ -6,11 +6,10 @@ use common::*;
 
 /// A fat network: one source host, a router, a sink; 1 Gb/s, 1 ms.
 fn fat(traffic: &str, duration: &str) -> qoslab_sim::scenario::Scenario {
-    let topo = explicit(&[("src0", "host"), ("src1", "host"), ("r0", "router"), ("sink0", "host")], &[
-        ("src0", "r0", "1Gbps", "1ms"),
-        ("src1", "r0", "1Gbps", "1ms"),
-        ("r0", "sink0", "1Gbps", "1ms"),
-    ]);
+    let topo = explicit(
+        &[("src0", "host"), ("src1", "host"), ("r0", "router"), ("sink0", "host")],
+        &[("src0", "r0", "1Gbps", "1ms"), ("src1", "r0", "1Gbps", "1ms"), ("r0", "sink0", "1Gbps", "1ms")],
+    );
     scenario(&format!("name = \"t\"\nduration = \"{duration}\"\n{topo}\n{traffic}"))
 }
 
@@ -226,7 +225,9 @@ dst = "sink0"
 size = "160B"
 "#;
     let sc = fat(
-        &format!("{base}arrivals = {{ process = \"batch_poisson\", rate = 2.0, batch_mean = 3.0, lifetime = \"1s\" }}\n"),
+        &format!(
+            "{base}arrivals = {{ process = \"batch_poisson\", rate = 2.0, batch_mean = 3.0, lifetime = \"1s\" }}\n"
+        ),
         "100s",
     );
     let n = run(&sc, 2).flows.rows() as f64;

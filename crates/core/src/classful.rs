@@ -153,6 +153,9 @@ impl<C: Classifier + Send, S: Scheduler + Send> Qdisc for Classful<C, S> {
     fn next_deadline(&self) -> Option<Time> {
         self.children.iter().filter_map(|c| c.next_deadline()).min()
     }
+    fn children(&self) -> &[Queue] {
+        &self.children
+    }
     fn on_tick(&mut self, now: Time) {
         for c in &mut self.children {
             if c.next_deadline().is_some_and(|t| t <= now) {

@@ -50,8 +50,8 @@ pub struct Fifo {
 impl Fifo {
     pub fn new(config: FifoConfig) -> Result<Fifo, ConfigError> {
         config.validate()?;
-        let cap = config.limit.packets.unwrap_or(64).min(4096) as usize;
-        Ok(Fifo { config, q: VecDeque::with_capacity(cap), backlog: Backlog::default() })
+        // Grown on demand: a simulation may hold thousands of idle queues.
+        Ok(Fifo { config, q: VecDeque::new(), backlog: Backlog::default() })
     }
     pub fn config(&self) -> &FifoConfig {
         &self.config

@@ -240,6 +240,11 @@ pub trait Qdisc {
     }
     /// Periodic work (flow-table sweeps, measurement intervals).
     fn on_tick(&mut self, _now: Time) {}
+    /// Child queues of a classful discipline, in band order (none for a leaf),
+    /// so that drivers can report each child's statistics.
+    fn children(&self) -> &[Queue] {
+        &[]
+    }
 }
 
 /// A discipline with its statistics: the only way drivers use a [`Qdisc`].
@@ -280,6 +285,10 @@ impl Queue {
     }
     pub fn on_tick(&mut self, now: Time) {
         self.inner.on_tick(now)
+    }
+    /// Child queues of a classful discipline (empty for a leaf).
+    pub fn children(&self) -> &[Queue] {
+        self.inner.children()
     }
     /// The discipline itself, for inspection in tests and probes.
     pub fn inner(&self) -> &dyn Qdisc {

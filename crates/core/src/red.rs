@@ -296,7 +296,7 @@ impl Red {
             vars: algo::RedVars::default(),
             pkt_time: link_rate.tx_time(config.mean_pkt_size),
             idle_since: Some(Time::ZERO),
-            q: VecDeque::with_capacity(config.limit.packets.unwrap_or(64).min(4096) as usize),
+            q: VecDeque::new(), // grown on demand
             backlog: Backlog::default(),
             stats: RedStats::default(),
             last_uniform: None,

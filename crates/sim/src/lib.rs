@@ -5,11 +5,16 @@
 //! [`scenario::Scenario`]), [`run::run`] (a scenario and a seed to a
 //! [`output::RunOutput`]), [`scenario::schema::json_schema`].
 
+pub mod engine;
 pub mod error;
 pub mod fluid;
+pub mod metrics;
+pub mod net;
 pub mod output;
 pub mod qbuild;
+pub mod run;
 pub mod scenario;
+pub mod traffic;
 
 pub use error::{Diagnostic, SimError};
 pub use output::{Column, RunOutput, Table};

@@ -1,0 +1,459 @@
+//! What a run measures, recorded as it happens; [`tables`] turns it into
+//! the result tables and the summary.
+//!
+//! **Per flow** ([`FlowStats`]): sent / delivered / dropped packets and
+//! bytes (so `sent = delivered + dropped + in flight` exactly), one-way
+//! delay (creation at the source to arrival at the destination: queueing,
+//! serialization and propagation of every hop) as Welford moments and a
+//! log-bucket histogram for p50/p99 (within 0.79 %), RFC 3550 jitter,
+//! the receiver's inter-arrival histogram (`metrics.interarrival_bin` up
+//! to `interarrival_max`, then an overflow bin), first and last times,
+//! counters binned in time (`metrics.bin`: sent, delivered, dropped
+//! packets and delivered bytes, each counted in the bin of the instant it
+//! happened), and, for traced flows, every packet's delay.
+//!
+//! **Per queue and link**, sampled every `metrics.series_interval` (and at
+//! the run's end): backlog in packets and bytes and every probe variable
+//! (`red_avg`) of each queue, classful children as their own entities
+//! (`r0->sink0/band1`); link utilization over the interval (busy time /
+//! interval length, stamped with the interval's start). Sampled are the
+//! output queues of routers that have received at least one packet by the
+//! sampling instant (rows start at the first sample after that); host
+//! (NIC) queues and idle router ports are summarized in the queues table
+//! only, so that thousands of idle access ports do not flood the series.
+//! Totals (drops and marks by reason, time-average and peak backlog,
+//! sojourn) come from the queue's own counting wrapper.
+
+pub mod tables;
+
+use crate::engine::FlowId;
+use crate::net::Network;
+use crate::scenario::MetricsSpec;
+use qoslab_core::admission::Decision;
+use qoslab_core::stats::{FixedHistogram, LogHistogram, Rfc3550Jitter, Welford};
+use qoslab_core::units::Time;
+use qoslab_core::Packet;
+
+/// Indices into a bin's counters.
+pub const BIN_SENT: usize = 0;
+pub const BIN_DELIVERED: usize = 1;
+pub const BIN_DROPPED: usize = 2;
+pub const BIN_DELIVERED_BYTES: usize = 3;
+
+/// Counters of one flow in consecutive time bins, from its first bin on:
+/// the current bin inline (touched per packet), earlier ones in `bins`.
+#[derive(Clone, Debug, Default)]
+pub struct FlowBins {
+    pub first: u64,
+    pub bins: Vec<[u64; 4]>,
+}
+
+impl FlowBins {
+    /// Stores the counters `c` of bin `bin`.
+    fn store(&mut self, bin: u64, c: [u64; 4]) {
+        if self.bins.is_empty() {
+            self.first = bin;
+        }
+        let k = bin.saturating_sub(self.first) as usize;
+        if k >= self.bins.len() {
+            self.bins.resize(k + 1, [0; 4]);
+        }
+        for (a, b) in self.bins[k].iter_mut().zip(c) {
+            *a += b;
+        }
+    }
+}
+
+const NONE: u64 = u64::MAX;
+
+/// Everything measured about one flow. Laid out in declaration order
+/// (`repr(C)`): the send path's fields share the first cache line, the
+/// delivery path's the next ones.
+#[derive(Clone, Debug)]
+#[repr(C)]
+pub struct FlowStats {
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
+    first_sent: u64,
+    last_sent: u64,
+    /// The current bin and its counters (sent, delivered, dropped, delivered bytes).
+    bin: u64,
+    cur: [u64; 4],
+    pub delivered_pkts: u64,
+    pub delivered_bytes: u64,
+    first_arrival: u64,
+    last_arrival: u64,
+    pub jitter: Rfc3550Jitter,
+    pub delay: Welford,
+    pub dropped_pkts: u64,
+    pub dropped_bytes: u64,
+    pub delay_hist: LogHistogram,
+    pub interarrival: Option<FixedHistogram>,
+    /// Bins before the current one.
+    pub past: FlowBins,
+    /// `(arrival ns, delay ns)` of every delivered packet, when traced.
+    pub trace: Option<Vec<(u64, u64)>>,
+}
+
+fn opt(t: u64) -> Option<Time> {
+    (t != NONE).then_some(Time(t))
+}
+
+impl FlowStats {
+    pub fn new(traced: bool, spec: &MetricsSpec) -> FlowStats {
+        FlowStats {
+            sent_pkts: 0,
+            sent_bytes: 0,
+            first_sent: NONE,
+            last_sent: NONE,
+            bin: NONE,
+            cur: [0; 4],
+            delivered_pkts: 0,
+            delivered_bytes: 0,
+            first_arrival: NONE,
+            last_arrival: NONE,
+            jitter: Rfc3550Jitter::new(),
+            delay: Welford::new(),
+            dropped_pkts: 0,
+            dropped_bytes: 0,
+            delay_hist: LogHistogram::new(),
+            interarrival: FixedHistogram::new(spec.interarrival_bin.0, spec.interarrival_max.0),
+            past: FlowBins::default(),
+            trace: traced.then(Vec::new),
+        }
+    }
+
+    /// Makes `bin` the current bin (bins only move forward).
+    #[inline]
+    fn at_bin(&mut self, bin: u64) {
+        if self.bin != bin {
+            self.roll(bin);
+        }
+    }
+    #[cold]
+    fn roll(&mut self, bin: u64) {
+        if self.bin != NONE {
+            self.past.store(self.bin, self.cur);
+        }
+        self.bin = bin;
+        self.cur = [0; 4];
+    }
+
+    /// Every bin from the first to the last, zeros included: `(first bin, counters)`.
+    pub fn bins(&self) -> FlowBins {
+        let mut b = self.past.clone();
+        if self.bin != NONE {
+            b.store(self.bin, self.cur);
+        }
+        b
+    }
+
+    pub fn first_sent(&self) -> Option<Time> {
+        opt(self.first_sent)
+    }
+    pub fn last_sent(&self) -> Option<Time> {
+        opt(self.last_sent)
+    }
+    pub fn first_arrival(&self) -> Option<Time> {
+        opt(self.first_arrival)
+    }
+    pub fn last_arrival(&self) -> Option<Time> {
+        opt(self.last_arrival)
+    }
+
+    #[inline]
+    pub fn on_send(&mut self, now: Time, size: u32, bin: u64) {
+        self.sent_pkts += 1;
+        self.sent_bytes += size as u64;
+        if self.first_sent == NONE {
+            self.first_sent = now.0;
+        }
+        self.last_sent = now.0;
+        self.at_bin(bin);
+        self.cur[BIN_SENT] += 1;
+    }
+
+    #[inline]
+    pub fn on_drop(&mut self, size: u32, bin: u64) {
+        self.dropped_pkts += 1;
+        self.dropped_bytes += size as u64;
+        self.at_bin(bin);
+        self.cur[BIN_DROPPED] += 1;
+    }
+
+    #[inline]
+    pub fn on_deliver(&mut self, now: Time, pkt: &Packet, bin: u64) {
+        self.delivered_pkts += 1;
+        self.delivered_bytes += pkt.size as u64;
+        let delay = now.0.saturating_sub(pkt.created.0);
+        self.delay.push(delay as f64);
+        self.delay_hist.record(delay);
+        self.jitter.push(delay as i64);
+        if self.last_arrival != NONE {
+            if let Some(h) = &mut self.interarrival {
+                h.record(now.0 - self.last_arrival);
+            }
+        } else {
+            self.first_arrival = now.0;
+        }
+        self.last_arrival = now.0;
+        self.at_bin(bin);
+        self.cur[BIN_DELIVERED] += 1;
+        self.cur[BIN_DELIVERED_BYTES] += pkt.size as u64;
+        if let Some(t) = &mut self.trace {
+            t.push((now.0, delay));
+        }
+    }
+
+    pub fn in_flight(&self) -> u64 {
+        self.sent_pkts - self.delivered_pkts - self.dropped_pkts
+    }
+}
+
+/// Kinds of series entities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntityKind {
+    Queue,
+    Link,
+}
+
+/// One sampled value (strings are interned until the tables are built).
+#[derive(Clone, Copy, Debug)]
+pub struct Sample {
+    pub t: u64,
+    pub kind: EntityKind,
+    pub entity: u32,
+    pub metric: u16,
+    pub value: f64,
+}
+
+/// A row of the events table.
+#[derive(Clone, Debug)]
+pub struct EventRow {
+    pub t: Time,
+    pub kind: &'static str,
+    pub flow: Option<FlowId>,
+    pub rule: String,
+    pub estimate: f64,
+    pub threshold: f64,
+    pub detail: String,
+}
+
+/// Per-direction sampling state.
+#[derive(Clone, Debug, Default)]
+struct DirSampling {
+    /// Entity id of the queue (and link), then of each child.
+    entity: Option<u32>,
+    children: Vec<u32>,
+    busy_at_last: u64,
+}
+
+/// The run's measurements.
+pub struct Metrics {
+    pub bin_ns: u64,
+    /// The bin of the run's last instant (events at exactly `duration`
+    /// count in the last bin, not in one that starts at the end).
+    pub max_bin: u64,
+    pub cur_bin: u64,
+    pub next_bin_edge: u64,
+    pub flows: Vec<FlowStats>,
+    pub samples: Vec<Sample>,
+    pub entities: Vec<String>,
+    pub metric_names: Vec<&'static str>,
+    pub events: Vec<EventRow>,
+    pub last_sample: Time,
+    pub spec: MetricsSpec,
+    dirs: Vec<DirSampling>,
+    /// Router output directions, and those that have seen a packet.
+    router_out: Vec<bool>,
+    seen: Vec<bool>,
+    /// Router output directions that have seen a packet, in direction order.
+    sampled: Vec<u32>,
+    sampled_dirty: bool,
+}
+
+impl Metrics {
+    pub fn new(spec: &MetricsSpec, router_out: Vec<bool>, end: Time) -> Metrics {
+        let n_dirs = router_out.len();
+        let bin_ns = spec.bin.0.max(1);
+        Metrics {
+            bin_ns,
+            max_bin: end.0.saturating_sub(1) / bin_ns,
+            cur_bin: 0,
+            next_bin_edge: bin_ns,
+            flows: Vec::new(),
+            samples: Vec::new(),
+            entities: Vec::new(),
+            metric_names: Vec::new(),
+            events: Vec::new(),
+            last_sample: Time::ZERO,
+            spec: spec.clone(),
+            dirs: vec![DirSampling::default(); n_dirs],
+            router_out,
+            seen: vec![false; n_dirs],
+            sampled: Vec::new(),
+            sampled_dirty: false,
+        }
+    }
+
+    /// Notes that direction `d` received a packet (it is sampled from then on
+    /// if it leaves a router).
+    #[inline]
+    pub fn on_dir_arrival(&mut self, d: usize) {
+        if !self.seen[d] {
+            self.seen[d] = true;
+            if self.router_out[d] {
+                self.sampled.push(d as u32);
+                self.sampled_dirty = true;
+            }
+        }
+    }
+
+    /// Moves the current bin to the one holding `now`.
+    #[inline]
+    pub fn advance_bin(&mut self, now: Time) {
+        if now.0 >= self.next_bin_edge {
+            self.cur_bin = (now.0 / self.bin_ns).min(self.max_bin);
+            self.next_bin_edge =
+                if self.cur_bin == self.max_bin { u64::MAX } else { (self.cur_bin + 1).saturating_mul(self.bin_ns) };
+        }
+    }
+
+    fn metric_id(&mut self, name: &'static str) -> u16 {
+        match self.metric_names.iter().position(|m| *m == name) {
+            Some(i) => i as u16,
+            None => {
+                self.metric_names.push(name);
+                (self.metric_names.len() - 1) as u16
+            }
+        }
+    }
+
+    fn push(&mut self, t: Time, kind: EntityKind, entity: u32, metric: &'static str, value: f64) {
+        let metric = self.metric_id(metric);
+        self.samples.push(Sample { t: t.0, kind, entity, metric, value });
+    }
+
+    /// Samples queues and links at `now` (see the module doc for which).
+    pub fn sample(&mut self, net: &Network, now: Time) {
+        let since = self.last_sample;
+        let span = now.0.saturating_sub(since.0);
+        if self.sampled_dirty {
+            self.sampled.sort_unstable();
+            self.sampled_dirty = false;
+        }
+        for k in 0..self.sampled.len() {
+            let i = self.sampled[k] as usize;
+            let d = &net.dirs[i];
+            let entity = match self.dirs[i].entity {
+                Some(e) => e,
+                None => {
+                    self.entities.push(d.name.clone());
+                    let e = (self.entities.len() - 1) as u32;
+                    let mut children = Vec::new();
+                    for c in 0..d.queue.children().len() {
+                        self.entities.push(format!("{}/band{c}", d.name));
+                        children.push((self.entities.len() - 1) as u32);
+                    }
+                    self.dirs[i].entity = Some(e);
+                    self.dirs[i].children = children;
+                    e
+                }
+            };
+            let b = d.queue.backlog();
+            self.push(now, EntityKind::Queue, entity, "backlog_pkts", b.packets as f64);
+            self.push(now, EntityKind::Queue, entity, "backlog_bytes", b.bytes as f64);
+            let mut probes: Vec<(u32, &'static str, f64)> = Vec::new();
+            if d.queue.children().is_empty() {
+                d.queue.probe(&mut |name, v| probes.push((entity, name, v)));
+            } else {
+                for (c, child) in d.queue.children().iter().enumerate() {
+                    let ce = self.dirs[i].children[c];
+                    let cb = child.backlog();
+                    probes.push((ce, "backlog_pkts", cb.packets as f64));
+                    probes.push((ce, "backlog_bytes", cb.bytes as f64));
+                    child.probe(&mut |name, v| probes.push((ce, name, v)));
+                }
+            }
+            for (e, name, v) in probes {
+                self.push(now, EntityKind::Queue, e, name, v);
+            }
+            let busy = d.busy_ns_until(now);
+            if span > 0 {
+                let u = (busy - self.dirs[i].busy_at_last) as f64 / span as f64;
+                self.push(since, EntityKind::Link, entity, "utilization", u);
+            }
+            self.dirs[i].busy_at_last = busy;
+        }
+        self.last_sample = now;
+    }
+
+    pub fn event(&mut self, t: Time, kind: &'static str, flow: Option<FlowId>, detail: String) {
+        self.events.push(EventRow {
+            t,
+            kind,
+            flow,
+            rule: String::new(),
+            estimate: f64::NAN,
+            threshold: f64::NAN,
+            detail,
+        });
+    }
+
+    pub fn decision(&mut self, t: Time, flow: FlowId, d: &Decision, detail: String) {
+        let r = d.reason();
+        self.events.push(EventRow {
+            t,
+            kind: if d.admitted() { "admit" } else { "reject" },
+            flow: Some(flow),
+            rule: r.rule.to_string(),
+            estimate: r.estimate,
+            threshold: r.threshold,
+            detail,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qoslab_core::units::Dur;
+
+    #[test]
+    fn flow_stats_count_bins_delay_and_interarrivals() {
+        let spec =
+            MetricsSpec { interarrival_bin: Dur::from_ms(1), interarrival_max: Dur::from_ms(5), ..Default::default() };
+        let mut f = FlowStats::new(true, &spec);
+        let p = |t: u64| Packet::new(0, FlowId(0), 100, Time(t));
+        f.on_send(Time(0), 100, 0);
+        f.on_send(Time(1_000_000), 100, 0);
+        f.on_send(Time(12_000_000), 100, 1);
+        f.on_drop(100, 1);
+        f.on_deliver(Time(3_000_000), &p(0), 0);
+        f.on_deliver(Time(5_500_000), &p(1_000_000), 0);
+        assert_eq!((f.sent_pkts, f.delivered_pkts, f.dropped_pkts, f.in_flight()), (3, 2, 1, 0));
+        assert_eq!(f.bins().bins, vec![[2, 2, 0, 200], [1, 0, 1, 0]]);
+        assert_eq!(f.bins().first, 0);
+        assert_eq!((f.first_sent(), f.last_arrival()), (Some(Time(0)), Some(Time(5_500_000))));
+        assert_eq!(f.delay.mean(), 3_750_000.0);
+        assert_eq!(f.delay_hist.max(), Some(4_500_000));
+        let ia: Vec<(u64, u64)> = f.interarrival.as_ref().unwrap().nonzero().collect();
+        assert_eq!(ia, vec![(2_000_000, 1)]);
+        // |D| = 1.5 ms -> J = 1.5 ms / 16.
+        assert!((f.jitter.value() - 1_500_000.0 / 16.0).abs() < 1e-6);
+        assert_eq!(f.trace.as_ref().unwrap(), &vec![(3_000_000, 3_000_000), (5_500_000, 4_500_000)]);
+    }
+
+    #[test]
+    fn bins_advance_with_time() {
+        let spec = MetricsSpec { bin: Dur::from_secs(10), ..Default::default() };
+        let mut m = Metrics::new(&spec, Vec::new(), Time(60_000_000_000));
+        m.advance_bin(Time(9_999_999_999));
+        assert_eq!(m.cur_bin, 0);
+        m.advance_bin(Time(25_000_000_000));
+        assert_eq!((m.cur_bin, m.next_bin_edge), (2, 30_000_000_000));
+        // The run's last instant belongs to the last bin.
+        m.advance_bin(Time(60_000_000_000));
+        assert_eq!(m.cur_bin, 5);
+    }
+}

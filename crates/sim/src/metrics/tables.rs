@@ -1,0 +1,402 @@
+//! Builds the result tables and the summary from a finished run.
+//!
+//! Column order and units are fixed here and documented in
+//! `docs/results.md`. Rows are in a deterministic order: flows by id
+//! (creation order), queues by link direction with each classful queue's
+//! children after it, series as queue/link samples in time order then, flow
+//! by flow, binned counters, delay traces and inter-arrival histograms,
+//! events in the order they happened. Summary keys are sorted (serde_json
+//! maps are BTreeMaps).
+//!
+//! Definitions:
+//! - `throughput_bps` of a flow: delivered bits / (end_s - start_s), NaN
+//!   when the flow never ran; of a class or group: delivered bits / run
+//!   duration.
+//! - `utilization` of a root queue: its link direction's busy time /
+//!   duration; of a classful child: its departed bits / (rate x duration),
+//!   its share of the link.
+//! - Delay columns are NaN when no packet was delivered; `delay_var_s2` is
+//!   the population variance; `jitter_rfc3550_s` is the RFC 3550 estimate
+//!   after the last packet.
+
+use crate::metrics::{EntityKind, BIN_DELIVERED, BIN_DELIVERED_BYTES, BIN_DROPPED, BIN_SENT};
+use crate::output::{Column, RunOutput, Table};
+use crate::run::Sim;
+use crate::scenario::Scenario;
+use crate::traffic::FlowState;
+use qoslab_core::qdisc::{DropReason, MarkReason};
+use qoslab_core::stats::jain_index;
+use qoslab_core::Queue;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+const NS: f64 = 1e9;
+
+fn s(t: u64) -> f64 {
+    t as f64 / NS
+}
+
+/// Builds everything a run writes.
+pub fn build(sim: &Sim, sc: &Scenario, seed: u64, loop_wall_s: f64) -> RunOutput {
+    let flows = flows_table(sim);
+    let queues = queues_table(sim);
+    let series = series_table(sim);
+    let events = events_table(sim);
+    let summary = summary(sim, sc, seed, loop_wall_s);
+    RunOutput { summary, flows, queues, series, events }
+}
+
+/// `(start_s, end_s, ran)` of a flow.
+fn span(sim: &Sim, i: usize) -> (f64, f64, bool) {
+    let fl = &sim.flows[i];
+    match fl.state {
+        FlowState::Active | FlowState::Ended => (s(fl.start.0), s(fl.end.0.min(sim.end.0)), true),
+        _ => (s(fl.start.0), s(fl.start.0), false),
+    }
+}
+
+fn flows_table(sim: &Sim) -> Table {
+    let n = sim.flows.len();
+    let mut t = Table::new();
+    let u = |f: &dyn Fn(usize) -> u64| Column::U64((0..n).map(f).collect());
+    let fl = |f: &dyn Fn(usize) -> f64| Column::F64((0..n).map(f).collect());
+    let st = |f: &dyn Fn(usize) -> String| Column::Str((0..n).map(f).collect());
+    let m = &sim.metrics.flows;
+    let node = |id: crate::engine::NodeId| sim.net.nodes[id.index()].name.clone();
+    let nan_if_empty = |i: usize, v: f64| if m[i].delivered_pkts == 0 { f64::NAN } else { v };
+    t.push("flow_id", u(&|i| i as u64));
+    t.push("name", st(&|i| sim.flows[i].name.clone()));
+    t.push("group", st(&|i| sim.groups[sim.flows[i].group.index()].name.clone()));
+    t.push("class", Column::I64((0..n).map(|i| sim.flows[i].class.0 as i64).collect()));
+    t.push("src", st(&|i| node(sim.flows[i].src)));
+    t.push("dst", st(&|i| node(sim.flows[i].dst)));
+    t.push("proto", st(&|_| "udp".to_string()));
+    t.push("start_s", fl(&|i| span(sim, i).0));
+    t.push("end_s", fl(&|i| span(sim, i).1));
+    let state = |i: usize| sim.flows[i].state;
+    t.push(
+        "admitted",
+        Column::Bool((0..n).map(|i| matches!(state(i), FlowState::Active | FlowState::Ended)).collect()),
+    );
+    t.push("refused", Column::Bool((0..n).map(|i| state(i) == FlowState::Refused).collect()));
+    t.push("terminated", Column::Bool(vec![false; n]));
+    t.push("sent_pkts", u(&|i| m[i].sent_pkts));
+    t.push("sent_bytes", u(&|i| m[i].sent_bytes));
+    t.push("delivered_pkts", u(&|i| m[i].delivered_pkts));
+    t.push("delivered_bytes", u(&|i| m[i].delivered_bytes));
+    t.push("dropped_pkts", u(&|i| m[i].dropped_pkts));
+    t.push("dropped_bytes", u(&|i| m[i].dropped_bytes));
+    t.push("in_flight_pkts", u(&|i| m[i].in_flight()));
+    t.push(
+        "throughput_bps",
+        fl(&|i| {
+            let (a, b, ran) = span(sim, i);
+            if ran && b > a {
+                m[i].delivered_bytes as f64 * 8.0 / (b - a)
+            } else {
+                f64::NAN
+            }
+        }),
+    );
+    t.push("delay_mean_s", fl(&|i| nan_if_empty(i, m[i].delay.mean() / NS)));
+    let q = |i: usize, p: f64| m[i].delay_hist.quantile(p).map_or(f64::NAN, |v| v / NS);
+    t.push("delay_p50_s", fl(&|i| q(i, 0.5)));
+    t.push("delay_p99_s", fl(&|i| q(i, 0.99)));
+    t.push("delay_max_s", fl(&|i| nan_if_empty(i, m[i].delay.max() / NS)));
+    t.push("delay_var_s2", fl(&|i| nan_if_empty(i, m[i].delay.variance() / (NS * NS))));
+    t.push("jitter_rfc3550_s", fl(&|i| nan_if_empty(i, m[i].jitter.value() / NS)));
+    t
+}
+
+/// A queue row: the queue, its name, parent name, link direction index.
+struct QueueRow<'a> {
+    q: &'a Queue,
+    name: String,
+    parent: String,
+    dir: usize,
+    root: bool,
+}
+
+fn queue_rows(sim: &Sim) -> Vec<QueueRow<'_>> {
+    fn walk<'a>(out: &mut Vec<QueueRow<'a>>, q: &'a Queue, name: String, parent: String, dir: usize, root: bool) {
+        let children = q.children();
+        out.push(QueueRow { q, name: name.clone(), parent, dir, root });
+        for (c, child) in children.iter().enumerate() {
+            walk(out, child, format!("{name}/band{c}"), name.clone(), dir, false);
+        }
+    }
+    let mut out = Vec::new();
+    for (i, d) in sim.net.dirs.iter().enumerate() {
+        walk(&mut out, &d.queue, d.name.clone(), String::new(), i, true);
+    }
+    out
+}
+
+fn utilization(sim: &Sim, r: &QueueRow<'_>) -> f64 {
+    let d = &sim.net.dirs[r.dir];
+    let end = sim.end.0;
+    if end == 0 {
+        return f64::NAN;
+    }
+    if r.root {
+        d.busy_ns_until(sim.end) as f64 / end as f64
+    } else {
+        r.q.stats().departure_bytes as f64 * 8.0 / (d.rate.0 as f64 * end as f64 / NS)
+    }
+}
+
+fn queues_table(sim: &Sim) -> Table {
+    let rows = queue_rows(sim);
+    let n = rows.len();
+    let end = sim.end;
+    let mut t = Table::new();
+    let u = |f: &dyn Fn(&QueueRow) -> u64| Column::U64(rows.iter().map(f).collect());
+    let fl = |f: &dyn Fn(&QueueRow) -> f64| Column::F64(rows.iter().map(f).collect());
+    let st = |f: &dyn Fn(&QueueRow) -> String| Column::Str(rows.iter().map(f).collect());
+    t.push("queue_id", Column::U64((0..n as u64).collect()));
+    t.push("name", st(&|r| r.name.clone()));
+    t.push("link", st(&|r| sim.net.links[sim.net.dirs[r.dir].link.index()].name.clone()));
+    t.push("kind", st(&|r| r.q.kind().to_string()));
+    t.push("parent", st(&|r| r.parent.clone()));
+    t.push("arrivals", u(&|r| r.q.stats().arrivals));
+    t.push("arrival_bytes", u(&|r| r.q.stats().arrival_bytes));
+    t.push("departures", u(&|r| r.q.stats().departures));
+    t.push("departure_bytes", u(&|r| r.q.stats().departure_bytes));
+    t.push("drops", u(&|r| r.q.stats().total_drops()));
+    t.push("drop_bytes", u(&|r| r.q.stats().drop_bytes.iter().sum()));
+    for reason in DropReason::ALL {
+        t.push(&format!("drops_{}", reason.as_str()), u(&|r| r.q.stats().drops_for(reason)));
+    }
+    for reason in MarkReason::ALL {
+        t.push(&format!("marks_{}", reason.as_str()), u(&|r| r.q.stats().marks_for(reason)));
+    }
+    t.push("backlog_mean_pkts", fl(&|r| r.q.mean_backlog_packets(end)));
+    t.push("backlog_mean_bytes", fl(&|r| r.q.mean_backlog_bytes(end)));
+    t.push("backlog_max_pkts", u(&|r| r.q.stats().peak_packets as u64));
+    t.push("backlog_max_bytes", u(&|r| r.q.stats().peak_bytes));
+    t.push("backlog_end_pkts", u(&|r| r.q.backlog().packets as u64));
+    t.push(
+        "sojourn_mean_s",
+        fl(&|r| {
+            let st = r.q.stats();
+            if st.departures == 0 {
+                f64::NAN
+            } else {
+                st.sojourn_sum_ns as f64 / st.departures as f64 / NS
+            }
+        }),
+    );
+    t.push(
+        "sojourn_max_s",
+        fl(&|r| if r.q.stats().departures == 0 { f64::NAN } else { s(r.q.stats().sojourn_max_ns) }),
+    );
+    t.push("link_rate_bps", u(&|r| sim.net.dirs[r.dir].rate.0));
+    t.push("utilization", fl(&|r| utilization(sim, r)));
+    t
+}
+
+#[derive(Default)]
+struct SeriesCols {
+    t: Vec<f64>,
+    kind: Vec<String>,
+    id: Vec<String>,
+    metric: Vec<String>,
+    value: Vec<f64>,
+}
+
+impl SeriesCols {
+    fn push(&mut self, t: f64, kind: &str, id: &str, metric: &str, value: f64) {
+        self.t.push(t);
+        self.kind.push(kind.to_string());
+        self.id.push(id.to_string());
+        self.metric.push(metric.to_string());
+        self.value.push(value);
+    }
+}
+
+fn series_table(sim: &Sim) -> Table {
+    let m = &sim.metrics;
+    let mut c = SeriesCols::default();
+    for smp in &m.samples {
+        let kind = match smp.kind {
+            EntityKind::Queue => "queue",
+            EntityKind::Link => "link",
+        };
+        c.push(s(smp.t), kind, &m.entities[smp.entity as usize], m.metric_names[smp.metric as usize], smp.value);
+    }
+    let bin_s = m.bin_ns as f64 / NS;
+    let names = [
+        (BIN_SENT, "sent_pkts"),
+        (BIN_DELIVERED, "delivered_pkts"),
+        (BIN_DROPPED, "dropped_pkts"),
+        (BIN_DELIVERED_BYTES, "delivered_bytes"),
+    ];
+    for (i, f) in m.flows.iter().enumerate() {
+        let name = &sim.flows[i].name;
+        let bins = f.bins();
+        for (k, b) in bins.bins.iter().enumerate() {
+            let t = (bins.first + k as u64) as f64 * bin_s;
+            for (idx, metric) in names {
+                c.push(t, "flow", name, metric, b[idx] as f64);
+            }
+        }
+        if let Some(tr) = &f.trace {
+            for (t, d) in tr {
+                c.push(s(*t), "flow", name, "delay_s", s(*d));
+            }
+        }
+        if let Some(h) = &f.interarrival {
+            for (lo, n) in h.nonzero() {
+                c.push(s(lo), "flow", name, "interarrival_count", n as f64);
+            }
+            if h.overflow() > 0 {
+                c.push(s(h.max()), "flow", name, "interarrival_count", h.overflow() as f64);
+            }
+        }
+    }
+    let mut t = Table::new();
+    t.push("t_s", Column::F64(c.t));
+    t.push("entity_kind", Column::Str(c.kind));
+    t.push("entity_id", Column::Str(c.id));
+    t.push("metric", Column::Str(c.metric));
+    t.push("value", Column::F64(c.value));
+    t
+}
+
+fn events_table(sim: &Sim) -> Table {
+    let ev = &sim.metrics.events;
+    let mut t = Table::new();
+    t.push("t_s", Column::F64(ev.iter().map(|e| s(e.t.0)).collect()));
+    t.push("kind", Column::Str(ev.iter().map(|e| e.kind.to_string()).collect()));
+    t.push("flow_id", Column::I64(ev.iter().map(|e| e.flow.map_or(-1, |f| f.0 as i64)).collect()));
+    t.push(
+        "entity",
+        Column::Str(ev.iter().map(|e| e.flow.map_or(String::new(), |f| sim.flows[f.index()].name.clone())).collect()),
+    );
+    t.push("rule", Column::Str(ev.iter().map(|e| e.rule.clone()).collect()));
+    t.push("estimate", Column::F64(ev.iter().map(|e| e.estimate).collect()));
+    t.push("threshold", Column::F64(ev.iter().map(|e| e.threshold).collect()));
+    t.push("detail", Column::Str(ev.iter().map(|e| e.detail.clone()).collect()));
+    t
+}
+
+/// Totals over a set of flows (a class or a group).
+#[derive(Default)]
+struct Totals {
+    flows: u64,
+    sent_pkts: u64,
+    sent_bytes: u64,
+    delivered_pkts: u64,
+    delivered_bytes: u64,
+    dropped_pkts: u64,
+    dropped_bytes: u64,
+    throughputs: Vec<f64>,
+}
+
+impl Totals {
+    fn add(&mut self, sim: &Sim, i: usize) {
+        let f = &sim.metrics.flows[i];
+        self.flows += 1;
+        self.sent_pkts += f.sent_pkts;
+        self.sent_bytes += f.sent_bytes;
+        self.delivered_pkts += f.delivered_pkts;
+        self.delivered_bytes += f.delivered_bytes;
+        self.dropped_pkts += f.dropped_pkts;
+        self.dropped_bytes += f.dropped_bytes;
+        let (a, b, ran) = span(sim, i);
+        if ran && b > a {
+            self.throughputs.push(f.delivered_bytes as f64 * 8.0 / (b - a));
+        }
+    }
+    fn json(&self, duration_s: f64) -> Value {
+        json!({
+            "flows": self.flows,
+            "sent_pkts": self.sent_pkts,
+            "sent_bytes": self.sent_bytes,
+            "delivered_pkts": self.delivered_pkts,
+            "delivered_bytes": self.delivered_bytes,
+            "dropped_pkts": self.dropped_pkts,
+            "dropped_bytes": self.dropped_bytes,
+            "throughput_bps": self.delivered_bytes as f64 * 8.0 / duration_s,
+            "fairness_jain": finite(jain_index(&self.throughputs)),
+        })
+    }
+}
+
+/// JSON has no NaN: null instead.
+fn finite(v: f64) -> Value {
+    if v.is_finite() {
+        json!(v)
+    } else {
+        Value::Null
+    }
+}
+
+fn summary(sim: &Sim, sc: &Scenario, seed: u64, loop_wall_s: f64) -> Value {
+    let duration_s = s(sim.end.0);
+    let mut classes: BTreeMap<u8, Totals> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Totals> = BTreeMap::new();
+    let (mut admitted, mut refused) = (0u64, 0u64);
+    for (i, f) in sim.flows.iter().enumerate() {
+        classes.entry(f.class.0).or_default().add(sim, i);
+        groups.entry(sim.groups[f.group.index()].name.clone()).or_default().add(sim, i);
+        match f.state {
+            FlowState::Active | FlowState::Ended => admitted += 1,
+            FlowState::Refused => refused += 1,
+            _ => {}
+        }
+    }
+    let classes: Map<String, Value> = classes.iter().map(|(k, v)| (k.to_string(), v.json(duration_s))).collect();
+    let groups: Map<String, Value> = groups.iter().map(|(k, v)| (k.clone(), v.json(duration_s))).collect();
+    let mut queues = Map::new();
+    for r in queue_rows(sim) {
+        let st = r.q.stats();
+        queues.insert(
+            r.name.clone(),
+            json!({
+                "arrivals": st.arrivals,
+                "drops": st.total_drops(),
+                "marks": st.total_marks(),
+                "backlog_mean_pkts": finite(r.q.mean_backlog_packets(sim.end)),
+            }),
+        );
+    }
+    let bottleneck = match sim.net.bottleneck {
+        Some(b) => {
+            let d = &sim.net.dirs[b.index()];
+            let st = d.queue.stats();
+            let drops: Map<String, Value> =
+                DropReason::ALL.iter().map(|r| (r.as_str().to_string(), json!(st.drops_for(*r)))).collect();
+            json!({
+                "name": d.name,
+                "arrivals": st.arrivals,
+                "drops": drops,
+                "utilization": finite(d.busy_ns_until(sim.end) as f64 / sim.end.0 as f64),
+            })
+        }
+        None => Value::Null,
+    };
+    let m = &sim.metrics.flows;
+    let (queued, on_wire, propagating) = sim.packets_in_network();
+    json!({
+        "scenario": serde_json::to_value(sc).unwrap_or(Value::Null),
+        "seed": seed,
+        "qoslab_version": env!("CARGO_PKG_VERSION"),
+        "sim_time_s": duration_s,
+        "loop_wall_s": loop_wall_s,
+        "events": sim.event_count,
+        "flows": {"count": sim.flows.len(), "admitted": admitted, "refused": refused},
+        "classes": classes,
+        "groups": groups,
+        "queues": queues,
+        "bottleneck": bottleneck,
+        "packets": {
+            "sent": m.iter().map(|f| f.sent_pkts).sum::<u64>(),
+            "delivered": m.iter().map(|f| f.delivered_pkts).sum::<u64>(),
+            "dropped": m.iter().map(|f| f.dropped_pkts).sum::<u64>(),
+            "queued_end": queued,
+            "on_wire_end": on_wire,
+            "propagating_end": propagating,
+        },
+    })
+}

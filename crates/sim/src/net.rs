@@ -1,0 +1,488 @@
+//! The network: nodes, duplex point-to-point links and static routes,
+//! built from the expanded topology ([`crate::scenario::expand`]).
+//!
+//! **Links.** Each duplex link has two directions ([`DirId`]`(2 l)` is
+//! a -> b, `2 l + 1` is b -> a). A direction has its own output [`Queue`]
+//! (`queue` / `reverse_queue`, else the topology's `default_queue`), an
+//! exact [`Serializer`] at the link rate, a transmitter holding at most
+//! one packet on the wire, a propagation pipe, and its own RNG stream
+//! `rng::stream(seed, LINK_STREAM_BASE + dir)`. Transmission of a packet of
+//! `b` bytes lasts `b * 8 / rate` (exact over any number of packets, see
+//! `Serializer`); when it ends the packet propagates for `delay` and the
+//! transmitter dequeues the next packet (`Empty`: idle; `NotBefore(t)`: try
+//! again at `t`).
+//!
+//! **Pipe.** Packets leave a direction in order and all take the same
+//! `delay`, so they also arrive in order: a direction keeps the packets it
+//! has sent (on the wire or propagating) in a FIFO, each with its arrival
+//! time, and only the head has an `Arrive` event in the event queue,
+//! inserted with the sequence number reserved when the packet went on the
+//! wire. The heap stays small (one entry per direction, not per packet).
+//!
+//! **End of transmission.** The end of a transmission is an event
+//! (`TxDone`: dequeue the next packet) only if a packet waits when it
+//! starts or arrives during it. Otherwise the transmitter goes idle at
+//! `busy_until` with nothing to do, and the `dequeue` that would have found
+//! the queue empty then (RED starts its idle period there) is made, with
+//! that instant, just before the queue is next touched (`idle_owed`). The
+//! queue sees exactly the calls it would have seen with one event per
+//! transmission; an idle access link costs no event at all.
+//!
+//! **Routing.** Static shortest paths, fewest hops, computed by a
+//! breadth-first search back from every destination that traffic uses.
+//! Hosts originate and sink traffic but never forward: a path may not pass
+//! through a host. Among equally short next hops the one over the link with
+//! the lowest index (scenario order after expansion) wins, so routes are
+//! deterministic. The table is `destinations x nodes` (4 bytes each).
+//!
+//! **Utilization** is busy time (serialization) over elapsed time, exact
+//! in ns, also for transmissions that straddle a sampling instant.
+
+use crate::engine::{DirId, LinkId, NodeId};
+use crate::error::{Diagnostic, SimError};
+use crate::qbuild::build_queue;
+use crate::scenario::expand::Expanded;
+use crate::scenario::{NodeKind, QueueSpec};
+use qoslab_core::rng::{self, Rng};
+use qoslab_core::units::{Dur, Rate, Time};
+use qoslab_core::{Packet, Queue};
+use std::collections::VecDeque;
+use std::net::Ipv4Addr;
+
+/// RNG stream of link direction `d` is `LINK_STREAM_BASE + d`.
+pub const LINK_STREAM_BASE: u64 = 1 << 62;
+
+/// No route (in the routing table).
+const NO_ROUTE: u32 = u32::MAX;
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub name: String,
+    pub kind: NodeKind,
+    /// Synthesized address `10.a.b.c` from the node index (for flow keys).
+    pub addr: Ipv4Addr,
+}
+
+/// A packet propagating on a link direction.
+#[derive(Clone, Copy, Debug)]
+pub struct InFlight {
+    pub at: Time,
+    pub seq: u64,
+    pub pkt: Packet,
+}
+
+/// Exact back-to-back serialization, with the same results as
+/// `qoslab_core::units::Serializer` (tested): `floor((bits * 1e9 + carry) / rate)`
+/// with the remainder carried, but with `bits * 1e9 = q * rate + r` kept
+/// for the last packet size, so that a link sending packets of one size
+/// never divides 128-bit numbers.
+#[derive(Clone, Debug)]
+pub struct LinkSerializer {
+    rate: u64,
+    carry: u64,
+    size: u64,
+    q: u64,
+    r: u64,
+}
+
+impl LinkSerializer {
+    /// `rate` must be positive (checked by [`Network::build`]).
+    pub fn new(rate: Rate) -> LinkSerializer {
+        LinkSerializer { rate: rate.0.max(1), carry: 0, size: 0, q: 0, r: 0 }
+    }
+    #[inline]
+    pub fn tx_time(&mut self, bytes: u64) -> Dur {
+        if bytes != self.size {
+            let num = bytes as u128 * 8_000_000_000;
+            let rate = self.rate as u128;
+            self.q = (num / rate).min(u64::MAX as u128 - 1) as u64;
+            self.r = (num % rate) as u64;
+            self.size = bytes;
+        }
+        let s = self.r as u128 + self.carry as u128;
+        if s >= self.rate as u128 {
+            self.carry = (s - self.rate as u128) as u64;
+            Dur(self.q + 1)
+        } else {
+            self.carry = s as u64;
+            Dur(self.q)
+        }
+    }
+}
+
+/// One direction of a link: queue, transmitter, pipe.
+pub struct Dir {
+    pub from: NodeId,
+    pub to: NodeId,
+    pub link: LinkId,
+    /// `from->to`, e.g. `r0->sink0`.
+    pub name: String,
+    pub rate: Rate,
+    pub delay: Dur,
+    pub queue: Queue,
+    pub ser: LinkSerializer,
+    /// Total serialization time of every transmission started so far (ns).
+    pub busy_acc_ns: u64,
+    /// End of the current (or last) transmission.
+    pub busy_until: Time,
+    /// A `TxDone` event is pending at `busy_until`.
+    pub tx_event: bool,
+    /// The last transmission ends (ended) at `busy_until` with no `TxDone`:
+    /// the queue is owed a `dequeue` at that instant (see the module doc).
+    pub idle_owed: bool,
+    pub pipe: VecDeque<InFlight>,
+    pub rng: Rng,
+    /// A pending `Retry` (after `NotBefore`).
+    pub retry_at: Option<Time>,
+    /// A pending `QdiscTick`.
+    pub tick_at: Option<Time>,
+}
+
+impl Dir {
+    /// Starts serializing `pkt` at `now`; returns when its transmission ends.
+    #[inline]
+    pub fn start_tx(&mut self, now: Time, pkt: &Packet) -> Time {
+        let d = self.ser.tx_time(pkt.size as u64);
+        self.busy_acc_ns = self.busy_acc_ns.saturating_add(d.0);
+        self.busy_until = Time(now.0.saturating_add(d.0));
+        self.busy_until
+    }
+    /// May the transmitter start a packet at `now`?
+    #[inline]
+    pub fn is_free(&self, now: Time) -> bool {
+        !self.tx_event && self.busy_until <= now
+    }
+    /// Packets of the pipe still being serialized at `now`.
+    pub fn on_wire(&self, now: Time) -> usize {
+        self.pipe.iter().filter(|f| f.at.0.saturating_sub(self.delay.0) > now.0).count()
+    }
+    /// Busy time in `[0, t]`, for `t` not before the current transmission's start.
+    pub fn busy_ns_until(&self, t: Time) -> u64 {
+        self.busy_acc_ns - self.busy_until.0.saturating_sub(t.0).min(self.busy_acc_ns)
+    }
+}
+
+/// A duplex link as the results name it.
+#[derive(Clone, Debug)]
+pub struct LinkInfo {
+    pub a: NodeId,
+    pub b: NodeId,
+    /// `a<->b`.
+    pub name: String,
+    /// Where its spec sits in the scenario, for messages.
+    pub path: String,
+}
+
+/// Next hops towards every destination that traffic uses.
+#[derive(Clone, Debug, Default)]
+pub struct Routes {
+    n_nodes: usize,
+    /// Destination slot of each node (`NO_ROUTE` if not a destination).
+    slot_of: Vec<u32>,
+    /// `next[slot * n_nodes + node]`: the direction to take, or `NO_ROUTE`.
+    next: Vec<u32>,
+    /// Hop count to the destination, `u32::MAX` if unreachable.
+    dist: Vec<u32>,
+}
+
+impl Routes {
+    /// The slot of destination `dst`, if routes to it were computed.
+    pub fn slot(&self, dst: NodeId) -> Option<u32> {
+        self.slot_of.get(dst.index()).copied().filter(|s| *s != NO_ROUTE)
+    }
+    /// The direction a packet at `node` takes towards the destination in `slot`.
+    #[inline]
+    pub fn next(&self, slot: u32, node: NodeId) -> Option<DirId> {
+        let v = self.next[slot as usize * self.n_nodes + node.index()];
+        (v != NO_ROUTE).then_some(DirId(v))
+    }
+    /// Hops from `node` to the destination in `slot`, `None` if unreachable.
+    pub fn hops(&self, slot: u32, node: NodeId) -> Option<u32> {
+        let v = self.dist[slot as usize * self.n_nodes + node.index()];
+        (v != u32::MAX).then_some(v)
+    }
+}
+
+pub struct Network {
+    pub nodes: Vec<Node>,
+    pub links: Vec<LinkInfo>,
+    pub dirs: Vec<Dir>,
+    pub routes: Routes,
+    /// The preset's bottleneck direction (a -> b of its bottleneck link).
+    pub bottleneck: Option<DirId>,
+}
+
+fn addr(i: usize) -> Ipv4Addr {
+    let n = i + 1;
+    Ipv4Addr::new(10, (n >> 16) as u8, (n >> 8) as u8, n as u8)
+}
+
+fn diag(origin: &str, path: String, message: String) -> Diagnostic {
+    Diagnostic { origin: origin.to_string(), line: None, path, message }
+}
+
+impl Network {
+    /// Builds nodes, links and queues (no routes yet: see [`Self::route_to`]).
+    /// `origin` names the scenario in error messages.
+    pub fn build(ex: &Expanded, seed: u64, origin: &str) -> Result<Network, SimError> {
+        if ex.nodes.len() >= (1 << 24) {
+            return Err(SimError::Config(vec![diag(
+                origin,
+                "topology".into(),
+                format!("{} nodes; allowed: fewer than 16777216", ex.nodes.len()),
+            )]));
+        }
+        let nodes: Vec<Node> =
+            ex.nodes.iter().enumerate().map(|(i, (n, k))| Node { name: n.clone(), kind: *k, addr: addr(i) }).collect();
+        let mut errors = Vec::new();
+        let mut links = Vec::with_capacity(ex.links.len());
+        let mut dirs = Vec::with_capacity(ex.links.len() * 2);
+        for (li, l) in ex.links.iter().enumerate() {
+            if l.a >= nodes.len() || l.b >= nodes.len() || l.a == l.b {
+                errors.push(diag(origin, l.path.clone(), "a link must join two different existing nodes".into()));
+                continue;
+            }
+            if l.spec.rate.0 == 0 {
+                errors.push(diag(
+                    origin,
+                    format!("{}.rate", l.path),
+                    "(0bps) must be positive; allowed: a rate such as \"25Mbps\"".into(),
+                ));
+                continue;
+            }
+            let link = LinkId(li as u32);
+            links.push(LinkInfo {
+                a: NodeId(l.a as u32),
+                b: NodeId(l.b as u32),
+                name: format!("{}<->{}", nodes[l.a].name, nodes[l.b].name),
+                path: l.path.clone(),
+            });
+            for (reverse, spec, field) in
+                [(false, &l.spec.queue, "queue"), (true, &l.spec.reverse_queue, "reverse_queue")]
+            {
+                let (from, to) = if reverse { (l.b, l.a) } else { (l.a, l.b) };
+                let (qspec, qpath): (&QueueSpec, String) = match spec {
+                    Some(q) => (q, format!("{}.{field}", l.path)),
+                    None => (&ex.default_queue, "topology.default_queue".to_string()),
+                };
+                let queue = match build_queue(qspec, l.spec.rate) {
+                    Ok(q) => q,
+                    Err(e) => {
+                        errors.push(diag(origin, format!("{qpath}.{}", e.field_path), e.error.to_string()));
+                        continue;
+                    }
+                };
+                let d = DirId::of(link, reverse);
+                dirs.push(Dir {
+                    from: NodeId(from as u32),
+                    to: NodeId(to as u32),
+                    link,
+                    name: format!("{}->{}", nodes[from].name, nodes[to].name),
+                    rate: l.spec.rate,
+                    delay: l.spec.delay,
+                    queue,
+                    ser: LinkSerializer::new(l.spec.rate),
+                    busy_acc_ns: 0,
+                    busy_until: Time::ZERO,
+                    tx_event: false,
+                    idle_owed: false,
+                    pipe: VecDeque::new(),
+                    rng: rng::stream(seed, LINK_STREAM_BASE + d.0 as u64),
+                    retry_at: None,
+                    tick_at: None,
+                });
+            }
+        }
+        if !errors.is_empty() {
+            return Err(SimError::Config(errors));
+        }
+        let bottleneck = ex.bottleneck.filter(|b| *b < links.len()).map(|b| DirId::of(LinkId(b as u32), false));
+        Ok(Network { nodes, links, dirs, routes: Routes::default(), bottleneck })
+    }
+
+    /// Computes routes to every node in `dsts` (deduplicated, in order).
+    pub fn route_to(&mut self, dsts: &[NodeId]) {
+        let n = self.nodes.len();
+        let mut slot_of = vec![NO_ROUTE; n];
+        let mut order = Vec::new();
+        for d in dsts {
+            if slot_of[d.index()] == NO_ROUTE {
+                slot_of[d.index()] = order.len() as u32;
+                order.push(*d);
+            }
+        }
+        // Adjacency: for each node, the directions arriving at it (reverse search).
+        let mut incoming: Vec<Vec<DirId>> = vec![Vec::new(); n];
+        for (i, d) in self.dirs.iter().enumerate() {
+            incoming[d.to.index()].push(DirId(i as u32));
+        }
+        let mut next = vec![NO_ROUTE; order.len() * n];
+        let mut dist_all = vec![u32::MAX; order.len() * n];
+        for (s, dst) in order.iter().enumerate() {
+            let dist = &mut dist_all[s * n..(s + 1) * n];
+            dist[dst.index()] = 0;
+            let mut frontier = VecDeque::from([*dst]);
+            while let Some(u) = frontier.pop_front() {
+                // Only the destination and routers forward towards it.
+                if u != *dst && self.nodes[u.index()].kind != NodeKind::Router {
+                    continue;
+                }
+                for d in &incoming[u.index()] {
+                    let v = self.dirs[d.index()].from;
+                    if dist[v.index()] == u32::MAX {
+                        dist[v.index()] = dist[u.index()] + 1;
+                        frontier.push_back(v);
+                    }
+                }
+            }
+            // Next hop: the lowest-index direction to a neighbour one hop closer
+            // that may forward (the destination itself or a router).
+            for (i, d) in self.dirs.iter().enumerate() {
+                let (v, u) = (d.from.index(), d.to.index());
+                let forwards = u == dst.index() || self.nodes[u].kind == NodeKind::Router;
+                if v == dst.index() || !forwards || dist[u] == u32::MAX || dist[v] != dist[u] + 1 {
+                    continue;
+                }
+                let cell = &mut next[s * n + v];
+                // Directions are visited in index order, and a link's two
+                // directions never both leave `v`: the first hit has the lowest link index.
+                if *cell == NO_ROUTE {
+                    *cell = i as u32;
+                }
+            }
+        }
+        self.routes = Routes { n_nodes: n, slot_of, next, dist: dist_all };
+    }
+
+    pub fn node_id(&self, name: &str) -> Option<NodeId> {
+        self.nodes.iter().position(|n| n.name == name).map(|i| NodeId(i as u32))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::expand::{Expanded, Link};
+    use crate::scenario::LinkSpec;
+    use qoslab_core::Limit;
+
+    fn spec() -> LinkSpec {
+        LinkSpec { rate: Rate::mbps(10), delay: Dur::from_ms(1), queue: None, reverse_queue: None }
+    }
+
+    /// h0 - r0 - r1 - h1, plus a longer detour r0 - r2 - r3 - r1, and a
+    /// second parallel r0 - r1 link (higher index) that ties with the first.
+    fn graph() -> Expanded {
+        let nodes = [
+            ("h0", NodeKind::Host),
+            ("r0", NodeKind::Router),
+            ("r1", NodeKind::Router),
+            ("h1", NodeKind::Host),
+            ("r2", NodeKind::Router),
+            ("r3", NodeKind::Router),
+            ("h2", NodeKind::Host),
+        ];
+        let l = |a, b| Link { a, b, spec: spec(), path: format!("topology.links.{a}-{b}") };
+        Expanded {
+            nodes: nodes.iter().map(|(n, k)| (n.to_string(), *k)).collect(),
+            links: vec![l(0, 1), l(1, 4), l(4, 5), l(5, 2), l(1, 2), l(2, 3), l(1, 2), l(6, 3)],
+            default_queue: QueueSpec::Fifo { limit: Limit::packets(10) },
+            bottleneck: None,
+        }
+    }
+
+    #[test]
+    fn routes_take_fewest_hops_and_lowest_link_on_ties() {
+        let mut net = Network::build(&graph(), 1, "t").unwrap();
+        let h1 = net.node_id("h1").unwrap();
+        net.route_to(&[h1]);
+        let slot = net.routes.slot(h1).unwrap();
+        let path = |net: &Network, from: &str| {
+            let mut at = net.node_id(from).unwrap();
+            let mut names = vec![from.to_string()];
+            while at != h1 {
+                let d = net.routes.next(slot, at).expect("route");
+                at = net.dirs[d.index()].to;
+                names.push(net.nodes[at.index()].name.clone());
+            }
+            names.join(" ")
+        };
+        assert_eq!(path(&net, "h0"), "h0 r0 r1 h1");
+        // The r0 -> r1 hop uses link 4 (index lower than the parallel link 6).
+        let r0 = net.node_id("r0").unwrap();
+        assert_eq!(net.routes.next(slot, r0), Some(DirId::of(LinkId(4), false)));
+        assert_eq!(net.routes.hops(slot, net.node_id("h0").unwrap()), Some(3));
+        // h2 reaches h1 directly; nothing routes through h2 or h1.
+        assert_eq!(path(&net, "h2"), "h2 h1");
+    }
+
+    #[test]
+    fn hosts_never_forward() {
+        // a - h - b with h a host: a cannot reach b.
+        let ex = Expanded {
+            nodes: vec![("a".into(), NodeKind::Host), ("h".into(), NodeKind::Host), ("b".into(), NodeKind::Host)],
+            links: vec![
+                Link { a: 0, b: 1, spec: spec(), path: "l0".into() },
+                Link { a: 1, b: 2, spec: spec(), path: "l1".into() },
+            ],
+            default_queue: QueueSpec::Fifo { limit: Limit::packets(10) },
+            bottleneck: None,
+        };
+        let mut net = Network::build(&ex, 1, "t").unwrap();
+        net.route_to(&[NodeId(2)]);
+        let s = net.routes.slot(NodeId(2)).unwrap();
+        assert_eq!(net.routes.next(s, NodeId(0)), None);
+        assert_eq!(net.routes.hops(s, NodeId(0)), None);
+        assert_eq!(net.routes.next(s, NodeId(1)), Some(DirId(2)));
+    }
+
+    #[test]
+    fn zero_rate_and_bad_queue_are_config_errors() {
+        let mut ex = graph();
+        ex.links[0].spec.rate = Rate(0);
+        ex.links[1].spec.queue = Some(QueueSpec::Red {
+            limit: Limit::packets(60),
+            min_th: 15.0,
+            max_th: 5.0,
+            max_p: 0.1,
+            w_q: 0.002,
+            gentle: false,
+            ecn: false,
+            mode: Default::default(),
+            mean_pkt_size: qoslab_core::Bytes(1000),
+        });
+        match Network::build(&ex, 1, "t") {
+            Err(SimError::Config(ds)) => {
+                assert_eq!(ds.len(), 2);
+                assert!(ds[0].path.ends_with(".rate"), "{}", ds[0]);
+                assert!(ds[1].path.ends_with(".queue.max_th"), "{}", ds[1]);
+            }
+            _ => panic!("expected config errors"),
+        }
+    }
+
+    #[test]
+    fn link_serializer_equals_the_core_serializer() {
+        use rand::{Rng as _, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(3);
+        for rate in [1u64, 3, 999_983, 25_000_000, 1_000_000_007, 10_000_000_000, 400_000_000_000] {
+            let mut mine = LinkSerializer::new(Rate(rate));
+            let mut core = qoslab_core::units::Serializer::new(Rate(rate));
+            for i in 0..20_000 {
+                // Runs of equal sizes (the cache) and random ones.
+                let b: u64 = if i % 7 < 4 { 1000 } else { rng.random_range(0..70_000) };
+                assert_eq!(mine.tx_time(b), core.tx_time(qoslab_core::Bytes(b)), "rate {rate} step {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn busy_time_counts_only_what_was_serialized_by_t() {
+        let mut net = Network::build(&graph(), 1, "t").unwrap();
+        let d = &mut net.dirs[0];
+        let end = d.start_tx(Time(1_000), &Packet::new(0, qoslab_core::FlowId(0), 1250, Time(0))); // 1 ms at 10 Mb/s
+        assert_eq!(end, Time(1_001_000));
+        assert_eq!(d.busy_ns_until(Time(501_000)), 500_000);
+        assert_eq!(d.busy_ns_until(Time(2_000_000)), 1_000_000);
+    }
+}

@@ -1,0 +1,675 @@
+//! Running a scenario: build the network, routes, traffic and metrics,
+//! run the event loop to the scenario's `duration`, and build the results.
+//!
+//! The loop pops events in `(time, seq)` order and processes every event
+//! at or before `duration`; it calls `opts.progress` every 2^16 events with
+//! the fraction of simulated time done (a `false` answer stops the run with
+//! `SimError::Interrupted`). `loop_wall_s` in the summary times the loop
+//! alone. A packet's life:
+//!
+//! ```text
+//! Emit(flow) -> enqueue at the first hop's queue -> (link idle) dequeue, serialize
+//! TxDone(dir) -> propagation pipe -> Arrive(dir) at the next node
+//!   -> destination: delivered (metrics) | router: enqueue at the next hop
+//! ```
+//!
+//! Errors: everything the simulator needs of the scenario is checked
+//! before the loop starts (`SimError::Config`), including that every
+//! flow's destination is reachable (`traffic.N.dst`). Nothing in the loop
+//! panics on input; an internal inconsistency ends the run with
+//! `SimError::Runtime`.
+
+use crate::engine::{DirId, Event, EventQueue, FlowId, GroupId, NodeId};
+use crate::error::{Diagnostic, SimError};
+use crate::metrics::{FlowStats, Metrics};
+use crate::net::Network;
+use crate::output::RunOutput;
+use crate::scenario::{expand, AdmissionSpec, Scenario};
+use crate::traffic::arrivals::{self, Arrival};
+use crate::traffic::{self, Flow, FlowState, GroupPlan, Source};
+use crate::RunOptions;
+use qoslab_core::admission::{AdmissionControl, AdmitAll, FlowRequest};
+use qoslab_core::packet::{proto, FlowKey, FlowTable};
+use qoslab_core::qdisc::{Dequeue, Verdict};
+use qoslab_core::units::{Bytes, Time};
+use qoslab_core::Packet;
+use std::net::IpAddr;
+use std::time::Instant;
+
+/// Progress is reported every this many events.
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+/// Runs `scenario` with `opts.seed`.
+pub fn run(scenario: &Scenario, mut opts: RunOptions) -> Result<RunOutput, SimError> {
+    let mut sim = Sim::build(scenario, &opts)?;
+    let t0 = Instant::now();
+    sim.run_loop(&mut opts.progress)?;
+    let loop_wall_s = t0.elapsed().as_secs_f64();
+    Ok(crate::metrics::tables::build(&sim, scenario, opts.seed, loop_wall_s))
+}
+
+/// The simulator's state (read by the table builders).
+pub struct Sim {
+    pub now: Time,
+    pub end: Time,
+    pub events: EventQueue,
+    pub net: Network,
+    pub groups: Vec<GroupPlan>,
+    pub flows: Vec<Flow>,
+    /// Hot per-flow routing data: destination node and its route slot.
+    flow_dst: Vec<NodeId>,
+    flow_slot: Vec<u32>,
+    pub table: FlowTable,
+    admission: Box<dyn AdmissionControl + Send>,
+    admission_tick: Option<Time>,
+    pub metrics: Metrics,
+    next_packet: u64,
+    pub event_count: u64,
+    sample_every: u64,
+    fault: Option<String>,
+    pub origin: String,
+    pub seed: u64,
+    trace_names: Vec<String>,
+}
+
+/// How a new flow's start and end are set.
+#[derive(Clone, Copy, Debug)]
+enum Life {
+    /// A fixed flow: the group's start plus jitter, to the group's stop.
+    Fixed,
+    /// Starts now; lifetime drawn from the flow's stream.
+    Law(arrivals::Lifetime),
+    /// Starts now; lifetime given (replay).
+    Given(qoslab_core::units::Dur),
+}
+
+fn config_error(origin: &str, path: String, message: String) -> SimError {
+    SimError::Config(vec![Diagnostic { origin: origin.to_string(), line: None, path, message }])
+}
+
+impl Sim {
+    /// Builds everything and schedules the initial events.
+    pub fn build(sc: &Scenario, opts: &RunOptions) -> Result<Sim, SimError> {
+        let origin = sc.name.clone();
+        if sc.duration.0 == 0 {
+            return Err(config_error(&origin, "duration".into(), "(0s) must be positive".into()));
+        }
+        let m = &sc.metrics;
+        for (f, v) in [("metrics.bin", m.bin), ("metrics.series_interval", m.series_interval)] {
+            if v.0 == 0 {
+                return Err(config_error(&origin, f.into(), "(0s) must be positive".into()));
+            }
+        }
+        if m.interarrival_bin.0 == 0 || m.interarrival_max < m.interarrival_bin {
+            return Err(config_error(
+                &origin,
+                "metrics.interarrival_bin".into(),
+                "must be positive and not above metrics.interarrival_max".into(),
+            ));
+        }
+        let ex = expand::expand(&sc.topology);
+        let mut net = Network::build(&ex, opts.seed, &origin)?;
+        let groups = traffic::plan_groups(sc, &ex, opts.seed, &opts.base_dir, &origin)?;
+        // Routes to every destination traffic may use; every pairing reachable.
+        let dsts: Vec<NodeId> = groups.iter().flat_map(|g| g.dsts.iter().copied()).collect();
+        net.route_to(&dsts);
+        let mut errors = Vec::new();
+        for (gi, g) in groups.iter().enumerate() {
+            let pairs = lcm(g.srcs.len(), g.dsts.len()).min(1 << 20);
+            for i in 0..pairs {
+                let (s, d) = g.endpoints(i as u32);
+                let (sn, dn) = (&net.nodes[s.index()].name, &net.nodes[d.index()].name);
+                if s == d {
+                    errors.push(Diagnostic {
+                        origin: origin.clone(),
+                        line: None,
+                        path: format!("traffic.{gi}.dst"),
+                        message: format!("flow {}.{i} would go from {sn} to itself; allowed: a different host", g.name),
+                    });
+                    break;
+                }
+                let slot = net.routes.slot(d).expect("routes computed for every destination");
+                if net.routes.next(slot, s).is_none() {
+                    errors.push(Diagnostic {
+                        origin: origin.clone(),
+                        line: None,
+                        path: format!("traffic.{gi}.dst"),
+                        message: format!(
+                            "no route from {sn} to {dn} (paths may pass through routers only); allowed: a reachable host"
+                        ),
+                    });
+                    break;
+                }
+            }
+        }
+        if !errors.is_empty() {
+            return Err(SimError::Config(errors));
+        }
+        for name in &m.trace_flows {
+            let known = name
+                .rsplit_once('.')
+                .is_some_and(|(g, i)| groups.iter().any(|gp| gp.name == g) && i.parse::<u32>().is_ok());
+            if !known {
+                return Err(config_error(
+                    &origin,
+                    "metrics.trace_flows".into(),
+                    format!("{name:?} names no flow; allowed: \"<group>.<index>\""),
+                ));
+            }
+        }
+        let admission: Box<dyn AdmissionControl + Send> = match sc.admission {
+            AdmissionSpec::AdmitAll => Box::new(AdmitAll::default()),
+        };
+        let n_dirs = net.dirs.len();
+        let router_out =
+            net.dirs.iter().map(|d| net.nodes[d.from.index()].kind == crate::scenario::NodeKind::Router).collect();
+        let mut sim = Sim {
+            now: Time::ZERO,
+            end: Time(sc.duration.0),
+            events: EventQueue::with_capacity(1024 + n_dirs),
+            net,
+            groups,
+            flows: Vec::new(),
+            flow_dst: Vec::new(),
+            flow_slot: Vec::new(),
+            table: FlowTable::new(),
+            admission,
+            admission_tick: None,
+            metrics: Metrics::new(m, router_out, Time(sc.duration.0)),
+            next_packet: 0,
+            event_count: 0,
+            sample_every: m.series_interval.0,
+            fault: None,
+            origin,
+            seed: opts.seed,
+            trace_names: m.trace_flows.clone(),
+        };
+        for gi in 0..sim.groups.len() {
+            let g = &sim.groups[gi];
+            let start = g.start;
+            match g.fixed_flows {
+                Some(n) => {
+                    for _ in 0..n {
+                        let f = sim.create_flow(GroupId(gi as u32), Life::Fixed);
+                        let fl = &sim.flows[f.index()];
+                        if fl.start < fl.end {
+                            sim.events.schedule(fl.start, Event::FlowStart(f));
+                        } else {
+                            sim.flows[f.index()].state = FlowState::NeverStarted;
+                        }
+                    }
+                }
+                None => {
+                    // A replay starts at its first row; other processes at the start.
+                    let first = match &sim.groups[gi].arrival {
+                        Some(Arrival::Replay { rows, .. }) => rows.first().map(|r| arrivals::later(start, r.0)),
+                        _ => Some(start),
+                    };
+                    if let Some(t) = first.filter(|t| *t < sim.groups[gi].stop) {
+                        sim.events.schedule(t, Event::GroupNext(GroupId(gi as u32)));
+                    }
+                }
+            }
+        }
+        for d in 0..n_dirs {
+            sim.schedule_qdisc_tick(DirId(d as u32));
+        }
+        sim.events.schedule(Time(sim.sample_every.min(sim.end.0)), Event::Sample);
+        Ok(sim)
+    }
+
+    /// Creates flow number `created` of group `g` (not started yet).
+    fn create_flow(&mut self, g: GroupId, life: Life) -> FlowId {
+        let gp = &mut self.groups[g.index()];
+        let i = gp.created;
+        gp.created += 1;
+        let (src, dst) = gp.endpoints(i);
+        let mut frng = qoslab_core::rng::stream(self.seed, traffic::flow_stream(g.0, i));
+        let (start, end) = match life {
+            Life::Fixed => {
+                let j = traffic::jitter(&mut frng, gp.jitter);
+                (arrivals::later(gp.start, j), gp.stop)
+            }
+            Life::Law(law) => (self.now, arrivals::later(self.now, law.sample(&mut frng)).min(gp.stop)),
+            Life::Given(l) => (self.now, arrivals::later(self.now, l).min(gp.stop)),
+        };
+        let name = format!("{}.{i}", gp.name);
+        let traced = gp.traced || self.trace_names.contains(&name);
+        let slot = self.net.routes.slot(dst).unwrap_or(0);
+        let first_dir = self.net.routes.next(slot, src).unwrap_or(DirId(0));
+        let (sa, da) = (self.net.nodes[src.index()].addr, self.net.nodes[dst.index()].addr);
+        let mut key = FlowKey {
+            src: IpAddr::V4(sa),
+            dst: IpAddr::V4(da),
+            src_port: 1024 + (i % 64_512) as u16,
+            dst_port: 5001 + (g.0 % 60_000) as u16,
+            proto: proto::UDP,
+        };
+        // Keys repeat only past 64,512 flows of a group between the same
+        // hosts; then walk the source port until the key is new.
+        while self.table.get(&key).is_some() {
+            key.src_port = if key.src_port == u16::MAX { 1024 } else { key.src_port + 1 };
+        }
+        let id = self.table.intern(key);
+        debug_assert_eq!(id.index(), self.flows.len());
+        self.flows.push(Flow {
+            group: g,
+            index: i,
+            name,
+            src,
+            dst,
+            first_dir,
+            start,
+            end,
+            state: FlowState::Pending,
+            end_reason: "",
+            source: Source::new(&gp.model),
+            size: gp.size,
+            class: gp.class,
+            dscp: gp.dscp,
+            ecn: gp.ecn,
+            rng: frng,
+        });
+        self.flow_dst.push(dst);
+        self.flow_slot.push(slot);
+        self.metrics.flows.push(FlowStats::new(traced, &self.metrics.spec));
+        id
+    }
+
+    /// Runs events up to the end (or until interrupted).
+    pub fn run_loop(&mut self, progress: &mut Option<&mut dyn FnMut(f64) -> bool>) -> Result<(), SimError> {
+        let end = self.end;
+        while let Some((t, ev)) = self.events.pop() {
+            if t > end {
+                break;
+            }
+            self.now = t;
+            self.metrics.advance_bin(t);
+            self.event_count += 1;
+            if self.event_count.is_multiple_of(PROGRESS_EVERY) {
+                if let Some(p) = progress.as_mut() {
+                    if !p(t.0 as f64 / end.0 as f64) {
+                        return Err(SimError::Interrupted);
+                    }
+                }
+            }
+            match ev {
+                Event::Emit(f) => self.emit(f),
+                Event::TxDone(d) => self.tx_done(d),
+                Event::Arrive(d) => self.arrive(d),
+                Event::Retry(d) => {
+                    let dir = &mut self.net.dirs[d.index()];
+                    if dir.retry_at == Some(t) {
+                        dir.retry_at = None;
+                        if dir.is_free(t) {
+                            self.try_send(d);
+                        }
+                    }
+                }
+                Event::FlowStart(f) => self.flow_start(f),
+                Event::FlowEnd(f) => self.flow_end(f),
+                Event::GroupNext(g) => self.group_next(g),
+                Event::SlotFree(g) => self.keep_alive_replace(g),
+                Event::QdiscTick(d) => {
+                    let dir = &mut self.net.dirs[d.index()];
+                    if dir.tick_at == Some(t) {
+                        dir.tick_at = None;
+                        self.settle(d);
+                        self.net.dirs[d.index()].queue.on_tick(t);
+                        self.schedule_qdisc_tick(d);
+                        if self.net.dirs[d.index()].is_free(t) {
+                            self.try_send(d);
+                        }
+                    }
+                }
+                Event::AdmissionTick => {
+                    if self.admission_tick == Some(t) {
+                        self.admission_tick = None;
+                        self.admission.on_deadline(t);
+                        self.schedule_admission_tick();
+                    }
+                }
+                Event::Sample => {
+                    self.metrics.sample(&self.net, t);
+                    if t < end {
+                        let next = Time(t.0.saturating_add(self.sample_every).min(end.0));
+                        self.events.schedule(next, Event::Sample);
+                    }
+                }
+            }
+            if let Some(msg) = self.fault.take() {
+                return Err(SimError::Runtime(msg));
+            }
+        }
+        self.now = end;
+        Ok(())
+    }
+
+    /// The source of `f` sends a packet now and schedules the next.
+    #[inline]
+    fn emit(&mut self, f: FlowId) {
+        let fl = &mut self.flows[f.index()];
+        let size = fl.size.sample(&mut fl.rng);
+        let mut pkt = Packet::new(self.next_packet, f, size, self.now);
+        self.next_packet += 1;
+        pkt.class = fl.class;
+        pkt.dscp = fl.dscp;
+        pkt.ecn = fl.ecn;
+        let dir = fl.first_dir;
+        let next = fl.source.next(self.now, &mut fl.rng);
+        let end = fl.end;
+        self.metrics.flows[f.index()].on_send(self.now, size, self.metrics.cur_bin);
+        self.enqueue(dir, pkt);
+        if next < end {
+            self.events.schedule(next, Event::Emit(f));
+        }
+    }
+
+    /// Makes the `dequeue` owed to an idle queue at the instant its
+    /// transmitter went idle (see `net`), before the queue is touched again.
+    #[inline]
+    fn settle(&mut self, d: DirId) {
+        let now = self.now;
+        let dir = &mut self.net.dirs[d.index()];
+        if dir.idle_owed && dir.busy_until <= now {
+            dir.idle_owed = false;
+            let at = dir.busy_until;
+            match dir.queue.dequeue(at) {
+                Dequeue::Empty => {}
+                // Only a discipline that holds packets it did not report
+                // in its backlog gets here: send now, wait as asked.
+                Dequeue::Packet(p) => self.start_tx(d, p),
+                Dequeue::NotBefore(t) => self.retry_at(d, t),
+            }
+        }
+    }
+
+    /// Offers `pkt` to the queue of `d`; starts the transmitter if idle.
+    #[inline]
+    fn enqueue(&mut self, d: DirId, pkt: Packet) {
+        self.settle(d);
+        self.metrics.on_dir_arrival(d.index());
+        let now = self.now;
+        let dir = &mut self.net.dirs[d.index()];
+        match dir.queue.enqueue(now, pkt, &mut dir.rng) {
+            Verdict::Queued | Verdict::Marked(_) => {}
+            Verdict::Dropped(x) => {
+                self.metrics.flows[x.packet.flow.index()].on_drop(x.packet.size, self.metrics.cur_bin);
+            }
+            Verdict::QueuedPushingOut(victims) => {
+                for x in victims {
+                    self.metrics.flows[x.packet.flow.index()].on_drop(x.packet.size, self.metrics.cur_bin);
+                }
+            }
+        }
+        let dir = &mut self.net.dirs[d.index()];
+        if dir.is_free(now) {
+            self.try_send(d);
+        } else if !dir.tx_event {
+            // Busy: the transmitter must dequeue when this transmission ends.
+            dir.tx_event = true;
+            dir.idle_owed = false;
+            let at = dir.busy_until;
+            self.events.schedule(at, Event::TxDone(d));
+        }
+        self.schedule_qdisc_tick(d);
+    }
+
+    /// The transmitter of `d` is free: dequeue and start sending if it may.
+    #[inline]
+    fn try_send(&mut self, d: DirId) {
+        let now = self.now;
+        let dir = &mut self.net.dirs[d.index()];
+        match dir.queue.dequeue(now) {
+            Dequeue::Packet(p) => self.start_tx(d, p),
+            Dequeue::Empty => {}
+            Dequeue::NotBefore(t) => self.retry_at(d, t),
+        }
+    }
+
+    /// Puts `pkt` on the wire of `d` now, into the pipe towards the far end.
+    #[inline]
+    fn start_tx(&mut self, d: DirId, pkt: Packet) {
+        let now = self.now;
+        let seq = self.events.reserve_seq();
+        let dir = &mut self.net.dirs[d.index()];
+        let done = dir.start_tx(now, &pkt);
+        let at = Time(done.0.saturating_add(dir.delay.0));
+        if dir.pipe.is_empty() {
+            self.events.schedule_with_seq(at, seq, Event::Arrive(d));
+        }
+        dir.pipe.push_back(crate::net::InFlight { at, seq, pkt });
+        if dir.queue.backlog().packets > 0 {
+            dir.tx_event = true;
+            self.events.schedule(done, Event::TxDone(d));
+        } else {
+            dir.idle_owed = true;
+        }
+    }
+
+    /// The queue of `d` holds packets that may not leave before `t`.
+    fn retry_at(&mut self, d: DirId, t: Time) {
+        let now = self.now;
+        let dir = &mut self.net.dirs[d.index()];
+        // A shaper answering with a time not after now would stall the
+        // clock: try again one nanosecond later.
+        let t = if t > now { t } else { Time(now.0 + 1) };
+        if dir.retry_at.is_none_or(|r| t < r) {
+            dir.retry_at = Some(t);
+            self.events.schedule(t, Event::Retry(d));
+        }
+    }
+
+    /// A transmission ended with packets waiting: send the next.
+    #[inline]
+    fn tx_done(&mut self, d: DirId) {
+        let dir = &mut self.net.dirs[d.index()];
+        if !dir.tx_event || dir.busy_until != self.now {
+            self.fault = Some(format!("{}: unexpected end of transmission", dir.name));
+            return;
+        }
+        dir.tx_event = false;
+        self.try_send(d);
+    }
+
+    #[inline]
+    fn arrive(&mut self, d: DirId) {
+        let dir = &mut self.net.dirs[d.index()];
+        let Some(head) = dir.pipe.pop_front() else {
+            self.fault = Some(format!("{}: arrival with an empty pipe", dir.name));
+            return;
+        };
+        if let Some(next) = dir.pipe.front() {
+            self.events.schedule_with_seq(next.at, next.seq, Event::Arrive(d));
+        }
+        let node = dir.to;
+        let pkt = head.pkt;
+        let f = pkt.flow.index();
+        if self.flow_dst[f] == node {
+            self.metrics.flows[f].on_deliver(self.now, &pkt, self.metrics.cur_bin);
+            return;
+        }
+        match self.net.routes.next(self.flow_slot[f], node) {
+            Some(next) => self.enqueue(next, pkt),
+            None => {
+                self.fault = Some(format!("no route at {} for flow {}", self.net.nodes[node.index()].name, f));
+            }
+        }
+    }
+
+    /// Asks admission control for `f`; an admitted flow starts sending now.
+    fn flow_start(&mut self, f: FlowId) {
+        let now = self.now;
+        let fl = &self.flows[f.index()];
+        let g = fl.group;
+        let req = FlowRequest { flow: f, class: fl.class, rate: self.groups[g.index()].request_rate, depth: Bytes(0) };
+        let detail = format!("{}->{}", self.net.nodes[fl.src.index()].name, self.net.nodes[fl.dst.index()].name);
+        self.metrics.event(now, "flow_start", Some(f), detail);
+        let decision = self.admission.request(now, &req);
+        let detail = format!("{} rate={}bps", self.admission.kind(), req.rate.0);
+        self.metrics.decision(now, f, &decision, detail);
+        self.schedule_admission_tick();
+        let fl = &mut self.flows[f.index()];
+        fl.start = now;
+        if decision.admitted() {
+            fl.state = FlowState::Active;
+            let first = fl.source.first(now, &mut fl.rng);
+            debug_assert_eq!(first, now);
+            let end = fl.end;
+            self.events.schedule(end, Event::FlowEnd(f));
+            self.emit(f);
+        } else {
+            fl.state = FlowState::Refused;
+            let end = fl.end;
+            if matches!(self.groups[g.index()].arrival, Some(Arrival::KeepAlive { .. })) {
+                self.events.schedule(end, Event::SlotFree(g));
+            }
+        }
+    }
+
+    fn flow_end(&mut self, f: FlowId) {
+        let now = self.now;
+        let fl = &mut self.flows[f.index()];
+        if fl.state != FlowState::Active {
+            return;
+        }
+        fl.state = FlowState::Ended;
+        let g = fl.group;
+        let gp = &self.groups[g.index()];
+        let reason = if now >= self.end {
+            "run_end"
+        } else if gp.fixed_flows.is_none() && now < gp.stop {
+            "lifetime"
+        } else {
+            "stop"
+        };
+        fl.end_reason = reason;
+        self.metrics.event(now, "flow_end", Some(f), reason.to_string());
+        self.admission.on_departure(now, f);
+        self.schedule_admission_tick();
+        if matches!(self.groups[g.index()].arrival, Some(Arrival::KeepAlive { .. })) {
+            self.keep_alive_replace(g);
+        }
+    }
+
+    /// A keep-alive slot is free: the next flow starts now (if it may).
+    fn keep_alive_replace(&mut self, g: GroupId) {
+        let gp = &self.groups[g.index()];
+        let Some(Arrival::KeepAlive { lifetime, .. }) = gp.arrival else { return };
+        if gp.may_start(self.now) {
+            self.start_arrival_flow(g, Life::Law(lifetime));
+        }
+    }
+
+    /// Creates a flow of an arrival process and asks for its admission now.
+    fn start_arrival_flow(&mut self, g: GroupId, life: Life) {
+        let f = self.create_flow(g, life);
+        self.flow_start(f);
+    }
+
+    /// The group's arrival process fires.
+    fn group_next(&mut self, g: GroupId) {
+        let now = self.now;
+        let gp = &mut self.groups[g.index()];
+        let next = match &mut gp.arrival {
+            None => return,
+            Some(Arrival::Poisson { mean_gap_ns, lifetime }) => {
+                let (gap, lifetime) = (arrivals::exp_gap(&mut gp.rng, *mean_gap_ns), *lifetime);
+                if gp.may_start(now) {
+                    self.start_arrival_flow(g, Life::Law(lifetime));
+                }
+                Some(Time(now.0.saturating_add(gap)))
+            }
+            Some(Arrival::Batch { mean_gap_ns, batch_mean, lifetime }) => {
+                let (mean_gap_ns, lifetime) = (*mean_gap_ns, *lifetime);
+                let k = arrivals::batch_size(&mut gp.rng, *batch_mean);
+                let gap = arrivals::exp_gap(&mut gp.rng, mean_gap_ns);
+                for _ in 0..k {
+                    if !self.groups[g.index()].may_start(now) {
+                        break;
+                    }
+                    self.start_arrival_flow(g, Life::Law(lifetime));
+                }
+                Some(Time(now.0.saturating_add(gap)))
+            }
+            Some(Arrival::KeepAlive { alive, lifetime }) => {
+                let (alive, lifetime) = (*alive, *lifetime);
+                for _ in 0..alive {
+                    if !self.groups[g.index()].may_start(now) {
+                        break;
+                    }
+                    self.start_arrival_flow(g, Life::Law(lifetime));
+                }
+                None
+            }
+            Some(Arrival::Replay { rows, cursor }) => {
+                let row = rows.get(*cursor).map(|r| r.1);
+                let next = rows.get(*cursor + 1).map(|r| arrivals::later(gp.start, r.0).max(now));
+                *cursor += 1;
+                if let Some(life) = row {
+                    if gp.may_start(now) {
+                        self.start_arrival_flow(g, Life::Given(life));
+                    }
+                }
+                next
+            }
+        };
+        if let Some(t) = next {
+            if self.groups[g.index()].may_start(t) {
+                self.events.schedule(t, Event::GroupNext(g));
+            }
+        }
+    }
+
+    fn schedule_admission_tick(&mut self) {
+        if let Some(t) = self.admission.next_deadline() {
+            let t = t.max(self.now);
+            if self.admission_tick.is_none_or(|x| t < x) {
+                self.admission_tick = Some(t);
+                self.events.schedule(t, Event::AdmissionTick);
+            }
+        }
+    }
+
+    #[inline]
+    fn schedule_qdisc_tick(&mut self, d: DirId) {
+        let dir = &mut self.net.dirs[d.index()];
+        if let Some(t) = dir.queue.next_deadline() {
+            let t = t.max(self.now);
+            if dir.tick_at.is_none_or(|x| t < x) {
+                dir.tick_at = Some(t);
+                self.events.schedule(t, Event::QdiscTick(d));
+            }
+        }
+    }
+
+    /// Packets held in the network: queued, on a wire, propagating.
+    pub fn packets_in_network(&self) -> (u64, u64, u64) {
+        let mut q = 0;
+        let mut w = 0;
+        let mut p = 0;
+        for d in &self.net.dirs {
+            q += d.queue.backlog().packets as u64;
+            let on_wire = d.on_wire(self.now) as u64;
+            w += on_wire;
+            p += d.pipe.len() as u64 - on_wire;
+        }
+        (q, w, p)
+    }
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+fn lcm(a: usize, b: usize) -> usize {
+    if a == 0 || b == 0 {
+        0
+    } else {
+        a / gcd(a, b) * b
+    }
+}

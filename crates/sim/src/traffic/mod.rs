@@ -1,0 +1,443 @@
+//! UDP traffic: per-flow sources as small state machines ([`cbr`],
+//! [`poisson`], [`on_off`]), packet sizes, and flow arrival processes
+//! ([`arrivals`]).
+//!
+//! A traffic group (`[[traffic]]`) becomes a [`GroupPlan`]: its endpoints
+//! (patterns resolved to node lists; flow `i` takes `srcs[i % n]` and
+//! `dsts[i % m]`), its model with every rate turned into an exact period,
+//! its size law, marks, and its mean wire rate. Each flow ([`Flow`]) has
+//! its own source state and RNG stream `rng::stream(seed, flow_stream(g, i))`
+//! (group index `g`, flow index `i` within the group), so adding a group
+//! or a flow does not change the draws of the others.
+//!
+//! **Sizes.** Fixed payload, or `base + round(Exp(exp_mean))`; the wire
+//! size adds `header`. Rates count payload bits: a model's period is
+//! `mean payload * 8 / rate` with mean payload `base + exp_mean` (the
+//! rounding biases the true mean by less than `1/(24 exp_mean)` byte).
+//! Wire sizes above 2^32 - 1 bytes are cut to that.
+//!
+//! **Fixed flows** start at `start + U(0, start_jitter)` (the jitter drawn
+//! first from the flow's stream) and end at `stop` (default: the run's
+//! end). A flow whose start is not before its end never starts (it is
+//! listed with `admitted = refused = false`). `start_jitter` does not
+//! apply to flows of an arrival process (the process sets their starts).
+//!
+//! **Mean wire rate** (what a flow asks admission control to reserve
+//! unless `reserve` is set): `mean wire size * 8 / period` for CBR and
+//! Poisson; for ON/OFF `E[packets per ON] * mean wire size * 8 / (on + off)`
+//! (see the packetization rule in [`on_off`]).
+
+pub mod arrivals;
+pub mod cbr;
+pub mod on_off;
+pub mod poisson;
+
+use crate::engine::{DirId, GroupId, NodeId};
+use crate::error::{Diagnostic, SimError};
+use crate::scenario::expand::Expanded;
+use crate::scenario::{Arrivals as ArrivalSpec, NodeKind, Scenario, SizeSpec, TrafficModel};
+use arrivals::{Arrival, Lifetime};
+use cbr::{Cbr, Period};
+use on_off::{OnOff, PeriodLaw};
+use poisson::Poisson;
+use qoslab_core::packet::{ClassTag, Ecn};
+use qoslab_core::rng::Rng;
+use qoslab_core::units::{Dur, Rate, Time};
+use rand::Rng as _;
+use rand_distr::Exp1;
+use std::path::Path;
+
+/// RNG stream of flow `i` of group `g`.
+pub fn flow_stream(g: u32, i: u32) -> u64 {
+    (1 << 61) | ((g as u64) << 32) | i as u64
+}
+/// RNG stream of group `g`'s arrival process.
+pub fn group_stream(g: u32) -> u64 {
+    (1 << 60) | g as u64
+}
+
+/// How a flow's packet sizes are drawn.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SizeModel {
+    Fixed { wire: u32 },
+    Random { base: u64, exp_mean: f64, header: u64 },
+}
+
+impl SizeModel {
+    pub fn new(spec: &SizeSpec, header: u64) -> SizeModel {
+        match spec {
+            SizeSpec::Fixed(b) => SizeModel::Fixed { wire: b.0.saturating_add(header).min(u32::MAX as u64) as u32 },
+            SizeSpec::Random(r) => SizeModel::Random { base: r.base.0, exp_mean: r.exp_mean.0 as f64, header },
+        }
+    }
+    /// Wire size of the next packet.
+    #[inline]
+    pub fn sample(&self, rng: &mut Rng) -> u32 {
+        match *self {
+            SizeModel::Fixed { wire } => wire,
+            SizeModel::Random { base, exp_mean, header } => {
+                let e: f64 = rng.sample(Exp1);
+                let off = (e * exp_mean).round().min(u32::MAX as f64) as u64;
+                base.saturating_add(off).saturating_add(header).min(u32::MAX as u64) as u32
+            }
+        }
+    }
+    /// Mean payload in bytes (nominal: `base + exp_mean`).
+    pub fn mean_payload(&self, header: u64) -> f64 {
+        match *self {
+            SizeModel::Fixed { wire } => wire as f64 - header as f64,
+            SizeModel::Random { base, exp_mean, .. } => base as f64 + exp_mean,
+        }
+    }
+    /// Mean payload in thousandths of a bit, for exact periods.
+    fn mean_payload_millibits(spec: &SizeSpec) -> u128 {
+        match spec {
+            SizeSpec::Fixed(b) => b.0 as u128 * 8000,
+            SizeSpec::Random(r) => (r.base.0 as u128 + r.exp_mean.0 as u128) * 8000,
+        }
+    }
+}
+
+/// A group's model with its rates turned into periods.
+#[derive(Clone, Copy, Debug)]
+pub enum ModelPlan {
+    Cbr(Period),
+    Poisson(f64),
+    OnOff { period: Period, on: PeriodLaw, off: PeriodLaw },
+}
+
+/// A flow's source state (ON/OFF boxed: it is the largest, and per-flow
+/// state is kept small so that thousands of flows stay in cache).
+#[derive(Clone, Debug)]
+pub enum Source {
+    Cbr(Cbr),
+    Poisson(Poisson),
+    OnOff(Box<OnOff>),
+}
+
+impl Source {
+    pub fn new(m: &ModelPlan) -> Source {
+        match *m {
+            ModelPlan::Cbr(p) => Source::Cbr(Cbr::new(p)),
+            ModelPlan::Poisson(g) => Source::Poisson(Poisson::new(g)),
+            ModelPlan::OnOff { period, on, off } => Source::OnOff(Box::new(OnOff::new(period, on, off))),
+        }
+    }
+    /// The first send time of a flow starting at `start` (always `start`).
+    pub fn first(&mut self, start: Time, rng: &mut Rng) -> Time {
+        match self {
+            Source::Cbr(s) => s.first(start),
+            Source::Poisson(s) => s.first(start),
+            Source::OnOff(s) => s.first(start, rng),
+        }
+    }
+    /// The send time after the one at `now`.
+    #[inline]
+    pub fn next(&mut self, now: Time, rng: &mut Rng) -> Time {
+        match self {
+            Source::Cbr(s) => s.next_send(),
+            Source::Poisson(s) => s.next_send(now, rng),
+            Source::OnOff(s) => s.next_send(rng),
+        }
+    }
+}
+
+/// What a group says, resolved against the network.
+#[derive(Clone, Debug)]
+pub struct GroupPlan {
+    pub id: GroupId,
+    pub name: String,
+    pub srcs: Vec<NodeId>,
+    pub dsts: Vec<NodeId>,
+    pub model: ModelPlan,
+    pub size: SizeModel,
+    pub class: ClassTag,
+    pub dscp: u8,
+    pub ecn: Ecn,
+    pub start: Time,
+    /// `min(stop, duration)`.
+    pub stop: Time,
+    pub jitter: Dur,
+    /// Fixed flows (`None` when an arrival process drives the group).
+    pub fixed_flows: Option<u32>,
+    pub arrival: Option<Arrival>,
+    pub max_flows: Option<u32>,
+    /// Rate each flow asks admission control for.
+    pub request_rate: Rate,
+    pub mean_wire_bps: f64,
+    pub traced: bool,
+    /// Flows created so far.
+    pub created: u32,
+    pub rng: Rng,
+}
+
+impl GroupPlan {
+    /// Endpoints of the group's flow `i`.
+    pub fn endpoints(&self, i: u32) -> (NodeId, NodeId) {
+        (self.srcs[i as usize % self.srcs.len()], self.dsts[i as usize % self.dsts.len()])
+    }
+    /// May another flow start at `now`?
+    pub fn may_start(&self, now: Time) -> bool {
+        now < self.stop && self.max_flows.is_none_or(|m| self.created < m)
+    }
+}
+
+/// Where a flow stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowState {
+    /// Waiting for its start.
+    Pending,
+    /// Admitted and sending.
+    Active,
+    /// Refused by admission control.
+    Refused,
+    /// Ended after being admitted.
+    Ended,
+    /// Its start fell at or after its end: never asked.
+    NeverStarted,
+}
+
+/// One flow: identity, timing, source state. Laid out in declaration
+/// order (`repr(C)`): what every emission touches comes first.
+#[derive(Clone, Debug)]
+#[repr(C)]
+pub struct Flow {
+    pub source: Source,
+    pub end: Time,
+    pub size: SizeModel,
+    pub first_dir: DirId,
+    pub class: ClassTag,
+    pub dscp: u8,
+    pub ecn: Ecn,
+    pub rng: Rng,
+    pub group: GroupId,
+    /// Index within the group (`<group>.<index>`).
+    pub index: u32,
+    pub name: String,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub start: Time,
+    pub state: FlowState,
+    pub end_reason: &'static str,
+}
+
+fn diag(origin: &str, path: String, message: String) -> Diagnostic {
+    Diagnostic { origin: origin.to_string(), line: None, path, message }
+}
+
+/// Resolves every traffic group. Checks what the simulator needs even of a
+/// validated scenario (never panics): endpoints exist and are hosts, rates
+/// and periods are positive, replay files read.
+pub fn plan_groups(
+    sc: &Scenario,
+    ex: &Expanded,
+    seed: u64,
+    base_dir: &Path,
+    origin: &str,
+) -> Result<Vec<GroupPlan>, SimError> {
+    let end = Time(sc.duration.0);
+    let mut errors = Vec::new();
+    let mut plans = Vec::new();
+    for (gi, g) in sc.traffic.iter().enumerate() {
+        let p = |f: &str| format!("traffic.{gi}.{f}");
+        let before = errors.len();
+        let mut ends = |field: &str, pattern: &str| -> Vec<NodeId> {
+            let v = ex.resolve(pattern);
+            if v.is_empty() {
+                errors.push(diag(origin, p(field), format!("{pattern:?} matches no node")));
+            }
+            for n in &v {
+                if ex.nodes[*n].1 != NodeKind::Host {
+                    errors.push(diag(
+                        origin,
+                        p(field),
+                        format!(
+                            "{} is a router; allowed: hosts only (routers do not originate or sink traffic)",
+                            ex.nodes[*n].0
+                        ),
+                    ));
+                }
+            }
+            v.into_iter().map(|n| NodeId(n as u32)).collect()
+        };
+        let srcs = ends("src", &g.src);
+        let dsts = ends("dst", &g.dst);
+        let header = g.header.0;
+        let size = SizeModel::new(&g.size, header);
+        let payload_mb = SizeModel::mean_payload_millibits(&g.size);
+        let rate_period = |r: Rate, field: &str, errors: &mut Vec<Diagnostic>| -> Option<Period> {
+            if payload_mb == 0 {
+                errors.push(diag(origin, p("size"), "a rate needs a mean payload > 0 bytes".into()));
+                return None;
+            }
+            let per = Period::from_rate(payload_mb, r);
+            if per.is_none() {
+                errors.push(diag(origin, p(field), "(0bps) must be positive".into()));
+            }
+            per
+        };
+        let either = |r: Option<Rate>, i: Option<Dur>, rf: &str, errors: &mut Vec<Diagnostic>| -> Option<Period> {
+            match (r, i) {
+                (Some(r), None) => rate_period(r, rf, errors),
+                (None, Some(i)) if i.0 > 0 => Some(Period::from_interval(i)),
+                (None, Some(_)) => {
+                    errors.push(diag(origin, p("interval"), "(0s) must be positive".into()));
+                    None
+                }
+                _ => {
+                    errors.push(diag(origin, p(rf), format!("give exactly one of {rf} and interval")));
+                    None
+                }
+            }
+        };
+        let model = match &g.model {
+            TrafficModel::Cbr { rate, interval } => either(*rate, *interval, "rate", &mut errors).map(ModelPlan::Cbr),
+            TrafficModel::Poisson { rate } => {
+                rate_period(*rate, "rate", &mut errors).map(|per| ModelPlan::Poisson(per.as_ns_f64()))
+            }
+            TrafficModel::OnOff { peak, interval, on, off, dist, shape } => {
+                let per = either(*peak, *interval, "peak", &mut errors);
+                if on.0 == 0 || off.0 == 0 {
+                    errors.push(diag(origin, p("on"), "on and off must be positive durations".into()));
+                }
+                if *dist == crate::scenario::PeriodDist::Pareto && !(*shape > 1.0 && shape.is_finite()) {
+                    errors.push(diag(origin, p("shape"), format!("({shape}) must be > 1 so that the mean is finite")));
+                }
+                per.map(|period| ModelPlan::OnOff {
+                    period,
+                    on: PeriodLaw::new(*dist, on.0 as f64, *shape),
+                    off: PeriodLaw::new(*dist, off.0 as f64, *shape),
+                })
+            }
+        };
+        let stop = g.stop.map_or(end, |s| Time(s.0).min(end));
+        let (arrival, max_flows) = match &g.arrivals {
+            None => (None, None),
+            Some(a) => {
+                let lt = |lifetime: &Dur, dist| Lifetime { mean: *lifetime, dist };
+                let rate_ok = |r: f64, f: &str, errors: &mut Vec<Diagnostic>| {
+                    if !(r > 0.0 && r.is_finite()) {
+                        errors.push(diag(
+                            origin,
+                            p(f),
+                            format!("({r}) must be a positive number of arrivals per second"),
+                        ));
+                    }
+                };
+                match a {
+                    ArrivalSpec::Poisson { rate, lifetime, lifetime_dist, max_flows } => {
+                        rate_ok(*rate, "arrivals.rate", &mut errors);
+                        (
+                            Some(Arrival::Poisson { mean_gap_ns: 1e9 / rate, lifetime: lt(lifetime, *lifetime_dist) }),
+                            *max_flows,
+                        )
+                    }
+                    ArrivalSpec::BatchPoisson { rate, batch_mean, lifetime, lifetime_dist, max_flows } => {
+                        rate_ok(*rate, "arrivals.rate", &mut errors);
+                        if !(*batch_mean >= 1.0 && batch_mean.is_finite()) {
+                            errors.push(diag(origin, p("arrivals.batch_mean"), format!("({batch_mean}) must be >= 1")));
+                        }
+                        let a = Arrival::Batch {
+                            mean_gap_ns: 1e9 / rate,
+                            batch_mean: *batch_mean,
+                            lifetime: lt(lifetime, *lifetime_dist),
+                        };
+                        (Some(a), *max_flows)
+                    }
+                    ArrivalSpec::KeepAlive { alive, lifetime, lifetime_dist, max_flows } => {
+                        (Some(Arrival::KeepAlive { alive: *alive, lifetime: lt(lifetime, *lifetime_dist) }), *max_flows)
+                    }
+                    ArrivalSpec::Replay { file } => {
+                        let path = base_dir.join(file);
+                        match arrivals::read_replay(&path, &p("arrivals.file")) {
+                            Ok(rows) => (Some(Arrival::Replay { rows, cursor: 0 }), None),
+                            Err(SimError::Config(ds)) => {
+                                errors.extend(ds);
+                                (None, None)
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+            }
+        };
+        if errors.len() > before {
+            continue;
+        }
+        let Some(model) = model else { continue };
+        let wire_mean = size.mean_payload(header) + header as f64;
+        let mean_wire_bps = match model {
+            ModelPlan::Cbr(per) => wire_mean * 8e9 / per.as_ns_f64(),
+            ModelPlan::Poisson(gap) => wire_mean * 8e9 / gap,
+            ModelPlan::OnOff { period, on, off } => {
+                on_off::mean_packets_per_on(&on, period.as_ns_f64()) * wire_mean * 8e9 / (on.mean_ns() + off.mean_ns())
+            }
+        };
+        let traced = sc.metrics.trace_groups.contains(&g.name);
+        plans.push(GroupPlan {
+            id: GroupId(gi as u32),
+            name: g.name.clone(),
+            srcs,
+            dsts,
+            model,
+            size,
+            class: ClassTag(g.class),
+            dscp: g.dscp & 0x3f,
+            ecn: if g.ecn { Ecn::Ect0 } else { Ecn::NotEct },
+            start: Time(g.start.0),
+            stop,
+            jitter: g.start_jitter,
+            fixed_flows: g.arrivals.is_none().then_some(g.flows),
+            arrival,
+            max_flows,
+            request_rate: g.reserve.unwrap_or(Rate(mean_wire_bps.round().min(u64::MAX as f64) as u64)),
+            mean_wire_bps,
+            traced,
+            created: 0,
+            rng: qoslab_core::rng::stream(seed, group_stream(gi as u32)),
+        });
+    }
+    if errors.is_empty() {
+        Ok(plans)
+    } else {
+        Err(SimError::Config(errors))
+    }
+}
+
+/// Uniform draw in `[0, d]` ns.
+pub fn jitter(rng: &mut Rng, d: Dur) -> Dur {
+    if d.0 == 0 {
+        Dur::ZERO
+    } else {
+        Dur(rng.random_range(0..=d.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::RandomSize;
+    use qoslab_core::Bytes;
+
+    #[test]
+    fn random_sizes_are_base_plus_rounded_exponential_plus_header() {
+        let m = SizeModel::new(&SizeSpec::Random(RandomSize { base: Bytes(100), exp_mean: Bytes(400) }), 28);
+        let mut rng = qoslab_core::rng::stream(1, 1);
+        let n = 200_000;
+        let xs: Vec<u32> = (0..n).map(|_| m.sample(&mut rng)).collect();
+        assert!(xs.iter().all(|x| *x >= 128));
+        let mean = xs.iter().map(|x| *x as f64).sum::<f64>() / n as f64;
+        assert!((mean - 528.0).abs() < 3.0, "{mean}");
+        assert_eq!(m.mean_payload(28), 500.0);
+        let f = SizeModel::new(&SizeSpec::Fixed(Bytes(1000)), 40);
+        assert_eq!(f.sample(&mut rng), 1040);
+        assert_eq!(f.mean_payload(40), 1000.0);
+    }
+
+    #[test]
+    fn streams_of_flows_and_groups_do_not_collide() {
+        assert_ne!(flow_stream(0, 1), flow_stream(1, 0));
+        assert_ne!(flow_stream(0, 0), group_stream(0));
+        assert_ne!(group_stream(3), crate::net::LINK_STREAM_BASE + 3);
+    }
+}

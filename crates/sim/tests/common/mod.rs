@@ -1,0 +1,96 @@
+//! Helpers shared by the simulator's cross-module tests: scenarios from
+//! TOML text (through the model's serde definitions) and typed access to
+//! result columns.
+#![allow(dead_code)]
+
+use qoslab_sim::output::{Column, RunOutput, Table};
+use qoslab_sim::scenario::Scenario;
+use qoslab_sim::{RunOptions, SimError};
+
+pub fn scenario(toml_text: &str) -> Scenario {
+    toml::from_str(toml_text).unwrap_or_else(|e| panic!("test scenario does not parse: {e}"))
+}
+
+pub fn try_run(sc: &Scenario, seed: u64) -> Result<RunOutput, SimError> {
+    qoslab_sim::run::run(sc, RunOptions { seed, base_dir: std::env::temp_dir(), progress: None })
+}
+
+pub fn run(sc: &Scenario, seed: u64) -> RunOutput {
+    try_run(sc, seed).unwrap_or_else(|e| panic!("run failed: {e}"))
+}
+
+pub fn u64s(t: &Table, name: &str) -> Vec<u64> {
+    match t.get(name) {
+        Some(Column::U64(v)) => v.clone(),
+        c => panic!("column {name}: {c:?}"),
+    }
+}
+pub fn f64s(t: &Table, name: &str) -> Vec<f64> {
+    match t.get(name) {
+        Some(Column::F64(v)) => v.clone(),
+        c => panic!("column {name}: {c:?}"),
+    }
+}
+pub fn strs(t: &Table, name: &str) -> Vec<String> {
+    match t.get(name) {
+        Some(Column::Str(v)) => v.clone(),
+        c => panic!("column {name}: {c:?}"),
+    }
+}
+pub fn bools(t: &Table, name: &str) -> Vec<bool> {
+    match t.get(name) {
+        Some(Column::Bool(v)) => v.clone(),
+        c => panic!("column {name}: {c:?}"),
+    }
+}
+pub fn i64s(t: &Table, name: &str) -> Vec<i64> {
+    match t.get(name) {
+        Some(Column::I64(v)) => v.clone(),
+        c => panic!("column {name}: {c:?}"),
+    }
+}
+
+/// Row index of the queue named `name`.
+pub fn queue_row(out: &RunOutput, name: &str) -> usize {
+    strs(&out.queues, "name").iter().position(|n| n == name).unwrap_or_else(|| panic!("no queue {name}"))
+}
+
+/// `(t_s, value)` of series rows for an entity and metric.
+pub fn series(out: &RunOutput, entity: &str, metric: &str) -> Vec<(f64, f64)> {
+    let t = f64s(&out.series, "t_s");
+    let id = strs(&out.series, "entity_id");
+    let m = strs(&out.series, "metric");
+    let v = f64s(&out.series, "value");
+    (0..t.len()).filter(|i| id[*i] == entity && m[*i] == metric).map(|i| (t[i], v[i])).collect()
+}
+
+/// A table with NaN compared bit for bit (NaN == NaN), for determinism checks.
+pub fn same_table(a: &Table, b: &Table) -> bool {
+    if a.columns.len() != b.columns.len() {
+        return false;
+    }
+    a.columns.iter().zip(&b.columns).all(|((na, ca), (nb, cb))| {
+        na == nb
+            && match (ca, cb) {
+                (Column::F64(x), Column::F64(y)) => {
+                    x.len() == y.len() && x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits())
+                }
+                _ => ca == cb,
+            }
+    })
+}
+
+/// An explicit topology line: host-to-router-to-host chain and so on.
+pub fn explicit(nodes: &[(&str, &str)], links: &[(&str, &str, &str, &str)]) -> String {
+    let mut s = String::from("[topology]\npreset = \"explicit\"\n");
+    s += "nodes = [";
+    s += &nodes.iter().map(|(n, k)| format!("{{ name = \"{n}\", kind = \"{k}\" }}")).collect::<Vec<_>>().join(", ");
+    s += "]\nlinks = [";
+    s += &links
+        .iter()
+        .map(|(a, b, r, d)| format!("{{ a = \"{a}\", b = \"{b}\", rate = \"{r}\", delay = \"{d}\" }}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    s += "]\n";
+    s
+}

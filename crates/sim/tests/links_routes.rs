@@ -1,0 +1,173 @@
+//! Link timing and routing, end to end through the simulator.
+
+mod common;
+use common::*;
+
+/// One packet of 1000 B over h0 -(8 Mb/s, 1 ms)- r0 -(4 Mb/s, 3 ms)- h1:
+/// 1 ms + 1 ms + 2 ms + 3 ms = 7 ms exactly.
+#[test]
+fn single_packet_arrives_after_tx_plus_delay_per_hop_exactly() {
+    let topo = explicit(
+        &[("h0", "host"), ("r0", "router"), ("h1", "host")],
+        &[("h0", "r0", "8Mbps", "1ms"), ("r0", "h1", "4Mbps", "3ms")],
+    );
+    let sc = scenario(&format!(
+        r#"name = "timing"
+duration = "1s"
+{topo}
+[[traffic]]
+name = "one"
+model = "cbr"
+interval = "10s"
+src = "h0"
+dst = "h1"
+size = "1000B"
+start = "100ms"
+[metrics]
+trace_flows = ["one.0"]
+"#
+    ));
+    let out = run(&sc, 1);
+    assert_eq!(u64s(&out.flows, "delivered_pkts"), vec![1]);
+    assert_eq!(f64s(&out.flows, "delay_max_s"), vec![0.007]);
+    assert_eq!(series(&out, "one.0", "delay_s"), vec![(0.107, 0.007)]);
+}
+
+/// Back-to-back packets leave a link at exactly its rate: 100 packets of
+/// 125 B queued at once on a 1 Mb/s link arrive 1 ms apart.
+#[test]
+fn back_to_back_packets_are_spaced_by_their_transmission_time() {
+    let topo = explicit(
+        &[("a", "host"), ("r", "router"), ("b", "host")],
+        &[("a", "r", "1Gbps", "0ms"), ("r", "b", "1Mbps", "5ms")],
+    );
+    let sc = scenario(&format!(
+        r#"name = "spacing"
+duration = "1s"
+{topo}
+[[traffic]]
+name = "burst"
+model = "cbr"
+interval = "1ns"
+src = "a"
+dst = "b"
+size = "125B"
+stop = "100ns"
+[metrics]
+trace_flows = ["burst.0"]
+"#
+    ));
+    let out = run(&sc, 1);
+    let tr = series(&out, "burst.0", "delay_s");
+    assert_eq!(tr.len(), 100);
+    let arrivals: Vec<u64> = tr.iter().map(|(t, _)| (t * 1e9).round() as u64).collect();
+    for w in arrivals.windows(2) {
+        assert_eq!(w[1] - w[0], 1_000_000);
+    }
+    // First: 1 ns at 1 Gb/s on the access link, then 1 ms + 5 ms.
+    assert_eq!(arrivals[0], 1_000 + 1_000_000 + 5_000_000);
+}
+
+/// Routes take the fewest hops (not the least delay); among equally short
+/// ones the next hop over the lowest link index.
+#[test]
+fn routing_takes_fewest_hops_then_lowest_link_index() {
+    // s - r0 - r1 - r2 - d   (3 router hops, 1 ms links)
+    // s - r0 - r3 - d        (shorter: 10 ms links, chosen despite the delay)
+    // s - r0 - r4 - d        (as short as via r3, higher link indices, 1 ms)
+    let topo = explicit(
+        &[
+            ("s", "host"),
+            ("d", "host"),
+            ("r0", "router"),
+            ("r1", "router"),
+            ("r2", "router"),
+            ("r3", "router"),
+            ("r4", "router"),
+        ],
+        &[
+            ("s", "r0", "1Gbps", "0ms"),
+            ("r0", "r1", "1Gbps", "1ms"),
+            ("r1", "r2", "1Gbps", "1ms"),
+            ("r2", "d", "1Gbps", "1ms"),
+            ("r0", "r3", "1Gbps", "10ms"),
+            ("r3", "d", "1Gbps", "10ms"),
+            ("r0", "r4", "1Gbps", "1ms"),
+            ("r4", "d", "1Gbps", "1ms"),
+        ],
+    );
+    let sc = scenario(&format!(
+        r#"name = "routes"
+duration = "1s"
+{topo}
+[[traffic]]
+name = "f"
+model = "cbr"
+interval = "10s"
+src = "s"
+dst = "d"
+size = "125B"
+"#
+    ));
+    let out = run(&sc, 1);
+    let d = f64s(&out.flows, "delay_max_s")[0];
+    // 3 transmissions of 1 us plus 20 ms of propagation: via r3.
+    assert!((d - 0.020003).abs() < 1e-9, "{d}");
+    let arrivals = u64s(&out.queues, "arrivals");
+    assert_eq!(arrivals[queue_row(&out, "r0->r3")], 1);
+    assert_eq!(arrivals[queue_row(&out, "r0->r4")], 0);
+    assert_eq!(arrivals[queue_row(&out, "r0->r1")], 0);
+}
+
+#[test]
+fn unreachable_destination_is_a_config_error_naming_the_group() {
+    // h0 - r0, and h1 - h2 - ... : h1 reachable only through a host.
+    let topo = explicit(
+        &[("h0", "host"), ("r0", "router"), ("hx", "host"), ("h1", "host")],
+        &[("h0", "r0", "1Gbps", "1ms"), ("r0", "hx", "1Gbps", "1ms"), ("hx", "h1", "1Gbps", "1ms")],
+    );
+    let sc = scenario(&format!(
+        r#"name = "unreachable"
+duration = "1s"
+{topo}
+[[traffic]]
+name = "ok"
+model = "cbr"
+interval = "1s"
+src = "h0"
+dst = "hx"
+size = "100B"
+[[traffic]]
+name = "bad"
+model = "cbr"
+interval = "1s"
+src = "h0"
+dst = "h1"
+size = "100B"
+"#
+    ));
+    match try_run(&sc, 1) {
+        Err(qoslab_sim::SimError::Config(ds)) => {
+            assert_eq!(ds.len(), 1);
+            assert_eq!(ds[0].path, "traffic.1.dst");
+            assert!(ds[0].message.contains("no route from h0 to h1"), "{}", ds[0]);
+        }
+        r => panic!("expected a config error, got {:?}", r.map(|o| o.summary)),
+    }
+}
+
+#[test]
+fn progress_is_reported_and_can_interrupt() {
+    let sc = scenario(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/red_dumbbell.toml")).unwrap(),
+    );
+    let mut seen = Vec::new();
+    let mut cb = |f: f64| {
+        seen.push(f);
+        seen.len() < 3
+    };
+    let opts = qoslab_sim::RunOptions { seed: 1, base_dir: ".".into(), progress: Some(&mut cb) };
+    assert!(matches!(qoslab_sim::run::run(&sc, opts), Err(qoslab_sim::SimError::Interrupted)));
+    assert_eq!(seen.len(), 3);
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]) && seen.iter().all(|f| (0.0..=1.0).contains(f)), "{seen:?}");
+}

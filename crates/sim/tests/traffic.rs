@@ -1,0 +1,322 @@
+//! Traffic models and flow arrivals over long runs (fixed seeds,
+//! statistical tolerances stated per test).
+
+mod common;
+use common::*;
+
+/// A fat network: one source host, a router, a sink; 1 Gb/s, 1 ms.
+fn fat(traffic: &str, duration: &str) -> qoslab_sim::scenario::Scenario {
+    let topo = explicit(
+        &[("src0", "host"), ("src1", "host"), ("r0", "router"), ("sink0", "host")],
+        &[("src0", "r0", "1Gbps", "1ms"), ("src1", "r0", "1Gbps", "1ms"), ("r0", "sink0", "1Gbps", "1ms")],
+    );
+    scenario(&format!("name = \"t\"\nduration = \"{duration}\"\n{topo}\n{traffic}"))
+}
+
+#[test]
+fn cbr_sends_exactly_its_rate_of_payload() {
+    // 1 Mb/s of 1000 B payload: one packet per 8 ms; header 40 B on the wire.
+    let sc = fat(
+        r#"[[traffic]]
+name = "c"
+model = "cbr"
+rate = "1Mbps"
+src = "src0"
+dst = "sink0"
+size = "1000B"
+header = "40B"
+"#,
+        "10s",
+    );
+    let out = run(&sc, 1);
+    assert_eq!(u64s(&out.flows, "sent_pkts"), vec![1250]);
+    assert_eq!(u64s(&out.flows, "sent_bytes"), vec![1250 * 1040]);
+    // The admission request carries the mean wire rate: 1.04 Mb/s.
+    let est = f64s(&out.events, "estimate");
+    let kinds = strs(&out.events, "kind");
+    let admit = kinds.iter().position(|k| k == "admit").unwrap();
+    assert!((est[admit] - 1_040_000.0).abs() < 1e-6, "{}", est[admit]);
+    // Throughput over the flow's 10 s: all but the packets still in flight.
+    let thr = f64s(&out.flows, "throughput_bps")[0];
+    assert!((thr - 1_040_000.0).abs() / 1_040_000.0 < 0.001, "{thr}");
+}
+
+#[test]
+fn poisson_packet_count_matches_its_rate() {
+    // 125 packets/s for 200 s: 25,000, standard deviation 158; 4 sigma.
+    let sc = fat(
+        r#"[[traffic]]
+name = "p"
+model = "poisson"
+rate = "1Mbps"
+src = "src0"
+dst = "sink0"
+size = "1000B"
+"#,
+        "200s",
+    );
+    for seed in [1, 2] {
+        let n = u64s(&run(&sc, seed).flows, "sent_pkts")[0] as f64;
+        assert!((n - 25_000.0).abs() < 632.0, "seed {seed}: {n}");
+    }
+}
+
+#[test]
+fn on_off_exponential_follows_the_packetization_rule() {
+    // EXP2 of seed 000: ON 20 ms, OFF 180 ms, 320 B every 10 ms. Per ON
+    // period ceil(L / 10 ms) packets: mean 1 / (1 - e^-0.5) = 2.5415,
+    // i.e. 12.707 packets/s (not the nominal 10). 20 flows x 500 s:
+    // 127,074 expected; cycles are independent, so a 2 % tolerance is
+    // over 10 standard deviations.
+    let sc = fat(
+        r#"[[traffic]]
+name = "exp2"
+model = "on_off"
+interval = "10ms"
+on = "20ms"
+off = "180ms"
+flows = 20
+src = "src*"
+dst = "sink0"
+size = "320B"
+header = "20B"
+"#,
+        "500s",
+    );
+    let out = run(&sc, 3);
+    let n: u64 = u64s(&out.flows, "sent_pkts").iter().sum();
+    let expected = 20.0 * 500.0 * 2.541494 / 0.2;
+    assert!((n as f64 / expected - 1.0).abs() < 0.02, "{n} vs {expected}");
+    // The admission request is the packetization-corrected mean wire rate.
+    let est = f64s(&out.events, "estimate");
+    let kinds = strs(&out.events, "kind");
+    let admit = kinds.iter().position(|k| k == "admit").unwrap();
+    let rate = 2.541494 * 340.0 * 8.0 / 0.2;
+    assert!((est[admit] / rate - 1.0).abs() < 1e-5, "{} vs {rate}", est[admit]);
+}
+
+#[test]
+fn on_off_pareto_mean_rate_matches_the_model() {
+    // Pareto ON/OFF (shape 2.5: finite variance, the mean converges), peak
+    // 64 kb/s of 320 B = one packet per 40 ms; ON 400 ms, OFF 400 ms.
+    let sc = fat(
+        r#"[[traffic]]
+name = "poo"
+model = "on_off"
+peak = "64kbps"
+on = "400ms"
+off = "400ms"
+dist = "pareto"
+shape = 2.5
+flows = 40
+src = "src*"
+dst = "sink0"
+size = "320B"
+"#,
+        "400s",
+    );
+    let out = run(&sc, 5);
+    let n: u64 = u64s(&out.flows, "sent_pkts").iter().sum();
+    let est = f64s(&out.events, "estimate");
+    let kinds = strs(&out.events, "kind");
+    let admit = kinds.iter().position(|k| k == "admit").unwrap();
+    // Mean wire rate (bit/s) -> packets over 40 flows x 400 s.
+    let expected = est[admit] / (320.0 * 8.0) * 40.0 * 400.0;
+    assert!((n as f64 / expected - 1.0).abs() < 0.05, "{n} vs {expected}");
+    // Sanity: between the nominal rate and one extra packet per ON period.
+    let nominal = 64_000.0 / 2.0;
+    assert!(est[admit] > nominal && est[admit] < nominal + 320.0 * 8.0 / 0.8, "{}", est[admit]);
+}
+
+#[test]
+fn random_sizes_and_marks_reach_the_wire() {
+    let sc = fat(
+        r#"[[traffic]]
+name = "r"
+model = "cbr"
+interval = "1ms"
+src = "src0"
+dst = "sink0"
+size = { base = "100B", exp_mean = "400B" }
+header = "28B"
+class = 2
+dscp = 46
+ecn = true
+"#,
+        "20s",
+    );
+    let out = run(&sc, 1);
+    let (pk, by) = (u64s(&out.flows, "sent_pkts")[0], u64s(&out.flows, "sent_bytes")[0]);
+    assert_eq!(pk, 20_000);
+    let mean = by as f64 / pk as f64;
+    // Mean wire size 528 B; standard error 400 / sqrt(20000) = 2.8 B.
+    assert!((mean - 528.0).abs() < 12.0, "{mean}");
+    assert_eq!(i64s(&out.flows, "class"), vec![2]);
+    assert!(out.summary["classes"]["2"]["sent_pkts"].as_u64() == Some(20_000));
+}
+
+#[test]
+fn start_stop_and_jitter_bound_each_flow() {
+    let sc = fat(
+        r#"[[traffic]]
+name = "w"
+model = "cbr"
+interval = "100ms"
+flows = 10
+src = "src*"
+dst = "sink0"
+size = "100B"
+start = "2s"
+stop = "5s"
+start_jitter = "50ms"
+"#,
+        "10s",
+    );
+    let out = run(&sc, 7);
+    let starts = f64s(&out.flows, "start_s");
+    let ends = f64s(&out.flows, "end_s");
+    assert!(starts.iter().all(|s| (2.0..=2.05).contains(s)), "{starts:?}");
+    assert!(starts.iter().any(|s| *s > 2.0), "jitter applied");
+    assert!(ends.iter().all(|e| *e == 5.0));
+    // 3 s at 10 packets/s, minus at most one for the jittered start.
+    assert!(u64s(&out.flows, "sent_pkts").iter().all(|n| *n == 29 || *n == 30));
+    // Every admitted flow: flow_start, admit, flow_end ("stop").
+    let kinds = strs(&out.events, "kind");
+    assert_eq!(kinds.iter().filter(|k| *k == "flow_end").count(), 10);
+    let detail = strs(&out.events, "detail");
+    assert!(kinds.iter().zip(&detail).filter(|(k, _)| *k == "flow_end").all(|(_, d)| d == "stop"));
+}
+
+#[test]
+fn poisson_flow_arrivals_count_and_lifetimes() {
+    // 5 flows/s for 100 s: 500 flows, sd 22; 4 sigma. Fixed lifetime 2 s.
+    let sc = fat(
+        r#"[[traffic]]
+name = "calls"
+model = "cbr"
+rate = "64kbps"
+src = "src*"
+dst = "sink0"
+size = "160B"
+arrivals = { process = "poisson", rate = 5.0, lifetime = "2s", lifetime_dist = "fixed" }
+"#,
+        "100s",
+    );
+    let out = run(&sc, 11);
+    let n = out.flows.rows() as f64;
+    assert!((n - 500.0).abs() < 90.0, "{n}");
+    let (s, e) = (f64s(&out.flows, "start_s"), f64s(&out.flows, "end_s"));
+    assert!(s.iter().zip(&e).all(|(s, e)| (e - s - 2.0).abs() < 1e-9 || (*e == 100.0 && e - s <= 2.0)));
+    assert!(s.windows(2).all(|w| w[0] <= w[1]), "flows are created in start order");
+    let names = strs(&out.flows, "name");
+    assert_eq!(names[3], "calls.3");
+}
+
+#[test]
+fn batch_arrivals_and_max_flows_cap() {
+    // Batches at 2/s, mean size 3: 600 flows in 100 s (sd 55; 4 sigma),
+    // and a cap of 50 flows.
+    let base = r#"[[traffic]]
+name = "b"
+model = "cbr"
+rate = "64kbps"
+src = "src0"
+dst = "sink0"
+size = "160B"
+"#;
+    let sc = fat(
+        &format!(
+            "{base}arrivals = {{ process = \"batch_poisson\", rate = 2.0, batch_mean = 3.0, lifetime = \"1s\" }}\n"
+        ),
+        "100s",
+    );
+    let n = run(&sc, 2).flows.rows() as f64;
+    assert!((n - 600.0).abs() < 220.0, "{n}");
+    let sc = fat(
+        &format!(
+            "{base}arrivals = {{ process = \"batch_poisson\", rate = 2.0, batch_mean = 3.0, lifetime = \"1s\", max_flows = 50 }}\n"
+        ),
+        "100s",
+    );
+    assert_eq!(run(&sc, 2).flows.rows(), 50);
+}
+
+#[test]
+fn keep_alive_replaces_each_flow_when_it_ends() {
+    // 3 slots, fixed 1 s lifetimes, 10 s: flows start at 0, 1, ..., 9 s.
+    let sc = fat(
+        r#"[[traffic]]
+name = "k"
+model = "cbr"
+interval = "100ms"
+src = "src*"
+dst = "sink0"
+size = "100B"
+arrivals = { process = "keep_alive", alive = 3, lifetime = "1s", lifetime_dist = "fixed" }
+"#,
+        "10s",
+    );
+    let out = run(&sc, 1);
+    assert_eq!(out.flows.rows(), 30);
+    let starts = f64s(&out.flows, "start_s");
+    for k in 0..10 {
+        assert_eq!(starts.iter().filter(|s| **s == k as f64).count(), 3, "at {k} s");
+    }
+    // Endpoints alternate over the matching sources.
+    let src = strs(&out.flows, "src");
+    assert_eq!(&src[..3], &["src0", "src1", "src0"]);
+}
+
+#[test]
+fn replay_starts_flows_at_recorded_times() {
+    let dir = std::env::temp_dir().join(format!("qoslab-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("calls.csv"), "start_s,lifetime_s\n2.5,1\n0.5,0.25\n7,100\n").unwrap();
+    let sc = fat(
+        r#"[[traffic]]
+name = "rp"
+model = "cbr"
+interval = "10ms"
+src = "src0"
+dst = "sink0"
+size = "100B"
+arrivals = { process = "replay", file = "calls.csv" }
+"#,
+        "10s",
+    );
+    let opts = qoslab_sim::RunOptions { seed: 1, base_dir: dir.clone(), progress: None };
+    let out = qoslab_sim::run::run(&sc, opts).unwrap();
+    assert_eq!(f64s(&out.flows, "start_s"), vec![0.5, 2.5, 7.0]);
+    assert_eq!(f64s(&out.flows, "end_s"), vec![0.75, 3.5, 10.0]);
+    assert_eq!(u64s(&out.flows, "sent_pkts"), vec![25, 100, 300]);
+    // A bad row is a config error naming the file and line.
+    std::fs::write(dir.join("calls.csv"), "start_s,lifetime_s\n1,1\n2,-1\n").unwrap();
+    let opts = qoslab_sim::RunOptions { seed: 1, base_dir: dir.clone(), progress: None };
+    let e = qoslab_sim::run::run(&sc, opts).unwrap_err().to_string();
+    assert!(e.contains("calls.csv:3: traffic.0.arrivals.file: lifetime_s -1"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn adding_a_group_does_not_change_another_groups_draws() {
+    let g1 = r#"[[traffic]]
+name = "a"
+model = "poisson"
+rate = "1Mbps"
+src = "src0"
+dst = "sink0"
+size = { base = "100B", exp_mean = "500B" }
+"#;
+    let g2 = r#"[[traffic]]
+name = "b"
+model = "poisson"
+rate = "2Mbps"
+src = "src1"
+dst = "sink0"
+size = "700B"
+"#;
+    let one = run(&fat(g1, "5s"), 9);
+    let two = run(&fat(&format!("{g1}{g2}"), "5s"), 9);
+    assert_eq!(u64s(&one.flows, "sent_pkts")[0], u64s(&two.flows, "sent_pkts")[0]);
+    assert_eq!(u64s(&one.flows, "sent_bytes")[0], u64s(&two.flows, "sent_bytes")[0]);
+}

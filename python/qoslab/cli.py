@@ -223,21 +223,31 @@ def cmd_version(_: argparse.Namespace) -> int:
 
 
 def _claims_table(summary: Any) -> Any:
+    """Paper beside qoslab, one block per claim: readable at any terminal width
+    (a many-column table is unreadable at the 80 columns of a log file)."""
+    from rich.console import Group
+    from rich.padding import Padding
     from rich.table import Table
+    from rich.text import Text
 
     mode = "quick" if summary.quick else "full"
     seeds = ", ".join(map(str, summary.seeds))
-    t = Table(title=f"{summary.name}: {summary.title} ({mode}, seeds {seeds})", title_justify="left",
-              show_lines=True, expand=True)
-    t.add_column("claim", style="bold", no_wrap=True)
-    t.add_column("paper / reference", ratio=3)
-    t.add_column("qoslab", ratio=4)
-    t.add_column("tolerance", ratio=2, min_width=12)
-    t.add_column("holds", justify="center", no_wrap=True)
-    style = {True: "[green]yes[/]", False: "[red]no[/]", None: "[yellow]not checked[/]"}
+    head = Text(f"{summary.name}: {summary.title} ({mode}, seeds {seeds})", style="bold underline")
+    mark = {True: ("holds", "green"), False: ("FAILS", "red"), None: ("not checked", "yellow")}
+    blocks: list[Any] = [head]
     for c in summary.outcome.claims:
-        t.add_row(c.id, c.paper, c.measured, c.tolerance, style[c.holds])
-    return t
+        word, colour = mark[c.holds]
+        title = Text.assemble((f"[{word}] ", f"bold {colour}"), (c.id, "bold"), f"  {c.text}")
+        rows = Table.grid(padding=(0, 1))
+        rows.add_column(style="dim", no_wrap=True)
+        rows.add_column()
+        rows.add_row("paper", c.paper)
+        rows.add_row("qoslab", c.measured)
+        rows.add_row("holds if", c.tolerance)
+        if c.holds is not True and c.explanation:
+            rows.add_row("why", c.explanation)
+        blocks.extend([title, Padding(rows, (0, 0, 0, 4))])
+    return Group(*blocks)
 
 
 def cmd_reproduce(a: argparse.Namespace) -> int:
@@ -254,9 +264,6 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
     for n in names:
         s = rp.reproduce(n, quick=a.quick, seeds=a.seeds, out=a.out, log=lambda m: log_console.print(m))
         console.print(_claims_table(s))
-        for c in s.outcome.claims:
-            if c.holds is not True:
-                console.print(f"  [bold]{c.id}[/] ({c.status}): {c.explanation}")
         k = s.counts
         for key in totals:
             totals[key] += k[key]

@@ -165,6 +165,12 @@ impl EventQueue {
         self.heap.first().map(|e| Time(e.time))
     }
 
+    /// The next event, if any (to prefetch what it will touch).
+    #[inline]
+    pub fn peek(&self) -> Option<Event> {
+        self.heap.first().map(|e| e.event)
+    }
+
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
@@ -203,6 +209,29 @@ impl EventQueue {
             self.heap[i] = last;
         }
         Some((Time(top.time), top.event))
+    }
+}
+
+/// Asks the CPU to bring the cache lines of `*p` (the first `lines`
+/// 64-byte lines) closer, without waiting: the simulator calls it for the
+/// entities of the next event while it runs the current one, so that with
+/// thousands of flows the memory latency overlaps useful work. No effect
+/// on results; a no-op where the instruction is not available.
+#[inline(always)]
+pub fn prefetch<T>(p: &T, lines: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let base = p as *const T as *const i8;
+        for k in 0..lines {
+            // SAFETY: a prefetch is a hint; it never faults and does not
+            // read memory architecturally, and SSE is part of x86-64.
+            unsafe { _mm_prefetch(base.wrapping_add(64 * k), _MM_HINT_T0) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (p, lines);
     }
 }
 

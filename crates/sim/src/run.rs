@@ -36,6 +36,10 @@ use qoslab_core::Packet;
 use std::net::IpAddr;
 use std::time::Instant;
 
+/// Cache lines of a link direction worth prefetching (transmitter, pipe,
+/// the queue wrapper's counters).
+const DIR_LINES: usize = std::mem::size_of::<crate::net::Dir>().div_ceil(64);
+
 /// Progress is reported every this many events.
 const PROGRESS_EVERY: u64 = 1 << 16;
 
@@ -59,6 +63,9 @@ pub struct Sim {
     /// Hot per-flow routing data: destination node and its route slot.
     flow_dst: Vec<NodeId>,
     flow_slot: Vec<u32>,
+    flow_first_dir: Vec<DirId>,
+    /// Per direction: does it lead to a host?
+    dir_to_host: Vec<bool>,
     pub table: FlowTable,
     admission: Box<dyn AdmissionControl + Send>,
     admission_tick: Option<Time>,
@@ -163,6 +170,8 @@ impl Sim {
         let n_dirs = net.dirs.len();
         let router_out =
             net.dirs.iter().map(|d| net.nodes[d.from.index()].kind == crate::scenario::NodeKind::Router).collect();
+        let dir_to_host =
+            net.dirs.iter().map(|d| net.nodes[d.to.index()].kind == crate::scenario::NodeKind::Host).collect();
         let mut sim = Sim {
             now: Time::ZERO,
             end: Time(sc.duration.0),
@@ -172,6 +181,8 @@ impl Sim {
             flows: Vec::new(),
             flow_dst: Vec::new(),
             flow_slot: Vec::new(),
+            flow_first_dir: Vec::new(),
+            dir_to_host,
             table: FlowTable::new(),
             admission,
             admission_tick: None,
@@ -272,6 +283,7 @@ impl Sim {
         });
         self.flow_dst.push(dst);
         self.flow_slot.push(slot);
+        self.flow_first_dir.push(first_dir);
         self.metrics.flows.push(FlowStats::new(traced, &self.metrics.spec));
         id
     }
@@ -284,6 +296,7 @@ impl Sim {
                 break;
             }
             self.now = t;
+            self.prefetch_next();
             self.metrics.advance_bin(t);
             self.event_count += 1;
             if self.event_count.is_multiple_of(PROGRESS_EVERY) {
@@ -343,6 +356,45 @@ impl Sim {
         }
         self.now = end;
         Ok(())
+    }
+
+    /// Prefetches the state the next event will touch (see [`crate::engine::prefetch`]).
+    #[inline(always)]
+    fn prefetch_next(&self) {
+        use crate::engine::prefetch;
+        match self.events.peek() {
+            Some(Event::Emit(f)) => {
+                let i = f.index();
+                if let (Some(fl), Some(m), Some(d)) =
+                    (self.flows.get(i), self.metrics.flows.get(i), self.flow_first_dir.get(i))
+                {
+                    prefetch(fl, 3);
+                    prefetch(m, 1);
+                    if let Some(dir) = self.net.dirs.get(d.index()) {
+                        prefetch(dir, DIR_LINES);
+                    }
+                }
+            }
+            Some(Event::Arrive(d)) => {
+                if let Some(dir) = self.net.dirs.get(d.index()) {
+                    prefetch(dir, DIR_LINES);
+                    // Towards a host: a delivery, which updates the flow's
+                    // statistics (a link into a host is usually busy, so its
+                    // pipe is in cache already).
+                    if self.dir_to_host[d.index()] {
+                        if let Some(m) = dir.pipe.front().and_then(|h| self.metrics.flows.get(h.pkt.flow.index())) {
+                            prefetch(m, 4);
+                        }
+                    }
+                }
+            }
+            Some(Event::TxDone(d)) => {
+                if let Some(dir) = self.net.dirs.get(d.index()) {
+                    prefetch(dir, DIR_LINES);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// The source of `f` sends a packet now and schedules the next.

@@ -174,13 +174,12 @@ impl EventQueue {
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
+        let last = self.heap.pop()?;
         let n = self.heap.len();
         if n == 0 {
-            return None;
+            return Some((Time(last.time), last.event));
         }
         let top = self.heap[0];
-        let last = self.heap.pop().expect("non-empty");
-        let n = n - 1;
         if n > 0 {
             // Sift the last entry down from the root.
             let mut i = 0;

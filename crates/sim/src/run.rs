@@ -135,8 +135,8 @@ impl Sim {
                     });
                     break;
                 }
-                let slot = net.routes.slot(d).expect("routes computed for every destination");
-                if net.routes.next(slot, s).is_none() {
+                let routed = net.routes.slot(d).and_then(|slot| net.routes.next(slot, s));
+                if routed.is_none() {
                     errors.push(Diagnostic {
                         origin: origin.clone(),
                         line: None,
@@ -249,18 +249,17 @@ impl Sim {
         let slot = self.net.routes.slot(dst).unwrap_or(0);
         let first_dir = self.net.routes.next(slot, src).unwrap_or(DirId(0));
         let (sa, da) = (self.net.nodes[src.index()].addr, self.net.nodes[dst.index()].addr);
-        let mut key = FlowKey {
+        // The ports encode the run-wide flow number n (below 64,512^2), so
+        // every flow has its own key: src = 1024 + n mod 64512,
+        // dst = 1024 + n div 64512.
+        let n = self.flows.len() as u64;
+        let key = FlowKey {
             src: IpAddr::V4(sa),
             dst: IpAddr::V4(da),
-            src_port: 1024 + (i % 64_512) as u16,
-            dst_port: 5001 + (g.0 % 60_000) as u16,
+            src_port: 1024 + (n % 64_512) as u16,
+            dst_port: 1024 + ((n / 64_512) % 64_512) as u16,
             proto: proto::UDP,
         };
-        // Keys repeat only past 64,512 flows of a group between the same
-        // hosts; then walk the source port until the key is new.
-        while self.table.get(&key).is_some() {
-            key.src_port = if key.src_port == u16::MAX { 1024 } else { key.src_port + 1 };
-        }
         let id = self.table.intern(key);
         debug_assert_eq!(id.index(), self.flows.len());
         self.flows.push(Flow {
@@ -505,7 +504,7 @@ impl Sim {
         let dir = &mut self.net.dirs[d.index()];
         // A shaper answering with a time not after now would stall the
         // clock: try again one nanosecond later.
-        let t = if t > now { t } else { Time(now.0 + 1) };
+        let t = if t > now { t } else { Time(now.0.saturating_add(1)) };
         if dir.retry_at.is_none_or(|r| t < r) {
             dir.retry_at = Some(t);
             self.events.schedule(t, Event::Retry(d));

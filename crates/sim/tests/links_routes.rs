@@ -220,3 +220,42 @@ series_interval = "20ms"
     assert_eq!(avg.len(), 2);
     assert!((avg[0].1 - expect).abs() < 1e-6, "{} vs {expect}", avg[0].1);
 }
+
+/// The simulator checks what it relies on even of a validated scenario,
+/// and says which field is wrong.
+#[test]
+fn bad_scenarios_are_config_errors_naming_the_field() {
+    let topo = explicit(
+        &[("h0", "host"), ("r0", "router"), ("h1", "host")],
+        &[("h0", "r0", "1Gbps", "1ms"), ("r0", "h1", "1Gbps", "1ms")],
+    );
+    let base = |duration: &str, src: &str, extra: &str| {
+        scenario(&format!(
+            "name = \"bad\"\nduration = \"{duration}\"\n{topo}\n[[traffic]]\nname = \"g\"\nmodel = \"cbr\"\ninterval = \"1ms\"\nsrc = \"{src}\"\ndst = \"h1\"\nsize = \"100B\"\n{extra}"
+        ))
+    };
+    let path_of = |sc| match try_run(&sc, 1) {
+        Err(qoslab_sim::SimError::Config(ds)) => ds[0].path.clone(),
+        r => panic!("expected a config error, got {:?}", r.map(|o| o.summary)),
+    };
+    assert_eq!(path_of(base("0s", "h0", "")), "duration");
+    assert_eq!(path_of(base("1s", "nobody*", "")), "traffic.0.src");
+    assert_eq!(path_of(base("1s", "r0", "")), "traffic.0.src");
+    assert_eq!(path_of(base("1s", "h1", "")), "traffic.0.dst");
+    assert_eq!(path_of(base("1s", "h0", "[metrics]\ntrace_flows = [\"nope.1\"]\n")), "metrics.trace_flows");
+    assert_eq!(path_of(base("1s", "h0", "[metrics]\nbin = \"0s\"\n")), "metrics.bin");
+    // A bad queue is reported at its path with the mechanism's message.
+    let sc = scenario(&format!(
+        "name = \"badq\"\nduration = \"1s\"\n{}\n",
+        topo.replace(
+            "{ a = \"r0\", b = \"h1\", rate = \"1Gbps\", delay = \"1ms\" }",
+            "{ a = \"r0\", b = \"h1\", rate = \"1Gbps\", delay = \"1ms\", queue = { type = \"red\", limit = \"60pkts\", min_th = 15, max_th = 5 } }"
+        )
+    ));
+    match try_run(&sc, 1) {
+        Err(qoslab_sim::SimError::Config(ds)) => {
+            assert_eq!(ds[0].to_string(), "badq: topology.links.1.queue.max_th: red.max_th (5) must exceed min_th (15)")
+        }
+        r => panic!("{:?}", r.map(|o| o.summary)),
+    }
+}

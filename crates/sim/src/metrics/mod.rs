@@ -380,7 +380,7 @@ impl Metrics {
             }
             let busy = d.busy_ns_until(now);
             if span > 0 {
-                let u = (busy - self.dirs[i].busy_at_last) as f64 / span as f64;
+                let u = busy.saturating_sub(self.dirs[i].busy_at_last) as f64 / span as f64;
                 self.push(since, EntityKind::Link, entity, "utilization", u);
             }
             self.dirs[i].busy_at_last = busy;

@@ -214,7 +214,7 @@ impl EventQueue {
         }
         loop {
             self.cur += 1;
-            if self.cur % RING == 0 {
+            if self.cur.is_multiple_of(RING) {
                 self.rebucket();
             }
             let slot = (self.cur % RING) as usize;
@@ -282,10 +282,10 @@ fn heap_pop(heap: &mut Vec<Entry>) -> Option<Entry> {
         let end = (first + ARITY).min(n);
         let mut best = first;
         let mut best_key = heap[first].key();
-        for c in first + 1..end {
-            let k = heap[c].key();
+        for (c, e) in heap[first + 1..end].iter().enumerate() {
+            let k = e.key();
             if k < best_key {
-                best = c;
+                best = first + 1 + c;
                 best_key = k;
             }
         }

@@ -313,7 +313,8 @@ impl Sim {
                     let dir = &mut self.net.dirs[d.index()];
                     if dir.retry_at == Some(t) {
                         dir.retry_at = None;
-                        if dir.is_free(t) {
+                        self.settle(d);
+                        if self.net.dirs[d.index()].is_free(t) {
                             self.try_send(d);
                         }
                     }

@@ -4,7 +4,7 @@
 //! **Links.** Each duplex link has two directions ([`DirId`]`(2 l)` is
 //! a -> b, `2 l + 1` is b -> a). A direction has its own output [`Queue`]
 //! (`queue` / `reverse_queue`, else the topology's `default_queue`), an
-//! exact [`Serializer`] at the link rate, a transmitter holding at most
+//! exact serializer ([`LinkSerializer`]) at the link rate, a transmitter holding at most
 //! one packet on the wire, a propagation pipe, and its own RNG stream
 //! `rng::stream(seed, LINK_STREAM_BASE + dir)`. Transmission of a packet of
 //! `b` bytes lasts `b * 8 / rate` (exact over any number of packets, see

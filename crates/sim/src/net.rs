@@ -4,7 +4,7 @@
 //! **Links.** Each duplex link has two directions ([`DirId`]`(2 l)` is
 //! a -> b, `2 l + 1` is b -> a). A direction has its own output [`Queue`]
 //! (`queue` / `reverse_queue`, else the topology's `default_queue`), an
-//! exact [`Serializer`] at the link rate, a transmitter holding at most
+//! exact serializer ([`LinkSerializer`]) at the link rate, a transmitter holding at most
 //! one packet on the wire, a propagation pipe, and its own RNG stream
 //! `rng::stream(seed, LINK_STREAM_BASE + dir)`. Transmission of a packet of
 //! `b` bytes lasts `b * 8 / rate` (exact over any number of packets, see
@@ -110,32 +110,35 @@ impl LinkSerializer {
     }
 }
 
-/// One direction of a link: queue, transmitter, pipe.
+/// One direction of a link: queue, transmitter, pipe. Laid out in
+/// declaration order (`repr(C)`): the transmitter state every packet
+/// touches shares the first cache line.
+#[repr(C)]
 pub struct Dir {
-    pub from: NodeId,
-    pub to: NodeId,
-    pub link: LinkId,
-    /// `from->to`, e.g. `r0->sink0`.
-    pub name: String,
-    pub rate: Rate,
-    pub delay: Dur,
-    pub queue: Queue,
-    pub ser: LinkSerializer,
-    /// Total serialization time of every transmission started so far (ns).
-    pub busy_acc_ns: u64,
     /// End of the current (or last) transmission.
     pub busy_until: Time,
+    /// Total serialization time of every transmission started so far (ns).
+    pub busy_acc_ns: u64,
+    pub delay: Dur,
     /// A `TxDone` event is pending at `busy_until`.
     pub tx_event: bool,
     /// The last transmission ends (ended) at `busy_until` with no `TxDone`:
     /// the queue is owed a `dequeue` at that instant (see the module doc).
     pub idle_owed: bool,
+    pub ser: LinkSerializer,
     pub pipe: VecDeque<InFlight>,
+    pub queue: Queue,
     pub rng: Rng,
     /// A pending `Retry` (after `NotBefore`).
     pub retry_at: Option<Time>,
     /// A pending `QdiscTick`.
     pub tick_at: Option<Time>,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub link: LinkId,
+    pub rate: Rate,
+    /// `from->to`, e.g. `r0->sink0`.
+    pub name: String,
 }
 
 impl Dir {

@@ -171,3 +171,91 @@ fn progress_is_reported_and_can_interrupt() {
     assert_eq!(seen.len(), 3);
     assert!(seen.windows(2).all(|w| w[0] <= w[1]) && seen.iter().all(|f| (0.0..=1.0).contains(f)), "{seen:?}");
 }
+
+/// RED's idle period starts when the transmitter finds its queue empty,
+/// even though the simulator makes no event for that instant (the owed
+/// dequeue): three 125 B packets at t = 0, 1 ns, 2 ns on a 1 Mb/s link
+/// (1 ms each), w_q = 0.5: the third arrival sees q = 1 (avg 0.5); the
+/// link goes idle at 3 ms; a fourth packet at 10 ms decays the average
+/// over m = 7 ms / 8 ms (s: 1000 B at 1 Mb/s): avg = 0.5 * 0.5^0.875.
+#[test]
+fn red_idle_period_starts_when_the_last_transmission_ends() {
+    let topo = explicit(
+        &[("a", "host"), ("r", "router"), ("b", "host")],
+        &[("a", "r", "10Gbps", "0ms"), ("r", "b", "1Mbps", "1ms")],
+    );
+    let topo = topo.replace(
+        "{ a = \"r\", b = \"b\", rate = \"1Mbps\", delay = \"1ms\" }",
+        "{ a = \"r\", b = \"b\", rate = \"1Mbps\", delay = \"1ms\", queue = { type = \"red\", limit = \"10pkts\", min_th = 5, max_th = 9, w_q = 0.5 } }",
+    );
+    let sc = scenario(&format!(
+        r#"name = "idle"
+duration = "40ms"
+{topo}
+[[traffic]]
+name = "burst"
+model = "cbr"
+interval = "1ns"
+src = "a"
+dst = "b"
+size = "125B"
+stop = "3ns"
+[[traffic]]
+name = "late"
+model = "cbr"
+interval = "1s"
+src = "a"
+dst = "b"
+size = "125B"
+start = "10ms"
+[metrics]
+series_interval = "20ms"
+"#
+    ));
+    let out = run(&sc, 1);
+    let avg = series(&out, "r->b", "red_avg");
+    // Access serialization (0.1 ns rounds to 0 or 1 ns) shifts arrivals by
+    // at most a few ns: negligible against ms.
+    let expect = 0.5 * 0.5f64.powf(7.0 / 8.0);
+    assert_eq!(avg.len(), 2);
+    assert!((avg[0].1 - expect).abs() < 1e-6, "{} vs {expect}", avg[0].1);
+}
+
+/// The simulator checks what it relies on even of a validated scenario,
+/// and says which field is wrong.
+#[test]
+fn bad_scenarios_are_config_errors_naming_the_field() {
+    let topo = explicit(
+        &[("h0", "host"), ("r0", "router"), ("h1", "host")],
+        &[("h0", "r0", "1Gbps", "1ms"), ("r0", "h1", "1Gbps", "1ms")],
+    );
+    let base = |duration: &str, src: &str, extra: &str| {
+        scenario(&format!(
+            "name = \"bad\"\nduration = \"{duration}\"\n{topo}\n[[traffic]]\nname = \"g\"\nmodel = \"cbr\"\ninterval = \"1ms\"\nsrc = \"{src}\"\ndst = \"h1\"\nsize = \"100B\"\n{extra}"
+        ))
+    };
+    let path_of = |sc| match try_run(&sc, 1) {
+        Err(qoslab_sim::SimError::Config(ds)) => ds[0].path.clone(),
+        r => panic!("expected a config error, got {:?}", r.map(|o| o.summary)),
+    };
+    assert_eq!(path_of(base("0s", "h0", "")), "duration");
+    assert_eq!(path_of(base("1s", "nobody*", "")), "traffic.0.src");
+    assert_eq!(path_of(base("1s", "r0", "")), "traffic.0.src");
+    assert_eq!(path_of(base("1s", "h1", "")), "traffic.0.dst");
+    assert_eq!(path_of(base("1s", "h0", "[metrics]\ntrace_flows = [\"nope.1\"]\n")), "metrics.trace_flows");
+    assert_eq!(path_of(base("1s", "h0", "[metrics]\nbin = \"0s\"\n")), "metrics.bin");
+    // A bad queue is reported at its path with the mechanism's message.
+    let sc = scenario(&format!(
+        "name = \"badq\"\nduration = \"1s\"\n{}\n",
+        topo.replace(
+            "{ a = \"r0\", b = \"h1\", rate = \"1Gbps\", delay = \"1ms\" }",
+            "{ a = \"r0\", b = \"h1\", rate = \"1Gbps\", delay = \"1ms\", queue = { type = \"red\", limit = \"60pkts\", min_th = 15, max_th = 5 } }"
+        )
+    ));
+    match try_run(&sc, 1) {
+        Err(qoslab_sim::SimError::Config(ds)) => {
+            assert_eq!(ds[0].to_string(), "badq: topology.links.1.queue.max_th: red.max_th (5) must exceed min_th (15)")
+        }
+        r => panic!("{:?}", r.map(|o| o.summary)),
+    }
+}

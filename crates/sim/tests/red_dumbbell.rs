@@ -177,3 +177,32 @@ class = 1
     let hi = out.summary["classes"]["0"]["throughput_bps"].as_f64().unwrap();
     assert!((hi - 1_000_000.0).abs() < 20_000.0, "{hi}");
 }
+
+#[test]
+fn nested_classful_queues_are_named_by_their_path() {
+    let text = r#"name = "nested"
+duration = "2s"
+[topology]
+preset = "dumbbell"
+sources = 1
+access = { rate = "100Mbps", delay = "1ms" }
+bottleneck = { rate = "1Mbps", delay = "5ms", queue = { type = "prio", bands = [ { type = "fifo", limit = "5pkts" }, { type = "prio", bands = [ { type = "red", limit = "30pkts", min_th = 3, max_th = 9 }, { type = "fifo", limit = "5pkts" } ] } ] } }
+[[traffic]]
+name = "lo"
+model = "cbr"
+rate = "2Mbps"
+src = "src0"
+dst = "sink0"
+size = "500B"
+class = 1
+"#;
+    let out = run(&scenario(text), 1);
+    let r = queue_row(&out, "r0->sink0/band1/band0");
+    assert_eq!(strs(&out.queues, "parent")[r], "r0->sink0/band1");
+    assert_eq!(strs(&out.queues, "kind")[r], "red");
+    // The inner prio sends class 1 to its band 1 (tags map to bands by index).
+    let inner_fifo = queue_row(&out, "r0->sink0/band1/band1");
+    assert!(u64s(&out.queues, "arrivals")[inner_fifo] > 0);
+    assert!(!series(&out, "r0->sink0/band1/band1", "backlog_pkts").is_empty());
+    assert!(!series(&out, "r0->sink0/band1/band0", "red_avg").is_empty());
+}

@@ -32,7 +32,7 @@ use crate::scenario::MetricsSpec;
 use qoslab_core::admission::Decision;
 use qoslab_core::stats::{FixedHistogram, LogHistogram, Rfc3550Jitter, Welford};
 use qoslab_core::units::Time;
-use qoslab_core::Packet;
+use qoslab_core::{Packet, Queue};
 
 /// Indices into a bin's counters.
 pub const BIN_SENT: usize = 0;
@@ -242,10 +242,18 @@ pub struct EventRow {
 /// Per-direction sampling state.
 #[derive(Clone, Debug, Default)]
 struct DirSampling {
-    /// Entity id of the queue (and link), then of each child.
+    /// Entity id of the root queue (and link); the children of its tree follow it.
     entity: Option<u32>,
-    children: Vec<u32>,
     busy_at_last: u64,
+}
+
+/// Appends `q` and, depth first, its classful children (`<name>/band<i>`).
+pub fn walk<'a>(out: &mut Vec<(String, &'a Queue)>, name: String, q: &'a Queue) {
+    let children = q.children();
+    out.push((name.clone(), q));
+    for (c, child) in children.iter().enumerate() {
+        walk(out, format!("{name}/band{c}"), child);
+    }
 }
 
 /// The run's measurements.
@@ -345,42 +353,33 @@ impl Metrics {
         for k in 0..self.sampled.len() {
             let i = self.sampled[k] as usize;
             let d = &net.dirs[i];
-            let entity = match self.dirs[i].entity {
-                Some(e) => e,
-                None => {
-                    self.entities.push(d.name.clone());
-                    let e = (self.entities.len() - 1) as u32;
-                    let mut children = Vec::new();
-                    for c in 0..d.queue.children().len() {
-                        self.entities.push(format!("{}/band{c}", d.name));
-                        children.push((self.entities.len() - 1) as u32);
-                    }
-                    self.dirs[i].entity = Some(e);
-                    self.dirs[i].children = children;
-                    e
-                }
-            };
-            let b = d.queue.backlog();
-            self.push(now, EntityKind::Queue, entity, "backlog_pkts", b.packets as f64);
-            self.push(now, EntityKind::Queue, entity, "backlog_bytes", b.bytes as f64);
-            let mut probes: Vec<(u32, &'static str, f64)> = Vec::new();
-            if d.queue.children().is_empty() {
-                d.queue.probe(&mut |name, v| probes.push((entity, name, v)));
-            } else {
-                for (c, child) in d.queue.children().iter().enumerate() {
-                    let ce = self.dirs[i].children[c];
-                    let cb = child.backlog();
-                    probes.push((ce, "backlog_pkts", cb.packets as f64));
-                    probes.push((ce, "backlog_bytes", cb.bytes as f64));
-                    child.probe(&mut |name, v| probes.push((ce, name, v)));
+            // The queue tree in a fixed order: the root, then each child
+            // before its own children (`r0->sink0/band1/band0`).
+            let mut tree: Vec<(String, &Queue)> = Vec::new();
+            walk(&mut tree, d.name.clone(), &d.queue);
+            if self.dirs[i].entity.is_none() {
+                let first = self.entities.len() as u32;
+                self.entities.extend(tree.iter().map(|(n, _)| n.clone()));
+                self.dirs[i].entity = Some(first);
+            }
+            let entity = self.dirs[i].entity.unwrap_or(0);
+            let mut values: Vec<(u32, &'static str, f64)> = Vec::new();
+            for (k, (_, q)) in tree.iter().enumerate() {
+                let e = entity + k as u32;
+                let b = q.backlog();
+                values.push((e, "backlog_pkts", b.packets as f64));
+                values.push((e, "backlog_bytes", b.bytes as f64));
+                // A classful queue's probe repeats its children's: leaves only.
+                if q.children().is_empty() {
+                    q.probe(&mut |name, v| values.push((e, name, v)));
                 }
             }
-            for (e, name, v) in probes {
+            for (e, name, v) in values {
                 self.push(now, EntityKind::Queue, e, name, v);
             }
             let busy = d.busy_ns_until(now);
             if span > 0 {
-                let u = (busy - self.dirs[i].busy_at_last) as f64 / span as f64;
+                let u = busy.saturating_sub(self.dirs[i].busy_at_last) as f64 / span as f64;
                 self.push(since, EntityKind::Link, entity, "utilization", u);
             }
             self.dirs[i].busy_at_last = busy;

@@ -19,22 +19,27 @@
 //! panics on input; an internal inconsistency ends the run with
 //! `SimError::Runtime`.
 
+mod flows;
+
 use crate::engine::{DirId, Event, EventQueue, FlowId, GroupId, NodeId};
 use crate::error::{Diagnostic, SimError};
-use crate::metrics::{FlowStats, Metrics};
+use crate::metrics::Metrics;
 use crate::net::Network;
 use crate::output::RunOutput;
 use crate::scenario::{expand, AdmissionSpec, Scenario};
 use crate::traffic::arrivals::{self, Arrival};
-use crate::traffic::{self, Flow, FlowState, GroupPlan, Source};
+use crate::traffic::{self, Flow, FlowState, GroupPlan};
 use crate::RunOptions;
-use qoslab_core::admission::{AdmissionControl, AdmitAll, FlowRequest};
-use qoslab_core::packet::{proto, FlowKey, FlowTable};
+use qoslab_core::admission::{AdmissionControl, AdmitAll};
+use qoslab_core::packet::FlowTable;
 use qoslab_core::qdisc::{Dequeue, Verdict};
-use qoslab_core::units::{Bytes, Time};
+use qoslab_core::units::Time;
 use qoslab_core::Packet;
-use std::net::IpAddr;
 use std::time::Instant;
+
+/// Cache lines of a link direction worth prefetching (transmitter, pipe,
+/// the queue wrapper's counters).
+const DIR_LINES: usize = std::mem::size_of::<crate::net::Dir>().div_ceil(64);
 
 /// Progress is reported every this many events.
 const PROGRESS_EVERY: u64 = 1 << 16;
@@ -59,6 +64,9 @@ pub struct Sim {
     /// Hot per-flow routing data: destination node and its route slot.
     flow_dst: Vec<NodeId>,
     flow_slot: Vec<u32>,
+    flow_first_dir: Vec<DirId>,
+    /// Per direction: does it lead to a host?
+    dir_to_host: Vec<bool>,
     pub table: FlowTable,
     admission: Box<dyn AdmissionControl + Send>,
     admission_tick: Option<Time>,
@@ -128,8 +136,8 @@ impl Sim {
                     });
                     break;
                 }
-                let slot = net.routes.slot(d).expect("routes computed for every destination");
-                if net.routes.next(slot, s).is_none() {
+                let routed = net.routes.slot(d).and_then(|slot| net.routes.next(slot, s));
+                if routed.is_none() {
                     errors.push(Diagnostic {
                         origin: origin.clone(),
                         line: None,
@@ -163,6 +171,8 @@ impl Sim {
         let n_dirs = net.dirs.len();
         let router_out =
             net.dirs.iter().map(|d| net.nodes[d.from.index()].kind == crate::scenario::NodeKind::Router).collect();
+        let dir_to_host =
+            net.dirs.iter().map(|d| net.nodes[d.to.index()].kind == crate::scenario::NodeKind::Host).collect();
         let mut sim = Sim {
             now: Time::ZERO,
             end: Time(sc.duration.0),
@@ -172,6 +182,8 @@ impl Sim {
             flows: Vec::new(),
             flow_dst: Vec::new(),
             flow_slot: Vec::new(),
+            flow_first_dir: Vec::new(),
+            dir_to_host,
             table: FlowTable::new(),
             admission,
             admission_tick: None,
@@ -218,64 +230,6 @@ impl Sim {
         Ok(sim)
     }
 
-    /// Creates flow number `created` of group `g` (not started yet).
-    fn create_flow(&mut self, g: GroupId, life: Life) -> FlowId {
-        let gp = &mut self.groups[g.index()];
-        let i = gp.created;
-        gp.created += 1;
-        let (src, dst) = gp.endpoints(i);
-        let mut frng = qoslab_core::rng::stream(self.seed, traffic::flow_stream(g.0, i));
-        let (start, end) = match life {
-            Life::Fixed => {
-                let j = traffic::jitter(&mut frng, gp.jitter);
-                (arrivals::later(gp.start, j), gp.stop)
-            }
-            Life::Law(law) => (self.now, arrivals::later(self.now, law.sample(&mut frng)).min(gp.stop)),
-            Life::Given(l) => (self.now, arrivals::later(self.now, l).min(gp.stop)),
-        };
-        let name = format!("{}.{i}", gp.name);
-        let traced = gp.traced || self.trace_names.contains(&name);
-        let slot = self.net.routes.slot(dst).unwrap_or(0);
-        let first_dir = self.net.routes.next(slot, src).unwrap_or(DirId(0));
-        let (sa, da) = (self.net.nodes[src.index()].addr, self.net.nodes[dst.index()].addr);
-        let mut key = FlowKey {
-            src: IpAddr::V4(sa),
-            dst: IpAddr::V4(da),
-            src_port: 1024 + (i % 64_512) as u16,
-            dst_port: 5001 + (g.0 % 60_000) as u16,
-            proto: proto::UDP,
-        };
-        // Keys repeat only past 64,512 flows of a group between the same
-        // hosts; then walk the source port until the key is new.
-        while self.table.get(&key).is_some() {
-            key.src_port = if key.src_port == u16::MAX { 1024 } else { key.src_port + 1 };
-        }
-        let id = self.table.intern(key);
-        debug_assert_eq!(id.index(), self.flows.len());
-        self.flows.push(Flow {
-            group: g,
-            index: i,
-            name,
-            src,
-            dst,
-            first_dir,
-            start,
-            end,
-            state: FlowState::Pending,
-            end_reason: "",
-            source: Source::new(&gp.model),
-            size: gp.size,
-            class: gp.class,
-            dscp: gp.dscp,
-            ecn: gp.ecn,
-            rng: frng,
-        });
-        self.flow_dst.push(dst);
-        self.flow_slot.push(slot);
-        self.metrics.flows.push(FlowStats::new(traced, &self.metrics.spec));
-        id
-    }
-
     /// Runs events up to the end (or until interrupted).
     pub fn run_loop(&mut self, progress: &mut Option<&mut dyn FnMut(f64) -> bool>) -> Result<(), SimError> {
         let end = self.end;
@@ -284,6 +238,7 @@ impl Sim {
                 break;
             }
             self.now = t;
+            self.prefetch_next();
             self.metrics.advance_bin(t);
             self.event_count += 1;
             if self.event_count.is_multiple_of(PROGRESS_EVERY) {
@@ -301,7 +256,8 @@ impl Sim {
                     let dir = &mut self.net.dirs[d.index()];
                     if dir.retry_at == Some(t) {
                         dir.retry_at = None;
-                        if dir.is_free(t) {
+                        self.settle(d);
+                        if self.net.dirs[d.index()].is_free(t) {
                             self.try_send(d);
                         }
                     }
@@ -343,6 +299,45 @@ impl Sim {
         }
         self.now = end;
         Ok(())
+    }
+
+    /// Prefetches the state the next event will touch (see [`crate::engine::prefetch`]).
+    #[inline(always)]
+    fn prefetch_next(&self) {
+        use crate::engine::prefetch;
+        match self.events.peek() {
+            Some(Event::Emit(f)) => {
+                let i = f.index();
+                if let (Some(fl), Some(m), Some(d)) =
+                    (self.flows.get(i), self.metrics.flows.get(i), self.flow_first_dir.get(i))
+                {
+                    prefetch(fl, 3);
+                    prefetch(m, 1);
+                    if let Some(dir) = self.net.dirs.get(d.index()) {
+                        prefetch(dir, DIR_LINES);
+                    }
+                }
+            }
+            Some(Event::Arrive(d)) => {
+                if let Some(dir) = self.net.dirs.get(d.index()) {
+                    prefetch(dir, DIR_LINES);
+                    // Towards a host: a delivery, which updates the flow's
+                    // statistics (a link into a host is usually busy, so its
+                    // pipe is in cache already).
+                    if self.dir_to_host[d.index()] {
+                        if let Some(m) = dir.pipe.front().and_then(|h| self.metrics.flows.get(h.pkt.flow.index())) {
+                            prefetch(m, 4);
+                        }
+                    }
+                }
+            }
+            Some(Event::TxDone(d)) => {
+                if let Some(dir) = self.net.dirs.get(d.index()) {
+                    prefetch(dir, DIR_LINES);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// The source of `f` sends a packet now and schedules the next.
@@ -453,7 +448,7 @@ impl Sim {
         let dir = &mut self.net.dirs[d.index()];
         // A shaper answering with a time not after now would stall the
         // clock: try again one nanosecond later.
-        let t = if t > now { t } else { Time(now.0 + 1) };
+        let t = if t > now { t } else { Time(now.0.saturating_add(1)) };
         if dir.retry_at.is_none_or(|r| t < r) {
             dir.retry_at = Some(t);
             self.events.schedule(t, Event::Retry(d));
@@ -493,130 +488,6 @@ impl Sim {
             Some(next) => self.enqueue(next, pkt),
             None => {
                 self.fault = Some(format!("no route at {} for flow {}", self.net.nodes[node.index()].name, f));
-            }
-        }
-    }
-
-    /// Asks admission control for `f`; an admitted flow starts sending now.
-    fn flow_start(&mut self, f: FlowId) {
-        let now = self.now;
-        let fl = &self.flows[f.index()];
-        let g = fl.group;
-        let req = FlowRequest { flow: f, class: fl.class, rate: self.groups[g.index()].request_rate, depth: Bytes(0) };
-        let detail = format!("{}->{}", self.net.nodes[fl.src.index()].name, self.net.nodes[fl.dst.index()].name);
-        self.metrics.event(now, "flow_start", Some(f), detail);
-        let decision = self.admission.request(now, &req);
-        let detail = format!("{} rate={}bps", self.admission.kind(), req.rate.0);
-        self.metrics.decision(now, f, &decision, detail);
-        self.schedule_admission_tick();
-        let fl = &mut self.flows[f.index()];
-        fl.start = now;
-        if decision.admitted() {
-            fl.state = FlowState::Active;
-            let first = fl.source.first(now, &mut fl.rng);
-            debug_assert_eq!(first, now);
-            let end = fl.end;
-            self.events.schedule(end, Event::FlowEnd(f));
-            self.emit(f);
-        } else {
-            fl.state = FlowState::Refused;
-            let end = fl.end;
-            if matches!(self.groups[g.index()].arrival, Some(Arrival::KeepAlive { .. })) {
-                self.events.schedule(end, Event::SlotFree(g));
-            }
-        }
-    }
-
-    fn flow_end(&mut self, f: FlowId) {
-        let now = self.now;
-        let fl = &mut self.flows[f.index()];
-        if fl.state != FlowState::Active {
-            return;
-        }
-        fl.state = FlowState::Ended;
-        let g = fl.group;
-        let gp = &self.groups[g.index()];
-        let reason = if now >= self.end {
-            "run_end"
-        } else if gp.fixed_flows.is_none() && now < gp.stop {
-            "lifetime"
-        } else {
-            "stop"
-        };
-        fl.end_reason = reason;
-        self.metrics.event(now, "flow_end", Some(f), reason.to_string());
-        self.admission.on_departure(now, f);
-        self.schedule_admission_tick();
-        if matches!(self.groups[g.index()].arrival, Some(Arrival::KeepAlive { .. })) {
-            self.keep_alive_replace(g);
-        }
-    }
-
-    /// A keep-alive slot is free: the next flow starts now (if it may).
-    fn keep_alive_replace(&mut self, g: GroupId) {
-        let gp = &self.groups[g.index()];
-        let Some(Arrival::KeepAlive { lifetime, .. }) = gp.arrival else { return };
-        if gp.may_start(self.now) {
-            self.start_arrival_flow(g, Life::Law(lifetime));
-        }
-    }
-
-    /// Creates a flow of an arrival process and asks for its admission now.
-    fn start_arrival_flow(&mut self, g: GroupId, life: Life) {
-        let f = self.create_flow(g, life);
-        self.flow_start(f);
-    }
-
-    /// The group's arrival process fires.
-    fn group_next(&mut self, g: GroupId) {
-        let now = self.now;
-        let gp = &mut self.groups[g.index()];
-        let next = match &mut gp.arrival {
-            None => return,
-            Some(Arrival::Poisson { mean_gap_ns, lifetime }) => {
-                let (gap, lifetime) = (arrivals::exp_gap(&mut gp.rng, *mean_gap_ns), *lifetime);
-                if gp.may_start(now) {
-                    self.start_arrival_flow(g, Life::Law(lifetime));
-                }
-                Some(Time(now.0.saturating_add(gap)))
-            }
-            Some(Arrival::Batch { mean_gap_ns, batch_mean, lifetime }) => {
-                let (mean_gap_ns, lifetime) = (*mean_gap_ns, *lifetime);
-                let k = arrivals::batch_size(&mut gp.rng, *batch_mean);
-                let gap = arrivals::exp_gap(&mut gp.rng, mean_gap_ns);
-                for _ in 0..k {
-                    if !self.groups[g.index()].may_start(now) {
-                        break;
-                    }
-                    self.start_arrival_flow(g, Life::Law(lifetime));
-                }
-                Some(Time(now.0.saturating_add(gap)))
-            }
-            Some(Arrival::KeepAlive { alive, lifetime }) => {
-                let (alive, lifetime) = (*alive, *lifetime);
-                for _ in 0..alive {
-                    if !self.groups[g.index()].may_start(now) {
-                        break;
-                    }
-                    self.start_arrival_flow(g, Life::Law(lifetime));
-                }
-                None
-            }
-            Some(Arrival::Replay { rows, cursor }) => {
-                let row = rows.get(*cursor).map(|r| r.1);
-                let next = rows.get(*cursor + 1).map(|r| arrivals::later(gp.start, r.0).max(now));
-                *cursor += 1;
-                if let Some(life) = row {
-                    if gp.may_start(now) {
-                        self.start_arrival_flow(g, Life::Given(life));
-                    }
-                }
-                next
-            }
-        };
-        if let Some(t) = next {
-            if self.groups[g.index()].may_start(t) {
-                self.events.schedule(t, Event::GroupNext(g));
             }
         }
     }

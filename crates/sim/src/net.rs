@@ -40,6 +40,7 @@
 
 use crate::engine::{DirId, LinkId, NodeId};
 use crate::error::{Diagnostic, SimError};
+use crate::mace_link::MaceLink;
 use crate::qbuild::build_queue;
 use crate::scenario::expand::Expanded;
 use crate::scenario::{NodeKind, QueueSpec};
@@ -139,6 +140,8 @@ pub struct Dir {
     pub rate: Rate,
     /// `from->to`, e.g. `r0->sink0`.
     pub name: String,
+    /// MACE at this direction (its queue is a MACE queue; see [`crate::mace_link`]).
+    pub mace: Option<Box<MaceLink>>,
 }
 
 impl Dir {
@@ -253,6 +256,16 @@ impl Network {
                 ));
                 continue;
             }
+            let is_mace = |q: &Option<QueueSpec>| matches!(q, Some(QueueSpec::Mace { .. }));
+            if l.spec.mace.is_some() && !is_mace(&l.spec.queue) && !is_mace(&l.spec.reverse_queue) {
+                errors.push(diag(
+                    origin,
+                    format!("{}.mace", l.path),
+                    "is set but neither queue of the link is { type = \"mace\" }; allowed: a mace queue on the link"
+                        .into(),
+                ));
+                continue;
+            }
             let link = LinkId(li as u32);
             links.push(LinkInfo {
                 a: NodeId(l.a as u32),
@@ -275,6 +288,24 @@ impl Network {
                         continue;
                     }
                 };
+                let mace = match (qspec, &l.spec.mace) {
+                    (QueueSpec::Mace { .. }, Some(m)) => match MaceLink::from_spec(m, Time::ZERO) {
+                        Ok(m) => Some(Box::new(m)),
+                        Err(e) => {
+                            errors.push(diag(origin, format!("{}.mace.{}", l.path, e.field_path), e.message));
+                            continue;
+                        }
+                    },
+                    (QueueSpec::Mace { .. }, None) => {
+                        errors.push(diag(
+                            origin,
+                            format!("{}.mace", l.path),
+                            format!("is missing but {qpath} is a mace queue; allowed: a mace table on the link"),
+                        ));
+                        continue;
+                    }
+                    _ => None,
+                };
                 let d = DirId::of(link, reverse);
                 dirs.push(Dir {
                     from: NodeId(from as u32),
@@ -293,6 +324,7 @@ impl Network {
                     rng: rng::stream(seed, LINK_STREAM_BASE + d.0 as u64),
                     retry_at: None,
                     tick_at: None,
+                    mace,
                 });
             }
         }
@@ -370,7 +402,7 @@ mod tests {
     use qoslab_core::Limit;
 
     fn spec() -> LinkSpec {
-        LinkSpec { rate: Rate::mbps(10), delay: Dur::from_ms(1), queue: None, reverse_queue: None }
+        LinkSpec { rate: Rate::mbps(10), delay: Dur::from_ms(1), queue: None, reverse_queue: None, mace: None }
     }
 
     /// h0 - r0 - r1 - h1, plus a longer detour r0 - r2 - r3 - r1, and a

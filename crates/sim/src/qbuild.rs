@@ -42,6 +42,9 @@ pub fn build_queue(spec: &QueueSpec, link_rate: Rate) -> Result<Queue, QueueBuil
             };
             Queue::new(Box::new(Red::new(cfg, link_rate).map_err(wrap)?))
         }
+        QueueSpec::Mace { buffer } => Queue::new(Box::new(
+            qoslab_core::mace::MaceQueue::new(qoslab_core::mace::MaceQueueConfig { limit: *buffer }).map_err(wrap)?,
+        )),
         QueueSpec::Prio { bands, classify_by } => {
             if bands.is_empty() {
                 return Err(QueueBuildError {
@@ -51,6 +54,16 @@ pub fn build_queue(spec: &QueueSpec, link_rate: Rate) -> Result<Queue, QueueBuil
             }
             let mut children = Vec::with_capacity(bands.len());
             for (i, b) in bands.iter().enumerate() {
+                if let QueueSpec::Mace { .. } = b {
+                    return Err(QueueBuildError {
+                        field_path: format!("bands.{i}.type"),
+                        error: ConfigError::new(
+                            "prio",
+                            "bands",
+                            "mace is a link direction's queue, not a band; allowed: fifo, red, prio",
+                        ),
+                    });
+                }
                 children.push(build_queue(b, link_rate).map_err(|e| QueueBuildError {
                     field_path: format!("bands.{i}.{}", e.field_path),
                     error: e.error,

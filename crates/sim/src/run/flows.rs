@@ -37,15 +37,27 @@ impl Sim {
         // every flow has its own key: src = 1024 + n mod 64512,
         // dst = 1024 + n div 64512.
         let n = self.flows.len() as u64;
+        // A group's fixed `dst_port` (an application port MACE may list)
+        // replaces the second part: keys stay distinct below 64,512 flows
+        // per address pair, and a collision ends the run.
         let key = FlowKey {
             src: IpAddr::V4(sa),
             dst: IpAddr::V4(da),
             src_port: 1024 + (n % 64_512) as u16,
-            dst_port: 1024 + ((n / 64_512) % 64_512) as u16,
+            dst_port: self
+                .group_dst_port
+                .get(g.index())
+                .copied()
+                .flatten()
+                .unwrap_or(1024 + ((n / 64_512) % 64_512) as u16),
             proto: proto::UDP,
         };
         let id = self.table.intern(key);
-        debug_assert_eq!(id.index(), self.flows.len());
+        if id.index() != self.flows.len() {
+            self.fault = Some(format!(
+                "flow {name}: its key {key:?} repeats an earlier flow's (a fixed dst_port allows 64512 flows per address pair)"
+            ));
+        }
         self.flows.push(Flow {
             group: g,
             index: i,

@@ -20,6 +20,7 @@
 //! `SimError::Runtime`.
 
 mod flows;
+mod mace;
 
 use crate::engine::{DirId, Event, EventQueue, FlowId, GroupId, NodeId};
 use crate::error::{Diagnostic, SimError};
@@ -78,6 +79,8 @@ pub struct Sim {
     pub origin: String,
     pub seed: u64,
     trace_names: Vec<String>,
+    /// Per traffic group: its fixed destination port, if any.
+    group_dst_port: Vec<Option<u16>>,
 }
 
 /// How a new flow's start and end are set.
@@ -195,6 +198,7 @@ impl Sim {
             origin,
             seed: opts.seed,
             trace_names: m.trace_flows.clone(),
+            group_dst_port: sc.traffic.iter().map(|t| t.dst_port).collect(),
         };
         for gi in 0..sim.groups.len() {
             let g = &sim.groups[gi];
@@ -271,6 +275,7 @@ impl Sim {
                     if dir.tick_at == Some(t) {
                         dir.tick_at = None;
                         self.settle(d);
+                        self.mace_tick(d);
                         self.net.dirs[d.index()].queue.on_tick(t);
                         self.schedule_qdisc_tick(d);
                         if self.net.dirs[d.index()].is_free(t) {
@@ -381,8 +386,11 @@ impl Sim {
 
     /// Offers `pkt` to the queue of `d`; starts the transmitter if idle.
     #[inline]
-    fn enqueue(&mut self, d: DirId, pkt: Packet) {
+    fn enqueue(&mut self, d: DirId, mut pkt: Packet) {
         self.settle(d);
+        if self.net.dirs[d.index()].mace.is_some() {
+            self.mace_classify(d, &mut pkt);
+        }
         self.metrics.on_dir_arrival(d.index());
         let now = self.now;
         let dir = &mut self.net.dirs[d.index()];
@@ -390,15 +398,23 @@ impl Sim {
             Verdict::Queued | Verdict::Marked(_) => {}
             Verdict::Dropped(x) => {
                 self.metrics.flows[x.packet.flow.index()].on_drop(x.packet.size, self.metrics.cur_bin);
+                if let Some(m) = dir.mace.as_mut() {
+                    m.on_drop(&x.packet);
+                }
             }
             Verdict::QueuedPushingOut(victims) => {
                 for x in victims {
                     self.metrics.flows[x.packet.flow.index()].on_drop(x.packet.size, self.metrics.cur_bin);
+                    if let Some(m) = dir.mace.as_mut() {
+                        m.on_drop(&x.packet);
+                    }
                 }
             }
         }
         let dir = &mut self.net.dirs[d.index()];
-        if dir.is_free(now) {
+        if dir.mace.is_some() {
+            self.mace_pull(d);
+        } else if dir.is_free(now) {
             self.try_send(d);
         } else if !dir.tx_event {
             // Busy: the transmitter must dequeue when this transmission ends.
@@ -413,6 +429,9 @@ impl Sim {
     /// The transmitter of `d` is free: dequeue and start sending if it may.
     #[inline]
     fn try_send(&mut self, d: DirId) {
+        if self.net.dirs[d.index()].mace.is_some() {
+            return self.mace_pull(d);
+        }
         let now = self.now;
         let dir = &mut self.net.dirs[d.index()];
         match dir.queue.dequeue(now) {
@@ -464,6 +483,14 @@ impl Sim {
             return;
         }
         dir.tx_event = false;
+        if let Some(m) = dir.mace.as_mut() {
+            if let Some(c) = m.on_wire.take() {
+                if !m.device.on_sent(c) {
+                    self.fault = Some(format!("{}: device queue sent a packet it did not hold", dir.name));
+                    return;
+                }
+            }
+        }
         self.try_send(d);
     }
 
@@ -505,7 +532,12 @@ impl Sim {
     #[inline]
     fn schedule_qdisc_tick(&mut self, d: DirId) {
         let dir = &mut self.net.dirs[d.index()];
-        if let Some(t) = dir.queue.next_deadline() {
+        let mace = dir.mace.as_ref().map(|m| m.next_deadline());
+        let next = match (dir.queue.next_deadline(), mace) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(t) = next {
             let t = t.max(self.now);
             if dir.tick_at.is_none_or(|x| t < x) {
                 dir.tick_at = Some(t);
@@ -520,7 +552,7 @@ impl Sim {
         let mut w = 0;
         let mut p = 0;
         for d in &self.net.dirs {
-            q += d.queue.backlog().packets as u64;
+            q += d.queue.backlog().packets as u64 + d.mace.as_ref().map_or(0, |m| m.device_fifo.len() as u64);
             let on_wire = d.on_wire(self.now) as u64;
             w += on_wire;
             p += d.pipe.len() as u64 - on_wire;

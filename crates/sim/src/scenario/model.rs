@@ -71,6 +71,124 @@ pub struct LinkSpec {
     /// Queue of the reverse direction; default: `topology.default_queue`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse_queue: Option<QueueSpec>,
+    /// MACE settings for this link's directions whose queue is `{ type = "mace" }`
+    /// (required by such a queue, refused without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mace: Option<MaceSpec>,
+}
+
+fn default_stale_timeout() -> Dur {
+    Dur::from_secs(30)
+}
+fn default_mace_table() -> u32 {
+    1024
+}
+
+/// MACE (seed 000) at a link: recognition, admission, measurement and the
+/// device transmit queue. The shared CL/BE buffer is the direction's queue
+/// (`queue = { type = "mace", buffer = "50pkts" }`); one MACE instance runs
+/// per such direction, each with these settings.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MaceSpec {
+    /// The application ports whose flows may receive CL service (the descriptor file, inline).
+    pub ports: Vec<MacePortSpec>,
+    /// `{ type = "mbac", v, sample, window }` or `{ type = "ssac" }`.
+    pub admission: MaceAdmissionSpec,
+    /// CL allocation μ (bit/s on the wire), e.g. "3.9Mbps"; > 0.
+    #[serde(with = "units::rate")]
+    #[schemars(with = "super::schema::RateText")]
+    pub allocation: Rate,
+    /// An admitted flow (or a candidate) silent this long leaves its table; default "30s".
+    #[serde(default = "default_stale_timeout", with = "units::dur")]
+    #[schemars(with = "super::schema::DurText")]
+    pub stale_timeout: Dur,
+    /// Device transmit queue size in packets, the one being sent included; default 1 (the paper's fix).
+    #[serde(default = "one")]
+    pub device_queue: u32,
+    /// When BE may enter the device queue: `when_room` (default; the paper's first version
+    /// when `device_queue` > 1) or `when_idle` (the revised version).
+    #[serde(default)]
+    pub be_dispatch: MaceBeDispatch,
+    /// Capacity of the classifier and of the recognition table (flows); default 1024.
+    #[serde(default = "default_mace_table")]
+    pub table_capacity: u32,
+}
+
+/// One descriptor: a port and the token bucket of its flows.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MacePortSpec {
+    /// The application port, 1..=65535.
+    pub port: u16,
+    /// Which port of a packet it matches: `dst` (default), `src` or `any`.
+    #[serde(default)]
+    pub side: MacePortSide,
+    /// Reserved rate r per flow (wire bit/s), e.g. "77.2kbps".
+    #[serde(with = "units::rate")]
+    #[schemars(with = "super::schema::RateText")]
+    pub rate: Rate,
+    /// Token-bucket depth, e.g. "386B".
+    #[serde(with = "units::bytes")]
+    #[schemars(with = "super::schema::BytesText")]
+    pub depth: Bytes,
+    /// Packets a candidate sends before admission is asked (paper: 100 at 64 kb/s, 10 at 256 kb/s).
+    pub threshold: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MacePortSide {
+    #[default]
+    Dst,
+    Src,
+    Any,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MaceBeDispatch {
+    #[default]
+    WhenRoom,
+    WhenIdle,
+}
+
+fn default_mbac_v() -> f64 {
+    0.95
+}
+fn default_mbac_sample() -> Dur {
+    Dur::from_secs(5)
+}
+fn default_mbac_window() -> u32 {
+    20
+}
+
+/// MACE admission control.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum MaceAdmissionSpec {
+    /// Measurement-based: admit if v·μ > r + ν̂ (Jamin et al. 1997 measured sum).
+    Mbac {
+        /// Target utilization v in (0, 1]; default 0.95.
+        #[serde(default = "default_mbac_v")]
+        v: f64,
+        /// Measurement sampling period S; default "5s" (paper).
+        #[serde(default = "default_mbac_sample", with = "units::dur")]
+        #[schemars(with = "super::schema::DurText")]
+        sample: Dur,
+        /// Estimator window T in samples; default 20 (paper).
+        #[serde(default = "default_mbac_window")]
+        window: u32,
+        /// Restart the estimator window on each admission (default true, JSD97).
+        #[serde(default = "yes")]
+        restart_window: bool,
+    },
+    /// Simple sum: admit if Σr + r ≤ μ.
+    Ssac,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_queue() -> QueueSpec {
@@ -268,6 +386,14 @@ pub enum QueueSpec {
         #[schemars(with = "super::schema::BytesText")]
         mean_pkt_size: Bytes,
     },
+    /// MACE's two-level strict-priority queue in one shared buffer (CL pushes out BE);
+    /// the link's `mace` table holds the rest. Only as a link direction's queue.
+    Mace {
+        /// The shared buffer, e.g. "50pkts" (paper).
+        #[serde(with = "units::limit")]
+        #[schemars(with = "super::schema::LimitText")]
+        buffer: Limit,
+    },
     /// Strict priority over bands (band 0 served first).
     Prio {
         /// The band queues, highest priority first; a packet's class tag (or DSCP) picks its band.
@@ -284,6 +410,7 @@ impl QueueSpec {
             QueueSpec::Fifo { .. } => "fifo",
             QueueSpec::Red { .. } => "red",
             QueueSpec::Prio { .. } => "prio",
+            QueueSpec::Mace { .. } => "mace",
         }
     }
 }
@@ -483,6 +610,10 @@ pub struct TrafficGroup {
     /// Set ECT(0) on packets.
     #[serde(default)]
     pub ecn: bool,
+    /// Fixed destination port of every flow (an application port MACE may list); default: a port
+    /// derived from the flow number. The source port still tells the flows apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst_port: Option<u16>,
     /// When the group's flows start (default "0s"); before `duration`.
     #[serde(default, with = "units::dur")]
     #[schemars(with = "super::schema::DurText")]

@@ -15,6 +15,31 @@ impl Checker<'_> {
                 self.queue(&format!("{path}.{field}"), q, l.rate);
             }
         }
+        self.mace(path, l);
+    }
+
+    /// A mace queue needs the link's `mace` table and the table a mace queue.
+    fn mace(&mut self, path: &str, l: &LinkSpec) {
+        let is_mace = |q: &Option<QueueSpec>| matches!(q, Some(QueueSpec::Mace { .. }));
+        let queues = is_mace(&l.queue) || is_mace(&l.reverse_queue);
+        match &l.mace {
+            Some(m) => {
+                if !queues {
+                    self.err(
+                        format!("{path}.mace"),
+                        "is set but neither queue of the link is { type = \"mace\" }; allowed: a mace queue on the link",
+                    );
+                }
+                if let Err(e) = crate::mace_link::MaceLink::from_spec(m, qoslab_core::units::Time::ZERO) {
+                    self.err(format!("{path}.mace.{}", e.field_path), e.message);
+                }
+            }
+            None if queues => self.err(
+                format!("{path}.mace"),
+                "is missing but a queue of the link is a mace queue; allowed: a mace table on the link",
+            ),
+            None => {}
+        }
     }
 
     fn queue(&mut self, path: &str, q: &QueueSpec, rate: Rate) {
@@ -106,6 +131,12 @@ impl Checker<'_> {
         }
         let rate = links.iter().map(|(_, l)| l.rate).find(|r| r.0 > 0).unwrap_or(Rate(1));
         self.queue("topology.default_queue", default_queue, rate);
+        if let QueueSpec::Mace { .. } = default_queue {
+            self.err(
+                "topology.default_queue.type",
+                "mace needs a link's mace table; allowed: fifo, red, prio (set mace on the link's queue)",
+            );
+        }
         self.out.len() == before
     }
 

@@ -1,0 +1,371 @@
+//! The per-link MACE driver (seed 000 §3, Fig. 3): what the simulator adds
+//! to a link direction whose queue is `{ type = "mace" }`.
+//!
+//! The core parts stay in `qoslab_core::mace`; this file wires them to a
+//! link direction:
+//!
+//! ```text
+//! packet enters the direction:  (class, event) = mace.classify_and_learn(now, key, flow, wire bytes)
+//!                               pkt.class = class.tag()  → MaceQueue (the direction's queue)
+//! device pull (wire free, a packet arrived, a transmission ended):
+//!     while the queue's head class c has device.admits(c): dequeue → device FIFO, device.on_pull(c)
+//!     wire free and device FIFO not empty → transmit its head
+//! end of transmission:          device.on_sent(class of the packet sent)
+//! at mace.next_deadline():      mace.on_tick(now) → events
+//! ```
+//!
+//! The device transmit queue ([`DeviceQueue`]) holds `device_queue`
+//! packets, the one on the wire included. With 1 (the default) the link
+//! asks the queue only when the wire is free, as every other link does;
+//! with more, it pulls ahead while the wire is busy, and under the
+//! `when_room` BE rule BE packets pile up ahead of later CL arrivals (the
+//! paper's failed first version, §3.1).
+//!
+//! Every [`MaceEvent`] becomes an events-table row ([`event_row`]):
+//!
+//! | event | `kind` | `rule` | `estimate` | `threshold` | `detail` |
+//! |---|---|---|---|---|---|
+//! | decision, admitted | `admit` | the admission rule | its left side (bit/s, or table size) | its right side | link, request rate, attempt |
+//! | decision, refused | `reject` | as above | as above | as above | as above |
+//! | admitted flow stale | `stale` | `stale_timeout` | silent time (s) | timeout (s) | link, admitted at, last seen |
+//! | candidate expired | `recognition` | `candidate_expired` | packets counted | refusals | link, key, last seen |
+//! | measurement sample | `sample` | `measured_load` | sample rate (bit/s) | allocation μ (bit/s) | link, bits |
+//!
+//! Parameters (scenario `mace` table of a link, see [`MaceSpec`]):
+//!
+//! | field | unit | allowed | default |
+//! |---|---|---|---|
+//! | `ports` | descriptors | ≥ 1, each port once per side, rate > 0, depth ≥ 1 B, threshold ≥ 1 | — |
+//! | `admission` | `mbac { v, sample, window, restart_window }` or `ssac` | v in (0, 1], sample > 0, window ≥ 1 | v 0.95, 5 s, 20, true |
+//! | `allocation` | bit/s | > 0 | — |
+//! | `stale_timeout` | time | > 0 | 30 s |
+//! | `device_queue` | packets | ≥ 1 | 1 |
+//! | `be_dispatch` | `when_room`, `when_idle` | | `when_room` |
+//! | `table_capacity` | flows | ≥ 1 | 1024 |
+//!
+//! Interpretations: the measurement of an SSAC link still samples (its
+//! rows show the CL load), though SSAC ignores the samples; the stale
+//! timeout applies to the classifier and to the recognition table alike;
+//! the classifier matches on addresses and ports (the paper's descriptor).
+
+use crate::metrics::EventRow;
+use crate::scenario::{MaceAdmissionSpec, MaceBeDispatch, MacePortSide, MaceSpec};
+use qoslab_core::admission::LoadSample;
+use qoslab_core::mace::{
+    BeDispatch, Class, ClassifierConfig, Descriptors, DeviceQueue, DeviceQueueConfig, EstimatorConfig, KeyFields, Mace,
+    MaceConfig, MaceEvent, Mbac, MbacConfig, MeasurementConfig, PortDescriptor, PortSide, RecognizerConfig, Ssac,
+    SsacConfig, WindowOnAdmit,
+};
+use qoslab_core::packet::{FlowId, FlowKey};
+use qoslab_core::units::{Rate, Time};
+use qoslab_core::Packet;
+use std::collections::VecDeque;
+
+/// A MACE setting the core refused: the field below the link's `mace`
+/// table (`admission.v`, `ports.0.rate`) and the message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MaceSpecError {
+    pub field_path: String,
+    pub message: String,
+}
+
+/// MACE with its admission controller.
+#[derive(Debug)]
+enum AnyMace {
+    Mbac(Mace<Mbac>),
+    Ssac(Mace<Ssac>),
+}
+
+/// MACE at one link direction: the core composition, the device transmit
+/// queue and the packets in it.
+#[derive(Debug)]
+pub struct MaceLink {
+    mace: AnyMace,
+    pub device: DeviceQueue,
+    /// Packets pulled into the device and not yet on the wire.
+    pub device_fifo: VecDeque<Packet>,
+    /// Class of the packet on the wire, if any.
+    pub on_wire: Option<Class>,
+    /// Packets that entered the direction, per class (`[CL, BE]`, as classified on entry).
+    pub arrived: [u64; 2],
+    /// Packets the MACE queue dropped or pushed out, per class (`[CL, BE]`).
+    pub dropped: [u64; 2],
+    allocation: Rate,
+}
+
+fn ix(c: Class) -> usize {
+    match c {
+        Class::Cl => 0,
+        Class::Be => 1,
+    }
+}
+
+fn err(field_path: impl Into<String>, message: impl Into<String>) -> MaceSpecError {
+    MaceSpecError { field_path: field_path.into(), message: message.into() }
+}
+
+impl MaceLink {
+    /// Builds the driver from a link's `mace` table, measurement starting at `start`.
+    pub fn from_spec(spec: &MaceSpec, start: Time) -> Result<MaceLink, MaceSpecError> {
+        if spec.ports.is_empty() {
+            return Err(err("ports", "is empty; allowed: at least one port descriptor"));
+        }
+        let ports = spec
+            .ports
+            .iter()
+            .map(|p| PortDescriptor {
+                port: p.port,
+                side: match p.side {
+                    MacePortSide::Dst => PortSide::Dst,
+                    MacePortSide::Src => PortSide::Src,
+                    MacePortSide::Any => PortSide::Any,
+                },
+                rate: p.rate,
+                depth: p.depth,
+                threshold: p.threshold,
+            })
+            .collect();
+        let descriptors = Descriptors::new(ports).map_err(|e| {
+            // "of entry i (port p): ..." names the entry; the path gets it too.
+            let entry = e.message.strip_prefix("of entry ").and_then(|m| m.split(' ').next()).unwrap_or("");
+            let path = if entry.chars().all(|c| c.is_ascii_digit()) && !entry.is_empty() {
+                format!("ports.{entry}.{}", e.field)
+            } else {
+                format!("ports.{}", e.field)
+            };
+            err(path, e.to_string())
+        })?;
+        if spec.stale_timeout.0 == 0 {
+            return Err(err("stale_timeout", "(0s) must be positive; allowed: a time such as \"30s\""));
+        }
+        if spec.table_capacity == 0 {
+            return Err(err("table_capacity", "(0) must be at least 1 flow"));
+        }
+        let capacity = spec.table_capacity as usize;
+        let (interval, estimator) = match &spec.admission {
+            MaceAdmissionSpec::Mbac { sample, window, restart_window, .. } => (
+                *sample,
+                EstimatorConfig {
+                    window: *window,
+                    on_admit: if *restart_window { WindowOnAdmit::Restart } else { WindowOnAdmit::Continue },
+                },
+            ),
+            MaceAdmissionSpec::Ssac => (MeasurementConfig::default().interval, EstimatorConfig::default()),
+        };
+        let config = MaceConfig {
+            classifier: ClassifierConfig { capacity, timeout: spec.stale_timeout, key: KeyFields::Ports4 },
+            recognizer: RecognizerConfig { capacity, timeout: spec.stale_timeout, key: KeyFields::Ports4 },
+            measurement: MeasurementConfig { interval },
+        };
+        let core = |e: qoslab_core::error::ConfigError, path: &str| err(path, e.to_string());
+        let mace = match &spec.admission {
+            MaceAdmissionSpec::Mbac { v, .. } => {
+                let a = Mbac::new(MbacConfig { mu: spec.allocation, v: *v, estimator }).map_err(|e| {
+                    let path = match e.field {
+                        "mu" => "allocation".to_string(),
+                        "v" => "admission.v".to_string(),
+                        "window" => "admission.window".to_string(),
+                        f => format!("admission.{f}"),
+                    };
+                    core(e, &path)
+                })?;
+                AnyMace::Mbac(Mace::new(config, descriptors, a, start).map_err(|e| {
+                    let path = if e.field == "interval" { "admission.sample".to_string() } else { e.field.to_string() };
+                    core(e, &path)
+                })?)
+            }
+            MaceAdmissionSpec::Ssac => {
+                let a = Ssac::new(SsacConfig { mu: spec.allocation }).map_err(|e| core(e, "allocation"))?;
+                AnyMace::Ssac(Mace::new(config, descriptors, a, start).map_err(|e| {
+                    let f = e.field;
+                    core(e, f)
+                })?)
+            }
+        };
+        let device = DeviceQueue::new(DeviceQueueConfig {
+            size: spec.device_queue,
+            be: match spec.be_dispatch {
+                MaceBeDispatch::WhenRoom => BeDispatch::WhenRoom,
+                MaceBeDispatch::WhenIdle => BeDispatch::WhenIdle,
+            },
+        })
+        .map_err(|e| core(e, "device_queue"))?;
+        Ok(MaceLink {
+            mace,
+            device,
+            device_fifo: VecDeque::new(),
+            on_wire: None,
+            arrived: [0; 2],
+            dropped: [0; 2],
+            allocation: spec.allocation,
+        })
+    }
+
+    /// Classifies (and learns from) a packet entering the direction.
+    #[inline]
+    pub fn classify(&mut self, now: Time, key: &FlowKey, flow: FlowId, size: u32) -> (Class, Option<MaceEvent>) {
+        let out = match &mut self.mace {
+            AnyMace::Mbac(m) => m.classify_and_learn(now, key, flow, size),
+            AnyMace::Ssac(m) => m.classify_and_learn(now, key, flow, size),
+        };
+        self.arrived[ix(out.0)] += 1;
+        out
+    }
+
+    /// The MACE queue dropped (or pushed out) `pkt`.
+    pub fn on_drop(&mut self, pkt: &Packet) {
+        self.dropped[ix(Class::of_tag(pkt.class))] += 1;
+    }
+
+    /// Loss ratio of a class at this direction (dropped / arrived), NaN without arrivals.
+    pub fn loss(&self, c: Class) -> f64 {
+        let a = self.arrived[ix(c)];
+        if a == 0 {
+            f64::NAN
+        } else {
+            self.dropped[ix(c)] as f64 / a as f64
+        }
+    }
+
+    /// When [`MaceLink::on_tick`] is next needed.
+    pub fn next_deadline(&self) -> Time {
+        match &self.mace {
+            AnyMace::Mbac(m) => m.next_deadline(),
+            AnyMace::Ssac(m) => m.next_deadline(),
+        }
+    }
+
+    /// The periodic work due at `now`.
+    pub fn on_tick(&mut self, now: Time) -> Vec<MaceEvent> {
+        match &mut self.mace {
+            AnyMace::Mbac(m) => m.on_tick(now),
+            AnyMace::Ssac(m) => m.on_tick(now),
+        }
+    }
+
+    /// Flows in the classifier (currently CL).
+    pub fn admitted_flows(&self) -> usize {
+        match &self.mace {
+            AnyMace::Mbac(m) => m.classifier().len(),
+            AnyMace::Ssac(m) => m.classifier().len(),
+        }
+    }
+
+    /// The CL allocation μ.
+    pub fn allocation(&self) -> Rate {
+        self.allocation
+    }
+}
+
+/// The events-table row of a MACE event at link direction `link`.
+pub fn event_row(link: &str, allocation: Rate, ev: &MaceEvent) -> EventRow {
+    let secs = |t: Time| t.0 as f64 / 1e9;
+    match ev {
+        MaceEvent::Decision { at, request, attempt, decision, .. } => {
+            let r = decision.reason();
+            EventRow {
+                t: *at,
+                kind: if decision.admitted() { "admit" } else { "reject" },
+                flow: Some(request.flow),
+                rule: r.rule.to_string(),
+                estimate: r.estimate,
+                threshold: r.threshold,
+                detail: format!("link={link} rate_bps={} attempt={attempt}", request.rate.0),
+            }
+        }
+        MaceEvent::Stale { at, flow } => EventRow {
+            t: *at,
+            kind: "stale",
+            flow: Some(flow.flow),
+            rule: "stale_timeout".into(),
+            estimate: secs(*at) - secs(flow.last_seen),
+            threshold: f64::NAN,
+            detail: format!(
+                "link={link} admitted_at_s={} last_seen_s={}",
+                secs(flow.admitted_at),
+                secs(flow.last_seen)
+            ),
+        },
+        MaceEvent::CandidateExpired { at, candidate } => EventRow {
+            t: *at,
+            kind: "recognition",
+            flow: None,
+            rule: "candidate_expired".into(),
+            estimate: candidate.count as f64,
+            threshold: candidate.refusals as f64,
+            detail: format!("link={link} key={:?} last_seen_s={}", candidate.key, secs(candidate.last_seen)),
+        },
+        MaceEvent::Sample(s) => sample_row(link, allocation, s),
+    }
+}
+
+fn sample_row(link: &str, allocation: Rate, s: &LoadSample) -> EventRow {
+    EventRow {
+        t: s.at,
+        kind: "sample",
+        flow: None,
+        rule: "measured_load".into(),
+        estimate: s.rate_bps(),
+        threshold: allocation.0 as f64,
+        detail: format!("link={link} bits={}", s.bits),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::MacePortSpec;
+    use qoslab_core::units::{Bytes, Dur};
+
+    fn spec(admission: MaceAdmissionSpec) -> MaceSpec {
+        MaceSpec {
+            ports: vec![MacePortSpec {
+                port: 5004,
+                side: MacePortSide::Dst,
+                rate: Rate(77_200),
+                depth: Bytes(386),
+                threshold: 100,
+            }],
+            admission,
+            allocation: Rate(3_900_000),
+            stale_timeout: Dur::from_secs(30),
+            device_queue: 1,
+            be_dispatch: MaceBeDispatch::WhenRoom,
+            table_capacity: 1024,
+        }
+    }
+    fn mbac(v: f64, window: u32) -> MaceAdmissionSpec {
+        MaceAdmissionSpec::Mbac { v, sample: Dur::from_secs(5), window, restart_window: true }
+    }
+
+    #[test]
+    fn mace_link_spec_errors_name_the_field_below_the_mace_table() {
+        let path = |s: &MaceSpec| MaceLink::from_spec(s, Time::ZERO).unwrap_err().field_path;
+        assert_eq!(path(&spec(mbac(1.5, 20))), "admission.v");
+        assert_eq!(path(&spec(mbac(0.95, 0))), "admission.window");
+        let mut s = spec(MaceAdmissionSpec::Ssac);
+        s.allocation = Rate(0);
+        assert_eq!(path(&s), "allocation");
+        let mut s = spec(MaceAdmissionSpec::Ssac);
+        s.ports[0].threshold = 0;
+        assert_eq!(path(&s), "ports.0.threshold");
+        let mut s = spec(MaceAdmissionSpec::Ssac);
+        s.device_queue = 0;
+        assert_eq!(path(&s), "device_queue");
+        let mut s = spec(MaceAdmissionSpec::Ssac);
+        s.ports.clear();
+        assert_eq!(path(&s), "ports");
+        let mut s = spec(MaceAdmissionSpec::Ssac);
+        s.stale_timeout = Dur(0);
+        assert_eq!(path(&s), "stale_timeout");
+    }
+
+    #[test]
+    fn mace_link_sample_rows_carry_the_rate_and_the_allocation() {
+        let mut m = MaceLink::from_spec(&spec(mbac(0.95, 20)), Time::ZERO).unwrap();
+        assert_eq!(m.next_deadline(), Time(Dur::from_secs(5).0));
+        let evs = m.on_tick(Time(Dur::from_secs(5).0));
+        let row = event_row("r1->sink0", m.allocation(), &evs[0]);
+        assert_eq!((row.kind, row.estimate, row.threshold), ("sample", 0.0, 3_900_000.0));
+    }
+}

@@ -11,8 +11,7 @@
 //! early); a test asserting that early drops dominate would fail on
 //! every correct RED here.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn reference() -> qoslab_sim::scenario::Scenario {
     scenario(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/red_dumbbell.toml")).unwrap())

@@ -9,10 +9,12 @@
 //!   GIL back at most ten times per wall-second to call the Python
 //!   callback and check for signals, so Ctrl-C stops a long run.
 //! - `red_replay::red_replay`: a scripted RED, for the reference tests.
+//! - `cac::cac`: the CAC calculator of seed 002 (ρ, N_max, Erlang-B).
 //! - `error`: the exception classes and the `SimError` mapping. A panic
 //!   while loading or running is caught (`no_panic`) and raised as
 //!   `qoslab.SimulationError`, never unwound into Python.
 
+mod cac;
 mod convert;
 mod error;
 mod red_replay;
@@ -132,6 +134,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(red_replay::red_replay, m)?)?;
+    m.add_function(wrap_pyfunction!(cac::cac, m)?)?;
     error::register(m)?;
     Ok(())
 }

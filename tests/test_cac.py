@@ -86,3 +86,31 @@ def test_cli_cac_bad_values_exit_2_without_traceback(bad):
     p = cli("cac", *[x for kv in args.items() for x in kv])
     assert p.returncode == 2, (p.stdout, p.stderr)
     assert "Traceback" not in p.stderr and p.stderr.strip()
+
+
+def test_fluid_run_scheme1_blocking_near_erlang_b_and_transfers_table():
+    from qoslab.cac import fluid_run
+
+    out = fluid_run(scheme=1, duration="2000s", warmup="100s", seed=3)
+    assert out["n_max"] == 74
+    erlang = cac("100Mbps", 10, 1e-3, "1Mbps", holding="10s", arrival_rate=5.98).blocking
+    assert abs(out["blocking"] - erlang) <= max(3 * out["blocking_ci95"], 0.005)
+    t = out["transfers"]
+    assert int(t["measured"].sum()) == out["requests"]
+    admitted = t[t["admitted"] & t["measured"]]
+    # Scheme 1 gives every admitted transfer exactly R_req: 10 Mbit at 1 Mb/s is 10 s.
+    assert (admitted["transfer_time_s"].dropna() == 10.0).all()
+    assert out["mean_transfer_time_s"] == pytest.approx(10.0)
+
+
+def test_fluid_run_scheme2_never_blocks_and_rejects_bad_keys():
+    from qoslab.cac import fluid_run
+
+    out = fluid_run(scheme=2, duration="500s", warmup="50s", record_transfers=False)
+    assert out["blocked"] == 0 and out["requests"] > 0
+    with pytest.raises(qoslab.ConfigError, match="scheme"):
+        fluid_run(scheme=4)
+    with pytest.raises(qoslab.ConfigError, match="warmup"):
+        fluid_run(duration="10s", warmup="20s")
+    with pytest.raises(qoslab.ConfigError, match="bogus"):
+        qoslab._core.fluid_run({"bogus": 1})

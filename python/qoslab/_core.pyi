@@ -88,3 +88,6 @@ def cac(
     blocking: float | None = None,
 ) -> CacAnswer:
     """ρ, N_max and the Erlang-B answers of seed 002 (``qoslab_core::cac::calc::calculate``)."""
+
+def fluid_run(config: dict[str, Any]) -> dict[str, Any]:
+    """Fluid (ideal-rate) mode of the TCP-CAC schemes: results and a ``transfers`` dict of columns."""

@@ -16,9 +16,11 @@ Rates take the scenario format's strings (``"100Mbps"``) or ints in bit/s;
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from . import _units
 from ._core import cac as _cac
+from ._core import fluid_run as _fluid_run
 
 
 @dataclass(frozen=True)
@@ -57,4 +59,46 @@ def cac(
     return CacResult(**d)
 
 
-__all__ = ["CacResult", "cac"]
+
+
+def fluid_run(
+    *,
+    scheme: int = 1,
+    k: float = 3.0,
+    share: str = "capacity",
+    capacity: _units.Quantity = "100Mbps",
+    rate: _units.Quantity = "1Mbps",
+    buffer: int | None = None,
+    iplr: float | None = None,
+    rho: float | None = None,
+    file_size_bits: int = 10_000_000,
+    arrival_rate: float = 5.98,
+    duration: _units.Quantity = "20000s",
+    warmup: _units.Quantity = "200s",
+    seed: int = 1,
+    batches: int = 20,
+    record_transfers: bool = True,
+) -> dict[str, Any]:
+    """Runs the ideal-rate (fluid) mode of the TCP-CAC schemes (seed 002, Table 4).
+
+    Defaults are the paper's Table 4 set-up (ρ from B = 10, IPLR = 1e-3 unless
+    ``rho`` is given). Returns the results dict of ``qoslab._core.fluid_run``
+    with ``transfers`` turned into a pandas DataFrame (one row per request).
+    See ``docs/mechanisms/fluid_mode.md``.
+    """
+    import pandas as pd
+
+    cfg: dict[str, Any] = {
+        "scheme": scheme, "k": float(k), "share": share,
+        "capacity": _units.rate(capacity, "capacity"), "rate": _units.rate(rate, "rate"),
+        "buffer": buffer, "iplr": iplr, "rho": rho, "file_size_bits": file_size_bits,
+        "arrival_rate": float(arrival_rate), "duration": _units.dur(duration, "duration"),
+        "warmup": _units.dur(warmup, "warmup"), "seed": seed, "batches": batches,
+        "record_transfers": record_transfers,
+    }
+    out = _fluid_run(cfg)
+    out["transfers"] = pd.DataFrame(out["transfers"])
+    return out
+
+
+__all__ = ["CacResult", "cac", "fluid_run"]

@@ -114,3 +114,20 @@ def test_fluid_run_scheme2_never_blocks_and_rejects_bad_keys():
         fluid_run(duration="10s", warmup="20s")
     with pytest.raises(qoslab.ConfigError, match="bogus"):
         qoslab._core.fluid_run({"bogus": 1})
+
+
+def test_reproduce_tcp_cac_quick_writes_results_and_judges_the_claims(tmp_path):
+    p = cli("reproduce", "tcp-cac", "--quick", "--out", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "tcp_cac"
+    assert {"report.md", "results.json", "schemes.png"} <= {x.name for x in out.iterdir()}
+    res = json.loads((out / "results.json").read_text())
+    text = json.dumps(res)
+    assert "rho-n-max" in text and "fluid-scheme2-ps" in text
+    assert "needs the TCP model (issue 3), not built yet" in text
+    claims = {c["id"]: c for c in res["claims"]}
+    assert claims["rho-n-max"]["holds"] is True
+    assert claims["fluid-scheme1-erlang-b"]["holds"] is True
+    assert claims["fluid-scheme2-ps"]["holds"] is True
+    for cid in ("shaped-c-over-n", "n-max-loss", "tcp-schemes"):
+        assert claims[cid]["holds"] is None

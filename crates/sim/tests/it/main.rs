@@ -9,4 +9,5 @@ mod fluid;
 mod links_routes;
 mod red_dumbbell;
 mod scenarios;
+mod series_counters;
 mod traffic;

@@ -3,8 +3,7 @@
 //! queue's first sample, never decreasing, and ending at the queues
 //! table's totals.
 
-mod common;
-use common::*;
+use crate::common::*;
 use qoslab_core::units::Dur;
 use std::collections::BTreeMap;
 

@@ -65,6 +65,8 @@ fn flows_table_has_the_documented_columns_in_order() {
             "proto",
             "start_s",
             "end_s",
+            "first_tx_s",
+            "last_rx_s",
             "admitted",
             "refused",
             "terminated",

@@ -39,7 +39,7 @@ test-rust: $(STAMP) ## Rust unit, property and cross-module tests (release)
 	cargo test --release --workspace --exclude qoslab-py -q
 
 test-python: $(EXT) ## Python tests (pytest)
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest tests
 
 reproduce: $(EXT) ## Full reproductions (all papers, all seeds): slow
 	$(PY) -m qoslab reproduce all --out results

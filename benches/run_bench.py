@@ -37,7 +37,8 @@ res = qoslab.run(sys.argv[1], seed=1, overrides=json.loads(sys.argv[2]))
 s = res.summary
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 b = s["bottleneck"]
-print(json.dumps({"arrivals": b["arrivals"], "drops": b["drops"], "events": s["events"],
+drops = b["drops"] if isinstance(b["drops"], int) else sum(b["drops"].values())
+print(json.dumps({"arrivals": b["arrivals"], "drops": drops, "events": s["events"],
                   "loop_wall_s": s["loop_wall_s"], "rss_above_interpreter_mb": (peak - base) / 1024}))
 """
 

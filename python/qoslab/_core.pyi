@@ -68,3 +68,26 @@ def red_replay(
     seed: int,
 ) -> list[RedStep]:
     """Drives a real RED through the counting queue with ``(t_ns, "arrive"|"arrive_ect"|"depart", size)`` ops."""
+
+class CacAnswer(TypedDict):
+    rho: float
+    rho_c_bps: float
+    n_max: int
+    offered_load_erl: float | None
+    blocking: float | None
+    target_offered_load_erl: float | None
+    target_arrival_rate_per_s: float | None
+
+def cac(
+    capacity: str,
+    buffer: int | str,
+    iplr: float,
+    rate: str,
+    holding: str | None = None,
+    arrival_rate: float | None = None,
+    blocking: float | None = None,
+) -> CacAnswer:
+    """ρ, N_max and the Erlang-B answers of seed 002 (``qoslab_core::cac::calc::calculate``)."""
+
+def fluid_run(config: dict[str, Any]) -> dict[str, Any]:
+    """Fluid (ideal-rate) mode of the TCP-CAC schemes: results and a ``transfers`` dict of columns."""

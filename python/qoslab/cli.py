@@ -1,4 +1,4 @@
-"""The command line: ``qoslab run | validate | schema | reproduce | version``.
+"""The command line: ``qoslab run | validate | schema | reproduce | cac | version``.
 
 Exit codes: 0 success; 2 bad input (invalid scenario, unreadable file, bad
 flags: nothing is written); 1 a failure of qoslab itself; 130 interrupted.
@@ -76,6 +76,19 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--quick", action="store_true", help="short runs, one seed by default")
     rp.add_argument("--seeds", type=_positive, metavar="N", help="replications with seeds 1..N (default: 3; quick: 1)")
     rp.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results/)")
+
+    c = sub.add_parser("cac", help="CAC calculator for shaped TCP: rho, N_max, Erlang-B",
+                       description="rho = 2B/(2B - ln IPLR) and N_max = floor(rho C / R_req) (seed 002); with "
+                                   "--arrival-rate and --holding the Erlang-B blocking of N_max servers; with "
+                                   "--blocking the arrival rate that gives it.")
+    c.add_argument("--capacity", required=True, metavar="RATE", help="link capacity C, e.g. 100Mbps")
+    c.add_argument("--buffer", required=True, metavar="PKTS", help="buffer B in packets, e.g. 10")
+    c.add_argument("--iplr", required=True, type=float, metavar="P", help="target packet loss ratio, e.g. 1e-3")
+    c.add_argument("--rate", required=True, metavar="RATE", help="requested rate R_req, e.g. 1Mbps")
+    c.add_argument("--holding", metavar="DUR", help="mean holding time, e.g. 10s (file / R_req)")
+    c.add_argument("--arrival-rate", type=float, metavar="PER_S", help="connection requests per second")
+    c.add_argument("--blocking", type=float, metavar="P", help="target blocking: solve for the arrival rate")
+    c.add_argument("--json", action="store_true", help="print the answers as JSON")
 
     sub.add_parser("version", help="print the qoslab version")
     return p
@@ -276,7 +289,30 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_cac(a: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+
+    from .cac import cac
+
+    buffer: int | str = int(a.buffer) if a.buffer.strip().isdigit() else a.buffer
+    r = cac(a.capacity, buffer, a.iplr, a.rate, holding=a.holding, arrival_rate=a.arrival_rate,
+            blocking=a.blocking)
+    if a.json:
+        print(json.dumps(dataclasses.asdict(r), indent=2))
+        return EXIT_OK
+    print(f"rho    = {r.rho:.4f}   (rho*C = {r.rho_c_bps / 1e6:.3f} Mb/s)")
+    print(f"N_max  = {r.n_max}")
+    if r.blocking is not None and r.offered_load_erl is not None:
+        print(f"offered load A = {r.offered_load_erl:.4g} erl   Erlang-B blocking B({r.n_max}, A) = {r.blocking:.4g}")
+    if r.target_arrival_rate_per_s is not None and r.target_offered_load_erl is not None:
+        print(f"arrival rate for blocking {a.blocking:g}: {r.target_arrival_rate_per_s:.4g} /s   "
+              f"(A = {r.target_offered_load_erl:.4g} erl)")
+    return EXIT_OK
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "cac": cmd_cac,
     "run": cmd_run,
     "validate": cmd_validate,
     "schema": cmd_schema,

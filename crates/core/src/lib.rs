@@ -12,6 +12,7 @@
 //! - [`classful`]: classifier + scheduler over child queues (strict priority).
 //! - [`fifo`], [`red`]: drop-tail FIFO; RED (algorithm in [`red::algo`]).
 //! - [`token_bucket`]: the one token bucket (shapers, meters, PCN, sources).
+//! - [`shaper`]: per-connection token-bucket shaper and the shaper bank (seed 002).
 //! - [`admission`]: the admission-control interface and `AdmitAll`.
 //! - [`mace`]: MACE (seed 000): classifier, recognition, shared-buffer
 //!   priority queue, device dispatch, measurement, estimator, MBAC/SSAC.
@@ -30,6 +31,7 @@ pub mod packet;
 pub mod qdisc;
 pub mod red;
 pub mod rng;
+pub mod shaper;
 pub mod stats;
 pub mod token_bucket;
 pub mod units;

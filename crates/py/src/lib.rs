@@ -9,12 +9,16 @@
 //!   GIL back at most ten times per wall-second to call the Python
 //!   callback and check for signals, so Ctrl-C stops a long run.
 //! - `red_replay::red_replay`: a scripted RED, for the reference tests.
+//! - `cac::cac`: the CAC calculator of seed 002 (ρ, N_max, Erlang-B).
+//! - `fluid::fluid_run`: the fluid (ideal-rate) mode of the TCP-CAC schemes.
 //! - `error`: the exception classes and the `SimError` mapping. A panic
 //!   while loading or running is caught (`no_panic`) and raised as
 //!   `qoslab.SimulationError`, never unwound into Python.
 
+mod cac;
 mod convert;
 mod error;
+mod fluid;
 mod red_replay;
 
 use pyo3::prelude::*;
@@ -132,6 +136,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(red_replay::red_replay, m)?)?;
+    m.add_function(wrap_pyfunction!(cac::cac, m)?)?;
+    m.add_function(wrap_pyfunction!(fluid::fluid_run, m)?)?;
     error::register(m)?;
     Ok(())
 }

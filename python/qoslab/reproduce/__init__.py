@@ -20,6 +20,7 @@ from .framework import Claim, Context, Figure, Outcome, Summary, execute
 #: NAME -> module implementing it.
 REGISTRY: dict[str, str] = {
     "examples": "qoslab.reproduce.examples",
+    "tcp-cac": "qoslab.reproduce.tcp_cac",
 }
 
 #: Reproductions planned by later issues (not yet available).

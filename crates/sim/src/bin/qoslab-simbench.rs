@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! qoslab-simbench FILE [--duration S] [--seed N] [--repeat K]
-//!                      [--sources N --source-rate RATE]
+//!                      [--sources N --source-rate RATE] [--set key.path=value ...]
 //! ```
 //!
 //! `--sources N --source-rate RATE` turn a dumbbell with one CBR group into
@@ -12,10 +12,14 @@
 //! jitter then becomes one packet period at RATE, so that the sources are
 //! spread over a period as in the reference (and the bare loop). With
 //! `--repeat K` the scenario runs K times and the median loop time counts.
-//! The file is read with the model's serde definitions (no validation
-//! beyond what the simulator itself checks).
+//! The file is loaded like `qoslab run` loads it
+//! ([`qoslab_sim::scenario::load::load_file`]: `--set` overrides, then
+//! validation; errors exit with code 2); `--duration`, `--sources` and
+//! `--source-rate` apply after that. `peak_rss_kb` is the process's
+//! high-water mark, which includes the result tables of the runs.
 
 use qoslab_core::units::{Dur, Rate};
+use qoslab_sim::scenario::load::load_file;
 use qoslab_sim::scenario::{Scenario, SizeSpec, Topology, TrafficModel};
 use qoslab_sim::RunOptions;
 use std::process::ExitCode;
@@ -27,7 +31,10 @@ fn status_kb(key: &str) -> Option<u64> {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: qoslab-simbench FILE [--duration S] [--seed N] [--repeat K] [--sources N --source-rate RATE]");
+    eprintln!(
+        "usage: qoslab-simbench FILE [--duration S] [--seed N] [--repeat K] [--sources N --source-rate RATE] \
+         [--set key.path=value ...]"
+    );
     ExitCode::from(2)
 }
 
@@ -39,6 +46,7 @@ fn main() -> ExitCode {
     let mut repeat = 1usize;
     let mut sources: Option<u32> = None;
     let mut source_rate: Option<Rate> = None;
+    let mut sets: Vec<String> = Vec::new();
     let mut it = args[1..].iter();
     while let Some(a) = it.next() {
         let v = it.next();
@@ -48,23 +56,20 @@ fn main() -> ExitCode {
             ("--repeat", Some(v)) => v.parse().map(|x: usize| repeat = x.max(1)).is_ok(),
             ("--sources", Some(v)) => v.parse().map(|x| sources = Some(x)).is_ok(),
             ("--source-rate", Some(v)) => Rate::parse(v).map(|x| source_rate = Some(x)).is_ok(),
+            ("--set", Some(v)) => {
+                sets.push(v.clone());
+                true
+            }
             _ => false,
         };
         if !ok {
             return usage();
         }
     }
-    let text = match std::fs::read_to_string(file) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("{file}: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let mut sc: Scenario = match toml::from_str(&text) {
+    let mut sc: Scenario = match load_file(std::path::Path::new(file), &sets) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("{file}: {e}");
+            eprintln!("{e}");
             return ExitCode::from(2);
         }
     };

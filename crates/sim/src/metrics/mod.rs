@@ -15,7 +15,10 @@
 //! **Per queue and link**, sampled every `metrics.series_interval` (and at
 //! the run's end): backlog in packets and bytes and every probe variable
 //! (`red_avg`) of each queue, classful children as their own entities
-//! (`r0->sink0/band1`); link utilization over the interval (busy time /
+//! (`r0->sink0/band1`), and the queue's cumulative counters since the
+//! run's start: `arrivals`, `departures`, and `drops_<reason>` /
+//! `marks_<reason>` for every reason whose count is non-zero at the run's
+//! end (zeros included from the queue's first sample on); link utilization over the interval (busy time /
 //! interval length, stamped with the interval's start). Sampled are the
 //! output queues of routers that have received at least one packet by the
 //! sampling instant (rows start at the first sample after that); host
@@ -30,6 +33,7 @@ use crate::engine::FlowId;
 use crate::net::Network;
 use crate::scenario::MetricsSpec;
 use qoslab_core::admission::Decision;
+use qoslab_core::qdisc::{DropReason, MarkReason};
 use qoslab_core::stats::{FixedHistogram, LogHistogram, Rfc3550Jitter, Welford};
 use qoslab_core::units::Time;
 use qoslab_core::{Packet, Queue};
@@ -210,6 +214,23 @@ impl FlowStats {
     }
 }
 
+/// Series metric names of the cumulative drop counters, in [`DropReason::ALL`]
+/// order (`drops_<reason>`, like the queues table's columns).
+pub const DROP_METRICS: [&str; DropReason::COUNT] = [
+    "drops_overlimit",
+    "drops_early_random",
+    "drops_forced",
+    "drops_class_threshold",
+    "drops_pushed_out",
+    "drops_shaper_buffer",
+    "drops_unclassified",
+    "drops_policed",
+    "drops_terminated",
+];
+/// Series metric names of the cumulative mark counters, in [`MarkReason::ALL`] order.
+pub const MARK_METRICS: [&str; MarkReason::COUNT] =
+    ["marks_ecn_early", "marks_ecn_forced", "marks_pcn_threshold", "marks_pcn_excess"];
+
 /// Kinds of series entities.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntityKind {
@@ -373,6 +394,22 @@ impl Metrics {
                 if q.children().is_empty() {
                     q.probe(&mut |name, v| values.push((e, name, v)));
                 }
+                // Cumulative counters. A reason's counter is stored only once
+                // non-zero; the series table fills the zeros before it for
+                // every reason non-zero at the end (see `tables`).
+                let st = q.stats();
+                values.push((e, "arrivals", st.arrivals as f64));
+                values.push((e, "departures", st.departures as f64));
+                for (k, &n) in st.drops.iter().enumerate() {
+                    if n > 0 {
+                        values.push((e, DROP_METRICS[k], n as f64));
+                    }
+                }
+                for (k, &n) in st.marks.iter().enumerate() {
+                    if n > 0 {
+                        values.push((e, MARK_METRICS[k], n as f64));
+                    }
+                }
             }
             for (e, name, v) in values {
                 self.push(now, EntityKind::Queue, e, name, v);
@@ -441,6 +478,16 @@ mod tests {
         // |D| = 1.5 ms -> J = 1.5 ms / 16.
         assert!((f.jitter.value() - 1_500_000.0 / 16.0).abs() < 1e-6);
         assert_eq!(f.trace.as_ref().unwrap(), &vec![(3_000_000, 3_000_000), (5_500_000, 4_500_000)]);
+    }
+
+    #[test]
+    fn counter_metric_names_match_the_reason_names() {
+        for (r, m) in DropReason::ALL.iter().zip(DROP_METRICS) {
+            assert_eq!(format!("drops_{}", r.as_str()), m);
+        }
+        for (r, m) in MarkReason::ALL.iter().zip(MARK_METRICS) {
+            assert_eq!(format!("marks_{}", r.as_str()), m);
+        }
     }
 
     #[test]

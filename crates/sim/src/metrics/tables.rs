@@ -19,7 +19,9 @@
 //!   the population variance; `jitter_rfc3550_s` is the RFC 3550 estimate
 //!   after the last packet.
 
-use crate::metrics::{EntityKind, BIN_DELIVERED, BIN_DELIVERED_BYTES, BIN_DROPPED, BIN_SENT};
+use crate::metrics::{
+    EntityKind, BIN_DELIVERED, BIN_DELIVERED_BYTES, BIN_DROPPED, BIN_SENT, DROP_METRICS, MARK_METRICS,
+};
 use crate::output::{Column, RunOutput, Table};
 use crate::run::Sim;
 use crate::scenario::Scenario;
@@ -73,6 +75,9 @@ fn flows_table(sim: &Sim) -> Table {
     t.push("proto", st(&|_| "udp".to_string()));
     t.push("start_s", fl(&|i| span(sim, i).0));
     t.push("end_s", fl(&|i| span(sim, i).1));
+    let opt_s = |t: Option<qoslab_core::units::Time>| t.map_or(f64::NAN, |t| s(t.0));
+    t.push("first_tx_s", fl(&|i| opt_s(m[i].first_sent())));
+    t.push("last_rx_s", fl(&|i| opt_s(m[i].last_arrival())));
     let state = |i: usize| sim.flows[i].state;
     t.push(
         "admitted",
@@ -214,15 +219,54 @@ impl SeriesCols {
     }
 }
 
+/// The drop / mark counter metrics of each sampled queue entity that are
+/// non-zero at the run's end, in reason order.
+fn final_reasons(sim: &Sim) -> Vec<Vec<&'static str>> {
+    let stats: BTreeMap<String, &qoslab_core::qdisc::QueueStats> =
+        queue_rows(sim).into_iter().map(|r| (r.name, r.q.stats())).collect();
+    sim.metrics
+        .entities
+        .iter()
+        .map(|name| match stats.get(name) {
+            Some(st) => {
+                let drops = st.drops.iter().zip(DROP_METRICS).filter(|(n, _)| **n > 0).map(|(_, m)| m);
+                let marks = st.marks.iter().zip(MARK_METRICS).filter(|(n, _)| **n > 0).map(|(_, m)| m);
+                drops.chain(marks).collect()
+            }
+            None => Vec::new(),
+        })
+        .collect()
+}
+
 fn series_table(sim: &Sim) -> Table {
     let m = &sim.metrics;
     let mut c = SeriesCols::default();
-    for smp in &m.samples {
+    let reasons = final_reasons(sim);
+    let is_reason: Vec<bool> =
+        m.metric_names.iter().map(|n| DROP_METRICS.contains(n) || MARK_METRICS.contains(n)).collect();
+    for (k, smp) in m.samples.iter().enumerate() {
         let kind = match smp.kind {
             EntityKind::Queue => "queue",
             EntityKind::Link => "link",
         };
-        c.push(s(smp.t), kind, &m.entities[smp.entity as usize], m.metric_names[smp.metric as usize], smp.value);
+        let metric = m.metric_names[smp.metric as usize];
+        let entity = &m.entities[smp.entity as usize];
+        if smp.kind == EntityKind::Queue && is_reason[smp.metric as usize] {
+            continue; // emitted after `departures`, below
+        }
+        c.push(s(smp.t), kind, entity, metric, smp.value);
+        if smp.kind == EntityKind::Queue && metric == "departures" {
+            // The reason counters stored at this instant follow `departures`;
+            // a reason not stored yet was still zero.
+            let same = |o: &crate::metrics::Sample| {
+                o.t == smp.t && o.kind == smp.kind && o.entity == smp.entity && is_reason[o.metric as usize]
+            };
+            let stored: Vec<_> = m.samples[k + 1..].iter().take_while(|o| same(o)).collect();
+            for name in &reasons[smp.entity as usize] {
+                let v = stored.iter().find(|o| m.metric_names[o.metric as usize] == *name).map_or(0.0, |o| o.value);
+                c.push(s(smp.t), kind, entity, name, v);
+            }
+        }
     }
     let bin_s = m.bin_ns as f64 / NS;
     let names = [

@@ -1,8 +1,7 @@
 //! Same scenario and seed: identical results (the loop's wall time aside);
 //! different seeds: different results whenever anything is random.
 
-mod common;
-use common::*;
+use crate::common::*;
 use qoslab_sim::output::RunOutput;
 
 const MIXED: &str = r#"name = "mixed"

@@ -1,8 +1,7 @@
 //! Traffic models and flow arrivals over long runs (fixed seeds,
 //! statistical tolerances stated per test).
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// A fat network: one source host, a router, a sink; 1 Gb/s, 1 ms.
 fn fat(traffic: &str, duration: &str) -> qoslab_sim::scenario::Scenario {

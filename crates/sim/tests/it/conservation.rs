@@ -3,8 +3,7 @@
 //! conserved per flow, per queue and in the whole network, no queue goes
 //! over its limit, and a classful queue's children add up to it.
 
-mod common;
-use common::*;
+use crate::common::*;
 use rand::{Rng, SeedableRng};
 
 fn queue_toml(rng: &mut impl Rng) -> String {

@@ -11,8 +11,7 @@
 //! early); a test asserting that early drops dominate would fail on
 //! every correct RED here.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn reference() -> qoslab_sim::scenario::Scenario {
     scenario(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/red_dumbbell.toml")).unwrap())
@@ -66,6 +65,8 @@ fn flows_table_has_the_documented_columns_in_order() {
             "proto",
             "start_s",
             "end_s",
+            "first_tx_s",
+            "last_rx_s",
             "admitted",
             "refused",
             "terminated",

@@ -1,7 +1,6 @@
 //! Link timing and routing, end to end through the simulator.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// One packet of 1000 B over h0 -(8 Mb/s, 1 ms)- r0 -(4 Mb/s, 3 ms)- h1:
 /// 1 ms + 1 ms + 2 ms + 3 ms = 7 ms exactly.

@@ -1,0 +1,8 @@
+//! The core's cross-module and property tests, as one test binary: each
+//! file under `tests/` would otherwise be linked and optimized on its own,
+//! which dominates a cold `make test`.
+
+mod cac_properties;
+mod cbt_properties;
+mod mace_properties;
+mod properties;

@@ -1,0 +1,13 @@
+//! The simulator's cross-module tests, as one test binary: each file under
+//! `tests/` would otherwise be linked and optimized on its own, which
+//! dominates a cold `make test`.
+
+mod common;
+mod conservation;
+mod determinism;
+mod fluid;
+mod links_routes;
+mod red_dumbbell;
+mod scenarios;
+mod series_counters;
+mod traffic;

@@ -1,0 +1,104 @@
+"""The CAC calculator for shaped TCP (seed 002, §3-§4): ``qoslab.cac.cac(...)``.
+
+From a link of ``capacity`` with a ``buffer`` of B packets, a target loss
+``iplr`` and a requested rate ``rate`` it gives the utilisation bound
+ρ = 2B / (2B - ln IPLR) and N_max = floor(ρC / R_req). With ``holding`` (the
+mean holding time, e.g. file / R_req) and ``arrival_rate`` (1/s) it adds
+the Erlang-B blocking of N_max servers at offered load A = λh; with
+``blocking`` it solves for the arrival rate that gives it. See
+``docs/cac_calculator.md``.
+
+Rates take the scenario format's strings (``"100Mbps"``) or ints in bit/s;
+``holding`` a string (``"10s"``) or a number of seconds. Bad values raise
+``qoslab.ConfigError`` naming the argument.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import _units
+from ._core import cac as _cac
+from ._core import fluid_run as _fluid_run
+
+
+@dataclass(frozen=True)
+class CacResult:
+    """ρ, ρC (bit/s), N_max, and the optional Erlang-B answers (``None`` when not asked)."""
+
+    rho: float
+    rho_c_bps: float
+    n_max: int
+    offered_load_erl: float | None = None
+    blocking: float | None = None
+    target_offered_load_erl: float | None = None
+    target_arrival_rate_per_s: float | None = None
+
+
+def cac(
+    capacity: _units.Quantity,
+    buffer: int | str,
+    iplr: float,
+    rate: _units.Quantity,
+    *,
+    holding: _units.Quantity | None = None,
+    arrival_rate: float | None = None,
+    blocking: float | None = None,
+) -> CacResult:
+    """Computes ρ and N_max, and the blocking or arrival rate when their inputs are given."""
+    d = _cac(
+        _units.rate(capacity, "capacity"),
+        buffer,
+        float(iplr),
+        _units.rate(rate, "rate"),
+        holding=None if holding is None else _units.dur(holding, "holding"),
+        arrival_rate=None if arrival_rate is None else float(arrival_rate),
+        blocking=None if blocking is None else float(blocking),
+    )
+    return CacResult(**d)
+
+
+
+
+def fluid_run(
+    *,
+    scheme: int = 1,
+    k: float = 3.0,
+    share: str = "capacity",
+    capacity: _units.Quantity = "100Mbps",
+    rate: _units.Quantity = "1Mbps",
+    buffer: int | None = None,
+    iplr: float | None = None,
+    rho: float | None = None,
+    file_size_bits: int = 10_000_000,
+    arrival_rate: float = 5.98,
+    duration: _units.Quantity = "20000s",
+    warmup: _units.Quantity = "200s",
+    seed: int = 1,
+    batches: int = 20,
+    record_transfers: bool = True,
+) -> dict[str, Any]:
+    """Runs the ideal-rate (fluid) mode of the TCP-CAC schemes (seed 002, Table 4).
+
+    Defaults are the paper's Table 4 set-up (ρ from B = 10, IPLR = 1e-3 unless
+    ``rho`` is given). Returns the results dict of ``qoslab._core.fluid_run``
+    with ``transfers`` turned into a pandas DataFrame (one row per request).
+    See ``docs/mechanisms/fluid_mode.md``.
+    """
+    import pandas as pd
+
+    cfg: dict[str, Any] = {
+        "scheme": scheme, "k": float(k), "share": share,
+        "capacity": _units.rate(capacity, "capacity"), "rate": _units.rate(rate, "rate"),
+        "buffer": buffer, "iplr": iplr, "rho": rho, "file_size_bits": file_size_bits,
+        "arrival_rate": float(arrival_rate), "duration": _units.dur(duration, "duration"),
+        "warmup": _units.dur(warmup, "warmup"), "seed": seed, "batches": batches,
+        "record_transfers": record_transfers,
+    }
+    out = _fluid_run(cfg)
+    out["transfers"] = pd.DataFrame(out["transfers"])
+    return out
+
+
+__all__ = ["CacResult", "cac", "fluid_run"]

@@ -7,6 +7,7 @@ mod conservation;
 mod determinism;
 mod fluid;
 mod links_routes;
+mod mace;
 mod red_dumbbell;
 mod scenarios;
 mod series_counters;

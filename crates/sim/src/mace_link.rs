@@ -29,7 +29,7 @@
 //! | decision, refused | `reject` | as above | as above | as above | as above |
 //! | admitted flow stale | `stale` | `stale_timeout` | silent time (s) | timeout (s) | link, admitted at, last seen |
 //! | candidate expired | `recognition` | `candidate_expired` | packets counted | refusals | link, key, last seen |
-//! | measurement sample | `sample` | `measured_load` | sample rate (bit/s) | allocation μ (bit/s) | link, bits |
+//! | measurement sample | `sample` | `measured_load` | sample rate (bit/s) | allocation μ (bit/s) | link, bits, cumulative `cl_arrived cl_dropped be_arrived be_dropped` packets |
 //!
 //! Parameters (scenario `mace` table of a link, see [`MaceSpec`]):
 //!
@@ -257,8 +257,8 @@ impl MaceLink {
     }
 }
 
-/// The events-table row of a MACE event at link direction `link`.
-pub fn event_row(link: &str, allocation: Rate, ev: &MaceEvent) -> EventRow {
+/// The events-table row of a MACE event at link direction `link` of MACE `m`.
+pub fn event_row(link: &str, m: &MaceLink, ev: &MaceEvent) -> EventRow {
     let secs = |t: Time| t.0 as f64 / 1e9;
     match ev {
         MaceEvent::Decision { at, request, attempt, decision, .. } => {
@@ -295,19 +295,26 @@ pub fn event_row(link: &str, allocation: Rate, ev: &MaceEvent) -> EventRow {
             threshold: candidate.refusals as f64,
             detail: format!("link={link} key={:?} last_seen_s={}", candidate.key, secs(candidate.last_seen)),
         },
-        MaceEvent::Sample(s) => sample_row(link, allocation, s),
+        MaceEvent::Sample(s) => sample_row(link, m, s),
     }
 }
 
-fn sample_row(link: &str, allocation: Rate, s: &LoadSample) -> EventRow {
+/// A sample row; its detail also carries the link's cumulative per-class
+/// packet counters (`cl_arrived cl_dropped be_arrived be_dropped`, pushed-out
+/// BE packets among the BE drops), so class loss rates after a warm-up come
+/// from two sample rows.
+fn sample_row(link: &str, m: &MaceLink, s: &LoadSample) -> EventRow {
     EventRow {
         t: s.at,
         kind: "sample",
         flow: None,
         rule: "measured_load".into(),
         estimate: s.rate_bps(),
-        threshold: allocation.0 as f64,
-        detail: format!("link={link} bits={}", s.bits),
+        threshold: m.allocation.0 as f64,
+        detail: format!(
+            "link={link} bits={} cl_arrived={} cl_dropped={} be_arrived={} be_dropped={}",
+            s.bits, m.arrived[0], m.dropped[0], m.arrived[1], m.dropped[1]
+        ),
     }
 }
 
@@ -365,7 +372,8 @@ mod tests {
         let mut m = MaceLink::from_spec(&spec(mbac(0.95, 20)), Time::ZERO).unwrap();
         assert_eq!(m.next_deadline(), Time(Dur::from_secs(5).0));
         let evs = m.on_tick(Time(Dur::from_secs(5).0));
-        let row = event_row("r1->sink0", m.allocation(), &evs[0]);
+        let row = event_row("r1->sink0", &m, &evs[0]);
         assert_eq!((row.kind, row.estimate, row.threshold), ("sample", 0.0, 3_900_000.0));
+        assert_eq!(row.detail, "link=r1->sink0 bits=0 cl_arrived=0 cl_dropped=0 be_arrived=0 be_dropped=0");
     }
 }

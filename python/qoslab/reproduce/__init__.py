@@ -21,6 +21,7 @@ from .framework import Claim, Context, Figure, Outcome, Summary, execute
 REGISTRY: dict[str, str] = {
     "examples": "qoslab.reproduce.examples",
     "tcp-cac": "qoslab.reproduce.tcp_cac",
+    "mace": "qoslab.reproduce.mace",
 }
 
 #: Reproductions planned by later issues (not yet available).

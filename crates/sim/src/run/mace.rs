@@ -25,7 +25,7 @@ impl Sim {
         let (class, ev) = m.classify(now, &key, pkt.flow, pkt.size);
         pkt.class = class.tag();
         if let Some(ev) = ev {
-            self.metrics.events.push(event_row(&dir.name, m.allocation(), &ev));
+            self.metrics.events.push(event_row(&dir.name, m, &ev));
         }
     }
 
@@ -38,7 +38,7 @@ impl Sim {
             return;
         }
         for ev in m.on_tick(now) {
-            self.metrics.events.push(event_row(&dir.name, m.allocation(), &ev));
+            self.metrics.events.push(event_row(&dir.name, m, &ev));
         }
     }
 

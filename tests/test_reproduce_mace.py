@@ -1,0 +1,98 @@
+"""The ``mace`` reproduction: its helpers, record-and-replay, and the quick run."""
+
+from __future__ import annotations
+
+import json
+import math
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+from conftest import SCENARIOS, cli
+
+import qoslab
+from qoslab.reproduce import mace
+
+CLAIMS = ["cl-loss-far-below-be", "cl-interarrivals-tight", "ssac-admits-floor", "mbac-beats-ssac",
+          "mbac-load-within-allocation", "mbac-cl-service-comparable"]
+
+
+def test_background_sources_for_an_offered_load_count_wire_bits():
+    # 854 B on the wire every 20 ms = 341.6 kb/s per source.
+    assert mace.BG_SOURCE_BPS == pytest.approx(341_600)
+    assert [mace.bg_sources(p) for p in (60, 100, 130, 160)] == [18, 29, 38, 47]
+
+
+def test_share_within_counts_only_bins_inside_the_band():
+    hist = {0.029: 1.0, 0.030: 2.0, 0.049: 3.0, 0.050: 4.0}
+    # 40 ms ± 25% = [30, 50] ms: the bins starting at 30 and 49 ms lie inside.
+    assert mace.share_within(hist, 0.040) == pytest.approx(5 / 10)
+    assert math.isnan(mace.share_within({}, 0.040))
+
+
+def _events(rows):
+    return SimpleNamespace(events=pd.DataFrame(rows, columns=["t_s", "kind", "detail", "estimate"]))
+
+
+def test_admitted_flows_follow_admissions_and_stale_departures_only():
+    res = _events([
+        (1.0, "admit", "link=r1->dst rate_bps=77200 attempt=1", 0.0),
+        (1.0, "admit", "admit_all rate=1bps", 0.0),  # the simulator's own flow admission: not MACE
+        (2.0, "admit", "link=r1->dst rate_bps=77200 attempt=1", 0.0),
+        (6.0, "stale", "link=r1->dst admitted_at_s=1 last_seen_s=1", 5.0),
+    ])
+    assert mace.admitted_path(res) == [(1.0, 1), (2.0, 2), (6.0, 1)]
+    mean, peak = mace.admitted_stats(res, 0.0, 10.0)
+    # 1 flow over [1, 2), 2 over [2, 6), 1 over [6, 10]: (1 + 8 + 4) / 10.
+    assert (mean, peak) == (pytest.approx(1.3), 2)
+
+
+def test_class_loss_is_taken_between_sample_rows():
+    d = "link=r1->dst bits=0 cl_arrived={} cl_dropped={} be_arrived={} be_dropped={}"
+    res = _events([
+        (5.0, "sample", d.format(100, 1, 1000, 100), 1e6),
+        (10.0, "sample", d.format(300, 1, 3000, 900), 1e6),
+    ])
+    assert mace.class_loss(res) == (pytest.approx(1 / 300), pytest.approx(900 / 3000))
+    assert mace.class_loss(res, after_s=5.0) == (pytest.approx(0.0), pytest.approx(800 / 2000))
+
+
+def test_recorded_arrivals_replay_the_same_flows(tmp_path):
+    sc = qoslab.load(SCENARIOS / "mace" / "s2_poo1_record.toml", overrides=["duration=30s"])
+    rec = qoslab.run(sc, seed=3)
+    csv = mace.record_arrivals(rec, "cl", tmp_path / "flows.csv", group_start_s=2.0)
+    assert csv.read_text().splitlines()[1] == "start_s,lifetime_s"
+    replay = qoslab.load(SCENARIOS / "mace" / "s2_poo1_nomace.toml",
+                         overrides=["duration=30s", f"traffic.0.arrivals.file={json.dumps(str(csv))}"])
+    out = qoslab.run(replay, seed=9)
+    a = rec.flows[rec.flows["group"] == "cl"][["start_s", "end_s"]].sort_values("start_s").to_numpy()
+    b = out.flows[out.flows["group"] == "cl"][["start_s", "end_s"]].sort_values("start_s").to_numpy()
+    assert len(a) == 20 and a.shape == b.shape
+    assert abs(a - b).max() < 1e-6
+
+
+def test_reproduce_mace_quick_writes_results_and_judges_the_mechanism_claims(tmp_path):
+    p = cli("reproduce", "mace", "--quick", "--out", str(tmp_path), timeout=300)
+    assert p.returncode in (0, 1), p.stderr
+    assert "Traceback" not in p.stderr
+    out = tmp_path / "mace"
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["name"] == "mace" and doc["quick"] is True and doc["seed_file"] == mace.SEED_FILE
+    claims = {c["id"]: c for c in doc["claims"]}
+    assert list(claims) == CLAIMS
+    # Mechanism-level claims a short run shows.
+    assert claims["cl-loss-far-below-be"]["holds"] is True
+    assert claims["ssac-admits-floor"]["holds"] is True
+    for c in claims.values():
+        assert c["holds"] in (True, False, None)
+        if c["holds"] is not True:
+            assert c["explanation"]
+    t2 = doc["data"]["table2"]
+    assert set(t2) == set(mace.S3_MODELS_QUICK)
+    for m in t2.values():
+        assert m["ssac"]["samples_after_warmup"] >= 3 * mace.ESTIMATOR_WINDOW_S / 5
+    report = (out / "report.md").read_text()
+    for png in ("fig6_loss_vs_load.png", "fig9_interarrival.png", "cdf_poo1_replay.png", "table2_utilization.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"]({png})" in report
+    assert (out / "s2_poo1_flows.csv").read_text().count("\n") >= 21

@@ -292,13 +292,11 @@ def _scenario2(ctx: Context) -> dict[str, Any]:
     return out
 
 
-def _table2_run(ctx: Context, model: str, admission: str, overrides: list[str] | None = None) -> dict[str, Any]:
+def _table2_run(ctx: Context, model: str, admission: str, variant: str) -> dict[str, Any]:
+    """One scenario-3/4 run of ``model`` under ``admission``, saved as ``s3_<model>_<variant>``."""
     file = "s4_mixed.toml" if model == "mixed" else f"s3_{model}.toml"
-    sc = _load(ctx, file, [f"duration={S3_DURATION[ctx.quick]}", f"{MACE_KEY}.admission={admission}"]
-               + [o for o in (overrides or [])])
-    label = "ssac" if "ssac" in admission else "mbac"
-    res = ctx.run(f"s3_{model}_{label}" + ("" if not overrides else "_" + "_".join(
-        o.split("=")[-1] for o in overrides)), sc, ctx.seeds[0])
+    sc = _load(ctx, file, [f"duration={S3_DURATION[ctx.quick]}", f"{MACE_KEY}.admission={admission}"])
+    res = ctx.run(f"s3_{model}_{variant}", sc, ctx.seeds[0])
     warm = WARMUP_S[ctx.quick]
     end = float(res.summary.get("sim_time_s") or S3_DURATION[ctx.quick].removesuffix("s"))
     mean_n, peak_n = admitted_stats(res, warm, end)
@@ -325,15 +323,20 @@ def _table2(ctx: Context) -> dict[str, Any]:
     models = S3_MODELS_QUICK if ctx.quick else S3_MODELS_FULL
     out: dict[str, Any] = {}
     for model in models:
-        out[model] = {"ssac": _table2_run(ctx, model, '{ type = "ssac" }'),
-                      "mbac": _table2_run(ctx, model, MBAC % 0.95)}
+        out[model] = {"ssac": _table2_run(ctx, model, '{ type = "ssac" }', "ssac"),
+                      "mbac": _table2_run(ctx, model, MBAC % 0.95, "mbac")}
     return out
 
 
 def _sweep(ctx: Context) -> dict[str, Any]:
     if ctx.quick:
         return {}
-    return {f"{v:g}": _table2_run(ctx, "exp1", MBAC % v) for v in V_SWEEP}
+    out = {f"{v:g}": _table2_run(ctx, "exp1", MBAC % v, f"mbac_v{v:g}") for v in V_SWEEP}
+    # The estimator's window on admission (not in the paper): restart (default) against continue.
+    out["0.95 continue"] = _table2_run(ctx, "exp1", (MBAC % 0.95).replace("restart_window = true",
+                                                                          "restart_window = false"),
+                                       "mbac_v0.95_continue")
+    return out
 
 
 # ---------------------------------------------------------------- claims
@@ -568,9 +571,14 @@ def _figures(ctx: Context, s1: dict[str, Any], s2: dict[str, Any], t2: dict[str,
     if sweep:
         fig = figures.new_figure(7.0, 4.0)
         ax = fig.subplots()
-        vs = [float(v) for v in sweep]
-        ax.plot(vs, [sweep[v]["utilization"] * 100 for v in sweep], "o-", label="utilization (%)")
-        ax.plot(vs, [sweep[v]["admitted_mean"] for v in sweep], "s-", label="admitted flows")
+        keys = [v for v in sweep if " " not in v]
+        vs = [float(v) for v in keys]
+        ax.plot(vs, [sweep[v]["utilization"] * 100 for v in keys], "o-", label="utilization (%)")
+        ax.plot(vs, [sweep[v]["admitted_mean"] for v in keys], "s-", label="admitted flows")
+        c = sweep.get("0.95 continue")
+        if c:
+            ax.plot([0.95], [c["utilization"] * 100], "x", color="C0", label="utilization, window continues")
+            ax.plot([0.95], [c["admitted_mean"]], "x", color="C1", label="flows, window continues")
         ax.set_xlabel("target utilization v")
         ax.set_title("EXP1 under MBAC: sweep of v")
         ax.legend(fontsize=8)
@@ -590,6 +598,15 @@ def _table2_md(t2: dict[str, Any]) -> str:
         lines.append(f"| {m.upper()} | {r['ssac']['utilization'] * 100:.1f} | {r['ssac']['admitted_mean']:.1f} | "
                      f"{r['mbac']['utilization'] * 100:.1f} | {r['mbac']['admitted_mean']:.1f} | "
                      + (f"{p[0]} / {p[1]} | {p[2]} / {p[3]} |" if p else "- | - |"))
+    return "\n".join(lines)
+
+
+def _sweep_md(sweep: dict[str, Any]) -> str:
+    lines = ["| v | window on admission | %util | flows | p95 sample / μ | CL loss |", "|---|---|---|---|---|---|"]
+    for k, r in sweep.items():
+        v, _, mode = k.partition(" ")
+        lines.append(f"| {v} | {mode or 'restart'} | {r['utilization'] * 100:.1f} | {r['admitted_mean']:.1f} | "
+                     f"{r['sample_p95_bps'] / r['allocation_bps']:.3f} | {_pct(r['loss_cl_class'])} |")
     return "\n".join(lines)
 
 
@@ -636,5 +653,7 @@ def reproduce(ctx: Context) -> Outcome:
         "- **Seeds**: scenario 1 uses every seed; the long runs use the first seed only.",
     ])
     return Outcome(claims=claims, data=data,
-                   sections=[("Setup", setup), ("Table 2", _table2_md(t2)), ("Interpretations", interp)],
+                   sections=[("Setup", setup), ("Table 2", _table2_md(t2))]
+                   + ([("Sweep of v and window restart (EXP1, MBAC)", _sweep_md(sweep))] if sweep else [])
+                   + [("Interpretations", interp)],
                    figures=figs)

@@ -71,6 +71,19 @@ def test_recorded_arrivals_replay_the_same_flows(tmp_path):
     assert abs(a - b).max() < 1e-6
 
 
+def test_qoslab_run_records_a_group_as_a_replay_file(tmp_path):
+    scen = str(SCENARIOS / "mace" / "s2_poo1_record.toml")
+    p = cli("run", scen, "--set", "duration=10s", "--record-arrivals", "cl", "--out", str(tmp_path / "r"), "-q")
+    assert p.returncode == 0, p.stderr
+    rows = (tmp_path / "r" / "arrivals_cl.csv").read_text().splitlines()
+    assert rows[1] == "start_s,lifetime_s" and len(rows) >= 3
+    # Starts are offsets from the group's start (2 s): the first flow starts there.
+    assert float(rows[2].split(",")[0]) == pytest.approx(0.0)
+    p = cli("run", scen, "--set", "duration=3s", "--record-arrivals", "nope", "--out", str(tmp_path / "x"), "-q")
+    assert p.returncode == 2 and "no traffic group 'nope'; groups: cl, be, bg" in p.stderr
+    assert not (tmp_path / "x").exists()  # refused before the run
+
+
 def test_reproduce_mace_quick_writes_results_and_judges_the_mechanism_claims(tmp_path):
     p = cli("reproduce", "mace", "--quick", "--out", str(tmp_path), timeout=300)
     assert p.returncode in (0, 1), p.stderr

@@ -59,6 +59,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--set", dest="overrides", action="append", default=[], type=_override,
                    metavar="KEY.PATH=VALUE", help="override a scenario field (repeatable)")
     r.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    r.add_argument("--record-arrivals", dest="record", action="append", default=[], metavar="GROUP",
+                   help="also write GROUP's flow starts and lifetimes as a replay CSV, OUT/arrivals_GROUP.csv "
+                        "(repeatable)")
 
     v = sub.add_parser("validate", help="check a scenario without running it",
                        description="Validate a scenario; print every problem found.")
@@ -192,6 +195,10 @@ def cmd_run(a: argparse.Namespace) -> int:
     import qoslab
 
     sc = qoslab.load(a.file, overrides=a.overrides)
+    if a.record:
+        from .reproduce.mace import check_groups
+
+        check_groups(sc.echo, a.record)
     out = Path(a.out) if a.out else Path("results") / _folder_name(sc.name)
     bar = _Progress(enabled=not a.quiet and sys.stderr.isatty(), label=sc.name)
     try:
@@ -199,6 +206,11 @@ def cmd_run(a: argparse.Namespace) -> int:
     finally:
         bar.close()
     res.save(out)
+    if a.record:
+        from .reproduce.mace import record_group
+
+        for g in a.record:
+            record_group(res, sc.echo, g, out)
     if not a.quiet:
         from rich.console import Console
 

@@ -241,6 +241,40 @@ def record_arrivals(res: Result, group: str, path: Path, group_start_s: float = 
     return path
 
 
+_UNIT_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+
+
+def _seconds(text: str) -> float:
+    """Seconds of a scenario time such as ``"2s"`` or ``"150ms"``."""
+    t = str(text).strip()
+    for unit in sorted(_UNIT_S, key=len, reverse=True):
+        if t.endswith(unit):
+            try:
+                return float(t[: -len(unit)]) * _UNIT_S[unit]
+            except ValueError:
+                break
+    raise ReproductionError(f"cannot read the time {text!r}; expected a number and a unit such as \"2s\"")
+
+
+def check_groups(echo: dict[str, Any], wanted: list[str]) -> None:
+    """Refuses a ``--record-arrivals`` group the scenario does not have (before the run)."""
+    groups = [t.get("name") for t in echo.get("traffic", [])]
+    for group in wanted:
+        if group not in groups:
+            raise ReproductionError(
+                f"--record-arrivals: no traffic group {group!r}; groups: {', '.join(map(str, groups))}")
+
+
+def record_group(res: Result, echo: dict[str, Any], group: str, folder: Path) -> Path:
+    """``qoslab run --record-arrivals GROUP``: writes ``folder/arrivals_<group>.csv``
+    (see :func:`record_arrivals`), starts relative to the group's ``start``."""
+    check_groups(echo, [group])
+    groups = [t.get("name") for t in echo.get("traffic", [])]
+    start = _seconds(echo["traffic"][groups.index(group)].get("start", "0s"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return record_arrivals(res, group, folder / f"arrivals_{group}.csv", group_start_s=start)
+
+
 # ---------------------------------------------------------------- runs
 
 def _load(ctx: Context, file: str, overrides: list[str]) -> Any:

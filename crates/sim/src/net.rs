@@ -28,8 +28,16 @@
 //! queue sees exactly the calls it would have seen with one event per
 //! transmission; an idle access link costs no event at all.
 //!
+//! **Loss.** A direction with `loss` (`reverse_loss` for b -> a) > 0 loses
+//! each packet with that probability (Bernoulli, drawn from its own stream
+//! `rng::stream(seed, LOSS_STREAM_BASE + dir)`) when it reaches the far
+//! end: it was serialized and propagated, then counted as dropped for its
+//! flow (not by any queue).
+//!
 //! **Routing.** Static shortest paths, fewest hops, computed by a
-//! breadth-first search back from every destination that traffic uses.
+//! breadth-first search back from every destination that traffic uses
+//! (and from the sources of flows with agents, TCP and MM_APP, whose
+//! receivers send packets back).
 //! Hosts originate and sink traffic but never forward: a path may not pass
 //! through a host. Among equally short next hops the one over the link with
 //! the lowest index (scenario order after expansion) wins, so routes are
@@ -52,6 +60,9 @@ use std::net::Ipv4Addr;
 
 /// RNG stream of link direction `d` is `LINK_STREAM_BASE + d`.
 pub const LINK_STREAM_BASE: u64 = 1 << 62;
+
+/// RNG stream of link direction `d`'s loss draws is `LOSS_STREAM_BASE + d`.
+pub const LOSS_STREAM_BASE: u64 = (1 << 62) | (1 << 40);
 
 /// No route (in the routing table).
 const NO_ROUTE: u32 = u32::MAX;
@@ -142,6 +153,10 @@ pub struct Dir {
     pub name: String,
     /// MACE at this direction (its queue is a MACE queue; see [`crate::mace_link`]).
     pub mace: Option<Box<MaceLink>>,
+    /// Bernoulli loss probability of the link (0: none).
+    pub loss: f64,
+    /// The loss draws: `rng::stream(seed, LOSS_STREAM_BASE + dir)`.
+    pub loss_rng: Rng,
 }
 
 impl Dir {
@@ -248,6 +263,17 @@ impl Network {
                 errors.push(diag(origin, l.path.clone(), "a link must join two different existing nodes".into()));
                 continue;
             }
+            let bad_loss = [("loss", l.spec.loss), ("reverse_loss", l.spec.reverse_loss)]
+                .into_iter()
+                .find(|(_, p)| !(0.0..1.0).contains(p));
+            if let Some((field, p)) = bad_loss {
+                errors.push(diag(
+                    origin,
+                    format!("{}.{field}", l.path),
+                    format!("({p}) is not a probability below 1; allowed: 0 <= {field} < 1"),
+                ));
+                continue;
+            }
             if l.spec.rate.0 == 0 {
                 errors.push(diag(
                     origin,
@@ -325,6 +351,8 @@ impl Network {
                     retry_at: None,
                     tick_at: None,
                     mace,
+                    loss: if reverse { l.spec.reverse_loss } else { l.spec.loss },
+                    loss_rng: rng::stream(seed, LOSS_STREAM_BASE + d.0 as u64),
                 });
             }
         }
@@ -402,7 +430,15 @@ mod tests {
     use qoslab_core::Limit;
 
     fn spec() -> LinkSpec {
-        LinkSpec { rate: Rate::mbps(10), delay: Dur::from_ms(1), queue: None, reverse_queue: None, mace: None }
+        LinkSpec {
+            rate: Rate::mbps(10),
+            delay: Dur::from_ms(1),
+            queue: None,
+            reverse_queue: None,
+            loss: 0.0,
+            reverse_loss: 0.0,
+            mace: None,
+        }
     }
 
     /// h0 - r0 - r1 - h1, plus a longer detour r0 - r2 - r3 - r1, and a

@@ -11,4 +11,5 @@ mod links_routes;
 mod red_dumbbell;
 mod scenarios;
 mod series_counters;
+mod tcp;
 mod traffic;

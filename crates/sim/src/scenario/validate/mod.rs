@@ -25,6 +25,7 @@
 //! | `start`, `stop` | `start` < `duration`; `stop` > `start` |
 //! | `arrivals` | rates > 0; `batch_mean` ≥ 1; `lifetime` > 0; `alive` ≥ 1; `max_flows` ≥ 1; replay file exists |
 //! | `reserve` | > 0 |
+//! | TCP, MM_APP, `loss` | see [`tcp`] |
 //! | `metrics` | `bin`, `series_interval`, `interarrival_bin` > 0; `interarrival_bin` < `interarrival_max`; at most [`MAX_SAMPLES`] bins/samples; traced flows and groups exist |
 //!
 //! Decisions:
@@ -108,6 +109,7 @@ fn is_name(s: &str, extra: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || extra.contains(c))
 }
 
+mod tcp;
 mod topology;
 mod traffic;
 
@@ -150,6 +152,7 @@ impl Checker<'_> {
         let net = topology_ok.then(|| expand(&s.topology));
         self.traffic(s, net.as_ref(), base_dir);
         self.metrics(s);
+        self.tcp_series(s);
     }
 
     fn metrics(&mut self, s: &Scenario) {

@@ -127,3 +127,30 @@ def test_the_variant_overrides_set_the_bottleneck_queue(variant, kind):
     res = qoslab.run(sc, seed=1)
     assert res.queue(dcbt.BOTTLENECK)["kind"] == kind
     assert math.isfinite(float(res.queue(dcbt.BOTTLENECK)["arrivals"]))
+
+
+def test_quick_reproduction_writes_its_results_and_shows_the_orderings(tmp_path):
+    import json
+
+    from qoslab.reproduce import reproduce
+
+    s = reproduce("dcbt", quick=True, out=tmp_path)
+    folder = tmp_path / "dcbt"
+    doc = json.loads((folder / "results.json").read_text())
+    assert doc["quick"] and doc["seeds"] == [1]
+    assert [c["id"] for c in doc["claims"]] == ["red-untagged-dominates", "cbt-tagged-over-tcp", "dcbt-fair",
+                                                "dcbt-chips-fair", "chips-vs-dcbt"]
+    for f in ("fig8_per_flow_throughput.png", "fig11_jain.png", "fig12_tagged_delay.png", "report.md"):
+        assert (folder / f).stat().st_size > 0, f
+    runs = doc["data"]["runs"]
+    assert set(runs) == set(dcbt.VARIANTS)
+    # Raw per-flow throughput per period: 35, 37 and 67 active flows.
+    assert [p["active_flows"] for p in runs["red"][0]["periods"]] == [35, 37, 67]
+    # What one short run shows: RED lets the unresponsive CBR dominate (claim 1)...
+    claims = {c.id: c for c in s.outcome.claims}
+    assert claims["red-untagged-dominates"].holds, claims["red-untagged-dominates"].measured
+    # ...D-CBT is fairer than RED once the CBR are in, and ChIPS narrows the tagged delay range.
+    jain = {v: [p["jain"] for p in runs[v][0]["periods"]] for v in ("red", "dcbt")}
+    assert all(d > r for d, r in zip(jain["dcbt"][1:], jain["red"][1:])), jain
+    var = {v: runs[v][0]["tagged_delay"]["max_variation_s"] for v in ("dcbt", "dcbt_chips")}
+    assert var["dcbt_chips"] < var["dcbt"], var

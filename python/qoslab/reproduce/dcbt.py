@@ -24,8 +24,13 @@ Measures, per variant and seed (``results.json`` → ``data``):
 - TCP and tagged packet accounting over 0–30 s (Tables 1–2): packets
   delivered, drop rate (dropped / sent), throughput.
 
+Quick (``--quick``): one seed of the same 30 s scenario (a run takes about
+a second, so nothing needs shortening); the claims are judged on that seed
+and the quick test asserts only the robust orderings. Full: seeds 1..N
+(``--seeds 5`` for the reported run).
+
 Claims (tolerances fixed by issue 3 before any run; judged on the mean over
-seeds, quick runs use one seed):
+seeds):
 
 1. ``red-untagged-dominates``: RED, 10–30 s: untagged per-flow throughput ≥
    3 × TCP's, and RED's Jain index in 20–30 s < 0.8.
@@ -160,8 +165,11 @@ def measure(res: Result) -> dict[str, Any]:
         "min_s": float(tr.loc[tr["entity_id"].isin(list(tagged["name"])), "value"].min()) if len(tr) else math.nan,
         "max_variation_s": max(variation) if variation else math.nan,
     }
+    q = s[(s["entity_kind"] == "queue") & (s["entity_id"] == BOTTLENECK) & (s["metric"] == "threshold_test_on")
+          & (s["t_s"] >= PERIODS[1][0])]
+    test_off = float((q["value"] == 0).mean()) if len(q) else None
     return {"periods": per_period, "tcp": accounting(0), "tagged": accounting(1), "untagged": accounting(2),
-            "tagged_delay": delay,
+            "tagged_delay": delay, "class_test_off_share_after_10s": test_off,
             "trace": {"t_s": [float(x) for x in trace["t_s"]], "delay_s": [float(x) for x in trace["value"]]}}
 
 
@@ -241,18 +249,33 @@ def _claim_cbt(per_flow: Any) -> Claim:
 def _claim_fair(variant: str, est: Any, jain: Any) -> Claim:
     worst = []
     parts = []
-    ok = True
+    out_of_band: list[str] = []
+    low_jain: list[str] = []
     for k, p in enumerate(PERIOD_NAMES):
         for cls in CLASSES.values():
             r = est(variant, lambda m, k=k, cls=cls: m["periods"][k]["classes"][cls]["ratio_to_fair"])
             if not r.finite:
                 continue
             worst.append((abs(r.mean - 1.0), f"{cls} {p} {r.fmt('.2f')}"))
-            ok &= abs(r.mean - 1.0) <= FAIR_TOL
+            if abs(r.mean - 1.0) > FAIR_TOL:
+                out_of_band.append(f"{cls} {p} ({r.mean:.2f}x)")
         j = jain(variant, k)
         parts.append(f"{p} {j.fmt('.3f')}")
-        ok &= j.mean >= JAIN_MIN
+        if not j.mean >= JAIN_MIN:
+            low_jain.append(f"{p} ({j.mean:.3f})")
     worst.sort(reverse=True)
+    ok = not out_of_band and not low_jain
+    why = []
+    if out_of_band:
+        why.append("outside ±25% of the fair share: " + ", ".join(out_of_band))
+    if low_jain:
+        why.append("Jain below 0.9 in " + ", ".join(low_jain))
+    if any(o.startswith("untagged") and "(0." not in o for o in out_of_band):
+        off = est(variant, lambda m: m["class_test_off_share_after_10s"])
+        why.append(f"the untagged CBR gets more than its share, most likely because D-CBT's class test is "
+                   f"off while red_avg <= min_th ({off.fmt('.0%', scale=1.0)} of the samples after 10 s here) and the "
+                   f"unresponsive packets then enter freely; the paper reports the same effect for its D-CBT "
+                   f"(§6.1: 'the untagged class did get most of its share')")
     return Claim(
         id=f"{variant.replace('_', '-')}-fair",
         text=f"{LABELS[variant]}: every class's per-flow throughput within ±25% of the fair share in every "
@@ -260,8 +283,7 @@ def _claim_fair(variant: str, est: Any, jain: Any) -> Claim:
         paper="fair in every period (Fig. 8 c/d, Fig. 11)",
         measured=f"per-flow / fair share, worst: {'; '.join(w for _, w in worst[:3])}; Jain {', '.join(parts)}",
         tolerance=f"|ratio - 1| <= {FAIR_TOL:g}; Jain >= {JAIN_MIN:g}", holds=ok,
-        explanation="" if ok else "a class's per-flow throughput left the ±25% band or Jain fell below 0.9 "
-        "(see the worst ratios)")
+        explanation="; ".join(why))
 
 
 def _claim_chips(est: Any, quick: bool) -> Claim:
@@ -270,7 +292,15 @@ def _claim_chips(est: Any, quick: bool) -> Claim:
     drop = {v: est(v, lambda m: m["tagged"]["drop_rate"]) for v in ("dcbt", "dcbt_chips")}
     tcp_ratio = tcp["dcbt_chips"].mean / tcp["dcbt"].mean if tcp["dcbt"].mean > 0 else math.nan
     dpp = 100 * abs(drop["dcbt_chips"].mean - drop["dcbt"].mean)
-    ok = (var["dcbt_chips"].mean < var["dcbt"].mean and tcp_ratio >= CHIPS_TCP_MIN and dpp <= CHIPS_DROP_PP)
+    why = []
+    if not var["dcbt_chips"].mean < var["dcbt"].mean:
+        why.append("the tagged delay variation is not lower with ChIPS")
+    if not tcp_ratio >= CHIPS_TCP_MIN:
+        why.append(f"TCP throughput fell to {tcp_ratio:.3f}x of D-CBT's (tolerance {CHIPS_TCP_MIN:g}x)")
+    if not dpp <= CHIPS_DROP_PP:
+        why.append(f"the tagged drop rate moved by {dpp:.1f} points (tolerance {CHIPS_DROP_PP:g}); the MM_APP "
+                   f"sources react to the changed loss pattern, so the two variants are not the same offered load")
+    ok = not why
     return Claim(
         id="chips-vs-dcbt",
         text="D-CBT+ChIPS vs D-CBT: tagged max delay variation lower; TCP throughput >= 0.98x; tagged drop "
@@ -278,11 +308,10 @@ def _claim_chips(est: Any, quick: bool) -> Claim:
         paper="max jitter 5 ms vs 12 ms; TCP 17,703 vs 17,773 kb/s (0.996x); tagged drops 12.95% vs 11.85%",
         measured=f"max variation {var['dcbt_chips'].fmt('.1f', scale=1e3, unit=' ms')} vs "
                  f"{var['dcbt'].fmt('.1f', scale=1e3, unit=' ms')}; TCP {tcp_ratio:.3f}x; tagged drops "
-                 f"{drop['dcbt_chips'].fmt('.2f', scale=100, unit='%')} vs {drop['dcbt'].fmt('.2f', scale=100, unit='%')}",
+                 f"{drop['dcbt_chips'].fmt('.2f', scale=100, unit='%')} vs "
+                 f"{drop['dcbt'].fmt('.2f', scale=100, unit='%')}",
         tolerance=f"lower; >= {CHIPS_TCP_MIN:g}x; <= {CHIPS_DROP_PP:g} pp", holds=ok,
-        explanation="" if ok else "ChIPS did not lower the tagged delay variation, or cost TCP more than 2% of "
-        "its throughput, or moved the tagged drop rate by more than 2 points"
-        + (" (quick run: one seed)" if quick else ""))
+        explanation="; ".join(why) + (" (quick run: one seed)" if why and quick else ""))
 
 
 def _summary(variant: str, est: Any, per_flow: Any, jain: Any) -> dict[str, Any]:

@@ -154,3 +154,19 @@ def test_quick_reproduction_writes_its_results_and_shows_the_orderings(tmp_path)
     assert all(d > r for d, r in zip(jain["dcbt"][1:], jain["red"][1:])), jain
     var = {v: runs[v][0]["tagged_delay"]["max_variation_s"] for v in ("dcbt", "dcbt_chips")}
     assert var["dcbt_chips"] < var["dcbt"], var
+
+
+def test_python_queue_builders_write_the_scenario_keys():
+    from qoslab import queues
+
+    q = queues.dcbt(limit=60, min_th=5, max_th=15, chips=True, flow_interval="300ms", w_q=0.002)
+    assert q == {"type": "dcbt", "limit": "60pkts", "min_th": 5, "max_th": 15, "w_q": 0.002,
+                 "flow_interval": "300ms", "chips": True}
+    c = queues.cbt(limit=60, min_th=5, max_th=15, tagged_threshold=2.9, chips={"max_tagged_share": 1.0})
+    assert c["type"] == "cbt" and c["tagged_threshold"] == 2.9 and c["chips"] == {"max_tagged_share": 1.0}
+    with pytest.raises(TypeError, match="chips must be"):
+        queues.cbt(limit=60, min_th=5, max_th=15, chips=0.5)  # type: ignore[arg-type]
+    sc = qoslab.Scenario.dumbbell(name="b", sources=2, access_rate="100Mbps", access_delay="1ms",
+                                  bottleneck_rate="10Mbps", bottleneck_delay="10ms", queue=q, duration="1s",
+                                  traffic=[])
+    assert sc.echo["topology"]["bottleneck"]["queue"]["chips"] is True

@@ -345,6 +345,9 @@ impl Sim {
 
     /// Samples cwnd, ssthresh, SRTT and RTO of active TCP flows of `metrics.tcp_series` groups.
     pub(super) fn sample_tcp(&mut self, t: Time) {
+        if !self.groups.iter().any(|g| g.tcp_series) {
+            return;
+        }
         for (i, fl) in self.flows.iter().enumerate() {
             if fl.state != FlowState::Active || !self.groups[fl.group.index()].tcp_series {
                 continue;

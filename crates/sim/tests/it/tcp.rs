@@ -228,3 +228,39 @@ fn mm_app_halves_its_scale_on_loss() {
     println!("halvings {halvings} of {} changes, loss {p:.4}, throughput {rate:.0} b/s", s.len());
     assert!(rate < 0.8 * 1_100_000.0 * 1028.0 / 1000.0, "{rate}");
 }
+
+#[test]
+fn transfers_complete_under_heavy_loss_deterministically_and_delayed_acks_halve_the_acks() {
+    let text = |variant: &str, delayed: bool| {
+        lossy_paths(0.05, 4, 60, variant)
+            .replace("model = \"ftp\"", "model = \"transfer\"\nbytes = \"200000B\"")
+            .replace("min_rto = \"200ms\"", &format!("min_rto = \"200ms\", delayed_ack = {delayed}"))
+            .replace("[[traffic]]", "[metrics]\ntcp_series = [\"ftp\"]\n[[traffic]]")
+    };
+    for variant in ["reno", "newreno"] {
+        for delayed in [false, true] {
+            let sc = scenario(&text(variant, delayed));
+            let out = run(&sc, 3);
+            let f = &out.flows;
+            let c = f64s(f, "completion_s");
+            assert!(c.iter().all(|c| c.is_finite()), "{variant} delayed {delayed}: {c:?}");
+            assert!(u64s(f, "goodput_bytes").iter().all(|b| *b == 200_000));
+            // Every segment reached the sink at least once; ACKs: one per segment, or about one per two.
+            let (acks, segs) = (u64s(f, "reverse_sent_pkts"), u64s(f, "delivered_pkts"));
+            for (a, s) in acks.iter().zip(&segs) {
+                if delayed {
+                    assert!(*a * 10 < *s * 8 && *a * 2 >= *s, "{a} ACKs for {s} segments");
+                } else {
+                    assert_eq!(a, s);
+                }
+            }
+            assert_eq!(strs(&out.events, "kind").iter().filter(|k| *k == "transfer_complete").count(), 4);
+            // cwnd series while the transfers run, none after.
+            let cw = series(&out, "ftp.0", "cwnd_pkts");
+            let done = f64s(f, "end_s")[0];
+            assert!(!cw.is_empty() && cw.iter().all(|(t, v)| *t <= done && *v >= 1.0), "{cw:?} done at {done}");
+            let again = run(&sc, 3);
+            assert!(same_table(&out.flows, &again.flows) && same_table(&out.series, &again.series));
+        }
+    }
+}

@@ -52,6 +52,59 @@ def red(
     return q
 
 
+def _chips(chips: bool | dict[str, Any] | None) -> dict[str, Any]:
+    if chips is None:
+        return {}
+    if isinstance(chips, bool):
+        return {"chips": chips}
+    if isinstance(chips, dict):
+        return {"chips": dict(chips)}
+    raise TypeError(f"chips must be True, False or a dict such as {{'max_tagged_share': 0.5}}, got {chips!r}")
+
+
+def cbt(
+    *,
+    limit: Any,
+    min_th: float,
+    max_th: float,
+    tagged_threshold: float | None = None,
+    untagged_threshold: float | None = None,
+    flow_interval: Quantity | None = None,
+    chips: bool | dict[str, Any] | None = None,
+    **red_options: Any,
+) -> dict[str, Any]:
+    """CBT, "RED for all" (seed 001 §3): static thresholds on the tagged (class 1) and untagged
+    (class 2) UDP averages in front of RED. Defaults 2.9 and 0.6 packets; ``red_options`` are
+    :func:`red`'s optional keys; ``chips``: ``True`` or ``{"max_tagged_share": 0.5, ...}``."""
+    q = red(limit=limit, min_th=min_th, max_th=max_th, **red_options)
+    q["type"] = "cbt"
+    optional = {"tagged_threshold": tagged_threshold, "untagged_threshold": untagged_threshold}
+    q.update({k: v for k, v in optional.items() if v is not None})
+    if flow_interval is not None:
+        q["flow_interval"] = _units.dur(flow_interval, "flow_interval")
+    q.update(_chips(chips))
+    return q
+
+
+def dcbt(
+    *,
+    limit: Any,
+    min_th: float,
+    max_th: float,
+    flow_interval: Quantity | None = None,
+    chips: bool | dict[str, Any] | None = None,
+    **red_options: Any,
+) -> dict[str, Any]:
+    """D-CBT (seed 001 §3.1): UDP class thresholds from the active-flow shares (flow interval
+    300 ms by default); ``chips`` as in :func:`cbt`."""
+    q = red(limit=limit, min_th=min_th, max_th=max_th, **red_options)
+    q["type"] = "dcbt"
+    if flow_interval is not None:
+        q["flow_interval"] = _units.dur(flow_interval, "flow_interval")
+    q.update(_chips(chips))
+    return q
+
+
 def prio(*, bands: Sequence[dict[str, Any]], classify_by: str | None = None) -> dict[str, Any]:
     """Strict priority over ``bands`` (band 0 first), classified by packet class tag or ``"dscp"``."""
     q: dict[str, Any] = {"type": "prio", "bands": list(bands)}

@@ -521,6 +521,7 @@ mod tests {
             ecn: false,
             mode: Default::default(),
             mean_pkt_size: qoslab_core::Bytes(1000),
+            chips: None,
         });
         match Network::build(&ex, 1, "t") {
             Err(SimError::Config(ds)) => {

@@ -4,12 +4,30 @@
 //! validator calls it to check parameters (so a scenario is refused for
 //! exactly the reasons the mechanism would refuse it), the simulator to
 //! build its links' queues.
+//!
+//! CBT, D-CBT and ChIPS (`type = "cbt"`, `"dcbt"`, and `chips = ...` on
+//! `red`, `cbt`, `dcbt`) become a core [`ClassQueue`] wrapped in
+//! [`ClassProbed`], which adds per-class counters to the queue's probes
+//! (so they reach the `series` table like `red_avg`):
+//! `<class>_arrivals`, `<class>_admitted` and `<class>_drops_<reason>` for
+//! the reasons an arrival stage gives (`overlimit`, `early_random`,
+//! `forced`, `class_threshold`), `<class>` one of `tcp`, `tagged`,
+//! `untagged`; all cumulative since the run's start. A `red` queue without
+//! `chips` stays the plain [`Red`] it always was.
 
-use crate::scenario::{ClassifyBy, QueueMode, QueueSpec};
+use crate::scenario::{ChipsSpec, ClassifyBy, QueueMode, QueueSpec};
+use qoslab_core::cbt::{
+    Aqm, Cbt, CbtConfig, Chips, ChipsConfig, Class, ClassCounters, ClassMap, ClassQueue, Dcbt, DcbtConfig,
+    FlowCounterConfig, PerClass, Placement, RedStage, Tail,
+};
 use qoslab_core::classful::{Classful, StrictPriority, TagClassifier};
 use qoslab_core::error::ConfigError;
 use qoslab_core::fifo::{Fifo, FifoConfig};
+use qoslab_core::packet::Packet;
+use qoslab_core::qdisc::{Backlog, Dequeue, DropReason, ProbeSink, Qdisc, Verdict};
 use qoslab_core::red::{Red, RedConfig, RedMode};
+use qoslab_core::rng::Rng;
+use qoslab_core::units::{Dur, Time};
 use qoslab_core::{Queue, Rate};
 
 /// A queue error with the path of the offending field below the queue
@@ -22,25 +40,70 @@ pub struct QueueBuildError {
 
 /// Builds the queue described by `spec` feeding a link of `link_rate`.
 pub fn build_queue(spec: &QueueSpec, link_rate: Rate) -> Result<Queue, QueueBuildError> {
-    let wrap = |e: ConfigError| QueueBuildError { field_path: e.field.to_string(), error: e };
     Ok(match spec {
         QueueSpec::Fifo { limit } => Queue::new(Box::new(Fifo::new(FifoConfig { limit: *limit }).map_err(wrap)?)),
-        QueueSpec::Red { limit, min_th, max_th, max_p, w_q, gentle, ecn, mode, mean_pkt_size } => {
-            let cfg = RedConfig {
-                limit: *limit,
-                min_th: *min_th,
-                max_th: *max_th,
-                max_p: *max_p,
-                w_q: *w_q,
-                gentle: *gentle,
-                ecn: *ecn,
-                mode: match mode {
-                    QueueMode::Packets => RedMode::Packets,
-                    QueueMode::Bytes => RedMode::Bytes,
-                },
-                mean_pkt_size: *mean_pkt_size,
-            };
-            Queue::new(Box::new(Red::new(cfg, link_rate).map_err(wrap)?))
+        QueueSpec::Red { limit, min_th, max_th, max_p, w_q, gentle, ecn, mode, mean_pkt_size, chips } => {
+            let cfg = red_config(*limit, *min_th, *max_th, *max_p, *w_q, *gentle, *ecn, *mode, *mean_pkt_size);
+            match chips_config(chips)? {
+                None => Queue::new(Box::new(Red::new(cfg, link_rate).map_err(wrap)?)),
+                Some(c) => {
+                    let red = RedStage::new(cfg, link_rate).map_err(wrap)?;
+                    class_queue(red, Chips::new(c).map_err(chips_wrap)?, FlowCounterConfig::default())?
+                }
+            }
+        }
+        QueueSpec::Cbt {
+            limit,
+            min_th,
+            max_th,
+            max_p,
+            w_q,
+            gentle,
+            ecn,
+            mode,
+            mean_pkt_size,
+            tagged_threshold,
+            untagged_threshold,
+            flow_interval,
+            chips,
+        } => {
+            let red = red_config(*limit, *min_th, *max_th, *max_p, *w_q, *gentle, *ecn, *mode, *mean_pkt_size);
+            for (field, v) in [("tagged_threshold", *tagged_threshold), ("untagged_threshold", *untagged_threshold)] {
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(QueueBuildError {
+                        field_path: field.into(),
+                        error: ConfigError::new(
+                            "cbt",
+                            field,
+                            format!(
+                                "({v}) must be a number >= 0 (an average occupancy, in packets, or bytes in byte mode)"
+                            ),
+                        ),
+                    });
+                }
+            }
+            let flows = flow_config("cbt", *flow_interval)?;
+            let cfg = CbtConfig { red, tagged_th: *tagged_threshold, untagged_th: *untagged_threshold };
+            let aqm = Cbt::new(cfg, link_rate).map_err(wrap)?;
+            with_placement(aqm, chips, flows)?
+        }
+        QueueSpec::Dcbt {
+            limit,
+            min_th,
+            max_th,
+            max_p,
+            w_q,
+            gentle,
+            ecn,
+            mode,
+            mean_pkt_size,
+            flow_interval,
+            chips,
+        } => {
+            let red = red_config(*limit, *min_th, *max_th, *max_p, *w_q, *gentle, *ecn, *mode, *mean_pkt_size);
+            let flows = flow_config("dcbt", *flow_interval)?;
+            let aqm = Dcbt::new(DcbtConfig { red }, link_rate).map_err(wrap)?;
+            with_placement(aqm, chips, flows)?
         }
         QueueSpec::Mace { buffer } => Queue::new(Box::new(
             qoslab_core::mace::MaceQueue::new(qoslab_core::mace::MaceQueueConfig { limit: *buffer }).map_err(wrap)?,
@@ -87,6 +150,160 @@ pub fn build_queue(spec: &QueueSpec, link_rate: Rate) -> Result<Queue, QueueBuil
             }
         }
     })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn red_config(
+    limit: qoslab_core::Limit,
+    min_th: f64,
+    max_th: f64,
+    max_p: f64,
+    w_q: f64,
+    gentle: bool,
+    ecn: bool,
+    mode: QueueMode,
+    mean_pkt_size: qoslab_core::Bytes,
+) -> RedConfig {
+    RedConfig {
+        limit,
+        min_th,
+        max_th,
+        max_p,
+        w_q,
+        gentle,
+        ecn,
+        mode: match mode {
+            QueueMode::Packets => RedMode::Packets,
+            QueueMode::Bytes => RedMode::Bytes,
+        },
+        mean_pkt_size,
+    }
+}
+
+fn wrap(e: ConfigError) -> QueueBuildError {
+    QueueBuildError { field_path: e.field.to_string(), error: e }
+}
+
+/// A ChIPS error's path is below the queue's `chips` table.
+fn chips_wrap(e: ConfigError) -> QueueBuildError {
+    QueueBuildError { field_path: format!("chips.{}", e.field), error: e }
+}
+
+fn chips_config(spec: &Option<ChipsSpec>) -> Result<Option<ChipsConfig>, QueueBuildError> {
+    let Some(t) = spec.as_ref().and_then(|c| c.settings()) else { return Ok(None) };
+    let c = ChipsConfig { max_tagged_share: t.max_tagged_share, keep_flow_order: t.keep_flow_order };
+    c.validate().map_err(chips_wrap)?;
+    Ok(Some(c))
+}
+
+fn flow_config(mechanism: &'static str, interval: Dur) -> Result<FlowCounterConfig, QueueBuildError> {
+    if interval.0 == 0 {
+        return Err(QueueBuildError {
+            field_path: "flow_interval".into(),
+            error: ConfigError::new(mechanism, "flow_interval", "(0s) must be positive, e.g. \"300ms\""),
+        });
+    }
+    Ok(FlowCounterConfig { interval })
+}
+
+/// `aqm` over a FIFO, or over ChIPS when `chips` is on.
+fn with_placement<A: Aqm + Send + 'static>(
+    aqm: A,
+    chips: &Option<ChipsSpec>,
+    flows: FlowCounterConfig,
+) -> Result<Queue, QueueBuildError> {
+    match chips_config(chips)? {
+        None => class_queue(aqm, Tail::new(), flows),
+        Some(c) => class_queue(aqm, Chips::new(c).map_err(chips_wrap)?, flows),
+    }
+}
+
+fn class_queue<A: Aqm + Send + 'static, P: Placement + Send + 'static>(
+    aqm: A,
+    placement: P,
+    flows: FlowCounterConfig,
+) -> Result<Queue, QueueBuildError> {
+    let q = ClassQueue::new(aqm, placement, ClassMap::default(), flows).map_err(wrap)?;
+    Ok(Queue::new(Box::new(ClassProbed(q))))
+}
+
+/// Drop reasons an arrival stage of a [`ClassQueue`] can give, and the
+/// per-class probe names of their counters.
+const CLASS_REASONS: [DropReason; 4] =
+    [DropReason::Overlimit, DropReason::EarlyRandom, DropReason::Forced, DropReason::ClassThreshold];
+const CLASS_PROBES: [[&str; 6]; 3] = [
+    [
+        "tcp_arrivals",
+        "tcp_admitted",
+        "tcp_drops_overlimit",
+        "tcp_drops_early_random",
+        "tcp_drops_forced",
+        "tcp_drops_class_threshold",
+    ],
+    [
+        "tagged_arrivals",
+        "tagged_admitted",
+        "tagged_drops_overlimit",
+        "tagged_drops_early_random",
+        "tagged_drops_forced",
+        "tagged_drops_class_threshold",
+    ],
+    [
+        "untagged_arrivals",
+        "untagged_admitted",
+        "untagged_drops_overlimit",
+        "untagged_drops_early_random",
+        "untagged_drops_forced",
+        "untagged_drops_class_threshold",
+    ],
+];
+
+/// A [`ClassQueue`] whose probes also report its per-class counters.
+pub struct ClassProbed<A: Aqm, P: Placement>(pub ClassQueue<A, P>);
+
+impl<A: Aqm, P: Placement> ClassProbed<A, P> {
+    pub fn class_stats(&self) -> &PerClass<ClassCounters> {
+        self.0.class_stats()
+    }
+}
+
+impl<A: Aqm + Send, P: Placement + Send> Qdisc for ClassProbed<A, P> {
+    fn kind(&self) -> &'static str {
+        self.0.kind()
+    }
+    fn enqueue(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
+        self.0.enqueue(now, pkt, rng)
+    }
+    fn dequeue(&mut self, now: Time) -> Dequeue {
+        self.0.dequeue(now)
+    }
+    fn peek(&self) -> Option<&Packet> {
+        self.0.peek()
+    }
+    fn backlog(&self) -> Backlog {
+        self.0.backlog()
+    }
+    fn reset(&mut self) -> Vec<Packet> {
+        self.0.reset()
+    }
+    fn probe(&self, sink: ProbeSink<'_>) {
+        self.0.probe(sink);
+        let st = self.0.class_stats();
+        for (c, names) in Class::ALL.iter().zip(CLASS_PROBES) {
+            let s = &st[*c];
+            sink(names[0], s.arrivals as f64);
+            sink(names[1], s.admitted as f64);
+            for (r, name) in CLASS_REASONS.iter().zip(&names[2..]) {
+                sink(name, s.drops_for(*r) as f64);
+            }
+        }
+    }
+    fn next_deadline(&self) -> Option<Time> {
+        self.0.next_deadline()
+    }
+    fn on_tick(&mut self, now: Time) {
+        self.0.on_tick(now)
+    }
 }
 
 /// Maps a packet's DSCP to a band through a 64-entry table.

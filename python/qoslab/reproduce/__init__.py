@@ -2,9 +2,9 @@
 
 The registry maps each reproduction's name to its module (see
 :mod:`qoslab.reproduce.framework` for what a module provides). Today:
-``examples`` (the RED reference dumbbell). The paper reproductions
-``mace``, ``dcbt``, ``tcp-cac``, ``edge`` and ``pcn`` join it as they are
-written.
+``examples`` (the RED reference dumbbell), ``tcp-cac`` and ``dcbt``
+(D-CBT and ChIPS, seed 001). The paper reproductions ``mace``, ``edge`` and
+``pcn`` join it as they are written.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ REGISTRY: dict[str, str] = {
     "examples": "qoslab.reproduce.examples",
     "tcp-cac": "qoslab.reproduce.tcp_cac",
     "mace": "qoslab.reproduce.mace",
+    "dcbt": "qoslab.reproduce.dcbt",
 }
 
 #: Reproductions planned by later issues (not yet available).

@@ -334,6 +334,15 @@ fn red_w_q() -> f64 {
 fn red_mean_pkt() -> Bytes {
     Bytes(1000)
 }
+fn cbt_tagged_th() -> f64 {
+    2.9
+}
+fn cbt_untagged_th() -> f64 {
+    0.6
+}
+fn flow_interval() -> Dur {
+    Dur::from_ms(300)
+}
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -396,6 +405,10 @@ pub enum QueueSpec {
         #[serde(default = "red_mean_pkt", with = "units::bytes")]
         #[schemars(with = "super::schema::BytesText")]
         mean_pkt_size: Bytes,
+        /// ChIPS (seed 001 §3.2): `true`, or `{ max_tagged_share = 0.5, keep_flow_order = true }`;
+        /// tagged packets cut in at RED's average on transient congestion. Default: off.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        chips: Option<ChipsSpec>,
     },
     /// MACE's two-level strict-priority queue in one shared buffer (CL pushes out BE);
     /// the link's `mace` table holds the rest. Only as a link direction's queue.
@@ -413,6 +426,93 @@ pub enum QueueSpec {
         #[serde(default)]
         classify_by: ClassifyBy,
     },
+    /// CBT, class-based thresholds, "RED for all" (Parris, Jeffay & Smith 1999; seed 001 §3):
+    /// static thresholds on the tagged (class 1) and untagged (class 2) UDP averages in front
+    /// of RED; TCP (class 0) goes straight to RED.
+    Cbt {
+        /// Hard queue limit: "60pkts", "64kB", or both; arrivals beyond it are dropped (overlimit).
+        #[serde(with = "units::limit")]
+        #[schemars(with = "super::schema::LimitText")]
+        limit: Limit,
+        /// RED's lower threshold, in packets (or bytes in byte mode).
+        min_th: f64,
+        /// RED's upper threshold, in packets (or bytes in byte mode).
+        max_th: f64,
+        /// RED's early-drop probability at `max_th`, in (0, 1]; default 0.1.
+        #[serde(default = "red_max_p")]
+        max_p: f64,
+        /// Weight of RED's average and of the class averages, in (0, 1]; default 0.002.
+        #[serde(default = "red_w_q")]
+        w_q: f64,
+        /// Gentle RED (Floyd 2000) for RED's verdict.
+        #[serde(default)]
+        gentle: bool,
+        /// Mark ECN-capable packets instead of dropping them early (RED's verdict only).
+        #[serde(default)]
+        ecn: bool,
+        /// Measure the queue, averages and thresholds in `packets` (default) or `bytes`.
+        #[serde(default)]
+        mode: QueueMode,
+        /// Typical packet size, for the idle-time decay of the averages.
+        #[serde(default = "red_mean_pkt", with = "units::bytes")]
+        #[schemars(with = "super::schema::BytesText")]
+        mean_pkt_size: Bytes,
+        /// Threshold of the tagged (multimedia UDP, class 1) average, in packets (bytes in byte mode); default 2.9.
+        #[serde(default = "cbt_tagged_th")]
+        tagged_threshold: f64,
+        /// Threshold of the untagged (other UDP, class 2) average, in packets (bytes in byte mode); default 0.6.
+        #[serde(default = "cbt_untagged_th")]
+        untagged_threshold: f64,
+        /// Active-flow interval: a flow is active if it sent within it; swept every interval
+        /// (seed 001 §3.1: 300 ms). Used when flows are counted (D-CBT, ChIPS).
+        #[serde(default = "flow_interval", with = "units::dur")]
+        #[schemars(with = "super::schema::DurText")]
+        flow_interval: Dur,
+        /// ChIPS (seed 001 §3.2): `true`, or `{ max_tagged_share = 0.5, keep_flow_order = true }`;
+        /// tagged packets cut in at RED's average on transient congestion. Default: off.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        chips: Option<ChipsSpec>,
+    },
+    /// D-CBT, dynamic class-based thresholds (Claypool & Chung 2000, seed 001 §3.1): UDP
+    /// thresholds from the active-flow shares, all averages updated together.
+    Dcbt {
+        /// Hard queue limit: "60pkts", "64kB", or both; arrivals beyond it are dropped (overlimit).
+        #[serde(with = "units::limit")]
+        #[schemars(with = "super::schema::LimitText")]
+        limit: Limit,
+        /// RED's lower threshold, in packets (or bytes in byte mode).
+        min_th: f64,
+        /// RED's upper threshold, in packets (or bytes in byte mode).
+        max_th: f64,
+        /// RED's early-drop probability at `max_th`, in (0, 1]; default 0.1.
+        #[serde(default = "red_max_p")]
+        max_p: f64,
+        /// Weight of RED's average and of the class averages, in (0, 1]; default 0.002.
+        #[serde(default = "red_w_q")]
+        w_q: f64,
+        /// Gentle RED (Floyd 2000) for RED's verdict.
+        #[serde(default)]
+        gentle: bool,
+        /// Mark ECN-capable packets instead of dropping them early (RED's verdict only).
+        #[serde(default)]
+        ecn: bool,
+        /// Measure the queue, averages and thresholds in `packets` (default) or `bytes`.
+        #[serde(default)]
+        mode: QueueMode,
+        /// Typical packet size, for the idle-time decay of the averages.
+        #[serde(default = "red_mean_pkt", with = "units::bytes")]
+        #[schemars(with = "super::schema::BytesText")]
+        mean_pkt_size: Bytes,
+        /// Active-flow interval: a flow is active if it sent within it; swept every interval
+        /// (seed 001 §3.1: 300 ms). Used when flows are counted (D-CBT, ChIPS).
+        #[serde(default = "flow_interval", with = "units::dur")]
+        #[schemars(with = "super::schema::DurText")]
+        flow_interval: Dur,
+        /// ChIPS (seed 001 §3.2): `true`, or `{ max_tagged_share = 0.5, keep_flow_order = true }`;
+        /// tagged packets cut in at RED's average on transient congestion. Default: off.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        chips: Option<ChipsSpec>,
+    },
 }
 
 impl QueueSpec {
@@ -422,6 +522,8 @@ impl QueueSpec {
             QueueSpec::Red { .. } => "red",
             QueueSpec::Prio { .. } => "prio",
             QueueSpec::Mace { .. } => "mace",
+            QueueSpec::Cbt { .. } => "cbt",
+            QueueSpec::Dcbt { .. } => "dcbt",
         }
     }
 }
@@ -736,5 +838,72 @@ impl Default for MetricsSpec {
             interarrival_max: default_hist_max(),
             tcp_series: Vec::new(),
         }
+    }
+}
+
+fn chips_share() -> f64 {
+    0.5
+}
+fn yes() -> bool {
+    true
+}
+
+/// ChIPS settings of a `red`, `cbt` or `dcbt` queue: `chips = true` (the
+/// defaults), `chips = false` (off), or a table.
+#[derive(Clone, Debug, Serialize, JsonSchema, PartialEq)]
+#[serde(untagged)]
+pub enum ChipsSpec {
+    /// `true`: ChIPS with the defaults; `false`: no ChIPS.
+    Flag(bool),
+    Table(ChipsTable),
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ChipsTable {
+    /// ChIPS switches itself off while tagged flows exceed this share of all active flows,
+    /// in (0, 1]; default 0.5 (seed 001 §5); 1 keeps it always on.
+    #[serde(default = "chips_share")]
+    pub max_tagged_share: f64,
+    /// Never cut a packet in ahead of an earlier packet of its own flow; default true.
+    #[serde(default = "yes")]
+    pub keep_flow_order: bool,
+}
+
+impl Default for ChipsTable {
+    fn default() -> Self {
+        ChipsTable { max_tagged_share: chips_share(), keep_flow_order: true }
+    }
+}
+
+impl ChipsSpec {
+    /// The settings, if ChIPS is on.
+    pub fn settings(&self) -> Option<ChipsTable> {
+        match self {
+            ChipsSpec::Flag(false) => None,
+            ChipsSpec::Flag(true) => Some(ChipsTable::default()),
+            ChipsSpec::Table(t) => Some(t.clone()),
+        }
+    }
+}
+
+// By hand rather than `untagged`, so that a bad key inside the table is
+// reported as such (serde's untagged enums only say "no variant matched").
+impl<'de> Deserialize<'de> for ChipsSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = ChipsSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("true, false or a table such as { max_tagged_share = 0.5 }")
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<ChipsSpec, E> {
+                Ok(ChipsSpec::Flag(v))
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, m: M) -> Result<ChipsSpec, M::Error> {
+                ChipsTable::deserialize(serde::de::value::MapAccessDeserializer::new(m)).map(ChipsSpec::Table)
+            }
+        }
+        d.deserialize_any(V)
     }
 }

@@ -592,9 +592,9 @@ bottleneck = { rate = "1Mbps", delay = "1ms" }
         assert_eq!(paths(&ps), ["topology.bottleneck.queue.min_th", "topology.bottleneck.queue.max_th"]);
         let ps = check(&q("limit = \"5pkts\""));
         assert_eq!(paths(&ps), ["topology.bottleneck.queue.type"]);
-        assert_eq!(ps[0].message, "missing; allowed: fifo, red, mace, prio");
+        assert_eq!(ps[0].message, "missing; allowed: fifo, red, mace, prio, cbt, dcbt");
         let ps = check(&q("type = 3\nlimit = \"5pkts\""));
-        assert_eq!(ps[0].message, "found the number 3; allowed: fifo, red, mace, prio");
+        assert_eq!(ps[0].message, "found the number 3; allowed: fifo, red, mace, prio, cbt, dcbt");
     }
 
     #[test]

@@ -188,6 +188,8 @@ fn good_scenarios_cover_every_preset_queue_model_and_arrival_process() {
         "queue:fifo",
         "queue:red",
         "queue:prio",
+        "queue:cbt",
+        "queue:dcbt",
         "model:cbr_rate",
         "model:cbr_interval",
         "model:poisson",
@@ -308,7 +310,11 @@ fn malformed_or_unknown_overrides_name_the_override_and_what_is_allowed() {
     let cases: [(&str, &str, &str); 6] = [
         ("nonsense", "", "has no \"=\"; allowed: key.path=value"),
         ("=3", "", "has an empty key part"),
-        ("topology.bottleneck.queue.max_thr=3", "topology.bottleneck.queue.max_thr", "allowed: ecn, gentle, limit"),
+        (
+            "topology.bottleneck.queue.max_thr=3",
+            "topology.bottleneck.queue.max_thr",
+            "allowed: chips, ecn, gentle, limit",
+        ),
         ("traffic.1.flows=3", "traffic.1.flows", "has no entry \"1\"; allowed: 0 to 0"),
         ("traffic.x.flows=3", "traffic.x.flows", "has no entry \"x\""),
         ("duration.s=3", "duration.s", "is a duration such as"),

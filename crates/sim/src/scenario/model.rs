@@ -194,10 +194,6 @@ pub enum MaceAdmissionSpec {
     Ssac,
 }
 
-fn yes() -> bool {
-    true
-}
-
 fn is_zero(v: &f64) -> bool {
     *v == 0.0
 }

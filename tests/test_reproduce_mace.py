@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 import pytest
-from conftest import SCENARIOS, cli
+from conftest import GOOD, SCENARIOS, cli
 
 import qoslab
 from qoslab.reproduce import mace
@@ -55,6 +55,19 @@ def test_class_loss_is_taken_between_sample_rows():
     ])
     assert mace.class_loss(res) == (pytest.approx(1 / 300), pytest.approx(900 / 3000))
     assert mace.class_loss(res, after_s=5.0) == (pytest.approx(0.0), pytest.approx(800 / 2000))
+
+
+def test_descriptor_file_problems_are_reported_at_the_files_own_line(tmp_path):
+    good = (GOOD / "mace_descriptor_file.toml").read_text()
+    (tmp_path / "s.toml").write_text(good.replace("mace_voice.descriptors", "ports.descriptors"))
+    (tmp_path / "ports.descriptors").write_text(
+        "[[port]]\nport = 5004\nrate = \"77.2kbps\"\ndepth = \"386B\"\nthreshold = 0\n")
+    p = cli("validate", str(tmp_path / "s.toml"), cwd=tmp_path)
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert f"{tmp_path / 'ports.descriptors'}:5: port[0].threshold:" in p.stderr, p.stderr
+    (tmp_path / "ports.descriptors").write_text(
+        "[[port]]\nport = 5004\nrate = \"77.2kbps\"\ndepth = \"386B\"\nthreshold = 100\n")
+    assert cli("validate", str(tmp_path / "s.toml"), cwd=tmp_path).returncode == 0
 
 
 def test_recorded_arrivals_replay_the_same_flows(tmp_path):

@@ -71,6 +71,18 @@ def test_mbac_path_reads_the_estimate_and_limit_from_sample_rows():
     assert ssac["sample_bps"] == [1e5] and math.isnan(ssac["nu_hat_bps"][0])
 
 
+def test_generation_probe_must_send_the_same_packets():
+    def res(rows):
+        return SimpleNamespace(flows=pd.DataFrame(rows, columns=["name", "group", "sent_pkts", "sent_bytes"]))
+
+    a = res([("cl.0", "cl", 10, 3860), ("be.0", "be", 5, 1930), ("bg.0", "bg", 7, 100)])
+    b = res([("be.0", "be", 5, 1930), ("cl.0", "cl", 10, 3860), ("bg.0", "bg", 9, 200)])
+    assert mace.generation_matches(a, b, ["cl", "be"])
+    c = res([("cl.0", "cl", 11, 4246), ("be.0", "be", 5, 1930)])
+    assert not mace.generation_matches(a, c, ["cl", "be"])
+    assert not mace.generation_matches(res([]), res([]), ["cl"])
+
+
 def test_descriptor_file_problems_are_reported_at_the_files_own_line(tmp_path):
     good = (GOOD / "mace_descriptor_file.toml").read_text()
     (tmp_path / "s.toml").write_text(good.replace("mace_voice.descriptors", "ports.descriptors"))
@@ -132,8 +144,12 @@ def test_reproduce_mace_quick_writes_results_and_judges_the_mechanism_claims(tmp
     for m in t2.values():
         assert m["ssac"]["samples_after_warmup"] >= 3 * mace.ESTIMATOR_WINDOW_S / 5
     report = (out / "report.md").read_text()
+    # The generation probe's sources are the measured runs' sources.
+    assert doc["data"]["scenario2"]["generation_matches"] == {"mace": True, "nomace": True}
+    gen = doc["data"]["scenario2"]["share40"]["generation"]
+    assert gen["cl"] > 0.5 and gen["be"] > 0.5  # ON periods send every 40 ms exactly
     for png in ("fig6_loss_vs_load.png", "fig9_interarrival.png", "cdf_poo1_replay.png", "table2_utilization.png",
-                "fig14_mbac_sample_path.png"):
+                "fig14_mbac_sample_path.png", "fig10_11_generation_vs_arrival.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"]({png})" in report
     assert (out / "s2_poo1_flows.csv").read_text().count("\n") >= 21

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 import pytest
-from conftest import SCENARIOS, cli
+from conftest import GOOD, SCENARIOS, cli
 
 import qoslab
 from qoslab.reproduce import mace
@@ -55,6 +55,45 @@ def test_class_loss_is_taken_between_sample_rows():
     ])
     assert mace.class_loss(res) == (pytest.approx(1 / 300), pytest.approx(900 / 3000))
     assert mace.class_loss(res, after_s=5.0) == (pytest.approx(0.0), pytest.approx(800 / 2000))
+
+
+def test_mbac_path_reads_the_estimate_and_limit_from_sample_rows():
+    d = "link=r1->dst bits=0 cl_arrived=0 cl_dropped=0 be_arrived=0 be_dropped=0 "
+    res = _events([
+        (5.0, "sample", d + "nu_hat_bps=1000000 v_mu_bps=3705000", 9e5),
+        (10.0, "sample", d + "nu_hat_bps=1200000 v_mu_bps=3705000", 1.2e6),
+        (10.0, "admit", "link=r1->dst rate_bps=77200 attempt=1", 3.705e6),
+    ])
+    p = mace.mbac_path(res)
+    assert p == {"t_s": [5.0, 10.0], "sample_bps": [9e5, 1.2e6], "nu_hat_bps": [1e6, 1.2e6],
+                 "v_mu_bps": [3.705e6, 3.705e6]}
+    ssac = mace.mbac_path(_events([(5.0, "sample", d + "reserved_bps=77200", 1e5)]))
+    assert ssac["sample_bps"] == [1e5] and math.isnan(ssac["nu_hat_bps"][0])
+
+
+def test_generation_probe_must_send_the_same_packets():
+    def res(rows):
+        return SimpleNamespace(flows=pd.DataFrame(rows, columns=["name", "group", "sent_pkts", "sent_bytes"]))
+
+    a = res([("cl.0", "cl", 10, 3860), ("be.0", "be", 5, 1930), ("bg.0", "bg", 7, 100)])
+    b = res([("be.0", "be", 5, 1930), ("cl.0", "cl", 10, 3860), ("bg.0", "bg", 9, 200)])
+    assert mace.generation_matches(a, b, ["cl", "be"])
+    c = res([("cl.0", "cl", 11, 4246), ("be.0", "be", 5, 1930)])
+    assert not mace.generation_matches(a, c, ["cl", "be"])
+    assert not mace.generation_matches(res([]), res([]), ["cl"])
+
+
+def test_descriptor_file_problems_are_reported_at_the_files_own_line(tmp_path):
+    good = (GOOD / "mace_descriptor_file.toml").read_text()
+    (tmp_path / "s.toml").write_text(good.replace("mace_voice.descriptors", "ports.descriptors"))
+    (tmp_path / "ports.descriptors").write_text(
+        "[[port]]\nport = 5004\nrate = \"77.2kbps\"\ndepth = \"386B\"\nthreshold = 0\n")
+    p = cli("validate", str(tmp_path / "s.toml"), cwd=tmp_path)
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert f"{tmp_path / 'ports.descriptors'}:5: port[0].threshold:" in p.stderr, p.stderr
+    (tmp_path / "ports.descriptors").write_text(
+        "[[port]]\nport = 5004\nrate = \"77.2kbps\"\ndepth = \"386B\"\nthreshold = 100\n")
+    assert cli("validate", str(tmp_path / "s.toml"), cwd=tmp_path).returncode == 0
 
 
 def test_recorded_arrivals_replay_the_same_flows(tmp_path):
@@ -105,7 +144,12 @@ def test_reproduce_mace_quick_writes_results_and_judges_the_mechanism_claims(tmp
     for m in t2.values():
         assert m["ssac"]["samples_after_warmup"] >= 3 * mace.ESTIMATOR_WINDOW_S / 5
     report = (out / "report.md").read_text()
-    for png in ("fig6_loss_vs_load.png", "fig9_interarrival.png", "cdf_poo1_replay.png", "table2_utilization.png"):
+    # The generation probe's sources are the measured runs' sources.
+    assert doc["data"]["scenario2"]["generation_matches"] == {"mace": True, "nomace": True}
+    gen = doc["data"]["scenario2"]["share40"]["generation"]
+    assert gen["cl"] > 0.5 and gen["be"] > 0.5  # ON periods send every 40 ms exactly
+    for png in ("fig6_loss_vs_load.png", "fig9_interarrival.png", "cdf_poo1_replay.png", "table2_utilization.png",
+                "fig14_mbac_sample_path.png", "fig10_11_generation_vs_arrival.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"]({png})" in report
     assert (out / "s2_poo1_flows.csv").read_text().count("\n") >= 21

@@ -57,6 +57,7 @@ use qoslab_core::units::{Dur, Rate, Time};
 use qoslab_core::{Packet, Queue};
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
+use std::path::Path;
 
 /// RNG stream of link direction `d` is `LINK_STREAM_BASE + d`.
 pub const LINK_STREAM_BASE: u64 = 1 << 62;
@@ -245,7 +246,8 @@ fn diag(origin: &str, path: String, message: String) -> Diagnostic {
 impl Network {
     /// Builds nodes, links and queues (no routes yet: see [`Self::route_to`]).
     /// `origin` names the scenario in error messages.
-    pub fn build(ex: &Expanded, seed: u64, origin: &str) -> Result<Network, SimError> {
+    /// MACE descriptor files are looked up in `base_dir`.
+    pub fn build(ex: &Expanded, seed: u64, origin: &str, base_dir: &Path) -> Result<Network, SimError> {
         if ex.nodes.len() >= (1 << 24) {
             return Err(SimError::Config(vec![diag(
                 origin,
@@ -315,10 +317,20 @@ impl Network {
                     }
                 };
                 let mace = match (qspec, &l.spec.mace) {
-                    (QueueSpec::Mace { .. }, Some(m)) => match MaceLink::from_spec(m, Time::ZERO) {
+                    (QueueSpec::Mace { .. }, Some(m)) => match MaceLink::from_spec(m, Time::ZERO, Some(base_dir)) {
                         Ok(m) => Some(Box::new(m)),
-                        Err(e) => {
-                            errors.push(diag(origin, format!("{}.mace.{}", l.path, e.field_path), e.message));
+                        Err(es) => {
+                            for e in es {
+                                errors.push(match e.file {
+                                    Some(file) => Diagnostic {
+                                        origin: file,
+                                        line: e.line,
+                                        path: e.field_path,
+                                        message: e.message,
+                                    },
+                                    None => diag(origin, format!("{}.mace.{}", l.path, e.field_path), e.message),
+                                });
+                            }
                             continue;
                         }
                     },
@@ -464,7 +476,7 @@ mod tests {
 
     #[test]
     fn routes_take_fewest_hops_and_lowest_link_on_ties() {
-        let mut net = Network::build(&graph(), 1, "t").unwrap();
+        let mut net = Network::build(&graph(), 1, "t", Path::new("")).unwrap();
         let h1 = net.node_id("h1").unwrap();
         net.route_to(&[h1]);
         let slot = net.routes.slot(h1).unwrap();
@@ -499,7 +511,7 @@ mod tests {
             default_queue: QueueSpec::Fifo { limit: Limit::packets(10) },
             bottleneck: None,
         };
-        let mut net = Network::build(&ex, 1, "t").unwrap();
+        let mut net = Network::build(&ex, 1, "t", Path::new("")).unwrap();
         net.route_to(&[NodeId(2)]);
         let s = net.routes.slot(NodeId(2)).unwrap();
         assert_eq!(net.routes.next(s, NodeId(0)), None);
@@ -523,7 +535,7 @@ mod tests {
             mean_pkt_size: qoslab_core::Bytes(1000),
             chips: None,
         });
-        match Network::build(&ex, 1, "t") {
+        match Network::build(&ex, 1, "t", Path::new("")) {
             Err(SimError::Config(ds)) => {
                 assert_eq!(ds.len(), 2);
                 assert!(ds[0].path.ends_with(".rate"), "{}", ds[0]);
@@ -550,7 +562,7 @@ mod tests {
 
     #[test]
     fn busy_time_counts_only_what_was_serialized_by_t() {
-        let mut net = Network::build(&graph(), 1, "t").unwrap();
+        let mut net = Network::build(&graph(), 1, "t", Path::new("")).unwrap();
         let d = &mut net.dirs[0];
         let end = d.start_tx(Time(1_000), &Packet::new(0, qoslab_core::FlowId(0), 1250, Time(0))); // 1 ms at 10 Mb/s
         assert_eq!(end, Time(1_001_000));

@@ -132,7 +132,7 @@ impl Sim {
             ));
         }
         let ex = expand::expand(&sc.topology);
-        let mut net = Network::build(&ex, opts.seed, &origin)?;
+        let mut net = Network::build(&ex, opts.seed, &origin, &opts.base_dir)?;
         let groups = traffic::plan_groups(sc, &ex, opts.seed, &opts.base_dir, &origin)?;
         // Routes to every destination traffic may use; every pairing reachable.
         // Flows with agents also need routes back to their sources.

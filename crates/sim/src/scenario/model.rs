@@ -98,8 +98,14 @@ fn default_mace_table() -> u32 {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct MaceSpec {
-    /// The application ports whose flows may receive CL service (the descriptor file, inline).
-    pub ports: Vec<MacePortSpec>,
+    /// The application ports whose flows may receive CL service (the descriptor file, inline);
+    /// exactly one of `ports` and `descriptors`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ports: Option<Vec<MacePortSpec>>,
+    /// A flow-setup descriptor file (`[[port]]` tables, docs/mechanisms/mace_descriptors.md),
+    /// relative to the scenario file like replay files; exactly one of `ports` and `descriptors`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub descriptors: Option<String>,
     /// `{ type = "mbac", v, sample, window }` or `{ type = "ssac" }`.
     pub admission: MaceAdmissionSpec,
     /// CL allocation μ (bit/s on the wire), e.g. "3.9Mbps"; > 0.

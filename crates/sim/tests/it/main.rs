@@ -9,6 +9,7 @@ mod determinism;
 mod fluid;
 mod links_routes;
 mod mace;
+mod mace_descriptors;
 mod red_dumbbell;
 mod scenarios;
 mod series_counters;

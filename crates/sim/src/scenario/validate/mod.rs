@@ -77,7 +77,7 @@ pub(crate) fn validate_with_lines(
     lines: &Lines,
     base_dir: Option<&Path>,
 ) -> Result<(), Vec<Diagnostic>> {
-    let mut c = Checker { origin, lines, out: Vec::new() };
+    let mut c = Checker { origin, lines, base_dir, out: Vec::new() };
     c.scenario(s, base_dir);
     if c.out.is_empty() {
         Ok(())
@@ -89,6 +89,8 @@ pub(crate) fn validate_with_lines(
 struct Checker<'a> {
     origin: &'a str,
     lines: &'a Lines,
+    /// Where relative file names (MACE descriptor files) are looked up.
+    base_dir: Option<&'a Path>,
     out: Vec<Diagnostic>,
 }
 

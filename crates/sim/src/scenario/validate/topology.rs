@@ -31,8 +31,20 @@ impl Checker<'_> {
                         "is set but neither queue of the link is { type = \"mace\" }; allowed: a mace queue on the link",
                     );
                 }
-                if let Err(e) = crate::mace_link::MaceLink::from_spec(m, qoslab_core::units::Time::ZERO) {
-                    self.err(format!("{path}.mace.{}", e.field_path), e.message);
+                if let Err(es) = crate::mace_link::MaceLink::from_spec(m, qoslab_core::units::Time::ZERO, self.base_dir)
+                {
+                    for e in es {
+                        match e.file {
+                            // A problem inside the descriptor file: at its own file:line.
+                            Some(file) => self.out.push(Diagnostic {
+                                origin: file,
+                                line: e.line,
+                                path: e.field_path,
+                                message: format!("{} (descriptor file of {path}.mace.descriptors)", e.message),
+                            }),
+                            None => self.err(format!("{path}.mace.{}", e.field_path), e.message),
+                        }
+                    }
                 }
             }
             None if queues => self.err(

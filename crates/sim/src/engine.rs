@@ -85,6 +85,8 @@ pub enum Event {
     AdmissionTick,
     /// Queues and links are sampled for the time series.
     Sample,
+    /// A flow's entry shaper may release its head packet (it answered `NotBefore`).
+    ShaperRelease(FlowId),
 }
 
 #[derive(Clone, Copy, Debug)]

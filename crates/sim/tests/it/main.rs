@@ -10,4 +10,5 @@ mod links_routes;
 mod red_dumbbell;
 mod scenarios;
 mod series_counters;
+mod shaping;
 mod traffic;

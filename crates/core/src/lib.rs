@@ -18,6 +18,7 @@
 //!   priority queue, device dispatch, measurement, estimator, MBAC/SSAC.
 //! - [`cbt`]: CBT, Dynamic-CBT and ChIPS (seed 001) over RED's algorithm.
 //! - [`cac`]: CAC for shaped TCP (ρ, N_max, Erlang-B, rate schemes #1–#3; seed 002).
+//! - [`tcp`]: TCP Reno / NewReno sender and sink (seed 001 §5, RFC 5681 / 6298 / 6582).
 //! - [`stats`]: Jain's index, streaming moments, percentiles, histograms.
 
 pub mod admission;
@@ -33,6 +34,7 @@ pub mod red;
 pub mod rng;
 pub mod shaper;
 pub mod stats;
+pub mod tcp;
 pub mod token_bucket;
 pub mod units;
 

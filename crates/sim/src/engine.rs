@@ -87,6 +87,10 @@ pub enum Event {
     Sample,
     /// A flow's entry shaper may release its head packet (it answered `NotBefore`).
     ShaperRelease(FlowId),
+    /// A flow's sending agent (TCP sender) has a timer due (RTO).
+    SenderTimer(FlowId),
+    /// A flow's receiving agent (TCP sink, MM_APP receiver) has a timer due.
+    ReceiverTimer(FlowId),
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -52,6 +52,9 @@ use std::net::Ipv4Addr;
 /// RNG stream of link direction `d` is `LINK_STREAM_BASE + d`.
 pub const LINK_STREAM_BASE: u64 = 1 << 62;
 
+/// RNG stream of link direction `d`'s loss draws is `LOSS_STREAM_BASE + d`.
+pub const LOSS_STREAM_BASE: u64 = (1 << 62) | (1 << 40);
+
 /// No route (in the routing table).
 const NO_ROUTE: u32 = u32::MAX;
 
@@ -139,6 +142,10 @@ pub struct Dir {
     pub rate: Rate,
     /// `from->to`, e.g. `r0->sink0`.
     pub name: String,
+    /// Bernoulli loss probability of the link (0: none).
+    pub loss: f64,
+    /// The loss draws: `rng::stream(seed, LOSS_STREAM_BASE + dir)`.
+    pub loss_rng: Rng,
 }
 
 impl Dir {
@@ -245,6 +252,14 @@ impl Network {
                 errors.push(diag(origin, l.path.clone(), "a link must join two different existing nodes".into()));
                 continue;
             }
+            if !(0.0..1.0).contains(&l.spec.loss) {
+                errors.push(diag(
+                    origin,
+                    format!("{}.loss", l.path),
+                    format!("({}) is not a probability below 1; allowed: 0 <= loss < 1", l.spec.loss),
+                ));
+                continue;
+            }
             if l.spec.rate.0 == 0 {
                 errors.push(diag(
                     origin,
@@ -293,6 +308,8 @@ impl Network {
                     rng: rng::stream(seed, LINK_STREAM_BASE + d.0 as u64),
                     retry_at: None,
                     tick_at: None,
+                    loss: l.spec.loss,
+                    loss_rng: rng::stream(seed, LOSS_STREAM_BASE + d.0 as u64),
                 });
             }
         }
@@ -370,7 +387,7 @@ mod tests {
     use qoslab_core::Limit;
 
     fn spec() -> LinkSpec {
-        LinkSpec { rate: Rate::mbps(10), delay: Dur::from_ms(1), queue: None, reverse_queue: None }
+        LinkSpec { rate: Rate::mbps(10), delay: Dur::from_ms(1), queue: None, reverse_queue: None, loss: 0.0 }
     }
 
     /// h0 - r0 - r1 - h1, plus a longer detour r0 - r2 - r3 - r1, and a

@@ -214,6 +214,29 @@ impl FlowStats {
     }
 }
 
+/// Packets a flow's receiver sent back to its source (TCP ACKs, MM_APP
+/// feedback), counted apart from the flow's data: `sent = delivered +
+/// dropped + in flight` holds for them too.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReverseStats {
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
+    pub delivered_pkts: u64,
+    pub dropped_pkts: u64,
+}
+
+/// Series metrics of TCP senders (`metrics.tcp_series`).
+pub const TCP_SERIES: [&str; 4] = ["cwnd_pkts", "ssthresh_pkts", "srtt_s", "rto_s"];
+
+/// One TCP series sample: time (ns), flow, index into [`TCP_SERIES`], value.
+#[derive(Clone, Copy, Debug)]
+pub struct TcpSample {
+    pub t: u64,
+    pub flow: u32,
+    pub metric: u8,
+    pub value: f64,
+}
+
 /// Series metric names of the cumulative drop counters, in [`DropReason::ALL`]
 /// order (`drops_<reason>`, like the queues table's columns).
 pub const DROP_METRICS: [&str; DropReason::COUNT] = [
@@ -290,6 +313,9 @@ pub struct Metrics {
     pub entities: Vec<String>,
     pub metric_names: Vec<&'static str>,
     pub events: Vec<EventRow>,
+    /// Per flow: the receiver's packets towards the source.
+    pub reverse: Vec<ReverseStats>,
+    pub tcp_samples: Vec<TcpSample>,
     pub last_sample: Time,
     pub spec: MetricsSpec,
     dirs: Vec<DirSampling>,
@@ -315,6 +341,8 @@ impl Metrics {
             entities: Vec::new(),
             metric_names: Vec::new(),
             events: Vec::new(),
+            reverse: Vec::new(),
+            tcp_samples: Vec::new(),
             last_sample: Time::ZERO,
             spec: spec.clone(),
             dirs: vec![DirSampling::default(); n_dirs],

@@ -72,7 +72,7 @@ fn flows_table(sim: &Sim) -> Table {
     t.push("class", Column::I64((0..n).map(|i| sim.flows[i].class.0 as i64).collect()));
     t.push("src", st(&|i| node(sim.flows[i].src)));
     t.push("dst", st(&|i| node(sim.flows[i].dst)));
-    t.push("proto", st(&|_| "udp".to_string()));
+    t.push("proto", st(&|i| if sim.agents[i].tcp().is_some() { "tcp" } else { "udp" }.to_string()));
     t.push("start_s", fl(&|i| span(sim, i).0));
     t.push("end_s", fl(&|i| span(sim, i).1));
     let opt_s = |t: Option<qoslab_core::units::Time>| t.map_or(f64::NAN, |t| s(t.0));
@@ -110,7 +110,43 @@ fn flows_table(sim: &Sim) -> Table {
     t.push("delay_max_s", fl(&|i| nan_if_empty(i, m[i].delay.max() / NS)));
     t.push("delay_var_s2", fl(&|i| nan_if_empty(i, m[i].delay.variance() / (NS * NS))));
     t.push("jitter_rfc3550_s", fl(&|i| nan_if_empty(i, m[i].jitter.value() / NS)));
+    tcp_columns(sim, &mut t);
     t
+}
+
+/// TCP and reverse-path columns of the flows table (NaN / 0 for UDP flows).
+fn tcp_columns(sim: &Sim, t: &mut Table) {
+    let n = sim.flows.len();
+    let tcp = |i: usize| sim.agents[i].tcp();
+    let u = |f: &dyn Fn(usize) -> u64| Column::U64((0..n).map(f).collect());
+    let fl = |f: &dyn Fn(usize) -> f64| Column::F64((0..n).map(f).collect());
+    t.push(
+        "goodput_bps",
+        fl(&|i| match tcp(i) {
+            Some(a) => {
+                let (a0, b, ran) = span(sim, i);
+                if ran && b > a0 {
+                    a.goodput_bytes as f64 * 8.0 / (b - a0)
+                } else {
+                    f64::NAN
+                }
+            }
+            None => f64::NAN,
+        }),
+    );
+    t.push("goodput_bytes", u(&|i| tcp(i).map_or(0, |a| a.goodput_bytes)));
+    t.push("retransmits", u(&|i| tcp(i).map_or(0, |a| a.sender.stats().retransmits)));
+    t.push("timeouts", u(&|i| tcp(i).map_or(0, |a| a.sender.stats().timeouts)));
+    t.push("fast_retransmits", u(&|i| tcp(i).map_or(0, |a| a.sender.stats().fast_retransmits)));
+    t.push(
+        "completion_s",
+        fl(&|i| tcp(i).and_then(|a| a.completed).map_or(f64::NAN, |c| s(c.0.saturating_sub(sim.flows[i].start.0)))),
+    );
+    let r = &sim.metrics.reverse;
+    t.push("reverse_sent_pkts", u(&|i| r[i].sent_pkts));
+    t.push("reverse_sent_bytes", u(&|i| r[i].sent_bytes));
+    t.push("reverse_delivered_pkts", u(&|i| r[i].delivered_pkts));
+    t.push("reverse_dropped_pkts", u(&|i| r[i].dropped_pkts));
 }
 
 /// A queue row: the queue, its name, parent name, link direction index.
@@ -298,6 +334,10 @@ fn series_table(sim: &Sim) -> Table {
             }
         }
     }
+    for smp in &m.tcp_samples {
+        let name = &sim.flows[smp.flow as usize].name;
+        c.push(s(smp.t), "flow", name, crate::metrics::TCP_SERIES[smp.metric as usize], smp.value);
+    }
     let mut t = Table::new();
     t.push("t_s", Column::F64(c.t));
     t.push("entity_kind", Column::Str(c.kind));
@@ -441,6 +481,9 @@ fn summary(sim: &Sim, sc: &Scenario, seed: u64, loop_wall_s: f64) -> Value {
             "queued_end": queued,
             "on_wire_end": on_wire,
             "propagating_end": propagating,
+            "reverse_sent": sim.metrics.reverse.iter().map(|r| r.sent_pkts).sum::<u64>(),
+            "reverse_delivered": sim.metrics.reverse.iter().map(|r| r.delivered_pkts).sum::<u64>(),
+            "reverse_dropped": sim.metrics.reverse.iter().map(|r| r.dropped_pkts).sum::<u64>(),
         },
     })
 }

@@ -42,8 +42,10 @@ impl Sim {
             dst: IpAddr::V4(da),
             src_port: 1024 + (n % 64_512) as u16,
             dst_port: 1024 + ((n / 64_512) % 64_512) as u16,
-            proto: proto::UDP,
+            proto: if matches!(gp.model, traffic::ModelPlan::Tcp { .. }) { proto::TCP } else { proto::UDP },
         };
+        let agent = super::agents::Agent::new(gp, self.now);
+        let src_slot = self.net.routes.slot(src).unwrap_or(0);
         let id = self.table.intern(key);
         debug_assert_eq!(id.index(), self.flows.len());
         self.flows.push(Flow {
@@ -57,7 +59,7 @@ impl Sim {
             end,
             state: FlowState::Pending,
             end_reason: "",
-            source: Source::new(&gp.model),
+            source: Source::new(&gp.model, &gp.mm_periods),
             size: gp.size,
             class: gp.class,
             dscp: gp.dscp,
@@ -67,7 +69,10 @@ impl Sim {
         self.flow_dst.push(dst);
         self.flow_slot.push(slot);
         self.flow_first_dir.push(first_dir);
+        self.flow_src_slot.push(src_slot);
+        self.agents.push(agent);
         self.metrics.flows.push(FlowStats::new(traced, &self.metrics.spec));
+        self.metrics.reverse.push(Default::default());
         id
     }
 
@@ -93,7 +98,11 @@ impl Sim {
             debug_assert_eq!(first, now);
             let end = fl.end;
             self.events.schedule(end, Event::FlowEnd(f));
-            self.emit(f);
+            if matches!(fl.source, Source::Agent) {
+                self.agent_start(f);
+            } else {
+                self.emit(f);
+            }
         } else {
             fl.state = FlowState::Refused;
             let end = fl.end;
@@ -110,6 +119,8 @@ impl Sim {
             return;
         }
         fl.state = FlowState::Ended;
+        self.agents[f.index()].close();
+        let fl = &mut self.flows[f.index()];
         let g = fl.group;
         let gp = &self.groups[g.index()];
         let reason = if now >= self.end {

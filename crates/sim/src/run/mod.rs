@@ -13,12 +13,19 @@
 //!   -> destination: delivered (metrics) | router: enqueue at the next hop
 //! ```
 //!
+//! Flows with **agents** (TCP, MM_APP; see [`agents`]) also carry packets
+//! back: a packet delivered at its destination goes to the flow's receiver
+//! agent, which may send packets (ACKs, feedback) along the reverse route
+//! to the source, where they go to the sender agent. A link's `loss`
+//! drops a packet at its arrival at the far end with that probability.
+//!
 //! Errors: everything the simulator needs of the scenario is checked
 //! before the loop starts (`SimError::Config`), including that every
 //! flow's destination is reachable (`traffic.N.dst`). Nothing in the loop
 //! panics on input; an internal inconsistency ends the run with
 //! `SimError::Runtime`.
 
+pub mod agents;
 mod flows;
 mod shaping;
 
@@ -36,6 +43,7 @@ use qoslab_core::packet::FlowTable;
 use qoslab_core::qdisc::{Dequeue, Verdict};
 use qoslab_core::units::Time;
 use qoslab_core::Packet;
+use rand::Rng as _;
 use std::time::Instant;
 
 /// Cache lines of a link direction worth prefetching (transmitter, pipe,
@@ -68,6 +76,11 @@ pub struct Sim {
     flow_first_dir: Vec<DirId>,
     /// Per direction: does it lead to a host?
     dir_to_host: Vec<bool>,
+    /// Per flow: the route slot of its source (for packets sent back), and its agent.
+    flow_src_slot: Vec<u32>,
+    pub agents: Vec<agents::Agent>,
+    /// Scratch for the segments an agent sends.
+    seg_buf: Vec<u64>,
     pub table: FlowTable,
     admission: Box<dyn AdmissionControl + Send>,
     admission_tick: Option<Time>,
@@ -122,7 +135,11 @@ impl Sim {
         let mut net = Network::build(&ex, opts.seed, &origin)?;
         let groups = traffic::plan_groups(sc, &ex, opts.seed, &opts.base_dir, &origin)?;
         // Routes to every destination traffic may use; every pairing reachable.
-        let dsts: Vec<NodeId> = groups.iter().flat_map(|g| g.dsts.iter().copied()).collect();
+        // Flows with agents also need routes back to their sources.
+        let dsts: Vec<NodeId> = groups
+            .iter()
+            .flat_map(|g| g.dsts.iter().copied().chain(g.srcs.iter().copied().filter(|_| g.model.has_agent())))
+            .collect();
         net.route_to(&dsts);
         let mut errors = Vec::new();
         for (gi, g) in groups.iter().enumerate() {
@@ -189,6 +206,9 @@ impl Sim {
             flow_slot: Vec::new(),
             flow_first_dir: Vec::new(),
             dir_to_host,
+            flow_src_slot: Vec::new(),
+            agents: Vec::new(),
+            seg_buf: Vec::new(),
             table: FlowTable::new(),
             admission,
             admission_tick: None,
@@ -292,8 +312,11 @@ impl Sim {
                         self.schedule_admission_tick();
                     }
                 }
+                Event::SenderTimer(f) => self.sender_timer(f),
+                Event::ReceiverTimer(f) => self.receiver_timer(f),
                 Event::Sample => {
                     self.metrics.sample(&self.net, t);
+                    self.sample_tcp(t);
                     if t < end {
                         let next = Time(t.0.saturating_add(self.sample_every).min(end.0));
                         self.events.schedule(next, Event::Sample);
@@ -354,6 +377,8 @@ impl Sim {
         let size = fl.size.sample(&mut fl.rng);
         let mut pkt = Packet::new(self.next_packet, f, size, self.now);
         self.next_packet += 1;
+        // The flow's sequence number (MM_APP's receiver finds losses by its gaps).
+        pkt.handle = self.metrics.flows[f.index()].sent_pkts & agents::SEQ_MASK;
         pkt.class = fl.class;
         pkt.dscp = fl.dscp;
         pkt.ecn = fl.ecn;
@@ -395,12 +420,10 @@ impl Sim {
         let dir = &mut self.net.dirs[d.index()];
         match dir.queue.enqueue(now, pkt, &mut dir.rng) {
             Verdict::Queued | Verdict::Marked(_) => {}
-            Verdict::Dropped(x) => {
-                self.metrics.flows[x.packet.flow.index()].on_drop(x.packet.size, self.metrics.cur_bin);
-            }
+            Verdict::Dropped(x) => self.count_drop(&x.packet),
             Verdict::QueuedPushingOut(victims) => {
                 for x in victims {
-                    self.metrics.flows[x.packet.flow.index()].on_drop(x.packet.size, self.metrics.cur_bin);
+                    self.count_drop(&x.packet);
                 }
             }
         }
@@ -486,9 +509,20 @@ impl Sim {
         }
         let node = dir.to;
         let pkt = head.pkt;
+        if dir.loss > 0.0 && dir.loss_rng.random_bool(dir.loss) {
+            self.count_drop(&pkt);
+            return;
+        }
         let f = pkt.flow.index();
+        if pkt.handle & agents::REVERSE != 0 {
+            self.arrive_reverse(node, pkt);
+            return;
+        }
         if self.flow_dst[f] == node {
             self.metrics.flows[f].on_deliver(self.now, &pkt, self.metrics.cur_bin);
+            if !matches!(self.agents[f], agents::Agent::None) {
+                self.on_receiver_packet(pkt);
+            }
             return;
         }
         match self.net.routes.next(self.flow_slot[f], node) {
@@ -496,6 +530,17 @@ impl Sim {
             None => {
                 self.fault = Some(format!("no route at {} for flow {}", self.net.nodes[node.index()].name, f));
             }
+        }
+    }
+
+    /// A queue or a lossy link dropped `pkt`: count it for its flow.
+    #[inline]
+    fn count_drop(&mut self, pkt: &Packet) {
+        let f = pkt.flow.index();
+        if pkt.handle & agents::REVERSE != 0 {
+            self.metrics.reverse[f].dropped_pkts += 1;
+        } else {
+            self.metrics.flows[f].on_drop(pkt.size, self.metrics.cur_bin);
         }
     }
 

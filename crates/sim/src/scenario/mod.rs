@@ -1,6 +1,7 @@
 //! Scenarios: the model, loading with `file:line` errors, validation, schema.
 //!
 //! - [`model`]: the typed scenario ([`Scenario`]) and its defaults;
+//! - [`tcp_model`]: the `tcp` and `mm_app` tables of the TCP and MM_APP models;
 //! - [`units`]: serde adapters for `"25Mbps"`, `"20ms"`, `"1500B"`, `"60pkts"`;
 //! - [`expand`]: presets to explicit nodes and links, node patterns;
 //! - [`load`]: TOML text or file and `--set` overrides to a validated scenario;
@@ -9,9 +10,11 @@
 //! - [`shape`]: the structural check of a document against the schema.
 
 pub mod model;
+pub mod tcp_model;
 pub mod units;
 
 pub use model::*;
+pub use tcp_model::*;
 pub mod expand;
 pub mod load;
 pub mod schema;

@@ -71,6 +71,14 @@ pub struct LinkSpec {
     /// Queue of the reverse direction; default: `topology.default_queue`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse_queue: Option<QueueSpec>,
+    /// Bernoulli loss: each packet that crosses the link (either direction)
+    /// is lost with this probability, in [0, 1); default 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub loss: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 fn default_queue() -> QueueSpec {
@@ -350,6 +358,30 @@ pub enum TrafficModel {
         #[serde(default = "default_pareto_shape")]
         shape: f64,
     },
+    /// Greedy bulk TCP sender (infinite data; `size` is the segment
+    /// payload, the MSS). Implies `transport = "tcp"`.
+    Ftp {
+        /// TCP settings (every key optional; ns-2-of-2000 defaults).
+        #[serde(default)]
+        tcp: super::tcp_model::TcpSpec,
+    },
+    /// A finite TCP transfer of `bytes`; the flow ends when the last byte
+    /// is acknowledged and its completion time is recorded.
+    Transfer {
+        /// Bytes to transfer (application payload), e.g. "1250000B"; >= 1 B.
+        #[serde(with = "units::bytes")]
+        #[schemars(with = "super::schema::BytesText")]
+        bytes: Bytes,
+        /// TCP settings (every key optional; ns-2-of-2000 defaults).
+        #[serde(default)]
+        tcp: super::tcp_model::TcpSpec,
+    },
+    /// MM_APP media-scaling UDP source with receiver feedback (seed 001 §2, §5).
+    MmApp {
+        /// Scales and feedback packet size (optional; the paper's defaults).
+        #[serde(default)]
+        mm_app: super::tcp_model::MmAppSpec,
+    },
 }
 
 /// Packet payload size: fixed (`"1000B"`) or fixed plus an exponential offset.
@@ -390,6 +422,8 @@ pub enum LifetimeDist {
 pub enum Transport {
     #[default]
     Udp,
+    /// TCP (implied by the `ftp` and `transfer` models).
+    Tcp,
 }
 
 /// How flows of a group come and go, instead of `flows` fixed flows.
@@ -465,9 +499,10 @@ pub struct TrafficGroup {
     pub src: String,
     /// Destination node, or a pattern.
     pub dst: String,
-    /// Transport protocol: `udp` (the only one today).
-    #[serde(default)]
-    pub transport: Transport,
+    /// Transport protocol: `udp` or `tcp`; default: `tcp` for the `ftp` and
+    /// `transfer` models (and only `tcp` there), `udp` for the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<Transport>,
     /// Payload size.
     pub size: SizeSpec,
     /// Header bytes added to each payload on the wire.
@@ -631,6 +666,10 @@ pub struct MetricsSpec {
     #[serde(default = "default_hist_max", with = "units::dur")]
     #[schemars(with = "super::schema::DurText")]
     pub interarrival_max: Dur,
+    /// cwnd / ssthresh / SRTT / RTO series, every `series_interval`, for
+    /// every flow of these TCP groups.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tcp_series: Vec<String>,
 }
 
 impl Default for MetricsSpec {
@@ -642,6 +681,7 @@ impl Default for MetricsSpec {
             trace_groups: Vec::new(),
             interarrival_bin: default_hist_bin(),
             interarrival_max: default_hist_max(),
+            tcp_series: Vec::new(),
         }
     }
 }

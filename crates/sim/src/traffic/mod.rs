@@ -29,6 +29,7 @@
 
 pub mod arrivals;
 pub mod cbr;
+pub mod mm_app;
 pub mod on_off;
 pub mod poisson;
 
@@ -103,7 +104,29 @@ impl SizeModel {
 pub enum ModelPlan {
     Cbr(Period),
     Poisson(f64),
-    OnOff { period: Period, on: PeriodLaw, off: PeriodLaw },
+    OnOff {
+        period: Period,
+        on: PeriodLaw,
+        off: PeriodLaw,
+    },
+    /// A TCP sender (greedy when `bytes` is `None`) and its sink.
+    Tcp {
+        cfg: qoslab_core::tcp::TcpConfig,
+        bytes: Option<u64>,
+        sink_delay: Option<Dur>,
+        header: u32,
+    },
+    /// MM_APP (its scales' periods are the group's `mm_periods`).
+    MmApp {
+        feedback_size: u32,
+    },
+}
+
+impl ModelPlan {
+    /// Does a flow of this model need an agent at its ends (TCP, MM_APP)?
+    pub fn has_agent(&self) -> bool {
+        matches!(self, ModelPlan::Tcp { .. } | ModelPlan::MmApp { .. })
+    }
 }
 
 /// A flow's source state (ON/OFF boxed: it is the largest, and per-flow
@@ -113,14 +136,23 @@ pub enum Source {
     Cbr(Cbr),
     Poisson(Poisson),
     OnOff(Box<OnOff>),
+    /// MM_APP: CBR at the scale the receiver feeds back.
+    Mm(Box<mm_app::MmSource>),
+    /// No scheduled emissions: a TCP flow's agent sends.
+    Agent,
 }
 
 impl Source {
-    pub fn new(m: &ModelPlan) -> Source {
+    /// The source of a flow of model `m` (`mm_periods`: the MM_APP scales' periods).
+    pub fn new(m: &ModelPlan, mm_periods: &[Period]) -> Source {
         match *m {
             ModelPlan::Cbr(p) => Source::Cbr(Cbr::new(p)),
             ModelPlan::Poisson(g) => Source::Poisson(Poisson::new(g)),
             ModelPlan::OnOff { period, on, off } => Source::OnOff(Box::new(OnOff::new(period, on, off))),
+            ModelPlan::MmApp { .. } if !mm_periods.is_empty() => {
+                Source::Mm(Box::new(mm_app::MmSource::new(mm_periods.to_vec())))
+            }
+            ModelPlan::MmApp { .. } | ModelPlan::Tcp { .. } => Source::Agent,
         }
     }
     /// The first send time of a flow starting at `start` (always `start`).
@@ -129,6 +161,8 @@ impl Source {
             Source::Cbr(s) => s.first(start),
             Source::Poisson(s) => s.first(start),
             Source::OnOff(s) => s.first(start, rng),
+            Source::Mm(s) => s.first(start),
+            Source::Agent => start,
         }
     }
     /// The send time after the one at `now`.
@@ -138,6 +172,8 @@ impl Source {
             Source::Cbr(s) => s.next_send(),
             Source::Poisson(s) => s.next_send(now, rng),
             Source::OnOff(s) => s.next_send(rng),
+            Source::Mm(s) => s.next_send(),
+            Source::Agent => Time::MAX,
         }
     }
 }
@@ -166,6 +202,10 @@ pub struct GroupPlan {
     pub request_rate: Rate,
     pub mean_wire_bps: f64,
     pub traced: bool,
+    /// MM_APP: the period of each scale, lowest rate first (empty otherwise).
+    pub mm_periods: Vec<Period>,
+    /// cwnd / RTT series for this group's flows (`metrics.tcp_series`).
+    pub tcp_series: bool,
     /// Flows created so far.
     pub created: u32,
     pub rng: Rng,
@@ -290,6 +330,7 @@ pub fn plan_groups(
                 }
             }
         };
+        let mut mm_periods = Vec::new();
         let model = match &g.model {
             TrafficModel::Cbr { rate, interval } => either(*rate, *interval, "rate", &mut errors).map(ModelPlan::Cbr),
             TrafficModel::Poisson { rate } => {
@@ -308,6 +349,26 @@ pub fn plan_groups(
                     on: PeriodLaw::new(*dist, on.0 as f64, *shape),
                     off: PeriodLaw::new(*dist, off.0 as f64, *shape),
                 })
+            }
+            TrafficModel::Ftp { tcp } => tcp_plan(tcp, None, g, &p, origin, &mut errors),
+            TrafficModel::Transfer { bytes, tcp } => tcp_plan(tcp, Some(bytes.0), g, &p, origin, &mut errors),
+            TrafficModel::MmApp { mm_app } => {
+                if mm_app.scales.is_empty() || mm_app.scales.len() > mm_app::MAX_SCALES {
+                    errors.push(diag(
+                        origin,
+                        p("mm_app.scales"),
+                        format!("{} scales; allowed: 1 to {}", mm_app.scales.len(), mm_app::MAX_SCALES),
+                    ));
+                }
+                if mm_app.feedback_size.0 == 0 || mm_app.feedback_size.0 > u32::MAX as u64 {
+                    errors.push(diag(origin, p("mm_app.feedback_size"), "must be at least 1 byte".into()));
+                }
+                for (k, r) in mm_app.scales.iter().enumerate() {
+                    if let Some(per) = rate_period(*r, &format!("mm_app.scales.{k}"), &mut errors) {
+                        mm_periods.push(per);
+                    }
+                }
+                Some(ModelPlan::MmApp { feedback_size: mm_app.feedback_size.0.min(u32::MAX as u64) as u32 })
             }
         };
         let stop = g.stop.map_or(end, |s| Time(s.0).min(end));
@@ -372,6 +433,10 @@ pub fn plan_groups(
             ModelPlan::OnOff { period, on, off } => {
                 on_off::mean_packets_per_on(&on, period.as_ns_f64()) * wire_mean * 8e9 / (on.mean_ns() + off.mean_ns())
             }
+            // A TCP flow has no nominal rate: it asks for `reserve` (default 0).
+            ModelPlan::Tcp { .. } => 0.0,
+            // MM_APP at its top scale.
+            ModelPlan::MmApp { .. } => mm_periods.last().map_or(0.0, |per| wire_mean * 8e9 / per.as_ns_f64()),
         };
         let traced = sc.metrics.trace_groups.contains(&g.name);
         plans.push(GroupPlan {
@@ -393,6 +458,8 @@ pub fn plan_groups(
             request_rate: g.reserve.unwrap_or(Rate(mean_wire_bps.round().min(u64::MAX as f64) as u64)),
             mean_wire_bps,
             traced,
+            mm_periods,
+            tcp_series: sc.metrics.tcp_series.contains(&g.name),
             created: 0,
             rng: qoslab_core::rng::stream(seed, group_stream(gi as u32)),
         });
@@ -402,6 +469,39 @@ pub fn plan_groups(
     } else {
         Err(SimError::Config(errors))
     }
+}
+
+/// The plan of a TCP group: the segment payload (MSS) is the fixed `size`.
+fn tcp_plan(
+    tcp: &crate::scenario::TcpSpec,
+    bytes: Option<u64>,
+    g: &crate::scenario::TrafficGroup,
+    p: &dyn Fn(&str) -> String,
+    origin: &str,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ModelPlan> {
+    let mss = match &g.size {
+        SizeSpec::Fixed(b) if b.0 > 0 && b.0 <= u32::MAX as u64 => b.0 as u32,
+        _ => {
+            errors.push(diag(
+                origin,
+                p("size"),
+                "TCP needs a fixed segment payload; allowed: a size such as \"1000B\"".into(),
+            ));
+            return None;
+        }
+    };
+    let cfg = tcp.config(mss);
+    if let Err(e) = cfg.validate() {
+        errors.push(diag(origin, p(&format!("tcp.{}", e.field)), e.message));
+        return None;
+    }
+    if bytes == Some(0) {
+        errors.push(diag(origin, p("bytes"), "(0B) must be at least 1 byte".into()));
+        return None;
+    }
+    let header = g.header.0.min(u32::MAX as u64) as u32;
+    Some(ModelPlan::Tcp { cfg, bytes, sink_delay: tcp.sink_delay(), header })
 }
 
 /// Uniform draw in `[0, d]` ns.

@@ -11,4 +11,5 @@ mod red_dumbbell;
 mod scenarios;
 mod series_counters;
 mod shaping;
+mod tcp;
 mod traffic;

@@ -83,7 +83,17 @@ fn flows_table_has_the_documented_columns_in_order() {
             "delay_p99_s",
             "delay_max_s",
             "delay_var_s2",
-            "jitter_rfc3550_s"
+            "jitter_rfc3550_s",
+            "goodput_bps",
+            "goodput_bytes",
+            "retransmits",
+            "timeouts",
+            "fast_retransmits",
+            "completion_s",
+            "reverse_sent_pkts",
+            "reverse_sent_bytes",
+            "reverse_delivered_pkts",
+            "reverse_dropped_pkts",
         ]
     );
     let q: Vec<&str> = out.queues.columns.iter().map(|(n, _)| n.as_str()).collect();

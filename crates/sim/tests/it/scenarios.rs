@@ -166,6 +166,9 @@ fn good_scenarios_cover_every_preset_queue_model_and_arrival_process() {
                 TrafficModel::Cbr { .. } => "model:cbr_interval".to_string(),
                 TrafficModel::Poisson { .. } => "model:poisson".to_string(),
                 TrafficModel::OnOff { dist, .. } => format!("model:on_off_{}", serde_json::to_value(dist).unwrap()),
+                TrafficModel::Ftp { .. } => "model:ftp".to_string(),
+                TrafficModel::Transfer { .. } => "model:transfer".to_string(),
+                TrafficModel::MmApp { .. } => "model:mm_app".to_string(),
             };
             seen.insert(m);
             if let Some(a) = &g.arrivals {
@@ -195,6 +198,9 @@ fn good_scenarios_cover_every_preset_queue_model_and_arrival_process() {
         "arrivals:keep_alive",
         "arrivals:replay",
         "size:random",
+        "model:ftp",
+        "model:transfer",
+        "model:mm_app",
     ] {
         assert!(seen.contains(want), "no good scenario has {want}; seen: {seen:?}");
     }

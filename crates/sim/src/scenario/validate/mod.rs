@@ -27,6 +27,7 @@
 //! | `reserve` | > 0 |
 //! | `shaper` | `rate` > 0, required unless `admission` is `shaping_cac`; `depth` one value ≥ 1, in bytes for random sizes, not below the wire size for fixed sizes; `buffer` ≥ 1 |
 //! | `admission` (`shaping_cac`) | `scheme` 1, 2 or 3; `capacity`, `r_req` > 0; `buffer` ≥ 1; 0 < `iplr` < 1; `k` > 1, finite |
+//! | TCP, MM_APP, `loss` | see [`tcp`] |
 //! | `metrics` | `bin`, `series_interval`, `interarrival_bin` > 0; `interarrival_bin` < `interarrival_max`; at most [`MAX_SAMPLES`] bins/samples; traced flows and groups exist |
 //!
 //! Decisions:
@@ -111,6 +112,7 @@ fn is_name(s: &str, extra: &str) -> bool {
 }
 
 mod shaping;
+mod tcp;
 mod topology;
 mod traffic;
 
@@ -154,6 +156,7 @@ impl Checker<'_> {
         self.traffic(s, net.as_ref(), base_dir);
         self.shaping(s);
         self.metrics(s);
+        self.tcp_series(s);
     }
 
     fn metrics(&mut self, s: &Scenario) {

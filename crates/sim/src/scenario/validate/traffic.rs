@@ -57,6 +57,7 @@ impl Checker<'_> {
                 }
             }
             self.model(gi, &g.model);
+            self.agent_model(gi, g);
             self.size(gi, g);
             if g.dscp > 63 {
                 self.err(p("dscp"), format!("{} does not fit in six bits; allowed: 0 to 63", g.dscp));
@@ -137,6 +138,8 @@ impl Checker<'_> {
                     );
                 }
             }
+            // See `agent_model` (tcp.rs).
+            TrafficModel::Ftp { .. } | TrafficModel::Transfer { .. } | TrafficModel::MmApp { .. } => {}
         }
     }
 

@@ -1,0 +1,159 @@
+//! TCP congestion control as clock-free state machines: a Reno / NewReno
+//! sender ([`TcpSender`]) and a cumulative-ACK sink ([`TcpSink`]), in the
+//! spirit of ns-2's one-way agents (`Agent/TCP/Reno`, `Agent/TCPSink`).
+//!
+//! Source: seed 001 §5 (the D-CBT/ChIPS paper's ns-2 of 2000: Reno, initial
+//! window 1, no delayed ACK, 1000 B segments + 40 B headers, max window 20),
+//! RFC 5681 (slow start, congestion avoidance, fast retransmit / recovery,
+//! delayed ACK), RFC 6298 (RTO), RFC 6582 (NewReno), Karn & Partridge 1987.
+//!
+//! The machines never read a clock: every call takes `now`, and each
+//! reports when it next needs attention ([`TcpSender::timer_deadline`],
+//! [`TcpSink::ack_deadline`]). The driver (simulator or a router test)
+//! carries segments and ACKs and calls `on_timer` when a deadline is due.
+//! They live in `qoslab-core` (not the simulator) so that the real
+//! router's tests can drive the same TCP.
+//!
+//! **Sequence numbers count segments** (as in ns-2), from 0. A segment
+//! carries `seq`; an ACK carries the cumulative acknowledgement `ack` =
+//! the next segment the sink expects (every segment below `ack` arrived).
+//! A finite transfer of `B` bytes is `ceil(B / mss)` segments, the last
+//! one possibly short ([`TcpSender::payload`]).
+//!
+//! **Sender** (per ACK, RFC 5681, windows in segments, `cwnd` fractional):
+//! - window `W = min(floor(cwnd), max_window, rwnd)`; send while
+//!   `snd_nxt < snd_una + W` and data remains.
+//! - new ACK, not in recovery: slow start `cwnd += 1` while
+//!   `cwnd < ssthresh`, else congestion avoidance `cwnd += 1/cwnd` (per
+//!   ACK, as ns-2). `cwnd` is capped at `min(max_window, rwnd)`: ns-2's
+//!   `cwnd_` grows past `wnd_` but never sends more, so only the reported
+//!   value differs.
+//! - third duplicate ACK (and the ACK covers everything sent when the last
+//!   recovery or timeout began, `ack >= recover`: ns-2's `bugfix_`,
+//!   RFC 6582 §3.2 — no second fast retransmit for losses of one window):
+//!   `ssthresh = max(FlightSize / 2, 2)`, retransmit `snd_una`,
+//!   `cwnd = ssthresh + 3`, enter fast recovery, `recover = snd_max`.
+//!   Each further duplicate ACK inflates `cwnd += 1`.
+//! - Reno leaves recovery on the first new ACK with `cwnd = ssthresh`.
+//!   NewReno (RFC 6582) leaves it on a full ACK (`ack >= recover`); a
+//!   partial ACK retransmits the next hole, deflates
+//!   `cwnd = cwnd - acked + 1` and restarts the timer (the "slow but
+//!   steady" variant, as ns-2's `newreno_changes_ = 0`).
+//! - RTO expiry: `ssthresh = max(FlightSize / 2, 2)`, `cwnd = 1`, back-off
+//!   doubles (at most 64 x), go-back-N from `snd_una` (`snd_nxt = snd_una`),
+//!   `recover = snd_max`, recovery ends.
+//!
+//! `FlightSize = snd_nxt - snd_una` (segments sent and not acknowledged
+//! since the last go-back-N), so a second consecutive timeout sets
+//! `ssthresh = 2` as in ns-2.
+//!
+//! **RTO** (RFC 6298, ns precision): one segment at a time is timed
+//! (BSD / ns-2). First sample `R`: `SRTT = R`, `RTTVAR = R/2`; then
+//! `RTTVAR = 3/4 RTTVAR + 1/4 |SRTT - R|`, `SRTT = 7/8 SRTT + 1/8 R`.
+//! `RTO = SRTT + max(G, 4 RTTVAR)`, rounded up to a multiple of the timer
+//! granularity `G` (ns-2's `tcpTick_`), then clamped to
+//! `[min_rto, max_rto]`; before any sample `RTO = initial_rto`. Karn's
+//! rule: any retransmission cancels the running measurement, and a
+//! backed-off RTO stays backed off until a valid sample (RFC 6298 §5.7 /
+//! ns-2: the back-off resets only with a new sample). The armed timer
+//! lasts `min(RTO x backoff, max_rto)`; it is restarted on every new ACK
+//! (§5.3) and stopped when nothing is outstanding.
+//!
+//! **Sink**: one ACK per segment, or with `delayed_ack` (RFC 1122 §4.2.3.2,
+//! RFC 5681 §4.2) an ACK for every second in-order segment or when the
+//! delayed-ACK timer (default 100 ms, ns-2's `interval_`) runs out;
+//! out-of-order segments, duplicates and segments that fill a hole are
+//! acknowledged at once.
+//!
+//! | parameter | unit | range | default |
+//! |---|---|---|---|
+//! | `variant` | | reno, newreno | reno |
+//! | `mss` | bytes of payload | >= 1 | 1000 |
+//! | `max_window` | segments | >= 1 | 20 |
+//! | `init_window` | segments | >= 1 | 1 |
+//! | `rwnd` | segments | >= 1 or none | none |
+//! | `min_rto` | ns | >= 0 | 200 ms |
+//! | `initial_rto` | ns | > 0 | 3 s |
+//! | `max_rto` | ns | >= min_rto | 60 s |
+//! | `granularity` | ns | >= 0 | 100 ms |
+//! | `delayed_ack` | bool / timeout | | off / 100 ms |
+
+pub mod sender;
+pub mod sink;
+
+pub use sender::{TcpSender, TcpStats};
+pub use sink::{SinkOutput, TcpSink};
+
+use crate::error::ConfigError;
+use crate::units::Dur;
+
+/// Which loss recovery the sender runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TcpVariant {
+    #[default]
+    Reno,
+    NewReno,
+}
+
+/// Sender settings (see the module doc for units and defaults).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TcpConfig {
+    pub variant: TcpVariant,
+    /// Payload bytes per full segment.
+    pub mss: u32,
+    pub max_window: u32,
+    pub init_window: u32,
+    /// Receiver window in segments (`None`: no limit).
+    pub rwnd: Option<u32>,
+    pub min_rto: Dur,
+    pub initial_rto: Dur,
+    pub max_rto: Dur,
+    pub granularity: Dur,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            variant: TcpVariant::Reno,
+            mss: 1000,
+            max_window: 20,
+            init_window: 1,
+            rwnd: None,
+            min_rto: Dur::from_ms(200),
+            initial_rto: Dur::from_secs(3),
+            max_rto: Dur::from_secs(60),
+            granularity: Dur::from_ms(100),
+        }
+    }
+}
+
+impl TcpConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let err = |field: &'static str, value: String, allowed: &str| {
+            Err(ConfigError::new("tcp", field, format!("({value}) {allowed}")))
+        };
+        if self.mss == 0 {
+            return err("mss", "0B".into(), "must be at least 1 byte");
+        }
+        if self.max_window == 0 {
+            return err("max_window", "0".into(), "must be at least 1 segment");
+        }
+        if self.init_window == 0 {
+            return err("init_window", "0".into(), "must be at least 1 segment");
+        }
+        if self.rwnd == Some(0) {
+            return err("rwnd", "0".into(), "must be at least 1 segment");
+        }
+        if self.initial_rto.0 == 0 {
+            return err("initial_rto", self.initial_rto.to_string(), "must be positive");
+        }
+        if self.max_rto < self.min_rto || self.max_rto.0 == 0 {
+            return err("max_rto", self.max_rto.to_string(), "must be positive and at least min_rto");
+        }
+        Ok(())
+    }
+    /// The window limit other than `cwnd`: `min(max_window, rwnd)`.
+    pub fn window_cap(&self) -> u32 {
+        self.rwnd.map_or(self.max_window, |r| r.min(self.max_window))
+    }
+}

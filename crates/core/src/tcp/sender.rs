@@ -1,0 +1,554 @@
+//! The Reno / NewReno sender (see the module doc of [`super`] for the
+//! algorithm, RFC sections and defaults).
+
+use super::{TcpConfig, TcpVariant};
+use crate::error::ConfigError;
+use crate::units::{Dur, Time};
+
+/// Most the RTO is backed off (x 64, as ns-2's `maxbackoff_`; `max_rto` caps it too).
+pub const MAX_BACKOFF: u32 = 64;
+
+/// What a sender has done.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpStats {
+    /// Segments transmitted, retransmissions included.
+    pub segments_sent: u64,
+    /// Segments transmitted again (fast retransmits, partial-ACK and go-back-N resends).
+    pub retransmits: u64,
+    /// RTO expiries.
+    pub timeouts: u64,
+    /// Entries into fast retransmit / recovery.
+    pub fast_retransmits: u64,
+    /// Valid RTT samples taken (Karn's rule excludes retransmitted segments).
+    pub rtt_samples: u64,
+}
+
+/// A TCP sender: segments out, cumulative ACKs in.
+#[derive(Clone, Debug)]
+pub struct TcpSender {
+    cfg: TcpConfig,
+    /// Segments to send (`None`: unlimited, a greedy source).
+    total: Option<u64>,
+    /// Payload of the last segment of a finite transfer.
+    last_payload: u32,
+    snd_una: u64,
+    snd_nxt: u64,
+    /// One past the highest segment ever sent.
+    snd_max: u64,
+    cwnd: f64,
+    ssthresh: f64,
+    dupacks: u32,
+    in_recovery: bool,
+    /// `snd_max` when the last fast retransmit or timeout happened.
+    recover: u64,
+    srtt: Option<u64>,
+    rttvar: u64,
+    /// The RTO without back-off.
+    rto: Dur,
+    backoff: u32,
+    /// The segment being timed and when it was sent.
+    timing: Option<(u64, Time)>,
+    timer: Option<Time>,
+    stats: TcpStats,
+    closed: bool,
+}
+
+impl TcpSender {
+    /// A sender of `bytes` bytes (`None`: greedy, unlimited data).
+    pub fn new(cfg: TcpConfig, bytes: Option<u64>) -> Result<TcpSender, ConfigError> {
+        cfg.validate()?;
+        if bytes == Some(0) {
+            return Err(ConfigError::new("tcp", "bytes", "(0B) must be at least 1 byte"));
+        }
+        let mss = cfg.mss as u64;
+        let total = bytes.map(|b| b.div_ceil(mss));
+        let last_payload = bytes.map_or(cfg.mss, |b| (b - (b.div_ceil(mss) - 1) * mss) as u32);
+        Ok(TcpSender {
+            cfg,
+            total,
+            last_payload,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            cwnd: cfg.init_window.min(cfg.window_cap()) as f64,
+            ssthresh: f64::INFINITY,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            srtt: None,
+            rttvar: 0,
+            rto: cfg.initial_rto,
+            backoff: 1,
+            timing: None,
+            timer: None,
+            stats: TcpStats::default(),
+            closed: false,
+        })
+    }
+
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+    pub fn stats(&self) -> &TcpStats {
+        &self.stats
+    }
+    /// Congestion window in segments (fractional in congestion avoidance).
+    pub fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+    /// Slow-start threshold in segments (infinite until the first loss).
+    pub fn ssthresh(&self) -> f64 {
+        self.ssthresh
+    }
+    /// Smoothed RTT, once a sample was taken.
+    pub fn srtt(&self) -> Option<Dur> {
+        self.srtt.map(Dur)
+    }
+    /// The RTO without back-off.
+    pub fn rto(&self) -> Dur {
+        self.rto
+    }
+    /// The current back-off factor (1, 2, 4, ... 64).
+    pub fn backoff(&self) -> u32 {
+        self.backoff
+    }
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+    /// Segments of a finite transfer (`None`: greedy).
+    pub fn total_segments(&self) -> Option<u64> {
+        self.total
+    }
+    /// Every segment of a finite transfer acknowledged.
+    pub fn is_complete(&self) -> bool {
+        self.total.is_some_and(|t| self.snd_una >= t)
+    }
+    /// Payload bytes of segment `seq`.
+    pub fn payload(&self, seq: u64) -> u32 {
+        match self.total {
+            Some(t) if seq + 1 == t => self.last_payload,
+            _ => self.cfg.mss,
+        }
+    }
+    /// When the retransmission timer expires, if armed.
+    pub fn timer_deadline(&self) -> Option<Time> {
+        self.timer
+    }
+
+    /// Stops the sender for good (the flow ended): no more segments, no timer.
+    pub fn close(&mut self) {
+        self.closed = true;
+        self.timer = None;
+    }
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Opens the connection at `now`: the initial window's segments go to `out`.
+    pub fn start(&mut self, now: Time, out: &mut Vec<u64>) {
+        self.send_new(now, out);
+    }
+
+    fn window(&self) -> u64 {
+        (self.cwnd.floor() as u64).min(self.cfg.window_cap() as u64).max(1)
+    }
+
+    fn armed_rto(&self) -> Dur {
+        Dur(self.rto.0.saturating_mul(self.backoff as u64).min(self.cfg.max_rto.0))
+    }
+
+    fn restart_timer(&mut self, now: Time) {
+        self.timer = Some(Time(now.0.saturating_add(self.armed_rto().0)));
+    }
+
+    fn transmit(&mut self, now: Time, seq: u64, out: &mut Vec<u64>) {
+        if seq < self.snd_max {
+            self.stats.retransmits += 1;
+            // Karn: no sample from anything sent while a retransmission is outstanding.
+            self.timing = None;
+        } else {
+            self.snd_max = seq + 1;
+            if self.timing.is_none() {
+                self.timing = Some((seq, now));
+            }
+        }
+        self.stats.segments_sent += 1;
+        out.push(seq);
+        if self.timer.is_none() {
+            self.restart_timer(now);
+        }
+    }
+
+    /// Sends new (or, after a go-back-N, resent) segments the window allows.
+    fn send_new(&mut self, now: Time, out: &mut Vec<u64>) {
+        if self.closed {
+            return;
+        }
+        let limit = self.snd_una + self.window();
+        while self.snd_nxt < limit && self.total.is_none_or(|t| self.snd_nxt < t) {
+            let seq = self.snd_nxt;
+            self.snd_nxt += 1;
+            self.transmit(now, seq, out);
+        }
+    }
+
+    /// RFC 6298 §2.2-2.3 with an RTT sample `r` (ns).
+    fn rtt_sample(&mut self, r: u64) {
+        self.stats.rtt_samples += 1;
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
+            }
+            Some(s) => {
+                self.rttvar = (3 * self.rttvar + s.abs_diff(r)) / 4;
+                self.srtt = Some((7 * s + r) / 8);
+            }
+        }
+        let srtt = self.srtt.unwrap_or(r);
+        let g = self.cfg.granularity.0;
+        let mut rto = srtt.saturating_add(g.max(self.rttvar.saturating_mul(4)));
+        if g > 0 {
+            rto = rto.div_ceil(g).saturating_mul(g);
+        }
+        self.rto = Dur(rto.max(self.cfg.min_rto.0).min(self.cfg.max_rto.0));
+        self.backoff = 1;
+    }
+
+    fn halve(&mut self) {
+        let flight = self.snd_nxt - self.snd_una;
+        self.ssthresh = ((flight / 2) as f64).max(2.0);
+    }
+
+    /// A cumulative ACK `ack` (the next segment the sink expects) arrives.
+    pub fn on_ack(&mut self, now: Time, ack: u64, out: &mut Vec<u64>) {
+        if self.closed || ack > self.snd_max {
+            return;
+        }
+        let cap = self.cfg.window_cap() as f64;
+        if ack > self.snd_una {
+            let acked = ack - self.snd_una;
+            if let Some((seq, sent)) = self.timing {
+                if ack > seq {
+                    self.timing = None;
+                    self.rtt_sample(now.0.saturating_sub(sent.0));
+                }
+            }
+            self.snd_una = ack;
+            self.dupacks = 0;
+            if self.snd_nxt < ack {
+                self.snd_nxt = ack;
+            }
+            if self.in_recovery {
+                if self.cfg.variant == TcpVariant::NewReno && ack < self.recover {
+                    // RFC 6582 §3.2 step 5: partial ACK.
+                    self.cwnd = (self.cwnd - acked as f64 + 1.0).max(1.0);
+                    self.transmit(now, ack, out);
+                } else {
+                    self.in_recovery = false;
+                    self.cwnd = self.ssthresh.min(cap);
+                }
+            } else if self.cwnd < self.ssthresh {
+                self.cwnd = (self.cwnd + 1.0).min(cap);
+            } else {
+                self.cwnd = (self.cwnd + 1.0 / self.cwnd).min(cap);
+            }
+            if self.snd_una >= self.snd_max {
+                self.timer = None;
+            } else {
+                // RFC 6298 §5.3 (and RFC 6582's partial ACK): restart.
+                self.restart_timer(now);
+            }
+        } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            self.dupacks += 1;
+            if self.in_recovery {
+                self.cwnd += 1.0;
+            } else if self.dupacks == 3 && ack >= self.recover {
+                self.halve();
+                self.stats.fast_retransmits += 1;
+                self.in_recovery = true;
+                self.recover = self.snd_max;
+                self.transmit(now, ack, out);
+                self.cwnd = self.ssthresh + 3.0;
+                self.restart_timer(now);
+            }
+        }
+        self.send_new(now, out);
+    }
+
+    /// The retransmission timer fires (call when `now >= timer_deadline()`).
+    pub fn on_timer(&mut self, now: Time, out: &mut Vec<u64>) {
+        if self.closed || self.timer.is_none_or(|t| t > now) {
+            return;
+        }
+        self.timer = None;
+        if self.snd_una >= self.snd_max {
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.halve();
+        self.cwnd = 1.0;
+        self.dupacks = 0;
+        self.in_recovery = false;
+        self.recover = self.snd_max;
+        self.timing = None;
+        self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+        self.snd_nxt = self.snd_una;
+        self.send_new(now, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn cfg(variant: TcpVariant, max_window: u32) -> TcpConfig {
+        TcpConfig { variant, max_window, ..TcpConfig::default() }
+    }
+
+    /// Acknowledges every segment in `sent` in order at `t`, returning what was sent in reply.
+    fn ack_all(s: &mut TcpSender, t: u64, sent: &[u64]) -> Vec<u64> {
+        let mut out = Vec::new();
+        for seq in sent {
+            s.on_ack(Time(t), seq + 1, &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn slow_start_doubles_the_window_per_round_trip() {
+        let mut s = TcpSender::new(cfg(TcpVariant::Reno, 64), None).unwrap();
+        let mut out = Vec::new();
+        s.start(Time(0), &mut out);
+        assert_eq!(out, vec![0]);
+        let mut flight = out;
+        for round in 1..=5u64 {
+            flight = ack_all(&mut s, round * 100 * MS, &flight);
+            assert_eq!(flight.len() as u64, 1 << round, "round {round}");
+            assert_eq!(s.cwnd(), (1u64 << round) as f64);
+        }
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_segment_per_window() {
+        let mut s = TcpSender::new(cfg(TcpVariant::Reno, 100), None).unwrap();
+        s.ssthresh = 4.0;
+        s.cwnd = 4.0;
+        let mut out = Vec::new();
+        s.start(Time(0), &mut out);
+        assert_eq!(out.len(), 4);
+        let next = ack_all(&mut s, 10 * MS, &out);
+        // 4 ACKs: 4 + 1/4 + 1/4.25 + ... ~= 4.93, one more segment next round only after the fifth ACK.
+        assert!(s.cwnd() > 4.9 && s.cwnd() < 5.0, "{}", s.cwnd());
+        assert_eq!(next.len(), 4);
+    }
+
+    #[test]
+    fn window_never_exceeds_max_window_or_rwnd() {
+        let c = TcpConfig { max_window: 8, rwnd: Some(5), ..TcpConfig::default() };
+        let mut s = TcpSender::new(c, None).unwrap();
+        let mut out = Vec::new();
+        s.start(Time(0), &mut out);
+        let mut flight = out;
+        for round in 1..10u64 {
+            flight = ack_all(&mut s, round * MS, &flight);
+            assert!(flight.len() <= 5);
+            assert!(s.snd_nxt() - s.snd_una() <= 5);
+        }
+        assert_eq!(s.cwnd(), 5.0);
+    }
+
+    /// A sender in steady state with 10 segments in flight (cwnd 10, seqs 0..10 sent).
+    fn ten_in_flight(variant: TcpVariant) -> TcpSender {
+        let mut s = TcpSender::new(cfg(variant, 10), None).unwrap();
+        s.cwnd = 10.0;
+        s.ssthresh = 10.0;
+        let mut out = Vec::new();
+        s.start(Time(0), &mut out);
+        assert_eq!(out, (0..10).collect::<Vec<_>>());
+        s
+    }
+
+    #[test]
+    fn fast_retransmit_on_the_third_duplicate_ack_halves_the_window() {
+        let mut s = ten_in_flight(TcpVariant::Reno);
+        let mut out = Vec::new();
+        // Segment 0 lost: segments 1.. arrive and each brings a duplicate ACK 0.
+        s.on_ack(Time(50 * MS), 0, &mut out);
+        s.on_ack(Time(51 * MS), 0, &mut out);
+        assert!(out.is_empty() && !s.in_recovery());
+        s.on_ack(Time(52 * MS), 0, &mut out);
+        assert_eq!(out, vec![0], "the third duplicate ACK retransmits the hole");
+        assert!(s.in_recovery());
+        assert_eq!(s.ssthresh(), 5.0);
+        assert_eq!(s.cwnd(), 8.0);
+        assert_eq!((s.stats().fast_retransmits, s.stats().retransmits), (1, 1));
+        // Inflation: dupacks 4..9 raise cwnd to 14, but max_window (10) caps what is sent.
+        out.clear();
+        for k in 0..6 {
+            s.on_ack(Time((53 + k) * MS), 0, &mut out);
+        }
+        assert_eq!(s.cwnd(), 14.0);
+        assert!(out.is_empty());
+        // The retransmission is acknowledged with everything: recovery ends at ssthresh.
+        s.on_ack(Time(100 * MS), 10, &mut out);
+        assert!(!s.in_recovery());
+        assert_eq!(s.cwnd(), 5.0);
+        assert_eq!(out, vec![10, 11, 12, 13, 14]);
+    }
+
+    #[test]
+    fn reno_leaves_recovery_on_a_partial_ack_and_newreno_retransmits_the_next_hole() {
+        for variant in [TcpVariant::Reno, TcpVariant::NewReno] {
+            let mut s = ten_in_flight(variant);
+            let mut out = Vec::new();
+            // Segments 0 and 5 lost.
+            for k in 0..4 {
+                s.on_ack(Time((50 + k) * MS), 0, &mut out);
+            }
+            assert_eq!(out, vec![0]);
+            out.clear();
+            s.on_ack(Time(100 * MS), 5, &mut out);
+            match variant {
+                TcpVariant::Reno => {
+                    assert!(!s.in_recovery());
+                    assert_eq!(s.cwnd(), 5.0);
+                    assert!(!out.contains(&5));
+                }
+                TcpVariant::NewReno => {
+                    assert!(s.in_recovery());
+                    assert_eq!(out.first(), Some(&5), "partial ACK retransmits segment 5");
+                    // cwnd 9 (8 + 1 inflation) - 5 acked + 1.
+                    assert_eq!(s.cwnd(), 5.0);
+                    out.clear();
+                    s.on_ack(Time(150 * MS), 10, &mut out);
+                    assert!(!s.in_recovery());
+                    assert_eq!(s.cwnd(), 5.0);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn no_second_fast_retransmit_for_the_same_window() {
+        let mut s = ten_in_flight(TcpVariant::Reno);
+        let mut out = Vec::new();
+        for k in 0..3 {
+            s.on_ack(Time((50 + k) * MS), 0, &mut out);
+        }
+        s.on_ack(Time(100 * MS), 5, &mut out);
+        out.clear();
+        // Three duplicate ACKs for 5, still below recover (10): ignored.
+        for k in 0..3 {
+            s.on_ack(Time((101 + k) * MS), 5, &mut out);
+        }
+        assert_eq!(s.stats().fast_retransmits, 1);
+        assert!(!out.contains(&5));
+    }
+
+    #[test]
+    fn rto_doubles_per_consecutive_timeout_and_resets_with_a_valid_sample() {
+        let mut s = TcpSender::new(TcpConfig::default(), None).unwrap();
+        let mut out = Vec::new();
+        s.start(Time(0), &mut out);
+        assert_eq!(s.timer_deadline(), Some(Time(3_000 * MS)));
+        let mut expiry = 3_000 * MS;
+        for (k, backoff) in [2u64, 4, 8, 16, 32, 64, 64].into_iter().enumerate() {
+            out.clear();
+            s.on_timer(Time(expiry), &mut out);
+            assert_eq!(out, vec![0], "timeout {k} resends segment 0");
+            assert_eq!(s.stats().timeouts, k as u64 + 1);
+            let armed = (3_000 * MS * backoff).min(60_000 * MS);
+            assert_eq!(s.timer_deadline(), Some(Time(expiry + armed)));
+            assert_eq!(s.cwnd(), 1.0);
+            assert_eq!(s.ssthresh(), 2.0);
+            expiry += armed;
+        }
+        // The ACK of a retransmitted segment gives no sample (Karn): the back-off stays.
+        s.on_ack(Time(expiry - 1), 1, &mut out);
+        assert_eq!((s.stats().rtt_samples, s.backoff()), (0, 64));
+        // The next segment is timed: its ACK gives a sample and resets the back-off.
+        let t = expiry - 1;
+        out.clear();
+        assert!(s.snd_nxt() > 1);
+        s.on_ack(Time(t + 80 * MS), 2, &mut out);
+        assert_eq!((s.stats().rtt_samples, s.backoff()), (1, 1));
+        // RTO = 80 + max(100, 4 * 40) = 240 ms, a multiple of 100 ms above: 300 ms.
+        assert_eq!(s.rto(), Dur(300 * MS));
+    }
+
+    #[test]
+    fn karn_takes_no_sample_from_a_retransmitted_segment() {
+        let mut s = ten_in_flight(TcpVariant::Reno);
+        let mut out = Vec::new();
+        for k in 0..3 {
+            s.on_ack(Time((50 + k) * MS), 0, &mut out);
+        }
+        // Segment 0 was timed; it was retransmitted: its ACK gives no sample.
+        s.on_ack(Time(500 * MS), 10, &mut out);
+        assert_eq!(s.stats().rtt_samples, 0);
+        assert_eq!(s.srtt(), None);
+        assert_eq!(s.rto(), Dur::from_secs(3));
+    }
+
+    #[test]
+    fn rto_follows_rfc_6298_and_respects_min_rto() {
+        let c = TcpConfig { granularity: Dur(0), min_rto: Dur(0), ..TcpConfig::default() };
+        let mut s = TcpSender::new(c, None).unwrap();
+        s.rtt_sample(100 * MS);
+        assert_eq!((s.srtt(), s.rto()), (Some(Dur(100 * MS)), Dur(300 * MS)));
+        s.rtt_sample(100 * MS);
+        // RTTVAR = 3/4 * 50 = 37.5 ms; RTO = 100 + 150.
+        assert_eq!(s.rto(), Dur(250 * MS));
+        let c = TcpConfig { granularity: Dur(0), min_rto: Dur::from_secs(1), ..TcpConfig::default() };
+        let mut s = TcpSender::new(c, None).unwrap();
+        s.rtt_sample(10 * MS);
+        assert_eq!(s.rto(), Dur::from_secs(1));
+    }
+
+    #[test]
+    fn finite_transfer_sends_ceil_bytes_over_mss_segments_and_completes() {
+        let mut s = TcpSender::new(TcpConfig { max_window: 4, ..TcpConfig::default() }, Some(2_500)).unwrap();
+        assert_eq!(s.total_segments(), Some(3));
+        assert_eq!((s.payload(0), s.payload(1), s.payload(2)), (1000, 1000, 500));
+        let mut out = Vec::new();
+        s.start(Time(0), &mut out);
+        let mut all = out.clone();
+        while !s.is_complete() {
+            let next = ack_all(&mut s, 1, &out);
+            all.extend(&next);
+            out = next;
+        }
+        assert_eq!(all, vec![0, 1, 2]);
+        assert_eq!(s.timer_deadline(), None);
+        assert!(TcpSender::new(TcpConfig::default(), Some(0)).is_err());
+    }
+
+    #[test]
+    fn bad_config_is_refused_with_the_field_named() {
+        let e = TcpSender::new(TcpConfig { max_window: 0, ..TcpConfig::default() }, None).unwrap_err();
+        assert_eq!(e.field, "max_window");
+        let e = TcpSender::new(TcpConfig { initial_rto: Dur(0), ..TcpConfig::default() }, None).unwrap_err();
+        assert_eq!(e.field, "initial_rto");
+    }
+
+    #[test]
+    fn a_closed_sender_sends_nothing() {
+        let mut s = TcpSender::new(TcpConfig::default(), None).unwrap();
+        let mut out = Vec::new();
+        s.start(Time(0), &mut out);
+        s.close();
+        out.clear();
+        s.on_ack(Time(1), 1, &mut out);
+        s.on_timer(Time(u64::MAX), &mut out);
+        assert!(out.is_empty() && s.timer_deadline().is_none());
+    }
+}

@@ -249,3 +249,31 @@ fn bad_shaper_and_cac_settings_name_the_field() {
     let d = qoslab_sim::scenario::validate::validate(&bad, "t", "", None).unwrap_err();
     assert_eq!(d.iter().map(|d| d.path.as_str()).collect::<Vec<_>>(), ["admission.iplr"]);
 }
+
+/// A greedy TCP connection shaped at 1 Mb/s: it gets exactly the shaping
+/// rate, and its window (44 segments of 1500 B) waits in the shaper, so the
+/// segments' delay (and the sender's RTT) includes ~43 x 12 ms of shaping.
+#[test]
+fn tcp_through_a_shaper_gets_the_shaping_rate_and_waits_in_it() {
+    let sc = net(
+        r#"[[traffic]]
+name = "ftp"
+model = "ftp"
+src = "src0"
+dst = "sink0"
+size = "1460B"
+header = "40B"
+tcp = { max_window = 44, rwnd = 44 }
+shaper = { rate = "1Mbps" }
+"#,
+        "30s",
+    );
+    let out = run(&sc, 1);
+    let bits = u64s(&out.flows, "delivered_bytes")[0] as f64 * 8.0;
+    // 1 Mb/s of wire bits, one packet time (12 ms) of slack at each end.
+    assert!((bits - 30e6).abs() <= 3.0 * 12_000.0, "{bits}");
+    assert_eq!(u64s(&out.flows, "dropped_pkts"), vec![0]);
+    assert_eq!(u64s(&out.flows, "timeouts"), vec![0]);
+    let d = f64s(&out.flows, "delay_mean_s")[0];
+    assert!(d > 0.4 && d < 0.53, "{d}");
+}

@@ -407,7 +407,7 @@ def _tcp_claims(ctx: Context, t1: dict[str, Any], nm: dict[str, Any], t4: dict[s
     hold1 = m4["1"]["mean_transfer_time_s"].mean
     if not math.isfinite(hold1):
         hold1 = holding_fallback_s
-    eb = _cac("100Mbps", 10, 1e-3, "1Mbps", holding=f"{hold1}s", arrival_rate=LAMBDA).blocking or math.nan
+    eb = _cac("100Mbps", 10, 1e-3, "1Mbps", holding=f"{round(hold1 * 1e6)}us", arrival_rate=LAMBDA).blocking or math.nan
     b = {s: m4[s]["blocking"].mean for s in m4}
     t = {s: m4[s]["mean_transfer_time_s"].mean for s in m4}
     ci = m4["1"]["blocking"].half_width

@@ -28,8 +28,16 @@
 //! queue sees exactly the calls it would have seen with one event per
 //! transmission; an idle access link costs no event at all.
 //!
+//! **Loss.** A direction with `loss` (`reverse_loss` for b -> a) > 0 loses
+//! each packet with that probability (Bernoulli, drawn from its own stream
+//! `rng::stream(seed, LOSS_STREAM_BASE + dir)`) when it reaches the far
+//! end: it was serialized and propagated, then counted as dropped for its
+//! flow (not by any queue).
+//!
 //! **Routing.** Static shortest paths, fewest hops, computed by a
-//! breadth-first search back from every destination that traffic uses.
+//! breadth-first search back from every destination that traffic uses
+//! (and from the sources of flows with agents, TCP and MM_APP, whose
+//! receivers send packets back).
 //! Hosts originate and sink traffic but never forward: a path may not pass
 //! through a host. Among equally short next hops the one over the link with
 //! the lowest index (scenario order after expansion) wins, so routes are
@@ -252,11 +260,14 @@ impl Network {
                 errors.push(diag(origin, l.path.clone(), "a link must join two different existing nodes".into()));
                 continue;
             }
-            if !(0.0..1.0).contains(&l.spec.loss) {
+            let bad_loss = [("loss", l.spec.loss), ("reverse_loss", l.spec.reverse_loss)]
+                .into_iter()
+                .find(|(_, p)| !(0.0..1.0).contains(p));
+            if let Some((field, p)) = bad_loss {
                 errors.push(diag(
                     origin,
-                    format!("{}.loss", l.path),
-                    format!("({}) is not a probability below 1; allowed: 0 <= loss < 1", l.spec.loss),
+                    format!("{}.{field}", l.path),
+                    format!("({p}) is not a probability below 1; allowed: 0 <= {field} < 1"),
                 ));
                 continue;
             }
@@ -308,7 +319,7 @@ impl Network {
                     rng: rng::stream(seed, LINK_STREAM_BASE + d.0 as u64),
                     retry_at: None,
                     tick_at: None,
-                    loss: l.spec.loss,
+                    loss: if reverse { l.spec.reverse_loss } else { l.spec.loss },
                     loss_rng: rng::stream(seed, LOSS_STREAM_BASE + d.0 as u64),
                 });
             }
@@ -387,7 +398,14 @@ mod tests {
     use qoslab_core::Limit;
 
     fn spec() -> LinkSpec {
-        LinkSpec { rate: Rate::mbps(10), delay: Dur::from_ms(1), queue: None, reverse_queue: None, loss: 0.0 }
+        LinkSpec {
+            rate: Rate::mbps(10),
+            delay: Dur::from_ms(1),
+            queue: None,
+            reverse_queue: None,
+            loss: 0.0,
+            reverse_loss: 0.0,
+        }
     }
 
     /// h0 - r0 - r1 - h1, plus a longer detour r0 - r2 - r3 - r1, and a

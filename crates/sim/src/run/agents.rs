@@ -27,6 +27,9 @@
 //! re-armed at the new deadline. An RTO restarted on every ACK thus costs
 //! one event per RTO period, not one per ACK.
 //!
+//! An MM_APP source that changes its scale on feedback adds an `mm_scale`
+//! row (detail `scale=<k>`) to the events table.
+//!
 //! A flow's agents stop at the flow's end (a `transfer` also ends when its
 //! last byte is acknowledged: `transfer_complete` in the events table);
 //! packets still in flight then are delivered and counted, and a sink
@@ -234,7 +237,10 @@ impl Sim {
             }
             Agent::Mm(_) if active => {
                 if let Source::Mm(s) = &mut self.flows[i].source {
-                    s.set_scale(value as usize);
+                    if s.set_scale(value as usize) {
+                        let scale = s.scale();
+                        self.metrics.event(self.now, "mm_scale", Some(pkt.flow), format!("scale={scale}"));
+                    }
                 }
             }
             _ => {}
@@ -341,6 +347,9 @@ impl Sim {
 
     /// Samples cwnd, ssthresh, SRTT and RTO of active TCP flows of `metrics.tcp_series` groups.
     pub(super) fn sample_tcp(&mut self, t: Time) {
+        if !self.groups.iter().any(|g| g.tcp_series) {
+            return;
+        }
         for (i, fl) in self.flows.iter().enumerate() {
             if fl.state != FlowState::Active || !self.groups[fl.group.index()].tcp_series {
                 continue;

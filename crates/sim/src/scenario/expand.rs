@@ -176,7 +176,14 @@ mod tests {
     use qoslab_core::units::{Dur, Rate};
 
     fn ls(rate: u64, ms: u64) -> LinkSpec {
-        LinkSpec { rate: Rate::mbps(rate), delay: Dur::from_ms(ms), queue: None, reverse_queue: None, loss: 0.0 }
+        LinkSpec {
+            rate: Rate::mbps(rate),
+            delay: Dur::from_ms(ms),
+            queue: None,
+            reverse_queue: None,
+            loss: 0.0,
+            reverse_loss: 0.0,
+        }
     }
     fn fifo() -> QueueSpec {
         QueueSpec::Fifo { limit: qoslab_core::Limit::packets(100) }

@@ -71,10 +71,13 @@ pub struct LinkSpec {
     /// Queue of the reverse direction; default: `topology.default_queue`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse_queue: Option<QueueSpec>,
-    /// Bernoulli loss: each packet that crosses the link (either direction)
-    /// is lost with this probability, in [0, 1); default 0.
+    /// Bernoulli loss of the direction `queue` feeds (a -> b): each packet
+    /// is lost on the wire with this probability, in [0, 1); default 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub loss: f64,
+    /// Bernoulli loss of the reverse direction (b -> a); default 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reverse_loss: f64,
 }
 
 fn is_zero(v: &f64) -> bool {

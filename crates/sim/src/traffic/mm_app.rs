@@ -66,14 +66,16 @@ impl MmSource {
         self.last = self.grid.step();
         self.last
     }
-    /// Feedback says: send at `scale` (clamped to the top scale).
-    pub fn set_scale(&mut self, scale: usize) {
+    /// Feedback says: send at `scale` (clamped to the top scale). True if the scale changed.
+    pub fn set_scale(&mut self, scale: usize) -> bool {
         let scale = scale.min(self.periods.len() - 1);
-        if scale != self.scale {
-            self.scale = scale;
-            self.grid = Grid::new(self.periods[scale]);
-            self.grid.restart(self.last);
+        if scale == self.scale {
+            return false;
         }
+        self.scale = scale;
+        self.grid = Grid::new(self.periods[scale]);
+        self.grid.restart(self.last);
+        true
     }
 }
 
@@ -205,7 +207,8 @@ mod tests {
         let mut s = MmSource::new(vec![per(400), per(800)]);
         assert_eq!(s.first(Time(0)), Time(0));
         assert_eq!(s.next_send(), Time(20 * MS));
-        s.set_scale(1);
+        assert!(s.set_scale(1));
+        assert!(!s.set_scale(1));
         assert_eq!(s.scale(), 1);
         // The send at 20 ms was already scheduled: the new grid starts there.
         assert_eq!(s.next_send(), Time(30 * MS));

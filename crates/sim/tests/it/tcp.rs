@@ -55,3 +55,212 @@ fn a_transfer_completes_and_records_its_time() {
     assert!(kinds.iter().any(|k| k == "transfer_complete"));
     assert!((f64s(f, "end_s")[0] - c).abs() < 1e-9);
 }
+
+/// `flows` greedy Reno flows, each over its own lossy access link (loss
+/// `p` on data only), through non-binding links: RTT = 2 x 50 ms.
+fn lossy_paths(p: f64, flows: u32, secs: u32, variant: &str) -> String {
+    format!(
+        "name = \"mathis\"\nduration = \"{secs}s\"\n[topology]\npreset = \"dumbbell\"\nsources = {flows}\nsinks = {flows}\nrouters = 2\n\
+         access = {{ rate = \"100Mbps\", delay = \"1ms\", loss = {p} }}\n\
+         bottleneck = {{ rate = \"1Gbps\", delay = \"48ms\" }}\n\
+         egress = {{ rate = \"100Mbps\", delay = \"1ms\" }}\n\
+         [[traffic]]\nname = \"ftp\"\nmodel = \"ftp\"\nflows = {flows}\nsrc = \"src*\"\ndst = \"sink*\"\nsize = \"1000B\"\nheader = \"40B\"\n\
+         start_jitter = \"1s\"\n\
+         tcp = {{ variant = \"{variant}\", max_window = 10000, granularity = \"10ms\", min_rto = \"200ms\" }}\n"
+    )
+}
+
+/// Mathis et al. 1997: segments/s = sqrt(3 / (2 p)) / RTT.
+fn mathis(p: f64, rtt: f64) -> f64 {
+    (1.5 / p).sqrt() / rtt
+}
+
+/// Padhye et al. 1998, eq. (30) with b = 1 (an ACK per segment) and no window limit.
+fn padhye(p: f64, rtt: f64, t0: f64) -> f64 {
+    1.0 / (rtt * (2.0 * p / 3.0).sqrt() + t0 * (3.0 * (3.0 * p / 8.0).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p))
+}
+
+/// Mean sending rate (segments/s, retransmissions included: Padhye's B(p)) of the flows
+/// after a 10 s warm-up (the first `metrics.bin`, which holds the initial slow start), and
+/// their timeouts.
+fn send_rate(out: &qoslab_sim::RunOutput) -> (f64, u64) {
+    let names = strs(&out.flows, "name");
+    let end = f64s(&out.flows, "end_s")[0];
+    let rate = names
+        .iter()
+        .map(|n| series(out, n, "sent_pkts").iter().filter(|(t, _)| *t >= 10.0).map(|(_, v)| v).sum::<f64>())
+        .sum::<f64>()
+        / names.len() as f64
+        / (end - 10.0);
+    (rate, u64s(&out.flows, "timeouts").iter().sum())
+}
+
+/// Nominal RTT of `lossy_paths`: 2 x 50 ms of propagation, a segment serialized at
+/// 100 Mb/s twice and 1 Gb/s once, an ACK likewise.
+const LOSSY_RTT: f64 =
+    0.100 + (2.0 * 1040.0 * 8.0 / 100e6 + 1040.0 * 8.0 / 1e9) + (2.0 * 40.0 * 8.0 / 100e6 + 320.0 / 1e9);
+
+#[test]
+fn reno_under_bernoulli_loss_follows_mathis_then_padhye() {
+    // T0 = min_rto: the RTT is constant, so RTO = max(200 ms, RTT + max(G, 4 RTTVAR)) = 200 ms.
+    let t0 = 0.2;
+    for p in [0.001, 0.005, 0.01, 0.02, 0.05] {
+        let (rate, timeouts) = send_rate(&run(&scenario(&lossy_paths(p, 8, 100, "reno")), 1));
+        let (m, pd) = (mathis(p, LOSSY_RTT), padhye(p, LOSSY_RTT, t0));
+        println!(
+            "reno p {p}: {rate:.1} seg/s, Mathis {m:.1} ({:+.1}%), Padhye {pd:.1} ({:+.1}%), {timeouts} timeouts",
+            (rate / m - 1.0) * 100.0,
+            (rate / pd - 1.0) * 100.0
+        );
+        // Padhye holds everywhere; Mathis (no timeouts) only while timeouts are rare.
+        assert!((rate / pd - 1.0).abs() <= 0.2, "p {p}: {rate} vs Padhye {pd}");
+        if p <= 0.01 {
+            assert!((rate / m - 1.0).abs() <= 0.2, "p {p}: {rate} vs Mathis {m}");
+        } else {
+            assert!(rate < m, "p {p}: above Mathis, which ignores timeouts");
+        }
+    }
+}
+
+#[test]
+fn newreno_under_bernoulli_loss_follows_padhye_with_fewer_timeouts() {
+    for p in [0.01, 0.05] {
+        let (reno, reno_to) = send_rate(&run(&scenario(&lossy_paths(p, 8, 60, "reno")), 2));
+        let (newreno, newreno_to) = send_rate(&run(&scenario(&lossy_paths(p, 8, 60, "newreno")), 2));
+        let pd = padhye(p, LOSSY_RTT, 0.2);
+        println!("p {p}: newreno {newreno:.1} ({newreno_to} timeouts), reno {reno:.1} ({reno_to}), Padhye {pd:.1}");
+        assert!((newreno / pd - 1.0).abs() <= 0.2, "p {p}: {newreno} vs {pd}");
+        assert!(newreno_to < reno_to && newreno > reno, "NewReno recovers from several losses per window");
+    }
+}
+
+#[test]
+fn ten_greedy_flows_share_a_drop_tail_bottleneck_fully_and_fairly() {
+    // 10 Mb/s, RTT ~ 44 ms: BDP ~ 53 segments; a 50-packet drop-tail buffer.
+    let text = dumbbell(
+        "10Mbps",
+        "{ type = \"fifo\", limit = \"50pkts\" }",
+        "[[traffic]]\nname = \"ftp\"\nmodel = \"ftp\"\nflows = 10\nsrc = \"src*\"\ndst = \"sink0\"\nsize = \"1000B\"\n\
+         header = \"40B\"\nstart_jitter = \"1s\"\ntcp = { max_window = 200 }\n",
+    )
+    .replace("duration = \"20s\"", "duration = \"60s\"");
+    let out = run(&scenario(&text), 1);
+    let util = out.summary["bottleneck"]["utilization"].as_f64().unwrap();
+    let thr = f64s(&out.flows, "goodput_bps");
+    let jain = qoslab_core::stats::jain_index(&thr);
+    println!("utilization {util:.4}, Jain {jain:.4}, goodput {thr:?}");
+    assert!(util >= 0.95, "utilization {util}");
+    assert!(jain >= 0.9, "Jain {jain}");
+    // Conservation with ACKs in the network: data and ACKs both add up.
+    let f = &out.flows;
+    let pk = &out.summary["packets"];
+    let in_net = pk["queued_end"].as_u64().unwrap()
+        + pk["on_wire_end"].as_u64().unwrap()
+        + pk["propagating_end"].as_u64().unwrap();
+    let data_in_flight: u64 = u64s(f, "in_flight_pkts").iter().sum();
+    let rev = |c: &str| u64s(f, c).iter().sum::<u64>();
+    let acks_in_flight = rev("reverse_sent_pkts") - rev("reverse_delivered_pkts") - rev("reverse_dropped_pkts");
+    assert_eq!(in_net, data_in_flight + acks_in_flight);
+}
+
+fn mm_path(loss: f64, duration: &str) -> String {
+    dumbbell(
+        "25Mbps",
+        "{ type = \"fifo\", limit = \"60pkts\" }",
+        "[[traffic]]\nname = \"mm\"\nmodel = \"mm_app\"\nsrc = \"src0\"\ndst = \"sink0\"\nsize = \"1000B\"\nheader = \"28B\"\n",
+    )
+    .replace("duration = \"20s\"", &format!("duration = \"{duration}\""))
+    .replace("delay = \"1ms\" }", &format!("delay = \"1ms\", loss = {loss} }}"))
+}
+
+/// `(t_s, scale)` of the `mm_scale` events of flow 0.
+fn scales(out: &qoslab_sim::RunOutput) -> Vec<(f64, u32)> {
+    let (t, kind, detail) = (f64s(&out.events, "t_s"), strs(&out.events, "kind"), strs(&out.events, "detail"));
+    (0..t.len())
+        .filter(|i| kind[*i] == "mm_scale")
+        .map(|i| (t[i], detail[i].trim_start_matches("scale=").parse().unwrap()))
+        .collect()
+}
+
+#[test]
+fn mm_app_climbs_to_the_top_scale_in_about_four_rtts_on_a_clean_path() {
+    let out = run(&scenario(&mm_path(0.0, "2s")), 1);
+    let s = scales(&out);
+    // RTT: 2 x 22 ms plus serialization, ~45 ms; the receiver's first decision one RTT
+    // estimate after the first packet (~22 ms), each decision reaching the source half an RTT later.
+    let rtt = 0.045;
+    assert_eq!(s.iter().map(|x| x.1).collect::<Vec<_>>(), vec![1, 2, 3, 4], "{s:?}");
+    let top = s[3].0;
+    println!("scales {s:?}");
+    assert!(top > 4.0 * rtt && top < 6.0 * rtt, "scale 4 at {top} s");
+    // Then 1100 kb/s of payload: 1,100,000 / 8000 = 137.5 packets/s.
+    let bins = series(&out, "mm.0", "sent_pkts");
+    assert!(!bins.is_empty());
+    let sent = u64s(&out.flows, "sent_pkts")[0] as f64;
+    assert!(sent > 0.9 * 137.5 * 2.0 && sent < 137.5 * 2.0, "{sent}");
+    // One feedback packet per RTT estimate, at most one on its way at the end.
+    let (fb, back) = (u64s(&out.flows, "reverse_sent_pkts")[0], u64s(&out.flows, "reverse_delivered_pkts")[0]);
+    println!("sent {sent}, feedback {fb}");
+    // Decisions every ~42.8 ms (twice the one-way delay) from ~64 ms on: about 46 in 2 s.
+    assert!(fb - back <= 1 && (43..=49).contains(&fb), "{fb} feedback packets, {back} back");
+}
+
+#[test]
+fn mm_app_halves_its_scale_on_loss() {
+    let out = run(&scenario(&mm_path(0.1, "30s")), 1);
+    let s = scales(&out);
+    let mut halvings = 0;
+    let mut prev = 0;
+    for &(_, k) in &s {
+        assert!(k == prev + 1 || k == prev / 2, "{prev} -> {k}: only +1 or halving");
+        if k < prev {
+            halvings += 1;
+        }
+        prev = k;
+    }
+    assert!(halvings >= 10, "{halvings} halvings in {s:?}");
+    // About 10 % of its packets are lost, seen as gaps by the receiver.
+    let (sent, dropped) = (u64s(&out.flows, "sent_pkts")[0], u64s(&out.flows, "dropped_pkts")[0]);
+    let p = dropped as f64 / sent as f64;
+    assert!((0.08..0.12).contains(&p), "{p}");
+    // The average rate is well below the top scale's.
+    let rate = f64s(&out.flows, "throughput_bps")[0];
+    println!("halvings {halvings} of {} changes, loss {p:.4}, throughput {rate:.0} b/s", s.len());
+    assert!(rate < 0.8 * 1_100_000.0 * 1028.0 / 1000.0, "{rate}");
+}
+
+#[test]
+fn transfers_complete_under_heavy_loss_deterministically_and_delayed_acks_halve_the_acks() {
+    let text = |variant: &str, delayed: bool| {
+        lossy_paths(0.05, 4, 60, variant)
+            .replace("model = \"ftp\"", "model = \"transfer\"\nbytes = \"200000B\"")
+            .replace("min_rto = \"200ms\"", &format!("min_rto = \"200ms\", delayed_ack = {delayed}"))
+            .replace("[[traffic]]", "[metrics]\ntcp_series = [\"ftp\"]\n[[traffic]]")
+    };
+    for variant in ["reno", "newreno"] {
+        for delayed in [false, true] {
+            let sc = scenario(&text(variant, delayed));
+            let out = run(&sc, 3);
+            let f = &out.flows;
+            let c = f64s(f, "completion_s");
+            assert!(c.iter().all(|c| c.is_finite()), "{variant} delayed {delayed}: {c:?}");
+            assert!(u64s(f, "goodput_bytes").iter().all(|b| *b == 200_000));
+            // Every segment reached the sink at least once; ACKs: one per segment, or about one per two.
+            let (acks, segs) = (u64s(f, "reverse_sent_pkts"), u64s(f, "delivered_pkts"));
+            for (a, s) in acks.iter().zip(&segs) {
+                if delayed {
+                    assert!(*a * 10 < *s * 8 && *a * 2 >= *s, "{a} ACKs for {s} segments");
+                } else {
+                    assert_eq!(a, s);
+                }
+            }
+            assert_eq!(strs(&out.events, "kind").iter().filter(|k| *k == "transfer_complete").count(), 4);
+            // cwnd series while the transfers run, none after.
+            let cw = series(&out, "ftp.0", "cwnd_pkts");
+            let done = f64s(f, "end_s")[0];
+            assert!(!cw.is_empty() && cw.iter().all(|(t, v)| *t <= done && *v >= 1.0), "{cw:?} done at {done}");
+            let again = run(&sc, 3);
+            assert!(same_table(&out.flows, &again.flows) && same_table(&out.series, &again.series));
+        }
+    }
+}

@@ -11,7 +11,7 @@
 //! | `bytes` (`transfer`) | >= 1 B |
 //! | `mm_app.scales` | 1 to 32 rates, each > 0 |
 //! | `mm_app.feedback_size` | 1 B to 65535 B |
-//! | link `loss` | 0 <= loss < 1 |
+//! | link `loss`, `reverse_loss` | 0 <= p < 1 |
 //! | `metrics.tcp_series` | names of `ftp` / `transfer` groups |
 
 use super::*;
@@ -86,10 +86,15 @@ impl Checker<'_> {
         }
     }
 
-    /// Link `loss` is a probability below 1.
-    pub(super) fn loss(&mut self, path: &str, loss: f64) {
-        if !(0.0..1.0).contains(&loss) {
-            self.err(format!("{path}.loss"), format!("{loss} is not a probability below 1; allowed: 0 <= loss < 1"));
+    /// Link `loss` and `reverse_loss` are probabilities below 1.
+    pub(super) fn loss(&mut self, path: &str, l: &LinkSpec) {
+        for (field, p) in [("loss", l.loss), ("reverse_loss", l.reverse_loss)] {
+            if !(0.0..1.0).contains(&p) {
+                self.err(
+                    format!("{path}.{field}"),
+                    format!("{p} is not a probability below 1; allowed: 0 <= {field} < 1"),
+                );
+            }
         }
     }
 

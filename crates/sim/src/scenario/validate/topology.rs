@@ -7,7 +7,7 @@ use super::*;
 impl Checker<'_> {
     fn link(&mut self, path: &str, l: &LinkSpec) {
         self.positive_rate(&format!("{path}.rate"), l.rate);
-        self.loss(path, l.loss);
+        self.loss(path, l);
         if l.rate.0 == 0 {
             return; // the queues need a rate; the rate's problem is reported
         }

@@ -85,6 +85,8 @@ pub enum Event {
     AdmissionTick,
     /// Queues and links are sampled for the time series.
     Sample,
+    /// A flow's entry shaper may release its head packet (it answered `NotBefore`).
+    ShaperRelease(FlowId),
     /// A flow's sending agent (TCP sender) has a timer due (RTO).
     SenderTimer(FlowId),
     /// A flow's receiving agent (TCP sink, MM_APP receiver) has a timer due.

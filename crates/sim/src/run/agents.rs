@@ -160,7 +160,8 @@ impl Sim {
             pkt.handle = seq & SEQ_MASK;
             let dir = fl.first_dir;
             self.metrics.flows[f.index()].on_send(now, size, self.metrics.cur_bin);
-            self.enqueue(dir, pkt);
+            // Through the flow's entry shaper, if it has one (see `shaping`).
+            self.inject(f, dir, pkt);
         }
     }
 
@@ -261,6 +262,7 @@ impl Sim {
         let g = fl.group;
         self.metrics.event(now, "transfer_complete", Some(f), format!("bytes={bytes} time_s={took}"));
         self.admission.on_departure(now, f);
+        self.shaping_departure(f);
         self.schedule_admission_tick();
         if matches!(self.groups[g.index()].arrival, Some(crate::traffic::arrivals::Arrival::KeepAlive { .. })) {
             self.keep_alive_replace(g);

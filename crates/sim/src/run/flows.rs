@@ -93,16 +93,18 @@ impl Sim {
         let now = self.now;
         let fl = &self.flows[f.index()];
         let g = fl.group;
-        let req = FlowRequest { flow: f, class: fl.class, rate: self.groups[g.index()].request_rate, depth: Bytes(0) };
+        let rate = self.shaping.requested(self.groups[g.index()].request_rate);
+        let req = FlowRequest { flow: f, class: fl.class, rate, depth: Bytes(0) };
         let detail = format!("{}->{}", self.net.nodes[fl.src.index()].name, self.net.nodes[fl.dst.index()].name);
         self.metrics.event(now, "flow_start", Some(f), detail);
-        let decision = self.admission.request(now, &req);
-        let detail = format!("{} rate={}bps", self.admission.kind(), req.rate.0);
+        let (decision, detail) = self.decide(now, &req);
         self.metrics.decision(now, f, &decision, detail);
         self.schedule_admission_tick();
         let fl = &mut self.flows[f.index()];
         fl.start = now;
         if decision.admitted() {
+            self.on_admitted(f);
+            let fl = &mut self.flows[f.index()];
             fl.state = FlowState::Active;
             let first = fl.source.first(now, &mut fl.rng);
             debug_assert_eq!(first, now);
@@ -143,6 +145,7 @@ impl Sim {
         fl.end_reason = reason;
         self.metrics.event(now, "flow_end", Some(f), reason.to_string());
         self.admission.on_departure(now, f);
+        self.shaping_departure(f);
         self.schedule_admission_tick();
         if matches!(self.groups[g.index()].arrival, Some(Arrival::KeepAlive { .. })) {
             self.keep_alive_replace(g);

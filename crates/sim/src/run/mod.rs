@@ -28,6 +28,7 @@
 pub mod agents;
 mod flows;
 mod mace;
+mod shaping;
 
 use crate::engine::{DirId, Event, EventQueue, FlowId, GroupId, NodeId};
 use crate::error::{Diagnostic, SimError};
@@ -84,6 +85,8 @@ pub struct Sim {
     pub table: FlowTable,
     admission: Box<dyn AdmissionControl + Send>,
     admission_tick: Option<Time>,
+    /// Per-flow entry shapers and the shaping CAC (see `shaping`).
+    shaping: shaping::Shaping,
     pub metrics: Metrics,
     next_packet: u64,
     pub event_count: u64,
@@ -186,8 +189,10 @@ impl Sim {
             }
         }
         let admission: Box<dyn AdmissionControl + Send> = match sc.admission {
-            AdmissionSpec::AdmitAll => Box::new(AdmitAll::default()),
+            // The shaping CAC decides in `shaping` (it also assigns shaper rates).
+            AdmissionSpec::AdmitAll | AdmissionSpec::ShapingCac { .. } => Box::new(AdmitAll::default()),
         };
+        let shaping = shaping::Shaping::build(sc, &groups, &origin)?;
         let n_dirs = net.dirs.len();
         let router_out =
             net.dirs.iter().map(|d| net.nodes[d.from.index()].kind == crate::scenario::NodeKind::Router).collect();
@@ -210,6 +215,7 @@ impl Sim {
             table: FlowTable::new(),
             admission,
             admission_tick: None,
+            shaping,
             metrics: Metrics::new(m, router_out, Time(sc.duration.0)),
             next_packet: 0,
             event_count: 0,
@@ -287,6 +293,7 @@ impl Sim {
                     }
                 }
                 Event::FlowStart(f) => self.flow_start(f),
+                Event::ShaperRelease(f) => self.shaper_release(f),
                 Event::FlowEnd(f) => self.flow_end(f),
                 Event::GroupNext(g) => self.group_next(g),
                 Event::SlotFree(g) => self.keep_alive_replace(g),
@@ -384,7 +391,7 @@ impl Sim {
         let next = fl.source.next(self.now, &mut fl.rng);
         let end = fl.end;
         self.metrics.flows[f.index()].on_send(self.now, size, self.metrics.cur_bin);
-        self.enqueue(dir, pkt);
+        self.inject(f, dir, pkt);
         if next < end {
             self.events.schedule(next, Event::Emit(f));
         }
@@ -595,9 +602,9 @@ impl Sim {
         }
     }
 
-    /// Packets held in the network: queued, on a wire, propagating.
+    /// Packets held in the network: queued (in link queues and entry shapers), on a wire, propagating.
     pub fn packets_in_network(&self) -> (u64, u64, u64) {
-        let mut q = 0;
+        let mut q = self.shaping.backlog_packets();
         let mut w = 0;
         let mut p = 0;
         for d in &self.net.dirs {

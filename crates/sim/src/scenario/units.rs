@@ -95,4 +95,18 @@ pub mod limit {
         }
         Ok(l)
     }
+
+    /// The same for an optional field.
+    pub mod opt {
+        use super::*;
+        pub fn serialize<S: Serializer>(v: &Option<Limit>, s: S) -> Result<S::Ok, S::Error> {
+            match v {
+                Some(v) => super::serialize(v, s),
+                None => s.serialize_none(),
+            }
+        }
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Limit>, D::Error> {
+            super::deserialize(d).map(Some)
+        }
+    }
 }

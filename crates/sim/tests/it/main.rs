@@ -13,5 +13,6 @@ mod mace_descriptors;
 mod red_dumbbell;
 mod scenarios;
 mod series_counters;
+mod shaping;
 mod tcp;
 mod traffic;

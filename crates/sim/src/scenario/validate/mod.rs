@@ -25,6 +25,8 @@
 //! | `start`, `stop` | `start` < `duration`; `stop` > `start` |
 //! | `arrivals` | rates > 0; `batch_mean` ≥ 1; `lifetime` > 0; `alive` ≥ 1; `max_flows` ≥ 1; replay file exists |
 //! | `reserve` | > 0 |
+//! | `shaper` | `rate` > 0, required unless `admission` is `shaping_cac`; `depth` one value ≥ 1, in bytes for random sizes, not below the wire size for fixed sizes; `buffer` ≥ 1 |
+//! | `admission` (`shaping_cac`) | `scheme` 1, 2 or 3; `capacity`, `r_req` > 0; `buffer` ≥ 1; 0 < `iplr` < 1; `k` > 1, finite |
 //! | TCP, MM_APP, `loss` | see [`tcp`] |
 //! | `metrics` | `bin`, `series_interval`, `interarrival_bin` > 0; `interarrival_bin` < `interarrival_max`; at most [`MAX_SAMPLES`] bins/samples; traced flows and groups exist |
 //!
@@ -111,6 +113,7 @@ fn is_name(s: &str, extra: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || extra.contains(c))
 }
 
+mod shaping;
 mod tcp;
 mod topology;
 mod traffic;
@@ -153,6 +156,7 @@ impl Checker<'_> {
         // Node names are only meaningful once the topology's counts are sane.
         let net = topology_ok.then(|| expand(&s.topology));
         self.traffic(s, net.as_ref(), base_dir);
+        self.shaping(s);
         self.metrics(s);
         self.tcp_series(s);
     }

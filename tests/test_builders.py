@@ -4,13 +4,14 @@ comes back as the loader's field-path error, and one TCP dumbbell run."""
 
 from __future__ import annotations
 
+import re
 import time
 import tomllib
 
 import numpy as np
 import pytest
 import qoslab
-from conftest import SCENARIOS
+from conftest import ROOT, SCENARIOS
 from qoslab import Scenario, admission, queues, topology, traffic
 
 ACCESS = topology.link(rate="100Mbps", delay="1ms")
@@ -264,3 +265,20 @@ def test_greedy_reno_over_red_dumbbell_runs_and_reports_goodput():
     assert q["kind"] == "red" and int(q["drops_early_random"]) + int(q["drops_forced"]) > 0
     cwnd = res.metric("ftp.0", "cwnd_pkts")
     assert len(cwnd) > 10 and cwnd["value"].max() >= 2
+
+
+def test_the_python_md_tcp_and_mace_examples_run():
+    text = (ROOT / "docs" / "python.md").read_text(encoding="utf-8")
+    section = text[text.index("### TCP, shapers and MACE"):text.index("## Running")]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 2
+    ns: dict = {}
+    for block in blocks:
+        exec(block, ns)  # noqa: S102 - the documentation's own examples
+    assert 5e6 < ns["res"].flows["goodput_bps"].sum() < 10e6
+    sc = Scenario.build(name="doc", duration="2s", admission=ns["cac"], traffic=[ns["audio"], ns["files"]],
+                        topology=topology.dumbbell(sources=3, access=ns["lossy"], bottleneck=ns["mace_link"]))
+    res = sc.run()
+    assert res.queue(res.bottleneck)["kind"] == "mace"
+    files = res.flows[res.flows["group"] == "file"]
+    assert len(files) > 0 and (files["goodput_bytes"] > 0).any()

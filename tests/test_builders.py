@@ -151,7 +151,7 @@ def test_shaping_cac_defaults_and_a_bad_scheme():
                     admission=admission.shaping_cac(scheme=1)).echo["admission"]
     assert echo["capacity"] == "100Mbps" and echo["buffer"] == 10 and echo["k"] == 3
     e = config_error(lambda: dumbbell(traffic.ftp(name="f", src="src0", dst="sink0", size=1000),
-                                      admission=admission.shaping_cac(scheme=4)))
+                                      admission=admission.shaping_cac(scheme=4)))  # type: ignore[arg-type]
     assert "admission.scheme" in paths(e)
 
 

@@ -13,7 +13,7 @@ admission (``mbac``/``ssac``) belongs to a link: see :func:`qoslab.topology.mace
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from . import _units
 from ._units import Quantity
@@ -26,13 +26,13 @@ def admit_all() -> dict[str, Any]:
 
 def shaping_cac(
     *,
-    scheme: int,
+    scheme: Literal[1, 2, 3],
     capacity: Quantity | None = None,
     buffer: int | None = None,
     iplr: float | None = None,
     r_req: Quantity | None = None,
     k: float | None = None,
-    scheme2_rate: str | None = None,
+    scheme2_rate: Literal["c", "rho_c"] | None = None,
 ) -> dict[str, Any]:
     """Shaping CAC for TCP (seed 002 §4): admit a flow iff the shaping rates fit rho*C, with
     rho = 2B / (2B - ln IPLR); each admitted flow's shaper (its group's ``shaper=``) gets the

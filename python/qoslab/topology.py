@@ -9,7 +9,7 @@ Node names made by the presets (see ``docs/scenarios.md``): dumbbell
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from . import _units
 from ._units import Quantity
@@ -39,7 +39,7 @@ def link(*, rate: Quantity, delay: Quantity, queue: dict[str, Any] | None = None
 
 
 def mace_port(*, port: int, rate: Quantity, depth: Quantity, threshold: int,
-              side: str | None = None) -> dict[str, Any]:
+              side: Literal["dst", "src", "any"] | None = None) -> dict[str, Any]:
     """One MACE descriptor: flows on application ``port`` (matched on the ``side`` ``"dst"``
     (default), ``"src"`` or ``"any"``) reserve ``rate`` (wire bit/s) with a token bucket of
     ``depth`` (bytes) and are recognized after ``threshold`` packets."""
@@ -75,7 +75,7 @@ def ssac() -> dict[str, Any]:
 
 def mace(*, admission: dict[str, Any], allocation: Quantity, ports: Sequence[dict[str, Any]] | None = None,
          descriptors: str | None = None, stale_timeout: Quantity | None = None,
-         device_queue: int | None = None, be_dispatch: str | None = None,
+         device_queue: int | None = None, be_dispatch: Literal["when_room", "when_idle"] | None = None,
          table_capacity: int | None = None) -> dict[str, Any]:
     """A link's MACE settings (seed 000; ``docs/mechanisms/mace.md``), for :func:`link`'s ``mace=``.
 

@@ -25,7 +25,7 @@ Every value is checked by the core when the scenario is validated.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from . import _units
 from ._units import Quantity
@@ -187,7 +187,7 @@ def on_off(
 
 def tcp_options(
     *,
-    variant: str | None = None,
+    variant: Literal["reno", "newreno"] | None = None,
     max_window: int | None = None,
     init_window: int | None = None,
     rwnd: int | None = None,

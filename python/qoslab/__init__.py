@@ -14,7 +14,7 @@ only when a result table, a Parquet file or a figure is first needed.
 
 from __future__ import annotations
 
-from . import queues, topology, traffic
+from . import admission, queues, topology, traffic
 from ._core import version as _core_version
 from .api import load, run
 from .errors import ConfigError, ReproductionError, ScenarioFileError, SimulationError
@@ -43,6 +43,7 @@ __all__ = [
     "Scenario",
     "ScenarioFileError",
     "SimulationError",
+    "admission",
     "load",
     "queues",
     "run",

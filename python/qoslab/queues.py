@@ -6,6 +6,7 @@ topology's ``default_queue``, the bands of :func:`prio`)::
     from qoslab import queues
     red = queues.red(limit=60, min_th=5, max_th=15)          # FJ93 defaults for the rest
     fifo = queues.fifo(limit="60pkts")
+    mace = queues.mace(buffer=50)                            # with topology.link(..., mace=topology.mace(...))
 
 Only the parameters given are written; the core fills in the documented
 defaults and checks every value when the scenario is validated (see
@@ -103,6 +104,13 @@ def dcbt(
         q["flow_interval"] = _units.dur(flow_interval, "flow_interval")
     q.update(_chips(chips))
     return q
+
+
+def mace(*, buffer: Any) -> dict[str, Any]:
+    """MACE's two-level strict-priority queue in one shared ``buffer`` (CL pushes out BE;
+    seed 000). Only as a link direction's queue, whose link then needs ``mace=``
+    (:func:`qoslab.topology.mace`); ``buffer`` as a :func:`fifo` limit (paper: 50 packets)."""
+    return {"type": "mace", "buffer": _units.limit(buffer, "buffer")}
 
 
 def prio(*, bands: Sequence[dict[str, Any]], classify_by: str | None = None) -> dict[str, Any]:

@@ -96,7 +96,7 @@ class Scenario:
               seed: int | None = None, metrics: dict[str, Any] | None = None,
               admission: dict[str, Any] | None = None) -> Scenario:
         """A scenario from builder parts (:mod:`qoslab.topology`, :mod:`qoslab.traffic`,
-        :mod:`qoslab.queues`), written as TOML and validated."""
+        :mod:`qoslab.queues`, :mod:`qoslab.admission`), written as TOML and validated."""
         import tomli_w
 
         doc: dict[str, Any] = {"name": name}
@@ -122,7 +122,7 @@ class Scenario:
                  routers: int | None = None, egress_rate: Quantity | None = None,
                  egress_delay: Quantity | None = None, default_queue: dict[str, Any] | None = None,
                  description: str | None = None, seed: int | None = None,
-                 metrics: dict[str, Any] | None = None) -> Scenario:
+                 metrics: dict[str, Any] | None = None, admission: dict[str, Any] | None = None) -> Scenario:
         """A dumbbell: ``sources`` hosts -> r0 [-> r1] -> sinks, with ``queue`` at the bottleneck.
 
         Example (the RED reference dumbbell)::
@@ -144,7 +144,7 @@ class Scenario:
                           bottleneck=topo.link(rate=bottleneck_rate, delay=bottleneck_delay, queue=queue),
                           egress=egress, default_queue=default_queue)
         return cls.build(name=name, duration=duration, topology=t, traffic=traffic, description=description,
-                         seed=seed, metrics=metrics)
+                         seed=seed, metrics=metrics, admission=admission)
 
     # -- accessors ----------------------------------------------------
 

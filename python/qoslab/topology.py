@@ -9,21 +9,94 @@ Node names made by the presets (see ``docs/scenarios.md``): dumbbell
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from . import _units
 from ._units import Quantity
 
 
 def link(*, rate: Quantity, delay: Quantity, queue: dict[str, Any] | None = None,
-         reverse_queue: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A link's rate, propagation delay and, optionally, its output queues."""
+         reverse_queue: dict[str, Any] | None = None, loss: float | None = None,
+         reverse_loss: float | None = None, mace: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A link's rate, propagation delay and, optionally, its output queues.
+
+    ``loss``/``reverse_loss``: Bernoulli loss on the wire of the direction ``queue`` feeds
+    (a -> b) and of the reverse one, in [0, 1) (default 0). ``mace``: :func:`mace` settings,
+    required when a direction's queue is :func:`qoslab.queues.mace`.
+    """
     spec: dict[str, Any] = {"rate": _units.rate(rate), "delay": _units.dur(delay, "delay")}
     if queue is not None:
         spec["queue"] = queue
     if reverse_queue is not None:
         spec["reverse_queue"] = reverse_queue
+    if mace is not None:
+        spec["mace"] = mace
+    if loss is not None:
+        spec["loss"] = loss
+    if reverse_loss is not None:
+        spec["reverse_loss"] = reverse_loss
     return spec
+
+
+def mace_port(*, port: int, rate: Quantity, depth: Quantity, threshold: int,
+              side: Literal["dst", "src", "any"] | None = None) -> dict[str, Any]:
+    """One MACE descriptor: flows on application ``port`` (matched on the ``side`` ``"dst"``
+    (default), ``"src"`` or ``"any"``) reserve ``rate`` (wire bit/s) with a token bucket of
+    ``depth`` (bytes) and are recognized after ``threshold`` packets."""
+    p: dict[str, Any] = {"port": port}
+    if side is not None:
+        p["side"] = side
+    p["rate"] = _units.rate(rate, "rate")
+    p["depth"] = _units.size(depth, "depth")
+    p["threshold"] = threshold
+    return p
+
+
+def mbac(*, v: float | None = None, sample: Quantity | None = None, window: int | None = None,
+         restart_window: bool | None = None) -> dict[str, Any]:
+    """MACE's measurement-based admission: admit if v*mu > r + measured load (Jamin et al. 1997).
+    Defaults: ``v`` 0.95, ``sample`` 5 s, ``window`` 20 samples, ``restart_window`` True."""
+    a: dict[str, Any] = {"type": "mbac"}
+    if v is not None:
+        a["v"] = v
+    if sample is not None:
+        a["sample"] = _units.dur(sample, "sample")
+    if window is not None:
+        a["window"] = window
+    if restart_window is not None:
+        a["restart_window"] = restart_window
+    return a
+
+
+def ssac() -> dict[str, Any]:
+    """MACE's simple-sum admission: admit if the reserved rates plus r fit the allocation."""
+    return {"type": "ssac"}
+
+
+def mace(*, admission: dict[str, Any], allocation: Quantity, ports: Sequence[dict[str, Any]] | None = None,
+         descriptors: str | None = None, stale_timeout: Quantity | None = None,
+         device_queue: int | None = None, be_dispatch: Literal["when_room", "when_idle"] | None = None,
+         table_capacity: int | None = None) -> dict[str, Any]:
+    """A link's MACE settings (seed 000; ``docs/mechanisms/mace.md``), for :func:`link`'s ``mace=``.
+
+    Give exactly one of ``ports`` (:func:`mace_port` descriptors, inline) and ``descriptors`` (a
+    descriptor file, relative to the scenario file). ``admission``: :func:`mbac` or :func:`ssac`;
+    ``allocation``: the CL allocation mu (wire bit/s). Defaults: ``stale_timeout`` 30 s,
+    ``device_queue`` 1 packet, ``be_dispatch`` ``"when_room"`` (or ``"when_idle"``),
+    ``table_capacity`` 1024 flows.
+    """
+    m: dict[str, Any] = {}
+    if ports is not None:
+        m["ports"] = list(ports)
+    if descriptors is not None:
+        m["descriptors"] = descriptors
+    m["admission"] = admission
+    m["allocation"] = _units.rate(allocation, "allocation")
+    if stale_timeout is not None:
+        m["stale_timeout"] = _units.dur(stale_timeout, "stale_timeout")
+    optional = {"device_queue": device_queue, "be_dispatch": be_dispatch, "table_capacity": table_capacity}
+    m.update({k: v for k, v in optional.items() if v is not None})
+    return m
 
 
 def _with_default(t: dict[str, Any], default_queue: dict[str, Any] | None) -> dict[str, Any]:

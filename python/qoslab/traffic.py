@@ -9,6 +9,15 @@ on the wire. Flow arrivals (``arrivals=``) replace the fixed ``flows``::
     cbr = traffic.cbr(name="cbr", flows=40, src="src*", dst="sink0", rate="1Mbps", size=1000)
     calls = traffic.on_off(name="voice", src="src0", dst="sink0", interval="20ms", on="1s",
                            off="1.35s", size=160, arrivals=traffic.poisson_arrivals(rate=0.5, lifetime="60s"))
+    bulk = traffic.ftp(name="ftp", flows=4, src="src*", dst="sink0", size=1460, header=40,
+                       tcp=traffic.tcp_options(variant="newreno", max_window=44))
+    files = traffic.transfer(name="file", bytes=1_250_000, src="src*", dst="sink0", size=1460,
+                             shaper=traffic.shaper(depth="1pkts"))
+
+TCP groups (``ftp``, ``transfer``) send segments of ``size`` payload bytes
+(the MSS); their ACKs travel the reverse path. ``shaper=`` puts a per-flow
+token bucket at each flow's network entry (:func:`shaper`); ``dst_port=``
+fixes the destination port (an application port MACE may list).
 
 Every value is checked by the core when the scenario is validated.
 """
@@ -16,7 +25,7 @@ Every value is checked by the core when the scenario is validated.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from . import _units
 from ._units import Quantity
@@ -46,6 +55,8 @@ def _group(
     start_jitter: Quantity | None,
     arrivals: dict[str, Any] | None,
     reserve: Quantity | None,
+    dst_port: int | None,
+    shaper: dict[str, Any] | None,
 ) -> dict[str, Any]:
     g: dict[str, Any] = {"name": name, **model, "src": src, "dst": dst}
     g["size"] = size if isinstance(size, dict) else _units.size(size)
@@ -66,6 +77,10 @@ def _group(
         g["arrivals"] = arrivals
     if reserve is not None:
         g["reserve"] = _units.rate(reserve, "reserve")
+    if dst_port is not None:
+        g["dst_port"] = dst_port
+    if shaper is not None:
+        g["shaper"] = shaper
     return g
 
 
@@ -87,6 +102,8 @@ def cbr(
     start_jitter: Quantity | None = None,
     arrivals: dict[str, Any] | None = None,
     reserve: Quantity | None = None,
+    dst_port: int | None = None,
+    shaper: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Constant bit rate: one packet every ``interval``, or every payload*8/``rate`` (give one)."""
     model: dict[str, Any] = {"model": "cbr"}
@@ -96,7 +113,7 @@ def cbr(
         model["interval"] = _units.dur(interval, "interval")
     return _group(model, name=name, src=src, dst=dst, size=size, flows=flows, header=header, class_=class_,
                   dscp=dscp, ecn=ecn, start=start, stop=stop, start_jitter=start_jitter, arrivals=arrivals,
-                  reserve=reserve)
+                  reserve=reserve, dst_port=dst_port, shaper=shaper)
 
 
 def poisson(
@@ -116,12 +133,14 @@ def poisson(
     start_jitter: Quantity | None = None,
     arrivals: dict[str, Any] | None = None,
     reserve: Quantity | None = None,
+    dst_port: int | None = None,
+    shaper: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Poisson packet arrivals at a mean payload ``rate``."""
     model = {"model": "poisson", "rate": _units.rate(rate)}
     return _group(model, name=name, src=src, dst=dst, size=size, flows=flows, header=header, class_=class_,
                   dscp=dscp, ecn=ecn, start=start, stop=stop, start_jitter=start_jitter, arrivals=arrivals,
-                  reserve=reserve)
+                  reserve=reserve, dst_port=dst_port, shaper=shaper)
 
 
 def on_off(
@@ -146,6 +165,8 @@ def on_off(
     start_jitter: Quantity | None = None,
     arrivals: dict[str, Any] | None = None,
     reserve: Quantity | None = None,
+    dst_port: int | None = None,
+    shaper: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """ON/OFF: CBR at ``peak`` (or every ``interval``) during ON periods of mean ``on``,
     silent for OFF periods of mean ``off``; ``dist`` ``"exponential"`` (default) or
@@ -161,7 +182,163 @@ def on_off(
         model["shape"] = shape
     return _group(model, name=name, src=src, dst=dst, size=size, flows=flows, header=header, class_=class_,
                   dscp=dscp, ecn=ecn, start=start, stop=stop, start_jitter=start_jitter, arrivals=arrivals,
-                  reserve=reserve)
+                  reserve=reserve, dst_port=dst_port, shaper=shaper)
+
+
+def tcp_options(
+    *,
+    variant: Literal["reno", "newreno"] | None = None,
+    max_window: int | None = None,
+    init_window: int | None = None,
+    rwnd: int | None = None,
+    delayed_ack: bool | None = None,
+    ack_delay: Quantity | None = None,
+    min_rto: Quantity | None = None,
+    initial_rto: Quantity | None = None,
+    max_rto: Quantity | None = None,
+    granularity: Quantity | None = None,
+) -> dict[str, Any]:
+    """The ``tcp`` table of an :func:`ftp` or :func:`transfer` group (windows in segments).
+
+    Defaults (ns-2 of 2000, ``docs/mechanisms/tcp.md``): ``variant`` ``"reno"`` (or
+    ``"newreno"``), ``max_window`` 20, ``init_window`` 1, no ``rwnd``, no delayed ACKs
+    (``ack_delay`` 100 ms when on), ``min_rto`` 200 ms, ``initial_rto`` 3 s, ``max_rto`` 60 s,
+    ``granularity`` 100 ms (``"0s"`` for none).
+    """
+    t: dict[str, Any] = {}
+    plain = {"variant": variant, "max_window": max_window, "init_window": init_window, "rwnd": rwnd,
+             "delayed_ack": delayed_ack}
+    t.update({k: v for k, v in plain.items() if v is not None})
+    durations = {"ack_delay": ack_delay, "min_rto": min_rto, "initial_rto": initial_rto, "max_rto": max_rto,
+                 "granularity": granularity}
+    t.update({k: _units.dur(v, f"tcp.{k}") for k, v in durations.items() if v is not None})
+    return t
+
+
+def mm_app_options(*, scales: Sequence[Quantity] | None = None,
+                   feedback_size: Quantity | None = None) -> dict[str, Any]:
+    """The ``mm_app`` table of an :func:`mm_app` group: the scales' payload rates, lowest first
+    (default 300, 500, 700, 900, 1100 kb/s), and the feedback packet's wire size (default 40 B)."""
+    t: dict[str, Any] = {}
+    if scales is not None:
+        if isinstance(scales, (str, bytes)):
+            raise TypeError(f"mm_app.scales: expected a list of rates such as [\"300kbps\", \"500kbps\"], "
+                            f"got {scales!r}")
+        t["scales"] = [_units.rate(r, "mm_app.scales") for r in scales]
+    if feedback_size is not None:
+        t["feedback_size"] = _units.size(feedback_size, "mm_app.feedback_size")
+    return t
+
+
+def shaper(*, rate: Quantity | None = None, depth: Any = None, buffer: Any = None) -> dict[str, Any]:
+    """A per-flow token-bucket shaper at the network entry (seed 002 §2), for a group's ``shaper=``.
+
+    ``rate``: wire bit/s (required unless the scenario's admission is ``shaping_cac``, which
+    assigns it); ``depth``: ``"1pkts"`` (default; int = packets) or bytes such as ``"1500B"``;
+    ``buffer``: a queue limit (packets, ``"64kB"`` or both); without one the shaper never drops.
+    """
+    t: dict[str, Any] = {}
+    if rate is not None:
+        t["rate"] = _units.rate(rate, "shaper.rate")
+    if depth is not None:
+        t["depth"] = _units.limit(depth, "shaper.depth")
+    if buffer is not None:
+        t["buffer"] = _units.limit(buffer, "shaper.buffer")
+    return t
+
+
+def ftp(
+    *,
+    name: str,
+    src: str,
+    dst: str,
+    size: Quantity,
+    tcp: dict[str, Any] | None = None,
+    flows: int | None = None,
+    header: Quantity | None = None,
+    class_: int | None = None,
+    dscp: int | None = None,
+    ecn: bool | None = None,
+    start: Quantity | None = None,
+    stop: Quantity | None = None,
+    start_jitter: Quantity | None = None,
+    arrivals: dict[str, Any] | None = None,
+    reserve: Quantity | None = None,
+    dst_port: int | None = None,
+    shaper: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Greedy bulk TCP (infinite data) in segments of ``size`` payload bytes (the MSS);
+    ``tcp``: :func:`tcp_options` (every key optional)."""
+    model: dict[str, Any] = {"model": "ftp"}
+    if tcp is not None:
+        model["tcp"] = tcp
+    return _group(model, name=name, src=src, dst=dst, size=size, flows=flows, header=header, class_=class_,
+                  dscp=dscp, ecn=ecn, start=start, stop=stop, start_jitter=start_jitter, arrivals=arrivals,
+                  reserve=reserve, dst_port=dst_port, shaper=shaper)
+
+
+def transfer(
+    *,
+    name: str,
+    src: str,
+    dst: str,
+    size: Quantity,
+    bytes: Quantity,  # noqa: A002 - the scenario key
+    tcp: dict[str, Any] | None = None,
+    flows: int | None = None,
+    header: Quantity | None = None,
+    class_: int | None = None,
+    dscp: int | None = None,
+    ecn: bool | None = None,
+    start: Quantity | None = None,
+    stop: Quantity | None = None,
+    start_jitter: Quantity | None = None,
+    arrivals: dict[str, Any] | None = None,
+    reserve: Quantity | None = None,
+    dst_port: int | None = None,
+    shaper: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A finite TCP transfer of ``bytes`` of payload per flow (int = bytes) in segments of
+    ``size``; the flow ends when its last byte is acknowledged (``completion_s`` in the flows
+    table). ``tcp``: :func:`tcp_options`."""
+    model: dict[str, Any] = {"model": "transfer", "bytes": _units.size(bytes, "bytes")}
+    if tcp is not None:
+        model["tcp"] = tcp
+    return _group(model, name=name, src=src, dst=dst, size=size, flows=flows, header=header, class_=class_,
+                  dscp=dscp, ecn=ecn, start=start, stop=stop, start_jitter=start_jitter, arrivals=arrivals,
+                  reserve=reserve, dst_port=dst_port, shaper=shaper)
+
+
+def mm_app(
+    *,
+    name: str,
+    src: str,
+    dst: str,
+    size: Size,
+    scales: Sequence[Quantity] | None = None,
+    feedback_size: Quantity | None = None,
+    flows: int | None = None,
+    header: Quantity | None = None,
+    class_: int | None = None,
+    dscp: int | None = None,
+    ecn: bool | None = None,
+    start: Quantity | None = None,
+    stop: Quantity | None = None,
+    start_jitter: Quantity | None = None,
+    arrivals: dict[str, Any] | None = None,
+    reserve: Quantity | None = None,
+    dst_port: int | None = None,
+    shaper: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """MM_APP (seed 001 §2, §5): media-scaling UDP whose receiver feeds losses back; ``scales``
+    and ``feedback_size`` as in :func:`mm_app_options` (omitted: the paper's defaults)."""
+    model: dict[str, Any] = {"model": "mm_app"}
+    options = mm_app_options(scales=scales, feedback_size=feedback_size)
+    if options:
+        model["mm_app"] = options
+    return _group(model, name=name, src=src, dst=dst, size=size, flows=flows, header=header, class_=class_,
+                  dscp=dscp, ecn=ecn, start=start, stop=stop, start_jitter=start_jitter, arrivals=arrivals,
+                  reserve=reserve, dst_port=dst_port, shaper=shaper)
 
 
 def _lifetime(process: str, lifetime: Quantity, lifetime_dist: str | None, max_flows: int | None,
@@ -200,5 +377,6 @@ def replay(*, file: str) -> dict[str, Any]:
 
 
 __all__: Sequence[str] = (
-    "cbr", "poisson", "on_off", "random_size", "poisson_arrivals", "batch_poisson_arrivals", "keep_alive", "replay",
+    "cbr", "poisson", "on_off", "ftp", "transfer", "mm_app", "tcp_options", "mm_app_options", "shaper",
+    "random_size", "poisson_arrivals", "batch_poisson_arrivals", "keep_alive", "replay",
 )

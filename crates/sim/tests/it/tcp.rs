@@ -37,6 +37,29 @@ fn one_greedy_reno_flow_fills_the_bottleneck_and_acks_come_back() {
 }
 
 #[test]
+fn a_window_in_bytes_is_the_same_window_in_whole_segments() {
+    // A window binds here (2 Mb/s x 42 ms is 10 segments of 1040 B): the
+    // same run with 6 segments and with 6,999 bytes (6 whole 1000 B
+    // segments) must be identical, and 7 segments must differ.
+    let flows = |w: &str| {
+        let text = dumbbell(
+            "2Mbps",
+            "{ type = \"fifo\", limit = \"30pkts\" }",
+            &format!(
+                "[[traffic]]\nname = \"ftp\"\nmodel = \"ftp\"\nsrc = \"src0\"\ndst = \"sink0\"\nsize = \"1000B\"\n\
+                 header = \"40B\"\ntcp = {{ max_window = {w} }}\n"
+            ),
+        );
+        let out = run(&scenario(&text), 1);
+        (u64s(&out.flows, "delivered_pkts")[0], f64s(&out.flows, "goodput_bps")[0])
+    };
+    let six = flows("6");
+    assert_eq!(flows("\"6999B\""), six);
+    assert_eq!(flows("\"6pkts\""), six);
+    assert!(flows("7").0 > six.0, "a larger window must deliver more while the window binds");
+}
+
+#[test]
 fn a_transfer_completes_and_records_its_time() {
     let text = dumbbell(
         "10Mbps",

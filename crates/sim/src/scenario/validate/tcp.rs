@@ -4,7 +4,8 @@
 //! | where | rule |
 //! |---|---|
 //! | `transport` | `ftp`, `transfer`: `tcp` or absent; other models: `udp` or absent |
-//! | `tcp.max_window`, `tcp.init_window`, `tcp.rwnd` | >= 1 segment |
+//! | `tcp.max_window`, `tcp.rwnd` | >= 1 segment (a byte window: at least one MSS) |
+//! | `tcp.init_window` | >= 1 segment |
 //! | `tcp.initial_rto`, `tcp.ack_delay` | > 0 |
 //! | `tcp.max_rto` | > 0 and >= `tcp.min_rto` |
 //! | `size` (TCP) | a fixed payload (the MSS) |
@@ -15,6 +16,7 @@
 //! | `metrics.tcp_series` | names of `ftp` / `transfer` groups |
 
 use super::*;
+use crate::scenario::tcp_model::Window;
 use crate::scenario::TcpSpec;
 use crate::traffic::mm_app::MAX_SCALES;
 
@@ -64,12 +66,23 @@ impl Checker<'_> {
 
     fn tcp(&mut self, gi: usize, t: &TcpSpec, g: &TrafficGroup) {
         let p = |f: &str| format!("traffic.{gi}.{f}");
-        for (field, v) in
-            [("tcp.max_window", Some(t.max_window)), ("tcp.init_window", Some(t.init_window)), ("tcp.rwnd", t.rwnd)]
-        {
-            if v == Some(0) {
-                self.err(p(field), "0 segments; allowed: at least 1 segment");
+        let mss = match &g.size {
+            SizeSpec::Fixed(b) => u32::try_from(b.0).ok(),
+            SizeSpec::Random(_) => None,
+        };
+        let windows = [("tcp.max_window", Some(t.max_window)), ("tcp.rwnd", t.rwnd)];
+        for (field, w) in windows {
+            match (w, mss) {
+                (Some(Window::Segments(0)), _) => self.err(p(field), "0 segments; allowed: at least 1 segment"),
+                (Some(Window::Bytes(b)), Some(m)) if b < u64::from(m) => self.err(
+                    p(field),
+                    format!("{b}B is less than one segment ({m}B, the group's size); allowed: at least one segment"),
+                ),
+                _ => {}
             }
+        }
+        if t.init_window == 0 {
+            self.err(p("tcp.init_window"), "0 segments; allowed: at least 1 segment");
         }
         self.positive_dur(&p("tcp.initial_rto"), t.initial_rto);
         if t.delayed_ack {

@@ -59,6 +59,16 @@ def test_ftp_group_validates_with_the_tcp_defaults_filled_in():
     assert echo["tcp"]["max_window"] == 20 and echo["tcp"]["min_rto"] == "200ms"
 
 
+def test_tcp_windows_in_bytes_validate_and_echo_as_written():
+    g = traffic.ftp(name="f", src="src0", dst="sink0", size=1500,
+                    tcp=traffic.tcp_options(max_window="66kB", rwnd="44pkts"))
+    echo = dumbbell(g).echo["traffic"][0]
+    assert echo["tcp"]["max_window"] == "66000B" and echo["tcp"]["rwnd"] == 44
+    e = config_error(lambda: dumbbell(traffic.ftp(name="f", src="src0", dst="sink0", size=1500,
+                                                  tcp=traffic.tcp_options(rwnd="1kB"))))
+    assert "traffic.0.tcp.rwnd" in paths(e) and "less than one segment" in str(e)
+
+
 def test_ftp_without_tcp_options_takes_the_defaults():
     echo = dumbbell(traffic.ftp(name="f", src="src0", dst="sink0", size=1000)).echo["traffic"][0]
     assert echo["tcp"]["variant"] == "reno" and echo["tcp"]["initial_rto"] == "3s"

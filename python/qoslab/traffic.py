@@ -188,9 +188,9 @@ def on_off(
 def tcp_options(
     *,
     variant: Literal["reno", "newreno"] | None = None,
-    max_window: int | None = None,
+    max_window: int | str | None = None,
     init_window: int | None = None,
-    rwnd: int | None = None,
+    rwnd: int | str | None = None,
     delayed_ack: bool | None = None,
     ack_delay: Quantity | None = None,
     min_rto: Quantity | None = None,
@@ -198,7 +198,10 @@ def tcp_options(
     max_rto: Quantity | None = None,
     granularity: Quantity | None = None,
 ) -> dict[str, Any]:
-    """The ``tcp`` table of an :func:`ftp` or :func:`transfer` group (windows in segments).
+    """The ``tcp`` table of an :func:`ftp` or :func:`transfer` group.
+
+    ``max_window`` and ``rwnd`` are segments (``20`` or ``"20pkts"``) or a byte size
+    (``"64kB"``: the whole segments of the group's ``size`` that fit in it).
 
     Defaults (ns-2 of 2000, ``docs/mechanisms/tcp.md``): ``variant`` ``"reno"`` (or
     ``"newreno"``), ``max_window`` 20, ``init_window`` 1, no ``rwnd``, no delayed ACKs

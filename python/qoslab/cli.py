@@ -77,7 +77,7 @@ def parser() -> argparse.ArgumentParser:
                                     "figures to OUT/<name>/.")
     rp.add_argument("name", metavar="NAME", help="reproduction name, or 'all'")
     rp.add_argument("--quick", action="store_true", help="short runs, one seed by default")
-    rp.add_argument("--seeds", type=_positive, metavar="N", help="replications with seeds 1..N (default: 3; quick: 1)")
+    rp.add_argument("--seeds", type=_positive, metavar="N", help="replications with seeds 1..N (default: 3, or the reproduction's own, e.g. dcbt 5; quick: 1)")
     rp.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results/)")
 
     c = sub.add_parser("cac", help="CAC calculator for shaped TCP: rho, N_max, Erlang-B",

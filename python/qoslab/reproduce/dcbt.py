@@ -63,6 +63,8 @@ from .stats import Estimate
 
 NAME = "dcbt"
 TITLE = "D-CBT and ChIPS: class fairness, Jain's index and tagged jitter under RED, CBT, D-CBT, D-CBT+ChIPS"
+#: Seeds of a full run (runs take about a second each; the issue asks for several).
+FULL_SEEDS = 5
 SEED_FILE = "001_c31d5aa44c0a52e3.txt"
 PAPER = "Claypool & Chung 2000, Dynamic-CBT and ChIPS (seed 001)"
 

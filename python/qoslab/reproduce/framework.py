@@ -218,7 +218,7 @@ def execute(module: ModuleType, *, quick: bool, seeds: int | None, out: os.PathL
             log: Log) -> Summary:
     """Runs one reproduction module and writes ``OUT/<name>/`` atomically."""
     name = module.NAME
-    n = seeds if seeds is not None else (1 if quick else 3)
+    n = seeds if seeds is not None else (1 if quick else getattr(module, "FULL_SEEDS", 3))
     if n < 1:
         raise ReproductionError(f"--seeds must be at least 1, got {n}")
     seed_list = list(range(1, n + 1))

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ._atomic import atomic_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -190,12 +190,7 @@ class Result:
         import pyarrow.parquet as pq
 
         target = Path(directory)
-        parent = target.parent
-        parent.mkdir(parents=True, exist_ok=True)
-        tag = uuid.uuid4().hex[:12]
-        tmp = parent / f".{target.name}.tmp-{tag}"
-        tmp.mkdir()
-        try:
+        with atomic_dir(target) as tmp:
             with open(tmp / "summary.json", "w", encoding="utf-8") as f:
                 json.dump(self._summary, f, indent=2, ensure_ascii=False, allow_nan=True)
                 f.write("\n")
@@ -204,16 +199,6 @@ class Result:
             for p in tmp.iterdir():
                 with open(p, "rb") as f:
                     os.fsync(f.fileno())
-            if target.exists() or target.is_symlink():
-                old = parent / f".{target.name}.old-{tag}"
-                os.replace(target, old)
-                os.replace(tmp, target)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.replace(tmp, target)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
         self._path = target
         return target
 

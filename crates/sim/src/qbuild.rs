@@ -68,23 +68,17 @@ pub fn build_queue(spec: &QueueSpec, link_rate: Rate) -> Result<Queue, QueueBuil
             chips,
         } => {
             let red = red_config(*limit, *min_th, *max_th, *max_p, *w_q, *gentle, *ecn, *mode, *mean_pkt_size);
-            for (field, v) in [("tagged_threshold", *tagged_threshold), ("untagged_threshold", *untagged_threshold)] {
-                if !(v.is_finite() && v >= 0.0) {
-                    return Err(QueueBuildError {
-                        field_path: field.into(),
-                        error: ConfigError::new(
-                            "cbt",
-                            field,
-                            format!(
-                                "({v}) must be a number >= 0 (an average occupancy, in packets, or bytes in byte mode)"
-                            ),
-                        ),
-                    });
-                }
-            }
             let flows = flow_config("cbt", *flow_interval)?;
             let cfg = CbtConfig { red, tagged_th: *tagged_threshold, untagged_th: *untagged_threshold };
-            let aqm = Cbt::new(cfg, link_rate).map_err(wrap)?;
+            // The core checks the thresholds; its field names are `tagged_th` / `untagged_th`.
+            let aqm = Cbt::new(cfg, link_rate).map_err(|e| {
+                let field = match e.field {
+                    "tagged_th" => "tagged_threshold",
+                    "untagged_th" => "untagged_threshold",
+                    f => f,
+                };
+                wrap(ConfigError { field, ..e })
+            })?;
             with_placement(aqm, chips, flows)?
         }
         QueueSpec::Dcbt {

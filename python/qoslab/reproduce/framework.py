@@ -23,15 +23,14 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .._atomic import atomic_dir
 from ..errors import ReproductionError
 from ..result import Result
 from ..scenario import Scenario
@@ -224,12 +223,8 @@ def execute(module: ModuleType, *, quick: bool, seeds: int | None, out: os.PathL
     seed_list = list(range(1, n + 1))
     out = Path(out)
     target = out / folder_name(name)
-    out.mkdir(parents=True, exist_ok=True)
-    tag = uuid.uuid4().hex[:12]
-    tmp = out / f".{target.name}.tmp-{tag}"
-    tmp.mkdir()
     t0 = time.perf_counter()
-    try:
+    with atomic_dir(target) as tmp:
         ctx = Context(name=name, quick=quick, seeds=seed_list, folder=tmp, log=log)
         outcome = module.reproduce(ctx)
         wall = time.perf_counter() - t0
@@ -252,14 +247,4 @@ def execute(module: ModuleType, *, quick: bool, seeds: int | None, out: os.PathL
             f.write("\n")
         with open(tmp / "report.md", "w", encoding="utf-8") as f:
             f.write(render_report(module, summary))
-        if target.exists():
-            old = out / f".{target.name}.old-{tag}"
-            os.replace(target, old)
-            os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return summary

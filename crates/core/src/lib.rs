@@ -13,6 +13,7 @@
 //! - [`fifo`], [`red`]: drop-tail FIFO; RED (algorithm in [`red::algo`]).
 //! - [`token_bucket`]: the one token bucket (shapers, meters, PCN, sources).
 //! - [`shaper`]: per-connection token-bucket shaper and the shaper bank (seed 002).
+//! - [`pipeline`]: port pipelines (stages + qdisc + device queue) and domain edge behaviours.
 //! - [`admission`]: the admission-control interface and `AdmitAll`.
 //! - [`mace`]: MACE (seed 000): classifier, recognition, shared-buffer
 //!   priority queue, device dispatch, measurement, estimator, MBAC/SSAC.
@@ -29,6 +30,7 @@ pub mod error;
 pub mod fifo;
 pub mod mace;
 pub mod packet;
+pub mod pipeline;
 pub mod qdisc;
 pub mod red;
 pub mod rng;

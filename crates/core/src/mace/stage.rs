@@ -30,7 +30,7 @@ use super::Class;
 use crate::admission::{AdmissionControl, LoadSample};
 use crate::packet::{FlowKey, Packet};
 use crate::pipeline::{DevicePolicy, EventKind, EventSink, Field, MechEvent, Stage, StageVerdict, Value};
-use crate::qdisc::DropReason;
+use crate::qdisc::{DropReason, ProbeSink};
 use crate::rng::Rng;
 use crate::units::{Rate, Time};
 
@@ -189,6 +189,15 @@ impl<A: AdmissionControl + AdmissionFields + std::fmt::Debug + Send> Stage for M
         for ev in self.mace.on_tick(now) {
             events.emit(self.event(ev));
         }
+    }
+
+    /// `admitted_flows` (in the classifier now) and the per-class counters.
+    fn probe(&self, sink: ProbeSink<'_>) {
+        sink("admitted_flows", self.mace.classifier().len() as f64);
+        sink("cl_arrived", self.arrived[0] as f64);
+        sink("cl_dropped", self.dropped[0] as f64);
+        sink("be_arrived", self.arrived[1] as f64);
+        sink("be_dropped", self.dropped[1] as f64);
     }
 }
 

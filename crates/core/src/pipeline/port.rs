@@ -59,16 +59,18 @@ struct Device {
 /// One output port: stages, a queue discipline, an optional device queue.
 #[derive(Debug)]
 pub struct Port {
-    stages: Vec<Box<dyn Stage>>,
     queue: Queue,
-    device: Option<Device>,
-    stats: StageStats,
+    stages: Vec<Box<dyn Stage>>,
+    // Boxed: a port without them stays small (the simulator keeps ports in
+    // its hot per-direction records).
+    device: Option<Box<Device>>,
+    stats: Box<StageStats>,
 }
 
 impl Port {
     /// A port that is just its queue discipline.
     pub fn new(queue: Queue) -> Port {
-        Port { stages: Vec::new(), queue, device: None, stats: StageStats::default() }
+        Port { queue, stages: Vec::new(), device: None, stats: Box::default() }
     }
     /// Adds a stage after the existing ones.
     pub fn with_stage(mut self, stage: Box<dyn Stage>) -> Port {
@@ -77,7 +79,7 @@ impl Port {
     }
     /// Puts a device transmit queue with `policy` below the queue discipline.
     pub fn with_device(mut self, policy: Box<dyn DevicePolicy>) -> Port {
-        self.device = Some(Device { policy, fifo: VecDeque::new(), on_wire: None });
+        self.device = Some(Box::new(Device { policy, fifo: VecDeque::new(), on_wire: None }));
         self
     }
 

@@ -168,7 +168,7 @@ fn queue_rows(sim: &Sim) -> Vec<QueueRow<'_>> {
     }
     let mut out = Vec::new();
     for (i, d) in sim.net.dirs.iter().enumerate() {
-        walk(&mut out, &d.queue, d.name.clone(), String::new(), i, true);
+        walk(&mut out, d.port.queue(), d.name.clone(), String::new(), i, true);
     }
     out
 }
@@ -448,7 +448,7 @@ fn summary(sim: &Sim, sc: &Scenario, seed: u64, loop_wall_s: f64) -> Value {
     let bottleneck = match sim.net.bottleneck {
         Some(b) => {
             let d = &sim.net.dirs[b.index()];
-            let st = d.queue.stats();
+            let st = d.port.queue().stats();
             let drops: Map<String, Value> =
                 DropReason::ALL.iter().map(|r| (r.as_str().to_string(), json!(st.drops_for(*r)))).collect();
             json!({

@@ -127,7 +127,10 @@ impl<A: AdmissionControl + AdmissionFields + std::fmt::Debug + Send> MaceStage<A
                 rule: "candidate_expired",
                 estimate: candidate.count as f64,
                 threshold: candidate.refusals as f64,
-                fields: vec![("key", Value::Flow(candidate.key)), ("last_seen_s", Value::F64(secs(candidate.last_seen)))],
+                fields: vec![
+                    ("key", Value::Flow(candidate.key)),
+                    ("last_seen_s", Value::F64(secs(candidate.last_seen))),
+                ],
             },
             MaceEvent::Sample(s) => self.sample_event(&s),
         }

@@ -26,6 +26,7 @@
 //! `SimError::Runtime`.
 
 pub mod agents;
+mod edges;
 mod flows;
 mod shaping;
 
@@ -97,6 +98,10 @@ pub struct Sim {
     trace_names: Vec<String>,
     /// Per traffic group: its fixed destination port, if any.
     group_dst_port: Vec<Option<u16>>,
+    /// The nodes routes were computed to (edge nodes are added to them).
+    route_dsts: Vec<NodeId>,
+    /// Domain edge behaviours (see `edges`).
+    edges: edges::Edges,
 }
 
 /// How a new flow's start and end are set.
@@ -225,6 +230,8 @@ impl Sim {
             seed: opts.seed,
             trace_names: m.trace_flows.clone(),
             group_dst_port: sc.traffic.iter().map(|t| t.dst_port).collect(),
+            route_dsts: dsts,
+            edges: edges::Edges::default(),
         };
         for gi in 0..sim.groups.len() {
             let g = &sim.groups[gi];
@@ -320,6 +327,8 @@ impl Sim {
                 }
                 Event::SenderTimer(f) => self.sender_timer(f),
                 Event::ReceiverTimer(f) => self.receiver_timer(f),
+                Event::EdgeMessage(slot) => self.edge_deliver(slot),
+                Event::EdgeTimer(n) => self.edge_timer(n),
                 Event::Sample => {
                     self.metrics.sample(&self.net, t);
                     self.sample_tcp(t);
@@ -527,7 +536,7 @@ impl Sim {
         if let Some(next) = dir.pipe.front() {
             self.events.schedule_with_seq(next.at, next.seq, Event::Arrive(d));
         }
-        let node = dir.to;
+        let (node, from) = (dir.to, dir.from);
         let pkt = head.pkt;
         if dir.loss > 0.0 && dir.loss_rng.random_bool(dir.loss) {
             self.count_drop(&pkt);
@@ -546,6 +555,13 @@ impl Sim {
             return;
         }
         match self.net.routes.next(self.flow_slot[f], node) {
+            Some(next) if self.edges.any() && self.edges.at(node) => {
+                let from_host = self.net.nodes[from.index()].kind == crate::scenario::NodeKind::Host;
+                let mut pkt = pkt;
+                if self.edge_packet(node, from_host, self.dir_to_host[next.index()], &mut pkt) {
+                    self.enqueue(next, pkt);
+                }
+            }
             Some(next) => self.enqueue(next, pkt),
             None => {
                 self.fault = Some(format!("no route at {} for flow {}", self.net.nodes[node.index()].name, f));

@@ -6,6 +6,7 @@ mod cbt_queues;
 mod common;
 mod conservation;
 mod determinism;
+mod edges;
 mod fluid;
 mod links_routes;
 mod mace;

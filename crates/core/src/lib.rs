@@ -11,6 +11,7 @@
 //! - [`qdisc`]: the queue-discipline interface and the counting wrapper.
 //! - [`classful`]: classifier + scheduler over child queues (strict priority).
 //! - [`fifo`], [`red`]: drop-tail FIFO; RED (algorithm in [`red::algo`]).
+//! - [`policer`]: a token-bucket policer stage (drop or PCN-mark what exceeds).
 //! - [`token_bucket`]: the one token bucket (shapers, meters, PCN, sources).
 //! - [`shaper`]: per-connection token-bucket shaper and the shaper bank (seed 002).
 //! - [`pipeline`]: port pipelines (stages + qdisc + device queue) and domain edge behaviours.
@@ -31,6 +32,7 @@ pub mod fifo;
 pub mod mace;
 pub mod packet;
 pub mod pipeline;
+pub mod policer;
 pub mod qdisc;
 pub mod red;
 pub mod rng;

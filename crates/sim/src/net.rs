@@ -50,7 +50,7 @@
 
 use crate::engine::{DirId, LinkId, NodeId};
 use crate::error::{Diagnostic, SimError};
-use crate::mechanisms::build_port;
+use crate::mechanisms::{build_port, DirSpec};
 use crate::scenario::expand::Expanded;
 use crate::scenario::{NodeKind, QueueSpec};
 use qoslab_core::pipeline::Port;
@@ -310,6 +310,8 @@ impl Network {
                     Some(q) => (q, format!("{}.{field}", l.path)),
                     None => (&ex.default_queue, "topology.default_queue".to_string()),
                 };
+                let (stages, sfield) =
+                    if reverse { (&l.spec.reverse_stages, "reverse_stages") } else { (&l.spec.stages, "stages") };
                 if matches!(qspec, QueueSpec::Mace { .. }) && l.spec.mace.is_none() {
                     errors.push(diag(
                         origin,
@@ -318,7 +320,9 @@ impl Network {
                     ));
                     continue;
                 }
-                let port = match build_port(qspec, &qpath, &l.spec, &l.path, base_dir, origin) {
+                let dir =
+                    DirSpec { queue: qspec, queue_path: &qpath, stages, stages_path: format!("{}.{sfield}", l.path) };
+                let port = match build_port(&dir, &l.spec, &l.path, base_dir, origin) {
                     Ok(p) => p,
                     Err(es) => {
                         errors.extend(es);
@@ -427,6 +431,8 @@ mod tests {
             delay: Dur::from_ms(1),
             queue: None,
             reverse_queue: None,
+            stages: vec![],
+            reverse_stages: vec![],
             loss: 0.0,
             reverse_loss: 0.0,
             mace: None,

@@ -5,17 +5,25 @@
 //!   core [`Port`]: its stages, its queue discipline, its device queue) and
 //!   the events-table rows of mechanism events ([`event_row`], [`RowSink`]);
 //! - [`mace`]: the link `mace` table to a [`qoslab_core::mace::MaceStage`]
-//!   and its device policy.
+//!   and its device policy;
+//! - [`policer`]: a `stages` entry `{ type = "policer" }` to a core
+//!   [`qoslab_core::policer::Policer`].
+//!
+//! Stages are built by [`build_stage`] (one arm per `StageSpec` variant),
+//! used by the simulator and by validation alike.
 //!
 //! Queue disciplines are built by `crate::qbuild::build_queue` (the one
 //! place a `QueueSpec` becomes a core `Queue`, also used by validation).
 
 pub mod mace;
+pub mod policer;
 
 use crate::error::Diagnostic;
 use crate::metrics::EventRow;
 use crate::qbuild::build_queue;
-use crate::scenario::{LinkSpec, QueueSpec};
+use crate::scenario::{LinkSpec, QueueSpec, StageSpec};
+use qoslab_core::error::ConfigError;
+use qoslab_core::pipeline::Stage;
 use qoslab_core::pipeline::{EventSink, MechEvent, Port};
 use qoslab_core::units::Time;
 use std::fmt::Write as _;
@@ -56,21 +64,51 @@ fn diag(origin: &str, path: String, message: String) -> Diagnostic {
     Diagnostic { origin: origin.to_string(), line: None, path, message }
 }
 
-/// Builds the port of one link direction: queue discipline `qspec` (at
-/// scenario path `qpath`) on link `link` (at `link_path`), with MACE's
-/// stage and device queue when the queue is a mace queue. Descriptor files
-/// are looked up in `base_dir`; `origin` names the scenario in messages.
+/// A stage the core refused: the field below the stage's table and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StageBuildError {
+    pub field_path: String,
+    pub error: ConfigError,
+}
+
+/// Builds one stage from its scenario description, starting at `now`.
+pub fn build_stage(spec: &StageSpec, now: Time) -> Result<Box<dyn Stage>, StageBuildError> {
+    match spec {
+        StageSpec::Policer { .. } => policer::build(spec, now),
+    }
+}
+
+/// One direction of a link, as [`build_port`] builds it.
+pub struct DirSpec<'a> {
+    /// The queue discipline and its scenario path (`topology.links.0.queue`).
+    pub queue: &'a QueueSpec,
+    pub queue_path: &'a str,
+    /// The stages before it (`stages` or `reverse_stages`) and their scenario path.
+    pub stages: &'a [StageSpec],
+    pub stages_path: String,
+}
+
+/// Builds the port of one link direction of `link` (at `link_path`): its
+/// stages in order, MACE's stage when its queue is a mace queue, the queue
+/// discipline, and MACE's device queue. Descriptor files are looked up in
+/// `base_dir`; `origin` names the scenario in messages.
 pub fn build_port(
-    qspec: &QueueSpec,
-    qpath: &str,
+    dir: &DirSpec<'_>,
     link: &LinkSpec,
     link_path: &str,
     base_dir: &Path,
     origin: &str,
 ) -> Result<Port, Vec<Diagnostic>> {
+    let (qspec, qpath) = (dir.queue, dir.queue_path);
     let queue = build_queue(qspec, link.rate)
         .map_err(|e| vec![diag(origin, format!("{qpath}.{}", e.field_path), e.error.to_string())])?;
     let mut port = Port::new(queue);
+    for (i, spec) in dir.stages.iter().enumerate() {
+        let stage = build_stage(spec, Time::ZERO).map_err(|e| {
+            vec![diag(origin, format!("{}.{i}.{}", dir.stages_path, e.field_path), e.error.to_string())]
+        })?;
+        port = port.with_stage(stage);
+    }
     if let (QueueSpec::Mace { .. }, Some(m)) = (qspec, &link.mace) {
         let parts = mace::from_spec(m, Time::ZERO, Some(base_dir)).map_err(|es| {
             es.into_iter()

@@ -15,5 +15,6 @@ mod red_dumbbell;
 mod scenarios;
 mod series_counters;
 mod shaping;
+mod stages;
 mod tcp;
 mod traffic;

@@ -17,6 +17,13 @@ impl Checker<'_> {
             }
         }
         self.mace(path, l);
+        for (field, stages) in [("stages", &l.stages), ("reverse_stages", &l.reverse_stages)] {
+            for (i, st) in stages.iter().enumerate() {
+                if let Err(e) = crate::mechanisms::build_stage(st, qoslab_core::units::Time::ZERO) {
+                    self.err(format!("{path}.{field}.{i}.{}", e.field_path), e.error.to_string());
+                }
+            }
+        }
     }
 
     /// A mace queue needs the link's `mace` table and the table a mace queue.

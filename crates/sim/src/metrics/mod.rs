@@ -405,7 +405,7 @@ impl Metrics {
             // The queue tree in a fixed order: the root, then each child
             // before its own children (`r0->sink0/band1/band0`).
             let mut tree: Vec<(String, &Queue)> = Vec::new();
-            walk(&mut tree, d.name.clone(), &d.queue);
+            walk(&mut tree, d.name.clone(), d.port.queue());
             if self.dirs[i].entity.is_none() {
                 let first = self.entities.len() as u32;
                 self.entities.extend(tree.iter().map(|(n, _)| n.clone()));

@@ -21,7 +21,8 @@ use crate::units::Time;
 pub enum DropReason {
     /// The queue's packet or byte limit was reached (tail drop).
     Overlimit = 0,
-    /// RED probabilistic early drop (min_th <= avg < max_th).
+    /// RED probabilistic early drop (min_th <= avg < max_th, or < 2*max_th
+    /// when gentle); also the CBT family's RED step.
     EarlyRandom,
     /// RED forced drop (avg >= max_th, or above 2*max_th when gentle).
     Forced,
@@ -33,7 +34,9 @@ pub enum DropReason {
     ShaperBuffer,
     /// No class matched and the discipline has no default.
     Unclassified,
-    /// A meter or policer found the packet non-conformant.
+    /// A meter or policer found the packet non-conformant. Today a shaper
+    /// produces it, for a packet larger than its bucket depth (which could
+    /// never conform); policers will too.
     Policed,
     /// Dropped by a flow-termination mechanism (PCN). Nothing produces it
     /// yet: the PCN ingress termination (seed `004_103cfaf3a9820062.txt`

@@ -251,8 +251,7 @@ pub const DROP_METRICS: [&str; DropReason::COUNT] = [
     "drops_terminated",
 ];
 /// Series metric names of the cumulative mark counters, in [`MarkReason::ALL`] order.
-pub const MARK_METRICS: [&str; MarkReason::COUNT] =
-    ["marks_ecn_early", "marks_ecn_forced", "marks_pcn_threshold", "marks_pcn_excess"];
+pub const MARK_METRICS: [&str; MarkReason::COUNT] = ["marks_ecn_early", "marks_pcn_threshold", "marks_pcn_excess"];
 
 /// Kinds of series entities.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

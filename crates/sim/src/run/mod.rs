@@ -27,6 +27,7 @@
 
 pub mod agents;
 mod flows;
+mod held;
 mod mace;
 mod shaping;
 
@@ -39,6 +40,7 @@ use crate::scenario::{expand, AdmissionSpec, Scenario};
 use crate::traffic::arrivals::{self, Arrival};
 use crate::traffic::{self, Flow, FlowState, GroupPlan};
 use crate::RunOptions;
+pub use held::Held;
 use qoslab_core::admission::{AdmissionControl, AdmitAll};
 use qoslab_core::packet::FlowTable;
 use qoslab_core::qdisc::{Dequeue, Verdict};

@@ -182,25 +182,42 @@ class Result:
             raise KeyError(f"no queue named {name!r}; queues: {', '.join(map(str, q['name']))}")
         return rows.iloc[0]
 
+    # -- looking at it ------------------------------------------------
+
+    def plot(self, *, queue: str | None = None, flows: str | None = None, metric: str | None = None,
+             cdf: str | None = None, out: str | os.PathLike[str] | None = None, ax: Any = None) -> Any:
+        """One plot (a matplotlib Figure), as ``qoslab plot``: ``queue="r0->sink0", metric="red_avg"``,
+        ``flows="cbr", metric="throughput"``, ``cdf="delay"`` or ``cdf="interarrival"``; saved to
+        ``out`` (``.png``/``.svg``), drawn on ``ax``, or shown in a window. See :mod:`qoslab.plot`."""
+        from .plot import plot
+
+        return plot(self, queue=queue, flows=flows, metric=metric, cdf=cdf, out=out, ax=ax)
+
     # -- disk ---------------------------------------------------------
 
     def save(self, directory: str | os.PathLike) -> Path:
         """Writes the result folder atomically; replaces an existing one only once the new one is
         complete. Returns the folder's path."""
-        import pyarrow.parquet as pq
-
         target = Path(directory)
         with atomic_dir(target) as tmp:
-            with open(tmp / "summary.json", "w", encoding="utf-8") as f:
-                json.dump(self._summary, f, indent=2, ensure_ascii=False, allow_nan=True)
-                f.write("\n")
-            for t in TABLES:
-                pq.write_table(self.arrow(t), tmp / f"{t}.parquet", **PARQUET_OPTIONS)
-            for p in tmp.iterdir():
-                with open(p, "rb") as f:
-                    os.fsync(f.fileno())
+            self.write_into(tmp)
         self._path = target
         return target
+
+    def write_into(self, folder: Path) -> None:
+        """Writes ``summary.json`` and the four tables into an existing folder and syncs them
+        (the files of :meth:`save`, without its atomic swap: for callers that own one)."""
+        import pyarrow.parquet as pq
+
+        with open(folder / "summary.json", "w", encoding="utf-8") as f:
+            json.dump(self._summary, f, indent=2, ensure_ascii=False, allow_nan=True)
+            f.write("\n")
+        for t in TABLES:
+            pq.write_table(self.arrow(t), folder / f"{t}.parquet", **PARQUET_OPTIONS)
+        for t in (*TABLES, "summary"):
+            name = "summary.json" if t == "summary" else f"{t}.parquet"
+            with open(folder / name, "rb") as f:
+                os.fsync(f.fileno())
 
     @classmethod
     def load(cls, directory: str | os.PathLike) -> Result:

@@ -7,6 +7,7 @@
     res = qoslab.run(sc, seed=1)
     res.queues[["name", "arrivals", "drops_early_random", "drops_forced"]]
     res.save("results/red_dumbbell")
+    df = qoslab.sweep(sc, grid={"topology.bottleneck.queue.max_p": "0.02,0.1"}, seeds=3)
 
 Importing qoslab is light: pandas, pyarrow and matplotlib are imported
 only when a result table, a Parquet file or a figure is first needed.
@@ -20,6 +21,7 @@ from .api import load, run
 from .errors import ConfigError, ReproductionError, ScenarioFileError, SimulationError
 from .result import Result
 from .scenario import Scenario
+from .sweeps import sweep
 
 __version__: str = _core_version()
 
@@ -48,6 +50,7 @@ __all__ = [
     "queues",
     "run",
     "schema",
+    "sweep",
     "topology",
     "traffic",
     "version",

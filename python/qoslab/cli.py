@@ -265,12 +265,12 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     from .errors import config_error
     from .executor import open_executor
 
-    grid: dict[str, list[str]] = {}
+    grid: dict[str, str] = {}
     for text in a.grid:
         key, values = sweeps.parse_grid_option(text)
         if key in grid:
             raise config_error("--grid", f"{key} is given twice; allowed: each key once, with all its values")
-        grid[key] = values
+        grid[key] = ",".join(values)  # override text, as --set takes it
     # Everything is validated, and the scheduler reached, before anything is written.
     p = sweeps.plan(a.file, grid=grid, seeds=a.seeds, overrides=a.overrides)
     out = Path(a.out) if a.out else sweeps.default_out(p)

@@ -37,8 +37,18 @@ from .errors import config_error
 T = TypeVar("T")
 R = TypeVar("R")
 
-#: How long a Dask client waits for its scheduler before giving up (seconds).
+#: How long a Dask client waits for its scheduler before giving up (seconds);
+#: ``QOSLAB_SCHEDULER_TIMEOUT_S`` in the environment replaces it.
 CONNECT_TIMEOUT_S = 10.0
+
+
+def _connect_timeout() -> float:
+    text = os.environ.get("QOSLAB_SCHEDULER_TIMEOUT_S", "")
+    try:
+        v = float(text)
+    except ValueError:
+        return CONNECT_TIMEOUT_S
+    return v if v > 0 else CONNECT_TIMEOUT_S
 
 
 class Executor(Protocol):
@@ -139,7 +149,7 @@ class DaskExecutor(_Base):
     or to an existing :class:`distributed.Client` (``client=``)."""
 
     def __init__(self, address: str | None = None, *, client: Any = None,
-                 timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+                 timeout_s: float | None = None) -> None:
         if (address is None) == (client is None):
             raise ValueError("give exactly one of address and client")
         self._own = client is None
@@ -162,6 +172,8 @@ class DaskExecutor(_Base):
     def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
         from distributed import as_completed
 
+        if not items:
+            return
         # pure=False: two equal items are still two jobs (each run is stored once by the caller).
         futures = [self._client.submit(fn, item, pure=False, key=f"qoslab-{i}-{os.urandom(6).hex()}")
                    for i, item in enumerate(items)]
@@ -177,15 +189,24 @@ class DaskExecutor(_Base):
             self._client.close()
 
 
-def connect(address: str, *, timeout_s: float = CONNECT_TIMEOUT_S) -> Any:
+def connect(address: str, *, timeout_s: float | None = None) -> Any:
     """A :class:`distributed.Client` for the scheduler at ``address``; an unreachable or
     malformed address is a :class:`qoslab.ConfigError` naming it (exit 2 on the command line)."""
     try:
         from distributed import Client
     except ImportError as e:  # pragma: no cover - distributed is a pinned dependency
         raise config_error("--scheduler", f"{address}: the 'distributed' package is not installed ({e})") from None
+    if timeout_s is None:
+        timeout_s = _connect_timeout()
     if not isinstance(address, str) or not address.strip():
         raise config_error("--scheduler", "empty address; allowed: a Dask scheduler address such as tcp://host:8786")
+    from distributed.comm.registry import backends
+
+    scheme, sep, rest = address.partition("://")
+    if (sep and (scheme not in backends or not rest)) or (not sep and ":" not in address):
+        raise config_error("--scheduler", f"{address!r} is not a scheduler address; allowed: "
+                                          f"SCHEME://HOST:PORT with SCHEME one of {', '.join(sorted(backends))}, "
+                                          f"or HOST:PORT (tcp)")
     try:
         return Client(address, timeout=f"{timeout_s}s", set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:

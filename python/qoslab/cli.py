@@ -121,6 +121,10 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--quick", action="store_true", help="short runs, one seed by default")
     rp.add_argument("--seeds", type=_positive, metavar="N", help="replications with seeds 1..N (default: 3, or the reproduction's own, e.g. dcbt 5; quick: 1)")
     rp.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results/)")
+    rwhere = rp.add_mutually_exclusive_group()
+    rwhere.add_argument("--jobs", type=_positive, metavar="N",
+                        help="local worker processes for the variants and seeds (default: every core)")
+    rwhere.add_argument("--scheduler", metavar="ADDRESS", help="run the variants and seeds on a Dask scheduler")
 
     c = sub.add_parser("cac", help="CAC calculator for shaped TCP: rho, N_max, Erlang-B",
                        description="rho = 2B/(2B - ln IPLR) and N_max = floor(rho C / R_req) (seed 002); with "
@@ -434,14 +438,18 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
     for n in names:
         rp.module(n)  # unknown names fail before anything runs
     totals = {"holds": 0, "fails": 0, "not checked": 0}
-    for n in names:
-        s = rp.reproduce(n, quick=a.quick, seeds=a.seeds, out=a.out, log=lambda m: log_console.print(m))
-        console.print(_claims_table(s))
-        k = s.counts
-        for key in totals:
-            totals[key] += k[key]
-        console.print(f"{s.name}: {k['holds']} hold, {k['fails']} fail, {k['not checked']} not checked "
-                      f"in {s.wall_s:.1f} s -> {s.folder / 'report.md'}")
+    from .executor import open_executor
+
+    with open_executor(jobs=a.jobs, scheduler=a.scheduler) as ex:
+        for n in names:
+            s = rp.reproduce(n, quick=a.quick, seeds=a.seeds, out=a.out, log=lambda m: log_console.print(m),
+                             executor=ex)
+            console.print(_claims_table(s))
+            k = s.counts
+            for key in totals:
+                totals[key] += k[key]
+            console.print(f"{s.name}: {k['holds']} hold, {k['fails']} fail, {k['not checked']} not checked "
+                          f"in {s.wall_s:.1f} s -> {s.folder / 'report.md'}")
     total = sum(totals.values())
     console.print(f"[bold]overall[/]: {len(names)} reproduction{'s' if len(names) != 1 else ''}, "
                   f"{totals['holds']} of {total} claims hold, {totals['fails']} fail, "

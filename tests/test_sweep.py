@@ -10,9 +10,9 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
+
 import qoslab
 from conftest import RED_DUMBBELL, cli
 from qoslab import sweeps
@@ -227,12 +227,12 @@ def test_a_killed_sweep_resumes_without_recomputing_or_losing_runs(tmp_path):
     store = Store(out)
     deadline = time.monotonic() + 240
     try:
-        while len(store.keys()) < 3 and time.monotonic() < deadline and proc.poll() is None:
+        while len(store.stored()) < 3 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    before = {k: (store.path(k) / "meta.json").stat().st_ino for k in store.keys()}
+    before = {k: (store.path(k) / "meta.json").stat().st_ino for k in store.stored()}
     assert 3 <= len(before) < total, f"the sweep must be killed halfway: {len(before)} of {total} runs stored"
     assert not (out / "sweep.json").exists()
 
@@ -241,7 +241,7 @@ def test_a_killed_sweep_resumes_without_recomputing_or_losing_runs(tmp_path):
     meta = json.loads((out / "sweep.json").read_text())
     assert meta["reused"] == len(before) and meta["executed"] == total - len(before)
     assert f"{total - len(before)} executed, {len(before)} from the store" in p.stdout
-    keys = store.keys()
+    keys = store.stored()
     assert len(keys) == total and sorted(r["key"] for r in meta["runs"]) == keys
     # The runs stored before the kill are the same files: not run again.
     assert all((store.path(k) / "meta.json").stat().st_ino == ino for k, ino in before.items())

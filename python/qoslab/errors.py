@@ -24,4 +24,4 @@ class ReproductionError(RuntimeError):
     scenario, a claim without an explanation, a result it cannot read."""
 
 
-__all__ = ["ConfigError", "ScenarioFileError", "SimulationError", "ReproductionError", "config_error"]
+__all__ = ["ConfigError", "ReproductionError", "ScenarioFileError", "SimulationError", "config_error"]

@@ -170,8 +170,9 @@ class DaskExecutor(_Base):
         return f"dask scheduler {self._address} ({self.workers} worker threads)"
 
     def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
-        from distributed import as_completed
+        import distributed
 
+        as_completed: Any = distributed.as_completed  # distributed is untyped
         if not items:
             return
         # pure=False: two equal items are still two jobs (each run is stored once by the caller).
@@ -193,7 +194,7 @@ def connect(address: str, *, timeout_s: float | None = None) -> Any:
     """A :class:`distributed.Client` for the scheduler at ``address``; an unreachable or
     malformed address is a :class:`qoslab.ConfigError` naming it (exit 2 on the command line)."""
     try:
-        from distributed import Client
+        import distributed
     except ImportError as e:  # pragma: no cover - distributed is a pinned dependency
         raise config_error("--scheduler", f"{address}: the 'distributed' package is not installed ({e})") from None
     if timeout_s is None:
@@ -207,8 +208,9 @@ def connect(address: str, *, timeout_s: float | None = None) -> Any:
         raise config_error("--scheduler", f"{address!r} is not a scheduler address; allowed: "
                                           f"SCHEME://HOST:PORT with SCHEME one of {', '.join(sorted(backends))}, "
                                           f"or HOST:PORT (tcp)")
+    client: Any = distributed.Client  # distributed is untyped
     try:
-        return Client(address, timeout=f"{timeout_s}s", set_as_default=False)
+        return client(address, timeout=f"{timeout_s}s", set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:
         raise config_error("--scheduler", f"{address}: cannot reach a Dask scheduler within {timeout_s:g} s "
                           f"({type(e).__name__}: {e}); allowed: the address of a running scheduler, "

@@ -92,9 +92,25 @@ def flow_series(res: Result, group: str, metric: str) -> pd.DataFrame:
                                        f"{', '.join(have)}")
     wide = m.pivot_table(index="t_s", columns="entity_id", values="value", aggfunc="sum").sort_index()
     if metric == "throughput":
-        bin_s = _seconds(res.scenario.get("metrics", {}).get("bin", "1s"))
-        wide = wide * 8.0 / bin_s
+        # Bits over each bin's width; the last bin may be cut short by the end of the run.
+        edges = bin_edges(res, wide.index)
+        widths = [b - a for a, b in zip(edges[:-1], edges[1:], strict=True)]
+        wide = wide.mul(8.0).div(widths, axis=0)
     return wide.reset_index()
+
+
+def bin_edges(res: Result, starts: Any) -> list[float]:
+    """The edges of the ``metrics.bin`` bins that start at ``starts`` (the last one closed at
+    its start plus one bin, or at the end of the run if sooner)."""
+    bin_s = _seconds(res.scenario.get("metrics", {}).get("bin", "1s"))
+    xs = [float(t) for t in starts]
+    if not xs:
+        return [0.0]
+    end = xs[-1] + bin_s
+    sim = res.summary.get("sim_time_s")
+    if isinstance(sim, (int, float)) and xs[-1] < float(sim) < end:
+        end = float(sim)
+    return [*xs, end]
 
 
 def cdf_samples(res: Result, what: str, group: str | None = None) -> tuple[Any, Any]:
@@ -171,10 +187,12 @@ def plot(res: Result, *, queue: str | None = None, flows: str | None = None, met
         cols = [c for c in data.columns if c != "t_s"]
         unit = " (bit/s)" if metric == "throughput" else ""
         if metric == "throughput":
+            # Each value is the mean over its bin [t, t + bin): drawn as stairs, so one bin still shows.
+            edges = bin_edges(res, data["t_s"])
             if len(cols) <= 50:
                 for c in cols:
-                    ax.step(data["t_s"], data[c], where="post", lw=0.6, alpha=0.5, color="0.6")
-            ax.step(data["t_s"], data[cols].sum(axis=1), where="post", lw=1.8, label=f"{flows} total")
+                    ax.stairs(data[c], edges, lw=0.6, alpha=0.5, color="0.6")
+            ax.stairs(data[cols].sum(axis=1), edges, lw=1.8, label=f"{flows} total")
             ax.legend(loc="best")
         else:
             for c in cols:
@@ -194,4 +212,4 @@ def plot(res: Result, *, queue: str | None = None, flows: str | None = None, met
     return fig
 
 
-__all__ = ["CDFS", "FORMATS", "cdf_samples", "flow_series", "plot", "queue_series"]
+__all__ = ["CDFS", "FORMATS", "bin_edges", "cdf_samples", "flow_series", "plot", "queue_series"]

@@ -48,7 +48,8 @@ tr.claim td { text-align: left; } .holds { color: #176f2c; font-weight: bold; }
 .fails { color: #b00020; font-weight: bold; } .unchecked { color: #8a6d00; font-weight: bold; }
 pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: 12px; }
 figure { margin: 1em 0; } figcaption { color: #555; font-size: 13px; }
-img { max-width: 100%; } .meta { color: #555; }
+img { max-width: 100%; } .meta { color: #555; } .wide { overflow-x: auto; }
+td.l { white-space: nowrap; } tr.claim td { white-space: normal; } details { margin: .8em 0; }
 """
 
 
@@ -79,7 +80,7 @@ def table_html(df: pd.DataFrame, *, left: Sequence[str] = (), row_class: str | N
                         for c, v in zip(cols, rec, strict=True))
         cls = f' class="{row_class}"' if row_class else ""
         rows.append(f"<tr{cls}>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return f"<div class=\"wide\"><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
 
 
 def _png_uri(data: bytes) -> str:
@@ -132,7 +133,7 @@ def _agg() -> None:
 def _run_plots(res: Result) -> list[str]:
     import matplotlib.pyplot as plt
 
-    from .plot import cdf_samples, flow_series, queue_series
+    from .plot import bin_edges, cdf_samples, flow_series, queue_series
 
     out: list[str] = []
     s = res.series
@@ -156,7 +157,7 @@ def _run_plots(res: Result) -> list[str]:
             continue
         fig, ax = plt.subplots(figsize=(8, 3.2))
         cols = [c for c in d.columns if c != "t_s"]
-        ax.step(d["t_s"], d[cols].sum(axis=1) / 1e6, where="post")
+        ax.stairs(d[cols].sum(axis=1) / 1e6, bin_edges(res, d["t_s"]))
         ax.set_xlabel("time (s)")
         ax.set_ylabel("throughput (Mb/s)")
         ax.grid(True, alpha=0.3)
@@ -185,9 +186,23 @@ def run_html(res: Result) -> str:
     body = [f"<p class=\"meta\">seed {_e(res.seed)}, {_e(s.get('sim_time_s'))} s simulated, "
             f"{_e(_num(s.get('events', 0)))} events, qoslab {_e(s.get('qoslab_version', '?'))}</p>"]
     q = queue_table(res)
-    q = q[[c for c in q.columns if not (c.startswith(("drops_", "marks_")) and int(q[c].sum()) == 0)]]
-    body += ["<h2>Queues</h2>", table_html(q, left=("queue", "kind", "parent"))]
-    body += ["<h2>Traffic groups</h2>", table_html(group_table(res), left=("group",))]
+    shown = ["queue", "kind", "arrivals", "sent_pkts", "drops", "drop_ratio", "marks", "backlog_mean_pkts",
+             "backlog_max_pkts", "sojourn_mean_s", "utilization"]
+    reasons = [c for c in q.columns if c.startswith(("drops_", "marks_")) and int(q[c].sum()) > 0]
+    if q["parent"].astype(bool).any():
+        shown.insert(2, "parent")
+    q = q[shown[:6] + reasons + shown[6:]]
+    # Router output queues (those with time series) first; the hosts' own queues folded away.
+    s = res.series
+    routers = set(map(str, s.loc[s["entity_kind"] == "queue", "entity_id"]))
+    main = q[q["queue"].isin(routers) | (q["drops"] > 0)]
+    rest = q[~q.index.isin(main.index)]
+    groups = group_table(res).set_index("group").T.reset_index().rename(columns={"index": "group"})
+    body += ["<h2>Traffic groups</h2>", table_html(groups, left=("group",))]
+    body += ["<h2>Queues</h2>", table_html(main, left=("queue", "kind", "parent"))]
+    if len(rest):
+        body.append(f"<details><summary>{len(rest)} more queues without drops (hosts' own queues)</summary>"
+                    f"{table_html(rest, left=('queue', 'kind', 'parent'))}</details>")
     body += ["<h2>Admission</h2>", table_html(admission_table(res), left=("group", "rules"))]
     body += ["<h2>Plots</h2>", *_run_plots(res)]
     body += ["<h2>Scenario</h2>", _scenario_html(res.scenario)]
@@ -355,4 +370,4 @@ def write_report(folder: str | os.PathLike[str], *, out: str | os.PathLike[str] 
     return target
 
 
-__all__ = ["kind_of", "render", "run_html", "reproduction_html", "sweep_html", "table_html", "write_report"]
+__all__ = ["kind_of", "render", "reproduction_html", "run_html", "sweep_html", "table_html", "write_report"]

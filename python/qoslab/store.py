@@ -124,7 +124,7 @@ class Store:
         """A finished run is a folder with its ``meta.json`` (folders appear only complete)."""
         return (self.runs / key / "meta.json").is_file()
 
-    def keys(self) -> list[str]:
+    def stored(self) -> list[str]:
         if not self.runs.is_dir():
             return []
         return sorted(p.name for p in self.runs.iterdir() if not p.name.startswith(".") and self.has(p.name))

@@ -284,8 +284,14 @@ class _Reporter:
         self.task: Any = None
         if rich_bar:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-            from rich.progress import TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self.bar = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                                 TimeRemainingColumn(), TextColumn("{task.description}"),
@@ -433,7 +439,8 @@ def _write_outputs(p: Plan, out: Path, frame: pd.DataFrame, summ: pd.DataFrame, 
     _atomic_file(out / "scenario.toml", lambda path: Path(path).write_text(p.scenario.to_toml(), encoding="utf-8"))
     doc = {
         "scenario": p.scenario.origin, "name": p.scenario.name, "overrides": list(p.scenario.overrides),
-        "grid": p.grid, "grid_types": {k: str(frame[k].dtype) for k in p.keys}, "seeds": p.seeds, "build": p.build, "executor": executor,
+        "grid": p.grid, "grid_types": {k: str(frame[k].dtype) for k in p.keys}, "seeds": p.seeds,
+        "build": p.build, "executor": executor,
         "runs": [{"key": j.key, "seed": j.seed, "point": dict(j.point)} for j in p.jobs],
         "executed": executed, "reused": reused, "wall_s": round(wall, 3),
     }

@@ -15,7 +15,7 @@ only when a result table, a Parquet file or a figure is first needed.
 
 from __future__ import annotations
 
-from . import admission, queues, topology, traffic
+from . import admission, executor, queues, sweeps, tables, topology, traffic
 from ._core import version as _core_version
 from .api import load, run
 from .errors import ConfigError, ReproductionError, ScenarioFileError, SimulationError
@@ -46,11 +46,14 @@ __all__ = [
     "ScenarioFileError",
     "SimulationError",
     "admission",
+    "executor",
     "load",
     "queues",
     "run",
     "schema",
     "sweep",
+    "sweeps",
+    "tables",
     "topology",
     "traffic",
     "version",

@@ -69,6 +69,15 @@ def _arrow_table(columns: Mapping[str, Any]) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
+def write_files(folder: Path, files: Mapping[str, bytes]) -> None:
+    """Writes ``{name: bytes}`` into ``folder`` and syncs each file."""
+    for name, data in files.items():
+        with open(folder / name, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+
+
 class Result:
     """What one run produced: ``summary`` (dict) and the tables ``flows``,
     ``queues``, ``series``, ``events`` (pandas DataFrames, built on first use)."""
@@ -204,20 +213,24 @@ class Result:
         self._path = target
         return target
 
+    def to_files(self) -> dict[str, bytes]:
+        """The files of :meth:`save` as ``{name: bytes}``: ``summary.json`` and the four Parquet
+        tables (a sweep's worker builds them, so the process that stores them only writes)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        text = json.dumps(self._summary, indent=2, ensure_ascii=False, allow_nan=True) + "\n"
+        files = {"summary.json": text.encode("utf-8")}
+        for t in TABLES:
+            sink = pa.BufferOutputStream()
+            pq.write_table(self.arrow(t), sink, **PARQUET_OPTIONS)
+            files[f"{t}.parquet"] = sink.getvalue().to_pybytes()
+        return files
+
     def write_into(self, folder: Path) -> None:
         """Writes ``summary.json`` and the four tables into an existing folder and syncs them
         (the files of :meth:`save`, without its atomic swap: for callers that own one)."""
-        import pyarrow.parquet as pq
-
-        with open(folder / "summary.json", "w", encoding="utf-8") as f:
-            json.dump(self._summary, f, indent=2, ensure_ascii=False, allow_nan=True)
-            f.write("\n")
-        for t in TABLES:
-            pq.write_table(self.arrow(t), folder / f"{t}.parquet", **PARQUET_OPTIONS)
-        for t in (*TABLES, "summary"):
-            name = "summary.json" if t == "summary" else f"{t}.parquet"
-            with open(folder / name, "rb") as f:
-                os.fsync(f.fileno())
+        write_files(folder, self.to_files())
 
     @classmethod
     def load(cls, directory: str | os.PathLike) -> Result:

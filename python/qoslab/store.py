@@ -110,6 +110,23 @@ def run_key(scenario_sha: str, seed: int, build: Mapping[str, str] | None = None
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def run_files(result: Result) -> dict[str, bytes]:
+    """What the store keeps of a run: the files of :meth:`Result.save` and ``metrics.parquet``
+    (:func:`qoslab.tables.run_metrics`), as bytes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .result import PARQUET_OPTIONS
+    from .tables import run_metrics
+
+    files = result.to_files()
+    sink = pa.BufferOutputStream()
+    table = pa.Table.from_pandas(run_metrics(result), preserve_index=False).replace_schema_metadata(None)
+    pq.write_table(table, sink, **PARQUET_OPTIONS)
+    files["metrics.parquet"] = sink.getvalue().to_pybytes()
+    return files
+
+
 class Store:
     """Run results under ``root``, addressed by :func:`run_key`."""
 
@@ -140,19 +157,14 @@ class Store:
                 n += 1
         return n
 
-    def put(self, key: str, result: Result, meta: Mapping[str, Any]) -> Path:
-        """Stores one run atomically (result folder, its metrics, ``meta.json``) and logs its key."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        from .result import PARQUET_OPTIONS
-        from .tables import run_metrics
+    def put(self, key: str, files: Mapping[str, bytes], meta: Mapping[str, Any]) -> Path:
+        """Stores one run atomically (``files``: the result folder's files and ``metrics.parquet``,
+        see :func:`run_files`; then ``meta.json``) and logs its key."""
+        from .result import write_files
 
         target = self.runs / key
         with atomic_dir(target) as tmp:
-            result.write_into(tmp)
-            metrics = pa.Table.from_pandas(run_metrics(result), preserve_index=False)
-            pq.write_table(metrics, tmp / "metrics.parquet", **PARQUET_OPTIONS)
+            write_files(tmp, files)
             with open(tmp / "meta.json", "w", encoding="utf-8") as f:
                 json.dump({"key": key, **meta}, f, indent=2, ensure_ascii=False)
                 f.write("\n")
@@ -174,4 +186,4 @@ class Store:
         return pq.read_table(self.runs / key / "metrics.parquet").to_pandas()
 
 
-__all__ = ["KEY_VERSION", "Store", "build_identity", "run_key", "scenario_hash"]
+__all__ = ["KEY_VERSION", "Store", "build_identity", "run_files", "run_key", "scenario_hash"]

@@ -274,6 +274,16 @@ def execute_job(job: Job) -> tuple[dict[str, Any], dict[str, Any], float]:
     return res.summary, {t: res.arrow(t) for t in TABLES}, time.perf_counter() - t0
 
 
+def execute_to_files(job: Job) -> tuple[dict[str, bytes], float]:
+    """Runs one job and builds its stored files (:func:`qoslab.store.run_files`) where it ran,
+    so the encoding work is parallel too and the storing process only writes bytes."""
+    from .result import Result
+    from .store import run_files
+
+    summary, tables, wall = execute_job(job)
+    return run_files(Result(summary, tables)), wall
+
+
 class _Reporter:
     """Progress over runs: a rich bar on a terminal, plain lines on stderr otherwise."""
 
@@ -337,7 +347,6 @@ class Outcome:
 def run_plan(p: Plan, *, out: str | os.PathLike[str], executor: Executor,
              progress: Progress | None = None) -> Outcome:
     """Runs the jobs of ``p`` missing from the store ``out``; writes the combined results."""
-    from .result import Result
     from .store import Store
 
     t0 = time.perf_counter()
@@ -353,10 +362,9 @@ def run_plan(p: Plan, *, out: str | os.PathLike[str], executor: Executor,
     total = len(p.jobs)
     if progress is not None:
         progress(done, total, f"{reused} from the store, {len(unique)} to run on {executor.description}")
-    for i, (summary, tables, wall) in executor.map_unordered(execute_job, unique):
+    for i, (files, wall) in executor.map_unordered(execute_to_files, unique):
         job = unique[i]
-        res = Result(summary, tables)
-        store.put(job.key, res, {"seed": job.seed, "point": dict(job.point), "origin": job.origin,
+        store.put(job.key, files, {"seed": job.seed, "point": dict(job.point), "origin": job.origin,
                                  "overrides": list(job.overrides), "build": p.build, "wall_s": round(wall, 3)})
         done += sum(1 for j in todo if j.key == job.key)
         if progress is not None:
@@ -520,5 +528,5 @@ def default_out(p: Plan) -> Path:
     return Path("results") / ("sweep_" + (re.sub(r"[^A-Za-z0-9._-]+", "_", p.scenario.name).lstrip(".") or "x"))
 
 
-__all__ = ["Job", "Outcome", "Plan", "combine", "default_out", "execute_job", "load_sweep_file",
+__all__ = ["Job", "Outcome", "Plan", "combine", "default_out", "execute_job", "execute_to_files", "load_sweep_file",
            "parse_grid_option", "parse_values", "plan", "point_summary", "read_dataset", "run_plan", "sweep"]

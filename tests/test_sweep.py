@@ -147,8 +147,8 @@ def test_local_pool_and_in_process_runs_give_identical_results(tmp_path):
     # A stored run is the same bytes as qoslab.run + Result.save of that point and seed.
     meta = json.loads((tmp_path / "a" / "sweep.json").read_text())
     first = meta["runs"][0]
-    saved = qoslab.run(RED_DUMBBELL, seed=first["seed"], overrides=["duration=2s", f"{MIN_TH}={first['point'][MIN_TH]}"],
-                       out=tmp_path / "single")
+    point = f"{MIN_TH}={first['point'][MIN_TH]}"
+    saved = qoslab.run(RED_DUMBBELL, seed=first["seed"], overrides=["duration=2s", point], out=tmp_path / "single")
     assert saved.seed == first["seed"]
     for t in ("flows", "queues", "series", "events"):
         assert (tmp_path / "single" / f"{t}.parquet").read_bytes() == \

@@ -20,6 +20,7 @@ only here, and with the Agg backend whenever a file is written.
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -94,7 +95,7 @@ def flow_series(res: Result, group: str, metric: str) -> pd.DataFrame:
     if metric == "throughput":
         # Bits over each bin's width; the last bin may be cut short by the end of the run.
         edges = bin_edges(res, wide.index)
-        widths = [b - a for a, b in zip(edges[:-1], edges[1:], strict=True)]
+        widths = [b - a for a, b in itertools.pairwise(edges)]
         wide = wide.mul(8.0).div(widths, axis=0)
     return wide.reset_index()
 

@@ -408,21 +408,20 @@ def combine(p: Plan, store: Any) -> pd.DataFrame:
 def point_summary(frame: pd.DataFrame, keys: Sequence[str] | None = None) -> pd.DataFrame:
     """Per grid point, entity and metric: ``n``, ``mean``, ``std`` (ddof 1) and ``ci95``, the
     half-width of the Student-t 95 % confidence interval over seeds (NaN for one seed)."""
-    import pandas as pd
-
     from .reproduce.stats import t975
 
     keys = list(keys if keys is not None else frame.attrs.get("grid_keys", []))
     by = [*keys, "entity_kind", "entity", "metric"]
-    rows = []
-    for name, g in frame.groupby(by, sort=False, dropna=False):
-        vals = [float(v) for v in g["value"] if math.isfinite(float(v))]
-        n = len(vals)
-        mean = sum(vals) / n if n else math.nan
-        std = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1)) if n > 1 else math.nan
-        ci = t975(n - 1) * std / math.sqrt(n) if n > 1 else math.nan
-        rows.append((*(name if isinstance(name, tuple) else (name,)), n, mean, std, ci))
-    return pd.DataFrame(rows, columns=[*by, "n", "mean", "std", "ci95"])
+    finite = frame[by].copy()
+    finite["value"] = frame["value"].astype(float).where(lambda v: v.abs() != math.inf)
+    g = finite.groupby(by, sort=False, dropna=False)["value"]
+    out = g.agg(n="count", mean="mean", std="std").reset_index()
+    n = out["n"].astype(int)
+    t = n.map(lambda k: t975(k - 1) if k > 1 else math.nan)
+    out["ci95"] = t * out["std"] / n.clip(lower=1).pow(0.5)
+    out.loc[n < 2, ["std", "ci95"]] = math.nan
+    out["n"] = n
+    return out[[*by, "n", "mean", "std", "ci95"]]
 
 
 def _write_outputs(p: Plan, out: Path, frame: pd.DataFrame, summ: pd.DataFrame, *, executed: int, reused: int,

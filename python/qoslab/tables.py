@@ -52,35 +52,37 @@ def _number(v: Any, fallback: float) -> float:
 
 def queue_table(res: Result, *, idle: bool = False) -> pd.DataFrame:
     """One row per queue (``idle=False``: only queues that saw a packet)."""
+    import numpy as np
     import pandas as pd
 
     q = res.queues
     if not idle:
         q = q[q["arrivals"] > 0]
-    rows: list[dict[str, Any]] = []
-    for _, r in q.iterrows():
-        row: dict[str, Any] = {
-            "queue": str(r["name"]), "kind": str(r["kind"]), "parent": str(r["parent"]),
-            "arrivals": int(r["arrivals"]), "sent_pkts": int(r["departures"]),
-            "sent_bytes": int(r["departure_bytes"]), "drops": int(r["drops"]),
-            "drop_ratio": float(r["drops"]) / float(r["arrivals"]) if int(r["arrivals"]) else math.nan,
-        }
-        for reason in DROP_REASONS:
-            col = f"drops_{reason}"
-            row[col] = int(r[col]) if col in r.index else 0
-        marks = 0
-        for reason in MARK_REASONS:
-            col = f"marks_{reason}"
-            row[col] = int(r[col]) if col in r.index else 0
-            marks += row[col]
-        row["marks"] = marks
-        row.update({
-            "backlog_mean_pkts": float(r["backlog_mean_pkts"]), "backlog_max_pkts": int(r["backlog_max_pkts"]),
-            "backlog_end_pkts": int(r["backlog_end_pkts"]), "sojourn_mean_s": float(r["sojourn_mean_s"]),
-            "sojourn_max_s": float(r["sojourn_max_s"]), "utilization": float(r["utilization"]),
-        })
-        rows.append(row)
-    return pd.DataFrame(rows, columns=_QUEUE_COLUMNS)
+    n = len(q)
+
+    def col(name: str) -> Any:
+        return q[name].to_numpy(dtype=np.int64) if name in q.columns else np.zeros(n, dtype=np.int64)
+
+    arrivals = col("arrivals").astype(float)
+    out: dict[str, Any] = {
+        "queue": q["name"].astype(str).to_numpy(), "kind": q["kind"].astype(str).to_numpy(),
+        "parent": q["parent"].astype(str).to_numpy(), "arrivals": col("arrivals"),
+        "sent_pkts": col("departures"), "sent_bytes": col("departure_bytes"), "drops": col("drops"),
+        "drop_ratio": np.divide(col("drops").astype(float), arrivals, out=np.full(n, np.nan), where=arrivals > 0),
+    }
+    for reason in DROP_REASONS:
+        out[f"drops_{reason}"] = col(f"drops_{reason}")
+    out["marks"] = sum((col(f"marks_{r}") for r in MARK_REASONS), np.zeros(n, dtype=np.int64))
+    for reason in MARK_REASONS:
+        out[f"marks_{reason}"] = col(f"marks_{reason}")
+    out.update({
+        "backlog_mean_pkts": q["backlog_mean_pkts"].to_numpy(dtype=float),
+        "backlog_max_pkts": col("backlog_max_pkts"),
+        "backlog_end_pkts": col("backlog_end_pkts"), "sojourn_mean_s": q["sojourn_mean_s"].to_numpy(dtype=float),
+        "sojourn_max_s": q["sojourn_max_s"].to_numpy(dtype=float),
+        "utilization": q["utilization"].to_numpy(dtype=float),
+    })
+    return pd.DataFrame(out, columns=_QUEUE_COLUMNS)
 
 
 _QUEUE_COLUMNS = ["queue", "kind", "parent", "arrivals", "sent_pkts", "sent_bytes", "drops", "drop_ratio",
@@ -165,13 +167,18 @@ def run_metrics(res: Result) -> pd.DataFrame:
     for key in ("sim_time_s", "events", "loop_wall_s"):
         if isinstance(s.get(key), (int, float)):
             rows.append(("run", "", key, float(s[key])))
-    for _, r in group_table(res).iterrows():
-        for col in _GROUP_COLUMNS[1:]:
-            rows.append(("group", str(r["group"]), col, float(r[col])))
-    for _, r in queue_table(res).iterrows():
-        for col in _QUEUE_COLUMNS[3:]:
-            rows.append(("queue", str(r["queue"]), col, float(r[col])))
-    return pd.DataFrame(rows, columns=["entity_kind", "entity", "metric", "value"])
+    parts = [pd.DataFrame(rows, columns=["entity_kind", "entity", "metric", "value"])]
+    for kind, table, name in (("group", group_table(res), "group"), ("queue", queue_table(res), "queue")):
+        numeric = [c for c in table.columns if c not in ("group", "queue", "kind", "parent")]
+        long = table.melt(id_vars=[name], value_vars=numeric, var_name="metric", value_name="value")
+        long = long.rename(columns={name: "entity"})
+        long.insert(0, "entity_kind", kind)
+        long["value"] = long["value"].astype(float)
+        # Entity by entity, in table order, as the tables read.
+        order = {e: i for i, e in enumerate(dict.fromkeys(table[name]))}
+        long = long.sort_values("entity", key=lambda c: c.map(order), kind="stable")
+        parts.append(long[["entity_kind", "entity", "metric", "value"]])
+    return pd.concat(parts, ignore_index=True)
 
 
 __all__ = ["admission_table", "group_table", "jain", "queue_table", "run_metrics"]

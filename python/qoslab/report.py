@@ -232,12 +232,14 @@ def sweep_html(folder: Path) -> str:
     body += ["<h2>Per point (mean and 95 % CI half-width over seeds)</h2>",
              table_html(view.rename(columns={"entity": "group"}), left=("group", "metric"))]
     q = summ[(summ["entity_kind"] == "queue") & summ["metric"].isin(["drops", "backlog_mean_pkts", "utilization"])]
-    routers = q.groupby("entity")["mean"].max()
-    busy = [str(n) for n, m in routers.items() if "->" in str(n) and not str(n).startswith(("src", "in"))]
+    # The queues that matter: those that dropped at some point, or were busy more than half the time.
+    peak = q.pivot_table(index="entity", columns="metric", values="mean", aggfunc="max")
+    busy = [str(n) for n, r in peak.iterrows()
+            if float(r.get("drops", 0.0)) > 0 or float(r.get("utilization", 0.0)) > 0.5]
     q = q[q["entity"].isin(busy)][[*keys, "entity", "metric", "n", "mean", "ci95"]]
     if len(q):
-        body += ["<h2>Router queues</h2>", table_html(q.rename(columns={"entity": "queue"}),
-                                                      left=("queue", "metric"))]
+        body += ["<h2>Queues that dropped or were busy (> 50 %)</h2>",
+                 table_html(q.rename(columns={"entity": "queue"}), left=("queue", "metric"))]
     body.append("<h2>Plots</h2>")
     if keys:
         x = keys[0]

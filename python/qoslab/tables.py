@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 DROP_REASONS = ("overlimit", "early_random", "forced", "class_threshold", "pushed_out", "shaper_buffer",
                 "unclassified", "policed", "terminated")
-MARK_REASONS = ("ecn_early", "ecn_forced", "pcn_threshold", "pcn_excess")
+MARK_REASONS = ("ecn_early", "pcn_threshold", "pcn_excess")
 
 
 def jain(values: list[float]) -> float:

@@ -269,3 +269,13 @@ def test_cli_sweep_prints_the_per_point_table_and_progress_lines(tmp_path):
     assert "4 runs (2 points x 2 seeds): 4 executed, 0 from the store" in p.stdout
     assert "throughput (Mb/s)" in p.stdout and "0.02" in p.stdout
     assert (tmp_path / "o" / "summary.csv").is_file()
+
+
+def test_qoslab_run_imports_neither_dask_nor_matplotlib(tmp_path):
+    code = ("import sys\nfrom qoslab.cli import main\n"
+            f"assert main(['run', {str(RED_DUMBBELL)!r}, '--set', 'duration=1s', '--out', {str(tmp_path / 'r')!r},"
+            " '-q']) == 0\n"
+            "print(sorted(m for m in ('dask', 'distributed', 'matplotlib') if m in sys.modules))\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]"

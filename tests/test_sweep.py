@@ -279,3 +279,14 @@ def test_qoslab_run_imports_neither_dask_nor_matplotlib(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]"
+
+
+def test_string_grid_values_are_the_same_column_from_python_lists_and_comma_lists(tmp_path):
+    a = qoslab.sweep(RED_DUMBBELL, grid={"duration": ["1s", "2s"]}, jobs=1, out=tmp_path / "a")
+    b = qoslab.sweep(RED_DUMBBELL, grid={"duration": "1s,2s"}, jobs=1, out=tmp_path / "b")
+    assert sorted(set(a["duration"])) == sorted(set(b["duration"])) == ["1s", "2s"]
+    assert set(a["run_key"]) == set(b["run_key"])  # the same normalized scenarios
+    sim = a[(a["metric"] == "sim_time_s")].set_index("duration")["value"]
+    assert sim.to_dict() == {"1s": 1.0, "2s": 2.0}
+    assert sorted(p.name for p in (tmp_path / "a" / "dataset").iterdir()) == ["duration=1s", "duration=2s"]
+    assert set(sweeps.read_dataset(tmp_path / "a")["duration"]) == {"1s", "2s"}

@@ -391,7 +391,7 @@ def combine(p: Plan, store: Any) -> pd.DataFrame:
         lead: dict[str, Any] = {}
         for k, v in job.point:
             val = _column_value(v)
-            lead[k] = types[k](val) if types[k] is not str else str(v)
+            lead[k] = types[k](val) if types[k] is not str else str(val)
         lead["seed"] = job.seed
         lead["run_key"] = job.key
         for i, (k, v) in enumerate(lead.items()):

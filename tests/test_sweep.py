@@ -230,7 +230,7 @@ def test_bad_sweep_input_exits_2_and_writes_nothing(tmp_path, args, message):
 def test_a_killed_sweep_resumes_without_recomputing_or_losing_runs(tmp_path):
     out = tmp_path / "sw"
     args = [sys.executable, "-m", "qoslab", "sweep", str(RED_DUMBBELL), "--grid", f"{MIN_TH}=3,4",
-            "--seeds", "6", "--set", "duration=12s", "--jobs", "2", "--out", str(out)]
+            "--seeds", "6", "--set", "duration=30s", "--jobs", "2", "--out", str(out)]
     total = 12
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     store = Store(out)

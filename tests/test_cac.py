@@ -60,8 +60,24 @@ def test_cli_cac_prints_rho_and_n_max():
 
 
 def test_cli_cac_blocking_and_inverse():
-    p = cli("cac", "--capacity", "100Mbps", "--buffer", "10", "--iplr", "1e-3", "--rate", "1Mbps",
-            "--arrival-rate", "5.98", "--holding", "10s", "--blocking", "0.01", "--json")
+    p = cli(
+        "cac",
+        "--capacity",
+        "100Mbps",
+        "--buffer",
+        "10",
+        "--iplr",
+        "1e-3",
+        "--rate",
+        "1Mbps",
+        "--arrival-rate",
+        "5.98",
+        "--holding",
+        "10s",
+        "--blocking",
+        "0.01",
+        "--json",
+    )
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["n_max"] == 74

@@ -88,8 +88,10 @@ def test_flows_count_in_the_periods_they_are_active_in(measured):
     assert "late.0" in p[2]["per_flow_bps"] and "late.0" not in p[1]["per_flow_bps"]
     # Uncongested (8 Mb/s into 10): every flow gets its CBR rate, within the
     # packets in flight at the period edges.
-    for k, want in [(0, {"tcp": 1e6, "tagged": 2e6, "untagged": None}),
-                    (2, {"tcp": 1e6, "tagged": 2e6, "untagged": 4e6})]:
+    for k, want in [
+        (0, {"tcp": 1e6, "tagged": 2e6, "untagged": None}),
+        (2, {"tcp": 1e6, "tagged": 2e6, "untagged": 4e6}),
+    ]:
         for cls, rate in want.items():
             got = p[k]["classes"][cls]["per_flow_bps"]
             assert (got is None) if rate is None else got == pytest.approx(rate, rel=0.01), (k, cls, got)
@@ -120,8 +122,9 @@ def test_packet_accounting_and_tagged_delay(measured):
     assert len(measured["trace"]["t_s"]) == pytest.approx(tagged["delivered_pkts"], abs=0)
 
 
-@pytest.mark.parametrize("variant,kind", [("red", "red"), ("cbt", "cbt"), ("dcbt", "dcbt"),
-                                          ("dcbt_chips", "dcbt+chips")])
+@pytest.mark.parametrize(
+    "variant,kind", [("red", "red"), ("cbt", "cbt"), ("dcbt", "dcbt"), ("dcbt_chips", "dcbt+chips")]
+)
 def test_the_variant_overrides_set_the_bottleneck_queue(variant, kind):
     sc = qoslab.Scenario.from_toml(NET).with_overrides(*dcbt.VARIANTS[variant], "duration=21s")
     res = qoslab.run(sc, seed=1)
@@ -138,8 +141,13 @@ def test_quick_reproduction_writes_its_results_and_shows_the_orderings(tmp_path)
     folder = tmp_path / "dcbt"
     doc = json.loads((folder / "results.json").read_text())
     assert doc["quick"] and doc["seeds"] == [1]
-    assert [c["id"] for c in doc["claims"]] == ["red-untagged-dominates", "cbt-tagged-over-tcp", "dcbt-fair",
-                                                "dcbt-chips-fair", "chips-vs-dcbt"]
+    assert [c["id"] for c in doc["claims"]] == [
+        "red-untagged-dominates",
+        "cbt-tagged-over-tcp",
+        "dcbt-fair",
+        "dcbt-chips-fair",
+        "chips-vs-dcbt",
+    ]
     for f in ("fig8_per_flow_throughput.png", "fig11_jain.png", "fig12_tagged_delay.png", "report.md"):
         assert (folder / f).stat().st_size > 0, f
     runs = doc["data"]["runs"]
@@ -160,13 +168,28 @@ def test_python_queue_builders_write_the_scenario_keys():
     from qoslab import queues
 
     q = queues.dcbt(limit=60, min_th=5, max_th=15, chips=True, flow_interval="300ms", w_q=0.002)
-    assert q == {"type": "dcbt", "limit": "60pkts", "min_th": 5, "max_th": 15, "w_q": 0.002,
-                 "flow_interval": "300ms", "chips": True}
+    assert q == {
+        "type": "dcbt",
+        "limit": "60pkts",
+        "min_th": 5,
+        "max_th": 15,
+        "w_q": 0.002,
+        "flow_interval": "300ms",
+        "chips": True,
+    }
     c = queues.cbt(limit=60, min_th=5, max_th=15, tagged_threshold=2.9, chips={"max_tagged_share": 1.0})
     assert c["type"] == "cbt" and c["tagged_threshold"] == 2.9 and c["chips"] == {"max_tagged_share": 1.0}
     with pytest.raises(TypeError, match="chips must be"):
         queues.cbt(limit=60, min_th=5, max_th=15, chips=0.5)  # type: ignore[arg-type]
-    sc = qoslab.Scenario.dumbbell(name="b", sources=2, access_rate="100Mbps", access_delay="1ms",
-                                  bottleneck_rate="10Mbps", bottleneck_delay="10ms", queue=q, duration="1s",
-                                  traffic=[])
+    sc = qoslab.Scenario.dumbbell(
+        name="b",
+        sources=2,
+        access_rate="100Mbps",
+        access_delay="1ms",
+        bottleneck_rate="10Mbps",
+        bottleneck_delay="10ms",
+        queue=q,
+        duration="1s",
+        traffic=[],
+    )
     assert sc.echo["topology"]["bottleneck"]["queue"]["chips"] is True

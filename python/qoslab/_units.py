@@ -51,7 +51,7 @@ def dur(value: Quantity, field: str = "duration") -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{field}: expected a duration such as \"20ms\" or a number of seconds, got {value!r}")
+        raise TypeError(f'{field}: expected a duration such as "20ms" or a number of seconds, got {value!r}')
     ns = round(float(value) * 1e9) if not isinstance(value, Integral) else int(value) * _NS["s"]
     if ns == 0:
         return "0s"

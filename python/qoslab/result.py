@@ -75,8 +75,7 @@ class Result:
 
     __slots__ = ("_summary", "_raw", "_arrow", "_frames", "_path")
 
-    def __init__(self, summary: Mapping[str, Any], tables: Mapping[str, Any], *,
-                 path: Path | None = None) -> None:
+    def __init__(self, summary: Mapping[str, Any], tables: Mapping[str, Any], *, path: Path | None = None) -> None:
         missing = [t for t in TABLES if t not in tables]
         if missing:
             raise ValueError(f"result is missing tables: {', '.join(missing)}")
@@ -213,8 +212,9 @@ class Result:
                 summary = json.load(f)
             tables = {t: pq.read_table(d / f"{t}.parquet") for t in TABLES}
         except FileNotFoundError as e:
-            raise FileNotFoundError(e.errno, f"{d}: not a complete result folder ({e.filename} is missing)",
-                                    e.filename) from None
+            raise FileNotFoundError(
+                e.errno, f"{d}: not a complete result folder ({e.filename} is missing)", e.filename
+            ) from None
         return cls(summary, tables, path=d)
 
     def __repr__(self) -> str:

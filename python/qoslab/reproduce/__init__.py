@@ -43,11 +43,28 @@ def module(name: str) -> ModuleType:
     return importlib.import_module(REGISTRY[name])
 
 
-def reproduce(name: str, *, quick: bool = False, seeds: int | None = None,
-              out: os.PathLike[str] | str = "results", log: Callable[[str], None] = lambda _: None) -> Summary:
+def reproduce(
+    name: str,
+    *,
+    quick: bool = False,
+    seeds: int | None = None,
+    out: os.PathLike[str] | str = "results",
+    log: Callable[[str], None] = lambda _: None,
+) -> Summary:
     """Runs one reproduction and writes ``out/<name>/``; see :func:`framework.execute`."""
     return execute(module(name), quick=quick, seeds=seeds, out=out, log=log)
 
 
-__all__ = ["Claim", "Context", "Figure", "Outcome", "Summary", "REGISTRY", "PLANNED", "names", "module",
-           "reproduce", "execute"]
+__all__ = [
+    "Claim",
+    "Context",
+    "Figure",
+    "Outcome",
+    "Summary",
+    "REGISTRY",
+    "PLANNED",
+    "names",
+    "module",
+    "reproduce",
+    "execute",
+]

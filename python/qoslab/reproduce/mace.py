@@ -98,15 +98,19 @@ ESTIMATOR_WINDOW_S = 5.0 * 20
 MACE_KEY = "topology.links.3.mace"
 #: Reserved rate of a flow on each CL port (bit/s).
 PORT_RATE = {5004: 77_200, 5006: 154_000}
-ALLOCATION = {"cbr": 3.9e6, "poo1": 3.9e6, "exp1": 3.9e6, "poo2": 2.3e6, "poo3": 2.3e6, "exp2": 2.3e6,
-              "mixed": 2.3e6}
+ALLOCATION = {"cbr": 3.9e6, "poo1": 3.9e6, "exp1": 3.9e6, "poo2": 2.3e6, "poo3": 2.3e6, "exp2": 2.3e6, "mixed": 2.3e6}
 RESERVE = {"cbr": 77_200, "poo1": 77_200, "exp1": 77_200, "poo3": 77_200, "poo2": 154_000, "exp2": 154_000}
 #: Paper Table 2: (SSAC %util, flows, MBAC %util, flows).
-PAPER_TABLE2 = {"poo1": (44.5, 50, 72.5, 83), "poo2": (31, 15, 61, 27), "poo3": (16, 29, 46, 91),
-                "exp1": (49, 50, 89.6, 93), "exp2": (29, 14, 93, 47), "mixed": (36, 19, 74, 34)}
+PAPER_TABLE2 = {
+    "poo1": (44.5, 50, 72.5, 83),
+    "poo2": (31, 15, 61, 27),
+    "poo3": (16, 29, 46, 91),
+    "exp1": (49, 50, 89.6, 93),
+    "exp2": (29, 14, 93, 47),
+    "mixed": (36, 19, 74, 34),
+}
 IDEAL_S = {5004: 0.040, 5006: 0.010}
-GROUP_PORT = {"cl": 5004, "be": 5010, "cbr": 5004, "exp1": 5004, "poo1": 5004, "poo3": 5004, "exp2": 5006,
-              "poo2": 5006}
+GROUP_PORT = {"cl": 5004, "be": 5010, "cbr": 5004, "exp1": 5004, "poo1": 5004, "poo3": 5004, "exp2": 5006, "poo2": 5006}
 
 
 def bg_sources(load_pct: float) -> int:
@@ -115,6 +119,7 @@ def bg_sources(load_pct: float) -> int:
 
 
 # ---------------------------------------------------------------- measures
+
 
 def mace_events(res: Result, kind: str) -> Any:
     """MACE's rows of ``kind``: the simulator's own flow admission also
@@ -126,8 +131,7 @@ def mace_events(res: Result, kind: str) -> Any:
 def class_counters(res: Result) -> list[dict[str, float]]:
     """The MACE link's cumulative per-class packet counters at each sample row."""
     out = []
-    for t, rate, detail in zip(*(mace_events(res, "sample")[c] for c in ("t_s", "estimate", "detail")),
-                               strict=True):
+    for t, rate, detail in zip(*(mace_events(res, "sample")[c] for c in ("t_s", "estimate", "detail")), strict=True):
         row: dict[str, float] = {"t_s": float(t), "rate_bps": float(rate)}
         for part in str(detail).split()[1:]:
             k, _, v = part.partition("=")
@@ -141,15 +145,19 @@ def mbac_path(res: Result) -> dict[str, list[float]]:
     measured CL load sample, MBAC's estimate ν̂ after the sample and v·μ
     (bit/s; ν̂ and v·μ NaN under SSAC, whose rows carry ``reserved_bps``)."""
     rows = class_counters(res)
-    return {"t_s": [r["t_s"] for r in rows], "sample_bps": [r["rate_bps"] for r in rows],
-            "nu_hat_bps": [r.get("nu_hat_bps", math.nan) for r in rows],
-            "v_mu_bps": [r.get("v_mu_bps", math.nan) for r in rows]}
+    return {
+        "t_s": [r["t_s"] for r in rows],
+        "sample_bps": [r["rate_bps"] for r in rows],
+        "nu_hat_bps": [r.get("nu_hat_bps", math.nan) for r in rows],
+        "v_mu_bps": [r.get("v_mu_bps", math.nan) for r in rows],
+    }
 
 
 def generation_matches(probe: Result, res: Result, groups: list[str]) -> bool:
     """Whether every flow of ``groups`` generated the same packets (count and
     bytes) in ``probe`` as in ``res``: the sources are then the same, so the
     probe's receiver inter-arrivals stand for ``res``'s generation times."""
+
     def sent(r: Result) -> list[tuple[str, int, int]]:
         f = r.flows[r.flows["group"].isin(groups)]
         return sorted(zip(f["name"], f["sent_pkts"].astype(int), f["sent_bytes"].astype(int), strict=True))
@@ -279,7 +287,7 @@ def _seconds(text: str) -> float:
                 return float(t[: -len(unit)]) * _UNIT_S[unit]
             except ValueError:
                 break
-    raise ReproductionError(f"cannot read the time {text!r}; expected a number and a unit such as \"2s\"")
+    raise ReproductionError(f'cannot read the time {text!r}; expected a number and a unit such as "2s"')
 
 
 def check_groups(echo: dict[str, Any], wanted: list[str]) -> None:
@@ -288,7 +296,8 @@ def check_groups(echo: dict[str, Any], wanted: list[str]) -> None:
     for group in wanted:
         if group not in groups:
             raise ReproductionError(
-                f"--record-arrivals: no traffic group {group!r}; groups: {', '.join(map(str, groups))}")
+                f"--record-arrivals: no traffic group {group!r}; groups: {', '.join(map(str, groups))}"
+            )
 
 
 def record_group(res: Result, echo: dict[str, Any], group: str, folder: Path) -> Path:
@@ -302,6 +311,7 @@ def record_group(res: Result, echo: dict[str, Any], group: str, folder: Path) ->
 
 
 # ---------------------------------------------------------------- runs
+
 
 def _load(ctx: Context, file: str, overrides: list[str]) -> Any:
     from ..api import load
@@ -319,11 +329,14 @@ def _scenario1(ctx: Context) -> dict[str, Any]:
             per_seed = []
             for seed in ctx.seeds:
                 res = ctx.run(f"s1_{variant}_{load}", sc, seed)
-                m: dict[str, Any] = {"bg_sources": n, "offered_pct": n * BG_SOURCE_BPS / LINK_BPS * 100,
-                                     "loss_cl_group": group_loss(res, ["cl"]),
-                                     "loss_be_group": group_loss(res, ["be"]),
-                                     "loss_testing": group_loss(res, ["cl", "be"]),
-                                     "loss_bg": group_loss(res, ["bg"])}
+                m: dict[str, Any] = {
+                    "bg_sources": n,
+                    "offered_pct": n * BG_SOURCE_BPS / LINK_BPS * 100,
+                    "loss_cl_group": group_loss(res, ["cl"]),
+                    "loss_be_group": group_loss(res, ["be"]),
+                    "loss_testing": group_loss(res, ["cl", "be"]),
+                    "loss_bg": group_loss(res, ["bg"]),
+                }
                 if variant == "mace":
                     m["loss_cl_class"], m["loss_be_class"] = class_loss(res)
                 hists = {g: interarrival_hist(res, [g]) for g in ("cl", "be")}
@@ -343,8 +356,7 @@ def _scenario2(ctx: Context) -> dict[str, Any]:
     out: dict[str, Any] = {"recorded_flows": int((rec.flows["group"] == "cl").sum()), "hist": {}, "loss": {}}
     runs = {}
     for variant in ("mace", "nomace"):
-        sc = _load(ctx, f"s2_poo1_{variant}.toml",
-                   [f"duration={dur}", ("traffic.0.arrivals.file", str(csv.resolve()))])
+        sc = _load(ctx, f"s2_poo1_{variant}.toml", [f"duration={dur}", ("traffic.0.arrivals.file", str(csv.resolve()))])
         res = runs[variant] = ctx.run(f"s2_{variant}", sc, seed)
         out["hist"][variant] = {g: interarrival_hist(res, [g]) for g in ("cl", "be")}
         out["loss"][variant] = {g: group_loss(res, [g]) for g in ("cl", "be", "bg")}
@@ -357,9 +369,19 @@ def _scenario2(ctx: Context) -> dict[str, Any]:
     # its receiver inter-arrivals are the generation inter-times (to within
     # one 386 B packet time at 100 Mb/s, 31 µs, far below the 1 ms bins).
     # The sources are the same iff every flow sent the same packets.
-    probe = ctx.run("s2_generation", _load(ctx, "s2_poo1_nomace.toml",
-                                           [f"duration={dur}", ("traffic.0.arrivals.file", str(csv.resolve())),
-                                            f"topology.links.3.rate={GENERATION_PROBE_RATE}"]), seed)
+    probe = ctx.run(
+        "s2_generation",
+        _load(
+            ctx,
+            "s2_poo1_nomace.toml",
+            [
+                f"duration={dur}",
+                ("traffic.0.arrivals.file", str(csv.resolve())),
+                f"topology.links.3.rate={GENERATION_PROBE_RATE}",
+            ],
+        ),
+        seed,
+    )
     out["hist"]["generation"] = {g: interarrival_hist(probe, [g]) for g in ("cl", "be")}
     out["generation_matches"] = {v: generation_matches(probe, r, ["cl", "be"]) for v, r in runs.items()}
     out["share40"] = {k: {g: share_within(h[g], 0.040) for g in ("cl", "be")} for k, h in out["hist"].items()}
@@ -381,15 +403,20 @@ def _table2_run(ctx: Context, model: str, admission: str, variant: str) -> dict[
     hist64 = interarrival_hist(res, [g for g in groups if GROUP_PORT.get(g) == 5004])
     hist256 = interarrival_hist(res, [g for g in groups if GROUP_PORT.get(g) == 5006])
     return {
-        "admitted_mean": mean_n, "admitted_max": peak_n,
+        "admitted_mean": mean_n,
+        "admitted_max": peak_n,
         "utilization": (sum(rates) / len(rates) / mu) if rates else math.nan,
-        "sample_p95_bps": percentile(rates, 0.95), "allocation_bps": mu,
+        "sample_p95_bps": percentile(rates, 0.95),
+        "allocation_bps": mu,
         "samples_after_warmup": len(rates),
-        "loss_cl_class": cl_loss, "loss_be_class": be_loss,
+        "loss_cl_class": cl_loss,
+        "loss_be_class": be_loss,
         "share64": share_within(hist64, 0.040) if hist64 else math.nan,
         "share256": share_within(hist256, 0.010) if hist256 else math.nan,
-        "hist64": hist64, "hist256": hist256,
-        "rates": rates, "path": mbac_path(res),
+        "hist64": hist64,
+        "hist256": hist256,
+        "rates": rates,
+        "path": mbac_path(res),
     }
 
 
@@ -397,8 +424,10 @@ def _table2(ctx: Context) -> dict[str, Any]:
     models = S3_MODELS_QUICK if ctx.quick else S3_MODELS_FULL
     out: dict[str, Any] = {}
     for model in models:
-        out[model] = {"ssac": _table2_run(ctx, model, '{ type = "ssac" }', "ssac"),
-                      "mbac": _table2_run(ctx, model, MBAC % 0.95, "mbac")}
+        out[model] = {
+            "ssac": _table2_run(ctx, model, '{ type = "ssac" }', "ssac"),
+            "mbac": _table2_run(ctx, model, MBAC % 0.95, "mbac"),
+        }
     return out
 
 
@@ -407,13 +436,14 @@ def _sweep(ctx: Context) -> dict[str, Any]:
         return {}
     out = {f"{v:g}": _table2_run(ctx, "exp1", MBAC % v, f"mbac_v{v:g}") for v in V_SWEEP}
     # The estimator's window on admission (not in the paper): restart (default) against continue.
-    out["0.95 continue"] = _table2_run(ctx, "exp1", (MBAC % 0.95).replace("restart_window = true",
-                                                                          "restart_window = false"),
-                                       "mbac_v0.95_continue")
+    out["0.95 continue"] = _table2_run(
+        ctx, "exp1", (MBAC % 0.95).replace("restart_window = true", "restart_window = false"), "mbac_v0.95_continue"
+    )
     return out
 
 
 # ---------------------------------------------------------------- claims
+
 
 def _pct(x: float) -> str:
     return f"{x * 100:.2f}%" if math.isfinite(x) else "n/a"
@@ -434,37 +464,50 @@ def _claims(ctx: Context, s1: dict[str, Any], t2: dict[str, Any]) -> list[Claim]
         good = cl <= 0.1 * be and be <= 1.5 * be0
         ok &= good
         rows.append(f"{ld}%: CL {_pct(cl)}, BE with MACE {_pct(be)}, BE without {_pct(be0)}")
-    claims.append(Claim(
-        id="cl-loss-far-below-be",
-        text="Under congestion (background >= 100%) CL packets are rarely lost, and MACE costs BE little",
-        paper="Fig. 6: CL loss at most just over 1% (mostly during recognition); BE without MACE up to 30%; "
-              "BE with MACE not significantly worse than without",
-        measured="; ".join(rows),
-        tolerance="CL class loss <= 0.1 x BE loss with MACE and BE with MACE <= 1.5 x BE without, every load >= 100%",
-        holds=ok,
-        explanation="" if ok else "at some load CL loss was not an order of magnitude below BE loss, or MACE "
-                                  "raised BE loss by more than half (see the per-load figures).",
-    ))
+    claims.append(
+        Claim(
+            id="cl-loss-far-below-be",
+            text="Under congestion (background >= 100%) CL packets are rarely lost, and MACE costs BE little",
+            paper="Fig. 6: CL loss at most just over 1% (mostly during recognition); BE without MACE up to 30%; "
+            "BE with MACE not significantly worse than without",
+            measured="; ".join(rows),
+            tolerance="CL class loss <= 0.1 x BE loss with MACE and BE with MACE <= 1.5 x BE without, every load >= 100%",
+            holds=ok,
+            explanation=""
+            if ok
+            else "at some load CL loss was not an order of magnitude below BE loss, or MACE "
+            "raised BE loss by more than half (see the per-load figures).",
+        )
+    )
 
     h = s1["hist"]["mace"]
     cl_s, be_s = share_within(h["cl"], 0.040), share_within(h["be"], 0.040)
     ok = cl_s >= 0.95 and be_s <= cl_s - 0.10
-    claims.append(Claim(
-        id="cl-interarrivals-tight",
-        text="CL CBR packets arrive close to their 40 ms spacing; BE packets do not",
-        paper="Fig. 9: 99% of CL and 58% of BE inter-arrivals within 25% of 40 ms (gaps >= 80 ms left out)",
-        measured=f"at {FIG9_LOAD}% background: CL {_pct(cl_s)}, BE {_pct(be_s)} (other loads, CL / BE: "
-                 + ", ".join(f"{ld}% {_pct(_mean(s1['runs'][f'mace_{ld}'], 'share40_cl'))} / "
-                             f"{_pct(_mean(s1['runs'][f'mace_{ld}'], 'share40_be'))}" for ld in s1["loads"]) + ")",
-        tolerance="CL >= 95% and BE at least 10 points below CL",
-        holds=ok,
-        explanation="" if ok else (
-            "CL meets its bound; BE" + (" stays close to CL" if be_s > cl_s - 0.10 else " misses") + ": under "
-            "persistent overload the 50-packet drop-tail BE share of the buffer stays almost full, so a BE "
-            "packet's queueing delay is nearly constant and surviving BE packets keep close to their 40 ms "
-            "spacing (losses make >= 80 ms gaps, which are left out). The paper's 58% reflects a testbed "
-            "whose BE delay varied more; see the shares at the other loads."),
-    ))
+    claims.append(
+        Claim(
+            id="cl-interarrivals-tight",
+            text="CL CBR packets arrive close to their 40 ms spacing; BE packets do not",
+            paper="Fig. 9: 99% of CL and 58% of BE inter-arrivals within 25% of 40 ms (gaps >= 80 ms left out)",
+            measured=f"at {FIG9_LOAD}% background: CL {_pct(cl_s)}, BE {_pct(be_s)} (other loads, CL / BE: "
+            + ", ".join(
+                f"{ld}% {_pct(_mean(s1['runs'][f'mace_{ld}'], 'share40_cl'))} / "
+                f"{_pct(_mean(s1['runs'][f'mace_{ld}'], 'share40_be'))}"
+                for ld in s1["loads"]
+            )
+            + ")",
+            tolerance="CL >= 95% and BE at least 10 points below CL",
+            holds=ok,
+            explanation=""
+            if ok
+            else (
+                "CL meets its bound; BE" + (" stays close to CL" if be_s > cl_s - 0.10 else " misses") + ": under "
+                "persistent overload the 50-packet drop-tail BE share of the buffer stays almost full, so a BE "
+                "packet's queueing delay is nearly constant and surviving BE packets keep close to their 40 ms "
+                "spacing (losses make >= 80 ms gaps, which are left out). The paper's 58% reflects a testbed "
+                "whose BE delay varied more; see the shares at the other loads."
+            ),
+        )
+    )
 
     single = [m for m in t2 if m != "mixed"]
     rows, ok = [], True
@@ -473,39 +516,53 @@ def _claims(ctx: Context, s1: dict[str, Any], t2: dict[str, Any]) -> list[Claim]
         got = t2[m]["ssac"]["admitted_max"]
         ok &= got == want
         rows.append(f"{m.upper()} {got} (floor {want})")
-    claims.append(Claim(
-        id="ssac-admits-floor",
-        text="SSAC admits exactly floor(allocation / r) concurrent flows",
-        paper="Table 2 SSAC flows: " + ", ".join(f"{m.upper()} {PAPER_TABLE2[m][1]}" for m in single
-                                                  if m in PAPER_TABLE2),
-        measured="largest concurrently admitted count after the warm-up: " + ", ".join(rows),
-        tolerance="equal, every single-model run",
-        holds=ok,
-        explanation="" if ok else "some model's SSAC peak differs from the floor: candidates did not keep "
-                                  "the allocation full, or the stale timeout freed reservations late.",
-    ))
+    claims.append(
+        Claim(
+            id="ssac-admits-floor",
+            text="SSAC admits exactly floor(allocation / r) concurrent flows",
+            paper="Table 2 SSAC flows: "
+            + ", ".join(f"{m.upper()} {PAPER_TABLE2[m][1]}" for m in single if m in PAPER_TABLE2),
+            measured="largest concurrently admitted count after the warm-up: " + ", ".join(rows),
+            tolerance="equal, every single-model run",
+            holds=ok,
+            explanation=""
+            if ok
+            else "some model's SSAC peak differs from the floor: candidates did not keep "
+            "the allocation full, or the stale timeout freed reservations late.",
+        )
+    )
 
-    enough = (S3_DURATION[ctx.quick] and
-              (float(S3_DURATION[ctx.quick].removesuffix("s")) - WARMUP_S[ctx.quick]) >= 3 * ESTIMATOR_WINDOW_S)
+    enough = (
+        S3_DURATION[ctx.quick]
+        and (float(S3_DURATION[ctx.quick].removesuffix("s")) - WARMUP_S[ctx.quick]) >= 3 * ESTIMATOR_WINDOW_S
+    )
     rows, ok = [], True
     for m in t2:
         s, b = t2[m]["ssac"], t2[m]["mbac"]
         good = b["admitted_mean"] > s["admitted_mean"] and b["utilization"] > s["utilization"]
         ok &= good
-        rows.append(f"{m.upper()} SSAC {_pct(s['utilization'])} / {s['admitted_mean']:.1f} flows, "
-                    f"MBAC {_pct(b['utilization'])} / {b['admitted_mean']:.1f} flows")
-    claims.append(Claim(
-        id="mbac-beats-ssac",
-        text="MBAC admits more flows and uses more of the CL allocation than SSAC, for every source model",
-        paper="Table 2 (%util / flows, SSAC -> MBAC): " + "; ".join(
-            f"{m.upper()} {p[0]}/{p[1]} -> {p[2]}/{p[3]}" for m, p in PAPER_TABLE2.items()),
-        measured="; ".join(rows),
-        tolerance="MBAC > SSAC in time-averaged admitted flows and in mean utilization, every model run",
-        holds=ok if enough else None,
-        explanation="" if ok and enough else (
-            "needs three estimator windows after the warm-up" if not enough else
-            "for some model MBAC did not exceed SSAC: see the Table 2 figure."),
-    ))
+        rows.append(
+            f"{m.upper()} SSAC {_pct(s['utilization'])} / {s['admitted_mean']:.1f} flows, "
+            f"MBAC {_pct(b['utilization'])} / {b['admitted_mean']:.1f} flows"
+        )
+    claims.append(
+        Claim(
+            id="mbac-beats-ssac",
+            text="MBAC admits more flows and uses more of the CL allocation than SSAC, for every source model",
+            paper="Table 2 (%util / flows, SSAC -> MBAC): "
+            + "; ".join(f"{m.upper()} {p[0]}/{p[1]} -> {p[2]}/{p[3]}" for m, p in PAPER_TABLE2.items()),
+            measured="; ".join(rows),
+            tolerance="MBAC > SSAC in time-averaged admitted flows and in mean utilization, every model run",
+            holds=ok if enough else None,
+            explanation=""
+            if ok and enough
+            else (
+                "needs three estimator windows after the warm-up"
+                if not enough
+                else "for some model MBAC did not exceed SSAC: see the Table 2 figure."
+            ),
+        )
+    )
 
     rows, ok = [], True
     for m in t2:
@@ -513,18 +570,24 @@ def _claims(ctx: Context, s1: dict[str, Any], t2: dict[str, Any]) -> list[Claim]
         good = b["sample_p95_bps"] <= b["allocation_bps"]
         ok &= good
         rows.append(f"{m.upper()} p95 {b['sample_p95_bps'] / 1e6:.3f} of {b['allocation_bps'] / 1e6:.1f} Mb/s")
-    claims.append(Claim(
-        id="mbac-load-within-allocation",
-        text="Under MBAC the measured CL load stays within its allocation",
-        paper="§4.2: a properly working MBAC bounds CL usage under the allotted amount (Fig. 14)",
-        measured="; ".join(rows),
-        tolerance="95th percentile of the 5 s samples after the warm-up <= allocation, every model",
-        holds=ok if enough else None,
-        explanation="" if ok and enough else (
-            "needs three estimator windows after the warm-up" if not enough else
-            "some model's CL load exceeded the allocation in more than 5% of the samples: the estimate "
-            "(window maximum) lagged a rise of the admitted flows' activity."),
-    ))
+    claims.append(
+        Claim(
+            id="mbac-load-within-allocation",
+            text="Under MBAC the measured CL load stays within its allocation",
+            paper="§4.2: a properly working MBAC bounds CL usage under the allotted amount (Fig. 14)",
+            measured="; ".join(rows),
+            tolerance="95th percentile of the 5 s samples after the warm-up <= allocation, every model",
+            holds=ok if enough else None,
+            explanation=""
+            if ok and enough
+            else (
+                "needs three estimator windows after the warm-up"
+                if not enough
+                else "some model's CL load exceeded the allocation in more than 5% of the samples: the estimate "
+                "(window maximum) lagged a rise of the admitted flows' activity."
+            ),
+        )
+    )
 
     rows, ok = [], True
     for m in t2:
@@ -533,27 +596,36 @@ def _claims(ctx: Context, s1: dict[str, Any], t2: dict[str, Any]) -> list[Claim]
         good = (lb <= ls + 0.01) if math.isfinite(lb) and math.isfinite(ls) else False
         if m == "mixed":
             good &= b["share64"] >= s["share64"] - 0.05
-            rows.append(f"MIXED CL loss {_pct(ls)} -> {_pct(lb)}, 64 kb/s within 25%: {_pct(s['share64'])} -> "
-                        f"{_pct(b['share64'])}, 256 kb/s: {_pct(s['share256'])} -> {_pct(b['share256'])}")
+            rows.append(
+                f"MIXED CL loss {_pct(ls)} -> {_pct(lb)}, 64 kb/s within 25%: {_pct(s['share64'])} -> "
+                f"{_pct(b['share64'])}, 256 kb/s: {_pct(s['share256'])} -> {_pct(b['share256'])}"
+            )
         else:
             rows.append(f"{m.upper()} CL loss {_pct(ls)} -> {_pct(lb)}")
         ok &= good
-    claims.append(Claim(
-        id="mbac-cl-service-comparable",
-        text="MBAC's higher utilization leaves CL loss and delay variation comparable to SSAC's",
-        paper="Figs. 15-16: inter-arrival CDFs almost identical for the 256 kb/s flows (8% more within 10 ms "
-              "under SSAC), slightly worse for 64 kb/s; loss of CL just under 1%",
-        measured="SSAC -> MBAC: " + "; ".join(rows),
-        tolerance="CL class loss MBAC <= SSAC + 1 point; (mix) 64 kb/s within-25% share MBAC >= SSAC - 5 points",
-        holds=ok if enough else None,
-        explanation="" if ok and enough else (
-            "needs three estimator windows after the warm-up" if not enough else
-            "MBAC's CL service was measurably worse than SSAC's beyond the tolerance."),
-    ))
+    claims.append(
+        Claim(
+            id="mbac-cl-service-comparable",
+            text="MBAC's higher utilization leaves CL loss and delay variation comparable to SSAC's",
+            paper="Figs. 15-16: inter-arrival CDFs almost identical for the 256 kb/s flows (8% more within 10 ms "
+            "under SSAC), slightly worse for 64 kb/s; loss of CL just under 1%",
+            measured="SSAC -> MBAC: " + "; ".join(rows),
+            tolerance="CL class loss MBAC <= SSAC + 1 point; (mix) 64 kb/s within-25% share MBAC >= SSAC - 5 points",
+            holds=ok if enough else None,
+            explanation=""
+            if ok and enough
+            else (
+                "needs three estimator windows after the warm-up"
+                if not enough
+                else "MBAC's CL service was measurably worse than SSAC's beyond the tolerance."
+            ),
+        )
+    )
     return claims
 
 
 # ---------------------------------------------------------------- figures
+
 
 def _cdf(hist: dict[float, float]) -> tuple[list[float], list[float]]:
     total = sum(hist.values()) or 1.0
@@ -565,39 +637,51 @@ def _cdf(hist: dict[float, float]) -> tuple[list[float], list[float]]:
     return xs, ys
 
 
-def _figures(ctx: Context, s1: dict[str, Any], s2: dict[str, Any], t2: dict[str, Any],
-             sweep: dict[str, Any]) -> list[Figure]:
+def _figures(
+    ctx: Context, s1: dict[str, Any], s2: dict[str, Any], t2: dict[str, Any], sweep: dict[str, Any]
+) -> list[Figure]:
     out = []
     fig = figures.new_figure(7.0, 4.5)
     ax = fig.subplots()
     loads = s1["loads"]
     ax.plot(loads, [_mean(s1["runs"][f"mace_{ld}"], "loss_cl_class") * 100 for ld in loads], "o-", label="CL with MACE")
     ax.plot(loads, [_mean(s1["runs"][f"mace_{ld}"], "loss_be_group") * 100 for ld in loads], "s-", label="BE with MACE")
-    ax.plot(loads, [_mean(s1["runs"][f"nomace_{ld}"], "loss_testing") * 100 for ld in loads], "^-",
-            label="BE without MACE")
+    ax.plot(
+        loads, [_mean(s1["runs"][f"nomace_{ld}"], "loss_testing") * 100 for ld in loads], "^-", label="BE without MACE"
+    )
     ax.set_xlabel("background offered load (% of 10 Mb/s)")
     ax.set_ylabel("packet loss (%)")
     ax.set_title("Fig. 6 analogue: CBR 64 kb/s loss vs background load")
     ax.legend(fontsize=8)
     figures.save(fig, ctx.figure_path("fig6_loss_vs_load.png"))
-    out.append(Figure("fig6_loss_vs_load.png", "Loss of 20 CL CBR flows (packets while CL), 20 BE CBR flows with "
-                                               "MACE and the 40 flows without MACE, against background load."))
+    out.append(
+        Figure(
+            "fig6_loss_vs_load.png",
+            "Loss of 20 CL CBR flows (packets while CL), 20 BE CBR flows with "
+            "MACE and the 40 flows without MACE, against background load.",
+        )
+    )
 
     fig = figures.new_figure(7.0, 4.5)
     ax = fig.subplots()
     for g, lab in (("cl", "CL"), ("be", "BE")):
         h = s1["hist"]["mace"][g]
         tot = sum(h.values()) or 1.0
-        ax.bar([t * 1000 for t in h], [n / tot * 100 for n in h.values()], width=1.0, alpha=0.6, label=lab,
-               align="edge")
+        ax.bar(
+            [t * 1000 for t in h], [n / tot * 100 for n in h.values()], width=1.0, alpha=0.6, label=lab, align="edge"
+        )
     ax.set_yscale("log")
     ax.set_xlabel("inter-arrival time (ms), < 80 ms")
     ax.set_ylabel("packets (%)")
     ax.set_title("Fig. 9 analogue: CBR 64 kb/s inter-arrivals at the receiver")
     ax.legend(fontsize=8)
     figures.save(fig, ctx.figure_path("fig9_interarrival.png"))
-    out.append(Figure("fig9_interarrival.png", "Aggregate inter-arrival histogram of the CL and BE CBR flows "
-                                               "(scenario 1 with MACE)."))
+    out.append(
+        Figure(
+            "fig9_interarrival.png",
+            "Aggregate inter-arrival histogram of the CL and BE CBR flows (scenario 1 with MACE).",
+        )
+    )
 
     fig = figures.new_figure(9.0, 4.0)
     axes = fig.subplots(1, 2, sharey=True)
@@ -618,12 +702,19 @@ def _figures(ctx: Context, s1: dict[str, Any], s2: dict[str, Any], t2: dict[str,
     axes[0].set_ylabel("packets (%)")
     figures.save(fig, ctx.figure_path("fig10_11_generation_vs_arrival.png"))
     same = all(s2["generation_matches"].values())
-    out.append(Figure("fig10_11_generation_vs_arrival.png",
-                      "Figs. 10-11 analogue: generation inter-times at the senders against inter-arrival times at "
-                      "the receiver (scenario 2 with MACE), BE-port and replayed CL-port POO1 flows. Generation "
-                      "times come from the same replay over a 10 Gb/s bottleneck, where no packet waits; "
-                      + ("its flows sent exactly the packets of the measured runs." if same else
-                         "WARNING: its flows did not send the same packets as the measured runs.")))
+    out.append(
+        Figure(
+            "fig10_11_generation_vs_arrival.png",
+            "Figs. 10-11 analogue: generation inter-times at the senders against inter-arrival times at "
+            "the receiver (scenario 2 with MACE), BE-port and replayed CL-port POO1 flows. Generation "
+            "times come from the same replay over a 10 Gb/s bottleneck, where no packet waits; "
+            + (
+                "its flows sent exactly the packets of the measured runs."
+                if same
+                else "WARNING: its flows did not send the same packets as the measured runs."
+            ),
+        )
+    )
 
     fig = figures.new_figure(7.0, 4.5)
     ax = fig.subplots()
@@ -635,8 +726,11 @@ def _figures(ctx: Context, s1: dict[str, Any], s2: dict[str, Any], t2: dict[str,
     ax.set_title("Figs. 10-11 analogue: POO1 record and replay")
     ax.legend(fontsize=8)
     figures.save(fig, ctx.figure_path("cdf_poo1_replay.png"))
-    out.append(Figure("cdf_poo1_replay.png", "Inter-arrival CDF of the same recorded POO1 flows replayed with "
-                                             "and without MACE."))
+    out.append(
+        Figure(
+            "cdf_poo1_replay.png", "Inter-arrival CDF of the same recorded POO1 flows replayed with and without MACE."
+        )
+    )
 
     if "mixed" in t2:
         fig = figures.new_figure(9.0, 4.0)
@@ -652,8 +746,12 @@ def _figures(ctx: Context, s1: dict[str, Any], s2: dict[str, Any], t2: dict[str,
             ax.legend(fontsize=8)
         a1.set_ylabel("CDF")
         figures.save(fig, ctx.figure_path("cdf_mixed_ssac_mbac.png"))
-        out.append(Figure("cdf_mixed_ssac_mbac.png", "Figs. 12-13, 15-16 analogue: inter-arrival CDFs of the "
-                                                     "mixed CL flows under SSAC and MBAC."))
+        out.append(
+            Figure(
+                "cdf_mixed_ssac_mbac.png",
+                "Figs. 12-13, 15-16 analogue: inter-arrival CDFs of the mixed CL flows under SSAC and MBAC.",
+            )
+        )
 
     model = next((m for m in FIG14_MODELS if m in t2), None)
     if model:
@@ -672,10 +770,14 @@ def _figures(ctx: Context, s1: dict[str, Any], s2: dict[str, Any], t2: dict[str,
         ax.set_title(f"Fig. 14 analogue: {model.upper()} CL bandwidth under MBAC and SSAC")
         ax.legend(fontsize=7)
         figures.save(fig, ctx.figure_path("fig14_mbac_sample_path.png"))
-        out.append(Figure("fig14_mbac_sample_path.png",
-                          f"{model.upper()} (scenario 3): the MACE link's 5 s CL load samples, MBAC's estimate ν̂ "
-                          "after each sample and v·μ, from the events table's sample rows, with SSAC's samples "
-                          "for comparison (dotted: end of the warm-up)."))
+        out.append(
+            Figure(
+                "fig14_mbac_sample_path.png",
+                f"{model.upper()} (scenario 3): the MACE link's 5 s CL load samples, MBAC's estimate ν̂ "
+                "after each sample and v·μ, from the events table's sample rows, with SSAC's samples "
+                "for comparison (dotted: end of the warm-up).",
+            )
+        )
 
     fig = figures.new_figure(8.0, 4.0)
     ax = fig.subplots()
@@ -705,21 +807,27 @@ def _figures(ctx: Context, s1: dict[str, Any], s2: dict[str, Any], t2: dict[str,
         ax.set_title("EXP1 under MBAC: sweep of v")
         ax.legend(fontsize=8)
         figures.save(fig, ctx.figure_path("v_sweep.png"))
-        out.append(Figure("v_sweep.png", "EXP1 under MBAC: utilization of the allocation and admitted flows "
-                                         "against v."))
+        out.append(
+            Figure("v_sweep.png", "EXP1 under MBAC: utilization of the allocation and admitted flows against v.")
+        )
     return out
 
 
 # ---------------------------------------------------------------- entry
 
+
 def _table2_md(t2: dict[str, Any]) -> str:
-    lines = ["| model | SSAC %util | SSAC flows | MBAC %util | MBAC flows | paper SSAC | paper MBAC |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| model | SSAC %util | SSAC flows | MBAC %util | MBAC flows | paper SSAC | paper MBAC |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for m, r in t2.items():
         p = PAPER_TABLE2.get(m)
-        lines.append(f"| {m.upper()} | {r['ssac']['utilization'] * 100:.1f} | {r['ssac']['admitted_mean']:.1f} | "
-                     f"{r['mbac']['utilization'] * 100:.1f} | {r['mbac']['admitted_mean']:.1f} | "
-                     + (f"{p[0]} / {p[1]} | {p[2]} / {p[3]} |" if p else "- | - |"))
+        lines.append(
+            f"| {m.upper()} | {r['ssac']['utilization'] * 100:.1f} | {r['ssac']['admitted_mean']:.1f} | "
+            f"{r['mbac']['utilization'] * 100:.1f} | {r['mbac']['admitted_mean']:.1f} | "
+            + (f"{p[0]} / {p[1]} | {p[2]} / {p[3]} |" if p else "- | - |")
+        )
     return "\n".join(lines)
 
 
@@ -727,8 +835,10 @@ def _sweep_md(sweep: dict[str, Any]) -> str:
     lines = ["| v | window on admission | %util | flows | p95 sample / μ | CL loss |", "|---|---|---|---|---|---|"]
     for k, r in sweep.items():
         v, _, mode = k.partition(" ")
-        lines.append(f"| {v} | {mode or 'restart'} | {r['utilization'] * 100:.1f} | {r['admitted_mean']:.1f} | "
-                     f"{r['sample_p95_bps'] / r['allocation_bps']:.3f} | {_pct(r['loss_cl_class'])} |")
+        lines.append(
+            f"| {v} | {mode or 'restart'} | {r['utilization'] * 100:.1f} | {r['admitted_mean']:.1f} | "
+            f"{r['sample_p95_bps'] / r['allocation_bps']:.3f} | {_pct(r['loss_cl_class'])} |"
+        )
     return "\n".join(lines)
 
 
@@ -750,38 +860,46 @@ def reproduce(ctx: Context) -> Outcome:
         "v_sweep": {v: strip(r) for v, r in sweep.items()},
         "warmup_s": WARMUP_S[ctx.quick],
     }
-    setup = "\n".join([
-        "| | |", "|---|---|",
-        "| topology | Fig. 4: src0, src1 -> router0 -> router1 -> 10 Mb/s -> dst; others 100 Mb/s; 1 ms each |",
-        "| MACE | 50-packet shared buffer, device queue 1, stale timeout 30 s; port 5004: r = 77.2 kb/s, "
-        "threshold 100; port 5006: r = 154 kb/s, threshold 10 |",
-        f"| scenario 1 | 20 CL + 20 BE CBR 64 kb/s; SSAC, 3 Mb/s; loads {s1['loads']}% "
-        f"({', '.join(str(bg_sources(ld)) for ld in s1['loads'])} background sources); "
-        f"{S1_DURATION[ctx.quick]} |",
-        f"| scenario 2 | 20 POO1 CL-port flows recorded ({s2['recorded_flows']}) and replayed "
-        f"({s2.get('replayed_flows')}), with / without MACE; {S2_DURATION[ctx.quick]} |",
-        f"| scenarios 3-4 | keep-N-requesting, lifetimes exp(1000 s), 130% background; "
-        f"{S3_DURATION[ctx.quick]}, warm-up {WARMUP_S[ctx.quick]:g} s; MBAC v = 0.95, S = 5 s, T = 20 |",
-    ])
-    interp = "\n".join([
-        "- **v = 0.95 by default**: the paper gives none; EXP1's 89.6% of μ with 93 flows needs v near 0.95.",
-        "- **Background load** counts wire bits (payload + 54 B UDP/IP/Ethernet); loads are rounded to whole "
-        "20 ms sources.",
-        "- **CL loss** in claims is the MACE link's loss of packets classified CL (the recognition phase's BE "
-        "packets count as BE); the CL-port flows' loss over the whole run is in results.json.",
-        "- **POO3 cap**: the testbed offered at most 100 POO3 flows; here at most 100 are alive at once "
-        "(`keep_alive` alive = 100; `max_flows` would cap the flows ever started).",
-        "- **Replay lifetimes** are the recorded flows' run time (end - start), cut by the end of the run.",
-        "- **Seeds**: scenario 1 uses every seed; the long runs use the first seed only.",
-        "- **Generation times (Figs. 10-11)** are not recorded per packet by the simulator: they are the "
-        f"receiver inter-arrivals of the same replay over a {GENERATION_PROBE_RATE} bottleneck (no packet "
-        "waits, so each arrives a fixed delay after it was generated); the flows sent identical packets "
-        f"there: {s2['generation_matches']}.",
-        "- **ν̂ in Fig. 14** is the estimate right after each sample (sample rows carry `nu_hat_bps` and "
-        "`v_mu_bps` in `detail`); admissions between samples raise it by r, seen at the next sample.",
-    ])
-    return Outcome(claims=claims, data=data,
-                   sections=[("Setup", setup), ("Table 2", _table2_md(t2))]
-                   + ([("Sweep of v and window restart (EXP1, MBAC)", _sweep_md(sweep))] if sweep else [])
-                   + [("Interpretations", interp)],
-                   figures=figs)
+    setup = "\n".join(
+        [
+            "| | |",
+            "|---|---|",
+            "| topology | Fig. 4: src0, src1 -> router0 -> router1 -> 10 Mb/s -> dst; others 100 Mb/s; 1 ms each |",
+            "| MACE | 50-packet shared buffer, device queue 1, stale timeout 30 s; port 5004: r = 77.2 kb/s, "
+            "threshold 100; port 5006: r = 154 kb/s, threshold 10 |",
+            f"| scenario 1 | 20 CL + 20 BE CBR 64 kb/s; SSAC, 3 Mb/s; loads {s1['loads']}% "
+            f"({', '.join(str(bg_sources(ld)) for ld in s1['loads'])} background sources); "
+            f"{S1_DURATION[ctx.quick]} |",
+            f"| scenario 2 | 20 POO1 CL-port flows recorded ({s2['recorded_flows']}) and replayed "
+            f"({s2.get('replayed_flows')}), with / without MACE; {S2_DURATION[ctx.quick]} |",
+            f"| scenarios 3-4 | keep-N-requesting, lifetimes exp(1000 s), 130% background; "
+            f"{S3_DURATION[ctx.quick]}, warm-up {WARMUP_S[ctx.quick]:g} s; MBAC v = 0.95, S = 5 s, T = 20 |",
+        ]
+    )
+    interp = "\n".join(
+        [
+            "- **v = 0.95 by default**: the paper gives none; EXP1's 89.6% of μ with 93 flows needs v near 0.95.",
+            "- **Background load** counts wire bits (payload + 54 B UDP/IP/Ethernet); loads are rounded to whole "
+            "20 ms sources.",
+            "- **CL loss** in claims is the MACE link's loss of packets classified CL (the recognition phase's BE "
+            "packets count as BE); the CL-port flows' loss over the whole run is in results.json.",
+            "- **POO3 cap**: the testbed offered at most 100 POO3 flows; here at most 100 are alive at once "
+            "(`keep_alive` alive = 100; `max_flows` would cap the flows ever started).",
+            "- **Replay lifetimes** are the recorded flows' run time (end - start), cut by the end of the run.",
+            "- **Seeds**: scenario 1 uses every seed; the long runs use the first seed only.",
+            "- **Generation times (Figs. 10-11)** are not recorded per packet by the simulator: they are the "
+            f"receiver inter-arrivals of the same replay over a {GENERATION_PROBE_RATE} bottleneck (no packet "
+            "waits, so each arrives a fixed delay after it was generated); the flows sent identical packets "
+            f"there: {s2['generation_matches']}.",
+            "- **ν̂ in Fig. 14** is the estimate right after each sample (sample rows carry `nu_hat_bps` and "
+            "`v_mu_bps` in `detail`); admissions between samples raise it by r, seen at the next sample.",
+        ]
+    )
+    return Outcome(
+        claims=claims,
+        data=data,
+        sections=[("Setup", setup), ("Table 2", _table2_md(t2))]
+        + ([("Sweep of v and window restart (EXP1, MBAC)", _sweep_md(sweep))] if sweep else [])
+        + [("Interpretations", interp)],
+        figures=figs,
+    )

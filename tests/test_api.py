@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+
 import qoslab
 from conftest import RED_DUMBBELL
 from qoslab import Scenario, queues, topology, traffic
@@ -139,7 +140,7 @@ def test_with_overrides_returns_a_new_validated_scenario():
     again = Scenario.from_toml(short.to_toml())
     assert again.echo == short.echo
     assert sc.to_toml() == sc.text
-    with pytest.raises(ValueError, match="key.path=value"):
+    with pytest.raises(ValueError, match=r"key\.path=value"):
         sc.with_overrides("duration")
 
 

@@ -10,6 +10,7 @@ import tomllib
 
 import numpy as np
 import pytest
+
 import qoslab
 from conftest import ROOT, SCENARIOS
 from qoslab import Scenario, admission, queues, topology, traffic
@@ -169,7 +170,7 @@ def test_mm_app_without_scales_is_the_loaders_error():
 
 
 def test_mm_app_scales_must_be_a_list():
-    with pytest.raises(TypeError, match="mm_app.scales"):
+    with pytest.raises(TypeError, match=r"mm_app\.scales"):
         traffic.mm_app_options(scales="300kbps")
 
 
@@ -400,7 +401,7 @@ def test_the_python_md_tcp_and_mace_examples_run():
     assert len(blocks) == 2
     ns: dict = {}
     for block in blocks:
-        exec(block, ns)  # noqa: S102 - the documentation's own examples
+        exec(block, ns)
     assert 5e6 < ns["res"].flows["goodput_bps"].sum() < 10e6
     sc = Scenario.build(
         name="doc",

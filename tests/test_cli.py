@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 import qoslab
 from conftest import BAD, GOOD, RED_DUMBBELL, cli, files, header
 
@@ -148,7 +149,7 @@ def test_ctrl_c_stops_a_run_without_traceback_or_results(tmp_path):
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
     try:
-        stdout, stderr = proc.communicate(timeout=60)
+        _stdout, stderr = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         proc.kill()
         pytest.fail("the run did not stop within 60 s of Ctrl-C")
@@ -203,8 +204,9 @@ def test_reproduce_unknown_name_exits_2(tmp_path):
 def test_progress_bar_appears_only_after_two_seconds(monkeypatch):
     import io
 
-    from qoslab import cli as c
     from rich.console import Console
+
+    from qoslab import cli as c
 
     buf = io.StringIO()
     monkeypatch.setattr(c, "_stderr_console", lambda: Console(file=buf, force_terminal=True, width=80))

@@ -10,9 +10,10 @@ from collections import Counter
 from typing import Any
 
 import pytest
-import qoslab
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import qoslab
 from qoslab import _core
 from red_reference import ReferenceRed
 
@@ -27,10 +28,7 @@ def replay_both(config: dict[str, Any], rate: int, ops: list[tuple[int, str, int
     seen: Counter = Counter()
     for i, ((t, kind, size), got) in enumerate(zip(ops, rust, strict=False)):
         where = f"op {i} {(t, kind, size)} config {config} rate {rate}"
-        if kind == "depart":
-            want = ref.depart(t)
-        else:
-            want = ref.arrive(t, size, kind == "arrive_ect", got["uniform"])
+        want = ref.depart(t) if kind == "depart" else ref.arrive(t, size, kind == "arrive_ect", got["uniform"])
         assert got["verdict"] == want.verdict, where
         assert (got["uniform"] is not None) == want.needs_uniform, where
         assert got["count"] == want.count, where

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 import qoslab
 from qoslab.reproduce import dcbt
 
@@ -73,7 +74,7 @@ rate = "1Mbps"
 size = "1000B"
 class = 0
 start = "20s"
-"""
+"""  # noqa: E501 (a TOML inline table must stay on one line)
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +160,7 @@ def test_quick_reproduction_writes_its_results_and_shows_the_orderings(tmp_path)
     assert claims["red-untagged-dominates"].holds, claims["red-untagged-dominates"].measured
     # ...D-CBT is fairer than RED once the CBR are in, and ChIPS narrows the tagged delay range.
     jain = {v: [p["jain"] for p in runs[v][0]["periods"]] for v in ("red", "dcbt")}
-    assert all(d > r for d, r in zip(jain["dcbt"][1:], jain["red"][1:])), jain
+    assert all(d > r for d, r in zip(jain["dcbt"][1:], jain["red"][1:], strict=True)), jain
     var = {v: runs[v][0]["tagged_delay"]["max_variation_s"] for v in ("dcbt", "dcbt_chips")}
     assert var["dcbt_chips"] < var["dcbt"], var
 

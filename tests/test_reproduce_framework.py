@@ -7,6 +7,7 @@ import math
 import types
 
 import pytest
+
 from qoslab import ReproductionError
 from qoslab.reproduce import Claim, Outcome, execute, module, names
 from qoslab.reproduce.stats import Estimate, cv, t975

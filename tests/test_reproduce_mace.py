@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import pandas as pd
 import pytest
-from conftest import GOOD, SCENARIOS, cli
 
 import qoslab
+from conftest import GOOD, SCENARIOS, cli
 from qoslab.reproduce import mace
 
 CLAIMS = [
@@ -25,7 +25,7 @@ CLAIMS = [
 
 def test_background_sources_for_an_offered_load_count_wire_bits():
     # 854 B on the wire every 20 ms = 341.6 kb/s per source.
-    assert mace.BG_SOURCE_BPS == pytest.approx(341_600)
+    assert pytest.approx(341_600) == mace.BG_SOURCE_BPS
     assert [mace.bg_sources(p) for p in (60, 100, 130, 160)] == [18, 29, 38, 47]
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "Scenario",
     "ScenarioFileError",
     "SimulationError",
+    "__version__",
     "admission",
     "load",
     "queues",
@@ -51,5 +52,4 @@ __all__ = [
     "topology",
     "traffic",
     "version",
-    "__version__",
 ]

@@ -12,7 +12,7 @@ from .result import Result
 from .scenario import Override, Scenario
 
 
-def load(path: str | os.PathLike, *, overrides: Iterable[Override] = ()) -> Scenario:
+def load(path: str | os.PathLike[str], *, overrides: Iterable[Override] = ()) -> Scenario:
     """Reads and validates a scenario file.
 
     ``overrides`` are ``"key.path=value"`` strings (as ``qoslab run --set``)
@@ -24,12 +24,12 @@ def load(path: str | os.PathLike, *, overrides: Iterable[Override] = ()) -> Scen
 
 
 def run(
-    scenario: Scenario | str | os.PathLike,
+    scenario: Scenario | str | os.PathLike[str],
     *,
     seed: int | None = None,
     overrides: Iterable[Override] = (),
     progress: Callable[[float], Any] | None = None,
-    out: str | os.PathLike | None = None,
+    out: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Runs a scenario (a :class:`Scenario` or a path to a TOML file).
 

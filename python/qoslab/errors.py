@@ -15,4 +15,4 @@ class ReproductionError(RuntimeError):
     scenario, a claim without an explanation, a result it cannot read."""
 
 
-__all__ = ["ConfigError", "ScenarioFileError", "SimulationError", "ReproductionError"]
+__all__ = ["ConfigError", "ReproductionError", "ScenarioFileError", "SimulationError"]

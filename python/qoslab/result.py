@@ -31,7 +31,7 @@ from ._atomic import atomic_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
 TABLES = ("flows", "queues", "series", "events")
 
@@ -73,7 +73,7 @@ class Result:
     """What one run produced: ``summary`` (dict) and the tables ``flows``,
     ``queues``, ``series``, ``events`` (pandas DataFrames, built on first use)."""
 
-    __slots__ = ("_summary", "_raw", "_arrow", "_frames", "_path")
+    __slots__ = ("_arrow", "_frames", "_path", "_raw", "_summary")
 
     def __init__(self, summary: Mapping[str, Any], tables: Mapping[str, Any], *, path: Path | None = None) -> None:
         missing = [t for t in TABLES if t not in tables]
@@ -183,10 +183,10 @@ class Result:
 
     # -- disk ---------------------------------------------------------
 
-    def save(self, directory: str | os.PathLike) -> Path:
+    def save(self, directory: str | os.PathLike[str]) -> Path:
         """Writes the result folder atomically; replaces an existing one only once the new one is
         complete. Returns the folder's path."""
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
         target = Path(directory)
         with atomic_dir(target) as tmp:
@@ -202,7 +202,7 @@ class Result:
         return target
 
     @classmethod
-    def load(cls, directory: str | os.PathLike) -> Result:
+    def load(cls, directory: str | os.PathLike[str]) -> Result:
         """Reads a result folder written by :meth:`save` (or by ``qoslab run``)."""
         import pyarrow.parquet as pq
 

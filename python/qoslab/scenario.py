@@ -54,14 +54,14 @@ class Scenario:
     Instances are immutable; :meth:`with_overrides` returns a new one.
     """
 
-    __slots__ = ("_text", "_origin", "_base_dir", "_overrides", "_echo")
+    __slots__ = ("_base_dir", "_echo", "_origin", "_overrides", "_text")
 
     def __init__(
         self,
         text: str,
         *,
         origin: str = "<string>",
-        base_dir: str | os.PathLike | None = None,
+        base_dir: str | os.PathLike[str] | None = None,
         overrides: Iterable[Override] = (),
     ) -> None:
         if not isinstance(text, str):
@@ -75,14 +75,16 @@ class Scenario:
     # -- constructors -------------------------------------------------
 
     @classmethod
-    def from_toml(cls, text: str, *, origin: str = "<string>", base_dir: str | os.PathLike | None = None) -> Scenario:
+    def from_toml(
+        cls, text: str, *, origin: str = "<string>", base_dir: str | os.PathLike[str] | None = None
+    ) -> Scenario:
         """Parses and validates ``text``; raises :class:`qoslab.ConfigError` listing every problem."""
         s = cls(text, origin=origin, base_dir=base_dir)
         s.validate()
         return s
 
     @classmethod
-    def load(cls, path: str | os.PathLike, *, overrides: Iterable[Override] = ()) -> Scenario:
+    def load(cls, path: str | os.PathLike[str], *, overrides: Iterable[Override] = ()) -> Scenario:
         """Reads and validates a scenario file (see :func:`qoslab.load`)."""
         p = Path(path)
         try:

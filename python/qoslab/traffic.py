@@ -360,7 +360,7 @@ def transfer(
     src: str,
     dst: str,
     size: Quantity,
-    bytes: Quantity,  # noqa: A002 - the scenario key
+    bytes: Quantity,
     tcp: dict[str, Any] | None = None,
     flows: int | None = None,
     header: Quantity | None = None,
@@ -495,18 +495,18 @@ def replay(*, file: str) -> dict[str, Any]:
 
 
 __all__: Sequence[str] = (
-    "cbr",
-    "poisson",
-    "on_off",
-    "ftp",
-    "transfer",
-    "mm_app",
-    "tcp_options",
-    "mm_app_options",
-    "shaper",
-    "random_size",
-    "poisson_arrivals",
     "batch_poisson_arrivals",
+    "cbr",
+    "ftp",
     "keep_alive",
+    "mm_app",
+    "mm_app_options",
+    "on_off",
+    "poisson",
+    "poisson_arrivals",
+    "random_size",
     "replay",
+    "shaper",
+    "tcp_options",
+    "transfer",
 )

@@ -56,15 +56,15 @@ def reproduce(
 
 
 __all__ = [
+    "PLANNED",
+    "REGISTRY",
     "Claim",
     "Context",
     "Figure",
     "Outcome",
     "Summary",
-    "REGISTRY",
-    "PLANNED",
-    "names",
-    "module",
-    "reproduce",
     "execute",
+    "module",
+    "names",
+    "reproduce",
 ]

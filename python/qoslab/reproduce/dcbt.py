@@ -126,13 +126,13 @@ def measure(res: Result) -> dict[str, Any]:
     s = res.series
     fb = s[(s["entity_kind"] == "flow") & (s["metric"] == "delivered_bytes")]
     bins: dict[str, dict[int, float]] = {}
-    for name, t, v in zip(fb["entity_id"], fb["t_s"], fb["value"]):
-        bins.setdefault(str(name), {})[int(round(float(t) / 10.0))] = float(v)
+    for name, t, v in zip(fb["entity_id"], fb["t_s"], fb["value"], strict=True):
+        bins.setdefault(str(name), {})[round(float(t) / 10.0)] = float(v)
     per_period: list[dict[str, Any]] = []
     for k, (a, b) in enumerate(PERIODS):
         rates: dict[str, float] = {}
         klass: dict[str, int] = {}
-        for name, cls, start, end in zip(flows["name"], flows["class"], flows["start_s"], flows["end_s"]):
+        for name, cls, start, end in zip(flows["name"], flows["class"], flows["start_s"], flows["end_s"], strict=True):
             end = float(end) if math.isfinite(float(end)) else math.inf
             if float(start) < b and end > a:
                 rates[str(name)] = bins.get(str(name), {}).get(k, 0.0) * 8.0 / (b - a)
@@ -256,10 +256,13 @@ def _kbps(e: Estimate) -> str:
 def _claim_red(per_flow: Any, jain: Any) -> Claim:
     u = [per_flow("red", k, "untagged") for k in (1, 2)]
     t = [per_flow("red", k, "tcp") for k in (1, 2)]
-    ratios = [Estimate.of(a / b if b > 0 else math.inf for a, b in zip(x.values, y.values)) for x, y in zip(u, t)]
+    ratios = [
+        Estimate.of(a / b if b > 0 else math.inf for a, b in zip(x.values, y.values, strict=True))
+        for x, y in zip(u, t, strict=True)
+    ]
     ratio = Estimate.of(
         (a + c) / (b + d) if b + d > 0 else math.inf
-        for a, b, c, d in zip(u[0].values, t[0].values, u[1].values, t[1].values)
+        for a, b, c, d in zip(u[0].values, t[0].values, u[1].values, t[1].values, strict=True)
     )
     j = jain("red", 2)
     holds = ratio.mean >= RED_UNTAGGED_OVER_TCP and j.mean < RED_JAIN_MAX
@@ -281,7 +284,7 @@ def _claim_red(per_flow: Any, jain: Any) -> Claim:
 
 def _claim_cbt(per_flow: Any) -> Claim:
     tg, tcp = per_flow("cbt", 2, "tagged"), per_flow("cbt", 2, "tcp")
-    r = Estimate.of(a / b if b > 0 else math.inf for a, b in zip(tg.values, tcp.values))
+    r = Estimate.of(a / b if b > 0 else math.inf for a, b in zip(tg.values, tcp.values, strict=True))
     holds = r.mean >= CBT_TAGGED_OVER_TCP
     return Claim(
         id="cbt-tagged-over-tcp",
@@ -481,7 +484,7 @@ def _fig8(ctx: Context, summary: dict[str, Any]) -> Figure:
     axes = fig.subplots(1, 4, sharey=True)
     x = np.arange(len(PERIOD_NAMES))
     colors = {"tcp": "#4c72b0", "tagged": "#55a868", "untagged": "#c44e52"}
-    for ax, (v, s) in zip(axes, summary.items()):
+    for ax, (v, s) in zip(axes, summary.items(), strict=True):
         for i, c in enumerate(CLASSES.values()):
             means = [_m(p["per_flow_bps"][c]) / 1e3 for p in s["periods"]]
             errs = [

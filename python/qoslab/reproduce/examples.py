@@ -353,7 +353,7 @@ def _figures(
         ax.bar(variants, vals, bottom=bottom, label=k.removeprefix("drops_"), color=f"C{i + 2}")
         bottom = [b + v for b, v in zip(bottom, vals, strict=False)]
     ax.set_ylabel("packets dropped (mean over seeds)")
-    ax.set_ylim(0, max(bottom + [1.0]) * 1.3)
+    ax.set_ylim(0, max([*bottom, 1.0]) * 1.3)
     ax.legend(fontsize=8, ncol=3, loc="upper center")
     ax.set_title("Bottleneck drops by reason")
     figures.save(fig, ctx.figure_path("drops_by_reason.png"))

@@ -223,7 +223,7 @@ def render_report(module: ModuleType, s: Summary) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def execute(module: ModuleType, *, quick: bool, seeds: int | None, out: os.PathLike | str, log: Log) -> Summary:
+def execute(module: ModuleType, *, quick: bool, seeds: int | None, out: os.PathLike[str] | str, log: Log) -> Summary:
     """Runs one reproduction module and writes ``OUT/<name>/`` atomically."""
     name = module.NAME
     n = seeds if seeds is not None else (1 if quick else getattr(module, "FULL_SEEDS", 3))

@@ -471,7 +471,8 @@ def _claims(ctx: Context, s1: dict[str, Any], t2: dict[str, Any]) -> list[Claim]
             paper="Fig. 6: CL loss at most just over 1% (mostly during recognition); BE without MACE up to 30%; "
             "BE with MACE not significantly worse than without",
             measured="; ".join(rows),
-            tolerance="CL class loss <= 0.1 x BE loss with MACE and BE with MACE <= 1.5 x BE without, every load >= 100%",
+            tolerance="CL class loss <= 0.1 x BE loss with MACE and BE with MACE <= 1.5 x BE without, "
+            "every load >= 100%",
             holds=ok,
             explanation=""
             if ok

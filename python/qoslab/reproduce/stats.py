@@ -111,7 +111,7 @@ class Estimate:
         ci = f" ± {format(hw * scale, spec)}" if hw is not None else ""
         return f"{m}{ci}{unit}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, float | list[float | None] | None]:
         hw = self.half_width
         return {
             "mean": _num(self.mean),

@@ -336,7 +336,7 @@ def _nmax(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     for b, r, n_max in NMAX_CASES:
-        c_over_r = int(round(C_BPS / (r * 1e6)))
+        c_over_r = round(C_BPS / (r * 1e6))
         ns = (
             [n_max]
             if ctx.quick
@@ -402,8 +402,8 @@ def _transfers(res: Any, warm: float) -> dict[str, Any]:
     done = fl[fl["flow_id"].isin(started) & fl["completion_s"].notna()]
     times = done["completion_s"].astype(float).tolist()
     return {
-        "requests": int(len(dec)),
-        "blocked": int(len(rej)),
+        "requests": len(dec),
+        "blocked": len(rej),
         "blocking": float(len(rej) / len(dec)) if len(dec) else math.nan,
         "mean_running_at_blocking": float(rej["detail"].map(lambda d: _detail(d, "running=")).mean())
         if len(rej)
@@ -427,7 +427,7 @@ def _tcp_claims(
     worst_loss = max(v["agg_loss"] for v in shaped.values())
 
     def spread(v: dict[str, Any]) -> float:
-        return (max(v["thr_bps"]) - min(v["thr_bps"])) / share
+        return float(max(v["thr_bps"]) - min(v["thr_bps"])) / share
 
     s_spread = max(spread(v) for v in shaped.values())
     u_spread = min(spread(v) for v in unshaped.values())
@@ -478,9 +478,9 @@ def _tcp_claims(
         )
         ok3 &= v["agg_loss"] <= IPLR and dev <= SHAPED_TOL
     crossing = {}
-    for b, r, n_max in NMAX_CASES:
-        over = sorted(v["n"] for v in nm.values() if v["buffer"] == b and v["agg_loss"] > IPLR)
-        crossing[f"B{b}"] = over[0] if over else None
+    for buf, _r, _n_max in NMAX_CASES:
+        over = sorted(v["n"] for v in nm.values() if v["buffer"] == buf and v["agg_loss"] > IPLR)
+        crossing[f"B{buf}"] = over[0] if over else None
     derived["loss_crosses_iplr_at_n"] = crossing
     claims.append(
         Claim(

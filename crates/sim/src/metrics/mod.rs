@@ -251,8 +251,7 @@ pub const DROP_METRICS: [&str; DropReason::COUNT] = [
     "drops_terminated",
 ];
 /// Series metric names of the cumulative mark counters, in [`MarkReason::ALL`] order.
-pub const MARK_METRICS: [&str; MarkReason::COUNT] =
-    ["marks_ecn_early", "marks_ecn_forced", "marks_pcn_threshold", "marks_pcn_excess"];
+pub const MARK_METRICS: [&str; MarkReason::COUNT] = ["marks_ecn_early", "marks_pcn_threshold", "marks_pcn_excess"];
 
 /// Kinds of series entities.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -405,7 +404,7 @@ impl Metrics {
             // The queue tree in a fixed order: the root, then each child
             // before its own children (`r0->sink0/band1/band0`).
             let mut tree: Vec<(String, &Queue)> = Vec::new();
-            walk(&mut tree, d.name.clone(), &d.queue);
+            walk(&mut tree, d.name.clone(), d.port.queue());
             if self.dirs[i].entity.is_none() {
                 let first = self.entities.len() as u32;
                 self.entities.extend(tree.iter().map(|(n, _)| n.clone()));

@@ -116,7 +116,7 @@ fn flows_table_has_the_documented_columns_in_order() {
     assert_eq!(q[11], "drops_overlimit");
     assert_eq!(q[11 + 9], "marks_ecn_early");
     assert_eq!(
-        &q[11 + 13..],
+        &q[11 + 12..],
         [
             "backlog_mean_pkts",
             "backlog_mean_bytes",

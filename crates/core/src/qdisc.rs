@@ -242,6 +242,11 @@ pub trait Qdisc {
     fn peek(&self) -> Option<&Packet>;
     /// What is held now.
     fn backlog(&self) -> Backlog;
+    /// Shows `f` every packet held, each once, in no promised order (a
+    /// classful discipline visits its children's packets). What it visits
+    /// adds up to [`Qdisc::backlog`], in packets and in bytes; drivers use
+    /// it to count per flow what is still queued at the end of a run.
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet));
     /// Drops everything held, returning it (the driver frees the bytes).
     fn reset(&mut self) -> Vec<Packet>;
     /// Reports internal variables worth sampling (`red_avg`, class averages...).
@@ -288,6 +293,10 @@ impl Queue {
     }
     pub fn peek(&self) -> Option<&Packet> {
         self.inner.peek()
+    }
+    /// Shows `f` every packet the discipline holds (see [`Qdisc::for_each_packet`]).
+    pub fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.inner.for_each_packet(f)
     }
     pub fn probe(&self, sink: ProbeSink<'_>) {
         self.inner.probe(sink)

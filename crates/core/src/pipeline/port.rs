@@ -119,6 +119,15 @@ impl Port {
         b
     }
 
+    /// Visits every packet the port holds: the queue discipline's, then the
+    /// device queue's (not the one on the wire: the driver holds that).
+    pub fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.queue.for_each_packet(f);
+        for p in self.device.iter().flat_map(|d| d.fifo.iter()) {
+            f(p);
+        }
+    }
+
     /// Offers `pkt` (of flow header `key`) to the port at `now`.
     #[inline]
     pub fn enqueue(

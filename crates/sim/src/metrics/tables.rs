@@ -92,7 +92,9 @@ fn flows_table(sim: &Sim) -> Table {
     t.push("delivered_bytes", u(&|i| m[i].delivered_bytes));
     t.push("dropped_pkts", u(&|i| m[i].dropped_pkts));
     t.push("dropped_bytes", u(&|i| m[i].dropped_bytes));
-    t.push("in_flight_pkts", u(&|i| m[i].in_flight()));
+    // Counted from the packets held at the end, not derived (see `run::held`).
+    let held = sim.held_per_flow();
+    t.push("in_flight_pkts", u(&|i| held.forward[i]));
     t.push(
         "throughput_bps",
         fl(&|i| {
@@ -111,12 +113,12 @@ fn flows_table(sim: &Sim) -> Table {
     t.push("delay_max_s", fl(&|i| nan_if_empty(i, m[i].delay.max() / NS)));
     t.push("delay_var_s2", fl(&|i| nan_if_empty(i, m[i].delay.variance() / (NS * NS))));
     t.push("jitter_rfc3550_s", fl(&|i| nan_if_empty(i, m[i].jitter.value() / NS)));
-    tcp_columns(sim, &mut t);
+    tcp_columns(sim, &held, &mut t);
     t
 }
 
 /// TCP and reverse-path columns of the flows table (NaN / 0 for UDP flows).
-fn tcp_columns(sim: &Sim, t: &mut Table) {
+fn tcp_columns(sim: &Sim, held: &crate::run::Held, t: &mut Table) {
     let n = sim.flows.len();
     let tcp = |i: usize| sim.agents[i].tcp();
     let u = |f: &dyn Fn(usize) -> u64| Column::U64((0..n).map(f).collect());
@@ -148,6 +150,7 @@ fn tcp_columns(sim: &Sim, t: &mut Table) {
     t.push("reverse_sent_bytes", u(&|i| r[i].sent_bytes));
     t.push("reverse_delivered_pkts", u(&|i| r[i].delivered_pkts));
     t.push("reverse_dropped_pkts", u(&|i| r[i].dropped_pkts));
+    t.push("reverse_in_flight_pkts", u(&|i| held.reverse[i]));
 }
 
 /// A queue row: the queue, its name, parent name, link direction index.

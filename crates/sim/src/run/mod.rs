@@ -28,6 +28,7 @@
 pub mod agents;
 mod edges;
 mod flows;
+mod held;
 mod shaping;
 
 use crate::engine::{DirId, Event, EventQueue, FlowId, GroupId, NodeId};
@@ -40,6 +41,7 @@ use crate::scenario::{expand, AdmissionSpec, Scenario};
 use crate::traffic::arrivals::{self, Arrival};
 use crate::traffic::{self, Flow, FlowState, GroupPlan};
 use crate::RunOptions;
+pub use held::Held;
 use qoslab_core::admission::{AdmissionControl, AdmitAll};
 use qoslab_core::packet::FlowTable;
 use qoslab_core::qdisc::{Dequeue, Verdict};

@@ -96,6 +96,7 @@ fn run(s: &Setup) -> Sim {
     let opts = RunOptions { seed: 7, base_dir: std::env::temp_dir(), progress: None };
     let mut sim = Sim::build(&sc, &opts).unwrap_or_else(|e| panic!("build: {e}"));
     sim.run_loop(&mut None).unwrap_or_else(|e| panic!("run: {e}"));
+    assert_sim_conserved(&sim, "mace_test");
     sim
 }
 

@@ -51,17 +51,32 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="qoslab", description="Router quality-of-service laboratory.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    r = sub.add_parser("run", help="run a scenario and write its results",
-                       description="Run a scenario; write summary.json and Parquet tables to --out.")
+    r = sub.add_parser(
+        "run",
+        help="run a scenario and write its results",
+        description="Run a scenario; write summary.json and Parquet tables to --out.",
+    )
     r.add_argument("file", metavar="FILE", help="scenario TOML file")
     r.add_argument("--out", metavar="DIR", help="result folder (default: results/<scenario name>/)")
     r.add_argument("--seed", type=_seed, metavar="N", help="seed (default: the scenario's)")
-    r.add_argument("--set", dest="overrides", action="append", default=[], type=_override,
-                   metavar="KEY.PATH=VALUE", help="override a scenario field (repeatable)")
+    r.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        type=_override,
+        metavar="KEY.PATH=VALUE",
+        help="override a scenario field (repeatable)",
+    )
     r.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
-    r.add_argument("--record-arrivals", dest="record", action="append", default=[], metavar="GROUP",
-                   help="also write GROUP's flow starts and lifetimes as a replay CSV, OUT/arrivals_GROUP.csv "
-                        "(repeatable)")
+    r.add_argument(
+        "--record-arrivals",
+        dest="record",
+        action="append",
+        default=[],
+        metavar="GROUP",
+        help="also write GROUP's flow starts and lifetimes as a replay CSV, OUT/arrivals_GROUP.csv (repeatable)",
+    )
 
     sw = sub.add_parser("sweep", help="run a scenario over a grid of overrides x seeds, on every core or Dask",
                         description="Run FILE (a scenario or a sweep file) for every point of the grid and every "
@@ -108,28 +123,45 @@ def parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="check a scenario without running it",
                        description="Validate a scenario; print every problem found.")
     v.add_argument("file", metavar="FILE", help="scenario TOML file")
-    v.add_argument("--set", dest="overrides", action="append", default=[], type=_override,
-                   metavar="KEY.PATH=VALUE", help="override a scenario field (repeatable)")
+    v.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        type=_override,
+        metavar="KEY.PATH=VALUE",
+        help="override a scenario field (repeatable)",
+    )
     v.add_argument("--echo", action="store_true", help="print the scenario with defaults filled in (JSON)")
 
     sub.add_parser("schema", help="print the JSON Schema of the scenario format")
 
-    rp = sub.add_parser("reproduce", help="reproduce a paper's claims",
-                        description="Run a reproduction (or all) and write results.json, report.md and "
-                                    "figures to OUT/<name>/.")
+    rp = sub.add_parser(
+        "reproduce",
+        help="reproduce a paper's claims",
+        description="Run a reproduction (or all) and write results.json, report.md and figures to OUT/<name>/.",
+    )
     rp.add_argument("name", metavar="NAME", help="reproduction name, or 'all'")
     rp.add_argument("--quick", action="store_true", help="short runs, one seed by default")
-    rp.add_argument("--seeds", type=_positive, metavar="N", help="replications with seeds 1..N (default: 3, or the reproduction's own, e.g. dcbt 5; quick: 1)")
+    rp.add_argument(
+        "--seeds",
+        type=_positive,
+        metavar="N",
+        help="replications with seeds 1..N (default: 3, or the reproduction's own, e.g. dcbt 5; quick: 1)",
+    )
     rp.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results/)")
     rwhere = rp.add_mutually_exclusive_group()
     rwhere.add_argument("--jobs", type=_positive, metavar="N",
                         help="local worker processes for the variants and seeds (default: every core)")
     rwhere.add_argument("--scheduler", metavar="ADDRESS", help="run the variants and seeds on a Dask scheduler")
 
-    c = sub.add_parser("cac", help="CAC calculator for shaped TCP: rho, N_max, Erlang-B",
-                       description="rho = 2B/(2B - ln IPLR) and N_max = floor(rho C / R_req) (seed 002); with "
-                                   "--arrival-rate and --holding the Erlang-B blocking of N_max servers; with "
-                                   "--blocking the arrival rate that gives it.")
+    c = sub.add_parser(
+        "cac",
+        help="CAC calculator for shaped TCP: rho, N_max, Erlang-B",
+        description="rho = 2B/(2B - ln IPLR) and N_max = floor(rho C / R_req) (seed 002); with "
+        "--arrival-rate and --holding the Erlang-B blocking of N_max servers; with "
+        "--blocking the arrival rate that gives it.",
+    )
     c.add_argument("--capacity", required=True, metavar="RATE", help="link capacity C, e.g. 100Mbps")
     c.add_argument("--buffer", required=True, metavar="PKTS", help="buffer B in packets, e.g. 10")
     c.add_argument("--iplr", required=True, type=float, metavar="P", help="target packet loss ratio, e.g. 1e-3")
@@ -172,9 +204,15 @@ class _Progress:
                 return
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                                TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
-                                TimeRemainingColumn(), console=_stderr_console(), transient=True)
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.percentage:>3.0f}%"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=_stderr_console(),
+                transient=True,
+            )
             self.bar.start()
             self.task = self.bar.add_task(self.label, total=1.0)
         self.bar.update(self.task, completed=min(max(frac, 0.0), 1.0))
@@ -380,8 +418,10 @@ def cmd_validate(a: argparse.Namespace) -> int:
         print(json.dumps(sc.echo, indent=2))
     else:
         n_groups = len(sc.echo.get("traffic", []))
-        print(f"{a.file}: valid scenario {sc.name!r} ({sc.echo['topology'].get('preset', '?')} topology, "
-              f"{n_groups} traffic group{'s' if n_groups != 1 else ''}, {sc.duration})")
+        print(
+            f"{a.file}: valid scenario {sc.name!r} ({sc.echo['topology'].get('preset', '?')} topology, "
+            f"{n_groups} traffic group{'s' if n_groups != 1 else ''}, {sc.duration})"
+        )
     return EXIT_OK
 
 
@@ -451,9 +491,11 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
             console.print(f"{s.name}: {k['holds']} hold, {k['fails']} fail, {k['not checked']} not checked "
                           f"in {s.wall_s:.1f} s -> {s.folder / 'report.md'}")
     total = sum(totals.values())
-    console.print(f"[bold]overall[/]: {len(names)} reproduction{'s' if len(names) != 1 else ''}, "
-                  f"{totals['holds']} of {total} claims hold, {totals['fails']} fail, "
-                  f"{totals['not checked']} not checked")
+    console.print(
+        f"[bold]overall[/]: {len(names)} reproduction{'s' if len(names) != 1 else ''}, "
+        f"{totals['holds']} of {total} claims hold, {totals['fails']} fail, "
+        f"{totals['not checked']} not checked"
+    )
     return EXIT_OK
 
 
@@ -464,8 +506,7 @@ def cmd_cac(a: argparse.Namespace) -> int:
     from .cac import cac
 
     buffer: int | str = int(a.buffer) if a.buffer.strip().isdigit() else a.buffer
-    r = cac(a.capacity, buffer, a.iplr, a.rate, holding=a.holding, arrival_rate=a.arrival_rate,
-            blocking=a.blocking)
+    r = cac(a.capacity, buffer, a.iplr, a.rate, holding=a.holding, arrival_rate=a.arrival_rate, blocking=a.blocking)
     if a.json:
         print(json.dumps(dataclasses.asdict(r), indent=2))
         return EXIT_OK
@@ -474,8 +515,10 @@ def cmd_cac(a: argparse.Namespace) -> int:
     if r.blocking is not None and r.offered_load_erl is not None:
         print(f"offered load A = {r.offered_load_erl:.4g} erl   Erlang-B blocking B({r.n_max}, A) = {r.blocking:.4g}")
     if r.target_arrival_rate_per_s is not None and r.target_offered_load_erl is not None:
-        print(f"arrival rate for blocking {a.blocking:g}: {r.target_arrival_rate_per_s:.4g} /s   "
-              f"(A = {r.target_offered_load_erl:.4g} erl)")
+        print(
+            f"arrival rate for blocking {a.blocking:g}: {r.target_arrival_rate_per_s:.4g} /s   "
+            f"(A = {r.target_offered_load_erl:.4g} erl)"
+        )
     return EXIT_OK
 
 

@@ -31,7 +31,7 @@ from ._atomic import atomic_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
 TABLES = ("flows", "queues", "series", "events")
 
@@ -82,10 +82,9 @@ class Result:
     """What one run produced: ``summary`` (dict) and the tables ``flows``,
     ``queues``, ``series``, ``events`` (pandas DataFrames, built on first use)."""
 
-    __slots__ = ("_summary", "_raw", "_arrow", "_frames", "_path")
+    __slots__ = ("_arrow", "_frames", "_path", "_raw", "_summary")
 
-    def __init__(self, summary: Mapping[str, Any], tables: Mapping[str, Any], *,
-                 path: Path | None = None) -> None:
+    def __init__(self, summary: Mapping[str, Any], tables: Mapping[str, Any], *, path: Path | None = None) -> None:
         missing = [t for t in TABLES if t not in tables]
         if missing:
             raise ValueError(f"result is missing tables: {', '.join(missing)}")
@@ -204,7 +203,7 @@ class Result:
 
     # -- disk ---------------------------------------------------------
 
-    def save(self, directory: str | os.PathLike) -> Path:
+    def save(self, directory: str | os.PathLike[str]) -> Path:
         """Writes the result folder atomically; replaces an existing one only once the new one is
         complete. Returns the folder's path."""
         target = Path(directory)
@@ -233,7 +232,7 @@ class Result:
         write_files(folder, self.to_files())
 
     @classmethod
-    def load(cls, directory: str | os.PathLike) -> Result:
+    def load(cls, directory: str | os.PathLike[str]) -> Result:
         """Reads a result folder written by :meth:`save` (or by ``qoslab run``)."""
         import pyarrow.parquet as pq
 
@@ -243,8 +242,9 @@ class Result:
                 summary = json.load(f)
             tables = {t: pq.read_table(d / f"{t}.parquet") for t in TABLES}
         except FileNotFoundError as e:
-            raise FileNotFoundError(e.errno, f"{d}: not a complete result folder ({e.filename} is missing)",
-                                    e.filename) from None
+            raise FileNotFoundError(
+                e.errno, f"{d}: not a complete result folder ({e.filename} is missing)", e.filename
+            ) from None
         return cls(summary, tables, path=d)
 
     def __repr__(self) -> str:

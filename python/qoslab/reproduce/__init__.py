@@ -55,5 +55,16 @@ def reproduce(name: str, *, quick: bool = False, seeds: int | None = None,
     return execute(module(name), quick=quick, seeds=seeds, out=out, log=log, executor=executor)
 
 
-__all__ = ["Claim", "Context", "Figure", "Outcome", "Summary", "REGISTRY", "PLANNED", "names", "module",
-           "reproduce", "execute"]
+__all__ = [
+    "PLANNED",
+    "REGISTRY",
+    "Claim",
+    "Context",
+    "Figure",
+    "Outcome",
+    "Summary",
+    "execute",
+    "module",
+    "names",
+    "reproduce",
+]

@@ -68,8 +68,15 @@ class Claim:
         return {True: "holds", False: "fails", None: "not checked"}[self.holds]
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "text": self.text, "paper": self.paper, "measured": self.measured,
-                "tolerance": self.tolerance, "holds": self.holds, "explanation": self.explanation}
+        return {
+            "id": self.id,
+            "text": self.text,
+            "paper": self.paper,
+            "measured": self.measured,
+            "tolerance": self.tolerance,
+            "holds": self.holds,
+            "explanation": self.explanation,
+        }
 
 
 @dataclass
@@ -161,8 +168,9 @@ class Context:
 
         res = run(scenario, seed=seed)
         res.save(self.folder / variant / f"seed_{seed}")
-        self.log(f"  {self.name}: {variant} seed {seed}: {scenario.duration} simulated in "
-                 f"{time.perf_counter() - t0:.1f} s")
+        self.log(
+            f"  {self.name}: {variant} seed {seed}: {scenario.duration} simulated in {time.perf_counter() - t0:.1f} s"
+        )
         return res
 
     def figure_path(self, file: str) -> Path:
@@ -227,8 +235,10 @@ def render_report(module: ModuleType, s: Summary) -> str:
     ]
     mark = {True: "yes", False: "**no**", None: "not checked"}
     for c in o.claims:
-        lines.append(f"| `{c.id}`: {_md_cell(c.text)} | {_md_cell(c.paper)} | {_md_cell(c.measured)} | "
-                     f"{_md_cell(c.tolerance)} | {mark[c.holds]} |")
+        lines.append(
+            f"| `{c.id}`: {_md_cell(c.text)} | {_md_cell(c.paper)} | {_md_cell(c.measured)} | "
+            f"{_md_cell(c.tolerance)} | {mark[c.holds]} |"
+        )
     explained = [c for c in o.claims if c.explanation]
     if explained:
         lines += ["", "### Notes on the claims", ""]
@@ -259,8 +269,9 @@ def execute(module: ModuleType, *, quick: bool, seeds: int | None, out: os.PathL
         ctx = Context(name=name, quick=quick, seeds=seed_list, folder=tmp, log=log, executor=executor)
         outcome = module.reproduce(ctx)
         wall = time.perf_counter() - t0
-        summary = Summary(name=name, title=module.TITLE, quick=quick, seeds=seed_list, wall_s=wall,
-                          outcome=outcome, folder=target)
+        summary = Summary(
+            name=name, title=module.TITLE, quick=quick, seeds=seed_list, wall_s=wall, outcome=outcome, folder=target
+        )
         from .. import __version__
 
         doc = {

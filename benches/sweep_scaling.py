@@ -39,9 +39,12 @@ def _cpu() -> float:
 
 def one(jobs: int, duration: str, tmp: Path) -> tuple[float, float]:
     out = tmp / f"sw{jobs}-{time.monotonic_ns()}"
-    p = sweeps.plan(ROOT / "scenarios/examples/red_dumbbell.toml",
-                    grid={"topology.bottleneck.queue.max_p": "0.02,0.05,0.1,0.2"}, seeds=4,
-                    overrides=[f"duration={duration}"])
+    p = sweeps.plan(
+        ROOT / "scenarios/examples/red_dumbbell.toml",
+        grid={"topology.bottleneck.queue.max_p": "0.02,0.05,0.1,0.2"},
+        seeds=4,
+        overrides=[f"duration={duration}"],
+    )
     t0, c0 = time.perf_counter(), _cpu()
     with LocalExecutor(jobs) as ex:
         o = sweeps.run_plan(p, out=out, executor=ex)
@@ -70,16 +73,28 @@ def main() -> None:
     load1 = os.getloadavg()
     t1, tn = statistics.median(walls[1]), statistics.median(walls[a.jobs])
     c1, cn = statistics.median(cpus[1]), statistics.median(cpus[a.jobs])
-    doc = {"qoslab_version": qoslab.__version__, "runs": 16, "duration": a.duration, "jobs": a.jobs,
-           "cores": len(os.sched_getaffinity(0)), "wall_s": {str(k): v for k, v in walls.items()},
-           "cpu_s": {str(k): v for k, v in cpus.items()}, "cpu_ratio": c1 / cn,
-           "speedup": t1 / tn, "target": 0.85 * a.jobs, "loadavg_before": load0, "loadavg_after": load1}
+    doc = {
+        "qoslab_version": qoslab.__version__,
+        "runs": 16,
+        "duration": a.duration,
+        "jobs": a.jobs,
+        "cores": len(os.sched_getaffinity(0)),
+        "wall_s": {str(k): v for k, v in walls.items()},
+        "cpu_s": {str(k): v for k, v in cpus.items()},
+        "cpu_ratio": c1 / cn,
+        "speedup": t1 / tn,
+        "target": 0.85 * a.jobs,
+        "loadavg_before": load0,
+        "loadavg_after": load1,
+    }
     Path("bench-out").mkdir(exist_ok=True)
     Path("bench-out/sweep_scaling.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    print(f"speed-up on {a.jobs} processes: {t1 / tn:.2f} (target >= {0.85 * a.jobs:.2f}); median walls "
-          f"{t1:.2f} s vs {tn:.2f} s; CPU {c1:.2f} s vs {cn:.2f} s (the pool's work is {c1 / cn:.2f} of "
-          f"one process's, so an idle machine bounds the speed-up at {a.jobs * c1 / cn:.2f}); load average "
-          f"before {load0[0]:.2f}, after {load1[0]:.2f}")
+    print(
+        f"speed-up on {a.jobs} processes: {t1 / tn:.2f} (target >= {0.85 * a.jobs:.2f}); median walls "
+        f"{t1:.2f} s vs {tn:.2f} s; CPU {c1:.2f} s vs {cn:.2f} s (the pool's work is {c1 / cn:.2f} of "
+        f"one process's, so an idle machine bounds the speed-up at {a.jobs * c1 / cn:.2f}); load average "
+        f"before {load0[0]:.2f}, after {load1[0]:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -21,8 +21,17 @@ PNG = b"\x89PNG\r\n\x1a\n"
 def red_result(tmp_path_factory) -> Path:
     """A 4 s RED reference run with the cbr group's delays traced."""
     out = tmp_path_factory.mktemp("red") / "run"
-    p = cli("run", str(RED_DUMBBELL), "--set", "duration=4s", "--set", 'metrics.trace_groups=["cbr"]',
-            "--out", str(out), "--quiet")
+    p = cli(
+        "run",
+        str(RED_DUMBBELL),
+        "--set",
+        "duration=4s",
+        "--set",
+        'metrics.trace_groups=["cbr"]',
+        "--out",
+        str(out),
+        "--quiet",
+    )
     assert p.returncode == 0, p.stderr
     return out
 
@@ -44,8 +53,17 @@ def test_show_json_lists_every_busy_queue_group_and_admission(red_result):
     f = res.flows
     assert g["loss"] == pytest.approx(int(f["dropped_pkts"].sum()) / int(f["sent_pkts"].sum()))
     assert 0.9 < g["jain"] <= 1.0 and g["delay_p50_s"] <= g["delay_p99_s"] <= g["delay_max_s"]
-    assert doc["admission"] == [{"group": "cbr", "flows": 40, "admitted": 40, "refused": 0, "admit_decisions": 40,
-                                 "reject_decisions": 0, "rules": "admit_all"}]
+    assert doc["admission"] == [
+        {
+            "group": "cbr",
+            "flows": 40,
+            "admitted": 40,
+            "refused": 0,
+            "admit_decisions": 40,
+            "reject_decisions": 0,
+            "rules": "admit_all",
+        }
+    ]
     every = json.loads(cli("show", str(red_result), "--json", "--all").stdout)
     assert len(every["queues"]) == len(res.queues) > len(doc["queues"])
 
@@ -62,12 +80,15 @@ def test_show_of_a_missing_folder_exits_2(tmp_path):
     assert p.returncode == 2 and "not a result folder" in p.stderr and "Traceback" not in p.stderr
 
 
-@pytest.mark.parametrize("args, check", [
-    (["--queue", "r0->sink0", "--metric", "red_avg"], "png"),
-    (["--flows", "cbr", "--metric", "throughput"], "svg"),
-    (["--cdf", "delay", "--flows", "cbr"], "png"),
-    (["--cdf", "interarrival"], "png"),
-])
+@pytest.mark.parametrize(
+    "args, check",
+    [
+        (["--queue", "r0->sink0", "--metric", "red_avg"], "png"),
+        (["--flows", "cbr", "--metric", "throughput"], "svg"),
+        (["--cdf", "delay", "--flows", "cbr"], "png"),
+        (["--cdf", "interarrival"], "png"),
+    ],
+)
 def test_plot_writes_png_and_svg(red_result, tmp_path, args, check):
     out = tmp_path / f"plot.{check}"
     p = cli("plot", str(red_result), *args, "--out", str(out))
@@ -79,14 +100,17 @@ def test_plot_writes_png_and_svg(red_result, tmp_path, args, check):
         assert ET.fromstring(data).tag.endswith("svg")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--queue", "r0->nowhere", "--metric", "red_avg"], "no time series for queue"),
-    (["--queue", "r0->sink0", "--metric", "nope"], "it has: arrivals"),
-    (["--flows", "nope", "--metric", "throughput"], "no traffic group 'nope'"),
-    (["--flows", "cbr"], "--metric"),
-    (["--queue", "r0->sink0", "--flows", "cbr", "--metric", "x"], "exactly one"),
-    (["--queue", "r0->sink0", "--metric", "red_avg", "--out", "x.jpg"], "allowed: a file ending in .png or .svg"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--queue", "r0->nowhere", "--metric", "red_avg"], "no time series for queue"),
+        (["--queue", "r0->sink0", "--metric", "nope"], "it has: arrivals"),
+        (["--flows", "nope", "--metric", "throughput"], "no traffic group 'nope'"),
+        (["--flows", "cbr"], "--metric"),
+        (["--queue", "r0->sink0", "--flows", "cbr", "--metric", "x"], "exactly one"),
+        (["--queue", "r0->sink0", "--metric", "red_avg", "--out", "x.jpg"], "allowed: a file ending in .png or .svg"),
+    ],
+)
 def test_plot_bad_options_exit_2_and_write_nothing(red_result, tmp_path, args, message):
     if "--out" not in args:
         args = [*args, "--out", str(tmp_path / "p.png")]
@@ -145,9 +169,22 @@ def render(page: Path, tmp_path: Path) -> tuple[int, int, int]:
 
     probe = tmp_path / f"probe-{page.parent.name}.html"
     probe.write_text(page.read_text(encoding="utf-8").replace("</body>", CHECK + "</body>"), encoding="utf-8")
-    p = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                        f"--user-data-dir={tmp_path / 'chrome-profile'}", "--virtual-time-budget=15000",
-                        "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [
+            chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'chrome-profile'}",
+            "--virtual-time-budget=15000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     m = re.search(r"IMGS (\d+) DECODED (\d+) CLAIMS (\d+)", p.stdout)
     assert m, f"Chromium printed no check line; stderr: {p.stderr[-2000:]}"
     return int(m.group(1)), int(m.group(2)), int(m.group(3))
@@ -156,8 +193,10 @@ def render(page: Path, tmp_path: Path) -> tuple[int, int, int]:
 def test_the_browser_check_detects_an_image_that_does_not_decode(tmp_path):
     page = tmp_path / "bad" / "report.html"
     page.parent.mkdir()
-    page.write_text('<!DOCTYPE html><html><body><img src="data:image/png;base64,iVBORw0KGgoAAAAbroken">'
-                    "</body></html>", encoding="utf-8")
+    page.write_text(
+        '<!DOCTYPE html><html><body><img src="data:image/png;base64,iVBORw0KGgoAAAAbroken"></body></html>',
+        encoding="utf-8",
+    )
     assert render(page, tmp_path) == (1, 0, 0)
 
 
@@ -166,7 +205,7 @@ def test_report_of_a_run_is_self_contained_and_every_image_decodes(red_result, t
     p = cli("report", str(red_result), "--out", str(out))
     assert p.returncode == 0, p.stderr
     text = out.read_text(encoding="utf-8")
-    assert "src=\"http" not in text and "href=\"http" not in text
+    assert 'src="http' not in text and 'href="http' not in text
     assert "r0-&gt;sink0" in text and "Traffic groups" in text and "[topology.bottleneck.queue]" in text
     n, ok, _ = render(out, tmp_path)
     assert n >= 4 and ok == n
@@ -174,8 +213,14 @@ def test_report_of_a_run_is_self_contained_and_every_image_decodes(red_result, t
 
 def test_report_of_a_sweep(tmp_path):
     out = tmp_path / "sw"
-    qoslab.sweep(RED_DUMBBELL, grid={"topology.bottleneck.queue.max_p": "0.02,0.1"}, seeds=2, jobs=2, out=out,
-                 overrides=["duration=1s"])
+    qoslab.sweep(
+        RED_DUMBBELL,
+        grid={"topology.bottleneck.queue.max_p": "0.02,0.1"},
+        seeds=2,
+        jobs=2,
+        out=out,
+        overrides=["duration=1s"],
+    )
     p = cli("report", str(out))
     assert p.returncode == 0, p.stderr
     page = out / "report.html"

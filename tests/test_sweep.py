@@ -38,9 +38,16 @@ def test_grid_values_take_comma_lists_ranges_and_lists():
     assert sweeps.parse_grid_option("traffic.0.flows=1..3") == ("traffic.0.flows", ["1", "2", "3"])
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("", "no values"), (" , ", "no values"), ("1,,2", "empty value"), ("5..3", "empty"), ("a..b", "integers"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("", "no values"),
+        (" , ", "no values"),
+        ("1,,2", "empty value"),
+        ("5..3", "empty"),
+        ("a..b", "integers"),
+    ],
+)
 def test_grid_values_refuse_empty_and_malformed(spec, message):
     with pytest.raises(qoslab.ConfigError, match=message):
         sweeps.parse_values("k", spec)
@@ -54,8 +61,7 @@ def test_plan_is_the_cartesian_grid_times_seeds_with_distinct_keys():
     assert len({j.key for j in p.jobs}) == len(p.jobs)
     assert [dict(j.point) for j in p.jobs[:3]] == [{MAX_P: "0.02", MIN_TH: "3"}] * 2 + [{MAX_P: "0.02", MIN_TH: "4"}]
     # The key depends on the normalized scenario, not on how it was written: same override twice, same key.
-    again = sweeps.plan(RED_DUMBBELL, grid={MIN_TH: "3..5", MAX_P: "0.02,0.1"}, seeds=2,
-                        overrides=["duration=1000ms"])
+    again = sweeps.plan(RED_DUMBBELL, grid={MIN_TH: "3..5", MAX_P: "0.02,0.1"}, seeds=2, overrides=["duration=1000ms"])
     assert {j.key for j in again.jobs} == {j.key for j in p.jobs}
     # A changed scenario is a different key.
     other = sweeps.plan(RED_DUMBBELL, grid={MAX_P: "0.02,0.1", MIN_TH: "3..5"}, seeds=2, overrides=["duration=2s"])
@@ -90,8 +96,9 @@ def _values(frame, **where):
 
 def test_sweep_combines_typed_grid_columns_and_summarizes_over_seeds(tmp_path):
     out = tmp_path / "sw"
-    df = qoslab.sweep(RED_DUMBBELL, grid={MAX_P: [0.02, 0.1], MIN_TH: "3..4"}, seeds=3, jobs=2, out=out,
-                      overrides=["duration=2s"])
+    df = qoslab.sweep(
+        RED_DUMBBELL, grid={MAX_P: [0.02, 0.1], MIN_TH: "3..4"}, seeds=3, jobs=2, out=out, overrides=["duration=2s"]
+    )
     assert list(df.columns[:4]) == [MAX_P, MIN_TH, "seed", "run_key"]
     assert str(df[MAX_P].dtype) == "float64" and str(df[MIN_TH].dtype) == "int64"
     assert df["run_key"].nunique() == 2 * 2 * 3
@@ -126,24 +133,24 @@ def test_sweep_combines_typed_grid_columns_and_summarizes_over_seeds(tmp_path):
     meta = json.loads((out / "sweep.json").read_text())
     assert meta["executed"] == 12 and meta["reused"] == 0 and len(meta["runs"]) == 12
     # Again: nothing is run, the frame is the same.
-    again = qoslab.sweep(RED_DUMBBELL, grid={MAX_P: [0.02, 0.1], MIN_TH: "3..4"}, seeds=3, jobs=2, out=out,
-                         overrides=["duration=2s"])
+    again = qoslab.sweep(
+        RED_DUMBBELL, grid={MAX_P: [0.02, 0.1], MIN_TH: "3..4"}, seeds=3, jobs=2, out=out, overrides=["duration=2s"]
+    )
     meta = json.loads((out / "sweep.json").read_text())
     assert meta["executed"] == 0 and meta["reused"] == 12
     assert _vals(again["value"]) == _vals(df["value"])
 
 
 def test_local_pool_and_in_process_runs_give_identical_results(tmp_path):
-    a = qoslab.sweep(RED_DUMBBELL, grid={MIN_TH: "3,5"}, seeds=2, jobs=2, out=tmp_path / "a",
-                     overrides=["duration=2s"])
-    b = qoslab.sweep(RED_DUMBBELL, grid={MIN_TH: "3,5"}, seeds=2, jobs=1, out=tmp_path / "b",
-                     overrides=["duration=2s"])
+    a = qoslab.sweep(RED_DUMBBELL, grid={MIN_TH: "3,5"}, seeds=2, jobs=2, out=tmp_path / "a", overrides=["duration=2s"])
+    b = qoslab.sweep(RED_DUMBBELL, grid={MIN_TH: "3,5"}, seeds=2, jobs=1, out=tmp_path / "b", overrides=["duration=2s"])
     keep = a["metric"] != "loop_wall_s"
     assert _vals(a.loc[keep, "value"]) == _vals(b.loc[keep, "value"])
     for key in a["run_key"].unique():
         for t in ("flows", "queues", "series", "events"):
-            assert (tmp_path / "a" / "runs" / key / f"{t}.parquet").read_bytes() == \
-                   (tmp_path / "b" / "runs" / key / f"{t}.parquet").read_bytes()
+            assert (tmp_path / "a" / "runs" / key / f"{t}.parquet").read_bytes() == (
+                tmp_path / "b" / "runs" / key / f"{t}.parquet"
+            ).read_bytes()
     # A stored run is the same bytes as qoslab.run + Result.save of that point and seed.
     meta = json.loads((tmp_path / "a" / "sweep.json").read_text())
     first = meta["runs"][0]
@@ -151,23 +158,45 @@ def test_local_pool_and_in_process_runs_give_identical_results(tmp_path):
     saved = qoslab.run(RED_DUMBBELL, seed=first["seed"], overrides=["duration=2s", point], out=tmp_path / "single")
     assert saved.seed == first["seed"]
     for t in ("flows", "queues", "series", "events"):
-        assert (tmp_path / "single" / f"{t}.parquet").read_bytes() == \
-               (tmp_path / "a" / "runs" / first["key"] / f"{t}.parquet").read_bytes()
+        assert (tmp_path / "single" / f"{t}.parquet").read_bytes() == (
+            tmp_path / "a" / "runs" / first["key"] / f"{t}.parquet"
+        ).read_bytes()
 
 
 def test_dask_local_cluster_of_two_workers_runs_the_same_sweep(tmp_path):
     from distributed import Client, LocalCluster
 
-    local = qoslab.sweep(RED_DUMBBELL, grid={MAX_P: "0.02,0.1"}, seeds=2, jobs=1, out=tmp_path / "local",
-                         overrides=["duration=2s"])
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    local = qoslab.sweep(
+        RED_DUMBBELL, grid={MAX_P: "0.02,0.1"}, seeds=2, jobs=1, out=tmp_path / "local", overrides=["duration=2s"]
+    )
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
         assert len(client.scheduler_info()["workers"]) == 2
-        dask = qoslab.sweep(RED_DUMBBELL, grid={MAX_P: "0.02,0.1"}, seeds=2, client=client, out=tmp_path / "dask",
-                            overrides=["duration=2s"])
+        dask = qoslab.sweep(
+            RED_DUMBBELL,
+            grid={MAX_P: "0.02,0.1"},
+            seeds=2,
+            client=client,
+            out=tmp_path / "dask",
+            overrides=["duration=2s"],
+        )
         # The command line reaches the same cluster by its address (resumes: everything is stored).
-        p = cli("sweep", str(RED_DUMBBELL), "--grid", f"{MAX_P}=0.02,0.1", "--seeds", "2", "--set", "duration=2s",
-                "--scheduler", cluster.scheduler_address, "--out", str(tmp_path / "dask"))
+        p = cli(
+            "sweep",
+            str(RED_DUMBBELL),
+            "--grid",
+            f"{MAX_P}=0.02,0.1",
+            "--seeds",
+            "2",
+            "--set",
+            "duration=2s",
+            "--scheduler",
+            cluster.scheduler_address,
+            "--out",
+            str(tmp_path / "dask"),
+        )
         assert p.returncode == 0, p.stderr
         assert "0 executed, 4 from the store" in p.stdout and "dask scheduler" in p.stdout
     meta = json.loads((tmp_path / "dask" / "sweep.json").read_text())
@@ -178,8 +207,11 @@ def test_dask_local_cluster_of_two_workers_runs_the_same_sweep(tmp_path):
 
 def test_sweep_file_names_the_scenario_grid_and_seeds(tmp_path):
     f = tmp_path / "s.toml"
-    f.write_text(f'[sweep]\nscenario = "{RED_DUMBBELL}"\nseeds = 2\nset = ["duration=1s"]\n'
-                 f'[sweep.grid]\n"{MIN_TH}" = [3, 4]\n"{MAX_P}" = "0.05"\n', encoding="utf-8")
+    f.write_text(
+        f'[sweep]\nscenario = "{RED_DUMBBELL}"\nseeds = 2\nset = ["duration=1s"]\n'
+        f'[sweep.grid]\n"{MIN_TH}" = [3, 4]\n"{MAX_P}" = "0.05"\n',
+        encoding="utf-8",
+    )
     p = sweeps.plan(f)
     assert p.seeds == [1, 2] and p.grid == {MIN_TH: ["3", "4"], MAX_P: ["0.05"]}
     assert p.scenario.duration == "1s" and len(p.jobs) == 4
@@ -190,7 +222,7 @@ def test_sweep_file_names_the_scenario_grid_and_seeds(tmp_path):
 
 def test_a_sweep_table_inside_a_scenario_is_refused(tmp_path):
     f = tmp_path / "x.toml"
-    f.write_text(RED_DUMBBELL.read_text() + '\n[sweep]\nseeds = 2\n', encoding="utf-8")
+    f.write_text(RED_DUMBBELL.read_text() + "\n[sweep]\nseeds = 2\n", encoding="utf-8")
     p = cli("sweep", str(f), "--out", str(tmp_path / "out"))
     assert p.returncode == 2 and "cannot sit in a scenario file" in p.stderr, p.stderr
     assert not (tmp_path / "out").exists()
@@ -199,24 +231,32 @@ def test_a_sweep_table_inside_a_scenario_is_refused(tmp_path):
 # -- bad input: exit 2, clear error, nothing written ---------------------------
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--grid", "topology.bottleneck.queue.nope=1,2"], "nope"),
-    (["--grid", "topology.bottleneck.queue.max_p=0.1,7"], "max_p"),
-    (["--grid", f"{MAX_P}="], "no values"),
-    (["--grid", f"{MIN_TH}=9..3"], "empty"),
-    (["--grid", "=1,2"], "key.path=values"),
-    (["--grid", f"{MIN_TH}=3,4", "--grid", f"{MIN_TH}=5"], "given twice"),
-    (["--jobs", "0"], "--jobs"),
-    (["--jobs", "2", "--scheduler", "tcp://127.0.0.1:9"], "not allowed with"),
-    (["--scheduler", "tcp://127.0.0.1:9"], "cannot reach a Dask scheduler"),
-    (["--scheduler", "bogus://x"], "not a scheduler address"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--grid", "topology.bottleneck.queue.nope=1,2"], "nope"),
+        (["--grid", "topology.bottleneck.queue.max_p=0.1,7"], "max_p"),
+        (["--grid", f"{MAX_P}="], "no values"),
+        (["--grid", f"{MIN_TH}=9..3"], "empty"),
+        (["--grid", "=1,2"], "key.path=values"),
+        (["--grid", f"{MIN_TH}=3,4", "--grid", f"{MIN_TH}=5"], "given twice"),
+        (["--jobs", "0"], "--jobs"),
+        (["--jobs", "2", "--scheduler", "tcp://127.0.0.1:9"], "not allowed with"),
+        (["--scheduler", "tcp://127.0.0.1:9"], "cannot reach a Dask scheduler"),
+        (["--scheduler", "bogus://x"], "not a scheduler address"),
+    ],
+)
 def test_bad_sweep_input_exits_2_and_writes_nothing(tmp_path, args, message):
     out = tmp_path / "out"
     env = {**os.environ, "QOSLAB_SCHEDULER_TIMEOUT_S": "2", "COLUMNS": "200"}
-    p = subprocess.run([sys.executable, "-m", "qoslab", "sweep", str(RED_DUMBBELL), "--set", "duration=1s",
-                        "--out", str(out), *args], capture_output=True, text=True, timeout=120, env=env,
-                       cwd=tmp_path)
+    p = subprocess.run(
+        [sys.executable, "-m", "qoslab", "sweep", str(RED_DUMBBELL), "--set", "duration=1s", "--out", str(out), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+    )
     assert p.returncode == 2, (p.returncode, p.stderr)
     assert message in p.stderr, p.stderr
     no_traceback(p)
@@ -229,8 +269,23 @@ def test_bad_sweep_input_exits_2_and_writes_nothing(tmp_path, args, message):
 
 def test_a_killed_sweep_resumes_without_recomputing_or_losing_runs(tmp_path):
     out = tmp_path / "sw"
-    args = [sys.executable, "-m", "qoslab", "sweep", str(RED_DUMBBELL), "--grid", f"{MIN_TH}=3,4",
-            "--seeds", "6", "--set", "duration=30s", "--jobs", "2", "--out", str(out)]
+    args = [
+        sys.executable,
+        "-m",
+        "qoslab",
+        "sweep",
+        str(RED_DUMBBELL),
+        "--grid",
+        f"{MIN_TH}=3,4",
+        "--seeds",
+        "6",
+        "--set",
+        "duration=30s",
+        "--jobs",
+        "2",
+        "--out",
+        str(out),
+    ]
     total = 12
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     store = Store(out)
@@ -262,8 +317,20 @@ def test_a_killed_sweep_resumes_without_recomputing_or_losing_runs(tmp_path):
 
 
 def test_cli_sweep_prints_the_per_point_table_and_progress_lines(tmp_path):
-    p = cli("sweep", str(RED_DUMBBELL), "--grid", f"{MAX_P}=0.02,0.1", "--seeds", "2", "--set", "duration=1s",
-            "--jobs", "2", "--out", str(tmp_path / "o"))
+    p = cli(
+        "sweep",
+        str(RED_DUMBBELL),
+        "--grid",
+        f"{MAX_P}=0.02,0.1",
+        "--seeds",
+        "2",
+        "--set",
+        "duration=1s",
+        "--jobs",
+        "2",
+        "--out",
+        str(tmp_path / "o"),
+    )
     assert p.returncode == 0, p.stderr
     assert "sweep: 4/4 runs" in p.stderr  # plain progress lines off a terminal
     assert "4 runs (2 points x 2 seeds): 4 executed, 0 from the store" in p.stdout
@@ -272,10 +339,12 @@ def test_cli_sweep_prints_the_per_point_table_and_progress_lines(tmp_path):
 
 
 def test_qoslab_run_imports_neither_dask_nor_matplotlib(tmp_path):
-    code = ("import sys\nfrom qoslab.cli import main\n"
-            f"assert main(['run', {str(RED_DUMBBELL)!r}, '--set', 'duration=1s', '--out', {str(tmp_path / 'r')!r},"
-            " '-q']) == 0\n"
-            "print(sorted(m for m in ('dask', 'distributed', 'matplotlib') if m in sys.modules))\n")
+    code = (
+        "import sys\nfrom qoslab.cli import main\n"
+        f"assert main(['run', {str(RED_DUMBBELL)!r}, '--set', 'duration=1s', '--out', {str(tmp_path / 'r')!r},"
+        " '-q']) == 0\n"
+        "print(sorted(m for m in ('dask', 'distributed', 'matplotlib') if m in sys.modules))\n"
+    )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]"

@@ -69,15 +69,11 @@ class Executor(Protocol):
         An exception raised by ``fn`` propagates (the remaining jobs are cancelled)."""
         ...
 
-    def close(self) -> None:
-        ...
+    def close(self) -> None: ...
 
-    def __enter__(self) -> Executor:
-        ...
+    def __enter__(self) -> Executor: ...
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        ...
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None: ...
 
 
 def cores() -> int:
@@ -95,8 +91,7 @@ class _Base:
     def __enter__(self: Any) -> Any:
         return self
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
 
@@ -128,8 +123,7 @@ class LocalExecutor(_Base):
         import multiprocessing
 
         if self._pool is None:
-            self._pool = cf.ProcessPoolExecutor(max_workers=self._jobs,
-                                                mp_context=multiprocessing.get_context("spawn"))
+            self._pool = cf.ProcessPoolExecutor(max_workers=self._jobs, mp_context=multiprocessing.get_context("spawn"))
         futures = {self._pool.submit(fn, item): i for i, item in enumerate(items)}
         try:
             for fut in cf.as_completed(futures):
@@ -148,8 +142,7 @@ class DaskExecutor(_Base):
     """Jobs submitted to a Dask distributed scheduler at ``address`` (``tcp://host:8786``),
     or to an existing :class:`distributed.Client` (``client=``)."""
 
-    def __init__(self, address: str | None = None, *, client: Any = None,
-                 timeout_s: float | None = None) -> None:
+    def __init__(self, address: str | None = None, *, client: Any = None, timeout_s: float | None = None) -> None:
         if (address is None) == (client is None):
             raise ValueError("give exactly one of address and client")
         self._own = client is None
@@ -176,8 +169,10 @@ class DaskExecutor(_Base):
         if not items:
             return
         # pure=False: two equal items are still two jobs (each run is stored once by the caller).
-        futures = [self._client.submit(fn, item, pure=False, key=f"qoslab-{i}-{os.urandom(6).hex()}")
-                   for i, item in enumerate(items)]
+        futures = [
+            self._client.submit(fn, item, pure=False, key=f"qoslab-{i}-{os.urandom(6).hex()}")
+            for i, item in enumerate(items)
+        ]
         index = {f.key: i for i, f in enumerate(futures)}
         try:
             for fut in as_completed(futures):
@@ -205,16 +200,22 @@ def connect(address: str, *, timeout_s: float | None = None) -> Any:
 
     scheme, sep, rest = address.partition("://")
     if (sep and (scheme not in backends or not rest)) or (not sep and ":" not in address):
-        raise config_error("--scheduler", f"{address!r} is not a scheduler address; allowed: "
-                                          f"SCHEME://HOST:PORT with SCHEME one of {', '.join(sorted(backends))}, "
-                                          f"or HOST:PORT (tcp)")
+        raise config_error(
+            "--scheduler",
+            f"{address!r} is not a scheduler address; allowed: "
+            f"SCHEME://HOST:PORT with SCHEME one of {', '.join(sorted(backends))}, "
+            f"or HOST:PORT (tcp)",
+        )
     client: Any = distributed.Client  # distributed is untyped
     try:
         return client(address, timeout=f"{timeout_s}s", set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:
-        raise config_error("--scheduler", f"{address}: cannot reach a Dask scheduler within {timeout_s:g} s "
-                          f"({type(e).__name__}: {e}); allowed: the address of a running scheduler, "
-                          f"e.g. tcp://host:8786") from None
+        raise config_error(
+            "--scheduler",
+            f"{address}: cannot reach a Dask scheduler within {timeout_s:g} s "
+            f"({type(e).__name__}: {e}); allowed: the address of a running scheduler, "
+            f"e.g. tcp://host:8786",
+        ) from None
 
 
 def open_executor(*, jobs: int | None = None, scheduler: str | None = None, client: Any = None) -> Executor:

@@ -71,12 +71,15 @@ def queue_series(res: Result, name: str, metric: str) -> pd.DataFrame:
     rows = q[q["entity_id"] == name]
     if rows.empty:
         names = sorted(set(map(str, q["entity_id"])))
-        raise config_error("--queue", f"no time series for queue {name!r}; queues with series: "
-                                      f"{', '.join(names) or 'none'}")
+        raise config_error(
+            "--queue", f"no time series for queue {name!r}; queues with series: {', '.join(names) or 'none'}"
+        )
     m = rows[rows["metric"] == metric]
     if m.empty:
-        raise config_error("--metric", f"queue {name} has no series {metric!r}; it has: "
-                                       f"{', '.join(sorted(set(map(str, rows['metric']))))}")
+        raise config_error(
+            "--metric",
+            f"queue {name} has no series {metric!r}; it has: {', '.join(sorted(set(map(str, rows['metric']))))}",
+        )
     return m[["t_s", "value"]].sort_values("t_s", kind="stable").reset_index(drop=True)
 
 
@@ -89,8 +92,9 @@ def flow_series(res: Result, group: str, metric: str) -> pd.DataFrame:
     m = f[f["metric"] == source]
     if m.empty:
         have = sorted(set(map(str, f["metric"])) - {"delay_s", "interarrival_count"})
-        raise config_error("--metric", f"group {group} has no series {metric!r}; allowed: throughput, "
-                                       f"{', '.join(have)}")
+        raise config_error(
+            "--metric", f"group {group} has no series {metric!r}; allowed: throughput, {', '.join(have)}"
+        )
     wide = m.pivot_table(index="t_s", columns="entity_id", values="value", aggfunc="sum").sort_index()
     if metric == "throughput":
         # Bits over each bin's width; the last bin may be cut short by the end of the run.
@@ -127,8 +131,11 @@ def cdf_samples(res: Result, what: str, group: str | None = None) -> tuple[Any, 
     if what == "delay":
         x = np.sort(f.loc[f["metric"] == "delay_s", "value"].to_numpy(dtype=float))
         if x.size == 0:
-            raise config_error("--cdf", f"no delay samples in {scope}; per-packet delays are recorded for "
-                                        f"traced flows: set metrics.trace_groups = [\"GROUP\"] in the scenario")
+            raise config_error(
+                "--cdf",
+                f"no delay samples in {scope}; per-packet delays are recorded for "
+                f'traced flows: set metrics.trace_groups = ["GROUP"] in the scenario',
+            )
         return x, np.arange(1, x.size + 1) / x.size
     h = f[f["metric"] == "interarrival_count"].groupby("t_s")["value"].sum().sort_index()
     if h.empty or float(h.sum()) == 0:
@@ -137,12 +144,21 @@ def cdf_samples(res: Result, what: str, group: str | None = None) -> tuple[Any, 
     return h.index.to_numpy(dtype=float), np.cumsum(w) / w.sum()
 
 
-def plot(res: Result, *, queue: str | None = None, flows: str | None = None, metric: str | None = None,
-         cdf: str | None = None, out: str | os.PathLike[str] | None = None, ax: Any = None) -> Any:
+def plot(
+    res: Result,
+    *,
+    queue: str | None = None,
+    flows: str | None = None,
+    metric: str | None = None,
+    cdf: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    ax: Any = None,
+) -> Any:
     """Draws one plot of ``res`` (see the module doc); returns the matplotlib Figure."""
     if out is not None and Path(out).suffix.lower() not in FORMATS:
-        raise config_error("--out", f"{str(out)!r}: unknown image format; allowed: a file ending in "
-                                    f"{' or '.join(FORMATS)}")
+        raise config_error(
+            "--out", f"{str(out)!r}: unknown image format; allowed: a file ending in {' or '.join(FORMATS)}"
+        )
     if cdf is None and (queue is None) == (flows is None):
         raise config_error("--queue/--flows", "give exactly one of --queue NAME and --flows GROUP (or --cdf)")
     if cdf is not None and queue is not None:
@@ -177,8 +193,9 @@ def plot(res: Result, *, queue: str | None = None, flows: str | None = None, met
         ax.set_xlabel("one-way delay (s)" if cdf == "delay" else "inter-arrival time (s)")
         ax.set_ylabel("P(X <= x)")
         ax.set_ylim(0, 1.02)
-        ax.set_title(f"{title}: CDF of {'delay' if cdf == 'delay' else 'inter-arrival time'}"
-                     f"{f' ({flows})' if flows else ''}")
+        ax.set_title(
+            f"{title}: CDF of {'delay' if cdf == 'delay' else 'inter-arrival time'}{f' ({flows})' if flows else ''}"
+        )
     elif queue is not None:
         ax.plot(data["t_s"], data["value"], lw=1.2)
         ax.set_xlabel("time (s)")

@@ -76,11 +76,13 @@ def table_html(df: pd.DataFrame, *, left: Sequence[str] = (), row_class: str | N
     head = "".join(f'<th class="l">{_e(c)}</th>' if c in left else f"<th>{_e(c)}</th>" for c in cols)
     rows = []
     for rec in df.itertuples(index=False):
-        cells = "".join(f'<td class="l">{_e(_num(v))}</td>' if c in left else f"<td>{_e(_num(v))}</td>"
-                        for c, v in zip(cols, rec, strict=True))
+        cells = "".join(
+            f'<td class="l">{_e(_num(v))}</td>' if c in left else f"<td>{_e(_num(v))}</td>"
+            for c, v in zip(cols, rec, strict=True)
+        )
         cls = f' class="{row_class}"' if row_class else ""
         rows.append(f"<tr{cls}>{cells}</tr>")
-    return f"<div class=\"wide\"><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 
 
 def _png_uri(data: bytes) -> str:
@@ -103,10 +105,12 @@ def _figure(uri: str, caption: str) -> str:
 def _page(title: str, body: list[str]) -> str:
     from . import __version__
 
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
-            f"<h1>{_e(title)}</h1>{''.join(body)}"
-            f"<p class=\"meta\">Written by qoslab {__version__} (<code>qoslab report</code>).</p></body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+        f"<h1>{_e(title)}</h1>{''.join(body)}"
+        f'<p class="meta">Written by qoslab {__version__} (<code>qoslab report</code>).</p></body></html>\n'
+    )
 
 
 def _scenario_html(echo: dict[str, Any]) -> str:
@@ -183,11 +187,24 @@ def run_html(res: Result) -> str:
 
     _agg()
     s = res.summary
-    body = [f"<p class=\"meta\">seed {_e(res.seed)}, {_e(s.get('sim_time_s'))} s simulated, "
-            f"{_e(_num(s.get('events', 0)))} events, qoslab {_e(s.get('qoslab_version', '?'))}</p>"]
+    body = [
+        f'<p class="meta">seed {_e(res.seed)}, {_e(s.get("sim_time_s"))} s simulated, '
+        f"{_e(_num(s.get('events', 0)))} events, qoslab {_e(s.get('qoslab_version', '?'))}</p>"
+    ]
     q = queue_table(res)
-    shown = ["queue", "kind", "arrivals", "sent_pkts", "drops", "drop_ratio", "marks", "backlog_mean_pkts",
-             "backlog_max_pkts", "sojourn_mean_s", "utilization"]
+    shown = [
+        "queue",
+        "kind",
+        "arrivals",
+        "sent_pkts",
+        "drops",
+        "drop_ratio",
+        "marks",
+        "backlog_mean_pkts",
+        "backlog_max_pkts",
+        "sojourn_mean_s",
+        "utilization",
+    ]
     reasons = [c for c in q.columns if c.startswith(("drops_", "marks_")) and int(q[c].sum()) > 0]
     if q["parent"].astype(bool).any():
         shown.insert(2, "parent")
@@ -201,8 +218,10 @@ def run_html(res: Result) -> str:
     body += ["<h2>Traffic groups</h2>", table_html(groups, left=("group",))]
     body += ["<h2>Queues</h2>", table_html(main, left=("queue", "kind", "parent"))]
     if len(rest):
-        body.append(f"<details><summary>{len(rest)} more queues without drops (hosts' own queues)</summary>"
-                    f"{table_html(rest, left=('queue', 'kind', 'parent'))}</details>")
+        body.append(
+            f"<details><summary>{len(rest)} more queues without drops (hosts' own queues)</summary>"
+            f"{table_html(rest, left=('queue', 'kind', 'parent'))}</details>"
+        )
     body += ["<h2>Admission</h2>", table_html(admission_table(res), left=("group", "rules"))]
     body += ["<h2>Plots</h2>", *_run_plots(res)]
     body += ["<h2>Scenario</h2>", _scenario_html(res.scenario)]
@@ -220,26 +239,33 @@ def sweep_html(folder: Path) -> str:
     meta = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
     summ = pq.read_table(folder / "summary.parquet").to_pandas()
     keys = list(meta["grid"])
-    body = [f"<p class=\"meta\">{len(meta['runs'])} runs: grid "
-            + ", ".join(f"<code>{_e(k)}</code> = {_e(', '.join(v))}" for k, v in meta["grid"].items())
-            + f"; seeds {_e(', '.join(map(str, meta['seeds'])))}; {meta['executed']} executed, "
-              f"{meta['reused']} from the store, {meta['wall_s']} s on {_e(meta['executor'])}; build "
-              f"<code>{_e(meta['build'].get('git_commit', '')[:12] or 'no git')}</code> / native "
-              f"<code>{_e(meta['build']['native_sha256'][:12])}</code></p>"]
+    body = [
+        f'<p class="meta">{len(meta["runs"])} runs: grid '
+        + ", ".join(f"<code>{_e(k)}</code> = {_e(', '.join(v))}" for k, v in meta["grid"].items())
+        + f"; seeds {_e(', '.join(map(str, meta['seeds'])))}; {meta['executed']} executed, "
+        f"{meta['reused']} from the store, {meta['wall_s']} s on {_e(meta['executor'])}; build "
+        f"<code>{_e(meta['build'].get('git_commit', '')[:12] or 'no git')}</code> / native "
+        f"<code>{_e(meta['build']['native_sha256'][:12])}</code></p>"
+    ]
     g = summ[summ["entity_kind"] == "group"]
     wanted = ["throughput_bps", "loss", "delay_mean_s", "jain"]
     view = g[g["metric"].isin(wanted)][[*keys, "entity", "metric", "n", "mean", "ci95"]]
-    body += ["<h2>Per point (mean and 95 % CI half-width over seeds)</h2>",
-             table_html(view.rename(columns={"entity": "group"}), left=("group", "metric"))]
+    body += [
+        "<h2>Per point (mean and 95 % CI half-width over seeds)</h2>",
+        table_html(view.rename(columns={"entity": "group"}), left=("group", "metric")),
+    ]
     q = summ[(summ["entity_kind"] == "queue") & summ["metric"].isin(["drops", "backlog_mean_pkts", "utilization"])]
     # The queues that matter: those that dropped at some point, or were busy more than half the time.
     peak = q.pivot_table(index="entity", columns="metric", values="mean", aggfunc="max")
-    busy = [str(n) for n, r in peak.iterrows()
-            if float(r.get("drops", 0.0)) > 0 or float(r.get("utilization", 0.0)) > 0.5]
+    busy = [
+        str(n) for n, r in peak.iterrows() if float(r.get("drops", 0.0)) > 0 or float(r.get("utilization", 0.0)) > 0.5
+    ]
     q = q[q["entity"].isin(busy)][[*keys, "entity", "metric", "n", "mean", "ci95"]]
     if len(q):
-        body += ["<h2>Queues that dropped or were busy (> 50 %)</h2>",
-                 table_html(q.rename(columns={"entity": "queue"}), left=("queue", "metric"))]
+        body += [
+            "<h2>Queues that dropped or were busy (> 50 %)</h2>",
+            table_html(q.rename(columns={"entity": "queue"}), left=("queue", "metric")),
+        ]
     body.append("<h2>Plots</h2>")
     if keys:
         x = keys[0]
@@ -257,8 +283,10 @@ def sweep_html(folder: Path) -> str:
                     if not all(isinstance(v, (int, float)) for v in xs):
                         xs = [str(v) for v in xs]
                     err = part["ci95"].fillna(0.0)
-                    lab = ", ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in
-                                    zip(others, label if isinstance(label, tuple) else (label,), strict=True))
+                    lab = ", ".join(
+                        f"{k.rsplit('.', 1)[-1]}={v}"
+                        for k, v in zip(others, label if isinstance(label, tuple) else (label,), strict=True)
+                    )
                     ax.errorbar(xs, part["mean"], yerr=err, marker="o", capsize=3, label=lab or None)
                 ax.set_xlabel(x)
                 ax.set_ylabel(metric)
@@ -290,15 +318,21 @@ def reproduction_html(folder: Path) -> str:
     rows = []
     for c in claims:
         text, cls = word[c.get("holds")]
-        rows.append(f'<tr class="claim"><td><code>{_e(c["id"])}</code><br>{_e(c["text"])}</td>'
-                    f"<td>{_e(c['paper'])}</td><td>{_e(c['measured'])}</td><td>{_e(c['tolerance'])}</td>"
-                    f'<td class="{cls}">{text}</td><td>{_e(c.get("explanation", ""))}</td></tr>')
-    head = "".join(f'<th class="l">{h}</th>' for h in ("claim", "paper / reference", "qoslab", "tolerance",
-                                                         "holds", "why"))
-    body = [f"<p class=\"meta\">seed file <code>{_e(doc.get('seed_file', ''))}</code>, qoslab "
-            f"{_e(doc.get('qoslab_version', '?'))}, {'quick' if doc.get('quick') else 'full'} run, seeds "
-            f"{_e(', '.join(map(str, doc.get('seeds', []))))}, {_e(doc.get('wall_s', '?'))} s</p>",
-            "<h2>Claims</h2>", f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"]
+        rows.append(
+            f'<tr class="claim"><td><code>{_e(c["id"])}</code><br>{_e(c["text"])}</td>'
+            f"<td>{_e(c['paper'])}</td><td>{_e(c['measured'])}</td><td>{_e(c['tolerance'])}</td>"
+            f'<td class="{cls}">{text}</td><td>{_e(c.get("explanation", ""))}</td></tr>'
+        )
+    head = "".join(
+        f'<th class="l">{h}</th>' for h in ("claim", "paper / reference", "qoslab", "tolerance", "holds", "why")
+    )
+    body = [
+        f'<p class="meta">seed file <code>{_e(doc.get("seed_file", ""))}</code>, qoslab '
+        f"{_e(doc.get('qoslab_version', '?'))}, {'quick' if doc.get('quick') else 'full'} run, seeds "
+        f"{_e(', '.join(map(str, doc.get('seeds', []))))}, {_e(doc.get('wall_s', '?'))} s</p>",
+        "<h2>Claims</h2>",
+        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>",
+    ]
     md_path = folder / "report.md"
     if md_path.is_file():
         md = md_path.read_text(encoding="utf-8")
@@ -337,8 +371,9 @@ def kind_of(folder: Path) -> str:
         return "sweep"
     if (folder / "summary.json").is_file():
         return "run"
-    raise config_error("DIR", f"{folder}: not a run, sweep or reproduction folder (no summary.json, sweep.json "
-                              f"or results.json)")
+    raise config_error(
+        "DIR", f"{folder}: not a run, sweep or reproduction folder (no summary.json, sweep.json or results.json)"
+    )
 
 
 def render(folder: str | os.PathLike[str]) -> str:

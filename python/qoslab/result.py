@@ -192,8 +192,16 @@ class Result:
 
     # -- looking at it ------------------------------------------------
 
-    def plot(self, *, queue: str | None = None, flows: str | None = None, metric: str | None = None,
-             cdf: str | None = None, out: str | os.PathLike[str] | None = None, ax: Any = None) -> Any:
+    def plot(
+        self,
+        *,
+        queue: str | None = None,
+        flows: str | None = None,
+        metric: str | None = None,
+        cdf: str | None = None,
+        out: str | os.PathLike[str] | None = None,
+        ax: Any = None,
+    ) -> Any:
         """One plot (a matplotlib Figure), as ``qoslab plot``: ``queue="r0->sink0", metric="red_avg"``,
         ``flows="cbr", metric="throughput"``, ``cdf="delay"`` or ``cdf="interarrival"``; saved to
         ``out`` (``.png``/``.svg``), drawn on ``ax``, or shown in a window. See :mod:`qoslab.plot`."""

@@ -26,12 +26,16 @@ def _clean(v: Any) -> Any:
 def as_json(res: Result, *, idle: bool = False) -> dict[str, Any]:
     """What ``qoslab show --json`` prints: run facts, ``queues``, ``groups``, ``admission``
     (lists of row objects; NaN as null)."""
+
     def rows(df: Any) -> list[dict[str, Any]]:
         return [{k: _clean(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
 
     s = res.summary
     return {
-        "name": res.name, "seed": res.seed, "sim_time_s": s.get("sim_time_s"), "events": s.get("events"),
+        "name": res.name,
+        "seed": res.seed,
+        "sim_time_s": s.get("sim_time_s"),
+        "events": s.get("events"),
         "qoslab_version": s.get("qoslab_version"),
         "queues": rows(queue_table(res, idle=idle)),
         "groups": rows(group_table(res)),
@@ -69,8 +73,13 @@ def renderables(res: Result, *, idle: bool = False) -> list[Any]:
     out: list[Any] = []
     s = res.summary
     head = Table.grid(padding=(0, 2))
-    head.add_row(f"[bold]{res.name}[/]", f"seed {res.seed}", f"{s.get('sim_time_s', '?')} s simulated",
-                 f"{int(s.get('events', 0)):,} events", f"qoslab {s.get('qoslab_version', '?')}")
+    head.add_row(
+        f"[bold]{res.name}[/]",
+        f"seed {res.seed}",
+        f"{s.get('sim_time_s', '?')} s simulated",
+        f"{int(s.get('events', 0)):,} events",
+        f"qoslab {s.get('qoslab_version', '?')}",
+    )
     out.append(head)
 
     q = queue_table(res, idle=idle)
@@ -78,22 +87,25 @@ def renderables(res: Result, *, idle: bool = False) -> list[Any]:
 
     rates = {str(n): int(r) for n, r in zip(res.queues["name"], res.queues["link_rate_bps"], strict=True)}
     lines = Text(no_wrap=True, overflow="ignore")
-    lines.append("queues" + ("" if idle else " (those that saw a packet; --all for every one)") + "\n",
-                 style="italic")
+    lines.append("queues" + ("" if idle else " (those that saw a packet; --all for every one)") + "\n", style="italic")
     for _, r in q.iterrows():
         reasons = ", ".join(f"{x} {int(r[f'drops_{x}']):,}" for x in DROP_REASONS if int(r[f"drops_{x}"]))
         marks = ", ".join(f"{x} {int(r[f'marks_{x}']):,}" for x in MARK_REASONS if int(r[f"marks_{x}"]))
         parent = f" parent {r['parent']}" if r["parent"] else ""
         lines.append(f"qdisc {r['kind']} {r['queue']}{parent}", style="bold")
         lines.append(f"  link {_rate(float(rates.get(str(r['queue']), 0)))}\n")
-        lines.append(f" arrivals {int(r['arrivals']):,} pkt  sent {int(r['sent_pkts']):,} pkt "
-                     f"({int(r['sent_bytes']):,} bytes)  dropped {int(r['drops']):,} "
-                     f"({_pct(float(r['drop_ratio']))})  marked {int(r['marks']):,}\n")
+        lines.append(
+            f" arrivals {int(r['arrivals']):,} pkt  sent {int(r['sent_pkts']):,} pkt "
+            f"({int(r['sent_bytes']):,} bytes)  dropped {int(r['drops']):,} "
+            f"({_pct(float(r['drop_ratio']))})  marked {int(r['marks']):,}\n"
+        )
         if reasons or marks:
             lines.append(f" drops: {reasons or '-'}   marks: {marks or '-'}\n")
-        lines.append(f" backlog {float(r['backlog_mean_pkts']):.2f} pkt avg, {int(r['backlog_max_pkts'])} max, "
-                     f"{int(r['backlog_end_pkts'])} at end  util {float(r['utilization']):.3f}\n"
-                     f" sojourn {_time(float(r['sojourn_mean_s']))} avg, {_time(float(r['sojourn_max_s']))} max\n")
+        lines.append(
+            f" backlog {float(r['backlog_mean_pkts']):.2f} pkt avg, {int(r['backlog_max_pkts'])} max, "
+            f"{int(r['backlog_end_pkts'])} at end  util {float(r['utilization']):.3f}\n"
+            f" sojourn {_time(float(r['sojourn_mean_s']))} avg, {_time(float(r['sojourn_max_s']))} max\n"
+        )
     out.append(lines)
 
     g = group_table(res)
@@ -102,12 +114,17 @@ def renderables(res: Result, *, idle: bool = False) -> list[Any]:
     for name in g["group"]:
         t.add_column(str(name), justify="right")
     fmt: list[tuple[str, str, Any]] = [
-        ("flows", "flows", lambda v: f"{int(v):,}"), ("sent_pkts", "sent (pkt)", lambda v: f"{int(v):,}"),
+        ("flows", "flows", lambda v: f"{int(v):,}"),
+        ("sent_pkts", "sent (pkt)", lambda v: f"{int(v):,}"),
         ("delivered_pkts", "delivered (pkt)", lambda v: f"{int(v):,}"),
-        ("dropped_pkts", "dropped (pkt)", lambda v: f"{int(v):,}"), ("loss", "loss", _pct),
-        ("throughput_bps", "throughput", _rate), ("throughput_per_flow_bps", "per flow", _rate),
-        ("goodput_bps", "goodput (TCP)", _rate), ("delay_mean_s", "delay mean", _time),
-        ("delay_p50_s", "delay p50 (median flow)", _time), ("delay_p99_s", "delay p99 (worst flow)", _time),
+        ("dropped_pkts", "dropped (pkt)", lambda v: f"{int(v):,}"),
+        ("loss", "loss", _pct),
+        ("throughput_bps", "throughput", _rate),
+        ("throughput_per_flow_bps", "per flow", _rate),
+        ("goodput_bps", "goodput (TCP)", _rate),
+        ("delay_mean_s", "delay mean", _time),
+        ("delay_p50_s", "delay p50 (median flow)", _time),
+        ("delay_p99_s", "delay p99 (worst flow)", _time),
         ("delay_max_s", "delay max", _time),
         ("jain", "Jain fairness", lambda v: "-" if not math.isfinite(v) else f"{v:.4f}"),
     ]
@@ -120,8 +137,15 @@ def renderables(res: Result, *, idle: bool = False) -> list[Any]:
     for col in ("group", "flows", "admitted", "refused", "admit decisions", "reject decisions", "rules"):
         t.add_column(col, justify="left" if col in ("group", "rules") else "right")
     for _, r in a.iterrows():
-        t.add_row(str(r["group"]), str(int(r["flows"])), str(int(r["admitted"])), str(int(r["refused"])),
-                  str(int(r["admit_decisions"])), str(int(r["reject_decisions"])), str(r["rules"]) or "-")
+        t.add_row(
+            str(r["group"]),
+            str(int(r["flows"])),
+            str(int(r["admitted"])),
+            str(int(r["refused"])),
+            str(int(r["admit_decisions"])),
+            str(int(r["reject_decisions"])),
+            str(r["rules"]) or "-",
+        )
     out.append(t)
     return out
 

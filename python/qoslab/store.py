@@ -68,8 +68,9 @@ def build_identity() -> dict[str, str]:
     here = Path(__file__).resolve().parent
     commit = ""
     try:
-        p = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True,
-                           timeout=10, check=False)
+        p = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False
+        )
         if p.returncode == 0:
             commit = p.stdout.strip()
     except (OSError, subprocess.SubprocessError):
@@ -105,8 +106,7 @@ def scenario_hash(scenario: Scenario) -> str:
 def run_key(scenario_sha: str, seed: int, build: Mapping[str, str] | None = None) -> str:
     """The store key of one run."""
     b = build if build is not None else build_identity()
-    text = "\n".join([KEY_VERSION, scenario_sha, str(seed), b["git_commit"], b["native_sha256"],
-                      b["qoslab_version"]])
+    text = "\n".join([KEY_VERSION, scenario_sha, str(seed), b["git_commit"], b["native_sha256"], b["qoslab_version"]])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

@@ -82,26 +82,33 @@ def parse_values(key: str, spec: GridValues, *, origin: str = "--grid") -> list[
             try:
                 a, b = int(lo), int(hi)
             except ValueError:
-                raise config_error(origin, f"{key}: range {text!r} is not a..b with integers a <= b; "
-                                           f"allowed: e.g. 1..10", origin=origin) from None
+                raise config_error(
+                    origin,
+                    f"{key}: range {text!r} is not a..b with integers a <= b; allowed: e.g. 1..10",
+                    origin=origin,
+                ) from None
             if b < a:
-                raise config_error(origin, f"{key}: range {text!r} is empty (b < a); allowed: a..b with a <= b",
-                                   origin=origin)
+                raise config_error(
+                    origin, f"{key}: range {text!r} is empty (b < a); allowed: a..b with a <= b", origin=origin
+                )
             return [str(v) for v in range(a, b + 1)]
         values = [v.strip() for v in text.split(",")]
         if not any(values):
-            raise config_error(origin, f"{key}: no values; allowed: a comma list (1e-4,1e-3 or 5ms,10ms) "
-                                       f"or an integer range a..b", origin=origin)
+            raise config_error(
+                origin,
+                f"{key}: no values; allowed: a comma list (1e-4,1e-3 or 5ms,10ms) or an integer range a..b",
+                origin=origin,
+            )
         if not all(values):
-            raise config_error(origin, f"{key}: empty value in {text!r}; allowed: a comma list without "
-                                       f"empty items", origin=origin)
+            raise config_error(
+                origin, f"{key}: empty value in {text!r}; allowed: a comma list without empty items", origin=origin
+            )
         return values
     if isinstance(spec, Sequence) and not isinstance(spec, (bytes, bytearray)):
         if len(spec) == 0:
             raise config_error(origin, f"{key}: no values; allowed: a non-empty list", origin=origin)
         return [_override_text((key, v)).partition("=")[2] for v in spec]
-    raise config_error(origin, f"{key}: {spec!r} is not a list of values, a comma list or a range a..b",
-                       origin=origin)
+    raise config_error(origin, f"{key}: {spec!r} is not a list of values, a comma list or a range a..b", origin=origin)
 
 
 def parse_grid_option(text: str) -> tuple[str, list[str]]:
@@ -109,8 +116,11 @@ def parse_grid_option(text: str) -> tuple[str, list[str]]:
     key, eq, values = text.partition("=")
     key = key.strip()
     if not eq or not key:
-        raise config_error("--grid", f"{text!r} is not key.path=values; allowed: e.g. "
-                                     f"topology.bottleneck.queue.max_p=0.02,0.1 or traffic.0.flows=1..10")
+        raise config_error(
+            "--grid",
+            f"{text!r} is not key.path=values; allowed: e.g. "
+            f"topology.bottleneck.queue.max_p=0.02,0.1 or traffic.0.flows=1..10",
+        )
     return key, parse_values(key, values)
 
 
@@ -186,25 +196,36 @@ def load_sweep_file(path: str | os.PathLike[str]) -> tuple[Path, dict[str, Any]]
         return None
     origin = str(p)
     if set(doc) != {"sweep"}:
-        raise config_error("sweep", "a [sweep] table cannot sit in a scenario file (the scenario format refuses "
-                                    "unknown keys); allowed: a sweep file holding only [sweep], with "
-                                    "scenario = \"path/to/scenario.toml\"", origin=origin)
+        raise config_error(
+            "sweep",
+            "a [sweep] table cannot sit in a scenario file (the scenario format refuses "
+            "unknown keys); allowed: a sweep file holding only [sweep], with "
+            'scenario = "path/to/scenario.toml"',
+            origin=origin,
+        )
     table = doc["sweep"]
     if not isinstance(table, dict):
         raise config_error("sweep", "must be a table", origin=origin)
     unknown = set(table) - {"scenario", "seeds", "set", "grid"}
     if unknown:
-        raise config_error("sweep", f"unknown key(s) {', '.join(sorted(unknown))}; allowed: scenario, seeds, "
-                                    f"set, grid", origin=origin)
+        raise config_error(
+            "sweep", f"unknown key(s) {', '.join(sorted(unknown))}; allowed: scenario, seeds, set, grid", origin=origin
+        )
     sc = table.get("scenario")
     if not isinstance(sc, str) or not sc:
-        raise config_error("sweep.scenario", "missing; allowed: the path of a scenario file, relative to the "
-                                             "sweep file", origin=origin)
+        raise config_error(
+            "sweep.scenario", "missing; allowed: the path of a scenario file, relative to the sweep file", origin=origin
+        )
     return (p.parent / sc, table)
 
 
-def plan(scenario: Scenario | str | os.PathLike[str], *, grid: Mapping[str, GridValues] | None = None,
-         seeds: int | Sequence[int] | None = None, overrides: Iterable[str] = ()) -> Plan:
+def plan(
+    scenario: Scenario | str | os.PathLike[str],
+    *,
+    grid: Mapping[str, GridValues] | None = None,
+    seeds: int | Sequence[int] | None = None,
+    overrides: Iterable[str] = (),
+) -> Plan:
     """Validates a sweep without running it: every grid point is loaded by the core, so a bad
     key path or value is a :class:`qoslab.ConfigError` naming it, before anything is written."""
     from .store import build_identity, run_key, scenario_hash
@@ -216,7 +237,7 @@ def plan(scenario: Scenario | str | os.PathLike[str], *, grid: Mapping[str, Grid
             path, file_table = sweep_file
             extra = file_table.get("set", [])
             if not isinstance(extra, list) or not all(isinstance(x, str) for x in extra):
-                raise config_error("sweep.set", "must be a list of \"key.path=value\" strings", origin=str(scenario))
+                raise config_error("sweep.set", 'must be a list of "key.path=value" strings', origin=str(scenario))
             scenario = Scenario.load(path, overrides=[*extra, *overrides])
         else:
             scenario = Scenario.load(scenario, overrides=overrides)
@@ -254,8 +275,18 @@ def plan(scenario: Scenario | str | os.PathLike[str], *, grid: Mapping[str, Grid
         sc = scenario.with_overrides(*(f"{k}={v}" for k, v in point)) if point else scenario
         sha = scenario_hash(sc)
         for seed in seed_list:
-            p.jobs.append(Job(index=index, key=run_key(sha, seed, build), seed=seed, point=point, text=sc.text,
-                              origin=sc.origin, base_dir=str(sc.base_dir), overrides=sc.overrides))
+            p.jobs.append(
+                Job(
+                    index=index,
+                    key=run_key(sha, seed, build),
+                    seed=seed,
+                    point=point,
+                    text=sc.text,
+                    origin=sc.origin,
+                    base_dir=str(sc.base_dir),
+                    overrides=sc.overrides,
+                )
+            )
             index += 1
     return p
 
@@ -303,9 +334,16 @@ class _Reporter:
                 TimeRemainingColumn,
             )
 
-            self.bar = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                TimeRemainingColumn(), TextColumn("{task.description}"),
-                                console=Console(stderr=True, highlight=False), transient=False)
+            self.bar = Progress(
+                TextColumn("sweep"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                TextColumn("{task.description}"),
+                console=Console(stderr=True, highlight=False),
+                transient=False,
+            )
             self.bar.start()
             self.task = self.bar.add_task("", total=total)
 
@@ -344,8 +382,7 @@ class Outcome:
     executor: str
 
 
-def run_plan(p: Plan, *, out: str | os.PathLike[str], executor: Executor,
-             progress: Progress | None = None) -> Outcome:
+def run_plan(p: Plan, *, out: str | os.PathLike[str], executor: Executor, progress: Progress | None = None) -> Outcome:
     """Runs the jobs of ``p`` missing from the store ``out``; writes the combined results."""
     from .store import Store
 
@@ -364,18 +401,43 @@ def run_plan(p: Plan, *, out: str | os.PathLike[str], executor: Executor,
         progress(done, total, f"{reused} from the store, {len(unique)} to run on {executor.description}")
     for i, (files, wall) in executor.map_unordered(execute_to_files, unique):
         job = unique[i]
-        store.put(job.key, files, {"seed": job.seed, "point": dict(job.point), "origin": job.origin,
-                                 "overrides": list(job.overrides), "build": p.build, "wall_s": round(wall, 3)})
+        store.put(
+            job.key,
+            files,
+            {
+                "seed": job.seed,
+                "point": dict(job.point),
+                "origin": job.origin,
+                "overrides": list(job.overrides),
+                "build": p.build,
+                "wall_s": round(wall, 3),
+            },
+        )
         done += sum(1 for j in todo if j.key == job.key)
         if progress is not None:
             progress(done, total, f"{_describe(job)} in {wall:.1f} s")
     frame = combine(p, store)
     summ = point_summary(frame, p.keys)
     executed = len(unique)
-    _write_outputs(p, out, frame, summ, executed=executed, reused=reused, wall=time.perf_counter() - t0,
-                   executor=executor.description)
-    return Outcome(frame=frame, summary=summ, executed=executed, reused=reused, wall_s=time.perf_counter() - t0,
-                   out=out, executor=executor.description)
+    _write_outputs(
+        p,
+        out,
+        frame,
+        summ,
+        executed=executed,
+        reused=reused,
+        wall=time.perf_counter() - t0,
+        executor=executor.description,
+    )
+    return Outcome(
+        frame=frame,
+        summary=summ,
+        executed=executed,
+        reused=reused,
+        wall_s=time.perf_counter() - t0,
+        out=out,
+        executor=executor.description,
+    )
 
 
 def combine(p: Plan, store: Any) -> pd.DataFrame:
@@ -424,8 +486,17 @@ def point_summary(frame: pd.DataFrame, keys: Sequence[str] | None = None) -> pd.
     return out[[*by, "n", "mean", "std", "ci95"]]
 
 
-def _write_outputs(p: Plan, out: Path, frame: pd.DataFrame, summ: pd.DataFrame, *, executed: int, reused: int,
-                   wall: float, executor: str) -> None:
+def _write_outputs(
+    p: Plan,
+    out: Path,
+    frame: pd.DataFrame,
+    summ: pd.DataFrame,
+    *,
+    executed: int,
+    reused: int,
+    wall: float,
+    executor: str,
+) -> None:
     import pyarrow as pa
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
@@ -436,8 +507,15 @@ def _write_outputs(p: Plan, out: Path, frame: pd.DataFrame, summ: pd.DataFrame, 
     table = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
     with atomic_dir(out / "dataset") as tmp:
         if p.keys:
-            ds.write_dataset(table, tmp, format="parquet", partitioning=p.keys, partitioning_flavor="hive",
-                             basename_template="part-{i}.parquet", existing_data_behavior="overwrite_or_ignore")
+            ds.write_dataset(
+                table,
+                tmp,
+                format="parquet",
+                partitioning=p.keys,
+                partitioning_flavor="hive",
+                basename_template="part-{i}.parquet",
+                existing_data_behavior="overwrite_or_ignore",
+            )
         else:
             pq.write_table(table, tmp / "part-0.parquet", **PARQUET_OPTIONS)
     stable = pa.Table.from_pandas(summ, preserve_index=False).replace_schema_metadata(None)
@@ -445,14 +523,22 @@ def _write_outputs(p: Plan, out: Path, frame: pd.DataFrame, summ: pd.DataFrame, 
     _atomic_file(out / "summary.csv", lambda path: summ.to_csv(path, index=False))
     _atomic_file(out / "scenario.toml", lambda path: Path(path).write_text(p.scenario.to_toml(), encoding="utf-8"))
     doc = {
-        "scenario": p.scenario.origin, "name": p.scenario.name, "overrides": list(p.scenario.overrides),
-        "grid": p.grid, "grid_types": {k: str(frame[k].dtype) for k in p.keys}, "seeds": p.seeds,
-        "build": p.build, "executor": executor,
+        "scenario": p.scenario.origin,
+        "name": p.scenario.name,
+        "overrides": list(p.scenario.overrides),
+        "grid": p.grid,
+        "grid_types": {k: str(frame[k].dtype) for k in p.keys},
+        "seeds": p.seeds,
+        "build": p.build,
+        "executor": executor,
         "runs": [{"key": j.key, "seed": j.seed, "point": dict(j.point)} for j in p.jobs],
-        "executed": executed, "reused": reused, "wall_s": round(wall, 3),
+        "executed": executed,
+        "reused": reused,
+        "wall_s": round(wall, 3),
     }
-    _atomic_file(out / "sweep.json",
-                 lambda path: Path(path).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8"))
+    _atomic_file(
+        out / "sweep.json", lambda path: Path(path).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    )
 
 
 def _atomic_file(target: Path, write: Callable[[Path], Any]) -> None:
@@ -473,8 +559,11 @@ def read_dataset(out: str | os.PathLike[str]) -> pd.DataFrame:
     meta = json.loads((Path(out) / "sweep.json").read_text(encoding="utf-8"))
     keys = list(meta["grid"])
     arrow = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_()}
-    part = ds.partitioning(pa.schema([(k, arrow.get(meta["grid_types"][k], pa.string())) for k in keys]),
-                           flavor="hive") if keys else None
+    part = (
+        ds.partitioning(pa.schema([(k, arrow.get(meta["grid_types"][k], pa.string())) for k in keys]), flavor="hive")
+        if keys
+        else None
+    )
     d = ds.dataset(Path(out) / "dataset", format="parquet", partitioning=part)
     frame = d.to_table().to_pandas()
     lead = [*keys, "seed", "run_key"]
@@ -483,10 +572,18 @@ def read_dataset(out: str | os.PathLike[str]) -> pd.DataFrame:
     return frame
 
 
-def sweep(scenario: Scenario | str | os.PathLike[str], *, grid: Mapping[str, GridValues] | None = None,
-          seeds: int | Sequence[int] | None = None, overrides: Iterable[str] = (), jobs: int | None = None,
-          scheduler: str | None = None, client: Any = None, out: str | os.PathLike[str] | None = None,
-          progress: bool | Progress = False) -> pd.DataFrame:
+def sweep(
+    scenario: Scenario | str | os.PathLike[str],
+    *,
+    grid: Mapping[str, GridValues] | None = None,
+    seeds: int | Sequence[int] | None = None,
+    overrides: Iterable[str] = (),
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    client: Any = None,
+    out: str | os.PathLike[str] | None = None,
+    progress: bool | Progress = False,
+) -> pd.DataFrame:
     """Runs ``scenario`` over ``grid`` × ``seeds`` and returns the combined long-form DataFrame.
 
     - ``grid``: ``{key.path: values}``; values a list, a comma list or ``"a..b"``.
@@ -527,5 +624,20 @@ def default_out(p: Plan) -> Path:
     return Path("results") / ("sweep_" + (re.sub(r"[^A-Za-z0-9._-]+", "_", p.scenario.name).lstrip(".") or "x"))
 
 
-__all__ = ["Job", "Outcome", "Plan", "combine", "default_out", "execute_job", "execute_to_files", "load_sweep_file",
-           "parse_grid_option", "parse_values", "plan", "point_summary", "read_dataset", "run_plan", "sweep"]
+__all__ = [
+    "Job",
+    "Outcome",
+    "Plan",
+    "combine",
+    "default_out",
+    "execute_job",
+    "execute_to_files",
+    "load_sweep_file",
+    "parse_grid_option",
+    "parse_values",
+    "plan",
+    "point_summary",
+    "read_dataset",
+    "run_plan",
+    "sweep",
+]

@@ -30,8 +30,17 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .result import Result
 
-DROP_REASONS = ("overlimit", "early_random", "forced", "class_threshold", "pushed_out", "shaper_buffer",
-                "unclassified", "policed", "terminated")
+DROP_REASONS = (
+    "overlimit",
+    "early_random",
+    "forced",
+    "class_threshold",
+    "pushed_out",
+    "shaper_buffer",
+    "unclassified",
+    "policed",
+    "terminated",
+)
 MARK_REASONS = ("ecn_early", "pcn_threshold", "pcn_excess")
 
 
@@ -65,9 +74,13 @@ def queue_table(res: Result, *, idle: bool = False) -> pd.DataFrame:
 
     arrivals = col("arrivals").astype(float)
     out: dict[str, Any] = {
-        "queue": q["name"].astype(str).to_numpy(), "kind": q["kind"].astype(str).to_numpy(),
-        "parent": q["parent"].astype(str).to_numpy(), "arrivals": col("arrivals"),
-        "sent_pkts": col("departures"), "sent_bytes": col("departure_bytes"), "drops": col("drops"),
+        "queue": q["name"].astype(str).to_numpy(),
+        "kind": q["kind"].astype(str).to_numpy(),
+        "parent": q["parent"].astype(str).to_numpy(),
+        "arrivals": col("arrivals"),
+        "sent_pkts": col("departures"),
+        "sent_bytes": col("departure_bytes"),
+        "drops": col("drops"),
         "drop_ratio": np.divide(col("drops").astype(float), arrivals, out=np.full(n, np.nan), where=arrivals > 0),
     }
     for reason in DROP_REASONS:
@@ -75,20 +88,38 @@ def queue_table(res: Result, *, idle: bool = False) -> pd.DataFrame:
     out["marks"] = sum((col(f"marks_{r}") for r in MARK_REASONS), np.zeros(n, dtype=np.int64))
     for reason in MARK_REASONS:
         out[f"marks_{reason}"] = col(f"marks_{reason}")
-    out.update({
-        "backlog_mean_pkts": q["backlog_mean_pkts"].to_numpy(dtype=float),
-        "backlog_max_pkts": col("backlog_max_pkts"),
-        "backlog_end_pkts": col("backlog_end_pkts"), "sojourn_mean_s": q["sojourn_mean_s"].to_numpy(dtype=float),
-        "sojourn_max_s": q["sojourn_max_s"].to_numpy(dtype=float),
-        "utilization": q["utilization"].to_numpy(dtype=float),
-    })
+    out.update(
+        {
+            "backlog_mean_pkts": q["backlog_mean_pkts"].to_numpy(dtype=float),
+            "backlog_max_pkts": col("backlog_max_pkts"),
+            "backlog_end_pkts": col("backlog_end_pkts"),
+            "sojourn_mean_s": q["sojourn_mean_s"].to_numpy(dtype=float),
+            "sojourn_max_s": q["sojourn_max_s"].to_numpy(dtype=float),
+            "utilization": q["utilization"].to_numpy(dtype=float),
+        }
+    )
     return pd.DataFrame(out, columns=_QUEUE_COLUMNS)
 
 
-_QUEUE_COLUMNS = ["queue", "kind", "parent", "arrivals", "sent_pkts", "sent_bytes", "drops", "drop_ratio",
-                  *(f"drops_{r}" for r in DROP_REASONS), "marks", *(f"marks_{r}" for r in MARK_REASONS),
-                  "backlog_mean_pkts", "backlog_max_pkts", "backlog_end_pkts", "sojourn_mean_s",
-                  "sojourn_max_s", "utilization"]
+_QUEUE_COLUMNS = [
+    "queue",
+    "kind",
+    "parent",
+    "arrivals",
+    "sent_pkts",
+    "sent_bytes",
+    "drops",
+    "drop_ratio",
+    *(f"drops_{r}" for r in DROP_REASONS),
+    "marks",
+    *(f"marks_{r}" for r in MARK_REASONS),
+    "backlog_mean_pkts",
+    "backlog_max_pkts",
+    "backlog_end_pkts",
+    "sojourn_mean_s",
+    "sojourn_max_s",
+    "utilization",
+]
 
 
 def group_table(res: Result) -> pd.DataFrame:
@@ -115,24 +146,47 @@ def group_table(res: Result) -> pd.DataFrame:
         core = res.summary.get("groups", {}).get(group, {})
         total = _number(core.get("throughput_bps"), float(sum(thr)))
         fairness = _number(core.get("fairness_jain"), jain(thr))
-        rows.append({
-            "group": group, "flows": len(g), "admitted": int(g["admitted"].sum()),
-            "refused": int(g["refused"].sum()), "sent_pkts": sent, "delivered_pkts": delivered,
-            "dropped_pkts": dropped, "loss": dropped / sent if sent else math.nan,
-            "throughput_bps": total, "throughput_per_flow_bps": float(sum(thr) / len(thr)) if thr else math.nan,
-            "goodput_bps": float(goodput.sum()) if len(goodput) else math.nan,
-            "delay_mean_s": mean_delay,
-            "delay_p50_s": float(p50.median()) if len(p50) else math.nan,
-            "delay_p99_s": float(p99.max()) if len(p99) else math.nan,
-            "delay_max_s": float(dmax.max()) if len(dmax) else math.nan,
-            "jain": fairness,
-        })
+        rows.append(
+            {
+                "group": group,
+                "flows": len(g),
+                "admitted": int(g["admitted"].sum()),
+                "refused": int(g["refused"].sum()),
+                "sent_pkts": sent,
+                "delivered_pkts": delivered,
+                "dropped_pkts": dropped,
+                "loss": dropped / sent if sent else math.nan,
+                "throughput_bps": total,
+                "throughput_per_flow_bps": float(sum(thr) / len(thr)) if thr else math.nan,
+                "goodput_bps": float(goodput.sum()) if len(goodput) else math.nan,
+                "delay_mean_s": mean_delay,
+                "delay_p50_s": float(p50.median()) if len(p50) else math.nan,
+                "delay_p99_s": float(p99.max()) if len(p99) else math.nan,
+                "delay_max_s": float(dmax.max()) if len(dmax) else math.nan,
+                "jain": fairness,
+            }
+        )
     return pd.DataFrame(rows, columns=_GROUP_COLUMNS)
 
 
-_GROUP_COLUMNS = ["group", "flows", "admitted", "refused", "sent_pkts", "delivered_pkts", "dropped_pkts", "loss",
-                  "throughput_bps", "throughput_per_flow_bps", "goodput_bps", "delay_mean_s", "delay_p50_s",
-                  "delay_p99_s", "delay_max_s", "jain"]
+_GROUP_COLUMNS = [
+    "group",
+    "flows",
+    "admitted",
+    "refused",
+    "sent_pkts",
+    "delivered_pkts",
+    "dropped_pkts",
+    "loss",
+    "throughput_bps",
+    "throughput_per_flow_bps",
+    "goodput_bps",
+    "delay_mean_s",
+    "delay_p50_s",
+    "delay_p99_s",
+    "delay_max_s",
+    "jain",
+]
 
 
 def admission_table(res: Result) -> pd.DataFrame:
@@ -148,13 +202,20 @@ def admission_table(res: Result) -> pd.DataFrame:
         names = set(map(str, g["name"]))
         d = decisions[decisions["entity"].isin(names)]
         rules = sorted(set(map(str, d["rule"])) - {""})
-        rows.append({"group": group, "flows": len(g), "admitted": int(g["admitted"].sum()),
-                     "refused": int(g["refused"].sum()),
-                     "admit_decisions": int((d["kind"] == "admit").sum()),
-                     "reject_decisions": int((d["kind"] == "reject").sum()),
-                     "rules": ", ".join(rules)})
-    return pd.DataFrame(rows, columns=["group", "flows", "admitted", "refused", "admit_decisions",
-                                       "reject_decisions", "rules"])
+        rows.append(
+            {
+                "group": group,
+                "flows": len(g),
+                "admitted": int(g["admitted"].sum()),
+                "refused": int(g["refused"].sum()),
+                "admit_decisions": int((d["kind"] == "admit").sum()),
+                "reject_decisions": int((d["kind"] == "reject").sum()),
+                "rules": ", ".join(rules),
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["group", "flows", "admitted", "refused", "admit_decisions", "reject_decisions", "rules"]
+    )
 
 
 def run_metrics(res: Result) -> pd.DataFrame:

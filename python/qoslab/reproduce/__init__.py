@@ -47,9 +47,15 @@ def module(name: str) -> ModuleType:
     return importlib.import_module(REGISTRY[name])
 
 
-def reproduce(name: str, *, quick: bool = False, seeds: int | None = None,
-              out: os.PathLike[str] | str = "results", log: Callable[[str], None] = lambda _: None,
-              executor: Executor | None = None) -> Summary:
+def reproduce(
+    name: str,
+    *,
+    quick: bool = False,
+    seeds: int | None = None,
+    out: os.PathLike[str] | str = "results",
+    log: Callable[[str], None] = lambda _: None,
+    executor: Executor | None = None,
+) -> Summary:
     """Runs one reproduction and writes ``out/<name>/``; see :func:`framework.execute`.
     ``executor`` (:mod:`qoslab.executor`) runs its batches of variants and seeds."""
     return execute(module(name), quick=quick, seeds=seeds, out=out, log=log, executor=executor)

@@ -211,8 +211,11 @@ def measure(res: Result) -> dict[str, Any]:
 def reproduce(ctx: Context) -> Outcome:
     base = ctx.scenario_path(SCENARIO)
     runs: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
-    batch = [(variant, Scenario.load(base, overrides=overrides), seed)
-             for variant, overrides in VARIANTS.items() for seed in ctx.seeds]
+    batch = [
+        (variant, Scenario.load(base, overrides=overrides), seed)
+        for variant, overrides in VARIANTS.items()
+        for seed in ctx.seeds
+    ]
     for (variant, _, _), res in zip(batch, ctx.run_many(batch), strict=True):
         runs[variant].append(measure(res))
 

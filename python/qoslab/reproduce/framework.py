@@ -125,8 +125,9 @@ class Context:
     or Dask); :meth:`run` is one run in this process.
     """
 
-    def __init__(self, *, name: str, quick: bool, seeds: list[int], folder: Path, log: Log,
-                 executor: Executor | None = None) -> None:
+    def __init__(
+        self, *, name: str, quick: bool, seeds: list[int], folder: Path, log: Log, executor: Executor | None = None
+    ) -> None:
         self.name = name
         self.quick = quick
         self.seeds = seeds
@@ -142,15 +143,28 @@ class Context:
             return [self.run(v, sc, seed) for v, sc, seed in runs]
         from ..sweeps import Job, execute_job
 
-        jobs = [Job(index=i, key="", seed=seed, point=(), text=sc.text, origin=sc.origin, base_dir=str(sc.base_dir),
-                    overrides=sc.overrides) for i, (_, sc, seed) in enumerate(runs)]
+        jobs = [
+            Job(
+                index=i,
+                key="",
+                seed=seed,
+                point=(),
+                text=sc.text,
+                origin=sc.origin,
+                base_dir=str(sc.base_dir),
+                overrides=sc.overrides,
+            )
+            for i, (_, sc, seed) in enumerate(runs)
+        ]
         out: list[Result | None] = [None] * len(runs)
         for i, (summary, tables, wall) in self.executor.map_unordered(execute_job, jobs):
             variant, sc, seed = runs[i]
             res = Result(summary, tables)
             res.save(self.folder / variant / f"seed_{seed}")
-            self.log(f"  {self.name}: {variant} seed {seed}: {sc.duration} simulated in {wall:.1f} s "
-                     f"({self.executor.description})")
+            self.log(
+                f"  {self.name}: {variant} seed {seed}: {sc.duration} simulated in {wall:.1f} s "
+                f"({self.executor.description})"
+            )
             out[i] = res
         return [r for r in out if r is not None]
 
@@ -253,8 +267,15 @@ def render_report(module: ModuleType, s: Summary) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def execute(module: ModuleType, *, quick: bool, seeds: int | None, out: os.PathLike | str,
-            log: Log, executor: Executor | None = None) -> Summary:
+def execute(
+    module: ModuleType,
+    *,
+    quick: bool,
+    seeds: int | None,
+    out: os.PathLike | str,
+    log: Log,
+    executor: Executor | None = None,
+) -> Summary:
     """Runs one reproduction module and writes ``OUT/<name>/`` atomically; its batches of
     runs go to ``executor`` (default: one run at a time in this process)."""
     name = module.NAME

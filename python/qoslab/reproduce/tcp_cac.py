@@ -319,13 +319,18 @@ def _table1(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
                 ov.append(f"traffic.0.shaper.rate={rate:g}Mbps")
             sc = load(ctx.scenario_path(path), overrides=ov)
             key = f"{'none' if rate is None else f'{rate:g}Mbps'}/rtt{rtt}ms"
-            runs = [_greedy(r, warm, dur)
-                    for r in ctx.run_many([(f"table1_{key.replace('/', '_')}", sc, seed) for seed in ctx.seeds])]
-            out[key] = {"rate_mbps": rate, "min_rtt_ms": rtt,
-                        "thr_bps": [x for r in runs for x in r["thr_bps"]],
-                        "loss": [x for r in runs for x in r["loss"]],
-                        "srtt_s": [x for r in runs for x in r["srtt_s"]],
-                        "agg_loss": sum(r["agg_loss"] for r in runs) / len(runs)}
+            runs = [
+                _greedy(r, warm, dur)
+                for r in ctx.run_many([(f"table1_{key.replace('/', '_')}", sc, seed) for seed in ctx.seeds])
+            ]
+            out[key] = {
+                "rate_mbps": rate,
+                "min_rtt_ms": rtt,
+                "thr_bps": [x for r in runs for x in r["thr_bps"]],
+                "loss": [x for r in runs for x in r["loss"]],
+                "srtt_s": [x for r in runs for x in r["srtt_s"]],
+                "agg_loss": sum(r["agg_loss"] for r in runs) / len(runs),
+            }
     return out
 
 
@@ -353,9 +358,14 @@ def _nmax(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
             sc = load(ctx.scenario_path("tcp_cac/nmax.toml"), overrides=ov)
             key = f"B{b}_R{r:g}Mbps_n{n}"
             runs = [_greedy(r, warm, dur) for r in ctx.run_many([(f"nmax_{key}", sc, seed) for seed in ctx.seeds])]
-            out[key] = {"buffer": b, "r_req_mbps": r, "n": n, "n_max": n_max,
-                        "thr_bps": [x for rr in runs for x in rr["thr_bps"]],
-                        "agg_loss": sum(rr["agg_loss"] for rr in runs) / len(runs)}
+            out[key] = {
+                "buffer": b,
+                "r_req_mbps": r,
+                "n": n,
+                "n_max": n_max,
+                "thr_bps": [x for rr in runs for x in rr["thr_bps"]],
+                "agg_loss": sum(rr["agg_loss"] for rr in runs) / len(runs),
+            }
     return out
 
 
@@ -364,10 +374,12 @@ def _table4(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     for scheme in (1, 2, 3):
-        sc = load(ctx.scenario_path("tcp_cac/table4.toml"), overrides=[f"duration={dur}s",
-                                                                       f"admission.scheme={scheme}"])
-        out[str(scheme)] = [_transfers(res, warm)
-                            for res in ctx.run_many([(f"table4_scheme{scheme}", sc, seed) for seed in ctx.seeds])]
+        sc = load(
+            ctx.scenario_path("tcp_cac/table4.toml"), overrides=[f"duration={dur}s", f"admission.scheme={scheme}"]
+        )
+        out[str(scheme)] = [
+            _transfers(res, warm) for res in ctx.run_many([(f"table4_scheme{scheme}", sc, seed) for seed in ctx.seeds])
+        ]
     return out
 
 

@@ -74,7 +74,7 @@ class Result:
     """What one run produced: ``summary`` (dict) and the tables ``flows``,
     ``queues``, ``series``, ``events`` (pandas DataFrames, built on first use)."""
 
-    __slots__ = ("_summary", "_raw", "_arrow", "_frames", "_path")
+    __slots__ = ("_summary", "_raw", "_arrow", "_frames", "_path", "_traces")
 
     def __init__(self, summary: Mapping[str, Any], tables: Mapping[str, Any], *,
                  path: Path | None = None, traces: Mapping[str, bytes] | None = None) -> None:

@@ -16,8 +16,13 @@
 //! | Ethernet II | source MAC `02:00:` + the sending node's index (4 bytes), destination likewise; EtherType IPv4/IPv6 |
 //! | IPv4 (IPv6 for IPv6 flows) | the flow's addresses, DSCP and ECN bits of the packet, TTL 64, total length = the packet's wire size, identification = low 16 bits of the packet id, DF set, header checksum |
 //! | UDP | the flow's ports, length = wire size − IP header, checksum 0 (none, allowed for UDP over IPv4) |
-//! | TCP data | the flow's ports, sequence number 1 + segment × MSS, ACK flag off, window 65535 |
-//! | TCP ACK (receiver → source) | ports swapped, addresses swapped, acknowledgement 1 + ack × MSS, ACK flag |
+//! | TCP data | the flow's ports, sequence number 1 + segment × S, ACK flag off, window 65535 |
+//! | TCP ACK (receiver → source) | ports swapped, addresses swapped, acknowledgement 1 + ack × S, ACK flag |
+//!
+//! S is the payload a full segment shows in the trace: its wire size (MSS +
+//! the group's `header`) less the 40 bytes of synthesized IPv4 and TCP
+//! headers, so that each segment's sequence number follows the previous
+//! one's plus its length, as a reader expects.
 //!
 //! The capture holds the headers only (`snaplen` = the headers' length),
 //! with the packet's full length as its original length: readers show

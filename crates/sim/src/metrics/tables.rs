@@ -59,7 +59,9 @@ fn traces(sim: &Sim) -> Vec<(String, Vec<u8>)> {
         let key = *sim.table.key(p.flow);
         let group = &sim.groups[sim.flows[p.flow.index()].group.index()];
         let tcp_mss = match &group.model {
-            ModelPlan::Tcp { cfg, .. } => Some(cfg.mss),
+            // The trace's segments carry wire size - 40 bytes of payload (IPv4 + TCP
+            // headers synthesized inside the wire size), so sequence numbers step by that.
+            ModelPlan::Tcp { cfg, header, .. } => Some(cfg.mss.saturating_add(*header).saturating_sub(40).max(1)),
             _ => None,
         };
         FlowWire { key, tcp_mss }

@@ -13,6 +13,7 @@ On disk (:meth:`Result.save`) a result is a folder::
     queues.parquet    one row per queue
     series.parquet    long form: t_s, entity_kind, entity_id, metric, value
     events.parquet    flow start/end, admission decisions
+    pcap/<from>_to_<to>.pcapng   packet traces of the directions in ``[trace] pcap``, if any
 
 The writer options are fixed and no timestamp is written, so the same run
 gives byte-identical files. The folder is written under a hidden temporary
@@ -72,6 +73,7 @@ def _arrow_table(columns: Mapping[str, Any]) -> pa.Table:
 def write_files(folder: Path, files: Mapping[str, bytes]) -> None:
     """Writes ``{name: bytes}`` into ``folder`` and syncs each file."""
     for name, data in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
         with open(folder / name, "wb") as f:
             f.write(data)
             f.flush()
@@ -82,9 +84,16 @@ class Result:
     """What one run produced: ``summary`` (dict) and the tables ``flows``,
     ``queues``, ``series``, ``events`` (pandas DataFrames, built on first use)."""
 
-    __slots__ = ("_arrow", "_frames", "_path", "_raw", "_summary")
+    __slots__ = ("_arrow", "_frames", "_path", "_raw", "_summary", "_traces")
 
-    def __init__(self, summary: Mapping[str, Any], tables: Mapping[str, Any], *, path: Path | None = None) -> None:
+    def __init__(
+        self,
+        summary: Mapping[str, Any],
+        tables: Mapping[str, Any],
+        *,
+        path: Path | None = None,
+        traces: Mapping[str, bytes] | None = None,
+    ) -> None:
         missing = [t for t in TABLES if t not in tables]
         if missing:
             raise ValueError(f"result is missing tables: {', '.join(missing)}")
@@ -94,10 +103,11 @@ class Result:
         self._arrow: dict[str, pa.Table] = {}
         self._frames: dict[str, pd.DataFrame] = {}
         self._path = path
+        self._traces = dict(traces or {})
 
     @classmethod
     def _from_core(cls, out: Mapping[str, Any]) -> Result:
-        return cls(json.loads(out["summary"]), {t: out[t] for t in TABLES})
+        return cls(json.loads(out["summary"]), {t: out[t] for t in TABLES}, traces=out.get("traces"))
 
     # -- summary ------------------------------------------------------
 
@@ -119,6 +129,19 @@ class Result:
     def seed(self) -> int | None:
         s = self._summary.get("seed")
         return int(s) if s is not None else None
+
+    @property
+    def traces(self) -> dict[str, bytes]:
+        """Packet traces as pcapng bytes, by link direction (``"r0->r1"``); see ``[trace] pcap``."""
+        return dict(self._traces)
+
+    def trace_path(self, direction: str) -> Path:
+        """Where :meth:`save` wrote (or will write) the pcapng trace of ``direction``."""
+        if direction not in self._traces:
+            known = ", ".join(self._traces) or "none (set [trace] pcap in the scenario)"
+            raise KeyError(f"no trace of {direction!r}; traced directions: {known}")
+        base = self._path if self._path is not None else Path(".")
+        return base / "pcap" / trace_file_name(direction)
 
     @property
     def path(self) -> Path | None:
@@ -221,8 +244,8 @@ class Result:
         return target
 
     def to_files(self) -> dict[str, bytes]:
-        """The files of :meth:`save` as ``{name: bytes}``: ``summary.json`` and the four Parquet
-        tables (a sweep's worker builds them, so the process that stores them only writes)."""
+        """The files of :meth:`save` as ``{name: bytes}``: ``summary.json``, the four Parquet
+        tables and the ``pcap/`` traces (a sweep's worker builds them, so the process that stores them only writes)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -232,6 +255,8 @@ class Result:
             sink = pa.BufferOutputStream()
             pq.write_table(self.arrow(t), sink, **PARQUET_OPTIONS)
             files[f"{t}.parquet"] = sink.getvalue().to_pybytes()
+        for direction, data in self._traces.items():
+            files[f"pcap/{trace_file_name(direction)}"] = data
         return files
 
     def write_into(self, folder: Path) -> None:
@@ -249,12 +274,19 @@ class Result:
             with open(d / "summary.json", encoding="utf-8") as f:
                 summary = json.load(f)
             tables = {t: pq.read_table(d / f"{t}.parquet") for t in TABLES}
+            traced = summary.get("scenario", {}).get("trace", {}).get("pcap", [])
+            traces = {name: (d / "pcap" / trace_file_name(name)).read_bytes() for name in traced}
         except FileNotFoundError as e:
             raise FileNotFoundError(
                 e.errno, f"{d}: not a complete result folder ({e.filename} is missing)", e.filename
             ) from None
-        return cls(summary, tables, path=d)
+        return cls(summary, tables, path=d, traces=traces)
 
     def __repr__(self) -> str:
         where = f", path={str(self._path)!r}" if self._path else ""
         return f"Result(name={self.name!r}, seed={self.seed!r}{where})"
+
+
+def trace_file_name(direction: str) -> str:
+    """The file name of a direction's trace: ``r0->r1`` → ``r0_to_r1.pcapng``."""
+    return direction.replace("->", "_to_").replace("/", "_") + ".pcapng"

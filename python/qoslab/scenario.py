@@ -109,9 +109,11 @@ class Scenario:
         seed: int | None = None,
         metrics: dict[str, Any] | None = None,
         admission: dict[str, Any] | None = None,
+        trace: dict[str, Any] | None = None,
     ) -> Scenario:
         """A scenario from builder parts (:mod:`qoslab.topology`, :mod:`qoslab.traffic`,
-        :mod:`qoslab.queues`, :mod:`qoslab.admission`), written as TOML and validated."""
+        :mod:`qoslab.queues`, :mod:`qoslab.admission`), written as TOML and validated.
+        ``trace``: the ``[trace]`` table, e.g. ``{"pcap": ["r0->sink0"]}`` (pcapng per direction)."""
         import tomli_w
 
         doc: dict[str, Any] = {"name": name}
@@ -129,6 +131,8 @@ class Scenario:
             }
         if traffic:
             doc["traffic"] = list(traffic)
+        if trace is not None:
+            doc["trace"] = trace
         return cls.from_toml(tomli_w.dumps(_drop_none(doc)), origin=f"<scenario {name}>")
 
     @classmethod

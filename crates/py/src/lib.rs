@@ -126,6 +126,11 @@ fn run<'py>(
     d.set_item("queues", convert::table(&np, &out.queues)?)?;
     d.set_item("series", convert::table(&np, &out.series)?)?;
     d.set_item("events", convert::table(&np, &out.events)?)?;
+    let traces = PyDict::new(py);
+    for (name, bytes) in &out.traces {
+        traces.set_item(name, pyo3::types::PyBytes::new(py, bytes))?;
+    }
+    d.set_item("traces", traces)?;
     Ok(d)
 }
 

@@ -15,6 +15,7 @@ pub mod output;
 pub mod qbuild;
 pub mod run;
 pub mod scenario;
+pub mod trace;
 pub mod traffic;
 
 pub use error::{Diagnostic, SimError};

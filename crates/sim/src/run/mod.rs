@@ -104,6 +104,8 @@ pub struct Sim {
     route_dsts: Vec<NodeId>,
     /// Domain edge behaviours (see `edges`).
     edges: edges::Edges,
+    /// Packet traces of chosen directions (see [`crate::trace`]).
+    pub tracer: crate::trace::Tracer,
 }
 
 /// How a new flow's start and end are set.
@@ -200,6 +202,7 @@ impl Sim {
             AdmissionSpec::AdmitAll | AdmissionSpec::ShapingCac { .. } => Box::new(AdmitAll::default()),
         };
         let shaping = shaping::Shaping::build(sc, &groups, &origin)?;
+        let tracer = crate::trace::Tracer::new(&sc.trace.pcap, &net, &origin)?;
         let n_dirs = net.dirs.len();
         let router_out =
             net.dirs.iter().map(|d| net.nodes[d.from.index()].kind == crate::scenario::NodeKind::Router).collect();
@@ -234,6 +237,7 @@ impl Sim {
             group_dst_port: sc.traffic.iter().map(|t| t.dst_port).collect(),
             route_dsts: dsts,
             edges: edges::Edges::default(),
+            tracer,
         };
         for gi in 0..sim.groups.len() {
             let g = &sim.groups[gi];
@@ -445,9 +449,17 @@ impl Sim {
         };
         match verdict {
             Verdict::Queued | Verdict::Marked(_) => {}
-            Verdict::Dropped(x) => self.count_drop(&x.packet),
+            Verdict::Dropped(x) => {
+                if self.tracer.any() {
+                    self.tracer.record(d, now, &x.packet, Some(x.reason));
+                }
+                self.count_drop(&x.packet)
+            }
             Verdict::QueuedPushingOut(victims) => {
                 for x in victims {
+                    if self.tracer.any() {
+                        self.tracer.record(d, now, &x.packet, Some(x.reason));
+                    }
                     self.count_drop(&x.packet);
                 }
             }
@@ -487,6 +499,9 @@ impl Sim {
     #[inline]
     fn start_tx(&mut self, d: DirId, pkt: Packet) {
         let now = self.now;
+        if self.tracer.any() {
+            self.tracer.record(d, now, &pkt, None);
+        }
         let seq = self.events.reserve_seq();
         let dir = &mut self.net.dirs[d.index()];
         let done = dir.start_tx(now, &pkt);

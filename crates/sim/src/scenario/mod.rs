@@ -12,11 +12,13 @@
 pub mod model;
 pub mod stages;
 pub mod tcp_model;
+pub mod trace;
 pub mod units;
 
 pub use model::*;
 pub use stages::*;
 pub use tcp_model::*;
+pub use trace::*;
 pub mod expand;
 pub mod load;
 pub mod schema;

@@ -51,6 +51,9 @@ pub struct Scenario {
     /// What to measure beyond the defaults (bins, sampling, traces).
     #[serde(default)]
     pub metrics: MetricsSpec,
+    /// Packet traces (pcapng) of link directions.
+    #[serde(default, skip_serializing_if = "super::trace::TraceSpec::is_empty")]
+    pub trace: super::trace::TraceSpec,
 }
 
 /// A link's rate, propagation delay and output queues.

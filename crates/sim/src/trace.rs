@@ -31,7 +31,7 @@
 //! adds the 14-byte Ethernet header to it. Timestamps are the simulation
 //! clock in nanoseconds (`if_tsresol` = 9).
 //!
-//! **Cost.** Records are kept in memory during the run (64 bytes each) and
+//! **Cost.** Records are kept in memory during the run (32 bytes each) and
 //! turned into pcapng bytes when the result is built (about 100 bytes per
 //! packet), which `qoslab run` / `Result.save` writes next to the tables.
 
@@ -43,7 +43,8 @@ use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPa
 use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock, InterfaceDescriptionOption};
 use pcap_file::pcapng::PcapNgWriter;
 use pcap_file::DataLink;
-use qoslab_core::packet::{proto, FlowKey};
+use qoslab_core::packet::{proto, FlowId, FlowKey};
+use qoslab_core::Ecn;
 use qoslab_core::qdisc::DropReason;
 use qoslab_core::units::Time;
 use qoslab_core::Packet;
@@ -57,8 +58,22 @@ const NONE: u32 = u32::MAX;
 #[derive(Clone, Copy, Debug)]
 pub struct Record {
     pub t: Time,
-    pub pkt: Packet,
+    /// The packet's `handle` (the simulator's sequence number and direction bit).
+    pub handle: u64,
+    pub flow: FlowId,
+    /// Wire size (bytes).
+    pub size: u32,
+    /// Low 16 bits of the packet id (the IPv4 identification).
+    pub id: u16,
+    pub dscp: u8,
+    pub ecn: Ecn,
     pub drop: Option<DropReason>,
+}
+
+impl Record {
+    pub fn of(t: Time, p: &Packet, drop: Option<DropReason>) -> Record {
+        Record { t, handle: p.handle, flow: p.flow, size: p.size, id: p.id as u16, dscp: p.dscp, ecn: p.ecn, drop }
+    }
 }
 
 /// The records of one traced direction.
@@ -131,7 +146,7 @@ impl Tracer {
     pub fn record(&mut self, d: DirId, t: Time, pkt: &Packet, drop: Option<DropReason>) {
         if let Some(&s) = self.slot.get(d.index()) {
             if s != NONE {
-                self.traces[s as usize].records.push(Record { t, pkt: *pkt, drop });
+                self.traces[s as usize].records.push(Record::of(t, pkt, drop));
             }
         }
     }
@@ -161,7 +176,7 @@ fn v6(a: IpAddr) -> [u8; 16] {
 /// written with etherparse. `from`/`to`: the direction's node indices;
 /// `reverse`: a packet from the flow's receiver back to its source; `seq`:
 /// the segment (or ACK) number the simulator carries.
-pub fn headers(rec: &Record, from: u32, to: u32, flow: &FlowWire, reverse: bool, seq: u64) -> Vec<u8> {
+pub fn headers(b: &mut Vec<u8>, rec: &Record, from: u32, to: u32, flow: &FlowWire, reverse: bool, seq: u64) {
     let key = &flow.key;
     let (src, dst, sport, dport) = if reverse {
         (key.dst, key.src, key.dst_port, key.src_port)
@@ -170,29 +185,29 @@ pub fn headers(rec: &Record, from: u32, to: u32, flow: &FlowWire, reverse: bool,
     };
     let is_tcp = key.proto == proto::TCP;
     let protocol = IpNumber(key.proto);
-    let size = rec.pkt.size;
-    let mut b = Vec::with_capacity(14 + 40 + 20);
+    let size = rec.size;
+    b.clear();
     let (ether_type, ip_len) = match (src, dst) {
         (IpAddr::V4(_), IpAddr::V4(_)) => (EtherType::IPV4, 20),
         _ => (EtherType::IPV6, 40),
     };
     let eth = Ethernet2Header { source: mac(from), destination: mac(to), ether_type };
-    let _ = eth.write(&mut b);
+    let _ = eth.write(b);
     let payload = size.saturating_sub(ip_len).min(u16::MAX as u32 - 20) as u16;
     match (src, dst) {
         (IpAddr::V4(s), IpAddr::V4(d)) => {
             if let Ok(mut ip) = Ipv4Header::new(payload, 64, protocol, s.octets(), d.octets()) {
-                ip.dscp = IpDscp::try_new(rec.pkt.dscp & 0x3f).unwrap_or(IpDscp::ZERO);
-                ip.ecn = IpEcn::try_new(rec.pkt.ecn as u8 & 0b11).unwrap_or(IpEcn::ZERO);
-                ip.identification = rec.pkt.id as u16;
+                ip.dscp = IpDscp::try_new(rec.dscp & 0x3f).unwrap_or(IpDscp::ZERO);
+                ip.ecn = IpEcn::try_new(rec.ecn as u8 & 0b11).unwrap_or(IpEcn::ZERO);
+                ip.identification = rec.id;
                 ip.dont_fragment = true;
                 ip.header_checksum = ip.calc_header_checksum();
-                let _ = ip.write(&mut b);
+                let _ = ip.write(b);
             }
         }
         (s, d) => {
             let ip = Ipv6Header {
-                traffic_class: (rec.pkt.dscp << 2) | (rec.pkt.ecn as u8 & 0b11),
+                traffic_class: (rec.dscp << 2) | (rec.ecn as u8 & 0b11),
                 flow_label: Default::default(),
                 payload_length: payload,
                 next_header: protocol,
@@ -200,7 +215,7 @@ pub fn headers(rec: &Record, from: u32, to: u32, flow: &FlowWire, reverse: bool,
                 source: v6(s),
                 destination: v6(d),
             };
-            let _ = ip.write(&mut b);
+            let _ = ip.write(b);
         }
     }
     if is_tcp {
@@ -211,12 +226,11 @@ pub fn headers(rec: &Record, from: u32, to: u32, flow: &FlowWire, reverse: bool,
             tcp.ack = true;
             tcp.acknowledgment_number = number;
         }
-        let _ = tcp.write(&mut b);
+        let _ = tcp.write(b);
     } else {
         let udp = UdpHeader { source_port: sport, destination_port: dport, length: payload, checksum: 0 };
-        let _ = udp.write(&mut b);
+        let _ = udp.write(b);
     }
-    b
 }
 
 /// One trace as pcapng bytes; `ends(d)` gives a direction's (from, to)
@@ -225,9 +239,9 @@ pub fn headers(rec: &Record, from: u32, to: u32, flow: &FlowWire, reverse: bool,
 pub fn pcapng(
     trace: &DirTrace,
     ends: (u32, u32),
-    flow: &dyn Fn(&Packet) -> FlowWire,
-    is_reverse: &dyn Fn(&Packet) -> bool,
-    seq: &dyn Fn(&Packet) -> u64,
+    flow: &dyn Fn(FlowId) -> FlowWire,
+    is_reverse: &dyn Fn(u64) -> bool,
+    seq: &dyn Fn(u64) -> u64,
 ) -> Result<Vec<u8>, String> {
     let err = |e: pcap_file::PcapError| format!("pcapng of {}: {e}", trace.name);
     let mut w = PcapNgWriter::new(Vec::with_capacity(trace.records.len() * 100)).map_err(err)?;
@@ -240,8 +254,19 @@ pub fn pcapng(
         ],
     };
     w.write_pcapng_block(idb).map_err(err)?;
+    let mut data = Vec::with_capacity(14 + 40 + 20);
+    let mut wire: Option<(FlowId, FlowWire)> = None;
     for rec in &trace.records {
-        let data = headers(rec, ends.0, ends.1, &flow(&rec.pkt), is_reverse(&rec.pkt), seq(&rec.pkt));
+        // Consecutive records of one flow (the common case) look it up once.
+        let fw = match wire {
+            Some((f, w)) if f == rec.flow => w,
+            _ => {
+                let w = flow(rec.flow);
+                wire = Some((rec.flow, w));
+                w
+            }
+        };
+        headers(&mut data, rec, ends.0, ends.1, &fw, is_reverse(rec.handle), seq(rec.handle));
         let options = match rec.drop {
             Some(r) => vec![EnhancedPacketOption::Comment(Cow::Owned(format!("drop: {}", r.as_str())))],
             None => vec![],
@@ -249,8 +274,8 @@ pub fn pcapng(
         let block = EnhancedPacketBlock {
             interface_id: 0,
             timestamp: Duration::from_nanos(rec.t.0),
-            original_len: rec.pkt.size.saturating_add(14).max(data.len() as u32),
-            data: Cow::Owned(data),
+            original_len: rec.size.saturating_add(14).max(data.len() as u32),
+            data: Cow::Borrowed(&data),
             options,
         };
         w.write_pcapng_block(block).map_err(err)?;
@@ -282,7 +307,8 @@ mod tests {
         let mut pkt = Packet::new(7, FlowId(0), 200, Time(5));
         pkt.dscp = 46;
         pkt.ecn = qoslab_core::Ecn::Ce;
-        let h = headers(&Record { t: Time(5), pkt, drop: None }, 1, 2, &udp(), false, 0);
+        let mut h = Vec::new();
+        headers(&mut h, &Record::of(Time(5), &pkt, None), 1, 2, &udp(), false, 0);
         assert_eq!(h.len(), 14 + 20 + 8);
         assert_eq!(&h[12..14], &[0x08, 0x00]);
         let ip = &h[14..34];
@@ -300,9 +326,11 @@ mod tests {
         f.key.proto = proto::TCP;
         f.tcp_mss = Some(960);
         let pkt = Packet::new(1, FlowId(0), 1000, Time(0));
-        let h = headers(&Record { t: Time(0), pkt, drop: None }, 1, 2, &f, false, 3);
+        let mut h = Vec::new();
+        headers(&mut h, &Record::of(Time(0), &pkt, None), 1, 2, &f, false, 3);
         assert_eq!(u32::from_be_bytes([h[38], h[39], h[40], h[41]]), 1 + 3 * 960);
-        let a = headers(&Record { t: Time(0), pkt, drop: None }, 2, 1, &f, true, 4);
+        let mut a = Vec::new();
+        headers(&mut a, &Record::of(Time(0), &pkt, None), 2, 1, &f, true, 4);
         assert_eq!(&a[26..30], &[10, 0, 0, 2], "the ACK comes from the destination");
         assert_eq!(u32::from_be_bytes([a[42], a[43], a[44], a[45]]), 1 + 4 * 960);
         assert_eq!(a[47], 0x10, "ACK flag");

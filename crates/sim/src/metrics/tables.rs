@@ -55,9 +55,9 @@ fn traces(sim: &Sim) -> Vec<(String, Vec<u8>)> {
     use crate::run::agents::{REVERSE, SEQ_MASK};
     use crate::trace::{pcapng, FlowWire};
     use crate::traffic::ModelPlan;
-    let flow = |p: &qoslab_core::Packet| {
-        let key = *sim.table.key(p.flow);
-        let group = &sim.groups[sim.flows[p.flow.index()].group.index()];
+    let flow = |f: qoslab_core::FlowId| {
+        let key = *sim.table.key(f);
+        let group = &sim.groups[sim.flows[f.index()].group.index()];
         let tcp_mss = match &group.model {
             // The trace's segments carry wire size - 40 bytes of payload (IPv4 + TCP
             // headers synthesized inside the wire size), so sequence numbers step by that.
@@ -70,7 +70,7 @@ fn traces(sim: &Sim) -> Vec<(String, Vec<u8>)> {
     for t in &sim.tracer.traces {
         let d = &sim.net.dirs[t.dir.index()];
         let ends = (d.from.0, d.to.0);
-        let bytes = pcapng(t, ends, &flow, &|p| p.handle & REVERSE != 0, &|p| p.handle & SEQ_MASK);
+        let bytes = pcapng(t, ends, &flow, &|h| h & REVERSE != 0, &|h| h & SEQ_MASK);
         match bytes {
             Ok(b) => out.push((t.name.clone(), b)),
             // Writing into memory cannot fail but for a bug: the trace is left out, not the result.

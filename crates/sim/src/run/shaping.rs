@@ -51,7 +51,6 @@
 use super::Sim;
 use crate::engine::{DirId, Event, FlowId};
 use crate::error::{Diagnostic, SimError};
-use crate::scenario::{AdmissionSpec, Scenario, Scheme2Rate};
 use crate::traffic::{GroupPlan, SizeModel};
 use qoslab_core::admission::{AdmissionControl, Decision, FlowRequest};
 use qoslab_core::cac::{Scheme, ShapingCac, ShapingCacConfig, Share, Utilization};
@@ -59,6 +58,7 @@ use qoslab_core::qdisc::{Dequeue, Limit, Qdisc, Verdict};
 use qoslab_core::shaper::{Shaper, ShaperConfig};
 use qoslab_core::units::{Bytes, Rate, Time};
 use qoslab_core::Packet;
+use qoslab_scenario::{AdmissionSpec, Scenario, Scheme2Rate};
 
 /// A group's shaper settings, resolved against its packet size.
 #[derive(Clone, Copy, Debug)]

@@ -4,9 +4,10 @@
 //! work, and the built-in scenarios satisfy the JSON Schema.
 
 use qoslab_core::units::{Bytes, Dur, Rate};
-use qoslab_sim::scenario::load::{load_file, load_str};
-use qoslab_sim::scenario::{schema, shape, QueueMode, QueueSpec, Scenario, SizeSpec, Topology, TrafficModel};
-use qoslab_sim::{Diagnostic, SimError};
+use qoslab_scenario::load::{load_file, load_str};
+use qoslab_scenario::{
+    schema, shape, Diagnostic, QueueMode, QueueSpec, ScenarioError, SizeSpec, Topology, TrafficModel, ValidScenario,
+};
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -23,9 +24,9 @@ fn toml_files(dir: &str) -> Vec<PathBuf> {
     v
 }
 
-fn diagnostics(r: Result<Scenario, SimError>) -> Vec<Diagnostic> {
+fn diagnostics(r: Result<ValidScenario, ScenarioError>) -> Vec<Diagnostic> {
     match r {
-        Err(SimError::Config(ds)) => ds,
+        Err(ScenarioError::Config(ds)) => ds,
         Err(e) => panic!("expected a configuration error, got {e}"),
         Ok(s) => panic!("expected a configuration error, {} loaded", s.name),
     }
@@ -270,7 +271,7 @@ fn red_dumbbell_text() -> String {
     std::fs::read_to_string(root().join("scenarios/examples/red_dumbbell.toml")).unwrap()
 }
 
-fn load_with(overrides: &[&str]) -> Result<Scenario, SimError> {
+fn load_with(overrides: &[&str]) -> Result<ValidScenario, ScenarioError> {
     let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     load_str(&red_dumbbell_text(), "red.toml", &o, None)
 }
@@ -374,7 +375,7 @@ fn diagnostics_display_as_file_line_path_message() {
 fn a_missing_file_is_an_io_error_naming_it() {
     let p = root().join("scenarios/examples/no_such_scenario.toml");
     match load_file(&p, &[]) {
-        Err(SimError::Io { path, message }) => {
+        Err(ScenarioError::Io { path, message }) => {
             assert_eq!(path, p.display().to_string());
             assert!(message.contains("cannot read"), "{message}");
         }
@@ -491,7 +492,7 @@ mod robustness {
             let m = mutate(&mutate(text, kind, at, value), kind2, at2, value / 7);
             match load_str(&m, "m.toml", &[], Some(&root().join("tests/scenarios/good"))) {
                 Ok(_) => {}
-                Err(SimError::Config(ds)) => {
+                Err(ScenarioError::Config(ds)) => {
                     prop_assert!(!ds.is_empty());
                     for d in ds {
                         prop_assert!(!d.message.is_empty() && !d.message.contains('`'), "{}", d);
@@ -514,7 +515,7 @@ mod robustness {
         ) {
             let o = vec![format!("{path}{sep}{}", VALUES[value % VALUES.len()])];
             match load_str(&red_dumbbell_text(), "red.toml", &o, None) {
-                Ok(_) | Err(SimError::Config(_)) => {}
+                Ok(_) | Err(ScenarioError::Config(_)) => {}
                 Err(e) => prop_assert!(false, "not a configuration error: {}", e),
             }
         }

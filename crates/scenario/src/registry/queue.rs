@@ -15,7 +15,7 @@
 //! `untagged`; all cumulative since the run's start. A `red` queue without
 //! `chips` stays the plain [`Red`] it always was.
 
-use crate::scenario::{ChipsSpec, ClassifyBy, QueueMode, QueueSpec};
+use crate::{ChipsSpec, ClassifyBy, QueueMode, QueueSpec};
 use qoslab_core::cbt::{
     Aqm, Cbt, CbtConfig, Chips, ChipsConfig, Class, ClassCounters, ClassMap, ClassQueue, Dcbt, DcbtConfig,
     FlowCounterConfig, PerClass, Placement, RedStage, Tail,

@@ -31,8 +31,7 @@ impl Checker<'_> {
                         "is set but neither queue of the link is { type = \"mace\" }; allowed: a mace queue on the link",
                     );
                 }
-                if let Err(es) = crate::mace_link::MaceLink::from_spec(m, qoslab_core::units::Time::ZERO, self.base_dir)
-                {
+                if let Err(es) = crate::registry::mace::build(m, qoslab_core::units::Time::ZERO, self.base_dir) {
                     for e in es {
                         match e.file {
                             // A problem inside the descriptor file: at its own file:line.

@@ -21,9 +21,10 @@ pub const ADMISSION_TYPES: &[&str] = &["admit_all", "shaping_cac"];
 /// `type` of a MACE link's `admission` ([`crate::MaceAdmissionSpec`]).
 pub const MACE_ADMISSION_TYPES: &[&str] = &["mbac", "ssac"];
 
-/// The queue types a priority band may have: every type but `mace`, which
-/// is a link direction's queue (it needs the link's `mace` table).
-pub fn band_queue_types() -> Vec<&'static str> {
+/// Every queue type but `mace`, which is only a link direction's queue (it
+/// needs the link's `mace` table): what a priority band or a topology's
+/// `default_queue` may be.
+pub fn queue_types_except_mace() -> Vec<&'static str> {
     QUEUE_TYPES.iter().copied().filter(|t| *t != "mace").collect()
 }
 
@@ -66,7 +67,7 @@ mod tests {
     }
 
     #[test]
-    fn bands_may_be_every_queue_but_mace() {
-        assert_eq!(band_queue_types(), ["fifo", "red", "prio", "cbt", "dcbt"]);
+    fn bands_and_default_queues_may_be_every_queue_but_mace() {
+        assert_eq!(queue_types_except_mace(), ["fifo", "red", "prio", "cbt", "dcbt"]);
     }
 }

@@ -146,7 +146,10 @@ impl Checker<'_> {
         if let QueueSpec::Mace { .. } = default_queue {
             self.err(
                 "topology.default_queue.type",
-                "mace needs a link's mace table; allowed: fifo, red, prio (set mace on the link's queue)",
+                format!(
+                    "mace needs a link's mace table; allowed: {} (set mace on the link's queue)",
+                    crate::registry::queue_types_except_mace().join(", ")
+                ),
             );
         }
         self.out.len() == before

@@ -229,12 +229,12 @@ fn red_dumbbell_is_the_performance_reference() {
     assert_eq!((access.rate, access.delay), (Rate::mbps(100), Dur::from_ms(5)));
     assert_eq!((bottleneck.rate, bottleneck.delay), (Rate::mbps(25), Dur::from_ms(20)));
     match bottleneck.queue.as_ref().unwrap() {
-        QueueSpec::Red { limit, min_th, max_th, max_p, w_q, gentle, ecn, mode, .. } => {
-            assert_eq!(limit.packets, Some(60));
-            assert_eq!(limit.bytes, None);
-            assert_eq!((*min_th, *max_th, *max_p, *w_q), (5.0, 15.0, 0.1, 0.002));
-            assert!(!gentle && !ecn);
-            assert_eq!(*mode, QueueMode::Packets);
+        QueueSpec::Red { red, .. } => {
+            assert_eq!(red.limit.packets, Some(60));
+            assert_eq!(red.limit.bytes, None);
+            assert_eq!((red.min_th, red.max_th, red.max_p, red.w_q), (5.0, 15.0, 0.1, 0.002));
+            assert!(!red.gentle && !red.ecn);
+            assert_eq!(red.mode, QueueMode::Packets);
         }
         q => panic!("bottleneck queue is {}", q.type_name()),
     }
@@ -280,7 +280,7 @@ fn load_with(overrides: &[&str]) -> Result<ValidScenario, ScenarioError> {
 fn overrides_set_nested_fields_indices_and_plain_text() {
     let s = load_with(&["topology.bottleneck.queue.max_th=20", "duration=10s", "traffic.0.flows=10"]).unwrap();
     let Topology::Dumbbell { bottleneck, .. } = &s.topology else { panic!() };
-    assert!(matches!(bottleneck.queue, Some(QueueSpec::Red { max_th, .. }) if max_th == 20.0));
+    assert!(matches!(&bottleneck.queue, Some(QueueSpec::Red { red, .. }) if red.max_th == 20.0));
     assert_eq!(s.duration, Dur::from_secs(10));
     assert_eq!(s.traffic[0].flows, 10);
     let quoted = load_with(&["duration=\"10s\""]).unwrap();

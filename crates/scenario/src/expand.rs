@@ -2,7 +2,8 @@
 //! resolves node patterns. The simulator builds only from this form; the
 //! validator checks names against it. Naming rules are in [`super::model`].
 
-use super::model::{LinkSpec, NodeKind, QueueSpec, Topology};
+use super::model::{ExplicitLink, LinkSpec, NodeKind, NodeSpec, QueueSpec, Topology};
+use qoslab_core::units::Dur;
 
 /// A duplex link between node indices `a` and `b`; `spec.queue` feeds
 /// a -> b, `spec.reverse_queue` b -> a (`None`: the topology's default queue).
@@ -45,127 +46,132 @@ impl Expanded {
 /// Expands `t`. Node names not defined by an explicit topology are
 /// reported by the validator, not here: unknown names map to no link.
 pub fn expand(t: &Topology) -> Expanded {
-    let mut nodes: Vec<(String, NodeKind)> = Vec::new();
-    let mut links = Vec::new();
-    let add = |nodes: &mut Vec<(String, NodeKind)>, name: String, kind| {
-        nodes.push((name, kind));
-        nodes.len() - 1
-    };
-    let with_delay = |s: &LinkSpec, d| LinkSpec { delay: d, ..s.clone() };
-    match t {
+    let mut b = Builder { nodes: Vec::new(), links: Vec::new() };
+    let (bottleneck, default_queue) = match t {
         Topology::Dumbbell { sources, sinks, routers, access, bottleneck, egress, default_queue } => {
-            let srcs: Vec<usize> = (0..*sources).map(|i| add(&mut nodes, format!("src{i}"), NodeKind::Host)).collect();
-            let r0 = add(&mut nodes, "r0".into(), NodeKind::Router);
-            let r1 = (*routers >= 2).then(|| add(&mut nodes, "r1".into(), NodeKind::Router));
-            let sinks_: Vec<usize> = (0..*sinks).map(|i| add(&mut nodes, format!("sink{i}"), NodeKind::Host)).collect();
-            for (i, s) in srcs.iter().enumerate() {
-                links.push(Link { a: *s, b: r0, spec: access.clone(), path: format!("topology.access[src{i}]") });
-            }
-            let bottleneck_idx = links.len();
             let eg = egress.as_ref().unwrap_or(access);
-            match r1 {
-                Some(r1) => {
-                    links.push(Link { a: r0, b: r1, spec: bottleneck.clone(), path: "topology.bottleneck".into() });
-                    for (i, k) in sinks_.iter().enumerate() {
-                        links.push(Link { a: r1, b: *k, spec: eg.clone(), path: format!("topology.egress[sink{i}]") });
-                    }
-                }
-                None => {
-                    for (i, k) in sinks_.iter().enumerate() {
-                        let (spec, path) = if i == 0 {
-                            (bottleneck.clone(), "topology.bottleneck".to_string())
-                        } else {
-                            (eg.clone(), format!("topology.egress[sink{i}]"))
-                        };
-                        links.push(Link { a: r0, b: *k, spec, path });
-                    }
-                }
-            }
-            Expanded { nodes, links, default_queue: default_queue.clone(), bottleneck: Some(bottleneck_idx) }
+            (Some(b.dumbbell(*sources, *sinks, *routers, access, bottleneck, eg)), default_queue)
         }
         Topology::ParkingLot { bottlenecks, access, bottleneck, egress, default_queue } => {
-            let k = *bottlenecks as usize;
-            let routers: Vec<usize> = (0..=k).map(|i| add(&mut nodes, format!("r{i}"), NodeKind::Router)).collect();
-            let src_long = add(&mut nodes, "src_long".into(), NodeKind::Host);
-            let sink_long = add(&mut nodes, "sink_long".into(), NodeKind::Host);
-            let eg = egress.as_ref().unwrap_or(access);
-            let first_bottleneck = links.len();
-            for i in 0..k {
-                links.push(Link {
-                    a: routers[i],
-                    b: routers[i + 1],
-                    spec: bottleneck.clone(),
-                    path: format!("topology.bottleneck[r{i}->r{}]", i + 1),
-                });
-            }
-            links.push(Link {
-                a: src_long,
-                b: routers[0],
-                spec: access.clone(),
-                path: "topology.access[src_long]".into(),
-            });
-            links.push(Link {
-                a: routers[k],
-                b: sink_long,
-                spec: eg.clone(),
-                path: "topology.egress[sink_long]".into(),
-            });
-            for i in 0..k {
-                let s = add(&mut nodes, format!("src_x{i}"), NodeKind::Host);
-                let d = add(&mut nodes, format!("sink_x{i}"), NodeKind::Host);
-                links.push(Link {
-                    a: s,
-                    b: routers[i],
-                    spec: access.clone(),
-                    path: format!("topology.access[src_x{i}]"),
-                });
-                links.push(Link {
-                    a: routers[i + 1],
-                    b: d,
-                    spec: eg.clone(),
-                    path: format!("topology.egress[sink_x{i}]"),
-                });
-            }
-            Expanded {
-                nodes,
-                links,
-                default_queue: default_queue.clone(),
-                bottleneck: (k > 0).then_some(first_bottleneck),
-            }
+            (b.parking_lot(*bottlenecks as usize, access, bottleneck, egress.as_ref().unwrap_or(access)), default_queue)
         }
         Topology::Star { ingresses, access, ingress_delays, bottleneck, egress, default_queue } => {
-            let ins: Vec<usize> = (0..*ingresses).map(|i| add(&mut nodes, format!("in{i}"), NodeKind::Host)).collect();
-            let r0 = add(&mut nodes, "r0".into(), NodeKind::Router);
-            let r1 = add(&mut nodes, "r1".into(), NodeKind::Router);
-            let sink = add(&mut nodes, "sink0".into(), NodeKind::Host);
-            for (i, n) in ins.iter().enumerate() {
-                let spec = match ingress_delays.get(i) {
-                    Some(d) => with_delay(access, *d),
-                    None => access.clone(),
-                };
-                links.push(Link { a: *n, b: r0, spec, path: format!("topology.access[in{i}]") });
-            }
-            let b = links.len();
-            links.push(Link { a: r0, b: r1, spec: bottleneck.clone(), path: "topology.bottleneck".into() });
-            links.push(Link {
-                a: r1,
-                b: sink,
-                spec: egress.clone().unwrap_or_else(|| access.clone()),
-                path: "topology.egress".into(),
-            });
-            Expanded { nodes, links, default_queue: default_queue.clone(), bottleneck: Some(b) }
+            let eg = egress.as_ref().unwrap_or(access);
+            (Some(b.star(*ingresses, access, ingress_delays, bottleneck, eg)), default_queue)
         }
-        Topology::Explicit { nodes: ns, links: ls, default_queue } => {
-            for n in ns {
-                add(&mut nodes, n.name.clone(), n.kind);
-            }
-            let find = |name: &str| nodes.iter().position(|(n, _)| n == name);
-            for (i, l) in ls.iter().enumerate() {
-                if let (Some(a), Some(b)) = (find(&l.a), find(&l.b)) {
-                    links.push(Link { a, b, spec: l.link.clone(), path: format!("topology.links.{i}") });
+        Topology::Explicit { nodes, links, default_queue } => {
+            b.explicit(nodes, links);
+            (None, default_queue)
+        }
+    };
+    Expanded { nodes: b.nodes, links: b.links, default_queue: default_queue.clone(), bottleneck }
+}
+
+/// Nodes and links as a preset adds them (the order is part of the result:
+/// it numbers nodes, links and their RNG streams).
+struct Builder {
+    nodes: Vec<(String, NodeKind)>,
+    links: Vec<Link>,
+}
+
+impl Builder {
+    fn node(&mut self, name: String, kind: NodeKind) -> usize {
+        self.nodes.push((name, kind));
+        self.nodes.len() - 1
+    }
+
+    fn link(&mut self, a: usize, b: usize, spec: &LinkSpec, path: String) {
+        self.links.push(Link { a, b, spec: spec.clone(), path });
+    }
+
+    /// `src0..` -> `r0` [-> `r1`] -> `sink0..`; the bottleneck link's index.
+    fn dumbbell(
+        &mut self,
+        sources: u32,
+        sinks: u32,
+        routers: u32,
+        access: &LinkSpec,
+        bn: &LinkSpec,
+        eg: &LinkSpec,
+    ) -> usize {
+        let srcs: Vec<usize> = (0..sources).map(|i| self.node(format!("src{i}"), NodeKind::Host)).collect();
+        let r0 = self.node("r0".into(), NodeKind::Router);
+        let r1 = (routers >= 2).then(|| self.node("r1".into(), NodeKind::Router));
+        let sinks: Vec<usize> = (0..sinks).map(|i| self.node(format!("sink{i}"), NodeKind::Host)).collect();
+        for (i, s) in srcs.iter().enumerate() {
+            self.link(*s, r0, access, format!("topology.access[src{i}]"));
+        }
+        let bottleneck = self.links.len();
+        match r1 {
+            Some(r1) => {
+                self.link(r0, r1, bn, "topology.bottleneck".into());
+                for (i, k) in sinks.iter().enumerate() {
+                    self.link(r1, *k, eg, format!("topology.egress[sink{i}]"));
                 }
             }
-            Expanded { nodes, links, default_queue: default_queue.clone(), bottleneck: None }
+            None => {
+                for (i, k) in sinks.iter().enumerate() {
+                    match i {
+                        0 => self.link(r0, *k, bn, "topology.bottleneck".into()),
+                        _ => self.link(r0, *k, eg, format!("topology.egress[sink{i}]")),
+                    }
+                }
+            }
+        }
+        bottleneck
+    }
+
+    /// Routers `r0..rk` in a chain, the long path and each bottleneck's cross
+    /// traffic; the first bottleneck link's index (none without bottlenecks).
+    fn parking_lot(&mut self, k: usize, access: &LinkSpec, bn: &LinkSpec, eg: &LinkSpec) -> Option<usize> {
+        let routers: Vec<usize> = (0..=k).map(|i| self.node(format!("r{i}"), NodeKind::Router)).collect();
+        let src_long = self.node("src_long".into(), NodeKind::Host);
+        let sink_long = self.node("sink_long".into(), NodeKind::Host);
+        let first_bottleneck = self.links.len();
+        for i in 0..k {
+            self.link(routers[i], routers[i + 1], bn, format!("topology.bottleneck[r{i}->r{}]", i + 1));
+        }
+        self.link(src_long, routers[0], access, "topology.access[src_long]".into());
+        self.link(routers[k], sink_long, eg, "topology.egress[sink_long]".into());
+        for i in 0..k {
+            let s = self.node(format!("src_x{i}"), NodeKind::Host);
+            let d = self.node(format!("sink_x{i}"), NodeKind::Host);
+            self.link(s, routers[i], access, format!("topology.access[src_x{i}]"));
+            self.link(routers[i + 1], d, eg, format!("topology.egress[sink_x{i}]"));
+        }
+        (k > 0).then_some(first_bottleneck)
+    }
+
+    /// `in0..` (each with its own delay, if given) -> `r0` -> `r1` -> `sink0`;
+    /// the bottleneck link's index.
+    fn star(&mut self, ingresses: u32, access: &LinkSpec, delays: &[Dur], bn: &LinkSpec, eg: &LinkSpec) -> usize {
+        let ins: Vec<usize> = (0..ingresses).map(|i| self.node(format!("in{i}"), NodeKind::Host)).collect();
+        let r0 = self.node("r0".into(), NodeKind::Router);
+        let r1 = self.node("r1".into(), NodeKind::Router);
+        let sink = self.node("sink0".into(), NodeKind::Host);
+        for (i, n) in ins.iter().enumerate() {
+            let spec = match delays.get(i) {
+                Some(d) => LinkSpec { delay: *d, ..access.clone() },
+                None => access.clone(),
+            };
+            self.link(*n, r0, &spec, format!("topology.access[in{i}]"));
+        }
+        let bottleneck = self.links.len();
+        self.link(r0, r1, bn, "topology.bottleneck".into());
+        self.link(r1, sink, eg, "topology.egress".into());
+        bottleneck
+    }
+
+    /// The nodes and links listed; a link naming an unknown node is left out.
+    fn explicit(&mut self, nodes: &[NodeSpec], links: &[ExplicitLink]) {
+        for n in nodes {
+            self.node(n.name.clone(), n.kind);
+        }
+        for (i, l) in links.iter().enumerate() {
+            let find = |name: &str| self.nodes.iter().position(|(n, _)| n == name);
+            if let (Some(a), Some(b)) = (find(&l.a), find(&l.b)) {
+                self.link(a, b, &l.link, format!("topology.links.{i}"));
+            }
         }
     }
 }

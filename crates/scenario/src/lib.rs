@@ -14,7 +14,7 @@
 //! - [`registry`]: each mechanism's scenario spec to its core type
 //!   ([`registry::build_queue`], [`registry::mace`]) and the lists of type
 //!   names ([`registry::QUEUE_TYPES`], ...);
-//! - [`error`]: [`Diagnostic`] (`file:line: field: problem; allowed: ...`)
+//! - [`error`]: the problems found, [`Diagnostic`] (`file:line: field: problem; allowed: ...`)
 //!   and [`ScenarioError`].
 
 pub mod error;

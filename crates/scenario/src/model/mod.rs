@@ -1,7 +1,8 @@
 //! The scenario data model: what a TOML scenario file says, typed.
 //!
-//! Deserialized with serde (unknown keys are errors), then checked by
-//! [`super::validate`] before anything runs. Every field has a default
+//! Checked against the JSON Schema by the loader's structural walk
+//! ([`crate::shape`]: unknown keys, missing keys, types, units), typed by
+//! serde, then checked by [`crate::validate`] before anything runs. Every field has a default
 //! taken from the paper or tool that introduced it; `summary.json` echoes
 //! the whole scenario with the defaults filled in. The JSON Schema
 //! (`qoslab schema`) is derived from these types.

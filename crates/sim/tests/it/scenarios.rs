@@ -6,7 +6,8 @@
 use qoslab_core::units::{Bytes, Dur, Rate};
 use qoslab_scenario::load::{load_file, load_str};
 use qoslab_scenario::{
-    schema, shape, Diagnostic, QueueMode, QueueSpec, ScenarioError, SizeSpec, Topology, TrafficModel, ValidScenario,
+    registry, schema, shape, Diagnostic, QueueMode, QueueSpec, ScenarioError, SizeSpec, Topology, TrafficModel,
+    ValidScenario,
 };
 use std::path::{Path, PathBuf};
 
@@ -181,30 +182,19 @@ fn good_scenarios_cover_every_preset_queue_model_and_arrival_process() {
             }
         }
     }
-    for want in [
-        "preset:dumbbell",
-        "preset:parking_lot",
-        "preset:star",
-        "preset:explicit",
-        "queue:fifo",
-        "queue:red",
-        "queue:prio",
-        "queue:cbt",
-        "queue:dcbt",
-        "model:cbr_rate",
-        "model:cbr_interval",
-        "model:poisson",
-        "model:on_off_\"exponential\"",
-        "model:on_off_\"pareto\"",
-        "arrivals:poisson",
-        "arrivals:batch_poisson",
-        "arrivals:keep_alive",
-        "arrivals:replay",
-        "size:random",
-        "model:ftp",
-        "model:transfer",
-        "model:mm_app",
-    ] {
+    // Every name of the registry, and the variants within the models.
+    let names = |kind: &str, names: &[&str]| names.iter().map(|n| format!("{kind}:{n}")).collect::<Vec<_>>();
+    let mut want = names("preset", registry::TOPOLOGY_PRESETS);
+    want.extend(names("queue", registry::QUEUE_TYPES));
+    want.extend(names("arrivals", registry::ARRIVAL_PROCESSES));
+    let models = registry::TRAFFIC_MODELS.iter().flat_map(|m| match *m {
+        "cbr" => vec!["model:cbr_rate".to_string(), "model:cbr_interval".to_string()],
+        "on_off" => vec!["model:on_off_\"exponential\"".to_string(), "model:on_off_\"pareto\"".to_string()],
+        m => vec![format!("model:{m}")],
+    });
+    want.extend(models);
+    want.push("size:random".into());
+    for want in &want {
         assert!(seen.contains(want), "no good scenario has {want}; seen: {seen:?}");
     }
 }

@@ -161,7 +161,7 @@ impl Sim {
             // The shaping CAC decides in `shaping` (it also assigns shaper rates).
             AdmissionSpec::AdmitAll | AdmissionSpec::ShapingCac { .. } => Box::new(AdmitAll::default()),
         };
-        let shaping = shaping::Shaping::build(sc, &groups, &origin)?;
+        let shaping = shaping::Shaping::build(sc, &groups)?;
         let n_dirs = net.dirs.len();
         let router_out =
             net.dirs.iter().map(|d| net.nodes[d.from.index()].kind == qoslab_scenario::NodeKind::Router).collect();

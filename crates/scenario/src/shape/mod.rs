@@ -320,26 +320,7 @@ impl<'a> Walker<'a> {
         }
         match v {
             toml::Value::Table(t) => self.check_table(t, s, path),
-            toml::Value::Array(items) => {
-                let n = items.len() as u64;
-                let min = s.get("minItems").and_then(|m| m.as_u64());
-                let max = s.get("maxItems").and_then(|m| m.as_u64());
-                if min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m) {
-                    let range = match (min, max) {
-                        (Some(a), Some(b)) => format!("{a} to {b} entries"),
-                        (Some(a), None) => format!("at least {a} entries"),
-                        (None, Some(b)) => format!("at most {b} entries"),
-                        (None, None) => unreachable!("one bound was checked"),
-                    };
-                    self.problem(path, format!("has {n} entries; allowed: {range} ({})", self.describe(s)));
-                    return;
-                }
-                if let Some(item) = s.get("items") {
-                    for (i, x) in items.iter().enumerate() {
-                        self.check(x, item, &join(path, &i.to_string()));
-                    }
-                }
-            }
+            toml::Value::Array(items) => self.check_array(items, s, path),
             toml::Value::String(x) => {
                 if let Some(c) = s.get("const").and_then(|c| c.as_str()) {
                     if c != x {
@@ -365,6 +346,28 @@ impl<'a> Walker<'a> {
                 }
             }
             toml::Value::Boolean(_) | toml::Value::Datetime(_) => {}
+        }
+    }
+
+    /// Checks an array's length against `minItems`/`maxItems`, then each entry.
+    fn check_array(&mut self, items: &[toml::Value], s: &'a Json, path: &str) {
+        let n = items.len() as u64;
+        let min = s.get("minItems").and_then(|m| m.as_u64());
+        let max = s.get("maxItems").and_then(|m| m.as_u64());
+        if min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m) {
+            let range = match (min, max) {
+                (Some(a), Some(b)) => format!("{a} to {b} entries"),
+                (Some(a), None) => format!("at least {a} entries"),
+                (None, Some(b)) => format!("at most {b} entries"),
+                (None, None) => unreachable!("one bound was checked"),
+            };
+            self.problem(path, format!("has {n} entries; allowed: {range} ({})", self.describe(s)));
+            return;
+        }
+        if let Some(item) = s.get("items") {
+            for (i, x) in items.iter().enumerate() {
+                self.check(x, item, &join(path, &i.to_string()));
+            }
         }
     }
 

@@ -10,7 +10,7 @@
 pub mod engine;
 pub mod error;
 pub mod fluid;
-pub mod mace_link;
+pub mod mechanisms;
 pub mod metrics;
 pub mod net;
 pub mod output;

@@ -9,7 +9,7 @@
 //!
 //! One file per subject: [`topology`] (presets, nodes, links), [`queue`]
 //! (queue disciplines, RED's shared parameters, ChIPS), [`mace`] (a link's
-//! MACE table), [`traffic`] (groups, models, sizes, arrivals, shapers),
+//! MACE table), [`stages`] (a link's port stages), [`traffic`] (groups, models, sizes, arrivals, shapers),
 //! [`admission`] and [`metrics`]; the `tcp` and `mm_app` tables are in
 //! [`crate::tcp_model`].
 
@@ -22,6 +22,7 @@ pub mod admission;
 pub mod mace;
 pub mod metrics;
 pub mod queue;
+pub mod stages;
 pub mod topology;
 pub mod traffic;
 
@@ -29,6 +30,7 @@ pub use admission::*;
 pub use mace::*;
 pub use metrics::*;
 pub use queue::*;
+pub use stages::*;
 pub use topology::*;
 pub use traffic::*;
 

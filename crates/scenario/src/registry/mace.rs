@@ -1,23 +1,64 @@
-//! MACE (seed 000) in the registry: a link's `mace` table to the core
-//! parts, [`qoslab_core::mace::Mace`] with its admission controller and the
-//! [`DeviceQueue`]. The validation builds them to check a scenario (so it
-//! is refused for exactly the reasons the core would refuse it); the
-//! simulator's MACE driver builds them to run.
+//! MACE at a link direction (seed 000 §3, Fig. 3): the scenario's
+//! `queue = { type = "mace" }` plus the link's `mace` table become a port
+//! with a core [`MaceStage`] in front of the MACE queue and a
+//! [`DeviceQueue`] as its device policy (see `qoslab_core::pipeline::Port`):
+//!
+//! ```text
+//! packet enters the direction:  MaceStage: (class, decision) = classify_and_learn(now, key, flow, wire bytes)
+//!                               pkt.class = class.tag()  → MaceQueue (the port's queue discipline)
+//! device pull (the port's refill/dequeue):
+//!     while the queue's head class c has device.admits(c): dequeue → device FIFO, device.on_pull(c)
+//!     wire free and device FIFO not empty → transmit its head
+//! end of transmission:          port.on_sent → device.on_sent(class of the packet sent)
+//! at port.next_deadline():      port.on_timer(now) → MaceStage.on_timer → events
+//! ```
+//!
+//! The device transmit queue ([`DeviceQueue`]) holds `device_queue`
+//! packets, the one on the wire included. With 1 (the default) the link
+//! asks the queue only when the wire is free, as every other link does;
+//! with more, it pulls ahead while the wire is busy, and under the
+//! `when_room` BE rule BE packets pile up ahead of later CL arrivals (the
+//! paper's failed first version, §3.1).
+//!
+//! This is MACE's registry entry: the link's `mace` table to the core
+//! parts. The validation builds them to check a scenario (so it is refused
+//! for exactly the reasons the core would refuse it); the simulator builds
+//! them into the direction's port. The stage's events and their typed
+//! fields are listed in `qoslab_core::mace::MaceStage`; the simulator
+//! writes them as events-table rows (`qoslab_sim::mechanisms::event_row`).
+//!
+//! Parameters (scenario `mace` table of a link, see [`MaceSpec`]):
+//!
+//! | field | unit | allowed | default |
+//! |---|---|---|---|
+//! | `ports` | descriptors, inline | ≥ 1, each port once per side, rate > 0, depth ≥ 1 B, threshold ≥ 1 | — |
+//! | `descriptors` | descriptor file, relative to the scenario file | a readable `[[port]]` file with ≥ 1 port | — |
+//! | `admission` | `mbac { v, sample, window, restart_window }` or `ssac` | v in (0, 1], sample > 0, window ≥ 1 | v 0.95, 5 s, 20, true |
+//! | `allocation` | bit/s | > 0 | — |
+//! | `stale_timeout` | time | > 0 | 30 s |
+//! | `device_queue` | packets | ≥ 1 | 1 |
+//! | `be_dispatch` | `when_room`, `when_idle` | | `when_room` |
+//! | `table_capacity` | flows | ≥ 1 | 1024 |
 //!
 //! Exactly one of `ports` and `descriptors` gives the descriptors. The
 //! file is the core's flow-setup format ([`Descriptors::parse`],
 //! `docs/mechanisms/mace_descriptors.md`); its problems are reported at
 //! the file's own `file:line`, the field path inside it (`port[1].rate`).
-//! A descriptor file that lists no port is refused like an empty inline
-//! `ports` (a MACE link without CL ports is a mistake in a scenario,
-//! though the core accepts it).
+//!
+//! Interpretations: a descriptor file that lists no port is refused like
+//! an empty inline `ports` (a MACE link without CL ports is a mistake in a
+//! scenario, though the core accepts it); the measurement of an SSAC link still samples (its
+//! rows show the CL load), though SSAC ignores the samples; the stale
+//! timeout applies to the classifier and to the recognition table alike;
+//! the classifier matches on addresses and ports (the paper's descriptor).
 
 use crate::model::{MaceAdmissionSpec, MaceBeDispatch, MacePortSide, MacePortSpec, MaceSpec};
 use qoslab_core::mace::{
     BeDispatch, ClassifierConfig, Descriptors, DeviceQueue, DeviceQueueConfig, EstimatorConfig, KeyFields, Mace,
-    MaceConfig, Mbac, MbacConfig, MeasurementConfig, PortDescriptor, PortSide, RecognizerConfig, Ssac, SsacConfig,
-    WindowOnAdmit,
+    MaceConfig, MaceStage, Mbac, MbacConfig, MeasurementConfig, PortDescriptor, PortSide, RecognizerConfig, Ssac,
+    SsacConfig, WindowOnAdmit,
 };
+use qoslab_core::pipeline::Stage;
 use qoslab_core::units::Time;
 use std::path::{Path, PathBuf};
 
@@ -33,26 +74,6 @@ pub struct MaceSpecError {
     pub file: Option<String>,
     /// 1-based line in `file`, if known.
     pub line: Option<usize>,
-}
-/// MACE (the core composition) with its admission controller.
-#[derive(Debug)]
-pub enum AnyMace {
-    Mbac(Mace<Mbac>),
-    Ssac(Mace<Ssac>),
-}
-/// What a link's `mace` table builds: MACE and the device transmit queue.
-#[derive(Debug)]
-pub struct MaceParts {
-    pub mace: AnyMace,
-    pub device: DeviceQueue,
-}
-
-/// The core parts of a link's `mace` table, measurement starting at
-/// `start`; a descriptor file is looked up in `base_dir` (see
-/// [`spec_descriptors`]). Every problem found is returned.
-pub fn build(spec: &MaceSpec, start: Time, base_dir: Option<&Path>) -> Result<MaceParts, Vec<MaceSpecError>> {
-    let descriptors = spec_descriptors(spec, base_dir)?;
-    build_mace(spec, descriptors, start).map_err(|e| vec![e])
 }
 
 fn err(field_path: impl Into<String>, message: impl Into<String>) -> MaceSpecError {
@@ -139,9 +160,24 @@ fn inline_descriptors(ports: &[MacePortSpec]) -> Result<Descriptors, MaceSpecErr
         err(path, e.to_string())
     })
 }
-/// The core parts of a link's `mace` table with its descriptors resolved,
-/// measurement starting at `start`.
-pub fn build_mace(spec: &MaceSpec, descriptors: Descriptors, start: Time) -> Result<MaceParts, MaceSpecError> {
+
+/// MACE's parts at a port: the stage and the device policy.
+#[derive(Debug)]
+pub struct MaceParts {
+    pub stage: Box<dyn Stage>,
+    pub device: DeviceQueue,
+}
+
+/// Builds MACE's parts from a link's `mace` table, measurement starting
+/// at `start`; a descriptor file is looked up in `base_dir` (see
+/// [`spec_descriptors`]). Every problem found is returned.
+pub fn from_spec(spec: &MaceSpec, start: Time, base_dir: Option<&Path>) -> Result<MaceParts, Vec<MaceSpecError>> {
+    let descriptors = spec_descriptors(spec, base_dir)?;
+    with_descriptors(spec, descriptors, start).map_err(|e| vec![e])
+}
+
+/// Builds MACE's parts from a link's `mace` table with its descriptors resolved.
+pub fn with_descriptors(spec: &MaceSpec, descriptors: Descriptors, start: Time) -> Result<MaceParts, MaceSpecError> {
     if spec.stale_timeout.0 == 0 {
         return Err(err("stale_timeout", "(0s) must be positive; allowed: a time such as \"30s\""));
     }
@@ -165,7 +201,7 @@ pub fn build_mace(spec: &MaceSpec, descriptors: Descriptors, start: Time) -> Res
         measurement: MeasurementConfig { interval },
     };
     let core = |e: qoslab_core::error::ConfigError, path: &str| err(path, e.to_string());
-    let mace = match &spec.admission {
+    let stage: Box<dyn Stage> = match &spec.admission {
         MaceAdmissionSpec::Mbac { v, .. } => {
             let a = Mbac::new(MbacConfig { mu: spec.allocation, v: *v, estimator }).map_err(|e| {
                 let path = match e.field {
@@ -176,17 +212,19 @@ pub fn build_mace(spec: &MaceSpec, descriptors: Descriptors, start: Time) -> Res
                 };
                 core(e, &path)
             })?;
-            AnyMace::Mbac(Mace::new(config, descriptors, a, start).map_err(|e| {
+            let mace = Mace::new(config, descriptors, a, start).map_err(|e| {
                 let path = if e.field == "interval" { "admission.sample".to_string() } else { e.field.to_string() };
                 core(e, &path)
-            })?)
+            })?;
+            Box::new(MaceStage::new(mace, spec.allocation))
         }
         MaceAdmissionSpec::Ssac => {
             let a = Ssac::new(SsacConfig { mu: spec.allocation }).map_err(|e| core(e, "allocation"))?;
-            AnyMace::Ssac(Mace::new(config, descriptors, a, start).map_err(|e| {
+            let mace = Mace::new(config, descriptors, a, start).map_err(|e| {
                 let f = e.field;
                 core(e, f)
-            })?)
+            })?;
+            Box::new(MaceStage::new(mace, spec.allocation))
         }
     };
     let device = DeviceQueue::new(DeviceQueueConfig {
@@ -197,7 +235,7 @@ pub fn build_mace(spec: &MaceSpec, descriptors: Descriptors, start: Time) -> Res
         },
     })
     .map_err(|e| core(e, "device_queue"))?;
-    Ok(MaceParts { mace, device })
+    Ok(MaceParts { stage, device })
 }
 
 #[cfg(test)]
@@ -229,7 +267,7 @@ mod tests {
 
     #[test]
     fn mace_spec_errors_name_the_field_below_the_mace_table() {
-        let path = |s: &MaceSpec| build(s, Time::ZERO, None).unwrap_err()[0].field_path.clone();
+        let path = |s: &MaceSpec| from_spec(s, Time::ZERO, None).unwrap_err()[0].field_path.clone();
         assert_eq!(path(&spec(mbac(1.5, 20))), "admission.v");
         assert_eq!(path(&spec(mbac(0.95, 0))), "admission.window");
         let mut s = spec(MaceAdmissionSpec::Ssac);
@@ -256,7 +294,7 @@ mod tests {
     }
 
     fn descriptor_dir(name: &str, text: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("qoslab_mace_registry_{}_{name}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("qoslab_mace_link_{}_{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("d.descriptors"), text).unwrap();
         dir
@@ -272,9 +310,9 @@ mod tests {
         let d = spec_descriptors(&s, Some(&dir)).unwrap();
         assert_eq!(d.ports().len(), 1);
         assert_eq!((d.ports()[0].port, d.ports()[0].rate, d.ports()[0].threshold), (5004, Rate(77_200), 100));
-        assert!(build(&s, Time::ZERO, Some(&dir)).is_ok());
+        assert!(from_spec(&s, Time::ZERO, Some(&dir)).is_ok());
         // Not found without the scenario's folder.
-        let e = build(&s, Time::ZERO, Some(&dir.join("elsewhere"))).unwrap_err();
+        let e = from_spec(&s, Time::ZERO, Some(&dir.join("elsewhere"))).unwrap_err();
         assert_eq!((e[0].field_path.as_str(), e[0].file.as_deref()), ("descriptors", None));
         assert!(e[0].message.contains("allowed"), "{}", e[0].message);
     }
@@ -288,13 +326,13 @@ mod tests {
         let mut s = spec(MaceAdmissionSpec::Ssac);
         s.ports = None;
         s.descriptors = Some("d.descriptors".into());
-        let e = build(&s, Time::ZERO, Some(&dir)).unwrap_err();
+        let e = from_spec(&s, Time::ZERO, Some(&dir)).unwrap_err();
         assert_eq!(e.len(), 1, "{e:?}");
         assert_eq!(e[0].file.as_deref(), Some(dir.join("d.descriptors").display().to_string().as_str()));
         assert_eq!(e[0].line, Some(4));
         assert!(e[0].field_path.ends_with("rate"), "{}", e[0].field_path);
         let dir = descriptor_dir("empty", "# nothing yet\n");
-        let e = build(&s, Time::ZERO, Some(&dir)).unwrap_err();
+        let e = from_spec(&s, Time::ZERO, Some(&dir)).unwrap_err();
         assert_eq!((e[0].field_path.as_str(), e[0].file.as_deref()), ("descriptors", None));
     }
 }

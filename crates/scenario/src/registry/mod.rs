@@ -3,7 +3,9 @@
 //!
 //! - [`queue`]: a [`QueueSpec`](crate::QueueSpec) to a core
 //!   [`Queue`](qoslab_core::Queue) ([`build_queue`]);
-//! - [`mace`]: a link's `mace` table to MACE's core parts;
+//! - [`mace`]: a link's `mace` table to MACE's core parts (its port stage
+//!   and device queue);
+//! - [`stage`]: a link's `stages` entry to a core port stage ([`build_stage`]);
 //! - [`names`]: the `type` / `preset` / `model` / `process` names, derived
 //!   from the model's serde enums ([`QUEUE_TYPES`], ...).
 //!
@@ -15,6 +17,8 @@
 pub mod mace;
 pub mod names;
 pub mod queue;
+pub mod stage;
 
 pub use names::*;
 pub use queue::{build_queue, ClassProbed, QueueBuildError};
+pub use stage::{build_stage, StageBuildError};

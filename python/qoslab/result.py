@@ -69,6 +69,15 @@ def _arrow_table(columns: Mapping[str, Any]) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
+def write_files(folder: Path, files: Mapping[str, bytes]) -> None:
+    """Writes ``{name: bytes}`` into ``folder`` and syncs each file."""
+    for name, data in files.items():
+        with open(folder / name, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+
+
 class Result:
     """What one run produced: ``summary`` (dict) and the tables ``flows``,
     ``queues``, ``series``, ``events`` (pandas DataFrames, built on first use)."""
@@ -182,25 +191,46 @@ class Result:
             raise KeyError(f"no queue named {name!r}; queues: {', '.join(map(str, q['name']))}")
         return rows.iloc[0]
 
+    # -- looking at it ------------------------------------------------
+
+    def plot(self, *, queue: str | None = None, flows: str | None = None, metric: str | None = None,
+             cdf: str | None = None, out: str | os.PathLike[str] | None = None, ax: Any = None) -> Any:
+        """One plot (a matplotlib Figure), as ``qoslab plot``: ``queue="r0->sink0", metric="red_avg"``,
+        ``flows="cbr", metric="throughput"``, ``cdf="delay"`` or ``cdf="interarrival"``; saved to
+        ``out`` (``.png``/``.svg``), drawn on ``ax``, or shown in a window. See :mod:`qoslab.plot`."""
+        from .plot import plot
+
+        return plot(self, queue=queue, flows=flows, metric=metric, cdf=cdf, out=out, ax=ax)
+
     # -- disk ---------------------------------------------------------
 
     def save(self, directory: str | os.PathLike) -> Path:
         """Writes the result folder atomically; replaces an existing one only once the new one is
         complete. Returns the folder's path."""
-        import pyarrow.parquet as pq
-
         target = Path(directory)
         with atomic_dir(target) as tmp:
-            with open(tmp / "summary.json", "w", encoding="utf-8") as f:
-                json.dump(self._summary, f, indent=2, ensure_ascii=False, allow_nan=True)
-                f.write("\n")
-            for t in TABLES:
-                pq.write_table(self.arrow(t), tmp / f"{t}.parquet", **PARQUET_OPTIONS)
-            for p in tmp.iterdir():
-                with open(p, "rb") as f:
-                    os.fsync(f.fileno())
+            self.write_into(tmp)
         self._path = target
         return target
+
+    def to_files(self) -> dict[str, bytes]:
+        """The files of :meth:`save` as ``{name: bytes}``: ``summary.json`` and the four Parquet
+        tables (a sweep's worker builds them, so the process that stores them only writes)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        text = json.dumps(self._summary, indent=2, ensure_ascii=False, allow_nan=True) + "\n"
+        files = {"summary.json": text.encode("utf-8")}
+        for t in TABLES:
+            sink = pa.BufferOutputStream()
+            pq.write_table(self.arrow(t), sink, **PARQUET_OPTIONS)
+            files[f"{t}.parquet"] = sink.getvalue().to_pybytes()
+        return files
+
+    def write_into(self, folder: Path) -> None:
+        """Writes ``summary.json`` and the four tables into an existing folder and syncs them
+        (the files of :meth:`save`, without its atomic swap: for callers that own one)."""
+        write_files(folder, self.to_files())
 
     @classmethod
     def load(cls, directory: str | os.PathLike) -> Result:

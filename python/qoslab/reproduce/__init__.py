@@ -13,9 +13,13 @@ import importlib
 import os
 from collections.abc import Callable
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ..errors import ReproductionError
 from .framework import Claim, Context, Figure, Outcome, Summary, execute
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..executor import Executor
 
 #: NAME -> module implementing it.
 REGISTRY: dict[str, str] = {
@@ -44,9 +48,11 @@ def module(name: str) -> ModuleType:
 
 
 def reproduce(name: str, *, quick: bool = False, seeds: int | None = None,
-              out: os.PathLike[str] | str = "results", log: Callable[[str], None] = lambda _: None) -> Summary:
-    """Runs one reproduction and writes ``out/<name>/``; see :func:`framework.execute`."""
-    return execute(module(name), quick=quick, seeds=seeds, out=out, log=log)
+              out: os.PathLike[str] | str = "results", log: Callable[[str], None] = lambda _: None,
+              executor: Executor | None = None) -> Summary:
+    """Runs one reproduction and writes ``out/<name>/``; see :func:`framework.execute`.
+    ``executor`` (:mod:`qoslab.executor`) runs its batches of variants and seeds."""
+    return execute(module(name), quick=quick, seeds=seeds, out=out, log=log, executor=executor)
 
 
 __all__ = ["Claim", "Context", "Figure", "Outcome", "Summary", "REGISTRY", "PLANNED", "names", "module",

@@ -181,10 +181,10 @@ def measure(res: Result) -> dict[str, Any]:
 def reproduce(ctx: Context) -> Outcome:
     base = ctx.scenario_path(SCENARIO)
     runs: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
-    for variant, overrides in VARIANTS.items():
-        sc = Scenario.load(base, overrides=overrides)
-        for seed in ctx.seeds:
-            runs[variant].append(measure(ctx.run(variant, sc, seed)))
+    batch = [(variant, Scenario.load(base, overrides=overrides), seed)
+             for variant, overrides in VARIANTS.items() for seed in ctx.seeds]
+    for (variant, _, _), res in zip(batch, ctx.run_many(batch), strict=True):
+        runs[variant].append(measure(res))
 
     def est(variant: str, f: Any) -> Estimate:
         return Estimate.of(_num(f(m)) for m in runs[variant])

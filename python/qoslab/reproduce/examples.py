@@ -337,15 +337,14 @@ def reproduce(ctx: Context) -> Outcome:
 
     measures: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
     series: dict[str, dict[str, list[float]]] = {}
-    for variant, sc in scenarios.items():
-        for seed in ctx.seeds:
-            res = ctx.run(variant, sc, seed)
-            m = measure(res)
-            if variant == "red" and math.isnan(m["red_avg_mean"]):
-                raise ReproductionError(f"{variant} seed {seed}: no red_avg series for queue {m['bottleneck']}")
-            measures[variant].append(m)
-            if seed == ctx.seeds[0]:
-                series[variant] = _series(res, m["bottleneck"])
+    batch = [(variant, sc, seed) for variant, sc in scenarios.items() for seed in ctx.seeds]
+    for (variant, _, seed), res in zip(batch, ctx.run_many(batch), strict=True):
+        m = measure(res)
+        if variant == "red" and math.isnan(m["red_avg_mean"]):
+            raise ReproductionError(f"{variant} seed {seed}: no red_avg series for queue {m['bottleneck']}")
+        measures[variant].append(m)
+        if seed == ctx.seeds[0]:
+            series[variant] = _series(res, m["bottleneck"])
 
     loss = {v: {n: sum(r["flow_loss"].get(n, math.nan) for r in runs) / len(runs)
                 for n in runs[0]["flow_loss"]} for v, runs in measures.items()}

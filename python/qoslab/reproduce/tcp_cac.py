@@ -245,7 +245,8 @@ def _table1(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
                 ov.append(f"traffic.0.shaper.rate={rate:g}Mbps")
             sc = load(ctx.scenario_path(path), overrides=ov)
             key = f"{'none' if rate is None else f'{rate:g}Mbps'}/rtt{rtt}ms"
-            runs = [_greedy(ctx.run(f"table1_{key.replace('/', '_')}", sc, seed), warm, dur) for seed in ctx.seeds]
+            runs = [_greedy(r, warm, dur)
+                    for r in ctx.run_many([(f"table1_{key.replace('/', '_')}", sc, seed) for seed in ctx.seeds])]
             out[key] = {"rate_mbps": rate, "min_rtt_ms": rtt,
                         "thr_bps": [x for r in runs for x in r["thr_bps"]],
                         "loss": [x for r in runs for x in r["loss"]],
@@ -269,7 +270,7 @@ def _nmax(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
                   f"traffic.0.shaper.rate={r:g}Mbps", f"traffic.0.flows={n}"]
             sc = load(ctx.scenario_path("tcp_cac/nmax.toml"), overrides=ov)
             key = f"B{b}_R{r:g}Mbps_n{n}"
-            runs = [_greedy(ctx.run(f"nmax_{key}", sc, seed), warm, dur) for seed in ctx.seeds]
+            runs = [_greedy(r, warm, dur) for r in ctx.run_many([(f"nmax_{key}", sc, seed) for seed in ctx.seeds])]
             out[key] = {"buffer": b, "r_req_mbps": r, "n": n, "n_max": n_max,
                         "thr_bps": [x for rr in runs for x in rr["thr_bps"]],
                         "agg_loss": sum(rr["agg_loss"] for rr in runs) / len(runs)}
@@ -281,13 +282,10 @@ def _table4(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     for scheme in (1, 2, 3):
-        runs = []
-        for seed in ctx.seeds:
-            sc = load(ctx.scenario_path("tcp_cac/table4.toml"), overrides=[f"duration={dur}s",
-                                                                           f"admission.scheme={scheme}"])
-            res = ctx.run(f"table4_scheme{scheme}", sc, seed)
-            runs.append(_transfers(res, warm))
-        out[str(scheme)] = runs
+        sc = load(ctx.scenario_path("tcp_cac/table4.toml"), overrides=[f"duration={dur}s",
+                                                                       f"admission.scheme={scheme}"])
+        out[str(scheme)] = [_transfers(res, warm)
+                            for res in ctx.run_many([(f"table4_scheme{scheme}", sc, seed) for seed in ctx.seeds])]
     return out
 
 

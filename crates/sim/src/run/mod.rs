@@ -404,9 +404,14 @@ impl Sim {
         self.metrics.on_dir_arrival(d.index());
         let now = self.now;
         let dir = &mut self.net.dirs[d.index()];
-        let key = self.table.key(pkt.flow);
-        let mut sink = RowSink { link: &dir.name, rows: &mut self.metrics.events };
-        let verdict = dir.port.enqueue(now, pkt, key, &mut dir.rng, &mut sink);
+        let verdict = if dir.port.stages().is_empty() {
+            // No stage reads the flow key or reports events: the queue alone.
+            dir.port.enqueue_queue(now, pkt, &mut dir.rng)
+        } else {
+            let key = self.table.key(pkt.flow);
+            let mut sink = RowSink { link: &dir.name, rows: &mut self.metrics.events };
+            dir.port.enqueue(now, pkt, key, &mut dir.rng, &mut sink)
+        };
         match verdict {
             Verdict::Queued | Verdict::Marked(_) => {}
             Verdict::Dropped(x) => self.count_drop(&x.packet),

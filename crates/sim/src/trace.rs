@@ -36,7 +36,7 @@
 //! packet), which `qoslab run` / `Result.save` writes next to the tables.
 
 use crate::engine::DirId;
-use crate::error::{Diagnostic, SimError};
+use crate::error::SimError;
 use crate::net::Network;
 use etherparse::{EtherType, Ethernet2Header, IpDscp, IpEcn, IpNumber, Ipv4Header, Ipv6Header, TcpHeader, UdpHeader};
 use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
@@ -94,46 +94,28 @@ pub struct Tracer {
 }
 
 impl Tracer {
-    /// Traces the directions named in `names`; an unknown name is a
-    /// configuration error at `trace.pcap.<i>` listing the directions.
-    pub fn new(names: &[String], net: &Network, origin: &str) -> Result<Tracer, SimError> {
+    /// Traces the directions named in `names` (validation checked that each
+    /// names a direction, once: one that does not is a bug, a runtime error).
+    pub fn new(names: &[String], net: &Network) -> Result<Tracer, SimError> {
         let mut t = Tracer::default();
         if names.is_empty() {
             return Ok(t);
         }
         t.slot = vec![NONE; net.dirs.len()];
-        let mut errors = Vec::new();
-        for (i, name) in names.iter().enumerate() {
+        for name in names {
             match net.dirs.iter().position(|d| &d.name == name) {
                 Some(d) if t.slot[d] == NONE => {
                     t.slot[d] = t.traces.len() as u32;
                     t.traces.push(DirTrace { dir: DirId(d as u32), name: name.clone(), records: Vec::new() });
                 }
-                Some(_) => {
-                    errors.push(format!("trace.pcap.{i}|{name:?} is listed twice; allowed: each direction once"))
-                }
-                None => {
-                    let all: Vec<&str> = net.dirs.iter().map(|d| d.name.as_str()).collect();
-                    let shown = all.iter().take(20).copied().collect::<Vec<_>>().join(", ");
-                    let more = if all.len() > 20 { format!(" ({} more)", all.len() - 20) } else { String::new() };
-                    errors.push(format!(
-                        "trace.pcap.{i}|{name:?} names no link direction; allowed: a direction \"from->to\": {shown}{more}"
-                    ));
+                _ => {
+                    return Err(SimError::Runtime(format!(
+                        "trace.pcap: {name:?} is no direction or listed twice, which validation refuses (a bug)"
+                    )))
                 }
             }
         }
-        if errors.is_empty() {
-            return Ok(t);
-        }
-        Err(SimError::Config(
-            errors
-                .into_iter()
-                .map(|e| {
-                    let (path, message) = e.split_once('|').unwrap_or(("trace.pcap", &e));
-                    Diagnostic { origin: origin.to_string(), line: None, path: path.into(), message: message.into() }
-                })
-                .collect(),
-        ))
+        Ok(t)
     }
 
     /// Is anything traced at all?

@@ -24,12 +24,12 @@ use crate::metrics::{
 };
 use crate::output::{Column, RunOutput, Table};
 use crate::run::Sim;
-use crate::scenario::Scenario;
 use crate::traffic::FlowState;
 use qoslab_core::pipeline::StageStats;
 use qoslab_core::qdisc::{DropReason, MarkReason};
 use qoslab_core::stats::jain_index;
 use qoslab_core::Queue;
+use qoslab_scenario::Scenario;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 

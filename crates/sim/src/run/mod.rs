@@ -37,7 +37,6 @@ use crate::mechanisms::RowSink;
 use crate::metrics::Metrics;
 use crate::net::Network;
 use crate::output::RunOutput;
-use crate::scenario::{expand, AdmissionSpec, Scenario};
 use crate::traffic::arrivals::{self, Arrival};
 use crate::traffic::{self, Flow, FlowState, GroupPlan};
 use crate::RunOptions;
@@ -47,6 +46,7 @@ use qoslab_core::packet::FlowTable;
 use qoslab_core::qdisc::{Dequeue, Verdict};
 use qoslab_core::units::Time;
 use qoslab_core::Packet;
+use qoslab_scenario::{expand, AdmissionSpec, ValidScenario};
 use rand::Rng as _;
 use std::time::Instant;
 
@@ -58,7 +58,7 @@ const DIR_LINES: usize = std::mem::size_of::<crate::net::Dir>().div_ceil(64);
 const PROGRESS_EVERY: u64 = 1 << 16;
 
 /// Runs `scenario` with `opts.seed`.
-pub fn run(scenario: &Scenario, mut opts: RunOptions) -> Result<RunOutput, SimError> {
+pub fn run(scenario: &ValidScenario, mut opts: RunOptions) -> Result<RunOutput, SimError> {
     let mut sim = Sim::build(scenario, &opts)?;
     let t0 = Instant::now();
     sim.run_loop(&mut opts.progress)?;
@@ -119,33 +119,14 @@ enum Life {
     Given(qoslab_core::units::Dur),
 }
 
-fn config_error(origin: &str, path: String, message: String) -> SimError {
-    SimError::Config(vec![Diagnostic { origin: origin.to_string(), line: None, path, message }])
-}
-
 impl Sim {
     /// Builds everything and schedules the initial events.
-    pub fn build(sc: &Scenario, opts: &RunOptions) -> Result<Sim, SimError> {
+    pub fn build(sc: &ValidScenario, opts: &RunOptions) -> Result<Sim, SimError> {
         let origin = sc.name.clone();
-        if sc.duration.0 == 0 {
-            return Err(config_error(&origin, "duration".into(), "(0s) must be positive".into()));
-        }
         let m = &sc.metrics;
-        for (f, v) in [("metrics.bin", m.bin), ("metrics.series_interval", m.series_interval)] {
-            if v.0 == 0 {
-                return Err(config_error(&origin, f.into(), "(0s) must be positive".into()));
-            }
-        }
-        if m.interarrival_bin.0 == 0 || m.interarrival_max < m.interarrival_bin {
-            return Err(config_error(
-                &origin,
-                "metrics.interarrival_bin".into(),
-                "must be positive and not above metrics.interarrival_max".into(),
-            ));
-        }
         let ex = expand::expand(&sc.topology);
         let mut net = Network::build(&ex, opts.seed, &origin, &opts.base_dir)?;
-        let groups = traffic::plan_groups(sc, &ex, opts.seed, &opts.base_dir, &origin)?;
+        let groups = traffic::plan_groups(sc, &ex, opts.seed, &opts.base_dir)?;
         // Routes to every destination traffic may use; every pairing reachable.
         // Flows with agents also need routes back to their sources.
         let dsts: Vec<NodeId> = groups
@@ -185,29 +166,17 @@ impl Sim {
         if !errors.is_empty() {
             return Err(SimError::Config(errors));
         }
-        for name in &m.trace_flows {
-            let known = name
-                .rsplit_once('.')
-                .is_some_and(|(g, i)| groups.iter().any(|gp| gp.name == g) && i.parse::<u32>().is_ok());
-            if !known {
-                return Err(config_error(
-                    &origin,
-                    "metrics.trace_flows".into(),
-                    format!("{name:?} names no flow; allowed: \"<group>.<index>\""),
-                ));
-            }
-        }
         let admission: Box<dyn AdmissionControl + Send> = match sc.admission {
             // The shaping CAC decides in `shaping` (it also assigns shaper rates).
             AdmissionSpec::AdmitAll | AdmissionSpec::ShapingCac { .. } => Box::new(AdmitAll::default()),
         };
-        let shaping = shaping::Shaping::build(sc, &groups, &origin)?;
-        let tracer = crate::trace::Tracer::new(&sc.trace.pcap, &net, &origin)?;
+        let shaping = shaping::Shaping::build(sc, &groups)?;
+        let tracer = crate::trace::Tracer::new(&sc.trace.pcap, &net)?;
         let n_dirs = net.dirs.len();
         let router_out =
-            net.dirs.iter().map(|d| net.nodes[d.from.index()].kind == crate::scenario::NodeKind::Router).collect();
+            net.dirs.iter().map(|d| net.nodes[d.from.index()].kind == qoslab_scenario::NodeKind::Router).collect();
         let dir_to_host =
-            net.dirs.iter().map(|d| net.nodes[d.to.index()].kind == crate::scenario::NodeKind::Host).collect();
+            net.dirs.iter().map(|d| net.nodes[d.to.index()].kind == qoslab_scenario::NodeKind::Host).collect();
         let mut sim = Sim {
             now: Time::ZERO,
             end: Time(sc.duration.0),
@@ -578,7 +547,7 @@ impl Sim {
         }
         match self.net.routes.next(self.flow_slot[f], node) {
             Some(next) if self.edges.any() && self.edges.at(node) => {
-                let from_host = self.net.nodes[from.index()].kind == crate::scenario::NodeKind::Host;
+                let from_host = self.net.nodes[from.index()].kind == qoslab_scenario::NodeKind::Host;
                 let mut pkt = pkt;
                 if self.edge_packet(node, from_host, self.dir_to_host[next.index()], &mut pkt) {
                     self.enqueue(next, pkt);

@@ -4,7 +4,7 @@
 
 use crate::common::*;
 use pcap_file::pcapng::{Block, PcapNgReader};
-use qoslab_sim::scenario::load::load_str;
+use qoslab_scenario::load::load_str;
 
 fn scenario(extra: &str) -> String {
     format!(
@@ -63,7 +63,6 @@ fn trace_holds_every_transmission_and_every_drop_of_the_direction() {
 fn an_untraced_run_has_no_trace_and_a_bad_direction_is_named() {
     let sc = load_str(&scenario(""), "t.toml", &[], None).unwrap();
     assert!(run(&sc, 1).traces.is_empty());
-    let sc = load_str(&scenario("[trace]\npcap = [\"r0->nowhere\"]"), "t.toml", &[], None).unwrap();
-    let e = try_run(&sc, 1).unwrap_err().to_string();
+    let e = load_str(&scenario("[trace]\npcap = [\"r0->nowhere\"]"), "t.toml", &[], None).unwrap_err().to_string();
     assert!(e.contains("trace.pcap.0") && e.contains("r0->sink0"), "{e}");
 }

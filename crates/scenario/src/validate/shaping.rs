@@ -3,7 +3,7 @@
 //! the table of [`super`].
 
 use super::Checker;
-use crate::scenario::model::*;
+use crate::model::*;
 
 impl Checker<'_> {
     pub(super) fn shaping(&mut self, s: &Scenario) {

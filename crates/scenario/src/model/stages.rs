@@ -1,9 +1,9 @@
 //! Port stages in scenarios: the `stages` (and `reverse_stages`) list of a
 //! link, each a table with a `type`. A stage runs on every packet entering
 //! the link direction, before its queue discipline, in list order (see
-//! `qoslab_core::pipeline`). Built by `crate::mechanisms::build_port`.
+//! `qoslab_core::pipeline`). Built by [`crate::registry::build_stage`].
 
-use super::units;
+use crate::units;
 use qoslab_core::units::{Bytes, Rate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -28,11 +28,11 @@ pub enum StageSpec {
     Policer {
         /// Token rate (bit/s), e.g. "2Mbps"; > 0.
         #[serde(with = "units::rate")]
-        #[schemars(with = "super::schema::RateText")]
+        #[schemars(with = "crate::schema::RateText")]
         rate: Rate,
         /// Bucket depth (bytes), e.g. "3000B"; > 0. The bucket starts full.
         #[serde(with = "units::bytes")]
-        #[schemars(with = "super::schema::BytesText")]
+        #[schemars(with = "crate::schema::BytesText")]
         depth: Bytes,
         /// `drop` (default) or `mark`.
         #[serde(default)]

@@ -15,7 +15,8 @@
 //! `untagged`; all cumulative since the run's start. A `red` queue without
 //! `chips` stays the plain [`Red`] it always was.
 
-use crate::scenario::{ChipsSpec, ClassifyBy, QueueMode, QueueSpec};
+use super::names::queue_types_except_mace;
+use crate::{ChipsSpec, ClassifyBy, QueueMode, QueueSpec, RedSpec};
 use qoslab_core::cbt::{
     Aqm, Cbt, CbtConfig, Chips, ChipsConfig, Class, ClassCounters, ClassMap, ClassQueue, Dcbt, DcbtConfig,
     FlowCounterConfig, PerClass, Placement, RedStage, Tail,
@@ -40,36 +41,13 @@ pub struct QueueBuildError {
 
 /// Builds the queue described by `spec` feeding a link of `link_rate`.
 pub fn build_queue(spec: &QueueSpec, link_rate: Rate) -> Result<Queue, QueueBuildError> {
-    Ok(match spec {
-        QueueSpec::Fifo { limit } => Queue::new(Box::new(Fifo::new(FifoConfig { limit: *limit }).map_err(wrap)?)),
-        QueueSpec::Red { limit, min_th, max_th, max_p, w_q, gentle, ecn, mode, mean_pkt_size, chips } => {
-            let cfg = red_config(*limit, *min_th, *max_th, *max_p, *w_q, *gentle, *ecn, *mode, *mean_pkt_size);
-            match chips_config(chips)? {
-                None => Queue::new(Box::new(Red::new(cfg, link_rate).map_err(wrap)?)),
-                Some(c) => {
-                    let red = RedStage::new(cfg, link_rate).map_err(wrap)?;
-                    class_queue(red, Chips::new(c).map_err(chips_wrap)?, FlowCounterConfig::default())?
-                }
-            }
-        }
-        QueueSpec::Cbt {
-            limit,
-            min_th,
-            max_th,
-            max_p,
-            w_q,
-            gentle,
-            ecn,
-            mode,
-            mean_pkt_size,
-            tagged_threshold,
-            untagged_threshold,
-            flow_interval,
-            chips,
-        } => {
-            let red = red_config(*limit, *min_th, *max_th, *max_p, *w_q, *gentle, *ecn, *mode, *mean_pkt_size);
+    match spec {
+        QueueSpec::Fifo { limit } => Ok(Queue::new(Box::new(Fifo::new(FifoConfig { limit: *limit }).map_err(wrap)?))),
+        QueueSpec::Red { red, chips } => red_queue(red, chips, link_rate),
+        QueueSpec::Cbt { red, tagged_threshold, untagged_threshold, flow_interval, chips } => {
+            let cfg =
+                CbtConfig { red: red_config(red), tagged_th: *tagged_threshold, untagged_th: *untagged_threshold };
             let flows = flow_config("cbt", *flow_interval)?;
-            let cfg = CbtConfig { red, tagged_th: *tagged_threshold, untagged_th: *untagged_threshold };
             // The core checks the thresholds; its field names are `tagged_th` / `untagged_th`.
             let aqm = Cbt::new(cfg, link_rate).map_err(|e| {
                 let field = match e.field {
@@ -79,98 +57,91 @@ pub fn build_queue(spec: &QueueSpec, link_rate: Rate) -> Result<Queue, QueueBuil
                 };
                 wrap(ConfigError { field, ..e })
             })?;
-            with_placement(aqm, chips, flows)?
+            with_placement(aqm, chips, flows)
         }
-        QueueSpec::Dcbt {
-            limit,
-            min_th,
-            max_th,
-            max_p,
-            w_q,
-            gentle,
-            ecn,
-            mode,
-            mean_pkt_size,
-            flow_interval,
-            chips,
-        } => {
-            let red = red_config(*limit, *min_th, *max_th, *max_p, *w_q, *gentle, *ecn, *mode, *mean_pkt_size);
+        QueueSpec::Dcbt { red, flow_interval, chips } => {
             let flows = flow_config("dcbt", *flow_interval)?;
-            let aqm = Dcbt::new(DcbtConfig { red }, link_rate).map_err(wrap)?;
-            with_placement(aqm, chips, flows)?
+            let aqm = Dcbt::new(DcbtConfig { red: red_config(red) }, link_rate).map_err(wrap)?;
+            with_placement(aqm, chips, flows)
         }
-        QueueSpec::Mace { buffer } => Queue::new(Box::new(
+        QueueSpec::Mace { buffer } => Ok(Queue::new(Box::new(
             qoslab_core::mace::MaceQueue::new(qoslab_core::mace::MaceQueueConfig { limit: *buffer }).map_err(wrap)?,
-        )),
-        QueueSpec::Prio { bands, classify_by } => {
-            if bands.is_empty() {
-                return Err(QueueBuildError {
-                    field_path: "bands".into(),
-                    error: ConfigError::new("prio", "bands", "is empty; give at least one band queue"),
-                });
-            }
-            let mut children = Vec::with_capacity(bands.len());
-            for (i, b) in bands.iter().enumerate() {
-                if let QueueSpec::Mace { .. } = b {
-                    return Err(QueueBuildError {
-                        field_path: format!("bands.{i}.type"),
-                        error: ConfigError::new(
-                            "prio",
-                            "bands",
-                            "mace is a link direction's queue, not a band; allowed: fifo, red, prio",
-                        ),
-                    });
-                }
-                children.push(build_queue(b, link_rate).map_err(|e| QueueBuildError {
-                    field_path: format!("bands.{i}.{}", e.field_path),
-                    error: e.error,
-                })?);
-            }
-            match classify_by {
-                ClassifyBy::Class => Queue::new(Box::new(Classful::new(
-                    TagClassifier::identity(children.len()),
-                    StrictPriority,
-                    children,
-                ))),
-                ClassifyBy::Dscp => {
-                    // The eight precedences (DSCP >> 3) are spread evenly
-                    // over the bands, highest first: band = (7 - prec) * n / 8.
-                    // With two bands EF (46, precedence 5) and CS4-CS7 go
-                    // first, everything else second.
-                    let n = children.len();
-                    let map = (0..64u8).map(|d| (7 - (d >> 3) as usize) * n / 8).collect::<Vec<_>>();
-                    Queue::new(Box::new(Classful::new(DscpClassifier { map }, StrictPriority, children)))
-                }
-            }
+        ))),
+        QueueSpec::Prio { bands, classify_by } => prio_queue(bands, *classify_by, link_rate),
+    }
+}
+
+/// A `red` queue: the plain [`Red`], or RED over ChIPS when `chips` is on.
+fn red_queue(red: &RedSpec, chips: &Option<ChipsSpec>, link_rate: Rate) -> Result<Queue, QueueBuildError> {
+    let cfg = red_config(red);
+    match chips_config(chips)? {
+        None => Ok(Queue::new(Box::new(Red::new(cfg, link_rate).map_err(wrap)?))),
+        Some(c) => {
+            let red = RedStage::new(cfg, link_rate).map_err(wrap)?;
+            class_queue(red, Chips::new(c).map_err(chips_wrap)?, FlowCounterConfig::default())
+        }
+    }
+}
+
+/// A `prio` queue: strict priority over its bands, each built at `link_rate`.
+fn prio_queue(bands: &[QueueSpec], classify_by: ClassifyBy, link_rate: Rate) -> Result<Queue, QueueBuildError> {
+    if bands.is_empty() {
+        return Err(QueueBuildError {
+            field_path: "bands".into(),
+            error: ConfigError::new("prio", "bands", "is empty; give at least one band queue"),
+        });
+    }
+    let mut children = Vec::with_capacity(bands.len());
+    for (i, b) in bands.iter().enumerate() {
+        if let QueueSpec::Mace { .. } = b {
+            return Err(QueueBuildError {
+                field_path: format!("bands.{i}.type"),
+                error: ConfigError::new(
+                    "prio",
+                    "bands",
+                    format!(
+                        "mace is a link direction's queue, not a band; allowed: {}",
+                        queue_types_except_mace().join(", ")
+                    ),
+                ),
+            });
+        }
+        children.push(
+            build_queue(b, link_rate)
+                .map_err(|e| QueueBuildError { field_path: format!("bands.{i}.{}", e.field_path), error: e.error })?,
+        );
+    }
+    Ok(match classify_by {
+        ClassifyBy::Class => {
+            Queue::new(Box::new(Classful::new(TagClassifier::identity(children.len()), StrictPriority, children)))
+        }
+        ClassifyBy::Dscp => {
+            // The eight precedences (DSCP >> 3) are spread evenly
+            // over the bands, highest first: band = (7 - prec) * n / 8.
+            // With two bands EF (46, precedence 5) and CS4-CS7 go
+            // first, everything else second.
+            let n = children.len();
+            let map = (0..64u8).map(|d| (7 - (d >> 3) as usize) * n / 8).collect::<Vec<_>>();
+            Queue::new(Box::new(Classful::new(DscpClassifier { map }, StrictPriority, children)))
         }
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-fn red_config(
-    limit: qoslab_core::Limit,
-    min_th: f64,
-    max_th: f64,
-    max_p: f64,
-    w_q: f64,
-    gentle: bool,
-    ecn: bool,
-    mode: QueueMode,
-    mean_pkt_size: qoslab_core::Bytes,
-) -> RedConfig {
+/// RED's core settings from its scenario spec.
+fn red_config(r: &RedSpec) -> RedConfig {
     RedConfig {
-        limit,
-        min_th,
-        max_th,
-        max_p,
-        w_q,
-        gentle,
-        ecn,
-        mode: match mode {
+        limit: r.limit,
+        min_th: r.min_th,
+        max_th: r.max_th,
+        max_p: r.max_p,
+        w_q: r.w_q,
+        gentle: r.gentle,
+        ecn: r.ecn,
+        mode: match r.mode {
             QueueMode::Packets => RedMode::Packets,
             QueueMode::Bytes => RedMode::Bytes,
         },
-        mean_pkt_size,
+        mean_pkt_size: r.mean_pkt_size,
     }
 }
 

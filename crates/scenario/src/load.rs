@@ -1,5 +1,5 @@
 //! Loading a scenario: TOML text (or a file) and `--set` overrides to a
-//! validated [`Scenario`], or every problem found, each as a
+//! [`ValidScenario`], or every problem found, each as a
 //! [`Diagnostic`] that displays as `file:line: field.path: problem; allowed: ...`.
 //!
 //! The steps, each reporting all it finds before the next one runs:
@@ -29,8 +29,8 @@
 //! [`load_str`] the folder given, or the current directory if none.
 
 use super::model::Scenario;
-use super::{shape, validate};
-use crate::error::{Diagnostic, SimError};
+use super::{shape, validate, ValidScenario};
+use crate::error::{Diagnostic, ScenarioError};
 use std::collections::BTreeMap;
 use std::path::Path;
 use toml::de::{DeTable, DeValue};
@@ -45,11 +45,16 @@ const OVERRIDE_EXAMPLES: &str =
 /// file name, or `<string>`); `overrides` are `key.path=value` strings;
 /// `base_dir` is where relative file names in the scenario are looked up
 /// (`None`: the current directory).
-pub fn load_str(text: &str, origin: &str, overrides: &[String], base_dir: Option<&Path>) -> Result<Scenario, SimError> {
-    let lines = Lines::parse(text).map_err(|e| SimError::Config(vec![syntax_diagnostic(text, origin, &e)]))?;
+pub fn load_str(
+    text: &str,
+    origin: &str,
+    overrides: &[String],
+    base_dir: Option<&Path>,
+) -> Result<ValidScenario, ScenarioError> {
+    let lines = Lines::parse(text).map_err(|e| ScenarioError::Config(vec![syntax_diagnostic(text, origin, &e)]))?;
     // The text parsed once with spans; this second parse cannot fail differently.
     let mut doc: toml::Table =
-        toml::from_str(text).map_err(|e| SimError::Config(vec![syntax_diagnostic(text, origin, &e)]))?;
+        toml::from_str(text).map_err(|e| ScenarioError::Config(vec![syntax_diagnostic(text, origin, &e)]))?;
 
     let mut set: Vec<(String, String)> = Vec::new();
     let mut diags = Vec::new();
@@ -60,7 +65,7 @@ pub fn load_str(text: &str, origin: &str, overrides: &[String], base_dir: Option
         }
     }
     if !diags.is_empty() {
-        return Err(SimError::Config(diags));
+        return Err(ScenarioError::Config(diags));
     }
 
     let at = |path: String, message: String| {
@@ -70,23 +75,22 @@ pub fn load_str(text: &str, origin: &str, overrides: &[String], base_dir: Option
     };
     let problems = shape::check(&doc);
     if !problems.is_empty() {
-        return Err(SimError::Config(problems.into_iter().map(|p| at(p.path, p.message)).collect()));
+        return Err(ScenarioError::Config(problems.into_iter().map(|p| at(p.path, p.message)).collect()));
     }
     let scenario: Scenario = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
         let path = serde_path(e.path());
-        SimError::Config(vec![at(path, humanize(e.inner().message()))])
+        ScenarioError::Config(vec![at(path, humanize(e.inner().message()))])
     })?;
-    validate::validate_with_lines(&scenario, origin, &lines, base_dir).map_err(|mut ds| {
+    validate::validate_with_lines(scenario, origin, &lines, base_dir).map_err(|mut ds| {
         ds.iter_mut().for_each(|d| attribute_to_override(d, &set));
-        SimError::Config(ds)
-    })?;
-    Ok(scenario)
+        ScenarioError::Config(ds)
+    })
 }
 
 /// Loads a scenario file; relative paths inside it are resolved against
-/// its folder. A file that cannot be read is [`SimError::Io`] naming it.
-pub fn load_file(path: &Path, overrides: &[String]) -> Result<Scenario, SimError> {
-    let text = std::fs::read_to_string(path).map_err(|e| SimError::Io {
+/// its folder. A file that cannot be read is [`ScenarioError::Io`] naming it.
+pub fn load_file(path: &Path, overrides: &[String]) -> Result<ValidScenario, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::Io {
         path: path.display().to_string(),
         message: format!("cannot read the scenario file: {e}"),
     })?;
@@ -433,7 +437,7 @@ mod tests {
     fn syntax_errors_carry_their_line_and_the_path_there() {
         let text = "name = \"x\"\n[topology]\npreset = \"d\"\n[[traffic]]\nname = 1\n[[traffic]]\nrate = \"1Mbps\n";
         let e = load_str(text, "f.toml", &[], None).unwrap_err();
-        let SimError::Config(ds) = e else { panic!("{e}") };
+        let ScenarioError::Config(ds) = e else { panic!("{e}") };
         assert_eq!(ds.len(), 1);
         assert_eq!((ds[0].line, ds[0].path.as_str()), (Some(7), "traffic.1.rate"));
         assert!(ds[0].message.starts_with("TOML syntax error: "), "{}", ds[0]);
@@ -445,7 +449,7 @@ mod tests {
     #[test]
     fn syntax_errors_after_multibyte_text_do_not_panic() {
         let text = "description = \"µ-benchmark ✓\"\nname = \"é\" ✓\n";
-        let SimError::Config(ds) = load_str(text, "f.toml", &[], None).unwrap_err() else { panic!() };
+        let ScenarioError::Config(ds) = load_str(text, "f.toml", &[], None).unwrap_err() else { panic!() };
         assert_eq!(ds[0].line, Some(2));
     }
 

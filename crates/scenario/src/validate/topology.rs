@@ -4,6 +4,19 @@
 
 use super::*;
 
+/// A preset's link specs with their paths: access, bottleneck, egress if set.
+fn preset_links<'a>(
+    access: &'a LinkSpec,
+    bottleneck: &'a LinkSpec,
+    egress: &'a Option<LinkSpec>,
+) -> Vec<(String, &'a LinkSpec)> {
+    let mut l = vec![("topology.access".to_string(), access), ("topology.bottleneck".to_string(), bottleneck)];
+    if let Some(e) = egress {
+        l.push(("topology.egress".to_string(), e));
+    }
+    l
+}
+
 impl Checker<'_> {
     fn link(&mut self, path: &str, l: &LinkSpec) {
         self.positive_rate(&format!("{path}.rate"), l.rate);
@@ -19,7 +32,7 @@ impl Checker<'_> {
         self.mace(path, l);
         for (field, stages) in [("stages", &l.stages), ("reverse_stages", &l.reverse_stages)] {
             for (i, st) in stages.iter().enumerate() {
-                if let Err(e) = crate::mechanisms::build_stage(st, qoslab_core::units::Time::ZERO) {
+                if let Err(e) = crate::registry::build_stage(st, qoslab_core::units::Time::ZERO) {
                     self.err(format!("{path}.{field}.{i}.{}", e.field_path), e.error.to_string());
                 }
             }
@@ -38,7 +51,7 @@ impl Checker<'_> {
                         "is set but neither queue of the link is { type = \"mace\" }; allowed: a mace queue on the link",
                     );
                 }
-                if let Err(es) = crate::mechanisms::mace::from_spec(m, qoslab_core::units::Time::ZERO, self.base_dir) {
+                if let Err(es) = crate::registry::mace::from_spec(m, qoslab_core::units::Time::ZERO, self.base_dir) {
                     for e in es {
                         match e.file {
                             // A problem inside the descriptor file: at its own file:line.
@@ -79,45 +92,13 @@ impl Checker<'_> {
         let before = self.out.len();
         let (links, default_queue): (Vec<(String, &LinkSpec)>, &QueueSpec) = match t {
             Topology::Dumbbell { sources, sinks, routers, access, bottleneck, egress, default_queue } => {
-                self.count("topology.sources", *sources, 1);
-                self.count("topology.sinks", *sinks, 1);
-                if !(1..=2).contains(routers) {
-                    self.err("topology.routers", format!("{routers} routers; allowed: 1 or 2"));
-                }
-                if *routers == 1 && *sinks > 1 {
-                    self.err(
-                        "topology.sinks",
-                        format!(
-                            "{sinks} sinks with one router; allowed: 1 (the bottleneck is r0 -> sink0), \
-                             or set routers = 2 for several sinks behind one bottleneck"
-                        ),
-                    );
-                }
-                if *routers == 1 && egress.is_some() {
-                    self.err(
-                        "topology.egress",
-                        "is unused with one router (the bottleneck r0 -> sink0 is the only link to a sink); \
-                         allowed: remove it, or set routers = 2",
-                    );
-                }
-                let n = *sources as u64 + *sinks as u64 + 2;
-                self.max_nodes(n);
-                let mut l =
-                    vec![("topology.access".to_string(), access), ("topology.bottleneck".to_string(), bottleneck)];
-                if let Some(e) = egress {
-                    l.push(("topology.egress".to_string(), e));
-                }
-                (l, default_queue)
+                self.dumbbell(*sources, *sinks, *routers, egress.is_some());
+                (preset_links(access, bottleneck, egress), default_queue)
             }
             Topology::ParkingLot { bottlenecks, access, bottleneck, egress, default_queue } => {
                 self.count("topology.bottlenecks", *bottlenecks, 1);
                 self.max_nodes(3 * *bottlenecks as u64 + 3);
-                let mut l =
-                    vec![("topology.access".to_string(), access), ("topology.bottleneck".to_string(), bottleneck)];
-                if let Some(e) = egress {
-                    l.push(("topology.egress".to_string(), e));
-                }
-                (l, default_queue)
+                (preset_links(access, bottleneck, egress), default_queue)
             }
             Topology::Star { ingresses, access, ingress_delays, bottleneck, egress, default_queue } => {
                 self.count("topology.ingresses", *ingresses, 1);
@@ -132,12 +113,7 @@ impl Checker<'_> {
                     );
                 }
                 self.max_nodes(*ingresses as u64 + 3);
-                let mut l =
-                    vec![("topology.access".to_string(), access), ("topology.bottleneck".to_string(), bottleneck)];
-                if let Some(e) = egress {
-                    l.push(("topology.egress".to_string(), e));
-                }
-                (l, default_queue)
+                (preset_links(access, bottleneck, egress), default_queue)
             }
             Topology::Explicit { nodes, links, default_queue } => {
                 self.explicit(nodes, links);
@@ -153,10 +129,39 @@ impl Checker<'_> {
         if let QueueSpec::Mace { .. } = default_queue {
             self.err(
                 "topology.default_queue.type",
-                "mace needs a link's mace table; allowed: fifo, red, prio (set mace on the link's queue)",
+                format!(
+                    "mace needs a link's mace table; allowed: {} (set mace on the link's queue)",
+                    crate::registry::queue_types_except_mace().join(", ")
+                ),
             );
         }
         self.out.len() == before
+    }
+
+    /// A dumbbell's counts, and the one-router rule (one sink, no egress).
+    fn dumbbell(&mut self, sources: u32, sinks: u32, routers: u32, egress: bool) {
+        self.count("topology.sources", sources, 1);
+        self.count("topology.sinks", sinks, 1);
+        if !(1..=2).contains(&routers) {
+            self.err("topology.routers", format!("{routers} routers; allowed: 1 or 2"));
+        }
+        if routers == 1 && sinks > 1 {
+            self.err(
+                "topology.sinks",
+                format!(
+                    "{sinks} sinks with one router; allowed: 1 (the bottleneck is r0 -> sink0), \
+                     or set routers = 2 for several sinks behind one bottleneck"
+                ),
+            );
+        }
+        if routers == 1 && egress {
+            self.err(
+                "topology.egress",
+                "is unused with one router (the bottleneck r0 -> sink0 is the only link to a sink); \
+                 allowed: remove it, or set routers = 2",
+            );
+        }
+        self.max_nodes(sources as u64 + sinks as u64 + 2);
     }
 
     fn max_nodes(&mut self, n: u64) {

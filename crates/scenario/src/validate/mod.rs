@@ -7,7 +7,7 @@
 //! |---|---|
 //! | `name` | non-empty; letters, digits, `_`, `-`, `.`; not starting with `.` (it names the result folder) |
 //! | `duration` | > 0 |
-//! | every link | `rate` > 0; `delay` ≥ 0; each queue builds ([`crate::qbuild::build_queue`] at the link's rate) |
+//! | every link | `rate` > 0; `delay` ≥ 0; each queue builds ([`crate::registry::build_queue`] at the link's rate) |
 //! | `default_queue` | builds |
 //! | dumbbell | `sources` ≥ 1, `sinks` ≥ 1, `routers` 1 or 2; with one router exactly one sink and no `egress` |
 //! | parking lot | `bottlenecks` ≥ 1 |
@@ -49,8 +49,9 @@ use super::expand::{expand, Expanded};
 use super::load::Lines;
 use super::model::*;
 use crate::error::Diagnostic;
-use crate::qbuild::build_queue;
+use crate::registry::build_queue;
 use qoslab_core::units::{Dur, Rate};
+use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -64,25 +65,58 @@ pub const MAX_SAMPLES: u64 = 10_000_000;
 /// Largest packet on the wire, payload plus header (an IP packet).
 pub const MAX_PACKET: u64 = 65_535;
 
+/// A scenario that passed [`validate`], the only way to make one (its
+/// field is private). The simulator and the router take this type, so they
+/// never see an unchecked scenario and never check one again: every
+/// problem has one message, this module's. Reading goes through `Deref`;
+/// to change a scenario, take it out ([`ValidScenario::into_scenario`]),
+/// change it and validate it again. Serializes as the scenario (the echo).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct ValidScenario(Scenario);
+
+impl ValidScenario {
+    /// The scenario, for reading.
+    pub fn scenario(&self) -> &Scenario {
+        &self.0
+    }
+    /// The scenario, to change it (and validate it again).
+    pub fn into_scenario(self) -> Scenario {
+        self.0
+    }
+}
+
+impl std::ops::Deref for ValidScenario {
+    type Target = Scenario;
+    fn deref(&self) -> &Scenario {
+        &self.0
+    }
+}
+
 /// Checks `s`; `text` is the scenario's TOML source (for line numbers; may
 /// be empty), `base_dir` the folder relative file names are resolved
 /// against (`None`: the current directory).
-pub fn validate(s: &Scenario, origin: &str, text: &str, base_dir: Option<&Path>) -> Result<(), Vec<Diagnostic>> {
+pub fn validate(
+    s: Scenario,
+    origin: &str,
+    text: &str,
+    base_dir: Option<&Path>,
+) -> Result<ValidScenario, Vec<Diagnostic>> {
     let lines = Lines::parse(text).unwrap_or_default();
     validate_with_lines(s, origin, &lines, base_dir)
 }
 
 /// [`validate`] with the text already indexed.
 pub(crate) fn validate_with_lines(
-    s: &Scenario,
+    s: Scenario,
     origin: &str,
     lines: &Lines,
     base_dir: Option<&Path>,
-) -> Result<(), Vec<Diagnostic>> {
+) -> Result<ValidScenario, Vec<Diagnostic>> {
     let mut c = Checker { origin, lines, base_dir, out: Vec::new() };
-    c.scenario(s, base_dir);
+    c.scenario(&s, base_dir);
     if c.out.is_empty() {
-        Ok(())
+        Ok(ValidScenario(s))
     } else {
         Err(c.out)
     }
@@ -159,6 +193,31 @@ impl Checker<'_> {
         self.shaping(s);
         self.metrics(s);
         self.tcp_series(s);
+        if let Some(net) = &net {
+            self.trace(s, net);
+        }
+    }
+
+    /// `[trace] pcap`: each entry names a link direction (`from->to`), once.
+    fn trace(&mut self, s: &Scenario, net: &Expanded) {
+        let name = |i: usize| net.nodes.get(i).map_or("?", |(n, _)| n.as_str());
+        let dirs: Vec<String> = net
+            .links
+            .iter()
+            .flat_map(|l| [format!("{}->{}", name(l.a), name(l.b)), format!("{}->{}", name(l.b), name(l.a))])
+            .collect();
+        for (i, d) in s.trace.pcap.iter().enumerate() {
+            if s.trace.pcap[..i].contains(d) {
+                self.err(format!("trace.pcap.{i}"), format!("{d:?} is listed twice; allowed: each direction once"));
+            } else if !dirs.contains(d) {
+                let shown: Vec<&str> = dirs.iter().take(20).map(String::as_str).collect();
+                let more = if dirs.len() > 20 { format!(" ({} more)", dirs.len() - 20) } else { String::new() };
+                self.err(
+                    format!("trace.pcap.{i}"),
+                    format!("{d:?} names no link direction; allowed: \"from->to\": {}{more}", shown.join(", ")),
+                );
+            }
+        }
     }
 
     fn metrics(&mut self, s: &Scenario) {
@@ -271,8 +330,8 @@ size = "100B"
     /// (path, message) of every problem in `text`, replay files looked up in `dir`.
     pub(super) fn problems_in(text: &str, dir: Option<&Path>) -> Vec<(String, String)> {
         let s: Scenario = toml::from_str(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-        match validate(&s, "t.toml", text, dir) {
-            Ok(()) => Vec::new(),
+        match validate(s, "t.toml", text, dir) {
+            Ok(_) => Vec::new(),
             Err(ds) => ds.into_iter().map(|d| (d.path, d.message)).collect(),
         }
     }
@@ -350,11 +409,11 @@ mod tests {
     fn problems_carry_the_line_of_their_field() {
         let text = BASE.replace("sources = 2", "sources = 0");
         let s: Scenario = toml::from_str(&text).unwrap();
-        let ds = validate(&s, "t.toml", &text, None).unwrap_err();
+        let ds = validate(s.clone(), "t.toml", &text, None).unwrap_err();
         let line = text.lines().position(|l| l == "sources = 0").unwrap() + 1;
         assert_eq!(ds[0].to_string(), format!("t.toml:{line}: topology.sources: 0 is too few; allowed: at least 1"));
         // Without text, no line.
-        let ds = validate(&s, "<built>", "", None).unwrap_err();
+        let ds = validate(s, "<built>", "", None).unwrap_err();
         assert_eq!(ds[0].line, None);
     }
 }

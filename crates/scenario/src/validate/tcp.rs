@@ -16,9 +16,9 @@
 //! | `metrics.tcp_series` | names of `ftp` / `transfer` groups |
 
 use super::*;
-use crate::scenario::tcp_model::Window;
-use crate::scenario::TcpSpec;
-use crate::traffic::mm_app::MAX_SCALES;
+use crate::tcp_model::Window;
+use crate::tcp_model::MAX_SCALES;
+use crate::TcpSpec;
 
 impl Checker<'_> {
     /// The model-specific rules of group `gi` (TCP, MM_APP, `transport`).

@@ -209,6 +209,9 @@ fn d_feedback() -> Bytes {
     Bytes(40)
 }
 
+/// Most scales an MM_APP source may have (`mm_app.scales`).
+pub const MAX_SCALES: usize = 32;
+
 /// MM_APP settings.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -20,9 +20,12 @@
 //! `when_room` BE rule BE packets pile up ahead of later CL arrivals (the
 //! paper's failed first version, §3.1).
 //!
-//! The stage's events and their typed fields are listed in
-//! `qoslab_core::mace::MaceStage`; the simulator writes them as
-//! events-table rows ([`super::event_row`]).
+//! This is MACE's registry entry: the link's `mace` table to the core
+//! parts. The validation builds them to check a scenario (so it is refused
+//! for exactly the reasons the core would refuse it); the simulator builds
+//! them into the direction's port. The stage's events and their typed
+//! fields are listed in `qoslab_core::mace::MaceStage`; the simulator
+//! writes them as events-table rows (`qoslab_sim::mechanisms::event_row`).
 //!
 //! Parameters (scenario `mace` table of a link, see [`MaceSpec`]):
 //!
@@ -49,7 +52,7 @@
 //! timeout applies to the classifier and to the recognition table alike;
 //! the classifier matches on addresses and ports (the paper's descriptor).
 
-use crate::scenario::{MaceAdmissionSpec, MaceBeDispatch, MacePortSide, MacePortSpec, MaceSpec};
+use crate::model::{MaceAdmissionSpec, MaceBeDispatch, MacePortSide, MacePortSpec, MaceSpec};
 use qoslab_core::mace::{
     BeDispatch, ClassifierConfig, Descriptors, DeviceQueue, DeviceQueueConfig, EstimatorConfig, KeyFields, Mace,
     MaceConfig, MaceStage, Mbac, MbacConfig, MeasurementConfig, PortDescriptor, PortSide, RecognizerConfig, Ssac,
@@ -238,7 +241,6 @@ pub fn with_descriptors(spec: &MaceSpec, descriptors: Descriptors, start: Time) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::MacePortSpec;
     use qoslab_core::units::{Bytes, Dur, Rate};
 
     fn spec(admission: MaceAdmissionSpec) -> MaceSpec {
@@ -264,7 +266,7 @@ mod tests {
     }
 
     #[test]
-    fn mace_link_spec_errors_name_the_field_below_the_mace_table() {
+    fn mace_spec_errors_name_the_field_below_the_mace_table() {
         let path = |s: &MaceSpec| from_spec(s, Time::ZERO, None).unwrap_err()[0].field_path.clone();
         assert_eq!(path(&spec(mbac(1.5, 20))), "admission.v");
         assert_eq!(path(&spec(mbac(0.95, 0))), "admission.window");
@@ -291,24 +293,6 @@ mod tests {
         assert_eq!(path(&s), "stale_timeout");
     }
 
-    #[test]
-    fn mace_link_sample_rows_carry_the_rate_and_the_allocation() {
-        let mut m = from_spec(&spec(mbac(0.95, 20)), Time::ZERO, None).unwrap();
-        assert_eq!(m.stage.next_deadline(), Some(Time(Dur::from_secs(5).0)));
-        let mut evs = Vec::new();
-        m.stage.on_timer(Time(Dur::from_secs(5).0), &mut evs);
-        let row = super::super::event_row("r1->sink0", &evs[0]);
-        assert_eq!((row.kind, row.estimate, row.threshold), ("sample", 0.0, 3_900_000.0));
-        assert_eq!(
-            row.detail,
-            "link=r1->sink0 bits=0 cl_arrived=0 cl_dropped=0 be_arrived=0 be_dropped=0 nu_hat_bps=0 v_mu_bps=3705000"
-        );
-        let mut m = from_spec(&spec(MaceAdmissionSpec::Ssac), Time::ZERO, None).unwrap();
-        let mut evs = Vec::new();
-        m.stage.on_timer(Time(Dur::from_secs(5).0), &mut evs);
-        assert!(super::super::event_row("l", &evs[0]).detail.ends_with("be_dropped=0 reserved_bps=0"));
-    }
-
     fn descriptor_dir(name: &str, text: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("qoslab_mace_link_{}_{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -317,7 +301,7 @@ mod tests {
     }
 
     #[test]
-    fn mace_link_reads_a_descriptor_file_next_to_the_scenario() {
+    fn mace_reads_a_descriptor_file_next_to_the_scenario() {
         let dir =
             descriptor_dir("good", "[[port]]\nport = 5004\nrate = \"77.2kbps\"\ndepth = \"386B\"\nthreshold = 100\n");
         let mut s = spec(MaceAdmissionSpec::Ssac);
@@ -334,7 +318,7 @@ mod tests {
     }
 
     #[test]
-    fn mace_link_descriptor_file_errors_keep_the_files_own_line() {
+    fn mace_descriptor_file_errors_keep_the_files_own_line() {
         let dir = descriptor_dir(
             "bad",
             "# voice\n[[port]]\nport = 5004\nrate = \"0kbps\"\ndepth = \"386B\"\nthreshold = 100\n",

@@ -55,7 +55,7 @@ use qoslab_core::pipeline::Port;
 use qoslab_core::rng::{self, Rng};
 use qoslab_core::units::{Dur, Rate, Time};
 use qoslab_core::Packet;
-use qoslab_scenario::expand::Expanded;
+use qoslab_scenario::expand::{Expanded, Link};
 use qoslab_scenario::{NodeKind, QueueSpec};
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
@@ -185,6 +185,54 @@ impl Dir {
     }
 }
 
+impl Dir {
+    /// Builds direction `d` of link `l` (a -> b, or b -> a when `d` is the
+    /// reverse): its port from the link's (or the default) queue and stages.
+    fn build(
+        ex: &Expanded,
+        l: &Link,
+        d: DirId,
+        nodes: &[Node],
+        seed: u64,
+        origin: &str,
+        base_dir: &Path,
+    ) -> Result<Dir, Vec<Diagnostic>> {
+        let reverse = d.0 % 2 == 1;
+        let (from, to) = if reverse { (l.b, l.a) } else { (l.a, l.b) };
+        let (spec, field, stages, sfield) = if reverse {
+            (&l.spec.reverse_queue, "reverse_queue", &l.spec.reverse_stages, "reverse_stages")
+        } else {
+            (&l.spec.queue, "queue", &l.spec.stages, "stages")
+        };
+        let (qspec, qpath): (&QueueSpec, String) = match spec {
+            Some(q) => (q, format!("{}.{field}", l.path)),
+            None => (&ex.default_queue, "topology.default_queue".to_string()),
+        };
+        let dir = DirSpec { queue: qspec, queue_path: &qpath, stages, stages_path: format!("{}.{sfield}", l.path) };
+        let port = build_port(&dir, &l.spec, &l.path, base_dir, origin)?;
+        Ok(Dir {
+            from: NodeId(from as u32),
+            to: NodeId(to as u32),
+            link: LinkId(d.0 / 2),
+            name: format!("{}->{}", nodes[from].name, nodes[to].name),
+            rate: l.spec.rate,
+            delay: l.spec.delay,
+            port,
+            ser: LinkSerializer::new(l.spec.rate),
+            busy_acc_ns: 0,
+            busy_until: Time::ZERO,
+            tx_event: false,
+            idle_owed: false,
+            pipe: VecDeque::new(),
+            rng: rng::stream(seed, LINK_STREAM_BASE + d.0 as u64),
+            retry_at: None,
+            tick_at: None,
+            loss: if reverse { l.spec.reverse_loss } else { l.spec.loss },
+            loss_rng: rng::stream(seed, LOSS_STREAM_BASE + d.0 as u64),
+        })
+    }
+}
+
 /// A duplex link as the results name it.
 #[derive(Clone, Debug)]
 pub struct LinkInfo {
@@ -240,10 +288,6 @@ fn addr(i: usize) -> Ipv4Addr {
     Ipv4Addr::new(10, (n >> 16) as u8, (n >> 8) as u8, n as u8)
 }
 
-fn diag(origin: &str, path: String, message: String) -> Diagnostic {
-    Diagnostic { origin: origin.to_string(), line: None, path, message }
-}
-
 impl Network {
     /// Builds nodes, links and queues (no routes yet: see [`Self::route_to`]).
     /// `origin` names the scenario in error messages.
@@ -256,64 +300,24 @@ impl Network {
         let mut dirs = Vec::with_capacity(ex.links.len() * 2);
         for (li, l) in ex.links.iter().enumerate() {
             if l.a >= nodes.len() || l.b >= nodes.len() || l.a == l.b {
-                errors.push(diag(origin, l.path.clone(), "a link must join two different existing nodes".into()));
-                continue;
+                return Err(SimError::Runtime(format!(
+                    "{}: a link that does not join two different nodes, which validation refuses (a bug)",
+                    l.path
+                )));
             }
-            let link = LinkId(li as u32);
             links.push(LinkInfo {
                 a: NodeId(l.a as u32),
                 b: NodeId(l.b as u32),
                 name: format!("{}<->{}", nodes[l.a].name, nodes[l.b].name),
                 path: l.path.clone(),
             });
-            for (reverse, spec, field) in
-                [(false, &l.spec.queue, "queue"), (true, &l.spec.reverse_queue, "reverse_queue")]
-            {
-                let (from, to) = if reverse { (l.b, l.a) } else { (l.a, l.b) };
-                let (qspec, qpath): (&QueueSpec, String) = match spec {
-                    Some(q) => (q, format!("{}.{field}", l.path)),
-                    None => (&ex.default_queue, "topology.default_queue".to_string()),
-                };
-                let (stages, sfield) =
-                    if reverse { (&l.spec.reverse_stages, "reverse_stages") } else { (&l.spec.stages, "stages") };
-                if matches!(qspec, QueueSpec::Mace { .. }) && l.spec.mace.is_none() {
-                    errors.push(diag(
-                        origin,
-                        format!("{}.mace", l.path),
-                        format!("is missing but {qpath} is a mace queue; allowed: a mace table on the link"),
-                    ));
-                    continue;
+            for reverse in [false, true] {
+                let d = DirId::of(LinkId(li as u32), reverse);
+                match Dir::build(ex, l, d, &nodes, seed, origin, base_dir) {
+                    Ok(dir) => dirs.push(dir),
+                    // A descriptor file can change between validation and the run.
+                    Err(es) => errors.extend(es),
                 }
-                let dir =
-                    DirSpec { queue: qspec, queue_path: &qpath, stages, stages_path: format!("{}.{sfield}", l.path) };
-                let port = match build_port(&dir, &l.spec, &l.path, base_dir, origin) {
-                    Ok(p) => p,
-                    Err(es) => {
-                        errors.extend(es);
-                        continue;
-                    }
-                };
-                let d = DirId::of(link, reverse);
-                dirs.push(Dir {
-                    from: NodeId(from as u32),
-                    to: NodeId(to as u32),
-                    link,
-                    name: format!("{}->{}", nodes[from].name, nodes[to].name),
-                    rate: l.spec.rate,
-                    delay: l.spec.delay,
-                    port,
-                    ser: LinkSerializer::new(l.spec.rate),
-                    busy_acc_ns: 0,
-                    busy_until: Time::ZERO,
-                    tx_event: false,
-                    idle_owed: false,
-                    pipe: VecDeque::new(),
-                    rng: rng::stream(seed, LINK_STREAM_BASE + d.0 as u64),
-                    retry_at: None,
-                    tick_at: None,
-                    loss: if reverse { l.spec.reverse_loss } else { l.spec.loss },
-                    loss_rng: rng::stream(seed, LOSS_STREAM_BASE + d.0 as u64),
-                });
             }
         }
         if !errors.is_empty() {
@@ -389,18 +393,9 @@ mod tests {
     use qoslab_scenario::expand::{Expanded, Link};
     use qoslab_scenario::LinkSpec;
 
+    /// 10 Mb/s, 1 ms, every optional field at its default.
     fn spec() -> LinkSpec {
-        LinkSpec {
-            rate: Rate::mbps(10),
-            delay: Dur::from_ms(1),
-            queue: None,
-            reverse_queue: None,
-            stages: vec![],
-            reverse_stages: vec![],
-            loss: 0.0,
-            reverse_loss: 0.0,
-            mace: None,
-        }
+        toml::from_str("rate = \"10Mbps\"\ndelay = \"1ms\"").expect("a link spec")
     }
 
     /// h0 - r0 - r1 - h1, plus a longer detour r0 - r2 - r3 - r1, and a

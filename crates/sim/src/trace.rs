@@ -44,9 +44,9 @@ use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock
 use pcap_file::pcapng::PcapNgWriter;
 use pcap_file::DataLink;
 use qoslab_core::packet::{proto, FlowId, FlowKey};
-use qoslab_core::Ecn;
 use qoslab_core::qdisc::DropReason;
 use qoslab_core::units::Time;
+use qoslab_core::Ecn;
 use qoslab_core::Packet;
 use std::borrow::Cow;
 use std::net::IpAddr;

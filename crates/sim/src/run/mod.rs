@@ -32,7 +32,7 @@ mod held;
 mod shaping;
 
 use crate::engine::{DirId, Event, EventQueue, FlowId, GroupId, NodeId};
-use crate::error::{Diagnostic, SimError};
+use crate::error::SimError;
 use crate::mechanisms::RowSink;
 use crate::metrics::Metrics;
 use crate::net::Network;
@@ -134,38 +134,7 @@ impl Sim {
             .flat_map(|g| g.dsts.iter().copied().chain(g.srcs.iter().copied().filter(|_| g.model.has_agent())))
             .collect();
         net.route_to(&dsts);
-        let mut errors = Vec::new();
-        for (gi, g) in groups.iter().enumerate() {
-            let pairs = lcm(g.srcs.len(), g.dsts.len()).min(1 << 20);
-            for i in 0..pairs {
-                let (s, d) = g.endpoints(i as u32);
-                let (sn, dn) = (&net.nodes[s.index()].name, &net.nodes[d.index()].name);
-                if s == d {
-                    errors.push(Diagnostic {
-                        origin: origin.clone(),
-                        line: None,
-                        path: format!("traffic.{gi}.dst"),
-                        message: format!("flow {}.{i} would go from {sn} to itself; allowed: a different host", g.name),
-                    });
-                    break;
-                }
-                let routed = net.routes.slot(d).and_then(|slot| net.routes.next(slot, s));
-                if routed.is_none() {
-                    errors.push(Diagnostic {
-                        origin: origin.clone(),
-                        line: None,
-                        path: format!("traffic.{gi}.dst"),
-                        message: format!(
-                            "no route from {sn} to {dn} (paths may pass through routers only); allowed: a reachable host"
-                        ),
-                    });
-                    break;
-                }
-            }
-        }
-        if !errors.is_empty() {
-            return Err(SimError::Config(errors));
-        }
+        check_routes(&net, &groups)?;
         let admission: Box<dyn AdmissionControl + Send> = match sc.admission {
             // The shaping CAC decides in `shaping` (it also assigns shaper rates).
             AdmissionSpec::AdmitAll | AdmissionSpec::ShapingCac { .. } => Box::new(AdmitAll::default()),
@@ -208,38 +177,44 @@ impl Sim {
             edges: edges::Edges::default(),
             tracer,
         };
-        for gi in 0..sim.groups.len() {
-            let g = &sim.groups[gi];
-            let start = g.start;
-            match g.fixed_flows {
-                Some(n) => {
-                    for _ in 0..n {
-                        let f = sim.create_flow(GroupId(gi as u32), Life::Fixed);
-                        let fl = &sim.flows[f.index()];
-                        if fl.start < fl.end {
-                            sim.events.schedule(fl.start, Event::FlowStart(f));
-                        } else {
-                            sim.flows[f.index()].state = FlowState::NeverStarted;
-                        }
-                    }
-                }
-                None => {
-                    // A replay starts at its first row; other processes at the start.
-                    let first = match &sim.groups[gi].arrival {
-                        Some(Arrival::Replay { rows, .. }) => rows.first().map(|r| arrivals::later(start, r.0)),
-                        _ => Some(start),
-                    };
-                    if let Some(t) = first.filter(|t| *t < sim.groups[gi].stop) {
-                        sim.events.schedule(t, Event::GroupNext(GroupId(gi as u32)));
-                    }
-                }
-            }
-        }
+        sim.schedule_groups();
         for d in 0..n_dirs {
             sim.schedule_qdisc_tick(DirId(d as u32));
         }
         sim.events.schedule(Time(sim.sample_every.min(sim.end.0)), Event::Sample);
         Ok(sim)
+    }
+
+    /// Schedules each group's first event: fixed flows' starts, or the
+    /// arrival process's first arrival (a replay at its first row).
+    fn schedule_groups(&mut self) {
+        for gi in 0..self.groups.len() {
+            let g = &self.groups[gi];
+            let start = g.start;
+            match g.fixed_flows {
+                Some(n) => {
+                    for _ in 0..n {
+                        let f = self.create_flow(GroupId(gi as u32), Life::Fixed);
+                        let fl = &self.flows[f.index()];
+                        if fl.start < fl.end {
+                            self.events.schedule(fl.start, Event::FlowStart(f));
+                        } else {
+                            self.flows[f.index()].state = FlowState::NeverStarted;
+                        }
+                    }
+                }
+                None => {
+                    // A replay starts at its first row; other processes at the start.
+                    let first = match &self.groups[gi].arrival {
+                        Some(Arrival::Replay { rows, .. }) => rows.first().map(|r| arrivals::later(start, r.0)),
+                        _ => Some(start),
+                    };
+                    if let Some(t) = first.filter(|t| *t < self.groups[gi].stop) {
+                        self.events.schedule(t, Event::GroupNext(GroupId(gi as u32)));
+                    }
+                }
+            }
+        }
     }
 
     /// Runs events up to the end (or until interrupted).
@@ -605,6 +580,24 @@ impl Sim {
         }
         (q, w, p)
     }
+}
+
+/// Every flow's endpoints differ and are joined by a route: validation
+/// refuses scenarios where they are not, so a failure here is a bug.
+fn check_routes(net: &Network, groups: &[GroupPlan]) -> Result<(), SimError> {
+    for g in groups {
+        for i in 0..lcm(g.srcs.len(), g.dsts.len()).min(1 << 20) {
+            let (s, d) = g.endpoints(i as u32);
+            if s == d || net.routes.slot(d).and_then(|slot| net.routes.next(slot, s)).is_none() {
+                let (sn, dn) = (&net.nodes[s.index()].name, &net.nodes[d.index()].name);
+                return Err(SimError::Runtime(format!(
+                    "group {}: flow {i} from {sn} to {dn} has no route, which validation refuses (a bug)",
+                    g.name
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn gcd(a: usize, b: usize) -> usize {

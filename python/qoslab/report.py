@@ -210,8 +210,8 @@ def run_html(res: Result) -> str:
         shown.insert(2, "parent")
     q = q[shown[:6] + reasons + shown[6:]]
     # Router output queues (those with time series) first; the hosts' own queues folded away.
-    s = res.series
-    routers = set(map(str, s.loc[s["entity_kind"] == "queue", "entity_id"]))
+    series = res.series
+    routers = set(map(str, series.loc[series["entity_kind"] == "queue", "entity_id"]))
     main = q[q["queue"].isin(routers) | (q["drops"] > 0)]
     rest = q[~q.index.isin(main.index)]
     groups = group_table(res).set_index("group").T.reset_index().rename(columns={"index": "group"})
@@ -233,7 +233,7 @@ def run_html(res: Result) -> str:
 
 def sweep_html(folder: Path) -> str:
     import matplotlib.pyplot as plt
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     _agg()
     meta = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))

@@ -247,7 +247,7 @@ class Result:
         """The files of :meth:`save` as ``{name: bytes}``: ``summary.json``, the four Parquet
         tables and the ``pcap/`` traces (a sweep's worker builds them, so the process that stores them only writes)."""
         import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
         text = json.dumps(self._summary, indent=2, ensure_ascii=False, allow_nan=True) + "\n"
         files = {"summary.json": text.encode("utf-8")}

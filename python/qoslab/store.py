@@ -113,8 +113,8 @@ def run_key(scenario_sha: str, seed: int, build: Mapping[str, str] | None = None
 def run_files(result: Result) -> dict[str, bytes]:
     """What the store keeps of a run: the files of :meth:`Result.save` and ``metrics.parquet``
     (:func:`qoslab.tables.run_metrics`), as bytes."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     from .result import PARQUET_OPTIONS
     from .tables import run_metrics

@@ -459,9 +459,10 @@ def combine(p: Plan, store: Any) -> pd.DataFrame:
         for i, (k, v) in enumerate(lead.items()):
             m.insert(i, k, v)
         parts.append(m)
-    frame = pd.concat(parts, ignore_index=True)
+    frame: pd.DataFrame = pd.concat(parts, ignore_index=True)
     for k, t in types.items():
-        frame[k] = frame[k].astype({int: "int64", float: "float64", bool: "bool", str: "object"}[t])
+        dtype: Any = {int: "int64", float: "float64", bool: "bool", str: "object"}[t]
+        frame[k] = frame[k].astype(dtype)
     frame["seed"] = frame["seed"].astype("uint64")
     frame.attrs["grid_keys"] = list(p.grid)
     return frame
@@ -497,9 +498,9 @@ def _write_outputs(
     wall: float,
     executor: str,
 ) -> None:
-    import pyarrow as pa
-    import pyarrow.dataset as ds
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.dataset as ds  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     from ._atomic import atomic_dir
     from .result import PARQUET_OPTIONS
@@ -565,7 +566,7 @@ def read_dataset(out: str | os.PathLike[str]) -> pd.DataFrame:
         else None
     )
     d = ds.dataset(Path(out) / "dataset", format="parquet", partitioning=part)
-    frame = d.to_table().to_pandas()
+    frame: pd.DataFrame = d.to_table().to_pandas()
     lead = [*keys, "seed", "run_key"]
     frame = frame[lead + [c for c in frame.columns if c not in lead]]
     frame.attrs["grid_keys"] = keys

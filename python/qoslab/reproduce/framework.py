@@ -272,7 +272,7 @@ def execute(
     *,
     quick: bool,
     seeds: int | None,
-    out: os.PathLike | str,
+    out: os.PathLike[str] | str,
     log: Log,
     executor: Executor | None = None,
 ) -> Summary:

@@ -119,20 +119,24 @@ def _s1_measures(res: Result, n: int, variant: str) -> tuple[Measures, dict[str,
 
 
 def scenario1(ctx: Context) -> Scenario1:
-    """20 CL and 20 BE CBR flows against each background load, with and without MACE, every seed."""
+    """20 CL and 20 BE CBR flows against each background load, with and without MACE, every seed
+    (one batch through the executor)."""
     loads = LOADS_QUICK if ctx.quick else LOADS_FULL
     out: Scenario1 = {"loads": loads, "runs": {}, "hist": {}}
+    plan: list[tuple[int, str, int]] = []
+    specs: list[tuple[str, Scenario, int]] = []
     for load in loads:
-        n = bg_sources(load)
         for variant in ("mace", "nomace"):
+            n = bg_sources(load)
             sc = _load(ctx, f"s1_cbr_{variant}.toml", [f"duration={S1_DURATION[ctx.quick]}", f"traffic.2.flows={n}"])
-            per_seed = []
             for seed in ctx.seeds:
-                m, hists = _s1_measures(ctx.run(f"s1_{variant}_{load}", sc, seed), n, variant)
-                if load == FIG9_LOAD and seed == ctx.seeds[0]:
-                    out["hist"][variant] = hists
-                per_seed.append(m)
-            out["runs"][f"{variant}_{load}"] = per_seed
+                plan.append((load, variant, seed))
+                specs.append((f"s1_{variant}_{load}", sc, seed))
+    for (load, variant, seed), res in zip(plan, ctx.run_many(specs), strict=True):
+        m, hists = _s1_measures(res, bg_sources(load), variant)
+        if load == FIG9_LOAD and seed == ctx.seeds[0]:
+            out["hist"][variant] = hists
+        out["runs"].setdefault(f"{variant}_{load}", []).append(m)
     return out
 
 
@@ -176,11 +180,20 @@ def scenario2(ctx: Context) -> Scenario2:
     }
 
 
-def table2_run(ctx: Context, model: str, admission: str, variant: str) -> Table2Run:
-    """One scenario-3/4 run of ``model`` under ``admission``, saved as ``s3_<model>_<variant>``."""
+def table2_spec(ctx: Context, model: str, admission: str, variant: str) -> tuple[str, Scenario, int]:
+    """The scenario-3/4 run of ``model`` under ``admission``, to be saved as ``s3_<model>_<variant>``."""
     file = "s4_mixed.toml" if model == "mixed" else f"s3_{model}.toml"
     sc = _load(ctx, file, [f"duration={S3_DURATION[ctx.quick]}", f"{MACE_KEY}.admission={admission}"])
-    res = ctx.run(f"s3_{model}_{variant}", sc, ctx.seeds[0])
+    return (f"s3_{model}_{variant}", sc, ctx.seeds[0])
+
+
+def table2_run(ctx: Context, model: str, admission: str, variant: str) -> Table2Run:
+    """One scenario-3/4 run of ``model`` under ``admission``, saved as ``s3_<model>_<variant>``."""
+    return table2_measures(ctx, model, ctx.run(*table2_spec(ctx, model, admission, variant)))
+
+
+def table2_measures(ctx: Context, model: str, res: Result) -> Table2Run:
+    """Table 2's measures of one scenario-3/4 run of ``model``."""
     warm = WARMUP_S[ctx.quick]
     end = float(res.summary.get("sim_time_s") or S3_DURATION[ctx.quick].removesuffix("s"))
     mean_n, peak_n = admitted_stats(res, warm, end)
@@ -209,24 +222,25 @@ def table2_run(ctx: Context, model: str, admission: str, variant: str) -> Table2
 
 
 def table2(ctx: Context) -> Table2:
-    """Scenarios 3-4: every source model (quick: EXP1, EXP2) under SSAC and under MBAC (v = 0.95)."""
+    """Scenarios 3-4: every source model (quick: EXP1, EXP2) under SSAC and under MBAC (v = 0.95),
+    one batch through the executor."""
     models = S3_MODELS_QUICK if ctx.quick else S3_MODELS_FULL
+    plan = [(m, kind, adm) for m in models for kind, adm in (("ssac", '{ type = "ssac" }'), ("mbac", MBAC % 0.95))]
+    results = ctx.run_many([table2_spec(ctx, m, adm, kind) for m, kind, adm in plan])
     out: Table2 = {}
-    for model in models:
-        out[model] = {
-            "ssac": table2_run(ctx, model, '{ type = "ssac" }', "ssac"),
-            "mbac": table2_run(ctx, model, MBAC % 0.95, "mbac"),
-        }
+    for (model, kind, _), res in zip(plan, results, strict=True):
+        out.setdefault(model, {})[kind] = table2_measures(ctx, model, res)
     return out
 
 
 def sweep(ctx: Context) -> dict[str, Table2Run]:
-    """EXP1 under MBAC for each v of :data:`V_SWEEP`, and v = 0.95 with the window continuing (full runs only)."""
+    """EXP1 under MBAC for each v of :data:`V_SWEEP`, and v = 0.95 with the window continuing (full
+    runs only), one batch through the executor."""
     if ctx.quick:
         return {}
-    out = {f"{v:g}": table2_run(ctx, "exp1", MBAC % v, f"mbac_v{v:g}") for v in V_SWEEP}
+    plan = [(f"{v:g}", MBAC % v, f"mbac_v{v:g}") for v in V_SWEEP]
     # The estimator's window on admission (not in the paper): restart (default) against continue.
-    out["0.95 continue"] = table2_run(
-        ctx, "exp1", (MBAC % 0.95).replace("restart_window = true", "restart_window = false"), "mbac_v0.95_continue"
-    )
-    return out
+    cont = (MBAC % 0.95).replace("restart_window = true", "restart_window = false")
+    plan.append(("0.95 continue", cont, "mbac_v0.95_continue"))
+    results = ctx.run_many([table2_spec(ctx, "exp1", adm, variant) for _, adm, variant in plan])
+    return {key: table2_measures(ctx, "exp1", res) for (key, _, _), res in zip(plan, results, strict=True)}

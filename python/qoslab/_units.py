@@ -84,3 +84,20 @@ def _limit_one(value: Quantity, field: str) -> str:
     if isinstance(value, str):
         return value
     return f"{_whole(value, 'packets', field)}pkts"
+
+
+_UNIT_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+
+
+def seconds(text: object) -> float:
+    """Seconds of a time as a scenario echoes it (``"10s"``, ``"150ms"``, ``"2min"``).
+
+    Raises ``ValueError`` for text that is not a number and one of those units."""
+    t = str(text).strip()
+    for unit in sorted(_UNIT_S, key=len, reverse=True):
+        if t.endswith(unit):
+            try:
+                return float(t[: -len(unit)]) * _UNIT_S[unit]
+            except ValueError:
+                break
+    raise ValueError(f'cannot read the time {text!r}; expected a number and a unit such as "2s"')

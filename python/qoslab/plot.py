@@ -25,6 +25,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import _units
 from .errors import config_error
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,19 +37,12 @@ FORMATS = (".png", ".svg")
 CDFS = ("delay", "interarrival")
 
 
-_UNIT_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
-
-
 def _seconds(text: Any) -> float:
     """Seconds of a scenario duration as echoed (``"10s"``, ``"100ms"``)."""
-    t = str(text).strip()
-    for unit in sorted(_UNIT_S, key=len, reverse=True):
-        if t.endswith(unit):
-            try:
-                return float(t[: -len(unit)]) * _UNIT_S[unit]
-            except ValueError:
-                break
-    raise config_error("metrics.bin", f"cannot read the duration {text!r}")
+    try:
+        return _units.seconds(text)
+    except ValueError:
+        raise config_error("metrics.bin", f"cannot read the duration {text!r}") from None
 
 
 def _series(res: Result, kind: str) -> pd.DataFrame:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ... import _units
 from ...errors import ReproductionError
 from ...result import Result
 
@@ -30,19 +31,12 @@ def record_arrivals(res: Result, group: str, path: Path, group_start_s: float = 
     return path
 
 
-_UNIT_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
-
-
 def _seconds(text: str) -> float:
     """Seconds of a scenario time such as ``"2s"`` or ``"150ms"``."""
-    t = str(text).strip()
-    for unit in sorted(_UNIT_S, key=len, reverse=True):
-        if t.endswith(unit):
-            try:
-                return float(t[: -len(unit)]) * _UNIT_S[unit]
-            except ValueError:
-                break
-    raise ReproductionError(f'cannot read the time {text!r}; expected a number and a unit such as "2s"')
+    try:
+        return _units.seconds(text)
+    except ValueError as e:
+        raise ReproductionError(str(e)) from None
 
 
 def check_groups(echo: dict[str, Any], wanted: list[str]) -> None:

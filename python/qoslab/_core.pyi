@@ -3,7 +3,7 @@ public API in :mod:`qoslab` instead; these are its building blocks."""
 
 from collections.abc import Callable
 from os import PathLike
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, final
 
 import numpy as np
 
@@ -15,6 +15,7 @@ __all__ = [
     "ConfigError",
     "ScenarioFileError",
     "SimulationError",
+    "Trace",
     "cac",
     "fluid_run",
     "red_replay",
@@ -26,6 +27,16 @@ __all__ = [
 
 _Column = np.ndarray | list[str]
 """A result column: float64/int64/uint64/bool NumPy array, or a list of str."""
+
+@final
+class Trace:
+    """A packet trace of one link direction, written as pcapng on demand."""
+
+    @property
+    def name(self) -> str: ...
+    def __len__(self) -> int: ...
+    def write(self, path: str | PathLike[str]) -> None: ...
+    def to_bytes(self) -> bytes: ...
 
 class ConfigError(ValueError):
     """Invalid scenario or mechanism configuration; ``diagnostics`` lists every problem."""
@@ -50,6 +61,7 @@ class _RunOutput(TypedDict):
     queues: dict[str, _Column]
     series: dict[str, _Column]
     events: dict[str, _Column]
+    traces: dict[str, Trace]
 
 class _RedStep(TypedDict):
     avg: float

@@ -22,17 +22,20 @@ name beside the target and renamed into place only once complete.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 from ._atomic import atomic_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+
+    from . import _core
 
 TABLES = ("flows", "queues", "series", "events")
 
@@ -92,7 +95,7 @@ class Result:
         tables: Mapping[str, Any],
         *,
         path: Path | None = None,
-        traces: Mapping[str, bytes] | None = None,
+        traces: Mapping[str, TraceData] | None = None,
     ) -> None:
         missing = [t for t in TABLES if t not in tables]
         if missing:
@@ -132,8 +135,9 @@ class Result:
 
     @property
     def traces(self) -> dict[str, bytes]:
-        """Packet traces as pcapng bytes, by link direction (``"r0->r1"``); see ``[trace] pcap``."""
-        return dict(self._traces)
+        """Packet traces as pcapng bytes, by link direction (``"r0->r1"``); see ``[trace] pcap``.
+        Built (or read) when asked for: :meth:`save` streams them to their files instead."""
+        return {d: _trace_bytes(t) for d, t in self._traces.items()}
 
     def trace_path(self, direction: str) -> Path:
         """Where :meth:`save` wrote (or will write) the pcapng trace of ``direction``."""
@@ -243,9 +247,10 @@ class Result:
         self._path = target
         return target
 
-    def to_files(self) -> dict[str, bytes]:
+    def to_files(self, *, traces: bool = True) -> dict[str, bytes]:
         """The files of :meth:`save` as ``{name: bytes}``: ``summary.json``, the four Parquet
-        tables and the ``pcap/`` traces (a sweep's worker builds them, so the process that stores them only writes)."""
+        tables and (with ``traces``) the ``pcap/`` traces (a sweep's worker builds them, so the
+        process that stores them only writes)."""
         import pyarrow as pa
         import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
@@ -255,14 +260,23 @@ class Result:
             sink = pa.BufferOutputStream()
             pq.write_table(self.arrow(t), sink, **PARQUET_OPTIONS)
             files[f"{t}.parquet"] = sink.getvalue().to_pybytes()
-        for direction, data in self._traces.items():
-            files[f"pcap/{trace_file_name(direction)}"] = data
+        if traces:
+            for direction, trace in self._traces.items():
+                files[f"pcap/{trace_file_name(direction)}"] = _trace_bytes(trace)
         return files
 
     def write_into(self, folder: Path) -> None:
-        """Writes ``summary.json`` and the four tables into an existing folder and syncs them
-        (the files of :meth:`save`, without its atomic swap: for callers that own one)."""
-        write_files(folder, self.to_files())
+        """Writes ``summary.json``, the four tables and the traces into an existing folder and
+        syncs them (the files of :meth:`save`, without its atomic swap: for callers that own one).
+        A trace from a run is streamed to its file by the core, never held whole in memory."""
+        write_files(folder, self.to_files(traces=False))
+        for direction, t in self._traces.items():
+            path = folder / "pcap" / trace_file_name(direction)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(t, bytes | Path):
+                write_files(path.parent, {path.name: _trace_bytes(t)})
+            else:
+                t.write(path)
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> Result:
@@ -275,7 +289,12 @@ class Result:
                 summary = json.load(f)
             tables = {t: pq.read_table(d / f"{t}.parquet") for t in TABLES}
             traced = summary.get("scenario", {}).get("trace", {}).get("pcap", [])
-            traces = {name: (d / "pcap" / trace_file_name(name)).read_bytes() for name in traced}
+            traces: dict[str, TraceData] = {}
+            for name in traced:
+                file = d / "pcap" / trace_file_name(name)
+                if not file.is_file():
+                    raise FileNotFoundError(errno.ENOENT, str(file), str(file))
+                traces[name] = file  # read when asked for
         except FileNotFoundError as e:
             raise FileNotFoundError(
                 e.errno, f"{d}: not a complete result folder ({e.filename} is missing)", e.filename
@@ -285,6 +304,18 @@ class Result:
     def __repr__(self) -> str:
         where = f", path={str(self._path)!r}" if self._path else ""
         return f"Result(name={self.name!r}, seed={self.seed!r}{where})"
+
+
+TraceData = Union["_core.Trace", bytes, Path]
+"""A trace as the core returned it (written on demand), as bytes, or as a saved file."""
+
+
+def _trace_bytes(t: TraceData) -> bytes:
+    if isinstance(t, bytes):
+        return t
+    if isinstance(t, Path):
+        return t.read_bytes()
+    return t.to_bytes()
 
 
 def trace_file_name(direction: str) -> str:

@@ -129,11 +129,41 @@ fn run<'py>(
     d.set_item("series", convert::table(&np, &out.series)?)?;
     d.set_item("events", convert::table(&np, &out.events)?)?;
     let traces = PyDict::new(py);
-    for (name, bytes) in &out.traces {
-        traces.set_item(name, pyo3::types::PyBytes::new(py, bytes))?;
+    for t in out.traces {
+        traces.set_item(t.name.clone(), Trace { inner: t })?;
     }
     d.set_item("traces", traces)?;
     Ok(d)
+}
+
+/// A packet trace of one link direction (``[trace] pcap``), kept as records
+/// and written as pcapng on demand: ``write(path)`` streams it to a file,
+/// ``to_bytes()`` returns it whole.
+#[pyclass(frozen, module = "qoslab._core")]
+struct Trace {
+    inner: qoslab_sim::trace::PcapTrace,
+}
+
+#[pymethods]
+impl Trace {
+    /// The traced direction (``"r0->r1"``).
+    #[getter]
+    fn name(&self) -> &str {
+        &self.inner.name
+    }
+    /// Records: packets put on the wire and packets dropped.
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+    /// Writes the trace as pcapng to ``path`` and syncs it.
+    fn write(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        py.detach(|| self.inner.write_file(&path)).map_err(pyo3::exceptions::PyOSError::new_err)
+    }
+    /// The trace as pcapng bytes.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let b = py.detach(|| self.inner.to_bytes()).map_err(pyo3::exceptions::PyOSError::new_err)?;
+        Ok(pyo3::types::PyBytes::new(py, &b))
+    }
 }
 
 #[pymodule]
@@ -142,6 +172,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_class::<Trace>()?;
     m.add_function(wrap_pyfunction!(red_replay::red_replay, m)?)?;
     m.add_function(wrap_pyfunction!(cac::cac, m)?)?;
     m.add_function(wrap_pyfunction!(fluid::fluid_run, m)?)?;

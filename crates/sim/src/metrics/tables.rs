@@ -50,12 +50,12 @@ pub fn build(sim: &Sim, sc: &Scenario, seed: u64, loop_wall_s: f64) -> RunOutput
     RunOutput { summary, flows, queues, series, events, traces }
 }
 
-/// The pcapng bytes of every traced direction (see [`crate::trace`]).
-fn traces(sim: &Sim) -> Vec<(String, Vec<u8>)> {
+/// Every traced direction's records with what writing them needs (see [`crate::trace`]).
+fn traces(sim: &Sim) -> Vec<crate::trace::PcapTrace> {
     use crate::run::agents::{REVERSE, SEQ_MASK};
-    use crate::trace::{pcapng, FlowWire};
+    use crate::trace::{FlowWire, PcapTrace};
     use crate::traffic::ModelPlan;
-    let flow = |f: qoslab_core::FlowId| {
+    let wire = |f: qoslab_core::FlowId| {
         let key = *sim.table.key(f);
         let group = &sim.groups[sim.flows[f.index()].group.index()];
         let tcp_mss = match &group.model {
@@ -66,18 +66,27 @@ fn traces(sim: &Sim) -> Vec<(String, Vec<u8>)> {
         };
         FlowWire { key, tcp_mss }
     };
-    let mut out = Vec::new();
-    for t in &sim.tracer.traces {
-        let d = &sim.net.dirs[t.dir.index()];
-        let ends = (d.from.0, d.to.0);
-        let bytes = pcapng(t, ends, &flow, &|h| h & REVERSE != 0, &|h| h & SEQ_MASK);
-        match bytes {
-            Ok(b) => out.push((t.name.clone(), b)),
-            // Writing into memory cannot fail but for a bug: the trace is left out, not the result.
-            Err(e) => eprintln!("qoslab: {e}"),
-        }
-    }
-    out
+    sim.tracer
+        .traces
+        .iter()
+        .map(|t| {
+            let d = &sim.net.dirs[t.dir.index()];
+            let mut flows: Vec<Option<FlowWire>> = vec![None; sim.flows.len()];
+            for r in &t.records {
+                if flows[r.flow.index()].is_none() {
+                    flows[r.flow.index()] = Some(wire(r.flow));
+                }
+            }
+            PcapTrace {
+                name: t.name.clone(),
+                records: t.records.clone(),
+                ends: (d.from.0, d.to.0),
+                flows,
+                reverse_bit: REVERSE,
+                seq_mask: SEQ_MASK,
+            }
+        })
+        .collect()
 }
 
 /// `(start_s, end_s, ran)` of a flow.

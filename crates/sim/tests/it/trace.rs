@@ -33,8 +33,13 @@ fn trace_holds_every_transmission_and_every_drop_of_the_direction() {
     let sc = load_str(&scenario("[trace]\npcap = [\"r0->sink0\"]"), "t.toml", &[], None).unwrap();
     let out = run(&sc, 1);
     assert_eq!(out.traces.len(), 1);
-    let (name, bytes) = &out.traces[0];
-    assert_eq!(name, "r0->sink0");
+    let trace = &out.traces[0];
+    assert_eq!(trace.name, "r0->sink0");
+    let bytes = trace.to_bytes().unwrap();
+    let file = std::env::temp_dir().join(format!("qoslab_trace_{}.pcapng", std::process::id()));
+    trace.write_file(&file).unwrap();
+    assert_eq!(std::fs::read(&file).unwrap(), bytes, "the file and the bytes are the same trace");
+    std::fs::remove_file(&file).unwrap();
     let q = queue_row(&out, "r0->sink0");
     let departures = u64s(&out.queues, "departures")[q];
     let drops = u64s(&out.queues, "drops")[q];

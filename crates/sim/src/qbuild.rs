@@ -171,6 +171,7 @@ fn red_config(
             QueueMode::Bytes => RedMode::Bytes,
         },
         mean_pkt_size,
+        variant: Default::default(),
     }
 }
 

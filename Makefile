@@ -15,7 +15,7 @@ export CARGO_TARGET_DIR ?= $(CURDIR)/target
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock pyproject.toml
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-rust test-python reproduce bench check fmt clippy clean
+.PHONY: help run test test-rust test-python reproduce bench crosscheck check fmt clippy clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -46,6 +46,11 @@ reproduce: $(EXT) ## Full reproductions (all papers, all seeds): slow
 
 bench: $(EXT) ## Whole-run simulator benchmark vs the bare-loop reference
 	$(PY) benches/run_bench.py
+
+CROSSCHECK_SEEDS ?= 3
+crosscheck: $(EXT) ## RED vs ns-2.35 on the seed-001 dumbbell (installs ns2 with apt if absent; not part of make test)
+	@command -v ns >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ns2; }
+	$(PY) crosscheck/run.py --seeds $(CROSSCHECK_SEEDS)
 
 fmt: ## Format Rust code
 	cargo fmt --all

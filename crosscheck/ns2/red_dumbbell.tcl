@@ -91,7 +91,10 @@ $jitter seed [expr {$seed + 1}]
 
 set r0 [$ns node]
 set r1 [$ns node]
-$ns duplex-link $r0 $r1 25Mb 20ms RED
+# RED on r0 -> r1 only; the ACKs' direction is drop-tail, as qoslab's
+# reverse_queue defaults to the scenario's default_queue (fifo, 60 packets).
+$ns simplex-link $r0 $r1 25Mb 20ms RED
+$ns simplex-link $r1 $r0 25Mb 20ms DropTail
 $ns queue-limit $r0 $r1 60
 $ns queue-limit $r1 $r0 60
 

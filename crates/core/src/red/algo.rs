@@ -88,7 +88,7 @@ pub fn after_idle(p: &RedParams, avg: f64, idle: Dur, pkt_time: Dur, q: f64) -> 
     match p.variant {
         RedVariant::Floyd93 => decay_idle(p, avg, idle, pkt_time),
         RedVariant::Ns2 => {
-            let m = if pkt_time.0 == 0 { 0 } else { idle.0 / pkt_time.0 };
+            let m = idle.0.checked_div(pkt_time.0).unwrap_or(0);
             let decayed = avg * (1.0 - p.w_q).powi(m.min(i32::MAX as u64) as i32);
             update_avg(p, decayed, q)
         }

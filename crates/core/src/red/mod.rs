@@ -31,6 +31,24 @@
 //! A packet that would take the backlog over `limit` is dropped
 //! (`Overlimit`) after the average is updated, and resets `count` to 0.
 //!
+//! That is `variant = floyd93` (the default). `variant = ns2` is RED as
+//! ns-2's `queue/red.cc` and ns-3's `RedQueueDisc` run it (with `wait_`):
+//!
+//! ```text
+//! average after idle:  avg <- (1 - w_q)^floor(idle / s) * avg, then avg <- (1 - w_q) * avg + w_q * q
+//! count <- count + 1   (every arrival)
+//! if avg >= min_th and q > 1:
+//!     if avg >= max_th (gentle: 2 max_th):  drop, count <- 0
+//!     else if not old:                      old <- true, count <- 1, pass
+//!     else:  p_a <- 0 if count p_b < 1; p_b / (2 - count p_b) if count p_b < 2; else 1
+//!            p_a <- p_a * size / mean_pkt_size when p_a < 1 (byte mode)
+//!            with probability p_a: drop (or ECN-mark), count <- 0
+//! else: old <- false, pass
+//! ```
+//!
+//! `Red` is a [`RedStage`] (the arrival side shared with CBT, D-CBT and
+//! ChIPS) over a FIFO, so the rules above live in one place ([`algo`]).
+//!
 //! | parameter | unit | allowed | default (source) |
 //! |---|---|---|---|
 //! | `limit` | packets and/or bytes | ≥ 1 | none: required |
@@ -42,9 +60,10 @@
 //! | `ecn` | flag | | false: ECT packets are marked instead of early-dropped |
 //! | `mode` | packets or bytes | | packets |
 //! | `mean_pkt_size` | bytes | ≥ 1 | 1000 B (ns-2 `mean_pktsize_`) |
+//! | `variant` | `floyd93` or `ns2` | | `floyd93` (the paper; `ns2` is ns-2's implementation) |
 //! | link rate | bit/s | > 0 | given by the link the queue feeds |
 //!
-//! Interpretations (also in `docs/decisions.md`):
+//! Interpretations (also in `docs/decisions.md` and `docs/decisions-red.md`):
 //! - `q` counts packets waiting in this queue, not the one on the wire
 //!   (Linux semantics). The idle period starts when `dequeue` finds the
 //!   queue empty, which the simulator does when the link finishes sending.

@@ -292,3 +292,31 @@ def test_the_python_md_tcp_and_mace_examples_run():
     assert res.queue(res.bottleneck)["kind"] == "mace"
     files = res.flows[res.flows["group"] == "file"]
     assert len(files) > 0 and (files["goodput_bytes"] > 0).any()
+
+
+# -- port stages -----------------------------------------------------------
+
+
+def test_policer_stage_writes_units_validates_and_polices_a_run():
+    from qoslab import stages
+
+    p = stages.policer(rate="1Mbps", depth=3000)
+    assert p == {"type": "policer", "rate": "1Mbps", "depth": "3000B"}
+    bottleneck = topology.link(rate="10Mbps", delay="10ms", queue=queues.fifo(limit=50), stages=[p])
+    sc = dumbbell(traffic.cbr(name="c", src="src*", dst="sink*", rate="2Mbps", size="1000B"), bottleneck=bottleneck)
+    res = qoslab.run(sc)
+    q = res.queues.set_index("name").loc[res.summary["bottleneck"]["name"]]
+    assert q["drops_policed"] == res.flows["dropped_pkts"].sum() > 0
+    assert q["drops"] == q["drops_policed"]
+    # 2 Mb/s offered for 2 s; at most 1 Mb/s x 2 s + the 3000 B depth passes the policer.
+    delivered_bits = res.flows["delivered_bytes"].sum() * 8
+    assert 0.95e6 * 2 <= delivered_bits <= 1.0e6 * 2 + 3000 * 8
+
+
+def test_bad_policer_comes_back_as_the_loaders_field_error():
+    from qoslab import stages
+
+    bottleneck = topology.link(rate="10Mbps", delay="10ms", stages=[stages.policer(rate="0bps", depth=100)])
+    err = config_error(lambda: dumbbell(traffic.cbr(name="c", src="src*", dst="sink*", rate="1Mbps", size="1000B"),
+                                        bottleneck=bottleneck))
+    assert "topology.bottleneck.stages.0.rate" in paths(err)

@@ -121,6 +121,8 @@ def test_good_scenarios_validate_and_run(scenario, tmp_path):
     res = qoslab.Result.load(tmp_path / "r")
     f = res.flows
     assert (f["sent_pkts"] == f["delivered_pkts"] + f["dropped_pkts"] + f["in_flight_pkts"]).all()
+    rev = f["reverse_delivered_pkts"] + f["reverse_dropped_pkts"] + f["reverse_in_flight_pkts"]
+    assert (f["reverse_sent_pkts"] == rev).all()
 
 
 def test_ctrl_c_stops_a_run_without_traceback_or_results(tmp_path):

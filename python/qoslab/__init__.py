@@ -14,7 +14,7 @@ only when a result table, a Parquet file or a figure is first needed.
 
 from __future__ import annotations
 
-from . import admission, queues, topology, traffic
+from . import admission, queues, stages, topology, traffic
 from ._core import version as _core_version
 from .api import load, run
 from .errors import ConfigError, ReproductionError, ScenarioFileError, SimulationError
@@ -46,6 +46,7 @@ __all__ = [
     "admission",
     "load",
     "queues",
+    "stages",
     "run",
     "schema",
     "topology",

@@ -17,12 +17,15 @@ from ._units import Quantity
 
 def link(*, rate: Quantity, delay: Quantity, queue: dict[str, Any] | None = None,
          reverse_queue: dict[str, Any] | None = None, loss: float | None = None,
-         reverse_loss: float | None = None, mace: dict[str, Any] | None = None) -> dict[str, Any]:
+         reverse_loss: float | None = None, mace: dict[str, Any] | None = None,
+         stages: Sequence[dict[str, Any]] | None = None,
+         reverse_stages: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
     """A link's rate, propagation delay and, optionally, its output queues.
 
     ``loss``/``reverse_loss``: Bernoulli loss on the wire of the direction ``queue`` feeds
     (a -> b) and of the reverse one, in [0, 1) (default 0). ``mace``: :func:`mace` settings,
-    required when a direction's queue is :func:`qoslab.queues.mace`.
+    required when a direction's queue is :func:`qoslab.queues.mace`. ``stages`` /
+    ``reverse_stages``: :mod:`qoslab.stages` tables run before ``queue`` / ``reverse_queue``.
     """
     spec: dict[str, Any] = {"rate": _units.rate(rate), "delay": _units.dur(delay, "delay")}
     if queue is not None:
@@ -35,6 +38,10 @@ def link(*, rate: Quantity, delay: Quantity, queue: dict[str, Any] | None = None
         spec["loss"] = loss
     if reverse_loss is not None:
         spec["reverse_loss"] = reverse_loss
+    if stages is not None:
+        spec["stages"] = list(stages)
+    if reverse_stages is not None:
+        spec["reverse_stages"] = list(reverse_stages)
     return spec
 
 

@@ -137,6 +137,11 @@ impl<C: Classifier + Send, S: Scheduler + Send> Qdisc for Classful<C, S> {
     fn backlog(&self) -> Backlog {
         self.backlog
     }
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        for c in &self.children {
+            c.for_each_packet(f);
+        }
+    }
     fn reset(&mut self) -> Vec<Packet> {
         let mut out = Vec::new();
         for c in &mut self.children {

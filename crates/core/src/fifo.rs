@@ -87,6 +87,9 @@ impl Qdisc for Fifo {
     fn backlog(&self) -> Backlog {
         self.backlog
     }
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.q.iter().for_each(f)
+    }
     fn reset(&mut self) -> Vec<Packet> {
         self.backlog = Backlog::default();
         self.q.drain(..).collect()

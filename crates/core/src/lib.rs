@@ -11,8 +11,10 @@
 //! - [`qdisc`]: the queue-discipline interface and the counting wrapper.
 //! - [`classful`]: classifier + scheduler over child queues (strict priority).
 //! - [`fifo`], [`red`]: drop-tail FIFO; RED (algorithm in [`red::algo`]).
+//! - [`policer`]: a token-bucket policer stage (drop or PCN-mark what exceeds).
 //! - [`token_bucket`]: the one token bucket (shapers, meters, PCN, sources).
 //! - [`shaper`]: per-connection token-bucket shaper and the shaper bank (seed 002).
+//! - [`pipeline`]: port pipelines (stages + qdisc + device queue) and domain edge behaviours.
 //! - [`admission`]: the admission-control interface and `AdmitAll`.
 //! - [`mace`]: MACE (seed 000): classifier, recognition, shared-buffer
 //!   priority queue, device dispatch, measurement, estimator, MBAC/SSAC.
@@ -29,6 +31,8 @@ pub mod error;
 pub mod fifo;
 pub mod mace;
 pub mod packet;
+pub mod pipeline;
+pub mod policer;
 pub mod qdisc;
 pub mod red;
 pub mod rng;

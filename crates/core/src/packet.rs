@@ -39,6 +39,42 @@ pub struct FlowKey {
     pub proto: u8,
 }
 
+/// The header fields a MACE table matches on: the paper's
+/// `<source address, source port, destination address, destination port>`,
+/// plus the protocol when the table is configured to match it (`None`
+/// otherwise).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FlowDescriptor {
+    pub src: IpAddr,
+    pub src_port: u16,
+    pub dst: IpAddr,
+    pub dst_port: u16,
+    pub proto: Option<u8>,
+}
+
+impl FlowDescriptor {
+    /// The descriptor of `key`, with or without its protocol.
+    pub fn of(key: &FlowKey, with_proto: bool) -> FlowDescriptor {
+        FlowDescriptor {
+            src: key.src,
+            src_port: key.src_port,
+            dst: key.dst,
+            dst_port: key.dst_port,
+            proto: with_proto.then_some(key.proto),
+        }
+    }
+}
+
+impl std::fmt::Display for FlowDescriptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{} -> {}:{}", self.src, self.src_port, self.dst, self.dst_port)?;
+        if let Some(p) = self.proto {
+            write!(f, " proto {p}")?;
+        }
+        Ok(())
+    }
+}
+
 /// Interns [`FlowKey`]s into dense [`FlowId`]s. Owned by the driver.
 #[derive(Clone, Debug, Default)]
 pub struct FlowTable {

@@ -21,7 +21,8 @@ use crate::units::Time;
 pub enum DropReason {
     /// The queue's packet or byte limit was reached (tail drop).
     Overlimit = 0,
-    /// RED probabilistic early drop (min_th <= avg < max_th).
+    /// RED probabilistic early drop (min_th <= avg < max_th, or < 2*max_th
+    /// when gentle); also the CBT family's RED step.
     EarlyRandom,
     /// RED forced drop (avg >= max_th, or above 2*max_th when gentle).
     Forced,
@@ -33,9 +34,13 @@ pub enum DropReason {
     ShaperBuffer,
     /// No class matched and the discipline has no default.
     Unclassified,
-    /// A meter or policer found the packet non-conformant.
+    /// A meter or policer found the packet non-conformant. Today a shaper
+    /// produces it, for a packet larger than its bucket depth (which could
+    /// never conform); policers will too.
     Policed,
-    /// Dropped by a flow-termination mechanism (PCN).
+    /// Dropped by a flow-termination mechanism (PCN). Nothing produces it
+    /// yet: the PCN ingress termination (seed `004_103cfaf3a9820062.txt`
+    /// §4) will; the result column `drops_terminated` is kept for it.
     Terminated,
 }
 
@@ -69,27 +74,34 @@ impl DropReason {
 }
 
 /// Why a packet was marked instead of dropped.
+///
+/// RED (and the CBT family, through RED's verdict) marks an ECN-capable
+/// packet only in the early region; where a drop is forced it drops, ECN or
+/// not (FJ93; RFC 3168 §7 leaves forced marking optional and qoslab has no
+/// such option), so there is no "forced mark" reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum MarkReason {
-    /// RED probabilistic ECN mark.
+    /// RED probabilistic ECN mark, in the early (or gentle) region instead
+    /// of an early drop.
     EcnEarly = 0,
-    /// RED ECN mark where a drop would have been forced (when so configured).
-    EcnForced,
-    /// PCN threshold marking.
+    /// PCN threshold marking. Nothing produces it yet: the PCN threshold
+    /// meter (virtual-queue marking for admission, seed
+    /// `004_103cfaf3a9820062.txt` §3, RFC 5670) will.
     PcnThreshold,
-    /// PCN excess-traffic marking.
+    /// PCN excess-traffic marking. Nothing produces it yet: the PCN excess
+    /// meter (token-bucket termination marking, seed
+    /// `004_103cfaf3a9820062.txt` §4, RFC 5670) will.
     PcnExcess,
 }
 
 impl MarkReason {
-    pub const COUNT: usize = 4;
+    pub const COUNT: usize = 3;
     pub const ALL: [MarkReason; MarkReason::COUNT] =
-        [MarkReason::EcnEarly, MarkReason::EcnForced, MarkReason::PcnThreshold, MarkReason::PcnExcess];
+        [MarkReason::EcnEarly, MarkReason::PcnThreshold, MarkReason::PcnExcess];
     pub fn as_str(self) -> &'static str {
         match self {
             MarkReason::EcnEarly => "ecn_early",
-            MarkReason::EcnForced => "ecn_forced",
             MarkReason::PcnThreshold => "pcn_threshold",
             MarkReason::PcnExcess => "pcn_excess",
         }
@@ -230,6 +242,11 @@ pub trait Qdisc {
     fn peek(&self) -> Option<&Packet>;
     /// What is held now.
     fn backlog(&self) -> Backlog;
+    /// Shows `f` every packet held, each once, in no promised order (a
+    /// classful discipline visits its children's packets). What it visits
+    /// adds up to [`Qdisc::backlog`], in packets and in bytes; drivers use
+    /// it to count per flow what is still queued at the end of a run.
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet));
     /// Drops everything held, returning it (the driver frees the bytes).
     fn reset(&mut self) -> Vec<Packet>;
     /// Reports internal variables worth sampling (`red_avg`, class averages...).
@@ -276,6 +293,10 @@ impl Queue {
     }
     pub fn peek(&self) -> Option<&Packet> {
         self.inner.peek()
+    }
+    /// Shows `f` every packet the discipline holds (see [`Qdisc::for_each_packet`]).
+    pub fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.inner.for_each_packet(f)
     }
     pub fn probe(&self, sink: ProbeSink<'_>) {
         self.inner.probe(sink)

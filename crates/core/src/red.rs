@@ -249,6 +249,9 @@ impl Qdisc for Red {
     fn backlog(&self) -> Backlog {
         self.backlog
     }
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.q.iter().for_each(f)
+    }
     fn reset(&mut self) -> Vec<Packet> {
         self.backlog = Backlog::default();
         self.stage.reset();

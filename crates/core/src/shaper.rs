@@ -188,6 +188,9 @@ impl Qdisc for Shaper {
     fn backlog(&self) -> Backlog {
         self.backlog
     }
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.q.iter().for_each(f)
+    }
     fn reset(&mut self) -> Vec<Packet> {
         self.backlog = Backlog::default();
         self.q.drain(..).collect()
@@ -330,6 +333,11 @@ impl Qdisc for ShaperBank {
     }
     fn backlog(&self) -> Backlog {
         self.backlog
+    }
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        for c in self.conns.values() {
+            c.shaper.for_each_packet(f);
+        }
     }
     fn reset(&mut self) -> Vec<Packet> {
         let mut out = Vec::new();

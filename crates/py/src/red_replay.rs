@@ -63,6 +63,9 @@ impl Qdisc for Shared {
     fn backlog(&self) -> Backlog {
         self.red().backlog()
     }
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.red().for_each_packet(f)
+    }
     fn reset(&mut self) -> Vec<Packet> {
         self.red().reset()
     }

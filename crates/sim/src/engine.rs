@@ -91,6 +91,10 @@ pub enum Event {
     SenderTimer(FlowId),
     /// A flow's receiving agent (TCP sink, MM_APP receiver) has a timer due.
     ReceiverTimer(FlowId),
+    /// A message between domain edge nodes arrives (its slot in the run's message table).
+    EdgeMessage(u32),
+    /// A domain edge behaviour's `next_deadline` is due.
+    EdgeTimer(NodeId),
 }
 
 #[derive(Clone, Copy, Debug)]

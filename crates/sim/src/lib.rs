@@ -8,7 +8,7 @@
 pub mod engine;
 pub mod error;
 pub mod fluid;
-pub mod mace_link;
+pub mod mechanisms;
 pub mod metrics;
 pub mod net;
 pub mod output;

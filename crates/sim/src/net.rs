@@ -2,8 +2,10 @@
 //! built from the expanded topology ([`crate::scenario::expand`]).
 //!
 //! **Links.** Each duplex link has two directions ([`DirId`]`(2 l)` is
-//! a -> b, `2 l + 1` is b -> a). A direction has its own output [`Queue`]
-//! (`queue` / `reverse_queue`, else the topology's `default_queue`), an
+//! a -> b, `2 l + 1` is b -> a). A direction has its own output [`Port`]
+//! (stages, then the queue discipline `queue` / `reverse_queue`, else the
+//! topology's `default_queue`, then an optional device queue; built by
+//! [`crate::mechanisms::build_port`]), an
 //! exact serializer ([`LinkSerializer`]) at the link rate, a transmitter holding at most
 //! one packet on the wire, a propagation pipe, and its own RNG stream
 //! `rng::stream(seed, LINK_STREAM_BASE + dir)`. Transmission of a packet of
@@ -48,13 +50,13 @@
 
 use crate::engine::{DirId, LinkId, NodeId};
 use crate::error::{Diagnostic, SimError};
-use crate::mace_link::MaceLink;
-use crate::qbuild::build_queue;
+use crate::mechanisms::{build_port, DirSpec};
 use crate::scenario::expand::Expanded;
 use crate::scenario::{NodeKind, QueueSpec};
+use qoslab_core::pipeline::Port;
 use qoslab_core::rng::{self, Rng};
 use qoslab_core::units::{Dur, Rate, Time};
-use qoslab_core::{Packet, Queue};
+use qoslab_core::Packet;
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use std::path::Path;
@@ -140,7 +142,8 @@ pub struct Dir {
     pub idle_owed: bool,
     pub ser: LinkSerializer,
     pub pipe: VecDeque<InFlight>,
-    pub queue: Queue,
+    /// The output port: stages, queue discipline, device queue.
+    pub port: Port,
     pub rng: Rng,
     /// A pending `Retry` (after `NotBefore`).
     pub retry_at: Option<Time>,
@@ -152,8 +155,6 @@ pub struct Dir {
     pub rate: Rate,
     /// `from->to`, e.g. `r0->sink0`.
     pub name: String,
-    /// MACE at this direction (its queue is a MACE queue; see [`crate::mace_link`]).
-    pub mace: Option<Box<MaceLink>>,
     /// Bernoulli loss probability of the link (0: none).
     pub loss: f64,
     /// The loss draws: `rng::stream(seed, LOSS_STREAM_BASE + dir)`.
@@ -309,40 +310,24 @@ impl Network {
                     Some(q) => (q, format!("{}.{field}", l.path)),
                     None => (&ex.default_queue, "topology.default_queue".to_string()),
                 };
-                let queue = match build_queue(qspec, l.spec.rate) {
-                    Ok(q) => q,
-                    Err(e) => {
-                        errors.push(diag(origin, format!("{qpath}.{}", e.field_path), e.error.to_string()));
+                let (stages, sfield) =
+                    if reverse { (&l.spec.reverse_stages, "reverse_stages") } else { (&l.spec.stages, "stages") };
+                if matches!(qspec, QueueSpec::Mace { .. }) && l.spec.mace.is_none() {
+                    errors.push(diag(
+                        origin,
+                        format!("{}.mace", l.path),
+                        format!("is missing but {qpath} is a mace queue; allowed: a mace table on the link"),
+                    ));
+                    continue;
+                }
+                let dir =
+                    DirSpec { queue: qspec, queue_path: &qpath, stages, stages_path: format!("{}.{sfield}", l.path) };
+                let port = match build_port(&dir, &l.spec, &l.path, base_dir, origin) {
+                    Ok(p) => p,
+                    Err(es) => {
+                        errors.extend(es);
                         continue;
                     }
-                };
-                let mace = match (qspec, &l.spec.mace) {
-                    (QueueSpec::Mace { .. }, Some(m)) => match MaceLink::from_spec(m, Time::ZERO, Some(base_dir)) {
-                        Ok(m) => Some(Box::new(m)),
-                        Err(es) => {
-                            for e in es {
-                                errors.push(match e.file {
-                                    Some(file) => Diagnostic {
-                                        origin: file,
-                                        line: e.line,
-                                        path: e.field_path,
-                                        message: e.message,
-                                    },
-                                    None => diag(origin, format!("{}.mace.{}", l.path, e.field_path), e.message),
-                                });
-                            }
-                            continue;
-                        }
-                    },
-                    (QueueSpec::Mace { .. }, None) => {
-                        errors.push(diag(
-                            origin,
-                            format!("{}.mace", l.path),
-                            format!("is missing but {qpath} is a mace queue; allowed: a mace table on the link"),
-                        ));
-                        continue;
-                    }
-                    _ => None,
                 };
                 let d = DirId::of(link, reverse);
                 dirs.push(Dir {
@@ -352,7 +337,7 @@ impl Network {
                     name: format!("{}->{}", nodes[from].name, nodes[to].name),
                     rate: l.spec.rate,
                     delay: l.spec.delay,
-                    queue,
+                    port,
                     ser: LinkSerializer::new(l.spec.rate),
                     busy_acc_ns: 0,
                     busy_until: Time::ZERO,
@@ -362,7 +347,6 @@ impl Network {
                     rng: rng::stream(seed, LINK_STREAM_BASE + d.0 as u64),
                     retry_at: None,
                     tick_at: None,
-                    mace,
                     loss: if reverse { l.spec.reverse_loss } else { l.spec.loss },
                     loss_rng: rng::stream(seed, LOSS_STREAM_BASE + d.0 as u64),
                 });
@@ -447,6 +431,8 @@ mod tests {
             delay: Dur::from_ms(1),
             queue: None,
             reverse_queue: None,
+            stages: vec![],
+            reverse_stages: vec![],
             loss: 0.0,
             reverse_loss: 0.0,
             mace: None,

@@ -278,6 +278,9 @@ impl<A: Aqm + Send, P: Placement + Send> Qdisc for ClassProbed<A, P> {
     fn backlog(&self) -> Backlog {
         self.0.backlog()
     }
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.0.for_each_packet(f)
+    }
     fn reset(&mut self) -> Vec<Packet> {
         self.0.reset()
     }

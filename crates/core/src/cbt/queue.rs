@@ -264,6 +264,9 @@ impl<A: Aqm + Send, P: Placement + Send> Qdisc for ClassQueue<A, P> {
     fn backlog(&self) -> Backlog {
         self.backlog
     }
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.q.iter().for_each(f)
+    }
     fn reset(&mut self) -> Vec<Packet> {
         self.backlog = Backlog::default();
         self.placement.reset();

@@ -20,13 +20,15 @@
 //! | estimator | [`Estimator`]: JSD97 time-window measured sum | `estimator.rs` |
 //! | admission control | [`Mbac`] (`v·μ > r + ν̂`) and [`Ssac`] (`Σr + r ≤ μ`) | `admission.rs` |
 //! | (glue) | [`Mace`]: classifier + recognition + admission + measurement for a driver | `compose.rs` |
+//! | port stage | [`MaceStage`]: [`Mace`] as a [`crate::pipeline::Stage`] with per-class counters; [`DeviceQueue`] as the port's device policy | `stage.rs` |
 //!
 //! `table.rs` holds the bounded exact-match table that the classifier and
 //! the recognizer share (slab + index + expiry bound).
 //!
-//! A driver (simulator or router) holds one [`Mace`] and, on the output
-//! link, a [`crate::qdisc::Queue`] around a [`MaceQueue`] and a
-//! [`DeviceQueue`]. For each packet: `mace.classify_and_learn(now, key,
+//! A driver (simulator or router) builds one [`crate::pipeline::Port`]:
+//! a [`MaceStage`] in front of a [`crate::qdisc::Queue`] around a
+//! [`MaceQueue`], with a [`DeviceQueue`] as its device policy; the port
+//! then does what follows. For each packet: `mace.classify_and_learn(now, key,
 //! flow, size)` gives its [`Class`]; the driver sets `pkt.class =
 //! class.tag()` and enqueues; when the device may take a packet
 //! ([`DeviceQueue::admits`] on the queue's head) it dequeues. At
@@ -48,6 +50,7 @@ mod estimator;
 mod measurement;
 mod queue;
 mod recognition;
+mod stage;
 mod table;
 
 pub use crate::admission::LoadSample;
@@ -60,6 +63,7 @@ pub use estimator::{Estimator, EstimatorConfig, WindowOnAdmit};
 pub use measurement::{Measurement, MeasurementConfig};
 pub use queue::{shared_buffer_admit, BufferAdmit, ClassCounters, MaceQueue, MaceQueueConfig};
 pub use recognition::{ExpiredCandidate, Recognition, Recognizer, RecognizerConfig};
+pub use stage::{AdmissionFields, MaceStage};
 pub use table::{FlowDescriptor, TableFull};
 
 use crate::packet::ClassTag;

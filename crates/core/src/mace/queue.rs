@@ -251,6 +251,9 @@ impl Qdisc for MaceQueue {
             bytes: self.cl_backlog.bytes + self.be_backlog.bytes,
         }
     }
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.cl.iter().chain(&self.be).for_each(f)
+    }
     fn reset(&mut self) -> Vec<Packet> {
         self.cl_backlog = Backlog::default();
         self.be_backlog = Backlog::default();

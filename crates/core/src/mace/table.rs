@@ -20,47 +20,11 @@
 //! bound to the new exact minimum. Live flows that send more often than
 //! every `timeout` therefore cost about one O(n) sweep per `timeout`.
 
-use crate::packet::FlowKey;
 use crate::units::{Dur, Time};
 use std::collections::HashMap;
 use std::fmt;
-use std::net::IpAddr;
 
-/// The header fields a MACE table matches on: the paper's
-/// `<source address, source port, destination address, destination port>`,
-/// plus the protocol when the table is configured to match it (`None`
-/// otherwise).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FlowDescriptor {
-    pub src: IpAddr,
-    pub src_port: u16,
-    pub dst: IpAddr,
-    pub dst_port: u16,
-    pub proto: Option<u8>,
-}
-
-impl FlowDescriptor {
-    /// The descriptor of `key`, with or without its protocol.
-    pub fn of(key: &FlowKey, with_proto: bool) -> FlowDescriptor {
-        FlowDescriptor {
-            src: key.src,
-            src_port: key.src_port,
-            dst: key.dst,
-            dst_port: key.dst_port,
-            proto: with_proto.then_some(key.proto),
-        }
-    }
-}
-
-impl fmt::Display for FlowDescriptor {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{} -> {}:{}", self.src, self.src_port, self.dst, self.dst_port)?;
-        if let Some(p) = self.proto {
-            write!(f, " proto {p}")?;
-        }
-        Ok(())
-    }
-}
+pub use crate::packet::FlowDescriptor;
 
 /// An insertion refused because the table holds `capacity` entries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,8 +176,8 @@ impl<V> FlowSlab<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::proto;
-    use std::net::Ipv4Addr;
+    use crate::packet::{proto, FlowKey};
+    use std::net::{IpAddr, Ipv4Addr};
 
     fn d(port: u16) -> FlowDescriptor {
         FlowDescriptor::of(

@@ -6,3 +6,4 @@ mod cac_properties;
 mod cbt_properties;
 mod mace_properties;
 mod properties;
+mod visit_properties;

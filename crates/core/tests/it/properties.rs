@@ -351,6 +351,9 @@ impl Qdisc for TestShaper {
     fn backlog(&self) -> Backlog {
         self.fifo.backlog()
     }
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.fifo.for_each_packet(f)
+    }
     fn reset(&mut self) -> Vec<Packet> {
         self.fifo.reset()
     }

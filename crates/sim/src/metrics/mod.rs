@@ -208,15 +208,12 @@ impl FlowStats {
             t.push((now.0, delay));
         }
     }
-
-    pub fn in_flight(&self) -> u64 {
-        self.sent_pkts - self.delivered_pkts - self.dropped_pkts
-    }
 }
 
 /// Packets a flow's receiver sent back to its source (TCP ACKs, MM_APP
 /// feedback), counted apart from the flow's data: `sent = delivered +
-/// dropped + in flight` holds for them too.
+/// dropped + in flight` holds for them too, with the packets in flight
+/// counted where they are held (`crate::run::Held`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ReverseStats {
     pub sent_pkts: u64,
@@ -251,8 +248,7 @@ pub const DROP_METRICS: [&str; DropReason::COUNT] = [
     "drops_terminated",
 ];
 /// Series metric names of the cumulative mark counters, in [`MarkReason::ALL`] order.
-pub const MARK_METRICS: [&str; MarkReason::COUNT] =
-    ["marks_ecn_early", "marks_ecn_forced", "marks_pcn_threshold", "marks_pcn_excess"];
+pub const MARK_METRICS: [&str; MarkReason::COUNT] = ["marks_ecn_early", "marks_pcn_threshold", "marks_pcn_excess"];
 
 /// Kinds of series entities.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -405,7 +401,7 @@ impl Metrics {
             // The queue tree in a fixed order: the root, then each child
             // before its own children (`r0->sink0/band1/band0`).
             let mut tree: Vec<(String, &Queue)> = Vec::new();
-            walk(&mut tree, d.name.clone(), &d.queue);
+            walk(&mut tree, d.name.clone(), d.port.queue());
             if self.dirs[i].entity.is_none() {
                 let first = self.entities.len() as u32;
                 self.entities.extend(tree.iter().map(|(n, _)| n.clone()));
@@ -495,7 +491,7 @@ mod tests {
         f.on_drop(100, 1);
         f.on_deliver(Time(3_000_000), &p(0), 0);
         f.on_deliver(Time(5_500_000), &p(1_000_000), 0);
-        assert_eq!((f.sent_pkts, f.delivered_pkts, f.dropped_pkts, f.in_flight()), (3, 2, 1, 0));
+        assert_eq!((f.sent_pkts, f.delivered_pkts, f.dropped_pkts), (3, 2, 1));
         assert_eq!(f.bins().bins, vec![[2, 2, 0, 200], [1, 0, 1, 0]]);
         assert_eq!(f.bins().first, 0);
         assert_eq!((f.first_sent(), f.last_arrival()), (Some(Time(0)), Some(Time(5_500_000))));

@@ -26,6 +26,7 @@ use crate::output::{Column, RunOutput, Table};
 use crate::run::Sim;
 use crate::scenario::Scenario;
 use crate::traffic::FlowState;
+use qoslab_core::pipeline::StageStats;
 use qoslab_core::qdisc::{DropReason, MarkReason};
 use qoslab_core::stats::jain_index;
 use qoslab_core::Queue;
@@ -91,7 +92,9 @@ fn flows_table(sim: &Sim) -> Table {
     t.push("delivered_bytes", u(&|i| m[i].delivered_bytes));
     t.push("dropped_pkts", u(&|i| m[i].dropped_pkts));
     t.push("dropped_bytes", u(&|i| m[i].dropped_bytes));
-    t.push("in_flight_pkts", u(&|i| m[i].in_flight()));
+    // Counted from the packets held at the end, not derived (see `run::held`).
+    let held = sim.held_per_flow();
+    t.push("in_flight_pkts", u(&|i| held.forward[i]));
     t.push(
         "throughput_bps",
         fl(&|i| {
@@ -110,12 +113,12 @@ fn flows_table(sim: &Sim) -> Table {
     t.push("delay_max_s", fl(&|i| nan_if_empty(i, m[i].delay.max() / NS)));
     t.push("delay_var_s2", fl(&|i| nan_if_empty(i, m[i].delay.variance() / (NS * NS))));
     t.push("jitter_rfc3550_s", fl(&|i| nan_if_empty(i, m[i].jitter.value() / NS)));
-    tcp_columns(sim, &mut t);
+    tcp_columns(sim, &held, &mut t);
     t
 }
 
 /// TCP and reverse-path columns of the flows table (NaN / 0 for UDP flows).
-fn tcp_columns(sim: &Sim, t: &mut Table) {
+fn tcp_columns(sim: &Sim, held: &crate::run::Held, t: &mut Table) {
     let n = sim.flows.len();
     let tcp = |i: usize| sim.agents[i].tcp();
     let u = |f: &dyn Fn(usize) -> u64| Column::U64((0..n).map(f).collect());
@@ -147,6 +150,7 @@ fn tcp_columns(sim: &Sim, t: &mut Table) {
     t.push("reverse_sent_bytes", u(&|i| r[i].sent_bytes));
     t.push("reverse_delivered_pkts", u(&|i| r[i].delivered_pkts));
     t.push("reverse_dropped_pkts", u(&|i| r[i].dropped_pkts));
+    t.push("reverse_in_flight_pkts", u(&|i| held.reverse[i]));
 }
 
 /// A queue row: the queue, its name, parent name, link direction index.
@@ -168,7 +172,7 @@ fn queue_rows(sim: &Sim) -> Vec<QueueRow<'_>> {
     }
     let mut out = Vec::new();
     for (i, d) in sim.net.dirs.iter().enumerate() {
-        walk(&mut out, &d.queue, d.name.clone(), String::new(), i, true);
+        walk(&mut out, d.port.queue(), d.name.clone(), String::new(), i, true);
     }
     out
 }
@@ -199,17 +203,28 @@ fn queues_table(sim: &Sim) -> Table {
     t.push("link", st(&|r| sim.net.links[sim.net.dirs[r.dir].link.index()].name.clone()));
     t.push("kind", st(&|r| r.q.kind().to_string()));
     t.push("parent", st(&|r| r.parent.clone()));
-    t.push("arrivals", u(&|r| r.q.stats().arrivals));
-    t.push("arrival_bytes", u(&|r| r.q.stats().arrival_bytes));
+    // A root queue's row is its port's: what the port's stages dropped
+    // arrived there too, and its drops and marks are counted with the
+    // queue discipline's (zero for a port without stages).
+    let stage = |r: &QueueRow| r.root.then(|| sim.net.dirs[r.dir].port.stage_stats());
+    let sd = |r: &QueueRow, f: &dyn Fn(&StageStats) -> u64| stage(r).map_or(0, f);
+    t.push("arrivals", u(&|r| r.q.stats().arrivals + sd(r, &|s| s.total_drops())));
+    t.push("arrival_bytes", u(&|r| r.q.stats().arrival_bytes + sd(r, &|s| s.drop_bytes.iter().sum())));
     t.push("departures", u(&|r| r.q.stats().departures));
     t.push("departure_bytes", u(&|r| r.q.stats().departure_bytes));
-    t.push("drops", u(&|r| r.q.stats().total_drops()));
-    t.push("drop_bytes", u(&|r| r.q.stats().drop_bytes.iter().sum()));
+    t.push("drops", u(&|r| r.q.stats().total_drops() + sd(r, &|s| s.total_drops())));
+    t.push("drop_bytes", u(&|r| r.q.stats().drop_bytes.iter().sum::<u64>() + sd(r, &|s| s.drop_bytes.iter().sum())));
     for reason in DropReason::ALL {
-        t.push(&format!("drops_{}", reason.as_str()), u(&|r| r.q.stats().drops_for(reason)));
+        t.push(
+            &format!("drops_{}", reason.as_str()),
+            u(&|r| r.q.stats().drops_for(reason) + sd(r, &|s| s.drops_for(reason))),
+        );
     }
     for reason in MarkReason::ALL {
-        t.push(&format!("marks_{}", reason.as_str()), u(&|r| r.q.stats().marks_for(reason)));
+        t.push(
+            &format!("marks_{}", reason.as_str()),
+            u(&|r| r.q.stats().marks_for(reason) + sd(r, &|s| s.marks_for(reason))),
+        );
     }
     t.push("backlog_mean_pkts", fl(&|r| r.q.mean_backlog_packets(end)));
     t.push("backlog_mean_bytes", fl(&|r| r.q.mean_backlog_bytes(end)));
@@ -435,12 +450,13 @@ fn summary(sim: &Sim, sc: &Scenario, seed: u64, loop_wall_s: f64) -> Value {
     let mut queues = Map::new();
     for r in queue_rows(sim) {
         let st = r.q.stats();
+        let ss = if r.root { sim.net.dirs[r.dir].port.stage_stats().clone() } else { StageStats::default() };
         queues.insert(
             r.name.clone(),
             json!({
-                "arrivals": st.arrivals,
-                "drops": st.total_drops(),
-                "marks": st.total_marks(),
+                "arrivals": st.arrivals + ss.total_drops(),
+                "drops": st.total_drops() + ss.total_drops(),
+                "marks": st.total_marks() + ss.marks.iter().sum::<u64>(),
                 "backlog_mean_pkts": finite(r.q.mean_backlog_packets(sim.end)),
             }),
         );
@@ -448,12 +464,14 @@ fn summary(sim: &Sim, sc: &Scenario, seed: u64, loop_wall_s: f64) -> Value {
     let bottleneck = match sim.net.bottleneck {
         Some(b) => {
             let d = &sim.net.dirs[b.index()];
-            let st = d.queue.stats();
-            let drops: Map<String, Value> =
-                DropReason::ALL.iter().map(|r| (r.as_str().to_string(), json!(st.drops_for(*r)))).collect();
+            let (st, ss) = (d.port.queue().stats(), d.port.stage_stats());
+            let drops: Map<String, Value> = DropReason::ALL
+                .iter()
+                .map(|r| (r.as_str().to_string(), json!(st.drops_for(*r) + ss.drops_for(*r))))
+                .collect();
             json!({
                 "name": d.name,
-                "arrivals": st.arrivals,
+                "arrivals": st.arrivals + ss.total_drops(),
                 "drops": drops,
                 "utilization": finite(d.busy_ns_until(sim.end) as f64 / sim.end.0 as f64),
             })

@@ -26,12 +26,14 @@
 //! `SimError::Runtime`.
 
 pub mod agents;
+mod edges;
 mod flows;
-mod mace;
+mod held;
 mod shaping;
 
 use crate::engine::{DirId, Event, EventQueue, FlowId, GroupId, NodeId};
 use crate::error::{Diagnostic, SimError};
+use crate::mechanisms::RowSink;
 use crate::metrics::Metrics;
 use crate::net::Network;
 use crate::output::RunOutput;
@@ -39,6 +41,7 @@ use crate::scenario::{expand, AdmissionSpec, Scenario};
 use crate::traffic::arrivals::{self, Arrival};
 use crate::traffic::{self, Flow, FlowState, GroupPlan};
 use crate::RunOptions;
+pub use held::Held;
 use qoslab_core::admission::{AdmissionControl, AdmitAll};
 use qoslab_core::packet::FlowTable;
 use qoslab_core::qdisc::{Dequeue, Verdict};
@@ -97,6 +100,10 @@ pub struct Sim {
     trace_names: Vec<String>,
     /// Per traffic group: its fixed destination port, if any.
     group_dst_port: Vec<Option<u16>>,
+    /// The nodes routes were computed to (edge nodes are added to them).
+    route_dsts: Vec<NodeId>,
+    /// Domain edge behaviours (see `edges`).
+    edges: edges::Edges,
 }
 
 /// How a new flow's start and end are set.
@@ -225,6 +232,8 @@ impl Sim {
             seed: opts.seed,
             trace_names: m.trace_flows.clone(),
             group_dst_port: sc.traffic.iter().map(|t| t.dst_port).collect(),
+            route_dsts: dsts,
+            edges: edges::Edges::default(),
         };
         for gi in 0..sim.groups.len() {
             let g = &sim.groups[gi];
@@ -302,8 +311,9 @@ impl Sim {
                     if dir.tick_at == Some(t) {
                         dir.tick_at = None;
                         self.settle(d);
-                        self.mace_tick(d);
-                        self.net.dirs[d.index()].queue.on_tick(t);
+                        let dir = &mut self.net.dirs[d.index()];
+                        let mut sink = RowSink { link: &dir.name, rows: &mut self.metrics.events };
+                        dir.port.on_timer(t, &mut sink);
                         self.schedule_qdisc_tick(d);
                         if self.net.dirs[d.index()].is_free(t) {
                             self.try_send(d);
@@ -319,6 +329,8 @@ impl Sim {
                 }
                 Event::SenderTimer(f) => self.sender_timer(f),
                 Event::ReceiverTimer(f) => self.receiver_timer(f),
+                Event::EdgeMessage(slot) => self.edge_deliver(slot),
+                Event::EdgeTimer(n) => self.edge_timer(n),
                 Event::Sample => {
                     self.metrics.sample(&self.net, t);
                     self.sample_tcp(t);
@@ -406,7 +418,7 @@ impl Sim {
         if dir.idle_owed && dir.busy_until <= now {
             dir.idle_owed = false;
             let at = dir.busy_until;
-            match dir.queue.dequeue(at) {
+            match dir.port.dequeue(at) {
                 Dequeue::Empty => {}
                 // Only a discipline that holds packets it did not report
                 // in its backlog gets here: send now, wait as asked.
@@ -416,29 +428,32 @@ impl Sim {
         }
     }
 
-    /// Offers `pkt` to the queue of `d`; starts the transmitter if idle.
+    /// Offers `pkt` to the port of `d`; starts the transmitter if idle.
     #[inline]
-    fn enqueue(&mut self, d: DirId, mut pkt: Packet) {
+    fn enqueue(&mut self, d: DirId, pkt: Packet) {
         self.settle(d);
-        if self.net.dirs[d.index()].mace.is_some() {
-            self.mace_classify(d, &mut pkt);
-        }
         self.metrics.on_dir_arrival(d.index());
         let now = self.now;
         let dir = &mut self.net.dirs[d.index()];
-        let verdict = dir.queue.enqueue(now, pkt, &mut dir.rng);
+        let key = self.table.key(pkt.flow);
+        let mut sink = RowSink { link: &dir.name, rows: &mut self.metrics.events };
+        let verdict = dir.port.enqueue(now, pkt, key, &mut dir.rng, &mut sink);
         match verdict {
             Verdict::Queued | Verdict::Marked(_) => {}
-            Verdict::Dropped(x) => self.on_enqueue_drop(d, &x.packet),
+            Verdict::Dropped(x) => self.count_drop(&x.packet),
             Verdict::QueuedPushingOut(victims) => {
                 for x in victims {
-                    self.on_enqueue_drop(d, &x.packet);
+                    self.count_drop(&x.packet);
                 }
             }
         }
         let dir = &mut self.net.dirs[d.index()];
-        if dir.mace.is_some() {
-            self.mace_pull(d);
+        if dir.port.wants_tx_done() {
+            // A device queue takes what it may now, even while the wire is busy.
+            dir.port.refill(now);
+            if dir.is_free(now) {
+                self.try_send(d);
+            }
         } else if dir.is_free(now) {
             self.try_send(d);
         } else if !dir.tx_event {
@@ -454,12 +469,9 @@ impl Sim {
     /// The transmitter of `d` is free: dequeue and start sending if it may.
     #[inline]
     fn try_send(&mut self, d: DirId) {
-        if self.net.dirs[d.index()].mace.is_some() {
-            return self.mace_pull(d);
-        }
         let now = self.now;
         let dir = &mut self.net.dirs[d.index()];
-        match dir.queue.dequeue(now) {
+        match dir.port.dequeue(now) {
             Dequeue::Packet(p) => self.start_tx(d, p),
             Dequeue::Empty => {}
             Dequeue::NotBefore(t) => self.retry_at(d, t),
@@ -478,7 +490,8 @@ impl Sim {
             self.events.schedule_with_seq(at, seq, Event::Arrive(d));
         }
         dir.pipe.push_back(crate::net::InFlight { at, seq, pkt });
-        if dir.queue.backlog().packets > 0 {
+        // A port with a device queue must hear of every end of transmission.
+        if dir.port.wants_tx_done() || dir.port.queue_backlog().packets > 0 {
             dir.tx_event = true;
             self.events.schedule(done, Event::TxDone(d));
         } else {
@@ -508,13 +521,9 @@ impl Sim {
             return;
         }
         dir.tx_event = false;
-        if let Some(m) = dir.mace.as_mut() {
-            if let Some(c) = m.on_wire.take() {
-                if !m.device.on_sent(c) {
-                    self.fault = Some(format!("{}: device queue sent a packet it did not hold", dir.name));
-                    return;
-                }
-            }
+        if !dir.port.on_sent(self.now) {
+            self.fault = Some(format!("{}: device queue sent a packet it did not hold", dir.name));
+            return;
         }
         self.try_send(d);
     }
@@ -529,7 +538,7 @@ impl Sim {
         if let Some(next) = dir.pipe.front() {
             self.events.schedule_with_seq(next.at, next.seq, Event::Arrive(d));
         }
-        let node = dir.to;
+        let (node, from) = (dir.to, dir.from);
         let pkt = head.pkt;
         if dir.loss > 0.0 && dir.loss_rng.random_bool(dir.loss) {
             self.count_drop(&pkt);
@@ -548,6 +557,13 @@ impl Sim {
             return;
         }
         match self.net.routes.next(self.flow_slot[f], node) {
+            Some(next) if self.edges.any() && self.edges.at(node) => {
+                let from_host = self.net.nodes[from.index()].kind == crate::scenario::NodeKind::Host;
+                let mut pkt = pkt;
+                if self.edge_packet(node, from_host, self.dir_to_host[next.index()], &mut pkt) {
+                    self.enqueue(next, pkt);
+                }
+            }
             Some(next) => self.enqueue(next, pkt),
             None => {
                 self.fault = Some(format!("no route at {} for flow {}", self.net.nodes[node.index()].name, f));
@@ -555,17 +571,7 @@ impl Sim {
         }
     }
 
-    /// A queue or a lossy link dropped `pkt`: count it for its flow.
-    #[inline]
-    /// A packet the queue of `d` refused or pushed out: counted, and shown
-    /// to the direction's MACE (its per-class loss counters).
-    fn on_enqueue_drop(&mut self, d: DirId, pkt: &Packet) {
-        self.count_drop(pkt);
-        if let Some(m) = self.net.dirs[d.index()].mace.as_mut() {
-            m.on_drop(pkt);
-        }
-    }
-
+    /// A port or a lossy link dropped `pkt`: count it for its flow.
     fn count_drop(&mut self, pkt: &Packet) {
         let f = pkt.flow.index();
         if pkt.handle & agents::REVERSE != 0 {
@@ -588,12 +594,7 @@ impl Sim {
     #[inline]
     fn schedule_qdisc_tick(&mut self, d: DirId) {
         let dir = &mut self.net.dirs[d.index()];
-        let mace = dir.mace.as_ref().map(|m| m.next_deadline());
-        let next = match (dir.queue.next_deadline(), mace) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        if let Some(t) = next {
+        if let Some(t) = dir.port.next_deadline() {
             let t = t.max(self.now);
             if dir.tick_at.is_none_or(|x| t < x) {
                 dir.tick_at = Some(t);
@@ -608,7 +609,7 @@ impl Sim {
         let mut w = 0;
         let mut p = 0;
         for d in &self.net.dirs {
-            q += d.queue.backlog().packets as u64 + d.mace.as_ref().map_or(0, |m| m.device_fifo.len() as u64);
+            q += d.port.backlog().packets as u64;
             let on_wire = d.on_wire(self.now) as u64;
             w += on_wire;
             p += d.pipe.len() as u64 - on_wire;

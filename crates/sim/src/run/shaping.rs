@@ -180,6 +180,13 @@ impl Shaping {
         self.flows.iter().flatten().map(|s| s.shaper.backlog().packets as u64).sum()
     }
 
+    /// Shows `f` every packet held in shapers.
+    pub(super) fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        for s in self.flows.iter().flatten() {
+            s.shaper.for_each_packet(f);
+        }
+    }
+
     /// The rate a flow requests: the CAC's `r_req`, else the group's.
     pub(super) fn requested(&self, group_rate: Rate) -> Rate {
         self.r_req.unwrap_or(group_rate)

@@ -181,6 +181,8 @@ mod tests {
             delay: Dur::from_ms(ms),
             queue: None,
             reverse_queue: None,
+            stages: vec![],
+            reverse_stages: vec![],
             loss: 0.0,
             reverse_loss: 0.0,
             mace: None,

@@ -10,10 +10,12 @@
 //! - [`shape`]: the structural check of a document against the schema.
 
 pub mod model;
+pub mod stages;
 pub mod tcp_model;
 pub mod units;
 
 pub use model::*;
+pub use stages::*;
 pub use tcp_model::*;
 pub mod expand;
 pub mod load;

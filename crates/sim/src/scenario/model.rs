@@ -71,6 +71,12 @@ pub struct LinkSpec {
     /// Queue of the reverse direction; default: `topology.default_queue`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse_queue: Option<QueueSpec>,
+    /// Stages before `queue` (a -> b), in order (see [`super::stages`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<super::stages::StageSpec>,
+    /// Stages before `reverse_queue` (b -> a), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reverse_stages: Vec<super::stages::StageSpec>,
     /// MACE settings for this link's directions whose queue is `{ type = "mace" }`
     /// (required by such a queue, refused without one).
     #[serde(default, skip_serializing_if = "Option::is_none")]

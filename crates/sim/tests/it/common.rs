@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use qoslab_sim::output::{Column, RunOutput, Table};
+use qoslab_sim::run::Sim;
 use qoslab_sim::scenario::Scenario;
 use qoslab_sim::{RunOptions, SimError};
 
@@ -15,8 +16,56 @@ pub fn try_run(sc: &Scenario, seed: u64) -> Result<RunOutput, SimError> {
     qoslab_sim::run::run(sc, RunOptions { seed, base_dir: std::env::temp_dir(), progress: None })
 }
 
+/// Runs `sc` and checks that every flow's packets are conserved
+/// ([`assert_flows_conserved`]), so every test that runs a scenario checks
+/// the simulator's accounting too.
 pub fn run(sc: &Scenario, seed: u64) -> RunOutput {
-    try_run(sc, seed).unwrap_or_else(|e| panic!("run failed: {e}"))
+    let out = try_run(sc, seed).unwrap_or_else(|e| panic!("run failed: {e}"));
+    assert_flows_conserved(&out, &sc.name);
+    out
+}
+
+/// Per flow, its own packets and those its receiver sent back:
+/// `sent = delivered + dropped + in flight`, where the results count the
+/// packets in flight from what the network holds at the end (not derived).
+pub fn assert_flows_conserved(out: &RunOutput, ctx: &str) {
+    let f = &out.flows;
+    let names = strs(f, "name");
+    for side in ["", "reverse_"] {
+        let col = |c: &str| u64s(f, &format!("{side}{c}_pkts"));
+        let (s, d, x, i) = (col("sent"), col("delivered"), col("dropped"), col("in_flight"));
+        for k in 0..s.len() {
+            assert_eq!(
+                s[k],
+                d[k] + x[k] + i[k],
+                "{ctx}: flow {} ({side}packets): sent {} != delivered {} + dropped {} + in flight {}",
+                names[k],
+                s[k],
+                d[k],
+                x[k],
+                i[k]
+            );
+        }
+    }
+}
+
+/// The same identity read from a finished [`Sim`] (for tests that keep it).
+pub fn assert_sim_conserved(sim: &Sim, ctx: &str) {
+    let held = sim.held_per_flow();
+    for (k, m) in sim.metrics.flows.iter().enumerate() {
+        let name = &sim.flows[k].name;
+        assert_eq!(
+            m.sent_pkts,
+            m.delivered_pkts + m.dropped_pkts + held.forward[k],
+            "{ctx}: flow {name}: sent {} != delivered {} + dropped {} + held {}",
+            m.sent_pkts,
+            m.delivered_pkts,
+            m.dropped_pkts,
+            held.forward[k]
+        );
+        let r = &sim.metrics.reverse[k];
+        assert_eq!(r.sent_pkts, r.delivered_pkts + r.dropped_pkts + held.reverse[k], "{ctx}: flow {name} (reverse)");
+    }
 }
 
 pub fn u64s(t: &Table, name: &str) -> Vec<u64> {

@@ -6,8 +6,6 @@
 
 use crate::common::*;
 
-use qoslab_core::mace::Class;
-use qoslab_sim::mace_link::MaceLink;
 use qoslab_sim::metrics::EventRow;
 use qoslab_sim::run::Sim;
 use qoslab_sim::RunOptions;
@@ -98,12 +96,31 @@ fn run(s: &Setup) -> Sim {
     let opts = RunOptions { seed: 7, base_dir: std::env::temp_dir(), progress: None };
     let mut sim = Sim::build(&sc, &opts).unwrap_or_else(|e| panic!("build: {e}"));
     sim.run_loop(&mut None).unwrap_or_else(|e| panic!("run: {e}"));
+    assert_sim_conserved(&sim, "mace_test");
     sim
 }
 
-fn mace_link(sim: &Sim) -> &MaceLink {
+/// The bottleneck's port (MACE stage, MACE queue, device queue).
+fn port(sim: &Sim) -> &qoslab_core::pipeline::Port {
     let d = sim.net.bottleneck.expect("a dumbbell has a bottleneck");
-    sim.net.dirs[d.index()].mace.as_deref().expect("the bottleneck runs MACE")
+    &sim.net.dirs[d.index()].port
+}
+
+/// A value the bottleneck's MACE stage reports (`admitted_flows`, `cl_arrived`, ...).
+fn mace(sim: &Sim, name: &str) -> f64 {
+    let stage = port(sim).stages().iter().find(|s| s.kind() == "mace").expect("the bottleneck runs MACE");
+    let mut found = None;
+    stage.probe(&mut |n, v| {
+        if n == name {
+            found = Some(v)
+        }
+    });
+    found.unwrap_or_else(|| panic!("the MACE stage reports no {name}"))
+}
+
+/// Loss ratio of a class at the bottleneck (dropped / arrived).
+fn loss(sim: &Sim, class: &str) -> f64 {
+    mace(sim, &format!("{class}_dropped")) / mace(sim, &format!("{class}_arrived"))
 }
 
 /// MACE's rows of `kind`. The simulator's own flow admission also writes
@@ -124,7 +141,7 @@ fn mace_cbr_flows_are_recognized_at_their_100th_packet_and_ssac_admits_floor_mu_
     let admits = rows(&sim, "admit");
     // ⌊3.9 Mb/s / 77.2 kb/s⌋ = 50.
     assert_eq!(admits.len(), 50, "SSAC admits exactly floor(allocation / r)");
-    assert_eq!(mace_link(&sim).admitted_flows(), 50);
+    assert_eq!(mace(&sim, "admitted_flows") as usize, 50);
     for a in &admits {
         let f = a.flow.expect("a decision names its flow");
         // The 100th packet leaves the source 99 × 40 ms after the flow's
@@ -148,11 +165,11 @@ fn mace_cbr_flows_are_recognized_at_their_100th_packet_and_ssac_admits_floor_mu_
 #[test]
 fn mace_cl_loss_is_far_below_be_loss_under_congestion() {
     let sim = run(&Setup { duration: "20s", background: "3Mbps", ..Setup::default() });
-    let m = mace_link(&sim);
-    let (cl, be) = (m.loss(Class::Cl), m.loss(Class::Be));
+    let (cl, be) = (loss(&sim, "cl"), loss(&sim, "be"));
     assert!(be > 0.1, "the background overloads the link: BE loss {be}");
     assert!(cl <= 0.1 * be, "CL loss {cl} vs BE loss {be}");
-    assert!(m.arrived[0] > 50 * 300, "CL carried the admitted flows: {}", m.arrived[0]);
+    let cl_arrived = mace(&sim, "cl_arrived");
+    assert!(cl_arrived > 50.0 * 300.0, "CL carried the admitted flows: {cl_arrived}");
 }
 
 #[test]
@@ -172,7 +189,7 @@ fn mace_mbac_admits_up_to_v_mu_and_records_its_estimate() {
     // 0.95 × 3.9 Mb/s / 77.2 kb/s = 47.99: 47 flows by reservation; a
     // window's measured maximum may sit a packet below the sum, so one more
     // may pass at the retry, never more.
-    let n = mace_link(&sim).admitted_flows();
+    let n = mace(&sim, "admitted_flows") as usize;
     assert!((40..=48).contains(&n), "{n} flows admitted");
     assert!(rows(&sim, "reject").iter().all(|r| r.estimate >= r.threshold));
     assert_eq!(rows(&sim, "sample").len(), 12);
@@ -198,7 +215,7 @@ fn mace_stale_flow_leaves_the_classifier_after_the_timeout() {
         // access hop; the sweep comes exactly the timeout after it.
         assert!(secs(s.t) > 6.0 - 0.040 + 5.0 && secs(s.t) < 6.0 + 0.002 + 5.0, "{s:?}");
     }
-    assert_eq!(mace_link(&sim).admitted_flows(), 0);
+    assert_eq!(mace(&sim, "admitted_flows") as usize, 0);
 }
 
 /// Largest one-way delay of the CBR (CL) flows, in seconds.
@@ -231,7 +248,7 @@ fn mace_device_queue_of_one_bounds_cl_behind_one_be_packet_and_fifty_does_not() 
     let fifty = run(&setup(50));
     let d50 = cl_max_delay(&fifty);
     assert!(d50 > 0.030, "device queue 50: CL waits behind many BE packets; max delay {d50} s");
-    assert!(mace_link(&fifty).device.held() <= 50);
+    assert!(port(&fifty).device_backlog().packets <= 50);
 }
 
 #[test]

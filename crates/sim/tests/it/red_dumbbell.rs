@@ -94,6 +94,7 @@ fn flows_table_has_the_documented_columns_in_order() {
             "reverse_sent_bytes",
             "reverse_delivered_pkts",
             "reverse_dropped_pkts",
+            "reverse_in_flight_pkts",
         ]
     );
     let q: Vec<&str> = out.queues.columns.iter().map(|(n, _)| n.as_str()).collect();
@@ -116,7 +117,7 @@ fn flows_table_has_the_documented_columns_in_order() {
     assert_eq!(q[11], "drops_overlimit");
     assert_eq!(q[11 + 9], "marks_ecn_early");
     assert_eq!(
-        &q[11 + 13..],
+        &q[11 + 12..],
         [
             "backlog_mean_pkts",
             "backlog_mean_bytes",

@@ -182,8 +182,10 @@ fn ten_greedy_flows_share_a_drop_tail_bottleneck_fully_and_fairly() {
         + pk["propagating_end"].as_u64().unwrap();
     let data_in_flight: u64 = u64s(f, "in_flight_pkts").iter().sum();
     let rev = |c: &str| u64s(f, c).iter().sum::<u64>();
-    let acks_in_flight = rev("reverse_sent_pkts") - rev("reverse_delivered_pkts") - rev("reverse_dropped_pkts");
+    let acks_in_flight = rev("reverse_in_flight_pkts");
+    assert!(acks_in_flight > 0, "ACKs are on their way back at the end");
     assert_eq!(in_net, data_in_flight + acks_in_flight);
+    assert_eq!(rev("reverse_sent_pkts"), rev("reverse_delivered_pkts") + rev("reverse_dropped_pkts") + acks_in_flight);
 }
 
 fn mm_path(loss: f64, duration: &str) -> String {

@@ -17,6 +17,13 @@ impl Checker<'_> {
             }
         }
         self.mace(path, l);
+        for (field, stages) in [("stages", &l.stages), ("reverse_stages", &l.reverse_stages)] {
+            for (i, st) in stages.iter().enumerate() {
+                if let Err(e) = crate::mechanisms::build_stage(st, qoslab_core::units::Time::ZERO) {
+                    self.err(format!("{path}.{field}.{i}.{}", e.field_path), e.error.to_string());
+                }
+            }
+        }
     }
 
     /// A mace queue needs the link's `mace` table and the table a mace queue.
@@ -31,8 +38,7 @@ impl Checker<'_> {
                         "is set but neither queue of the link is { type = \"mace\" }; allowed: a mace queue on the link",
                     );
                 }
-                if let Err(es) = crate::mace_link::MaceLink::from_spec(m, qoslab_core::units::Time::ZERO, self.base_dir)
-                {
+                if let Err(es) = crate::mechanisms::mace::from_spec(m, qoslab_core::units::Time::ZERO, self.base_dir) {
                     for e in es {
                         match e.file {
                             // A problem inside the descriptor file: at its own file:line.

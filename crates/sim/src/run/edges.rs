@@ -1,0 +1,233 @@
+//! Domain edge behaviours in the simulator (see `qoslab_core::pipeline::edge`):
+//! where packets meet them, how their messages travel, their timers.
+//! Part of [`super::Sim`].
+//!
+//! - **Placement.** [`Sim::set_edge`] puts a behaviour at a router node
+//!   (before the run starts). A forward packet forwarded by that node meets
+//!   it as `Ingress` when it arrived from a host, and as `Egress` when its
+//!   next hop is a host (both, in that order, at a one-router domain
+//!   edge). Packets sent back by receivers (ACKs, feedback) do not.
+//! - **Aggregates.** A flow's aggregate is the pair (first, last) of the
+//!   edge nodes on its route; ids are given in order of first sight, so
+//!   they are deterministic.
+//! - **Messages** go from node to node after the path's delay: the sum of
+//!   the propagation delays of the links on the route (signalling is not
+//!   queued or serialized). A message to a node without a route is a
+//!   runtime error of the run.
+//! - **Actions.** Events become events-table rows (`detail` starts with
+//!   `node=<name>`); terminated flows end at once (`FlowEnd` now). Pending
+//!   admission decisions are not yet consumed by the simulator's flow
+//!   start (PCN brings the ingress admission path).
+
+use super::Sim;
+use crate::engine::{Event, FlowId, NodeId};
+use crate::mechanisms::event_row;
+use qoslab_core::pipeline::{AggregateId, EdgeActions, EdgeBehaviour, EdgeMessage, EdgeRole, StageVerdict};
+use qoslab_core::units::{Dur, Time};
+use qoslab_core::Packet;
+use std::collections::HashMap;
+
+const UNKNOWN: u32 = u32::MAX;
+
+/// The edge behaviours of a run and their bookkeeping.
+#[derive(Default)]
+pub struct Edges {
+    /// Per node: its behaviour, if it is a domain edge.
+    behaviours: Vec<Option<Box<dyn EdgeBehaviour>>>,
+    /// Per node: the pending `EdgeTimer` event's time.
+    timer_at: Vec<Option<Time>>,
+    /// Messages in flight (slots), and free slots.
+    msgs: Vec<Option<EdgeMessage>>,
+    free: Vec<u32>,
+    /// Per flow: its aggregate id (`UNKNOWN` until first needed).
+    flow_agg: Vec<u32>,
+    aggs: HashMap<(u32, u32), u32>,
+    /// Scratch actions handed to each call.
+    actions: EdgeActions,
+}
+
+impl Edges {
+    /// Is any node an edge (the packet path skips everything otherwise)?
+    #[inline]
+    pub fn any(&self) -> bool {
+        !self.behaviours.is_empty()
+    }
+    #[inline]
+    pub fn at(&self, node: NodeId) -> bool {
+        self.behaviours.get(node.index()).is_some_and(|b| b.is_some())
+    }
+}
+
+impl Sim {
+    /// Makes router `node` a domain edge with `behaviour`; call before the run.
+    pub fn set_edge(&mut self, node: NodeId, behaviour: Box<dyn EdgeBehaviour>) {
+        let n = self.net.nodes.len();
+        if self.edges.behaviours.len() < n {
+            self.edges.behaviours.resize_with(n, || None);
+            self.edges.timer_at.resize(n, None);
+        }
+        self.edges.behaviours[node.index()] = Some(behaviour);
+        // Routes towards every edge node (messages travel between them);
+        // the existing destinations keep their slots.
+        let mut dsts = self.route_dsts.clone();
+        dsts.extend(
+            self.edges.behaviours.iter().enumerate().filter(|(_, b)| b.is_some()).map(|(i, _)| NodeId(i as u32)),
+        );
+        self.net.route_to(&dsts);
+        self.schedule_edge_timer(node);
+    }
+
+    /// The behaviour at `node`, if it is an edge.
+    pub fn edge(&self, node: NodeId) -> Option<&dyn EdgeBehaviour> {
+        self.edges.behaviours.get(node.index()).and_then(|b| b.as_deref())
+    }
+
+    /// The aggregate of flow `f`: (first, last) edge node on its route.
+    fn aggregate_of(&mut self, f: FlowId) -> AggregateId {
+        if self.edges.flow_agg.len() <= f.index() {
+            self.edges.flow_agg.resize(self.flows.len().max(f.index() + 1), UNKNOWN);
+        }
+        let known = self.edges.flow_agg[f.index()];
+        if known != UNKNOWN {
+            return AggregateId(known);
+        }
+        let (mut at, dst, slot) = (self.flows[f.index()].src, self.flow_dst[f.index()], self.flow_slot[f.index()]);
+        let (mut first, mut last) = (UNKNOWN, UNKNOWN);
+        for _ in 0..self.net.nodes.len() {
+            if self.edges.at(at) {
+                if first == UNKNOWN {
+                    first = at.0;
+                }
+                last = at.0;
+            }
+            if at == dst {
+                break;
+            }
+            let Some(d) = self.net.routes.next(slot, at) else { break };
+            at = self.net.dirs[d.index()].to;
+        }
+        let next_id = self.edges.aggs.len() as u32;
+        let id = *self.edges.aggs.entry((first, last)).or_insert(next_id);
+        self.edges.flow_agg[f.index()] = id;
+        AggregateId(id)
+    }
+
+    /// A forward packet at edge `node`, arrived over `from_host` (from a
+    /// host?) and leaving towards a host (`to_host`?). `false`: dropped.
+    pub(super) fn edge_packet(&mut self, node: NodeId, from_host: bool, to_host: bool, pkt: &mut Packet) -> bool {
+        let agg = self.aggregate_of(pkt.flow);
+        let key = *self.table.key(pkt.flow);
+        for (role, applies) in [(EdgeRole::Ingress, from_host), (EdgeRole::Egress, to_host)] {
+            if !applies {
+                continue;
+            }
+            let mut actions = std::mem::take(&mut self.edges.actions);
+            let Some(b) = self.edges.behaviours[node.index()].as_mut() else { return true };
+            let verdict = b.on_packet(self.now, role, agg, pkt, &key, &mut actions);
+            self.carry_out(node, actions);
+            if let StageVerdict::Drop(_) = verdict {
+                self.count_drop(pkt);
+                return false;
+            }
+        }
+        true
+    }
+
+    /// An `EdgeMessage` event: delivers the message in `slot`.
+    pub(super) fn edge_deliver(&mut self, slot: u32) {
+        let Some(msg) = self.edges.msgs.get_mut(slot as usize).and_then(Option::take) else {
+            self.fault = Some(format!("edge message {slot} delivered twice"));
+            return;
+        };
+        self.edges.free.push(slot);
+        let to = NodeId(msg.to.0);
+        let mut actions = std::mem::take(&mut self.edges.actions);
+        let Some(b) = self.edges.behaviours.get_mut(to.index()).and_then(|b| b.as_mut()) else {
+            self.fault = Some(format!("edge message to {}, which is no domain edge", self.net.nodes[to.index()].name));
+            return;
+        };
+        b.on_message(self.now, &msg, &mut actions);
+        self.carry_out(to, actions);
+    }
+
+    /// An `EdgeTimer` event at `node`.
+    pub(super) fn edge_timer(&mut self, node: NodeId) {
+        if self.edges.timer_at.get(node.index()).copied().flatten() != Some(self.now) {
+            return;
+        }
+        self.edges.timer_at[node.index()] = None;
+        let mut actions = std::mem::take(&mut self.edges.actions);
+        if let Some(b) = self.edges.behaviours[node.index()].as_mut() {
+            b.on_timer(self.now, &mut actions);
+        }
+        self.carry_out(node, actions);
+    }
+
+    /// Does what a behaviour at `node` asked, then reschedules its timer.
+    fn carry_out(&mut self, node: NodeId, mut actions: EdgeActions) {
+        let name = &self.net.nodes[node.index()].name;
+        for ev in actions.events.drain(..) {
+            let mut row = event_row(name, &ev);
+            row.detail = row.detail.replacen("link=", "node=", 1);
+            self.metrics.events.push(row);
+        }
+        for msg in actions.messages.drain(..) {
+            self.send_edge_message(msg);
+        }
+        for f in actions.terminate.drain(..) {
+            if f.index() < self.flows.len() {
+                self.events.schedule(self.now, Event::FlowEnd(f));
+            }
+        }
+        actions.decisions.clear();
+        self.edges.actions = actions;
+        self.schedule_edge_timer(node);
+    }
+
+    /// The propagation delay from `from` to `to` along the route, if there is one.
+    pub fn path_delay(&self, from: NodeId, to: NodeId) -> Option<Dur> {
+        let slot = self.net.routes.slot(to)?;
+        let mut at = from;
+        let mut total = 0u64;
+        for _ in 0..self.net.nodes.len() {
+            if at == to {
+                return Some(Dur(total));
+            }
+            let d = self.net.routes.next(slot, at)?;
+            let dir = &self.net.dirs[d.index()];
+            total = total.saturating_add(dir.delay.0);
+            at = dir.to;
+        }
+        None
+    }
+
+    fn send_edge_message(&mut self, msg: EdgeMessage) {
+        let (from, to) = (NodeId(msg.from.0), NodeId(msg.to.0));
+        let Some(delay) = self.path_delay(from, to) else {
+            let name = |n: NodeId| self.net.nodes.get(n.index()).map_or("?", |x| x.name.as_str()).to_string();
+            self.fault = Some(format!("edge message from {} to {}: no route", name(from), name(to)));
+            return;
+        };
+        let slot = match self.edges.free.pop() {
+            Some(s) => {
+                self.edges.msgs[s as usize] = Some(msg);
+                s
+            }
+            None => {
+                self.edges.msgs.push(Some(msg));
+                (self.edges.msgs.len() - 1) as u32
+            }
+        };
+        self.events.schedule(Time(self.now.0.saturating_add(delay.0)), Event::EdgeMessage(slot));
+    }
+
+    fn schedule_edge_timer(&mut self, node: NodeId) {
+        let Some(t) = self.edges.behaviours[node.index()].as_ref().and_then(|b| b.next_deadline()) else { return };
+        let t = t.max(self.now);
+        let pending = &mut self.edges.timer_at[node.index()];
+        if pending.is_none_or(|x| t < x) {
+            *pending = Some(t);
+            self.events.schedule(t, Event::EdgeTimer(node));
+        }
+    }
+}

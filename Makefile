@@ -10,12 +10,14 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.qoslab-installed
 EXT    := $(VENV)/.qoslab-ext
+# Python code that ruff lints and formats (mypy's files are in pyproject.toml).
+PY_LINT := python tests benches
 # One target dir for maturin and cargo test: the workspace compiles once.
 export CARGO_TARGET_DIR ?= $(CURDIR)/target
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock pyproject.toml
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-rust test-python reproduce bench crosscheck check fmt clippy clean
+.PHONY: help run test test-rust test-python reproduce bench crosscheck check lint lint-rust lint-python fmt clippy clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -52,15 +54,28 @@ crosscheck: $(EXT) ## RED vs ns-2.35 on the seed-001 dumbbell (installs ns2 with
 	@command -v ns >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ns2; }
 	$(PY) crosscheck/run.py --seeds $(CROSSCHECK_SEEDS)
 
-fmt: ## Format Rust code
+fmt: $(STAMP) ## Format Rust and Python code, apply ruff's safe fixes
 	cargo fmt --all
+	$(VENV)/bin/ruff format $(PY_LINT)
+	$(VENV)/bin/ruff check --fix $(PY_LINT)
 
 clippy: ## Lint Rust code, warnings are errors
 	cargo clippy --workspace --all-targets -q -- -D warnings
 
-check: $(STAMP) ## fmt check + clippy -D warnings + all tests
+lint: lint-rust lint-python ## Every check but the tests: formats, clippy, ruff, mypy, stubtest
+
+lint-rust: ## cargo fmt --check, clippy -D warnings
 	cargo fmt --all -- --check
 	$(MAKE) clippy
+
+lint-python: $(EXT) ## ruff (lint, format check), mypy --strict, _core.pyi against the built module
+	$(VENV)/bin/ruff check $(PY_LINT)
+	$(VENV)/bin/ruff format --check $(PY_LINT)
+	$(VENV)/bin/mypy
+	$(PY) -m mypy.stubtest qoslab._core
+
+check: ## What CI runs: lint (fmt, clippy, ruff, mypy, stubtest), then all the tests
+	$(MAKE) lint
 	$(MAKE) test
 
 clean: ## Remove build outputs, the venv and results

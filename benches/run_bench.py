@@ -12,6 +12,7 @@ Also times `import qoslab` in a fresh interpreter.
 Usage: python benches/run_bench.py [--reps 5] [--duration 600] [--out bench-out]
 Machines are shared and noisy: only ratios taken side by side mean much.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,14 +49,16 @@ def build_bare_loop() -> Path:
     manifest = SHARED / "bench" / "bare-loop" / "Cargo.toml"
     if not manifest.exists():
         sys.exit(f"bench: {manifest} not found; set QOSLAB_SHARED to the shared/ folder")
-    subprocess.run(["cargo", "build", "--release", "-q", "--manifest-path", str(manifest),
-                    "--target-dir", str(target)], check=True)
+    subprocess.run(
+        ["cargo", "build", "--release", "-q", "--manifest-path", str(manifest), "--target-dir", str(target)], check=True
+    )
     return target / "release" / "bare-loop"
 
 
 def run_qoslab(overrides: list[str]) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, str(SCENARIO), json.dumps(overrides)],
-                         check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(SCENARIO), json.dumps(overrides)], check=True, capture_output=True, text=True
+    )
     r = json.loads(out.stdout.strip().splitlines()[-1])
     r["pkts_per_s"] = r["arrivals"] / r["loop_wall_s"]
     r["events_per_s"] = r["events"] / r["loop_wall_s"]
@@ -63,15 +66,18 @@ def run_qoslab(overrides: list[str]) -> dict:
 
 
 def run_bare(exe: Path, n_src: int, secs: float, src_bps: int) -> dict:
-    out = subprocess.run([str(exe), str(n_src), str(secs), "1", str(src_bps)],
-                         check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [str(exe), str(n_src), str(secs), "1", str(src_bps)], check=True, capture_output=True, text=True
+    )
     return json.loads(out.stdout)
 
 
 def import_time() -> float:
     code = "import time; t=time.perf_counter(); import qoslab; print(time.perf_counter()-t)"
-    runs = [float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                                 text=True).stdout) for _ in range(5)]
+    runs = [
+        float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
+        for _ in range(5)
+    ]
     return statistics.median(runs)
 
 
@@ -81,18 +87,28 @@ def case(name: str, exe: Path, reps: int, secs: float, n_src: int, src_bps: int,
     for i in range(reps):
         q.append(run_qoslab(overrides))
         b.append(run_bare(exe, n_src, secs, src_bps))
-        print(f"  {name} rep {i + 1}/{reps}: qoslab {q[-1]['pkts_per_s'] / 1e6:.2f} M/s, "
-              f"bare loop {b[-1]['pkts_per_s'] / 1e6:.2f} M/s", flush=True)
+        print(
+            f"  {name} rep {i + 1}/{reps}: qoslab {q[-1]['pkts_per_s'] / 1e6:.2f} M/s, "
+            f"bare loop {b[-1]['pkts_per_s'] / 1e6:.2f} M/s",
+            flush=True,
+        )
     med = lambda xs, k: statistics.median(x[k] for x in xs)  # noqa: E731
-    ratios = [x["pkts_per_s"] / y["pkts_per_s"] for x, y in zip(q, b)]
+    ratios = [x["pkts_per_s"] / y["pkts_per_s"] for x, y in zip(q, b, strict=True)]
     return {
-        "case": name, "sim_seconds": secs, "reps": reps,
-        "qoslab_pkts_per_s": med(q, "pkts_per_s"), "qoslab_events_per_s": med(q, "events_per_s"),
-        "qoslab_loop_wall_s": med(q, "loop_wall_s"), "qoslab_rss_mb": max(x["rss_above_interpreter_mb"] for x in q),
-        "qoslab_arrivals": q[0]["arrivals"], "qoslab_drops": q[0]["drops"],
-        "bare_pkts_per_s": med(b, "pkts_per_s"), "bare_arrivals": b[0]["red_enqueued"],
+        "case": name,
+        "sim_seconds": secs,
+        "reps": reps,
+        "qoslab_pkts_per_s": med(q, "pkts_per_s"),
+        "qoslab_events_per_s": med(q, "events_per_s"),
+        "qoslab_loop_wall_s": med(q, "loop_wall_s"),
+        "qoslab_rss_mb": max(x["rss_above_interpreter_mb"] for x in q),
+        "qoslab_arrivals": q[0]["arrivals"],
+        "qoslab_drops": q[0]["drops"],
+        "bare_pkts_per_s": med(b, "pkts_per_s"),
+        "bare_arrivals": b[0]["red_enqueued"],
         "bare_drops": b[0]["red_dropped"],
-        "ratio_median": statistics.median(ratios), "ratios": ratios,
+        "ratio_median": statistics.median(ratios),
+        "ratios": ratios,
     }
 
 
@@ -107,23 +123,38 @@ def main() -> None:
     print(f"import qoslab: {results['import_qoslab_s']:.3f} s (target < 0.5 s)")
     results["cases"] = [
         case("40x1Mbps", exe, a.reps, a.duration, 40, 1_000_000, []),
-        case("4000x10kbps", exe, a.reps, a.duration, 4000, 10_000,
-             ["topology.sources=4000", "traffic.0.flows=4000", "traffic.0.rate=10kbps",
-              "traffic.0.start_jitter=800ms"]),
+        case(
+            "4000x10kbps",
+            exe,
+            a.reps,
+            a.duration,
+            4000,
+            10_000,
+            ["topology.sources=4000", "traffic.0.flows=4000", "traffic.0.rate=10kbps", "traffic.0.start_jitter=800ms"],
+        ),
     ]
     print()
-    print(f"{'case':<14}{'qoslab M/s':>11}{'events M/s':>11}{'bare M/s':>10}{'ratio':>7}{'RSS MB':>8}"
-          f"{'arrivals':>10}{'drops':>9}{'bare drops':>11}")
+    print(
+        f"{'case':<14}{'qoslab M/s':>11}{'events M/s':>11}{'bare M/s':>10}{'ratio':>7}{'RSS MB':>8}"
+        f"{'arrivals':>10}{'drops':>9}{'bare drops':>11}"
+    )
     for c in results["cases"]:
-        print(f"{c['case']:<14}{c['qoslab_pkts_per_s'] / 1e6:>11.2f}{c['qoslab_events_per_s'] / 1e6:>11.2f}"
-              f"{c['bare_pkts_per_s'] / 1e6:>10.2f}{c['ratio_median']:>7.2f}{c['qoslab_rss_mb']:>8.1f}"
-              f"{c['qoslab_arrivals']:>10}{c['qoslab_drops']:>9}{c['bare_drops']:>11}")
+        print(
+            f"{c['case']:<14}{c['qoslab_pkts_per_s'] / 1e6:>11.2f}{c['qoslab_events_per_s'] / 1e6:>11.2f}"
+            f"{c['bare_pkts_per_s'] / 1e6:>10.2f}{c['ratio_median']:>7.2f}{c['qoslab_rss_mb']:>8.1f}"
+            f"{c['qoslab_arrivals']:>10}{c['qoslab_drops']:>9}{c['bare_drops']:>11}"
+        )
     big, small = results["cases"]
     print()
-    print(f"target >= 1.5 M/s and >= 0.5x bare loop: {big['qoslab_pkts_per_s'] / 1e6:.2f} M/s, "
-          f"{big['ratio_median']:.2f}x -> {'met' if big['qoslab_pkts_per_s'] >= 1.5e6 and big['ratio_median'] >= 0.5 else 'NOT met'}")
-    print(f"4,000 sources within 2x of that: {big['qoslab_pkts_per_s'] / small['qoslab_pkts_per_s']:.2f}x slower -> "
-          f"{'met' if small['qoslab_pkts_per_s'] * 2 >= big['qoslab_pkts_per_s'] else 'NOT met'}")
+    met = big["qoslab_pkts_per_s"] >= 1.5e6 and big["ratio_median"] >= 0.5
+    print(
+        f"target >= 1.5 M/s and >= 0.5x bare loop: {big['qoslab_pkts_per_s'] / 1e6:.2f} M/s, "
+        f"{big['ratio_median']:.2f}x -> {'met' if met else 'NOT met'}"
+    )
+    print(
+        f"4,000 sources within 2x of that: {big['qoslab_pkts_per_s'] / small['qoslab_pkts_per_s']:.2f}x slower -> "
+        f"{'met' if small['qoslab_pkts_per_s'] * 2 >= big['qoslab_pkts_per_s'] else 'NOT met'}"
+    )
     print(f"memory <= 50 MB above the interpreter: {max(c['qoslab_rss_mb'] for c in results['cases']):.1f} MB")
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "bench.json").write_text(json.dumps(results, indent=2) + "\n")

@@ -22,8 +22,9 @@ def cli(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess
     """Runs ``python -m qoslab ARGS`` and returns the completed process (text output)."""
     env = {**os.environ, "COLUMNS": "200", "PYTHONUNBUFFERED": "1"}
     env.pop("FORCE_COLOR", None)
-    return subprocess.run([sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env
+    )
 
 
 def header(path: Path, key: str) -> str | None:
@@ -50,10 +51,17 @@ def small_scenario():
     from qoslab import Scenario, queues, traffic
 
     return Scenario.dumbbell(
-        name="small", sources=4, access_rate="100Mbps", access_delay="5ms", bottleneck_rate="3Mbps",
-        bottleneck_delay="20ms", queue=queues.red(limit=30, min_th=3, max_th=9, w_q=0.02), duration="3s",
-        traffic=[traffic.cbr(name="cbr", flows=4, src="src*", dst="sink0", rate="1Mbps", size=1000,
-                             start_jitter="8ms")],
+        name="small",
+        sources=4,
+        access_rate="100Mbps",
+        access_delay="5ms",
+        bottleneck_rate="3Mbps",
+        bottleneck_delay="20ms",
+        queue=queues.red(limit=30, min_th=3, max_th=9, w_q=0.02),
+        duration="3s",
+        traffic=[
+            traffic.cbr(name="cbr", flows=4, src="src*", dst="sink0", rate="1Mbps", size=1000, start_jitter="8ms")
+        ],
     )
 
 

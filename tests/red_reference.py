@@ -56,9 +56,21 @@ class Step:
 
 
 class ReferenceRed:
-    def __init__(self, *, link_rate_bps: int, min_th: float, max_th: float, limit: int | None = None,
-                 limit_bytes: int | None = None, max_p: float = 0.1, w_q: float = 0.002, gentle: bool = False,
-                 ecn: bool = False, mode: str = "packets", mean_pkt_size: int = 1000) -> None:
+    def __init__(
+        self,
+        *,
+        link_rate_bps: int,
+        min_th: float,
+        max_th: float,
+        limit: int | None = None,
+        limit_bytes: int | None = None,
+        max_p: float = 0.1,
+        w_q: float = 0.002,
+        gentle: bool = False,
+        ecn: bool = False,
+        mode: str = "packets",
+        mean_pkt_size: int = 1000,
+    ) -> None:
         self.min_th, self.max_th, self.max_p, self.w_q = min_th, max_th, max_p, w_q
         self.gentle, self.ecn, self.mode = gentle, ecn, mode
         self.limit, self.limit_bytes = limit, limit_bytes
@@ -110,7 +122,8 @@ class ReferenceRed:
             return Step(self.avg, self.count, verdict, needs, len(self.queue))
         # Physical limit.
         over = (self.limit is not None and len(self.queue) + 1 > self.limit) or (
-            self.limit_bytes is not None and self.bytes + size > self.limit_bytes)
+            self.limit_bytes is not None and self.bytes + size > self.limit_bytes
+        )
         if over:
             self.count = 0
             return Step(self.avg, self.count, "overlimit", needs, len(self.queue))

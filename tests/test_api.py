@@ -9,19 +9,37 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+
 import qoslab
 from conftest import RED_DUMBBELL
 from qoslab import Scenario, queues, topology, traffic
 
 FLOW_DTYPES = {
-    "flow_id": "uint64", "name": "str", "group": "str", "class": "int64", "admitted": "bool", "refused": "bool",
-    "sent_pkts": "uint64", "delivered_pkts": "uint64", "dropped_pkts": "uint64", "in_flight_pkts": "uint64",
-    "throughput_bps": "float64", "delay_mean_s": "float64", "delay_p99_s": "float64",
+    "flow_id": "uint64",
+    "name": "str",
+    "group": "str",
+    "class": "int64",
+    "admitted": "bool",
+    "refused": "bool",
+    "sent_pkts": "uint64",
+    "delivered_pkts": "uint64",
+    "dropped_pkts": "uint64",
+    "in_flight_pkts": "uint64",
+    "throughput_bps": "float64",
+    "delay_mean_s": "float64",
+    "delay_p99_s": "float64",
 }
 QUEUE_DTYPES = {
-    "queue_id": "uint64", "name": "str", "kind": "str", "arrivals": "uint64", "drops": "uint64",
-    "drops_early_random": "uint64", "drops_forced": "uint64", "drops_overlimit": "uint64",
-    "backlog_mean_pkts": "float64", "utilization": "float64",
+    "queue_id": "uint64",
+    "name": "str",
+    "kind": "str",
+    "arrivals": "uint64",
+    "drops": "uint64",
+    "drops_early_random": "uint64",
+    "drops_forced": "uint64",
+    "drops_overlimit": "uint64",
+    "backlog_mean_pkts": "float64",
+    "utilization": "float64",
 }
 SERIES_DTYPES = {"t_s": "float64", "entity_kind": "str", "entity_id": "str", "metric": "str", "value": "float64"}
 EVENT_DTYPES = {"t_s": "float64", "kind": "str", "flow_id": "int64", "entity": "str"}
@@ -63,18 +81,26 @@ def test_toml_syntax_error_reports_its_line():
 def test_builders_write_toml_the_core_accepts(small_scenario):
     doc = tomllib.loads(small_scenario.to_toml())
     assert doc["topology"]["preset"] == "dumbbell"
-    assert doc["topology"]["bottleneck"]["queue"] == {"type": "red", "limit": "30pkts", "min_th": 3, "max_th": 9,
-                                                       "w_q": 0.02}
+    assert doc["topology"]["bottleneck"]["queue"] == {
+        "type": "red",
+        "limit": "30pkts",
+        "min_th": 3,
+        "max_th": 9,
+        "w_q": 0.02,
+    }
     assert doc["traffic"][0]["rate"] == "1Mbps" and doc["traffic"][0]["size"] == "1000B"
     assert small_scenario.echo["topology"]["sources"] == 4
 
 
 def test_builders_accept_numbers_in_base_units():
     sc = Scenario.build(
-        name="units", duration=2.5,
-        topology=topology.dumbbell(sources=2, access=topology.link(rate=100_000_000, delay=0.005),
-                                   bottleneck=topology.link(rate=10_000_000, delay=0.02,
-                                                            queue=queues.fifo(limit=50))),
+        name="units",
+        duration=2.5,
+        topology=topology.dumbbell(
+            sources=2,
+            access=topology.link(rate=100_000_000, delay=0.005),
+            bottleneck=topology.link(rate=10_000_000, delay=0.02, queue=queues.fifo(limit=50)),
+        ),
         traffic=[traffic.poisson(name="p", flows=2, src="src*", dst="sink0", rate=1_500_000, size=500)],
         metrics={"series_interval": 0.05},
     )
@@ -91,8 +117,16 @@ def test_builders_reject_wrong_types_and_bad_values():
     with pytest.raises(ValueError, match="whole number"):
         queues.fifo(limit=2.5)
     with pytest.raises(qoslab.ConfigError) as e:
-        Scenario.dumbbell(name="bad", sources=1, access_rate="1Mbps", access_delay="1ms", bottleneck_rate="1Mbps",
-                          bottleneck_delay="1ms", queue={"type": "blue", "limit": "5pkts"}, duration="1s")
+        Scenario.dumbbell(
+            name="bad",
+            sources=1,
+            access_rate="1Mbps",
+            access_delay="1ms",
+            bottleneck_rate="1Mbps",
+            bottleneck_delay="1ms",
+            queue={"type": "blue", "limit": "5pkts"},
+            duration="1s",
+        )
     assert "blue" in str(e.value)
     with pytest.raises(TypeError):
         Scenario.dumbbell("bad")  # type: ignore[misc]  # keyword-only
@@ -106,13 +140,17 @@ def test_with_overrides_returns_a_new_validated_scenario():
     again = Scenario.from_toml(short.to_toml())
     assert again.echo == short.echo
     assert sc.to_toml() == sc.text
-    with pytest.raises(ValueError, match="key.path=value"):
+    with pytest.raises(ValueError, match=r"key\.path=value"):
         sc.with_overrides("duration")
 
 
 def test_run_returns_typed_tables(small_result):
-    for table, expected in (("flows", FLOW_DTYPES), ("queues", QUEUE_DTYPES), ("series", SERIES_DTYPES),
-                            ("events", EVENT_DTYPES)):
+    for table, expected in (
+        ("flows", FLOW_DTYPES),
+        ("queues", QUEUE_DTYPES),
+        ("series", SERIES_DTYPES),
+        ("events", EVENT_DTYPES),
+    ):
         df = getattr(small_result, table)
         assert isinstance(df, pd.DataFrame)
         for col, dtype in expected.items():
@@ -143,8 +181,13 @@ def test_result_helpers(small_result):
 
 def test_save_and_load_round_trip(small_result, tmp_path):
     out = small_result.save(tmp_path / "res")
-    assert sorted(p.name for p in out.iterdir()) == ["events.parquet", "flows.parquet", "queues.parquet",
-                                                    "series.parquet", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "events.parquet",
+        "flows.parquet",
+        "queues.parquet",
+        "series.parquet",
+        "summary.json",
+    ]
     assert [p.name for p in tmp_path.iterdir()] == ["res"]  # no temporary folder left behind
     text = (out / "summary.json").read_text()
     assert json.loads(text) == small_result.summary and text.startswith('{\n  "')
@@ -174,8 +217,9 @@ def test_save_replaces_an_existing_folder_only_when_complete(small_result, tmp_p
 
     real = pq.write_table
     monkeypatch.setattr(pq, "write_table", failing)
-    fresh = qoslab.Result(small_result.summary, {t: small_result.arrow(t) for t in ("flows", "queues", "series",
-                                                                                  "events")})
+    fresh = qoslab.Result(
+        small_result.summary, {t: small_result.arrow(t) for t in ("flows", "queues", "series", "events")}
+    )
     with pytest.raises(OSError, match="disk full"):
         fresh.save(target)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["res"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 import qoslab
 from conftest import cli
 from qoslab.cac import cac
@@ -35,18 +36,18 @@ def test_cac_solves_the_papers_arrival_rate_for_one_percent_blocking():
 @pytest.mark.parametrize(
     ("kwargs", "field"),
     [
-        (dict(capacity="100 furlongs"), "capacity"),
-        (dict(rate="0bps"), "rate"),
-        (dict(buffer=0), "buffer"),
-        (dict(buffer="ten"), "buffer"),
-        (dict(iplr=1.5), "iplr"),
-        (dict(blocking=0.01), "holding"),
-        (dict(holding="10s", blocking=2.0), "blocking"),
-        (dict(holding="10s", arrival_rate=-1.0), "arrival_rate"),
+        ({"capacity": "100 furlongs"}, "capacity"),
+        ({"rate": "0bps"}, "rate"),
+        ({"buffer": 0}, "buffer"),
+        ({"buffer": "ten"}, "buffer"),
+        ({"iplr": 1.5}, "iplr"),
+        ({"blocking": 0.01}, "holding"),
+        ({"holding": "10s", "blocking": 2.0}, "blocking"),
+        ({"holding": "10s", "arrival_rate": -1.0}, "arrival_rate"),
     ],
 )
 def test_cac_bad_values_raise_config_error_naming_the_argument(kwargs, field):
-    args = dict(capacity="100Mbps", buffer=10, iplr=1e-3, rate="1Mbps") | kwargs
+    args = {"capacity": "100Mbps", "buffer": 10, "iplr": 1e-3, "rate": "1Mbps"} | kwargs
     pos = [args.pop(k) for k in ("capacity", "buffer", "iplr", "rate")]
     with pytest.raises(qoslab.ConfigError) as e:
         cac(*pos, **args)
@@ -60,8 +61,24 @@ def test_cli_cac_prints_rho_and_n_max():
 
 
 def test_cli_cac_blocking_and_inverse():
-    p = cli("cac", "--capacity", "100Mbps", "--buffer", "10", "--iplr", "1e-3", "--rate", "1Mbps",
-            "--arrival-rate", "5.98", "--holding", "10s", "--blocking", "0.01", "--json")
+    p = cli(
+        "cac",
+        "--capacity",
+        "100Mbps",
+        "--buffer",
+        "10",
+        "--iplr",
+        "1e-3",
+        "--rate",
+        "1Mbps",
+        "--arrival-rate",
+        "5.98",
+        "--holding",
+        "10s",
+        "--blocking",
+        "0.01",
+        "--json",
+    )
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["n_max"] == 74
@@ -82,7 +99,7 @@ def test_cli_cac_blocking_and_inverse():
 )
 def test_cli_cac_bad_values_exit_2_without_traceback(bad):
     args = {"--capacity": "100Mbps", "--buffer": "10", "--iplr": "1e-3", "--rate": "1Mbps"}
-    args.update(dict(zip(bad[::2], bad[1::2])))
+    args.update(dict(zip(bad[::2], bad[1::2], strict=True)))
     p = cli("cac", *[x for kv in args.items() for x in kv])
     assert p.returncode == 2, (p.stdout, p.stderr)
     assert "Traceback" not in p.stderr and p.stderr.strip()

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 import qoslab
 from conftest import BAD, GOOD, RED_DUMBBELL, cli, files, header
 
@@ -51,16 +52,19 @@ def test_validate_schema_and_version():
     assert p.returncode == 0 and p.stdout.strip() == f"qoslab {qoslab.__version__}"
 
 
-@pytest.mark.parametrize("args, message", [
-    ((), "required"),
-    (("run",), "FILE"),
-    (("frobnicate",), "invalid choice"),
-    (("run", "x.toml", "--seed", "abc"), "invalid seed"),
-    (("run", "x.toml", "--seed", "-4"), "out of range"),
-    (("run", "x.toml", "--set", "duration"), "key.path=value"),
-    (("run", "x.toml", "--bogus"), "unrecognized arguments"),
-    (("reproduce", "examples", "--seeds", "0"), "allowed: an integer >= 1"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((), "required"),
+        (("run",), "FILE"),
+        (("frobnicate",), "invalid choice"),
+        (("run", "x.toml", "--seed", "abc"), "invalid seed"),
+        (("run", "x.toml", "--seed", "-4"), "out of range"),
+        (("run", "x.toml", "--set", "duration"), "key.path=value"),
+        (("run", "x.toml", "--bogus"), "unrecognized arguments"),
+        (("reproduce", "examples", "--seeds", "0"), "allowed: an integer >= 1"),
+    ],
+)
 def test_bad_flags_exit_2_with_a_message(args, message, tmp_path):
     p = cli(*args, cwd=tmp_path)
     assert p.returncode == 2
@@ -90,11 +94,14 @@ def test_bad_scenario_files_are_rejected_cleanly(scenario, tmp_path):
     _assert_rejected(scenario, tmp_path, expect, header(scenario, "line"))
 
 
-@pytest.mark.parametrize("text, expect, line", [
-    ('name = "x"\nduration = "1s"\n[topology\n', None, "3"),
-    ('name = "x"\nduration = "1s"\n[topology]\npreset = "ring"\n', "ring", None),
-    ("", "name", None),
-])
+@pytest.mark.parametrize(
+    "text, expect, line",
+    [
+        ('name = "x"\nduration = "1s"\n[topology\n', None, "3"),
+        ('name = "x"\nduration = "1s"\n[topology]\npreset = "ring"\n', "ring", None),
+        ("", "name", None),
+    ],
+)
 def test_inline_bad_scenarios_are_rejected_cleanly(text, expect, line, tmp_path):
     f = tmp_path / "in" / "s.toml"
     f.parent.mkdir()
@@ -126,18 +133,25 @@ def test_good_scenarios_validate_and_run(scenario, tmp_path):
 
 
 def test_ctrl_c_stops_a_run_without_traceback_or_results(tmp_path):
-    code = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-            "from qoslab.cli import main; print('imported', flush=True); sys.exit(main(sys.argv[1:]))")
+    code = (
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from qoslab.cli import main; print('imported', flush=True); sys.exit(main(sys.argv[1:]))"
+    )
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-c", code, "run", str(RED_DUMBBELL), "--set", "duration=100000s",
-                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=tmp_path, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "run", str(RED_DUMBBELL), "--set", "duration=100000s", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     assert proc.stdout is not None and proc.stdout.readline().strip() == "imported"
     time.sleep(1.5)  # loading, validation, and well into the run
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
     try:
-        stdout, stderr = proc.communicate(timeout=60)
+        _stdout, stderr = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         proc.kill()
         pytest.fail("the run did not stop within 60 s of Ctrl-C")
@@ -156,8 +170,13 @@ def test_reproduce_examples_quick(tmp_path):
     assert doc["name"] == "examples" and doc["quick"] is True and doc["seeds"] == [1]
     assert doc["seed_file"] == "001_c31d5aa44c0a52e3.txt" and doc["qoslab_version"] == qoslab.__version__
     ids = [c["id"] for c in doc["claims"]]
-    assert ids == ["red-drops-early-not-on-overflow", "red-average-within-thresholds", "red-fair-loss",
-                   "red-utilization", "red-drop-rate-matches-reference"]
+    assert ids == [
+        "red-drops-early-not-on-overflow",
+        "red-average-within-thresholds",
+        "red-fair-loss",
+        "red-utilization",
+        "red-drop-rate-matches-reference",
+    ]
     for c in doc["claims"]:
         assert {"id", "text", "paper", "measured", "tolerance", "holds"} <= set(c)
         assert c["holds"] in (True, False, None)
@@ -187,8 +206,9 @@ def test_reproduce_unknown_name_exits_2(tmp_path):
 def test_progress_bar_appears_only_after_two_seconds(monkeypatch):
     import io
 
-    from qoslab import cli as c
     from rich.console import Console
+
+    from qoslab import cli as c
 
     buf = io.StringIO()
     monkeypatch.setattr(c, "_stderr_console", lambda: Console(file=buf, force_terminal=True, width=80))

@@ -10,9 +10,10 @@ from collections import Counter
 from typing import Any
 
 import pytest
-import qoslab
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import qoslab
 from qoslab import _core
 from red_reference import ReferenceRed
 
@@ -27,22 +28,28 @@ def replay_both(config: dict[str, Any], rate: int, ops: list[tuple[int, str, int
     seen: Counter = Counter()
     for i, ((t, kind, size), got) in enumerate(zip(ops, rust, strict=False)):
         where = f"op {i} {(t, kind, size)} config {config} rate {rate}"
-        if kind == "depart":
-            want = ref.depart(t)
-        else:
-            want = ref.arrive(t, size, kind == "arrive_ect", got["uniform"])
+        want = ref.depart(t) if kind == "depart" else ref.arrive(t, size, kind == "arrive_ect", got["uniform"])
         assert got["verdict"] == want.verdict, where
         assert (got["uniform"] is not None) == want.needs_uniform, where
         assert got["count"] == want.count, where
         assert got["qlen"] == want.qlen, where
-        assert math.isclose(got["avg"], want.avg, rel_tol=REL, abs_tol=1e-300), \
+        assert math.isclose(got["avg"], want.avg, rel_tol=REL, abs_tol=1e-300), (
             f"{where}: avg {got['avg']!r} vs reference {want.avg!r}"
+        )
         seen[got["verdict"]] += 1
     return seen
 
 
-def congested_ops(rng: random.Random, n: int, *, arrive_gap_ns: int, tx_ns: int, size: int = 1000,
-                  ect_share: float = 0.0, pauses: bool = True) -> list[tuple[int, str, int]]:
+def congested_ops(
+    rng: random.Random,
+    n: int,
+    *,
+    arrive_gap_ns: int,
+    tx_ns: int,
+    size: int = 1000,
+    ect_share: float = 0.0,
+    pauses: bool = True,
+) -> list[tuple[int, str, int]]:
     """Arrivals every ~``arrive_gap_ns`` (exponential) and a link that sends one packet per ``tx_ns``,
     with occasional silences so the queue drains and the idle decay is exercised."""
     ops = []
@@ -80,8 +87,9 @@ def test_reference_all_verdicts_occur_and_agree():
     for v in ("queued", "early", "forced", "marked", "departed", "empty"):
         assert seen[v] > 0, (v, seen)
     cfg_over = {"limit": 4, "min_th": 5.0, "max_th": 15.0, "w_q": 0.5}
-    seen = replay_both(cfg_over, rate, congested_ops(random.Random(3), 5_000, arrive_gap_ns=200_000,
-                                                     tx_ns=800_000), seed=4)
+    seen = replay_both(
+        cfg_over, rate, congested_ops(random.Random(3), 5_000, arrive_gap_ns=200_000, tx_ns=800_000), seed=4
+    )
     assert seen["overlimit"] > 0, seen
 
 
@@ -105,8 +113,15 @@ def test_reference_gentle_and_byte_mode():
     gentle = {"limit": 40, "min_th": 3.0, "max_th": 6.0, "max_p": 0.2, "w_q": 0.05, "gentle": True}
     seen = replay_both(gentle, rate, ops, seed=11)
     assert seen["early"] > 0 and seen["forced"] > 0, seen
-    bytes_mode = {"limit_bytes": 30_000, "min_th": 3000.0, "max_th": 9000.0, "max_p": 0.2, "w_q": 0.05,
-                  "mode": "bytes", "mean_pkt_size": 800}
+    bytes_mode = {
+        "limit_bytes": 30_000,
+        "min_th": 3000.0,
+        "max_th": 9000.0,
+        "max_p": 0.2,
+        "w_q": 0.05,
+        "mode": "bytes",
+        "mean_pkt_size": 800,
+    }
     seen = replay_both(bytes_mode, rate, ops, seed=12)
     assert seen["early"] > 0 and seen["forced"] > 0, seen
 
@@ -132,9 +147,17 @@ def scripts(draw: Any) -> tuple[dict[str, Any], int, list[tuple[int, str, int]],
     else:
         cfg["limit_bytes"] = draw(st.integers(1500, 60_000))
     rate = draw(st.sampled_from([1_000_000, 10_000_000, 25_000_000, 1_000_000_000]))
-    steps = draw(st.lists(st.tuples(st.integers(0, 3_000_000), st.sampled_from(["arrive", "arrive", "arrive_ect",
-                                                                               "depart"]),
-                                    st.integers(40, 1500)), min_size=1, max_size=300))
+    steps = draw(
+        st.lists(
+            st.tuples(
+                st.integers(0, 3_000_000),
+                st.sampled_from(["arrive", "arrive", "arrive_ect", "depart"]),
+                st.integers(40, 1500),
+            ),
+            min_size=1,
+            max_size=300,
+        )
+    )
     ops, t = [], 0
     for dt, kind, size in steps:
         t += dt

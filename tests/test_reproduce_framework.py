@@ -7,6 +7,7 @@ import math
 import types
 
 import pytest
+
 from qoslab import ReproductionError
 from qoslab.reproduce import Claim, Outcome, execute, module, names
 from qoslab.reproduce.stats import Estimate, cv, t975
@@ -65,9 +66,14 @@ def test_execute_writes_results_json_and_report(tmp_path):
     def reproduce(ctx):
         assert ctx.seeds == [1, 2] and not ctx.quick
         (ctx.folder / "fig.png").write_bytes(b"png")
-        return Outcome(claims=[Claim("x-holds", "it holds", "1.0", "1.01 ± 0.02", "±5%", True),
-                               Claim("x-fails", "it fails", "2", "3", "±0", False, explanation="why")],
-                       data={"nan": math.nan, "t": (1, 2)}, sections=[("Setup", "the setup")])
+        return Outcome(
+            claims=[
+                Claim("x-holds", "it holds", "1.0", "1.01 ± 0.02", "±5%", True),
+                Claim("x-fails", "it fails", "2", "3", "±0", False, explanation="why"),
+            ],
+            data={"nan": math.nan, "t": (1, 2)},
+            sections=[("Setup", "the setup")],
+        )
 
     s = execute(_fake(reproduce), quick=False, seeds=2, out=tmp_path, log=lambda m: None)
     folder = tmp_path / "fake_one"

@@ -8,18 +8,24 @@ from types import SimpleNamespace
 
 import pandas as pd
 import pytest
-from conftest import GOOD, SCENARIOS, cli
 
 import qoslab
+from conftest import GOOD, SCENARIOS, cli
 from qoslab.reproduce import mace
 
-CLAIMS = ["cl-loss-far-below-be", "cl-interarrivals-tight", "ssac-admits-floor", "mbac-beats-ssac",
-          "mbac-load-within-allocation", "mbac-cl-service-comparable"]
+CLAIMS = [
+    "cl-loss-far-below-be",
+    "cl-interarrivals-tight",
+    "ssac-admits-floor",
+    "mbac-beats-ssac",
+    "mbac-load-within-allocation",
+    "mbac-cl-service-comparable",
+]
 
 
 def test_background_sources_for_an_offered_load_count_wire_bits():
     # 854 B on the wire every 20 ms = 341.6 kb/s per source.
-    assert mace.BG_SOURCE_BPS == pytest.approx(341_600)
+    assert pytest.approx(341_600) == mace.BG_SOURCE_BPS
     assert [mace.bg_sources(p) for p in (60, 100, 130, 160)] == [18, 29, 38, 47]
 
 
@@ -35,12 +41,14 @@ def _events(rows):
 
 
 def test_admitted_flows_follow_admissions_and_stale_departures_only():
-    res = _events([
-        (1.0, "admit", "link=r1->dst rate_bps=77200 attempt=1", 0.0),
-        (1.0, "admit", "admit_all rate=1bps", 0.0),  # the simulator's own flow admission: not MACE
-        (2.0, "admit", "link=r1->dst rate_bps=77200 attempt=1", 0.0),
-        (6.0, "stale", "link=r1->dst admitted_at_s=1 last_seen_s=1", 5.0),
-    ])
+    res = _events(
+        [
+            (1.0, "admit", "link=r1->dst rate_bps=77200 attempt=1", 0.0),
+            (1.0, "admit", "admit_all rate=1bps", 0.0),  # the simulator's own flow admission: not MACE
+            (2.0, "admit", "link=r1->dst rate_bps=77200 attempt=1", 0.0),
+            (6.0, "stale", "link=r1->dst admitted_at_s=1 last_seen_s=1", 5.0),
+        ]
+    )
     assert mace.admitted_path(res) == [(1.0, 1), (2.0, 2), (6.0, 1)]
     mean, peak = mace.admitted_stats(res, 0.0, 10.0)
     # 1 flow over [1, 2), 2 over [2, 6), 1 over [6, 10]: (1 + 8 + 4) / 10.
@@ -49,24 +57,32 @@ def test_admitted_flows_follow_admissions_and_stale_departures_only():
 
 def test_class_loss_is_taken_between_sample_rows():
     d = "link=r1->dst bits=0 cl_arrived={} cl_dropped={} be_arrived={} be_dropped={}"
-    res = _events([
-        (5.0, "sample", d.format(100, 1, 1000, 100), 1e6),
-        (10.0, "sample", d.format(300, 1, 3000, 900), 1e6),
-    ])
+    res = _events(
+        [
+            (5.0, "sample", d.format(100, 1, 1000, 100), 1e6),
+            (10.0, "sample", d.format(300, 1, 3000, 900), 1e6),
+        ]
+    )
     assert mace.class_loss(res) == (pytest.approx(1 / 300), pytest.approx(900 / 3000))
     assert mace.class_loss(res, after_s=5.0) == (pytest.approx(0.0), pytest.approx(800 / 2000))
 
 
 def test_mbac_path_reads_the_estimate_and_limit_from_sample_rows():
     d = "link=r1->dst bits=0 cl_arrived=0 cl_dropped=0 be_arrived=0 be_dropped=0 "
-    res = _events([
-        (5.0, "sample", d + "nu_hat_bps=1000000 v_mu_bps=3705000", 9e5),
-        (10.0, "sample", d + "nu_hat_bps=1200000 v_mu_bps=3705000", 1.2e6),
-        (10.0, "admit", "link=r1->dst rate_bps=77200 attempt=1", 3.705e6),
-    ])
+    res = _events(
+        [
+            (5.0, "sample", d + "nu_hat_bps=1000000 v_mu_bps=3705000", 9e5),
+            (10.0, "sample", d + "nu_hat_bps=1200000 v_mu_bps=3705000", 1.2e6),
+            (10.0, "admit", "link=r1->dst rate_bps=77200 attempt=1", 3.705e6),
+        ]
+    )
     p = mace.mbac_path(res)
-    assert p == {"t_s": [5.0, 10.0], "sample_bps": [9e5, 1.2e6], "nu_hat_bps": [1e6, 1.2e6],
-                 "v_mu_bps": [3.705e6, 3.705e6]}
+    assert p == {
+        "t_s": [5.0, 10.0],
+        "sample_bps": [9e5, 1.2e6],
+        "nu_hat_bps": [1e6, 1.2e6],
+        "v_mu_bps": [3.705e6, 3.705e6],
+    }
     ssac = mace.mbac_path(_events([(5.0, "sample", d + "reserved_bps=77200", 1e5)]))
     assert ssac["sample_bps"] == [1e5] and math.isnan(ssac["nu_hat_bps"][0])
 
@@ -87,12 +103,14 @@ def test_descriptor_file_problems_are_reported_at_the_files_own_line(tmp_path):
     good = (GOOD / "mace_descriptor_file.toml").read_text()
     (tmp_path / "s.toml").write_text(good.replace("mace_voice.descriptors", "ports.descriptors"))
     (tmp_path / "ports.descriptors").write_text(
-        "[[port]]\nport = 5004\nrate = \"77.2kbps\"\ndepth = \"386B\"\nthreshold = 0\n")
+        '[[port]]\nport = 5004\nrate = "77.2kbps"\ndepth = "386B"\nthreshold = 0\n'
+    )
     p = cli("validate", str(tmp_path / "s.toml"), cwd=tmp_path)
     assert p.returncode != 0 and "Traceback" not in p.stderr
     assert f"{tmp_path / 'ports.descriptors'}:5: port[0].threshold:" in p.stderr, p.stderr
     (tmp_path / "ports.descriptors").write_text(
-        "[[port]]\nport = 5004\nrate = \"77.2kbps\"\ndepth = \"386B\"\nthreshold = 100\n")
+        '[[port]]\nport = 5004\nrate = "77.2kbps"\ndepth = "386B"\nthreshold = 100\n'
+    )
     assert cli("validate", str(tmp_path / "s.toml"), cwd=tmp_path).returncode == 0
 
 
@@ -101,8 +119,10 @@ def test_recorded_arrivals_replay_the_same_flows(tmp_path):
     rec = qoslab.run(sc, seed=3)
     csv = mace.record_arrivals(rec, "cl", tmp_path / "flows.csv", group_start_s=2.0)
     assert csv.read_text().splitlines()[1] == "start_s,lifetime_s"
-    replay = qoslab.load(SCENARIOS / "mace" / "s2_poo1_nomace.toml",
-                         overrides=["duration=30s", f"traffic.0.arrivals.file={json.dumps(str(csv))}"])
+    replay = qoslab.load(
+        SCENARIOS / "mace" / "s2_poo1_nomace.toml",
+        overrides=["duration=30s", f"traffic.0.arrivals.file={json.dumps(str(csv))}"],
+    )
     out = qoslab.run(replay, seed=9)
     a = rec.flows[rec.flows["group"] == "cl"][["start_s", "end_s"]].sort_values("start_s").to_numpy()
     b = out.flows[out.flows["group"] == "cl"][["start_s", "end_s"]].sort_values("start_s").to_numpy()
@@ -148,8 +168,14 @@ def test_reproduce_mace_quick_writes_results_and_judges_the_mechanism_claims(tmp
     assert doc["data"]["scenario2"]["generation_matches"] == {"mace": True, "nomace": True}
     gen = doc["data"]["scenario2"]["share40"]["generation"]
     assert gen["cl"] > 0.5 and gen["be"] > 0.5  # ON periods send every 40 ms exactly
-    for png in ("fig6_loss_vs_load.png", "fig9_interarrival.png", "cdf_poo1_replay.png", "table2_utilization.png",
-                "fig14_mbac_sample_path.png", "fig10_11_generation_vs_arrival.png"):
+    for png in (
+        "fig6_loss_vs_load.png",
+        "fig9_interarrival.png",
+        "cdf_poo1_replay.png",
+        "table2_utilization.png",
+        "fig14_mbac_sample_path.png",
+        "fig10_11_generation_vs_arrival.png",
+    ):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"]({png})" in report
     assert (out / "s2_poo1_flows.csv").read_text().count("\n") >= 21

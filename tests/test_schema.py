@@ -7,6 +7,7 @@ import tomllib
 
 import jsonschema
 import pytest
+
 import qoslab
 from conftest import GOOD, SCENARIOS, files
 

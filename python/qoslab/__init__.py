@@ -7,6 +7,7 @@
     res = qoslab.run(sc, seed=1)
     res.queues[["name", "arrivals", "drops_early_random", "drops_forced"]]
     res.save("results/red_dumbbell")
+    df = qoslab.sweep(sc, grid={"topology.bottleneck.queue.max_p": "0.02,0.1"}, seeds=3)
 
 Importing qoslab is light: pandas, pyarrow and matplotlib are imported
 only when a result table, a Parquet file or a figure is first needed.
@@ -14,12 +15,13 @@ only when a result table, a Parquet file or a figure is first needed.
 
 from __future__ import annotations
 
-from . import admission, queues, stages, topology, traffic
+from . import admission, executor, queues, stages, sweeps, tables, topology, traffic
 from ._core import version as _core_version
 from .api import load, run
 from .errors import ConfigError, ReproductionError, ScenarioFileError, SimulationError
 from .result import Result
 from .scenario import Scenario
+from .sweeps import sweep
 
 __version__: str = _core_version()
 
@@ -43,14 +45,18 @@ __all__ = [
     "Scenario",
     "ScenarioFileError",
     "SimulationError",
+    "__version__",
     "admission",
+    "executor",
     "load",
     "queues",
-    "stages",
     "run",
     "schema",
+    "stages",
+    "sweep",
+    "sweeps",
+    "tables",
     "topology",
     "traffic",
     "version",
-    "__version__",
 ]

@@ -7,13 +7,30 @@ from typing import Any, Literal, TypedDict
 
 import numpy as np
 
-Column = np.ndarray | list[str]
+# Names only the stub has (types of the values the functions return) start
+# with "_", as in typeshed; `make lint` checks the rest against the module
+# with mypy's stubtest.
+
+__all__ = [
+    "ConfigError",
+    "ScenarioFileError",
+    "SimulationError",
+    "cac",
+    "fluid_run",
+    "red_replay",
+    "run",
+    "schema",
+    "validate",
+    "version",
+]
+
+_Column = np.ndarray | list[str]
 """A result column: float64/int64/uint64/bool NumPy array, or a list of str."""
 
 class ConfigError(ValueError):
     """Invalid scenario or mechanism configuration; ``diagnostics`` lists every problem."""
 
-    diagnostics: list[Diagnostic]
+    diagnostics: list[_Diagnostic]
 
 class ScenarioFileError(OSError):
     """A scenario file, or a file it refers to, could not be read."""
@@ -21,20 +38,20 @@ class ScenarioFileError(OSError):
 class SimulationError(RuntimeError):
     """The simulation failed (a qoslab bug reported as an exception, never a crash)."""
 
-class Diagnostic(TypedDict):
+class _Diagnostic(TypedDict):
     origin: str
     line: int | None
     path: str
     message: str
 
-class RunOutput(TypedDict):
+class _RunOutput(TypedDict):
     summary: str
-    flows: dict[str, Column]
-    queues: dict[str, Column]
-    series: dict[str, Column]
-    events: dict[str, Column]
+    flows: dict[str, _Column]
+    queues: dict[str, _Column]
+    series: dict[str, _Column]
+    events: dict[str, _Column]
 
-class RedStep(TypedDict):
+class _RedStep(TypedDict):
     avg: float
     count: int
     verdict: Literal["queued", "early", "forced", "overlimit", "marked", "departed", "empty"]
@@ -58,7 +75,7 @@ def run(
     overrides: list[str] = ...,
     base_dir: str | PathLike[str] | None = None,
     progress: Callable[[float], Any] | None = None,
-) -> RunOutput:
+) -> _RunOutput:
     """Runs a scenario without the GIL; ``progress`` is called at most 10 times a second."""
 
 def red_replay(
@@ -66,10 +83,10 @@ def red_replay(
     link_rate_bps: int,
     ops: list[tuple[int, str, int]],
     seed: int,
-) -> list[RedStep]:
+) -> list[_RedStep]:
     """Drives a real RED through the counting queue with ``(t_ns, "arrive"|"arrive_ect"|"depart", size)`` ops."""
 
-class CacAnswer(TypedDict):
+class _CacAnswer(TypedDict):
     rho: float
     rho_c_bps: float
     n_max: int
@@ -86,8 +103,8 @@ def cac(
     holding: str | None = None,
     arrival_rate: float | None = None,
     blocking: float | None = None,
-) -> CacAnswer:
+) -> _CacAnswer:
     """ρ, N_max and the Erlang-B answers of seed 002 (``qoslab_core::cac::calc::calculate``)."""
 
-def fluid_run(config: dict[str, Any]) -> dict[str, Any]:
+def fluid_run(config_dict: dict[str, Any]) -> dict[str, Any]:
     """Fluid (ideal-rate) mode of the TCP-CAC schemes: results and a ``transfers`` dict of columns."""

@@ -50,9 +50,7 @@ def dur(value: Quantity, field: str = "duration") -> str:
     """A duration: ``"20ms"`` as is, or a number of seconds (rounded to the nanosecond)."""
     if isinstance(value, str):
         return value
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{field}: expected a duration such as \"20ms\" or a number of seconds, got {value!r}")
-    ns = round(float(value) * 1e9) if not isinstance(value, Integral) else int(value) * _NS["s"]
+    ns = _nanoseconds(value, field)
     if ns == 0:
         return "0s"
     for unit, k in _NS.items():
@@ -68,10 +66,21 @@ def size(value: Quantity, field: str = "size") -> str:
     return f"{_whole(value, 'bytes', field)}B"
 
 
-def limit(value: Quantity | tuple | list, field: str = "limit") -> str | list:
+def _nanoseconds(value: object, field: str) -> int:
+    """Whole nanoseconds of a number of seconds (``object``: the builders also take NumPy numbers)."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f'{field}: expected a duration such as "20ms" or a number of seconds, got {value!r}')
+    return round(float(value) * 1e9) if not isinstance(value, Integral) else int(value) * _NS["s"]
+
+
+def limit(value: Quantity | tuple[Quantity, ...] | list[Quantity], field: str = "limit") -> str | list[str]:
     """A queue limit: ``"60pkts"``/``"64kB"`` as is, an int in packets, or a pair of both."""
     if isinstance(value, (tuple, list)):
-        return [limit(v, field) for v in value]  # type: ignore[misc]
+        return [_limit_one(v, field) for v in value]
+    return _limit_one(value, field)
+
+
+def _limit_one(value: Quantity, field: str) -> str:
     if isinstance(value, str):
         return value
     return f"{_whole(value, 'packets', field)}pkts"

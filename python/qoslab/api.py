@@ -12,7 +12,7 @@ from .result import Result
 from .scenario import Override, Scenario
 
 
-def load(path: str | os.PathLike, *, overrides: Iterable[Override] = ()) -> Scenario:
+def load(path: str | os.PathLike[str], *, overrides: Iterable[Override] = ()) -> Scenario:
     """Reads and validates a scenario file.
 
     ``overrides`` are ``"key.path=value"`` strings (as ``qoslab run --set``)
@@ -23,9 +23,14 @@ def load(path: str | os.PathLike, *, overrides: Iterable[Override] = ()) -> Scen
     return Scenario.load(path, overrides=overrides)
 
 
-def run(scenario: Scenario | str | os.PathLike, *, seed: int | None = None,
-        overrides: Iterable[Override] = (), progress: Callable[[float], Any] | None = None,
-        out: str | os.PathLike | None = None) -> Result:
+def run(
+    scenario: Scenario | str | os.PathLike[str],
+    *,
+    seed: int | None = None,
+    overrides: Iterable[Override] = (),
+    progress: Callable[[float], Any] | None = None,
+    out: str | os.PathLike[str] | None = None,
+) -> Result:
     """Runs a scenario (a :class:`Scenario` or a path to a TOML file).
 
     - ``seed``: overrides the scenario's seed; every random choice derives from it.
@@ -43,8 +48,7 @@ def run(scenario: Scenario | str | os.PathLike, *, seed: int | None = None,
         scenario = scenario.with_overrides(*overrides)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
         raise ValueError(f"seed must be an integer in [0, 2^64), got {seed!r}")
-    raw = _core.run(scenario.text, scenario.origin, seed, list(scenario.overrides), str(scenario.base_dir),
-                    progress)
+    raw = _core.run(scenario.text, scenario.origin, seed, list(scenario.overrides), str(scenario.base_dir), progress)
     result = Result._from_core(raw)
     if progress is not None:
         progress(1.0)

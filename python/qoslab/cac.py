@@ -59,8 +59,6 @@ def cac(
     return CacResult(**d)
 
 
-
-
 def fluid_run(
     *,
     scheme: int = 1,
@@ -89,11 +87,20 @@ def fluid_run(
     import pandas as pd
 
     cfg: dict[str, Any] = {
-        "scheme": scheme, "k": float(k), "share": share,
-        "capacity": _units.rate(capacity, "capacity"), "rate": _units.rate(rate, "rate"),
-        "buffer": buffer, "iplr": iplr, "rho": rho, "file_size_bits": file_size_bits,
-        "arrival_rate": float(arrival_rate), "duration": _units.dur(duration, "duration"),
-        "warmup": _units.dur(warmup, "warmup"), "seed": seed, "batches": batches,
+        "scheme": scheme,
+        "k": float(k),
+        "share": share,
+        "capacity": _units.rate(capacity, "capacity"),
+        "rate": _units.rate(rate, "rate"),
+        "buffer": buffer,
+        "iplr": iplr,
+        "rho": rho,
+        "file_size_bits": file_size_bits,
+        "arrival_rate": float(arrival_rate),
+        "duration": _units.dur(duration, "duration"),
+        "warmup": _units.dur(warmup, "warmup"),
+        "seed": seed,
+        "batches": batches,
         "record_transfers": record_transfers,
     }
     out = _fluid_run(cfg)

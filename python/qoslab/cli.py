@@ -1,4 +1,4 @@
-"""The command line: ``qoslab run | validate | schema | reproduce | cac | version``.
+"""The command line: ``qoslab run | sweep | show | plot | report | validate | schema | reproduce | cac | version``.
 
 Exit codes: 0 success; 2 bad input (invalid scenario, unreadable file, bad
 flags: nothing is written); 1 a failure of qoslab itself; 130 interrupted.
@@ -51,39 +51,154 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="qoslab", description="Router quality-of-service laboratory.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    r = sub.add_parser("run", help="run a scenario and write its results",
-                       description="Run a scenario; write summary.json and Parquet tables to --out.")
+    r = sub.add_parser(
+        "run",
+        help="run a scenario and write its results",
+        description="Run a scenario; write summary.json and Parquet tables to --out.",
+    )
     r.add_argument("file", metavar="FILE", help="scenario TOML file")
     r.add_argument("--out", metavar="DIR", help="result folder (default: results/<scenario name>/)")
     r.add_argument("--seed", type=_seed, metavar="N", help="seed (default: the scenario's)")
-    r.add_argument("--set", dest="overrides", action="append", default=[], type=_override,
-                   metavar="KEY.PATH=VALUE", help="override a scenario field (repeatable)")
+    r.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        type=_override,
+        metavar="KEY.PATH=VALUE",
+        help="override a scenario field (repeatable)",
+    )
     r.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
-    r.add_argument("--record-arrivals", dest="record", action="append", default=[], metavar="GROUP",
-                   help="also write GROUP's flow starts and lifetimes as a replay CSV, OUT/arrivals_GROUP.csv "
-                        "(repeatable)")
+    r.add_argument(
+        "--record-arrivals",
+        dest="record",
+        action="append",
+        default=[],
+        metavar="GROUP",
+        help="also write GROUP's flow starts and lifetimes as a replay CSV, OUT/arrivals_GROUP.csv (repeatable)",
+    )
 
-    v = sub.add_parser("validate", help="check a scenario without running it",
-                       description="Validate a scenario; print every problem found.")
+    sw = sub.add_parser(
+        "sweep",
+        help="run a scenario over a grid of overrides x seeds, on every core or Dask",
+        description="Run FILE (a scenario or a sweep file) for every point of the grid and every "
+        "seed; store each run as it finishes (an interrupted sweep resumes); write "
+        "the combined Parquet dataset and per-point means and 95%% CIs to --out.",
+    )
+    sw.add_argument("file", metavar="FILE", help="scenario TOML file, or a sweep file with a [sweep] table")
+    sw.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="KEY.PATH=V1,V2,...",
+        help="a grid axis: a --set key path and a comma list (1e-4,1e-3; 5ms,10ms) or an integer "
+        "range a..b (repeatable)",
+    )
+    sw.add_argument(
+        "--seeds", type=_positive, metavar="N", help="seeds 1..N per point (default: the sweep file's, else 1)"
+    )
+    where = sw.add_mutually_exclusive_group()
+    where.add_argument("--jobs", type=_positive, metavar="N", help="local worker processes (default: every core)")
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on a Dask distributed scheduler, e.g. tcp://head:8786 (dask-jobqueue: SLURM, PBS)",
+    )
+    sw.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        type=_override,
+        metavar="KEY.PATH=VALUE",
+        help="override a scenario field at every point (repeatable)",
+    )
+    sw.add_argument("--out", metavar="DIR", help="sweep folder (default: results/sweep_<scenario name>/)")
+    sw.add_argument("--quiet", "-q", action="store_true", help="no progress and no table; errors only")
+
+    sh = sub.add_parser(
+        "show",
+        help="every queue, group and admission count of a result",
+        description="Print a result's queues (tc -s qdisc-like), traffic groups and admission counts.",
+    )
+    sh.add_argument("result", metavar="RESULT", help="result folder (qoslab run --out, or a sweep's runs/KEY)")
+    sh.add_argument("--json", action="store_true", help="print JSON for scripts")
+    sh.add_argument("--all", action="store_true", help="also queues that saw no packet")
+
+    pl = sub.add_parser(
+        "plot",
+        help="plot a queue or a group's time series, or a delay/inter-arrival CDF",
+        description="Plot one thing of a result; to PNG or SVG with --out, else in a window.",
+    )
+    pl.add_argument("result", metavar="RESULT", help="result folder")
+    pl.add_argument("--queue", metavar="NAME", help="a queue, e.g. r0->sink0")
+    pl.add_argument("--flows", metavar="GROUP", help="a traffic group")
+    pl.add_argument(
+        "--metric",
+        metavar="M",
+        help="queue: red_avg, backlog_pkts, ...; flows: throughput, delivered_pkts, cwnd_pkts, ...",
+    )
+    pl.add_argument("--cdf", choices=["delay", "interarrival"], help="a CDF (of --flows GROUP, or of all flows)")
+    pl.add_argument("--out", metavar="FILE", help="FILE.png or FILE.svg (default: show in a window)")
+
+    rr = sub.add_parser(
+        "report",
+        help="a self-contained HTML page of a run, a sweep or a reproduction",
+        description="Write one HTML file (tables, inlined plots, the scenario, the claims) for "
+        "a result folder, a sweep folder or a reproduction folder.",
+    )
+    rr.add_argument("dir", metavar="DIR", help="a result, sweep or reproduction folder")
+    rr.add_argument("--out", metavar="FILE", help="the HTML file (default: DIR/report.html)")
+
+    v = sub.add_parser(
+        "validate",
+        help="check a scenario without running it",
+        description="Validate a scenario; print every problem found.",
+    )
     v.add_argument("file", metavar="FILE", help="scenario TOML file")
-    v.add_argument("--set", dest="overrides", action="append", default=[], type=_override,
-                   metavar="KEY.PATH=VALUE", help="override a scenario field (repeatable)")
+    v.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        type=_override,
+        metavar="KEY.PATH=VALUE",
+        help="override a scenario field (repeatable)",
+    )
     v.add_argument("--echo", action="store_true", help="print the scenario with defaults filled in (JSON)")
 
     sub.add_parser("schema", help="print the JSON Schema of the scenario format")
 
-    rp = sub.add_parser("reproduce", help="reproduce a paper's claims",
-                        description="Run a reproduction (or all) and write results.json, report.md and "
-                                    "figures to OUT/<name>/.")
+    rp = sub.add_parser(
+        "reproduce",
+        help="reproduce a paper's claims",
+        description="Run a reproduction (or all) and write results.json, report.md and figures to OUT/<name>/.",
+    )
     rp.add_argument("name", metavar="NAME", help="reproduction name, or 'all'")
     rp.add_argument("--quick", action="store_true", help="short runs, one seed by default")
-    rp.add_argument("--seeds", type=_positive, metavar="N", help="replications with seeds 1..N (default: 3, or the reproduction's own, e.g. dcbt 5; quick: 1)")
+    rp.add_argument(
+        "--seeds",
+        type=_positive,
+        metavar="N",
+        help="replications with seeds 1..N (default: 3, or the reproduction's own, e.g. dcbt 5; quick: 1)",
+    )
     rp.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results/)")
+    rwhere = rp.add_mutually_exclusive_group()
+    rwhere.add_argument(
+        "--jobs",
+        type=_positive,
+        metavar="N",
+        help="local worker processes for the variants and seeds (default: every core)",
+    )
+    rwhere.add_argument("--scheduler", metavar="ADDRESS", help="run the variants and seeds on a Dask scheduler")
 
-    c = sub.add_parser("cac", help="CAC calculator for shaped TCP: rho, N_max, Erlang-B",
-                       description="rho = 2B/(2B - ln IPLR) and N_max = floor(rho C / R_req) (seed 002); with "
-                                   "--arrival-rate and --holding the Erlang-B blocking of N_max servers; with "
-                                   "--blocking the arrival rate that gives it.")
+    c = sub.add_parser(
+        "cac",
+        help="CAC calculator for shaped TCP: rho, N_max, Erlang-B",
+        description="rho = 2B/(2B - ln IPLR) and N_max = floor(rho C / R_req) (seed 002); with "
+        "--arrival-rate and --holding the Erlang-B blocking of N_max servers; with "
+        "--blocking the arrival rate that gives it.",
+    )
     c.add_argument("--capacity", required=True, metavar="RATE", help="link capacity C, e.g. 100Mbps")
     c.add_argument("--buffer", required=True, metavar="PKTS", help="buffer B in packets, e.g. 10")
     c.add_argument("--iplr", required=True, type=float, metavar="P", help="target packet loss ratio, e.g. 1e-3")
@@ -126,9 +241,15 @@ class _Progress:
                 return
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                                TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
-                                TimeRemainingColumn(), console=_stderr_console(), transient=True)
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.percentage:>3.0f}%"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=_stderr_console(),
+                transient=True,
+            )
             self.bar.start()
             self.task = self.bar.add_task(self.label, total=1.0)
         self.bar.update(self.task, completed=min(max(frac, 0.0), 1.0))
@@ -218,6 +339,121 @@ def cmd_run(a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_sweep(a: argparse.Namespace) -> int:
+    from . import sweeps
+    from .errors import config_error
+    from .executor import open_executor
+
+    grid: dict[str, str] = {}
+    for text in a.grid:
+        key, values = sweeps.parse_grid_option(text)
+        if key in grid:
+            raise config_error("--grid", f"{key} is given twice; allowed: each key once, with all its values")
+        grid[key] = ",".join(values)  # override text, as --set takes it
+    # Everything is validated, and the scheduler reached, before anything is written.
+    p = sweeps.plan(a.file, grid=grid, seeds=a.seeds, overrides=a.overrides)
+    out = Path(a.out) if a.out else sweeps.default_out(p)
+    with open_executor(jobs=a.jobs, scheduler=a.scheduler) as ex:
+        reporter = None if a.quiet else sweeps.console_progress(len(p.jobs))
+        try:
+            o = sweeps.run_plan(p, out=out, executor=ex, progress=reporter)
+        finally:
+            if reporter is not None:
+                reporter.close()
+    if not a.quiet:
+        from rich.console import Console
+
+        console = Console(highlight=False)
+        console.print(_sweep_table(p, o.summary))
+        points = len(p.jobs) // len(p.seeds)
+        console.print(
+            f"sweep {p.scenario.name}: {len(p.jobs)} runs ({points} point{'s' if points != 1 else ''} x "
+            f"{len(p.seeds)} seed{'s' if len(p.seeds) != 1 else ''}): {o.executed} executed, "
+            f"{o.reused} from the store, in {o.wall_s:.1f} s on {o.executor} -> {o.out}"
+        )
+    return EXIT_OK
+
+
+def _sweep_table(p: Any, summ: Any) -> Any:
+    """Per point and group: throughput, loss and mean delay (mean ± 95 % CI over seeds)."""
+    import math
+
+    from rich.table import Table
+
+    t = Table(title="per point (mean ± 95% CI over seeds)", title_justify="left")
+    for k in p.keys:
+        t.add_column(k.rsplit(".", 1)[-1], justify="right")
+    for col in ("group", "throughput (Mb/s)", "loss (%)", "delay mean (ms)"):
+        t.add_column(col, justify="left" if col == "group" else "right")
+    g = summ[summ["entity_kind"] == "group"]
+
+    def cell(rows: Any, metric: str, scale: float) -> str:
+        r = rows[rows["metric"] == metric]
+        if r.empty or not math.isfinite(float(r["mean"].iloc[0])):
+            return "-"
+        m, ci = float(r["mean"].iloc[0]) * scale, float(r["ci95"].iloc[0]) * scale
+        return f"{m:.3f}" + (f" ± {ci:.3f}" if math.isfinite(ci) else "")
+
+    for name, rows in g.groupby([*p.keys, "entity"], sort=False):
+        vals = name if isinstance(name, tuple) else (name,)
+        t.add_row(
+            *(str(v) for v in vals),
+            cell(rows, "throughput_bps", 1e-6),
+            cell(rows, "loss", 100.0),
+            cell(rows, "delay_mean_s", 1e3),
+        )
+    return t
+
+
+def _load_result(path: str) -> Any:
+    from .errors import config_error
+    from .result import Result
+
+    try:
+        return Result.load(path)
+    except FileNotFoundError as e:
+        raise config_error(
+            "RESULT",
+            f"{path}: not a result folder ({e.filename} is missing); allowed: a folder "
+            f"written by qoslab run --out or Result.save",
+        ) from None
+
+
+def cmd_show(a: argparse.Namespace) -> int:
+    from . import show
+
+    res = _load_result(a.result)
+    if a.json:
+        import json
+
+        print(json.dumps(show.as_json(res, idle=a.all), indent=2, allow_nan=False))
+        return EXIT_OK
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    for r in show.renderables(res, idle=a.all):
+        console.print(r)
+    return EXIT_OK
+
+
+def cmd_plot(a: argparse.Namespace) -> int:
+    from .plot import plot
+
+    res = _load_result(a.result)
+    plot(res, queue=a.queue, flows=a.flows, metric=a.metric, cdf=a.cdf, out=a.out)
+    if a.out:
+        print(a.out)
+    return EXIT_OK
+
+
+def cmd_report(a: argparse.Namespace) -> int:
+    from .report import write_report
+
+    path = write_report(a.dir, out=a.out)
+    print(path)
+    return EXIT_OK
+
+
 def cmd_validate(a: argparse.Namespace) -> int:
     import json
 
@@ -228,8 +464,10 @@ def cmd_validate(a: argparse.Namespace) -> int:
         print(json.dumps(sc.echo, indent=2))
     else:
         n_groups = len(sc.echo.get("traffic", []))
-        print(f"{a.file}: valid scenario {sc.name!r} ({sc.echo['topology'].get('preset', '?')} topology, "
-              f"{n_groups} traffic group{'s' if n_groups != 1 else ''}, {sc.duration})")
+        print(
+            f"{a.file}: valid scenario {sc.name!r} ({sc.echo['topology'].get('preset', '?')} topology, "
+            f"{n_groups} traffic group{'s' if n_groups != 1 else ''}, {sc.duration})"
+        )
     return EXIT_OK
 
 
@@ -286,18 +524,27 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
     for n in names:
         rp.module(n)  # unknown names fail before anything runs
     totals = {"holds": 0, "fails": 0, "not checked": 0}
-    for n in names:
-        s = rp.reproduce(n, quick=a.quick, seeds=a.seeds, out=a.out, log=lambda m: log_console.print(m))
-        console.print(_claims_table(s))
-        k = s.counts
-        for key in totals:
-            totals[key] += k[key]
-        console.print(f"{s.name}: {k['holds']} hold, {k['fails']} fail, {k['not checked']} not checked "
-                      f"in {s.wall_s:.1f} s -> {s.folder / 'report.md'}")
+    from .executor import open_executor
+
+    with open_executor(jobs=a.jobs, scheduler=a.scheduler) as ex:
+        for n in names:
+            s = rp.reproduce(
+                n, quick=a.quick, seeds=a.seeds, out=a.out, log=lambda m: log_console.print(m), executor=ex
+            )
+            console.print(_claims_table(s))
+            k = s.counts
+            for key in totals:
+                totals[key] += k[key]
+            console.print(
+                f"{s.name}: {k['holds']} hold, {k['fails']} fail, {k['not checked']} not checked "
+                f"in {s.wall_s:.1f} s -> {s.folder / 'report.md'}"
+            )
     total = sum(totals.values())
-    console.print(f"[bold]overall[/]: {len(names)} reproduction{'s' if len(names) != 1 else ''}, "
-                  f"{totals['holds']} of {total} claims hold, {totals['fails']} fail, "
-                  f"{totals['not checked']} not checked")
+    console.print(
+        f"[bold]overall[/]: {len(names)} reproduction{'s' if len(names) != 1 else ''}, "
+        f"{totals['holds']} of {total} claims hold, {totals['fails']} fail, "
+        f"{totals['not checked']} not checked"
+    )
     return EXIT_OK
 
 
@@ -308,8 +555,7 @@ def cmd_cac(a: argparse.Namespace) -> int:
     from .cac import cac
 
     buffer: int | str = int(a.buffer) if a.buffer.strip().isdigit() else a.buffer
-    r = cac(a.capacity, buffer, a.iplr, a.rate, holding=a.holding, arrival_rate=a.arrival_rate,
-            blocking=a.blocking)
+    r = cac(a.capacity, buffer, a.iplr, a.rate, holding=a.holding, arrival_rate=a.arrival_rate, blocking=a.blocking)
     if a.json:
         print(json.dumps(dataclasses.asdict(r), indent=2))
         return EXIT_OK
@@ -318,14 +564,20 @@ def cmd_cac(a: argparse.Namespace) -> int:
     if r.blocking is not None and r.offered_load_erl is not None:
         print(f"offered load A = {r.offered_load_erl:.4g} erl   Erlang-B blocking B({r.n_max}, A) = {r.blocking:.4g}")
     if r.target_arrival_rate_per_s is not None and r.target_offered_load_erl is not None:
-        print(f"arrival rate for blocking {a.blocking:g}: {r.target_arrival_rate_per_s:.4g} /s   "
-              f"(A = {r.target_offered_load_erl:.4g} erl)")
+        print(
+            f"arrival rate for blocking {a.blocking:g}: {r.target_arrival_rate_per_s:.4g} /s   "
+            f"(A = {r.target_offered_load_erl:.4g} erl)"
+        )
     return EXIT_OK
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "cac": cmd_cac,
     "run": cmd_run,
+    "sweep": cmd_sweep,
+    "show": cmd_show,
+    "plot": cmd_plot,
+    "report": cmd_report,
     "validate": cmd_validate,
     "schema": cmd_schema,
     "reproduce": cmd_reproduce,

@@ -10,9 +10,18 @@ from __future__ import annotations
 from ._core import ConfigError, ScenarioFileError, SimulationError
 
 
+def config_error(path: str, message: str, *, origin: str = "<command line>") -> ConfigError:
+    """A :class:`ConfigError` raised by Python code (sweep grids, plot and report
+    options), shaped like the core's: ``str()`` is ``path: message``, and
+    ``.diagnostics`` holds the one problem."""
+    err = ConfigError(f"{path}: {message}" if path else message)
+    err.diagnostics = [{"origin": origin, "line": None, "path": path, "message": message}]
+    return err
+
+
 class ReproductionError(RuntimeError):
     """A reproduction could not run: an unknown name, a missing built-in
     scenario, a claim without an explanation, a result it cannot read."""
 
 
-__all__ = ["ConfigError", "ScenarioFileError", "SimulationError", "ReproductionError"]
+__all__ = ["ConfigError", "ReproductionError", "ScenarioFileError", "SimulationError", "config_error"]

@@ -13,6 +13,7 @@ On disk (:meth:`Result.save`) a result is a folder::
     queues.parquet    one row per queue
     series.parquet    long form: t_s, entity_kind, entity_id, metric, value
     events.parquet    flow start/end, admission decisions
+    pcap/<from>_to_<to>.pcapng   packet traces of the directions in ``[trace] pcap``, if any
 
 The writer options are fixed and no timestamp is written, so the same run
 gives byte-identical files. The folder is written under a hidden temporary
@@ -31,7 +32,7 @@ from ._atomic import atomic_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
 TABLES = ("flows", "queues", "series", "events")
 
@@ -69,14 +70,30 @@ def _arrow_table(columns: Mapping[str, Any]) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
+def write_files(folder: Path, files: Mapping[str, bytes]) -> None:
+    """Writes ``{name: bytes}`` into ``folder`` and syncs each file."""
+    for name, data in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        with open(folder / name, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+
+
 class Result:
     """What one run produced: ``summary`` (dict) and the tables ``flows``,
     ``queues``, ``series``, ``events`` (pandas DataFrames, built on first use)."""
 
-    __slots__ = ("_summary", "_raw", "_arrow", "_frames", "_path")
+    __slots__ = ("_arrow", "_frames", "_path", "_raw", "_summary", "_traces")
 
-    def __init__(self, summary: Mapping[str, Any], tables: Mapping[str, Any], *,
-                 path: Path | None = None) -> None:
+    def __init__(
+        self,
+        summary: Mapping[str, Any],
+        tables: Mapping[str, Any],
+        *,
+        path: Path | None = None,
+        traces: Mapping[str, bytes] | None = None,
+    ) -> None:
         missing = [t for t in TABLES if t not in tables]
         if missing:
             raise ValueError(f"result is missing tables: {', '.join(missing)}")
@@ -86,10 +103,11 @@ class Result:
         self._arrow: dict[str, pa.Table] = {}
         self._frames: dict[str, pd.DataFrame] = {}
         self._path = path
+        self._traces = dict(traces or {})
 
     @classmethod
     def _from_core(cls, out: Mapping[str, Any]) -> Result:
-        return cls(json.loads(out["summary"]), {t: out[t] for t in TABLES})
+        return cls(json.loads(out["summary"]), {t: out[t] for t in TABLES}, traces=out.get("traces"))
 
     # -- summary ------------------------------------------------------
 
@@ -111,6 +129,19 @@ class Result:
     def seed(self) -> int | None:
         s = self._summary.get("seed")
         return int(s) if s is not None else None
+
+    @property
+    def traces(self) -> dict[str, bytes]:
+        """Packet traces as pcapng bytes, by link direction (``"r0->r1"``); see ``[trace] pcap``."""
+        return dict(self._traces)
+
+    def trace_path(self, direction: str) -> Path:
+        """Where :meth:`save` wrote (or will write) the pcapng trace of ``direction``."""
+        if direction not in self._traces:
+            known = ", ".join(self._traces) or "none (set [trace] pcap in the scenario)"
+            raise KeyError(f"no trace of {direction!r}; traced directions: {known}")
+        base = self._path if self._path is not None else Path(".")
+        return base / "pcap" / trace_file_name(direction)
 
     @property
     def path(self) -> Path | None:
@@ -182,28 +213,59 @@ class Result:
             raise KeyError(f"no queue named {name!r}; queues: {', '.join(map(str, q['name']))}")
         return rows.iloc[0]
 
+    # -- looking at it ------------------------------------------------
+
+    def plot(
+        self,
+        *,
+        queue: str | None = None,
+        flows: str | None = None,
+        metric: str | None = None,
+        cdf: str | None = None,
+        out: str | os.PathLike[str] | None = None,
+        ax: Any = None,
+    ) -> Any:
+        """One plot (a matplotlib Figure), as ``qoslab plot``: ``queue="r0->sink0", metric="red_avg"``,
+        ``flows="cbr", metric="throughput"``, ``cdf="delay"`` or ``cdf="interarrival"``; saved to
+        ``out`` (``.png``/``.svg``), drawn on ``ax``, or shown in a window. See :mod:`qoslab.plot`."""
+        from .plot import plot
+
+        return plot(self, queue=queue, flows=flows, metric=metric, cdf=cdf, out=out, ax=ax)
+
     # -- disk ---------------------------------------------------------
 
-    def save(self, directory: str | os.PathLike) -> Path:
+    def save(self, directory: str | os.PathLike[str]) -> Path:
         """Writes the result folder atomically; replaces an existing one only once the new one is
         complete. Returns the folder's path."""
-        import pyarrow.parquet as pq
-
         target = Path(directory)
         with atomic_dir(target) as tmp:
-            with open(tmp / "summary.json", "w", encoding="utf-8") as f:
-                json.dump(self._summary, f, indent=2, ensure_ascii=False, allow_nan=True)
-                f.write("\n")
-            for t in TABLES:
-                pq.write_table(self.arrow(t), tmp / f"{t}.parquet", **PARQUET_OPTIONS)
-            for p in tmp.iterdir():
-                with open(p, "rb") as f:
-                    os.fsync(f.fileno())
+            self.write_into(tmp)
         self._path = target
         return target
 
+    def to_files(self) -> dict[str, bytes]:
+        """The files of :meth:`save` as ``{name: bytes}``: ``summary.json``, the four Parquet
+        tables and the ``pcap/`` traces (a sweep's worker builds them, so the process that stores them only writes)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+        text = json.dumps(self._summary, indent=2, ensure_ascii=False, allow_nan=True) + "\n"
+        files = {"summary.json": text.encode("utf-8")}
+        for t in TABLES:
+            sink = pa.BufferOutputStream()
+            pq.write_table(self.arrow(t), sink, **PARQUET_OPTIONS)
+            files[f"{t}.parquet"] = sink.getvalue().to_pybytes()
+        for direction, data in self._traces.items():
+            files[f"pcap/{trace_file_name(direction)}"] = data
+        return files
+
+    def write_into(self, folder: Path) -> None:
+        """Writes ``summary.json`` and the four tables into an existing folder and syncs them
+        (the files of :meth:`save`, without its atomic swap: for callers that own one)."""
+        write_files(folder, self.to_files())
+
     @classmethod
-    def load(cls, directory: str | os.PathLike) -> Result:
+    def load(cls, directory: str | os.PathLike[str]) -> Result:
         """Reads a result folder written by :meth:`save` (or by ``qoslab run``)."""
         import pyarrow.parquet as pq
 
@@ -212,11 +274,19 @@ class Result:
             with open(d / "summary.json", encoding="utf-8") as f:
                 summary = json.load(f)
             tables = {t: pq.read_table(d / f"{t}.parquet") for t in TABLES}
+            traced = summary.get("scenario", {}).get("trace", {}).get("pcap", [])
+            traces = {name: (d / "pcap" / trace_file_name(name)).read_bytes() for name in traced}
         except FileNotFoundError as e:
-            raise FileNotFoundError(e.errno, f"{d}: not a complete result folder ({e.filename} is missing)",
-                                    e.filename) from None
-        return cls(summary, tables, path=d)
+            raise FileNotFoundError(
+                e.errno, f"{d}: not a complete result folder ({e.filename} is missing)", e.filename
+            ) from None
+        return cls(summary, tables, path=d, traces=traces)
 
     def __repr__(self) -> str:
         where = f", path={str(self._path)!r}" if self._path else ""
         return f"Result(name={self.name!r}, seed={self.seed!r}{where})"
+
+
+def trace_file_name(direction: str) -> str:
+    """The file name of a direction's trace: ``r0->r1`` → ``r0_to_r1.pcapng``."""
+    return direction.replace("->", "_to_").replace("/", "_") + ".pcapng"

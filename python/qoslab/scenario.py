@@ -54,10 +54,16 @@ class Scenario:
     Instances are immutable; :meth:`with_overrides` returns a new one.
     """
 
-    __slots__ = ("_text", "_origin", "_base_dir", "_overrides", "_echo")
+    __slots__ = ("_base_dir", "_echo", "_origin", "_overrides", "_text")
 
-    def __init__(self, text: str, *, origin: str = "<string>", base_dir: str | os.PathLike | None = None,
-                 overrides: Iterable[Override] = ()) -> None:
+    def __init__(
+        self,
+        text: str,
+        *,
+        origin: str = "<string>",
+        base_dir: str | os.PathLike[str] | None = None,
+        overrides: Iterable[Override] = (),
+    ) -> None:
         if not isinstance(text, str):
             raise TypeError(f"scenario text must be a str, got {type(text).__name__}")
         self._text = text
@@ -69,15 +75,16 @@ class Scenario:
     # -- constructors -------------------------------------------------
 
     @classmethod
-    def from_toml(cls, text: str, *, origin: str = "<string>",
-                  base_dir: str | os.PathLike | None = None) -> Scenario:
+    def from_toml(
+        cls, text: str, *, origin: str = "<string>", base_dir: str | os.PathLike[str] | None = None
+    ) -> Scenario:
         """Parses and validates ``text``; raises :class:`qoslab.ConfigError` listing every problem."""
         s = cls(text, origin=origin, base_dir=base_dir)
         s.validate()
         return s
 
     @classmethod
-    def load(cls, path: str | os.PathLike, *, overrides: Iterable[Override] = ()) -> Scenario:
+    def load(cls, path: str | os.PathLike[str], *, overrides: Iterable[Override] = ()) -> Scenario:
         """Reads and validates a scenario file (see :func:`qoslab.load`)."""
         p = Path(path)
         try:
@@ -91,12 +98,22 @@ class Scenario:
         return s
 
     @classmethod
-    def build(cls, *, name: str, duration: Quantity, topology: dict[str, Any],
-              traffic: Sequence[dict[str, Any]] = (), description: str | None = None,
-              seed: int | None = None, metrics: dict[str, Any] | None = None,
-              admission: dict[str, Any] | None = None) -> Scenario:
+    def build(
+        cls,
+        *,
+        name: str,
+        duration: Quantity,
+        topology: dict[str, Any],
+        traffic: Sequence[dict[str, Any]] = (),
+        description: str | None = None,
+        seed: int | None = None,
+        metrics: dict[str, Any] | None = None,
+        admission: dict[str, Any] | None = None,
+        trace: dict[str, Any] | None = None,
+    ) -> Scenario:
         """A scenario from builder parts (:mod:`qoslab.topology`, :mod:`qoslab.traffic`,
-        :mod:`qoslab.queues`, :mod:`qoslab.admission`), written as TOML and validated."""
+        :mod:`qoslab.queues`, :mod:`qoslab.admission`), written as TOML and validated.
+        ``trace``: the ``[trace]`` table, e.g. ``{"pcap": ["r0->sink0"]}`` (pcapng per direction)."""
         import tomli_w
 
         doc: dict[str, Any] = {"name": name}
@@ -109,20 +126,38 @@ class Scenario:
         if admission is not None:
             doc["admission"] = admission
         if metrics is not None:
-            doc["metrics"] = {k: (_units.dur(v, f"metrics.{k}") if k in _METRIC_DURATIONS else v)
-                              for k, v in metrics.items()}
+            doc["metrics"] = {
+                k: (_units.dur(v, f"metrics.{k}") if k in _METRIC_DURATIONS else v) for k, v in metrics.items()
+            }
         if traffic:
             doc["traffic"] = list(traffic)
+        if trace is not None:
+            doc["trace"] = trace
         return cls.from_toml(tomli_w.dumps(_drop_none(doc)), origin=f"<scenario {name}>")
 
     @classmethod
-    def dumbbell(cls, *, name: str, sources: int, access_rate: Quantity, access_delay: Quantity,
-                 bottleneck_rate: Quantity, bottleneck_delay: Quantity, queue: dict[str, Any],
-                 duration: Quantity, traffic: Sequence[dict[str, Any]] = (), sinks: int | None = None,
-                 routers: int | None = None, egress_rate: Quantity | None = None,
-                 egress_delay: Quantity | None = None, default_queue: dict[str, Any] | None = None,
-                 description: str | None = None, seed: int | None = None,
-                 metrics: dict[str, Any] | None = None, admission: dict[str, Any] | None = None) -> Scenario:
+    def dumbbell(
+        cls,
+        *,
+        name: str,
+        sources: int,
+        access_rate: Quantity,
+        access_delay: Quantity,
+        bottleneck_rate: Quantity,
+        bottleneck_delay: Quantity,
+        queue: dict[str, Any],
+        duration: Quantity,
+        traffic: Sequence[dict[str, Any]] = (),
+        sinks: int | None = None,
+        routers: int | None = None,
+        egress_rate: Quantity | None = None,
+        egress_delay: Quantity | None = None,
+        default_queue: dict[str, Any] | None = None,
+        description: str | None = None,
+        seed: int | None = None,
+        metrics: dict[str, Any] | None = None,
+        admission: dict[str, Any] | None = None,
+    ) -> Scenario:
         """A dumbbell: ``sources`` hosts -> r0 [-> r1] -> sinks, with ``queue`` at the bottleneck.
 
         Example (the RED reference dumbbell)::
@@ -137,14 +172,29 @@ class Scenario:
 
         egress = None
         if egress_rate is not None or egress_delay is not None:
-            egress = topo.link(rate=egress_rate if egress_rate is not None else access_rate,
-                               delay=egress_delay if egress_delay is not None else access_delay)
-        t = topo.dumbbell(sources=sources, sinks=sinks, routers=routers,
-                          access=topo.link(rate=access_rate, delay=access_delay),
-                          bottleneck=topo.link(rate=bottleneck_rate, delay=bottleneck_delay, queue=queue),
-                          egress=egress, default_queue=default_queue)
-        return cls.build(name=name, duration=duration, topology=t, traffic=traffic, description=description,
-                         seed=seed, metrics=metrics, admission=admission)
+            egress = topo.link(
+                rate=egress_rate if egress_rate is not None else access_rate,
+                delay=egress_delay if egress_delay is not None else access_delay,
+            )
+        t = topo.dumbbell(
+            sources=sources,
+            sinks=sinks,
+            routers=routers,
+            access=topo.link(rate=access_rate, delay=access_delay),
+            bottleneck=topo.link(rate=bottleneck_rate, delay=bottleneck_delay, queue=queue),
+            egress=egress,
+            default_queue=default_queue,
+        )
+        return cls.build(
+            name=name,
+            duration=duration,
+            topology=t,
+            traffic=traffic,
+            description=description,
+            seed=seed,
+            metrics=metrics,
+            admission=admission,
+        )
 
     # -- accessors ----------------------------------------------------
 

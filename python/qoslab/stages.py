@@ -17,8 +17,7 @@ from . import _units
 from ._units import Quantity
 
 
-def policer(*, rate: Quantity, depth: Quantity,
-            action: Literal["drop", "mark"] | None = None) -> dict[str, Any]:
+def policer(*, rate: Quantity, depth: Quantity, action: Literal["drop", "mark"] | None = None) -> dict[str, Any]:
     """A token-bucket policer (``docs/mechanisms/policer.md``).
 
     Packets that find ``size`` bytes of tokens pass and take them; the others are dropped

@@ -15,11 +15,18 @@ from . import _units
 from ._units import Quantity
 
 
-def link(*, rate: Quantity, delay: Quantity, queue: dict[str, Any] | None = None,
-         reverse_queue: dict[str, Any] | None = None, loss: float | None = None,
-         reverse_loss: float | None = None, mace: dict[str, Any] | None = None,
-         stages: Sequence[dict[str, Any]] | None = None,
-         reverse_stages: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
+def link(
+    *,
+    rate: Quantity,
+    delay: Quantity,
+    queue: dict[str, Any] | None = None,
+    reverse_queue: dict[str, Any] | None = None,
+    loss: float | None = None,
+    reverse_loss: float | None = None,
+    mace: dict[str, Any] | None = None,
+    stages: Sequence[dict[str, Any]] | None = None,
+    reverse_stages: Sequence[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """A link's rate, propagation delay and, optionally, its output queues.
 
     ``loss``/``reverse_loss``: Bernoulli loss on the wire of the direction ``queue`` feeds
@@ -45,8 +52,9 @@ def link(*, rate: Quantity, delay: Quantity, queue: dict[str, Any] | None = None
     return spec
 
 
-def mace_port(*, port: int, rate: Quantity, depth: Quantity, threshold: int,
-              side: Literal["dst", "src", "any"] | None = None) -> dict[str, Any]:
+def mace_port(
+    *, port: int, rate: Quantity, depth: Quantity, threshold: int, side: Literal["dst", "src", "any"] | None = None
+) -> dict[str, Any]:
     """One MACE descriptor: flows on application ``port`` (matched on the ``side`` ``"dst"``
     (default), ``"src"`` or ``"any"``) reserve ``rate`` (wire bit/s) with a token bucket of
     ``depth`` (bytes) and are recognized after ``threshold`` packets."""
@@ -59,8 +67,13 @@ def mace_port(*, port: int, rate: Quantity, depth: Quantity, threshold: int,
     return p
 
 
-def mbac(*, v: float | None = None, sample: Quantity | None = None, window: int | None = None,
-         restart_window: bool | None = None) -> dict[str, Any]:
+def mbac(
+    *,
+    v: float | None = None,
+    sample: Quantity | None = None,
+    window: int | None = None,
+    restart_window: bool | None = None,
+) -> dict[str, Any]:
     """MACE's measurement-based admission: admit if v*mu > r + measured load (Jamin et al. 1997).
     Defaults: ``v`` 0.95, ``sample`` 5 s, ``window`` 20 samples, ``restart_window`` True."""
     a: dict[str, Any] = {"type": "mbac"}
@@ -80,10 +93,17 @@ def ssac() -> dict[str, Any]:
     return {"type": "ssac"}
 
 
-def mace(*, admission: dict[str, Any], allocation: Quantity, ports: Sequence[dict[str, Any]] | None = None,
-         descriptors: str | None = None, stale_timeout: Quantity | None = None,
-         device_queue: int | None = None, be_dispatch: Literal["when_room", "when_idle"] | None = None,
-         table_capacity: int | None = None) -> dict[str, Any]:
+def mace(
+    *,
+    admission: dict[str, Any],
+    allocation: Quantity,
+    ports: Sequence[dict[str, Any]] | None = None,
+    descriptors: str | None = None,
+    stale_timeout: Quantity | None = None,
+    device_queue: int | None = None,
+    be_dispatch: Literal["when_room", "when_idle"] | None = None,
+    table_capacity: int | None = None,
+) -> dict[str, Any]:
     """A link's MACE settings (seed 000; ``docs/mechanisms/mace.md``), for :func:`link`'s ``mace=``.
 
     Give exactly one of ``ports`` (:func:`mace_port` descriptors, inline) and ``descriptors`` (a
@@ -112,9 +132,16 @@ def _with_default(t: dict[str, Any], default_queue: dict[str, Any] | None) -> di
     return t
 
 
-def dumbbell(*, sources: int, access: dict[str, Any], bottleneck: dict[str, Any], sinks: int | None = None,
-             routers: int | None = None, egress: dict[str, Any] | None = None,
-             default_queue: dict[str, Any] | None = None) -> dict[str, Any]:
+def dumbbell(
+    *,
+    sources: int,
+    access: dict[str, Any],
+    bottleneck: dict[str, Any],
+    sinks: int | None = None,
+    routers: int | None = None,
+    egress: dict[str, Any] | None = None,
+    default_queue: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """N sources -> r0 [-> r1] -> sinks; links from :func:`link`."""
     t: dict[str, Any] = {"preset": "dumbbell", "sources": sources}
     if sinks is not None:
@@ -128,20 +155,35 @@ def dumbbell(*, sources: int, access: dict[str, Any], bottleneck: dict[str, Any]
     return _with_default(t, default_queue)
 
 
-def parking_lot(*, bottlenecks: int, access: dict[str, Any], bottleneck: dict[str, Any],
-                egress: dict[str, Any] | None = None,
-                default_queue: dict[str, Any] | None = None) -> dict[str, Any]:
+def parking_lot(
+    *,
+    bottlenecks: int,
+    access: dict[str, Any],
+    bottleneck: dict[str, Any],
+    egress: dict[str, Any] | None = None,
+    default_queue: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """A chain of ``bottlenecks`` router-to-router links with one cross flow path per bottleneck."""
-    t: dict[str, Any] = {"preset": "parking_lot", "bottlenecks": bottlenecks, "access": access,
-                         "bottleneck": bottleneck}
+    t: dict[str, Any] = {
+        "preset": "parking_lot",
+        "bottlenecks": bottlenecks,
+        "access": access,
+        "bottleneck": bottleneck,
+    }
     if egress is not None:
         t["egress"] = egress
     return _with_default(t, default_queue)
 
 
-def star(*, ingresses: int, access: dict[str, Any], bottleneck: dict[str, Any],
-         ingress_delays: Sequence[Quantity] | None = None, egress: dict[str, Any] | None = None,
-         default_queue: dict[str, Any] | None = None) -> dict[str, Any]:
+def star(
+    *,
+    ingresses: int,
+    access: dict[str, Any],
+    bottleneck: dict[str, Any],
+    ingress_delays: Sequence[Quantity] | None = None,
+    egress: dict[str, Any] | None = None,
+    default_queue: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """N ingresses (each with its own access delay if given) into one bottleneck."""
     t: dict[str, Any] = {"preset": "star", "ingresses": ingresses, "access": access}
     if ingress_delays is not None:
@@ -157,7 +199,8 @@ def node(*, name: str, kind: str) -> dict[str, Any]:
     return {"name": name, "kind": kind}
 
 
-def explicit(*, nodes: Sequence[dict[str, Any]], links: Sequence[dict[str, Any]],
-             default_queue: dict[str, Any] | None = None) -> dict[str, Any]:
+def explicit(
+    *, nodes: Sequence[dict[str, Any]], links: Sequence[dict[str, Any]], default_queue: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Nodes and duplex links as listed; a link is ``{"a": .., "b": .., **link(...)}``."""
     return _with_default({"preset": "explicit", "nodes": list(nodes), "links": list(links)}, default_queue)

@@ -111,9 +111,25 @@ def cbr(
         model["rate"] = _units.rate(rate)
     if interval is not None:
         model["interval"] = _units.dur(interval, "interval")
-    return _group(model, name=name, src=src, dst=dst, size=size, flows=flows, header=header, class_=class_,
-                  dscp=dscp, ecn=ecn, start=start, stop=stop, start_jitter=start_jitter, arrivals=arrivals,
-                  reserve=reserve, dst_port=dst_port, shaper=shaper)
+    return _group(
+        model,
+        name=name,
+        src=src,
+        dst=dst,
+        size=size,
+        flows=flows,
+        header=header,
+        class_=class_,
+        dscp=dscp,
+        ecn=ecn,
+        start=start,
+        stop=stop,
+        start_jitter=start_jitter,
+        arrivals=arrivals,
+        reserve=reserve,
+        dst_port=dst_port,
+        shaper=shaper,
+    )
 
 
 def poisson(
@@ -138,9 +154,25 @@ def poisson(
 ) -> dict[str, Any]:
     """Poisson packet arrivals at a mean payload ``rate``."""
     model = {"model": "poisson", "rate": _units.rate(rate)}
-    return _group(model, name=name, src=src, dst=dst, size=size, flows=flows, header=header, class_=class_,
-                  dscp=dscp, ecn=ecn, start=start, stop=stop, start_jitter=start_jitter, arrivals=arrivals,
-                  reserve=reserve, dst_port=dst_port, shaper=shaper)
+    return _group(
+        model,
+        name=name,
+        src=src,
+        dst=dst,
+        size=size,
+        flows=flows,
+        header=header,
+        class_=class_,
+        dscp=dscp,
+        ecn=ecn,
+        start=start,
+        stop=stop,
+        start_jitter=start_jitter,
+        arrivals=arrivals,
+        reserve=reserve,
+        dst_port=dst_port,
+        shaper=shaper,
+    )
 
 
 def on_off(
@@ -180,9 +212,25 @@ def on_off(
         model["dist"] = dist
     if shape is not None:
         model["shape"] = shape
-    return _group(model, name=name, src=src, dst=dst, size=size, flows=flows, header=header, class_=class_,
-                  dscp=dscp, ecn=ecn, start=start, stop=stop, start_jitter=start_jitter, arrivals=arrivals,
-                  reserve=reserve, dst_port=dst_port, shaper=shaper)
+    return _group(
+        model,
+        name=name,
+        src=src,
+        dst=dst,
+        size=size,
+        flows=flows,
+        header=header,
+        class_=class_,
+        dscp=dscp,
+        ecn=ecn,
+        start=start,
+        stop=stop,
+        start_jitter=start_jitter,
+        arrivals=arrivals,
+        reserve=reserve,
+        dst_port=dst_port,
+        shaper=shaper,
+    )
 
 
 def tcp_options(
@@ -209,24 +257,34 @@ def tcp_options(
     ``granularity`` 100 ms (``"0s"`` for none).
     """
     t: dict[str, Any] = {}
-    plain = {"variant": variant, "max_window": max_window, "init_window": init_window, "rwnd": rwnd,
-             "delayed_ack": delayed_ack}
+    plain = {
+        "variant": variant,
+        "max_window": max_window,
+        "init_window": init_window,
+        "rwnd": rwnd,
+        "delayed_ack": delayed_ack,
+    }
     t.update({k: v for k, v in plain.items() if v is not None})
-    durations = {"ack_delay": ack_delay, "min_rto": min_rto, "initial_rto": initial_rto, "max_rto": max_rto,
-                 "granularity": granularity}
+    durations = {
+        "ack_delay": ack_delay,
+        "min_rto": min_rto,
+        "initial_rto": initial_rto,
+        "max_rto": max_rto,
+        "granularity": granularity,
+    }
     t.update({k: _units.dur(v, f"tcp.{k}") for k, v in durations.items() if v is not None})
     return t
 
 
-def mm_app_options(*, scales: Sequence[Quantity] | None = None,
-                   feedback_size: Quantity | None = None) -> dict[str, Any]:
+def mm_app_options(
+    *, scales: Sequence[Quantity] | None = None, feedback_size: Quantity | None = None
+) -> dict[str, Any]:
     """The ``mm_app`` table of an :func:`mm_app` group: the scales' payload rates, lowest first
     (default 300, 500, 700, 900, 1100 kb/s), and the feedback packet's wire size (default 40 B)."""
     t: dict[str, Any] = {}
     if scales is not None:
         if isinstance(scales, (str, bytes)):
-            raise TypeError(f"mm_app.scales: expected a list of rates such as [\"300kbps\", \"500kbps\"], "
-                            f"got {scales!r}")
+            raise TypeError(f'mm_app.scales: expected a list of rates such as ["300kbps", "500kbps"], got {scales!r}')
         t["scales"] = [_units.rate(r, "mm_app.scales") for r in scales]
     if feedback_size is not None:
         t["feedback_size"] = _units.size(feedback_size, "mm_app.feedback_size")
@@ -275,9 +333,25 @@ def ftp(
     model: dict[str, Any] = {"model": "ftp"}
     if tcp is not None:
         model["tcp"] = tcp
-    return _group(model, name=name, src=src, dst=dst, size=size, flows=flows, header=header, class_=class_,
-                  dscp=dscp, ecn=ecn, start=start, stop=stop, start_jitter=start_jitter, arrivals=arrivals,
-                  reserve=reserve, dst_port=dst_port, shaper=shaper)
+    return _group(
+        model,
+        name=name,
+        src=src,
+        dst=dst,
+        size=size,
+        flows=flows,
+        header=header,
+        class_=class_,
+        dscp=dscp,
+        ecn=ecn,
+        start=start,
+        stop=stop,
+        start_jitter=start_jitter,
+        arrivals=arrivals,
+        reserve=reserve,
+        dst_port=dst_port,
+        shaper=shaper,
+    )
 
 
 def transfer(
@@ -286,7 +360,7 @@ def transfer(
     src: str,
     dst: str,
     size: Quantity,
-    bytes: Quantity,  # noqa: A002 - the scenario key
+    bytes: Quantity,
     tcp: dict[str, Any] | None = None,
     flows: int | None = None,
     header: Quantity | None = None,
@@ -307,9 +381,25 @@ def transfer(
     model: dict[str, Any] = {"model": "transfer", "bytes": _units.size(bytes, "bytes")}
     if tcp is not None:
         model["tcp"] = tcp
-    return _group(model, name=name, src=src, dst=dst, size=size, flows=flows, header=header, class_=class_,
-                  dscp=dscp, ecn=ecn, start=start, stop=stop, start_jitter=start_jitter, arrivals=arrivals,
-                  reserve=reserve, dst_port=dst_port, shaper=shaper)
+    return _group(
+        model,
+        name=name,
+        src=src,
+        dst=dst,
+        size=size,
+        flows=flows,
+        header=header,
+        class_=class_,
+        dscp=dscp,
+        ecn=ecn,
+        start=start,
+        stop=stop,
+        start_jitter=start_jitter,
+        arrivals=arrivals,
+        reserve=reserve,
+        dst_port=dst_port,
+        shaper=shaper,
+    )
 
 
 def mm_app(
@@ -339,13 +429,30 @@ def mm_app(
     options = mm_app_options(scales=scales, feedback_size=feedback_size)
     if options:
         model["mm_app"] = options
-    return _group(model, name=name, src=src, dst=dst, size=size, flows=flows, header=header, class_=class_,
-                  dscp=dscp, ecn=ecn, start=start, stop=stop, start_jitter=start_jitter, arrivals=arrivals,
-                  reserve=reserve, dst_port=dst_port, shaper=shaper)
+    return _group(
+        model,
+        name=name,
+        src=src,
+        dst=dst,
+        size=size,
+        flows=flows,
+        header=header,
+        class_=class_,
+        dscp=dscp,
+        ecn=ecn,
+        start=start,
+        stop=stop,
+        start_jitter=start_jitter,
+        arrivals=arrivals,
+        reserve=reserve,
+        dst_port=dst_port,
+        shaper=shaper,
+    )
 
 
-def _lifetime(process: str, lifetime: Quantity, lifetime_dist: str | None, max_flows: int | None,
-              **extra: Any) -> dict[str, Any]:
+def _lifetime(
+    process: str, lifetime: Quantity, lifetime_dist: str | None, max_flows: int | None, **extra: Any
+) -> dict[str, Any]:
     a: dict[str, Any] = {"process": process, **extra, "lifetime": _units.dur(lifetime, "lifetime")}
     if lifetime_dist is not None:
         a["lifetime_dist"] = lifetime_dist
@@ -354,21 +461,29 @@ def _lifetime(process: str, lifetime: Quantity, lifetime_dist: str | None, max_f
     return a
 
 
-def poisson_arrivals(*, rate: float, lifetime: Quantity, lifetime_dist: str | None = None,
-                     max_flows: int | None = None) -> dict[str, Any]:
+def poisson_arrivals(
+    *, rate: float, lifetime: Quantity, lifetime_dist: str | None = None, max_flows: int | None = None
+) -> dict[str, Any]:
     """New flows as a Poisson process of ``rate`` per second, each living ``lifetime``
     (exponential by default, or ``lifetime_dist="fixed"``)."""
     return _lifetime("poisson", lifetime, lifetime_dist, max_flows, rate=rate)
 
 
-def batch_poisson_arrivals(*, rate: float, batch_mean: float, lifetime: Quantity,
-                           lifetime_dist: str | None = None, max_flows: int | None = None) -> dict[str, Any]:
+def batch_poisson_arrivals(
+    *,
+    rate: float,
+    batch_mean: float,
+    lifetime: Quantity,
+    lifetime_dist: str | None = None,
+    max_flows: int | None = None,
+) -> dict[str, Any]:
     """Batches of a geometric number of flows (mean ``batch_mean``) as a Poisson process of ``rate`` per second."""
     return _lifetime("batch_poisson", lifetime, lifetime_dist, max_flows, rate=rate, batch_mean=batch_mean)
 
 
-def keep_alive(*, alive: int, lifetime: Quantity, lifetime_dist: str | None = None,
-               max_flows: int | None = None) -> dict[str, Any]:
+def keep_alive(
+    *, alive: int, lifetime: Quantity, lifetime_dist: str | None = None, max_flows: int | None = None
+) -> dict[str, Any]:
     """Keep ``alive`` flows running: when one ends, the next starts."""
     return _lifetime("keep_alive", lifetime, lifetime_dist, max_flows, alive=alive)
 
@@ -380,6 +495,18 @@ def replay(*, file: str) -> dict[str, Any]:
 
 
 __all__: Sequence[str] = (
-    "cbr", "poisson", "on_off", "ftp", "transfer", "mm_app", "tcp_options", "mm_app_options", "shaper",
-    "random_size", "poisson_arrivals", "batch_poisson_arrivals", "keep_alive", "replay",
+    "batch_poisson_arrivals",
+    "cbr",
+    "ftp",
+    "keep_alive",
+    "mm_app",
+    "mm_app_options",
+    "on_off",
+    "poisson",
+    "poisson_arrivals",
+    "random_size",
+    "replay",
+    "shaper",
+    "tcp_options",
+    "transfer",
 )

@@ -93,6 +93,13 @@ pub enum RedMode {
     Bytes,
 }
 
+/// Default `max_p` (FJ93 simulations, ns-2).
+pub const DEFAULT_MAX_P: f64 = 0.1;
+/// Default `w_q` (FJ93 §5, ns-2).
+pub const DEFAULT_W_Q: f64 = 0.002;
+/// Default `mean_pkt_size` (ns-2 `mean_pktsize_`).
+pub const DEFAULT_MEAN_PKT_SIZE: Bytes = Bytes(1000);
+
 /// RED's settings. Validated by [`RedConfig::validate`], called by [`Red::new`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RedConfig {

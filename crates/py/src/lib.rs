@@ -23,7 +23,7 @@ mod red_replay;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use qoslab_sim::scenario::load::load_str;
+use qoslab_scenario::load::load_str;
 use qoslab_sim::{RunOptions, SimError};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -52,7 +52,7 @@ fn version() -> &'static str {
 /// The JSON Schema of the scenario format, pretty-printed.
 #[pyfunction]
 fn schema() -> String {
-    qoslab_sim::scenario::schema::json_schema()
+    qoslab_scenario::schema::json_schema()
 }
 
 /// Loads and validates a scenario; returns its echo as JSON. Relative
@@ -66,7 +66,8 @@ fn validate(
     overrides: Vec<String>,
     base_dir: Option<PathBuf>,
 ) -> PyResult<String> {
-    let sc = no_panic(|| load_str(text, origin, &overrides, base_dir.as_deref())).map_err(|e| error::to_py(py, e))?;
+    let sc = no_panic(|| load_str(text, origin, &overrides, base_dir.as_deref()).map_err(SimError::from))
+        .map_err(|e| error::to_py(py, e))?;
     serde_json::to_string(&sc).map_err(|e| error::SimulationError::new_err(format!("scenario echo: {e}")))
 }
 
@@ -82,7 +83,8 @@ fn run<'py>(
     base_dir: Option<PathBuf>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let sc = no_panic(|| load_str(text, origin, &overrides, base_dir.as_deref())).map_err(|e| error::to_py(py, e))?;
+    let sc = no_panic(|| load_str(text, origin, &overrides, base_dir.as_deref()).map_err(SimError::from))
+        .map_err(|e| error::to_py(py, e))?;
     let seed = seed.unwrap_or(sc.seed);
     let base_dir = base_dir.unwrap_or_else(|| PathBuf::from("."));
     // An error raised in Python during the run (the callback's, or a
@@ -126,6 +128,11 @@ fn run<'py>(
     d.set_item("queues", convert::table(&np, &out.queues)?)?;
     d.set_item("series", convert::table(&np, &out.series)?)?;
     d.set_item("events", convert::table(&np, &out.events)?)?;
+    let traces = PyDict::new(py);
+    for (name, bytes) in &out.traces {
+        traces.set_item(name, pyo3::types::PyBytes::new(py, bytes))?;
+    }
+    d.set_item("traces", traces)?;
     Ok(d)
 }
 

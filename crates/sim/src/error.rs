@@ -4,32 +4,8 @@
 
 use std::fmt;
 
-/// One problem found in a scenario: where, which field, what is wrong,
-/// what is allowed. Displays as `file:line: field.path: problem; allowed: ...`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Diagnostic {
-    /// The file (or `<string>`), as given.
-    pub origin: String,
-    /// 1-based line, if known.
-    pub line: Option<usize>,
-    /// Dotted field path, e.g. `topology.bottleneck.queue.max_th`.
-    pub path: String,
-    /// What is wrong, including what is allowed.
-    pub message: String,
-}
-
-impl fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(l) => write!(f, "{}:{}: ", self.origin, l)?,
-            None => write!(f, "{}: ", self.origin)?,
-        }
-        if !self.path.is_empty() {
-            write!(f, "{}: ", self.path)?;
-        }
-        write!(f, "{}", self.message)
-    }
-}
+pub use qoslab_scenario::Diagnostic;
+use qoslab_scenario::ScenarioError;
 
 #[derive(Debug)]
 pub enum SimError {
@@ -63,3 +39,13 @@ impl fmt::Display for SimError {
 }
 
 impl std::error::Error for SimError {}
+
+/// A scenario that failed to load is a configuration or an input-file error.
+impl From<ScenarioError> for SimError {
+    fn from(e: ScenarioError) -> SimError {
+        match e {
+            ScenarioError::Config(ds) => SimError::Config(ds),
+            ScenarioError::Io { path, message } => SimError::Io { path, message },
+        }
+    }
+}

@@ -1,9 +1,11 @@
 //! qoslab-sim: a deterministic discrete-event simulator driving the
 //! qoslab-core mechanisms with a virtual clock.
 //!
-//! Entry points: [`scenario::load`] (TOML text or file to a validated
-//! [`scenario::Scenario`]), [`run::run`] (a scenario and a seed to a
-//! [`output::RunOutput`]), [`scenario::schema::json_schema`].
+//! Entry points: [`run::run`] (a [`qoslab_scenario::ValidScenario`] and a
+//! seed to a [`output::RunOutput`]). Scenarios are loaded, validated and
+//! described (JSON Schema) by the `qoslab-scenario` crate
+//! ([`qoslab_scenario::load`], [`qoslab_scenario::schema::json_schema`]);
+//! mechanisms are built from their specs by its registry.
 
 pub mod engine;
 pub mod error;
@@ -12,9 +14,8 @@ pub mod mechanisms;
 pub mod metrics;
 pub mod net;
 pub mod output;
-pub mod qbuild;
 pub mod run;
-pub mod scenario;
+pub mod trace;
 pub mod traffic;
 
 pub use error::{Diagnostic, SimError};

@@ -1,5 +1,5 @@
 //! The network: nodes, duplex point-to-point links and static routes,
-//! built from the expanded topology ([`crate::scenario::expand`]).
+//! built from the expanded topology ([`qoslab_scenario::expand`]).
 //!
 //! **Links.** Each duplex link has two directions ([`DirId`]`(2 l)` is
 //! a -> b, `2 l + 1` is b -> a). A direction has its own output [`Port`]
@@ -51,12 +51,12 @@
 use crate::engine::{DirId, LinkId, NodeId};
 use crate::error::{Diagnostic, SimError};
 use crate::mechanisms::{build_port, DirSpec};
-use crate::scenario::expand::Expanded;
-use crate::scenario::{NodeKind, QueueSpec};
 use qoslab_core::pipeline::Port;
 use qoslab_core::rng::{self, Rng};
 use qoslab_core::units::{Dur, Rate, Time};
 use qoslab_core::Packet;
+use qoslab_scenario::expand::{Expanded, Link};
+use qoslab_scenario::{NodeKind, QueueSpec};
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use std::path::Path;
@@ -185,6 +185,54 @@ impl Dir {
     }
 }
 
+impl Dir {
+    /// Builds direction `d` of link `l` (a -> b, or b -> a when `d` is the
+    /// reverse): its port from the link's (or the default) queue and stages.
+    fn build(
+        ex: &Expanded,
+        l: &Link,
+        d: DirId,
+        nodes: &[Node],
+        seed: u64,
+        origin: &str,
+        base_dir: &Path,
+    ) -> Result<Dir, Vec<Diagnostic>> {
+        let reverse = d.0 % 2 == 1;
+        let (from, to) = if reverse { (l.b, l.a) } else { (l.a, l.b) };
+        let (spec, field, stages, sfield) = if reverse {
+            (&l.spec.reverse_queue, "reverse_queue", &l.spec.reverse_stages, "reverse_stages")
+        } else {
+            (&l.spec.queue, "queue", &l.spec.stages, "stages")
+        };
+        let (qspec, qpath): (&QueueSpec, String) = match spec {
+            Some(q) => (q, format!("{}.{field}", l.path)),
+            None => (&ex.default_queue, "topology.default_queue".to_string()),
+        };
+        let dir = DirSpec { queue: qspec, queue_path: &qpath, stages, stages_path: format!("{}.{sfield}", l.path) };
+        let port = build_port(&dir, &l.spec, &l.path, base_dir, origin)?;
+        Ok(Dir {
+            from: NodeId(from as u32),
+            to: NodeId(to as u32),
+            link: LinkId(d.0 / 2),
+            name: format!("{}->{}", nodes[from].name, nodes[to].name),
+            rate: l.spec.rate,
+            delay: l.spec.delay,
+            port,
+            ser: LinkSerializer::new(l.spec.rate),
+            busy_acc_ns: 0,
+            busy_until: Time::ZERO,
+            tx_event: false,
+            idle_owed: false,
+            pipe: VecDeque::new(),
+            rng: rng::stream(seed, LINK_STREAM_BASE + d.0 as u64),
+            retry_at: None,
+            tick_at: None,
+            loss: if reverse { l.spec.reverse_loss } else { l.spec.loss },
+            loss_rng: rng::stream(seed, LOSS_STREAM_BASE + d.0 as u64),
+        })
+    }
+}
+
 /// A duplex link as the results name it.
 #[derive(Clone, Debug)]
 pub struct LinkInfo {
@@ -240,22 +288,11 @@ fn addr(i: usize) -> Ipv4Addr {
     Ipv4Addr::new(10, (n >> 16) as u8, (n >> 8) as u8, n as u8)
 }
 
-fn diag(origin: &str, path: String, message: String) -> Diagnostic {
-    Diagnostic { origin: origin.to_string(), line: None, path, message }
-}
-
 impl Network {
     /// Builds nodes, links and queues (no routes yet: see [`Self::route_to`]).
     /// `origin` names the scenario in error messages.
     /// MACE descriptor files are looked up in `base_dir`.
     pub fn build(ex: &Expanded, seed: u64, origin: &str, base_dir: &Path) -> Result<Network, SimError> {
-        if ex.nodes.len() >= (1 << 24) {
-            return Err(SimError::Config(vec![diag(
-                origin,
-                "topology".into(),
-                format!("{} nodes; allowed: fewer than 16777216", ex.nodes.len()),
-            )]));
-        }
         let nodes: Vec<Node> =
             ex.nodes.iter().enumerate().map(|(i, (n, k))| Node { name: n.clone(), kind: *k, addr: addr(i) }).collect();
         let mut errors = Vec::new();
@@ -263,93 +300,24 @@ impl Network {
         let mut dirs = Vec::with_capacity(ex.links.len() * 2);
         for (li, l) in ex.links.iter().enumerate() {
             if l.a >= nodes.len() || l.b >= nodes.len() || l.a == l.b {
-                errors.push(diag(origin, l.path.clone(), "a link must join two different existing nodes".into()));
-                continue;
+                return Err(SimError::Runtime(format!(
+                    "{}: a link that does not join two different nodes, which validation refuses (a bug)",
+                    l.path
+                )));
             }
-            let bad_loss = [("loss", l.spec.loss), ("reverse_loss", l.spec.reverse_loss)]
-                .into_iter()
-                .find(|(_, p)| !(0.0..1.0).contains(p));
-            if let Some((field, p)) = bad_loss {
-                errors.push(diag(
-                    origin,
-                    format!("{}.{field}", l.path),
-                    format!("({p}) is not a probability below 1; allowed: 0 <= {field} < 1"),
-                ));
-                continue;
-            }
-            if l.spec.rate.0 == 0 {
-                errors.push(diag(
-                    origin,
-                    format!("{}.rate", l.path),
-                    "(0bps) must be positive; allowed: a rate such as \"25Mbps\"".into(),
-                ));
-                continue;
-            }
-            let is_mace = |q: &Option<QueueSpec>| matches!(q, Some(QueueSpec::Mace { .. }));
-            if l.spec.mace.is_some() && !is_mace(&l.spec.queue) && !is_mace(&l.spec.reverse_queue) {
-                errors.push(diag(
-                    origin,
-                    format!("{}.mace", l.path),
-                    "is set but neither queue of the link is { type = \"mace\" }; allowed: a mace queue on the link"
-                        .into(),
-                ));
-                continue;
-            }
-            let link = LinkId(li as u32);
             links.push(LinkInfo {
                 a: NodeId(l.a as u32),
                 b: NodeId(l.b as u32),
                 name: format!("{}<->{}", nodes[l.a].name, nodes[l.b].name),
                 path: l.path.clone(),
             });
-            for (reverse, spec, field) in
-                [(false, &l.spec.queue, "queue"), (true, &l.spec.reverse_queue, "reverse_queue")]
-            {
-                let (from, to) = if reverse { (l.b, l.a) } else { (l.a, l.b) };
-                let (qspec, qpath): (&QueueSpec, String) = match spec {
-                    Some(q) => (q, format!("{}.{field}", l.path)),
-                    None => (&ex.default_queue, "topology.default_queue".to_string()),
-                };
-                let (stages, sfield) =
-                    if reverse { (&l.spec.reverse_stages, "reverse_stages") } else { (&l.spec.stages, "stages") };
-                if matches!(qspec, QueueSpec::Mace { .. }) && l.spec.mace.is_none() {
-                    errors.push(diag(
-                        origin,
-                        format!("{}.mace", l.path),
-                        format!("is missing but {qpath} is a mace queue; allowed: a mace table on the link"),
-                    ));
-                    continue;
+            for reverse in [false, true] {
+                let d = DirId::of(LinkId(li as u32), reverse);
+                match Dir::build(ex, l, d, &nodes, seed, origin, base_dir) {
+                    Ok(dir) => dirs.push(dir),
+                    // A descriptor file can change between validation and the run.
+                    Err(es) => errors.extend(es),
                 }
-                let dir =
-                    DirSpec { queue: qspec, queue_path: &qpath, stages, stages_path: format!("{}.{sfield}", l.path) };
-                let port = match build_port(&dir, &l.spec, &l.path, base_dir, origin) {
-                    Ok(p) => p,
-                    Err(es) => {
-                        errors.extend(es);
-                        continue;
-                    }
-                };
-                let d = DirId::of(link, reverse);
-                dirs.push(Dir {
-                    from: NodeId(from as u32),
-                    to: NodeId(to as u32),
-                    link,
-                    name: format!("{}->{}", nodes[from].name, nodes[to].name),
-                    rate: l.spec.rate,
-                    delay: l.spec.delay,
-                    port,
-                    ser: LinkSerializer::new(l.spec.rate),
-                    busy_acc_ns: 0,
-                    busy_until: Time::ZERO,
-                    tx_event: false,
-                    idle_owed: false,
-                    pipe: VecDeque::new(),
-                    rng: rng::stream(seed, LINK_STREAM_BASE + d.0 as u64),
-                    retry_at: None,
-                    tick_at: None,
-                    loss: if reverse { l.spec.reverse_loss } else { l.spec.loss },
-                    loss_rng: rng::stream(seed, LOSS_STREAM_BASE + d.0 as u64),
-                });
             }
         }
         if !errors.is_empty() {
@@ -421,22 +389,13 @@ impl Network {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::expand::{Expanded, Link};
-    use crate::scenario::LinkSpec;
     use qoslab_core::Limit;
+    use qoslab_scenario::expand::{Expanded, Link};
+    use qoslab_scenario::LinkSpec;
 
+    /// 10 Mb/s, 1 ms, every optional field at its default.
     fn spec() -> LinkSpec {
-        LinkSpec {
-            rate: Rate::mbps(10),
-            delay: Dur::from_ms(1),
-            queue: None,
-            reverse_queue: None,
-            stages: vec![],
-            reverse_stages: vec![],
-            loss: 0.0,
-            reverse_loss: 0.0,
-            mace: None,
-        }
+        toml::from_str("rate = \"10Mbps\"\ndelay = \"1ms\"").expect("a link spec")
     }
 
     /// h0 - r0 - r1 - h1, plus a longer detour r0 - r2 - r3 - r1, and a
@@ -503,32 +462,6 @@ mod tests {
         assert_eq!(net.routes.next(s, NodeId(0)), None);
         assert_eq!(net.routes.hops(s, NodeId(0)), None);
         assert_eq!(net.routes.next(s, NodeId(1)), Some(DirId(2)));
-    }
-
-    #[test]
-    fn zero_rate_and_bad_queue_are_config_errors() {
-        let mut ex = graph();
-        ex.links[0].spec.rate = Rate(0);
-        ex.links[1].spec.queue = Some(QueueSpec::Red {
-            limit: Limit::packets(60),
-            min_th: 15.0,
-            max_th: 5.0,
-            max_p: 0.1,
-            w_q: 0.002,
-            gentle: false,
-            ecn: false,
-            mode: Default::default(),
-            mean_pkt_size: qoslab_core::Bytes(1000),
-            chips: None,
-        });
-        match Network::build(&ex, 1, "t", Path::new("")) {
-            Err(SimError::Config(ds)) => {
-                assert_eq!(ds.len(), 2);
-                assert!(ds[0].path.ends_with(".rate"), "{}", ds[0]);
-                assert!(ds[1].path.ends_with(".queue.max_th"), "{}", ds[1]);
-            }
-            _ => panic!("expected config errors"),
-        }
     }
 
     #[test]

@@ -59,4 +59,6 @@ pub struct RunOutput {
     pub queues: Table,
     pub series: Table,
     pub events: Table,
+    /// Packet traces (`[trace] pcap`): the direction's name and its pcapng bytes.
+    pub traces: Vec<(String, Vec<u8>)>,
 }

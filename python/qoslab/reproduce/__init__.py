@@ -13,9 +13,13 @@ import importlib
 import os
 from collections.abc import Callable
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ..errors import ReproductionError
 from .framework import Claim, Context, Figure, Outcome, Summary, execute
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..executor import Executor
 
 #: NAME -> module implementing it.
 REGISTRY: dict[str, str] = {
@@ -43,11 +47,30 @@ def module(name: str) -> ModuleType:
     return importlib.import_module(REGISTRY[name])
 
 
-def reproduce(name: str, *, quick: bool = False, seeds: int | None = None,
-              out: os.PathLike[str] | str = "results", log: Callable[[str], None] = lambda _: None) -> Summary:
-    """Runs one reproduction and writes ``out/<name>/``; see :func:`framework.execute`."""
-    return execute(module(name), quick=quick, seeds=seeds, out=out, log=log)
+def reproduce(
+    name: str,
+    *,
+    quick: bool = False,
+    seeds: int | None = None,
+    out: os.PathLike[str] | str = "results",
+    log: Callable[[str], None] = lambda _: None,
+    executor: Executor | None = None,
+) -> Summary:
+    """Runs one reproduction and writes ``out/<name>/``; see :func:`framework.execute`.
+    ``executor`` (:mod:`qoslab.executor`) runs its batches of variants and seeds."""
+    return execute(module(name), quick=quick, seeds=seeds, out=out, log=log, executor=executor)
 
 
-__all__ = ["Claim", "Context", "Figure", "Outcome", "Summary", "REGISTRY", "PLANNED", "names", "module",
-           "reproduce", "execute"]
+__all__ = [
+    "PLANNED",
+    "REGISTRY",
+    "Claim",
+    "Context",
+    "Figure",
+    "Outcome",
+    "Summary",
+    "execute",
+    "module",
+    "names",
+    "reproduce",
+]

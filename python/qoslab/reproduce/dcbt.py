@@ -97,10 +97,14 @@ PAPER_NUMBERS: dict[str, Any] = {
     "tagged_share_of_flows": {"0-20s": 0.28, "20-30s": 0.15},
     "tagged_delay_ms": {"min": 31, "max_dcbt": 43, "max_chips": 36},
     "tagged_max_jitter_ms": {"dcbt": 12, "dcbt_chips": 5},
-    "table1_tcp": {"dcbt": {"delivered_pkts": 66648, "drop_rate": 0.0446, "throughput_kbps": 17773},
-                   "dcbt_chips": {"delivered_pkts": 66386, "drop_rate": 0.0444, "throughput_kbps": 17703}},
-    "table2_tagged": {"dcbt": {"delivered_pkts": 21126, "drop_rate": 0.1185},
-                      "dcbt_chips": {"delivered_pkts": 21519, "drop_rate": 0.1295}},
+    "table1_tcp": {
+        "dcbt": {"delivered_pkts": 66648, "drop_rate": 0.0446, "throughput_kbps": 17773},
+        "dcbt_chips": {"delivered_pkts": 66386, "drop_rate": 0.0444, "throughput_kbps": 17703},
+    },
+    "table2_tagged": {
+        "dcbt": {"delivered_pkts": 21126, "drop_rate": 0.1185},
+        "dcbt_chips": {"delivered_pkts": 21519, "drop_rate": 0.1295},
+    },
     "jitter_bound_ms": {"paper_says": 3.0, "correct": 15 * 8000 / LINK_BPS * 1e3},
 }
 
@@ -122,13 +126,13 @@ def measure(res: Result) -> dict[str, Any]:
     s = res.series
     fb = s[(s["entity_kind"] == "flow") & (s["metric"] == "delivered_bytes")]
     bins: dict[str, dict[int, float]] = {}
-    for name, t, v in zip(fb["entity_id"], fb["t_s"], fb["value"]):
-        bins.setdefault(str(name), {})[int(round(float(t) / 10.0))] = float(v)
+    for name, t, v in zip(fb["entity_id"], fb["t_s"], fb["value"], strict=True):
+        bins.setdefault(str(name), {})[round(float(t) / 10.0)] = float(v)
     per_period: list[dict[str, Any]] = []
     for k, (a, b) in enumerate(PERIODS):
         rates: dict[str, float] = {}
         klass: dict[str, int] = {}
-        for name, cls, start, end in zip(flows["name"], flows["class"], flows["start_s"], flows["end_s"]):
+        for name, cls, start, end in zip(flows["name"], flows["class"], flows["start_s"], flows["end_s"], strict=True):
             end = float(end) if math.isfinite(float(end)) else math.inf
             if float(start) < b and end > a:
                 rates[str(name)] = bins.get(str(name), {}).get(k, 0.0) * 8.0 / (b - a)
@@ -138,19 +142,34 @@ def measure(res: Result) -> dict[str, Any]:
         by_class: dict[str, Any] = {}
         for c, cname in CLASSES.items():
             v = [r for n, r in rates.items() if klass[n] == c]
-            by_class[cname] = {"flows": len(v), "per_flow_bps": float(np.mean(v)) if v else None,
-                               "ratio_to_fair": float(np.mean(v)) / fair if v and fair > 0 else None}
-        jain = float(xs.sum() ** 2 / (len(xs) * (xs ** 2).sum())) if len(xs) and (xs ** 2).sum() > 0 else math.nan
-        per_period.append({"period": PERIOD_NAMES[k], "active_flows": len(xs), "fair_share_bps": fair,
-                           "total_bps": float(xs.sum()), "jain": jain, "classes": by_class,
-                           "per_flow_bps": rates})
+            by_class[cname] = {
+                "flows": len(v),
+                "per_flow_bps": float(np.mean(v)) if v else None,
+                "ratio_to_fair": float(np.mean(v)) / fair if v and fair > 0 else None,
+            }
+        jain = float(xs.sum() ** 2 / (len(xs) * (xs**2).sum())) if len(xs) and (xs**2).sum() > 0 else math.nan
+        per_period.append(
+            {
+                "period": PERIOD_NAMES[k],
+                "active_flows": len(xs),
+                "fair_share_bps": fair,
+                "total_bps": float(xs.sum()),
+                "jain": jain,
+                "classes": by_class,
+                "per_flow_bps": rates,
+            }
+        )
 
     def accounting(cls: int) -> dict[str, float]:
         f = flows[flows["class"] == cls]
         sent, dlv, drp = (float(f[c].sum()) for c in ("sent_pkts", "delivered_pkts", "dropped_pkts"))
-        return {"sent_pkts": sent, "delivered_pkts": dlv, "dropped_pkts": drp,
-                "drop_rate": drp / sent if sent else math.nan,
-                "throughput_bps": float(f["delivered_bytes"].sum()) * 8.0 / PERIODS[-1][1]}
+        return {
+            "sent_pkts": sent,
+            "delivered_pkts": dlv,
+            "dropped_pkts": drp,
+            "drop_rate": drp / sent if sent else math.nan,
+            "throughput_bps": float(f["delivered_bytes"].sum()) * 8.0 / PERIODS[-1][1],
+        }
 
     tagged = flows[flows["class"] == 1]
     tr = s[(s["entity_kind"] == "flow") & (s["metric"] == "delay_s")]
@@ -162,17 +181,28 @@ def measure(res: Result) -> dict[str, Any]:
     trace = tr[tr["entity_id"] == TRACED].sort_values("t_s", kind="stable")
     delay = {
         "mean_s": float(np.average(tagged["delay_mean_s"], weights=tagged["delivered_pkts"]))
-        if tagged["delivered_pkts"].sum() > 0 else math.nan,
+        if tagged["delivered_pkts"].sum() > 0
+        else math.nan,
         "max_s": float(tagged["delay_max_s"].max()),
         "min_s": float(tr.loc[tr["entity_id"].isin(list(tagged["name"])), "value"].min()) if len(tr) else math.nan,
         "max_variation_s": max(variation) if variation else math.nan,
     }
-    q = s[(s["entity_kind"] == "queue") & (s["entity_id"] == BOTTLENECK) & (s["metric"] == "threshold_test_on")
-          & (s["t_s"] >= PERIODS[1][0])]
+    q = s[
+        (s["entity_kind"] == "queue")
+        & (s["entity_id"] == BOTTLENECK)
+        & (s["metric"] == "threshold_test_on")
+        & (s["t_s"] >= PERIODS[1][0])
+    ]
     test_off = float((q["value"] == 0).mean()) if len(q) else None
-    return {"periods": per_period, "tcp": accounting(0), "tagged": accounting(1), "untagged": accounting(2),
-            "tagged_delay": delay, "class_test_off_share_after_10s": test_off,
-            "trace": {"t_s": [float(x) for x in trace["t_s"]], "delay_s": [float(x) for x in trace["value"]]}}
+    return {
+        "periods": per_period,
+        "tcp": accounting(0),
+        "tagged": accounting(1),
+        "untagged": accounting(2),
+        "tagged_delay": delay,
+        "class_test_off_share_after_10s": test_off,
+        "trace": {"t_s": [float(x) for x in trace["t_s"]], "delay_s": [float(x) for x in trace["value"]]},
+    }
 
 
 # -- the reproduction -----------------------------------------------------------------------------
@@ -181,10 +211,13 @@ def measure(res: Result) -> dict[str, Any]:
 def reproduce(ctx: Context) -> Outcome:
     base = ctx.scenario_path(SCENARIO)
     runs: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
-    for variant, overrides in VARIANTS.items():
-        sc = Scenario.load(base, overrides=overrides)
-        for seed in ctx.seeds:
-            runs[variant].append(measure(ctx.run(variant, sc, seed)))
+    batch = [
+        (variant, Scenario.load(base, overrides=overrides), seed)
+        for variant, overrides in VARIANTS.items()
+        for seed in ctx.seeds
+    ]
+    for (variant, _, _), res in zip(batch, ctx.run_many(batch), strict=True):
+        runs[variant].append(measure(res))
 
     def est(variant: str, f: Any) -> Estimate:
         return Estimate.of(_num(f(m)) for m in runs[variant])
@@ -195,13 +228,22 @@ def reproduce(ctx: Context) -> Outcome:
     def jain(variant: str, k: int) -> Estimate:
         return est(variant, lambda m: m["periods"][k]["jain"])
 
-    claims = [_claim_red(per_flow, jain), _claim_cbt(per_flow), _claim_fair("dcbt", est, jain),
-              _claim_fair("dcbt_chips", est, jain), _claim_chips(est, ctx.quick)]
+    claims = [
+        _claim_red(per_flow, jain),
+        _claim_cbt(per_flow),
+        _claim_fair("dcbt", est, jain),
+        _claim_fair("dcbt_chips", est, jain),
+        _claim_chips(est, ctx.quick),
+    ]
 
     summary = {v: _summary(v, est, per_flow, jain) for v in VARIANTS}
-    data = {"paper": PAPER_NUMBERS, "variants": VARIANTS, "summary": summary,
-            "runs": {v: [{k: x for k, x in m.items() if k != "trace"} for m in ms] for v, ms in runs.items()},
-            "fig12_trace": {v: runs[v][0]["trace"] for v in ("dcbt", "dcbt_chips")}}
+    data = {
+        "paper": PAPER_NUMBERS,
+        "variants": VARIANTS,
+        "summary": summary,
+        "runs": {v: [{k: x for k, x in m.items() if k != "trace"} for m in ms] for v, ms in runs.items()},
+        "fig12_trace": {v: runs[v][0]["trace"] for v in ("dcbt", "dcbt_chips")},
+    }
     figs = [_fig8(ctx, summary), _fig11(ctx, summary), _fig12(ctx, runs)]
     return Outcome(claims=claims, data=data, sections=_sections(ctx, summary), figures=figs)
 
@@ -217,9 +259,14 @@ def _kbps(e: Estimate) -> str:
 def _claim_red(per_flow: Any, jain: Any) -> Claim:
     u = [per_flow("red", k, "untagged") for k in (1, 2)]
     t = [per_flow("red", k, "tcp") for k in (1, 2)]
-    ratios = [Estimate.of(a / b if b > 0 else math.inf for a, b in zip(x.values, y.values)) for x, y in zip(u, t)]
-    ratio = Estimate.of((a + c) / (b + d) if b + d > 0 else math.inf
-                        for a, b, c, d in zip(u[0].values, t[0].values, u[1].values, t[1].values))
+    ratios = [
+        Estimate.of(a / b if b > 0 else math.inf for a, b in zip(x.values, y.values, strict=True))
+        for x, y in zip(u, t, strict=True)
+    ]
+    ratio = Estimate.of(
+        (a + c) / (b + d) if b + d > 0 else math.inf
+        for a, b, c, d in zip(u[0].values, t[0].values, u[1].values, t[1].values, strict=True)
+    )
     j = jain("red", 2)
     holds = ratio.mean >= RED_UNTAGGED_OVER_TCP and j.mean < RED_JAIN_MAX
     return Claim(
@@ -227,25 +274,33 @@ def _claim_red(per_flow: Any, jain: Any) -> Claim:
         text="RED, 10-30 s: untagged per-flow throughput >= 3x TCP's; Jain in 20-30 s < 0.8",
         paper="10-20 s: 4.68 Mb/s vs 293 kb/s (16x); Jain falls in 10-30 s",
         measured=f"untagged/TCP {ratio.fmt('.1f')}x (10-20 s {ratios[0].fmt('.1f')}x, 20-30 s "
-                 f"{ratios[1].fmt('.1f')}x; untagged {_kbps(u[0])}, TCP {_kbps(t[0])} in 10-20 s); "
-                 f"Jain 20-30 s {j.fmt('.3f')}",
+        f"{ratios[1].fmt('.1f')}x; untagged {_kbps(u[0])}, TCP {_kbps(t[0])} in 10-20 s); "
+        f"Jain 20-30 s {j.fmt('.3f')}",
         tolerance=f"ratio >= {RED_UNTAGGED_OVER_TCP:g} and Jain < {RED_JAIN_MAX:g}",
         holds=holds,
-        explanation="" if holds else "RED did not let the unresponsive CBR take 3x TCP's per-flow share, "
-        "or the flows were fairer than the paper's (Jain >= 0.8)")
+        explanation=""
+        if holds
+        else "RED did not let the unresponsive CBR take 3x TCP's per-flow share, "
+        "or the flows were fairer than the paper's (Jain >= 0.8)",
+    )
 
 
 def _claim_cbt(per_flow: Any) -> Claim:
     tg, tcp = per_flow("cbt", 2, "tagged"), per_flow("cbt", 2, "tcp")
-    r = Estimate.of(a / b if b > 0 else math.inf for a, b in zip(tg.values, tcp.values))
+    r = Estimate.of(a / b if b > 0 else math.inf for a, b in zip(tg.values, tcp.values, strict=True))
     holds = r.mean >= CBT_TAGGED_OVER_TCP
     return Claim(
-        id="cbt-tagged-over-tcp", text="CBT, 20-30 s: tagged per-flow throughput >= 1.5x TCP's",
+        id="cbt-tagged-over-tcp",
+        text="CBT, 20-30 s: tagged per-flow throughput >= 1.5x TCP's",
         paper="657 kb/s vs fair 373 kb/s (1.76x)",
         measured=f"tagged {_kbps(tg)}, TCP {_kbps(tcp)}: {r.fmt('.2f')}x",
-        tolerance=f">= {CBT_TAGGED_OVER_TCP:g}x", holds=holds,
-        explanation="" if holds else "CBT's static 2.9-packet tagged threshold did not give the tagged class "
-        "1.5x TCP's per-flow share once 30 more TCP flows joined")
+        tolerance=f">= {CBT_TAGGED_OVER_TCP:g}x",
+        holds=holds,
+        explanation=""
+        if holds
+        else "CBT's static 2.9-packet tagged threshold did not give the tagged class "
+        "1.5x TCP's per-flow share once 30 more TCP flows joined",
+    )
 
 
 def _claim_fair(variant: str, est: Any, jain: Any) -> Claim:
@@ -274,18 +329,22 @@ def _claim_fair(variant: str, est: Any, jain: Any) -> Claim:
         why.append("Jain below 0.9 in " + ", ".join(low_jain))
     if any(o.startswith("untagged") and "(0." not in o for o in out_of_band):
         off = est(variant, lambda m: m["class_test_off_share_after_10s"])
-        why.append(f"the untagged CBR gets more than its share, most likely because D-CBT's class test is "
-                   f"off while red_avg <= min_th ({off.fmt('.0%', scale=1.0)} of the samples after 10 s here) and the "
-                   f"unresponsive packets then enter freely; the paper reports the same effect for its D-CBT "
-                   f"(§6.1: 'the untagged class did get most of its share')")
+        why.append(
+            f"the untagged CBR gets more than its share, most likely because D-CBT's class test is "
+            f"off while red_avg <= min_th ({off.fmt('.0%', scale=1.0)} of the samples after 10 s here) and the "
+            f"unresponsive packets then enter freely; the paper reports the same effect for its D-CBT "
+            f"(§6.1: 'the untagged class did get most of its share')"
+        )
     return Claim(
         id=f"{variant.replace('_', '-')}-fair",
         text=f"{LABELS[variant]}: every class's per-flow throughput within ±25% of the fair share in every "
-             f"period; Jain >= 0.9 in every period",
+        f"period; Jain >= 0.9 in every period",
         paper="fair in every period (Fig. 8 c/d, Fig. 11)",
         measured=f"per-flow / fair share, worst: {'; '.join(w for _, w in worst[:3])}; Jain {', '.join(parts)}",
-        tolerance=f"|ratio - 1| <= {FAIR_TOL:g}; Jain >= {JAIN_MIN:g}", holds=ok,
-        explanation="; ".join(why))
+        tolerance=f"|ratio - 1| <= {FAIR_TOL:g}; Jain >= {JAIN_MIN:g}",
+        holds=ok,
+        explanation="; ".join(why),
+    )
 
 
 def _claim_chips(est: Any, quick: bool) -> Claim:
@@ -300,34 +359,46 @@ def _claim_chips(est: Any, quick: bool) -> Claim:
     if not tcp_ratio >= CHIPS_TCP_MIN:
         why.append(f"TCP throughput fell to {tcp_ratio:.3f}x of D-CBT's (tolerance {CHIPS_TCP_MIN:g}x)")
     if not dpp <= CHIPS_DROP_PP:
-        why.append(f"the tagged drop rate moved by {dpp:.1f} points (tolerance {CHIPS_DROP_PP:g}); the MM_APP "
-                   f"sources react to the changed loss pattern, so the two variants are not the same offered load")
+        why.append(
+            f"the tagged drop rate moved by {dpp:.1f} points (tolerance {CHIPS_DROP_PP:g}); the MM_APP "
+            f"sources react to the changed loss pattern, so the two variants are not the same offered load"
+        )
     ok = not why
     return Claim(
         id="chips-vs-dcbt",
         text="D-CBT+ChIPS vs D-CBT: tagged max delay variation lower; TCP throughput >= 0.98x; tagged drop "
-             "rate within 2 points",
+        "rate within 2 points",
         paper="max jitter 5 ms vs 12 ms; TCP 17,703 vs 17,773 kb/s (0.996x); tagged drops 12.95% vs 11.85%",
         measured=f"max variation {var['dcbt_chips'].fmt('.1f', scale=1e3, unit=' ms')} vs "
-                 f"{var['dcbt'].fmt('.1f', scale=1e3, unit=' ms')}; TCP {tcp_ratio:.3f}x; tagged drops "
-                 f"{drop['dcbt_chips'].fmt('.2f', scale=100, unit='%')} vs "
-                 f"{drop['dcbt'].fmt('.2f', scale=100, unit='%')}",
-        tolerance=f"lower; >= {CHIPS_TCP_MIN:g}x; <= {CHIPS_DROP_PP:g} pp", holds=ok,
-        explanation="; ".join(why) + (" (quick run: one seed)" if why and quick else ""))
+        f"{var['dcbt'].fmt('.1f', scale=1e3, unit=' ms')}; TCP {tcp_ratio:.3f}x; tagged drops "
+        f"{drop['dcbt_chips'].fmt('.2f', scale=100, unit='%')} vs "
+        f"{drop['dcbt'].fmt('.2f', scale=100, unit='%')}",
+        tolerance=f"lower; >= {CHIPS_TCP_MIN:g}x; <= {CHIPS_DROP_PP:g} pp",
+        holds=ok,
+        explanation="; ".join(why) + (" (quick run: one seed)" if why and quick else ""),
+    )
 
 
 def _summary(variant: str, est: Any, per_flow: Any, jain: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"periods": []}
     for k, p in enumerate(PERIOD_NAMES):
-        out["periods"].append({
-            "period": p, "jain": jain(variant, k).to_json(),
-            "fair_share_bps": est(variant, lambda m, k=k: m["periods"][k]["fair_share_bps"]).to_json(),
-            "per_flow_bps": {c: per_flow(variant, k, c).to_json() for c in CLASSES.values()}})
+        out["periods"].append(
+            {
+                "period": p,
+                "jain": jain(variant, k).to_json(),
+                "fair_share_bps": est(variant, lambda m, k=k: m["periods"][k]["fair_share_bps"]).to_json(),
+                "per_flow_bps": {c: per_flow(variant, k, c).to_json() for c in CLASSES.values()},
+            }
+        )
     for part in ("tcp", "tagged"):
-        out[part] = {key: est(variant, lambda m, part=part, key=key: m[part][key]).to_json()
-                     for key in ("delivered_pkts", "drop_rate", "throughput_bps")}
-    out["tagged_delay"] = {key: est(variant, lambda m, key=key: m["tagged_delay"][key]).to_json()
-                           for key in ("mean_s", "max_s", "min_s", "max_variation_s")}
+        out[part] = {
+            key: est(variant, lambda m, part=part, key=key: m[part][key]).to_json()
+            for key in ("delivered_pkts", "drop_rate", "throughput_bps")
+        }
+    out["tagged_delay"] = {
+        key: est(variant, lambda m, key=key: m["tagged_delay"][key]).to_json()
+        for key in ("mean_s", "max_s", "min_s", "max_variation_s")
+    }
     return out
 
 
@@ -336,56 +407,76 @@ def _m(j: dict[str, Any]) -> float:
 
 
 def _sections(ctx: Context, summary: dict[str, Any]) -> list[tuple[str, str]]:
-    setup = ("55 FTP/TCP Reno (max window 20, 1000 B + 40 B), 10 MM_APP (tagged), 2 CBR at 5 Mb/s (untagged), "
-             "each on its own 25 Mb/s / 5 ms access link; bottleneck 25 Mb/s / 20 ms, 60-packet queue, RED "
-             "5/15/0.1/0.002; CBT thresholds 2.9 (tagged) and 0.6 (untagged) packets; D-CBT flow interval "
-             "300 ms; ChIPS off above 50% tagged flows. 25 TCP + 10 MM_APP from 0 s, 2 CBR from 10 s, 30 TCP "
-             "from 20 s (each within 100 ms), end at 30 s. "
-             + ("Quick run: one seed." if ctx.quick else f"Seeds {', '.join(map(str, ctx.seeds))}."))
-    rows = ["| variant | period | TCP kb/s | tagged kb/s | untagged kb/s | fair share kb/s (paper) | Jain |",
-            "|---|---|---|---|---|---|---|"]
+    setup = (
+        "55 FTP/TCP Reno (max window 20, 1000 B + 40 B), 10 MM_APP (tagged), 2 CBR at 5 Mb/s (untagged), "
+        "each on its own 25 Mb/s / 5 ms access link; bottleneck 25 Mb/s / 20 ms, 60-packet queue, RED "
+        "5/15/0.1/0.002; CBT thresholds 2.9 (tagged) and 0.6 (untagged) packets; D-CBT flow interval "
+        "300 ms; ChIPS off above 50% tagged flows. 25 TCP + 10 MM_APP from 0 s, 2 CBR from 10 s, 30 TCP "
+        "from 20 s (each within 100 ms), end at 30 s. "
+        + ("Quick run: one seed." if ctx.quick else f"Seeds {', '.join(map(str, ctx.seeds))}.")
+    )
+    rows = [
+        "| variant | period | TCP kb/s | tagged kb/s | untagged kb/s | fair share kb/s (paper) | Jain |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for v, s in summary.items():
         for p in s["periods"]:
-            cells = [f"{_m(p['per_flow_bps'][c]) / 1e3:.0f}" if math.isfinite(_m(p["per_flow_bps"][c])) else "-"
-                     for c in CLASSES.values()]
-            rows.append(f"| {LABELS[v]} | {p['period']} | {' | '.join(cells)} | "
-                        f"{_m(p['fair_share_bps']) / 1e3:.0f} ({PAPER_NUMBERS['fair_share_kbps'][p['period']]}) | "
-                        f"{_m(p['jain']):.3f} |")
+            cells = [
+                f"{_m(p['per_flow_bps'][c]) / 1e3:.0f}" if math.isfinite(_m(p["per_flow_bps"][c])) else "-"
+                for c in CLASSES.values()
+            ]
+            rows.append(
+                f"| {LABELS[v]} | {p['period']} | {' | '.join(cells)} | "
+                f"{_m(p['fair_share_bps']) / 1e3:.0f} ({PAPER_NUMBERS['fair_share_kbps'][p['period']]}) | "
+                f"{_m(p['jain']):.3f} |"
+            )
     t1 = ["| | qoslab D-CBT | qoslab D-CBT+ChIPS | paper D-CBT | paper D-CBT+ChIPS |", "|---|---|---|---|---|"]
     p1, p2 = PAPER_NUMBERS["table1_tcp"], PAPER_NUMBERS["table2_tagged"]
-    for key, label, fmt in [("delivered_pkts", "TCP packets delivered", "{:,.0f}"),
-                            ("drop_rate", "TCP drop rate", "{:.2%}"),
-                            ("throughput_bps", "TCP throughput (kb/s)", None)]:
+    for key, label, fmt in [
+        ("delivered_pkts", "TCP packets delivered", "{:,.0f}"),
+        ("drop_rate", "TCP drop rate", "{:.2%}"),
+        ("throughput_bps", "TCP throughput (kb/s)", None),
+    ]:
         q = [summary[v]["tcp"][key] for v in ("dcbt", "dcbt_chips")]
         if fmt is None:
             cells = [f"{_m(x) / 1e3:,.0f}" for x in q] + [f"{p1[v]['throughput_kbps']:,}" for v in p1]
         else:
             cells = [fmt.format(_m(x)) for x in q] + [fmt.format(p1[v][key]) for v in p1]
         t1.append(f"| {label} | {' | '.join(cells)} |")
-    for key, label, fmt in [("delivered_pkts", "tagged packets delivered", "{:,.0f}"),
-                            ("drop_rate", "tagged drop rate", "{:.2%}")]:
+    for key, label, fmt in [
+        ("delivered_pkts", "tagged packets delivered", "{:,.0f}"),
+        ("drop_rate", "tagged drop rate", "{:.2%}"),
+    ]:
         q = [summary[v]["tagged"][key] for v in ("dcbt", "dcbt_chips")]
         cells = [fmt.format(_m(x)) for x in q] + [fmt.format(p2[v][key]) for v in p2]
         t1.append(f"| {label} | {' | '.join(cells)} |")
     d = ["| | D-CBT | D-CBT+ChIPS | paper D-CBT | paper D-CBT+ChIPS |", "|---|---|---|---|---|"]
     pd_ = PAPER_NUMBERS["tagged_delay_ms"]
     pj = PAPER_NUMBERS["tagged_max_jitter_ms"]
-    for key, label, paper in [("min_s", "min delay (ms)", (pd_["min"], pd_["min"])),
-                              ("max_s", "max delay (ms)", (pd_["max_dcbt"], pd_["max_chips"])),
-                              ("max_variation_s", "max delay variation (ms)", (pj["dcbt"], pj["dcbt_chips"])),
-                              ("mean_s", "mean delay (ms)", ("-", "-"))]:
+    for key, label, paper in [
+        ("min_s", "min delay (ms)", (pd_["min"], pd_["min"])),
+        ("max_s", "max delay (ms)", (pd_["max_dcbt"], pd_["max_chips"])),
+        ("max_variation_s", "max delay variation (ms)", (pj["dcbt"], pj["dcbt_chips"])),
+        ("mean_s", "mean delay (ms)", ("-", "-")),
+    ]:
         q = [f"{_m(summary[v]['tagged_delay'][key]) * 1e3:.1f}" for v in ("dcbt", "dcbt_chips")]
         d.append(f"| {label} | {' | '.join(q)} | {paper[0]} | {paper[1]} |")
     bound = PAPER_NUMBERS["jitter_bound_ms"]
     d.append("")
-    d.append(f"The paper bounds ChIPS's jitter by RED's max_th of queueing, \"15 pkts × 8 kbit / 25 Mb/s\", and "
-             f"writes 3 ms; the product is {bound['correct']:.1f} ms (its own measured 5 ms agrees with 4.8 ms).")
-    return [("Setup", setup),
-            ("Per-flow throughput per period (Fig. 8) and Jain's index (Fig. 11)",
-             "Means over seeds. Fair share: what the period's active flows received together, split equally; "
-             "the paper's column is 25 Mb/s over the active flows.\n\n" + "\n".join(rows)),
-            ("TCP and tagged packet accounting, 0-30 s (Tables 1-2)", "\n".join(t1)),
-            ("Tagged end-to-end delay (Fig. 12)", "\n".join(d))]
+    d.append(
+        f"The paper bounds ChIPS's jitter by RED's max_th of queueing, \"15 pkts × 8 kbit / 25 Mb/s\", and "
+        f"writes 3 ms; the product is {bound['correct']:.1f} ms (its own measured 5 ms agrees with 4.8 ms)."
+    )
+    return [
+        ("Setup", setup),
+        (
+            "Per-flow throughput per period (Fig. 8) and Jain's index (Fig. 11)",
+            "Means over seeds. Fair share: what the period's active flows received together, split equally; "
+            "the paper's column is 25 Mb/s over the active flows.\n\n" + "\n".join(rows),
+        ),
+        ("TCP and tagged packet accounting, 0-30 s (Tables 1-2)", "\n".join(t1)),
+        ("Tagged end-to-end delay (Fig. 12)", "\n".join(d)),
+    ]
 
 
 # -- figures --------------------------------------------------------------------------------------
@@ -396,11 +487,13 @@ def _fig8(ctx: Context, summary: dict[str, Any]) -> Figure:
     axes = fig.subplots(1, 4, sharey=True)
     x = np.arange(len(PERIOD_NAMES))
     colors = {"tcp": "#4c72b0", "tagged": "#55a868", "untagged": "#c44e52"}
-    for ax, (v, s) in zip(axes, summary.items()):
+    for ax, (v, s) in zip(axes, summary.items(), strict=True):
         for i, c in enumerate(CLASSES.values()):
             means = [_m(p["per_flow_bps"][c]) / 1e3 for p in s["periods"]]
-            errs = [_num(p["per_flow_bps"][c]["ci95"]) / 1e3 if p["per_flow_bps"][c]["ci95"] is not None else 0.0
-                    for p in s["periods"]]
+            errs = [
+                _num(p["per_flow_bps"][c]["ci95"]) / 1e3 if p["per_flow_bps"][c]["ci95"] is not None else 0.0
+                for p in s["periods"]
+            ]
             means = [m if math.isfinite(m) else 0.0 for m in means]
             errs = [e if math.isfinite(e) else 0.0 for e in errs]
             ax.bar(x + (i - 1) * 0.27, means, width=0.27, yerr=errs, color=colors[c], label=c)
@@ -411,9 +504,11 @@ def _fig8(ctx: Context, summary: dict[str, Any]) -> Figure:
     axes[0].set_ylabel("per-flow throughput (kb/s)")
     axes[0].legend(fontsize=7)
     figures.save(fig, ctx.figure_path("fig8_per_flow_throughput.png"))
-    return Figure("fig8_per_flow_throughput.png",
-                  "Fig. 8: average per-flow throughput of each class per period (mean over seeds, 95% CI), with "
-                  "the paper's fair share (25 Mb/s over the active flows).")
+    return Figure(
+        "fig8_per_flow_throughput.png",
+        "Fig. 8: average per-flow throughput of each class per period (mean over seeds, 95% CI), with "
+        "the paper's fair share (25 Mb/s over the active flows).",
+    )
 
 
 def _fig11(ctx: Context, summary: dict[str, Any]) -> Figure:
@@ -428,8 +523,11 @@ def _fig11(ctx: Context, summary: dict[str, Any]) -> Figure:
     ax.set_ylabel("Jain's fairness index")
     ax.legend(fontsize=7)
     figures.save(fig, ctx.figure_path("fig11_jain.png"))
-    return Figure("fig11_jain.png", "Fig. 11: Jain's index over the active flows' per-period throughputs "
-                  "(mean over seeds); dashed: the 0.9 of claim 3.")
+    return Figure(
+        "fig11_jain.png",
+        "Fig. 11: Jain's index over the active flows' per-period throughputs "
+        "(mean over seeds); dashed: the 0.9 of claim 3.",
+    )
 
 
 def _fig12(ctx: Context, runs: dict[str, list[dict[str, Any]]]) -> Figure:
@@ -442,5 +540,8 @@ def _fig12(ctx: Context, runs: dict[str, list[dict[str, Any]]]) -> Figure:
     ax.set_ylabel(f"{TRACED} end-to-end delay (ms)")
     ax.legend(fontsize=8)
     figures.save(fig, ctx.figure_path("fig12_tagged_delay.png"))
-    return Figure("fig12_tagged_delay.png", f"Fig. 12: end-to-end delay of every packet of tagged flow {TRACED} "
-                  f"(seed {ctx.seeds[0]}) under D-CBT and D-CBT+ChIPS.")
+    return Figure(
+        "fig12_tagged_delay.png",
+        f"Fig. 12: end-to-end delay of every packet of tagged flow {TRACED} "
+        f"(seed {ctx.seeds[0]}) under D-CBT and D-CBT+ChIPS.",
+    )

@@ -148,8 +148,9 @@ def early_share_bound(max_p: float, drop_fraction: float) -> float:
     return e * (1.0 - drop_fraction) / ((1.0 - e) * drop_fraction)
 
 
-def _claims(m: dict[str, list[dict[str, Any]]], thresholds: tuple[float, float], max_p: float,
-            quick: bool) -> list[Claim]:
+def _claims(
+    m: dict[str, list[dict[str, Any]]], thresholds: tuple[float, float], max_p: float, quick: bool
+) -> list[Claim]:
     red, dt = m["red"], m["droptail"]
     min_th, max_th = thresholds
     claims = []
@@ -160,97 +161,131 @@ def _claims(m: dict[str, list[dict[str, Any]]], thresholds: tuple[float, float],
     over_all = _est(red, "drops_overlimit")
     bound = early_share_bound(max_p, _est(red, "drop_fraction").mean)
     ok = over_red.mean == 0 and e_red.mean > 0
-    claims.append(Claim(
-        id="red-drops-early-not-on-overflow",
-        text=f"After the {WARMUP_S:g} s warm-up RED drops before its buffer overflows: part of its drops "
-             "are early and none is over the physical limit; drop-tail drops only on overflow",
-        paper="FJ93 §4: RED drops early and spaced while min_th <= avg < max_th, forced when avg >= max_th; "
-              "the average holds the queue far below the buffer limit",
-        measured=f"RED: {_pct(e_red)} of drops early (analytic maximum for this overload {bound:.1%}), "
-                 f"{forced.fmt('.0f')} forced, {over_red.fmt('.0f')} over the limit after the warm-up "
-                 f"({over_all.fmt('.0f')} in the start-up transient, while the slow average, w_q = 0.002, "
-                 f"still lags the queue); drop-tail: {_pct(e_dt)} early, {_pct(over_dt)} of its "
-                 f"{_est(dt, 'drops').fmt('.0f')} drops over the limit",
-        tolerance=f"RED overlimit drops after {WARMUP_S:g} s = 0 and RED early share > 0",
-        holds=ok,
-        explanation="" if ok else (
-            f"RED dropped {over_red.mean:.0f} packets over its limit after the warm-up and made "
-            f"{_pct(e_red)} of its drops early: its average did not hold the queue below the buffer."),
-    ))
+    claims.append(
+        Claim(
+            id="red-drops-early-not-on-overflow",
+            text=f"After the {WARMUP_S:g} s warm-up RED drops before its buffer overflows: part of its drops "
+            "are early and none is over the physical limit; drop-tail drops only on overflow",
+            paper="FJ93 §4: RED drops early and spaced while min_th <= avg < max_th, forced when avg >= max_th; "
+            "the average holds the queue far below the buffer limit",
+            measured=f"RED: {_pct(e_red)} of drops early (analytic maximum for this overload {bound:.1%}), "
+            f"{forced.fmt('.0f')} forced, {over_red.fmt('.0f')} over the limit after the warm-up "
+            f"({over_all.fmt('.0f')} in the start-up transient, while the slow average, w_q = 0.002, "
+            f"still lags the queue); drop-tail: {_pct(e_dt)} early, {_pct(over_dt)} of its "
+            f"{_est(dt, 'drops').fmt('.0f')} drops over the limit",
+            tolerance=f"RED overlimit drops after {WARMUP_S:g} s = 0 and RED early share > 0",
+            holds=ok,
+            explanation=""
+            if ok
+            else (
+                f"RED dropped {over_red.mean:.0f} packets over its limit after the warm-up and made "
+                f"{_pct(e_red)} of its drops early: its average did not hold the queue below the buffer."
+            ),
+        )
+    )
 
     a_red, b_dt = _est(red, "red_avg_mean"), _est(dt, "backlog_mean_pkts")
     ok = min_th <= a_red.mean <= max_th
-    claims.append(Claim(
-        id="red-average-within-thresholds",
-        text=f"RED keeps its average queue between min_th and max_th (after {WARMUP_S:g} s warm-up)",
-        paper="FJ93: the average queue settles between the thresholds under persistent load",
-        measured=f"RED time-average red_avg {a_red.fmt('.2f', unit=' pkts')}; drop-tail time-average "
-                 f"backlog {b_dt.fmt('.1f', unit=' pkts')} "
-                 f"({'outside' if not min_th <= b_dt.mean <= max_th else 'inside'} [{min_th:g}, {max_th:g}])",
-        tolerance=f"RED mean in [{min_th:g}, {max_th:g}] pkts",
-        holds=ok,
-        explanation="" if ok else (
-            f"the time-average of red_avg is {a_red.mean:.2f}, outside [{min_th:g}, {max_th:g}]: the offered "
-            "load of unresponsive CBR sources pushes the average where the early-drop rate matches the "
-            "excess load, which need not lie between the thresholds."),
-    ))
+    claims.append(
+        Claim(
+            id="red-average-within-thresholds",
+            text=f"RED keeps its average queue between min_th and max_th (after {WARMUP_S:g} s warm-up)",
+            paper="FJ93: the average queue settles between the thresholds under persistent load",
+            measured=f"RED time-average red_avg {a_red.fmt('.2f', unit=' pkts')}; drop-tail time-average "
+            f"backlog {b_dt.fmt('.1f', unit=' pkts')} "
+            f"({'outside' if not min_th <= b_dt.mean <= max_th else 'inside'} [{min_th:g}, {max_th:g}])",
+            tolerance=f"RED mean in [{min_th:g}, {max_th:g}] pkts",
+            holds=ok,
+            explanation=""
+            if ok
+            else (
+                f"the time-average of red_avg is {a_red.mean:.2f}, outside [{min_th:g}, {max_th:g}]: the offered "
+                "load of unresponsive CBR sources pushes the average where the early-drop rate matches the "
+                "excess load, which need not lie between the thresholds."
+            ),
+        )
+    )
 
     c_red, c_dt = _est(red, "loss_cv"), _est(dt, "loss_cv")
     ok = c_red.mean <= LOSS_CV_MAX
     dt_range = f"per-flow loss {min(r['loss_min'] for r in dt):.1%} to {max(r['loss_max'] for r in dt):.1%}"
-    dt_note = ("drop-tail spreads loss as evenly here: the jittered start phases keep CBR arrivals from "
-               "locking onto the moments the buffer is full" if c_dt.mean <= LOSS_CV_MAX else
-               "drop-tail concentrates loss on some flows")
-    claims.append(Claim(
-        id="red-fair-loss",
-        text="RED spreads loss evenly over the flows",
-        paper="FJ93 §1, §9: random drops hit each flow in proportion to its share; drop-tail can "
-              "concentrate loss on flows whose packets arrive when the buffer is full",
-        measured=f"CV of per-flow loss: RED {c_red.fmt('.3f')}; drop-tail {c_dt.fmt('.3f')} ({dt_range}): "
-                 f"{dt_note}",
-        tolerance=f"RED CV ≤ {LOSS_CV_MAX}",
-        holds=ok,
-        explanation="" if ok else (
-            f"the CV at RED is {c_red.mean:.3f} > {LOSS_CV_MAX}: with CBR sources of one period, arrival "
-            "phases repeat and some flows meet the high-probability moments more often."),
-    ))
+    dt_note = (
+        "drop-tail spreads loss as evenly here: the jittered start phases keep CBR arrivals from "
+        "locking onto the moments the buffer is full"
+        if c_dt.mean <= LOSS_CV_MAX
+        else "drop-tail concentrates loss on some flows"
+    )
+    claims.append(
+        Claim(
+            id="red-fair-loss",
+            text="RED spreads loss evenly over the flows",
+            paper="FJ93 §1, §9: random drops hit each flow in proportion to its share; drop-tail can "
+            "concentrate loss on flows whose packets arrive when the buffer is full",
+            measured=f"CV of per-flow loss: RED {c_red.fmt('.3f')}; drop-tail {c_dt.fmt('.3f')} ({dt_range}): "
+            f"{dt_note}",
+            tolerance=f"RED CV ≤ {LOSS_CV_MAX}",
+            holds=ok,
+            explanation=""
+            if ok
+            else (
+                f"the CV at RED is {c_red.mean:.3f} > {LOSS_CV_MAX}: with CBR sources of one period, arrival "
+                "phases repeat and some flows meet the high-probability moments more often."
+            ),
+        )
+    )
 
     u_red, u_dt = _est(red, "utilization"), _est(dt, "utilization")
     ok = u_red.mean >= UTILIZATION_MIN and u_dt.mean >= UTILIZATION_MIN
-    claims.append(Claim(
-        id="red-utilization",
-        text="The bottleneck stays busy: early drops cost no throughput under persistent overload",
-        paper="FJ93: RED keeps utilization high while keeping the average queue small",
-        measured=f"utilization RED {u_red.fmt('.4f')}; drop-tail {u_dt.fmt('.4f')}",
-        tolerance=f"≥ {UTILIZATION_MIN} for both queues",
-        holds=ok,
-        explanation="" if ok else (
-            f"utilization RED {u_red.mean:.4f}, drop-tail {u_dt.mean:.4f}: the queue emptied at times, "
-            "either from the sources' start-up or because early drops over-reacted."),
-    ))
+    claims.append(
+        Claim(
+            id="red-utilization",
+            text="The bottleneck stays busy: early drops cost no throughput under persistent overload",
+            paper="FJ93: RED keeps utilization high while keeping the average queue small",
+            measured=f"utilization RED {u_red.fmt('.4f')}; drop-tail {u_dt.fmt('.4f')}",
+            tolerance=f"≥ {UTILIZATION_MIN} for both queues",
+            holds=ok,
+            explanation=""
+            if ok
+            else (
+                f"utilization RED {u_red.mean:.4f}, drop-tail {u_dt.mean:.4f}: the queue emptied at times, "
+                "either from the sources' start-up or because early drops over-reacted."
+            ),
+        )
+    )
 
     d_red, d_dt = _est(red, "drop_fraction"), _est(dt, "drop_fraction")
     ok_val = abs(d_red.mean - REFERENCE_DROP_FRACTION) <= REFERENCE_TOLERANCE
-    claims.append(Claim(
-        id="red-drop-rate-matches-reference",
-        text="RED's overall drop fraction matches the reference implementations",
-        paper=f"{REFERENCE_DROP_FRACTION:.1%} (112.5k of 300k bottleneck arrivals in 60 s: bare loop 112,523, "
-              "ns-3 3.44 112,831)",
-        measured=f"RED {_pct(d_red)}; drop-tail {_pct(d_dt)}",
-        tolerance=f"±{REFERENCE_TOLERANCE * 100:.0f} percentage points (full runs only)",
-        holds=None if quick else ok_val,
-        explanation=(
-            f"quick run: checked on full runs only (the reference is a 60 s run); the quick value "
-            f"{'is' if ok_val else 'is not'} within the tolerance." if quick else
-            "" if ok_val else
-            f"RED drops {d_red.mean:.1%} of arrivals, {abs(d_red.mean - REFERENCE_DROP_FRACTION) * 100:.1f} "
-            "points from the references: the simulators differ in a modelling detail (see decisions.md)."),
-    ))
+    claims.append(
+        Claim(
+            id="red-drop-rate-matches-reference",
+            text="RED's overall drop fraction matches the reference implementations",
+            paper=f"{REFERENCE_DROP_FRACTION:.1%} (112.5k of 300k bottleneck arrivals in 60 s: bare loop 112,523, "
+            "ns-3 3.44 112,831)",
+            measured=f"RED {_pct(d_red)}; drop-tail {_pct(d_dt)}",
+            tolerance=f"±{REFERENCE_TOLERANCE * 100:.0f} percentage points (full runs only)",
+            holds=None if quick else ok_val,
+            explanation=(
+                f"quick run: checked on full runs only (the reference is a 60 s run); the quick value "
+                f"{'is' if ok_val else 'is not'} within the tolerance."
+                if quick
+                else ""
+                if ok_val
+                else f"RED drops {d_red.mean:.1%} of arrivals, {abs(d_red.mean - REFERENCE_DROP_FRACTION) * 100:.1f} "
+                "points from the references: the simulators differ in a modelling detail (see decisions.md)."
+            ),
+        )
+    )
     return claims
 
 
-def _figures(ctx: Context, series: dict[str, dict[str, list[float]]], loss: dict[str, dict[str, float]],
-             reasons: dict[str, dict[str, float]], thresholds: tuple[float, float], limit: float) -> list[Figure]:
+def _figures(
+    ctx: Context,
+    series: dict[str, dict[str, list[float]]],
+    loss: dict[str, dict[str, float]],
+    reasons: dict[str, dict[str, float]],
+    thresholds: tuple[float, float],
+    limit: float,
+) -> list[Figure]:
     out = []
     fig = figures.new_figure(8.0, 5.5)
     ax1, ax2 = fig.subplots(2, 1, sharex=True)
@@ -260,8 +295,12 @@ def _figures(ctx: Context, series: dict[str, dict[str, list[float]]], loss: dict
     for th, name in zip(thresholds, ("min_th", "max_th"), strict=False):
         ax1.axhline(th, color="C3", ls="--", lw=0.8)
         ax1.annotate(name, (0, th), xytext=(2, 2), textcoords="offset points", color="C3", fontsize=8)
-    top = max(limit if math.isfinite(limit) else 0.0, max(r.get("backlog_pkts", [0.0])),
-              max(d.get("backlog_pkts", [0.0]))) * 1.1
+    top = (
+        max(
+            limit if math.isfinite(limit) else 0.0, max(r.get("backlog_pkts", [0.0])), max(d.get("backlog_pkts", [0.0]))
+        )
+        * 1.1
+    )
     ax1.set_ylim(0, top)
     ax1.set_ylabel("packets")
     ax1.set_title("RED bottleneck (seed 1)")
@@ -275,16 +314,26 @@ def _figures(ctx: Context, series: dict[str, dict[str, list[float]]], loss: dict
     ax2.set_title("drop-tail bottleneck (seed 1)")
     ax2.legend(loc="lower right", fontsize=8)
     figures.save(fig, ctx.figure_path("queue_over_time.png"))
-    out.append(Figure("queue_over_time.png", "Bottleneck queue over time: RED's average and backlog against "
-                                             "its thresholds (top); the drop-tail backlog at its limit (bottom)."))
+    out.append(
+        Figure(
+            "queue_over_time.png",
+            "Bottleneck queue over time: RED's average and backlog against "
+            "its thresholds (top); the drop-tail backlog at its limit (bottom).",
+        )
+    )
 
     fig = figures.new_figure(9.0, 4.0)
     ax = fig.subplots()
     names = list(loss["red"])
     xs = list(range(len(names)))
     ax.bar([x - 0.2 for x in xs], [loss["red"][n] * 100 for n in names], width=0.4, label="RED", color="C0")
-    ax.bar([x + 0.2 for x in xs], [loss["droptail"].get(n, math.nan) * 100 for n in names], width=0.4,
-           label="drop-tail", color="C1")
+    ax.bar(
+        [x + 0.2 for x in xs],
+        [loss["droptail"].get(n, math.nan) * 100 for n in names],
+        width=0.4,
+        label="drop-tail",
+        color="C1",
+    )
     ax.set_xticks(xs, [n.rsplit(".", 1)[-1] for n in names], fontsize=6)
     ax.set_xlabel("flow (cbr.N)")
     ax.set_ylabel("loss rate (%)")
@@ -304,7 +353,7 @@ def _figures(ctx: Context, series: dict[str, dict[str, list[float]]], loss: dict
         ax.bar(variants, vals, bottom=bottom, label=k.removeprefix("drops_"), color=f"C{i + 2}")
         bottom = [b + v for b, v in zip(bottom, vals, strict=False)]
     ax.set_ylabel("packets dropped (mean over seeds)")
-    ax.set_ylim(0, max(bottom + [1.0]) * 1.3)
+    ax.set_ylim(0, max([*bottom, 1.0]) * 1.3)
     ax.legend(fontsize=8, ncol=3, loc="upper center")
     ax.set_title("Bottleneck drops by reason")
     figures.save(fig, ctx.figure_path("drops_by_reason.png"))
@@ -337,26 +386,32 @@ def reproduce(ctx: Context) -> Outcome:
 
     measures: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
     series: dict[str, dict[str, list[float]]] = {}
-    for variant, sc in scenarios.items():
-        for seed in ctx.seeds:
-            res = ctx.run(variant, sc, seed)
-            m = measure(res)
-            if variant == "red" and math.isnan(m["red_avg_mean"]):
-                raise ReproductionError(f"{variant} seed {seed}: no red_avg series for queue {m['bottleneck']}")
-            measures[variant].append(m)
-            if seed == ctx.seeds[0]:
-                series[variant] = _series(res, m["bottleneck"])
+    batch = [(variant, sc, seed) for variant, sc in scenarios.items() for seed in ctx.seeds]
+    for (variant, _, seed), res in zip(batch, ctx.run_many(batch), strict=True):
+        m = measure(res)
+        if variant == "red" and math.isnan(m["red_avg_mean"]):
+            raise ReproductionError(f"{variant} seed {seed}: no red_avg series for queue {m['bottleneck']}")
+        measures[variant].append(m)
+        if seed == ctx.seeds[0]:
+            series[variant] = _series(res, m["bottleneck"])
 
-    loss = {v: {n: sum(r["flow_loss"].get(n, math.nan) for r in runs) / len(runs)
-                for n in runs[0]["flow_loss"]} for v, runs in measures.items()}
-    reasons = {v: {k: sum(r[k] for r in runs) / len(runs)
-                   for k in ("drops_early_random", "drops_forced", "drops_overlimit")}
-               for v, runs in measures.items()}
+    loss = {
+        v: {n: sum(r["flow_loss"].get(n, math.nan) for r in runs) / len(runs) for n in runs[0]["flow_loss"]}
+        for v, runs in measures.items()
+    }
+    reasons = {
+        v: {k: sum(r[k] for r in runs) / len(runs) for k in ("drops_early_random", "drops_forced", "drops_overlimit")}
+        for v, runs in measures.items()
+    }
     claims = _claims(measures, thresholds, float(red_q.get("max_p", 0.1)), ctx.quick)
     figs = _figures(ctx, series, loss, reasons, thresholds, limit)
 
-    per_run = {v: {f"seed_{s}": {k: x for k, x in m.items() if k != "flow_loss"}
-                   for s, m in zip(ctx.seeds, runs, strict=False)} for v, runs in measures.items()}
+    per_run = {
+        v: {
+            f"seed_{s}": {k: x for k, x in m.items() if k != "flow_loss"} for s, m in zip(ctx.seeds, runs, strict=False)
+        }
+        for v, runs in measures.items()
+    }
     data = {
         "duration": duration,
         "warmup_s": WARMUP_S,
@@ -369,33 +424,38 @@ def reproduce(ctx: Context) -> Outcome:
     echo = scenarios["red"].echo
     topo = echo["topology"]
     traffic = echo.get("traffic", [{}])[0]
-    setup = "\n".join([
-        "| | RED variant | drop-tail variant |",
-        "|---|---|---|",
-        f"| scenario | `scenarios/{VARIANTS['red']}` | `scenarios/{VARIANTS['droptail']}` |",
-        f"| sources | {topo.get('sources')} × CBR {traffic.get('rate', '?')} of {traffic.get('size', '?')} "
-        f"(start jitter {traffic.get('start_jitter', '0s')}) | same |",
-        f"| access links | {topo['access']['rate']} / {topo['access']['delay']} | same |",
-        f"| bottleneck | {topo['bottleneck']['rate']} / {topo['bottleneck']['delay']} | same |",
-        f"| bottleneck queue | RED limit {red_q['limit']}, min_th {red_q['min_th']}, max_th {red_q['max_th']}, "
-        f"max_p {red_q.get('max_p')}, w_q {red_q.get('w_q')}, gentle {red_q.get('gentle')} | "
-        f"FIFO limit {dt_limit} |",
-        f"| simulated time | {duration} per run | same |",
-        f"| seeds | {', '.join(map(str, ctx.seeds))} | same |",
-    ])
-    interpretations = "\n".join([
-        f"- **Warm-up.** Averages over time start at {WARMUP_S:g} s, so the first fill of the queue "
-        "(RED's average rises with time constant 1/w_q = 500 arrivals) does not count.",
-        "- **Time average.** `red_avg` and `backlog_pkts` are sampled at a fixed interval "
-        "(`metrics.series_interval`, 100 ms by default); the mean of the samples is the time average.",
-        "- **Loss spread.** Coefficient of variation = population standard deviation / mean of the "
-        "per-flow loss rates `dropped_pkts / sent_pkts` over the whole run.",
-        "- **Utilization** is the bottleneck link's busy-time fraction over the run, as the simulator reports it.",
-        "- **Replications.** A claim holds when the mean over seeds is within the tolerance; the 95% "
-        "confidence interval (Student t) is shown beside it and is absent for one seed.",
-        "- **Reference drop fraction.** 40 × 1 Mb/s into 25 Mb/s leaves 37.5% to drop; the bare loop and "
-        "ns-3 3.44 drop 112,523 and 112,831 of about 300k arrivals in 60 s. Checked on full runs only.",
-        "- **Tolerances** were fixed in `python/qoslab/reproduce/examples.py` before any run and are not tuned.",
-    ])
-    return Outcome(claims=claims, data=data, sections=[("Setup", setup), ("Interpretations", interpretations)],
-                   figures=figs)
+    setup = "\n".join(
+        [
+            "| | RED variant | drop-tail variant |",
+            "|---|---|---|",
+            f"| scenario | `scenarios/{VARIANTS['red']}` | `scenarios/{VARIANTS['droptail']}` |",
+            f"| sources | {topo.get('sources')} × CBR {traffic.get('rate', '?')} of {traffic.get('size', '?')} "
+            f"(start jitter {traffic.get('start_jitter', '0s')}) | same |",
+            f"| access links | {topo['access']['rate']} / {topo['access']['delay']} | same |",
+            f"| bottleneck | {topo['bottleneck']['rate']} / {topo['bottleneck']['delay']} | same |",
+            f"| bottleneck queue | RED limit {red_q['limit']}, min_th {red_q['min_th']}, max_th {red_q['max_th']}, "
+            f"max_p {red_q.get('max_p')}, w_q {red_q.get('w_q')}, gentle {red_q.get('gentle')} | "
+            f"FIFO limit {dt_limit} |",
+            f"| simulated time | {duration} per run | same |",
+            f"| seeds | {', '.join(map(str, ctx.seeds))} | same |",
+        ]
+    )
+    interpretations = "\n".join(
+        [
+            f"- **Warm-up.** Averages over time start at {WARMUP_S:g} s, so the first fill of the queue "
+            "(RED's average rises with time constant 1/w_q = 500 arrivals) does not count.",
+            "- **Time average.** `red_avg` and `backlog_pkts` are sampled at a fixed interval "
+            "(`metrics.series_interval`, 100 ms by default); the mean of the samples is the time average.",
+            "- **Loss spread.** Coefficient of variation = population standard deviation / mean of the "
+            "per-flow loss rates `dropped_pkts / sent_pkts` over the whole run.",
+            "- **Utilization** is the bottleneck link's busy-time fraction over the run, as the simulator reports it.",
+            "- **Replications.** A claim holds when the mean over seeds is within the tolerance; the 95% "
+            "confidence interval (Student t) is shown beside it and is absent for one seed.",
+            "- **Reference drop fraction.** 40 × 1 Mb/s into 25 Mb/s leaves 37.5% to drop; the bare loop and "
+            "ns-3 3.44 drop 112,523 and 112,831 of about 300k arrivals in 60 s. Checked on full runs only.",
+            "- **Tolerances** were fixed in `python/qoslab/reproduce/examples.py` before any run and are not tuned.",
+        ]
+    )
+    return Outcome(
+        claims=claims, data=data, sections=[("Setup", setup), ("Interpretations", interpretations)], figures=figs
+    )

@@ -24,16 +24,19 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._atomic import atomic_dir
 from ..errors import ReproductionError
 from ..result import Result
 from ..scenario import Scenario
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..executor import Executor
 
 Log = Callable[[str], None]
 
@@ -65,8 +68,15 @@ class Claim:
         return {True: "holds", False: "fails", None: "not checked"}[self.holds]
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "text": self.text, "paper": self.paper, "measured": self.measured,
-                "tolerance": self.tolerance, "holds": self.holds, "explanation": self.explanation}
+        return {
+            "id": self.id,
+            "text": self.text,
+            "paper": self.paper,
+            "measured": self.measured,
+            "tolerance": self.tolerance,
+            "holds": self.holds,
+            "explanation": self.explanation,
+        }
 
 
 @dataclass
@@ -108,14 +118,55 @@ class Summary:
 
 
 class Context:
-    """What a reproduction sees: mode, seeds, where to write, how to run."""
+    """What a reproduction sees: mode, seeds, where to write, how to run.
 
-    def __init__(self, *, name: str, quick: bool, seeds: list[int], folder: Path, log: Log) -> None:
+    :meth:`run_many` hands a batch of runs (variants × seeds) to the
+    executor (:mod:`qoslab.executor`: a local pool on every core by default,
+    or Dask); :meth:`run` is one run in this process.
+    """
+
+    def __init__(
+        self, *, name: str, quick: bool, seeds: list[int], folder: Path, log: Log, executor: Executor | None = None
+    ) -> None:
         self.name = name
         self.quick = quick
         self.seeds = seeds
         self.folder = folder
         self.log = log
+        self.executor = executor
+
+    def run_many(self, runs: Sequence[tuple[str, Scenario, int]]) -> list[Result]:
+        """Runs every ``(variant, scenario, seed)`` through the executor, saves each as
+        ``<variant>/seed_<seed>/`` as it finishes, and returns the results in the order given
+        (the same bytes as one by one: each run depends on its scenario and seed alone)."""
+        if self.executor is None or self.executor.workers == 1 or len(runs) < 2:
+            return [self.run(v, sc, seed) for v, sc, seed in runs]
+        from ..sweeps import Job, execute_job
+
+        jobs = [
+            Job(
+                index=i,
+                key="",
+                seed=seed,
+                point=(),
+                text=sc.text,
+                origin=sc.origin,
+                base_dir=str(sc.base_dir),
+                overrides=sc.overrides,
+            )
+            for i, (_, sc, seed) in enumerate(runs)
+        ]
+        out: list[Result | None] = [None] * len(runs)
+        for i, (summary, tables, wall) in self.executor.map_unordered(execute_job, jobs):
+            variant, sc, seed = runs[i]
+            res = Result(summary, tables)
+            res.save(self.folder / variant / f"seed_{seed}")
+            self.log(
+                f"  {self.name}: {variant} seed {seed}: {sc.duration} simulated in {wall:.1f} s "
+                f"({self.executor.description})"
+            )
+            out[i] = res
+        return [r for r in out if r is not None]
 
     def scenario_path(self, relative: str) -> Path:
         """A built-in scenario (``scenarios/<relative>``); see :func:`scenarios_dir`."""
@@ -131,8 +182,9 @@ class Context:
 
         res = run(scenario, seed=seed)
         res.save(self.folder / variant / f"seed_{seed}")
-        self.log(f"  {self.name}: {variant} seed {seed}: {scenario.duration} simulated in "
-                 f"{time.perf_counter() - t0:.1f} s")
+        self.log(
+            f"  {self.name}: {variant} seed {seed}: {scenario.duration} simulated in {time.perf_counter() - t0:.1f} s"
+        )
         return res
 
     def figure_path(self, file: str) -> Path:
@@ -197,8 +249,10 @@ def render_report(module: ModuleType, s: Summary) -> str:
     ]
     mark = {True: "yes", False: "**no**", None: "not checked"}
     for c in o.claims:
-        lines.append(f"| `{c.id}`: {_md_cell(c.text)} | {_md_cell(c.paper)} | {_md_cell(c.measured)} | "
-                     f"{_md_cell(c.tolerance)} | {mark[c.holds]} |")
+        lines.append(
+            f"| `{c.id}`: {_md_cell(c.text)} | {_md_cell(c.paper)} | {_md_cell(c.measured)} | "
+            f"{_md_cell(c.tolerance)} | {mark[c.holds]} |"
+        )
     explained = [c for c in o.claims if c.explanation]
     if explained:
         lines += ["", "### Notes on the claims", ""]
@@ -213,9 +267,17 @@ def render_report(module: ModuleType, s: Summary) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def execute(module: ModuleType, *, quick: bool, seeds: int | None, out: os.PathLike | str,
-            log: Log) -> Summary:
-    """Runs one reproduction module and writes ``OUT/<name>/`` atomically."""
+def execute(
+    module: ModuleType,
+    *,
+    quick: bool,
+    seeds: int | None,
+    out: os.PathLike[str] | str,
+    log: Log,
+    executor: Executor | None = None,
+) -> Summary:
+    """Runs one reproduction module and writes ``OUT/<name>/`` atomically; its batches of
+    runs go to ``executor`` (default: one run at a time in this process)."""
     name = module.NAME
     n = seeds if seeds is not None else (1 if quick else getattr(module, "FULL_SEEDS", 3))
     if n < 1:
@@ -225,11 +287,12 @@ def execute(module: ModuleType, *, quick: bool, seeds: int | None, out: os.PathL
     target = out / folder_name(name)
     t0 = time.perf_counter()
     with atomic_dir(target) as tmp:
-        ctx = Context(name=name, quick=quick, seeds=seed_list, folder=tmp, log=log)
+        ctx = Context(name=name, quick=quick, seeds=seed_list, folder=tmp, log=log, executor=executor)
         outcome = module.reproduce(ctx)
         wall = time.perf_counter() - t0
-        summary = Summary(name=name, title=module.TITLE, quick=quick, seeds=seed_list, wall_s=wall,
-                          outcome=outcome, folder=target)
+        summary = Summary(
+            name=name, title=module.TITLE, quick=quick, seeds=seed_list, wall_s=wall, outcome=outcome, folder=target
+        )
         from .. import __version__
 
         doc = {

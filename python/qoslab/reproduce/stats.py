@@ -15,9 +15,36 @@ from dataclasses import dataclass
 
 #: Two-sided 95% Student t quantiles t(0.975, df), df = 1..30.
 _T975 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
 )
 _T975_LARGE = ((120, 1.980), (60, 2.000), (40, 2.021), (30, 2.042))
 
@@ -84,10 +111,13 @@ class Estimate:
         ci = f" ± {format(hw * scale, spec)}" if hw is not None else ""
         return f"{m}{ci}{unit}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, float | list[float | None] | None]:
         hw = self.half_width
-        return {"mean": _num(self.mean), "ci95": _num(hw) if hw is not None else None,
-                "values": [_num(v) for v in self.values]}
+        return {
+            "mean": _num(self.mean),
+            "ci95": _num(hw) if hw is not None else None,
+            "values": [_num(v) for v in self.values],
+        }
 
 
 def _num(x: float) -> float | None:

@@ -28,6 +28,15 @@ use crate::rng::Rng;
 use crate::units::Time;
 use std::collections::VecDeque;
 
+/// The key [`Port::enqueue_queue`] would hand stages it should not have had.
+const NO_KEY: FlowKey = FlowKey {
+    src: std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+    dst: std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+    src_port: 0,
+    dst_port: 0,
+    proto: 0,
+};
+
 /// Drops and marks made by a port's stages (before its queue discipline).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StageStats {
@@ -165,6 +174,17 @@ impl Port {
             }
         }
         verdict
+    }
+
+    /// [`Port::enqueue`] for a port without stages (the driver checked
+    /// `stages().is_empty()`): straight to the queue discipline, with no
+    /// flow key or event sink to find. With stages, this is `enqueue`.
+    #[inline]
+    pub fn enqueue_queue(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
+        if !self.stages.is_empty() {
+            return self.enqueue(now, pkt, &NO_KEY, rng, &mut super::event::Discard);
+        }
+        self.queue.enqueue(now, pkt, rng)
     }
 
     fn tell_drop(&mut self, now: Time, d: &Dropped) {

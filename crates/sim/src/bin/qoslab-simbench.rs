@@ -13,14 +13,15 @@
 //! spread over a period as in the reference (and the bare loop). With
 //! `--repeat K` the scenario runs K times and the median loop time counts.
 //! The file is loaded like `qoslab run` loads it
-//! ([`qoslab_sim::scenario::load::load_file`]: `--set` overrides, then
+//! ([`qoslab_scenario::load::load_file`]: `--set` overrides, then
 //! validation; errors exit with code 2); `--duration`, `--sources` and
 //! `--source-rate` apply after that. `peak_rss_kb` is the process's
 //! high-water mark, which includes the result tables of the runs.
 
 use qoslab_core::units::{Dur, Rate};
-use qoslab_sim::scenario::load::load_file;
-use qoslab_sim::scenario::{Scenario, SizeSpec, Topology, TrafficModel};
+use qoslab_scenario::load::load_file;
+use qoslab_scenario::validate::validate;
+use qoslab_scenario::{Scenario, SizeSpec, Topology, TrafficModel};
 use qoslab_sim::RunOptions;
 use std::process::ExitCode;
 
@@ -67,7 +68,7 @@ fn main() -> ExitCode {
         }
     }
     let mut sc: Scenario = match load_file(std::path::Path::new(file), &sets) {
-        Ok(s) => s,
+        Ok(s) => s.into_scenario(),
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(2);
@@ -93,6 +94,14 @@ fn main() -> ExitCode {
         }
     }
     let base_dir = std::path::Path::new(file).parent().map(|p| p.to_path_buf()).unwrap_or_default();
+    // The options changed the scenario: it is validated again.
+    let sc = match validate(sc, file, "", Some(&base_dir)) {
+        Ok(s) => s,
+        Err(ds) => {
+            ds.iter().for_each(|d| eprintln!("{d}"));
+            return ExitCode::from(2);
+        }
+    };
     let mut runs = Vec::new();
     // Resident memory seen during the event loop (sampled every 2^16 events),
     // before the result tables are built.

@@ -4,28 +4,19 @@
 //! - this file: [`build_port`] (a direction's scenario description to a
 //!   core [`Port`]: its stages, its queue discipline, its device queue) and
 //!   the events-table rows of mechanism events ([`event_row`], [`RowSink`]);
-//! - [`mace`]: the link `mace` table to a [`qoslab_core::mace::MaceStage`]
-//!   and its device policy;
-//! - [`policer`]: a `stages` entry `{ type = "policer" }` to a core
-//!   [`qoslab_core::policer::Policer`].
 //!
-//! Stages are built by [`build_stage`] (one arm per `StageSpec` variant),
-//! used by the simulator and by validation alike.
-//!
-//! Queue disciplines are built by `crate::qbuild::build_queue` (the one
-//! place a `QueueSpec` becomes a core `Queue`, also used by validation).
-
-pub mod mace;
-pub mod policer;
+//! Each part comes from the registry of `qoslab-scenario`, the one place a
+//! spec becomes a core mechanism (also used by validation): queue
+//! disciplines ([`build_queue`]), stages ([`build_stage`]: one arm per
+//! `StageSpec` variant) and MACE's stage and device policy
+//! ([`mace::from_spec`]).
 
 use crate::error::Diagnostic;
 use crate::metrics::EventRow;
-use crate::qbuild::build_queue;
-use crate::scenario::{LinkSpec, QueueSpec, StageSpec};
-use qoslab_core::error::ConfigError;
-use qoslab_core::pipeline::Stage;
 use qoslab_core::pipeline::{EventSink, MechEvent, Port};
 use qoslab_core::units::Time;
+use qoslab_scenario::registry::{build_queue, build_stage, mace};
+use qoslab_scenario::{LinkSpec, QueueSpec, StageSpec};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -62,20 +53,6 @@ impl EventSink for RowSink<'_> {
 
 fn diag(origin: &str, path: String, message: String) -> Diagnostic {
     Diagnostic { origin: origin.to_string(), line: None, path, message }
-}
-
-/// A stage the core refused: the field below the stage's table and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StageBuildError {
-    pub field_path: String,
-    pub error: ConfigError,
-}
-
-/// Builds one stage from its scenario description, starting at `now`.
-pub fn build_stage(spec: &StageSpec, now: Time) -> Result<Box<dyn Stage>, StageBuildError> {
-    match spec {
-        StageSpec::Policer { .. } => policer::build(spec, now),
-    }
 }
 
 /// One direction of a link, as [`build_port`] builds it.
@@ -121,4 +98,51 @@ pub fn build_port(
         port = port.with_stage(parts.stage).with_device(Box::new(parts.device));
     }
     Ok(port)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qoslab_core::units::{Bytes, Dur, Rate};
+    use qoslab_scenario::{MaceAdmissionSpec, MaceBeDispatch, MacePortSide, MacePortSpec, MaceSpec};
+
+    fn spec(admission: MaceAdmissionSpec) -> MaceSpec {
+        MaceSpec {
+            ports: Some(vec![MacePortSpec {
+                port: 5004,
+                side: MacePortSide::Dst,
+                rate: Rate(77_200),
+                depth: Bytes(386),
+                threshold: 100,
+            }]),
+            descriptors: None,
+            admission,
+            allocation: Rate(3_900_000),
+            stale_timeout: Dur::from_secs(30),
+            device_queue: 1,
+            be_dispatch: MaceBeDispatch::WhenRoom,
+            table_capacity: 1024,
+        }
+    }
+    fn mbac(v: f64, window: u32) -> MaceAdmissionSpec {
+        MaceAdmissionSpec::Mbac { v, sample: Dur::from_secs(5), window, restart_window: true }
+    }
+
+    #[test]
+    fn mace_sample_rows_carry_the_rate_and_the_allocation() {
+        let mut m = mace::from_spec(&spec(mbac(0.95, 20)), Time::ZERO, None).unwrap();
+        assert_eq!(m.stage.next_deadline(), Some(Time(Dur::from_secs(5).0)));
+        let mut evs = Vec::new();
+        m.stage.on_timer(Time(Dur::from_secs(5).0), &mut evs);
+        let row = event_row("r1->sink0", &evs[0]);
+        assert_eq!((row.kind, row.estimate, row.threshold), ("sample", 0.0, 3_900_000.0));
+        assert_eq!(
+            row.detail,
+            "link=r1->sink0 bits=0 cl_arrived=0 cl_dropped=0 be_arrived=0 be_dropped=0 nu_hat_bps=0 v_mu_bps=3705000"
+        );
+        let mut m = mace::from_spec(&spec(MaceAdmissionSpec::Ssac), Time::ZERO, None).unwrap();
+        let mut evs = Vec::new();
+        m.stage.on_timer(Time(Dur::from_secs(5).0), &mut evs);
+        assert!(event_row("l", &evs[0]).detail.ends_with("be_dropped=0 reserved_bps=0"));
+    }
 }

@@ -31,12 +31,12 @@ pub mod tables;
 
 use crate::engine::FlowId;
 use crate::net::Network;
-use crate::scenario::MetricsSpec;
 use qoslab_core::admission::Decision;
 use qoslab_core::qdisc::{DropReason, MarkReason};
 use qoslab_core::stats::{FixedHistogram, LogHistogram, Rfc3550Jitter, Welford};
 use qoslab_core::units::Time;
 use qoslab_core::{Packet, Queue};
+use qoslab_scenario::MetricsSpec;
 
 /// Indices into a bin's counters.
 pub const BIN_SENT: usize = 0;

@@ -24,12 +24,12 @@ use crate::metrics::{
 };
 use crate::output::{Column, RunOutput, Table};
 use crate::run::Sim;
-use crate::scenario::Scenario;
 use crate::traffic::FlowState;
 use qoslab_core::pipeline::StageStats;
 use qoslab_core::qdisc::{DropReason, MarkReason};
 use qoslab_core::stats::jain_index;
 use qoslab_core::Queue;
+use qoslab_scenario::Scenario;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -46,7 +46,38 @@ pub fn build(sim: &Sim, sc: &Scenario, seed: u64, loop_wall_s: f64) -> RunOutput
     let series = series_table(sim);
     let events = events_table(sim);
     let summary = summary(sim, sc, seed, loop_wall_s);
-    RunOutput { summary, flows, queues, series, events }
+    let traces = traces(sim);
+    RunOutput { summary, flows, queues, series, events, traces }
+}
+
+/// The pcapng bytes of every traced direction (see [`crate::trace`]).
+fn traces(sim: &Sim) -> Vec<(String, Vec<u8>)> {
+    use crate::run::agents::{REVERSE, SEQ_MASK};
+    use crate::trace::{pcapng, FlowWire};
+    use crate::traffic::ModelPlan;
+    let flow = |f: qoslab_core::FlowId| {
+        let key = *sim.table.key(f);
+        let group = &sim.groups[sim.flows[f.index()].group.index()];
+        let tcp_mss = match &group.model {
+            // The trace's segments carry wire size - 40 bytes of payload (IPv4 + TCP
+            // headers synthesized inside the wire size), so sequence numbers step by that.
+            ModelPlan::Tcp { cfg, header, .. } => Some(cfg.mss.saturating_add(*header).saturating_sub(40).max(1)),
+            _ => None,
+        };
+        FlowWire { key, tcp_mss }
+    };
+    let mut out = Vec::new();
+    for t in &sim.tracer.traces {
+        let d = &sim.net.dirs[t.dir.index()];
+        let ends = (d.from.0, d.to.0);
+        let bytes = pcapng(t, ends, &flow, &|h| h & REVERSE != 0, &|h| h & SEQ_MASK);
+        match bytes {
+            Ok(b) => out.push((t.name.clone(), b)),
+            // Writing into memory cannot fail but for a bug: the trace is left out, not the result.
+            Err(e) => eprintln!("qoslab: {e}"),
+        }
+    }
+    out
 }
 
 /// `(start_s, end_s, ran)` of a flow.

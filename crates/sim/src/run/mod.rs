@@ -32,12 +32,11 @@ mod held;
 mod shaping;
 
 use crate::engine::{DirId, Event, EventQueue, FlowId, GroupId, NodeId};
-use crate::error::{Diagnostic, SimError};
+use crate::error::SimError;
 use crate::mechanisms::RowSink;
 use crate::metrics::Metrics;
 use crate::net::Network;
 use crate::output::RunOutput;
-use crate::scenario::{expand, AdmissionSpec, Scenario};
 use crate::traffic::arrivals::{self, Arrival};
 use crate::traffic::{self, Flow, FlowState, GroupPlan};
 use crate::RunOptions;
@@ -47,6 +46,7 @@ use qoslab_core::packet::FlowTable;
 use qoslab_core::qdisc::{Dequeue, Verdict};
 use qoslab_core::units::Time;
 use qoslab_core::Packet;
+use qoslab_scenario::{expand, AdmissionSpec, ValidScenario};
 use rand::Rng as _;
 use std::time::Instant;
 
@@ -58,7 +58,7 @@ const DIR_LINES: usize = std::mem::size_of::<crate::net::Dir>().div_ceil(64);
 const PROGRESS_EVERY: u64 = 1 << 16;
 
 /// Runs `scenario` with `opts.seed`.
-pub fn run(scenario: &Scenario, mut opts: RunOptions) -> Result<RunOutput, SimError> {
+pub fn run(scenario: &ValidScenario, mut opts: RunOptions) -> Result<RunOutput, SimError> {
     let mut sim = Sim::build(scenario, &opts)?;
     let t0 = Instant::now();
     sim.run_loop(&mut opts.progress)?;
@@ -104,6 +104,8 @@ pub struct Sim {
     route_dsts: Vec<NodeId>,
     /// Domain edge behaviours (see `edges`).
     edges: edges::Edges,
+    /// Packet traces of chosen directions (see [`crate::trace`]).
+    pub tracer: crate::trace::Tracer,
 }
 
 /// How a new flow's start and end are set.
@@ -117,33 +119,14 @@ enum Life {
     Given(qoslab_core::units::Dur),
 }
 
-fn config_error(origin: &str, path: String, message: String) -> SimError {
-    SimError::Config(vec![Diagnostic { origin: origin.to_string(), line: None, path, message }])
-}
-
 impl Sim {
     /// Builds everything and schedules the initial events.
-    pub fn build(sc: &Scenario, opts: &RunOptions) -> Result<Sim, SimError> {
+    pub fn build(sc: &ValidScenario, opts: &RunOptions) -> Result<Sim, SimError> {
         let origin = sc.name.clone();
-        if sc.duration.0 == 0 {
-            return Err(config_error(&origin, "duration".into(), "(0s) must be positive".into()));
-        }
         let m = &sc.metrics;
-        for (f, v) in [("metrics.bin", m.bin), ("metrics.series_interval", m.series_interval)] {
-            if v.0 == 0 {
-                return Err(config_error(&origin, f.into(), "(0s) must be positive".into()));
-            }
-        }
-        if m.interarrival_bin.0 == 0 || m.interarrival_max < m.interarrival_bin {
-            return Err(config_error(
-                &origin,
-                "metrics.interarrival_bin".into(),
-                "must be positive and not above metrics.interarrival_max".into(),
-            ));
-        }
         let ex = expand::expand(&sc.topology);
         let mut net = Network::build(&ex, opts.seed, &origin, &opts.base_dir)?;
-        let groups = traffic::plan_groups(sc, &ex, opts.seed, &opts.base_dir, &origin)?;
+        let groups = traffic::plan_groups(sc, &ex, opts.seed, &opts.base_dir)?;
         // Routes to every destination traffic may use; every pairing reachable.
         // Flows with agents also need routes back to their sources.
         let dsts: Vec<NodeId> = groups
@@ -151,60 +134,18 @@ impl Sim {
             .flat_map(|g| g.dsts.iter().copied().chain(g.srcs.iter().copied().filter(|_| g.model.has_agent())))
             .collect();
         net.route_to(&dsts);
-        let mut errors = Vec::new();
-        for (gi, g) in groups.iter().enumerate() {
-            let pairs = lcm(g.srcs.len(), g.dsts.len()).min(1 << 20);
-            for i in 0..pairs {
-                let (s, d) = g.endpoints(i as u32);
-                let (sn, dn) = (&net.nodes[s.index()].name, &net.nodes[d.index()].name);
-                if s == d {
-                    errors.push(Diagnostic {
-                        origin: origin.clone(),
-                        line: None,
-                        path: format!("traffic.{gi}.dst"),
-                        message: format!("flow {}.{i} would go from {sn} to itself; allowed: a different host", g.name),
-                    });
-                    break;
-                }
-                let routed = net.routes.slot(d).and_then(|slot| net.routes.next(slot, s));
-                if routed.is_none() {
-                    errors.push(Diagnostic {
-                        origin: origin.clone(),
-                        line: None,
-                        path: format!("traffic.{gi}.dst"),
-                        message: format!(
-                            "no route from {sn} to {dn} (paths may pass through routers only); allowed: a reachable host"
-                        ),
-                    });
-                    break;
-                }
-            }
-        }
-        if !errors.is_empty() {
-            return Err(SimError::Config(errors));
-        }
-        for name in &m.trace_flows {
-            let known = name
-                .rsplit_once('.')
-                .is_some_and(|(g, i)| groups.iter().any(|gp| gp.name == g) && i.parse::<u32>().is_ok());
-            if !known {
-                return Err(config_error(
-                    &origin,
-                    "metrics.trace_flows".into(),
-                    format!("{name:?} names no flow; allowed: \"<group>.<index>\""),
-                ));
-            }
-        }
+        check_routes(&net, &groups)?;
         let admission: Box<dyn AdmissionControl + Send> = match sc.admission {
             // The shaping CAC decides in `shaping` (it also assigns shaper rates).
             AdmissionSpec::AdmitAll | AdmissionSpec::ShapingCac { .. } => Box::new(AdmitAll::default()),
         };
-        let shaping = shaping::Shaping::build(sc, &groups, &origin)?;
+        let shaping = shaping::Shaping::build(sc, &groups)?;
+        let tracer = crate::trace::Tracer::new(&sc.trace.pcap, &net)?;
         let n_dirs = net.dirs.len();
         let router_out =
-            net.dirs.iter().map(|d| net.nodes[d.from.index()].kind == crate::scenario::NodeKind::Router).collect();
+            net.dirs.iter().map(|d| net.nodes[d.from.index()].kind == qoslab_scenario::NodeKind::Router).collect();
         let dir_to_host =
-            net.dirs.iter().map(|d| net.nodes[d.to.index()].kind == crate::scenario::NodeKind::Host).collect();
+            net.dirs.iter().map(|d| net.nodes[d.to.index()].kind == qoslab_scenario::NodeKind::Host).collect();
         let mut sim = Sim {
             now: Time::ZERO,
             end: Time(sc.duration.0),
@@ -234,39 +175,46 @@ impl Sim {
             group_dst_port: sc.traffic.iter().map(|t| t.dst_port).collect(),
             route_dsts: dsts,
             edges: edges::Edges::default(),
+            tracer,
         };
-        for gi in 0..sim.groups.len() {
-            let g = &sim.groups[gi];
-            let start = g.start;
-            match g.fixed_flows {
-                Some(n) => {
-                    for _ in 0..n {
-                        let f = sim.create_flow(GroupId(gi as u32), Life::Fixed);
-                        let fl = &sim.flows[f.index()];
-                        if fl.start < fl.end {
-                            sim.events.schedule(fl.start, Event::FlowStart(f));
-                        } else {
-                            sim.flows[f.index()].state = FlowState::NeverStarted;
-                        }
-                    }
-                }
-                None => {
-                    // A replay starts at its first row; other processes at the start.
-                    let first = match &sim.groups[gi].arrival {
-                        Some(Arrival::Replay { rows, .. }) => rows.first().map(|r| arrivals::later(start, r.0)),
-                        _ => Some(start),
-                    };
-                    if let Some(t) = first.filter(|t| *t < sim.groups[gi].stop) {
-                        sim.events.schedule(t, Event::GroupNext(GroupId(gi as u32)));
-                    }
-                }
-            }
-        }
+        sim.schedule_groups();
         for d in 0..n_dirs {
             sim.schedule_qdisc_tick(DirId(d as u32));
         }
         sim.events.schedule(Time(sim.sample_every.min(sim.end.0)), Event::Sample);
         Ok(sim)
+    }
+
+    /// Schedules each group's first event: fixed flows' starts, or the
+    /// arrival process's first arrival (a replay at its first row).
+    fn schedule_groups(&mut self) {
+        for gi in 0..self.groups.len() {
+            let g = &self.groups[gi];
+            let start = g.start;
+            match g.fixed_flows {
+                Some(n) => {
+                    for _ in 0..n {
+                        let f = self.create_flow(GroupId(gi as u32), Life::Fixed);
+                        let fl = &self.flows[f.index()];
+                        if fl.start < fl.end {
+                            self.events.schedule(fl.start, Event::FlowStart(f));
+                        } else {
+                            self.flows[f.index()].state = FlowState::NeverStarted;
+                        }
+                    }
+                }
+                None => {
+                    // A replay starts at its first row; other processes at the start.
+                    let first = match &self.groups[gi].arrival {
+                        Some(Arrival::Replay { rows, .. }) => rows.first().map(|r| arrivals::later(start, r.0)),
+                        _ => Some(start),
+                    };
+                    if let Some(t) = first.filter(|t| *t < self.groups[gi].stop) {
+                        self.events.schedule(t, Event::GroupNext(GroupId(gi as u32)));
+                    }
+                }
+            }
+        }
     }
 
     /// Runs events up to the end (or until interrupted).
@@ -435,14 +383,27 @@ impl Sim {
         self.metrics.on_dir_arrival(d.index());
         let now = self.now;
         let dir = &mut self.net.dirs[d.index()];
-        let key = self.table.key(pkt.flow);
-        let mut sink = RowSink { link: &dir.name, rows: &mut self.metrics.events };
-        let verdict = dir.port.enqueue(now, pkt, key, &mut dir.rng, &mut sink);
+        let verdict = if dir.port.stages().is_empty() {
+            // No stage reads the flow key or reports events: the queue alone.
+            dir.port.enqueue_queue(now, pkt, &mut dir.rng)
+        } else {
+            let key = self.table.key(pkt.flow);
+            let mut sink = RowSink { link: &dir.name, rows: &mut self.metrics.events };
+            dir.port.enqueue(now, pkt, key, &mut dir.rng, &mut sink)
+        };
         match verdict {
             Verdict::Queued | Verdict::Marked(_) => {}
-            Verdict::Dropped(x) => self.count_drop(&x.packet),
+            Verdict::Dropped(x) => {
+                if self.tracer.any() {
+                    self.tracer.record(d, now, &x.packet, Some(x.reason));
+                }
+                self.count_drop(&x.packet)
+            }
             Verdict::QueuedPushingOut(victims) => {
                 for x in victims {
+                    if self.tracer.any() {
+                        self.tracer.record(d, now, &x.packet, Some(x.reason));
+                    }
                     self.count_drop(&x.packet);
                 }
             }
@@ -482,6 +443,9 @@ impl Sim {
     #[inline]
     fn start_tx(&mut self, d: DirId, pkt: Packet) {
         let now = self.now;
+        if self.tracer.any() {
+            self.tracer.record(d, now, &pkt, None);
+        }
         let seq = self.events.reserve_seq();
         let dir = &mut self.net.dirs[d.index()];
         let done = dir.start_tx(now, &pkt);
@@ -558,7 +522,7 @@ impl Sim {
         }
         match self.net.routes.next(self.flow_slot[f], node) {
             Some(next) if self.edges.any() && self.edges.at(node) => {
-                let from_host = self.net.nodes[from.index()].kind == crate::scenario::NodeKind::Host;
+                let from_host = self.net.nodes[from.index()].kind == qoslab_scenario::NodeKind::Host;
                 let mut pkt = pkt;
                 if self.edge_packet(node, from_host, self.dir_to_host[next.index()], &mut pkt) {
                     self.enqueue(next, pkt);
@@ -616,6 +580,24 @@ impl Sim {
         }
         (q, w, p)
     }
+}
+
+/// Every flow's endpoints differ and are joined by a route: validation
+/// refuses scenarios where they are not, so a failure here is a bug.
+fn check_routes(net: &Network, groups: &[GroupPlan]) -> Result<(), SimError> {
+    for g in groups {
+        for i in 0..lcm(g.srcs.len(), g.dsts.len()).min(1 << 20) {
+            let (s, d) = g.endpoints(i as u32);
+            if s == d || net.routes.slot(d).and_then(|slot| net.routes.next(slot, s)).is_none() {
+                let (sn, dn) = (&net.nodes[s.index()].name, &net.nodes[d.index()].name);
+                return Err(SimError::Runtime(format!(
+                    "group {}: flow {i} from {sn} to {dn} has no route, which validation refuses (a bug)",
+                    g.name
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn gcd(a: usize, b: usize) -> usize {

@@ -50,8 +50,7 @@
 
 use super::Sim;
 use crate::engine::{DirId, Event, FlowId};
-use crate::error::{Diagnostic, SimError};
-use crate::scenario::{AdmissionSpec, Scenario, Scheme2Rate};
+use crate::error::SimError;
 use crate::traffic::{GroupPlan, SizeModel};
 use qoslab_core::admission::{AdmissionControl, Decision, FlowRequest};
 use qoslab_core::cac::{Scheme, ShapingCac, ShapingCacConfig, Share, Utilization};
@@ -59,6 +58,7 @@ use qoslab_core::qdisc::{Dequeue, Limit, Qdisc, Verdict};
 use qoslab_core::shaper::{Shaper, ShaperConfig};
 use qoslab_core::units::{Bytes, Rate, Time};
 use qoslab_core::Packet;
+use qoslab_scenario::{AdmissionSpec, Scenario, Scheme2Rate, ShaperSpec};
 
 /// A group's shaper settings, resolved against its packet size.
 #[derive(Clone, Copy, Debug)]
@@ -86,14 +86,40 @@ pub(super) struct Shaping {
     r_req: Option<Rate>,
 }
 
-fn diag(origin: &str, path: String, message: String) -> Diagnostic {
-    Diagnostic { origin: origin.to_string(), line: None, path, message }
+/// A rule validation guarantees did not hold: a bug ([`SimError::Runtime`]),
+/// never a second message about the scenario (validation gives that one).
+fn unvalidated(what: String) -> SimError {
+    SimError::Runtime(format!("{what}, which validation refuses (a bug)"))
+}
+
+/// Group `gi`'s shaper (`None`: unshaped), its depth in bytes of its sizes.
+fn group_shaper(
+    gi: usize,
+    spec: Option<&ShaperSpec>,
+    plan: &GroupPlan,
+    cac_on: bool,
+) -> Result<Option<GroupShaper>, SimError> {
+    if spec.is_none() && !cac_on {
+        return Ok(None);
+    }
+    let (rate, depth, buffer) = match spec {
+        Some(s) => (s.rate, s.depth, s.buffer),
+        None => (None, Limit::packets(1), None),
+    };
+    if rate.is_none() && !cac_on {
+        return Err(unvalidated(format!("traffic.{gi}.shaper.rate is missing without a shaping CAC")));
+    }
+    let depth = match (depth.packets, depth.bytes, plan.size) {
+        (Some(n), None, SizeModel::Fixed { wire }) => Bytes(n as u64 * wire as u64),
+        (None, Some(b), _) => Bytes(b),
+        _ => return Err(unvalidated(format!("traffic.{gi}.shaper.depth is not one value its sizes allow"))),
+    };
+    Ok(Some(GroupShaper { rate, depth, limit: buffer.unwrap_or(Limit::UNLIMITED) }))
 }
 
 impl Shaping {
-    /// Resolves the groups' shapers and builds the CAC (errors name the field).
-    pub(super) fn build(sc: &Scenario, groups: &[GroupPlan], origin: &str) -> Result<Shaping, SimError> {
-        let mut errors = Vec::new();
+    /// Resolves the groups' shapers and builds the CAC of a validated scenario.
+    pub(super) fn build(sc: &Scenario, groups: &[GroupPlan]) -> Result<Shaping, SimError> {
         let (cac, r_req) = match &sc.admission {
             AdmissionSpec::ShapingCac { scheme, capacity, buffer, iplr, r_req, k, scheme2_rate } => {
                 let scheme = match scheme {
@@ -105,73 +131,27 @@ impl Shaping {
                         },
                     },
                     3 => Scheme::LoadDependent { k: *k },
-                    n => {
-                        errors.push(diag(origin, "admission.scheme".into(), format!("({n}) allowed: 1, 2 or 3")));
-                        Scheme::Requested
-                    }
+                    n => return Err(unvalidated(format!("admission.scheme {n}"))),
                 };
                 let cfg = ShapingCacConfig {
                     capacity: *capacity,
                     utilization: Utilization::Mdl1 { buffer_pkts: *buffer, iplr: *iplr },
                     scheme,
                 };
-                match ShapingCac::new(cfg) {
-                    Ok(c) => (Some(c), *r_req),
-                    Err(e) => {
-                        errors.push(diag(origin, format!("admission.{}", e.field), e.message));
-                        (None, None)
-                    }
-                }
+                let cac =
+                    ShapingCac::new(cfg).map_err(|e| unvalidated(format!("admission.{}: {}", e.field, e.message)))?;
+                (Some(cac), *r_req)
             }
             AdmissionSpec::AdmitAll => (None, None),
         };
-        let cac_on = matches!(sc.admission, AdmissionSpec::ShapingCac { .. });
-        let mut resolved = Vec::with_capacity(groups.len());
-        for (gi, (g, plan)) in sc.traffic.iter().zip(groups).enumerate() {
-            let spec = g.shaper.clone();
-            if spec.is_none() && !cac_on {
-                resolved.push(None);
-                continue;
-            }
-            let (rate, depth, buffer) = match &spec {
-                Some(s) => (s.rate, s.depth, s.buffer),
-                None => (None, Limit::packets(1), None),
-            };
-            let path = |f: &str| format!("traffic.{gi}.shaper.{f}");
-            if rate.is_none() && !cac_on {
-                errors.push(diag(
-                    origin,
-                    path("rate"),
-                    "missing; allowed: a positive rate such as \"1Mbps\" (or admission type \"shaping_cac\", which assigns it)"
-                        .into(),
-                ));
-                continue;
-            }
-            let depth = match (depth.packets, depth.bytes, plan.size) {
-                (Some(n), None, SizeModel::Fixed { wire }) => Bytes(n as u64 * wire as u64),
-                (Some(_), None, SizeModel::Random { .. }) => {
-                    errors.push(diag(
-                        origin,
-                        path("depth"),
-                        "a depth in packets needs a fixed packet size; allowed: bytes such as \"3000B\"".into(),
-                    ));
-                    continue;
-                }
-                (None, Some(b), _) => Bytes(b),
-                _ => {
-                    errors.push(diag(
-                        origin,
-                        path("depth"),
-                        "allowed: one value, packets (\"1pkt\") or bytes (\"1500B\")".into(),
-                    ));
-                    continue;
-                }
-            };
-            resolved.push(Some(GroupShaper { rate, depth, limit: buffer.unwrap_or(Limit::UNLIMITED) }));
-        }
-        if !errors.is_empty() {
-            return Err(SimError::Config(errors));
-        }
+        let cac_on = cac.is_some();
+        let resolved = sc
+            .traffic
+            .iter()
+            .zip(groups)
+            .enumerate()
+            .map(|(gi, (g, plan))| group_shaper(gi, g.shaper.as_ref(), plan, cac_on))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Shaping { groups: resolved, flows: Vec::new(), cac, r_req })
     }
 

@@ -24,9 +24,9 @@
 //!   starting with `#` are skipped.
 
 use crate::error::{Diagnostic, SimError};
-use crate::scenario::LifetimeDist;
 use qoslab_core::rng::Rng;
 use qoslab_core::units::{Dur, Time};
+use qoslab_scenario::LifetimeDist;
 use rand::Rng as _;
 use rand_distr::Exp1;
 use std::path::Path;

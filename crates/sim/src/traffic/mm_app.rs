@@ -35,8 +35,8 @@
 use super::cbr::{Grid, Period};
 use qoslab_core::units::{Dur, Time};
 
-/// Most scales a source may have.
-pub const MAX_SCALES: usize = 32;
+/// Most scales a source may have (checked by the scenario's validation).
+pub use qoslab_scenario::tcp_model::MAX_SCALES;
 
 /// The sending side: the CBR grid of the current scale.
 #[derive(Clone, Debug)]

@@ -34,9 +34,7 @@ pub mod on_off;
 pub mod poisson;
 
 use crate::engine::{DirId, GroupId, NodeId};
-use crate::error::{Diagnostic, SimError};
-use crate::scenario::expand::Expanded;
-use crate::scenario::{Arrivals as ArrivalSpec, NodeKind, Scenario, SizeSpec, TrafficModel};
+use crate::error::SimError;
 use arrivals::{Arrival, Lifetime};
 use cbr::{Cbr, Period};
 use on_off::{OnOff, PeriodLaw};
@@ -44,6 +42,8 @@ use poisson::Poisson;
 use qoslab_core::packet::{ClassTag, Ecn};
 use qoslab_core::rng::Rng;
 use qoslab_core::units::{Dur, Rate, Time};
+use qoslab_scenario::expand::Expanded;
+use qoslab_scenario::{Arrivals as ArrivalSpec, SizeSpec, TcpSpec, TrafficGroup, TrafficModel, ValidScenario};
 use rand::Rng as _;
 use rand_distr::Exp1;
 use std::path::Path;
@@ -261,208 +261,26 @@ pub struct Flow {
     pub end_reason: &'static str,
 }
 
-fn diag(origin: &str, path: String, message: String) -> Diagnostic {
-    Diagnostic { origin: origin.to_string(), line: None, path, message }
+/// A rule the scenario's validation guarantees does not hold: a bug (the
+/// run stops with [`SimError::Runtime`]), never a message about the
+/// scenario, which validation alone gives.
+fn unvalidated(g: &TrafficGroup, what: &str) -> SimError {
+    SimError::Runtime(format!("traffic group {:?}: {what}, which validation refuses (a bug)", g.name))
 }
 
-/// Resolves every traffic group. Checks what the simulator needs even of a
-/// validated scenario (never panics): endpoints exist and are hosts, rates
-/// and periods are positive, replay files read.
-pub fn plan_groups(
-    sc: &Scenario,
-    ex: &Expanded,
-    seed: u64,
-    base_dir: &Path,
-    origin: &str,
-) -> Result<Vec<GroupPlan>, SimError> {
-    let end = Time(sc.duration.0);
+/// Resolves every traffic group of a validated scenario. Validation has
+/// checked every rule (endpoints are hosts, rates, periods and sizes are
+/// positive, TCP settings are sound); what can still fail is reading a
+/// replay file (its problems are reported at the file's own lines).
+pub fn plan_groups(sc: &ValidScenario, ex: &Expanded, seed: u64, base_dir: &Path) -> Result<Vec<GroupPlan>, SimError> {
+    let mut plans = Vec::with_capacity(sc.traffic.len());
     let mut errors = Vec::new();
-    let mut plans = Vec::new();
     for (gi, g) in sc.traffic.iter().enumerate() {
-        let p = |f: &str| format!("traffic.{gi}.{f}");
-        let before = errors.len();
-        let mut ends = |field: &str, pattern: &str| -> Vec<NodeId> {
-            let v = ex.resolve(pattern);
-            if v.is_empty() {
-                errors.push(diag(origin, p(field), format!("{pattern:?} matches no node")));
-            }
-            for n in &v {
-                if ex.nodes[*n].1 != NodeKind::Host {
-                    errors.push(diag(
-                        origin,
-                        p(field),
-                        format!(
-                            "{} is a router; allowed: hosts only (routers do not originate or sink traffic)",
-                            ex.nodes[*n].0
-                        ),
-                    ));
-                }
-            }
-            v.into_iter().map(|n| NodeId(n as u32)).collect()
-        };
-        let srcs = ends("src", &g.src);
-        let dsts = ends("dst", &g.dst);
-        let header = g.header.0;
-        let size = SizeModel::new(&g.size, header);
-        let payload_mb = SizeModel::mean_payload_millibits(&g.size);
-        let rate_period = |r: Rate, field: &str, errors: &mut Vec<Diagnostic>| -> Option<Period> {
-            if payload_mb == 0 {
-                errors.push(diag(origin, p("size"), "a rate needs a mean payload > 0 bytes".into()));
-                return None;
-            }
-            let per = Period::from_rate(payload_mb, r);
-            if per.is_none() {
-                errors.push(diag(origin, p(field), "(0bps) must be positive".into()));
-            }
-            per
-        };
-        let either = |r: Option<Rate>, i: Option<Dur>, rf: &str, errors: &mut Vec<Diagnostic>| -> Option<Period> {
-            match (r, i) {
-                (Some(r), None) => rate_period(r, rf, errors),
-                (None, Some(i)) if i.0 > 0 => Some(Period::from_interval(i)),
-                (None, Some(_)) => {
-                    errors.push(diag(origin, p("interval"), "(0s) must be positive".into()));
-                    None
-                }
-                _ => {
-                    errors.push(diag(origin, p(rf), format!("give exactly one of {rf} and interval")));
-                    None
-                }
-            }
-        };
-        let mut mm_periods = Vec::new();
-        let model = match &g.model {
-            TrafficModel::Cbr { rate, interval } => either(*rate, *interval, "rate", &mut errors).map(ModelPlan::Cbr),
-            TrafficModel::Poisson { rate } => {
-                rate_period(*rate, "rate", &mut errors).map(|per| ModelPlan::Poisson(per.as_ns_f64()))
-            }
-            TrafficModel::OnOff { peak, interval, on, off, dist, shape } => {
-                let per = either(*peak, *interval, "peak", &mut errors);
-                if on.0 == 0 || off.0 == 0 {
-                    errors.push(diag(origin, p("on"), "on and off must be positive durations".into()));
-                }
-                if *dist == crate::scenario::PeriodDist::Pareto && !(*shape > 1.0 && shape.is_finite()) {
-                    errors.push(diag(origin, p("shape"), format!("({shape}) must be > 1 so that the mean is finite")));
-                }
-                per.map(|period| ModelPlan::OnOff {
-                    period,
-                    on: PeriodLaw::new(*dist, on.0 as f64, *shape),
-                    off: PeriodLaw::new(*dist, off.0 as f64, *shape),
-                })
-            }
-            TrafficModel::Ftp { tcp } => tcp_plan(tcp, None, g, &p, origin, &mut errors),
-            TrafficModel::Transfer { bytes, tcp } => tcp_plan(tcp, Some(bytes.0), g, &p, origin, &mut errors),
-            TrafficModel::MmApp { mm_app } => {
-                if mm_app.scales.is_empty() || mm_app.scales.len() > mm_app::MAX_SCALES {
-                    errors.push(diag(
-                        origin,
-                        p("mm_app.scales"),
-                        format!("{} scales; allowed: 1 to {}", mm_app.scales.len(), mm_app::MAX_SCALES),
-                    ));
-                }
-                if mm_app.feedback_size.0 == 0 || mm_app.feedback_size.0 > u32::MAX as u64 {
-                    errors.push(diag(origin, p("mm_app.feedback_size"), "must be at least 1 byte".into()));
-                }
-                for (k, r) in mm_app.scales.iter().enumerate() {
-                    if let Some(per) = rate_period(*r, &format!("mm_app.scales.{k}"), &mut errors) {
-                        mm_periods.push(per);
-                    }
-                }
-                Some(ModelPlan::MmApp { feedback_size: mm_app.feedback_size.0.min(u32::MAX as u64) as u32 })
-            }
-        };
-        let stop = g.stop.map_or(end, |s| Time(s.0).min(end));
-        let (arrival, max_flows) = match &g.arrivals {
-            None => (None, None),
-            Some(a) => {
-                let lt = |lifetime: &Dur, dist| Lifetime { mean: *lifetime, dist };
-                let rate_ok = |r: f64, f: &str, errors: &mut Vec<Diagnostic>| {
-                    if !(r > 0.0 && r.is_finite()) {
-                        errors.push(diag(
-                            origin,
-                            p(f),
-                            format!("({r}) must be a positive number of arrivals per second"),
-                        ));
-                    }
-                };
-                match a {
-                    ArrivalSpec::Poisson { rate, lifetime, lifetime_dist, max_flows } => {
-                        rate_ok(*rate, "arrivals.rate", &mut errors);
-                        (
-                            Some(Arrival::Poisson { mean_gap_ns: 1e9 / rate, lifetime: lt(lifetime, *lifetime_dist) }),
-                            *max_flows,
-                        )
-                    }
-                    ArrivalSpec::BatchPoisson { rate, batch_mean, lifetime, lifetime_dist, max_flows } => {
-                        rate_ok(*rate, "arrivals.rate", &mut errors);
-                        if !(*batch_mean >= 1.0 && batch_mean.is_finite()) {
-                            errors.push(diag(origin, p("arrivals.batch_mean"), format!("({batch_mean}) must be >= 1")));
-                        }
-                        let a = Arrival::Batch {
-                            mean_gap_ns: 1e9 / rate,
-                            batch_mean: *batch_mean,
-                            lifetime: lt(lifetime, *lifetime_dist),
-                        };
-                        (Some(a), *max_flows)
-                    }
-                    ArrivalSpec::KeepAlive { alive, lifetime, lifetime_dist, max_flows } => {
-                        (Some(Arrival::KeepAlive { alive: *alive, lifetime: lt(lifetime, *lifetime_dist) }), *max_flows)
-                    }
-                    ArrivalSpec::Replay { file } => {
-                        let path = base_dir.join(file);
-                        match arrivals::read_replay(&path, &p("arrivals.file")) {
-                            Ok(rows) => (Some(Arrival::Replay { rows, cursor: 0 }), None),
-                            Err(SimError::Config(ds)) => {
-                                errors.extend(ds);
-                                (None, None)
-                            }
-                            Err(e) => return Err(e),
-                        }
-                    }
-                }
-            }
-        };
-        if errors.len() > before {
-            continue;
+        match plan_group(sc, ex, gi, g, seed, base_dir) {
+            Ok(p) => plans.push(p),
+            Err(SimError::Config(ds)) => errors.extend(ds),
+            Err(e) => return Err(e),
         }
-        let Some(model) = model else { continue };
-        let wire_mean = size.mean_payload(header) + header as f64;
-        let mean_wire_bps = match model {
-            ModelPlan::Cbr(per) => wire_mean * 8e9 / per.as_ns_f64(),
-            ModelPlan::Poisson(gap) => wire_mean * 8e9 / gap,
-            ModelPlan::OnOff { period, on, off } => {
-                on_off::mean_packets_per_on(&on, period.as_ns_f64()) * wire_mean * 8e9 / (on.mean_ns() + off.mean_ns())
-            }
-            // A TCP flow has no nominal rate: it asks for `reserve` (default 0).
-            ModelPlan::Tcp { .. } => 0.0,
-            // MM_APP at its top scale.
-            ModelPlan::MmApp { .. } => mm_periods.last().map_or(0.0, |per| wire_mean * 8e9 / per.as_ns_f64()),
-        };
-        let traced = sc.metrics.trace_groups.contains(&g.name);
-        plans.push(GroupPlan {
-            id: GroupId(gi as u32),
-            name: g.name.clone(),
-            srcs,
-            dsts,
-            model,
-            size,
-            class: ClassTag(g.class),
-            dscp: g.dscp & 0x3f,
-            ecn: if g.ecn { Ecn::Ect0 } else { Ecn::NotEct },
-            start: Time(g.start.0),
-            stop,
-            jitter: g.start_jitter,
-            fixed_flows: g.arrivals.is_none().then_some(g.flows),
-            arrival,
-            max_flows,
-            request_rate: g.reserve.unwrap_or(Rate(mean_wire_bps.round().min(u64::MAX as f64) as u64)),
-            mean_wire_bps,
-            traced,
-            mm_periods,
-            tcp_series: sc.metrics.tcp_series.contains(&g.name),
-            created: 0,
-            rng: qoslab_core::rng::stream(seed, group_stream(gi as u32)),
-        });
     }
     if errors.is_empty() {
         Ok(plans)
@@ -471,37 +289,134 @@ pub fn plan_groups(
     }
 }
 
-/// The plan of a TCP group: the segment payload (MSS) is the fixed `size`.
-fn tcp_plan(
-    tcp: &crate::scenario::TcpSpec,
-    bytes: Option<u64>,
-    g: &crate::scenario::TrafficGroup,
-    p: &dyn Fn(&str) -> String,
-    origin: &str,
-    errors: &mut Vec<Diagnostic>,
-) -> Option<ModelPlan> {
-    let mss = match &g.size {
-        SizeSpec::Fixed(b) if b.0 > 0 && b.0 <= u32::MAX as u64 => b.0 as u32,
-        _ => {
-            errors.push(diag(
-                origin,
-                p("size"),
-                "TCP needs a fixed segment payload; allowed: a size such as \"1000B\"".into(),
-            ));
-            return None;
+/// The plan of group `gi`.
+fn plan_group(
+    sc: &ValidScenario,
+    ex: &Expanded,
+    gi: usize,
+    g: &TrafficGroup,
+    seed: u64,
+    base_dir: &Path,
+) -> Result<GroupPlan, SimError> {
+    let nodes = |pattern: &str| ex.resolve(pattern).into_iter().map(|n| NodeId(n as u32)).collect::<Vec<_>>();
+    let (srcs, dsts) = (nodes(&g.src), nodes(&g.dst));
+    if srcs.is_empty() || dsts.is_empty() {
+        return Err(unvalidated(g, "an endpoint pattern matches no node"));
+    }
+    let header = g.header.0;
+    let size = SizeModel::new(&g.size, header);
+    let (model, mm_periods) = model_plan(g)?;
+    let (arrival, max_flows) = arrival_plan(g, gi, base_dir)?;
+    let wire_mean = size.mean_payload(header) + header as f64;
+    let mean_wire_bps = mean_wire_bps(&model, &mm_periods, wire_mean);
+    let end = Time(sc.duration.0);
+    Ok(GroupPlan {
+        id: GroupId(gi as u32),
+        name: g.name.clone(),
+        srcs,
+        dsts,
+        model,
+        size,
+        class: ClassTag(g.class),
+        dscp: g.dscp & 0x3f,
+        ecn: if g.ecn { Ecn::Ect0 } else { Ecn::NotEct },
+        start: Time(g.start.0),
+        stop: g.stop.map_or(end, |s| Time(s.0).min(end)),
+        jitter: g.start_jitter,
+        fixed_flows: g.arrivals.is_none().then_some(g.flows),
+        arrival,
+        max_flows,
+        request_rate: g.reserve.unwrap_or(Rate(mean_wire_bps.round().min(u64::MAX as f64) as u64)),
+        mean_wire_bps,
+        traced: sc.metrics.trace_groups.contains(&g.name),
+        mm_periods,
+        tcp_series: sc.metrics.tcp_series.contains(&g.name),
+        created: 0,
+        rng: qoslab_core::rng::stream(seed, group_stream(gi as u32)),
+    })
+}
+
+/// A group's model with its rates turned into periods, and the periods of
+/// its MM_APP scales (empty for the other models).
+fn model_plan(g: &TrafficGroup) -> Result<(ModelPlan, Vec<Period>), SimError> {
+    let payload_mb = SizeModel::mean_payload_millibits(&g.size);
+    let period = |r: Rate| match Period::from_rate(payload_mb, r) {
+        Some(p) if payload_mb > 0 => Ok(p),
+        _ => Err(unvalidated(g, "a rate of 0 or an empty payload")),
+    };
+    let either = |r: Option<Rate>, i: Option<Dur>| match (r, i) {
+        (Some(r), None) => period(r),
+        (None, Some(i)) if i.0 > 0 => Ok(Period::from_interval(i)),
+        _ => Err(unvalidated(g, "not exactly one positive rate or interval")),
+    };
+    let model = match &g.model {
+        TrafficModel::Cbr { rate, interval } => ModelPlan::Cbr(either(*rate, *interval)?),
+        TrafficModel::Poisson { rate } => ModelPlan::Poisson(period(*rate)?.as_ns_f64()),
+        TrafficModel::OnOff { peak, interval, on, off, dist, shape } => ModelPlan::OnOff {
+            period: either(*peak, *interval)?,
+            on: PeriodLaw::new(*dist, on.0 as f64, *shape),
+            off: PeriodLaw::new(*dist, off.0 as f64, *shape),
+        },
+        TrafficModel::Ftp { tcp } => tcp_plan(tcp, None, g)?,
+        TrafficModel::Transfer { bytes, tcp } => tcp_plan(tcp, Some(bytes.0), g)?,
+        TrafficModel::MmApp { mm_app } => {
+            let periods = mm_app.scales.iter().map(|r| period(*r)).collect::<Result<Vec<_>, _>>()?;
+            let feedback_size = mm_app.feedback_size.0.min(u32::MAX as u64) as u32;
+            return Ok((ModelPlan::MmApp { feedback_size }, periods));
         }
     };
+    Ok((model, Vec::new()))
+}
+
+/// The plan of a TCP group: the segment payload (MSS) is the fixed `size`.
+fn tcp_plan(tcp: &TcpSpec, bytes: Option<u64>, g: &TrafficGroup) -> Result<ModelPlan, SimError> {
+    let SizeSpec::Fixed(b) = &g.size else { return Err(unvalidated(g, "a TCP group with random sizes")) };
+    let mss = u32::try_from(b.0).map_err(|_| unvalidated(g, "a segment payload above 4 GB"))?;
     let cfg = tcp.config(mss);
-    if let Err(e) = cfg.validate() {
-        errors.push(diag(origin, p(&format!("tcp.{}", e.field)), e.message));
-        return None;
-    }
-    if bytes == Some(0) {
-        errors.push(diag(origin, p("bytes"), "(0B) must be at least 1 byte".into()));
-        return None;
-    }
+    cfg.validate().map_err(|e| unvalidated(g, &format!("tcp.{}: {}", e.field, e.message)))?;
     let header = g.header.0.min(u32::MAX as u64) as u32;
-    Some(ModelPlan::Tcp { cfg, bytes, sink_delay: tcp.sink_delay(), header })
+    Ok(ModelPlan::Tcp { cfg, bytes, sink_delay: tcp.sink_delay(), header })
+}
+
+/// A group's arrival process and its cap on flows (`None` for fixed flows).
+fn arrival_plan(g: &TrafficGroup, gi: usize, base_dir: &Path) -> Result<(Option<Arrival>, Option<u32>), SimError> {
+    let lt = |lifetime: &Dur, dist| Lifetime { mean: *lifetime, dist };
+    Ok(match &g.arrivals {
+        None => (None, None),
+        Some(ArrivalSpec::Poisson { rate, lifetime, lifetime_dist, max_flows }) => {
+            (Some(Arrival::Poisson { mean_gap_ns: 1e9 / rate, lifetime: lt(lifetime, *lifetime_dist) }), *max_flows)
+        }
+        Some(ArrivalSpec::BatchPoisson { rate, batch_mean, lifetime, lifetime_dist, max_flows }) => {
+            let a = Arrival::Batch {
+                mean_gap_ns: 1e9 / rate,
+                batch_mean: *batch_mean,
+                lifetime: lt(lifetime, *lifetime_dist),
+            };
+            (Some(a), *max_flows)
+        }
+        Some(ArrivalSpec::KeepAlive { alive, lifetime, lifetime_dist, max_flows }) => {
+            (Some(Arrival::KeepAlive { alive: *alive, lifetime: lt(lifetime, *lifetime_dist) }), *max_flows)
+        }
+        Some(ArrivalSpec::Replay { file }) => {
+            let rows = arrivals::read_replay(&base_dir.join(file), &format!("traffic.{gi}.arrivals.file"))?;
+            (Some(Arrival::Replay { rows, cursor: 0 }), None)
+        }
+    })
+}
+
+/// A flow's mean wire rate in bit/s (see the module's doc).
+fn mean_wire_bps(model: &ModelPlan, mm_periods: &[Period], wire_mean: f64) -> f64 {
+    match model {
+        ModelPlan::Cbr(per) => wire_mean * 8e9 / per.as_ns_f64(),
+        ModelPlan::Poisson(gap) => wire_mean * 8e9 / gap,
+        ModelPlan::OnOff { period, on, off } => {
+            on_off::mean_packets_per_on(on, period.as_ns_f64()) * wire_mean * 8e9 / (on.mean_ns() + off.mean_ns())
+        }
+        // A TCP flow has no nominal rate: it asks for `reserve` (default 0).
+        ModelPlan::Tcp { .. } => 0.0,
+        // MM_APP at its top scale.
+        ModelPlan::MmApp { .. } => mm_periods.last().map_or(0.0, |per| wire_mean * 8e9 / per.as_ns_f64()),
+    }
 }
 
 /// Uniform draw in `[0, d]` ns.
@@ -516,8 +431,8 @@ pub fn jitter(rng: &mut Rng, d: Dur) -> Dur {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::RandomSize;
     use qoslab_core::Bytes;
+    use qoslab_scenario::RandomSize;
 
     #[test]
     fn random_sizes_are_base_plus_rounded_exponential_plus_header() {

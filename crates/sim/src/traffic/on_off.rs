@@ -29,9 +29,9 @@
 //! factor for both families; the admission request uses it.
 
 use super::cbr::{Grid, Period};
-use crate::scenario::PeriodDist;
 use qoslab_core::rng::Rng;
 use qoslab_core::units::Time;
+use qoslab_scenario::PeriodDist;
 use rand::Rng as _;
 use rand_distr::Exp1;
 

@@ -1,25 +1,54 @@
 //! Helpers shared by the simulator's cross-module tests: scenarios from
-//! TOML text (through the model's serde definitions) and typed access to
-//! result columns.
+//! TOML text (validated through the loader, or as a bare model to change
+//! before validating) and typed access to result columns.
 #![allow(dead_code)]
 
+use qoslab_scenario::{load::load_str, validate::validate, Diagnostic, Scenario, ValidScenario};
 use qoslab_sim::output::{Column, RunOutput, Table};
 use qoslab_sim::run::Sim;
-use qoslab_sim::scenario::Scenario;
 use qoslab_sim::{RunOptions, SimError};
 
-pub fn scenario(toml_text: &str) -> Scenario {
+/// A validated scenario from TOML text (through the loader; relative files
+/// in the temporary folder).
+pub fn scenario(toml_text: &str) -> ValidScenario {
+    load_str(toml_text, "test.toml", &[], Some(&std::env::temp_dir()))
+        .unwrap_or_else(|e| panic!("test scenario is refused:\n{e}\n{toml_text}"))
+}
+
+/// Every problem the loader finds in TOML text (it must refuse it).
+pub fn refused(toml_text: &str) -> Vec<Diagnostic> {
+    match load_str(toml_text, "test.toml", &[], Some(&std::env::temp_dir())) {
+        Err(qoslab_scenario::ScenarioError::Config(ds)) => ds,
+        Err(e) => panic!("expected a configuration error, got {e}"),
+        Ok(_) => panic!("expected a configuration error, it loaded:\n{toml_text}"),
+    }
+}
+
+/// The scenario model of TOML text, not validated: to change it, then [`valid`].
+pub fn model(toml_text: &str) -> Scenario {
     toml::from_str(toml_text).unwrap_or_else(|e| panic!("test scenario does not parse: {e}"))
 }
 
-pub fn try_run(sc: &Scenario, seed: u64) -> Result<RunOutput, SimError> {
+/// `s` validated (relative files in the temporary folder), or every problem.
+pub fn try_valid(s: Scenario) -> Result<ValidScenario, Vec<Diagnostic>> {
+    validate(s, "test.toml", "", Some(&std::env::temp_dir()))
+}
+
+/// `s` validated (relative files in the temporary folder).
+pub fn valid(s: Scenario) -> ValidScenario {
+    try_valid(s).unwrap_or_else(|ds| {
+        panic!("test scenario is refused: {}", ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n"))
+    })
+}
+
+pub fn try_run(sc: &ValidScenario, seed: u64) -> Result<RunOutput, SimError> {
     qoslab_sim::run::run(sc, RunOptions { seed, base_dir: std::env::temp_dir(), progress: None })
 }
 
 /// Runs `sc` and checks that every flow's packets are conserved
 /// ([`assert_flows_conserved`]), so every test that runs a scenario checks
 /// the simulator's accounting too.
-pub fn run(sc: &Scenario, seed: u64) -> RunOutput {
+pub fn run(sc: &ValidScenario, seed: u64) -> RunOutput {
     let out = try_run(sc, seed).unwrap_or_else(|e| panic!("run failed: {e}"));
     assert_flows_conserved(&out, &sc.name);
     out

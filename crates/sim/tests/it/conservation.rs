@@ -120,7 +120,7 @@ fn traffic_toml(rng: &mut impl Rng, i: usize, srcs: &str, extra: &str) -> String
     )
 }
 
-fn random_scenario(case: u64) -> (String, qoslab_sim::scenario::Scenario) {
+fn random_scenario(case: u64) -> (String, qoslab_scenario::ValidScenario) {
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(case);
     let routers = rng.random_range(1..=2);
     let sinks = if routers == 1 { 1 } else { rng.random_range(1..=3) };

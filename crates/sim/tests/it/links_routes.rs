@@ -125,7 +125,7 @@ fn unreachable_destination_is_a_config_error_naming_the_group() {
         &[("h0", "host"), ("r0", "router"), ("hx", "host"), ("h1", "host")],
         &[("h0", "r0", "1Gbps", "1ms"), ("r0", "hx", "1Gbps", "1ms"), ("hx", "h1", "1Gbps", "1ms")],
     );
-    let sc = scenario(&format!(
+    let ds = refused(&format!(
         r#"name = "unreachable"
 duration = "1s"
 {topo}
@@ -145,14 +145,10 @@ dst = "h1"
 size = "100B"
 "#
     ));
-    match try_run(&sc, 1) {
-        Err(qoslab_sim::SimError::Config(ds)) => {
-            assert_eq!(ds.len(), 1);
-            assert_eq!(ds[0].path, "traffic.1.dst");
-            assert!(ds[0].message.contains("no route from h0 to h1"), "{}", ds[0]);
-        }
-        r => panic!("expected a config error, got {:?}", r.map(|o| o.summary)),
-    }
+    // Validation refuses it: one message, naming the group's destination.
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    assert_eq!(ds[0].path, "traffic.1.dst");
+    assert!(ds[0].message.contains("no route from \"h0\" to \"h1\""), "{}", ds[0]);
 }
 
 #[test]
@@ -229,32 +225,35 @@ fn bad_scenarios_are_config_errors_naming_the_field() {
         &[("h0", "r0", "1Gbps", "1ms"), ("r0", "h1", "1Gbps", "1ms")],
     );
     let base = |duration: &str, src: &str, extra: &str| {
-        scenario(&format!(
+        refused(&format!(
             "name = \"bad\"\nduration = \"{duration}\"\n{topo}\n[[traffic]]\nname = \"g\"\nmodel = \"cbr\"\ninterval = \"1ms\"\nsrc = \"{src}\"\ndst = \"h1\"\nsize = \"100B\"\n{extra}"
         ))
     };
-    let path_of = |sc| match try_run(&sc, 1) {
-        Err(qoslab_sim::SimError::Config(ds)) => ds[0].path.clone(),
-        r => panic!("expected a config error, got {:?}", r.map(|o| o.summary)),
+    // Each problem has one message, the loader's validation's.
+    let path_of = |ds: Vec<qoslab_scenario::Diagnostic>| {
+        assert_eq!(ds.len(), 1, "{ds:?}");
+        ds[0].path.clone()
     };
     assert_eq!(path_of(base("0s", "h0", "")), "duration");
     assert_eq!(path_of(base("1s", "nobody*", "")), "traffic.0.src");
     assert_eq!(path_of(base("1s", "r0", "")), "traffic.0.src");
     assert_eq!(path_of(base("1s", "h1", "")), "traffic.0.dst");
-    assert_eq!(path_of(base("1s", "h0", "[metrics]\ntrace_flows = [\"nope.1\"]\n")), "metrics.trace_flows");
+    assert_eq!(path_of(base("1s", "h0", "[metrics]\ntrace_flows = [\"nope.1\"]\n")), "metrics.trace_flows.0");
     assert_eq!(path_of(base("1s", "h0", "[metrics]\nbin = \"0s\"\n")), "metrics.bin");
+    // A link without rate (the simulator used to say so too; now validation alone does).
+    let zero = format!("name = \"z\"\nduration = \"1s\"\n{}\n", topo.replacen("1Gbps", "0bps", 1));
+    assert_eq!(path_of(refused(&zero)), "topology.links.0.rate");
     // A bad queue is reported at its path with the mechanism's message.
-    let sc = scenario(&format!(
+    let ds = refused(&format!(
         "name = \"badq\"\nduration = \"1s\"\n{}\n",
         topo.replace(
             "{ a = \"r0\", b = \"h1\", rate = \"1Gbps\", delay = \"1ms\" }",
             "{ a = \"r0\", b = \"h1\", rate = \"1Gbps\", delay = \"1ms\", queue = { type = \"red\", limit = \"60pkts\", min_th = 15, max_th = 5 } }"
         )
     ));
-    match try_run(&sc, 1) {
-        Err(qoslab_sim::SimError::Config(ds)) => {
-            assert_eq!(ds[0].to_string(), "badq: topology.links.1.queue.max_th: red.max_th (5) must exceed min_th (15)")
-        }
-        r => panic!("{:?}", r.map(|o| o.summary)),
-    }
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    assert_eq!(
+        (ds[0].path.as_str(), ds[0].message.as_str()),
+        ("topology.links.1.queue.max_th", "red.max_th (5) must exceed min_th (15)")
+    );
 }

@@ -254,11 +254,11 @@ fn mace_device_queue_of_one_bounds_cl_behind_one_be_packet_and_fifty_does_not() 
 #[test]
 fn mace_scenario_errors_name_the_field() {
     let bad = toml(&Setup { admission: "{ type = \"mbac\", v = 1.5 }", ..Setup::default() });
-    let sc = scenario(&bad);
-    let Err(e) = try_run(&sc, 1) else { panic!("v = 1.5 is refused") };
-    assert!(e.to_string().contains("topology.bottleneck.mace.admission.v"), "{e}");
+    let ds = refused(&bad);
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    assert_eq!(ds[0].path, "topology.bottleneck.mace.admission.v");
     let bad = toml(&Setup::default()).replace("mace = {", "xmace = {").replace("xmace = {", "# {");
-    let sc = scenario(&bad);
-    let Err(e) = try_run(&sc, 1) else { panic!("a mace queue needs the mace table") };
-    assert!(e.to_string().contains("topology.bottleneck.mace"), "{e}");
+    let ds = refused(&bad);
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    assert_eq!(ds[0].path, "topology.bottleneck.mace");
 }

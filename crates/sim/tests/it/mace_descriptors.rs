@@ -4,7 +4,7 @@
 //! its own file:line.
 
 use crate::common::*;
-use qoslab_sim::scenario::load::{load_file, load_str};
+use qoslab_scenario::load::{load_file, load_str};
 use qoslab_sim::{RunOptions, SimError};
 use std::path::PathBuf;
 
@@ -48,7 +48,9 @@ fn a_run_looks_the_descriptor_file_up_in_its_base_dir() {
 fn descriptor_file_errors_keep_the_files_own_line() {
     let text = good_text().replace("mace_voice.descriptors", "mace_bad_rate.descriptors");
     let bad = root().join("tests/scenarios/bad");
-    let Err(SimError::Config(ds)) = load_str(&text, "s.toml", &[], Some(&bad)) else { panic!("accepted") };
+    let Err(SimError::Config(ds)) = load_str(&text, "s.toml", &[], Some(&bad)).map_err(SimError::from) else {
+        panic!("accepted")
+    };
     let file = bad.join("mace_bad_rate.descriptors").display().to_string();
     let d = ds.iter().find(|d| d.origin == file).unwrap_or_else(|| panic!("no diagnostic in {file}: {ds:?}"));
     assert_eq!(d.line, Some(6), "{d}");
@@ -60,13 +62,17 @@ fn descriptor_file_errors_keep_the_files_own_line() {
 #[test]
 fn a_mace_table_needs_exactly_one_of_ports_and_descriptors() {
     let neither = good_text().replace("descriptors = \"mace_voice.descriptors\"\n", "");
-    let Err(SimError::Config(ds)) = load_str(&neither, "s.toml", &[], Some(&good())) else { panic!("accepted") };
+    let Err(SimError::Config(ds)) = load_str(&neither, "s.toml", &[], Some(&good())).map_err(SimError::from) else {
+        panic!("accepted")
+    };
     assert!(
         ds.iter().any(|d| d.path == "topology.bottleneck.mace.ports" && d.message.contains("exactly one of")),
         "{ds:?}"
     );
     let missing = good_text().replace("mace_voice.descriptors", "no_such.descriptors");
-    let Err(SimError::Config(ds)) = load_str(&missing, "s.toml", &[], Some(&good())) else { panic!("accepted") };
+    let Err(SimError::Config(ds)) = load_str(&missing, "s.toml", &[], Some(&good())).map_err(SimError::from) else {
+        panic!("accepted")
+    };
     let d = ds.iter().find(|d| d.path == "topology.bottleneck.mace.descriptors").expect("names the field");
     assert_eq!((d.origin.as_str(), d.line), ("s.toml", Some(18)), "{d}");
     assert!(d.message.contains("no_such.descriptors"), "{d}");

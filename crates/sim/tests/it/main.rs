@@ -17,4 +17,5 @@ mod series_counters;
 mod shaping;
 mod stages;
 mod tcp;
+mod trace;
 mod traffic;

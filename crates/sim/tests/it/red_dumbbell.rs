@@ -13,7 +13,7 @@
 
 use crate::common::*;
 
-fn reference() -> qoslab_sim::scenario::Scenario {
+fn reference() -> qoslab_scenario::ValidScenario {
     scenario(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/red_dumbbell.toml")).unwrap())
 }
 

@@ -4,9 +4,11 @@
 //! work, and the built-in scenarios satisfy the JSON Schema.
 
 use qoslab_core::units::{Bytes, Dur, Rate};
-use qoslab_sim::scenario::load::{load_file, load_str};
-use qoslab_sim::scenario::{schema, shape, QueueMode, QueueSpec, Scenario, SizeSpec, Topology, TrafficModel};
-use qoslab_sim::{Diagnostic, SimError};
+use qoslab_scenario::load::{load_file, load_str};
+use qoslab_scenario::{
+    registry, schema, shape, Diagnostic, QueueMode, QueueSpec, ScenarioError, SizeSpec, Topology, TrafficModel,
+    ValidScenario,
+};
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -23,9 +25,9 @@ fn toml_files(dir: &str) -> Vec<PathBuf> {
     v
 }
 
-fn diagnostics(r: Result<Scenario, SimError>) -> Vec<Diagnostic> {
+fn diagnostics(r: Result<ValidScenario, ScenarioError>) -> Vec<Diagnostic> {
     match r {
-        Err(SimError::Config(ds)) => ds,
+        Err(ScenarioError::Config(ds)) => ds,
         Err(e) => panic!("expected a configuration error, got {e}"),
         Ok(s) => panic!("expected a configuration error, {} loaded", s.name),
     }
@@ -180,30 +182,19 @@ fn good_scenarios_cover_every_preset_queue_model_and_arrival_process() {
             }
         }
     }
-    for want in [
-        "preset:dumbbell",
-        "preset:parking_lot",
-        "preset:star",
-        "preset:explicit",
-        "queue:fifo",
-        "queue:red",
-        "queue:prio",
-        "queue:cbt",
-        "queue:dcbt",
-        "model:cbr_rate",
-        "model:cbr_interval",
-        "model:poisson",
-        "model:on_off_\"exponential\"",
-        "model:on_off_\"pareto\"",
-        "arrivals:poisson",
-        "arrivals:batch_poisson",
-        "arrivals:keep_alive",
-        "arrivals:replay",
-        "size:random",
-        "model:ftp",
-        "model:transfer",
-        "model:mm_app",
-    ] {
+    // Every name of the registry, and the variants within the models.
+    let names = |kind: &str, names: &[&str]| names.iter().map(|n| format!("{kind}:{n}")).collect::<Vec<_>>();
+    let mut want = names("preset", registry::TOPOLOGY_PRESETS);
+    want.extend(names("queue", registry::QUEUE_TYPES));
+    want.extend(names("arrivals", registry::ARRIVAL_PROCESSES));
+    let models = registry::TRAFFIC_MODELS.iter().flat_map(|m| match *m {
+        "cbr" => vec!["model:cbr_rate".to_string(), "model:cbr_interval".to_string()],
+        "on_off" => vec!["model:on_off_\"exponential\"".to_string(), "model:on_off_\"pareto\"".to_string()],
+        m => vec![format!("model:{m}")],
+    });
+    want.extend(models);
+    want.push("size:random".into());
+    for want in &want {
         assert!(seen.contains(want), "no good scenario has {want}; seen: {seen:?}");
     }
 }
@@ -228,12 +219,12 @@ fn red_dumbbell_is_the_performance_reference() {
     assert_eq!((access.rate, access.delay), (Rate::mbps(100), Dur::from_ms(5)));
     assert_eq!((bottleneck.rate, bottleneck.delay), (Rate::mbps(25), Dur::from_ms(20)));
     match bottleneck.queue.as_ref().unwrap() {
-        QueueSpec::Red { limit, min_th, max_th, max_p, w_q, gentle, ecn, mode, .. } => {
-            assert_eq!(limit.packets, Some(60));
-            assert_eq!(limit.bytes, None);
-            assert_eq!((*min_th, *max_th, *max_p, *w_q), (5.0, 15.0, 0.1, 0.002));
-            assert!(!gentle && !ecn);
-            assert_eq!(*mode, QueueMode::Packets);
+        QueueSpec::Red { red, .. } => {
+            assert_eq!(red.limit.packets, Some(60));
+            assert_eq!(red.limit.bytes, None);
+            assert_eq!((red.min_th, red.max_th, red.max_p, red.w_q), (5.0, 15.0, 0.1, 0.002));
+            assert!(!red.gentle && !red.ecn);
+            assert_eq!(red.mode, QueueMode::Packets);
         }
         q => panic!("bottleneck queue is {}", q.type_name()),
     }
@@ -270,7 +261,7 @@ fn red_dumbbell_text() -> String {
     std::fs::read_to_string(root().join("scenarios/examples/red_dumbbell.toml")).unwrap()
 }
 
-fn load_with(overrides: &[&str]) -> Result<Scenario, SimError> {
+fn load_with(overrides: &[&str]) -> Result<ValidScenario, ScenarioError> {
     let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     load_str(&red_dumbbell_text(), "red.toml", &o, None)
 }
@@ -279,7 +270,7 @@ fn load_with(overrides: &[&str]) -> Result<Scenario, SimError> {
 fn overrides_set_nested_fields_indices_and_plain_text() {
     let s = load_with(&["topology.bottleneck.queue.max_th=20", "duration=10s", "traffic.0.flows=10"]).unwrap();
     let Topology::Dumbbell { bottleneck, .. } = &s.topology else { panic!() };
-    assert!(matches!(bottleneck.queue, Some(QueueSpec::Red { max_th, .. }) if max_th == 20.0));
+    assert!(matches!(&bottleneck.queue, Some(QueueSpec::Red { red, .. }) if red.max_th == 20.0));
     assert_eq!(s.duration, Dur::from_secs(10));
     assert_eq!(s.traffic[0].flows, 10);
     let quoted = load_with(&["duration=\"10s\""]).unwrap();
@@ -374,7 +365,7 @@ fn diagnostics_display_as_file_line_path_message() {
 fn a_missing_file_is_an_io_error_naming_it() {
     let p = root().join("scenarios/examples/no_such_scenario.toml");
     match load_file(&p, &[]) {
-        Err(SimError::Io { path, message }) => {
+        Err(ScenarioError::Io { path, message }) => {
             assert_eq!(path, p.display().to_string());
             assert!(message.contains("cannot read"), "{message}");
         }
@@ -491,7 +482,7 @@ mod robustness {
             let m = mutate(&mutate(text, kind, at, value), kind2, at2, value / 7);
             match load_str(&m, "m.toml", &[], Some(&root().join("tests/scenarios/good"))) {
                 Ok(_) => {}
-                Err(SimError::Config(ds)) => {
+                Err(ScenarioError::Config(ds)) => {
                     prop_assert!(!ds.is_empty());
                     for d in ds {
                         prop_assert!(!d.message.is_empty() && !d.message.contains('`'), "{}", d);
@@ -514,7 +505,7 @@ mod robustness {
         ) {
             let o = vec![format!("{path}{sep}{}", VALUES[value % VALUES.len()])];
             match load_str(&red_dumbbell_text(), "red.toml", &o, None) {
-                Ok(_) | Err(SimError::Config(_)) => {}
+                Ok(_) | Err(ScenarioError::Config(_)) => {}
                 Err(e) => prop_assert!(false, "not a configuration error: {}", e),
             }
         }

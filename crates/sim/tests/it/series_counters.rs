@@ -10,12 +10,12 @@ use std::collections::BTreeMap;
 const RED: &str =
     r#"queue = { type = "red", limit = "60pkts", min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, gentle = false }"#;
 
-fn dumbbell(secs: u64, queue: &str) -> qoslab_sim::scenario::Scenario {
+fn dumbbell(secs: u64, queue: &str) -> qoslab_scenario::ValidScenario {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/red_dumbbell.toml")).unwrap();
     assert!(text.contains(RED), "the reference scenario's RED queue changed");
-    let mut sc = scenario(&text.replace(RED, queue));
+    let mut sc = model(&text.replace(RED, queue));
     sc.duration = Dur::from_secs(secs);
-    sc
+    valid(sc)
 }
 
 /// `(entity, metric) -> [(t_s, value)]` of the queue rows of the series.

@@ -6,16 +6,21 @@
 
 use crate::common::*;
 use qoslab_core::cac::{erlang_b, rho_mdl1};
-use qoslab_sim::scenario::Scenario;
+use qoslab_scenario::ValidScenario;
 
 /// One source host, a router, a sink; 100 Mb/s links with 1 ms delay.
-fn net(body: &str, duration: &str) -> Scenario {
+fn net(body: &str, duration: &str) -> ValidScenario {
     net_with("", body, duration)
 }
 
 /// [`net`] with top-level keys `pre` (before the tables).
-fn net_with(pre: &str, body: &str, duration: &str) -> Scenario {
-    scenario(&format!(
+fn net_with(pre: &str, body: &str, duration: &str) -> ValidScenario {
+    scenario(&net_text(pre, body, duration))
+}
+
+/// The text of [`net_with`].
+fn net_text(pre: &str, body: &str, duration: &str) -> String {
+    format!(
         r#"name = "shaping"
 duration = "{duration}"
 {pre}
@@ -25,10 +30,10 @@ sources = 1
 access = {{ rate = "100Mbps", delay = "1ms" }}
 bottleneck = {{ rate = "100Mbps", delay = "1ms" }}
 {body}"#
-    ))
+    )
 }
 
-fn cbr_shaped(extra: &str, duration: &str) -> Scenario {
+fn cbr_shaped(extra: &str, duration: &str) -> ValidScenario {
     net(
         &format!(
             r#"[[traffic]]
@@ -88,7 +93,7 @@ fn shaper_drops_only_when_its_buffer_is_set_and_full() {
     assert!(f64s(&out.flows, "delay_max_s")[0] < 11.0 * 0.008 + 0.01);
 }
 
-fn cac(admission: &str, traffic: &str, duration: &str) -> Scenario {
+fn cac(admission: &str, traffic: &str, duration: &str) -> ValidScenario {
     net_with(&format!("admission = {admission}"), traffic, duration)
 }
 
@@ -233,21 +238,15 @@ size = "100B"
 }
 
 #[test]
-fn bad_shaper_and_cac_settings_name_the_field() {
-    let no_rate = cbr_shaped("", "1s");
-    let mut sc = no_rate.clone();
+fn bad_shaper_and_cac_settings_are_refused_by_validation_naming_the_field() {
+    let paths = |ds: Vec<qoslab_scenario::Diagnostic>| ds.into_iter().map(|d| d.path).collect::<Vec<_>>();
+    let mut sc = cbr_shaped("", "1s").into_scenario();
     sc.traffic[0].shaper.as_mut().unwrap().rate = None;
-    let e = try_run(&sc, 1).unwrap_err().to_string();
-    assert!(e.contains("traffic.0.shaper.rate"), "{e}");
-    let bad = cac(
-        r#"{ type = "shaping_cac", scheme = 2, iplr = 1.5 }"#,
-        "[[traffic]]\nname = \"f\"\nmodel = \"cbr\"\nrate = \"1Mbps\"\nsrc = \"src0\"\ndst = \"sink0\"\nsize = \"100B\"\n",
-        "1s",
-    );
-    let e = try_run(&bad, 1).unwrap_err().to_string();
-    assert!(e.contains("admission.iplr"), "{e}");
-    let d = qoslab_sim::scenario::validate::validate(&bad, "t", "", None).unwrap_err();
-    assert_eq!(d.iter().map(|d| d.path.as_str()).collect::<Vec<_>>(), ["admission.iplr"]);
+    assert_eq!(paths(try_valid(sc).unwrap_err()), ["traffic.0.shaper.rate"]);
+    let traffic =
+        "[[traffic]]\nname = \"f\"\nmodel = \"cbr\"\nrate = \"1Mbps\"\nsrc = \"src0\"\ndst = \"sink0\"\nsize = \"100B\"\n";
+    let bad = net_text(r#"admission = { type = "shaping_cac", scheme = 2, iplr = 1.5 }"#, traffic, "1s");
+    assert_eq!(paths(try_valid(model(&bad)).unwrap_err()), ["admission.iplr"]);
 }
 
 /// A greedy TCP connection shaped at 1 Mb/s: it gets exactly the shaping

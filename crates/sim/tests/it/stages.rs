@@ -2,7 +2,7 @@
 //! direction (the stage added to show docs/architecture.md's recipe).
 
 use crate::common::*;
-use qoslab_sim::scenario::load::load_str;
+use qoslab_scenario::load::load_str;
 
 fn policed(stage: &str, reverse: bool) -> String {
     let field = if reverse { "reverse_stages" } else { "stages" };

@@ -4,7 +4,7 @@
 use crate::common::*;
 
 /// A fat network: one source host, a router, a sink; 1 Gb/s, 1 ms.
-fn fat(traffic: &str, duration: &str) -> qoslab_sim::scenario::Scenario {
+fn fat(traffic: &str, duration: &str) -> qoslab_scenario::ValidScenario {
     let topo = explicit(
         &[("src0", "host"), ("src1", "host"), ("r0", "router"), ("sink0", "host")],
         &[("src0", "r0", "1Gbps", "1ms"), ("src1", "r0", "1Gbps", "1ms"), ("r0", "sink0", "1Gbps", "1ms")],
@@ -268,30 +268,31 @@ arrivals = { process = "keep_alive", alive = 3, lifetime = "1s", lifetime_dist =
 
 #[test]
 fn replay_starts_flows_at_recorded_times() {
-    let dir = std::env::temp_dir().join(format!("qoslab-replay-{}", std::process::id()));
+    // Relative to the temporary folder, which the test scenarios are validated against.
+    let sub = format!("qoslab-replay-{}", std::process::id());
+    let dir = std::env::temp_dir().join(&sub);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("calls.csv"), "start_s,lifetime_s\n2.5,1\n0.5,0.25\n7,100\n").unwrap();
     let sc = fat(
-        r#"[[traffic]]
+        &r#"[[traffic]]
 name = "rp"
 model = "cbr"
 interval = "10ms"
 src = "src0"
 dst = "sink0"
 size = "100B"
-arrivals = { process = "replay", file = "calls.csv" }
-"#,
+arrivals = { process = "replay", file = "SUB/calls.csv" }
+"#
+        .replace("SUB", &sub),
         "10s",
     );
-    let opts = qoslab_sim::RunOptions { seed: 1, base_dir: dir.clone(), progress: None };
-    let out = qoslab_sim::run::run(&sc, opts).unwrap();
+    let out = run(&sc, 1);
     assert_eq!(f64s(&out.flows, "start_s"), vec![0.5, 2.5, 7.0]);
     assert_eq!(f64s(&out.flows, "end_s"), vec![0.75, 3.5, 10.0]);
     assert_eq!(u64s(&out.flows, "sent_pkts"), vec![25, 100, 300]);
     // A bad row is a config error naming the file and line.
     std::fs::write(dir.join("calls.csv"), "start_s,lifetime_s\n1,1\n2,-1\n").unwrap();
-    let opts = qoslab_sim::RunOptions { seed: 1, base_dir: dir.clone(), progress: None };
-    let e = qoslab_sim::run::run(&sc, opts).unwrap_err().to_string();
+    let e = try_run(&sc, 1).unwrap_err().to_string();
     assert!(e.contains("calls.csv:3: traffic.0.arrivals.file: lifetime_s -1"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -1,0 +1,34 @@
+//! qoslab-scenario: the scenario model, its one validation, and the
+//! registry of mechanisms. The simulator and the router both build from a
+//! [`ValidScenario`]; this crate does not depend on either of them.
+//!
+//! - [`model`]: the typed scenario ([`Scenario`]) and its defaults, by subject;
+//! - [`tcp_model`]: the `tcp` and `mm_app` tables of the TCP and MM_APP models;
+//! - [`units`]: serde adapters for `"25Mbps"`, `"20ms"`, `"1500B"`, `"60pkts"`;
+//! - [`expand`]: presets to explicit nodes and links, node patterns;
+//! - [`load`]: TOML text or file and `--set` overrides to a [`ValidScenario`];
+//! - [`validate`]: the semantic rules, all problems at once; the only
+//!   maker of a [`ValidScenario`];
+//! - [`schema`]: the JSON Schema (`qoslab schema`);
+//! - [`shape`]: the structural check of a document against the schema;
+//! - [`registry`]: each mechanism's scenario spec to its core type
+//!   ([`registry::build_queue`], [`registry::mace`]) and the lists of type
+//!   names ([`registry::QUEUE_TYPES`], ...);
+//! - [`error`]: the problems found, [`Diagnostic`] (`file:line: field: problem; allowed: ...`)
+//!   and [`ScenarioError`].
+
+pub mod error;
+pub mod model;
+pub mod tcp_model;
+pub mod units;
+
+pub use error::{Diagnostic, ScenarioError};
+pub use model::*;
+pub use tcp_model::*;
+pub use validate::ValidScenario;
+pub mod expand;
+pub mod load;
+pub mod registry;
+pub mod schema;
+pub mod shape;
+pub mod validate;

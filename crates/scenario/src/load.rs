@@ -1,0 +1,536 @@
+//! Loading a scenario: TOML text (or a file) and `--set` overrides to a
+//! [`ValidScenario`], or every problem found, each as a
+//! [`Diagnostic`] that displays as `file:line: field.path: problem; allowed: ...`.
+//!
+//! The steps, each reporting all it finds before the next one runs:
+//! 1. **Syntax.** The text is parsed with spans ([`Lines`] maps every dotted
+//!    path to its line). A TOML syntax error carries its line and the path
+//!    of the table (and key) it is in.
+//! 2. **Overrides.** Each `--set key.path=value` is applied to the parsed
+//!    document before it is typed. The value is read as a TOML value
+//!    (`20`, `true`, `"10s"`, `{type = "fifo", limit = "60pkts"}`); text that
+//!    is not a valid TOML value is taken as a string (`duration=10s`).
+//!    Numeric parts index arrays (`traffic.0.flows`). The path must exist in
+//!    the model ([`super::schema`]); a key that is absent but valid (an
+//!    optional field) is created, with any missing tables above it. A
+//!    malformed override or an unknown path is a diagnostic with origin
+//!    `--set`; so is any later problem in a value an override set.
+//! 3. **Structure.** [`super::shape::check`] walks the document alongside
+//!    the JSON Schema: unknown and missing fields, unknown `type`/`preset`/
+//!    `model`/`process` variants, wrong types, unreadable units.
+//! 4. **Types.** Serde builds the [`Scenario`]; should it still refuse
+//!    something, its message is rephrased into plain words (no Rust type
+//!    names) with the path tracked by `serde_path_to_error`.
+//! 5. **Meaning.** [`super::validate::validate`] checks every rule that
+//!    spans fields (names, references, ranges, queue parameters).
+//!
+//! Relative paths in the scenario (replay files) are resolved against
+//! `base_dir`: the scenario file's folder for [`load_file`]; for
+//! [`load_str`] the folder given, or the current directory if none.
+
+use super::model::Scenario;
+use super::{shape, validate, ValidScenario};
+use crate::error::{Diagnostic, ScenarioError};
+use std::collections::BTreeMap;
+use std::path::Path;
+use toml::de::{DeTable, DeValue};
+
+/// Origin of the diagnostics about `--set` overrides.
+pub const OVERRIDE_ORIGIN: &str = "--set";
+
+const OVERRIDE_EXAMPLES: &str =
+    "key.path=value, e.g. duration=10s, topology.bottleneck.queue.max_th=20, traffic.0.flows=10";
+
+/// Loads a scenario from TOML `text`. `origin` names it in diagnostics (a
+/// file name, or `<string>`); `overrides` are `key.path=value` strings;
+/// `base_dir` is where relative file names in the scenario are looked up
+/// (`None`: the current directory).
+pub fn load_str(
+    text: &str,
+    origin: &str,
+    overrides: &[String],
+    base_dir: Option<&Path>,
+) -> Result<ValidScenario, ScenarioError> {
+    let lines = Lines::parse(text).map_err(|e| ScenarioError::Config(vec![syntax_diagnostic(text, origin, &e)]))?;
+    // The text parsed once with spans; this second parse cannot fail differently.
+    let mut doc: toml::Table =
+        toml::from_str(text).map_err(|e| ScenarioError::Config(vec![syntax_diagnostic(text, origin, &e)]))?;
+
+    let mut set: Vec<(String, String)> = Vec::new();
+    let mut diags = Vec::new();
+    for raw in overrides {
+        match apply_override(&mut doc, raw) {
+            Ok(path) => set.push((path, raw.clone())),
+            Err(d) => diags.push(d),
+        }
+    }
+    if !diags.is_empty() {
+        return Err(ScenarioError::Config(diags));
+    }
+
+    let at = |path: String, message: String| {
+        let mut d = Diagnostic { origin: origin.to_string(), line: lines.line_of(&path), path, message };
+        attribute_to_override(&mut d, &set);
+        d
+    };
+    let problems = shape::check(&doc);
+    if !problems.is_empty() {
+        return Err(ScenarioError::Config(problems.into_iter().map(|p| at(p.path, p.message)).collect()));
+    }
+    let scenario: Scenario = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
+        let path = serde_path(e.path());
+        ScenarioError::Config(vec![at(path, humanize(e.inner().message()))])
+    })?;
+    validate::validate_with_lines(scenario, origin, &lines, base_dir).map_err(|mut ds| {
+        ds.iter_mut().for_each(|d| attribute_to_override(d, &set));
+        ScenarioError::Config(ds)
+    })
+}
+
+/// Loads a scenario file; relative paths inside it are resolved against
+/// its folder. A file that cannot be read is [`ScenarioError::Io`] naming it.
+pub fn load_file(path: &Path, overrides: &[String]) -> Result<ValidScenario, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::Io {
+        path: path.display().to_string(),
+        message: format!("cannot read the scenario file: {e}"),
+    })?;
+    let base = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    load_str(&text, &path.display().to_string(), overrides, Some(base))
+}
+
+/// Where each dotted path of a scenario text is: the 1-based line of its
+/// key (or, for an array entry, of the entry).
+#[derive(Clone, Debug, Default)]
+pub struct Lines {
+    lines: BTreeMap<String, usize>,
+}
+
+impl Lines {
+    /// Indexes `text`; a syntax error is returned as is.
+    pub fn parse(text: &str) -> Result<Lines, toml::de::Error> {
+        let root = DeTable::parse(text)?;
+        let starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+        let line = |offset: usize| starts.partition_point(|&s| s <= offset);
+        let mut lines = BTreeMap::new();
+        fn walk_table(t: &DeTable, prefix: &str, line: &dyn Fn(usize) -> usize, out: &mut BTreeMap<String, usize>) {
+            for (k, v) in t.iter() {
+                let path = join(prefix, k.get_ref());
+                out.insert(path.clone(), line(k.span().start));
+                walk_value(v.get_ref(), &path, line, out);
+            }
+        }
+        fn walk_value(v: &DeValue, path: &str, line: &dyn Fn(usize) -> usize, out: &mut BTreeMap<String, usize>) {
+            match v {
+                DeValue::Table(t) => walk_table(t, path, line, out),
+                DeValue::Array(a) => {
+                    for (i, e) in a.iter().enumerate() {
+                        let p = join(path, &i.to_string());
+                        out.insert(p.clone(), line(e.span().start));
+                        walk_value(e.get_ref(), &p, line, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        walk_table(root.get_ref(), "", &line, &mut lines);
+        Ok(Lines { lines })
+    }
+
+    /// The line of `path` or, if it is not in the text (a missing field, a
+    /// default), of its nearest enclosing table. Bracketed parts name
+    /// expanded links (`topology.access[src3]`) and are ignored.
+    pub fn line_of(&self, path: &str) -> Option<usize> {
+        let mut clean = String::with_capacity(path.len());
+        let mut depth = 0usize;
+        for c in path.chars() {
+            match c {
+                '[' => depth += 1,
+                ']' => depth = depth.saturating_sub(1),
+                _ if depth == 0 => clean.push(c),
+                _ => {}
+            }
+        }
+        let mut p = clean.as_str();
+        loop {
+            if let Some(l) = self.lines.get(p) {
+                return Some(*l);
+            }
+            match p.rfind('.') {
+                Some(i) => p = &p[..i],
+                None => return None,
+            }
+        }
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// A TOML syntax error as a diagnostic: its line, and the path of the
+/// table (and key) the line belongs to.
+fn syntax_diagnostic(text: &str, origin: &str, e: &toml::de::Error) -> Diagnostic {
+    // Count newlines in bytes: a span may start inside a multi-byte character.
+    let line = e.span().map(|s| text.as_bytes()[..s.start.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1);
+    let path = line.map(|l| path_at_line(text, l)).unwrap_or_default();
+    let msg: Vec<&str> = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let msg = msg.join("; ").replace('`', "'");
+    let message = if msg.contains("expected") {
+        format!("TOML syntax error: {msg}")
+    } else {
+        format!("TOML syntax error: {msg}; allowed: TOML 1.0 syntax (key = value, [table], [[array of tables]])")
+    };
+    Diagnostic { origin: origin.to_string(), line, path, message }
+}
+
+/// The dotted path at 1-based `line` of `text`, from the table headers
+/// above it and the key on it, read line by line (the text does not parse).
+fn path_at_line(text: &str, line: usize) -> String {
+    let mut table = String::new();
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let key_of = |s: &str| -> String {
+        s.split('.').map(|p| p.trim().trim_matches('"').trim_matches('\'')).collect::<Vec<_>>().join(".")
+    };
+    for (i, l) in text.lines().enumerate().take(line) {
+        let t = l.trim();
+        if let Some(h) = t.strip_prefix("[[").and_then(|r| r.split("]]").next()) {
+            let name = key_of(h);
+            let n = counts.entry(name.clone()).or_insert(0);
+            table = format!("{name}.{n}");
+            *n += 1;
+        } else if let Some(h) = t.strip_prefix('[').and_then(|r| r.split(']').next()) {
+            table = key_of(h);
+        } else if i + 1 == line {
+            if let Some((k, _)) = t.split_once('=') {
+                let k = key_of(k);
+                let plain = k.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+                if !k.is_empty() && plain {
+                    return join(&table, &k);
+                }
+            }
+        }
+    }
+    table
+}
+
+/// Diagnostics about values an override set are the override's: origin
+/// `--set`, no line, and the override named.
+fn attribute_to_override(d: &mut Diagnostic, set: &[(String, String)]) {
+    let hit = set.iter().rev().find(|(p, _)| {
+        d.path == *p || d.path.strip_prefix(p.as_str()).is_some_and(|rest| rest.starts_with(['.', '[']))
+    });
+    if let Some((_, raw)) = hit {
+        d.origin = OVERRIDE_ORIGIN.to_string();
+        d.line = None;
+        d.message = format!("{} (from --set {raw})", d.message);
+    }
+}
+
+/// Applies one `key.path=value` override; returns the dotted path it set.
+fn apply_override(doc: &mut toml::Table, raw: &str) -> Result<String, Diagnostic> {
+    let bad = |path: &str, message: String| Diagnostic {
+        origin: OVERRIDE_ORIGIN.to_string(),
+        line: None,
+        path: path.to_string(),
+        message,
+    };
+    let Some((key, val)) = raw.split_once('=') else {
+        return Err(bad("", format!("{raw:?} has no \"=\"; allowed: {OVERRIDE_EXAMPLES}")));
+    };
+    let comps: Vec<&str> = key.trim().split('.').map(str::trim).collect();
+    let path = comps.join(".");
+    if comps.iter().any(|c| c.is_empty()) {
+        return Err(bad(&path, format!("{raw:?} has an empty key part; allowed: {OVERRIDE_EXAMPLES}")));
+    }
+    shape::settable(doc, &comps).map_err(|m| bad(&path, format!("{m} (in --set {raw})")))?;
+    let value = override_value(val);
+    set_path(doc, &comps, value).map_err(|m| bad(&path, format!("{m} (in --set {raw})")))?;
+    Ok(path)
+}
+
+/// An override's value: a TOML value if it reads as one, else the text.
+fn override_value(val: &str) -> toml::Value {
+    let val = val.trim();
+    match toml::from_str::<toml::Table>(&format!("v = {val}")) {
+        Ok(t) if t.len() == 1 => t.get("v").cloned().unwrap_or_else(|| toml::Value::String(val.to_string())),
+        _ => toml::Value::String(val.to_string()),
+    }
+}
+
+/// Sets `comps` in `doc` to `value`, creating missing tables on the way.
+/// (On an error the document may keep tables created so far; it is then
+/// discarded with the whole load.)
+fn set_path(doc: &mut toml::Table, comps: &[&str], value: toml::Value) -> Result<(), String> {
+    enum Node<'a> {
+        Table(&'a mut toml::Table),
+        Array(&'a mut Vec<toml::Value>),
+    }
+    let (last, init) = comps.split_last().ok_or("the key path is empty")?;
+    let mut here = Node::Table(doc);
+    let mut at = String::new();
+    for c in init {
+        let next: &mut toml::Value = match here {
+            Node::Table(t) => t.entry(c.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new())),
+            Node::Array(a) => c
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| a.get_mut(i))
+                .ok_or_else(|| format!("{at:?} has no entry {c:?}"))?,
+        };
+        at = join(&at, c);
+        here = match next {
+            toml::Value::Table(t) => Node::Table(t),
+            toml::Value::Array(a) => Node::Array(a),
+            other => return Err(format!("{at:?} is {}, not a table; set it whole instead", kind(other))),
+        };
+    }
+    match here {
+        Node::Table(t) => {
+            t.insert(last.to_string(), value);
+        }
+        Node::Array(a) => match last.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+            Some(slot) => *slot = value,
+            None => return Err(format!("{at:?} has no entry {last:?}")),
+        },
+    }
+    Ok(())
+}
+
+fn kind(v: &toml::Value) -> &'static str {
+    match v {
+        toml::Value::String(_) => "a string",
+        toml::Value::Integer(_) | toml::Value::Float(_) => "a number",
+        toml::Value::Boolean(_) => "a boolean",
+        toml::Value::Datetime(_) => "a date",
+        toml::Value::Array(_) => "a list",
+        toml::Value::Table(_) => "a table",
+    }
+}
+
+/// A serde path as a dotted path with numeric array indices.
+fn serde_path(p: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for s in p.iter() {
+        match s {
+            Segment::Seq { index } => out = join(&out, &index.to_string()),
+            Segment::Map { key } => out = join(&out, key),
+            Segment::Enum { .. } | Segment::Unknown => {}
+        }
+    }
+    out
+}
+
+/// Serde's messages in plain words, without Rust type names:
+/// ``unknown field `x`, expected one of `a`, `b` `` becomes
+/// `unknown field "x"; allowed: a, b`.
+pub(crate) fn humanize(msg: &str) -> String {
+    let ticked = |s: &str| -> Vec<String> { s.split('`').skip(1).step_by(2).map(str::to_string).collect() };
+    let first_line = msg.lines().next().unwrap_or("").trim();
+    if let Some(rest) =
+        first_line.strip_prefix("unknown field ").or_else(|| first_line.strip_prefix("unknown variant "))
+    {
+        let what = if first_line.starts_with("unknown field") { "unknown field" } else { "unknown value" };
+        let names = ticked(rest);
+        let (name, allowed) = names.split_first().map(|(n, a)| (n.clone(), a.to_vec())).unwrap_or_default();
+        let allowed = if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") };
+        return format!("{what} {name:?}; allowed: {allowed}");
+    }
+    if let Some(rest) = first_line.strip_prefix("missing field ") {
+        return format!("missing field {:?}", rest.trim_matches('`'));
+    }
+    for prefix in ["invalid type: ", "invalid value: ", "invalid length "] {
+        if let Some(rest) = first_line.strip_prefix(prefix) {
+            if let Some((found, expected)) = rest.split_once(", expected ") {
+                return format!("found {}; allowed: {}", found.replace('`', ""), plain_type(expected));
+            }
+        }
+    }
+    if first_line.starts_with("data did not match any variant") {
+        return "does not match any allowed form; see `qoslab schema`".to_string();
+    }
+    scrub(first_line)
+}
+
+/// A serde "expected ..." phrase in plain words.
+fn plain_type(expected: &str) -> String {
+    let e = expected.trim();
+    let words: &[(&str, &str)] = &[
+        ("u8", "a whole number from 0 to 255"),
+        ("u16", "a whole number from 0 to 65535"),
+        ("u32", "a whole number from 0 to 4294967295"),
+        ("u64", "a whole number >= 0"),
+        ("i64", "a whole number"),
+        ("f64", "a number"),
+        ("a boolean", "true or false"),
+        ("a sequence", "a list"),
+        ("a string", "a string in quotes"),
+    ];
+    if let Some((_, w)) = words.iter().find(|(k, _)| *k == e) {
+        return w.to_string();
+    }
+    if e.starts_with("struct ") || e.contains("tagged enum") || e.starts_with("a map") {
+        return "a table".to_string();
+    }
+    scrub(e)
+}
+
+/// Removes backticks and Rust type words from a message.
+fn scrub(m: &str) -> String {
+    let mut out = m.replace('`', "\"");
+    for (rust, plain) in [("struct variant ", ""), ("struct ", ""), ("enum ", ""), ("tuple variant ", "")] {
+        out = out.replace(rust, plain);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "name = \"x\"\n\
+                        [topology]\n\
+                        preset = \"dumbbell\"\n\
+                        bottleneck.rate = \"1Mbps\"\n\
+                        [topology.access.queue]\n\
+                        type = \"fifo\"\n\
+                        \n\
+                        [[traffic]]\n\
+                        name = \"a\"\n\
+                        size = { base = \"1B\", exp_mean = \"2B\" }\n\
+                        [[traffic]]\n\
+                        name = \"b\"\n\
+                        list = [1,\n  2]\n";
+
+    #[test]
+    fn lines_map_keys_table_headers_inline_tables_and_array_entries() {
+        let l = Lines::parse(TEXT).unwrap();
+        assert_eq!(l.line_of("name"), Some(1));
+        assert_eq!(l.line_of("topology"), Some(2));
+        assert_eq!(l.line_of("topology.bottleneck.rate"), Some(4));
+        assert_eq!(l.line_of("topology.access.queue"), Some(5));
+        assert_eq!(l.line_of("topology.access.queue.type"), Some(6));
+        assert_eq!(l.line_of("traffic.0"), Some(8));
+        assert_eq!(l.line_of("traffic.0.size.exp_mean"), Some(10));
+        assert_eq!(l.line_of("traffic.1.name"), Some(12));
+        assert_eq!(l.line_of("traffic.1.list.1"), Some(14));
+    }
+
+    #[test]
+    fn absent_paths_take_the_line_of_their_nearest_table() {
+        let l = Lines::parse(TEXT).unwrap();
+        assert_eq!(l.line_of("traffic.1.flows"), Some(11));
+        assert_eq!(l.line_of("topology.access[src3]"), Some(5), "expanded link names are ignored");
+        assert_eq!(l.line_of("topology.access[src3].queue.type"), Some(6));
+        assert_eq!(l.line_of("duration"), None);
+        assert_eq!(Lines::default().line_of("name"), None);
+    }
+
+    #[test]
+    fn syntax_errors_carry_their_line_and_the_path_there() {
+        let text = "name = \"x\"\n[topology]\npreset = \"d\"\n[[traffic]]\nname = 1\n[[traffic]]\nrate = \"1Mbps\n";
+        let e = load_str(text, "f.toml", &[], None).unwrap_err();
+        let ScenarioError::Config(ds) = e else { panic!("{e}") };
+        assert_eq!(ds.len(), 1);
+        assert_eq!((ds[0].line, ds[0].path.as_str()), (Some(7), "traffic.1.rate"));
+        assert!(ds[0].message.starts_with("TOML syntax error: "), "{}", ds[0]);
+        assert!(!ds[0].message.contains('`'));
+        assert_eq!(path_at_line("[a.\"b\"]\nk = 1\n", 2), "a.b.k");
+        assert_eq!(path_at_line("[a]\n= 1\n", 2), "a", "no key on the line");
+    }
+
+    #[test]
+    fn syntax_errors_after_multibyte_text_do_not_panic() {
+        let text = "description = \"µ-benchmark ✓\"\nname = \"é\" ✓\n";
+        let ScenarioError::Config(ds) = load_str(text, "f.toml", &[], None).unwrap_err() else { panic!() };
+        assert_eq!(ds[0].line, Some(2));
+    }
+
+    #[test]
+    fn override_values_are_toml_values_or_else_text() {
+        assert_eq!(override_value("20"), toml::Value::Integer(20));
+        assert_eq!(override_value(" 0.5 "), toml::Value::Float(0.5));
+        assert_eq!(override_value("true"), toml::Value::Boolean(true));
+        assert_eq!(override_value("\"10s\""), toml::Value::String("10s".into()));
+        assert_eq!(override_value("10s"), toml::Value::String("10s".into()));
+        assert_eq!(override_value("a b = c"), toml::Value::String("a b = c".into()));
+        assert_eq!(override_value("1\nduration = 3"), toml::Value::String("1\nduration = 3".into()));
+        let t = override_value("{ type = \"fifo\", limit = \"5pkts\" }");
+        assert_eq!(t.get("type").and_then(|v| v.as_str()), Some("fifo"));
+    }
+
+    #[test]
+    fn set_path_creates_tables_and_refuses_to_descend_into_values() {
+        let mut d: toml::Table = toml::from_str("a = 1\nl = [{ x = 1 }]\n").unwrap();
+        set_path(&mut d, &["b", "c", "d"], toml::Value::Integer(2)).unwrap();
+        assert_eq!(d["b"]["c"]["d"].as_integer(), Some(2));
+        set_path(&mut d, &["l", "0", "x"], toml::Value::Integer(5)).unwrap();
+        assert_eq!(d["l"][0]["x"].as_integer(), Some(5));
+        let e = set_path(&mut d, &["a", "z"], toml::Value::Integer(1)).unwrap_err();
+        assert_eq!(e, "\"a\" is a number, not a table; set it whole instead");
+    }
+
+    #[test]
+    fn override_attribution_respects_path_boundaries() {
+        let set = vec![("traffic.1".to_string(), "traffic.1={...}".to_string())];
+        let mut d =
+            Diagnostic { origin: "f".into(), line: Some(3), path: "traffic.10.flows".into(), message: "m".into() };
+        attribute_to_override(&mut d, &set);
+        assert_eq!((d.origin.as_str(), d.line), ("f", Some(3)));
+        d.path = "traffic.1.flows".into();
+        attribute_to_override(&mut d, &set);
+        assert_eq!(d.to_string(), "--set: traffic.1.flows: m (from --set traffic.1={...})");
+    }
+
+    #[test]
+    fn serde_messages_are_rephrased_without_rust_words() {
+        assert_eq!(
+            humanize("unknown field `rat`, expected one of `rate`, `delay`"),
+            "unknown field \"rat\"; allowed: rate, delay"
+        );
+        assert_eq!(humanize("unknown field `x`, there are no fields"), "unknown field \"x\"; allowed: none");
+        assert_eq!(
+            humanize("unknown variant `wred`, expected `fifo` or `red`"),
+            "unknown value \"wred\"; allowed: fifo, red"
+        );
+        assert_eq!(humanize("missing field `delay`"), "missing field \"delay\"");
+        assert_eq!(
+            humanize("invalid type: integer `5`, expected u32"),
+            "found integer 5; allowed: a whole number from 0 to 4294967295"
+        );
+        assert_eq!(
+            humanize("invalid type: string \"a\", expected struct LinkSpec"),
+            "found string \"a\"; allowed: a table"
+        );
+        assert_eq!(
+            humanize("invalid type: integer `1`, expected internally tagged enum QueueSpec"),
+            "found integer 1; allowed: a table"
+        );
+        assert_eq!(
+            humanize("data did not match any variant of untagged enum SizeSpec"),
+            "does not match any allowed form; see `qoslab schema`"
+        );
+    }
+
+    #[test]
+    fn load_file_resolves_relative_paths_next_to_the_file() {
+        let dir = std::env::temp_dir().join(format!("qoslab-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("flows.csv"), "start_s,lifetime_s\n0.1,1\n").unwrap();
+        let text = "name = \"r\"\nduration = \"2s\"\n[topology]\npreset = \"dumbbell\"\nsources = 1\n\
+                    access = { rate = \"10Mbps\", delay = \"1ms\" }\nbottleneck = { rate = \"1Mbps\", delay = \"1ms\" }\n\
+                    [[traffic]]\nname = \"g\"\nmodel = \"cbr\"\nrate = \"1Mbps\"\nsrc = \"src0\"\ndst = \"sink0\"\n\
+                    size = \"100B\"\narrivals = { process = \"replay\", file = \"flows.csv\" }\n";
+        std::fs::write(dir.join("s.toml"), text).unwrap();
+        let s = load_file(&dir.join("s.toml"), &[]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(s.unwrap().name, "r");
+    }
+}

@@ -1,0 +1,65 @@
+//! What to measure beyond the defaults: bins, sampling, traces.
+
+use crate::units;
+use qoslab_core::units::Dur;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+fn default_bin() -> Dur {
+    Dur::from_secs(10)
+}
+fn default_series_interval() -> Dur {
+    Dur::from_ms(100)
+}
+fn default_hist_bin() -> Dur {
+    Dur::from_ms(1)
+}
+fn default_hist_max() -> Dur {
+    Dur::from_ms(200)
+}
+
+/// What to measure beyond the defaults.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsSpec {
+    /// Width of the per-flow counter bins (sent/delivered/dropped per period).
+    #[serde(default = "default_bin", with = "units::dur")]
+    #[schemars(with = "crate::schema::DurText")]
+    pub bin: Dur,
+    /// Interval at which queues (backlog, averages) and links are sampled.
+    #[serde(default = "default_series_interval", with = "units::dur")]
+    #[schemars(with = "crate::schema::DurText")]
+    pub series_interval: Dur,
+    /// Per-packet delay traces for these flows (names such as "cbr.3")...
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trace_flows: Vec<String>,
+    /// ...and for every flow of these groups.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trace_groups: Vec<String>,
+    /// Inter-arrival histogram bin width at the receiver.
+    #[serde(default = "default_hist_bin", with = "units::dur")]
+    #[schemars(with = "crate::schema::DurText")]
+    pub interarrival_bin: Dur,
+    /// Inter-arrivals at or above this go to the overflow bin.
+    #[serde(default = "default_hist_max", with = "units::dur")]
+    #[schemars(with = "crate::schema::DurText")]
+    pub interarrival_max: Dur,
+    /// cwnd / ssthresh / SRTT / RTO series, every `series_interval`, for
+    /// every flow of these TCP groups.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tcp_series: Vec<String>,
+}
+
+impl Default for MetricsSpec {
+    fn default() -> Self {
+        MetricsSpec {
+            bin: default_bin(),
+            series_interval: default_series_interval(),
+            trace_flows: Vec::new(),
+            trace_groups: Vec::new(),
+            interarrival_bin: default_hist_bin(),
+            interarrival_max: default_hist_max(),
+            tcp_series: Vec::new(),
+        }
+    }
+}

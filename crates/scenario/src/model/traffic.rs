@@ -1,0 +1,284 @@
+//! Traffic groups (`[[traffic]]`): the source model, endpoints, sizes,
+//! marks, times, flow arrival processes and per-flow entry shapers.
+
+use super::one;
+use crate::units;
+use qoslab_core::qdisc::Limit;
+use qoslab_core::units::{Bytes, Dur, Rate};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+fn default_pareto_shape() -> f64 {
+    1.5
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PeriodDist {
+    #[default]
+    Exponential,
+    Pareto,
+}
+
+/// How a source emits packets. `model` picks it. Rates count payload bits
+/// (what the application emits); `header` bytes are added on the wire.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TrafficModel {
+    /// Constant bit rate: one packet every `interval`, or every
+    /// payload*8/`rate` (give exactly one of the two).
+    Cbr {
+        /// Payload rate: one packet every payload*8/rate.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
+        #[schemars(with = "Option<crate::schema::RateText>")]
+        rate: Option<Rate>,
+        /// Packet spacing, e.g. "8ms".
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "units::dur::opt")]
+        #[schemars(with = "Option<crate::schema::DurText>")]
+        interval: Option<Dur>,
+    },
+    /// Poisson packet arrivals at a mean payload rate.
+    Poisson {
+        /// Mean payload rate; exponential gaps between packets.
+        #[serde(with = "units::rate")]
+        #[schemars(with = "crate::schema::RateText")]
+        rate: Rate,
+    },
+    /// ON/OFF: CBR at `peak` (payload rate) during ON periods, silent during
+    /// OFF periods. `interval` may replace `peak` (packet spacing when ON).
+    OnOff {
+        /// Payload rate while ON (packets every payload*8/peak).
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
+        #[schemars(with = "Option<crate::schema::RateText>")]
+        peak: Option<Rate>,
+        /// Packet spacing while ON (instead of `peak`).
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "units::dur::opt")]
+        #[schemars(with = "Option<crate::schema::DurText>")]
+        interval: Option<Dur>,
+        /// Mean ON period.
+        #[serde(with = "units::dur")]
+        #[schemars(with = "crate::schema::DurText")]
+        on: Dur,
+        /// Mean OFF period.
+        #[serde(with = "units::dur")]
+        #[schemars(with = "crate::schema::DurText")]
+        off: Dur,
+        /// Distribution of ON and OFF periods: `exponential` (default) or `pareto`.
+        #[serde(default)]
+        dist: PeriodDist,
+        /// Pareto shape (alpha); location = mean*(shape-1)/shape.
+        #[serde(default = "default_pareto_shape")]
+        shape: f64,
+    },
+    /// Greedy bulk TCP sender (infinite data; `size` is the segment
+    /// payload, the MSS). Implies `transport = "tcp"`.
+    Ftp {
+        /// TCP settings (every key optional; ns-2-of-2000 defaults).
+        #[serde(default)]
+        tcp: crate::tcp_model::TcpSpec,
+    },
+    /// A finite TCP transfer of `bytes`; the flow ends when the last byte
+    /// is acknowledged and its completion time is recorded.
+    Transfer {
+        /// Bytes to transfer (application payload), e.g. "1250000B"; >= 1 B.
+        #[serde(with = "units::bytes")]
+        #[schemars(with = "crate::schema::BytesText")]
+        bytes: Bytes,
+        /// TCP settings (every key optional; ns-2-of-2000 defaults).
+        #[serde(default)]
+        tcp: crate::tcp_model::TcpSpec,
+    },
+    /// MM_APP media-scaling UDP source with receiver feedback (seed 001 §2, §5).
+    MmApp {
+        /// Scales and feedback packet size (optional; the paper's defaults).
+        #[serde(default)]
+        mm_app: crate::tcp_model::MmAppSpec,
+    },
+}
+
+/// Packet payload size: fixed (`"1000B"`) or fixed plus an exponential offset.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(untagged)]
+pub enum SizeSpec {
+    Fixed(
+        #[serde(with = "units::bytes")]
+        #[schemars(with = "crate::schema::BytesText")]
+        Bytes,
+    ),
+    Random(RandomSize),
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RandomSize {
+    /// Fixed part of the payload, >= 1 byte.
+    #[serde(with = "units::bytes")]
+    #[schemars(with = "crate::schema::BytesText")]
+    pub base: Bytes,
+    /// Mean of the exponential offset added to `base` (rounded to whole bytes).
+    #[serde(with = "units::bytes")]
+    #[schemars(with = "crate::schema::BytesText")]
+    pub exp_mean: Bytes,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LifetimeDist {
+    #[default]
+    Exponential,
+    Fixed,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    #[default]
+    Udp,
+    /// TCP (implied by the `ftp` and `transfer` models).
+    Tcp,
+}
+
+/// How flows of a group come and go, instead of `flows` fixed flows.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(tag = "process", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Arrivals {
+    /// New flows as a Poisson process of `rate` per second.
+    Poisson {
+        /// Mean arrivals per second (> 0).
+        rate: f64,
+        /// Mean (exponential) or exact (fixed) flow lifetime; > 0.
+        #[serde(with = "units::dur")]
+        #[schemars(with = "crate::schema::DurText")]
+        lifetime: Dur,
+        /// `exponential` (default) or `fixed` lifetimes.
+        #[serde(default)]
+        lifetime_dist: LifetimeDist,
+        /// Stop starting flows after this many (default: no cap).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_flows: Option<u32>,
+    },
+    /// Batches as a Poisson process of `rate` per second, each of a
+    /// geometric number of flows with mean `batch_mean`.
+    BatchPoisson {
+        /// Mean batches per second (> 0).
+        rate: f64,
+        /// Mean number of flows per batch (geometric), >= 1.
+        batch_mean: f64,
+        /// Mean (exponential) or exact (fixed) flow lifetime; > 0.
+        #[serde(with = "units::dur")]
+        #[schemars(with = "crate::schema::DurText")]
+        lifetime: Dur,
+        /// `exponential` (default) or `fixed` lifetimes.
+        #[serde(default)]
+        lifetime_dist: LifetimeDist,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_flows: Option<u32>,
+    },
+    /// Keep `alive` flows running: when one ends another starts.
+    KeepAlive {
+        /// Number of flows kept running, >= 1.
+        alive: u32,
+        /// Mean (exponential) or exact (fixed) flow lifetime; > 0.
+        #[serde(with = "units::dur")]
+        #[schemars(with = "crate::schema::DurText")]
+        lifetime: Dur,
+        /// `exponential` (default) or `fixed` lifetimes.
+        #[serde(default)]
+        lifetime_dist: LifetimeDist,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_flows: Option<u32>,
+    },
+    /// Replay recorded start times and lifetimes from a CSV file with
+    /// columns `start_s,lifetime_s` (path relative to the scenario file).
+    Replay { file: String },
+}
+
+/// One or more flows of the same model between the same endpoints.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+// serde cannot deny unknown fields beside a `flatten` (it then refuses the
+// flattened fields themselves); the flattened part denies its own, the
+// schema (and the structural check in `shape::check`) denies the rest.
+#[schemars(deny_unknown_fields)]
+pub struct TrafficGroup {
+    /// Group name; its flows are `name.0`, `name.1`, ...
+    pub name: String,
+    #[serde(flatten)]
+    pub model: TrafficModel,
+    /// Number of flows (ignored when `arrivals` is set).
+    #[serde(default = "one")]
+    pub flows: u32,
+    /// Source node, or a pattern `"src*"` whose matches the flows take in turn.
+    pub src: String,
+    /// Destination node, or a pattern.
+    pub dst: String,
+    /// Transport protocol: `udp` or `tcp`; default: `tcp` for the `ftp` and
+    /// `transfer` models (and only `tcp` there), `udp` for the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<Transport>,
+    /// Payload size.
+    pub size: SizeSpec,
+    /// Header bytes added to each payload on the wire.
+    #[serde(default, with = "units::bytes")]
+    #[schemars(with = "crate::schema::BytesText")]
+    pub header: Bytes,
+    /// Class tag set on every packet (classful queues map it to a band).
+    #[serde(default)]
+    pub class: u8,
+    /// DSCP set on every packet, 0..63 (46 = EF).
+    #[serde(default)]
+    pub dscp: u8,
+    /// Set ECT(0) on packets.
+    #[serde(default)]
+    pub ecn: bool,
+    /// Fixed destination port of every flow (an application port MACE may list); default: a port
+    /// derived from the flow number. The source port still tells the flows apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst_port: Option<u16>,
+    /// When the group's flows start (default "0s"); before `duration`.
+    #[serde(default, with = "units::dur")]
+    #[schemars(with = "crate::schema::DurText")]
+    pub start: Dur,
+    /// End of the group's flows (default: the end of the run).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "units::dur::opt")]
+    #[schemars(with = "Option<crate::schema::DurText>")]
+    pub stop: Option<Dur>,
+    /// Each flow's start is delayed by a uniform random amount in [0, start_jitter].
+    #[serde(default, with = "units::dur")]
+    #[schemars(with = "crate::schema::DurText")]
+    pub start_jitter: Dur,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<Arrivals>,
+    /// Rate each flow asks admission control to reserve (default: the model's mean wire rate).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
+    #[schemars(with = "Option<crate::schema::RateText>")]
+    pub reserve: Option<Rate>,
+    /// Per-flow token-bucket shaper at the network entry, between the source
+    /// and its first link (seed 002 §2); see `docs/mechanisms/shaper.md`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shaper: Option<ShaperSpec>,
+}
+
+fn one_packet() -> Limit {
+    Limit::packets(1)
+}
+
+/// A per-flow shaper (`shaper = { rate = "1Mbps", depth = "1pkt", buffer = "100pkts" }`):
+/// each flow of the group gets its own token bucket of rate `rate` and
+/// depth `depth`; a packet waits until it conforms and is dropped only if
+/// `buffer` is set and full. The wait counts in the flow's delay.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ShaperSpec {
+    /// Shaping rate R (wire bits/s, > 0); required unless `admission` is `shaping_cac`, which assigns it.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
+    #[schemars(with = "Option<crate::schema::RateText>")]
+    pub rate: Option<Rate>,
+    /// Bucket depth: packets of the group's wire size ("1pkt", the default; fixed sizes only) or bytes ("1500B").
+    #[serde(default = "one_packet", with = "units::limit")]
+    #[schemars(with = "crate::schema::LimitText")]
+    pub depth: Limit,
+    /// The shaper's own buffer ("100pkts", "64kB" or both); absent: it only delays, never drops.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "units::limit::opt")]
+    #[schemars(with = "Option<crate::schema::LimitText>")]
+    pub buffer: Option<Limit>,
+}

@@ -1,0 +1,24 @@
+//! The registry of mechanisms: each scenario spec to its core type, and
+//! the names of every kind of mechanism a scenario may choose.
+//!
+//! - [`queue`]: a [`QueueSpec`](crate::QueueSpec) to a core
+//!   [`Queue`](qoslab_core::Queue) ([`build_queue`]);
+//! - [`mace`]: a link's `mace` table to MACE's core parts (its port stage
+//!   and device queue);
+//! - [`stage`]: a link's `stages` entry to a core port stage ([`build_stage`]);
+//! - [`names`]: the `type` / `preset` / `model` / `process` names, derived
+//!   from the model's serde enums ([`QUEUE_TYPES`], ...).
+//!
+//! The validation builds every mechanism through this registry to check
+//! it (a scenario is refused for exactly the reasons the core would
+//! refuse it, with the scenario's field names), and the simulator builds
+//! through it to run.
+
+pub mod mace;
+pub mod names;
+pub mod queue;
+pub mod stage;
+
+pub use names::*;
+pub use queue::{build_queue, ClassProbed, QueueBuildError};
+pub use stage::{build_stage, StageBuildError};

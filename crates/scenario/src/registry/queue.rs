@@ -1,0 +1,287 @@
+//! Building queue disciplines from their scenario description.
+//!
+//! The one place where a [`QueueSpec`] becomes a core [`Queue`]: the
+//! validator calls it to check parameters (so a scenario is refused for
+//! exactly the reasons the mechanism would refuse it), the simulator to
+//! build its links' queues.
+//!
+//! CBT, D-CBT and ChIPS (`type = "cbt"`, `"dcbt"`, and `chips = ...` on
+//! `red`, `cbt`, `dcbt`) become a core [`ClassQueue`] wrapped in
+//! [`ClassProbed`], which adds per-class counters to the queue's probes
+//! (so they reach the `series` table like `red_avg`):
+//! `<class>_arrivals`, `<class>_admitted` and `<class>_drops_<reason>` for
+//! the reasons an arrival stage gives (`overlimit`, `early_random`,
+//! `forced`, `class_threshold`), `<class>` one of `tcp`, `tagged`,
+//! `untagged`; all cumulative since the run's start. A `red` queue without
+//! `chips` stays the plain [`Red`] it always was.
+
+use super::names::queue_types_except_mace;
+use crate::{ChipsSpec, ClassifyBy, QueueMode, QueueSpec, RedSpec};
+use qoslab_core::cbt::{
+    Aqm, Cbt, CbtConfig, Chips, ChipsConfig, Class, ClassCounters, ClassMap, ClassQueue, Dcbt, DcbtConfig,
+    FlowCounterConfig, PerClass, Placement, RedStage, Tail,
+};
+use qoslab_core::classful::{Classful, StrictPriority, TagClassifier};
+use qoslab_core::error::ConfigError;
+use qoslab_core::fifo::{Fifo, FifoConfig};
+use qoslab_core::packet::Packet;
+use qoslab_core::qdisc::{Backlog, Dequeue, DropReason, ProbeSink, Qdisc, Verdict};
+use qoslab_core::red::{Red, RedConfig, RedMode};
+use qoslab_core::rng::Rng;
+use qoslab_core::units::{Dur, Time};
+use qoslab_core::{Queue, Rate};
+
+/// A queue error with the path of the offending field below the queue
+/// (`max_th`, `bands.1.limit`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueBuildError {
+    pub field_path: String,
+    pub error: ConfigError,
+}
+
+/// Builds the queue described by `spec` feeding a link of `link_rate`.
+pub fn build_queue(spec: &QueueSpec, link_rate: Rate) -> Result<Queue, QueueBuildError> {
+    match spec {
+        QueueSpec::Fifo { limit } => Ok(Queue::new(Box::new(Fifo::new(FifoConfig { limit: *limit }).map_err(wrap)?))),
+        QueueSpec::Red { red, chips } => red_queue(red, chips, link_rate),
+        QueueSpec::Cbt { red, tagged_threshold, untagged_threshold, flow_interval, chips } => {
+            let cfg =
+                CbtConfig { red: red_config(red), tagged_th: *tagged_threshold, untagged_th: *untagged_threshold };
+            let flows = flow_config("cbt", *flow_interval)?;
+            // The core checks the thresholds; its field names are `tagged_th` / `untagged_th`.
+            let aqm = Cbt::new(cfg, link_rate).map_err(|e| {
+                let field = match e.field {
+                    "tagged_th" => "tagged_threshold",
+                    "untagged_th" => "untagged_threshold",
+                    f => f,
+                };
+                wrap(ConfigError { field, ..e })
+            })?;
+            with_placement(aqm, chips, flows)
+        }
+        QueueSpec::Dcbt { red, flow_interval, chips } => {
+            let flows = flow_config("dcbt", *flow_interval)?;
+            let aqm = Dcbt::new(DcbtConfig { red: red_config(red) }, link_rate).map_err(wrap)?;
+            with_placement(aqm, chips, flows)
+        }
+        QueueSpec::Mace { buffer } => Ok(Queue::new(Box::new(
+            qoslab_core::mace::MaceQueue::new(qoslab_core::mace::MaceQueueConfig { limit: *buffer }).map_err(wrap)?,
+        ))),
+        QueueSpec::Prio { bands, classify_by } => prio_queue(bands, *classify_by, link_rate),
+    }
+}
+
+/// A `red` queue: the plain [`Red`], or RED over ChIPS when `chips` is on.
+fn red_queue(red: &RedSpec, chips: &Option<ChipsSpec>, link_rate: Rate) -> Result<Queue, QueueBuildError> {
+    let cfg = red_config(red);
+    match chips_config(chips)? {
+        None => Ok(Queue::new(Box::new(Red::new(cfg, link_rate).map_err(wrap)?))),
+        Some(c) => {
+            let red = RedStage::new(cfg, link_rate).map_err(wrap)?;
+            class_queue(red, Chips::new(c).map_err(chips_wrap)?, FlowCounterConfig::default())
+        }
+    }
+}
+
+/// A `prio` queue: strict priority over its bands, each built at `link_rate`.
+fn prio_queue(bands: &[QueueSpec], classify_by: ClassifyBy, link_rate: Rate) -> Result<Queue, QueueBuildError> {
+    if bands.is_empty() {
+        return Err(QueueBuildError {
+            field_path: "bands".into(),
+            error: ConfigError::new("prio", "bands", "is empty; give at least one band queue"),
+        });
+    }
+    let mut children = Vec::with_capacity(bands.len());
+    for (i, b) in bands.iter().enumerate() {
+        if let QueueSpec::Mace { .. } = b {
+            return Err(QueueBuildError {
+                field_path: format!("bands.{i}.type"),
+                error: ConfigError::new(
+                    "prio",
+                    "bands",
+                    format!(
+                        "mace is a link direction's queue, not a band; allowed: {}",
+                        queue_types_except_mace().join(", ")
+                    ),
+                ),
+            });
+        }
+        children.push(
+            build_queue(b, link_rate)
+                .map_err(|e| QueueBuildError { field_path: format!("bands.{i}.{}", e.field_path), error: e.error })?,
+        );
+    }
+    Ok(match classify_by {
+        ClassifyBy::Class => {
+            Queue::new(Box::new(Classful::new(TagClassifier::identity(children.len()), StrictPriority, children)))
+        }
+        ClassifyBy::Dscp => {
+            // The eight precedences (DSCP >> 3) are spread evenly
+            // over the bands, highest first: band = (7 - prec) * n / 8.
+            // With two bands EF (46, precedence 5) and CS4-CS7 go
+            // first, everything else second.
+            let n = children.len();
+            let map = (0..64u8).map(|d| (7 - (d >> 3) as usize) * n / 8).collect::<Vec<_>>();
+            Queue::new(Box::new(Classful::new(DscpClassifier { map }, StrictPriority, children)))
+        }
+    })
+}
+
+/// RED's core settings from its scenario spec.
+fn red_config(r: &RedSpec) -> RedConfig {
+    RedConfig {
+        limit: r.limit,
+        min_th: r.min_th,
+        max_th: r.max_th,
+        max_p: r.max_p,
+        w_q: r.w_q,
+        gentle: r.gentle,
+        ecn: r.ecn,
+        mode: match r.mode {
+            QueueMode::Packets => RedMode::Packets,
+            QueueMode::Bytes => RedMode::Bytes,
+        },
+        mean_pkt_size: r.mean_pkt_size,
+        variant: Default::default(),
+    }
+}
+
+fn wrap(e: ConfigError) -> QueueBuildError {
+    QueueBuildError { field_path: e.field.to_string(), error: e }
+}
+
+/// A ChIPS error's path is below the queue's `chips` table.
+fn chips_wrap(e: ConfigError) -> QueueBuildError {
+    QueueBuildError { field_path: format!("chips.{}", e.field), error: e }
+}
+
+fn chips_config(spec: &Option<ChipsSpec>) -> Result<Option<ChipsConfig>, QueueBuildError> {
+    let Some(t) = spec.as_ref().and_then(|c| c.settings()) else { return Ok(None) };
+    let c = ChipsConfig { max_tagged_share: t.max_tagged_share, keep_flow_order: t.keep_flow_order };
+    c.validate().map_err(chips_wrap)?;
+    Ok(Some(c))
+}
+
+fn flow_config(mechanism: &'static str, interval: Dur) -> Result<FlowCounterConfig, QueueBuildError> {
+    if interval.0 == 0 {
+        return Err(QueueBuildError {
+            field_path: "flow_interval".into(),
+            error: ConfigError::new(mechanism, "flow_interval", "(0s) must be positive, e.g. \"300ms\""),
+        });
+    }
+    Ok(FlowCounterConfig { interval })
+}
+
+/// `aqm` over a FIFO, or over ChIPS when `chips` is on.
+fn with_placement<A: Aqm + Send + 'static>(
+    aqm: A,
+    chips: &Option<ChipsSpec>,
+    flows: FlowCounterConfig,
+) -> Result<Queue, QueueBuildError> {
+    match chips_config(chips)? {
+        None => class_queue(aqm, Tail::new(), flows),
+        Some(c) => class_queue(aqm, Chips::new(c).map_err(chips_wrap)?, flows),
+    }
+}
+
+fn class_queue<A: Aqm + Send + 'static, P: Placement + Send + 'static>(
+    aqm: A,
+    placement: P,
+    flows: FlowCounterConfig,
+) -> Result<Queue, QueueBuildError> {
+    let q = ClassQueue::new(aqm, placement, ClassMap::default(), flows).map_err(wrap)?;
+    Ok(Queue::new(Box::new(ClassProbed(q))))
+}
+
+/// Drop reasons an arrival stage of a [`ClassQueue`] can give, and the
+/// per-class probe names of their counters.
+const CLASS_REASONS: [DropReason; 4] =
+    [DropReason::Overlimit, DropReason::EarlyRandom, DropReason::Forced, DropReason::ClassThreshold];
+const CLASS_PROBES: [[&str; 6]; 3] = [
+    [
+        "tcp_arrivals",
+        "tcp_admitted",
+        "tcp_drops_overlimit",
+        "tcp_drops_early_random",
+        "tcp_drops_forced",
+        "tcp_drops_class_threshold",
+    ],
+    [
+        "tagged_arrivals",
+        "tagged_admitted",
+        "tagged_drops_overlimit",
+        "tagged_drops_early_random",
+        "tagged_drops_forced",
+        "tagged_drops_class_threshold",
+    ],
+    [
+        "untagged_arrivals",
+        "untagged_admitted",
+        "untagged_drops_overlimit",
+        "untagged_drops_early_random",
+        "untagged_drops_forced",
+        "untagged_drops_class_threshold",
+    ],
+];
+
+/// A [`ClassQueue`] whose probes also report its per-class counters.
+pub struct ClassProbed<A: Aqm, P: Placement>(pub ClassQueue<A, P>);
+
+impl<A: Aqm, P: Placement> ClassProbed<A, P> {
+    pub fn class_stats(&self) -> &PerClass<ClassCounters> {
+        self.0.class_stats()
+    }
+}
+
+impl<A: Aqm + Send, P: Placement + Send> Qdisc for ClassProbed<A, P> {
+    fn kind(&self) -> &'static str {
+        self.0.kind()
+    }
+    fn enqueue(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
+        self.0.enqueue(now, pkt, rng)
+    }
+    fn dequeue(&mut self, now: Time) -> Dequeue {
+        self.0.dequeue(now)
+    }
+    fn peek(&self) -> Option<&Packet> {
+        self.0.peek()
+    }
+    fn backlog(&self) -> Backlog {
+        self.0.backlog()
+    }
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.0.for_each_packet(f)
+    }
+    fn reset(&mut self) -> Vec<Packet> {
+        self.0.reset()
+    }
+    fn probe(&self, sink: ProbeSink<'_>) {
+        self.0.probe(sink);
+        let st = self.0.class_stats();
+        for (c, names) in Class::ALL.iter().zip(CLASS_PROBES) {
+            let s = &st[*c];
+            sink(names[0], s.arrivals as f64);
+            sink(names[1], s.admitted as f64);
+            for (r, name) in CLASS_REASONS.iter().zip(&names[2..]) {
+                sink(name, s.drops_for(*r) as f64);
+            }
+        }
+    }
+    fn next_deadline(&self) -> Option<Time> {
+        self.0.next_deadline()
+    }
+    fn on_tick(&mut self, now: Time) {
+        self.0.on_tick(now)
+    }
+}
+
+/// Maps a packet's DSCP to a band through a 64-entry table.
+struct DscpClassifier {
+    map: Vec<usize>,
+}
+
+impl qoslab_core::classful::Classifier for DscpClassifier {
+    fn classify(&mut self, pkt: &qoslab_core::Packet) -> Option<usize> {
+        self.map.get((pkt.dscp & 0x3f) as usize).copied()
+    }
+}

@@ -1,0 +1,284 @@
+//! Scenario keys of the TCP (`ftp`, `transfer`) and MM_APP (`mm_app`)
+//! traffic models: `tcp = { ... }` and `mm_app = { ... }` tables, every key
+//! optional. Defaults are those of ns-2 in 2000 as the D-CBT/ChIPS paper
+//! used it (seed 001 §5) where it says, else RFC 6298 / ns-2's defaults:
+//! see `docs/mechanisms/tcp.md` and `docs/mechanisms/mm_app.md`.
+
+use super::units;
+use qoslab_core::tcp::{TcpConfig, TcpVariant};
+use qoslab_core::units::{Bytes, Dur, Rate};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Loss recovery of the TCP sender.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub enum TcpVariantSpec {
+    /// Reno (RFC 5681): fast recovery ends on the first new ACK.
+    #[default]
+    #[serde(rename = "reno")]
+    Reno,
+    /// NewReno (RFC 6582): partial ACKs retransmit the next hole.
+    #[serde(rename = "newreno")]
+    NewReno,
+}
+
+fn d_max_window() -> Window {
+    Window::Segments(20)
+}
+
+/// A TCP window: whole segments (`20` or `"20pkts"`) or bytes (`"64kB"`).
+/// A byte window allows as many whole segments of the group's MSS as fit
+/// in it (rounded down), since the sender counts in segments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Window {
+    Segments(u32),
+    Bytes(u64),
+}
+
+impl Window {
+    /// The window in segments of `mss` payload bytes.
+    pub fn segments(self, mss: u32) -> u32 {
+        match self {
+            Window::Segments(n) => n,
+            Window::Bytes(b) => u32::try_from(b / u64::from(mss.max(1))).unwrap_or(u32::MAX),
+        }
+    }
+}
+
+const WINDOW_ALLOWED: &str = "a segment count such as 20 or \"20pkts\", or a size such as \"64kB\"";
+
+impl Serialize for Window {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Window::Segments(n) => s.serialize_u32(*n),
+            Window::Bytes(b) => s.collect_str(&format_args!("{b}B")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Window {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Window, D::Error> {
+        use serde::de::Error as _;
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Count(u64),
+            Text(String),
+        }
+        let raw = Raw::deserialize(d).map_err(|_| D::Error::custom(format!("allowed: {WINDOW_ALLOWED}")))?;
+        let too_many = |n: u64| D::Error::custom(format!("{n} segments is too many; allowed: at most {}", u32::MAX));
+        match raw {
+            Raw::Count(n) => u32::try_from(n).map(Window::Segments).map_err(|_| too_many(n)),
+            Raw::Text(t) => {
+                if let Ok(n) = qoslab_core::units::parse_packets(&t) {
+                    return u32::try_from(n).map(Window::Segments).map_err(|_| too_many(n));
+                }
+                Bytes::parse(&t)
+                    .map(|b| Window::Bytes(b.0))
+                    .map_err(|_| D::Error::custom(format!("cannot read {t:?}; allowed: {WINDOW_ALLOWED}")))
+            }
+        }
+    }
+}
+
+impl JsonSchema for Window {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Window".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "Segments (an integer, or \"20pkts\") or bytes (\"64kB\", rounded down to whole segments).",
+            "anyOf": [
+                {"type": "integer", "minimum": 0},
+                {"type": "string", "pattern": super::schema::LIMIT_PATTERN}
+            ]
+        })
+    }
+}
+fn d_one() -> u32 {
+    1
+}
+fn d_min_rto() -> Dur {
+    Dur::from_ms(200)
+}
+fn d_initial_rto() -> Dur {
+    Dur::from_secs(3)
+}
+fn d_max_rto() -> Dur {
+    Dur::from_secs(60)
+}
+fn d_granularity() -> Dur {
+    Dur::from_ms(100)
+}
+fn d_ack_delay() -> Dur {
+    Dur::from_ms(100)
+}
+
+/// TCP settings of an `ftp` or `transfer` group (windows in segments or bytes).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// `reno` (default) or `newreno`.
+    #[serde(default)]
+    pub variant: TcpVariantSpec,
+    /// Largest congestion window (ns-2's `window_`): segments (`20`, `"20pkts"`) or
+    /// bytes (`"20kB"`, whole segments of the MSS); >= 1 segment; default 20.
+    #[serde(default = "d_max_window")]
+    pub max_window: Window,
+    /// Initial congestion window in segments; >= 1; default 1.
+    #[serde(default = "d_one")]
+    pub init_window: u32,
+    /// Receiver window: segments or bytes, as `max_window`; >= 1 segment;
+    /// default: none (only `max_window` limits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rwnd: Option<Window>,
+    /// Delayed ACKs at the sink (every second segment or `ack_delay`); default false.
+    #[serde(default)]
+    pub delayed_ack: bool,
+    /// Delayed-ACK timeout (ns-2's `interval_`); > 0; default 100ms.
+    #[serde(default = "d_ack_delay", with = "units::dur")]
+    #[schemars(with = "super::schema::DurText")]
+    pub ack_delay: Dur,
+    /// Lower bound of the RTO; default 200ms.
+    #[serde(default = "d_min_rto", with = "units::dur")]
+    #[schemars(with = "super::schema::DurText")]
+    pub min_rto: Dur,
+    /// RTO before the first RTT sample; > 0; default 3s (RFC 2988, ns-2 of 2000).
+    #[serde(default = "d_initial_rto", with = "units::dur")]
+    #[schemars(with = "super::schema::DurText")]
+    pub initial_rto: Dur,
+    /// Upper bound of the (backed-off) RTO; >= min_rto; default 60s.
+    #[serde(default = "d_max_rto", with = "units::dur")]
+    #[schemars(with = "super::schema::DurText")]
+    pub max_rto: Dur,
+    /// Timer granularity G (ns-2's `tcpTick_`): RTO = SRTT + max(G, 4 RTTVAR),
+    /// rounded up to a multiple of G; "0s" for none; default 100ms.
+    #[serde(default = "d_granularity", with = "units::dur")]
+    #[schemars(with = "super::schema::DurText")]
+    pub granularity: Dur,
+}
+
+impl Default for TcpSpec {
+    fn default() -> Self {
+        TcpSpec {
+            variant: TcpVariantSpec::Reno,
+            max_window: d_max_window(),
+            init_window: 1,
+            rwnd: None,
+            delayed_ack: false,
+            ack_delay: d_ack_delay(),
+            min_rto: d_min_rto(),
+            initial_rto: d_initial_rto(),
+            max_rto: d_max_rto(),
+            granularity: d_granularity(),
+        }
+    }
+}
+
+impl TcpSpec {
+    /// The sender's configuration for segments of `mss` payload bytes.
+    pub fn config(&self, mss: u32) -> TcpConfig {
+        TcpConfig {
+            variant: match self.variant {
+                TcpVariantSpec::Reno => TcpVariant::Reno,
+                TcpVariantSpec::NewReno => TcpVariant::NewReno,
+            },
+            mss,
+            max_window: self.max_window.segments(mss),
+            init_window: self.init_window,
+            rwnd: self.rwnd.map(|w| w.segments(mss)),
+            min_rto: self.min_rto,
+            initial_rto: self.initial_rto,
+            max_rto: self.max_rto,
+            granularity: self.granularity,
+        }
+    }
+    /// The sink's delayed-ACK timeout, if delayed ACKs are on.
+    pub fn sink_delay(&self) -> Option<Dur> {
+        self.delayed_ack.then_some(self.ack_delay)
+    }
+}
+
+fn d_scales() -> Vec<Rate> {
+    [300u64, 500, 700, 900, 1100].iter().map(|k| Rate::kbps(*k)).collect()
+}
+fn d_feedback() -> Bytes {
+    Bytes(40)
+}
+
+/// Most scales an MM_APP source may have (`mm_app.scales`).
+pub const MAX_SCALES: usize = 32;
+
+/// MM_APP settings.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MmAppSpec {
+    /// Payload rates of the scales, lowest first; 1 to 32 rates > 0;
+    /// default ["300kbps", "500kbps", "700kbps", "900kbps", "1100kbps"].
+    #[serde(default = "d_scales", with = "rate_list")]
+    #[schemars(with = "Vec<super::schema::RateText>")]
+    pub scales: Vec<Rate>,
+    /// Wire size of a feedback packet (receiver to source); >= 1 B; default 40B.
+    #[serde(default = "d_feedback", with = "units::bytes")]
+    #[schemars(with = "super::schema::BytesText")]
+    pub feedback_size: Bytes,
+}
+
+impl Default for MmAppSpec {
+    fn default() -> Self {
+        MmAppSpec { scales: d_scales(), feedback_size: d_feedback() }
+    }
+}
+
+mod rate_list {
+    use qoslab_core::units::Rate;
+    use serde::{de::Error as _, Deserialize, Deserializer, Serializer};
+    pub fn serialize<S: Serializer>(v: &[Rate], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(v.iter().map(|r| r.to_string()))
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Rate>, D::Error> {
+        let v = Vec::<String>::deserialize(d)?;
+        v.iter().map(|s| Rate::parse(s).map_err(D::Error::custom)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tcp(toml_text: &str) -> Result<TcpSpec, String> {
+        toml::from_str::<TcpSpec>(toml_text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn windows_read_as_segments_or_bytes() {
+        assert_eq!(tcp("max_window = 20").unwrap().max_window, Window::Segments(20));
+        assert_eq!(tcp("max_window = \"44pkts\"").unwrap().max_window, Window::Segments(44));
+        assert_eq!(tcp("rwnd = \"64kB\"").unwrap().rwnd, Some(Window::Bytes(64_000)));
+        let e = tcp("max_window = \"fast\"").unwrap_err();
+        assert!(e.contains("cannot read \"fast\"") && e.contains("allowed: a segment count"), "{e}");
+        let e = tcp("max_window = -3").unwrap_err();
+        assert!(e.contains("allowed: a segment count"), "{e}");
+    }
+
+    #[test]
+    fn a_byte_window_allows_the_whole_segments_that_fit() {
+        assert_eq!(Window::Bytes(66_000).segments(1500), 44);
+        assert_eq!(Window::Bytes(65_999).segments(1500), 43);
+        assert_eq!(Window::Segments(20).segments(1000), 20);
+        let spec = tcp("max_window = \"20kB\"\nrwnd = \"64000B\"").unwrap();
+        let cfg = spec.config(1000);
+        assert_eq!((cfg.max_window, cfg.rwnd), (20, Some(64)));
+    }
+
+    #[test]
+    fn windows_write_back_in_the_form_they_were_read() {
+        let spec = tcp("max_window = 20\nrwnd = \"64000B\"").unwrap();
+        let text = toml::to_string(&spec).unwrap();
+        assert!(text.contains("max_window = 20") && text.contains("rwnd = \"64000B\""), "{text}");
+        assert_eq!(tcp(&text).unwrap(), spec);
+    }
+}

@@ -1,0 +1,233 @@
+"""Plots of one result: ``qoslab plot RESULT`` and ``Result.plot(...)``.
+
+- ``queue=NAME, metric=M``: a queue's time series (``red_avg``,
+  ``backlog_pkts``, ``drops_forced``, ... : the ``series`` rows of that queue).
+- ``flows=GROUP, metric=M``: a traffic group over time. ``throughput``
+  (bit/s per ``metrics.bin``, from ``delivered_bytes``): the group's total,
+  with each flow's line when there are at most 50; any other flow metric
+  of the series (``delivered_pkts``, ``cwnd_pkts``, ``srtt_s``, ...): one
+  line per flow.
+- ``cdf="delay"``: the CDF of the one-way delays of traced flows (their
+  ``delay_s`` samples; trace a group with ``metrics.trace_groups``), all
+  traced flows or those of ``flows=GROUP``.
+- ``cdf="interarrival"``: the CDF of receiver inter-arrival times, from the
+  ``interarrival_count`` histograms.
+
+``out`` ending in ``.png`` or ``.svg`` writes the figure there; without
+``out`` (and without ``ax``) it is shown in a window. matplotlib is imported
+only here, and with the Agg backend whenever a file is written.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import config_error
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from .result import Result
+
+FORMATS = (".png", ".svg")
+CDFS = ("delay", "interarrival")
+
+
+_UNIT_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+
+
+def _seconds(text: Any) -> float:
+    """Seconds of a scenario duration as echoed (``"10s"``, ``"100ms"``)."""
+    t = str(text).strip()
+    for unit in sorted(_UNIT_S, key=len, reverse=True):
+        if t.endswith(unit):
+            try:
+                return float(t[: -len(unit)]) * _UNIT_S[unit]
+            except ValueError:
+                break
+    raise config_error("metrics.bin", f"cannot read the duration {text!r}")
+
+
+def _series(res: Result, kind: str) -> pd.DataFrame:
+    s = res.series
+    return s[s["entity_kind"] == kind]
+
+
+def _flow_names(res: Result, group: str) -> list[str]:
+    f = res.flows
+    names = [str(n) for n in f.loc[f["group"] == group, "name"]]
+    if not names:
+        groups = ", ".join(dict.fromkeys(map(str, f["group"])))
+        raise config_error("--flows", f"no traffic group {group!r}; groups: {groups}")
+    return names
+
+
+def queue_series(res: Result, name: str, metric: str) -> pd.DataFrame:
+    """``t_s``/``value`` of one queue metric; a clear error names what exists."""
+    q = _series(res, "queue")
+    rows = q[q["entity_id"] == name]
+    if rows.empty:
+        names = sorted(set(map(str, q["entity_id"])))
+        raise config_error(
+            "--queue", f"no time series for queue {name!r}; queues with series: {', '.join(names) or 'none'}"
+        )
+    m = rows[rows["metric"] == metric]
+    if m.empty:
+        raise config_error(
+            "--metric",
+            f"queue {name} has no series {metric!r}; it has: {', '.join(sorted(set(map(str, rows['metric']))))}",
+        )
+    return m[["t_s", "value"]].sort_values("t_s", kind="stable").reset_index(drop=True)
+
+
+def flow_series(res: Result, group: str, metric: str) -> pd.DataFrame:
+    """Wide frame: ``t_s`` and one column per flow of ``group``; ``throughput`` in bit/s."""
+    names = _flow_names(res, group)
+    f = _series(res, "flow")
+    f = f[f["entity_id"].isin(names)]
+    source = "delivered_bytes" if metric == "throughput" else metric
+    m = f[f["metric"] == source]
+    if m.empty:
+        have = sorted(set(map(str, f["metric"])) - {"delay_s", "interarrival_count"})
+        raise config_error(
+            "--metric", f"group {group} has no series {metric!r}; allowed: throughput, {', '.join(have)}"
+        )
+    wide = m.pivot_table(index="t_s", columns="entity_id", values="value", aggfunc="sum").sort_index()
+    if metric == "throughput":
+        # Bits over each bin's width; the last bin may be cut short by the end of the run.
+        edges = bin_edges(res, wide.index)
+        widths = [b - a for a, b in itertools.pairwise(edges)]
+        wide = wide.mul(8.0).div(widths, axis=0)
+    return wide.reset_index()
+
+
+def bin_edges(res: Result, starts: Any) -> list[float]:
+    """The edges of the ``metrics.bin`` bins that start at ``starts`` (the last one closed at
+    its start plus one bin, or at the end of the run if sooner)."""
+    bin_s = _seconds(res.scenario.get("metrics", {}).get("bin", "1s"))
+    xs = [float(t) for t in starts]
+    if not xs:
+        return [0.0]
+    end = xs[-1] + bin_s
+    sim = res.summary.get("sim_time_s")
+    if isinstance(sim, (int, float)) and xs[-1] < float(sim) < end:
+        end = float(sim)
+    return [*xs, end]
+
+
+def cdf_samples(res: Result, what: str, group: str | None = None) -> tuple[Any, Any]:
+    """``(x, F(x))`` of the delay or inter-arrival CDF (NumPy arrays)."""
+    import numpy as np
+
+    if what not in CDFS:
+        raise config_error("--cdf", f"{what!r}; allowed: {', '.join(CDFS)}")
+    f = _series(res, "flow")
+    if group is not None:
+        f = f[f["entity_id"].isin(_flow_names(res, group))]
+    scope = f"group {group}" if group else "this result"
+    if what == "delay":
+        x = np.sort(f.loc[f["metric"] == "delay_s", "value"].to_numpy(dtype=float))
+        if x.size == 0:
+            raise config_error(
+                "--cdf",
+                f"no delay samples in {scope}; per-packet delays are recorded for "
+                f'traced flows: set metrics.trace_groups = ["GROUP"] in the scenario',
+            )
+        return x, np.arange(1, x.size + 1) / x.size
+    h = f[f["metric"] == "interarrival_count"].groupby("t_s")["value"].sum().sort_index()
+    if h.empty or float(h.sum()) == 0:
+        raise config_error("--cdf", f"no inter-arrival histogram in {scope}")
+    w = h.to_numpy(dtype=float)
+    return h.index.to_numpy(dtype=float), np.cumsum(w) / w.sum()
+
+
+def plot(
+    res: Result,
+    *,
+    queue: str | None = None,
+    flows: str | None = None,
+    metric: str | None = None,
+    cdf: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    ax: Any = None,
+) -> Any:
+    """Draws one plot of ``res`` (see the module doc); returns the matplotlib Figure."""
+    if out is not None and Path(out).suffix.lower() not in FORMATS:
+        raise config_error(
+            "--out", f"{str(out)!r}: unknown image format; allowed: a file ending in {' or '.join(FORMATS)}"
+        )
+    if cdf is None and (queue is None) == (flows is None):
+        raise config_error("--queue/--flows", "give exactly one of --queue NAME and --flows GROUP (or --cdf)")
+    if cdf is not None and queue is not None:
+        raise config_error("--cdf", "a CDF is of flows: use it alone or with --flows GROUP, not --queue")
+    if cdf is None and metric is None:
+        raise config_error("--metric", "missing; e.g. --metric red_avg for a queue, --metric throughput for flows")
+    # Compute before drawing, so that a bad option draws (and writes) nothing.
+    if cdf is not None:
+        data: Any = cdf_samples(res, cdf, flows)
+    elif queue is not None:
+        assert metric is not None
+        data = queue_series(res, queue, metric)
+    else:
+        assert flows is not None and metric is not None
+        data = flow_series(res, flows, metric)
+
+    import matplotlib
+
+    own = ax is None
+    if out is not None and own:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
+    else:
+        fig = ax.figure
+    title = f"{res.name} (seed {res.seed})"
+    if cdf is not None:
+        x, y = data
+        ax.step(x, y, where="post")
+        ax.set_xlabel("one-way delay (s)" if cdf == "delay" else "inter-arrival time (s)")
+        ax.set_ylabel("P(X <= x)")
+        ax.set_ylim(0, 1.02)
+        ax.set_title(
+            f"{title}: CDF of {'delay' if cdf == 'delay' else 'inter-arrival time'}{f' ({flows})' if flows else ''}"
+        )
+    elif queue is not None:
+        ax.plot(data["t_s"], data["value"], lw=1.2)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel(str(metric))
+        ax.set_title(f"{title}: {queue} {metric}")
+    else:
+        cols = [c for c in data.columns if c != "t_s"]
+        unit = " (bit/s)" if metric == "throughput" else ""
+        if metric == "throughput":
+            # Each value is the mean over its bin [t, t + bin): drawn as stairs, so one bin still shows.
+            edges = bin_edges(res, data["t_s"])
+            if len(cols) <= 50:
+                for c in cols:
+                    ax.stairs(data[c], edges, lw=0.6, alpha=0.5, color="0.6")
+            ax.stairs(data[cols].sum(axis=1), edges, lw=1.8, label=f"{flows} total")
+            ax.legend(loc="best")
+        else:
+            for c in cols:
+                ax.plot(data["t_s"], data[c], lw=0.9, label=c if len(cols) <= 10 else None)
+            if len(cols) <= 10:
+                ax.legend(loc="best", fontsize="small")
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel(f"{metric}{unit}")
+        ax.set_title(f"{title}: {flows} {metric}")
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    if out is not None:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, metadata={"Software": None} if Path(out).suffix.lower() == ".png" else {"Date": None})
+    elif own:
+        plt.show()
+    return fig
+
+
+__all__ = ["CDFS", "FORMATS", "bin_edges", "cdf_samples", "flow_series", "plot", "queue_series"]

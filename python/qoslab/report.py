@@ -1,0 +1,410 @@
+"""``qoslab report DIR``: one self-contained HTML page for a run, a sweep or a reproduction.
+
+Which one ``DIR`` is follows from what it holds:
+
+- ``results.json``: a reproduction (``qoslab reproduce``): its claims, one
+  table row each (``<tr class="claim">``), its report sections, its
+  figures, and the scenario of every variant;
+- ``sweep.json``: a sweep (``qoslab sweep``): grid, seeds, build, the
+  per-point means and 95 % CIs of every group, plots of each group's
+  throughput, loss and delay against the first grid key, and the scenario;
+- ``summary.json``: one run: queues, groups, admission (the tables of
+  ``qoslab show``), plots (router queue backlogs, RED averages, group
+  throughput, the delay and inter-arrival CDFs when recorded) and the
+  scenario with its defaults filled in.
+
+Everything is inline: CSS in a ``<style>``, plots as PNG ``data:`` URIs, so
+the file can be mailed or archived alone. It is written atomically
+(temporary name, then rename).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import config_error
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from .result import Result
+
+CSS = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; padding: 0 1em; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
+table { border-collapse: collapse; margin: .8em 0; font-size: 13px; }
+th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: right; vertical-align: top; }
+th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+tr.claim td { text-align: left; } .holds { color: #176f2c; font-weight: bold; }
+.fails { color: #b00020; font-weight: bold; } .unchecked { color: #8a6d00; font-weight: bold; }
+pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: 12px; }
+figure { margin: 1em 0; } figcaption { color: #555; font-size: 13px; }
+img { max-width: 100%; } .meta { color: #555; } .wide { overflow-x: auto; }
+td.l { white-space: nowrap; } tr.claim td { white-space: normal; } details { margin: .8em 0; }
+"""
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _num(v: Any) -> str:
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return "-"
+        if v == int(v) and abs(v) < 1e15:
+            return f"{int(v):,}"
+        return f"{v:.4g}"
+    return str(v)
+
+
+def table_html(df: pd.DataFrame, *, left: Sequence[str] = (), row_class: str | None = None) -> str:
+    cols = list(df.columns)
+    head = "".join(f'<th class="l">{_e(c)}</th>' if c in left else f"<th>{_e(c)}</th>" for c in cols)
+    rows = []
+    for rec in df.itertuples(index=False):
+        cells = "".join(
+            f'<td class="l">{_e(_num(v))}</td>' if c in left else f"<td>{_e(_num(v))}</td>"
+            for c, v in zip(cols, rec, strict=True)
+        )
+        cls = f' class="{row_class}"' if row_class else ""
+        rows.append(f"<tr{cls}>{cells}</tr>")
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+
+
+def _png_uri(data: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+
+
+def _fig_uri(fig: Any) -> str:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, metadata={"Software": None})
+    plt.close(fig)
+    return _png_uri(buf.getvalue())
+
+
+def _figure(uri: str, caption: str) -> str:
+    return f'<figure><img src="{uri}" alt="{_e(caption)}"><figcaption>{_e(caption)}</figcaption></figure>'
+
+
+def _page(title: str, body: list[str]) -> str:
+    from . import __version__
+
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+        f"<h1>{_e(title)}</h1>{''.join(body)}"
+        f'<p class="meta">Written by qoslab {__version__} (<code>qoslab report</code>).</p></body></html>\n'
+    )
+
+
+def _scenario_html(echo: dict[str, Any]) -> str:
+    import tomli_w
+
+    from .scenario import _drop_none
+
+    try:
+        text = tomli_w.dumps(_drop_none(echo))
+    except (TypeError, ValueError):
+        text = json.dumps(echo, indent=2)
+    return f"<pre>{_e(text)}</pre>"
+
+
+def _agg() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+
+
+# -- one run ------------------------------------------------------------
+
+
+def _run_plots(res: Result) -> list[str]:
+    import matplotlib.pyplot as plt
+
+    from .plot import bin_edges, cdf_samples, flow_series, queue_series
+
+    out: list[str] = []
+    s = res.series
+    qs = s[s["entity_kind"] == "queue"]
+    for name in dict.fromkeys(map(str, qs["entity_id"])):
+        metrics = set(map(str, qs.loc[qs["entity_id"] == name, "metric"]))
+        for metric in ("backlog_pkts", "red_avg"):
+            if metric in metrics:
+                fig, ax = plt.subplots(figsize=(8, 3.2))
+                d = queue_series(res, name, metric)
+                ax.plot(d["t_s"], d["value"], lw=1)
+                ax.set_xlabel("time (s)")
+                ax.set_ylabel(metric)
+                ax.grid(True, alpha=0.3)
+                fig.tight_layout()
+                out.append(_figure(_fig_uri(fig), f"queue {name}: {metric}"))
+    for group in dict.fromkeys(map(str, res.flows["group"])):
+        try:
+            d = flow_series(res, group, "throughput")
+        except ValueError:
+            continue
+        fig, ax = plt.subplots(figsize=(8, 3.2))
+        cols = [c for c in d.columns if c != "t_s"]
+        ax.stairs(d[cols].sum(axis=1) / 1e6, bin_edges(res, d["t_s"]))
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("throughput (Mb/s)")
+        ax.grid(True, alpha=0.3)
+        fig.tight_layout()
+        out.append(_figure(_fig_uri(fig), f"group {group}: throughput per metrics.bin (all its flows)"))
+    for what in ("delay", "interarrival"):
+        try:
+            x, y = cdf_samples(res, what)
+        except ValueError:
+            continue
+        fig, ax = plt.subplots(figsize=(6, 3.2))
+        ax.step(x, y, where="post")
+        ax.set_xlabel("one-way delay (s)" if what == "delay" else "inter-arrival time (s)")
+        ax.set_ylabel("CDF")
+        ax.grid(True, alpha=0.3)
+        fig.tight_layout()
+        out.append(_figure(_fig_uri(fig), f"CDF of {what.replace('interarrival', 'inter-arrival time')}"))
+    return out
+
+
+def run_html(res: Result) -> str:
+    from .tables import admission_table, group_table, queue_table
+
+    _agg()
+    s = res.summary
+    body = [
+        f'<p class="meta">seed {_e(res.seed)}, {_e(s.get("sim_time_s"))} s simulated, '
+        f"{_e(_num(s.get('events', 0)))} events, qoslab {_e(s.get('qoslab_version', '?'))}</p>"
+    ]
+    q = queue_table(res)
+    shown = [
+        "queue",
+        "kind",
+        "arrivals",
+        "sent_pkts",
+        "drops",
+        "drop_ratio",
+        "marks",
+        "backlog_mean_pkts",
+        "backlog_max_pkts",
+        "sojourn_mean_s",
+        "utilization",
+    ]
+    reasons = [c for c in q.columns if c.startswith(("drops_", "marks_")) and int(q[c].sum()) > 0]
+    if q["parent"].astype(bool).any():
+        shown.insert(2, "parent")
+    q = q[shown[:6] + reasons + shown[6:]]
+    # Router output queues (those with time series) first; the hosts' own queues folded away.
+    series = res.series
+    routers = set(map(str, series.loc[series["entity_kind"] == "queue", "entity_id"]))
+    main = q[q["queue"].isin(routers) | (q["drops"] > 0)]
+    rest = q[~q.index.isin(main.index)]
+    groups = group_table(res).set_index("group").T.reset_index().rename(columns={"index": "group"})
+    body += ["<h2>Traffic groups</h2>", table_html(groups, left=("group",))]
+    body += ["<h2>Queues</h2>", table_html(main, left=("queue", "kind", "parent"))]
+    if len(rest):
+        body.append(
+            f"<details><summary>{len(rest)} more queues without drops (hosts' own queues)</summary>"
+            f"{table_html(rest, left=('queue', 'kind', 'parent'))}</details>"
+        )
+    body += ["<h2>Admission</h2>", table_html(admission_table(res), left=("group", "rules"))]
+    body += ["<h2>Plots</h2>", *_run_plots(res)]
+    body += ["<h2>Scenario</h2>", _scenario_html(res.scenario)]
+    return _page(f"qoslab run: {res.name}", body)
+
+
+# -- a sweep ------------------------------------------------------------
+
+
+def sweep_html(folder: Path) -> str:
+    import matplotlib.pyplot as plt
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    _agg()
+    meta = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
+    summ = pq.read_table(folder / "summary.parquet").to_pandas()
+    keys = list(meta["grid"])
+    body = [
+        f'<p class="meta">{len(meta["runs"])} runs: grid '
+        + ", ".join(f"<code>{_e(k)}</code> = {_e(', '.join(v))}" for k, v in meta["grid"].items())
+        + f"; seeds {_e(', '.join(map(str, meta['seeds'])))}; {meta['executed']} executed, "
+        f"{meta['reused']} from the store, {meta['wall_s']} s on {_e(meta['executor'])}; build "
+        f"<code>{_e(meta['build'].get('git_commit', '')[:12] or 'no git')}</code> / native "
+        f"<code>{_e(meta['build']['native_sha256'][:12])}</code></p>"
+    ]
+    g = summ[summ["entity_kind"] == "group"]
+    wanted = ["throughput_bps", "loss", "delay_mean_s", "jain"]
+    view = g[g["metric"].isin(wanted)][[*keys, "entity", "metric", "n", "mean", "ci95"]]
+    body += [
+        "<h2>Per point (mean and 95 % CI half-width over seeds)</h2>",
+        table_html(view.rename(columns={"entity": "group"}), left=("group", "metric")),
+    ]
+    q = summ[(summ["entity_kind"] == "queue") & summ["metric"].isin(["drops", "backlog_mean_pkts", "utilization"])]
+    # The queues that matter: those that dropped at some point, or were busy more than half the time.
+    peak = q.pivot_table(index="entity", columns="metric", values="mean", aggfunc="max")
+    busy = [
+        str(n) for n, r in peak.iterrows() if float(r.get("drops", 0.0)) > 0 or float(r.get("utilization", 0.0)) > 0.5
+    ]
+    q = q[q["entity"].isin(busy)][[*keys, "entity", "metric", "n", "mean", "ci95"]]
+    if len(q):
+        body += [
+            "<h2>Queues that dropped or were busy (> 50 %)</h2>",
+            table_html(q.rename(columns={"entity": "queue"}), left=("queue", "metric")),
+        ]
+    body.append("<h2>Plots</h2>")
+    if keys:
+        x = keys[0]
+        others = keys[1:]
+        for group in dict.fromkeys(map(str, g["entity"])):
+            for metric in ("throughput_bps", "loss", "delay_mean_s"):
+                d = g[(g["entity"] == group) & (g["metric"] == metric)]
+                if d.empty:
+                    continue
+                fig, ax = plt.subplots(figsize=(7, 3.4))
+                series = d.groupby(others, sort=False) if others else [((), d)]
+                for label, part in series:
+                    part = part.sort_values(x)
+                    xs = part[x]
+                    if not all(isinstance(v, (int, float)) for v in xs):
+                        xs = [str(v) for v in xs]
+                    err = part["ci95"].fillna(0.0)
+                    lab = ", ".join(
+                        f"{k.rsplit('.', 1)[-1]}={v}"
+                        for k, v in zip(others, label if isinstance(label, tuple) else (label,), strict=True)
+                    )
+                    ax.errorbar(xs, part["mean"], yerr=err, marker="o", capsize=3, label=lab or None)
+                ax.set_xlabel(x)
+                ax.set_ylabel(metric)
+                ax.grid(True, alpha=0.3)
+                if others:
+                    ax.legend(fontsize="small")
+                fig.tight_layout()
+                body.append(_figure(_fig_uri(fig), f"group {group}: {metric} against {x} (mean ± 95 % CI)"))
+    scen = folder / "scenario.toml"
+    if scen.is_file():
+        body += ["<h2>Scenario</h2>", f"<pre>{_e(scen.read_text(encoding='utf-8'))}</pre>"]
+        if meta.get("overrides"):
+            body.append(f"<p>with overrides {_e(', '.join(meta['overrides']))}</p>")
+    return _page(f"qoslab sweep: {meta.get('name', folder.name)}", body)
+
+
+# -- a reproduction -----------------------------------------------------
+
+
+_IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
+
+
+def reproduction_html(folder: Path) -> str:
+    from markdown_it import MarkdownIt
+
+    doc = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    claims = doc.get("claims", [])
+    word = {True: ("holds", "holds"), False: ("fails", "fails"), None: ("not checked", "unchecked")}
+    rows = []
+    for c in claims:
+        text, cls = word[c.get("holds")]
+        rows.append(
+            f'<tr class="claim"><td><code>{_e(c["id"])}</code><br>{_e(c["text"])}</td>'
+            f"<td>{_e(c['paper'])}</td><td>{_e(c['measured'])}</td><td>{_e(c['tolerance'])}</td>"
+            f'<td class="{cls}">{text}</td><td>{_e(c.get("explanation", ""))}</td></tr>'
+        )
+    head = "".join(
+        f'<th class="l">{h}</th>' for h in ("claim", "paper / reference", "qoslab", "tolerance", "holds", "why")
+    )
+    body = [
+        f'<p class="meta">seed file <code>{_e(doc.get("seed_file", ""))}</code>, qoslab '
+        f"{_e(doc.get('qoslab_version', '?'))}, {'quick' if doc.get('quick') else 'full'} run, seeds "
+        f"{_e(', '.join(map(str, doc.get('seeds', []))))}, {_e(doc.get('wall_s', '?'))} s</p>",
+        "<h2>Claims</h2>",
+        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>",
+    ]
+    md_path = folder / "report.md"
+    if md_path.is_file():
+        md = md_path.read_text(encoding="utf-8")
+        # The claims table is above; keep the report's other sections, with its figures inlined.
+        parts = re.split(r"(?m)^## ", md)
+        kept = [p for p in parts[1:] if not p.startswith("Claims")]
+
+        def inline(m: re.Match[str]) -> str:
+            p = folder / m.group(2)
+            if p.suffix.lower() == ".png" and p.is_file():
+                return f"![{m.group(1)}]({_png_uri(p.read_bytes())})"
+            return m.group(0)
+
+        text = "\n".join("## " + _IMAGE.sub(inline, p) for p in kept)
+        body.append(MarkdownIt("commonmark").enable("table").render(text))
+    variants = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    scen = []
+    for v in variants:
+        runs = sorted(v.glob("seed_*/summary.json"))
+        if runs:
+            echo = json.loads(runs[0].read_text(encoding="utf-8")).get("scenario", {})
+            scen.append(f"<details><summary>{_e(v.name)}</summary>{_scenario_html(echo)}</details>")
+    if scen:
+        body += ["<h2>Scenarios of the variants</h2>", *scen]
+    return _page(f"qoslab reproduction: {doc.get('name', folder.name)}", body)
+
+
+# -- entry --------------------------------------------------------------
+
+
+def kind_of(folder: Path) -> str:
+    """``reproduction``, ``sweep`` or ``run``, from the files ``folder`` holds."""
+    if (folder / "results.json").is_file():
+        return "reproduction"
+    if (folder / "sweep.json").is_file():
+        return "sweep"
+    if (folder / "summary.json").is_file():
+        return "run"
+    raise config_error(
+        "DIR", f"{folder}: not a run, sweep or reproduction folder (no summary.json, sweep.json or results.json)"
+    )
+
+
+def render(folder: str | os.PathLike[str]) -> str:
+    """The HTML page of a run, sweep or reproduction folder."""
+    from .result import Result
+
+    d = Path(folder)
+    kind = kind_of(d)
+    if kind == "reproduction":
+        return reproduction_html(d)
+    if kind == "sweep":
+        return sweep_html(d)
+    return run_html(Result.load(d))
+
+
+def write_report(folder: str | os.PathLike[str], *, out: str | os.PathLike[str] | None = None) -> Path:
+    """Writes the page (default ``DIR/report.html``) atomically; returns its path."""
+    d = Path(folder)
+    if not d.is_dir():
+        raise config_error("DIR", f"{d}: no such folder")
+    target = Path(out) if out is not None else d / "report.html"
+    page = render(d)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(page, encoding="utf-8")
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return target
+
+
+__all__ = ["kind_of", "render", "reproduction_html", "run_html", "sweep_html", "table_html", "write_report"]

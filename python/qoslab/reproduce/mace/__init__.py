@@ -1,0 +1,165 @@
+"""The ``mace`` reproduction: MACE (measurement-based admission control for
+controlled-load service), seed 000 §3-5, in the simulator.
+
+Topology (Fig. 4, ``scenarios/mace/*.toml``): hosts ``src0`` (testing traffic)
+and ``src1`` (background) -> ``router0`` -> ``router1`` -> 10 Mb/s bottleneck
+-> ``dst``; every other link 100 Mb/s; all delays 1 ms. MACE runs at
+Router1's bottleneck output: a 50-packet shared two-class buffer, device
+queue 1, stale timeout 30 s; 64 kb/s candidates on port 5004 reserve
+77.2 kb/s and are recognized after 100 packets, 256 kb/s candidates on port
+5006 reserve 154 kb/s and are recognized after 10.
+
+Traffic (Table 1): 320 B payload + 66 B headers (12 RTP + 8 UDP + 20 IP + 26
+Ethernet) every 40 ms (64 kb/s) or 10 ms (256 kb/s); ON/OFF models through
+the simulator's ``on_off`` model (a packet at the start of each ON period and
+every interval while strictly before its end). Background: CBR every 20 ms
+of 700 B + exponential(100 B) payload and 54 B headers (341.6 kb/s per source
+on the wire on average); ``load`` % of the bottleneck is
+``round(load/100 * 10 Mb/s / 341.6 kb/s)`` sources (the achieved load is
+reported).
+
+Runs:
+
+- Scenario 1 (Fig. 6, Fig. 9): 20 CBR flows on the CL port, 20 on a BE
+  port, background at each load, with MACE (SSAC, 3 Mb/s = 30% allocation)
+  and without (50-packet drop-tail). Full: 200 s per run, every seed; quick:
+  20 s.
+- Scenario 2 (Figs. 10-11): POO1 record and replay. A recording run (MACE)
+  starts 20 CL-port POO1 flows at random times with random lifetimes; their
+  starts and lifetimes are written as a replay CSV (:func:`record_arrivals`)
+  and replayed with and without MACE.
+- Scenarios 3-4 (Table 2, Figs. 12-16): keep N candidates requesting
+  (``keep_alive`` arrivals, exponential lifetimes of mean 1000 s) for each
+  source model and for the mix, SSAC against MBAC (v = 0.95, 5 s samples,
+  window 20, restart on admission), 130% background. Full: 3100 s, judged
+  after the 100 s warm-up; quick: 330 s of EXP1 and EXP2 (three estimator
+  windows after a 30 s warm-up).
+- A sweep of v (EXP1, MBAC) in the full run.
+
+Claims (tolerances fixed before any run; never tuned to pass):
+
+======================================  =================================================
+claim                                   holds when
+======================================  =================================================
+``cl-loss-far-below-be``                at every background load >= 100%: CL packet loss
+                                        <= 0.1 x the BE-port flows' loss with MACE, and
+                                        BE loss with MACE <= 1.5 x BE loss without
+``cl-interarrivals-tight``              CL: >= 95% of inter-arrivals (< 80 ms) within 25%
+                                        of 40 ms; BE share at least 10 points lower
+``ssac-admits-floor``                   SSAC's largest concurrently admitted count after
+                                        the warm-up = floor(allocation / r), every model
+``mbac-beats-ssac``                     MBAC's mean admitted flows and utilization of the
+                                        allocation > SSAC's, every model
+``mbac-load-within-allocation``         95th percentile of MBAC's 5 s CL samples after the
+                                        warm-up <= allocation, every model
+``mbac-cl-service-comparable``          CL packet loss under MBAC <= SSAC's + 1 point and
+                                        (mix) 64 kb/s CL within-25% share >= SSAC's - 5
+                                        points
+======================================  =================================================
+
+The package, by subject: :mod:`.params` (testbed, sources, run lengths),
+:mod:`.measures` (what one run's result shows), :mod:`.recording` (record
+and replay of arrivals), :mod:`.runs` (the scenarios), :mod:`.claims`,
+:mod:`.plots` and :mod:`.report` (sections and results.json's data).
+"""
+
+from __future__ import annotations
+
+from ..framework import Context, Outcome
+from . import claims, plots, report, runs
+from .measures import (
+    Hist,
+    admitted_path,
+    admitted_stats,
+    class_counters,
+    class_loss,
+    generation_matches,
+    group_loss,
+    interarrival_hist,
+    mace_events,
+    mbac_path,
+    percentile,
+    sample_rates,
+    share_within,
+)
+from .params import (
+    ALLOCATION,
+    BG_SOURCE_BPS,
+    ESTIMATOR_WINDOW_S,
+    FIG9_LOAD,
+    LINK_BPS,
+    LOADS_FULL,
+    LOADS_QUICK,
+    PAPER_TABLE2,
+    RESERVE,
+    S1_DURATION,
+    S2_DURATION,
+    S3_DURATION,
+    S3_MODELS_FULL,
+    S3_MODELS_QUICK,
+    WARMUP_S,
+    bg_sources,
+)
+from .recording import check_groups, record_arrivals, record_group
+
+NAME = "mace"
+TITLE = "MACE: measurement-based admission control for controlled-load service"
+SEED_FILE = "000_9ea322eb3db3244c.txt"
+PAPER = "the MACE paper (seed 000, §3-5: Fig. 4 testbed, Table 1 sources, Figs. 6, 9-16, Table 2)"
+
+
+def reproduce(ctx: Context) -> Outcome:
+    """Runs every scenario, then judges the claims and draws the figures (the framework's entry point)."""
+    s1 = runs.scenario1(ctx)
+    s2 = runs.scenario2(ctx)
+    t2 = runs.table2(ctx)
+    sweep = runs.sweep(ctx)
+    found = claims.claims(ctx, s1, t2)
+    figs = plots.plots(ctx, s1, s2, t2, sweep)
+    return Outcome(
+        claims=found,
+        data=report.data(ctx, s1, s2, t2, sweep),
+        sections=report.sections(ctx, s1, s2, t2, sweep),
+        figures=figs,
+    )
+
+
+__all__ = [
+    "ALLOCATION",
+    "BG_SOURCE_BPS",
+    "ESTIMATOR_WINDOW_S",
+    "FIG9_LOAD",
+    "LINK_BPS",
+    "LOADS_FULL",
+    "LOADS_QUICK",
+    "NAME",
+    "PAPER",
+    "PAPER_TABLE2",
+    "RESERVE",
+    "S1_DURATION",
+    "S2_DURATION",
+    "S3_DURATION",
+    "S3_MODELS_FULL",
+    "S3_MODELS_QUICK",
+    "SEED_FILE",
+    "TITLE",
+    "WARMUP_S",
+    "Hist",
+    "admitted_path",
+    "admitted_stats",
+    "bg_sources",
+    "check_groups",
+    "class_counters",
+    "class_loss",
+    "generation_matches",
+    "group_loss",
+    "interarrival_hist",
+    "mace_events",
+    "mbac_path",
+    "percentile",
+    "record_arrivals",
+    "record_group",
+    "reproduce",
+    "sample_rates",
+    "share_within",
+]

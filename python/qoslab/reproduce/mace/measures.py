@@ -1,0 +1,154 @@
+"""What the MACE reproduction measures in one run's result: the MACE link's
+sample rows (per-class counters, MBAC's estimate), loss, inter-arrival
+histograms and the admitted-flow path. Pure functions of a
+:class:`~qoslab.result.Result`."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from ...result import Result
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+#: An inter-arrival histogram: 1 ms bin's lower edge (s) -> packets.
+Hist = dict[float, float]
+
+
+def mace_events(res: Result, kind: str) -> pd.DataFrame:
+    """MACE's rows of ``kind``: the simulator's own flow admission also
+    writes ``admit`` rows; MACE's name their link first in ``detail``."""
+    ev = res.events
+    return ev[(ev["kind"] == kind) & ev["detail"].str.startswith("link=")]
+
+
+def class_counters(res: Result) -> list[dict[str, float]]:
+    """The MACE link's cumulative per-class packet counters at each sample row."""
+    out = []
+    for t, rate, detail in zip(*(mace_events(res, "sample")[c] for c in ("t_s", "estimate", "detail")), strict=True):
+        row: dict[str, float] = {"t_s": float(t), "rate_bps": float(rate)}
+        for part in str(detail).split()[1:]:
+            k, _, v = part.partition("=")
+            row[k] = float(v)
+        out.append(row)
+    return out
+
+
+def mbac_path(res: Result) -> dict[str, list[float]]:
+    """Fig. 14's sample path from the MACE link's sample rows: time (s), the
+    measured CL load sample, MBAC's estimate ν̂ after the sample and v·μ
+    (bit/s; ν̂ and v·μ NaN under SSAC, whose rows carry ``reserved_bps``)."""
+    rows = class_counters(res)
+    return {
+        "t_s": [r["t_s"] for r in rows],
+        "sample_bps": [r["rate_bps"] for r in rows],
+        "nu_hat_bps": [r.get("nu_hat_bps", math.nan) for r in rows],
+        "v_mu_bps": [r.get("v_mu_bps", math.nan) for r in rows],
+    }
+
+
+def generation_matches(probe: Result, res: Result, groups: list[str]) -> bool:
+    """Whether every flow of ``groups`` generated the same packets (count and
+    bytes) in ``probe`` as in ``res``: the sources are then the same, so the
+    probe's receiver inter-arrivals stand for ``res``'s generation times."""
+
+    def sent(r: Result) -> list[tuple[str, int, int]]:
+        f = r.flows[r.flows["group"].isin(groups)]
+        return sorted(zip(f["name"], f["sent_pkts"].astype(int), f["sent_bytes"].astype(int), strict=True))
+
+    a = sent(probe)
+    return bool(a) and a == sent(res)
+
+
+def class_loss(res: Result, after_s: float = 0.0) -> tuple[float, float]:
+    """(CL, BE) packet loss at the MACE link between the last sample at or
+    before ``after_s`` (or the start) and the last sample."""
+    rows = class_counters(res)
+    if not rows:
+        return (math.nan, math.nan)
+    before = [r for r in rows if r["t_s"] <= after_s]
+    b = before[-1] if before else {"cl_arrived": 0, "cl_dropped": 0, "be_arrived": 0, "be_dropped": 0}
+    e = rows[-1]
+
+    def ratio(c: str) -> float:
+        a = e[f"{c}_arrived"] - b[f"{c}_arrived"]
+        return (e[f"{c}_dropped"] - b[f"{c}_dropped"]) / a if a > 0 else math.nan
+
+    return (ratio("cl"), ratio("be"))
+
+
+def group_loss(res: Result, groups: list[str]) -> float:
+    """Packet loss of the flows of ``groups`` (dropped / sent), over the run."""
+    f = res.flows
+    f = f[f["group"].isin(groups)]
+    sent = float(f["sent_pkts"].sum())
+    return float(f["dropped_pkts"].sum()) / sent if sent else math.nan
+
+
+def interarrival_hist(res: Result, groups: list[str]) -> Hist:
+    """Aggregate receiver inter-arrival histogram of ``groups``: bin lower
+    edge (s) -> packets, inter-arrivals of 80 ms or more left out."""
+    f = res.flows
+    names = set(f[f["group"].isin(groups)]["name"])
+    s = res.series
+    s = s[(s["metric"] == "interarrival_count") & s["entity_id"].isin(names) & (s["t_s"] < 0.080 - 1e-9)]
+    out: Hist = {}
+    for t, v in zip(s["t_s"], s["value"], strict=True):
+        k = round(float(t), 4)
+        out[k] = out.get(k, 0.0) + float(v)
+    return dict(sorted(out.items()))
+
+
+def share_within(hist: Hist, ideal_s: float, tol: float = 0.25, bin_s: float = 0.001) -> float:
+    """Share of inter-arrivals whose 1 ms bin lies inside ``ideal ± tol·ideal``."""
+    total = sum(hist.values())
+    lo, hi = ideal_s * (1 - tol), ideal_s * (1 + tol)
+    inside = sum(n for t, n in hist.items() if t >= lo - 1e-9 and t + bin_s <= hi + 1e-9)
+    return inside / total if total else math.nan
+
+
+def admitted_path(res: Result) -> list[tuple[float, int]]:
+    """(time, flows in the classifier) after each admission or stale departure."""
+    adm = mace_events(res, "admit")
+    st = mace_events(res, "stale")
+    steps = sorted([(float(t), 1) for t in adm["t_s"]] + [(float(t), -1) for t in st["t_s"]])
+    n, out = 0, []
+    for t, d in steps:
+        n += d
+        out.append((t, n))
+    return out
+
+
+def admitted_stats(res: Result, start_s: float, end_s: float) -> tuple[float, int]:
+    """Time-average and maximum of the admitted count over [start_s, end_s]."""
+    path = admitted_path(res)
+    n = 0
+    for t, k in path:
+        if t <= start_s:
+            n = k
+    area, last, peak = 0.0, start_s, n
+    for t, k in path:
+        if start_s < t <= end_s:
+            area += n * (t - last)
+            last, n = t, k
+            peak = max(peak, n)
+    area += n * (end_s - last)
+    return (area / (end_s - start_s) if end_s > start_s else math.nan, peak)
+
+
+def sample_rates(res: Result, after_s: float) -> list[float]:
+    """The MACE link's CL load samples (bit/s) after ``after_s``."""
+    return [r["rate_bps"] for r in class_counters(res) if r["t_s"] > after_s]
+
+
+def percentile(xs: list[float], q: float) -> float:
+    """The ``q`` quantile of ``xs`` by linear interpolation between order statistics; NaN if empty."""
+    if not xs:
+        return math.nan
+    s = sorted(xs)
+    k = (len(s) - 1) * q
+    lo = math.floor(k)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)

@@ -1,0 +1,204 @@
+"""The MACE reproduction's figures: the paper's Figs. 6, 9-16 and Table 2
+analogues, one function each, written beside ``report.md``."""
+
+from __future__ import annotations
+
+from .. import figures
+from ..framework import Context, Figure
+from .claims import pct, seed_mean
+from .measures import Hist, share_within
+from .params import ALLOCATION, FIG14_MODELS, WARMUP_S
+from .runs import Scenario1, Scenario2, Table2, Table2Run
+
+
+def plots(ctx: Context, s1: Scenario1, s2: Scenario2, t2: Table2, sweep: dict[str, Table2Run]) -> list[Figure]:
+    """Draws every figure the runs allow (the mixed CDFs need the mixed model, the v sweep a full run)."""
+    out = [fig6(ctx, s1), fig9(ctx, s1), fig10_11(ctx, s2), cdf_poo1_replay(ctx, s2)]
+    if "mixed" in t2:
+        out.append(cdf_mixed(ctx, t2["mixed"]))
+    model = next((m for m in FIG14_MODELS if m in t2), None)
+    if model:
+        out.append(fig14(ctx, model, t2[model]))
+    out.append(table2_utilization(ctx, t2))
+    if sweep:
+        out.append(v_sweep(ctx, sweep))
+    return out
+
+
+def _cdf(hist: Hist) -> tuple[list[float], list[float]]:
+    total = sum(hist.values()) or 1.0
+    xs, ys, acc = [], [], 0.0
+    for t, n in hist.items():
+        acc += n
+        xs.append((t + 0.001) * 1000)
+        ys.append(acc / total)
+    return xs, ys
+
+
+def fig6(ctx: Context, s1: Scenario1) -> Figure:
+    fig = figures.new_figure(7.0, 4.5)
+    ax = fig.subplots()
+    loads = s1["loads"]
+    runs = s1["runs"]
+    ax.plot(loads, [seed_mean(runs[f"mace_{ld}"], "loss_cl_class") * 100 for ld in loads], "o-", label="CL with MACE")
+    ax.plot(loads, [seed_mean(runs[f"mace_{ld}"], "loss_be_group") * 100 for ld in loads], "s-", label="BE with MACE")
+    ax.plot(
+        loads, [seed_mean(runs[f"nomace_{ld}"], "loss_testing") * 100 for ld in loads], "^-", label="BE without MACE"
+    )
+    ax.set_xlabel("background offered load (% of 10 Mb/s)")
+    ax.set_ylabel("packet loss (%)")
+    ax.set_title("Fig. 6 analogue: CBR 64 kb/s loss vs background load")
+    ax.legend(fontsize=8)
+    figures.save(fig, ctx.figure_path("fig6_loss_vs_load.png"))
+    return Figure(
+        "fig6_loss_vs_load.png",
+        "Loss of 20 CL CBR flows (packets while CL), 20 BE CBR flows with "
+        "MACE and the 40 flows without MACE, against background load.",
+    )
+
+
+def fig9(ctx: Context, s1: Scenario1) -> Figure:
+    fig = figures.new_figure(7.0, 4.5)
+    ax = fig.subplots()
+    for g, lab in (("cl", "CL"), ("be", "BE")):
+        h = s1["hist"]["mace"][g]
+        tot = sum(h.values()) or 1.0
+        ax.bar(
+            [t * 1000 for t in h], [n / tot * 100 for n in h.values()], width=1.0, alpha=0.6, label=lab, align="edge"
+        )
+    ax.set_yscale("log")
+    ax.set_xlabel("inter-arrival time (ms), < 80 ms")
+    ax.set_ylabel("packets (%)")
+    ax.set_title("Fig. 9 analogue: CBR 64 kb/s inter-arrivals at the receiver")
+    ax.legend(fontsize=8)
+    figures.save(fig, ctx.figure_path("fig9_interarrival.png"))
+    return Figure(
+        "fig9_interarrival.png",
+        "Aggregate inter-arrival histogram of the CL and BE CBR flows (scenario 1 with MACE).",
+    )
+
+
+def fig10_11(ctx: Context, s2: Scenario2) -> Figure:
+    fig = figures.new_figure(9.0, 4.0)
+    axes = fig.subplots(1, 2, sharey=True)
+    gen, rec = s2["hist"]["generation"], s2["hist"]["mace"]
+    for ax, g, title in ((axes[0], "be", "Fig. 10: BE-port POO1"), (axes[1], "cl", "Fig. 11: CL-port POO1 (replayed)")):
+        for h, lab, generated in ((gen[g], "generated (sender)", True), (rec[g], "arrived (receiver, MACE)", False)):
+            tot = sum(h.values()) or 1.0
+            xs, ys = [t * 1000 for t in h], [n / tot * 100 for n in h.values()]
+            label = f"{lab}: {pct(share_within(h, 0.040))}"
+            if generated:
+                ax.bar(xs, ys, width=1.0, align="edge", fill=False, edgecolor="k", lw=1.2, label=label)
+            else:
+                ax.bar(xs, ys, width=1.0, alpha=0.5, align="edge", label=label)
+        ax.set_yscale("log")
+        ax.set_xlabel("inter-time (ms), < 80 ms")
+        ax.set_title(title)
+        ax.legend(fontsize=7, title="within 25% of 40 ms", title_fontsize=7)
+    axes[0].set_ylabel("packets (%)")
+    figures.save(fig, ctx.figure_path("fig10_11_generation_vs_arrival.png"))
+    same = all(s2["generation_matches"].values())
+    return Figure(
+        "fig10_11_generation_vs_arrival.png",
+        "Figs. 10-11 analogue: generation inter-times at the senders against inter-arrival times at "
+        "the receiver (scenario 2 with MACE), BE-port and replayed CL-port POO1 flows. Generation "
+        "times come from the same replay over a 10 Gb/s bottleneck, where no packet waits; "
+        + (
+            "its flows sent exactly the packets of the measured runs."
+            if same
+            else "WARNING: its flows did not send the same packets as the measured runs."
+        ),
+    )
+
+
+def cdf_poo1_replay(ctx: Context, s2: Scenario2) -> Figure:
+    fig = figures.new_figure(7.0, 4.5)
+    ax = fig.subplots()
+    for v, lab in (("mace", "with MACE"), ("nomace", "without MACE")):
+        xs, ys = _cdf(s2["hist"][v]["cl"])
+        ax.plot(xs, ys, label=f"replayed CL-port POO1 flows, {lab}")
+    ax.set_xlabel("inter-arrival time (ms), < 80 ms")
+    ax.set_ylabel("CDF")
+    ax.set_title("Figs. 10-11 analogue: POO1 record and replay")
+    ax.legend(fontsize=8)
+    figures.save(fig, ctx.figure_path("cdf_poo1_replay.png"))
+    return Figure(
+        "cdf_poo1_replay.png", "Inter-arrival CDF of the same recorded POO1 flows replayed with and without MACE."
+    )
+
+
+def cdf_mixed(ctx: Context, mixed: dict[str, Table2Run]) -> Figure:
+    fig = figures.new_figure(9.0, 4.0)
+    a1, a2 = fig.subplots(1, 2)
+    for adm in ("ssac", "mbac"):
+        for ax, hist in ((a1, mixed[adm]["hist256"]), (a2, mixed[adm]["hist64"])):
+            xs, ys = _cdf(hist)
+            ax.plot(xs, ys, label=adm.upper())
+    a1.set_title("256 kb/s CL (POO2, EXP2)")
+    a2.set_title("64 kb/s CL (CBR, POO3, EXP1)")
+    for ax in (a1, a2):
+        ax.set_xlabel("inter-arrival (ms), < 80 ms")
+        ax.legend(fontsize=8)
+    a1.set_ylabel("CDF")
+    figures.save(fig, ctx.figure_path("cdf_mixed_ssac_mbac.png"))
+    return Figure(
+        "cdf_mixed_ssac_mbac.png",
+        "Figs. 12-13, 15-16 analogue: inter-arrival CDFs of the mixed CL flows under SSAC and MBAC.",
+    )
+
+
+def fig14(ctx: Context, model: str, runs: dict[str, Table2Run]) -> Figure:
+    fig = figures.new_figure(8.0, 4.5)
+    ax = fig.subplots()
+    p, q = runs["mbac"]["path"], runs["ssac"]["path"]
+    mb = [x / 1e6 for x in p["sample_bps"]]
+    ax.plot(p["t_s"], mb, ".-", ms=3, lw=0.8, label="MBAC: measured CL load (5 s samples)")
+    ax.plot(p["t_s"], [x / 1e6 for x in p["nu_hat_bps"]], drawstyle="steps-post", label="MBAC: estimate ν̂")
+    ax.plot(p["t_s"], [x / 1e6 for x in p["v_mu_bps"]], "--", label="v·μ (admission limit)")
+    ax.plot(q["t_s"], [x / 1e6 for x in q["sample_bps"]], lw=0.8, alpha=0.6, label="SSAC: measured CL load")
+    ax.axhline(ALLOCATION[model] / 1e6, color="k", lw=0.8, label="allocation μ")
+    ax.axvline(WARMUP_S[ctx.quick], color="grey", lw=0.6, ls=":")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("Mb/s")
+    ax.set_title(f"Fig. 14 analogue: {model.upper()} CL bandwidth under MBAC and SSAC")
+    ax.legend(fontsize=7)
+    figures.save(fig, ctx.figure_path("fig14_mbac_sample_path.png"))
+    return Figure(
+        "fig14_mbac_sample_path.png",
+        f"{model.upper()} (scenario 3): the MACE link's 5 s CL load samples, MBAC's estimate ν̂ "
+        "after each sample and v·μ, from the events table's sample rows, with SSAC's samples "
+        "for comparison (dotted: end of the warm-up).",
+    )
+
+
+def table2_utilization(ctx: Context, t2: Table2) -> Figure:
+    fig = figures.new_figure(8.0, 4.0)
+    ax = fig.subplots()
+    ms = list(t2)
+    xs = range(len(ms))
+    ax.bar([x - 0.2 for x in xs], [t2[m]["ssac"]["utilization"] * 100 for m in ms], width=0.4, label="SSAC")
+    ax.bar([x + 0.2 for x in xs], [t2[m]["mbac"]["utilization"] * 100 for m in ms], width=0.4, label="MBAC")
+    ax.set_xticks(list(xs), [m.upper() for m in ms])
+    ax.set_ylabel("utilization of the CL allocation (%)")
+    ax.set_title("Table 2 analogue")
+    ax.legend(fontsize=8)
+    figures.save(fig, ctx.figure_path("table2_utilization.png"))
+    return Figure("table2_utilization.png", "Mean CL load over the allocation after the warm-up, SSAC vs MBAC.")
+
+
+def v_sweep(ctx: Context, sweep: dict[str, Table2Run]) -> Figure:
+    fig = figures.new_figure(7.0, 4.0)
+    ax = fig.subplots()
+    keys = [v for v in sweep if " " not in v]
+    vs = [float(v) for v in keys]
+    ax.plot(vs, [sweep[v]["utilization"] * 100 for v in keys], "o-", label="utilization (%)")
+    ax.plot(vs, [sweep[v]["admitted_mean"] for v in keys], "s-", label="admitted flows")
+    c = sweep.get("0.95 continue")
+    if c:
+        ax.plot([0.95], [c["utilization"] * 100], "x", color="C0", label="utilization, window continues")
+        ax.plot([0.95], [c["admitted_mean"]], "x", color="C1", label="flows, window continues")
+    ax.set_xlabel("target utilization v")
+    ax.set_title("EXP1 under MBAC: sweep of v")
+    ax.legend(fontsize=8)
+    figures.save(fig, ctx.figure_path("v_sweep.png"))
+    return Figure("v_sweep.png", "EXP1 under MBAC: utilization of the allocation and admitted flows against v.")

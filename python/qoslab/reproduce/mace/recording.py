@@ -1,0 +1,65 @@
+"""Record and replay of flow arrivals (scenario 2, and ``qoslab run
+--record-arrivals GROUP``): a run's flows of one traffic group written as
+the CSV that ``arrivals = { process = "replay", file = ... }`` reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...errors import ReproductionError
+from ...result import Result
+
+
+def record_arrivals(res: Result, group: str, path: Path, group_start_s: float = 0.0) -> Path:
+    """Writes the flows of ``group`` as a replay CSV (``start_s,lifetime_s``,
+    starts relative to the group's ``start``), the format of
+    ``arrivals = { process = "replay", file = ... }``. A lifetime is the
+    flow's end minus its start, so flows cut by the end of the run replay
+    cut the same way in a run of the same length."""
+    f = res.flows
+    f = f[f["group"] == group]
+    if f.empty:
+        raise ReproductionError(f"{res.name}: no flows of group {group!r} to record")
+    lines = [f"# recorded from {res.name} seed {res.seed}, group {group}", "start_s,lifetime_s"]
+    for s, e in sorted(zip(f["start_s"], f["end_s"], strict=True)):
+        life = float(e) - float(s)
+        if life > 0:
+            lines.append(f"{float(s) - group_start_s:.9f},{life:.9f}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+_UNIT_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+
+
+def _seconds(text: str) -> float:
+    """Seconds of a scenario time such as ``"2s"`` or ``"150ms"``."""
+    t = str(text).strip()
+    for unit in sorted(_UNIT_S, key=len, reverse=True):
+        if t.endswith(unit):
+            try:
+                return float(t[: -len(unit)]) * _UNIT_S[unit]
+            except ValueError:
+                break
+    raise ReproductionError(f'cannot read the time {text!r}; expected a number and a unit such as "2s"')
+
+
+def check_groups(echo: dict[str, Any], wanted: list[str]) -> None:
+    """Refuses a ``--record-arrivals`` group the scenario does not have (before the run)."""
+    groups = [t.get("name") for t in echo.get("traffic", [])]
+    for group in wanted:
+        if group not in groups:
+            raise ReproductionError(
+                f"--record-arrivals: no traffic group {group!r}; groups: {', '.join(map(str, groups))}"
+            )
+
+
+def record_group(res: Result, echo: dict[str, Any], group: str, folder: Path) -> Path:
+    """``qoslab run --record-arrivals GROUP``: writes ``folder/arrivals_<group>.csv``
+    (see :func:`record_arrivals`), starts relative to the group's ``start``."""
+    check_groups(echo, [group])
+    groups = [t.get("name") for t in echo.get("traffic", [])]
+    start = _seconds(echo["traffic"][groups.index(group)].get("start", "0s"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return record_arrivals(res, group, folder / f"arrivals_{group}.csv", group_start_s=start)

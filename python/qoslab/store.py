@@ -1,0 +1,189 @@
+"""A content-addressed store of run results, so that sweeps resume.
+
+A run's key is the SHA-256 (first 32 hex digits) of
+
+- the **normalized scenario**: its validated echo (every override applied,
+  every default filled in) as canonical JSON (sorted keys, no spaces),
+  without its ``seed`` field, plus the SHA-256 of every file it refers to
+  (replay CSVs, MACE descriptor files), since the echo holds only their names;
+- the **seed** of the run;
+- the **build identity**: the git commit of the checkout the package was
+  built from (when it was), the SHA-256 of the native module file
+  ``qoslab._core`` and the qoslab version. Any change of the simulator's
+  code changes the native module, so a result is never reused across builds.
+
+Layout of a store folder::
+
+    runs/<key>/summary.json, flows.parquet, ... (a normal result folder)
+    runs/<key>/metrics.parquet   the run's long-form metrics (qoslab.tables.run_metrics)
+    runs/<key>/meta.json         key, seed, grid point, scenario hash, build identity
+    runs.log                     one line per run stored: its key
+
+Each run folder is written under a hidden temporary name and renamed into
+place once complete (:func:`qoslab._atomic.atomic_dir`), so a folder that
+exists is a finished run; a sweep killed at any moment loses only the runs
+that were still executing.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ._atomic import atomic_dir
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .result import Result
+    from .scenario import Scenario
+
+#: Bumped when the meaning of a key changes (then every old run is a miss).
+KEY_VERSION = "qoslab-run-v1"
+
+#: Keys of the scenario echo whose string values name files beside the scenario.
+_FILE_KEYS = frozenset({"file", "descriptors"})
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@functools.cache
+def build_identity() -> dict[str, str]:
+    """``git_commit`` (empty when the package is not in a git checkout), ``native_sha256``
+    and ``qoslab_version`` of the running build."""
+    from . import _core
+
+    native = Path(str(_core.__file__))
+    here = Path(__file__).resolve().parent
+    commit = ""
+    try:
+        p = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False
+        )
+        if p.returncode == 0:
+            commit = p.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return {"git_commit": commit, "native_sha256": _sha256_file(native), "qoslab_version": _core.version()}
+
+
+def _referenced_files(echo: Any, base: Path, found: dict[str, str]) -> None:
+    if isinstance(echo, Mapping):
+        for k, v in echo.items():
+            if k in _FILE_KEYS and isinstance(v, str) and v:
+                p = Path(v) if Path(v).is_absolute() else base / v
+                if p.is_file():
+                    found[v] = _sha256_file(p)
+            else:
+                _referenced_files(v, base, found)
+    elif isinstance(echo, list):
+        for v in echo:
+            _referenced_files(v, base, found)
+
+
+def scenario_hash(scenario: Scenario) -> str:
+    """SHA-256 of the normalized scenario (see the module doc)."""
+    echo = dict(scenario.echo)
+    echo.pop("seed", None)
+    files: dict[str, str] = {}
+    _referenced_files(echo, scenario.base_dir, files)
+    doc = {"scenario": echo, "files": files}
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def run_key(scenario_sha: str, seed: int, build: Mapping[str, str] | None = None) -> str:
+    """The store key of one run."""
+    b = build if build is not None else build_identity()
+    text = "\n".join([KEY_VERSION, scenario_sha, str(seed), b["git_commit"], b["native_sha256"], b["qoslab_version"]])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def run_files(result: Result) -> dict[str, bytes]:
+    """What the store keeps of a run: the files of :meth:`Result.save` and ``metrics.parquet``
+    (:func:`qoslab.tables.run_metrics`), as bytes."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    from .result import PARQUET_OPTIONS
+    from .tables import run_metrics
+
+    files = result.to_files()
+    sink = pa.BufferOutputStream()
+    table = pa.Table.from_pandas(run_metrics(result), preserve_index=False).replace_schema_metadata(None)
+    pq.write_table(table, sink, **PARQUET_OPTIONS)
+    files["metrics.parquet"] = sink.getvalue().to_pybytes()
+    return files
+
+
+class Store:
+    """Run results under ``root``, addressed by :func:`run_key`."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self.runs = self.root / "runs"
+
+    def path(self, key: str) -> Path:
+        return self.runs / key
+
+    def has(self, key: str) -> bool:
+        """A finished run is a folder with its ``meta.json`` (folders appear only complete)."""
+        return (self.runs / key / "meta.json").is_file()
+
+    def stored(self) -> list[str]:
+        if not self.runs.is_dir():
+            return []
+        return sorted(p.name for p in self.runs.iterdir() if not p.name.startswith(".") and self.has(p.name))
+
+    def clean_partial(self) -> int:
+        """Removes the temporary folders of runs that a killed sweep was writing; returns how many."""
+        if not self.runs.is_dir():
+            return 0
+        n = 0
+        for p in self.runs.iterdir():
+            if p.name.startswith(".") and (".tmp-" in p.name or ".old-" in p.name):
+                shutil.rmtree(p, ignore_errors=True)
+                n += 1
+        return n
+
+    def put(self, key: str, files: Mapping[str, bytes], meta: Mapping[str, Any]) -> Path:
+        """Stores one run atomically (``files``: the result folder's files and ``metrics.parquet``,
+        see :func:`run_files`; then ``meta.json``) and logs its key."""
+        from .result import write_files
+
+        target = self.runs / key
+        with atomic_dir(target) as tmp:
+            write_files(tmp, files)
+            with open(tmp / "meta.json", "w", encoding="utf-8") as f:
+                json.dump({"key": key, **meta}, f, indent=2, ensure_ascii=False)
+                f.write("\n")
+                f.flush()
+                os.fsync(f.fileno())
+        with open(self.root / "runs.log", "a", encoding="utf-8") as log:
+            log.write(key + "\n")
+        return target
+
+    def meta(self, key: str) -> dict[str, Any]:
+        with open(self.runs / key / "meta.json", encoding="utf-8") as f:
+            doc: dict[str, Any] = json.load(f)
+        return doc
+
+    def metrics(self, key: str) -> Any:
+        """The run's long-form metrics (a pandas DataFrame)."""
+        import pyarrow.parquet as pq
+
+        return pq.read_table(self.runs / key / "metrics.parquet").to_pandas()
+
+
+__all__ = ["KEY_VERSION", "Store", "build_identity", "run_files", "run_key", "scenario_hash"]

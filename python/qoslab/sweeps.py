@@ -1,0 +1,644 @@
+"""Sweeps: a scenario run over a Cartesian grid of overrides × seeds.
+
+::
+
+    df = qoslab.sweep("scenarios/examples/red_dumbbell.toml",
+                      grid={"topology.bottleneck.queue.max_p": ["0.02", "0.1"],
+                            "topology.bottleneck.queue.min_th": "3..5"},
+                      seeds=3, jobs=2, out="results/red_sweep")
+
+- **The grid.** Each key is a ``--set`` key path; its values are a list, a
+  comma list (``"1e-4,1e-3"``, ``"5ms,10ms"``) or an inclusive integer
+  range ``"a..b"``. Every point of the grid is validated before anything
+  runs or is written; seeds are 1..N.
+- **Execution.** Each run is a job of :mod:`qoslab.executor` (a local
+  process pool on every core, or Dask). Its result comes back to this
+  process and is stored at once in the content-addressed store
+  (:mod:`qoslab.store`) under ``OUT/runs/``; a run already there is not run
+  again, so an interrupted sweep resumes where it stopped.
+- **Combined results** (written when every run is in the store):
+
+  - ``OUT/dataset/``: one Parquet dataset, hive-partitioned by the grid
+    keys, long form: the grid keys, ``seed``, ``run_key``, ``entity_kind``
+    (``run``, ``group``, ``queue``), ``entity``, ``metric``, ``value``
+    (the rows of :func:`qoslab.tables.run_metrics` of every run);
+  - ``OUT/summary.parquet`` and ``OUT/summary.csv``: per grid point,
+    entity and metric, ``n``, ``mean``, ``std`` and ``ci95`` (the half-width
+    of the Student-t 95 % interval over seeds);
+  - ``OUT/sweep.json``: scenario, grid, seeds, build identity, every run's
+    key, and how many runs were executed and how many came from the store;
+  - ``OUT/scenario.toml``: the scenario as given.
+
+A sweep file (TOML) holds what the command line would say::
+
+    [sweep]
+    scenario = "../examples/red_dumbbell.toml"   # relative to the sweep file
+    seeds = 3
+    set = ["duration=20s"]                        # fixed overrides (optional)
+
+    [sweep.grid]
+    "topology.bottleneck.queue.max_p" = [0.02, 0.05, 0.1]
+    "topology.bottleneck.queue.min_th" = "3..7"
+
+A ``[sweep]`` table inside a scenario file is refused: the scenario format
+refuses unknown keys (``docs/decisions-sweeps.md``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import config_error
+from .scenario import Scenario, _override_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from .executor import Executor
+
+GridValues = Sequence[Any] | str
+Progress = Callable[[int, int, str], None]
+
+
+# -- the grid ----------------------------------------------------------
+
+
+def parse_values(key: str, spec: GridValues, *, origin: str = "--grid") -> list[str]:
+    """The override values of one grid key: ``"a..b"`` (inclusive integers), a comma list,
+    or a list of TOML values (numbers, strings, booleans)."""
+    if isinstance(spec, str):
+        text = spec.strip()
+        if ".." in text and "," not in text:
+            lo, _, hi = text.partition("..")
+            try:
+                a, b = int(lo), int(hi)
+            except ValueError:
+                raise config_error(
+                    origin,
+                    f"{key}: range {text!r} is not a..b with integers a <= b; allowed: e.g. 1..10",
+                    origin=origin,
+                ) from None
+            if b < a:
+                raise config_error(
+                    origin, f"{key}: range {text!r} is empty (b < a); allowed: a..b with a <= b", origin=origin
+                )
+            return [str(v) for v in range(a, b + 1)]
+        values = [v.strip() for v in text.split(",")]
+        if not any(values):
+            raise config_error(
+                origin,
+                f"{key}: no values; allowed: a comma list (1e-4,1e-3 or 5ms,10ms) or an integer range a..b",
+                origin=origin,
+            )
+        if not all(values):
+            raise config_error(
+                origin, f"{key}: empty value in {text!r}; allowed: a comma list without empty items", origin=origin
+            )
+        return values
+    if isinstance(spec, Sequence) and not isinstance(spec, (bytes, bytearray)):
+        if len(spec) == 0:
+            raise config_error(origin, f"{key}: no values; allowed: a non-empty list", origin=origin)
+        return [_override_text((key, v)).partition("=")[2] for v in spec]
+    raise config_error(origin, f"{key}: {spec!r} is not a list of values, a comma list or a range a..b", origin=origin)
+
+
+def parse_grid_option(text: str) -> tuple[str, list[str]]:
+    """One ``--grid key.path=v1,v2,...`` (or ``key.path=a..b``) option."""
+    key, eq, values = text.partition("=")
+    key = key.strip()
+    if not eq or not key:
+        raise config_error(
+            "--grid",
+            f"{text!r} is not key.path=values; allowed: e.g. "
+            f"topology.bottleneck.queue.max_p=0.02,0.1 or traffic.0.flows=1..10",
+        )
+    return key, parse_values(key, values)
+
+
+def _column_value(text: str) -> Any:
+    """A grid value as it appears in the combined tables: int, float, bool or string."""
+    t = text.strip()
+    for conv in (int, float):
+        try:
+            return conv(t)
+        except ValueError:
+            pass
+    if t in ("true", "false"):
+        return t == "true"
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "\"'":
+        return t[1:-1]
+    return t
+
+
+def _column_type(values: Sequence[Any]) -> type:
+    kinds = {type(v) for v in values}
+    if kinds <= {int}:
+        return int
+    if kinds <= {int, float}:
+        return float
+    if kinds <= {bool}:
+        return bool
+    return str
+
+
+# -- the plan ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run: what a worker needs (all picklable), and where it goes."""
+
+    index: int
+    key: str
+    seed: int
+    point: tuple[tuple[str, str], ...]
+    text: str
+    origin: str
+    base_dir: str
+    overrides: tuple[str, ...]
+
+
+@dataclass
+class Plan:
+    """A validated sweep: the scenario, the grid, the seeds, every job."""
+
+    scenario: Scenario
+    grid: dict[str, list[str]]
+    seeds: list[int]
+    jobs: list[Job] = field(default_factory=list)
+    build: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def keys(self) -> list[str]:
+        return list(self.grid)
+
+
+def load_sweep_file(path: str | os.PathLike[str]) -> tuple[Path, dict[str, Any]] | None:
+    """``(scenario path, [sweep] table)`` if ``path`` is a sweep file, ``None`` if it is a
+    scenario. A scenario with a ``[sweep]`` table is refused (see the module doc)."""
+    import tomllib
+
+    p = Path(path)
+    try:
+        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None  # not ours to report: the scenario loader says what is wrong with it
+    if "sweep" not in doc:
+        return None
+    origin = str(p)
+    if set(doc) != {"sweep"}:
+        raise config_error(
+            "sweep",
+            "a [sweep] table cannot sit in a scenario file (the scenario format refuses "
+            "unknown keys); allowed: a sweep file holding only [sweep], with "
+            'scenario = "path/to/scenario.toml"',
+            origin=origin,
+        )
+    table = doc["sweep"]
+    if not isinstance(table, dict):
+        raise config_error("sweep", "must be a table", origin=origin)
+    unknown = set(table) - {"scenario", "seeds", "set", "grid"}
+    if unknown:
+        raise config_error(
+            "sweep", f"unknown key(s) {', '.join(sorted(unknown))}; allowed: scenario, seeds, set, grid", origin=origin
+        )
+    sc = table.get("scenario")
+    if not isinstance(sc, str) or not sc:
+        raise config_error(
+            "sweep.scenario", "missing; allowed: the path of a scenario file, relative to the sweep file", origin=origin
+        )
+    return (p.parent / sc, table)
+
+
+def plan(
+    scenario: Scenario | str | os.PathLike[str],
+    *,
+    grid: Mapping[str, GridValues] | None = None,
+    seeds: int | Sequence[int] | None = None,
+    overrides: Iterable[str] = (),
+) -> Plan:
+    """Validates a sweep without running it: every grid point is loaded by the core, so a bad
+    key path or value is a :class:`qoslab.ConfigError` naming it, before anything is written."""
+    from .store import build_identity, run_key, scenario_hash
+
+    file_table: dict[str, Any] = {}
+    if not isinstance(scenario, Scenario):
+        sweep_file = load_sweep_file(scenario)
+        if sweep_file is not None:
+            path, file_table = sweep_file
+            extra = file_table.get("set", [])
+            if not isinstance(extra, list) or not all(isinstance(x, str) for x in extra):
+                raise config_error("sweep.set", 'must be a list of "key.path=value" strings', origin=str(scenario))
+            scenario = Scenario.load(path, overrides=[*extra, *overrides])
+        else:
+            scenario = Scenario.load(scenario, overrides=overrides)
+    elif overrides:
+        scenario = scenario.with_overrides(*overrides)
+
+    full: dict[str, list[str]] = {}
+    file_grid = file_table.get("grid", {})
+    if not isinstance(file_grid, dict):
+        raise config_error("sweep.grid", "must be a table of key.path = [values]")
+    for k, v in file_grid.items():
+        full[str(k)] = parse_values(str(k), v, origin="sweep.grid")
+    for k, v in (grid or {}).items():
+        full[k] = parse_values(k, v)
+
+    if seeds is None:
+        seeds = file_table.get("seeds", 1)
+    if isinstance(seeds, bool):
+        raise config_error("--seeds", f"{seeds!r}; allowed: an integer >= 1 or a list of seeds")
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise config_error("--seeds", f"{seeds} is too small; allowed: an integer >= 1")
+        seed_list = list(range(1, seeds + 1))
+    else:
+        seed_list = [int(s) for s in seeds]
+        if not seed_list or len(set(seed_list)) != len(seed_list) or not all(0 <= s < 2**64 for s in seed_list):
+            raise config_error("--seeds", f"{list(seeds)!r}; allowed: distinct integers in [0, 2^64)")
+
+    build = build_identity()
+    p = Plan(scenario=scenario, grid=full, seeds=seed_list, build=build)
+    keys = list(full)
+    index = 0
+    for combo in itertools.product(*(full[k] for k in keys)):
+        point = tuple(zip(keys, combo, strict=True))
+        sc = scenario.with_overrides(*(f"{k}={v}" for k, v in point)) if point else scenario
+        sha = scenario_hash(sc)
+        for seed in seed_list:
+            p.jobs.append(
+                Job(
+                    index=index,
+                    key=run_key(sha, seed, build),
+                    seed=seed,
+                    point=point,
+                    text=sc.text,
+                    origin=sc.origin,
+                    base_dir=str(sc.base_dir),
+                    overrides=sc.overrides,
+                )
+            )
+            index += 1
+    return p
+
+
+# -- running -----------------------------------------------------------
+
+
+def execute_job(job: Job) -> tuple[dict[str, Any], dict[str, Any], float]:
+    """Runs one job (in a worker process or on a Dask worker): ``(summary, Arrow tables, wall s)``."""
+    from . import _core
+    from .result import TABLES, Result
+
+    t0 = time.perf_counter()
+    raw = _core.run(job.text, job.origin, job.seed, list(job.overrides), job.base_dir, None)
+    res = Result._from_core(raw)
+    return res.summary, {t: res.arrow(t) for t in TABLES}, time.perf_counter() - t0
+
+
+def execute_to_files(job: Job) -> tuple[dict[str, bytes], float]:
+    """Runs one job and builds its stored files (:func:`qoslab.store.run_files`) where it ran,
+    so the encoding work is parallel too and the storing process only writes bytes."""
+    from .result import Result
+    from .store import run_files
+
+    summary, tables, wall = execute_job(job)
+    return run_files(Result(summary, tables)), wall
+
+
+class _Reporter:
+    """Progress over runs: a rich bar on a terminal, plain lines on stderr otherwise."""
+
+    def __init__(self, total: int, *, rich_bar: bool) -> None:
+        self.total = total
+        self.t0 = time.monotonic()
+        self.bar: Any = None
+        self.task: Any = None
+        if rich_bar:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self.bar = Progress(
+                TextColumn("sweep"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                TextColumn("{task.description}"),
+                console=Console(stderr=True, highlight=False),
+                transient=False,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task("", total=total)
+
+    def __call__(self, done: int, total: int, what: str) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done, description=what)
+        else:
+            sys.stderr.write(f"sweep: {done}/{total} runs ({time.monotonic() - self.t0:.1f} s): {what}\n")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def console_progress(total: int) -> _Reporter:
+    """The progress reporter of ``qoslab sweep``: rich on a terminal, plain lines off one."""
+    return _Reporter(total, rich_bar=sys.stderr.isatty())
+
+
+def _describe(job: Job) -> str:
+    where = ", ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in job.point)
+    return f"{where + ' ' if where else ''}seed {job.seed}"
+
+
+@dataclass
+class Outcome:
+    """What :func:`run_plan` did: the combined frame, counts and where it is."""
+
+    frame: pd.DataFrame
+    summary: pd.DataFrame
+    executed: int
+    reused: int
+    wall_s: float
+    out: Path
+    executor: str
+
+
+def run_plan(p: Plan, *, out: str | os.PathLike[str], executor: Executor, progress: Progress | None = None) -> Outcome:
+    """Runs the jobs of ``p`` missing from the store ``out``; writes the combined results."""
+    from .store import Store
+
+    t0 = time.perf_counter()
+    out = Path(out)
+    store = Store(out)
+    store.runs.mkdir(parents=True, exist_ok=True)
+    store.clean_partial()
+    todo = [j for j in p.jobs if not store.has(j.key)]
+    # Two grid points that normalize to the same scenario share a key: run it once.
+    unique = list({j.key: j for j in todo}.values())
+    reused = len(p.jobs) - len(todo)
+    done = reused
+    total = len(p.jobs)
+    if progress is not None:
+        progress(done, total, f"{reused} from the store, {len(unique)} to run on {executor.description}")
+    for i, (files, wall) in executor.map_unordered(execute_to_files, unique):
+        job = unique[i]
+        store.put(
+            job.key,
+            files,
+            {
+                "seed": job.seed,
+                "point": dict(job.point),
+                "origin": job.origin,
+                "overrides": list(job.overrides),
+                "build": p.build,
+                "wall_s": round(wall, 3),
+            },
+        )
+        done += sum(1 for j in todo if j.key == job.key)
+        if progress is not None:
+            progress(done, total, f"{_describe(job)} in {wall:.1f} s")
+    frame = combine(p, store)
+    summ = point_summary(frame, p.keys)
+    executed = len(unique)
+    _write_outputs(
+        p,
+        out,
+        frame,
+        summ,
+        executed=executed,
+        reused=reused,
+        wall=time.perf_counter() - t0,
+        executor=executor.description,
+    )
+    return Outcome(
+        frame=frame,
+        summary=summ,
+        executed=executed,
+        reused=reused,
+        wall_s=time.perf_counter() - t0,
+        out=out,
+        executor=executor.description,
+    )
+
+
+def combine(p: Plan, store: Any) -> pd.DataFrame:
+    """The long-form metrics of every run of ``p``, with the grid keys (typed), ``seed`` and
+    ``run_key`` as leading columns, in plan order."""
+    import pandas as pd
+
+    typed = {k: [_column_value(v) for v in vs] for k, vs in p.grid.items()}
+    types = {k: _column_type(vs) for k, vs in typed.items()}
+    parts = []
+    for job in p.jobs:
+        m = store.metrics(job.key)
+        lead: dict[str, Any] = {}
+        for k, v in job.point:
+            val = _column_value(v)
+            lead[k] = types[k](val) if types[k] is not str else str(val)
+        lead["seed"] = job.seed
+        lead["run_key"] = job.key
+        for i, (k, v) in enumerate(lead.items()):
+            m.insert(i, k, v)
+        parts.append(m)
+    frame: pd.DataFrame = pd.concat(parts, ignore_index=True)
+    for k, t in types.items():
+        dtype: Any = {int: "int64", float: "float64", bool: "bool", str: "object"}[t]
+        frame[k] = frame[k].astype(dtype)
+    frame["seed"] = frame["seed"].astype("uint64")
+    frame.attrs["grid_keys"] = list(p.grid)
+    return frame
+
+
+def point_summary(frame: pd.DataFrame, keys: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per grid point, entity and metric: ``n``, ``mean``, ``std`` (ddof 1) and ``ci95``, the
+    half-width of the Student-t 95 % confidence interval over seeds (NaN for one seed)."""
+    from .reproduce.stats import t975
+
+    keys = list(keys if keys is not None else frame.attrs.get("grid_keys", []))
+    by = [*keys, "entity_kind", "entity", "metric"]
+    finite = frame[by].copy()
+    finite["value"] = frame["value"].astype(float).where(lambda v: v.abs() != math.inf)
+    g = finite.groupby(by, sort=False, dropna=False)["value"]
+    out = g.agg(n="count", mean="mean", std="std").reset_index()
+    n = out["n"].astype(int)
+    t = n.map(lambda k: t975(k - 1) if k > 1 else math.nan)
+    out["ci95"] = t * out["std"] / n.clip(lower=1).pow(0.5)
+    out.loc[n < 2, ["std", "ci95"]] = math.nan
+    out["n"] = n
+    return out[[*by, "n", "mean", "std", "ci95"]]
+
+
+def _write_outputs(
+    p: Plan,
+    out: Path,
+    frame: pd.DataFrame,
+    summ: pd.DataFrame,
+    *,
+    executed: int,
+    reused: int,
+    wall: float,
+    executor: str,
+) -> None:
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.dataset as ds  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    from ._atomic import atomic_dir
+    from .result import PARQUET_OPTIONS
+
+    table = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
+    with atomic_dir(out / "dataset") as tmp:
+        if p.keys:
+            ds.write_dataset(
+                table,
+                tmp,
+                format="parquet",
+                partitioning=p.keys,
+                partitioning_flavor="hive",
+                basename_template="part-{i}.parquet",
+                existing_data_behavior="overwrite_or_ignore",
+            )
+        else:
+            pq.write_table(table, tmp / "part-0.parquet", **PARQUET_OPTIONS)
+    stable = pa.Table.from_pandas(summ, preserve_index=False).replace_schema_metadata(None)
+    _atomic_file(out / "summary.parquet", lambda path: pq.write_table(stable, path, **PARQUET_OPTIONS))
+    _atomic_file(out / "summary.csv", lambda path: summ.to_csv(path, index=False))
+    _atomic_file(out / "scenario.toml", lambda path: Path(path).write_text(p.scenario.to_toml(), encoding="utf-8"))
+    doc = {
+        "scenario": p.scenario.origin,
+        "name": p.scenario.name,
+        "overrides": list(p.scenario.overrides),
+        "grid": p.grid,
+        "grid_types": {k: str(frame[k].dtype) for k in p.keys},
+        "seeds": p.seeds,
+        "build": p.build,
+        "executor": executor,
+        "runs": [{"key": j.key, "seed": j.seed, "point": dict(j.point)} for j in p.jobs],
+        "executed": executed,
+        "reused": reused,
+        "wall_s": round(wall, 3),
+    }
+    _atomic_file(
+        out / "sweep.json", lambda path: Path(path).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    )
+
+
+def _atomic_file(target: Path, write: Callable[[Path], Any]) -> None:
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def read_dataset(out: str | os.PathLike[str]) -> pd.DataFrame:
+    """The combined long-form frame of a finished sweep folder (``OUT/dataset``)."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    meta = json.loads((Path(out) / "sweep.json").read_text(encoding="utf-8"))
+    keys = list(meta["grid"])
+    arrow = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_()}
+    part = (
+        ds.partitioning(pa.schema([(k, arrow.get(meta["grid_types"][k], pa.string())) for k in keys]), flavor="hive")
+        if keys
+        else None
+    )
+    d = ds.dataset(Path(out) / "dataset", format="parquet", partitioning=part)
+    frame: pd.DataFrame = d.to_table().to_pandas()
+    lead = [*keys, "seed", "run_key"]
+    frame = frame[lead + [c for c in frame.columns if c not in lead]]
+    frame.attrs["grid_keys"] = keys
+    return frame
+
+
+def sweep(
+    scenario: Scenario | str | os.PathLike[str],
+    *,
+    grid: Mapping[str, GridValues] | None = None,
+    seeds: int | Sequence[int] | None = None,
+    overrides: Iterable[str] = (),
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    client: Any = None,
+    out: str | os.PathLike[str] | None = None,
+    progress: bool | Progress = False,
+) -> pd.DataFrame:
+    """Runs ``scenario`` over ``grid`` × ``seeds`` and returns the combined long-form DataFrame.
+
+    - ``grid``: ``{key.path: values}``; values a list, a comma list or ``"a..b"``.
+    - ``seeds``: N (seeds 1..N) or a list of seeds; default: the sweep file's, else 1.
+    - ``jobs`` (local processes, default every core), ``scheduler`` (a Dask scheduler address)
+      or ``client`` (a :class:`distributed.Client`): at most one.
+    - ``out``: the sweep folder (default ``results/sweep_<scenario name>``); runs already in
+      its store are not run again.
+    - ``progress``: ``True`` for the command line's reporter, or a callable
+      ``(done, total, what)``.
+
+    The per-point means and confidence intervals: :func:`point_summary` of the frame, also
+    written to ``OUT/summary.parquet``.
+    """
+    from .executor import open_executor
+
+    p = plan(scenario, grid=grid, seeds=seeds, overrides=overrides)
+    folder = Path(out) if out is not None else default_out(p)
+    with open_executor(jobs=jobs, scheduler=scheduler, client=client) as ex:
+        reporter: _Reporter | None = None
+        cb: Progress | None
+        if progress is True:
+            reporter = console_progress(len(p.jobs))
+            cb = reporter
+        else:
+            cb = progress or None
+        try:
+            o = run_plan(p, out=folder, executor=ex, progress=cb)
+        finally:
+            if reporter is not None:
+                reporter.close()
+    return o.frame
+
+
+def default_out(p: Plan) -> Path:
+    import re
+
+    return Path("results") / ("sweep_" + (re.sub(r"[^A-Za-z0-9._-]+", "_", p.scenario.name).lstrip(".") or "x"))
+
+
+__all__ = [
+    "Job",
+    "Outcome",
+    "Plan",
+    "combine",
+    "default_out",
+    "execute_job",
+    "execute_to_files",
+    "load_sweep_file",
+    "parse_grid_option",
+    "parse_values",
+    "plan",
+    "point_summary",
+    "read_dataset",
+    "run_plan",
+    "sweep",
+]

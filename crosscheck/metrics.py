@@ -113,8 +113,9 @@ def parse_ns2_trace(lines: Iterable[str], *, src: int, dst: int, rate_bps: float
         f = line.split()
         if not f:
             continue
-        if len(f) < 12 or f[0] not in "+-rd" or len(f[0]) != 1:
-            raise ValueError(f"ns-2 trace line {n}: expected 12 fields 'ev time from to type size flags fid src dst seq id', got {line.strip()!r}")
+        if len(f) < 12 or f[0] not in ("+", "-", "r", "d"):
+            fields = "'ev time from to type size flags fid src dst seq id'"
+            raise ValueError(f"ns-2 trace line {n}: expected 12 fields {fields}, got {line.strip()!r}")
         try:
             ev, t, a, b, size, fid = f[0], float(f[1]), int(f[2]), int(f[3]), int(f[5]), int(f[7])
         except ValueError:

@@ -37,8 +37,16 @@ VARIANTS = ("floyd93", "ns2")
 
 def run_ns2(case: cases.Case, seed: int, work: Path) -> metrics.Metrics:
     trace = work / f"ns2_{case.name}_{seed}.tr"
-    cmd = ["ns", str(HERE / "ns2" / "red_dumbbell.tcl"), str(case.n_tcp), str(case.n_cbr),
-           f"{cases.DURATION_S:g}", str(seed), str(trace), f"{cases.CBR_START_S:g}"]
+    cmd = [
+        "ns",
+        str(HERE / "ns2" / "red_dumbbell.tcl"),
+        str(case.n_tcp),
+        str(case.n_cbr),
+        f"{cases.DURATION_S:g}",
+        str(seed),
+        str(trace),
+        f"{cases.CBR_START_S:g}",
+    ]
     done = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"crosscheck: ns-2 failed ({' '.join(cmd)}): {done.stderr.strip()}")
@@ -90,8 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"--cases: unknown {', '.join(unknown)}; allowed: {', '.join(cases.CASES)}")
     if shutil.which("ns") is None:
-        print("crosscheck: ns-2 (`ns`) is not installed; `make crosscheck` installs it (apt-get install ns2)",
-              file=sys.stderr)
+        print(
+            "crosscheck: ns-2 (`ns`) is not installed; `make crosscheck` installs it (apt-get install ns2)",
+            file=sys.stderr,
+        )
         return 2
     seeds = range(1, a.seeds + 1)
     ok = True
@@ -122,9 +132,9 @@ def main(argv: list[str] | None = None) -> int:
                     print("| " + " | ".join(r) + " |")
             else:
                 print(f"\n{title}")
-                widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+                widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=True)]
                 for r in (head, *rows):
-                    print("  ".join(str(x).ljust(w) for x, w in zip(r, widths)))
+                    print("  ".join(str(x).ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
     print("\nqoslab ns2 variant within every tolerance of ns-2.35:", "yes" if ok else "NO")
     return 0 if ok else 1
 

@@ -62,17 +62,25 @@ def test_real_ns2_excerpt_counts_match_awk():
 
 def test_malformed_lines_name_their_number():
     with pytest.raises(ValueError, match="line 2"):
-        metrics.parse_ns2_trace(["+ 0.0 0 1 tcp 1000 ------- 0 2.0 3.0 0 0", "+ 0.1 0 1 tcp"],
-                                src=0, dst=1, rate_bps=1.0, duration_s=1.0)
+        metrics.parse_ns2_trace(
+            ["+ 0.0 0 1 tcp 1000 ------- 0 2.0 3.0 0 0", "+ 0.1 0 1 tcp"], src=0, dst=1, rate_bps=1.0, duration_s=1.0
+        )
     with pytest.raises(ValueError, match="line 1: a number"):
-        metrics.parse_ns2_trace(["+ zero 0 1 tcp 1000 ------- 0 2.0 3.0 0 0"], src=0, dst=1, rate_bps=1.0,
-                                duration_s=1.0)
+        metrics.parse_ns2_trace(
+            ["+ zero 0 1 tcp 1000 ------- 0 2.0 3.0 0 0"], src=0, dst=1, rate_bps=1.0, duration_s=1.0
+        )
     with pytest.raises(ValueError, match="more packets left"):
-        metrics.parse_ns2_trace(["- 0.0 0 1 tcp 1000 ------- 0 2.0 3.0 0 0"], src=0, dst=1, rate_bps=1.0,
-                                duration_s=1.0)
+        metrics.parse_ns2_trace(
+            ["- 0.0 0 1 tcp 1000 ------- 0 2.0 3.0 0 0"], src=0, dst=1, rate_bps=1.0, duration_s=1.0
+        )
     with pytest.raises(ValueError, match="goes back"):
-        metrics.parse_ns2_trace(["+ 0.2 0 1 tcp 1000 ------- 0 2.0 3.0 0 0", "- 0.1 0 1 tcp 1000 ------- 0 2.0 3.0 0 0"],
-                                src=0, dst=1, rate_bps=1.0, duration_s=1.0)
+        metrics.parse_ns2_trace(
+            ["+ 0.2 0 1 tcp 1000 ------- 0 2.0 3.0 0 0", "- 0.1 0 1 tcp 1000 ------- 0 2.0 3.0 0 0"],
+            src=0,
+            dst=1,
+            rate_bps=1.0,
+            duration_s=1.0,
+        )
 
 
 def test_jain_is_one_for_equal_shares_and_one_over_n_for_a_monopoly():

@@ -11,13 +11,13 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.qoslab-installed
 EXT    := $(VENV)/.qoslab-ext
 # Python code that ruff lints and formats (mypy's files are in pyproject.toml).
-PY_LINT := python tests benches
+PY_LINT := python tests benches crosscheck
 # One target dir for maturin and cargo test: the workspace compiles once.
 export CARGO_TARGET_DIR ?= $(CURDIR)/target
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock pyproject.toml
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-rust test-python reproduce bench check lint lint-rust lint-python fmt clippy clean
+.PHONY: help run test test-rust test-python reproduce bench crosscheck check lint lint-rust lint-python fmt clippy clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -48,6 +48,11 @@ reproduce: $(EXT) ## Full reproductions (all papers, all seeds): slow
 
 bench: $(EXT) ## Whole-run simulator benchmark vs the bare-loop reference
 	$(PY) benches/run_bench.py
+
+CROSSCHECK_SEEDS ?= 3
+crosscheck: $(EXT) ## RED vs ns-2.35 on the seed-001 dumbbell (installs ns2 with apt if absent; not part of make test)
+	@command -v ns >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ns2; }
+	$(PY) crosscheck/run.py --seeds $(CROSSCHECK_SEEDS)
 
 fmt: $(STAMP) ## Format Rust and Python code, apply ruff's safe fixes
 	cargo fmt --all

@@ -445,3 +445,41 @@ def test_bad_policer_comes_back_as_the_loaders_field_error():
         )
     )
     assert "topology.bottleneck.stages.0.rate" in paths(err)
+
+
+# -- RED variant -----------------------------------------------------------
+
+
+def test_red_variant_is_written_for_red_cbt_and_dcbt_and_validates():
+    assert "variant" not in queues.red(limit=60, min_th=5, max_th=15)
+    for build in (queues.red, queues.cbt, queues.dcbt):
+        q = build(limit=60, min_th=5, max_th=15, variant="ns2")
+        assert q["variant"] == "ns2"
+        sc = dumbbell(traffic.cbr(name="c", src="src0", dst="sink0", rate="1Mbps", size=1000), queue=q)
+        assert tomllib.loads(sc.to_toml())["topology"]["bottleneck"]["queue"]["variant"] == "ns2"
+
+
+def test_an_unknown_red_variant_names_the_field_and_the_allowed_values():
+    e = config_error(
+        lambda: dumbbell(
+            traffic.cbr(name="c", src="src0", dst="sink0", rate="1Mbps", size=1000),
+            queue=queues.red(limit=60, min_th=5, max_th=15, variant="ns3"),
+        )
+    )
+    assert any(p.endswith("queue.variant") for p in paths(e)), paths(e)
+    assert "floyd93" in str(e) and "ns2" in str(e)
+
+
+def test_the_ns2_variant_changes_a_red_run():
+    # Two greedy Reno flows into RED 5/15 with w_q 0.02: the variants' drop patterns differ.
+    def run(variant):
+        sc = dumbbell(
+            traffic.ftp(name="f", flows=2, src="src*", dst="sink0", size=1000, header=40),
+            queue=queues.red(limit=60, min_th=5, max_th=15, w_q=0.02, variant=variant),
+        )
+        res = sc.run(seed=1)
+        q = res.queue(res.bottleneck)
+        return int(q["drops_early_random"]), int(q["drops_forced"]), int(q["arrivals"])
+
+    assert run("floyd93") != run("ns2")
+    assert run("ns2") == run("ns2")

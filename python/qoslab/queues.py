@@ -38,15 +38,18 @@ def red(
     ecn: bool | None = None,
     mode: str | None = None,
     mean_pkt_size: Quantity | None = None,
+    variant: str | None = None,
 ) -> dict[str, Any]:
     """RED (Floyd & Jacobson 1993).
 
     ``min_th``/``max_th`` are in packets (bytes when ``mode="bytes"``);
     defaults: ``max_p`` 0.1, ``w_q`` 0.002, not gentle, no ECN, packet mode,
-    ``mean_pkt_size`` 1000 B.
+    ``mean_pkt_size`` 1000 B. ``variant``: ``"floyd93"`` (default, the 1993
+    algorithm) or ``"ns2"`` (RED as ns-2's ``queue/red.cc`` runs it; see
+    ``docs/mechanisms/red.md``).
     """
     q: dict[str, Any] = {"type": "red", "limit": _units.limit(limit), "min_th": min_th, "max_th": max_th}
-    optional = {"max_p": max_p, "w_q": w_q, "gentle": gentle, "ecn": ecn, "mode": mode}
+    optional = {"max_p": max_p, "w_q": w_q, "gentle": gentle, "ecn": ecn, "mode": mode, "variant": variant}
     q.update({k: v for k, v in optional.items() if v is not None})
     if mean_pkt_size is not None:
         q["mean_pkt_size"] = _units.size(mean_pkt_size, "mean_pkt_size")

@@ -6,12 +6,14 @@
 //! physical backlog, the per-class backlog as the placement accounts it
 //! (a plain FIFO's, or ChIPS's virtual FIFO), and the active-flow counts.
 //!
-//! [`RedStage`] is RED (FJ93) as such a stage, built from the pure
-//! functions of [`crate::red::algo`] exactly as [`crate::red::Red`] uses
-//! them: idle decay or EWMA, then the verdict, then the physical limit. CBT
-//! and D-CBT hold a `RedStage` and add their class tests in front of it; a
-//! [`ClassQueue`](super::ClassQueue) over `RedStage` and the FIFO placement
-//! behaves exactly as `Red` (a property test checks it verdict by verdict).
+//! [`RedStage`] is RED (either variant, [`crate::red::RedVariant`]) as such
+//! a stage, built from the pure functions of [`crate::red::algo`]: idle
+//! decay or EWMA, then the verdict, then the physical limit. It is the one
+//! implementation of RED's arrival side: [`crate::red::Red`] is a
+//! `RedStage` over a FIFO, CBT and D-CBT hold a `RedStage` and add their
+//! class tests in front of it, and a [`ClassQueue`](super::ClassQueue) over
+//! `RedStage` and the FIFO placement behaves exactly as `Red` (a property
+//! test checks verdicts, packets, averages, counts and statistics).
 //!
 //! [`AvgStep`] records which step moved RED's average at an arrival, so
 //! that D-CBT can move its class averages by the very same step ("all of the
@@ -76,11 +78,13 @@ pub trait Aqm {
 pub enum AvgStep {
     /// `avg <- avg + w_q (q - avg)`.
     Ewma,
-    /// The queue had been idle this long: `avg <- (1 - w_q)^(idle / s) avg`.
+    /// The queue had been idle this long: `avg <- (1 - w_q)^(idle / s) avg`
+    /// (Ns2: `floor(idle / s)` steps, then one EWMA step; see
+    /// [`algo::after_idle`]).
     Idle(Dur),
 }
 
-/// RED as a stage: FJ93 over [`crate::red::algo`], with `Red`'s semantics.
+/// RED as a stage over [`crate::red::algo`]; [`crate::red::Red`] is one over a FIFO.
 #[derive(Clone, Debug)]
 pub struct RedStage {
     config: RedConfig,
@@ -90,6 +94,8 @@ pub struct RedStage {
     pkt_time: Dur,
     idle_since: Option<Time>,
     stats: RedStats,
+    /// The uniform number drawn for the last arrival, if one was drawn.
+    last_uniform: Option<f64>,
 }
 
 impl RedStage {
@@ -106,6 +112,7 @@ impl RedStage {
             pkt_time: link_rate.tx_time(config.mean_pkt_size),
             idle_since: Some(Time::ZERO),
             stats: RedStats::default(),
+            last_uniform: None,
         })
     }
 
@@ -124,6 +131,15 @@ impl RedStage {
     pub fn stats(&self) -> &RedStats {
         &self.stats
     }
+    /// The average, count and (Ns2) `old` flag.
+    pub fn vars(&self) -> &algo::RedVars {
+        &self.vars
+    }
+    /// The uniform number drawn at the last arrival (only where a
+    /// probabilistic decision was due).
+    pub fn last_uniform(&self) -> Option<f64> {
+        self.last_uniform
+    }
 
     /// `backlog` in RED's unit (packets, or bytes in byte mode).
     #[inline]
@@ -135,7 +151,8 @@ impl RedStage {
     }
 
     /// Moves RED's average for an arrival finding `backlog` queued (FJ93
-    /// Fig. 2): decay over the idle period if the queue was idle, else EWMA.
+    /// Fig. 2): decay over the idle period if the queue was idle (Ns2: then
+    /// one EWMA step), else EWMA.
     /// Returns the step taken, for averages that must follow it.
     pub fn update_avg(&mut self, now: Time, backlog: Backlog) -> AvgStep {
         let step = match self.idle_since.take() {
@@ -152,18 +169,26 @@ impl RedStage {
     pub fn follow(&self, step: AvgStep, avg: f64, q: f64) -> f64 {
         match step {
             AvgStep::Ewma => algo::update_avg(&self.params, avg, q),
-            AvgStep::Idle(idle) => algo::decay_idle(&self.params, avg, idle, self.pkt_time),
+            AvgStep::Idle(idle) => algo::after_idle(&self.params, avg, idle, self.pkt_time, q),
         }
     }
 
     /// RED's verdict on `pkt` with the average already updated, then the
-    /// physical limit against `backlog` (as `Red::enqueue` steps 2 and 3).
+    /// physical limit against `backlog` (the packets waiting before it).
+    /// An ECN mark that the limit then overrides is not counted.
     pub fn judge(&mut self, pkt: &mut Packet, backlog: Backlog, rng: &mut Rng) -> Outcome {
         let scale = match self.config.mode {
             RedMode::Packets => 1.0,
             RedMode::Bytes => pkt.size as f64 / self.config.mean_pkt_size.0 as f64,
         };
-        let action = algo::decide(&self.params, &mut self.vars, scale, || rng.random::<f64>());
+        let q = self.measure(backlog);
+        let mut drawn = None;
+        let action = algo::decide(&self.params, &mut self.vars, q, scale, || {
+            let u = rng.random::<f64>();
+            drawn = Some(u);
+            u
+        });
+        self.last_uniform = drawn;
         let mut outcome = Outcome::Admit;
         match action {
             algo::Action::Pass => {}

@@ -9,9 +9,9 @@ use qoslab_core::cbt::{
     build, Aqm, AqmConfig, Cbt, CbtConfig, Chips, ChipsConfig, Class, ClassMap, ClassQueue, ClassQueueConfig, Dcbt,
     DcbtConfig, FlowCounter, FlowCounterConfig, Placement, PlacementConfig, RedStage, Tail,
 };
-use qoslab_core::red::{Red, RedConfig, RedMode};
+use qoslab_core::red::{Red, RedConfig, RedMode, RedVariant};
 use qoslab_core::{
-    ClassTag, Dequeue, DropReason, Dropped, Dur, FlowId, Limit, Packet, Qdisc, Queue, Rate, Time, Verdict,
+    ClassTag, Dequeue, DropReason, Dropped, Dur, Ecn, FlowId, Limit, Packet, Qdisc, Queue, Rate, Time, Verdict,
 };
 use std::collections::BTreeMap;
 
@@ -221,37 +221,58 @@ proptest! {
         same_decisions(|| Dcbt::new(DcbtConfig { red }, RATE).unwrap(), &ops, seed);
     }
 
-    /// RED as a stage over the FIFO placement is `red::Red`, verdict for
-    /// verdict and average for average, idle periods included.
+    /// RED as a stage over the FIFO placement is `red::Red`, in both
+    /// variants: verdict for verdict, packet for packet, average, count and
+    /// `old` flag, RED's counters and the wrapper's statistics, idle periods
+    /// included.
     #[test]
     fn red_stage_over_fifo_is_red(
         ops in prop::collection::vec(op(), 1..400), w_q in prop::sample::select(vec![0.002, 0.05, 0.5]),
-        bytes in any::<bool>(), seed in 0u64..1000,
+        bytes in any::<bool>(), ns2 in any::<bool>(), ecn in any::<bool>(), seed in 0u64..1000,
     ) {
         let red = if bytes {
             RedConfig { mode: RedMode::Bytes, ..RedConfig::new(Limit::bytes(30_000), 5_000.0, 15_000.0) }
         } else {
             red_config(w_q)
         };
+        let variant = if ns2 { RedVariant::Ns2 } else { RedVariant::Floyd93 };
+        let red = RedConfig { variant, ecn, ..red };
+        let fifo = || ClassQueue::new(RedStage::new(red, RATE).unwrap(), Tail::new(), ClassMap::default(), flow_config()).unwrap();
         let mut a = Red::new(red, RATE).unwrap();
-        let mut b = ClassQueue::new(RedStage::new(red, RATE).unwrap(), Tail::new(), ClassMap::default(), flow_config()).unwrap();
-        let (mut ra, mut rb) = (qoslab_core::rng::stream(seed, 0), qoslab_core::rng::stream(seed, 0));
+        let mut b = fifo();
+        let mut qa = Queue::new(Box::new(Red::new(red, RATE).unwrap()));
+        let mut qb = Queue::new(Box::new(fifo()));
+        let mut rngs: Vec<_> = (0..4).map(|_| qoslab_core::rng::stream(seed, 0)).collect();
         let mut now = Time(0);
         for (i, op) in ops.iter().enumerate() {
             match *op {
                 Op::Arrive { flow, size, gap } => {
                     now += Dur(gap);
-                    let p = packet(i as u64, flow, size, now);
-                    prop_assert_eq!(a.enqueue(now, p, &mut ra), b.enqueue(now, p, &mut rb));
+                    let mut p = packet(i as u64, flow, size, now);
+                    if ecn && flow % 2 == 0 {
+                        p.ecn = Ecn::Ect0;
+                    }
+                    let va = a.enqueue(now, p, &mut rngs[0]);
+                    prop_assert_eq!(&va, &b.enqueue(now, p, &mut rngs[1]));
+                    prop_assert_eq!(&va, &qa.enqueue(now, p, &mut rngs[2]));
+                    prop_assert_eq!(&va, &qb.enqueue(now, p, &mut rngs[3]));
+                    prop_assert_eq!(a.last_uniform(), b.aqm().last_uniform());
                 }
                 Op::Depart { gap } => {
                     now += Dur(gap);
-                    prop_assert_eq!(a.dequeue(now), b.dequeue(now));
+                    let da = a.dequeue(now);
+                    prop_assert_eq!(&da, &b.dequeue(now));
+                    prop_assert_eq!(&da, &qa.dequeue(now));
+                    prop_assert_eq!(&da, &qb.dequeue(now));
                 }
                 Op::Tick { gap } => now += Dur(gap),
             }
             prop_assert_eq!(a.avg(), b.aqm().red_avg());
             prop_assert_eq!(a.count(), b.aqm().count());
+            prop_assert_eq!(a.stage().vars(), b.aqm().vars());
+            prop_assert_eq!(a.red_stats(), b.aqm().stats());
+            prop_assert_eq!(qa.stats(), qb.stats());
+            prop_assert_eq!(a.backlog(), qa.backlog());
         }
     }
 

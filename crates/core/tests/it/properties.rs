@@ -23,7 +23,7 @@ use proptest::test_runner::FileFailurePersistence;
 use qoslab_core::classful::{Classful, StrictPriority, TagClassifier};
 use qoslab_core::fifo::{Fifo, FifoConfig};
 use qoslab_core::qdisc::ProbeSink;
-use qoslab_core::red::{algo, Red, RedConfig, RedMode};
+use qoslab_core::red::{algo, Red, RedConfig, RedMode, RedVariant};
 use qoslab_core::token_bucket::{TokenBucket, TokenBucketConfig};
 use qoslab_core::{
     Backlog, Bytes, ClassTag, Dequeue, Dropped, Ecn, FlowId, Limit, Packet, Qdisc, Queue, Rate, Rng, Time, Verdict,
@@ -204,11 +204,11 @@ fn red_config() -> impl Strategy<Value = (RedConfig, Rate)> {
         0.5f64..40.0,
         prop_oneof![Just(1.0f64), 0.0001f64..1.0],
         prop_oneof![Just(1.0f64), 0.001f64..1.0],
-        (any::<bool>(), any::<bool>()),
+        (any::<bool>(), any::<bool>(), any::<bool>()),
         40u64..=1500,
         prop_oneof![Just(25_000_000u64), 100_000u64..10_000_000_000],
     )
-        .prop_map(|(limit, bytes, min_th, span, w_q, max_p, (gentle, ecn), mean, rate)| {
+        .prop_map(|(limit, bytes, min_th, span, w_q, max_p, (gentle, ecn, ns2), mean, rate)| {
             // In byte mode the thresholds are bytes: scale by the mean size.
             let unit = if bytes { mean as f64 } else { 1.0 };
             let cfg = RedConfig {
@@ -221,6 +221,7 @@ fn red_config() -> impl Strategy<Value = (RedConfig, Rate)> {
                 ecn,
                 mode: if bytes { RedMode::Bytes } else { RedMode::Packets },
                 mean_pkt_size: Bytes(mean),
+                variant: if ns2 { RedVariant::Ns2 } else { RedVariant::Floyd93 },
             };
             (cfg, Rate(rate))
         })
@@ -280,7 +281,7 @@ proptest! {
                 largest = largest.max(found);
                 let expected = match idle_start {
                     Some(t0) if before.backlog.is_empty() => {
-                        algo::decay_idle(&params, old, before.now.since(t0), pkt_time)
+                        algo::after_idle(&params, old, before.now.since(t0), pkt_time, found)
                     }
                     _ => algo::update_avg(&params, old, found),
                 };

@@ -166,6 +166,11 @@ pub struct RedSpec {
     #[serde(default = "red_mean_pkt", with = "units::bytes")]
     #[schemars(with = "crate::schema::BytesText")]
     pub mean_pkt_size: Bytes,
+    /// RED's algorithm: `floyd93` (default), the 1993 paper's, or `ns2`, RED as ns-2's
+    /// `queue/red.cc` runs it (no drop at <= 1 queued packet, the `old` flag, `wait_`
+    /// spacing, one EWMA step after an idle period; see docs/mechanisms/red.md).
+    #[serde(default)]
+    pub variant: RedVariantSpec,
 }
 
 impl RedSpec {
@@ -181,6 +186,7 @@ impl RedSpec {
             ecn: false,
             mode: QueueMode::default(),
             mean_pkt_size: red_mean_pkt(),
+            variant: RedVariantSpec::default(),
         }
     }
 }
@@ -193,6 +199,17 @@ pub enum QueueMode {
     Packets,
     /// Thresholds and averages in bytes.
     Bytes,
+}
+
+/// Which RED algorithm a `red`, `cbt` or `dcbt` queue runs.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RedVariantSpec {
+    /// Floyd & Jacobson 1993, Fig. 2.
+    #[default]
+    Floyd93,
+    /// ns-2.35 `queue/red.cc` (and ns-3 `RedQueueDisc`) with `wait_`.
+    Ns2,
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -305,13 +322,13 @@ mod tests {
         assert_eq!(
             refused("type = \"red\", limit = \"60pkts\", min_th = 5, max_th = 15, max_pp = 0.2"),
             ["s.toml:8: topology.bottleneck.queue.max_pp: unknown field \"max_pp\"; allowed: chips, ecn, gentle, \
-              limit, max_p, max_th, mean_pkt_size, min_th, mode, type, w_q"]
+              limit, max_p, max_th, mean_pkt_size, min_th, mode, type, variant, w_q"]
         );
         assert_eq!(
             refused("type = \"cbt\", limit = \"60pkts\", min_th = 5, max_th = 15, tagged_treshold = 2"),
             ["s.toml:8: topology.bottleneck.queue.tagged_treshold: unknown field \"tagged_treshold\"; allowed: \
               chips, ecn, flow_interval, gentle, limit, max_p, max_th, mean_pkt_size, min_th, mode, \
-              tagged_threshold, type, untagged_threshold, w_q"]
+              tagged_threshold, type, untagged_threshold, variant, w_q"]
         );
         // A key of another queue type is unknown too.
         assert_eq!(
@@ -337,5 +354,23 @@ mod tests {
             (echo["type"].as_str(), echo["w_q"].as_f64(), echo["tagged_threshold"].as_f64()),
             (Some("cbt"), Some(0.01), Some(2.9))
         );
+    }
+
+    #[test]
+    fn red_variant_is_floyd93_unless_ns2_is_asked_for_in_red_cbt_and_dcbt() {
+        for t in ["red", "cbt", "dcbt"] {
+            let base = format!("type = \"{t}\", limit = \"60pkts\", min_th = 5, max_th = 15");
+            let q = bottleneck(&base);
+            assert_eq!(q.red().map(|r| r.variant), Some(RedVariantSpec::Floyd93), "{t}");
+            // The echo fills the default in.
+            assert_eq!(serde_json::to_value(&q).unwrap()["variant"].as_str(), Some("floyd93"));
+            let q = bottleneck(&format!("{base}, variant = \"ns2\""));
+            assert_eq!(q.red().map(|r| r.variant), Some(RedVariantSpec::Ns2), "{t}");
+            assert_eq!(serde_json::to_value(&q).unwrap()["variant"].as_str(), Some("ns2"));
+        }
+        let e = refused("type = \"red\", limit = \"60pkts\", min_th = 5, max_th = 15, variant = \"ns3\"");
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].starts_with("s.toml:8: topology.bottleneck.queue.variant: "), "{e:?}");
+        assert!(e[0].contains("floyd93") && e[0].contains("ns2"), "{e:?}");
     }
 }

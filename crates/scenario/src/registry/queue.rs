@@ -16,7 +16,7 @@
 //! `chips` stays the plain [`Red`] it always was.
 
 use super::names::queue_types_except_mace;
-use crate::{ChipsSpec, ClassifyBy, QueueMode, QueueSpec, RedSpec};
+use crate::{ChipsSpec, ClassifyBy, QueueMode, QueueSpec, RedSpec, RedVariantSpec};
 use qoslab_core::cbt::{
     Aqm, Cbt, CbtConfig, Chips, ChipsConfig, Class, ClassCounters, ClassMap, ClassQueue, Dcbt, DcbtConfig,
     FlowCounterConfig, PerClass, Placement, RedStage, Tail,
@@ -26,7 +26,7 @@ use qoslab_core::error::ConfigError;
 use qoslab_core::fifo::{Fifo, FifoConfig};
 use qoslab_core::packet::Packet;
 use qoslab_core::qdisc::{Backlog, Dequeue, DropReason, ProbeSink, Qdisc, Verdict};
-use qoslab_core::red::{Red, RedConfig, RedMode};
+use qoslab_core::red::{Red, RedConfig, RedMode, RedVariant};
 use qoslab_core::rng::Rng;
 use qoslab_core::units::{Dur, Time};
 use qoslab_core::{Queue, Rate};
@@ -142,6 +142,10 @@ fn red_config(r: &RedSpec) -> RedConfig {
             QueueMode::Bytes => RedMode::Bytes,
         },
         mean_pkt_size: r.mean_pkt_size,
+        variant: match r.variant {
+            RedVariantSpec::Floyd93 => RedVariant::Floyd93,
+            RedVariantSpec::Ns2 => RedVariant::Ns2,
+        },
     }
 }
 
@@ -282,5 +286,19 @@ struct DscpClassifier {
 impl qoslab_core::classful::Classifier for DscpClassifier {
     fn classify(&mut self, pkt: &qoslab_core::Packet) -> Option<usize> {
         self.map.get((pkt.dscp & 0x3f) as usize).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qoslab_core::qdisc::Limit;
+
+    #[test]
+    fn red_config_carries_the_variant_to_the_core() {
+        let mut spec = RedSpec::new(Limit::packets(60), 5.0, 15.0);
+        assert_eq!(red_config(&spec).variant, RedVariant::Floyd93);
+        spec.variant = RedVariantSpec::Ns2;
+        assert_eq!(red_config(&spec).variant, RedVariant::Ns2);
     }
 }

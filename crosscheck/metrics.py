@@ -1,0 +1,158 @@
+"""The crosscheck's four figures, how each side's output becomes them, and
+the tolerances they must meet (issue 10 §1).
+
+Pure Python, no dependencies beyond the standard library, so the parsers
+are unit-tested without ns-2 (``tests/test_crosscheck.py``).
+
+Definitions, the same on both sides, over the whole run ``[0, duration]``:
+
+- ``utilization``: bits the bottleneck r0 -> r1 sent / (rate x duration);
+- ``drop_fraction``: packets dropped at that queue / packets offered to it;
+- ``jain``: Jain's index of the per-flow throughputs (every data flow of
+  the case: delivered bytes / duration), ``(sum x)^2 / (n sum x^2)``;
+- ``mean_queue``: time-average number of packets waiting in that queue
+  (the packet on the wire excluded, on both sides).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+#: Tolerances fixed by the issue: absolute points for the two fractions,
+#: absolute for Jain's index, relative for the mean queue.
+TOLERANCE = {"utilization": 0.03, "drop_fraction": 0.005, "jain": 0.03, "mean_queue": 0.20}
+
+
+@dataclass(frozen=True)
+class Metrics:
+    utilization: float
+    drop_fraction: float
+    jain: float
+    mean_queue: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "utilization": self.utilization,
+            "drop_fraction": self.drop_fraction,
+            "jain": self.jain,
+            "mean_queue": self.mean_queue,
+        }
+
+
+def jain(xs: Iterable[float]) -> float:
+    """Jain's fairness index; 1 for equal shares, 1/n when one flow has all."""
+    xs = list(xs)
+    if not xs:
+        raise ValueError("jain: no flows")
+    s, s2 = sum(xs), sum(x * x for x in xs)
+    return 1.0 if s2 == 0 else s * s / (len(xs) * s2)
+
+
+def within(metric: str, reference: float, value: float) -> bool:
+    """Whether ``value`` is within the issue's tolerance of ``reference`` (ns-2)."""
+    tol = TOLERANCE[metric]
+    if metric == "mean_queue":
+        return abs(value - reference) <= tol * abs(reference)
+    return abs(value - reference) <= tol
+
+
+def mean(ms: list[Metrics]) -> Metrics:
+    """The mean of several seeds' figures, field by field."""
+    n = len(ms)
+    if n == 0:
+        raise ValueError("mean: no runs")
+    return Metrics(**{k: sum(m.as_dict()[k] for m in ms) / n for k in TOLERANCE})
+
+
+# --- ns-2 ----------------------------------------------------------------------
+
+
+@dataclass
+class Ns2Trace:
+    """Counts from an ns-2 queue trace of one link direction."""
+
+    rate_bps: float
+    duration_s: float
+    arrivals: int = 0
+    drops: int = 0
+    departed_bytes: int = 0
+    #: time integral of the number of packets waiting (packet-seconds)
+    queue_area: float = 0.0
+    #: bytes received at the far end, per flow id
+    received: dict[int, int] | None = None
+
+    def metrics(self, flows: Iterable[int]) -> Metrics:
+        """The four figures; ``flows`` are the data flows' ids (a flow that
+        got nothing through counts as 0)."""
+        rx = self.received or {}
+        return Metrics(
+            utilization=self.departed_bytes * 8 / (self.rate_bps * self.duration_s),
+            drop_fraction=self.drops / self.arrivals if self.arrivals else 0.0,
+            jain=jain(rx.get(f, 0) * 8 / self.duration_s for f in flows),
+            mean_queue=self.queue_area / self.duration_s,
+        )
+
+
+def parse_ns2_trace(lines: Iterable[str], *, src: int, dst: int, rate_bps: float, duration_s: float) -> Ns2Trace:
+    """Reads ns-2's standard trace format (``ev time from to type size flags
+    fid src dst seq id``) for the link ``src -> dst``.
+
+    ``+`` is an arrival at the queue, ``-`` a departure onto the link, ``d`` a
+    drop (early, forced or overflow: RED traces each once), ``r`` a
+    reception at ``dst``. The number waiting is ``+`` minus ``-`` minus ``d``;
+    its time average is taken up to ``duration_s``. Lines of other links and
+    events after ``duration_s`` are ignored; a malformed line raises
+    ``ValueError`` naming its number.
+    """
+    tr = Ns2Trace(rate_bps=rate_bps, duration_s=duration_s, received={})
+    rx = tr.received
+    assert rx is not None
+    q, last_t = 0, 0.0
+    for n, line in enumerate(lines, 1):
+        f = line.split()
+        if not f:
+            continue
+        if len(f) < 12 or f[0] not in ("+", "-", "r", "d"):
+            fields = "'ev time from to type size flags fid src dst seq id'"
+            raise ValueError(f"ns-2 trace line {n}: expected 12 fields {fields}, got {line.strip()!r}")
+        try:
+            ev, t, a, b, size, fid = f[0], float(f[1]), int(f[2]), int(f[3]), int(f[5]), int(f[7])
+        except ValueError:
+            raise ValueError(f"ns-2 trace line {n}: a number field does not parse: {line.strip()!r}") from None
+        if (a, b) != (src, dst) or t > duration_s:
+            continue
+        if t < last_t:
+            raise ValueError(f"ns-2 trace line {n}: time {t} goes back (after {last_t})")
+        tr.queue_area += q * (t - last_t)
+        last_t = t
+        if ev == "+":
+            tr.arrivals += 1
+            q += 1
+        elif ev == "-":
+            tr.departed_bytes += size
+            q -= 1
+        elif ev == "d":
+            tr.drops += 1
+            q -= 1
+        else:  # r
+            rx[fid] = rx.get(fid, 0) + size
+        if q < 0:
+            raise ValueError(f"ns-2 trace line {n}: more packets left the queue than entered it")
+    tr.queue_area += q * (duration_s - last_t)
+    return tr
+
+
+# --- qoslab --------------------------------------------------------------------
+
+
+def qoslab_metrics(queue_row: Mapping[str, float], flow_delivered_bytes: Iterable[float], duration_s: float) -> Metrics:
+    """The four figures from qoslab's ``queues`` row of the bottleneck and its
+    flows' ``delivered_bytes`` (``docs/results.md``)."""
+    arrivals = queue_row["arrivals"]
+    return Metrics(
+        utilization=queue_row["departure_bytes"] * 8 / (queue_row["link_rate_bps"] * duration_s),
+        drop_fraction=queue_row["drops"] / arrivals if arrivals else 0.0,
+        jain=jain(b * 8 / duration_s for b in flow_delivered_bytes),
+        mean_queue=queue_row["backlog_mean_pkts"],
+    )

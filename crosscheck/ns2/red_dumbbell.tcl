@@ -1,0 +1,148 @@
+# The seed-001 (D-CBT paper, §5) dumbbell for the RED crosscheck, in ns-2.35.
+#
+#   ns red_dumbbell.tcl <n_tcp> <n_cbr> <duration_s> <seed> <trace_file> [cbr_start_s]
+#
+# n_tcp FTP/TCP Reno flows and n_cbr 5 Mb/s CBR/UDP flows, each on its own
+# source and destination host behind routers r0 and r1; access links
+# 25 Mb/s / 5 ms, bottleneck r0 -> r1 25 Mb/s / 20 ms with a 60-packet RED
+# queue (5 / 15 / max_p 0.1 / w_q 0.002). Every flow starts within 100 ms
+# of its group's start (uniform jitter). Writes the bottleneck's queue
+# trace (r0 -> r1 only) in ns-2's standard trace format.
+#
+# Every Queue/RED and Agent/TCP parameter that matters is set explicitly:
+# ns-2.35's defaults are not those of the paper's era (gentle_, bytes_,
+# queue_in_bytes_ and use_mark_p_ true, q_weight_ -1 (automatic),
+# thresholds 0 (automatic), idle_pktsize_ 100, windowInit_ 2, tcpTick_ 10 ms,
+# syn_ true, singledup_ 1), and the crosscheck must compare RED, not defaults.
+
+if {$argc < 5} {
+    puts stderr "usage: ns red_dumbbell.tcl n_tcp n_cbr duration_s seed trace_file \[cbr_start_s\]"
+    exit 2
+}
+set n_tcp     [lindex $argv 0]
+set n_cbr     [lindex $argv 1]
+set duration  [lindex $argv 2]
+set seed      [lindex $argv 3]
+set tracefile [lindex $argv 4]
+set cbr_start [expr {$argc > 5 ? [lindex $argv 5] : 10.0}]
+
+# --- RED (queue/red.cc), packet mode, FJ93 parameters -----------------------
+Queue/RED set bytes_           false ;# no byte-mode probability scaling
+Queue/RED set queue_in_bytes_  false ;# thresholds and average in packets
+Queue/RED set thresh_          5
+Queue/RED set maxthresh_       15
+Queue/RED set linterm_         10    ;# max_p = 1 / linterm_ = 0.1
+Queue/RED set q_weight_        0.002
+Queue/RED set mean_pktsize_    1000  ;# s = 1000 B at the link rate: ptc = 3125 pkt/s
+Queue/RED set idle_pktsize_    1000  ;# only read with cautious_ 3; set for completeness
+Queue/RED set wait_            true  ;# drop spacing p/(2 - count p)
+Queue/RED set gentle_          false
+Queue/RED set setbit_          false ;# no ECN
+Queue/RED set use_mark_p_      false ;# true would turn forced drops into drop_early() calls
+Queue/RED set mark_p_          0.1
+Queue/RED set drop_tail_       true
+Queue/RED set drop_front_      false
+Queue/RED set drop_rand_       false
+Queue/RED set ns1_compat_      false ;# a forced drop resets count
+Queue/RED set adaptive_        0
+Queue/RED set feng_adaptive_   0
+Queue/RED set cautious_        0
+Queue/RED set doubleq_         false
+Queue/RED set summarystats_    false
+Queue set limit_               60    ;# access links' drop-tail queues (qoslab default fifo 60 pkts)
+
+# --- TCP Reno, the paper's era (qoslab's defaults, docs/decisions.md) ---------
+Agent/TCP set packetSize_          1000  ;# 1000 B on the wire, every data packet:
+Agent/TCP set useHeaders_          false ;# true adds tcpip_base_hdr_size_ (40 B) to all but the first
+Agent/TCP set tcpip_base_hdr_size_ 40
+Agent/TCP set window_              20    ;# max window, packets
+Agent/TCP set maxcwnd_             20
+Agent/TCP set windowInit_          1
+Agent/TCP set windowOption_        1
+Agent/TCP set syn_                 false ;# no SYN exchange (qoslab has none)
+Agent/TCP set delay_growth_        false
+Agent/TCP set singledup_           0     ;# no limited transmit
+Agent/TCP set numdupacks_          3
+Agent/TCP set bugFix_              true  ;# one fast retransmit per window
+Agent/TCP set maxburst_            0
+Agent/TCP set overhead_            0
+Agent/TCP set timestamps_          false
+Agent/TCP set ecn_                 0
+Agent/TCP set tcpTick_             0.1   ;# timer granularity 100 ms
+Agent/TCP set minrto_              0.2
+Agent/TCP set maxrto_              60
+Agent/TCP set rtxcur_init_         3.0   ;# initial RTO 3 s
+Agent/TCP set srtt_init_           0
+Agent/TCP set rttvar_init_         12
+Agent/TCP set rfc2988_             true
+Agent/TCP set ts_resetRTO_         false
+Agent/TCP set frto_enabled_        0
+Agent/TCPSink set packetSize_      40    ;# ACKs: 40 B on the wire
+
+Agent/UDP set packetSize_ 1000
+Application/Traffic/CBR set packetSize_ 1000
+Application/Traffic/CBR set rate_       5Mb
+Application/Traffic/CBR set random_     0
+
+set ns [new Simulator]
+ns-random $seed
+set jitter [new RNG]
+$jitter seed [expr {$seed + 1}]
+
+set r0 [$ns node]
+set r1 [$ns node]
+# RED on r0 -> r1 only; the ACKs' direction is drop-tail, as qoslab's
+# reverse_queue defaults to the scenario's default_queue (fifo, 60 packets).
+$ns simplex-link $r0 $r1 25Mb 20ms RED
+$ns simplex-link $r1 $r0 25Mb 20ms DropTail
+$ns queue-limit $r0 $r1 60
+$ns queue-limit $r1 $r0 60
+
+set tf [open $tracefile w]
+$ns trace-queue $r0 $r1 $tf
+
+proc pair {} {
+    global ns r0 r1
+    set s [$ns node]
+    set d [$ns node]
+    $ns duplex-link $s $r0 25Mb 5ms DropTail
+    $ns duplex-link $r1 $d 25Mb 5ms DropTail
+    return [list $s $d]
+}
+
+set fid 0
+for {set i 0} {$i < $n_tcp} {incr i} {
+    lassign [pair] s d
+    set tcp [new Agent/TCP/Reno]
+    set sink [new Agent/TCPSink]
+    $tcp set fid_ $fid
+    $ns attach-agent $s $tcp
+    $ns attach-agent $d $sink
+    $ns connect $tcp $sink
+    set ftp [new Application/FTP]
+    $ftp attach-agent $tcp
+    $ns at [$jitter uniform 0 0.1] "$ftp start"
+    incr fid
+}
+for {set i 0} {$i < $n_cbr} {incr i} {
+    lassign [pair] s d
+    set udp [new Agent/UDP]
+    set null [new Agent/Null]
+    $udp set fid_ $fid
+    $ns attach-agent $s $udp
+    $ns attach-agent $d $null
+    $ns connect $udp $null
+    set cbr [new Application/Traffic/CBR]
+    $cbr attach-agent $udp
+    $ns at [expr {$cbr_start + [$jitter uniform 0 0.1]}] "$cbr start"
+    incr fid
+}
+
+proc finish {} {
+    global ns tf
+    $ns flush-trace
+    close $tf
+    exit 0
+}
+$ns at $duration "finish"
+$ns run

@@ -1,0 +1,143 @@
+"""RED crosscheck: the seed-001 dumbbell in ns-2.35 and in qoslab, side by side.
+
+    .venv/bin/python crosscheck/run.py [--seeds N] [--cases tcp,tcp_cbr] [--markdown]
+
+For each case (``cases.py``) and each seed 1..N it runs ns-2
+(``ns2/red_dumbbell.tcl``, which writes the bottleneck's queue trace) and
+qoslab with RED's two variants (``floyd93``, the 1993 paper; ``ns2``, RED as
+ns-2 runs it), then prints the seed-mean of utilization, drop fraction,
+Jain's index of per-flow throughput and mean queue for each, and whether
+each qoslab figure is within the issue's tolerance of ns-2's
+(``metrics.TOLERANCE``). Exit status 0 when the ``ns2`` variant meets
+every tolerance, 1 when it does not, 2 on a usage or set-up error (ns-2
+missing: ``make crosscheck`` installs it).
+
+qoslab's ns2 variant is selected with the scenario key
+``topology.links.0.queue.variant = "ns2"`` (an override, so the case's file
+is the same for both variants).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import cases  # noqa: E402
+import metrics  # noqa: E402
+
+VARIANTS = ("floyd93", "ns2")
+
+
+def run_ns2(case: cases.Case, seed: int, work: Path) -> metrics.Metrics:
+    trace = work / f"ns2_{case.name}_{seed}.tr"
+    cmd = [
+        "ns",
+        str(HERE / "ns2" / "red_dumbbell.tcl"),
+        str(case.n_tcp),
+        str(case.n_cbr),
+        f"{cases.DURATION_S:g}",
+        str(seed),
+        str(trace),
+        f"{cases.CBR_START_S:g}",
+    ]
+    done = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"crosscheck: ns-2 failed ({' '.join(cmd)}): {done.stderr.strip()}")
+    with trace.open() as f:
+        tr = metrics.parse_ns2_trace(f, src=0, dst=1, rate_bps=cases.RATE_BPS, duration_s=cases.DURATION_S)
+    trace.unlink()
+    return tr.metrics(case.flows)
+
+
+def run_qoslab(case: cases.Case, variant: str, seed: int, work: Path) -> metrics.Metrics:
+    import qoslab
+
+    path = work / f"{case.name}.toml"
+    if not path.exists():
+        path.write_text(cases.qoslab_toml(case))
+    res = qoslab.run(path, seed=seed, overrides=[f"topology.links.0.queue.variant={variant}"])
+    q = res.queues
+    row = q[q["name"] == "r0->r1"].iloc[0]
+    return metrics.qoslab_metrics(row, res.flows["delivered_bytes"], cases.DURATION_S)
+
+
+def fmt(metric: str, v: float) -> str:
+    if metric in ("utilization", "drop_fraction"):
+        return f"{100 * v:.2f} %"
+    if metric == "jain":
+        return f"{v:.3f}"
+    return f"{v:.2f}"
+
+
+def tol_text(metric: str) -> str:
+    t = metrics.TOLERANCE[metric]
+    if metric == "mean_queue":
+        return f"±{100 * t:.0f} %"
+    if metric == "jain":
+        return f"±{t:.2f}"
+    return f"±{100 * t:g} pt"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seeds", type=int, default=3, help="seeds 1..N per case and simulator (default 3)")
+    ap.add_argument("--cases", default=",".join(cases.CASES), help="comma-separated: " + ", ".join(cases.CASES))
+    ap.add_argument("--markdown", action="store_true", help="print Markdown tables (for docs/validation.md)")
+    a = ap.parse_args(argv)
+    if a.seeds < 1:
+        ap.error("--seeds must be at least 1")
+    names = [c for c in a.cases.split(",") if c]
+    unknown = [c for c in names if c not in cases.CASES]
+    if unknown:
+        ap.error(f"--cases: unknown {', '.join(unknown)}; allowed: {', '.join(cases.CASES)}")
+    if shutil.which("ns") is None:
+        print(
+            "crosscheck: ns-2 (`ns`) is not installed; `make crosscheck` installs it (apt-get install ns2)",
+            file=sys.stderr,
+        )
+        return 2
+    seeds = range(1, a.seeds + 1)
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="qoslab-crosscheck-") as tmp:
+        work = Path(tmp)
+        for name in names:
+            case = cases.CASES[name]
+            ns2 = metrics.mean([run_ns2(case, s, work) for s in seeds])
+            ours = {v: metrics.mean([run_qoslab(case, v, s, work) for s in seeds]) for v in VARIANTS}
+            title = f"{case.name}: {case.description}, {cases.DURATION_S:g} s, mean of seeds 1-{a.seeds}"
+            rows = []
+            for m in metrics.TOLERANCE:
+                ref = ns2.as_dict()[m]
+                cells = [fmt(m, ref)]
+                for v in VARIANTS:
+                    val = ours[v].as_dict()[m]
+                    good = metrics.within(m, ref, val)
+                    if v == "ns2":
+                        ok &= good
+                    cells.append(f"{fmt(m, val)} {'ok' if good else 'OUT'}")
+                rows.append((m, tol_text(m), *cells))
+            head = ("figure", "tolerance", "ns-2.35", "qoslab floyd93", "qoslab ns2")
+            if a.markdown:
+                print(f"\n**{title}**\n")
+                print("| " + " | ".join(head) + " |")
+                print("|" + "---|" * len(head))
+                for r in rows:
+                    print("| " + " | ".join(r) + " |")
+            else:
+                print(f"\n{title}")
+                widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=True)]
+                for r in (head, *rows):
+                    print("  ".join(str(x).ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
+    print("\nqoslab ns2 variant within every tolerance of ns-2.35:", "yes" if ok else "NO")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

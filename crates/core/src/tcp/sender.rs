@@ -159,7 +159,9 @@ impl TcpSender {
         (self.cwnd.floor() as u64).min(self.cfg.window_cap() as u64).max(1)
     }
 
-    fn armed_rto(&self) -> Dur {
+    /// The RTO the retransmission timer is armed with: the RTO times the
+    /// back-off, capped at `max_rto` (what the `rto_s` series reports).
+    pub fn armed_rto(&self) -> Dur {
         Dur(self.rto.0.saturating_mul(self.backoff as u64).min(self.cfg.max_rto.0))
     }
 
@@ -468,6 +470,7 @@ mod tests {
             assert_eq!(s.stats().timeouts, k as u64 + 1);
             let armed = (3_000 * MS * backoff).min(60_000 * MS);
             assert_eq!(s.timer_deadline(), Some(Time(expiry + armed)));
+            assert_eq!(s.armed_rto(), Dur(armed), "the armed RTO is capped at max_rto (60 s)");
             assert_eq!(s.cwnd(), 1.0);
             assert_eq!(s.ssthresh(), 2.0);
             expiry += armed;

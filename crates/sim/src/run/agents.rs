@@ -360,7 +360,7 @@ impl Sim {
                 s.cwnd(),
                 if s.ssthresh().is_finite() { s.ssthresh() } else { f64::NAN },
                 s.srtt().map_or(f64::NAN, |d| d.0 as f64 / 1e9),
-                s.rto().0 as f64 * s.backoff() as f64 / 1e9,
+                s.armed_rto().0 as f64 / 1e9,
             ];
             for (k, v) in values.into_iter().enumerate() {
                 self.metrics.tcp_samples.push(crate::metrics::TcpSample {

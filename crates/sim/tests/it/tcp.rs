@@ -289,3 +289,18 @@ fn transfers_complete_under_heavy_loss_deterministically_and_delayed_acks_halve_
         }
     }
 }
+
+/// The `rto_s` series is the RTO the timer is armed with: backed off and
+/// capped at `max_rto` (it once showed 192 s with a 60 s cap).
+#[test]
+fn rto_series_is_backed_off_and_capped_at_max_rto() {
+    let text = lossy_paths(0.6, 1, 60, "reno")
+        .replace("min_rto = \"200ms\"", "min_rto = \"200ms\", max_rto = \"2s\"")
+        .replace("[[traffic]]", "[metrics]\ntcp_series = [\"ftp\"]\n[[traffic]]");
+    let out = run(&scenario(&text), 1);
+    assert!(u64s(&out.flows, "timeouts")[0] >= 5, "60 % loss times out again and again");
+    let rto: Vec<f64> = series(&out, "ftp.0", "rto_s").into_iter().map(|(_, v)| v).collect();
+    let max = rto.iter().copied().fold(0.0, f64::max);
+    assert!(max <= 2.0, "rto_s {max} s above max_rto 2 s");
+    assert_eq!(max, 2.0, "the back-off reaches the cap");
+}

@@ -182,6 +182,7 @@ def test_result_helpers(small_result):
 def test_save_and_load_round_trip(small_result, tmp_path):
     out = small_result.save(tmp_path / "res")
     assert sorted(p.name for p in out.iterdir()) == [
+        ".qoslab",  # the marker: qoslab wrote this folder and may replace it
         "events.parquet",
         "flows.parquet",
         "queues.parquet",
@@ -200,7 +201,7 @@ def test_save_and_load_round_trip(small_result, tmp_path):
 
 def test_save_replaces_an_existing_folder_only_when_complete(small_result, tmp_path, monkeypatch):
     target = tmp_path / "res"
-    target.mkdir()
+    small_result.save(target)  # a result qoslab wrote: it may replace it
     (target / "stale.txt").write_text("old")
     small_result.save(target)
     assert not (target / "stale.txt").exists() and (target / "flows.parquet").exists()

@@ -15,7 +15,7 @@ import pytest
 import qoslab
 from conftest import BAD, GOOD, RED_DUMBBELL, cli, files, header
 
-RESULT_FILES = ["events.parquet", "flows.parquet", "queues.parquet", "series.parquet", "summary.json"]
+RESULT_FILES = [".qoslab", "events.parquet", "flows.parquet", "queues.parquet", "series.parquet", "summary.json"]
 
 
 def no_traceback(p: subprocess.CompletedProcess) -> None:

@@ -121,7 +121,8 @@ def test_sweep_combines_typed_grid_columns_and_summarizes_over_seeds(tmp_path):
     assert float(s["ci95"].iloc[0]) == pytest.approx(4.303 * sd / math.sqrt(3))
     # On disk: the partitioned dataset reads back to the same rows, the summary file matches.
     back = sweeps.read_dataset(out)
-    assert sorted(p.name for p in (out / "dataset").iterdir()) == [f"{MAX_P}=0.02", f"{MAX_P}=0.1"]
+    parts = sorted(p.name for p in (out / "dataset").iterdir() if not p.name.startswith("."))
+    assert parts == [f"{MAX_P}=0.02", f"{MAX_P}=0.1"]
     assert len(back) == len(df) and str(back[MAX_P].dtype) == "float64" and str(back[MIN_TH].dtype) == "int64"
     cols = [MAX_P, MIN_TH, "seed", "entity_kind", "entity", "metric"]
     a = df.sort_values(cols).reset_index(drop=True)
@@ -357,5 +358,8 @@ def test_string_grid_values_are_the_same_column_from_python_lists_and_comma_list
     assert set(a["run_key"]) == set(b["run_key"])  # the same normalized scenarios
     sim = a[(a["metric"] == "sim_time_s")].set_index("duration")["value"]
     assert sim.to_dict() == {"1s": 1.0, "2s": 2.0}
-    assert sorted(p.name for p in (tmp_path / "a" / "dataset").iterdir()) == ["duration=1s", "duration=2s"]
+    assert sorted(p.name for p in (tmp_path / "a" / "dataset").iterdir() if not p.name.startswith(".")) == [
+        "duration=1s",
+        "duration=2s",
+    ]
     assert set(sweeps.read_dataset(tmp_path / "a")["duration"]) == {"1s", "2s"}

@@ -321,6 +321,10 @@ def cmd_run(a: argparse.Namespace) -> int:
 
         check_groups(sc.echo, a.record)
     out = Path(a.out) if a.out else Path("results") / _folder_name(sc.name)
+    # Before the run: a destination qoslab may not replace, or cannot write, loses nothing.
+    from ._atomic import check_destination
+
+    check_destination(out)
     bar = _Progress(enabled=not a.quiet and sys.stderr.isatty(), label=sc.name)
     try:
         res = qoslab.run(sc, seed=a.seed, progress=bar)

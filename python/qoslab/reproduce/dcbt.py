@@ -330,10 +330,11 @@ def _claim_fair(variant: str, est: Any, jain: Any) -> Claim:
     if any(o.startswith("untagged") and "(0." not in o for o in out_of_band):
         off = est(variant, lambda m: m["class_test_off_share_after_10s"])
         why.append(
-            f"the untagged CBR gets more than its share, most likely because D-CBT's class test is "
-            f"off while red_avg <= min_th ({off.fmt('.0%', scale=1.0)} of the samples after 10 s here) and the "
-            f"unresponsive packets then enter freely; the paper reports the same effect for its D-CBT "
-            f"(§6.1: 'the untagged class did get most of its share')"
+            f"the untagged CBR gets more than its share; the cause is not isolated yet. It is not that the "
+            f"class test is off while red_avg <= min_th ({off.fmt('.0%', scale=1.0)} of the samples after 10 s "
+            f"here): forcing the test on at all times raised the untagged share (3.31/3.61x against 3.08/3.22x "
+            f"the fair share, 10 seeds, review of 9a31246). Runs with ns-2's RED rules (variant ns2) bring it "
+            f"to 1.87x in 10-20 s and 0.88x in 20-30 s (same review); the dcbt scenario does not use them yet"
         )
     return Claim(
         id=f"{variant.replace('_', '-')}-fair",

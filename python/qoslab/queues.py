@@ -122,3 +122,83 @@ def prio(*, bands: Sequence[dict[str, Any]], classify_by: str | None = None) -> 
     if classify_by is not None:
         q["classify_by"] = classify_by
     return q
+
+
+def scfq(*, queues: Sequence[tuple[Quantity, dict[str, Any]]], classify_by: str | None = None) -> dict[str, Any]:
+    """Self-clocked fair queueing (Golestani 1994; ``docs/mechanisms/scfq.md``) over child queues.
+
+    ``queues``: ``(rate, queue)`` pairs in order; each child is served in proportion to its
+    ``rate`` when backlogged. A packet's class tag (or ``"dscp"``) picks its child, as for
+    :func:`prio`::
+
+        queues.scfq(queues=[("300kbps", queues.fifo(limit=20)), ("1.7Mbps", queues.fifo(limit=80))])
+    """
+    q: dict[str, Any] = {
+        "type": "scfq",
+        "queues": [{"rate": _units.rate(r, f"queues.{i}.rate"), "queue": c} for i, (r, c) in enumerate(queues)],
+    }
+    if classify_by is not None:
+        q["classify_by"] = classify_by
+    return q
+
+
+def stream(name: str, *, rate: Quantity | None = None, service: str | None = None) -> dict[str, Any]:
+    """A stream of :func:`buffer_managed` (``name``, optional ``rate``) or of :func:`edge`
+    (``service`` ``"ef"``, ``"af"`` or ``"be"``; a ``rate`` for ``ef`` and ``af``)."""
+    s: dict[str, Any] = {"name": name}
+    if service is not None:
+        s["service"] = service
+    if rate is not None:
+        s["rate"] = _units.rate(rate, f"stream {name}.rate")
+    return s
+
+
+def buffer_managed(
+    *, buffers: int, buff_size: Quantity, streams: Sequence[dict[str, Any]], rate: Quantity | None = None
+) -> dict[str, Any]:
+    """Rate guarantees by buffer management (Guérin et al. 1998; seed 003 §III.A;
+    ``docs/mechanisms/buffer_management.md``): a FIFO of ``buffers`` packet buffers of
+    ``buff_size`` bytes each, in which every stream with a ``rate`` owns
+    buffers × buff_size × rate / ``rate`` (the queue's, default the link's) bytes and the rest
+    is shared under the "holes" rule. ``streams``: :func:`stream` tables; a ``classifier``
+    stage (:func:`qoslab.stages.classifier`) puts packets in them."""
+    q: dict[str, Any] = {
+        "type": "buffer_managed",
+        "buffers": buffers,
+        "buff_size": _units.size(buff_size, "buff_size"),
+        "streams": list(streams),
+    }
+    if rate is not None:
+        q["rate"] = _units.rate(rate, "rate")
+    return q
+
+
+def edge(
+    *,
+    buffers: int,
+    buff_size: Quantity,
+    streams: Sequence[dict[str, Any]],
+    ef_buffers: int | None = None,
+    ef_rate: Quantity | None = None,
+) -> dict[str, Any]:
+    """The seed-003 edge egress: SCFQ between an EF queue and an AF/BE queue, each
+    buffer-managed from its share of ``buffers`` packet buffers of ``buff_size`` bytes.
+    ``streams``: :func:`stream` tables with a ``service``; ``ef_rate`` defaults to the EF
+    streams' reservations, ``ef_buffers`` to the pool's share at that rate::
+
+        queues.edge(buffers=80, buff_size="512B", streams=[
+            queues.stream("E1", service="ef", rate="100kbps"),
+            queues.stream("A1", service="af", rate="200kbps"),
+            queues.stream("B1", service="be")])
+    """
+    q: dict[str, Any] = {
+        "type": "edge",
+        "buffers": buffers,
+        "buff_size": _units.size(buff_size, "buff_size"),
+        "streams": list(streams),
+    }
+    if ef_buffers is not None:
+        q["ef_buffers"] = ef_buffers
+    if ef_rate is not None:
+        q["ef_rate"] = _units.rate(ef_rate, "ef_rate")
+    return q

@@ -29,3 +29,56 @@ def policer(*, rate: Quantity, depth: Quantity, action: Literal["drop", "mark"] 
     if action is not None:
         spec["action"] = action
     return spec
+
+
+def rule(
+    *,
+    stream: str | None = None,
+    class_: int | None = None,
+    priority: int | None = None,
+    src: str | None = None,
+    dst: str | None = None,
+    src_port: int | str | None = None,
+    dst_port: int | str | None = None,
+    proto: str | int | None = None,
+    ingress: str | None = None,
+    dscp: int | None = None,
+    set_dscp: int | None = None,
+) -> dict[str, Any]:
+    """One classifier rule: the match fields given (the others are wildcards) and where
+    matching packets go, a ``stream`` of the link direction's queue or a ``class_`` tag.
+    ``src``/``dst``: a node name, an address or a prefix; ports: ``5001`` or ``"5000-5099"``;
+    ``proto``: ``"udp"``, ``"tcp"`` or a number; ``ingress``: the node packets arrive from.
+    Rules that can match one packet need different ``priority`` values (lower wins)."""
+    r: dict[str, Any] = {}
+    for key, value in (
+        ("priority", priority),
+        ("src", src),
+        ("dst", dst),
+        ("src_port", src_port),
+        ("dst_port", dst_port),
+        ("proto", proto),
+        ("ingress", ingress),
+        ("dscp", dscp),
+        ("stream", stream),
+        ("class", class_),
+        ("set_dscp", set_dscp),
+    ):
+        if value is not None:
+            r[key] = value
+    return r
+
+
+def classifier(
+    *, rules: list[dict[str, Any]], cache: int | None = None, default_stream: str | None = None
+) -> dict[str, Any]:
+    """A rule-database classifier with a fast-path flow cache (seed 003 §II;
+    ``docs/mechanisms/classifier.md``). ``rules``: :func:`rule` tables; ``cache``: flow
+    entries (default 1024, least recently used evicted); ``default_stream``: where packets
+    no rule matches go (default: dropped as unclassified)."""
+    spec: dict[str, Any] = {"type": "classifier", "rules": list(rules)}
+    if cache is not None:
+        spec["cache"] = cache
+    if default_stream is not None:
+        spec["default_stream"] = default_stream
+    return spec

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from . import _units
+from .errors import config_error
 from ._units import Quantity
 
 Size = Quantity | dict[str, Any]
@@ -510,3 +511,75 @@ __all__: Sequence[str] = (
     "tcp_options",
     "transfer",
 )
+
+
+def _mgen_pps(pps: float, name: str) -> float:
+    if isinstance(pps, bool) or not isinstance(pps, (int, float)) or not pps > 0 or pps != pps:
+        raise config_error(f"traffic.{name}.pps", f"{pps!r} is not a packet rate; allowed: a number of packets per second > 0")
+    return float(pps)
+
+
+def mgen_periodic(
+    *,
+    name: str,
+    src: str,
+    dst: str,
+    size: Quantity,
+    pps: float,
+    header: Quantity = "28B",
+    dst_port: int | None = None,
+    start: Quantity | None = None,
+    stop: Quantity | None = None,
+    dscp: int | None = None,
+) -> dict[str, Any]:
+    """An MGEN 3.0 ``PERIODIC`` UDP flow (seed 003 §IV): ``pps`` packets a second of ``size``
+    payload bytes, evenly spaced, from ``start`` to ``stop``; ``header`` (default 28 B of
+    IP/UDP) is added on the wire. A :func:`cbr` group with ``interval`` = 1/``pps``."""
+    interval_ns = round(1e9 / _mgen_pps(pps, name))
+    return cbr(
+        name=name,
+        src=src,
+        dst=dst,
+        size=size,
+        interval=f"{interval_ns}ns",
+        header=header,
+        dst_port=dst_port,
+        start=start,
+        stop=stop,
+        dscp=dscp,
+    )
+
+
+def mgen_poisson(
+    *,
+    name: str,
+    src: str,
+    dst: str,
+    size: Quantity,
+    pps: float,
+    header: Quantity = "28B",
+    dst_port: int | None = None,
+    start: Quantity | None = None,
+    stop: Quantity | None = None,
+    dscp: int | None = None,
+) -> dict[str, Any]:
+    """An MGEN 3.0 ``POISSON`` UDP flow (seed 003 §IV): packets of ``size`` payload bytes at a
+    mean of ``pps`` a second with exponential gaps; ``header`` (default 28 B) is added on the
+    wire. A :func:`poisson` group at ``pps`` × ``size`` × 8 bit/s of payload."""
+    payload = _units.size(size, "size")
+    nbytes = int(payload[:-1]) if payload.endswith("B") and payload[:-1].isdigit() else None
+    if nbytes is None:
+        raise config_error(f"traffic.{name}.size", f"{size!r} is not a size in bytes; allowed: an int or \"512B\"")
+    bps = round(_mgen_pps(pps, name) * nbytes * 8)
+    return poisson(
+        name=name,
+        src=src,
+        dst=dst,
+        size=payload,
+        rate=f"{bps}bps",
+        header=header,
+        dst_port=dst_port,
+        start=start,
+        stop=stop,
+        dscp=dscp,
+    )

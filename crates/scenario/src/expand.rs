@@ -27,6 +27,14 @@ pub struct Expanded {
     pub bottleneck: Option<usize>,
 }
 
+/// The IPv4 address of node `index` in a run: 10.x.y.z with x.y.z = index + 1
+/// (so at most 2^24 - 1 nodes). The simulator gives nodes these addresses, and
+/// a classifier rule naming a node matches this address.
+pub fn node_addr(index: usize) -> std::net::Ipv4Addr {
+    let n = index + 1;
+    std::net::Ipv4Addr::new(10, (n >> 16) as u8, (n >> 8) as u8, n as u8)
+}
+
 impl Expanded {
     pub fn index_of(&self, name: &str) -> Option<usize> {
         self.nodes.iter().position(|(n, _)| n == name)

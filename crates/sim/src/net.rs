@@ -208,7 +208,13 @@ impl Dir {
             Some(q) => (q, format!("{}.{field}", l.path)),
             None => (&ex.default_queue, "topology.default_queue".to_string()),
         };
-        let dir = DirSpec { queue: qspec, queue_path: &qpath, stages, stages_path: format!("{}.{sfield}", l.path) };
+        let dir = DirSpec {
+            queue: qspec,
+            queue_path: &qpath,
+            stages,
+            stages_path: format!("{}.{sfield}", l.path),
+            nodes: &ex.nodes,
+        };
         let port = build_port(&dir, &l.spec, &l.path, base_dir, origin)?;
         Ok(Dir {
             from: NodeId(from as u32),
@@ -284,8 +290,7 @@ pub struct Network {
 }
 
 fn addr(i: usize) -> Ipv4Addr {
-    let n = i + 1;
-    Ipv4Addr::new(10, (n >> 16) as u8, (n >> 8) as u8, n as u8)
+    qoslab_scenario::expand::node_addr(i)
 }
 
 impl Network {

@@ -2,9 +2,9 @@
 
 The registry maps each reproduction's name to its module (see
 :mod:`qoslab.reproduce.framework` for what a module provides). Today:
-``examples`` (the RED reference dumbbell), ``tcp-cac`` and ``dcbt``
-(D-CBT and ChIPS, seed 001). The paper reproductions ``mace``, ``edge`` and
-``pcn`` join it as they are written.
+``examples`` (the RED reference dumbbell), ``tcp-cac``, ``mace``, ``dcbt``
+(D-CBT and ChIPS, seed 001) and ``edge`` (seed 003). ``pcn`` joins it when
+it is written.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ REGISTRY: dict[str, str] = {
     "tcp-cac": "qoslab.reproduce.tcp_cac",
     "mace": "qoslab.reproduce.mace",
     "dcbt": "qoslab.reproduce.dcbt",
+    "edge": "qoslab.reproduce.edge",
 }
 
 #: Reproductions planned by later issues (not yet available).

@@ -16,7 +16,7 @@ use super::yes;
 use crate::units;
 use qoslab_core::qdisc::Limit;
 use qoslab_core::red::{DEFAULT_MAX_P, DEFAULT_MEAN_PKT_SIZE, DEFAULT_W_Q};
-use qoslab_core::units::{Bytes, Dur};
+use qoslab_core::units::{Bytes, Dur, Rate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -116,6 +116,106 @@ pub enum QueueSpec {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         chips: Option<ChipsSpec>,
     },
+    /// Self-clocked fair queueing (Golestani 1994; seed 003 §III) over child queues: each child
+    /// has a rate (its weight); the child whose head has the smallest service tag is served.
+    Scfq {
+        /// The children in order; a packet's class tag (or DSCP) picks its child, as for `prio`.
+        queues: Vec<ScfqChild>,
+        /// `class` (the class tag; tags beyond the last child go to the last child) or `dscp`.
+        #[serde(default)]
+        classify_by: ClassifyBy,
+    },
+    /// A FIFO whose admission gives each stream a rate guarantee by buffer management
+    /// (Guérin, Kamat, Peris & Rajan 1998; seed 003 §III.A): a stream owns
+    /// buffers × buff_size × its rate / `rate` bytes, excess goes to the shared buffers under
+    /// the "holes" rule, best-effort streams use shared buffers only. A link stage of type
+    /// `classifier` gives packets their stream.
+    BufferManaged {
+        /// The pool, in packet buffers (> 0).
+        buffers: u32,
+        /// Bytes one buffer counts for; smaller packets count as this size (> 0), e.g. "512B".
+        #[serde(with = "units::bytes")]
+        #[schemars(with = "crate::schema::BytesText")]
+        buff_size: Bytes,
+        /// The rate the queue is served at, R in b_i = B r_i / R (default: the link rate).
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
+        #[schemars(with = "Option<crate::schema::RateText>")]
+        rate: Option<Rate>,
+        /// The streams: `{ name = "A1", rate = "200kbps" }`; without `rate`, best effort.
+        streams: Vec<StreamSpec>,
+    },
+    /// The edge egress of seed 003 (§III): an EF queue and an AF/BE queue served by SCFQ at
+    /// rates r_EF and link − r_EF, each buffer-managed from its share of one pool. Streams of
+    /// service `ef` go to the EF queue, `af` and `be` to the AF/BE queue; a link stage of type
+    /// `classifier` maps packets to streams.
+    Edge {
+        /// The egress pool, in packet buffers (> 0), split between the EF and AF/BE queues.
+        buffers: u32,
+        /// Buffers of the EF queue (default: buffers × r_EF / link rate, rounded, at least 1
+        /// when there are EF streams; 0 without EF streams).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ef_buffers: Option<u32>,
+        /// Bytes one buffer counts for (BUFF_SIZE); smaller packets count as this size, e.g. "512B".
+        #[serde(with = "units::bytes")]
+        #[schemars(with = "crate::schema::BytesText")]
+        buff_size: Bytes,
+        /// The EF queue's SCFQ rate r_EF (default: the sum of the EF streams' rates).
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
+        #[schemars(with = "Option<crate::schema::RateText>")]
+        ef_rate: Option<Rate>,
+        /// The streams: `{ name = "E1", service = "ef", rate = "100kbps" }`.
+        streams: Vec<EdgeStreamSpec>,
+    },
+}
+
+/// One child of an `scfq` queue.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ScfqChild {
+    /// The child's service rate (its SCFQ weight), > 0, e.g. "300kbps".
+    #[serde(with = "units::rate")]
+    #[schemars(with = "crate::schema::RateText")]
+    pub rate: Rate,
+    /// The child's queue discipline.
+    pub queue: QueueSpec,
+}
+
+/// A stream of a `buffer_managed` queue.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StreamSpec {
+    /// Its name, which a `classifier` rule's `stream` gives.
+    pub name: String,
+    /// Its guaranteed rate; without it, a best-effort stream (shared buffers only).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
+    #[schemars(with = "Option<crate::schema::RateText>")]
+    pub rate: Option<Rate>,
+}
+
+/// The service of an edge stream (seed 003 §III).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeService {
+    /// Expedited forwarding: the EF queue, a rate, no excess.
+    Ef,
+    /// Assured forwarding: the AF/BE queue, a floor rate, excess in shared buffers.
+    Af,
+    /// Best effort: the AF/BE queue, shared buffers only, no rate.
+    Be,
+}
+
+/// A stream of an `edge` queue.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EdgeStreamSpec {
+    /// Its name, which a `classifier` rule's `stream` gives.
+    pub name: String,
+    /// `ef`, `af` or `be`.
+    pub service: EdgeService,
+    /// Its reserved rate (required for `ef` and `af`, refused for `be`).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
+    #[schemars(with = "Option<crate::schema::RateText>")]
+    pub rate: Option<Rate>,
 }
 
 impl QueueSpec {
@@ -127,7 +227,12 @@ impl QueueSpec {
     pub fn red(&self) -> Option<&RedSpec> {
         match self {
             QueueSpec::Red { red, .. } | QueueSpec::Cbt { red, .. } | QueueSpec::Dcbt { red, .. } => Some(red),
-            QueueSpec::Fifo { .. } | QueueSpec::Mace { .. } | QueueSpec::Prio { .. } => None,
+            QueueSpec::Fifo { .. }
+            | QueueSpec::Mace { .. }
+            | QueueSpec::Prio { .. }
+            | QueueSpec::Scfq { .. }
+            | QueueSpec::BufferManaged { .. }
+            | QueueSpec::Edge { .. } => None,
         }
     }
 }

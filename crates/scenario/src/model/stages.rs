@@ -38,4 +38,76 @@ pub enum StageSpec {
         #[serde(default)]
         action: PolicerActionSpec,
     },
+    /// A rule-database classifier with an exact-match fast-path cache (seed 003 §II):
+    /// the first packet of a flow is looked up in `rules` (slow path) and its answer cached;
+    /// later packets of the flow hit the cache. A rule gives the packet its `stream` (of the
+    /// link direction's `edge` or `buffer_managed` queue) or its `class` tag, and may re-mark
+    /// its DSCP. See `docs/mechanisms/classifier.md`.
+    Classifier {
+        /// Fast-path cache entries (flows), > 0; the least recently used entry is evicted.
+        #[serde(default = "default_cache")]
+        cache: u32,
+        /// The rule database; a packet takes the matching rule of lowest `priority`.
+        rules: Vec<RuleSpec>,
+        /// The stream of packets no rule matches (default: they are dropped as unclassified).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        default_stream: Option<String>,
+    },
+}
+
+fn default_cache() -> u32 {
+    1024
+}
+
+/// A port match: one port (`5001`) or an inclusive range (`"5000-5099"`).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(untagged)]
+pub enum PortMatch {
+    One(u16),
+    Range(String),
+}
+
+/// A protocol match: `"udp"`, `"tcp"` or a protocol number.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(untagged)]
+pub enum ProtoMatch {
+    Number(u8),
+    Name(String),
+}
+
+/// One rule of a `classifier` stage; every match field left out is a wildcard.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    /// Lower wins among matching rules. Rules that can match the same packet need
+    /// different priorities; without one a rule has the lowest priority.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<u32>,
+    /// Source: a node name, an address or a prefix ("10.0.0.0/8").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src: Option<String>,
+    /// Destination: a node name, an address or a prefix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src_port: Option<PortMatch>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst_port: Option<PortMatch>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proto: Option<ProtoMatch>,
+    /// The node the packet arrived from (the ingress interface).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingress: Option<String>,
+    /// The DSCP the packet arrives with, 0..63.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dscp: Option<u8>,
+    /// The stream the packet joins (a stream of the link direction's queue).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<String>,
+    /// The class tag the packet gets (for `prio` and `scfq` queues), when no `stream` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
+    /// Re-mark the DSCP to this value, 0..63.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_dscp: Option<u8>,
 }

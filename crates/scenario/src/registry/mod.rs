@@ -6,6 +6,7 @@
 //! - [`mace`]: a link's `mace` table to MACE's core parts (its port stage
 //!   and device queue);
 //! - [`stage`]: a link's `stages` entry to a core port stage ([`build_stage`]);
+//! - [`edge`]: the `scfq`, `buffer_managed` and `edge` queues of seed 003 and their streams;
 //! - [`names`]: the `type` / `preset` / `model` / `process` names, derived
 //!   from the model's serde enums ([`QUEUE_TYPES`], ...).
 //!
@@ -14,6 +15,7 @@
 //! refuse it, with the scenario's field names), and the simulator builds
 //! through it to run.
 
+pub mod edge;
 pub mod mace;
 pub mod names;
 pub mod queue;
@@ -21,4 +23,5 @@ pub mod stage;
 
 pub use names::*;
 pub use queue::{build_queue, ClassProbed, QueueBuildError};
-pub use stage::{build_stage, StageBuildError};
+pub use edge::{streams_of, StreamRef};
+pub use stage::{build_stage, StageBuildError, StageContext};

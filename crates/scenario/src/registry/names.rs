@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 /// `type` of a queue ([`crate::QueueSpec`]).
-pub const QUEUE_TYPES: &[&str] = &["fifo", "red", "mace", "prio", "cbt", "dcbt"];
+pub const QUEUE_TYPES: &[&str] = &["fifo", "red", "mace", "prio", "cbt", "dcbt", "scfq", "buffer_managed", "edge"];
 /// `preset` of a topology ([`crate::Topology`]).
 pub const TOPOLOGY_PRESETS: &[&str] = &["dumbbell", "parking_lot", "star", "explicit"];
 /// `model` of a traffic group ([`crate::TrafficModel`]).

@@ -41,6 +41,14 @@ pub struct QueueBuildError {
 
 /// Builds the queue described by `spec` feeding a link of `link_rate`.
 pub fn build_queue(spec: &QueueSpec, link_rate: Rate) -> Result<Queue, QueueBuildError> {
+    super::edge::check_unique(spec)?;
+    let mut next_id = 1;
+    build_with(spec, link_rate, &mut next_id)
+}
+
+/// [`build_queue`] for a queue whose streams (if any) are numbered from
+/// `next_id` on (see [`super::edge`]).
+pub(super) fn build_with(spec: &QueueSpec, link_rate: Rate, next_id: &mut u16) -> Result<Queue, QueueBuildError> {
     match spec {
         QueueSpec::Fifo { limit } => Ok(Queue::new(Box::new(Fifo::new(FifoConfig { limit: *limit }).map_err(wrap)?))),
         QueueSpec::Red { red, chips } => red_queue(red, chips, link_rate),
@@ -67,7 +75,14 @@ pub fn build_queue(spec: &QueueSpec, link_rate: Rate) -> Result<Queue, QueueBuil
         QueueSpec::Mace { buffer } => Ok(Queue::new(Box::new(
             qoslab_core::mace::MaceQueue::new(qoslab_core::mace::MaceQueueConfig { limit: *buffer }).map_err(wrap)?,
         ))),
-        QueueSpec::Prio { bands, classify_by } => prio_queue(bands, *classify_by, link_rate),
+        QueueSpec::Prio { bands, classify_by } => prio_queue(bands, *classify_by, link_rate, next_id),
+        QueueSpec::Scfq { queues, classify_by } => super::edge::scfq_queue(queues, *classify_by, link_rate, next_id),
+        QueueSpec::BufferManaged { buffers, buff_size, rate, streams } => {
+            super::edge::buffer_queue(*buffers, buff_size.0, rate.unwrap_or(link_rate), streams, next_id)
+        }
+        QueueSpec::Edge { buffers, ef_buffers, buff_size, ef_rate, streams } => {
+            super::edge::edge_queue(*buffers, *ef_buffers, buff_size.0, *ef_rate, streams, link_rate, next_id)
+        }
     }
 }
 
@@ -84,7 +99,12 @@ fn red_queue(red: &RedSpec, chips: &Option<ChipsSpec>, link_rate: Rate) -> Resul
 }
 
 /// A `prio` queue: strict priority over its bands, each built at `link_rate`.
-fn prio_queue(bands: &[QueueSpec], classify_by: ClassifyBy, link_rate: Rate) -> Result<Queue, QueueBuildError> {
+fn prio_queue(
+    bands: &[QueueSpec],
+    classify_by: ClassifyBy,
+    link_rate: Rate,
+    next_id: &mut u16,
+) -> Result<Queue, QueueBuildError> {
     if bands.is_empty() {
         return Err(QueueBuildError {
             field_path: "bands".into(),
@@ -107,7 +127,7 @@ fn prio_queue(bands: &[QueueSpec], classify_by: ClassifyBy, link_rate: Rate) -> 
             });
         }
         children.push(
-            build_queue(b, link_rate)
+            build_with(b, link_rate, next_id)
                 .map_err(|e| QueueBuildError { field_path: format!("bands.{i}.{}", e.field_path), error: e.error })?,
         );
     }
@@ -279,8 +299,8 @@ impl<A: Aqm + Send, P: Placement + Send> Qdisc for ClassProbed<A, P> {
 }
 
 /// Maps a packet's DSCP to a band through a 64-entry table.
-struct DscpClassifier {
-    map: Vec<usize>,
+pub(super) struct DscpClassifier {
+    pub(super) map: Vec<usize>,
 }
 
 impl qoslab_core::classful::Classifier for DscpClassifier {

@@ -3,13 +3,21 @@
 //! by validation alike.
 //!
 //! - `{ type = "policer", rate, depth, action }`: a core [`Policer`] (see
-//!   `qoslab_core::policer` and `docs/mechanisms/policer.md`).
+//!   `qoslab_core::policer` and `docs/mechanisms/policer.md`);
+//! - `{ type = "classifier", cache, rules, default_stream }`: a core
+//!   [`ClassifierStage`] (seed 003 §II; `docs/mechanisms/classifier.md`). Its
+//!   rules name nodes (resolved to their addresses, see
+//!   [`crate::expand::node_addr`]) and streams of the link direction's queue
+//!   (see [`super::edge`]), so it is built with a [`StageContext`].
 
-use crate::model::{PolicerActionSpec, StageSpec};
+use super::edge::{streams_of, StreamRef};
+use crate::model::{NodeKind, PolicerActionSpec, PortMatch, ProtoMatch, QueueSpec, RuleSpec, StageSpec};
+use qoslab_core::edge::classifier::{ClassifierConfig, ClassifierStage, PortRange, Rule, RuleAction};
 use qoslab_core::error::ConfigError;
+use std::net::IpAddr;
 use qoslab_core::pipeline::Stage;
 use qoslab_core::policer::{Policer, PolicerAction, PolicerConfig};
-use qoslab_core::units::Time;
+use qoslab_core::units::{Bytes, Rate, Time};
 
 /// A stage the core refused: the field below the stage's table and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,21 +26,155 @@ pub struct StageBuildError {
     pub error: ConfigError,
 }
 
+/// What a stage may refer to outside itself: the network's nodes (in
+/// index order) and the queue of the link direction it sits on.
+#[derive(Clone, Copy, Debug)]
+pub struct StageContext<'a> {
+    pub nodes: &'a [(String, NodeKind)],
+    pub queue: Option<&'a QueueSpec>,
+}
+
 /// Builds one stage from its scenario description, starting at `now`.
-pub fn build_stage(spec: &StageSpec, now: Time) -> Result<Box<dyn Stage>, StageBuildError> {
+pub fn build_stage(spec: &StageSpec, now: Time, ctx: &StageContext<'_>) -> Result<Box<dyn Stage>, StageBuildError> {
     match spec {
-        StageSpec::Policer { .. } => policer(spec, now),
+        StageSpec::Policer { rate, depth, action } => policer(*rate, *depth, *action, now),
+        StageSpec::Classifier { cache, rules, default_stream } => classifier(*cache, rules, default_stream, ctx),
     }
 }
 
-/// Builds the policer of `spec` (a `StageSpec::Policer`) with a full bucket at `now`.
-fn policer(spec: &StageSpec, now: Time) -> Result<Box<dyn Stage>, StageBuildError> {
-    let StageSpec::Policer { rate, depth, action } = spec;
+fn bad(field_path: impl Into<String>, field: &'static str, message: String) -> StageBuildError {
+    StageBuildError { field_path: field_path.into(), error: ConfigError::new("classifier", field, message) }
+}
+
+/// A `src`/`dst` match: a node name (its /32), an address, or a prefix.
+fn net_of(text: &str, ctx: &StageContext<'_>, path: String, field: &'static str) -> Result<ipnet::IpNet, StageBuildError> {
+    if let Some(i) = ctx.nodes.iter().position(|(n, _)| n == text) {
+        return Ok(ipnet::IpNet::from(IpAddr::V4(crate::expand::node_addr(i))));
+    }
+    if let Ok(n) = text.parse::<ipnet::IpNet>() {
+        return Ok(n.trunc());
+    }
+    if let Ok(a) = text.parse::<IpAddr>() {
+        return Ok(ipnet::IpNet::from(a));
+    }
+    let names: Vec<&str> = ctx.nodes.iter().take(12).map(|(n, _)| n.as_str()).collect();
+    Err(bad(
+        path,
+        field,
+        format!(
+            "{text:?} is neither a node, an address nor a prefix; allowed: a node ({}{}), \"10.0.0.1\" or \"10.0.0.0/8\"",
+            names.join(", "),
+            if ctx.nodes.len() > 12 { ", ..." } else { "" }
+        ),
+    ))
+}
+
+fn port_of(m: &PortMatch, path: String, field: &'static str) -> Result<PortRange, StageBuildError> {
+    match m {
+        PortMatch::One(p) => Ok(PortRange { lo: *p, hi: *p }),
+        PortMatch::Range(t) => {
+            let parsed = t.split_once('-').and_then(|(a, b)| Some((a.trim().parse::<u16>().ok()?, b.trim().parse::<u16>().ok()?)));
+            match parsed {
+                Some((lo, hi)) if lo <= hi => Ok(PortRange { lo, hi }),
+                Some((lo, hi)) => Err(bad(path, field, format!("{t:?} runs backwards ({lo} > {hi}); allowed: \"low-high\" with low <= high"))),
+                None => Err(bad(path, field, format!("{t:?} is not a port range; allowed: a port (5001) or \"5000-5099\""))),
+            }
+        }
+    }
+}
+
+fn proto_of(m: &ProtoMatch, path: String) -> Result<u8, StageBuildError> {
+    match m {
+        ProtoMatch::Number(n) => Ok(*n),
+        ProtoMatch::Name(t) => match t.as_str() {
+            "udp" => Ok(qoslab_core::packet::proto::UDP),
+            "tcp" => Ok(qoslab_core::packet::proto::TCP),
+            _ => Err(bad(path, "proto", format!("{t:?} is not a protocol; allowed: \"udp\", \"tcp\" or a number 0..255"))),
+        },
+    }
+}
+
+fn dscp_of(v: u8, path: String, field: &'static str) -> Result<u8, StageBuildError> {
+    if v > 63 {
+        return Err(bad(path, field, format!("{v} is not a DSCP; allowed: 0..63")));
+    }
+    Ok(v)
+}
+
+fn stream_action(name: &str, streams: &[StreamRef], path: String) -> Result<RuleAction, StageBuildError> {
+    match streams.iter().find(|s| s.name == name) {
+        Some(s) => Ok(RuleAction { stream: s.id, class: s.class, set_dscp: None }),
+        None if streams.is_empty() => Err(bad(
+            path,
+            "stream",
+            format!("{name:?} names a stream, but the link direction's queue has none; allowed: an `edge` or `buffer_managed` queue with streams, or `class` instead"),
+        )),
+        None => {
+            let names: Vec<&str> = streams.iter().map(|s| s.name.as_str()).collect();
+            Err(bad(path, "stream", format!("no stream named {name:?} in the link direction's queue; allowed: {}", names.join(", "))))
+        }
+    }
+}
+
+/// A `classifier` stage: rules resolved against the nodes and the queue's streams.
+fn classifier(
+    cache: u32,
+    rules: &[RuleSpec],
+    default_stream: &Option<String>,
+    ctx: &StageContext<'_>,
+) -> Result<Box<dyn Stage>, StageBuildError> {
+    let streams = ctx.queue.map(streams_of).unwrap_or_default();
+    let mut out = Vec::with_capacity(rules.len());
+    for (i, r) in rules.iter().enumerate() {
+        let p = |f: &str| format!("rules.{i}.{f}");
+        let mut action = match (&r.stream, r.class) {
+            (Some(s), None) => stream_action(s, &streams, p("stream"))?,
+            (None, Some(c)) => RuleAction { stream: 0, class: c, set_dscp: None },
+            (Some(_), Some(_)) => {
+                return Err(bad(p("class"), "class", "is given beside `stream`, which sets the class itself; allowed: one of the two".into()))
+            }
+            (None, None) => {
+                return Err(bad(p("stream"), "stream", "is missing; a rule must say where its packets go: `stream` or `class`".into()))
+            }
+        };
+        action.set_dscp = r.set_dscp.map(|d| dscp_of(d, p("set_dscp"), "set_dscp")).transpose()?;
+        let ingress = match &r.ingress {
+            None => None,
+            Some(n) => match ctx.nodes.iter().position(|(x, _)| x == n) {
+                Some(k) => Some(u16::try_from(k).map_err(|_| bad(p("ingress"), "ingress", format!("node {n:?} has index {k}, beyond 65535")))?),
+                None => return Err(bad(p("ingress"), "ingress", format!("no node named {n:?}; allowed: the name of the node the packets arrive from"))),
+            },
+        };
+        out.push(Rule {
+            priority: r.priority.unwrap_or(u32::MAX),
+            src: r.src.as_deref().map(|t| net_of(t, ctx, p("src"), "src")).transpose()?,
+            dst: r.dst.as_deref().map(|t| net_of(t, ctx, p("dst"), "dst")).transpose()?,
+            src_port: r.src_port.as_ref().map(|m| port_of(m, p("src_port"), "src_port")).transpose()?,
+            dst_port: r.dst_port.as_ref().map(|m| port_of(m, p("dst_port"), "dst_port")).transpose()?,
+            proto: r.proto.as_ref().map(|m| proto_of(m, p("proto"))).transpose()?,
+            ingress,
+            dscp: r.dscp.map(|d| dscp_of(d, p("dscp"), "dscp")).transpose()?,
+            action,
+        });
+    }
+    let default = default_stream.as_deref().map(|s| stream_action(s, &streams, "default_stream".into())).transpose()?;
+    let stage = ClassifierStage::new(ClassifierConfig { rules: out, cache_capacity: cache as usize, default }).map_err(|e| {
+        let field_path = match e.field {
+            "cache_capacity" => "cache".to_string(),
+            f => f.to_string(),
+        };
+        StageBuildError { field_path, error: e }
+    })?;
+    Ok(Box::new(stage))
+}
+
+/// Builds a policer with a full bucket at `now`.
+fn policer(rate: Rate, depth: Bytes, action: PolicerActionSpec, now: Time) -> Result<Box<dyn Stage>, StageBuildError> {
     let action = match action {
         PolicerActionSpec::Drop => PolicerAction::Drop,
         PolicerActionSpec::Mark => PolicerAction::Mark,
     };
-    let p = Policer::new(PolicerConfig { rate: *rate, depth: *depth, action }, now)
+    let p = Policer::new(PolicerConfig { rate, depth, action }, now)
         .map_err(|error| StageBuildError { field_path: error.field.to_string(), error })?;
     Ok(Box::new(p))
 }

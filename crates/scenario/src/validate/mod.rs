@@ -194,6 +194,7 @@ impl Checker<'_> {
         self.metrics(s);
         self.tcp_series(s);
         if let Some(net) = &net {
+            self.stages(net);
             self.trace(s, net);
         }
     }

@@ -30,10 +30,33 @@ impl Checker<'_> {
             }
         }
         self.mace(path, l);
-        for (field, stages) in [("stages", &l.stages), ("reverse_stages", &l.reverse_stages)] {
-            for (i, st) in stages.iter().enumerate() {
-                if let Err(e) = crate::registry::build_stage(st, qoslab_core::units::Time::ZERO) {
-                    self.err(format!("{path}.{field}.{i}.{}", e.field_path), e.error.to_string());
+    }
+
+    /// Every link direction's stages, built as the simulator builds them: with
+    /// the network's nodes and the direction's queue (a classifier's rules name
+    /// both). A preset's link spec serves many links; each error is given once.
+    pub(super) fn stages(&mut self, net: &Expanded) {
+        let mut seen = std::collections::BTreeSet::new();
+        for l in &net.links {
+            if l.spec.rate.0 == 0 {
+                continue;
+            }
+            let dirs = [
+                ("stages", &l.spec.stages, l.spec.queue.as_ref()),
+                ("reverse_stages", &l.spec.reverse_stages, l.spec.reverse_queue.as_ref()),
+            ];
+            for (field, stages, queue) in dirs {
+                let ctx = crate::registry::StageContext {
+                    nodes: &net.nodes,
+                    queue: Some(queue.unwrap_or(&net.default_queue)),
+                };
+                for (i, st) in stages.iter().enumerate() {
+                    if let Err(e) = crate::registry::build_stage(st, qoslab_core::units::Time::ZERO, &ctx) {
+                        let path = format!("{}.{field}.{i}.{}", l.path, e.field_path);
+                        if seen.insert((path.clone(), e.error.to_string())) {
+                            self.err(path, e.error.to_string());
+                        }
+                    }
                 }
             }
         }

@@ -15,7 +15,7 @@ use crate::error::Diagnostic;
 use crate::metrics::EventRow;
 use qoslab_core::pipeline::{EventSink, MechEvent, Port};
 use qoslab_core::units::Time;
-use qoslab_scenario::registry::{build_queue, build_stage, mace};
+use qoslab_scenario::registry::{build_queue, build_stage, mace, StageContext};
 use qoslab_scenario::{LinkSpec, QueueSpec, StageSpec};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -63,6 +63,8 @@ pub struct DirSpec<'a> {
     /// The stages before it (`stages` or `reverse_stages`) and their scenario path.
     pub stages: &'a [StageSpec],
     pub stages_path: String,
+    /// The network's nodes, in index order (classifier rules name them).
+    pub nodes: &'a [(String, qoslab_scenario::NodeKind)],
 }
 
 /// Builds the port of one link direction of `link` (at `link_path`): its
@@ -81,7 +83,8 @@ pub fn build_port(
         .map_err(|e| vec![diag(origin, format!("{qpath}.{}", e.field_path), e.error.to_string())])?;
     let mut port = Port::new(queue);
     for (i, spec) in dir.stages.iter().enumerate() {
-        let stage = build_stage(spec, Time::ZERO).map_err(|e| {
+        let ctx = StageContext { nodes: dir.nodes, queue: Some(qspec) };
+        let stage = build_stage(spec, Time::ZERO, &ctx).map_err(|e| {
             vec![diag(origin, format!("{}.{i}.{}", dir.stages_path, e.field_path), e.error.to_string())]
         })?;
         port = port.with_stage(stage);

@@ -158,6 +158,7 @@ impl Sim {
             pkt.dscp = fl.dscp;
             pkt.ecn = fl.ecn;
             pkt.handle = seq & SEQ_MASK;
+            pkt.ingress = super::ingress_of(fl.src);
             let dir = fl.first_dir;
             self.metrics.flows[f.index()].on_send(now, size, self.metrics.cur_bin);
             // Through the flow's entry shaper, if it has one (see `shaping`).
@@ -179,6 +180,7 @@ impl Sim {
         pkt.dscp = fl.dscp;
         pkt.ecn = fl.ecn;
         pkt.handle = REVERSE | (value & SEQ_MASK);
+        pkt.ingress = super::ingress_of(fl.dst);
         let r = &mut self.metrics.reverse[i];
         r.sent_pkts += 1;
         r.sent_bytes += size as u64;

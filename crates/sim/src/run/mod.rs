@@ -347,6 +347,8 @@ impl Sim {
         pkt.class = fl.class;
         pkt.dscp = fl.dscp;
         pkt.ecn = fl.ecn;
+        // Entering the network at its own node: its ingress is the source itself.
+        pkt.ingress = ingress_of(fl.src);
         let dir = fl.first_dir;
         let next = fl.source.next(self.now, &mut fl.rng);
         let end = fl.end;
@@ -503,7 +505,9 @@ impl Sim {
             self.events.schedule_with_seq(next.at, next.seq, Event::Arrive(d));
         }
         let (node, from) = (dir.to, dir.from);
-        let pkt = head.pkt;
+        let mut pkt = head.pkt;
+        // The interface it arrives on at `node` is the one from `from`.
+        pkt.ingress = ingress_of(from);
         if dir.loss > 0.0 && dir.loss_rng.random_bool(dir.loss) {
             self.count_drop(&pkt);
             return;
@@ -523,7 +527,6 @@ impl Sim {
         match self.net.routes.next(self.flow_slot[f], node) {
             Some(next) if self.edges.any() && self.edges.at(node) => {
                 let from_host = self.net.nodes[from.index()].kind == qoslab_scenario::NodeKind::Host;
-                let mut pkt = pkt;
                 if self.edge_packet(node, from_host, self.dir_to_host[next.index()], &mut pkt) {
                     self.enqueue(next, pkt);
                 }
@@ -584,6 +587,14 @@ impl Sim {
 
 /// Every flow's endpoints differ and are joined by a route: validation
 /// refuses scenarios where they are not, so a failure here is a bug.
+/// A packet's `ingress` at a node: the index of the node it came from
+/// (a classifier rule's `ingress` names that node). Node indices beyond
+/// 65,535 share the last value.
+#[inline]
+fn ingress_of(n: NodeId) -> u16 {
+    u16::try_from(n.index()).unwrap_or(u16::MAX)
+}
+
 fn check_routes(net: &Network, groups: &[GroupPlan]) -> Result<(), SimError> {
     for g in groups {
         for i in 0..lcm(g.srcs.len(), g.dsts.len()).min(1 << 20) {

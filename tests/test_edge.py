@@ -1,0 +1,177 @@
+"""Edge-router QoS end to end (seed 003): the classifier stage, SCFQ and buffer
+management on a simulated egress, the builders, and the ``edge`` reproduction's
+quick variant with its claims."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import qoslab
+from conftest import SCENARIOS, cli
+from qoslab import queues, stages, topology, traffic
+from qoslab.errors import ConfigError
+
+
+def _node(name: str, kind: str) -> dict:
+    return {"name": name, "kind": kind}
+
+
+def _egress(queue: dict, rules: list[dict], *groups: dict, duration: str = "20s") -> qoslab.Scenario:
+    """Hosts h0, h1 -> r0 ==2 Mb/s (queue, classifier)==> r1 -> d0."""
+    links = [
+        {"a": "h0", "b": "r0", **topology.link(rate="100Mbps", delay="1ms")},
+        {"a": "h1", "b": "r0", **topology.link(rate="100Mbps", delay="1ms")},
+        {
+            "a": "r0",
+            "b": "r1",
+            **topology.link(rate="2Mbps", delay="1ms", queue=queue, stages=[stages.classifier(rules=rules, cache=8)]),
+        },
+        {"a": "r1", "b": "d0", **topology.link(rate="100Mbps", delay="1ms")},
+    ]
+    nodes = [_node(n, k) for n, k in (("h0", "host"), ("h1", "host"), ("r0", "router"), ("r1", "router"), ("d0", "host"))]
+    return qoslab.Scenario.build(
+        name="edge_t",
+        duration=duration,
+        topology=topology.explicit(nodes=nodes, links=links),
+        traffic=list(groups),
+        metrics={"bin": "5s"},
+    )
+
+
+def _ip_kbps(res: qoslab.Result, group: str) -> float:
+    s = res.series
+    rows = s[(s["entity_id"] == f"{group}.0") & (s["metric"] == "delivered_bytes") & (s["t_s"] >= 5)]
+    return float(rows["value"].sum()) * 8 / 15 / 1e3
+
+
+def test_buffer_management_gives_a_greedy_af_stream_its_reservation_against_best_effort():
+    """Two streams each offering 1.5 Mb/s into 2 Mb/s: the AF stream reserving 1.2 Mb/s
+    gets at least that (plus its share of the excess), the best-effort one the rest."""
+    q = queues.edge(
+        buffers=60,
+        buff_size="512B",
+        streams=[queues.stream("A", service="af", rate="1.2Mbps"), queues.stream("B", service="be")],
+    )
+    rules = [stages.rule(src="h0", stream="A"), stages.rule(src="h1", stream="B")]
+    sc = _egress(
+        q,
+        rules,
+        traffic.mgen_periodic(name="a", src="h0", dst="d0", size=972, pps=187.5),
+        traffic.mgen_poisson(name="b", src="h1", dst="d0", size=972, pps=187.5),
+    )
+    res = qoslab.run(sc, seed=1)
+    a, b = _ip_kbps(res, "a"), _ip_kbps(res, "b")
+    assert a >= 1200 * 0.97, (a, b)
+    assert a + b == pytest.approx(2000, rel=0.02), (a, b)
+    assert b > 300, (a, b)
+
+
+def test_without_a_reservation_the_same_streams_split_the_link_about_evenly():
+    """The control for the test above: both best effort, the greedy streams share equally."""
+    q = queues.edge(buffers=60, buff_size="512B", streams=[queues.stream("B", service="be")])
+    rules = [stages.rule(stream="B")]
+    sc = _egress(
+        q,
+        rules,
+        traffic.mgen_periodic(name="a", src="h0", dst="d0", size=972, pps=187.5),
+        traffic.mgen_poisson(name="b", src="h1", dst="d0", size=972, pps=187.5),
+    )
+    res = qoslab.run(sc, seed=1)
+    a, b = _ip_kbps(res, "a"), _ip_kbps(res, "b")
+    assert abs(a - b) < 0.25 * (a + b), (a, b)
+
+
+def test_ef_queue_cuts_the_delay_of_a_conformant_stream():
+    """A 100 kb/s stream behind a greedy best-effort stream: in the EF queue its delay is a
+    fraction of what it is in the AF/BE queue (seed 003 Table I's effect)."""
+    greedy = traffic.mgen_poisson(name="bulk", src="h1", dst="d0", size=972, pps=400)
+    voice = traffic.mgen_periodic(name="v", src="h0", dst="d0", size=172, pps=62.5)
+    delays = {}
+    for service in ("af", "ef"):
+        q = queues.edge(
+            buffers=80,
+            buff_size="512B",
+            streams=[queues.stream("V", service=service, rate="200kbps"), queues.stream("B", service="be")],
+        )
+        rules = [stages.rule(src="h0", stream="V"), stages.rule(src="h1", stream="B")]
+        res = qoslab.run(_egress(q, rules, greedy, voice), seed=2)
+        f = res.flows
+        delays[service] = float(f.loc[f["group"] == "v", "delay_mean_s"].iloc[0])
+    assert delays["ef"] * 3 < delays["af"], delays
+
+
+def test_the_classifier_counts_cache_hits_and_misses_and_drops_the_unclassified():
+    q = queues.edge(buffers=40, buff_size="512B", streams=[queues.stream("A", service="af", rate="500kbps")])
+    rules = [stages.rule(src="h0", dst_port="1000-65535", proto="udp", stream="A")]
+    sc = _egress(
+        q,
+        rules,
+        traffic.mgen_periodic(name="a", src="h0", dst="d0", size=200, pps=50),
+        traffic.mgen_periodic(name="x", src="h1", dst="d0", size=200, pps=50),
+        duration="4s",
+    )
+    res = qoslab.run(sc, seed=1)
+    f = res.flows.set_index("group")
+    # h1's packets match no rule and there is no default stream: all dropped.
+    assert f.loc["x", "delivered_pkts"] == 0 and f.loc["x", "dropped_pkts"] == f.loc["x", "sent_pkts"] > 0
+    assert f.loc["a", "delivered_pkts"] > 0
+    s = res.series
+    hits = s[(s["metric"] == "cache_hits")]["value"]
+    misses = s[(s["metric"] == "cache_misses")]["value"]
+    # One miss per flow (the unmatched answer is cached too), then hits.
+    assert hits.max() > 300 and misses.max() == 2
+
+
+@pytest.mark.parametrize(
+    "mutate, path",
+    [
+        (lambda q, r: q.update(buff_size="0B"), "buff_size"),
+        (lambda q, r: r.update(cache=0), "cache"),
+        (lambda q, r: q["streams"].append(queues.stream("X", service="af", rate="2Mbps")), "streams"),
+    ],
+)
+def test_bad_edge_settings_name_the_field(mutate, path):
+    q = queues.edge(buffers=40, buff_size="512B", streams=[queues.stream("A", service="af", rate="500kbps")])
+    r = stages.classifier(rules=[stages.rule(src="h0", stream="A")])
+    mutate(q, r)
+    links = [
+        {"a": "h0", "b": "r0", **topology.link(rate="100Mbps", delay="1ms")},
+        {"a": "r0", "b": "d0", **topology.link(rate="2Mbps", delay="1ms", queue=q, stages=[r])},
+    ]
+    with pytest.raises(ConfigError) as e:
+        qoslab.Scenario.build(
+            name="bad",
+            duration="2s",
+            topology=topology.explicit(
+                nodes=[_node("h0", "host"), _node("r0", "router"), _node("d0", "host")], links=links
+            ),
+            traffic=[traffic.mgen_periodic(name="a", src="h0", dst="d0", size=200, pps=10)],
+        )
+    assert any(d["path"].endswith(path) for d in e.value.diagnostics), e.value.diagnostics
+
+
+def test_mgen_builders_reject_a_non_positive_rate():
+    with pytest.raises(ConfigError, match="pps"):
+        traffic.mgen_periodic(name="a", src="h0", dst="d0", size=200, pps=0)
+
+
+@pytest.mark.parametrize("name", ["fig6a_periodic", "fig6a_poisson", "fig6b_periodic"])
+def test_the_shipped_edge_scenarios_validate(name):
+    p = cli("validate", str(SCENARIOS / "edge" / f"{name}.toml"))
+    assert p.returncode == 0, p.stderr
+
+
+def test_reproduce_edge_quick_writes_claims_and_the_table(tmp_path):
+    p = cli("reproduce", "edge", "--quick", "--out", str(tmp_path), "--jobs", "1")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads((tmp_path / "edge" / "results.json").read_text())
+    ids = [c["id"] for c in doc["claims"]]
+    assert ids == ["conformant-af", "fig7a-large", "fig7c-small", "excess-sharing", "table1-delay"]
+    for c in doc["claims"]:
+        assert c["holds"] is True or c["explanation"], c
+    t1 = doc["data"]["table1"]
+    assert set(t1) == {"A2", "A5"} and all(v["ef_ms"] < v["af_ms"] for v in t1.values())
+    report = (tmp_path / "edge" / "report.md").read_text()
+    assert "Table I" in report and "fig7.png" in report

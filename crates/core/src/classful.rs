@@ -98,6 +98,10 @@ impl<C: Classifier, S: Scheduler> Classful<C, S> {
     pub fn children(&self) -> &[Queue] {
         &self.children
     }
+    /// The scheduler, for inspection (SCFQ's virtual time and tags).
+    pub fn scheduler(&self) -> &S {
+        &self.scheduler
+    }
     fn recount(&mut self) {
         let mut b = Backlog::default();
         for c in &self.children {

@@ -20,6 +20,8 @@
 //!   priority queue, device dispatch, measurement, estimator, MBAC/SSAC.
 //! - [`cbt`]: CBT, Dynamic-CBT and ChIPS (seed 001) over RED's algorithm.
 //! - [`cac`]: CAC for shaped TCP (ρ, N_max, Erlang-B, rate schemes #1–#3; seed 002).
+//! - [`edge`]: edge-router QoS (seed 003): rule-database classifier with a
+//!   fast-path flow cache, SCFQ scheduler, buffer management for rate guarantees.
 //! - [`tcp`]: TCP Reno / NewReno sender and sink (seed 001 §5, RFC 5681 / 6298 / 6582).
 //! - [`stats`]: Jain's index, streaming moments, percentiles, histograms.
 
@@ -27,6 +29,7 @@ pub mod admission;
 pub mod cac;
 pub mod cbt;
 pub mod classful;
+pub mod edge;
 pub mod error;
 pub mod fifo;
 pub mod mace;

@@ -144,7 +144,7 @@ pub enum PcnMark {
     ExcessMarked = 3,
 }
 
-/// What a mechanism knows about one packet. `Copy`, 48 bytes.
+/// What a mechanism knows about one packet. `Copy`, 48 bytes (checked below).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Packet {
     /// Unique per run, assigned by the driver in creation order.
@@ -157,6 +157,13 @@ pub struct Packet {
     pub dscp: u8,
     pub ecn: Ecn,
     pub pcn: PcnMark,
+    /// The stream id a classifier gave the packet (seed 003 §II: the unit
+    /// of resource allocation; many flows may share one). 0 by default.
+    pub stream: u16,
+    /// The interface the packet arrived on at the node now holding it,
+    /// driver-defined (simulator: upstream node index; router: ifindex).
+    /// 0 by default.
+    pub ingress: u16,
     /// When the source emitted it.
     pub created: Time,
     /// When it entered the queue that now holds it (set by [`crate::qdisc::Queue`]).
@@ -165,8 +172,10 @@ pub struct Packet {
     pub handle: u64,
 }
 
+const _: () = assert!(std::mem::size_of::<Packet>() == 48);
+
 impl Packet {
-    /// A packet with default marks, class 0 and no handle.
+    /// A packet with default marks, class 0, stream 0, ingress 0 and no handle.
     pub fn new(id: u64, flow: FlowId, size: u32, created: Time) -> Packet {
         Packet {
             id,
@@ -176,6 +185,8 @@ impl Packet {
             dscp: 0,
             ecn: Ecn::NotEct,
             pcn: PcnMark::NotPcn,
+            stream: 0,
+            ingress: 0,
             created,
             enqueued: created,
             handle: 0,

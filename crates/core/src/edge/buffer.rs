@@ -1,0 +1,433 @@
+//! Rate guarantees by buffer management: a FIFO whose admission gives each
+//! stream a buffer allocation in proportion to its rate, and lets excess
+//! traffic into the shared remainder only under the "holes" rule.
+//!
+//! Source: seed `003_851ac3ee0c1b5dac.txt` §III.A, which follows Guérin,
+//! Kamat, Peris & Rajan, "Scalable QoS provision through buffer
+//! management", SIGCOMM 1998 (the "holes" rule after its reference [14]).
+//!
+//! ```text
+//! B   = buffers · buff_size                      the pool, bytes (B_q)
+//! b_i = floor(B · r_i / R)                       stream i's allocation (eq. 1), R = the queue's rate
+//! S   = B − Σ b_i                                the shared buffers
+//! a   = max(L, buff_size)                        what a packet of L bytes counts
+//! q_i                                            stream i's occupancy (counted bytes)
+//! s_i = max(0, q_i − b_i)                        its use of shared buffers
+//! accept a packet of stream i if fewer than `buffers` packets are queued and
+//!     q_i + a ≤ b_i                              (within the allocation), or else
+//!     s_i' ≤ S − Σ_j s_j'                        (holes: its shared use after acceptance
+//!                                                 ≤ the free shared buffers after acceptance)
+//! a departure: q_i −= a, so s_i falls first      (shared buffers are released first)
+//! ```
+//!
+//! | parameter | unit | allowed | default |
+//! |---|---|---|---|
+//! | `buffers` | packets | ≥ 1 | none: required |
+//! | `buff_size` | bytes | ≥ 1 | none: required (the seed's BUFF_SIZE) |
+//! | `rate` | bit/s | ≥ 1 | none: required (the queue's rate R_q) |
+//! | `streams[].stream` | stream id | distinct | none |
+//! | `streams[].rate` | bit/s | ≥ 1, or none for best effort; Σ ≤ `rate` | none: best effort |
+//!
+//! Best-effort streams (rate none) and packets of streams not configured
+//! have no allocation (b = 0): they use shared buffers only, each stream id
+//! under the holes rule. Refusals are [`DropReason::Overlimit`].
+//! Interpretations are in `docs/decisions-edgecore.md`, "Buffer management".
+
+use crate::error::ConfigError;
+use crate::packet::Packet;
+use crate::qdisc::{Backlog, Dequeue, DropReason, Dropped, ProbeSink, Qdisc, Verdict};
+use crate::rng::Rng;
+use crate::units::{Rate, Time};
+use std::collections::VecDeque;
+
+/// A stream's reservation in one queue: `None` is best effort (shared buffers only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamShare {
+    pub stream: u16,
+    pub rate: Option<Rate>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BufferConfig {
+    /// Packet buffers of the queue (its physical limit in packets).
+    pub buffers: u32,
+    /// Bytes one buffer counts for (BUFF_SIZE); also the least a packet counts.
+    pub buff_size: u32,
+    /// The queue's rate R_q, which the reservations share.
+    pub rate: Rate,
+    pub streams: Vec<StreamShare>,
+}
+
+impl BufferConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let err = |field, msg: String| Err(ConfigError::new("buffer_management", field, msg));
+        if self.buffers == 0 {
+            return err("buffers", "(0) must be at least 1 packet buffer".into());
+        }
+        if self.buff_size == 0 {
+            return err("buff_size", "(0 bytes) must be at least 1 byte".into());
+        }
+        if self.rate.0 == 0 {
+            return err("rate", "(0 bit/s) must be at least 1 bit/s".into());
+        }
+        let mut ids: Vec<u16> = self.streams.iter().map(|s| s.stream).collect();
+        ids.sort_unstable();
+        if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+            return err("streams", format!("name stream {} twice; each stream id may appear once", w[0]));
+        }
+        if let Some(s) = self.streams.iter().find(|s| s.rate == Some(Rate(0))) {
+            return err(
+                "streams",
+                format!("stream {} reserves 0 bit/s; reserve at least 1 bit/s, or none for best effort", s.stream),
+            );
+        }
+        let sum: u128 = self.streams.iter().filter_map(|s| s.rate).map(|r| r.0 as u128).sum();
+        if sum > self.rate.0 as u128 {
+            return err(
+                "streams",
+                format!("reservations sum to {} bit/s, above the queue rate {} bit/s", sum, self.rate.0),
+            );
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    stream: u16,
+    alloc: u64,
+    occ: u64,
+}
+
+impl Slot {
+    #[inline]
+    fn shared(&self) -> u64 {
+        self.occ.saturating_sub(self.alloc)
+    }
+}
+
+/// A FIFO with Guérin et al.'s buffer management (Qdisc kind `"buffer_managed"`).
+#[derive(Debug)]
+pub struct BufferManaged {
+    config: BufferConfig,
+    /// Sorted by stream id: the configured streams, then any other stream
+    /// id seen, added with no allocation.
+    slots: Vec<Slot>,
+    shared_pool: u64,
+    shared_used: u64,
+    allocated_used: u64,
+    q: VecDeque<Packet>,
+    backlog: Backlog,
+}
+
+impl BufferManaged {
+    pub fn new(config: BufferConfig) -> Result<BufferManaged, ConfigError> {
+        config.validate()?;
+        let pool = config.buffers as u128 * config.buff_size as u128;
+        let mut slots: Vec<Slot> = config
+            .streams
+            .iter()
+            .map(|s| Slot {
+                stream: s.stream,
+                alloc: s.rate.map_or(0, |r| (pool * r.0 as u128 / config.rate.0 as u128) as u64),
+                occ: 0,
+            })
+            .collect();
+        slots.sort_by_key(|s| s.stream);
+        let allocated: u64 = slots.iter().map(|s| s.alloc).sum();
+        let shared_pool = pool as u64 - allocated;
+        Ok(BufferManaged {
+            config,
+            slots,
+            shared_pool,
+            shared_used: 0,
+            allocated_used: 0,
+            q: VecDeque::new(),
+            backlog: Backlog::default(),
+        })
+    }
+    pub fn config(&self) -> &BufferConfig {
+        &self.config
+    }
+    /// The pool B in bytes (`buffers · buff_size`).
+    pub fn pool(&self) -> u64 {
+        self.config.buffers as u64 * self.config.buff_size as u64
+    }
+    /// Stream `stream`'s allocation b_i in bytes (0 for best effort or unknown).
+    pub fn allocation(&self, stream: u16) -> u64 {
+        self.find(stream).map_or(0, |i| self.slots[i].alloc)
+    }
+    /// Stream `stream`'s occupancy q_i in counted bytes.
+    pub fn occupancy(&self, stream: u16) -> u64 {
+        self.find(stream).map_or(0, |i| self.slots[i].occ)
+    }
+    /// Stream `stream`'s use of shared buffers, max(0, q_i − b_i).
+    pub fn shared_occupancy(&self, stream: u16) -> u64 {
+        self.find(stream).map_or(0, |i| self.slots[i].shared())
+    }
+    /// Shared buffers free now (bytes): S − Σ s_j.
+    pub fn shared_free(&self) -> u64 {
+        self.shared_pool - self.shared_used
+    }
+    /// The shared buffers S in bytes.
+    pub fn shared_pool(&self) -> u64 {
+        self.shared_pool
+    }
+    /// Σ s_j, bytes.
+    pub fn shared_used(&self) -> u64 {
+        self.shared_used
+    }
+    /// Σ min(q_j, b_j), bytes.
+    pub fn allocated_used(&self) -> u64 {
+        self.allocated_used
+    }
+
+    /// What a packet counts: never less than BUFF_SIZE.
+    #[inline]
+    pub fn counted(&self, size: u32) -> u64 {
+        size.max(self.config.buff_size) as u64
+    }
+
+    #[inline]
+    fn find(&self, stream: u16) -> Option<usize> {
+        self.slots.binary_search_by_key(&stream, |s| s.stream).ok()
+    }
+
+    #[inline]
+    fn slot_of(&mut self, stream: u16) -> usize {
+        match self.slots.binary_search_by_key(&stream, |s| s.stream) {
+            Ok(i) => i,
+            Err(i) => {
+                self.slots.insert(i, Slot { stream, alloc: 0, occ: 0 });
+                i
+            }
+        }
+    }
+
+    /// Would a packet of `a` counted bytes from slot `i` be accepted?
+    #[inline]
+    fn admits(&self, i: usize, a: u64) -> bool {
+        let s = self.slots[i];
+        let occ = s.occ + a;
+        if occ <= s.alloc {
+            return true;
+        }
+        // The part beyond the allocation goes into shared buffers.
+        let shared_after = occ - s.alloc;
+        let increase = shared_after - s.shared();
+        let Some(free_after) = self.shared_free().checked_sub(increase) else {
+            return false;
+        };
+        shared_after <= free_after
+    }
+
+    #[inline]
+    fn add(&mut self, i: usize, a: u64) {
+        let s = &mut self.slots[i];
+        let (sh0, al0) = (s.shared(), s.occ.min(s.alloc));
+        s.occ += a;
+        let (sh1, al1) = (s.shared(), s.occ.min(s.alloc));
+        self.shared_used += sh1 - sh0;
+        self.allocated_used += al1 - al0;
+    }
+
+    #[inline]
+    fn release(&mut self, stream: u16, a: u64) {
+        let i = self.find(stream).expect("a departing packet's stream has a slot");
+        let s = &mut self.slots[i];
+        let (sh0, al0) = (s.shared(), s.occ.min(s.alloc));
+        s.occ -= a;
+        let (sh1, al1) = (s.shared(), s.occ.min(s.alloc));
+        self.shared_used -= sh0 - sh1;
+        self.allocated_used -= al0 - al1;
+    }
+}
+
+impl Qdisc for BufferManaged {
+    fn kind(&self) -> &'static str {
+        "buffer_managed"
+    }
+    #[inline]
+    fn enqueue(&mut self, _now: Time, pkt: Packet, _rng: &mut Rng) -> Verdict {
+        let a = self.counted(pkt.size);
+        let i = self.slot_of(pkt.stream);
+        if self.backlog.packets >= self.config.buffers || !self.admits(i, a) {
+            return Verdict::Dropped(Dropped { packet: pkt, reason: DropReason::Overlimit });
+        }
+        self.add(i, a);
+        self.backlog.add(&pkt);
+        self.q.push_back(pkt);
+        Verdict::Queued
+    }
+    #[inline]
+    fn dequeue(&mut self, _now: Time) -> Dequeue {
+        match self.q.pop_front() {
+            Some(p) => {
+                self.backlog.sub(&p);
+                self.release(p.stream, self.counted(p.size));
+                Dequeue::Packet(p)
+            }
+            None => Dequeue::Empty,
+        }
+    }
+    fn peek(&self) -> Option<&Packet> {
+        self.q.front()
+    }
+    fn backlog(&self) -> Backlog {
+        self.backlog
+    }
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.q.iter().for_each(f)
+    }
+    fn reset(&mut self) -> Vec<Packet> {
+        self.backlog = Backlog::default();
+        for s in &mut self.slots {
+            s.occ = 0;
+        }
+        self.shared_used = 0;
+        self.allocated_used = 0;
+        self.q.drain(..).collect()
+    }
+    fn probe(&self, sink: ProbeSink<'_>) {
+        sink("shared_used", self.shared_used as f64);
+        sink("allocated_used", self.allocated_used as f64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::FlowId;
+    use crate::qdisc::Queue;
+
+    fn pkt(id: u64, stream: u16, size: u32) -> Packet {
+        let mut p = Packet::new(id, FlowId(0), size, Time(0));
+        p.stream = stream;
+        p
+    }
+    fn share(stream: u16, kbps: Option<u64>) -> StreamShare {
+        StreamShare { stream, rate: kbps.map(Rate::kbps) }
+    }
+    fn offer(b: &mut BufferManaged, stream: u16, size: u32) -> bool {
+        let mut rng = crate::rng::stream(1, 0);
+        b.enqueue(Time(0), pkt(0, stream, size), &mut rng) == Verdict::Queued
+    }
+
+    /// Seed 003 §III.A's example: streams of 20 % and 50 % of the rate get
+    /// b = 0.2 B and 0.5 B; S = 0.3 B. Alone, a stream takes at most half of
+    /// S (0.15 B) beyond its allocation; with both using 0.1 B of shared
+    /// buffers, neither can take more although 0.1 B stay free.
+    #[test]
+    fn holes_rule_two_streams_twenty_and_fifty_percent() {
+        let cfg = BufferConfig {
+            buffers: 100,
+            buff_size: 100,
+            rate: Rate::kbps(1000),
+            streams: vec![share(1, Some(200)), share(2, Some(500))],
+        };
+        let mut b = BufferManaged::new(cfg.clone()).unwrap();
+        assert_eq!((b.pool(), b.allocation(1), b.allocation(2), b.shared_pool()), (10_000, 2_000, 5_000, 3_000));
+        let mut n = 0;
+        while offer(&mut b, 1, 100) {
+            n += 1;
+        }
+        assert_eq!(n, 20 + 15, "its allocation, then 0.15 B of shared buffers");
+        assert_eq!(b.shared_occupancy(1), 1_500);
+        assert_eq!(b.shared_free(), 1_500);
+
+        let mut b = BufferManaged::new(cfg).unwrap();
+        for _ in 0..30 {
+            assert!(offer(&mut b, 1, 100));
+        }
+        for _ in 0..60 {
+            assert!(offer(&mut b, 2, 100));
+        }
+        assert_eq!((b.shared_occupancy(1), b.shared_occupancy(2), b.shared_free()), (1_000, 1_000, 1_000));
+        assert!(!offer(&mut b, 1, 100), "1100 shared after > 900 free after");
+        assert!(!offer(&mut b, 2, 100));
+        assert_eq!(b.shared_free(), 1_000, "the holes: 0.1 B free, unused");
+        // A best-effort stream has no allocation; 1000 free: it takes up to 500.
+        let mut be = 0;
+        while offer(&mut b, 9, 100) {
+            be += 1;
+        }
+        assert_eq!(be, 5);
+    }
+
+    #[test]
+    fn buff_size_rounds_small_packets_up() {
+        let mut b = BufferManaged::new(BufferConfig {
+            buffers: 10,
+            buff_size: 512,
+            rate: Rate::kbps(100),
+            streams: vec![share(1, Some(50))],
+        })
+        .unwrap();
+        assert_eq!(b.allocation(1), 2_560, "B = 5120, half of it");
+        assert_eq!(b.counted(64), 512);
+        assert_eq!(b.counted(1500), 1500);
+        assert!(offer(&mut b, 1, 64));
+        assert_eq!(b.occupancy(1), 512);
+        assert!(offer(&mut b, 1, 1500));
+        assert_eq!(b.occupancy(1), 2_012);
+        assert_eq!((b.allocated_used(), b.shared_used()), (2_012, 0));
+        // 2012 + 1000 = 3012: 452 beyond b, within the holes limit (S = 2560).
+        assert!(offer(&mut b, 1, 1000));
+        assert_eq!((b.allocated_used(), b.shared_used()), (2_560, 452));
+        // A departure releases shared buffers first.
+        assert!(matches!(b.dequeue(Time(1)), Dequeue::Packet(p) if p.size == 64));
+        assert_eq!((b.occupancy(1), b.allocated_used(), b.shared_used()), (2_500, 2_500, 0));
+    }
+
+    #[test]
+    fn physical_buffer_count_limits_packets() {
+        let mut b = BufferManaged::new(BufferConfig {
+            buffers: 3,
+            buff_size: 10,
+            rate: Rate::kbps(100),
+            streams: vec![share(1, Some(100))],
+        })
+        .unwrap();
+        // b = 30 bytes: three 10-byte packets fit; a fourth finds no buffer.
+        assert!(offer(&mut b, 1, 10) && offer(&mut b, 1, 10) && offer(&mut b, 1, 10));
+        assert!(!offer(&mut b, 1, 1));
+        assert_eq!(b.backlog().packets, 3);
+    }
+
+    #[test]
+    fn buffer_config_errors_name_the_field() {
+        let ok = BufferConfig { buffers: 10, buff_size: 100, rate: Rate::kbps(100), streams: vec![share(1, Some(60))] };
+        let field = |c: BufferConfig| BufferManaged::new(c).unwrap_err().field;
+        assert_eq!(field(BufferConfig { buffers: 0, ..ok.clone() }), "buffers");
+        assert_eq!(field(BufferConfig { buff_size: 0, ..ok.clone() }), "buff_size");
+        assert_eq!(field(BufferConfig { rate: Rate(0), ..ok.clone() }), "rate");
+        let over = BufferConfig { streams: vec![share(1, Some(60)), share(2, Some(50))], ..ok.clone() };
+        let e = BufferManaged::new(over).unwrap_err();
+        assert_eq!(e.field, "streams");
+        assert_eq!(e.message, "reservations sum to 110000 bit/s, above the queue rate 100000 bit/s");
+        let dup = BufferConfig { streams: vec![share(1, Some(10)), share(1, None)], ..ok.clone() };
+        assert!(BufferManaged::new(dup).unwrap_err().message.contains("stream 1 twice"));
+        assert!(BufferManaged::new(ok).is_ok());
+    }
+
+    #[test]
+    fn buffer_managed_in_a_queue_is_fifo_and_counts_overlimit() {
+        let mut rng = crate::rng::stream(1, 0);
+        let cfg = BufferConfig { buffers: 4, buff_size: 100, rate: Rate::kbps(100), streams: vec![share(1, Some(50))] };
+        let mut q = Queue::new(Box::new(BufferManaged::new(cfg).unwrap()));
+        for i in 0..6 {
+            q.enqueue(Time(0), pkt(i, (i % 2) as u16, 100), &mut rng);
+        }
+        let ids: Vec<u64> = std::iter::from_fn(|| match q.dequeue(Time(1)) {
+            Dequeue::Packet(p) => Some(p.id),
+            _ => None,
+        })
+        .collect();
+        // b_1 = 200, S = 200. Stream 0 (not configured: shared only) takes
+        // 100 (100 shared after <= 100 free after), then 200 > 0 is refused;
+        // stream 1 takes its 200, then 100 shared after > 0 free after.
+        assert_eq!(ids, vec![0, 1, 3]);
+        assert_eq!(q.stats().drops_for(DropReason::Overlimit), 3);
+        assert_eq!(q.kind(), "buffer_managed");
+    }
+}

@@ -120,7 +120,9 @@ pub(super) fn scfq_queue(
         QueueBuildError { field_path: "queues".into(), error: e }
     })?;
     Ok(match classify_by {
-        ClassifyBy::Class => Queue::new(Box::new(Classful::new(TagClassifier::identity(children.len()), scfq, children))),
+        ClassifyBy::Class => {
+            Queue::new(Box::new(Classful::new(TagClassifier::identity(children.len()), scfq, children)))
+        }
         ClassifyBy::Dscp => {
             let n = children.len();
             let map = (0..64u8).map(|d| (7 - (d >> 3) as usize) * n / 8).collect::<Vec<_>>();
@@ -149,7 +151,12 @@ pub(super) fn buffer_queue(
     Ok(Queue::new(Box::new(q)))
 }
 
-fn buffer_managed(buffers: u32, buff_size: u64, rate: Rate, streams: Vec<StreamShare>) -> Result<BufferManaged, QueueBuildError> {
+fn buffer_managed(
+    buffers: u32,
+    buff_size: u64,
+    rate: Rate,
+    streams: Vec<StreamShare>,
+) -> Result<BufferManaged, QueueBuildError> {
     let buff_size = u32::try_from(buff_size).map_err(|_| {
         err("buff_size", "buffer_managed", "buff_size", format!("{buff_size} B is too large; allowed: up to 4 GB"))
     })?;
@@ -230,7 +237,10 @@ pub(super) fn edge_queue(
             "streams",
             "edge",
             "streams",
-            format!("AF reservations sum to {}, above the AF/BE queue's rate {r_af}; allowed: at most it", Rate(af_sum)),
+            format!(
+                "AF reservations sum to {}, above the AF/BE queue's rate {r_af}; allowed: at most it",
+                Rate(af_sum)
+            ),
         ));
     }
     if buffers == 0 {
@@ -253,7 +263,12 @@ pub(super) fn edge_queue(
         }
     };
     if !ef.is_empty() && b_ef == 0 {
-        return Err(err("ef_buffers", "edge", "ef_buffers", "is 0 but there are EF streams; allowed: at least 1".into()));
+        return Err(err(
+            "ef_buffers",
+            "edge",
+            "ef_buffers",
+            "is 0 but there are EF streams; allowed: at least 1".into(),
+        ));
     }
     let mut ids = |v: &[&EdgeStreamSpec]| -> Vec<StreamShare> {
         v.iter()
@@ -273,7 +288,8 @@ pub(super) fn edge_queue(
         error: e.error,
     })?;
     let af_q = buffer_managed(buffers - b_ef, buff_size, r_af, af_shares)?;
-    let scfq = Scfq::new(vec![r_ef.max(Rate(1)), r_af]).map_err(|e| QueueBuildError { field_path: "ef_rate".into(), error: e })?;
+    let scfq = Scfq::new(vec![r_ef.max(Rate(1)), r_af])
+        .map_err(|e| QueueBuildError { field_path: "ef_rate".into(), error: e })?;
     Ok(Queue::new(Box::new(Classful::new(
         TagClassifier::identity(2),
         scfq,

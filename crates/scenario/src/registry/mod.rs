@@ -21,7 +21,7 @@ pub mod names;
 pub mod queue;
 pub mod stage;
 
+pub use edge::{streams_of, StreamRef};
 pub use names::*;
 pub use queue::{build_queue, ClassProbed, QueueBuildError};
-pub use edge::{streams_of, StreamRef};
 pub use stage::{build_stage, StageBuildError, StageContext};

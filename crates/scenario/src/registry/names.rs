@@ -68,6 +68,6 @@ mod tests {
 
     #[test]
     fn bands_and_default_queues_may_be_every_queue_but_mace() {
-        assert_eq!(queue_types_except_mace(), ["fifo", "red", "prio", "cbt", "dcbt"]);
+        assert_eq!(queue_types_except_mace(), ["fifo", "red", "prio", "cbt", "dcbt", "scfq", "buffer_managed", "edge"]);
     }
 }

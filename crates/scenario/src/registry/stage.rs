@@ -14,10 +14,10 @@ use super::edge::{streams_of, StreamRef};
 use crate::model::{NodeKind, PolicerActionSpec, PortMatch, ProtoMatch, QueueSpec, RuleSpec, StageSpec};
 use qoslab_core::edge::classifier::{ClassifierConfig, ClassifierStage, PortRange, Rule, RuleAction};
 use qoslab_core::error::ConfigError;
-use std::net::IpAddr;
 use qoslab_core::pipeline::Stage;
 use qoslab_core::policer::{Policer, PolicerAction, PolicerConfig};
 use qoslab_core::units::{Bytes, Rate, Time};
+use std::net::IpAddr;
 
 /// A stage the core refused: the field below the stage's table and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,7 +47,12 @@ fn bad(field_path: impl Into<String>, field: &'static str, message: String) -> S
 }
 
 /// A `src`/`dst` match: a node name (its /32), an address, or a prefix.
-fn net_of(text: &str, ctx: &StageContext<'_>, path: String, field: &'static str) -> Result<ipnet::IpNet, StageBuildError> {
+fn net_of(
+    text: &str,
+    ctx: &StageContext<'_>,
+    path: String,
+    field: &'static str,
+) -> Result<ipnet::IpNet, StageBuildError> {
     if let Some(i) = ctx.nodes.iter().position(|(n, _)| n == text) {
         return Ok(ipnet::IpNet::from(IpAddr::V4(crate::expand::node_addr(i))));
     }
@@ -73,11 +78,19 @@ fn port_of(m: &PortMatch, path: String, field: &'static str) -> Result<PortRange
     match m {
         PortMatch::One(p) => Ok(PortRange { lo: *p, hi: *p }),
         PortMatch::Range(t) => {
-            let parsed = t.split_once('-').and_then(|(a, b)| Some((a.trim().parse::<u16>().ok()?, b.trim().parse::<u16>().ok()?)));
+            let parsed = t
+                .split_once('-')
+                .and_then(|(a, b)| Some((a.trim().parse::<u16>().ok()?, b.trim().parse::<u16>().ok()?)));
             match parsed {
                 Some((lo, hi)) if lo <= hi => Ok(PortRange { lo, hi }),
-                Some((lo, hi)) => Err(bad(path, field, format!("{t:?} runs backwards ({lo} > {hi}); allowed: \"low-high\" with low <= high"))),
-                None => Err(bad(path, field, format!("{t:?} is not a port range; allowed: a port (5001) or \"5000-5099\""))),
+                Some((lo, hi)) => Err(bad(
+                    path,
+                    field,
+                    format!("{t:?} runs backwards ({lo} > {hi}); allowed: \"low-high\" with low <= high"),
+                )),
+                None => {
+                    Err(bad(path, field, format!("{t:?} is not a port range; allowed: a port (5001) or \"5000-5099\"")))
+                }
             }
         }
     }
@@ -89,7 +102,11 @@ fn proto_of(m: &ProtoMatch, path: String) -> Result<u8, StageBuildError> {
         ProtoMatch::Name(t) => match t.as_str() {
             "udp" => Ok(qoslab_core::packet::proto::UDP),
             "tcp" => Ok(qoslab_core::packet::proto::TCP),
-            _ => Err(bad(path, "proto", format!("{t:?} is not a protocol; allowed: \"udp\", \"tcp\" or a number 0..255"))),
+            _ => Err(bad(
+                path,
+                "proto",
+                format!("{t:?} is not a protocol; allowed: \"udp\", \"tcp\" or a number 0..255"),
+            )),
         },
     }
 }
@@ -107,7 +124,7 @@ fn stream_action(name: &str, streams: &[StreamRef], path: String) -> Result<Rule
         None if streams.is_empty() => Err(bad(
             path,
             "stream",
-            format!("{name:?} names a stream, but the link direction's queue has none; allowed: an `edge` or `buffer_managed` queue with streams, or `class` instead"),
+            format!("{name:?} names a stream, but the link direction's queue has none; allowed: an edge or buffer_managed queue with streams, or a class instead of a stream"),
         )),
         None => {
             let names: Vec<&str> = streams.iter().map(|s| s.name.as_str()).collect();
@@ -131,18 +148,35 @@ fn classifier(
             (Some(s), None) => stream_action(s, &streams, p("stream"))?,
             (None, Some(c)) => RuleAction { stream: 0, class: c, set_dscp: None },
             (Some(_), Some(_)) => {
-                return Err(bad(p("class"), "class", "is given beside `stream`, which sets the class itself; allowed: one of the two".into()))
+                return Err(bad(
+                    p("class"),
+                    "class",
+                    "is given beside stream, which sets the class itself; allowed: one of the two".into(),
+                ))
             }
             (None, None) => {
-                return Err(bad(p("stream"), "stream", "is missing; a rule must say where its packets go: `stream` or `class`".into()))
+                return Err(bad(
+                    p("stream"),
+                    "stream",
+                    "is missing; a rule must say where its packets go: stream = \"name\" or class = N".into(),
+                ))
             }
         };
         action.set_dscp = r.set_dscp.map(|d| dscp_of(d, p("set_dscp"), "set_dscp")).transpose()?;
         let ingress = match &r.ingress {
             None => None,
             Some(n) => match ctx.nodes.iter().position(|(x, _)| x == n) {
-                Some(k) => Some(u16::try_from(k).map_err(|_| bad(p("ingress"), "ingress", format!("node {n:?} has index {k}, beyond 65535")))?),
-                None => return Err(bad(p("ingress"), "ingress", format!("no node named {n:?}; allowed: the name of the node the packets arrive from"))),
+                Some(k) => Some(
+                    u16::try_from(k)
+                        .map_err(|_| bad(p("ingress"), "ingress", format!("node {n:?} has index {k}, beyond 65535")))?,
+                ),
+                None => {
+                    return Err(bad(
+                        p("ingress"),
+                        "ingress",
+                        format!("no node named {n:?}; allowed: the name of the node the packets arrive from"),
+                    ))
+                }
             },
         };
         out.push(Rule {
@@ -157,14 +191,32 @@ fn classifier(
             action,
         });
     }
+    // Rules that can match one packet need different priorities (the core
+    // refuses them too); said here in the scenario's words.
+    for j in 0..out.len() {
+        for i in 0..j {
+            if out[i].priority == out[j].priority && out[i].overlaps(&out[j]) {
+                let why = match rules[j].priority {
+                    None => "neither has a priority".to_string(),
+                    Some(p) => format!("both have priority {p}"),
+                };
+                return Err(bad(
+                    "rules",
+                    "rules",
+                    format!("rules {i} and {j} can match the same packets and {why}; give them different priority values (lower wins)"),
+                ));
+            }
+        }
+    }
     let default = default_stream.as_deref().map(|s| stream_action(s, &streams, "default_stream".into())).transpose()?;
-    let stage = ClassifierStage::new(ClassifierConfig { rules: out, cache_capacity: cache as usize, default }).map_err(|e| {
-        let field_path = match e.field {
-            "cache_capacity" => "cache".to_string(),
-            f => f.to_string(),
-        };
-        StageBuildError { field_path, error: e }
-    })?;
+    let stage = ClassifierStage::new(ClassifierConfig { rules: out, cache_capacity: cache as usize, default })
+        .map_err(|e| {
+            let field_path = match e.field {
+                "cache_capacity" => "cache".to_string(),
+                f => f.to_string(),
+            };
+            StageBuildError { field_path, error: e }
+        })?;
     Ok(Box::new(stage))
 }
 

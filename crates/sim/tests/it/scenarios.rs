@@ -138,8 +138,10 @@ fn good_scenarios_cover_every_preset_queue_model_and_arrival_process() {
     let mut seen = std::collections::BTreeSet::new();
     fn queues(q: &QueueSpec, seen: &mut std::collections::BTreeSet<String>) {
         seen.insert(format!("queue:{}", q.type_name()));
-        if let QueueSpec::Prio { bands, .. } = q {
-            bands.iter().for_each(|b| queues(b, seen));
+        match q {
+            QueueSpec::Prio { bands, .. } => bands.iter().for_each(|b| queues(b, seen)),
+            QueueSpec::Scfq { queues: children, .. } => children.iter().for_each(|c| queues(&c.queue, seen)),
+            _ => {}
         }
     }
     for f in toml_files("tests/scenarios/good") {

@@ -111,10 +111,9 @@ def _rates(res: Result) -> dict[str, dict[str, float]]:
         rows = bins[bins["entity_id"] == f["name"]]
         ip = rows.loc[rows["metric"] == "delivered_bytes", "value"]
         pk = rows.loc[rows["metric"] == "delivered_pkts", "value"]
-        span = float(rows["t_s"].max()) - WARMUP_S if len(rows) else math.nan
         # Each bin's t_s is its start: the last bin ends one bin later.
-        width = float(rows["t_s"].sort_values().diff().dropna().min()) if len(rows) > 1 else math.nan
-        secs = span + width
+        starts = sorted(set(rows["t_s"].tolist()))
+        secs = starts[-1] + (starts[-1] - starts[-2]) - WARMUP_S if len(starts) > 1 else math.nan
         ip_bytes, pkts = float(ip.sum()), float(pk.sum())
         out[name] = {
             "ip_kbps": ip_bytes * 8 / secs / 1e3,

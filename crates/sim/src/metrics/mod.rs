@@ -435,6 +435,11 @@ impl Metrics {
                     }
                 }
             }
+            // The port's stages report under the direction's root queue
+            // (`cache_hits` of a classifier, `conformed` of a policer, ...).
+            for st in d.port.stages() {
+                st.probe(&mut |name, v| values.push((entity, name, v)));
+            }
             for (e, name, v) in values {
                 self.push(now, EntityKind::Queue, e, name, v);
             }

@@ -30,7 +30,9 @@ def _egress(queue: dict, rules: list[dict], *groups: dict, duration: str = "20s"
         },
         {"a": "r1", "b": "d0", **topology.link(rate="100Mbps", delay="1ms")},
     ]
-    nodes = [_node(n, k) for n, k in (("h0", "host"), ("h1", "host"), ("r0", "router"), ("r1", "router"), ("d0", "host"))]
+    nodes = [
+        _node(n, k) for n, k in (("h0", "host"), ("h1", "host"), ("r0", "router"), ("r1", "router"), ("d0", "host"))
+    ]
     return qoslab.Scenario.build(
         name="edge_t",
         duration=duration,

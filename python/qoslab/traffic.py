@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from . import _units
-from .errors import config_error
 from ._units import Quantity
+from .errors import config_error
 
 Size = Quantity | dict[str, Any]
 
@@ -515,7 +515,9 @@ __all__: Sequence[str] = (
 
 def _mgen_pps(pps: float, name: str) -> float:
     if isinstance(pps, bool) or not isinstance(pps, (int, float)) or not pps > 0 or pps != pps:
-        raise config_error(f"traffic.{name}.pps", f"{pps!r} is not a packet rate; allowed: a number of packets per second > 0")
+        raise config_error(
+            f"traffic.{name}.pps", f"{pps!r} is not a packet rate; allowed: a number of packets per second > 0"
+        )
     return float(pps)
 
 
@@ -569,7 +571,7 @@ def mgen_poisson(
     payload = _units.size(size, "size")
     nbytes = int(payload[:-1]) if payload.endswith("B") and payload[:-1].isdigit() else None
     if nbytes is None:
-        raise config_error(f"traffic.{name}.size", f"{size!r} is not a size in bytes; allowed: an int or \"512B\"")
+        raise config_error(f"traffic.{name}.size", f'{size!r} is not a size in bytes; allowed: an int or "512B"')
     bps = round(_mgen_pps(pps, name) * nbytes * 8)
     return poisson(
         name=name,

@@ -87,14 +87,24 @@ PAPER_TABLE1 = {"A2": (180.0, 44.0), "A5": (169.0, 49.0)}
 LINK_KBPS, RESERVED_KBPS = 2000.0, 900.0
 EXCESS_SHARE = (LINK_KBPS - RESERVED_KBPS) / 5
 WARMUP_S = 5.0
+#: Controlled runs behind the failing claims (full runs): Table I against the pool,
+#: and the sharing against the excess streams' offered load (kb/s, IP).
+SENS_POOLS = (80, 120, 160, 200)
+SENS_OFFERED = (500, 700)
+#: Traffic index and payload of the excess streams in the scenario files.
+EXCESS_GROUPS = ((2, 1024), (3, 512), (4, 512), (7, 128), (8, 512))
 
 
-def _scenario(ctx: Context, file: str, *, buffers: int, buff_size: int) -> Scenario:
+def _scenario(ctx: Context, file: str, *, buffers: int, buff_size: int, offered_kbps: int | None = None) -> Scenario:
     sc = Scenario.load(ctx.scenario_path(f"edge/{file}.toml"))
     over = [
         f"topology.links.6.queue.buffers={buffers}",
         f'topology.links.6.queue.buff_size="{buff_size}B"',
     ]
+    if offered_kbps is not None:
+        # The excess streams' packet spacing for this IP rate (periodic scenarios only).
+        for i, size in EXCESS_GROUPS:
+            over.append(f'traffic.{i}.interval="{round((size + HEADER) * 8e6 / offered_kbps)}ns"')
     if ctx.quick:
         over.append('duration="25s"')
     return sc.with_overrides(*over)
@@ -149,15 +159,29 @@ def reproduce(ctx: Context) -> Outcome:
         for seed in ctx.seeds:
             plan.append((variant, _scenario(ctx, file, buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE), seed))
             keys.append((variant, None))
+    if not ctx.quick:
+        for n in SENS_POOLS:
+            for variant, file in (("sens_af", "fig6a_periodic"), ("sens_ef", "fig6b_periodic")):
+                for seed in ctx.seeds:
+                    sc = _scenario(ctx, file, buffers=n, buff_size=TABLE1_BUFF_SIZE)
+                    plan.append((f"{variant}_pool{n}", sc, seed))
+                    keys.append((variant, n))
+        for kbps in SENS_OFFERED:
+            for seed in ctx.seeds:
+                sc = _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, offered_kbps=kbps)
+                plan.append((f"sens_offered{kbps}", sc, seed))
+                keys.append(("sens_offered", kbps))
     ctx.log(f"edge: {len(plan)} runs")
     results = ctx.run_many(plan)
     by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]] = {}
     for k, r in zip(keys, results, strict=True):
         by.setdefault(k, []).append(_rates(r))
     # Fig. 6(b) names A2/A5 E1/E2: look them up under their Fig. 6(a) names.
-    for runs in by.get(("table1_ef", None), []):
-        for a, e in EF_NAMES.items():
-            runs[a] = runs.pop(e)
+    for k, group in by.items():
+        if k[0] in ("table1_ef", "sens_ef"):
+            for run in group:
+                for a, e in EF_NAMES.items():
+                    run[a] = run.pop(e)
 
     claims: list[Claim] = []
     data: dict[str, Any] = {"fig7": {}, "fig8": {}, "fig9": {}, "table1": {}}
@@ -185,7 +209,9 @@ def reproduce(ctx: Context) -> Outcome:
             measured=f"lowest: {worst[1]} at {worst[0] * 100:.1f}% with {worst[2]} buffers",
             tolerance=">= 95% of the reservation",
             holds=ok1,
-            explanation="" if ok1 else f"{worst[1]} gets {worst[0] * 100:.1f}% of its reservation with {worst[2]} "
+            explanation=""
+            if ok1
+            else f"{worst[1]} gets {worst[0] * 100:.1f}% of its reservation with {worst[2]} "
             "buffers; see docs/reproductions/edge.md",
         )
     )
@@ -213,9 +239,7 @@ def reproduce(ctx: Context) -> Outcome:
     )
 
     # 3. Fig. 7(c): small-packet streams lose as BUFF_SIZE grows past their packet size.
-    small = {
-        s: (_mean(by[("fig7", lo_b)], s, "ip_kbps"), _mean(by[("fig7", hi_b)], s, "ip_kbps")) for s in SMALL
-    }
+    small = {s: (_mean(by[("fig7", lo_b)], s, "ip_kbps"), _mean(by[("fig7", hi_b)], s, "ip_kbps")) for s in SMALL}
     ok3 = all(hi.mean < lo.mean for lo, hi in small.values())
     claims.append(
         Claim(
@@ -280,7 +304,12 @@ def reproduce(ctx: Context) -> Outcome:
         )
     )
 
-    sections = [
+    sections = []
+    if not ctx.quick:
+        sens = _sensitivity(by)
+        data["sensitivity"] = sens["data"]
+        sections.append(("Controlled runs behind the failing claims", sens["text"]))
+    sections += [
         ("Fig. 7: throughput against BUFF_SIZE (80 buffers, PERIODIC)", _table(data["fig7"], "BUFF_SIZE (B)")),
         ("Fig. 8: throughput against the pool (BUFF_SIZE 512 B, PERIODIC)", _table(data["fig8"], "buffers")),
         ("Fig. 9: throughput against the pool (BUFF_SIZE 512 B, POISSON)", _table(data["fig9"], "buffers")),
@@ -302,6 +331,52 @@ def reproduce(ctx: Context) -> Outcome:
         sections=sections,
         figures=[Figure(f, c) for f, c in zip(figs, captions, strict=True)],
     )
+
+
+def _sensitivity(by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]]) -> dict[str, Any]:
+    """One knob at a time: Table I's delays against the pool; the excess shares against
+    the excess streams' offered load."""
+    pools = {
+        n: {
+            s: {
+                "af_ms": _mean(by[("sens_af", n)], s, "delay_ms").mean,
+                "ef_ms": _mean(by[("sens_ef", n)], s, "delay_ms").mean,
+            }
+            for s in ("A2", "A5")
+        }
+        for n in SENS_POOLS
+    }
+    offered = {}
+    for kbps in SENS_OFFERED:
+        runs = by[("sens_offered", kbps)]
+        offered[kbps] = {
+            "A3": _mean(runs, "A3", "ip_kbps").mean - 100,
+            "A4": _mean(runs, "A4", "ip_kbps").mean - 200,
+            "B1": _mean(runs, "B1", "ip_kbps").mean,
+            "B3": _mean(runs, "B3", "ip_kbps").mean,
+            "B2 scaled": _mean(runs, "B2", "ip_kbps").mean * FIG8_BUFF_SIZE / (128 + HEADER),
+        }
+    lines = [
+        "Table I's delays against the egress pool (BUFF_SIZE 512 B, PERIODIC; the rest as in Table I):",
+        "",
+        "| buffers | A2 AF | A2 EF | A5 AF | A5 EF |",
+        "|---|---|---|---|---|",
+    ]
+    for n, p in pools.items():
+        lines.append(
+            f"| {n} | {p['A2']['af_ms']:.0f} ms | {p['A2']['ef_ms']:.0f} ms | {p['A5']['af_ms']:.0f} ms | "
+            f"{p['A5']['ef_ms']:.0f} ms |"
+        )
+    lines += [
+        "",
+        f"Excess over the reservation (kb/s, IP) at {POOLS[-1]} buffers against the excess streams' offered load:",
+        "",
+        "| offered (kb/s) | A3 | A4 | B1 | B3 | B2 × 512/156 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for kbps, v in offered.items():
+        lines.append(f"| {kbps} | " + " | ".join(f"{x:.0f}" for x in v.values()) + " |")
+    return {"data": {"pools": pools, "offered": offered}, "text": "\n".join(lines)}
 
 
 def _table(d: dict[str, Any], xlabel: str) -> str:

@@ -539,7 +539,11 @@ pub struct ClassifierStage {
 impl ClassifierStage {
     pub fn new(cfg: ClassifierConfig) -> Result<ClassifierStage, ConfigError> {
         if let Some(d) = cfg.default.and_then(|d| d.set_dscp).filter(|d| *d > 63) {
-            return Err(ConfigError::new("classifier", "default", format!("set_dscp ({d}) is not a DSCP; allowed 0..=63")));
+            return Err(ConfigError::new(
+                "classifier",
+                "default",
+                format!("set_dscp ({d}) is not a DSCP; allowed 0..=63"),
+            ));
         }
         let cache = FlowCache::new(cfg.cache_capacity, Eviction::Lru)?;
         let db = RuleDatabase::new(cfg.rules)?;
@@ -687,7 +691,8 @@ mod tests {
         assert_eq!(e.to_string(), "classifier.rules [0].src_port: lo 90 is above hi 80; a range needs lo <= hi");
         let r = vec![Rule::any(1, RuleAction { stream: 1, class: 0, set_dscp: Some(64) })];
         assert!(RuleDatabase::new(r).unwrap_err().message.contains("set_dscp (64)"));
-        let e = ClassifierStage::new(ClassifierConfig { rules: rules(), cache_capacity: 0, default: None }).unwrap_err();
+        let e =
+            ClassifierStage::new(ClassifierConfig { rules: rules(), cache_capacity: 0, default: None }).unwrap_err();
         assert_eq!((e.mechanism, e.field), ("classifier", "cache_capacity"));
     }
 

@@ -65,7 +65,11 @@ impl Scfq {
             return Err(ConfigError::new("scfq", "rates", "is empty; give one rate (weight) per child queue"));
         }
         if let Some(i) = rates.iter().position(|r| r.0 == 0) {
-            return Err(ConfigError::new("scfq", "rates", format!("[{i}] is 0 bit/s; every rate must be at least 1 bit/s")));
+            return Err(ConfigError::new(
+                "scfq",
+                "rates",
+                format!("[{i}] is 0 bit/s; every rate must be at least 1 bit/s"),
+            ));
         }
         let n = rates.len();
         Ok(Scfq { rates, v: 0, tags: vec![None; n] })
@@ -139,9 +143,9 @@ impl Scheduler for Scfq {
         assert_eq!(children.len(), self.rates.len(), "scfq: one rate per child queue");
         // A child holding packets without a tag (emptied and refilled behind
         // the scheduler's back) gets one now.
-        for i in 0..children.len() {
+        for (i, c) in children.iter().enumerate() {
             if self.tags[i].is_none() {
-                if let Some(p) = children[i].peek() {
+                if let Some(p) = c.peek() {
                     self.tags[i] = Some(self.head_tag(i, p.size));
                 }
             }
@@ -232,7 +236,9 @@ mod tests {
         c.enqueue(Time(0), pkt(1, 0, 1000), &mut rng);
         c.enqueue(Time(0), pkt(2, 1, 1500), &mut rng);
         c.enqueue(Time(0), pkt(3, 1, 500), &mut rng);
-        let s = |c: &Classful<TagClassifier, Scfq>| (c.scheduler().virtual_time(), c.scheduler().tag(0), c.scheduler().tag(1));
+        let s = |c: &Classful<TagClassifier, Scfq>| {
+            (c.scheduler().virtual_time(), c.scheduler().tag(0), c.scheduler().tag(1))
+        };
         // Arrivals to empty queues at v = 0: 8e9 and 1500 B / 3 Mb/s = 4e9.
         assert_eq!(s(&c), (0, Some(8_000_000_000), Some(4_000_000_000)));
         // Child 1 served: v = 4e9, its next head (500 B) gets 4e9 + 1.333e9.

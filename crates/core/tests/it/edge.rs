@@ -265,17 +265,19 @@ fn rule() -> impl Strategy<Value = Rule> {
             (0u16..100, 0u8..3, prop::option::of(0u8..64)),
         ),
     )
-        .prop_map(|((priority, src, dst, src_port, dst_port), (proto, ingress, dscp, (stream, class, set_dscp)))| Rule {
-            priority,
-            src,
-            dst,
-            src_port,
-            dst_port,
-            proto,
-            ingress,
-            dscp,
-            action: RuleAction { stream, class, set_dscp },
-        })
+        .prop_map(
+            |((priority, src, dst, src_port, dst_port), (proto, ingress, dscp, (stream, class, set_dscp)))| Rule {
+                priority,
+                src,
+                dst,
+                src_port,
+                dst_port,
+                proto,
+                ingress,
+                dscp,
+                action: RuleAction { stream, class, set_dscp },
+            },
+        )
 }
 
 fn packet() -> impl Strategy<Value = (FlowKey, u16, u8)> {

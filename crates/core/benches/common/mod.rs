@@ -122,7 +122,7 @@ pub fn routes() -> PrefixMap<Ipv4Net, u16> {
 }
 
 #[inline]
-fn route(t: &PrefixMap<Ipv4Net, u16>, key: &FlowKey) -> u16 {
+pub fn route(t: &PrefixMap<Ipv4Net, u16>, key: &FlowKey) -> u16 {
     match key.dst {
         IpAddr::V4(a) => t.get_lpm(&Ipv4Net::from(a)).map_or(0, |(_, e)| *e),
         IpAddr::V6(_) => 0,
@@ -136,10 +136,36 @@ pub struct Base {
     rng: Rng,
 }
 
+/// The base path's queue: a drop-tail FIFO of 1000 packets.
+pub fn fifo_queue() -> Queue {
+    Queue::new(Box::new(Fifo::new(FifoConfig { limit: Limit::packets(1000) }).unwrap()))
+}
+
+/// The QoS path's queue: SCFQ (weights 1:3) over an EF and an AF/BE
+/// `BufferManaged` child (100 buffers of 512 B, 2 Mb/s; 100 kb/s per
+/// stream; the default stream `STREAMS` best effort in AF/BE).
+pub fn qos_queue() -> Queue {
+    let link = Rate::mbps(2);
+    let bm = |streams: Vec<StreamShare>| {
+        Queue::new(Box::new(
+            BufferManaged::new(BufferConfig { buffers: 100, buff_size: 512, rate: link, streams }).unwrap(),
+        ))
+    };
+    let share = |s: u16| StreamShare { stream: s, rate: Some(Rate::kbps(100)) };
+    let ef = bm((0..STREAMS).step_by(2).map(share).collect());
+    let mut af_streams: Vec<StreamShare> = (1..STREAMS).step_by(2).map(share).collect();
+    af_streams.push(StreamShare { stream: STREAMS, rate: None });
+    let af = bm(af_streams);
+    let scfq = Scfq::new(vec![Rate::kbps(500), Rate::kbps(1500)]).unwrap();
+    Queue::new(Box::new(Classful::new(TagClassifier::identity(2), scfq, vec![ef, af])))
+}
+
+/// The default action of the QoS path's classifier: best effort, AF/BE queue.
+pub const DEFAULT: RuleAction = RuleAction { stream: STREAMS, class: 1, set_dscp: Some(0) };
+
 impl Base {
     pub fn new() -> Base {
-        let q = Queue::new(Box::new(Fifo::new(FifoConfig { limit: Limit::packets(1000) }).unwrap()));
-        Base { routes: routes(), q, rng: qoslab_core::rng::stream(1, 0) }
+        Base { routes: routes(), q: fifo_queue(), rng: qoslab_core::rng::stream(1, 0) }
     }
     /// Forwards one packet; returns something of it so nothing is optimized away.
     #[inline]
@@ -167,22 +193,9 @@ pub struct Qos {
 impl Qos {
     /// `cache_capacity` 1 with alternating flows makes every packet a miss.
     pub fn new(rules: Vec<Rule>, cache_capacity: usize) -> Qos {
-        let default = Some(RuleAction { stream: STREAMS, class: 1, set_dscp: Some(0) });
-        let stage = ClassifierStage::new(ClassifierConfig { rules, cache_capacity, default }).unwrap();
-        let link = Rate::mbps(2);
-        let bm = |streams: Vec<StreamShare>| {
-            Queue::new(Box::new(
-                BufferManaged::new(BufferConfig { buffers: 100, buff_size: 512, rate: link, streams }).unwrap(),
-            ))
-        };
-        let share = |s: u16| StreamShare { stream: s, rate: Some(Rate::kbps(100)) };
-        let ef = bm((0..STREAMS).step_by(2).map(share).collect());
-        let mut af_streams: Vec<StreamShare> = (1..STREAMS).step_by(2).map(share).collect();
-        af_streams.push(StreamShare { stream: STREAMS, rate: None });
-        let af = bm(af_streams);
-        let scfq = Scfq::new(vec![Rate::kbps(500), Rate::kbps(1500)]).unwrap();
-        let q = Queue::new(Box::new(Classful::new(TagClassifier::identity(2), scfq, vec![ef, af])));
-        Qos { routes: routes(), stage, q, rng: qoslab_core::rng::stream(1, 0) }
+        let cfg = ClassifierConfig { rules, cache_capacity, default: Some(DEFAULT) };
+        let stage = ClassifierStage::new(cfg).unwrap();
+        Qos { routes: routes(), stage, q: qos_queue(), rng: qoslab_core::rng::stream(1, 0) }
     }
     #[inline]
     pub fn forward(&mut self, id: u64, buf: &[u8]) -> u64 {
@@ -201,6 +214,9 @@ impl Qos {
     }
     pub fn hits_misses(&self) -> (u64, u64) {
         (self.stage.hits(), self.stage.misses())
+    }
+    pub fn stage_mut(&mut self) -> &mut ClassifierStage {
+        &mut self.stage
     }
 }
 

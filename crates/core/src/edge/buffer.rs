@@ -421,6 +421,28 @@ mod tests {
         assert_eq!((b.occupancy(u16::MAX), b.occupancy(3), b.shared_free()), (0, 0, 500));
     }
 
+    /// Seed 003 §III.A's BUFF_SIZE example (digits reconstructed): an AF/BE
+    /// queue of 100 packet buffers holds 100 × BUFF_SIZE bytes; a stream
+    /// reserving 10 % of its rate gets 10 × BUFF_SIZE, so at most 10 packet
+    /// buffers within its allocation however small its packets.
+    #[test]
+    fn seed_example_ten_percent_of_a_hundred_buffers_is_ten_packets() {
+        let mut b = BufferManaged::new(BufferConfig {
+            buffers: 100,
+            buff_size: 512,
+            rate: Rate::kbps(2000),
+            streams: vec![share(1, Some(200))],
+        })
+        .unwrap();
+        assert_eq!((b.pool(), b.allocation(1)), (100 * 512, 10 * 512));
+        for _ in 0..10 {
+            assert!(offer(&mut b, 1, 64));
+        }
+        assert_eq!((b.allocated_used(), b.shared_used()), (10 * 512, 0), "ten 64-byte packets fill 5120 bytes");
+        assert!(offer(&mut b, 1, 64));
+        assert_eq!(b.shared_used(), 512, "the eleventh is excess, in shared buffers");
+    }
+
     #[test]
     fn physical_buffer_count_limits_packets() {
         let mut b = BufferManaged::new(BufferConfig {

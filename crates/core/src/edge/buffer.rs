@@ -92,6 +92,17 @@ impl BufferConfig {
     }
 }
 
+/// No slot for this stream id.
+const NONE: u32 = u32::MAX;
+
+fn set_index(index: &mut Vec<u32>, stream: u16, slot: usize) {
+    let k = stream as usize;
+    if index.len() <= k {
+        index.resize(k + 1, NONE);
+    }
+    index[k] = slot as u32;
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     stream: u16,
@@ -110,9 +121,12 @@ impl Slot {
 #[derive(Debug)]
 pub struct BufferManaged {
     config: BufferConfig,
-    /// Sorted by stream id: the configured streams, then any other stream
-    /// id seen, added with no allocation.
+    /// The configured streams, then any other stream id seen (added with
+    /// no allocation).
     slots: Vec<Slot>,
+    /// Stream id → index into `slots` (`NONE`: no slot yet), as long as the
+    /// largest stream id seen: O(1) on every packet, no search.
+    index: Vec<u32>,
     shared_pool: u64,
     shared_used: u64,
     allocated_used: u64,
@@ -124,7 +138,7 @@ impl BufferManaged {
     pub fn new(config: BufferConfig) -> Result<BufferManaged, ConfigError> {
         config.validate()?;
         let pool = config.buffers as u128 * config.buff_size as u128;
-        let mut slots: Vec<Slot> = config
+        let slots: Vec<Slot> = config
             .streams
             .iter()
             .map(|s| Slot {
@@ -133,12 +147,16 @@ impl BufferManaged {
                 occ: 0,
             })
             .collect();
-        slots.sort_by_key(|s| s.stream);
+        let mut index = Vec::new();
+        for (i, s) in slots.iter().enumerate() {
+            set_index(&mut index, s.stream, i);
+        }
         let allocated: u64 = slots.iter().map(|s| s.alloc).sum();
         let shared_pool = pool as u64 - allocated;
         Ok(BufferManaged {
             config,
             slots,
+            index,
             shared_pool,
             shared_used: 0,
             allocated_used: 0,
@@ -190,15 +208,20 @@ impl BufferManaged {
 
     #[inline]
     fn find(&self, stream: u16) -> Option<usize> {
-        self.slots.binary_search_by_key(&stream, |s| s.stream).ok()
+        match self.index.get(stream as usize) {
+            Some(&i) if i != NONE => Some(i as usize),
+            _ => None,
+        }
     }
 
     #[inline]
     fn slot_of(&mut self, stream: u16) -> usize {
-        match self.slots.binary_search_by_key(&stream, |s| s.stream) {
-            Ok(i) => i,
-            Err(i) => {
-                self.slots.insert(i, Slot { stream, alloc: 0, occ: 0 });
+        match self.find(stream) {
+            Some(i) => i,
+            None => {
+                self.slots.push(Slot { stream, alloc: 0, occ: 0 });
+                let i = self.slots.len() - 1;
+                set_index(&mut self.index, stream, i);
                 i
             }
         }
@@ -377,6 +400,47 @@ mod tests {
         // A departure releases shared buffers first.
         assert!(matches!(b.dequeue(Time(1)), Dequeue::Packet(p) if p.size == 64));
         assert_eq!((b.occupancy(1), b.allocated_used(), b.shared_used()), (2_500, 2_500, 0));
+    }
+
+    #[test]
+    fn unknown_stream_ids_get_shared_buffers_only() {
+        let mut b = BufferManaged::new(BufferConfig {
+            buffers: 10,
+            buff_size: 100,
+            rate: Rate::kbps(100),
+            streams: vec![share(3, Some(50))],
+        })
+        .unwrap();
+        // B = 1000, b_3 = 500, S = 500: an unknown stream alone reaches S/2.
+        assert_eq!((b.allocation(u16::MAX), b.shared_pool()), (0, 500));
+        assert!(offer(&mut b, u16::MAX, 100) && offer(&mut b, u16::MAX, 100));
+        assert!(!offer(&mut b, u16::MAX, 100), "300 shared after > 200 free after");
+        assert_eq!((b.occupancy(u16::MAX), b.shared_occupancy(u16::MAX), b.shared_used()), (200, 200, 200));
+        assert!(offer(&mut b, 3, 100), "the configured stream keeps its allocation");
+        while let Dequeue::Packet(_) = b.dequeue(Time(1)) {}
+        assert_eq!((b.occupancy(u16::MAX), b.occupancy(3), b.shared_free()), (0, 0, 500));
+    }
+
+    /// Seed 003 §III.A's BUFF_SIZE example (digits reconstructed): an AF/BE
+    /// queue of 100 packet buffers holds 100 × BUFF_SIZE bytes; a stream
+    /// reserving 10 % of its rate gets 10 × BUFF_SIZE, so at most 10 packet
+    /// buffers within its allocation however small its packets.
+    #[test]
+    fn seed_example_ten_percent_of_a_hundred_buffers_is_ten_packets() {
+        let mut b = BufferManaged::new(BufferConfig {
+            buffers: 100,
+            buff_size: 512,
+            rate: Rate::kbps(2000),
+            streams: vec![share(1, Some(200))],
+        })
+        .unwrap();
+        assert_eq!((b.pool(), b.allocation(1)), (100 * 512, 10 * 512));
+        for _ in 0..10 {
+            assert!(offer(&mut b, 1, 64));
+        }
+        assert_eq!((b.allocated_used(), b.shared_used()), (10 * 512, 0), "ten 64-byte packets fill 5120 bytes");
+        assert!(offer(&mut b, 1, 64));
+        assert_eq!(b.shared_used(), 512, "the eleventh is excess, in shared buffers");
     }
 
     #[test]

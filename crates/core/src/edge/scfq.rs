@@ -85,6 +85,19 @@ impl Scfq {
         Ok(s)
     }
 
+    /// Checks that there is one rate per child queue, for a driver to call
+    /// before building the classful queue (`dequeue` asserts it).
+    pub fn check_children(&self, children: usize) -> Result<(), ConfigError> {
+        if self.rates.len() != children {
+            return Err(ConfigError::new(
+                "scfq",
+                "rates",
+                format!("has {} rates for {} child queues; give one rate per child", self.rates.len(), children),
+            ));
+        }
+        Ok(())
+    }
+
     /// The system virtual time (ps).
     pub fn virtual_time(&self) -> u64 {
         self.v
@@ -143,9 +156,9 @@ impl Scheduler for Scfq {
         assert_eq!(children.len(), self.rates.len(), "scfq: one rate per child queue");
         // A child holding packets without a tag (emptied and refilled behind
         // the scheduler's back) gets one now.
-        for i in 0..children.len() {
+        for (i, c) in children.iter().enumerate() {
             if self.tags[i].is_none() {
-                if let Some(p) = children[i].peek() {
+                if let Some(p) = c.peek() {
                     self.tags[i] = Some(self.head_tag(i, p.size));
                 }
             }
@@ -324,6 +337,12 @@ mod tests {
     #[test]
     fn scfq_rates_are_checked() {
         assert_eq!(Scfq::new(vec![]).unwrap_err().field, "rates");
+        let s = Scfq::new(vec![Rate::mbps(1), Rate::mbps(2)]).unwrap();
+        assert!(s.check_children(2).is_ok());
+        assert_eq!(
+            s.check_children(3).unwrap_err().to_string(),
+            "scfq.rates has 2 rates for 3 child queues; give one rate per child"
+        );
         let e = Scfq::new(vec![Rate::mbps(1), Rate(0)]).unwrap_err();
         assert_eq!((e.mechanism, e.field), ("scfq", "rates"));
         assert!(e.message.contains("[1]"), "{e}");

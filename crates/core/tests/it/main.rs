@@ -4,6 +4,7 @@
 
 mod cac_properties;
 mod cbt_properties;
+mod edge;
 mod mace_properties;
 mod properties;
 mod visit_properties;

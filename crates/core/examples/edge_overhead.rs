@@ -1,0 +1,138 @@
+//! Prints the relative cost of the edge QoS path (seed 003 §V) as a
+//! markdown table: ns per packet without and with QoS, and the QoS share
+//! = (with − without) / with, for the fast path (flow-cache hit), the slow
+//! path (rule-database lookup) and the slow path against the rule count.
+//!
+//! Both paths run on the same pre-built IPv4/UDP packets
+//! (`benches/common/mod.rs`); base and QoS runs are interleaved, 31 rounds
+//! of 8 batches of 4096 packets each (about 1e6 packets per path and row),
+//! and each column is the fastest round: on a shared machine the other
+//! rounds measure the neighbours too (medians moved by 2× between runs).
+//! The criterion version is `benches/edge_path.rs`.
+//!
+//! Run: `cargo run --release -p qoslab-core --example edge_overhead`.
+
+#[path = "../benches/common/mod.rs"]
+mod common;
+
+use std::hint::black_box;
+use std::time::Instant;
+
+const ROUNDS: usize = 31;
+const BATCHES: usize = 8;
+
+fn time(pkts: &[Vec<u8>], mut f: impl FnMut(u64, &[u8]) -> u64) -> f64 {
+    let t = Instant::now();
+    let mut acc = 0u64;
+    for b in 0..BATCHES {
+        for (i, p) in pkts.iter().enumerate() {
+            acc ^= f((b * pkts.len() + i) as u64, black_box(p));
+        }
+    }
+    black_box(acc);
+    t.elapsed().as_nanos() as f64 / (BATCHES * pkts.len()) as f64
+}
+
+/// The fastest round.
+fn best(v: Vec<f64>) -> f64 {
+    v.into_iter().fold(f64::INFINITY, f64::min)
+}
+
+/// (ns/packet base, ns/packet qos), the fastest of interleaved rounds.
+fn measure(pkts: &[Vec<u8>], qos: &mut common::Qos) -> (f64, f64) {
+    let mut base = common::Base::new();
+    // Warm-up: fills the flow cache, the queues' buffers and the CPU caches.
+    time(pkts, |i, p| base.forward(i, p));
+    time(pkts, |i, p| qos.forward(i, p));
+    let (mut b, mut q) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        b.push(time(pkts, |i, p| base.forward(i, p)));
+        q.push(time(pkts, |i, p| qos.forward(i, p)));
+    }
+    (best(b), best(q))
+}
+
+/// Enqueue + dequeue of the parsed packets alone.
+fn queue_only(pkts: &[Vec<u8>], q: &mut qoslab_core::Queue, with_class: bool) -> f64 {
+    let parsed: Vec<_> = pkts.iter().map(|p| common::parse(p).unwrap()).collect();
+    let mut rng = qoslab_core::rng::stream(1, 0);
+    let mut f = |i: u64, _: &[u8]| {
+        let (_, dscp, size) = parsed[i as usize % parsed.len()];
+        let mut p = qoslab_core::Packet::new(i, qoslab_core::FlowId(0), size, qoslab_core::Time(i));
+        p.dscp = dscp;
+        if with_class {
+            p.stream = (i % common::STREAMS as u64) as u16;
+            p.class = qoslab_core::ClassTag((p.stream % 2) as u8);
+        }
+        let _ = q.enqueue(qoslab_core::Time(i), p, &mut rng);
+        match q.dequeue(qoslab_core::Time(i)) {
+            qoslab_core::Dequeue::Packet(p) => p.id,
+            _ => 0,
+        }
+    };
+    time(pkts, &mut f);
+    best((0..ROUNDS).map(|_| time(pkts, &mut f)).collect())
+}
+
+/// The classifier stage's `classify` alone.
+fn classify_only(pkts: &[Vec<u8>], qos: &mut common::Qos) -> f64 {
+    let parsed: Vec<_> = pkts.iter().map(|p| common::parse(p).unwrap()).collect();
+    let stage = qos.stage_mut();
+    let mut f = |i: u64, _: &[u8]| {
+        let (key, dscp, _) = &parsed[i as usize % parsed.len()];
+        stage.classify(key, 0, *dscp).map_or(0, |a| a.stream as u64)
+    };
+    time(pkts, &mut f);
+    best((0..ROUNDS).map(|_| time(pkts, &mut f)).collect())
+}
+
+/// Parse + route alone.
+fn parse_route_only(pkts: &[Vec<u8>]) -> f64 {
+    let routes = common::routes();
+    let mut f = |_: u64, p: &[u8]| {
+        let Some((key, _, size)) = common::parse(p) else { return 0 };
+        common::route(&routes, &key) as u64 + size as u64
+    };
+    time(pkts, &mut f);
+    best((0..ROUNDS).map(|_| time(pkts, &mut f)).collect())
+}
+
+fn main() {
+    println!("| path | rules | ns/packet base | ns/packet qos | QoS share % | cache hits / misses |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    let mut rows = vec![("fast (cache hit)", 100, common::fast(100))];
+    for n in [10, 100, 1000, 10_000] {
+        rows.push(("slow (rule database)", n, common::slow(n)));
+    }
+    for (name, n, (pkts, mut qos)) in rows {
+        let (b, q) = measure(&pkts, &mut qos);
+        let (hits, misses) = qos.hits_misses();
+        println!("| {name} | {n} | {b:.1} | {q:.1} | {:.1} | {hits} / {misses} |", 100.0 * (q - b) / q);
+        if name.starts_with("fast") {
+            assert!(misses <= 64, "the fast path must hit the cache: {misses} misses");
+        } else {
+            assert_eq!(hits, 0, "the slow path must miss every time");
+        }
+    }
+
+    println!();
+    println!("Where the time goes (each part alone, same packets):");
+    println!();
+    println!("| part | ns/packet |");
+    println!("|---|---:|");
+    let (pkts, mut fast) = common::fast(100);
+    println!("| parse IPv4/UDP + route lookup (both paths) | {:.1} |", parse_route_only(&pkts));
+    println!("| FIFO `Queue` enqueue + dequeue (base) | {:.1} |", queue_only(&pkts, &mut common::fifo_queue(), false));
+    println!(
+        "| SCFQ over 2 `BufferManaged` enqueue + dequeue (QoS) | {:.1} |",
+        queue_only(&pkts, &mut common::qos_queue(), true)
+    );
+    println!("| classifier, cache hit (QoS fast path) | {:.1} |", classify_only(&pkts, &mut fast));
+    for n in [10, 100, 1000, 10_000] {
+        let (pkts, mut slow) = common::slow(n);
+        println!(
+            "| classifier, cache miss + rule database, {n} rules (QoS slow path) | {:.1} |",
+            classify_only(&pkts, &mut slow)
+        );
+    }
+}

@@ -11,6 +11,7 @@
 //! behaviour without signalling.
 //!
 //! ```text
+//! a new aggregate A from I to E:        behaviour(I and E).on_aggregate(A, I, E), once, first
 //! packet enters the domain at node I:   behaviour(I).on_packet(now, Ingress, aggregate, pkt, key, out)
 //! packet leaves the domain at node E:   behaviour(E).on_packet(now, Egress, aggregate, pkt, key, out)
 //! a flow asks to start at ingress I:    behaviour(I).on_flow_request(now, aggregate, request, out)

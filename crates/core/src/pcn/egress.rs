@@ -44,7 +44,7 @@ use crate::error::ConfigError;
 use crate::packet::{FlowId, Packet, PcnMark};
 use crate::pipeline::{AggregateId, EdgeActions, EdgeMessage, EdgeNode, EventKind, MechEvent, Signal, Value};
 use crate::units::{Dur, Time};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 const MECH: &str = "pcn_egress";
 
@@ -118,7 +118,8 @@ struct Aggregate {
 pub struct PcnEgress {
     config: EgressConfig,
     me: EdgeNode,
-    aggs: Vec<Aggregate>,
+    /// Per aggregate leaving here (a map: a node holds only its own).
+    aggs: HashMap<AggregateId, Aggregate>,
     /// Ends of termination-mode intervals, in time order (they all last
     /// `termination_interval` and start in time order).
     due: VecDeque<(Time, AggregateId)>,
@@ -128,7 +129,7 @@ pub struct PcnEgress {
 impl PcnEgress {
     pub fn new(config: EgressConfig, me: EdgeNode) -> Result<PcnEgress, ConfigError> {
         config.validate()?;
-        Ok(PcnEgress { config, me, aggs: Vec::new(), due: VecDeque::new(), rates_sent: 0 })
+        Ok(PcnEgress { config, me, aggs: HashMap::new(), due: VecDeque::new(), rates_sent: 0 })
     }
 
     pub fn config(&self) -> &EgressConfig {
@@ -136,11 +137,7 @@ impl PcnEgress {
     }
 
     fn agg(&mut self, a: AggregateId) -> &mut Aggregate {
-        let i = a.0 as usize;
-        if self.aggs.len() <= i {
-            self.aggs.resize_with(i + 1, Aggregate::default);
-        }
-        &mut self.aggs[i]
+        self.aggs.entry(a).or_default()
     }
 
     /// The aggregate's ingress node (from the driver's `on_aggregate`).
@@ -156,7 +153,7 @@ impl PcnEgress {
 
     /// Is aggregate `a` in termination mode?
     pub fn measuring(&self, a: AggregateId) -> bool {
-        self.aggs.get(a.0 as usize).is_some_and(|g| g.measuring_until.is_some())
+        self.aggs.get(&a).is_some_and(|g| g.measuring_until.is_some())
     }
 
     /// Sustainable rates sent so far.
@@ -241,10 +238,7 @@ impl PcnEgress {
             }
             self.due.pop_front();
             let me = self.me;
-            let g = &mut self.aggs[a.0 as usize];
-            if g.measuring_until != Some(end) {
-                continue;
-            }
+            let Some(g) = self.aggs.get_mut(&a).filter(|g| g.measuring_until == Some(end)) else { continue };
             g.measuring_until = None;
             let bps = g.unmarked_bytes as f64 * 8.0 / t.as_secs_f64();
             let fields = vec![("aggregate", Value::U64(a.0 as u64)), ("unmarked_bytes", Value::U64(g.unmarked_bytes))];

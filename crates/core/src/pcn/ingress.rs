@@ -177,8 +177,11 @@ pub struct PcnIngress {
     config: IngressConfig,
     me: EdgeNode,
     rng: Rng,
-    flows: Vec<Option<Flow>>,
-    aggs: Vec<Aggregate>,
+    /// Per flow seen here (a map: a node holds only its own flows, whatever
+    /// the driver's flow ids).
+    flows: HashMap<FlowId, Flow>,
+    /// Per aggregate entering here.
+    aggs: HashMap<AggregateId, Aggregate>,
     due: VecDeque<(Time, AggregateId)>,
     pending: HashMap<FlowId, AggregateId>,
     terminated: u64,
@@ -192,8 +195,8 @@ impl PcnIngress {
             config,
             me,
             rng,
-            flows: Vec::new(),
-            aggs: Vec::new(),
+            flows: HashMap::new(),
+            aggs: HashMap::new(),
             due: VecDeque::new(),
             pending: HashMap::new(),
             terminated: 0,
@@ -211,28 +214,20 @@ impl PcnIngress {
 
     /// Is aggregate `a` measuring its sending rate (termination mode)?
     pub fn measuring(&self, a: AggregateId) -> bool {
-        self.aggs.get(a.0 as usize).is_some_and(|g| g.measuring_until.is_some())
+        self.aggs.get(&a).is_some_and(|g| g.measuring_until.is_some())
     }
 
     /// The last CLE the egress of `a` reported.
     pub fn last_cle(&self, a: AggregateId) -> f64 {
-        self.aggs.get(a.0 as usize).map_or(0.0, |g| g.last_cle)
+        self.aggs.get(&a).map_or(0.0, |g| g.last_cle)
     }
 
     fn agg(&mut self, a: AggregateId) -> &mut Aggregate {
-        let i = a.0 as usize;
-        if self.aggs.len() <= i {
-            self.aggs.resize_with(i + 1, Aggregate::default);
-        }
-        &mut self.aggs[i]
+        self.aggs.entry(a).or_default()
     }
 
     fn flow(&mut self, f: FlowId, a: AggregateId, now: Time) -> &mut Flow {
-        let i = f.index();
-        if self.flows.len() <= i {
-            self.flows.resize(i + 1, None);
-        }
-        let fl = self.flows[i].get_or_insert(Flow { agg: a, first_seen: now, epoch: 0, bytes: 0, terminated: false });
+        let fl = self.flows.entry(f).or_insert(Flow { agg: a, first_seen: now, epoch: 0, bytes: 0, terminated: false });
         fl.agg = a;
         fl
     }
@@ -258,7 +253,7 @@ impl PcnIngress {
             if fl.epoch != epoch {
                 g.flows.push(pkt.flow);
             }
-            let fl = self.flows[pkt.flow.index()].as_mut().expect("flow state made above");
+            let fl = self.flows.get_mut(&pkt.flow).expect("flow state made above");
             if fl.epoch != epoch {
                 fl.epoch = epoch;
                 fl.bytes = 0;
@@ -349,7 +344,7 @@ impl PcnIngress {
                 break;
             }
             self.due.pop_front();
-            if self.aggs[a.0 as usize].measuring_until == Some(end) {
+            if self.aggs.get(&a).is_some_and(|g| g.measuring_until == Some(end)) {
                 self.finish(end, a, out);
             }
         }
@@ -358,7 +353,7 @@ impl PcnIngress {
     /// The end of `a`'s measurement at `end`: terminate down to the sustainable rate.
     fn finish(&mut self, end: Time, a: AggregateId, out: &mut EdgeActions) {
         let secs = self.config.interval.as_secs_f64();
-        let g = &mut self.aggs[a.0 as usize];
+        let g = self.aggs.get_mut(&a).expect("a measuring aggregate exists");
         g.measuring_until = None;
         let flows = std::mem::take(&mut g.flows);
         let (sent, sar) = (g.bytes, g.sar_bps);
@@ -366,7 +361,7 @@ impl PcnIngress {
         let mut cands: Vec<(FlowId, u64, Time)> = flows
             .iter()
             .filter_map(|&f| {
-                let fl = self.flows[f.index()].as_ref()?;
+                let fl = self.flows.get(&f)?;
                 (!fl.terminated && fl.bytes > 0).then_some((f, fl.bytes, fl.first_seen))
             })
             .collect();
@@ -388,7 +383,7 @@ impl PcnIngress {
         };
         let mut cut = 0u64;
         for &(f, bytes, _) in &cands[..n] {
-            if let Some(fl) = self.flows[f.index()].as_mut() {
+            if let Some(fl) = self.flows.get_mut(&f) {
                 fl.terminated = true;
             }
             cut += bytes;
@@ -406,7 +401,7 @@ impl PcnIngress {
         self.terminated += n as u64;
         let last = if n > 0 { cands[n - 1].1 } else { 0 };
         // Restore the (cleared) vector to keep its allocation.
-        let g = &mut self.aggs[a.0 as usize];
+        let g = self.aggs.get_mut(&a).expect("a measuring aggregate exists");
         g.flows = flows;
         g.flows.clear();
         out.events.push(MechEvent {

@@ -214,6 +214,52 @@ mod tests {
         assert_eq!(*m.stats(), ExcessMeterStats { metered: 2, marked: 1, already_marked: 1 });
     }
 
+    /// Per-flow marked fractions over `secs` s after a 5 s warm-up: `flows`
+    /// CBR flows of 160 B every 20 ms at fixed offsets, each packet shifted
+    /// by up to `jitter` of the 20 ms (seed §2.3.4), into a 256-packet bucket
+    /// refilled with exactly 6 packets' worth per 20 ms.
+    fn marked_fractions(flows: u64, jitter: f64, secs: u64) -> Vec<f64> {
+        use rand::Rng as _;
+        let rate = Rate(6 * 160 * 8 * 50); // 384 kb/s: 6 × 160 B per 20 ms, exactly
+        let cfg = ExcessMeterConfig::with_packets(rate, 256, Bytes(160));
+        let mut m = ExcessMeter::new(cfg, Time::ZERO).unwrap();
+        let mut rng = crate::rng::stream(11, 0);
+        let period = 20_000_000u64;
+        let (mut marked, mut seen) = (vec![0u64; flows as usize], vec![0u64; flows as usize]);
+        let mut arrivals: Vec<(u64, usize)> = Vec::new();
+        for k in 0..(5 + secs) * 50 {
+            for f in 0..flows {
+                let shift = (rng.random::<f64>() * jitter * period as f64) as u64;
+                arrivals.push((k * period + f * (period / flows) + shift, f as usize));
+            }
+        }
+        arrivals.sort_unstable();
+        for (t, f) in arrivals {
+            let mut p = pcn_pkt(160, Time(t));
+            let v = m.on_arrival(Time(t), &mut p, &key(), &mut rng, &mut Discard);
+            if t >= 5_000_000_000 {
+                seen[f] += 1;
+                marked[f] += (v != StageVerdict::Pass) as u64;
+            }
+        }
+        marked.iter().zip(&seen).map(|(&m, &n)| m as f64 / n as f64).collect()
+    }
+
+    #[test]
+    fn cbr_flows_synchronize_when_tokens_per_period_are_whole_packets() {
+        // Seed §4.3.2: with an exact multiple of the packet size arriving per
+        // CBR period, a flow marked once is marked always: 4 of 10 flows are
+        // fully marked, 6 never.
+        let fr = marked_fractions(10, 0.0, 10);
+        assert!(fr.iter().all(|&x| x == 0.0 || x == 1.0), "{fr:?}");
+        assert_eq!(fr.iter().filter(|&&x| x == 1.0).count(), 4, "{fr:?}");
+        // Randomized packet times (f = 0.1) break it: marks spread over flows.
+        let fr = marked_fractions(10, 0.1, 10);
+        assert!(fr.iter().filter(|&&x| x > 0.0 && x < 1.0).count() >= 5, "{fr:?}");
+        let total: f64 = fr.iter().sum::<f64>() / 10.0;
+        assert!((total - 0.4).abs() < 0.01, "the marked share stays 4/10: {total}");
+    }
+
     #[test]
     fn config_errors_name_the_meter_and_the_field() {
         let e =

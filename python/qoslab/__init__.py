@@ -15,7 +15,7 @@ only when a result table, a Parquet file or a figure is first needed.
 
 from __future__ import annotations
 
-from . import admission, executor, queues, stages, sweeps, tables, topology, traffic
+from . import admission, executor, pcn, queues, stages, sweeps, tables, topology, traffic
 from ._core import version as _core_version
 from .api import load, run
 from .errors import ConfigError, ReproductionError, ScenarioFileError, SimulationError
@@ -49,6 +49,7 @@ __all__ = [
     "admission",
     "executor",
     "load",
+    "pcn",
     "queues",
     "run",
     "schema",

@@ -16,6 +16,8 @@
 //! - [`shaper`]: per-connection token-bucket shaper and the shaper bank (seed 002).
 //! - [`pipeline`]: port pipelines (stages + qdisc + device queue) and domain edge behaviours.
 //! - [`admission`]: the admission-control interface and `AdmitAll`.
+//! - [`pcn`]: PCN (seed 004): virtual-queue admission meter, token-bucket
+//!   termination meter, and the ingress/egress edge behaviours (CLE, sustainable rate).
 //! - [`mace`]: MACE (seed 000): classifier, recognition, shared-buffer
 //!   priority queue, device dispatch, measurement, estimator, MBAC/SSAC.
 //! - [`cbt`]: CBT, Dynamic-CBT and ChIPS (seed 001) over RED's algorithm.
@@ -34,6 +36,7 @@ pub mod error;
 pub mod fifo;
 pub mod mace;
 pub mod packet;
+pub mod pcn;
 pub mod pipeline;
 pub mod policer;
 pub mod qdisc;

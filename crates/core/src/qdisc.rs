@@ -85,13 +85,12 @@ pub enum MarkReason {
     /// RED probabilistic ECN mark, in the early (or gentle) region instead
     /// of an early drop.
     EcnEarly = 0,
-    /// PCN threshold marking. Nothing produces it yet: the PCN threshold
-    /// meter (virtual-queue marking for admission, seed
-    /// `004_103cfaf3a9820062.txt` §3, RFC 5670) will.
+    /// PCN threshold (admission) marking: the virtual-queue meter
+    /// (`pcn::VirtualQueueMeter`, seed `004_103cfaf3a9820062.txt` §3).
     PcnThreshold,
-    /// PCN excess-traffic marking. Nothing produces it yet: the PCN excess
-    /// meter (token-bucket termination marking, seed
-    /// `004_103cfaf3a9820062.txt` §4, RFC 5670) will.
+    /// PCN excess-traffic (termination) marking: the excess meter
+    /// (`pcn::ExcessMeter`, seed `004_103cfaf3a9820062.txt` §4) and the
+    /// policer's `mark` action.
     PcnExcess,
 }
 

@@ -11,6 +11,7 @@
 //! behaviour without signalling.
 //!
 //! ```text
+//! a new aggregate A from I to E:        behaviour(I and E).on_aggregate(A, I, E), once, first
 //! packet enters the domain at node I:   behaviour(I).on_packet(now, Ingress, aggregate, pkt, key, out)
 //! packet leaves the domain at node E:   behaviour(E).on_packet(now, Egress, aggregate, pkt, key, out)
 //! a flow asks to start at ingress I:    behaviour(I).on_flow_request(now, aggregate, request, out)
@@ -53,8 +54,9 @@ pub enum EdgeRole {
 /// What edge behaviours tell each other.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Signal {
-    /// Egress → ingress: the congestion-level estimate of the aggregate (a fraction).
-    CongestionLevel { cle: f64 },
+    /// Egress → ingress: the congestion-level estimate of the aggregate (a
+    /// fraction), in answer to the admission request of `flow` if there is one.
+    CongestionLevel { flow: Option<FlowId>, cle: f64 },
     /// Egress → ingress: the rate of the aggregate that arrived not
     /// termination-marked over the last interval (bit/s).
     SustainableRate { bps: f64 },
@@ -99,6 +101,10 @@ impl EdgeActions {
 pub trait EdgeBehaviour: std::fmt::Debug + Send {
     /// Short name (`"pcn_ingress"`), used in results.
     fn kind(&self) -> &'static str;
+    /// The driver names the end nodes of `aggregate` before its first call
+    /// about it (packet, request or message), at both ends: a behaviour
+    /// learns here where to send its messages for the aggregate.
+    fn on_aggregate(&mut self, _aggregate: AggregateId, _ingress: EdgeNode, _egress: EdgeNode) {}
     /// A packet of `aggregate` enters (`Ingress`) or leaves (`Egress`) the
     /// domain at this node. It may be marked or dropped like at a stage.
     fn on_packet(

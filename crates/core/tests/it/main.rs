@@ -6,5 +6,6 @@ mod cac_properties;
 mod cbt_properties;
 mod edge;
 mod mace_properties;
+mod pcn_properties;
 mod properties;
 mod visit_properties;

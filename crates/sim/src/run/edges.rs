@@ -9,7 +9,8 @@
 //!   edge). Packets sent back by receivers (ACKs, feedback) do not.
 //! - **Aggregates.** A flow's aggregate is the pair (first, last) of the
 //!   edge nodes on its route; ids are given in order of first sight, so
-//!   they are deterministic.
+//!   they are deterministic. A new aggregate is announced to the behaviours
+//!   at both ends (`on_aggregate`) before the call that revealed it.
 //! - **Messages** go from node to node after the path's delay: the sum of
 //!   the propagation delays of the links on the route (signalling is not
 //!   queued or serialized). A message to a node without a route is a
@@ -22,7 +23,7 @@
 use super::Sim;
 use crate::engine::{Event, FlowId, NodeId};
 use crate::mechanisms::event_row;
-use qoslab_core::pipeline::{AggregateId, EdgeActions, EdgeBehaviour, EdgeMessage, EdgeRole, StageVerdict};
+use qoslab_core::pipeline::{AggregateId, EdgeActions, EdgeBehaviour, EdgeMessage, EdgeNode, EdgeRole, StageVerdict};
 use qoslab_core::units::{Dur, Time};
 use qoslab_core::Packet;
 use std::collections::HashMap;
@@ -108,6 +109,15 @@ impl Sim {
         }
         let next_id = self.edges.aggs.len() as u32;
         let id = *self.edges.aggs.entry((first, last)).or_insert(next_id);
+        if id == next_id && first != UNKNOWN {
+            // A new aggregate: both ends learn where the other is.
+            let ends = if first == last { vec![first] } else { vec![first, last] };
+            for n in ends {
+                if let Some(b) = self.edges.behaviours[n as usize].as_mut() {
+                    b.on_aggregate(AggregateId(id), EdgeNode(first), EdgeNode(last));
+                }
+            }
+        }
         self.edges.flow_agg[f.index()] = id;
         AggregateId(id)
     }

@@ -23,6 +23,8 @@ struct Script {
     peer: EdgeNode,
     packets: u64,
     timer: Option<Time>,
+    /// What `on_aggregate` announced: (aggregate, ingress, egress).
+    ends: Vec<(AggregateId, EdgeNode, EdgeNode)>,
 }
 
 fn event(at: Time, rule: &'static str, estimate: f64, fields: Vec<(&'static str, Value)>) -> MechEvent {
@@ -32,6 +34,9 @@ fn event(at: Time, rule: &'static str, estimate: f64, fields: Vec<(&'static str,
 impl EdgeBehaviour for Script {
     fn kind(&self) -> &'static str {
         "script"
+    }
+    fn on_aggregate(&mut self, aggregate: AggregateId, ingress: EdgeNode, egress: EdgeNode) {
+        self.ends.push((aggregate, ingress, egress));
     }
     fn on_packet(
         &mut self,
@@ -73,6 +78,10 @@ impl EdgeBehaviour for Script {
     fn on_timer(&mut self, now: Time, out: &mut EdgeActions) {
         self.timer = None;
         out.events.push(event(now, "timer", self.packets as f64, vec![]));
+        for &(a, i, e) in &self.ends {
+            let fields = vec![("aggregate", Value::U64(a.0 as u64)), ("ingress", Value::U64(i.0 as u64))];
+            out.events.push(event(now, "ends", e.0 as f64, fields));
+        }
     }
 }
 
@@ -108,7 +117,7 @@ start = "100ms"
     let node = |n: &str| sim.net.node_id(n).unwrap();
     let (r0, r2) = (node("r0"), node("r2"));
     let script = |me: NodeId, peer: NodeId, t: u64| {
-        Box::new(Script { me: EdgeNode(me.0), peer: EdgeNode(peer.0), packets: 0, timer: Some(Time(t)) })
+        Box::new(Script { me: EdgeNode(me.0), peer: EdgeNode(peer.0), packets: 0, timer: Some(Time(t)), ends: vec![] })
     };
     sim.set_edge(r0, script(r0, r2, 500_000_000));
     sim.set_edge(r2, script(r2, r0, 600_000_000));
@@ -153,4 +162,16 @@ fn edge_ingress_drop_counts_for_the_flow_and_timers_fire_at_their_deadline() {
     assert_eq!(at, vec![(500_000_000, "node=r0"), (600_000_000, "node=r2")]);
     // The egress saw every packet the ingress passed that reached it by 600 ms.
     assert!(timers[1].estimate >= 24.0, "egress packets by 600 ms: {}", timers[1].estimate);
+}
+
+#[test]
+fn both_ends_of_a_new_aggregate_learn_its_ingress_and_egress_once() {
+    let sim = sim();
+    let (r0, r2) = (sim.net.node_id("r0").unwrap().0, sim.net.node_id("r2").unwrap().0);
+    let ends = rows(&sim, "ends");
+    let seen: Vec<(&str, f64)> = ends.iter().map(|r| (&r.detail[..7], r.estimate)).collect();
+    assert_eq!(seen, vec![("node=r0", r2 as f64), ("node=r2", r2 as f64)], "one announcement per end");
+    for r in &ends {
+        assert!(r.detail.ends_with(&format!("aggregate=0 ingress={r0}")), "{}", r.detail);
+    }
 }

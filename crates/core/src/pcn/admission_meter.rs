@@ -31,7 +31,7 @@
 //! | `curve` | `Ramp{min, max}` or `Step{at}` | 0 < min < max ≤ limit; 0 < at ≤ limit | `Ramp{5 ms, 15 ms}` |
 //! | `upper_limit` | time at `admissible_rate` | > 0 | 20 ms |
 //!
-//! Interpretations (see `docs/decisions-pcncore.md`):
+//! Interpretations (see `docs/decisions.md`, "PCN"):
 //! - the probability is taken from the backlog the packet *finds* (before
 //!   it joins), as RED does for a real queue;
 //! - every PCN packet is metered, including packets already excess-marked

@@ -24,7 +24,7 @@
 //! | `cle_weight` | fraction | (0, 1] | 0.01 (§3.1.2) |
 //! | `termination_interval` | time | > 0 | 100 ms (§4.1) |
 //!
-//! Interpretations (see `docs/decisions-pcncore.md`):
+//! Interpretations (see `docs/decisions.md`, "PCN"):
 //! - a packet counts as marked for the CLE when it carries either mark
 //!   (threshold or excess): an excess-marked packet says the link is past
 //!   its termination rate, which is above its admissible rate;

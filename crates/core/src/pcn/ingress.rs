@@ -32,7 +32,7 @@
 //! | `rounding` | `Up`, `Down` | | `Up` |
 //! | `max_flows_per_round` | flows | ≥ 1 or none | none (all in one round) |
 //!
-//! Interpretations (see `docs/decisions-pcncore.md`):
+//! Interpretations (see `docs/decisions.md`, "PCN"):
 //! - every packet entering the domain at a PCN ingress is PCN traffic and
 //!   leaves the ingress not-marked (marks from outside are cleared, as a
 //!   PCN-ingress-node does);

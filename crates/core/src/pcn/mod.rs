@@ -24,7 +24,7 @@
 //! mark takes precedence: [`mark_threshold`] never overwrites an excess
 //! mark, [`mark_excess`] overwrites a threshold mark. The final mark of a
 //! packet therefore does not depend on the order of the two meters in a
-//! port (see `docs/decisions-pcncore.md`).
+//! port (see `docs/decisions.md`, "PCN").
 //!
 //! **Later meters.** The RFC 5670 threshold and excess-traffic meters are
 //! meant to be added as further stage types beside these two (one file

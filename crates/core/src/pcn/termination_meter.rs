@@ -20,7 +20,7 @@
 //! | `termination_rate` | bit/s | ≥ 1 | none: required (seed: ½ the link rate) |
 //! | `depth` | bytes | ≥ 1 | 256 packets: [`ExcessMeterConfig::with_packets`] |
 //!
-//! Interpretations (see `docs/decisions-pcncore.md`):
+//! Interpretations (see `docs/decisions.md`, "PCN"):
 //! - "256 packets" is kept in bytes, 256 × the PCN packet size (the
 //!   scenario's PCN packet size; the largest one when sizes are mixed), so
 //!   that the exact-multiple effect of §4.3.2 (tokens per CBR inter-packet

@@ -67,6 +67,9 @@ pub const LINK_STREAM_BASE: u64 = 1 << 62;
 /// RNG stream of link direction `d`'s loss draws is `LOSS_STREAM_BASE + d`.
 pub const LOSS_STREAM_BASE: u64 = (1 << 62) | (1 << 40);
 
+/// RNG stream of the edge behaviour at node `n` is `EDGE_STREAM_BASE + n`.
+pub const EDGE_STREAM_BASE: u64 = (1 << 62) | (1 << 41);
+
 /// No route (in the routing table).
 const NO_ROUTE: u32 = u32::MAX;
 

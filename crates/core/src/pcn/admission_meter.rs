@@ -267,7 +267,7 @@ impl Stage for VirtualQueueMeter {
     }
     /// Counters only: the queue's length is a function of time.
     fn probe(&self, sink: ProbeSink<'_>) {
-        sink("metered", self.stats.metered as f64);
+        sink("admission_metered", self.stats.metered as f64);
         sink("threshold_marked", self.stats.marked as f64);
     }
 }

@@ -135,7 +135,7 @@ impl Stage for ExcessMeter {
         StageVerdict::Mark(MarkReason::PcnExcess)
     }
     fn probe(&self, sink: ProbeSink<'_>) {
-        sink("metered", self.stats.metered as f64);
+        sink("termination_metered", self.stats.metered as f64);
         sink("excess_marked", self.stats.marked as f64);
     }
 }

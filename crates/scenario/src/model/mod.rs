@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 pub mod admission;
 pub mod mace;
 pub mod metrics;
+pub mod pcn;
 pub mod queue;
 pub mod stages;
 pub mod topology;
@@ -30,6 +31,7 @@ pub mod traffic;
 pub use admission::*;
 pub use mace::*;
 pub use metrics::*;
+pub use pcn::*;
 pub use queue::*;
 pub use stages::*;
 pub use topology::*;
@@ -70,6 +72,9 @@ pub struct Scenario {
     /// Packet traces (pcapng) of link directions.
     #[serde(default, skip_serializing_if = "trace::TraceSpec::is_empty")]
     pub trace: trace::TraceSpec,
+    /// A Pre-Congestion Notification domain (seed 004): its edge routers and settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcn: Option<PcnSpec>,
 }
 
 // Defaults shared by the subjects' serde attributes.

@@ -4,7 +4,7 @@
 //! `qoslab_core::pipeline`). Built by [`crate::registry::build_stage`].
 
 use crate::units;
-use qoslab_core::units::{Bytes, Rate};
+use qoslab_core::units::{Bytes, Dur, Rate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -53,6 +53,79 @@ pub enum StageSpec {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         default_stream: Option<String>,
     },
+    /// PCN admission marking (seed 004 §3.1.1): a virtual queue drained at the
+    /// configured-admissible-rate, grown by each PCN packet, capped at `upper_limit`;
+    /// packets are threshold-marked with a probability that ramps from 0 at
+    /// `min_threshold` to 1 at `max_threshold` (or steps at `threshold`).
+    /// Thresholds are times at the admissible rate. See `docs/mechanisms/pcn.md`.
+    PcnAdmission {
+        /// The configured-admissible-rate (default: half the link rate, seed §3).
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
+        #[schemars(with = "Option<crate::schema::RateText>")]
+        admissible_rate: Option<Rate>,
+        /// `ramp` (default) or `step`.
+        #[serde(default)]
+        marking: MarkingSpec,
+        /// Ramp start (default 5 ms).
+        #[serde(default = "ms5", with = "units::dur")]
+        #[schemars(with = "crate::schema::DurText")]
+        min_threshold: Dur,
+        /// Ramp end, where every packet is marked (default 15 ms).
+        #[serde(default = "ms15", with = "units::dur")]
+        #[schemars(with = "crate::schema::DurText")]
+        max_threshold: Dur,
+        /// The step's threshold (`marking = "step"`; default 15 ms).
+        #[serde(default = "ms15", with = "units::dur")]
+        #[schemars(with = "crate::schema::DurText")]
+        threshold: Dur,
+        /// The virtual-queue upper limit (default 20 ms).
+        #[serde(default = "ms20", with = "units::dur")]
+        #[schemars(with = "crate::schema::DurText")]
+        upper_limit: Dur,
+    },
+    /// PCN termination marking (seed 004 §4.1): a token bucket at the
+    /// configured-termination-rate, `depth_packets` packets of `packet_size` deep;
+    /// packets that find no token are excess-marked; excess-marked packets are not metered.
+    PcnTermination {
+        /// The configured-termination-rate (default: half the link rate, seed §4).
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
+        #[schemars(with = "Option<crate::schema::RateText>")]
+        termination_rate: Option<Rate>,
+        /// Bucket depth in packets (default 256, seed §4.1).
+        #[serde(default = "pkts256")]
+        depth_packets: u64,
+        /// The packet size the depth counts (default 1500B; give the PCN traffic's largest).
+        #[serde(default = "b1500", with = "units::bytes")]
+        #[schemars(with = "crate::schema::BytesText")]
+        packet_size: Bytes,
+    },
+}
+
+/// The marking curve of a `pcn_admission` stage.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkingSpec {
+    /// 0 up to `min_threshold`, linear to 1 at `max_threshold`.
+    #[default]
+    Ramp,
+    /// 0 below `threshold`, 1 from it on.
+    Step,
+}
+
+fn ms5() -> Dur {
+    Dur::from_ms(5)
+}
+fn ms15() -> Dur {
+    Dur::from_ms(15)
+}
+fn ms20() -> Dur {
+    Dur::from_ms(20)
+}
+fn pkts256() -> u64 {
+    256
+}
+fn b1500() -> Bytes {
+    Bytes(1500)
 }
 
 fn default_cache() -> u32 {

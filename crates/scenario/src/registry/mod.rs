@@ -6,6 +6,7 @@
 //! - [`mace`]: a link's `mace` table to MACE's core parts (its port stage
 //!   and device queue);
 //! - [`stage`]: a link's `stages` entry to a core port stage ([`build_stage`]);
+//! - [`pcn`]: the `[pcn]` table to the core's PCN edge configuration;
 //! - [`edge`]: the `scfq`, `buffer_managed` and `edge` queues of seed 003 and their streams;
 //! - [`names`]: the `type` / `preset` / `model` / `process` names, derived
 //!   from the model's serde enums ([`QUEUE_TYPES`], ...).
@@ -18,6 +19,7 @@
 pub mod edge;
 pub mod mace;
 pub mod names;
+pub mod pcn;
 pub mod queue;
 pub mod stage;
 

@@ -11,9 +11,10 @@
 //!   (see [`super::edge`]), so it is built with a [`StageContext`].
 
 use super::edge::{streams_of, StreamRef};
-use crate::model::{NodeKind, PolicerActionSpec, PortMatch, ProtoMatch, QueueSpec, RuleSpec, StageSpec};
+use crate::model::{MarkingSpec, NodeKind, PolicerActionSpec, PortMatch, ProtoMatch, QueueSpec, RuleSpec, StageSpec};
 use qoslab_core::edge::classifier::{ClassifierConfig, ClassifierStage, PortRange, Rule, RuleAction};
 use qoslab_core::error::ConfigError;
+use qoslab_core::pcn::{ExcessMeter, ExcessMeterConfig, MarkingCurve, VirtualQueueConfig, VirtualQueueMeter};
 use qoslab_core::pipeline::Stage;
 use qoslab_core::policer::{Policer, PolicerAction, PolicerConfig};
 use qoslab_core::units::{Bytes, Rate, Time};
@@ -32,6 +33,8 @@ pub struct StageBuildError {
 pub struct StageContext<'a> {
     pub nodes: &'a [(String, NodeKind)],
     pub queue: Option<&'a QueueSpec>,
+    /// The rate of the link the stage sits on (PCN meters default to half of it).
+    pub link_rate: Rate,
 }
 
 /// Builds one stage from its scenario description, starting at `now`.
@@ -39,6 +42,57 @@ pub fn build_stage(spec: &StageSpec, now: Time, ctx: &StageContext<'_>) -> Resul
     match spec {
         StageSpec::Policer { rate, depth, action } => policer(*rate, *depth, *action, now),
         StageSpec::Classifier { cache, rules, default_stream } => classifier(*cache, rules, default_stream, ctx),
+        StageSpec::PcnAdmission { admissible_rate, marking, min_threshold, max_threshold, threshold, upper_limit } => {
+            let rate = pcn_rate(*admissible_rate, "admissible_rate", ctx)?;
+            let curve = match marking {
+                MarkingSpec::Ramp => MarkingCurve::Ramp { min: *min_threshold, max: *max_threshold },
+                MarkingSpec::Step => MarkingCurve::Step { at: *threshold },
+            };
+            let cfg = VirtualQueueConfig { admissible_rate: rate, curve, upper_limit: *upper_limit };
+            let m = VirtualQueueMeter::new(cfg, now)
+                .map_err(|error| StageBuildError { field_path: error.field.to_string(), error })?;
+            Ok(Box::new(m))
+        }
+        StageSpec::PcnTermination { termination_rate, depth_packets, packet_size } => {
+            let rate = pcn_rate(*termination_rate, "termination_rate", ctx)?;
+            if *depth_packets == 0 {
+                return Err(StageBuildError {
+                    field_path: "depth_packets".into(),
+                    error: ConfigError::new(
+                        "pcn_termination",
+                        "depth_packets",
+                        "is 0; allowed: at least 1 packet (seed: 256)",
+                    ),
+                });
+            }
+            let cfg = ExcessMeterConfig::with_packets(rate, *depth_packets, *packet_size);
+            let m = ExcessMeter::new(cfg, now).map_err(|error| {
+                let field_path =
+                    if error.field == "depth" { "packet_size".to_string() } else { error.field.to_string() };
+                StageBuildError { field_path, error }
+            })?;
+            Ok(Box::new(m))
+        }
+    }
+}
+
+/// A PCN meter's rate: given (at most the link rate) or half the link rate (seed 004 §3, §4).
+fn pcn_rate(given: Option<Rate>, field: &'static str, ctx: &StageContext<'_>) -> Result<Rate, StageBuildError> {
+    let mech = if field == "admissible_rate" { "pcn_admission" } else { "pcn_termination" };
+    match given {
+        None => Ok(Rate(ctx.link_rate.0 / 2)),
+        Some(r) if r.0 > ctx.link_rate.0 => Err(StageBuildError {
+            field_path: field.into(),
+            error: ConfigError::new(
+                mech,
+                field,
+                format!(
+                    "{r} is above the link rate {}; allowed: at most the link rate (the seed uses half of it)",
+                    ctx.link_rate
+                ),
+            ),
+        }),
+        Some(r) => Ok(r),
     }
 }
 

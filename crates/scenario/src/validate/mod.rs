@@ -196,6 +196,7 @@ impl Checker<'_> {
         if let Some(net) = &net {
             self.stages(net);
             self.trace(s, net);
+            self.pcn(s, net);
         }
     }
 
@@ -217,6 +218,19 @@ impl Checker<'_> {
                     format!("trace.pcap.{i}"),
                     format!("{d:?} names no link direction; allowed: \"from->to\": {}{more}", shown.join(", ")),
                 );
+            }
+        }
+    }
+
+    /// `[pcn]`: its settings as the core checks them, and its edge routers.
+    fn pcn(&mut self, s: &Scenario, net: &Expanded) {
+        let Some(p) = &s.pcn else { return };
+        if let Err(e) = crate::registry::pcn::edge_config(p) {
+            self.err(format!("pcn.{}", e.field_path), e.message);
+        }
+        if let Err(es) = crate::registry::pcn::edge_nodes(p, &net.nodes) {
+            for e in es {
+                self.err(format!("pcn.{}", e.field_path), e.message);
             }
         }
     }

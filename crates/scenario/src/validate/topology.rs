@@ -49,6 +49,7 @@ impl Checker<'_> {
                 let ctx = crate::registry::StageContext {
                     nodes: &net.nodes,
                     queue: Some(queue.unwrap_or(&net.default_queue)),
+                    link_rate: l.spec.rate,
                 };
                 for (i, st) in stages.iter().enumerate() {
                     if let Err(e) = crate::registry::build_stage(st, qoslab_core::units::Time::ZERO, &ctx) {

@@ -83,7 +83,7 @@ pub fn build_port(
         .map_err(|e| vec![diag(origin, format!("{qpath}.{}", e.field_path), e.error.to_string())])?;
     let mut port = Port::new(queue);
     for (i, spec) in dir.stages.iter().enumerate() {
-        let ctx = StageContext { nodes: dir.nodes, queue: Some(qspec) };
+        let ctx = StageContext { nodes: dir.nodes, queue: Some(qspec), link_rate: link.rate };
         let stage = build_stage(spec, Time::ZERO, &ctx).map_err(|e| {
             vec![diag(origin, format!("{}.{i}.{}", dir.stages_path, e.field_path), e.error.to_string())]
         })?;

@@ -125,7 +125,8 @@ fn flows_table(sim: &Sim) -> Table {
         Column::Bool((0..n).map(|i| matches!(state(i), FlowState::Active | FlowState::Ended)).collect()),
     );
     t.push("refused", Column::Bool((0..n).map(|i| state(i) == FlowState::Refused).collect()));
-    t.push("terminated", Column::Bool(vec![false; n]));
+    // Ended by a flow-termination mechanism (PCN ingress, seed 004 §4).
+    t.push("terminated", Column::Bool((0..n).map(|i| sim.flows[i].end_reason == "terminated").collect()));
     t.push("sent_pkts", u(&|i| m[i].sent_pkts));
     t.push("sent_bytes", u(&|i| m[i].sent_bytes));
     t.push("delivered_pkts", u(&|i| m[i].delivered_pkts));

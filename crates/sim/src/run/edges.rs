@@ -16,16 +16,31 @@
 //!   queued or serialized). A message to a node without a route is a
 //!   runtime error of the run.
 //! - **Actions.** Events become events-table rows (`detail` starts with
-//!   `node=<name>`); terminated flows end at once (`FlowEnd` now). Pending
-//!   admission decisions are not yet consumed by the simulator's flow
-//!   start (PCN brings the ingress admission path).
+//!   `node=<name>`); terminated flows end at once (`FlowEnd` now).
+//! - **Admission.** A flow whose route crosses an edge router asks the first
+//!   one (its ingress) when it starts (`on_flow_request`), after the
+//!   scenario's own admission control admitted it. An answer given at once
+//!   starts or refuses it then; a pending one (PCN asks the egress first)
+//!   arrives later as a decision action, and the flow waits in `Pending`.
+//! - **PCN.** [`Sim::set_pcn_edges`] puts a `PcnEdge` at every router the
+//!   `[pcn]` table names, each with its own RNG stream
+//!   (`EDGE_STREAM_BASE + node`).
 
 use super::Sim;
 use crate::engine::{Event, FlowId, NodeId};
+use crate::error::{Diagnostic, SimError};
 use crate::mechanisms::event_row;
+use crate::net::EDGE_STREAM_BASE;
+use crate::traffic::FlowState;
+use qoslab_core::admission::{Decision, DecisionReason, FlowRequest};
+use qoslab_core::pcn::PcnEdge;
 use qoslab_core::pipeline::{AggregateId, EdgeActions, EdgeBehaviour, EdgeMessage, EdgeNode, EdgeRole, StageVerdict};
+use qoslab_core::rng;
 use qoslab_core::units::{Dur, Time};
 use qoslab_core::Packet;
+use qoslab_scenario::expand::Expanded;
+use qoslab_scenario::registry;
+use qoslab_scenario::PcnSpec;
 use std::collections::HashMap;
 
 const UNKNOWN: u32 = u32::MAX;
@@ -185,13 +200,72 @@ impl Sim {
             self.send_edge_message(msg);
         }
         for f in actions.terminate.drain(..) {
-            if f.index() < self.flows.len() {
-                self.events.schedule(self.now, Event::FlowEnd(f));
+            if let Some(fl) = self.flows.get_mut(f.index()) {
+                if fl.state == FlowState::Active {
+                    // Its end reason in the flows table.
+                    fl.end_reason = "terminated";
+                    self.events.schedule(self.now, Event::FlowEnd(f));
+                }
             }
         }
-        actions.decisions.clear();
+        let decided: Vec<_> = actions.decisions.drain(..).collect();
         self.edges.actions = actions;
         self.schedule_edge_timer(node);
+        for (f, d) in decided {
+            // Only a flow still waiting for its answer starts (or is refused).
+            if self.flows.get(f.index()).is_some_and(|fl| fl.state == FlowState::Pending) {
+                self.finish_start(f, d, String::new());
+            }
+        }
+    }
+
+    /// Asks the ingress edge of `f`'s route (the first edge router on it) to
+    /// admit `f`: `Some` is its answer now, `None` a pending request whose
+    /// answer comes as an action later. A flow that crosses no edge router is
+    /// admitted.
+    pub(super) fn edge_flow_request(&mut self, f: FlowId, req: &FlowRequest) -> Option<Decision> {
+        let agg = self.aggregate_of(f);
+        let Some(&(first, _)) = self.edges.aggs.iter().find(|(_, id)| **id == agg.0).map(|(k, _)| k) else {
+            return Some(Decision::Admit(DecisionReason {
+                rule: "no_domain",
+                estimate: f64::NAN,
+                threshold: f64::NAN,
+            }));
+        };
+        if first == UNKNOWN {
+            return Some(Decision::Admit(DecisionReason {
+                rule: "no_domain",
+                estimate: f64::NAN,
+                threshold: f64::NAN,
+            }));
+        }
+        let node = NodeId(first);
+        let mut actions = std::mem::take(&mut self.edges.actions);
+        let answer = match self.edges.behaviours[node.index()].as_mut() {
+            Some(b) => b.on_flow_request(self.now, agg, req, &mut actions),
+            None => None,
+        };
+        self.carry_out(node, actions);
+        answer
+    }
+
+    /// Puts a PCN edge behaviour (seed 004) at every router `spec.edges` names.
+    pub(super) fn set_pcn_edges(&mut self, spec: &PcnSpec, ex: &Expanded) -> Result<(), SimError> {
+        let origin = self.origin.clone();
+        let fail = |path: String, message: String| {
+            SimError::Config(vec![Diagnostic { origin: origin.clone(), line: None, path, message }])
+        };
+        let cfg = registry::pcn::edge_config(spec).map_err(|e| fail(format!("pcn.{}", e.field_path), e.message))?;
+        let nodes = registry::pcn::edge_nodes(spec, &ex.nodes).map_err(|es| {
+            let e = &es[0];
+            fail(format!("pcn.{}", e.field_path), e.message.clone())
+        })?;
+        for n in nodes {
+            let rng = rng::stream(self.seed, EDGE_STREAM_BASE + n as u64);
+            let edge = PcnEdge::new(EdgeNode(n as u32), cfg, rng).map_err(|e| fail("pcn".into(), e.to_string()))?;
+            self.set_edge(NodeId(n as u32), Box::new(edge));
+        }
+        Ok(())
     }
 
     /// The propagation delay from `from` to `to` along the route, if there is one.

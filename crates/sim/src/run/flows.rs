@@ -7,7 +7,7 @@ use crate::engine::{DirId, Event, FlowId, GroupId};
 use crate::metrics::FlowStats;
 use crate::traffic::arrivals::{self, Arrival};
 use crate::traffic::{self, Flow, FlowState, Source};
-use qoslab_core::admission::FlowRequest;
+use qoslab_core::admission::{Decision, FlowRequest};
 use qoslab_core::packet::{proto, FlowKey};
 use qoslab_core::units::{Bytes, Time};
 use std::net::IpAddr;
@@ -98,8 +98,24 @@ impl Sim {
         let detail = format!("{}->{}", self.net.nodes[fl.src.index()].name, self.net.nodes[fl.dst.index()].name);
         self.metrics.event(now, "flow_start", Some(f), detail);
         let (decision, detail) = self.decide(now, &req);
-        self.metrics.decision(now, f, &decision, detail);
         self.schedule_admission_tick();
+        // A flow entering a domain (its route crosses an edge router) also asks
+        // the domain's ingress, whose answer may come later (PCN: after the
+        // round trip to the egress); see `edges`.
+        if decision.admitted() && self.edges.any() {
+            if let Some(d) = self.edge_flow_request(f, &req) {
+                self.finish_start(f, d, String::new());
+            }
+            return;
+        }
+        self.finish_start(f, decision, detail);
+    }
+
+    /// Starts `f` (admitted) or refuses it, now, and records the decision.
+    pub(super) fn finish_start(&mut self, f: FlowId, decision: Decision, detail: String) {
+        let now = self.now;
+        let g = self.flows[f.index()].group;
+        self.metrics.decision(now, f, &decision, detail);
         let fl = &mut self.flows[f.index()];
         fl.start = now;
         if decision.admitted() {
@@ -135,7 +151,9 @@ impl Sim {
         let fl = &mut self.flows[f.index()];
         let g = fl.group;
         let gp = &self.groups[g.index()];
-        let reason = if now >= self.end {
+        let reason = if fl.end_reason == "terminated" {
+            "terminated"
+        } else if now >= self.end {
             "run_end"
         } else if gp.fixed_flows.is_none() && now < gp.stop {
             "lifetime"

@@ -177,6 +177,9 @@ impl Sim {
             edges: edges::Edges::default(),
             tracer,
         };
+        if let Some(p) = &sc.pcn {
+            sim.set_pcn_edges(p, &ex)?;
+        }
         sim.schedule_groups();
         for d in 0..n_dirs {
             sim.schedule_qdisc_tick(DirId(d as u32));

@@ -11,6 +11,7 @@ mod fluid;
 mod links_routes;
 mod mace;
 mod mace_descriptors;
+mod pcn;
 mod red_dumbbell;
 mod scenarios;
 mod series_counters;

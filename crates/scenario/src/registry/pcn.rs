@@ -1,0 +1,96 @@
+//! The `[pcn]` table in the registry: the core's [`PcnEdgeConfig`] of the
+//! domain's edge routers (seed `004_103cfaf3a9820062.txt`), and which
+//! routers they are. Used by validation and by the simulator alike.
+
+use crate::model::{CleModeSpec, FlowChoiceSpec, NodeKind, PcnSpec, RoundingSpec};
+use qoslab_core::pcn::{CleMode, EgressConfig, FlowChoice, IngressConfig, PcnEdgeConfig, Rounding};
+
+/// A `[pcn]` problem: the field below `pcn` and the message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PcnError {
+    pub field_path: String,
+    pub message: String,
+}
+
+/// The core configuration of every edge router of `spec`. Defaults follow
+/// the CLE mode: per packet weight 0.01 and threshold 0.5 (seed §3.2-3.3),
+/// per interval weight 0.3 and threshold 0.05 (§3.6's Table 3.6 setting).
+pub fn edge_config(spec: &PcnSpec) -> Result<PcnEdgeConfig, PcnError> {
+    let (weight, threshold, mode) = match spec.cle {
+        CleModeSpec::PerPacket => {
+            (spec.cle_weight.unwrap_or(0.01), spec.cle_threshold.unwrap_or(0.5), CleMode::PerPacket)
+        }
+        CleModeSpec::PerInterval => (
+            spec.cle_weight.unwrap_or(0.3),
+            spec.cle_threshold.unwrap_or(0.05),
+            CleMode::PerInterval { interval: spec.cle_interval },
+        ),
+    };
+    let cfg = PcnEdgeConfig {
+        ingress: IngressConfig {
+            cle_threshold: threshold,
+            interval: spec.termination_interval,
+            flow_choice: match spec.flow_choice {
+                FlowChoiceSpec::Random => FlowChoice::Random,
+                FlowChoiceSpec::Newest => FlowChoice::Newest,
+                FlowChoiceSpec::Largest => FlowChoice::Largest,
+            },
+            rounding: match spec.rounding {
+                RoundingSpec::Up => Rounding::Up,
+                RoundingSpec::Down => Rounding::Down,
+            },
+            max_flows_per_round: spec.max_flows_per_round,
+        },
+        egress: EgressConfig { cle_mode: mode, cle_weight: weight, termination_interval: spec.termination_interval },
+    };
+    cfg.validate().map_err(|e| {
+        let field = match e.field {
+            "interval" => "termination_interval",
+            f => f,
+        };
+        PcnError { field_path: field.to_string(), message: format!("{} {}", field, e.message) }
+    })?;
+    Ok(cfg)
+}
+
+/// The edge routers `spec.edges` names, in node order, or the problems.
+pub fn edge_nodes(spec: &PcnSpec, nodes: &[(String, NodeKind)]) -> Result<Vec<usize>, Vec<PcnError>> {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    if spec.edges.is_empty() {
+        errors
+            .push(PcnError { field_path: "edges".into(), message: "is empty; name the domain's edge routers".into() });
+    }
+    for (i, pat) in spec.edges.iter().enumerate() {
+        let hits: Vec<usize> = match pat.strip_suffix('*') {
+            Some(prefix) => {
+                nodes.iter().enumerate().filter(|(_, (n, _))| n.starts_with(prefix)).map(|(k, _)| k).collect()
+            }
+            None => nodes.iter().position(|(n, _)| n == pat).into_iter().collect(),
+        };
+        if hits.is_empty() {
+            let routers: Vec<&str> =
+                nodes.iter().filter(|(_, k)| *k == NodeKind::Router).take(12).map(|(n, _)| n.as_str()).collect();
+            errors.push(PcnError {
+                field_path: format!("edges.{i}"),
+                message: format!("{pat:?} names no node; allowed: routers such as {}", routers.join(", ")),
+            });
+        }
+        for k in hits {
+            if nodes[k].1 != NodeKind::Router {
+                errors.push(PcnError {
+                    field_path: format!("edges.{i}"),
+                    message: format!("{:?} is a host; allowed: routers (a PCN edge is a router)", nodes[k].0),
+                });
+            } else if !out.contains(&k) {
+                out.push(k);
+            }
+        }
+    }
+    out.sort_unstable();
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}

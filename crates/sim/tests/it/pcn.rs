@@ -1,0 +1,175 @@
+//! PCN (seed 004) end to end in the simulator: the `[pcn]` edges, the
+//! interior meters as link stages, admission by the egress's CLE with the
+//! request and answer travelling the path, and termination after a failure.
+
+use crate::common::*;
+use qoslab_sim::output::RunOutput;
+
+/// s0 -> i0 (ingress) -> c0 ==bottleneck (PCN meters)==> e0 (egress) -> d0.
+/// CBR voice (160 B + 40 B every 20 ms = 80 kb/s), Poisson calls of mean
+/// 60 s at `overload` × the admissible rate.
+fn domain(overload: f64, duration: &str, extra: &str) -> String {
+    let admissible_bps = 1_000_000.0;
+    let calls_per_s = overload * admissible_bps / 80_000.0 / 60.0;
+    format!(
+        r#"
+name = "pcn_t"
+duration = "{duration}"
+[topology]
+preset = "explicit"
+nodes = [
+  {{ name = "s0", kind = "host" }}, {{ name = "i0", kind = "router" }}, {{ name = "c0", kind = "router" }},
+  {{ name = "e0", kind = "router" }}, {{ name = "d0", kind = "host" }},
+]
+[[topology.links]]
+a = "s0"
+b = "i0"
+rate = "100Mbps"
+delay = "1ms"
+[[topology.links]]
+a = "i0"
+b = "c0"
+rate = "100Mbps"
+delay = "5ms"
+[[topology.links]]
+a = "c0"
+b = "e0"
+rate = "2Mbps"
+delay = "10ms"
+queue = {{ type = "fifo", limit = "200pkts" }}
+stages = [{{ type = "pcn_admission", admissible_rate = "1Mbps" }}, {{ type = "pcn_termination", packet_size = "200B" }}]
+[[topology.links]]
+a = "e0"
+b = "d0"
+rate = "100Mbps"
+delay = "1ms"
+[pcn]
+edges = ["i0", "e0"]
+[metrics]
+series_interval = "1s"
+[[traffic]]
+name = "voice"
+model = "cbr"
+src = "s0"
+dst = "d0"
+size = "160B"
+header = "40B"
+interval = "20ms"
+arrivals = {{ process = "poisson", rate = {calls_per_s}, lifetime = "60s" }}
+{extra}
+"#
+    )
+}
+
+/// The bottleneck's departed bits per second between `t0` and `t1` (from the series).
+fn rate_between(out: &RunOutput, t0: f64, t1: f64) -> f64 {
+    let d = series(out, "c0->e0", "departures");
+    let at = |t: f64| d.iter().filter(|(s, _)| *s <= t + 1e-9).map(|(_, v)| *v).next_back().unwrap_or(0.0);
+    (at(t1) - at(t0)) * 200.0 * 8.0 / (t1 - t0)
+}
+
+#[test]
+fn admission_holds_the_admitted_voice_load_near_the_admissible_rate_at_5x_overload() {
+    let sc = scenario(&domain(5.0, "400s", ""));
+    let out = run(&sc, 1);
+    let r = rate_between(&out, 150.0, 400.0);
+    let over = (r - 1e6) / 1e6;
+    // 12.5 calls fit; one call more or less is ±8 %.
+    assert!(over.abs() < 0.10, "admitted {r} bit/s: over-admission {:.1} %", over * 100.0);
+    let refused = bools(&out.flows, "refused").iter().filter(|r| **r).count();
+    assert!(refused > 100, "{refused} refused at 5x overload");
+    let marked = series(&out, "c0->e0", "threshold_marked");
+    assert!(marked.last().is_some_and(|(_, v)| *v > 0.0), "no admission marks at 5x overload");
+}
+
+#[test]
+fn without_pcn_edges_the_same_calls_overload_the_link() {
+    // The control: no [pcn] table, so no admission: the offered 5 Mb/s
+    // saturates the 2 Mb/s link.
+    let text = domain(5.0, "300s", "").replace("[pcn]\nedges = [\"i0\", \"e0\"]\n", "");
+    let out = run(&scenario(&text), 1);
+    let r = rate_between(&out, 150.0, 300.0);
+    assert!(r > 1.9e6, "{r}");
+}
+
+#[test]
+fn admission_decisions_wait_for_the_round_trip_to_the_egress() {
+    let out = run(&scenario(&domain(1.0, "30s", "")), 3);
+    // Every admitted flow starts one ingress -> egress -> ingress propagation
+    // delay (2 × 15 ms) after it asked.
+    let kinds = strs(&out.events, "kind");
+    let t = f64s(&out.events, "t_s");
+    let flow = i64s(&out.events, "flow_id");
+    let mut checked = 0;
+    for (i, k) in kinds.iter().enumerate() {
+        if k != "flow_start" {
+            continue;
+        }
+        let admit = (0..kinds.len()).find(|&j| flow[j] == flow[i] && kinds[j] == "admit");
+        if let Some(j) = admit {
+            assert!((t[j] - t[i] - 0.030).abs() < 1e-6, "flow {}: asked {} admitted {}", flow[i], t[i], t[j]);
+            checked += 1;
+        }
+    }
+    assert!(checked > 3, "{checked} admissions checked");
+}
+
+#[test]
+fn pcn_runs_are_deterministic_per_seed() {
+    let sc = scenario(&domain(3.0, "120s", ""));
+    let a = run(&sc, 7);
+    let b = run(&sc, 7);
+    assert_eq!(u64s(&a.flows, "delivered_bytes"), u64s(&b.flows, "delivered_bytes"));
+    assert_eq!(bools(&a.flows, "refused"), bools(&b.flows, "refused"));
+}
+
+#[test]
+fn bad_pcn_settings_are_refused_with_their_field() {
+    let d = refused(&domain(1.0, "10s", "").replace("admissible_rate = \"1Mbps\"", "admissible_rate = \"3Mbps\""));
+    assert!(
+        d.iter().any(|d| d.path.ends_with("stages.0.admissible_rate") && d.message.contains("above the link rate")),
+        "{d:?}"
+    );
+    let d = refused(&domain(1.0, "10s", "").replace("edges = [\"i0\", \"e0\"]", "edges = [\"s0\"]"));
+    assert!(d.iter().any(|d| d.path == "pcn.edges.0" && d.message.contains("host")), "{d:?}");
+    let d = refused(&domain(1.0, "10s", "").replace("[pcn]\n", "[pcn]\ncle_threshold = 0\n"));
+    assert!(d.iter().any(|d| d.path == "pcn.cle_threshold"), "{d:?}");
+    let d = refused(&domain(1.0, "10s", "").replace(
+        "type = \"pcn_admission\", admissible_rate = \"1Mbps\"",
+        "type = \"pcn_admission\", admissible_rate = \"1Mbps\", min_threshold = \"15ms\", max_threshold = \"5ms\"",
+    ));
+    assert!(d.iter().any(|d| d.path.ends_with("stages.0.max_threshold")), "{d:?}");
+}
+
+#[test]
+fn termination_cuts_a_load_step_back_to_the_termination_rate() {
+    // Admissible 0.8 Mb/s, termination 1 Mb/s; at 100 s ten more calls
+    // (0.8 Mb/s) ask at once and are all admitted before the CLE can rise
+    // (seed §4's failure event: the load steps above the termination rate).
+    let text = domain(3.0, "160s", "")
+        .replace("admissible_rate = \"1Mbps\"", "admissible_rate = \"800kbps\"")
+        .replace("packet_size = \"200B\"", "packet_size = \"200B\", termination_rate = \"1Mbps\"")
+        + r#"
+[[traffic]]
+name = "step"
+model = "cbr"
+flows = 10
+src = "s0"
+dst = "d0"
+size = "160B"
+header = "40B"
+interval = "20ms"
+start = "100s"
+"#;
+    let out = run(&scenario(&text), 2);
+    let before = rate_between(&out, 60.0, 100.0);
+    let after = rate_between(&out, 102.0, 106.0);
+    let step = rate_between(&out, 100.0, 101.0);
+    assert!((before - 0.8e6).abs() < 0.1 * 0.8e6, "before the step {before}");
+    assert!(step > 1.4e6, "the step {step}");
+    // Cut to at most the termination rate, and not below the load before the step.
+    assert!(after <= 1.02e6 && after >= 0.8e6, "after termination {after}");
+    // The ideal cut is (1.49 - 1.0) / 0.08 = 6.2 calls; whole flows, rounded up.
+    let terminated = bools(&out.flows, "terminated").iter().filter(|t| **t).count();
+    assert!((6..=10).contains(&terminated), "{terminated} flows terminated");
+}

@@ -115,3 +115,36 @@ def expected_termination(
         "short": [float(m) for m in marked],
         "bottlenecks": [float(b) for b in per_bottleneck],
     }
+
+
+def domain(
+    *,
+    edges: Sequence[str],
+    cle: str | None = None,
+    cle_weight: float | None = None,
+    cle_interval: str | None = None,
+    cle_threshold: float | None = None,
+    termination_interval: str | None = None,
+    flow_choice: str | None = None,
+    rounding: str | None = None,
+    max_flows_per_round: int | None = None,
+) -> dict[str, Any]:
+    """The ``[pcn]`` table of a PCN domain (``docs/scenarios.md``, "PCN"): its edge
+    routers (names or ``"prefix*"`` patterns) and the settings given; the core fills in
+    the seed's defaults (per-packet CLE, weight 0.01, threshold 0.5, 100 ms intervals,
+    random flow choice, rounding up). Use with ``Scenario.build(..., pcn=...)`` and the
+    link stages :func:`qoslab.stages.pcn_admission` / :func:`qoslab.stages.pcn_termination`."""
+    t: dict[str, Any] = {"edges": list(edges)}
+    for key, value in (
+        ("cle", cle),
+        ("cle_weight", cle_weight),
+        ("cle_interval", cle_interval),
+        ("cle_threshold", cle_threshold),
+        ("termination_interval", termination_interval),
+        ("flow_choice", flow_choice),
+        ("rounding", rounding),
+        ("max_flows_per_round", max_flows_per_round),
+    ):
+        if value is not None:
+            t[key] = value
+    return t

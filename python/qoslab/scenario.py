@@ -110,10 +110,12 @@ class Scenario:
         metrics: dict[str, Any] | None = None,
         admission: dict[str, Any] | None = None,
         trace: dict[str, Any] | None = None,
+        pcn: dict[str, Any] | None = None,
     ) -> Scenario:
         """A scenario from builder parts (:mod:`qoslab.topology`, :mod:`qoslab.traffic`,
         :mod:`qoslab.queues`, :mod:`qoslab.admission`), written as TOML and validated.
-        ``trace``: the ``[trace]`` table, e.g. ``{"pcap": ["r0->sink0"]}`` (pcapng per direction)."""
+        ``trace``: the ``[trace]`` table, e.g. ``{"pcap": ["r0->sink0"]}`` (pcapng per direction).
+        ``pcn``: the ``[pcn]`` table of a PCN domain (:func:`qoslab.pcn.domain`)."""
         import tomli_w
 
         doc: dict[str, Any] = {"name": name}
@@ -133,6 +135,8 @@ class Scenario:
             doc["traffic"] = list(traffic)
         if trace is not None:
             doc["trace"] = trace
+        if pcn is not None:
+            doc["pcn"] = pcn
         return cls.from_toml(tomli_w.dumps(_drop_none(doc)), origin=f"<scenario {name}>")
 
     @classmethod

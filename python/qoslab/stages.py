@@ -82,3 +82,51 @@ def classifier(
     if default_stream is not None:
         spec["default_stream"] = default_stream
     return spec
+
+
+def pcn_admission(
+    *,
+    admissible_rate: Quantity | None = None,
+    marking: Literal["ramp", "step"] | None = None,
+    min_threshold: Quantity | None = None,
+    max_threshold: Quantity | None = None,
+    threshold: Quantity | None = None,
+    upper_limit: Quantity | None = None,
+) -> dict[str, Any]:
+    """PCN admission marking (seed 004 §3.1.1; ``docs/mechanisms/pcn.md``): a virtual queue
+    drained at ``admissible_rate`` (default half the link rate) marks PCN packets with a
+    probability ramping from ``min_threshold`` (5 ms) to ``max_threshold`` (15 ms), or
+    stepping at ``threshold``; capped at ``upper_limit`` (20 ms)."""
+    spec: dict[str, Any] = {"type": "pcn_admission"}
+    if admissible_rate is not None:
+        spec["admissible_rate"] = _units.rate(admissible_rate, "admissible_rate")
+    if marking is not None:
+        spec["marking"] = marking
+    for key, value in (
+        ("min_threshold", min_threshold),
+        ("max_threshold", max_threshold),
+        ("threshold", threshold),
+        ("upper_limit", upper_limit),
+    ):
+        if value is not None:
+            spec[key] = _units.dur(value, key)
+    return spec
+
+
+def pcn_termination(
+    *,
+    termination_rate: Quantity | None = None,
+    depth_packets: int | None = None,
+    packet_size: Quantity | None = None,
+) -> dict[str, Any]:
+    """PCN termination marking (seed 004 §4.1): a token bucket at ``termination_rate``
+    (default half the link rate), ``depth_packets`` (256) packets of ``packet_size``
+    (1500 B) deep; packets finding too few tokens are excess-marked."""
+    spec: dict[str, Any] = {"type": "pcn_termination"}
+    if termination_rate is not None:
+        spec["termination_rate"] = _units.rate(termination_rate, "termination_rate")
+    if depth_packets is not None:
+        spec["depth_packets"] = depth_packets
+    if packet_size is not None:
+        spec["packet_size"] = _units.size(packet_size, "packet_size")
+    return spec

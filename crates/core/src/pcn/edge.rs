@@ -116,6 +116,9 @@ impl EdgeBehaviour for PcnEdge {
             }
         }
     }
+    fn admits_flows(&self) -> bool {
+        true
+    }
     fn on_flow_request(
         &mut self,
         now: Time,

@@ -116,6 +116,12 @@ pub trait EdgeBehaviour: std::fmt::Debug + Send {
         key: &FlowKey,
         out: &mut EdgeActions,
     ) -> StageVerdict;
+    /// Does this behaviour decide on flows starting at it (admission
+    /// control)? Only then does the driver call
+    /// [`EdgeBehaviour::on_flow_request`]; otherwise flows start unasked.
+    fn admits_flows(&self) -> bool {
+        false
+    }
     /// A flow of `aggregate` asks to start at this ingress. `None`: the
     /// answer comes later, through [`EdgeActions::decisions`].
     fn on_flow_request(

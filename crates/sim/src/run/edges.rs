@@ -242,8 +242,12 @@ impl Sim {
         let node = NodeId(first);
         let mut actions = std::mem::take(&mut self.edges.actions);
         let answer = match self.edges.behaviours[node.index()].as_mut() {
-            Some(b) => b.on_flow_request(self.now, agg, req, &mut actions),
-            None => None,
+            Some(b) if b.admits_flows() => b.on_flow_request(self.now, agg, req, &mut actions),
+            _ => Some(Decision::Admit(DecisionReason {
+                rule: "edge_admits_all",
+                estimate: f64::NAN,
+                threshold: f64::NAN,
+            })),
         };
         self.carry_out(node, actions);
         answer

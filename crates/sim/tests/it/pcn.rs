@@ -168,7 +168,7 @@ start = "100s"
     assert!((before - 0.8e6).abs() < 0.1 * 0.8e6, "before the step {before}");
     assert!(step > 1.4e6, "the step {step}");
     // Cut to at most the termination rate, and not below the load before the step.
-    assert!(after <= 1.02e6 && after >= 0.8e6, "after termination {after}");
+    assert!((0.8e6..=1.02e6).contains(&after), "after termination {after}");
     // The ideal cut is (1.49 - 1.0) / 0.08 = 6.2 calls; whole flows, rounded up.
     let terminated = bools(&out.flows, "terminated").iter().filter(|t| **t).count();
     assert!((6..=10).contains(&terminated), "{terminated} flows terminated");

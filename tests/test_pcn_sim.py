@@ -1,0 +1,82 @@
+"""PCN (seed 004) from Python: the builders, a run with admission at overload, and
+bad settings refused with their field."""
+
+from __future__ import annotations
+
+import pytest
+
+import qoslab
+from qoslab import pcn, stages, topology, traffic
+from qoslab.errors import ConfigError
+
+
+def _domain(bottleneck_stages: list[dict], *, calls_per_s: float, duration: str = "200s") -> qoslab.Scenario:
+    def link(a: str, b: str, rate: str, delay: str, **kw: object) -> dict:
+        return {"a": a, "b": b, **topology.link(rate=rate, delay=delay, **kw)}  # type: ignore[arg-type]
+
+    nodes = [{"name": n, "kind": k} for n, k in (("s0", "host"), ("i0", "router"), ("e0", "router"), ("d0", "host"))]
+    links = [
+        link("s0", "i0", "100Mbps", "1ms"),
+        link("i0", "e0", "2Mbps", "10ms", stages=bottleneck_stages),
+        link("e0", "d0", "100Mbps", "1ms"),
+    ]
+    voice = traffic.cbr(
+        name="voice",
+        src="s0",
+        dst="d0",
+        size=160,
+        header=40,
+        interval="20ms",
+        arrivals=traffic.poisson_arrivals(rate=calls_per_s, lifetime="60s"),
+    )
+    return qoslab.Scenario.build(
+        name="pcn_py",
+        duration=duration,
+        topology=topology.explicit(nodes=nodes, links=links),
+        traffic=[voice],
+        pcn=pcn.domain(edges=["i0", "e0"]),
+        metrics={"series_interval": "1s"},
+    )
+
+
+def test_admission_keeps_the_voice_load_near_the_admissible_rate():
+    # 80 kb/s calls of 60 s at 4x an admissible rate of 1 Mb/s.
+    sc = _domain([stages.pcn_admission(admissible_rate="1Mbps")], calls_per_s=4 * 1e6 / 80e3 / 60)
+    res = qoslab.run(sc, seed=1)
+    dep = res.metric("i0->e0", "departures")
+    a = float(dep[dep["t_s"] <= 100.0]["value"].iloc[-1])
+    b = float(dep[dep["t_s"] <= 200.0]["value"].iloc[-1])
+    rate = (b - a) * 200 * 8 / 100.0
+    assert abs(rate - 1e6) < 0.1e6, rate
+    assert res.flows["refused"].sum() > 50
+    assert res.metric("i0->e0", "threshold_marked")["value"].iloc[-1] > 0
+
+
+@pytest.mark.parametrize(
+    "stage, path",
+    [
+        (stages.pcn_admission(admissible_rate="3Mbps"), "admissible_rate"),
+        (stages.pcn_admission(min_threshold="15ms", max_threshold="5ms"), "max_threshold"),
+        (stages.pcn_termination(depth_packets=0), "depth_packets"),
+    ],
+)
+def test_bad_meter_settings_name_their_field(stage, path):
+    with pytest.raises(ConfigError) as e:
+        _domain([stage], calls_per_s=1.0, duration="5s")
+    assert any(d["path"].endswith(path) for d in e.value.diagnostics), e.value.diagnostics
+
+
+def test_edges_must_be_routers():
+    with pytest.raises(ConfigError) as e:
+        qoslab.Scenario.build(
+            name="x",
+            duration="1s",
+            topology=topology.dumbbell(
+                sources=1,
+                access=topology.link(rate="100Mbps", delay="1ms"),
+                bottleneck=topology.link(rate="10Mbps", delay="1ms"),
+            ),
+            traffic=[traffic.cbr(name="c", src="src0", dst="sink0", size=100, rate="10kbps")],
+            pcn=pcn.domain(edges=["src0"]),
+        )
+    assert any(d["path"] == "pcn.edges.0" for d in e.value.diagnostics), e.value.diagnostics

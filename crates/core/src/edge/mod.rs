@@ -1,10 +1,10 @@
 //! Edge-router QoS (seed `003_851ac3ee0c1b5dac.txt`, "QoS in edge devices"):
 //! the three mechanisms of its QoS component, each usable alone.
 //!
-//! - [`classifier`]: a rule database (prefix, range, exact and wildcard
-//!   matches, searched with per-field bitsets) behind an exact-match LRU
-//!   flow cache, as the port stage [`ClassifierStage`] that sets a packet's
-//!   stream id, class and DSCP (§II, Fig. 3);
+//! - [`classifier`]: an exact-match LRU flow cache in front of the
+//!   [`rules`] database (prefix, range, exact and wildcard matches, searched
+//!   with per-field bitsets), as the port stage [`ClassifierStage`] that
+//!   sets a packet's stream id, class and DSCP (§II, Fig. 3);
 //! - [`scfq`]: self-clocked fair queueing with the seed's virtual time,
 //!   service tags and MSB wrap-around, as a [`crate::classful::Scheduler`]
 //!   over any number of child queues (§III; Golestani 1994);
@@ -18,6 +18,7 @@
 
 pub mod buffer;
 pub mod classifier;
+pub mod rules;
 pub mod scfq;
 
 pub use buffer::{BufferConfig, BufferManaged, StreamShare};

@@ -177,3 +177,21 @@ def test_reproduce_edge_quick_writes_claims_and_the_table(tmp_path):
     assert set(t1) == {"A2", "A5"} and all(v["ef_ms"] < v["af_ms"] for v in t1.values())
     report = (tmp_path / "edge" / "report.md").read_text()
     assert "Table I" in report and "fig7.png" in report
+
+
+def test_scfq_and_buffer_management_builders_validate_inside_a_link():
+    q = queues.scfq(
+        queues=[
+            (
+                "500kbps",
+                queues.buffer_management(
+                    buffers=20, buff_size="256B", rate="500kbps", streams=[queues.stream("v", rate="200kbps")]
+                ),
+            ),
+            ("1.5Mbps", queues.fifo(limit=50)),
+        ]
+    )
+    assert queues.buffer_managed is queues.buffer_management
+    rules = [stages.rule(src="h0", stream="v", priority=1), stages.rule(class_=1, priority=2)]
+    sc = _egress(q, rules, traffic.mgen_periodic(name="a", src="h0", dst="d0", size=200, pps=50), duration="2s")
+    assert sc.validate()["topology"]["links"][2]["queue"]["type"] == "scfq"

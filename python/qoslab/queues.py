@@ -143,7 +143,7 @@ def scfq(*, queues: Sequence[tuple[Quantity, dict[str, Any]]], classify_by: str 
 
 
 def stream(name: str, *, rate: Quantity | None = None, service: str | None = None) -> dict[str, Any]:
-    """A stream of :func:`buffer_managed` (``name``, optional ``rate``) or of :func:`edge`
+    """A stream of :func:`buffer_management` (``name``, optional ``rate``) or of :func:`edge`
     (``service`` ``"ef"``, ``"af"`` or ``"be"``; a ``rate`` for ``ef`` and ``af``)."""
     s: dict[str, Any] = {"name": name}
     if service is not None:
@@ -153,7 +153,7 @@ def stream(name: str, *, rate: Quantity | None = None, service: str | None = Non
     return s
 
 
-def buffer_managed(
+def buffer_management(
     *, buffers: int, buff_size: Quantity, streams: Sequence[dict[str, Any]], rate: Quantity | None = None
 ) -> dict[str, Any]:
     """Rate guarantees by buffer management (Guérin et al. 1998; seed 003 §III.A;
@@ -202,3 +202,7 @@ def edge(
     if ef_rate is not None:
         q["ef_rate"] = _units.rate(ef_rate, "ef_rate")
     return q
+
+
+#: The queue's ``type`` name, ``buffer_managed``, as a builder name too.
+buffer_managed = buffer_management

@@ -31,7 +31,7 @@
 //! Best-effort streams (rate none) and packets of streams not configured
 //! have no allocation (b = 0): they use shared buffers only, each stream id
 //! under the holes rule. Refusals are [`DropReason::Overlimit`].
-//! Interpretations are in `docs/decisions-edgecore.md`, "Buffer management".
+//! Interpretations are in `docs/decisions.md`, "Edge QoS: Buffer management".
 
 use crate::error::ConfigError;
 use crate::packet::Packet;

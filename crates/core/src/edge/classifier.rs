@@ -26,7 +26,7 @@
 //! | `cache_capacity` | flows | ≥ 1 | none: required |
 //! | `default` | action | | none: drop unmatched (`Unclassified`) |
 //!
-//! Interpretations are in `docs/decisions-edgecore.md`, "Classifier".
+//! Interpretations are in `docs/decisions.md`, "Edge QoS: Classifier".
 
 use crate::error::ConfigError;
 use crate::packet::{ClassTag, FlowKey, Packet};

@@ -19,7 +19,7 @@
 //! | `proto`, `ingress`, `dscp` | exact | dscp ≤ 63 | wildcard |
 //! | `action.set_dscp` | | ≤ 63 | none: keep |
 //!
-//! Interpretations are in `docs/decisions-edgecore.md`, "Classifier".
+//! Interpretations are in `docs/decisions.md`, "Edge QoS: Classifier".
 
 use crate::error::ConfigError;
 use crate::packet::FlowKey;

@@ -27,7 +27,7 @@
 //! bytes at 1 bit/s), so that a tag never exceeds 2^63 + 2^62 and u64
 //! arithmetic never overflows.
 //!
-//! Interpretations (see `docs/decisions-edgecore.md`, "SCFQ"):
+//! Interpretations (see `docs/decisions.md`, "Edge QoS: SCFQ"):
 //! - the MSB rule is applied when `v` takes the served tag: that tag is the
 //!   smallest, so every tag and `v` then have the MSB set, and clearing it
 //!   subtracts 2^63 from each, keeping their order. Tags set between two

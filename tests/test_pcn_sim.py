@@ -80,3 +80,39 @@ def test_edges_must_be_routers():
             pcn=pcn.domain(edges=["src0"]),
         )
     assert any(d["path"] == "pcn.edges.0" for d in e.value.diagnostics), e.value.diagnostics
+
+
+def test_voice_codecs_send_table_2_1s_average_rates():
+    """Seed 004 Table 2.1: average rates 64, 21.75 (ratio 0.34), 80, 32, 96, 38.4, 24, 9.6 kb/s."""
+    groups = [
+        g
+        for c in traffic.VOICE_CODECS
+        for g in traffic.voice(name=f"v_{c}", src="src0", dst="sink0", codec=c, flows=20)
+    ]
+    sc = qoslab.Scenario.build(
+        name="codecs",
+        duration="200s",
+        topology=topology.dumbbell(
+            sources=1,
+            access=topology.link(rate="1Gbps", delay="1ms"),
+            bottleneck=topology.link(rate="1Gbps", delay="1ms"),
+        ),
+        traffic=groups,
+    )
+    f = qoslab.run(sc, seed=4).flows
+    per_flow = f.groupby("group")["sent_bytes"].sum() * 8 / 200 / 20 / 1e3
+    want = {"cbr": 64, "vbr": 160 * 8 / 20 * 0.34, "g711_cbr_20": 80, "g711_vbr_20": 32, "g711_cbr_10": 96}
+    want |= {"g711_vbr_10": 38.4, "g729_cbr": 24, "g729_vbr": 9.6}
+    for codec, kbps in want.items():
+        tol = 0.002 if traffic.VOICE_CODECS[codec][2] == 1.0 else 0.08
+        assert per_flow[f"v_{codec}"] == pytest.approx(kbps, rel=tol), (codec, per_flow[f"v_{codec}"])
+
+
+def test_the_mix_is_six_codecs_in_equal_proportion_and_svd_is_4_mbps_on_average():
+    mix = traffic.voice(name="m", src="a", dst="b", codec="mix", calls_per_s=6.0)
+    assert [g["name"] for g in mix] == [f"m_{c}" for c in traffic.VOICE_MIX]
+    assert all(g["arrivals"]["rate"] == 1.0 for g in mix)
+    s = traffic.svd(name="s", src="a", dst="b", flows=1, randomize=0.01)
+    assert (s["interval"], s["on"], s["off"], s["size"], s["randomize"]) == ("1ms", "340ms", "660ms", "1500B", 0.01)
+    with pytest.raises(ConfigError, match="codec"):
+        traffic.voice(name="x", src="a", dst="b", codec="g723", flows=1)

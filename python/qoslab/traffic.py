@@ -58,6 +58,7 @@ def _group(
     reserve: Quantity | None,
     dst_port: int | None,
     shaper: dict[str, Any] | None,
+    randomize: float | None = None,
 ) -> dict[str, Any]:
     g: dict[str, Any] = {"name": name, **model, "src": src, "dst": dst}
     g["size"] = size if isinstance(size, dict) else _units.size(size)
@@ -82,6 +83,8 @@ def _group(
         g["dst_port"] = dst_port
     if shaper is not None:
         g["shaper"] = shaper
+    if randomize is not None:
+        g["randomize"] = randomize
     return g
 
 
@@ -105,8 +108,10 @@ def cbr(
     reserve: Quantity | None = None,
     dst_port: int | None = None,
     shaper: dict[str, Any] | None = None,
+    randomize: float | None = None,
 ) -> dict[str, Any]:
-    """Constant bit rate: one packet every ``interval``, or every payload*8/``rate`` (give one)."""
+    """Constant bit rate: one packet every ``interval``, or every payload*8/``rate`` (give one).
+    ``randomize``: each packet leaves up to that fraction of the spacing late (seed 004 §2.3.4)."""
     model: dict[str, Any] = {"model": "cbr"}
     if rate is not None:
         model["rate"] = _units.rate(rate)
@@ -130,6 +135,7 @@ def cbr(
         reserve=reserve,
         dst_port=dst_port,
         shaper=shaper,
+        randomize=randomize,
     )
 
 
@@ -200,6 +206,7 @@ def on_off(
     reserve: Quantity | None = None,
     dst_port: int | None = None,
     shaper: dict[str, Any] | None = None,
+    randomize: float | None = None,
 ) -> dict[str, Any]:
     """ON/OFF: CBR at ``peak`` (or every ``interval``) during ON periods of mean ``on``,
     silent for OFF periods of mean ``off``; ``dist`` ``"exponential"`` (default) or
@@ -231,6 +238,7 @@ def on_off(
         reserve=reserve,
         dst_port=dst_port,
         shaper=shaper,
+        randomize=randomize,
     )
 
 
@@ -584,4 +592,135 @@ def mgen_poisson(
         start=start,
         stop=stop,
         dscp=dscp,
+    )
+
+
+#: Seed 004 Table 2.1: codec -> (packet bytes on the wire, spacing in ms, ON fraction).
+VOICE_CODECS: dict[str, tuple[int, int, float]] = {
+    "cbr": (160, 20, 1.0),
+    "vbr": (160, 20, 0.34),
+    "g711_cbr_20": (200, 20, 1.0),
+    "g711_vbr_20": (200, 20, 0.4),
+    "g711_cbr_10": (120, 10, 1.0),
+    "g711_vbr_10": (120, 10, 0.4),
+    "g729_cbr": (60, 20, 1.0),
+    "g729_vbr": (60, 20, 0.4),
+}
+#: The seed's primary MIX: the six G.711/G.729 codecs in equal proportion.
+VOICE_MIX = ("g711_cbr_20", "g711_vbr_20", "g711_cbr_10", "g711_vbr_10", "g729_cbr", "g729_vbr")
+#: Mean ON + OFF of a VBR voice flow (a talk spurt and a silence, about 1 s: Brady's model);
+#: the seed gives only the ON fraction (see docs/decisions.md, "PCN traffic").
+VOICE_CYCLE_MS = 1000
+
+
+def voice(
+    *,
+    name: str,
+    src: str,
+    dst: str,
+    codec: str = "cbr",
+    calls_per_s: float | None = None,
+    flows: int | None = None,
+    mean_duration: Quantity = "60s",
+    randomize: float | None = None,
+    start: Quantity | None = None,
+    stop: Quantity | None = None,
+) -> list[dict[str, Any]]:
+    """Voice calls of seed 004 Table 2.1 (``docs/mechanisms/pcn.md``): ``codec`` one of
+    :data:`VOICE_CODECS` or ``"mix"`` (the six G.711/G.729 codecs in equal proportion, one group
+    each at ``calls_per_s / 6``). CBR codecs send a packet every spacing; VBR ones do so during
+    exponential ON periods of mean ON fraction × 1 s, silent during OFF periods of the rest.
+    Calls arrive as a Poisson process of ``calls_per_s`` with exponential durations of mean
+    ``mean_duration`` (seed §2.3), or ``flows`` fixed calls. Returns the traffic groups (one, or
+    six for the mix), named ``name`` or ``name_<codec>``."""
+    if codec == "mix":
+        per = None if calls_per_s is None else calls_per_s / len(VOICE_MIX)
+        return [
+            g
+            for c in VOICE_MIX
+            for g in voice(
+                name=f"{name}_{c}",
+                src=src,
+                dst=dst,
+                codec=c,
+                calls_per_s=per,
+                flows=flows,
+                mean_duration=mean_duration,
+                randomize=randomize,
+                start=start,
+                stop=stop,
+            )
+        ]
+    if codec not in VOICE_CODECS:
+        raise config_error(
+            f"traffic.{name}.codec", f"{codec!r} is not a codec; allowed: {', '.join(VOICE_CODECS)}, mix"
+        )
+    if (calls_per_s is None) == (flows is None):
+        raise config_error(f"traffic.{name}", "give exactly one of calls_per_s and flows")
+    size, spacing_ms, on = VOICE_CODECS[codec]
+    arrivals = None if calls_per_s is None else poisson_arrivals(rate=calls_per_s, lifetime=mean_duration)
+    if on >= 1.0:
+        return [
+            cbr(
+                name=name,
+                src=src,
+                dst=dst,
+                size=size,
+                interval=f"{spacing_ms}ms",
+                flows=flows,
+                arrivals=arrivals,
+                randomize=randomize,
+                start=start,
+                stop=stop,
+            )
+        ]
+    on_ms = round(on * VOICE_CYCLE_MS)
+    return [
+        on_off(
+            name=name,
+            src=src,
+            dst=dst,
+            size=size,
+            interval=f"{spacing_ms}ms",
+            on=f"{on_ms}ms",
+            off=f"{VOICE_CYCLE_MS - on_ms}ms",
+            flows=flows,
+            arrivals=arrivals,
+            randomize=randomize,
+            start=start,
+            stop=stop,
+        )
+    ]
+
+
+def svd(
+    *,
+    name: str,
+    src: str,
+    dst: str,
+    calls_per_s: float | None = None,
+    flows: int | None = None,
+    mean_duration: Quantity = "60s",
+    randomize: float | None = None,
+    start: Quantity | None = None,
+    stop: Quantity | None = None,
+) -> dict[str, Any]:
+    """Seed 004 §2.3.2's synthetic video (SVD): ON/OFF with exponential periods of mean
+    340 ms ON (1500 B packets every 1 ms, 12 Mb/s) and 660 ms OFF, 4 Mb/s on average."""
+    if (calls_per_s is None) == (flows is None):
+        raise config_error(f"traffic.{name}", "give exactly one of calls_per_s and flows")
+    arrivals = None if calls_per_s is None else poisson_arrivals(rate=calls_per_s, lifetime=mean_duration)
+    return on_off(
+        name=name,
+        src=src,
+        dst=dst,
+        size=1500,
+        interval="1ms",
+        on="340ms",
+        off="660ms",
+        flows=flows,
+        arrivals=arrivals,
+        randomize=randomize,
+        start=start,
+        stop=stop,
     )

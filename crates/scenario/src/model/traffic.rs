@@ -8,6 +8,10 @@ use qoslab_core::units::{Bytes, Dur, Rate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
 fn default_pareto_shape() -> f64 {
     1.5
 }
@@ -246,6 +250,11 @@ pub struct TrafficGroup {
     #[serde(default, with = "units::dur")]
     #[schemars(with = "crate::schema::DurText")]
     pub start_jitter: Dur,
+    /// Packet-time randomization (seed 004 §2.3.4): each packet of a `cbr` or `on_off`
+    /// flow leaves later than its ideal time by a uniform random amount in
+    /// [0, randomize × the packet spacing); 0 (default) to below 1 (the seed: 0.0001-0.1).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub randomize: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrivals: Option<Arrivals>,
     /// Rate each flow asks admission control to reserve (default: the model's mean wire rate).

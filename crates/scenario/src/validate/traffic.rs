@@ -79,6 +79,20 @@ impl Checker<'_> {
             if let Some(r) = g.reserve {
                 self.positive_rate(&p("reserve"), r);
             }
+            if !(g.randomize.is_finite() && (0.0..1.0).contains(&g.randomize)) {
+                self.err(
+                    p("randomize"),
+                    format!("{} is not a fraction of the packet spacing; allowed: 0 to below 1", g.randomize),
+                );
+            } else if g.randomize > 0.0 && !matches!(g.model, TrafficModel::Cbr { .. } | TrafficModel::OnOff { .. }) {
+                self.err(
+                    p("randomize"),
+                    format!(
+                        "applies to the packet grid of cbr and on_off flows, not to model {}; allowed: 0 here",
+                        crate::registry::tag_of(&g.model, "model", crate::registry::TRAFFIC_MODELS)
+                    ),
+                );
+            }
             if let Some(a) = &g.arrivals {
                 self.arrivals(&p("arrivals"), a, base_dir);
             }

@@ -354,11 +354,18 @@ impl Sim {
         pkt.ingress = ingress_of(fl.src);
         let dir = fl.first_dir;
         let next = fl.source.next(self.now, &mut fl.rng);
+        // Randomized packet times leave the ideal grid untouched: only the
+        // emission moves, by less than the spacing, so the order holds.
+        let at = if fl.randomize_ns > 0 {
+            Time(next.0.saturating_add(fl.rng.random_range(0..fl.randomize_ns)))
+        } else {
+            next
+        };
         let end = fl.end;
         self.metrics.flows[f.index()].on_send(self.now, size, self.metrics.cur_bin);
         self.inject(f, dir, pkt);
-        if next < end {
-            self.events.schedule(next, Event::Emit(f));
+        if at < end {
+            self.events.schedule(at, Event::Emit(f));
         }
     }
 

@@ -66,6 +66,10 @@ impl Grid {
         };
         Grid { q, r, den, start: Time::ZERO, off: 0, rem: 0 }
     }
+    /// The whole nanoseconds of one period.
+    pub fn spacing_ns(&self) -> u64 {
+        self.q
+    }
     /// Restarts the grid at `start` (k = 0).
     #[inline]
     pub fn restart(&mut self, start: Time) -> Time {
@@ -98,6 +102,9 @@ pub struct Cbr {
 impl Cbr {
     pub fn new(period: Period) -> Cbr {
         Cbr { grid: Grid::new(period) }
+    }
+    pub fn spacing_ns(&self) -> u64 {
+        self.grid.spacing_ns()
     }
     /// The first send time of a flow starting at `start`.
     pub fn first(&mut self, start: Time) -> Time {

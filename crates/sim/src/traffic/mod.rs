@@ -165,6 +165,14 @@ impl Source {
             Source::Agent => start,
         }
     }
+    /// The spacing of the source's packet grid (CBR, and ON/OFF while ON), in ns.
+    pub fn spacing_ns(&self) -> Option<u64> {
+        match self {
+            Source::Cbr(s) => Some(s.spacing_ns()),
+            Source::OnOff(s) => Some(s.spacing_ns()),
+            Source::Poisson(_) | Source::Mm(_) | Source::Agent => None,
+        }
+    }
     /// The send time after the one at `now`.
     #[inline]
     pub fn next(&mut self, now: Time, rng: &mut Rng) -> Time {
@@ -194,6 +202,8 @@ pub struct GroupPlan {
     /// `min(stop, duration)`.
     pub stop: Time,
     pub jitter: Dur,
+    /// Packet-time randomization as a fraction of the packet spacing (seed 004 §2.3.4).
+    pub randomize: f64,
     /// Fixed flows (`None` when an arrival process drives the group).
     pub fixed_flows: Option<u32>,
     pub arrival: Option<Arrival>,
@@ -250,6 +260,9 @@ pub struct Flow {
     pub dscp: u8,
     pub ecn: Ecn,
     pub rng: Rng,
+    /// Randomization of each packet's send time: a uniform delay in
+    /// [0, randomize_ns) after its ideal time (0: none; seed 004 §2.3.4).
+    pub randomize_ns: u64,
     pub group: GroupId,
     /// Index within the group (`<group>.<index>`).
     pub index: u32,
@@ -323,6 +336,7 @@ fn plan_group(
         start: Time(g.start.0),
         stop: g.stop.map_or(end, |s| Time(s.0).min(end)),
         jitter: g.start_jitter,
+        randomize: g.randomize,
         fixed_flows: g.arrivals.is_none().then_some(g.flows),
         arrival,
         max_flows,

@@ -127,6 +127,9 @@ impl OnOff {
     pub fn new(period: Period, on: PeriodLaw, off: PeriodLaw) -> OnOff {
         OnOff { grid: Grid::new(period), on, off, on_start: Time::ZERO, on_end: Time::ZERO }
     }
+    pub fn spacing_ns(&self) -> u64 {
+        self.grid.spacing_ns()
+    }
     fn begin_on(&mut self, at: Time, rng: &mut Rng) -> Time {
         self.on_start = at;
         self.on_end = Time(at.0.saturating_add(self.on.sample(rng)));

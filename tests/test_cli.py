@@ -212,10 +212,10 @@ def test_progress_bar_appears_only_after_two_seconds(monkeypatch):
 
     buf = io.StringIO()
     monkeypatch.setattr(c, "_stderr_console", lambda: Console(file=buf, force_terminal=True, width=80))
-    off = c._Progress(enabled=False, label="x")
+    off = c._Progress("none", label="x")
     off(0.5)
     assert off.bar is None
-    bar = c._Progress(enabled=True, label="x")
+    bar = c._Progress("bar", label="x")
     bar(0.1)
     assert bar.bar is None  # a short run shows nothing
     bar.t0 -= c.PROGRESS_AFTER_S + 0.1

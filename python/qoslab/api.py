@@ -9,7 +9,7 @@ from typing import Any
 
 from . import _core
 from .result import Result
-from .scenario import Override, Scenario
+from .scenario import Override, Scenario, _override_texts
 
 
 def load(path: str | os.PathLike[str], *, overrides: Iterable[Override] = ()) -> Scenario:
@@ -45,7 +45,7 @@ def run(
     if not isinstance(scenario, Scenario):
         scenario = Scenario.load(scenario, overrides=overrides)
     elif overrides:
-        scenario = scenario.with_overrides(*overrides)
+        scenario = scenario.with_overrides(*_override_texts(overrides))
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
         raise ValueError(f"seed must be an integer in [0, 2^64), got {seed!r}")
     raw = _core.run(scenario.text, scenario.origin, seed, list(scenario.overrides), str(scenario.base_dir), progress)

@@ -16,11 +16,13 @@ Rates take the scenario format's strings (``"100Mbps"``) or ints in bit/s;
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Real
 from typing import Any
 
 from . import _units
 from ._core import cac as _cac
 from ._core import fluid_run as _fluid_run
+from .errors import config_error
 
 
 @dataclass(frozen=True)
@@ -49,14 +51,35 @@ def cac(
     """Computes ρ and N_max, and the blocking or arrival rate when their inputs are given."""
     d = _cac(
         _units.rate(capacity, "capacity"),
-        buffer,
-        float(iplr),
+        _buffer(buffer),
+        _number(iplr, "iplr"),
         _units.rate(rate, "rate"),
         holding=None if holding is None else _units.dur(holding, "holding"),
-        arrival_rate=None if arrival_rate is None else float(arrival_rate),
-        blocking=None if blocking is None else float(blocking),
+        arrival_rate=None if arrival_rate is None else _number(arrival_rate, "arrival_rate"),
+        blocking=None if blocking is None else _number(blocking, "blocking"),
     )
     return CacResult(**d)
+
+
+#: The largest buffer the core takes (a signed 64-bit count of packets).
+MAX_BUFFER_PKTS = 2**63 - 1
+
+
+def _buffer(value: object) -> int | str:
+    """``buffer`` as the core takes it: an int in 1..MAX_BUFFER_PKTS, or text it parses."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise config_error("buffer", f"{value!r} is not a packet count; allowed: an integer such as 10, or '10pkts'")
+    if not 1 <= value <= MAX_BUFFER_PKTS:
+        raise config_error("buffer", f"({value} packets) is out of range; allowed: 1 to {MAX_BUFFER_PKTS} packets")
+    return value
+
+
+def _number(value: object, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise config_error(field, f"{value!r} is not a number")
+    return float(value)
 
 
 def fluid_run(

@@ -20,7 +20,7 @@ import pytest
 
 import qoslab
 from conftest import SCENARIOS
-from qoslab._atomic import WRITER, Destination, atomic_dir, clean_dead_writers
+from qoslab import _atomic
 
 SCENARIO = SCENARIOS / "examples" / "red_dumbbell.toml"
 
@@ -256,11 +256,11 @@ def test_a_second_writer_of_one_out_is_refused_while_the_first_runs(tmp_path: Pa
 def test_a_waiting_writer_gets_the_lock_once_the_first_lets_go(tmp_path: Path) -> None:
     target = tmp_path / "runs" / "k"
     order: list[str] = []
-    with Destination(target, wait=True) as d:
+    with _atomic.Destination(target, wait=True) as d:
         (d.tmp / "a").write_text("first")
 
         def second() -> None:
-            with atomic_dir(target) as tmp:
+            with _atomic.atomic_dir(target) as tmp:
                 order.append("second has the lock")
                 (tmp / "a").write_text("second")
 
@@ -335,7 +335,7 @@ def test_sigterm_during_the_save_keeps_the_earlier_result_and_leaves_no_temporar
 def _writer_folder(parent: Path, name: str, pid: int) -> Path:
     tmp = parent / f".{name}.tmp-{pid}-{'0123456789ab'}"
     tmp.mkdir()
-    (tmp / WRITER).write_text(json.dumps({"pid": pid, "host": socket.gethostname()}))
+    (tmp / _atomic.WRITER).write_text(json.dumps({"pid": pid, "host": socket.gethostname()}))
     (tmp / "summary.json").write_text("{}")
     return tmp
 
@@ -360,5 +360,5 @@ def test_a_dead_writers_set_aside_result_comes_back_when_the_target_is_missing(t
     old = tmp_path / f".res.old-{_dead_pid()}-0123456789ab"
     old.mkdir()
     (old / "summary.json").write_text('{"qoslab_version": "x"}')
-    assert [p.name for p in clean_dead_writers(tmp_path / "res")] == [old.name]
+    assert [p.name for p in _atomic.clean_dead_writers(tmp_path / "res")] == [old.name]
     assert (tmp_path / "res" / "summary.json").is_file() and not old.exists()

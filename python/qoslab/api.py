@@ -30,6 +30,7 @@ def run(
     overrides: Iterable[Override] = (),
     progress: Callable[[float], Any] | None = None,
     out: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
 ) -> Result:
     """Runs a scenario (a :class:`Scenario` or a path to a TOML file).
 
@@ -38,7 +39,8 @@ def run(
     - ``progress``: called with the fraction of simulated time done, at most
       ten times per second of wall time, from the thread that called ``run``
       (an exception it raises stops the run and propagates).
-    - ``out``: if given, the result folder is written there (see :meth:`Result.save`).
+    - ``out``: if given, the result folder is written there (see :meth:`Result.save`;
+      ``overwrite`` replaces a result of another seed or scenario there).
 
     The simulation runs without the GIL; Ctrl-C stops it with ``KeyboardInterrupt``.
     """
@@ -53,5 +55,5 @@ def run(
     if progress is not None:
         progress(1.0)
     if out is not None:
-        result.save(Path(out))
+        result.save(Path(out), overwrite=overwrite)
     return result

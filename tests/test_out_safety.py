@@ -362,3 +362,85 @@ def test_a_dead_writers_set_aside_result_comes_back_when_the_target_is_missing(t
     (old / "summary.json").write_text('{"qoslab_version": "x"}')
     assert [p.name for p in _atomic.clean_dead_writers(tmp_path / "res")] == [old.name]
     assert (tmp_path / "res" / "summary.json").is_file() and not old.exists()
+
+
+def test_sigterm_during_the_run_keeps_the_earlier_result(tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    assert cli("--out", str(out)).returncode == 0
+    before = (out / "summary.json").read_bytes()
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "qoslab",
+            "run",
+            str(SCENARIO),
+            "--set",
+            "duration=100000s",
+            "-q",
+            "--overwrite",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while (
+        not any(".res.tmp-" in q.name for q in tmp_path.iterdir()) and p.poll() is None and time.monotonic() < deadline
+    ):
+        time.sleep(0.02)
+    time.sleep(0.5)  # well into the simulation
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 143, err
+    assert "terminated" in err and "Traceback" not in err
+    assert (out / "summary.json").read_bytes() == before
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["res"]
+
+
+def test_a_sigkilled_savers_temporary_folder_is_removed_by_the_next_run(tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    assert cli("--out", str(out)).returncode == 0
+    flag = tmp_path.parent / f"{tmp_path.name}.killed"
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _SLOW_SAVE,
+            str(flag),
+            "run",
+            str(SCENARIO),
+            "--set",
+            "duration=1s",
+            "-q",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while not flag.exists() and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    p.kill()
+    p.communicate(timeout=60)
+    flag.unlink()
+    left = [q.name for q in tmp_path.iterdir() if q.name != "res"]
+    assert any(n.startswith(f".res.tmp-{p.pid}-") for n in left), left
+    r = cli("--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["res"]
+
+
+def test_a_sweep_into_a_folder_another_sweep_is_writing_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "sw"
+    lock = _atomic.lock_path(out)
+    fd = _atomic._acquire(lock, wait=False, target=out, option="--out")
+    try:
+        with pytest.raises(qoslab.ConfigError, match=f"being written by another qoslab \\(PID {os.getpid()}\\)"):
+            qoslab.sweep(SCENARIO, seeds=1, jobs=1, out=out, overrides=["duration=1s"])
+    finally:
+        _atomic._release(lock, fd)
+    assert not out.exists()

@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ._progress import Progress, progress_mode
+
 EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
-#: A run shows a progress bar once it has lasted this long (wall seconds).
-PROGRESS_AFTER_S = 2.0
-#: ``--progress plain`` writes one line this often (wall seconds).
-PLAIN_EVERY_S = 5.0
 #: Exit code of a run stopped by SIGTERM (128 + 15, as a shell reports it).
 EXIT_TERMINATED = 143
 
@@ -246,96 +243,6 @@ def _stderr_console() -> Any:
     return Console(stderr=True, highlight=False)
 
 
-def _clock_text(seconds: float) -> str:
-    s = max(round(seconds), 0)
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
-
-
-class _Progress:
-    """Progress of a run on stderr, by ``mode``: ``"bar"`` (a rich bar that appears once the
-    run lasts over ``PROGRESS_AFTER_S``), ``"plain"`` (one line every ``PLAIN_EVERY_S``, for
-    logs and pipes) or ``"none"``. Elapsed time counts from the start of the run, not from
-    the moment the bar appears."""
-
-    def __init__(
-        self, mode: str, label: str, *, clock: Callable[[], float] = time.monotonic, stream: Any = None
-    ) -> None:
-        self.mode = mode
-        self.label = label
-        self.clock = clock
-        self.stream = stream
-        self.t0 = clock()
-        self.next_line = PLAIN_EVERY_S
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __call__(self, frac: float) -> None:
-        frac = min(max(frac, 0.0), 1.0)
-        if self.mode == "plain":
-            self._plain(frac)
-        elif self.mode == "bar":
-            self._bar(frac)
-
-    def _plain(self, frac: float) -> None:
-        elapsed = self.clock() - self.t0
-        if elapsed < self.next_line:
-            return
-        self.next_line = (elapsed // PLAIN_EVERY_S + 1) * PLAIN_EVERY_S
-        left = f", ~{_clock_text(elapsed * (1 - frac) / frac)} left" if frac > 0 else ""
-        line = f"qoslab: {self.label}: {frac * 100:.0f}% simulated, {_clock_text(elapsed)} elapsed{left}\n"
-        stream = self.stream if self.stream is not None else sys.stderr
-        stream.write(line)
-        stream.flush()
-
-    def _bar(self, frac: float) -> None:
-        if self.bar is None:
-            if self.clock() - self.t0 < PROGRESS_AFTER_S:
-                return
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-            self.bar = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                TextColumn("{task.percentage:>3.0f}%"),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                console=_stderr_console() if self.stream is None else _console_on(self.stream),
-                transient=True,
-                get_time=self.clock,
-            )
-            self.bar.start()
-            self.task = self.bar.add_task(self.label, total=1.0)
-            for t in self.bar.tasks:  # the run started at t0, before the bar appeared
-                if t.id == self.task:
-                    t.start_time = self.t0
-        self.bar.update(self.task, completed=frac)
-
-    def elapsed(self) -> float | None:
-        """The bar's elapsed time (``None`` before the bar appears)."""
-        if self.bar is None:
-            return None
-        elapsed: float | None = next(t.elapsed for t in self.bar.tasks if t.id == self.task)
-        return elapsed
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-
-def _console_on(stream: Any) -> Any:
-    from rich.console import Console
-
-    return Console(file=stream, highlight=False, force_terminal=True)
-
-
-def _progress_mode(a: argparse.Namespace) -> str:
-    if a.quiet:
-        return "none"
-    if a.progress is not None:
-        return str(a.progress)
-    return "bar" if sys.stderr.isatty() else "plain"
-
-
 def _fmt_int(x: Any) -> str:
     try:
         return f"{int(x):,}"
@@ -405,7 +312,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     from ._atomic import Destination, run_identity
 
     with Destination(out, option="--out", identity=run_identity(sc.echo, seed), overwrite=a.overwrite) as dest:
-        bar = _Progress(_progress_mode(a), label=sc.name)
+        bar = Progress(progress_mode(quiet=a.quiet, choice=a.progress), label=sc.name)
         try:
             res = qoslab.run(sc, seed=seed, progress=bar)
         finally:
@@ -652,7 +559,9 @@ def cmd_cac(a: argparse.Namespace) -> int:
     import dataclasses
     import json
 
-    r = _cac_answer(a)
+    from .cac import answer_for_flags
+
+    r = answer_for_flags(a)
     if a.json:
         print(json.dumps(dataclasses.asdict(r), indent=2))
         return EXIT_OK
@@ -666,84 +575,6 @@ def cmd_cac(a: argparse.Namespace) -> int:
             f"(A = {r.target_offered_load_erl:.4g} erl)"
         )
     return EXIT_OK
-
-
-#: ``qoslab cac``'s flags by the argument names of ``qoslab.cac.cac`` (its errors name those).
-_CAC_FLAGS = {
-    "capacity": "--capacity",
-    "buffer": "--buffer",
-    "iplr": "--iplr",
-    "rate": "--rate",
-    "holding": "--holding",
-    "arrival_rate": "--arrival-rate",
-    "blocking": "--blocking",
-}
-
-
-def _cac_number(text: str | None, flag: str, allowed: str) -> float | None:
-    import math
-
-    from .errors import config_error
-
-    if text is None:
-        return None
-    try:
-        v = float(text)
-    except ValueError:
-        raise config_error(flag, f"{text!r} is not a number; allowed: {allowed}") from None
-    if not math.isfinite(v):
-        raise config_error(flag, f"{text!r} is not finite; allowed: {allowed}")
-    return v
-
-
-def _cac_answer(a: argparse.Namespace) -> Any:
-    """``qoslab.cac.cac`` of the flags; every error names the flag it comes from."""
-    import re
-
-    from .cac import MAX_BUFFER_PKTS, cac
-    from .errors import ConfigError, config_error
-
-    iplr = _cac_number(a.iplr, "--iplr", "a probability in (0, 1), e.g. 1e-3")
-    assert iplr is not None  # a required flag
-    arrival = _cac_number(a.arrival_rate, "--arrival-rate", "connection requests per second, >= 0, e.g. 5.98")
-    blocking = _cac_number(a.blocking, "--blocking", "a probability in (0, 1), e.g. 0.01")
-    m = re.fullmatch(r"\s*(\d+)\s*", a.buffer)
-    buffer: int | str = a.buffer
-    if m is not None:
-        buffer = int(m.group(1))
-        if not 1 <= buffer <= MAX_BUFFER_PKTS:
-            raise config_error("--buffer", f"{a.buffer} is out of range; allowed: 1 to {MAX_BUFFER_PKTS} packets")
-
-    def flagged(e: ConfigError) -> ConfigError:
-        diag = (getattr(e, "diagnostics", None) or [{}])[0]
-        field = str(diag.get("path") or "")
-        message = str(diag.get("message") or e)
-        if field in _CAC_FLAGS:
-            return config_error(_CAC_FLAGS[field], message)
-        return config_error("qoslab cac", str(e))
-
-    try:
-        base = cac(a.capacity, buffer, iplr, a.rate)
-    except ConfigError as e:
-        raise flagged(e) from None
-    try:
-        return cac(a.capacity, buffer, iplr, a.rate, holding=a.holding, arrival_rate=arrival, blocking=blocking)
-    except ConfigError as e:
-        diag = (getattr(e, "diagnostics", None) or [{}])[0]
-        if diag.get("path") != "servers":
-            raise flagged(e) from None
-        flag = "--blocking" if blocking is not None else "--arrival-rate"
-        why = (
-            f"--rate {a.rate} is above rho*C = {base.rho_c_bps / 1e6:.6g} Mb/s, so no connection fits"
-            if base.n_max == 0
-            else f"Erlang-B is computed for at most 10000000 servers ({diag.get('message')})"
-        )
-        raise config_error(
-            flag,
-            f"N_max = {base.n_max} connections from --capacity {a.capacity}, --buffer {a.buffer}, --iplr "
-            f"{a.iplr} and --rate {a.rate}: {why}; allowed: a --capacity/--rate pair giving N_max from 1 to "
-            "10000000, or no " + flag,
-        ) from None
 
 
 #: Options whose value may look like an option (``--holding -1s``): joined as ``--holding=-1s``

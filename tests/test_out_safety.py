@@ -444,3 +444,19 @@ def test_a_sweep_into_a_folder_another_sweep_is_writing_is_refused(tmp_path: Pat
     finally:
         _atomic._release(lock, fd)
     assert not out.exists()
+
+
+def test_reproduce_command_refuses_another_seed_list_unless_overwrite(tmp_path: Path) -> None:
+    def rp(*extra: str) -> subprocess.CompletedProcess[str]:
+        args = ["reproduce", "examples", "--quick", "--jobs", "1", "--out", str(tmp_path), *extra]
+        return subprocess.run([sys.executable, "-m", "qoslab", *args], capture_output=True, text=True)
+
+    assert rp().returncode == 0
+    before = (tmp_path / "examples" / "results.json").read_text()
+    r = rp("--seeds", "2")
+    assert r.returncode == 2 and "--overwrite" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert (tmp_path / "examples" / "results.json").read_text() == before
+    r = rp("--seeds", "2", "--overwrite")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "examples" / "results.json").read_text())["seeds"] == [1, 2]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["examples"]

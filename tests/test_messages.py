@@ -3,13 +3,14 @@ and progress off a terminal (§3)."""
 
 from __future__ import annotations
 
+import importlib
 import io
+from typing import Any
 
 import pytest
 
 import qoslab
 from conftest import SCENARIOS, cli
-from qoslab import _progress
 from qoslab import cli as qcli
 
 SCENARIO = SCENARIOS / "examples" / "red_dumbbell.toml"
@@ -107,6 +108,11 @@ def test_metric_of_an_unknown_metric_lists_the_entitys_metrics(small: qoslab.Res
 # -- progress (issue 11 §3) --------------------------------------------------
 
 
+def _progress() -> Any:
+    """``qoslab._progress``, imported by each test (so that each fails alone without it)."""
+    return importlib.import_module("qoslab._progress")
+
+
 class Clock:
     def __init__(self) -> None:
         self.t = 100.0
@@ -117,7 +123,7 @@ class Clock:
 
 def test_plain_progress_writes_one_line_every_five_seconds() -> None:
     clock, out = Clock(), io.StringIO()
-    p = _progress.Progress("plain", "red", clock=clock, stream=out)
+    p = _progress().Progress("plain", "red", clock=clock, stream=out)
     for step in range(1, 121):  # 12 s of wall time, a call every 0.1 s
         clock.t += 0.1
         p(step / 120)
@@ -129,7 +135,7 @@ def test_plain_progress_writes_one_line_every_five_seconds() -> None:
 
 def test_the_bar_counts_elapsed_time_from_the_start_of_the_run() -> None:
     clock = Clock()
-    p = _progress.Progress("bar", "red", clock=clock, stream=io.StringIO())
+    p = _progress().Progress("bar", "red", clock=clock, stream=io.StringIO())
     clock.t += 1.0
     p(0.1)
     assert p.elapsed() is None  # not shown yet
@@ -143,16 +149,16 @@ def test_the_bar_counts_elapsed_time_from_the_start_of_the_run() -> None:
 
 def test_progress_none_writes_nothing() -> None:
     clock, out = Clock(), io.StringIO()
-    p = _progress.Progress("none", "red", clock=clock, stream=out)
+    p = _progress().Progress("none", "red", clock=clock, stream=out)
     clock.t += 60
     p(0.5)
     assert out.getvalue() == ""
 
 
 def test_progress_defaults_to_plain_off_a_terminal_and_none_when_quiet() -> None:
-    assert _progress.progress_mode(quiet=False, choice=None) == "plain"  # pytest's stderr is not a terminal
-    assert _progress.progress_mode(quiet=True, choice="bar") == "none"
-    assert _progress.progress_mode(quiet=False, choice="bar") == "bar"
+    assert _progress().progress_mode(quiet=False, choice=None) == "plain"  # pytest's stderr is not a terminal
+    assert _progress().progress_mode(quiet=True, choice="bar") == "none"
+    assert _progress().progress_mode(quiet=False, choice="bar") == "bar"
 
 
 def test_run_takes_progress_bar_plain_none(tmp_path) -> None:

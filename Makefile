@@ -44,7 +44,7 @@ test-python: $(EXT) ## Python tests (pytest)
 	$(PY) -m pytest tests
 
 reproduce: $(EXT) ## Full reproductions (all papers, all seeds): slow
-	$(PY) -m qoslab reproduce all --out results
+	$(PY) -m qoslab reproduce all --out results --overwrite
 
 bench: $(EXT) ## Whole-run simulator benchmark vs the bare-loop reference
 	$(PY) benches/run_bench.py

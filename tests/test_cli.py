@@ -203,19 +203,16 @@ def test_reproduce_unknown_name_exits_2(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_progress_bar_appears_only_after_two_seconds(monkeypatch):
+def test_progress_bar_appears_only_after_two_seconds():
     import io
 
-    from rich.console import Console
-
-    from qoslab import cli as c
+    from qoslab import _progress as c
 
     buf = io.StringIO()
-    monkeypatch.setattr(c, "_stderr_console", lambda: Console(file=buf, force_terminal=True, width=80))
-    off = c._Progress(enabled=False, label="x")
+    off = c.Progress("none", label="x", stream=buf)
     off(0.5)
     assert off.bar is None
-    bar = c._Progress(enabled=True, label="x")
+    bar = c.Progress("bar", label="x", stream=buf)
     bar(0.1)
     assert bar.bar is None  # a short run shows nothing
     bar.t0 -= c.PROGRESS_AFTER_S + 0.1

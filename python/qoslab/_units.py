@@ -66,11 +66,31 @@ def size(value: Quantity, field: str = "size") -> str:
     return f"{_whole(value, 'bytes', field)}B"
 
 
+#: The longest duration the core holds: 2^64 - 1 ns (about 584 years).
+MAX_NS = 2**64 - 1
+
+
 def _nanoseconds(value: object, field: str) -> int:
-    """Whole nanoseconds of a number of seconds (``object``: the builders also take NumPy numbers)."""
+    """Whole nanoseconds of a number of seconds (``object``: the builders also take NumPy numbers).
+    Raises :class:`qoslab.ConfigError` naming ``field`` for a value out of range (``1e308``,
+    NaN, infinite or negative)."""
+    import math
+
+    from .errors import config_error
+
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f'{field}: expected a duration such as "20ms" or a number of seconds, got {value!r}')
-    return round(float(value) * 1e9) if not isinstance(value, Integral) else int(value) * _NS["s"]
+    if isinstance(value, Integral):
+        ns = int(value) * _NS["s"]
+    else:
+        f = float(value)
+        in_range = math.isfinite(f) and 0 <= f * 1e9 <= MAX_NS
+        ns = round(f * 1e9) if in_range else -1
+    if not 0 <= ns <= MAX_NS:
+        raise config_error(
+            field, f"{value!r} s is out of range; allowed: 0 to {MAX_NS // _NS['s']} s (2^64 - 1 ns)", origin="<python>"
+        )
+    return ns
 
 
 def limit(value: Quantity | tuple[Quantity, ...] | list[Quantity], field: str = "limit") -> str | list[str]:

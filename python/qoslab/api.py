@@ -9,7 +9,7 @@ from typing import Any
 
 from . import _core
 from .result import Result
-from .scenario import Override, Scenario
+from .scenario import Override, Scenario, _override_texts
 
 
 def load(path: str | os.PathLike[str], *, overrides: Iterable[Override] = ()) -> Scenario:
@@ -30,6 +30,7 @@ def run(
     overrides: Iterable[Override] = (),
     progress: Callable[[float], Any] | None = None,
     out: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
 ) -> Result:
     """Runs a scenario (a :class:`Scenario` or a path to a TOML file).
 
@@ -38,14 +39,15 @@ def run(
     - ``progress``: called with the fraction of simulated time done, at most
       ten times per second of wall time, from the thread that called ``run``
       (an exception it raises stops the run and propagates).
-    - ``out``: if given, the result folder is written there (see :meth:`Result.save`).
+    - ``out``: if given, the result folder is written there (see :meth:`Result.save`;
+      ``overwrite`` replaces a result of another seed or scenario there).
 
     The simulation runs without the GIL; Ctrl-C stops it with ``KeyboardInterrupt``.
     """
     if not isinstance(scenario, Scenario):
         scenario = Scenario.load(scenario, overrides=overrides)
     elif overrides:
-        scenario = scenario.with_overrides(*overrides)
+        scenario = scenario.with_overrides(*_override_texts(overrides))
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
         raise ValueError(f"seed must be an integer in [0, 2^64), got {seed!r}")
     raw = _core.run(scenario.text, scenario.origin, seed, list(scenario.overrides), str(scenario.base_dir), progress)
@@ -53,5 +55,5 @@ def run(
     if progress is not None:
         progress(1.0)
     if out is not None:
-        result.save(Path(out))
+        result.save(Path(out), overwrite=overwrite)
     return result

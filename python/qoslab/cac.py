@@ -16,11 +16,16 @@ Rates take the scenario format's strings (``"100Mbps"``) or ints in bit/s;
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from numbers import Real
+from typing import TYPE_CHECKING, Any
 
 from . import _units
 from ._core import cac as _cac
 from ._core import fluid_run as _fluid_run
+from .errors import ConfigError, config_error
+
+if TYPE_CHECKING:  # pragma: no cover
+    import argparse
 
 
 @dataclass(frozen=True)
@@ -49,14 +54,35 @@ def cac(
     """Computes ρ and N_max, and the blocking or arrival rate when their inputs are given."""
     d = _cac(
         _units.rate(capacity, "capacity"),
-        buffer,
-        float(iplr),
+        _buffer(buffer),
+        _number(iplr, "iplr"),
         _units.rate(rate, "rate"),
         holding=None if holding is None else _units.dur(holding, "holding"),
-        arrival_rate=None if arrival_rate is None else float(arrival_rate),
-        blocking=None if blocking is None else float(blocking),
+        arrival_rate=None if arrival_rate is None else _number(arrival_rate, "arrival_rate"),
+        blocking=None if blocking is None else _number(blocking, "blocking"),
     )
     return CacResult(**d)
+
+
+#: The largest buffer the core takes (a signed 64-bit count of packets).
+MAX_BUFFER_PKTS = 2**63 - 1
+
+
+def _buffer(value: object) -> int | str:
+    """``buffer`` as the core takes it: an int in 1..MAX_BUFFER_PKTS, or text it parses."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise config_error("buffer", f"{value!r} is not a packet count; allowed: an integer such as 10, or '10pkts'")
+    if not 1 <= value <= MAX_BUFFER_PKTS:
+        raise config_error("buffer", f"({value} packets) is out of range; allowed: 1 to {MAX_BUFFER_PKTS} packets")
+    return value
+
+
+def _number(value: object, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise config_error(field, f"{value!r} is not a number")
+    return float(value)
 
 
 def fluid_run(
@@ -108,4 +134,78 @@ def fluid_run(
     return out
 
 
-__all__ = ["CacResult", "cac", "fluid_run"]
+#: ``qoslab cac``'s flags by the argument names of ``qoslab.cac.cac`` (its errors name those).
+_CAC_FLAGS = {
+    "capacity": "--capacity",
+    "buffer": "--buffer",
+    "iplr": "--iplr",
+    "rate": "--rate",
+    "holding": "--holding",
+    "arrival_rate": "--arrival-rate",
+    "blocking": "--blocking",
+}
+
+
+def _cac_number(text: str | None, flag: str, allowed: str) -> float | None:
+    import math
+
+    if text is None:
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        raise config_error(flag, f"{text!r} is not a number; allowed: {allowed}") from None
+    if not math.isfinite(v):
+        raise config_error(flag, f"{text!r} is not finite; allowed: {allowed}")
+    return v
+
+
+def answer_for_flags(a: argparse.Namespace) -> CacResult:
+    """``qoslab cac``: :func:`cac` of the command's flags (text as typed); every error is a
+    ``ConfigError`` that names the flag it comes from."""
+    import re
+
+    iplr = _cac_number(a.iplr, "--iplr", "a probability in (0, 1), e.g. 1e-3")
+    assert iplr is not None  # a required flag
+    arrival = _cac_number(a.arrival_rate, "--arrival-rate", "connection requests per second, >= 0, e.g. 5.98")
+    blocking = _cac_number(a.blocking, "--blocking", "a probability in (0, 1), e.g. 0.01")
+    m = re.fullmatch(r"\s*(\d+)\s*", a.buffer)
+    buffer: int | str = a.buffer
+    if m is not None:
+        buffer = int(m.group(1))
+        if not 1 <= buffer <= MAX_BUFFER_PKTS:
+            raise config_error("--buffer", f"{a.buffer} is out of range; allowed: 1 to {MAX_BUFFER_PKTS} packets")
+
+    def flagged(e: ConfigError) -> ConfigError:
+        diag = (getattr(e, "diagnostics", None) or [{}])[0]
+        field = str(diag.get("path") or "")
+        message = str(diag.get("message") or e)
+        if field in _CAC_FLAGS:
+            return config_error(_CAC_FLAGS[field], message)
+        return config_error("qoslab cac", str(e))
+
+    try:
+        base = cac(a.capacity, buffer, iplr, a.rate)
+    except ConfigError as e:
+        raise flagged(e) from None
+    try:
+        return cac(a.capacity, buffer, iplr, a.rate, holding=a.holding, arrival_rate=arrival, blocking=blocking)
+    except ConfigError as e:
+        diag = (getattr(e, "diagnostics", None) or [{}])[0]
+        if diag.get("path") != "servers":
+            raise flagged(e) from None
+        flag = "--blocking" if blocking is not None else "--arrival-rate"
+        why = (
+            f"--rate {a.rate} is above rho*C = {base.rho_c_bps / 1e6:.6g} Mb/s, so no connection fits"
+            if base.n_max == 0
+            else f"Erlang-B is computed for at most 10000000 servers ({diag.get('message')})"
+        )
+        raise config_error(
+            flag,
+            f"N_max = {base.n_max} connections from --capacity {a.capacity}, --buffer {a.buffer}, --iplr "
+            f"{a.iplr} and --rate {a.rate}: {why}; allowed: a --capacity/--rate pair giving N_max from 1 to "
+            "10000000, or no " + flag,
+        ) from None
+
+
+__all__ = ["CacResult", "answer_for_flags", "cac", "fluid_run"]

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ._progress import Progress, progress_mode
+
 EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
-#: A run shows a progress bar once it has lasted this long (wall seconds).
-PROGRESS_AFTER_S = 2.0
+#: Exit code of a run stopped by SIGTERM (128 + 15, as a shell reports it).
+EXIT_TERMINATED = 143
 
 
 def _seed(text: str) -> int:
@@ -70,6 +71,16 @@ def parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
     r.add_argument(
+        "--progress",
+        choices=["bar", "plain", "none"],
+        help="progress on stderr: a bar (default on a terminal), a plain line every 5 s (default otherwise), or none",
+    )
+    r.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing result of another seed or scenario in --out (default: refuse)",
+    )
+    r.add_argument(
         "--record-arrivals",
         dest="record",
         action="append",
@@ -115,6 +126,11 @@ def parser() -> argparse.ArgumentParser:
     )
     sw.add_argument("--out", metavar="DIR", help="sweep folder (default: results/sweep_<scenario name>/)")
     sw.add_argument("--quiet", "-q", action="store_true", help="no progress and no table; errors only")
+    sw.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="write into a sweep folder that holds a sweep of another scenario (default: refuse)",
+    )
 
     sh = sub.add_parser(
         "show",
@@ -183,6 +199,11 @@ def parser() -> argparse.ArgumentParser:
         help="replications with seeds 1..N (default: 3, or the reproduction's own, e.g. dcbt 5; quick: 1)",
     )
     rp.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results/)")
+    rp.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing OUT/<name>/ of another mode or seed list (default: refuse)",
+    )
     rwhere = rp.add_mutually_exclusive_group()
     rwhere.add_argument(
         "--jobs",
@@ -201,11 +222,11 @@ def parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--capacity", required=True, metavar="RATE", help="link capacity C, e.g. 100Mbps")
     c.add_argument("--buffer", required=True, metavar="PKTS", help="buffer B in packets, e.g. 10")
-    c.add_argument("--iplr", required=True, type=float, metavar="P", help="target packet loss ratio, e.g. 1e-3")
+    c.add_argument("--iplr", required=True, metavar="P", help="target packet loss ratio, e.g. 1e-3")
     c.add_argument("--rate", required=True, metavar="RATE", help="requested rate R_req, e.g. 1Mbps")
     c.add_argument("--holding", metavar="DUR", help="mean holding time, e.g. 10s (file / R_req)")
-    c.add_argument("--arrival-rate", type=float, metavar="PER_S", help="connection requests per second")
-    c.add_argument("--blocking", type=float, metavar="P", help="target blocking: solve for the arrival rate")
+    c.add_argument("--arrival-rate", metavar="PER_S", help="connection requests per second")
+    c.add_argument("--blocking", metavar="P", help="target blocking: solve for the arrival rate")
     c.add_argument("--json", action="store_true", help="print the answers as JSON")
 
     sub.add_parser("version", help="print the qoslab version")
@@ -220,43 +241,6 @@ def _stderr_console() -> Any:
     from rich.console import Console
 
     return Console(stderr=True, highlight=False)
-
-
-class _Progress:
-    """A rich progress bar on stderr that appears only once a run lasts over
-    ``PROGRESS_AFTER_S`` and only on a terminal."""
-
-    def __init__(self, enabled: bool, label: str) -> None:
-        self.enabled = enabled
-        self.label = label
-        self.t0 = time.monotonic()
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __call__(self, frac: float) -> None:
-        if not self.enabled:
-            return
-        if self.bar is None:
-            if time.monotonic() - self.t0 < PROGRESS_AFTER_S:
-                return
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-            self.bar = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                TextColumn("{task.percentage:>3.0f}%"),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                console=_stderr_console(),
-                transient=True,
-            )
-            self.bar.start()
-            self.task = self.bar.add_task(self.label, total=1.0)
-        self.bar.update(self.task, completed=min(max(frac, 0.0), 1.0))
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
 
 
 def _fmt_int(x: Any) -> str:
@@ -321,21 +305,26 @@ def cmd_run(a: argparse.Namespace) -> int:
 
         check_groups(sc.echo, a.record)
     out = Path(a.out) if a.out else Path("results") / _folder_name(sc.name)
-    # Before the run: a destination qoslab may not replace, or cannot write, loses nothing.
-    from ._atomic import check_destination
+    seed = a.seed if a.seed is not None else sc.seed
+    # Before the run: a destination qoslab may not replace, or cannot write, or that holds
+    # another seed's or scenario's result, or that another qoslab is writing, loses nothing.
+    # The lock and the temporary folder are held until the result is swapped in.
+    from ._atomic import Destination, run_identity
 
-    check_destination(out)
-    bar = _Progress(enabled=not a.quiet and sys.stderr.isatty(), label=sc.name)
-    try:
-        res = qoslab.run(sc, seed=a.seed, progress=bar)
-    finally:
-        bar.close()
-    res.save(out)
-    if a.record:
-        from .reproduce.mace import record_group
+    with Destination(out, option="--out", identity=run_identity(sc.echo, seed), overwrite=a.overwrite) as dest:
+        bar = Progress(progress_mode(quiet=a.quiet, choice=a.progress), label=sc.name)
+        try:
+            res = qoslab.run(sc, seed=seed, progress=bar)
+        finally:
+            bar.close()
+        res.write_into(dest.tmp)
+        if a.record:
+            from .reproduce.mace import record_group
 
-        for g in a.record:
-            record_group(res, sc.echo, g, out)
+            for g in a.record:
+                record_group(res, sc.echo, g, dest.tmp)
+        dest.commit()
+    res._path = out
     if not a.quiet:
         from rich.console import Console
 
@@ -357,7 +346,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     # Everything is validated, and the scheduler reached, before anything is written.
     p = sweeps.plan(a.file, grid=grid, seeds=a.seeds, overrides=a.overrides)
     out = Path(a.out) if a.out else sweeps.default_out(p)
-    with open_executor(jobs=a.jobs, scheduler=a.scheduler) as ex:
+    with sweeps.sweep_folder(p, out, overwrite=a.overwrite), open_executor(jobs=a.jobs, scheduler=a.scheduler) as ex:
         reporter = None if a.quiet else sweeps.console_progress(len(p.jobs))
         try:
             o = sweeps.run_plan(p, out=out, executor=ex, progress=reporter)
@@ -528,12 +517,26 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
     for n in names:
         rp.module(n)  # unknown names fail before anything runs
     totals = {"holds": 0, "fails": 0, "not checked": 0}
+    from contextlib import ExitStack
+
     from .executor import open_executor
 
-    with open_executor(jobs=a.jobs, scheduler=a.scheduler) as ex:
+    with ExitStack() as held:
+        # Every OUT/<name>/ is checked, locked and given its temporary folder before any run.
+        dests = {
+            n: held.enter_context(rp.destination(n, quick=a.quick, seeds=a.seeds, out=a.out, overwrite=a.overwrite))
+            for n in names
+        }
+        ex = held.enter_context(open_executor(jobs=a.jobs, scheduler=a.scheduler))
         for n in names:
             s = rp.reproduce(
-                n, quick=a.quick, seeds=a.seeds, out=a.out, log=lambda m: log_console.print(m), executor=ex
+                n,
+                quick=a.quick,
+                seeds=a.seeds,
+                out=a.out,
+                log=lambda m: log_console.print(m),
+                executor=ex,
+                destination=dests[n],
             )
             console.print(_claims_table(s))
             k = s.counts
@@ -556,10 +559,9 @@ def cmd_cac(a: argparse.Namespace) -> int:
     import dataclasses
     import json
 
-    from .cac import cac
+    from .cac import answer_for_flags
 
-    buffer: int | str = int(a.buffer) if a.buffer.strip().isdigit() else a.buffer
-    r = cac(a.capacity, buffer, a.iplr, a.rate, holding=a.holding, arrival_rate=a.arrival_rate, blocking=a.blocking)
+    r = answer_for_flags(a)
     if a.json:
         print(json.dumps(dataclasses.asdict(r), indent=2))
         return EXIT_OK
@@ -569,10 +571,41 @@ def cmd_cac(a: argparse.Namespace) -> int:
         print(f"offered load A = {r.offered_load_erl:.4g} erl   Erlang-B blocking B({r.n_max}, A) = {r.blocking:.4g}")
     if r.target_arrival_rate_per_s is not None and r.target_offered_load_erl is not None:
         print(
-            f"arrival rate for blocking {a.blocking:g}: {r.target_arrival_rate_per_s:.4g} /s   "
+            f"arrival rate for blocking {float(a.blocking):g}: {r.target_arrival_rate_per_s:.4g} /s   "
             f"(A = {r.target_offered_load_erl:.4g} erl)"
         )
     return EXIT_OK
+
+
+#: Options whose value may look like an option (``--holding -1s``): joined as ``--holding=-1s``
+#: so that the value reaches our own check, and its message, instead of argparse's.
+_VALUE_FLAGS = frozenset({"--capacity", "--buffer", "--iplr", "--rate", "--holding", "--arrival-rate", "--blocking"})
+
+
+def _join_dash_values(argv: list[str]) -> list[str]:
+    if not argv or argv[0] != "cac":
+        return argv
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        nxt = argv[i + 1] if i + 1 < len(argv) else None
+        if tok in _VALUE_FLAGS and nxt is not None and nxt.startswith("-") and not nxt.startswith("--"):
+            out.append(f"{tok}={nxt}")
+            i += 2
+            continue
+        out.append(tok)
+        i += 1
+    return out
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C's ``KeyboardInterrupt`` so that the same
+    clean-up runs: the unfinished result's temporary folder is removed, the earlier one kept."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
@@ -591,9 +624,15 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``qoslab`` and ``python -m qoslab``; returns the exit code."""
-    args = parser().parse_args(argv)
+    import signal
+
+    args = parser().parse_args(_join_dash_values(list(sys.argv[1:] if argv is None else argv)))
     from .errors import ConfigError, ReproductionError, ScenarioFileError, SimulationError
 
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave SIGTERM as it is
+        previous = None
     try:
         return COMMANDS[args.command](args)
     except ConfigError as e:
@@ -609,8 +648,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SimulationError as e:
         _err(f"qoslab: simulation failed: {e}")
         return EXIT_FAIL
+    except Terminated:
+        _err("qoslab: terminated (SIGTERM); the unfinished result was not written")
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         _err("qoslab: interrupted; the unfinished result was not written")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-from ._atomic import atomic_dir
+from ._atomic import atomic_dir, run_identity
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -201,13 +201,36 @@ class Result:
         """Flow start/end and admission decisions."""
         return self.table("events")
 
-    def metric(self, entity_id: str, metric: str, entity_kind: str | None = None) -> pd.DataFrame:
-        """The ``t_s``/``value`` rows of one series, in time order."""
+    def metric(
+        self, entity_id: str, metric: str, entity_kind: str | None = None, *, allow_missing: bool = False
+    ) -> pd.DataFrame:
+        """The ``t_s``/``value`` rows of one series, in time order.
+
+        An entity or metric that the series do not hold raises ``KeyError`` listing those
+        that exist, closest matches first; with ``allow_missing`` an absent series is an
+        empty frame (a counter recorded only once it moves, such as ``drops_overlimit``)."""
         s = self.series
-        mask = (s["entity_id"] == entity_id) & (s["metric"] == metric)
+        rows = s
         if entity_kind is not None:
-            mask &= s["entity_kind"] == entity_kind
-        return s.loc[mask, ["t_s", "value"]].sort_values("t_s", kind="stable").reset_index(drop=True)
+            rows = s[s["entity_kind"] == entity_kind]
+            if rows.empty and not allow_missing:
+                raise KeyError(
+                    f"no series of entity kind {entity_kind!r}; kinds: {_listing(entity_kind, s['entity_kind'])}"
+                )
+        rows = rows[rows["entity_id"] == entity_id]
+        if rows.empty and not allow_missing:
+            pool = s if entity_kind is None else s[s["entity_kind"] == entity_kind]
+            what = "entity" if entity_kind is None else f"{entity_kind}"
+            raise KeyError(f"no {what} {entity_id!r} in the series; entities: {_listing(entity_id, pool['entity_id'])}")
+        rows = rows[rows["metric"] == metric]
+        if rows.empty and not allow_missing:
+            pool = s[s["entity_id"] == entity_id]
+            if entity_kind is not None:
+                pool = pool[pool["entity_kind"] == entity_kind]
+            raise KeyError(
+                f"no metric {metric!r} for {entity_id!r} in the series; its metrics: {_listing(metric, pool['metric'])}"
+            )
+        return rows[["t_s", "value"]].sort_values("t_s", kind="stable").reset_index(drop=True)
 
     def queue(self, name: str) -> pd.Series:
         """The ``queues`` row of the queue called ``name``."""
@@ -238,11 +261,28 @@ class Result:
 
     # -- disk ---------------------------------------------------------
 
-    def save(self, directory: str | os.PathLike[str]) -> Path:
+    def identity(self) -> dict[str, Any]:
+        """What this result's folder holds (scenario and seed): a folder of another identity is
+        replaced only with ``overwrite`` (see :mod:`qoslab._atomic`)."""
+        return run_identity(self.scenario, self.seed if self.seed is not None else 0)
+
+    def save(self, directory: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
         """Writes the result folder atomically; replaces an existing one only once the new one is
-        complete. Returns the folder's path."""
+        complete. Returns the folder's path.
+
+        An existing folder is replaced only if qoslab wrote it, and, unless ``overwrite``, only
+        if it holds this same scenario and seed (a rerun): a result of another seed or scenario
+        raises :class:`qoslab.ConfigError`. Another process saving to the same folder at the
+        same time makes this call raise too (it never waits)."""
         target = Path(directory)
-        with atomic_dir(target) as tmp:
+        with atomic_dir(
+            target,
+            option="directory",
+            identity=self.identity(),
+            overwrite=overwrite,
+            wait=False,
+            overwrite_hint="overwrite=True",
+        ) as tmp:
             self.write_into(tmp)
         self._path = target
         return target
@@ -316,6 +356,20 @@ def _trace_bytes(t: TraceData) -> bytes:
     if isinstance(t, Path):
         return t.read_bytes()
     return t.to_bytes()
+
+
+def _listing(wanted: str, values: Any, *, most: int = 20) -> str:
+    """The distinct ``values``, closest to ``wanted`` first (difflib), then the rest in order;
+    at most ``most`` of them, with a count of those left out."""
+    import difflib
+
+    names = list(dict.fromkeys(str(v) for v in values))
+    if not names:
+        return "none"
+    close = difflib.get_close_matches(wanted, names, n=len(names), cutoff=0.5)
+    ordered = close + [n for n in names if n not in close]
+    shown = ", ".join(ordered[:most])
+    return shown + (f" ({len(ordered) - most} more)" if len(ordered) > most else "")
 
 
 def trace_file_name(direction: str) -> str:

@@ -40,6 +40,29 @@ def _override_text(o: Override) -> str:
     raise TypeError(f"override {o!r}: expected 'key.path=value' or a (key, value) pair")
 
 
+def _override_texts(overrides: object) -> tuple[str, ...]:
+    """Every override as text; a bare string (not in a list) is refused, as it would be read
+    one character at a time."""
+    from .errors import config_error
+
+    if isinstance(overrides, (str, bytes)):
+        raise config_error(
+            "overrides",
+            f"got the string {overrides!r}; allowed: a list of 'key.path=value' strings or (key, value) "
+            f"pairs, e.g. [{overrides!r}]",
+            origin="<python>",
+        )
+    try:
+        items = list(overrides)  # type: ignore[call-overload]
+    except TypeError:
+        raise config_error(
+            "overrides",
+            f"got {type(overrides).__name__} {overrides!r}; allowed: a list of 'key.path=value' strings",
+            origin="<python>",
+        ) from None
+    return tuple(_override_text(o) for o in items)
+
+
 def _drop_none(v: Any) -> Any:
     if isinstance(v, dict):
         return {k: _drop_none(x) for k, x in v.items() if x is not None}
@@ -69,7 +92,7 @@ class Scenario:
         self._text = text
         self._origin = origin
         self._base_dir = Path(base_dir) if base_dir is not None else Path.cwd()
-        self._overrides = tuple(_override_text(o) for o in overrides)
+        self._overrides = _override_texts(overrides)
         self._echo: dict[str, Any] | None = None
 
     # -- constructors -------------------------------------------------

@@ -31,7 +31,7 @@ import functools
 import hashlib
 import json
 import os
-import shutil
+import re
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -147,14 +147,17 @@ class Store:
         return sorted(p.name for p in self.runs.iterdir() if not p.name.startswith(".") and self.has(p.name))
 
     def clean_partial(self) -> int:
-        """Removes the temporary folders of runs that a killed sweep was writing; returns how many."""
+        """Removes the temporary folders of runs that a killed sweep was writing (those of a
+        writer that no longer runs; see :func:`qoslab._atomic.clean_dead_writers`); returns how
+        many. A concurrent sweep's folders in progress are left alone."""
         if not self.runs.is_dir():
             return 0
+        from ._atomic import clean_dead_writers
+
         n = 0
-        for p in self.runs.iterdir():
-            if p.name.startswith(".") and (".tmp-" in p.name or ".old-" in p.name):
-                shutil.rmtree(p, ignore_errors=True)
-                n += 1
+        pattern = re.compile(r"\.([0-9a-f]{32})\.(tmp|old)-\d+-[0-9a-f]{12}")
+        for key in {m.group(1) for p in self.runs.iterdir() if (m := pattern.fullmatch(p.name))}:
+            n += len(clean_dead_writers(self.runs / key))
         return n
 
     def put(self, key: str, files: Mapping[str, bytes], meta: Mapping[str, Any]) -> Path:

@@ -46,13 +46,14 @@ refuses unknown keys (``docs/decisions-sweeps.md``).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -523,8 +524,13 @@ def _write_outputs(
     _atomic_file(out / "summary.parquet", lambda path: pq.write_table(stable, path, **PARQUET_OPTIONS))
     _atomic_file(out / "summary.csv", lambda path: summ.to_csv(path, index=False))
     _atomic_file(out / "scenario.toml", lambda path: Path(path).write_text(p.scenario.to_toml(), encoding="utf-8"))
+    from . import __version__
+    from ._atomic import scenario_digest
+
     doc = {
+        "qoslab_version": __version__,
         "scenario": p.scenario.origin,
+        "scenario_sha256": scenario_digest(p.scenario.echo),
         "name": p.scenario.name,
         "overrides": list(p.scenario.overrides),
         "grid": p.grid,
@@ -540,6 +546,65 @@ def _write_outputs(
     _atomic_file(
         out / "sweep.json", lambda path: Path(path).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     )
+
+
+def sweep_identity(p: Plan) -> dict[str, Any]:
+    """What a sweep folder holds: the name and digest of its base scenario (every ``--set``
+    applied, the grid not). Other grids and seeds of the same scenario share its store."""
+    from ._atomic import scenario_digest
+
+    return {"kind": "sweep", "name": p.scenario.name, "scenario": scenario_digest(p.scenario.echo)}
+
+
+def _sweep_identity_of(out: Path) -> dict[str, Any] | None:
+    try:
+        doc = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or "scenario_sha256" not in doc:
+        return None
+    return {"kind": "sweep", "name": doc.get("name"), "scenario": doc["scenario_sha256"]}
+
+
+@contextlib.contextmanager
+def sweep_folder(p: Plan, out: str | os.PathLike[str], *, overwrite: bool = False) -> Iterator[Path]:
+    """Checks and locks the sweep folder ``out`` before anything runs (held until the sweep is
+    written): refused (``ConfigError`` naming ``--out``) if it is a path qoslab did not write,
+    cannot be written, is being written by another sweep, or holds a sweep of another base
+    scenario (unless ``overwrite``). A sweep of the same scenario resumes from its store."""
+    from ._atomic import _absolute, _acquire, _release, _written_by_qoslab, lock_path
+
+    target = _absolute(Path(out), "--out")
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise config_error("--out", f"{str(out)!r} exists and is not a folder; choose another --out")
+    if target.is_dir() and any(target.iterdir()):
+        ours = _written_by_qoslab(target) or (target / "sweep.json").is_file() or (target / "runs").is_dir()
+        if not ours:
+            raise config_error(
+                "--out",
+                f"{str(out)!r} exists and is not a sweep folder qoslab wrote; qoslab never writes into a "
+                "folder it did not create: choose a new folder",
+            )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        lock = lock_path(target)
+        fd = _acquire(lock, wait=False, target=Path(out), option="--out")
+    except OSError as e:
+        raise config_error("--out", f"{str(out)!r} cannot be written: {e.strerror or e}") from None
+    try:
+        old = _sweep_identity_of(target)
+        new = sweep_identity(p)
+        if old is not None and old != new and not overwrite:
+            raise config_error(
+                "--out",
+                f"{str(out)!r} holds a sweep of scenario {old['name']!r} (digest {str(old['scenario'])[:12]}); "
+                f"this sweep is of {new['name']!r} (digest {new['scenario'][:12]}). qoslab does not replace a "
+                "sweep of another scenario: add --overwrite to write it there anyway (the store keeps both "
+                "scenarios' runs), or choose another --out",
+            )
+        yield target
+    finally:
+        _release(lock, fd)
 
 
 def _atomic_file(target: Path, write: Callable[[Path], Any]) -> None:
@@ -584,6 +649,7 @@ def sweep(
     client: Any = None,
     out: str | os.PathLike[str] | None = None,
     progress: bool | Progress = False,
+    overwrite: bool = False,
 ) -> pd.DataFrame:
     """Runs ``scenario`` over ``grid`` × ``seeds`` and returns the combined long-form DataFrame.
 
@@ -592,7 +658,8 @@ def sweep(
     - ``jobs`` (local processes, default every core), ``scheduler`` (a Dask scheduler address)
       or ``client`` (a :class:`distributed.Client`): at most one.
     - ``out``: the sweep folder (default ``results/sweep_<scenario name>``); runs already in
-      its store are not run again.
+      its store are not run again. A folder holding a sweep of another base scenario is
+      refused unless ``overwrite`` (see :func:`sweep_folder`).
     - ``progress``: ``True`` for the command line's reporter, or a callable
       ``(done, total, what)``.
 
@@ -603,7 +670,10 @@ def sweep(
 
     p = plan(scenario, grid=grid, seeds=seeds, overrides=overrides)
     folder = Path(out) if out is not None else default_out(p)
-    with open_executor(jobs=jobs, scheduler=scheduler, client=client) as ex:
+    with (
+        sweep_folder(p, folder, overwrite=overwrite),
+        open_executor(jobs=jobs, scheduler=scheduler, client=client) as ex,
+    ):
         reporter: _Reporter | None = None
         cb: Progress | None
         if progress is True:
@@ -641,4 +711,6 @@ __all__ = [
     "read_dataset",
     "run_plan",
     "sweep",
+    "sweep_folder",
+    "sweep_identity",
 ]

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING
 
 from ..errors import ReproductionError
 from .framework import Claim, Context, Figure, Outcome, Summary, execute
+from .framework import destination as framework_destination
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .._atomic import Destination
     from ..executor import Executor
 
 #: NAME -> module implementing it.
@@ -56,10 +58,35 @@ def reproduce(
     out: os.PathLike[str] | str = "results",
     log: Callable[[str], None] = lambda _: None,
     executor: Executor | None = None,
+    overwrite: bool = False,
+    destination: Destination | None = None,
 ) -> Summary:
     """Runs one reproduction and writes ``out/<name>/``; see :func:`framework.execute`.
-    ``executor`` (:mod:`qoslab.executor`) runs its batches of variants and seeds."""
-    return execute(module(name), quick=quick, seeds=seeds, out=out, log=log, executor=executor)
+    ``executor`` (:mod:`qoslab.executor`) runs its batches of variants and seeds. An existing
+    ``out/<name>/`` of another mode or seed list is replaced only with ``overwrite``."""
+    return execute(
+        module(name),
+        quick=quick,
+        seeds=seeds,
+        out=out,
+        log=log,
+        executor=executor,
+        overwrite=overwrite,
+        dest=destination,
+    )
+
+
+def destination(
+    name: str,
+    *,
+    quick: bool = False,
+    seeds: int | None = None,
+    out: os.PathLike[str] | str = "results",
+    overwrite: bool = False,
+) -> Destination:
+    """``out/<name>/`` as a :class:`~qoslab._atomic.Destination`, to check and hold before running
+    (see :func:`framework.destination`)."""
+    return framework_destination(module(name), quick=quick, seeds=seeds, out=out, overwrite=overwrite)
 
 
 __all__ = [
@@ -70,6 +97,7 @@ __all__ = [
     "Figure",
     "Outcome",
     "Summary",
+    "destination",
     "execute",
     "module",
     "names",

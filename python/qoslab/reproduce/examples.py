@@ -79,7 +79,7 @@ def _bottleneck(res: Result) -> str:
 
 
 def _after_warmup(res: Result, queue: str, metric: str) -> Any:
-    s = res.metric(queue, metric, entity_kind="queue")
+    s = res.metric(queue, metric, entity_kind="queue", allow_missing=True)
     return s[s["t_s"] >= WARMUP_S]
 
 
@@ -99,7 +99,7 @@ def measure(res: Result) -> dict[str, Any]:
     backlog = _after_warmup(res, bq, "backlog_pkts")
     # Overflow drops after the warm-up: the cumulative series (present only
     # when the queue had such drops) at the last sample before WARMUP_S.
-    over = res.metric(bq, "drops_overlimit", entity_kind="queue")
+    over = res.metric(bq, "drops_overlimit", entity_kind="queue", allow_missing=True)
     before = over[over["t_s"] <= WARMUP_S]["value"]
     over_after = overlimit - (int(before.iloc[-1]) if len(before) else 0) if len(over) else 0
     return {
@@ -364,7 +364,7 @@ def _figures(
 def _series(res: Result, queue: str) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for metric in ("backlog_pkts", "red_avg"):
-        s = res.metric(queue, metric, entity_kind="queue")
+        s = res.metric(queue, metric, entity_kind="queue", allow_missing=True)
         if len(s):
             out.setdefault("t_s", [float(t) for t in s["t_s"]])
             out[metric] = [float(v) for v in s["value"]]

@@ -30,7 +30,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from .._atomic import atomic_dir
+from .._atomic import Destination, reproduction_identity
 from ..errors import ReproductionError
 from ..result import Result
 from ..scenario import Scenario
@@ -267,6 +267,24 @@ def render_report(module: ModuleType, s: Summary) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def seed_list(module: ModuleType, *, quick: bool, seeds: int | None) -> list[int]:
+    """Seeds 1..N: ``seeds``, else 1 for a quick run, else the module's ``FULL_SEEDS`` (3)."""
+    n = seeds if seeds is not None else (1 if quick else getattr(module, "FULL_SEEDS", 3))
+    if n < 1:
+        raise ReproductionError(f"--seeds must be at least 1, got {n}")
+    return list(range(1, n + 1))
+
+
+def destination(
+    module: ModuleType, *, quick: bool, seeds: int | None, out: os.PathLike[str] | str, overwrite: bool = False
+) -> Destination:
+    """The :class:`~qoslab._atomic.Destination` of ``OUT/<name>/`` (not yet entered): entering it
+    checks, locks and prepares the folder, and refuses one holding another mode's or seed
+    list's reproduction unless ``overwrite``."""
+    ident = reproduction_identity(module.NAME, quick, seed_list(module, quick=quick, seeds=seeds))
+    return Destination(Path(out) / folder_name(module.NAME), option="--out", identity=ident, overwrite=overwrite)
+
+
 def execute(
     module: ModuleType,
     *,
@@ -275,39 +293,43 @@ def execute(
     out: os.PathLike[str] | str,
     log: Log,
     executor: Executor | None = None,
+    overwrite: bool = False,
+    dest: Destination | None = None,
 ) -> Summary:
     """Runs one reproduction module and writes ``OUT/<name>/`` atomically; its batches of
-    runs go to ``executor`` (default: one run at a time in this process)."""
+    runs go to ``executor`` (default: one run at a time in this process). ``dest``: the
+    folder's :func:`destination`, already entered (the command line enters every
+    reproduction's before the first runs); by default it is entered here."""
+    if dest is None:
+        with destination(module, quick=quick, seeds=seeds, out=out, overwrite=overwrite) as d:
+            return execute(module, quick=quick, seeds=seeds, out=out, log=log, executor=executor, dest=d)
     name = module.NAME
-    n = seeds if seeds is not None else (1 if quick else getattr(module, "FULL_SEEDS", 3))
-    if n < 1:
-        raise ReproductionError(f"--seeds must be at least 1, got {n}")
-    seed_list = list(range(1, n + 1))
-    out = Path(out)
-    target = out / folder_name(name)
+    seed_list_ = seed_list(module, quick=quick, seeds=seeds)
+    target = Path(out) / folder_name(name)
     t0 = time.perf_counter()
-    with atomic_dir(target) as tmp:
-        ctx = Context(name=name, quick=quick, seeds=seed_list, folder=tmp, log=log, executor=executor)
-        outcome = module.reproduce(ctx)
-        wall = time.perf_counter() - t0
-        summary = Summary(
-            name=name, title=module.TITLE, quick=quick, seeds=seed_list, wall_s=wall, outcome=outcome, folder=target
-        )
-        from .. import __version__
+    tmp = dest.tmp
+    ctx = Context(name=name, quick=quick, seeds=seed_list_, folder=tmp, log=log, executor=executor)
+    outcome = module.reproduce(ctx)
+    wall = time.perf_counter() - t0
+    summary = Summary(
+        name=name, title=module.TITLE, quick=quick, seeds=seed_list_, wall_s=wall, outcome=outcome, folder=target
+    )
+    from .. import __version__
 
-        doc = {
-            "name": name,
-            "seed_file": module.SEED_FILE,
-            "qoslab_version": __version__,
-            "quick": quick,
-            "seeds": seed_list,
-            "wall_s": round(wall, 3),
-            "claims": [c.to_json() for c in outcome.claims],
-            "data": _clean(outcome.data),
-        }
-        with open(tmp / "results.json", "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=2, ensure_ascii=False, allow_nan=False)
-            f.write("\n")
-        with open(tmp / "report.md", "w", encoding="utf-8") as f:
-            f.write(render_report(module, summary))
+    doc = {
+        "name": name,
+        "seed_file": module.SEED_FILE,
+        "qoslab_version": __version__,
+        "quick": quick,
+        "seeds": seed_list_,
+        "wall_s": round(wall, 3),
+        "claims": [c.to_json() for c in outcome.claims],
+        "data": _clean(outcome.data),
+    }
+    with open(tmp / "results.json", "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2, ensure_ascii=False, allow_nan=False)
+        f.write("\n")
+    with open(tmp / "report.md", "w", encoding="utf-8") as f:
+        f.write(render_report(module, summary))
+    dest.commit()
     return summary

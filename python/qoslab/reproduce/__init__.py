@@ -3,8 +3,8 @@
 The registry maps each reproduction's name to its module (see
 :mod:`qoslab.reproduce.framework` for what a module provides). Today:
 ``examples`` (the RED reference dumbbell), ``tcp-cac``, ``mace``, ``dcbt``
-(D-CBT and ChIPS, seed 001) and ``edge`` (seed 003). ``pcn`` joins it when
-it is written.
+(D-CBT and ChIPS, seed 001), ``edge`` (seed 003) and ``pcn`` (seed 004,
+in progress: Table 3.1 and §4.4.1 so far).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ REGISTRY: dict[str, str] = {
     "mace": "qoslab.reproduce.mace",
     "dcbt": "qoslab.reproduce.dcbt",
     "edge": "qoslab.reproduce.edge",
+    "pcn": "qoslab.reproduce.pcn",
 }
 
 #: Reproductions planned by later issues (not yet available).

@@ -72,6 +72,48 @@ def run_bare(exe: Path, n_src: int, secs: float, src_bps: int) -> dict:
     return json.loads(out.stdout)
 
 
+# A whole PCN scenario in a fresh interpreter: wall time of the process part
+# that runs it, events, peak RSS above the interpreter with its result stack.
+PCN_CHILD = r"""
+import json, resource, sys, time
+import qoslab
+import pandas, pyarrow
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t = time.perf_counter()
+res = qoslab.run(sys.argv[1], seed=1)
+wall = time.perf_counter() - t
+s = res.summary
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"events": s["events"], "loop_wall_s": s["loop_wall_s"], "run_wall_s": wall,
+                  "rss_above_interpreter_mb": (peak - base) / 1024}))
+"""
+
+#: Issue 13's performance cases: 100 s simulated each, target under 10 s on one core.
+PCN_CASES = ("perf_oc48_svd", "perf_rtt1800_vbr")
+
+
+def pcn_case(name: str, reps: int) -> dict:
+    runs = []
+    for i in range(reps):
+        out = subprocess.run(
+            [sys.executable, "-c", PCN_CHILD, str(ROOT / "scenarios" / "pcn" / f"{name}.toml")],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        print(f"  {name} rep {i + 1}/{reps}: {runs[-1]['run_wall_s']:.2f} s", flush=True)
+    med = lambda k: statistics.median(r[k] for r in runs)  # noqa: E731
+    return {
+        "case": name,
+        "events": runs[0]["events"],
+        "loop_wall_s": med("loop_wall_s"),
+        "run_wall_s": med("run_wall_s"),
+        "events_per_s": runs[0]["events"] / med("loop_wall_s"),
+        "rss_mb": max(r["rss_above_interpreter_mb"] for r in runs),
+    }
+
+
 def import_time() -> float:
     code = "import time; t=time.perf_counter(); import qoslab; print(time.perf_counter()-t)"
     runs = [
@@ -156,6 +198,15 @@ def main() -> None:
         f"{'met' if small['qoslab_pkts_per_s'] * 2 >= big['qoslab_pkts_per_s'] else 'NOT met'}"
     )
     print(f"memory <= 50 MB above the interpreter: {max(c['qoslab_rss_mb'] for c in results['cases']):.1f} MB")
+    print()
+    results["pcn"] = [pcn_case(n, max(1, min(a.reps, 3))) for n in PCN_CASES]
+    print(f"{'PCN case':<20}{'events':>12}{'events M/s':>11}{'loop s':>8}{'run s':>8}{'RSS MB':>8}  target run < 10 s")
+    for c in results["pcn"]:
+        ok = "met" if c["run_wall_s"] < 10 else "NOT met"
+        print(
+            f"{c['case']:<20}{c['events']:>12}{c['events_per_s'] / 1e6:>11.2f}{c['loop_wall_s']:>8.2f}"
+            f"{c['run_wall_s']:>8.2f}{c['rss_mb']:>8.1f}  {ok}"
+        )
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "bench.json").write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {a.out / 'bench.json'}")

@@ -3,7 +3,7 @@
 //! validator checks names against it. Naming rules are in [`super::model`].
 
 use super::model::{ExplicitLink, LinkSpec, NodeKind, NodeSpec, QueueSpec, Topology};
-use qoslab_core::units::Dur;
+use qoslab_core::units::{Dur, Rate};
 
 /// A duplex link between node indices `a` and `b`; `spec.queue` feeds
 /// a -> b, `spec.reverse_queue` b -> a (`None`: the topology's default queue).
@@ -63,9 +63,9 @@ pub fn expand(t: &Topology) -> Expanded {
         Topology::ParkingLot { bottlenecks, access, bottleneck, egress, default_queue } => {
             (b.parking_lot(*bottlenecks as usize, access, bottleneck, egress.as_ref().unwrap_or(access)), default_queue)
         }
-        Topology::Star { ingresses, access, ingress_delays, bottleneck, egress, default_queue } => {
+        Topology::Star { ingresses, access, ingress_delays, ingress_routers, bottleneck, egress, default_queue } => {
             let eg = egress.as_ref().unwrap_or(access);
-            (Some(b.star(*ingresses, access, ingress_delays, bottleneck, eg)), default_queue)
+            (Some(b.star(*ingresses, access, ingress_delays, *ingress_routers, bottleneck, eg)), default_queue)
         }
         Topology::Explicit { nodes, links, default_queue } => {
             b.explicit(nodes, links);
@@ -152,8 +152,31 @@ impl Builder {
 
     /// `in0..` (each with its own delay, if given) -> `r0` -> `r1` -> `sink0`;
     /// the bottleneck link's index.
-    fn star(&mut self, ingresses: u32, access: &LinkSpec, delays: &[Dur], bn: &LinkSpec, eg: &LinkSpec) -> usize {
-        let ins: Vec<usize> = (0..ingresses).map(|i| self.node(format!("in{i}"), NodeKind::Host)).collect();
+    fn star(
+        &mut self,
+        ingresses: u32,
+        access: &LinkSpec,
+        delays: &[Dur],
+        routers: bool,
+        bn: &LinkSpec,
+        eg: &LinkSpec,
+    ) -> usize {
+        let kind = if routers { NodeKind::Router } else { NodeKind::Host };
+        let ins: Vec<usize> = (0..ingresses).map(|i| self.node(format!("in{i}"), kind)).collect();
+        if routers {
+            // Each ingress router's own host: a fast link without delay.
+            let host_link = LinkSpec {
+                rate: Rate(10_000_000_000),
+                delay: Dur(0),
+                stages: Vec::new(),
+                reverse_stages: Vec::new(),
+                ..access.clone()
+            };
+            for (i, n) in ins.iter().enumerate() {
+                let h = self.node(format!("src{i}"), NodeKind::Host);
+                self.link(h, *n, &host_link, format!("topology.access[src{i}]"));
+            }
+        }
         let r0 = self.node("r0".into(), NodeKind::Router);
         let r1 = self.node("r1".into(), NodeKind::Router);
         let sink = self.node("sink0".into(), NodeKind::Host);
@@ -246,6 +269,7 @@ mod tests {
     #[test]
     fn star_gives_each_ingress_its_delay() {
         let t = Topology::Star {
+            ingress_routers: false,
             ingresses: 2,
             access: ls(100, 1),
             ingress_delays: vec![Dur::from_ms(3), Dur::from_ms(7)],

@@ -48,6 +48,31 @@ pub struct MetricsSpec {
     /// every flow of these TCP groups.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tcp_series: Vec<String>,
+    /// The link directions whose queues are sampled into the series table:
+    /// names `"from->to"` with `*` matching any text (`"r0->*"`). Default:
+    /// every direction leaving a router that carries packets.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<String>,
+}
+
+/// Does `name` match `pattern`, where `*` matches any text (also none)?
+pub fn glob_match(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == name;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
+        return false;
+    }
+    let mut rest = &name[first.len()..name.len() - last.len()];
+    for p in &parts[1..parts.len() - 1] {
+        match rest.find(p) {
+            Some(i) => rest = &rest[i + p.len()..],
+            None => return false,
+        }
+    }
+    true
 }
 
 impl Default for MetricsSpec {
@@ -60,6 +85,24 @@ impl Default for MetricsSpec {
             interarrival_bin: default_hist_bin(),
             interarrival_max: default_hist_max(),
             tcp_series: Vec::new(),
+            series: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_match;
+
+    #[test]
+    fn globs_match_any_text_at_their_stars() {
+        assert!(glob_match("r0->r1", "r0->r1"));
+        assert!(!glob_match("r0->r1", "r0->r10"));
+        assert!(glob_match("r0->*", "r0->sink0"));
+        assert!(glob_match("*->r1", "in12->r1"));
+        assert!(glob_match("in*->r*", "in3->r0"));
+        assert!(!glob_match("in*->r*", "src3->in3"));
+        assert!(glob_match("*", "a->b"));
+        assert!(!glob_match("a*a", "a"));
     }
 }

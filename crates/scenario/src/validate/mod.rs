@@ -197,6 +197,7 @@ impl Checker<'_> {
             self.stages(net);
             self.trace(s, net);
             self.pcn(s, net);
+            self.series(s, net);
         }
     }
 
@@ -217,6 +218,28 @@ impl Checker<'_> {
                 self.err(
                     format!("trace.pcap.{i}"),
                     format!("{d:?} names no link direction; allowed: \"from->to\": {}{more}", shown.join(", ")),
+                );
+            }
+        }
+    }
+
+    /// `metrics.series`: each pattern names at least one link direction.
+    fn series(&mut self, s: &Scenario, net: &Expanded) {
+        let name = |i: usize| net.nodes.get(i).map_or("?", |(n, _)| n.as_str());
+        let dirs: Vec<String> = net
+            .links
+            .iter()
+            .flat_map(|l| [format!("{}->{}", name(l.a), name(l.b)), format!("{}->{}", name(l.b), name(l.a))])
+            .collect();
+        for (i, pat) in s.metrics.series.iter().enumerate() {
+            if !dirs.iter().any(|d| crate::model::glob_match(pat, d)) {
+                let shown: Vec<&str> = dirs.iter().take(12).map(String::as_str).collect();
+                self.err(
+                    format!("metrics.series.{i}"),
+                    format!(
+                        "{pat:?} matches no link direction; allowed: \"from->to\" names, * for any text, e.g. {}",
+                        shown.join(", ")
+                    ),
                 );
             }
         }

@@ -58,6 +58,12 @@ pub struct Edges {
     /// Per flow: its aggregate id (`UNKNOWN` until first needed).
     flow_agg: Vec<u32>,
     aggs: HashMap<(u32, u32), u32>,
+    /// Per aggregate: the propagation delay between its two ends along the
+    /// route of the flow that revealed it (links are duplex with one delay,
+    /// so it is the same both ways).
+    agg_delay: Vec<Dur>,
+    /// Per aggregate: its (first, last) edge nodes.
+    agg_ends: Vec<(u32, u32)>,
     /// Scratch actions handed to each call.
     actions: EdgeActions,
 }
@@ -77,20 +83,41 @@ impl Edges {
 impl Sim {
     /// Makes router `node` a domain edge with `behaviour`; call before the run.
     pub fn set_edge(&mut self, node: NodeId, behaviour: Box<dyn EdgeBehaviour>) {
+        self.set_edges(vec![(node, behaviour)]);
+    }
+
+    /// Makes each router a domain edge with its behaviour, then computes the
+    /// routes towards every edge node once (messages travel between them;
+    /// the existing destinations keep their slots).
+    pub fn set_edges(&mut self, edges: Vec<(NodeId, Box<dyn EdgeBehaviour>)>) {
+        self.place_edges(edges, true);
+    }
+
+    /// Places the behaviours; with `route`, computes routes towards every
+    /// edge node too (what messages between arbitrary edge nodes need).
+    /// Without, messages travel only between an aggregate's ends, with the
+    /// delay measured along the aggregate's route: no all-pairs routes (at
+    /// 1,800 ingresses they were 52 MB).
+    fn place_edges(&mut self, edges: Vec<(NodeId, Box<dyn EdgeBehaviour>)>, route: bool) {
         let n = self.net.nodes.len();
         if self.edges.behaviours.len() < n {
             self.edges.behaviours.resize_with(n, || None);
             self.edges.timer_at.resize(n, None);
         }
-        self.edges.behaviours[node.index()] = Some(behaviour);
-        // Routes towards every edge node (messages travel between them);
-        // the existing destinations keep their slots.
-        let mut dsts = self.route_dsts.clone();
-        dsts.extend(
-            self.edges.behaviours.iter().enumerate().filter(|(_, b)| b.is_some()).map(|(i, _)| NodeId(i as u32)),
-        );
-        self.net.route_to(&dsts);
-        self.schedule_edge_timer(node);
+        let nodes: Vec<NodeId> = edges.iter().map(|(n, _)| *n).collect();
+        for (node, behaviour) in edges {
+            self.edges.behaviours[node.index()] = Some(behaviour);
+        }
+        if route {
+            let mut dsts = self.route_dsts.clone();
+            dsts.extend(
+                self.edges.behaviours.iter().enumerate().filter(|(_, b)| b.is_some()).map(|(i, _)| NodeId(i as u32)),
+            );
+            self.net.route_to(&dsts);
+        }
+        for node in nodes {
+            self.schedule_edge_timer(node);
+        }
     }
 
     /// The behaviour at `node`, if it is an edge.
@@ -109,21 +136,31 @@ impl Sim {
         }
         let (mut at, dst, slot) = (self.flows[f.index()].src, self.flow_dst[f.index()], self.flow_slot[f.index()]);
         let (mut first, mut last) = (UNKNOWN, UNKNOWN);
+        // Delay from the start of the walk to each edge met; the ends' difference is the aggregate's.
+        let (mut walked, mut at_first, mut at_last) = (0u64, 0u64, 0u64);
         for _ in 0..self.net.nodes.len() {
             if self.edges.at(at) {
                 if first == UNKNOWN {
                     first = at.0;
+                    at_first = walked;
                 }
                 last = at.0;
+                at_last = walked;
             }
             if at == dst {
                 break;
             }
             let Some(d) = self.net.routes.next(slot, at) else { break };
-            at = self.net.dirs[d.index()].to;
+            let dir = &self.net.dirs[d.index()];
+            walked = walked.saturating_add(dir.delay.0);
+            at = dir.to;
         }
         let next_id = self.edges.aggs.len() as u32;
         let id = *self.edges.aggs.entry((first, last)).or_insert(next_id);
+        if id == next_id {
+            self.edges.agg_delay.push(Dur(at_last - at_first));
+            self.edges.agg_ends.push((first, last));
+        }
         if id == next_id && first != UNKNOWN {
             // A new aggregate: both ends learn where the other is.
             let ends = if first == last { vec![first] } else { vec![first, last] };
@@ -225,7 +262,7 @@ impl Sim {
     /// admitted.
     pub(super) fn edge_flow_request(&mut self, f: FlowId, req: &FlowRequest) -> Option<Decision> {
         let agg = self.aggregate_of(f);
-        let Some(&(first, _)) = self.edges.aggs.iter().find(|(_, id)| **id == agg.0).map(|(k, _)| k) else {
+        let Some(&(first, _)) = self.edges.agg_ends.get(agg.0 as usize) else {
             return Some(Decision::Admit(DecisionReason {
                 rule: "no_domain",
                 estimate: f64::NAN,
@@ -264,11 +301,13 @@ impl Sim {
             let e = &es[0];
             fail(format!("pcn.{}", e.field_path), e.message.clone())
         })?;
+        let mut edges: Vec<(NodeId, Box<dyn EdgeBehaviour>)> = Vec::with_capacity(nodes.len());
         for n in nodes {
             let rng = rng::stream(self.seed, EDGE_STREAM_BASE + n as u64);
             let edge = PcnEdge::new(EdgeNode(n as u32), cfg, rng).map_err(|e| fail("pcn".into(), e.to_string()))?;
-            self.set_edge(NodeId(n as u32), Box::new(edge));
+            edges.push((NodeId(n as u32), Box::new(edge)));
         }
+        self.place_edges(edges, false);
         Ok(())
     }
 
@@ -291,7 +330,14 @@ impl Sim {
 
     fn send_edge_message(&mut self, msg: EdgeMessage) {
         let (from, to) = (NodeId(msg.from.0), NodeId(msg.to.0));
-        let Some(delay) = self.path_delay(from, to) else {
+        // Between an aggregate's two ends: its delay, known from its route;
+        // otherwise along the routes towards `to` (see `set_edge`).
+        let ends = self.edges.agg_ends.get(msg.aggregate.0 as usize).copied();
+        let known = match (ends, self.edges.agg_delay.get(msg.aggregate.0 as usize)) {
+            (Some((a, b)), Some(d)) if (a, b) == (from.0, to.0) || (a, b) == (to.0, from.0) => Some(*d),
+            _ => None,
+        };
+        let Some(delay) = known.or_else(|| self.path_delay(from, to)) else {
             let name = |n: NodeId| self.net.nodes.get(n.index()).map_or("?", |x| x.name.as_str()).to_string();
             self.fault = Some(format!("edge message from {} to {}: no route", name(from), name(to)));
             return;

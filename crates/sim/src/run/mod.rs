@@ -142,8 +142,16 @@ impl Sim {
         let shaping = shaping::Shaping::build(sc, &groups)?;
         let tracer = crate::trace::Tracer::new(&sc.trace.pcap, &net)?;
         let n_dirs = net.dirs.len();
-        let router_out =
-            net.dirs.iter().map(|d| net.nodes[d.from.index()].kind == qoslab_scenario::NodeKind::Router).collect();
+        // Sampled into the series: directions leaving a router, narrowed to
+        // `metrics.series` when given.
+        let router_out = net
+            .dirs
+            .iter()
+            .map(|d| {
+                net.nodes[d.from.index()].kind == qoslab_scenario::NodeKind::Router
+                    && (m.series.is_empty() || m.series.iter().any(|p| qoslab_scenario::glob_match(p, &d.name)))
+            })
+            .collect();
         let dir_to_host =
             net.dirs.iter().map(|d| net.nodes[d.to.index()].kind == qoslab_scenario::NodeKind::Host).collect();
         let mut sim = Sim {

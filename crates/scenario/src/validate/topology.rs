@@ -124,7 +124,15 @@ impl Checker<'_> {
                 self.max_nodes(3 * *bottlenecks as u64 + 3);
                 (preset_links(access, bottleneck, egress), default_queue)
             }
-            Topology::Star { ingresses, access, ingress_delays, ingress_routers, bottleneck, egress, default_queue } => {
+            Topology::Star {
+                ingresses,
+                access,
+                ingress_delays,
+                ingress_routers,
+                bottleneck,
+                egress,
+                default_queue,
+            } => {
                 self.count("topology.ingresses", *ingresses, 1);
                 if !ingress_delays.is_empty() && ingress_delays.len() != *ingresses as usize {
                     self.err(

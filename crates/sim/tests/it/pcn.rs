@@ -173,3 +173,51 @@ start = "100s"
     let terminated = bools(&out.flows, "terminated").iter().filter(|t| **t).count();
     assert!((6..=10).contains(&terminated), "{terminated} flows terminated");
 }
+
+/// Seed 004's RTT topology: the star preset with ingress routers, each an
+/// edge of the domain, calls from their hosts in turn; `metrics.series`
+/// keeps the series to the named direction.
+#[test]
+fn rtt_topology_with_ingress_routers_admits_per_aggregate_and_samples_only_the_named_queue() {
+    let text = r#"
+name = "rtt"
+duration = "120s"
+[topology]
+preset = "star"
+ingresses = 3
+ingress_routers = true
+ingress_delays = ["1ms", "20ms", "50ms"]
+access = { rate = "1Gbps", delay = "1ms" }
+bottleneck = { rate = "2Mbps", delay = "10ms", stages = [{ type = "pcn_admission", admissible_rate = "1Mbps" }] }
+egress = { rate = "1Gbps", delay = "0s" }
+[pcn]
+edges = ["in*", "r1"]
+[metrics]
+series = ["r0->r1"]
+series_interval = "1s"
+[[traffic]]
+name = "voice"
+model = "cbr"
+src = "src*"
+dst = "sink0"
+size = "160B"
+interval = "20ms"
+arrivals = { process = "poisson", rate = 1.0, lifetime = "60s" }
+"#;
+    let out = run(&scenario(text), 1);
+    let ids: std::collections::BTreeSet<String> = strs(&out.series, "entity_id").into_iter().collect();
+    let queues: Vec<&String> = ids.iter().filter(|i| i.contains("->")).collect();
+    assert_eq!(queues, ["r0->r1"], "{ids:?}");
+    let r = rate_between_dir(&out, "r0->r1", 60.0, 120.0);
+    assert!((r - 1e6).abs() < 0.15e6, "{r}");
+    let srcs = strs(&out.flows, "src");
+    assert!(["src0", "src1", "src2"].iter().all(|s| srcs.iter().any(|x| x == s)));
+    let d = refused(&text.replace("series = [\"r0->r1\"]", "series = [\"r9->*\"]"));
+    assert!(d.iter().any(|d| d.path == "metrics.series.0" && d.message.contains("matches no link direction")), "{d:?}");
+}
+
+fn rate_between_dir(out: &RunOutput, dir: &str, t0: f64, t1: f64) -> f64 {
+    let d = series(out, dir, "departures");
+    let at = |t: f64| d.iter().filter(|(s, _)| *s <= t + 1e-9).map(|(_, v)| *v).next_back().unwrap_or(0.0);
+    (at(t1) - at(t0)) * 160.0 * 8.0 / (t1 - t0)
+}

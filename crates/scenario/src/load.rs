@@ -182,6 +182,17 @@ fn syntax_diagnostic(text: &str, origin: &str, e: &toml::de::Error) -> Diagnosti
     let path = line.map(|l| path_at_line(text, l)).unwrap_or_default();
     let msg: Vec<&str> = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let msg = msg.join("; ").replace('`', "'");
+    // The parser's "invalid type: integer '18446744073709551616' as i128":
+    // an integer beyond TOML's 64 bits, in words.
+    if let Some(n) = msg.strip_prefix("invalid type: integer '").and_then(|r| r.split('\'').next()) {
+        let message = format!(
+            "{n} is too large; allowed: a whole number from {} to {} (TOML integers are 64-bit; each field \
+             has its own smaller range)",
+            i64::MIN,
+            i64::MAX
+        );
+        return Diagnostic { origin: origin.to_string(), line, path, message };
+    }
     let message = if msg.contains("expected") {
         format!("TOML syntax error: {msg}")
     } else {
@@ -444,6 +455,15 @@ mod tests {
         assert!(!ds[0].message.contains('`'));
         assert_eq!(path_at_line("[a.\"b\"]\nk = 1\n", 2), "a.b.k");
         assert_eq!(path_at_line("[a]\n= 1\n", 2), "a", "no key on the line");
+    }
+
+    #[test]
+    fn integers_beyond_64_bits_are_too_large_in_plain_words() {
+        let text = "name = \"x\"\nflows = 18446744073709551616\n";
+        let ScenarioError::Config(ds) = load_str(text, "f.toml", &[], None).unwrap_err() else { panic!() };
+        assert_eq!((ds[0].line, ds[0].path.as_str()), (Some(2), "flows"));
+        assert!(ds[0].message.starts_with("18446744073709551616 is too large; allowed: a whole number"), "{}", ds[0]);
+        assert!(!ds[0].message.contains("i128"));
     }
 
     #[test]

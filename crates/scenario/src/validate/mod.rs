@@ -143,6 +143,58 @@ fn names_list<S: AsRef<str>>(names: &[S]) -> String {
     s
 }
 
+/// Edit distance (optimal string alignment: insertions, deletions,
+/// substitutions and swaps of neighbours each cost 1), on characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// The (at most 3) names closest to `name`, nearest first; only names
+/// within a third of its length (at least 1 edit; case is ignored) are
+/// offered.
+fn closest<'n, S: AsRef<str>>(name: &str, names: &'n [S]) -> Vec<&'n str> {
+    let limit = (name.chars().count() / 3).max(1);
+    let lower = name.to_lowercase();
+    let mut scored: Vec<(usize, &str)> = names
+        .iter()
+        .map(|n| n.as_ref())
+        .map(|n| (edit_distance(&lower, &n.to_lowercase()), n))
+        .filter(|(d, _)| *d <= limit)
+        .collect();
+    scored.sort();
+    scored.into_iter().take(3).map(|(_, n)| n).collect()
+}
+
+/// `no node named "x"; did you mean "y"? allowed: ...` with the closest
+/// names first, so that the one meant is not hidden behind "(29 more)".
+fn unknown_name<S: AsRef<str>>(what: &str, name: &str, names: &[S]) -> String {
+    let near = closest(name, names);
+    let hint = if near.is_empty() {
+        String::new()
+    } else {
+        format!(" did you mean {}?", near.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(" or "))
+    };
+    format!("no {what} named {name:?};{hint} allowed: {}", names_list(names))
+}
+
 fn is_name(s: &str, extra: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || extra.contains(c))
 }
@@ -360,6 +412,21 @@ size = "100B"
 mod tests {
     use super::testkit::*;
     use super::*;
+
+    #[test]
+    fn closest_names_are_offered_nearest_first() {
+        let names = ["sink0", "sink1", "src0", "r0"];
+        assert_eq!(closest("snik0", &names), ["sink0"]);
+        assert_eq!(closest("SINK1", &names), ["sink1", "sink0"]);
+        assert_eq!(closest("r9", &names), ["r0"]);
+        assert_eq!(closest("zzzzzzzz", &names), Vec::<&str>::new());
+        assert_eq!(edit_distance("宛先", "宛先"), 0);
+        assert_eq!(edit_distance("ab", "ba"), 1);
+        assert_eq!(
+            unknown_name("node", "snik0", &names),
+            "no node named \"snik0\"; did you mean \"sink0\"? allowed: sink0, sink1, src0, r0"
+        );
+    }
 
     #[test]
     fn the_base_scenarios_are_valid() {

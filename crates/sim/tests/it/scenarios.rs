@@ -33,15 +33,18 @@ fn diagnostics(r: Result<ValidScenario, ScenarioError>) -> Vec<Diagnostic> {
     }
 }
 
-/// The `# expect:`, `# line:` and `# path:` header of a bad scenario.
+/// The `# expect:`, `# line:` and `# path:` header of a bad scenario, and
+/// `# origin:` when the problem is in a file the scenario names (a replay
+/// CSV, a descriptor file), relative to the scenario's folder.
 struct Expectation {
     expect: String,
     line: Option<usize>,
     path: String,
+    origin: Option<String>,
 }
 
 fn expectation(text: &str) -> Expectation {
-    let mut e = Expectation { expect: String::new(), line: None, path: String::new() };
+    let mut e = Expectation { expect: String::new(), line: None, path: String::new(), origin: None };
     for l in text.lines().take_while(|l| l.starts_with('#')) {
         if let Some(x) = l.strip_prefix("# expect: ") {
             e.expect = x.to_string();
@@ -49,6 +52,8 @@ fn expectation(text: &str) -> Expectation {
             e.line = Some(x.trim().parse().expect("# line: N"));
         } else if let Some(x) = l.strip_prefix("# path: ") {
             e.path = x.trim().to_string();
+        } else if let Some(x) = l.strip_prefix("# origin: ") {
+            e.origin = Some(x.trim().to_string());
         }
     }
     e
@@ -75,7 +80,11 @@ fn every_bad_scenario_fails_with_its_announced_diagnostic() {
         if d.line != e.line {
             failures.push(format!("{}: line {:?}, expected {:?} ({shown})", f.display(), d.line, e.line));
         }
-        if d.origin != f.display().to_string() {
+        let origin = match &e.origin {
+            Some(o) => f.parent().unwrap().join(o).display().to_string(),
+            None => f.display().to_string(),
+        };
+        if d.origin != origin {
             failures.push(format!("{}: origin {:?}", f.display(), d.origin));
         }
         // What is allowed: "allowed: ...", a mechanism's "must ...", or the list of nodes.
@@ -112,6 +121,8 @@ fn bad_scenario_messages_never_name_rust_types() {
         "`",
         "Some(",
         "None",
+        "i128",
+        "i64",
     ];
     for f in toml_files("tests/scenarios/bad") {
         for d in diagnostics(load_file(&f, &[])) {

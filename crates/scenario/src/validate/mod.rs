@@ -23,7 +23,7 @@
 //! | `size` | payload ≥ 1 B (`base` ≥ 1 B for random sizes); payload + `header` ≤ 65535 B (an IP packet) |
 //! | `dscp` | 0 to 63 |
 //! | `start`, `stop` | `start` < `duration`; `stop` > `start` |
-//! | `arrivals` | rates > 0; `batch_mean` ≥ 1; `lifetime` > 0; `alive` ≥ 1; `max_flows` ≥ 1; replay file exists |
+//! | `arrivals` | rates > 0; `batch_mean` ≥ 1; `lifetime` > 0; `alive` ≥ 1; `max_flows` ≥ 1; the replay file exists and reads ([`crate::files`], each problem at its own `file:line`) |
 //! | `reserve` | > 0 |
 //! | `shaper` | `rate` > 0, required unless `admission` is `shaping_cac`; `depth` one value ≥ 1, in bytes for random sizes, not below the wire size for fixed sizes; `buffer` ≥ 1 |
 //! | `admission` (`shaping_cac`) | `scheme` 1, 2 or 3; `capacity`, `r_req` > 0; `buffer` ≥ 1; 0 < `iplr` < 1; `k` > 1, finite |
@@ -113,7 +113,7 @@ pub(crate) fn validate_with_lines(
     lines: &Lines,
     base_dir: Option<&Path>,
 ) -> Result<ValidScenario, Vec<Diagnostic>> {
-    let mut c = Checker { origin, lines, base_dir, out: Vec::new() };
+    let mut c = Checker { origin, lines, base_dir, out: Vec::new(), replay_rows: BTreeMap::new() };
     c.scenario(&s, base_dir);
     if c.out.is_empty() {
         Ok(ValidScenario(s))
@@ -128,6 +128,8 @@ struct Checker<'a> {
     /// Where relative file names (MACE descriptor files) are looked up.
     base_dir: Option<&'a Path>,
     out: Vec<Diagnostic>,
+    /// Rows of each replay file read, by the path of its `file` field.
+    replay_rows: BTreeMap<String, u64>,
 }
 
 /// `a, b, c, ... (N more)`: at most 12 names.

@@ -245,6 +245,15 @@ impl Checker<'_> {
                             full.display()
                         ),
                     );
+                    return;
+                }
+                // Read as `run` reads it: every problem of the file at its own line.
+                let field = p("file");
+                match crate::files::read_replay(&full, self.origin, self.lines.line_of(&field), &field) {
+                    Ok(rows) => {
+                        self.replay_rows.insert(field, rows.len() as u64);
+                    }
+                    Err(d) => self.out.push(d),
                 }
             }
         }

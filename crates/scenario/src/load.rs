@@ -22,13 +22,16 @@
 //!    something, its message is rephrased into plain words (no Rust type
 //!    names) with the path tracked by `serde_path_to_error`.
 //! 5. **Meaning.** [`super::validate::validate`] checks every rule that
-//!    spans fields (names, references, ranges, queue parameters).
+//!    spans fields (names, references, ranges, queue parameters), reads
+//!    the files the scenario names, and estimates the run's memory and
+//!    events against [`Limits`].
 //!
 //! Relative paths in the scenario (replay files) are resolved against
 //! `base_dir`: the scenario file's folder for [`load_file`]; for
 //! [`load_str`] the folder given, or the current directory if none.
 
 use super::model::Scenario;
+use super::validate::Limits;
 use super::{shape, validate, ValidScenario};
 use crate::error::{Diagnostic, ScenarioError};
 use std::collections::BTreeMap;
@@ -50,6 +53,18 @@ pub fn load_str(
     origin: &str,
     overrides: &[String],
     base_dir: Option<&Path>,
+) -> Result<ValidScenario, ScenarioError> {
+    load_str_limited(text, origin, overrides, base_dir, Limits::default())
+}
+
+/// [`load_str`] with other limits on the run's estimated memory and events
+/// (`--max-memory`, `--max-events`).
+pub fn load_str_limited(
+    text: &str,
+    origin: &str,
+    overrides: &[String],
+    base_dir: Option<&Path>,
+    limits: Limits,
 ) -> Result<ValidScenario, ScenarioError> {
     let lines = Lines::parse(text).map_err(|e| ScenarioError::Config(vec![syntax_diagnostic(text, origin, &e)]))?;
     // The text parsed once with spans; this second parse cannot fail differently.
@@ -81,7 +96,7 @@ pub fn load_str(
         let path = serde_path(e.path());
         ScenarioError::Config(vec![at(path, humanize(e.inner().message()))])
     })?;
-    validate::validate_with_lines(scenario, origin, &lines, base_dir).map_err(|mut ds| {
+    validate::validate_with_lines(scenario, origin, &lines, base_dir, limits).map_err(|mut ds| {
         ds.iter_mut().for_each(|d| attribute_to_override(d, &set));
         ScenarioError::Config(ds)
     })
@@ -90,6 +105,11 @@ pub fn load_str(
 /// Loads a scenario file; relative paths inside it are resolved against
 /// its folder. A file that cannot be read is [`ScenarioError::Io`] naming it.
 pub fn load_file(path: &Path, overrides: &[String]) -> Result<ValidScenario, ScenarioError> {
+    load_file_limited(path, overrides, Limits::default())
+}
+
+/// [`load_file`] with other limits (see [`load_str_limited`]).
+pub fn load_file_limited(path: &Path, overrides: &[String], limits: Limits) -> Result<ValidScenario, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::Io {
         path: path.display().to_string(),
         message: format!("cannot read the scenario file: {e}"),
@@ -98,7 +118,7 @@ pub fn load_file(path: &Path, overrides: &[String]) -> Result<ValidScenario, Sce
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    load_str(&text, &path.display().to_string(), overrides, Some(base))
+    load_str_limited(&text, &path.display().to_string(), overrides, Some(base), limits)
 }
 
 /// Where each dotted path of a scenario text is: the 1-based line of its

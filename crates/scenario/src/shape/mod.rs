@@ -111,7 +111,10 @@ impl Unit {
             }
         }
         if self == Unit::Limit && parse_packets(s).is_ok() {
-            return Some(format!("{s:?} is too many packets; allowed: at most {}pkts, or a size such as \"64kB\"", u32::MAX));
+            return Some(format!(
+                "{s:?} is too many packets; allowed: at most {}pkts, or a size such as \"64kB\"",
+                u32::MAX
+            ));
         }
         if let Some(rest) = s.trim().strip_prefix('-') {
             if self.parses(rest) {

@@ -30,6 +30,8 @@
 //! | TCP, MM_APP, `loss` | see [`tcp`] |
 //! | `metrics` | `bin`, `series_interval`, `interarrival_bin` > 0; `interarrival_bin` < `interarrival_max`; at most [`MAX_SAMPLES`] bins/samples; traced flows and groups exist |
 //!
+//! | the whole run | estimated peak memory and events within [`Limits`] (see [`estimate`]) |
+//!
 //! Decisions:
 //! - A dumbbell with one router has its bottleneck on `r0 -> sink0`; a
 //!   second sink would hang off `r0` on a link of its own, outside the
@@ -103,7 +105,7 @@ pub fn validate(
     base_dir: Option<&Path>,
 ) -> Result<ValidScenario, Vec<Diagnostic>> {
     let lines = Lines::parse(text).unwrap_or_default();
-    validate_with_lines(s, origin, &lines, base_dir)
+    validate_with_lines(s, origin, &lines, base_dir, Limits::default())
 }
 
 /// [`validate`] with the text already indexed.
@@ -112,8 +114,9 @@ pub(crate) fn validate_with_lines(
     origin: &str,
     lines: &Lines,
     base_dir: Option<&Path>,
+    limits: Limits,
 ) -> Result<ValidScenario, Vec<Diagnostic>> {
-    let mut c = Checker { origin, lines, base_dir, out: Vec::new(), replay_rows: BTreeMap::new() };
+    let mut c = Checker { origin, lines, base_dir, out: Vec::new(), replay_rows: BTreeMap::new(), limits };
     c.scenario(&s, base_dir);
     if c.out.is_empty() {
         Ok(ValidScenario(s))
@@ -130,6 +133,8 @@ struct Checker<'a> {
     out: Vec<Diagnostic>,
     /// Rows of each replay file read, by the path of its `file` field.
     replay_rows: BTreeMap<String, u64>,
+    /// The most the run may be estimated to need.
+    limits: Limits,
 }
 
 /// `a, b, c, ... (N more)`: at most 12 names.
@@ -201,8 +206,11 @@ fn is_name(s: &str, extra: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || extra.contains(c))
 }
 
+pub mod estimate;
 mod shaping;
 mod tcp;
+
+pub use estimate::{estimate, Estimate, Limits};
 mod topology;
 mod traffic;
 
@@ -250,6 +258,10 @@ impl Checker<'_> {
         if let Some(net) = &net {
             self.stages(net);
             self.trace(s, net);
+            // The estimate needs a scenario that is otherwise valid.
+            if self.out.is_empty() {
+                self.resources(s, net);
+            }
         }
     }
 

@@ -15,7 +15,7 @@
 //! | TCP burst | a flow's first window, `min(init_window, max_window, rwnd)` segments, handed over at once ([`SEQ_BYTES`] each) | `tcp.init_window` |
 //! | packets held | `min(queue limits + packets on the wires, packets of the run)` × [`PACKET_BYTES`]; a queue without a limit holds up to all the run's packets | the queue |
 //! | series | `duration / series_interval` × link directions × 3 metrics × [`ROW_BYTES`] | `metrics.series_interval` |
-//! | per-flow bins | `N` × `ceil(active time / bin)` × 4 metrics × [`ROW_BYTES`] | `metrics.bin` |
+//! | per-flow bins | `N` × the bins of a flow's life (`lifetime` with arrivals, else the active time; +1 for a straddled boundary) × 4 metrics × [`ROW_BYTES`] | `metrics.bin` |
 //! | network | link directions × [`DIR_BYTES`] | `topology` |
 //!
 //! `N` (flows over the run) and `C` (flows at once): fixed flows `N = C =
@@ -257,7 +257,18 @@ pub fn estimate(s: &Scenario, net: &Expanded, replay_rows: &BTreeMap<String, u64
         e.mem(flows_path.clone(), flows_what.clone(), n * FLOW_BYTES);
         e.ev(flows_path.clone(), flows_what.clone(), n * 4.0);
         if s.metrics.bin.0 > 0 {
-            bin_rows += n * (t / s.metrics.bin.as_secs_f64()).ceil().max(1.0) * 4.0;
+            // A flow has rows for the bins of its life (one more where it straddles a boundary).
+            let life = match &g.arrivals {
+                Some(
+                    Arrivals::Poisson { lifetime, .. }
+                    | Arrivals::BatchPoisson { lifetime, .. }
+                    | Arrivals::KeepAlive { lifetime, .. },
+                ) => lifetime.as_secs_f64().min(t),
+                _ => t,
+            };
+            let bin = s.metrics.bin.as_secs_f64();
+            let bins = ((life / bin).ceil() + 1.0).min((t / bin).ceil()).max(1.0);
+            bin_rows += n * bins * 4.0;
         }
 
         let (src, dst) = (net.resolve(&g.src), net.resolve(&g.dst));

@@ -532,7 +532,8 @@ fn built_in_scenarios_are_estimated_far_below_the_default_limits() {
     use qoslab_scenario::expand::expand;
     use qoslab_scenario::validate::estimate;
     let mut files = Vec::new();
-    for dir in ["scenarios/examples", "scenarios/mace", "scenarios/dcbt", "scenarios/edge", "tests/scenarios/good"] {
+    let dirs = ["scenarios/examples", "scenarios/mace", "scenarios/dcbt", "scenarios/edge", "scenarios/tcp_cac"];
+    for dir in dirs.into_iter().chain(["tests/scenarios/good"]) {
         files.extend(toml_files(dir));
     }
     assert!(files.len() >= 20, "{}", files.len());
@@ -541,6 +542,7 @@ fn built_in_scenarios_are_estimated_far_below_the_default_limits() {
         // Replay rows are not needed for the bound checked here.
         let e = estimate(&s, &expand(&s.topology), &Default::default());
         let (mem, ev) = (e.memory_bytes(), e.event_count());
-        assert!(mem < (1u64 << 30) as f64 && ev < 1e9, "{}: {mem} B, {ev} events", f.display());
+        // The largest: tcp_cac/table4, 600 s of queue series on 202 link directions (1.1 GiB).
+        assert!(mem < (2u64 << 30) as f64 && ev < 1e9, "{}: {mem} B, {ev} events", f.display());
     }
 }

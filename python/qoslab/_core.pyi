@@ -77,8 +77,11 @@ def validate(
     origin: str = "<string>",
     overrides: list[str] = ...,
     base_dir: str | PathLike[str] | None = None,
+    max_memory: int | None = None,
+    max_events: int | None = None,
 ) -> str:
-    """Loads and validates a scenario; returns its echo as JSON."""
+    """Loads and validates a scenario (its estimated memory in bytes and events
+    within the limits, default 8 GiB and 1e10); returns its echo as JSON."""
 
 def run(
     text: str,
@@ -87,6 +90,8 @@ def run(
     overrides: list[str] = ...,
     base_dir: str | PathLike[str] | None = None,
     progress: Callable[[float], Any] | None = None,
+    max_memory: int | None = None,
+    max_events: int | None = None,
 ) -> _RunOutput:
     """Runs a scenario without the GIL; ``progress`` is called at most 10 times a second."""
 

@@ -9,18 +9,26 @@ from typing import Any
 
 from . import _core
 from .result import Result
-from .scenario import Override, Scenario, _override_texts
+from .scenario import Override, Scenario, _limit, _override_texts
 
 
-def load(path: str | os.PathLike[str], *, overrides: Iterable[Override] = ()) -> Scenario:
+def load(
+    path: str | os.PathLike[str],
+    *,
+    overrides: Iterable[Override] = (),
+    max_memory: int | None = None,
+    max_events: int | None = None,
+) -> Scenario:
     """Reads and validates a scenario file.
 
     ``overrides`` are ``"key.path=value"`` strings (as ``qoslab run --set``)
     or ``(key, value)`` pairs. Raises :class:`qoslab.ScenarioFileError` if the
     file cannot be read and :class:`qoslab.ConfigError` (with every problem
-    in ``.diagnostics``) if it is invalid.
+    in ``.diagnostics``) if it is invalid. ``max_memory`` (bytes) and
+    ``max_events`` set the limits on the run's estimated peak memory and
+    events (default 8 GiB and 1e10), checked by validation.
     """
-    return Scenario.load(path, overrides=overrides)
+    return Scenario.load(path, overrides=overrides, max_memory=max_memory, max_events=max_events)
 
 
 def run(
@@ -31,6 +39,8 @@ def run(
     progress: Callable[[float], Any] | None = None,
     out: str | os.PathLike[str] | None = None,
     overwrite: bool = False,
+    max_memory: int | None = None,
+    max_events: int | None = None,
 ) -> Result:
     """Runs a scenario (a :class:`Scenario` or a path to a TOML file).
 
@@ -41,16 +51,32 @@ def run(
       (an exception it raises stops the run and propagates).
     - ``out``: if given, the result folder is written there (see :meth:`Result.save`;
       ``overwrite`` replaces a result of another seed or scenario there).
+    - ``max_memory`` (bytes), ``max_events``: raise (or lower) the limits on the run's
+      estimated peak memory and events (default 8 GiB and 1e10; a scenario beyond
+      them is refused with :class:`qoslab.ConfigError` naming the field that drives
+      the estimate). Default: the scenario's own (see :meth:`Scenario.load`).
 
     The simulation runs without the GIL; Ctrl-C stops it with ``KeyboardInterrupt``.
     """
     if not isinstance(scenario, Scenario):
-        scenario = Scenario.load(scenario, overrides=overrides)
+        scenario = Scenario.load(scenario, overrides=overrides, max_memory=max_memory, max_events=max_events)
     elif overrides:
         scenario = scenario.with_overrides(*_override_texts(overrides))
+    mem, ev = scenario.limits
+    mem = mem if max_memory is None else _limit("max_memory", max_memory)
+    ev = ev if max_events is None else _limit("max_events", max_events)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
         raise ValueError(f"seed must be an integer in [0, 2^64), got {seed!r}")
-    raw = _core.run(scenario.text, scenario.origin, seed, list(scenario.overrides), str(scenario.base_dir), progress)
+    raw = _core.run(
+        scenario.text,
+        scenario.origin,
+        seed,
+        list(scenario.overrides),
+        str(scenario.base_dir),
+        progress,
+        max_memory=mem,
+        max_events=ev,
+    )
     result = Result._from_core(raw)
     if progress is not None:
         progress(1.0)

@@ -42,6 +42,50 @@ def _positive(text: str) -> int:
     return v
 
 
+_SIZE_UNITS = {"B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+_SIZE_UNITS.update({"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40})
+
+
+def _memory(text: str) -> int:
+    """--max-memory: a size such as 16GiB or 500MB (a plain number is bytes)."""
+    import re
+
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", text)
+    mult = _SIZE_UNITS.get(m.group(2) or "B") if m else None
+    v = int(float(m.group(1)) * mult) if m and mult else 0
+    if v < 1 or v >= 2**64:
+        raise argparse.ArgumentTypeError(
+            f"invalid --max-memory {text!r}; allowed: a size such as 16GiB, 500MB or 8589934592 (bytes)"
+        )
+    return v
+
+
+def _events(text: str) -> int:
+    """--max-events: a count such as 1e11 or 50000000000."""
+    try:
+        f = float(text)
+    except ValueError:
+        f = 0.0
+    if not 1 <= f < 2**64:
+        raise argparse.ArgumentTypeError(f"invalid --max-events {text!r}; allowed: a count such as 1e11 (at least 1)")
+    return int(f)
+
+
+def _limits(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-memory",
+        type=_memory,
+        metavar="SIZE",
+        help="refuse the scenario if its run is estimated to need more memory (default 8GiB)",
+    )
+    p.add_argument(
+        "--max-events",
+        type=_events,
+        metavar="N",
+        help="refuse the scenario if its run is estimated to take more events (default 1e10)",
+    )
+
+
 def _override(text: str) -> str:
     if "=" not in text or text.startswith("="):
         raise argparse.ArgumentTypeError(f"invalid --set {text!r}; allowed: key.path=value, e.g. duration=10s")
@@ -70,6 +114,7 @@ def parser() -> argparse.ArgumentParser:
         help="override a scenario field (repeatable)",
     )
     r.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    _limits(r)
     r.add_argument(
         "--progress",
         choices=["bar", "plain", "none"],
@@ -182,6 +227,7 @@ def parser() -> argparse.ArgumentParser:
         help="override a scenario field (repeatable)",
     )
     v.add_argument("--echo", action="store_true", help="print the scenario with defaults filled in (JSON)")
+    _limits(v)
 
     sub.add_parser("schema", help="print the JSON Schema of the scenario format")
 
@@ -299,7 +345,7 @@ def _folder_name(name: str) -> str:
 def cmd_run(a: argparse.Namespace) -> int:
     import qoslab
 
-    sc = qoslab.load(a.file, overrides=a.overrides)
+    sc = qoslab.load(a.file, overrides=a.overrides, max_memory=a.max_memory, max_events=a.max_events)
     if a.record:
         from .reproduce.mace import check_groups
 
@@ -452,7 +498,7 @@ def cmd_validate(a: argparse.Namespace) -> int:
 
     import qoslab
 
-    sc = qoslab.load(a.file, overrides=a.overrides)
+    sc = qoslab.load(a.file, overrides=a.overrides, max_memory=a.max_memory, max_events=a.max_events)
     if a.echo:
         print(json.dumps(sc.echo, indent=2))
     else:

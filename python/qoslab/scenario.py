@@ -19,7 +19,7 @@ from typing import Any
 
 from . import _core, _units
 from ._units import Quantity
-from .errors import ScenarioFileError
+from .errors import ScenarioFileError, config_error
 
 Override = str | tuple[str, Any]
 
@@ -77,7 +77,7 @@ class Scenario:
     Instances are immutable; :meth:`with_overrides` returns a new one.
     """
 
-    __slots__ = ("_base_dir", "_echo", "_origin", "_overrides", "_text")
+    __slots__ = ("_base_dir", "_echo", "_max_events", "_max_memory", "_origin", "_overrides", "_text")
 
     def __init__(
         self,
@@ -86,6 +86,8 @@ class Scenario:
         origin: str = "<string>",
         base_dir: str | os.PathLike[str] | None = None,
         overrides: Iterable[Override] = (),
+        max_memory: int | None = None,
+        max_events: int | None = None,
     ) -> None:
         if not isinstance(text, str):
             raise TypeError(f"scenario text must be a str, got {type(text).__name__}")
@@ -93,6 +95,9 @@ class Scenario:
         self._origin = origin
         self._base_dir = Path(base_dir) if base_dir is not None else Path.cwd()
         self._overrides = _override_texts(overrides)
+        # Limits on the run's estimated peak memory (bytes) and events; None: the defaults.
+        self._max_memory = _limit("max_memory", max_memory)
+        self._max_events = _limit("max_events", max_events)
         self._echo: dict[str, Any] | None = None
 
     # -- constructors -------------------------------------------------
@@ -107,7 +112,14 @@ class Scenario:
         return s
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, overrides: Iterable[Override] = ()) -> Scenario:
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        overrides: Iterable[Override] = (),
+        max_memory: int | None = None,
+        max_events: int | None = None,
+    ) -> Scenario:
         """Reads and validates a scenario file (see :func:`qoslab.load`)."""
         p = Path(path)
         try:
@@ -116,7 +128,14 @@ class Scenario:
             raise ScenarioFileError(None, f"not a UTF-8 text file ({e.reason})", str(p)) from None
         except OSError as e:
             raise ScenarioFileError(e.errno, e.strerror or str(e), str(p)) from None
-        s = cls(text, origin=str(path), base_dir=p.parent, overrides=overrides)
+        s = cls(
+            text,
+            origin=str(path),
+            base_dir=p.parent,
+            overrides=overrides,
+            max_memory=max_memory,
+            max_events=max_events,
+        )
         s.validate()
         return s
 
@@ -248,7 +267,14 @@ class Scenario:
     def validate(self) -> dict[str, Any]:
         """Validates; returns the echo (every field, defaults filled in) as a dict."""
         if self._echo is None:
-            echo = _core.validate(self._text, self._origin, list(self._overrides), str(self._base_dir))
+            echo = _core.validate(
+                self._text,
+                self._origin,
+                list(self._overrides),
+                str(self._base_dir),
+                max_memory=self._max_memory,
+                max_events=self._max_events,
+            )
             self._echo = json.loads(echo)
         return self._echo
 
@@ -272,9 +298,22 @@ class Scenario:
     def with_overrides(self, *pairs: Override) -> Scenario:
         """A copy with more overrides: ``"topology.bottleneck.queue.max_th=20"`` or
         ``("duration", "10s")``; later ones win. Validated at once."""
-        s = Scenario(self._text, origin=self._origin, base_dir=self._base_dir, overrides=self._overrides + pairs)
+        s = Scenario(
+            self._text,
+            origin=self._origin,
+            base_dir=self._base_dir,
+            overrides=self._overrides + pairs,
+            max_memory=self._max_memory,
+            max_events=self._max_events,
+        )
         s.validate()
         return s
+
+    @property
+    def limits(self) -> tuple[int | None, int | None]:
+        """``(max_memory, max_events)``: the limits on the run's estimated peak memory
+        (bytes) and events; ``None`` for the defaults (8 GiB, 1e10)."""
+        return (self._max_memory, self._max_events)
 
     def to_toml(self) -> str:
         """TOML for this scenario: the source text when there are no overrides, otherwise
@@ -304,3 +343,12 @@ class Scenario:
 
 
 _METRIC_DURATIONS = {"bin", "series_interval", "interarrival_bin", "interarrival_max"}
+
+
+def _limit(name: str, v: int | None) -> int | None:
+    """A resource limit: ``None`` (the default) or an integer from 1 to 2^64-1."""
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v < 2**64:
+        raise config_error(name, f"{v!r} is not a limit; allowed: an integer from 1 to 2^64-1", origin="<argument>")
+    return v

@@ -240,7 +240,13 @@ impl fmt::Display for ParseError {
 }
 impl std::error::Error for ParseError {}
 
-const RATE_UNITS: &str = "a rate such as \"25Mbps\", \"1.5Gbps\", \"64kbps\" or \"9600bps\"";
+const RATE_UNITS: &str =
+    "a rate such as \"25Mbps\", \"1.5Gbps\", \"64kbps\", \"9600bps\" or tc's \"25mbit\" (bits per second)";
+/// Lowercase `mbps`/`gbps`: bits in ns-3, bytes in tc (Linux `tc` reads
+/// `mbps` as megabytes per second), so refused rather than guessed.
+const RATE_AMBIGUOUS: &str = "\"Mbps\" or tc's \"mbit\" for megabits per second (\"Gbps\", \"gbit\" for gigabits); \
+     lowercase \"mbps\"/\"gbps\" is refused because it means megabits/gigabits per second in ns-3 but \
+     megabytes/gigabytes per second in tc (8 times more): for bytes per second multiply by 8 and write bits";
 const DUR_UNITS: &str = "a duration such as \"20ms\", \"1.5s\", \"100us\" or \"250ns\"";
 const BYTES_UNITS: &str = "a size such as \"1500B\", \"64kB\", \"1MB\" or \"4KiB\"";
 const PKTS_UNITS: &str = "a packet count such as \"60pkts\"";
@@ -279,16 +285,20 @@ fn scaled(digits: u128, scale: u32, mult: u128) -> Option<u64> {
 }
 
 impl Rate {
-    /// Parses `"25Mbps"`, `"1.5Gbps"`, `"64kbps"`, `"9600bps"`.
+    /// Parses `"25Mbps"`, `"1.5Gbps"`, `"64kbps"`, `"9600bps"` (ns-3's
+    /// spellings, bits per second) and tc's `"25mbit"`, `"64kbit"`,
+    /// `"1gbit"`, `"9600bit"` (also bits). Lowercase `"mbps"`, `"gbps"` and
+    /// `"tbps"` are refused: tc reads them as bytes per second.
     pub fn parse(s: &str) -> Result<Rate, ParseError> {
         let err = || ParseError { input: s.to_string(), expected: RATE_UNITS };
         let (d, sc, unit) = split_number(s).ok_or_else(err)?;
         let mult: u128 = match unit {
-            "bps" | "b/s" => 1,
-            "kbps" | "Kbps" | "kb/s" => 1_000,
-            "Mbps" | "mbps" | "Mb/s" => 1_000_000,
-            "Gbps" | "gbps" | "Gb/s" => 1_000_000_000,
-            "Tbps" | "Tb/s" => 1_000_000_000_000,
+            "bps" | "b/s" | "bit" => 1,
+            "kbps" | "Kbps" | "kb/s" | "kbit" | "Kbit" => 1_000,
+            "Mbps" | "Mb/s" | "mbit" | "Mbit" => 1_000_000,
+            "Gbps" | "Gb/s" | "gbit" | "Gbit" => 1_000_000_000,
+            "Tbps" | "Tb/s" | "tbit" | "Tbit" => 1_000_000_000_000,
+            "mbps" | "gbps" | "tbps" => return Err(ParseError { input: s.to_string(), expected: RATE_AMBIGUOUS }),
             _ => return Err(err()),
         };
         scaled(d, sc, mult).map(Rate).ok_or_else(err)
@@ -354,6 +364,15 @@ mod tests {
         assert_eq!(Rate::parse("77.2kbps"), Ok(Rate(77_200)));
         assert_eq!(Rate::parse(" 10 Mbps "), Ok(Rate(10_000_000)));
         assert!(Rate::parse("0.0001bps").is_err(), "fractional bits are not allowed");
+        // tc's bit units are bits; lowercase mbps/gbps (bytes in tc) are refused.
+        assert_eq!(Rate::parse("25mbit"), Ok(Rate(25_000_000)));
+        assert_eq!(Rate::parse("64kbit"), Ok(Rate(64_000)));
+        assert_eq!(Rate::parse("1gbit"), Ok(Rate(1_000_000_000)));
+        assert_eq!(Rate::parse("9600bit"), Ok(Rate(9_600)));
+        for s in ["25mbps", "1gbps", "1tbps"] {
+            let e = Rate::parse(s).unwrap_err().to_string();
+            assert!(e.contains("megabits") && e.contains("megabytes"), "{e}");
+        }
         assert!(Rate::parse("25MB").is_err());
         assert!(Rate::parse("Mbps").is_err());
         assert!(Rate::parse("-5Mbps").is_err());

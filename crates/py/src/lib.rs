@@ -23,7 +23,8 @@ mod red_replay;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use qoslab_scenario::load::load_str;
+use qoslab_scenario::load::load_str_limited;
+use qoslab_scenario::validate::Limits;
 use qoslab_sim::{RunOptions, SimError};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -55,25 +56,36 @@ fn schema() -> String {
     qoslab_scenario::schema::json_schema()
 }
 
+/// The limits on a run's estimated memory (bytes) and events; `None`: the default.
+fn limits(max_memory: Option<u64>, max_events: Option<u64>) -> Limits {
+    let d = Limits::default();
+    Limits { max_memory: max_memory.unwrap_or(d.max_memory), max_events: max_events.unwrap_or(d.max_events) }
+}
+
 /// Loads and validates a scenario; returns its echo as JSON. Relative
 /// paths in the scenario (replay files) are resolved against `base_dir`.
 #[pyfunction]
-#[pyo3(signature = (text, origin = "<string>", overrides = Vec::new(), base_dir = None))]
+#[pyo3(signature = (text, origin = "<string>", overrides = Vec::new(), base_dir = None, max_memory = None, max_events = None))]
 fn validate(
     py: Python<'_>,
     text: &str,
     origin: &str,
     overrides: Vec<String>,
     base_dir: Option<PathBuf>,
+    max_memory: Option<u64>,
+    max_events: Option<u64>,
 ) -> PyResult<String> {
-    let sc = no_panic(|| load_str(text, origin, &overrides, base_dir.as_deref()).map_err(SimError::from))
-        .map_err(|e| error::to_py(py, e))?;
+    let limits = limits(max_memory, max_events);
+    let sc =
+        no_panic(|| load_str_limited(text, origin, &overrides, base_dir.as_deref(), limits).map_err(SimError::from))
+            .map_err(|e| error::to_py(py, e))?;
     serde_json::to_string(&sc).map_err(|e| error::SimulationError::new_err(format!("scenario echo: {e}")))
 }
 
 /// Loads, validates and runs a scenario.
 #[pyfunction]
-#[pyo3(signature = (text, origin = "<string>", seed = None, overrides = Vec::new(), base_dir = None, progress = None))]
+#[allow(clippy::too_many_arguments)] // a Python signature: keyword arguments
+#[pyo3(signature = (text, origin = "<string>", seed = None, overrides = Vec::new(), base_dir = None, progress = None, max_memory = None, max_events = None))]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
@@ -82,9 +94,13 @@ fn run<'py>(
     overrides: Vec<String>,
     base_dir: Option<PathBuf>,
     progress: Option<Py<PyAny>>,
+    max_memory: Option<u64>,
+    max_events: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let sc = no_panic(|| load_str(text, origin, &overrides, base_dir.as_deref()).map_err(SimError::from))
-        .map_err(|e| error::to_py(py, e))?;
+    let limits = limits(max_memory, max_events);
+    let sc =
+        no_panic(|| load_str_limited(text, origin, &overrides, base_dir.as_deref(), limits).map_err(SimError::from))
+            .map_err(|e| error::to_py(py, e))?;
     let seed = seed.unwrap_or(sc.seed);
     let base_dir = base_dir.unwrap_or_else(|| PathBuf::from("."));
     // An error raised in Python during the run (the callback's, or a

@@ -5,6 +5,7 @@
 //! - [`model`]: the typed scenario ([`Scenario`]) and its defaults, by subject;
 //! - [`tcp_model`]: the `tcp` and `mm_app` tables of the TCP and MM_APP models;
 //! - [`units`]: serde adapters for `"25Mbps"`, `"20ms"`, `"1500B"`, `"60pkts"`;
+//! - [`files`]: files a scenario names (replay CSVs, MACE descriptor files), read as text;
 //! - [`expand`]: presets to explicit nodes and links, node patterns;
 //! - [`load`]: TOML text or file and `--set` overrides to a [`ValidScenario`];
 //! - [`validate`]: the semantic rules, all problems at once; the only
@@ -27,6 +28,7 @@ pub use model::*;
 pub use tcp_model::*;
 pub use validate::ValidScenario;
 pub mod expand;
+pub mod files;
 pub mod load;
 pub mod registry;
 pub mod schema;

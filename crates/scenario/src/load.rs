@@ -22,13 +22,16 @@
 //!    something, its message is rephrased into plain words (no Rust type
 //!    names) with the path tracked by `serde_path_to_error`.
 //! 5. **Meaning.** [`super::validate::validate`] checks every rule that
-//!    spans fields (names, references, ranges, queue parameters).
+//!    spans fields (names, references, ranges, queue parameters), reads
+//!    the files the scenario names, and estimates the run's memory and
+//!    events against [`Limits`].
 //!
 //! Relative paths in the scenario (replay files) are resolved against
 //! `base_dir`: the scenario file's folder for [`load_file`]; for
 //! [`load_str`] the folder given, or the current directory if none.
 
 use super::model::Scenario;
+use super::validate::Limits;
 use super::{shape, validate, ValidScenario};
 use crate::error::{Diagnostic, ScenarioError};
 use std::collections::BTreeMap;
@@ -50,6 +53,18 @@ pub fn load_str(
     origin: &str,
     overrides: &[String],
     base_dir: Option<&Path>,
+) -> Result<ValidScenario, ScenarioError> {
+    load_str_limited(text, origin, overrides, base_dir, Limits::default())
+}
+
+/// [`load_str`] with other limits on the run's estimated memory and events
+/// (`--max-memory`, `--max-events`).
+pub fn load_str_limited(
+    text: &str,
+    origin: &str,
+    overrides: &[String],
+    base_dir: Option<&Path>,
+    limits: Limits,
 ) -> Result<ValidScenario, ScenarioError> {
     let lines = Lines::parse(text).map_err(|e| ScenarioError::Config(vec![syntax_diagnostic(text, origin, &e)]))?;
     // The text parsed once with spans; this second parse cannot fail differently.
@@ -81,7 +96,7 @@ pub fn load_str(
         let path = serde_path(e.path());
         ScenarioError::Config(vec![at(path, humanize(e.inner().message()))])
     })?;
-    validate::validate_with_lines(scenario, origin, &lines, base_dir).map_err(|mut ds| {
+    validate::validate_with_lines(scenario, origin, &lines, base_dir, limits).map_err(|mut ds| {
         ds.iter_mut().for_each(|d| attribute_to_override(d, &set));
         ScenarioError::Config(ds)
     })
@@ -90,6 +105,11 @@ pub fn load_str(
 /// Loads a scenario file; relative paths inside it are resolved against
 /// its folder. A file that cannot be read is [`ScenarioError::Io`] naming it.
 pub fn load_file(path: &Path, overrides: &[String]) -> Result<ValidScenario, ScenarioError> {
+    load_file_limited(path, overrides, Limits::default())
+}
+
+/// [`load_file`] with other limits (see [`load_str_limited`]).
+pub fn load_file_limited(path: &Path, overrides: &[String], limits: Limits) -> Result<ValidScenario, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::Io {
         path: path.display().to_string(),
         message: format!("cannot read the scenario file: {e}"),
@@ -98,7 +118,7 @@ pub fn load_file(path: &Path, overrides: &[String]) -> Result<ValidScenario, Sce
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    load_str(&text, &path.display().to_string(), overrides, Some(base))
+    load_str_limited(&text, &path.display().to_string(), overrides, Some(base), limits)
 }
 
 /// Where each dotted path of a scenario text is: the 1-based line of its
@@ -182,6 +202,17 @@ fn syntax_diagnostic(text: &str, origin: &str, e: &toml::de::Error) -> Diagnosti
     let path = line.map(|l| path_at_line(text, l)).unwrap_or_default();
     let msg: Vec<&str> = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let msg = msg.join("; ").replace('`', "'");
+    // The parser's "invalid type: integer '18446744073709551616' as i128":
+    // an integer beyond TOML's 64 bits, in words.
+    if let Some(n) = msg.strip_prefix("invalid type: integer '").and_then(|r| r.split('\'').next()) {
+        let message = format!(
+            "{n} is too large; allowed: a whole number from {} to {} (TOML integers are 64-bit; each field \
+             has its own smaller range)",
+            i64::MIN,
+            i64::MAX
+        );
+        return Diagnostic { origin: origin.to_string(), line, path, message };
+    }
     let message = if msg.contains("expected") {
         format!("TOML syntax error: {msg}")
     } else {
@@ -444,6 +475,15 @@ mod tests {
         assert!(!ds[0].message.contains('`'));
         assert_eq!(path_at_line("[a.\"b\"]\nk = 1\n", 2), "a.b.k");
         assert_eq!(path_at_line("[a]\n= 1\n", 2), "a", "no key on the line");
+    }
+
+    #[test]
+    fn integers_beyond_64_bits_are_too_large_in_plain_words() {
+        let text = "name = \"x\"\nflows = 18446744073709551616\n";
+        let ScenarioError::Config(ds) = load_str(text, "f.toml", &[], None).unwrap_err() else { panic!() };
+        assert_eq!((ds[0].line, ds[0].path.as_str()), (Some(2), "flows"));
+        assert!(ds[0].message.starts_with("18446744073709551616 is too large; allowed: a whole number"), "{}", ds[0]);
+        assert!(!ds[0].message.contains("i128"));
     }
 
     #[test]

@@ -14,8 +14,7 @@ use std::borrow::Cow;
 use std::sync::OnceLock;
 
 /// A rate: a decimal number and a unit of bit/s (decimal prefixes).
-pub const RATE_PATTERN: &str =
-    r"^\s*[0-9_]*[0-9][0-9_]*(\.[0-9_]+)?\s*(bps|b/s|kbps|Kbps|kb/s|Mbps|mbps|Mb/s|Gbps|gbps|Gb/s|Tbps|Tb/s)\s*$";
+pub const RATE_PATTERN: &str = r"^\s*[0-9_]*[0-9][0-9_]*(\.[0-9_]+)?\s*(bps|b/s|bit|kbps|Kbps|kb/s|kbit|Kbit|Mbps|Mb/s|mbit|Mbit|Gbps|Gb/s|gbit|Gbit|Tbps|Tb/s|tbit|Tbit)\s*$";
 /// A duration: a decimal number and a unit of time.
 pub const DUR_PATTERN: &str = r"^\s*[0-9_]*[0-9][0-9_]*(\.[0-9_]+)?\s*(ns|us|µs|ms|s|min|h)\s*$";
 /// A size: a decimal number and a unit of bytes (decimal or binary prefixes).

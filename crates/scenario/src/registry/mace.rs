@@ -100,8 +100,16 @@ fn file_descriptors(file: &str, base_dir: Option<&Path>) -> Result<Descriptors, 
         None => PathBuf::from(file),
     };
     let shown = full.display().to_string();
-    let text = match std::fs::read_to_string(&full) {
+    let text = match crate::files::text(&full) {
         Ok(t) if !file.is_empty() => t,
+        Err(crate::files::TextError::NotText { line, message }) if !file.is_empty() => {
+            return Err(vec![MaceSpecError {
+                field_path: "descriptors".to_string(),
+                message: format!("{message}; allowed: a MACE descriptor file ([[port]] tables, TOML text)"),
+                file: Some(shown),
+                line: Some(line),
+            }])
+        }
         _ => {
             return Err(vec![err(
                 "descriptors",

@@ -94,13 +94,27 @@ impl Unit {
             Unit::Rate => Rate::parse(s).is_ok(),
             Unit::Dur => Dur::parse(s).is_ok(),
             Unit::Bytes => Bytes::parse(s).is_ok(),
-            Unit::Limit => parse_packets(s).is_ok() || Bytes::parse(s).is_ok(),
+            Unit::Limit => parse_packets(s).is_ok_and(|n| n <= u64::from(u32::MAX)) || Bytes::parse(s).is_ok(),
         }
     }
     /// `None` if `s` reads; else what is wrong and what is allowed.
     fn problem(self, s: &str) -> Option<String> {
         if self.parses(s) {
             return None;
+        }
+        if self == Unit::Rate {
+            // The parser's own words when it explains a refusal (lowercase "mbps").
+            if let Err(e) = Rate::parse(s) {
+                if e.expected != self.allowed() {
+                    return Some(e.to_string());
+                }
+            }
+        }
+        if self == Unit::Limit && parse_packets(s).is_ok() {
+            return Some(format!(
+                "{s:?} is too many packets; allowed: at most {}pkts, or a size such as \"64kB\"",
+                u32::MAX
+            ));
         }
         if let Some(rest) = s.trim().strip_prefix('-') {
             if self.parses(rest) {

@@ -29,9 +29,10 @@ fn pattern_units(p: &str) -> Vec<&str> {
 #[test]
 fn unit_patterns_list_exactly_the_units_the_parsers_read() {
     let candidates = [
-        "bps", "b/s", "kbps", "Kbps", "kb/s", "Mbps", "mbps", "Mb/s", "Gbps", "gbps", "Gb/s", "Tbps", "Tb/s", "ns",
-        "us", "µs", "ms", "s", "min", "h", "B", "kB", "KB", "MB", "GB", "KiB", "MiB", "GiB", "pkts", "pkt", "p",
-        "packets", "b", "Bps", "sec", "m", "kb", "TB", "pk",
+        "bps", "b/s", "kbps", "Kbps", "kb/s", "Mbps", "mbps", "Mb/s", "Gbps", "gbps", "Gb/s", "Tbps", "Tb/s", "bit",
+        "kbit", "Kbit", "mbit", "Mbit", "gbit", "Gbit", "tbit", "Tbit", "tbps", "MBps", "ns", "us", "µs", "ms", "s",
+        "min", "h", "B", "kB", "KB", "MB", "GB", "KiB", "MiB", "GiB", "pkts", "pkt", "p", "packets", "b", "Bps", "sec",
+        "m", "kb", "TB", "pk",
     ];
     for (pattern, unit) in [(RATE_PATTERN, Unit::Rate), (DUR_PATTERN, Unit::Dur), (BYTES_PATTERN, Unit::Bytes)]
         .into_iter()

@@ -23,12 +23,14 @@
 //! | `size` | payload ≥ 1 B (`base` ≥ 1 B for random sizes); payload + `header` ≤ 65535 B (an IP packet) |
 //! | `dscp` | 0 to 63 |
 //! | `start`, `stop` | `start` < `duration`; `stop` > `start` |
-//! | `arrivals` | rates > 0; `batch_mean` ≥ 1; `lifetime` > 0; `alive` ≥ 1; `max_flows` ≥ 1; replay file exists |
+//! | `arrivals` | rates > 0; `batch_mean` ≥ 1; `lifetime` > 0; `alive` ≥ 1; `max_flows` ≥ 1; the replay file exists and reads ([`crate::files`], each problem at its own `file:line`) |
 //! | `reserve` | > 0 |
 //! | `shaper` | `rate` > 0, required unless `admission` is `shaping_cac`; `depth` one value ≥ 1, in bytes for random sizes, not below the wire size for fixed sizes; `buffer` ≥ 1 |
 //! | `admission` (`shaping_cac`) | `scheme` 1, 2 or 3; `capacity`, `r_req` > 0; `buffer` ≥ 1; 0 < `iplr` < 1; `k` > 1, finite |
 //! | TCP, MM_APP, `loss` | see [`tcp`] |
 //! | `metrics` | `bin`, `series_interval`, `interarrival_bin` > 0; `interarrival_bin` < `interarrival_max`; at most [`MAX_SAMPLES`] bins/samples; traced flows and groups exist |
+//!
+//! | the whole run | estimated peak memory and events within [`Limits`] (see [`estimate`]) |
 //!
 //! Decisions:
 //! - A dumbbell with one router has its bottleneck on `r0 -> sink0`; a
@@ -103,7 +105,7 @@ pub fn validate(
     base_dir: Option<&Path>,
 ) -> Result<ValidScenario, Vec<Diagnostic>> {
     let lines = Lines::parse(text).unwrap_or_default();
-    validate_with_lines(s, origin, &lines, base_dir)
+    validate_with_lines(s, origin, &lines, base_dir, Limits::default())
 }
 
 /// [`validate`] with the text already indexed.
@@ -112,8 +114,9 @@ pub(crate) fn validate_with_lines(
     origin: &str,
     lines: &Lines,
     base_dir: Option<&Path>,
+    limits: Limits,
 ) -> Result<ValidScenario, Vec<Diagnostic>> {
-    let mut c = Checker { origin, lines, base_dir, out: Vec::new() };
+    let mut c = Checker { origin, lines, base_dir, out: Vec::new(), replay_rows: BTreeMap::new(), limits };
     c.scenario(&s, base_dir);
     if c.out.is_empty() {
         Ok(ValidScenario(s))
@@ -128,6 +131,10 @@ struct Checker<'a> {
     /// Where relative file names (MACE descriptor files) are looked up.
     base_dir: Option<&'a Path>,
     out: Vec<Diagnostic>,
+    /// Rows of each replay file read, by the path of its `file` field.
+    replay_rows: BTreeMap<String, u64>,
+    /// The most the run may be estimated to need.
+    limits: Limits,
 }
 
 /// `a, b, c, ... (N more)`: at most 12 names.
@@ -143,12 +150,67 @@ fn names_list<S: AsRef<str>>(names: &[S]) -> String {
     s
 }
 
+/// Edit distance (optimal string alignment: insertions, deletions,
+/// substitutions and swaps of neighbours each cost 1), on characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// The (at most 3) names closest to `name`, nearest first; only names
+/// within a third of its length (at least 1 edit; case is ignored) are
+/// offered.
+fn closest<'n, S: AsRef<str>>(name: &str, names: &'n [S]) -> Vec<&'n str> {
+    let limit = (name.chars().count() / 3).max(1);
+    let lower = name.to_lowercase();
+    let mut scored: Vec<(usize, &str)> = names
+        .iter()
+        .map(|n| n.as_ref())
+        .map(|n| (edit_distance(&lower, &n.to_lowercase()), n))
+        .filter(|(d, _)| *d <= limit)
+        .collect();
+    scored.sort();
+    scored.into_iter().take(3).map(|(_, n)| n).collect()
+}
+
+/// `no node named "x"; did you mean "y"? allowed: ...` with the closest
+/// names first, so that the one meant is not hidden behind "(29 more)".
+fn unknown_name<S: AsRef<str>>(what: &str, name: &str, names: &[S]) -> String {
+    let near = closest(name, names);
+    let hint = if near.is_empty() {
+        String::new()
+    } else {
+        format!(" did you mean {}?", near.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(" or "))
+    };
+    format!("no {what} named {name:?};{hint} allowed: {}", names_list(names))
+}
+
 fn is_name(s: &str, extra: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || extra.contains(c))
 }
 
+pub mod estimate;
 mod shaping;
 mod tcp;
+
+pub use estimate::{estimate, Estimate, Limits};
 mod topology;
 mod traffic;
 
@@ -198,6 +260,10 @@ impl Checker<'_> {
             self.trace(s, net);
             self.pcn(s, net);
             self.series(s, net);
+            // The estimate needs a scenario that is otherwise valid.
+            if self.out.is_empty() {
+                self.resources(s, net);
+            }
         }
     }
 
@@ -397,6 +463,21 @@ size = "100B"
 mod tests {
     use super::testkit::*;
     use super::*;
+
+    #[test]
+    fn closest_names_are_offered_nearest_first() {
+        let names = ["sink0", "sink1", "src0", "r0"];
+        assert_eq!(closest("snik0", &names), ["sink0"]);
+        assert_eq!(closest("SINK1", &names), ["sink1", "sink0"]);
+        assert_eq!(closest("r9", &names), ["r0"]);
+        assert_eq!(closest("zzzzzzzz", &names), Vec::<&str>::new());
+        assert_eq!(edit_distance("宛先", "宛先"), 0);
+        assert_eq!(edit_distance("ab", "ba"), 1);
+        assert_eq!(
+            unknown_name("node", "snik0", &names),
+            "no node named \"snik0\"; did you mean \"sink0\"? allowed: sink0, sink1, src0, r0"
+        );
+    }
 
     #[test]
     fn the_base_scenarios_are_valid() {

@@ -88,7 +88,12 @@ impl Checker<'_> {
         if t.delayed_ack {
             self.positive_dur(&p("tcp.ack_delay"), t.ack_delay);
         }
-        if t.max_rto.0 == 0 || t.max_rto < t.min_rto {
+        if t.max_rto.0 == 0 {
+            self.err(
+                p("tcp.max_rto"),
+                format!("{} must be greater than 0; allowed: a positive duration >= min_rto", t.max_rto),
+            );
+        } else if t.max_rto < t.min_rto {
             self.err(
                 p("tcp.max_rto"),
                 format!("{} is below min_rto ({}); allowed: a positive duration >= min_rto", t.max_rto, t.min_rto),

@@ -221,20 +221,35 @@ impl Checker<'_> {
                 );
             }
         }
-        let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+        let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).filter(|n| seen.contains_key(n)).collect();
+        // A node whose own name is refused is still there: its links are not
+        // "to no node" (that message would contradict the list of nodes).
+        let refused: BTreeSet<&str> = nodes.iter().map(|n| n.name.as_str()).filter(|n| !seen.contains_key(n)).collect();
+        let mut pairs: BTreeMap<(&str, &str), usize> = BTreeMap::new();
         for (i, l) in links.iter().enumerate() {
             for (end, name) in [("a", &l.a), ("b", &l.b)] {
-                if !seen.contains_key(name.as_str()) {
-                    self.err(
-                        format!("topology.links.{i}.{end}"),
-                        format!("no node named {name:?}; nodes: {}", names_list(&names)),
-                    );
+                if !seen.contains_key(name.as_str()) && !refused.contains(name.as_str()) {
+                    self.err(format!("topology.links.{i}.{end}"), unknown_name("node", name, &names));
                 }
             }
             if l.a == l.b {
                 self.err(
                     format!("topology.links.{i}.b"),
                     format!("links node {:?} to itself; allowed: two different nodes", l.a),
+                );
+                continue;
+            }
+            let key = if l.a <= l.b { (l.a.as_str(), l.b.as_str()) } else { (l.b.as_str(), l.a.as_str()) };
+            if let Some(j) = pairs.insert(key, i) {
+                pairs.insert(key, j);
+                self.err(
+                    format!("topology.links.{i}"),
+                    format!(
+                        "joins {:?} and {:?} like topology.links.{j}; allowed: one link between two nodes \
+                         (routing has no way to choose between parallel links: remove one, or put a router \
+                         between them)",
+                        l.a, l.b
+                    ),
                 );
             }
         }
@@ -244,6 +259,32 @@ impl Checker<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::testkit::*;
+
+    #[test]
+    fn parallel_links_are_refused_naming_both() {
+        let t = EXPLICIT.replace(
+            "  { a = \"r0\", b = \"h1\", rate = \"10Mbps\", delay = \"1ms\" },",
+            "  { a = \"r0\", b = \"h1\", rate = \"10Mbps\", delay = \"1ms\" },\n  { a = \"h1\", b = \"r0\", rate = \"1Mbps\", delay = \"1ms\" },",
+        );
+        let m = message(&t, "topology.links.2");
+        assert!(m.starts_with("joins \"h1\" and \"r0\" like topology.links.1; allowed: one link"), "{m}");
+    }
+
+    #[test]
+    fn a_node_with_a_refused_name_is_not_also_missing() {
+        let t = EXPLICIT.replace("\"h1\"", "\"宛先\"");
+        let ps = problems(&t);
+        assert_eq!(ps.len(), 1, "{ps:?}");
+        assert_eq!(ps[0].0, "topology.nodes.2.name");
+        assert!(ps[0].1.contains("is not a node name"), "{ps:?}");
+    }
+
+    #[test]
+    fn an_unknown_link_end_suggests_the_closest_node() {
+        let t = EXPLICIT.replace("{ a = \"r0\", b = \"h1\"", "{ a = \"r0\", b = \"H1\"");
+        let m = message(&t, "topology.links.1.b");
+        assert!(m.starts_with("no node named \"H1\"; did you mean \"h1\" or \"h0\"?"), "{m}");
+    }
 
     #[test]
     fn link_rates_must_be_positive_but_delays_may_be_zero() {
@@ -332,7 +373,7 @@ mod tests {
             ["topology.nodes.2.name", "topology.links.1.b"]
         );
         let m = message(&EXPLICIT.replace("a = \"r0\", b = \"h1\"", "a = \"r0\", b = \"r9\""), "topology.links.1.b");
-        assert_eq!(m, "no node named \"r9\"; nodes: h0, r0, h1");
+        assert_eq!(m, "no node named \"r9\"; did you mean \"r0\"? allowed: h0, r0, h1");
         assert_eq!(paths_with(EXPLICIT, "a = \"r0\", b = \"h1\"", "a = \"r0\", b = \"r0\""), ["topology.links.1.b"]);
         let empty = EXPLICIT.replace(
             "nodes = [{ name = \"h0\", kind = \"host\" }, { name = \"r0\", kind = \"router\" }, { name = \"h1\", kind = \"host\" }]",

@@ -16,7 +16,13 @@ impl Checker<'_> {
             net.nodes.iter().filter(|(_, k)| *k == NodeKind::Host).map(|(n, _)| n.as_str()).collect();
         let m = net.resolve(pattern);
         if m.is_empty() {
-            self.err(path, format!("{pattern:?} matches no node; allowed: hosts {}", names_list(&hosts)));
+            let near = closest(pattern.trim_end_matches('*'), &hosts);
+            let hint = if near.is_empty() || star.is_some() {
+                String::new()
+            } else {
+                format!(" did you mean {}?", near.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(" or "))
+            };
+            self.err(path, format!("{pattern:?} matches no node;{hint} allowed: hosts {}", names_list(&hosts)));
             return None;
         }
         if let Some(&r) = m.iter().find(|&&i| net.nodes[i].1 == NodeKind::Router) {
@@ -253,6 +259,15 @@ impl Checker<'_> {
                             full.display()
                         ),
                     );
+                    return;
+                }
+                // Read as `run` reads it: every problem of the file at its own line.
+                let field = p("file");
+                match crate::files::read_replay(&full, self.origin, self.lines.line_of(&field), &field) {
+                    Ok(rows) => {
+                        self.replay_rows.insert(field, rows.len() as u64);
+                    }
+                    Err(d) => self.out.push(d),
                 }
             }
         }
@@ -351,6 +366,16 @@ mod tests {
         assert!(
             message(&BASE.replace("src = \"src*\"", "src = \"*\""), "traffic.0.src").contains("matches router \"r0\"")
         );
+    }
+
+    #[test]
+    fn an_unknown_endpoint_suggests_the_closest_hosts() {
+        let t = BASE.replace("sources = 2", "sources = 41").replace("dst = \"sink0\"", "dst = \"snik0\"");
+        let m = message(&t, "traffic.0.dst");
+        assert!(m.starts_with("\"snik0\" matches no node; did you mean \"sink0\"? allowed: hosts "), "{m}");
+        // Nothing close: no guess.
+        let m = message(&BASE.replace("dst = \"sink0\"", "dst = \"elsewhere\""), "traffic.0.dst");
+        assert!(m.starts_with("\"elsewhere\" matches no node; allowed: hosts "), "{m}");
     }
 
     #[test]

@@ -26,7 +26,7 @@
 use crate::error::{Diagnostic, SimError};
 use qoslab_core::rng::Rng;
 use qoslab_core::units::{Dur, Time};
-use qoslab_scenario::LifetimeDist;
+use qoslab_scenario::{files, LifetimeDist};
 use rand::Rng as _;
 use rand_distr::Exp1;
 use std::path::Path;
@@ -82,89 +82,28 @@ pub fn later(t: Time, d: Dur) -> Time {
 }
 
 /// Reads a replay file: `(start offset, lifetime)` per row, sorted by start.
-/// `field` is the scenario path of the `file` setting, for messages.
+/// `field` is the scenario path of the `file` setting, for messages. The
+/// parsing is the scenario crate's ([`qoslab_scenario::files`]), the one
+/// validation also runs, so `validate` and `run` agree on every file.
 pub fn read_replay(path: &Path, field: &str) -> Result<Vec<(Dur, Dur)>, SimError> {
-    let text = std::fs::read_to_string(path).map_err(|e| SimError::Io {
-        path: path.display().to_string(),
-        message: format!("cannot read replay file: {e}"),
-    })?;
-    parse_replay(&text, &path.display().to_string(), field)
-}
-
-fn parse_replay(text: &str, origin: &str, field: &str) -> Result<Vec<(Dur, Dur)>, SimError> {
-    let err = |line: usize, message: String| {
-        SimError::Config(vec![Diagnostic {
-            origin: origin.to_string(),
+    let shown = path.display().to_string();
+    let text = files::text(path).map_err(|e| match e {
+        files::TextError::Missing(e) => {
+            SimError::Io { path: shown.clone(), message: format!("cannot read replay file: {e}") }
+        }
+        files::TextError::NotText { line, message } => SimError::Config(vec![Diagnostic {
+            origin: shown.clone(),
             line: Some(line),
             path: field.to_string(),
-            message,
-        }])
-    };
-    let mut rows = Vec::new();
-    let mut header = false;
-    for (i, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
-        if !header {
-            if cells != ["start_s", "lifetime_s"] {
-                return Err(err(i + 1, format!("header {line:?}; allowed: the header \"start_s,lifetime_s\"")));
-            }
-            header = true;
-            continue;
-        }
-        if cells.len() != 2 {
-            return Err(err(
-                i + 1,
-                format!("{line:?} has {} fields; allowed: two numbers \"start_s,lifetime_s\"", cells.len()),
-            ));
-        }
-        let num = |s: &str, what: &str, positive: bool| -> Result<Dur, SimError> {
-            let v: f64 = s
-                .parse()
-                .map_err(|_| err(i + 1, format!("{what} {s:?} is not a number; allowed: seconds such as 1.25")))?;
-            let ok = v.is_finite() && if positive { v > 0.0 } else { v >= 0.0 } && v < 1.8e10;
-            if !ok {
-                let allowed = if positive { "a number of seconds > 0" } else { "a number of seconds >= 0" };
-                return Err(err(i + 1, format!("{what} {s} is out of range; allowed: {allowed}")));
-            }
-            Ok(Dur::from_secs_f64(v))
-        };
-        let start = num(cells[0], "start_s", false)?;
-        let life = num(cells[1], "lifetime_s", true)?;
-        rows.push((start, Dur(life.0.max(1))));
-    }
-    if !header {
-        return Err(err(1, "the file is empty; allowed: a header \"start_s,lifetime_s\" and one row per flow".into()));
-    }
-    rows.sort_by_key(|r| r.0);
-    Ok(rows)
+            message: format!("{message}; allowed: {}", files::REPLAY_ALLOWED),
+        }]),
+    })?;
+    files::parse_replay(&text, &shown, field).map_err(|d| SimError::Config(vec![d]))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn replay_reads_rows_sorted_and_names_bad_lines() {
-        let rows =
-            parse_replay("# rec\nstart_s,lifetime_s\n2.5, 1\n0,0.5\n\n", "f.csv", "traffic.0.arrivals.file").unwrap();
-        assert_eq!(rows, vec![(Dur::ZERO, Dur::from_ms(500)), (Dur::from_ms(2500), Dur::from_secs(1))]);
-        let e = parse_replay("start_s,lifetime_s\n1,2\n3,x\n", "f.csv", "traffic.0.arrivals.file").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "f.csv:3: traffic.0.arrivals.file: lifetime_s \"x\" is not a number; allowed: seconds such as 1.25"
-        );
-        let e = parse_replay("start,life\n", "f.csv", "p").unwrap_err();
-        assert!(e.to_string().starts_with("f.csv:1: p: header"), "{e}");
-        let e = parse_replay("start_s,lifetime_s\n-1,2\n", "f.csv", "p").unwrap_err();
-        assert!(e.to_string().contains("allowed: a number of seconds >= 0"), "{e}");
-        let e = parse_replay("start_s,lifetime_s\n1,0\n", "f.csv", "p").unwrap_err();
-        assert!(e.to_string().contains("> 0"), "{e}");
-        assert!(parse_replay("", "f.csv", "p").is_err());
-    }
 
     #[test]
     fn missing_replay_file_is_an_io_error_naming_it() {

@@ -33,15 +33,18 @@ fn diagnostics(r: Result<ValidScenario, ScenarioError>) -> Vec<Diagnostic> {
     }
 }
 
-/// The `# expect:`, `# line:` and `# path:` header of a bad scenario.
+/// The `# expect:`, `# line:` and `# path:` header of a bad scenario, and
+/// `# origin:` when the problem is in a file the scenario names (a replay
+/// CSV, a descriptor file), relative to the scenario's folder.
 struct Expectation {
     expect: String,
     line: Option<usize>,
     path: String,
+    origin: Option<String>,
 }
 
 fn expectation(text: &str) -> Expectation {
-    let mut e = Expectation { expect: String::new(), line: None, path: String::new() };
+    let mut e = Expectation { expect: String::new(), line: None, path: String::new(), origin: None };
     for l in text.lines().take_while(|l| l.starts_with('#')) {
         if let Some(x) = l.strip_prefix("# expect: ") {
             e.expect = x.to_string();
@@ -49,6 +52,8 @@ fn expectation(text: &str) -> Expectation {
             e.line = Some(x.trim().parse().expect("# line: N"));
         } else if let Some(x) = l.strip_prefix("# path: ") {
             e.path = x.trim().to_string();
+        } else if let Some(x) = l.strip_prefix("# origin: ") {
+            e.origin = Some(x.trim().to_string());
         }
     }
     e
@@ -75,7 +80,11 @@ fn every_bad_scenario_fails_with_its_announced_diagnostic() {
         if d.line != e.line {
             failures.push(format!("{}: line {:?}, expected {:?} ({shown})", f.display(), d.line, e.line));
         }
-        if d.origin != f.display().to_string() {
+        let origin = match &e.origin {
+            Some(o) => f.parent().unwrap().join(o).display().to_string(),
+            None => f.display().to_string(),
+        };
+        if d.origin != origin {
             failures.push(format!("{}: origin {:?}", f.display(), d.origin));
         }
         // What is allowed: "allowed: ...", a mechanism's "must ...", or the list of nodes.
@@ -112,6 +121,8 @@ fn bad_scenario_messages_never_name_rust_types() {
         "`",
         "Some(",
         "None",
+        "i128",
+        "i64",
     ];
     for f in toml_files("tests/scenarios/bad") {
         for d in diagnostics(load_file(&f, &[])) {
@@ -511,5 +522,27 @@ mod robustness {
                 Err(e) => prop_assert!(false, "not a configuration error: {}", e),
             }
         }
+    }
+}
+
+/// Every built-in and good scenario, with its estimate: all far below the
+/// default limits (the estimate refuses absurd inputs, not real ones).
+#[test]
+fn built_in_scenarios_are_estimated_far_below_the_default_limits() {
+    use qoslab_scenario::expand::expand;
+    use qoslab_scenario::validate::estimate;
+    let mut files = Vec::new();
+    let dirs = ["scenarios/examples", "scenarios/mace", "scenarios/dcbt", "scenarios/edge", "scenarios/tcp_cac"];
+    for dir in dirs.into_iter().chain(["tests/scenarios/good"]) {
+        files.extend(toml_files(dir));
+    }
+    assert!(files.len() >= 20, "{}", files.len());
+    for f in files {
+        let s = load_file(&f, &[]).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        // Replay rows are not needed for the bound checked here.
+        let e = estimate(&s, &expand(&s.topology), &Default::default());
+        let (mem, ev) = (e.memory_bytes(), e.event_count());
+        // The largest: tcp_cac/table4, 600 s of queue series on 202 link directions (1.1 GiB).
+        assert!(mem < (2u64 << 30) as f64 && ev < 1e9, "{}: {mem} B, {ev} events", f.display());
     }
 }

@@ -377,6 +377,9 @@ def test_sigterm_during_the_run_keeps_the_earlier_result(tmp_path: Path) -> None
             str(SCENARIO),
             "--set",
             "duration=100000s",
+            # Interrupted long before its estimated 59 GiB of series.
+            "--max-memory",
+            "1TiB",
             "-q",
             "--overwrite",
             "--out",

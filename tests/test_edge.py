@@ -48,6 +48,18 @@ def _ip_kbps(res: qoslab.Result, group: str) -> float:
     return float(rows["value"].sum()) * 8 / 15 / 1e3
 
 
+def _two_greedy(q: dict, rules: list[dict]) -> tuple[float, float]:
+    """IP kb/s of two 1.5 Mb/s streams (periodic from h0, Poisson from h1) through ``q``."""
+    sc = _egress(
+        q,
+        rules,
+        traffic.mgen_periodic(name="a", src="h0", dst="d0", size=972, pps=187.5),
+        traffic.mgen_poisson(name="b", src="h1", dst="d0", size=972, pps=187.5),
+    )
+    res = qoslab.run(sc, seed=1)
+    return _ip_kbps(res, "a"), _ip_kbps(res, "b")
+
+
 def test_buffer_management_gives_a_greedy_af_stream_its_reservation_against_best_effort():
     """Two streams each offering 1.5 Mb/s into 2 Mb/s: the AF stream reserving 1.2 Mb/s
     gets at least that (plus its share of the excess), the best-effort one the rest."""
@@ -57,14 +69,7 @@ def test_buffer_management_gives_a_greedy_af_stream_its_reservation_against_best
         streams=[queues.stream("A", service="af", rate="1.2Mbps"), queues.stream("B", service="be")],
     )
     rules = [stages.rule(src="h0", stream="A"), stages.rule(src="h1", stream="B")]
-    sc = _egress(
-        q,
-        rules,
-        traffic.mgen_periodic(name="a", src="h0", dst="d0", size=972, pps=187.5),
-        traffic.mgen_poisson(name="b", src="h1", dst="d0", size=972, pps=187.5),
-    )
-    res = qoslab.run(sc, seed=1)
-    a, b = _ip_kbps(res, "a"), _ip_kbps(res, "b")
+    a, b = _two_greedy(q, rules)
     assert a >= 1200 * 0.97, (a, b)
     assert a + b == pytest.approx(2000, rel=0.02), (a, b)
     assert b > 300, (a, b)
@@ -74,14 +79,7 @@ def test_without_a_reservation_the_same_streams_split_the_link_about_evenly():
     """The control for the test above: both best effort, the greedy streams share equally."""
     q = queues.edge(buffers=60, buff_size="512B", streams=[queues.stream("B", service="be")])
     rules = [stages.rule(stream="B")]
-    sc = _egress(
-        q,
-        rules,
-        traffic.mgen_periodic(name="a", src="h0", dst="d0", size=972, pps=187.5),
-        traffic.mgen_poisson(name="b", src="h1", dst="d0", size=972, pps=187.5),
-    )
-    res = qoslab.run(sc, seed=1)
-    a, b = _ip_kbps(res, "a"), _ip_kbps(res, "b")
+    a, b = _two_greedy(q, rules)
     assert abs(a - b) < 0.25 * (a + b), (a, b)
 
 

@@ -124,9 +124,8 @@ pub(super) fn scfq_queue(
             Queue::new(Box::new(Classful::new(TagClassifier::identity(children.len()), scfq, children)))
         }
         ClassifyBy::Dscp => {
-            let n = children.len();
-            let map = (0..64u8).map(|d| (7 - (d >> 3) as usize) * n / 8).collect::<Vec<_>>();
-            Queue::new(Box::new(Classful::new(super::queue::DscpClassifier { map }, scfq, children)))
+            let map = super::queue::DscpClassifier::spread(children.len());
+            Queue::new(Box::new(Classful::new(map, scfq, children)))
         }
     })
 }

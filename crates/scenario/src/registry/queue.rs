@@ -140,9 +140,8 @@ fn prio_queue(
             // over the bands, highest first: band = (7 - prec) * n / 8.
             // With two bands EF (46, precedence 5) and CS4-CS7 go
             // first, everything else second.
-            let n = children.len();
-            let map = (0..64u8).map(|d| (7 - (d >> 3) as usize) * n / 8).collect::<Vec<_>>();
-            Queue::new(Box::new(Classful::new(DscpClassifier { map }, StrictPriority, children)))
+            let map = DscpClassifier::spread(children.len());
+            Queue::new(Box::new(Classful::new(map, StrictPriority, children)))
         }
     })
 }
@@ -300,7 +299,15 @@ impl<A: Aqm + Send, P: Placement + Send> Qdisc for ClassProbed<A, P> {
 
 /// Maps a packet's DSCP to a band through a 64-entry table.
 pub(super) struct DscpClassifier {
-    pub(super) map: Vec<usize>,
+    map: Vec<usize>,
+}
+
+impl DscpClassifier {
+    /// The eight precedences (DSCP >> 3) spread evenly over `n` children,
+    /// highest first: child = (7 - precedence) * n / 8.
+    pub(super) fn spread(n: usize) -> DscpClassifier {
+        DscpClassifier { map: (0..64u8).map(|d| (7 - (d >> 3) as usize) * n / 8).collect() }
+    }
 }
 
 impl qoslab_core::classful::Classifier for DscpClassifier {

@@ -269,12 +269,7 @@ impl Checker<'_> {
 
     /// `[trace] pcap`: each entry names a link direction (`from->to`), once.
     fn trace(&mut self, s: &Scenario, net: &Expanded) {
-        let name = |i: usize| net.nodes.get(i).map_or("?", |(n, _)| n.as_str());
-        let dirs: Vec<String> = net
-            .links
-            .iter()
-            .flat_map(|l| [format!("{}->{}", name(l.a), name(l.b)), format!("{}->{}", name(l.b), name(l.a))])
-            .collect();
+        let dirs = direction_names(net);
         for (i, d) in s.trace.pcap.iter().enumerate() {
             if s.trace.pcap[..i].contains(d) {
                 self.err(format!("trace.pcap.{i}"), format!("{d:?} is listed twice; allowed: each direction once"));
@@ -291,12 +286,7 @@ impl Checker<'_> {
 
     /// `metrics.series`: each pattern names at least one link direction.
     fn series(&mut self, s: &Scenario, net: &Expanded) {
-        let name = |i: usize| net.nodes.get(i).map_or("?", |(n, _)| n.as_str());
-        let dirs: Vec<String> = net
-            .links
-            .iter()
-            .flat_map(|l| [format!("{}->{}", name(l.a), name(l.b)), format!("{}->{}", name(l.b), name(l.a))])
-            .collect();
+        let dirs = direction_names(net);
         for (i, pat) in s.metrics.series.iter().enumerate() {
             if !dirs.iter().any(|d| crate::model::glob_match(pat, d)) {
                 let shown: Vec<&str> = dirs.iter().take(12).map(String::as_str).collect();
@@ -383,6 +373,15 @@ impl Checker<'_> {
             }
         }
     }
+}
+
+/// Every link direction's name, `"from->to"`, both directions of each link in order.
+fn direction_names(net: &Expanded) -> Vec<String> {
+    let name = |i: usize| net.nodes.get(i).map_or("?", |(n, _)| n.as_str());
+    net.links
+        .iter()
+        .flat_map(|l| [format!("{}->{}", name(l.a), name(l.b)), format!("{}->{}", name(l.b), name(l.a))])
+        .collect()
 }
 
 /// Scenarios and helpers shared by the tests of the validation modules.

@@ -240,8 +240,8 @@ impl fmt::Display for ParseError {
 }
 impl std::error::Error for ParseError {}
 
-const RATE_UNITS: &str =
-    "a rate such as \"25Mbps\", \"1.5Gbps\", \"64kbps\", \"9600bps\" or tc's \"25mbit\" (bits per second)";
+const RATE_UNITS: &str = "a rate such as \"25Mbps\", \"1.5Gbps\", \"64kbps\", \"9600bps\" or tc's \"25mbit\" \
+     (bits per second), or a link name T1, T3, OC3, OC12, OC48 (seed 004's values)";
 /// Lowercase `mbps`/`gbps`: bits in ns-3, bytes in tc (Linux `tc` reads
 /// `mbps` as megabytes per second), so refused rather than guessed.
 const RATE_AMBIGUOUS: &str = "\"Mbps\" or tc's \"mbit\" for megabits per second (\"Gbps\", \"gbit\" for gigabits); \
@@ -291,6 +291,9 @@ impl Rate {
     /// `"tbps"` are refused: tc reads them as bytes per second.
     pub fn parse(s: &str) -> Result<Rate, ParseError> {
         let err = || ParseError { input: s.to_string(), expected: RATE_UNITS };
+        if let Some(r) = Rate::named(s.trim()) {
+            return Ok(r);
+        }
         let (d, sc, unit) = split_number(s).ok_or_else(err)?;
         let mult: u128 = match unit {
             "bps" | "b/s" | "bit" => 1,
@@ -302,6 +305,24 @@ impl Rate {
             _ => return Err(err()),
         };
         scaled(d, sc, mult).map(Rate).ok_or_else(err)
+    }
+}
+
+impl Rate {
+    /// The link rates seed 004 names, with the values it gives them ("T1 =
+    /// 1.5Mbps, T3 = 45Mbps, OC3 = 155Mbps, OC12 = 622Mbps", Tables 3.1-3.4;
+    /// OC48 "2.4 Gbps", §2.1), within 4 % of the nominal line rates
+    /// (1.544, 44.736, 155.52, 622.08, 2488.32 Mb/s): `T1`, `T3`, `OC3`,
+    /// `OC12`, `OC48`.
+    pub fn named(s: &str) -> Option<Rate> {
+        Some(match s {
+            "T1" => Rate(1_500_000),
+            "T3" => Rate(45_000_000),
+            "OC3" => Rate(155_000_000),
+            "OC12" => Rate(622_000_000),
+            "OC48" => Rate(2_400_000_000),
+            _ => return None,
+        })
     }
 }
 
@@ -367,6 +388,11 @@ mod tests {
         // tc's bit units are bits; lowercase mbps/gbps (bytes in tc) are refused.
         assert_eq!(Rate::parse("25mbit"), Ok(Rate(25_000_000)));
         assert_eq!(Rate::parse("64kbit"), Ok(Rate(64_000)));
+        // Seed 004's link names, with its values.
+        assert_eq!(Rate::parse("T3"), Ok(Rate(45_000_000)));
+        assert_eq!(Rate::parse(" OC3 "), Ok(Rate(155_000_000)));
+        assert_eq!(Rate::parse("OC48"), Ok(Rate(2_400_000_000)));
+        assert!(Rate::parse("oc3").is_err() && Rate::parse("OC192").is_err());
         assert_eq!(Rate::parse("1gbit"), Ok(Rate(1_000_000_000)));
         assert_eq!(Rate::parse("9600bit"), Ok(Rate(9_600)));
         for s in ["25mbps", "1gbps", "1tbps"] {

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::sync::OnceLock;
 
 /// A rate: a decimal number and a unit of bit/s (decimal prefixes).
-pub const RATE_PATTERN: &str = r"^\s*[0-9_]*[0-9][0-9_]*(\.[0-9_]+)?\s*(bps|b/s|bit|kbps|Kbps|kb/s|kbit|Kbit|Mbps|Mb/s|mbit|Mbit|Gbps|Gb/s|gbit|Gbit|Tbps|Tb/s|tbit|Tbit)\s*$";
+pub const RATE_PATTERN: &str = r"^\s*(T1|T3|OC3|OC12|OC48|[0-9_]*[0-9][0-9_]*(\.[0-9_]+)?\s*(bps|b/s|bit|kbps|Kbps|kb/s|kbit|Kbit|Mbps|Mb/s|mbit|Mbit|Gbps|Gb/s|gbit|Gbit|Tbps|Tb/s|tbit|Tbit))\s*$";
 /// A duration: a decimal number and a unit of time.
 pub const DUR_PATTERN: &str = r"^\s*[0-9_]*[0-9][0-9_]*(\.[0-9_]+)?\s*(ns|us|µs|ms|s|min|h)\s*$";
 /// A size: a decimal number and a unit of bytes (decimal or binary prefixes).
@@ -49,7 +49,8 @@ macro_rules! unit_text {
 unit_text!(
     RateText,
     "Rate",
-    "A rate in bit/s: a number and bps, kbps, Mbps, Gbps or Tbps (decimal: 1 kbps = 1000 bit/s), e.g. \"25Mbps\".",
+    "A rate in bit/s: a number and bps, kbps, Mbps, Gbps or Tbps (decimal: 1 kbps = 1000 bit/s), e.g. \"25Mbps\", \
+     or a link name T1, T3, OC3, OC12, OC48 (seed 004's values: 1.5, 45, 155, 622, 2400 Mb/s).",
     RATE_PATTERN,
     ["25Mbps", "1.5Gbps", "64kbps"]
 );

@@ -114,6 +114,42 @@ def pcn_case(name: str, reps: int) -> dict:
     }
 
 
+def ns2_case(duration: float, reps: int) -> dict | None:
+    """The RED reference dumbbell as whole processes: ns-2.35 (``benches/ns2/red_dumbbell.tcl``,
+    if ``ns`` is installed) against ``qoslab run`` writing its results, interleaved."""
+    import shutil
+    import tempfile
+
+    if shutil.which("ns") is None:
+        print("ns-2 not installed (apt-get install ns2): the ns-2 comparison is skipped")
+        return None
+    tcl = ROOT / "benches" / "ns2" / "red_dumbbell.tcl"
+    ns_t, q_t, ns_out = [], [], ""
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(reps):
+            t = time.perf_counter()
+            ns_out = subprocess.run(
+                ["ns", str(tcl), f"{duration:g}", "1"], check=True, capture_output=True, text=True
+            ).stdout.strip()
+            ns_t.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            subprocess.run(
+                [
+                    *(sys.executable, "-m", "qoslab", "run", str(SCENARIO)),
+                    *("--set", f"duration={duration:g}s", "--quiet", "--overwrite", "--out", str(Path(tmp) / "r")),
+                ],
+                check=True,
+            )
+            q_t.append(time.perf_counter() - t)
+            print(f"  ns-2 rep {i + 1}/{reps}: ns-2 {ns_t[-1]:.2f} s, qoslab {q_t[-1]:.2f} s", flush=True)
+    return {
+        "ns2_wall_s": statistics.median(ns_t),
+        "qoslab_wall_s": statistics.median(q_t),
+        "speedup": statistics.median(ns_t) / statistics.median(q_t),
+        "ns2_counts": ns_out,
+    }
+
+
 def import_time() -> float:
     code = "import time; t=time.perf_counter(); import qoslab; print(time.perf_counter()-t)"
     runs = [
@@ -198,6 +234,14 @@ def main() -> None:
         f"{'met' if small['qoslab_pkts_per_s'] * 2 >= big['qoslab_pkts_per_s'] else 'NOT met'}"
     )
     print(f"memory <= 50 MB above the interpreter: {max(c['qoslab_rss_mb'] for c in results['cases']):.1f} MB")
+    print()
+    results["ns2"] = ns2_case(a.duration, max(1, min(a.reps, 3)))
+    if results["ns2"]:
+        n = results["ns2"]
+        print(
+            f"RED dumbbell {a.duration:g} s, whole process: ns-2.35 {n['ns2_wall_s']:.2f} s ({n['ns2_counts']}), "
+            f"qoslab {n['qoslab_wall_s']:.2f} s: {n['speedup']:.2f}x (target >= 2x)"
+        )
     print()
     results["pcn"] = [pcn_case(n, max(1, min(a.reps, 3))) for n in PCN_CASES]
     print(f"{'PCN case':<20}{'events':>12}{'events M/s':>11}{'loop s':>8}{'run s':>8}{'RSS MB':>8}  target run < 10 s")

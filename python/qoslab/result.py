@@ -58,19 +58,42 @@ def _arrow_table(columns: Mapping[str, Any]) -> pa.Table:
     import numpy as np
     import pyarrow as pa
 
+    # The arrays are built from buffers: `pa.array(...)` would import pandas
+    # (0.17 s) only to check whether its argument is a pandas object, and
+    # the command line never needs pandas (docs/performance.md).
     fields, arrays = [], []
     for name, col in columns.items():
         if isinstance(col, np.ndarray):
             typ = {"f": pa.float64(), "i": pa.int64(), "u": pa.uint64(), "b": pa.bool_()}.get(col.dtype.kind)
             if typ is None or (col.dtype.kind != "b" and col.dtype.itemsize != 8):
                 raise TypeError(f"column {name}: unsupported dtype {col.dtype}")
-            arr = pa.array(col, type=typ)
+            if col.dtype.kind == "b":
+                data = np.packbits(col.astype(np.bool_, copy=False), bitorder="little")
+            else:
+                data = np.ascontiguousarray(col, dtype=col.dtype.newbyteorder("<"))
+            arr = pa.Array.from_buffers(typ, len(col), [None, pa.py_buffer(data)])
         else:
             typ = pa.string()
-            arr = pa.array(col, type=typ)
+            arr = _string_array(col)
         fields.append(pa.field(name, typ, nullable=False))
         arrays.append(arr)
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _string_array(values: Any) -> pa.Array:
+    """A string array from Python strings, built from its offsets and bytes."""
+    import numpy as np
+    import pyarrow as pa
+
+    encoded = [v.encode("utf-8") for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    if offsets[-1] >= 2**31:
+        return pa.array(values, type=pa.string())
+    data = b"".join(encoded)
+    return pa.Array.from_buffers(
+        pa.string(), len(encoded), [None, pa.py_buffer(offsets.astype("<i4")), pa.py_buffer(data)]
+    )
 
 
 def write_files(folder: Path, files: Mapping[str, bytes]) -> None:

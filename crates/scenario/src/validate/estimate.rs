@@ -204,6 +204,39 @@ fn queue_capacity(q: &QueueSpec, wire: f64) -> Option<f64> {
 
 /// The estimate of a valid scenario's run (`replay_rows`: rows of each
 /// replay file, by the path of its `file` field).
+/// The link directions the simulator can sample into the series (an upper
+/// bound): those leaving a router, named by `metrics.series` if it is given,
+/// towards a router, a traffic destination, or the source of a group whose
+/// receivers send packets back (TCP ACKs, MM_APP feedback). A direction
+/// towards a host that only sends never carries a packet, so it is never
+/// sampled.
+fn sampled_dirs(s: &Scenario, net: &Expanded) -> f64 {
+    let mut receives = vec![false; net.nodes.len()];
+    for g in &s.traffic {
+        for d in net.resolve(&g.dst) {
+            receives[d] = true;
+        }
+        if matches!(g.model, TrafficModel::Ftp { .. } | TrafficModel::Transfer { .. } | TrafficModel::MmApp { .. }) {
+            for src in net.resolve(&g.src) {
+                receives[src] = true;
+            }
+        }
+    }
+    let name = |i: usize| net.nodes[i].0.as_str();
+    let mut n = 0.0;
+    for l in &net.links {
+        for (a, b) in [(l.a, l.b), (l.b, l.a)] {
+            let (ka, kb) = (net.nodes[a].1, net.nodes[b].1);
+            let named = s.metrics.series.is_empty()
+                || s.metrics.series.iter().any(|p| crate::model::glob_match(p, &format!("{}->{}", name(a), name(b))));
+            if ka == NodeKind::Router && named && (kb == NodeKind::Router || receives[b]) {
+                n += 1.0;
+            }
+        }
+    }
+    n
+}
+
 pub fn estimate(s: &Scenario, net: &Expanded, replay_rows: &BTreeMap<String, u64>) -> Estimate {
     let mut e = Estimate::default();
     let run_s = s.duration.as_secs_f64();
@@ -367,10 +400,15 @@ pub fn estimate(s: &Scenario, net: &Expanded, replay_rows: &BTreeMap<String, u64
     e.mem("topology".into(), format!("{dirs} link directions"), dirs * DIR_BYTES);
     if s.metrics.series_interval.0 > 0 {
         let samples = (run_s / s.metrics.series_interval.as_secs_f64()).ceil();
-        let rows = samples * dirs * 3.0;
+        let sampled = sampled_dirs(s, net);
+        let rows = samples * sampled * 3.0;
         e.mem(
             "metrics.series_interval".into(),
-            format!("{} series rows ({} samples of {dirs} link directions)", show_count(rows), show_count(samples)),
+            format!(
+                "{} series rows ({} samples of {sampled} sampled link directions)",
+                show_count(rows),
+                show_count(samples)
+            ),
             rows * ROW_BYTES,
         );
     }
@@ -477,9 +515,11 @@ mod tests {
         assert_eq!(pkts.amount, 10.0 * (2.0 * 250.0 + 2.0 * 2.0 * 250.0));
         let flows = e.memory.iter().find(|p| p.path == "traffic.0.flows").unwrap();
         assert_eq!(flows.amount, 2.0 * FLOW_BYTES);
-        // 100 samples of 6 link directions (src0, src1 and sink0 to r0), 3 metrics each.
+        // 100 samples of the one direction that can be sampled (r0 -> sink0: it leaves a
+        // router towards the destination; r0 -> src0/src1 lead to CBR sources, which
+        // receive nothing), 3 metrics each.
         let series = e.memory.iter().find(|p| p.path == "metrics.series_interval").unwrap();
-        assert_eq!(series.amount, 100.0 * 6.0 * 3.0 * ROW_BYTES);
+        assert_eq!(series.amount, 100.0 * 1.0 * 3.0 * ROW_BYTES);
         assert!(e.memory_bytes() < 1e7 && e.event_count() < 1e5, "{e:?}");
     }
 

@@ -4,6 +4,7 @@ with exit 2, and leave it as it was (issue 11 §1)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -14,6 +15,7 @@ import sys
 import threading
 import time
 import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -202,16 +204,29 @@ def test_reproduce_checks_out_before_running(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
-def test_a_read_only_folder_is_refused_before_the_run(tmp_path: Path) -> None:
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    ro.chmod(0o555)
+@contextlib.contextmanager
+def _read_only_folder(path: Path) -> Iterator[Path]:
+    """A folder nobody may write into: mode 0555 for a normal user; for root, who
+    ignores modes, a read-only tmpfs mounted there."""
+    path.mkdir()
+    if os.geteuid() != 0:
+        path.chmod(0o555)
+        try:
+            yield path
+        finally:
+            path.chmod(0o755)
+        return
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(path)], check=True)
     try:
+        yield path
+    finally:
+        subprocess.run(["umount", str(path)], check=True)
+
+
+def test_a_read_only_folder_is_refused_before_the_run(tmp_path: Path) -> None:
+    with _read_only_folder(tmp_path / "ro") as ro:
         r = cli("--out", str(ro / "x"))
         assert r.returncode == 2 and "cannot be written" in r.stderr, r.stderr
-    finally:
-        ro.chmod(0o755)
 
 
 def test_a_250_character_scenario_name_runs_and_a_300_character_one_is_refused(tmp_path: Path) -> None:

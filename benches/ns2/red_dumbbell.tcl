@@ -18,18 +18,8 @@ if {$argc < 2} {
 set duration [lindex $argv 0]
 set seed     [lindex $argv 1]
 
-Queue/RED set bytes_           false
-Queue/RED set queue_in_bytes_  false
-Queue/RED set thresh_          5
-Queue/RED set maxthresh_       15
-Queue/RED set linterm_         10
-Queue/RED set q_weight_        0.002
-Queue/RED set mean_pktsize_    1000
-Queue/RED set wait_            true
-Queue/RED set gentle_          false
-Queue/RED set setbit_          false
-Queue/RED set use_mark_p_      false
-Queue/RED set drop_tail_       true
+# RED exactly as the crosscheck runs it (crosscheck/ns2/red_fj93.tcl).
+source [file join [file dirname [info script]] .. .. crosscheck ns2 red_fj93.tcl]
 Queue/RED set summarystats_    false
 Queue set limit_               60
 

@@ -26,28 +26,8 @@ set seed      [lindex $argv 3]
 set tracefile [lindex $argv 4]
 set cbr_start [expr {$argc > 5 ? [lindex $argv 5] : 10.0}]
 
-# --- RED (queue/red.cc), packet mode, FJ93 parameters -----------------------
-Queue/RED set bytes_           false ;# no byte-mode probability scaling
-Queue/RED set queue_in_bytes_  false ;# thresholds and average in packets
-Queue/RED set thresh_          5
-Queue/RED set maxthresh_       15
-Queue/RED set linterm_         10    ;# max_p = 1 / linterm_ = 0.1
-Queue/RED set q_weight_        0.002
-Queue/RED set mean_pktsize_    1000  ;# s = 1000 B at the link rate: ptc = 3125 pkt/s
-Queue/RED set idle_pktsize_    1000  ;# only read with cautious_ 3; set for completeness
-Queue/RED set wait_            true  ;# drop spacing p/(2 - count p)
-Queue/RED set gentle_          false
-Queue/RED set setbit_          false ;# no ECN
-Queue/RED set use_mark_p_      false ;# true would turn forced drops into drop_early() calls
-Queue/RED set mark_p_          0.1
-Queue/RED set drop_tail_       true
-Queue/RED set drop_front_      false
-Queue/RED set drop_rand_       false
-Queue/RED set ns1_compat_      false ;# a forced drop resets count
-Queue/RED set adaptive_        0
-Queue/RED set feng_adaptive_   0
-Queue/RED set cautious_        0
-Queue/RED set doubleq_         false
+# --- RED: packet mode, FJ93 parameters (every setting in red_fj93.tcl) -------
+source [file join [file dirname [info script]] red_fj93.tcl]
 Queue/RED set summarystats_    false
 Queue set limit_               60    ;# access links' drop-tail queues (qoslab default fifo 60 pkts)
 

@@ -46,7 +46,7 @@ test-python: $(EXT) ## Python tests (pytest)
 reproduce: $(EXT) ## Full reproductions (all papers, all seeds): slow
 	$(PY) -m qoslab reproduce all --out results --overwrite
 
-bench: $(EXT) ## Whole-run simulator benchmark vs the bare-loop reference
+bench: $(EXT) ## Whole-run benchmark vs the bare-loop reference and ns-2.35, and the PCN performance cases
 	$(PY) benches/run_bench.py
 
 CROSSCHECK_SEEDS ?= 3

@@ -260,17 +260,51 @@ def test_an_exception_in_the_progress_callback_stops_the_run():
     assert e.value.args[0] < 1.0  # raised from inside the run, not by the final call
 
 
-def test_native_columns_are_numpy_arrays_or_str_lists(small_scenario):
+def test_native_columns_are_numpy_arrays_or_dictionary_encoded_strings(small_scenario):
     out = qoslab._core.run(small_scenario.text, "<t>", 1, [], None, None)
     assert isinstance(out["summary"], str)
     for t in ("flows", "queues", "series", "events"):
         for name, col in out[t].items():
-            assert isinstance(col, (np.ndarray, list)), (t, name)
+            assert isinstance(col, (np.ndarray, tuple)), (t, name)
             if isinstance(col, np.ndarray):
                 assert col.dtype.str in ("<f8", "<i8", "<u8", "|b1"), (t, name, col.dtype)
                 assert col.flags.writeable
             else:
-                assert all(isinstance(x, str) for x in col)
+                codes, values = col
+                assert codes.dtype.str == "<u4", (t, name)
+                assert all(isinstance(x, str) for x in values)
+                # Each distinct string once, each used, in first-seen order.
+                assert len(set(values)) == len(values)
+                if len(codes):
+                    first = dict.fromkeys(codes.tolist())
+                    assert list(first) == list(range(len(values))), (t, name)
+
+
+def test_string_columns_are_arrow_dictionaries_and_pandas_strings(small_scenario, tmp_path):
+    """Compact storage end to end (issue 11 §3): the series' names are 4-byte
+    codes from the core to the Parquet file, and the same string columns as
+    before in pandas (not categoricals)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    res = qoslab.run(small_scenario)
+    for t in ("flows", "queues", "series", "events"):
+        schema = res.arrow(t).schema
+        for f in schema:
+            assert not pa.types.is_string(f.type), (t, f.name)
+        strings = [f for f in schema if pa.types.is_dictionary(f.type)]
+        assert all(f.type.index_type == pa.int32() and f.type.value_type == pa.string() for f in strings)
+    series = res.series
+    import pandas as pd
+
+    for col in ("entity_kind", "entity_id", "metric"):
+        assert pd.api.types.is_string_dtype(series[col]) and not isinstance(series[col].dtype, pd.CategoricalDtype)
+    assert isinstance(series["metric"].iloc[0], str)
+    res.save(tmp_path / "r")
+    on_disk = pq.read_table(tmp_path / "r" / "series.parquet")
+    assert pa.types.is_dictionary(on_disk.schema.field("entity_id").type)
+    back = qoslab.Result.load(tmp_path / "r")
+    assert back.series.equals(series)
 
 
 def test_version_and_schema():

@@ -42,10 +42,15 @@ def test_tables_built_from_buffers_write_the_same_parquet_bytes_as_pa_array():
         for col_name, col in raw.items():
             if isinstance(col, np.ndarray):
                 typ = {"f": pa.float64(), "i": pa.int64(), "u": pa.uint64(), "b": pa.bool_()}[col.dtype.kind]
+                arr = pa.array(col, type=typ)
             else:
-                typ = pa.string()
+                codes, values = col
+                arr = pa.DictionaryArray.from_arrays(
+                    pa.array(codes.astype(np.int32), type=pa.int32()), pa.array(values, type=pa.string())
+                )
+                typ = arr.type
             fields.append(pa.field(col_name, typ, nullable=False))
-            arrays.append(pa.array(col, type=typ))
+            arrays.append(arr)
         ref = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
         a, b = io.BytesIO(), io.BytesIO()
         pq.write_table(ref, a, **R.PARQUET_OPTIONS)

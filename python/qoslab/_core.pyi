@@ -25,8 +25,10 @@ __all__ = [
     "version",
 ]
 
-_Column = np.ndarray | list[str]
-"""A result column: float64/int64/uint64/bool NumPy array, or a list of str."""
+_Column = np.ndarray | tuple[np.ndarray, list[str]]
+"""A result column: a float64/int64/uint64/bool NumPy array, or a string column
+dictionary-encoded as ``(codes, values)``: a uint32 array of indices into the list
+of distinct strings."""
 
 @final
 class Trace:

@@ -53,8 +53,10 @@ PARQUET_OPTIONS: Mapping[str, Any] = {
 
 def _arrow_table(columns: Mapping[str, Any]) -> pa.Table:
     """An Arrow table from the core's columns, typed by their NumPy dtypes
-    (``<f8`` float64, ``<i8`` int64, ``<u8`` uint64, ``|b1`` bool; lists of
-    ``str`` string)."""
+    (``<f8`` float64, ``<i8`` int64, ``<u8`` uint64, ``|b1`` bool); a string
+    column comes dictionary-encoded as ``(codes, values)`` and stays so: an
+    Arrow ``dictionary<int32, string>`` array (a list of ``str`` is accepted
+    too, and encoded)."""
     import numpy as np
     import pyarrow as pa
 
@@ -73,11 +75,42 @@ def _arrow_table(columns: Mapping[str, Any]) -> pa.Table:
                 data = np.ascontiguousarray(col, dtype=col.dtype.newbyteorder("<"))
             arr = pa.Array.from_buffers(typ, len(col), [None, pa.py_buffer(data)])
         else:
-            typ = pa.string()
-            arr = _string_array(col)
+            arr = _dictionary_array(col)
+            typ = arr.type
         fields.append(pa.field(name, typ, nullable=False))
         arrays.append(arr)
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _dictionary_array(col: Any) -> pa.Array:
+    """A dictionary-encoded string array from the core's ``(codes, values)``
+    pair, or from a list of ``str`` (encoded here, in first-seen order)."""
+    import numpy as np
+    import pyarrow as pa
+
+    if isinstance(col, tuple):
+        codes, values = col
+    else:
+        index: dict[str, int] = {}
+        codes = np.fromiter((index.setdefault(v, len(index)) for v in col), dtype=np.uint32, count=len(col))
+        values = list(index)
+    indices = np.ascontiguousarray(codes, dtype="<i4")
+    ind = pa.Array.from_buffers(pa.int32(), len(indices), [None, pa.py_buffer(indices)])
+    return pa.DictionaryArray.from_arrays(ind, _string_array(values))
+
+
+def _plain_strings(table: pa.Table) -> pa.Table:
+    """``table`` with its dictionary columns decoded to plain strings: what
+    pandas users get (string columns, not categoricals)."""
+    import pyarrow as pa
+
+    fields = [
+        pa.field(f.name, pa.string(), nullable=f.nullable) if pa.types.is_dictionary(f.type) else f
+        for f in table.schema
+    ]
+    if all(f.type == g.type for f, g in zip(fields, table.schema, strict=True)):
+        return table
+    return table.cast(pa.schema(fields, metadata=table.schema.metadata))
 
 
 def _string_array(values: Any) -> pa.Array:
@@ -199,9 +232,12 @@ class Result:
         return self._arrow[table]
 
     def table(self, table: str) -> pd.DataFrame:
-        """One table as a pandas DataFrame (cached; do not modify it in place)."""
+        """One table as a pandas DataFrame (cached; do not modify it in place).
+
+        String columns are pandas' string columns, not categoricals (the Arrow
+        tables and Parquet files hold them dictionary-encoded)."""
         if table not in self._frames:
-            self._frames[table] = self.arrow(table).to_pandas()
+            self._frames[table] = _plain_strings(self.arrow(table)).to_pandas()
         return self._frames[table]
 
     @property

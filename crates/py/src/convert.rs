@@ -2,14 +2,18 @@
 //! table's order. Numeric and boolean columns become NumPy arrays, built
 //! with `numpy.frombuffer` over one little-endian copy of the data in a
 //! bytearray, so the crate needs no NumPy headers and NumPy is imported
-//! only when a run returns. String columns become lists of `str` in which
-//! equal strings share one object (long-form series repeat a few names
-//! millions of times).
+//! only when a run returns. String columns stay dictionary-encoded: a
+//! tuple `(codes, values)` of a `uint32` array and the list of distinct
+//! strings, which `qoslab.result` turns into an Arrow dictionary array
+//! (long-form series repeat a few names millions of times).
+//!
+//! A table is converted column by column, each Rust column freed as soon
+//! as its Python copy exists, so the two copies of a large table never
+//! coexist whole.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyDict, PyList, PyString};
-use qoslab_sim::{Column, Table};
-use std::collections::HashMap;
+use pyo3::types::{PyByteArray, PyDict, PyList, PyTuple};
+use qoslab_sim::{Column, Strings, Table};
 
 /// A NumPy array of `v`'s elements as `N`-byte little-endian values,
 /// written straight into a Python bytearray (one copy).
@@ -28,28 +32,31 @@ fn array<'py, T, const N: usize>(
     np.call_method1("frombuffer", (buf, dtype))
 }
 
-fn strings<'py>(py: Python<'py>, v: &[String]) -> PyResult<Bound<'py, PyList>> {
-    let mut seen: HashMap<&str, Bound<'py, PyString>> = HashMap::new();
-    let items = v.iter().map(|s| seen.entry(s.as_str()).or_insert_with(|| PyString::new(py, s)).clone());
-    PyList::new(py, items.collect::<Vec<_>>())
+/// A dictionary-encoded string column as `(codes: uint32 array, values: list[str])`.
+fn strings<'py>(np: &Bound<'py, PyModule>, v: &Strings) -> PyResult<Bound<'py, PyAny>> {
+    let codes = array(np, v.codes(), "<u4", |x| x.to_le_bytes())?;
+    let values = PyList::new(np.py(), v.values())?;
+    Ok(PyTuple::new(np.py(), [codes, values.into_any()])?.into_any())
 }
 
-/// One column as a Python object (`numpy.ndarray` or `list[str]`).
+/// One column as a Python object (`numpy.ndarray` or a `(codes, values)` tuple).
 pub fn column<'py>(np: &Bound<'py, PyModule>, c: &Column) -> PyResult<Bound<'py, PyAny>> {
     match c {
         Column::F64(v) => array(np, v, "<f8", |x| x.to_le_bytes()),
         Column::I64(v) => array(np, v, "<i8", |x| x.to_le_bytes()),
         Column::U64(v) => array(np, v, "<u8", |x| x.to_le_bytes()),
         Column::Bool(v) => array(np, v, "|b1", |x| [*x as u8]),
-        Column::Str(v) => Ok(strings(np.py(), v)?.into_any()),
+        Column::Str(v) => strings(np, v),
     }
 }
 
-/// A table as `{name: column}` in column order.
-pub fn table<'py>(np: &Bound<'py, PyModule>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
+/// A table as `{name: column}` in column order, consuming it column by
+/// column (see the module doc).
+pub fn table<'py>(np: &Bound<'py, PyModule>, t: Table) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(np.py());
-    for (name, c) in &t.columns {
-        d.set_item(name, column(np, c)?)?;
+    for (name, c) in t.columns {
+        d.set_item(name, column(np, &c)?)?;
+        drop(c);
     }
     Ok(d)
 }

@@ -140,10 +140,10 @@ fn run<'py>(
     let summary = serde_json::to_string(&out.summary)
         .map_err(|e| error::SimulationError::new_err(format!("summary to JSON: {e}")))?;
     d.set_item("summary", summary)?;
-    d.set_item("flows", convert::table(&np, &out.flows)?)?;
-    d.set_item("queues", convert::table(&np, &out.queues)?)?;
-    d.set_item("series", convert::table(&np, &out.series)?)?;
-    d.set_item("events", convert::table(&np, &out.events)?)?;
+    d.set_item("flows", convert::table(&np, out.flows)?)?;
+    d.set_item("queues", convert::table(&np, out.queues)?)?;
+    d.set_item("series", convert::table(&np, out.series)?)?;
+    d.set_item("events", convert::table(&np, out.events)?)?;
     let traces = PyDict::new(py);
     for t in out.traces {
         traces.set_item(t.name.clone(), Trace { inner: t })?;

@@ -19,7 +19,7 @@ pub mod trace;
 pub mod traffic;
 
 pub use error::{Diagnostic, SimError};
-pub use output::{Column, RunOutput, Table};
+pub use output::{Column, RunOutput, Strings, Table};
 
 /// How to run a scenario.
 pub struct RunOptions<'a> {

@@ -3,6 +3,8 @@
 //! Python front turns the tables into pandas DataFrames and Parquet files;
 //! `docs/results.md` documents every column.
 
+use std::collections::HashMap;
+
 /// One column of a table.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Column {
@@ -10,7 +12,93 @@ pub enum Column {
     I64(Vec<i64>),
     U64(Vec<u64>),
     Bool(Vec<bool>),
-    Str(Vec<String>),
+    Str(Strings),
+}
+
+/// A string column, dictionary-encoded as Arrow and Parquet store it: each
+/// row is a code into `values`, the distinct strings in first-seen order.
+/// Long-form tables repeat a few names millions of times (the series
+/// table's `entity_kind`, `entity_id` and `metric`): 4 bytes a row instead
+/// of a `String` each (docs/performance.md, issue 11 §3).
+#[derive(Clone, Debug, Default)]
+pub struct Strings {
+    values: Vec<String>,
+    codes: Vec<u32>,
+    index: HashMap<String, u32>,
+}
+
+impl Strings {
+    pub fn new() -> Strings {
+        Strings::default()
+    }
+    /// The code of `s`, adding it to the dictionary if new.
+    pub fn code(&mut self, s: &str) -> u32 {
+        if let Some(&c) = self.index.get(s) {
+            return c;
+        }
+        let c = u32::try_from(self.values.len()).expect("fewer than 2^32 distinct strings");
+        self.values.push(s.to_string());
+        self.index.insert(s.to_string(), c);
+        c
+    }
+    /// Room for `rows` more rows.
+    pub fn reserve(&mut self, rows: usize) {
+        self.codes.reserve(rows);
+    }
+    /// Appends a row.
+    pub fn push(&mut self, s: &str) {
+        let c = self.code(s);
+        self.codes.push(c);
+    }
+    /// Appends a row by a code from [`Strings::code`].
+    pub fn push_code(&mut self, c: u32) {
+        debug_assert!((c as usize) < self.values.len());
+        self.codes.push(c);
+    }
+    pub fn len(&self) -> usize {
+        self.codes.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.codes.is_empty()
+    }
+    /// Row `i`'s string.
+    pub fn get(&self, i: usize) -> Option<&str> {
+        self.codes.get(i).map(|&c| self.values[c as usize].as_str())
+    }
+    /// The rows' strings, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        self.codes.iter().map(|&c| self.values[c as usize].as_str())
+    }
+    /// The rows' codes into [`Strings::values`].
+    pub fn codes(&self) -> &[u32] {
+        &self.codes
+    }
+    /// The distinct strings, in first-seen order.
+    pub fn values(&self) -> &[String] {
+        &self.values
+    }
+    /// The rows as owned strings.
+    pub fn to_vec(&self) -> Vec<String> {
+        self.iter().map(str::to_string).collect()
+    }
+}
+
+/// Two columns are equal when their rows are (the dictionary order follows
+/// from the rows).
+impl PartialEq for Strings {
+    fn eq(&self, other: &Strings) -> bool {
+        self.codes == other.codes && self.values == other.values
+    }
+}
+
+impl<S: AsRef<str>> FromIterator<S> for Strings {
+    fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Strings {
+        let mut s = Strings::new();
+        for x in iter {
+            s.push(x.as_ref());
+        }
+        s
+    }
 }
 
 impl Column {

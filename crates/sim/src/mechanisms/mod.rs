@@ -12,7 +12,7 @@
 //! ([`mace::from_spec`]).
 
 use crate::error::Diagnostic;
-use crate::metrics::EventRow;
+use crate::metrics::{EventRow, Events};
 use qoslab_core::pipeline::{EventSink, MechEvent, Port};
 use qoslab_core::units::Time;
 use qoslab_scenario::registry::{build_queue, build_stage, mace, StageContext};
@@ -42,7 +42,7 @@ pub fn event_row(link: &str, ev: &MechEvent) -> EventRow {
 /// An [`EventSink`] that writes events-table rows for port `link`.
 pub struct RowSink<'a> {
     pub link: &'a str,
-    pub rows: &'a mut Vec<EventRow>,
+    pub rows: &'a mut Events,
 }
 
 impl EventSink for RowSink<'_> {

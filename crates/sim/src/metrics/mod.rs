@@ -19,11 +19,16 @@
 //! run's start: `arrivals`, `departures`, and `drops_<reason>` /
 //! `marks_<reason>` for every reason whose count is non-zero at the run's
 //! end (zeros included from the queue's first sample on); link utilization over the interval (busy time /
-//! interval length, stamped with the interval's start). Sampled are the
-//! output queues of routers that have received at least one packet by the
-//! sampling instant (rows start at the first sample after that); host
-//! (NIC) queues and idle router ports are summarized in the queues table
-//! only, so that thousands of idle access ports do not flood the series.
+//! interval length, stamped with the interval's start). Which output
+//! queues of routers are sampled ([`SeriesSel`], chosen per direction
+//! before the run): with `metrics.series` those it names; by default the
+//! preset's bottleneck(s) and every queue with its own rule to drop or mark
+//! (any discipline but `fifo`, or any port stage), from the first sample
+//! after their first packet; and any other router queue from the first
+//! sample after it first drops or marks a packet. Host (NIC) queues and
+//! quiet router ports are summarized in the queues table only, so that
+//! thousands of access and ACK-return ports do not flood the series
+//! (issue 11 §3: 10,000 flows made 15.2 M rows).
 //! Totals (drops and marks by reason, time-average and peak backlog,
 //! sojourn) come from the queue's own counting wrapper.
 
@@ -92,11 +97,13 @@ pub struct FlowStats {
     pub dropped_pkts: u64,
     pub dropped_bytes: u64,
     pub delay_hist: LogHistogram,
-    pub interarrival: Option<FixedHistogram>,
+    /// Boxed: most runs have none, and a flow's state is kept small
+    /// (docs/performance.md, the 1,000,000-flow case).
+    pub interarrival: Option<Box<FixedHistogram>>,
     /// Bins before the current one.
     pub past: FlowBins,
     /// `(arrival ns, delay ns)` of every delivered packet, when traced.
-    pub trace: Option<Vec<(u64, u64)>>,
+    pub trace: Option<Box<Vec<(u64, u64)>>>,
 }
 
 fn opt(t: u64) -> Option<Time> {
@@ -121,9 +128,9 @@ impl FlowStats {
             dropped_pkts: 0,
             dropped_bytes: 0,
             delay_hist: LogHistogram::new(),
-            interarrival: FixedHistogram::new(spec.interarrival_bin.0, spec.interarrival_max.0),
+            interarrival: FixedHistogram::new(spec.interarrival_bin.0, spec.interarrival_max.0).map(Box::new),
             past: FlowBins::default(),
-            trace: traced.then(Vec::new),
+            trace: traced.then(Box::default),
         }
     }
 
@@ -267,7 +274,7 @@ pub struct Sample {
     pub value: f64,
 }
 
-/// A row of the events table.
+/// A row of the events table, as the simulator writes it ([`Events::push`]).
 #[derive(Clone, Debug)]
 pub struct EventRow {
     pub t: Time,
@@ -279,12 +286,91 @@ pub struct EventRow {
     pub detail: String,
 }
 
+/// A stored row: `kind`, `rule` and `detail` are codes into [`Events`]'
+/// dictionary, `flow` is `u32::MAX` for none (a run writes three rows a
+/// flow whose texts repeat: 40 bytes a row instead of 96 plus two
+/// strings; the 1,000,000-flow case of docs/performance.md).
+#[derive(Clone, Debug)]
+struct StoredEvent {
+    t: Time,
+    estimate: f64,
+    threshold: f64,
+    kind: u32,
+    flow: u32,
+    rule: u32,
+    detail: u32,
+}
+
+const NO_FLOW: u32 = u32::MAX;
+
+/// A row of [`Events`], read back.
+#[derive(Clone, Copy, Debug)]
+pub struct EventRef<'a> {
+    pub t: Time,
+    pub kind: &'a str,
+    pub flow: Option<FlowId>,
+    pub rule: &'a str,
+    pub estimate: f64,
+    pub threshold: f64,
+    pub detail: &'a str,
+}
+
+/// The events table's rows, their texts dictionary-encoded.
+#[derive(Clone, Debug, Default)]
+pub struct Events {
+    rows: Vec<StoredEvent>,
+    texts: crate::output::Strings,
+}
+
+impl Events {
+    pub fn push(&mut self, row: EventRow) {
+        let kind = self.texts.code(row.kind);
+        let rule = self.texts.code(&row.rule);
+        let detail = self.texts.code(&row.detail);
+        let flow = row.flow.map_or(NO_FLOW, |f| f.0);
+        debug_assert!(flow != NO_FLOW || row.flow.is_none(), "flow id {NO_FLOW} is reserved");
+        self.rows.push(StoredEvent { t: row.t, estimate: row.estimate, threshold: row.threshold, kind, flow, rule, detail });
+    }
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+    pub fn iter(&self) -> impl Iterator<Item = EventRef<'_>> + '_ {
+        let text = |c: u32| self.texts.values()[c as usize].as_str();
+        self.rows.iter().map(move |r| EventRef {
+            t: r.t,
+            kind: text(r.kind),
+            flow: (r.flow != NO_FLOW).then_some(FlowId(r.flow)),
+            rule: text(r.rule),
+            estimate: r.estimate,
+            threshold: r.threshold,
+            detail: text(r.detail),
+        })
+    }
+}
+
+/// Whether a link direction's queue is sampled into the series table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeriesSel {
+    /// Never (host queues; directions `metrics.series` does not name).
+    Never,
+    /// From the first sample after its first packet.
+    Always,
+    /// From the first sample after it first drops or marks a packet.
+    OnDropOrMark,
+}
+
 /// Per-direction sampling state.
 #[derive(Clone, Debug, Default)]
 struct DirSampling {
     /// Entity id of the root queue (and link); the children of its tree follow it.
     entity: Option<u32>,
     busy_at_last: u64,
+    /// Sampled from now on but not before: its first utilization has no
+    /// interval start to measure from, and is skipped.
+    fresh: bool,
 }
 
 /// Appends `q` and, depth first, its classful children (`<name>/band<i>`).
@@ -308,24 +394,27 @@ pub struct Metrics {
     pub samples: Vec<Sample>,
     pub entities: Vec<String>,
     pub metric_names: Vec<&'static str>,
-    pub events: Vec<EventRow>,
+    pub events: Events,
     /// Per flow: the receiver's packets towards the source.
     pub reverse: Vec<ReverseStats>,
     pub tcp_samples: Vec<TcpSample>,
     pub last_sample: Time,
     pub spec: MetricsSpec,
     dirs: Vec<DirSampling>,
-    /// Router output directions, and those that have seen a packet.
-    router_out: Vec<bool>,
+    /// Per direction: which are sampled, and those that have seen a packet.
+    sel: Vec<SeriesSel>,
     seen: Vec<bool>,
+    /// Directions that have seen a packet and are sampled once they drop
+    /// or mark ([`SeriesSel::OnDropOrMark`]), not yet sampled.
+    pending: Vec<u32>,
     /// Router output directions that have seen a packet, in direction order.
     sampled: Vec<u32>,
     sampled_dirty: bool,
 }
 
 impl Metrics {
-    pub fn new(spec: &MetricsSpec, router_out: Vec<bool>, end: Time) -> Metrics {
-        let n_dirs = router_out.len();
+    pub fn new(spec: &MetricsSpec, sel: Vec<SeriesSel>, end: Time) -> Metrics {
+        let n_dirs = sel.len();
         let bin_ns = spec.bin.0.max(1);
         Metrics {
             bin_ns,
@@ -336,14 +425,15 @@ impl Metrics {
             samples: Vec::new(),
             entities: Vec::new(),
             metric_names: Vec::new(),
-            events: Vec::new(),
+            events: Events::default(),
             reverse: Vec::new(),
             tcp_samples: Vec::new(),
             last_sample: Time::ZERO,
             spec: spec.clone(),
             dirs: vec![DirSampling::default(); n_dirs],
-            router_out,
+            sel,
             seen: vec![false; n_dirs],
+            pending: Vec::new(),
             sampled: Vec::new(),
             sampled_dirty: false,
         }
@@ -355,9 +445,13 @@ impl Metrics {
     pub fn on_dir_arrival(&mut self, d: usize) {
         if !self.seen[d] {
             self.seen[d] = true;
-            if self.router_out[d] {
-                self.sampled.push(d as u32);
-                self.sampled_dirty = true;
+            match self.sel[d] {
+                SeriesSel::Always => {
+                    self.sampled.push(d as u32);
+                    self.sampled_dirty = true;
+                }
+                SeriesSel::OnDropOrMark => self.pending.push(d as u32),
+                SeriesSel::Never => {}
             }
         }
     }
@@ -391,6 +485,20 @@ impl Metrics {
     pub fn sample(&mut self, net: &Network, now: Time) {
         let since = self.last_sample;
         let span = now.0.saturating_sub(since.0);
+        // Quiet router queues join once they have dropped or marked.
+        let mut k = 0;
+        while k < self.pending.len() {
+            let d = &net.dirs[self.pending[k] as usize];
+            let (st, ss) = (d.port.queue().stats(), d.port.stage_stats());
+            if st.total_drops() + st.total_marks() + ss.total_drops() + ss.marks.iter().sum::<u64>() > 0 {
+                let i = self.pending.swap_remove(k);
+                self.dirs[i as usize].fresh = true;
+                self.sampled.push(i);
+                self.sampled_dirty = true;
+            } else {
+                k += 1;
+            }
+        }
         if self.sampled_dirty {
             self.sampled.sort_unstable();
             self.sampled_dirty = false;
@@ -444,7 +552,9 @@ impl Metrics {
                 self.push(now, EntityKind::Queue, e, name, v);
             }
             let busy = d.busy_ns_until(now);
-            if span > 0 {
+            if std::mem::take(&mut self.dirs[i].fresh) {
+                // Sampled from this instant on: no utilization before it.
+            } else if span > 0 {
                 let u = busy.saturating_sub(self.dirs[i].busy_at_last) as f64 / span as f64;
                 self.push(since, EntityKind::Link, entity, "utilization", u);
             }
@@ -506,7 +616,7 @@ mod tests {
         assert_eq!(ia, vec![(2_000_000, 1)]);
         // |D| = 1.5 ms -> J = 1.5 ms / 16.
         assert!((f.jitter.value() - 1_500_000.0 / 16.0).abs() < 1e-6);
-        assert_eq!(f.trace.as_ref().unwrap(), &vec![(3_000_000, 3_000_000), (5_500_000, 4_500_000)]);
+        assert_eq!(**f.trace.as_ref().unwrap(), vec![(3_000_000, 3_000_000), (5_500_000, 4_500_000)]);
     }
 
     #[test]

@@ -22,7 +22,7 @@
 use crate::metrics::{
     EntityKind, BIN_DELIVERED, BIN_DELIVERED_BYTES, BIN_DROPPED, BIN_SENT, DROP_METRICS, MARK_METRICS,
 };
-use crate::output::{Column, RunOutput, Table};
+use crate::output::{Column, RunOutput, Strings, Table};
 use crate::run::Sim;
 use crate::traffic::FlowState;
 use qoslab_core::pipeline::StageStats;
@@ -40,13 +40,17 @@ fn s(t: u64) -> f64 {
 }
 
 /// Builds everything a run writes.
-pub fn build(sim: &Sim, sc: &Scenario, seed: u64, loop_wall_s: f64) -> RunOutput {
-    let flows = flows_table(sim);
-    let queues = queues_table(sim);
-    let series = series_table(sim);
-    let events = events_table(sim);
-    let summary = summary(sim, sc, seed, loop_wall_s);
-    let traces = traces(sim);
+pub fn build(sim: Sim, sc: &Scenario, seed: u64, loop_wall_s: f64) -> RunOutput {
+    let flows = flows_table(&sim);
+    let queues = queues_table(&sim);
+    let events = events_table(&sim);
+    let summary = summary(&sim, sc, seed, loop_wall_s);
+    let traces = traces(&sim);
+    let reasons = final_reasons(&sim);
+    // The series rows (a million for 4,000 flows × 600 s) are built once
+    // the network and the event set are freed (docs/performance.md).
+    let (metrics, flow_list, group_names) = sim.into_measurements();
+    let series = series_table(&metrics, &flow_list, &group_names, &reasons);
     RunOutput { summary, flows, queues, series, events, traces }
 }
 
@@ -108,7 +112,7 @@ fn flows_table(sim: &Sim) -> Table {
     let node = |id: crate::engine::NodeId| sim.net.nodes[id.index()].name.clone();
     let nan_if_empty = |i: usize, v: f64| if m[i].delivered_pkts == 0 { f64::NAN } else { v };
     t.push("flow_id", u(&|i| i as u64));
-    t.push("name", st(&|i| sim.flows[i].name.clone()));
+    t.push("name", st(&|i| sim.flow_name(i)));
     t.push("group", st(&|i| sim.groups[sim.flows[i].group.index()].name.clone()));
     t.push("class", Column::I64((0..n).map(|i| sim.flows[i].class.0 as i64).collect()));
     t.push("src", st(&|i| node(sim.flows[i].src)));
@@ -292,21 +296,42 @@ fn queues_table(sim: &Sim) -> Table {
     t
 }
 
+/// The series table's columns; the strings are dictionary codes, looked
+/// up once per entity and metric rather than once per row.
 #[derive(Default)]
 struct SeriesCols {
     t: Vec<f64>,
-    kind: Vec<String>,
-    id: Vec<String>,
-    metric: Vec<String>,
+    kind: Strings,
+    id: Strings,
+    metric: Strings,
     value: Vec<f64>,
 }
 
+/// The codes of one row's entity kind and entity id.
+#[derive(Clone, Copy)]
+struct Entity {
+    kind: u32,
+    id: u32,
+}
+
 impl SeriesCols {
-    fn push(&mut self, t: f64, kind: &str, id: &str, metric: &str, value: f64) {
+    /// Room for `rows` rows: the columns are built at their final size,
+    /// never doubled and copied (a million rows for 4,000 flows × 600 s).
+    fn with_capacity(rows: usize) -> SeriesCols {
+        let mut c = SeriesCols { t: Vec::with_capacity(rows), value: Vec::with_capacity(rows), ..Default::default() };
+        c.kind.reserve(rows);
+        c.id.reserve(rows);
+        c.metric.reserve(rows);
+        c
+    }
+    fn entity(&mut self, kind: &str, id: &str) -> Entity {
+        Entity { kind: self.kind.code(kind), id: self.id.code(id) }
+    }
+    fn push(&mut self, t: f64, e: Entity, metric: u32, value: f64) {
         self.t.push(t);
-        self.kind.push(kind.to_string());
-        self.id.push(id.to_string());
-        self.metric.push(metric.to_string());
+        self.kind.push_code(e.kind);
+        self.id.push_code(e.id);
+        self.metric.push_code(metric);
         self.value.push(value);
     }
 }
@@ -330,23 +355,68 @@ fn final_reasons(sim: &Sim) -> Vec<Vec<&'static str>> {
         .collect()
 }
 
-fn series_table(sim: &Sim) -> Table {
-    let m = &sim.metrics;
-    let mut c = SeriesCols::default();
-    let reasons = final_reasons(sim);
+/// An upper bound of the series table's rows (exact but for at most four
+/// rows a flow: a flow's current bin may already be stored).
+fn series_rows(m: &crate::metrics::Metrics, reasons: &[Vec<&'static str>]) -> usize {
+    let departures = m.metric_names.iter().position(|n| *n == "departures");
+    let queue_rows: usize = m
+        .samples
+        .iter()
+        .map(|smp| match (smp.kind, departures) {
+            (EntityKind::Queue, Some(d)) if smp.metric as usize == d => 1 + reasons[smp.entity as usize].len(),
+            _ => 1,
+        })
+        .sum();
+    let flow_rows: usize = m
+        .flows
+        .iter()
+        .map(|f| {
+            4 * (f.past.bins.len() + 1)
+                + f.trace.as_ref().map_or(0, |t| t.len())
+                + f.interarrival.as_ref().map_or(0, |h| h.nonzero().count() + 1)
+        })
+        .sum();
+    queue_rows + flow_rows + m.tcp_samples.len()
+}
+
+fn series_table(
+    m: &crate::metrics::Metrics,
+    flows: &[crate::traffic::Flow],
+    group_names: &[String],
+    reasons: &[Vec<&'static str>],
+) -> Table {
+    let mut c = SeriesCols::with_capacity(series_rows(m, reasons));
     let is_reason: Vec<bool> =
         m.metric_names.iter().map(|n| DROP_METRICS.contains(n) || MARK_METRICS.contains(n)).collect();
+    // Codes of every (kind, entity) and metric name, in first-use order
+    // (the dictionaries' order follows the rows, as before).
+    let mut queue_ent: Vec<Option<Entity>> = vec![None; m.entities.len()];
+    let mut link_ent: Vec<Option<Entity>> = vec![None; m.entities.len()];
+    let mut metric_code: Vec<Option<u32>> = vec![None; m.metric_names.len()];
     for (k, smp) in m.samples.iter().enumerate() {
-        let kind = match smp.kind {
-            EntityKind::Queue => "queue",
-            EntityKind::Link => "link",
-        };
         let metric = m.metric_names[smp.metric as usize];
-        let entity = &m.entities[smp.entity as usize];
         if smp.kind == EntityKind::Queue && is_reason[smp.metric as usize] {
             continue; // emitted after `departures`, below
         }
-        c.push(s(smp.t), kind, entity, metric, smp.value);
+        let entity = &m.entities[smp.entity as usize];
+        let slot = match smp.kind {
+            EntityKind::Queue => &mut queue_ent[smp.entity as usize],
+            EntityKind::Link => &mut link_ent[smp.entity as usize],
+        };
+        let e = match *slot {
+            Some(e) => e,
+            None => {
+                let kind = match smp.kind {
+                    EntityKind::Queue => "queue",
+                    EntityKind::Link => "link",
+                };
+                let e = c.entity(kind, entity);
+                *slot = Some(e);
+                e
+            }
+        };
+        let mc = *metric_code[smp.metric as usize].get_or_insert_with(|| c.metric.code(metric));
+        c.push(s(smp.t), e, mc, smp.value);
         if smp.kind == EntityKind::Queue && metric == "departures" {
             // The reason counters stored at this instant follow `departures`;
             // a reason not stored yet was still zero.
@@ -356,7 +426,8 @@ fn series_table(sim: &Sim) -> Table {
             let stored: Vec<_> = m.samples[k + 1..].iter().take_while(|o| same(o)).collect();
             for name in &reasons[smp.entity as usize] {
                 let v = stored.iter().find(|o| m.metric_names[o.metric as usize] == *name).map_or(0.0, |o| o.value);
-                c.push(s(smp.t), kind, entity, name, v);
+                let mc = c.metric.code(name);
+                c.push(s(smp.t), e, mc, v);
             }
         }
     }
@@ -367,32 +438,48 @@ fn series_table(sim: &Sim) -> Table {
         (BIN_DROPPED, "dropped_pkts"),
         (BIN_DELIVERED_BYTES, "delivered_bytes"),
     ];
+    let mut bin_codes: Option<[(usize, u32); 4]> = None;
+    let mut flow_ent: Vec<Option<Entity>> = vec![None; m.flows.len()];
+    let mut ent_of = |c: &mut SeriesCols, i: usize| *flow_ent[i].get_or_insert_with(|| c.entity("flow", &flows[i].name(group_names)));
     for (i, f) in m.flows.iter().enumerate() {
-        let name = &sim.flows[i].name;
         let bins = f.bins();
-        for (k, b) in bins.bins.iter().enumerate() {
-            let t = (bins.first + k as u64) as f64 * bin_s;
-            for (idx, metric) in names {
-                c.push(t, "flow", name, metric, b[idx] as f64);
+        if !bins.bins.is_empty() {
+            let e = ent_of(&mut c, i);
+            let codes = *bin_codes.get_or_insert_with(|| names.map(|(idx, metric)| (idx, c.metric.code(metric))));
+            for (k, b) in bins.bins.iter().enumerate() {
+                let t = (bins.first + k as u64) as f64 * bin_s;
+                for (idx, mc) in codes {
+                    c.push(t, e, mc, b[idx] as f64);
+                }
             }
         }
         if let Some(tr) = &f.trace {
-            for (t, d) in tr {
-                c.push(s(*t), "flow", name, "delay_s", s(*d));
+            if !tr.is_empty() {
+                let e = ent_of(&mut c, i);
+                let mc = c.metric.code("delay_s");
+                for (t, d) in tr.iter() {
+                    c.push(s(*t), e, mc, s(*d));
+                }
             }
         }
         if let Some(h) = &f.interarrival {
-            for (lo, n) in h.nonzero() {
-                c.push(s(lo), "flow", name, "interarrival_count", n as f64);
-            }
-            if h.overflow() > 0 {
-                c.push(s(h.max()), "flow", name, "interarrival_count", h.overflow() as f64);
+            let mut rows = h.nonzero().peekable();
+            if rows.peek().is_some() || h.overflow() > 0 {
+                let e = ent_of(&mut c, i);
+                let mc = c.metric.code("interarrival_count");
+                for (lo, n) in rows {
+                    c.push(s(lo), e, mc, n as f64);
+                }
+                if h.overflow() > 0 {
+                    c.push(s(h.max()), e, mc, h.overflow() as f64);
+                }
             }
         }
     }
     for smp in &m.tcp_samples {
-        let name = &sim.flows[smp.flow as usize].name;
-        c.push(s(smp.t), "flow", name, crate::metrics::TCP_SERIES[smp.metric as usize], smp.value);
+        let e = ent_of(&mut c, smp.flow as usize);
+        let mc = c.metric.code(crate::metrics::TCP_SERIES[smp.metric as usize]);
+        c.push(s(smp.t), e, mc, smp.value);
     }
     let mut t = Table::new();
     t.push("t_s", Column::F64(c.t));
@@ -407,16 +494,16 @@ fn events_table(sim: &Sim) -> Table {
     let ev = &sim.metrics.events;
     let mut t = Table::new();
     t.push("t_s", Column::F64(ev.iter().map(|e| s(e.t.0)).collect()));
-    t.push("kind", Column::Str(ev.iter().map(|e| e.kind.to_string()).collect()));
+    t.push("kind", Column::Str(ev.iter().map(|e| e.kind).collect()));
     t.push("flow_id", Column::I64(ev.iter().map(|e| e.flow.map_or(-1, |f| f.0 as i64)).collect()));
     t.push(
         "entity",
-        Column::Str(ev.iter().map(|e| e.flow.map_or(String::new(), |f| sim.flows[f.index()].name.clone())).collect()),
+        Column::Str(ev.iter().map(|e| e.flow.map_or(String::new(), |f| sim.flow_name(f.index()))).collect()),
     );
-    t.push("rule", Column::Str(ev.iter().map(|e| e.rule.clone()).collect()));
+    t.push("rule", Column::Str(ev.iter().map(|e| e.rule).collect()));
     t.push("estimate", Column::F64(ev.iter().map(|e| e.estimate).collect()));
     t.push("threshold", Column::F64(ev.iter().map(|e| e.threshold).collect()));
-    t.push("detail", Column::Str(ev.iter().map(|e| e.detail.clone()).collect()));
+    t.push("detail", Column::Str(ev.iter().map(|e| e.detail).collect()));
     t
 }
 
@@ -488,10 +575,19 @@ fn summary(sim: &Sim, sc: &Scenario, seed: u64, loop_wall_s: f64) -> Value {
     }
     let classes: Map<String, Value> = classes.iter().map(|(k, v)| (k.to_string(), v.json(duration_s))).collect();
     let groups: Map<String, Value> = groups.iter().map(|(k, v)| (k.clone(), v.json(duration_s))).collect();
+    // Router queues that saw a packet, and any other queue that dropped or
+    // marked: idle ports and hosts' own queues are in the queues table only
+    // (4,000 sources made this map 14 MB of JSON values; docs/performance.md).
     let mut queues = Map::new();
     for r in queue_rows(sim) {
         let st = r.q.stats();
         let ss = if r.root { sim.net.dirs[r.dir].port.stage_stats().clone() } else { StageStats::default() };
+        let from_router = sim.net.nodes[sim.net.dirs[r.dir].from.index()].kind == qoslab_scenario::NodeKind::Router;
+        let touched = st.total_drops() + st.total_marks() + ss.total_drops() + ss.marks.iter().sum::<u64>() > 0;
+        let busy = st.arrivals + ss.total_drops() > 0;
+        if !touched && !(from_router && busy) {
+            continue;
+        }
         queues.insert(
             r.name.clone(),
             json!({

@@ -63,7 +63,6 @@ impl Sim {
         self.flows.push(Flow {
             group: g,
             index: i,
-            name,
             src,
             dst,
             first_dir,

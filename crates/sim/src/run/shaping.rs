@@ -202,7 +202,7 @@ impl Sim {
         if let Some(gs) = self.shaping.groups.get(g.index()).copied().flatten() {
             let rate = gs.rate.or_else(|| self.shaping.cac.as_ref().and_then(|c| c.rate_of(f)));
             let Some(rate) = rate else {
-                self.fault = Some(format!("flow {}: no shaping rate assigned", self.flows[f.index()].name));
+                self.fault = Some(format!("flow {}: no shaping rate assigned", self.flow_name(f.index())));
                 return;
             };
             let cfg = ShaperConfig { rate, depth: gs.depth, limit: gs.limit, start_full: true };
@@ -214,7 +214,7 @@ impl Sim {
                     self.shaping.flows[f.index()] = Some(FlowShaper { shaper, release_at: None });
                 }
                 Err(e) => {
-                    self.fault = Some(format!("flow {}: {e}", self.flows[f.index()].name));
+                    self.fault = Some(format!("flow {}: {e}", self.flow_name(f.index())));
                     return;
                 }
             }
@@ -241,7 +241,7 @@ impl Sim {
                 continue;
             }
             if let Err(e) = fs.shaper.set_rate(now, ch.rate) {
-                self.fault = Some(format!("flow {}: {e}", self.flows[ch.flow.index()].name));
+                self.fault = Some(format!("flow {}: {e}", self.flow_name(ch.flow.index())));
                 return;
             }
             self.release(ch.flow);

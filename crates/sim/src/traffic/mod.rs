@@ -264,14 +264,21 @@ pub struct Flow {
     /// [0, randomize_ns) after its ideal time (0: none; seed 004 §2.3.4).
     pub randomize_ns: u64,
     pub group: GroupId,
-    /// Index within the group (`<group>.<index>`).
+    /// Index within the group: the flow is called `<group>.<index>`
+    /// ([`Flow::name`]; not stored, a flow's state is kept small).
     pub index: u32,
-    pub name: String,
     pub src: NodeId,
     pub dst: NodeId,
     pub start: Time,
     pub state: FlowState,
     pub end_reason: &'static str,
+}
+
+impl Flow {
+    /// `<group>.<index>`, e.g. `cbr.3`, given the run's group names.
+    pub fn name<S: AsRef<str>>(&self, group_names: &[S]) -> String {
+        format!("{}.{}", group_names[self.group.index()].as_ref(), self.index)
+    }
 }
 
 /// A rule the scenario's validation guarantees does not hold: a bug (the

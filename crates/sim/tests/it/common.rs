@@ -82,7 +82,7 @@ pub fn assert_flows_conserved(out: &RunOutput, ctx: &str) {
 pub fn assert_sim_conserved(sim: &Sim, ctx: &str) {
     let held = sim.held_per_flow();
     for (k, m) in sim.metrics.flows.iter().enumerate() {
-        let name = &sim.flows[k].name;
+        let name = sim.flow_name(k);
         assert_eq!(
             m.sent_pkts,
             m.delivered_pkts + m.dropped_pkts + held.forward[k],
@@ -111,7 +111,7 @@ pub fn f64s(t: &Table, name: &str) -> Vec<f64> {
 }
 pub fn strs(t: &Table, name: &str) -> Vec<String> {
     match t.get(name) {
-        Some(Column::Str(v)) => v.clone(),
+        Some(Column::Str(v)) => v.to_vec(),
         c => panic!("column {name}: {c:?}"),
     }
 }

@@ -125,7 +125,7 @@ start = "100ms"
     sim
 }
 
-fn rows<'a>(sim: &'a Sim, rule: &str) -> Vec<&'a qoslab_sim::metrics::EventRow> {
+fn rows<'a>(sim: &'a Sim, rule: &str) -> Vec<qoslab_sim::metrics::EventRef<'a>> {
     sim.metrics.events.iter().filter(|e| e.kind == "message" && e.rule == rule).collect()
 }
 

@@ -6,7 +6,7 @@
 
 use crate::common::*;
 
-use qoslab_sim::metrics::EventRow;
+use qoslab_sim::metrics::EventRef;
 use qoslab_sim::run::Sim;
 use qoslab_sim::RunOptions;
 
@@ -126,7 +126,7 @@ fn loss(sim: &Sim, class: &str) -> f64 {
 /// MACE's rows of `kind`. The simulator's own flow admission also writes
 /// `admit` rows (rule `admit_all`, one per flow start); MACE's rows name
 /// their link first in `detail`.
-fn rows<'a>(sim: &'a Sim, kind: &str) -> Vec<&'a EventRow> {
+fn rows<'a>(sim: &'a Sim, kind: &str) -> Vec<EventRef<'a>> {
     sim.metrics.events.iter().filter(|e| e.kind == kind && e.detail.starts_with("link=")).collect()
 }
 
@@ -148,7 +148,7 @@ fn mace_cbr_flows_are_recognized_at_their_100th_packet_and_ssac_admits_floor_mu_
         // start and reaches the bottleneck after the access hop.
         let asked = secs(sim.flows[f.index()].start) + 99.0 * 0.040;
         assert!(a.t.0 as f64 / 1e9 >= asked && secs(a.t) < asked + 0.005, "admitted at {} for {asked}", secs(a.t));
-        assert_eq!((a.rule.as_str(), a.estimate <= a.threshold), ("sum_r + r <= mu", true), "{a:?}");
+        assert_eq!((a.rule, a.estimate <= a.threshold), ("sum_r + r <= mu", true), "{a:?}");
     }
     let rejects = rows(&sim, "reject");
     assert!(rejects.len() >= 10, "the 10 refused flows ask (and are refused) again: {}", rejects.len());

@@ -15,6 +15,7 @@ mod pcn;
 mod red_dumbbell;
 mod scenarios;
 mod series_counters;
+mod series_selection;
 mod shaping;
 mod stages;
 mod tcp;

@@ -7,7 +7,11 @@ and prints bottleneck arrivals (drops included) per wall-second of the
 event loop, events per second, peak RSS above the interpreter's own, and
 the same figure for `shared/bench/bare-loop` measured in between the
 qoslab runs, with the ratio. Then the same with 4,000 sources of 10 kb/s.
-Also times `import qoslab` in a fresh interpreter.
+Also times `import qoslab` in a fresh interpreter, the RED reference as
+whole processes against ns-2.35 (when `ns` is installed), the PCN cases,
+and issue 11's scale cases (`benches/scale/`: 10,000 mixed flows, peak
+memory; 1,000,000 CBR flows, the simulator's state per flow from
+`qoslab-simbench`'s end-of-loop RSS).
 
 Usage: python benches/run_bench.py [--reps 5] [--duration 600] [--out bench-out]
 Machines are shared and noisy: only ratios taken side by side mean much.
@@ -72,9 +76,9 @@ def run_bare(exe: Path, n_src: int, secs: float, src_bps: int) -> dict:
     return json.loads(out.stdout)
 
 
-# A whole PCN scenario in a fresh interpreter: wall time of the process part
+# A whole scenario in a fresh interpreter: wall time of the process part
 # that runs it, events, peak RSS above the interpreter with its result stack.
-PCN_CHILD = r"""
+SCENARIO_CHILD = r"""
 import json, resource, sys, time
 import qoslab
 import pandas, pyarrow
@@ -92,11 +96,41 @@ print(json.dumps({"events": s["events"], "loop_wall_s": s["loop_wall_s"], "run_w
 PCN_CASES = ("perf_oc48_svd", "perf_rtt1800_vbr")
 
 
+#: Issue 11 §3's scale cases (benches/scale/): whole-process peak memory above the
+#: interpreter, and for the million flows the simulator's own state per flow.
+SCALE_CASES = (("mixed_10k", 10_000, "<= 500 MB"), ("cbr_1m", 1_000_000, "<= 1 KB a flow, plus output"))
+
+
+def build_simbench() -> Path:
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "qoslab-sim", "--bin", "qoslab-simbench"], check=True)
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    return target / "release" / "qoslab-simbench"
+
+
+def scale_case(name: str, flows: int, target: str, simbench: Path) -> dict:
+    path = ROOT / "benches" / "scale" / f"{name}.toml"
+    whole = scenario_case(path, 1)
+    out = subprocess.run([str(simbench), str(path)], check=True, capture_output=True, text=True)
+    sb = json.loads(out.stdout.strip().splitlines()[-1])
+    return {
+        **whole,
+        "flows": flows,
+        "target": target,
+        "loop_rss_mb": sb["loop_rss_kb"] / 1024,
+        "loop_bytes_per_flow": sb["loop_rss_kb"] * 1024 / flows,
+    }
+
+
 def pcn_case(name: str, reps: int) -> dict:
+    return scenario_case(ROOT / "scenarios" / "pcn" / f"{name}.toml", reps)
+
+
+def scenario_case(path: Path, reps: int) -> dict:
+    name = path.stem
     runs = []
     for i in range(reps):
         out = subprocess.run(
-            [sys.executable, "-c", PCN_CHILD, str(ROOT / "scenarios" / "pcn" / f"{name}.toml")],
+            [sys.executable, "-c", SCENARIO_CHILD, str(path)],
             check=True,
             capture_output=True,
             text=True,
@@ -250,6 +284,15 @@ def main() -> None:
         print(
             f"{c['case']:<20}{c['events']:>12}{c['events_per_s'] / 1e6:>11.2f}{c['loop_wall_s']:>8.2f}"
             f"{c['run_wall_s']:>8.2f}{c['rss_mb']:>8.1f}  {ok}"
+        )
+    print()
+    simbench = build_simbench()
+    results["scale"] = [scale_case(n, f, t, simbench) for n, f, t in SCALE_CASES]
+    print(f"{'scale case':<12}{'flows':>10}{'run s':>8}{'RSS MB':>9}{'loop RSS MB':>12}{'B/flow':>8}  target")
+    for c in results["scale"]:
+        print(
+            f"{c['case']:<12}{c['flows']:>10}{c['run_wall_s']:>8.2f}{c['rss_mb']:>9.1f}{c['loop_rss_mb']:>12.1f}"
+            f"{c['loop_bytes_per_flow']:>8.0f}  {c['target']}"
         )
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "bench.json").write_text(json.dumps(results, indent=2) + "\n")

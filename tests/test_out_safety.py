@@ -478,3 +478,57 @@ def test_reproduce_command_refuses_another_seed_list_unless_overwrite(tmp_path: 
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "examples" / "results.json").read_text())["seeds"] == [1, 2]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["examples"]
+
+
+def _qoslab(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def a_result(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("res") / "r"
+    r = cli("--out", str(out))
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_report_out_refuses_a_file_it_did_not_write_and_replaces_its_own(a_result: Path, tmp_path: Path) -> None:
+    """``qoslab report --out`` goes through the same rule as ``--out`` folders: a
+    user's file (here a scenario) is refused with exit 2 and left as it was; a
+    report qoslab wrote earlier is replaced; nothing is left behind."""
+    mine = tmp_path / "s.toml"
+    mine.write_text("name = 'mine'\n")
+    r = _qoslab("report", str(a_result), "--out", str(mine))
+    assert r.returncode == 2, r.stderr
+    assert "not written by qoslab" in r.stderr and "--out" in r.stderr and "Traceback" not in r.stderr
+    assert mine.read_text() == "name = 'mine'\n"
+    page = tmp_path / "page.html"
+    for _ in range(2):  # the second write replaces qoslab's own report
+        r = _qoslab("report", str(a_result), "--out", str(page))
+        assert r.returncode == 0, r.stderr
+    assert b'<meta name="generator" content="qoslab ' in page.read_bytes()[:4096]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["page.html", "s.toml"]
+    for bad in (str(tmp_path), "/dev/null", str(mine / "x.html")):
+        r = _qoslab("report", str(a_result), "--out", bad)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, (bad, r.stderr)
+    assert Path("/dev/null").is_char_device() and mine.read_text() == "name = 'mine'\n"
+
+
+@pytest.mark.parametrize("suffix", [".png", ".svg"])
+def test_plot_out_refuses_a_file_it_did_not_write_and_replaces_its_own(
+    a_result: Path, tmp_path: Path, suffix: str
+) -> None:
+    mine = tmp_path / f"photo{suffix}"
+    mine.write_bytes(b"not a qoslab figure")
+    r = _qoslab("plot", str(a_result), "--queue", "r0->sink0", "--metric", "backlog_pkts", "--out", str(mine))
+    assert r.returncode == 2 and "not written by qoslab" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert mine.read_bytes() == b"not a qoslab figure"
+    fig = tmp_path / f"fig{suffix}"
+    first = None
+    for _ in range(2):
+        r = _qoslab("plot", str(a_result), "--queue", "r0->sink0", "--metric", "backlog_pkts", "--out", str(fig))
+        assert r.returncode == 0, r.stderr
+        data = fig.read_bytes()
+        assert first is None or data == first, "the same figure, byte for byte"
+        first = data
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([mine.name, fig.name])

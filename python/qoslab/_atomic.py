@@ -3,7 +3,11 @@ beside its target under a hidden temporary name, then swap it in, so
 readers see the old folder or the complete new one, never a half-written
 one.
 
-**qoslab never deletes or moves a path it did not create.** A folder
+**qoslab never deletes or moves a path it did not create.** A single
+file (``qoslab report --out``, ``qoslab plot --out``) is written the same
+way (:func:`write_file`) and replaces only a file that carries qoslab's
+mark in its first bytes (the report's ``generator`` meta tag, a figure's
+``Software`` / ``Creator`` metadata). A folder
 qoslab writes carries a marker file, :data:`MARKER` (results written before
 the marker existed are recognized by a ``summary.json`` or
 ``results.json`` naming a ``qoslab_version``). An existing target is
@@ -478,3 +482,66 @@ def atomic_dir(
     ) as d:
         yield d.tmp
         d.commit()
+
+
+# -- single files: reports and figures ----------------------------------------
+
+#: How much of an existing file is read to recognize it as qoslab's.
+_SNIFF = 8192
+
+
+def check_file_replaceable(target: Path, signature: bytes, *, option: str = "--out") -> Path:
+    """Refuses (``ConfigError``) a file ``target`` qoslab may not write: a symbolic
+    link, a folder or device, an existing file whose first bytes do not hold
+    ``signature`` (the mark qoslab writes into its reports and figures), or a
+    path below a file. Returns the absolute target. Called before the work
+    that produces the file, so a refused ``--out`` costs nothing."""
+    path = _absolute(target, option)
+    if path.is_symlink():
+        raise config_error(option, f"{str(target)!r} is a symbolic link; allowed: a file qoslab writes (not a link)")
+    if path.exists():
+        if not path.is_file():
+            raise config_error(
+                option, f"{str(target)!r} exists and is not a regular file; qoslab never replaces it: choose another {option}"
+            )
+        try:
+            with open(path, "rb") as f:
+                head = f.read(_SNIFF)
+        except OSError as e:
+            raise config_error(option, f"{str(target)!r} cannot be read: {e.strerror}; choose another {option}") from None
+        if signature not in head:
+            raise config_error(
+                option,
+                f"{str(target)!r} exists and was not written by qoslab; qoslab never replaces a file it did not "
+                f"create: choose a new file name, or remove this one yourself",
+            )
+    else:
+        _check_ancestors(path, target, option)
+    return path
+
+
+def write_file(target: Path, data: bytes, signature: bytes, *, option: str = "--out") -> Path:
+    """Writes ``data`` (which must hold ``signature``) to ``target`` atomically: a
+    hidden sibling, synced, then renamed over it, under the rules of
+    :func:`check_file_replaceable`. Returns the absolute path."""
+    if signature not in data[:_SNIFF]:
+        raise ValueError("the file qoslab writes must carry its signature in its first bytes")
+    path = check_file_replaceable(target, signature, option=option)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise config_error(option, f"{str(target)!r}: cannot create its folder: {e.strerror}") from None
+    tmp = path.parent / f".{_stem(path.name)}.tmp-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    try:
+        try:
+            with open(tmp, "xb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:
+            raise config_error(option, f"{str(target)!r} cannot be written: {e.strerror}; choose another {option}") from None
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+    return path

@@ -34,6 +34,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .result import Result
 
 FORMATS = (".png", ".svg")
+#: What marks a figure as qoslab's (its ``Software`` / ``Creator`` metadata): only a
+#: file holding it is ever replaced by ``out`` (``qoslab._atomic.write_file``).
+SIGNATURES = {".png": b"tEXtSoftware\x00qoslab", ".svg": b"<dc:title>qoslab</dc:title>"}
+_METADATA = {".png": {"Software": "qoslab"}, ".svg": {"Date": None, "Creator": "qoslab"}}
 CDFS = ("delay", "interarrival")
 
 
@@ -153,6 +157,10 @@ def plot(
         raise config_error(
             "--out", f"{str(out)!r}: unknown image format; allowed: a file ending in {' or '.join(FORMATS)}"
         )
+    if out is not None:
+        from ._atomic import check_file_replaceable
+
+        check_file_replaceable(Path(out), SIGNATURES[Path(out).suffix.lower()])
     if cdf is None and (queue is None) == (flows is None):
         raise config_error("--queue/--flows", "give exactly one of --queue NAME and --flows GROUP (or --cdf)")
     if cdf is not None and queue is not None:
@@ -217,8 +225,16 @@ def plot(
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     if out is not None:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, metadata={"Software": None} if Path(out).suffix.lower() == ".png" else {"Date": None})
+        import io
+
+        from ._atomic import write_file
+
+        fmt = Path(out).suffix.lower()
+        buf = io.BytesIO()
+        # A fixed salt makes SVG element ids, hence the file, the same run to run.
+        with matplotlib.rc_context({"svg.hashsalt": "qoslab"}):
+            fig.savefig(buf, format=fmt[1:], metadata=_METADATA[fmt])
+        write_file(Path(out), buf.getvalue(), SIGNATURES[fmt])
     elif own:
         plt.show()
     return fig

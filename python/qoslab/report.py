@@ -107,6 +107,7 @@ def _page(title: str, body: list[str]) -> str:
 
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="generator" content="qoslab {__version__}">'
         f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
         f"<h1>{_e(title)}</h1>{''.join(body)}"
         f'<p class="meta">Written by qoslab {__version__} (<code>qoslab report</code>).</p></body></html>\n'
@@ -389,22 +390,25 @@ def render(folder: str | os.PathLike[str]) -> str:
     return run_html(Result.load(d))
 
 
+#: The mark a report carries in its head: only a file holding it is ever replaced.
+SIGNATURE = b'<meta name="generator" content="qoslab '
+
+
 def write_report(folder: str | os.PathLike[str], *, out: str | os.PathLike[str] | None = None) -> Path:
-    """Writes the page (default ``DIR/report.html``) atomically; returns its path."""
+    """Writes the page (default ``DIR/report.html``) atomically; returns its path.
+
+    An existing ``out`` is replaced only if it is a report qoslab wrote (its
+    ``generator`` meta tag); anything else is refused with a ``ConfigError``
+    before the page is rendered (``qoslab._atomic.write_file``)."""
+    from ._atomic import check_file_replaceable, write_file
+
     d = Path(folder)
     if not d.is_dir():
         raise config_error("DIR", f"{d}: no such folder")
     target = Path(out) if out is not None else d / "report.html"
+    check_file_replaceable(target, SIGNATURE)
     page = render(d)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_text(page, encoding="utf-8")
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return target
+    return write_file(target, page.encode("utf-8"), SIGNATURE)
 
 
 __all__ = ["kind_of", "render", "reproduction_html", "run_html", "sweep_html", "table_html", "write_report"]

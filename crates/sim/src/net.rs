@@ -254,12 +254,30 @@ pub struct LinkInfo {
 }
 
 /// Next hops towards every destination that traffic uses.
+///
+/// A host with exactly one outgoing direction (nearly every host) forwards
+/// nothing, so its next hop towards any other node is that direction, if
+/// the node at its far end reaches the destination: it has no row of its
+/// own. The tables hold one row per other node (routers, multi-homed hosts)
+/// and destination. With 10,000 TCP sources, each a destination of its
+/// ACKs, full `destinations × nodes` tables took 800 MB
+/// (docs/performance.md, issue 11 §3).
 #[derive(Clone, Debug, Default)]
 pub struct Routes {
-    n_nodes: usize,
     /// Destination slot of each node (`NO_ROUTE` if not a destination).
     slot_of: Vec<u32>,
-    /// `next[slot * n_nodes + node]`: the direction to take, or `NO_ROUTE`.
+    /// The destination of each slot.
+    dst_of: Vec<u32>,
+    /// Per node: its row in `next` / `dist`, or `NO_ROUTE` for a host with
+    /// one outgoing direction (`uplink`).
+    row_of: Vec<u32>,
+    /// Per node: its only outgoing direction and the node at its far end
+    /// (hosts without a row).
+    uplink: Vec<(u32, u32)>,
+    /// Per node: is it a router (forwards towards other nodes)?
+    forwards: Vec<bool>,
+    n_rows: usize,
+    /// `next[slot * n_rows + row]`: the direction to take, or `NO_ROUTE`.
     next: Vec<u32>,
     /// Hop count to the destination, `u32::MAX` if unreachable.
     dist: Vec<u32>,
@@ -273,12 +291,47 @@ impl Routes {
     /// The direction a packet at `node` takes towards the destination in `slot`.
     #[inline]
     pub fn next(&self, slot: u32, node: NodeId) -> Option<DirId> {
-        let v = self.next[slot as usize * self.n_nodes + node.index()];
+        let row = self.row_of[node.index()];
+        let v = if row != NO_ROUTE {
+            self.next[slot as usize * self.n_rows + row as usize]
+        } else {
+            self.uplink_next(slot, node)
+        };
         (v != NO_ROUTE).then_some(DirId(v))
+    }
+    #[cold]
+    fn uplink_next(&self, slot: u32, node: NodeId) -> u32 {
+        match self.uplink_dist(slot, node) {
+            Some(d) if d > 0 => self.uplink[node.index()].0,
+            _ => NO_ROUTE,
+        }
+    }
+    /// Hops from a host without a row to the destination in `slot`.
+    fn uplink_dist(&self, slot: u32, node: NodeId) -> Option<u32> {
+        let dst = self.dst_of[slot as usize];
+        if node.0 == dst {
+            return Some(0);
+        }
+        let (_, far) = self.uplink[node.index()];
+        if far == dst {
+            return Some(1);
+        }
+        let row = self.row_of[far as usize];
+        // The far end forwards only if it is a router (a host with a row may
+        // be multi-homed, but hosts never forward).
+        if row == NO_ROUTE || !self.forwards[far as usize] {
+            return None;
+        }
+        let d = self.dist[slot as usize * self.n_rows + row as usize];
+        (d != u32::MAX).then_some(d + 1)
     }
     /// Hops from `node` to the destination in `slot`, `None` if unreachable.
     pub fn hops(&self, slot: u32, node: NodeId) -> Option<u32> {
-        let v = self.dist[slot as usize * self.n_nodes + node.index()];
+        let row = self.row_of[node.index()];
+        if row == NO_ROUTE {
+            return self.uplink_dist(slot, node);
+        }
+        let v = self.dist[slot as usize * self.n_rows + row as usize];
         (v != u32::MAX).then_some(v)
     }
 }
@@ -336,14 +389,43 @@ impl Network {
     }
 
     /// Computes routes to every node in `dsts` (deduplicated, in order).
+    ///
+    /// Per destination, a breadth-first search backwards from it through the
+    /// nodes that forward towards it (the destination itself and routers);
+    /// a node's next hop is the lowest-index direction to a neighbour one hop
+    /// closer that forwards. Tables hold rows for routers and multi-homed
+    /// hosts only (see [`Routes`]).
     pub fn route_to(&mut self, dsts: &[NodeId]) {
         let n = self.nodes.len();
         let mut slot_of = vec![NO_ROUTE; n];
-        let mut order = Vec::new();
+        let mut order: Vec<NodeId> = Vec::new();
         for d in dsts {
             if slot_of[d.index()] == NO_ROUTE {
                 slot_of[d.index()] = order.len() as u32;
                 order.push(*d);
+            }
+        }
+        let forwards: Vec<bool> = self.nodes.iter().map(|x| x.kind == NodeKind::Router).collect();
+        // Outgoing directions per node: hosts with exactly one get no row.
+        let mut out_deg = vec![0u32; n];
+        let mut uplink = vec![(NO_ROUTE, NO_ROUTE); n];
+        for (i, d) in self.dirs.iter().enumerate() {
+            out_deg[d.from.index()] += 1;
+            uplink[d.from.index()] = (i as u32, d.to.0);
+        }
+        let mut row_of = vec![NO_ROUTE; n];
+        let mut n_rows = 0usize;
+        for v in 0..n {
+            if forwards[v] || out_deg[v] != 1 {
+                row_of[v] = n_rows as u32;
+                n_rows += 1;
+            } else {
+                continue;
+            }
+        }
+        for (v, u) in uplink.iter_mut().enumerate() {
+            if row_of[v] != NO_ROUTE {
+                *u = (NO_ROUTE, NO_ROUTE);
             }
         }
         // Adjacency: for each node, the directions arriving at it (reverse search).
@@ -351,42 +433,53 @@ impl Network {
         for (i, d) in self.dirs.iter().enumerate() {
             incoming[d.to.index()].push(DirId(i as u32));
         }
-        let mut next = vec![NO_ROUTE; order.len() * n];
-        let mut dist_all = vec![u32::MAX; order.len() * n];
+        let mut next = vec![NO_ROUTE; order.len() * n_rows];
+        let mut dist_rows = vec![u32::MAX; order.len() * n_rows];
+        // Whole-graph scratch for one search, reset through `touched`.
+        let mut dist = vec![u32::MAX; n];
+        let mut hop = vec![NO_ROUTE; n];
+        let mut touched: Vec<usize> = Vec::new();
+        let mut frontier: VecDeque<NodeId> = VecDeque::new();
         for (s, dst) in order.iter().enumerate() {
-            let dist = &mut dist_all[s * n..(s + 1) * n];
             dist[dst.index()] = 0;
-            let mut frontier = VecDeque::from([*dst]);
+            touched.push(dst.index());
+            frontier.push_back(*dst);
             while let Some(u) = frontier.pop_front() {
                 // Only the destination and routers forward towards it.
-                if u != *dst && self.nodes[u.index()].kind != NodeKind::Router {
+                if u != *dst && !forwards[u.index()] {
                     continue;
                 }
+                let du = dist[u.index()];
                 for d in &incoming[u.index()] {
-                    let v = self.dirs[d.index()].from;
-                    if dist[v.index()] == u32::MAX {
-                        dist[v.index()] = dist[u.index()] + 1;
-                        frontier.push_back(v);
+                    let v = self.dirs[d.index()].from.index();
+                    if v == dst.index() {
+                        continue;
+                    }
+                    if dist[v] == u32::MAX {
+                        dist[v] = du + 1;
+                        touched.push(v);
+                        frontier.push_back(NodeId(v as u32));
+                    }
+                    // Every `u` one hop closer is expanded before `v`'s own
+                    // level: the lowest such direction wins.
+                    if dist[v] == du + 1 && d.0 < hop[v] {
+                        hop[v] = d.0;
                     }
                 }
             }
-            // Next hop: the lowest-index direction to a neighbour one hop closer
-            // that may forward (the destination itself or a router).
-            for (i, d) in self.dirs.iter().enumerate() {
-                let (v, u) = (d.from.index(), d.to.index());
-                let forwards = u == dst.index() || self.nodes[u].kind == NodeKind::Router;
-                if v == dst.index() || !forwards || dist[u] == u32::MAX || dist[v] != dist[u] + 1 {
-                    continue;
+            for &v in &touched {
+                let row = row_of[v];
+                if row != NO_ROUTE {
+                    next[s * n_rows + row as usize] = hop[v];
+                    dist_rows[s * n_rows + row as usize] = dist[v];
                 }
-                let cell = &mut next[s * n + v];
-                // Directions are visited in index order, and a link's two
-                // directions never both leave `v`: the first hit has the lowest link index.
-                if *cell == NO_ROUTE {
-                    *cell = i as u32;
-                }
+                dist[v] = u32::MAX;
+                hop[v] = NO_ROUTE;
             }
+            touched.clear();
         }
-        self.routes = Routes { n_nodes: n, slot_of, next, dist: dist_all };
+        let dst_of = order.iter().map(|d| d.0).collect();
+        self.routes = Routes { slot_of, dst_of, row_of, uplink, forwards, n_rows, next, dist: dist_rows };
     }
 
     pub fn node_id(&self, name: &str) -> Option<NodeId> {

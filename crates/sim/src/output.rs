@@ -3,7 +3,7 @@
 //! Python front turns the tables into pandas DataFrames and Parquet files;
 //! `docs/results.md` documents every column.
 
-use std::collections::HashMap;
+use indexmap::IndexSet;
 
 /// One column of a table.
 #[derive(Clone, Debug, PartialEq)]
@@ -22,9 +22,9 @@ pub enum Column {
 /// of a `String` each (docs/performance.md, issue 11 §3).
 #[derive(Clone, Debug, Default)]
 pub struct Strings {
-    values: Vec<String>,
+    /// The distinct strings, each stored once; a string's code is its index.
+    values: IndexSet<String>,
     codes: Vec<u32>,
-    index: HashMap<String, u32>,
 }
 
 impl Strings {
@@ -33,13 +33,17 @@ impl Strings {
     }
     /// The code of `s`, adding it to the dictionary if new.
     pub fn code(&mut self, s: &str) -> u32 {
-        if let Some(&c) = self.index.get(s) {
-            return c;
-        }
-        let c = u32::try_from(self.values.len()).expect("fewer than 2^32 distinct strings");
-        self.values.push(s.to_string());
-        self.index.insert(s.to_string(), c);
-        c
+        let i = match self.values.get_index_of(s) {
+            Some(i) => i,
+            None => self.values.insert_full(s.to_string()).0,
+        };
+        u32::try_from(i).expect("fewer than 2^32 distinct strings")
+    }
+    /// Adds a string known to be new (the rows of a unique column), without
+    /// looking it up first; returns its code.
+    fn code_new(&mut self, s: String) -> u32 {
+        let (i, _) = self.values.insert_full(s);
+        u32::try_from(i).expect("fewer than 2^32 distinct strings")
     }
     /// Room for `rows` more rows.
     pub fn reserve(&mut self, rows: usize) {
@@ -52,7 +56,7 @@ impl Strings {
     }
     /// Appends a row by a code from [`Strings::code`].
     pub fn push_code(&mut self, c: u32) {
-        debug_assert!((c as usize) < self.values.len());
+        debug_assert!((c as usize) < self.distinct());
         self.codes.push(c);
     }
     pub fn len(&self) -> usize {
@@ -63,19 +67,27 @@ impl Strings {
     }
     /// Row `i`'s string.
     pub fn get(&self, i: usize) -> Option<&str> {
-        self.codes.get(i).map(|&c| self.values[c as usize].as_str())
+        self.codes.get(i).map(|&c| self.value(c))
+    }
+    /// The string of code `c`.
+    pub fn value(&self, c: u32) -> &str {
+        &self.values[c as usize]
     }
     /// The rows' strings, in order.
     pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
-        self.codes.iter().map(|&c| self.values[c as usize].as_str())
+        self.codes.iter().map(|&c| self.value(c))
     }
     /// The rows' codes into [`Strings::values`].
     pub fn codes(&self) -> &[u32] {
         &self.codes
     }
     /// The distinct strings, in first-seen order.
-    pub fn values(&self) -> &[String] {
-        &self.values
+    pub fn values(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        self.values.iter().map(String::as_str)
+    }
+    /// The number of distinct strings.
+    pub fn distinct(&self) -> usize {
+        self.values.len()
     }
     /// The rows as owned strings.
     pub fn to_vec(&self) -> Vec<String> {
@@ -87,7 +99,7 @@ impl Strings {
 /// from the rows).
 impl PartialEq for Strings {
     fn eq(&self, other: &Strings) -> bool {
-        self.codes == other.codes && self.values == other.values
+        self.codes == other.codes && self.values.iter().eq(other.values.iter())
     }
 }
 
@@ -96,6 +108,21 @@ impl<S: AsRef<str>> FromIterator<S> for Strings {
         let mut s = Strings::new();
         for x in iter {
             s.push(x.as_ref());
+        }
+        s
+    }
+}
+
+impl Strings {
+    /// A column of owned strings, taking each without a copy when it is new.
+    pub fn from_owned(rows: impl IntoIterator<Item = String>) -> Strings {
+        let mut s = Strings::new();
+        for x in rows {
+            let c = match s.values.get_index_of(x.as_str()) {
+                Some(i) => i as u32,
+                None => s.code_new(x),
+            };
+            s.codes.push(c);
         }
         s
     }

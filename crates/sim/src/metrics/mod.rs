@@ -338,7 +338,7 @@ impl Events {
         self.rows.is_empty()
     }
     pub fn iter(&self) -> impl Iterator<Item = EventRef<'_>> + '_ {
-        let text = |c: u32| self.texts.values()[c as usize].as_str();
+        let text = |c: u32| self.texts.value(c);
         self.rows.iter().map(move |r| EventRef {
             t: r.t,
             kind: text(r.kind),

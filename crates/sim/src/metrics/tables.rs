@@ -107,7 +107,7 @@ fn flows_table(sim: &Sim) -> Table {
     let mut t = Table::new();
     let u = |f: &dyn Fn(usize) -> u64| Column::U64((0..n).map(f).collect());
     let fl = |f: &dyn Fn(usize) -> f64| Column::F64((0..n).map(f).collect());
-    let st = |f: &dyn Fn(usize) -> String| Column::Str((0..n).map(f).collect());
+    let st = |f: &dyn Fn(usize) -> String| Column::Str(Strings::from_owned((0..n).map(f)));
     let m = &sim.metrics.flows;
     let node = |id: crate::engine::NodeId| sim.net.nodes[id.index()].name.clone();
     let nan_if_empty = |i: usize, v: f64| if m[i].delivered_pkts == 0 { f64::NAN } else { v };
@@ -242,7 +242,7 @@ fn queues_table(sim: &Sim) -> Table {
     let mut t = Table::new();
     let u = |f: &dyn Fn(&QueueRow) -> u64| Column::U64(rows.iter().map(f).collect());
     let fl = |f: &dyn Fn(&QueueRow) -> f64| Column::F64(rows.iter().map(f).collect());
-    let st = |f: &dyn Fn(&QueueRow) -> String| Column::Str(rows.iter().map(f).collect());
+    let st = |f: &dyn Fn(&QueueRow) -> String| Column::Str(Strings::from_owned(rows.iter().map(f)));
     t.push("queue_id", Column::U64((0..n as u64).collect()));
     t.push("name", st(&|r| r.name.clone()));
     t.push("link", st(&|r| sim.net.links[sim.net.dirs[r.dir].link.index()].name.clone()));
@@ -496,10 +496,22 @@ fn events_table(sim: &Sim) -> Table {
     t.push("t_s", Column::F64(ev.iter().map(|e| s(e.t.0)).collect()));
     t.push("kind", Column::Str(ev.iter().map(|e| e.kind).collect()));
     t.push("flow_id", Column::I64(ev.iter().map(|e| e.flow.map_or(-1, |f| f.0 as i64)).collect()));
-    t.push(
-        "entity",
-        Column::Str(ev.iter().map(|e| e.flow.map_or(String::new(), |f| sim.flow_name(f.index()))).collect()),
-    );
+    // A flow's name is made once, not once per row.
+    let mut entity = Strings::new();
+    let mut flow_code: Vec<u32> = vec![u32::MAX; sim.flows.len()];
+    for e in ev.iter() {
+        let c = match e.flow {
+            Some(f) if flow_code[f.index()] != u32::MAX => flow_code[f.index()],
+            Some(f) => {
+                let c = entity.code(&sim.flow_name(f.index()));
+                flow_code[f.index()] = c;
+                c
+            }
+            None => entity.code(""),
+        };
+        entity.push_code(c);
+    }
+    t.push("entity", Column::Str(entity));
     t.push("rule", Column::Str(ev.iter().map(|e| e.rule).collect()));
     t.push("estimate", Column::F64(ev.iter().map(|e| e.estimate).collect()));
     t.push("threshold", Column::F64(ev.iter().map(|e| e.threshold).collect()));

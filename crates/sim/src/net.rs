@@ -520,6 +520,61 @@ mod tests {
         }
     }
 
+    /// The rule of [`Network::route_to`] computed the plain way, over the
+    /// whole `destinations × nodes` table: hops by breadth-first search
+    /// backwards through forwarding nodes, then the lowest-index direction
+    /// to a forwarding neighbour one hop closer.
+    fn reference(net: &Network, dst: NodeId) -> Vec<(Option<DirId>, Option<u32>)> {
+        let n = net.nodes.len();
+        let fwd = |u: usize| u == dst.index() || net.nodes[u].kind == NodeKind::Router;
+        let mut dist = vec![u32::MAX; n];
+        dist[dst.index()] = 0;
+        let mut q = VecDeque::from([dst.index()]);
+        while let Some(u) = q.pop_front() {
+            if !fwd(u) {
+                continue;
+            }
+            for d in net.dirs.iter().filter(|d| d.to.index() == u) {
+                if dist[d.from.index()] == u32::MAX {
+                    dist[d.from.index()] = dist[u] + 1;
+                    q.push_back(d.from.index());
+                }
+            }
+        }
+        (0..n)
+            .map(|v| {
+                let next = (v != dst.index())
+                    .then(|| {
+                        net.dirs.iter().position(|d| {
+                            let u = d.to.index();
+                            d.from.index() == v && fwd(u) && dist[u] != u32::MAX && dist[v] == dist[u] + 1
+                        })
+                    })
+                    .flatten()
+                    .map(|i| DirId(i as u32));
+                (next, (dist[v] != u32::MAX).then_some(dist[v]))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn compact_routes_equal_the_full_table_and_keep_rows_only_where_needed() {
+        // h1 has two links (r1, h2): a row; h0 and h2 one each: none.
+        let mut net = Network::build(&graph(), 1, "t", Path::new("")).unwrap();
+        let all: Vec<NodeId> = (0..net.nodes.len() as u32).map(NodeId).collect();
+        net.route_to(&all);
+        for &dst in &all {
+            let slot = net.routes.slot(dst).unwrap();
+            for (v, want) in reference(&net, dst).into_iter().enumerate() {
+                let got = (net.routes.next(slot, NodeId(v as u32)), net.routes.hops(slot, NodeId(v as u32)));
+                assert_eq!(got, want, "towards {} from {}", net.nodes[dst.index()].name, net.nodes[v].name);
+            }
+        }
+        // 4 routers + h1: 5 rows of 7 destinations, not 7 x 7.
+        assert_eq!(net.routes.n_rows, 5);
+        assert_eq!(net.routes.next.len(), 7 * 5);
+    }
+
     #[test]
     fn routes_take_fewest_hops_and_lowest_link_on_ties() {
         let mut net = Network::build(&graph(), 1, "t", Path::new("")).unwrap();

@@ -592,6 +592,23 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_flows_fixed_state_fits_its_share_of_one_kilobyte() {
+        // Issue 11 §3: a million flows at most 1 KB each, plus the output.
+        // The fixed-size part: the flow, its measurements, its agent, its
+        // reverse counters and its three events (start, admit, end); the
+        // rest of the kilobyte is the flow table's hash entry and small heap
+        // blocks (the bin and delay histogram). It was 912 bytes.
+        use std::mem::size_of;
+        let fixed = size_of::<crate::traffic::Flow>()
+            + size_of::<FlowStats>()
+            + size_of::<crate::run::agents::Agent>()
+            + size_of::<ReverseStats>()
+            + 3 * size_of::<StoredEvent>();
+        assert!(fixed <= 700, "{fixed} bytes of fixed state a flow");
+        assert_eq!(size_of::<StoredEvent>(), 40);
+    }
     use qoslab_core::units::Dur;
 
     #[test]

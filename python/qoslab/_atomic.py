@@ -502,13 +502,15 @@ def check_file_replaceable(target: Path, signature: bytes, *, option: str = "--o
     if path.exists():
         if not path.is_file():
             raise config_error(
-                option, f"{str(target)!r} exists and is not a regular file; qoslab never replaces it: choose another {option}"
+                option,
+                f"{str(target)!r} exists and is not a regular file; qoslab never replaces it: choose another {option}",
             )
         try:
             with open(path, "rb") as f:
                 head = f.read(_SNIFF)
         except OSError as e:
-            raise config_error(option, f"{str(target)!r} cannot be read: {e.strerror}; choose another {option}") from None
+            what = f"{str(target)!r} cannot be read: {e.strerror}; choose another {option}"
+            raise config_error(option, what) from None
         if signature not in head:
             raise config_error(
                 option,
@@ -539,7 +541,8 @@ def write_file(target: Path, data: bytes, signature: bytes, *, option: str = "--
                 f.flush()
                 os.fsync(f.fileno())
         except OSError as e:
-            raise config_error(option, f"{str(target)!r} cannot be written: {e.strerror}; choose another {option}") from None
+            what = f"{str(target)!r} cannot be written: {e.strerror}; choose another {option}"
+            raise config_error(option, what) from None
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):

@@ -27,8 +27,8 @@ __all__ = [
 
 _Column = np.ndarray | tuple[np.ndarray, list[str]]
 """A result column: a float64/int64/uint64/bool NumPy array, or a string column
-dictionary-encoded as ``(codes, values)``: a uint32 array of indices into the list
-of distinct strings."""
+dictionary-encoded as ``(codes, values)``: a uint8/uint16/uint32 array (the narrowest
+that holds them) of indices into the list of distinct strings."""
 
 @final
 class Trace:

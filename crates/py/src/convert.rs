@@ -3,8 +3,8 @@
 //! with `numpy.frombuffer` over one little-endian copy of the data in a
 //! bytearray, so the crate needs no NumPy headers and NumPy is imported
 //! only when a run returns. String columns stay dictionary-encoded: a
-//! tuple `(codes, values)` of a `uint32` array and the list of distinct
-//! strings, which `qoslab.result` turns into an Arrow dictionary array
+//! tuple `(codes, values)` of an unsigned array (8, 16 or 32 bits, the
+//! narrowest that holds the codes) and the list of distinct strings, which `qoslab.result` turns into an Arrow dictionary array
 //! (long-form series repeat a few names millions of times).
 //!
 //! A table is converted column by column, each Rust column freed as soon
@@ -13,7 +13,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyList, PyTuple};
-use qoslab_sim::{Column, Strings, Table};
+use qoslab_sim::{output::Codes, Column, Strings, Table};
 
 /// A NumPy array of `v`'s elements as `N`-byte little-endian values,
 /// written straight into a Python bytearray (one copy).
@@ -32,9 +32,14 @@ fn array<'py, T, const N: usize>(
     np.call_method1("frombuffer", (buf, dtype))
 }
 
-/// A dictionary-encoded string column as `(codes: uint32 array, values: list[str])`.
+/// A dictionary-encoded string column as `(codes, values: list[str])`, the
+/// codes a `uint8`, `uint16` or `uint32` array (the narrowest that holds them).
 fn strings<'py>(np: &Bound<'py, PyModule>, v: &Strings) -> PyResult<Bound<'py, PyAny>> {
-    let codes = array(np, v.codes(), "<u4", |x| x.to_le_bytes())?;
+    let codes = match v.codes() {
+        Codes::U8(c) => array(np, c, "|u1", |x| [*x]),
+        Codes::U16(c) => array(np, c, "<u2", |x| x.to_le_bytes()),
+        Codes::U32(c) => array(np, c, "<u4", |x| x.to_le_bytes()),
+    }?;
     let values = PyList::new(np.py(), v.values())?;
     Ok(PyTuple::new(np.py(), [codes, values.into_any()])?.into_any())
 }

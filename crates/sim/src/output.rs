@@ -24,7 +24,82 @@ pub enum Column {
 pub struct Strings {
     /// The distinct strings, each stored once; a string's code is its index.
     values: IndexSet<String>,
-    codes: Vec<u32>,
+    codes: Codes,
+}
+
+/// A column's codes in the narrowest width its dictionary allows: one byte
+/// while it holds at most 256 strings (the series' `entity_kind` and
+/// `metric`), two up to 65,536, then four. A code that does not fit widens
+/// the column once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Codes {
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+}
+
+impl Default for Codes {
+    fn default() -> Codes {
+        Codes::U8(Vec::new())
+    }
+}
+
+impl Codes {
+    fn len(&self) -> usize {
+        match self {
+            Codes::U8(v) => v.len(),
+            Codes::U16(v) => v.len(),
+            Codes::U32(v) => v.len(),
+        }
+    }
+    fn get(&self, i: usize) -> Option<u32> {
+        match self {
+            Codes::U8(v) => v.get(i).map(|&c| c as u32),
+            Codes::U16(v) => v.get(i).map(|&c| c as u32),
+            Codes::U32(v) => v.get(i).copied(),
+        }
+    }
+    fn reserve(&mut self, rows: usize) {
+        match self {
+            Codes::U8(v) => v.reserve(rows),
+            Codes::U16(v) => v.reserve(rows),
+            Codes::U32(v) => v.reserve(rows),
+        }
+    }
+    #[inline]
+    fn push(&mut self, c: u32) {
+        match self {
+            Codes::U8(v) if c <= u8::MAX as u32 => v.push(c as u8),
+            Codes::U16(v) if c <= u16::MAX as u32 => v.push(c as u16),
+            Codes::U32(v) => v.push(c),
+            _ => {
+                self.widen(c);
+                self.push(c);
+            }
+        }
+    }
+    fn capacity(&self) -> usize {
+        match self {
+            Codes::U8(v) => v.capacity(),
+            Codes::U16(v) => v.capacity(),
+            Codes::U32(v) => v.capacity(),
+        }
+    }
+    /// Re-stores the rows wide enough for code `c`, keeping the capacity.
+    #[cold]
+    fn widen(&mut self, c: u32) {
+        let cap = self.capacity().max(self.len() + 1);
+        let wide = if c <= u16::MAX as u32 {
+            let mut v = Vec::with_capacity(cap);
+            v.extend((0..self.len()).filter_map(|i| self.get(i)).map(|x| x as u16));
+            Codes::U16(v)
+        } else {
+            let mut v = Vec::with_capacity(cap);
+            v.extend((0..self.len()).filter_map(|i| self.get(i)));
+            Codes::U32(v)
+        };
+        *self = wide;
+    }
 }
 
 impl Strings {
@@ -63,11 +138,11 @@ impl Strings {
         self.codes.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.codes.is_empty()
+        self.codes.len() == 0
     }
     /// Row `i`'s string.
     pub fn get(&self, i: usize) -> Option<&str> {
-        self.codes.get(i).map(|&c| self.value(c))
+        self.codes.get(i).map(|c| self.value(c))
     }
     /// The string of code `c`.
     pub fn value(&self, c: u32) -> &str {
@@ -75,10 +150,10 @@ impl Strings {
     }
     /// The rows' strings, in order.
     pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
-        self.codes.iter().map(|&c| self.value(c))
+        (0..self.codes.len()).filter_map(|i| self.codes.get(i)).map(|c| self.value(c))
     }
-    /// The rows' codes into [`Strings::values`].
-    pub fn codes(&self) -> &[u32] {
+    /// The rows' codes into [`Strings::values`], in the narrowest width.
+    pub fn codes(&self) -> &Codes {
         &self.codes
     }
     /// The distinct strings, in first-seen order.

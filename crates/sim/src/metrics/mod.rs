@@ -151,6 +151,17 @@ impl FlowStats {
     }
 
     /// Every bin from the first to the last, zeros included: `(first bin, counters)`.
+    /// [`FlowStats::bins`], taken out: the flow keeps none (the series
+    /// table frees each flow's bins once its rows are written).
+    pub fn take_bins(&mut self) -> FlowBins {
+        let mut b = std::mem::take(&mut self.past);
+        if self.bin != NONE {
+            b.store(self.bin, self.cur);
+            self.bin = NONE;
+        }
+        b
+    }
+
     pub fn bins(&self) -> FlowBins {
         let mut b = self.past.clone();
         if self.bin != NONE {
@@ -329,7 +340,15 @@ impl Events {
         let detail = self.texts.code(&row.detail);
         let flow = row.flow.map_or(NO_FLOW, |f| f.0);
         debug_assert!(flow != NO_FLOW || row.flow.is_none(), "flow id {NO_FLOW} is reserved");
-        self.rows.push(StoredEvent { t: row.t, estimate: row.estimate, threshold: row.threshold, kind, flow, rule, detail });
+        self.rows.push(StoredEvent {
+            t: row.t,
+            estimate: row.estimate,
+            threshold: row.threshold,
+            kind,
+            flow,
+            rule,
+            detail,
+        });
     }
     pub fn len(&self) -> usize {
         self.rows.len()

@@ -50,7 +50,12 @@ pub fn build(sim: Sim, sc: &Scenario, seed: u64, loop_wall_s: f64) -> RunOutput 
     // The series rows (a million for 4,000 flows × 600 s) are built once
     // the network and the event set are freed (docs/performance.md).
     let (metrics, flow_list, group_names) = sim.into_measurements();
-    let series = series_table(&metrics, &flow_list, &group_names, &reasons);
+    let mut metrics = metrics;
+    let series = series_table(&mut metrics, &flow_list, &group_names, &reasons);
+    // The measurements go too: only the output is left for the caller to
+    // copy out (to Python, column by column).
+    drop((metrics, flow_list));
+    crate::run::release_freed_memory();
     RunOutput { summary, flows, queues, series, events, traces }
 }
 
@@ -380,7 +385,7 @@ fn series_rows(m: &crate::metrics::Metrics, reasons: &[Vec<&'static str>]) -> us
 }
 
 fn series_table(
-    m: &crate::metrics::Metrics,
+    m: &mut crate::metrics::Metrics,
     flows: &[crate::traffic::Flow],
     group_names: &[String],
     reasons: &[Vec<&'static str>],
@@ -440,9 +445,19 @@ fn series_table(
     ];
     let mut bin_codes: Option<[(usize, u32); 4]> = None;
     let mut flow_ent: Vec<Option<Entity>> = vec![None; m.flows.len()];
-    let mut ent_of = |c: &mut SeriesCols, i: usize| *flow_ent[i].get_or_insert_with(|| c.entity("flow", &flows[i].name(group_names)));
-    for (i, f) in m.flows.iter().enumerate() {
-        let bins = f.bins();
+    let mut ent_of = |c: &mut SeriesCols, i: usize| {
+        *flow_ent[i].get_or_insert_with(|| c.entity("flow", &flows[i].name(group_names)))
+    };
+    // Each flow's bins and trace are freed once its rows are written, and
+    // the freed pages handed back every so often, so that the measurements
+    // and their rows never coexist whole (docs/performance.md).
+    for (i, f) in m.flows.iter_mut().enumerate() {
+        if i % 1024 == 1023 {
+            crate::run::release_freed_memory();
+        }
+        let bins = f.take_bins();
+        // The flows table is built: its delay distribution is not needed again.
+        drop(std::mem::take(&mut f.delay_hist));
         if !bins.bins.is_empty() {
             let e = ent_of(&mut c, i);
             let codes = *bin_codes.get_or_insert_with(|| names.map(|(idx, metric)| (idx, c.metric.code(metric))));
@@ -453,7 +468,7 @@ fn series_table(
                 }
             }
         }
-        if let Some(tr) = &f.trace {
+        if let Some(tr) = f.trace.take() {
             if !tr.is_empty() {
                 let e = ent_of(&mut c, i);
                 let mc = c.metric.code("delay_s");
@@ -462,7 +477,7 @@ fn series_table(
                 }
             }
         }
-        if let Some(h) = &f.interarrival {
+        if let Some(h) = f.interarrival.take() {
             let mut rows = h.nonzero().peekable();
             if rows.peek().is_some() || h.overflow() > 0 {
                 let e = ent_of(&mut c, i);
@@ -597,7 +612,7 @@ fn summary(sim: &Sim, sc: &Scenario, seed: u64, loop_wall_s: f64) -> Value {
         let from_router = sim.net.nodes[sim.net.dirs[r.dir].from.index()].kind == qoslab_scenario::NodeKind::Router;
         let touched = st.total_drops() + st.total_marks() + ss.total_drops() + ss.marks.iter().sum::<u64>() > 0;
         let busy = st.arrivals + ss.total_drops() > 0;
-        if !touched && !(from_router && busy) {
+        if !(touched || from_router && busy) {
             continue;
         }
         queues.insert(

@@ -94,7 +94,7 @@ impl Sim {
 /// are freed; the series columns that follow are large ones it maps anew,
 /// so without this the peak would be their sum (4,000 sources × 600 s:
 /// 64 MB against 44 MB, docs/performance.md).
-fn release_freed_memory() {
+pub(crate) fn release_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free heap pages to the kernel; it
     // touches no live allocation.

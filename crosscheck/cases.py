@@ -7,7 +7,9 @@ cut down to the flows under test, written once for each simulator.
 
 Every packet of a data flow is 1000 B on the wire in both simulators
 (qoslab: 960 B of TCP payload + 40 B of headers; ns-2: ``packetSize_`` 1000
-with ``useHeaders_`` false). ACKs are 40 B.
+with ``useHeaders_`` false). ACKs are 40 B. qoslab's senders run
+``tcp.stack = "ns2"``: ns-2.35's window cut, fast-retransmit guard and
+tick-counted RTT (``docs/mechanisms/tcp.md``), as the other side runs them.
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ def qoslab_toml(case: Case) -> str:
         'header = "40B"',
         "class = 0",
         'start_jitter = "100ms"',
-        'tcp = { variant = "reno", max_window = 20, init_window = 1, delayed_ack = false }',
+        'tcp = { variant = "reno", max_window = 20, init_window = 1, delayed_ack = false, stack = "ns2" }',
     ]
     if case.n_cbr:
         out += [

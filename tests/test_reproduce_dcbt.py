@@ -155,6 +155,7 @@ def test_quick_reproduction_writes_its_results_and_shows_the_orderings(tmp_path)
         "dcbt-fair",
         "dcbt-chips-fair",
         "chips-vs-dcbt",
+        "dcbt-table1-tcp",
     ]
     for f in ("fig8_per_flow_throughput.png", "fig11_jain.png", "fig12_tagged_delay.png", "report.md"):
         assert (folder / f).stat().st_size > 0, f

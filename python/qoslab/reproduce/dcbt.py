@@ -431,8 +431,9 @@ def _claim_table1(est: Any) -> Claim:
                 out.append(f"{LABELS[v]} {k.replace('_', ' ')} {rel:+.1%}")
             cells.append(f"{rel:+.1%}")
         parts.append(
-            f"{LABELS[v]} {got['delivered_pkts'].fmt(',.0f')} pkts / {got['drop_rate'].fmt('.2f', scale=100, unit=' %')}"
-            f" / {got['throughput_kbps'].fmt(',.0f', scale=1e-3, unit=' kb/s')} ({', '.join(cells)})"
+            f"{LABELS[v]} {got['delivered_pkts'].fmt(',.0f')} pkts / "
+            f"{got['drop_rate'].fmt('.2f', scale=100, unit=' %')} / "
+            f"{got['throughput_kbps'].fmt(',.0f', scale=1e-3, unit=' kb/s')} ({', '.join(cells)})"
         )
         paper_parts.append(
             f"{LABELS[v]} {paper[v]['delivered_pkts']:,} / {100 * paper[v]['drop_rate']:.2f} % / "
@@ -493,8 +494,9 @@ def _sections(ctx: Context, summary: dict[str, Any]) -> list[tuple[str, str]]:
     setup = (
         "55 FTP/TCP Reno (max window 20, ns-2.35's Reno rules, 1000 B on the wire), 10 MM_APP (tagged), 2 CBR "
         "at 5 Mb/s (untagged), each on its own 25 Mb/s / 5 ms access link; bottleneck 25 Mb/s / 20 ms, "
-        "60-packet queue, RED 5/15/0.1/0.002 run by ns-2's rules; CBT thresholds 2.9 (tagged) and 0.6 (untagged) packets; D-CBT flow interval "
-        "300 ms; ChIPS off above 50% tagged flows. 25 TCP + 10 MM_APP from 0 s, 2 CBR from 10 s, 30 TCP "
+        "60-packet queue, RED 5/15/0.1/0.002 run by ns-2's rules; CBT thresholds 2.9 (tagged) and 0.6 "
+        "(untagged) packets; D-CBT flow interval 300 ms; ChIPS off above 50% tagged flows. 25 TCP + 10 "
+        "MM_APP from 0 s, 2 CBR from 10 s, 30 TCP "
         "from 20 s (each within 100 ms), end at 30 s. "
         + ("Quick run: one seed." if ctx.quick else f"Seeds {', '.join(map(str, ctx.seeds))}.")
     )

@@ -69,6 +69,7 @@
 //!   clears SRTT (`rtt_backoff()`), so the next sample starts afresh.
 //!   ns-2 offsets each agent's tick grid by a random `boot_time_`; here the
 //!   grid starts at time 0.
+//!
 //! With a 100 ms tick and RTTs under 100 ms every sample is one tick, and
 //! the RTO settles at 3 ticks (300 ms) where the RFC rule gives 200 ms.
 //!

@@ -116,7 +116,7 @@ def test_ftp_without_tcp_options_takes_the_defaults():
     assert echo["tcp"]["stack"] == "rfc"
 
 
-def test_tcp_stack_ns2_validates_and_needs_a_tick():
+def test_tcp_stack_ns2_validates_and_needs_a_tick_and_reno():
     g = traffic.ftp(name="f", src="src0", dst="sink0", size=1000, tcp=traffic.tcp_options(stack="ns2"))
     assert dumbbell(g).echo["traffic"][0]["tcp"]["stack"] == "ns2"
     e = config_error(
@@ -127,6 +127,14 @@ def test_tcp_stack_ns2_validates_and_needs_a_tick():
         )
     )
     assert "traffic.0.tcp.granularity" in paths(e) and 'stack = "ns2"' in str(e)
+    e = config_error(
+        lambda: dumbbell(
+            traffic.ftp(
+                name="f", src="src0", dst="sink0", size=1000, tcp=traffic.tcp_options(stack="ns2", variant="newreno")
+            )
+        )
+    )
+    assert "traffic.0.tcp.stack" in paths(e) and "Agent/TCP/Reno only" in str(e)
 
 
 def test_transfer_group_writes_bytes_and_validates():

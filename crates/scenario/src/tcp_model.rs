@@ -174,7 +174,7 @@ pub struct TcpSpec {
     pub granularity: Dur,
     /// `rfc` (default) or `ns2`: ns-2.35's window cut, fast-retransmit guard and
     /// tick-counted RTT, for scenarios that reproduce an ns-2 paper
-    /// (`docs/mechanisms/tcp.md`); `ns2` needs a positive `granularity`.
+    /// (`docs/mechanisms/tcp.md`); `ns2` needs `variant = "reno"` and a positive `granularity`.
     #[serde(default)]
     pub stack: TcpStackSpec,
 }

@@ -72,6 +72,8 @@
 //!
 //! With a 100 ms tick and RTTs under 100 ms every sample is one tick, and
 //! the RTO settles at 3 ticks (300 ms) where the RFC rule gives 200 ms.
+//! `stack = ns2` goes with `variant = reno` only: ns-2's NewReno adds rules
+//! of its own (partial-window deflation, `exit_recovery_fix_`) not modelled.
 //!
 //! **RTO** (RFC 6298, ns precision): one segment at a time is timed
 //! (BSD / ns-2). First sample `R`: `SRTT = R`, `RTTVAR = R/2`; then
@@ -187,6 +189,9 @@ impl TcpConfig {
         }
         if self.max_rto < self.min_rto || self.max_rto.0 == 0 {
             return err("max_rto", self.max_rto.to_string(), "must be positive and at least min_rto");
+        }
+        if self.stack == TcpStack::Ns2 && self.variant != TcpVariant::Reno {
+            return err("stack", "ns2".into(), "models ns-2.35's Agent/TCP/Reno only: allowed with variant = \"reno\"");
         }
         if self.stack == TcpStack::Ns2 && self.granularity.0 == 0 {
             return err(

@@ -735,8 +735,10 @@ mod tests {
     }
 
     #[test]
-    fn ns2_stack_needs_a_positive_granularity() {
+    fn ns2_stack_needs_a_positive_granularity_and_reno() {
         let e = TcpSender::new(TcpConfig { granularity: Dur(0), ..ns2(20) }, None).unwrap_err();
         assert_eq!(e.field, "granularity");
+        let e = TcpSender::new(TcpConfig { variant: TcpVariant::NewReno, ..ns2(20) }, None).unwrap_err();
+        assert_eq!(e.field, "stack");
     }
 }

@@ -56,7 +56,8 @@ seeds):
    17,703 kb/s.
 
 The paper's absolute numbers come from ns-2's TCP of 2000 and are shown
-beside qoslab's (``PAPER``), never asserted. The paper's jitter bound
+beside qoslab's (``PAPER_NUMBERS``); only Table 1's TCP accounting is
+asserted (claim 5, issue 10 §2). The paper's jitter bound
 "15 pkts × 8 kbit / 25 Mb/s = 3 ms" is 4.8 ms; the report says so.
 """
 

@@ -1,6 +1,6 @@
 """RED crosscheck: the seed-001 dumbbell in ns-2.35 and in qoslab, side by side.
 
-    .venv/bin/python crosscheck/run.py [--seeds N] [--cases tcp,tcp_cbr] [--markdown]
+    .venv/bin/python crosscheck/run.py [--seeds N] [--cases tcp,tcp_cbr,tcp_late] [--markdown] [--rate MBPS]
 
 For each case (``cases.py``) and each seed 1..N it runs ns-2
 (``ns2/red_dumbbell.tcl``, which writes the bottleneck's queue trace) and
@@ -10,7 +10,9 @@ Jain's index of per-flow throughput and mean queue for each, and whether
 each qoslab figure is within the issue's tolerance of ns-2's
 (``metrics.TOLERANCE``). Exit status 0 when the ``ns2`` variant meets
 every tolerance, 1 when it does not, 2 on a usage or set-up error (ns-2
-missing: ``make crosscheck`` installs it).
+missing: ``make crosscheck`` installs it). ``--rate`` changes the
+bottleneck's rate on both sides, for diagnostics only (the cases and their
+tolerances are at the paper's 25 Mb/s).
 
 qoslab's ns2 variant is selected with the scenario key
 ``topology.links.0.queue.variant = "ns2"`` (an override, so the case's file
@@ -35,7 +37,7 @@ import metrics  # noqa: E402
 VARIANTS = ("floyd93", "ns2")
 
 
-def run_ns2(case: cases.Case, seed: int, work: Path) -> metrics.Metrics:
+def run_ns2(case: cases.Case, seed: int, work: Path, rate_bps: int = cases.RATE_BPS) -> metrics.Metrics:
     trace = work / f"ns2_{case.name}_{seed}.tr"
     cmd = [
         "ns",
@@ -46,22 +48,27 @@ def run_ns2(case: cases.Case, seed: int, work: Path) -> metrics.Metrics:
         str(seed),
         str(trace),
         f"{cases.CBR_START_S:g}",
+        str(case.n_late),
+        f"{cases.LATE_START_S:g}",
+        f"{rate_bps}",
     ]
     done = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"crosscheck: ns-2 failed ({' '.join(cmd)}): {done.stderr.strip()}")
     with trace.open() as f:
-        tr = metrics.parse_ns2_trace(f, src=0, dst=1, rate_bps=cases.RATE_BPS, duration_s=cases.DURATION_S)
+        tr = metrics.parse_ns2_trace(f, src=0, dst=1, rate_bps=rate_bps, duration_s=cases.DURATION_S)
     trace.unlink()
     return tr.metrics(case.flows)
 
 
-def run_qoslab(case: cases.Case, variant: str, seed: int, work: Path) -> metrics.Metrics:
+def run_qoslab(
+    case: cases.Case, variant: str, seed: int, work: Path, rate_bps: int = cases.RATE_BPS
+) -> metrics.Metrics:
     import qoslab
 
-    path = work / f"{case.name}.toml"
+    path = work / f"{case.name}_{rate_bps}.toml"
     if not path.exists():
-        path.write_text(cases.qoslab_toml(case))
+        path.write_text(cases.qoslab_toml(case, rate_bps))
     res = qoslab.run(path, seed=seed, overrides=[f"topology.links.0.queue.variant={variant}"])
     q = res.queues
     row = q[q["name"] == "r0->r1"].iloc[0]
@@ -90,9 +97,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=3, help="seeds 1..N per case and simulator (default 3)")
     ap.add_argument("--cases", default=",".join(cases.CASES), help="comma-separated: " + ", ".join(cases.CASES))
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables (for docs/validation.md)")
+    ap.add_argument(
+        "--rate",
+        type=float,
+        default=cases.RATE_BPS / 1e6,
+        help="bottleneck Mb/s on both sides (diagnostics; default 25)",
+    )
     a = ap.parse_args(argv)
     if a.seeds < 1:
         ap.error("--seeds must be at least 1")
+    if not a.rate > 0:
+        ap.error("--rate must be a positive number of Mb/s")
+    rate_bps = round(a.rate * 1e6)
     names = [c for c in a.cases.split(",") if c]
     unknown = [c for c in names if c not in cases.CASES]
     if unknown:
@@ -109,9 +125,11 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         for name in names:
             case = cases.CASES[name]
-            ns2 = metrics.mean([run_ns2(case, s, work) for s in seeds])
-            ours = {v: metrics.mean([run_qoslab(case, v, s, work) for s in seeds]) for v in VARIANTS}
+            ns2 = metrics.mean([run_ns2(case, s, work, rate_bps) for s in seeds])
+            ours = {v: metrics.mean([run_qoslab(case, v, s, work, rate_bps) for s in seeds]) for v in VARIANTS}
             title = f"{case.name}: {case.description}, {cases.DURATION_S:g} s, mean of seeds 1-{a.seeds}"
+            if rate_bps != cases.RATE_BPS:
+                title += f", bottleneck {rate_bps / 1e6:g} Mb/s (diagnostic)"
             rows = []
             for m in metrics.TOLERANCE:
                 ref = ns2.as_dict()[m]

@@ -58,6 +58,7 @@ def test_tcp_options_writes_only_what_is_given_with_units():
         initial_rto=3,
         max_rto=60,
         granularity=0,
+        stack="ns2",
     ) == {
         "variant": "newreno",
         "max_window": 44,
@@ -68,6 +69,7 @@ def test_tcp_options_writes_only_what_is_given_with_units():
         "initial_rto": "3s",
         "max_rto": "60s",
         "granularity": "0s",
+        "stack": "ns2",
     }
 
 
@@ -111,6 +113,28 @@ def test_tcp_windows_in_bytes_validate_and_echo_as_written():
 def test_ftp_without_tcp_options_takes_the_defaults():
     echo = dumbbell(traffic.ftp(name="f", src="src0", dst="sink0", size=1000)).echo["traffic"][0]
     assert echo["tcp"]["variant"] == "reno" and echo["tcp"]["initial_rto"] == "3s"
+    assert echo["tcp"]["stack"] == "rfc"
+
+
+def test_tcp_stack_ns2_validates_and_needs_a_tick_and_reno():
+    g = traffic.ftp(name="f", src="src0", dst="sink0", size=1000, tcp=traffic.tcp_options(stack="ns2"))
+    assert dumbbell(g).echo["traffic"][0]["tcp"]["stack"] == "ns2"
+    e = config_error(
+        lambda: dumbbell(
+            traffic.ftp(
+                name="f", src="src0", dst="sink0", size=1000, tcp=traffic.tcp_options(stack="ns2", granularity=0)
+            )
+        )
+    )
+    assert "traffic.0.tcp.granularity" in paths(e) and 'stack = "ns2"' in str(e)
+    e = config_error(
+        lambda: dumbbell(
+            traffic.ftp(
+                name="f", src="src0", dst="sink0", size=1000, tcp=traffic.tcp_options(stack="ns2", variant="newreno")
+            )
+        )
+    )
+    assert "traffic.0.tcp.stack" in paths(e) and "Agent/TCP/Reno only" in str(e)
 
 
 def test_transfer_group_writes_bytes_and_validates():

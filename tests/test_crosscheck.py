@@ -115,5 +115,15 @@ def test_case_scenarios_are_valid_qoslab_scenarios(tmp_path):
         sc = qoslab.load(p)
         assert sc is not None
         text = p.read_text()
-        assert text.count('kind = "host"') == 2 * (case.n_tcp + case.n_cbr)
+        assert text.count('kind = "host"') == 2 * len(case.flows)
         assert 'size = "960B"' in text and 'header = "40B"' in text  # 1000 B TCP packets on the wire
+        # ns-2.35's Reno rules on qoslab's side too (docs/mechanisms/tcp.md).
+        assert text.count('stack = "ns2"') == 1 + (case.n_late > 0)
+        assert sc.echo["topology"]["links"][0]["rate"] == "25Mbps"
+    late = cases.CASES["tcp_late"]
+    assert (late.n_tcp, late.n_late, len(late.flows)) == (25, 30, 55)
+    res = qoslab.run(qoslab.Scenario.from_toml(cases.qoslab_toml(late)).with_overrides("duration=21s"), seed=1)
+    starts = res.flows.groupby("group")["start_s"].agg(["min", "max"])
+    assert starts.loc["late", "min"] >= cases.LATE_START_S and starts.loc["late", "max"] <= cases.LATE_START_S + 0.1
+    slow = qoslab.Scenario.from_toml(cases.qoslab_toml(late, 18_600_000))
+    assert slow.echo["topology"]["links"][0]["rate"] != "25Mbps"

@@ -6,6 +6,8 @@ variant overrides apply to it)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 import qoslab
@@ -121,6 +123,20 @@ def test_packet_accounting_and_tagged_delay(measured):
     assert len(measured["trace"]["t_s"]) == pytest.approx(tagged["delivered_pkts"], abs=0)
 
 
+def test_class_waits_and_shares_follow_the_traced_packets(measured):
+    # Every group traced: 10-20 s carries TCP 2, tagged 2 and untagged 4 Mb/s of 1000 B packets.
+    sc = qoslab.Scenario.from_toml(NET).with_overrides('metrics.trace_groups=["mm", "cbr", "tcp"]')
+    w = dcbt.measure(qoslab.run(sc, seed=1))["class_wait"]
+    shares = {c: w[c]["packet_share"] for c in ("tcp", "tagged", "untagged")}
+    assert shares == pytest.approx({"tcp": 0.25, "tagged": 0.25, "untagged": 0.5}, abs=0.01)
+    assert sum(w[c]["queue_share"] for c in shares) == pytest.approx(1.0)
+    # Uncongested (8 of 10 Mb/s): a packet waits at most a few packet times (0.8 ms each).
+    assert all(0.0 <= w[c]["wait_s"] < 3e-3 for c in shares), w
+    # Only the tagged group traced (the module's scenario): the other classes have no wait.
+    only_mm = measured["class_wait"]
+    assert only_mm["tagged"]["packet_share"] == 1.0 and math.isnan(only_mm["tcp"]["wait_s"])
+
+
 @pytest.mark.parametrize(
     "variant,kind", [("red", "red"), ("cbt", "cbt"), ("dcbt", "dcbt"), ("dcbt_chips", "dcbt+chips")]
 )
@@ -155,6 +171,7 @@ def test_quick_reproduction_writes_its_results_and_shows_the_orderings(tmp_path)
         "dcbt-fair",
         "dcbt-chips-fair",
         "chips-vs-dcbt",
+        "dcbt-table1-tcp",
     ]
     for f in ("fig8_per_flow_throughput.png", "fig11_jain.png", "fig12_tagged_delay.png", "report.md"):
         assert (folder / f).stat().st_size > 0, f

@@ -1,13 +1,16 @@
 # The seed-001 (D-CBT paper, §5) dumbbell for the RED crosscheck, in ns-2.35.
 #
-#   ns red_dumbbell.tcl <n_tcp> <n_cbr> <duration_s> <seed> <trace_file> [cbr_start_s]
+#   ns red_dumbbell.tcl <n_tcp> <n_cbr> <duration_s> <seed> <trace_file> [cbr_start_s [n_late [late_start_s [rate]]]]
 #
-# n_tcp FTP/TCP Reno flows and n_cbr 5 Mb/s CBR/UDP flows, each on its own
+# n_tcp FTP/TCP Reno flows from 0 s, n_late more from late_start_s (default
+# 20 s, as the paper's second group), and n_cbr 5 Mb/s CBR/UDP flows from
+# cbr_start_s (default 10 s), each on its own
 # source and destination host behind routers r0 and r1; access links
-# 25 Mb/s / 5 ms, bottleneck r0 -> r1 25 Mb/s / 20 ms with a 60-packet RED
+# 25 Mb/s / 5 ms, bottleneck r0 -> r1 `rate` (default 25Mb) / 20 ms with a 60-packet RED
 # queue (5 / 15 / max_p 0.1 / w_q 0.002). Every flow starts within 100 ms
 # of its group's start (uniform jitter). Writes the bottleneck's queue
-# trace (r0 -> r1 only) in ns-2's standard trace format.
+# trace (r0 -> r1 only) in ns-2's standard trace format. Flow ids: the
+# early TCP flows, then the late ones, then the CBR.
 #
 # Every Queue/RED and Agent/TCP parameter that matters is set explicitly:
 # ns-2.35's defaults are not those of the paper's era (gentle_, bytes_,
@@ -16,7 +19,7 @@
 # syn_ true, singledup_ 1), and the crosscheck must compare RED, not defaults.
 
 if {$argc < 5} {
-    puts stderr "usage: ns red_dumbbell.tcl n_tcp n_cbr duration_s seed trace_file \[cbr_start_s\]"
+    puts stderr "usage: ns red_dumbbell.tcl n_tcp n_cbr duration_s seed trace_file \[cbr_start_s \[n_late \[late_start_s \[rate\]\]\]\]"
     exit 2
 }
 set n_tcp     [lindex $argv 0]
@@ -25,6 +28,9 @@ set duration  [lindex $argv 2]
 set seed      [lindex $argv 3]
 set tracefile [lindex $argv 4]
 set cbr_start [expr {$argc > 5 ? [lindex $argv 5] : 10.0}]
+set n_late    [expr {$argc > 6 ? [lindex $argv 6] : 0}]
+set late_start [expr {$argc > 7 ? [lindex $argv 7] : 20.0}]
+set rate      [expr {$argc > 8 ? [lindex $argv 8] : "25Mb"}]
 
 # --- RED: packet mode, FJ93 parameters (every setting in red_fj93.tcl) -------
 source [file join [file dirname [info script]] red_fj93.tcl]
@@ -73,7 +79,7 @@ set r0 [$ns node]
 set r1 [$ns node]
 # RED on r0 -> r1 only; the ACKs' direction is drop-tail, as qoslab's
 # reverse_queue defaults to the scenario's default_queue (fifo, 60 packets).
-$ns simplex-link $r0 $r1 25Mb 20ms RED
+$ns simplex-link $r0 $r1 $rate 20ms RED
 $ns simplex-link $r1 $r0 25Mb 20ms DropTail
 $ns queue-limit $r0 $r1 60
 $ns queue-limit $r1 $r0 60
@@ -91,7 +97,8 @@ proc pair {} {
 }
 
 set fid 0
-for {set i 0} {$i < $n_tcp} {incr i} {
+proc reno {start} {
+    global ns jitter fid
     lassign [pair] s d
     set tcp [new Agent/TCP/Reno]
     set sink [new Agent/TCPSink]
@@ -101,8 +108,14 @@ for {set i 0} {$i < $n_tcp} {incr i} {
     $ns connect $tcp $sink
     set ftp [new Application/FTP]
     $ftp attach-agent $tcp
-    $ns at [$jitter uniform 0 0.1] "$ftp start"
+    $ns at [expr {$start + [$jitter uniform 0 0.1]}] "$ftp start"
     incr fid
+}
+for {set i 0} {$i < $n_tcp} {incr i} {
+    reno 0.0
+}
+for {set i 0} {$i < $n_late} {incr i} {
+    reno $late_start
 }
 for {set i 0} {$i < $n_cbr} {incr i} {
     lassign [pair] s d

@@ -254,6 +254,7 @@ def tcp_options(
     initial_rto: Quantity | None = None,
     max_rto: Quantity | None = None,
     granularity: Quantity | None = None,
+    stack: Literal["rfc", "ns2"] | None = None,
 ) -> dict[str, Any]:
     """The ``tcp`` table of an :func:`ftp` or :func:`transfer` group.
 
@@ -263,7 +264,9 @@ def tcp_options(
     Defaults (ns-2 of 2000, ``docs/mechanisms/tcp.md``): ``variant`` ``"reno"`` (or
     ``"newreno"``), ``max_window`` 20, ``init_window`` 1, no ``rwnd``, no delayed ACKs
     (``ack_delay`` 100 ms when on), ``min_rto`` 200 ms, ``initial_rto`` 3 s, ``max_rto`` 60 s,
-    ``granularity`` 100 ms (``"0s"`` for none).
+    ``granularity`` 100 ms (``"0s"`` for none), ``stack`` ``"rfc"``. ``stack="ns2"`` follows
+    ns-2.35's Agent/TCP where it departs from the RFCs (window cut from cwnd, a second fast
+    retransmit only past ``recover``, RTTs counted in ticks of ``granularity``).
     """
     t: dict[str, Any] = {}
     plain = {
@@ -272,6 +275,7 @@ def tcp_options(
         "init_window": init_window,
         "rwnd": rwnd,
         "delayed_ack": delayed_ack,
+        "stack": stack,
     }
     t.update({k: v for k, v in plain.items() if v is not None})
     durations = {

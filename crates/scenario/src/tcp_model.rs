@@ -5,7 +5,7 @@
 //! see `docs/mechanisms/tcp.md` and `docs/mechanisms/mm_app.md`.
 
 use super::units;
-use qoslab_core::tcp::{TcpConfig, TcpVariant};
+use qoslab_core::tcp::{TcpConfig, TcpStack, TcpVariant};
 use qoslab_core::units::{Bytes, Dur, Rate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -20,6 +20,19 @@ pub enum TcpVariantSpec {
     /// NewReno (RFC 6582): partial ACKs retransmit the next hole.
     #[serde(rename = "newreno")]
     NewReno,
+}
+
+/// Whose rules the TCP sender follows where implementations differ.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub enum TcpStackSpec {
+    /// The RFCs: ssthresh from the flight size (RFC 5681), RTO by RFC 6298.
+    #[default]
+    #[serde(rename = "rfc")]
+    Rfc,
+    /// ns-2.35's Agent/TCP: the window cut from cwnd (fraction kept), a second
+    /// fast retransmit only past `recover`, RTT counted in ticks of `granularity`.
+    #[serde(rename = "ns2")]
+    Ns2,
 }
 
 fn d_max_window() -> Window {
@@ -159,6 +172,11 @@ pub struct TcpSpec {
     #[serde(default = "d_granularity", with = "units::dur")]
     #[schemars(with = "super::schema::DurText")]
     pub granularity: Dur,
+    /// `rfc` (default) or `ns2`: ns-2.35's window cut, fast-retransmit guard and
+    /// tick-counted RTT, for scenarios that reproduce an ns-2 paper
+    /// (`docs/mechanisms/tcp.md`); `ns2` needs `variant = "reno"` and a positive `granularity`.
+    #[serde(default)]
+    pub stack: TcpStackSpec,
 }
 
 impl Default for TcpSpec {
@@ -174,6 +192,7 @@ impl Default for TcpSpec {
             initial_rto: d_initial_rto(),
             max_rto: d_max_rto(),
             granularity: d_granularity(),
+            stack: TcpStackSpec::Rfc,
         }
     }
 }
@@ -194,6 +213,10 @@ impl TcpSpec {
             initial_rto: self.initial_rto,
             max_rto: self.max_rto,
             granularity: self.granularity,
+            stack: match self.stack {
+                TcpStackSpec::Rfc => TcpStack::Rfc,
+                TcpStackSpec::Ns2 => TcpStack::Ns2,
+            },
         }
     }
     /// The sink's delayed-ACK timeout, if delayed ACKs are on.

@@ -1,10 +1,12 @@
 """The ``dcbt`` reproduction: RED, CBT, D-CBT and D-CBT+ChIPS (seed 001, Claypool & Chung 2000).
 
 Setup (``scenarios/dcbt/paper.toml``, seed 001 §5): 55 FTP/TCP Reno (max
-window 20, 1000 B segments + 40 B headers), 10 MM_APP media-scaling flows
+window 20, ns-2.35's Reno rules, 1000 B packets on the wire: 960 B of
+payload + 40 B of headers), 10 MM_APP media-scaling flows
 (tagged, class 1) and 2 CBR at 5 Mb/s (untagged, class 2), each flow on its
 own 25 Mb/s / 5 ms access link, into one 25 Mb/s / 20 ms bottleneck with a
-60-packet queue (RED min_th 5, max_th 15, max_p 0.1, w_q 0.002). 25 TCP and
+60-packet queue (RED min_th 5, max_th 15, max_p 0.1, w_q 0.002, run by
+ns-2's rules: ``variant = "ns2"``). 25 TCP and
 the 10 MM_APP start at 0 s, the 2 CBR at 10 s, 30 more TCP at 20 s; every
 group's flows start within 100 ms of its time; the run ends at 30 s.
 Variants change only the bottleneck queue (``VARIANTS``): ``red``, ``cbt``
@@ -22,7 +24,13 @@ Measures, per variant and seed (``results.json`` → ``data``):
   tagged flow (its max − min packet delay, from the per-packet traces of
   the ``mm`` group); ``mm.0``'s delay trace for Fig. 12;
 - TCP and tagged packet accounting over 0–30 s (Tables 1–2): packets
-  delivered, drop rate (dropped / sent), throughput.
+  delivered, drop rate (dropped / sent), throughput;
+- each class's mean wait in the bottleneck queue in 10–20 s (from the
+  per-packet delay traces of ``tcp_a``, ``mm`` and ``cbr``: a packet's delay
+  minus the smallest delay of any, propagation and serialization, as every
+  packet is 1000 B on the wire), its share of the packets delivered and its
+  share of the queue (Little: of the summed waits), behind claim 3's
+  explanation.
 
 Quick (``--quick``): one seed of the same 30 s scenario (a run takes about
 a second, so nothing needs shortening); the claims are judged on that seed
@@ -42,9 +50,14 @@ seeds):
 4. ``chips-vs-dcbt``: with ChIPS the tagged maximum delay variation is lower,
    TCP throughput ≥ 0.98 × D-CBT's, tagged drop rate within 2 percentage
    points of D-CBT's.
+5. ``dcbt-table1-tcp`` (issue 10 §2): Table 1, D-CBT and D-CBT+ChIPS: TCP
+   packets delivered, drop rate and throughput each within ±10 % (relative)
+   of the paper's 66,648 / 4.46 % / 17,773 kb/s and 66,386 / 4.44 % /
+   17,703 kb/s.
 
 The paper's absolute numbers come from ns-2's TCP of 2000 and are shown
-beside qoslab's (``PAPER``), never asserted. The paper's jitter bound
+beside qoslab's (``PAPER_NUMBERS``); only Table 1's TCP accounting is
+asserted (claim 5, issue 10 §2). The paper's jitter bound
 "15 pkts × 8 kbit / 25 Mb/s = 3 ms" is 4.8 ms; the report says so.
 """
 
@@ -115,6 +128,9 @@ FAIR_TOL = 0.25
 JAIN_MIN = 0.9
 CHIPS_TCP_MIN = 0.98
 CHIPS_DROP_PP = 2.0
+TABLE1_TOL = 0.10
+#: Table 1's figures and how a run's TCP accounting names them.
+TABLE1_KEYS = {"delivered_pkts": "delivered_pkts", "drop_rate": "drop_rate", "throughput_kbps": "throughput_bps"}
 
 
 # -- measuring one run ----------------------------------------------------------------------------
@@ -194,6 +210,22 @@ def measure(res: Result) -> dict[str, Any]:
         & (s["t_s"] >= PERIODS[1][0])
     ]
     test_off = float((q["value"] == 0).mean()) if len(q) else None
+    # Each class's wait in the bottleneck queue, 10-20 s (per-packet traces of the groups in
+    # metrics.trace_groups): delay minus the smallest delay of any traced packet, which is
+    # propagation and serialization only (every packet is 1000 B on the wire).
+    traced = tr.merge(flows[["name", "class"]], left_on="entity_id", right_on="name")
+    base = float(traced["value"].min()) if len(traced) else math.nan
+    mid = traced[(traced["t_s"] >= PERIODS[1][0]) & (traced["t_s"] < PERIODS[1][1])]
+    waits: dict[str, Any] = {}
+    total_wait = float((mid["value"] - base).sum())
+    for c, cname in CLASSES.items():
+        x = mid.loc[mid["class"] == c, "value"] - base
+        waits[cname] = {
+            "wait_s": float(x.mean()) if len(x) else math.nan,
+            "packet_share": len(x) / len(mid) if len(mid) else math.nan,
+            # Little: a class's share of the time-average queue is its share of the summed waits.
+            "queue_share": float(x.sum()) / total_wait if total_wait > 0 else math.nan,
+        }
     return {
         "periods": per_period,
         "tcp": accounting(0),
@@ -201,6 +233,7 @@ def measure(res: Result) -> dict[str, Any]:
         "untagged": accounting(2),
         "tagged_delay": delay,
         "class_test_off_share_after_10s": test_off,
+        "class_wait": waits,
         "trace": {"t_s": [float(x) for x in trace["t_s"]], "delay_s": [float(x) for x in trace["value"]]},
     }
 
@@ -234,6 +267,7 @@ def reproduce(ctx: Context) -> Outcome:
         _claim_fair("dcbt", est, jain),
         _claim_fair("dcbt_chips", est, jain),
         _claim_chips(est, ctx.quick),
+        _claim_table1(est),
     ]
 
     summary = {v: _summary(v, est, per_flow, jain) for v in VARIANTS}
@@ -328,13 +362,17 @@ def _claim_fair(variant: str, est: Any, jain: Any) -> Claim:
     if low_jain:
         why.append("Jain below 0.9 in " + ", ".join(low_jain))
     if any(o.startswith("untagged") and "(0." not in o for o in out_of_band):
-        off = est(variant, lambda m: m["class_test_off_share_after_10s"])
+        w = {c: est(variant, lambda m, c=c: m["class_wait"][c]["wait_s"]) for c in CLASSES.values()}
+        pk = est(variant, lambda m: m["class_wait"]["untagged"]["packet_share"])
+        qs = est(variant, lambda m: m["class_wait"]["untagged"]["queue_share"])
         why.append(
-            f"the untagged CBR gets more than its share; the cause is not isolated yet. It is not that the "
-            f"class test is off while red_avg <= min_th ({off.fmt('.0%', scale=1.0)} of the samples after 10 s "
-            f"here): forcing the test on at all times raised the untagged share (3.31/3.61x against 3.08/3.22x "
-            f"the fair share, 10 seeds, review of 9a31246). Runs with ns-2's RED rules (variant ns2) bring it "
-            f"to 1.87x in 10-20 s and 0.88x in 20-30 s (same review); the dcbt scenario does not use them yet"
+            f"D-CBT shares the queue's occupancy (class averages of queued packets) by flow count, and the "
+            f"evenly spaced CBR packets meet a shorter queue than TCP's window bursts: they wait "
+            f"{w['untagged'].fmt('.2f', scale=1e3, unit=' ms')} in the bottleneck against "
+            f"{w['tcp'].fmt('.2f', scale=1e3, unit=' ms')} (TCP) and "
+            f"{w['tagged'].fmt('.2f', scale=1e3, unit=' ms')} (MM_APP) in 10-20 s, so the CBR hold "
+            f"{qs.fmt('.1f', scale=100, unit=' %')} of the queue while taking "
+            f"{pk.fmt('.1f', scale=100, unit=' %')} of the packets delivered"
         )
     return Claim(
         id=f"{variant.replace('_', '-')}-fair",
@@ -380,6 +418,52 @@ def _claim_chips(est: Any, quick: bool) -> Claim:
     )
 
 
+def _claim_table1(est: Any) -> Claim:
+    paper = PAPER_NUMBERS["table1_tcp"]
+    parts, paper_parts, out = [], [], []
+    for v in ("dcbt", "dcbt_chips"):
+        got = {k: est(v, lambda m, key=key: m["tcp"][key]) for k, key in TABLE1_KEYS.items()}
+        scale = {"delivered_pkts": 1.0, "drop_rate": 1.0, "throughput_kbps": 1e-3}
+        cells = []
+        for k in TABLE1_KEYS:
+            val, ref = got[k].mean * scale[k], float(paper[v][k])
+            rel = val / ref - 1.0
+            if not abs(rel) <= TABLE1_TOL:
+                out.append(f"{LABELS[v]} {k.replace('_', ' ')} {rel:+.1%}")
+            cells.append(f"{rel:+.1%}")
+        parts.append(
+            f"{LABELS[v]} {got['delivered_pkts'].fmt(',.0f')} pkts / "
+            f"{got['drop_rate'].fmt('.2f', scale=100, unit=' %')} / "
+            f"{got['throughput_kbps'].fmt(',.0f', scale=1e-3, unit=' kb/s')} ({', '.join(cells)})"
+        )
+        paper_parts.append(
+            f"{LABELS[v]} {paper[v]['delivered_pkts']:,} / {100 * paper[v]['drop_rate']:.2f} % / "
+            f"{paper[v]['throughput_kbps']:,} kb/s"
+        )
+    why = ""
+    if out:
+        why = "outside ±10 %: " + ", ".join(out)
+        if any("drop rate" in o for o in out):
+            why += (
+                "; measured (docs/validation.md, 'Table 1's TCP drop rate'): the paper's TCP schedule alone "
+                "under the same RED, on a bottleneck cut to 18.6 Mb/s so that TCP carries the paper's "
+                "17.7 Mb/s, loses 4.75 % in ns-2.35 and 4.70 % in qoslab (crosscheck case tcp_late, --rate "
+                "18.6), so ns-2.35's Reno is already 0.3 points above the paper; the other 0.5 point comes "
+                "with the UDP classes sharing the queue, and not from the CBR's excess (the CBR held to "
+                "their fair 700 kb/s: 5.15 % against 5.18 %, 10 seeds)"
+            )
+    return Claim(
+        id="dcbt-table1-tcp",
+        text="Table 1: TCP packets delivered, drop rate and throughput under D-CBT and D-CBT+ChIPS "
+        "within ±10 % of the paper's",
+        paper="; ".join(paper_parts),
+        measured="; ".join(parts),
+        tolerance=f"each within ±{TABLE1_TOL:.0%} (relative)",
+        holds=not out,
+        explanation=why,
+    )
+
+
 def _summary(variant: str, est: Any, per_flow: Any, jain: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"periods": []}
     for k, p in enumerate(PERIOD_NAMES):
@@ -409,10 +493,11 @@ def _m(j: dict[str, Any]) -> float:
 
 def _sections(ctx: Context, summary: dict[str, Any]) -> list[tuple[str, str]]:
     setup = (
-        "55 FTP/TCP Reno (max window 20, 1000 B + 40 B), 10 MM_APP (tagged), 2 CBR at 5 Mb/s (untagged), "
-        "each on its own 25 Mb/s / 5 ms access link; bottleneck 25 Mb/s / 20 ms, 60-packet queue, RED "
-        "5/15/0.1/0.002; CBT thresholds 2.9 (tagged) and 0.6 (untagged) packets; D-CBT flow interval "
-        "300 ms; ChIPS off above 50% tagged flows. 25 TCP + 10 MM_APP from 0 s, 2 CBR from 10 s, 30 TCP "
+        "55 FTP/TCP Reno (max window 20, ns-2.35's Reno rules, 1000 B on the wire), 10 MM_APP (tagged), 2 CBR "
+        "at 5 Mb/s (untagged), each on its own 25 Mb/s / 5 ms access link; bottleneck 25 Mb/s / 20 ms, "
+        "60-packet queue, RED 5/15/0.1/0.002 run by ns-2's rules; CBT thresholds 2.9 (tagged) and 0.6 "
+        "(untagged) packets; D-CBT flow interval 300 ms; ChIPS off above 50% tagged flows. 25 TCP + 10 "
+        "MM_APP from 0 s, 2 CBR from 10 s, 30 TCP "
         "from 20 s (each within 100 ms), end at 30 s. "
         + ("Quick run: one seed." if ctx.quick else f"Seeds {', '.join(map(str, ctx.seeds))}.")
     )

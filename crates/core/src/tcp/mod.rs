@@ -47,6 +47,34 @@
 //! since the last go-back-N), so a second consecutive timeout sets
 //! `ssthresh = 2` as in ns-2.
 //!
+//! **`stack = ns2`** ([`TcpStack::Ns2`]) runs the same machine with the three
+//! rules where ns-2.35's `Agent/TCP/Reno` (`tcp.cc`, `tcp-reno.cc`, with
+//! its defaults `precisionReduce_` true, `exitFastRetrans_` true) departs
+//! from the RFCs above, for scenarios that reproduce an ns-2 paper:
+//! - *window cut from the window, not the flight*: on a fast retransmit or
+//!   a timeout `W = min(cwnd, max_window)`, with `cwnd` the window before
+//!   any fast-recovery inflation (`slowdown()`: `halfwin = windowd() / 2`,
+//!   `dupwnd_` is 0 there); `ssthresh = max(floor(W / 2), 2)`; a fast
+//!   retransmit sets `cwnd = W / 2` (fractional, at least 1), inflates it by
+//!   the duplicate ACKs, and recovery ends back at `W / 2`;
+//! - *fast retransmit only when recovered*: the third duplicate ACK
+//!   retransmits only when `ack > recover` (`dupack_action()`:
+//!   `highest_ack_ > recover_`; ns-2 numbers ACKs one lower), or when only
+//!   segment 0 was acknowledged (`bugfix_ss_`);
+//! - *RTT in ticks of `granularity`* (`rtt_update()`, `rtt_timeout()`): a
+//!   sample `R` counts `max(1, floor((R + (t_send mod G)) / G))` ticks;
+//!   SRTT and RTTVAR are fixed-point tick counts (3 and 2 fraction bits,
+//!   gains 1/8 and 1/4); `RTO = floor(SRTT + 4 RTTVAR)` ticks × `G`, then
+//!   at least `min_rto` and 2 ticks, at most `max_rto`; a back-off past 8
+//!   clears SRTT (`rtt_backoff()`), so the next sample starts afresh.
+//!   ns-2 offsets each agent's tick grid by a random `boot_time_`; here the
+//!   grid starts at time 0.
+//!
+//! With a 100 ms tick and RTTs under 100 ms every sample is one tick, and
+//! the RTO settles at 3 ticks (300 ms) where the RFC rule gives 200 ms.
+//! `stack = ns2` goes with `variant = reno` only: ns-2's NewReno adds rules
+//! of its own (partial-window deflation, `exit_recovery_fix_`) not modelled.
+//!
 //! **RTO** (RFC 6298, ns precision): one segment at a time is timed
 //! (BSD / ns-2). First sample `R`: `SRTT = R`, `RTTVAR = R/2`; then
 //! `RTTVAR = 3/4 RTTVAR + 1/4 |SRTT - R|`, `SRTT = 7/8 SRTT + 1/8 R`.
@@ -75,7 +103,8 @@
 //! | `min_rto` | ns | >= 0 | 200 ms |
 //! | `initial_rto` | ns | > 0 | 3 s |
 //! | `max_rto` | ns | >= min_rto | 60 s |
-//! | `granularity` | ns | >= 0 | 100 ms |
+//! | `granularity` | ns | >= 0 (> 0 with `stack = ns2`) | 100 ms |
+//! | `stack` | | rfc, ns2 | rfc |
 //! | `delayed_ack` | bool / timeout | | off / 100 ms |
 
 pub mod sender;
@@ -95,6 +124,15 @@ pub enum TcpVariant {
     NewReno,
 }
 
+/// Whose rules the sender follows where implementations differ (see the
+/// module doc): the RFCs (RFC 5681 / 6298 / 6582) or ns-2.35's agents.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TcpStack {
+    #[default]
+    Rfc,
+    Ns2,
+}
+
 /// Sender settings (see the module doc for units and defaults).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -109,6 +147,7 @@ pub struct TcpConfig {
     pub initial_rto: Dur,
     pub max_rto: Dur,
     pub granularity: Dur,
+    pub stack: TcpStack,
 }
 
 impl Default for TcpConfig {
@@ -123,6 +162,7 @@ impl Default for TcpConfig {
             initial_rto: Dur::from_secs(3),
             max_rto: Dur::from_secs(60),
             granularity: Dur::from_ms(100),
+            stack: TcpStack::Rfc,
         }
     }
 }
@@ -149,6 +189,16 @@ impl TcpConfig {
         }
         if self.max_rto < self.min_rto || self.max_rto.0 == 0 {
             return err("max_rto", self.max_rto.to_string(), "must be positive and at least min_rto");
+        }
+        if self.stack == TcpStack::Ns2 && self.variant != TcpVariant::Reno {
+            return err("stack", "ns2".into(), "models ns-2.35's Agent/TCP/Reno only: allowed with variant = \"reno\"");
+        }
+        if self.stack == TcpStack::Ns2 && self.granularity.0 == 0 {
+            return err(
+                "granularity",
+                self.granularity.to_string(),
+                "must be positive with stack = \"ns2\" (ns-2 counts RTTs in ticks)",
+            );
         }
         Ok(())
     }

@@ -1,7 +1,7 @@
 //! The Reno / NewReno sender (see the module doc of [`super`] for the
 //! algorithm, RFC sections and defaults).
 
-use super::{TcpConfig, TcpVariant};
+use super::{TcpConfig, TcpStack, TcpVariant};
 use crate::error::ConfigError;
 use crate::units::{Dur, Time};
 
@@ -41,6 +41,8 @@ pub struct TcpSender {
     in_recovery: bool,
     /// `snd_max` when the last fast retransmit or timeout happened.
     recover: u64,
+    /// The window fast recovery returns to (`ssthresh`; `W / 2` with `stack = ns2`).
+    recovery_cwnd: f64,
     srtt: Option<u64>,
     rttvar: u64,
     /// The RTO without back-off.
@@ -51,6 +53,9 @@ pub struct TcpSender {
     timer: Option<Time>,
     stats: TcpStats,
     closed: bool,
+    /// `stack = ns2`: ns-2's SRTT and RTTVAR in ticks × 8 and × 4 (0: no sample yet).
+    ns2_srtt8: i64,
+    ns2_rttvar4: i64,
 }
 
 impl TcpSender {
@@ -75,6 +80,7 @@ impl TcpSender {
             dupacks: 0,
             in_recovery: false,
             recover: 0,
+            recovery_cwnd: 0.0,
             srtt: None,
             rttvar: 0,
             rto: cfg.initial_rto,
@@ -83,6 +89,8 @@ impl TcpSender {
             timer: None,
             stats: TcpStats::default(),
             closed: false,
+            ns2_srtt8: 0,
+            ns2_rttvar4: 0,
         })
     }
 
@@ -200,9 +208,13 @@ impl TcpSender {
         }
     }
 
-    /// RFC 6298 §2.2-2.3 with an RTT sample `r` (ns).
-    fn rtt_sample(&mut self, r: u64) {
+    /// RFC 6298 §2.2-2.3 with an RTT sample `r` (ns) of a segment sent at `sent`.
+    fn rtt_sample(&mut self, sent: Time, r: u64) {
         self.stats.rtt_samples += 1;
+        if self.cfg.stack == TcpStack::Ns2 {
+            self.ns2_rtt_sample(sent, r);
+            return;
+        }
         match self.srtt {
             None => {
                 self.srtt = Some(r);
@@ -223,9 +235,62 @@ impl TcpSender {
         self.backoff = 1;
     }
 
-    fn halve(&mut self) {
-        let flight = self.snd_nxt - self.snd_una;
-        self.ssthresh = ((flight / 2) as f64).max(2.0);
+    /// ns-2's `rtt_update()` and `rtt_timeout()` (`tcp.cc`; `rttvar_exp_` 2,
+    /// `T_SRTT_BITS` 3, `T_RTTVAR_BITS` 2, `rfc2988_` true): the sample in
+    /// whole ticks of the granularity, fixed-point SRTT and RTTVAR.
+    fn ns2_rtt_sample(&mut self, sent: Time, r: u64) {
+        let tick = self.cfg.granularity.0.max(1);
+        let tickoff = sent.0 % tick;
+        let ticks = i64::try_from(r.saturating_add(tickoff) / tick).unwrap_or(i64::MAX).max(1);
+        if self.ns2_srtt8 != 0 {
+            let mut delta = ticks - (self.ns2_srtt8 >> 3);
+            self.ns2_srtt8 += delta;
+            if self.ns2_srtt8 <= 0 {
+                self.ns2_srtt8 = 1;
+            }
+            delta = delta.abs() - (self.ns2_rttvar4 >> 2);
+            self.ns2_rttvar4 += delta;
+            if self.ns2_rttvar4 <= 0 {
+                self.ns2_rttvar4 = 1;
+            }
+        } else {
+            self.ns2_srtt8 = ticks << 3;
+            self.ns2_rttvar4 = ticks << 1;
+        }
+        let rto_ticks = ((self.ns2_rttvar4 << 3) + self.ns2_srtt8) >> 3;
+        self.srtt = Some((self.ns2_srtt8 as u64).saturating_mul(tick) / 8);
+        self.rttvar = (self.ns2_rttvar4 as u64).saturating_mul(tick) / 4;
+        let rto = (rto_ticks as u64).saturating_mul(tick);
+        self.rto = Dur(rto.max(self.cfg.min_rto.0).max(2 * tick).min(self.cfg.max_rto.0));
+        self.backoff = 1;
+    }
+
+    /// Sets `ssthresh` for a fast retransmit or a timeout and returns the
+    /// window fast recovery would return to.
+    fn halve(&mut self) -> f64 {
+        match self.cfg.stack {
+            TcpStack::Rfc => {
+                let flight = self.snd_nxt - self.snd_una;
+                self.ssthresh = ((flight / 2) as f64).max(2.0);
+                self.ssthresh
+            }
+            TcpStack::Ns2 => {
+                // ns-2's slowdown(): the window without fast-recovery inflation.
+                let cwnd = if self.in_recovery { self.recovery_cwnd } else { self.cwnd };
+                let w = cwnd.min(self.cfg.window_cap() as f64);
+                self.ssthresh = (w / 2.0).floor().max(2.0);
+                (w / 2.0).max(1.0)
+            }
+        }
+    }
+
+    /// Whether the third duplicate ACK `ack` may start a fast retransmit.
+    fn may_fast_retransmit(&self, ack: u64) -> bool {
+        match self.cfg.stack {
+            TcpStack::Rfc => ack >= self.recover,
+            // ns-2: highest_ack_ > recover_, or bugfix_ss_ with highest_ack_ == 0.
+            TcpStack::Ns2 => ack > self.recover || ack == 1,
+        }
     }
 
     /// A cumulative ACK `ack` (the next segment the sink expects) arrives.
@@ -239,7 +304,7 @@ impl TcpSender {
             if let Some((seq, sent)) = self.timing {
                 if ack > seq {
                     self.timing = None;
-                    self.rtt_sample(now.0.saturating_sub(sent.0));
+                    self.rtt_sample(sent, now.0.saturating_sub(sent.0));
                 }
             }
             self.snd_una = ack;
@@ -254,7 +319,7 @@ impl TcpSender {
                     self.transmit(now, ack, out);
                 } else {
                     self.in_recovery = false;
-                    self.cwnd = self.ssthresh.min(cap);
+                    self.cwnd = self.recovery_cwnd.min(cap);
                 }
             } else if self.cwnd < self.ssthresh {
                 self.cwnd = (self.cwnd + 1.0).min(cap);
@@ -271,13 +336,13 @@ impl TcpSender {
             self.dupacks += 1;
             if self.in_recovery {
                 self.cwnd += 1.0;
-            } else if self.dupacks == 3 && ack >= self.recover {
-                self.halve();
+            } else if self.dupacks == 3 && self.may_fast_retransmit(ack) {
+                self.recovery_cwnd = self.halve();
                 self.stats.fast_retransmits += 1;
                 self.in_recovery = true;
                 self.recover = self.snd_max;
                 self.transmit(now, ack, out);
-                self.cwnd = self.ssthresh + 3.0;
+                self.cwnd = self.recovery_cwnd + 3.0;
                 self.restart_timer(now);
             }
         }
@@ -301,6 +366,12 @@ impl TcpSender {
         self.recover = self.snd_max;
         self.timing = None;
         self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+        if self.cfg.stack == TcpStack::Ns2 && self.backoff > 8 {
+            // ns-2's rtt_backoff(): so far backed off, SRTT is dropped and
+            // the next sample starts the estimator afresh.
+            self.ns2_rttvar4 += self.ns2_srtt8 >> 3;
+            self.ns2_srtt8 = 0;
+        }
         self.snd_nxt = self.snd_una;
         self.send_new(now, out);
     }
@@ -506,14 +577,14 @@ mod tests {
     fn rto_follows_rfc_6298_and_respects_min_rto() {
         let c = TcpConfig { granularity: Dur(0), min_rto: Dur(0), ..TcpConfig::default() };
         let mut s = TcpSender::new(c, None).unwrap();
-        s.rtt_sample(100 * MS);
+        s.rtt_sample(Time(0), 100 * MS);
         assert_eq!((s.srtt(), s.rto()), (Some(Dur(100 * MS)), Dur(300 * MS)));
-        s.rtt_sample(100 * MS);
+        s.rtt_sample(Time(0), 100 * MS);
         // RTTVAR = 3/4 * 50 = 37.5 ms; RTO = 100 + 150.
         assert_eq!(s.rto(), Dur(250 * MS));
         let c = TcpConfig { granularity: Dur(0), min_rto: Dur::from_secs(1), ..TcpConfig::default() };
         let mut s = TcpSender::new(c, None).unwrap();
-        s.rtt_sample(10 * MS);
+        s.rtt_sample(Time(0), 10 * MS);
         assert_eq!(s.rto(), Dur::from_secs(1));
     }
 
@@ -553,5 +624,121 @@ mod tests {
         s.on_ack(Time(1), 1, &mut out);
         s.on_timer(Time(u64::MAX), &mut out);
         assert!(out.is_empty() && s.timer_deadline().is_none());
+    }
+    fn ns2(max_window: u32) -> TcpConfig {
+        TcpConfig { max_window, stack: TcpStack::Ns2, ..TcpConfig::default() }
+    }
+
+    #[test]
+    fn ns2_stack_cuts_the_window_not_the_flight_and_keeps_its_fraction() {
+        for stack in [TcpStack::Rfc, TcpStack::Ns2] {
+            let mut s = TcpSender::new(TcpConfig { stack, ..cfg(TcpVariant::Reno, 20) }, None).unwrap();
+            s.cwnd = 12.5;
+            s.ssthresh = 8.0;
+            let mut out = Vec::new();
+            s.start(Time(0), &mut out);
+            assert_eq!(out.len(), 12);
+            // Segment 0 arrives (cwnd 12.58, segment 12 goes out), segment 1 is lost.
+            s.on_ack(Time(40 * MS), 1, &mut out);
+            out.clear();
+            for k in 0..3 {
+                s.on_ack(Time((50 + k) * MS), 1, &mut out);
+            }
+            assert_eq!(out, vec![1]);
+            assert_eq!(s.ssthresh(), 6.0, "{stack:?}: floor(12 / 2) and floor(12.58 / 2) agree");
+            s.on_ack(Time(100 * MS), 13, &mut out);
+            assert!(!s.in_recovery());
+            // ns-2's slowdown(): cwnd_ = windowd() / 2, fraction kept; the RFC: ssthresh.
+            let back = if stack == TcpStack::Ns2 { (12.5 + 1.0 / 12.5) / 2.0 } else { 6.0 };
+            assert!((s.cwnd() - back).abs() < 1e-9, "{stack:?}: {}", s.cwnd());
+        }
+    }
+
+    #[test]
+    fn ns2_stack_halves_the_deflated_window_on_a_timeout_in_recovery() {
+        for (stack, ssthresh) in [(TcpStack::Rfc, 10.0), (TcpStack::Ns2, 5.0)] {
+            let mut s = TcpSender::new(TcpConfig { stack, ..cfg(TcpVariant::Reno, 20) }, None).unwrap();
+            s.cwnd = 20.0;
+            s.ssthresh = 20.0;
+            let mut out = Vec::new();
+            s.start(Time(0), &mut out);
+            s.on_ack(Time(40 * MS), 1, &mut out);
+            for k in 0..19 {
+                s.on_ack(Time((50 + k) * MS), 1, &mut out);
+            }
+            assert!(s.in_recovery());
+            let due = s.timer_deadline().unwrap();
+            s.on_timer(due, &mut out);
+            // 20 segments in flight; the window before inflation was 10.
+            assert_eq!(s.ssthresh(), ssthresh, "{stack:?}");
+            assert_eq!(s.cwnd(), 1.0);
+        }
+    }
+
+    #[test]
+    fn ns2_stack_needs_an_ack_past_recover_for_a_second_fast_retransmit() {
+        for (stack, retransmits) in [(TcpStack::Rfc, true), (TcpStack::Ns2, false)] {
+            let mut s = TcpSender::new(TcpConfig { stack, ..cfg(TcpVariant::Reno, 10) }, None).unwrap();
+            s.cwnd = 10.0;
+            s.ssthresh = 10.0;
+            let mut out = Vec::new();
+            s.start(Time(0), &mut out);
+            let due = s.timer_deadline().unwrap();
+            s.on_timer(due, &mut out);
+            // recover = 10; everything up to it arrives, then 10 is lost.
+            out.clear();
+            s.on_ack(Time(due.0 + 70 * MS), 10, &mut out);
+            assert_eq!(out, vec![10, 11]);
+            out.clear();
+            for k in 0..3 {
+                s.on_ack(Time(due.0 + (140 + k) * MS), 10, &mut out);
+            }
+            assert_eq!(out.contains(&10), retransmits, "{stack:?}");
+            assert_eq!(s.stats().fast_retransmits, u64::from(retransmits));
+        }
+    }
+
+    #[test]
+    fn ns2_stack_counts_the_rtt_in_ticks() {
+        let mut s = TcpSender::new(ns2(20), None).unwrap();
+        // 64 ms sent 30 ms into a tick: 0 whole ticks, counted as 1; SRTT 1, RTTVAR 1/2 tick.
+        s.rtt_sample(Time(1_030 * MS), 64 * MS);
+        assert_eq!((s.srtt(), s.rto()), (Some(Dur(100 * MS)), Dur(300 * MS)));
+        // The same sample again: RTTVAR's 1/4 gain rounds to nothing, the RTO stays 3 ticks
+        // (the RFC rule gives 200 ms: 64 + max(100, 4 x 24) rounded up).
+        s.rtt_sample(Time(2_030 * MS), 64 * MS);
+        assert_eq!(s.rto(), Dur(300 * MS));
+        let mut r = TcpSender::new(cfg(TcpVariant::Reno, 20), None).unwrap();
+        r.rtt_sample(Time(1_030 * MS), 64 * MS);
+        r.rtt_sample(Time(2_030 * MS), 64 * MS);
+        assert_eq!(r.rto(), Dur(200 * MS));
+        // 150 ms sent 60 ms into a tick: 2 ticks; RTO = 2 + 4 x 1 = 6 ticks.
+        let mut s = TcpSender::new(ns2(20), None).unwrap();
+        s.rtt_sample(Time(60 * MS), 150 * MS);
+        assert_eq!((s.srtt(), s.rto()), (Some(Dur(200 * MS)), Dur(600 * MS)));
+    }
+
+    #[test]
+    fn ns2_stack_restarts_the_estimator_after_backing_off_past_8() {
+        let mut s = TcpSender::new(ns2(20), None).unwrap();
+        s.rtt_sample(Time(0), 64 * MS);
+        let mut out = Vec::new();
+        s.start(Time(0), &mut out);
+        for backoff in [2, 4, 8, 16] {
+            let due = s.timer_deadline().unwrap();
+            s.on_timer(due, &mut out);
+            assert_eq!(s.backoff(), backoff);
+        }
+        assert_eq!(s.ns2_srtt8, 0, "SRTT dropped at back-off 16");
+        s.rtt_sample(Time(0), 250 * MS);
+        assert_eq!(s.srtt(), Some(Dur(200 * MS)), "the next sample starts afresh");
+    }
+
+    #[test]
+    fn ns2_stack_needs_a_positive_granularity_and_reno() {
+        let e = TcpSender::new(TcpConfig { granularity: Dur(0), ..ns2(20) }, None).unwrap_err();
+        assert_eq!(e.field, "granularity");
+        let e = TcpSender::new(TcpConfig { variant: TcpVariant::NewReno, ..ns2(20) }, None).unwrap_err();
+        assert_eq!(e.field, "stack");
     }
 }

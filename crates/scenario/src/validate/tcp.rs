@@ -8,6 +8,8 @@
 //! | `tcp.init_window` | >= 1 segment |
 //! | `tcp.initial_rto`, `tcp.ack_delay` | > 0 |
 //! | `tcp.max_rto` | > 0 and >= `tcp.min_rto` |
+//! | `tcp.granularity` | > 0 with `tcp.stack = "ns2"` (RTTs counted in ticks) |
+//! | `tcp.stack` | `"ns2"` only with `tcp.variant = "reno"` |
 //! | `size` (TCP) | a fixed payload (the MSS) |
 //! | `bytes` (`transfer`) | >= 1 B |
 //! | `mm_app.scales` | 1 to 32 rates, each > 0 |
@@ -97,6 +99,23 @@ impl Checker<'_> {
             self.err(
                 p("tcp.max_rto"),
                 format!("{} is below min_rto ({}); allowed: a positive duration >= min_rto", t.max_rto, t.min_rto),
+            );
+        }
+        if t.stack == crate::tcp_model::TcpStackSpec::Ns2 && t.variant != crate::tcp_model::TcpVariantSpec::Reno {
+            self.err(
+                p("tcp.stack"),
+                "\"ns2\" models ns-2.35's Agent/TCP/Reno only; allowed: stack = \"ns2\" with variant = \"reno\", \
+                 or stack = \"rfc\"",
+            );
+        }
+        if t.stack == crate::tcp_model::TcpStackSpec::Ns2 && t.granularity.0 == 0 {
+            self.err(
+                p("tcp.granularity"),
+                format!(
+                    "{} with stack = \"ns2\", which counts RTTs in ticks of it; allowed: a positive duration \
+                     such as \"100ms\"",
+                    t.granularity
+                ),
             );
         }
         if matches!(g.size, SizeSpec::Random(_)) {

@@ -111,15 +111,18 @@ PAPER = "the MACE paper (seed 000, §3-5: Fig. 4 testbed, Table 1 sources, Figs.
 def reproduce(ctx: Context) -> Outcome:
     """Runs every scenario, then judges the claims and draws the figures (the framework's entry point)."""
     s1 = runs.scenario1(ctx)
+    f9 = runs.fig9(ctx)
+    mixed = runs.mixed_loss(ctx)
     s2 = runs.scenario2(ctx)
     t2 = runs.table2(ctx)
+    dep = runs.departures(ctx)
     sweep = runs.sweep(ctx)
-    found = claims.claims(ctx, s1, t2)
-    figs = plots.plots(ctx, s1, s2, t2, sweep)
+    found = claims.claims(ctx, s1, t2, f9, dep, mixed)
+    figs = plots.plots(ctx, s1, s2, t2, sweep, f9, dep, mixed)
     return Outcome(
         claims=found,
-        data=report.data(ctx, s1, s2, t2, sweep),
-        sections=report.sections(ctx, s1, s2, t2, sweep),
+        data=report.data(ctx, s1, s2, t2, sweep, f9, dep, mixed),
+        sections=report.sections(ctx, s1, s2, t2, sweep, f9, dep, mixed),
         figures=figs,
     )
 

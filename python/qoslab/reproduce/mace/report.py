@@ -196,7 +196,8 @@ def setup_md(ctx: Context, s1: Scenario1, s2: Scenario2) -> str:
             "| MACE | 50-packet shared buffer, device queue 1, stale timeout 30 s; port 5004: r = 77.2 kb/s, "
             "threshold 100; port 5006: r = 154 kb/s, threshold 10 |",
             "| sources | ON periods packetized by the ceil rule (⌈L / interval⌉ packets: EXP1 40.3 kb/s on the "
-            "wire against a nominal 37.9) in every run; send times exact except in Fig. 9's jitter run |",
+            "wire against a nominal 37.9) in every run but the departures' `exp1 nominal packetization` run; "
+            "send times exact except in Fig. 9's jitter run |",
             f"| scenario 1 | 20 CL + 20 BE CBR 64 kb/s; SSAC, 3 Mb/s; loads {s1['loads']}% "
             f"({', '.join(str(bg_sources(ld)) for ld in s1['loads'])} background sources); "
             f"{S1_DURATION[ctx.quick]} |",

@@ -317,7 +317,8 @@ class DepartureRun(TypedDict):
 
 class Departures(TypedDict):
     """``runs[model][lifetime key]``; ``window_s`` = T·S; ``extra`` (full runs): EXP1 without
-    departures at v = 1.0, and EXP1 (paper lifetimes) over 68% background instead of 130%."""
+    departures at v = 1.0, EXP1 (paper lifetimes) over 68% background instead of 130%, and EXP1
+    (paper lifetimes) packetized at the nominal rate."""
 
     window_s: float
     warmup_s: float
@@ -357,6 +358,10 @@ def departures(ctx: Context) -> Departures:
         plan.append(("extra", "exp1 68% background", 1000.0))
         bg = [*base, f"traffic.1.flows={FIG9_BG_SOURCES}"]
         specs.append(("departures_exp1_bg68", _load(ctx, "s3_exp1.toml", bg), ctx.seeds[0]))
+        # The same EXP1 run with its ON periods packetized at the nominal rate (37.9 kb/s, not 40.3).
+        plan.append(("extra", "exp1 nominal packetization", 1000.0))
+        nominal = [*base, 'traffic.0.packetization="nominal"']
+        specs.append(("departures_exp1_nominal", _load(ctx, "s3_exp1.toml", nominal), ctx.seeds[0]))
     out: Departures = {
         "window_s": 5.0 * p["window"],
         "warmup_s": p["warmup_s"],

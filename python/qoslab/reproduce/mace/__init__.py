@@ -71,6 +71,8 @@ from .measures import (
     Hist,
     admitted_path,
     admitted_stats,
+    alive_path,
+    alive_stats,
     class_counters,
     class_loss,
     generation_matches,
@@ -101,6 +103,7 @@ from .params import (
     bg_sources,
 )
 from .recording import check_groups, record_arrivals, record_group
+from .runs import batch_prediction
 
 NAME = "mace"
 TITLE = "MACE: measurement-based admission control for controlled-load service"
@@ -150,6 +153,9 @@ __all__ = [
     "Hist",
     "admitted_path",
     "admitted_stats",
+    "alive_path",
+    "alive_stats",
+    "batch_prediction",
     "bg_sources",
     "check_groups",
     "class_counters",

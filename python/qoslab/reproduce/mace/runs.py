@@ -273,8 +273,15 @@ class Fig9(TypedDict):
 
 
 #: Fig. 9's variants: the sources' send times exact (the model as is) and with the testbed's
-#: host timing jitter on every group (CL, BE and background senders alike).
-FIG9_VARIANTS = {"exact": [], "jitter": [f"traffic.{g}.send_jitter={HOST_JITTER}" for g in (0, 1, 2)]}
+#: host timing jitter on every group (CL, BE and background senders alike), at Fig. 9's 20
+#: background sources; and the jittered senders at scenario 1's :data:`FIG9_LOAD` (130%), beside
+#: its exact run, to isolate the periodicity under overload.
+_JITTER = [f"traffic.{g}.send_jitter={HOST_JITTER}" for g in (0, 1, 2)]
+FIG9_VARIANTS = {
+    "exact": [f"traffic.2.flows={FIG9_BG_SOURCES}"],
+    "jitter": [f"traffic.2.flows={FIG9_BG_SOURCES}", *_JITTER],
+    f"jitter_{FIG9_LOAD}": [f"traffic.2.flows={bg_sources(FIG9_LOAD)}", *_JITTER],
+}
 
 
 def fig9(ctx: Context) -> Fig9:
@@ -283,7 +290,7 @@ def fig9(ctx: Context) -> Fig9:
     plan: list[tuple[str, int]] = []
     specs: list[tuple[str, Scenario, int]] = []
     for variant, extra in FIG9_VARIANTS.items():
-        sc = _load(ctx, "s1_cbr_mace.toml", [f"duration={S1_DURATION[ctx.quick]}", f"traffic.2.flows={n}", *extra])
+        sc = _load(ctx, "s1_cbr_mace.toml", [f"duration={S1_DURATION[ctx.quick]}", *extra])
         for seed in ctx.seeds:
             plan.append((variant, seed))
             specs.append((f"fig9_{variant}", sc, seed))
@@ -296,7 +303,7 @@ def fig9(ctx: Context) -> Fig9:
         "hist": {},
     }
     for (variant, seed), res in zip(plan, ctx.run_many(specs), strict=True):
-        m, hists = _s1_measures(res, n, "mace")
+        m, hists = _s1_measures(res, n if variant in ("exact", "jitter") else bg_sources(FIG9_LOAD), "mace")
         if seed == ctx.seeds[0]:
             out["hist"][variant] = hists
         out["runs"].setdefault(variant, []).append(m)

@@ -137,7 +137,7 @@ def departures(ctx: Context, dep: Departures) -> Figure:
     for i, (m, runs) in enumerate(dep["runs"].items()):
         none = runs["none"]
         finite = [r for r in runs.values() if r["lifetime_s"] is not None]
-        xs = [r["lifetime_s"] for r in finite]
+        xs = [float(r["lifetime_s"] or 0.0) for r in finite]
         ax.plot(xs, [r["utilization"] * 100 for r in finite], "o", color=f"C{i}", label=f"{m.upper()} measured")
         ax.plot(
             xs,

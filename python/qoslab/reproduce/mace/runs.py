@@ -348,7 +348,7 @@ def departures(ctx: Context) -> Departures:
     """EXP1 and POO1 (quick: EXP1) under MBAC with the paper's lifetimes, ten times longer and none
     (one batch through the executor; the first seed)."""
     p = DEPARTURES[ctx.quick]
-    base = [f"duration={p['duration']}", f"{MACE_KEY}.admission={_mbac(0.95, p['window'])}"]
+    base: list[Override] = [f"duration={p['duration']}", f"{MACE_KEY}.admission={_mbac(0.95, p['window'])}"]
     plan: list[tuple[str, str, float | None]] = []
     specs: list[tuple[str, Scenario, int]] = []
     for m in p["models"]:
@@ -357,17 +357,17 @@ def departures(ctx: Context) -> Departures:
             sc = _load(ctx, f"s3_{m}.toml", base + _lifetime_overrides(lifetime))
             specs.append((f"departures_{m}_{key}", sc, ctx.seeds[0]))
     if not ctx.quick:
-        v1 = [f"duration={p['duration']}", f"{MACE_KEY}.admission={_mbac(1.0, p['window'])}"]
+        v1: list[Override] = [f"duration={p['duration']}", f"{MACE_KEY}.admission={_mbac(1.0, p['window'])}"]
         plan.append(("extra", "exp1 v=1 none", None))
         specs.append(
             ("departures_exp1_v1_none", _load(ctx, "s3_exp1.toml", v1 + _lifetime_overrides(None)), ctx.seeds[0])
         )
         plan.append(("extra", "exp1 68% background", 1000.0))
-        bg = [*base, f"traffic.1.flows={FIG9_BG_SOURCES}"]
+        bg: list[Override] = [*base, f"traffic.1.flows={FIG9_BG_SOURCES}"]
         specs.append(("departures_exp1_bg68", _load(ctx, "s3_exp1.toml", bg), ctx.seeds[0]))
         # The same EXP1 run with its ON periods packetized at the nominal rate (37.9 kb/s, not 40.3).
         plan.append(("extra", "exp1 nominal packetization", 1000.0))
-        nominal = [*base, 'traffic.0.packetization="nominal"']
+        nominal: list[Override] = [*base, 'traffic.0.packetization="nominal"']
         specs.append(("departures_exp1_nominal", _load(ctx, "s3_exp1.toml", nominal), ctx.seeds[0]))
     out: Departures = {
         "window_s": 5.0 * p["window"],

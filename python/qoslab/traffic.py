@@ -59,6 +59,8 @@ def _group(
     dst_port: int | None,
     shaper: dict[str, Any] | None,
     randomize: float | None = None,
+    send_jitter: dict[str, Any] | None = None,
+    packetization: str | None = None,
 ) -> dict[str, Any]:
     g: dict[str, Any] = {"name": name, **model, "src": src, "dst": dst}
     g["size"] = size if isinstance(size, dict) else _units.size(size)
@@ -85,7 +87,18 @@ def _group(
         g["shaper"] = shaper
     if randomize is not None:
         g["randomize"] = randomize
+    if send_jitter is not None:
+        g["send_jitter"] = send_jitter
+    if packetization is not None:
+        g["packetization"] = packetization
     return g
+
+
+def uniform_jitter(*, max: Quantity) -> dict[str, Any]:
+    """Host send-time jitter for ``send_jitter=``: each packet after a flow's first leaves a uniform
+    delay in [0, ``max``] after its ideal time (a sender whose timer fires on the next tick of a
+    ``max`` clock: FreeBSD 2.2.2's is 10 ms). ``max`` is at most the flow's packet spacing."""
+    return {"dist": "uniform", "max": _units.dur(max, "send_jitter.max")}
 
 
 def cbr(
@@ -109,9 +122,11 @@ def cbr(
     dst_port: int | None = None,
     shaper: dict[str, Any] | None = None,
     randomize: float | None = None,
+    send_jitter: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Constant bit rate: one packet every ``interval``, or every payload*8/``rate`` (give one).
-    ``randomize``: each packet leaves up to that fraction of the spacing late (seed 004 §2.3.4)."""
+    ``randomize``: each packet leaves up to that fraction of the spacing late (seed 004 §2.3.4);
+    ``send_jitter``: host timing jitter of the send times (:func:`uniform_jitter`)."""
     model: dict[str, Any] = {"model": "cbr"}
     if rate is not None:
         model["rate"] = _units.rate(rate)
@@ -136,6 +151,7 @@ def cbr(
         dst_port=dst_port,
         shaper=shaper,
         randomize=randomize,
+        send_jitter=send_jitter,
     )
 
 
@@ -207,10 +223,15 @@ def on_off(
     dst_port: int | None = None,
     shaper: dict[str, Any] | None = None,
     randomize: float | None = None,
+    send_jitter: dict[str, Any] | None = None,
+    packetization: Literal["ceil", "nominal"] | None = None,
 ) -> dict[str, Any]:
     """ON/OFF: CBR at ``peak`` (or every ``interval``) during ON periods of mean ``on``,
     silent for OFF periods of mean ``off``; ``dist`` ``"exponential"`` (default) or
-    ``"pareto"`` with ``shape`` (default 1.5)."""
+    ``"pareto"`` with ``shape`` (default 1.5). ``packetization``: ``"ceil"`` (default,
+    ⌈L / interval⌉ packets per ON period) or ``"nominal"`` (the packet clock runs only while
+    ON and keeps its phase, so the mean rate is exactly nominal); ``send_jitter``: host timing
+    jitter of the send times (:func:`uniform_jitter`)."""
     model: dict[str, Any] = {"model": "on_off", "on": _units.dur(on, "on"), "off": _units.dur(off, "off")}
     if peak is not None:
         model["peak"] = _units.rate(peak, "peak")
@@ -239,6 +260,8 @@ def on_off(
         dst_port=dst_port,
         shaper=shaper,
         randomize=randomize,
+        send_jitter=send_jitter,
+        packetization=packetization,
     )
 
 
@@ -522,6 +545,7 @@ __all__: Sequence[str] = (
     "shaper",
     "tcp_options",
     "transfer",
+    "uniform_jitter",
 )
 
 

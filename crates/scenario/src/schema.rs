@@ -122,4 +122,23 @@ mod tests {
         // Optional unit fields keep their pattern.
         assert_eq!(s["$defs"]["TrafficGroup"]["properties"]["stop"]["pattern"], DUR_PATTERN);
     }
+
+    #[test]
+    fn schema_lists_the_traffic_timing_options_of_issue_10() {
+        let s: Json = serde_json::from_str(&json_schema()).unwrap();
+        let tg = &s["$defs"]["TrafficGroup"]["properties"];
+        assert_eq!(tg["packetization"]["anyOf"][0]["$ref"], "#/$defs/Packetization");
+        assert_eq!(tg["send_jitter"]["anyOf"][0]["$ref"], "#/$defs/SendJitter");
+        let rules: Vec<&str> = s["$defs"]["Packetization"]["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["const"].as_str().unwrap())
+            .collect();
+        assert_eq!(rules, ["ceil", "nominal"]);
+        let uniform = &s["$defs"]["SendJitter"]["oneOf"][0];
+        assert_eq!(uniform["properties"]["dist"]["const"], "uniform");
+        assert_eq!(uniform["properties"]["max"]["pattern"], DUR_PATTERN);
+        assert_eq!(uniform["additionalProperties"], false);
+    }
 }

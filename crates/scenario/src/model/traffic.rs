@@ -142,6 +142,35 @@ pub enum Transport {
     Tcp,
 }
 
+/// ON-period packetization of an `on_off` group (`packetization = "ceil"` or `"nominal"`).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Packetization {
+    /// A packet at the start of each ON period and every interval while strictly before its
+    /// end: an ON period of length L carries ⌈L / interval⌉ packets (above the nominal rate).
+    #[default]
+    Ceil,
+    /// The packet clock runs only while ON and carries its phase over OFF periods: one packet
+    /// per `interval` of accumulated ON time, so the mean rate is exactly peak × on / (on + off).
+    Nominal,
+}
+
+/// Host send-time jitter (`send_jitter = { dist = "uniform", max = "10ms" }`): each packet
+/// after a flow's first leaves later than its ideal time by an independent draw.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SendJitter {
+    /// Uniform lateness in [0, `max`]: a sender whose timer fires on the next tick of a clock
+    /// of period `max` (FreeBSD 2.2.2: HZ = 100, a 10 ms tick), the phase of its schedule
+    /// against the tick being independent from packet to packet.
+    Uniform {
+        /// Largest lateness, > 0 and at most the flow's packet spacing (so packets keep their order).
+        #[serde(with = "units::dur")]
+        #[schemars(with = "crate::schema::DurText")]
+        max: Dur,
+    },
+}
+
 /// How flows of a group come and go, instead of `flows` fixed flows.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(tag = "process", rename_all = "snake_case", deny_unknown_fields)]
@@ -255,6 +284,17 @@ pub struct TrafficGroup {
     /// [0, randomize × the packet spacing); 0 (default) to below 1 (the seed: 0.0001-0.1).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub randomize: f64,
+    /// How an `on_off` flow packetizes its ON periods: `ceil` (default; a packet at each ON
+    /// start and every interval while before its end, ⌈L / interval⌉ packets) or `nominal`
+    /// (the packet clock runs only while ON and keeps its phase across OFF periods, so the
+    /// mean rate is exactly peak × on / (on + off)). See `docs/scenarios.md`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packetization: Option<Packetization>,
+    /// Host timing jitter of a `cbr` or `on_off` flow's send times (seed 000's FreeBSD
+    /// senders: a timer fires on the next 10 ms clock tick): each packet after the first
+    /// leaves later than its ideal time by a draw from this distribution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_jitter: Option<SendJitter>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrivals: Option<Arrivals>,
     /// Rate each flow asks admission control to reserve (default: the model's mean wire rate).

@@ -99,6 +99,8 @@ impl Checker<'_> {
                     ),
                 );
             }
+            self.packetization(gi, g);
+            self.send_jitter(gi, g);
             if let Some(a) = &g.arrivals {
                 self.arrivals(&p("arrivals"), a, base_dir);
             }
@@ -160,6 +162,71 @@ impl Checker<'_> {
             }
             // See `agent_model` (tcp.rs).
             TrafficModel::Ftp { .. } | TrafficModel::Transfer { .. } | TrafficModel::MmApp { .. } => {}
+        }
+    }
+
+    /// `packetization` applies to `on_off` groups only.
+    fn packetization(&mut self, gi: usize, g: &TrafficGroup) {
+        if g.packetization.is_some() && !matches!(g.model, TrafficModel::OnOff { .. }) {
+            self.err(
+                format!("traffic.{gi}.packetization"),
+                format!(
+                    "applies to the ON periods of on_off flows, not to model {}; allowed: leave it out here",
+                    crate::registry::tag_of(&g.model, "model", crate::registry::TRAFFIC_MODELS)
+                ),
+            );
+        }
+    }
+
+    /// `send_jitter` applies to the packet grid of `cbr` and `on_off` groups; its `max` is
+    /// positive and at most the packet spacing (so a flow's packets keep their order).
+    fn send_jitter(&mut self, gi: usize, g: &TrafficGroup) {
+        let Some(SendJitter::Uniform { max }) = &g.send_jitter else { return };
+        let path = format!("traffic.{gi}.send_jitter.max");
+        if g.randomize > 0.0 {
+            self.err(
+                format!("traffic.{gi}.send_jitter"),
+                "is set together with randomize; allowed: one of the two (both move the same send times)",
+            );
+            return;
+        }
+        let (rate, interval) = match &g.model {
+            TrafficModel::Cbr { rate, interval } => (*rate, *interval),
+            TrafficModel::OnOff { peak, interval, .. } => (*peak, *interval),
+            _ => {
+                self.err(
+                    format!("traffic.{gi}.send_jitter"),
+                    format!(
+                        "applies to the packet grid of cbr and on_off flows, not to model {}; allowed: leave it out here",
+                        crate::registry::tag_of(&g.model, "model", crate::registry::TRAFFIC_MODELS)
+                    ),
+                );
+                return;
+            }
+        };
+        if max.0 == 0 {
+            self.err(&path, "0s is not a jitter; allowed: a duration above 0 and at most the packet spacing");
+            return;
+        }
+        let payload_bits = match &g.size {
+            SizeSpec::Fixed(b) => b.0 as f64 * 8.0,
+            SizeSpec::Random(r) => (r.base.0 + r.exp_mean.0) as f64 * 8.0,
+        };
+        let spacing_ns = match (rate, interval) {
+            (None, Some(i)) => i.0 as f64,
+            (Some(r), None) if r.0 > 0 => payload_bits * 1e9 / r.0 as f64,
+            // A missing or doubled rate is reported at the model's fields.
+            _ => return,
+        };
+        if max.0 as f64 > spacing_ns {
+            self.err(
+                &path,
+                format!(
+                    "{max} exceeds the packet spacing ({}); allowed: above 0 and at most the spacing, so that \
+                     a flow's packets keep their order",
+                    Dur(spacing_ns.floor() as u64)
+                ),
+            );
         }
     }
 

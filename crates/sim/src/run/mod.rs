@@ -420,11 +420,16 @@ impl Sim {
         let next = fl.source.next(self.now, &mut fl.rng);
         // Randomized packet times leave the ideal grid untouched: only the
         // emission moves, by less than the spacing, so the order holds.
-        let at = if fl.randomize_ns > 0 {
+        let mut at = if fl.randomize_ns > 0 {
             Time(next.0.saturating_add(fl.rng.random_range(0..fl.randomize_ns)))
         } else {
             next
         };
+        // Host timing jitter (never together with randomize, which validation
+        // refuses): a delay of at most the spacing, so the order holds too.
+        if fl.send_jitter_ns > 0 {
+            at = Time(at.0.saturating_add(fl.rng.random_range(0..=fl.send_jitter_ns)));
+        }
         let end = fl.end;
         self.metrics.flows[f.index()].on_send(self.now, size, self.metrics.cur_bin);
         self.inject(f, dir, pkt);

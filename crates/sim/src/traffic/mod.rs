@@ -43,7 +43,9 @@ use qoslab_core::packet::{ClassTag, Ecn};
 use qoslab_core::rng::Rng;
 use qoslab_core::units::{Dur, Rate, Time};
 use qoslab_scenario::expand::Expanded;
-use qoslab_scenario::{Arrivals as ArrivalSpec, SizeSpec, TcpSpec, TrafficGroup, TrafficModel, ValidScenario};
+use qoslab_scenario::{
+    Arrivals as ArrivalSpec, Packetization, SendJitter, SizeSpec, TcpSpec, TrafficGroup, TrafficModel, ValidScenario,
+};
 use rand::Rng as _;
 use rand_distr::Exp1;
 use std::path::Path;
@@ -108,6 +110,7 @@ pub enum ModelPlan {
         period: Period,
         on: PeriodLaw,
         off: PeriodLaw,
+        packetization: Packetization,
     },
     /// A TCP sender (greedy when `bytes` is `None`) and its sink.
     Tcp {
@@ -148,7 +151,9 @@ impl Source {
         match *m {
             ModelPlan::Cbr(p) => Source::Cbr(Cbr::new(p)),
             ModelPlan::Poisson(g) => Source::Poisson(Poisson::new(g)),
-            ModelPlan::OnOff { period, on, off } => Source::OnOff(Box::new(OnOff::new(period, on, off))),
+            ModelPlan::OnOff { period, on, off, packetization } => {
+                Source::OnOff(Box::new(OnOff::new(period, on, off, packetization)))
+            }
             ModelPlan::MmApp { .. } if !mm_periods.is_empty() => {
                 Source::Mm(Box::new(mm_app::MmSource::new(mm_periods.to_vec())))
             }
@@ -204,6 +209,8 @@ pub struct GroupPlan {
     pub jitter: Dur,
     /// Packet-time randomization as a fraction of the packet spacing (seed 004 §2.3.4).
     pub randomize: f64,
+    /// Host send-time jitter: the largest lateness of a packet, in ns (0: none).
+    pub send_jitter_max_ns: u64,
     /// Fixed flows (`None` when an arrival process drives the group).
     pub fixed_flows: Option<u32>,
     pub arrival: Option<Arrival>,
@@ -263,6 +270,9 @@ pub struct Flow {
     /// Randomization of each packet's send time: a uniform delay in
     /// [0, randomize_ns) after its ideal time (0: none; seed 004 §2.3.4).
     pub randomize_ns: u64,
+    /// Host send-time jitter: each packet after the first leaves a uniform
+    /// delay in [0, send_jitter_ns] after its ideal time (0: none; issue 10 §3).
+    pub send_jitter_ns: u64,
     pub group: GroupId,
     /// Index within the group: the flow is called `<group>.<index>`
     /// ([`Flow::name`]; not stored, a flow's state is kept small).
@@ -344,6 +354,10 @@ fn plan_group(
         stop: g.stop.map_or(end, |s| Time(s.0).min(end)),
         jitter: g.start_jitter,
         randomize: g.randomize,
+        send_jitter_max_ns: match &g.send_jitter {
+            Some(SendJitter::Uniform { max }) => max.0,
+            None => 0,
+        },
         fixed_flows: g.arrivals.is_none().then_some(g.flows),
         arrival,
         max_flows,
@@ -377,6 +391,7 @@ fn model_plan(g: &TrafficGroup) -> Result<(ModelPlan, Vec<Period>), SimError> {
             period: either(*peak, *interval)?,
             on: PeriodLaw::new(*dist, on.0 as f64, *shape),
             off: PeriodLaw::new(*dist, off.0 as f64, *shape),
+            packetization: g.packetization.unwrap_or_default(),
         },
         TrafficModel::Ftp { tcp } => tcp_plan(tcp, None, g)?,
         TrafficModel::Transfer { bytes, tcp } => tcp_plan(tcp, Some(bytes.0), g)?,
@@ -430,8 +445,12 @@ fn mean_wire_bps(model: &ModelPlan, mm_periods: &[Period], wire_mean: f64) -> f6
     match model {
         ModelPlan::Cbr(per) => wire_mean * 8e9 / per.as_ns_f64(),
         ModelPlan::Poisson(gap) => wire_mean * 8e9 / gap,
-        ModelPlan::OnOff { period, on, off } => {
+        ModelPlan::OnOff { period, on, off, packetization: Packetization::Ceil } => {
             on_off::mean_packets_per_on(on, period.as_ns_f64()) * wire_mean * 8e9 / (on.mean_ns() + off.mean_ns())
+        }
+        // One packet per interval of ON time: the nominal rate.
+        ModelPlan::OnOff { period, on, off, packetization: Packetization::Nominal } => {
+            wire_mean * 8e9 / period.as_ns_f64() * on.mean_ns() / (on.mean_ns() + off.mean_ns())
         }
         // A TCP flow has no nominal rate: it asks for `reserve` (default 0).
         ModelPlan::Tcp { .. } => 0.0,

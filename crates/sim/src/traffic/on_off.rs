@@ -27,11 +27,20 @@
 //! 2.54 packets per ON period instead of 2: 32.5 kb/s of payload instead
 //! of the nominal 25.6 kb/s (x1.27). [`mean_packets_per_on`] computes the
 //! factor for both families; the admission request uses it.
+//!
+//! **Nominal packetization** (`packetization = "nominal"`, issue 10 §3):
+//! the packet clock runs only while ON and keeps its phase across OFF
+//! periods, so a packet is sent each time the ON time accumulated since
+//! the flow started crosses a multiple of `interval` (the first at the
+//! flow's start). An ON period then carries `L / interval` packets on
+//! average (one more or one fewer than that by the phase it inherits) and
+//! the mean rate is exactly the nominal `peak * on / (on + off)`: EXP1
+//! 37.9 kb/s on the wire instead of 40.3.
 
 use super::cbr::{Grid, Period};
 use qoslab_core::rng::Rng;
 use qoslab_core::units::Time;
-use qoslab_scenario::PeriodDist;
+use qoslab_scenario::{Packetization, PeriodDist};
 use rand::Rng as _;
 use rand_distr::Exp1;
 
@@ -114,18 +123,39 @@ pub fn mean_packets_per_on(law: &PeriodLaw, interval_ns: f64) -> f64 {
 }
 
 /// An ON/OFF source's state.
+///
+/// Under [`Packetization::Ceil`] the grid restarts at each ON start (real
+/// time). Under [`Packetization::Nominal`] the grid runs in *ON time* (the
+/// ON time accumulated since the flow started): the packet of ON time `v`
+/// is sent at `on_start + (v - on_origin)`, `on_origin` being the ON time at
+/// which the current ON period began; a grid point past the ON period's end
+/// waits for the next ON period, so the clock keeps its phase across OFF
+/// periods and every `interval` of ON time carries exactly one packet.
 #[derive(Clone, Copy, Debug)]
 pub struct OnOff {
     grid: Grid,
     pub on: PeriodLaw,
     pub off: PeriodLaw,
+    packetization: Packetization,
     on_start: Time,
     on_end: Time,
+    /// Nominal: ON time at the start of the current ON period, and the next grid point in ON time.
+    on_origin: u64,
+    next_v: u64,
 }
 
 impl OnOff {
-    pub fn new(period: Period, on: PeriodLaw, off: PeriodLaw) -> OnOff {
-        OnOff { grid: Grid::new(period), on, off, on_start: Time::ZERO, on_end: Time::ZERO }
+    pub fn new(period: Period, on: PeriodLaw, off: PeriodLaw, packetization: Packetization) -> OnOff {
+        OnOff {
+            grid: Grid::new(period),
+            on,
+            off,
+            packetization,
+            on_start: Time::ZERO,
+            on_end: Time::ZERO,
+            on_origin: 0,
+            next_v: 0,
+        }
     }
     pub fn spacing_ns(&self) -> u64 {
         self.grid.spacing_ns()
@@ -137,17 +167,45 @@ impl OnOff {
     }
     /// The first send time: the start of the first ON period.
     pub fn first(&mut self, start: Time, rng: &mut Rng) -> Time {
-        self.begin_on(start, rng)
+        match self.packetization {
+            Packetization::Ceil => self.begin_on(start, rng),
+            Packetization::Nominal => {
+                self.on_start = start;
+                self.on_end = Time(start.0.saturating_add(self.on.sample(rng)));
+                self.on_origin = 0;
+                self.next_v = self.grid.restart(Time::ZERO).0;
+                start
+            }
+        }
     }
-    /// The send time after the current one (in this ON period or the next).
+    /// The send time after the current one (in this ON period or a later one).
     #[inline]
     pub fn next_send(&mut self, rng: &mut Rng) -> Time {
-        let t = self.grid.step();
-        if t < self.on_end {
-            return t;
+        match self.packetization {
+            Packetization::Ceil => {
+                let t = self.grid.step();
+                if t < self.on_end {
+                    return t;
+                }
+                let off = self.off.sample(rng);
+                self.begin_on(Time(self.on_end.0.saturating_add(off)), rng)
+            }
+            Packetization::Nominal => {
+                self.next_v = self.grid.step().0;
+                loop {
+                    let len = self.on_end.0 - self.on_start.0;
+                    let into = self.next_v - self.on_origin;
+                    if into < len {
+                        return Time(self.on_start.0.saturating_add(into));
+                    }
+                    // The grid point falls after this ON period: the next ON period carries it.
+                    self.on_origin += len;
+                    let off = self.off.sample(rng);
+                    self.on_start = Time(self.on_end.0.saturating_add(off));
+                    self.on_end = Time(self.on_start.0.saturating_add(self.on.sample(rng)));
+                }
+            }
         }
-        let off = self.off.sample(rng);
-        self.begin_on(Time(self.on_end.0.saturating_add(off)), rng)
     }
     /// The current ON period as `(start, end)`.
     pub fn on_period(&self) -> (Time, Time) {
@@ -168,7 +226,7 @@ mod tests {
         for (on_ms, expect) in [(20.0, 2), (20.5, 3), (9.0, 1), (30.0, 3), (30.001, 4)] {
             let law = PeriodLaw::Pareto { location_ns: on_ms * 1e6, shape: 1e12 };
             let off = PeriodLaw::Pareto { location_ns: 1e9, shape: 1e12 };
-            let mut s = OnOff::new(period, law, off);
+            let mut s = OnOff::new(period, law, off, Packetization::Ceil);
             let first = s.first(Time(0), &mut rng);
             let (_, end) = s.on_period();
             let mut n = 1;
@@ -181,6 +239,25 @@ mod tests {
             // The next packet opens the next ON period after the OFF second.
             assert_eq!(t, Time(end.0 + 1_000_000_000));
         }
+    }
+
+    #[test]
+    fn nominal_packetization_keeps_the_packet_clock_across_off_periods() {
+        // ON periods of exactly 25 ms, OFF 1 s, 10 ms interval: ON time 0, 10, 20 in the
+        // first period; 30 falls 5 ms into the second (ON time 25..50), then 40; 50 opens
+        // the third period at its start. Ceil would send 3 per period (0, 10, 20).
+        let mut rng = qoslab_core::rng::stream(1, 2);
+        let on = PeriodLaw::Pareto { location_ns: 25e6, shape: 1e12 };
+        let off = PeriodLaw::Pareto { location_ns: 1e9, shape: 1e12 };
+        let mut s = OnOff::new(Period::from_interval(Dur::from_ms(10)), on, off, Packetization::Nominal);
+        let mut times = vec![s.first(Time(7), &mut rng).0];
+        for _ in 0..7 {
+            times.push(s.next_send(&mut rng).0);
+        }
+        let ms = 1_000_000;
+        let p2 = 7 + 25 * ms + 1_000 * ms;
+        let p3 = p2 + 25 * ms + 1_000 * ms;
+        assert_eq!(times, vec![7, 7 + 10 * ms, 7 + 20 * ms, p2 + 5 * ms, p2 + 15 * ms, p3, p3 + 10 * ms, p3 + 20 * ms]);
     }
 
     #[test]

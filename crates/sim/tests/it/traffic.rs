@@ -391,3 +391,151 @@ size = "160B"
     let d = refused(&base("randomize = 0.1", "model = \"poisson\"\nrate = \"64kbps\""));
     assert!(d.iter().any(|d| d.path == "traffic.0.randomize" && d.message.contains("poisson")), "{d:?}");
 }
+
+/// EXP1 (seed 000 Table 1: 320 B + 66 B every 40 ms while ON, ON 313 ms, OFF
+/// 325 ms, exponential). Nominal: 386 B × 8 / 40 ms × 313 / 638 = 37.87 kb/s.
+fn exp1_group(packetization: &str) -> String {
+    format!(
+        r#"[[traffic]]
+name = "e"
+model = "on_off"
+interval = "40ms"
+on = "313ms"
+off = "325ms"
+flows = 20
+src = "src0"
+dst = "sink0"
+size = "320B"
+header = "66B"
+{packetization}
+"#
+    )
+}
+
+/// Issue 10 §3: the ceil rule (the default) sends ⌈L / interval⌉ packets per ON
+/// period, 40.34 kb/s for EXP1; `packetization = "nominal"` keeps the packet
+/// clock's phase across OFF periods and sends the nominal 37.87 kb/s. 20
+/// flows × 2000 s are about 62,700 ON periods: the relative standard
+/// deviation of the mean rate is about 0.3%, so the tolerance is 1%.
+#[test]
+fn on_off_nominal_packetization_sends_the_nominal_rate_and_ceil_does_not() {
+    let nominal = 386.0 * 8.0 / 0.040 * 313.0 / 638.0;
+    let ceil = 386.0 * 8.0 / (1.0 - (-40.0f64 / 313.0).exp()) / 0.638;
+    let rate = |extra: &str| {
+        let out = run(&fat(&exp1_group(extra), "2000s"), 1);
+        let bytes: u64 = u64s(&out.flows, "sent_bytes").iter().sum();
+        // The admission request carries the group's mean wire rate.
+        let est = f64s(&out.events, "estimate");
+        let kinds = strs(&out.events, "kind");
+        let admit = kinds.iter().position(|k| k == "admit").unwrap();
+        (bytes as f64 * 8.0 / 2000.0 / 20.0, est[admit])
+    };
+    let (by_default, asked_default) = rate("");
+    let (by_ceil, _) = rate("packetization = \"ceil\"");
+    let (by_nominal, asked_nominal) = rate("packetization = \"nominal\"");
+    assert_eq!(by_default, by_ceil, "ceil is the default");
+    assert!((by_ceil / ceil - 1.0).abs() < 0.01, "ceil {by_ceil} vs {ceil}");
+    assert!((by_nominal / nominal - 1.0).abs() < 0.01, "nominal {by_nominal} vs {nominal}");
+    assert!((asked_default - ceil).abs() < 1.0 && (asked_nominal - nominal).abs() < 1.0);
+}
+
+/// Issue 10 §3: `send_jitter = { dist = "uniform", max }` delays each packet
+/// after the first by U[0, max] after its ideal time; the grid does not drift,
+/// the order holds, the seed moves the draws.
+#[test]
+fn send_jitter_delays_each_packet_within_max_and_keeps_the_grid() {
+    let text = |extra: &str| {
+        format!(
+            r#"name = "jit"
+duration = "4s"
+[topology]
+preset = "dumbbell"
+sources = 1
+access = {{ rate = "100Mbps", delay = "1ms" }}
+bottleneck = {{ rate = "100Mbps", delay = "1ms" }}
+[metrics]
+trace_flows = ["v.0"]
+[[traffic]]
+name = "v"
+model = "cbr"
+src = "src0"
+dst = "sink0"
+size = "320B"
+header = "66B"
+interval = "40ms"
+{extra}
+"#
+        )
+    };
+    let plain = run(&scenario(&text("")), 1);
+    let jit = run(&scenario(&text("send_jitter = { dist = \"uniform\", max = \"10ms\" }")), 1);
+    let jit2 = run(&scenario(&text("send_jitter = { dist = \"uniform\", max = \"10ms\" }")), 2);
+    let sent = |o: &qoslab_sim::output::RunOutput| u64s(&o.flows, "sent_pkts")[0];
+    assert_eq!((sent(&plain), sent(&jit)), (100, 100), "the grid does not drift");
+    let arrivals =
+        |o: &qoslab_sim::output::RunOutput| series(o, "v.0", "delay_s").iter().map(|(t, _)| *t).collect::<Vec<_>>();
+    let (a, b, c) = (arrivals(&plain), arrivals(&jit), arrivals(&jit2));
+    let dev: Vec<f64> = a.iter().zip(&b).map(|(x, y)| y - x).collect();
+    assert!(dev.iter().all(|d| (-1e-9..0.010 + 1e-9).contains(d)), "{dev:?}");
+    // Uniform over [0, 10 ms]: the mean near 5 ms, both halves used.
+    let mean = dev.iter().sum::<f64>() / dev.len() as f64;
+    assert!((0.0035..0.0065).contains(&mean), "{mean}");
+    assert!(dev.iter().filter(|d| **d > 0.005).count() > 30 && dev.iter().filter(|d| **d < 0.005).count() > 30);
+    assert!(b.windows(2).all(|w| w[1] >= w[0]), "order holds");
+    assert_ne!(b, c, "the seed moves the jitter");
+    assert_eq!(b, arrivals(&run(&scenario(&text("send_jitter = { dist = \"uniform\", max = \"10ms\" }")), 1)));
+}
+
+#[test]
+fn send_jitter_and_packetization_are_refused_where_they_do_not_apply() {
+    let base = |extra: &str, model: &str| {
+        format!(
+            r#"name = "jit"
+duration = "1s"
+[topology]
+preset = "dumbbell"
+sources = 1
+access = {{ rate = "100Mbps", delay = "1ms" }}
+bottleneck = {{ rate = "100Mbps", delay = "1ms" }}
+[[traffic]]
+name = "v"
+src = "src0"
+dst = "sink0"
+size = "160B"
+{model}
+{extra}
+"#
+        )
+    };
+    let cbr = "model = \"cbr\"\ninterval = \"20ms\"";
+    let has = |d: &[qoslab_scenario::Diagnostic], path: &str, text: &str| {
+        assert!(d.iter().any(|d| d.path == path && d.message.contains(text)), "{path} {text}: {d:?}")
+    };
+    let d = refused(&base("send_jitter = { dist = \"uniform\", max = \"21ms\" }", cbr));
+    has(&d, "traffic.0.send_jitter.max", "exceeds the packet spacing (20ms)");
+    let d = refused(&base("send_jitter = { dist = \"uniform\", max = \"0ms\" }", cbr));
+    has(&d, "traffic.0.send_jitter.max", "above 0");
+    // A rate's spacing: 160 B at 64 kb/s = 20 ms.
+    let d =
+        refused(&base("send_jitter = { dist = \"uniform\", max = \"25ms\" }", "model = \"cbr\"\nrate = \"64kbps\""));
+    has(&d, "traffic.0.send_jitter.max", "(20ms)");
+    let d =
+        refused(&base("send_jitter = { dist = \"uniform\", max = \"5ms\" }", "model = \"poisson\"\nrate = \"64kbps\""));
+    has(&d, "traffic.0.send_jitter", "poisson");
+    let d = refused(&base("randomize = 0.1\nsend_jitter = { dist = \"uniform\", max = \"5ms\" }", cbr));
+    has(&d, "traffic.0.send_jitter", "randomize");
+    let d = refused(&base("send_jitter = { dist = \"normal\", max = \"5ms\" }", cbr));
+    assert!(d.iter().any(|d| d.path.starts_with("traffic.0.send_jitter")), "{d:?}");
+    let d = refused(&base("packetization = \"nominal\"", cbr));
+    has(&d, "traffic.0.packetization", "on_off");
+    let d = refused(&base(
+        "packetization = \"floor\"",
+        "model = \"on_off\"\ninterval = \"20ms\"\non = \"1s\"\noff = \"1s\"",
+    ));
+    assert!(d.iter().any(|d| d.path == "traffic.0.packetization"), "{d:?}");
+    // Both accepted where they apply.
+    scenario(&base(
+        "packetization = \"nominal\"\nsend_jitter = { dist = \"uniform\", max = \"20ms\" }",
+        "model = \"on_off\"\ninterval = \"20ms\"\non = \"1s\"\noff = \"1s\"",
+    ));
+}

@@ -20,10 +20,16 @@ reported).
 
 Runs:
 
-- Scenario 1 (Fig. 6, Fig. 9): 20 CBR flows on the CL port, 20 on a BE
+- Scenario 1 (Fig. 6): 20 CBR flows on the CL port, 20 on a BE
   port, background at each load, with MACE (SSAC, 3 Mb/s = 30% allocation)
   and without (50-packet drop-tail). Full: 200 s per run, every seed; quick:
   20 s.
+- Fig. 9: scenario 1 with MACE at §5.2's 20 background sources (68%
+  background, 99% in all), with exact send times and with the host timing
+  jitter (``send_jitter``, one 10 ms FreeBSD tick) on every sender; the
+  jittered senders at 130% too.
+- Figs. 7-8: scenario 4's CL models (CBR, POO1, POO3, EXP1), five each on
+  the CL and on a BE port, at scenario 1's loads and lengths.
 - Scenario 2 (Figs. 10-11): POO1 record and replay. A recording run (MACE)
   starts 20 CL-port POO1 flows at random times with random lifetimes; their
   starts and lifetimes are written as a replay CSV (:func:`record_arrivals`)
@@ -34,6 +40,10 @@ Runs:
   window 20, restart on admission), 130% background. Full: 3100 s, judged
   after the 100 s warm-up; quick: 330 s of EXP1 and EXP2 (three estimator
   windows after a 30 s warm-up).
+- Departures (EXP1 and POO1 under MBAC): lifetimes of the paper, ten times
+  longer and none; full runs add EXP1 at v = 1 without departures, over 68%
+  background, and packetized at the nominal rate. Quick: EXP1 with T and
+  the lifetimes scaled by 1/5.
 - A sweep of v (EXP1, MBAC) in the full run.
 
 Claims (tolerances fixed before any run; never tuned to pass):
@@ -44,17 +54,25 @@ claim                                   holds when
 ``cl-loss-far-below-be``                at every background load >= 100%: CL packet loss
                                         <= 0.1 x the BE-port flows' loss with MACE, and
                                         BE loss with MACE <= 1.5 x BE loss without
-``cl-interarrivals-tight``              CL: >= 95% of inter-arrivals (< 80 ms) within 25%
-                                        of 40 ms; BE share at least 10 points lower
+``cl-interarrivals-tight``              at Fig. 9's load with host jitter, CL: >= 95% of
+                                        inter-arrivals (< 80 ms) within 25% of 40 ms; BE
+                                        share at least 10 points lower
 ``ssac-admits-floor``                   SSAC's largest concurrently admitted count after
                                         the warm-up = floor(allocation / r), every model
-``mbac-beats-ssac``                     MBAC's mean admitted flows and utilization of the
+``mbac-beats-ssac``                     MBAC's mean flows alive and utilization of the
                                         allocation > SSAC's, every model
 ``mbac-load-within-allocation``         95th percentile of MBAC's 5 s CL samples after the
                                         warm-up <= allocation, every model
 ``mbac-cl-service-comparable``          CL packet loss under MBAC <= SSAC's + 1 point and
                                         (mix) 64 kb/s CL within-25% share >= SSAC's - 5
                                         points
+``mbac-departures-batch-admission``     |measured - predicted| <= 3 points of μ, predicted
+                                        u_none / (1 + (T·S/L)·r/m), every model and
+                                        finite lifetime
+``fig7-mixed-cl-loss-below-be``         mixed models, every load >= 100%: CL class loss
+                                        <= 0.1 x the BE-port flows' loss
+``fig8-bg-loss-lower-with-onoff-cl``    every load >= 100%: background loss with the mixed
+                                        CL models 3 to 12 points below scenario 1's
 ======================================  =================================================
 
 The package, by subject: :mod:`.params` (testbed, sources, run lengths),
@@ -71,6 +89,8 @@ from .measures import (
     Hist,
     admitted_path,
     admitted_stats,
+    alive_path,
+    alive_stats,
     class_counters,
     class_loss,
     generation_matches,
@@ -101,6 +121,7 @@ from .params import (
     bg_sources,
 )
 from .recording import check_groups, record_arrivals, record_group
+from .runs import batch_prediction
 
 NAME = "mace"
 TITLE = "MACE: measurement-based admission control for controlled-load service"
@@ -111,15 +132,18 @@ PAPER = "the MACE paper (seed 000, §3-5: Fig. 4 testbed, Table 1 sources, Figs.
 def reproduce(ctx: Context) -> Outcome:
     """Runs every scenario, then judges the claims and draws the figures (the framework's entry point)."""
     s1 = runs.scenario1(ctx)
+    f9 = runs.fig9(ctx)
+    mixed = runs.mixed_loss(ctx)
     s2 = runs.scenario2(ctx)
     t2 = runs.table2(ctx)
+    dep = runs.departures(ctx)
     sweep = runs.sweep(ctx)
-    found = claims.claims(ctx, s1, t2)
-    figs = plots.plots(ctx, s1, s2, t2, sweep)
+    found = claims.claims(ctx, s1, t2, f9, dep, mixed)
+    figs = plots.plots(ctx, s1, s2, t2, sweep, f9, dep, mixed)
     return Outcome(
         claims=found,
-        data=report.data(ctx, s1, s2, t2, sweep),
-        sections=report.sections(ctx, s1, s2, t2, sweep),
+        data=report.data(ctx, s1, s2, t2, sweep, f9, dep, mixed),
+        sections=report.sections(ctx, s1, s2, t2, sweep, f9, dep, mixed),
         figures=figs,
     )
 
@@ -147,6 +171,9 @@ __all__ = [
     "Hist",
     "admitted_path",
     "admitted_stats",
+    "alive_path",
+    "alive_stats",
+    "batch_prediction",
     "bg_sources",
     "check_groups",
     "class_counters",

@@ -8,9 +8,18 @@ import math
 
 from ..framework import Claim, Context
 from ..stats import Estimate
-from .measures import share_within
-from .params import ALLOCATION, ESTIMATOR_WINDOW_S, FIG9_LOAD, PAPER_TABLE2, RESERVE, S3_DURATION, WARMUP_S
-from .runs import Measures, Scenario1, Table2
+from .params import (
+    ALLOCATION,
+    BATCH_TOLERANCE_PTS,
+    ESTIMATOR_WINDOW_S,
+    FIG8_BAND_PTS,
+    FIG9_LOAD,
+    PAPER_TABLE2,
+    RESERVE,
+    S3_DURATION,
+    WARMUP_S,
+)
+from .runs import Departures, Fig9, Measures, MixedLoss, Scenario1, Table2, batch_prediction
 
 
 def pct(x: float) -> str:
@@ -23,18 +32,21 @@ def seed_mean(runs: list[Measures], key: str) -> float:
     return Estimate.of(r[key] for r in runs).mean
 
 
-def claims(ctx: Context, s1: Scenario1, t2: Table2) -> list[Claim]:
+def claims(ctx: Context, s1: Scenario1, t2: Table2, f9: Fig9, dep: Departures, mixed: MixedLoss) -> list[Claim]:
     """Every claim, in the report's order. The MBAC claims need three estimator windows after
     the warm-up, which both the quick and the full run give."""
     duration_s = float(S3_DURATION[ctx.quick].removesuffix("s"))
     enough = (duration_s - WARMUP_S[ctx.quick]) >= 3 * ESTIMATOR_WINDOW_S
     return [
         _cl_loss_far_below_be(s1),
-        _cl_interarrivals_tight(s1),
+        _cl_interarrivals_tight(s1, f9),
         _ssac_admits_floor(t2),
         _mbac_beats_ssac(t2, enough),
         _mbac_load_within_allocation(t2, enough),
         _mbac_cl_service_comparable(t2, enough),
+        _mbac_departures_batch_admission(dep),
+        _fig7_mixed_cl_loss_below_be(mixed),
+        _fig8_bg_loss_lower_with_onoff_cl(s1, mixed),
     ]
 
 
@@ -63,32 +75,64 @@ def _cl_loss_far_below_be(s1: Scenario1) -> Claim:
     )
 
 
-def _cl_interarrivals_tight(s1: Scenario1) -> Claim:
-    h = s1["hist"]["mace"]
-    cl_s, be_s = share_within(h["cl"], 0.040), share_within(h["be"], 0.040)
+def _cl_interarrivals_tight(s1: Scenario1, f9: Fig9) -> Claim:
+    """Judged at the paper's Fig. 9 load with the testbed's host timing jitter; the exact-time
+    sources and scenario 1's loads are reported beside it."""
+    share = {v: (seed_mean(r, "share40_cl"), seed_mean(r, "share40_be")) for v, r in f9["runs"].items()}
+    cl_s, be_s = share["jitter"]
     ok = cl_s >= 0.95 and be_s <= cl_s - 0.10
+    ex_cl, ex_be = share["exact"]
+    others = ", ".join(
+        f"{ld}% {pct(seed_mean(s1['runs'][f'mace_{ld}'], 'share40_cl'))} / "
+        f"{pct(seed_mean(s1['runs'][f'mace_{ld}'], 'share40_be'))}"
+        for ld in s1["loads"]
+    )
+    why = ""
+    if not ok:
+        sd = {v: seed_mean(r, "delay_sd_be_ms") for v, r in f9["runs"].items()}
+        j130 = f9["runs"].get(f"jitter_{FIG9_LOAD}")
+        e130 = s1["runs"].get(f"mace_{FIG9_LOAD}")
+        overload = (
+            f" At {FIG9_LOAD}% background (overload) the jitter moves BE from "
+            f"{pct(seed_mean(e130, 'share40_be'))} to {pct(seed_mean(j130, 'share40_be'))} while the BE delay's "
+            f"standard deviation stays {seed_mean(e130, 'delay_sd_be_ms'):.1f} -> "
+            f"{seed_mean(j130, 'delay_sd_be_ms'):.1f} ms: with exact periodic sources consecutive BE packets of a "
+            "flow meet nearly the same queue, because its state repeats every 40 ms (the periodicity the "
+            "paper's Fig. 5 warns of), so their delays differ little even where the delay itself varies."
+            if j130 and e130
+            else ""
+        )
+        lost = max(seed_mean(f9["runs"]["jitter"], k) for k in ("loss_be_group", "loss_bg"))
+        why = (
+            (
+                f"BE stays within 10 points of CL at Fig. 9's load with and without the jitter. Measured: at 99% "
+                f"load the BE flows' one-way delay hardly varies (standard deviation {sd['exact']:.2f} ms with "
+                f"exact send times, {sd['jitter']:.2f} ms with the jitter; BE and background loss at most "
+                f"{pct(lost)}), far inside the "
+                "band of ±10 ms, and the jitter, at most one 10 ms tick per packet, keeps an inter-arrival "
+                "inside 30-50 ms by itself." + overload + " The paper's 58% needs BE delays that vary by "
+                "tens of ms at this load, which neither the model's queue nor a one-tick timer produces."
+            )
+            if cl_s >= 0.95
+            else "CL misses its 95% bound: see the Fig. 9 section."
+        )
     return Claim(
         id="cl-interarrivals-tight",
         text="CL CBR packets arrive close to their 40 ms spacing; BE packets do not",
-        paper="Fig. 9: 99% of CL and 58% of BE inter-arrivals within 25% of 40 ms (gaps >= 80 ms left out)",
-        measured=f"at {FIG9_LOAD}% background: CL {pct(cl_s)}, BE {pct(be_s)} (other loads, CL / BE: "
-        + ", ".join(
-            f"{ld}% {pct(seed_mean(s1['runs'][f'mace_{ld}'], 'share40_cl'))} / "
-            f"{pct(seed_mean(s1['runs'][f'mace_{ld}'], 'share40_be'))}"
-            for ld in s1["loads"]
-        )
-        + ")",
-        tolerance="CL >= 95% and BE at least 10 points below CL",
-        holds=ok,
-        explanation=""
-        if ok
-        else (
-            "CL meets its bound; BE" + (" stays close to CL" if be_s > cl_s - 0.10 else " misses") + ": under "
-            "persistent overload the 50-packet drop-tail BE share of the buffer stays almost full, so a BE "
-            "packet's queueing delay is nearly constant and surviving BE packets keep close to their 40 ms "
-            "spacing (losses make >= 80 ms gaps, which are left out). The paper's 58% reflects a testbed "
-            "whose BE delay varied more; see the shares at the other loads."
+        paper="Fig. 9 (§5.2: 20 background sources, about 68% background load, 99% in all): 99% of CL and "
+        "58% of BE inter-arrivals within 25% of 40 ms (gaps >= 80 ms left out)",
+        measured=f"{f9['bg_sources']} background sources ({f9['background_pct']:.0f}% background, "
+        f"{f9['total_pct']:.0f}% in all), with host timing jitter (10 ms): CL {pct(cl_s)}, BE {pct(be_s)}; "
+        f"exact send times: CL {pct(ex_cl)}, BE {pct(ex_be)} (scenario 1's loads, exact, CL / BE: {others}; "
+        + (
+            f"{FIG9_LOAD}% with the jitter: {pct(share[f'jitter_{FIG9_LOAD}'][0])} / "
+            f"{pct(share[f'jitter_{FIG9_LOAD}'][1])})"
+            if f"jitter_{FIG9_LOAD}" in share
+            else ")"
         ),
+        tolerance="with host timing jitter at Fig. 9's load: CL >= 95% and BE at least 10 points below CL",
+        holds=ok,
+        explanation=why,
     )
 
 
@@ -119,11 +163,11 @@ def _mbac_beats_ssac(t2: Table2, enough: bool) -> Claim:
     rows, ok = [], True
     for m in t2:
         s, b = t2[m]["ssac"], t2[m]["mbac"]
-        good = b["admitted_mean"] > s["admitted_mean"] and b["utilization"] > s["utilization"]
+        good = b["alive_mean"] > s["alive_mean"] and b["utilization"] > s["utilization"]
         ok &= good
         rows.append(
-            f"{m.upper()} SSAC {pct(s['utilization'])} / {s['admitted_mean']:.1f} flows, "
-            f"MBAC {pct(b['utilization'])} / {b['admitted_mean']:.1f} flows"
+            f"{m.upper()} SSAC {pct(s['utilization'])} / {s['alive_mean']:.1f} flows, "
+            f"MBAC {pct(b['utilization'])} / {b['alive_mean']:.1f} flows"
         )
     return Claim(
         id="mbac-beats-ssac",
@@ -131,7 +175,7 @@ def _mbac_beats_ssac(t2: Table2, enough: bool) -> Claim:
         paper="Table 2 (%util / flows, SSAC -> MBAC): "
         + "; ".join(f"{m.upper()} {p[0]}/{p[1]} -> {p[2]}/{p[3]}" for m, p in PAPER_TABLE2.items()),
         measured="; ".join(rows),
-        tolerance="MBAC > SSAC in time-averaged admitted flows and in mean utilization, every model run",
+        tolerance="MBAC > SSAC in time-averaged admitted flows alive and in mean utilization, every model run",
         holds=ok if enough else None,
         explanation=""
         if ok and enough
@@ -198,4 +242,94 @@ def _mbac_cl_service_comparable(t2: Table2, enough: bool) -> Claim:
             if not enough
             else "MBAC's CL service was measurably worse than SSAC's beyond the tolerance."
         ),
+    )
+
+
+def _mbac_departures_batch_admission(dep: Departures) -> Claim:
+    rows, ok = [], True
+    w = dep["window_s"]
+    for m, runs in dep["runs"].items():
+        none = runs["none"]
+        parts = [f"{m.upper()} none {pct(none['utilization'])} ({none['alive_mean']:.1f} flows)"]
+        for r in runs.values():
+            if r["lifetime_s"] is None:
+                continue
+            want = batch_prediction(none, r["lifetime_s"], w, m)
+            good = abs(r["utilization"] - want) * 100 <= BATCH_TOLERANCE_PTS
+            ok &= good
+            parts.append(
+                f"L = {r['lifetime_s']:g} s: {pct(r['utilization'])} ({r['alive_mean']:.1f} flows) against "
+                f"predicted {pct(want)}"
+            )
+        rows.append(", ".join(parts))
+    return Claim(
+        id="mbac-departures-batch-admission",
+        text="With departures MBAC admits in one batch per estimator window, so its utilization falls "
+        "below the no-departure level as u_none / (1 + (T·S/L)·r/m) predicts",
+        paper="Table 2 (EXP1 89.6% / 93 flows, POO1 72.5% / 83, lifetimes exp(1000 s)); the paper does not "
+        "discuss departures",
+        measured=f"MBAC v = 0.95, T·S = {w:g} s, after {dep['warmup_s']:g} s of {dep['duration']}: " + "; ".join(rows),
+        tolerance=f"|measured - predicted| <= {BATCH_TOLERANCE_PTS:g} points of μ for every model and finite "
+        "lifetime (m = u_none·μ / N_none, the per-flow load of the run without departures)",
+        holds=ok,
+        explanation=""
+        if ok
+        else "the measured utilization differs from the batch-admission prediction by more than the "
+        "tolerance for some model or lifetime: the prediction ignores the noise headroom's change with N "
+        "and the flows that leave during a batch (see the departures section).",
+    )
+
+
+def _fig7_mixed_cl_loss_below_be(mixed: MixedLoss) -> Claim:
+    congested = [ld for ld in mixed["loads"] if ld >= 100]
+    rows, ok = [], True
+    for ld in congested:
+        runs = mixed["runs"][str(ld)]
+        cl, be = seed_mean(runs, "loss_cl_class"), seed_mean(runs, "loss_be_group")
+        good = math.isfinite(cl) and math.isfinite(be) and cl <= 0.1 * be
+        ok &= good
+        rows.append(f"{ld}%: CL {pct(cl)} (CL-port flows {pct(seed_mean(runs, 'loss_cl_group'))}), BE {pct(be)}")
+    return Claim(
+        id="fig7-mixed-cl-loss-below-be",
+        text="With mixed CL source models (CBR, POO1, POO3, EXP1) CL packets are rarely lost against BE",
+        paper="Fig. 7 (§5.1): traffic under CL service experiences lower loss than under BE service",
+        measured="; ".join(rows),
+        tolerance="CL class loss <= 0.1 x the BE-port flows' loss at every background load >= 100%",
+        holds=ok,
+        explanation=""
+        if ok
+        else "at some load the mixed CL class lost more than a tenth of the BE-port flows' loss (see the "
+        "Figs. 7-8 section).",
+    )
+
+
+def _fig8_bg_loss_lower_with_onoff_cl(s1: Scenario1, mixed: MixedLoss) -> Claim:
+    lo, hi = FIG8_BAND_PTS
+    congested = [ld for ld in mixed["loads"] if ld >= 100 and f"mace_{ld}" in s1["runs"]]
+    rows, ok = [], True
+    for ld in congested:
+        cbr = seed_mean(s1["runs"][f"mace_{ld}"], "loss_bg")
+        onoff = seed_mean(mixed["runs"][str(ld)], "loss_bg")
+        d = (cbr - onoff) * 100
+        good = lo <= d <= hi
+        ok &= good
+        rows.append(f"{ld}%: {pct(cbr)} -> {pct(onoff)} ({d:+.1f} points lower)")
+    return Claim(
+        id="fig8-bg-loss-lower-with-onoff-cl",
+        text="Background loss is lower with ON/OFF CL sources than with CBR ones",
+        paper="Fig. 8 (§5.1): background loss with the mixed ON/OFF CL sources lower than in scenario 1 "
+        "(CBR CL sources) by around 5% to 10%",
+        measured="background loss, scenario 1 (CBR) -> mixed: " + "; ".join(rows),
+        tolerance=f"lower by {lo:g} to {hi:g} points at every background load >= 100%",
+        holds=ok,
+        explanation=""
+        if ok
+        else "the difference follows the testing flows' offered load, which the ON/OFF duty cycles lower: "
+        + "; ".join(
+            f"{ld}%: 40 CBR flows {seed_mean(s1['runs'][f'mace_{ld}'], 'testing_offered_bps') / 1e6:.2f} Mb/s, "
+            f"mixed {seed_mean(mixed['runs'][str(ld)], 'testing_offered_bps') / 1e6:.2f} Mb/s"
+            for ld in congested
+        )
+        + "; the same difference of offered load is a larger share of the loss where the overload is "
+        "smaller, so the gap shrinks as the background load grows and leaves the paper's band at some load.",
     )

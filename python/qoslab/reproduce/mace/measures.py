@@ -121,6 +121,52 @@ def admitted_path(res: Result) -> list[tuple[float, int]]:
     return out
 
 
+def alive_path(res: Result) -> list[tuple[float, int]]:
+    """(time, admitted flows still sending) after each change: a MACE admission counts from its
+    time until the flow ends (``flows.end_s``) or goes stale, whichever is first. The
+    classifier's count (:func:`admitted_path`) also holds ended flows for the stale timeout."""
+    adm = mace_events(res, "admit")
+    adm = adm[adm["rule"] != "already_admitted"] if "rule" in adm else adm
+    st = mace_events(res, "stale")
+    ends = dict(zip(res.flows["name"], res.flows["end_s"].astype(float), strict=True))
+    stale_at: dict[str, list[float]] = {}
+    for t, e in zip(st["t_s"], st["entity"], strict=True):
+        stale_at.setdefault(str(e), []).append(float(t))
+    steps: list[tuple[float, int]] = []
+    for t, e in zip(adm["t_s"], adm["entity"], strict=True):
+        t, e = float(t), str(e)
+        gone = min([s for s in stale_at.get(e, []) if s > t] + [ends.get(e, math.inf)])
+        steps.append((t, 1))
+        if math.isfinite(gone):
+            steps.append((max(gone, t), -1))
+    n, out = 0, []
+    for t, d in sorted(steps):
+        n += d
+        out.append((t, n))
+    return out
+
+
+def path_stats(path: list[tuple[float, int]], start_s: float, end_s: float) -> tuple[float, int]:
+    """Time-average and maximum over [start_s, end_s] of a step path of (time, count)."""
+    n = 0
+    for t, k in path:
+        if t <= start_s:
+            n = k
+    area, last, peak = 0.0, start_s, n
+    for t, k in path:
+        if start_s < t <= end_s:
+            area += n * (t - last)
+            last, n = t, k
+            peak = max(peak, n)
+    area += n * (end_s - last)
+    return (area / (end_s - start_s) if end_s > start_s else math.nan, peak)
+
+
+def alive_stats(res: Result, start_s: float, end_s: float) -> tuple[float, int]:
+    """Time-average and maximum of the admitted flows still sending over [start_s, end_s]."""
+    return path_stats(alive_path(res), start_s, end_s)
+
+
 def admitted_stats(res: Result, start_s: float, end_s: float) -> tuple[float, int]:
     """Time-average and maximum of the admitted count over [start_s, end_s]."""
     path = admitted_path(res)
@@ -152,3 +198,17 @@ def percentile(xs: list[float], q: float) -> float:
     lo = math.floor(k)
     hi = min(lo + 1, len(s) - 1)
     return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def offered_bps(res: Result, groups: list[str]) -> float:
+    """The wire bit rate the flows of ``groups`` sent, each over its own lifetime, summed."""
+    f = res.flows[res.flows["group"].isin(groups)]
+    life = (f["end_s"] - f["start_s"]).clip(lower=1e-9)
+    return float((f["sent_bytes"] * 8 / life).sum())
+
+
+def delay_sd_ms(res: Result, groups: list[str]) -> float:
+    """The flows of ``groups``' one-way delay standard deviation (ms), averaged over the flows."""
+    f = res.flows[res.flows["group"].isin(groups)]
+    sd = f["delay_var_s2"].clip(lower=0.0) ** 0.5 * 1000
+    return float(sd.mean()) if len(sd) else math.nan

@@ -5,12 +5,20 @@ report alike."""
 
 from __future__ import annotations
 
+from typing import Any
+
 LINK_BPS = 10e6
 BG_SOURCE_BPS = (700 + 100 + 54) * 8 / 0.020
 LOADS_FULL = [60, 80, 100, 120, 130, 140, 160]
 LOADS_QUICK = [60, 100, 130, 160]
-#: The load of the Fig. 9 histogram (in both load lists).
+#: The load of the scenario-1 histogram kept for comparison (in both load lists).
 FIG9_LOAD = 130
+#: Fig. 9's own run (§5.2): "20 background traffic sources", every 20 ms, 800 B mean payload:
+#: 6.83 Mb/s on the wire, 68% of the bottleneck; with the 40 testing flows (3.09 Mb/s) 99%.
+FIG9_BG_SOURCES = 20
+#: Host timing jitter of the testbed's senders (FreeBSD 2.2.2, HZ = 100: a 10 ms clock tick), as
+#: ``send_jitter`` of every group: each packet leaves up to one tick after its ideal time.
+HOST_JITTER = '{ dist = "uniform", max = "10ms" }'
 S1_DURATION = {True: "20s", False: "200s"}
 S2_DURATION = {True: "20s", False: "200s"}
 S3_DURATION = {True: "330s", False: "3100s"}
@@ -39,6 +47,37 @@ PAPER_TABLE2 = {
     "exp2": (29, 14, 93, 47),
     "mixed": (36, 19, 74, 34),
 }
+#: The departures experiment (issue 10 §3): EXP1 and POO1 under MBAC (v = 0.95) with the CL
+#: candidates' mean lifetimes of the paper (1000 s), ten times longer, and none (every flow
+#: outlives the run). The quick run scales the estimator window (T = 4 samples, 20 s) and the
+#: lifetimes by the same 1/5, so that T·S/L, which batch admission depends on, is the paper's.
+DEPARTURES: dict[bool, dict[str, Any]] = {
+    True: {
+        "models": ["exp1"],
+        "window": 4,
+        "lifetimes": {"paper": 200.0, "10x": 2000.0, "none": None},
+        "duration": "330s",
+        "warmup_s": 100.0,
+    },
+    False: {
+        "models": ["exp1", "poo1"],
+        "window": 20,
+        "lifetimes": {"paper": 1000.0, "10x": 10000.0, "none": None},
+        "duration": "3100s",
+        "warmup_s": 100.0,
+    },
+}
+#: "No departures": a fixed lifetime far beyond any run.
+NO_DEPARTURE_LIFETIME = "1000000s"
+#: Batch-admission claim: |measured - predicted utilization| at most this, in points of μ
+#: (fixed before the first run of the claim).
+BATCH_TOLERANCE_PTS = 3.0
+#: Figs. 7-8 (§5.1): scenario 4's CL models CBR 64 kb/s, POO1, POO3 and EXP1, five flows of each
+#: on the CL port and five on a BE port, over each background load of scenario 1.
+MIXED_LOSS_MODELS = ["cbr", "poo1", "poo3", "exp1"]
+#: Fig. 8: the background loss with these ON/OFF CL sources is "lower ... by around 5% to 10%" than
+#: with scenario 1's CBR ones; the band (points) allowed at every load >= 100% (fixed before the run).
+FIG8_BAND_PTS = (3.0, 12.0)
 IDEAL_S = {5004: 0.040, 5006: 0.010}
 GROUP_PORT = {"cl": 5004, "be": 5010, "cbr": 5004, "exp1": 5004, "poo1": 5004, "poo3": 5004, "exp2": 5006, "poo2": 5006}
 

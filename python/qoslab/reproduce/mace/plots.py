@@ -8,12 +8,28 @@ from ..framework import Context, Figure
 from .claims import pct, seed_mean
 from .measures import Hist, share_within
 from .params import ALLOCATION, FIG14_MODELS, WARMUP_S
-from .runs import Scenario1, Scenario2, Table2, Table2Run
+from .runs import Departures, Fig9, MixedLoss, Scenario1, Scenario2, Table2, Table2Run, batch_prediction
 
 
-def plots(ctx: Context, s1: Scenario1, s2: Scenario2, t2: Table2, sweep: dict[str, Table2Run]) -> list[Figure]:
+def plots(
+    ctx: Context,
+    s1: Scenario1,
+    s2: Scenario2,
+    t2: Table2,
+    sweep: dict[str, Table2Run],
+    f9: Fig9,
+    dep: Departures,
+    mixed: MixedLoss,
+) -> list[Figure]:
     """Draws every figure the runs allow (the mixed CDFs need the mixed model, the v sweep a full run)."""
-    out = [fig6(ctx, s1), fig9(ctx, s1), fig10_11(ctx, s2), cdf_poo1_replay(ctx, s2)]
+    out = [
+        fig6(ctx, s1),
+        fig7_8(ctx, s1, mixed),
+        fig9(ctx, f9),
+        departures(ctx, dep),
+        fig10_11(ctx, s2),
+        cdf_poo1_replay(ctx, s2),
+    ]
     if "mixed" in t2:
         out.append(cdf_mixed(ctx, t2["mixed"]))
     model = next((m for m in FIG14_MODELS if m in t2), None)
@@ -57,24 +73,90 @@ def fig6(ctx: Context, s1: Scenario1) -> Figure:
     )
 
 
-def fig9(ctx: Context, s1: Scenario1) -> Figure:
-    fig = figures.new_figure(7.0, 4.5)
-    ax = fig.subplots()
-    for g, lab in (("cl", "CL"), ("be", "BE")):
-        h = s1["hist"]["mace"][g]
-        tot = sum(h.values()) or 1.0
-        ax.bar(
-            [t * 1000 for t in h], [n / tot * 100 for n in h.values()], width=1.0, alpha=0.6, label=lab, align="edge"
-        )
-    ax.set_yscale("log")
-    ax.set_xlabel("inter-arrival time (ms), < 80 ms")
-    ax.set_ylabel("packets (%)")
-    ax.set_title("Fig. 9 analogue: CBR 64 kb/s inter-arrivals at the receiver")
-    ax.legend(fontsize=8)
+def fig9(ctx: Context, f9: Fig9) -> Figure:
+    fig = figures.new_figure(10.0, 4.5)
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, (variant, title) in zip(
+        axes, (("exact", "exact send times"), ("jitter", "host timing jitter (10 ms tick)")), strict=True
+    ):
+        for g, lab in (("cl", "CL"), ("be", "BE")):
+            h = f9["hist"][variant][g]
+            tot = sum(h.values()) or 1.0
+            ax.bar(
+                [t * 1000 for t in h],
+                [n / tot * 100 for n in h.values()],
+                width=1.0,
+                alpha=0.6,
+                label=f"{lab}: {pct(share_within(h, 0.040))} within 25%",
+                align="edge",
+            )
+        ax.set_yscale("log")
+        ax.set_xlabel("inter-arrival time (ms), < 80 ms")
+        ax.set_title(title)
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("packets (%)")
+    fig.suptitle(f"Fig. 9 analogue: CBR 64 kb/s inter-arrivals, {f9['bg_sources']} background sources")
     figures.save(fig, ctx.figure_path("fig9_interarrival.png"))
     return Figure(
         "fig9_interarrival.png",
-        "Aggregate inter-arrival histogram of the CL and BE CBR flows (scenario 1 with MACE).",
+        f"Aggregate inter-arrival histograms of the CL and BE CBR flows (scenario 1 with MACE, "
+        f"{f9['bg_sources']} background sources: {f9['background_pct']:.0f}% background, "
+        f"{f9['total_pct']:.0f}% in all), with exact send times and with the host timing jitter.",
+    )
+
+
+def fig7_8(ctx: Context, s1: Scenario1, mixed: MixedLoss) -> Figure:
+    fig = figures.new_figure(10.0, 4.5)
+    a7, a8 = fig.subplots(1, 2)
+    loads = mixed["loads"]
+    runs = mixed["runs"]
+    a7.plot(loads, [seed_mean(runs[str(ld)], "loss_cl_class") * 100 for ld in loads], "o-", label="CL (class)")
+    a7.plot(loads, [seed_mean(runs[str(ld)], "loss_cl_group") * 100 for ld in loads], "x--", label="CL-port flows")
+    a7.plot(loads, [seed_mean(runs[str(ld)], "loss_be_group") * 100 for ld in loads], "s-", label="BE-port flows")
+    a7.set_title("Fig. 7: mixed CL models, CL vs BE loss")
+    a8.plot(
+        loads, [seed_mean(s1["runs"][f"mace_{ld}"], "loss_bg") * 100 for ld in loads], "o-", label="CBR CL (scen. 1)"
+    )
+    a8.plot(loads, [seed_mean(runs[str(ld)], "loss_bg") * 100 for ld in loads], "s-", label="mixed ON/OFF CL")
+    a8.set_title("Fig. 8: background loss")
+    for ax in (a7, a8):
+        ax.set_xlabel("background offered load (% of 10 Mb/s)")
+        ax.legend(fontsize=8)
+    a7.set_ylabel("packet loss (%)")
+    figures.save(fig, ctx.figure_path("fig7_8_mixed_loss.png"))
+    return Figure(
+        "fig7_8_mixed_loss.png",
+        "Figs. 7-8 analogue: loss of the CL and BE flows of scenario 4's mixed models (CBR, POO1, POO3, "
+        "EXP1) with MACE, and the background's loss with them against scenario 1's CBR CL flows.",
+    )
+
+
+def departures(ctx: Context, dep: Departures) -> Figure:
+    fig = figures.new_figure(7.0, 4.5)
+    ax = fig.subplots()
+    for i, (m, runs) in enumerate(dep["runs"].items()):
+        none = runs["none"]
+        finite = [r for r in runs.values() if r["lifetime_s"] is not None]
+        xs = [float(r["lifetime_s"] or 0.0) for r in finite]
+        ax.plot(xs, [r["utilization"] * 100 for r in finite], "o", color=f"C{i}", label=f"{m.upper()} measured")
+        ax.plot(
+            xs,
+            [batch_prediction(none, x, dep["window_s"], m) * 100 for x in xs],
+            "x--",
+            color=f"C{i}",
+            label=f"{m.upper()} predicted (batch admission)",
+        )
+        ax.axhline(none["utilization"] * 100, color=f"C{i}", lw=0.8, ls=":", label=f"{m.upper()} no departures")
+    ax.set_xscale("log")
+    ax.set_xlabel("mean flow lifetime L (s)")
+    ax.set_ylabel("utilization of the CL allocation (%)")
+    ax.set_title(f"MBAC with departures (T·S = {dep['window_s']:g} s)")
+    ax.legend(fontsize=7)
+    figures.save(fig, ctx.figure_path("departures.png"))
+    return Figure(
+        "departures.png",
+        "MBAC's utilization against the candidates' mean lifetime, measured and as batch admission predicts "
+        "from the run without departures (dotted).",
     )
 
 

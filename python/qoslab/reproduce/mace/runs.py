@@ -15,11 +15,14 @@ from ..framework import Context
 from .measures import (
     Hist,
     admitted_stats,
+    alive_stats,
     class_loss,
+    delay_sd_ms,
     generation_matches,
     group_loss,
     interarrival_hist,
     mbac_path,
+    offered_bps,
     percentile,
     sample_rates,
     share_within,
@@ -27,14 +30,20 @@ from .measures import (
 from .params import (
     ALLOCATION,
     BG_SOURCE_BPS,
+    DEPARTURES,
+    FIG9_BG_SOURCES,
     FIG9_LOAD,
     GENERATION_PROBE_RATE,
     GROUP_PORT,
+    HOST_JITTER,
     LINK_BPS,
     LOADS_FULL,
     LOADS_QUICK,
     MACE_KEY,
     MBAC,
+    MIXED_LOSS_MODELS,
+    NO_DEPARTURE_LIFETIME,
+    RESERVE,
     S1_DURATION,
     S2_DURATION,
     S3_DURATION,
@@ -77,6 +86,7 @@ class Table2Run(TypedDict):
 
     admitted_mean: float
     admitted_max: int
+    alive_mean: float
     utilization: float
     sample_p95_bps: float
     allocation_bps: float
@@ -113,6 +123,8 @@ def _s1_measures(res: Result, n: int, variant: str) -> tuple[Measures, dict[str,
     }
     if variant == "mace":
         m["loss_cl_class"], m["loss_be_class"] = class_loss(res)
+    m["testing_offered_bps"] = offered_bps(res, ["cl", "be"])
+    m["delay_sd_cl_ms"], m["delay_sd_be_ms"] = delay_sd_ms(res, ["cl"]), delay_sd_ms(res, ["be"])
     hists = {g: interarrival_hist(res, [g]) for g in ("cl", "be")}
     m["share40_cl"], m["share40_be"] = (share_within(hists[g], 0.040) for g in ("cl", "be"))
     return m, hists
@@ -197,6 +209,7 @@ def table2_measures(ctx: Context, model: str, res: Result) -> Table2Run:
     warm = WARMUP_S[ctx.quick]
     end = float(res.summary.get("sim_time_s") or S3_DURATION[ctx.quick].removesuffix("s"))
     mean_n, peak_n = admitted_stats(res, warm, end)
+    alive_n, _ = alive_stats(res, warm, end)
     rates = sample_rates(res, warm)
     mu = ALLOCATION[model]
     groups = sorted(set(res.flows["group"]) - {"bg"})
@@ -206,6 +219,7 @@ def table2_measures(ctx: Context, model: str, res: Result) -> Table2Run:
     return {
         "admitted_mean": mean_n,
         "admitted_max": peak_n,
+        "alive_mean": alive_n,
         "utilization": (sum(rates) / len(rates) / mu) if rates else math.nan,
         "sample_p95_bps": percentile(rates, 0.95),
         "allocation_bps": mu,
@@ -244,3 +258,200 @@ def sweep(ctx: Context) -> dict[str, Table2Run]:
     plan.append(("0.95 continue", cont, "mbac_v0.95_continue"))
     results = ctx.run_many([table2_spec(ctx, "exp1", adm, variant) for _, adm, variant in plan])
     return {key: table2_measures(ctx, "exp1", res) for (key, _, _), res in zip(plan, results, strict=True)}
+
+
+class Fig9(TypedDict):
+    """Fig. 9 at the paper's load (§5.2: 20 background sources), without and with the host timing
+    jitter: ``runs[variant]`` one :data:`Measures` per seed, ``hist[variant][group]`` the first
+    seed's histograms."""
+
+    bg_sources: int
+    background_pct: float
+    total_pct: float
+    runs: dict[str, list[Measures]]
+    hist: dict[str, dict[str, Hist]]
+
+
+#: Fig. 9's variants: the sources' send times exact (the model as is) and with the testbed's
+#: host timing jitter on every group (CL, BE and background senders alike), at Fig. 9's 20
+#: background sources; and the jittered senders at scenario 1's :data:`FIG9_LOAD` (130%), beside
+#: its exact run, to isolate the periodicity under overload.
+_JITTER = [f"traffic.{g}.send_jitter={HOST_JITTER}" for g in (0, 1, 2)]
+FIG9_VARIANTS = {
+    "exact": [f"traffic.2.flows={FIG9_BG_SOURCES}"],
+    "jitter": [f"traffic.2.flows={FIG9_BG_SOURCES}", *_JITTER],
+    f"jitter_{FIG9_LOAD}": [f"traffic.2.flows={bg_sources(FIG9_LOAD)}", *_JITTER],
+}
+
+
+def fig9(ctx: Context) -> Fig9:
+    """Scenario 1 with MACE at Fig. 9's load, with exact and with jittered send times, every seed."""
+    n = FIG9_BG_SOURCES
+    plan: list[tuple[str, int]] = []
+    specs: list[tuple[str, Scenario, int]] = []
+    for variant, extra in FIG9_VARIANTS.items():
+        sc = _load(ctx, "s1_cbr_mace.toml", [f"duration={S1_DURATION[ctx.quick]}", *extra])
+        for seed in ctx.seeds:
+            plan.append((variant, seed))
+            specs.append((f"fig9_{variant}", sc, seed))
+    testing_bps = 40 * 386 * 8 / 0.040
+    out: Fig9 = {
+        "bg_sources": n,
+        "background_pct": n * BG_SOURCE_BPS / LINK_BPS * 100,
+        "total_pct": (n * BG_SOURCE_BPS + testing_bps) / LINK_BPS * 100,
+        "runs": {},
+        "hist": {},
+    }
+    for (variant, seed), res in zip(plan, ctx.run_many(specs), strict=True):
+        m, hists = _s1_measures(res, n if variant in ("exact", "jitter") else bg_sources(FIG9_LOAD), "mace")
+        if seed == ctx.seeds[0]:
+            out["hist"][variant] = hists
+        out["runs"].setdefault(variant, []).append(m)
+    return out
+
+
+class DepartureRun(TypedDict):
+    """One run of the departures experiment, after its warm-up."""
+
+    lifetime_s: float | None
+    utilization: float
+    alive_mean: float
+    admitted_mean: float
+    sample_p95_bps: float
+    p95_over_mu: float
+    loss_cl_class: float
+
+
+class Departures(TypedDict):
+    """``runs[model][lifetime key]``; ``window_s`` = T·S; ``extra`` (full runs): EXP1 without
+    departures at v = 1.0, EXP1 (paper lifetimes) over 68% background instead of 130%, and EXP1
+    (paper lifetimes) packetized at the nominal rate."""
+
+    window_s: float
+    warmup_s: float
+    duration: str
+    runs: dict[str, dict[str, DepartureRun]]
+    extra: dict[str, DepartureRun]
+
+
+def _mbac(v: float, window: int) -> str:
+    return f'{{ type = "mbac", v = {v:g}, sample = "5s", window = {window}, restart_window = true }}'
+
+
+def _lifetime_overrides(lifetime_s: float | None) -> list[Override]:
+    if lifetime_s is None:
+        return [f"traffic.0.arrivals.lifetime={NO_DEPARTURE_LIFETIME}", 'traffic.0.arrivals.lifetime_dist="fixed"']
+    return [f"traffic.0.arrivals.lifetime={lifetime_s:g}s"]
+
+
+def departures(ctx: Context) -> Departures:
+    """EXP1 and POO1 (quick: EXP1) under MBAC with the paper's lifetimes, ten times longer and none
+    (one batch through the executor; the first seed)."""
+    p = DEPARTURES[ctx.quick]
+    base: list[Override] = [f"duration={p['duration']}", f"{MACE_KEY}.admission={_mbac(0.95, p['window'])}"]
+    plan: list[tuple[str, str, float | None]] = []
+    specs: list[tuple[str, Scenario, int]] = []
+    for m in p["models"]:
+        for key, lifetime in p["lifetimes"].items():
+            plan.append((m, key, lifetime))
+            sc = _load(ctx, f"s3_{m}.toml", base + _lifetime_overrides(lifetime))
+            specs.append((f"departures_{m}_{key}", sc, ctx.seeds[0]))
+    if not ctx.quick:
+        v1: list[Override] = [f"duration={p['duration']}", f"{MACE_KEY}.admission={_mbac(1.0, p['window'])}"]
+        plan.append(("extra", "exp1 v=1 none", None))
+        specs.append(
+            ("departures_exp1_v1_none", _load(ctx, "s3_exp1.toml", v1 + _lifetime_overrides(None)), ctx.seeds[0])
+        )
+        plan.append(("extra", "exp1 68% background", 1000.0))
+        bg: list[Override] = [*base, f"traffic.1.flows={FIG9_BG_SOURCES}"]
+        specs.append(("departures_exp1_bg68", _load(ctx, "s3_exp1.toml", bg), ctx.seeds[0]))
+        # The same EXP1 run with its ON periods packetized at the nominal rate (37.9 kb/s, not 40.3).
+        plan.append(("extra", "exp1 nominal packetization", 1000.0))
+        nominal: list[Override] = [*base, 'traffic.0.packetization="nominal"']
+        specs.append(("departures_exp1_nominal", _load(ctx, "s3_exp1.toml", nominal), ctx.seeds[0]))
+    out: Departures = {
+        "window_s": 5.0 * p["window"],
+        "warmup_s": p["warmup_s"],
+        "duration": p["duration"],
+        "runs": {},
+        "extra": {},
+    }
+    for (m, key, lifetime), res in zip(plan, ctx.run_many(specs), strict=True):
+        model = "exp1" if m == "extra" else m
+        run = departure_measures(res, model, lifetime, p["warmup_s"], float(p["duration"].removesuffix("s")))
+        if m == "extra":
+            out["extra"][key] = run
+        else:
+            out["runs"].setdefault(m, {})[key] = run
+    return out
+
+
+def departure_measures(res: Result, model: str, lifetime_s: float | None, warm: float, end: float) -> DepartureRun:
+    """Utilization of the allocation, flows alive and in the classifier, after ``warm``."""
+    rates = sample_rates(res, warm)
+    return {
+        "lifetime_s": lifetime_s,
+        "utilization": (sum(rates) / len(rates) / ALLOCATION[model]) if rates else math.nan,
+        "alive_mean": alive_stats(res, warm, end)[0],
+        "admitted_mean": admitted_stats(res, warm, end)[0],
+        "sample_p95_bps": percentile(rates, 0.95),
+        "p95_over_mu": percentile(rates, 0.95) / ALLOCATION[model],
+        "loss_cl_class": class_loss(res, warm)[0],
+    }
+
+
+def batch_prediction(none: DepartureRun, lifetime_s: float, window_s: float, model: str) -> float:
+    """The utilization batch admission predicts for mean lifetime ``lifetime_s`` from the run
+    without departures (see the claim ``mbac-departures-batch-admission``):
+
+    ``u_L = u_none / (1 + (T·S / L) · r / m)``, ``m = u_none · μ / N_none``
+
+    Without departures the estimate settles at the load of N_none flows plus the headroom its
+    noise needs. With departures, ν̂ can only rise between window ends, so each window of T·S
+    seconds admits in one batch the N·T·S/L flows that left during it, each adding its full r
+    to ν̂ while it adds only its mean load m to the measured load: the batch needs N·(T·S/L)·r
+    more headroom below v·μ, so N·m + N·(T·S/L)·r = N_none·m."""
+    mu = ALLOCATION[model]
+    m = none["utilization"] * mu / none["alive_mean"]
+    return none["utilization"] / (1.0 + window_s / lifetime_s * RESERVE[model] / m)
+
+
+class MixedLoss(TypedDict):
+    """Figs. 7-8: ``runs["130"]`` one :data:`Measures` per seed at each background load."""
+
+    loads: list[int]
+    runs: dict[str, list[Measures]]
+
+
+def mixed_loss(ctx: Context) -> MixedLoss:
+    """Scenario 4's mixed CL models (CBR, POO1, POO3, EXP1), five each on the CL and on a BE port,
+    with MACE (SSAC, 3 Mb/s) over each background load of scenario 1, every seed."""
+    loads = LOADS_QUICK if ctx.quick else LOADS_FULL
+    cl = [f"cl_{m}" for m in MIXED_LOSS_MODELS]
+    be = [f"be_{m}" for m in MIXED_LOSS_MODELS]
+    bg_index = 2 * len(MIXED_LOSS_MODELS)
+    plan: list[tuple[int, int]] = []
+    specs: list[tuple[str, Scenario, int]] = []
+    for load in loads:
+        sc = _load(
+            ctx,
+            "s4_mixed_loss.toml",
+            [f"duration={S1_DURATION[ctx.quick]}", f"traffic.{bg_index}.flows={bg_sources(load)}"],
+        )
+        for seed in ctx.seeds:
+            plan.append((load, seed))
+            specs.append((f"s4_mixed_loss_{load}", sc, seed))
+    out: MixedLoss = {"loads": loads, "runs": {}}
+    for (load, _), res in zip(plan, ctx.run_many(specs), strict=True):
+        cl_class, be_class = class_loss(res)
+        m: Measures = {
+            "bg_sources": bg_sources(load),
+            "loss_cl_class": cl_class,
+            "loss_be_class": be_class,
+            "loss_cl_group": group_loss(res, cl),
+            "loss_be_group": group_loss(res, be),
+            "loss_bg": group_loss(res, ["bg"]),
+            "testing_offered_bps": offered_bps(res, cl + be),
+        }
+        out["runs"].setdefault(str(load), []).append(m)
+    return out

@@ -29,15 +29,14 @@ def start_pattern_why(sp: dict[str, Any]) -> str:
     """The measured share of stopped unshaped connections per start pattern and timer preset
     (the run that isolates the cause of claim 2's unshaped half)."""
     parts = []
+    rtts = sorted({v["min_rtt_ms"] for v in sp.values()})
     for preset in ("qoslab", "ns2"):
         cells = []
         for pkey, _j, desc in START_PATTERNS:
-            rtts = sorted({v["min_rtt_ms"] for v in sp.values()})
             vals = [sp.get(f"{preset}/{pkey}/rtt{r}ms", {}).get("stopped_share", math.nan) for r in rtts]
             cells.append(f"{desc}: {'/'.join(_pct(v) for v in vals)}")
         parts.append(f"{preset} timers: " + "; ".join(cells))
-    rtts = "/".join(str(r) for r in sorted({v["min_rtt_ms"] for v in sp.values()}))
-    return f"stopped at min RTT {rtts} ms: " + " | ".join(parts)
+    return f"stopped at min RTT {'/'.join(str(r) for r in rtts)} ms: " + " | ".join(parts)
 
 
 def tcp_claims(

@@ -58,11 +58,16 @@ def greedy(res: Any, warmup_s: float, duration_s: float) -> dict[str, Any]:
     loss = (drop / sent.where(sent > 0)).fillna(0.0).to_dict()
     rtt = s[(s["entity_kind"] == "flow") & (s["metric"] == "srtt_s") & (s["t_s"] >= warmup_s - 1e-9)]
     srtt = rtt.groupby("entity_id")["value"].mean().to_dict() if len(rtt) else {}
+    early = s[(s["entity_kind"] == "flow") & (s["metric"] == "delivered_pkts") & (s["t_s"] < warmup_s - 1e-9)]
+    early_pkts = early.groupby("entity_id")["value"].sum().to_dict() if len(early) else {}
+    fl = res.flows.set_index("name")
     names = sorted(thr)
     return {
         "thr_bps": [float(thr[n]) for n in names],
         "loss": [float(loss[n]) for n in names],
         "srtt_s": [float(srtt.get(n, math.nan)) for n in names],
+        "timeouts": [int(fl.at[n, "timeouts"]) for n in names],
+        "warmup_delivered_pkts": [float(early_pkts.get(n, 0.0)) for n in names],
         "sent_pkts": float(sent.sum()),
         "dropped_pkts": float(drop.sum()),
     }
@@ -75,7 +80,21 @@ def pooled(runs: list[dict[str, Any]], share_bps: float) -> dict[str, Any]:
     thr = [x for r in runs for x in r["thr_bps"]]
     sent = sum(r["sent_pkts"] for r in runs)
     drop = sum(r["dropped_pkts"] for r in runs)
+    is_stopped = [x < STOPPED_SHARE * share_bps for x in thr]
+    tos = [x for r in runs for x in r["timeouts"]]
+    early = [x for r in runs for x in r["warmup_delivered_pkts"]]
+
+    def mean_of(xs: list[float], pick: bool) -> float:
+        v = [x for x, st in zip(xs, is_stopped, strict=True) if st == pick]
+        return sum(v) / len(v) if v else math.nan
+
     return {
+        # What the stopped connections did (the evidence behind claim 2's explanation):
+        # RTO expiries over the whole run, and data delivered before the warm-up ended.
+        "timeouts_stopped": mean_of([float(x) for x in tos], True),
+        "timeouts_running": mean_of([float(x) for x in tos], False),
+        "warmup_pkts_stopped": mean_of(early, True),
+        "warmup_pkts_running": mean_of(early, False),
         "thr_bps": thr,
         "loss": [x for r in runs for x in r["loss"]],
         "srtt_s": [x for r in runs for x in r["srtt_s"]],
@@ -146,9 +165,14 @@ def start_patterns(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
                     "start": pkey,
                     "start_jitter": jitter,
                     "min_rtt_ms": rtt,
+                    "warmup_s": warm,
                     "stopped_share": p["stopped_share"],
                     "agg_loss": p["agg_loss"],
                     "thr_bps": p["thr_bps"],
+                    "timeouts_stopped": p["timeouts_stopped"],
+                    "timeouts_running": p["timeouts_running"],
+                    "warmup_pkts_stopped": p["warmup_pkts_stopped"],
+                    "warmup_pkts_running": p["warmup_pkts_running"],
                 }
     return out
 

@@ -699,8 +699,12 @@ mod tests {
         // The first new segment after the cut carries CWR.
         assert_eq!(s.cwr_seq(), Some(10));
         assert_eq!(out.first(), Some(&10));
-        // Once the window of the cut (up to 10) is acknowledged, ECE cuts again.
+        // ECE on the ACK of the last segment before the cut (9) still echoes the old CE:
+        // the CWR segment (10) has not reached the sink yet. No cut.
         s.on_ack_ecn(Time(80 * MS), 10, true, &mut out);
+        assert_eq!(s.stats().ecn_reductions, 1);
+        // ECE beyond it is new congestion: cut again.
+        s.on_ack_ecn(Time(81 * MS), 11, true, &mut out);
         assert_eq!(s.stats().ecn_reductions, 2);
         assert_eq!(s.stats().retransmits, 0, "ECN cuts the window without a loss");
     }

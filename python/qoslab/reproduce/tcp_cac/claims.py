@@ -155,8 +155,8 @@ def tcp_claims(
         "(mean over seeds); #2 blocks nothing. #1's running at blocking is N_max = 74 by construction and #2's "
         "time is reported, not judged"
     )
+    quick_why = "quick run: too few arrivals in a short run to judge blocking; full runs only"
     if t4 is None:
-        quick_why = "quick run: too few arrivals in a short run to judge blocking; full runs only"
         claims.append(
             Claim(
                 id="tcp-schemes",
@@ -223,8 +223,8 @@ def tcp_claims(
             paper="#2 < #3 < #1 in transfer time and blocking (#3: 3.1 s, 0.6%, 31 in the paper)",
             measured=measured + f"; Erlang-B(74, {LAMBDA} x {hold1:.2f} s) = {100 * eb:.2f}%",
             tolerance=t4_tol,
-            holds=h5,
-            explanation="" if h5 else "; ".join(why5),
+            holds=None if ctx.quick else h5,
+            explanation=quick_why if ctx.quick else "" if h5 else "; ".join(why5),
         )
     )
 
@@ -250,8 +250,8 @@ def tcp_claims(
             paper=paper_text,
             measured=measured + f"; #2 blocked {blocked2} (paper 0.319 s, not judged)",
             tolerance=paper_tol,
-            holds=h6,
-            explanation="" if h6 else "; ".join(why6),
+            holds=None if ctx.quick else h6,
+            explanation=quick_why if ctx.quick else "" if h6 else "; ".join(why6),
         )
     )
     return claims, derived

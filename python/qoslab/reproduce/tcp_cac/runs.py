@@ -40,7 +40,7 @@ T4_MAX_SEEDS = 40
 def runlen(quick: bool) -> dict[str, tuple[int, int]]:
     """(duration s, warm-up s) per table; the warm-up is one per-flow counter bin."""
     if quick:
-        return {"table1": (20, 5), "nmax": (20, 5), "table4": (0, 0)}
+        return {"table1": (20, 5), "nmax": (20, 5), "table4": (300, 50)}
     return {"table1": (60, 10), "nmax": (60, 10), "table4": (2000, 50)}
 
 
@@ -214,8 +214,8 @@ def nmax(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
 
 
 def table4(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
-    """Table 4 with TCP: each scheme over the same seeds; scheme #1 decides how many
-    (``T4_CI_TARGET``, ``T4_STEP``, ``T4_MAX_SEEDS``)."""
+    """Table 4 with TCP: each scheme over the same seeds; in full runs scheme #1 decides
+    how many (``T4_CI_TARGET``, ``T4_STEP``, ``T4_MAX_SEEDS``), quick runs keep the run's."""
     from ...api import load
 
     scs = {
@@ -230,7 +230,7 @@ def table4(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
 
     seeds = list(ctx.seeds)
     run(1, seeds)
-    while len(seeds) < T4_MAX_SEEDS:
+    while not ctx.quick and len(seeds) < T4_MAX_SEEDS:
         hw = Estimate.of(r["blocking"] for r in out["1"]).half_width
         if hw is not None and hw < T4_CI_TARGET:
             break

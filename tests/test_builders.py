@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import qoslab
-from conftest import ROOT, SCENARIOS
+from conftest import ROOT, SCENARIOS, cli
 from qoslab import Scenario, admission, queues, topology, traffic
 
 ACCESS = topology.link(rate="100Mbps", delay="1ms")
@@ -507,3 +507,24 @@ def test_the_ns2_variant_changes_a_red_run():
 
     assert run("floyd93") != run("ns2")
     assert run("ns2") == run("ns2")
+
+
+def test_tcp_preset_and_limited_transmit_reach_the_scenario_and_bad_presets_name_the_field(tmp_path):
+    t = traffic.tcp_options(preset="ns2", limited_transmit=True, initial_rto="3s")
+    assert t == {"preset": "ns2", "limited_transmit": True, "initial_rto": "3s"}
+    sc = dumbbell(traffic.ftp(name="f", src="src0", dst="sink0", size=1460, tcp=t))
+    echo = sc.echo["traffic"][0]["tcp"]
+    # The preset fills the keys left out (ns-2 of 2005); the key written beside it wins.
+    assert (echo["preset"], echo["min_rto"], echo["max_rto"], echo["granularity"], echo["init_window"]) == (
+        "ns2",
+        "200ms",
+        "100000s",
+        "10ms",
+        2,
+    )
+    assert echo["initial_rto"] == "3s" and echo["limited_transmit"] is True
+    bad = tmp_path / "bad.toml"
+    bad.write_text(sc.to_toml().replace('preset = "ns2"', 'preset = "bsd"'))
+    p = cli("validate", str(bad))
+    assert p.returncode == 2, p.stderr
+    assert "tcp" in p.stderr and "bsd" in p.stderr and "ns2" in p.stderr and "Traceback" not in p.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -159,3 +160,34 @@ def test_reproduce_tcp_cac_quick_writes_results_and_judges_the_claims(tmp_path):
     assert len(data["table1"]["none/rtt0ms"]["thr_bps"]) == 100
     assert data["run_lengths_s"]["table1"] == {"duration": 20, "warmup": 5}
     assert "## Table 1 (TCP)" in (out / "report.md").read_text()
+    # Stopped share and aggregate loss beside the per-connection means.
+    assert 0.0 <= data["table1"]["none/rtt0ms"]["stopped_share"] <= 1.0
+    assert data["table1"]["1Mbps/rtt0ms"]["agg_loss"] == 0.0
+    # The start pattern is explicit: every pattern x timer preset at min RTT 0, and all
+    # starts at t = 0 stop far more connections than starts spread over 1 s.
+    sp = data["start_patterns"]
+    assert set(sp) == {f"{t}/{p}/rtt0ms" for t in ("qoslab", "ns2") for p in ("t0", "10ms", "1s")}
+    for t in ("qoslab", "ns2"):
+        assert sp[f"{t}/t0/rtt0ms"]["stopped_share"] > sp[f"{t}/1s/rtt0ms"]["stopped_share"] + 0.2, sp
+    assert data["table1"]["none/rtt0ms"]["stopped_share"] == sp["qoslab/1s/rtt0ms"]["stopped_share"]
+    assert "start pattern" in claims["shaped-c-over-n"]["explanation"] or claims["shaped-c-over-n"]["holds"]
+    # Table 4 with TCP runs short in quick mode: shown, not judged.
+    assert claims["tcp-table4-paper"]["holds"] is None and "#1: " in claims["tcp-table4-paper"]["measured"]
+    t4 = data["table4_tcp"]
+    assert t4["seeds"] == [1] and all(len(t4[s]) == 1 for s in ("1", "2", "3"))
+    assert t4["1"][0]["sent_bytes_per_transfer"] >= 1_250_000
+    assert abs(t4["1"][0]["mean_transfer_time_s"] - 10.0) < 0.1
+    assert "by start pattern" in (out / "report.md").read_text()
+
+
+def test_table4_file_is_10_mbit_on_the_wire():
+    """The Table 4 transfer is 10 Mbit with headers (1500 B segments, 40 B of header each), so
+    at R_req = 1 Mb/s it lasts the paper's 10 s (issue 10 §4)."""
+    from qoslab.api import load
+
+    sc = load(Path(__file__).parents[1] / "scenarios" / "tcp_cac" / "table4.toml")
+    g = sc.echo["traffic"][0]
+    payload, mss, header = int(g["bytes"].removesuffix("B")), 1460, 40
+    segments = -(-payload // mss)
+    wire = payload + segments * header
+    assert wire * 8 == 10_000_000, wire

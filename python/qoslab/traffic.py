@@ -268,6 +268,8 @@ def on_off(
 def tcp_options(
     *,
     variant: Literal["reno", "newreno"] | None = None,
+    preset: Literal["qoslab", "ns2", "rfc6298", "linux"] | None = None,
+    limited_transmit: bool | None = None,
     max_window: int | str | None = None,
     init_window: int | None = None,
     rwnd: int | str | None = None,
@@ -287,13 +289,17 @@ def tcp_options(
     Defaults (ns-2 of 2000, ``docs/mechanisms/tcp.md``): ``variant`` ``"reno"`` (or
     ``"newreno"``), ``max_window`` 20, ``init_window`` 1, no ``rwnd``, no delayed ACKs
     (``ack_delay`` 100 ms when on), ``min_rto`` 200 ms, ``initial_rto`` 3 s, ``max_rto`` 60 s,
-    ``granularity`` 100 ms (``"0s"`` for none), ``stack`` ``"rfc"``. ``stack="ns2"`` follows
-    ns-2.35's Agent/TCP where it departs from the RFCs (window cut from cwnd, a second fast
-    retransmit only past ``recover``, RTTs counted in ticks of ``granularity``).
+    ``granularity`` 100 ms (``"0s"`` for none), ``stack`` ``"rfc"``. ``preset`` sets the four
+    timers and ``init_window`` at once (``"ns2"``: ns-2 of 2005, ``"rfc6298"``, ``"linux"``; keys
+    given beside it win); ``limited_transmit`` turns on RFC 3042 (default off). ``stack="ns2"``
+    follows ns-2.35's Agent/TCP where it departs from the RFCs (window cut from cwnd, a second
+    fast retransmit only past ``recover``, RTTs counted in ticks of ``granularity``).
     """
     t: dict[str, Any] = {}
     plain = {
         "variant": variant,
+        "preset": preset,
+        "limited_transmit": limited_transmit,
         "max_window": max_window,
         "init_window": init_window,
         "rwnd": rwnd,

@@ -111,37 +111,102 @@ impl JsonSchema for Window {
         })
     }
 }
+/// Named sets of timer settings and initial window (`tcp.preset`); keys
+/// written next to the preset override it. Sources in `docs/mechanisms/tcp.md`.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub enum TcpPreset {
+    /// qoslab's defaults (ns-2 of 2000 as seed 001 ran it, RFC 2988's 3 s
+    /// initial RTO): min RTO 200ms, initial RTO 3s, max RTO 60s,
+    /// granularity 100ms, initial window 1.
+    #[default]
+    #[serde(rename = "qoslab")]
+    Qoslab,
+    /// ns-2 of 2005 (`tcl/lib/ns-default.tcl`): `tcpTick_` 10ms, `minrto_`
+    /// 200ms (2004/10/14), `rtxcur_init_` 6s (3s from 2006/01/21),
+    /// `maxrto_` 100000s, `windowInit_` 2.
+    #[serde(rename = "ns2")]
+    Ns2,
+    /// RFC 6298: initial RTO 1s (§2.1), min RTO 1s (§2.4), max RTO 60s
+    /// (§2.5), granularity 1ms; initial window 1 (RFC 6298 does not set it).
+    #[serde(rename = "rfc6298")]
+    Rfc6298,
+    /// Linux (`include/net/tcp.h`): `TCP_RTO_MIN` 200ms, `TCP_TIMEOUT_INIT`
+    /// 1s, `TCP_RTO_MAX` 120s, `TCP_INIT_CWND` 10, granularity one jiffy at
+    /// HZ = 1000 (1ms).
+    #[serde(rename = "linux")]
+    Linux,
+}
+
+/// The values a preset gives the keys it covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PresetValues {
+    pub min_rto: Dur,
+    pub initial_rto: Dur,
+    pub max_rto: Dur,
+    pub granularity: Dur,
+    pub init_window: u32,
+}
+
+impl TcpPreset {
+    pub fn values(self) -> PresetValues {
+        let v = |min_ms, init_ms, max_s, g_ms, iw| PresetValues {
+            min_rto: Dur::from_ms(min_ms),
+            initial_rto: Dur::from_ms(init_ms),
+            max_rto: Dur::from_secs(max_s),
+            granularity: Dur::from_ms(g_ms),
+            init_window: iw,
+        };
+        match self {
+            TcpPreset::Qoslab => v(200, 3_000, 60, 100, 1),
+            TcpPreset::Ns2 => v(200, 6_000, 100_000, 10, 2),
+            TcpPreset::Rfc6298 => v(1_000, 1_000, 60, 1, 1),
+            TcpPreset::Linux => v(200, 1_000, 120, 1, 10),
+        }
+    }
+}
+
 fn d_one() -> u32 {
     1
 }
 fn d_min_rto() -> Dur {
-    Dur::from_ms(200)
+    TcpPreset::Qoslab.values().min_rto
 }
 fn d_initial_rto() -> Dur {
-    Dur::from_secs(3)
+    TcpPreset::Qoslab.values().initial_rto
 }
 fn d_max_rto() -> Dur {
-    Dur::from_secs(60)
+    TcpPreset::Qoslab.values().max_rto
 }
 fn d_granularity() -> Dur {
-    Dur::from_ms(100)
+    TcpPreset::Qoslab.values().granularity
 }
 fn d_ack_delay() -> Dur {
     Dur::from_ms(100)
 }
 
 /// TCP settings of an `ftp` or `transfer` group (windows in segments or bytes).
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+/// Read through [`TcpSpecRaw`], so that `preset` fills the timer keys and
+/// `init_window` left out; the echo writes every value resolved.
+#[derive(Clone, Debug, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
     /// `reno` (default) or `newreno`.
     #[serde(default)]
     pub variant: TcpVariantSpec,
+    /// Timer and initial-window preset: `qoslab` (default), `ns2` (ns-2 of
+    /// 2005), `rfc6298` or `linux`; `min_rto`, `initial_rto`, `max_rto`,
+    /// `granularity` and `init_window` written beside it override it.
+    #[serde(default)]
+    pub preset: TcpPreset,
+    /// Limited transmit (RFC 3042): a new segment on each of the first two
+    /// duplicate ACKs; default false.
+    #[serde(default)]
+    pub limited_transmit: bool,
     /// Largest congestion window (ns-2's `window_`): segments (`20`, `"20pkts"`) or
     /// bytes (`"20kB"`, whole segments of the MSS); >= 1 segment; default 20.
     #[serde(default = "d_max_window")]
     pub max_window: Window,
-    /// Initial congestion window in segments; >= 1; default 1.
+    /// Initial congestion window in segments; >= 1; default the preset's (1).
     #[serde(default = "d_one")]
     pub init_window: u32,
     /// Receiver window: segments or bytes, as `max_window`; >= 1 segment;
@@ -155,20 +220,20 @@ pub struct TcpSpec {
     #[serde(default = "d_ack_delay", with = "units::dur")]
     #[schemars(with = "super::schema::DurText")]
     pub ack_delay: Dur,
-    /// Lower bound of the RTO; default 200ms.
+    /// Lower bound of the RTO; default the preset's (200ms).
     #[serde(default = "d_min_rto", with = "units::dur")]
     #[schemars(with = "super::schema::DurText")]
     pub min_rto: Dur,
-    /// RTO before the first RTT sample; > 0; default 3s (RFC 2988, ns-2 of 2000).
+    /// RTO before the first RTT sample; > 0; default the preset's (3s, RFC 2988).
     #[serde(default = "d_initial_rto", with = "units::dur")]
     #[schemars(with = "super::schema::DurText")]
     pub initial_rto: Dur,
-    /// Upper bound of the (backed-off) RTO; >= min_rto; default 60s.
+    /// Upper bound of the (backed-off) RTO; >= min_rto; default the preset's (60s).
     #[serde(default = "d_max_rto", with = "units::dur")]
     #[schemars(with = "super::schema::DurText")]
     pub max_rto: Dur,
     /// Timer granularity G (ns-2's `tcpTick_`): RTO = SRTT + max(G, 4 RTTVAR),
-    /// rounded up to a multiple of G; "0s" for none; default 100ms.
+    /// rounded up to a multiple of G; "0s" for none; default the preset's (100ms).
     #[serde(default = "d_granularity", with = "units::dur")]
     #[schemars(with = "super::schema::DurText")]
     pub granularity: Dur,
@@ -183,6 +248,8 @@ impl Default for TcpSpec {
     fn default() -> Self {
         TcpSpec {
             variant: TcpVariantSpec::Reno,
+            preset: TcpPreset::Qoslab,
+            limited_transmit: false,
             max_window: d_max_window(),
             init_window: 1,
             rwnd: None,
@@ -217,11 +284,68 @@ impl TcpSpec {
                 TcpStackSpec::Rfc => TcpStack::Rfc,
                 TcpStackSpec::Ns2 => TcpStack::Ns2,
             },
+            limited_transmit: self.limited_transmit,
+            ecn: false,
         }
     }
     /// The sink's delayed-ACK timeout, if delayed ACKs are on.
     pub fn sink_delay(&self) -> Option<Dur> {
         self.delayed_ack.then_some(self.ack_delay)
+    }
+}
+
+/// What a scenario's `tcp` table says, before the preset fills the keys
+/// it covers.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TcpSpecRaw {
+    #[serde(default)]
+    variant: TcpVariantSpec,
+    #[serde(default)]
+    preset: TcpPreset,
+    #[serde(default)]
+    limited_transmit: bool,
+    #[serde(default = "d_max_window")]
+    max_window: Window,
+    #[serde(default)]
+    init_window: Option<u32>,
+    #[serde(default)]
+    rwnd: Option<Window>,
+    #[serde(default)]
+    delayed_ack: bool,
+    #[serde(default = "d_ack_delay", with = "units::dur")]
+    ack_delay: Dur,
+    #[serde(default, with = "units::dur::opt")]
+    min_rto: Option<Dur>,
+    #[serde(default, with = "units::dur::opt")]
+    initial_rto: Option<Dur>,
+    #[serde(default, with = "units::dur::opt")]
+    max_rto: Option<Dur>,
+    #[serde(default, with = "units::dur::opt")]
+    granularity: Option<Dur>,
+    #[serde(default)]
+    stack: TcpStackSpec,
+}
+
+impl<'de> Deserialize<'de> for TcpSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TcpSpec, D::Error> {
+        let r = TcpSpecRaw::deserialize(d)?;
+        let p = r.preset.values();
+        Ok(TcpSpec {
+            variant: r.variant,
+            preset: r.preset,
+            limited_transmit: r.limited_transmit,
+            max_window: r.max_window,
+            init_window: r.init_window.unwrap_or(p.init_window),
+            rwnd: r.rwnd,
+            delayed_ack: r.delayed_ack,
+            ack_delay: r.ack_delay,
+            min_rto: r.min_rto.unwrap_or(p.min_rto),
+            initial_rto: r.initial_rto.unwrap_or(p.initial_rto),
+            max_rto: r.max_rto.unwrap_or(p.max_rto),
+            granularity: r.granularity.unwrap_or(p.granularity),
+            stack: r.stack,
+        })
     }
 }
 
@@ -295,6 +419,30 @@ mod tests {
         let spec = tcp("max_window = \"20kB\"\nrwnd = \"64000B\"").unwrap();
         let cfg = spec.config(1000);
         assert_eq!((cfg.max_window, cfg.rwnd), (20, Some(64)));
+    }
+
+    #[test]
+    fn a_preset_fills_the_timer_keys_and_written_keys_override_it() {
+        let ns2 = tcp("preset = \"ns2\"").unwrap();
+        assert_eq!(
+            (ns2.min_rto, ns2.initial_rto, ns2.max_rto, ns2.granularity, ns2.init_window),
+            (Dur::from_ms(200), Dur::from_secs(6), Dur::from_secs(100_000), Dur::from_ms(10), 2)
+        );
+        let linux = tcp("preset = \"linux\"\ninitial_rto = \"3s\"").unwrap();
+        assert_eq!((linux.initial_rto, linux.max_rto, linux.init_window), (Dur::from_secs(3), Dur::from_secs(120), 10));
+        let rfc = tcp("preset = \"rfc6298\"").unwrap();
+        assert_eq!(
+            (rfc.min_rto, rfc.initial_rto, rfc.max_rto),
+            (Dur::from_secs(1), Dur::from_secs(1), Dur::from_secs(60))
+        );
+        // No preset: qoslab's defaults, the same as TcpSpec::default().
+        assert_eq!(tcp("").unwrap(), TcpSpec::default());
+        let e = tcp("preset = \"bsd\"").unwrap_err();
+        assert!(e.contains("qoslab") && e.contains("ns2") && e.contains("linux"), "{e}");
+        // The echo re-reads to the same values.
+        let text = toml::to_string(&linux).unwrap();
+        assert_eq!(tcp(&text).unwrap(), linux);
+        assert!(tcp("limited_transmit = true").unwrap().config(1000).limited_transmit);
     }
 
     #[test]

@@ -87,6 +87,23 @@
 //! lasts `min(RTO x backoff, max_rto)`; it is restarted on every new ACK
 //! (§5.3) and stopped when nothing is outstanding.
 //!
+//! **Limited transmit** (RFC 3042 §2, option `limited_transmit`): on the
+//! first and second duplicate ACK, outside recovery, one new (never sent)
+//! segment goes out if the receiver window allows it and
+//! `snd_nxt - snd_una <= cwnd + 2` after sending; `cwnd` is unchanged, and
+//! these segments are left out of `FlightSize` when the third duplicate ACK
+//! halves the window (RFC 5681 §3.2 step 2).
+//!
+//! **ECN** (RFC 3168 §6.1, option `ecn`): an ACK with ECN-Echo, at or
+//! beyond `recover` and outside recovery, halves the window once:
+//! `ssthresh = max(FlightSize / 2, 2)`, `cwnd = ssthresh`, `recover =
+//! snd_max`, and the next new segment carries CWR ([`TcpSender::cwr_seq`]).
+//! A third duplicate ACK in the window already reduced by ECN retransmits
+//! and enters recovery without halving again (ns-2's
+//! `last_cwnd_action_ == CWND_ACTION_ECN` in `dupack_action`). The sink
+//! echoes ECE on every ACK from a CE segment until a CWR segment arrives
+//! (RFC 3168 §6.1.3; [`TcpSink::on_ecn`]).
+//!
 //! **Sink**: one ACK per segment, or with `delayed_ack` (RFC 1122 §4.2.3.2,
 //! RFC 5681 §4.2) an ACK for every second in-order segment or when the
 //! delayed-ACK timer (default 100 ms, ns-2's `interval_`) runs out;
@@ -106,6 +123,8 @@
 //! | `granularity` | ns | >= 0 (> 0 with `stack = ns2`) | 100 ms |
 //! | `stack` | | rfc, ns2 | rfc |
 //! | `delayed_ack` | bool / timeout | | off / 100 ms |
+//! | `limited_transmit` | bool | | off |
+//! | `ecn` | bool | | off |
 
 pub mod sender;
 pub mod sink;
@@ -148,6 +167,12 @@ pub struct TcpConfig {
     pub max_rto: Dur,
     pub granularity: Dur,
     pub stack: TcpStack,
+    /// Limited transmit (RFC 3042): a new segment on each of the first two
+    /// duplicate ACKs. Default off (ns-2's `singledup_` was 0 in the seeds' era).
+    pub limited_transmit: bool,
+    /// React to ECN-Echo (RFC 3168 §6.1.2): the flow's packets are ECN-capable.
+    /// Default off.
+    pub ecn: bool,
 }
 
 impl Default for TcpConfig {
@@ -163,6 +188,8 @@ impl Default for TcpConfig {
             max_rto: Dur::from_secs(60),
             granularity: Dur::from_ms(100),
             stack: TcpStack::Rfc,
+            limited_transmit: false,
+            ecn: false,
         }
     }
 }

@@ -21,6 +21,10 @@ pub struct TcpStats {
     pub fast_retransmits: u64,
     /// Valid RTT samples taken (Karn's rule excludes retransmitted segments).
     pub rtt_samples: u64,
+    /// Segments sent by limited transmit (RFC 3042).
+    pub limited_transmits: u64,
+    /// Window reductions in response to ECN-Echo (RFC 3168).
+    pub ecn_reductions: u64,
 }
 
 /// A TCP sender: segments out, cumulative ACKs in.
@@ -56,6 +60,14 @@ pub struct TcpSender {
     /// `stack = ns2`: ns-2's SRTT and RTTVAR in ticks × 8 and × 4 (0: no sample yet).
     ns2_srtt8: i64,
     ns2_rttvar4: i64,
+    /// Segments sent by limited transmit since the last new ACK (left out of FlightSize).
+    lt_sent: u64,
+    /// The last window reduction was a response to ECN-Echo.
+    last_ecn: bool,
+    /// The next new segment carries CWR.
+    cwr_pending: bool,
+    /// The segment that carries CWR.
+    cwr_seq: Option<u64>,
 }
 
 impl TcpSender {
@@ -91,6 +103,10 @@ impl TcpSender {
             closed: false,
             ns2_srtt8: 0,
             ns2_rttvar4: 0,
+            lt_sent: 0,
+            last_ecn: false,
+            cwr_pending: false,
+            cwr_seq: None,
         })
     }
 
@@ -144,6 +160,12 @@ impl TcpSender {
             _ => self.cfg.mss,
         }
     }
+    /// The segment that carries CWR (RFC 3168 §6.1.2): the first new
+    /// segment sent after the latest ECN reduction. The driver sets the
+    /// flag on the packet of this sequence number.
+    pub fn cwr_seq(&self) -> Option<u64> {
+        self.cwr_seq
+    }
     /// When the retransmission timer expires, if armed.
     pub fn timer_deadline(&self) -> Option<Time> {
         self.timer
@@ -184,6 +206,10 @@ impl TcpSender {
             self.timing = None;
         } else {
             self.snd_max = seq + 1;
+            if self.cwr_pending {
+                self.cwr_pending = false;
+                self.cwr_seq = Some(seq);
+            }
             if self.timing.is_none() {
                 self.timing = Some((seq, now));
             }
@@ -270,7 +296,8 @@ impl TcpSender {
     fn halve(&mut self) -> f64 {
         match self.cfg.stack {
             TcpStack::Rfc => {
-                let flight = self.snd_nxt - self.snd_una;
+                // RFC 5681 §3.2 step 2: limited-transmit segments are not in FlightSize.
+                let flight = (self.snd_nxt - self.snd_una).saturating_sub(self.lt_sent);
                 self.ssthresh = ((flight / 2) as f64).max(2.0);
                 self.ssthresh
             }
@@ -295,9 +322,16 @@ impl TcpSender {
 
     /// A cumulative ACK `ack` (the next segment the sink expects) arrives.
     pub fn on_ack(&mut self, now: Time, ack: u64, out: &mut Vec<u64>) {
+        self.on_ack_ecn(now, ack, false, out);
+    }
+
+    /// A cumulative ACK `ack` arrives, with the ECN-Echo flag `ece`
+    /// (ignored unless the config's `ecn` is on).
+    pub fn on_ack_ecn(&mut self, now: Time, ack: u64, ece: bool, out: &mut Vec<u64>) {
         if self.closed || ack > self.snd_max {
             return;
         }
+        let cut = ece && self.cfg.ecn && self.on_ece(ack);
         let cap = self.cfg.window_cap() as f64;
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
@@ -309,6 +343,7 @@ impl TcpSender {
             }
             self.snd_una = ack;
             self.dupacks = 0;
+            self.lt_sent = 0;
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
             }
@@ -321,6 +356,8 @@ impl TcpSender {
                     self.in_recovery = false;
                     self.cwnd = self.recovery_cwnd.min(cap);
                 }
+            } else if cut {
+                // RFC 3168 §6.1.2: no increase on the ACK that cut the window.
             } else if self.cwnd < self.ssthresh {
                 self.cwnd = (self.cwnd + 1.0).min(cap);
             } else {
@@ -336,17 +373,65 @@ impl TcpSender {
             self.dupacks += 1;
             if self.in_recovery {
                 self.cwnd += 1.0;
-            } else if self.dupacks == 3 && self.may_fast_retransmit(ack) {
-                self.recovery_cwnd = self.halve();
+            } else if self.dupacks == 3 && ack < self.recover && self.last_ecn {
+                // RFC 3168 §6.1.2: the window was already halved for this
+                // window of data (ECN): retransmit, recover, no second cut.
+                self.last_ecn = false;
+                self.recovery_cwnd = self.ssthresh;
                 self.stats.fast_retransmits += 1;
                 self.in_recovery = true;
                 self.recover = self.snd_max;
                 self.transmit(now, ack, out);
                 self.cwnd = self.recovery_cwnd + 3.0;
                 self.restart_timer(now);
+            } else if self.dupacks == 3 && self.may_fast_retransmit(ack) {
+                self.recovery_cwnd = self.halve();
+                self.last_ecn = false;
+                self.stats.fast_retransmits += 1;
+                self.in_recovery = true;
+                self.recover = self.snd_max;
+                self.transmit(now, ack, out);
+                self.cwnd = self.recovery_cwnd + 3.0;
+                self.restart_timer(now);
+            } else if self.dupacks < 3 && self.cfg.limited_transmit {
+                self.limited_transmit(now, out);
             }
         }
         self.send_new(now, out);
+    }
+
+    /// RFC 3042 §2: one new segment on the first or second duplicate ACK if
+    /// the receiver window allows it and at most `cwnd + 2` segments are
+    /// then outstanding.
+    fn limited_transmit(&mut self, now: Time, out: &mut Vec<u64>) {
+        let seq = self.snd_nxt;
+        let fresh = seq == self.snd_max && self.total.is_none_or(|t| seq < t);
+        let rwnd_ok = self.cfg.rwnd.is_none_or(|r| seq < self.snd_una + r as u64);
+        let cwnd = (self.cwnd.floor() as u64).min(self.cfg.max_window as u64);
+        if fresh && rwnd_ok && seq + 1 - self.snd_una <= cwnd + 2 {
+            self.snd_nxt += 1;
+            self.lt_sent += 1;
+            self.stats.limited_transmits += 1;
+            self.transmit(now, seq, out);
+        }
+    }
+
+    /// RFC 3168 §6.1.2: ECN-Echo halves the window at most once per window
+    /// of data, and never while recovering from a loss of that window.
+    fn on_ece(&mut self, ack: u64) -> bool {
+        // Strictly beyond `recover` (ns-2's `highest_ack_ > recover_`): the
+        // ACK of the last segment sent before the cut still echoes the
+        // old CE, the CWR segment (seq = recover) has not reached the sink.
+        if self.in_recovery || (ack <= self.recover && self.recover > 0) {
+            return false;
+        }
+        let w = self.halve();
+        self.cwnd = w.min(self.cfg.window_cap() as f64);
+        self.recover = self.snd_max;
+        self.last_ecn = true;
+        self.cwr_pending = true;
+        self.stats.ecn_reductions += 1;
+        true
     }
 
     /// The retransmission timer fires (call when `now >= timer_deadline()`).
@@ -360,6 +445,8 @@ impl TcpSender {
         }
         self.stats.timeouts += 1;
         self.halve();
+        self.lt_sent = 0;
+        self.last_ecn = false;
         self.cwnd = 1.0;
         self.dupacks = 0;
         self.in_recovery = false;
@@ -612,6 +699,114 @@ mod tests {
         assert_eq!(e.field, "max_window");
         let e = TcpSender::new(TcpConfig { initial_rto: Dur(0), ..TcpConfig::default() }, None).unwrap_err();
         assert_eq!(e.field, "initial_rto");
+    }
+
+    /// Three segments in flight (cwnd 3, ssthresh 3), segment 0 lost: only
+    /// two duplicate ACKs can come back.
+    fn three_in_flight(limited_transmit: bool) -> (TcpSender, Vec<u64>) {
+        let c = TcpConfig { max_window: 20, limited_transmit, ..TcpConfig::default() };
+        let mut s = TcpSender::new(c, None).unwrap();
+        s.cwnd = 3.0;
+        s.ssthresh = 3.0;
+        let mut out = Vec::new();
+        s.start(Time(0), &mut out);
+        assert_eq!(out, vec![0, 1, 2]);
+        out.clear();
+        s.on_ack(Time(50 * MS), 0, &mut out);
+        s.on_ack(Time(51 * MS), 0, &mut out);
+        (s, out)
+    }
+
+    #[test]
+    fn limited_transmit_turns_a_small_window_timeout_into_a_fast_retransmit() {
+        // Without RFC 3042 the two duplicate ACKs send nothing: the loss waits for the RTO.
+        let (s, out) = three_in_flight(false);
+        assert!(out.is_empty());
+        assert_eq!((s.stats().fast_retransmits, s.stats().limited_transmits), (0, 0));
+        // With it, each duplicate ACK sends one new segment (3, then 4) ...
+        let (mut s, mut out) = three_in_flight(true);
+        assert_eq!(out, vec![3, 4]);
+        assert_eq!(s.cwnd(), 3.0, "limited transmit leaves cwnd alone");
+        assert_eq!(s.stats().limited_transmits, 2);
+        // ... whose arrival brings the third duplicate ACK: fast retransmit, no timeout.
+        out.clear();
+        s.on_ack(Time(60 * MS), 0, &mut out);
+        assert_eq!(out, vec![0]);
+        assert_eq!(s.stats().fast_retransmits, 1);
+        // FlightSize leaves out the two limited-transmit segments (RFC 5681 §3.2): 3 / 2 -> 2.
+        assert_eq!(s.ssthresh(), 2.0);
+    }
+
+    #[test]
+    fn limited_transmit_respects_the_receiver_window() {
+        let c = TcpConfig { max_window: 20, rwnd: Some(4), limited_transmit: true, ..TcpConfig::default() };
+        let mut s = TcpSender::new(c, None).unwrap();
+        s.cwnd = 3.0;
+        s.ssthresh = 3.0;
+        let mut out = Vec::new();
+        s.start(Time(0), &mut out);
+        out.clear();
+        s.on_ack(Time(50 * MS), 0, &mut out);
+        s.on_ack(Time(51 * MS), 0, &mut out);
+        assert_eq!(out, vec![3], "rwnd 4 allows one more segment only");
+    }
+
+    #[test]
+    fn ecn_echo_halves_the_window_once_per_window_and_marks_cwr() {
+        let mut s = ten_in_flight(TcpVariant::Reno);
+        s.cfg.ecn = true;
+        s.cfg.max_window = 40;
+        let mut out = Vec::new();
+        s.on_ack_ecn(Time(50 * MS), 1, true, &mut out);
+        assert_eq!(s.stats().ecn_reductions, 1);
+        // FlightSize 10 when the ECE arrives -> ssthresh 5, cwnd 5, no increase on this ACK;
+        // 1..10 are out already, so nothing is sent.
+        assert_eq!((s.ssthresh(), s.cwnd()), (5.0, 5.0));
+        assert!(out.is_empty());
+        // More ECE in the same window: no second cut.
+        for a in 2..=9 {
+            s.on_ack_ecn(Time((50 + a) * MS), a, true, &mut out);
+        }
+        assert_eq!(s.stats().ecn_reductions, 1);
+        // The first new segment after the cut carries CWR.
+        assert_eq!(s.cwr_seq(), Some(10));
+        assert_eq!(out.first(), Some(&10));
+        // ECE on the ACK of the last segment before the cut (9) still echoes the old CE:
+        // the CWR segment (10) has not reached the sink yet. No cut.
+        s.on_ack_ecn(Time(80 * MS), 10, true, &mut out);
+        assert_eq!(s.stats().ecn_reductions, 1);
+        // ECE beyond it is new congestion: cut again.
+        s.on_ack_ecn(Time(81 * MS), 11, true, &mut out);
+        assert_eq!(s.stats().ecn_reductions, 2);
+        assert_eq!(s.stats().retransmits, 0, "ECN cuts the window without a loss");
+    }
+
+    #[test]
+    fn ecn_echo_is_ignored_without_the_ecn_option() {
+        let mut s = ten_in_flight(TcpVariant::Reno);
+        let mut out = Vec::new();
+        s.on_ack_ecn(Time(50 * MS), 1, true, &mut out);
+        assert_eq!(s.stats().ecn_reductions, 0);
+        assert_eq!(s.cwnd(), 10.0);
+        assert_eq!(s.cwr_seq(), None);
+    }
+
+    #[test]
+    fn a_loss_in_a_window_already_cut_by_ecn_is_retransmitted_without_a_second_cut() {
+        let mut s = ten_in_flight(TcpVariant::Reno);
+        s.cfg.ecn = true;
+        let mut out = Vec::new();
+        s.on_ack_ecn(Time(50 * MS), 1, true, &mut out);
+        assert_eq!(s.ssthresh(), 5.0);
+        // Segment 1 lost: three duplicate ACKs of 1.
+        for k in 0..3 {
+            s.on_ack(Time((51 + k) * MS), 1, &mut out);
+        }
+        assert_eq!(out.last(), Some(&1), "segment 1 is retransmitted");
+        assert!(s.in_recovery());
+        assert_eq!(s.ssthresh(), 5.0, "no second halving");
+        assert_eq!(s.cwnd(), 8.0);
+        assert_eq!(s.stats().fast_retransmits, 1);
     }
 
     #[test]

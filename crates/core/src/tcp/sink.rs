@@ -27,16 +27,44 @@ pub struct TcpSink {
     ack_at: Option<Time>,
     /// ACKs sent.
     pub acks: u64,
+    /// ACKs carry ECN-Echo (a CE segment arrived, no CWR since).
+    ece: bool,
+    /// Segments that arrived with CE.
+    pub ce_segments: u64,
 }
 
 impl TcpSink {
     /// A sink; `delayed_ack` is the delayed-ACK timeout, `None` for an ACK per segment.
     pub fn new(delayed_ack: Option<Dur>) -> TcpSink {
-        TcpSink { next: 0, above: BTreeSet::new(), delay: delayed_ack, pending: 0, ack_at: None, acks: 0 }
+        TcpSink {
+            next: 0,
+            above: BTreeSet::new(),
+            delay: delayed_ack,
+            pending: 0,
+            ack_at: None,
+            acks: 0,
+            ece: false,
+            ce_segments: 0,
+        }
     }
     /// The next segment expected (the cumulative ACK).
     pub fn next_expected(&self) -> u64 {
         self.next
+    }
+    /// RFC 3168 §6.1.3: the ECN bits of an arriving segment, before
+    /// [`TcpSink::on_segment`]. CWR stops the echo; CE (re)starts it.
+    pub fn on_ecn(&mut self, ce: bool, cwr: bool) {
+        if cwr {
+            self.ece = false;
+        }
+        if ce {
+            self.ece = true;
+            self.ce_segments += 1;
+        }
+    }
+    /// Whether the ACKs sent now carry ECN-Echo.
+    pub fn ece(&self) -> bool {
+        self.ece
     }
     /// When a delayed ACK is due.
     pub fn ack_deadline(&self) -> Option<Time> {
@@ -127,5 +155,22 @@ mod tests {
         // Out of order: at once; filling the hole: at once.
         assert_eq!(k.on_segment(Time(200), 4).ack, Some(3));
         assert_eq!(k.on_segment(Time(201), 3).ack, Some(5));
+    }
+
+    #[test]
+    fn ce_starts_the_echo_and_cwr_stops_it() {
+        let mut k = TcpSink::new(None);
+        k.on_ecn(false, false);
+        assert!(!k.ece());
+        k.on_ecn(true, false);
+        assert!(k.ece() && k.ce_segments == 1);
+        // Echoed on every ACK until CWR...
+        k.on_ecn(false, false);
+        assert!(k.ece());
+        k.on_ecn(false, true);
+        assert!(!k.ece());
+        // ...and a CWR segment that is itself CE starts a new echo.
+        k.on_ecn(true, true);
+        assert!(k.ece() && k.ce_segments == 2);
     }
 }

@@ -96,6 +96,8 @@ pub struct FlowStats {
     pub delay: Welford,
     pub dropped_pkts: u64,
     pub dropped_bytes: u64,
+    /// Delivered packets that carry a CE mark (RFC 3168).
+    pub ce_pkts: u64,
     pub delay_hist: LogHistogram,
     /// Boxed: most runs have none, and a flow's state is kept small
     /// (docs/performance.md, the 1,000,000-flow case).
@@ -127,6 +129,7 @@ impl FlowStats {
             delay: Welford::new(),
             dropped_pkts: 0,
             dropped_bytes: 0,
+            ce_pkts: 0,
             delay_hist: LogHistogram::new(),
             interarrival: FixedHistogram::new(spec.interarrival_bin.0, spec.interarrival_max.0).map(Box::new),
             past: FlowBins::default(),
@@ -207,6 +210,7 @@ impl FlowStats {
     pub fn on_deliver(&mut self, now: Time, pkt: &Packet, bin: u64) {
         self.delivered_pkts += 1;
         self.delivered_bytes += pkt.size as u64;
+        self.ce_pkts += u64::from(pkt.ecn == qoslab_core::Ecn::Ce);
         let delay = now.0.saturating_sub(pkt.created.0);
         self.delay.push(delay as f64);
         self.delay_hist.record(delay);

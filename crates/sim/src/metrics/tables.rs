@@ -201,6 +201,9 @@ fn tcp_columns(sim: &Sim, held: &crate::run::Held, t: &mut Table) {
     t.push("reverse_delivered_pkts", u(&|i| r[i].delivered_pkts));
     t.push("reverse_dropped_pkts", u(&|i| r[i].dropped_pkts));
     t.push("reverse_in_flight_pkts", u(&|i| held.reverse[i]));
+    t.push("ce_marked_pkts", u(&|i| sim.metrics.flows[i].ce_pkts));
+    t.push("ecn_reductions", u(&|i| tcp(i).map_or(0, |a| a.sender.stats().ecn_reductions)));
+    t.push("limited_transmits", u(&|i| tcp(i).map_or(0, |a| a.sender.stats().limited_transmits)));
 }
 
 /// A queue row: the queue, its name, parent name, link direction index.

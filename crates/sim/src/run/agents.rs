@@ -18,7 +18,12 @@
 //! **Packet handle.** Data packets carry their sequence number in
 //! `Packet::handle` (a TCP segment number, or a UDP flow's packet count);
 //! a packet towards the source has the top bit set ([`REVERSE`]) and
-//! carries the cumulative ACK (TCP) or the scale index (MM_APP).
+//! carries the cumulative ACK (TCP) or the scale index (MM_APP). The next
+//! bit ([`ECN_FLAG`]) is TCP's CWR on a segment and ECN-Echo on an ACK.
+//!
+//! **ECN** (RFC 3168 §6.1): the sink reads each segment's CE mark and CWR
+//! flag ([`TcpSink::on_ecn`]) and sets ECN-Echo on its ACKs; the sender
+//! reacts to it when the group sets `ecn` (the flow is ECN-capable).
 //!
 //! **Timers.** Each agent keeps its machines' deadlines
 //! (`timer_deadline`, `ack_deadline`, MM_APP's decision time) and at most
@@ -41,12 +46,15 @@ use crate::traffic::mm_app::MmReceiver;
 use crate::traffic::{FlowState, GroupPlan, ModelPlan, Source};
 use qoslab_core::tcp::{TcpSender, TcpSink};
 use qoslab_core::units::Time;
-use qoslab_core::Packet;
+use qoslab_core::{Ecn, Packet};
 
 /// `Packet::handle` bit of packets travelling from destination to source.
 pub const REVERSE: u64 = 1 << 63;
+/// `Packet::handle` bit of TCP's ECN flags (RFC 3168 §6.1): CWR on a data
+/// segment, ECN-Echo on an ACK.
+pub const ECN_FLAG: u64 = 1 << 62;
 /// The rest of the handle: a sequence number, ACK or scale.
-pub const SEQ_MASK: u64 = REVERSE - 1;
+pub const SEQ_MASK: u64 = ECN_FLAG - 1;
 
 /// A TCP connection's two ends.
 #[derive(Clone, Debug)]
@@ -158,6 +166,9 @@ impl Sim {
             pkt.dscp = fl.dscp;
             pkt.ecn = fl.ecn;
             pkt.handle = seq & SEQ_MASK;
+            if a.sender.cwr_seq() == Some(seq) {
+                pkt.handle |= ECN_FLAG;
+            }
             pkt.ingress = super::ingress_of(fl.src);
             let dir = fl.first_dir;
             self.metrics.flows[f.index()].on_send(now, size, self.metrics.cur_bin);
@@ -166,8 +177,9 @@ impl Sim {
         }
     }
 
-    /// Sends a packet of `size` bytes carrying `value` from `f`'s destination back to its source.
-    fn send_reverse(&mut self, f: FlowId, size: u32, value: u64) {
+    /// Sends a packet of `size` bytes carrying `value` (and the [`ECN_FLAG`]
+    /// bit if `flag`) from `f`'s destination back to its source.
+    fn send_reverse(&mut self, f: FlowId, size: u32, value: u64, flag: bool) {
         let i = f.index();
         let fl = &self.flows[i];
         let Some(dir) = self.net.routes.next(self.flow_src_slot[i], fl.dst) else {
@@ -179,7 +191,7 @@ impl Sim {
         pkt.class = fl.class;
         pkt.dscp = fl.dscp;
         pkt.ecn = fl.ecn;
-        pkt.handle = REVERSE | (value & SEQ_MASK);
+        pkt.handle = REVERSE | (value & SEQ_MASK) | if flag { ECN_FLAG } else { 0 };
         pkt.ingress = super::ingress_of(fl.dst);
         let r = &mut self.metrics.reverse[i];
         r.sent_pkts += 1;
@@ -193,13 +205,14 @@ impl Sim {
         let seq = pkt.handle & SEQ_MASK;
         match &mut self.agents[f.index()] {
             Agent::Tcp(a) => {
+                a.sink.on_ecn(pkt.ecn == Ecn::Ce, pkt.handle & ECN_FLAG != 0);
                 let out = a.sink.on_segment(now, seq);
                 for s in out.delivered.clone() {
                     a.goodput_bytes += a.sender.payload(s) as u64;
                 }
-                let size = a.header.max(1);
+                let (size, ece) = (a.header.max(1), a.sink.ece());
                 if let Some(ack) = out.ack {
-                    self.send_reverse(f, size, ack);
+                    self.send_reverse(f, size, ack, ece);
                 }
             }
             Agent::Mm(a) => a.receiver.on_packet(now, seq, pkt.created),
@@ -222,12 +235,13 @@ impl Sim {
         }
         self.metrics.reverse[i].delivered_pkts += 1;
         let value = pkt.handle & SEQ_MASK;
+        let ece = pkt.handle & ECN_FLAG != 0;
         let active = self.flows[i].state == FlowState::Active;
         match &mut self.agents[i] {
             Agent::Tcp(a) if active => {
                 let mut buf = std::mem::take(&mut self.seg_buf);
                 buf.clear();
-                a.sender.on_ack(self.now, value, &mut buf);
+                a.sender.on_ack_ecn(self.now, value, ece, &mut buf);
                 let complete = a.sender.is_complete();
                 self.send_segments(pkt.flow, &buf);
                 self.seg_buf = buf;
@@ -324,9 +338,9 @@ impl Sim {
                     return;
                 }
                 a.rcv_event = None;
-                let size = a.header.max(1);
+                let (size, ece) = (a.header.max(1), a.sink.ece());
                 if let Some(ack) = a.sink.on_timer(now) {
-                    self.send_reverse(f, size, ack);
+                    self.send_reverse(f, size, ack, ece);
                 }
             }
             Agent::Mm(a) => {
@@ -339,7 +353,7 @@ impl Sim {
                 }
                 let size = a.feedback_size;
                 if let Some(scale) = a.receiver.on_timer(now) {
-                    self.send_reverse(f, size, scale as u64);
+                    self.send_reverse(f, size, scale as u64, false);
                 }
             }
             Agent::None => return,

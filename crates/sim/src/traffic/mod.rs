@@ -408,7 +408,9 @@ fn model_plan(g: &TrafficGroup) -> Result<(ModelPlan, Vec<Period>), SimError> {
 fn tcp_plan(tcp: &TcpSpec, bytes: Option<u64>, g: &TrafficGroup) -> Result<ModelPlan, SimError> {
     let SizeSpec::Fixed(b) = &g.size else { return Err(unvalidated(g, "a TCP group with random sizes")) };
     let mss = u32::try_from(b.0).map_err(|_| unvalidated(g, "a segment payload above 4 GB"))?;
-    let cfg = tcp.config(mss);
+    let mut cfg = tcp.config(mss);
+    // RFC 3168: an ECN-capable flow's sender reacts to ECN-Echo.
+    cfg.ecn = g.ecn;
     cfg.validate().map_err(|e| unvalidated(g, &format!("tcp.{}: {}", e.field, e.message)))?;
     let header = g.header.0.min(u32::MAX as u64) as u32;
     Ok(ModelPlan::Tcp { cfg, bytes, sink_delay: tcp.sink_delay(), header })

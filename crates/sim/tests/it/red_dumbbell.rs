@@ -95,6 +95,9 @@ fn flows_table_has_the_documented_columns_in_order() {
             "reverse_delivered_pkts",
             "reverse_dropped_pkts",
             "reverse_in_flight_pkts",
+            "ce_marked_pkts",
+            "ecn_reductions",
+            "limited_transmits",
         ]
     );
     let q: Vec<&str> = out.queues.columns.iter().map(|(n, _)| n.as_str()).collect();

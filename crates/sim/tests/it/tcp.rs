@@ -3,6 +3,7 @@
 //! apart from data, and the reverse path carries them.
 
 use crate::common::*;
+use qoslab_core::units::Dur;
 
 fn dumbbell(bottleneck: &str, queue: &str, extra: &str) -> String {
     format!(
@@ -303,4 +304,125 @@ fn rto_series_is_backed_off_and_capped_at_max_rto() {
     let max = rto.iter().copied().fold(0.0, f64::max);
     assert!(max <= 2.0, "rto_s {max} s above max_rto 2 s");
     assert_eq!(max, 2.0, "the back-off reaches the cap");
+}
+
+/// The RTO end to end after a known RTT sequence: one segment at a time
+/// (window 1) over loss-free `lossy_paths`, so every RTT sample is exactly
+/// the path's round trip R. By RFC 6298 after n samples: SRTT = R, RTTVAR
+/// = floor-divided (3/4)^(n-1) R/2, RTO = SRTT + max(G, 4 RTTVAR) rounded
+/// up to a multiple of G, clamped to [min_rto, max_rto]. The `rto_s`
+/// series (the armed timer) must show exactly that: an RTO twice too long,
+/// or the back-off left on, fails here.
+#[test]
+fn rto_after_a_known_rtt_sequence_is_pinned_end_to_end() {
+    // R: 2 x 50 ms propagation, the 1040 B segment serialized at 100 Mb/s twice and 1 Gb/s once
+    // (83.2 us, 83.2 us, 8.32 us), the 40 B ACK likewise (3.2 us, 3.2 us, 0.32 us).
+    const R: u64 = 100_000_000 + 2 * 83_200 + 8_320 + 2 * 3_200 + 320;
+    let expected = |n: u64, g: u64, min: u64| {
+        let mut var = R / 2;
+        for _ in 1..n {
+            var = 3 * var / 4;
+        }
+        let mut rto = R + g.max(4 * var);
+        if g > 0 {
+            rto = rto.div_ceil(g) * g;
+        }
+        rto.max(min)
+    };
+    for (g, min) in [("0s", "0s"), ("100ms", "200ms")] {
+        let text = lossy_paths(0.0, 1, 4, "reno")
+            .replace("start_jitter = \"1s\"", "start_jitter = \"0s\"")
+            .replace(
+                "max_window = 10000, granularity = \"10ms\", min_rto = \"200ms\"",
+                &format!("max_window = 1, granularity = \"{g}\", min_rto = \"{min}\""),
+            )
+            .replace("[[traffic]]", "[metrics]\ntcp_series = [\"ftp\"]\n[[traffic]]");
+        let out = run(&scenario(&text), 1);
+        assert_eq!(u64s(&out.flows, "retransmits")[0], 0);
+        let srtt = series(&out, "ftp.0", "srtt_s");
+        let rto = series(&out, "ftp.0", "rto_s");
+        assert!(rto.len() >= 3, "{rto:?}");
+        let (g_ns, min_ns) = (Dur::parse(g).unwrap().0, Dur::parse(min).unwrap().0);
+        for ((t, s), (t2, r)) in srtt.iter().zip(&rto) {
+            assert_eq!(t, t2);
+            // Segment k is sent at k R and acknowledged at (k + 1) R: floor(t / R) samples by t.
+            let n = (t * 1e9).round() as u64 / R;
+            if n == 0 {
+                assert!(s.is_nan() && *r == 3.0, "before any sample: initial_rto, got {r} at {t}");
+                continue;
+            }
+            assert!((s - R as f64 / 1e9).abs() < 1e-12, "SRTT {s} at {t}");
+            let want = expected(n, g_ns, min_ns) as f64 / 1e9;
+            assert!((r - want).abs() < 1e-12, "G {g}: RTO {r} s at {t} s after {n} samples, RFC 6298 gives {want}");
+        }
+        if g == "100ms" {
+            // R + G = 200.2 ms rounded up to 300 ms once RTTVAR has decayed.
+            assert_eq!(rto.last().unwrap().1, 0.3);
+        }
+    }
+}
+
+/// ECN end to end (RFC 3168): RED marks an ECN-capable flow's packets
+/// instead of dropping them; the sink reads CE and echoes it, and the
+/// sender halves its window. Without the sink's CE read (or the sender's
+/// reaction) nothing would slow the flows down before the hard limit:
+/// `ecn_reductions` would be 0 and the queue would overflow.
+#[test]
+fn ecn_capable_reno_reacts_to_ce_marks_and_counts_them() {
+    let text = |ecn: bool| {
+        dumbbell(
+            "10Mbps",
+            "{ type = \"red\", limit = \"60pkts\", min_th = 5, max_th = 15, max_p = 0.1, ecn = true }",
+            &format!(
+                "[[traffic]]\nname = \"ftp\"\nmodel = \"ftp\"\nflows = 5\nsrc = \"src*\"\ndst = \"sink0\"\nsize = \"1000B\"\n\
+                 header = \"40B\"\necn = {ecn}\ntcp = {{ max_window = 100 }}\n"
+            ),
+        )
+    };
+    let out = run(&scenario(&text(true)), 1);
+    let f = &out.flows;
+    let ce: u64 = u64s(f, "ce_marked_pkts").iter().sum();
+    let cuts: u64 = u64s(f, "ecn_reductions").iter().sum();
+    let q = queue_row(&out, "r0->sink0");
+    let overlimit = u64s(&out.queues, "drops_overlimit")[q];
+    println!(
+        "ECN: {ce} CE marks, {cuts} window cuts, {overlimit} overlimit drops, drops {:?}",
+        u64s(f, "dropped_pkts")
+    );
+    assert!(ce > 20, "RED marks ECN-capable packets: {ce}");
+    assert!(u64s(f, "ecn_reductions").iter().all(|c| *c > 0), "every flow reacts");
+    // At most one cut per window: far fewer cuts than marks.
+    assert!(cuts < ce, "{cuts} cuts for {ce} marks");
+    // Not ECN-capable: RED drops instead, nothing is marked, no ECN cut.
+    let plain = run(&scenario(&text(false)), 1);
+    assert_eq!(u64s(&plain.flows, "ce_marked_pkts").iter().sum::<u64>(), 0);
+    assert_eq!(u64s(&plain.flows, "ecn_reductions").iter().sum::<u64>(), 0);
+    let (d_ecn, d_plain): (u64, u64) =
+        (u64s(f, "dropped_pkts").iter().sum(), u64s(&plain.flows, "dropped_pkts").iter().sum());
+    println!("drops with ECN {d_ecn} (overlimit {overlimit}), without {d_plain}");
+    assert!(d_ecn * 3 < d_plain * 2, "marks replace drops: {d_ecn} vs {d_plain}");
+}
+
+/// Limited transmit (RFC 3042) on small windows under random loss: with
+/// only 3 segments in flight a loss rarely brings three duplicate ACKs, so
+/// plain Reno times out; sending a new segment on each of the first two
+/// duplicate ACKs turns many of those timeouts into fast retransmits.
+#[test]
+fn limited_transmit_turns_small_window_timeouts_into_fast_retransmits() {
+    let run_lt = |lt: bool| {
+        let text = lossy_paths(0.02, 4, 60, "reno")
+            .replace("max_window = 10000", &format!("max_window = 3, limited_transmit = {lt}"));
+        let out = run(&scenario(&text), 1);
+        let t: u64 = u64s(&out.flows, "timeouts").iter().sum();
+        let fr: u64 = u64s(&out.flows, "fast_retransmits").iter().sum();
+        let lts: u64 = u64s(&out.flows, "limited_transmits").iter().sum();
+        (t, fr, lts)
+    };
+    let (t0, fr0, lt0) = run_lt(false);
+    let (t1, fr1, lt1) = run_lt(true);
+    println!("without: {t0} timeouts, {fr0} fast retransmits; with: {t1} timeouts, {fr1} fast retransmits, {lt1} LT segments");
+    assert_eq!(lt0, 0);
+    assert!(lt1 > 0);
+    assert!(t1 * 5 < t0 * 4, "limited transmit should cut timeouts by a fifth or more: {t0} -> {t1}");
+    assert!(fr1 > fr0, "{fr0} -> {fr1}");
 }

@@ -1,0 +1,257 @@
+"""The TCP claims of the ``tcp-cac`` reproduction (claims 2, 3, 5 and Table 4
+against the paper), from the runs of :mod:`.runs`. Tolerances are the
+module constants, fixed before any run."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..framework import Claim, Context
+from ..stats import Estimate
+from .runs import C_BPS, IPLR, NMAX_CASES, START_PATTERNS, STOPPED_SHARE, TABLE1_START
+
+SHAPED_TOL = 0.01
+SPREAD_FACTOR = 10.0
+ERLANG_MIN_TOL = 0.002
+LAMBDA = 5.98
+#: Table 4 of the paper with TCP: (mean transfer time s, blocking, mean running at blocking).
+PAPER_T4 = {"1": (10.0, 0.01, 74.0), "3": (3.1, 0.006, 31.0)}
+PAPER_T4_SCHEME2_S = 0.319
+T4_TOL = 0.10
+
+
+def _pct(x: float) -> str:
+    return "n/a" if not math.isfinite(x) else f"{100 * x:.0f}%"
+
+
+def start_pattern_why(sp: dict[str, Any]) -> str:
+    """The measured share of stopped unshaped connections per start pattern and timer preset
+    (the run that isolates the cause of claim 2's unshaped half)."""
+    parts = []
+    rtts = sorted({v["min_rtt_ms"] for v in sp.values()})
+    for preset in ("qoslab", "ns2"):
+        cells = []
+        for pkey, _j, desc in START_PATTERNS:
+            vals = [sp.get(f"{preset}/{pkey}/rtt{r}ms", {}).get("stopped_share", math.nan) for r in rtts]
+            cells.append(f"{desc}: {'/'.join(_pct(v) for v in vals)}")
+        parts.append(f"{preset} timers: " + "; ".join(cells))
+    return f"stopped at min RTT {'/'.join(str(r) for r in rtts)} ms: " + " | ".join(parts)
+
+
+def tcp_claims(
+    ctx: Context,
+    t1: dict[str, Any],
+    sp: dict[str, Any],
+    nm: dict[str, Any],
+    t4: dict[str, Any] | None,
+    holding_fallback_s: float,
+) -> tuple[list[Claim], dict[str, Any]]:
+    claims: list[Claim] = []
+    derived: dict[str, Any] = {}
+    share = C_BPS / 100
+    # Claim 2: shaped at C/n = 1 Mb/s against unshaped.
+    shaped = {k: v for k, v in t1.items() if v["rate_mbps"] == 1.0}
+    unshaped = {k: v for k, v in t1.items() if v["rate_mbps"] is None}
+    worst_dev = max(max(abs(x - share) / share for x in v["thr_bps"]) for v in shaped.values())
+    worst_loss = max(v["agg_loss"] for v in shaped.values())
+
+    def spread(v: dict[str, Any]) -> float:
+        return float(max(v["thr_bps"]) - min(v["thr_bps"])) / share
+
+    s_spread = max(spread(v) for v in shaped.values())
+    u_spread = min(spread(v) for v in unshaped.values())
+    u0 = unshaped.get("none/rtt0ms")
+    stopped = u0["stopped_share"] if u0 else math.nan
+    h2 = (
+        worst_dev <= SHAPED_TOL
+        and worst_loss <= IPLR
+        and u_spread >= SPREAD_FACTOR * max(s_spread, 1e-9)
+        and stopped >= 0.5
+    )
+    why = []
+    if worst_dev > SHAPED_TOL:
+        why.append(f"a shaped connection is {100 * worst_dev:.2f}% from C/n")
+    if worst_loss > IPLR:
+        why.append(f"shaped loss {worst_loss:.2e} above 1e-3")
+    if u_spread < SPREAD_FACTOR * s_spread:
+        why.append("the unshaped spread is not 10x the shaped one")
+    if not stopped >= 0.5:
+        t0 = sp.get("qoslab/t0/rtt0ms", {})
+        why.append(
+            f"only {_pct(stopped)} of unshaped connections at min RTT 0 under 10% of C/n with starts spread over "
+            f"{TABLE1_START}. Measured cause: the start pattern, not the RTO settings ({start_pattern_why(sp)}). "
+            "With every connection starting at t = 0 (qoslab timers, min RTT 0) the stopped connections had "
+            f"{t0.get('timeouts_stopped', math.nan):.1f} timeouts each on average and delivered "
+            f"{t0.get('warmup_pkts_stopped', math.nan):.0f} packets in the first {t0.get('warmup_s', math.nan):g} s "
+            f"(the running ones: "
+            f"{t0.get('timeouts_running', math.nan):.0f} timeouts, {t0.get('warmup_pkts_running', math.nan):.0f} "
+            "packets): their first segments, sent at the same instant, lose at the 20-packet buffer, and the "
+            "retries of the backed-off initial RTO (3, 9, 21, 45 s) stay synchronized and lose again"
+        )
+    claims.append(
+        Claim(
+            id="shaped-c-over-n",
+            text="shaped at R = C/n every connection within 1% of C/n with loss <= 1e-3; unshaped the spread is far "
+            "wider and at min RTT 0 at least half get under 10% of C/n (Table 1)",
+            paper="shaped: 1 Mb/s each, no loss; unshaped at RTT 0: almost all stopped",
+            measured=f"shaped (RTT {', '.join(str(v['min_rtt_ms']) for v in shaped.values())} ms): worst "
+            f"{100 * worst_dev:.3f}% from C/n, loss {worst_loss:.1e}, spread {100 * s_spread:.2f}% of C/n; "
+            f"unshaped (starts over {TABLE1_START}): spread >= {100 * u_spread:.0f}% of C/n, {_pct(stopped)} under "
+            "10% at RTT 0",
+            tolerance="each shaped connection within ±1% of C/n, aggregate loss <= 1e-3; unshaped max-min spread "
+            f">= 10x the shaped one; >= 50% of unshaped connections < {STOPPED_SHARE:g} C/n at min RTT 0 "
+            f"(starts spread over {TABLE1_START})",
+            holds=h2,
+            explanation="" if h2 else "; ".join(why),
+        )
+    )
+    derived["shaped_worst_dev"] = worst_dev
+    derived["unshaped_stopped_rtt0"] = stopped
+
+    # Claim 3: N_max shaped connections.
+    at_max = {k: v for k, v in nm.items() if v["n"] == v["n_max"]}
+    rows3 = []
+    ok3 = True
+    for v in at_max.values():
+        r = v["r_req_mbps"] * 1e6
+        dev = max(abs(x - r) / r for x in v["thr_bps"])
+        rows3.append(
+            f"B={v['buffer']}, {v['r_req_mbps']:g} Mb/s x {v['n']}: loss {v['agg_loss']:.1e}, worst {100 * dev:.2f}%"
+        )
+        ok3 &= v["agg_loss"] <= IPLR and dev <= SHAPED_TOL
+    crossing = {}
+    for buf, _r, _n_max in NMAX_CASES:
+        over = sorted(v["n"] for v in nm.values() if v["buffer"] == buf and v["agg_loss"] > IPLR)
+        crossing[f"B{buf}"] = over[0] if over else None
+    derived["loss_crosses_iplr_at_n"] = crossing
+    claims.append(
+        Claim(
+            id="n-max-loss",
+            text="N_max shaped greedy connections: loss <= IPLR and each within 1% of R_req (Tables 2-3)",
+            paper="loss below IPLR = 1e-3 at N_max = 74, 17, 9",
+            measured="; ".join(rows3)
+            + (
+                ""
+                if ctx.quick
+                else "; loss first above IPLR at n = "
+                + ", ".join(f"{k}: {v if v is not None else 'never (up to C/R_req)'}" for k, v in crossing.items())
+            ),
+            tolerance="aggregate loss <= 1e-3 and every connection within ±1% of R_req",
+            holds=ok3,
+            explanation="" if ok3 else "loss above IPLR or a connection more than 1% from R_req",
+        )
+    )
+
+    # Claim 5 and Table 4 against the paper: TCP transfers through the CAC.
+    t4_text = (
+        "TCP mode: scheme #1 blocking = Erlang-B(74, lambda x measured holding); "
+        "ordering #2 < #3 < #1 in transfer time and blocking (Table 4)"
+    )
+    t4_tol = f"|B1 - Erlang-B| <= max(95% CI, {ERLANG_MIN_TOL}); T2 < T3 < T1 and B2 <= B3 < B1"
+    paper_text = "#1: 10 s, 1%, 74; #2: 0.319 s, no blocking; #3: 3.1 s, 0.6%, 31"
+    paper_tol = (
+        f"#1 time and blocking, #3 time, blocking and running at blocking each within ±{T4_TOL:.0%} of the paper "
+        "(mean over seeds); #2 blocks nothing. #1's running at blocking is N_max = 74 by construction and #2's "
+        "time is reported, not judged"
+    )
+    quick_why = "quick run: too few arrivals in a short run to judge blocking; full runs only"
+    if t4 is None:
+        claims.append(
+            Claim(
+                id="tcp-schemes",
+                text=t4_text,
+                paper="#2 < #3 < #1 in transfer time and blocking",
+                measured="not run",
+                tolerance=t4_tol,
+                holds=None,
+                explanation=quick_why,
+            )
+        )
+        claims.append(
+            Claim(
+                id="tcp-table4-paper",
+                text="TCP mode: Table 4's values, 10 Mbit files counted on the wire",
+                paper=paper_text,
+                measured="not run",
+                tolerance=paper_tol,
+                holds=None,
+                explanation=quick_why,
+            )
+        )
+        return claims, derived
+    from ...cac import cac as _cac
+
+    keys = ("blocking", "mean_transfer_time_s", "mean_running_at_blocking")
+    m4 = {s: {k: Estimate.of(r[k] for r in t4[s]) for k in keys} for s in ("1", "2", "3")}
+    hold1 = m4["1"]["mean_transfer_time_s"].mean
+    if not math.isfinite(hold1):
+        hold1 = holding_fallback_s
+    eb = _cac("100Mbps", 10, 1e-3, "1Mbps", holding=f"{round(hold1 * 1e6)}us", arrival_rate=LAMBDA).blocking or math.nan
+    b = {s: m4[s]["blocking"].mean for s in m4}
+    t = {s: m4[s]["mean_transfer_time_s"].mean for s in m4}
+    ci = m4["1"]["blocking"].half_width
+    tol = max(ci if ci is not None else 0.0, ERLANG_MIN_TOL)
+    e_ok = abs(b["1"] - eb) <= tol
+    order_t = t["2"] < t["3"] < t["1"]
+    order_b = b["2"] <= b["3"] < b["1"]
+    h5 = e_ok and order_t and order_b
+    why5 = []
+    if not e_ok:
+        why5.append(f"scheme #1 blocking {100 * b['1']:.2f}% vs Erlang-B {100 * eb:.2f}%")
+    if not order_t:
+        why5.append("transfer times not ordered #2 < #3 < #1")
+    if not order_b:
+        why5.append("blocking not ordered #2 <= #3 < #1")
+    derived["tcp_erlang_b"] = eb
+    derived["tcp_holding_s"] = hold1
+    derived["tcp_table4"] = {s: {k: e.to_json() for k, e in v.items()} for s, v in m4.items()}
+    derived["tcp_table4_seeds"] = t4["seeds"]
+    measured = (
+        "; ".join(
+            f"#{s}: {m4[s]['mean_transfer_time_s'].fmt('.2f')} s, "
+            f"{m4[s]['blocking'].fmt('.2f', scale=100)}% blocked, running at blocking "
+            f"{m4[s]['mean_running_at_blocking'].fmt('.1f')}"
+            for s in ("1", "2", "3")
+        )
+        + f" ({len(t4['seeds'])} seeds)"
+    )
+    claims.append(
+        Claim(
+            id="tcp-schemes",
+            text=t4_text,
+            paper="#2 < #3 < #1 in transfer time and blocking (#3: 3.1 s, 0.6%, 31 in the paper)",
+            measured=measured + f"; Erlang-B(74, {LAMBDA} x {hold1:.2f} s) = {100 * eb:.2f}%",
+            tolerance=t4_tol,
+            holds=None if ctx.quick else h5,
+            explanation=quick_why if ctx.quick else "" if h5 else "; ".join(why5),
+        )
+    )
+
+    checks = {
+        "#1 time": (t["1"], PAPER_T4["1"][0]),
+        "#1 blocking": (b["1"], PAPER_T4["1"][1]),
+        "#3 time": (t["3"], PAPER_T4["3"][0]),
+        "#3 blocking": (b["3"], PAPER_T4["3"][1]),
+        "#3 running at blocking": (m4["3"]["mean_running_at_blocking"].mean, PAPER_T4["3"][2]),
+    }
+    off = [k for k, (got, want) in checks.items() if not abs(got - want) <= T4_TOL * want]
+    blocked2 = sum(r["blocked"] for r in t4["2"])
+    h6 = not off and blocked2 == 0
+    why6 = [f"{k} {checks[k][0]:.4g} outside ±{T4_TOL:.0%} of {checks[k][1]:g}" for k in off]
+    if blocked2:
+        why6.append(f"scheme #2 blocked {blocked2} requests")
+    derived["tcp_table4_vs_paper"] = {k: {"qoslab": got, "paper": want} for k, (got, want) in checks.items()}
+    claims.append(
+        Claim(
+            id="tcp-table4-paper",
+            text="TCP mode: Table 4's values, 10 Mbit files counted on the wire (headers included), so "
+            "a transfer at R_req = 1 Mb/s lasts the paper's 10 s",
+            paper=paper_text,
+            measured=measured + f"; #2 blocked {blocked2} (paper 0.319 s, not judged)",
+            tolerance=paper_tol,
+            holds=None if ctx.quick else h6,
+            explanation=quick_why if ctx.quick else "" if h6 else "; ".join(why6),
+        )
+    )
+    return claims, derived

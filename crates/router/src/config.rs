@@ -35,6 +35,7 @@
 //! | `burst` | bytes | 1522 B ..= 16 MB | 3044 B (two full frames) |
 //! | `batch` | frames | 1 ..= 1024 | 64 |
 //! | `drain_timeout` | time | ≤ 60 s | 2 s |
+//! | `catch_up` | time | ≤ 1 s | 20 ms: how far a backlogged pacer may fall behind (a late wake-up) and make it up |
 //! | `profile` | bool | | false: per-packet QoS timestamps (see docs/router.md) |
 
 use qoslab_core::units::{Bytes, Dur, Rate, Time};
@@ -78,6 +79,8 @@ pub struct RouterSection {
     pub batch: u32,
     #[serde(default = "two_seconds", with = "units::dur")]
     pub drain_timeout: Dur,
+    #[serde(default = "twenty_ms", with = "units::dur")]
+    pub catch_up: Dur,
     #[serde(default)]
     pub profile: bool,
 }
@@ -90,6 +93,9 @@ fn one_second() -> Dur {
 }
 fn two_seconds() -> Dur {
     Dur::from_secs(2)
+}
+fn twenty_ms() -> Dur {
+    Dur::from_ms(20)
 }
 fn stdout() -> String {
     "-".into()
@@ -303,6 +309,9 @@ fn check(v: &ValidConfig, lines: &Lines) -> Result<(), Vec<Diagnostic>> {
     }
     if r.drain_timeout > Dur::from_secs(60) {
         bad("router.drain_timeout", format!("({}) is too long; allowed: at most 60s", r.drain_timeout));
+    }
+    if r.catch_up > Dur::from_secs(1) {
+        bad("router.catch_up", format!("({}) is too long; allowed: at most 1s", r.catch_up));
     }
     if l.rate == Rate(0) {
         bad("link.rate", "(0bps) must be positive; allowed: the pacer's rate, e.g. \"10Mbps\"".into());

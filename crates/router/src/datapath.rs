@@ -72,15 +72,36 @@ pub struct Counters {
 pub struct Direction {
     pub port: Port,
     pacer: TokenBucket,
+    /// The most tokens an idle pacer keeps (`router.burst`).
+    burst: Bytes,
     held: Option<Packet>,
     pub counters: Counters,
 }
 
+/// The pacer's bucket: depth `burst` plus what `catch_up` earns at the
+/// rate, so a loop woken late while packets wait keeps the tokens it
+/// earned meanwhile (the long-run rate stays exact); an idle pacer is
+/// trimmed back to `burst` (see [`Datapath::poll`]).
+fn pacer_of(cfg: &ValidConfig, now: Time) -> Result<(TokenBucket, Bytes), qoslab_core::ConfigError> {
+    let (rate, r) = (cfg.config.link.rate, &cfg.config.router);
+    let depth = Bytes(r.burst.0 + rate.bytes_in(r.catch_up).0);
+    // Built full, then trimmed to `burst` by the caller: a fresh pacer may send one burst.
+    Ok((TokenBucket::new(TokenBucketConfig { rate, depth }, now, true)?, r.burst))
+}
+
 impl Direction {
     fn new(port: Port, cfg: &ValidConfig, now: Time) -> Direction {
-        let tb = TokenBucketConfig { rate: cfg.config.link.rate, depth: cfg.config.router.burst };
-        let pacer = TokenBucket::new(tb, now, true).expect("validated: rate > 0 and burst >= one frame");
-        Direction { port, pacer, held: None, counters: Counters::default() }
+        let (pacer, burst) = pacer_of(cfg, now).expect("validated: rate > 0 and burst >= one frame");
+        let mut d = Direction { port, pacer, burst, held: None, counters: Counters::default() };
+        d.trim(now);
+        d
+    }
+    /// An idle pacer keeps at most `burst` tokens.
+    fn trim(&mut self, now: Time) {
+        let have = self.pacer.tokens(now);
+        if have > self.burst {
+            self.pacer.consume(now, Bytes(have.0 - self.burst.0));
+        }
     }
     /// Packets held: in the port and on the wire.
     pub fn held_pkts(&self) -> u64 {
@@ -253,7 +274,10 @@ impl Datapath {
                     }
                     match out {
                         Dequeue::Packet(p) => dir.held = Some(p),
-                        Dequeue::Empty => break,
+                        Dequeue::Empty => {
+                            dir.trim(now);
+                            break;
+                        }
                         Dequeue::NotBefore(t) => {
                             at(t);
                             break;

@@ -1,0 +1,241 @@
+//! A testbed of three network namespaces joined by veth pairs:
+//!
+//! ```text
+//! <p>-h1 [<p>-1 10.99.0.1 fd99::1] ── [<p>-a  <p>-r  <p>-b] ── [<p>-2 10.99.0.2 fd99::2] <p>-h2
+//!                                       qoslab-router a=<p>-a b=<p>-b
+//! ```
+//!
+//! Offloads are off on every end (GRO, GSO, TSO, checksums), so the router
+//! sees wire-sized frames with complete checksums. Names carry a prefix
+//! unique to the process and test; the namespaces (and with them the veth
+//! pairs) are deleted when the [`Testbed`] is dropped, on failure too.
+//! Traffic is sent and received by threads that enter a namespace with
+//! `setns` (only the calling thread moves).
+
+#![allow(dead_code)]
+
+use std::fs::File;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Tests that measure time run one at a time (two shared cores).
+pub static SERIAL: Mutex<()> = Mutex::new(());
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+/// Why the netns tests cannot run here, if they cannot.
+pub fn skip_reason() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    if uid != 0 {
+        return Some(format!("needs root for network namespaces and AF_PACKET (euid {uid})"));
+    }
+    match Command::new("ip").args(["netns", "list"]).output() {
+        Ok(o) if o.status.success() => None,
+        Ok(o) => Some(format!("`ip netns` fails: {}", String::from_utf8_lossy(&o.stderr).trim())),
+        Err(e) => Some(format!("no `ip` command (iproute2): {e}")),
+    }
+}
+
+/// Skips the calling test (returns from it) with the reason printed.
+#[macro_export]
+macro_rules! need_netns {
+    () => {
+        if let Some(why) = common::skip_reason() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+}
+
+fn sh(args: &[&str]) {
+    let o = Command::new(args[0]).args(&args[1..]).output().expect("run a setup command");
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+pub struct Testbed {
+    pub p: String,
+    pub dir: PathBuf,
+    router: Option<Child>,
+}
+
+impl Testbed {
+    pub fn new() -> Testbed {
+        let p = format!("qr{}x{}", std::process::id() % 100_000, NEXT.fetch_add(1, Ordering::SeqCst));
+        let dir = std::env::temp_dir().join(format!("{p}.d"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let tb = Testbed { p: p.clone(), dir, router: None };
+        for n in ["h1", "r", "h2"] {
+            sh(&["ip", "netns", "add", &format!("{p}-{n}")]);
+        }
+        let (h1, r, h2) = (format!("{p}-h1"), format!("{p}-r"), format!("{p}-h2"));
+        let (i1, ia, ib, i2) = (format!("{p}-1"), format!("{p}-a"), format!("{p}-b"), format!("{p}-2"));
+        sh(&["ip", "link", "add", &i1, "netns", &h1, "type", "veth", "peer", "name", &ia, "netns", &r]);
+        sh(&["ip", "link", "add", &i2, "netns", &h2, "type", "veth", "peer", "name", &ib, "netns", &r]);
+        for (ns, dev) in [(&h1, &i1), (&r, &ia), (&r, &ib), (&h2, &i2)] {
+            let _ = Command::new("ip")
+                .args(["netns", "exec", ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"])
+                .args(["tx", "off", "rx", "off"])
+                .output();
+            sh(&["ip", "-n", ns, "link", "set", dev, "up"]);
+        }
+        sh(&["ip", "-n", &h1, "addr", "add", "10.99.0.1/24", "dev", &i1]);
+        sh(&["ip", "-n", &h2, "addr", "add", "10.99.0.2/24", "dev", &i2]);
+        sh(&["ip", "-n", &h1, "addr", "add", "fd99::1/64", "dev", &i1, "nodad"]);
+        sh(&["ip", "-n", &h2, "addr", "add", "fd99::2/64", "dev", &i2, "nodad"]);
+        tb
+    }
+
+    pub fn ns(&self, n: &str) -> String {
+        format!("{}-{n}", self.p)
+    }
+    pub fn socket(&self) -> PathBuf {
+        self.dir.join("ctl.sock")
+    }
+
+    /// Writes the router's config (`[router]` filled in, `link` as given) and
+    /// starts the router in the router namespace; waits for its control socket.
+    pub fn start(&mut self, link: &str) -> PathBuf {
+        let cfg = self.dir.join("router.toml");
+        let text = format!(
+            "[router]\na = \"{p}-a\"\nb = \"{p}-b\"\nstats = \"{d}/stats.jsonl\"\nout = \"{d}/out\"\n\
+             control_socket = \"{s}\"\nstats_interval = \"200ms\"\n\n[link]\ndelay = \"0s\"\n{link}",
+            p = self.p,
+            d = self.dir.display(),
+            s = self.socket().display()
+        );
+        std::fs::write(&cfg, text).unwrap();
+        let child = Command::new("ip")
+            .args(["netns", "exec", &self.ns("r"), env!("CARGO_BIN_EXE_qoslab-router"), "run"])
+            .arg(&cfg)
+            .stdout(Stdio::null())
+            .stderr(File::create(self.dir.join("router.err")).unwrap())
+            .spawn()
+            .expect("start qoslab-router");
+        self.router = Some(child);
+        let t0 = Instant::now();
+        while !self.socket().exists() {
+            assert!(t0.elapsed() < Duration::from_secs(5), "router did not start: {}", self.stderr());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        cfg
+    }
+
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(self.dir.join("router.err")).unwrap_or_default()
+    }
+
+    /// A control command's JSON answer.
+    pub fn ctl(&self, cmd: &str) -> serde_json::Value {
+        let a = qoslab_router::control::request(&self.socket(), cmd).expect("control socket answers");
+        serde_json::from_str(&a).unwrap_or_else(|e| panic!("{e}: {a}"))
+    }
+
+    /// SIGTERM the router, wait for it, and return summary.json.
+    pub fn stop(&mut self) -> serde_json::Value {
+        let mut c = self.router.take().expect("router running");
+        // `ip netns exec` execs the router: the child's pid is the router's.
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+        let st = c.wait().unwrap();
+        assert!(st.success(), "router exit {st}: {}", self.stderr());
+        let s = std::fs::read_to_string(self.dir.join("out/summary.json")).expect("summary.json written");
+        serde_json::from_str(&s).unwrap()
+    }
+}
+
+impl Drop for Testbed {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.router.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        for n in ["h1", "r", "h2"] {
+            let _ = Command::new("ip").args(["netns", "del", &self.ns(n)]).output();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Runs `f` on a thread inside namespace `ns`.
+pub fn in_ns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> std::thread::JoinHandle<T> {
+    let path = Path::new("/var/run/netns").join(ns);
+    std::thread::spawn(move || {
+        let fd = File::open(&path).expect("namespace file");
+        // SAFETY: setns on a namespace fd; affects only this thread.
+        let r = unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) };
+        assert_eq!(r, 0, "setns {}", path.display());
+        f()
+    })
+}
+
+/// What a receiver saw.
+#[derive(Clone, Debug, Default)]
+pub struct Received {
+    pub pkts: u64,
+    pub bytes: u64,
+    /// Arrival times (since the receiver started) of every packet, with its size.
+    pub arrivals: Vec<(Duration, usize)>,
+    pub by_tag: std::collections::BTreeMap<u8, u64>,
+}
+
+/// Receives UDP on `bind` until nothing arrives for `idle`.
+pub fn receiver(ns: &str, bind: &str, idle: Duration) -> std::thread::JoinHandle<Received> {
+    let bind: SocketAddr = bind.parse().unwrap();
+    let ready = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let r2 = ready.clone();
+    let h = in_ns(ns, move || {
+        let s = UdpSocket::bind(bind).unwrap();
+        s.set_read_timeout(Some(idle)).unwrap();
+        r2.wait();
+        let t0 = Instant::now();
+        let mut out = Received::default();
+        let mut buf = [0u8; 2048];
+        while let Ok(n) = s.recv(&mut buf) {
+            out.pkts += 1;
+            out.bytes += n as u64;
+            out.arrivals.push((t0.elapsed(), n));
+            *out.by_tag.entry(buf[0]).or_default() += 1;
+        }
+        out
+    });
+    ready.wait();
+    h
+}
+
+/// Sends `count` datagrams of `size` bytes (first byte `tag`) from `src`
+/// (port 0: any) to `dst`, `gap` apart (busy-waiting on the clock).
+pub fn sender(
+    ns: &str,
+    src: &str,
+    dst: &str,
+    count: u64,
+    size: usize,
+    tag: u8,
+    gap: Duration,
+) -> std::thread::JoinHandle<()> {
+    let src: SocketAddr = src.parse().unwrap();
+    let dst: SocketAddr = dst.parse().unwrap();
+    in_ns(ns, move || {
+        let s = UdpSocket::bind(src).unwrap();
+        let mut p = vec![0u8; size];
+        p[0] = tag;
+        let t0 = Instant::now();
+        for i in 0..count {
+            let due = t0 + gap * i as u32;
+            while Instant::now() < due {
+                let left = due - Instant::now();
+                if left > Duration::from_micros(200) {
+                    std::thread::sleep(left - Duration::from_micros(100));
+                }
+            }
+            let _ = s.send_to(&p, dst);
+        }
+    })
+}

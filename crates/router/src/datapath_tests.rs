@@ -114,7 +114,7 @@ fn mace_cl_waits_behind_at_most_one_be_packet() {
             next_cl = now + Dur::from_ms(20);
         }
         poll(&mut dp, now);
-        now = now + step;
+        now += step;
     }
     let c = &dp.dirs[0].counters.classes;
     assert!(c[0].tx_pkts > 100, "CL was admitted and sent: {:?}", c[0]);
@@ -140,7 +140,7 @@ fn fifo_cl_waits_behind_many_be_packets() {
             offer(&mut dp, now, &cl);
         }
         poll(&mut dp, now);
-        now = now + Dur::from_us(500);
+        now += Dur::from_us(500);
     }
     assert!(dp.dirs[0].counters.classes[0].delay_max_ns > Dur::from_ms(100).0);
 }
@@ -200,7 +200,7 @@ fn flood_of_distinct_flows_keeps_tables_bounded() {
         if i % 64 == 0 {
             poll(&mut dp, now);
         }
-        now = now + Dur::from_us(2);
+        now += Dur::from_us(2);
     }
     assert!(dp.flows.len() <= 1000);
     assert!(dp.flows.evictions > 990_000);

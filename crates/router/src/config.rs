@@ -37,6 +37,8 @@
 //! | `drain_timeout` | time | ≤ 60 s | 2 s |
 //! | `catch_up` | time | ≤ 1 s | 20 ms: how far a backlogged pacer may fall behind (a late wake-up) and make it up |
 //! | `profile` | bool | | false: per-packet QoS timestamps (see docs/router.md) |
+//! | `class_tag` | `cbt`, `precedence`, `zero` | | `cbt`: TCP 0, tagged UDP 1, other 2 |
+//! | `tagged_dscp_mask` | DSCP bits | 1 ..= 63 | 1 (pool 3, local use) |
 
 use qoslab_core::units::{Bytes, Dur, Rate, Time};
 use qoslab_core::Queue;
@@ -83,6 +85,33 @@ pub struct RouterSection {
     pub catch_up: Dur,
     #[serde(default)]
     pub profile: bool,
+    /// How an arriving packet's class tag is set before the port's stages
+    /// (a stage such as MACE's may set it again).
+    #[serde(default)]
+    pub class_tag: ClassTagRule,
+    /// `class_tag = "cbt"`: the DSCP bits that mark UDP as tagged (seed 001's
+    /// "unused bit of the ToS field"); default 1, DSCP pool 3 (xxxx01,
+    /// experimental or local use, RFC 2474 §6).
+    #[serde(default = "one_u8")]
+    pub tagged_dscp_mask: u8,
+}
+
+/// The class tag the router gives an arriving IP packet.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassTagRule {
+    /// CBT's classes from the header (`qoslab_core::cbt::Class::from_header`):
+    /// TCP 0, tagged UDP 1, other 2.
+    #[default]
+    Cbt,
+    /// The DSCP's class selector (precedence, DSCP >> 3): 0..7.
+    Precedence,
+    /// Every packet 0.
+    Zero,
+}
+
+fn one_u8() -> u8 {
+    1
 }
 
 fn one() -> u64 {
@@ -309,6 +338,12 @@ fn check(v: &ValidConfig, lines: &Lines) -> Result<(), Vec<Diagnostic>> {
     }
     if r.drain_timeout > Dur::from_secs(60) {
         bad("router.drain_timeout", format!("({}) is too long; allowed: at most 60s", r.drain_timeout));
+    }
+    if !(1..=63).contains(&r.tagged_dscp_mask) {
+        bad(
+            "router.tagged_dscp_mask",
+            format!("({}) is out of range; allowed: 1 to 63 (DSCP bits)", r.tagged_dscp_mask),
+        );
     }
     if r.catch_up > Dur::from_secs(1) {
         bad("router.catch_up", format!("({}) is too long; allowed: at most 1s", r.catch_up));

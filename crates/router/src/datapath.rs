@@ -22,10 +22,12 @@
 //! is, and a CL packet waits behind at most the one packet being sent.
 //! Frames that are not IP (ARP) bypass the ports and the pacer.
 
-use crate::config::ValidConfig;
+use crate::config::{ClassTagRule, ValidConfig};
 use crate::flows::Flows;
 use crate::parse::{self, Frame};
 use crate::pool::Pool;
+use qoslab_core::cbt::Class;
+use qoslab_core::packet::ClassTag;
 use qoslab_core::packet::{Ecn, FlowKey, Packet};
 use qoslab_core::pipeline::{EventKind, EventSink, MechEvent, Port};
 use qoslab_core::qdisc::{Dequeue, DropReason, Verdict};
@@ -227,6 +229,13 @@ impl Datapath {
         let mut pkt = Packet::new(self.next_id, flow, len as u32, now);
         self.next_id += 1;
         pkt.dscp = info.dscp;
+        pkt.class = match self.cfg.config.router.class_tag {
+            ClassTagRule::Cbt => {
+                ClassTag(Class::from_header(info.key.proto, info.dscp, self.cfg.config.router.tagged_dscp_mask) as u8)
+            }
+            ClassTagRule::Precedence => ClassTag(info.dscp >> 3),
+            ClassTagRule::Zero => ClassTag(0),
+        };
         pkt.ecn = info.ecn;
         pkt.ingress = side as u16;
         pkt.handle = slot as u64;
@@ -355,8 +364,9 @@ impl Datapath {
                 origin: new.origin.clone(),
                 line: None,
                 path: format!("router.{f}"),
-                message: "cannot change while the router runs; allowed: the [link] table, burst, \
-                          stats_interval, drain_timeout, profile (restart the router for the rest)"
+                message: "cannot change while the router runs; allowed: the [link] table, burst, catch_up, \
+                          stats_interval, drain_timeout, profile, class_tag, tagged_dscp_mask (restart \
+                          the router for the rest)"
                     .into(),
             })
             .collect();

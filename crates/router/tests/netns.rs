@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{receiver, sender, Testbed, SERIAL};
+use common::{receiver, sender, sender_tos, Testbed, SERIAL};
 use std::time::Duration;
 
 fn lock() -> std::sync::MutexGuard<'static, ()> {
@@ -208,4 +208,45 @@ fn sigterm_drains_the_queue_before_writing_the_summary() {
     let s = tb.stop();
     assert_eq!(rx.join().unwrap().pkts, 60, "every queued packet left before exit");
     assert_eq!(s["queues"][0]["backlog_end_pkts"], 0);
+}
+
+#[test]
+fn cbt_family_regulates_untagged_udp_on_real_packets() {
+    need_netns!();
+    let _g = lock();
+    let red = "limit = \"300pkts\", min_th = 5, max_th = 15, w_q = 0.02";
+    for (name, queue) in [
+        ("cbt", format!("{{ type = \"cbt\", {red} }}")),
+        ("dcbt", format!("{{ type = \"dcbt\", {red} }}")),
+        ("dcbt+chips", format!("{{ type = \"dcbt\", {red}, chips = true }}")),
+        ("red+chips", format!("{{ type = \"red\", {red}, chips = true }}")),
+    ] {
+        let mut tb = Testbed::new();
+        tb.start(&format!("rate = \"4Mbps\"\nqueue = {queue}\n"));
+        // A tagged (DSCP 1: TOS 0x04) and an untagged UDP flow, each ~4 Mb/s, into 4 Mb/s.
+        let gap = Duration::from_micros(2000);
+        let t = sender_tos(&tb.ns("h1"), "10.99.0.1:0", "10.99.0.2:9000", 750, 1000, 1, gap, 0x04);
+        let u = sender(&tb.ns("h1"), "10.99.0.1:0", "10.99.0.2:9001", 750, 1000, 2, gap);
+        t.join().unwrap();
+        u.join().unwrap();
+        let s = tb.stop();
+        let q = &s["queues"][0];
+        let classes = dir(&s, 0)["classes"].as_array().unwrap().clone();
+        let class = |c: u64| classes.iter().find(|k| k["class"] == c).cloned().unwrap_or_default();
+        let (tagged, untagged) = (class(1), class(2));
+        eprintln!("{name}: {q}\n  tagged {tagged}\n  untagged {untagged}");
+        assert_eq!(q["drops_overlimit"], 0, "{name}");
+        if name.contains("cbt") {
+            assert!(q["drops_class_threshold"].as_u64().unwrap() > 0, "{name}: {q}");
+        }
+        if name == "cbt" {
+            // Untagged UDP is held to an average of 0.6 packets, tagged to 2.9.
+            assert!(tagged["tx_pkts"].as_u64() > untagged["tx_pkts"].as_u64(), "{name}");
+        }
+        if name.contains("chips") {
+            // Tagged packets cut in at RED's average: they wait less than untagged ones.
+            let (dt, du) = (tagged["delay_mean_s"].as_f64().unwrap(), untagged["delay_mean_s"].as_f64().unwrap());
+            assert!(dt < du, "{name}: tagged {dt} s, untagged {du} s");
+        }
+    }
 }

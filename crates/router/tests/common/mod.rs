@@ -220,10 +220,39 @@ pub fn sender(
     tag: u8,
     gap: Duration,
 ) -> std::thread::JoinHandle<()> {
+    sender_tos(ns, src, dst, count, size, tag, gap, 0)
+}
+
+/// [`sender`] with the IPv4 TOS byte set to `tos` (DSCP << 2 | ECN).
+#[allow(clippy::too_many_arguments)]
+pub fn sender_tos(
+    ns: &str,
+    src: &str,
+    dst: &str,
+    count: u64,
+    size: usize,
+    tag: u8,
+    gap: Duration,
+    tos: u8,
+) -> std::thread::JoinHandle<()> {
     let src: SocketAddr = src.parse().unwrap();
     let dst: SocketAddr = dst.parse().unwrap();
     in_ns(ns, move || {
         let s = UdpSocket::bind(src).unwrap();
+        if tos != 0 {
+            let v: libc::c_int = tos as libc::c_int;
+            // SAFETY: setsockopt with a live c_int of the size passed.
+            let r = unsafe {
+                libc::setsockopt(
+                    s.as_raw_fd(),
+                    libc::IPPROTO_IP,
+                    libc::IP_TOS,
+                    &v as *const libc::c_int as *const libc::c_void,
+                    std::mem::size_of::<libc::c_int>() as u32,
+                )
+            };
+            assert_eq!(r, 0, "IP_TOS");
+        }
         let mut p = vec![0u8; size];
         p[0] = tag;
         let t0 = Instant::now();

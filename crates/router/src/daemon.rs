@@ -169,6 +169,9 @@ pub fn run(config_path: &Path) -> Result<(), RunError> {
             }
         }
         let wake = dp.poll(now, &mut |side, frame| socks[side].send(frame));
+        if let Some(p) = dp.profile.as_mut() {
+            p.loop_ns += t_loop.elapsed().as_nanos() as u64;
+        }
         if now >= next_stats {
             let line = report::stats_json(&dp, now, Some(&prev));
             let _ = writeln!(stats_out, "{line}");

@@ -166,6 +166,8 @@ pub enum Arrival {
 /// `router.profile` is on: enqueue and dequeue, timed separately.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Profile {
+    /// The loop's receive-and-forward work (receive batches, parse, ports, pacers, send), in ns.
+    pub loop_ns: u64,
     pub enqueue_ns: u64,
     pub enqueues: u64,
     pub dequeue_ns: u64,

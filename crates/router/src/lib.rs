@@ -10,7 +10,8 @@
 //! - [`afpacket`]: AF_PACKET sockets with `recvmmsg` batches;
 //! - [`control`]: the control socket (stats, validated reconfiguration);
 //! - [`report`]: JSON stats lines and the final `summary.json`;
-//! - [`daemon`]: the real-time loop, signals and draining.
+//! - [`daemon`]: the real-time loop, signals and draining;
+//! - [`testbed`]: network namespaces joined by veth, for tests and the benchmark.
 
 pub mod afpacket;
 pub mod config;
@@ -21,3 +22,4 @@ pub mod flows;
 pub mod parse;
 pub mod pool;
 pub mod report;
+pub mod testbed;

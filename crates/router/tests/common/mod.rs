@@ -1,4 +1,5 @@
-//! A testbed of three network namespaces joined by veth pairs:
+//! The router in a testbed of three network namespaces joined by veth
+//! pairs (`qoslab_router::testbed`):
 //!
 //! ```text
 //! <p>-h1 [<p>-1 10.99.0.1 fd99::1] ── [<p>-a  <p>-r  <p>-b] ── [<p>-2 10.99.0.2 fd99::2] <p>-h2
@@ -17,7 +18,7 @@
 use std::fs::File;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -28,19 +29,8 @@ pub static SERIAL: Mutex<()> = Mutex::new(());
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
-/// Why the netns tests cannot run here, if they cannot.
-pub fn skip_reason() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    let uid = unsafe { libc::geteuid() };
-    if uid != 0 {
-        return Some(format!("needs root for network namespaces and AF_PACKET (euid {uid})"));
-    }
-    match Command::new("ip").args(["netns", "list"]).output() {
-        Ok(o) if o.status.success() => None,
-        Ok(o) => Some(format!("`ip netns` fails: {}", String::from_utf8_lossy(&o.stderr).trim())),
-        Err(e) => Some(format!("no `ip` command (iproute2): {e}")),
-    }
-}
+use qoslab_router::testbed::Netns;
+pub use qoslab_router::testbed::{in_ns, skip_reason};
 
 /// Skips the calling test (returns from it) with the reason printed.
 #[macro_export]
@@ -53,15 +43,12 @@ macro_rules! need_netns {
     };
 }
 
-fn sh(args: &[&str]) {
-    let o = Command::new(args[0]).args(&args[1..]).output().expect("run a setup command");
-    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-}
-
 pub struct Testbed {
     pub p: String,
     pub dir: PathBuf,
     router: Option<Child>,
+    // Dropped after the router is stopped (fields drop in order).
+    _net: Netns,
 }
 
 impl Testbed {
@@ -70,26 +57,8 @@ impl Testbed {
         let dir = std::env::temp_dir().join(format!("{p}.d"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let tb = Testbed { p: p.clone(), dir, router: None };
-        for n in ["h1", "r", "h2"] {
-            sh(&["ip", "netns", "add", &format!("{p}-{n}")]);
-        }
-        let (h1, r, h2) = (format!("{p}-h1"), format!("{p}-r"), format!("{p}-h2"));
-        let (i1, ia, ib, i2) = (format!("{p}-1"), format!("{p}-a"), format!("{p}-b"), format!("{p}-2"));
-        sh(&["ip", "link", "add", &i1, "netns", &h1, "type", "veth", "peer", "name", &ia, "netns", &r]);
-        sh(&["ip", "link", "add", &i2, "netns", &h2, "type", "veth", "peer", "name", &ib, "netns", &r]);
-        for (ns, dev) in [(&h1, &i1), (&r, &ia), (&r, &ib), (&h2, &i2)] {
-            let _ = Command::new("ip")
-                .args(["netns", "exec", ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"])
-                .args(["tx", "off", "rx", "off"])
-                .output();
-            sh(&["ip", "-n", ns, "link", "set", dev, "up"]);
-        }
-        sh(&["ip", "-n", &h1, "addr", "add", "10.99.0.1/24", "dev", &i1]);
-        sh(&["ip", "-n", &h2, "addr", "add", "10.99.0.2/24", "dev", &i2]);
-        sh(&["ip", "-n", &h1, "addr", "add", "fd99::1/64", "dev", &i1, "nodad"]);
-        sh(&["ip", "-n", &h2, "addr", "add", "fd99::2/64", "dev", &i2, "nodad"]);
-        tb
+        let net = Netns::new(&p).unwrap_or_else(|e| panic!("testbed: {e}"));
+        Testbed { p, dir, router: None, _net: net }
     }
 
     pub fn ns(&self, n: &str) -> String {
@@ -156,23 +125,8 @@ impl Drop for Testbed {
             let _ = c.kill();
             let _ = c.wait();
         }
-        for n in ["h1", "r", "h2"] {
-            let _ = Command::new("ip").args(["netns", "del", &self.ns(n)]).output();
-        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-/// Runs `f` on a thread inside namespace `ns`.
-pub fn in_ns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> std::thread::JoinHandle<T> {
-    let path = Path::new("/var/run/netns").join(ns);
-    std::thread::spawn(move || {
-        let fd = File::open(&path).expect("namespace file");
-        // SAFETY: setns on a namespace fd; affects only this thread.
-        let r = unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(r, 0, "setns {}", path.display());
-        f()
-    })
 }
 
 /// What a receiver saw.

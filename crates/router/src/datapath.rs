@@ -166,7 +166,8 @@ pub enum Arrival {
 /// `router.profile` is on: enqueue and dequeue, timed separately.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Profile {
-    /// The loop's receive-and-forward work (receive batches, parse, ports, pacers, send), in ns.
+    /// The loop's receive-and-forward work (receive batches, parse, ports,
+    /// pacers, send), in ns of the loop thread's CPU time.
     pub loop_ns: u64,
     pub enqueue_ns: u64,
     pub enqueues: u64,

@@ -81,9 +81,25 @@ fn frames(frame_len: usize) -> Vec<Vec<u8>> {
 
 /// Sends the frames round-robin in batches of 64 until `stop`.
 fn blast(ns: String, dev: String, frame_len: usize, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
+    blast_with(ns, dev, frame_len, stop, None)
+}
+
+/// [`blast`]; with `spoof = Some(pps)`, every frame gets a random source
+/// address and port (a new flow almost every time: the flood) and the
+/// batches are spaced to about `pps` frames a second. The IPv4 checksum is
+/// left stale: nothing on the path checks it (h2 drops the frames by MAC).
+fn blast_with(
+    ns: String,
+    dev: String,
+    frame_len: usize,
+    stop: Arc<AtomicBool>,
+    spoof: Option<f64>,
+) -> std::thread::JoinHandle<u64> {
     in_ns(&ns, move || {
         let fd = raw_socket(&dev);
         let mut fr = frames(frame_len);
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let t0 = Instant::now();
         let mut iov: Vec<libc::iovec> = fr
             .iter_mut()
             .map(|f| libc::iovec { iov_base: f.as_mut_ptr() as *mut libc::c_void, iov_len: f.len() })
@@ -96,6 +112,19 @@ fn blast(ns: String, dev: String, frame_len: usize, stop: Arc<AtomicBool>) -> st
         }
         let mut sent = 0u64;
         while !stop.load(Ordering::Relaxed) {
+            if let Some(pps) = spoof {
+                for f in fr.iter_mut() {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    f[26..30].copy_from_slice(&(x as u32).to_be_bytes());
+                    f[34..36].copy_from_slice(&((x >> 32) as u16).to_be_bytes());
+                }
+                let due = t0 + Duration::from_secs_f64(sent as f64 / pps);
+                if let Some(d) = due.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(d);
+                }
+            }
             // SAFETY: `msgs` are initialised headers over live buffers.
             let r = unsafe { libc::sendmmsg(fd.as_raw_fd(), msgs.as_mut_ptr(), msgs.len() as u32, 0) };
             if r > 0 {
@@ -167,7 +196,7 @@ fn start_router(net: &Netns, dir: &std::path::Path, link: &str) -> Child {
     let text = format!(
         "[router]\na = \"{a}\"\nb = \"{b}\"\nstats = \"{d}/stats.jsonl\"\nout = \"{d}/out\"\n\
          control_socket = \"{d}/ctl.sock\"\npool = 16384\nbatch = 64\nprofile = true\nburst = \"1MB\"\n\
-         [link]\ndelay = \"0s\"\nrate = \"100Gbps\"\n{link}",
+         [link]\ndelay = \"0s\"\n{link}",
         a = net.dev("a"),
         b = net.dev("b"),
         d = dir.display()
@@ -182,10 +211,13 @@ fn start_router(net: &Netns, dir: &std::path::Path, link: &str) -> Child {
         .arg("run")
         .arg(&cfg)
         .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("router.err")).unwrap())
         .spawn()
         .expect("start qoslab-router");
     let t0 = Instant::now();
-    while !dir.join("ctl.sock").exists() && t0.elapsed() < Duration::from_secs(5) {
+    while !dir.join("ctl.sock").exists() {
+        let err = std::fs::read_to_string(dir.join("router.err")).unwrap_or_default();
+        assert!(t0.elapsed() < Duration::from_secs(5), "qoslab-router did not start: {err}");
         std::thread::sleep(Duration::from_millis(10));
     }
     c
@@ -229,10 +261,90 @@ fn edge_link(cache: u32) -> String {
     )
 }
 
+/// The router's resident set size (kB), from /proc.
+fn rss_kb(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let l = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+    l.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Least-squares slope of `(t_s, kB)` in MB per minute.
+fn slope_mb_per_min(pts: &[(f64, f64)]) -> f64 {
+    let n = pts.len() as f64;
+    let (mx, my) = (pts.iter().map(|p| p.0).sum::<f64>() / n, pts.iter().map(|p| p.1).sum::<f64>() / n);
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
+    if sxx == 0.0 {
+        0.0
+    } else {
+        sxy / sxx * 60.0 / 1024.0
+    }
+}
+
+/// `soak`: MACE at 20 Mb/s under a spoofed-flow flood of about 40,000
+/// frames a second (≈ 3× overload, almost every frame a new flow) for
+/// `minutes`; the router's RSS sampled every second. Exit 1 if the slope
+/// after the first minute is 1 MB/min or more.
+fn soak(minutes: f64) -> i32 {
+    let net = Netns::new(&format!("qs{}", std::process::id() % 100_000)).unwrap_or_else(|e| panic!("{e}"));
+    let dir = std::env::temp_dir().join(format!("{}.soak", net.p));
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = "rate = \"20Mbps\"\nqueue = { type = \"mace\", buffer = \"1000pkts\" }\n[link.mace]\n\
+                allocation = \"10Mbps\"\nadmission = { type = \"mbac\" }\ntable_capacity = 4096\n\
+                [[link.mace.ports]]\nport = 9000\nside = \"dst\"\nrate = \"64kbps\"\ndepth = \"1500B\"\nthreshold = 5\n";
+    let c = start_router(&net, &dir, link);
+    let pid = c.id();
+    let stop = Arc::new(AtomicBool::new(false));
+    let tx = blast_with(net.ns("h1"), net.dev("1"), 64, stop.clone(), Some(40_000.0));
+    let total = (minutes * 60.0).round() as u64;
+    let mut pts = Vec::new();
+    let t0 = Instant::now();
+    for s in 1..=total {
+        let due = t0 + Duration::from_secs(s);
+        std::thread::sleep(due.saturating_duration_since(Instant::now()));
+        if let Some(kb) = rss_kb(pid) {
+            pts.push((t0.elapsed().as_secs_f64(), kb as f64));
+        }
+        if s % 60 == 0 {
+            eprintln!("soak: {} min, RSS {} kB", s / 60, pts.last().map_or(0.0, |p| p.1));
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    let sent = tx.join().unwrap();
+    let st = qoslab_router::control::request(&dir.join("ctl.sock"), "stats").unwrap_or_default();
+    let (path, _) = stop_router(c, &dir);
+    let _ = path;
+    let skip = if minutes > 2.0 { 60.0 } else { minutes * 60.0 / 2.0 };
+    let after: Vec<(f64, f64)> = pts.iter().copied().filter(|p| p.0 >= skip).collect();
+    let slope = slope_mb_per_min(&after);
+    let first = pts.first().map_or(0.0, |p| p.1);
+    let max = pts.iter().map(|p| p.1).fold(0.0, f64::max);
+    let last = pts.last().map_or(0.0, |p| p.1);
+    let v: serde_json::Value = serde_json::from_str(&st).unwrap_or_default();
+    println!(
+        "soak: {minutes} min, {sent} frames offered (random sources), {} forwarded a->b, flows {} (capacity {}, \
+         {} evictions)",
+        v["dirs"][0]["tx_pkts"], v["flows"], v["flow_capacity"], v["flow_evictions"]
+    );
+    println!("soak: RSS first {first:.0} kB, last {last:.0} kB, max {max:.0} kB; {} samples", pts.len());
+    println!("soak: slope after {skip:.0} s: {slope:+.3} MB/min (limit: < 1 MB/min)");
+    let _ = std::fs::remove_dir_all(&dir);
+    if slope.abs() < 1.0 {
+        0
+    } else {
+        1
+    }
+}
+
 fn main() {
     if let Some(why) = skip_reason() {
         eprintln!("qoslab-router-bench: skipped: {why}");
         std::process::exit(0);
+    }
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("soak") {
+        let minutes: f64 = args.get(2).map_or(10.0, |m| m.parse().expect("soak MINUTES"));
+        std::process::exit(soak(minutes));
     }
     let secs: f64 = std::env::args()
         .skip_while(|a| a != "--seconds")
@@ -282,7 +394,8 @@ fn main() {
                     sh(&["ip", "-n", &r, "link", "del", &br]).unwrap();
                 }
                 Some(l) => {
-                    let c = start_router(&net, &dir, l);
+                    // The pacer at 100 Gb/s is not the bottleneck: the router's loop is.
+                    let c = start_router(&net, &dir, &format!("rate = \"100Gbps\"\n{l}"));
                     pps[i] = measure(&net, *len, secs).1;
                     let p = stop_router(c, &dir);
                     if i == 0 {

@@ -39,6 +39,7 @@
 //! | `profile` | bool | | false: per-packet QoS timestamps (see docs/router.md) |
 //! | `class_tag` | `cbt`, `precedence`, `zero` | | `cbt`: TCP 0, tagged UDP 1, other 2 |
 //! | `tagged_dscp_mask` | DSCP bits | 1 ..= 63 | 1 (pool 3, local use) |
+//! | `pcn_dscps` | DSCPs | each 0 ..= 63 | none: PCN traffic's DSCPs (RFC 6660 encoding in the ECN bits) |
 
 use qoslab_core::units::{Bytes, Dur, Rate, Time};
 use qoslab_core::Queue;
@@ -94,6 +95,12 @@ pub struct RouterSection {
     /// experimental or local use, RFC 2474 §6).
     #[serde(default = "one_u8")]
     pub tagged_dscp_mask: u8,
+    /// DSCPs of PCN traffic: a packet with one of them has its PCN mark read
+    /// from its ECN bits (RFC 6660: 10 not-marked, 01 threshold-marked, 11
+    /// excess-traffic-marked, 00 not PCN) and written back at departure.
+    /// Default: none (no packet is PCN traffic).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pcn_dscps: Vec<u8>,
 }
 
 /// The class tag the router gives an arriving IP packet.
@@ -344,6 +351,9 @@ fn check(v: &ValidConfig, lines: &Lines) -> Result<(), Vec<Diagnostic>> {
             "router.tagged_dscp_mask",
             format!("({}) is out of range; allowed: 1 to 63 (DSCP bits)", r.tagged_dscp_mask),
         );
+    }
+    if let Some(d) = r.pcn_dscps.iter().find(|d| **d > 63) {
+        bad("router.pcn_dscps", format!("contains {d}; allowed: DSCPs 0 to 63"));
     }
     if r.catch_up > Dur::from_secs(1) {
         bad("router.catch_up", format!("({}) is too long; allowed: at most 1s", r.catch_up));

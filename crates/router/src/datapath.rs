@@ -240,6 +240,9 @@ impl Datapath {
             ClassTagRule::Zero => ClassTag(0),
         };
         pkt.ecn = info.ecn;
+        if self.cfg.config.router.pcn_dscps.contains(&info.dscp) {
+            pkt.pcn = parse::pcn_of(info.ecn);
+        }
         pkt.ingress = side as u16;
         pkt.handle = slot as u64;
         self.arrived_ecn[slot as usize] = info.ecn;

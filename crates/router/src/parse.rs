@@ -83,14 +83,27 @@ pub fn parse(frame: &[u8]) -> Frame {
     Frame::Ip(IpInfo { key: FlowKey { src, dst, src_port, dst_port, proto }, dscp, ecn, ip_offset, v6 })
 }
 
-/// The ECN bits a packet leaves with: CE if a queue marked it (RFC 3168) or
-/// a PCN meter excess-marked it; ECT(1) if PCN threshold-marked (RFC 6660's
-/// encoding: not-marked ECT(0), threshold-marked ECT(1), excess-marked CE).
+/// The PCN mark of a packet of PCN traffic from its ECN bits (RFC 6660's
+/// 3-in-1 encoding): 00 not PCN, 10 (ECT(0)) not-marked, 01 (ECT(1))
+/// threshold-marked, 11 (CE) excess-traffic-marked.
+pub fn pcn_of(ecn: Ecn) -> PcnMark {
+    match ecn {
+        Ecn::NotEct => PcnMark::NotPcn,
+        Ecn::Ect0 => PcnMark::NotMarked,
+        Ecn::Ect1 => PcnMark::ThresholdMarked,
+        Ecn::Ce => PcnMark::ExcessMarked,
+    }
+}
+
+/// The ECN bits a packet leaves with: for PCN traffic its PCN mark in
+/// RFC 6660's encoding (the inverse of [`pcn_of`]); otherwise its ECN
+/// field, CE if a queue marked it (RFC 3168).
 pub fn wire_ecn(ecn: Ecn, pcn: PcnMark) -> Ecn {
     match pcn {
+        PcnMark::NotPcn => ecn,
+        PcnMark::NotMarked => Ecn::Ect0,
+        PcnMark::ThresholdMarked => Ecn::Ect1,
         PcnMark::ExcessMarked => Ecn::Ce,
-        PcnMark::ThresholdMarked if ecn != Ecn::Ce => Ecn::Ect1,
-        _ => ecn,
     }
 }
 
@@ -176,6 +189,15 @@ mod tests {
         let (h, _) = etherparse::Ipv4Header::from_slice(&f[14..]).unwrap();
         assert_eq!(h.ecn, IpEcn::CongestionExperienced);
         assert_eq!(h.header_checksum, h.calc_header_checksum());
+    }
+
+    #[test]
+    fn pcn_marks_round_trip_through_the_ecn_bits() {
+        for e in [Ecn::Ect0, Ecn::Ect1, Ecn::Ce] {
+            assert_eq!(wire_ecn(Ecn::NotEct, pcn_of(e)), e);
+        }
+        assert_eq!(pcn_of(Ecn::NotEct), PcnMark::NotPcn);
+        assert_eq!(wire_ecn(Ecn::Ce, PcnMark::NotPcn), Ecn::Ce, "RED's CE mark on non-PCN traffic");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{receiver, sender, sender_tos, Testbed, SERIAL};
+use common::{capture_ecn, receiver, sender, sender_tos, Testbed, SERIAL};
 use std::time::Duration;
 
 fn lock() -> std::sync::MutexGuard<'static, ()> {
@@ -278,4 +278,28 @@ fn edge_egress_keeps_the_af_guarantee_on_real_packets() {
     // 1 Mb/s of 1000-byte frames for the 2 s the streams last: at least 240 of A1's 500.
     assert!(ra.pkts >= 240, "A1 got {} packets", ra.pkts);
     assert!(ra.pkts > rb.pkts, "A1 {} <= B1 {}", ra.pkts, rb.pkts);
+}
+
+#[test]
+fn pcn_admission_marking_reaches_the_wire() {
+    need_netns!();
+    let _g = lock();
+    let mut tb = Testbed::new();
+    // PCN traffic (DSCP 46, ECT(0) = not-marked) at ~2 Mb/s against an admissible rate of 1 Mb/s.
+    tb.start_with(
+        "pcn_dscps = [46]\n",
+        "rate = \"10Mbps\"\nstages = [{ type = \"pcn_admission\", admissible_rate = \"1Mbps\" }]\n",
+    );
+    let cap = capture_ecn(&tb.ns("h2"), &format!("{}-2", tb.p), 9000, Duration::from_millis(800));
+    sender_tos(&tb.ns("h1"), "10.99.0.1:0", "10.99.0.2:9000", 500, 458, 1, Duration::from_micros(2000), 46 << 2 | 0b10)
+        .join()
+        .unwrap();
+    let ecn = cap.join().unwrap();
+    let s = tb.stop();
+    eprintln!("ECN on the wire [00, ECT1, ECT0, CE]: {ecn:?}; {}", dir(&s, 0)["marks"]);
+    // Threshold-marked packets leave as ECT(1) (RFC 6660), the rest stay ECT(0).
+    assert!(ecn[1] > 50, "threshold-marked on the wire: {ecn:?}");
+    assert!(ecn[2] > 0, "not-marked ones too: {ecn:?}");
+    assert_eq!(dir(&s, 0)["marks"]["pcn_threshold"].as_u64(), Some(ecn[1]));
+    assert_eq!(ecn[0] + ecn[3], 0);
 }

@@ -71,10 +71,15 @@ impl Testbed {
     /// Writes the router's config (`[router]` filled in, `link` as given) and
     /// starts the router in the router namespace; waits for its control socket.
     pub fn start(&mut self, link: &str) -> PathBuf {
+        self.start_with("", link)
+    }
+
+    /// [`Testbed::start`] with more `[router]` lines.
+    pub fn start_with(&mut self, router: &str, link: &str) -> PathBuf {
         let cfg = self.dir.join("router.toml");
         let text = format!(
             "[router]\na = \"{p}-a\"\nb = \"{p}-b\"\nstats = \"{d}/stats.jsonl\"\nout = \"{d}/out\"\n\
-             control_socket = \"{s}\"\nstats_interval = \"200ms\"\n\n[link]\ndelay = \"0s\"\n{link}",
+             control_socket = \"{s}\"\nstats_interval = \"200ms\"\n{router}\n[link]\ndelay = \"0s\"\n{link}",
             p = self.p,
             d = self.dir.display(),
             s = self.socket().display()
@@ -221,4 +226,47 @@ pub fn sender_tos(
             let _ = s.send_to(&p, dst);
         }
     })
+}
+
+/// Counts, by their ECN bits (0-3), the IPv4 UDP frames to `port` that
+/// arrive on interface `dev` of namespace `ns` until nothing arrives for
+/// `idle` (an AF_PACKET socket: the bits as they were on the wire).
+pub fn capture_ecn(ns: &str, dev: &str, port: u16, idle: Duration) -> std::thread::JoinHandle<[u64; 4]> {
+    let dev = dev.to_string();
+    let ready = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let r2 = ready.clone();
+    let h = in_ns(ns, move || {
+        let s = qoslab_router::afpacket::PacketSocket::open(&dev).expect("capture socket");
+        // SAFETY: fcntl on our own fd: back to blocking reads, with a timeout.
+        unsafe {
+            let fl = libc::fcntl(s.fd(), libc::F_GETFL);
+            libc::fcntl(s.fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK);
+            let tv = libc::timeval { tv_sec: idle.as_secs() as _, tv_usec: idle.subsec_micros() as _ };
+            libc::setsockopt(
+                s.fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                &tv as *const libc::timeval as *const libc::c_void,
+                std::mem::size_of::<libc::timeval>() as u32,
+            );
+        }
+        r2.wait();
+        let mut counts = [0u64; 4];
+        let mut buf = [0u8; 2048];
+        loop {
+            // SAFETY: recv into a live buffer of the size passed.
+            let n = unsafe { libc::recv(s.fd(), buf.as_mut_ptr() as *mut libc::c_void, buf.len(), 0) };
+            if n <= 0 {
+                break;
+            }
+            if let qoslab_router::parse::Frame::Ip(i) = qoslab_router::parse::parse(&buf[..n as usize]) {
+                if i.key.dst_port == port && !i.v6 {
+                    counts[i.ecn as usize] += 1;
+                }
+            }
+        }
+        counts
+    });
+    ready.wait();
+    h
 }

@@ -23,11 +23,12 @@ pub fn skip_reason() -> Option<String> {
     if uid != 0 {
         return Some(format!("needs root for network namespaces and AF_PACKET (euid {uid})"));
     }
-    match Command::new("ip").args(["netns", "list"]).output() {
-        Ok(o) if o.status.success() => None,
-        Ok(o) => Some(format!("`ip netns` fails: {}", String::from_utf8_lossy(&o.stderr).trim())),
-        Err(e) => Some(format!("no `ip` command (iproute2): {e}")),
-    }
+    // Root is not enough in some containers: try a namespace with a veth pair in it.
+    let probe = format!("qrprobe{}", std::process::id() % 100_000);
+    let r = sh(&["ip", "netns", "add", &probe])
+        .and_then(|_| sh(&["ip", "-n", &probe, "link", "add", "qrp0", "type", "veth", "peer", "name", "qrp1"]));
+    let _ = Command::new("ip").args(["netns", "del", &probe]).output();
+    r.err().map(|e| format!("cannot make a network namespace with a veth pair: {e}"))
 }
 
 /// Runs a command; its stderr on failure.

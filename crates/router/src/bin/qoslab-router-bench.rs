@@ -379,6 +379,7 @@ fn main() {
     let mut shares = Vec::new();
     for (name, link) in &rows {
         let mut pps = [0.0; 2];
+        let mut offered = [0.0; 2];
         let mut prof = (f64::NAN, f64::NAN);
         for (i, len) in [64usize, 1514].iter().enumerate() {
             match link {
@@ -390,13 +391,13 @@ fn main() {
                         sh(&["ip", "-n", &r, "link", "set", &d, "master", &br]).unwrap();
                     }
                     sh(&["ip", "-n", &r, "link", "set", &br, "up"]).unwrap();
-                    pps[i] = measure(&net, *len, secs).1;
+                    (offered[i], pps[i]) = measure(&net, *len, secs);
                     sh(&["ip", "-n", &r, "link", "del", &br]).unwrap();
                 }
                 Some(l) => {
                     // The pacer at 100 Gb/s is not the bottleneck: the router's loop is.
                     let c = start_router(&net, &dir, &format!("rate = \"100Gbps\"\n{l}"));
-                    pps[i] = measure(&net, *len, secs).1;
+                    (offered[i], pps[i]) = measure(&net, *len, secs);
                     let p = stop_router(c, &dir);
                     if i == 0 {
                         prof = p;
@@ -410,7 +411,15 @@ fn main() {
             shares.push((name.to_string(), (prof.0 - f.0) / prof.0 * 100.0, (prof.1 - f.1) / prof.0 * 100.0));
         }
         let cell = |v: f64| if v.is_nan() { "–".to_string() } else { format!("{v:.0}") };
-        out += &format!("| {name} | {:.0} | {:.0} | {} | {} |\n", pps[0], pps[1], cell(prof.0), cell(prof.1));
+        out += &format!(
+            "| {name} | {:.0} ({:.0}) | {:.0} ({:.0}) | {} | {} |\n",
+            pps[0],
+            offered[0],
+            pps[1],
+            offered[1],
+            cell(prof.0),
+            cell(prof.1)
+        );
         eprint!(".");
     }
     out += "\nQoS share (the edge-QoS formula on the router's per-packet path, 64 B):\n\n\

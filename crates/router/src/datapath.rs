@@ -49,6 +49,9 @@ pub struct ClassCounters {
     /// Sum and maximum of arrival-to-send time (ns).
     pub delay_sum_ns: u64,
     pub delay_max_ns: u64,
+    /// The most packets the direction sent between one of this class's
+    /// arrivals and its own departure: how many it waited behind.
+    pub ahead_max: u64,
 }
 
 /// What a direction counted (monotone since start).
@@ -186,6 +189,8 @@ pub struct Datapath {
     pub profile: Option<Profile>,
     /// ECN bits of each slot's frame as it arrived, to spot marks at departure.
     arrived_ecn: Vec<Ecn>,
+    /// The direction's departures so far when each slot's packet arrived.
+    arrived_tx: Vec<u64>,
     rng: Rng,
     next_id: u64,
 }
@@ -203,6 +208,7 @@ impl Datapath {
             events: EventLog::default(),
             profile: r.profile.then(Profile::default),
             arrived_ecn: vec![Ecn::NotEct; r.pool as usize],
+            arrived_tx: vec![0; r.pool as usize],
             rng: qoslab_core::rng::stream(r.seed, 0),
             next_id: 0,
             cfg,
@@ -246,6 +252,7 @@ impl Datapath {
         pkt.ingress = side as u16;
         pkt.handle = slot as u64;
         self.arrived_ecn[slot as usize] = info.ecn;
+        self.arrived_tx[slot as usize] = dir.counters.tx_pkts;
         let t0 = self.profile.is_some().then(std::time::Instant::now);
         let verdict = enqueue(&mut dir.port, now, pkt, &info.key, &mut self.rng, &mut self.events);
         if let (Some(p), Some(t0)) = (self.profile.as_mut(), t0) {
@@ -325,6 +332,7 @@ impl Datapath {
                     k.tx_bytes += p.size as u64;
                     k.delay_sum_ns += delay;
                     k.delay_max_ns = k.delay_max_ns.max(delay);
+                    k.ahead_max = k.ahead_max.max(c.tx_pkts - 1 - self.arrived_tx[slot as usize]);
                 } else {
                     c.tx_errors += 1;
                 }

@@ -124,6 +124,8 @@ fn mace_cl_waits_behind_at_most_one_be_packet() {
     let bound = one_be.0 + own.0 + step.0;
     assert!(c[0].delay_max_ns <= bound, "CL max delay {} ns > {bound} ns", c[0].delay_max_ns);
     assert!(c[1].delay_max_ns > 10 * bound, "BE queued behind BE: {:?}", c[1]);
+    assert_eq!(c[0].ahead_max, 1, "CL waited behind exactly one packet at most: {:?}", c[0]);
+    assert!(c[1].ahead_max > 10, "{:?}", c[1]);
     assert_eq!(dp.events.count(EventKind::Admit), 1);
 }
 
@@ -144,6 +146,7 @@ fn fifo_cl_waits_behind_many_be_packets() {
         now += Dur::from_us(500);
     }
     assert!(dp.dirs[0].counters.classes[1].delay_max_ns > Dur::from_ms(100).0);
+    assert!(dp.dirs[0].counters.classes[1].ahead_max > 10, "CL behind many BE packets in a FIFO");
 }
 
 #[test]

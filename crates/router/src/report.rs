@@ -63,6 +63,7 @@ pub fn direction_json(dp: &Datapath, d: usize, now: Time, prev: Option<&Prev>) -
             "class": i, "tx_pkts": k.tx_pkts, "tx_bytes": k.tx_bytes,
             "delay_mean_s": k.delay_sum_ns as f64 / k.tx_pkts as f64 / 1e9,
             "delay_max_s": k.delay_max_ns as f64 / 1e9,
+            "ahead_max_pkts": k.ahead_max,
         })).collect::<Vec<_>>(),
     });
     let mut probes = Map::new();

@@ -105,10 +105,16 @@ fn mace_cl_waits_behind_at_most_one_be_packet_on_real_packets() {
     let cl = classes.iter().find(|c| c["class"] == 0).expect("CL departures");
     let be = classes.iter().find(|c| c["class"] == 1).expect("BE departures");
     assert!(cl["tx_pkts"].as_u64().unwrap() > 80, "{cl}");
-    // One BE frame (6 ms) + its own (0.8 ms) + 2 ms for the loop's wake-up and the host.
-    let cl_max = cl["delay_max_s"].as_f64().unwrap();
-    assert!(cl_max < 0.0088, "CL waited {cl_max} s: more than one BE packet");
+    // Counted in packets: the router sent at most one packet (the BE frame on
+    // the wire) between a CL packet's arrival and its departure. In time that
+    // is one BE frame (6 ms) + its own (0.8 ms), plus the loop's lateness on
+    // a loaded host, so time is only printed.
+    eprintln!("CL {cl}\nBE {be}");
+    assert!(cl["ahead_max_pkts"].as_u64().unwrap() <= 1, "CL waited behind more than one packet: {cl}");
+    assert!(be["ahead_max_pkts"].as_u64().unwrap() > 10, "BE did queue: {be}");
     assert!(be["delay_max_s"].as_f64().unwrap() > 0.1, "BE did queue: {be}");
+    let (cl_max, be_max) = (cl["delay_max_s"].as_f64().unwrap(), be["delay_max_s"].as_f64().unwrap());
+    assert!(cl_max * 10.0 < be_max, "CL waited {cl_max} s, BE {be_max} s");
     assert_eq!(s["router"]["events"]["admit"], 1);
 }
 

@@ -374,7 +374,7 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     out +=
-        "| forwarder | pps 64 B | pps 1500 B | path ns/pkt (64 B) | qos ns/pkt (64 B) |\n|---|---:|---:|---:|---:|\n";
+        "| forwarder | pps 64 B (offered) | pps 1500 B (offered) | path ns/pkt (64 B) | qos ns/pkt (64 B) |\n|---|---:|---:|---:|---:|\n";
     let mut fifo: Option<(f64, f64)> = None;
     let mut shares = Vec::new();
     for (name, link) in &rows {

@@ -447,6 +447,37 @@ mod tests {
     }
 
     #[test]
+    fn config_mace_flow_setup_file_is_read_beside_the_config() {
+        let dir = std::env::temp_dir().join(format!("qoslab-router-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("voice.descriptors"),
+            "[[port]]\nport = 5004\nrate = \"77.2kbps\"\ndepth = \"386B\"\nthreshold = 100\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("bad.descriptors"),
+            "[[port]]\nport = 5004\nrate = \"0kbps\"\ndepth = \"386B\"\nthreshold = 100\n",
+        )
+        .unwrap();
+        let text = |file: &str| {
+            format!(
+                "{OK}queue = {{ type = \"mace\", buffer = \"60pkts\" }}\n[link.mace]\ndescriptors = \"{file}\"\n\
+                 allocation = \"1Mbps\"\nadmission = {{ type = \"ssac\" }}\n"
+            )
+        };
+        let v = load_str(&text("voice.descriptors"), "r.toml", &dir).unwrap_or_else(|e| panic!("{e:?}"));
+        let port = v.build_port(0, Time::ZERO).unwrap();
+        assert!(port.wants_tx_done(), "MACE's device queue is there");
+        // A problem inside the file is reported at the file's own line.
+        let m = msgs(load_str(&text("bad.descriptors"), "r.toml", &dir));
+        assert!(m.contains("bad.descriptors:3: port[0].rate: \"0kbps\" is zero"), "{m}");
+        let m = msgs(load_str(&text("none.descriptors"), "r.toml", &dir));
+        assert!(m.contains("link.mace.descriptors: no readable file"), "{m}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
     fn config_bad_toml_has_a_line() {
         let m = msgs(load("[router]\na = \n"));
         assert!(m.starts_with("r.toml:2: not valid TOML"), "{m}");

@@ -10,6 +10,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.qoslab-installed
 EXT    := $(VENV)/.qoslab-ext
+BENCH_SECONDS ?= 3
 # Python code that ruff lints and formats (mypy's files are in pyproject.toml).
 PY_LINT := python tests benches crosscheck
 # One target dir for maturin and cargo test: the workspace compiles once.
@@ -17,7 +18,7 @@ export CARGO_TARGET_DIR ?= $(CURDIR)/target
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock pyproject.toml
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-rust test-python reproduce bench crosscheck check lint lint-rust lint-python fmt clippy clean
+.PHONY: help run test test-rust test-python reproduce bench bench-router soak fuzz fuzz-quick fuzz-build fuzz-run crosscheck check lint lint-rust lint-python fmt clippy clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -49,6 +50,47 @@ reproduce: $(EXT) ## Full reproductions (all papers, all seeds): slow
 bench: $(EXT) ## Whole-run benchmark vs the bare-loop reference and ns-2.35, and the PCN performance cases
 	$(PY) benches/run_bench.py
 
+bench-router: ## qoslab-router vs kernel forwarding between namespaces (root): pps 64 B/1500 B, QoS share
+	cargo build --release -q -p qoslab-router
+	$(CARGO_TARGET_DIR)/release/qoslab-router-bench --seconds $(BENCH_SECONDS)
+
+SOAK_MINUTES ?= 10
+soak: ## 10-minute overload soak of qoslab-router (root): RSS slope after the first minute < 1 MB/min
+	cargo build --release -q -p qoslab-router
+	$(CARGO_TARGET_DIR)/release/qoslab-router-bench soak $(SOAK_MINUTES)
+
+# Fuzzing with Debian's afl++ (installed with apt if absent): the targets are
+# built with rustc's SanitizerCoverage and AFL's runtime, in their own folder.
+FUZZ_DIR    := crates/router/fuzz
+FUZZ_TARGET := $(CURDIR)/target/fuzz
+FUZZ_OUT    ?= $(CURDIR)/target/fuzz-out
+FUZZ_EXECS  ?= 10000000
+FUZZ_FLAGS  := -C passes=sancov-module -C llvm-args=-sanitizer-coverage-level=3 \
+	-C llvm-args=-sanitizer-coverage-trace-pc-guard -C llvm-args=-sanitizer-coverage-prune-blocks=0 \
+	-C codegen-units=1 -C link-arg=/usr/lib/afl/afl-compiler-rt.o
+AFL_ENV := AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 AFL_QUIET=1
+fuzz-build:
+	@command -v afl-fuzz >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq afl++ >/dev/null; }
+	cd $(FUZZ_DIR) && CARGO_TARGET_DIR=$(FUZZ_TARGET) RUSTFLAGS="$(FUZZ_FLAGS)" cargo build --release -q
+
+fuzz: fuzz-build ## Fuzz the packet parser and the config loader (afl++): FUZZ_EXECS inputs each (default 10 M); crashes fail
+	$(MAKE) fuzz-run FUZZ_LIMIT="-E $(FUZZ_EXECS)"
+
+fuzz-quick: fuzz-build ## A short fuzz run (25 s per target, part of make check)
+	$(MAKE) fuzz-run FUZZ_LIMIT="-V 25"
+
+fuzz-run:
+	@for t in parse config; do \
+	  rm -rf $(FUZZ_OUT)/$$t; mkdir -p $(FUZZ_OUT); \
+	  $(AFL_ENV) afl-fuzz -i $(FUZZ_DIR)/corpus/$$t -o $(FUZZ_OUT)/$$t $(FUZZ_LIMIT) -- $(FUZZ_TARGET)/release/fuzz_$$t >/dev/null 2>&1 || true; \
+	  s=$(FUZZ_OUT)/$$t/default/fuzzer_stats; \
+	  test -f $$s || { echo "fuzz $$t: afl-fuzz did not run (see $(FUZZ_OUT)/$$t)"; exit 1; }; \
+	  printf 'fuzz %-6s execs %s, corpus %s, crashes %s, hangs %s\n' $$t \
+	    "$$(awk '/^execs_done/ {print $$3}' $$s)" "$$(awk '/^corpus_count/ {print $$3}' $$s)" \
+	    "$$(awk '/^saved_crashes/ {print $$3}' $$s)" "$$(awk '/^saved_hangs/ {print $$3}' $$s)"; \
+	  test "$$(awk '/^saved_crashes/ {print $$3}' $$s)" = 0 || { echo "fuzz $$t: crashes in $(FUZZ_OUT)/$$t/default/crashes"; exit 1; }; \
+	done
+
 CROSSCHECK_SEEDS ?= 3
 crosscheck: $(EXT) ## RED vs ns-2.35 on the seed-001 dumbbell (installs ns2 with apt if absent; not part of make test)
 	@command -v ns >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ns2; }
@@ -74,9 +116,10 @@ lint-python: $(EXT) ## ruff (lint, format check), mypy --strict, _core.pyi again
 	$(VENV)/bin/mypy
 	$(PY) -m mypy.stubtest qoslab._core
 
-check: ## What CI runs: lint (fmt, clippy, ruff, mypy, stubtest), then all the tests
+check: ## What CI runs: lint (fmt, clippy, ruff, mypy, stubtest), all the tests, a short fuzz run
 	$(MAKE) lint
 	$(MAKE) test
+	$(MAKE) fuzz-quick
 
 clean: ## Remove build outputs, the venv and results
 	rm -rf target $(VENV) results

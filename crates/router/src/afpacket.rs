@@ -1,0 +1,170 @@
+//! AF_PACKET sockets, one per interface: frames are received in
+//! `recvmmsg` batches straight into buffer-pool slots and sent one by one
+//! with `send` as the pacer releases them (the pacer sends one frame at a
+//! time, so a `sendmmsg` batch would only ever hold one).
+//!
+//! Each socket is bound to its interface with `ETH_P_ALL` (it was opened
+//! with protocol 0 so that it sees nothing before the bind), puts the
+//! interface in promiscuous mode (the router forwards frames addressed to
+//! the hosts behind it), ignores its own outgoing frames
+//! (`PACKET_IGNORE_OUTGOING`, Linux 4.20) and bypasses the interface's
+//! qdisc on send (`PACKET_QDISC_BYPASS`): nothing queues below the pacer.
+
+use crate::pool::{Pool, SLOT};
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+
+/// An AF_PACKET socket bound to one interface.
+#[derive(Debug)]
+pub struct PacketSocket {
+    fd: OwnedFd,
+    pub ifindex: i32,
+    pub name: String,
+}
+
+/// The index of interface `name`, if it exists.
+pub fn ifindex(name: &str) -> Option<i32> {
+    let c = CString::new(name).ok()?;
+    // SAFETY: `c` is a valid NUL-terminated string for the call's duration.
+    let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    (i != 0).then_some(i as i32)
+}
+
+fn check(r: libc::c_int, what: &str) -> io::Result<libc::c_int> {
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        Err(io::Error::new(e.kind(), format!("{what}: {e}")))
+    } else {
+        Ok(r)
+    }
+}
+
+fn setsockopt<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, v: &T, what: &str) -> io::Result<()> {
+    // SAFETY: `v` points to a live `T` of the size passed.
+    let r = unsafe {
+        libc::setsockopt(fd, level, name, v as *const T as *const libc::c_void, std::mem::size_of::<T>() as u32)
+    };
+    check(r, what).map(|_| ())
+}
+
+impl PacketSocket {
+    /// Opens and binds a socket on interface `name` (needs CAP_NET_RAW).
+    pub fn open(name: &str) -> io::Result<PacketSocket> {
+        let ifindex = ifindex(name)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("no interface named {name:?}")))?;
+        // SAFETY: plain socket(2) call; the fd is owned below.
+        let raw = check(
+            unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) },
+            "socket(AF_PACKET)",
+        )?;
+        // SAFETY: `raw` is a fresh fd that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let one: libc::c_int = 1;
+        setsockopt(raw, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, "PACKET_IGNORE_OUTGOING")?;
+        setsockopt(raw, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, &one, "PACKET_QDISC_BYPASS")?;
+        let buf: libc::c_int = 8 << 20;
+        // FORCE needs CAP_NET_ADMIN; fall back to the capped size without it.
+        if setsockopt(raw, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &buf, "SO_RCVBUFFORCE").is_err() {
+            setsockopt(raw, libc::SOL_SOCKET, libc::SO_RCVBUF, &buf, "SO_RCVBUF")?;
+        }
+        // SAFETY: sockaddr_ll is plain data; all-zero is a valid value.
+        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
+        sll.sll_ifindex = ifindex;
+        // SAFETY: `sll` is a valid sockaddr_ll of the size passed.
+        check(
+            unsafe {
+                libc::bind(
+                    raw,
+                    &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
+                    std::mem::size_of::<libc::sockaddr_ll>() as u32,
+                )
+            },
+            "bind(AF_PACKET)",
+        )?;
+        // SAFETY: packet_mreq is plain data.
+        let mut mr: libc::packet_mreq = unsafe { std::mem::zeroed() };
+        mr.mr_ifindex = ifindex;
+        mr.mr_type = libc::PACKET_MR_PROMISC as u16;
+        setsockopt(raw, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mr, "PACKET_ADD_MEMBERSHIP")?;
+        Ok(PacketSocket { fd, ifindex, name: name.to_string() })
+    }
+
+    pub fn fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// Receives up to `max` frames into free pool slots; appends `(slot,
+    /// len)` to `out` for each (the slot is then the caller's), and returns
+    /// how many arrived (0: none waiting, or no free slot). Frames longer
+    /// than a slot arrive truncated with `len` = their full length.
+    pub fn recv_batch(&self, pool: &mut Pool, max: usize, out: &mut Vec<(u32, usize)>) -> io::Result<usize> {
+        let mut slots = [0u32; 1024];
+        let mut n = 0;
+        while n < max.min(1024) {
+            match pool.alloc() {
+                Some(s) => {
+                    slots[n] = s;
+                    n += 1;
+                }
+                None => break,
+            }
+        }
+        if n == 0 {
+            return Ok(0);
+        }
+        let base = pool.base_ptr();
+        // SAFETY: iovec and mmsghdr are plain data; every pointer set below
+        // points into `pool`'s block, one whole slot each, alive for the call.
+        let mut iov: [libc::iovec; 1024] = unsafe { std::mem::zeroed() };
+        let mut msgs: [libc::mmsghdr; 1024] = unsafe { std::mem::zeroed() };
+        for i in 0..n {
+            iov[i].iov_base = unsafe { base.add(slots[i] as usize * SLOT) } as *mut libc::c_void;
+            iov[i].iov_len = SLOT;
+            msgs[i].msg_hdr.msg_iov = &mut iov[i];
+            msgs[i].msg_hdr.msg_iovlen = 1;
+        }
+        // SAFETY: `msgs[..n]` are initialised headers over live buffers.
+        let r = unsafe {
+            libc::recvmmsg(
+                self.fd(),
+                msgs.as_mut_ptr(),
+                n as u32,
+                libc::MSG_DONTWAIT | libc::MSG_TRUNC,
+                std::ptr::null_mut(),
+            )
+        };
+        let got = if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::WouldBlock && e.raw_os_error() != Some(libc::EINTR) {
+                for &s in &slots[..n] {
+                    pool.free(s);
+                }
+                return Err(e);
+            }
+            0
+        } else {
+            r as usize
+        };
+        for i in 0..got {
+            out.push((slots[i], msgs[i].msg_len as usize));
+        }
+        for &s in &slots[got..n] {
+            pool.free(s);
+        }
+        Ok(got)
+    }
+
+    /// Sends one frame; `false` if the kernel did not take it whole.
+    #[inline]
+    pub fn send(&self, frame: &[u8]) -> bool {
+        // SAFETY: `frame` is a live byte slice of the length passed.
+        let r =
+            unsafe { libc::send(self.fd(), frame.as_ptr() as *const libc::c_void, frame.len(), libc::MSG_DONTWAIT) };
+        r == frame.len() as isize
+    }
+}

@@ -1,0 +1,25 @@
+//! qoslab-router: the core's port pipelines, queue disciplines and MACE
+//! forwarding real packets between two Linux interfaces.
+//!
+//! - [`config`]: the TOML configuration (`[router]` + a scenario `[link]`),
+//!   read and built through `qoslab-scenario`'s registry;
+//! - [`parse`]: frames to flow keys, DSCP and ECN (etherparse), ECN marks back;
+//! - [`pool`]: the packet buffers (a packet's `handle` is its slot);
+//! - [`flows`]: the bounded flow table (LRU eviction);
+//! - [`datapath`]: ports, pacers ("the device") and timers, without I/O;
+//! - [`afpacket`]: AF_PACKET sockets with `recvmmsg` batches;
+//! - [`control`]: the control socket (stats, validated reconfiguration);
+//! - [`report`]: JSON stats lines and the final `summary.json`;
+//! - [`daemon`]: the real-time loop, signals and draining;
+//! - [`testbed`]: network namespaces joined by veth, for tests and the benchmark.
+
+pub mod afpacket;
+pub mod config;
+pub mod control;
+pub mod daemon;
+pub mod datapath;
+pub mod flows;
+pub mod parse;
+pub mod pool;
+pub mod report;
+pub mod testbed;

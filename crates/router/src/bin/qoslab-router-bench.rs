@@ -23,7 +23,7 @@
 //! right after its AF_PACKET tap (no UDP or ICMP work in h2), and the
 //! kernel bridge floods them to its other port as it would a frame it has
 //! not learnt. The bridge is the kernel baseline because the router
-//! forwards at layer 2 too (docs/decisions-router.md).
+//! forwards at layer 2 too (docs/decisions.md, "Router").
 
 use qoslab_router::testbed::{in_ns, sh, skip_reason, Netns};
 use std::io::Write;

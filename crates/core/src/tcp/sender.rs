@@ -376,28 +376,28 @@ impl TcpSender {
             } else if self.dupacks == 3 && ack < self.recover && self.last_ecn {
                 // RFC 3168 §6.1.2: the window was already halved for this
                 // window of data (ECN): retransmit, recover, no second cut.
-                self.last_ecn = false;
-                self.recovery_cwnd = self.ssthresh;
-                self.stats.fast_retransmits += 1;
-                self.in_recovery = true;
-                self.recover = self.snd_max;
-                self.transmit(now, ack, out);
-                self.cwnd = self.recovery_cwnd + 3.0;
-                self.restart_timer(now);
+                self.fast_retransmit(now, ack, self.ssthresh, out);
             } else if self.dupacks == 3 && self.may_fast_retransmit(ack) {
-                self.recovery_cwnd = self.halve();
-                self.last_ecn = false;
-                self.stats.fast_retransmits += 1;
-                self.in_recovery = true;
-                self.recover = self.snd_max;
-                self.transmit(now, ack, out);
-                self.cwnd = self.recovery_cwnd + 3.0;
-                self.restart_timer(now);
+                let w = self.halve();
+                self.fast_retransmit(now, ack, w, out);
             } else if self.dupacks < 3 && self.cfg.limited_transmit {
                 self.limited_transmit(now, out);
             }
         }
         self.send_new(now, out);
+    }
+
+    /// Retransmits `ack` on the third duplicate ACK and enters fast recovery,
+    /// which returns the window to `w` (RFC 5681 §3.2 steps 2-4).
+    fn fast_retransmit(&mut self, now: Time, ack: u64, w: f64, out: &mut Vec<u64>) {
+        self.recovery_cwnd = w;
+        self.last_ecn = false;
+        self.stats.fast_retransmits += 1;
+        self.in_recovery = true;
+        self.recover = self.snd_max;
+        self.transmit(now, ack, out);
+        self.cwnd = self.recovery_cwnd + 3.0;
+        self.restart_timer(now);
     }
 
     /// RFC 3042 §2: one new segment on the first or second duplicate ACK if

@@ -169,19 +169,7 @@ def alive_stats(res: Result, start_s: float, end_s: float) -> tuple[float, int]:
 
 def admitted_stats(res: Result, start_s: float, end_s: float) -> tuple[float, int]:
     """Time-average and maximum of the admitted count over [start_s, end_s]."""
-    path = admitted_path(res)
-    n = 0
-    for t, k in path:
-        if t <= start_s:
-            n = k
-    area, last, peak = 0.0, start_s, n
-    for t, k in path:
-        if start_s < t <= end_s:
-            area += n * (t - last)
-            last, n = t, k
-            peak = max(peak, n)
-    area += n * (end_s - last)
-    return (area / (end_s - start_s) if end_s > start_s else math.nan, peak)
+    return path_stats(admitted_path(res), start_s, end_s)
 
 
 def sample_rates(res: Result, after_s: float) -> list[float]:

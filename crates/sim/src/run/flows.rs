@@ -70,13 +70,7 @@ impl Sim {
             end,
             state: FlowState::Pending,
             end_reason: "",
-            randomize_ns: {
-                let src = Source::new(&gp.model, &gp.mm_periods);
-                src.spacing_ns().map_or(0, |sp| (gp.randomize * sp as f64) as u64)
-            },
-            send_jitter_ns: gp.send_jitter_max_ns,
             source: Source::new(&gp.model, &gp.mm_periods),
-            size: gp.size,
             class: gp.class,
             dscp: gp.dscp,
             ecn: gp.ecn,

@@ -406,7 +406,8 @@ impl Sim {
     #[inline]
     fn emit(&mut self, f: FlowId) {
         let fl = &mut self.flows[f.index()];
-        let size = fl.size.sample(&mut fl.rng);
+        let gp = &self.groups[fl.group.index()];
+        let size = gp.size.sample(&mut fl.rng);
         let mut pkt = Packet::new(self.next_packet, f, size, self.now);
         self.next_packet += 1;
         // The flow's sequence number (MM_APP's receiver finds losses by its gaps).
@@ -420,15 +421,15 @@ impl Sim {
         let next = fl.source.next(self.now, &mut fl.rng);
         // Randomized packet times leave the ideal grid untouched: only the
         // emission moves, by less than the spacing, so the order holds.
-        let mut at = if fl.randomize_ns > 0 {
-            Time(next.0.saturating_add(fl.rng.random_range(0..fl.randomize_ns)))
+        let mut at = if gp.randomize_ns > 0 {
+            Time(next.0.saturating_add(fl.rng.random_range(0..gp.randomize_ns)))
         } else {
             next
         };
         // Host timing jitter (never together with randomize, which validation
         // refuses): a delay of at most the spacing, so the order holds too.
-        if fl.send_jitter_ns > 0 {
-            at = Time(at.0.saturating_add(fl.rng.random_range(0..=fl.send_jitter_ns)));
+        if gp.send_jitter_max_ns > 0 {
+            at = Time(at.0.saturating_add(fl.rng.random_range(0..=gp.send_jitter_max_ns)));
         }
         let end = fl.end;
         self.metrics.flows[f.index()].on_send(self.now, size, self.metrics.cur_bin);

@@ -209,6 +209,10 @@ pub struct GroupPlan {
     pub jitter: Dur,
     /// Packet-time randomization as a fraction of the packet spacing (seed 004 §2.3.4).
     pub randomize: f64,
+    /// The same in ns: each packet leaves a uniform delay in [0, randomize_ns)
+    /// after its ideal time (0: none). Per group, not per flow: a flow's
+    /// state is kept small (docs/performance.md).
+    pub randomize_ns: u64,
     /// Host send-time jitter: the largest lateness of a packet, in ns (0: none).
     pub send_jitter_max_ns: u64,
     /// Fixed flows (`None` when an arrival process drives the group).
@@ -261,18 +265,13 @@ pub enum FlowState {
 pub struct Flow {
     pub source: Source,
     pub end: Time,
-    pub size: SizeModel,
     pub first_dir: DirId,
     pub class: ClassTag,
     pub dscp: u8,
     pub ecn: Ecn,
     pub rng: Rng,
-    /// Randomization of each packet's send time: a uniform delay in
-    /// [0, randomize_ns) after its ideal time (0: none; seed 004 §2.3.4).
-    pub randomize_ns: u64,
-    /// Host send-time jitter: each packet after the first leaves a uniform
-    /// delay in [0, send_jitter_ns] after its ideal time (0: none; issue 10 §3).
-    pub send_jitter_ns: u64,
+    /// Its group: the packet size model, send-time randomization and host
+    /// jitter are the group's (`GroupPlan`), not copied into every flow.
     pub group: GroupId,
     /// Index within the group: the flow is called `<group>.<index>`
     /// ([`Flow::name`]; not stored, a flow's state is kept small).
@@ -354,6 +353,9 @@ fn plan_group(
         stop: g.stop.map_or(end, |s| Time(s.0).min(end)),
         jitter: g.start_jitter,
         randomize: g.randomize,
+        randomize_ns: Source::new(&model, &mm_periods)
+            .spacing_ns()
+            .map_or(0, |sp| (g.randomize * sp as f64) as u64),
         send_jitter_max_ns: match &g.send_jitter {
             Some(SendJitter::Uniform { max }) => max.0,
             None => 0,

@@ -620,9 +620,9 @@ mod tests {
     fn a_flows_fixed_state_fits_its_share_of_one_kilobyte() {
         // Issue 11 §3: a million flows at most 1 KB each, plus the output.
         // The fixed-size part: the flow, its measurements, its agent, its
-        // reverse counters and its three events (start, admit, end); the
-        // rest of the kilobyte is the flow table's hash entry and small heap
-        // blocks (the bin and delay histogram). It was 912 bytes.
+        // reverse counters and its three events (start, admit, end), 616
+        // bytes; the rest of the kilobyte is the flow table's hash entry and
+        // small heap blocks (the bin and delay histogram). It was 912 bytes.
         use std::mem::size_of;
         let fixed = size_of::<crate::traffic::Flow>()
             + size_of::<FlowStats>()

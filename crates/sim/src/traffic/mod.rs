@@ -353,9 +353,7 @@ fn plan_group(
         stop: g.stop.map_or(end, |s| Time(s.0).min(end)),
         jitter: g.start_jitter,
         randomize: g.randomize,
-        randomize_ns: Source::new(&model, &mm_periods)
-            .spacing_ns()
-            .map_or(0, |sp| (g.randomize * sp as f64) as u64),
+        randomize_ns: Source::new(&model, &mm_periods).spacing_ns().map_or(0, |sp| (g.randomize * sp as f64) as u64),
         send_jitter_max_ns: match &g.send_jitter {
             Some(SendJitter::Uniform { max }) => max.0,
             None => 0,

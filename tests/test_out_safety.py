@@ -310,29 +310,23 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
+def _slow_save(flag: Path, out: Path) -> subprocess.Popen[str]:
+    """``qoslab run --out OUT`` in a child whose save pauses (``_SLOW_SAVE``) once ``flag`` is written."""
+    args = ["run", str(SCENARIO), "--set", "duration=1s", "-q", "--out", str(out)]
+    return subprocess.Popen(
+        [sys.executable, "-c", _SLOW_SAVE, str(flag), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def test_sigterm_during_the_save_keeps_the_earlier_result_and_leaves_no_temporary_folder(tmp_path: Path) -> None:
     out = tmp_path / "res"
     assert cli("--out", str(out)).returncode == 0
     before = (out / "summary.json").read_bytes()
     flag = tmp_path.parent / f"{tmp_path.name}.saving"
-    p = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            _SLOW_SAVE,
-            str(flag),
-            "run",
-            str(SCENARIO),
-            "--set",
-            "duration=1s",
-            "-q",
-            "--out",
-            str(out),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    p = _slow_save(flag, out)
     deadline = time.monotonic() + 60
     while not flag.exists() and p.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -422,23 +416,7 @@ def test_a_sigkilled_savers_temporary_folder_is_removed_by_the_next_run(tmp_path
     out = tmp_path / "res"
     assert cli("--out", str(out)).returncode == 0
     flag = tmp_path.parent / f"{tmp_path.name}.killed"
-    p = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            _SLOW_SAVE,
-            str(flag),
-            "run",
-            str(SCENARIO),
-            "--set",
-            "duration=1s",
-            "-q",
-            "--out",
-            str(out),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    p = _slow_save(flag, out)
     deadline = time.monotonic() + 60
     while not flag.exists() and p.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -153,22 +153,14 @@ impl FlowStats {
         self.cur = [0; 4];
     }
 
-    /// Every bin from the first to the last, zeros included: `(first bin, counters)`.
-    /// [`FlowStats::bins`], taken out: the flow keeps none (the series
-    /// table frees each flow's bins once its rows are written).
+    /// Every bin from the first to the last, zeros included (`(first bin,
+    /// counters)`), taken out: the flow keeps none (the series table frees
+    /// each flow's bins once its rows are written).
     pub fn take_bins(&mut self) -> FlowBins {
         let mut b = std::mem::take(&mut self.past);
         if self.bin != NONE {
             b.store(self.bin, self.cur);
             self.bin = NONE;
-        }
-        b
-    }
-
-    pub fn bins(&self) -> FlowBins {
-        let mut b = self.past.clone();
-        if self.bin != NONE {
-            b.store(self.bin, self.cur);
         }
         b
     }
@@ -647,8 +639,9 @@ mod tests {
         f.on_deliver(Time(3_000_000), &p(0), 0);
         f.on_deliver(Time(5_500_000), &p(1_000_000), 0);
         assert_eq!((f.sent_pkts, f.delivered_pkts, f.dropped_pkts), (3, 2, 1));
-        assert_eq!(f.bins().bins, vec![[2, 2, 0, 200], [1, 0, 1, 0]]);
-        assert_eq!(f.bins().first, 0);
+        let bins = f.clone().take_bins();
+        assert_eq!(bins.bins, vec![[2, 2, 0, 200], [1, 0, 1, 0]]);
+        assert_eq!(bins.first, 0);
         assert_eq!((f.first_sent(), f.last_arrival()), (Some(Time(0)), Some(Time(5_500_000))));
         assert_eq!(f.delay.mean(), 3_750_000.0);
         assert_eq!(f.delay_hist.max(), Some(4_500_000));

@@ -365,11 +365,11 @@ randomize = {f}
     assert_ne!(b, c, "the seed moves the randomization");
 }
 
-#[test]
-fn randomize_is_refused_outside_its_range_and_models() {
-    let base = |extra: &str, model: &str| {
-        format!(
-            r#"name = "rnd"
+/// One group `v` of `model` (and `extra` keys) from `src0` to `sink0` over a
+/// 100 Mb/s dumbbell, 1 s: the scenario the option-refusal tests vary.
+fn one_group(name: &str, model: &str, extra: &str) -> String {
+    format!(
+        r#"name = "{name}"
 duration = "1s"
 [topology]
 preset = "dumbbell"
@@ -384,8 +384,12 @@ size = "160B"
 {model}
 {extra}
 "#
-        )
-    };
+    )
+}
+
+#[test]
+fn randomize_is_refused_outside_its_range_and_models() {
+    let base = |extra: &str, model: &str| one_group("rnd", model, extra);
     let d = refused(&base("randomize = -0.1", "model = \"cbr\"\ninterval = \"20ms\""));
     assert!(d.iter().any(|d| d.path == "traffic.0.randomize" && d.message.contains("0 to below 1")), "{d:?}");
     let d = refused(&base("randomize = 0.1", "model = \"poisson\"\nrate = \"64kbps\""));
@@ -488,25 +492,7 @@ interval = "40ms"
 
 #[test]
 fn send_jitter_and_packetization_are_refused_where_they_do_not_apply() {
-    let base = |extra: &str, model: &str| {
-        format!(
-            r#"name = "jit"
-duration = "1s"
-[topology]
-preset = "dumbbell"
-sources = 1
-access = {{ rate = "100Mbps", delay = "1ms" }}
-bottleneck = {{ rate = "100Mbps", delay = "1ms" }}
-[[traffic]]
-name = "v"
-src = "src0"
-dst = "sink0"
-size = "160B"
-{model}
-{extra}
-"#
-        )
-    };
+    let base = |extra: &str, model: &str| one_group("jit", model, extra);
     let cbr = "model = \"cbr\"\ninterval = \"20ms\"";
     let has = |d: &[qoslab_scenario::Diagnostic], path: &str, text: &str| {
         assert!(d.iter().any(|d| d.path == path && d.message.contains(text)), "{path} {text}: {d:?}")

@@ -47,7 +47,7 @@ test-python: $(EXT) ## Python tests (pytest)
 reproduce: $(EXT) ## Full reproductions (all papers, all seeds): slow
 	$(PY) -m qoslab reproduce all --out results --overwrite
 
-bench: $(EXT) ## Whole-run benchmark vs the bare-loop reference and ns-2.35, and the PCN performance cases
+bench: $(EXT) ## Whole-run benchmark vs the bare-loop reference and ns-2.35, the PCN performance cases and the scale cases
 	$(PY) benches/run_bench.py
 
 bench-router: ## qoslab-router vs kernel forwarding between namespaces (root): pps 64 B/1500 B, QoS share

@@ -1,7 +1,4 @@
-"""The ``pcn`` reproduction: Pre-Congestion Notification admission and termination (seed 004).
-
-What is built so far (issue 13 is in progress; the rest of its tables are
-listed as not checked, with the reason):
+"""``pcn`` admission experiments (seed 004 §3): over-admission.
 
 - **Table 3.1** (bottleneck aggregation): the Single Link topology
   (``scenarios/pcn/single_link.toml``) at T3 (45 Mb/s), 100 Mb/s and OC3
@@ -11,10 +8,6 @@ listed as not checked, with the reason):
   exponential call durations of mean 60 s; per-packet CLE with weight 0.01
   against 0.5; virtual queue 5 / 15 / 20 ms. ``--quick``: T3, Poisson,
   one seed, 120 s.
-- **§4.4.1**: the expected termination of the parking lot
-  (:func:`qoslab.pcn.expected_termination`) against the seed's PLT2
-  example.
-
 Measures (seed §2.4, fixed before any run): the bottleneck's departed
 bits in 50 ms samples from the warm-up (60 s; quick 30 s) to the end; the
 **over-admission percentage** is their mean over the configured-admissible
@@ -28,17 +21,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..pcn import expected_termination
-from ..result import Result
-from ..scenario import Scenario
-from .framework import Claim, Context, Outcome
-from .stats import Estimate
-
-NAME = "pcn"
-TITLE = "PCN: admission control and flow termination (over-admission, expected termination)"
-SEED_FILE = "004_103cfaf3a9820062.txt"
-PAPER = "Pre-Congestion Notification performance evaluation (draft-zhang-pcn-performance-evaluation, seed 004)"
-FULL_SEEDS = 5
+from ...result import Result
+from ...scenario import Scenario
+from ..framework import Claim, Context, Outcome
+from ..stats import Estimate
 
 LINKS = {"T3": 45_000_000, "100Mbps": 100_000_000, "OC3": 155_000_000}
 PACKET = 160
@@ -96,7 +82,8 @@ def _admitted(res: Result, admissible: float, warmup_s: float) -> dict[str, floa
     return {"over_admission_pct": (mean / admissible - 1) * 100, "sd_ratio": sd / admissible, "mean_bps": mean}
 
 
-def reproduce(ctx: Context) -> Outcome:
+def run(ctx: Context) -> Outcome:
+    """Table 3.1 (and, as they are built, Tables 3.2-3.6 and §3.4-3.5)."""
     links = ["T3"] if ctx.quick else list(LINKS)
     arrivals = ["POISSON"] if ctx.quick else list(ARRIVALS)
     warmup = 30.0 if ctx.quick else 60.0
@@ -143,41 +130,18 @@ def reproduce(ctx: Context) -> Outcome:
                 ),
             )
         )
-    # §4.4.1's expected termination, PLT2 example: long 3/7, short 1/3 and 1/7, bottlenecks 25/63 and 1/3.
-    e = expected_termination(2, 0.5, 0.25, 0.5)
-    want = {"long": 3 / 7, "short": [1 / 3, 1 / 7], "bottlenecks": [25 / 63, 1 / 3]}
-    ok7 = e["long"] == want["long"] and e["short"] == want["short"] and e["bottlenecks"] == want["bottlenecks"]
     claims.append(
         Claim(
-            id="expected-termination-plt2",
-            text="§4.4.1's expected termination reproduces the PLT2 example exactly",
-            paper="long 3/7; short 1/3, 1/7; bottlenecks 25/63, 1/3",
-            measured=f"long {e['long']:.6f}; short {', '.join(f'{x:.6f}' for x in e['short'])}; "
-            f"bottlenecks {', '.join(f'{x:.6f}' for x in e['bottlenecks'])}",
-            tolerance="exact (nearest float)",
-            holds=ok7,
-            explanation="" if ok7 else "the generalized formula does not give the seed's example",
+            id="table3.5-grid",
+            text="Table 3.5: CBR, VBR, MIX, VTR within -3 % / +2 % over the weight x CLE grid",
+            paper="see docs/reproductions/pcn.md",
+            measured="not run",
+            tolerance="the issue's",
+            holds=None,
+            explanation="not built yet: needs VTR traffic and the RTT and parking-lot grids "
+            "(issue 13 remains open; docs/reproductions/pcn.md lists what is missing)",
         )
     )
-    for cid, text in (
-        ("table3.5-grid", "Table 3.5: CBR, VBR, MIX, VTR within -3 % / +2 % over the weight x CLE grid"),
-        ("table3.8-beat-down", "Table 3.8: beat-down ratio >= 2 by 80 s on PLT5 and rising"),
-        ("table4.3-rtt", "Table 4.3: ingress 1 over-terminates 5-15 %, ingress 2 within ±2 %"),
-        ("table4.2-randomization", "Table 4.2: 600 ingresses, CBR <= 2 % without randomization, >= 9 % with it"),
-        ("tables4.8-4.9-plt", "Tables 4.8-4.9: |actual - expected| <= 1 point (CBR), 3 (VBR, VTR)"),
-    ):
-        claims.append(
-            Claim(
-                id=cid,
-                text=text,
-                paper="see docs/reproductions/pcn.md",
-                measured="not run",
-                tolerance="the issue's",
-                holds=None,
-                explanation="not built yet: needs the RTT and parking-lot experiments, VTR traffic and the "
-                "termination metrics (issue 13 remains open; docs/reproductions/pcn.md lists what is missing)",
-            )
-        )
     rows = []
     for (link, model, arr), m in sorted(est.items()):
         p = PAPER_3_1[(model, arr)]
@@ -200,6 +164,5 @@ def reproduce(ctx: Context) -> Outcome:
         "table3_1": {
             f"{link}/{model}/{arr}": {k: v.to_json() for k, v in m.items()} for (link, model, arr), m in est.items()
         },
-        "expected_termination_plt2": e,
     }
     return Outcome(claims=claims, data=data, sections=[("Table 3.1: single link at 5x overload", table)])

@@ -73,17 +73,24 @@ pub struct Port {
     // Boxed: a port without them stays small (the simulator keeps ports in
     // its hot per-direction records).
     device: Option<Box<Device>>,
-    stats: Box<StageStats>,
+    // Only a port with stages has stage counts: a network of many plain
+    // links (seed 004's 1,800 ingresses) keeps none.
+    stats: Option<Box<StageStats>>,
 }
+
+/// The counts of a port without stages.
+static NO_STAGE_STATS: StageStats =
+    StageStats { drops: [0; DropReason::COUNT], drop_bytes: [0; DropReason::COUNT], marks: [0; MarkReason::COUNT] };
 
 impl Port {
     /// A port that is just its queue discipline.
     pub fn new(queue: Queue) -> Port {
-        Port { queue, stages: Vec::new(), device: None, stats: Box::default() }
+        Port { queue, stages: Vec::new(), device: None, stats: None }
     }
     /// Adds a stage after the existing ones.
     pub fn with_stage(mut self, stage: Box<dyn Stage>) -> Port {
         self.stages.push(stage);
+        self.stats.get_or_insert_with(Box::default);
         self
     }
     /// Puts a device transmit queue with `policy` below the queue discipline.
@@ -99,7 +106,7 @@ impl Port {
         &self.stages
     }
     pub fn stage_stats(&self) -> &StageStats {
-        &self.stats
+        self.stats.as_deref().unwrap_or(&NO_STAGE_STATS)
     }
     /// Does the driver have to call [`Port::on_sent`] at every end of transmission?
     #[inline]
@@ -150,10 +157,11 @@ impl Port {
         for i in 0..self.stages.len() {
             match self.stages[i].on_arrival(now, &mut pkt, key, rng, events) {
                 StageVerdict::Pass => {}
-                StageVerdict::Mark(r) => self.stats.marks[r as usize] += 1,
+                StageVerdict::Mark(r) => self.stats.get_or_insert_with(Box::default).marks[r as usize] += 1,
                 StageVerdict::Drop(r) => {
-                    self.stats.drops[r as usize] += 1;
-                    self.stats.drop_bytes[r as usize] += pkt.size as u64;
+                    let st = self.stats.get_or_insert_with(Box::default);
+                    st.drops[r as usize] += 1;
+                    st.drop_bytes[r as usize] += pkt.size as u64;
                     for s in &mut self.stages[..i] {
                         s.on_drop(now, &pkt, r);
                     }

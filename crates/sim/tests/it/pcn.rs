@@ -172,6 +172,15 @@ start = "100s"
     // The ideal cut is (1.49 - 1.0) / 0.08 = 6.2 calls; whole flows, rounded up.
     let terminated = bools(&out.flows, "terminated").iter().filter(|t| **t).count();
     assert!((6..=10).contains(&terminated), "{terminated} flows terminated");
+    // A terminated flow ended when its ingress terminated it (after the step
+    // and the egress's and ingress's intervals), not at its planned end.
+    let term = bools(&out.flows, "terminated");
+    let end = f64s(&out.flows, "end_s");
+    for (t, e) in term.iter().zip(&end) {
+        if *t {
+            assert!((100.2..102.0).contains(e), "a terminated flow's end_s {e}");
+        }
+    }
     // The flows count the marks their delivered packets carry: at most what
     // the bottleneck's meters set (a marked packet may still be dropped by
     // the queue behind them), and the two kinds apart.

@@ -14,8 +14,9 @@ spacing. The run ends at t1 + 1 s.
   over-termination and the times of its rounds (Fig. 4.4: t2, t3, t4).
 - **Table 4.1** (ingress aggregation): CBR and VBR voice on OC3, SVD on
   OC48, the seed's flow counts, 2 to 1,800 ingresses, every RTT 1 ms.
-- **Table 4.2** (aggregation × packet-time randomization f): CBR, the
-  seed's ingress counts, f in {0, 0.0001, 0.001, 0.005, 0.01, 0.1}; and
+- **Table 4.2** (aggregation × packet-time randomization f): CBR, VBR
+  and SVD (the full run; MIX and VTR are not built here), the seed's
+  ingress counts, f in {0, 0.0001, 0.001, 0.005, 0.01, 0.1}; and
   the per-flow marked fractions (§4.3.2, "synchronization") of the
   600-ingress rows, from runs that stop at the end of the egress's first
   measurement interval (t1 + 100 ms).
@@ -114,6 +115,25 @@ PAPER_4_2_CBR = {
     140: (1.577, 3.089, 4.962, 5.271, 5.516, 5.376),
     300: (1.371, 2.965, 6.852, 9.303, 9.761, 9.790),
     600: (1.069, 3.563, 9.449, 12.17, 13.41, 13.97),
+}
+#: Table 4.2, VBR and SVD rows (full run only; no claim): ingresses -> over-termination % per f.
+PAPER_4_2_OTHER = {
+    "VBR": {
+        2: (2.663, 3.002, 2.350, 2.320, 2.240, 2.217),
+        10: (1.856, 3.629, 3.369, 1.460, 2.493, 3.712),
+        35: (2.831, 3.385, 3.931, 4.128, 4.918, 4.490),
+        100: (3.952, 6.257, 5.018, 5.732, 5.099, 5.568),
+        300: (2.421, 4.846, 5.435, 5.651, 5.339, 6.021),
+        600: (2.518, 1.815, 3.447, 4.333, 4.361, 4.856),
+        1800: (2.500, 0.435, 2.248, 2.727, 1.698, 2.077),
+    },
+    "SVD": {
+        2: (8.071, 10.62, 8.235, 10.22, 10.62, 8.531),
+        10: (10.66, 12.13, 11.16, 10.81, 11.35, 10.61),
+        35: (10.69, 10.14, 11.86, 13.52, 9.306, 9.900),
+        70: (9.645, 8.845, 5.917, 9.716, 7.803, 10.57),
+        140: (8.025, 9.777, 9.690, 8.949, 6.008, 10.63),
+    },
 }
 #: Table 4.3: ingress -> (flows, RTT, actual termination, over-termination %).
 PAPER_4_3 = {0: (1178, "1ms", 0.405, 9.59), 1: (583, "50ms", 0.302, -0.51)}
@@ -493,6 +513,38 @@ def _table_4_2(ctx: Context, ingresses: Sequence[int], fs: Sequence[float]) -> t
     return claims, data, text
 
 
+def _flows_4_2(model: str, k: int) -> int:
+    """Table 4.2's flows: Table 4.1's row of the same ingress count, else its middle row."""
+    rows = {kk: n for (m, kk), (n, _, _) in PAPER_4_1.items() if m == model}
+    return rows.get(k, list(rows.values())[1])
+
+
+def _table_4_2_other(ctx: Context, model: str) -> tuple[dict[str, Any], str]:
+    """Table 4.2's rows of ``model`` (VBR, SVD): over-termination against aggregation and f."""
+    paper = PAPER_4_2_OTHER[model]
+    points = [(model, k, _flows_4_2(model, k), f) for k in paper for f in RANDOMIZE]
+    cells = _grid(ctx, points, "t4_2")
+    est = {key: _est(runs, "over_pct") for key, runs in cells.items()}
+    rows = [
+        f"| {k} | "
+        + " | ".join(f"{est[(model, k, f)].fmt('.2f')} (seed {paper[k][i]:g})" for i, f in enumerate(RANDOMIZE))
+        + " |"
+        for k in paper
+    ]
+    m = MODELS[model]
+    text = "\n".join(
+        [
+            f"{model} on {m.link}, the same measures (no claim); flows: Table 4.1's {model} row of the same "
+            "ingress count, else its middle row.",
+            "",
+            "| ingresses | " + " | ".join(f"f = {f:g}" for f in RANDOMIZE) + " |",
+            "|---|" + "---|" * len(RANDOMIZE),
+            *rows,
+        ]
+    )
+    return {f"{model}/{k}/{f:g}": v.to_json() for (_, k, f), v in est.items()}, text
+
+
 def _synchronization(ctx: Context, fs: Sequence[float]) -> tuple[dict[str, Any], str]:
     """§4.3.2: marked fractions of the rerouted flows over the egress's first interval."""
     plan = []
@@ -535,8 +587,8 @@ def _synchronization(ctx: Context, fs: Sequence[float]) -> tuple[dict[str, Any],
 
 
 def run(ctx: Context) -> Outcome:
-    """Table 4.3 with Fig. 4.4, Table 4.2's CBR rows with the synchronization diagnostic, and
-    Table 4.1 (quick: Table 4.3 and the 600-ingress CBR row without randomization)."""
+    """Table 4.3 with Fig. 4.4, Table 4.2 (CBR, VBR, SVD) with the synchronization diagnostic,
+    and Table 4.1 (quick: Table 4.3 and the 600-ingress CBR row without randomization)."""
     claims, d43, sec43 = _table_4_3(ctx)
     sections = [sec43]
     data: dict[str, Any] = {"table4_3": d43}
@@ -550,7 +602,13 @@ def run(ctx: Context) -> Outcome:
     sync_fs = [0.0] if ctx.quick else [0.0, 0.1]
     dsync, tsync = _synchronization(ctx, sync_fs)
     data["synchronization"] = dsync
-    sections.append(("Table 4.2: aggregation and packet-time randomization (CBR)", t42 + "\n\n" + tsync))
+    body = [t42, tsync]
+    if not ctx.quick:
+        for model in PAPER_4_2_OTHER:
+            d, t = _table_4_2_other(ctx, model)
+            data["table4_2"].update(d)
+            body.append(t)
+    sections.append(("Table 4.2: aggregation and packet-time randomization", "\n\n".join(body)))
     if not ctx.quick:
         d41, sec41 = _table_4_1(ctx)
         data["table4_1"] = d41

@@ -61,6 +61,7 @@ def _group(
     randomize: float | None = None,
     send_jitter: dict[str, Any] | None = None,
     packetization: str | None = None,
+    admitted: bool | None = None,
 ) -> dict[str, Any]:
     g: dict[str, Any] = {"name": name, **model, "src": src, "dst": dst}
     g["size"] = size if isinstance(size, dict) else _units.size(size)
@@ -91,6 +92,8 @@ def _group(
         g["send_jitter"] = send_jitter
     if packetization is not None:
         g["packetization"] = packetization
+    if admitted is not None:
+        g["admitted"] = admitted
     return g
 
 
@@ -123,10 +126,13 @@ def cbr(
     shaper: dict[str, Any] | None = None,
     randomize: float | None = None,
     send_jitter: dict[str, Any] | None = None,
+    admitted: bool | None = None,
 ) -> dict[str, Any]:
     """Constant bit rate: one packet every ``interval``, or every payload*8/``rate`` (give one).
     ``randomize``: each packet leaves up to that fraction of the spacing late (seed 004 §2.3.4);
-    ``send_jitter``: host timing jitter of the send times (:func:`uniform_jitter`)."""
+    ``send_jitter``: host timing jitter of the send times (:func:`uniform_jitter`);
+    ``admitted``: the flows were admitted elsewhere (rerouted, seed 004 §4) and start without
+    asking their PCN ingress."""
     model: dict[str, Any] = {"model": "cbr"}
     if rate is not None:
         model["rate"] = _units.rate(rate)
@@ -152,6 +158,7 @@ def cbr(
         shaper=shaper,
         randomize=randomize,
         send_jitter=send_jitter,
+        admitted=admitted,
     )
 
 
@@ -225,13 +232,14 @@ def on_off(
     randomize: float | None = None,
     send_jitter: dict[str, Any] | None = None,
     packetization: Literal["ceil", "nominal"] | None = None,
+    admitted: bool | None = None,
 ) -> dict[str, Any]:
     """ON/OFF: CBR at ``peak`` (or every ``interval``) during ON periods of mean ``on``,
     silent for OFF periods of mean ``off``; ``dist`` ``"exponential"`` (default) or
     ``"pareto"`` with ``shape`` (default 1.5). ``packetization``: ``"ceil"`` (default,
     ⌈L / interval⌉ packets per ON period) or ``"nominal"`` (the packet clock runs only while
     ON and keeps its phase, so the mean rate is exactly nominal); ``send_jitter``: host timing
-    jitter of the send times (:func:`uniform_jitter`)."""
+    jitter of the send times (:func:`uniform_jitter`); ``admitted``: as for :func:`cbr`."""
     model: dict[str, Any] = {"model": "on_off", "on": _units.dur(on, "on"), "off": _units.dur(off, "off")}
     if peak is not None:
         model["peak"] = _units.rate(peak, "peak")
@@ -262,6 +270,7 @@ def on_off(
         randomize=randomize,
         send_jitter=send_jitter,
         packetization=packetization,
+        admitted=admitted,
     )
 
 
@@ -659,14 +668,18 @@ def voice(
     randomize: float | None = None,
     start: Quantity | None = None,
     stop: Quantity | None = None,
+    start_jitter: Quantity | None = None,
+    admitted: bool | None = None,
 ) -> list[dict[str, Any]]:
     """Voice calls of seed 004 Table 2.1 (``docs/mechanisms/pcn.md``): ``codec`` one of
     :data:`VOICE_CODECS` or ``"mix"`` (the six G.711/G.729 codecs in equal proportion, one group
     each at ``calls_per_s / 6``). CBR codecs send a packet every spacing; VBR ones do so during
     exponential ON periods of mean ON fraction × 1 s, silent during OFF periods of the rest.
     Calls arrive as a Poisson process of ``calls_per_s`` with exponential durations of mean
-    ``mean_duration`` (seed §2.3), or ``flows`` fixed calls. Returns the traffic groups (one, or
-    six for the mix), named ``name`` or ``name_<codec>``."""
+    ``mean_duration`` (seed §2.3), or ``flows`` fixed calls (starting at ``start`` plus up to
+    ``start_jitter``). ``admitted``: the calls were admitted elsewhere (rerouted, seed 004 §4)
+    and start without asking their PCN ingress. Returns the traffic groups (one, or six for the
+    mix), named ``name`` or ``name_<codec>``."""
     if codec == "mix":
         per = None if calls_per_s is None else calls_per_s / len(VOICE_MIX)
         return [
@@ -683,6 +696,8 @@ def voice(
                 randomize=randomize,
                 start=start,
                 stop=stop,
+                start_jitter=start_jitter,
+                admitted=admitted,
             )
         ]
     if codec not in VOICE_CODECS:
@@ -706,6 +721,8 @@ def voice(
                 randomize=randomize,
                 start=start,
                 stop=stop,
+                start_jitter=start_jitter,
+                admitted=admitted,
             )
         ]
     on_ms = round(on * VOICE_CYCLE_MS)
@@ -723,6 +740,8 @@ def voice(
             randomize=randomize,
             start=start,
             stop=stop,
+            start_jitter=start_jitter,
+            admitted=admitted,
         )
     ]
 
@@ -738,9 +757,12 @@ def svd(
     randomize: float | None = None,
     start: Quantity | None = None,
     stop: Quantity | None = None,
+    start_jitter: Quantity | None = None,
+    admitted: bool | None = None,
 ) -> dict[str, Any]:
     """Seed 004 §2.3.2's synthetic video (SVD): ON/OFF with exponential periods of mean
-    340 ms ON (1500 B packets every 1 ms, 12 Mb/s) and 660 ms OFF, 4 Mb/s on average."""
+    340 ms ON (1500 B packets every 1 ms, 12 Mb/s) and 660 ms OFF, 4 Mb/s on average.
+    ``start_jitter`` and ``admitted`` as for :func:`voice`."""
     if (calls_per_s is None) == (flows is None):
         raise config_error(f"traffic.{name}", "give exactly one of calls_per_s and flows")
     arrivals = None if calls_per_s is None else poisson_arrivals(rate=calls_per_s, lifetime=mean_duration)
@@ -757,4 +779,6 @@ def svd(
         randomize=randomize,
         start=start,
         stop=stop,
+        start_jitter=start_jitter,
+        admitted=admitted,
     )

@@ -12,6 +12,10 @@ fn is_zero(v: &f64) -> bool {
     *v == 0.0
 }
 
+fn is_false(v: &bool) -> bool {
+    !*v
+}
+
 fn default_pareto_shape() -> f64 {
     1.5
 }
@@ -279,6 +283,11 @@ pub struct TrafficGroup {
     #[serde(default, with = "units::dur")]
     #[schemars(with = "crate::schema::DurText")]
     pub start_jitter: Dur,
+    /// The group's flows are already admitted (seed 004 §4: flows rerouted onto this path
+    /// by a failure were admitted on another): each starts at once, without asking its
+    /// domain's ingress (PCN). The scenario's own admission control still decides.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub admitted: bool,
     /// Packet-time randomization (seed 004 §2.3.4): each packet of a `cbr` or `on_off`
     /// flow leaves later than its ideal time by a uniform random amount in
     /// [0, randomize × the packet spacing); 0 (default) to below 1 (the seed: 0.0001-0.1).

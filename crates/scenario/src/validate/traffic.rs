@@ -99,6 +99,14 @@ impl Checker<'_> {
                     ),
                 );
             }
+            if g.admitted && s.pcn.is_none() {
+                self.err(
+                    p("admitted"),
+                    "is true but the scenario has no [pcn] table, so no domain ingress asks for \
+                     admission; allowed: true with a [pcn] table (flows rerouted into a PCN domain), \
+                     else false or absent",
+                );
+            }
             self.packetization(gi, g);
             self.send_jitter(gi, g);
             if let Some(a) = &g.arrivals {

@@ -40,7 +40,7 @@ use qoslab_core::admission::Decision;
 use qoslab_core::qdisc::{DropReason, MarkReason};
 use qoslab_core::stats::{FixedHistogram, LogHistogram, Rfc3550Jitter, Welford};
 use qoslab_core::units::Time;
-use qoslab_core::{Packet, Queue};
+use qoslab_core::{Packet, PcnMark, Queue};
 use qoslab_scenario::MetricsSpec;
 
 /// Indices into a bin's counters.
@@ -98,6 +98,12 @@ pub struct FlowStats {
     pub dropped_bytes: u64,
     /// Delivered packets that carry a CE mark (RFC 3168).
     pub ce_pkts: u64,
+    /// Delivered packets that carry a PCN excess (termination) mark, and a
+    /// PCN threshold (admission) mark (seed 004 §4.3.2's per-flow marked
+    /// fractions). u32: a flow sends fewer than 2^32 packets in any run this
+    /// simulator can hold, and the pair costs 8 bytes.
+    pub pcn_excess_pkts: u32,
+    pub pcn_threshold_pkts: u32,
     pub delay_hist: LogHistogram,
     /// Boxed: most runs have none, and a flow's state is kept small
     /// (docs/performance.md, the 1,000,000-flow case).
@@ -130,6 +136,8 @@ impl FlowStats {
             dropped_pkts: 0,
             dropped_bytes: 0,
             ce_pkts: 0,
+            pcn_excess_pkts: 0,
+            pcn_threshold_pkts: 0,
             delay_hist: LogHistogram::new(),
             interarrival: FixedHistogram::new(spec.interarrival_bin.0, spec.interarrival_max.0).map(Box::new),
             past: FlowBins::default(),
@@ -203,6 +211,11 @@ impl FlowStats {
         self.delivered_pkts += 1;
         self.delivered_bytes += pkt.size as u64;
         self.ce_pkts += u64::from(pkt.ecn == qoslab_core::Ecn::Ce);
+        match pkt.pcn {
+            PcnMark::ExcessMarked => self.pcn_excess_pkts = self.pcn_excess_pkts.saturating_add(1),
+            PcnMark::ThresholdMarked => self.pcn_threshold_pkts = self.pcn_threshold_pkts.saturating_add(1),
+            PcnMark::NotPcn | PcnMark::NotMarked => {}
+        }
         let delay = now.0.saturating_sub(pkt.created.0);
         self.delay.push(delay as f64);
         self.delay_hist.record(delay);
@@ -612,8 +625,8 @@ mod tests {
     fn a_flows_fixed_state_fits_its_share_of_one_kilobyte() {
         // Issue 11 §3: a million flows at most 1 KB each, plus the output.
         // The fixed-size part: the flow, its measurements, its agent, its
-        // reverse counters and its three events (start, admit, end), 616
-        // bytes; the rest of the kilobyte is the flow table's hash entry and
+        // reverse counters and its three events (start, admit, end), 624
+        // bytes (616 before the two PCN mark counters); the rest of the kilobyte is the flow table's hash entry and
         // small heap blocks (the bin and delay histogram). It was 912 bytes.
         use std::mem::size_of;
         let fixed = size_of::<crate::traffic::Flow>()
@@ -625,6 +638,20 @@ mod tests {
         assert_eq!(size_of::<StoredEvent>(), 40);
     }
     use qoslab_core::units::Dur;
+
+    #[test]
+    fn flow_stats_count_pcn_marks_of_delivered_packets_by_kind() {
+        let mut f = FlowStats::new(false, &MetricsSpec::default());
+        for mark in [PcnMark::NotPcn, PcnMark::NotMarked, PcnMark::ExcessMarked, PcnMark::ThresholdMarked] {
+            let mut p = Packet::new(0, FlowId(0), 100, Time(0));
+            p.pcn = mark;
+            f.on_deliver(Time(1), &p, 0);
+        }
+        let mut p = Packet::new(0, FlowId(0), 100, Time(0));
+        p.pcn = PcnMark::ExcessMarked;
+        f.on_deliver(Time(2), &p, 0);
+        assert_eq!((f.delivered_pkts, f.pcn_excess_pkts, f.pcn_threshold_pkts), (5, 2, 1));
+    }
 
     #[test]
     fn flow_stats_count_bins_delay_and_interarrivals() {

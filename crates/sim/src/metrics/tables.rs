@@ -204,6 +204,11 @@ fn tcp_columns(sim: &Sim, held: &crate::run::Held, t: &mut Table) {
     t.push("ce_marked_pkts", u(&|i| sim.metrics.flows[i].ce_pkts));
     t.push("ecn_reductions", u(&|i| tcp(i).map_or(0, |a| a.sender.stats().ecn_reductions)));
     t.push("limited_transmits", u(&|i| tcp(i).map_or(0, |a| a.sender.stats().limited_transmits)));
+    // PCN marks on delivered packets (seed 004 §4.3.2): after the TCP
+    // columns so the existing column order stays as it was.
+    let m = &sim.metrics.flows;
+    t.push("pcn_excess_marked_pkts", u(&|i| u64::from(m[i].pcn_excess_pkts)));
+    t.push("pcn_threshold_marked_pkts", u(&|i| u64::from(m[i].pcn_threshold_pkts)));
 }
 
 /// A queue row: the queue, its name, parent name, link direction index.

@@ -239,8 +239,10 @@ impl Sim {
         for f in actions.terminate.drain(..) {
             if let Some(fl) = self.flows.get_mut(f.index()) {
                 if fl.state == FlowState::Active {
-                    // Its end reason in the flows table.
+                    // Its end reason and end time in the flows table (`end_s`
+                    // is when it stopped: the termination, not its planned end).
                     fl.end_reason = "terminated";
+                    fl.end = self.now;
                     self.events.schedule(self.now, Event::FlowEnd(f));
                 }
             }

@@ -99,13 +99,19 @@ impl Sim {
         self.schedule_admission_tick();
         // A flow entering a domain (its route crosses an edge router) also asks
         // the domain's ingress, whose answer may come later (PCN: after the
-        // round trip to the egress); see `edges`.
-        if decision.admitted() && self.edges.any() {
+        // round trip to the egress); see `edges`. A flow of an `admitted`
+        // group was admitted elsewhere (rerouted) and starts at once.
+        if decision.admitted() && self.edges.any() && !self.groups[g.index()].admitted {
             if let Some(d) = self.edge_flow_request(f, &req) {
                 self.finish_start(f, d, String::new());
             }
             return;
         }
+        let detail = if self.groups[g.index()].admitted && self.edges.any() {
+            format!("{detail}; admitted group: no domain admission request")
+        } else {
+            detail
+        };
         self.finish_start(f, decision, detail);
     }
 

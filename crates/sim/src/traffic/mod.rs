@@ -221,6 +221,9 @@ pub struct GroupPlan {
     pub max_flows: Option<u32>,
     /// Rate each flow asks admission control for.
     pub request_rate: Rate,
+    /// `admitted = true`: flows start without asking their domain's ingress
+    /// (already admitted elsewhere: seed 004 §4's rerouted flows).
+    pub admitted: bool,
     pub mean_wire_bps: f64,
     pub traced: bool,
     /// MM_APP: the period of each scale, lowest rate first (empty otherwise).
@@ -362,6 +365,7 @@ fn plan_group(
         arrival,
         max_flows,
         request_rate: g.reserve.unwrap_or(Rate(mean_wire_bps.round().min(u64::MAX as f64) as u64)),
+        admitted: g.admitted,
         mean_wire_bps,
         traced: sc.metrics.trace_groups.contains(&g.name),
         mm_periods,

@@ -172,6 +172,74 @@ start = "100s"
     // The ideal cut is (1.49 - 1.0) / 0.08 = 6.2 calls; whole flows, rounded up.
     let terminated = bools(&out.flows, "terminated").iter().filter(|t| **t).count();
     assert!((6..=10).contains(&terminated), "{terminated} flows terminated");
+    // A terminated flow ended when its ingress terminated it (after the step
+    // and the egress's and ingress's intervals), not at its planned end.
+    let term = bools(&out.flows, "terminated");
+    let end = f64s(&out.flows, "end_s");
+    for (t, e) in term.iter().zip(&end) {
+        if *t {
+            assert!((100.2..102.0).contains(e), "a terminated flow's end_s {e}");
+        }
+    }
+    // The flows count the marks their delivered packets carry: at most what
+    // the bottleneck's meters set (a marked packet may still be dropped by
+    // the queue behind them), and the two kinds apart.
+    let excess: u64 = u64s(&out.flows, "pcn_excess_marked_pkts").iter().sum();
+    let set = series(&out, "c0->e0", "excess_marked").last().map_or(0.0, |x| x.1);
+    assert!(excess > 0 && (excess as f64) <= set, "{excess} excess-marked deliveries of {set}");
+    let threshold: u64 = u64s(&out.flows, "pcn_threshold_marked_pkts").iter().sum();
+    let set = series(&out, "c0->e0", "threshold_marked").last().map_or(0.0, |x| x.1);
+    assert!(threshold > 0 && (threshold as f64) <= set, "{threshold} threshold-marked deliveries of {set}");
+}
+
+/// Fixed CBR groups on `domain`'s path (one-way 15 ms between the edges)
+/// starting at 1 s without jitter: `asks` asks the ingress, `rerouted` is
+/// `admitted = true`.
+fn admitted_groups(rerouted_key: &str) -> String {
+    let group = |name: &str, key: &str| {
+        format!(
+            "[[traffic]]\nname = \"{name}\"\nmodel = \"cbr\"\nflows = 4\nsrc = \"s0\"\ndst = \"d0\"\n\
+             size = \"160B\"\nheader = \"40B\"\ninterval = \"20ms\"\nstart = \"1s\"\n{key}\n"
+        )
+    };
+    domain(0.001, "3s", &(group("asks", "") + &group("rerouted", rerouted_key)))
+}
+
+#[test]
+fn an_admitted_group_starts_at_once_while_others_wait_for_the_round_trip() {
+    let out = run(&scenario(&admitted_groups("admitted = true")), 1);
+    let groups = strs(&out.flows, "group");
+    let first = f64s(&out.flows, "first_tx_s");
+    let admitted = bools(&out.flows, "admitted");
+    let at = |g: &str| -> Vec<f64> { (0..groups.len()).filter(|&i| groups[i] == g).map(|i| first[i]).collect() };
+    assert_eq!(at("rerouted"), vec![1.0; 4], "rerouted flows start at their start time");
+    for t in at("asks") {
+        assert!((t - 1.030).abs() < 1e-9, "a flow that asks starts one round trip (30 ms) later: {t}");
+    }
+    assert!(admitted.iter().zip(&groups).filter(|(_, g)| *g != "voice").all(|(a, _)| *a));
+    // Only the flows that asked have an admission request on the way: the
+    // events table shows the rerouted flows' decision at their start.
+    let kinds = strs(&out.events, "kind");
+    let t = f64s(&out.events, "t_s");
+    let detail = strs(&out.events, "detail");
+    let immediate = (0..kinds.len())
+        .filter(|&i| kinds[i] == "admit" && t[i] == 1.0 && detail[i].contains("admitted group"))
+        .count();
+    assert_eq!(immediate, 4, "{:?}", detail);
+    // Without the key the same group waits like the other.
+    let out = run(&scenario(&admitted_groups("")), 1);
+    let first = f64s(&out.flows, "first_tx_s");
+    let groups = strs(&out.flows, "group");
+    assert!((0..groups.len()).filter(|&i| groups[i] == "rerouted").all(|i| (first[i] - 1.030).abs() < 1e-9));
+}
+
+#[test]
+fn admitted_without_a_pcn_domain_or_not_a_bool_is_refused_with_its_field() {
+    let text = admitted_groups("admitted = true").replace("[pcn]\nedges = [\"i0\", \"e0\"]\n", "");
+    let d = refused(&text);
+    assert!(d.iter().any(|d| d.path == "traffic.2.admitted" && d.message.contains("[pcn]")), "{d:?}");
+    let d = refused(&admitted_groups("admitted = \"yes\""));
+    assert!(d.iter().any(|d| d.path == "traffic.2.admitted"), "{d:?}");
 }
 
 /// Seed 004's RTT topology: the star preset with ingress routers, each an

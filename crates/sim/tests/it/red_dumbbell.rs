@@ -98,6 +98,8 @@ fn flows_table_has_the_documented_columns_in_order() {
             "ce_marked_pkts",
             "ecn_reductions",
             "limited_transmits",
+            "pcn_excess_marked_pkts",
+            "pcn_threshold_marked_pkts",
         ]
     );
     let q: Vec<&str> = out.queues.columns.iter().map(|(n, _)| n.as_str()).collect();

@@ -36,8 +36,9 @@ its link against a configured-termination-rate of 1/2, long:short 2:1 or
 so that no bottleneck's resident load exceeds the termination rate) start
 spread over [t1 - 20 s, t1 - 10 s], "rerouted" flows (the rest) start at
 t1 spread over one packet interval. CBR and VBR voice on OC3 (155 Mb/s,
-the seed's termination tables), SVD on OC12 (622 Mb/s). The actual termination of an aggregate is the share of its flows (all of one
-model, so of its mean rate) terminated in [t1, t1 + 1 s]; of a bottleneck
+the seed's termination tables), SVD on OC12 (622 Mb/s). The actual
+termination of an aggregate is the share of its flows (all of one model,
+so of its mean rate) terminated in [t1, t1 + 1 s]; of a bottleneck
 the share of the flows crossing it. Optimal: a bottleneck's ``(load - T) /
 load``; a short aggregate's is its bottleneck's, the long one's the
 largest of its bottlenecks' (Table 4.7's Optimal column). Expected:

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from . import _units
 from ._units import Quantity
+from .errors import config_error
 
 
 def link(
@@ -204,3 +205,50 @@ def explicit(
 ) -> dict[str, Any]:
     """Nodes and duplex links as listed; a link is ``{"a": .., "b": .., **link(...)}``."""
     return _with_default({"preset": "explicit", "nodes": list(nodes), "links": list(links)}, default_queue)
+
+
+def pcn_parking_lot(
+    *,
+    bottlenecks: int,
+    rate: Quantity,
+    stages: Sequence[dict[str, Any]],
+    queue: dict[str, Any] | None = None,
+    delay: Quantity = "1ms",
+    edge_rate: Quantity = "10Gbps",
+) -> dict[str, Any]:
+    """Seed 004's parking lot (§2.1, Fig. 2.3) with PCN edge routers, as an explicit topology.
+
+    A chain of core routers ``c0 … c{k}`` (``k = bottlenecks``; the seed's A, B, C, …) joined
+    by the bottleneck links ``c{i} -> c{i+1}`` (``rate``, ``delay``, ``queue``, the PCN meter
+    ``stages`` on the forward direction). The long ingress-egress aggregate enters at ``c0``
+    and leaves at ``c{k}``, from host ``src_long`` to host ``sink_long``. Each chain router
+    ``c{i}`` has a "vertical" edge router ``v{i}`` (the seed's D, E, F, …) on a non-limiting
+    link (``edge_rate``, ``delay``); short aggregate ``i`` goes ``h{i} -> v{i} -> c{i} ->
+    c{i+1} -> v{i+1} -> h{i+1}``, so ``v{i}`` is the ingress of short ``i`` and the egress of
+    short ``i - 1`` (the seed's E). Hosts sit behind their edge routers on links of
+    ``edge_rate`` without delay (the seed does not model source-ingress and egress-destination
+    delays, §2.2). The PCN edges are :func:`pcn_parking_lot_edges`.
+    """
+    if isinstance(bottlenecks, bool) or not isinstance(bottlenecks, int) or bottlenecks < 1:
+        raise config_error(
+            "bottlenecks", f"must be an integer >= 1, got {bottlenecks!r}", origin="topology.pcn_parking_lot"
+        )
+    k = bottlenecks
+    nodes = [node(name=f"c{i}", kind="router") for i in range(k + 1)]
+    nodes += [node(name=f"v{i}", kind="router") for i in range(k + 1)]
+    nodes += [node(name="src_long", kind="host"), node(name="sink_long", kind="host")]
+    nodes += [node(name=f"h{i}", kind="host") for i in range(k + 1)]
+    fast_host = link(rate=edge_rate, delay="0s")
+    vertical = link(rate=edge_rate, delay=delay)
+    bn = link(rate=rate, delay=delay, queue=queue, stages=stages)
+    links = [{"a": f"c{i}", "b": f"c{i + 1}", **bn} for i in range(k)]
+    links += [{"a": "src_long", "b": "c0", **fast_host}, {"a": f"c{k}", "b": "sink_long", **fast_host}]
+    links += [{"a": f"v{i}", "b": f"c{i}", **vertical} for i in range(k + 1)]
+    links += [{"a": f"h{i}", "b": f"v{i}", **fast_host} for i in range(k + 1)]
+    return explicit(nodes=nodes, links=links)
+
+
+def pcn_parking_lot_edges(*, bottlenecks: int) -> list[str]:
+    """The PCN edge routers of :func:`pcn_parking_lot`: the long aggregate's ingress ``c0`` and
+    egress ``c{k}``, and every vertical router ``v{i}``."""
+    return ["c0", f"c{bottlenecks}", "v*"]

@@ -1,0 +1,120 @@
+"""PCN parking lots (seed 004 §2.1, §3.8, §4.4): the topology builder against the shipped
+scenario files, the reproduction's metrics on hand-computed inputs, and the family's quick
+part (beat-down direction under admission, termination near §4.4.1's expectation)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+import qoslab
+from qoslab import stages, topology
+from qoslab.errors import ConfigError
+from qoslab.reproduce.framework import Context
+from qoslab.reproduce.pcn import plt
+
+SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios" / "pcn"
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_builder_and_scenario_file_describe_the_same_parking_lot(k):
+    file = qoslab.Scenario.load(SCENARIOS / f"plt{k}.toml")
+    built = plt.admission_scenario(bottlenecks=k, model="CBR", weight=0.3, cle=0.05, duration_s=80)
+    assert file.echo["topology"] == built.echo["topology"]
+    assert file.echo["pcn"] == built.echo["pcn"]
+    assert file.echo["traffic"] == built.echo["traffic"]
+    topo = file.echo["topology"]
+    names = {n["name"] for n in topo["nodes"]}
+    assert {f"c{i}" for i in range(k + 1)} | {f"v{i}" for i in range(k + 1)} <= names
+    # k bottlenecks carry the meter; every PLT link (bottleneck and vertical) has 1 ms.
+    metered = [ln for ln in topo["links"] if ln.get("stages")]
+    assert [(ln["a"], ln["b"]) for ln in metered] == [(f"c{i}", f"c{i + 1}") for i in range(k)]
+    plt_links = [ln for ln in topo["links"] if ln["a"][0] in "cv" and ln["b"][0] in "cv"]
+    assert len(plt_links) == 2 * k + 1
+    assert all(ln["delay"] in ("1ms", "1000us", "1000000ns") for ln in plt_links), plt_links
+
+
+def test_builder_refuses_a_parking_lot_without_bottlenecks():
+    with pytest.raises(ConfigError, match="bottlenecks"):
+        topology.pcn_parking_lot(bottlenecks=0, rate="T3", stages=[stages.pcn_admission()])
+
+
+def test_termination_table_on_the_seeds_plt2_example():
+    # Link 4 Mb/s (termination rate 2 Mb/s), 1 kb/s flows: long 2 Mb/s, shorts 1 Mb/s each
+    # (3/4 of the link on both bottlenecks, long:short 2:1), as §4.4.1's example.
+    flows = {"long": 2000, "short0": 1000, "short1": 1000}
+    term = {"long": 900, "short0": 300, "short1": 150}
+    t = plt.termination_table(flows, term, bottlenecks=2, mean_bps=1000.0, rate_bps=4_000_000.0)
+    assert list(t) == ["IEA1 (2H)", "IEA2 (1H)", "IEA3 (1H)", "BN1", "BN2"]
+    assert t["IEA1 (2H)"]["optimal"] == pytest.approx(1 / 3)
+    assert t["IEA1 (2H)"]["expected"] == pytest.approx(3 / 7)
+    assert t["IEA1 (2H)"]["actual"] == pytest.approx(0.45)
+    assert t["IEA1 (2H)"]["a_o"] == pytest.approx((0.45 - 1 / 3) * 100)
+    assert t["IEA1 (2H)"]["a_e"] == pytest.approx((0.45 - 3 / 7) * 100)
+    assert t["IEA3 (1H)"]["expected"] == pytest.approx(1 / 7)
+    assert t["IEA3 (1H)"]["a_e"] == pytest.approx((0.15 - 1 / 7) * 100)
+    assert t["BN1"]["actual"] == pytest.approx(1200 / 3000)
+    assert t["BN1"]["expected"] == pytest.approx(25 / 63)
+    assert t["BN2"]["actual"] == pytest.approx(1050 / 3000)
+    assert t["BN2"]["a_o"] == pytest.approx((0.35 - 1 / 3) * 100)
+
+
+def test_termination_table_long_optimal_is_its_most_loaded_bottleneck():
+    flows = {"long": 2000, "short0": 1000, "short1": 1400}
+    t = plt.termination_table(flows, dict.fromkeys(flows, 0), bottlenecks=2, mean_bps=1000.0, rate_bps=4e6)
+    assert t["IEA1 (2H)"]["optimal"] == pytest.approx((3400 - 2000) / 3400)
+    assert t["IEA2 (1H)"]["optimal"] == pytest.approx(1 / 3)
+    assert t["IEA1 (2H)"]["a_o"] == pytest.approx(-(1400 / 3400) * 100)
+
+
+def test_beat_down_ratio_and_marking_share_by_hand():
+    bins = {
+        0.0: {"long": 100.0, "short0": 200.0, "short1": 100.0},
+        10.0: {"long": 50.0, "short0": 150.0, "short1": 150.0},
+    }
+    assert plt.beat_down_ratio(bins, bottlenecks=2, bin_s=10.0) == [1.5, 3.0]
+    assert math.isnan(plt.beat_down_ratio({0.0: {"short0": 1.0}}, bottlenecks=1, bin_s=10.0)[0])
+    any_, one = plt.any_and_mean([[True, False, False, False], [False, True, False, False]])
+    assert (any_, one) == (0.5, 0.25)
+    assert plt.any_and_mean([[True, True], [True, True]]) == (1.0, 1.0)
+
+
+def test_event_and_resident_flows_put_three_quarters_then_at_most_the_rate_on_every_bottleneck():
+    # OC3 is 155 Mb/s in scenarios (the seed's value): 3/4 is 1,816.4 flows of 64 kb/s, the
+    # termination rate 1,210.9.
+    f = plt.event_flows(bottlenecks=3, model="CBR", ratio="2:1")
+    assert f["long"] == 1211 and f["short0"] == f["short2"] == 605
+    r = plt.resident_flows(bottlenecks=3, model="CBR", ratio="2:1")
+    assert r["long"] == 806 and r["short1"] == 403
+    assert all(r["long"] + r[f"short{i}"] <= 1210 for i in range(3))
+    f = plt.event_flows(bottlenecks=2, model="CBR", ratio="1:1")
+    r = plt.resident_flows(bottlenecks=2, model="CBR", ratio="1:1")
+    assert f["long"] == f["short1"] == 908 and r["long"] == r["short1"] == 605
+    # The rates the metrics use are those the scenario's link names stand for.
+    for model, link in plt.TERM_LINK.items():
+        sc = plt.termination_scenario(bottlenecks=2, model=model, ratio="1:1")
+        bn = next(ln for ln in sc.echo["topology"]["links"] if (ln["a"], ln["b"]) == ("c0", "c1"))
+        assert bn["rate"] == f"{plt.RATES[link] // 1_000_000}Mbps", (model, bn["rate"])
+
+
+def test_quick_part_shows_beat_down_and_termination_near_the_expectation(tmp_path):
+    logs: list[str] = []
+    ctx = Context(name="pcn", quick=True, seeds=[1], folder=tmp_path, log=logs.append)
+    out = plt.run(ctx)
+    ids = [c.id for c in out.claims]
+    assert ids == ["expected-termination-plt2", "table3.5-grid-plt", "table3.8-beat-down", "tables4.8-4.9-plt"]
+    assert out.claims[0].holds is True
+    # One seed: shown, not judged.
+    assert all(c.holds is None for c in out.claims[1:])
+    # Admission (PLT5, weight 0.9): the long aggregate gets less than the mean short one.
+    ratio = [e["mean"] for e in out.data["table3_8"]["PLT5/w0.9"]]
+    assert len(ratio) == 3 and ratio[-1] > 1.1, ratio
+    # Termination on PLT2 at 3/4 load: near §4.4.1 (long 3/7, IEA2 1/3, IEA3 1/7). Were marked
+    # packets metered downstream too, BN2 would mark a third of everything: long 5/9, IEA3 1/3.
+    t = out.data["tables4_7_4_9"]["PLT2/CBR/2:1"]
+    assert 0.36 < t["IEA1 (2H)"]["actual"]["mean"] < 0.50, t
+    assert 0.28 < t["IEA2 (1H)"]["actual"]["mean"] < 0.38, t
+    assert 0.08 < t["IEA3 (1H)"]["actual"]["mean"] < 0.25, t
+    assert any("termination runs" in m for m in logs)

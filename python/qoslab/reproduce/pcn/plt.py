@@ -223,7 +223,8 @@ def termination_scenario(*, bottlenecks: int, model: str, ratio: str, t1_s: floa
         for g in _groups(model, f"{n}_res", s, d, flows=resident, start=f"{t1_s - 20:g}s"):
             groups.append({**g, "start_jitter": "10s"})
         for g in _groups(model, f"{n}_rr", s, d, flows=flows[n] - resident, start=f"{t1_s:g}s"):
-            groups.append({**g, "start_jitter": SPACING[model]})
+            # Already admitted on the failed path: they start without asking their ingress.
+            groups.append({**g, "start_jitter": SPACING[model], "admitted": True})
     return plt_scenario(
         name=f"pcn_plt{bottlenecks}_termination",
         bottlenecks=bottlenecks,

@@ -5,7 +5,7 @@
 //! loop:
 //!     now = monotonic ns since start
 //!     for each side: recvmmsg a batch into pool slots → datapath.on_frame (non-IP frames straight out)
-//!     wake = datapath.poll(now, send)          (pacers, timers)
+//!     wake = datapath.poll(now, send_batch)    (pacers, timers; what they release leaves by sendmmsg)
 //!     stats line due → write it; control socket readable → serve it
 //!     SIGTERM/SIGINT → stop receiving, drain (until empty or drain_timeout), write summary.json, exit
 //!     ppoll(sockets, until min(wake, next stats line, 100 ms))
@@ -15,7 +15,7 @@
 //! the run is the same loop whatever the load. Timer slack is set to 1 ns
 //! so `ppoll` wakes when the pacer's next packet is due.
 
-use crate::afpacket::PacketSocket;
+use crate::afpacket::{MsgBatch, PacketSocket};
 use crate::config::{self, ValidConfig};
 use crate::control::ControlSocket;
 use crate::datapath::{Arrival, Datapath};
@@ -144,6 +144,7 @@ pub fn run(config_path: &Path) -> Result<(), RunError> {
     let mut drain_until: Option<Time> = None;
     let mut busy_ns: u64 = 0;
     let mut got: Vec<(u32, usize)> = Vec::with_capacity(1024);
+    let (mut rx_msgs, mut tx_msgs) = (MsgBatch::new(r.batch as usize), MsgBatch::new(r.batch as usize));
 
     loop {
         let now = clock();
@@ -157,7 +158,7 @@ pub fn run(config_path: &Path) -> Result<(), RunError> {
             let batch = dp.cfg.config.router.batch as usize;
             for side in 0..2 {
                 got.clear();
-                let n = socks[side].recv_batch(&mut dp.pool, batch, &mut got).unwrap_or(0);
+                let n = socks[side].recv_batch(&mut rx_msgs, &mut dp.pool, batch, &mut got).unwrap_or(0);
                 for &(slot, len) in &got {
                     if dp.on_frame(now, side, slot, len) == Arrival::Bypass {
                         if !socks[1 - side].send(dp.pool.frame(slot)) {
@@ -169,7 +170,7 @@ pub fn run(config_path: &Path) -> Result<(), RunError> {
                 more |= n == batch;
             }
         }
-        let wake = dp.poll(now, &mut |side, frame| socks[side].send(frame));
+        let wake = dp.poll(now, &mut |side, pool, slots, sent| socks[side].send_batch(&mut tx_msgs, pool, slots, sent));
         if let (Some(p), Some(c0)) = (dp.profile.as_mut(), cpu0) {
             // CPU time, not wall time: a preemption of the loop (two shared
             // cores) is not the router's cost.

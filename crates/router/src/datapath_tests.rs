@@ -286,11 +286,10 @@ fn flood(dp: &mut Datapath) {
 
 #[test]
 fn flood_of_distinct_flows_through_mace_keeps_tables_bounded() {
-    // MACE's recognition table evicts its least recent candidate by a scan
-    // of the table (qoslab_core::mace::table): a table of 64 keeps the test
-    // short; docs/performance.md gives the cost at 1024.
+    // MACE's recognition table at its default size (1024), full from the
+    // flood's start: each new flow evicts the least recent candidate.
     let link = mace_link("{ type = \"mace\", buffer = \"200pkts\" }");
-    let mut dp = datapath(&link.replace("\n[link.mace]", "\n[link.mace]\ntable_capacity = 64"));
+    let mut dp = datapath(&link.replace("\n[link.mace]", "\n[link.mace]\ntable_capacity = 1024"));
     dp.flows = crate::flows::Flows::new(1000);
     flood(&mut dp);
     assert!(dp.flows.len() <= 1000);

@@ -15,10 +15,11 @@
 //! the run is the same loop whatever the load. Timer slack is set to 1 ns
 //! so `ppoll` wakes when the pacer's next packet is due.
 
-use crate::afpacket::{MsgBatch, PacketSocket};
+use crate::afpacket::MsgBatch;
 use crate::config::{self, ValidConfig};
 use crate::control::ControlSocket;
 use crate::datapath::{Arrival, Datapath};
+use crate::io::FrameSocket;
 use crate::report;
 use qoslab_core::units::Time;
 use qoslab_scenario::Diagnostic;
@@ -116,10 +117,15 @@ pub fn run(config_path: &Path) -> Result<(), RunError> {
     let v = load(config_path).map_err(RunError::Config)?;
     let r = v.config.router.clone();
     let sys = |what: &str, e: std::io::Error| RunError::System(format!("{what}: {e}"));
-    let socks = [
-        PacketSocket::open(&r.a).map_err(|e| sys(&format!("interface {} (router.a)", r.a), e))?,
-        PacketSocket::open(&r.b).map_err(|e| sys(&format!("interface {} (router.b)", r.b), e))?,
+    let mut socks = [
+        FrameSocket::open(&r.a, r.io).map_err(|e| sys(&format!("interface {} (router.a)", r.a), e))?,
+        FrameSocket::open(&r.b, r.io).map_err(|e| sys(&format!("interface {} (router.b)", r.b), e))?,
     ];
+    for s in &socks {
+        if let crate::io::FrameSocket::Xdp(x) = s {
+            eprintln!("qoslab-router: {}: AF_XDP socket on queue 0, copy mode, {} XDP", x.name, x.mode);
+        }
+    }
     let control = match &r.control_socket {
         Some(p) => Some(ControlSocket::bind(Path::new(p)).map_err(|e| sys(&format!("control socket {p}"), e))?),
         None => None,
@@ -230,7 +236,7 @@ fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-fn wait(socks: &[PacketSocket; 2], control: Option<&ControlSocket>, ns: u64, rx: bool) {
+fn wait(socks: &[FrameSocket; 2], control: Option<&ControlSocket>, ns: u64, rx: bool) {
     let mut fds = [
         libc::pollfd { fd: socks[0].fd(), events: if rx { libc::POLLIN } else { 0 }, revents: 0 },
         libc::pollfd { fd: socks[1].fd(), events: if rx { libc::POLLIN } else { 0 }, revents: 0 },

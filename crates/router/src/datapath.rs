@@ -361,12 +361,13 @@ impl Datapath {
     /// changes: on an error nothing did.
     pub fn reconfigure(&mut self, new: ValidConfig, now: Time) -> Result<(), Vec<Diagnostic>> {
         let (o, n) = (&self.cfg.config.router, &new.config.router);
-        let fixed: [(&str, bool); 9] = [
+        let fixed: [(&str, bool); 10] = [
             ("a", o.a == n.a),
             ("b", o.b == n.b),
             ("pool", o.pool == n.pool),
             ("flows", o.flows == n.flows),
             ("batch", o.batch == n.batch),
+            ("io", o.io == n.io),
             ("stats", o.stats == n.stats),
             ("out", o.out == n.out),
             ("control_socket", o.control_socket == n.control_socket),

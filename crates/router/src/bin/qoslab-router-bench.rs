@@ -194,11 +194,16 @@ fn measure(net: &Netns, frame_len: usize, secs: f64) -> (f64, f64) {
 }
 
 fn start_router(net: &Netns, dir: &std::path::Path, link: &str) -> Child {
+    start_router_io(net, dir, link, "af_packet")
+}
+
+/// [`start_router`] with `router.io = io`.
+fn start_router_io(net: &Netns, dir: &std::path::Path, link: &str, io: &str) -> Child {
     let cfg = dir.join("bench.toml");
     let text = format!(
         "[router]\na = \"{a}\"\nb = \"{b}\"\nstats = \"{d}/stats.jsonl\"\nout = \"{d}/out\"\n\
          control_socket = \"{d}/ctl.sock\"\npool = 16384\nbatch = 64\nprofile = true\nburst = \"1MB\"\n\
-         [link]\ndelay = \"0s\"\n{link}",
+         io = \"{io}\"\n[link]\ndelay = \"0s\"\n{link}",
         a = net.dev("a"),
         b = net.dev("b"),
         d = dir.display()
@@ -401,6 +406,8 @@ fn main() {
         ("router mace", Some(mace.into())),
         ("router edge (fast path)", Some(edge_link(1024))),
         ("router edge (slow path)", Some(edge_link(1))),
+        ("router fifo, af_xdp", Some("queue = { type = \"fifo\", limit = \"10000pkts\" }\n".into())),
+        ("router edge (slow path), af_xdp", Some(edge_link(1))),
     ];
     let mut out = String::new();
     out += &format!(
@@ -430,7 +437,8 @@ fn main() {
                 }
                 Some(l) => {
                     // The pacer at 100 Gb/s is not the bottleneck: the router's loop is.
-                    let c = start_router(&net, &dir, &format!("rate = \"100Gbps\"\n{l}"));
+                    let io = if name.ends_with("af_xdp") { "af_xdp" } else { "af_packet" };
+                    let c = start_router_io(&net, &dir, &format!("rate = \"100Gbps\"\n{l}"), io);
                     (offered[i], pps[i]) = measure(&net, *len, secs);
                     let p = stop_router(c, &dir);
                     if i == 0 {
@@ -439,7 +447,7 @@ fn main() {
                 }
             }
         }
-        if name.ends_with("fifo") {
+        if name.ends_with("fifo") || name.ends_with("fifo, af_xdp") {
             fifo = Some(prof);
         } else if let (Some(f), true) = (fifo, link.is_some()) {
             shares.push((name.to_string(), (prof.0 - f.0) / prof.0 * 100.0, (prof.1 - f.1) / prof.0 * 100.0));

@@ -62,10 +62,8 @@ fn cli_usage_and_unreadable_file_exit_2() {
 
 #[test]
 fn cli_unknown_io_mode_is_a_config_error_naming_the_choices() {
-    let p = write(
-        "io.toml",
-        "[router]\na = \"x\"\nb = \"y\"\nio = \"netmap\"\n[link]\nrate = \"1Mbps\"\ndelay = \"0s\"\n",
-    );
+    let p =
+        write("io.toml", "[router]\na = \"x\"\nb = \"y\"\nio = \"netmap\"\n[link]\nrate = \"1Mbps\"\ndelay = \"0s\"\n");
     let (code, out) = router(&["check", p.to_str().unwrap()]);
     assert_eq!(code, 2, "{out}");
     assert!(out.contains(":4: router.io") && out.contains("af_packet") && out.contains("af_xdp"), "{out}");

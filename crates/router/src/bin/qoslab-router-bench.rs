@@ -6,7 +6,8 @@
 //! h1: AF_PACKET sendmmsg of prebuilt IPv4/UDP frames, 64 flows, as fast as it can
 //! r:  the kernel's bridge (br0 over r-a, r-b)      — "kernel"
 //!     or qoslab-router (pacer at 100 Gb/s: not the bottleneck) with
-//!     FIFO, RED, MACE, edge QoS (classifier fast path), edge QoS (slow path: cache of 1)
+//!     FIFO, RED, MACE, edge QoS (classifier fast path), edge QoS (slow path: cache of 1),
+//!     then FIFO and the two edge QoS paths again with `io = "af_xdp"`
 //! h2: AF_PACKET count of the frames that arrive
 //! ```
 //!
@@ -407,6 +408,7 @@ fn main() {
         ("router edge (fast path)", Some(edge_link(1024))),
         ("router edge (slow path)", Some(edge_link(1))),
         ("router fifo, af_xdp", Some("queue = { type = \"fifo\", limit = \"10000pkts\" }\n".into())),
+        ("router edge (fast path), af_xdp", Some(edge_link(1024))),
         ("router edge (slow path), af_xdp", Some(edge_link(1))),
     ];
     let mut out = String::new();

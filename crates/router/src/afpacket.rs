@@ -1,7 +1,8 @@
 //! AF_PACKET sockets, one per interface: frames are received in
-//! `recvmmsg` batches straight into buffer-pool slots and sent one by one
-//! with `send` as the pacer releases them (the pacer sends one frame at a
-//! time, so a `sendmmsg` batch would only ever hold one).
+//! `recvmmsg` batches straight into buffer-pool slots, and sent in
+//! `sendmmsg` batches of the frames the pacer released in one pass (each
+//! one already due: the batch only saves system calls). The message
+//! headers of both live in a reused [`MsgBatch`].
 //!
 //! Each socket is bound to its interface with `ETH_P_ALL` (it was opened
 //! with protocol 0 so that it sees nothing before the bind), puts the
@@ -102,37 +103,35 @@ impl PacketSocket {
     /// len)` to `out` for each (the slot is then the caller's), and returns
     /// how many arrived (0: none waiting, or no free slot). Frames longer
     /// than a slot arrive truncated with `len` = their full length.
-    pub fn recv_batch(&self, pool: &mut Pool, max: usize, out: &mut Vec<(u32, usize)>) -> io::Result<usize> {
-        let mut slots = [0u32; 1024];
-        let mut n = 0;
-        while n < max.min(1024) {
+    pub fn recv_batch(
+        &self,
+        m: &mut MsgBatch,
+        pool: &mut Pool,
+        max: usize,
+        out: &mut Vec<(u32, usize)>,
+    ) -> io::Result<usize> {
+        m.slots.clear();
+        while m.slots.len() < max.min(m.msgs.len()) {
             match pool.alloc() {
-                Some(s) => {
-                    slots[n] = s;
-                    n += 1;
-                }
+                Some(s) => m.slots.push(s),
                 None => break,
             }
         }
+        let n = m.slots.len();
         if n == 0 {
             return Ok(0);
         }
         let base = pool.base_ptr();
-        // SAFETY: iovec and mmsghdr are plain data; every pointer set below
-        // points into `pool`'s block, one whole slot each, alive for the call.
-        let mut iov: [libc::iovec; 1024] = unsafe { std::mem::zeroed() };
-        let mut msgs: [libc::mmsghdr; 1024] = unsafe { std::mem::zeroed() };
         for i in 0..n {
-            iov[i].iov_base = unsafe { base.add(slots[i] as usize * SLOT) } as *mut libc::c_void;
-            iov[i].iov_len = SLOT;
-            msgs[i].msg_hdr.msg_iov = &mut iov[i];
-            msgs[i].msg_hdr.msg_iovlen = 1;
+            // SAFETY: the slot lies inside `pool`'s block, which outlives the call.
+            let buf = unsafe { base.add(m.slots[i] as usize * SLOT) };
+            m.set(i, buf, SLOT);
         }
-        // SAFETY: `msgs[..n]` are initialised headers over live buffers.
+        // SAFETY: `m.msgs[..n]` are initialised headers over live buffers.
         let r = unsafe {
             libc::recvmmsg(
                 self.fd(),
-                msgs.as_mut_ptr(),
+                m.msgs.as_mut_ptr(),
                 n as u32,
                 libc::MSG_DONTWAIT | libc::MSG_TRUNC,
                 std::ptr::null_mut(),
@@ -141,7 +140,7 @@ impl PacketSocket {
         let got = if r < 0 {
             let e = io::Error::last_os_error();
             if e.kind() != io::ErrorKind::WouldBlock && e.raw_os_error() != Some(libc::EINTR) {
-                for &s in &slots[..n] {
+                for &s in &m.slots {
                     pool.free(s);
                 }
                 return Err(e);
@@ -151,9 +150,9 @@ impl PacketSocket {
             r as usize
         };
         for i in 0..got {
-            out.push((slots[i], msgs[i].msg_len as usize));
+            out.push((m.slots[i], m.msgs[i].msg_len as usize));
         }
-        for &s in &slots[got..n] {
+        for &s in &m.slots[got..n] {
             pool.free(s);
         }
         Ok(got)
@@ -166,5 +165,70 @@ impl PacketSocket {
         let r =
             unsafe { libc::send(self.fd(), frame.as_ptr() as *const libc::c_void, frame.len(), libc::MSG_DONTWAIT) };
         r == frame.len() as isize
+    }
+
+    /// Sends the frames held in `slots`, in order, with as few `sendmmsg`
+    /// calls as the kernel allows; `sent[i]` tells whether frame `i` went
+    /// whole. A frame the kernel refuses (the call fails on it: a full
+    /// device, `ENOBUFS`) is counted as not sent and the rest are tried,
+    /// as one `send` per frame would.
+    pub fn send_batch(&self, m: &mut MsgBatch, pool: &Pool, slots: &[u32], sent: &mut [bool]) {
+        let mut i = 0;
+        while i < slots.len() {
+            let n = (slots.len() - i).min(m.msgs.len());
+            for j in 0..n {
+                let f = pool.frame(slots[i + j]);
+                // The kernel only reads a frame being sent.
+                m.set(j, f.as_ptr() as *mut u8, f.len());
+            }
+            // SAFETY: `m.msgs[..n]` are initialised headers over live frames.
+            let r = unsafe { libc::sendmmsg(self.fd(), m.msgs.as_mut_ptr(), n as u32, libc::MSG_DONTWAIT) };
+            if r <= 0 {
+                if r < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                sent[i] = false;
+                i += 1;
+                continue;
+            }
+            for j in 0..r as usize {
+                sent[i + j] = m.msgs[j].msg_len as usize == m.iov[j].iov_len;
+            }
+            i += r as usize;
+        }
+    }
+}
+
+/// The message headers of one `recvmmsg` or `sendmmsg` call (one frame
+/// each), allocated once and reused, with the pool slots they point at.
+pub struct MsgBatch {
+    iov: Vec<libc::iovec>,
+    msgs: Vec<libc::mmsghdr>,
+    slots: Vec<u32>,
+}
+
+impl std::fmt::Debug for MsgBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MsgBatch({} messages)", self.msgs.len())
+    }
+}
+
+impl MsgBatch {
+    /// Headers for up to `max` frames a call.
+    pub fn new(max: usize) -> MsgBatch {
+        let max = max.max(1);
+        // SAFETY: iovec and mmsghdr are plain data; all-zero is a valid value.
+        let zero_iov: libc::iovec = unsafe { std::mem::zeroed() };
+        let zero_msg: libc::mmsghdr = unsafe { std::mem::zeroed() };
+        MsgBatch { iov: vec![zero_iov; max], msgs: vec![zero_msg; max], slots: Vec::with_capacity(max) }
+    }
+
+    /// Points message `i` at the `len` bytes at `buf`.
+    fn set(&mut self, i: usize, buf: *mut u8, len: usize) {
+        self.iov[i] = libc::iovec { iov_base: buf as *mut libc::c_void, iov_len: len };
+        let h = &mut self.msgs[i];
+        h.msg_hdr.msg_iov = &mut self.iov[i];
+        h.msg_hdr.msg_iovlen = 1;
+        h.msg_len = 0;
     }
 }

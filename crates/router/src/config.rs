@@ -34,6 +34,7 @@
 //! | `flows` | flows | 1 ..= 16,777,216 | 65,536 |
 //! | `burst` | bytes | 1522 B ..= 16 MB | 3044 B (two full frames) |
 //! | `batch` | frames | 1 ..= 1024 | 64 |
+//! | `io` | `af_packet`, `af_xdp` | | `af_packet` |
 //! | `drain_timeout` | time | ≤ 60 s | 2 s |
 //! | `catch_up` | time | ≤ 1 s | 20 ms: how far a backlogged pacer may fall behind (a late wake-up) and make it up |
 //! | `profile` | bool | | false: per-packet QoS timestamps (see docs/router.md) |
@@ -80,6 +81,9 @@ pub struct RouterSection {
     pub burst: Bytes,
     #[serde(default = "default_batch")]
     pub batch: u32,
+    /// How frames reach the interfaces: AF_PACKET sockets or AF_XDP sockets.
+    #[serde(default)]
+    pub io: IoMode,
     #[serde(default = "two_seconds", with = "units::dur")]
     pub drain_timeout: Dur,
     #[serde(default = "twenty_ms", with = "units::dur")]
@@ -101,6 +105,17 @@ pub struct RouterSection {
     /// Default: none (no packet is PCN traffic).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pcn_dscps: Vec<u8>,
+}
+
+/// How the router reaches its interfaces.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum IoMode {
+    /// AF_PACKET sockets, `recvmmsg`/`sendmmsg` batches.
+    #[default]
+    AfPacket,
+    /// AF_XDP sockets in copy mode, an XDP program redirecting queue 0.
+    AfXdp,
 }
 
 /// The class tag the router gives an arriving IP packet.

@@ -5,7 +5,7 @@
 //! loop:
 //!     now = monotonic ns since start
 //!     for each side: recvmmsg a batch into pool slots → datapath.on_frame (non-IP frames straight out)
-//!     wake = datapath.poll(now, send)          (pacers, timers)
+//!     wake = datapath.poll(now, send_batch)    (pacers, timers; what they release leaves by sendmmsg)
 //!     stats line due → write it; control socket readable → serve it
 //!     SIGTERM/SIGINT → stop receiving, drain (until empty or drain_timeout), write summary.json, exit
 //!     ppoll(sockets, until min(wake, next stats line, 100 ms))
@@ -15,10 +15,11 @@
 //! the run is the same loop whatever the load. Timer slack is set to 1 ns
 //! so `ppoll` wakes when the pacer's next packet is due.
 
-use crate::afpacket::PacketSocket;
+use crate::afpacket::MsgBatch;
 use crate::config::{self, ValidConfig};
 use crate::control::ControlSocket;
 use crate::datapath::{Arrival, Datapath};
+use crate::io::FrameSocket;
 use crate::report;
 use qoslab_core::units::Time;
 use qoslab_scenario::Diagnostic;
@@ -116,10 +117,15 @@ pub fn run(config_path: &Path) -> Result<(), RunError> {
     let v = load(config_path).map_err(RunError::Config)?;
     let r = v.config.router.clone();
     let sys = |what: &str, e: std::io::Error| RunError::System(format!("{what}: {e}"));
-    let socks = [
-        PacketSocket::open(&r.a).map_err(|e| sys(&format!("interface {} (router.a)", r.a), e))?,
-        PacketSocket::open(&r.b).map_err(|e| sys(&format!("interface {} (router.b)", r.b), e))?,
+    let mut socks = [
+        FrameSocket::open(&r.a, r.io).map_err(|e| sys(&format!("interface {} (router.a)", r.a), e))?,
+        FrameSocket::open(&r.b, r.io).map_err(|e| sys(&format!("interface {} (router.b)", r.b), e))?,
     ];
+    for s in &socks {
+        if let crate::io::FrameSocket::Xdp(x) = s {
+            eprintln!("qoslab-router: {}: AF_XDP socket on queue 0, copy mode, {} XDP", x.name, x.mode);
+        }
+    }
     let control = match &r.control_socket {
         Some(p) => Some(ControlSocket::bind(Path::new(p)).map_err(|e| sys(&format!("control socket {p}"), e))?),
         None => None,
@@ -144,6 +150,7 @@ pub fn run(config_path: &Path) -> Result<(), RunError> {
     let mut drain_until: Option<Time> = None;
     let mut busy_ns: u64 = 0;
     let mut got: Vec<(u32, usize)> = Vec::with_capacity(1024);
+    let (mut rx_msgs, mut tx_msgs) = (MsgBatch::new(r.batch as usize), MsgBatch::new(r.batch as usize));
 
     loop {
         let now = clock();
@@ -157,7 +164,7 @@ pub fn run(config_path: &Path) -> Result<(), RunError> {
             let batch = dp.cfg.config.router.batch as usize;
             for side in 0..2 {
                 got.clear();
-                let n = socks[side].recv_batch(&mut dp.pool, batch, &mut got).unwrap_or(0);
+                let n = socks[side].recv_batch(&mut rx_msgs, &mut dp.pool, batch, &mut got).unwrap_or(0);
                 for &(slot, len) in &got {
                     if dp.on_frame(now, side, slot, len) == Arrival::Bypass {
                         if !socks[1 - side].send(dp.pool.frame(slot)) {
@@ -169,7 +176,7 @@ pub fn run(config_path: &Path) -> Result<(), RunError> {
                 more |= n == batch;
             }
         }
-        let wake = dp.poll(now, &mut |side, frame| socks[side].send(frame));
+        let wake = dp.poll(now, &mut |side, pool, slots, sent| socks[side].send_batch(&mut tx_msgs, pool, slots, sent));
         if let (Some(p), Some(c0)) = (dp.profile.as_mut(), cpu0) {
             // CPU time, not wall time: a preemption of the loop (two shared
             // cores) is not the router's cost.
@@ -229,7 +236,7 @@ fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-fn wait(socks: &[PacketSocket; 2], control: Option<&ControlSocket>, ns: u64, rx: bool) {
+fn wait(socks: &[FrameSocket; 2], control: Option<&ControlSocket>, ns: u64, rx: bool) {
     let mut fds = [
         libc::pollfd { fd: socks[0].fd(), events: if rx { libc::POLLIN } else { 0 }, revents: 0 },
         libc::pollfd { fd: socks[1].fd(), events: if rx { libc::POLLIN } else { 0 }, revents: 0 },

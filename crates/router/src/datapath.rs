@@ -8,8 +8,9 @@
 //!                               drops and push-outs free their slots
 //! poll(now), per direction:     held = the packet "on the wire" (taken from the port, waiting for its tokens)
 //!     no held packet:           port.on_sent(now); held = port.dequeue(now)
-//!     pacer.consume(now, size): the wire finished sending it → send the frame, free the slot
+//!     pacer.consume(now, size): the wire finished sending it → the frame joins the direction's batch
 //!     otherwise:                wake at now + time to conformance
+//!     then (or when `router.batch` frames wait): one `sendmmsg` of the batch, free the slots
 //! timers:                       port.next_deadline() / port.on_timer(now)
 //! ```
 //!
@@ -191,6 +192,8 @@ pub struct Datapath {
     arrived_ecn: Vec<Ecn>,
     /// The direction's departures so far when each slot's packet arrived.
     arrived_tx: Vec<u64>,
+    /// Frames the pacer released in the current `poll`, not yet handed to the kernel.
+    pending: Pending,
     rng: Rng,
     next_id: u64,
 }
@@ -209,6 +212,7 @@ impl Datapath {
             profile: r.profile.then(Profile::default),
             arrived_ecn: vec![Ecn::NotEct; r.pool as usize],
             arrived_tx: vec![0; r.pool as usize],
+            pending: Pending::new(r.batch as usize),
             rng: qoslab_core::rng::stream(r.seed, 0),
             next_id: 0,
             cfg,
@@ -274,12 +278,18 @@ impl Datapath {
         }
     }
 
-    /// Sends what the pacers allow at `now` through `send(side_out, frame)`
-    /// (which says whether the kernel took it), runs due timers, and
-    /// returns when it next needs to run (`None`: only on an arrival).
-    pub fn poll(&mut self, now: Time, send: &mut dyn FnMut(usize, &[u8]) -> bool) -> Option<Time> {
+    /// Sends what the pacers allow at `now`, runs due timers, and returns
+    /// when it next needs to run (`None`: only on an arrival).
+    ///
+    /// The frames a direction's pacer releases in one call leave together:
+    /// `send(side_out, frames, sent)` hands up to `router.batch` of them to
+    /// the kernel at once (`sendmmsg`) and sets `sent[i]` for each frame it
+    /// took whole. Only frames whose tokens are earned at `now` join a
+    /// batch, so batching changes no departure time the pacer decides.
+    pub fn poll(&mut self, now: Time, send: &mut SendBatch<'_>) -> Option<Time> {
         let mut wake: Option<Time> = None;
         let mut at = |t: Time| wake = Some(wake.map_or(t, |w: Time| w.min(t)));
+        let batch = self.cfg.config.router.batch as usize;
         for d in 0..2 {
             let dir = &mut self.dirs[d];
             if dir.port.next_deadline().is_some_and(|t| t <= now) {
@@ -312,6 +322,7 @@ impl Datapath {
                     at(now + wait.expect("frames above the burst are dropped on arrival"));
                     break;
                 }
+                // The wire has sent it: the frame joins the batch, the device is free.
                 dir.held = None;
                 let slot = p.handle as u32;
                 let wire = parse::wire_ecn(p.ecn, p.pcn);
@@ -322,23 +333,13 @@ impl Datapath {
                         }
                     }
                 }
-                let c = &mut dir.counters;
-                if send(1 - d, self.pool.frame(slot)) {
-                    c.tx_pkts += 1;
-                    c.tx_bytes += p.size as u64;
-                    let k = &mut c.classes[(p.class.0 as usize).min(CLASSES - 1)];
-                    let delay = now.0.saturating_sub(p.created.0);
-                    k.tx_pkts += 1;
-                    k.tx_bytes += p.size as u64;
-                    k.delay_sum_ns += delay;
-                    k.delay_max_ns = k.delay_max_ns.max(delay);
-                    k.ahead_max = k.ahead_max.max(c.tx_pkts - 1 - self.arrived_tx[slot as usize]);
-                } else {
-                    c.tx_errors += 1;
+                self.pending.push(p);
+                if self.pending.len() >= batch {
+                    self.pending.flush(&mut self.pool, &mut dir.counters, &self.arrived_tx, now, 1 - d, send);
                 }
-                self.pool.free(slot);
                 dir.port.on_sent(now);
             }
+            self.pending.flush(&mut self.pool, &mut dir.counters, &self.arrived_tx, now, 1 - d, send);
             if let Some(t) = dir.port.next_deadline() {
                 at(t.max(now));
             }
@@ -360,12 +361,13 @@ impl Datapath {
     /// changes: on an error nothing did.
     pub fn reconfigure(&mut self, new: ValidConfig, now: Time) -> Result<(), Vec<Diagnostic>> {
         let (o, n) = (&self.cfg.config.router, &new.config.router);
-        let fixed: [(&str, bool); 9] = [
+        let fixed: [(&str, bool); 10] = [
             ("a", o.a == n.a),
             ("b", o.b == n.b),
             ("pool", o.pool == n.pool),
             ("flows", o.flows == n.flows),
             ("batch", o.batch == n.batch),
+            ("io", o.io == n.io),
             ("stats", o.stats == n.stats),
             ("out", o.out == n.out),
             ("control_socket", o.control_socket == n.control_socket),
@@ -450,6 +452,75 @@ impl Datapath {
 fn unreachable_key() -> FlowKey {
     let z = std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
     FlowKey { src: z, dst: z, src_port: 0, dst_port: 0, proto: 0 }
+}
+
+/// Hands a batch of frames to the kernel: `send(side_out, pool, slots,
+/// sent)` sends the frames held in `slots` (in order) and sets `sent[i]`
+/// for each one the kernel took whole.
+pub type SendBatch<'a> = dyn FnMut(usize, &Pool, &[u32], &mut [bool]) + 'a;
+
+/// Frames released by one direction's pacer and not yet handed to the
+/// kernel, in departure order (preallocated to `router.batch`).
+#[derive(Debug)]
+struct Pending {
+    pkts: Vec<Packet>,
+    slots: Vec<u32>,
+    sent: Vec<bool>,
+}
+
+impl Pending {
+    fn new(batch: usize) -> Pending {
+        Pending { pkts: Vec::with_capacity(batch), slots: Vec::with_capacity(batch), sent: vec![false; batch] }
+    }
+    fn push(&mut self, p: Packet) {
+        self.slots.push(p.handle as u32);
+        self.pkts.push(p);
+    }
+    fn len(&self) -> usize {
+        self.pkts.len()
+    }
+
+    /// Sends the batch out of `side_out`, counts each frame as sent or
+    /// refused in `c`, and frees the slots.
+    fn flush(
+        &mut self,
+        pool: &mut Pool,
+        c: &mut Counters,
+        arrived_tx: &[u64],
+        now: Time,
+        side_out: usize,
+        send: &mut SendBatch<'_>,
+    ) {
+        let n = self.pkts.len();
+        if n == 0 {
+            return;
+        }
+        if self.sent.len() < n {
+            self.sent.resize(n, false);
+        }
+        let sent = &mut self.sent[..n];
+        sent.fill(false);
+        send(side_out, pool, &self.slots, sent);
+        for (p, &ok) in self.pkts.iter().zip(sent.iter()) {
+            let slot = p.handle as u32;
+            if ok {
+                c.tx_pkts += 1;
+                c.tx_bytes += p.size as u64;
+                let k = &mut c.classes[(p.class.0 as usize).min(CLASSES - 1)];
+                let delay = now.0.saturating_sub(p.created.0);
+                k.tx_pkts += 1;
+                k.tx_bytes += p.size as u64;
+                k.delay_sum_ns += delay;
+                k.delay_max_ns = k.delay_max_ns.max(delay);
+                k.ahead_max = k.ahead_max.max(c.tx_pkts - 1 - arrived_tx[slot as usize]);
+            } else {
+                c.tx_errors += 1;
+            }
+            pool.free(slot);
+        }
+        self.pkts.clear();
+        self.slots.clear();
+    }
 }
 
 #[inline]

@@ -33,13 +33,15 @@ fn offer(dp: &mut Datapath, now: Time, frame: &[u8]) -> Arrival {
 /// Polls at `now`; returns the frames sent (side, dst port).
 fn poll(dp: &mut Datapath, now: Time) -> (Vec<(usize, u16)>, Option<Time>) {
     let mut sent = Vec::new();
-    let wake = dp.poll(now, &mut |side, f| {
-        let port = match crate::parse::parse(f) {
-            Frame::Ip(i) => i.key.dst_port,
-            Frame::NotIp => 0,
-        };
-        sent.push((side, port));
-        true
+    let wake = dp.poll(now, &mut |side, pool, slots, ok| {
+        for (s, o) in slots.iter().zip(ok.iter_mut()) {
+            let port = match crate::parse::parse(pool.frame(*s)) {
+                Frame::Ip(i) => i.key.dst_port,
+                Frame::NotIp => 0,
+            };
+            sent.push((side, port));
+            *o = true;
+        }
     });
     (sent, wake)
 }
@@ -72,6 +74,84 @@ fn pacer_sends_at_the_link_rate_exactly_on_a_virtual_clock() {
     assert_eq!(last, Time((200_000 - 3044) * 8_000));
     assert_eq!(dp.dirs[0].counters.tx_bytes, 200_000);
     assert_eq!(dp.pool.in_use(), 0, "every slot came back");
+}
+
+/// A datapath with extra `[router]` lines.
+fn datapath_with(router: &str, link: &str) -> Datapath {
+    let text = format!("[router]\na = \"x0\"\nb = \"x1\"\npool = 2048\n{router}\n[link]\ndelay = \"0s\"\n{link}");
+    let v = load_str(&text, "t.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e:?}"));
+    Datapath::new(v, Time::ZERO).unwrap()
+}
+
+/// Polls at `now`; returns the size of each batch handed to `send`, and
+/// refuses the frames whose index in their batch is in `refuse`.
+fn poll_batches(dp: &mut Datapath, now: Time, refuse: &[usize]) -> Vec<usize> {
+    let mut calls = Vec::new();
+    dp.poll(now, &mut |side, _pool, slots, ok| {
+        assert_eq!(side, 1);
+        calls.push(slots.len());
+        for (i, o) in ok.iter_mut().enumerate() {
+            *o = !refuse.contains(&i);
+        }
+    });
+    calls
+}
+
+#[test]
+fn pacer_releases_due_frames_in_batches_of_at_most_router_batch() {
+    // 100 Gb/s with a 1 MB burst: all 200 frames are due at t=0 and leave in
+    // one poll, in sendmmsg batches of at most 64.
+    let mut dp = datapath_with(
+        "batch = 64\nburst = \"1MB\"",
+        "rate = \"100Gbps\"\nqueue = { type = \"fifo\", limit = \"500pkts\" }\n",
+    );
+    let f = udp4(1, 2, 1000 - 42);
+    for _ in 0..200 {
+        offer(&mut dp, Time::ZERO, &f);
+    }
+    assert_eq!(poll_batches(&mut dp, Time::ZERO, &[]), vec![64, 64, 64, 8]);
+    assert_eq!(dp.dirs[0].counters.tx_pkts, 200);
+    assert_eq!(dp.pool.in_use(), 0);
+}
+
+#[test]
+fn a_batch_holds_only_frames_whose_tokens_are_earned() {
+    // 1 Mb/s, 1000-byte frames (8 ms each), a 3044-byte bucket: at t=0 three
+    // frames are due (one batch of 3), then one frame every 8 ms, each
+    // alone in its batch although 60 more wait in the queue.
+    let mut dp = datapath_with("batch = 64", "rate = \"1Mbps\"\nqueue = { type = \"fifo\", limit = \"500pkts\" }\n");
+    let f = udp4(1, 2, 1000 - 42);
+    for _ in 0..64 {
+        offer(&mut dp, Time::ZERO, &f);
+    }
+    assert_eq!(poll_batches(&mut dp, Time::ZERO, &[]), vec![3]);
+    // 3044 - 3000 = 44 bytes left: the 4th frame is due once 956 more are earned.
+    let due = Time(956 * 8_000);
+    assert!(poll_batches(&mut dp, Time(due.0 - 1), &[]).is_empty(), "not due 1 ns early");
+    assert_eq!(poll_batches(&mut dp, due, &[]), vec![1]);
+    assert_eq!(poll_batches(&mut dp, Time(due.0 + 7_999_999), &[]), Vec::<usize>::new());
+    assert_eq!(poll_batches(&mut dp, Time(due.0 + 8_000_000), &[]), vec![1]);
+    // Woken 40 ms late, the pacer releases the five frames earned meanwhile (catch-up), together.
+    assert_eq!(poll_batches(&mut dp, Time(due.0 + 48_000_000), &[]), vec![5]);
+    assert_eq!(dp.dirs[0].counters.tx_pkts, 10);
+}
+
+#[test]
+fn frames_the_kernel_refuses_in_a_batch_are_counted_and_freed() {
+    let mut dp = datapath_with(
+        "batch = 16\nburst = \"1MB\"",
+        "rate = \"100Gbps\"\nqueue = { type = \"fifo\", limit = \"500pkts\" }\n",
+    );
+    let f = udp4(1, 2, 100);
+    for _ in 0..40 {
+        offer(&mut dp, Time::ZERO, &f);
+    }
+    // The second and fifth frame of each batch refused: 16, 16, 8 → 2 + 2 + 2 refused.
+    assert_eq!(poll_batches(&mut dp, Time::ZERO, &[1, 4]), vec![16, 16, 8]);
+    let c = &dp.dirs[0].counters;
+    assert_eq!((c.tx_pkts, c.tx_errors), (34, 6));
+    assert_eq!(c.classes.iter().map(|k| k.tx_pkts).sum::<u64>(), 34);
+    assert_eq!(dp.pool.in_use(), 0, "every slot came back, sent or not");
 }
 
 #[test]
@@ -206,11 +286,10 @@ fn flood(dp: &mut Datapath) {
 
 #[test]
 fn flood_of_distinct_flows_through_mace_keeps_tables_bounded() {
-    // MACE's recognition table evicts its least recent candidate by a scan
-    // of the table (qoslab_core::mace::table): a table of 64 keeps the test
-    // short; docs/performance.md gives the cost at 1024.
+    // MACE's recognition table at its default size (1024), full from the
+    // flood's start: each new flow evicts the least recent candidate.
     let link = mace_link("{ type = \"mace\", buffer = \"200pkts\" }");
-    let mut dp = datapath(&link.replace("\n[link.mace]", "\n[link.mace]\ntable_capacity = 64"));
+    let mut dp = datapath(&link.replace("\n[link.mace]", "\n[link.mace]\ntable_capacity = 1024"));
     dp.flows = crate::flows::Flows::new(1000);
     flood(&mut dp);
     assert!(dp.flows.len() <= 1000);

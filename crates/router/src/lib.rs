@@ -7,18 +7,22 @@
 //! - [`pool`]: the packet buffers (a packet's `handle` is its slot);
 //! - [`flows`]: the bounded flow table (LRU eviction);
 //! - [`datapath`]: ports, pacers ("the device") and timers, without I/O;
-//! - [`afpacket`]: AF_PACKET sockets with `recvmmsg` batches;
+//! - [`afpacket`]: AF_PACKET sockets with `recvmmsg` and `sendmmsg` batches;
+//! - [`afxdp`]: AF_XDP sockets (copy mode) and their XDP redirect program;
+//! - [`io`]: either kind, as `router.io` chooses;
 //! - [`control`]: the control socket (stats, validated reconfiguration);
 //! - [`report`]: JSON stats lines and the final `summary.json`;
 //! - [`daemon`]: the real-time loop, signals and draining;
 //! - [`testbed`]: network namespaces joined by veth, for tests and the benchmark.
 
 pub mod afpacket;
+pub mod afxdp;
 pub mod config;
 pub mod control;
 pub mod daemon;
 pub mod datapath;
 pub mod flows;
+pub mod io;
 pub mod parse;
 pub mod pool;
 pub mod report;

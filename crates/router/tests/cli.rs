@@ -59,3 +59,14 @@ fn cli_usage_and_unreadable_file_exit_2() {
     assert_eq!(code, 2);
     assert!(out.contains("cannot read the router configuration"), "{out}");
 }
+
+#[test]
+fn cli_unknown_io_mode_is_a_config_error_naming_the_choices() {
+    let p =
+        write("io.toml", "[router]\na = \"x\"\nb = \"y\"\nio = \"netmap\"\n[link]\nrate = \"1Mbps\"\ndelay = \"0s\"\n");
+    let (code, out) = router(&["check", p.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains(":4: router.io") && out.contains("af_packet") && out.contains("af_xdp"), "{out}");
+    assert!(!out.contains("panicked"), "{out}");
+    std::fs::remove_file(p).unwrap();
+}

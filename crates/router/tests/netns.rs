@@ -37,6 +37,27 @@ fn router_forwards_ipv4_and_ipv6_both_ways_through_fifo() {
 }
 
 #[test]
+fn router_forwards_both_ways_through_af_xdp_sockets() {
+    need_netns!();
+    let _g = lock();
+    let mut tb = Testbed::new();
+    tb.start_with("io = \"af_xdp\"\n", "rate = \"50Mbps\"\n");
+    let gap = Duration::from_micros(500);
+    let r4 = receiver(&tb.ns("h2"), "10.99.0.2:9000", Duration::from_millis(700));
+    let r6 = receiver(&tb.ns("h2"), "[fd99::2]:9001", Duration::from_millis(700));
+    let back = receiver(&tb.ns("h1"), "10.99.0.1:9002", Duration::from_millis(700));
+    sender(&tb.ns("h1"), "10.99.0.1:0", "10.99.0.2:9000", 300, 200, 1, gap).join().unwrap();
+    sender(&tb.ns("h1"), "[fd99::1]:0", "[fd99::2]:9001", 300, 200, 1, gap).join().unwrap();
+    sender(&tb.ns("h2"), "10.99.0.2:0", "10.99.0.1:9002", 300, 200, 1, gap).join().unwrap();
+    let (r4, r6, back) = (r4.join().unwrap(), r6.join().unwrap(), back.join().unwrap());
+    assert_eq!((r4.pkts, r6.pkts, back.pkts), (300, 300, 300));
+    let s = tb.stop();
+    assert_eq!(s["scenario"]["router"]["io"], "af_xdp");
+    assert!(dir(&s, 0)["tx_pkts"].as_u64().unwrap() >= 600);
+    assert!(dir(&s, 1)["tx_pkts"].as_u64().unwrap() >= 300);
+}
+
+#[test]
 fn pacer_holds_the_link_rate_within_one_percent() {
     need_netns!();
     let _g = lock();

@@ -4,11 +4,12 @@
 //! performed into a complete rule database"); the seed leaves the search
 //! open. Here it is the Lakshman–Stiliadis bit-vector scheme (SIGCOMM
 //! 1998): rules are numbered in priority order; each field maps a packet's
-//! value to the bitset of rules that field admits, found by a longest-prefix
-//! match (addresses, [`prefix_trie::PrefixMap`]), a binary search over
-//! elementary intervals (ports) or over exact values (protocol, ingress,
-//! DSCP); the first bit set in the AND of the seven bitsets is the winning
-//! rule. Memory is O(distinct values × rules) bits per field, lookup
+//! value to the bitset of rules that field admits, found by a binary search
+//! over elementary intervals (addresses: the intervals the rules' prefixes
+//! cut the IPv4 or IPv6 line into, each mapped to its longest matching
+//! prefix; ports: the ranges' intervals) or over exact values (protocol,
+//! ingress, DSCP); the first bit set in the AND of the seven bitsets is the
+//! winning rule. Memory is O(distinct values × rules) bits per field, lookup
 //! O(log values + rules / 64) word operations.
 //!
 //! | parameter | unit | allowed | default |
@@ -24,8 +25,7 @@
 use crate::error::ConfigError;
 use crate::packet::FlowKey;
 use fixedbitset::FixedBitSet;
-use ipnet::{IpNet, Ipv4Net, Ipv6Net};
-use prefix_trie::PrefixMap;
+use ipnet::IpNet;
 use std::collections::HashMap;
 use std::net::IpAddr;
 
@@ -159,12 +159,55 @@ const BLOCK_BITS: usize = usize::BITS as usize;
 /// One address field: longest-prefix match on the rules' prefixes.
 #[derive(Debug)]
 struct PrefixField {
-    v4: PrefixMap<Ipv4Net, u32>,
-    v6: PrefixMap<Ipv6Net, u32>,
+    v4: Intervals<u32>,
+    v6: Intervals<u128>,
     /// `sets[i]`: the rules admitting every address under distinct prefix i.
     sets: Vec<FixedBitSet>,
     /// The rules with no prefix (they admit every address).
     wild: FixedBitSet,
+}
+
+/// No prefix covers the interval.
+const NO_PREFIX: u32 = u32::MAX;
+
+/// The elementary intervals that one family's prefixes cut the address
+/// line into (`starts` sorted, `starts[0] == 0`), each with the longest
+/// prefix covering it (`ids`, [`NO_PREFIX`] for none). Every address of an
+/// interval has the same longest match, so a longest-prefix match is one
+/// binary search (a trie walk was 40 % of the slow path's time: perf,
+/// docs/performance.md).
+#[derive(Debug)]
+struct Intervals<A> {
+    starts: Vec<A>,
+    ids: Vec<u32>,
+}
+
+impl<A: Copy + Ord + Default> Intervals<A> {
+    /// `prefixes`: (first address, last address, length, id), distinct.
+    fn build(mut prefixes: Vec<(A, A, u8, u32)>, after: impl Fn(A) -> Option<A>) -> Intervals<A> {
+        let mut starts = vec![A::default()];
+        for &(lo, hi, _, _) in &prefixes {
+            starts.push(lo);
+            starts.extend(after(hi));
+        }
+        starts.sort_unstable();
+        starts.dedup();
+        let mut ids = vec![NO_PREFIX; starts.len()];
+        // Two distinct prefixes are nested or disjoint: painted shortest
+        // first, each interval ends with its longest covering prefix.
+        prefixes.sort_by_key(|p| p.2);
+        for (lo, hi, _, id) in prefixes {
+            let first = starts.partition_point(|s| *s < lo);
+            let end = starts.partition_point(|s| *s <= hi);
+            ids[first..end].fill(id);
+        }
+        Intervals { starts, ids }
+    }
+
+    #[inline]
+    fn lookup(&self, a: A) -> u32 {
+        self.ids[self.starts.partition_point(|s| *s <= a) - 1]
+    }
 }
 
 impl PrefixField {
@@ -184,10 +227,11 @@ impl PrefixField {
                 }
             }
         }
-        let mut f = PrefixField { v4: PrefixMap::new(), v6: PrefixMap::new(), sets: Vec::new(), wild };
+        let mut sets = Vec::new();
+        let (mut v4, mut v6) = (Vec::new(), Vec::new());
         for p in distinct {
             // Rules whose prefix contains p: those of p's ancestors (and p).
-            let mut set = f.wild.clone();
+            let mut set = wild.clone();
             for len in 0..=p.prefix_len() {
                 let a = IpNet::new(p.addr(), len).expect("a shorter length is valid").trunc();
                 if let Some(g) = groups.get(&a) {
@@ -196,23 +240,32 @@ impl PrefixField {
                     }
                 }
             }
-            let id = f.sets.len() as u32;
-            f.sets.push(set);
+            let id = sets.len() as u32;
+            sets.push(set);
             match p {
-                IpNet::V4(p4) => f.v4.insert(p4, id),
-                IpNet::V6(p6) => f.v6.insert(p6, id),
-            };
+                IpNet::V4(p) => v4.push((u32::from(p.network()), u32::from(p.broadcast()), p.prefix_len(), id)),
+                IpNet::V6(p) => v6.push((u128::from(p.network()), u128::from(p.broadcast()), p.prefix_len(), id)),
+            }
         }
-        f
+        PrefixField {
+            v4: Intervals::build(v4, |hi: u32| hi.checked_add(1)),
+            v6: Intervals::build(v6, |hi: u128| hi.checked_add(1)),
+            sets,
+            wild,
+        }
     }
 
     #[inline]
     fn lookup(&self, a: IpAddr) -> &FixedBitSet {
         let id = match a {
-            IpAddr::V4(a) => self.v4.get_lpm(&Ipv4Net::from(a)).map(|(_, id)| *id),
-            IpAddr::V6(a) => self.v6.get_lpm(&Ipv6Net::from(a)).map(|(_, id)| *id),
+            IpAddr::V4(a) => self.v4.lookup(u32::from(a)),
+            IpAddr::V6(a) => self.v6.lookup(u128::from(a)),
         };
-        id.map_or(&self.wild, |i| &self.sets[i as usize])
+        if id == NO_PREFIX {
+            &self.wild
+        } else {
+            &self.sets[id as usize]
+        }
     }
 }
 
@@ -482,6 +535,61 @@ mod tests {
         assert_eq!(e.to_string(), "classifier.rules [0].src_port: lo 90 is above hi 80; a range needs lo <= hi");
         let r = vec![Rule::any(1, RuleAction { stream: 1, class: 0, set_dscp: Some(64) })];
         assert!(RuleDatabase::new(r).unwrap_err().message.contains("set_dscp (64)"));
+    }
+
+    #[test]
+    fn longest_prefix_match_holds_at_the_ends_of_the_address_line() {
+        // /0, /1, /32 and nested prefixes touching 0.0.0.0 and 255.255.255.255
+        // (and the same in IPv6): the database against the rules' own `matches`.
+        let nets = [
+            "0.0.0.0/0",
+            "0.0.0.0/1",
+            "128.0.0.0/1",
+            "255.255.255.255/32",
+            "0.0.0.0/32",
+            "255.255.255.0/24",
+            "10.0.0.0/8",
+            "10.1.0.0/16",
+            "10.1.2.3/32",
+            "::/0",
+            "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128",
+            "::/128",
+            "2001:db8::/32",
+        ];
+        let rules: Vec<Rule> = nets
+            .iter()
+            .enumerate()
+            .map(|(i, n)| Rule { src: net(n), ..Rule::any(100 - i as u32, act(i as u16)) })
+            .collect();
+        let db = RuleDatabase::new(rules.clone()).unwrap();
+        let addrs = [
+            "0.0.0.0",
+            "0.0.0.1",
+            "127.255.255.255",
+            "128.0.0.0",
+            "255.255.255.254",
+            "255.255.255.255",
+            "255.255.254.255",
+            "10.0.0.0",
+            "10.1.2.2",
+            "10.1.2.3",
+            "10.1.2.4",
+            "10.255.255.255",
+            "11.0.0.0",
+            "::",
+            "::1",
+            "2001:db8::",
+            "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff",
+            "2001:db9::",
+            "ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe",
+            "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+        ];
+        for a in addrs {
+            let mut k = key([0; 4], 1, [0; 4], 2, proto::UDP);
+            k.src = a.parse().unwrap();
+            let want = rules.iter().filter(|r| r.matches(&k, 0, 0)).min_by_key(|r| r.priority);
+            assert_eq!(db.lookup_rule(&k, 0, 0), want, "{a}");
+        }
     }
 
     #[test]

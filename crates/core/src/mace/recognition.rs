@@ -149,8 +149,7 @@ impl Recognizer {
         } else {
             self.table.touch(now, &d);
         }
-        let e = self.table.get_mut(&d).expect("present: inserted or found above");
-        let c = &mut e.value;
+        let c = self.table.value_mut(&d).expect("present: inserted or found above");
         c.count = c.count.saturating_add(1);
         if c.pending {
             return Recognition::Pending;
@@ -169,10 +168,10 @@ impl Recognizer {
         let d = self.descriptor(key);
         if admitted {
             self.table.remove(&d);
-        } else if let Some(e) = self.table.get_mut(&d) {
-            e.value.count = 0;
-            e.value.pending = false;
-            e.value.refusals = e.value.refusals.saturating_add(1);
+        } else if let Some(c) = self.table.value_mut(&d) {
+            c.count = 0;
+            c.pending = false;
+            c.refusals = c.refusals.saturating_add(1);
         }
     }
 

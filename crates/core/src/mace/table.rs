@@ -5,9 +5,23 @@
 //!
 //! Entries live in a slab (`Vec` of slots with a free list) addressed
 //! through a hash index, so a lookup is one hash probe and per-entry state
-//! costs no allocation. The index is never iterated: every scan (stale
-//! sweep, least-recently-seen search) walks the slab and orders its output
-//! by `(last_seen, descriptor)`, so results never depend on hash order.
+//! costs no allocation. The index is never iterated: the stale sweep walks
+//! the slab and orders its output by `(last_seen, descriptor)`, so results
+//! never depend on hash order.
+//!
+//! Eviction ("least recently seen, ties to the smaller descriptor") reads a
+//! lazy min-heap of `(last_seen, descriptor, slot, generation)` records,
+//! one per entry, pushed on insertion. A touch does not update the heap, so
+//! a record's time is never later than its entry's `last_seen`. The
+//! search pops the top record: gone (its slot's generation moved on) →
+//! dropped; older than its entry → pushed again with the entry's time;
+//! equal → that entry is the answer, since every other entry's time is at
+//! least its own record's, which is not below the top's (ties ordered by
+//! descriptor the same way). Each touch costs at most one later re-push,
+//! so the search is O(log n) amortised, and a touch stays O(1). Records
+//! of removed entries are dropped as they surface, and the heap is rebuilt
+//! from the slab when it holds more than twice the entries (O(1)
+//! amortised per insertion), so its size stays bounded.
 //!
 //! Staleness: an entry whose last packet is `timeout` or more in the past
 //! (`now - last_seen >= timeout`) is stale. The table keeps a lower bound
@@ -21,7 +35,8 @@
 //! every `timeout` therefore cost about one O(n) sweep per `timeout`.
 
 use crate::units::{Dur, Time};
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::fmt;
 
 pub use crate::packet::FlowDescriptor;
@@ -47,11 +62,19 @@ pub(crate) struct Entry<V> {
     pub value: V,
 }
 
+/// A recency record: `(last_seen when recorded, key, slot, the slot's
+/// generation then)`, in a min-heap.
+type Mark = Reverse<(Time, FlowDescriptor, u32, u32)>;
+
 /// A capacity-bounded exact-match table with stale expiry.
 #[derive(Clone, Debug)]
 pub(crate) struct FlowSlab<V> {
     index: HashMap<FlowDescriptor, u32>,
     slots: Vec<Option<Entry<V>>>,
+    /// Each slot's generation: bumped whenever an entry is put in it.
+    gens: Vec<u32>,
+    /// The recency heap (see the module's doc): at least one record per entry.
+    recency: BinaryHeap<Mark>,
     free: Vec<u32>,
     capacity: usize,
     timeout: Dur,
@@ -67,6 +90,8 @@ impl<V> FlowSlab<V> {
         FlowSlab {
             index: HashMap::with_capacity(hint),
             slots: Vec::with_capacity(hint),
+            gens: Vec::with_capacity(hint),
+            recency: BinaryHeap::with_capacity(hint),
             free: Vec::new(),
             capacity,
             timeout,
@@ -86,13 +111,18 @@ impl<V> FlowSlab<V> {
         let i = *self.index.get(key)?;
         self.slots[i as usize].as_ref()
     }
-    pub fn get_mut(&mut self, key: &FlowDescriptor) -> Option<&mut Entry<V>> {
+    /// The owner's data of `key` (its `last_seen` moves only by `touch`
+    /// and `insert`, which the recency heap relies on).
+    pub fn value_mut(&mut self, key: &FlowDescriptor) -> Option<&mut V> {
+        self.entry_mut(key).map(|e| &mut e.value)
+    }
+    fn entry_mut(&mut self, key: &FlowDescriptor) -> Option<&mut Entry<V>> {
         let i = *self.index.get(key)?;
         self.slots[i as usize].as_mut()
     }
     /// Marks `key` as seen at `now`; false if absent. Never moves `last_seen` back.
     pub fn touch(&mut self, now: Time, key: &FlowDescriptor) -> bool {
-        match self.get_mut(key) {
+        match self.entry_mut(key) {
             Some(e) => {
                 e.last_seen = e.last_seen.max(now);
                 true
@@ -103,7 +133,7 @@ impl<V> FlowSlab<V> {
     /// Adds (or replaces) `key`, seen at `now`. Refused when a new key
     /// would take the table past its capacity.
     pub fn insert(&mut self, now: Time, key: FlowDescriptor, value: V) -> Result<(), TableFull> {
-        if let Some(e) = self.get_mut(&key) {
+        if let Some(e) = self.entry_mut(&key) {
             e.last_seen = e.last_seen.max(now);
             e.value = value;
             return Ok(());
@@ -115,14 +145,20 @@ impl<V> FlowSlab<V> {
         let i = match self.free.pop() {
             Some(i) => {
                 self.slots[i as usize] = Some(entry);
+                self.gens[i as usize] = self.gens[i as usize].wrapping_add(1);
                 i
             }
             None => {
                 self.slots.push(Some(entry));
+                self.gens.push(0);
                 (self.slots.len() - 1) as u32
             }
         };
         self.index.insert(key, i);
+        if self.recency.len() >= 2 * self.index.len() + 16 {
+            self.rebuild_recency();
+        }
+        self.recency.push(Reverse((now, key, i, self.gens[i as usize])));
         let exp = now + self.timeout;
         self.expiry_bound = Some(self.expiry_bound.map_or(exp, |b| b.min(exp)));
         Ok(())
@@ -161,9 +197,37 @@ impl<V> FlowSlab<V> {
     pub fn next_expiry(&self) -> Option<Time> {
         self.expiry_bound
     }
-    /// The least recently seen entry (ties: the smaller descriptor).
-    pub fn least_recent(&self) -> Option<&Entry<V>> {
-        self.slots.iter().flatten().min_by_key(|e| (e.last_seen, e.key))
+    /// The least recently seen entry (ties: the smaller descriptor), in
+    /// O(log n) amortised (see the module's doc).
+    pub fn least_recent(&mut self) -> Option<&Entry<V>> {
+        let slot = loop {
+            let Reverse((t, key, slot, gen)) = *self.recency.peek()?;
+            let live = self.slots[slot as usize].as_ref().filter(|_| self.gens[slot as usize] == gen);
+            match live.map(|e| e.last_seen) {
+                Some(seen) if seen == t => break slot,
+                Some(seen) => {
+                    // Touched since recorded: record its time now.
+                    self.recency.pop();
+                    self.recency.push(Reverse((seen, key, slot, gen)));
+                }
+                None => {
+                    self.recency.pop();
+                }
+            }
+        };
+        self.slots[slot as usize].as_ref()
+    }
+    /// One record per entry, at its current `last_seen`: drops the records
+    /// of removed entries.
+    fn rebuild_recency(&mut self) {
+        let gens = &self.gens;
+        let marks: Vec<Mark> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|e| Reverse((e.last_seen, e.key, i as u32, gens[i]))))
+            .collect();
+        self.recency = BinaryHeap::from(marks);
     }
     /// All entries, ordered by descriptor (for inspection and reports).
     pub fn entries_sorted(&self) -> Vec<&Entry<V>> {
@@ -233,6 +297,79 @@ mod tests {
         assert_eq!(t.least_recent().unwrap().key, d(5));
         t.touch(Time(4), &d(5));
         assert_eq!(t.least_recent().unwrap().key, d(7));
+    }
+
+    /// The rule by a scan of the slab (the implementation before the heap).
+    fn least_recent_by_scan<V>(t: &FlowSlab<V>) -> Option<(Time, FlowDescriptor)> {
+        t.slots.iter().flatten().map(|e| (e.last_seen, e.key)).min()
+    }
+
+    proptest::proptest! {
+        /// Random inserts, touches, removals, sweeps and evictions on a
+        /// coarse clock (many equal `last_seen`, so ties are common) and few
+        /// keys (so removed keys come back, often into their old slot): the
+        /// heap's answer is the scan's after every step, and the heap stays
+        /// bounded.
+        #[test]
+        fn least_recent_by_heap_matches_the_scan_on_random_workloads(
+            ops in proptest::collection::vec((0u8..6, 0u16..48, 0u64..3), 1..600),
+            capacity in 1usize..40,
+        ) {
+            let mut t: FlowSlab<()> = FlowSlab::new(capacity, Dur(50));
+            let mut now = 0u64;
+            for (op, port, dt) in ops {
+                now += dt;
+                let k = d(port);
+                match op {
+                    0 | 1 => {
+                        if t.get(&k).is_none() && t.is_full() {
+                            let victim = t.least_recent().map(|e| e.key).unwrap();
+                            t.remove(&victim);
+                        }
+                        t.insert(Time(now), k, ()).unwrap();
+                    }
+                    2 | 3 => {
+                        t.touch(Time(now), &k);
+                    }
+                    4 => {
+                        t.remove(&k);
+                    }
+                    _ => {
+                        t.sweep(Time(now));
+                    }
+                }
+                let want = least_recent_by_scan(&t);
+                let got = t.least_recent().map(|e| (e.last_seen, e.key));
+                proptest::prop_assert_eq!(got, want);
+                proptest::prop_assert!(t.recency.len() <= 2 * t.len() + 17, "heap {} for {}", t.recency.len(), t.len());
+            }
+        }
+    }
+
+    #[test]
+    fn least_recent_by_heap_matches_the_scan_under_a_flood_with_ties() {
+        // Full table of 256, 100,000 arrivals from 2,000 keys, ten arrivals per
+        // clock tick: every eviction picks among equal times by descriptor.
+        let mut t: FlowSlab<()> = FlowSlab::new(256, Dur::from_secs(3600));
+        let mut x: u32 = 0x9e37_79b9;
+        for i in 0..100_000u64 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let (now, k) = (Time(i / 10), d((x % 2000) as u16));
+            if t.get(&k).is_some() {
+                t.touch(now, &k);
+                continue;
+            }
+            if t.is_full() {
+                let want = least_recent_by_scan(&t).unwrap();
+                let victim = t.least_recent().map(|e| (e.last_seen, e.key)).unwrap();
+                assert_eq!(victim, want, "arrival {i}");
+                t.remove(&victim.1);
+            }
+            t.insert(now, k, ()).unwrap();
+        }
+        assert!(t.recency.len() <= 2 * t.len() + 17);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! - [`pool`]: the packet buffers (a packet's `handle` is its slot);
 //! - [`flows`]: the bounded flow table (LRU eviction);
 //! - [`datapath`]: ports, pacers ("the device") and timers, without I/O;
+//! - [`delay`]: the link's propagation delay, a delay line before the ports;
 //! - [`afpacket`]: AF_PACKET sockets with `recvmmsg` batches;
 //! - [`control`]: the control socket (stats, validated reconfiguration);
 //! - [`report`]: JSON stats lines and the final `summary.json`;
@@ -18,6 +19,7 @@ pub mod config;
 pub mod control;
 pub mod daemon;
 pub mod datapath;
+pub mod delay;
 pub mod flows;
 pub mod parse;
 pub mod pool;

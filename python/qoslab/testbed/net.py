@@ -45,7 +45,7 @@ def skip_reason() -> str | None:
     """Why a testbed cannot be built here, or ``None``."""
     if os.geteuid() != 0:
         return f"needs root for network namespaces and AF_PACKET (euid {os.geteuid()})"
-    for tool in ("ip", "ethtool"):
+    for tool in ("ip", "bridge", "ethtool"):
         if not any((Path(d) / tool).is_file() for d in os.environ.get("PATH", "").split(":") + ["/usr/sbin", "/sbin"]):
             return f"the {tool} command is missing (Debian: apt-get install iproute2 ethtool)"
     probe = f"qtbprobe{os.getpid() % 100_000}"
@@ -138,6 +138,13 @@ class Testbed:
             sh(["ip", "-n", sw, "link", "set", peer, "master", self.ns(f"br{self.side[h]}"), "up"])
             sh(["ip", "-n", ns, "addr", "add", f"{host_ip(k)}/16", "dev", dev])
             sh(["ip", "-n", ns, "link", "set", dev, "up"])
+        # Static forwarding entries: a bridge that never sees a sink's MAC as a source (a UDP
+        # sink sends nothing) would flood every frame to all the hosts on its side.
+        for s in ("a", "b"):
+            sw = self.ns(f"sw{s}")
+            for k, h in enumerate(self.hosts):
+                port = self.ns(f"p{k}") if self.side[h] == s else self.ns(f"x{s}")
+                sh(["bridge", "-n", sw, "fdb", "replace", host_mac(k), "dev", port, "master", "static"])
         # Static neighbours: no ARP exchange delays or loses a flow's first packets.
         for k, h in enumerate(self.hosts):
             for j, other in enumerate(self.hosts):

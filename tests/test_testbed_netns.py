@@ -1,0 +1,143 @@
+"""The testbed on real packets (issue 16): differential tests against the
+simulator, and teardown on every way out. Each needs root and network
+namespaces; elsewhere it is skipped with the reason. Each runs in well
+under 60 s of wall time; they run one at a time (the machine has 2 cores).
+
+Tolerances are the issue's (qoslab.compare): throughput ±5 %, loss ±1
+point, mean delay ±(1 ms + 10 %). Where the two worlds differ the cause
+is measured in docs/testbed.md; no tolerance here is wider than those.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import qoslab
+from qoslab import testbed
+from qoslab.compare import compare, within
+from qoslab.testbed.net import STATE_DIR
+from qoslab.testbed.net import testbeds as list_testbeds
+
+from conftest import ROOT
+
+SMALL = ROOT / "tests" / "scenarios" / "testbed" / "red_small.toml"
+
+_why = testbed.skip_reason()
+pytestmark = pytest.mark.skipif(_why is not None, reason=f"testbed: {_why}")
+
+
+def _pair(*overrides: str) -> tuple[qoslab.Result, qoslab.Result]:
+    sc = qoslab.load(SMALL, overrides=list(overrides))
+    return qoslab.run(sc), testbed.run(sc)
+
+
+def test_red_dumbbell_reduced_scale_agrees_with_the_simulator() -> None:
+    """Differential test 1: 10 x 1 Mb/s CBR into 5 Mb/s, RED 60/5/15, 10 s."""
+    t = time.monotonic()
+    sim, real = _pair("duration=10s")
+    c = compare(sim, real)
+    g, q = c["groups"]["cbr"], c["queues"]["r0->sink0"]
+    print({k: (g[k]["a"], g[k]["b"]) for k in ("throughput_bps", "loss", "delay_mean_s")})
+    print({k: (q[k]["a"], q[k]["b"]) for k in q})
+    for m in ("throughput_bps", "loss", "delay_mean_s"):
+        assert g[m]["within"], (m, g[m])
+        assert q[m]["within"], (m, q[m])
+    # RED dropped early on both sides, and every packet the generators sent is accounted for.
+    assert q["drops_early_random"]["b"] > 0 and q["drops_forced"]["b"] > 0
+    f = real.flows
+    assert (f["sent_pkts"] == f["delivered_pkts"] + f["dropped_pkts"]).all()
+    assert int(f["sent_pkts"].sum()) == 10 * 1250
+    assert time.monotonic() - t < 60
+
+
+def _interarrivals(res: qoslab.Result) -> np.ndarray:
+    """Every flow's receiver inter-arrival histogram, expanded to one value per gap (s)."""
+    s = res.series
+    h = s[(s["entity_kind"] == "flow") & (s["metric"] == "interarrival_count")]
+    return np.repeat(h["t_s"].to_numpy(), h["value"].to_numpy().astype(int))
+
+
+def test_cbr_interarrival_spread_at_the_sink_agrees_with_the_simulator() -> None:
+    """Differential test 4: 4 CBR flows of 1 Mb/s (a packet every 8 ms) through the 5 Mb/s link, not
+    overloaded; the inter-arrival times at the sink (1 ms bins), simulated and real."""
+    t = time.monotonic()
+    sim, real = _pair("duration=10s", "topology.sources=4", "traffic.0.flows=4")
+    a, b = _interarrivals(sim), _interarrivals(real)
+    print("sim: mean %.6f std %.6f p1 %.4f p99 %.4f" % (a.mean(), a.std(), *np.percentile(a, [1, 99])))
+    print("real: mean %.6f std %.6f p1 %.4f p99 %.4f" % (b.mean(), b.std(), *np.percentile(b, [1, 99])))
+    assert len(a) > 4000 and len(b) > 4000
+    # Nothing is lost: every gap is one CBR period apart on average.
+    assert within("delay_mean_s", a.mean(), b.mean())
+    # The median gap is the period on both sides, to one 1 ms bin (a gap of 7.999 ms is in bin 7).
+    assert abs(np.percentile(b, 50) - np.percentile(a, 50)) <= 1e-3
+    # The spread (a gap is a period plus the difference of two packets' delays) within the delay
+    # tolerance's absolute part, 1 ms. The simulator's is 0 (a perfect grid, constant queueing); the
+    # testbed's tails (p1, p99) are a transmission time either side of the period: the host's timing
+    # noise reorders packets of flows whose phases are close (measured in docs/testbed.md).
+    assert abs(b.std() - a.std()) <= 1e-3
+    assert time.monotonic() - t < 60
+
+
+def _prefix_of(pid: int) -> str | None:
+    for f in STATE_DIR.glob("qtb*.pid"):
+        if f.read_text().strip() == str(pid):
+            return f.stem
+    return None
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_mid_run_tears_the_testbed_down(tmp_path: Path, sig: int, code: int) -> None:
+    out = tmp_path / "r"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    p = subprocess.Popen([sys.executable, "-m", "qoslab", "testbed", "run", str(SMALL), "--set", "duration=30s",
+                          "--out", str(out), "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        prefix = None
+        end = time.monotonic() + 20
+        while time.monotonic() < end and (prefix is None or len(list_testbeds().get(prefix, [])) < 14):
+            prefix = prefix or _prefix_of(p.pid)
+            time.sleep(0.2)
+        assert prefix is not None, "the testbed did not come up"
+        time.sleep(1.5)  # traffic flowing
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == code, err
+    assert "Traceback" not in err
+    assert prefix not in list_testbeds(), list_testbeds()
+    assert not (STATE_DIR / f"{prefix}.pid").exists()
+    assert not out.exists()
+
+
+def test_clean_removes_stale_testbeds_and_nothing_else() -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    made = {"qtb0dead0-h0": dead.pid, "qtb0a11e0-h0": os.getpid()}
+    other = "qoslabtest-not-a-testbed"
+    try:
+        STATE_DIR.mkdir(parents=True, exist_ok=True)
+        for ns, pid in made.items():
+            subprocess.run(["ip", "netns", "add", ns], check=True)
+            (STATE_DIR / f"{ns.split('-')[0]}.pid").write_text(f"{pid}\n")
+        subprocess.run(["ip", "netns", "add", other], check=True)
+        removed = testbed.clean()
+        assert removed == ["qtb0dead0-h0"]
+        left = list_testbeds()
+        assert "qtb0dead0" not in left and left.get("qtb0a11e0") == ["qtb0a11e0-h0"]
+        names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert other in names
+    finally:
+        for ns in [*made, other]:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        for ns in made:
+            (STATE_DIR / f"{ns.split('-')[0]}.pid").unlink(missing_ok=True)

@@ -141,3 +141,39 @@ def test_clean_removes_stale_testbeds_and_nothing_else() -> None:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
         for ns in made:
             (STATE_DIR / f"{ns.split('-')[0]}.pid").unlink(missing_ok=True)
+
+
+def _loss(res: qoslab.Result, group: str) -> float:
+    f = res.flows[res.flows["group"] == group]
+    return float(f["dropped_pkts"].sum() / f["sent_pkts"].sum())
+
+
+def test_mace_scenario_one_small_admits_the_same_flows_and_loses_alike() -> None:
+    """Differential test 2: MACE scenario 1 (SSAC, 20 CL + 20 BE CBR over 38 background sources into
+    10 Mb/s), 12 s: the admitted CL flows, CL and BE loss."""
+    t = time.monotonic()
+    sc = qoslab.load(ROOT / "scenarios" / "mace" / "s1_cbr_mace.toml", overrides=["duration=12s"])
+    sim, real = qoslab.run(sc), testbed.run(sc)
+    e = sim.events
+    mace = e[(e["kind"].isin(["admit", "reject"])) & (e["rule"] != "admit_all")]
+    r = real.events
+    assert (mace["kind"] == "admit").sum() == (r["kind"] == "admit").sum() == 20
+    assert (mace["kind"] == "reject").sum() == (r["kind"] == "reject").sum() == 0
+    c = compare(sim, real)
+    q = c["queues"]["router1->dst"]
+    for m in ("throughput_bps", "loss", "delay_mean_s"):
+        assert q[m]["within"], (m, q[m])
+    for g in ("cl", "be", "bg"):
+        for m in ("throughput_bps", "delay_mean_s"):
+            assert c["groups"][g][m]["within"], (g, m, c["groups"][g][m])
+    assert c["groups"]["bg"]["loss"]["within"], c["groups"]["bg"]["loss"]
+    # CL and BE loss: at this scale the simulator's own seed-to-seed spread (seeds 1-8: CL 12-21 %,
+    # BE 38-60 %) is far wider than the 1-point tolerance; which packets of the few CL and BE flows
+    # meet a full queue before admission turns on timing. Measured: the testbed's lie inside the
+    # simulator's range over seeds (docs/testbed.md, "MACE scenario 1").
+    seeds = [qoslab.run(sc, seed=s) for s in range(1, 9)]
+    for g in ("cl", "be"):
+        lo, hi = min(_loss(x, g) for x in seeds), max(_loss(x, g) for x in seeds)
+        print(g, "testbed", _loss(real, g), "simulator seeds 1-8", lo, hi, "within 1 point:", c["groups"][g]["loss"])
+        assert lo - 0.01 <= _loss(real, g) <= hi + 0.01
+    assert time.monotonic() - t < 60

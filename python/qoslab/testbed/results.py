@@ -13,7 +13,8 @@ the testbed measures and with NaN or 0 where it measures nothing
 - series: the router's stats lines (backlog, probes such as ``red_avg``,
   cumulative arrivals, departures and drops) and the flows' binned
   counters and inter-arrival histograms from the records;
-- events: ``flow_start`` and ``flow_end`` of each flow.
+- events: ``flow_start`` and ``flow_end`` of each flow, and the router's
+  admission decisions (``admit``, ``reject``).
 
 Times are seconds since the scenario's time 0 (the generators' shared
 ``t0``).
@@ -210,20 +211,30 @@ def _series(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[st
             "value": np.array(value, dtype=np.float64)}
 
 
-def _events(plan: Plan, per_flow: list[dict[str, Any]]) -> dict[str, Any]:
+def _events(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[str, Any]:
+    """Flow starts and ends, and the router's admission decisions (its latest 256 mechanism
+    events: ``admit``, ``reject``). The router knows a flow by its 5-tuple, not by name, so a
+    decision's ``flow_id`` is -1 and its ``detail`` the router's flow number."""
     import numpy as np
 
-    rows = []
+    rows: list[tuple[float, str, int, str, str, float, float, str]] = []
     for pf in per_flow:
         row, f = pf["row"], pf["plan"]
         if row["sent_pkts"]:
-            rows.append((row["start_s"], "flow_start", f.id, f.name, f"{f.src}->{f.dst}"))
-            rows.append((row["end_s"], "flow_end", f.id, f.name, "stop"))
+            rows.append((row["start_s"], "flow_start", f.id, f.name, "", NAN, NAN, f"{f.src}->{f.dst}"))
+            rows.append((row["end_s"], "flow_end", f.id, f.name, "", NAN, NAN, "stop"))
+    shift = (c.router_start_ns - c.t0_ns) / 1e9
+    for e in c.router.get("mechanism_events", []):
+        if e.get("kind") in ("admit", "reject"):
+            est, thr = e.get("estimate"), e.get("threshold")
+            rows.append((float(e["t_s"]) + shift, e["kind"], -1, plan.direction, str(e.get("rule") or ""),
+                         NAN if est is None else float(est), NAN if thr is None else float(thr),
+                         f"router flow {e.get('flow')}"))
     rows.sort(key=lambda x: (x[0], x[2], x[1] != "flow_start"))
     return {"t_s": np.array([r[0] for r in rows], dtype=np.float64), "kind": [r[1] for r in rows],
             "flow_id": np.array([r[2] for r in rows], dtype=np.int64), "entity": [r[3] for r in rows],
-            "rule": ["" for _ in rows], "estimate": np.full(len(rows), NAN), "threshold": np.full(len(rows), NAN),
-            "detail": [r[4] for r in rows]}
+            "rule": [r[4] for r in rows], "estimate": np.array([r[5] for r in rows], dtype=np.float64),
+            "threshold": np.array([r[6] for r in rows], dtype=np.float64), "detail": [r[7] for r in rows]}
 
 
 def _totals(rows: list[dict[str, Any]], duration_s: float) -> dict[str, Any]:
@@ -283,5 +294,5 @@ def build(plan: Plan, c: Collected, *, seed: int, version: str) -> Any:
                              "flow sent_pkts/dropped_pkts series", "delay_s traces", "TCP columns"],
         },
     }
-    tables = {"flows": flows, "queues": queues, "series": _series(plan, c, per_flow), "events": _events(plan, per_flow)}
+    tables = {"flows": flows, "queues": queues, "series": _series(plan, c, per_flow), "events": _events(plan, c, per_flow)}
     return Result(summary, tables)

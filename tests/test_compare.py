@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 import qoslab
-from qoslab.compare import compare, within
-
 from conftest import ROOT, cli
+from qoslab.compare import compare, within
 
 SMALL = ROOT / "tests" / "scenarios" / "testbed" / "red_small.toml"
 

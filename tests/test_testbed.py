@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 
 import qoslab
+from conftest import ROOT, SCENARIOS, cli
 from qoslab.testbed import make_plan, unsupported
 from qoslab.testbed.net import PREFIX_RE, host_ip, host_mac, new_prefix
 from qoslab.testbed.runner import router_config
-
-from conftest import ROOT, SCENARIOS, cli
 
 SMALL = ROOT / "tests" / "scenarios" / "testbed" / "red_small.toml"
 
@@ -70,8 +69,11 @@ def test_router_config_carries_the_link_its_delay_and_the_mace_table(tmp_path: P
     [
         (["traffic.0.class=1"], "traffic.0.class", "class tags are not carried"),
         (["traffic.0.size=10B"], "traffic.0.size", "allowed: 66 to 1514 B"),
-        (["topology.access.queue.type=fifo", "topology.access.queue.limit=10pkts"],
-         "topology.access", "has a queue or stages of its own"),
+        (
+            ["topology.access.queue.type=fifo", "topology.access.queue.limit=10pkts"],
+            "topology.access",
+            "has a queue or stages of its own",
+        ),
         (["topology.access.rate=1Mbps"], "topology.access.rate", "a second bottleneck"),
         (["topology.bottleneck.loss=0.01"], "topology.bottleneck.loss", "allowed: 0"),
     ],
@@ -93,12 +95,15 @@ def test_tcp_groups_are_refused_until_kernel_tcp_is_wired() -> None:
 def test_parking_lot_and_unequal_path_delays_are_refused() -> None:
     pl = unsupported(_echo(SCENARIOS / "examples" / "parking_lot.toml"))
     assert pl and pl[0].path == "topology.preset" and "allowed: dumbbell, explicit" in pl[0].message
-    text = SMALL.read_text().replace('preset = "dumbbell"\nsources = 10', 'preset = "explicit"\nnodes = [\n'
+    text = SMALL.read_text().replace(
+        'preset = "dumbbell"\nsources = 10',
+        'preset = "explicit"\nnodes = [\n'
         '{ name = "h0", kind = "host" }, { name = "h1", kind = "host" }, { name = "r", kind = "router" },\n'
         '{ name = "sink0", kind = "host" }]\n[[topology.links]]\na = "h0"\nb = "r"\nrate = "100Mbps"\ndelay = "1ms"\n'
         '[[topology.links]]\na = "h1"\nb = "r"\nrate = "100Mbps"\ndelay = "9ms"\n[[topology.links]]\na = "r"\n'
         'b = "sink0"\nrate = "5Mbps"\ndelay = "20ms"\nqueue = { type = "fifo", limit = "60pkts" }\n'
-        '[topology.unused]')
+        "[topology.unused]",
+    )
     text = text.split("[topology.unused]")[0] + "[[traffic]]" + text.split("[[traffic]]")[1]
     text = text.replace('src = "src*"', 'src = "h*"')
     bad = unsupported(qoslab.Scenario.from_toml(text).echo)
@@ -106,8 +111,19 @@ def test_parking_lot_and_unequal_path_delays_are_refused() -> None:
 
 
 def test_cli_refuses_unsupported_scenarios_with_exit_2_and_every_reason(tmp_path: Path) -> None:
-    p = cli("testbed", "run", str(SMALL), "--set", "traffic.0.model=poisson", "--set", "traffic.0.class=2",
-            "--set", "topology.bottleneck.loss=0.1", "--out", str(tmp_path / "r"))
+    p = cli(
+        "testbed",
+        "run",
+        str(SMALL),
+        "--set",
+        "traffic.0.model=poisson",
+        "--set",
+        "traffic.0.class=2",
+        "--set",
+        "topology.bottleneck.loss=0.1",
+        "--out",
+        str(tmp_path / "r"),
+    )
     assert p.returncode == 2
     assert "traffic.0.class" in p.stderr and "topology.bottleneck.loss" in p.stderr
     assert "2 feature(s) not supported on the testbed yet" in p.stderr

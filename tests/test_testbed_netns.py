@@ -21,12 +21,11 @@ import numpy as np
 import pytest
 
 import qoslab
+from conftest import ROOT
 from qoslab import testbed
 from qoslab.compare import compare, within
 from qoslab.testbed.net import STATE_DIR
 from qoslab.testbed.net import testbeds as list_testbeds
-
-from conftest import ROOT
 
 SMALL = ROOT / "tests" / "scenarios" / "testbed" / "red_small.toml"
 
@@ -71,8 +70,8 @@ def test_cbr_interarrival_spread_at_the_sink_agrees_with_the_simulator() -> None
     t = time.monotonic()
     sim, real = _pair("duration=10s", "topology.sources=4", "traffic.0.flows=4")
     a, b = _interarrivals(sim), _interarrivals(real)
-    print("sim: mean %.6f std %.6f p1 %.4f p99 %.4f" % (a.mean(), a.std(), *np.percentile(a, [1, 99])))
-    print("real: mean %.6f std %.6f p1 %.4f p99 %.4f" % (b.mean(), b.std(), *np.percentile(b, [1, 99])))
+    print("sim: mean {:.6f} std {:.6f} p1 {:.4f} p99 {:.4f}".format(a.mean(), a.std(), *np.percentile(a, [1, 99])))
+    print("real: mean {:.6f} std {:.6f} p1 {:.4f} p99 {:.4f}".format(b.mean(), b.std(), *np.percentile(b, [1, 99])))
     assert len(a) > 4000 and len(b) > 4000
     # Nothing is lost: every gap is one CBR period apart on average.
     assert within("delay_mean_s", a.mean(), b.mean())
@@ -97,8 +96,25 @@ def _prefix_of(pid: int) -> str | None:
 def test_a_signal_mid_run_tears_the_testbed_down(tmp_path: Path, sig: int, code: int) -> None:
     out = tmp_path / "r"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    p = subprocess.Popen([sys.executable, "-m", "qoslab", "testbed", "run", str(SMALL), "--set", "duration=30s",
-                          "--out", str(out), "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "qoslab",
+            "testbed",
+            "run",
+            str(SMALL),
+            "--set",
+            "duration=30s",
+            "--out",
+            str(out),
+            "-q",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         prefix = None
         end = time.monotonic() + 20

@@ -106,7 +106,10 @@ fn set_tos(sock: &UdpSocket, dscp: u8, ecn: bool) -> std::io::Result<()> {
 
 /// Opens every flow's socket and computes its first send time (relative
 /// to `t0`); the heap holds `(time, flow index)`.
-fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, BinaryHeap<Reverse<(u64, usize)>>), String> {
+/// Send times (ns after `t0`) and flow indices, earliest first.
+type Schedule = BinaryHeap<Reverse<(u64, usize)>>;
+
+fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), String> {
     let mut flows = Vec::with_capacity(spec.flows.len());
     let mut heap = BinaryHeap::new();
     for (i, f) in spec.flows.iter().enumerate() {

@@ -122,7 +122,7 @@ impl GenSpec {
                     f.payload.base
                 ));
             }
-            if !(f.payload.exp_mean >= 0.0 && f.payload.exp_mean.is_finite()) {
+            if !f.payload.exp_mean.is_finite() || f.payload.exp_mean < 0.0 {
                 bad.push(format!("{}: {}; allowed: a finite mean >= 0", at("payload.exp_mean"), f.payload.exp_mean));
             }
             if f.stop_ns <= f.start_ns {
@@ -132,14 +132,14 @@ impl GenSpec {
                 Model::Cbr { period } | Model::OnOff { period, .. } if period.num == 0 || period.den == 0 => bad.push(
                     format!("{}: {}/{}; allowed: positive num and den", at("model.period"), period.num, period.den),
                 ),
-                Model::Poisson { mean_gap_ns } if !(*mean_gap_ns > 0.0 && mean_gap_ns.is_finite()) => {
+                Model::Poisson { mean_gap_ns } if !mean_gap_ns.is_finite() || *mean_gap_ns <= 0.0 => {
                     bad.push(format!("{}: {mean_gap_ns}; allowed: a positive gap", at("model.poisson.mean_gap_ns")))
                 }
                 Model::OnOff { on_ns, off_ns, shape, dist, .. } => {
-                    if !(*on_ns > 0.0 && *off_ns > 0.0) {
+                    if on_ns.is_nan() || off_ns.is_nan() || *on_ns <= 0.0 || *off_ns <= 0.0 {
                         bad.push(format!("{}: on {on_ns}, off {off_ns}; allowed: positive", at("model.on_off")));
                     }
-                    if *dist == PeriodDist::Pareto && !(*shape > 1.0) {
+                    if *dist == PeriodDist::Pareto && (shape.is_nan() || *shape <= 1.0) {
                         bad.push(format!("{}: {shape}; allowed: > 1 (finite mean)", at("model.on_off.shape")));
                     }
                 }
@@ -164,7 +164,7 @@ pub fn read_replay(path: &std::path::Path) -> Result<Vec<(u64, u32)>, String> {
         let (t, s) = line.split_once(',').ok_or_else(|| format!("{at}: {line:?}; allowed: t_s,payload_bytes"))?;
         let t: f64 = t.trim().parse().map_err(|_| format!("{at}: t_s {t:?}; allowed: seconds >= 0"))?;
         let s: u32 = s.trim().parse().map_err(|_| format!("{at}: payload_bytes {s:?}; allowed: an integer"))?;
-        if !(t >= 0.0 && t.is_finite()) {
+        if !t.is_finite() || t < 0.0 {
             return Err(format!("{at}: t_s {t}; allowed: seconds >= 0"));
         }
         let t_ns = (t * 1e9).round() as u64;

@@ -17,6 +17,7 @@ of testbeds whose owner is gone (a killed run), and only those.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -46,7 +47,7 @@ def skip_reason() -> str | None:
     if os.geteuid() != 0:
         return f"needs root for network namespaces and AF_PACKET (euid {os.geteuid()})"
     for tool in ("ip", "bridge", "ethtool"):
-        if not any((Path(d) / tool).is_file() for d in os.environ.get("PATH", "").split(":") + ["/usr/sbin", "/sbin"]):
+        if not any((Path(d) / tool).is_file() for d in [*os.environ.get("PATH", "").split(":"), "/usr/sbin", "/sbin"]):
             return f"the {tool} command is missing (Debian: apt-get install iproute2 ethtool)"
     probe = f"qtbprobe{os.getpid() % 100_000}"
     try:
@@ -101,14 +102,45 @@ class Testbed:
         sh(["ip", "netns", "add", name])
         self.made.append(name)
         # No IPv6 (router solicitations, MLD): only the scenario's packets cross the router.
-        sh(["ip", "netns", "exec", name, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
-            "net.ipv6.conf.default.disable_ipv6=1"])
+        sh(
+            [
+                "ip",
+                "netns",
+                "exec",
+                name,
+                "sysctl",
+                "-qw",
+                "net.ipv6.conf.all.disable_ipv6=1",
+                "net.ipv6.conf.default.disable_ipv6=1",
+            ]
+        )
         sh(["ip", "-n", name, "link", "set", "lo", "up"])
 
     def _offloads_off(self, ns: str, dev: str) -> None:
         # GRO, GSO, TSO and checksum offloads off: wire-sized frames with complete checksums.
-        subprocess.run(["ip", "netns", "exec", ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off",
-                        "tx", "off", "rx", "off"], capture_output=True, check=False)
+        subprocess.run(
+            [
+                "ip",
+                "netns",
+                "exec",
+                ns,
+                "ethtool",
+                "-K",
+                dev,
+                "tso",
+                "off",
+                "gso",
+                "off",
+                "gro",
+                "off",
+                "tx",
+                "off",
+                "rx",
+                "off",
+            ],
+            capture_output=True,
+            check=False,
+        )
 
     def build(self) -> None:
         """Creates every namespace, bridge and veth pair, addresses and static neighbours."""
@@ -117,8 +149,23 @@ class Testbed:
         for s in ("a", "b"):
             sw = self.ns(f"sw{s}")
             self._netns(sw)
-            sh(["ip", "-n", sw, "link", "add", "name", self.ns(f"br{s}"), "type", "bridge", "forward_delay", "0",
-                "stp_state", "0"])
+            sh(
+                [
+                    "ip",
+                    "-n",
+                    sw,
+                    "link",
+                    "add",
+                    "name",
+                    self.ns(f"br{s}"),
+                    "type",
+                    "bridge",
+                    "forward_delay",
+                    "0",
+                    "stp_state",
+                    "0",
+                ]
+            )
             sh(["ip", "-n", sw, "link", "set", self.ns(f"br{s}"), "up"])
         self._netns(self.router_ns)
         for s, rif in zip(("a", "b"), self.router_ifs, strict=True):
@@ -131,8 +178,25 @@ class Testbed:
         for k, h in enumerate(self.hosts):
             ns, dev, peer, sw = self.ns(f"h{k}"), self.ns(f"h{k}"), self.ns(f"p{k}"), self.ns(f"sw{self.side[h]}")
             self._netns(ns)
-            sh(["ip", "link", "add", dev, "netns", ns, "address", host_mac(k), "type", "veth", "peer", "name", peer,
-                "netns", sw])
+            sh(
+                [
+                    "ip",
+                    "link",
+                    "add",
+                    dev,
+                    "netns",
+                    ns,
+                    "address",
+                    host_mac(k),
+                    "type",
+                    "veth",
+                    "peer",
+                    "name",
+                    peer,
+                    "netns",
+                    sw,
+                ]
+            )
             self._offloads_off(ns, dev)
             self._offloads_off(sw, peer)
             sh(["ip", "-n", sw, "link", "set", peer, "master", self.ns(f"br{self.side[h]}"), "up"])
@@ -149,8 +213,22 @@ class Testbed:
         for k, h in enumerate(self.hosts):
             for j, other in enumerate(self.hosts):
                 if self.side[h] != self.side[other]:
-                    sh(["ip", "-n", self.ns(f"h{k}"), "neigh", "replace", host_ip(j), "lladdr", host_mac(j),
-                        "dev", self.ns(f"h{k}"), "nud", "permanent"])
+                    sh(
+                        [
+                            "ip",
+                            "-n",
+                            self.ns(f"h{k}"),
+                            "neigh",
+                            "replace",
+                            host_ip(j),
+                            "lladdr",
+                            host_mac(j),
+                            "dev",
+                            self.ns(f"h{k}"),
+                            "nud",
+                            "permanent",
+                        ]
+                    )
 
     def exec_args(self, ns: str, args: Sequence[str]) -> list[str]:
         return ["ip", "netns", "exec", ns, *args]
@@ -192,10 +270,8 @@ def kill_inside(ns: str) -> None:
 
     pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True, check=False).stdout.split()
     for p in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError, ValueError):
             os.kill(int(p), signal.SIGKILL)
-        except (ProcessLookupError, ValueError):
-            pass
 
 
 def owner(prefix: str) -> int | None:

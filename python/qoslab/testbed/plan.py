@@ -223,48 +223,86 @@ def make_plan(echo: dict[str, Any], *, check_only: bool = False) -> tuple[Plan |
         own = [lk for lk in links if _has_own_rules(lk.spec, default_queue)]
         if len(own) > 1:
             names = ", ".join(f"{lk.path} ({lk.a}-{lk.b})" for lk in own)
-            return None, [Problem("topology.links", f"{len(own)} links have queues or stages of their own ({names}); "
-                                  "allowed: one (the testbed emulates one link)")]
+            return None, [
+                Problem(
+                    "topology.links",
+                    f"{len(own)} links have queues or stages of their own ({names}); "
+                    "allowed: one (the testbed emulates one link)",
+                )
+            ]
         if own:
             bottleneck = own[0]
         else:
             slowest = min(lk.rate for lk in links)
             cands = [lk for lk in links if lk.rate == slowest]
             if len(cands) > 1:
-                return None, [Problem("topology.links", f"no link has a queue of its own and {len(cands)} share the "
-                                      "lowest rate; allowed: one link to emulate (give it a queue)")]
+                return None, [
+                    Problem(
+                        "topology.links",
+                        f"no link has a queue of its own and {len(cands)} share the "
+                        "lowest rate; allowed: one link to emulate (give it a queue)",
+                    )
+                ]
             bottleneck = cands[0]
     for lk in links:
         if lk is bottleneck:
             continue
         if _has_own_rules(lk.spec, default_queue):
-            bad.append(Problem(lk.path, "has a queue or stages of its own, but the testbed emulates only the "
-                               f"bottleneck ({bottleneck.a}-{bottleneck.b}); allowed: the default queue"))
+            bad.append(
+                Problem(
+                    lk.path,
+                    "has a queue or stages of its own, but the testbed emulates only the "
+                    f"bottleneck ({bottleneck.a}-{bottleneck.b}); allowed: the default queue",
+                )
+            )
         if lk.rate < bottleneck.rate:
-            bad.append(Problem(f"{lk.path}.rate", f"{lk.spec['rate']} is below the emulated link's "
-                               f"{bottleneck.spec['rate']}: a second bottleneck the testbed does not emulate; "
-                               "allowed: at least the bottleneck's rate"))
+            bad.append(
+                Problem(
+                    f"{lk.path}.rate",
+                    f"{lk.spec['rate']} is below the emulated link's "
+                    f"{bottleneck.spec['rate']}: a second bottleneck the testbed does not emulate; "
+                    "allowed: at least the bottleneck's rate",
+                )
+            )
     for k in ("loss", "reverse_loss"):
         for lk in links:
             if float(lk.spec.get(k) or 0) != 0:
-                bad.append(Problem(f"{lk.path}.{k}", f"{lk.spec[k]}; allowed: 0 (the testbed loses what real "
-                                   "packets lose)"))
+                bad.append(
+                    Problem(f"{lk.path}.{k}", f"{lk.spec[k]}; allowed: 0 (the testbed loses what real packets lose)")
+                )
     for k in ("queue", "reverse_queue"):
         q = bottleneck.spec.get(k) or default_queue or {"type": "fifo"}
         if q.get("type") not in QUEUES:
-            bad.append(Problem(f"{bottleneck.path}.{k}.type", f"{q.get('type')!r} is not supported on the testbed yet; "
-                               f"allowed: {', '.join(QUEUES)}"))
+            bad.append(
+                Problem(
+                    f"{bottleneck.path}.{k}.type",
+                    f"{q.get('type')!r} is not supported on the testbed yet; allowed: {', '.join(QUEUES)}",
+                )
+            )
     if echo.get("pcn"):
         bad.append(Problem("pcn", "PCN edge behaviours are not supported on the testbed yet; allowed: none"))
     if (echo.get("admission") or {}).get("type", "admit_all") != "admit_all":
-        bad.append(Problem("admission.type", f"{echo['admission']['type']!r} is not supported on the testbed yet "
-                           "(it needs a signalling path); allowed: admit_all"))
+        bad.append(
+            Problem(
+                "admission.type",
+                f"{echo['admission']['type']!r} is not supported on the testbed yet "
+                "(it needs a signalling path); allowed: admit_all",
+            )
+        )
     comp = _components(hosts + routers, links, bottleneck)
     if comp[bottleneck.a] == comp[bottleneck.b]:
-        bad.append(Problem(bottleneck.path, f"{bottleneck.a}-{bottleneck.b} is not a cut: traffic can go around it; "
-                           "allowed: a link whose removal splits the network in two"))
-    side = {h: ("a" if comp[h] == comp[bottleneck.a] else "b") for h in hosts if comp[h] in
-            (comp[bottleneck.a], comp[bottleneck.b])}
+        bad.append(
+            Problem(
+                bottleneck.path,
+                f"{bottleneck.a}-{bottleneck.b} is not a cut: traffic can go around it; "
+                "allowed: a link whose removal splits the network in two",
+            )
+        )
+    side = {
+        h: ("a" if comp[h] == comp[bottleneck.a] else "b")
+        for h in hosts
+        if comp[h] in (comp[bottleneck.a], comp[bottleneck.b])
+    }
     flows, used = _plan_traffic(echo, hosts, side, bad)
     # Path delays of the hosts that carry traffic, per side.
     delays: dict[str, dict[int, list[str]]] = {"a": {}, "b": {}}
@@ -275,13 +313,25 @@ def make_plan(echo: dict[str, Any], *, check_only: bool = False) -> tuple[Plan |
     for s, by in delays.items():
         if len(by) > 1:
             what = "; ".join(f"{d / 1e6:g} ms: {', '.join(hs)}" for d, hs in sorted(by.items()))
-            bad.append(Problem("topology", f"hosts on the {s} side of the emulated link have different path delays "
-                               f"({what}); allowed: one path delay per side (the router holds one delay)"))
+            bad.append(
+                Problem(
+                    "topology",
+                    f"hosts on the {s} side of the emulated link have different path delays "
+                    f"({what}); allowed: one path delay per side (the router holds one delay)",
+                )
+            )
     extra = sum(next(iter(by), 0) for by in delays.values())
     if bad or check_only:
         return None, bad
-    plan = Plan(echo=echo, hosts=sorted(side, key=hosts.index), side=side, link=bottleneck,
-                router_delay_ns=bottleneck.delay_ns + extra, flows=flows, duration_ns=dur_ns(echo["duration"]))
+    plan = Plan(
+        echo=echo,
+        hosts=sorted(side, key=hosts.index),
+        side=side,
+        link=bottleneck,
+        router_delay_ns=bottleneck.delay_ns + extra,
+        flows=flows,
+        duration_ns=dur_ns(echo["duration"]),
+    )
     return plan, []
 
 
@@ -293,8 +343,9 @@ def _period(g: dict[str, Any], rate_key: str, payload_mean: Fraction) -> dict[st
     return {"num": millibits * 1_000_000, "den": rate_bps(g[rate_key])}
 
 
-def _plan_traffic(echo: dict[str, Any], hosts: list[str], side: dict[str, str], bad: list[Problem]) -> tuple[
-        list[FlowPlan], set[str]]:
+def _plan_traffic(
+    echo: dict[str, Any], hosts: list[str], side: dict[str, str], bad: list[Problem]
+) -> tuple[list[FlowPlan], set[str]]:
     import fnmatch
 
     flows: list[FlowPlan] = []
@@ -304,17 +355,24 @@ def _plan_traffic(echo: dict[str, Any], hosts: list[str], side: dict[str, str], 
         at = f"traffic.{gi}"
         model = g.get("model")
         if model not in MODELS:
-            bad.append(Problem(f"{at}.model", f"{model!r} is not supported on the testbed yet; allowed: "
-                               f"{', '.join(MODELS)} (UDP)"))
+            bad.append(
+                Problem(
+                    f"{at}.model", f"{model!r} is not supported on the testbed yet; allowed: {', '.join(MODELS)} (UDP)"
+                )
+            )
             continue
-        for k, why in (("arrivals", "flow arrival processes"), ("shaper", "entry shapers"),
-                       ("send_jitter", "host timing jitter (the real host has its own)"),
-                       ("randomize", "send-time randomization")):
+        for k, why in (
+            ("arrivals", "flow arrival processes"),
+            ("shaper", "entry shapers"),
+            ("send_jitter", "host timing jitter (the real host has its own)"),
+            ("randomize", "send-time randomization"),
+        ):
             if g.get(k) not in (None, 0, 0.0):
                 bad.append(Problem(f"{at}.{k}", f"{why} are not supported on the testbed yet; allowed: none"))
         if int(g.get("class") or 0) != 0:
-            bad.append(Problem(f"{at}.class", f"{g['class']}: class tags are not carried on real packets yet; "
-                               "allowed: 0"))
+            bad.append(
+                Problem(f"{at}.class", f"{g['class']}: class tags are not carried on real packets yet; allowed: 0")
+            )
         header = size_bytes(g.get("header") or "0B")
         size = g["size"]
         if isinstance(size, dict):
@@ -323,9 +381,14 @@ def _plan_traffic(echo: dict[str, Any], hosts: list[str], side: dict[str, str], 
             base, exp_mean = size_bytes(size), 0
         udp = base + header - OVERHEAD
         if udp < PAYLOAD_HEADER or udp > MAX_PAYLOAD:
-            bad.append(Problem(f"{at}.size", f"a wire size (size + header) of {base + header} B; allowed: "
-                               f"{OVERHEAD + PAYLOAD_HEADER} to {OVERHEAD + MAX_PAYLOAD} B on the testbed (UDP/IPv4/"
-                               "Ethernet headers and the sequence header inside, one unfragmented frame)"))
+            bad.append(
+                Problem(
+                    f"{at}.size",
+                    f"a wire size (size + header) of {base + header} B; allowed: "
+                    f"{OVERHEAD + PAYLOAD_HEADER} to {OVERHEAD + MAX_PAYLOAD} B on the testbed (UDP/IPv4/"
+                    "Ethernet headers and the sequence header inside, one unfragmented frame)",
+                )
+            )
             continue
         srcs = [h for h in hosts if fnmatch.fnmatchcase(h, g["src"])]
         dsts = [h for h in hosts if fnmatch.fnmatchcase(h, g["dst"])]
@@ -337,29 +400,60 @@ def _plan_traffic(echo: dict[str, Any], hosts: list[str], side: dict[str, str], 
             p = _period(g, "rate", payload_mean)
             m = {"poisson": {"mean_gap_ns": p["num"] / p["den"]}}
         else:
-            m = {"on_off": {"period": _period(g, "peak", payload_mean), "on_ns": float(dur_ns(g["on"])),
-                            "off_ns": float(dur_ns(g["off"])), "dist": g.get("dist") or "exponential",
-                            "shape": float(g.get("shape") or 1.5),
-                            "packetization": g.get("packetization") or "ceil"}}
+            m = {
+                "on_off": {
+                    "period": _period(g, "peak", payload_mean),
+                    "on_ns": float(dur_ns(g["on"])),
+                    "off_ns": float(dur_ns(g["off"])),
+                    "dist": g.get("dist") or "exponential",
+                    "shape": float(g.get("shape") or 1.5),
+                    "packetization": g.get("packetization") or "ceil",
+                }
+            }
         start = dur_ns(g.get("start") or "0s")
         stop = min(dur_ns(g["stop"]), duration) if g.get("stop") else duration
         for i in range(n):
             src, dst = srcs[i % len(srcs)], dsts[i % len(dsts)]
             if src not in side or dst not in side or side[src] == side[dst]:
-                bad.append(Problem(f"{at}.dst", f"flow {g['name']}.{i} ({src} -> {dst}) does not cross the emulated "
-                                   "link; allowed: traffic between the two sides"))
+                bad.append(
+                    Problem(
+                        f"{at}.dst",
+                        f"flow {g['name']}.{i} ({src} -> {dst}) does not cross the emulated "
+                        "link; allowed: traffic between the two sides",
+                    )
+                )
                 break
             used |= {src, dst}
             fid = len(flows)
             dport = int(g["dst_port"]) if g.get("dst_port") is not None else 9000 + gi
-            flows.append(FlowPlan(
-                id=fid, name=f"{g['name']}.{i}", group=g["name"], group_index=gi, index=i, src=src, dst=dst,
-                dst_port=dport, src_port=20000 + fid, wire_bytes_mean=float(payload_mean + header),
-                spec={"id": fid, "src_port": 20000 + fid, "dscp": int(g.get("dscp") or 0), "ecn": bool(g.get("ecn")),
-                      "start_ns": start, "jitter_ns": dur_ns(g.get("start_jitter") or "0s"), "stop_ns": stop,
-                      "stream": (1 << 61) | (gi << 32) | i, "payload": {"base": udp, "exp_mean": float(exp_mean)},
-                      "model": m},
-            ))
+            flows.append(
+                FlowPlan(
+                    id=fid,
+                    name=f"{g['name']}.{i}",
+                    group=g["name"],
+                    group_index=gi,
+                    index=i,
+                    src=src,
+                    dst=dst,
+                    dst_port=dport,
+                    src_port=20000 + fid,
+                    wire_bytes_mean=float(payload_mean + header),
+                    spec={
+                        "id": fid,
+                        "src_port": 20000 + fid,
+                        "dscp": int(g.get("dscp") or 0),
+                        "ecn": bool(g.get("ecn")),
+                        "start_ns": start,
+                        "jitter_ns": dur_ns(g.get("start_jitter") or "0s"),
+                        "stop_ns": stop,
+                        "stream": (1 << 61) | (gi << 32) | i,
+                        "payload": {"base": udp, "exp_mean": float(exp_mean)},
+                        "model": m,
+                    },
+                )
+            )
     if len(flows) > 40_000:
-        bad.append(Problem("traffic", f"{len(flows)} flows; allowed: at most 40,000 on the testbed (one UDP port each)"))
+        bad.append(
+            Problem("traffic", f"{len(flows)} flows; allowed: at most 40,000 on the testbed (one UDP port each)")
+        )
     return flows, used

@@ -28,8 +28,17 @@ from typing import Any
 from .plan import Plan, dur_ns
 from .runner import Collected
 
-DROP_REASONS = ("overlimit", "early_random", "forced", "class_threshold", "pushed_out", "shaper_buffer",
-                "unclassified", "policed", "terminated")
+DROP_REASONS = (
+    "overlimit",
+    "early_random",
+    "forced",
+    "class_threshold",
+    "pushed_out",
+    "shaper_buffer",
+    "unclassified",
+    "policed",
+    "terminated",
+)
 MARK_REASONS = ("ecn_early", "pcn_threshold", "pcn_excess")
 NAN = float("nan")
 
@@ -44,14 +53,53 @@ def _jitter_rfc3550(transit_ns: Any) -> float:
 def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     import numpy as np
 
-    cols: dict[str, list[Any]] = {k: [] for k in (
-        "flow_id", "name", "group", "class", "src", "dst", "proto", "start_s", "end_s", "first_tx_s", "last_rx_s",
-        "admitted", "refused", "terminated", "sent_pkts", "sent_bytes", "delivered_pkts", "delivered_bytes",
-        "dropped_pkts", "dropped_bytes", "in_flight_pkts", "throughput_bps", "delay_mean_s", "delay_p50_s",
-        "delay_p99_s", "delay_max_s", "delay_var_s2", "jitter_rfc3550_s", "goodput_bps", "goodput_bytes",
-        "retransmits", "timeouts", "fast_retransmits", "completion_s", "reverse_sent_pkts", "reverse_sent_bytes",
-        "reverse_delivered_pkts", "reverse_dropped_pkts", "reverse_in_flight_pkts", "ce_marked_pkts",
-        "ecn_reductions", "limited_transmits")}
+    cols: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "flow_id",
+            "name",
+            "group",
+            "class",
+            "src",
+            "dst",
+            "proto",
+            "start_s",
+            "end_s",
+            "first_tx_s",
+            "last_rx_s",
+            "admitted",
+            "refused",
+            "terminated",
+            "sent_pkts",
+            "sent_bytes",
+            "delivered_pkts",
+            "delivered_bytes",
+            "dropped_pkts",
+            "dropped_bytes",
+            "in_flight_pkts",
+            "throughput_bps",
+            "delay_mean_s",
+            "delay_p50_s",
+            "delay_p99_s",
+            "delay_max_s",
+            "delay_var_s2",
+            "jitter_rfc3550_s",
+            "goodput_bps",
+            "goodput_bytes",
+            "retransmits",
+            "timeouts",
+            "fast_retransmits",
+            "completion_s",
+            "reverse_sent_pkts",
+            "reverse_sent_bytes",
+            "reverse_delivered_pkts",
+            "reverse_dropped_pkts",
+            "reverse_in_flight_pkts",
+            "ce_marked_pkts",
+            "ecn_reductions",
+            "limited_transmits",
+        )
+    }
     per_flow = []
     order = np.argsort(recs["flow"], kind="stable")
     by_flow = np.split(recs[order], np.flatnonzero(np.diff(recs["flow"][order])) + 1) if len(recs) else []
@@ -69,12 +117,27 @@ def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[di
         end_s = f.spec["stop_ns"] / 1e9
         delay = (r["recv_ns"].astype(np.int64) - r["send_ns"].astype(np.int64)) / 1e9
         row = {
-            "flow_id": f.id, "name": f.name, "group": f.group, "class": 0, "src": f.src, "dst": f.dst, "proto": "udp",
-            "start_s": start_s, "end_s": end_s, "first_tx_s": start_s,
+            "flow_id": f.id,
+            "name": f.name,
+            "group": f.group,
+            "class": 0,
+            "src": f.src,
+            "dst": f.dst,
+            "proto": "udp",
+            "start_s": start_s,
+            "end_s": end_s,
+            "first_tx_s": start_s,
             "last_rx_s": (int(r["recv_ns"][-1]) - c.t0_ns) / 1e9 if dlv else NAN,
-            "admitted": True, "refused": False, "terminated": False,
-            "sent_pkts": sent, "sent_bytes": sent_bytes, "delivered_pkts": dlv, "delivered_bytes": dlv_bytes,
-            "dropped_pkts": max(0, sent - dlv), "dropped_bytes": max(0, sent_bytes - dlv_bytes), "in_flight_pkts": 0,
+            "admitted": True,
+            "refused": False,
+            "terminated": False,
+            "sent_pkts": sent,
+            "sent_bytes": sent_bytes,
+            "delivered_pkts": dlv,
+            "delivered_bytes": dlv_bytes,
+            "dropped_pkts": max(0, sent - dlv),
+            "dropped_bytes": max(0, sent_bytes - dlv_bytes),
+            "in_flight_pkts": 0,
             "throughput_bps": dlv_bytes * 8 / (end_s - start_s) if sent and end_s > start_s else NAN,
             "delay_mean_s": float(delay.mean()) if dlv else NAN,
             "delay_p50_s": float(np.percentile(delay, 50)) if dlv else NAN,
@@ -82,10 +145,21 @@ def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[di
             "delay_max_s": float(delay.max()) if dlv else NAN,
             "delay_var_s2": float(delay.var()) if dlv else NAN,
             "jitter_rfc3550_s": _jitter_rfc3550(r["recv_ns"].astype(np.int64) - r["send_ns"].astype(np.int64))
-            if dlv > 1 else (0.0 if dlv else NAN),
-            "goodput_bps": NAN, "goodput_bytes": 0, "retransmits": 0, "timeouts": 0, "fast_retransmits": 0,
-            "completion_s": NAN, "reverse_sent_pkts": 0, "reverse_sent_bytes": 0, "reverse_delivered_pkts": 0,
-            "reverse_dropped_pkts": 0, "reverse_in_flight_pkts": 0, "ce_marked_pkts": 0, "ecn_reductions": 0,
+            if dlv > 1
+            else (0.0 if dlv else NAN),
+            "goodput_bps": NAN,
+            "goodput_bytes": 0,
+            "retransmits": 0,
+            "timeouts": 0,
+            "fast_retransmits": 0,
+            "completion_s": NAN,
+            "reverse_sent_pkts": 0,
+            "reverse_sent_bytes": 0,
+            "reverse_delivered_pkts": 0,
+            "reverse_dropped_pkts": 0,
+            "reverse_in_flight_pkts": 0,
+            "ce_marked_pkts": 0,
+            "ecn_reductions": 0,
             "limited_transmits": 0,
         }
         for k, v in row.items():
@@ -98,7 +172,7 @@ def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[di
             out[k] = [str(x) for x in v]
         elif k in types:
             out[k] = np.array(v, dtype={"u8": np.uint64, "i8": np.int64, "b": np.bool_}[types[k]])
-        elif isinstance(v[0] if v else 0.0, float) or k.endswith("_s") or k.endswith("_bps") or k.endswith("_s2"):
+        elif isinstance(v[0] if v else 0.0, float) or k.endswith(("_s", "_bps", "_s2")):
             out[k] = np.array(v, dtype=np.float64)
         else:
             out[k] = np.array(v, dtype=np.uint64)
@@ -160,8 +234,9 @@ def _series(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[st
     names = {"a->b": plan.direction, "b->a": plan.reverse}
     shift = (c.router_start_ns - c.t0_ns) / 1e9
     # The emulated link's forward queue, and the reverse one if anything crossed it.
-    dirs = ["a->b"] + (["b->a"] if any(int(d.get("rx_pkts", 0)) for s in c.stats[-1:] for d in s["dirs"]
-                                       if d["dir"] == "b->a") else [])
+    dirs = ["a->b"] + (
+        ["b->a"] if any(int(d.get("rx_pkts", 0)) for s in c.stats[-1:] for d in s["dirs"] if d["dir"] == "b->a") else []
+    )
     final = {d["dir"]: d for d in (c.stats[-1]["dirs"] if c.stats else [])}
     for d in dirs:
         nonzero = [r for r in DROP_REASONS if int(final.get(d, {}).get("drops", {}).get(r, 0))]
@@ -186,13 +261,16 @@ def _series(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[st
     for pf in per_flow:
         f, r = pf["plan"], pf["records"]
         name = f.name
-        recv = (r["recv_ns"].astype(np.int64) - c.t0_ns)
-        send = (r["send_ns"].astype(np.int64) - c.t0_ns)
+        recv = r["recv_ns"].astype(np.int64) - c.t0_ns
+        send = r["send_ns"].astype(np.int64) - c.t0_ns
         nbins = max(1, math.ceil(plan.duration_ns / bin_ns))
         sent = int(pf["row"]["sent_pkts"])
         dl = np.bincount(np.clip(recv // bin_ns, 0, nbins - 1), minlength=nbins) if len(r) else np.zeros(nbins, int)
-        dlb = (np.bincount(np.clip(recv // bin_ns, 0, nbins - 1), weights=r["wire"], minlength=nbins)
-               if len(r) else np.zeros(nbins))
+        dlb = (
+            np.bincount(np.clip(recv // bin_ns, 0, nbins - 1), weights=r["wire"], minlength=nbins)
+            if len(r)
+            else np.zeros(nbins)
+        )
         # Sent per bin is known only for received packets (their send times) plus the losses, spread by sequence.
         sb = np.bincount(np.clip(send // bin_ns, 0, nbins - 1), minlength=nbins) if len(r) else np.zeros(nbins, int)
         for b in range(nbins):
@@ -207,8 +285,13 @@ def _series(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[st
             counts = np.bincount(k)
             for i in np.flatnonzero(counts):
                 add(i * ia_bin / 1e9, "flow", name, "interarrival_count", counts[i])
-    return {"t_s": np.array(t_s, dtype=np.float64), "entity_kind": kind, "entity_id": ent, "metric": metric,
-            "value": np.array(value, dtype=np.float64)}
+    return {
+        "t_s": np.array(t_s, dtype=np.float64),
+        "entity_kind": kind,
+        "entity_id": ent,
+        "metric": metric,
+        "value": np.array(value, dtype=np.float64),
+    }
 
 
 def _events(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[str, Any]:
@@ -227,14 +310,29 @@ def _events(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[st
     for e in c.router.get("mechanism_events", []):
         if e.get("kind") in ("admit", "reject"):
             est, thr = e.get("estimate"), e.get("threshold")
-            rows.append((float(e["t_s"]) + shift, e["kind"], -1, plan.direction, str(e.get("rule") or ""),
-                         NAN if est is None else float(est), NAN if thr is None else float(thr),
-                         f"router flow {e.get('flow')}"))
+            rows.append(
+                (
+                    float(e["t_s"]) + shift,
+                    e["kind"],
+                    -1,
+                    plan.direction,
+                    str(e.get("rule") or ""),
+                    NAN if est is None else float(est),
+                    NAN if thr is None else float(thr),
+                    f"router flow {e.get('flow')}",
+                )
+            )
     rows.sort(key=lambda x: (x[0], x[2], x[1] != "flow_start"))
-    return {"t_s": np.array([r[0] for r in rows], dtype=np.float64), "kind": [r[1] for r in rows],
-            "flow_id": np.array([r[2] for r in rows], dtype=np.int64), "entity": [r[3] for r in rows],
-            "rule": [r[4] for r in rows], "estimate": np.array([r[5] for r in rows], dtype=np.float64),
-            "threshold": np.array([r[6] for r in rows], dtype=np.float64), "detail": [r[7] for r in rows]}
+    return {
+        "t_s": np.array([r[0] for r in rows], dtype=np.float64),
+        "kind": [r[1] for r in rows],
+        "flow_id": np.array([r[2] for r in rows], dtype=np.int64),
+        "entity": [r[3] for r in rows],
+        "rule": [r[4] for r in rows],
+        "estimate": np.array([r[5] for r in rows], dtype=np.float64),
+        "threshold": np.array([r[6] for r in rows], dtype=np.float64),
+        "detail": [r[7] for r in rows],
+    }
 
 
 def _totals(rows: list[dict[str, Any]], duration_s: float) -> dict[str, Any]:
@@ -258,7 +356,7 @@ def build(plan: Plan, c: Collected, *, seed: int, version: str) -> Any:
     groups: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault(r["group"], []).append(r)
-    fwd = next((q for q in c.router.get("queues", []) if q["name"] == "a->b"), {})
+    fwd: dict[str, Any] = next((q for q in c.router.get("queues", []) if q["name"] == "a->b"), {})
     summary = {
         "bottleneck": {
             "arrivals": int(fwd.get("arrivals") or 0),
@@ -267,17 +365,29 @@ def build(plan: Plan, c: Collected, *, seed: int, version: str) -> Any:
             "utilization": int(fwd.get("departure_bytes") or 0) * 8 / (plan.link.rate * duration_s),
         },
         "classes": {"0": _totals(rows, duration_s)},
-        "events": int(len(c.records)),
+        "events": len(c.records),
         "flows": {"admitted": len(rows), "count": len(rows), "refused": 0},
         "groups": {g: _totals(rs, duration_s) for g, rs in sorted(groups.items())},
         "loop_wall_s": c.wall_s,
-        "packets": {"delivered": int(sum(r["delivered_pkts"] for r in rows)),
-                    "dropped": int(sum(r["dropped_pkts"] for r in rows)), "sent": int(sum(r["sent_pkts"] for r in rows))},
+        "packets": {
+            "delivered": int(sum(r["delivered_pkts"] for r in rows)),
+            "dropped": int(sum(r["dropped_pkts"] for r in rows)),
+            "sent": int(sum(r["sent_pkts"] for r in rows)),
+        },
         "qoslab_version": version,
-        "queues": {q["name"]: {"arrivals": int(q.get("arrivals") or 0), "backlog_mean_pkts": q.get("backlog_mean_pkts"),
-                               "drops": int(q.get("drops") or 0), "marks": 0}
-                   for q in ({**q, "name": {"a->b": plan.direction, "b->a": plan.reverse}[q["name"]]}
-                             for q in c.router.get("queues", [])) if int(q.get("arrivals") or 0)},
+        "queues": {
+            q["name"]: {
+                "arrivals": int(q.get("arrivals") or 0),
+                "backlog_mean_pkts": q.get("backlog_mean_pkts"),
+                "drops": int(q.get("drops") or 0),
+                "marks": 0,
+            }
+            for q in (
+                {**q, "name": {"a->b": plan.direction, "b->a": plan.reverse}[q["name"]]}
+                for q in c.router.get("queues", [])
+            )
+            if int(q.get("arrivals") or 0)
+        },
         "scenario": plan.echo,
         "seed": seed,
         "sim_time_s": duration_s,
@@ -290,9 +400,19 @@ def build(plan: Plan, c: Collected, *, seed: int, version: str) -> Any:
             "generator_late_mean_s": c.gen_late_mean_ns / 1e9,
             "generator_late_max_s": c.gen_late_max_ns / 1e9,
             "router": c.router.get("router", {}),
-            "not_measured": ["queues other than the emulated link's", "link utilization series",
-                             "flow sent_pkts/dropped_pkts series", "delay_s traces", "TCP columns"],
+            "not_measured": [
+                "queues other than the emulated link's",
+                "link utilization series",
+                "flow sent_pkts/dropped_pkts series",
+                "delay_s traces",
+                "TCP columns",
+            ],
         },
     }
-    tables = {"flows": flows, "queues": queues, "series": _series(plan, c, per_flow), "events": _events(plan, c, per_flow)}
+    tables = {
+        "flows": flows,
+        "queues": queues,
+        "series": _series(plan, c, per_flow),
+        "events": _events(plan, c, per_flow),
+    }
     return Result(summary, tables)

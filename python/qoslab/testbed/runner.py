@@ -37,16 +37,21 @@ def binary(name: str) -> Path:
     """A qoslab binary: ``$QOSLAB_BIN_DIR``, the workspace's ``target/release`` (or
     ``$CARGO_TARGET_DIR/release``), then ``PATH``."""
     here = Path(__file__).resolve().parents[3]
-    dirs = [os.environ.get("QOSLAB_BIN_DIR"), os.environ.get("CARGO_TARGET_DIR") and
-            str(Path(os.environ["CARGO_TARGET_DIR"]) / "release"), str(here / "target" / "release")]
+    dirs = [
+        os.environ.get("QOSLAB_BIN_DIR"),
+        os.environ.get("CARGO_TARGET_DIR") and str(Path(os.environ["CARGO_TARGET_DIR"]) / "release"),
+        str(here / "target" / "release"),
+    ]
     for d in dirs:
         if d and (Path(d) / name).is_file():
             return Path(d) / name
     found = shutil.which(name)
     if found:
         return Path(found)
-    raise TestbedError(f"the {name} binary was not found (QOSLAB_BIN_DIR, target/release, PATH); build it: "
-                       "cargo build --release -p qoslab-router -p qoslab-traffic")
+    raise TestbedError(
+        f"the {name} binary was not found (QOSLAB_BIN_DIR, target/release, PATH); build it: "
+        "cargo build --release -p qoslab-router -p qoslab-traffic"
+    )
 
 
 @dataclass
@@ -87,11 +92,21 @@ def router_config(plan: Plan, tb: Testbed, work: Path, seed: int, base_dir: Path
     the link's plus the hosts' path delays (``docs/testbed.md``)."""
     a, b = tb.router_ifs
     interval = plan.echo.get("metrics", {}).get("series_interval") or "100ms"
-    lines = ["[router]", f"a = {json.dumps(a)}", f"b = {json.dumps(b)}", f"seed = {seed}",
-             f"stats = {json.dumps(str(work / 'router-stats.jsonl'))}",
-             f"out = {json.dumps(str(work / 'router'))}", f"control_socket = {json.dumps(str(work / 'router.sock'))}",
-             f"stats_interval = {json.dumps(interval)}", 'class_tag = "zero"', "pool = 65536",
-             'drain_timeout = "5s"', "", "[link]"]
+    lines = [
+        "[router]",
+        f"a = {json.dumps(a)}",
+        f"b = {json.dumps(b)}",
+        f"seed = {seed}",
+        f"stats = {json.dumps(str(work / 'router-stats.jsonl'))}",
+        f"out = {json.dumps(str(work / 'router'))}",
+        f"control_socket = {json.dumps(str(work / 'router.sock'))}",
+        f"stats_interval = {json.dumps(interval)}",
+        'class_tag = "zero"',
+        "pool = 65536",
+        'drain_timeout = "5s"',
+        "",
+        "[link]",
+    ]
     spec = dict(plan.link.spec)
     spec.pop("a", None)
     spec.pop("b", None)
@@ -161,8 +176,11 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
         cfg = work / "router.toml"
         cfg.write_text(router_config(plan, tb, work, seed, base_dir))
         router_start_ns = time.monotonic_ns()
-        router = subprocess.Popen(tb.exec_args(tb.router_ns, [str(router_bin), "run", str(cfg)]),
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        router = subprocess.Popen(
+            tb.exec_args(tb.router_ns, [str(router_bin), "run", str(cfg)]),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         procs.append(router)
         _wait_for(work / "router.sock", router, "qoslab-router")
         # Sinks: one per destination host, a socket per destination port.
@@ -187,8 +205,7 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
             spec = work / f"gen-{src}.json"
             spec.write_text(json.dumps({"t0_ns": t0, "seed": seed, "flows": flows}))
             args = [str(traffic_bin), "gen", str(spec), "--report", str(work / f"gen-{src}.report.json")]
-            g = subprocess.Popen(tb.exec_args(tb.host_ns(src), args), stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.PIPE)
+            g = subprocess.Popen(tb.exec_args(tb.host_ns(src), args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             procs.append(g)
             gens[src] = g
         deadline = time.monotonic() + LEAD_S + plan.duration_ns / 1e9 + 30
@@ -224,8 +241,8 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
         out.wall_s = time.monotonic() - wall0
         return out
     finally:
-        for p in procs:
-            _stop(p, 5)
+        for proc in procs:
+            _stop(proc, 5)
         tb.teardown()
         if keep is not None:
             shutil.copytree(work, keep, dirs_exist_ok=True)
@@ -242,7 +259,10 @@ def _drain_s(plan: Plan) -> float:
     worst = 0.0
     for x in lims:
         s = str(x)
-        n = float(s.removesuffix("pkts").removesuffix("pkt").removesuffix("packets")) * 1514 if "p" in s else float(
-            size_bytes(s))
+        n = (
+            float(s.removesuffix("pkts").removesuffix("pkt").removesuffix("packets")) * 1514
+            if "p" in s
+            else float(size_bytes(s))
+        )
         worst = max(worst, n * 8 / plan.link.rate)
     return worst

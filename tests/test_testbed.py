@@ -84,12 +84,30 @@ def test_unsupported_features_are_refused_naming_the_field(overrides: list[str],
     assert any(p.path == field and words in p.message for p in problems), msgs
 
 
-def test_tcp_groups_are_refused_until_kernel_tcp_is_wired() -> None:
-    echo = _echo(SMALL)
-    echo["traffic"][0] = {**echo["traffic"][0], "model": "ftp"}
-    problems = unsupported(echo)
-    assert [p.path for p in problems] == ["traffic.0.model"]
-    assert "'ftp' is not supported on the testbed yet; allowed: cbr, poisson, on_off (UDP)" in problems[0].message
+def test_tcp_groups_become_kernel_tcp_flows_with_the_scenarios_settings() -> None:
+    plan, problems = make_plan(_echo(ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml"))
+    assert problems == [] and plan is not None
+    f = plan.flows[2]
+    assert f.spec["model"] == {"tcp": {"mss": 1000, "bytes": None, "congestion": "reno"}}
+    # The linux preset's initial window and minimum RTO, the group's 20-segment window, no delayed ACKs.
+    assert f.tcp == {
+        "init_window": 10,
+        "max_window": 20,
+        "min_rto_ms": 200,
+        "delayed_ack": False,
+        "ecn": False,
+        "mss": 1000,
+    }
+
+
+def test_tcp_rules_the_kernel_cannot_follow_are_refused() -> None:
+    echo = _echo(ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml")
+    echo["traffic"][0]["tcp"] = {**echo["traffic"][0]["tcp"], "stack": "ns2", "limited_transmit": True}
+    msgs = {p.path: p.message for p in unsupported(echo)}
+    assert "the kernel follows its own rules" in msgs["traffic.0.tcp.stack"]
+    assert "allowed: false" in msgs["traffic.0.tcp.limited_transmit"]
+    echo["traffic"][0] = {**echo["traffic"][0], "model": "mm_app"}
+    assert "'mm_app' is not supported on the testbed yet" in unsupported(echo)[0].message
 
 
 def test_parking_lot_and_unequal_path_delays_are_refused() -> None:

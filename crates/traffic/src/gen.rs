@@ -37,6 +37,21 @@ pub struct FlowReport {
     pub first_tx_ns: u64,
     pub last_tx_ns: u64,
     pub send_errors: u64,
+    /// TCP only (from TCP_INFO at the end): data segments sent, retransmitted segments,
+    /// payload bytes acknowledged, and when the last byte of a `bytes` transfer was
+    /// acknowledged (0: not finished or greedy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpReport>,
+}
+
+/// What the kernel counted for one TCP flow.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TcpReport {
+    pub data_segs_out: u64,
+    pub total_retrans: u64,
+    pub bytes_acked: u64,
+    pub completed_ns: u64,
+    pub snd_mss: u64,
 }
 
 /// What the generator did.
@@ -80,7 +95,7 @@ fn model_plan(m: &Model) -> Option<ModelPlan> {
             off: PeriodLaw::new(*dist, *off_ns, *shape),
             packetization: *packetization,
         },
-        Model::Replay { .. } => return None,
+        Model::Replay { .. } | Model::Tcp { .. } => return None,
     })
 }
 
@@ -113,6 +128,9 @@ fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), String> {
     let mut flows = Vec::with_capacity(spec.flows.len());
     let mut heap = BinaryHeap::new();
     for (i, f) in spec.flows.iter().enumerate() {
+        if matches!(f.model, Model::Tcp { .. }) {
+            continue; // sent by its own thread (crate::tcp)
+        }
         let bind = if f.dst.is_ipv4() { "0.0.0.0" } else { "::" };
         let sock = UdpSocket::bind((bind, f.src_port))
             .map_err(|e| format!("flows[{i}].src_port: cannot bind {bind}:{}: {e}", f.src_port))?;
@@ -138,7 +156,7 @@ fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), String> {
                 (Pattern::Model(src), Some(first.0))
             }
             None => {
-                let Model::Replay { file } = &f.model else { unreachable!("only replay has no plan") };
+                let Model::Replay { file } = &f.model else { unreachable!("TCP flows are skipped above") };
                 let rows = read_replay(file).map_err(|e| format!("flows[{i}].model.replay.file: {e}"))?;
                 let first = rows.first().map(|r| start.0 + r.0);
                 (Pattern::Replay { rows, next: 0 }, first)
@@ -154,7 +172,13 @@ fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), String> {
 }
 
 /// Sends every flow until its stop time (or until `stop` is set); returns what was sent.
-pub fn run(spec: &GenSpec, stop: &AtomicBool) -> Result<GenReport, String> {
+pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, String> {
+    let tcp: Vec<_> = spec
+        .flows
+        .iter()
+        .filter(|f| matches!(f.model, Model::Tcp { .. }))
+        .map(|f| crate::tcp::spawn_sender(f.clone(), spec.t0_ns, spec.seed, stop))
+        .collect();
     let (mut flows, mut heap) = prepare(spec)?;
     let mut buf = vec![0u8; crate::spec::MAX_PAYLOAD as usize];
     let (mut late_sum, mut late_max, mut sends) = (0f64, 0u64, 0u64);
@@ -211,8 +235,12 @@ pub fn run(spec: &GenSpec, stop: &AtomicBool) -> Result<GenReport, String> {
             heap.push(Reverse((n, i)));
         }
     }
+    let mut tcp_reports = Vec::new();
+    for t in tcp {
+        tcp_reports.push(t.join().map_err(|_| "a TCP sender thread panicked".to_string())??);
+    }
     Ok(GenReport {
-        flows: flows.into_iter().map(|f| f.report).collect(),
+        flows: flows.into_iter().map(|f| f.report).chain(tcp_reports).collect(),
         late_mean_ns: if sends > 0 { late_sum / sends as f64 } else { 0.0 },
         late_max_ns: late_max,
         stopped,

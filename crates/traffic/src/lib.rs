@@ -8,7 +8,9 @@
 //!   ON/OFF with exponential or Pareto periods) and a replay of a packet
 //!   list, each flow from its own UDP port, sent on the monotonic clock;
 //! - [`sink`]: the receiver: one socket per port, a record per packet
-//!   (flow, size, sequence, send and receive times) written at the end.
+//!   (flow, size, sequence, send and receive times) written at the end;
+//! - [`tcp`]: kernel TCP senders (one thread each) and receivers, the
+//!   congestion control and segment size set per socket.
 //!
 //! Every network namespace shares CLOCK_MONOTONIC, so a sink in one
 //! namespace measures one-way delay from a send time stamped in another.
@@ -17,4 +19,5 @@ pub mod clock;
 pub mod gen;
 pub mod sink;
 pub mod spec;
+pub mod tcp;
 pub mod wire;

@@ -14,7 +14,7 @@
 //! | field | meaning |
 //! |---|---|
 //! | `payload` | UDP payload bytes: `base + round(Exp(exp_mean))`, at least 24 (the header) |
-//! | `model` | `cbr {period}`, `poisson {mean_gap_ns}`, `on_off {period, on_ns, off_ns, dist, shape, packetization}`, `replay {file}` |
+//! | `model` | `cbr {period}`, `poisson {mean_gap_ns}`, `on_off {period, on_ns, off_ns, dist, shape, packetization}`, `replay {file}`, `tcp {bytes, mss, congestion}` |
 //! | `period` | `num / den` ns between packets (the simulator's exact period) |
 //! | `stream` | the flow's RNG stream (the simulator's `flow_stream(group, index)`), drawn with `seed` |
 //! | `jitter_ns` | the flow starts at `start_ns + U(0, jitter_ns)`, drawn first from its stream |
@@ -92,6 +92,20 @@ pub enum Model {
     Replay {
         file: std::path::PathBuf,
     },
+    /// Kernel TCP (see [`crate::tcp`]): greedy until `stop_ns`, or `bytes` of payload.
+    Tcp {
+        #[serde(default)]
+        bytes: Option<u64>,
+        /// The segment payload (TCP_MAXSEG).
+        mss: u32,
+        /// The congestion control (TCP_CONGESTION), e.g. `reno`.
+        #[serde(default = "default_cc")]
+        congestion: String,
+    },
+}
+
+fn default_cc() -> String {
+    "reno".into()
 }
 
 fn default_shape() -> f64 {
@@ -115,7 +129,9 @@ impl GenSpec {
                 bad.push(format!("{}: {}; allowed: 0 to 63", at("dscp"), f.dscp));
             }
             let hdr = crate::wire::HEADER as u32;
-            if f.payload.base < hdr || f.payload.base > MAX_PAYLOAD {
+            if matches!(f.model, Model::Tcp { .. }) {
+                // A TCP flow's payload is its byte stream; `payload` is not used.
+            } else if f.payload.base < hdr || f.payload.base > MAX_PAYLOAD {
                 bad.push(format!(
                     "{}: {} B; allowed: {hdr} to {MAX_PAYLOAD} B (the sequence header, one unfragmented frame)",
                     at("payload.base"),
@@ -141,6 +157,17 @@ impl GenSpec {
                     }
                     if *dist == PeriodDist::Pareto && (shape.is_nan() || *shape <= 1.0) {
                         bad.push(format!("{}: {shape}; allowed: > 1 (finite mean)", at("model.on_off.shape")));
+                    }
+                }
+                Model::Tcp { mss, congestion, .. } => {
+                    if !(88..=1460).contains(mss) {
+                        bad.push(format!("{}: {mss}; allowed: 88 to 1460 bytes", at("model.tcp.mss")));
+                    }
+                    if congestion.is_empty() || congestion.len() > 15 {
+                        bad.push(format!(
+                            "{}: {congestion:?}; allowed: a kernel congestion control name",
+                            at("model.tcp.congestion")
+                        ));
                     }
                 }
                 _ => {}

@@ -25,6 +25,7 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 PREFIX_RE = re.compile(r"^(qtb[0-9a-f]{6})-")
 STATE_DIR = Path("/run/qoslab-testbed")
@@ -229,6 +230,32 @@ class Testbed:
                             "permanent",
                         ]
                     )
+
+    def tcp_settings(self, host: str, tcp: dict[str, Any]) -> None:
+        """Kernel TCP in a host's namespace as the scenario's TCP: Reno, no SACK, no timestamps,
+        no RACK/TLP/F-RTO (the simulator's Reno has none), ECN as the group asks; and on the
+        route to the testbed's subnet the initial window, the minimum RTO and, without delayed
+        ACKs, ``quickack``. The largest window is the receiver's window clamp, set by the sink
+        (a route's locked ``cwnd`` reaches a connection only through the TCP metrics cache)."""
+        ns, dev = self.host_ns(host), self.host_ns(host)
+        sysctls = {
+            "net.ipv4.tcp_congestion_control": "reno",
+            "net.ipv4.tcp_sack": "0",
+            "net.ipv4.tcp_dsack": "0",
+            "net.ipv4.tcp_timestamps": "0",
+            "net.ipv4.tcp_ecn": "1" if tcp["ecn"] else "0",
+            "net.ipv4.tcp_recovery": "0",
+            "net.ipv4.tcp_early_retrans": "0",
+            "net.ipv4.tcp_frto": "0",
+            "net.ipv4.tcp_no_metrics_save": "1",
+            "net.ipv4.tcp_slow_start_after_idle": "0",
+        }
+        sh(["ip", "netns", "exec", ns, "sysctl", "-qw", *[f"{k}={v}" for k, v in sysctls.items()]])
+        route = ["ip", "-n", ns, "route", "replace", SUBNET, "dev", dev, "proto", "kernel", "scope", "link"]
+        route += ["initcwnd", str(tcp["init_window"]), "rto_min", f"{tcp['min_rto_ms']}ms"]
+        if not tcp["delayed_ack"]:
+            route += ["quickack", "1"]
+        sh(route)
 
     def exec_args(self, ns: str, args: Sequence[str]) -> list[str]:
         return ["ip", "netns", "exec", ns, *args]

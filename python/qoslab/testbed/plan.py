@@ -33,7 +33,10 @@ MAX_PAYLOAD = 1472
 #: Queue disciplines whose verdicts do not depend on a class tag the router would derive
 #: differently from the simulator (docs/testbed.md, "What is not supported yet").
 QUEUES = ("fifo", "red", "mace")
-MODELS = ("cbr", "poisson", "on_off")
+MODELS = ("cbr", "poisson", "on_off", "ftp", "transfer")
+TCP_MODELS = ("ftp", "transfer")
+#: TCP/IPv4 (no options: timestamps are off) and Ethernet header bytes around a segment's payload.
+TCP_OVERHEAD = 54
 
 _RATE = {"bps": 1, "b/s": 1, "kbps": 10**3, "Kbps": 10**3, "kb/s": 10**3, "Mbps": 10**6, "Mb/s": 10**6}
 _RATE |= {"Gbps": 10**9, "Gb/s": 10**9, "Tbps": 10**12, "bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9}
@@ -113,6 +116,9 @@ class FlowPlan:
     src_port: int
     spec: dict[str, Any]
     wire_bytes_mean: float
+    #: Kernel TCP settings of a TCP flow (None: UDP): init_window, max_window (segments),
+    #: min_rto_ms, delayed_ack, ecn, mss.
+    tcp: dict[str, Any] | None = None
 
 
 @dataclass
@@ -356,11 +362,24 @@ def _plan_traffic(
         model = g.get("model")
         if model not in MODELS:
             bad.append(
-                Problem(
-                    f"{at}.model", f"{model!r} is not supported on the testbed yet; allowed: {', '.join(MODELS)} (UDP)"
-                )
+                Problem(f"{at}.model", f"{model!r} is not supported on the testbed yet; allowed: {', '.join(MODELS)}")
             )
             continue
+        tcp = g.get("tcp") or {}
+        if model in TCP_MODELS and tcp.get("stack", "rfc") != "rfc":
+            bad.append(
+                Problem(
+                    f"{at}.tcp.stack",
+                    f'{tcp.get("stack")!r}: the kernel follows its own rules, not ns-2\'s; allowed: "rfc"',
+                )
+            )
+        if model in TCP_MODELS and tcp.get("limited_transmit"):
+            bad.append(
+                Problem(
+                    f"{at}.tcp.limited_transmit",
+                    "true: the kernel's limited transmit cannot be switched on alone; allowed: false",
+                )
+            )
         for k, why in (
             ("arrivals", "flow arrival processes"),
             ("shaper", "entry shapers"),
@@ -373,6 +392,9 @@ def _plan_traffic(
             bad.append(
                 Problem(f"{at}.class", f"{g['class']}: class tags are not carried on real packets yet; allowed: 0")
             )
+        if model in TCP_MODELS:
+            _plan_tcp(g, gi, at, hosts, side, duration, flows, used, bad)
+            continue
         header = size_bytes(g.get("header") or "0B")
         size = g["size"]
         if isinstance(size, dict):
@@ -457,3 +479,92 @@ def _plan_traffic(
             Problem("traffic", f"{len(flows)} flows; allowed: at most 40,000 on the testbed (one UDP port each)")
         )
     return flows, used
+
+
+def _max_window_segments(v: Any, mss: int) -> int:
+    """``tcp.max_window`` (``20``, ``"20pkts"`` or bytes) in whole segments."""
+    if isinstance(v, int):
+        return v
+    t = str(v)
+    if t.endswith(("pkts", "pkt", "packets")):
+        return int(re.sub(r"[^0-9]", "", t))
+    return max(1, size_bytes(t) // mss)
+
+
+def _plan_tcp(
+    g: dict[str, Any],
+    gi: int,
+    at: str,
+    hosts: list[str],
+    side: dict[str, str],
+    duration: int,
+    flows: list[FlowPlan],
+    used: set[str],
+    bad: list[Problem],
+) -> None:
+    """Kernel TCP flows of an ``ftp`` or ``transfer`` group: the segment payload is ``size``."""
+    import fnmatch
+
+    mss = size_bytes(g["size"])
+    if not 88 <= mss <= 1460:
+        bad.append(
+            Problem(
+                f"{at}.size",
+                f"a segment payload of {mss} B; allowed: 88 to 1460 B on the testbed (TCP_MAXSEG, one 1500-byte frame)",
+            )
+        )
+        return
+    tcp = g.get("tcp") or {}
+    srcs = [h for h in hosts if fnmatch.fnmatchcase(h, g["src"])]
+    dsts = [h for h in hosts if fnmatch.fnmatchcase(h, g["dst"])]
+    start = dur_ns(g.get("start") or "0s")
+    stop = min(dur_ns(g["stop"]), duration) if g.get("stop") else duration
+    nbytes = size_bytes(g["bytes"]) if g.get("model") == "transfer" else None
+    for i in range(int(g.get("flows") or 1)):
+        src, dst = srcs[i % len(srcs)], dsts[i % len(dsts)]
+        if src not in side or dst not in side or side[src] == side[dst]:
+            bad.append(
+                Problem(
+                    f"{at}.dst",
+                    f"flow {g['name']}.{i} ({src} -> {dst}) does not cross the emulated "
+                    "link; allowed: traffic between the two sides",
+                )
+            )
+            return
+        used |= {src, dst}
+        fid = len(flows)
+        dport = int(g["dst_port"]) if g.get("dst_port") is not None else 9000 + gi
+        flows.append(
+            FlowPlan(
+                id=fid,
+                name=f"{g['name']}.{i}",
+                group=g["name"],
+                group_index=gi,
+                index=i,
+                src=src,
+                dst=dst,
+                dst_port=dport,
+                src_port=20000 + fid,
+                wire_bytes_mean=float(mss + TCP_OVERHEAD),
+                spec={
+                    "id": fid,
+                    "src_port": 20000 + fid,
+                    "dscp": int(g.get("dscp") or 0),
+                    "ecn": bool(g.get("ecn")),
+                    "start_ns": start,
+                    "jitter_ns": dur_ns(g.get("start_jitter") or "0s"),
+                    "stop_ns": stop,
+                    "stream": (1 << 61) | (gi << 32) | i,
+                    "payload": {"base": 0, "exp_mean": 0.0},
+                    "model": {"tcp": {"mss": mss, "bytes": nbytes, "congestion": "reno"}},
+                },
+                tcp={
+                    "init_window": int(tcp.get("init_window") or 1),
+                    "max_window": _max_window_segments(tcp.get("max_window", 20), mss),
+                    "min_rto_ms": dur_ns(tcp.get("min_rto") or "200ms") // 1_000_000,
+                    "delayed_ack": bool(tcp.get("delayed_ack")),
+                    "ecn": bool(g.get("ecn")),
+                    "mss": mss,
+                },
+            )
+        )

@@ -68,6 +68,7 @@ class Collected:
     stats: list[dict[str, Any]] = field(default_factory=list)
     wall_s: float = 0.0
     prefix: str = ""
+    tcp_received: dict[int, dict[str, Any]] = field(default_factory=dict)  # flow id -> bytes, first_ns, last_ns
 
 
 RECORD_DTYPE = [("flow", "<u4"), ("wire", "<u4"), ("seq", "<u8"), ("send_ns", "<u8"), ("recv_ns", "<u8")]
@@ -173,6 +174,11 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
     wall0 = time.monotonic()
     try:
         tb.build()
+        # Kernel TCP set as the scenario's, in every namespace that ends a TCP flow.
+        for f in plan.flows:
+            if f.tcp is not None:
+                tb.tcp_settings(f.src, f.tcp)
+                tb.tcp_settings(f.dst, f.tcp)
         cfg = work / "router.toml"
         cfg.write_text(router_config(plan, tb, work, seed, base_dir))
         router_start_ns = time.monotonic_ns()
@@ -186,10 +192,17 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
         # Sinks: one per destination host, a socket per destination port.
         sinks: dict[str, subprocess.Popen[bytes]] = {}
         for dst in sorted({f.dst for f in plan.flows}, key=plan.hosts.index):
-            ports = sorted({f.dst_port for f in plan.flows if f.dst == dst})
+            ports = sorted({f.dst_port for f in plan.flows if f.dst == dst and f.tcp is None})
+            tcp_ports = sorted({f.dst_port for f in plan.flows if f.dst == dst and f.tcp is not None})
             args = [str(traffic_bin), "sink", "--out", str(work / f"sink-{dst}.bin")]
             for p in ports:
                 args += ["--listen", f"{tb.ip(dst)}:{p}"]
+            for p in tcp_ports:
+                args += ["--listen-tcp", f"{tb.ip(dst)}:{p}"]
+            clamps = [f.tcp["max_window"] * f.tcp["mss"] for f in plan.flows if f.dst == dst and f.tcp is not None]
+            if clamps:
+                # The scenario's largest window, as the receiver's window (TCP_WINDOW_CLAMP).
+                args += ["--tcp-window-clamp", str(max(clamps))]
             s = subprocess.Popen(tb.exec_args(tb.host_ns(dst), args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             procs.append(s)
             sinks[dst] = s
@@ -233,6 +246,11 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
                 out.gen[int(f["id"])] = f
             out.gen_late_max_ns = max(out.gen_late_max_ns, int(rep["late_max_ns"]))
             out.gen_late_mean_ns = max(out.gen_late_mean_ns, float(rep["late_mean_ns"]))
+        for d in sinks:
+            tcp_file = work / f"sink-{d}.tcp.json"
+            if tcp_file.exists():
+                for r in json.loads(tcp_file.read_text()):
+                    out.tcp_received[int(r["id"])] = r
         parts = [np.fromfile(work / f"sink-{d}.bin", dtype=RECORD_DTYPE) for d in sinks]
         recs = np.concatenate(parts) if parts else np.zeros(0, dtype=RECORD_DTYPE)
         out.records = recs[np.lexsort((recs["seq"], recs["flow"], recs["recv_ns"]))]

@@ -5,7 +5,7 @@
 //! bad command line or spec (each problem named), 1 a system error.
 
 use clap::{value_parser, Arg, ArgAction, Command};
-use qoslab_traffic::{clock, gen, sink, spec::GenSpec};
+use qoslab_traffic::{clock, gen, sink, spec::GenSpec, tcp};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,7 +20,7 @@ extern "C" fn on_signal(_: libc::c_int) {
 
 enum Cmd {
     Gen { spec: PathBuf, report: PathBuf },
-    Sink { listen: Vec<SocketAddr>, out: PathBuf },
+    Sink { listen: Vec<SocketAddr>, listen_tcp: Vec<SocketAddr>, window_clamp: Option<u32>, out: PathBuf },
 }
 
 fn cli() -> Command {
@@ -51,10 +51,23 @@ fn cli() -> Command {
                 .arg(
                     Arg::new("listen")
                         .long("listen")
-                        .required(true)
+                        .required_unless_present("listen_tcp")
                         .action(ArgAction::Append)
                         .value_parser(value_parser!(SocketAddr))
-                        .help("an address to listen on, e.g. 10.77.0.2:9000 (repeatable)"),
+                        .help("a UDP address to listen on, e.g. 10.77.0.2:9000 (repeatable)"),
+                )
+                .arg(
+                    Arg::new("listen_tcp")
+                        .long("listen-tcp")
+                        .action(ArgAction::Append)
+                        .value_parser(value_parser!(SocketAddr))
+                        .help("a TCP address to accept flows on (repeatable); their byte counts go to OUT.tcp.json"),
+                )
+                .arg(
+                    Arg::new("window_clamp")
+                        .long("tcp-window-clamp")
+                        .value_parser(value_parser!(u32).range(1..))
+                        .help("bound the window the TCP receivers advertise (bytes)"),
                 )
                 .arg(
                     Arg::new("out")
@@ -74,7 +87,9 @@ fn parse() -> Cmd {
             report: g.get_one::<PathBuf>("report").expect("required").clone(),
         },
         Some(("sink", k)) => Cmd::Sink {
-            listen: k.get_many::<SocketAddr>("listen").expect("required").copied().collect(),
+            listen: k.get_many::<SocketAddr>("listen").map_or_else(Vec::new, |v| v.copied().collect()),
+            listen_tcp: k.get_many::<SocketAddr>("listen_tcp").map_or_else(Vec::new, |v| v.copied().collect()),
+            window_clamp: k.get_one::<u32>("window_clamp").copied(),
             out: k.get_one::<PathBuf>("out").expect("required").clone(),
         },
         _ => unreachable!("subcommand_required"),
@@ -131,8 +146,15 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Cmd::Sink { listen, out } => {
+        Cmd::Sink { listen, listen_tcp, window_clamp, out } => {
             let socks = match sink::bind(&listen) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(1);
+                }
+            };
+            let listeners = match tcp::bind(&listen_tcp, window_clamp) {
                 Ok(s) => s,
                 Err(e) => {
                     eprintln!("{e}");
@@ -153,8 +175,21 @@ fn main() -> ExitCode {
                     stop.store(true, Ordering::SeqCst);
                 })
             };
+            let tcp_thread = {
+                let stop = stop.clone();
+                std::thread::spawn(move || tcp::run_receivers(listeners, stop))
+            };
             let records = sink::run(socks, stop);
             let _ = watcher.join();
+            let received = tcp_thread.join().unwrap_or_default();
+            if !listen_tcp.is_empty() {
+                let path = out.with_extension("tcp.json");
+                let json = serde_json::to_string(&received).expect("counts serialize");
+                if let Err(e) = std::fs::write(&path, json + "\n") {
+                    eprintln!("{}: cannot write: {e}", path.display());
+                    return ExitCode::from(1);
+                }
+            }
             if let Err(e) = sink::write(&out, &records) {
                 eprintln!("{}: cannot write: {e}", out.display());
                 return ExitCode::from(1);

@@ -207,9 +207,8 @@ pub struct Received {
 }
 
 /// Binds every TCP listening address; with `window_clamp` (bytes) the window the accepted
-/// connections advertise is bounded to it (a locked receive buffer on the listener, then
-/// `TCP_WINDOW_CLAMP` on each accepted socket):
-/// the scenario's `tcp.max_window`, which the sender's congestion window cannot exceed.
+/// connections advertise is bounded to it: the scenario's `tcp.max_window`, which the
+/// sender's flight cannot exceed (the simulator's window cap).
 pub fn bind(addrs: &[SocketAddr], window_clamp: Option<u32>) -> Result<Vec<TcpListener>, String> {
     addrs
         .iter()
@@ -217,10 +216,11 @@ pub fn bind(addrs: &[SocketAddr], window_clamp: Option<u32>) -> Result<Vec<TcpLi
             let l = TcpListener::bind(a).map_err(|e| format!("--listen-tcp {a}: cannot bind: {e}"))?;
             l.set_nonblocking(true).map_err(|e| format!("--listen-tcp {a}: {e}"))?;
             if let Some(w) = window_clamp {
-                // A locked receive buffer of `w` bytes bounds the SYN-ACK's window to about `w`
-                // (tcp_openreq_init_rwin: the buffer's window space) and stops autotuning; each
-                // accepted socket then gets TCP_WINDOW_CLAMP = `w` (see `run_receivers`), which
-                // holds the window there when the kernel re-estimates the buffer's overhead.
+                // TCP_WINDOW_CLAMP on the listener is what a connection request starts from
+                // (tcp_openreq_init_rwin) and the accepted socket inherits; a locked receive
+                // buffer of 2 w stops autotuning and leaves room for the window whatever the
+                // kernel estimates a segment's buffer overhead to be. (Measured: during start-up
+                // the flight still passes w; docs/testbed.md, test 3.)
                 setsockopt(l.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, &(2 * w as libc::c_int))
                     .map_err(|e| format!("--tcp-window-clamp {w}: {e}"))?;
                 setsockopt(l.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, &(w as libc::c_int))

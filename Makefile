@@ -18,7 +18,7 @@ export CARGO_TARGET_DIR ?= $(CURDIR)/target
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock pyproject.toml
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-rust test-python reproduce bench bench-router soak fuzz fuzz-quick fuzz-build fuzz-run crosscheck check lint lint-rust lint-python fmt clippy clean
+.PHONY: help run test test-rust test-python bins reproduce bench bench-router soak fuzz fuzz-quick fuzz-build fuzz-run crosscheck check lint lint-rust lint-python fmt clippy clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -41,8 +41,11 @@ test: $(EXT) test-rust test-python ## Run all the tests (Rust and Python)
 test-rust: $(STAMP) ## Rust unit, property and cross-module tests (release)
 	cargo test --release --workspace --exclude qoslab-py -q
 
-test-python: $(EXT) ## Python tests (pytest)
+test-python: $(EXT) bins ## Python tests (pytest)
 	$(PY) -m pytest tests
+
+bins: ## The testbed's binaries: qoslab-router and qoslab-traffic (release)
+	cargo build --release -q -p qoslab-router -p qoslab-traffic
 
 reproduce: $(EXT) ## Full reproductions (all papers, all seeds): slow
 	$(PY) -m qoslab reproduce all --out results --overwrite

@@ -275,6 +275,48 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--blocking", metavar="P", help="target blocking: solve for the arrival rate")
     c.add_argument("--json", action="store_true", help="print the answers as JSON")
 
+    tb = sub.add_parser(
+        "testbed",
+        help="run a scenario on real packets across network namespaces (root)",
+        description="The testbed (docs/testbed.md): the scenario's emulated link as a qoslab-router between "
+        "network namespaces, real UDP generators and sinks; the same result folder as `qoslab run`.",
+    )
+    tsub = tb.add_subparsers(dest="testbed_command", metavar="ACTION", required=True)
+    tr = tsub.add_parser("run", help="run a scenario on the testbed and write its result")
+    tr.add_argument("file", metavar="FILE", help="scenario TOML file")
+    tr.add_argument("--out", metavar="DIR", help="result folder (default: results/<scenario name>-testbed/)")
+    tr.add_argument("--seed", type=_seed, metavar="N", help="seed (default: the scenario's)")
+    tr.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        type=_override,
+        metavar="KEY.PATH=VALUE",
+        help="override a scenario field (repeatable)",
+    )
+    tr.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    tr.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing result of another seed or scenario in --out (default: refuse)",
+    )
+    tr.add_argument("--keep", metavar="DIR", help="copy the processes' raw files (specs, records, router stats) here")
+    tc = tsub.add_parser("clean", help="remove stale testbeds (namespaces of runs whose process is gone)")
+    tc.add_argument("--all", action="store_true", help="remove every testbed, running ones too")
+    tsub.add_parser("check", help="say whether this machine can run the testbed, and why not")
+
+    cmp = sub.add_parser(
+        "compare",
+        help="two results side by side, differences flagged outside the testbed tolerances",
+        description="Per traffic group and per queue: throughput (±5 %%), loss (±1 point), mean delay "
+        "(±(1 ms + 10 %%)), percentiles and drops by reason of result B against result A.",
+    )
+    cmp.add_argument("a", metavar="A", help="reference result folder (e.g. the simulation)")
+    cmp.add_argument("b", metavar="B", help="result folder to check (e.g. the testbed)")
+    cmp.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    cmp.add_argument("--check", action="store_true", help="exit 1 when a figure is outside its tolerance")
+
     sub.add_parser("version", help="print the qoslab version")
     return p
 
@@ -493,6 +535,64 @@ def cmd_report(a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_testbed(a: argparse.Namespace) -> int:
+    from . import testbed
+
+    if a.testbed_command == "clean":
+        removed = testbed.clean(only_dead=not a.all)
+        print(f"removed {len(removed)} namespaces" + (f": {', '.join(removed)}" if removed else ""))
+        return EXIT_OK
+    if a.testbed_command == "check":
+        why = testbed.skip_reason()
+        print("the testbed can run here" if why is None else f"the testbed cannot run here: {why}")
+        return EXIT_OK if why is None else EXIT_INPUT
+    import qoslab
+
+    from ._atomic import Destination, run_identity
+
+    sc = qoslab.load(a.file, overrides=a.overrides)
+    problems = testbed.unsupported(sc.echo)
+    if problems:
+        for pr in problems:
+            _err(f"{a.file}: {pr}")
+        _err(f"qoslab testbed: {len(problems)} feature(s) not supported on the testbed yet (docs/testbed.md)")
+        return EXIT_INPUT
+    out = Path(a.out) if a.out else Path("results") / (_folder_name(sc.name) + "-testbed")
+    seed = a.seed if a.seed is not None else sc.seed
+    with Destination(out, option="--out", identity=run_identity(sc.echo, seed), overwrite=a.overwrite) as dest:
+        try:
+            res = testbed.run(sc, seed=seed, keep=a.keep)
+        except testbed.TestbedError as e:
+            _err(f"qoslab testbed: {e}")
+            return EXIT_FAIL
+        res.write_into(dest.tmp)
+        dest.commit()
+    res._path = out
+    if not a.quiet:
+        from rich.console import Console
+
+        Console(highlight=False).print(_summary_table(res, out))
+    return EXIT_OK
+
+
+def cmd_compare(a: argparse.Namespace) -> int:
+    from .compare import compare, renderables
+
+    ra, rb = _load_result(a.a), _load_result(a.b)
+    c = compare(ra, rb)
+    if a.json:
+        import json
+
+        print(json.dumps(c, indent=2, allow_nan=False))
+    else:
+        from rich.console import Console
+
+        console = Console(highlight=False)
+        for r in renderables(c, a.a, a.b):
+            console.print(r)
+    return EXIT_FAIL if a.check and not c["within"] else EXIT_OK
+
+
 def cmd_validate(a: argparse.Namespace) -> int:
     import json
 
@@ -665,6 +765,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "schema": cmd_schema,
     "reproduce": cmd_reproduce,
     "version": cmd_version,
+    "testbed": cmd_testbed,
+    "compare": cmd_compare,
 }
 
 

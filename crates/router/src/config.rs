@@ -14,7 +14,7 @@
 //!
 //! [link]
 //! rate = "10Mbps"         # the pacer: the device's rate in both directions
-//! delay = "0s"
+//! delay = "0s"         # held in the router's delay line (both directions), at most 10 s
 //! queue = { type = "red", limit = "100pkts", min_th = 5, max_th = 15 }
 //! ```
 //!
@@ -54,6 +54,9 @@ use std::path::{Path, PathBuf};
 /// Largest Ethernet frame the pacer must be able to send: 1500 B of IP, 14 B
 /// of Ethernet header, a 4-byte VLAN tag and 4 spare bytes.
 pub const MAX_FRAME: u64 = 1522;
+
+/// The longest `link.delay` the router's delay line holds.
+pub const MAX_DELAY: Dur = Dur::from_secs(10);
 
 /// The `[router]` table.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -376,13 +379,10 @@ fn check(v: &ValidConfig, lines: &Lines) -> Result<(), Vec<Diagnostic>> {
     if l.rate == Rate(0) {
         bad("link.rate", "(0bps) must be positive; allowed: the pacer's rate, e.g. \"10Mbps\"".into());
     }
-    if l.delay != Dur::ZERO {
+    if l.delay > MAX_DELAY {
         bad(
             "link.delay",
-            format!(
-                "({}) is not supported by the router; allowed: \"0s\" (the router adds no propagation delay)",
-                l.delay
-            ),
+            format!("({}) is too long; allowed: at most 10s (held in the router's delay line, in pool slots)", l.delay),
         );
     }
     for (f, x) in [("link.loss", l.loss), ("link.reverse_loss", l.reverse_loss)] {
@@ -448,7 +448,7 @@ mod tests {
 
     #[test]
     fn config_rules_across_fields_all_reported() {
-        let t = OK.replace("b = \"x1\"", "b = \"x0\"\npool = 2\nburst = \"100B\"").replace("\"0s\"", "\"5ms\"");
+        let t = OK.replace("b = \"x1\"", "b = \"x0\"\npool = 2\nburst = \"100B\"").replace("\"0s\"", "\"11s\"");
         let m = msgs(load(&t));
         for f in ["router.b:", "router.pool:", "router.burst:", "link.delay:"] {
             assert!(m.contains(f), "{f} missing in {m}");

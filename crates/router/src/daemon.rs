@@ -5,6 +5,7 @@
 //! loop:
 //!     now = monotonic ns since start
 //!     for each side: recvmmsg a batch into pool slots → datapath.on_frame (non-IP frames straight out)
+//!                    (with a link `delay`: into the delay line first, offered when due; see [`crate::delay`])
 //!     wake = datapath.poll(now, send_batch)    (pacers, timers; what they release leaves by sendmmsg)
 //!     stats line due → write it; control socket readable → serve it
 //!     SIGTERM/SIGINT → stop receiving, drain (until empty or drain_timeout), write summary.json, exit
@@ -19,9 +20,10 @@ use crate::afpacket::MsgBatch;
 use crate::config::{self, ValidConfig};
 use crate::control::ControlSocket;
 use crate::datapath::{Arrival, Datapath};
+use crate::delay::DelayLine;
 use crate::io::FrameSocket;
 use crate::report;
-use qoslab_core::units::Time;
+use qoslab_core::units::{Dur, Time};
 use qoslab_scenario::Diagnostic;
 use std::io::Write;
 use std::path::Path;
@@ -151,6 +153,8 @@ pub fn run(config_path: &Path) -> Result<(), RunError> {
     let mut busy_ns: u64 = 0;
     let mut got: Vec<(u32, usize)> = Vec::with_capacity(1024);
     let (mut rx_msgs, mut tx_msgs) = (MsgBatch::new(r.batch as usize), MsgBatch::new(r.batch as usize));
+    let mut line = DelayLine::default();
+    let delay = dp.cfg.config.link.delay;
 
     loop {
         let now = clock();
@@ -166,15 +170,17 @@ pub fn run(config_path: &Path) -> Result<(), RunError> {
                 got.clear();
                 let n = socks[side].recv_batch(&mut rx_msgs, &mut dp.pool, batch, &mut got).unwrap_or(0);
                 for &(slot, len) in &got {
-                    if dp.on_frame(now, side, slot, len) == Arrival::Bypass {
-                        if !socks[1 - side].send(dp.pool.frame(slot)) {
-                            dp.dirs[side].counters.tx_errors += 1;
-                        }
-                        dp.pool.free(slot);
+                    if delay == Dur::ZERO {
+                        arrive(&mut dp, &mut socks, now, side, slot, len);
+                    } else {
+                        line.hold(now, delay, side, slot, len);
                     }
                 }
                 more |= n == batch;
             }
+        }
+        while let Some(h) = line.pop_due(now) {
+            arrive(&mut dp, &mut socks, now, h.side, h.slot, h.len);
         }
         let wake = dp.poll(now, &mut |side, pool, slots, sent| socks[side].send_batch(&mut tx_msgs, pool, slots, sent));
         if let (Some(p), Some(c0)) = (dp.profile.as_mut(), cpu0) {
@@ -196,7 +202,7 @@ pub fn run(config_path: &Path) -> Result<(), RunError> {
         }
         busy_ns += t_loop.elapsed().as_nanos() as u64;
         if let Some(until) = drain_until {
-            if dp.is_idle() || now >= until {
+            if (dp.is_idle() && line.is_empty()) || now >= until {
                 break;
             }
         }
@@ -206,6 +212,9 @@ pub fn run(config_path: &Path) -> Result<(), RunError> {
         let mut deadline = next_stats.min(now + qoslab_core::units::Dur::from_ms(100));
         if let Some(w) = wake {
             deadline = deadline.min(w);
+        }
+        if let Some(d) = line.next_due() {
+            deadline = deadline.min(d);
         }
         if let Some(u) = drain_until {
             deadline = deadline.min(u);
@@ -226,6 +235,17 @@ pub fn run(config_path: &Path) -> Result<(), RunError> {
         report::write_summary(Path::new(out), &s).map_err(|e| sys(&format!("summary in {out}"), e))?;
     }
     Ok(())
+}
+
+/// A frame offered to the datapath at `now` (after the link's delay, if any);
+/// a non-IP frame goes straight out of the other side.
+fn arrive(dp: &mut Datapath, socks: &mut [FrameSocket; 2], now: Time, side: usize, slot: u32, len: usize) {
+    if dp.on_frame(now, side, slot, len) == Arrival::Bypass {
+        if !socks[1 - side].send(dp.pool.frame(slot)) {
+            dp.dirs[side].counters.tx_errors += 1;
+        }
+        dp.pool.free(slot);
+    }
 }
 
 /// This thread's CPU time (ns), user and system: what the loop itself spent.

@@ -7,6 +7,7 @@
 //! - [`pool`]: the packet buffers (a packet's `handle` is its slot);
 //! - [`flows`]: the bounded flow table (LRU eviction);
 //! - [`datapath`]: ports, pacers ("the device") and timers, without I/O;
+//! - [`delay`]: the link's propagation delay, a delay line before the ports;
 //! - [`afpacket`]: AF_PACKET sockets with `recvmmsg` and `sendmmsg` batches;
 //! - [`afxdp`]: AF_XDP sockets (copy mode) and their XDP redirect program;
 //! - [`io`]: either kind, as `router.io` chooses;
@@ -21,6 +22,7 @@ pub mod config;
 pub mod control;
 pub mod daemon;
 pub mod datapath;
+pub mod delay;
 pub mod flows;
 pub mod io;
 pub mod parse;

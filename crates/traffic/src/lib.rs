@@ -1,0 +1,23 @@
+//! qoslab-traffic: the testbed's UDP traffic, on real sockets.
+//!
+//! - [`spec`]: what a generator sends (a JSON file the testbed writes: one
+//!   entry per flow, the scenario group's model, sizes and start);
+//! - [`wire`]: the payload header (magic, flow id, sequence number, send
+//!   time on CLOCK_MONOTONIC) and the sink's per-packet record;
+//! - [`gen`]: the generator: the simulator's own sources (CBR, Poisson,
+//!   ON/OFF with exponential or Pareto periods) and a replay of a packet
+//!   list, each flow from its own UDP port, sent on the monotonic clock;
+//! - [`sink`]: the receiver: one socket per port, a record per packet
+//!   (flow, size, sequence, send and receive times) written at the end;
+//! - [`tcp`]: kernel TCP senders (one thread each) and receivers, the
+//!   congestion control and segment size set per socket.
+//!
+//! Every network namespace shares CLOCK_MONOTONIC, so a sink in one
+//! namespace measures one-way delay from a send time stamped in another.
+
+pub mod clock;
+pub mod gen;
+pub mod sink;
+pub mod spec;
+pub mod tcp;
+pub mod wire;

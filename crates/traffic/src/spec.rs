@@ -1,0 +1,248 @@
+//! What a generator sends: a JSON file with the shared start instant and
+//! one entry per flow. The testbed writes it from the scenario's traffic
+//! groups (python/qoslab/testbed); times are ns relative to `t0_ns`, an
+//! instant of CLOCK_MONOTONIC.
+//!
+//! ```json
+//! {"t0_ns": 123456789000, "seed": 1, "flows": [
+//!   {"id": 0, "dst": "10.77.1.2:9000", "src_port": 20000, "dscp": 0, "ecn": false,
+//!    "start_ns": 0, "jitter_ns": 8000000, "stop_ns": 10000000000, "stream": 2305843009213693952,
+//!    "payload": {"base": 958, "exp_mean": 0.0},
+//!    "model": {"cbr": {"period": {"num": 8000000000000, "den": 1000000}}}}]}
+//! ```
+//!
+//! | field | meaning |
+//! |---|---|
+//! | `payload` | UDP payload bytes: `base + round(Exp(exp_mean))`, at least 24 (the header) |
+//! | `model` | `cbr {period}`, `poisson {mean_gap_ns}`, `on_off {period, on_ns, off_ns, dist, shape, packetization}`, `replay {file}`, `tcp {bytes, mss, congestion}` |
+//! | `period` | `num / den` ns between packets (the simulator's exact period) |
+//! | `stream` | the flow's RNG stream (the simulator's `flow_stream(group, index)`), drawn with `seed` |
+//! | `jitter_ns` | the flow starts at `start_ns + U(0, jitter_ns)`, drawn first from its stream |
+//!
+//! A replay file has one `t_s,payload_bytes` line per packet (time since
+//! the flow's start), `#` comments allowed.
+
+use qoslab_scenario::{Packetization, PeriodDist};
+use serde::Deserialize;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GenSpec {
+    pub t0_ns: u64,
+    #[serde(default)]
+    pub seed: u64,
+    pub flows: Vec<FlowSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub id: u32,
+    pub dst: std::net::SocketAddr,
+    pub src_port: u16,
+    #[serde(default)]
+    pub dscp: u8,
+    #[serde(default)]
+    pub ecn: bool,
+    pub start_ns: u64,
+    #[serde(default)]
+    pub jitter_ns: u64,
+    pub stop_ns: u64,
+    #[serde(default)]
+    pub stream: u64,
+    pub payload: Payload,
+    pub model: Model,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Payload {
+    pub base: u32,
+    #[serde(default)]
+    pub exp_mean: f64,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeriodSpec {
+    pub num: u64,
+    pub den: u64,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Model {
+    Cbr {
+        period: PeriodSpec,
+    },
+    Poisson {
+        mean_gap_ns: f64,
+    },
+    OnOff {
+        period: PeriodSpec,
+        on_ns: f64,
+        off_ns: f64,
+        #[serde(default)]
+        dist: PeriodDist,
+        #[serde(default = "default_shape")]
+        shape: f64,
+        #[serde(default)]
+        packetization: Packetization,
+    },
+    Replay {
+        file: std::path::PathBuf,
+    },
+    /// Kernel TCP (see [`crate::tcp`]): greedy until `stop_ns`, or `bytes` of payload.
+    Tcp {
+        #[serde(default)]
+        bytes: Option<u64>,
+        /// The segment payload (TCP_MAXSEG).
+        mss: u32,
+        /// The congestion control (TCP_CONGESTION), e.g. `reno`.
+        #[serde(default = "default_cc")]
+        congestion: String,
+    },
+}
+
+fn default_cc() -> String {
+    "reno".into()
+}
+
+fn default_shape() -> f64 {
+    1.5
+}
+
+/// The largest UDP payload sent (a 1500-byte MTU less IPv4 and UDP headers).
+pub const MAX_PAYLOAD: u32 = 1472;
+
+impl GenSpec {
+    /// Every problem of the spec, each naming its field and what is allowed.
+    pub fn check(&self) -> Vec<String> {
+        let mut bad = Vec::new();
+        let mut ids = std::collections::HashSet::new();
+        for (i, f) in self.flows.iter().enumerate() {
+            let at = |field: &str| format!("flows[{i}].{field}");
+            if !ids.insert(f.id) {
+                bad.push(format!("{}: flow id {} repeated; allowed: distinct ids", at("id"), f.id));
+            }
+            if f.dscp > 63 {
+                bad.push(format!("{}: {}; allowed: 0 to 63", at("dscp"), f.dscp));
+            }
+            let hdr = crate::wire::HEADER as u32;
+            if matches!(f.model, Model::Tcp { .. }) {
+                // A TCP flow's payload is its byte stream; `payload` is not used.
+            } else if f.payload.base < hdr || f.payload.base > MAX_PAYLOAD {
+                bad.push(format!(
+                    "{}: {} B; allowed: {hdr} to {MAX_PAYLOAD} B (the sequence header, one unfragmented frame)",
+                    at("payload.base"),
+                    f.payload.base
+                ));
+            }
+            if !f.payload.exp_mean.is_finite() || f.payload.exp_mean < 0.0 {
+                bad.push(format!("{}: {}; allowed: a finite mean >= 0", at("payload.exp_mean"), f.payload.exp_mean));
+            }
+            if f.stop_ns <= f.start_ns {
+                bad.push(format!("{}: {} ns; allowed: after start_ns", at("stop_ns"), f.stop_ns));
+            }
+            match &f.model {
+                Model::Cbr { period } | Model::OnOff { period, .. } if period.num == 0 || period.den == 0 => bad.push(
+                    format!("{}: {}/{}; allowed: positive num and den", at("model.period"), period.num, period.den),
+                ),
+                Model::Poisson { mean_gap_ns } if !mean_gap_ns.is_finite() || *mean_gap_ns <= 0.0 => {
+                    bad.push(format!("{}: {mean_gap_ns}; allowed: a positive gap", at("model.poisson.mean_gap_ns")))
+                }
+                Model::OnOff { on_ns, off_ns, shape, dist, .. } => {
+                    if on_ns.is_nan() || off_ns.is_nan() || *on_ns <= 0.0 || *off_ns <= 0.0 {
+                        bad.push(format!("{}: on {on_ns}, off {off_ns}; allowed: positive", at("model.on_off")));
+                    }
+                    if *dist == PeriodDist::Pareto && (shape.is_nan() || *shape <= 1.0) {
+                        bad.push(format!("{}: {shape}; allowed: > 1 (finite mean)", at("model.on_off.shape")));
+                    }
+                }
+                Model::Tcp { mss, congestion, .. } => {
+                    if !(88..=1460).contains(mss) {
+                        bad.push(format!("{}: {mss}; allowed: 88 to 1460 bytes", at("model.tcp.mss")));
+                    }
+                    if congestion.is_empty() || congestion.len() > 15 {
+                        bad.push(format!(
+                            "{}: {congestion:?}; allowed: a kernel congestion control name",
+                            at("model.tcp.congestion")
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        bad
+    }
+}
+
+/// A replay file's packets: `(t_ns since the flow's start, payload bytes)`, in time order.
+pub fn read_replay(path: &std::path::Path) -> Result<Vec<(u64, u32)>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut rows = Vec::new();
+    let mut last = 0u64;
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with("t_s") {
+            continue;
+        }
+        let at = format!("{}:{}", path.display(), n + 1);
+        let (t, s) = line.split_once(',').ok_or_else(|| format!("{at}: {line:?}; allowed: t_s,payload_bytes"))?;
+        let t: f64 = t.trim().parse().map_err(|_| format!("{at}: t_s {t:?}; allowed: seconds >= 0"))?;
+        let s: u32 = s.trim().parse().map_err(|_| format!("{at}: payload_bytes {s:?}; allowed: an integer"))?;
+        if !t.is_finite() || t < 0.0 {
+            return Err(format!("{at}: t_s {t}; allowed: seconds >= 0"));
+        }
+        let t_ns = (t * 1e9).round() as u64;
+        if t_ns < last {
+            return Err(format!("{at}: t_s {t} goes back in time; allowed: non-decreasing times"));
+        }
+        if !(crate::wire::HEADER as u32..=MAX_PAYLOAD).contains(&s) {
+            return Err(format!("{at}: payload_bytes {s}; allowed: 24 to {MAX_PAYLOAD}"));
+        }
+        last = t_ns;
+        rows.push((t_ns, s));
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(model: &str, base: u32) -> GenSpec {
+        let j = format!(
+            r#"{{"t0_ns": 1, "flows": [{{"id": 0, "dst": "127.0.0.1:9", "src_port": 0, "start_ns": 0,
+               "stop_ns": 100, "payload": {{"base": {base}}}, "model": {model}}}]}}"#
+        );
+        serde_json::from_str(&j).unwrap()
+    }
+
+    #[test]
+    fn spec_checks_name_the_field_and_what_is_allowed() {
+        assert!(spec(r#"{"cbr": {"period": {"num": 10, "den": 1}}}"#, 100).check().is_empty());
+        let m = spec(r#"{"cbr": {"period": {"num": 0, "den": 1}}}"#, 10).check().join("\n");
+        assert!(m.contains("flows[0].payload.base: 10 B; allowed: 24 to 1472"), "{m}");
+        assert!(m.contains("flows[0].model.period: 0/1; allowed: positive"), "{m}");
+        let m = spec(
+            r#"{"on_off": {"period": {"num": 1, "den": 1}, "on_ns": 5, "off_ns": 5, "dist": "pareto", "shape": 1.0}}"#,
+            100,
+        )
+        .check()
+        .join("\n");
+        assert!(m.contains("model.on_off.shape: 1; allowed: > 1"), "{m}");
+    }
+
+    #[test]
+    fn replay_file_reads_rows_and_refuses_time_going_back() {
+        let dir = std::env::temp_dir().join(format!("qoslab-replay-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("r.csv");
+        std::fs::write(&f, "t_s,payload_bytes\n# comment\n0,100\n0.5,200\n").unwrap();
+        assert_eq!(read_replay(&f).unwrap(), vec![(0, 100), (500_000_000, 200)]);
+        std::fs::write(&f, "0.5,100\n0.1,100\n").unwrap();
+        assert!(read_replay(&f).unwrap_err().contains(":2: t_s 0.1 goes back in time"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

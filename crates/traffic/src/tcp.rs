@@ -1,0 +1,309 @@
+//! Kernel TCP flows: a sender thread per flow and a receiver per listening
+//! port. What the kernel does is the experiment; this module only sets the
+//! socket's congestion control (`TCP_CONGESTION`) and segment payload
+//! (`TCP_MAXSEG`) before connecting, writes the flow id (4 bytes) and then
+//! as much as the socket takes until the flow's stop time (greedy, `ftp`)
+//! or its `bytes` are written (`transfer`), and reads `TCP_INFO` at the end
+//! (data segments sent, retransmissions, bytes acknowledged). At the stop
+//! time a greedy flow is closed with a reset (`SO_LINGER` 0) so that its
+//! unsent buffer is discarded, as the simulator's sender stops sending.
+//! The namespace's other TCP settings (SACK, timestamps, ECN, RACK, the
+//! initial window, delayed ACKs) are set by the testbed with sysctls and
+//! route options, the largest window by the receiver's window clamp
+//! (docs/testbed.md, "TCP").
+//!
+//! The receiver accepts connections, reads the id, counts payload bytes
+//! and their first and last arrival (CLOCK_MONOTONIC).
+
+use crate::clock::{now_ns, sleep_until};
+use crate::gen::{FlowReport, TcpReport};
+use crate::spec::{FlowSpec, Model};
+use qoslab_core::units::Dur;
+use qoslab_sim::traffic::jitter;
+use serde::Serialize;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+fn setsockopt<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, v: &T) -> std::io::Result<()> {
+    // SAFETY: setsockopt reads size_of::<T>() bytes from a live reference.
+    let r = unsafe {
+        libc::setsockopt(fd, level, name, v as *const T as *const libc::c_void, std::mem::size_of::<T>() as u32)
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+fn sockaddr_v4(a: &SocketAddr) -> Option<libc::sockaddr_in> {
+    let SocketAddr::V4(a) = a else { return None };
+    Some(libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: a.port().to_be(),
+        sin_addr: libc::in_addr { s_addr: u32::from(*a.ip()).to_be() },
+        sin_zero: [0; 8],
+    })
+}
+
+/// A connected socket with the flow's congestion control and segment size.
+fn connect(f: &FlowSpec, mss: u32, cc: &str) -> Result<TcpStream, String> {
+    let dst = sockaddr_v4(&f.dst).ok_or_else(|| format!("flow {}: dst {}: allowed: IPv4", f.id, f.dst))?;
+    // SAFETY: a new socket; its fd is owned by the TcpStream below (or closed on error).
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(format!("flow {}: socket: {}", f.id, std::io::Error::last_os_error()));
+    }
+    // SAFETY: fd is a fresh socket we own.
+    let stream = unsafe { TcpStream::from_raw_fd(fd) };
+    let err = |what: &str, e: std::io::Error| format!("flow {}: {what}: {e}", f.id);
+    setsockopt(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, &1i32).map_err(|e| err("SO_REUSEADDR", e))?;
+    let mut name = [0u8; 16];
+    name[..cc.len()].copy_from_slice(cc.as_bytes());
+    // SAFETY: TCP_CONGESTION reads a name of at most 16 bytes.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_ptr() as *const libc::c_void,
+            cc.len() as u32,
+        )
+    };
+    if r != 0 {
+        return Err(err(
+            &format!("congestion control {cc:?} (is its module loaded?)"),
+            std::io::Error::last_os_error(),
+        ));
+    }
+    setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, &(mss as libc::c_int)).map_err(|e| err("TCP_MAXSEG", e))?;
+    let tos: libc::c_int = (f.dscp as libc::c_int) << 2;
+    setsockopt(fd, libc::IPPROTO_IP, libc::IP_TOS, &tos).map_err(|e| err("IP_TOS", e))?;
+    if f.src_port != 0 {
+        let src = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: f.src_port.to_be(),
+            sin_addr: libc::in_addr { s_addr: 0 },
+            sin_zero: [0; 8],
+        };
+        // SAFETY: bind with a sockaddr_in of the given size.
+        let r = unsafe {
+            libc::bind(
+                fd,
+                &src as *const libc::sockaddr_in as *const libc::sockaddr,
+                std::mem::size_of_val(&src) as u32,
+            )
+        };
+        if r != 0 {
+            return Err(err(&format!("bind port {}", f.src_port), std::io::Error::last_os_error()));
+        }
+    }
+    // SAFETY: connect with a sockaddr_in of the given size.
+    let r = unsafe {
+        libc::connect(fd, &dst as *const libc::sockaddr_in as *const libc::sockaddr, std::mem::size_of_val(&dst) as u32)
+    };
+    if r != 0 {
+        return Err(err(&format!("connect {}", f.dst), std::io::Error::last_os_error()));
+    }
+    Ok(stream)
+}
+
+fn tcp_info(fd: RawFd) -> Option<libc::tcp_info> {
+    // SAFETY: an all-zero tcp_info is valid; getsockopt fills at most `len` bytes of it.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: as above.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            &mut info as *mut libc::tcp_info as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    (r == 0).then_some(info)
+}
+
+/// Starts the sender thread of one TCP flow; it returns the flow's report.
+pub fn spawn_sender(
+    f: FlowSpec,
+    t0: u64,
+    seed: u64,
+    stop: &'static AtomicBool,
+) -> JoinHandle<Result<FlowReport, String>> {
+    std::thread::spawn(move || send(&f, t0, seed, stop))
+}
+
+fn send(f: &FlowSpec, t0: u64, seed: u64, stop: &AtomicBool) -> Result<FlowReport, String> {
+    let Model::Tcp { bytes, mss, congestion } = &f.model else { unreachable!("only TCP flows come here") };
+    let mut rng = qoslab_core::rng::stream(seed, f.stream);
+    let start = t0 + f.start_ns + jitter(&mut rng, Dur(f.jitter_ns)).0;
+    let end = t0 + f.stop_ns;
+    sleep_until(start);
+    let mut report = FlowReport { id: f.id, ..FlowReport::default() };
+    if stop.load(Ordering::SeqCst) {
+        return Ok(report);
+    }
+    let mut s = connect(f, *mss, congestion)?;
+    report.first_tx_ns = now_ns();
+    s.write_all(&f.id.to_le_bytes()).map_err(|e| format!("flow {}: {e}", f.id))?;
+    s.set_write_timeout(Some(Duration::from_millis(20))).map_err(|e| format!("flow {}: {e}", f.id))?;
+    let buf = vec![0x5au8; 65536];
+    let mut written: u64 = 0;
+    let goal = bytes.unwrap_or(u64::MAX);
+    while written < goal && now_ns() < end && !stop.load(Ordering::SeqCst) {
+        let n = (goal - written).min(buf.len() as u64) as usize;
+        match s.write(&buf[..n]) {
+            Ok(k) => written += k as u64,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
+            Err(e) => return Err(format!("flow {}: write: {e}", f.id)),
+        }
+    }
+    let fd = s.as_raw_fd();
+    let mut completed = 0;
+    if bytes.is_some() && written >= goal {
+        // A transfer ends when its last byte is acknowledged (or at its stop time).
+        while now_ns() < end && !stop.load(Ordering::SeqCst) {
+            if tcp_info(fd).is_some_and(|i| i.tcpi_bytes_acked >= goal + 5) {
+                completed = now_ns();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    let info = tcp_info(fd);
+    report.last_tx_ns = now_ns();
+    if let Some(i) = info {
+        report.sent_pkts = i.tcpi_data_segs_out as u64;
+        report.sent_bytes = i.tcpi_bytes_acked.saturating_sub(5);
+        report.tcp = Some(TcpReport {
+            data_segs_out: i.tcpi_data_segs_out as u64,
+            total_retrans: i.tcpi_total_retrans as u64,
+            bytes_acked: i.tcpi_bytes_acked.saturating_sub(5),
+            completed_ns: completed,
+            snd_mss: i.tcpi_snd_mss as u64,
+        });
+    }
+    // Stop now: a reset discards what is still buffered (the simulator's sender stops sending).
+    let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+    let _ = setsockopt(fd, libc::SOL_SOCKET, libc::SO_LINGER, &linger);
+    drop(s);
+    Ok(report)
+}
+
+/// What a receiver counted for one flow.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Received {
+    pub id: u32,
+    pub bytes: u64,
+    pub first_ns: u64,
+    pub last_ns: u64,
+}
+
+/// Binds every TCP listening address; with `window_clamp` (bytes) the window the accepted
+/// connections advertise is bounded to it: the scenario's `tcp.max_window`, which the
+/// sender's flight cannot exceed (the simulator's window cap).
+pub fn bind(addrs: &[SocketAddr], window_clamp: Option<u32>) -> Result<Vec<TcpListener>, String> {
+    addrs
+        .iter()
+        .map(|a| {
+            let l = TcpListener::bind(a).map_err(|e| format!("--listen-tcp {a}: cannot bind: {e}"))?;
+            l.set_nonblocking(true).map_err(|e| format!("--listen-tcp {a}: {e}"))?;
+            if let Some(w) = window_clamp {
+                // TCP_WINDOW_CLAMP on the listener is what a connection request starts from
+                // (tcp_openreq_init_rwin) and the accepted socket inherits; a locked receive
+                // buffer of 2 w stops autotuning and leaves room for the window whatever the
+                // kernel estimates a segment's buffer overhead to be. (Measured: during start-up
+                // the flight still passes w; docs/testbed.md, test 3.)
+                setsockopt(l.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, &(2 * w as libc::c_int))
+                    .map_err(|e| format!("--tcp-window-clamp {w}: {e}"))?;
+                setsockopt(l.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, &(w as libc::c_int))
+                    .map_err(|e| format!("--tcp-window-clamp {w}: {e}"))?;
+            }
+            Ok(l)
+        })
+        .collect()
+}
+
+fn receive(mut s: TcpStream, stop: Arc<AtomicBool>) -> Option<Received> {
+    s.set_nonblocking(false).ok()?;
+    s.set_read_timeout(Some(Duration::from_millis(50))).ok()?;
+    let mut id = [0u8; 4];
+    let mut got = 0;
+    while got < 4 {
+        match s.read(&mut id[got..]) {
+            Ok(0) => return None,
+            Ok(k) => got += k,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {
+                if stop.load(Ordering::SeqCst) {
+                    return None;
+                }
+            }
+            Err(_) => return None,
+        }
+    }
+    let mut r = Received { id: u32::from_le_bytes(id), ..Received::default() };
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(k) => {
+                let t = now_ns();
+                if r.bytes == 0 {
+                    r.first_ns = t;
+                }
+                r.bytes += k as u64;
+                r.last_ns = t;
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+            }
+            Err(_) => break, // a reset: the sender stopped
+        }
+    }
+    Some(r)
+}
+
+/// Accepts and reads on every listener until `stop`; returns what each flow delivered.
+pub fn run_receivers(listeners: Vec<TcpListener>, stop: Arc<AtomicBool>) -> Vec<Received> {
+    let out = Arc::new(Mutex::new(Vec::new()));
+    let threads: Vec<_> = listeners
+        .into_iter()
+        .map(|l| {
+            let (stop, out) = (stop.clone(), out.clone());
+            std::thread::spawn(move || {
+                let mut conns = Vec::new();
+                while !stop.load(Ordering::SeqCst) {
+                    match l.accept() {
+                        Ok((s, _)) => {
+                            let (stop, out) = (stop.clone(), out.clone());
+                            conns.push(std::thread::spawn(move || {
+                                if let Some(r) = receive(s, stop) {
+                                    out.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+                                }
+                            }));
+                        }
+                        Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                    }
+                }
+                conns.into_iter().for_each(|c| {
+                    let _ = c.join();
+                });
+            })
+        })
+        .collect();
+    threads.into_iter().for_each(|t| {
+        let _ = t.join();
+    });
+    let mut v = std::mem::take(&mut *out.lock().unwrap_or_else(|p| p.into_inner()));
+    v.sort_by_key(|r| r.id);
+    v
+}

@@ -1,0 +1,82 @@
+//! The payload header and the sink's record.
+//!
+//! ```text
+//! payload: magic "QLT1" (4 B) | flow id u32 | sequence u64 | send time u64 (ns, CLOCK_MONOTONIC) | zeros
+//! record:  flow id u32 | wire size u32 | sequence u64 | send ns u64 | receive ns u64     (32 B, little-endian)
+//! ```
+//!
+//! Wire size is the Ethernet frame without its FCS: UDP payload + 8 + 20
+//! (IPv4) + 14, what the router's pacer counts and what a scenario's
+//! `size + header` means.
+
+/// Bytes of the payload header.
+pub const HEADER: usize = 24;
+/// UDP + IPv4 + Ethernet header bytes around a payload.
+pub const OVERHEAD: u32 = 42;
+pub const MAGIC: [u8; 4] = *b"QLT1";
+/// Bytes of one sink record.
+pub const RECORD: usize = 32;
+
+/// Writes the header into the first [`HEADER`] bytes of `buf`.
+pub fn stamp(buf: &mut [u8], flow: u32, seq: u64, send_ns: u64) {
+    buf[0..4].copy_from_slice(&MAGIC);
+    buf[4..8].copy_from_slice(&flow.to_le_bytes());
+    buf[8..16].copy_from_slice(&seq.to_le_bytes());
+    buf[16..24].copy_from_slice(&send_ns.to_le_bytes());
+}
+
+/// Reads a header: `(flow, seq, send_ns)`, or `None` for a datagram that is not ours.
+pub fn read(buf: &[u8]) -> Option<(u32, u64, u64)> {
+    if buf.len() < HEADER || buf[0..4] != MAGIC {
+        return None;
+    }
+    let u32_at = |i: usize| u32::from_le_bytes(buf[i..i + 4].try_into().expect("4 bytes"));
+    let u64_at = |i: usize| u64::from_le_bytes(buf[i..i + 8].try_into().expect("8 bytes"));
+    Some((u32_at(4), u64_at(8), u64_at(16)))
+}
+
+/// One received packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub flow: u32,
+    pub wire: u32,
+    pub seq: u64,
+    pub send_ns: u64,
+    pub recv_ns: u64,
+}
+
+impl Record {
+    pub fn to_bytes(&self) -> [u8; RECORD] {
+        let mut b = [0u8; RECORD];
+        b[0..4].copy_from_slice(&self.flow.to_le_bytes());
+        b[4..8].copy_from_slice(&self.wire.to_le_bytes());
+        b[8..16].copy_from_slice(&self.seq.to_le_bytes());
+        b[16..24].copy_from_slice(&self.send_ns.to_le_bytes());
+        b[24..32].copy_from_slice(&self.recv_ns.to_le_bytes());
+        b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_round_trips_and_foreign_datagrams_are_refused() {
+        let mut b = [0u8; 64];
+        stamp(&mut b, 7, 123_456_789_012, 987_654_321);
+        assert_eq!(read(&b), Some((7, 123_456_789_012, 987_654_321)));
+        assert_eq!(read(&b[..23]), None);
+        b[0] = b'X';
+        assert_eq!(read(&b), None);
+    }
+
+    #[test]
+    fn record_is_32_little_endian_bytes() {
+        let r = Record { flow: 1, wire: 1000, seq: 2, send_ns: 3, recv_ns: 4 };
+        let b = r.to_bytes();
+        assert_eq!(&b[0..4], &[1, 0, 0, 0]);
+        assert_eq!(&b[4..8], &1000u32.to_le_bytes());
+        assert_eq!(&b[24..32], &4u64.to_le_bytes());
+    }
+}

@@ -1,0 +1,488 @@
+"""What a testbed run measured, as a :class:`qoslab.Result`: the same four
+tables and summary as a simulation (``docs/results.md``), filled with what
+the testbed measures and with NaN or 0 where it measures nothing
+(``docs/testbed.md``, "Results").
+
+- flows: sent (the generator's count), delivered and one-way delay (the
+  sink's records: send and receive times on the shared CLOCK_MONOTONIC),
+  dropped = sent − delivered (a packet not received by the end is lost:
+  the run waits for the queue to drain), percentiles exact (not the
+  simulator's log buckets);
+- queues: the emulated link's two directions, from the router's summary;
+  the hosts' veths have no queue of their own and are not listed;
+- series: the router's stats lines (backlog, probes such as ``red_avg``,
+  cumulative arrivals, departures and drops) and the flows' binned
+  counters and inter-arrival histograms from the records;
+- events: ``flow_start`` and ``flow_end`` of each flow, and the router's
+  admission decisions (``admit``, ``reject``).
+
+Times are seconds since the scenario's time 0 (the generators' shared
+``t0``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .plan import Plan, dur_ns
+from .runner import Collected
+
+DROP_REASONS = (
+    "overlimit",
+    "early_random",
+    "forced",
+    "class_threshold",
+    "pushed_out",
+    "shaper_buffer",
+    "unclassified",
+    "policed",
+    "terminated",
+)
+MARK_REASONS = ("ecn_early", "pcn_threshold", "pcn_excess")
+NAN = float("nan")
+
+
+def _jitter_rfc3550(transit_ns: Any) -> float:
+    j = 0.0
+    for d in abs(transit_ns[1:] - transit_ns[:-1]):
+        j += (float(d) - j) / 16.0
+    return j / 1e9
+
+
+def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    import numpy as np
+
+    cols: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "flow_id",
+            "name",
+            "group",
+            "class",
+            "src",
+            "dst",
+            "proto",
+            "start_s",
+            "end_s",
+            "first_tx_s",
+            "last_rx_s",
+            "admitted",
+            "refused",
+            "terminated",
+            "sent_pkts",
+            "sent_bytes",
+            "delivered_pkts",
+            "delivered_bytes",
+            "dropped_pkts",
+            "dropped_bytes",
+            "in_flight_pkts",
+            "throughput_bps",
+            "delay_mean_s",
+            "delay_p50_s",
+            "delay_p99_s",
+            "delay_max_s",
+            "delay_var_s2",
+            "jitter_rfc3550_s",
+            "goodput_bps",
+            "goodput_bytes",
+            "retransmits",
+            "timeouts",
+            "fast_retransmits",
+            "completion_s",
+            "reverse_sent_pkts",
+            "reverse_sent_bytes",
+            "reverse_delivered_pkts",
+            "reverse_dropped_pkts",
+            "reverse_in_flight_pkts",
+            "ce_marked_pkts",
+            "ecn_reductions",
+            "limited_transmits",
+        )
+    }
+    per_flow = []
+    order = np.argsort(recs["flow"], kind="stable")
+    by_flow = np.split(recs[order], np.flatnonzero(np.diff(recs["flow"][order])) + 1) if len(recs) else []
+    found = {int(r["flow"][0]): r for r in by_flow if len(r)}
+    for f in plan.flows:
+        g = c.gen.get(f.id, {})
+        if f.tcp is not None:
+            row = _tcp_row(f, g, c)
+            for k, v in row.items():
+                cols[k].append(v)
+            per_flow.append({"plan": f, "records": recs[:0], "row": row})
+            continue
+        r = found.get(f.id, recs[:0])
+        # Duplicates (never expected on veth) are counted once.
+        _, first = np.unique(r["seq"], return_index=True)
+        r = r[np.sort(first)]
+        sent = int(g.get("sent_pkts", 0))
+        sent_bytes = int(g.get("sent_bytes", 0))
+        dlv, dlv_bytes = len(r), int(r["wire"].sum()) if len(r) else 0
+        start_s = (int(g["first_tx_ns"]) - c.t0_ns) / 1e9 if sent else NAN
+        end_s = f.spec["stop_ns"] / 1e9
+        delay = (r["recv_ns"].astype(np.int64) - r["send_ns"].astype(np.int64)) / 1e9
+        row = {
+            "flow_id": f.id,
+            "name": f.name,
+            "group": f.group,
+            "class": 0,
+            "src": f.src,
+            "dst": f.dst,
+            "proto": "udp",
+            "start_s": start_s,
+            "end_s": end_s,
+            "first_tx_s": start_s,
+            "last_rx_s": (int(r["recv_ns"][-1]) - c.t0_ns) / 1e9 if dlv else NAN,
+            "admitted": True,
+            "refused": False,
+            "terminated": False,
+            "sent_pkts": sent,
+            "sent_bytes": sent_bytes,
+            "delivered_pkts": dlv,
+            "delivered_bytes": dlv_bytes,
+            "dropped_pkts": max(0, sent - dlv),
+            "dropped_bytes": max(0, sent_bytes - dlv_bytes),
+            "in_flight_pkts": 0,
+            "throughput_bps": dlv_bytes * 8 / (end_s - start_s) if sent and end_s > start_s else NAN,
+            "delay_mean_s": float(delay.mean()) if dlv else NAN,
+            "delay_p50_s": float(np.percentile(delay, 50)) if dlv else NAN,
+            "delay_p99_s": float(np.percentile(delay, 99)) if dlv else NAN,
+            "delay_max_s": float(delay.max()) if dlv else NAN,
+            "delay_var_s2": float(delay.var()) if dlv else NAN,
+            "jitter_rfc3550_s": _jitter_rfc3550(r["recv_ns"].astype(np.int64) - r["send_ns"].astype(np.int64))
+            if dlv > 1
+            else (0.0 if dlv else NAN),
+            "goodput_bps": NAN,
+            "goodput_bytes": 0,
+            "retransmits": 0,
+            "timeouts": 0,
+            "fast_retransmits": 0,
+            "completion_s": NAN,
+            "reverse_sent_pkts": 0,
+            "reverse_sent_bytes": 0,
+            "reverse_delivered_pkts": 0,
+            "reverse_dropped_pkts": 0,
+            "reverse_in_flight_pkts": 0,
+            "ce_marked_pkts": 0,
+            "ecn_reductions": 0,
+            "limited_transmits": 0,
+        }
+        for k, v in row.items():
+            cols[k].append(v)
+        per_flow.append({"plan": f, "records": r, "row": row})
+    types = {"flow_id": "u8", "class": "i8", "admitted": "b", "refused": "b", "terminated": "b"}
+    out: dict[str, Any] = {}
+    for k, v in cols.items():
+        if k in ("name", "group", "src", "dst", "proto"):
+            out[k] = [str(x) for x in v]
+        elif k in types:
+            out[k] = np.array(v, dtype={"u8": np.uint64, "i8": np.int64, "b": np.bool_}[types[k]])
+        elif isinstance(v[0] if v else 0.0, float) or k.endswith(("_s", "_bps", "_s2")):
+            out[k] = np.array(v, dtype=np.float64)
+        else:
+            out[k] = np.array(v, dtype=np.uint64)
+    return out, per_flow
+
+
+def _tcp_row(f: Any, g: dict[str, Any], c: Collected) -> dict[str, Any]:
+    """A kernel TCP flow's row: counts from TCP_INFO at the sender and the receiver's byte count.
+    Segments delivered are estimated as received bytes / MSS, each on the wire as MSS + 54 bytes
+    (TCP/IPv4 without options, Ethernet); drops as the sender's retransmissions."""
+    from .plan import TCP_OVERHEAD
+
+    mss = int(f.tcp["mss"])
+    info = g.get("tcp") or {}
+    rcv = c.tcp_received.get(f.id, {})
+    segs, retrans = int(info.get("data_segs_out", 0)), int(info.get("total_retrans", 0))
+    got = int(rcv.get("bytes", 0))
+    dlv = -(-got // mss)
+    start_s = (int(g["first_tx_ns"]) - c.t0_ns) / 1e9 if g.get("first_tx_ns") else NAN
+    end_s = f.spec["stop_ns"] / 1e9
+    done = int(info.get("completed_ns", 0))
+    if done:
+        end_s = (done - c.t0_ns) / 1e9
+    span = end_s - start_s if end_s > start_s else NAN
+    return {
+        "flow_id": f.id,
+        "name": f.name,
+        "group": f.group,
+        "class": 0,
+        "src": f.src,
+        "dst": f.dst,
+        "proto": "tcp",
+        "start_s": start_s,
+        "end_s": end_s,
+        "first_tx_s": start_s,
+        "last_rx_s": (int(rcv["last_ns"]) - c.t0_ns) / 1e9 if got else NAN,
+        "admitted": True,
+        "refused": False,
+        "terminated": False,
+        "sent_pkts": segs,
+        "sent_bytes": segs * (mss + TCP_OVERHEAD),
+        "delivered_pkts": dlv,
+        "delivered_bytes": dlv * (mss + TCP_OVERHEAD),
+        "dropped_pkts": retrans,
+        "dropped_bytes": retrans * (mss + TCP_OVERHEAD),
+        "in_flight_pkts": 0,
+        "throughput_bps": dlv * (mss + TCP_OVERHEAD) * 8 / span,
+        "delay_mean_s": NAN,
+        "delay_p50_s": NAN,
+        "delay_p99_s": NAN,
+        "delay_max_s": NAN,
+        "delay_var_s2": NAN,
+        "jitter_rfc3550_s": NAN,
+        "goodput_bps": got * 8 / span,
+        "goodput_bytes": got,
+        "retransmits": retrans,
+        "timeouts": 0,
+        "fast_retransmits": 0,
+        "completion_s": (done - c.t0_ns) / 1e9 - start_s if done else NAN,
+        "reverse_sent_pkts": 0,
+        "reverse_sent_bytes": 0,
+        "reverse_delivered_pkts": 0,
+        "reverse_dropped_pkts": 0,
+        "reverse_in_flight_pkts": 0,
+        "ce_marked_pkts": 0,
+        "ecn_reductions": 0,
+        "limited_transmits": 0,
+    }
+
+
+def _queues(plan: Plan, c: Collected, duration_s: float) -> dict[str, Any]:
+    import numpy as np
+
+    names = {"a->b": plan.direction, "b->a": plan.reverse}
+    link = f"{plan.link.a}<->{plan.link.b}"
+    rows = []
+    for i, q in enumerate(c.router.get("queues", [])):
+        row = {"queue_id": i, "name": names.get(q["name"], q["name"]), "link": link, "kind": q["kind"], "parent": ""}
+        for k in ("arrivals", "arrival_bytes", "departures", "departure_bytes", "drops"):
+            row[k] = int(q.get(k) or 0)
+        row["drop_bytes"] = max(0, row["arrival_bytes"] - row["departure_bytes"]) if row["drops"] else 0
+        for r in DROP_REASONS:
+            row[f"drops_{r}"] = int(q.get(f"drops_{r}") or 0)
+        for r in MARK_REASONS:
+            row[f"marks_{r}"] = int(q.get(f"marks_{r}") or 0)
+        for k in ("backlog_mean_pkts", "backlog_mean_bytes"):
+            row[k] = float(q[k]) if q.get(k) is not None else NAN
+        for k in ("backlog_max_pkts", "backlog_max_bytes", "backlog_end_pkts"):
+            row[k] = int(q.get(k) or 0)
+        for k in ("sojourn_mean_s", "sojourn_max_s"):
+            row[k] = float(q[k]) if q.get(k) is not None else NAN
+        row["link_rate_bps"] = int(q.get("link_rate_bps") or plan.link.rate)
+        row["utilization"] = row["departure_bytes"] * 8 / (row["link_rate_bps"] * duration_s) if duration_s else NAN
+        rows.append(row)
+    cols: dict[str, Any] = {}
+    for k in rows[0] if rows else []:
+        v = [r[k] for r in rows]
+        if k in ("name", "link", "kind", "parent"):
+            cols[k] = [str(x) for x in v]
+        elif isinstance(v[0], float):
+            cols[k] = np.array(v, dtype=np.float64)
+        else:
+            cols[k] = np.array(v, dtype=np.uint64)
+    return cols
+
+
+def _series(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[str, Any]:
+    import numpy as np
+
+    t_s: list[float] = []
+    kind: list[str] = []
+    ent: list[str] = []
+    metric: list[str] = []
+    value: list[float] = []
+
+    def add(t: float, k: str, e: str, m: str, v: float) -> None:
+        t_s.append(t)
+        kind.append(k)
+        ent.append(e)
+        metric.append(m)
+        value.append(float(v))
+
+    names = {"a->b": plan.direction, "b->a": plan.reverse}
+    shift = (c.router_start_ns - c.t0_ns) / 1e9
+    # The emulated link's forward queue, and the reverse one if anything crossed it.
+    dirs = ["a->b"] + (
+        ["b->a"] if any(int(d.get("rx_pkts", 0)) for s in c.stats[-1:] for d in s["dirs"] if d["dir"] == "b->a") else []
+    )
+    final = {d["dir"]: d for d in (c.stats[-1]["dirs"] if c.stats else [])}
+    for d in dirs:
+        nonzero = [r for r in DROP_REASONS if int(final.get(d, {}).get("drops", {}).get(r, 0))]
+        for s in c.stats:
+            t = s["t_s"] + shift
+            if t < 0:
+                continue
+            row = next(x for x in s["dirs"] if x["dir"] == d)
+            q = names[d]
+            add(t, "queue", q, "backlog_pkts", row["backlog_pkts"])
+            add(t, "queue", q, "backlog_bytes", row["backlog_bytes"])
+            for name, v in sorted(row.get("probes", {}).items()):
+                add(t, "queue", q, name, v)
+            add(t, "queue", q, "arrivals", row["rx_pkts"])
+            add(t, "queue", q, "departures", row["tx_pkts"])
+            for r in nonzero:
+                add(t, "queue", q, f"drops_{r}", row["drops"].get(r, 0))
+    metrics = plan.echo.get("metrics") or {}
+    bin_ns = dur_ns(metrics.get("bin") or "1s")
+    ia_bin = dur_ns(metrics["interarrival_bin"]) if metrics.get("interarrival_bin") else 0
+    ia_max = dur_ns(metrics["interarrival_max"]) if metrics.get("interarrival_max") else 0
+    for pf in per_flow:
+        f, r = pf["plan"], pf["records"]
+        name = f.name
+        recv = r["recv_ns"].astype(np.int64) - c.t0_ns
+        send = r["send_ns"].astype(np.int64) - c.t0_ns
+        nbins = max(1, math.ceil(plan.duration_ns / bin_ns))
+        sent = int(pf["row"]["sent_pkts"])
+        dl = np.bincount(np.clip(recv // bin_ns, 0, nbins - 1), minlength=nbins) if len(r) else np.zeros(nbins, int)
+        dlb = (
+            np.bincount(np.clip(recv // bin_ns, 0, nbins - 1), weights=r["wire"], minlength=nbins)
+            if len(r)
+            else np.zeros(nbins)
+        )
+        # Sent per bin is known only for received packets (their send times) plus the losses, spread by sequence.
+        sb = np.bincount(np.clip(send // bin_ns, 0, nbins - 1), minlength=nbins) if len(r) else np.zeros(nbins, int)
+        for b in range(nbins):
+            if dl[b] or sb[b]:
+                add(b * bin_ns / 1e9, "flow", name, "delivered_pkts", dl[b])
+                add(b * bin_ns / 1e9, "flow", name, "delivered_bytes", dlb[b])
+        if sent == 0:
+            continue
+        if ia_bin and len(r) > 1:
+            gaps = np.diff(r["recv_ns"].astype(np.int64))
+            k = np.minimum(gaps // ia_bin, ia_max // ia_bin)
+            counts = np.bincount(k)
+            for i in np.flatnonzero(counts):
+                add(i * ia_bin / 1e9, "flow", name, "interarrival_count", counts[i])
+    return {
+        "t_s": np.array(t_s, dtype=np.float64),
+        "entity_kind": kind,
+        "entity_id": ent,
+        "metric": metric,
+        "value": np.array(value, dtype=np.float64),
+    }
+
+
+def _events(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[str, Any]:
+    """Flow starts and ends, and the router's admission decisions (its latest 256 mechanism
+    events: ``admit``, ``reject``). The router knows a flow by its 5-tuple, not by name, so a
+    decision's ``flow_id`` is -1 and its ``detail`` the router's flow number."""
+    import numpy as np
+
+    rows: list[tuple[float, str, int, str, str, float, float, str]] = []
+    for pf in per_flow:
+        row, f = pf["row"], pf["plan"]
+        if row["sent_pkts"]:
+            rows.append((row["start_s"], "flow_start", f.id, f.name, "", NAN, NAN, f"{f.src}->{f.dst}"))
+            rows.append((row["end_s"], "flow_end", f.id, f.name, "", NAN, NAN, "stop"))
+    shift = (c.router_start_ns - c.t0_ns) / 1e9
+    for e in c.router.get("mechanism_events", []):
+        if e.get("kind") in ("admit", "reject"):
+            est, thr = e.get("estimate"), e.get("threshold")
+            rows.append(
+                (
+                    float(e["t_s"]) + shift,
+                    e["kind"],
+                    -1,
+                    plan.direction,
+                    str(e.get("rule") or ""),
+                    NAN if est is None else float(est),
+                    NAN if thr is None else float(thr),
+                    f"router flow {e.get('flow')}",
+                )
+            )
+    rows.sort(key=lambda x: (x[0], x[2], x[1] != "flow_start"))
+    return {
+        "t_s": np.array([r[0] for r in rows], dtype=np.float64),
+        "kind": [r[1] for r in rows],
+        "flow_id": np.array([r[2] for r in rows], dtype=np.int64),
+        "entity": [r[3] for r in rows],
+        "rule": [r[4] for r in rows],
+        "estimate": np.array([r[5] for r in rows], dtype=np.float64),
+        "threshold": np.array([r[6] for r in rows], dtype=np.float64),
+        "detail": [r[7] for r in rows],
+    }
+
+
+def _totals(rows: list[dict[str, Any]], duration_s: float) -> dict[str, Any]:
+    t: dict[str, Any] = {"flows": len(rows)}
+    for k in ("sent_pkts", "sent_bytes", "delivered_pkts", "delivered_bytes", "dropped_pkts", "dropped_bytes"):
+        t[k] = int(sum(r[k] for r in rows))
+    t["throughput_bps"] = t["delivered_bytes"] * 8 / duration_s
+    xs = [r["throughput_bps"] for r in rows if not math.isnan(r["throughput_bps"])]
+    t["fairness_jain"] = (sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))) if xs and any(xs) else None
+    return dict(sorted(t.items()))
+
+
+def build(plan: Plan, c: Collected, *, seed: int, version: str) -> Any:
+    """The :class:`qoslab.Result` of a testbed run."""
+    from ..result import Result
+
+    duration_s = plan.duration_ns / 1e9
+    flows, per_flow = _flows(plan, c, c.records)
+    queues = _queues(plan, c, duration_s)
+    rows = [pf["row"] for pf in per_flow]
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(r["group"], []).append(r)
+    fwd: dict[str, Any] = next((q for q in c.router.get("queues", []) if q["name"] == "a->b"), {})
+    summary = {
+        "bottleneck": {
+            "arrivals": int(fwd.get("arrivals") or 0),
+            "drops": {r: int(fwd.get(f"drops_{r}") or 0) for r in sorted(DROP_REASONS)},
+            "name": plan.direction,
+            "utilization": int(fwd.get("departure_bytes") or 0) * 8 / (plan.link.rate * duration_s),
+        },
+        "classes": {"0": _totals(rows, duration_s)},
+        "events": len(c.records),
+        "flows": {"admitted": len(rows), "count": len(rows), "refused": 0},
+        "groups": {g: _totals(rs, duration_s) for g, rs in sorted(groups.items())},
+        "loop_wall_s": c.wall_s,
+        "packets": {
+            "delivered": int(sum(r["delivered_pkts"] for r in rows)),
+            "dropped": int(sum(r["dropped_pkts"] for r in rows)),
+            "sent": int(sum(r["sent_pkts"] for r in rows)),
+        },
+        "qoslab_version": version,
+        "queues": {
+            q["name"]: {
+                "arrivals": int(q.get("arrivals") or 0),
+                "backlog_mean_pkts": q.get("backlog_mean_pkts"),
+                "drops": int(q.get("drops") or 0),
+                "marks": 0,
+            }
+            for q in (
+                {**q, "name": {"a->b": plan.direction, "b->a": plan.reverse}[q["name"]]}
+                for q in c.router.get("queues", [])
+            )
+            if int(q.get("arrivals") or 0)
+        },
+        "scenario": plan.echo,
+        "seed": seed,
+        "sim_time_s": duration_s,
+        "testbed": {
+            "driver": "qoslab testbed",
+            "prefix": c.prefix,
+            "emulated_link": plan.direction,
+            "router_delay_s": plan.router_delay_ns / 1e9,
+            "hosts": {h: plan.side[h] for h in plan.hosts},
+            "generator_late_mean_s": c.gen_late_mean_ns / 1e9,
+            "generator_late_max_s": c.gen_late_max_ns / 1e9,
+            "router": c.router.get("router", {}),
+            "not_measured": [
+                "queues other than the emulated link's",
+                "link utilization series",
+                "flow sent_pkts/dropped_pkts series",
+                "delay_s traces",
+                "TCP columns",
+            ],
+        },
+    }
+    tables = {
+        "flows": flows,
+        "queues": queues,
+        "series": _series(plan, c, per_flow),
+        "events": _events(plan, c, per_flow),
+    }
+    return Result(summary, tables)

@@ -1,0 +1,286 @@
+"""Runs a plan on real packets: the namespaces, a ``qoslab-router`` on the
+emulated link, a ``qoslab-traffic sink`` in each destination host and a
+``qoslab-traffic gen`` in each source host, all started against one
+instant of CLOCK_MONOTONIC (``t0``); then collects what they wrote.
+
+Teardown runs on every way out (``try``/``finally``): a normal end, an
+error, Ctrl-C (``KeyboardInterrupt``) and SIGTERM (the command line turns
+it into an exception too). Processes are stopped by their own pid, then
+the namespaces are deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .net import Testbed, new_prefix
+from .plan import Plan
+
+#: Seconds between starting the processes and the scenario's time 0.
+LEAD_S = 1.0
+
+
+class TestbedError(RuntimeError):
+    """The testbed could not run: a missing binary, a process that failed (its stderr)."""
+
+
+def binary(name: str) -> Path:
+    """A qoslab binary: ``$QOSLAB_BIN_DIR``, the workspace's ``target/release`` (or
+    ``$CARGO_TARGET_DIR/release``), then ``PATH``."""
+    here = Path(__file__).resolve().parents[3]
+    dirs = [
+        os.environ.get("QOSLAB_BIN_DIR"),
+        os.environ.get("CARGO_TARGET_DIR") and str(Path(os.environ["CARGO_TARGET_DIR"]) / "release"),
+        str(here / "target" / "release"),
+    ]
+    for d in dirs:
+        if d and (Path(d) / name).is_file():
+            return Path(d) / name
+    found = shutil.which(name)
+    if found:
+        return Path(found)
+    raise TestbedError(
+        f"the {name} binary was not found (QOSLAB_BIN_DIR, target/release, PATH); build it: "
+        "cargo build --release -p qoslab-router -p qoslab-traffic"
+    )
+
+
+@dataclass
+class Collected:
+    """What the processes wrote."""
+
+    t0_ns: int
+    router_start_ns: int
+    gen: dict[int, dict[str, Any]] = field(default_factory=dict)  # flow id -> its report
+    gen_late_max_ns: int = 0
+    gen_late_mean_ns: float = 0.0
+    records: Any = None  # numpy structured array of every received packet
+    router: dict[str, Any] = field(default_factory=dict)
+    stats: list[dict[str, Any]] = field(default_factory=list)
+    wall_s: float = 0.0
+    prefix: str = ""
+    tcp_received: dict[int, dict[str, Any]] = field(default_factory=dict)  # flow id -> bytes, first_ns, last_ns
+
+
+RECORD_DTYPE = [("flow", "<u4"), ("wire", "<u4"), ("seq", "<u8"), ("send_ns", "<u8"), ("recv_ns", "<u8")]
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items() if x is not None) + " }"
+    raise TypeError(f"cannot write {v!r} as TOML")
+
+
+def router_config(plan: Plan, tb: Testbed, work: Path, seed: int, base_dir: Path) -> str:
+    """The router's configuration: ``[router]`` and the emulated link as ``[link]``, its delay
+    the link's plus the hosts' path delays (``docs/testbed.md``)."""
+    a, b = tb.router_ifs
+    interval = plan.echo.get("metrics", {}).get("series_interval") or "100ms"
+    lines = [
+        "[router]",
+        f"a = {json.dumps(a)}",
+        f"b = {json.dumps(b)}",
+        f"seed = {seed}",
+        f"stats = {json.dumps(str(work / 'router-stats.jsonl'))}",
+        f"out = {json.dumps(str(work / 'router'))}",
+        f"control_socket = {json.dumps(str(work / 'router.sock'))}",
+        f"stats_interval = {json.dumps(interval)}",
+        'class_tag = "zero"',
+        "pool = 65536",
+        'drain_timeout = "5s"',
+        "",
+        "[link]",
+    ]
+    spec = dict(plan.link.spec)
+    spec.pop("a", None)
+    spec.pop("b", None)
+    spec["delay"] = f"{plan.router_delay_ns}ns"
+    if spec.get("queue") is None:
+        spec["queue"] = plan.echo["topology"].get("default_queue")
+    if spec.get("reverse_queue") is None:
+        spec["reverse_queue"] = plan.echo["topology"].get("default_queue")
+    mace = spec.pop("mace", None)
+    for k, v in spec.items():
+        if v is None or (isinstance(v, list) and not v):
+            continue
+        lines.append(f"{k} = {_toml_value(v)}")
+    if mace is not None:
+        mace = dict(mace)
+        if isinstance(mace.get("descriptors"), str):
+            mace["descriptors"] = str((base_dir / mace["descriptors"]).resolve())
+        ports = mace.pop("ports", None) or []
+        lines += ["", "[link.mace]"] + [f"{k} = {_toml_value(v)}" for k, v in mace.items() if v is not None]
+        for p in ports:
+            lines += ["", "[[link.mace.ports]]"] + [f"{k} = {_toml_value(v)}" for k, v in p.items() if v is not None]
+    return "\n".join(lines) + "\n"
+
+
+def _wait_for(path: Path, proc: subprocess.Popen[bytes], what: str, timeout: float = 10.0) -> None:
+    end = time.monotonic() + timeout
+    while not path.exists():
+        if proc.poll() is not None:
+            raise TestbedError(f"{what} exited with status {proc.returncode}: {_stderr(proc)}")
+        if time.monotonic() > end:
+            raise TestbedError(f"{what} did not start within {timeout:g} s")
+        time.sleep(0.02)
+
+
+def _stderr(proc: subprocess.Popen[bytes]) -> str:
+    try:
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    except (OSError, ValueError):
+        err = ""
+    return err.strip() or "(no message)"
+
+
+def _stop(proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """SIGTERM to one of our processes by its pid; SIGKILL if it has not ended in ``timeout``."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) -> Collected:
+    """Builds the testbed, runs the scenario's traffic through it, tears it down; returns what
+    was measured. ``keep``: a folder to copy the processes' raw files into (for debugging)."""
+    import numpy as np
+
+    router_bin, traffic_bin = binary("qoslab-router"), binary("qoslab-traffic")
+    tb = Testbed(prefix=new_prefix(), hosts=plan.hosts, side=plan.side)
+    work = Path(tempfile.mkdtemp(prefix=f"qoslab-{tb.prefix}-"))
+    procs: list[subprocess.Popen[bytes]] = []
+    wall0 = time.monotonic()
+    try:
+        tb.build()
+        # Kernel TCP set as the scenario's, in every namespace that ends a TCP flow.
+        for f in plan.flows:
+            if f.tcp is not None:
+                tb.tcp_settings(f.src, f.tcp)
+                tb.tcp_settings(f.dst, f.tcp)
+        cfg = work / "router.toml"
+        cfg.write_text(router_config(plan, tb, work, seed, base_dir))
+        router_start_ns = time.monotonic_ns()
+        router = subprocess.Popen(
+            tb.exec_args(tb.router_ns, [str(router_bin), "run", str(cfg)]),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        procs.append(router)
+        _wait_for(work / "router.sock", router, "qoslab-router")
+        # Sinks: one per destination host, a socket per destination port.
+        sinks: dict[str, subprocess.Popen[bytes]] = {}
+        for dst in sorted({f.dst for f in plan.flows}, key=plan.hosts.index):
+            ports = sorted({f.dst_port for f in plan.flows if f.dst == dst and f.tcp is None})
+            tcp_ports = sorted({f.dst_port for f in plan.flows if f.dst == dst and f.tcp is not None})
+            args = [str(traffic_bin), "sink", "--out", str(work / f"sink-{dst}.bin")]
+            for p in ports:
+                args += ["--listen", f"{tb.ip(dst)}:{p}"]
+            for p in tcp_ports:
+                args += ["--listen-tcp", f"{tb.ip(dst)}:{p}"]
+            clamps = [f.tcp["max_window"] * f.tcp["mss"] for f in plan.flows if f.dst == dst and f.tcp is not None]
+            if clamps:
+                # The scenario's largest window, as the receiver's window (TCP_WINDOW_CLAMP).
+                args += ["--tcp-window-clamp", str(max(clamps))]
+            s = subprocess.Popen(tb.exec_args(tb.host_ns(dst), args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            procs.append(s)
+            sinks[dst] = s
+        for dst, s in sinks.items():
+            line = s.stdout.readline().decode().strip() if s.stdout else ""
+            if line != "ready":
+                s.wait(5)
+                raise TestbedError(f"the sink in {dst} did not start: {_stderr(s)}")
+        t0 = time.monotonic_ns() + int(LEAD_S * 1e9)
+        gens: dict[str, subprocess.Popen[bytes]] = {}
+        for src in sorted({f.src for f in plan.flows}, key=plan.hosts.index):
+            flows = [dict(f.spec, dst=f"{tb.ip(f.dst)}:{f.dst_port}") for f in plan.flows if f.src == src]
+            spec = work / f"gen-{src}.json"
+            spec.write_text(json.dumps({"t0_ns": t0, "seed": seed, "flows": flows}))
+            args = [str(traffic_bin), "gen", str(spec), "--report", str(work / f"gen-{src}.report.json")]
+            g = subprocess.Popen(tb.exec_args(tb.host_ns(src), args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            procs.append(g)
+            gens[src] = g
+        deadline = time.monotonic() + LEAD_S + plan.duration_ns / 1e9 + 30
+        for src, g in gens.items():
+            try:
+                g.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                raise TestbedError(f"the generator in {src} did not finish in time") from None
+            if g.returncode != 0:
+                raise TestbedError(f"the generator in {src} exited with status {g.returncode}: {_stderr(g)}")
+        # Let the last packets cross: the router's delay plus what its queue may hold (a few seconds at most).
+        time.sleep(min(5.0, 0.5 + plan.router_delay_ns / 1e9 + _drain_s(plan)))
+        for s in sinks.values():
+            _stop(s, 10)
+        _stop(router, 15)
+        if router.returncode not in (0, None):
+            raise TestbedError(f"qoslab-router exited with status {router.returncode}: {_stderr(router)}")
+        for src, s in sinks.items():
+            if s.returncode != 0:
+                raise TestbedError(f"the sink in {src} exited with status {s.returncode}: {_stderr(s)}")
+        out = Collected(t0_ns=t0, router_start_ns=router_start_ns, prefix=tb.prefix)
+        for src in gens:
+            rep = json.loads((work / f"gen-{src}.report.json").read_text())
+            for f in rep["flows"]:
+                out.gen[int(f["id"])] = f
+            out.gen_late_max_ns = max(out.gen_late_max_ns, int(rep["late_max_ns"]))
+            out.gen_late_mean_ns = max(out.gen_late_mean_ns, float(rep["late_mean_ns"]))
+        for d in sinks:
+            tcp_file = work / f"sink-{d}.tcp.json"
+            if tcp_file.exists():
+                for r in json.loads(tcp_file.read_text()):
+                    out.tcp_received[int(r["id"])] = r
+        parts = [np.fromfile(work / f"sink-{d}.bin", dtype=RECORD_DTYPE) for d in sinks]
+        recs = np.concatenate(parts) if parts else np.zeros(0, dtype=RECORD_DTYPE)
+        out.records = recs[np.lexsort((recs["seq"], recs["flow"], recs["recv_ns"]))]
+        out.router = json.loads((work / "router" / "summary.json").read_text())
+        out.stats = [json.loads(line) for line in (work / "router-stats.jsonl").read_text().splitlines() if line]
+        out.wall_s = time.monotonic() - wall0
+        return out
+    finally:
+        for proc in procs:
+            _stop(proc, 5)
+        tb.teardown()
+        if keep is not None:
+            shutil.copytree(work, keep, dirs_exist_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _drain_s(plan: Plan) -> float:
+    """How long the emulated link's queue may take to empty: its limit (packets, or bytes) at the link's rate."""
+    from .plan import size_bytes
+
+    q = plan.link.spec.get("queue") or plan.echo["topology"].get("default_queue") or {}
+    lim = q.get("limit") or q.get("buffer") or "1000pkts"
+    lims = lim if isinstance(lim, list) else [lim]
+    worst = 0.0
+    for x in lims:
+        s = str(x)
+        n = (
+            float(s.removesuffix("pkts").removesuffix("pkt").removesuffix("packets")) * 1514
+            if "p" in s
+            else float(size_bytes(s))
+        )
+        worst = max(worst, n * 8 / plan.link.rate)
+    return worst

@@ -38,6 +38,8 @@ pub enum RoundingSpec {
     Up,
     /// Terminate only while the excess is not exceeded.
     Down,
+    /// Terminate the whole number of flows nearest to the excess.
+    Nearest,
 }
 
 fn cle_weight_default() -> Option<f64> {

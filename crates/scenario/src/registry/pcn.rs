@@ -38,6 +38,7 @@ pub fn edge_config(spec: &PcnSpec) -> Result<PcnEdgeConfig, PcnError> {
             rounding: match spec.rounding {
                 RoundingSpec::Up => Rounding::Up,
                 RoundingSpec::Down => Rounding::Down,
+                RoundingSpec::Nearest => Rounding::Nearest,
             },
             max_flows_per_round: spec.max_flows_per_round,
         },

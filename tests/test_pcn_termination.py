@@ -163,17 +163,14 @@ def test_rounding_and_termination_start_keys_change_the_cut_and_unknown_values_n
     ctx = _ctx(tmp_path, [1])
 
     def cut(**pcn_keys: str) -> float:
-        sc = term.scenario(
-            ctx, model="CBR", ingresses=60, flows=178, randomize=0.01, link_bps=15_552_000, pcn=pcn_keys
-        )
-        return term.termination_metrics(qoslab.run(sc, seed=1).flows, mean_bps=64e3, termination_bps=7.776e6)[
-            "actual"
-        ]
+        sc = term.scenario(ctx, model="CBR", ingresses=60, flows=178, randomize=0.01, link_bps=15_552_000, pcn=pcn_keys)
+        return term.termination_metrics(qoslab.run(sc, seed=1).flows, mean_bps=64e3, termination_bps=7.776e6)["actual"]
 
     up, nearest, down, grid = cut(), cut(rounding="nearest"), cut(rounding="down"), cut(termination_start="grid")
     assert down < nearest < up, (down, nearest, up)
     assert grid != up
-    for key, value, allowed in (("rounding", "sideways", "up, down, nearest"), ("termination_start", "x", "mark, grid")):
+    bad = (("rounding", "sideways", "up, down, nearest"), ("termination_start", "x", "mark, grid"))
+    for key, value, allowed in bad:
         with pytest.raises(ConfigError) as e:
             term.scenario(ctx, model="CBR", ingresses=2, flows=[118, 58], link_bps=15_552_000, pcn={key: value})
         assert any(d["path"] == f"pcn.{key}" and allowed in d["message"] for d in e.value.diagnostics)

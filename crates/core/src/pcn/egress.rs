@@ -23,6 +23,7 @@
 //! | `cle_mode` | `PerPacket` or `PerInterval{interval}` | interval > 0 | `PerPacket` (§3.1.2), or 100 ms intervals |
 //! | `cle_weight` | fraction | (0, 1] | 0.01 (§3.1.2) |
 //! | `termination_interval` | time | > 0 | 100 ms (§4.1) |
+//! | `termination_start` | `Mark`, `Grid` | | `Mark` (§4.1) |
 //!
 //! Interpretations (see `docs/decisions.md`, "PCN"):
 //! - a packet counts as marked for the CLE when it carries either mark

@@ -292,7 +292,7 @@ def _table_4_3(ctx: Context) -> tuple[list[Claim], dict[str, Any], tuple[str, st
                 for i in (0, 1)
                 if not ok[i]
             )
-            + " (docs/reproductions/pcn-pcnterm.md gives the measured cause)"
+            + " (docs/reproductions/pcn-pcnterm.md and pcn-pcnround.md give the measured causes)"
         )
     claims.append(
         Claim(
@@ -416,7 +416,7 @@ def _table_4_2(ctx: Context, ingresses: Sequence[int], fs: Sequence[float]) -> t
         elif not holds:
             bad = [f"f = 0: {e0.mean:.2f} % > 2 %"] if e0.mean > CLAIM_5_NO_RAND_MAX else []
             bad += [f"f = {f:g}: {v.mean:.2f} % < 9 %" for f, v in rand.items() if v.mean < CLAIM_5_RAND_MIN]
-            why = "; ".join(bad) + " (docs/reproductions/pcn-pcnterm.md gives the measured cause)"
+            why = "; ".join(bad) + " (docs/reproductions/pcn-pcnterm.md and pcn-pcnround.md give the measured causes)"
         else:
             why = ""
         claims.append(

@@ -43,9 +43,9 @@
 //! - `Up` (the default) reads "terminate flows down to the sustainable
 //!   rate" literally: what remains is at most the sustainable rate, so at
 //!   most one flow's rate more than the excess is terminated. `Down` never
-//!   terminates more than the excess; `Nearest` (the seed's "rounded
-//!   ... to the nearest flow", §4.3.1, read as rounding to the nearest
-//!   whole flow) leaves the remainder within half a flow either way;
+//!   terminates more than the excess; `Nearest` (a control: the seed's
+//!   §4.3.1 names only up and down) leaves the remainder within half a
+//!   flow either way;
 //! - a rate that arrives while the ingress measures replaces the one it had
 //!   (the latest estimate is used at the end of the interval);
 //! - `Random` shuffles the candidates (Fisher-Yates, the ingress's own RNG

@@ -154,3 +154,23 @@ def test_bad_admitted_value_exits_2_naming_the_field_and_writes_nothing(tmp_path
     assert p.returncode == 2, p.stderr
     assert "traffic.1.admitted" in p.stderr and "Traceback" not in p.stderr and "panicked" not in p.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_rounding_and_termination_start_keys_change_the_cut_and_unknown_values_name_the_field(tmp_path):
+    # A tenth of the 600-ingress row: 178 CBR calls over 60 ingresses (3 each) on 15.552 Mb/s,
+    # packet times randomized (f = 0.01): the marks of a 3-flow aggregate are a draw, so how its
+    # excess is rounded to whole flows matters (docs/reproductions/pcn-pcnround.md).
+    ctx = _ctx(tmp_path, [1])
+
+    def cut(**pcn_keys: str) -> float:
+        sc = term.scenario(ctx, model="CBR", ingresses=60, flows=178, randomize=0.01, link_bps=15_552_000, pcn=pcn_keys)
+        return term.termination_metrics(qoslab.run(sc, seed=1).flows, mean_bps=64e3, termination_bps=7.776e6)["actual"]
+
+    up, nearest, down, grid = cut(), cut(rounding="nearest"), cut(rounding="down"), cut(termination_start="grid")
+    assert down < nearest < up, (down, nearest, up)
+    assert grid != up
+    bad = (("rounding", "sideways", "up, down, nearest"), ("termination_start", "x", "mark, grid"))
+    for key, value, allowed in bad:
+        with pytest.raises(ConfigError) as e:
+            term.scenario(ctx, model="CBR", ingresses=2, flows=[118, 58], link_bps=15_552_000, pcn={key: value})
+        assert any(d["path"] == f"pcn.{key}" and allowed in d["message"] for d in e.value.diagnostics)

@@ -128,6 +128,7 @@ def domain(
     flow_choice: str | None = None,
     rounding: str | None = None,
     max_flows_per_round: int | None = None,
+    termination_start: str | None = None,
 ) -> dict[str, Any]:
     """The ``[pcn]`` table of a PCN domain (``docs/scenarios.md``, "PCN"): its edge
     routers (names or ``"prefix*"`` patterns) and the settings given; the core fills in
@@ -144,6 +145,7 @@ def domain(
         ("flow_choice", flow_choice),
         ("rounding", rounding),
         ("max_flows_per_round", max_flows_per_round),
+        ("termination_start", termination_start),
     ):
         if value is not None:
             t[key] = value

@@ -23,6 +23,7 @@
 //! | `cle_mode` | `PerPacket` or `PerInterval{interval}` | interval > 0 | `PerPacket` (§3.1.2), or 100 ms intervals |
 //! | `cle_weight` | fraction | (0, 1] | 0.01 (§3.1.2) |
 //! | `termination_interval` | time | > 0 | 100 ms (§4.1) |
+//! | `termination_start` | `Mark`, `Grid` | | `Mark` (§4.1) |
 //!
 //! Interpretations (see `docs/decisions.md`, "PCN"):
 //! - a packet counts as marked for the CLE when it carries either mark
@@ -38,7 +39,10 @@
 //! - the measurement interval is half-open, `[t, t + T)`: a packet at
 //!   `t + T` belongs to what follows, whether the driver fires the timer or
 //!   delivers the packet first (due intervals are closed before a packet);
-//! - only PCN packets count; non-PCN packets pass the egress untouched.
+//! - only PCN packets count; non-PCN packets pass the egress untouched;
+//! - `termination_start = Grid` (a control, not the default): the measured
+//!   interval is the grid interval `[kT, (k+1)T)` holding the first excess
+//!   mark, with the not-excess-marked bytes that came before it in it.
 
 use crate::error::ConfigError;
 use crate::packet::{FlowId, Packet, PcnMark};
@@ -57,6 +61,20 @@ pub enum CleMode {
     PerInterval { interval: Dur },
 }
 
+/// Where the egress's sustainable-rate measurement interval starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TerminationStart {
+    /// At the first excess-marked packet (seed §4.1: "it will start
+    /// measuring"): `[t, t + T)`.
+    #[default]
+    Mark,
+    /// On a grid of intervals `[kT, (k+1)T)` from time 0: the interval that
+    /// holds the first excess-marked packet, with the not-excess-marked bytes
+    /// that arrived in it before that packet (an egress that measures its
+    /// rates interval by interval). A control, not the seed's reading.
+    Grid,
+}
+
 /// Settings of the egress part of a PCN edge node.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EgressConfig {
@@ -65,12 +83,18 @@ pub struct EgressConfig {
     pub cle_weight: f64,
     /// The sustainable-aggregate-rate measurement interval.
     pub termination_interval: Dur,
+    pub termination_start: TerminationStart,
 }
 
 impl EgressConfig {
     /// Seed §3.1.2 as used in §3.2-3.3: per-packet CLE with weight 0.01; 100 ms termination interval.
     pub fn per_packet_default() -> EgressConfig {
-        EgressConfig { cle_mode: CleMode::PerPacket, cle_weight: 0.01, termination_interval: Dur::from_ms(100) }
+        EgressConfig {
+            cle_mode: CleMode::PerPacket,
+            cle_weight: 0.01,
+            termination_interval: Dur::from_ms(100),
+            termination_start: TerminationStart::Mark,
+        }
     }
 
     /// Seed §3.1.2 from §3.6 on: 100 ms intervals with EWMA weight `weight`.
@@ -79,6 +103,7 @@ impl EgressConfig {
             cle_mode: CleMode::PerInterval { interval: Dur::from_ms(100) },
             cle_weight: weight,
             termination_interval: Dur::from_ms(100),
+            termination_start: TerminationStart::Mark,
         }
     }
 
@@ -111,6 +136,9 @@ struct Aggregate {
     /// Termination mode: until when, and the bytes that arrived not excess-marked.
     measuring_until: Option<Time>,
     unmarked_bytes: u64,
+    /// `TerminationStart::Grid`: the grid interval being counted and its not-excess-marked bytes.
+    grid_epoch: u64,
+    grid_unmarked: u64,
 }
 
 /// The egress part of a PCN edge node.
@@ -188,8 +216,16 @@ impl PcnEgress {
         let excess = pkt.pcn == PcnMark::ExcessMarked;
         let size = pkt.size as u64;
         let (mode, w, t) = (self.config.cle_mode, self.config.cle_weight, self.config.termination_interval);
+        let grid = self.config.termination_start == TerminationStart::Grid;
         self.roll(now, a);
         let g = self.agg(a);
+        if grid {
+            let epoch = now.0 / t.0;
+            if epoch != g.grid_epoch {
+                g.grid_epoch = epoch;
+                g.grid_unmarked = 0;
+            }
+        }
         match mode {
             CleMode::PerPacket => g.cle = (1.0 - w) * g.cle + if marked { w } else { 0.0 },
             CleMode::PerInterval { .. } => {
@@ -199,11 +235,16 @@ impl PcnEgress {
                 }
             }
         }
+        let counted_before = g.grid_unmarked;
+        if grid && !excess {
+            g.grid_unmarked += size;
+        }
         match (g.measuring_until, excess) {
             (None, true) => {
-                g.measuring_until = Some(now + t);
-                g.unmarked_bytes = 0;
-                self.due.push_back((now + t, a));
+                let (end, counted) = if grid { (Time((g.grid_epoch + 1) * t.0), counted_before) } else { (now + t, 0) };
+                g.measuring_until = Some(end);
+                g.unmarked_bytes = counted;
+                self.due.push_back((end, a));
             }
             (Some(_), false) => g.unmarked_bytes += size,
             // Idle and unmarked: nothing to measure; measuring and marked: ignored (§4.1).
@@ -368,6 +409,30 @@ mod tests {
         e.settle(ms(206), &mut out);
         assert_eq!(out.messages[0].signal, Signal::SustainableRate { bps: 100_000.0 });
         assert_eq!(e.rates_sent(), 2);
+    }
+
+    #[test]
+    fn grid_start_measures_the_grid_interval_holding_the_first_excess_mark() {
+        let cfg = EgressConfig { termination_start: TerminationStart::Grid, ..EgressConfig::per_interval(0.3) };
+        let mut e = PcnEgress::new(cfg, ME).unwrap();
+        e.set_ingress(A, ING);
+        let mut out = EdgeActions::default();
+        // 95 ms (the previous grid interval) does not count; 130 ms (before the mark) does.
+        e.on_packet(ms(95), A, &pkt(1000, PcnMark::NotMarked), &mut out);
+        e.on_packet(ms(130), A, &pkt(1000, PcnMark::ThresholdMarked), &mut out);
+        assert!(!e.measuring(A));
+        e.on_packet(ms(150), A, &pkt(1000, PcnMark::ExcessMarked), &mut out);
+        assert_eq!(e.next_deadline(), Some(ms(200)), "the grid interval [100, 200) ms");
+        e.on_packet(ms(160), A, &pkt(500, PcnMark::NotMarked), &mut out);
+        e.on_packet(ms(170), A, &pkt(700, PcnMark::ExcessMarked), &mut out);
+        e.settle(ms(200), &mut out);
+        // 1000 + 500 B unmarked in 100 ms: 120 kb/s.
+        assert_eq!(out.messages[0].signal, Signal::SustainableRate { bps: 120_000.0 });
+        // A mark in the next interval measures [200, 300) from its start.
+        e.on_packet(ms(210), A, &pkt(1000, PcnMark::NotMarked), &mut out);
+        e.on_packet(ms(299), A, &pkt(1000, PcnMark::ExcessMarked), &mut out);
+        e.settle(ms(300), &mut out);
+        assert_eq!(out.messages[1].signal, Signal::SustainableRate { bps: 80_000.0 });
     }
 
     #[test]

@@ -20,6 +20,7 @@
 //!                               interval (flow_choice) and terminate a prefix of that order:
 //!                                 Up:   the shortest prefix whose rates reach the excess
 //!                                 Down: the longest prefix whose rates stay within the excess
+//!                                 Nearest: take a flow while at least half of it is uncovered
 //!                               (at most max_flows_per_round flows); leave termination mode
 //! packet of a terminated flow → dropped (DropReason::Terminated)
 //! ```
@@ -29,7 +30,7 @@
 //! | `cle_threshold` | fraction | (0, 1] | 0.5 per packet (§3.1.2); 0.05-0.25 per interval (§3.6) |
 //! | `interval` | time | > 0 | 100 ms (§4.1) |
 //! | `flow_choice` | `Random`, `Newest`, `Largest` | | `Random` |
-//! | `rounding` | `Up`, `Down` | | `Up` |
+//! | `rounding` | `Up`, `Down`, `Nearest` | | `Up` |
 //! | `max_flows_per_round` | flows | ≥ 1 or none | none (all in one round) |
 //!
 //! Interpretations (see `docs/decisions.md`, "PCN"):
@@ -42,7 +43,9 @@
 //! - `Up` (the default) reads "terminate flows down to the sustainable
 //!   rate" literally: what remains is at most the sustainable rate, so at
 //!   most one flow's rate more than the excess is terminated. `Down` never
-//!   terminates more than the excess;
+//!   terminates more than the excess; `Nearest` (a control: the seed's
+//!   §4.3.1 names only up and down) leaves the remainder within half a
+//!   flow either way;
 //! - a rate that arrives while the ingress measures replaces the one it had
 //!   (the latest estimate is used at the end of the interval);
 //! - `Random` shuffles the candidates (Fisher-Yates, the ingress's own RNG
@@ -86,6 +89,10 @@ pub enum Rounding {
     Up,
     /// Terminate only while the excess is not exceeded.
     Down,
+    /// Terminate the whole number of flows nearest to the excess: a flow is
+    /// taken while at least half of its rate is still uncovered (a tie is
+    /// taken).
+    Nearest,
 }
 
 /// Settings of the ingress part of a PCN edge node.
@@ -139,6 +146,8 @@ pub fn flows_to_terminate(bytes: &[u64], excess: f64, rounding: Rounding, max: O
         let take = match rounding {
             Rounding::Up => (sum as f64) < excess,
             Rounding::Down => next as f64 <= excess,
+            // 2·sum + b ≤ 2·excess, i.e. at least half of the flow is still uncovered.
+            Rounding::Nearest => (2 * sum + bytes[n]) as f64 <= 2.0 * excess,
         };
         if !take {
             break;
@@ -486,6 +495,22 @@ mod tests {
         assert_eq!(flows_to_terminate(&b, 1e9, Rounding::Up, None), 4);
         assert_eq!(flows_to_terminate(&b, 1e9, Rounding::Up, Some(3)), 3, "batch limit");
         assert_eq!(flows_to_terminate(&b, 0.0, Rounding::Up, None), 0);
+    }
+
+    #[test]
+    fn nearest_rounding_takes_a_flow_while_half_of_it_is_uncovered() {
+        let b = [100u64, 100, 100, 100];
+        assert_eq!(flows_to_terminate(&b, 249.0, Rounding::Nearest, None), 2, "2.49 flows -> 2");
+        assert_eq!(flows_to_terminate(&b, 250.0, Rounding::Nearest, None), 3, "2.5 flows -> 3 (a tie is taken)");
+        assert_eq!(flows_to_terminate(&b, 251.0, Rounding::Nearest, None), 3);
+        assert_eq!(flows_to_terminate(&b, 49.0, Rounding::Nearest, None), 0, "§4.3.1: under half a flow -> none");
+        assert_eq!(flows_to_terminate(&b, 50.0, Rounding::Nearest, None), 1, "§4.3.1: half a flow -> one");
+        assert_eq!(flows_to_terminate(&b, 200.0, Rounding::Nearest, None), 2, "an exact cover is not exceeded");
+        assert_eq!(flows_to_terminate(&b, 1e9, Rounding::Nearest, Some(3)), 3, "batch limit");
+        assert_eq!(flows_to_terminate(&b, 0.0, Rounding::Nearest, None), 0);
+        // Unequal flows, in choice order: 300 covers 200 past half of it; then 10 is past 0.
+        assert_eq!(flows_to_terminate(&[300, 10], 160.0, Rounding::Nearest, None), 1);
+        assert_eq!(flows_to_terminate(&[300, 10], 149.0, Rounding::Nearest, None), 0);
     }
 
     #[test]

@@ -39,7 +39,7 @@ pub mod termination_meter;
 
 pub use admission_meter::{MarkingCurve, VirtualQueue, VirtualQueueConfig, VirtualQueueMeter, VirtualQueueStats};
 pub use edge::{PcnEdge, PcnEdgeConfig};
-pub use egress::{CleMode, EgressConfig, PcnEgress};
+pub use egress::{CleMode, EgressConfig, PcnEgress, TerminationStart};
 pub use ingress::{FlowChoice, IngressConfig, PcnIngress, Rounding};
 pub use termination_meter::{ExcessMeter, ExcessMeterConfig, ExcessMeterStats};
 

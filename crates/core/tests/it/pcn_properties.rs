@@ -130,12 +130,12 @@ proptest! {
     fn an_ingress_never_terminates_more_than_its_measured_excess_in_one_round(
         flows in prop::collection::vec((40u32..1500, 1u64..50), 1..60),
         sar in 0.0f64..50_000_000.0,
-        up in any::<bool>(),
+        rounding in 0u8..3,
         choice in 0u8..3,
         batch in prop::option::of(1u32..20),
         seed in any::<u64>(),
     ) {
-        let rounding = if up { Rounding::Up } else { Rounding::Down };
+        let rounding = [Rounding::Up, Rounding::Down, Rounding::Nearest][rounding as usize];
         let flow_choice = [FlowChoice::Random, FlowChoice::Newest, FlowChoice::Largest][choice as usize];
         let cfg = IngressConfig { rounding, flow_choice, max_flows_per_round: batch, ..IngressConfig::seed_default(0.5) };
         let mut ing = PcnIngress::new(cfg, EdgeNode(0), qoslab_core::rng::stream(seed, 0)).unwrap();
@@ -170,6 +170,8 @@ proptest! {
             Rounding::Down => prop_assert!(cut as f64 <= excess.max(0.0), "cut {cut} > excess {excess}"),
             // Rounding up may overshoot, but by less than the last flow chosen.
             Rounding::Up => prop_assert!(out.terminate.is_empty() || ((cut - last) as f64) < excess),
+            // Rounding to the nearest flow: the last flow taken was at least half uncovered.
+            Rounding::Nearest => prop_assert!(out.terminate.is_empty() || ((2 * cut - last) as f64) <= 2.0 * excess),
         }
         if let Some(b) = batch {
             prop_assert!(out.terminate.len() <= b as usize);

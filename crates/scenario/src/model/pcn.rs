@@ -38,6 +38,23 @@ pub enum RoundingSpec {
     Up,
     /// Terminate only while the excess is not exceeded.
     Down,
+    /// Terminate the whole number of flows nearest to the excess.
+    Nearest,
+}
+
+/// Where the egress's sustainable-rate measurement starts (a control; seed §4.1 is `mark`).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TerminationStartSpec {
+    /// At the first excess-marked packet.
+    #[default]
+    Mark,
+    /// The grid interval `[kT, (k+1)T)` holding the first excess-marked packet.
+    Grid,
+}
+
+fn is_mark(s: &TerminationStartSpec) -> bool {
+    *s == TerminationStartSpec::Mark
 }
 
 fn cle_weight_default() -> Option<f64> {
@@ -78,9 +95,12 @@ pub struct PcnSpec {
     /// `random` (default), `newest` or `largest`.
     #[serde(default)]
     pub flow_choice: FlowChoiceSpec,
-    /// `up` (default) or `down`.
+    /// `up` (default), `down` or `nearest`.
     #[serde(default)]
     pub rounding: RoundingSpec,
+    /// `mark` (default) or `grid`: where the egress's sustainable-rate interval starts.
+    #[serde(default, skip_serializing_if = "is_mark")]
+    pub termination_start: TerminationStartSpec,
     /// Terminate at most this many flows per round (seed §4.5 batches; default no limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_flows_per_round: Option<u32>,

@@ -2,8 +2,8 @@
 //! domain's edge routers (seed `004_103cfaf3a9820062.txt`), and which
 //! routers they are. Used by validation and by the simulator alike.
 
-use crate::model::{CleModeSpec, FlowChoiceSpec, NodeKind, PcnSpec, RoundingSpec};
-use qoslab_core::pcn::{CleMode, EgressConfig, FlowChoice, IngressConfig, PcnEdgeConfig, Rounding};
+use crate::model::{CleModeSpec, FlowChoiceSpec, NodeKind, PcnSpec, RoundingSpec, TerminationStartSpec};
+use qoslab_core::pcn::{CleMode, EgressConfig, FlowChoice, IngressConfig, PcnEdgeConfig, Rounding, TerminationStart};
 
 /// A `[pcn]` problem: the field below `pcn` and the message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,10 +38,19 @@ pub fn edge_config(spec: &PcnSpec) -> Result<PcnEdgeConfig, PcnError> {
             rounding: match spec.rounding {
                 RoundingSpec::Up => Rounding::Up,
                 RoundingSpec::Down => Rounding::Down,
+                RoundingSpec::Nearest => Rounding::Nearest,
             },
             max_flows_per_round: spec.max_flows_per_round,
         },
-        egress: EgressConfig { cle_mode: mode, cle_weight: weight, termination_interval: spec.termination_interval },
+        egress: EgressConfig {
+            cle_mode: mode,
+            cle_weight: weight,
+            termination_interval: spec.termination_interval,
+            termination_start: match spec.termination_start {
+                TerminationStartSpec::Mark => TerminationStart::Mark,
+                TerminationStartSpec::Grid => TerminationStart::Grid,
+            },
+        },
     };
     cfg.validate().map_err(|e| {
         let field = match e.field {

@@ -202,6 +202,7 @@ def scenario(
     step_at: str = "bottleneck",
     link_bps: int | None = None,
     rounding: str | None = None,
+    pcn: dict[str, Any] | None = None,
 ) -> Scenario:
     """The failure event on the RTT topology. ``flows``: per ingress (a list, one group pair
     each), or a total spread over ``ingresses`` in turn (two groups with ``src = "src*"``);
@@ -209,8 +210,8 @@ def scenario(
     bottleneck's 250 µs). ``step_at``: ``"bottleneck"`` (the rerouted flows of ingress i start
     its access delay before t1, so that all reach the bottleneck at t1) or ``"ingress"`` (all
     start at t1 at their ingress; the far ingress's step reaches the bottleneck later).
-    ``link_bps`` (default :data:`LINK_BPS`) and ``rounding`` (``[pcn] rounding``) are for the
-    controlled runs."""
+    ``link_bps`` (default :data:`LINK_BPS`), ``rounding`` (``[pcn] rounding``) and ``pcn`` (more
+    ``[pcn]`` keys) are for the controlled runs."""
     if step_at not in ("bottleneck", "ingress"):
         raise ValueError(f"step_at: {step_at!r}; allowed: bottleneck, ingress")
     m = MODELS[model]
@@ -223,6 +224,7 @@ def scenario(
     top["bottleneck"]["stages"] = [{"type": "pcn_termination", "packet_size": m.packet}]
     if rounding is not None:
         doc["pcn"]["rounding"] = rounding
+    doc["pcn"].update(pcn or {})
     if isinstance(flows, int):
         res, rer = split(flows)
         doc["traffic"] = _groups(m, ["src*"], [res], [rer], randomize)
@@ -290,7 +292,7 @@ def _table_4_3(ctx: Context) -> tuple[list[Claim], dict[str, Any], tuple[str, st
                 for i in (0, 1)
                 if not ok[i]
             )
-            + " (docs/reproductions/pcn-pcnterm.md gives the measured cause)"
+            + " (docs/reproductions/pcn-pcnterm.md and pcn-pcnround.md give the measured causes)"
         )
     claims.append(
         Claim(
@@ -414,7 +416,7 @@ def _table_4_2(ctx: Context, ingresses: Sequence[int], fs: Sequence[float]) -> t
         elif not holds:
             bad = [f"f = 0: {e0.mean:.2f} % > 2 %"] if e0.mean > CLAIM_5_NO_RAND_MAX else []
             bad += [f"f = {f:g}: {v.mean:.2f} % < 9 %" for f, v in rand.items() if v.mean < CLAIM_5_RAND_MIN]
-            why = "; ".join(bad) + " (docs/reproductions/pcn-pcnterm.md gives the measured cause)"
+            why = "; ".join(bad) + " (docs/reproductions/pcn-pcnterm.md and pcn-pcnround.md give the measured causes)"
         else:
             why = ""
         claims.append(
@@ -551,4 +553,9 @@ def run(ctx: Context) -> Outcome:
         d41, sec41 = _table_4_1(ctx)
         data["table4_1"] = d41
         sections.append(sec41)
+        from .term_controls import controls
+
+        dctl, secctl = controls(ctx)
+        data["controls"] = dctl
+        sections.append(secctl)
     return Outcome(claims=claims, data=data, sections=sections)

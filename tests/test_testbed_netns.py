@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -174,6 +175,25 @@ def test_clean_removes_stale_testbeds_and_nothing_else() -> None:
             (STATE_DIR / f"{ns.split('-')[0]}.pid").unlink(missing_ok=True)
 
 
+#: A generator later than this behind its schedule (the delay tolerance's absolute term) means the
+#: host's load, not the router, shaped the run.
+LATE_S = 0.001
+
+
+def _mace_checks(c: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The figures differential test 2 holds to the issue's tolerances."""
+    q = c["queues"]["router1->dst"]
+    return [
+        *((f"queue {m}", q[m]) for m in ("throughput_bps", "loss", "delay_mean_s")),
+        *((f"{g} delay_mean_s", c["groups"][g]["delay_mean_s"]) for g in ("cl", "be", "bg")),
+        *((f"bg {m}", c["groups"]["bg"][m]) for m in ("throughput_bps", "loss")),
+    ]
+
+
+def _mace_within(c: dict[str, Any]) -> bool:
+    return all(v["within"] for _, v in _mace_checks(c))
+
+
 def _loss(res: qoslab.Result, group: str) -> float:
     f = res.flows[res.flows["group"] == group]
     return float(f["dropped_pkts"].sum() / f["sent_pkts"].sum())
@@ -185,19 +205,20 @@ def test_mace_scenario_one_small_admits_the_same_flows_and_loses_alike() -> None
     t = time.monotonic()
     sc = qoslab.load(ROOT / "scenarios" / "mace" / "s1_cbr_mace.toml", overrides=["duration=12s"])
     sim, real = qoslab.run(sc), testbed.run(sc)
+    late = float(real.summary["testbed"]["generator_late_max_s"])
+    if late > LATE_S and not _mace_within(compare(sim, real)):
+        # A generator that missed its schedule measured the host's load, not the router
+        # (docs/testbed.md): one more run, judged as it comes.
+        print(f"generators up to {late * 1e3:.1f} ms late and outside tolerance: run again")
+        real = testbed.run(sc)
     e = sim.events
     mace = e[(e["kind"].isin(["admit", "reject"])) & (e["rule"] != "admit_all")]
     r = real.events
     assert (mace["kind"] == "admit").sum() == (r["kind"] == "admit").sum() == 20
     assert (mace["kind"] == "reject").sum() == (r["kind"] == "reject").sum() == 0
     c = compare(sim, real)
-    q = c["queues"]["router1->dst"]
-    for m in ("throughput_bps", "loss", "delay_mean_s"):
-        assert q[m]["within"], (m, q[m])
-    for g in ("cl", "be", "bg"):
-        assert c["groups"][g]["delay_mean_s"]["within"], (g, c["groups"][g]["delay_mean_s"])
-    for m in ("throughput_bps", "loss"):
-        assert c["groups"]["bg"][m]["within"], (m, c["groups"]["bg"][m])
+    for what, v in _mace_checks(c):
+        assert v["within"], (what, v)
     # CL and BE loss and throughput: at this scale the simulator's own seed-to-seed spread (seeds 1-8:
     # CL loss 12-21 %, BE 38-60 %) is far wider than the tolerances; which packets of the few CL and
     # BE flows meet a full queue before admission turns on timing. Measured: the testbed's lie inside

@@ -782,3 +782,85 @@ def svd(
         start_jitter=start_jitter,
         admitted=admitted,
     )
+
+
+#: Mean rate of the seed's VTR traffic (§2.3.3), the synthetic trace's default.
+VTR_MEAN_RATE = "769kbps"
+
+
+def synthetic_trace(
+    *,
+    seed: int = 1,
+    frames: int | None = None,
+    frame_interval: Quantity | None = None,
+    mean_rate: Quantity | None = None,
+) -> dict[str, Any]:
+    """The built-in synthetic MPEG-4-like frame trace for :func:`vtr` (``docs/mechanisms/vtr.md``):
+    GOPs ``IBBPBBPBBPBB`` at ``frame_interval`` (default 40 ms, 25 frames/s), lognormal frame sizes
+    per type and scene, scaled to ``mean_rate`` (default 769 kb/s) over its ``frames`` (default
+    180000, two hours). Deterministic from ``seed``."""
+    s: dict[str, Any] = {"seed": seed}
+    if frames is not None:
+        s["frames"] = frames
+    if frame_interval is not None:
+        s["frame_interval"] = _units.dur(frame_interval, "trace.synthetic.frame_interval")
+    if mean_rate is not None:
+        s["mean_rate"] = _units.rate(mean_rate, "trace.synthetic.mean_rate")
+    return {"synthetic": s}
+
+
+def vtr(
+    *,
+    name: str,
+    src: str,
+    dst: str,
+    trace: str | dict[str, Any] | None = None,
+    size: Quantity = 1500,
+    interval: Quantity = "1ms",
+    calls_per_s: float | None = None,
+    flows: int | None = None,
+    mean_duration: Quantity = "60s",
+    arrivals: dict[str, Any] | None = None,
+    randomize: float | None = None,
+    header: Quantity | None = None,
+    start: Quantity | None = None,
+    stop: Quantity | None = None,
+) -> dict[str, Any]:
+    """Video traces (VTR) of seed 004 §2.3.3: each flow plays ``trace`` (a frame-trace file of rows
+    ``time_s size_bytes``, relative to the scenario's folder, or :func:`synthetic_trace`, the
+    default) from a random frame on; a frame is cut into packets of ``size`` bytes (the last one
+    the remainder) ``interval`` apart. Calls arrive as a Poisson process of ``calls_per_s`` with
+    exponential durations of mean ``mean_duration``, or ``arrivals=`` another process, or
+    ``flows`` fixed flows (give exactly one)."""
+    if sum(x is not None for x in (calls_per_s, flows, arrivals)) != 1:
+        raise config_error(f"traffic.{name}", "give exactly one of calls_per_s, flows and arrivals")
+    if calls_per_s is not None:
+        arrivals = poisson_arrivals(rate=calls_per_s, lifetime=mean_duration)
+    if trace is None:
+        trace = synthetic_trace()
+    elif not isinstance(trace, (str, dict)):
+        raise config_error(
+            f"traffic.{name}.trace",
+            f"{trace!r} is not a trace; allowed: a file name or traffic.synthetic_trace(...)",
+        )
+    model = {"model": "vtr", "trace": trace, "interval": _units.dur(interval, "interval")}
+    return _group(
+        model,
+        name=name,
+        src=src,
+        dst=dst,
+        size=size,
+        flows=flows,
+        header=header,
+        class_=None,
+        dscp=None,
+        ecn=None,
+        start=start,
+        stop=stop,
+        start_jitter=None,
+        arrivals=arrivals,
+        reserve=None,
+        dst_port=None,
+        shaper=None,
+        randomize=randomize,
+    )

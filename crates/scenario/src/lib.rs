@@ -6,6 +6,7 @@
 //! - [`tcp_model`]: the `tcp` and `mm_app` tables of the TCP and MM_APP models;
 //! - [`units`]: serde adapters for `"25Mbps"`, `"20ms"`, `"1500B"`, `"60pkts"`;
 //! - [`files`]: files a scenario names (replay CSVs, MACE descriptor files), read as text;
+//! - [`vtr`]: frame traces of the `vtr` traffic model, their file format and the synthetic generator;
 //! - [`expand`]: presets to explicit nodes and links, node patterns;
 //! - [`load`]: TOML text or file and `--set` overrides to a [`ValidScenario`];
 //! - [`validate`]: the semantic rules, all problems at once; the only
@@ -34,3 +35,4 @@ pub mod registry;
 pub mod schema;
 pub mod shape;
 pub mod validate;
+pub mod vtr;

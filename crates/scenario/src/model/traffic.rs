@@ -96,12 +96,88 @@ pub enum TrafficModel {
         #[serde(default)]
         tcp: crate::tcp_model::TcpSpec,
     },
+    /// Video trace (VTR, seed 004 §2.3.3): a flow plays a frame trace from a
+    /// random frame on, one frame every frame interval of the trace, each
+    /// frame cut into packets of the group's `size` (the last one the
+    /// remainder) sent `interval` apart. See `docs/mechanisms/vtr.md`.
+    Vtr {
+        /// The frames: a trace file (`"traces/a.txt"`, relative to the
+        /// scenario's folder; rows `time_s size_bytes`) or
+        /// `{ synthetic = { seed = 1 } }` (the built-in MPEG-4-like generator).
+        trace: VtrTrace,
+        /// Spacing of a frame's packets (default "1ms", the seed's).
+        #[serde(default = "one_ms", with = "units::dur")]
+        #[schemars(with = "crate::schema::DurText")]
+        interval: Dur,
+    },
     /// MM_APP media-scaling UDP source with receiver feedback (seed 001 §2, §5).
     MmApp {
         /// Scales and feedback packet size (optional; the paper's defaults).
         #[serde(default)]
         mm_app: crate::tcp_model::MmAppSpec,
     },
+}
+
+fn one_ms() -> Dur {
+    Dur::from_ms(1)
+}
+
+/// Where a `vtr` group's frames come from.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(untagged)]
+pub enum VtrTrace {
+    /// A frame-trace file, relative to the scenario's folder.
+    File(String),
+    /// The built-in synthetic MPEG-4-like trace.
+    Synthetic {
+        /// The generator's settings (every key optional).
+        synthetic: SyntheticTrace,
+    },
+}
+
+fn synthetic_seed() -> u64 {
+    1
+}
+fn synthetic_frames() -> u32 {
+    180_000
+}
+fn synthetic_frame_interval() -> Dur {
+    Dur::from_ms(40)
+}
+fn synthetic_mean_rate() -> Rate {
+    Rate(769_000)
+}
+
+/// The synthetic trace generator's settings (`crate::vtr::synthetic`).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SyntheticTrace {
+    /// Generator seed (the trace is the same for every run seed; default 1).
+    #[serde(default = "synthetic_seed")]
+    pub seed: u64,
+    /// Frames in the trace (default 180000: two hours at 25 frames/s, the
+    /// length of the seed's two concatenated 60-minute traces).
+    #[serde(default = "synthetic_frames")]
+    pub frames: u32,
+    /// Time between frames (default "40ms": 25 frames/s).
+    #[serde(default = "synthetic_frame_interval", with = "units::dur")]
+    #[schemars(with = "crate::schema::DurText")]
+    pub frame_interval: Dur,
+    /// Mean rate of the frame bytes over the whole trace (default "769kbps", seed 004 §2.3.3).
+    #[serde(default = "synthetic_mean_rate", with = "units::rate")]
+    #[schemars(with = "crate::schema::RateText")]
+    pub mean_rate: Rate,
+}
+
+impl Default for SyntheticTrace {
+    fn default() -> Self {
+        SyntheticTrace {
+            seed: synthetic_seed(),
+            frames: synthetic_frames(),
+            frame_interval: synthetic_frame_interval(),
+            mean_rate: synthetic_mean_rate(),
+        }
+    }
 }
 
 /// Packet payload size: fixed (`"1000B"`) or fixed plus an exponential offset.

@@ -13,7 +13,7 @@ pub const QUEUE_TYPES: &[&str] = &["fifo", "red", "mace", "prio", "cbt", "dcbt",
 /// `preset` of a topology ([`crate::Topology`]).
 pub const TOPOLOGY_PRESETS: &[&str] = &["dumbbell", "parking_lot", "star", "explicit"];
 /// `model` of a traffic group ([`crate::TrafficModel`]).
-pub const TRAFFIC_MODELS: &[&str] = &["cbr", "poisson", "on_off", "ftp", "transfer", "mm_app"];
+pub const TRAFFIC_MODELS: &[&str] = &["cbr", "poisson", "on_off", "ftp", "transfer", "vtr", "mm_app"];
 /// `process` of a group's `arrivals` ([`crate::Arrivals`]).
 pub const ARRIVAL_PROCESSES: &[&str] = &["poisson", "batch_poisson", "keep_alive", "replay"];
 /// `type` of the scenario's `admission` ([`crate::AdmissionSpec`]).

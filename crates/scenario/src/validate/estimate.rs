@@ -202,8 +202,9 @@ fn queue_capacity(q: &QueueSpec, wire: f64) -> Option<f64> {
     total
 }
 
-/// The estimate of a valid scenario's run (`replay_rows`: rows of each
-/// replay file, by the path of its `file` field).
+/// The estimate of a valid scenario's run (`replay_rows`: what validation
+/// read from the files a scenario names, by field path: the rows of each
+/// replay file, a `vtr` trace file's mean rate in bit/s).
 /// The link directions the simulator can sample into the series (an upper
 /// bound): those leaving a router, named by `metrics.series` if it is given,
 /// towards a router, a traffic destination, or the source of a group whose
@@ -363,6 +364,14 @@ pub fn estimate(s: &Scenario, net: &Expanded, replay_rows: &BTreeMap<String, u64
                 closed(Some(cap), &mut e)
             }
             TrafficModel::MmApp { .. } => closed(None, &mut e),
+            // Packets of `size` at the trace's mean rate (validation read a file trace's).
+            TrafficModel::Vtr { trace, .. } => {
+                let mean = match trace {
+                    VtrTrace::Synthetic { synthetic } => synthetic.mean_rate,
+                    VtrTrace::File(_) => Rate(replay_rows.get(&p("trace")).copied().unwrap_or(0)),
+                };
+                open(per_flow(Some(mean), None), p("trace"), &mut e)
+            }
         };
     }
     if let Some((path, _, segs)) = burst {

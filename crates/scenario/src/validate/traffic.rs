@@ -90,11 +90,13 @@ impl Checker<'_> {
                     p("randomize"),
                     format!("{} is not a fraction of the packet spacing; allowed: 0 to below 1", g.randomize),
                 );
-            } else if g.randomize > 0.0 && !matches!(g.model, TrafficModel::Cbr { .. } | TrafficModel::OnOff { .. }) {
+            } else if g.randomize > 0.0
+                && !matches!(g.model, TrafficModel::Cbr { .. } | TrafficModel::OnOff { .. } | TrafficModel::Vtr { .. })
+            {
                 self.err(
                     p("randomize"),
                     format!(
-                        "applies to the packet grid of cbr and on_off flows, not to model {}; allowed: 0 here",
+                        "applies to the packet grid of cbr, on_off and vtr flows, not to model {}; allowed: 0 here",
                         crate::registry::tag_of(&g.model, "model", crate::registry::TRAFFIC_MODELS)
                     ),
                 );
@@ -109,6 +111,7 @@ impl Checker<'_> {
             }
             self.packetization(gi, g);
             self.send_jitter(gi, g);
+            self.vtr(gi, g, base_dir);
             if let Some(a) = &g.arrivals {
                 self.arrivals(&p("arrivals"), a, base_dir);
             }
@@ -168,8 +171,53 @@ impl Checker<'_> {
                     );
                 }
             }
+            TrafficModel::Vtr { interval, .. } => self.positive_dur(&p("interval"), *interval),
             // See `agent_model` (tcp.rs).
             TrafficModel::Ftp { .. } | TrafficModel::Transfer { .. } | TrafficModel::MmApp { .. } => {}
+        }
+    }
+
+    /// A `vtr` group: fixed packet sizes, and a trace that reads (a file, as
+    /// the simulator reads it: each bad row at its own line) or a sound
+    /// generator setting. A file trace's mean rate is kept for the estimate.
+    fn vtr(&mut self, gi: usize, g: &TrafficGroup, base_dir: Option<&Path>) {
+        let TrafficModel::Vtr { trace, .. } = &g.model else { return };
+        if let SizeSpec::Random(_) = g.size {
+            self.err(
+                format!("traffic.{gi}.size"),
+                "is random; allowed: a fixed packet size for vtr (a frame is cut into packets of this size)",
+            );
+        }
+        let field = format!("traffic.{gi}.trace");
+        match trace {
+            VtrTrace::Synthetic { synthetic } => {
+                for (f, m) in crate::vtr::check_synthetic(synthetic) {
+                    self.err(format!("{field}.synthetic.{f}"), m);
+                }
+            }
+            VtrTrace::File(file) => {
+                let full = match base_dir {
+                    Some(d) => d.join(file),
+                    None => Path::new(file).to_path_buf(),
+                };
+                if file.is_empty() || !full.is_file() {
+                    self.err(
+                        &field,
+                        format!(
+                            "no file {file:?} (looked for {}); allowed: a frame-trace file relative to the \
+                             scenario's folder, or {{ synthetic = {{ ... }} }}",
+                            full.display()
+                        ),
+                    );
+                    return;
+                }
+                match crate::vtr::read_frame_trace(&full, self.origin, self.lines.line_of(&field), &field) {
+                    Ok(t) => {
+                        self.replay_rows.insert(field, t.mean_bps().round() as u64);
+                    }
+                    Err(d) => self.out.push(d),
+                }
+            }
         }
     }
 

@@ -126,7 +126,7 @@ impl Sim {
             self.on_admitted(f);
             let fl = &mut self.flows[f.index()];
             fl.state = FlowState::Active;
-            let first = fl.source.first(now, &mut fl.rng);
+            let first = fl.source.first(now, &mut fl.rng, &self.groups[g.index()]);
             debug_assert_eq!(first, now);
             let end = fl.end;
             self.events.schedule(end, Event::FlowEnd(f));

@@ -407,7 +407,7 @@ impl Sim {
     fn emit(&mut self, f: FlowId) {
         let fl = &mut self.flows[f.index()];
         let gp = &self.groups[fl.group.index()];
-        let size = gp.size.sample(&mut fl.rng);
+        let size = fl.source.wire_size(&mut fl.rng, gp);
         let mut pkt = Packet::new(self.next_packet, f, size, self.now);
         self.next_packet += 1;
         // The flow's sequence number (MM_APP's receiver finds losses by its gaps).
@@ -418,7 +418,7 @@ impl Sim {
         // Entering the network at its own node: its ingress is the source itself.
         pkt.ingress = ingress_of(fl.src);
         let dir = fl.first_dir;
-        let next = fl.source.next(self.now, &mut fl.rng);
+        let next = fl.source.next(self.now, &mut fl.rng, gp);
         // Randomized packet times leave the ideal grid untouched: only the
         // emission moves, by less than the spacing, so the order holds.
         let mut at = if gp.randomize_ns > 0 {

@@ -1,5 +1,5 @@
 //! UDP traffic: per-flow sources as small state machines ([`cbr`],
-//! [`poisson`], [`on_off`]), packet sizes, and flow arrival processes
+//! [`poisson`], [`on_off`], [`vtr`]), packet sizes, and flow arrival processes
 //! ([`arrivals`]).
 //!
 //! A traffic group (`[[traffic]]`) becomes a [`GroupPlan`]: its endpoints
@@ -25,13 +25,20 @@
 //! **Mean wire rate** (what a flow asks admission control to reserve
 //! unless `reserve` is set): `mean wire size * 8 / period` for CBR and
 //! Poisson; for ON/OFF `E[packets per ON] * mean wire size * 8 / (on + off)`
-//! (see the packetization rule in [`on_off`]).
+//! (see the packetization rule in [`on_off`]); for VTR the trace's mean
+//! wire rate over its whole length (frames cut into `size` packets).
+//!
+//! **VTR** flows take their packet sizes from the trace, not from the size
+//! law: a frame is cut into packets of the group's `size`. The trace is
+//! read (or generated) once per group and shared by its flows
+//! ([`GroupPlan::frames`]).
 
 pub mod arrivals;
 pub mod cbr;
 pub mod mm_app;
 pub mod on_off;
 pub mod poisson;
+pub mod vtr;
 
 use crate::engine::{DirId, GroupId, NodeId};
 use crate::error::SimError;
@@ -45,10 +52,13 @@ use qoslab_core::units::{Dur, Rate, Time};
 use qoslab_scenario::expand::Expanded;
 use qoslab_scenario::{
     Arrivals as ArrivalSpec, Packetization, SendJitter, SizeSpec, TcpSpec, TrafficGroup, TrafficModel, ValidScenario,
+    VtrTrace,
 };
 use rand::Rng as _;
 use rand_distr::Exp1;
 use std::path::Path;
+use std::sync::Arc;
+use vtr::{Vtr, VtrPlan};
 
 /// RNG stream of flow `i` of group `g`.
 pub fn flow_stream(g: u32, i: u32) -> u64 {
@@ -123,9 +133,19 @@ pub enum ModelPlan {
     MmApp {
         feedback_size: u32,
     },
+    /// A video trace (its frames are the group's [`GroupPlan::frames`]).
+    Vtr(VtrPlan),
 }
 
 impl ModelPlan {
+    /// The spacing of the model's packet grid in ns (what `randomize` is a
+    /// fraction of), if it has one.
+    pub fn spacing_ns(&self, mm_periods: &[Period]) -> Option<u64> {
+        match self {
+            ModelPlan::Vtr(p) => Some(p.spacing),
+            m => Source::new(m, mm_periods).spacing_ns(),
+        }
+    }
     /// Does a flow of this model need an agent at its ends (TCP, MM_APP)?
     pub fn has_agent(&self) -> bool {
         matches!(self, ModelPlan::Tcp { .. } | ModelPlan::MmApp { .. })
@@ -141,6 +161,8 @@ pub enum Source {
     OnOff(Box<OnOff>),
     /// MM_APP: CBR at the scale the receiver feeds back.
     Mm(Box<mm_app::MmSource>),
+    /// A video trace: its place in the group's frames.
+    Vtr(Vtr),
     /// No scheduled emissions: a TCP flow's agent sends.
     Agent,
 }
@@ -157,12 +179,14 @@ impl Source {
             ModelPlan::MmApp { .. } if !mm_periods.is_empty() => {
                 Source::Mm(Box::new(mm_app::MmSource::new(mm_periods.to_vec())))
             }
+            ModelPlan::Vtr(_) => Source::Vtr(Vtr::new()),
             ModelPlan::MmApp { .. } | ModelPlan::Tcp { .. } => Source::Agent,
         }
     }
-    /// The first send time of a flow starting at `start` (always `start`).
-    pub fn first(&mut self, start: Time, rng: &mut Rng) -> Time {
+    /// The first send time of a flow of group `gp` starting at `start` (always `start`).
+    pub fn first(&mut self, start: Time, rng: &mut Rng, gp: &GroupPlan) -> Time {
         match self {
+            Source::Vtr(s) => s.first(start, &gp.frames, rng),
             Source::Cbr(s) => s.first(start),
             Source::Poisson(s) => s.first(start),
             Source::OnOff(s) => s.first(start, rng),
@@ -175,13 +199,27 @@ impl Source {
         match self {
             Source::Cbr(s) => Some(s.spacing_ns()),
             Source::OnOff(s) => Some(s.spacing_ns()),
-            Source::Poisson(_) | Source::Mm(_) | Source::Agent => None,
+            // A VTR flow's spacing is its group's ([`ModelPlan::spacing_ns`]).
+            Source::Poisson(_) | Source::Mm(_) | Source::Vtr(_) | Source::Agent => None,
         }
     }
-    /// The send time after the one at `now`.
+    /// Wire size of the packet sent now: the group's size law, or the
+    /// trace's for VTR.
     #[inline]
-    pub fn next(&mut self, now: Time, rng: &mut Rng) -> Time {
+    pub fn wire_size(&self, rng: &mut Rng, gp: &GroupPlan) -> u32 {
+        match (self, &gp.model) {
+            (Source::Vtr(s), ModelPlan::Vtr(p)) => s.wire_size(p),
+            _ => gp.size.sample(rng),
+        }
+    }
+    /// The send time after the one at `now`, for a flow of group `gp`.
+    #[inline]
+    pub fn next(&mut self, now: Time, rng: &mut Rng, gp: &GroupPlan) -> Time {
         match self {
+            Source::Vtr(s) => match &gp.model {
+                ModelPlan::Vtr(p) => s.next_send(p, &gp.frames),
+                _ => Time::MAX,
+            },
             Source::Cbr(s) => s.next_send(),
             Source::Poisson(s) => s.next_send(now, rng),
             Source::OnOff(s) => s.next_send(rng),
@@ -228,6 +266,9 @@ pub struct GroupPlan {
     pub traced: bool,
     /// MM_APP: the period of each scale, lowest rate first (empty otherwise).
     pub mm_periods: Vec<Period>,
+    /// VTR: the trace's frame sizes in bytes, shared by the group's flows
+    /// (empty otherwise).
+    pub frames: Arc<[u32]>,
     /// cwnd / RTT series for this group's flows (`metrics.tcp_series`).
     pub tcp_series: bool,
     /// Flows created so far.
@@ -337,10 +378,23 @@ fn plan_group(
     }
     let header = g.header.0;
     let size = SizeModel::new(&g.size, header);
-    let (model, mm_periods) = model_plan(g)?;
+    let (mut model, mm_periods) = model_plan(g)?;
     let (arrival, max_flows) = arrival_plan(g, gi, base_dir)?;
     let wire_mean = size.mean_payload(header) + header as f64;
-    let mean_wire_bps = mean_wire_bps(&model, &mm_periods, wire_mean);
+    let mut mean_wire_bps = mean_wire_bps(&model, &mm_periods, wire_mean);
+    let mut frames: Arc<[u32]> = Arc::from(Vec::new());
+    if let TrafficModel::Vtr { trace, interval } = &g.model {
+        let SizeSpec::Fixed(payload) = g.size else { return Err(unvalidated(g, "a vtr group with random sizes")) };
+        let t = vtr_trace(trace, gi, base_dir)?;
+        mean_wire_bps = t.mean_wire_bps(payload.0, header);
+        model = ModelPlan::Vtr(VtrPlan {
+            frame: t.interval.0,
+            spacing: interval.0,
+            payload: payload.0.min(u32::MAX as u64) as u32,
+            header: header.min(u32::MAX as u64) as u32,
+        });
+        frames = Arc::from(t.sizes);
+    }
     let end = Time(sc.duration.0);
     Ok(GroupPlan {
         id: GroupId(gi as u32),
@@ -356,7 +410,7 @@ fn plan_group(
         stop: g.stop.map_or(end, |s| Time(s.0).min(end)),
         jitter: g.start_jitter,
         randomize: g.randomize,
-        randomize_ns: Source::new(&model, &mm_periods).spacing_ns().map_or(0, |sp| (g.randomize * sp as f64) as u64),
+        randomize_ns: model.spacing_ns(&mm_periods).map_or(0, |sp| (g.randomize * sp as f64) as u64),
         send_jitter_max_ns: match &g.send_jitter {
             Some(SendJitter::Uniform { max }) => max.0,
             None => 0,
@@ -369,6 +423,7 @@ fn plan_group(
         mean_wire_bps,
         traced: sc.metrics.trace_groups.contains(&g.name),
         mm_periods,
+        frames,
         tcp_series: sc.metrics.tcp_series.contains(&g.name),
         created: 0,
         rng: qoslab_core::rng::stream(seed, group_stream(gi as u32)),
@@ -404,6 +459,10 @@ fn model_plan(g: &TrafficGroup) -> Result<(ModelPlan, Vec<Period>), SimError> {
             let feedback_size = mm_app.feedback_size.0.min(u32::MAX as u64) as u32;
             return Ok((ModelPlan::MmApp { feedback_size }, periods));
         }
+        // Completed by `plan_group`, which reads the trace.
+        TrafficModel::Vtr { interval, .. } => {
+            ModelPlan::Vtr(VtrPlan { frame: 1, spacing: interval.0, payload: 1, header: 0 })
+        }
     };
     Ok((model, Vec::new()))
 }
@@ -418,6 +477,19 @@ fn tcp_plan(tcp: &TcpSpec, bytes: Option<u64>, g: &TrafficGroup) -> Result<Model
     cfg.validate().map_err(|e| unvalidated(g, &format!("tcp.{}: {}", e.field, e.message)))?;
     let header = g.header.0.min(u32::MAX as u64) as u32;
     Ok(ModelPlan::Tcp { cfg, bytes, sink_delay: tcp.sink_delay(), header })
+}
+
+/// The frames of a `vtr` group: its trace file read (problems at the
+/// file's lines, as validation reports them) or the synthetic trace made.
+fn vtr_trace(trace: &VtrTrace, gi: usize, base_dir: &Path) -> Result<qoslab_scenario::vtr::FrameTrace, SimError> {
+    match trace {
+        VtrTrace::Synthetic { synthetic } => Ok(qoslab_scenario::vtr::synthetic(synthetic)),
+        VtrTrace::File(file) => {
+            let field = format!("traffic.{gi}.trace");
+            qoslab_scenario::vtr::read_frame_trace(&base_dir.join(file), &field, None, &field)
+                .map_err(|d| SimError::Config(vec![d]))
+        }
+    }
 }
 
 /// A group's arrival process and its cap on flows (`None` for fixed flows).
@@ -460,6 +532,8 @@ fn mean_wire_bps(model: &ModelPlan, mm_periods: &[Period], wire_mean: f64) -> f6
         }
         // A TCP flow has no nominal rate: it asks for `reserve` (default 0).
         ModelPlan::Tcp { .. } => 0.0,
+        // Set from the trace by `plan_group`.
+        ModelPlan::Vtr(_) => 0.0,
         // MM_APP at its top scale.
         ModelPlan::MmApp { .. } => mm_periods.last().map_or(0.0, |per| wire_mean * 8e9 / per.as_ns_f64()),
     }

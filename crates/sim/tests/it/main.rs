@@ -21,3 +21,4 @@ mod stages;
 mod tcp;
 mod trace;
 mod traffic;
+mod vtr;

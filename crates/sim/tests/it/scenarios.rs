@@ -184,6 +184,7 @@ fn good_scenarios_cover_every_preset_queue_model_and_arrival_process() {
                 TrafficModel::Ftp { .. } => "model:ftp".to_string(),
                 TrafficModel::Transfer { .. } => "model:transfer".to_string(),
                 TrafficModel::MmApp { .. } => "model:mm_app".to_string(),
+                TrafficModel::Vtr { .. } => "model:vtr".to_string(),
             };
             seen.insert(m);
             if let Some(a) = &g.arrivals {

@@ -1,0 +1,230 @@
+"""Scenario building and measurement shared by the ``pcn`` admission experiments (seed 004 §3).
+
+Every admission run is one PCN domain with the admission meter on its
+bottleneck and **no termination meter**: §3 studies admission alone, and
+with the configured-termination-rate at its default (half the link, the
+admissible rate) an ingress terminates flows whenever the admitted load
+passes the admissible rate, which removes the over-admission §3 measures
+(a 30 s OC3 CBR run at 5x with both meters terminated 114 flows).
+
+- **Single link** (seed Fig. 2.1): ``s0 -> i0 ==bottleneck==> e0 -> d0``;
+  10 Gb/s access and egress without delay, the bottleneck 10 ms.
+- **RTT topology** (Fig. 2.2): the star preset with ``ingress_routers``,
+  ingress ``k`` of ``n`` with access delay ``1 + 99 k / (n - 1)`` ms (1 to
+  100 ms) unless one delay is given, the bottleneck ``r0 -> r1`` 10 ms,
+  flows from ``src0..`` in turn: round trips 22 to 220 ms (§3.5's range).
+
+The measure (seed §2.4) is the bottleneck's sent bits in 50 ms samples
+(link utilization × rate) from the warm-up to the end: the
+**over-admission percentage** is their mean over the configured-admissible
+rate minus 1, in percent; the **sd ratio** their standard deviation over
+the admissible rate. Each run is reduced to these numbers as it finishes
+(:func:`run_reduced`), so a grid of hundreds of runs keeps no results.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ... import pcn as pcn_builder
+from ... import stages, topology, traffic
+from ...result import Result
+from ...scenario import Scenario
+from ..framework import Context
+
+#: Link names of the seed and their rates (qoslab's named rates, `crates/core/src/units.rs`).
+LINK_BPS = {
+    "1Mbps": 1_000_000,
+    "T1": 1_500_000,
+    "10Mbps": 10_000_000,
+    "T3": 45_000_000,
+    "100Mbps": 100_000_000,
+    "OC3": 155_000_000,
+    "OC12": 622_000_000,
+    "1Gbps": 1_000_000_000,
+    "OC48": 2_400_000_000,
+}
+#: Mean rate of one flow of each traffic model, bit/s (seed §2.3; MIX: the six codecs' mean).
+MEAN_BPS = {
+    "CBR": 64_000.0,
+    "VBR": 21_760.0,
+    "MIX": (80_000 + 32_000 + 96_000 + 38_400 + 24_000 + 9_600) / 6,
+    "VTR": 769_000.0,
+    "SVD": 4_000_000.0,
+}
+TRAFFIC = tuple(MEAN_BPS)
+#: The link each traffic model runs on at "sufficient aggregation" (seed §3.3: voice and the
+#: mix on OC3, VTR on 1 Gb/s, SVD on OC48).
+AGGREGATE_LINK = {"CBR": "OC3", "VBR": "OC3", "MIX": "OC3", "VTR": "1Gbps", "SVD": "OC48"}
+MEAN_CALL_S = 60.0
+BATCH_MEAN = 5.0
+SAMPLE_S = 0.05
+BOTTLENECK_DELAY = "10ms"
+
+
+def calls_per_s(model: str, admissible_bps: float, overload: float) -> float:
+    """Call rate whose offered load is ``overload`` × the admissible rate (seed §3.2's demand overload)."""
+    return overload * admissible_bps / MEAN_BPS[model] / MEAN_CALL_S
+
+
+def groups(
+    model: str, *, calls: float, src: str, dst: str, arrivals: str = "POISSON", randomize: float | None = None
+) -> list[dict[str, Any]]:
+    """The traffic groups of ``model`` at ``calls`` per second (Poisson, or batches of mean 5)."""
+    if model in ("CBR", "VBR", "MIX"):
+        codec = {"CBR": "cbr", "VBR": "vbr", "MIX": "mix"}[model]
+        gs = traffic.voice(name="voice", src=src, dst=dst, codec=codec, calls_per_s=calls, randomize=randomize)
+    elif model == "SVD":
+        gs = [traffic.svd(name="svd", src=src, dst=dst, calls_per_s=calls, randomize=randomize)]
+    else:
+        gs = [traffic.vtr(name="vtr", src=src, dst=dst, calls_per_s=calls, randomize=randomize)]
+    if arrivals == "BATCH":
+        for g in gs:
+            rate = g["arrivals"]["rate"]
+            g["arrivals"] = traffic.batch_poisson_arrivals(
+                rate=rate / BATCH_MEAN, batch_mean=BATCH_MEAN, lifetime=f"{MEAN_CALL_S:g}s"
+            )
+    return gs
+
+
+def admission_stage(vq: tuple[float, float, float] | None = None, marking: str = "ramp") -> dict[str, Any]:
+    """The admission meter: ramp (5, 15, 20 ms by default) or step at the max threshold (§3.4.1)."""
+    lo, hi, cap = vq if vq is not None else (5.0, 15.0, 20.0)
+    if marking == "step":
+        return stages.pcn_admission(marking="step", threshold=f"{hi:g}ms", upper_limit=f"{cap:g}ms")
+    return stages.pcn_admission(min_threshold=f"{lo:g}ms", max_threshold=f"{hi:g}ms", upper_limit=f"{cap:g}ms")
+
+
+def rtt_delays_ms(n: int) -> list[float]:
+    """Access delays of ``n`` ingresses spread evenly over 1-100 ms (the seed's RTT topology)."""
+    if n == 1:
+        return [1.0]
+    return [round(1.0 + 99.0 * k / (n - 1), 3) for k in range(n)]
+
+
+def build(
+    *,
+    name: str,
+    model: str,
+    link: str,
+    overload: float,
+    duration_s: float,
+    cle: dict[str, Any],
+    ingresses: int | None = None,
+    delays_ms: Sequence[float] | None = None,
+    arrivals: str = "POISSON",
+    vq: tuple[float, float, float] | None = None,
+    marking: str = "ramp",
+    randomize: float | None = None,
+) -> tuple[Scenario, str]:
+    """A PCN admission scenario and its bottleneck direction: the single link
+    (``ingresses`` None) or the RTT topology with ``ingresses`` ingresses."""
+    rate = LINK_BPS[link]
+    calls = calls_per_s(model, rate / 2, overload)
+    bottleneck = topology.link(
+        rate=link,
+        delay=BOTTLENECK_DELAY,
+        queue={"type": "fifo", "limit": "100000pkts"},
+        stages=[admission_stage(vq, marking)],
+    )
+    if ingresses is None:
+        topo = topology.explicit(
+            nodes=[
+                topology.node(name="s0", kind="host"),
+                topology.node(name="i0", kind="router"),
+                topology.node(name="e0", kind="router"),
+                topology.node(name="d0", kind="host"),
+            ],
+            links=[
+                {"a": "s0", "b": "i0", **topology.link(rate="10Gbps", delay="0s")},
+                {"a": "i0", "b": "e0", **bottleneck},
+                {"a": "e0", "b": "d0", **topology.link(rate="10Gbps", delay="0s")},
+            ],
+        )
+        edges, src, dst, direction = ["i0", "e0"], "s0", "d0", "i0->e0"
+    else:
+        delays = list(delays_ms) if delays_ms is not None else rtt_delays_ms(ingresses)
+        topo = {
+            "preset": "star",
+            "ingresses": ingresses,
+            "ingress_routers": True,
+            "access": topology.link(rate="10Gbps", delay="1ms"),
+            "ingress_delays": [f"{d:g}ms" for d in delays],
+            "bottleneck": bottleneck,
+            "egress": topology.link(rate="10Gbps", delay="0s"),
+        }
+        edges, src, dst, direction = ["in*", "r1"], "src*", "sink0", "r0->r1"
+    sc = Scenario.build(
+        name=name,
+        duration=f"{duration_s:g}s",
+        topology=topo,
+        traffic=groups(model, calls=calls, src=src, dst=dst, arrivals=arrivals, randomize=randomize),
+        pcn=pcn_builder.domain(edges=edges, **cle),
+        # Only what is read: the bottleneck, one per-flow bin, two inter-arrival bins.
+        metrics={
+            "series_interval": f"{SAMPLE_S * 1000:g}ms",
+            "series": [direction],
+            "bin": f"{duration_s:g}s",
+            "interarrival_bin": "100ms",
+            "interarrival_max": "200ms",
+        },
+    )
+    return sc, direction
+
+
+def per_packet(weight: float = 0.01, threshold: float = 0.5) -> dict[str, Any]:
+    """The CLE of §3.2-3.3: per packet, weight 0.01, threshold 0.5."""
+    return {"cle": "per_packet", "cle_weight": weight, "cle_threshold": threshold}
+
+
+def per_interval(weight: float, threshold: float) -> dict[str, Any]:
+    """The CLE of §3.6 on: per 100 ms interval."""
+    return {"cle": "per_interval", "cle_weight": weight, "cle_threshold": threshold, "cle_interval": "100ms"}
+
+
+def over_admission(res: Result, direction: str, link_bps: float, warmup_s: float) -> dict[str, float]:
+    """Over-admission % and the sd ratio of the bottleneck's 50 ms rate samples after the warm-up."""
+    u = res.metric(direction, "utilization")
+    u = u[u["t_s"] >= warmup_s - 1e-9]
+    rates = u["value"].to_numpy() * link_bps
+    admissible = link_bps / 2
+    if len(rates) == 0:
+        return {"over_admission_pct": math.nan, "sd_ratio": math.nan}
+    return {
+        "over_admission_pct": (float(rates.mean()) / admissible - 1) * 100,
+        "sd_ratio": float(rates.std()) / admissible,
+    }
+
+
+def admitted_share_by_rtt(res: Result, delays_ms: Sequence[float], split_ms: float = 50.0) -> dict[str, float]:
+    """Admitted fraction of the calls from ingresses with access delay below / at or above
+    ``split_ms`` (flow ``i`` of a group comes from ingress ``i mod n``)."""
+    f = res.flows
+    idx = f["src"].str.removeprefix("src").astype(int)
+    far = idx.map(lambda k: delays_ms[k] >= split_ms)
+    asked = f["admitted"] | f["refused"]
+    out = {}
+    for key, sel in (("near", ~far), ("far", far)):
+        n = int((asked & sel).sum())
+        out[f"admitted_{key}"] = float((f["admitted"] & sel).sum()) / n if n else math.nan
+    return out
+
+
+def run_reduced(
+    ctx: Context,
+    plan: Sequence[tuple[str, Scenario, int]],
+    reduce: Callable[[int, Result], dict[str, float]],
+    chunk: int = 24,
+) -> list[dict[str, float]]:
+    """Runs ``plan`` through ``ctx.run_many`` in chunks (every core busy within a chunk) and
+    reduces each result to numbers at once, so no more than a chunk of results is alive."""
+    out: list[dict[str, float]] = []
+    for start in range(0, len(plan), chunk):
+        part = plan[start : start + chunk]
+        results = ctx.run_many(part)
+        for i, res in enumerate(results):
+            out.append(reduce(start + i, res))
+        del results
+    return out

@@ -159,7 +159,7 @@ def test_bad_admitted_value_exits_2_naming_the_field_and_writes_nothing(tmp_path
 def test_rounding_and_termination_start_keys_change_the_cut_and_unknown_values_name_the_field(tmp_path):
     # A tenth of the 600-ingress row: 178 CBR calls over 60 ingresses (3 each) on 15.552 Mb/s,
     # packet times randomized (f = 0.01): the marks of a 3-flow aggregate are a draw, so how its
-    # excess is rounded to whole flows matters (docs/reproductions/pcn-pcnround.md).
+    # excess is rounded to whole flows matters (docs/reproductions/pcn.md).
     ctx = _ctx(tmp_path, [1])
 
     def cut(**pcn_keys: str) -> float:

@@ -3,7 +3,7 @@
 Set-up and measure: :mod:`._adm_setup` (single link and RTT topology, the
 admission meter alone, the bottleneck's 50 ms rate samples after the
 warm-up). Every table's set-up, as read from the seed (inferences in
-``docs/decisions-pcnvtr.md`` and ``docs/reproductions/pcn-pcnvtr.md``):
+``docs/decisions.md (PCN)`` and ``docs/reproductions/pcn.md``):
 
 - **Table 3.1** (bottleneck aggregation): single link at T3, 100 Mb/s,
   OC3; CBR and VBR voice; Poisson and batch (mean 5) calls at 5x; CLE per

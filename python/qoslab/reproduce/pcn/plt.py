@@ -21,7 +21,7 @@ Links T3; runs of 80 s (the seed's "about 80 simulation seconds").
 - Table 3.5, PLT rows (claim 2, ``table3.5-grid-plt``): per run the worst
   bottleneck's over-admission (§3.6: "the maximum of the N"), its min /
   max / mean / sd over the grid; CBR on PLT5 (Table 3.7's runs), VBR and
-  MIX on PLT3 (the two-hour budget; docs/reproductions/pcn-pcnplt.md).
+  MIX on PLT3 (the two-hour budget; docs/reproductions/pcn.md).
 - Table 3.8 (claim 3, ``table3.8-beat-down``): the beat-down ratio, the
   mean short aggregate's delivered bits in each 10 s bin over the long
   aggregate's, on PLT2, PLT3 and PLT5 with weights 0.1, 0.5, 0.9 (CLE
@@ -694,7 +694,7 @@ def _termination_outcome(
             explanation=(
                 ""
                 if ok6
-                else "; ".join(fails) + ". Measured cause (docs/reproductions/pcn-pcnplt.md): a downstream "
+                else "; ".join(fails) + ". Measured cause (docs/reproductions/pcn.md): a downstream "
                 "token bucket marks the short aggregates' packets, bunched by the fast edge links, more than the "
                 "long one's, spaced by the upstream bottleneck; §4.4.1's uniform marking does not hold"
             )

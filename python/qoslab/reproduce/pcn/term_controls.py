@@ -1,4 +1,4 @@
-"""Controlled runs behind PCN claims 4 and 5 (seed 004 §4.2-4.3; docs/reproductions/pcn-pcnround.md).
+"""Controlled runs behind PCN claims 4 and 5 (seed 004 §4.2-4.3; docs/reproductions/pcn.md).
 
 One knob changed at a time against the default (rounding up, sustainable-rate interval from the
 first excess mark, run to t1 + 1 s), on the two claims' points: Table 4.3 (two ingresses, RTT 1 and
@@ -56,7 +56,7 @@ def controls(ctx: Context) -> tuple[dict[str, Any], tuple[str, str]]:
     text = "\n".join(
         [
             f"Over-termination in percent of the optimal, seeds {', '.join(map(str, ctx.seeds))}, mean ± 95 % CI; "
-            "one knob changed at a time (docs/reproductions/pcn-pcnround.md). Claim 4: ingress 1 in [5, 15] %, "
+            "one knob changed at a time (docs/reproductions/pcn.md). Claim 4: ingress 1 in [5, 15] %, "
             "ingress 2 in [-2, 2] %; claim 5: f = 0 <= 2 %, each f >= 0.005 >= 9 %.",
             "",
             "| run | Table 4.3 ingress 1 | Table 4.3 ingress 2 | 600 ingresses f = 0 | f = 0.005 | f = 0.01 "

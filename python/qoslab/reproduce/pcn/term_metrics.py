@@ -1,6 +1,6 @@
 """Over-termination measures of the PCN termination experiments (seed 004 §4.1, §4.3.2),
 from a run's flows table; used by :mod:`.termination` (see its "Measures" and
-docs/decisions-pcnterm.md)."""
+docs/decisions.md (PCN))."""
 
 from __future__ import annotations
 

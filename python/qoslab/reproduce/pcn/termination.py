@@ -1,6 +1,6 @@
 """``pcn`` termination experiments (seed 004 §4.1-4.3): over-termination.
 
-The set-up (``scenarios/pcn/term_rtt.toml``; docs/decisions-pcnterm.md,
+The set-up (``scenarios/pcn/term_rtt.toml``; docs/decisions.md (PCN),
 "The failure event"): the RTT topology (star with ingress routers, each a
 PCN ingress; the egress ``r1``), only the termination meter on the
 bottleneck at half the link, its bucket 256 packets deep. Per ingress two
@@ -58,7 +58,7 @@ __all__ = ["T1", "marked_fractions", "run", "scenario", "split", "synchronizatio
 TEMPLATE = "pcn/term_rtt.toml"
 #: Link rates: the nominal line rates, which the seed's termination thresholds imply (Table 4.1:
 #: 1,215 CBR, 3,574 VBR and 305 SVD flows are half of 155.52 and 2,488.32 Mb/s, not of the 155 and
-#: 2,400 Mb/s that qoslab's names `OC3`, `OC48` carry; docs/decisions-pcnterm.md).
+#: 2,400 Mb/s that qoslab's names `OC3`, `OC48` carry; docs/decisions.md (PCN)).
 LINK_BPS = {"OC3": 155_520_000, "OC48": 2_488_320_000}
 
 
@@ -292,7 +292,7 @@ def _table_4_3(ctx: Context) -> tuple[list[Claim], dict[str, Any], tuple[str, st
                 for i in (0, 1)
                 if not ok[i]
             )
-            + " (docs/reproductions/pcn-pcnterm.md and pcn-pcnround.md give the measured causes)"
+            + " (docs/reproductions/pcn.md, 'Termination', gives the measured causes)"
         )
     claims.append(
         Claim(
@@ -416,7 +416,7 @@ def _table_4_2(ctx: Context, ingresses: Sequence[int], fs: Sequence[float]) -> t
         elif not holds:
             bad = [f"f = 0: {e0.mean:.2f} % > 2 %"] if e0.mean > CLAIM_5_NO_RAND_MAX else []
             bad += [f"f = {f:g}: {v.mean:.2f} % < 9 %" for f, v in rand.items() if v.mean < CLAIM_5_RAND_MIN]
-            why = "; ".join(bad) + " (docs/reproductions/pcn-pcnterm.md and pcn-pcnround.md give the measured causes)"
+            why = "; ".join(bad) + " (docs/reproductions/pcn.md, 'Termination', gives the measured causes)"
         else:
             why = ""
         claims.append(

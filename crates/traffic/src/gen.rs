@@ -152,7 +152,9 @@ fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), String> {
         let (pattern, first) = match model_plan(&f.model) {
             Some(plan) => {
                 let mut src = Source::new(&plan, &[]);
-                let first = src.first(start, &mut rng);
+                let first = src
+                    .first_alone(start, &mut rng)
+                    .ok_or_else(|| format!("flows[{i}].model: the generator has no source for this model"))?;
                 (Pattern::Model(src), Some(first.0))
             }
             None => {
@@ -225,7 +227,7 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Strin
         }
         f.seq += 1;
         let next = match &mut f.pattern {
-            Pattern::Model(src) => Some(src.next(Time(t), &mut f.rng).0),
+            Pattern::Model(src) => src.next_alone(Time(t), &mut f.rng).map(|t| t.0),
             Pattern::Replay { rows, next } => {
                 *next += 1;
                 rows.get(*next).map(|r| t - rows[*next - 1].0 + r.0)

@@ -25,21 +25,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..tables import DROP_REASONS, MARK_REASONS
 from .plan import Plan, dur_ns
 from .runner import Collected
 
-DROP_REASONS = (
-    "overlimit",
-    "early_random",
-    "forced",
-    "class_threshold",
-    "pushed_out",
-    "shaper_buffer",
-    "unclassified",
-    "policed",
-    "terminated",
-)
-MARK_REASONS = ("ecn_early", "pcn_threshold", "pcn_excess")
 NAN = float("nan")
 
 
@@ -98,6 +87,8 @@ def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[di
             "ce_marked_pkts",
             "ecn_reductions",
             "limited_transmits",
+            "pcn_excess_marked_pkts",
+            "pcn_threshold_marked_pkts",
         )
     }
     per_flow = []
@@ -167,6 +158,9 @@ def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[di
             "ce_marked_pkts": 0,
             "ecn_reductions": 0,
             "limited_transmits": 0,
+            # The testbed refuses PCN edges, so no packet is PCN-capable.
+            "pcn_excess_marked_pkts": 0,
+            "pcn_threshold_marked_pkts": 0,
         }
         for k, v in row.items():
             cols[k].append(v)
@@ -246,6 +240,8 @@ def _tcp_row(f: Any, g: dict[str, Any], c: Collected) -> dict[str, Any]:
         "ce_marked_pkts": 0,
         "ecn_reductions": 0,
         "limited_transmits": 0,
+        "pcn_excess_marked_pkts": 0,
+        "pcn_threshold_marked_pkts": 0,
     }
 
 

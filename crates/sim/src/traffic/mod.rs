@@ -187,12 +187,21 @@ impl Source {
     pub fn first(&mut self, start: Time, rng: &mut Rng, gp: &GroupPlan) -> Time {
         match self {
             Source::Vtr(s) => s.first(start, &gp.frames, rng),
+            _ => self.first_alone(start, rng).unwrap_or(start),
+        }
+    }
+    /// [`Source::first`] for a source that needs nothing of its group (every
+    /// model but VTR, whose frames are its group's: `None`). The testbed's
+    /// generator (`crates/traffic`) runs these sources without a network.
+    pub fn first_alone(&mut self, start: Time, rng: &mut Rng) -> Option<Time> {
+        Some(match self {
+            Source::Vtr(_) => return None,
             Source::Cbr(s) => s.first(start),
             Source::Poisson(s) => s.first(start),
             Source::OnOff(s) => s.first(start, rng),
             Source::Mm(s) => s.first(start),
             Source::Agent => start,
-        }
+        })
     }
     /// The spacing of the source's packet grid (CBR, and ON/OFF while ON), in ns.
     pub fn spacing_ns(&self) -> Option<u64> {
@@ -220,12 +229,21 @@ impl Source {
                 ModelPlan::Vtr(p) => s.next_send(p, &gp.frames),
                 _ => Time::MAX,
             },
+            _ => self.next_alone(now, rng).unwrap_or(Time::MAX),
+        }
+    }
+    /// [`Source::next`] for a source that needs nothing of its group (`None`
+    /// for VTR, as [`Source::first_alone`]).
+    #[inline]
+    pub fn next_alone(&mut self, now: Time, rng: &mut Rng) -> Option<Time> {
+        Some(match self {
+            Source::Vtr(_) => return None,
             Source::Cbr(s) => s.next_send(),
             Source::Poisson(s) => s.next_send(now, rng),
             Source::OnOff(s) => s.next_send(rng),
             Source::Mm(s) => s.next_send(),
             Source::Agent => Time::MAX,
-        }
+        })
     }
 }
 

@@ -19,6 +19,7 @@ each problem naming its field and why (:func:`unsupported`).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -435,50 +436,89 @@ def _plan_traffic(
         start = dur_ns(g.get("start") or "0s")
         stop = min(dur_ns(g["stop"]), duration) if g.get("stop") else duration
         for i in range(n):
-            src, dst = srcs[i % len(srcs)], dsts[i % len(dsts)]
-            if src not in side or dst not in side or side[src] == side[dst]:
-                bad.append(
-                    Problem(
-                        f"{at}.dst",
-                        f"flow {g['name']}.{i} ({src} -> {dst}) does not cross the emulated "
-                        "link; allowed: traffic between the two sides",
-                    )
-                )
-                break
-            used |= {src, dst}
-            fid = len(flows)
-            dport = int(g["dst_port"]) if g.get("dst_port") is not None else 9000 + gi
-            flows.append(
-                FlowPlan(
-                    id=fid,
-                    name=f"{g['name']}.{i}",
-                    group=g["name"],
-                    group_index=gi,
-                    index=i,
-                    src=src,
-                    dst=dst,
-                    dst_port=dport,
-                    src_port=20000 + fid,
-                    wire_bytes_mean=float(payload_mean + header),
-                    spec={
-                        "id": fid,
-                        "src_port": 20000 + fid,
-                        "dscp": int(g.get("dscp") or 0),
-                        "ecn": bool(g.get("ecn")),
-                        "start_ns": start,
-                        "jitter_ns": dur_ns(g.get("start_jitter") or "0s"),
-                        "stop_ns": stop,
-                        "stream": (1 << 61) | (gi << 32) | i,
-                        "payload": {"base": udp, "exp_mean": float(exp_mean)},
-                        "model": m,
-                    },
-                )
+            f = _flow(
+                g,
+                gi,
+                i,
+                at,
+                srcs,
+                dsts,
+                side,
+                flows,
+                used,
+                bad,
+                start=start,
+                stop=stop,
+                wire_bytes_mean=float(payload_mean + header),
+                payload={"base": udp, "exp_mean": float(exp_mean)},
+                model=m,
             )
+            if f is None:
+                break
+            flows.append(f)
     if len(flows) > 40_000:
         bad.append(
             Problem("traffic", f"{len(flows)} flows; allowed: at most 40,000 on the testbed (one UDP port each)")
         )
     return flows, used
+
+
+def _flow(
+    g: dict[str, Any],
+    gi: int,
+    i: int,
+    at: str,
+    srcs: list[str],
+    dsts: list[str],
+    side: dict[str, str],
+    flows: list[FlowPlan],
+    used: set[str],
+    bad: list[Problem],
+    *,
+    start: int,
+    stop: int,
+    wire_bytes_mean: float,
+    payload: dict[str, Any],
+    model: dict[str, Any],
+) -> FlowPlan | None:
+    """Flow ``i`` of group ``g`` (index ``gi``), its endpoints in turn from ``srcs`` and ``dsts``;
+    ``None`` (and a problem in ``bad``) when it does not cross the emulated link."""
+    src, dst = srcs[i % len(srcs)], dsts[i % len(dsts)]
+    if src not in side or dst not in side or side[src] == side[dst]:
+        bad.append(
+            Problem(
+                f"{at}.dst",
+                f"flow {g['name']}.{i} ({src} -> {dst}) does not cross the emulated "
+                "link; allowed: traffic between the two sides",
+            )
+        )
+        return None
+    used |= {src, dst}
+    fid = len(flows)
+    return FlowPlan(
+        id=fid,
+        name=f"{g['name']}.{i}",
+        group=g["name"],
+        group_index=gi,
+        index=i,
+        src=src,
+        dst=dst,
+        dst_port=int(g["dst_port"]) if g.get("dst_port") is not None else 9000 + gi,
+        src_port=20000 + fid,
+        wire_bytes_mean=wire_bytes_mean,
+        spec={
+            "id": fid,
+            "src_port": 20000 + fid,
+            "dscp": int(g.get("dscp") or 0),
+            "ecn": bool(g.get("ecn")),
+            "start_ns": start,
+            "jitter_ns": dur_ns(g.get("start_jitter") or "0s"),
+            "stop_ns": stop,
+            "stream": (1 << 61) | (gi << 32) | i,
+            "payload": payload,
+            "model": model,
+        },
+    )
 
 
 def _max_window_segments(v: Any, mss: int) -> int:
@@ -521,43 +561,28 @@ def _plan_tcp(
     stop = min(dur_ns(g["stop"]), duration) if g.get("stop") else duration
     nbytes = size_bytes(g["bytes"]) if g.get("model") == "transfer" else None
     for i in range(int(g.get("flows") or 1)):
-        src, dst = srcs[i % len(srcs)], dsts[i % len(dsts)]
-        if src not in side or dst not in side or side[src] == side[dst]:
-            bad.append(
-                Problem(
-                    f"{at}.dst",
-                    f"flow {g['name']}.{i} ({src} -> {dst}) does not cross the emulated "
-                    "link; allowed: traffic between the two sides",
-                )
-            )
+        f = _flow(
+            g,
+            gi,
+            i,
+            at,
+            srcs,
+            dsts,
+            side,
+            flows,
+            used,
+            bad,
+            start=start,
+            stop=stop,
+            wire_bytes_mean=float(mss + TCP_OVERHEAD),
+            payload={"base": 0, "exp_mean": 0.0},
+            model={"tcp": {"mss": mss, "bytes": nbytes, "congestion": "reno"}},
+        )
+        if f is None:
             return
-        used |= {src, dst}
-        fid = len(flows)
-        dport = int(g["dst_port"]) if g.get("dst_port") is not None else 9000 + gi
         flows.append(
-            FlowPlan(
-                id=fid,
-                name=f"{g['name']}.{i}",
-                group=g["name"],
-                group_index=gi,
-                index=i,
-                src=src,
-                dst=dst,
-                dst_port=dport,
-                src_port=20000 + fid,
-                wire_bytes_mean=float(mss + TCP_OVERHEAD),
-                spec={
-                    "id": fid,
-                    "src_port": 20000 + fid,
-                    "dscp": int(g.get("dscp") or 0),
-                    "ecn": bool(g.get("ecn")),
-                    "start_ns": start,
-                    "jitter_ns": dur_ns(g.get("start_jitter") or "0s"),
-                    "stop_ns": stop,
-                    "stream": (1 << 61) | (gi << 32) | i,
-                    "payload": {"base": 0, "exp_mean": 0.0},
-                    "model": {"tcp": {"mss": mss, "bytes": nbytes, "congestion": "reno"}},
-                },
+            dataclasses.replace(
+                f,
                 tcp={
                     "init_window": int(tcp.get("init_window") or 1),
                     "max_window": _max_window_segments(tcp.get("max_window", 20), mss),

@@ -519,7 +519,7 @@ def _admission_outcome(
     claims.append(
         Claim(
             id="table3.5-grid-plt",
-            text="Table 3.5, PLT: CBR, VBR, MIX (VTR at merge) stay within -3 % / +2 % over the weight x CLE grid "
+            text="Table 3.5, PLT: CBR, VBR, MIX (VTR not run on PLT yet) stay within -3 % / +2 % over the weight x CLE grid "
             "(worst bottleneck of each run, mean over seeds)",
             paper="CBR -0.93 … 0.99 %, VBR -1.48 … 1.64 %, MIX -1.62 … 1.03 % (worst of the N bottlenecks)",
             measured="; ".join(f"{m} {min(v):.2f} … {max(v):.2f} %" for m, v in sorted(grid.items())),
@@ -686,7 +686,7 @@ def _termination_outcome(
         Claim(
             id="tables4.8-4.9-plt",
             text="Tables 4.8-4.9: the long aggregate's |actual - expected| termination <= 1 point (CBR), "
-            "<= 3 points (VBR; VTR at merge) on PLT2, PLT3 and PLT5",
+            "<= 3 points (VBR; VTR not run on PLT yet) on PLT2, PLT3 and PLT5",
             paper="IEA1 A-E: CBR -0.71, -0.85, 0.14; VBR 1.06, 1.18, 0.91 (PLT2, 3, 5; 2:1)",
             measured="IEA1 A-E (points): " + "; ".join(checks) if checks else "not run",
             tolerance="|A-E| of the long aggregate, mean over seeds: <= 1 (CBR), <= 3 (VBR)",

@@ -519,8 +519,8 @@ def _admission_outcome(
     claims.append(
         Claim(
             id="table3.5-grid-plt",
-            text="Table 3.5, PLT: CBR, VBR, MIX (VTR not run on PLT yet) stay within -3 % / +2 % over the weight x CLE grid "
-            "(worst bottleneck of each run, mean over seeds)",
+            text="Table 3.5, PLT: CBR, VBR, MIX (VTR not run on PLT yet) stay within -3 % / +2 % over the "
+            "weight x CLE grid (worst bottleneck of each run, mean over seeds)",
             paper="CBR -0.93 … 0.99 %, VBR -1.48 … 1.64 %, MIX -1.62 … 1.03 % (worst of the N bottlenecks)",
             measured="; ".join(f"{m} {min(v):.2f} … {max(v):.2f} %" for m, v in sorted(grid.items())),
             tolerance="every grid point in [-3 %, +2 %]",

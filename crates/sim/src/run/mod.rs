@@ -406,6 +406,11 @@ impl Sim {
     #[inline]
     fn emit(&mut self, f: FlowId) {
         let fl = &mut self.flows[f.index()];
+        // A flow ended early (a PCN ingress terminated it) still has its
+        // next emission pending: it sends nothing more.
+        if fl.state != FlowState::Active {
+            return;
+        }
         let gp = &self.groups[fl.group.index()];
         let size = fl.source.wire_size(&mut fl.rng, gp);
         let mut pkt = Packet::new(self.next_packet, f, size, self.now);

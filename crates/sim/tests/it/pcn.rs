@@ -176,9 +176,17 @@ start = "100s"
     // and the egress's and ingress's intervals), not at its planned end.
     let term = bools(&out.flows, "terminated");
     let end = f64s(&out.flows, "end_s");
-    for (t, e) in term.iter().zip(&end) {
+    let first = f64s(&out.flows, "first_tx_s");
+    let sent = u64s(&out.flows, "sent_pkts");
+    for (i, (t, e)) in term.iter().zip(&end).enumerate() {
         if *t {
             assert!((100.2..102.0).contains(e), "a terminated flow's end_s {e}");
+            // And sent nothing after it: every flow here is CBR at 20 ms, so
+            // the packets before `end_s` number ceil((end - first) / 20 ms),
+            // less than that + 1 (its emission pending at the termination
+            // used to leave anyway).
+            let before_end = (e - first[i]) / 0.020;
+            assert!((sent[i] as f64) < before_end + 1.0, "flow {i}: {} sent, {before_end} periods", sent[i]);
         }
     }
     // The flows count the marks their delivered packets carry: at most what

@@ -143,8 +143,13 @@ class Plan:
         return f"{self.link.b}->{self.link.a}"
 
 
+#: The topology presets the testbed can build.
+PRESETS = ("dumbbell", "explicit")
+
+
 def _links(topo: dict[str, Any]) -> tuple[list[str], list[str], list[Link], Link | None]:
-    """Hosts, routers, links and the preset's bottleneck (``None``: choose one) of a topology."""
+    """Hosts, routers, links and the preset's bottleneck (``None``: choose one) of a topology
+    whose preset is one of :data:`PRESETS`."""
     preset = topo.get("preset")
     if preset == "dumbbell":
         n_src, n_sink, n_r = int(topo["sources"]), int(topo.get("sinks", 1)), int(topo.get("routers", 1))
@@ -159,12 +164,10 @@ def _links(topo: dict[str, Any]) -> tuple[list[str], list[str], list[Link], Link
             egress = topo.get("egress") or topo["access"]
             links += [bottleneck] + [Link("r1", s, egress, "topology.egress") for s in sinks]
         return srcs + sinks, routers, links, bottleneck
-    if preset == "explicit":
-        hosts = [n["name"] for n in topo["nodes"] if n.get("kind") == "host"]
-        routers = [n["name"] for n in topo["nodes"] if n.get("kind") != "host"]
-        links = [Link(lk["a"], lk["b"], lk, f"topology.links.{i}") for i, lk in enumerate(topo["links"])]
-        return hosts, routers, links, None
-    raise NotImplementedError(str(preset))
+    hosts = [n["name"] for n in topo["nodes"] if n.get("kind") == "host"]
+    routers = [n["name"] for n in topo["nodes"] if n.get("kind") != "host"]
+    links = [Link(lk["a"], lk["b"], lk, f"topology.links.{i}") for i, lk in enumerate(topo["links"])]
+    return hosts, routers, links, None
 
 
 def _has_own_rules(spec: dict[str, Any], default_queue: Any) -> bool:
@@ -220,11 +223,10 @@ def make_plan(echo: dict[str, Any], *, check_only: bool = False) -> tuple[Plan |
     """The plan of a validated scenario echo, or the problems that stop it."""
     bad: list[Problem] = []
     topo = echo["topology"]
-    try:
-        hosts, routers, links, bottleneck = _links(topo)
-    except NotImplementedError:
-        allowed = "dumbbell, explicit"
+    if topo.get("preset") not in PRESETS:
+        allowed = ", ".join(PRESETS)
         return None, [Problem("topology.preset", f"{topo.get('preset')!r} is not supported yet; allowed: {allowed}")]
+    hosts, routers, links, bottleneck = _links(topo)
     default_queue = topo.get("default_queue")
     if bottleneck is None:
         own = [lk for lk in links if _has_own_rules(lk.spec, default_queue)]

@@ -106,14 +106,16 @@ def test_quick_part_reports_table_4_3_fig_4_4_and_table_4_2_without_judging(tmp_
     for c in claims.values():
         assert c.holds is None and "5 seeds" in c.explanation
     rounds = out.data["table4_3"]["rounds"]
-    # Fig. 4.4: ingress 1 cuts at about t1 + 0.2 s and again at about t1 + 0.4 s, ingress 2 between.
+    # Fig. 4.4: ingress 1 cuts at about t1 + 0.2 s and again at about t1 + 0.4 s, ingress 2 50 ms
+    # after ingress 1's first cut (its extra one-way delay).
     (r1,), (r2,) = rounds["1"], rounds["2"]
-    assert 0.2 < r1[0] < 0.22 and 0.22 < r2[0] < 0.26 and any(0.39 < t < 0.43 for t in r1[1:]), rounds
+    assert 0.2 < r1[0] < 0.22 and 0.045 < r2[0] - r1[0] < 0.055 and any(0.39 < t < 0.43 for t in r1[1:]), rounds
     t = out.data["table4_3"]["ingress"]
-    # Ingress 1 over-terminates; the bottleneck cut stays within a few points of the optimum.
-    assert t["1"]["over_pct"]["mean"] > 3.0
+    # Ingress 1 over-terminates by its second round (seed: 9.59 points); the bottleneck cut stays
+    # within a few points of the optimum (seed: about 6).
+    assert t["1"]["over_pts"]["mean"] > 5.0
     b = out.data["table4_3"]["bottleneck"]
-    assert 0 < b["over_pts"]["mean"] < 6.0
+    assert 2.0 < b["over_pts"]["mean"] < 9.0
     assert "600/0" in "".join(out.data["table4_2"]) and set(out.data["synchronization"]) == {"0"}
 
 

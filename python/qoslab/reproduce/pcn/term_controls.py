@@ -1,11 +1,12 @@
 """Controlled runs behind PCN claims 4 and 5 (seed 004 §4.2-4.3; docs/reproductions/pcn.md).
 
 One knob changed at a time against the default (rounding up, sustainable-rate interval from the
-first excess mark, run to t1 + 1 s), on the two claims' points: Table 4.3 (two ingresses, RTT 1 and
-51 ms) and Table 4.2's 600-ingress CBR row at f = 0, 0.005, 0.01 and 0.1. "First round only" ends the
-run at t1 + 0.25 s, after every aggregate's first termination round (t1 + 0.21 s) and before any
-later one, which splits the over-termination into the first round's and the later rounds' shares.
-Full run only."""
+first excess mark, ingress 2 of Table 4.3 50 ms one way further than ingress 1, run to t1 + 1 s),
+on the two claims' points: Table 4.3 and Table 4.2's 600-ingress CBR row at f = 0, 0.005, 0.01 and
+0.1. "First round only" ends the 600-ingress runs at t1 + 0.25 s, after every aggregate's first
+termination round (t1 + 0.21 s) and before any later one (Table 4.3's at t1 + 0.30 s, after
+ingress 2's first round at t1 + 0.26 s), which splits the over-termination into the first round's
+and the later rounds' shares. Full run only."""
 
 from __future__ import annotations
 
@@ -15,14 +16,16 @@ from ..framework import Context
 from ..stats import Estimate
 from . import termination as term
 
-#: (label, [pcn] keys, run length after t1 in s).
-KNOBS: list[tuple[str, dict[str, Any], float]] = [
-    ("default (rounding up, interval from the first mark)", {}, 1.0),
-    ("first round only (run ends at t1 + 0.25 s)", {}, 0.25),
-    ('rounding = "nearest"', {"rounding": "nearest"}, 1.0),
-    ('rounding = "nearest", first round only', {"rounding": "nearest"}, 0.25),
-    ('rounding = "down"', {"rounding": "down"}, 1.0),
-    ('termination_start = "grid"', {"termination_start": "grid"}, 1.0),
+D43 = term.T43_DELAYS_US
+#: (label, [pcn] keys, run length after t1 in s (Table 4.3, 600 ingresses), Table 4.3's access delays in µs).
+KNOBS: list[tuple[str, dict[str, Any], tuple[float, float], list[int]]] = [
+    ("default (rounding up, interval from the first mark)", {}, (1.0, 1.0), D43),
+    ("first round only (runs end at t1 + 0.30 / 0.25 s)", {}, (0.3, 0.25), D43),
+    ('rounding = "nearest"', {"rounding": "nearest"}, (1.0, 1.0), D43),
+    ('rounding = "nearest", first round only', {"rounding": "nearest"}, (0.3, 0.25), D43),
+    ('rounding = "down"', {"rounding": "down"}, (1.0, 1.0), D43),
+    ('termination_start = "grid"', {"termination_start": "grid"}, (1.0, 1.0), D43),
+    ("ingress 2 25 ms one way further (RTT + 50 ms; the reading before)", {}, (1.0, 1.0), [250, 25_250]),
 ]
 FS = (0.0, 0.005, 0.01, 0.1)
 
@@ -30,34 +33,34 @@ FS = (0.0, 0.005, 0.01, 0.1)
 def controls(ctx: Context) -> tuple[dict[str, Any], tuple[str, str]]:
     """Runs every knob × (Table 4.3, 600 ingresses at each f in :data:`FS`) × seeds."""
     plan: list[tuple[str, Any, int]] = []
-    for k, (_, pcn, end) in enumerate(KNOBS):
+    for k, (_, pcn, end, delays) in enumerate(KNOBS):
         sc = term.scenario(
-            ctx, model="CBR", ingresses=2, flows=[1178, 583], delays_us=[250, 25_250], end_after_s=end, pcn=pcn
+            ctx, model="CBR", ingresses=2, flows=[1178, 583], delays_us=delays, end_after_s=end[0], pcn=pcn
         )
         plan += [(f"ctl{k}_t4_3", sc, s) for s in ctx.seeds]
         for f in FS:
-            sc = term.scenario(ctx, model="CBR", ingresses=600, flows=1782, randomize=f, end_after_s=end, pcn=pcn)
+            sc = term.scenario(ctx, model="CBR", ingresses=600, flows=1782, randomize=f, end_after_s=end[1], pcn=pcn)
             plan += [(f"ctl{k}_600_{f:g}", sc, s) for s in ctx.seeds]
     runs = term._run_reduced(ctx, plan, ["CBR"] * len(plan))
     n = len(ctx.seeds)
     data: dict[str, Any] = {}
     rows = []
-    for k, (label, _, _) in enumerate(KNOBS):
+    for k, (label, _, _, _) in enumerate(KNOBS):
         block = runs[k * (1 + len(FS)) * n : (k + 1) * (1 + len(FS)) * n]
         t43 = block[:n]
         cells = {
-            "ingress1": Estimate.of(r["ingress"]["src0"]["over_pct"] for r in t43),
-            "ingress2": Estimate.of(r["ingress"]["src1"]["over_pct"] for r in t43),
+            "ingress1": Estimate.of(r["ingress"]["src0"]["over_pts"] for r in t43),
+            "ingress2": Estimate.of(r["ingress"]["src1"]["over_pts"] for r in t43),
         }
         for j, f in enumerate(FS):
-            cells[f"600/{f:g}"] = Estimate.of(r["over_pct"] for r in block[(j + 1) * n : (j + 2) * n])
+            cells[f"600/{f:g}"] = Estimate.of(r["over_pts"] for r in block[(j + 1) * n : (j + 2) * n])
         data[label] = {key: v.to_json() for key, v in cells.items()}
         rows.append(f"| {label} | " + " | ".join(f"{v.fmt('.2f')}" for v in cells.values()) + " |")
     text = "\n".join(
         [
-            f"Over-termination in percent of the optimal, seeds {', '.join(map(str, ctx.seeds))}, mean ± 95 % CI; "
-            "one knob changed at a time (docs/reproductions/pcn.md). Claim 4: ingress 1 in [5, 15] %, "
-            "ingress 2 in [-2, 2] %; claim 5: f = 0 <= 2 %, each f >= 0.005 >= 9 %.",
+            f"Over-termination in points, (actual − optimal) × 100, seeds {', '.join(map(str, ctx.seeds))}, mean ± "
+            "95 % CI; one knob changed at a time (docs/reproductions/pcn.md). Claim 4: ingress 1 in [5, 15], "
+            "ingress 2 in [-2, 2]; claim 5: f = 0 <= 2, each f >= 0.005 >= 9.",
             "",
             "| run | Table 4.3 ingress 1 | Table 4.3 ingress 2 | 600 ingresses f = 0 | f = 0.005 | f = 0.01 "
             "| f = 0.1 |",

@@ -239,6 +239,12 @@ def reproduce(ctx: Context) -> Outcome:
                     sc = _scenario(ctx, file, buffers=n, buff_size=TABLE1_BUFF_SIZE)
                     plan.append((f"{variant}_pool{n}", sc, seed))
                     keys.append((variant, n))
+        for variant, file in (("sens_af", "fig6a_periodic"), ("sens_ef", "fig6b_periodic")):
+            for seed in ctx.seeds:
+                buffers = TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE
+                sc = _scenario(ctx, file, buffers=buffers, buff_size=EXACT_BUFF_SIZE)
+                plan.append((f"{variant}_exact", sc, seed))
+                keys.append((variant, "exact"))
         for kbps in SENS_OFFERED:
             for seed in ctx.seeds:
                 sc = _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, offered_kbps=kbps)
@@ -432,16 +438,18 @@ def _sensitivity(
     """One knob at a time: Table I's delays against the pool and against the hosts A2 and A5
     start from; the excess shares against the excess streams' offered load, A3's and A4's
     reservations and the byte accounting; the AF/BE queue's occupancy per stream."""
-    pools = {
-        n: {
+
+    def delays(n: int | str) -> dict[str, dict[str, float]]:
+        return {
             s: {
                 "af_ms": _mean(by[("sens_af", n)], s, "delay_ms").mean,
                 "ef_ms": _mean(by[("sens_ef", n)], s, "delay_ms").mean,
             }
             for s in ("A2", "A5")
         }
-        for n in SENS_POOLS
-    }
+
+    pools = {n: delays(n) for n in SENS_POOLS}
+    exact = delays("exact")
     offered = {}
     for kbps in SENS_OFFERED:
         runs = by[("sens_offered", kbps)]
@@ -453,12 +461,16 @@ def _sensitivity(
             "B2 scaled": _mean(runs, "B2", "ip_kbps").mean * FIG8_BUFF_SIZE / (128 + HEADER),
         }
     lines = [
-        "Table I's delays against the egress pool (BUFF_SIZE 512 B, PERIODIC; the rest as in Table I):",
+        "Table I's delays against the egress pool (BUFF_SIZE 512 B unless stated, PERIODIC; the rest as in Table I):",
         "",
         "| buffers | A2 AF | A2 EF | A5 AF | A5 EF |",
         "|---|---|---|---|---|",
     ]
-    for n, p in pools.items():
+    exact_label = (
+        f"{TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE} of {EXACT_BUFF_SIZE} B (the pool of "
+        f"{TABLE1_BUFFERS} in bytes, every packet counted at its size)"
+    )
+    for n, p in [*pools.items(), (exact_label, exact)]:
         lines.append(
             f"| {n} | {p['A2']['af_ms']:.0f} ms | {p['A2']['ef_ms']:.0f} ms | {p['A5']['af_ms']:.0f} ms | "
             f"{p['A5']['ef_ms']:.0f} ms |"
@@ -478,6 +490,7 @@ def _sensitivity(
     lines += ["", *occupancy["lines"], "", *sharing["lines"], "", *hosts["lines"]]
     data = {
         "pools": pools,
+        "pool_exact": exact,
         "offered": offered,
         "occupancy": occupancy["data"],
         "sharing": sharing["data"],

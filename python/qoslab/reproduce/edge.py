@@ -370,7 +370,10 @@ def reproduce(ctx: Context) -> Outcome:
             measured=", ".join(f"{k} {v:.0f}" for k, v in shares.items()) + " kb/s",
             tolerance="220 kb/s ± 20%",
             holds=ok4,
-            explanation="" if ok4 else "see the sharing table in docs/reproductions/edge.md",
+            explanation=""
+            if ok4
+            else "A3's and A4's allocations are worth more than their reservations when the queue holds fewer real "
+            "bytes than its pool; see the controlled runs in the report and docs/reproductions/edge.md",
         )
     )
 

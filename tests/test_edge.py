@@ -75,6 +75,34 @@ def test_buffer_management_gives_a_greedy_af_stream_its_reservation_against_best
     assert b > 300, (a, b)
 
 
+def test_the_af_queue_reports_each_streams_bytes_and_their_shares_are_the_link_shares():
+    """The buffer manager's slot probes: real bytes per stream add up to the queue's backlog
+    at every sample, and (Little's law in a FIFO) each stream's share of the real bytes queued
+    is its share of the link: the measurement behind the edge reproduction's occupancy table."""
+    q = queues.edge(
+        buffers=60,
+        buff_size="512B",
+        streams=[queues.stream("A", service="af", rate="1.2Mbps"), queues.stream("B", service="be")],
+    )
+    rules = [stages.rule(src="h0", stream="A"), stages.rule(src="h1", stream="B")]
+    sc = _egress(
+        q,
+        rules,
+        traffic.mgen_periodic(name="a", src="h0", dst="d0", size=972, pps=187.5),
+        traffic.mgen_poisson(name="b", src="h1", dst="d0", size=100, pps=1500),
+    )
+    res = qoslab.run(sc, seed=1)
+    s = res.series
+    af = s[(s["entity_id"] == "r0->r1/band1") & (s["t_s"] >= 5)].pivot_table(
+        index="t_s", columns="metric", values="value"
+    )
+    assert (af["slot0_bytes"] + af["slot1_bytes"] == af["backlog_bytes"]).all()
+    assert (af["slot1_counted"] >= af["slot1_bytes"] * 512 / 128 - 1e-9).all(), "128 B packets count 512 B"
+    share_bytes = af["slot0_bytes"].mean() / af["backlog_bytes"].mean()
+    a, b = _ip_kbps(res, "a"), _ip_kbps(res, "b")
+    assert share_bytes == pytest.approx(a / (a + b), abs=0.03), (share_bytes, a, b)
+
+
 def test_without_a_reservation_the_same_streams_split_the_link_about_evenly():
     """The control for the test above: both best effort, the greedy streams share equally."""
     q = queues.edge(buffers=60, buff_size="512B", streams=[queues.stream("B", service="be")])

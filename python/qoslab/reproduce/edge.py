@@ -49,6 +49,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..errors import ReproductionError
 from ..result import Result
 from ..scenario import Scenario
 from . import figures
@@ -93,13 +94,43 @@ SENS_POOLS = (80, 120, 160, 200)
 SENS_OFFERED = (500, 700)
 #: Traffic index and payload of the excess streams in the scenario files.
 EXCESS_GROUPS = ((2, 1024), (3, 512), (4, 512), (7, 128), (8, 512))
+#: The sharing at the largest pool, one knob each: "as_be" takes A3's and A4's reservations
+#: away (BE, shared buffers only); "exact" counts every packet at its size (BUFF_SIZE 128 B,
+#: below every packet, with buffers raised so that the pool stays POOLS[-1] x 512 B).
+EXACT_BUFF_SIZE = 128
+SHARE_KNOBS = ("baseline", "as_be", "exact")
+#: Table I: the hosts A2 and A5 may start from (Fig. 5's sources; the assignment is not stated).
+HOSTS = ("sea", "sky", "land")
+#: The AF/BE queue of McKinley's egress (SCFQ's second child); its slots follow STREAMS in Fig. 6(a).
+AF_QUEUE = "mckinley->alps/band1"
 
 
-def _scenario(ctx: Context, file: str, *, buffers: int, buff_size: int, offered_kbps: int | None = None) -> Scenario:
-    sc = Scenario.load(ctx.scenario_path(f"edge/{file}.toml"))
+def _scenario(
+    ctx: Context,
+    file: str,
+    *,
+    buffers: int,
+    buff_size: int,
+    offered_kbps: int | None = None,
+    edits: tuple[tuple[str, str], ...] = (),
+    extra: tuple[str, ...] = (),
+) -> Scenario:
+    """The scenario ``file`` with the pool and BUFF_SIZE set; ``edits`` replace text in the file
+    (each must be found), ``extra`` are further overrides."""
+    path = ctx.scenario_path(f"edge/{file}.toml")
+    if edits:
+        text = path.read_text(encoding="utf-8")
+        for old, new in edits:
+            if old not in text:
+                raise ReproductionError(f"edge: {path} no longer holds {old!r}; update the controlled run")
+            text = text.replace(old, new)
+        sc = Scenario.from_toml(text, origin=str(path), base_dir=path.parent)
+    else:
+        sc = Scenario.load(path)
     over = [
         f"topology.links.6.queue.buffers={buffers}",
         f'topology.links.6.queue.buff_size="{buff_size}B"',
+        *extra,
     ]
     if offered_kbps is not None:
         # The excess streams' packet spacing for this IP rate (periodic scenarios only).
@@ -108,6 +139,33 @@ def _scenario(ctx: Context, file: str, *, buffers: int, buff_size: int, offered_
     if ctx.quick:
         over.append('duration="25s"')
     return sc.with_overrides(*over)
+
+
+def _share_scenario(ctx: Context, knob: str) -> Scenario:
+    """Fig. 6(a) at the largest pool (PERIODIC, BUFF_SIZE 512 B) with one sharing knob turned."""
+    if knob == "as_be":
+        edits = tuple(
+            (
+                f'{{ name = "{s}", service = "af", rate = "{STREAMS[s][1]:.0f}kbps" }}',
+                f'{{ name = "{s}", service = "be" }}',
+            )
+            for s in ("A3", "A4")
+        )
+        return _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, edits=edits)
+    if knob == "exact":
+        buffers = POOLS[-1] * FIG8_BUFF_SIZE // EXACT_BUFF_SIZE
+        return _scenario(ctx, "fig6a_periodic", buffers=buffers, buff_size=EXACT_BUFF_SIZE)
+    raise ReproductionError(f"edge: unknown sharing knob {knob!r}")
+
+
+def _hosts(a2: str, a5: str) -> tuple[str, ...]:
+    """Overrides that start A2 from host ``a2`` and A5 from ``a5`` (their traffic and their
+    classifier rules; traffic and rules follow STREAMS' order in the scenario files)."""
+    over = []
+    for stream, host in (("A2", a2), ("A5", a5)):
+        i = list(STREAMS).index(stream)
+        over += [f'traffic.{i}.src="{host}"', f'topology.links.6.stages.0.rules.{i}.src="{host}"']
+    return tuple(over)
 
 
 def _rates(res: Result) -> dict[str, dict[str, float]]:
@@ -130,6 +188,21 @@ def _rates(res: Result) -> dict[str, dict[str, float]]:
             "payload_kbps": (ip_bytes - HEADER * pkts) * 8 / secs / 1e3,
             "delay_ms": float(f["delay_mean_s"]) * 1e3,
         }
+    return out
+
+
+def _occupancy(res: Result) -> dict[str, dict[str, float]]:
+    """Per stream of Fig. 6(a): the time-averaged real and counted bytes it holds in the AF/BE
+    queue from WARMUP_S on (the buffer manager's slot probes, sampled every series interval)."""
+    s = res.series
+    q = s[(s["entity_kind"] == "queue") & (s["entity_id"] == AF_QUEUE) & (s["t_s"] >= WARMUP_S)]
+    out: dict[str, dict[str, float]] = {}
+    for k, name in enumerate(STREAMS):
+        real = q.loc[q["metric"] == f"slot{k}_bytes", "value"]
+        counted = q.loc[q["metric"] == f"slot{k}_counted", "value"]
+        if real.empty:
+            raise ReproductionError(f"edge: no occupancy probe slot{k}_bytes for {name} in {AF_QUEUE}")
+        out[name] = {"bytes": float(real.mean()), "counted": float(counted.mean())}
     return out
 
 
@@ -166,16 +239,41 @@ def reproduce(ctx: Context) -> Outcome:
                     sc = _scenario(ctx, file, buffers=n, buff_size=TABLE1_BUFF_SIZE)
                     plan.append((f"{variant}_pool{n}", sc, seed))
                     keys.append((variant, n))
+        for variant, file in (("sens_af", "fig6a_periodic"), ("sens_ef", "fig6b_periodic")):
+            for seed in ctx.seeds:
+                buffers = TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE
+                sc = _scenario(ctx, file, buffers=buffers, buff_size=EXACT_BUFF_SIZE)
+                plan.append((f"{variant}_exact", sc, seed))
+                keys.append((variant, "exact"))
         for kbps in SENS_OFFERED:
             for seed in ctx.seeds:
                 sc = _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, offered_kbps=kbps)
                 plan.append((f"sens_offered{kbps}", sc, seed))
                 keys.append(("sens_offered", kbps))
+        for knob in SHARE_KNOBS[1:]:
+            for seed in ctx.seeds:
+                plan.append((f"sens_share_{knob}", _share_scenario(ctx, knob), seed))
+                keys.append(("sens_share", knob))
+        for a2 in HOSTS:
+            for a5 in HOSTS:
+                for seed in ctx.seeds:
+                    sc = _scenario(
+                        ctx, "fig6a_periodic", buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE, extra=_hosts(a2, a5)
+                    )
+                    plan.append((f"sens_hosts_{a2}_{a5}", sc, seed))
+                    keys.append(("sens_hosts", (a2, a5)))
     ctx.log(f"edge: {len(plan)} runs")
     results = ctx.run_many(plan)
     by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]] = {}
+    occ: dict[tuple[str, Any], list[dict[str, dict[str, float]]]] = {}
     for k, r in zip(keys, results, strict=True):
         by.setdefault(k, []).append(_rates(r))
+        if not ctx.quick and (k[0] == "sens_share" or k == ("fig8", pools[-1])):
+            occ.setdefault(k, []).append(_occupancy(r))
+    if not ctx.quick:
+        # The baseline of the sharing knobs is Fig. 8's largest pool.
+        by[("sens_share", "baseline")] = by[("fig8", pools[-1])]
+        occ[("sens_share", "baseline")] = occ[("fig8", pools[-1])]
     # Fig. 6(b) names A2/A5 E1/E2: look them up under their Fig. 6(a) names.
     for k, group in by.items():
         if k[0] in ("table1_ef", "sens_ef"):
@@ -272,7 +370,10 @@ def reproduce(ctx: Context) -> Outcome:
             measured=", ".join(f"{k} {v:.0f}" for k, v in shares.items()) + " kb/s",
             tolerance="220 kb/s ± 20%",
             holds=ok4,
-            explanation="" if ok4 else "see the sharing table in docs/reproductions/edge.md",
+            explanation=""
+            if ok4
+            else "A3's and A4's allocations are worth more than their reservations when the queue holds fewer real "
+            "bytes than its pool; see the controlled runs in the report and docs/reproductions/edge.md",
         )
     )
 
@@ -306,7 +407,7 @@ def reproduce(ctx: Context) -> Outcome:
 
     sections = []
     if not ctx.quick:
-        sens = _sensitivity(by)
+        sens = _sensitivity(by, occ)
         data["sensitivity"] = sens["data"]
         sections.append(("Controlled runs behind the failing claims", sens["text"]))
     sections += [
@@ -333,19 +434,25 @@ def reproduce(ctx: Context) -> Outcome:
     )
 
 
-def _sensitivity(by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]]) -> dict[str, Any]:
-    """One knob at a time: Table I's delays against the pool; the excess shares against
-    the excess streams' offered load."""
-    pools = {
-        n: {
+def _sensitivity(
+    by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]],
+    occ: dict[tuple[str, Any], list[dict[str, dict[str, float]]]],
+) -> dict[str, Any]:
+    """One knob at a time: Table I's delays against the pool and against the hosts A2 and A5
+    start from; the excess shares against the excess streams' offered load, A3's and A4's
+    reservations and the byte accounting; the AF/BE queue's occupancy per stream."""
+
+    def delays(n: int | str) -> dict[str, dict[str, float]]:
+        return {
             s: {
                 "af_ms": _mean(by[("sens_af", n)], s, "delay_ms").mean,
                 "ef_ms": _mean(by[("sens_ef", n)], s, "delay_ms").mean,
             }
             for s in ("A2", "A5")
         }
-        for n in SENS_POOLS
-    }
+
+    pools = {n: delays(n) for n in SENS_POOLS}
+    exact = delays("exact")
     offered = {}
     for kbps in SENS_OFFERED:
         runs = by[("sens_offered", kbps)]
@@ -357,12 +464,16 @@ def _sensitivity(by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]]) -
             "B2 scaled": _mean(runs, "B2", "ip_kbps").mean * FIG8_BUFF_SIZE / (128 + HEADER),
         }
     lines = [
-        "Table I's delays against the egress pool (BUFF_SIZE 512 B, PERIODIC; the rest as in Table I):",
+        "Table I's delays against the egress pool (BUFF_SIZE 512 B unless stated, PERIODIC; the rest as in Table I):",
         "",
         "| buffers | A2 AF | A2 EF | A5 AF | A5 EF |",
         "|---|---|---|---|---|",
     ]
-    for n, p in pools.items():
+    exact_label = (
+        f"{TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE} of {EXACT_BUFF_SIZE} B (the pool of "
+        f"{TABLE1_BUFFERS} in bytes, every packet counted at its size)"
+    )
+    for n, p in [*pools.items(), (exact_label, exact)]:
         lines.append(
             f"| {n} | {p['A2']['af_ms']:.0f} ms | {p['A2']['ef_ms']:.0f} ms | {p['A5']['af_ms']:.0f} ms | "
             f"{p['A5']['ef_ms']:.0f} ms |"
@@ -376,7 +487,133 @@ def _sensitivity(by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]]) -
     ]
     for kbps, v in offered.items():
         lines.append(f"| {kbps} | " + " | ".join(f"{x:.0f}" for x in v.values()) + " |")
-    return {"data": {"pools": pools, "offered": offered}, "text": "\n".join(lines)}
+    occupancy = _occupancy_table(by, occ)
+    sharing = _sharing_table(by, occ)
+    hosts = _hosts_table(by)
+    lines += ["", *occupancy["lines"], "", *sharing["lines"], "", *hosts["lines"]]
+    data = {
+        "pools": pools,
+        "pool_exact": exact,
+        "offered": offered,
+        "occupancy": occupancy["data"],
+        "sharing": sharing["data"],
+        "hosts": hosts["data"],
+    }
+    return {"data": data, "text": "\n".join(lines)}
+
+
+def _pool_bytes(knob: str) -> float:
+    """The AF/BE queue's pool B in bytes for a sharing knob: SCFQ's EF child keeps one buffer
+    in Fig. 6(a) (no EF stream), the AF/BE queue has the rest."""
+    if knob == "exact":
+        return (POOLS[-1] * FIG8_BUFF_SIZE // EXACT_BUFF_SIZE - 1) * EXACT_BUFF_SIZE
+    return (POOLS[-1] - 1) * FIG8_BUFF_SIZE
+
+
+def _occ_mean(runs: list[dict[str, dict[str, float]]], stream: str, key: str) -> float:
+    return sum(r[stream][key] for r in runs) / len(runs)
+
+
+def _occupancy_table(
+    by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]],
+    occ: dict[tuple[str, Any], list[dict[str, dict[str, float]]]],
+) -> dict[str, Any]:
+    """Fig. 8's largest pool: each stream's allocation, counted and real occupancy, and its share
+    of the real bytes queued against its share of the link (Little's law in a FIFO: equal)."""
+    runs, rates = occ[("sens_share", "baseline")], by[("sens_share", "baseline")]
+    pool = _pool_bytes("baseline")
+    real = {s: _occ_mean(runs, s, "bytes") for s in STREAMS}
+    counted = {s: _occ_mean(runs, s, "counted") for s in STREAMS}
+    kbps = {s: _mean(rates, s, "ip_kbps").mean for s in STREAMS}
+    q, total = sum(real.values()), sum(kbps.values())
+    lines = [
+        f"Occupancy of the AF/BE queue at {POOLS[-1]} buffers (BUFF_SIZE 512 B, PERIODIC): time-averaged bytes "
+        "each stream holds, from 5 s on, mean over the seeds. In a FIFO every byte waits the same time, so "
+        "(Little's law) a stream's share of the link is its share of the real bytes queued.",
+        "",
+        "| stream | reservation | allocation b_i | counted q_i | real bytes | share of real bytes | share of link |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    rows = {}
+    for s, (_, res) in STREAMS.items():
+        alloc = math.floor(pool * (res or 0) / LINK_KBPS)
+        rows[s] = {"alloc": alloc, "counted": counted[s], "bytes": real[s], "kbps": kbps[s]}
+        lines.append(
+            f"| {s} | {'BE' if res is None else f'{res:.0f} kb/s'} | {alloc} B | {counted[s]:.0f} B | {real[s]:.0f} B "
+            f"| {100 * real[s] / q:.1f} % | {100 * kbps[s] / total:.1f} % |"
+        )
+    inflation = sum(counted[s] - real[s] for s in STREAMS)
+    unused = sum(max(0.0, rows[s]["alloc"] - counted[s]) for s in STREAMS)
+    lines += [
+        "",
+        f"The pool B = {pool} B; the real bytes queued Q = {q:.0f} B, so B/Q = {pool / q:.2f}. A stream that "
+        f"holds its whole allocation b_i = B r_i / C therefore gets r_i B/Q of the link, {pool / q:.2f} times "
+        f"its reservation. B − Q: {inflation:.0f} B counted but not there (packets below BUFF_SIZE), "
+        f"about {unused:.0f} B of allocations left empty, about {pool - q - inflation - unused:.0f} B of "
+        "shared buffers left free (the holes).",
+    ]
+    return {"lines": lines, "data": {"pool": pool, "q": q, "streams": rows}}
+
+
+def _sharing_table(
+    by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]],
+    occ: dict[tuple[str, Any], list[dict[str, dict[str, float]]]],
+) -> dict[str, Any]:
+    """The excess shares (throughput beyond each run's reservation) under each sharing knob."""
+    labels = {
+        "baseline": f"baseline: BUFF_SIZE 512 B, {POOLS[-1]} buffers",
+        "as_be": "A3 and A4 without reservations (BE)",
+        "exact": f"every packet counted at its size: BUFF_SIZE {EXACT_BUFF_SIZE} B, "
+        f"{POOLS[-1] * FIG8_BUFF_SIZE // EXACT_BUFF_SIZE} buffers (the same pool in bytes)",
+    }
+    lines = [
+        f"The excess shares (kb/s, IP, beyond each run's reservations; the claim's {EXCESS_SHARE:.0f} ± 20 %) "
+        "with one knob turned at the largest pool, and B/Q measured as above. B2's share is scaled by "
+        "max(BUFF_SIZE, 156)/156, the rate its buffers are counted at.",
+        "",
+        "| run | B/Q | A3 | A4 | B1 | B3 | B2 counted | A6 (IP kb/s) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    data = {}
+    for knob in SHARE_KNOBS:
+        rates, runs = by[("sens_share", knob)], occ[("sens_share", knob)]
+        q = sum(_occ_mean(runs, s, "bytes") for s in STREAMS)
+        bs = EXACT_BUFF_SIZE if knob == "exact" else FIG8_BUFF_SIZE
+        res = {"A3": 0.0, "A4": 0.0} if knob == "as_be" else {s: float(STREAMS[s][1] or 0) for s in ("A3", "A4")}
+        v = {
+            "B/Q": _pool_bytes(knob) / q,
+            "A3": _mean(rates, "A3", "ip_kbps").mean - res["A3"],
+            "A4": _mean(rates, "A4", "ip_kbps").mean - res["A4"],
+            "B1": _mean(rates, "B1", "ip_kbps").mean,
+            "B3": _mean(rates, "B3", "ip_kbps").mean,
+            "B2 counted": _mean(rates, "B2", "ip_kbps").mean * max(bs, 128 + HEADER) / (128 + HEADER),
+            "A6": _mean(rates, "A6", "ip_kbps").mean,
+        }
+        data[knob] = v
+        cells = [f"{v['B/Q']:.2f}"] + [f"{v[k]:.0f}" for k in ("A3", "A4", "B1", "B3", "B2 counted", "A6")]
+        lines.append(f"| {labels[knob]} | " + " | ".join(cells) + " |")
+    return {"lines": lines, "data": data}
+
+
+def _hosts_table(by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]]) -> dict[str, Any]:
+    """Table I's AF delays of A2 and A5 against the hosts they start from."""
+    lines = [
+        f"Table I's AF delays (Fig. 6(a), {TABLE1_BUFFERS} buffers, BUFF_SIZE 512 B) against the hosts A2 and A5 "
+        "start from (the scenario files: A2 from sea, A5 from sky); cells: A2 / A5 mean delay, ms.",
+        "",
+        "| A2 from ↓ / A5 from → | " + " | ".join(HOSTS) + " |",
+        "|---" * (len(HOSTS) + 1) + "|",
+    ]
+    data: dict[str, dict[str, float]] = {}
+    for a2 in HOSTS:
+        cells = []
+        for a5 in HOSTS:
+            runs = by[("sens_hosts", (a2, a5))]
+            d2, d5 = _mean(runs, "A2", "delay_ms").mean, _mean(runs, "A5", "delay_ms").mean
+            data[f"{a2}/{a5}"] = {"A2_ms": d2, "A5_ms": d5}
+            cells.append(f"{d2:.1f} / {d5:.1f}")
+        lines.append(f"| {a2} | " + " | ".join(cells) + " |")
+    return {"lines": lines, "data": data}
 
 
 def _table(d: dict[str, Any], xlabel: str) -> str:

@@ -107,8 +107,53 @@ fn set_index(index: &mut Vec<u32>, stream: u16, slot: usize) {
 struct Slot {
     stream: u16,
     alloc: u64,
+    /// Counted bytes queued (q_i): what the rules use.
     occ: u64,
+    /// Real bytes queued: what the link will spend time on.
+    bytes: u64,
 }
+
+/// Per-stream probes, by slot (the k-th stream of `streams`, then streams
+/// not configured in the order they first arrive): real bytes queued and
+/// counted bytes (q_i). Probe names are static, so only the first
+/// `PROBED_SLOTS` slots are probed.
+const PROBED_SLOTS: usize = 16;
+const SLOT_BYTES: [&str; PROBED_SLOTS] = [
+    "slot0_bytes",
+    "slot1_bytes",
+    "slot2_bytes",
+    "slot3_bytes",
+    "slot4_bytes",
+    "slot5_bytes",
+    "slot6_bytes",
+    "slot7_bytes",
+    "slot8_bytes",
+    "slot9_bytes",
+    "slot10_bytes",
+    "slot11_bytes",
+    "slot12_bytes",
+    "slot13_bytes",
+    "slot14_bytes",
+    "slot15_bytes",
+];
+const SLOT_COUNTED: [&str; PROBED_SLOTS] = [
+    "slot0_counted",
+    "slot1_counted",
+    "slot2_counted",
+    "slot3_counted",
+    "slot4_counted",
+    "slot5_counted",
+    "slot6_counted",
+    "slot7_counted",
+    "slot8_counted",
+    "slot9_counted",
+    "slot10_counted",
+    "slot11_counted",
+    "slot12_counted",
+    "slot13_counted",
+    "slot14_counted",
+    "slot15_counted",
+];
 
 impl Slot {
     #[inline]
@@ -145,6 +190,7 @@ impl BufferManaged {
                 stream: s.stream,
                 alloc: s.rate.map_or(0, |r| (pool * r.0 as u128 / config.rate.0 as u128) as u64),
                 occ: 0,
+                bytes: 0,
             })
             .collect();
         let mut index = Vec::new();
@@ -178,6 +224,10 @@ impl BufferManaged {
     /// Stream `stream`'s occupancy q_i in counted bytes.
     pub fn occupancy(&self, stream: u16) -> u64 {
         self.find(stream).map_or(0, |i| self.slots[i].occ)
+    }
+    /// Stream `stream`'s real bytes queued (its packets' sizes, not counted).
+    pub fn queued_bytes(&self, stream: u16) -> u64 {
+        self.find(stream).map_or(0, |i| self.slots[i].bytes)
     }
     /// Stream `stream`'s use of shared buffers, max(0, q_i − b_i).
     pub fn shared_occupancy(&self, stream: u16) -> u64 {
@@ -219,7 +269,7 @@ impl BufferManaged {
         match self.find(stream) {
             Some(i) => i,
             None => {
-                self.slots.push(Slot { stream, alloc: 0, occ: 0 });
+                self.slots.push(Slot { stream, alloc: 0, occ: 0, bytes: 0 });
                 let i = self.slots.len() - 1;
                 set_index(&mut self.index, stream, i);
                 i
@@ -245,21 +295,23 @@ impl BufferManaged {
     }
 
     #[inline]
-    fn add(&mut self, i: usize, a: u64) {
+    fn add(&mut self, i: usize, a: u64, size: u32) {
         let s = &mut self.slots[i];
         let (sh0, al0) = (s.shared(), s.occ.min(s.alloc));
         s.occ += a;
+        s.bytes += size as u64;
         let (sh1, al1) = (s.shared(), s.occ.min(s.alloc));
         self.shared_used += sh1 - sh0;
         self.allocated_used += al1 - al0;
     }
 
     #[inline]
-    fn release(&mut self, stream: u16, a: u64) {
+    fn release(&mut self, stream: u16, a: u64, size: u32) {
         let i = self.find(stream).expect("a departing packet's stream has a slot");
         let s = &mut self.slots[i];
         let (sh0, al0) = (s.shared(), s.occ.min(s.alloc));
         s.occ -= a;
+        s.bytes -= size as u64;
         let (sh1, al1) = (s.shared(), s.occ.min(s.alloc));
         self.shared_used -= sh0 - sh1;
         self.allocated_used -= al0 - al1;
@@ -277,7 +329,7 @@ impl Qdisc for BufferManaged {
         if self.backlog.packets >= self.config.buffers || !self.admits(i, a) {
             return Verdict::Dropped(Dropped { packet: pkt, reason: DropReason::Overlimit });
         }
-        self.add(i, a);
+        self.add(i, a, pkt.size);
         self.backlog.add(&pkt);
         self.q.push_back(pkt);
         Verdict::Queued
@@ -287,7 +339,7 @@ impl Qdisc for BufferManaged {
         match self.q.pop_front() {
             Some(p) => {
                 self.backlog.sub(&p);
-                self.release(p.stream, self.counted(p.size));
+                self.release(p.stream, self.counted(p.size), p.size);
                 Dequeue::Packet(p)
             }
             None => Dequeue::Empty,
@@ -306,6 +358,7 @@ impl Qdisc for BufferManaged {
         self.backlog = Backlog::default();
         for s in &mut self.slots {
             s.occ = 0;
+            s.bytes = 0;
         }
         self.shared_used = 0;
         self.allocated_used = 0;
@@ -314,6 +367,10 @@ impl Qdisc for BufferManaged {
     fn probe(&self, sink: ProbeSink<'_>) {
         sink("shared_used", self.shared_used as f64);
         sink("allocated_used", self.allocated_used as f64);
+        for (k, s) in self.slots.iter().take(PROBED_SLOTS).enumerate() {
+            sink(SLOT_BYTES[k], s.bytes as f64);
+            sink(SLOT_COUNTED[k], s.occ as f64);
+        }
     }
 }
 
@@ -400,6 +457,34 @@ mod tests {
         // A departure releases shared buffers first.
         assert!(matches!(b.dequeue(Time(1)), Dequeue::Packet(p) if p.size == 64));
         assert_eq!((b.occupancy(1), b.allocated_used(), b.shared_used()), (2_500, 2_500, 0));
+    }
+
+    #[test]
+    fn slot_probes_report_real_and_counted_bytes_per_stream() {
+        let mut b = BufferManaged::new(BufferConfig {
+            buffers: 10,
+            buff_size: 512,
+            rate: Rate::kbps(100),
+            streams: vec![share(4, Some(50)), share(2, None)],
+        })
+        .unwrap();
+        assert!(offer(&mut b, 2, 156) && offer(&mut b, 4, 1052) && offer(&mut b, 4, 156));
+        assert!(offer(&mut b, 7, 100), "a stream not configured takes the next slot");
+        let probes = |b: &BufferManaged| {
+            let mut v: Vec<(&'static str, f64)> = Vec::new();
+            b.probe(&mut |n, x| v.push((n, x)));
+            v
+        };
+        let v = probes(&b);
+        let get = |n: &str| v.iter().find(|(m, _)| *m == n).map(|(_, x)| *x);
+        // Slot 0 is stream 4 (the first configured), slot 1 stream 2, slot 2 stream 7.
+        assert_eq!((get("slot0_bytes"), get("slot0_counted")), (Some(1208.0), Some(1564.0)));
+        assert_eq!((get("slot1_bytes"), get("slot1_counted")), (Some(156.0), Some(512.0)));
+        assert_eq!((get("slot2_bytes"), get("slot2_counted")), (Some(100.0), Some(512.0)));
+        assert_eq!(get("slot3_bytes"), None);
+        assert_eq!((b.queued_bytes(4), b.queued_bytes(2)), (1208, 156));
+        while let Dequeue::Packet(_) = b.dequeue(Time(1)) {}
+        assert!(probes(&b).iter().all(|&(_, x)| x == 0.0), "a drained queue reports nothing queued");
     }
 
     #[test]

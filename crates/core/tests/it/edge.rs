@@ -205,11 +205,16 @@ proptest! {
             }
             // The counts equal a recount of what is queued.
             let mut occ = [0u64; 6];
-            b.for_each_packet(&mut |p| occ[p.stream as usize] += b.counted(p.size));
+            let mut real = [0u64; 6];
+            b.for_each_packet(&mut |p| {
+                occ[p.stream as usize] += b.counted(p.size);
+                real[p.stream as usize] += p.size as u64;
+            });
             let mut shared = 0;
             let mut allocated = 0;
             for s in 0..6u16 {
                 prop_assert_eq!(b.occupancy(s), occ[s as usize]);
+                prop_assert_eq!(b.queued_bytes(s), real[s as usize]);
                 let alloc = b.allocation(s);
                 shared += occ[s as usize].saturating_sub(alloc);
                 allocated += occ[s as usize].min(alloc);

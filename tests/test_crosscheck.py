@@ -182,3 +182,27 @@ def test_rate_schedules_reach_both_simulators():
         lo = pkts((1_405_000, 9.9), (425_000, 0.98)) - 2
         hi = pkts((1_405_000, 10), (425_000, 1)) + 2
         assert lo <= sent[f"cbr.{k}"] <= hi
+
+
+def test_dcbt_standins_replace_only_the_mm_app_and_measure_their_rates():
+    import dcbt_standins
+
+    import qoslab
+
+    text = dcbt_standins.SCENARIO.read_text()
+    rates = ((0.0, 700_000), (10.0, 650_000), (20.0, 500_000))
+    standin = dcbt_standins.standin_toml(text, rates)
+    # Everything but the tagged group and the trace list is the paper's file.
+    assert standin.count("[[traffic]]") == text.count("[[traffic]]") + 2
+    assert 'model = "mm_app"' in text and 'model = "mm_app"' not in standin
+    assert standin.count("class = 1") == 3 and standin.count('src = "mm_s*"') == 3
+    res = qoslab.run(qoslab.Scenario.from_toml(standin), seed=1, overrides=dcbt_standins.VARIANTS["dcbt"])
+    m = dcbt_standins.measure(res)
+    # The stand-ins send their schedule (the first period loses up to 100 ms of start jitter).
+    for k, (_, bps) in enumerate(rates):
+        assert abs(m["sent_bps"][k] - bps) <= 0.011 * bps
+        assert m["delivered_bps"][k] <= m["sent_bps"][k]
+    assert dcbt_standins.schedule([700_400.0, 649_600.0, 500_000.0]) == rates
+    f = res.flows
+    assert m["tcp_delivered"] == f.loc[f["class"] == 0, "delivered_pkts"].sum()
+    assert sum(m[f"tcp_sent_pkts_{k}"] for k in range(3)) == f.loc[f["class"] == 0, "sent_pkts"].sum()

@@ -5,7 +5,14 @@ cut down to the flows under test, written once for each simulator.
 - ``tcp``: the 25 Reno flows alone, 0-30 s;
 - ``tcp_cbr``: the same plus the two 5 Mb/s CBR flows, 10-30 s (as in the paper);
 - ``tcp_late``: the paper's whole TCP schedule, 25 Reno flows from 0 s and 30
-  more from 20 s (issue 10 §2: the reference for Table 1's TCP drop rate).
+  more from 20 s (issue 10 §2: the reference for Table 1's TCP drop rate);
+- ``tcp_udp``: the paper's whole mix under plain RED, with its UDP classes
+  replaced by constant-rate stand-ins that carry what the D-CBT run delivers
+  for them (``DCBT_TAGGED_BPS``, ``DCBT_UNTAGGED_BPS``): the TCP schedule of
+  ``tcp_late``, 10 UDP flows from 0 s (the MM_APP's place) and the 2 CBR
+  from 10 s, each at its class's per-flow rate of each 10 s period. It asks
+  whether ns-2.35 and qoslab agree on TCP's drop rate when UDP shares the
+  queue as under D-CBT, without D-CBT (issue 10 §2).
 
 Every packet of a data flow is 1000 B on the wire in both simulators
 (qoslab: 960 B of TCP payload + 40 B of headers; ns-2: ``packetSize_`` 1000
@@ -24,6 +31,17 @@ CBR_START_S = 10.0
 LATE_START_S = 20.0
 
 
+#: A rate schedule: (time s, bit/s) steps; a flow sends at the first rate from
+#: its start and switches to each next one at its time.
+Schedule = tuple[tuple[float, int], ...]
+
+#: The D-CBT reproduction's per-flow delivered rates per 10 s period (seeds
+#: 1-5, branch ``dcbtfix``, docs/reproductions/dcbt.md): tagged 573 / 538 /
+#: 348 kb/s, untagged 1,405 / 425 kb/s (from 10 s).
+DCBT_TAGGED_BPS: Schedule = ((0.0, 573_000), (10.0, 538_000), (20.0, 348_000))
+DCBT_UNTAGGED_BPS: Schedule = ((0.0, 1_405_000), (20.0, 425_000))
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -32,18 +50,77 @@ class Case:
     description: str
     #: TCP flows starting at ``LATE_START_S``
     n_late: int = 0
+    #: the CBR flows' rates (from ``CBR_START_S``)
+    cbr_rates: Schedule = ((0.0, 5_000_000),)
+    #: constant-rate UDP flows from 0 s, and their rates
+    n_udp: int = 0
+    udp_rates: Schedule = ()
 
     @property
     def flows(self) -> range:
-        """Flow ids: the TCP flows from 0 s, the late ones, then CBR, as both sides number them."""
-        return range(self.n_tcp + self.n_late + self.n_cbr)
+        """Flow ids: the TCP flows from 0 s, the late ones, the CBR, then the other UDP, as both sides number them."""
+        return range(self.n_tcp + self.n_late + self.n_cbr + self.n_udp)
 
 
 CASES = {
     "tcp": Case("tcp", 25, 0, "25 Reno flows"),
     "tcp_cbr": Case("tcp_cbr", 25, 2, "25 Reno + 2 CBR 5 Mb/s (10-30 s)"),
     "tcp_late": Case("tcp_late", 25, 0, "25 Reno + 30 Reno from 20 s", n_late=30),
+    "tcp_udp": Case(
+        "tcp_udp",
+        25,
+        2,
+        "25 Reno + 30 from 20 s + 10 UDP and 2 CBR at D-CBT's class rates",
+        n_late=30,
+        cbr_rates=DCBT_UNTAGGED_BPS,
+        n_udp=10,
+        udp_rates=DCBT_TAGGED_BPS,
+    ),
 }
+
+
+def ns2_schedule(rates: Schedule) -> str:
+    """A schedule as ``red_dumbbell.tcl`` reads it: ``t:rate,...`` (rates in bit/s)."""
+    return ",".join(f"{t:g}:{bps}" for t, bps in rates)
+
+
+def _udp_groups(name: str, n: int, start: float, rates: Schedule, cls: int) -> list[str]:
+    """qoslab groups for ``n`` constant-rate flows following ``rates`` from
+    ``start``: one group per step, ``name`` if there is one step, else
+    ``name_p0``, ``name_p1``, ... (``logical_flow`` joins them back). The first
+    starts within 100 ms of ``start``; a later step's flows start within one
+    packet interval of its time (a random phase, as ns-2's flows keep theirs
+    when their rate changes) and the previous step's stop at that time."""
+    out: list[str] = []
+    live = [(t, bps) for t, bps in rates if t <= start][-1:] + [(t, bps) for t, bps in rates if t > start]
+    for j, (t, bps) in enumerate(live):
+        begin = max(t, start)
+        jitter = "100ms" if j == 0 else f"{8000 / bps * 1e3:.3f}ms"
+        out += [
+            "",
+            "[[traffic]]",
+            f'name = "{name if len(live) == 1 else f"{name}_p{j}"}"',
+            'model = "cbr"',
+            f"flows = {n}",
+            f'src = "{name}_s*"',
+            f'dst = "{name}_d*"',
+            f'rate = "{bps}bps"',
+            'size = "1000B"',
+            'header = "0B"',
+            f"class = {cls}",
+            f'start = "{begin:g}s"',
+            f'start_jitter = "{jitter}"',
+        ]
+        if j + 1 < len(live):
+            out.append(f'stop = "{live[j + 1][0]:g}s"')
+    return out
+
+
+def logical_flow(name: str) -> str:
+    """The case's flow a qoslab flow belongs to: ``cbr_p1.0`` is ``cbr.0``."""
+    group, _, index = name.rpartition(".")
+    base, sep, step = group.rpartition("_p")
+    return f"{base}.{index}" if sep and step.isdigit() else name
 
 
 def qoslab_toml(case: Case, rate_bps: int = RATE_BPS) -> str:
@@ -52,6 +129,7 @@ def qoslab_toml(case: Case, rate_bps: int = RATE_BPS) -> str:
     hosts = [f"tcp_s{i}" for i in range(case.n_tcp)] + [f"tcp_d{i}" for i in range(case.n_tcp)]
     hosts += [f"late_s{i}" for i in range(case.n_late)] + [f"late_d{i}" for i in range(case.n_late)]
     hosts += [f"cbr_s{i}" for i in range(case.n_cbr)] + [f"cbr_d{i}" for i in range(case.n_cbr)]
+    hosts += [f"udp_s{i}" for i in range(case.n_udp)] + [f"udp_d{i}" for i in range(case.n_udp)]
     nodes = ['  { name = "r0", kind = "router" },', '  { name = "r1", kind = "router" },']
     nodes += [f'  {{ name = "{h}", kind = "host" }},' for h in hosts]
     out = [
@@ -74,7 +152,7 @@ def qoslab_toml(case: Case, rate_bps: int = RATE_BPS) -> str:
         'queue = { type = "red", limit = "60pkts", min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, '
         'gentle = false, ecn = false, mode = "packets", mean_pkt_size = "1000B" }',
     ]
-    for kind, n in (("tcp", case.n_tcp), ("late", case.n_late), ("cbr", case.n_cbr)):
+    for kind, n in (("tcp", case.n_tcp), ("late", case.n_late), ("cbr", case.n_cbr), ("udp", case.n_udp)):
         for i in range(n):
             for a, b in ((f"{kind}_s{i}", "r0"), ("r1", f"{kind}_d{i}")):
                 out += ["", "[[topology.links]]", f'a = "{a}"', f'b = "{b}"', 'rate = "25Mbps"', 'delay = "5ms"']
@@ -109,19 +187,7 @@ def qoslab_toml(case: Case, rate_bps: int = RATE_BPS) -> str:
             'tcp = { variant = "reno", max_window = 20, init_window = 1, delayed_ack = false, stack = "ns2" }',
         ]
     if case.n_cbr:
-        out += [
-            "",
-            "[[traffic]]",
-            'name = "cbr"',
-            'model = "cbr"',
-            f"flows = {case.n_cbr}",
-            'src = "cbr_s*"',
-            'dst = "cbr_d*"',
-            'rate = "5Mbps"',
-            'size = "1000B"',
-            'header = "0B"',
-            "class = 2",
-            f'start = "{CBR_START_S:g}s"',
-            'start_jitter = "100ms"',
-        ]
+        out += _udp_groups("cbr", case.n_cbr, CBR_START_S, case.cbr_rates, 2)
+    if case.n_udp:
+        out += _udp_groups("udp", case.n_udp, 0.0, case.udp_rates, 1)
     return "\n".join(out) + "\n"

@@ -36,6 +36,8 @@ def test_hand_trace_gives_the_hand_worked_figures():
     # Link 0 -> 1 only (the 1 -> 0 ACK is ignored); the line at 1.5 s is past the end.
     tr = metrics.parse_ns2_trace(HAND.splitlines(), src=0, dst=1, rate_bps=16_000, duration_s=1.0)
     assert (tr.arrivals, tr.drops, tr.departed_bytes) == (3, 1, 2000)
+    # Of those, TCP's: two arrivals, no drop (the dropped packet is the CBR's).
+    assert (tr.tcp_arrivals, tr.tcp_drops) == (2, 0)
     # One packet waits from 0.1 s to 0.5 s (the 0.2 s arrival is dropped at once).
     assert tr.queue_area == pytest.approx(0.4)
     assert tr.received == {0: 1000, 1: 1000}
@@ -44,6 +46,14 @@ def test_hand_trace_gives_the_hand_worked_figures():
     assert m.drop_fraction == pytest.approx(1 / 3)
     assert m.jain == pytest.approx((2000 * 8) ** 2 / (3 * 2 * (1000 * 8) ** 2))
     assert m.mean_queue == pytest.approx(0.4)
+    assert m.tcp_drop_fraction == 0.0
+    # A TCP drop counts in both fractions.
+    tcp_drop = HAND.replace("d 0.2 0 1 cbr 1000 ------- 2", "d 0.2 0 1 tcp 1000 ------- 2").replace(
+        "+ 0.2 0 1 cbr", "+ 0.2 0 1 tcp"
+    )
+    tr = metrics.parse_ns2_trace(tcp_drop.splitlines(), src=0, dst=1, rate_bps=16_000, duration_s=1.0)
+    assert (tr.tcp_arrivals, tr.tcp_drops) == (3, 1)
+    assert tr.metrics(range(3)).tcp_drop_fraction == pytest.approx(1 / 3)
 
 
 def test_real_ns2_excerpt_counts_match_awk():
@@ -51,6 +61,7 @@ def test_real_ns2_excerpt_counts_match_awk():
         tr = metrics.parse_ns2_trace(f, src=0, dst=1, rate_bps=25e6, duration_s=0.27)
     # awk '{c[$1]++}': + 415, - 352, d 4, r 289; departed 352 x 1000 B.
     assert (tr.arrivals, tr.drops, tr.departed_bytes) == (415, 4, 352_000)
+    assert (tr.tcp_arrivals, tr.tcp_drops) == (415, 4)  # a TCP-only case
     assert sum(tr.received.values()) == 289_000 and len(tr.received) == 25
     m = tr.metrics(range(25))
     assert m.utilization == pytest.approx(352_000 * 8 / (25e6 * 0.27))
@@ -99,11 +110,20 @@ def test_tolerances_are_the_issues():
 
 def test_qoslab_figures_come_from_the_queue_row_and_flows():
     row = {"arrivals": 1000, "drops": 25, "departure_bytes": 900_000, "link_rate_bps": 1e6, "backlog_mean_pkts": 6.5}
-    m = metrics.qoslab_metrics(row, [10_000, 10_000, 0], duration_s=8.0)
+    m = metrics.qoslab_metrics(row, [10_000, 10_000, 0], duration_s=8.0, tcp_sent=800, tcp_dropped=24)
     assert m.utilization == pytest.approx(0.9)
     assert m.drop_fraction == pytest.approx(0.025)
     assert m.jain == pytest.approx(2 / 3)
     assert m.mean_queue == 6.5
+    assert m.tcp_drop_fraction == pytest.approx(0.03)
+
+
+def test_diagnostic_is_shown_with_the_drop_fractions_tolerance_but_not_in_the_verdict():
+    assert set(metrics.DIAGNOSTIC).isdisjoint(metrics.TOLERANCE)
+    assert metrics.within("tcp_drop_fraction", 0.048, 0.0529) and not metrics.within("tcp_drop_fraction", 0.048, 0.0531)
+    one = metrics.Metrics(0.9, 0.04, 0.9, 8.0, 0.05)
+    two = metrics.Metrics(0.8, 0.02, 0.8, 6.0, 0.03)
+    assert metrics.mean([one, two]).tcp_drop_fraction == pytest.approx(0.04)
 
 
 def test_case_scenarios_are_valid_qoslab_scenarios(tmp_path):
@@ -116,6 +136,9 @@ def test_case_scenarios_are_valid_qoslab_scenarios(tmp_path):
         assert sc is not None
         text = p.read_text()
         assert text.count('kind = "host"') == 2 * len(case.flows)
+        assert len(sc.echo["traffic"]) == 1 + (case.n_late > 0) + len(case.cbr_rates) * (case.n_cbr > 0) + len(
+            case.udp_rates
+        ) * (case.n_udp > 0)
         assert 'size = "960B"' in text and 'header = "40B"' in text  # 1000 B TCP packets on the wire
         # ns-2.35's Reno rules on qoslab's side too (docs/mechanisms/tcp.md).
         assert text.count('stack = "ns2"') == 1 + (case.n_late > 0)
@@ -127,3 +150,59 @@ def test_case_scenarios_are_valid_qoslab_scenarios(tmp_path):
     assert starts.loc["late", "min"] >= cases.LATE_START_S and starts.loc["late", "max"] <= cases.LATE_START_S + 0.1
     slow = qoslab.Scenario.from_toml(cases.qoslab_toml(late, 18_600_000))
     assert slow.echo["topology"]["links"][0]["rate"] != "25Mbps"
+
+
+def test_rate_schedules_reach_both_simulators():
+    import qoslab
+
+    mix = cases.CASES["tcp_udp"]
+    assert (mix.n_tcp, mix.n_late, mix.n_cbr, mix.n_udp, len(mix.flows)) == (25, 30, 2, 10, 67)
+    # ns-2's side: the script's "t:rate,..." arguments.
+    assert cases.ns2_schedule(mix.udp_rates) == "0:573000,10:538000,20:348000"
+    assert cases.ns2_schedule(mix.cbr_rates) == "0:1405000,20:425000"
+    assert cases.ns2_schedule(cases.CASES["tcp_cbr"].cbr_rates) == "0:5000000"
+    # qoslab's side: one group per rate, joined back into the case's flows.
+    assert cases.logical_flow("udp_p2.7") == "udp.7"
+    assert cases.logical_flow("cbr.1") == "cbr.1" and cases.logical_flow("tcp.3") == "tcp.3"
+    res = qoslab.run(qoslab.Scenario.from_toml(cases.qoslab_toml(mix)).with_overrides("duration=21s"), seed=1)
+    f = res.flows
+    sent = f.groupby(f["name"].map(cases.logical_flow))["sent_pkts"].sum()
+    assert len(sent) == 67
+
+    def pkts(*steps: tuple[int, float]) -> float:  # 1000 B packets at each (bit/s, seconds)
+        return sum(bps * secs / 8000 for bps, secs in steps)
+
+    # udp.k: 573 kb/s from its start (0-100 ms) to 10 s, 538 kb/s to 20 s, 348 kb/s to 21 s.
+    for k in range(10):
+        lo = pkts((573_000, 9.9), (538_000, 9.98), (348_000, 0.97)) - 3
+        hi = pkts((573_000, 10), (538_000, 10), (348_000, 1)) + 3
+        assert lo <= sent[f"udp.{k}"] <= hi
+    # cbr.k: 1,405 kb/s from 10.0-10.1 s to 20 s, then 425 kb/s to 21 s.
+    for k in range(2):
+        lo = pkts((1_405_000, 9.9), (425_000, 0.98)) - 2
+        hi = pkts((1_405_000, 10), (425_000, 1)) + 2
+        assert lo <= sent[f"cbr.{k}"] <= hi
+
+
+def test_dcbt_standins_replace_only_the_mm_app_and_measure_their_rates():
+    import dcbt_standins
+
+    import qoslab
+
+    text = dcbt_standins.SCENARIO.read_text()
+    rates = ((0.0, 700_000), (10.0, 650_000), (20.0, 500_000))
+    standin = dcbt_standins.standin_toml(text, rates)
+    # Everything but the tagged group and the trace list is the paper's file.
+    assert standin.count("[[traffic]]") == text.count("[[traffic]]") + 2
+    assert 'model = "mm_app"' in text and 'model = "mm_app"' not in standin
+    assert standin.count("class = 1") == 3 and standin.count('src = "mm_s*"') == 3
+    res = qoslab.run(qoslab.Scenario.from_toml(standin), seed=1, overrides=dcbt_standins.VARIANTS["dcbt"])
+    m = dcbt_standins.measure(res)
+    # The stand-ins send their schedule (the first period loses up to 100 ms of start jitter).
+    for k, (_, bps) in enumerate(rates):
+        assert abs(m["sent_bps"][k] - bps) <= 0.011 * bps
+        assert m["delivered_bps"][k] <= m["sent_bps"][k]
+    assert dcbt_standins.schedule([700_400.0, 649_600.0, 500_000.0]) == rates
+    f = res.flows
+    assert m["tcp_delivered"] == f.loc[f["class"] == 0, "delivered_pkts"].sum()
+    assert sum(m[f"tcp_sent_pkts_{k}"] for k in range(3)) == f.loc[f["class"] == 0, "sent_pkts"].sum()

@@ -1,16 +1,20 @@
 # The seed-001 (D-CBT paper, §5) dumbbell for the RED crosscheck, in ns-2.35.
 #
-#   ns red_dumbbell.tcl <n_tcp> <n_cbr> <duration_s> <seed> <trace_file> [cbr_start_s [n_late [late_start_s [rate]]]]
+#   ns red_dumbbell.tcl <n_tcp> <n_cbr> <duration_s> <seed> <trace_file> [cbr_start_s [n_late [late_start_s [rate [cbr_rates [n_udp [udp_rates]]]]]]]
 #
 # n_tcp FTP/TCP Reno flows from 0 s, n_late more from late_start_s (default
-# 20 s, as the paper's second group), and n_cbr 5 Mb/s CBR/UDP flows from
-# cbr_start_s (default 10 s), each on its own
+# 20 s, as the paper's second group), n_cbr CBR/UDP flows from cbr_start_s
+# (default 10 s) at 5 Mb/s, and n_udp more CBR/UDP flows from 0 s (default
+# none). `cbr_rates` and `udp_rates` are rate schedules "t:rate,t:rate,..."
+# (t in seconds, rate as ns-2 reads it, e.g. 540kb): each group's flows send
+# at the first rate from their start and switch to the next at its time
+# ("-" or absent: 5Mb for the CBR). Each flow is on its own
 # source and destination host behind routers r0 and r1; access links
 # 25 Mb/s / 5 ms, bottleneck r0 -> r1 `rate` (default 25Mb) / 20 ms with a 60-packet RED
 # queue (5 / 15 / max_p 0.1 / w_q 0.002). Every flow starts within 100 ms
 # of its group's start (uniform jitter). Writes the bottleneck's queue
 # trace (r0 -> r1 only) in ns-2's standard trace format. Flow ids: the
-# early TCP flows, then the late ones, then the CBR.
+# early TCP flows, then the late ones, then the CBR, then the other UDP.
 #
 # Every Queue/RED and Agent/TCP parameter that matters is set explicitly:
 # ns-2.35's defaults are not those of the paper's era (gentle_, bytes_,
@@ -31,6 +35,9 @@ set cbr_start [expr {$argc > 5 ? [lindex $argv 5] : 10.0}]
 set n_late    [expr {$argc > 6 ? [lindex $argv 6] : 0}]
 set late_start [expr {$argc > 7 ? [lindex $argv 7] : 20.0}]
 set rate      [expr {$argc > 8 ? [lindex $argv 8] : "25Mb"}]
+set cbr_rates [expr {$argc > 9 && [lindex $argv 9] ne "-" ? [lindex $argv 9] : "0:5Mb"}]
+set n_udp     [expr {$argc > 10 ? [lindex $argv 10] : 0}]
+set udp_rates [expr {$argc > 11 ? [lindex $argv 11] : "0:5Mb"}]
 
 # --- RED: packet mode, FJ93 parameters (every setting in red_fj93.tcl) -------
 source [file join [file dirname [info script]] red_fj93.tcl]
@@ -117,7 +124,11 @@ for {set i 0} {$i < $n_tcp} {incr i} {
 for {set i 0} {$i < $n_late} {incr i} {
     reno $late_start
 }
-for {set i 0} {$i < $n_cbr} {incr i} {
+# A CBR/UDP flow from `start` (+ jitter) whose rate follows `sched`
+# ("t:rate,..."): ns-2.35's CBR recomputes its interval from rate_ at every
+# packet, so a rate set at t applies from the next packet on.
+proc cbr_flow {start sched} {
+    global ns jitter fid
     lassign [pair] s d
     set udp [new Agent/UDP]
     set null [new Agent/Null]
@@ -127,8 +138,20 @@ for {set i 0} {$i < $n_cbr} {incr i} {
     $ns connect $udp $null
     set cbr [new Application/Traffic/CBR]
     $cbr attach-agent $udp
-    $ns at [expr {$cbr_start + [$jitter uniform 0 0.1]}] "$cbr start"
+    set steps [split $sched ,]
+    $cbr set rate_ [lindex [split [lindex $steps 0] :] 1]
+    foreach step [lrange $steps 1 end] {
+        lassign [split $step :] t r
+        $ns at $t "$cbr set rate_ $r"
+    }
+    $ns at [expr {$start + [$jitter uniform 0 0.1]}] "$cbr start"
     incr fid
+}
+for {set i 0} {$i < $n_cbr} {incr i} {
+    cbr_flow $cbr_start $cbr_rates
+}
+for {set i 0} {$i < $n_udp} {incr i} {
+    cbr_flow 0.0 $udp_rates
 }
 
 proc finish {} {

@@ -118,3 +118,25 @@ def test_quick_part_shows_beat_down_and_termination_near_the_expectation(tmp_pat
     assert 0.28 < t["IEA2 (1H)"]["actual"]["mean"] < 0.38, t
     assert 0.08 < t["IEA3 (1H)"]["actual"]["mean"] < 0.25, t
     assert any("termination runs" in m for m in logs)
+
+
+def test_vtr_is_in_the_plt_grid_on_1_gbps_links_at_the_same_overload(tmp_path):
+    sc = plt.admission_scenario(bottlenecks=3, model="VTR", weight=0.3, cle=0.05, duration_s=80)
+    bns = [ln for ln in sc.echo["topology"]["links"] if ln["a"].startswith("c") and ln["b"].startswith("c")]
+    assert [ln["rate"] for ln in bns] == ["1Gbps"] * 3
+    groups = sc.echo["traffic"]
+    assert [g["model"] for g in groups] == ["vtr"] * 4 and [g["name"] for g in groups] == [
+        "long",
+        "short0",
+        "short1",
+        "short2",
+    ]
+    # Each aggregate offered 2.5x its bottleneck's admissible rate (half of 1 Gb/s) in 769 kb/s calls of 60 s.
+    rate = groups[0]["arrivals"]["rate"]
+    assert math.isclose(rate * 60 * 769_000, 2.5 * 500_000_000)
+    # Voice keeps its T3 links.
+    cbr = plt.admission_scenario(bottlenecks=2, model="CBR", weight=0.3, cle=0.05, duration_s=80)
+    assert {ln["rate"] for ln in cbr.echo["topology"]["links"] if ln["a"] == "c0" and ln["b"] == "c1"} == {"45Mbps"}
+    ctx = Context(name="pcn", quick=False, seeds=[1, 2, 3, 4, 5], folder=tmp_path, log=lambda _m: None)
+    vtr_points = [p for p in plt._admission_plan(ctx) if p[1] == "VTR"]
+    assert len(vtr_points) == 15 and {p[0] for p in vtr_points} == {3}

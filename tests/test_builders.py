@@ -528,3 +528,69 @@ def test_tcp_preset_and_limited_transmit_reach_the_scenario_and_bad_presets_name
     p = cli("validate", str(bad))
     assert p.returncode == 2, p.stderr
     assert "tcp" in p.stderr and "bsd" in p.stderr and "ns2" in p.stderr and "Traceback" not in p.stderr
+
+
+# -- source choice ---------------------------------------------------------------
+
+
+def test_src_choice_is_written_by_every_group_builder_and_round_robin_is_the_default():
+    kw = {"src": "src*", "dst": "sink0", "src_choice": "random"}
+    groups = [
+        traffic.cbr(name="c", size=500, rate="1Mbps", **kw),
+        traffic.poisson(name="p", size=500, rate="1Mbps", **kw),
+        traffic.on_off(name="o", size=500, on="1s", off="1s", peak="1Mbps", **kw),
+        traffic.ftp(name="f", size=1000, **kw),
+        traffic.transfer(name="t", size=1000, bytes=10_000, **kw),
+        traffic.mm_app(name="m", size=1000, **kw),
+        traffic.vtr(name="v", flows=2, **kw),
+        traffic.svd(name="s", flows=2, **kw),
+        *traffic.voice(name="mix", codec="mix", flows=2, **kw),
+    ]
+    assert len(groups) == 14 and all(g["src_choice"] == "random" for g in groups)
+    echo = dumbbell(*groups).echo["traffic"]
+    assert [g["src_choice"] for g in echo] == ["random"] * 14
+    # The default (round robin) is neither written nor echoed: older scenarios echo as before.
+    plain = traffic.cbr(name="c", src="src*", dst="sink0", size=500, rate="1Mbps")
+    assert "src_choice" not in plain and "src_choice" not in dumbbell(plain).echo["traffic"][0]
+    rr = traffic.cbr(name="c", src="src*", dst="sink0", size=500, rate="1Mbps", src_choice="round_robin")
+    assert "src_choice" not in dumbbell(rr).echo["traffic"][0]
+
+
+def test_a_bad_src_choice_names_the_field_and_the_allowed_values(tmp_path):
+    g = traffic.cbr(name="c", src="src*", dst="sink0", size=500, rate="1Mbps", src_choice="shuffle")  # type: ignore[arg-type]
+    e = config_error(lambda: dumbbell(g))
+    assert "traffic.0.src_choice" in paths(e) and "round_robin, random" in str(e)
+    # The command line: exit 2, the field and what is allowed, no traceback.
+    path = tmp_path / "bad.toml"
+    text = (ROOT / "tests" / "scenarios" / "testbed" / "red_small.toml").read_text()
+    path.write_text(text.replace('src = "src*"', 'src = "src*"\nsrc_choice = "shuffle"', 1))
+    p = cli("validate", str(path))
+    assert p.returncode == 2, p.stderr
+    assert 'traffic.0.src_choice: unknown value "shuffle"; allowed: round_robin, random' in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_random_sources_are_the_same_for_a_seed_and_spread_calls_that_round_robin_hands_out_in_turn():
+    # Six call groups at the same rate over 40 sources, fixed flows: round robin gives source k the
+    # six groups' k-th flows; at random the sources differ between groups, the same for a seed.
+    def sources(choice: str | None, seed: int) -> list[list[str]]:
+        gs = [
+            traffic.cbr(name=f"g{k}", src="src*", dst="sink0", size=160, interval="20ms", flows=40, src_choice=choice)  # type: ignore[arg-type]
+            for k in range(6)
+        ]
+        sc = Scenario.build(
+            name="sc",
+            duration="100ms",
+            topology=topology.dumbbell(sources=40, access=ACCESS, bottleneck=topology.link(rate="1Gbps", delay="1ms")),
+            traffic=gs,
+        )
+        f = qoslab.run(sc, seed=seed).flows
+        return [f[f["group"] == f"g{k}"]["src"].tolist() for k in range(6)]
+
+    rr = sources(None, 1)
+    assert all(g == [f"src{i}" for i in range(40)] for g in rr)
+    rnd = sources("random", 1)
+    assert rnd == sources("random", 1) and rnd != sources("random", 2)
+    # The six groups' k-th flows share one source for no k (six draws from 40 all equal: 2e-8).
+    assert not any(len({g[k] for g in rnd}) == 1 for k in range(40))
+    assert len({s for g in rnd for s in g}) > 30

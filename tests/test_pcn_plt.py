@@ -14,6 +14,7 @@ from qoslab import stages, topology
 from qoslab.errors import ConfigError
 from qoslab.reproduce.framework import Context
 from qoslab.reproduce.pcn import plt
+from qoslab.testbed.plan import rate_bps
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios" / "pcn"
 
@@ -96,7 +97,7 @@ def test_event_and_resident_flows_put_three_quarters_then_at_most_the_rate_on_ev
     for model, link in plt.TERM_LINK.items():
         sc = plt.termination_scenario(bottlenecks=2, model=model, ratio="1:1")
         bn = next(ln for ln in sc.echo["topology"]["links"] if (ln["a"], ln["b"]) == ("c0", "c1"))
-        assert bn["rate"] == f"{plt.RATES[link] // 1_000_000}Mbps", (model, bn["rate"])
+        assert rate_bps(bn["rate"]) == plt.RATES[link], (model, bn["rate"])
 
 
 def test_quick_part_shows_beat_down_and_termination_near_the_expectation(tmp_path):
@@ -118,3 +119,38 @@ def test_quick_part_shows_beat_down_and_termination_near_the_expectation(tmp_pat
     assert 0.28 < t["IEA2 (1H)"]["actual"]["mean"] < 0.38, t
     assert 0.08 < t["IEA3 (1H)"]["actual"]["mean"] < 0.25, t
     assert any("termination runs" in m for m in logs)
+
+
+def test_vtr_is_in_the_plt_grid_on_1_gbps_links_at_the_same_overload(tmp_path):
+    sc = plt.admission_scenario(bottlenecks=3, model="VTR", weight=0.3, cle=0.05, duration_s=80)
+    bns = [ln for ln in sc.echo["topology"]["links"] if ln["a"].startswith("c") and ln["b"].startswith("c")]
+    assert [ln["rate"] for ln in bns] == ["1Gbps"] * 3
+    groups = sc.echo["traffic"]
+    assert [g["model"] for g in groups] == ["vtr"] * 4 and [g["name"] for g in groups] == [
+        "long",
+        "short0",
+        "short1",
+        "short2",
+    ]
+    # Each aggregate offered 2.5x its bottleneck's admissible rate (half of 1 Gb/s) in 769 kb/s calls of 60 s.
+    rate = groups[0]["arrivals"]["rate"]
+    assert math.isclose(rate * 60 * 769_000, 2.5 * 500_000_000)
+    # Voice keeps its T3 links.
+    cbr = plt.admission_scenario(bottlenecks=2, model="CBR", weight=0.3, cle=0.05, duration_s=80)
+    assert {ln["rate"] for ln in cbr.echo["topology"]["links"] if ln["a"] == "c0" and ln["b"] == "c1"} == {"45Mbps"}
+    ctx = Context(name="pcn", quick=False, seeds=[1, 2, 3, 4, 5], folder=tmp_path, log=lambda _m: None)
+    vtr_points = [p for p in plt._admission_plan(ctx) if p[1] == "VTR"]
+    assert len(vtr_points) == 15 and {p[0] for p in vtr_points} == {3}
+
+
+def test_vtr_termination_runs_on_1_gbps_with_its_flows_spread_over_one_frame():
+    # 3/4 of 1 Gb/s in 769 kb/s flows: 975.3; the termination rate holds 650.
+    f = plt.event_flows(bottlenecks=2, model="VTR", ratio="2:1")
+    r = plt.resident_flows(bottlenecks=2, model="VTR", ratio="2:1")
+    assert (f["long"], f["short0"], r["long"], r["short0"]) == (650, 325, 433, 216)
+    sc = plt.termination_scenario(bottlenecks=2, model="VTR", ratio="2:1")
+    groups = {g["name"]: g for g in sc.echo["traffic"]}
+    assert {g["model"] for g in groups.values()} == {"vtr"}
+    assert groups["long_rr"]["admitted"] is True and groups["long_rr"]["start_jitter"] == "40ms"
+    assert groups["long_res"]["flows"] == 433 and groups["long_rr"]["flows"] == 650 - 433
+    assert ("VTR", 2) in plt.PAPER_4_8_LONG_AE and plt.CLAIM_6["VTR"] == 3.0

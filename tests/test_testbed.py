@@ -68,6 +68,7 @@ def test_router_config_carries_the_link_its_delay_and_the_mace_table(tmp_path: P
     ("overrides", "field", "words"),
     [
         (["traffic.0.class=1"], "traffic.0.class", "class tags are not carried"),
+        (["traffic.0.src_choice=random"], "traffic.0.src_choice", "random sources are not drawn on the testbed"),
         (["traffic.0.size=10B"], "traffic.0.size", "allowed: 66 to 1514 B"),
         (
             ["topology.access.queue.type=fifo", "topology.access.queue.limit=10pkts"],

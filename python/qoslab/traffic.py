@@ -17,7 +17,8 @@ on the wire. Flow arrivals (``arrivals=``) replace the fixed ``flows``::
 TCP groups (``ftp``, ``transfer``) send segments of ``size`` payload bytes
 (the MSS); their ACKs travel the reverse path. ``shaper=`` puts a per-flow
 token bucket at each flow's network entry (:func:`shaper`); ``dst_port=``
-fixes the destination port (an application port MACE may list).
+fixes the destination port (an application port MACE may list); ``src_choice="random"``
+draws each flow's source among the matches of ``src`` (default ``"round_robin"``: in turn).
 
 Every value is checked by the core when the scenario is validated.
 """
@@ -32,6 +33,9 @@ from ._units import Quantity
 from .errors import config_error
 
 Size = Quantity | dict[str, Any]
+#: How a group's flows take their sources among the matches of ``src``: in turn (the default)
+#: or a uniform draw per flow from the group's own stream (docs/scenarios.md, "Traffic").
+SrcChoice = Literal["round_robin", "random"]
 
 
 def random_size(*, base: Quantity, exp_mean: Quantity) -> dict[str, Any]:
@@ -62,8 +66,11 @@ def _group(
     send_jitter: dict[str, Any] | None = None,
     packetization: str | None = None,
     admitted: bool | None = None,
+    src_choice: SrcChoice | None = None,
 ) -> dict[str, Any]:
     g: dict[str, Any] = {"name": name, **model, "src": src, "dst": dst}
+    if src_choice is not None:
+        g["src_choice"] = src_choice
     g["size"] = size if isinstance(size, dict) else _units.size(size)
     if flows is not None:
         g["flows"] = flows
@@ -124,6 +131,7 @@ def cbr(
     reserve: Quantity | None = None,
     dst_port: int | None = None,
     shaper: dict[str, Any] | None = None,
+    src_choice: SrcChoice | None = None,
     randomize: float | None = None,
     send_jitter: dict[str, Any] | None = None,
     admitted: bool | None = None,
@@ -159,6 +167,7 @@ def cbr(
         randomize=randomize,
         send_jitter=send_jitter,
         admitted=admitted,
+        src_choice=src_choice,
     )
 
 
@@ -181,6 +190,7 @@ def poisson(
     reserve: Quantity | None = None,
     dst_port: int | None = None,
     shaper: dict[str, Any] | None = None,
+    src_choice: SrcChoice | None = None,
 ) -> dict[str, Any]:
     """Poisson packet arrivals at a mean payload ``rate``."""
     model = {"model": "poisson", "rate": _units.rate(rate)}
@@ -202,6 +212,7 @@ def poisson(
         reserve=reserve,
         dst_port=dst_port,
         shaper=shaper,
+        src_choice=src_choice,
     )
 
 
@@ -229,6 +240,7 @@ def on_off(
     reserve: Quantity | None = None,
     dst_port: int | None = None,
     shaper: dict[str, Any] | None = None,
+    src_choice: SrcChoice | None = None,
     randomize: float | None = None,
     send_jitter: dict[str, Any] | None = None,
     packetization: Literal["ceil", "nominal"] | None = None,
@@ -271,6 +283,7 @@ def on_off(
         send_jitter=send_jitter,
         packetization=packetization,
         admitted=admitted,
+        src_choice=src_choice,
     )
 
 
@@ -378,6 +391,7 @@ def ftp(
     reserve: Quantity | None = None,
     dst_port: int | None = None,
     shaper: dict[str, Any] | None = None,
+    src_choice: SrcChoice | None = None,
 ) -> dict[str, Any]:
     """Greedy bulk TCP (infinite data) in segments of ``size`` payload bytes (the MSS);
     ``tcp``: :func:`tcp_options` (every key optional)."""
@@ -402,6 +416,7 @@ def ftp(
         reserve=reserve,
         dst_port=dst_port,
         shaper=shaper,
+        src_choice=src_choice,
     )
 
 
@@ -425,6 +440,7 @@ def transfer(
     reserve: Quantity | None = None,
     dst_port: int | None = None,
     shaper: dict[str, Any] | None = None,
+    src_choice: SrcChoice | None = None,
 ) -> dict[str, Any]:
     """A finite TCP transfer of ``bytes`` of payload per flow (int = bytes) in segments of
     ``size``; the flow ends when its last byte is acknowledged (``completion_s`` in the flows
@@ -450,6 +466,7 @@ def transfer(
         reserve=reserve,
         dst_port=dst_port,
         shaper=shaper,
+        src_choice=src_choice,
     )
 
 
@@ -473,6 +490,7 @@ def mm_app(
     reserve: Quantity | None = None,
     dst_port: int | None = None,
     shaper: dict[str, Any] | None = None,
+    src_choice: SrcChoice | None = None,
 ) -> dict[str, Any]:
     """MM_APP (seed 001 §2, §5): media-scaling UDP whose receiver feeds losses back; ``scales``
     and ``feedback_size`` as in :func:`mm_app_options` (omitted: the paper's defaults)."""
@@ -498,6 +516,7 @@ def mm_app(
         reserve=reserve,
         dst_port=dst_port,
         shaper=shaper,
+        src_choice=src_choice,
     )
 
 
@@ -670,6 +689,7 @@ def voice(
     stop: Quantity | None = None,
     start_jitter: Quantity | None = None,
     admitted: bool | None = None,
+    src_choice: SrcChoice | None = None,
 ) -> list[dict[str, Any]]:
     """Voice calls of seed 004 Table 2.1 (``docs/mechanisms/pcn.md``): ``codec`` one of
     :data:`VOICE_CODECS` or ``"mix"`` (the six G.711/G.729 codecs in equal proportion, one group
@@ -678,8 +698,10 @@ def voice(
     Calls arrive as a Poisson process of ``calls_per_s`` with exponential durations of mean
     ``mean_duration`` (seed §2.3), or ``flows`` fixed calls (starting at ``start`` plus up to
     ``start_jitter``). ``admitted``: the calls were admitted elsewhere (rerouted, seed 004 §4)
-    and start without asking their PCN ingress. Returns the traffic groups (one, or six for the
-    mix), named ``name`` or ``name_<codec>``."""
+    and start without asking their PCN ingress. ``src_choice="random"``: each call's source is
+    drawn among the matches of ``src`` (default: in turn; the six groups of the mix at the same
+    call rate then hand their calls to the sources together, in bursts). Returns the traffic
+    groups (one, or six for the mix), named ``name`` or ``name_<codec>``."""
     if codec == "mix":
         per = None if calls_per_s is None else calls_per_s / len(VOICE_MIX)
         return [
@@ -698,6 +720,7 @@ def voice(
                 stop=stop,
                 start_jitter=start_jitter,
                 admitted=admitted,
+                src_choice=src_choice,
             )
         ]
     if codec not in VOICE_CODECS:
@@ -723,6 +746,7 @@ def voice(
                 stop=stop,
                 start_jitter=start_jitter,
                 admitted=admitted,
+                src_choice=src_choice,
             )
         ]
     on_ms = round(on * VOICE_CYCLE_MS)
@@ -742,6 +766,7 @@ def voice(
             stop=stop,
             start_jitter=start_jitter,
             admitted=admitted,
+            src_choice=src_choice,
         )
     ]
 
@@ -759,10 +784,11 @@ def svd(
     stop: Quantity | None = None,
     start_jitter: Quantity | None = None,
     admitted: bool | None = None,
+    src_choice: SrcChoice | None = None,
 ) -> dict[str, Any]:
     """Seed 004 §2.3.2's synthetic video (SVD): ON/OFF with exponential periods of mean
     340 ms ON (1500 B packets every 1 ms, 12 Mb/s) and 660 ms OFF, 4 Mb/s on average.
-    ``start_jitter`` and ``admitted`` as for :func:`voice`."""
+    ``start_jitter``, ``admitted`` and ``src_choice`` as for :func:`voice`."""
     if (calls_per_s is None) == (flows is None):
         raise config_error(f"traffic.{name}", "give exactly one of calls_per_s and flows")
     arrivals = None if calls_per_s is None else poisson_arrivals(rate=calls_per_s, lifetime=mean_duration)
@@ -781,6 +807,7 @@ def svd(
         stop=stop,
         start_jitter=start_jitter,
         admitted=admitted,
+        src_choice=src_choice,
     )
 
 
@@ -825,13 +852,14 @@ def vtr(
     header: Quantity | None = None,
     start: Quantity | None = None,
     stop: Quantity | None = None,
+    src_choice: SrcChoice | None = None,
 ) -> dict[str, Any]:
     """Video traces (VTR) of seed 004 §2.3.3: each flow plays ``trace`` (a frame-trace file of rows
     ``time_s size_bytes``, relative to the scenario's folder, or :func:`synthetic_trace`, the
     default) from a random frame on; a frame is cut into packets of ``size`` bytes (the last one
     the remainder) ``interval`` apart. Calls arrive as a Poisson process of ``calls_per_s`` with
     exponential durations of mean ``mean_duration``, or ``arrivals=`` another process, or
-    ``flows`` fixed flows (give exactly one)."""
+    ``flows`` fixed flows (give exactly one). ``src_choice``: as for :func:`voice`."""
     if sum(x is not None for x in (calls_per_s, flows, arrivals)) != 1:
         raise config_error(f"traffic.{name}", "give exactly one of calls_per_s, flows and arrivals")
     if calls_per_s is not None:
@@ -863,4 +891,5 @@ def vtr(
         dst_port=None,
         shaper=None,
         randomize=randomize,
+        src_choice=src_choice,
     )

@@ -141,4 +141,15 @@ mod tests {
         assert_eq!(uniform["properties"]["max"]["pattern"], DUR_PATTERN);
         assert_eq!(uniform["additionalProperties"], false);
     }
+
+    #[test]
+    fn schema_lists_the_source_choices_with_round_robin_the_default() {
+        let s: Json = serde_json::from_str(&json_schema()).unwrap();
+        let tg = &s["$defs"]["TrafficGroup"]["properties"];
+        assert_eq!(tg["src_choice"]["$ref"], "#/$defs/SrcChoice");
+        assert!(tg["src_choice"]["description"].as_str().unwrap().contains("`round_robin` (default"));
+        let rules: Vec<&str> =
+            s["$defs"]["SrcChoice"]["oneOf"].as_array().unwrap().iter().map(|v| v["const"].as_str().unwrap()).collect();
+        assert_eq!(rules, ["round_robin", "random"]);
+    }
 }

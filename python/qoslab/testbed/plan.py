@@ -391,6 +391,14 @@ def _plan_traffic(
         ):
             if g.get(k) not in (None, 0, 0.0):
                 bad.append(Problem(f"{at}.{k}", f"{why} are not supported on the testbed yet; allowed: none"))
+        if g.get("src_choice", "round_robin") != "round_robin":
+            bad.append(
+                Problem(
+                    f"{at}.src_choice",
+                    f"{g['src_choice']!r}: random sources are not drawn on the testbed yet (its flows take the "
+                    'matches of src in turn); allowed: "round_robin"',
+                )
+            )
         if int(g.get("class") or 0) != 0:
             bad.append(
                 Problem(f"{at}.class", f"{g['class']}: class tags are not carried on real packets yet; allowed: 0")

@@ -235,6 +235,27 @@ pub enum Packetization {
     Nominal,
 }
 
+/// How a group's flows take their sources among the matches of `src` (`src_choice =
+/// "round_robin"` or `"random"`).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SrcChoice {
+    /// Flow `i` comes from the `(i mod n)`-th match: the sources in turn.
+    #[default]
+    RoundRobin,
+    /// Each flow's source is a uniform draw over the matches, from the group's own
+    /// source stream (deterministic per seed): several groups with the same call rate
+    /// do not step through the sources together (seed 004's calls spread over the
+    /// ingresses, a codec per call).
+    Random,
+}
+
+impl SrcChoice {
+    pub fn is_round_robin(&self) -> bool {
+        *self == SrcChoice::RoundRobin
+    }
+}
+
 /// Host send-time jitter (`send_jitter = { dist = "uniform", max = "10ms" }`): each packet
 /// after a flow's first leaves later than its ideal time by an independent draw.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -320,8 +341,13 @@ pub struct TrafficGroup {
     /// Number of flows (ignored when `arrivals` is set).
     #[serde(default = "one")]
     pub flows: u32,
-    /// Source node, or a pattern `"src*"` whose matches the flows take in turn.
+    /// Source node, or a pattern `"src*"` whose matches the flows take in turn
+    /// (or at random: `src_choice`).
     pub src: String,
+    /// How flows take their sources among the matches of `src`: `round_robin` (default,
+    /// flow `i` from the `(i mod n)`-th) or `random` (a uniform draw per flow).
+    #[serde(default, skip_serializing_if = "SrcChoice::is_round_robin")]
+    pub src_choice: SrcChoice,
     /// Destination node, or a pattern.
     pub dst: String,
     /// Transport protocol: `udp` or `tcp`; default: `tcp` for the `ftp` and

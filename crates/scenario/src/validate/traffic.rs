@@ -118,15 +118,23 @@ impl Checker<'_> {
         }
     }
 
-    /// Flow `i` goes from `src[i % n_src]` to `dst[i % n_dst]`: no flow to
-    /// itself, and a route through routers for every pair.
+    /// Flow `i` goes from `src[i % n_src]` (or, with `src_choice = "random"`,
+    /// any match of `src`) to `dst[i % n_dst]`: no flow to itself, and a
+    /// route through routers for every pair.
     fn pairs(&mut self, gi: usize, g: &TrafficGroup, src: &[usize], dst: &[usize], net: &Expanded, reach: &mut Reach) {
-        let cycle = src.len() / gcd(src.len(), dst.len()) * dst.len();
-        let n = if g.arrivals.is_some() { cycle } else { (g.flows as usize).min(cycle) };
-        let n = n.min(MAX_FLOWS as usize);
+        let pairs: Vec<(usize, usize)> = match g.src_choice {
+            SrcChoice::RoundRobin => {
+                let cycle = src.len() / gcd(src.len(), dst.len()) * dst.len();
+                let n = if g.arrivals.is_some() { cycle } else { (g.flows as usize).min(cycle) };
+                (0..n.min(MAX_FLOWS as usize)).map(|i| (src[i % src.len()], dst[i % dst.len()])).collect()
+            }
+            SrcChoice::Random => {
+                let m = if g.arrivals.is_some() { dst.len() } else { (g.flows as usize).min(dst.len()) };
+                dst[..m].iter().flat_map(|&b| src.iter().map(move |&a| (a, b))).take(MAX_FLOWS as usize).collect()
+            }
+        };
         let mut seen = BTreeSet::new();
-        for i in 0..n {
-            let (a, b) = (src[i % src.len()], dst[i % dst.len()]);
+        for (i, (a, b)) in pairs.into_iter().enumerate() {
             if !seen.insert((a, b)) {
                 continue;
             }
@@ -135,9 +143,16 @@ impl Checker<'_> {
                 self.err(
                     format!("traffic.{gi}.dst"),
                     format!(
-                        "flow {}.{i} would go from {an:?} to itself; allowed: a destination other than each \
-                         flow's source (flows take the matches of src and dst in turn)",
-                        g.name
+                        "{} would go from {an:?} to itself; allowed: a destination other than each \
+                         flow's source ({})",
+                        match g.src_choice {
+                            SrcChoice::RoundRobin => format!("flow {}.{i}", g.name),
+                            SrcChoice::Random => format!("a flow of {}", g.name),
+                        },
+                        match g.src_choice {
+                            SrcChoice::RoundRobin => "flows take the matches of src and dst in turn",
+                            SrcChoice::Random => "src_choice = \"random\": a flow may come from any match of src",
+                        }
                     ),
                 );
                 return;

@@ -682,32 +682,15 @@ fn ingress_of(n: NodeId) -> u16 {
 
 fn check_routes(net: &Network, groups: &[GroupPlan]) -> Result<(), SimError> {
     for g in groups {
-        for i in 0..lcm(g.srcs.len(), g.dsts.len()).min(1 << 20) {
-            let (s, d) = g.endpoints(i as u32);
+        for (s, d) in g.possible_pairs(1 << 20) {
             if s == d || net.routes.slot(d).and_then(|slot| net.routes.next(slot, s)).is_none() {
                 let (sn, dn) = (&net.nodes[s.index()].name, &net.nodes[d.index()].name);
                 return Err(SimError::Runtime(format!(
-                    "group {}: flow {i} from {sn} to {dn} has no route, which validation refuses (a bug)",
+                    "group {}: a flow from {sn} to {dn} has no route, which validation refuses (a bug)",
                     g.name
                 )));
             }
         }
     }
     Ok(())
-}
-
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
-}
-
-fn lcm(a: usize, b: usize) -> usize {
-    if a == 0 || b == 0 {
-        0
-    } else {
-        a / gcd(a, b) * b
-    }
 }

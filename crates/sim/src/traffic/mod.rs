@@ -4,11 +4,22 @@
 //!
 //! A traffic group (`[[traffic]]`) becomes a [`GroupPlan`]: its endpoints
 //! (patterns resolved to node lists; flow `i` takes `srcs[i % n]` and
-//! `dsts[i % m]`), its model with every rate turned into an exact period,
+//! `dsts[i % m]`, or with `src_choice = "random"` a source drawn per flow:
+//! [`pick_src`]), its model with every rate turned into an exact period,
 //! its size law, marks, and its mean wire rate. Each flow ([`Flow`]) has
 //! its own source state and RNG stream `rng::stream(seed, flow_stream(g, i))`
 //! (group index `g`, flow index `i` within the group), so adding a group
 //! or a flow does not change the draws of the others.
+//!
+//! **Sources.** Round robin (the default) hands a group's flows to the
+//! sources in turn: several groups at the same call rate then step through
+//! the sources together, and each source gets its calls in bursts of one a
+//! group (seed 004's MIX: six codec groups over 1,000 ingresses). `random`
+//! draws each flow's source uniformly from the group's source stream
+//! `rng::stream(seed, src_stream(g))`, in the order the flows are created,
+//! so the arrival process and each flow's own draws are those of round
+//! robin: only the sources change. A Poisson group's calls at one source
+//! are then a Poisson process of the group's rate / n.
 //!
 //! **Sizes.** Fixed payload, or `base + round(Exp(exp_mean))`; the wire
 //! size adds `header`. Rates count payload bits: a model's period is
@@ -51,8 +62,8 @@ use qoslab_core::rng::Rng;
 use qoslab_core::units::{Dur, Rate, Time};
 use qoslab_scenario::expand::Expanded;
 use qoslab_scenario::{
-    Arrivals as ArrivalSpec, Packetization, SendJitter, SizeSpec, TcpSpec, TrafficGroup, TrafficModel, ValidScenario,
-    VtrTrace,
+    Arrivals as ArrivalSpec, Packetization, SendJitter, SizeSpec, SrcChoice, TcpSpec, TrafficGroup, TrafficModel,
+    ValidScenario, VtrTrace,
 };
 use rand::Rng as _;
 use rand_distr::Exp1;
@@ -67,6 +78,23 @@ pub fn flow_stream(g: u32, i: u32) -> u64 {
 /// RNG stream of group `g`'s arrival process.
 pub fn group_stream(g: u32) -> u64 {
     (1 << 60) | g as u64
+}
+/// RNG stream of group `g`'s source draws (`src_choice = "random"`).
+pub fn src_stream(g: u32) -> u64 {
+    (1 << 60) | (1 << 40) | g as u64
+}
+
+/// The index, among `n` matches of its group's `src`, of the source of the
+/// group's flow `i`: `i mod n` in turn, or a uniform draw from `rng` (the
+/// group's source stream, [`src_stream`]) at random. `n` > 0.
+#[inline]
+pub fn pick_src(choice: SrcChoice, i: u32, n: usize, rng: &mut Rng) -> usize {
+    match choice {
+        SrcChoice::RoundRobin => i as usize % n,
+        // Drawn as u32 (validation caps the matches far below 2^32), so the
+        // draw is the same on every platform.
+        SrcChoice::Random => rng.random_range(0..n.min(u32::MAX as usize) as u32) as usize,
+    }
 }
 
 /// How a flow's packet sizes are drawn.
@@ -254,6 +282,10 @@ pub struct GroupPlan {
     pub name: String,
     pub srcs: Vec<NodeId>,
     pub dsts: Vec<NodeId>,
+    /// How flows take their sources among `srcs` ([`pick_src`]).
+    pub src_choice: SrcChoice,
+    /// The source draws of `src_choice = "random"` ([`src_stream`]).
+    pub src_rng: Rng,
     pub model: ModelPlan,
     pub size: SizeModel,
     pub class: ClassTag,
@@ -295,9 +327,26 @@ pub struct GroupPlan {
 }
 
 impl GroupPlan {
-    /// Endpoints of the group's flow `i`.
-    pub fn endpoints(&self, i: u32) -> (NodeId, NodeId) {
-        (self.srcs[i as usize % self.srcs.len()], self.dsts[i as usize % self.dsts.len()])
+    /// Endpoints of the group's flow `i`, created now (a random source is
+    /// drawn here, so call it once per flow, in the order of creation).
+    pub fn endpoints(&mut self, i: u32) -> (NodeId, NodeId) {
+        let s = pick_src(self.src_choice, i, self.srcs.len(), &mut self.src_rng);
+        (self.srcs[s], self.dsts[i as usize % self.dsts.len()])
+    }
+    /// Every (source, destination) pair a flow of the group may take, the
+    /// first `limit` of them: flow `i`'s in turn, or with random sources
+    /// every source with every destination.
+    pub fn possible_pairs(&self, limit: usize) -> Vec<(NodeId, NodeId)> {
+        let (n, m) = (self.srcs.len(), self.dsts.len());
+        match self.src_choice {
+            SrcChoice::RoundRobin => {
+                let cycle = n / gcd(n, m) * m;
+                (0..cycle.min(limit)).map(|i| (self.srcs[i % n], self.dsts[i % m])).collect()
+            }
+            SrcChoice::Random => {
+                self.dsts.iter().flat_map(|d| self.srcs.iter().map(move |s| (*s, *d))).take(limit).collect()
+            }
+        }
     }
     /// May another flow start at `now`?
     pub fn may_start(&self, now: Time) -> bool {
@@ -419,6 +468,8 @@ fn plan_group(
         name: g.name.clone(),
         srcs,
         dsts,
+        src_choice: g.src_choice,
+        src_rng: qoslab_core::rng::stream(seed, src_stream(gi as u32)),
         model,
         size,
         class: ClassTag(g.class),
@@ -557,6 +608,14 @@ fn mean_wire_bps(model: &ModelPlan, mm_periods: &[Period], wire_mean: f64) -> f6
     }
 }
 
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 /// Uniform draw in `[0, d]` ns.
 pub fn jitter(rng: &mut Rng, d: Dur) -> Dur {
     if d.0 == 0 {
@@ -592,5 +651,45 @@ mod tests {
         assert_ne!(flow_stream(0, 1), flow_stream(1, 0));
         assert_ne!(flow_stream(0, 0), group_stream(0));
         assert_ne!(group_stream(3), crate::net::LINK_STREAM_BASE + 3);
+        assert_ne!(src_stream(0), group_stream(0));
+        assert_ne!(src_stream(7), flow_stream(0, 7));
+        assert_ne!(src_stream(3), crate::net::EDGE_STREAM_BASE + 3);
+    }
+
+    /// Six groups at the same call rate over `n` sources (seed 004's MIX over
+    /// the ingresses): the sources of the six groups' `j`-th flows, for every `j`.
+    fn six_groups(choice: SrcChoice, n: usize, flows: u32, seed: u64) -> Vec<[usize; 6]> {
+        let mut rngs: Vec<Rng> = (0..6).map(|g| qoslab_core::rng::stream(seed, src_stream(g))).collect();
+        (0..flows).map(|j| std::array::from_fn(|g| pick_src(choice, j, n, &mut rngs[g]))).collect()
+    }
+
+    #[test]
+    fn round_robin_groups_step_through_the_sources_together_and_random_ones_do_not() {
+        let (n, flows) = (1000, 2000);
+        // Round robin: the six groups' j-th flows all come from source j mod n.
+        let rr = six_groups(SrcChoice::RoundRobin, n, flows, 1);
+        assert!(rr.iter().enumerate().all(|(j, s)| s.iter().all(|&x| x == j % n)));
+        // Random: six sources drawn from 1000 coincide for a pair of groups with
+        // probability 15/1000 per j (about 30 of 2000); all six never.
+        let rnd = six_groups(SrcChoice::Random, n, flows, 1);
+        let together = rnd.iter().filter(|s| s.iter().all(|&x| x == s[0])).count();
+        assert_eq!(together, 0);
+        let some_pair = rnd.iter().filter(|s| (0..6).any(|a| (a + 1..6).any(|b| s[a] == s[b]))).count();
+        assert!((10..=60).contains(&some_pair), "{some_pair}");
+        // ... and every source gets its share: 12,000 calls over 1000 sources,
+        // 12 each on average (Poisson sd 3.5): none without a call, none above 40.
+        let mut per = vec![0u32; n];
+        rnd.iter().flatten().for_each(|&s| per[s] += 1);
+        let (lo, hi) = (per.iter().min().unwrap(), per.iter().max().unwrap());
+        assert!(*lo >= 1 && *hi <= 40, "{lo} .. {hi}");
+    }
+
+    #[test]
+    fn random_sources_are_the_same_for_the_same_seed_and_differ_between_seeds() {
+        let a = six_groups(SrcChoice::Random, 100, 500, 7);
+        assert_eq!(a, six_groups(SrcChoice::Random, 100, 500, 7));
+        assert_ne!(a, six_groups(SrcChoice::Random, 100, 500, 8));
+        // One source: every draw is that source.
+        assert!(six_groups(SrcChoice::Random, 1, 50, 7).iter().flatten().all(|&s| s == 0));
     }
 }

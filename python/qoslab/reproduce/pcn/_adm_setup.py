@@ -11,8 +11,10 @@ passes the admissible rate, which removes the over-admission §3 measures
   10 Gb/s access and egress without delay, the bottleneck 10 ms.
 - **RTT topology** (Fig. 2.2): the star preset with ``ingress_routers``,
   ingress ``k`` of ``n`` with access delay ``1 + 99 k / (n - 1)`` ms (1 to
-  100 ms) unless one delay is given, the bottleneck ``r0 -> r1`` 10 ms,
-  flows from ``src0..`` in turn: round trips 22 to 220 ms (§3.5's range).
+  100 ms) unless one delay is given, the bottleneck ``r0 -> r1`` 10 ms:
+  round trips 22 to 220 ms (§3.5's range). Calls of one traffic group come
+  from ``src0..`` in turn; the MIX's six codec groups draw each call's
+  ingress at random instead (:data:`RANDOM_SOURCES`).
 
 The measure (seed §2.4) is the bottleneck's sent bits in 50 ms samples
 (link utilization × rate) from the warm-up to the end: the
@@ -59,6 +61,13 @@ TRAFFIC = tuple(MEAN_BPS)
 #: mix on OC3, VTR on 1 Gb/s, SVD on OC48).
 AGGREGATE_LINK = {"CBR": "OC3", "VBR": "OC3", "MIX": "OC3", "VTR": "1Gbps", "SVD": "OC48"}
 MEAN_CALL_S = 60.0
+#: Traffic whose calls take a random ingress of the RTT topology (``src_choice = "random"``):
+#: the MIX is six codec groups at the same call rate, which in turn would hand their j-th calls
+#: to the same ingress together, in bursts of about six (Table 3.6 at 600-1000 ingresses: 3.3 and
+#: 10.6 % over-admission); the seed's calls are spread over the ingresses, a codec per call.
+#: Six Poisson groups each drawing the ingress give every ingress a Poisson process of calls
+#: with a codec drawn per call in equal proportion. CBR, VBR, VTR and SVD (one group) stay in turn.
+RANDOM_SOURCES = frozenset({"MIX"})
 BATCH_MEAN = 5.0
 SAMPLE_S = 0.05
 BOTTLENECK_DELAY = "10ms"
@@ -70,12 +79,21 @@ def calls_per_s(model: str, admissible_bps: float, overload: float) -> float:
 
 
 def groups(
-    model: str, *, calls: float, src: str, dst: str, arrivals: str = "POISSON", randomize: float | None = None
+    model: str,
+    *,
+    calls: float,
+    src: str,
+    dst: str,
+    arrivals: str = "POISSON",
+    randomize: float | None = None,
+    src_choice: traffic.SrcChoice | None = None,
 ) -> list[dict[str, Any]]:
     """The traffic groups of ``model`` at ``calls`` per second (Poisson, or batches of mean 5)."""
     if model in ("CBR", "VBR", "MIX"):
         codec = {"CBR": "cbr", "VBR": "vbr", "MIX": "mix"}[model]
-        gs = traffic.voice(name="voice", src=src, dst=dst, codec=codec, calls_per_s=calls, randomize=randomize)
+        gs = traffic.voice(
+            name="voice", src=src, dst=dst, codec=codec, calls_per_s=calls, randomize=randomize, src_choice=src_choice
+        )
     elif model == "SVD":
         gs = [traffic.svd(name="svd", src=src, dst=dst, calls_per_s=calls, randomize=randomize)]
     else:
@@ -156,11 +174,14 @@ def build(
             "egress": topology.link(rate="10Gbps", delay="0s"),
         }
         edges, src, dst, direction = ["in*", "r1"], "src*", "sink0", "r0->r1"
+    src_choice: traffic.SrcChoice | None = "random" if ingresses is not None and model in RANDOM_SOURCES else None
     sc = Scenario.build(
         name=name,
         duration=f"{duration_s:g}s",
         topology=topo,
-        traffic=groups(model, calls=calls, src=src, dst=dst, arrivals=arrivals, randomize=randomize),
+        traffic=groups(
+            model, calls=calls, src=src, dst=dst, arrivals=arrivals, randomize=randomize, src_choice=src_choice
+        ),
         pcn=pcn_builder.domain(edges=edges, **cle),
         # Only what is read: the bottleneck, one per-flow bin, two inter-arrival bins.
         metrics={
@@ -200,7 +221,7 @@ def over_admission(res: Result, direction: str, link_bps: float, warmup_s: float
 
 def admitted_share_by_rtt(res: Result, delays_ms: Sequence[float], split_ms: float = 50.0) -> dict[str, float]:
     """Admitted fraction of the calls from ingresses with access delay below / at or above
-    ``split_ms`` (flow ``i`` of a group comes from ingress ``i mod n``)."""
+    ``split_ms`` (each call's ingress read from its source ``src<k>``)."""
     f = res.flows
     idx = f["src"].str.removeprefix("src").astype(int)
     far = idx.map(lambda k: delays_ms[k] >= split_ms)

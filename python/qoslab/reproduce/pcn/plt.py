@@ -7,12 +7,13 @@ carries the long aggregate (``src_long`` -> ``sink_long``, ingress ``c0``,
 egress ``c{k}``) and short aggregate ``i`` (``h{i}`` -> ``h{i+1}``, ingress
 ``v{i}``, egress ``v{i+1}``); every PLT link has 1 ms of propagation.
 
-**Admission** (§3.6-3.8): per-interval CLE (100 ms); CBR voice, VBR voice
-and the MIX (Table 2.1) arriving as Poisson calls of mean 60 s, each
-aggregate at half of 5× its bottleneck's configured-admissible-rate (half
-the link), so every bottleneck sees 5× and the long and the short demands
-are equal (§3.8.1); admission marking only (ramp 5-15 ms, limit 20 ms).
-Links T3; runs of 80 s (the seed's "about 80 simulation seconds").
+**Admission** (§3.6-3.8): per-interval CLE (100 ms); CBR voice, VBR voice,
+the MIX (Table 2.1) and VTR (the synthetic trace, §2.3.3) arriving as
+Poisson calls of mean 60 s, each aggregate at half of 5× its bottleneck's
+configured-admissible-rate (half the link), so every bottleneck sees 5×
+and the long and the short demands are equal (§3.8.1); admission marking
+only (ramp 5-15 ms, limit 20 ms). Links T3 for voice, 1 Gb/s for VTR
+(:data:`ADM_LINK`); runs of 80 s (the seed's "about 80 simulation seconds").
 
 - Table 3.7: PLT5, CBR, the over-admission of each bottleneck (its 50 ms
   utilization samples from 20 s on, against the admissible rate) averaged
@@ -20,8 +21,8 @@ Links T3; runs of 80 s (the seed's "about 80 simulation seconds").
   thresholds 0.05, 0.15, 0.25).
 - Table 3.5, PLT rows (claim 2, ``table3.5-grid-plt``): per run the worst
   bottleneck's over-admission (§3.6: "the maximum of the N"), its min /
-  max / mean / sd over the grid; CBR on PLT5 (Table 3.7's runs), VBR and
-  MIX on PLT3 (the two-hour budget; docs/reproductions/pcn.md).
+  max / mean / sd over the grid; CBR on PLT5 (Table 3.7's runs), VBR, MIX
+  and VTR on PLT3 (the two-hour budget; docs/reproductions/pcn.md).
 - Table 3.8 (claim 3, ``table3.8-beat-down``): the beat-down ratio, the
   mean short aggregate's delivered bits in each 10 s bin over the long
   aggregate's, on PLT2, PLT3 and PLT5 with weights 0.1, 0.5, 0.9 (CLE
@@ -36,7 +37,7 @@ its link against a configured-termination-rate of 1/2, long:short 2:1 or
 so that no bottleneck's resident load exceeds the termination rate) start
 spread over [t1 - 20 s, t1 - 10 s], "rerouted" flows (the rest) start at
 t1 spread over one packet interval. CBR and VBR voice on OC3 (155 Mb/s,
-the seed's termination tables), SVD on OC12 (622 Mb/s). The actual
+the seed's termination tables), SVD on OC12 (622 Mb/s), VTR on 1 Gb/s. The actual
 termination of an aggregate is the share of its flows (all of one model,
 so of its mean rate) terminated in [t1, t1 + 1 s]; of a bottleneck
 the share of the flows crossing it. Optimal: a bottleneck's ``(load - T) /
@@ -68,7 +69,7 @@ from ..stats import Estimate
 
 #: Link rates (bit/s) of the names used: what the scenario names stand for (the seed's values,
 #: ``Rate::named`` in crates/core: OC3 = 155 Mb/s, not the line rate 155.52).
-RATES = {"T3": 45_000_000, "OC3": 155_000_000, "OC12": 622_000_000}
+RATES = {"T3": 45_000_000, "OC3": 155_000_000, "OC12": 622_000_000, "1Gbps": 1_000_000_000}
 BOTTLENECK_QUEUE = {"type": "fifo", "limit": "10000pkts"}
 #: Mean payload rates (bit/s) of the traffic models (Table 2.1, §2.3.2).
 MEAN_BPS: dict[str, float] = {
@@ -77,14 +78,20 @@ MEAN_BPS: dict[str, float] = {
     "MIX": sum(s * 8 / (ms / 1000) * on for s, ms, on in (traffic.VOICE_CODECS[c] for c in traffic.VOICE_MIX))
     / len(traffic.VOICE_MIX),
     "SVD": 1500 * 8 / 0.001 * 0.34,
+    # The synthetic trace's mean payload rate (its default; a VTR group adds no header).
+    "VTR": 769_000.0,
 }
 #: Each model's packet interval (rerouted flows' start spread) and largest packet (bucket depth).
-SPACING = {"CBR": "20ms", "VBR": "20ms", "MIX": "20ms", "SVD": "1ms"}
-PACKET = {"CBR": "160B", "VBR": "160B", "MIX": "200B", "SVD": "1500B"}
+#: VTR's is its frame interval (the synthetic trace's 40 ms): a frame's packets are 1 ms apart, its
+#: frames 40 ms, so the rerouted flows' phases spread over one frame as CBR's over one period.
+SPACING = {"CBR": "20ms", "VBR": "20ms", "MIX": "20ms", "SVD": "1ms", "VTR": "40ms"}
+PACKET = {"CBR": "160B", "VBR": "160B", "MIX": "200B", "SVD": "1500B", "VTR": "1500B"}
 
 OVERLOAD = 5.0
 MEAN_CALL_S = 60.0
-ADM_LINK = "T3"
+#: The admission runs' bottleneck rate per traffic model: T3 for voice (the budget, decisions.md
+#: "PLT link rates"); VTR on 1 Gb/s, its §3.3 link (on T3 an aggregate would hold about 15 calls).
+ADM_LINK = {"CBR": "T3", "VBR": "T3", "MIX": "T3", "VTR": "1Gbps"}
 ADM_DURATION_S = 80.0
 ADM_WARMUP_S = 20.0
 SAMPLE_S = 0.05
@@ -94,11 +101,11 @@ CLES = (0.05, 0.15, 0.25)
 BEAT_WEIGHTS = (0.1, 0.5, 0.9)
 BEAT_CLE = 0.05
 #: Table 3.5's PLT grid: traffic -> PLT size.
-GRID_PLT = {"CBR": 5, "VBR": 3, "MIX": 3}
+GRID_PLT = {"CBR": 5, "VBR": 3, "MIX": 3, "VTR": 3}
 
 T1_S = 200.0
 TERM_WINDOW_S = 1.0
-TERM_LINK = {"CBR": "OC3", "VBR": "OC3", "SVD": "OC12"}
+TERM_LINK = {"CBR": "OC3", "VBR": "OC3", "SVD": "OC12", "VTR": "1Gbps"}
 EVENT_LOAD = 0.75
 TERM_RATE = 0.5
 #: long:short load ratios -> the long aggregate's share of a bottleneck's event load.
@@ -109,6 +116,7 @@ PAPER_3_5 = {
     "CBR": (-0.93, 0.990, 0.528, 0.559),
     "VBR": (-1.48, 1.644, 0.798, 0.958),
     "MIX": (-1.62, 1.031, 0.363, 0.798),
+    "VTR": (-1.24, 1.071, 0.508, 0.739),
 }
 #: Table 3.7 (CBR row): over-admission % per bottleneck of PLT5.
 PAPER_3_7 = (0.288, 0.286, 0.238, 0.332, 0.306)
@@ -132,9 +140,12 @@ PAPER_4_8_LONG_AE = {
     ("VBR", 2): 1.06,
     ("VBR", 3): 1.18,
     ("VBR", 5): 0.91,
+    ("VTR", 2): 1.26,
+    ("VTR", 3): 0.87,
+    ("VTR", 5): 1.82,
 }
 #: Claim 6's tolerances on |actual - expected| (points), the issue's.
-CLAIM_6 = {"CBR": 1.0, "VBR": 3.0}
+CLAIM_6 = {"CBR": 1.0, "VBR": 3.0, "VTR": 3.0}
 #: Claim 2's band, the issue's (percent).
 CLAIM_2 = (-3.0, 2.0)
 
@@ -153,6 +164,8 @@ def aggregates(k: int) -> list[tuple[str, str, str]]:
 def _groups(model: str, name: str, src: str, dst: str, **kw: Any) -> list[dict[str, Any]]:
     if model == "SVD":
         return [traffic.svd(name=name, src=src, dst=dst, **kw)]
+    if model == "VTR":
+        return [traffic.vtr(name=name, src=src, dst=dst, **kw)]
     return traffic.voice(name=name, src=src, dst=dst, codec=model.lower(), **kw)
 
 
@@ -176,13 +189,14 @@ def plt_scenario(
 
 def admission_scenario(*, bottlenecks: int, model: str, weight: float, cle: float, duration_s: float) -> Scenario:
     """§3.6-3.8's set-up: every aggregate offered 2.5× its bottleneck's admissible rate (5× in all)."""
-    admissible = RATES[ADM_LINK] / 2
+    link = ADM_LINK[model]
+    admissible = RATES[link] / 2
     calls = OVERLOAD / 2 * admissible / MEAN_BPS[model] / MEAN_CALL_S
     groups = [g for n, s, d in aggregates(bottlenecks) for g in _groups(model, n, s, d, calls_per_s=calls)]
     return plt_scenario(
         name=f"pcn_plt{bottlenecks}_admission",
         bottlenecks=bottlenecks,
-        link=ADM_LINK,
+        link=link,
         meter=stages.pcn_admission(),
         groups=groups,
         duration_s=duration_s,
@@ -426,9 +440,9 @@ def run(ctx: Context) -> Outcome:
     ctx.log(f"pcn plt: {len(plan)} admission runs")
 
     def reduce_adm(i: int, res: Result) -> dict[str, Any]:
-        k = keys[i][0]
+        k, m = keys[i][0], keys[i][1]
         return {
-            "over": over_admission(res, bottlenecks=k, rate_bps=RATES[ADM_LINK], warmup_s=warmup),
+            "over": over_admission(res, bottlenecks=k, rate_bps=RATES[ADM_LINK[m]], warmup_s=warmup),
             "ratio": beat_down(res, bottlenecks=k),
             "marking": marking_share(res, bottlenecks=k, warmup_s=warmup),
         }
@@ -509,7 +523,7 @@ def _admission_outcome(
         p = PAPER_3_5.get(m, (math.nan,) * 4)
         k = 5 if ctx.quick else GRID_PLT[m]
         rows35.append(
-            f"| {m} | PLT{k} | {lo:.2f} | {hi:.2f} | {mean:.2f} | {sd:.2f} | "
+            f"| {m} | PLT{k} | {ADM_LINK[m]} | {lo:.2f} | {hi:.2f} | {mean:.2f} | {sd:.2f} | "
             f"{p[0]:g} | {p[1]:g} | {p[2]:g} | {p[3]:g} |"
         )
         if lo < CLAIM_2[0] or hi > CLAIM_2[1]:
@@ -519,9 +533,10 @@ def _admission_outcome(
     claims.append(
         Claim(
             id="table3.5-grid-plt",
-            text="Table 3.5, PLT: CBR, VBR, MIX (VTR not run on PLT yet) stay within -3 % / +2 % over the "
+            text="Table 3.5, PLT: CBR, VBR, MIX and VTR stay within -3 % / +2 % over the "
             "weight x CLE grid (worst bottleneck of each run, mean over seeds)",
-            paper="CBR -0.93 … 0.99 %, VBR -1.48 … 1.64 %, MIX -1.62 … 1.03 % (worst of the N bottlenecks)",
+            paper="CBR -0.93 … 0.99 %, VBR -1.48 … 1.64 %, MIX -1.62 … 1.03 %, VTR -1.24 … 1.07 % "
+            "(worst of the N bottlenecks)",
             measured="; ".join(f"{m} {min(v):.2f} … {max(v):.2f} %" for m, v in sorted(grid.items())),
             tolerance="every grid point in [-3 %, +2 %]",
             holds=(ok2 if judged else None),
@@ -592,10 +607,11 @@ def _admission_outcome(
                 [
                     "Per run the worst bottleneck's over-admission (50 ms utilization samples from "
                     f"{ADM_WARMUP_S:g} s, against the admissible rate); per grid point the mean over seeds; the "
-                    "statistics over the grid's points. T3 links, 5x overload, per-interval CLE.",
+                    "statistics over the grid's points. 5x overload, per-interval CLE.",
                     "",
-                    "| traffic | topology | min % | max % | mean % | sd | seed min | seed max | seed mean | seed sd |",
-                    "|---|---|---|---|---|---|---|---|---|---|",
+                    "| traffic | topology | link | min % | max % | mean % | sd | seed min | seed max | seed mean | "
+                    "seed sd |",
+                    "|---|---|---|---|---|---|---|---|---|---|---|",
                     *rows35,
                 ]
             ),
@@ -686,10 +702,10 @@ def _termination_outcome(
         Claim(
             id="tables4.8-4.9-plt",
             text="Tables 4.8-4.9: the long aggregate's |actual - expected| termination <= 1 point (CBR), "
-            "<= 3 points (VBR; VTR not run on PLT yet) on PLT2, PLT3 and PLT5",
-            paper="IEA1 A-E: CBR -0.71, -0.85, 0.14; VBR 1.06, 1.18, 0.91 (PLT2, 3, 5; 2:1)",
+            "<= 3 points (VBR, VTR) on PLT2, PLT3 and PLT5",
+            paper="IEA1 A-E: CBR -0.71, -0.85, 0.14; VBR 1.06, 1.18, 0.91; VTR 1.26, 0.87, 1.82 (PLT2, 3, 5; 2:1)",
             measured="IEA1 A-E (points): " + "; ".join(checks) if checks else "not run",
-            tolerance="|A-E| of the long aggregate, mean over seeds: <= 1 (CBR), <= 3 (VBR)",
+            tolerance="|A-E| of the long aggregate, mean over seeds: <= 1 (CBR), <= 3 (VBR, VTR)",
             holds=(ok6 if judged and checks else None),
             explanation=(
                 ""

@@ -154,3 +154,16 @@ def test_prefix_addresses_and_macs_are_the_testbeds_own() -> None:
     assert not PREFIX_RE.match("qb17471-h1") and not PREFIX_RE.match("eth0")
     assert host_ip(0) == "10.77.0.1" and host_ip(201) == "10.77.1.2"
     assert host_mac(258) == "02:77:00:00:01:02"
+
+
+def test_tcp_groups_into_one_host_with_different_windows_are_refused() -> None:
+    """A host's TCP receiver has one window (docs/testbed.md, "TCP"): a second group into the
+    same sink with another max_window is refused, naming its field; the same window passes."""
+    echo = _echo(ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml")
+    second = {**echo["traffic"][0], "name": "reno2", "flows": 1}
+    echo["traffic"].append({**second, "tcp": {**second["tcp"], "max_window": 20}})
+    assert unsupported(echo) == []
+    echo["traffic"][1] = {**second, "tcp": {**second["tcp"], "max_window": 30}}
+    msgs = {p.path: p.message for p in unsupported(echo)}
+    assert list(msgs) == ["traffic.1.tcp.max_window"], msgs
+    assert "30 segments of 1000 B into sink0, where group 'reno' has 20 of 1000 B" in msgs["traffic.1.tcp.max_window"]

@@ -462,7 +462,29 @@ def _plan_traffic(
         bad.append(
             Problem("traffic", f"{len(flows)} flows; allowed: at most 40,000 on the testbed (one UDP port each)")
         )
+    _check_tcp_windows(flows, bad)
     return flows, used
+
+
+def _check_tcp_windows(flows: list[FlowPlan], bad: list[Problem]) -> None:
+    """A host's TCP receiver has one window (``max_window`` x ``size``, docs/testbed.md): the TCP
+    groups into one host must share both."""
+    first: dict[str, tuple[str, int, int]] = {}  # host -> group, window (segments), size
+    for f in flows:
+        if f.tcp is None:
+            continue
+        mine = (f.group, f.tcp["max_window"], f.tcp["mss"])
+        group, window, mss = first.setdefault(f.dst, mine)
+        if (window, mss) != mine[1:]:
+            bad.append(
+                Problem(
+                    f"traffic.{f.group_index}.tcp.max_window",
+                    f"{mine[1]} segments of {mine[2]} B into {f.dst}, where group {group!r} has {window} of "
+                    f"{mss} B; allowed: the same window and size for every TCP group into one host on the "
+                    "testbed (one receiver window per host)",
+                )
+            )
+            first[f.dst] = mine  # one problem per differing group
 
 
 def _flow(

@@ -199,10 +199,11 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
                 args += ["--listen", f"{tb.ip(dst)}:{p}"]
             for p in tcp_ports:
                 args += ["--listen-tcp", f"{tb.ip(dst)}:{p}"]
-            clamps = [f.tcp["max_window"] * f.tcp["mss"] for f in plan.flows if f.dst == dst and f.tcp is not None]
-            if clamps:
-                # The scenario's largest window, as the receiver's window (TCP_WINDOW_CLAMP).
-                args += ["--tcp-window-clamp", str(max(clamps))]
+            windows = {(f.tcp["max_window"], f.tcp["mss"]) for f in plan.flows if f.dst == dst and f.tcp is not None}
+            if windows:
+                # The scenario's largest window as the receiver's (one per host: the plan checks it).
+                segments, mss = max(windows)
+                args += ["--tcp-window-clamp", str(segments * mss), "--tcp-mss", str(mss)]
             s = subprocess.Popen(tb.exec_args(tb.host_ns(dst), args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             procs.append(s)
             sinks[dst] = s

@@ -27,10 +27,10 @@
 //! So the window is set in two steps ([`bind`], [`receive`]): until the
 //! kernel has measured the segment size the receive buffer is half the
 //! window, so whatever ratio it measures (payload < truesize) the clamp it
-//! sets stays below the window; once `tcpi_rcv_mss` has reached the segment
-//! size (no later measurement can change the clamp: no segment is longer)
-//! the receiver raises the buffer and sets the clamp to the window, which
-//! then holds for the rest of the connection.
+//! sets stays below the window; once `tcpi_rcv_mss` has reached the
+//! segment payload (no later measurement can change the clamp: no segment
+//! is longer) the receiver raises the buffer and sets the clamp to the
+//! window, which then holds for the rest of the connection.
 
 use crate::clock::{now_ns, sleep_until};
 use crate::gen::{FlowReport, TcpReport};
@@ -266,11 +266,14 @@ pub fn bind(addrs: &[SocketAddr], window: Option<Window>) -> Result<Vec<TcpListe
         .collect()
 }
 
-/// Sets the connection's window once the kernel has measured the peer's segment size
-/// (`tcpi_rcv_mss` at `mss`): a receive buffer with room for it, then the clamp. Returns
-/// whether it is set (false: not measured yet, try after the next read).
+/// Sets the connection's window once no measurement of the segment size is due: the kernel's
+/// estimate `tcpi_rcv_mss` has reached the payload the peer sends, `tcpi_snd_mss` (the MSS both
+/// ends agreed less the options, 12 B with timestamps). A payload above the initial estimate
+/// (536 B) is measured at its first full segment; one at or below it never is, and the window is
+/// set at once. Then a receive buffer with room for the window, and the clamp. Returns whether it
+/// is set (false: not measured yet, try after the next read).
 fn set_window(fd: RawFd, w: Window) -> bool {
-    if !tcp_info(fd).is_some_and(|i| i.tcpi_rcv_mss >= w.mss) {
+    if !tcp_info(fd).is_some_and(|i| i.tcpi_snd_mss > 0 && i.tcpi_rcv_mss >= i.tcpi_snd_mss) {
         return false;
     }
     // The buffer first: raising it cannot move the clamp (it is locked, no measurement is due).

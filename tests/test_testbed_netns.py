@@ -252,24 +252,27 @@ def _drop_fraction_after(res: qoslab.Result, queue: str, t: float) -> float:
     return drops / between("arrivals")
 
 
-def test_kernel_reno_over_red_drops_the_same_fraction_as_the_simulators_reno() -> None:
+def test_kernel_reno_over_red_gets_the_goodput_and_drops_of_the_simulators_reno() -> None:
     """Differential test 3: 4 greedy Reno flows (linux preset, 20-segment window) through 10 Mb/s RED
-    (ns2 variant), 10 s: the bottleneck's drop fraction after the start-up (from 2 s) within
-    tolerance; each flow's goodput and the whole run's drop fraction measured and printed.
+    (ns2 variant), 10 s: the group's goodput, the bottleneck's drop fraction over the whole run and
+    from 2 s on, and its mean sojourn within the issue's tolerances; each flow's goodput printed.
 
-    Over the whole run neither holds: in most runs the kernel flows' windows pass 20 segments during
-    start-up (the queue reaches 55 packets at 0.3 s, about 114 segments in flight where four
-    20-segment windows allow 80; the simulator's queue stays below 27), RED's average passes max_th,
-    50-70 forced and overlimit drops follow and retransmission timeouts idle the link for about
-    0.3 s: goodput 1-12 % below the simulator's, the drop fraction up to 1 point above
-    (docs/testbed.md, "Differential tests", 3)."""
+    The receivers' window holds at 20 segments from the first segment on (crates/traffic/src/tcp.rs):
+    before it did, Linux's own measurement of the segment size raised it to 33 and start-up drops
+    cost 1-12 % of the goodput (docs/testbed.md, "Differential tests", 3). Per-flow goodput is not
+    held: which flow RED hits varies (the simulator's own spread over seeds is 1.77-2.64 Mb/s)."""
     t = time.monotonic()
     sc = qoslab.load(RENO)
     sim, real = qoslab.run(sc), testbed.run(sc)
     c = compare(sim, real)
     q = c["queues"]["r0->sink0"]
     print({k: (v["a"], v["b"]) for k, v in q.items()})
-    print("group goodput", c["groups"]["reno"]["goodput_bps"])
+    g = c["groups"]["reno"]["goodput_bps"]
+    print("group goodput", g)
+    print("flows' goodput (Mb/s)", (real.flows["goodput_bytes"] * 8 / 10e6).round(3).tolist())
+    assert g["within"], g
+    for m in ("loss", "delay_mean_s"):
+        assert q[m]["within"], (m, q[m])
     a, b = _drop_fraction_after(sim, "r0->sink0", 2.0), _drop_fraction_after(real, "r0->sink0", 2.0)
     print("drop fraction from 2 s", a, b)
     assert within("loss", a, b), (a, b)

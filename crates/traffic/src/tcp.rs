@@ -24,10 +24,11 @@
 //! (`tcp_win_from_space(sk_rcvbuf)`), replacing the user's. Measured on the
 //! testbed (kernel 6.18, 1000 B segments): a 20,000 B clamp became 33,000 B
 //! with the 80 kB buffer, and the four flows' flight reached 132 segments.
-//! So the window is set in two steps ([`bind`], [`receive`]): until the
-//! kernel has measured the segment size the receive buffer is half the
-//! window, so whatever ratio it measures (payload < truesize) the clamp it
-//! sets stays below the window; once `tcpi_rcv_mss` has reached the
+//! So the window is set in two steps ([`bind`], then each receiver): until
+//! the kernel has measured the segment size the receive buffer is the
+//! window (`SO_RCVBUF` of half of it, which the kernel doubles), so
+//! whatever ratio it measures (payload < truesize) the clamp it sets stays
+//! below the window; once `tcpi_rcv_mss` has reached the
 //! segment payload (no later measurement can change the clamp: no segment
 //! is longer) the receiver raises the buffer and sets the clamp to the
 //! window, which then holds for the rest of the connection.
@@ -244,7 +245,7 @@ impl Window {
 /// the listener's settings: segment size `mss` (`TCP_MAXSEG`: windows in whole segments),
 /// clamp `bytes`, and a locked receive buffer of half the window (`SO_RCVBUF` of `bytes / 2`,
 /// doubled by the kernel to `bytes`) — so the clamp the kernel sets when it measures the
-/// segment size stays below the window (module doc); [`receive`] then sets the window.
+/// segment size stays below the window (module doc); each receiver then sets the window.
 pub fn bind(addrs: &[SocketAddr], window: Option<Window>) -> Result<Vec<TcpListener>, String> {
     addrs
         .iter()
@@ -277,9 +278,9 @@ fn set_window(fd: RawFd, w: Window) -> bool {
         return false;
     }
     // The buffer first: raising it cannot move the clamp (it is locked, no measurement is due).
-    let _ = setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, &w.rcvbuf());
-    let _ = setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, &(w.bytes as libc::c_int));
-    true
+    // A failure (the connection reset under us) leaves it pending: the read loop then ends.
+    setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, &w.rcvbuf()).is_ok()
+        && setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, &(w.bytes as libc::c_int)).is_ok()
 }
 
 fn receive(mut s: TcpStream, window: Option<Window>, stop: Arc<AtomicBool>) -> Option<Received> {
@@ -344,7 +345,7 @@ fn wait_readable(fd: RawFd, ms: libc::c_int) {
 
 /// Accepts and reads on every listener until `stop`; returns what each flow delivered. A
 /// connection is accepted as soon as it is established (poll), so that its receiver sets the
-/// window within a segment time of the kernel's measurement ([`receive`]).
+/// window within a segment time of the kernel's measurement (module doc).
 pub fn run_receivers(listeners: Vec<TcpListener>, window: Option<Window>, stop: Arc<AtomicBool>) -> Vec<Received> {
     let out = Arc::new(Mutex::new(Vec::new()));
     let threads: Vec<_> = listeners

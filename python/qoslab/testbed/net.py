@@ -178,9 +178,31 @@ class Testbed:
         (STATE_DIR / f"{self.prefix}.pid").write_text(f"{os.getpid()}\n")
         for s in self.segments:
             sw, br = self.ns(f"s{s}"), self.ns(f"b{s}")
+            # Without multicast snooping the bridge does not join the snoopers' group (an IGMP
+            # report to 224.0.0.106 that would cross the routers).
+            nosnoop = ["mcast_snooping", "0"]
             self._netns(sw)
-            sh(["ip", "-n", sw, "link", "add", "name", br, "type", "bridge", "forward_delay", "0", "stp_state", "0"])
-            sh(["ip", "-n", sw, "link", "set", br, "up"])
+            sh(
+                [
+                    "ip",
+                    "-n",
+                    sw,
+                    "link",
+                    "add",
+                    "name",
+                    br,
+                    "type",
+                    "bridge",
+                    "forward_delay",
+                    "0",
+                    "stp_state",
+                    "0",
+                    *nosnoop,
+                ]
+            )
+            # No multicast from the bridge's own interface nor the hosts' (their IGMP reports
+            # would cross the routers): only the scenario's packets do.
+            sh(["ip", "-n", sw, "link", "set", br, "multicast", "off", "up"])
         for j, ends in enumerate(self.bumps):
             rns = self.router_ns(j)
             self._netns(rns)
@@ -194,7 +216,8 @@ class Testbed:
                 # no unknown unicast, multicast (the hosts' IGMP reports) or broadcast.
                 sh(["bridge", "-n", sw, "link", "set", "dev", peer, "flood", "off", "mcast_flood", "off"])
                 sh(["bridge", "-n", sw, "link", "set", "dev", peer, "bcast_flood", "off"])
-                sh(["ip", "-n", rns, "link", "set", rif, "up"])
+                # The router's namespace sends nothing of its own either (no IGMP report).
+                sh(["ip", "-n", rns, "link", "set", rif, "multicast", "off", "up"])
         for k, h in enumerate(self.hosts):
             ns, dev, peer = self.ns(f"h{k}"), self.ns(f"h{k}"), self.ns(f"p{k}")
             sw = self.ns(f"s{self.segment[h]}")
@@ -205,7 +228,7 @@ class Testbed:
             self._offloads_off(sw, peer)
             sh(["ip", "-n", sw, "link", "set", peer, "master", self.ns(f"b{self.segment[h]}"), "up"])
             sh(["ip", "-n", ns, "addr", "add", f"{host_ip(k)}/16", "dev", dev])
-            sh(["ip", "-n", ns, "link", "set", dev, "up"])
+            sh(["ip", "-n", ns, "link", "set", dev, "multicast", "off", "up"])
         # Static forwarding entries for every host in every bridge: its own veth, or the veth
         # of the emulated link that leads to its segment. A bridge that never sees a sink's MAC
         # as a source (a UDP sink sends nothing) would flood every frame to all its ports, and

@@ -496,11 +496,10 @@ def make_plan(echo: dict[str, Any], *, check_only: bool = False) -> tuple[Plan |
         # A preset's links share their fields (every access link is ``topology.access``): each problem once.
         return None, list({(p.path, p.message): p for p in bad}.values())
     seg = _components(nodes, links, [b.link for b in bumps])
-    in_tree = {h for h in hosts if whole[h] == whole[bumps[0].link.a]}
     plan = Plan(
         echo=echo,
-        hosts=[h for h in hosts if h in in_tree],
-        segment={h: seg[h] for h in hosts if h in in_tree},
+        hosts=hosts,
+        segment={h: seg[h] for h in hosts},
         bumps=bumps,
         segments=len(set(seg.values())),
         flows=flows,

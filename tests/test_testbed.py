@@ -277,3 +277,13 @@ def test_tcp_groups_into_one_host_with_different_windows_are_refused() -> None:
     msgs = {p.path: p.message for p in unsupported(echo)}
     assert list(msgs) == ["traffic.1.tcp.max_window"], msgs
     assert "30 segments of 1000 B into sink0, where group 'reno' has 20 of 1000 B" in msgs["traffic.1.tcp.max_window"]
+
+
+def test_a_class_based_default_queue_on_emulated_links_is_refused_once_naming_every_direction() -> None:
+    echo = _echo(SCENARIOS / "examples" / "star.toml")
+    echo["topology"]["default_queue"] = {"type": "prio", "bands": [{"type": "fifo", "limit": "10pkts"}]}
+    bad = unsupported(echo)
+    assert [p.path for p in bad] == ["topology.default_queue.type"], [str(p) for p in bad]
+    # The bottleneck's own fifo passes; its reverse direction and the emulated ingress links take the default.
+    assert "'prio' on the emulated link direction(s) r1->r0, in0->r0, r0->in0, in1->r0" in bad[0].message
+    assert "allowed: fifo, red, mace" in bad[0].message

@@ -479,19 +479,21 @@ def make_plan(echo: dict[str, Any], *, check_only: bool = False) -> tuple[Plan |
     comp = _components(nodes, links, [b.link for b in bumps])
     flows, used = _plan_traffic(echo, hosts, comp, whole, bad)
     bumps = _fold_delays(hosts, nodes, links, bumps, used, bad)
-    seen: set[tuple[str, str]] = set()
+    unsupported_q: dict[str, tuple[str, list[str]]] = {}  # field -> queue type, the emulated directions
     for b in bumps:
-        for k in ("queue", "reverse_queue"):
+        for k, direction in (("queue", b.direction), ("reverse_queue", b.reverse)):
             q = b.link.spec.get(k) or default_queue or {"type": "fifo"}
-            if q.get("type") not in QUEUES and (b.link.path, k) not in seen:
-                seen.add((b.link.path, k))
-                bad.append(
-                    Problem(
-                        f"{b.link.path}.{k}.type" if b.link.spec.get(k) else "topology.default_queue.type",
-                        f"{q.get('type')!r} on the emulated link {b.direction} is not supported on the "
-                        f"testbed yet; allowed: {', '.join(QUEUES)}",
-                    )
-                )
+            if q.get("type") not in QUEUES:
+                at = f"{b.link.path}.{k}.type" if b.link.spec.get(k) else "topology.default_queue.type"
+                unsupported_q.setdefault(at, (str(q.get("type")), []))[1].append(direction)
+    for at, (kind, dirs) in unsupported_q.items():
+        bad.append(
+            Problem(
+                at,
+                f"{kind!r} on the emulated link direction(s) {', '.join(dirs)} is not supported on the "
+                f"testbed yet; allowed: {', '.join(QUEUES)}",
+            )
+        )
     if bad or check_only:
         # A preset's links share their fields (every access link is ``topology.access``): each problem once.
         return None, list({(p.path, p.message): p for p in bad}.values())

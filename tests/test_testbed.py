@@ -4,6 +4,7 @@ one qoslab-router, and what is refused by name before anything is built."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,6 +12,8 @@ import qoslab
 from conftest import ROOT, SCENARIOS, cli
 from qoslab.testbed import make_plan, unsupported
 from qoslab.testbed.net import PREFIX_RE, host_ip, host_mac, new_prefix
+from qoslab.testbed.net import Testbed as Bed
+from qoslab.testbed.plan import _links, _path_delay
 from qoslab.testbed.runner import router_config
 
 SMALL = ROOT / "tests" / "scenarios" / "testbed" / "red_small.toml"
@@ -54,11 +57,9 @@ def test_mace_scenario_one_plan_puts_both_sources_on_one_side() -> None:
 def test_router_config_carries_the_link_its_delay_and_the_mace_table(tmp_path: Path) -> None:
     sc = qoslab.load(SCENARIOS / "mace" / "s1_cbr_mace.toml", overrides=["duration=10s"])
     plan, _ = make_plan(sc.echo)
-    from qoslab.testbed.net import Testbed
-
-    tb = Testbed(prefix="qtb000000", hosts=plan.hosts, side=plan.side)
+    tb = Bed(prefix="qtb000000", hosts=plan.hosts, segment=plan.segment, bumps=[(0, 1)])
     text = router_config(plan, tb, tmp_path, 7, sc.base_dir)
-    assert 'a = "qtb000000-ra"' in text and 'b = "qtb000000-rb"' in text
+    assert 'a = "qtb000000-r0a"' in text and 'b = "qtb000000-r0b"' in text
     assert 'delay = "3000000ns"' in text and 'rate = "10Mbps"' in text
     assert "seed = 7" in text and "[link.mace]" in text
     assert str((SCENARIOS / "mace" / "cl_ports.descriptors").resolve()) in text
@@ -75,7 +76,7 @@ def test_router_config_carries_the_link_its_delay_and_the_mace_table(tmp_path: P
             "topology.access",
             "has a queue or stages of its own",
         ),
-        (["topology.access.rate=1Mbps"], "topology.access.rate", "a second bottleneck"),
+        (["topology.access.rate=1Mbps"], "topology.access.rate", "a bottleneck the testbed does not emulate"),
         (["topology.bottleneck.loss=0.01"], "topology.bottleneck.loss", "allowed: 0"),
     ],
 )
@@ -111,22 +112,131 @@ def test_tcp_rules_the_kernel_cannot_follow_are_refused() -> None:
     assert "'mm_app' is not supported on the testbed yet" in unsupported(echo)[0].message
 
 
-def test_parking_lot_and_unequal_path_delays_are_refused() -> None:
-    pl = unsupported(_echo(SCENARIOS / "examples" / "parking_lot.toml"))
-    assert pl and pl[0].path == "topology.preset" and "allowed: dumbbell, explicit" in pl[0].message
-    text = SMALL.read_text().replace(
-        'preset = "dumbbell"\nsources = 10',
-        'preset = "explicit"\nnodes = [\n'
-        '{ name = "h0", kind = "host" }, { name = "h1", kind = "host" }, { name = "r", kind = "router" },\n'
-        '{ name = "sink0", kind = "host" }]\n[[topology.links]]\na = "h0"\nb = "r"\nrate = "100Mbps"\ndelay = "1ms"\n'
-        '[[topology.links]]\na = "h1"\nb = "r"\nrate = "100Mbps"\ndelay = "9ms"\n[[topology.links]]\na = "r"\n'
-        'b = "sink0"\nrate = "5Mbps"\ndelay = "20ms"\nqueue = { type = "fifo", limit = "60pkts" }\n'
-        "[topology.unused]",
+PL = ROOT / "tests" / "scenarios" / "testbed" / "parking_lot.toml"
+
+
+def _testbed_delay(plan: Any, src: str, dst: str) -> int:
+    """The delay lines a frame from ``src`` to ``dst`` crosses on the testbed (the segments' tree)."""
+    adj: dict[int, list[tuple[int, int]]] = {}
+    for b in plan.bumps:
+        adj.setdefault(b.a_seg, []).append((b.b_seg, b.delay_ns))
+        adj.setdefault(b.b_seg, []).append((b.a_seg, b.delay_ns))
+    best, stack = {plan.segment[src]: 0}, [plan.segment[src]]
+    while stack:
+        s = stack.pop()
+        for m, d in adj.get(s, []):
+            if m not in best:
+                best[m] = best[s] + d
+                stack.append(m)
+    return best[plan.segment[dst]]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [PL, SMALL, SCENARIOS / "examples" / "parking_lot.toml", SCENARIOS / "examples" / "star.toml"],
+    ids=lambda p: p.stem,
+)
+def test_every_flow_crosses_the_scenarios_path_delay_in_delay_lines(path: Path) -> None:
+    """Folded or emulated, each flow's one-way propagation delay on the testbed is the scenario's."""
+    echo = _echo(path)
+    plan, problems = make_plan(echo)
+    assert problems == [] and plan is not None
+    _, _, links, _ = _links(echo["topology"])
+    for f in plan.flows:
+        assert _testbed_delay(plan, f.src, f.dst) == _path_delay(f.src, f.dst, links, []), f.name
+
+
+def test_parking_lot_plan_emulates_each_bottleneck_and_the_access_links_between_them() -> None:
+    plan, problems = make_plan(_echo(PL))
+    assert problems == [] and plan is not None
+    got = [(b.direction, b.why, b.delay_ns, b.a_seg, b.b_seg) for b in plan.bumps]
+    # The long path's ends fold their 1 ms access delays into the first and last bottleneck;
+    # sink_x0 and src_x1 sit between the bottlenecks: their access links get routers of their own.
+    assert got == [
+        ("r0->r1", "bottleneck", 21_000_000, 0, 4),
+        ("r1->r2", "bottleneck", 21_000_000, 4, 1),
+        ("r1->sink_x0", "access", 1_000_000, 4, 2),
+        ("src_x1->r1", "access", 1_000_000, 3, 4),
+    ]
+    assert plan.segment == {"src_long": 0, "sink_long": 1, "src_x0": 0, "sink_x0": 2, "src_x1": 3, "sink_x1": 1}
+    assert [(f.group, f.src, f.dst) for f in plan.flows][::2] == [
+        ("long", "src_long", "sink_long"),
+        ("cross0", "src_x0", "sink_x0"),
+        ("cross0", "src_x0", "sink_x0"),
+    ]
+    tb = Bed(prefix="qtb000000", hosts=plan.hosts, segment=plan.segment, bumps=[(b.a_seg, b.b_seg) for b in plan.bumps])
+    # The bridges' static entries: each segment reaches every other through the first router on the one path.
+    assert tb.toward(0) == dict.fromkeys((1, 2, 3, 4), "qtb000000-x0a")
+    assert tb.toward(4) == {0: "qtb000000-x0b", 1: "qtb000000-x1a", 2: "qtb000000-x2a", 3: "qtb000000-x3b"}
+    assert tb.toward(2) == dict.fromkeys((0, 1, 3, 4), "qtb000000-x2b")
+    text = router_config(plan, tb, Path("/nonexistent"), 7, ROOT, 3)
+    assert 'a = "qtb000000-r3a"' in text and 'delay = "1000000ns"' in text and 'rate = "100Mbps"' in text
+    assert "seed = 10" in text and "router3.sock" in text
+
+
+def test_star_ingresses_with_their_own_delays_get_routers_of_their_own() -> None:
+    plan, problems = make_plan(_echo(SCENARIOS / "examples" / "star.toml"))
+    assert problems == [] and plan is not None
+    assert [(b.direction, b.delay_ns) for b in plan.bumps] == [
+        ("r0->r1", 11_000_000),
+        ("in0->r0", 1_000_000),
+        ("in1->r0", 5_000_000),
+        ("in2->r0", 20_000_000),
+        ("in3->r0", 50_000_000),
+    ]
+
+
+def _explicit(links: str, hosts: tuple[str, ...], routers: tuple[str, ...], src: str, dst: str) -> dict:
+    nodes = ", ".join(
+        [f'{{ name = "{h}", kind = "host" }}' for h in hosts]
+        + [f'{{ name = "{r}", kind = "router" }}' for r in routers]
     )
-    text = text.split("[topology.unused]")[0] + "[[traffic]]" + text.split("[[traffic]]")[1]
-    text = text.replace('src = "src*"', 'src = "h*"')
-    bad = unsupported(qoslab.Scenario.from_toml(text).echo)
-    assert any("different path delays (1 ms: h0; 9 ms: h1)" in p.message for p in bad), [str(p) for p in bad]
+    text = SMALL.read_text()
+    head, traffic = text.split("[topology]")[0], "[[traffic]]" + text.split("[[traffic]]")[1]
+    traffic = traffic.replace('src = "src*"', f'src = "{src}"').replace('dst = "sink0"', f'dst = "{dst}"')
+    return qoslab.Scenario.from_toml(
+        f'{head}[topology]\npreset = "explicit"\nnodes = [{nodes}]\n{links}\n{traffic}'
+    ).echo
+
+
+def _lk(a: str, b: str, rate: str = "100Mbps", delay: str = "0s", queue: bool = False) -> str:
+    q = '\nqueue = { type = "fifo", limit = "60pkts" }' if queue else ""
+    return f'[[topology.links]]\na = "{a}"\nb = "{b}"\nrate = "{rate}"\ndelay = "{delay}"{q}\n'
+
+
+def test_hosts_with_different_access_delays_behind_one_link_get_routers_of_their_own() -> None:
+    links = _lk("h0", "r", delay="1ms") + _lk("h1", "r", delay="9ms") + _lk("r", "sink0", "5Mbps", "20ms", True)
+    plan, problems = make_plan(_explicit(links, ("h0", "h1", "sink0"), ("r",), "h*", "sink0"))
+    assert problems == [] and plan is not None
+    assert [(b.direction, b.why, b.delay_ns) for b in plan.bumps] == [
+        ("r->sink0", "own rules", 20_000_000),
+        ("h0->r", "access", 1_000_000),
+        ("h1->r", "access", 9_000_000),
+    ]
+
+
+def test_a_delay_between_emulated_links_a_loop_and_traffic_crossing_none_are_refused() -> None:
+    chain = _lk("h0", "r0") + _lk("r0", "r1", "5Mbps", "10ms", True) + _lk("r1", "r2", delay="5ms")
+    chain += _lk("r2", "r3", "5Mbps", "10ms", True) + _lk("r3", "h1")
+    bad = unsupported(_explicit(chain, ("h0", "h1"), ("r0", "r1", "r2", "r3"), "h0", "h1"))
+    assert [p.path for p in bad] == ["topology.links.2.delay"], [str(p) for p in bad]
+    assert "5ms on r1-r2, a plain link between emulated links (r0->r1, r2->r3); allowed: 0s" in bad[0].message
+    loop = (
+        _lk("h0", "r0") + _lk("r0", "r1", "5Mbps", "10ms", True) + _lk("r1", "r2") + _lk("r2", "r0") + _lk("r1", "h1")
+    )
+    bad = unsupported(_explicit(loop, ("h0", "h1"), ("r0", "r1", "r2"), "h0", "h1"))
+    assert [p.path for p in bad] == ["topology.links"] and "in a loop; allowed: a tree" in bad[0].message
+    # cross traffic from src_x1 to sink_x0: both hang off r1, no bottleneck between them.
+    bad = unsupported(_echo(PL, "traffic.2.dst=sink_x0"))
+    assert [p.path for p in bad] == ["traffic.2.dst"]
+    assert "flow cross1.0 (src_x1 -> sink_x0) crosses no emulated link" in bad[0].message
+
+
+def test_parking_lot_access_links_with_queues_of_their_own_are_refused() -> None:
+    bad = unsupported(_echo(PL, "topology.access.queue.type=fifo", "topology.access.queue.limit=10pkts"))
+    # (egress defaults to access: both are named, each once)
+    assert [p.path for p in bad] == ["topology.access", "topology.egress"]
+    assert "is not one of the links the testbed emulates (r0->r1, r1->r2)" in bad[0].message
 
 
 def test_cli_refuses_unsupported_scenarios_with_exit_2_and_every_reason(tmp_path: Path) -> None:
@@ -155,3 +265,26 @@ def test_prefix_addresses_and_macs_are_the_testbeds_own() -> None:
     assert not PREFIX_RE.match("qb17471-h1") and not PREFIX_RE.match("eth0")
     assert host_ip(0) == "10.77.0.1" and host_ip(201) == "10.77.1.2"
     assert host_mac(258) == "02:77:00:00:01:02"
+
+
+def test_tcp_groups_into_one_host_with_different_windows_are_refused() -> None:
+    """A host's TCP receiver has one window (docs/testbed.md, "TCP"): a second group into the
+    same sink with another max_window is refused, naming its field; the same window passes."""
+    echo = _echo(ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml")
+    second = {**echo["traffic"][0], "name": "reno2", "flows": 1}
+    echo["traffic"].append({**second, "tcp": {**second["tcp"], "max_window": 20}})
+    assert unsupported(echo) == []
+    echo["traffic"][1] = {**second, "tcp": {**second["tcp"], "max_window": 30}}
+    msgs = {p.path: p.message for p in unsupported(echo)}
+    assert list(msgs) == ["traffic.1.tcp.max_window"], msgs
+    assert "30 segments of 1000 B into sink0, where group 'reno' has 20 of 1000 B" in msgs["traffic.1.tcp.max_window"]
+
+
+def test_a_class_based_default_queue_on_emulated_links_is_refused_once_naming_every_direction() -> None:
+    echo = _echo(SCENARIOS / "examples" / "star.toml")
+    echo["topology"]["default_queue"] = {"type": "prio", "bands": [{"type": "fifo", "limit": "10pkts"}]}
+    bad = unsupported(echo)
+    assert [p.path for p in bad] == ["topology.default_queue.type"], [str(p) for p in bad]
+    # The bottleneck's own fifo passes; its reverse direction and the emulated ingress links take the default.
+    assert "'prio' on the emulated link direction(s) r1->r0, in0->r0, r0->in0, in1->r0" in bad[0].message
+    assert "allowed: fifo, red, mace" in bad[0].message

@@ -252,24 +252,27 @@ def _drop_fraction_after(res: qoslab.Result, queue: str, t: float) -> float:
     return drops / between("arrivals")
 
 
-def test_kernel_reno_over_red_drops_the_same_fraction_as_the_simulators_reno() -> None:
+def test_kernel_reno_over_red_gets_the_goodput_and_drops_of_the_simulators_reno() -> None:
     """Differential test 3: 4 greedy Reno flows (linux preset, 20-segment window) through 10 Mb/s RED
-    (ns2 variant), 10 s: the bottleneck's drop fraction after the start-up (from 2 s) within
-    tolerance; each flow's goodput and the whole run's drop fraction measured and printed.
+    (ns2 variant), 10 s: the group's goodput, the bottleneck's drop fraction over the whole run and
+    from 2 s on, and its mean sojourn within the issue's tolerances; each flow's goodput printed.
 
-    Over the whole run neither holds: in most runs the kernel flows' windows pass 20 segments during
-    start-up (the queue reaches 55 packets at 0.3 s, about 114 segments in flight where four
-    20-segment windows allow 80; the simulator's queue stays below 27), RED's average passes max_th,
-    50-70 forced and overlimit drops follow and retransmission timeouts idle the link for about
-    0.3 s: goodput 1-12 % below the simulator's, the drop fraction up to 1 point above
-    (docs/testbed.md, "Differential tests", 3)."""
+    The receivers' window holds at 20 segments from the first segment on (crates/traffic/src/tcp.rs):
+    before it did, Linux's own measurement of the segment size raised it to 33 and start-up drops
+    cost 1-12 % of the goodput (docs/testbed.md, "Differential tests", 3). Per-flow goodput is not
+    held: which flow RED hits varies (the simulator's own spread over seeds is 1.77-2.64 Mb/s)."""
     t = time.monotonic()
     sc = qoslab.load(RENO)
     sim, real = qoslab.run(sc), testbed.run(sc)
     c = compare(sim, real)
     q = c["queues"]["r0->sink0"]
     print({k: (v["a"], v["b"]) for k, v in q.items()})
-    print("group goodput", c["groups"]["reno"]["goodput_bps"])
+    g = c["groups"]["reno"]["goodput_bps"]
+    print("group goodput", g)
+    print("flows' goodput (Mb/s)", (real.flows["goodput_bytes"] * 8 / 10e6).round(3).tolist())
+    assert g["within"], g
+    for m in ("loss", "delay_mean_s"):
+        assert q[m]["within"], (m, q[m])
     a, b = _drop_fraction_after(sim, "r0->sink0", 2.0), _drop_fraction_after(real, "r0->sink0", 2.0)
     print("drop fraction from 2 s", a, b)
     assert within("loss", a, b), (a, b)
@@ -281,4 +284,56 @@ def test_kernel_reno_over_red_drops_the_same_fraction_as_the_simulators_reno() -
     assert (f["sent_pkts"] >= f["delivered_pkts"]).all()
     assert "delay_mean_s" not in c["groups"]["reno"]
     assert q["arrivals"]["b"] > 0.8 * q["arrivals"]["a"]
+    assert time.monotonic() - t < 60
+
+
+PARKING = ROOT / "tests" / "scenarios" / "testbed" / "parking_lot.toml"
+
+
+def test_two_bottleneck_parking_lot_agrees_with_the_simulator() -> None:
+    """Differential test 5: a parking lot of two 4 Mb/s RED bottlenecks (tests/scenarios/testbed/
+    parking_lot.toml, 8 s): the long group crosses both, with cross0 it overloads the first (about
+    1 % lost), cross1 shares the second, which is not overloaded. Four routers: the two bottlenecks
+    and the access links of sink_x0 and src_x1, which sit between them (docs/testbed.md,
+    "Topology"). Every group's
+    throughput, loss and mean delay and both bottlenecks' throughput, loss and mean sojourn within
+    the issue's tolerances; every frame crossed the routers forwards only (no flooding, no ARP);
+    no router spins while idle; the namespaces are gone afterwards."""
+    t = time.monotonic()
+    sc = qoslab.load(PARKING)
+    sim, real = qoslab.run(sc), testbed.run(sc)
+    c = compare(sim, real)
+    for name, g in c["groups"].items():
+        print(name, {k: (g[k]["a"], g[k]["b"]) for k in ("throughput_bps", "loss", "delay_mean_s")})
+        for m in ("throughput_bps", "loss", "delay_mean_s"):
+            assert g[m]["within"], (name, m, g[m])
+    for name in ("r0->r1", "r1->r2"):
+        q = c["queues"][name]
+        print(name, {k: (q[k]["a"], q[k]["b"]) for k in q})
+        for m in ("throughput_bps", "loss", "delay_mean_s"):
+            assert q[m]["within"], (name, m, q[m])
+    # RED dropped early at the first bottleneck in both worlds; the second dropped nothing.
+    e = c["queues"]["r0->r1"]["drops_early_random"]
+    assert e["a"] > 0 and e["b"] > 0, e
+    assert c["queues"]["r1->r2"]["drops"]["b"] == 0
+    f = real.flows
+    assert (f["sent_pkts"] == f["delivered_pkts"] + f["dropped_pkts"]).all()
+    assert int(f["sent_pkts"].sum()) == int(sim.flows["sent_pkts"].sum())
+    links = real.summary["testbed"]["emulated_links"]
+    assert [(e["link"], e["why"]) for e in links] == [
+        ("r0->r1", "bottleneck"),
+        ("r1->r2", "bottleneck"),
+        ("r1->sink_x0", "access"),
+        ("src_x1->r1", "access"),
+    ]
+    q = real.queues.set_index("name")
+    # UDP one way, static neighbours and bridge entries, flooding off on the routers' ports: nothing
+    # crossed a router backwards (no ARP, no IGMP, no flooded frame).
+    for rev in ("r1->r0", "r2->r1", "sink_x0->r1", "r1->src_x1"):
+        assert int(q.loc[rev, "arrivals"]) == 0, rev
+    for e in links:
+        # Time in the forwarding loop, not in ppoll: a spinning router would show its whole life.
+        print(e["link"], "loop", e["router_loop_wall_s"], "of", e["router_life_s"], "s")
+        assert e["router_loop_wall_s"] < 0.1 * e["router_life_s"]
+    assert real.summary["testbed"]["prefix"] not in list_testbeds()
     assert time.monotonic() - t < 60

@@ -9,11 +9,29 @@
 //! unsent buffer is discarded, as the simulator's sender stops sending.
 //! The namespace's other TCP settings (SACK, timestamps, ECN, RACK, the
 //! initial window, delayed ACKs) are set by the testbed with sysctls and
-//! route options, the largest window by the receiver's window clamp
-//! (docs/testbed.md, "TCP").
+//! route options, the largest window by the receiver's window ([`Window`],
+//! docs/testbed.md, "TCP").
 //!
 //! The receiver accepts connections, reads the id, counts payload bytes
 //! and their first and last arrival (CLOCK_MONOTONIC).
+//!
+//! **The receiver's window.** `TCP_WINDOW_CLAMP` alone does not hold on
+//! Linux 6.11 and later (commit a2cbb1603943, "tcp: Update window clamping
+//! condition", and its stable backports): when the first segment longer
+//! than the receiver's initial MSS estimate (536 B) arrives, the kernel
+//! measures payload / truesize (`tcp_measure_rcv_mss`, `scaling_ratio`) and
+//! sets the clamp to the window the receive buffer holds at that ratio
+//! (`tcp_win_from_space(sk_rcvbuf)`), replacing the user's. Measured on the
+//! testbed (kernel 6.18, 1000 B segments): a 20,000 B clamp became 33,000 B
+//! with the 80 kB buffer, and the four flows' flight reached 132 segments.
+//! So the window is set in two steps ([`bind`], then each receiver): until
+//! the kernel has measured the segment size the receive buffer is the
+//! window (`SO_RCVBUF` of half of it, which the kernel doubles), so
+//! whatever ratio it measures (payload < truesize) the clamp it sets stays
+//! below the window; once `tcpi_rcv_mss` has reached the
+//! segment payload (no later measurement can change the clamp: no segment
+//! is longer) the receiver raises the buffer and sets the clamp to the
+//! window, which then holds for the rest of the connection.
 
 use crate::clock::{now_ns, sleep_until};
 use crate::gen::{FlowReport, TcpReport};
@@ -206,40 +224,85 @@ pub struct Received {
     pub last_ns: u64,
 }
 
-/// Binds every TCP listening address; with `window_clamp` (bytes) the window the accepted
-/// connections advertise is bounded to it: the scenario's `tcp.max_window`, which the
-/// sender's flight cannot exceed (the simulator's window cap).
-pub fn bind(addrs: &[SocketAddr], window_clamp: Option<u32>) -> Result<Vec<TcpListener>, String> {
+/// The receiver's window for the scenario's `tcp.max_window`: `bytes` = max_window × `mss`,
+/// `mss` the flows' segment payload (docs/testbed.md, "TCP").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub bytes: u32,
+    pub mss: u32,
+}
+
+impl Window {
+    /// The receive buffer (`SO_RCVBUF`, which the kernel doubles) once the segment size is
+    /// measured: room for the window at any payload / truesize ratio down to 1/16 (a 88 B
+    /// segment in a 1.4 kB buffer), so that the clamp, not the free space, bounds the window.
+    fn rcvbuf(self) -> libc::c_int {
+        (8 * self.bytes as u64).min(libc::c_int::MAX as u64) as libc::c_int
+    }
+}
+
+/// Binds every TCP listening address. With a `window`, each accepted connection starts from
+/// the listener's settings: segment size `mss` (`TCP_MAXSEG`: windows in whole segments),
+/// clamp `bytes`, and a locked receive buffer of half the window (`SO_RCVBUF` of `bytes / 2`,
+/// doubled by the kernel to `bytes`) — so the clamp the kernel sets when it measures the
+/// segment size stays below the window (module doc); each receiver then sets the window.
+pub fn bind(addrs: &[SocketAddr], window: Option<Window>) -> Result<Vec<TcpListener>, String> {
     addrs
         .iter()
         .map(|a| {
             let l = TcpListener::bind(a).map_err(|e| format!("--listen-tcp {a}: cannot bind: {e}"))?;
             l.set_nonblocking(true).map_err(|e| format!("--listen-tcp {a}: {e}"))?;
-            if let Some(w) = window_clamp {
-                // TCP_WINDOW_CLAMP on the listener is what a connection request starts from
-                // (tcp_openreq_init_rwin) and the accepted socket inherits; a locked receive
-                // buffer of 2 w stops autotuning and leaves room for the window whatever the
-                // kernel estimates a segment's buffer overhead to be. (Measured: during start-up
-                // the flight still passes w; docs/testbed.md, test 3.)
-                setsockopt(l.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, &(2 * w as libc::c_int))
-                    .map_err(|e| format!("--tcp-window-clamp {w}: {e}"))?;
-                setsockopt(l.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, &(w as libc::c_int))
-                    .map_err(|e| format!("--tcp-window-clamp {w}: {e}"))?;
+            if let Some(w) = window {
+                let fd = l.as_raw_fd();
+                let err = |what: &str, e: std::io::Error| format!("--tcp-window-clamp {}: {what}: {e}", w.bytes);
+                setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, &(w.mss as libc::c_int))
+                    .map_err(|e| err("TCP_MAXSEG", e))?;
+                setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, &((w.bytes / 2).max(1) as libc::c_int))
+                    .map_err(|e| err("SO_RCVBUF", e))?;
+                setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, &(w.bytes as libc::c_int))
+                    .map_err(|e| err("TCP_WINDOW_CLAMP", e))?;
             }
             Ok(l)
         })
         .collect()
 }
 
-fn receive(mut s: TcpStream, stop: Arc<AtomicBool>) -> Option<Received> {
+/// Sets the connection's window once no measurement of the segment size is due: the kernel's
+/// estimate `tcpi_rcv_mss` has reached the payload the peer sends, `tcpi_snd_mss` (the MSS both
+/// ends agreed less the options, 12 B with timestamps). A payload above the initial estimate
+/// (536 B) is measured at its first full segment; one at or below it never is, and the window is
+/// set at once. Then a receive buffer with room for the window, and the clamp. Returns whether it
+/// is set (false: not measured yet, try after the next read).
+fn set_window(fd: RawFd, w: Window) -> bool {
+    if !tcp_info(fd).is_some_and(|i| i.tcpi_snd_mss > 0 && i.tcpi_rcv_mss >= i.tcpi_snd_mss) {
+        return false;
+    }
+    // The buffer first: raising it cannot move the clamp (it is locked, no measurement is due).
+    // A failure (the connection reset under us) leaves it pending: the read loop then ends.
+    setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, &w.rcvbuf()).is_ok()
+        && setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, &(w.bytes as libc::c_int)).is_ok()
+}
+
+fn receive(mut s: TcpStream, window: Option<Window>, stop: Arc<AtomicBool>) -> Option<Received> {
     s.set_nonblocking(false).ok()?;
+    let fd = s.as_raw_fd();
+    // The window is set after the read that follows the kernel's measurement of the segment size.
+    let mut pending = window;
+    let settle = |pending: &mut Option<Window>| {
+        if pending.is_some_and(|w| set_window(fd, w)) {
+            *pending = None;
+        }
+    };
     s.set_read_timeout(Some(Duration::from_millis(50))).ok()?;
     let mut id = [0u8; 4];
     let mut got = 0;
     while got < 4 {
         match s.read(&mut id[got..]) {
             Ok(0) => return None,
-            Ok(k) => got += k,
+            Ok(k) => {
+                got += k;
+                settle(&mut pending);
+            }
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {
                 if stop.load(Ordering::SeqCst) {
                     return None;
@@ -255,6 +318,7 @@ fn receive(mut s: TcpStream, stop: Arc<AtomicBool>) -> Option<Received> {
             Ok(0) => break,
             Ok(k) => {
                 let t = now_ns();
+                settle(&mut pending);
                 if r.bytes == 0 {
                     r.first_ns = t;
                 }
@@ -272,8 +336,17 @@ fn receive(mut s: TcpStream, stop: Arc<AtomicBool>) -> Option<Received> {
     Some(r)
 }
 
-/// Accepts and reads on every listener until `stop`; returns what each flow delivered.
-pub fn run_receivers(listeners: Vec<TcpListener>, stop: Arc<AtomicBool>) -> Vec<Received> {
+/// Waits up to `ms` for a connection request on a listening socket.
+fn wait_readable(fd: RawFd, ms: libc::c_int) {
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    // SAFETY: one pollfd, owned by this frame.
+    unsafe { libc::poll(&mut p, 1, ms) };
+}
+
+/// Accepts and reads on every listener until `stop`; returns what each flow delivered. A
+/// connection is accepted as soon as it is established (poll), so that its receiver sets the
+/// window within a segment time of the kernel's measurement (module doc).
+pub fn run_receivers(listeners: Vec<TcpListener>, window: Option<Window>, stop: Arc<AtomicBool>) -> Vec<Received> {
     let out = Arc::new(Mutex::new(Vec::new()));
     let threads: Vec<_> = listeners
         .into_iter()
@@ -286,12 +359,12 @@ pub fn run_receivers(listeners: Vec<TcpListener>, stop: Arc<AtomicBool>) -> Vec<
                         Ok((s, _)) => {
                             let (stop, out) = (stop.clone(), out.clone());
                             conns.push(std::thread::spawn(move || {
-                                if let Some(r) = receive(s, stop) {
+                                if let Some(r) = receive(s, window, stop) {
                                     out.lock().unwrap_or_else(|p| p.into_inner()).push(r);
                                 }
                             }));
                         }
-                        Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                        Err(_) => wait_readable(l.as_raw_fd(), 20),
                     }
                 }
                 conns.into_iter().for_each(|c| {

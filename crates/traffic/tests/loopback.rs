@@ -1,6 +1,7 @@
 //! The generator and the sink as processes on the loopback interface (no
 //! root needed): a CBR and a Pareto ON/OFF flow arrive whole, in sequence,
-//! with their send times; bad specs exit 2 naming the field.
+//! with their send times; the TCP receiver's window holds at its clamp;
+//! bad specs exit 2 naming the field.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -96,5 +97,81 @@ fn bad_spec_and_command_line_exit_2_naming_the_problem() {
     let o = Command::new(BIN).args(["sink", "--out", "x"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--listen"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The sender's view of the window its peer advertises (`tcpi_snd_wnd`, Linux 6.2 and later).
+fn snd_wnd(fd: i32) -> Option<u32> {
+    // SAFETY: an all-zero tcp_info is valid; getsockopt fills at most `len` bytes of it.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: as above.
+    let r = unsafe {
+        libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut info as *mut libc::tcp_info as *mut _, &mut len)
+    };
+    let end = std::mem::offset_of!(libc::tcp_info, tcpi_snd_wnd) + 4;
+    (r == 0 && len as usize >= end).then_some(info.tcpi_snd_wnd)
+}
+
+#[test]
+fn tcp_receiver_advertises_the_window_clamp_and_never_more() {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    let dir = std::env::temp_dir().join(format!("qoslab-traffic-tcp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = 20000 + (std::process::id() % 20000) as u16;
+    let mut sink = Command::new(BIN)
+        .args(["sink", "--listen-tcp", &format!("127.0.0.1:{port}"), "--tcp-window-clamp", "20000", "--tcp-mss"])
+        .arg("1000")
+        .arg("--out")
+        .arg(dir.join("rec.bin"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(sink.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "ready");
+    // The sender as the generator sets it: 1000 B segments (TCP_MAXSEG before connecting).
+    // SAFETY: a fresh socket, owned by the TcpStream below.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
+    let mss: libc::c_int = 1000;
+    // SAFETY: setsockopt reads one c_int.
+    let r =
+        unsafe { libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, &mss as *const libc::c_int as *const _, 4) };
+    assert_eq!(r, 0);
+    let dst = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr { s_addr: u32::from(std::net::Ipv4Addr::LOCALHOST).to_be() },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: connect with a sockaddr_in of its size.
+    let r = unsafe { libc::connect(fd, &dst as *const libc::sockaddr_in as *const _, 16) };
+    assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+    // SAFETY: fd is ours and connected.
+    let mut s = unsafe { <std::net::TcpStream as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    s.write_all(&7u32.to_le_bytes()).unwrap();
+    // Before this fix the kernel's first measurement of the segment size replaced the clamp
+    // (43,000 B on loopback with the old 80 kB buffer); the receiver must hold it at 20,000 B.
+    let mut windows = Vec::new();
+    let end = now_ns() + 300_000_000;
+    while now_ns() < end {
+        s.write_all(&[0x5a; 1000]).unwrap();
+        if let Some(w) = snd_wnd(s.as_raw_fd()) {
+            windows.push(w);
+        }
+    }
+    drop(s);
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    // SAFETY: SIGTERM to the child we started, by its pid.
+    unsafe { libc::kill(sink.id() as i32, libc::SIGTERM) };
+    assert!(sink.wait().unwrap().success());
+    assert!(!windows.is_empty(), "tcpi_snd_wnd needs Linux 6.2 or later");
+    // Whole segments: 20 of 1000 B, or of 988 B where loopback's TCP carries timestamps.
+    let max = *windows.iter().max().unwrap();
+    assert!((19_000..=20_000).contains(&max), "the largest advertised window {max} over {} samples", windows.len());
+    let got: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("rec.tcp.json")).unwrap()).unwrap();
+    assert_eq!(got[0]["id"], 7);
     std::fs::remove_dir_all(&dir).unwrap();
 }

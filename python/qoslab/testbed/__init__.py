@@ -2,11 +2,12 @@
 (``qoslab testbed run``), written as the same result a simulation writes,
 to be compared with it (``qoslab compare``). See ``docs/testbed.md``.
 
-- :mod:`.plan`: the scenario's topology mapped onto namespaces and one
-  ``qoslab-router``; what is not supported yet is refused by name;
+- :mod:`.plan`: the scenario's topology (a tree) mapped onto bridges, one
+  per segment, and a ``qoslab-router`` per emulated link; what is not
+  supported yet is refused by name;
 - :mod:`.net`: namespaces, bridges and veth pairs under a run-unique
   prefix, torn down on every way out; stale ones removed by :func:`clean`;
-- :mod:`.runner`: the router, sinks and generators, started against one
+- :mod:`.runner`: the routers, sinks and generators, started against one
   instant of CLOCK_MONOTONIC;
 - :mod:`.results`: what they measured, as a :class:`qoslab.Result`.
 """

@@ -2,10 +2,14 @@
 ``ip`` and ``ethtool``), under a run-unique prefix.
 
 ```
- <p>-h0 ─veth─┐                                            ┌─veth─ <p>-h5
- <p>-h1 ─veth─┤ <p>-swa: bridge <p>-bra ─veth─ <p>-r ─veth─ <p>-swb: bridge <p>-brb ├─ ...
- ...         ─┘        (side a)            qoslab-router         (side b)         ┘
+ <p>-h0 ─veth─┐                                                 ┌─veth─ <p>-h5
+ <p>-h1 ─veth─┤ <p>-s0: bridge <p>-b0 ─veth─ <p>-r0 ─veth─ <p>-s1: bridge <p>-b1 ├─ ... <p>-r1 ─ <p>-s2 ...
+ ...         ─┘     (segment 0)        qoslab-router       (segment 1)       ┘
 ```
+
+One bridge per segment (the hosts and routers joined by plain links), one
+``qoslab-router`` namespace per emulated link (its veths ``<p>-r<j>a`` and
+``<p>-r<j>b``, their peers ``<p>-x<j>a`` and ``<p>-x<j>b`` in the bridges).
 
 Every name starts with the prefix ``qtb`` + 6 hex digits + ``-``; the
 interfaces are created inside the testbed's namespaces (none in the
@@ -75,11 +79,15 @@ def host_mac(k: int) -> str:
 
 @dataclass
 class Testbed:
-    """The namespaces of one run; :meth:`teardown` deletes them (idempotent)."""
+    """The namespaces of one run; :meth:`teardown` deletes them (idempotent).
+
+    ``segment``: each host's segment (bridge); ``bumps``: each emulated link's two segments
+    (its ``a`` end's, its ``b`` end's), a ``qoslab-router`` between their bridges."""
 
     prefix: str
     hosts: list[str]
-    side: dict[str, str]
+    segment: dict[str, int]
+    bumps: list[tuple[int, int]]
     made: list[str] = field(default_factory=list)
 
     def ns(self, what: str) -> str:
@@ -91,13 +99,34 @@ class Testbed:
     def ip(self, host: str) -> str:
         return host_ip(self.hosts.index(host))
 
-    @property
-    def router_ns(self) -> str:
-        return self.ns("r")
+    def router_ns(self, j: int) -> str:
+        return self.ns(f"r{j}")
+
+    def router_ifs(self, j: int) -> tuple[str, str]:
+        return self.ns(f"r{j}a"), self.ns(f"r{j}b")
 
     @property
-    def router_ifs(self) -> tuple[str, str]:
-        return self.ns("ra"), self.ns("rb")
+    def segments(self) -> list[int]:
+        return sorted({*self.segment.values(), *(s for ends in self.bumps for s in ends)})
+
+    def toward(self, frm: int) -> dict[int, str]:
+        """Segment -> the port of ``frm``'s bridge that leads to it: the veth of the first
+        emulated link on the tree's one path."""
+        adj: dict[int, list[tuple[int, str]]] = {}
+        for j, (a, b) in enumerate(self.bumps):
+            adj.setdefault(a, []).append((b, self.ns(f"x{j}a")))
+            adj.setdefault(b, []).append((a, self.ns(f"x{j}b")))
+        port: dict[int, str] = {}
+        stack = list(adj.get(frm, []))
+        seen = {frm}
+        while stack:
+            m, p = stack.pop()
+            if m in seen:
+                continue
+            seen.add(m)
+            port[m] = p
+            stack += [(n, p) for n, _ in adj.get(m, [])]
+        return port
 
     def _netns(self, name: str) -> None:
         sh(["ip", "netns", "add", name])
@@ -147,8 +176,11 @@ class Testbed:
         """Creates every namespace, bridge and veth pair, addresses and static neighbours."""
         STATE_DIR.mkdir(parents=True, exist_ok=True)
         (STATE_DIR / f"{self.prefix}.pid").write_text(f"{os.getpid()}\n")
-        for s in ("a", "b"):
-            sw = self.ns(f"sw{s}")
+        for s in self.segments:
+            sw, br = self.ns(f"s{s}"), self.ns(f"b{s}")
+            # Without multicast snooping the bridge does not join the snoopers' group (an IGMP
+            # report to 224.0.0.106 that would cross the routers).
+            nosnoop = ["mcast_snooping", "0"]
             self._netns(sw)
             sh(
                 [
@@ -158,74 +190,73 @@ class Testbed:
                     "link",
                     "add",
                     "name",
-                    self.ns(f"br{s}"),
+                    br,
                     "type",
                     "bridge",
                     "forward_delay",
                     "0",
                     "stp_state",
                     "0",
+                    *nosnoop,
                 ]
             )
-            sh(["ip", "-n", sw, "link", "set", self.ns(f"br{s}"), "up"])
-        self._netns(self.router_ns)
-        for s, rif in zip(("a", "b"), self.router_ifs, strict=True):
-            sw, peer = self.ns(f"sw{s}"), self.ns(f"x{s}")
-            sh(["ip", "link", "add", rif, "netns", self.router_ns, "type", "veth", "peer", "name", peer, "netns", sw])
-            self._offloads_off(self.router_ns, rif)
-            self._offloads_off(sw, peer)
-            sh(["ip", "-n", sw, "link", "set", peer, "master", self.ns(f"br{s}"), "up"])
-            sh(["ip", "-n", self.router_ns, "link", "set", rif, "up"])
+            # No multicast from the bridge's own interface nor the hosts' (their IGMP reports
+            # would cross the routers): only the scenario's packets do.
+            sh(["ip", "-n", sw, "link", "set", br, "multicast", "off", "up"])
+        for j, ends in enumerate(self.bumps):
+            rns = self.router_ns(j)
+            self._netns(rns)
+            for end, s, rif in zip(("a", "b"), ends, self.router_ifs(j), strict=True):
+                sw, peer = self.ns(f"s{s}"), self.ns(f"x{j}{end}")
+                sh(["ip", "link", "add", rif, "netns", rns, "type", "veth", "peer", "name", peer, "netns", sw])
+                self._offloads_off(rns, rif)
+                self._offloads_off(sw, peer)
+                sh(["ip", "-n", sw, "link", "set", peer, "master", self.ns(f"b{s}"), "up"])
+                # Only frames to a host behind the router cross it (the static entries below):
+                # no unknown unicast, multicast (the hosts' IGMP reports) or broadcast.
+                sh(["bridge", "-n", sw, "link", "set", "dev", peer, "flood", "off", "mcast_flood", "off"])
+                sh(["bridge", "-n", sw, "link", "set", "dev", peer, "bcast_flood", "off"])
+                # The router's namespace sends nothing of its own either (no IGMP report).
+                sh(["ip", "-n", rns, "link", "set", rif, "multicast", "off", "up"])
         for k, h in enumerate(self.hosts):
-            ns, dev, peer, sw = self.ns(f"h{k}"), self.ns(f"h{k}"), self.ns(f"p{k}"), self.ns(f"sw{self.side[h]}")
+            ns, dev, peer = self.ns(f"h{k}"), self.ns(f"h{k}"), self.ns(f"p{k}")
+            sw = self.ns(f"s{self.segment[h]}")
             self._netns(ns)
-            sh(
-                [
-                    "ip",
-                    "link",
-                    "add",
-                    dev,
-                    "netns",
-                    ns,
-                    "address",
-                    host_mac(k),
-                    "type",
-                    "veth",
-                    "peer",
-                    "name",
-                    peer,
-                    "netns",
-                    sw,
-                ]
-            )
+            veth = ["type", "veth", "peer", "name", peer, "netns", sw]
+            sh(["ip", "link", "add", dev, "netns", ns, "address", host_mac(k), *veth])
             self._offloads_off(ns, dev)
             self._offloads_off(sw, peer)
-            sh(["ip", "-n", sw, "link", "set", peer, "master", self.ns(f"br{self.side[h]}"), "up"])
+            sh(["ip", "-n", sw, "link", "set", peer, "master", self.ns(f"b{self.segment[h]}"), "up"])
             sh(["ip", "-n", ns, "addr", "add", f"{host_ip(k)}/16", "dev", dev])
-            sh(["ip", "-n", ns, "link", "set", dev, "up"])
-        # Static forwarding entries: a bridge that never sees a sink's MAC as a source (a UDP
-        # sink sends nothing) would flood every frame to all the hosts on its side.
-        for s in ("a", "b"):
-            sw = self.ns(f"sw{s}")
+            sh(["ip", "-n", ns, "link", "set", dev, "multicast", "off", "up"])
+        # Static forwarding entries for every host in every bridge: its own veth, or the veth
+        # of the emulated link that leads to its segment. A bridge that never sees a sink's MAC
+        # as a source (a UDP sink sends nothing) would flood every frame to all its ports, and
+        # through every router; with them nothing is flooded, however many routers a frame crosses.
+        for s in self.segments:
+            sw, port = self.ns(f"s{s}"), self.toward(s)
             for k, h in enumerate(self.hosts):
-                port = self.ns(f"p{k}") if self.side[h] == s else self.ns(f"x{s}")
-                sh(["bridge", "-n", sw, "fdb", "replace", host_mac(k), "dev", port, "master", "static"])
-        # Static neighbours: no ARP exchange delays or loses a flow's first packets.
-        for k, h in enumerate(self.hosts):
-            for j, other in enumerate(self.hosts):
-                if self.side[h] != self.side[other]:
+                to = self.ns(f"p{k}") if self.segment[h] == s else port.get(self.segment[h])
+                if to is not None:
+                    sh(["bridge", "-n", sw, "fdb", "replace", host_mac(k), "dev", to, "master", "static"])
+        # Static neighbours: no ARP exchange delays or loses a flow's first packets, and no
+        # broadcast crosses the routers.
+        for k in range(len(self.hosts)):
+            for j in range(len(self.hosts)):
+                if j != k:
+                    dev = self.ns(f"h{k}")
                     sh(
                         [
                             "ip",
                             "-n",
-                            self.ns(f"h{k}"),
+                            dev,
                             "neigh",
                             "replace",
                             host_ip(j),
                             "lladdr",
                             host_mac(j),
                             "dev",
-                            self.ns(f"h{k}"),
+                            dev,
                             "nud",
                             "permanent",
                         ]

@@ -1,17 +1,19 @@
-"""From a validated scenario to a testbed plan: which link the router
-emulates, which hosts sit on either side of it, what each generator sends.
+"""From a validated scenario to a testbed plan: which links are emulated,
+which bridge each host sits on, what each generator sends.
 
-The testbed emulates **one link**: the scenario's bottleneck (the preset's,
-or in an explicit topology the one link with a queue, stages or MACE of
-its own; failing that, the slowest link). Removing it must split the
-network in two: the hosts on its ``a`` side join one Linux bridge, those
-on its ``b`` side another, and a ``qoslab-router`` between the bridges runs
-the link (its rate as the pacer, its queues and stages, its delay in the
-router's delay line). Every other link is a plain veth into a bridge:
-no rate, no queue. So that one-way delays match, the propagation delay of
-the hosts' paths to the emulated link is added to the router's delay,
-which requires every host on a side to have the same path delay
-(``docs/testbed.md``, "Topology").
+The testbed emulates the scenario's **bottleneck links**: the preset's
+(``dumbbell``, ``star``: one; ``parking_lot``: each ``r{i} -> r{i+1}``),
+or in an explicit topology every link with a queue, stages or MACE table
+of its own (failing that, the one slowest link). The topology must be a
+tree. Removing the emulated links splits it into **segments**: each is one
+Linux bridge, its hosts on veths into it (scenario routers inside a
+segment are the bridge); each emulated link is a ``qoslab-router`` between
+the bridges of its two ends (its rate as the pacer, its queues and stages,
+its delay in the router's delay line). Every other link is a plain veth:
+no rate, no queue, no delay of its own, so its delay is folded into an
+emulated link where that is exact (a segment behind one emulated link
+whose hosts share one path delay), or the host's access link is emulated
+too (:func:`_fold_delays`, ``docs/testbed.md`` "Topology").
 
 Everything the testbed cannot do yet is refused before anything is built,
 each problem naming its field and why (:func:`unsupported`).
@@ -123,16 +125,19 @@ class FlowPlan:
 
 
 @dataclass
-class Plan:
-    """The testbed of one scenario."""
+class Bump:
+    """One emulated link: a ``qoslab-router`` between the bridges of the segments of its two ends,
+    with the link's rate, queues and stages, and a delay line of ``delay_ns`` (the link's delay
+    plus the plain path delays folded into it, docs/testbed.md "Topology")."""
 
-    echo: dict[str, Any]
-    hosts: list[str]
-    side: dict[str, str]  # host -> "a" or "b"
     link: Link
-    router_delay_ns: int
-    flows: list[FlowPlan] = field(default_factory=list)
-    duration_ns: int = 0
+    delay_ns: int
+    a_seg: int  # segment (bridge) of link.a
+    b_seg: int  # segment (bridge) of link.b
+    #: Why it is emulated: "bottleneck" (the preset's), "own rules" (a queue, stages or MACE
+    #: table of its own), "slowest" (an explicit topology's lowest rate), "access" (a host's
+    #: link given a router of its own so that its delay is exact).
+    why: str = "bottleneck"
 
     @property
     def direction(self) -> str:
@@ -143,27 +148,118 @@ class Plan:
         return f"{self.link.b}->{self.link.a}"
 
 
+@dataclass
+class Plan:
+    """The testbed of one scenario: segments (one Linux bridge each: the hosts and routers joined
+    by plain links) and the emulated links (bumps) between them."""
+
+    echo: dict[str, Any]
+    hosts: list[str]
+    segment: dict[str, int]  # host -> its segment (bridge)
+    bumps: list[Bump]
+    segments: int = 0
+    flows: list[FlowPlan] = field(default_factory=list)
+    duration_ns: int = 0
+
+    @property
+    def link(self) -> Link:
+        """The first emulated link (the dumbbell's bottleneck)."""
+        return self.bumps[0].link
+
+    @property
+    def router_delay_ns(self) -> int:
+        return self.bumps[0].delay_ns
+
+    @property
+    def direction(self) -> str:
+        return self.bumps[0].direction
+
+    @property
+    def reverse(self) -> str:
+        return self.bumps[0].reverse
+
+    @property
+    def side(self) -> dict[str, str]:
+        """Each host's side of the first emulated link, ``"a"`` or ``"b"``."""
+        adj: dict[int, list[int]] = {}
+        for b in self.bumps[1:]:
+            adj.setdefault(b.a_seg, []).append(b.b_seg)
+            adj.setdefault(b.b_seg, []).append(b.a_seg)
+        on_a, stack = {self.bumps[0].a_seg}, [self.bumps[0].a_seg]
+        while stack:
+            for m in adj.get(stack.pop(), []):
+                if m not in on_a:
+                    on_a.add(m)
+                    stack.append(m)
+        return {h: ("a" if self.segment[h] in on_a else "b") for h in self.hosts}
+
+
 #: The topology presets the testbed can build.
-PRESETS = ("dumbbell", "explicit")
+PRESETS = ("dumbbell", "parking_lot", "star", "explicit")
 
 
-def _links(topo: dict[str, Any]) -> tuple[list[str], list[str], list[Link], Link | None]:
-    """Hosts, routers, links and the preset's bottleneck (``None``: choose one) of a topology
-    whose preset is one of :data:`PRESETS`."""
+def _links(topo: dict[str, Any]) -> tuple[list[str], list[str], list[Link], list[Link] | None]:
+    """Hosts, routers and links of a topology whose preset is one of :data:`PRESETS`, in the
+    simulator's node order (``crates/scenario/src/expand.rs``: it decides which hosts a group's
+    patterns match, in turn), and the preset's bottlenecks (``None``: an explicit topology)."""
     preset = topo.get("preset")
+    hosts: list[str]
+    routers: list[str]
+    links: list[Link]
+    access = topo.get("access") or {}
+    egress = topo.get("egress") or access
     if preset == "dumbbell":
         n_src, n_sink, n_r = int(topo["sources"]), int(topo.get("sinks", 1)), int(topo.get("routers", 1))
         srcs, sinks = [f"src{i}" for i in range(n_src)], [f"sink{i}" for i in range(n_sink)]
         routers = ["r0"] if n_r == 1 else ["r0", "r1"]
-        links = [Link(s, "r0", topo["access"], "topology.access") for s in srcs]
+        links = [Link(s, "r0", access, "topology.access") for s in srcs]
         if n_r == 1:
             bottleneck = Link("r0", "sink0", topo["bottleneck"], "topology.bottleneck")
             links.append(bottleneck)
+            links += [Link("r0", s, egress, "topology.egress") for s in sinks[1:]]
         else:
             bottleneck = Link("r0", "r1", topo["bottleneck"], "topology.bottleneck")
-            egress = topo.get("egress") or topo["access"]
             links += [bottleneck] + [Link("r1", s, egress, "topology.egress") for s in sinks]
-        return srcs + sinks, routers, links, bottleneck
+        return srcs + sinks, routers, links, [bottleneck]
+    if preset == "parking_lot":
+        k = int(topo["bottlenecks"])
+        routers = [f"r{i}" for i in range(k + 1)]
+        hosts = ["src_long", "sink_long"]
+        bns = [Link(f"r{i}", f"r{i + 1}", topo["bottleneck"], "topology.bottleneck") for i in range(k)]
+        links = [
+            *bns,
+            Link("src_long", "r0", access, "topology.access"),
+            Link(f"r{k}", "sink_long", egress, "topology.egress"),
+        ]
+        for i in range(k):
+            hosts += [f"src_x{i}", f"sink_x{i}"]
+            links += [
+                Link(f"src_x{i}", f"r{i}", access, "topology.access"),
+                Link(f"r{i + 1}", f"sink_x{i}", egress, "topology.egress"),
+            ]
+        return hosts, routers, links, bns
+    if preset == "star":
+        n = int(topo["ingresses"])
+        delays = topo.get("ingress_delays") or []
+        ins = [f"in{i}" for i in range(n)]
+        hosts, routers, links = [], [], []
+        if topo.get("ingress_routers"):
+            routers += ins
+            host_link = {**access, "rate": "10Gbps", "delay": "0s", "stages": [], "reverse_stages": []}
+            for i, r in enumerate(ins):
+                hosts.append(f"src{i}")
+                links.append(Link(f"src{i}", r, host_link, "topology.access"))
+        else:
+            hosts += ins
+        routers += ["r0", "r1"]
+        hosts.append("sink0")
+        for i, r in enumerate(ins):
+            spec = {**access, "delay": delays[i]} if i < len(delays) else access
+            path = f"topology.ingress_delays.{i}" if i < len(delays) else "topology.access"
+            links.append(Link(r, "r0", spec, path))
+        bottleneck = Link("r0", "r1", topo["bottleneck"], "topology.bottleneck")
+        links += [bottleneck, Link("r1", "sink0", egress, "topology.egress")]
+        return hosts, routers, links, [bottleneck]
     hosts = [n["name"] for n in topo["nodes"] if n.get("kind") == "host"]
     routers = [n["name"] for n in topo["nodes"] if n.get("kind") != "host"]
     links = [Link(lk["a"], lk["b"], lk, f"topology.links.{i}") for i, lk in enumerate(topo["links"])]
@@ -175,10 +271,12 @@ def _has_own_rules(spec: dict[str, Any], default_queue: Any) -> bool:
     return own or bool(spec.get("stages")) or bool(spec.get("reverse_stages")) or spec.get("mace") is not None
 
 
-def _components(nodes: list[str], links: list[Link], without: Link) -> dict[str, int]:
+def _components(nodes: list[str], links: list[Link], without: list[Link]) -> dict[str, int]:
+    """Each node's connected component once the links ``without`` are removed (numbered in node order)."""
+    skip = {id(lk) for lk in without}
     adj: dict[str, list[str]] = {n: [] for n in nodes}
     for lk in links:
-        if lk is not without:
+        if id(lk) not in skip:
             adj[lk.a].append(lk.b)
             adj[lk.b].append(lk.a)
     comp: dict[str, int] = {}
@@ -195,17 +293,19 @@ def _components(nodes: list[str], links: list[Link], without: Link) -> dict[str,
     return comp
 
 
-def _path_delay(frm: str, to: str, links: list[Link], without: Link) -> int | None:
-    """Propagation delay of the fewest-hop path (the simulator's routing) from ``frm`` to ``to``."""
+def _path_delay(frm: str, to: str, links: list[Link], without: list[Link]) -> int | None:
+    """Propagation delay of the fewest-hop path (the simulator's routing) from ``frm`` to ``to``
+    over the links not in ``without``."""
     from collections import deque
 
+    skip = {id(lk) for lk in without}
     best: dict[str, tuple[int, int]] = {frm: (0, 0)}
     q = deque([frm])
     while q:
         n = q.popleft()
         hops, d = best[n]
         for lk in links:
-            if lk is without or n not in (lk.a, lk.b):
+            if id(lk) in skip or n not in (lk.a, lk.b):
                 continue
             m = lk.b if n == lk.a else lk.a
             if m not in best:
@@ -219,6 +319,101 @@ def unsupported(echo: dict[str, Any]) -> list[Problem]:
     return make_plan(echo, check_only=True)[1]
 
 
+def _emulated(links: list[Link], preset_bns: list[Link] | None, default_queue: Any) -> tuple[list[Bump], list[Problem]]:
+    """The links the testbed emulates first: the preset's bottlenecks, or in an explicit topology
+    every link with rules of its own (failing that, the one slowest link)."""
+    if preset_bns is not None:
+        return [Bump(lk, 0, -1, -1, "bottleneck") for lk in preset_bns], []
+    own = [lk for lk in links if _has_own_rules(lk.spec, default_queue)]
+    if own:
+        return [Bump(lk, 0, -1, -1, "own rules") for lk in own], []
+    slowest = min(lk.rate for lk in links)
+    cands = [lk for lk in links if lk.rate == slowest]
+    if len(cands) > 1:
+        return [], [
+            Problem(
+                "topology.links",
+                f"no link has a queue of its own and {len(cands)} share the "
+                "lowest rate; allowed: one link to emulate (give it a queue)",
+            )
+        ]
+    return [Bump(cands[0], 0, -1, -1, "slowest")], []
+
+
+def _segment_ends(bumps: list[Bump], comp: dict[str, int]) -> dict[int, list[tuple[int, str]]]:
+    """Segment -> the emulated links' ends in it: (bump index, the end node)."""
+    ends: dict[int, list[tuple[int, str]]] = {}
+    for j, b in enumerate(bumps):
+        ends.setdefault(comp[b.link.a], []).append((j, b.link.a))
+        ends.setdefault(comp[b.link.b], []).append((j, b.link.b))
+    return ends
+
+
+def _fold_delays(
+    hosts: list[str], nodes: list[str], links: list[Link], bumps: list[Bump], used: set[str], bad: list[Problem]
+) -> list[Bump]:
+    """Where the plain links' delays go (docs/testbed.md "Topology"). A segment (what is left
+    joined once the emulated links are removed: one bridge) with one emulated link's end is a
+    leaf: every flow from or to its hosts crosses that link, so their common path delay to it is
+    added to the link's delay line (the dumbbell's folding). Where that is not exact (a leaf whose
+    hosts' delays differ, or a segment between emulated links), every plain link with a delay
+    that leads only to hosts (no emulated link behind it: a host's access link, or an ingress
+    router's) is emulated too, by a router of its own with the link's rate, delay and queues. A
+    delay on a plain link between emulated links is refused. Returns the bumps, those access
+    bumps appended, with their delays."""
+    comp = _components(nodes, links, [b.link for b in bumps])
+    ends = _segment_ends(bumps, comp)
+    bumped = {id(b.link) for b in bumps}
+    extra: list[Bump] = []
+    for seg in sorted(set(comp.values())):
+        seg_ends = ends.get(seg, [])
+        seg_nodes = [n for n in nodes if comp[n] == seg]
+        plain = [lk for lk in links if id(lk) not in bumped and comp[lk.a] == seg]
+        if not seg_ends:
+            continue
+        if len(seg_ends) == 1:
+            end = seg_ends[0][1]
+            ds = {_path_delay(h, end, plain, []) or 0 for h in hosts if comp[h] == seg and h in used}
+            if len(ds) <= 1:
+                continue
+        end_nodes = {n for _, n in seg_ends}
+        for lk in plain:
+            if not lk.delay_ns:
+                continue
+            split = _components(seg_nodes, plain, [lk])
+            behind = [{n for n in seg_nodes if split[n] == split[x]} for x in (lk.a, lk.b)]
+            branch = next((side for side in behind if not side & end_nodes), None)
+            if branch is None:
+                bad.append(
+                    Problem(
+                        f"{lk.path}.delay",
+                        f"{lk.spec.get('delay')} on {lk.a}-{lk.b}, a plain link between emulated links "
+                        f"({', '.join(sorted({bumps[j].direction for j, _ in seg_ends}))}); allowed: 0s "
+                        "(the testbed delays frames only in its qoslab-routers, and there the delay "
+                        "would be added to flows that do not cross this link)",
+                    )
+                )
+            elif branch & used:
+                extra.append(Bump(lk, 0, -1, -1, "access"))
+    out = [*bumps, *extra]
+    comp = _components(nodes, links, [b.link for b in out])
+    ends = _segment_ends(out, comp)
+    bumped = {id(b.link) for b in out}
+    fold: dict[tuple[int, str], int] = {}
+    for seg, seg_ends in ends.items():
+        if len(seg_ends) != 1:
+            continue
+        j, end = seg_ends[0]
+        plain = [lk for lk in links if id(lk) not in bumped and comp[lk.a] == seg]
+        ds = {_path_delay(h, end, plain, []) or 0 for h in hosts if comp[h] == seg and h in used}
+        if len(ds) == 1:
+            fold[(j, end)] = ds.pop()
+    for j, b in enumerate(out):
+        b.delay_ns = b.link.delay_ns + fold.get((j, b.link.a), 0) + fold.get((j, b.link.b), 0)
+        b.a_seg, b.b_seg = comp[b.link.a], comp[b.link.b]
+    return out
+
+
 def make_plan(echo: dict[str, Any], *, check_only: bool = False) -> tuple[Plan | None, list[Problem]]:
     """The plan of a validated scenario echo, or the problems that stop it."""
     bad: list[Problem] = []
@@ -226,51 +421,43 @@ def make_plan(echo: dict[str, Any], *, check_only: bool = False) -> tuple[Plan |
     if topo.get("preset") not in PRESETS:
         allowed = ", ".join(PRESETS)
         return None, [Problem("topology.preset", f"{topo.get('preset')!r} is not supported yet; allowed: {allowed}")]
-    hosts, routers, links, bottleneck = _links(topo)
+    hosts, routers, links, preset_bns = _links(topo)
+    nodes = hosts + routers
     default_queue = topo.get("default_queue")
-    if bottleneck is None:
-        own = [lk for lk in links if _has_own_rules(lk.spec, default_queue)]
-        if len(own) > 1:
-            names = ", ".join(f"{lk.path} ({lk.a}-{lk.b})" for lk in own)
-            return None, [
-                Problem(
-                    "topology.links",
-                    f"{len(own)} links have queues or stages of their own ({names}); "
-                    "allowed: one (the testbed emulates one link)",
-                )
-            ]
-        if own:
-            bottleneck = own[0]
-        else:
-            slowest = min(lk.rate for lk in links)
-            cands = [lk for lk in links if lk.rate == slowest]
-            if len(cands) > 1:
-                return None, [
-                    Problem(
-                        "topology.links",
-                        f"no link has a queue of its own and {len(cands)} share the "
-                        "lowest rate; allowed: one link to emulate (give it a queue)",
-                    )
-                ]
-            bottleneck = cands[0]
+    bumps, problems = _emulated(links, preset_bns, default_queue)
+    if problems:
+        return None, problems
+    whole = _components(nodes, links, [])
+    if len(links) >= len(nodes) - len(set(whole.values())) + 1:
+        bad.append(
+            Problem(
+                "topology.links",
+                f"{len(links)} links join {len(nodes)} nodes in a loop; allowed: a tree (one path "
+                "between any two nodes: the testbed's bridges forward by static entries)",
+            )
+        )
+        return None, bad
+    emulated = {id(b.link) for b in bumps}
+    fastest = max(bumps, key=lambda b: b.link.rate).link
     for lk in links:
-        if lk is bottleneck:
+        if id(lk) in emulated:
             continue
         if _has_own_rules(lk.spec, default_queue):
             bad.append(
                 Problem(
                     lk.path,
-                    "has a queue or stages of its own, but the testbed emulates only the "
-                    f"bottleneck ({bottleneck.a}-{bottleneck.b}); allowed: the default queue",
+                    "has a queue or stages of its own, but is not one of the links the testbed "
+                    f"emulates ({', '.join(b.direction for b in bumps)}); allowed: the default queue",
                 )
             )
-        if lk.rate < bottleneck.rate:
+        if lk.rate < fastest.rate:
             bad.append(
                 Problem(
                     f"{lk.path}.rate",
-                    f"{lk.spec['rate']} is below the emulated link's "
-                    f"{bottleneck.spec['rate']}: a second bottleneck the testbed does not emulate; "
-                    "allowed: at least the bottleneck's rate",
+                    f"{lk.spec['rate']} is below the emulated link {fastest.a}-{fastest.b}'s "
+                    f"{fastest.spec['rate']}: a "
+                    "bottleneck the testbed does not emulate; allowed: at least the fastest "
+                    "emulated link's rate",
                 )
             )
     for k in ("loss", "reverse_loss"):
@@ -279,15 +466,6 @@ def make_plan(echo: dict[str, Any], *, check_only: bool = False) -> tuple[Plan |
                 bad.append(
                     Problem(f"{lk.path}.{k}", f"{lk.spec[k]}; allowed: 0 (the testbed loses what real packets lose)")
                 )
-    for k in ("queue", "reverse_queue"):
-        q = bottleneck.spec.get(k) or default_queue or {"type": "fifo"}
-        if q.get("type") not in QUEUES:
-            bad.append(
-                Problem(
-                    f"{bottleneck.path}.{k}.type",
-                    f"{q.get('type')!r} is not supported on the testbed yet; allowed: {', '.join(QUEUES)}",
-                )
-            )
     if echo.get("pcn"):
         bad.append(Problem("pcn", "PCN edge behaviours are not supported on the testbed yet; allowed: none"))
     if (echo.get("admission") or {}).get("type", "admit_all") != "admit_all":
@@ -298,46 +476,34 @@ def make_plan(echo: dict[str, Any], *, check_only: bool = False) -> tuple[Plan |
                 "(it needs a signalling path); allowed: admit_all",
             )
         )
-    comp = _components(hosts + routers, links, bottleneck)
-    if comp[bottleneck.a] == comp[bottleneck.b]:
+    comp = _components(nodes, links, [b.link for b in bumps])
+    flows, used = _plan_traffic(echo, hosts, comp, whole, bad)
+    bumps = _fold_delays(hosts, nodes, links, bumps, used, bad)
+    unsupported_q: dict[str, tuple[str, list[str]]] = {}  # field -> queue type, the emulated directions
+    for b in bumps:
+        for k, direction in (("queue", b.direction), ("reverse_queue", b.reverse)):
+            q = b.link.spec.get(k) or default_queue or {"type": "fifo"}
+            if q.get("type") not in QUEUES:
+                at = f"{b.link.path}.{k}.type" if b.link.spec.get(k) else "topology.default_queue.type"
+                unsupported_q.setdefault(at, (str(q.get("type")), []))[1].append(direction)
+    for at, (kind, dirs) in unsupported_q.items():
         bad.append(
             Problem(
-                bottleneck.path,
-                f"{bottleneck.a}-{bottleneck.b} is not a cut: traffic can go around it; "
-                "allowed: a link whose removal splits the network in two",
+                at,
+                f"{kind!r} on the emulated link direction(s) {', '.join(dirs)} is not supported on the "
+                f"testbed yet; allowed: {', '.join(QUEUES)}",
             )
         )
-    side = {
-        h: ("a" if comp[h] == comp[bottleneck.a] else "b")
-        for h in hosts
-        if comp[h] in (comp[bottleneck.a], comp[bottleneck.b])
-    }
-    flows, used = _plan_traffic(echo, hosts, side, bad)
-    # Path delays of the hosts that carry traffic, per side.
-    delays: dict[str, dict[int, list[str]]] = {"a": {}, "b": {}}
-    for h in sorted(used):
-        end = bottleneck.a if side[h] == "a" else bottleneck.b
-        d = _path_delay(h, end, links, bottleneck)
-        delays[side[h]].setdefault(d or 0, []).append(h)
-    for s, by in delays.items():
-        if len(by) > 1:
-            what = "; ".join(f"{d / 1e6:g} ms: {', '.join(hs)}" for d, hs in sorted(by.items()))
-            bad.append(
-                Problem(
-                    "topology",
-                    f"hosts on the {s} side of the emulated link have different path delays "
-                    f"({what}); allowed: one path delay per side (the router holds one delay)",
-                )
-            )
-    extra = sum(next(iter(by), 0) for by in delays.values())
     if bad or check_only:
-        return None, bad
+        # A preset's links share their fields (every access link is ``topology.access``): each problem once.
+        return None, list({(p.path, p.message): p for p in bad}.values())
+    seg = _components(nodes, links, [b.link for b in bumps])
     plan = Plan(
         echo=echo,
-        hosts=sorted(side, key=hosts.index),
-        side=side,
-        link=bottleneck,
-        router_delay_ns=bottleneck.delay_ns + extra,
+        hosts=hosts,
+        segment={h: seg[h] for h in hosts},
+        bumps=bumps,
+        segments=len(set(seg.values())),
         flows=flows,
         duration_ns=dur_ns(echo["duration"]),
     )
@@ -353,8 +519,10 @@ def _period(g: dict[str, Any], rate_key: str, payload_mean: Fraction) -> dict[st
 
 
 def _plan_traffic(
-    echo: dict[str, Any], hosts: list[str], side: dict[str, str], bad: list[Problem]
+    echo: dict[str, Any], hosts: list[str], side: dict[str, int], whole: dict[str, int], bad: list[Problem]
 ) -> tuple[list[FlowPlan], set[str]]:
+    """The flows of every group; ``side``: each node's segment between the emulated links,
+    ``whole``: its connected component (a flow must join two segments of one component)."""
     import fnmatch
 
     flows: list[FlowPlan] = []
@@ -404,7 +572,7 @@ def _plan_traffic(
                 Problem(f"{at}.class", f"{g['class']}: class tags are not carried on real packets yet; allowed: 0")
             )
         if model in TCP_MODELS:
-            _plan_tcp(g, gi, at, hosts, side, duration, flows, used, bad)
+            _plan_tcp(g, gi, at, hosts, side, whole, duration, flows, used, bad)
             continue
         header = size_bytes(g.get("header") or "0B")
         size = g["size"]
@@ -454,6 +622,7 @@ def _plan_traffic(
                 srcs,
                 dsts,
                 side,
+                whole,
                 flows,
                 used,
                 bad,
@@ -470,7 +639,29 @@ def _plan_traffic(
         bad.append(
             Problem("traffic", f"{len(flows)} flows; allowed: at most 40,000 on the testbed (one UDP port each)")
         )
+    _check_tcp_windows(flows, bad)
     return flows, used
+
+
+def _check_tcp_windows(flows: list[FlowPlan], bad: list[Problem]) -> None:
+    """A host's TCP receiver has one window (``max_window`` x ``size``, docs/testbed.md): the TCP
+    groups into one host must share both."""
+    first: dict[str, tuple[str, int, int]] = {}  # host -> group, window (segments), size
+    for f in flows:
+        if f.tcp is None:
+            continue
+        mine = (f.group, f.tcp["max_window"], f.tcp["mss"])
+        group, window, mss = first.setdefault(f.dst, mine)
+        if (window, mss) != mine[1:]:
+            bad.append(
+                Problem(
+                    f"traffic.{f.group_index}.tcp.max_window",
+                    f"{mine[1]} segments of {mine[2]} B into {f.dst}, where group {group!r} has {window} of "
+                    f"{mss} B; allowed: the same window and size for every TCP group into one host on the "
+                    "testbed (one receiver window per host)",
+                )
+            )
+            first[f.dst] = mine  # one problem per differing group
 
 
 def _flow(
@@ -480,7 +671,8 @@ def _flow(
     at: str,
     srcs: list[str],
     dsts: list[str],
-    side: dict[str, str],
+    side: dict[str, int],
+    whole: dict[str, int],
     flows: list[FlowPlan],
     used: set[str],
     bad: list[Problem],
@@ -492,14 +684,14 @@ def _flow(
     model: dict[str, Any],
 ) -> FlowPlan | None:
     """Flow ``i`` of group ``g`` (index ``gi``), its endpoints in turn from ``srcs`` and ``dsts``;
-    ``None`` (and a problem in ``bad``) when it does not cross the emulated link."""
+    ``None`` (and a problem in ``bad``) when it crosses no emulated link."""
     src, dst = srcs[i % len(srcs)], dsts[i % len(dsts)]
-    if src not in side or dst not in side or side[src] == side[dst]:
+    if whole[src] != whole[dst] or side[src] == side[dst]:
         bad.append(
             Problem(
                 f"{at}.dst",
-                f"flow {g['name']}.{i} ({src} -> {dst}) does not cross the emulated "
-                "link; allowed: traffic between the two sides",
+                f"flow {g['name']}.{i} ({src} -> {dst}) crosses no emulated link; allowed: "
+                "traffic between hosts an emulated link separates",
             )
         )
         return None
@@ -546,7 +738,8 @@ def _plan_tcp(
     gi: int,
     at: str,
     hosts: list[str],
-    side: dict[str, str],
+    side: dict[str, int],
+    whole: dict[str, int],
     duration: int,
     flows: list[FlowPlan],
     used: set[str],
@@ -579,6 +772,7 @@ def _plan_tcp(
             srcs,
             dsts,
             side,
+            whole,
             flows,
             used,
             bad,

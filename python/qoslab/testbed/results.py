@@ -8,7 +8,7 @@ the testbed measures and with NaN or 0 where it measures nothing
   dropped = sent − delivered (a packet not received by the end is lost:
   the run waits for the queue to drain), percentiles exact (not the
   simulator's log buckets);
-- queues: the emulated link's two directions, from the router's summary;
+- queues: each emulated link's two directions, from its router's summary;
   the hosts' veths have no queue of their own and are not listed;
 - series: the router's stats lines (backlog, probes such as ``red_avg``,
   cumulative arrivals, departures and drops) and the flows' binned
@@ -248,27 +248,12 @@ def _tcp_row(f: Any, g: dict[str, Any], c: Collected) -> dict[str, Any]:
 def _queues(plan: Plan, c: Collected, duration_s: float) -> dict[str, Any]:
     import numpy as np
 
-    names = {"a->b": plan.direction, "b->a": plan.reverse}
-    link = f"{plan.link.a}<->{plan.link.b}"
-    rows = []
-    for i, q in enumerate(c.router.get("queues", [])):
-        row = {"queue_id": i, "name": names.get(q["name"], q["name"]), "link": link, "kind": q["kind"], "parent": ""}
-        for k in ("arrivals", "arrival_bytes", "departures", "departure_bytes", "drops"):
-            row[k] = int(q.get(k) or 0)
-        row["drop_bytes"] = max(0, row["arrival_bytes"] - row["departure_bytes"]) if row["drops"] else 0
-        for r in DROP_REASONS:
-            row[f"drops_{r}"] = int(q.get(f"drops_{r}") or 0)
-        for r in MARK_REASONS:
-            row[f"marks_{r}"] = int(q.get(f"marks_{r}") or 0)
-        for k in ("backlog_mean_pkts", "backlog_mean_bytes"):
-            row[k] = float(q[k]) if q.get(k) is not None else NAN
-        for k in ("backlog_max_pkts", "backlog_max_bytes", "backlog_end_pkts"):
-            row[k] = int(q.get(k) or 0)
-        for k in ("sojourn_mean_s", "sojourn_max_s"):
-            row[k] = float(q[k]) if q.get(k) is not None else NAN
-        row["link_rate_bps"] = int(q.get("link_rate_bps") or plan.link.rate)
-        row["utilization"] = row["departure_bytes"] * 8 / (row["link_rate_bps"] * duration_s) if duration_s else NAN
-        rows.append(row)
+    rows: list[dict[str, Any]] = []
+    for bump, router in zip(plan.bumps, c.routers, strict=True):
+        names = {"a->b": bump.direction, "b->a": bump.reverse}
+        link = f"{bump.link.a}<->{bump.link.b}"
+        for q in router.get("queues", []):
+            rows.append(_queue_row(q, len(rows), names, link, bump.link.rate, duration_s))
     cols: dict[str, Any] = {}
     for k in rows[0] if rows else []:
         v = [r[k] for r in rows]
@@ -279,6 +264,29 @@ def _queues(plan: Plan, c: Collected, duration_s: float) -> dict[str, Any]:
         else:
             cols[k] = np.array(v, dtype=np.uint64)
     return cols
+
+
+def _queue_row(
+    q: dict[str, Any], i: int, names: dict[str, str], link: str, rate: int, duration_s: float
+) -> dict[str, Any]:
+    """One direction of an emulated link, from its router's summary."""
+    row = {"queue_id": i, "name": names.get(q["name"], q["name"]), "link": link, "kind": q["kind"], "parent": ""}
+    for k in ("arrivals", "arrival_bytes", "departures", "departure_bytes", "drops"):
+        row[k] = int(q.get(k) or 0)
+    row["drop_bytes"] = max(0, row["arrival_bytes"] - row["departure_bytes"]) if row["drops"] else 0
+    for r in DROP_REASONS:
+        row[f"drops_{r}"] = int(q.get(f"drops_{r}") or 0)
+    for r in MARK_REASONS:
+        row[f"marks_{r}"] = int(q.get(f"marks_{r}") or 0)
+    for k in ("backlog_mean_pkts", "backlog_mean_bytes"):
+        row[k] = float(q[k]) if q.get(k) is not None else NAN
+    for k in ("backlog_max_pkts", "backlog_max_bytes", "backlog_end_pkts"):
+        row[k] = int(q.get(k) or 0)
+    for k in ("sojourn_mean_s", "sojourn_max_s"):
+        row[k] = float(q[k]) if q.get(k) is not None else NAN
+    row["link_rate_bps"] = int(q.get("link_rate_bps") or rate)
+    row["utilization"] = row["departure_bytes"] * 8 / (row["link_rate_bps"] * duration_s) if duration_s else NAN
+    return row
 
 
 def _series(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[str, Any]:
@@ -297,29 +305,32 @@ def _series(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[st
         metric.append(m)
         value.append(float(v))
 
-    names = {"a->b": plan.direction, "b->a": plan.reverse}
-    shift = (c.router_start_ns - c.t0_ns) / 1e9
-    # The emulated link's forward queue, and the reverse one if anything crossed it.
-    dirs = ["a->b"] + (
-        ["b->a"] if any(int(d.get("rx_pkts", 0)) for s in c.stats[-1:] for d in s["dirs"] if d["dir"] == "b->a") else []
-    )
-    final = {d["dir"]: d for d in (c.stats[-1]["dirs"] if c.stats else [])}
-    for d in dirs:
-        nonzero = [r for r in DROP_REASONS if int(final.get(d, {}).get("drops", {}).get(r, 0))]
-        for s in c.stats:
-            t = s["t_s"] + shift
-            if t < 0:
-                continue
-            row = next(x for x in s["dirs"] if x["dir"] == d)
-            q = names[d]
-            add(t, "queue", q, "backlog_pkts", row["backlog_pkts"])
-            add(t, "queue", q, "backlog_bytes", row["backlog_bytes"])
-            for name, v in sorted(row.get("probes", {}).items()):
-                add(t, "queue", q, name, v)
-            add(t, "queue", q, "arrivals", row["rx_pkts"])
-            add(t, "queue", q, "departures", row["tx_pkts"])
-            for r in nonzero:
-                add(t, "queue", q, f"drops_{r}", row["drops"].get(r, 0))
+    for bump, stats, start_ns in zip(plan.bumps, c.stats, c.router_start_ns, strict=True):
+        names = {"a->b": bump.direction, "b->a": bump.reverse}
+        shift = (start_ns - c.t0_ns) / 1e9
+        # Each emulated link's forward queue, and the reverse one if anything crossed it.
+        dirs = ["a->b"] + (
+            ["b->a"]
+            if any(int(d.get("rx_pkts", 0)) for s in stats[-1:] for d in s["dirs"] if d["dir"] == "b->a")
+            else []
+        )
+        final = {d["dir"]: d for d in (stats[-1]["dirs"] if stats else [])}
+        for d in dirs:
+            nonzero = [r for r in DROP_REASONS if int(final.get(d, {}).get("drops", {}).get(r, 0))]
+            for s in stats:
+                t = s["t_s"] + shift
+                if t < 0:
+                    continue
+                row = next(x for x in s["dirs"] if x["dir"] == d)
+                q = names[d]
+                add(t, "queue", q, "backlog_pkts", row["backlog_pkts"])
+                add(t, "queue", q, "backlog_bytes", row["backlog_bytes"])
+                for name, v in sorted(row.get("probes", {}).items()):
+                    add(t, "queue", q, name, v)
+                add(t, "queue", q, "arrivals", row["rx_pkts"])
+                add(t, "queue", q, "departures", row["tx_pkts"])
+                for r in nonzero:
+                    add(t, "queue", q, f"drops_{r}", row["drops"].get(r, 0))
     metrics = plan.echo.get("metrics") or {}
     bin_ns = dur_ns(metrics.get("bin") or "1s")
     ia_bin = dur_ns(metrics["interarrival_bin"]) if metrics.get("interarrival_bin") else 0
@@ -372,22 +383,23 @@ def _events(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[st
         if row["sent_pkts"]:
             rows.append((row["start_s"], "flow_start", f.id, f.name, "", NAN, NAN, f"{f.src}->{f.dst}"))
             rows.append((row["end_s"], "flow_end", f.id, f.name, "", NAN, NAN, "stop"))
-    shift = (c.router_start_ns - c.t0_ns) / 1e9
-    for e in c.router.get("mechanism_events", []):
-        if e.get("kind") in ("admit", "reject"):
-            est, thr = e.get("estimate"), e.get("threshold")
-            rows.append(
-                (
-                    float(e["t_s"]) + shift,
-                    e["kind"],
-                    -1,
-                    plan.direction,
-                    str(e.get("rule") or ""),
-                    NAN if est is None else float(est),
-                    NAN if thr is None else float(thr),
-                    f"router flow {e.get('flow')}",
+    for bump, router, start_ns in zip(plan.bumps, c.routers, c.router_start_ns, strict=True):
+        shift = (start_ns - c.t0_ns) / 1e9
+        for e in router.get("mechanism_events", []):
+            if e.get("kind") in ("admit", "reject"):
+                est, thr = e.get("estimate"), e.get("threshold")
+                rows.append(
+                    (
+                        float(e["t_s"]) + shift,
+                        e["kind"],
+                        -1,
+                        bump.direction,
+                        str(e.get("rule") or ""),
+                        NAN if est is None else float(est),
+                        NAN if thr is None else float(thr),
+                        f"router flow {e.get('flow')}",
+                    )
                 )
-            )
     rows.sort(key=lambda x: (x[0], x[2], x[1] != "flow_start"))
     return {
         "t_s": np.array([r[0] for r in rows], dtype=np.float64),
@@ -422,7 +434,7 @@ def build(plan: Plan, c: Collected, *, seed: int, version: str) -> Any:
     groups: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault(r["group"], []).append(r)
-    fwd: dict[str, Any] = next((q for q in c.router.get("queues", []) if q["name"] == "a->b"), {})
+    fwd: dict[str, Any] = next((q for q in c.routers[0].get("queues", []) if q["name"] == "a->b"), {})
     summary = {
         "bottleneck": {
             "arrivals": int(fwd.get("arrivals") or 0),
@@ -449,8 +461,9 @@ def build(plan: Plan, c: Collected, *, seed: int, version: str) -> Any:
                 "marks": 0,
             }
             for q in (
-                {**q, "name": {"a->b": plan.direction, "b->a": plan.reverse}[q["name"]]}
-                for q in c.router.get("queues", [])
+                {**q, "name": {"a->b": bump.direction, "b->a": bump.reverse}[q["name"]]}
+                for bump, router in zip(plan.bumps, c.routers, strict=True)
+                for q in router.get("queues", [])
             )
             if int(q.get("arrivals") or 0)
         },
@@ -462,12 +475,25 @@ def build(plan: Plan, c: Collected, *, seed: int, version: str) -> Any:
             "prefix": c.prefix,
             "emulated_link": plan.direction,
             "router_delay_s": plan.router_delay_ns / 1e9,
+            "emulated_links": [
+                {
+                    "link": b.direction,
+                    "why": b.why,
+                    "router_delay_s": b.delay_ns / 1e9,
+                    # The router's time in its forwarding loop (not in ppoll): it must not spin.
+                    "router_loop_wall_s": r.get("loop_wall_s"),
+                    "router_life_s": r.get("sim_time_s"),
+                    "router": r.get("router", {}),
+                }
+                for b, r in zip(plan.bumps, c.routers, strict=True)
+            ],
             "hosts": {h: plan.side[h] for h in plan.hosts},
+            "segments": {h: plan.segment[h] for h in plan.hosts},
             "generator_late_mean_s": c.gen_late_mean_ns / 1e9,
             "generator_late_max_s": c.gen_late_max_ns / 1e9,
-            "router": c.router.get("router", {}),
+            "router": c.routers[0].get("router", {}),
             "not_measured": [
-                "queues other than the emulated link's",
+                "queues other than the emulated links'",
                 "link utilization series",
                 "flow sent_pkts/dropped_pkts series",
                 "delay_s traces",

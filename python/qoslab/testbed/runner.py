@@ -1,4 +1,4 @@
-"""Runs a plan on real packets: the namespaces, a ``qoslab-router`` on the
+"""Runs a plan on real packets: the namespaces, a ``qoslab-router`` on each
 emulated link, a ``qoslab-traffic sink`` in each destination host and a
 ``qoslab-traffic gen`` in each source host, all started against one
 instant of CLOCK_MONOTONIC (``t0``); then collects what they wrote.
@@ -59,13 +59,14 @@ class Collected:
     """What the processes wrote."""
 
     t0_ns: int
-    router_start_ns: int
+    #: Per emulated link (the plan's bumps, in order): its router's start, summary and stats lines.
+    router_start_ns: list[int] = field(default_factory=list)
     gen: dict[int, dict[str, Any]] = field(default_factory=dict)  # flow id -> its report
     gen_late_max_ns: int = 0
     gen_late_mean_ns: float = 0.0
     records: Any = None  # numpy structured array of every received packet
-    router: dict[str, Any] = field(default_factory=dict)
-    stats: list[dict[str, Any]] = field(default_factory=list)
+    routers: list[dict[str, Any]] = field(default_factory=list)
+    stats: list[list[dict[str, Any]]] = field(default_factory=list)
     wall_s: float = 0.0
     prefix: str = ""
     tcp_received: dict[int, dict[str, Any]] = field(default_factory=dict)  # flow id -> bytes, first_ns, last_ns
@@ -88,19 +89,21 @@ def _toml_value(v: Any) -> str:
     raise TypeError(f"cannot write {v!r} as TOML")
 
 
-def router_config(plan: Plan, tb: Testbed, work: Path, seed: int, base_dir: Path) -> str:
-    """The router's configuration: ``[router]`` and the emulated link as ``[link]``, its delay
-    the link's plus the hosts' path delays (``docs/testbed.md``)."""
-    a, b = tb.router_ifs
+def router_config(plan: Plan, tb: Testbed, work: Path, seed: int, base_dir: Path, j: int = 0) -> str:
+    """The configuration of emulated link ``j``'s router: ``[router]`` and the link as
+    ``[link]``, its delay the link's plus the plain path delays folded into it
+    (``docs/testbed.md``). Router ``j`` draws from seed + ``j`` (the first, the run's seed)."""
+    a, b = tb.router_ifs(j)
+    bump = plan.bumps[j]
     interval = plan.echo.get("metrics", {}).get("series_interval") or "100ms"
     lines = [
         "[router]",
         f"a = {json.dumps(a)}",
         f"b = {json.dumps(b)}",
-        f"seed = {seed}",
-        f"stats = {json.dumps(str(work / 'router-stats.jsonl'))}",
-        f"out = {json.dumps(str(work / 'router'))}",
-        f"control_socket = {json.dumps(str(work / 'router.sock'))}",
+        f"seed = {(seed + j) % 2**64}",
+        f"stats = {json.dumps(str(work / f'router{j}-stats.jsonl'))}",
+        f"out = {json.dumps(str(work / f'router{j}'))}",
+        f"control_socket = {json.dumps(str(work / f'router{j}.sock'))}",
         f"stats_interval = {json.dumps(interval)}",
         'class_tag = "zero"',
         "pool = 65536",
@@ -108,10 +111,10 @@ def router_config(plan: Plan, tb: Testbed, work: Path, seed: int, base_dir: Path
         "",
         "[link]",
     ]
-    spec = dict(plan.link.spec)
+    spec = dict(bump.link.spec)
     spec.pop("a", None)
     spec.pop("b", None)
-    spec["delay"] = f"{plan.router_delay_ns}ns"
+    spec["delay"] = f"{bump.delay_ns}ns"
     if spec.get("queue") is None:
         spec["queue"] = plan.echo["topology"].get("default_queue")
     if spec.get("reverse_queue") is None:
@@ -168,7 +171,9 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
     import numpy as np
 
     router_bin, traffic_bin = binary("qoslab-router"), binary("qoslab-traffic")
-    tb = Testbed(prefix=new_prefix(), hosts=plan.hosts, side=plan.side)
+    tb = Testbed(
+        prefix=new_prefix(), hosts=plan.hosts, segment=plan.segment, bumps=[(b.a_seg, b.b_seg) for b in plan.bumps]
+    )
     work = Path(tempfile.mkdtemp(prefix=f"qoslab-{tb.prefix}-"))
     procs: list[subprocess.Popen[bytes]] = []
     wall0 = time.monotonic()
@@ -179,16 +184,21 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
             if f.tcp is not None:
                 tb.tcp_settings(f.src, f.tcp)
                 tb.tcp_settings(f.dst, f.tcp)
-        cfg = work / "router.toml"
-        cfg.write_text(router_config(plan, tb, work, seed, base_dir))
-        router_start_ns = time.monotonic_ns()
-        router = subprocess.Popen(
-            tb.exec_args(tb.router_ns, [str(router_bin), "run", str(cfg)]),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        procs.append(router)
-        _wait_for(work / "router.sock", router, "qoslab-router")
+        routers: list[subprocess.Popen[bytes]] = []
+        router_start_ns: list[int] = []
+        for j in range(len(plan.bumps)):
+            cfg = work / f"router{j}.toml"
+            cfg.write_text(router_config(plan, tb, work, seed, base_dir, j))
+            router_start_ns.append(time.monotonic_ns())
+            router = subprocess.Popen(
+                tb.exec_args(tb.router_ns(j), [str(router_bin), "run", str(cfg)]),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            procs.append(router)
+            routers.append(router)
+        for j, router in enumerate(routers):
+            _wait_for(work / f"router{j}.sock", router, f"qoslab-router of {plan.bumps[j].direction}")
         # Sinks: one per destination host, a socket per destination port.
         sinks: dict[str, subprocess.Popen[bytes]] = {}
         for dst in sorted({f.dst for f in plan.flows}, key=plan.hosts.index):
@@ -199,10 +209,11 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
                 args += ["--listen", f"{tb.ip(dst)}:{p}"]
             for p in tcp_ports:
                 args += ["--listen-tcp", f"{tb.ip(dst)}:{p}"]
-            clamps = [f.tcp["max_window"] * f.tcp["mss"] for f in plan.flows if f.dst == dst and f.tcp is not None]
-            if clamps:
-                # The scenario's largest window, as the receiver's window (TCP_WINDOW_CLAMP).
-                args += ["--tcp-window-clamp", str(max(clamps))]
+            windows = {(f.tcp["max_window"], f.tcp["mss"]) for f in plan.flows if f.dst == dst and f.tcp is not None}
+            if windows:
+                # The scenario's largest window as the receiver's (one per host: the plan checks it).
+                segments, mss = max(windows)
+                args += ["--tcp-window-clamp", str(segments * mss), "--tcp-mss", str(mss)]
             s = subprocess.Popen(tb.exec_args(tb.host_ns(dst), args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             procs.append(s)
             sinks[dst] = s
@@ -230,12 +241,18 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
             if g.returncode != 0:
                 raise TestbedError(f"the generator in {src} exited with status {g.returncode}: {_stderr(g)}")
         # Let the last packets cross: the router's delay plus what its queue may hold (a few seconds at most).
-        time.sleep(min(5.0, 0.5 + plan.router_delay_ns / 1e9 + _drain_s(plan)))
+        # (Every router's delay and drain: a bound on the longest path's.)
+        delays = sum(b.delay_ns for b in plan.bumps) / 1e9
+        time.sleep(min(5.0, 0.5 + delays + sum(_drain_s(plan, j) for j in range(len(plan.bumps)))))
         for s in sinks.values():
             _stop(s, 10)
-        _stop(router, 15)
-        if router.returncode not in (0, None):
-            raise TestbedError(f"qoslab-router exited with status {router.returncode}: {_stderr(router)}")
+        for j, router in enumerate(routers):
+            _stop(router, 15)
+            if router.returncode not in (0, None):
+                raise TestbedError(
+                    f"the qoslab-router of {plan.bumps[j].direction} exited with status "
+                    f"{router.returncode}: {_stderr(router)}"
+                )
         for src, s in sinks.items():
             if s.returncode != 0:
                 raise TestbedError(f"the sink in {src} exited with status {s.returncode}: {_stderr(s)}")
@@ -254,8 +271,10 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
         parts = [np.fromfile(work / f"sink-{d}.bin", dtype=RECORD_DTYPE) for d in sinks]
         recs = np.concatenate(parts) if parts else np.zeros(0, dtype=RECORD_DTYPE)
         out.records = recs[np.lexsort((recs["seq"], recs["flow"], recs["recv_ns"]))]
-        out.router = json.loads((work / "router" / "summary.json").read_text())
-        out.stats = [json.loads(line) for line in (work / "router-stats.jsonl").read_text().splitlines() if line]
+        for j in range(len(plan.bumps)):
+            out.routers.append(json.loads((work / f"router{j}" / "summary.json").read_text()))
+            lines = (work / f"router{j}-stats.jsonl").read_text().splitlines()
+            out.stats.append([json.loads(line) for line in lines if line])
         out.wall_s = time.monotonic() - wall0
         return out
     finally:
@@ -267,11 +286,12 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _drain_s(plan: Plan) -> float:
-    """How long the emulated link's queue may take to empty: its limit (packets, or bytes) at the link's rate."""
+def _drain_s(plan: Plan, j: int = 0) -> float:
+    """How long emulated link ``j``'s queue may take to empty: its limit (packets, or bytes) at the link's rate."""
     from .plan import size_bytes
 
-    q = plan.link.spec.get("queue") or plan.echo["topology"].get("default_queue") or {}
+    link = plan.bumps[j].link
+    q = link.spec.get("queue") or plan.echo["topology"].get("default_queue") or {}
     lim = q.get("limit") or q.get("buffer") or "1000pkts"
     lims = lim if isinstance(lim, list) else [lim]
     worst = 0.0
@@ -282,5 +302,5 @@ def _drain_s(plan: Plan) -> float:
             if "p" in s
             else float(size_bytes(s))
         )
-        worst = max(worst, n * 8 / plan.link.rate)
+        worst = max(worst, n * 8 / link.rate)
     return worst

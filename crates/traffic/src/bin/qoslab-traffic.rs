@@ -20,7 +20,7 @@ extern "C" fn on_signal(_: libc::c_int) {
 
 enum Cmd {
     Gen { spec: PathBuf, report: PathBuf },
-    Sink { listen: Vec<SocketAddr>, listen_tcp: Vec<SocketAddr>, window_clamp: Option<u32>, out: PathBuf },
+    Sink { listen: Vec<SocketAddr>, listen_tcp: Vec<SocketAddr>, window: Option<tcp::Window>, out: PathBuf },
 }
 
 fn cli() -> Command {
@@ -66,8 +66,18 @@ fn cli() -> Command {
                 .arg(
                     Arg::new("window_clamp")
                         .long("tcp-window-clamp")
-                        .value_parser(value_parser!(u32).range(1..))
-                        .help("bound the window the TCP receivers advertise (bytes)"),
+                        .requires("mss")
+                        .value_parser(value_parser!(u32).range(1..=1 << 30))
+                        .help(
+                            "the largest window the TCP receivers advertise (bytes): the scenario's max_window x mss",
+                        ),
+                )
+                .arg(
+                    Arg::new("mss")
+                        .long("tcp-mss")
+                        .requires("window_clamp")
+                        .value_parser(value_parser!(u32).range(88..=1460))
+                        .help("the TCP flows' segment payload (bytes), with --tcp-window-clamp"),
                 )
                 .arg(
                     Arg::new("out")
@@ -89,7 +99,10 @@ fn parse() -> Cmd {
         Some(("sink", k)) => Cmd::Sink {
             listen: k.get_many::<SocketAddr>("listen").map_or_else(Vec::new, |v| v.copied().collect()),
             listen_tcp: k.get_many::<SocketAddr>("listen_tcp").map_or_else(Vec::new, |v| v.copied().collect()),
-            window_clamp: k.get_one::<u32>("window_clamp").copied(),
+            window: k
+                .get_one::<u32>("window_clamp")
+                .zip(k.get_one::<u32>("mss"))
+                .map(|(&bytes, &mss)| tcp::Window { bytes, mss }),
             out: k.get_one::<PathBuf>("out").expect("required").clone(),
         },
         _ => unreachable!("subcommand_required"),
@@ -146,7 +159,7 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Cmd::Sink { listen, listen_tcp, window_clamp, out } => {
+        Cmd::Sink { listen, listen_tcp, window, out } => {
             let socks = match sink::bind(&listen) {
                 Ok(s) => s,
                 Err(e) => {
@@ -154,7 +167,7 @@ fn main() -> ExitCode {
                     return ExitCode::from(1);
                 }
             };
-            let listeners = match tcp::bind(&listen_tcp, window_clamp) {
+            let listeners = match tcp::bind(&listen_tcp, window) {
                 Ok(s) => s,
                 Err(e) => {
                     eprintln!("{e}");
@@ -177,7 +190,7 @@ fn main() -> ExitCode {
             };
             let tcp_thread = {
                 let stop = stop.clone();
-                std::thread::spawn(move || tcp::run_receivers(listeners, stop))
+                std::thread::spawn(move || tcp::run_receivers(listeners, window, stop))
             };
             let records = sink::run(socks, stop);
             let _ = watcher.join();

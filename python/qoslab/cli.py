@@ -278,8 +278,9 @@ def parser() -> argparse.ArgumentParser:
     tb = sub.add_parser(
         "testbed",
         help="run a scenario on real packets across network namespaces (root)",
-        description="The testbed (docs/testbed.md): the scenario's emulated link as a qoslab-router between "
-        "network namespaces, real UDP generators and sinks; the same result folder as `qoslab run`.",
+        description="The testbed (docs/testbed.md): the scenario's hosts as network namespaces, each emulated "
+        "link as a qoslab-router between them, real UDP generators and sinks and kernel TCP; the same result "
+        "folder as `qoslab run`.",
     )
     tsub = tb.add_subparsers(dest="testbed_command", metavar="ACTION", required=True)
     tr = tsub.add_parser("run", help="run a scenario on the testbed and write its result")

@@ -12,7 +12,13 @@ cut down to the flows under test, written once for each simulator.
   ``tcp_late``, 10 UDP flows from 0 s (the MM_APP's place) and the 2 CBR
   from 10 s, each at its class's per-flow rate of each 10 s period. It asks
   whether ns-2.35 and qoslab agree on TCP's drop rate when UDP shares the
-  queue as under D-CBT, without D-CBT (issue 10 §2).
+  queue as under D-CBT, without D-CBT (issue 10 §2);
+- ``tcp_mm``: the paper's whole mix under plain RED with its 10 MM_APP
+  flows (from 0 s) and its 2 CBR at 5 Mb/s (from 10 s): qoslab's MM_APP
+  against the MmApp its author published for ns-2, rewritten in OTcl
+  (``ns2/red_dumbbell.tcl``; ``mm_app.py`` prints the MM_APP's figures).
+  ns-2's UDP packets carry no header, so both sides send 1000 B on the
+  wire (qoslab: ``size`` 1000 B, ``header`` 0 B, 40 B feedback).
 
 Every packet of a data flow is 1000 B on the wire in both simulators
 (qoslab: 960 B of TCP payload + 40 B of headers; ns-2: ``packetSize_`` 1000
@@ -55,11 +61,19 @@ class Case:
     #: constant-rate UDP flows from 0 s, and their rates
     n_udp: int = 0
     udp_rates: Schedule = ()
+    #: MM_APP flows from 0 s
+    n_mm: int = 0
 
     @property
     def flows(self) -> range:
-        """Flow ids: the TCP flows from 0 s, the late ones, the CBR, then the other UDP, as both sides number them."""
-        return range(self.n_tcp + self.n_late + self.n_cbr + self.n_udp)
+        """Flow ids, as both sides number them: the TCP flows from 0 s, the late
+        ones, the CBR, the other UDP, then the MM_APP."""
+        return range(self.n_tcp + self.n_late + self.n_cbr + self.n_udp + self.n_mm)
+
+    @property
+    def mm_flows(self) -> range:
+        """The MM_APP flows' ids."""
+        return range(len(self.flows) - self.n_mm, len(self.flows))
 
 
 CASES = {
@@ -76,7 +90,18 @@ CASES = {
         n_udp=10,
         udp_rates=DCBT_TAGGED_BPS,
     ),
+    "tcp_mm": Case(
+        "tcp_mm",
+        25,
+        2,
+        "25 Reno + 30 from 20 s + 10 MM_APP + 2 CBR 5 Mb/s (10-30 s)",
+        n_late=30,
+        n_mm=10,
+    ),
 }
+
+#: The MM_APP's scales (seed 001 §5), bit/s of 1000 B packets.
+MM_SCALES_BPS = (300_000, 500_000, 700_000, 900_000, 1_100_000)
 
 
 def ns2_schedule(rates: Schedule) -> str:
@@ -130,6 +155,7 @@ def qoslab_toml(case: Case, rate_bps: int = RATE_BPS) -> str:
     hosts += [f"late_s{i}" for i in range(case.n_late)] + [f"late_d{i}" for i in range(case.n_late)]
     hosts += [f"cbr_s{i}" for i in range(case.n_cbr)] + [f"cbr_d{i}" for i in range(case.n_cbr)]
     hosts += [f"udp_s{i}" for i in range(case.n_udp)] + [f"udp_d{i}" for i in range(case.n_udp)]
+    hosts += [f"mm_s{i}" for i in range(case.n_mm)] + [f"mm_d{i}" for i in range(case.n_mm)]
     nodes = ['  { name = "r0", kind = "router" },', '  { name = "r1", kind = "router" },']
     nodes += [f'  {{ name = "{h}", kind = "host" }},' for h in hosts]
     out = [
@@ -152,7 +178,8 @@ def qoslab_toml(case: Case, rate_bps: int = RATE_BPS) -> str:
         'queue = { type = "red", limit = "60pkts", min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, '
         'gentle = false, ecn = false, mode = "packets", mean_pkt_size = "1000B" }',
     ]
-    for kind, n in (("tcp", case.n_tcp), ("late", case.n_late), ("cbr", case.n_cbr), ("udp", case.n_udp)):
+    kinds = (("tcp", case.n_tcp), ("late", case.n_late), ("cbr", case.n_cbr), ("udp", case.n_udp), ("mm", case.n_mm))
+    for kind, n in kinds:
         for i in range(n):
             for a, b in ((f"{kind}_s{i}", "r0"), ("r1", f"{kind}_d{i}")):
                 out += ["", "[[topology.links]]", f'a = "{a}"', f'b = "{b}"', 'rate = "25Mbps"', 'delay = "5ms"']
@@ -190,4 +217,20 @@ def qoslab_toml(case: Case, rate_bps: int = RATE_BPS) -> str:
         out += _udp_groups("cbr", case.n_cbr, CBR_START_S, case.cbr_rates, 2)
     if case.n_udp:
         out += _udp_groups("udp", case.n_udp, 0.0, case.udp_rates, 1)
+    if case.n_mm:
+        scales = ", ".join(f'"{bps}bps"' for bps in MM_SCALES_BPS)
+        out += [
+            "",
+            "[[traffic]]",
+            'name = "mm"',
+            'model = "mm_app"',
+            f"flows = {case.n_mm}",
+            'src = "mm_s*"',
+            'dst = "mm_d*"',
+            'size = "1000B"',
+            'header = "0B"',
+            "class = 1",
+            'start_jitter = "100ms"',
+            f'mm_app = {{ scales = [{scales}], feedback_size = "40B" }}',
+        ]
     return "\n".join(out) + "\n"

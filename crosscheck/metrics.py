@@ -94,6 +94,9 @@ class Ns2Trace:
     queue_area: float = 0.0
     #: bytes received at the far end, per flow id
     received: dict[int, int] | None = None
+    #: packets offered to and dropped at the queue, per flow id
+    flow_arrivals: dict[int, int] | None = None
+    flow_drops: dict[int, int] | None = None
 
     def metrics(self, flows: Iterable[int]) -> Metrics:
         """The four figures; ``flows`` are the data flows' ids (a flow that
@@ -119,9 +122,9 @@ def parse_ns2_trace(lines: Iterable[str], *, src: int, dst: int, rate_bps: float
     events after ``duration_s`` are ignored; a malformed line raises
     ``ValueError`` naming its number.
     """
-    tr = Ns2Trace(rate_bps=rate_bps, duration_s=duration_s, received={})
-    rx = tr.received
-    assert rx is not None
+    tr = Ns2Trace(rate_bps=rate_bps, duration_s=duration_s, received={}, flow_arrivals={}, flow_drops={})
+    rx, fa, fd = tr.received, tr.flow_arrivals, tr.flow_drops
+    assert rx is not None and fa is not None and fd is not None
     q, last_t = 0, 0.0
     for n, line in enumerate(lines, 1):
         f = line.split()
@@ -144,6 +147,7 @@ def parse_ns2_trace(lines: Iterable[str], *, src: int, dst: int, rate_bps: float
         if ev == "+":
             tr.arrivals += 1
             tr.tcp_arrivals += tcp
+            fa[fid] = fa.get(fid, 0) + 1
             q += 1
         elif ev == "-":
             tr.departed_bytes += size
@@ -151,6 +155,7 @@ def parse_ns2_trace(lines: Iterable[str], *, src: int, dst: int, rate_bps: float
         elif ev == "d":
             tr.drops += 1
             tr.tcp_drops += tcp
+            fd[fid] = fd.get(fid, 0) + 1
             q -= 1
         else:  # r
             rx[fid] = rx.get(fid, 0) + size
@@ -158,6 +163,76 @@ def parse_ns2_trace(lines: Iterable[str], *, src: int, dst: int, rate_bps: float
             raise ValueError(f"ns-2 trace line {n}: more packets left the queue than entered it")
     tr.queue_area += q * (duration_s - last_t)
     return tr
+
+
+# --- MM_APP scale changes (issue 10 §2) -----------------------------------------
+
+#: Two cuts are "together" when they are at most this far apart (about one
+#: RTT of the dumbbell: 2 x (5 + 20 + 5) ms plus queueing).
+SYNC_WINDOW_S = 0.065
+#: A cut is synchronized when at least this many other flows cut within the window.
+SYNC_OTHERS = 5
+
+
+def parse_scale_log(lines: Iterable[str]) -> list[tuple[float, int, int]]:
+    """Reads ``red_dumbbell.tcl``'s MM_APP scale log: one ``time flow_id scale``
+    line per scale a source applied. A malformed line raises ``ValueError``
+    naming its number."""
+    out: list[tuple[float, int, int]] = []
+    for n, line in enumerate(lines, 1):
+        f = line.split()
+        if not f:
+            continue
+        try:
+            if len(f) != 3:
+                raise ValueError
+            t, fid, scale = float(f[0]), int(f[1]), int(f[2])
+        except ValueError:
+            got = line.strip()
+            raise ValueError(f"MM_APP scale log line {n}: expected 'time flow_id scale', got {got!r}") from None
+        if scale < 0:
+            raise ValueError(f"MM_APP scale log line {n}: scale must be >= 0, got {scale}")
+        out.append((t, fid, scale))
+    return out
+
+
+def scale_cuts(changes: Iterable[tuple[float, int, int]]) -> list[tuple[float, int]]:
+    """The cuts among scale changes ``(time, flow, new scale)``: the changes to a
+    lower scale than the flow's previous one (every flow starts at scale 0),
+    as ``(time, flow)`` in time order."""
+    last: dict[int, int] = {}
+    cuts = []
+    for t, flow, scale in sorted(changes):
+        if scale < last.get(flow, 0):
+            cuts.append((t, flow))
+        last[flow] = scale
+    return cuts
+
+
+def cut_figures(
+    cuts: list[tuple[float, int]],
+    n_flows: int,
+    duration_s: float,
+    *,
+    window_s: float = SYNC_WINDOW_S,
+    others: int = SYNC_OTHERS,
+) -> tuple[float, float]:
+    """``(cuts per second per flow, share of cuts with at least `others` other
+    flows cutting within `window_s` of it)``; the share is 0 without cuts."""
+    if n_flows < 1 or duration_s <= 0:
+        raise ValueError("cut_figures: n_flows must be >= 1 and duration_s > 0")
+    cuts = sorted(cuts)
+    together = 0
+    lo = 0
+    for i, (t, flow) in enumerate(cuts):
+        while cuts[lo][0] < t - window_s:
+            lo += 1
+        hi = i
+        while hi + 1 < len(cuts) and cuts[hi + 1][0] <= t + window_s:
+            hi += 1
+        near = {f for _, f in cuts[lo : hi + 1]} - {flow}
+        together += len(near) >= others
+    return len(cuts) / (n_flows * duration_s), together / len(cuts) if cuts else 0.0
 
 
 # --- qoslab --------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """RED crosscheck: the seed-001 dumbbell in ns-2.35 and in qoslab, side by side.
 
-    .venv/bin/python crosscheck/run.py [--seeds N] [--cases tcp,tcp_cbr,tcp_late,tcp_udp] [--markdown] [--rate MBPS]
+    .venv/bin/python crosscheck/run.py [--seeds N] [--cases tcp,...,tcp_mm] [--markdown] [--rate MBPS]
 
 For each case (``cases.py``) and each seed 1..N it runs ns-2
 (``ns2/red_dumbbell.tcl``, which writes the bottleneck's queue trace) and
@@ -39,7 +39,15 @@ VARIANTS = ("floyd93", "ns2")
 
 
 def run_ns2(case: cases.Case, seed: int, work: Path, rate_bps: int = cases.RATE_BPS) -> metrics.Metrics:
+    return run_ns2_trace(case, seed, work, rate_bps)[0].metrics(case.flows)
+
+
+def run_ns2_trace(
+    case: cases.Case, seed: int, work: Path, rate_bps: int = cases.RATE_BPS
+) -> tuple[metrics.Ns2Trace, list[tuple[float, int, int]]]:
+    """ns-2's bottleneck counts and its MM_APP scale changes (none without MM_APP flows)."""
     trace = work / f"ns2_{case.name}_{seed}.tr"
+    scale_log = work / f"ns2_{case.name}_{seed}.scales"
     cmd = [
         "ns",
         str(HERE / "ns2" / "red_dumbbell.tcl"),
@@ -55,6 +63,8 @@ def run_ns2(case: cases.Case, seed: int, work: Path, rate_bps: int = cases.RATE_
         cases.ns2_schedule(case.cbr_rates),
         str(case.n_udp),
         cases.ns2_schedule(case.udp_rates) if case.n_udp else "-",
+        str(case.n_mm),
+        str(scale_log),
     ]
     done = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
     if done.returncode != 0:
@@ -62,7 +72,12 @@ def run_ns2(case: cases.Case, seed: int, work: Path, rate_bps: int = cases.RATE_
     with trace.open() as f:
         tr = metrics.parse_ns2_trace(f, src=0, dst=1, rate_bps=rate_bps, duration_s=cases.DURATION_S)
     trace.unlink()
-    return tr.metrics(case.flows)
+    changes: list[tuple[float, int, int]] = []
+    if scale_log.exists():
+        with scale_log.open() as f:
+            changes = metrics.parse_scale_log(f)
+        scale_log.unlink()
+    return tr, changes
 
 
 def run_qoslab(

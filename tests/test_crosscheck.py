@@ -5,6 +5,7 @@ the crosscheck's 25-Reno case (seed 1), whose counts were taken with awk."""
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -41,6 +42,8 @@ def test_hand_trace_gives_the_hand_worked_figures():
     # One packet waits from 0.1 s to 0.5 s (the 0.2 s arrival is dropped at once).
     assert tr.queue_area == pytest.approx(0.4)
     assert tr.received == {0: 1000, 1: 1000}
+    # Per flow: each of the three offered one packet; flow 2's was dropped.
+    assert tr.flow_arrivals == {0: 1, 1: 1, 2: 1} and tr.flow_drops == {2: 1}
     m = tr.metrics(range(3))  # flow 2 got nothing through
     assert m.utilization == pytest.approx(2000 * 8 / 16_000)
     assert m.drop_fraction == pytest.approx(1 / 3)
@@ -138,7 +141,7 @@ def test_case_scenarios_are_valid_qoslab_scenarios(tmp_path):
         assert text.count('kind = "host"') == 2 * len(case.flows)
         assert len(sc.echo["traffic"]) == 1 + (case.n_late > 0) + len(case.cbr_rates) * (case.n_cbr > 0) + len(
             case.udp_rates
-        ) * (case.n_udp > 0)
+        ) * (case.n_udp > 0) + (case.n_mm > 0)
         assert 'size = "960B"' in text and 'header = "40B"' in text  # 1000 B TCP packets on the wire
         # ns-2.35's Reno rules on qoslab's side too (docs/mechanisms/tcp.md).
         assert text.count('stack = "ns2"') == 1 + (case.n_late > 0)
@@ -206,3 +209,72 @@ def test_dcbt_standins_replace_only_the_mm_app_and_measure_their_rates():
     f = res.flows
     assert m["tcp_delivered"] == f.loc[f["class"] == 0, "delivered_pkts"].sum()
     assert sum(m[f"tcp_sent_pkts_{k}"] for k in range(3)) == f.loc[f["class"] == 0, "sent_pkts"].sum()
+
+
+def test_scale_log_parses_and_names_a_bad_line():
+    log = ["0.061 57 1", "", "0.123 57 2", "0.150 58 1"]
+    assert metrics.parse_scale_log(log) == [(0.061, 57, 1), (0.123, 57, 2), (0.150, 58, 1)]
+    with pytest.raises(ValueError, match="line 2: expected 'time flow_id scale'"):
+        metrics.parse_scale_log(["0.1 57 1", "0.2 57"])
+    with pytest.raises(ValueError, match="line 1: expected"):
+        metrics.parse_scale_log(["0.1 x 1"])
+    with pytest.raises(ValueError, match="line 1: scale must be >= 0"):
+        metrics.parse_scale_log(["0.1 3 -1"])
+
+
+def test_cuts_are_the_changes_downwards_and_their_synchrony_is_counted():
+    # Flow 1: 0 -> 1 -> 2 -> 1 (a cut) -> 0 (a cut) -> 1; flow 2: 0 -> 1 -> 0 (a cut).
+    changes = [(0.1, 1, 1), (0.2, 1, 2), (0.3, 1, 1), (0.4, 1, 0), (0.5, 1, 1), (0.15, 2, 1), (0.35, 2, 0)]
+    assert metrics.scale_cuts(changes) == [(0.3, 1), (0.35, 2), (0.4, 1)]
+    # Six flows cut within 65 ms of one another, a seventh 1 s later: the six
+    # each see five others, the seventh none.
+    cuts = [(1.0 + 0.01 * k, k) for k in range(6)] + [(2.0, 6)]
+    rate, share = metrics.cut_figures(cuts, 7, 10.0)
+    assert rate == pytest.approx(7 / 70) and share == pytest.approx(6 / 7)
+    # The window is inclusive: 65 ms apart is together, 66 ms is not.
+    edge = [(0.0, 0), (0.065, 1), (0.065, 2), (0.065, 3), (0.065, 4), (0.065, 5)]
+    assert metrics.cut_figures(edge, 6, 1.0)[1] == pytest.approx(1.0)
+    apart = [(0.0, 0)] + [(0.066, k) for k in range(1, 6)]
+    assert metrics.cut_figures(apart, 6, 1.0)[1] == 0.0
+    # Two cuts of one flow count it once: five flows are never six.
+    same = [(0.0, 0), (0.01, 1), (0.02, 1), (0.03, 2), (0.04, 3), (0.05, 4)]
+    assert metrics.cut_figures(same, 5, 1.0)[1] == 0.0
+    assert metrics.cut_figures([], 3, 1.0) == (0.0, 0.0)
+    with pytest.raises(ValueError, match="n_flows"):
+        metrics.cut_figures(cuts, 0, 1.0)
+
+
+def test_tcp_mm_case_runs_the_mm_app_on_both_sides_numbered_alike():
+    import qoslab
+
+    mm = cases.CASES["tcp_mm"]
+    assert (mm.n_tcp, mm.n_late, mm.n_cbr, mm.n_mm, len(mm.flows)) == (25, 30, 2, 10, 67)
+    assert list(mm.mm_flows) == list(range(57, 67))
+    text = cases.qoslab_toml(mm)
+    assert 'model = "mm_app"' in text and '"300000bps", "500000bps", "700000bps", "900000bps", "1100000bps"' in text
+    res = qoslab.run(qoslab.Scenario.from_toml(text).with_overrides("duration=21s"), seed=1)
+    f = res.flows
+    assert sorted(f.loc[f["group"] == "mm", "flow_id"]) == list(mm.mm_flows)
+    e = res.events[res.events["kind"] == "mm_scale"]
+    assert set(e["flow_id"]) == set(mm.mm_flows)
+
+
+@pytest.mark.skipif(__import__("shutil").which("ns") is None, reason="ns-2 not installed")
+def test_ns2_mm_app_follows_the_published_rules_on_a_clean_path(tmp_path):
+    import subprocess
+
+    script = ROOT / "crosscheck" / "ns2" / "red_dumbbell.tcl"
+    tr, log = tmp_path / "tr", tmp_path / "scales"
+    # One MM_APP flow alone for 1 s: no loss, so +1 at every feedback.
+    args = ["ns", str(script), "0", "0", "1", "1", str(tr), "10", "0", "20", "25Mb", "-", "0", "-", "1", str(log)]
+    subprocess.run(args, check=True, cwd=tmp_path, capture_output=True)
+    changes = metrics.parse_scale_log(log.read_text().splitlines())
+    assert [s for _, _, s in changes] == [1, 2, 3, 4]
+    first_tx = float(tr.read_text().split()[1]) - 0.005 - 0.00032  # the first packet's arrival at r0, less one hop
+    one_way = 0.030 + 3 * 1000 * 8 / 25e6
+    back = 0.030 + 3 * 40 * 8 / 25e6
+    # The first feedback leaves when seq 0 arrives (not one RTT later) ...
+    assert changes[0][0] == pytest.approx(first_tx + one_way + back, abs=2e-4)
+    # ... then one every RTT estimate, twice the one-way delay.
+    gaps = [b[0] - a[0] for a, b in itertools.pairwise(changes)]
+    assert gaps == pytest.approx([2 * one_way] * 3, abs=1e-6)

@@ -1,6 +1,6 @@
 # The seed-001 (D-CBT paper, §5) dumbbell for the RED crosscheck, in ns-2.35.
 #
-#   ns red_dumbbell.tcl <n_tcp> <n_cbr> <duration_s> <seed> <trace_file> [cbr_start_s [n_late [late_start_s [rate [cbr_rates [n_udp [udp_rates]]]]]]]
+#   ns red_dumbbell.tcl <n_tcp> <n_cbr> <duration_s> <seed> <trace_file> [cbr_start_s [n_late [late_start_s [rate [cbr_rates [n_udp [udp_rates [n_mm scale_log]]]]]]]]
 #
 # n_tcp FTP/TCP Reno flows from 0 s, n_late more from late_start_s (default
 # 20 s, as the paper's second group), n_cbr CBR/UDP flows from cbr_start_s
@@ -14,7 +14,12 @@
 # queue (5 / 15 / max_p 0.1 / w_q 0.002). Every flow starts within 100 ms
 # of its group's start (uniform jitter). Writes the bottleneck's queue
 # trace (r0 -> r1 only) in ns-2's standard trace format. Flow ids: the
-# early TCP flows, then the late ones, then the CBR, then the other UDP.
+# early TCP flows, then the late ones, then the CBR, then the other UDP,
+# then the MM_APP flows. n_mm MM_APP flows (seed 001 §5: 300 / 500 / 700 /
+# 900 / 1100 kb/s, 1000 B packets) run from 0 s the feedback loop of the
+# MmApp that the MM_APP's author published for ns-2 ("NS by Example", "Add
+# New Application and Agent"), rewritten here in OTcl (below); each scale the
+# source applies is written to `scale_log` as "time flow_id scale".
 #
 # Every Queue/RED and Agent/TCP parameter that matters is set explicitly:
 # ns-2.35's defaults are not those of the paper's era (gentle_, bytes_,
@@ -38,6 +43,8 @@ set rate      [expr {$argc > 8 ? [lindex $argv 8] : "25Mb"}]
 set cbr_rates [expr {$argc > 9 && [lindex $argv 9] ne "-" ? [lindex $argv 9] : "0:5Mb"}]
 set n_udp     [expr {$argc > 10 ? [lindex $argv 10] : 0}]
 set udp_rates [expr {$argc > 11 ? [lindex $argv 11] : "0:5Mb"}]
+set n_mm      [expr {$argc > 12 ? [lindex $argv 12] : 0}]
+set scale_log [expr {$argc > 13 ? [lindex $argv 13] : ""}]
 
 # --- RED: packet mode, FJ93 parameters (every setting in red_fj93.tcl) -------
 source [file join [file dirname [info script]] red_fj93.tcl]
@@ -154,10 +161,115 @@ for {set i 0} {$i < $n_udp} {incr i} {
     cbr_flow 0.0 $udp_rates
 }
 
+# --- MM_APP: the published MmApp's feedback loop, in OTcl --------------------
+# Each flow is a UDP agent pair; data and feedback are real packets that
+# carry their fields as PacketData ("$udp send nbytes text"; the agent at the
+# other end, with no application attached, hands the text to its
+# process_data instproc). The rules, as the MmApp's description and code
+# state them:
+#  - the source starts at scale 0 and sends 1000 B packets at its scale's
+#    rate; the gap after a packet is computed when it leaves, at the scale
+#    of that moment (a new scale applies from the next gap);
+#  - each data packet carries its sequence number (0, 1, ...) and send time;
+#  - the receiver estimates the RTT as twice the one-way delay: the first
+#    packet (seq 0) sets it, then rtt = 0.9 rtt + 0.1 (2 x one-way delay);
+#  - it counts received packets and sequence gaps (lost) since its last
+#    feedback; the arrival of seq 0 triggers the first feedback at once,
+#    then it feeds back every rtt (the estimate when the timer is set);
+#  - at each feedback: if some packet arrived, halve the scale index
+#    (integer) if any was lost, else add one (at most 4); no packet: keep it;
+#    the counts restart; a 40 B feedback packet carries the scale, which the
+#    source applies when it arrives.
+set mm_rates {300000 500000 700000 900000 1100000}
+set mm_log ""
+if {$scale_log ne ""} { set mm_log [open $scale_log w] }
+
+Agent/UDP instproc process_data {from data} {
+    global mm_of
+    set k $mm_of($self)
+    if {[lindex $data 0] eq "d"} {
+        mm_data $k [lindex $data 1] [lindex $data 2]
+    } else {
+        mm_scale $k [lindex $data 1]
+    }
+}
+proc mm_send {k} {
+    global ns mm mm_rates
+    set now [$ns now]
+    $mm(snd,$k) send 1000 "d $mm(seq,$k) $now"
+    incr mm(seq,$k)
+    $ns at [expr {$now + 8000.0 / [lindex $mm_rates $mm(scale,$k)]}] "mm_send $k"
+}
+proc mm_scale {k scale} {
+    global ns mm mm_log
+    if {$scale != $mm(scale,$k)} {
+        set mm(scale,$k) $scale
+        if {$mm_log ne ""} { puts $mm_log "[$ns now] $mm(fid,$k) $scale" }
+    }
+}
+proc mm_data {k seq sent} {
+    global ns mm
+    set now [$ns now]
+    set sample [expr {2.0 * ($now - $sent)}]
+    if {$seq == 0} {
+        set mm(last,$k) -1
+        set mm(rscale,$k) 0
+        set mm(lost,$k) 0
+        set mm(recv,$k) 0
+        set mm(rtt,$k) $sample
+    } elseif {![info exists mm(rtt,$k)]} {
+        return ;# seq 0 lost: the published receiver never starts its loop
+    } else {
+        set mm(rtt,$k) [expr {0.9 * $mm(rtt,$k) + 0.1 * $sample}]
+    }
+    incr mm(recv,$k)
+    incr mm(lost,$k) [expr {$seq - $mm(last,$k) - 1}]
+    set mm(last,$k) $seq
+    if {$seq == 0} { mm_feedback $k }
+}
+proc mm_feedback {k} {
+    global ns mm
+    if {$mm(recv,$k) > 0} {
+        if {$mm(lost,$k) > 0} {
+            set mm(rscale,$k) [expr {$mm(rscale,$k) / 2}]
+        } elseif {$mm(rscale,$k) < 4} {
+            incr mm(rscale,$k)
+        }
+    }
+    set mm(recv,$k) 0
+    set mm(lost,$k) 0
+    $mm(rcv,$k) send 40 "a $mm(rscale,$k)"
+    $ns at [expr {[$ns now] + $mm(rtt,$k)}] "mm_feedback $k"
+}
+proc mm_flow {k} {
+    global ns jitter fid mm mm_of
+    lassign [pair] s d
+    set snd [new Agent/UDP]
+    set rcv [new Agent/UDP]
+    $snd set fid_ $fid
+    $rcv set fid_ $fid
+    $ns attach-agent $s $snd
+    $ns attach-agent $d $rcv
+    $ns connect $snd $rcv
+    set mm(snd,$k) $snd
+    set mm(rcv,$k) $rcv
+    set mm(seq,$k) 0
+    set mm(scale,$k) 0
+    set mm(fid,$k) $fid
+    set mm_of($snd) $k
+    set mm_of($rcv) $k
+    $ns at [$jitter uniform 0 0.1] "mm_send $k"
+    incr fid
+}
+for {set i 0} {$i < $n_mm} {incr i} {
+    mm_flow $i
+}
+
 proc finish {} {
-    global ns tf
+    global ns tf mm_log
     $ns flush-trace
     close $tf
+    if {$mm_log ne ""} { close $mm_log }
     exit 0
 }
 $ns at $duration "finish"

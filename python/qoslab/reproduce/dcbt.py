@@ -449,9 +449,11 @@ def _claim_table1(est: Any) -> Claim:
                 "definition (every other reading of the tables is higher), not RED/TCP (the mix under plain RED "
                 "with constant-rate UDP at D-CBT's class rates: ns-2.35 4.83 %, qoslab 4.77 %, crosscheck case "
                 "tcp_udp); with the 10 MM_APP replaced by constant-rate flows offering the MM_APP's load per "
-                "period, D-CBT's TCP loses 4.70 % (ChIPS 4.55 %) and the tagged class 10.9 % (paper 11.85 %), "
-                "crosscheck/dcbt_standins.py: the extra drops come with the modelled MM_APP's rate dynamics, "
-                "which the seed leaves to its ref. [11]"
+                "period, D-CBT's TCP loses 4.66 % (ChIPS 4.58 %) and the tagged class 11.0 % (paper 11.85 %), "
+                "crosscheck/dcbt_standins.py: the extra drops come with the MM_APP's rate dynamics; the MM_APP "
+                "follows the MmApp its author published for ns-2, and that MmApp run in ns-2.35 cuts its scale "
+                "as often and as much in sync as qoslab's (4.59 vs 4.61 cuts/s a flow, crosscheck/mm_app.py), so "
+                "the paper's MM_APP behaved otherwise than its published design or Table 1 is out of reach"
             )
     return Claim(
         id="dcbt-table1-tcp",

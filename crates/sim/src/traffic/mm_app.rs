@@ -14,11 +14,14 @@
 //! ones lost (the simulator's links and queues keep a flow's packets in
 //! order, so a gap is a loss, not a reordering). The RTT estimate is
 //! smoothed from twice the one-way delay of each packet:
-//! `rtt = 2 d` for the first, then `rtt = 7/8 rtt + 1/8 (2 d)` (the TCP
-//! SRTT gain). The receiver decides once per RTT estimate, the first time
-//! one estimate after the first packet: if a loss was detected since the
-//! last decision the scale index is halved (4 -> 2 -> 1 -> 0, integer
-//! division), otherwise it rises by one (at most the top scale). A period
+//! `rtt = 2 d` for the first, then `rtt = 0.9 rtt + 0.1 (2 d)`. The
+//! receiver decides when the first packet arrives, then once per RTT
+//! estimate: if a loss was detected since the last decision the scale
+//! index is halved (4 -> 2 -> 1 -> 0, integer division), otherwise it
+//! rises by one (at most the top scale); so the first decision, on the
+//! first packet alone, is scale 1. These rules are those of the MmApp the
+//! MM_APP's author published for ns-2 ("NS by Example", "Add New
+//! Application and Agent"; checked in `crosscheck/mm_app.py`). A period
 //! in which no packet arrived carries no evidence and leaves the scale as
 //! it is. Each decision, changed or not, is sent to the source as a
 //! feedback packet (`feedback_size` bytes on the wire, a real packet on
@@ -85,7 +88,7 @@ pub struct MmReceiver {
     top: usize,
     scale: usize,
     expected: u64,
-    /// Smoothed RTT estimate (ns), from twice the one-way delay.
+    /// Smoothed RTT estimate (ns), from twice the one-way delay (gain 1/10).
     rtt: Option<u64>,
     loss_seen: bool,
     arrivals_seen: bool,
@@ -132,11 +135,12 @@ impl MmReceiver {
         let sample = now.0.saturating_sub(created.0).saturating_mul(2);
         let rtt = match self.rtt {
             None => sample,
-            Some(r) => (7 * r as u128 + sample as u128).div_ceil(8) as u64,
+            Some(r) => (9 * r as u128 + sample as u128).div_ceil(10) as u64,
         };
         self.rtt = Some(rtt);
         if self.next_decision.is_none() {
-            self.next_decision = Some(Time(now.0.saturating_add(rtt.max(1))));
+            // The first packet's arrival is the first decision (the published MmApp's).
+            self.next_decision = Some(now);
         }
     }
     /// The decision timer fires: the scale to feed back, if a decision is due.
@@ -165,14 +169,15 @@ mod tests {
     #[test]
     fn receiver_climbs_one_scale_per_rtt_without_loss_and_halves_on_loss() {
         let mut r = MmReceiver::new(5);
-        // One-way delay 30 ms: RTT estimate 60 ms.
+        // One-way delay 30 ms: RTT estimate 60 ms; the first packet is the first decision.
         r.on_packet(Time(30 * MS), 0, Time(0));
         assert_eq!(r.rtt(), Some(Dur(60 * MS)));
+        assert_eq!(r.deadline(), Some(Time(30 * MS)));
+        let mut scales = vec![r.on_timer(Time(30 * MS)).unwrap()];
         assert_eq!(r.deadline(), Some(Time(90 * MS)));
         let mut seq = 1;
         let mut t = 30 * MS;
-        let mut scales = Vec::new();
-        for _ in 0..6 {
+        for _ in 0..5 {
             // A packet every 10 ms until the decision.
             while t + 10 * MS < r.deadline().unwrap().0 {
                 t += 10 * MS;
@@ -196,9 +201,18 @@ mod tests {
     fn a_period_without_packets_keeps_the_scale() {
         let mut r = MmReceiver::new(5);
         r.on_packet(Time(10 * MS), 0, Time(0));
+        assert_eq!(r.on_timer(Time(10 * MS)), Some(1));
         assert_eq!(r.on_timer(Time(30 * MS)), Some(1));
-        assert_eq!(r.on_timer(Time(50 * MS)), Some(1));
-        assert_eq!(r.on_timer(Time(51 * MS)), None, "not due");
+        assert_eq!(r.on_timer(Time(31 * MS)), None, "not due");
+    }
+
+    #[test]
+    fn rtt_estimate_smooths_twice_the_one_way_delay_with_gain_one_tenth() {
+        let mut r = MmReceiver::new(5);
+        r.on_packet(Time(30 * MS), 0, Time(0));
+        // A sample of 2 x 40 ms: 0.9 x 60 + 0.1 x 80 = 62 ms.
+        r.on_packet(Time(50 * MS), 1, Time(10 * MS));
+        assert_eq!(r.rtt(), Some(Dur(62 * MS)));
     }
 
     #[test]

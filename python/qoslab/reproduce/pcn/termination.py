@@ -830,9 +830,12 @@ def run(ctx: Context) -> Outcome:
         d41, sec41 = _table_4_1(ctx)
         data["table4_1"] = d41
         sections.append(sec41)
-        from .term_controls import controls
+        from .term_controls import controls, low_aggregation_controls
 
         dctl, secctl = controls(ctx)
         data["controls"] = dctl
         sections.append(secctl)
+        dlow, seclow = low_aggregation_controls(ctx)
+        data["controls_low_aggregation"] = dlow
+        sections.append(seclow)
     return Outcome(claims=claims, data=data, sections=sections)

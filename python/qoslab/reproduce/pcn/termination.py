@@ -16,12 +16,16 @@ spacing. The run ends at t1 + 1 s.
   its rounds (Fig. 4.4: t2, t3, t4).
 - **Table 4.1** (ingress aggregation): CBR and VBR voice on OC3, SVD on
   OC48, the seed's flow counts, 2 to 1,800 ingresses, every RTT 1 ms.
-- **Table 4.2** (aggregation × packet-time randomization f): CBR, VBR
-  and SVD (the full run; MIX and VTR are not built here), the seed's
-  ingress counts, f in {0, 0.0001, 0.001, 0.005, 0.01, 0.1}; and
-  the per-flow marked fractions (§4.3.2, "synchronization") of the
-  600-ingress rows, from runs that stop at the end of the egress's first
-  measurement interval (t1 + 100 ms).
+- **Table 4.2** (aggregation × packet-time randomization f): CBR, VBR,
+  SVD, MIX (Table 2.1's six codecs, 2,502 calls on OC3) and VTR (975
+  flows on 1 Gb/s) (the full run), the seed's ingress counts, f in
+  {0, 0.0001, 0.001, 0.005, 0.01, 0.1}; and the per-flow marked
+  fractions (§4.3.2, "synchronization") of the 600-ingress rows, from
+  runs that stop at the end of the egress's first measurement interval
+  (t1 + 100 ms).
+- **§4.5** (call arrivals): BATCH arrivals (batches of mean 5, a batch
+  at one ingress and one instant) against the Poisson set-up, CBR and
+  VBR at high and low aggregation (full run).
 
 Measures (fixed before any run; :func:`termination_metrics`): the event
 load ``L`` is the flows present at t1 (every flow started by then or
@@ -198,6 +202,7 @@ T43_DELAYS_US = [250, 50_250]
 PAPER_FIG_4_4 = {"t2": 0.2, "t3": 0.25, "t4": 0.4}
 #: Claim 4's tolerances (the issue's), over-termination in points (the seed's unit).
 CLAIM_4 = {0: (5.0, 15.0), 1: (-2.0, 2.0)}
+#: Table 4.2's CBR flows (Table 4.1's 600-ingress row; 1,789 with 2 ingresses).
 CBR_FLOWS_4_2 = 1782
 #: Claim 5's tolerances (the issue's): 600 ingresses, CBR.
 CLAIM_5_NO_RAND_MAX = 2.0

@@ -176,3 +176,166 @@ def test_rounding_and_termination_start_keys_change_the_cut_and_unknown_values_n
         with pytest.raises(ConfigError) as e:
             term.scenario(ctx, model="CBR", ingresses=2, flows=[118, 58], link_bps=15_552_000, pcn={key: value})
         assert any(d["path"] == f"pcn.{key}" and allowed in d["message"] for d in e.value.diagnostics)
+
+
+def _doc(sc: qoslab.Scenario) -> dict:
+    import tomllib
+
+    return tomllib.loads(sc.text)
+
+
+def _count_form(flows: pd.DataFrame, *, mean_bps: float, termination_bps: float) -> dict:
+    """The single-rate measure as it was before mixed rates (count shares), kept verbatim as
+    the reference the rate-share form must reproduce byte for byte."""
+    import math
+
+    import numpy as np
+
+    admitted = flows[flows["admitted"]]
+    end = admitted["end_s"].to_numpy(dtype=float)
+    cut_all = admitted["terminated"].to_numpy(dtype=bool)
+    before = cut_all & (end < term.T1)
+    present = admitted[~before]
+    cut = present["terminated"].to_numpy(dtype=bool)
+    n = len(present)
+    load = n * mean_bps
+    optimal = max(0.0, 1.0 - termination_bps / load) if load > 0 else math.nan
+
+    def figures(n_present: int, n_cut: int) -> dict:
+        actual = n_cut / n_present if n_present else math.nan
+        over = (actual - optimal) / optimal * 100 if optimal > 0 else math.nan
+        return {
+            "flows": float(n_present),
+            "terminated": float(n_cut),
+            "actual": actual,
+            "optimal": optimal,
+            "over_pct": over,
+            "over_pts": (actual - optimal) * 100,
+        }
+
+    out: dict = {**figures(n, int(cut.sum())), "load_bps": load, "terminated_before_t1": int(before.sum())}
+    per = {}
+    for src, g in present.groupby("src", sort=True):
+        c = g["terminated"].to_numpy(dtype=bool)
+        times = np.unique(np.round(g["end_s"].to_numpy(dtype=float)[c] - term.T1, 6))
+        per[str(src)] = {**figures(len(g), int(c.sum())), "rounds": [float(t) for t in times]}
+    out["ingress"] = per
+    return out
+
+
+def test_rate_shares_keep_single_rate_figures_byte_identical(tmp_path):
+    import json
+
+    import numpy as np
+
+    # A tenth of Table 4.2's VBR row at 600 ingresses (VBR: flows end before t1, so the
+    # "present" filter is exercised) with randomized packet times.
+    sc = term.scenario(_ctx(tmp_path, [1]), model="VBR", ingresses=60, flows=534, randomize=0.01, link_bps=15_552_000)
+    f = qoslab.run(sc, seed=2).flows
+    mean = term.MODELS["VBR"].mean_bps
+    old = _count_form(f, mean_bps=mean, termination_bps=7.776e6)
+    assert old["terminated"] > 0 and len(old["ingress"]) == 60
+    for rates in (mean, np.full(len(f), mean), term.flow_rates(f, "VBR")):
+        new = term.termination_metrics(f, mean_bps=rates, termination_bps=7.776e6)
+        assert json.dumps(new) == json.dumps(old)
+
+
+def test_mixed_rates_give_rate_shares_and_a_wrong_rate_count_names_the_field():
+    # Ingress a: a 3 b/s flow cut of 3 + 1 + 1 b/s; ingress b: 1 + 1 b/s, one cut. Load 7 b/s
+    # against 4.2: optimal 0.4; cut 3 + 1 = 4 of 7 (a count share would say 2 of 5).
+    rows = [
+        ("a", True, True, 200.21, 3.0),
+        ("a", True, False, 201.0, 1.0),
+        ("a", True, False, 201.0, 1.0),
+        ("b", True, True, 200.21, 1.0),
+        ("b", True, False, 201.0, 1.0),
+    ]
+    flows = pd.DataFrame(rows, columns=["src", "admitted", "terminated", "end_s", "bps"])
+    m = term.termination_metrics(flows, mean_bps=flows["bps"], termination_bps=4.2)
+    assert m["load_bps"] == pytest.approx(7.0) and m["optimal"] == pytest.approx(0.4)
+    assert m["actual"] == pytest.approx(4 / 7) and m["flows"] == 5 and m["terminated"] == 2
+    assert m["ingress"]["a"]["actual"] == pytest.approx(3 / 5) and m["ingress"]["b"]["actual"] == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="mean_bps: 2 rates for 5 flows"):
+        term.termination_metrics(flows, mean_bps=[1.0, 2.0], termination_bps=4.2)
+
+
+def test_mix_spreads_each_codec_over_the_ingresses_and_cuts_about_a_third_of_the_rate(tmp_path):
+    ctx = _ctx(tmp_path, [1])
+    # Table 4.2's MIX at 1,000 ingresses: 2,502 calls, 417 per codec; the j-th calls of the six
+    # codecs land on six different ingresses and every ingress carries 1-2 residents.
+    doc = _doc(term.scenario(ctx, model="MIX", ingresses=1000, flows=2502))
+    groups = doc["traffic"]
+    per_codec: dict[str, int] = {}
+    residents: dict[str, int] = {}
+    for g in groups:
+        codec = g["name"].split("_", 1)[1]
+        per_codec[codec] = per_codec.get(codec, 0) + g["flows"]
+        if g["name"].startswith("resident"):
+            residents[g["src"]] = residents.get(g["src"], 0) + g["flows"]
+        else:
+            assert g["admitted"] is True
+    assert per_codec == dict.fromkeys(traffic.VOICE_MIX, 417)
+    assert len(residents) == 1000 and set(residents.values()) == {1, 2}
+    first = {g["name"].split("_", 1)[1]: g["src"] for g in groups if g["name"].startswith("resident")}
+    assert len(set(first.values())) == 6, first
+    assert term.MODELS["MIX"].mean_bps == pytest.approx(280_000 / 6)
+    # A tenth, run: 252 calls (42 per codec) over 20 ingresses on 15.552 Mb/s.
+    sc = term.scenario(ctx, model="MIX", ingresses=20, flows=252, link_bps=15_552_000)
+    f = qoslab.run(sc, seed=1).flows
+    rates = term.flow_rates(f, "MIX")
+    assert sorted(set(rates)) == [9_600.0, 24_000.0, 32_000.0, 38_400.0, 80_000.0, 96_000.0]
+    m = term.termination_metrics(f, mean_bps=rates, termination_bps=7.776e6)
+    cut = f["terminated"].to_numpy() & (f["end_s"].to_numpy() >= term.T1)
+    present = ~(f["terminated"].to_numpy() & (f["end_s"].to_numpy() < term.T1))
+    assert m["actual"] == pytest.approx(rates[cut].sum() / rates[present].sum())
+    assert m["actual"] != pytest.approx(cut.sum() / present.sum())
+    # Residents alone sit at the termination rate (75 % × 2/3 = 50 %), so the VBR codecs' bursts
+    # cut a few flows before t1 (out of the load) and more after it at this small scale.
+    assert 0.25 < m["optimal"] < 0.36 and m["optimal"] <= m["actual"] <= m["optimal"] + 0.25, m
+    with pytest.raises(ValueError, match="multiple of 6"):
+        term.scenario(ctx, model="MIX", ingresses=2, flows=100)
+
+
+def test_batch_arrivals_keep_the_calls_and_put_a_batch_at_one_ingress_and_instant(tmp_path):
+    import numpy as np
+
+    ctx = _ctx(tmp_path, [1])
+
+    def groups(seed: int) -> list[dict]:
+        sc = term.scenario(ctx, model="CBR", ingresses=600, flows=1782, arrivals="batch", batch_seed=seed)
+        return _doc(sc)["traffic"]
+
+    g1 = groups(1)
+    assert g1 == groups(1) and g1 != groups(2)
+    res = [g for g in g1 if g["name"].startswith("resident")]
+    rer = [g for g in g1 if g["name"].startswith("rerouted")]
+    assert sum(g["flows"] for g in res) == 1188 and sum(g["flows"] for g in rer) == 594
+    assert all("start_jitter" not in g for g in g1)
+    assert all(g.get("admitted") is True for g in rer)
+    # Mean batch 5 (the last of a class is cut): about 238 resident batches, so fewer than 600
+    # ingresses carry residents, and batch b is at ingress b mod 600.
+    assert 4.0 < np.mean([g["flows"] for g in res]) < 6.0
+    assert all(g["src"] == f"src{int(g['name'].rsplit('_b', 1)[1]) % 600}" for g in g1)
+    # A tenth, run: the batches' calls start at their batch's instant.
+    sc = term.scenario(ctx, model="CBR", ingresses=60, flows=178, link_bps=15_552_000, arrivals="batch", batch_seed=3)
+    f = qoslab.run(sc, seed=3).flows
+    assert f.groupby("group")["start_s"].nunique().max() == 1 and len(f) == 178
+    m = term.termination_metrics(f, mean_bps=64e3, termination_bps=7.776e6)
+    assert m["optimal"] <= m["actual"] <= m["optimal"] + 0.1, m
+    for bad, msg in (({"arrivals": "bulk"}, "arrivals: 'bulk'"), ({"model": "MIX", "arrivals": "batch"}, "MIX")):
+        with pytest.raises(ValueError, match=msg):
+            term.scenario(ctx, **{"model": "CBR", "ingresses": 2, "flows": 180, **bad})
+
+
+def test_vtr_runs_on_its_link_and_cuts_about_a_third(tmp_path):
+    ctx = _ctx(tmp_path, [1])
+    doc = _doc(term.scenario(ctx, model="VTR", ingresses=300, flows=975))
+    assert doc["topology"]["bottleneck"]["rate"] == "1000000000bps"
+    # Small: 30 flows (23 Mb/s; the 20 residents 15.4 Mb/s, below the termination rate, so
+    # none is cut before t1) over 10 ingresses on 36 Mb/s: about a fifth is to be cut. The
+    # 256-packet bucket of 1500 B (3 Mb) lasts about 0.6 s at this 5 Mb/s excess: run 2 s on.
+    sc = term.scenario(ctx, model="VTR", ingresses=10, flows=30, link_bps=36_000_000, end_after_s=2.0)
+    f = qoslab.run(sc, seed=1).flows
+    m = term.termination_metrics(f, mean_bps=term.flow_rates(f, "VTR"), termination_bps=18e6)
+    assert m["flows"] == 30 and m["optimal"] == pytest.approx(1 - 18e6 / (30 * 769e3))
+    assert m["optimal"] <= m["actual"] <= m["optimal"] + 0.3 and len(m["ingress"]) == 10, m

@@ -5,6 +5,7 @@ docs/decisions.md (PCN))."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -14,29 +15,56 @@ import pandas as pd
 T1 = 200.0
 
 
-def termination_metrics(flows: pd.DataFrame, *, mean_bps: float, termination_bps: float) -> dict[str, Any]:
+def termination_metrics(
+    flows: pd.DataFrame, *, mean_bps: float | Sequence[float] | np.ndarray | pd.Series, termination_bps: float
+) -> dict[str, Any]:
     """Over-termination of one run from its flows table (see :mod:`.termination`, "Measures").
+
+    ``mean_bps``: the flows' mean rate, one for all or one per row of ``flows`` (mixed rates:
+    Table 4.2's MIX). Shares are rate shares: the terminated flows' rates over the present
+    flows' rates; when the present flows all have one rate this is the count share and is
+    computed as one (``terminated / flows``), so single-rate figures do not depend on how the
+    rate was given.
 
     Returns the bottleneck's figures (``flows`` present at t1, ``terminated``, ``load_bps``,
     ``optimal``, ``actual``, ``over_pct`` = (actual − optimal) / optimal × 100, ``over_pts`` = (actual − optimal) × 100,
     ``terminated_before_t1``), and per ingress (the flows' ``src``) the same plus ``rounds``:
     the distinct times after t1 at which it terminated flows (its termination rounds)."""
-    admitted = flows[flows["admitted"]]
+    rates_all = np.asarray(mean_bps, dtype=float)
+    if rates_all.ndim == 0:
+        rates_all = np.full(len(flows), float(rates_all))
+    elif rates_all.shape != (len(flows),):
+        raise ValueError(f"mean_bps: {rates_all.shape[0]} rates for {len(flows)} flows; allowed: one, or one per flow")
+    sel = flows["admitted"].to_numpy(dtype=bool)
+    admitted = flows[sel]
+    rates_adm = rates_all[sel]
     end = admitted["end_s"].to_numpy(dtype=float)
     term = admitted["terminated"].to_numpy(dtype=bool)
     before = term & (end < T1)
     present = admitted[~before]
+    rates = rates_adm[~before]
     cut = present["terminated"].to_numpy(dtype=bool)
-    n = len(present)
-    load = n * mean_bps
+
+    def load_of(r: np.ndarray) -> float:
+        # One rate: count × rate, as the single-rate form always was.
+        return len(r) * float(r[0]) if len(r) and bool((r == r[0]).all()) else float(r.sum())
+
+    def share(r: np.ndarray, c: np.ndarray) -> float:
+        if len(r) == 0:
+            return math.nan
+        if bool((r == r[0]).all()):
+            return int(c.sum()) / len(r)
+        return float(r[c].sum()) / float(r.sum())
+
+    load = load_of(rates)
     optimal = max(0.0, 1.0 - termination_bps / load) if load > 0 else math.nan
 
-    def figures(n_present: int, n_cut: int) -> dict[str, float]:
-        actual = n_cut / n_present if n_present else math.nan
+    def figures(r: np.ndarray, c: np.ndarray) -> dict[str, float]:
+        actual = share(r, c)
         over = (actual - optimal) / optimal * 100 if optimal > 0 else math.nan
         return {
-            "flows": float(n_present),
-            "terminated": float(n_cut),
+            "flows": float(len(r)),
+            "terminated": float(int(c.sum())),
             "actual": actual,
             "optimal": optimal,
             "over_pct": over,
@@ -44,15 +72,17 @@ def termination_metrics(flows: pd.DataFrame, *, mean_bps: float, termination_bps
         }
 
     out: dict[str, Any] = {
-        **figures(n, int(cut.sum())),
+        **figures(rates, cut),
         "load_bps": load,
         "terminated_before_t1": int(before.sum()),
     }
     per: dict[str, Any] = {}
-    for src, g in present.groupby("src", sort=True):
-        c = g["terminated"].to_numpy(dtype=bool)
-        times = np.unique(np.round(g["end_s"].to_numpy(dtype=float)[c] - T1, 6))
-        per[str(src)] = {**figures(len(g), int(c.sum())), "rounds": [float(t) for t in times]}
+    srcs = present["src"].to_numpy()
+    for src in sorted(set(srcs.tolist())):
+        m = srcs == src
+        c = cut[m]
+        times = np.unique(np.round(present["end_s"].to_numpy(dtype=float)[m][c] - T1, 6))
+        per[str(src)] = {**figures(rates[m], c), "rounds": [float(t) for t in times]}
     out["ingress"] = per
     return out
 

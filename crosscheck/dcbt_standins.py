@@ -34,6 +34,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import cases  # noqa: E402
+import metrics  # noqa: E402
 
 SCENARIO = ROOT / "scenarios" / "dcbt" / "paper.toml"
 VARIANTS = {
@@ -162,17 +163,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             )
     title = f"D-CBT's Tables 1-2 with the MM_APP replaced by constant-rate stand-ins, seeds 1-{a.seeds} (mean)"
-    if a.markdown:
-        print(f"**{title}**\n")
-        print("| " + " | ".join(head) + " |")
-        print("|" + "---|" * len(head))
-        for r in rows:
-            print("| " + " | ".join(r) + " |")
-    else:
-        print(title)
-        widths = [max(len(x) for x in col) for col in zip(head, *rows, strict=True)]
-        for r in (head, *rows):
-            print("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
+    metrics.print_table(title, head, rows, markdown=a.markdown)
     return 0
 
 

@@ -21,7 +21,7 @@ Definitions, the same on both sides, over the whole run ``[0, duration]``:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 #: Tolerances fixed by the issue: absolute points for the two fractions,
@@ -257,3 +257,19 @@ def qoslab_metrics(
         mean_queue=queue_row["backlog_mean_pkts"],
         tcp_drop_fraction=tcp_dropped / tcp_sent if tcp_sent else 0.0,
     )
+
+
+def print_table(title: str, head: Sequence[str], rows: Iterable[Sequence[object]], *, markdown: bool) -> None:
+    """Prints ``rows`` under ``head``: a Markdown table with a bold title, or aligned plain columns."""
+    body = [tuple(str(x) for x in r) for r in rows]
+    if markdown:
+        print(f"\n**{title}**\n")
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for r in body:
+            print("| " + " | ".join(r) + " |")
+        return
+    print(f"\n{title}")
+    widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
+    for r in (tuple(head), *body):
+        print("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())

@@ -127,17 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     title = f"{CASE.name}: {CASE.description}, plain RED, {cases.DURATION_S:g} s, seeds 1-{a.seeds}: mean (range)"
     head = ("figure", "ns-2.35 (published MmApp)", "qoslab (RED ns2)")
     rows = [(label, cell(k, [r[k] for r in ns2]), cell(k, [r[k] for r in ours])) for k, label in FIGURES]
-    if a.markdown:
-        print(f"\n**{title}**\n")
-        print("| " + " | ".join(head) + " |")
-        print("|" + "---|" * len(head))
-        for r in rows:
-            print("| " + " | ".join(r) + " |")
-    else:
-        print(f"\n{title}")
-        widths = [max(len(x) for x in col) for col in zip(head, *rows, strict=True)]
-        for r in (head, *rows):
-            print("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
+    metrics.print_table(title, head, rows, markdown=a.markdown)
     return 0
 
 

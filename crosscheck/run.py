@@ -173,17 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                     cells.append(f"{fmt(m, val)} {'ok' if good else 'OUT'}")
                 rows.append((m, tol_text(m), *cells))
             head = ("figure", "tolerance", "ns-2.35", "qoslab floyd93", "qoslab ns2")
-            if a.markdown:
-                print(f"\n**{title}**\n")
-                print("| " + " | ".join(head) + " |")
-                print("|" + "---|" * len(head))
-                for r in rows:
-                    print("| " + " | ".join(r) + " |")
-            else:
-                print(f"\n{title}")
-                widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=True)]
-                for r in (head, *rows):
-                    print("  ".join(str(x).ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
+            metrics.print_table(title, head, rows, markdown=a.markdown)
     print("\nqoslab ns2 variant within every tolerance of ns-2.35:", "yes" if ok else "NO")
     return 0 if ok else 1
 

@@ -352,3 +352,21 @@ def test_what_the_dscp_class_selector_cannot_carry_is_refused_naming_the_field()
     tcp = _echo(ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml", "traffic.0.class=1")
     msgs = {p.path: p.message for p in unsupported(tcp)}
     assert "allowed: 0 for TCP groups" in msgs["traffic.0.class"], msgs
+
+
+def test_randomize_and_send_jitter_reach_the_generator_as_the_simulators_shifts() -> None:
+    """A UDP group's ``randomize`` and ``send_jitter`` go to its flows' generator specs (the
+    generator draws the simulator's per-packet shifts from the flow's stream, a unit test in
+    crates/traffic checks the send times); on a TCP group they are refused, naming the field."""
+    plan, problems = make_plan(_echo(SMALL, "traffic.0.randomize=0.5"))
+    assert problems == [] and plan is not None
+    assert {(f.spec["randomize"], f.spec["send_jitter_max_ns"]) for f in plan.flows} == {(0.5, 0)}
+    plan, problems = make_plan(_echo(SMALL, "traffic.0.send_jitter.dist=uniform", "traffic.0.send_jitter.max=500us"))
+    assert problems == [] and plan is not None
+    assert {(f.spec["randomize"], f.spec["send_jitter_max_ns"]) for f in plan.flows} == {(0.0, 500_000)}
+    plan, _ = make_plan(_echo(SMALL))
+    assert plan is not None and plan.flows[0].spec["randomize"] == 0.0 and plan.flows[0].spec["send_jitter_max_ns"] == 0
+    echo = _echo(ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml")
+    echo["traffic"][0] = {**echo["traffic"][0], "randomize": 0.2, "send_jitter": {"dist": "uniform", "max": "1ms"}}
+    msgs = {p.path: p.message for p in unsupported(echo)}
+    assert "on a TCP group" in msgs["traffic.0.randomize"] and "on a TCP group" in msgs["traffic.0.send_jitter"]

@@ -618,11 +618,14 @@ def _plan_traffic(
         for k, why in (
             ("arrivals", "flow arrival processes"),
             ("shaper", "entry shapers"),
-            ("send_jitter", "host timing jitter (the real host has its own)"),
-            ("randomize", "send-time randomization"),
         ):
             if g.get(k) not in (None, 0, 0.0):
                 bad.append(Problem(f"{at}.{k}", f"{why} are not supported on the testbed yet; allowed: none"))
+        for k in ("send_jitter", "randomize"):
+            if model in TCP_MODELS and g.get(k) not in (None, 0, 0.0):
+                bad.append(
+                    Problem(f"{at}.{k}", "on a TCP group (the kernel decides when segments leave); allowed: none")
+                )
         if g.get("src_choice", "round_robin") != "round_robin":
             bad.append(
                 Problem(
@@ -787,6 +790,9 @@ def _flow(
             "jitter_ns": dur_ns(g.get("start_jitter") or "0s"),
             "stop_ns": stop,
             "stream": (1 << 61) | (gi << 32) | i,
+            # The simulator's per-packet shifts, drawn by the generator as in its `emit`.
+            "randomize": float(g.get("randomize") or 0.0),
+            "send_jitter_max_ns": dur_ns((g.get("send_jitter") or {}).get("max") or "0s"),
             "payload": payload,
             "model": model,
         },

@@ -68,7 +68,7 @@ def test_router_config_carries_the_link_its_delay_and_the_mace_table(tmp_path: P
 @pytest.mark.parametrize(
     ("overrides", "field", "words"),
     [
-        (["traffic.0.class=1"], "traffic.0.class", "class tags are not carried"),
+        (["traffic.0.class=8"], "traffic.0.class", "DSCP's class selector; allowed: 0 to 7"),
         (["traffic.0.src_choice=random"], "traffic.0.src_choice", "random sources are not drawn on the testbed"),
         (["traffic.0.size=10B"], "traffic.0.size", "allowed: 66 to 1514 B"),
         (
@@ -247,7 +247,7 @@ def test_cli_refuses_unsupported_scenarios_with_exit_2_and_every_reason(tmp_path
         "--set",
         "traffic.0.model=poisson",
         "--set",
-        "traffic.0.class=2",
+        "traffic.0.class=9",
         "--set",
         "topology.bottleneck.loss=0.1",
         "--out",
@@ -282,9 +282,91 @@ def test_tcp_groups_into_one_host_with_different_windows_are_refused() -> None:
 
 def test_a_class_based_default_queue_on_emulated_links_is_refused_once_naming_every_direction() -> None:
     echo = _echo(SCENARIOS / "examples" / "star.toml")
-    echo["topology"]["default_queue"] = {"type": "prio", "bands": [{"type": "fifo", "limit": "10pkts"}]}
+    echo["topology"]["default_queue"] = {"type": "scfq", "queues": [{"rate": "1Mbps"}]}
     bad = unsupported(echo)
     assert [p.path for p in bad] == ["topology.default_queue.type"], [str(p) for p in bad]
     # The bottleneck's own fifo passes; its reverse direction and the emulated ingress links take the default.
-    assert "'prio' on the emulated link direction(s) r1->r0, in0->r0, r0->in0, in1->r0" in bad[0].message
-    assert "allowed: fifo, red, mace" in bad[0].message
+    assert "'scfq' on the emulated link direction(s) r1->r0, in0->r0, r0->in0, in1->r0" in bad[0].message
+    assert "allowed: fifo, red, mace, cbt, dcbt, prio" in bad[0].message
+
+
+CBT = ROOT / "tests" / "scenarios" / "testbed" / "cbt_small.toml"
+
+
+def test_class_tags_ride_in_the_dscp_class_selector_and_the_router_reads_them_back(tmp_path: Path) -> None:
+    """Traffic classes on real packets (docs/testbed.md, "Traffic classes"): a group's ``class``
+    is the top three bits of its flows' DSCP, its own ``dscp`` the low three, and the router's
+    ``class_tag`` rule is ``precedence`` (DSCP >> 3); with every class 0 nothing changes."""
+    plan, problems = make_plan(_echo(CBT, "traffic.0.dscp=5"))
+    assert problems == [] and plan is not None
+    assert plan.class_tag == "precedence"
+    assert {(f.group, f.cls, f.spec["dscp"]) for f in plan.flows} == {("tagged", 1, 13), ("untagged", 2, 16)}
+    tb = Bed(prefix="qtb000000", hosts=plan.hosts, segment=plan.segment, bumps=[(0, 1)])
+    text = router_config(plan, tb, tmp_path, 1, CBT.parent)
+    assert 'class_tag = "precedence"' in text and 'type = "cbt"' in text
+    # Every class 0: the group's DSCP as it is, every packet class 0 in the router (the simulator's tag).
+    plan0, _ = make_plan(_echo(CBT, "traffic.0.class=0", "traffic.1.class=0", "traffic.0.dscp=46"))
+    assert plan0 is not None and plan0.class_tag == "zero"
+    assert {f.spec["dscp"] for f in plan0.flows} == {46, 0}
+    assert 'class_tag = "zero"' in router_config(plan0, tb, tmp_path, 1, CBT.parent)
+
+
+@pytest.mark.parametrize(
+    "queue",
+    [
+        {"type": "dcbt", "limit": "60pkts", "min_th": 5, "max_th": 15},
+        {"type": "red", "limit": "60pkts", "min_th": 5, "max_th": 15, "chips": True},
+        {"type": "prio", "bands": [{"type": "fifo", "limit": "10pkts"}, {"type": "red", "limit": "60pkts"}]},
+    ],
+)
+def test_class_based_queues_run_on_emulated_links(queue: dict[str, Any]) -> None:
+    echo = _echo(CBT)
+    echo["topology"]["bottleneck"]["queue"] = queue
+    assert unsupported(echo) == []
+
+
+def test_what_the_dscp_class_selector_cannot_carry_is_refused_naming_the_field() -> None:
+    """A group's own DSCP above 7 (its top bits hold the class), a prio queue classifying by DSCP
+    and stages on an emulated link (they would see the class in the DSCP) while classes are
+    carried; a class on a TCP group (its ACKs carry none)."""
+    echo = _echo(CBT, "traffic.1.dscp=46")
+    echo["topology"]["bottleneck"]["queue"] = {
+        "type": "prio",
+        "classify_by": "class",
+        "bands": [{"type": "prio", "classify_by": "dscp", "bands": [{"type": "fifo", "limit": "9pkts"}]}],
+    }
+    echo["topology"]["bottleneck"]["stages"] = [{"type": "classifier", "cache": 64, "rules": []}]
+    msgs = {p.path: p.message for p in unsupported(echo)}
+    assert "stages on an emulated link while traffic classes are carried" in msgs["topology.bottleneck.stages"]
+    assert "46 while traffic classes are carried" in msgs["traffic.1.dscp"], msgs
+    assert "allowed: 0 to 7, or every traffic class 0" in msgs["traffic.1.dscp"]
+    assert msgs["topology.bottleneck.queue.bands.0.classify_by"].startswith(
+        '"dscp" on the emulated link direction(s) r0->sink0 while traffic classes are carried'
+    ), msgs
+    assert len(msgs) == 3, msgs
+    # With every class 0 the same DSCP classifier and stages see the scenario's DSCP: allowed.
+    echo0 = _echo(CBT, "traffic.0.class=0", "traffic.1.class=0", "traffic.1.dscp=46")
+    echo0["topology"]["bottleneck"]["queue"] = echo["topology"]["bottleneck"]["queue"]
+    echo0["topology"]["bottleneck"]["stages"] = echo["topology"]["bottleneck"]["stages"]
+    assert unsupported(echo0) == []
+    tcp = _echo(ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml", "traffic.0.class=1")
+    msgs = {p.path: p.message for p in unsupported(tcp)}
+    assert "allowed: 0 for TCP groups" in msgs["traffic.0.class"], msgs
+
+
+def test_randomize_and_send_jitter_reach_the_generator_as_the_simulators_shifts() -> None:
+    """A UDP group's ``randomize`` and ``send_jitter`` go to its flows' generator specs (the
+    generator draws the simulator's per-packet shifts from the flow's stream, a unit test in
+    crates/traffic checks the send times); on a TCP group they are refused, naming the field."""
+    plan, problems = make_plan(_echo(SMALL, "traffic.0.randomize=0.5"))
+    assert problems == [] and plan is not None
+    assert {(f.spec["randomize"], f.spec["send_jitter_max_ns"]) for f in plan.flows} == {(0.5, 0)}
+    plan, problems = make_plan(_echo(SMALL, "traffic.0.send_jitter.dist=uniform", "traffic.0.send_jitter.max=500us"))
+    assert problems == [] and plan is not None
+    assert {(f.spec["randomize"], f.spec["send_jitter_max_ns"]) for f in plan.flows} == {(0.0, 500_000)}
+    plan, _ = make_plan(_echo(SMALL))
+    assert plan is not None and plan.flows[0].spec["randomize"] == 0.0 and plan.flows[0].spec["send_jitter_max_ns"] == 0
+    echo = _echo(ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml")
+    echo["traffic"][0] = {**echo["traffic"][0], "randomize": 0.2, "send_jitter": {"dist": "uniform", "max": "1ms"}}
+    msgs = {p.path: p.message for p in unsupported(echo)}
+    assert "on a TCP group" in msgs["traffic.0.randomize"] and "on a TCP group" in msgs["traffic.0.send_jitter"]

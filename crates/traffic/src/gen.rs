@@ -10,6 +10,12 @@
 //! slack. A packet sent late (the host was busy) keeps its schedule: the
 //! next one is due at its own time, not one period after the late one;
 //! how late packets left is reported (`late_mean_ns`, `late_max_ns`).
+//!
+//! `randomize` and `send_jitter` move each send after a flow's first as the
+//! simulator's `emit` does: the source's next time, then `U[0, randomize_ns)`
+//! (randomize × the model's spacing), then `U[0, send_jitter_max_ns]`, drawn
+//! from the flow's stream after that packet's size ([`shifted`]); the source
+//! is then asked for the following time from the shifted one.
 
 use crate::clock::{now_ns, sleep_until};
 use crate::spec::{read_replay, FlowSpec, GenSpec, Model};
@@ -19,6 +25,7 @@ use qoslab_core::units::{Dur, Time};
 use qoslab_sim::traffic::cbr::Period;
 use qoslab_sim::traffic::on_off::PeriodLaw;
 use qoslab_sim::traffic::{jitter, ModelPlan, SizeModel, Source};
+use rand::Rng as _;
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -70,14 +77,123 @@ enum Pattern {
     Replay { rows: Vec<(u64, u32)>, next: usize },
 }
 
-struct FlowState {
-    spec: FlowSpec,
+/// A flow's send times and payload sizes, drawn as the simulator draws them (no socket).
+pub struct Times {
     pattern: Pattern,
     size: SizeModel,
     rng: Rng,
+    /// `randomize` in ns (× the model's spacing; 0 for a model without a grid).
+    randomize_ns: u64,
+    send_jitter_max_ns: u64,
+    stop_ns: u64,
+    /// The first send time (ns after `t0`), if before the stop.
+    pub first: Option<u64>,
+}
+
+impl Times {
+    /// Flow `f` (index `i` in the spec, for errors) of a run with `seed`: its stream, the start
+    /// jitter drawn first, its source's first send time.
+    pub fn new(f: &FlowSpec, i: usize, seed: u64) -> Result<Times, String> {
+        let mut rng = qoslab_core::rng::stream(seed, f.stream);
+        let start = Time(f.start_ns) + jitter(&mut rng, Dur(f.jitter_ns));
+        let size = SizeModel::new(
+            &if f.payload.exp_mean > 0.0 {
+                qoslab_scenario::SizeSpec::Random(qoslab_scenario::RandomSize {
+                    base: qoslab_core::Bytes(f.payload.base as u64),
+                    exp_mean: qoslab_core::Bytes(f.payload.exp_mean.round() as u64),
+                })
+            } else {
+                qoslab_scenario::SizeSpec::Fixed(qoslab_core::Bytes(f.payload.base as u64))
+            },
+            0,
+        );
+        let mut randomize_ns = 0;
+        let (pattern, first) = match model_plan(&f.model) {
+            Some(plan) => {
+                let mut src = Source::new(&plan, &[]);
+                // As the simulator's group plan: randomize × the spacing, truncated.
+                randomize_ns = src.spacing_ns().map_or(0, |sp| (f.randomize * sp as f64) as u64);
+                let first = src
+                    .first_alone(start, &mut rng)
+                    .ok_or_else(|| format!("flows[{i}].model: the generator has no source for this model"))?;
+                (Pattern::Model(src), Some(first.0))
+            }
+            None => {
+                let Model::Replay { file } = &f.model else {
+                    return Err(format!("flows[{i}].model: a TCP flow has no send schedule"));
+                };
+                let rows = read_replay(file).map_err(|e| format!("flows[{i}].model.replay.file: {e}"))?;
+                let first = rows.first().map(|r| start.0 + r.0);
+                (Pattern::Replay { rows, next: 0 }, first)
+            }
+        };
+        Ok(Times {
+            pattern,
+            size,
+            rng,
+            randomize_ns,
+            send_jitter_max_ns: f.send_jitter_max_ns,
+            stop_ns: f.stop_ns,
+            first: first.filter(|t| *t < f.stop_ns),
+        })
+    }
+
+    /// The payload of the packet sent now (drawn at its send, as the simulator's size).
+    pub fn payload(&mut self) -> u32 {
+        match &mut self.pattern {
+            Pattern::Model(_) => self.size.sample(&mut self.rng).clamp(wire::HEADER as u32, crate::spec::MAX_PAYLOAD),
+            Pattern::Replay { rows, next } => rows[*next].1,
+        }
+    }
+
+    /// The send time after the packet sent at `t` (after its [`Times::payload`]), if before the
+    /// stop: the source's, shifted by `randomize` / `send_jitter` ([`shifted`]).
+    pub fn next(&mut self, t: u64) -> Option<u64> {
+        let next = match &mut self.pattern {
+            Pattern::Model(src) => src
+                .next_alone(Time(t), &mut self.rng)
+                .map(|n| shifted(n.0, self.randomize_ns, self.send_jitter_max_ns, &mut self.rng)),
+            Pattern::Replay { rows, next } => {
+                *next += 1;
+                rows.get(*next).map(|r| t - rows[*next - 1].0 + r.0)
+            }
+        };
+        next.filter(|n| *n < self.stop_ns)
+    }
+}
+
+/// Every `(send time, payload)` of flow `i` of `spec`, as [`run`] sends them (no socket).
+pub fn send_times(spec: &GenSpec, i: usize) -> Result<Vec<(u64, u32)>, String> {
+    let mut times = Times::new(&spec.flows[i], i, spec.seed)?;
+    let mut out = Vec::new();
+    let mut t = times.first;
+    while let Some(now) = t {
+        out.push((now, times.payload()));
+        t = times.next(now);
+    }
+    Ok(out)
+}
+
+struct FlowState {
+    spec: FlowSpec,
+    times: Times,
     seq: u64,
     sock: UdpSocket,
     report: FlowReport,
+}
+
+/// The send time the simulator's `emit` gives a packet whose source said `next`: a uniform
+/// delay in `[0, randomize_ns)`, then one in `[0, send_jitter_max_ns]`, each drawn only when
+/// non-zero (`crates/sim/src/run/mod.rs`, `emit`).
+pub fn shifted(next: u64, randomize_ns: u64, send_jitter_max_ns: u64, rng: &mut Rng) -> u64 {
+    let mut at = next;
+    if randomize_ns > 0 {
+        at = at.saturating_add(rng.random_range(0..randomize_ns));
+    }
+    if send_jitter_max_ns > 0 {
+        at = at.saturating_add(rng.random_range(0..=send_jitter_max_ns));
+    }
+    at
 }
 
 fn period(p: &crate::spec::PeriodSpec) -> Period {
@@ -136,39 +252,12 @@ fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), String> {
             .map_err(|e| format!("flows[{i}].src_port: cannot bind {bind}:{}: {e}", f.src_port))?;
         set_tos(&sock, f.dscp, f.ecn).map_err(|e| format!("flows[{i}].dscp: cannot set the TOS byte: {e}"))?;
         sock.connect(f.dst).map_err(|e| format!("flows[{i}].dst: cannot reach {}: {e}", f.dst))?;
-        let mut rng = qoslab_core::rng::stream(spec.seed, f.stream);
-        let start = Time(f.start_ns) + jitter(&mut rng, Dur(f.jitter_ns));
-        let size = SizeModel::new(
-            &if f.payload.exp_mean > 0.0 {
-                qoslab_scenario::SizeSpec::Random(qoslab_scenario::RandomSize {
-                    base: qoslab_core::Bytes(f.payload.base as u64),
-                    exp_mean: qoslab_core::Bytes(f.payload.exp_mean.round() as u64),
-                })
-            } else {
-                qoslab_scenario::SizeSpec::Fixed(qoslab_core::Bytes(f.payload.base as u64))
-            },
-            0,
-        );
-        let (pattern, first) = match model_plan(&f.model) {
-            Some(plan) => {
-                let mut src = Source::new(&plan, &[]);
-                let first = src
-                    .first_alone(start, &mut rng)
-                    .ok_or_else(|| format!("flows[{i}].model: the generator has no source for this model"))?;
-                (Pattern::Model(src), Some(first.0))
-            }
-            None => {
-                let Model::Replay { file } = &f.model else { unreachable!("TCP flows are skipped above") };
-                let rows = read_replay(file).map_err(|e| format!("flows[{i}].model.replay.file: {e}"))?;
-                let first = rows.first().map(|r| start.0 + r.0);
-                (Pattern::Replay { rows, next: 0 }, first)
-            }
-        };
-        if let Some(t) = first.filter(|t| *t < f.stop_ns) {
-            heap.push(Reverse((t, i)));
+        let times = Times::new(f, i, spec.seed)?;
+        if let Some(t) = times.first {
+            heap.push(Reverse((t, flows.len())));
         }
         let report = FlowReport { id: f.id, ..FlowReport::default() };
-        flows.push(FlowState { spec: f.clone(), pattern, size, rng, seq: 0, sock, report });
+        flows.push(FlowState { spec: f.clone(), times, seq: 0, sock, report });
     }
     Ok((flows, heap))
 }
@@ -203,10 +292,7 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Strin
             break;
         }
         let f = &mut flows[i];
-        let payload = match &mut f.pattern {
-            Pattern::Model(_) => f.size.sample(&mut f.rng).clamp(wire::HEADER as u32, crate::spec::MAX_PAYLOAD),
-            Pattern::Replay { rows, next } => rows[*next].1,
-        } as usize;
+        let payload = f.times.payload() as usize;
         let sent_at = now_ns();
         wire::stamp(&mut buf[..payload], f.spec.id, f.seq, sent_at);
         let late = sent_at.saturating_sub(due);
@@ -226,14 +312,7 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Strin
             Err(_) => f.report.send_errors += 1,
         }
         f.seq += 1;
-        let next = match &mut f.pattern {
-            Pattern::Model(src) => src.next_alone(Time(t), &mut f.rng).map(|t| t.0),
-            Pattern::Replay { rows, next } => {
-                *next += 1;
-                rows.get(*next).map(|r| t - rows[*next - 1].0 + r.0)
-            }
-        };
-        if let Some(n) = next.filter(|n| *n < f.spec.stop_ns) {
+        if let Some(n) = f.times.next(t) {
             heap.push(Reverse((n, i)));
         }
     }
@@ -247,4 +326,130 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Strin
         late_max_ns: late_max,
         stopped,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qoslab_sim::traffic::flow_stream;
+    use qoslab_sim::Column;
+
+    /// Three groups whose send times move: CBR with `randomize`, ON/OFF and CBR with random
+    /// sizes (drawn before each shift) with `send_jitter`; a fast path, so every packet arrives.
+    const SCENARIO: &str = r#"
+name = "shifts"
+duration = "2s"
+seed = 11
+[topology]
+preset = "dumbbell"
+sources = 3
+[topology.access]
+rate = "100Mbps"
+delay = "1ms"
+[topology.bottleneck]
+rate = "100Mbps"
+delay = "2ms"
+[[traffic]]
+name = "rnd"
+model = "cbr"
+src = "src0"
+dst = "sink0"
+rate = "1Mbps"
+size = "1000B"
+start_jitter = "8ms"
+randomize = 0.5
+[[traffic]]
+name = "jit"
+model = "on_off"
+src = "src1"
+dst = "sink0"
+peak = "2Mbps"
+on = "100ms"
+off = "100ms"
+size = "1000B"
+send_jitter = { dist = "uniform", max = "3ms" }
+[[traffic]]
+name = "sjit"
+model = "cbr"
+src = "src2"
+dst = "sink0"
+rate = "1Mbps"
+size = { base = "500B", exp_mean = "200B" }
+send_jitter = { dist = "uniform", max = "1ms" }
+[metrics]
+trace_groups = ["rnd", "jit", "sjit"]
+"#;
+
+    /// The simulator's send times of flow `name` (arrival − delay of each traced packet), in ns.
+    fn simulated(out: &qoslab_sim::RunOutput, name: &str) -> Vec<u64> {
+        let s = &out.series;
+        let (Some(Column::F64(t)), Some(Column::Str(id)), Some(Column::Str(metric)), Some(Column::F64(v))) =
+            (s.get("t_s"), s.get("entity_id"), s.get("metric"), s.get("value"))
+        else {
+            panic!("series columns")
+        };
+        let mut sent: Vec<u64> = (0..t.len())
+            .filter(|&r| id.get(r) == Some(name) && metric.get(r) == Some("delay_s"))
+            .map(|r| ((t[r] * 1e9).round() - (v[r] * 1e9).round()) as u64)
+            .collect();
+        sent.sort_unstable();
+        sent
+    }
+
+    fn flow(g: u32, model: &str, payload: &str, shift: &str) -> String {
+        format!(
+            r#"{{"id": {g}, "dst": "127.0.0.1:9", "src_port": 0, "start_ns": 0, "jitter_ns": {j},
+               "stop_ns": 2000000000, "stream": {s}, "payload": {payload}, "model": {model}{shift}}}"#,
+            j = if g == 0 { 8_000_000 } else { 0 },
+            s = flow_stream(g, 0),
+        )
+    }
+
+    #[test]
+    fn randomize_and_send_jitter_give_the_simulators_send_times() {
+        let sc = qoslab_scenario::load::load_str(SCENARIO, "<test>", &[], None).expect("scenario");
+        let out = qoslab_sim::run::run(&sc, qoslab_sim::RunOptions { seed: 11, base_dir: ".".into(), progress: None })
+            .expect("run");
+        let flows = [
+            flow(
+                0,
+                r#"{"cbr": {"period": {"num": 8000000000000, "den": 1000000}}}"#,
+                r#"{"base": 958}"#,
+                r#", "randomize": 0.5"#,
+            ),
+            flow(
+                1,
+                r#"{"on_off": {"period": {"num": 8000000000000, "den": 2000000}, "on_ns": 1e8, "off_ns": 1e8}}"#,
+                r#"{"base": 958}"#,
+                r#", "send_jitter_max_ns": 3000000"#,
+            ),
+            flow(
+                2,
+                r#"{"cbr": {"period": {"num": 5600000000000, "den": 1000000}}}"#,
+                r#"{"base": 458, "exp_mean": 200.0}"#,
+                r#", "send_jitter_max_ns": 1000000"#,
+            ),
+        ];
+        let spec: GenSpec =
+            serde_json::from_str(&format!(r#"{{"t0_ns": 1, "seed": 11, "flows": [{}]}}"#, flows.join(","))).unwrap();
+        assert!(spec.check().is_empty(), "{:?}", spec.check());
+        let Some(Column::U64(sent)) = out.flows.get("sent_pkts") else { panic!("flows.sent_pkts") };
+        for (i, name) in ["rnd.0", "jit.0", "sjit.0"].iter().enumerate() {
+            // Delivered packets' send times; a packet sent in the last few ms is still in flight.
+            let sim = simulated(&out, name);
+            let gen: Vec<u64> = send_times(&spec, i).unwrap().into_iter().map(|(t, _)| t).collect();
+            assert!(sim.len() > 100, "{name}: {} packets", sim.len());
+            assert_eq!(gen.len() as u64, sent[i], "{name}: as many sends as the simulator's");
+            assert!(gen.len() - sim.len() <= 1, "{name}: {} sent, {} delivered", gen.len(), sim.len());
+            assert_eq!(gen[..sim.len()], sim[..], "{name}");
+        }
+        // The shifts moved the sends off the grid: without them the schedule differs.
+        let mut plain = spec.clone();
+        plain.flows[0].randomize = 0.0;
+        plain.flows[2].send_jitter_max_ns = 0;
+        for (i, name) in [(0, "rnd.0"), (2, "sjit.0")] {
+            let grid: Vec<u64> = send_times(&plain, i).unwrap().into_iter().map(|(t, _)| t).collect();
+            assert!(grid.iter().zip(simulated(&out, name)).filter(|(a, b)| **a != *b).count() > 100, "{name}");
+        }
+    }
 }

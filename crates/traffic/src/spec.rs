@@ -18,6 +18,8 @@
 //! | `period` | `num / den` ns between packets (the simulator's exact period) |
 //! | `stream` | the flow's RNG stream (the simulator's `flow_stream(group, index)`), drawn with `seed` |
 //! | `jitter_ns` | the flow starts at `start_ns + U(0, jitter_ns)`, drawn first from its stream |
+//! | `randomize` | the group's `randomize`: each send after the first leaves `U[0, randomize × spacing)` after its grid time (models with a grid: CBR, ON/OFF) |
+//! | `send_jitter_max_ns` | the group's `send_jitter.max`: each send after the first leaves up to `U[0, max]` later |
 //!
 //! A replay file has one `t_s,payload_bytes` line per packet (time since
 //! the flow's start), `#` comments allowed.
@@ -50,6 +52,12 @@ pub struct FlowSpec {
     pub stop_ns: u64,
     #[serde(default)]
     pub stream: u64,
+    /// The simulator's `randomize` (a fraction of the model's spacing), 0 for none.
+    #[serde(default)]
+    pub randomize: f64,
+    /// The simulator's `send_jitter` (uniform, at most this many ns), 0 for none.
+    #[serde(default)]
+    pub send_jitter_max_ns: u64,
     pub payload: Payload,
     pub model: Model,
 }
@@ -127,6 +135,19 @@ impl GenSpec {
             }
             if f.dscp > 63 {
                 bad.push(format!("{}: {}; allowed: 0 to 63", at("dscp"), f.dscp));
+            }
+            if !(0.0..1.0).contains(&f.randomize) {
+                bad.push(format!(
+                    "{}: {}; allowed: 0 to below 1 (a fraction of the spacing)",
+                    at("randomize"),
+                    f.randomize
+                ));
+            }
+            if f.randomize > 0.0 && f.send_jitter_max_ns > 0 {
+                bad.push(format!(
+                    "{}: both randomize and send_jitter_max_ns; allowed: one of them (as in the simulator)",
+                    at("randomize")
+                ));
             }
             let hdr = crate::wire::HEADER as u32;
             if matches!(f.model, Model::Tcp { .. }) {
@@ -232,6 +253,13 @@ mod tests {
         .check()
         .join("\n");
         assert!(m.contains("model.on_off.shape: 1; allowed: > 1"), "{m}");
+        let mut both = spec(r#"{"cbr": {"period": {"num": 10, "den": 1}}}"#, 100);
+        (both.flows[0].randomize, both.flows[0].send_jitter_max_ns) = (0.5, 3);
+        let m = both.check().join("\n");
+        assert!(m.contains("flows[0].randomize: both randomize and send_jitter_max_ns; allowed: one"), "{m}");
+        both.flows[0].randomize = 1.0;
+        let m = both.check().join("\n");
+        assert!(m.contains("flows[0].randomize: 1; allowed: 0 to below 1"), "{m}");
     }
 
     #[test]

@@ -33,9 +33,13 @@ OVERHEAD = 42
 #: The generator's payload header (magic, flow id, sequence, send time).
 PAYLOAD_HEADER = 24
 MAX_PAYLOAD = 1472
-#: Queue disciplines whose verdicts do not depend on a class tag the router would derive
-#: differently from the simulator (docs/testbed.md, "What is not supported yet").
-QUEUES = ("fifo", "red", "mace")
+#: Queue disciplines an emulated link may have (docs/testbed.md). The class-based ones (``cbt``,
+#: ``dcbt``, ``red`` with ChIPS, ``prio`` by class) read the packet's class tag, which the
+#: generator carries in the DSCP's class selector (precedence, DSCP >> 3 = the group's
+#: ``class``) and the router reads back (``class_tag = "precedence"``, :func:`class_tag`).
+QUEUES = ("fifo", "red", "mace", "cbt", "dcbt", "prio")
+#: The highest traffic ``class`` a DSCP's class selector carries.
+MAX_CLASS = 7
 MODELS = ("cbr", "poisson", "on_off", "ftp", "transfer")
 TCP_MODELS = ("ftp", "transfer")
 #: TCP/IPv4 (no options: timestamps are off) and Ethernet header bytes around a segment's payload.
@@ -119,6 +123,8 @@ class FlowPlan:
     src_port: int
     spec: dict[str, Any]
     wire_bytes_mean: float
+    #: The group's traffic ``class`` (the simulator's class tag), carried in the DSCP's top 3 bits.
+    cls: int = 0
     #: Kernel TCP settings of a TCP flow (None: UDP): init_window, max_window (segments),
     #: min_rto_ms, delayed_ack, ecn, mss.
     tcp: dict[str, Any] | None = None
@@ -160,6 +166,12 @@ class Plan:
     segments: int = 0
     flows: list[FlowPlan] = field(default_factory=list)
     duration_ns: int = 0
+
+    @property
+    def class_tag(self) -> str:
+        """The routers' ``class_tag`` rule: ``"precedence"`` (the class selector of the DSCP the
+        generator sets) when some group has a ``class`` other than 0, else ``"zero"``."""
+        return "precedence" if any(f.cls for f in self.flows) else "zero"
 
     @property
     def link(self) -> Link:
@@ -479,21 +491,27 @@ def make_plan(echo: dict[str, Any], *, check_only: bool = False) -> tuple[Plan |
     comp = _components(nodes, links, [b.link for b in bumps])
     flows, used = _plan_traffic(echo, hosts, comp, whole, bad)
     bumps = _fold_delays(hosts, nodes, links, bumps, used, bad)
-    unsupported_q: dict[str, tuple[str, list[str]]] = {}  # field -> queue type, the emulated directions
+    carried = _carry_classes(flows, bad)
+    unsupported_q: dict[str, tuple[str, str, list[str]]] = {}  # field -> what, why, the emulated directions
     for b in bumps:
         for k, direction in (("queue", b.direction), ("reverse_queue", b.reverse)):
             q = b.link.spec.get(k) or default_queue or {"type": "fifo"}
-            if q.get("type") not in QUEUES:
-                at = f"{b.link.path}.{k}.type" if b.link.spec.get(k) else "topology.default_queue.type"
-                unsupported_q.setdefault(at, (str(q.get("type")), []))[1].append(direction)
-    for at, (kind, dirs) in unsupported_q.items():
-        bad.append(
-            Problem(
-                at,
-                f"{kind!r} on the emulated link direction(s) {', '.join(dirs)} is not supported on the "
-                f"testbed yet; allowed: {', '.join(QUEUES)}",
-            )
-        )
+            at = f"{b.link.path}.{k}" if b.link.spec.get(k) else "topology.default_queue"
+            for sub, what, why in _queue_problems(q, at, carried):
+                unsupported_q.setdefault(sub, (what, why, []))[2].append(direction)
+        if carried:
+            for k in ("stages", "reverse_stages"):
+                if b.link.spec.get(k):
+                    bad.append(
+                        Problem(
+                            f"{b.link.path}.{k}",
+                            "stages on an emulated link while traffic classes are carried (their rules "
+                            "would see the class in the DSCP's top bits); allowed: none, or every "
+                            "traffic class 0",
+                        )
+                    )
+    for at, (what, why, dirs) in unsupported_q.items():
+        bad.append(Problem(at, f"{what} on the emulated link direction(s) {', '.join(dirs)} {why}"))
     if bad or check_only:
         # A preset's links share their fields (every access link is ``topology.access``): each problem once.
         return None, list({(p.path, p.message): p for p in bad}.values())
@@ -508,6 +526,52 @@ def make_plan(echo: dict[str, Any], *, check_only: bool = False) -> tuple[Plan |
         duration_ns=dur_ns(echo["duration"]),
     )
     return plan, []
+
+
+def _queue_problems(q: dict[str, Any], at: str, carried: bool) -> list[tuple[str, str, str]]:
+    """What the testbed cannot run in queue ``q`` (at field ``at``), recursing into ``prio``'s
+    bands: (field, what, why and what is allowed) triples."""
+    kind = q.get("type")
+    if kind not in QUEUES:
+        return [(f"{at}.type", repr(kind), f"is not supported on the testbed yet; allowed: {', '.join(QUEUES)}")]
+    out: list[tuple[str, str, str]] = []
+    if kind == "prio":
+        if carried and q.get("classify_by", "class") == "dscp":
+            out.append(
+                (
+                    f"{at}.classify_by",
+                    '"dscp"',
+                    "while traffic classes are carried (the DSCP's top three bits hold the class); "
+                    'allowed: "class", or every traffic class 0',
+                )
+            )
+        for i, band in enumerate(q.get("bands") or []):
+            out += _queue_problems(band, f"{at}.bands.{i}", carried)
+    return out
+
+
+def _carry_classes(flows: list[FlowPlan], bad: list[Problem]) -> bool:
+    """When some flow has a ``class`` other than 0, every flow's wire DSCP becomes
+    ``class << 3 | dscp`` (the class in the class selector, which the routers read back) and a
+    group's own ``dscp`` must then fit the low three bits. Returns whether classes are carried."""
+    if not any(f.cls for f in flows):
+        return False
+    seen: set[int] = set()
+    for f in flows:
+        dscp = f.spec["dscp"]
+        if dscp > 7:
+            if f.group_index not in seen:
+                bad.append(
+                    Problem(
+                        f"traffic.{f.group_index}.dscp",
+                        f"{dscp} while traffic classes are carried (the DSCP's top three bits hold "
+                        "the class); allowed: 0 to 7, or every traffic class 0",
+                    )
+                )
+                seen.add(f.group_index)
+            continue
+        f.spec["dscp"] = (f.cls << 3) | dscp
+    return True
 
 
 def _period(g: dict[str, Any], rate_key: str, payload_mean: Fraction) -> dict[str, int]:
@@ -554,11 +618,14 @@ def _plan_traffic(
         for k, why in (
             ("arrivals", "flow arrival processes"),
             ("shaper", "entry shapers"),
-            ("send_jitter", "host timing jitter (the real host has its own)"),
-            ("randomize", "send-time randomization"),
         ):
             if g.get(k) not in (None, 0, 0.0):
                 bad.append(Problem(f"{at}.{k}", f"{why} are not supported on the testbed yet; allowed: none"))
+        for k in ("send_jitter", "randomize"):
+            if model in TCP_MODELS and g.get(k) not in (None, 0, 0.0):
+                bad.append(
+                    Problem(f"{at}.{k}", "on a TCP group (the kernel decides when segments leave); allowed: none")
+                )
         if g.get("src_choice", "round_robin") != "round_robin":
             bad.append(
                 Problem(
@@ -567,9 +634,14 @@ def _plan_traffic(
                     'matches of src in turn); allowed: "round_robin"',
                 )
             )
-        if int(g.get("class") or 0) != 0:
+        cls = int(g.get("class") or 0)
+        if cls > MAX_CLASS or (cls != 0 and model in TCP_MODELS):
+            allowed = "0 for TCP groups (their ACKs carry no class)" if model in TCP_MODELS else f"0 to {MAX_CLASS}"
             bad.append(
-                Problem(f"{at}.class", f"{g['class']}: class tags are not carried on real packets yet; allowed: 0")
+                Problem(
+                    f"{at}.class",
+                    f"{g['class']}: the testbed carries a class in the DSCP's class selector; allowed: {allowed}",
+                )
             )
         if model in TCP_MODELS:
             _plan_tcp(g, gi, at, hosts, side, whole, duration, flows, used, bad)
@@ -708,6 +780,7 @@ def _flow(
         dst_port=int(g["dst_port"]) if g.get("dst_port") is not None else 9000 + gi,
         src_port=20000 + fid,
         wire_bytes_mean=wire_bytes_mean,
+        cls=int(g.get("class") or 0),
         spec={
             "id": fid,
             "src_port": 20000 + fid,
@@ -717,6 +790,9 @@ def _flow(
             "jitter_ns": dur_ns(g.get("start_jitter") or "0s"),
             "stop_ns": stop,
             "stream": (1 << 61) | (gi << 32) | i,
+            # The simulator's per-packet shifts, drawn by the generator as in its `emit`.
+            "randomize": float(g.get("randomize") or 0.0),
+            "send_jitter_max_ns": dur_ns((g.get("send_jitter") or {}).get("max") or "0s"),
             "payload": payload,
             "model": model,
         },

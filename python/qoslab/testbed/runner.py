@@ -105,7 +105,7 @@ def router_config(plan: Plan, tb: Testbed, work: Path, seed: int, base_dir: Path
         f"out = {json.dumps(str(work / f'router{j}'))}",
         f"control_socket = {json.dumps(str(work / f'router{j}.sock'))}",
         f"stats_interval = {json.dumps(interval)}",
-        'class_tag = "zero"',
+        f"class_tag = {json.dumps(plan.class_tag)}",
         "pool = 65536",
         'drain_timeout = "5s"',
         "",

@@ -182,18 +182,10 @@ struct FlowState {
     report: FlowReport,
 }
 
-/// The send time the simulator's `emit` gives a packet whose source said `next`: a uniform
-/// delay in `[0, randomize_ns)`, then one in `[0, send_jitter_max_ns]`, each drawn only when
-/// non-zero (`crates/sim/src/run/mod.rs`, `emit`).
+/// The send time the simulator's `emit` gives a packet whose source said `next`
+/// (`qoslab_sim::traffic::emission_time`, the same draws from the flow's stream).
 pub fn shifted(next: u64, randomize_ns: u64, send_jitter_max_ns: u64, rng: &mut Rng) -> u64 {
-    let mut at = next;
-    if randomize_ns > 0 {
-        at = at.saturating_add(rng.random_range(0..randomize_ns));
-    }
-    if send_jitter_max_ns > 0 {
-        at = at.saturating_add(rng.random_range(0..=send_jitter_max_ns));
-    }
-    at
+    qoslab_sim::traffic::emission_time(Time(next), randomize_ns, send_jitter_max_ns, rng).0
 }
 
 fn period(p: &crate::spec::PeriodSpec) -> Period {

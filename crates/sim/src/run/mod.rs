@@ -424,18 +424,9 @@ impl Sim {
         pkt.ingress = ingress_of(fl.src);
         let dir = fl.first_dir;
         let next = fl.source.next(self.now, &mut fl.rng, gp);
-        // Randomized packet times leave the ideal grid untouched: only the
-        // emission moves, by less than the spacing, so the order holds.
-        let mut at = if gp.randomize_ns > 0 {
-            Time(next.0.saturating_add(fl.rng.random_range(0..gp.randomize_ns)))
-        } else {
-            next
-        };
-        // Host timing jitter (never together with randomize, which validation
-        // refuses): a delay of at most the spacing, so the order holds too.
-        if gp.send_jitter_max_ns > 0 {
-            at = Time(at.0.saturating_add(fl.rng.random_range(0..=gp.send_jitter_max_ns)));
-        }
+        // Randomized packet times and host jitter leave the ideal grid
+        // untouched: only the emission moves, by less than the spacing.
+        let at = crate::traffic::emission_time(next, gp.randomize_ns, gp.send_jitter_max_ns, &mut fl.rng);
         let end = fl.end;
         self.metrics.flows[f.index()].on_send(self.now, size, self.metrics.cur_bin);
         self.inject(f, dir, pkt);

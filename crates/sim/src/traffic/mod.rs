@@ -625,6 +625,24 @@ pub fn jitter(rng: &mut Rng, d: Dur) -> Dur {
     }
 }
 
+/// When a packet whose source said `next` is emitted: randomized packet
+/// times (seed 004 §2.3.4) delay it by a uniform draw in `[0, randomize_ns)`,
+/// then host timing jitter (issue 10 §3) by one in `[0, send_jitter_max_ns]`,
+/// each drawn from the flow's stream only when non-zero. Both keep the order
+/// of a flow's packets (each is below its spacing; validation refuses the
+/// two together). The simulator and the testbed's generator both call this,
+/// so they send the same schedule.
+pub fn emission_time(next: Time, randomize_ns: u64, send_jitter_max_ns: u64, rng: &mut Rng) -> Time {
+    let mut at = next;
+    if randomize_ns > 0 {
+        at = Time(at.0.saturating_add(rng.random_range(0..randomize_ns)));
+    }
+    if send_jitter_max_ns > 0 {
+        at = Time(at.0.saturating_add(rng.random_range(0..=send_jitter_max_ns)));
+    }
+    at
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

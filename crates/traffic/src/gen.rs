@@ -25,7 +25,6 @@ use qoslab_core::units::{Dur, Time};
 use qoslab_sim::traffic::cbr::Period;
 use qoslab_sim::traffic::on_off::PeriodLaw;
 use qoslab_sim::traffic::{jitter, ModelPlan, SizeModel, Source};
-use rand::Rng as _;
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -288,6 +288,19 @@ def test_kernel_reno_over_red_gets_the_goodput_and_drops_of_the_simulators_reno(
     assert time.monotonic() - t < 60
 
 
+def _assert_within(c: dict[str, Any], queues: tuple[str, ...]) -> None:
+    """Every group's and each named queue's throughput, loss and mean delay within the issue's tolerances."""
+    for name, g in c["groups"].items():
+        print(name, {k: (g[k]["a"], g[k]["b"]) for k in ("throughput_bps", "loss", "delay_mean_s")})
+        for m in ("throughput_bps", "loss", "delay_mean_s"):
+            assert g[m]["within"], (name, m, g[m])
+    for name in queues:
+        q = c["queues"][name]
+        print(name, {k: (q[k]["a"], q[k]["b"]) for k in q})
+        for m in ("throughput_bps", "loss", "delay_mean_s"):
+            assert q[m]["within"], (name, m, q[m])
+
+
 PARKING = ROOT / "tests" / "scenarios" / "testbed" / "parking_lot.toml"
 
 
@@ -304,15 +317,7 @@ def test_two_bottleneck_parking_lot_agrees_with_the_simulator() -> None:
     sc = qoslab.load(PARKING)
     sim, real = qoslab.run(sc), testbed.run(sc)
     c = compare(sim, real)
-    for name, g in c["groups"].items():
-        print(name, {k: (g[k]["a"], g[k]["b"]) for k in ("throughput_bps", "loss", "delay_mean_s")})
-        for m in ("throughput_bps", "loss", "delay_mean_s"):
-            assert g[m]["within"], (name, m, g[m])
-    for name in ("r0->r1", "r1->r2"):
-        q = c["queues"][name]
-        print(name, {k: (q[k]["a"], q[k]["b"]) for k in q})
-        for m in ("throughput_bps", "loss", "delay_mean_s"):
-            assert q[m]["within"], (name, m, q[m])
+    _assert_within(c, ("r0->r1", "r1->r2"))
     # RED dropped early at the first bottleneck in both worlds; the second dropped nothing.
     e = c["queues"]["r0->r1"]["drops_early_random"]
     assert e["a"] > 0 and e["b"] > 0, e
@@ -352,16 +357,9 @@ def test_cbt_classes_on_real_packets_agree_with_the_simulator() -> None:
     sc = qoslab.load(CBT)
     sim, real = qoslab.run(sc), testbed.run(sc)
     c = compare(sim, real)
-    for name, g in c["groups"].items():
-        print(name, {k: (g[k]["a"], g[k]["b"]) for k in ("throughput_bps", "loss", "delay_mean_s")})
-        for m in ("throughput_bps", "loss", "delay_mean_s"):
-            assert g[m]["within"], (name, m, g[m])
-    q = c["queues"]["r0->sink0"]
-    print({k: (q[k]["a"], q[k]["b"]) for k in q})
-    for m in ("throughput_bps", "loss", "delay_mean_s"):
-        assert q[m]["within"], (m, q[m])
+    _assert_within(c, ("r0->sink0",))
     # The class thresholds did the dropping, on both sides, and only the untagged group lost much.
-    d = q["drops_class_threshold"]
+    d = c["queues"]["r0->sink0"]["drops_class_threshold"]
     assert d["a"] > 1000 and d["b"] > 1000, d
     assert c["groups"]["untagged"]["loss"]["b"] > 0.4 and c["groups"]["tagged"]["loss"]["b"] < 0.01
     f = real.flows

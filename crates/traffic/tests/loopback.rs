@@ -12,6 +12,15 @@ fn now_ns() -> u64 {
     qoslab_traffic::clock::now_ns()
 }
 
+/// Starts `qoslab-traffic sink` with `args` and waits for its "ready" line.
+fn spawn_sink(args: &[&str]) -> std::process::Child {
+    let mut sink = Command::new(BIN).arg("sink").args(args).stdout(Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(sink.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "ready");
+    sink
+}
+
 #[test]
 fn generator_to_sink_on_loopback_delivers_every_packet_in_sequence() {
     let dir = std::env::temp_dir().join(format!("qoslab-traffic-{}", std::process::id()));
@@ -19,15 +28,7 @@ fn generator_to_sink_on_loopback_delivers_every_packet_in_sequence() {
     // A port unlikely to be taken, distinct per test process.
     let port = 40000 + (std::process::id() % 20000) as u16;
     let out = dir.join("rec.bin");
-    let mut sink = Command::new(BIN)
-        .args(["sink", "--listen", &format!("127.0.0.1:{port}"), "--out"])
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(sink.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    assert_eq!(line.trim(), "ready");
+    let mut sink = spawn_sink(&["--listen", &format!("127.0.0.1:{port}"), "--out", out.to_str().unwrap()]);
     let t0 = now_ns() + 100_000_000;
     let spec = format!(
         r#"{{"t0_ns": {t0}, "seed": 3, "flows": [
@@ -120,17 +121,10 @@ fn tcp_receiver_advertises_the_window_clamp_and_never_more() {
     let dir = std::env::temp_dir().join(format!("qoslab-traffic-tcp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let port = 20000 + (std::process::id() % 20000) as u16;
-    let mut sink = Command::new(BIN)
-        .args(["sink", "--listen-tcp", &format!("127.0.0.1:{port}"), "--tcp-window-clamp", "20000", "--tcp-mss"])
-        .arg("1000")
-        .arg("--out")
-        .arg(dir.join("rec.bin"))
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(sink.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    assert_eq!(line.trim(), "ready");
+    let rec = dir.join("rec.bin");
+    let listen = format!("127.0.0.1:{port}");
+    let args = ["--listen-tcp", &listen, "--tcp-window-clamp", "20000", "--tcp-mss", "1000", "--out"];
+    let mut sink = spawn_sink(&[&args[..], &[rec.to_str().unwrap()]].concat());
     // The sender as the generator sets it: 1000 B segments (TCP_MAXSEG before connecting).
     // SAFETY: a fresh socket, owned by the TcpStream below.
     let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };

@@ -21,6 +21,8 @@ Definitions, the same on both sides, over the whole run ``[0, duration]``:
 
 from __future__ import annotations
 
+import shutil
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -273,3 +275,13 @@ def print_table(title: str, head: Sequence[str], rows: Iterable[Sequence[object]
     widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
     for r in (tuple(head), *body):
         print("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
+
+
+def ns_missing() -> bool:
+    """True (after saying so on stderr, with the fix) when ns-2's `ns` is not on the PATH."""
+    if shutil.which("ns") is not None:
+        return False
+    print(
+        "crosscheck: ns-2 (`ns`) is not installed; `make crosscheck` installs it (apt-get install ns2)", file=sys.stderr
+    )
+    return True

@@ -18,7 +18,6 @@ sides ran, 2 on a usage or set-up error (ns-2 missing).
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -113,11 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.seeds < 1:
         ap.error("--seeds must be at least 1")
-    if shutil.which("ns") is None:
-        print(
-            "crosscheck: ns-2 (`ns`) is not installed; `make crosscheck` installs it (apt-get install ns2)",
-            file=sys.stderr,
-        )
+    if metrics.ns_missing():
         return 2
     seeds = range(1, a.seeds + 1)
     with tempfile.TemporaryDirectory(prefix="qoslab-mm-") as tmp:

@@ -23,7 +23,6 @@ is the same for both variants).
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -144,11 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [c for c in names if c not in cases.CASES]
     if unknown:
         ap.error(f"--cases: unknown {', '.join(unknown)}; allowed: {', '.join(cases.CASES)}")
-    if shutil.which("ns") is None:
-        print(
-            "crosscheck: ns-2 (`ns`) is not installed; `make crosscheck` installs it (apt-get install ns2)",
-            file=sys.stderr,
-        )
+    if metrics.ns_missing():
         return 2
     seeds = range(1, a.seeds + 1)
     ok = True

@@ -71,6 +71,13 @@ def _events(text: str) -> int:
     return int(f)
 
 
+def _overrides(p: argparse.ArgumentParser, text: str = "override a scenario field (repeatable)") -> None:
+    """The ``--set KEY.PATH=VALUE`` option (repeatable), into ``overrides``."""
+    p.add_argument(
+        "--set", dest="overrides", action="append", default=[], type=_override, metavar="KEY.PATH=VALUE", help=text
+    )
+
+
 def _limits(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-memory",
@@ -104,15 +111,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("file", metavar="FILE", help="scenario TOML file")
     r.add_argument("--out", metavar="DIR", help="result folder (default: results/<scenario name>/)")
     r.add_argument("--seed", type=_seed, metavar="N", help="seed (default: the scenario's)")
-    r.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        type=_override,
-        metavar="KEY.PATH=VALUE",
-        help="override a scenario field (repeatable)",
-    )
+    _overrides(r)
     r.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
     _limits(r)
     r.add_argument(
@@ -160,15 +159,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help="run on a Dask distributed scheduler, e.g. tcp://head:8786 (dask-jobqueue: SLURM, PBS)",
     )
-    sw.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        type=_override,
-        metavar="KEY.PATH=VALUE",
-        help="override a scenario field at every point (repeatable)",
-    )
+    _overrides(sw, "override a scenario field at every point (repeatable)")
     sw.add_argument("--out", metavar="DIR", help="sweep folder (default: results/sweep_<scenario name>/)")
     sw.add_argument("--quiet", "-q", action="store_true", help="no progress and no table; errors only")
     sw.add_argument(
@@ -217,15 +208,7 @@ def parser() -> argparse.ArgumentParser:
         description="Validate a scenario; print every problem found.",
     )
     v.add_argument("file", metavar="FILE", help="scenario TOML file")
-    v.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        type=_override,
-        metavar="KEY.PATH=VALUE",
-        help="override a scenario field (repeatable)",
-    )
+    _overrides(v)
     v.add_argument("--echo", action="store_true", help="print the scenario with defaults filled in (JSON)")
     _limits(v)
 
@@ -287,15 +270,7 @@ def parser() -> argparse.ArgumentParser:
     tr.add_argument("file", metavar="FILE", help="scenario TOML file")
     tr.add_argument("--out", metavar="DIR", help="result folder (default: results/<scenario name>-testbed/)")
     tr.add_argument("--seed", type=_seed, metavar="N", help="seed (default: the scenario's)")
-    tr.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        type=_override,
-        metavar="KEY.PATH=VALUE",
-        help="override a scenario field (repeatable)",
-    )
+    _overrides(tr)
     tr.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
     tr.add_argument(
         "--overwrite",

@@ -32,6 +32,23 @@ from .runner import Collected
 NAN = float("nan")
 
 
+#: Flows-table columns the testbed does not measure, zero in every row: no reverse-path
+#: counts per flow, no ECN or limited transmit in the sinks, and no PCN (the testbed
+#: refuses PCN edges, so no packet is PCN-capable).
+_NOT_MEASURED: dict[str, int] = {
+    "reverse_sent_pkts": 0,
+    "reverse_sent_bytes": 0,
+    "reverse_delivered_pkts": 0,
+    "reverse_dropped_pkts": 0,
+    "reverse_in_flight_pkts": 0,
+    "ce_marked_pkts": 0,
+    "ecn_reductions": 0,
+    "limited_transmits": 0,
+    "pcn_excess_marked_pkts": 0,
+    "pcn_threshold_marked_pkts": 0,
+}
+
+
 def _jitter_rfc3550(transit_ns: Any) -> float:
     j = 0.0
     for d in abs(transit_ns[1:] - transit_ns[:-1]):
@@ -150,17 +167,7 @@ def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[di
             "timeouts": 0,
             "fast_retransmits": 0,
             "completion_s": NAN,
-            "reverse_sent_pkts": 0,
-            "reverse_sent_bytes": 0,
-            "reverse_delivered_pkts": 0,
-            "reverse_dropped_pkts": 0,
-            "reverse_in_flight_pkts": 0,
-            "ce_marked_pkts": 0,
-            "ecn_reductions": 0,
-            "limited_transmits": 0,
-            # The testbed refuses PCN edges, so no packet is PCN-capable.
-            "pcn_excess_marked_pkts": 0,
-            "pcn_threshold_marked_pkts": 0,
+            **_NOT_MEASURED,
         }
         for k, v in row.items():
             cols[k].append(v)
@@ -232,16 +239,7 @@ def _tcp_row(f: Any, g: dict[str, Any], c: Collected) -> dict[str, Any]:
         "timeouts": 0,
         "fast_retransmits": 0,
         "completion_s": (done - c.t0_ns) / 1e9 - start_s if done else NAN,
-        "reverse_sent_pkts": 0,
-        "reverse_sent_bytes": 0,
-        "reverse_delivered_pkts": 0,
-        "reverse_dropped_pkts": 0,
-        "reverse_in_flight_pkts": 0,
-        "ce_marked_pkts": 0,
-        "ecn_reductions": 0,
-        "limited_transmits": 0,
-        "pcn_excess_marked_pkts": 0,
-        "pcn_threshold_marked_pkts": 0,
+        **_NOT_MEASURED,
     }
 
 

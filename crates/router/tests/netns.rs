@@ -15,12 +15,8 @@ fn dir(summary: &serde_json::Value, d: usize) -> &serde_json::Value {
     &summary["router"]["dirs"][d]
 }
 
-#[test]
-fn router_forwards_ipv4_and_ipv6_both_ways_through_fifo() {
-    need_netns!();
-    let _g = lock();
-    let mut tb = Testbed::new();
-    tb.start("rate = \"50Mbps\"\n");
+/// 300 IPv4 and 300 IPv6 datagrams h1 -> h2 and 300 IPv4 back, each set delivered whole.
+fn three_ways(tb: &Testbed) {
     let gap = Duration::from_micros(500);
     let r4 = receiver(&tb.ns("h2"), "10.99.0.2:9000", Duration::from_millis(700));
     let r6 = receiver(&tb.ns("h2"), "[fd99::2]:9001", Duration::from_millis(700));
@@ -30,6 +26,15 @@ fn router_forwards_ipv4_and_ipv6_both_ways_through_fifo() {
     sender(&tb.ns("h2"), "10.99.0.2:0", "10.99.0.1:9002", 300, 200, 1, gap).join().unwrap();
     let (r4, r6, back) = (r4.join().unwrap(), r6.join().unwrap(), back.join().unwrap());
     assert_eq!((r4.pkts, r6.pkts, back.pkts), (300, 300, 300));
+}
+
+#[test]
+fn router_forwards_ipv4_and_ipv6_both_ways_through_fifo() {
+    need_netns!();
+    let _g = lock();
+    let mut tb = Testbed::new();
+    tb.start("rate = \"50Mbps\"\n");
+    three_ways(&tb);
     let s = tb.stop();
     assert!(dir(&s, 0)["tx_pkts"].as_u64().unwrap() >= 600);
     assert!(dir(&s, 1)["tx_pkts"].as_u64().unwrap() >= 300);
@@ -42,15 +47,7 @@ fn router_forwards_both_ways_through_af_xdp_sockets() {
     let _g = lock();
     let mut tb = Testbed::new();
     tb.start_with("io = \"af_xdp\"\n", "rate = \"50Mbps\"\n");
-    let gap = Duration::from_micros(500);
-    let r4 = receiver(&tb.ns("h2"), "10.99.0.2:9000", Duration::from_millis(700));
-    let r6 = receiver(&tb.ns("h2"), "[fd99::2]:9001", Duration::from_millis(700));
-    let back = receiver(&tb.ns("h1"), "10.99.0.1:9002", Duration::from_millis(700));
-    sender(&tb.ns("h1"), "10.99.0.1:0", "10.99.0.2:9000", 300, 200, 1, gap).join().unwrap();
-    sender(&tb.ns("h1"), "[fd99::1]:0", "[fd99::2]:9001", 300, 200, 1, gap).join().unwrap();
-    sender(&tb.ns("h2"), "10.99.0.2:0", "10.99.0.1:9002", 300, 200, 1, gap).join().unwrap();
-    let (r4, r6, back) = (r4.join().unwrap(), r6.join().unwrap(), back.join().unwrap());
-    assert_eq!((r4.pkts, r6.pkts, back.pkts), (300, 300, 300));
+    three_ways(&tb);
     let s = tb.stop();
     assert_eq!(s["scenario"]["router"]["io"], "af_xdp");
     assert!(dir(&s, 0)["tx_pkts"].as_u64().unwrap() >= 600);

@@ -39,6 +39,19 @@ impl FifoConfig {
     }
 }
 
+/// Appends `x`, giving a queue that has never held anything room for
+/// exactly one (then the usual doubling: 1, 4, 8, ...). A link that
+/// carries one flow's packets rarely holds two at once, and a large
+/// network has thousands of them: 4 slots a queue by default would be
+/// most of its memory.
+#[inline]
+pub fn push_back_lean<T>(q: &mut VecDeque<T>, x: T) {
+    if q.capacity() == 0 {
+        q.reserve_exact(1);
+    }
+    q.push_back(x);
+}
+
 /// Drop-tail FIFO.
 #[derive(Debug)]
 pub struct Fifo {
@@ -68,7 +81,7 @@ impl Qdisc for Fifo {
             return Verdict::Dropped(Dropped { packet: pkt, reason: DropReason::Overlimit });
         }
         self.backlog.add(&pkt);
-        self.q.push_back(pkt);
+        push_back_lean(&mut self.q, pkt);
         Verdict::Queued
     }
     #[inline]
@@ -98,6 +111,22 @@ impl Qdisc for Fifo {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_first_push_reserves_one_slot_then_the_queue_grows_as_usual() {
+        let mut q = VecDeque::new();
+        push_back_lean(&mut q, 1u64);
+        assert_eq!(q.capacity(), 1);
+        q.pop_front();
+        push_back_lean(&mut q, 2);
+        assert_eq!(q.capacity(), 1);
+        for i in 0..9 {
+            push_back_lean(&mut q, i);
+        }
+        assert_eq!(q.len(), 10);
+        assert!(q.capacity() >= 10);
+        assert_eq!(q.iter().copied().collect::<Vec<_>>(), [2, 0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    }
+
     use super::*;
     use crate::packet::FlowId;
     use crate::qdisc::Queue;

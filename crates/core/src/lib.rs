@@ -47,6 +47,7 @@ pub mod stats;
 pub mod tcp;
 pub mod token_bucket;
 pub mod units;
+pub mod vecmap;
 
 pub use error::ConfigError;
 pub use packet::{ClassTag, Ecn, FlowId, FlowKey, FlowTable, Packet, PcnMark};

@@ -189,15 +189,17 @@ impl Limit {
 }
 
 /// Counters kept by [`Queue`] from the verdicts of its discipline.
-#[derive(Clone, Debug, Default, PartialEq)]
+///
+/// The drop and mark counts by reason are kept apart, allocated at the
+/// queue's first drop or mark: most link directions of a large network
+/// never drop (a network of 1,800 access links saves 160 bytes a
+/// direction), and the counters every packet updates stay together.
+#[derive(Clone, Debug, Default)]
 pub struct QueueStats {
     pub arrivals: u64,
     pub arrival_bytes: u64,
     pub departures: u64,
     pub departure_bytes: u64,
-    pub drops: [u64; DropReason::COUNT],
-    pub drop_bytes: [u64; DropReason::COUNT],
-    pub marks: [u64; MarkReason::COUNT],
     /// Largest backlog seen, in packets and in bytes.
     pub peak_packets: u32,
     pub peak_bytes: u64,
@@ -208,20 +210,69 @@ pub struct QueueStats {
     /// Integral of the sojourn time of departed packets (ns), for the mean.
     pub sojourn_sum_ns: u128,
     pub sojourn_max_ns: u64,
+    losses: Option<Box<Losses>>,
+}
+
+/// Drops and marks by reason (see [`QueueStats`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Losses {
+    drops: [u64; DropReason::COUNT],
+    drop_bytes: [u64; DropReason::COUNT],
+    marks: [u64; MarkReason::COUNT],
+}
+
+static NO_LOSSES: Losses =
+    Losses { drops: [0; DropReason::COUNT], drop_bytes: [0; DropReason::COUNT], marks: [0; MarkReason::COUNT] };
+
+impl PartialEq for QueueStats {
+    fn eq(&self, o: &QueueStats) -> bool {
+        (self.arrivals, self.arrival_bytes, self.departures, self.departure_bytes)
+            == (o.arrivals, o.arrival_bytes, o.departures, o.departure_bytes)
+            && (self.peak_packets, self.peak_bytes, self.sojourn_max_ns)
+                == (o.peak_packets, o.peak_bytes, o.sojourn_max_ns)
+            && (self.area_packets_ns, self.area_bytes_ns, self.sojourn_sum_ns)
+                == (o.area_packets_ns, o.area_bytes_ns, o.sojourn_sum_ns)
+            && self.losses() == o.losses()
+    }
 }
 
 impl QueueStats {
+    fn losses(&self) -> &Losses {
+        self.losses.as_deref().unwrap_or(&NO_LOSSES)
+    }
+    /// Packets dropped, by [`DropReason`] (index `reason as usize`).
+    pub fn drops(&self) -> &[u64; DropReason::COUNT] {
+        &self.losses().drops
+    }
+    /// Bytes dropped, by [`DropReason`].
+    pub fn drop_bytes(&self) -> &[u64; DropReason::COUNT] {
+        &self.losses().drop_bytes
+    }
+    /// Packets marked, by [`MarkReason`].
+    pub fn marks(&self) -> &[u64; MarkReason::COUNT] {
+        &self.losses().marks
+    }
+    /// Counts a drop of `bytes` for `reason`.
+    pub fn count_drop(&mut self, reason: DropReason, bytes: u64) {
+        let l = self.losses.get_or_insert_with(Box::default);
+        l.drops[reason as usize] += 1;
+        l.drop_bytes[reason as usize] += bytes;
+    }
+    /// Counts a mark for `reason`.
+    pub fn count_mark(&mut self, reason: MarkReason) {
+        self.losses.get_or_insert_with(Box::default).marks[reason as usize] += 1;
+    }
     pub fn total_drops(&self) -> u64 {
-        self.drops.iter().sum()
+        self.drops().iter().sum()
     }
     pub fn total_marks(&self) -> u64 {
-        self.marks.iter().sum()
+        self.marks().iter().sum()
     }
     pub fn drops_for(&self, r: DropReason) -> u64 {
-        self.drops[r as usize]
+        self.drops()[r as usize]
     }
     pub fn marks_for(&self, r: MarkReason) -> u64 {
-        self.marks[r as usize]
+        self.marks()[r as usize]
     }
 }
 
@@ -327,8 +378,7 @@ impl Queue {
 
     #[inline]
     fn count_drop(&mut self, d: &Dropped) {
-        self.stats.drops[d.reason as usize] += 1;
-        self.stats.drop_bytes[d.reason as usize] += d.packet.size as u64;
+        self.stats.count_drop(d.reason, d.packet.size as u64);
     }
 
     #[inline]
@@ -352,7 +402,7 @@ impl Queue {
         let v = self.inner.enqueue(now, pkt, rng);
         match &v {
             Verdict::Queued => {}
-            Verdict::Marked(r) => self.stats.marks[*r as usize] += 1,
+            Verdict::Marked(r) => self.stats.count_mark(*r),
             Verdict::Dropped(d) => self.count_drop(d),
             Verdict::QueuedPushingOut(victims) => {
                 for d in victims {

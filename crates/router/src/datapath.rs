@@ -439,7 +439,7 @@ impl Datapath {
     /// Drops and marks so far in direction `d`, stages and qdisc added, by reason.
     pub fn drops(&self, d: usize) -> [u64; DropReason::COUNT] {
         let p = &self.dirs[d].port;
-        let mut out = p.queue().stats().drops;
+        let mut out = *p.queue().stats().drops();
         for (o, s) in out.iter_mut().zip(p.stage_stats().drops) {
             *o += s;
         }

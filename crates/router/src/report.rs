@@ -44,7 +44,7 @@ pub fn direction_json(dp: &Datapath, d: usize, now: Time, prev: Option<&Prev>) -
     let dir = &dp.dirs[d];
     let c = &dir.counters;
     let q = dir.port.queue();
-    let mut marks = q.stats().marks;
+    let mut marks = *q.stats().marks();
     for (m, s) in marks.iter_mut().zip(dir.port.stage_stats().marks) {
         *m += s;
     }
@@ -133,7 +133,7 @@ pub fn queues_json(dp: &Datapath, now: Time) -> Vec<Value> {
             for (r, n) in DropReason::ALL.iter().zip(drops) {
                 o[format!("drops_{}", r.as_str())] = Value::from(n);
             }
-            for (r, n) in MarkReason::ALL.iter().zip(s.marks) {
+            for (r, n) in MarkReason::ALL.iter().zip(s.marks().iter().copied()) {
                 o[format!("marks_{}", r.as_str())] = Value::from(n);
             }
             o

@@ -108,6 +108,10 @@ impl LinkSerializer {
     pub fn new(rate: Rate) -> LinkSerializer {
         LinkSerializer { rate: rate.0.max(1), carry: 0, size: 0, q: 0, r: 0 }
     }
+    /// The link rate.
+    pub fn rate(&self) -> Rate {
+        Rate(self.rate)
+    }
     #[inline]
     pub fn tx_time(&mut self, bytes: u64) -> Dur {
         if bytes != self.size {
@@ -130,7 +134,9 @@ impl LinkSerializer {
 
 /// One direction of a link: queue, transmitter, pipe. Laid out in
 /// declaration order (`repr(C)`): the transmitter state every packet
-/// touches shares the first cache line.
+/// touches shares the first cache line, the pipe and the ends the second,
+/// and the fields are ordered so that none is padded (one of these is
+/// kept for every direction of the network).
 #[repr(C)]
 pub struct Dir {
     /// End of the current (or last) transmission.
@@ -138,30 +144,38 @@ pub struct Dir {
     /// Total serialization time of every transmission started so far (ns).
     pub busy_acc_ns: u64,
     pub delay: Dur,
+    pub ser: LinkSerializer,
+    pub pipe: VecDeque<InFlight>,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub link: LinkId,
     /// A `TxDone` event is pending at `busy_until`.
     pub tx_event: bool,
     /// The last transmission ends (ended) at `busy_until` with no `TxDone`:
     /// the queue is owed a `dequeue` at that instant (see the module doc).
     pub idle_owed: bool,
-    pub ser: LinkSerializer,
-    pub pipe: VecDeque<InFlight>,
     /// The output port: stages, queue discipline, device queue.
     pub port: Port,
     pub rng: Rng,
-    /// A pending `Retry` (after `NotBefore`).
-    pub retry_at: Option<Time>,
-    /// A pending `QdiscTick`.
-    pub tick_at: Option<Time>,
-    pub from: NodeId,
-    pub to: NodeId,
-    pub link: LinkId,
-    pub rate: Rate,
+    /// The time of the pending `Retry` (after `NotBefore`); `Time::MAX`:
+    /// none (not an `Option`: this record is kept for every direction).
+    pub retry_at: Time,
+    /// The time of the pending `QdiscTick`; `Time::MAX`: none.
+    pub tick_at: Time,
     /// `from->to`, e.g. `r0->sink0`.
     pub name: String,
-    /// Bernoulli loss probability of the link (0: none).
-    pub loss: f64,
+    /// Bernoulli loss on the link, if it has any (boxed: most links have
+    /// none).
+    pub loss: Option<Box<LinkLoss>>,
+}
+
+/// A link direction's random loss.
+#[derive(Debug)]
+pub struct LinkLoss {
+    /// Probability that a packet is lost (in (0, 1]).
+    pub p: f64,
     /// The loss draws: `rng::stream(seed, LOSS_STREAM_BASE + dir)`.
-    pub loss_rng: Rng,
+    pub rng: Rng,
 }
 
 impl Dir {
@@ -181,6 +195,10 @@ impl Dir {
     /// Packets of the pipe still being serialized at `now`.
     pub fn on_wire(&self, now: Time) -> usize {
         self.pipe.iter().filter(|f| f.at.0.saturating_sub(self.delay.0) > now.0).count()
+    }
+    /// The link's rate.
+    pub fn rate(&self) -> Rate {
+        self.ser.rate()
     }
     /// Busy time in `[0, t]`, for `t` not before the current transmission's start.
     pub fn busy_ns_until(&self, t: Time) -> u64 {
@@ -224,7 +242,6 @@ impl Dir {
             to: NodeId(to as u32),
             link: LinkId(d.0 / 2),
             name: format!("{}->{}", nodes[from].name, nodes[to].name),
-            rate: l.spec.rate,
             delay: l.spec.delay,
             port,
             ser: LinkSerializer::new(l.spec.rate),
@@ -234,10 +251,11 @@ impl Dir {
             idle_owed: false,
             pipe: VecDeque::new(),
             rng: rng::stream(seed, LINK_STREAM_BASE + d.0 as u64),
-            retry_at: None,
-            tick_at: None,
-            loss: if reverse { l.spec.reverse_loss } else { l.spec.loss },
-            loss_rng: rng::stream(seed, LOSS_STREAM_BASE + d.0 as u64),
+            retry_at: Time::MAX,
+            tick_at: Time::MAX,
+            loss: Some(if reverse { l.spec.reverse_loss } else { l.spec.loss })
+                .filter(|&p| p > 0.0)
+                .map(|p| Box::new(LinkLoss { p, rng: rng::stream(seed, LOSS_STREAM_BASE + d.0 as u64) })),
         })
     }
 }

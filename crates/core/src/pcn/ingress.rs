@@ -67,8 +67,9 @@ use crate::pipeline::{
 use crate::qdisc::DropReason;
 use crate::rng::Rng;
 use crate::units::{Dur, Time};
+use crate::vecmap::VecMap;
 use rand::Rng as _;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 const MECH: &str = "pcn_ingress";
 
@@ -187,12 +188,14 @@ pub struct PcnIngress {
     me: EdgeNode,
     rng: Rng,
     /// Per flow seen here (a map: a node holds only its own flows, whatever
-    /// the driver's flow ids).
-    flows: HashMap<FlowId, Flow>,
+    /// the driver's flow ids). Sorted vectors, not hash maps: an ingress
+    /// of the RTT topology has one aggregate and a few flows, and a hash
+    /// map's four buckets would be most of its memory.
+    flows: VecMap<FlowId, Flow>,
     /// Per aggregate entering here.
-    aggs: HashMap<AggregateId, Aggregate>,
+    aggs: VecMap<AggregateId, Aggregate>,
     due: VecDeque<(Time, AggregateId)>,
-    pending: HashMap<FlowId, AggregateId>,
+    pending: VecMap<FlowId, AggregateId>,
     terminated: u64,
 }
 
@@ -204,10 +207,10 @@ impl PcnIngress {
             config,
             me,
             rng,
-            flows: HashMap::new(),
-            aggs: HashMap::new(),
+            flows: VecMap::new(),
+            aggs: VecMap::new(),
             due: VecDeque::new(),
-            pending: HashMap::new(),
+            pending: VecMap::new(),
             terminated: 0,
         })
     }
@@ -232,11 +235,17 @@ impl PcnIngress {
     }
 
     fn agg(&mut self, a: AggregateId) -> &mut Aggregate {
-        self.aggs.entry(a).or_default()
+        self.aggs.get_or_insert_with(a, Aggregate::default)
     }
 
     fn flow(&mut self, f: FlowId, a: AggregateId, now: Time) -> &mut Flow {
-        let fl = self.flows.entry(f).or_insert(Flow { agg: a, first_seen: now, epoch: 0, bytes: 0, terminated: false });
+        let fl = self.flows.get_or_insert_with(f, || Flow {
+            agg: a,
+            first_seen: now,
+            epoch: 0,
+            bytes: 0,
+            terminated: false,
+        });
         fl.agg = a;
         fl
     }

@@ -160,7 +160,7 @@ fn exercise(
         prop_assert_eq!(s.arrivals, s.departures + s.total_drops() + b.packets as u64, "packets, step {}", i);
         prop_assert_eq!(
             s.arrival_bytes,
-            s.departure_bytes + s.drop_bytes.iter().sum::<u64>() + b.bytes,
+            s.departure_bytes + s.drop_bytes().iter().sum::<u64>() + b.bytes,
             "bytes, step {}",
             i
         );
@@ -485,7 +485,7 @@ fn check_strict_priority(specs: &[ChildSpec], with_default: bool, ops: &[Op], se
         for (c, s) in prio.children().iter().zip(specs) {
             let (st, b) = (c.stats(), c.backlog());
             prop_assert_eq!(st.arrivals, st.departures + st.total_drops() + b.packets as u64);
-            prop_assert_eq!(st.arrival_bytes, st.departure_bytes + st.drop_bytes.iter().sum::<u64>() + b.bytes);
+            prop_assert_eq!(st.arrival_bytes, st.departure_bytes + st.drop_bytes().iter().sum::<u64>() + b.bytes);
             prop_assert!(s.limit.holds(b), "child backlog {:?} over {:?}", b, s.limit);
             total.packets += b.packets;
             total.bytes += b.bytes;

@@ -560,12 +560,12 @@ impl Metrics {
                 let st = q.stats();
                 values.push((e, "arrivals", st.arrivals as f64));
                 values.push((e, "departures", st.departures as f64));
-                for (k, &n) in st.drops.iter().enumerate() {
+                for (k, &n) in st.drops().iter().enumerate() {
                     if n > 0 {
                         values.push((e, DROP_METRICS[k], n as f64));
                     }
                 }
-                for (k, &n) in st.marks.iter().enumerate() {
+                for (k, &n) in st.marks().iter().enumerate() {
                     if n > 0 {
                         values.push((e, MARK_METRICS[k], n as f64));
                     }

@@ -244,7 +244,7 @@ fn utilization(sim: &Sim, r: &QueueRow<'_>) -> f64 {
     if r.root {
         d.busy_ns_until(sim.end) as f64 / end as f64
     } else {
-        r.q.stats().departure_bytes as f64 * 8.0 / (d.rate.0 as f64 * end as f64 / NS)
+        r.q.stats().departure_bytes as f64 * 8.0 / (d.rate().0 as f64 * end as f64 / NS)
     }
 }
 
@@ -271,7 +271,7 @@ fn queues_table(sim: &Sim) -> Table {
     t.push("departures", u(&|r| r.q.stats().departures));
     t.push("departure_bytes", u(&|r| r.q.stats().departure_bytes));
     t.push("drops", u(&|r| r.q.stats().total_drops() + sd(r, &|s| s.total_drops())));
-    t.push("drop_bytes", u(&|r| r.q.stats().drop_bytes.iter().sum::<u64>() + sd(r, &|s| s.drop_bytes.iter().sum())));
+    t.push("drop_bytes", u(&|r| r.q.stats().drop_bytes().iter().sum::<u64>() + sd(r, &|s| s.drop_bytes.iter().sum())));
     for reason in DropReason::ALL {
         t.push(
             &format!("drops_{}", reason.as_str()),
@@ -304,7 +304,7 @@ fn queues_table(sim: &Sim) -> Table {
         "sojourn_max_s",
         fl(&|r| if r.q.stats().departures == 0 { f64::NAN } else { s(r.q.stats().sojourn_max_ns) }),
     );
-    t.push("link_rate_bps", u(&|r| sim.net.dirs[r.dir].rate.0));
+    t.push("link_rate_bps", u(&|r| sim.net.dirs[r.dir].rate().0));
     t.push("utilization", fl(&|r| utilization(sim, r)));
     t
 }
@@ -359,8 +359,8 @@ fn final_reasons(sim: &Sim) -> Vec<Vec<&'static str>> {
         .iter()
         .map(|name| match stats.get(name) {
             Some(st) => {
-                let drops = st.drops.iter().zip(DROP_METRICS).filter(|(n, _)| **n > 0).map(|(_, m)| m);
-                let marks = st.marks.iter().zip(MARK_METRICS).filter(|(n, _)| **n > 0).map(|(_, m)| m);
+                let drops = st.drops().iter().zip(DROP_METRICS).filter(|(n, _)| **n > 0).map(|(_, m)| m);
+                let marks = st.marks().iter().zip(MARK_METRICS).filter(|(n, _)| **n > 0).map(|(_, m)| m);
                 drops.chain(marks).collect()
             }
             None => Vec::new(),

@@ -213,7 +213,9 @@ impl Sim {
         let mut sim = Sim {
             now: Time::ZERO,
             end: Time(sc.duration.0),
-            events: EventQueue::with_capacity(1024 + n_dirs),
+            // The heap holds one ~1 ms window's events (later ones wait in
+            // the ring): it grows to what the network needs.
+            events: EventQueue::with_capacity(1024),
             net,
             groups,
             flows: Vec::new(),
@@ -308,8 +310,8 @@ impl Sim {
                 Event::Arrive(d) => self.arrive(d),
                 Event::Retry(d) => {
                     let dir = &mut self.net.dirs[d.index()];
-                    if dir.retry_at == Some(t) {
-                        dir.retry_at = None;
+                    if dir.retry_at == t {
+                        dir.retry_at = Time::MAX;
                         self.settle(d);
                         if self.net.dirs[d.index()].is_free(t) {
                             self.try_send(d);
@@ -323,8 +325,8 @@ impl Sim {
                 Event::SlotFree(g) => self.keep_alive_replace(g),
                 Event::QdiscTick(d) => {
                     let dir = &mut self.net.dirs[d.index()];
-                    if dir.tick_at == Some(t) {
-                        dir.tick_at = None;
+                    if dir.tick_at == t {
+                        dir.tick_at = Time::MAX;
                         self.settle(d);
                         let dir = &mut self.net.dirs[d.index()];
                         let mut sink = RowSink { link: &dir.name, rows: &mut self.metrics.events };
@@ -531,7 +533,7 @@ impl Sim {
         if dir.pipe.is_empty() {
             self.events.schedule_with_seq(at, seq, Event::Arrive(d));
         }
-        dir.pipe.push_back(crate::net::InFlight { at, seq, pkt });
+        qoslab_core::fifo::push_back_lean(&mut dir.pipe, crate::net::InFlight { at, seq, pkt });
         // A port with a device queue must hear of every end of transmission.
         if dir.port.wants_tx_done() || dir.port.queue_backlog().packets > 0 {
             dir.tx_event = true;
@@ -548,8 +550,8 @@ impl Sim {
         // A shaper answering with a time not after now would stall the
         // clock: try again one nanosecond later.
         let t = if t > now { t } else { Time(now.0.saturating_add(1)) };
-        if dir.retry_at.is_none_or(|r| t < r) {
-            dir.retry_at = Some(t);
+        if t < dir.retry_at {
+            dir.retry_at = t;
             self.events.schedule(t, Event::Retry(d));
         }
     }
@@ -584,7 +586,7 @@ impl Sim {
         let mut pkt = head.pkt;
         // The interface it arrives on at `node` is the one from `from`.
         pkt.ingress = ingress_of(from);
-        if dir.loss > 0.0 && dir.loss_rng.random_bool(dir.loss) {
+        if dir.loss.as_mut().is_some_and(|l| l.rng.random_bool(l.p)) {
             self.count_drop(&pkt);
             return;
         }
@@ -639,8 +641,8 @@ impl Sim {
         let dir = &mut self.net.dirs[d.index()];
         if let Some(t) = dir.port.next_deadline() {
             let t = t.max(self.now);
-            if dir.tick_at.is_none_or(|x| t < x) {
-                dir.tick_at = Some(t);
+            if t < dir.tick_at {
+                dir.tick_at = t;
                 self.events.schedule(t, Event::QdiscTick(d));
             }
         }

@@ -154,3 +154,18 @@ def test_vtr_termination_runs_on_1_gbps_with_its_flows_spread_over_one_frame():
     assert groups["long_rr"]["admitted"] is True and groups["long_rr"]["start_jitter"] == "40ms"
     assert groups["long_res"]["flows"] == 433 and groups["long_rr"]["flows"] == 650 - 433
     assert ("VTR", 2) in plt.PAPER_4_8_LONG_AE and plt.CLAIM_6["VTR"] == 3.0
+
+
+def test_the_edge_rate_control_moves_only_the_vertical_and_host_links() -> None:
+    """Claim 6's control (plt_edge_control) changes one knob: the edge links' rate."""
+    base = plt.termination_scenario(bottlenecks=2, model="CBR", ratio="2:1")
+    oc3 = plt.termination_scenario(bottlenecks=2, model="CBR", ratio="2:1", edge_rate="OC3")
+    links_base, links_oc3 = base.echo["topology"]["links"], oc3.echo["topology"]["links"]
+    assert len(links_base) == len(links_oc3)
+    bottleneck_rate = links_base[0]["rate"]
+    for a, b in zip(links_base, links_oc3, strict=True):
+        is_bottleneck = a["a"].startswith("c") and a["b"].startswith("c")
+        assert (a == b) == is_bottleneck, (a, b)
+        assert b["rate"] == bottleneck_rate
+        assert {**a, "rate": None} == {**b, "rate": None}
+    assert base.echo["traffic"] == oc3.echo["traffic"]

@@ -71,6 +71,9 @@ from ..stats import Estimate
 #: ``Rate::named`` in crates/core: OC3 = 155 Mb/s, not the line rate 155.52).
 RATES = {"T3": 45_000_000, "OC3": 155_000_000, "OC12": 622_000_000, "1Gbps": 1_000_000_000}
 BOTTLENECK_QUEUE = {"type": "fifo", "limit": "10000pkts"}
+# The vertical and host links: "non-limiting" (seed §2.1), read as a link
+# that adds as little serialization of its own as possible (decisions).
+EDGE_RATE = "10Gbps"
 #: Mean payload rates (bit/s) of the traffic models (Table 2.1, §2.3.2).
 MEAN_BPS: dict[str, float] = {
     "CBR": 64_000.0,
@@ -179,9 +182,13 @@ def plt_scenario(
     duration_s: float,
     pcn: dict[str, Any],
     metrics: dict[str, Any],
+    edge_rate: str = EDGE_RATE,
 ) -> Scenario:
-    """A parking-lot scenario: :func:`qoslab.topology.pcn_parking_lot` with ``meter`` on every bottleneck."""
-    topo = topology.pcn_parking_lot(bottlenecks=bottlenecks, rate=link, stages=[meter], queue=BOTTLENECK_QUEUE)
+    """A parking-lot scenario: :func:`qoslab.topology.pcn_parking_lot` with ``meter`` on every
+    bottleneck and the vertical and host links at ``edge_rate``."""
+    topo = topology.pcn_parking_lot(
+        bottlenecks=bottlenecks, rate=link, stages=[meter], queue=BOTTLENECK_QUEUE, edge_rate=edge_rate
+    )
     return Scenario.build(
         name=name, duration=f"{duration_s:g}s", topology=topo, traffic=groups, pcn=pcn, metrics=metrics
     )
@@ -227,8 +234,11 @@ def resident_flows(*, bottlenecks: int, model: str, ratio: str) -> dict[str, int
     return {n: (n_long if n == "long" else n_short) for n, _, _ in aggregates(bottlenecks)}
 
 
-def termination_scenario(*, bottlenecks: int, model: str, ratio: str, t1_s: float = T1_S) -> Scenario:
-    """§4.4's failure event on a parking lot (see the module docstring)."""
+def termination_scenario(
+    *, bottlenecks: int, model: str, ratio: str, t1_s: float = T1_S, edge_rate: str = EDGE_RATE
+) -> Scenario:
+    """§4.4's failure event on a parking lot (see the module docstring); ``edge_rate``: the
+    vertical and host links (a control varies it, docs/reproductions/pcn.md)."""
     flows = event_flows(bottlenecks=bottlenecks, model=model, ratio=ratio)
     residents = resident_flows(bottlenecks=bottlenecks, model=model, ratio=ratio)
     groups: list[dict[str, Any]] = []
@@ -248,6 +258,7 @@ def termination_scenario(*, bottlenecks: int, model: str, ratio: str, t1_s: floa
         duration_s=t1_s + TERM_WINDOW_S,
         pcn=pcn_api.domain(edges=topology.pcn_parking_lot_edges(bottlenecks=bottlenecks), cle="per_interval"),
         metrics={"series": bottleneck_names(bottlenecks), "series_interval": "1s", "bin": f"{t1_s + TERM_WINDOW_S:g}s"},
+        edge_rate=edge_rate,
     )
 
 

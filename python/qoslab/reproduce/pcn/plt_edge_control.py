@@ -1,0 +1,76 @@
+"""Control for claim 6 (Tables 4.8-4.9): the parking-lot termination cells with the vertical
+and host links at another rate, one knob changed (docs/reproductions/pcn.md, "Every cell again
+with the edge links at the bottleneck's rate").
+
+``python -m qoslab.reproduce.pcn.plt_edge_control [--edge-rate RATE|link] [--models CBR,VBR]
+[--seeds N] [--jobs N]`` prints, per cell, the long aggregate's actual - expected termination
+(points, mean and standard deviation over the seeds) and every row's mean A - E. ``link`` (the
+default) puts the edges at the bottleneck's own rate; ``10Gbps`` gives the reproduction's
+figures."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from concurrent.futures import ProcessPoolExecutor
+
+from ...errors import ConfigError
+from . import plt
+
+Cell = tuple[int, str, str]
+
+
+def cell_table(cell: Cell, seed: int, edge_rate: str) -> dict[str, dict[str, float]]:
+    """One run of ``cell`` = (bottlenecks, model, ratio) with the edges at ``edge_rate``
+    (``link``: the bottleneck's rate): its Table 4.7-4.9 rows."""
+    k, model, ratio = cell
+    link = plt.TERM_LINK[model]
+    rate = link if edge_rate == "link" else edge_rate
+    sc = plt.termination_scenario(bottlenecks=k, model=model, ratio=ratio, edge_rate=rate)
+    res = sc.run(seed=seed)
+    flows, term = plt.terminations(res, bottlenecks=k, t1_s=plt.T1_S, window_s=plt.TERM_WINDOW_S)
+    return plt.termination_table(flows, term, bottlenecks=k, mean_bps=plt.MEAN_BPS[model], rate_bps=plt.RATES[link])
+
+
+def _job(args: tuple[Cell, int, str]) -> tuple[Cell, dict[str, dict[str, float]]]:
+    cell, seed, edge_rate = args
+    return cell, cell_table(cell, seed, edge_rate)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--edge-rate", default="link", help="a rate (e.g. 10Gbps) or 'link' (default)")
+    ap.add_argument("--models", default="CBR,VBR", help="comma-separated, of CBR, VBR, VTR, SVD")
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--jobs", type=int, default=2)
+    a = ap.parse_args(argv)
+    models = [m.strip() for m in a.models.split(",")]
+    bad = [m for m in models if m not in plt.TERM_LINK]
+    if bad:
+        ap.error(f"--models: unknown {', '.join(bad)}; allowed: {', '.join(plt.TERM_LINK)}")
+    if a.seeds < 2 or a.jobs < 1:
+        ap.error("--seeds: at least 2; --jobs: at least 1")
+    cells: list[Cell] = [(k, m, r) for r in plt.RATIOS for m in models for k in (2, 3, 5)]
+    if a.edge_rate != "link":
+        try:  # a bad rate is reported here, not from a worker
+            plt.termination_scenario(bottlenecks=2, model=models[0], ratio="2:1", edge_rate=a.edge_rate)
+        except ConfigError as e:
+            ap.error(f"--edge-rate {a.edge_rate!r}: {str(e).splitlines()[0]}")
+    jobs = [(c, s, a.edge_rate) for c in cells for s in range(1, a.seeds + 1)]
+    out: dict[Cell, list[dict[str, dict[str, float]]]] = {}
+    with ProcessPoolExecutor(a.jobs) as ex:
+        for cell, table in ex.map(_job, jobs):
+            out.setdefault(cell, []).append(table)
+    for cell in cells:
+        runs = out[cell]
+        k, model, ratio = cell
+        long = [r[f"IEA1 ({k}H)"]["a_e"] for r in runs]
+        rows = " ".join(f"{row.split()[0]} {statistics.mean(r[row]['a_e'] for r in runs):+.2f}" for row in runs[0])
+        print(
+            f"{model} PLT{k} {ratio}: long A-E {statistics.mean(long):+.2f} (sd {statistics.stdev(long):.2f}); {rows}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

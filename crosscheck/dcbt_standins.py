@@ -23,7 +23,6 @@ period (from the flows' sent and dropped packets per 10 s bin).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -106,12 +105,7 @@ def schedule(bps: list[float]) -> cases.Schedule:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--seeds", type=int, default=5, help="seeds 1..N (default 5)")
-    ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
-    a = ap.parse_args(argv)
-    if a.seeds < 1:
-        ap.error("--seeds must be at least 1")
+    a = metrics.seeds_args(__doc__, argv, markdown_help="print a Markdown table")
     seeds = range(1, a.seeds + 1)
     text = SCENARIO.read_text()
     head = (

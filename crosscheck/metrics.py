@@ -21,6 +21,7 @@ Definitions, the same on both sides, over the whole run ``[0, duration]``:
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -285,3 +286,14 @@ def ns_missing() -> bool:
         "crosscheck: ns-2 (`ns`) is not installed; `make crosscheck` installs it (apt-get install ns2)", file=sys.stderr
     )
     return True
+
+
+def seeds_args(doc: str | None, argv: list[str] | None, *, markdown_help: str) -> argparse.Namespace:
+    """The ``--seeds N`` / ``--markdown`` command line of the crosscheck scripts (exit 2 on bad input)."""
+    ap = argparse.ArgumentParser(description=(doc or "").split("\n")[0])
+    ap.add_argument("--seeds", type=int, default=5, help="seeds 1..N (default 5)")
+    ap.add_argument("--markdown", action="store_true", help=markdown_help)
+    a = ap.parse_args(argv)
+    if a.seeds < 1:
+        ap.error("--seeds must be at least 1")
+    return a

@@ -17,7 +17,6 @@ sides ran, 2 on a usage or set-up error (ns-2 missing).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -106,12 +105,7 @@ def cell(key: str, xs: list[float]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--seeds", type=int, default=5, help="seeds 1..N (default 5)")
-    ap.add_argument("--markdown", action="store_true", help="print a Markdown table (for docs/validation.md)")
-    a = ap.parse_args(argv)
-    if a.seeds < 1:
-        ap.error("--seeds must be at least 1")
+    a = metrics.seeds_args(__doc__, argv, markdown_help="print a Markdown table (for docs/validation.md)")
     if metrics.ns_missing():
         return 2
     seeds = range(1, a.seeds + 1)

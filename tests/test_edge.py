@@ -221,3 +221,49 @@ def test_scfq_and_buffer_management_builders_validate_inside_a_link():
     rules = [stages.rule(src="h0", stream="v", priority=1), stages.rule(class_=1, priority=2)]
     sc = _egress(q, rules, traffic.mgen_periodic(name="a", src="h0", dst="d0", size=200, pps=50), duration="2s")
     assert sc.validate()["topology"]["links"][2]["queue"]["type"] == "scfq"
+
+
+def test_excess_shares_count_payload_and_scale_b2_by_buff_size_over_its_size():
+    from qoslab.reproduce import edge
+
+    ip = dict.fromkeys(edge.STREAMS, 0.0) | {"A3": 391.0, "A4": 500.0, "B1": 1052.0, "B3": 540.0, "B2": 156.0}
+    res = {s: r for s, (_, r) in edge.STREAMS.items()}
+    sh = edge.excess_shares(ip, res)
+    # A3's 291 kb/s of IP beyond its 100 kb/s reservation is 291 x 512/540 of payload.
+    assert sh["A3"] == pytest.approx(291 * 512 / 540)
+    assert sh["A4"] == pytest.approx(300 * 512 / 540)
+    assert sh["B1"] == pytest.approx(1024.0) and sh["B3"] == pytest.approx(512.0)
+    # B2: 128 kb/s of payload counted as if 512/128 = 4 times that (seed §V.B.2).
+    assert sh["B2"] == pytest.approx(512.0)
+    # Another small-packet size scales by its own payload.
+    assert edge.excess_shares(ip | {"B2": 284.0}, res, small=256)["B2"] == pytest.approx(512.0)
+
+
+def test_offset_free_delay_difference_cancels_a_constant_offset():
+    from qoslab.reproduce import edge
+
+    af, ef = {"A2": 180.0, "A5": 169.0}, {"A2": 44.0, "A5": 49.0}
+    assert edge.offset_free_ms(af, ef) == pytest.approx(16.0)
+    shifted = ({k: v + (7.5 if k == "A2" else 0) for k, v in d.items()} for d in (af, ef))
+    assert edge.offset_free_ms(*shifted) == pytest.approx(16.0)
+
+
+def test_a_reading_of_the_lost_numbers_changes_sizes_and_reservations_and_keeps_the_rest():
+    """One reading of the edge_readings study: small packets of 256 B, reservations
+    300/100/100/100, excess streams at 400 kb/s; the run carries exactly those packets and rates."""
+    from qoslab.reproduce import edge, edge_readings
+
+    over = edge_readings._overrides(edge.STREAMS, edge.HEADER, 256, (300, 100, 100, 100), 400)
+    sc = qoslab.load(SCENARIOS / "edge" / "fig6a_periodic.toml").with_overrides(*over, 'duration="25s"')
+    streams = {s["name"]: s.get("rate") for s in sc.echo["topology"]["links"][6]["queue"]["streams"]}
+    assert streams["A1"] == "300kbps" and streams["A4"] == "100kbps" and streams["A6"] == "200kbps"
+    assert streams["B1"] is None
+    res = qoslab.run(sc, seed=1)
+    rates = edge._rates(res)
+    flows = res.flows.set_index("group")
+    for s in ("A2", "A6", "B2"):
+        assert flows.loc[s, "delivered_bytes"] == flows.loc[s, "delivered_pkts"] * (256 + 28)
+    # Conformant streams offer their (new) reservation; excess streams 400 kb/s of IP.
+    assert rates["A1"]["ip_kbps"] == pytest.approx(300, rel=0.02)
+    assert rates["A2"]["ip_kbps"] == pytest.approx(100, rel=0.02)
+    assert sum(rates[s]["ip_kbps"] for s in edge.STREAMS) == pytest.approx(2000, rel=0.02)

@@ -38,7 +38,8 @@ Claims and tolerances (fixed by the issue before any run):
 4. ``excess-sharing``: at the largest Fig. 8 pool, the excess of A3 and A4
    over their reservations and the throughputs of B1 and B3 are each
    1,100/5 = 220 kb/s ± 20 %; B2's throughput scaled by BUFF_SIZE / its
-   packet size likewise.
+   packet size likewise; all in payload kb/s, as the issue and Fig. 8(c)
+   count them (:func:`excess_shares`).
 5. ``table1-delay``: the AF delays of A2 and A5 within ± 25 % of 180 and
    169 ms; their EF delays ≥ 3× lower; A2's EF delay below A5's while its
    AF delay is above.
@@ -52,7 +53,7 @@ from typing import Any
 from ..errors import ReproductionError
 from ..result import Result
 from ..scenario import Scenario
-from . import figures
+from . import edge_readings, figures
 from .framework import Claim, Context, Figure, Outcome
 from .stats import Estimate
 
@@ -206,6 +207,37 @@ def _occupancy(res: Result) -> dict[str, dict[str, float]]:
     return out
 
 
+def excess_shares(ip: dict[str, float], res: dict[str, float | None], *, small: int = 128) -> dict[str, float]:
+    """Claim 4's shares of the unreserved bandwidth from each stream's IP throughput (kb/s), in
+    payload kb/s as the issue and Fig. 8(c) count them: A3's and A4's throughput beyond their
+    reservations, B1's and B3's whole throughput, and B2's scaled by BUFF_SIZE / its payload
+    size, the factor the seed applies ("as if they were transmitting at [BUFF_SIZE/size] times
+    their actual rate", §V.B.2). ``res``: reservations (kb/s of IP); ``small``: the payload of
+    the small packets (A2, A6, B2)."""
+
+    def payload(s: str) -> int:
+        size = STREAMS[s][0]
+        return small if size < FIG8_BUFF_SIZE else size
+
+    def frac(s: str) -> float:
+        return payload(s) / (payload(s) + HEADER)
+
+    return {
+        "A3": (ip["A3"] - (res["A3"] or 0.0)) * frac("A3"),
+        "A4": (ip["A4"] - (res["A4"] or 0.0)) * frac("A4"),
+        "B1": ip["B1"] * frac("B1"),
+        "B3": ip["B3"] * frac("B3"),
+        "B2": ip["B2"] * frac("B2") * FIG8_BUFF_SIZE / payload("B2"),
+    }
+
+
+def offset_free_ms(af: dict[str, float], ef: dict[str, float]) -> float:
+    """Table I's A2/A5 delay difference in the AF queue minus that in the EF queue (ms). A constant
+    offset between the two streams' measurements (a host clock's NTP error, an access path)
+    appears in both differences and cancels; the seed's own figure is (180 − 169) − (44 − 49) = 16."""
+    return (af["A2"] - af["A5"]) - (ef["A2"] - ef["A5"])
+
+
 def _mean(runs: list[dict[str, dict[str, float]]], stream: str, key: str) -> Estimate:
     return Estimate.of([r[stream][key] for r in runs])
 
@@ -262,6 +294,10 @@ def reproduce(ctx: Context) -> Outcome:
                     )
                     plan.append((f"sens_hosts_{a2}_{a5}", sc, seed))
                     keys.append(("sens_hosts", (a2, a5)))
+    if not ctx.quick:
+        more, more_keys = edge_readings.plan(ctx)
+        plan += more
+        keys += more_keys
     ctx.log(f"edge: {len(plan)} runs")
     results = ctx.run_many(plan)
     by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]] = {}
@@ -353,27 +389,23 @@ def reproduce(ctx: Context) -> Outcome:
 
     # 4. Sharing of the unreserved bandwidth at the largest pool.
     big = by[("fig8", pools[-1])]
-    shares = {
-        "A3": _mean(big, "A3", "ip_kbps").mean - (STREAMS["A3"][1] or 0),
-        "A4": _mean(big, "A4", "ip_kbps").mean - (STREAMS["A4"][1] or 0),
-        "B1": _mean(big, "B1", "ip_kbps").mean,
-        "B3": _mean(big, "B3", "ip_kbps").mean,
-        "B2 (x BUFF_SIZE/size)": _mean(big, "B2", "ip_kbps").mean * FIG8_BUFF_SIZE / (128 + HEADER),
-    }
+    shares = excess_shares({s: _mean(big, s, "ip_kbps").mean for s in STREAMS}, {s: r for s, (_, r) in STREAMS.items()})
     ok4 = all(abs(v - EXCESS_SHARE) <= 0.2 * EXCESS_SHARE for v in shares.values())
+    shares["B2 × 512/128"] = shares.pop("B2")
     claims.append(
         Claim(
             id="excess-sharing",
             text=f"the 1,100 kb/s left by the reservations is shared about equally by A3, A4, B1, B2, B3 "
             f"({pools[-1]} buffers)",
             paper="about 220 kb/s each (B2 once its packet size against BUFF_SIZE is accounted for)",
-            measured=", ".join(f"{k} {v:.0f}" for k, v in shares.items()) + " kb/s",
-            tolerance="220 kb/s ± 20%",
+            measured=", ".join(f"{k} {v:.0f}" for k, v in shares.items()) + " kb/s of payload",
+            tolerance="220 kb/s ± 20%, payload as Fig. 8(c)",
             holds=ok4,
             explanation=""
             if ok4
             else "A3's and A4's allocations are worth more than their reservations when the queue holds fewer real "
-            "bytes than its pool; see the controlled runs in the report and docs/reproductions/edge.md",
+            "bytes than its pool; see the controlled runs (and the readings of the lost numbers) in the report and "
+            "docs/reproductions/edge.md",
         )
     )
 
@@ -384,6 +416,13 @@ def reproduce(ctx: Context) -> Outcome:
     within = all(abs(t1[s][0].mean - PAPER_TABLE1[s][0]) <= 0.25 * PAPER_TABLE1[s][0] for s in t1)
     factor = all(t1[s][0].mean >= 3 * t1[s][1].mean for s in t1)
     order = t1["A2"][1].mean < t1["A5"][1].mean and t1["A2"][0].mean > t1["A5"][0].mean
+    offset_free = offset_free_ms({s: t1[s][0].mean for s in t1}, {s: t1[s][1].mean for s in t1})
+    data["table1_offset_free_ms"] = {
+        "qoslab": offset_free,
+        "paper": offset_free_ms(
+            {s: PAPER_TABLE1[s][0] for s in PAPER_TABLE1}, {s: PAPER_TABLE1[s][1] for s in PAPER_TABLE1}
+        ),
+    }
     ok5 = within and factor and order
     why = []
     if not within:
@@ -398,7 +437,7 @@ def reproduce(ctx: Context) -> Outcome:
             text="Table I: AF delays of A2, A5 near 180/169 ms; EF delays >= 3x lower; A2 below A5 in EF, above in AF",
             paper="A2 180 -> 44 ms, A5 169 -> 49 ms",
             measured=f"A2 {_fmt(t1['A2'][0])} -> {_fmt(t1['A2'][1])} ms, A5 {_fmt(t1['A5'][0])} -> "
-            f"{_fmt(t1['A5'][1])} ms",
+            f"{_fmt(t1['A5'][1])} ms; offset-free (AF2 - AF5) - (EF2 - EF5) {offset_free:.1f} ms (paper 16)",
             tolerance="AF ±25%; EF <= AF/3; the order",
             holds=ok5,
             explanation="" if ok5 else "; ".join(why) + "; see docs/reproductions/edge.md",
@@ -410,6 +449,9 @@ def reproduce(ctx: Context) -> Outcome:
         sens = _sensitivity(by, occ)
         data["sensitivity"] = sens["data"]
         sections.append(("Controlled runs behind the failing claims", sens["text"]))
+        readings = edge_readings.evaluate(by)
+        data["readings"] = readings["data"]
+        sections.append(("The claims across readings of the seed's lost numbers", readings["text"]))
     sections += [
         ("Fig. 7: throughput against BUFF_SIZE (80 buffers, PERIODIC)", _table(data["fig7"], "BUFF_SIZE (B)")),
         ("Fig. 8: throughput against the pool (BUFF_SIZE 512 B, PERIODIC)", _table(data["fig8"], "buffers")),
@@ -466,8 +508,8 @@ def _sensitivity(
     lines = [
         "Table I's delays against the egress pool (BUFF_SIZE 512 B unless stated, PERIODIC; the rest as in Table I):",
         "",
-        "| buffers | A2 AF | A2 EF | A5 AF | A5 EF |",
-        "|---|---|---|---|---|",
+        "| buffers | A2 AF | A2 EF | A5 AF | A5 EF | (AF2 − AF5) − (EF2 − EF5) |",
+        "|---|---|---|---|---|---|",
     ]
     exact_label = (
         f"{TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE} of {EXACT_BUFF_SIZE} B (the pool of "
@@ -476,8 +518,15 @@ def _sensitivity(
     for n, p in [*pools.items(), (exact_label, exact)]:
         lines.append(
             f"| {n} | {p['A2']['af_ms']:.0f} ms | {p['A2']['ef_ms']:.0f} ms | {p['A5']['af_ms']:.0f} ms | "
-            f"{p['A5']['ef_ms']:.0f} ms |"
+            f"{p['A5']['ef_ms']:.0f} ms | "
+            f"{offset_free_ms({s: p[s]['af_ms'] for s in p}, {s: p[s]['ef_ms'] for s in p}):.1f} ms |"
         )
+    lines += [
+        "",
+        "The last column is the offset-free difference: a constant offset between A2's and A5's "
+        "measurements (a host clock's NTP error, a longer access path) enters both the AF and the EF "
+        "difference and cancels. The seed's Table I gives (180 − 169) − (44 − 49) = 16 ms.",
+    ]
     lines += [
         "",
         f"Excess over the reservation (kb/s, IP) at {POOLS[-1]} buffers against the excess streams' offered load:",

@@ -267,3 +267,10 @@ def test_a_reading_of_the_lost_numbers_changes_sizes_and_reservations_and_keeps_
     assert rates["A1"]["ip_kbps"] == pytest.approx(300, rel=0.02)
     assert rates["A2"]["ip_kbps"] == pytest.approx(100, rel=0.02)
     assert sum(rates[s]["ip_kbps"] for s in edge.STREAMS) == pytest.approx(2000, rel=0.02)
+
+
+def test_claim_3_counts_a_loss_only_beyond_the_noise_floor():
+    from qoslab.reproduce import edge
+
+    assert edge.loses(100.0, 87.0) and edge.loses(200.0, 197.9)
+    assert not edge.loses(100.0, 99.99) and not edge.loses(100.0, 100.0) and not edge.loses(100.0, 101.0)

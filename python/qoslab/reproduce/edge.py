@@ -34,7 +34,8 @@ Claims and tolerances (fixed by the issue before any run):
    BUFF_SIZE above that at the smallest).
 3. ``fig7c-small``: the small-packet streams A2, A6 and B2 lose throughput
    as BUFF_SIZE grows past their packet size (156 B on the wire): the
-   throughput at the largest BUFF_SIZE below that at 128 B.
+   throughput at the largest BUFF_SIZE at least 1 % below that at 128 B
+   (:func:`loses`; a smaller difference is the seeds' noise, not a loss).
 4. ``excess-sharing``: at the largest Fig. 8 pool, the excess of A3 and A4
    over their reservations and the throughputs of B1 and B3 are each
    1,100/5 = 220 kb/s ± 20 %; B2's throughput scaled by BUFF_SIZE / its
@@ -231,6 +232,16 @@ def excess_shares(ip: dict[str, float], res: dict[str, float | None], *, small: 
     }
 
 
+#: Claim 3's noise floor: a stream "loses" when its throughput falls by more than this fraction.
+LOSS_FLOOR = 0.01
+
+
+def loses(before: float, after: float) -> bool:
+    """Claim 3's test: ``after`` is lower than ``before`` by more than LOSS_FLOOR of it (a
+    conformant stream at its full rate differs by a few thousandths between runs)."""
+    return after < (1.0 - LOSS_FLOOR) * before
+
+
 def offset_free_ms(af: dict[str, float], ef: dict[str, float]) -> float:
     """Table I's A2/A5 delay difference in the AF queue minus that in the EF queue (ms). A constant
     offset between the two streams' measurements (a host clock's NTP error, an access path)
@@ -374,14 +385,14 @@ def reproduce(ctx: Context) -> Outcome:
 
     # 3. Fig. 7(c): small-packet streams lose as BUFF_SIZE grows past their packet size.
     small = {s: (_mean(by[("fig7", lo_b)], s, "ip_kbps"), _mean(by[("fig7", hi_b)], s, "ip_kbps")) for s in SMALL}
-    ok3 = all(hi.mean < lo.mean for lo, hi in small.values())
+    ok3 = all(loses(lo.mean, hi.mean) for lo, hi in small.values())
     claims.append(
         Claim(
             id="fig7c-small",
             text="Fig. 7(c): A2, A6 and B2 (156 B packets) lose throughput as BUFF_SIZE grows past their size",
             paper="streams with small packets get rapidly penalized; A6 more than A2",
             measured="; ".join(f"{s} {_fmt(lo)} -> {_fmt(hi)} kb/s" for s, (lo, hi) in small.items()),
-            tolerance=f"lower at {hi_b} B than at {lo_b} B",
+            tolerance=f"at least {LOSS_FLOOR:.0%} lower at {hi_b} B than at {lo_b} B",
             holds=ok3,
             explanation="" if ok3 else "see the Fig. 7 table in the report",
         )

@@ -113,7 +113,7 @@ def evaluate(by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]]) -> di
     for s in SMALL_SIZES:
         for n in FIG7_POOLS:
             kb = {a: (mean(("c3", s, n, lo), a, "ip_kbps"), mean(("c3", s, n, hi), a, "ip_kbps")) for a in edge.SMALL}
-            c3[f"{s}/{n}"] = {"kbps": kb, "holds": all(h < low for low, h in kb.values())}
+            c3[f"{s}/{n}"] = {"kbps": kb, "holds": all(edge.loses(low, h) for low, h in kb.values())}
     c4: dict[str, dict[str, Any]] = {}
     for s in SMALL_SIZES:
         for split in SPLITS:

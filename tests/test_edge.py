@@ -253,7 +253,7 @@ def test_a_reading_of_the_lost_numbers_changes_sizes_and_reservations_and_keeps_
     300/100/100/100, excess streams at 400 kb/s; the run carries exactly those packets and rates."""
     from qoslab.reproduce import edge, edge_readings
 
-    over = edge_readings._overrides(edge.STREAMS, edge.HEADER, 256, (300, 100, 100, 100), 400)
+    over = edge_readings._overrides(256, (300, 100, 100, 100), 400)
     sc = qoslab.load(SCENARIOS / "edge" / "fig6a_periodic.toml").with_overrides(*over, 'duration="25s"')
     streams = {s["name"]: s.get("rate") for s in sc.echo["topology"]["links"][6]["queue"]["streams"]}
     assert streams["A1"] == "300kbps" and streams["A4"] == "100kbps" and streams["A6"] == "200kbps"

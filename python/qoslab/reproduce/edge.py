@@ -107,6 +107,11 @@ HOSTS = ("sea", "sky", "land")
 AF_QUEUE = "mckinley->alps/band1"
 
 
+def interval_ns(payload: int, kbps: float) -> int:
+    """MGEN PERIODIC's packet spacing (ns) for ``payload`` bytes at ``kbps`` of IP (payload + HEADER)."""
+    return round((payload + HEADER) * 8e6 / kbps)
+
+
 def _scenario(
     ctx: Context,
     file: str,
@@ -137,7 +142,7 @@ def _scenario(
     if offered_kbps is not None:
         # The excess streams' packet spacing for this IP rate (periodic scenarios only).
         for i, size in EXCESS_GROUPS:
-            over.append(f'traffic.{i}.interval="{round((size + HEADER) * 8e6 / offered_kbps)}ns"')
+            over.append(f'traffic.{i}.interval="{interval_ns(size, offered_kbps)}ns"')
     if ctx.quick:
         over.append('duration="25s"')
     return sc.with_overrides(*over)

@@ -39,26 +39,22 @@ OFFERED = (400, 500, 700)
 EXCESS = ("A3", "A4", "B1", "B2", "B3")
 
 
-def _overrides(
-    streams: dict[str, tuple[int, float | None]],
-    header: int,
-    small: int,
-    split: tuple[int, int, int, int],
-    offered: int,
-) -> tuple[str, ...]:
+def _overrides(small: int, split: tuple[int, int, int, int], offered: int) -> tuple[str, ...]:
     """Overrides of ``fig6a_periodic`` for one reading: every stream's payload, reservation and
-    packet spacing (traffic and the egress's streams follow ``streams``' order in the file)."""
+    packet spacing (traffic and the egress's streams follow ``edge.STREAMS``' order in the file)."""
+    from . import edge
+
     res = dict(zip(("A1", "A3", "A4", "A5"), split, strict=True))
     over = []
-    for i, (name, (size, rate)) in enumerate(streams.items()):
-        if size < 512:
+    for i, (name, (size, rate)) in enumerate(edge.STREAMS.items()):
+        if size < edge.FIG8_BUFF_SIZE:
             size = small
         if rate is not None:
             rate = float(res.get(name, rate))
             over.append(f'topology.links.6.queue.streams.{i}.rate="{rate:g}kbps"')
         kbps = offered if name in EXCESS else rate
         assert kbps is not None
-        over += [f'traffic.{i}.size="{size}B"', f'traffic.{i}.interval="{round((size + header) * 8e6 / kbps)}ns"']
+        over += [f'traffic.{i}.size="{size}B"', f'traffic.{i}.interval="{edge.interval_ns(size, kbps)}ns"']
     return tuple(over)
 
 
@@ -73,7 +69,7 @@ def plan(ctx: Context) -> tuple[list[tuple[str, Any, int]], list[tuple[str, Any]
     def add(
         tag: str, key: Any, buffers: int, buff: int, small: int, split: tuple[int, int, int, int], offered: int
     ) -> None:
-        over = _overrides(edge.STREAMS, edge.HEADER, small, split, offered)
+        over = _overrides(small, split, offered)
         sc = edge._scenario(ctx, "fig6a_periodic", buffers=buffers, buff_size=buff, extra=over)
         for seed in ctx.seeds:
             runs.append((f"read_{tag}", sc, seed))

@@ -253,7 +253,7 @@ def test_a_reading_of_the_lost_numbers_changes_sizes_and_reservations_and_keeps_
     300/100/100/100, excess streams at 400 kb/s; the run carries exactly those packets and rates."""
     from qoslab.reproduce import edge, edge_readings
 
-    over = edge_readings._overrides(256, (300, 100, 100, 100), 400)
+    over = edge_readings._overrides(edge_readings.Reading(1024, 256, "d", 400))
     sc = qoslab.load(SCENARIOS / "edge" / "fig6a_periodic.toml").with_overrides(*over, 'duration="25s"')
     streams = {s["name"]: s.get("rate") for s in sc.echo["topology"]["links"][6]["queue"]["streams"]}
     assert streams["A1"] == "300kbps" and streams["A4"] == "100kbps" and streams["A6"] == "200kbps"
@@ -274,3 +274,53 @@ def test_claim_3_counts_a_loss_only_beyond_the_noise_floor():
 
     assert edge.loses(100.0, 87.0) and edge.loses(200.0, 197.9)
     assert not edge.loses(100.0, 99.99) and not edge.loses(100.0, 100.0) and not edge.loses(100.0, 101.0)
+
+
+def test_a_reading_of_the_large_packets_sets_their_size_and_spacing():
+    from qoslab.reproduce import edge, edge_readings
+
+    over = edge_readings._overrides(edge_readings.Reading(1472, 176, "a", 450))
+    sc = qoslab.load(SCENARIOS / "edge" / "fig6a_periodic.toml").with_overrides(*over, 'duration="25s"')
+    res = qoslab.run(sc, seed=2)
+    flows = res.flows.set_index("group")
+    for s, payload in (("A1", 1472), ("B1", 1472), ("A3", 512), ("A2", 176)):
+        assert flows.loc[s, "delivered_bytes"] == flows.loc[s, "delivered_pkts"] * (payload + 28)
+    rates = edge._rates(res)
+    assert rates["A1"]["ip_kbps"] == pytest.approx(200, rel=0.02)
+    assert rates["A5"]["ip_kbps"] == pytest.approx(100, rel=0.02)
+
+
+def test_the_readings_cover_the_files_reading_and_flag_equal_a3_a4_reservations():
+    from qoslab.reproduce import edge, edge_readings
+
+    grid = [r for r, _, _ in edge_readings.readings()]
+    files = edge_readings.Reading(1024, edge.STREAMS["A2"][0], "a", 500)
+    assert files in grid and files.text_consistent
+    assert edge_readings.SPLITS["a"] == tuple(edge.STREAMS[s][1] for s in ("A1", "A3", "A4", "A5"))
+    assert all(sum(v) == 600 for v in edge_readings.SPLITS.values())
+    assert not edge_readings.Reading(1024, 176, "c", 400).text_consistent
+    assert len(set(grid)) == len(grid)
+
+
+def test_the_claims_judges_apply_the_issues_tolerances():
+    from qoslab.reproduce import edge
+
+    res = {s: r for s, (_, r) in edge.STREAMS.items()}
+    full = {s: float(r or 0) for s, r in res.items()}
+    ok, worst, stream, pool = edge.judge_conformant({50: {**full, "A6": 190.0}, 500: {**full, "A6": 189.9}}, res)
+    assert ok is False and stream == "A6" and pool == 500 and worst == pytest.approx(0.9495)
+    assert edge.judge_conformant({50: {**full, "A6": 190.0}}, res)[0] is True
+    # Claim 2: spread (max - min)/mean of A1 and A5 across BUFF_SIZE, and B1 higher at the top.
+    flat = {"A1": 200.0, "A5": 100.0, "B1": 100.0, "A2": 100.0, "A6": 200.0, "B2": 300.0}
+    fig7 = {128: dict(flat), 512: dict(flat), 1024: {**flat, "B1": 300.0, "A5": 105.0}}
+    ok2, spreads = edge.judge_fig7a(fig7)
+    assert ok2 and spreads["A5"] == pytest.approx(5 / (305 / 3)) and spreads["A1"] == 0.0
+    assert not edge.judge_fig7a({**fig7, 1024: {**fig7[1024], "A5": 106.0}})[0]
+    assert not edge.judge_fig7a({**fig7, 1024: {**fig7[1024], "B1": 100.0}})[0]
+    # Claim 3: every small-packet stream loses more than 1 % from the smallest to the largest BUFF_SIZE.
+    lose = {**fig7, 1024: {**fig7[1024], "A2": 98.9, "A6": 150.0, "B2": 100.0}}
+    assert edge.judge_fig7c(lose)
+    assert not edge.judge_fig7c({**lose, 1024: {**lose[1024], "A2": 99.1}})
+    # Claim 4: 220 kb/s +- 20 % each.
+    assert edge.judge_sharing({"A3": 176.0, "A4": 264.0, "B1": 220.0})
+    assert not edge.judge_sharing({"A3": 175.9, "A4": 220.0}) and not edge.judge_sharing({"A4": 264.1})

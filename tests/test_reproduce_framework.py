@@ -134,3 +134,30 @@ def test_early_share_bound_matches_a_replayed_red_under_heavy_overload():
     share = v.count("early") / drops
     assert share <= early_share_bound(0.1, drops / arrivals) + 0.02
     assert share > 0.25
+
+
+def test_run_reduced_keeps_only_the_reduced_value_in_order_and_saves_only_when_asked(tmp_path):
+    """The pool and the in-process path keep the same reduced values in the order given; with
+    ``save=False`` no run folder is written (a study of thousands of runs keeps only what it needs)."""
+    import qoslab
+    from conftest import SCENARIOS
+    from qoslab.executor import open_executor
+    from qoslab.reproduce.framework import Context
+
+    sc = qoslab.load(SCENARIOS / "edge" / "fig6a_periodic.toml").with_overrides('duration="6s"')
+    runs = [("a", sc, 2), ("b", sc.with_overrides("topology.links.6.queue.buffers=50"), 1), ("c", sc, 1)]
+
+    def delivered(res: qoslab.Result) -> int:
+        return int(res.flows["delivered_pkts"].sum())
+
+    inproc = Context(name="t", quick=True, seeds=[1], folder=tmp_path / "in", log=lambda _m: None)
+    kept = inproc.run_reduced(runs, delivered, save=False)
+    assert not (tmp_path / "in").exists()
+    with open_executor(jobs=2) as ex:
+        pooled = Context(name="t", quick=True, seeds=[1], folder=tmp_path / "pool", log=lambda _m: None, executor=ex)
+        assert pooled.run_reduced(runs, delivered, save=False) == kept
+        assert not (tmp_path / "pool").exists()
+        saved = pooled.run_many(runs)
+    assert [delivered(r) for r in saved] == kept
+    assert kept[0] != kept[2]  # the seed moves the flows' starts
+    assert sorted(p.name for p in (tmp_path / "pool").iterdir()) == ["a", "b", "c"]

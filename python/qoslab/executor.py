@@ -127,7 +127,13 @@ class LocalExecutor(_Base):
         futures = {self._pool.submit(fn, item): i for i, item in enumerate(items)}
         try:
             for fut in cf.as_completed(futures):
-                yield futures[fut], fut.result()
+                # A finished future keeps its result: drop it before yielding, or a batch of
+                # thousands of runs holds every run's tables at once (about 1 MB each).
+                i = futures.pop(fut)
+                res = fut.result()
+                del fut
+                yield i, res
+                del res
         finally:
             for fut in futures:
                 fut.cancel()
@@ -169,16 +175,25 @@ class DaskExecutor(_Base):
         if not items:
             return
         # pure=False: two equal items are still two jobs (each run is stored once by the caller).
-        futures = [
-            self._client.submit(fn, item, pure=False, key=f"qoslab-{i}-{os.urandom(6).hex()}")
-            for i, item in enumerate(items)
-        ]
-        index = {f.key: i for i, f in enumerate(futures)}
+        pending = {
+            f.key: (i, f)
+            for i, f in enumerate(
+                self._client.submit(fn, item, pure=False, key=f"qoslab-{i}-{os.urandom(6).hex()}")
+                for i, item in enumerate(items)
+            )
+        }
         try:
-            for fut in as_completed(futures):
-                yield index[fut.key], fut.result()
+            for fut in as_completed([f for _, f in pending.values()]):
+                # Release each result once read: the cluster keeps a result while a future
+                # refers to it.
+                i, _ = pending.pop(fut.key)
+                res = fut.result()
+                fut.release()
+                del fut
+                yield i, res
+                del res
         finally:
-            self._client.cancel(futures)
+            self._client.cancel([f for _, f in pending.values()])
 
     def close(self) -> None:
         if self._own:

@@ -1,171 +1,358 @@
-"""Controlled study behind the ``edge`` reproduction: its claims across readings of the seed's
-lost numbers.
+"""Controlled study behind the ``edge`` reproduction: claims 1-4 *together* across readings of
+the seed's lost numbers.
 
 Seed 003's PDF extraction lost the numbers of Fig. 6 and most of §V (docs/decisions.md,
 "`edge`: the seed-003 scenario"). The scenario files hold one reconstruction, fixed before any
-run and not changed after seeing a result. This study asks the question that reconstruction
-cannot answer: *is there any reading of the lost numbers under which a claim holds?* It varies,
-one family at a time, the lost numbers each claim depends on, over the range the text admits:
+run and not changed after seeing a result. This study asks what that reconstruction cannot
+answer: *is there a reading of the lost numbers under which the seed's Fig. 7 and Fig. 8
+statements all hold at once?* A reading fixes every lost number the four claims depend on:
 
-- the small packet size S (payload bytes of A2, A6 and B2): the text says only that S is
-  "small", that BUFF_SIZE = 512 B counts it "much larger" than it is, and that its streams are
-  "rapidly penalized" as BUFF_SIZE grows (§V.B.1-2); 128 to 256 B;
-- Fig. 7's pool (never stated): 30, 50 and 80 buffers;
+- the large and small payloads L and S (A1/A5/B1 and A2/A6/B2): the text says only that S is
+  "small", counted "much larger" than it is at BUFF_SIZE = 512 B and "rapidly penalized" as
+  BUFF_SIZE grows, and that BUFF_SIZE never counts an L packet larger than it is (§V.B.1-2);
+  Fig. 7's largest BUFF_SIZE is L;
 - A1, A3, A4 and A5's reservations (lost; A1 + A3 + A4 + A5 = 600 kb/s is stated);
-- the excess streams' offered load (lost; they must have excess to share): 400 to 700 kb/s
-  of IP each (1,000 overloads the access E1s in the scenario's host assignment).
+- the excess streams' offered load (lost; they must have excess to share);
+- Fig. 7's pool (never stated): the claims on Fig. 7 (2 and 3) are judged at every pool tried,
+  and a reading passes if some pool satisfies both.
 
-Claims 1, 3 and 4 are judged exactly as in ``edge`` (same runs, same seeds, same tolerances);
-claim 5's A2/A5 order does not depend on these numbers and is studied in ``edge`` itself
-(the offset-free delay difference and the host assignments).
+Claims 1-4 are judged with the claims' own functions (``edge.judge_*``), seeds and tolerances;
+claim 5's A2/A5 order does not depend on these numbers and is studied in ``edge`` itself (the
+offset-free delay difference and the host assignments).
 """
 
 from __future__ import annotations
 
-import math
+import itertools
+from dataclasses import dataclass
 from typing import Any
 
 from .framework import Context
 from .stats import Estimate
 
-#: Payload bytes of the small packets (A2, A6, B2) tried; the scenario files' reading is 128 B.
-SMALL_SIZES = (128, 160, 192, 224, 256)
-#: Fig. 7's pool (packet buffers) tried for claim 3; the scenario files' reading is 80.
-FIG7_POOLS = (30, 50, 80)
 #: (A1, A3, A4, A5) reservations, kb/s, summing to the stated 600; the first is the files' reading.
-SPLITS = ((200, 100, 200, 100), (200, 200, 100, 100), (200, 150, 150, 100), (300, 100, 100, 100))
-#: The excess streams' offered load (kb/s of IP each); the files' reading is 500.
-OFFERED = (400, 500, 700)
+#: A3's and A4's reservations are rendered by different glyph runs, twice each (§V.B.1-2), while
+#: the extraction renders every repeated number alike (220 five times, 512 four times), so the
+#: text has A3 != A4: the splits with A3 == A4 are tried to show what they would change.
+SPLITS: dict[str, tuple[int, int, int, int]] = {
+    "a": (200, 100, 200, 100),
+    "b": (200, 200, 100, 100),
+    "e": (100, 100, 200, 200),
+    "c": (200, 150, 150, 100),
+    "d": (300, 100, 100, 100),
+}
+#: Main family: L = 1024 B (Fig. 7 at the files' six BUFF_SIZE values).
+SMALL_SIZES = (128, 160, 176, 192, 224, 256)
+OFFERED = (400, 450, 500, 700)
+FIG7_POOLS = (50, 60, 70, 80, 90, 100)
+#: Second family: L = 1472 B (an Ethernet MTU's UDP payload), Fig. 7's sweep up to it.
+LARGE_ALT = 1472
+ALT_BUFF_SIZES = (128, 256, 512, 768, 1024, 1472)
+ALT_SMALL_SIZES = (160, 176, 192)
+ALT_OFFERED = (400, 450, 500)
+ALT_SPLITS = ("a", "b", "e")
+ALT_FIG7_POOLS = (80, 90, 100, 110, 120)
 EXCESS = ("A3", "A4", "B1", "B2", "B3")
 
 
-def _overrides(small: int, split: tuple[int, int, int, int], offered: int) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class Reading:
+    """One reading of the lost numbers claims 1-4 depend on."""
+
+    large: int
+    small: int
+    split: str
+    offered: int
+
+    @property
+    def label(self) -> str:
+        return f"L {self.large}, S {self.small}, {'/'.join(map(str, SPLITS[self.split]))}, {self.offered}"
+
+    @property
+    def text_consistent(self) -> bool:
+        """False where the reading contradicts the text (A3's and A4's reservations equal)."""
+        r = SPLITS[self.split]
+        return r[1] != r[2]
+
+
+def readings() -> list[tuple[Reading, tuple[int, ...], tuple[int, ...]]]:
+    """Every reading with its Fig. 7 BUFF_SIZE values and Fig. 7 pools."""
+    from . import edge
+
+    out: list[tuple[Reading, tuple[int, ...], tuple[int, ...]]] = [
+        (Reading(1024, s, sp, o), edge.BUFF_SIZES, FIG7_POOLS)
+        for s, sp, o in itertools.product(SMALL_SIZES, SPLITS, OFFERED)
+    ]
+    out += [
+        (Reading(LARGE_ALT, s, sp, o), ALT_BUFF_SIZES, ALT_FIG7_POOLS)
+        for s, sp, o in itertools.product(ALT_SMALL_SIZES, ALT_SPLITS, ALT_OFFERED)
+    ]
+    return out
+
+
+def _overrides(reading: Reading) -> tuple[str, ...]:
     """Overrides of ``fig6a_periodic`` for one reading: every stream's payload, reservation and
     packet spacing (traffic and the egress's streams follow ``edge.STREAMS``' order in the file)."""
     from . import edge
 
-    res = dict(zip(("A1", "A3", "A4", "A5"), split, strict=True))
+    res = dict(zip(("A1", "A3", "A4", "A5"), SPLITS[reading.split], strict=True))
     over = []
     for i, (name, (size, rate)) in enumerate(edge.STREAMS.items()):
         if size < edge.FIG8_BUFF_SIZE:
-            size = small
+            size = reading.small
+        elif size > edge.FIG8_BUFF_SIZE:
+            size = reading.large
         if rate is not None:
             rate = float(res.get(name, rate))
             over.append(f'topology.links.6.queue.streams.{i}.rate="{rate:g}kbps"')
-        kbps = offered if name in EXCESS else rate
+        kbps = reading.offered if name in EXCESS else rate
         assert kbps is not None
         over += [f'traffic.{i}.size="{size}B"', f'traffic.{i}.interval="{edge.interval_ns(size, kbps)}ns"']
     return tuple(over)
 
 
-def plan(ctx: Context) -> tuple[list[tuple[str, Any, int]], list[tuple[str, Any]]]:
-    """The study's runs (variant, scenario, seed) and their keys (full runs of ``edge`` only)."""
+Plan = tuple[list[tuple[str, Any, int]], list[tuple[str, Any]]]
+
+
+def _plan(ctx: Context, which: list[Reading], seeds: list[int], kind: str) -> Plan:
     from . import edge
 
+    grid = {reading: (buffs, f7pools) for reading, buffs, f7pools in readings()}
     runs: list[tuple[str, Any, int]] = []
     keys: list[tuple[str, Any]] = []
-    base_split, base_offered = SPLITS[0], 500
-
-    def add(
-        tag: str, key: Any, buffers: int, buff: int, small: int, split: tuple[int, int, int, int], offered: int
-    ) -> None:
-        over = _overrides(small, split, offered)
-        sc = edge._scenario(ctx, "fig6a_periodic", buffers=buffers, buff_size=buff, extra=over)
-        for seed in ctx.seeds:
-            runs.append((f"read_{tag}", sc, seed))
-            keys.append(("read", key))
-
-    for s in SMALL_SIZES:
-        for n in edge.POOLS:
-            add(f"c1_s{s}_pool{n}", ("c1", s, n), n, edge.FIG8_BUFF_SIZE, s, base_split, base_offered)
-        for n in FIG7_POOLS:
-            for b in (edge.BUFF_SIZES[0], edge.BUFF_SIZES[-1]):
-                add(f"c3_s{s}_pool{n}_buff{b}", ("c3", s, n, b), n, b, s, base_split, base_offered)
-        for split in SPLITS:
-            for kbps in OFFERED:
-                tag = f"c4_s{s}_{'-'.join(map(str, split))}_off{kbps}"
-                add(tag, ("c4", s, split, kbps), edge.POOLS[-1], edge.FIG8_BUFF_SIZE, s, split, kbps)
+    for reading in which:
+        buffs, f7pools = grid[reading]
+        over = _overrides(reading)
+        tag = f"{kind}_L{reading.large}_S{reading.small}_{reading.split}_{reading.offered}"
+        points = [("fig8", n, edge.FIG8_BUFF_SIZE) for n in edge.POOLS]
+        points += [("fig7", n, b) for n in f7pools for b in buffs]
+        for fig, n, b in points:
+            sc = edge._scenario(ctx, "fig6a_periodic", buffers=n, buff_size=b, extra=over)
+            for seed in seeds:
+                runs.append((f"{tag}_{fig}_pool{n}_buff{b}", sc, seed))
+                keys.append((kind, (reading, fig, n, b)))
     return runs, keys
 
 
+def plan(ctx: Context) -> Plan:
+    """The study's runs (variant, scenario, seed) and their keys (full runs of ``edge`` only)."""
+    return _plan(ctx, [r for r, _, _ in readings()], ctx.seeds, "read")
+
+
+def replication_seeds(ctx: Context) -> list[int]:
+    """Fresh seeds, as many as the claims use, after theirs (5 seeds 1-5: seeds 6-10)."""
+    return [max(ctx.seeds) + 1 + i for i in range(len(ctx.seeds))]
+
+
+def replication_plan(ctx: Context, by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]]) -> Plan:
+    """Every reading under which claims 1-4 hold together, run again with fresh seeds
+    (:func:`replication_seeds`): a reading whose claims hold only for one set of seeds sits on
+    the tolerances' edge, not in a region where the seed's statements are reached."""
+    passing = [row["reading"] for row in _rows(by, "read") if row["all"]]
+    return _plan(ctx, passing, replication_seeds(ctx), "rep")
+
+
+def save(
+    ctx: Context,
+    runs: list[tuple[str, Any, int]],
+    keys: list[tuple[str, Any]],
+    rates: list[dict[str, dict[str, float]]],
+) -> None:
+    """Writes every run of the study as rows of ``readings.parquet`` in the reproduction's folder:
+    the reading, the phase (``read``: the claims' seeds; ``rep``: the replication's fresh seeds),
+    the figure (fig7 / fig8), pool, BUFF_SIZE, seed, stream and its IP and payload
+    throughput (kb/s) and mean delay (ms). Any row can be rerun from ``fig6a_periodic`` with the
+    reading's overrides (:func:`_overrides`) and its seed."""
+    import pandas as pd
+
+    rows = []
+    for (_, _, seed), (kind, (reading, fig, n, b)), per_stream in zip(runs, keys, rates, strict=True):
+        a1, a3, a4, a5 = SPLITS[reading.split]
+        for stream, v in per_stream.items():
+            rows.append(
+                {
+                    "large_b": reading.large,
+                    "small_b": reading.small,
+                    "res_a1_kbps": a1,
+                    "res_a3_kbps": a3,
+                    "res_a4_kbps": a4,
+                    "res_a5_kbps": a5,
+                    "offered_kbps": reading.offered,
+                    "phase": kind,
+                    "figure": fig,
+                    "buffers": n,
+                    "buff_size_b": b,
+                    "seed": seed,
+                    "stream": stream,
+                    "ip_kbps": v["ip_kbps"],
+                    "payload_kbps": v["payload_kbps"],
+                    "delay_ms": v["delay_ms"],
+                }
+            )
+    pd.DataFrame(rows).to_parquet(ctx.figure_path("readings.parquet"), index=False)
+
+
 def evaluate(by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]]) -> dict[str, Any]:
-    """Claims 1, 3 and 4 for every reading, as ``edge`` judges them; a text section and data."""
+    """Claims 1-4 for every reading, judged as ``edge`` judges them, and for the passing ones
+    again with fresh seeds (when their runs are in ``by``); a text section and data."""
+    rows = _rows(by, "read")
+    rep = _rows(by, "rep")
+    return {"data": {**_data(rows), "replication": _data(rep)}, "text": _text(rows, rep)}
+
+
+def _rows(by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]], kind: str) -> list[dict[str, Any]]:
+    """One row per reading with runs of ``kind`` in ``by``: claims 1-4 and their margins."""
     from . import edge
 
-    def mean(key: Any, stream: str, field: str) -> float:
-        return Estimate.of([r[stream][field] for r in by[("read", key)]]).mean
+    def tput(reading: Reading, fig: str, n: int, b: int) -> dict[str, float]:
+        runs = by[(kind, (reading, fig, n, b))]
+        return {s: Estimate.of([r[s]["ip_kbps"] for r in runs]).mean for s in edge.STREAMS}
 
-    res0 = {s: r for s, (_, r) in edge.STREAMS.items()}
-    c1: dict[int, dict[str, Any]] = {}
-    for s in SMALL_SIZES:
-        worst = min(
-            (mean(("c1", s, n), a, "ip_kbps") / (res0[a] or math.nan), a, n)
-            for n in edge.POOLS
-            for a in edge.CONFORMANT_AF
+    def seeds(reading: Reading) -> int:
+        return len(by[(kind, (reading, "fig8", edge.POOLS[0], edge.FIG8_BUFF_SIZE))])
+
+    rows: list[dict[str, Any]] = []
+    for reading, buffs, f7pools in readings():
+        if (kind, (reading, "fig8", edge.POOLS[0], edge.FIG8_BUFF_SIZE)) not in by:
+            continue
+        res: dict[str, float | None] = {s: r for s, (_, r) in edge.STREAMS.items()}
+        res.update(dict(zip(("A1", "A3", "A4", "A5"), map(float, SPLITS[reading.split]), strict=True)))
+        fig8 = {n: tput(reading, "fig8", n, edge.FIG8_BUFF_SIZE) for n in edge.POOLS}
+        c1, worst, worst_stream, _ = edge.judge_conformant(fig8, res)
+        shares = edge.excess_shares(fig8[edge.POOLS[-1]], res, small=reading.small, large=reading.large)
+        c4 = edge.judge_sharing(shares)
+        pools: dict[int, dict[str, Any]] = {}
+        for n in f7pools:
+            fig7 = {b: tput(reading, "fig7", n, b) for b in buffs}
+            c2, spreads = edge.judge_fig7a(fig7)
+            lo, hi = min(buffs), max(buffs)
+            pools[n] = {
+                "c2": c2,
+                "c3": edge.judge_fig7c(fig7),
+                "spread": max(spreads.values()),
+                "a2_loss": 1 - fig7[hi]["A2"] / fig7[lo]["A2"],
+            }
+        both = [n for n, p in pools.items() if p["c2"] and p["c3"]]
+        rows.append(
+            {
+                "reading": reading,
+                "c1": c1,
+                "c1_worst": worst,
+                "c1_stream": worst_stream,
+                "c4": c4,
+                "shares": shares,
+                "pools": pools,
+                "c23_pools": both,
+                "all": c1 and c4 and bool(both),
+                "n_seeds": seeds(reading),
+            }
         )
-        c1[s] = {"worst": worst[0], "stream": worst[1], "buffers": worst[2], "holds": worst[0] >= 0.95}
-    c3: dict[str, dict[str, Any]] = {}
-    lo, hi = edge.BUFF_SIZES[0], edge.BUFF_SIZES[-1]
-    for s in SMALL_SIZES:
-        for n in FIG7_POOLS:
-            kb = {a: (mean(("c3", s, n, lo), a, "ip_kbps"), mean(("c3", s, n, hi), a, "ip_kbps")) for a in edge.SMALL}
-            c3[f"{s}/{n}"] = {"kbps": kb, "holds": all(edge.loses(low, h) for low, h in kb.values())}
-    c4: dict[str, dict[str, Any]] = {}
-    for s in SMALL_SIZES:
-        for split in SPLITS:
-            res = dict(res0, **dict(zip(("A1", "A3", "A4", "A5"), split, strict=True)))
-            for kbps in OFFERED:
-                key = ("c4", s, split, kbps)
-                sh = edge.excess_shares({a: mean(key, a, "ip_kbps") for a in edge.STREAMS}, res, small=s)
-                ok = all(abs(x - edge.EXCESS_SHARE) <= 0.2 * edge.EXCESS_SHARE for x in sh.values())
-                c4[f"{s}/{'-'.join(map(str, split))}/{kbps}"] = {"shares": sh, "holds": ok}
+    return rows
 
+
+def _held(row: dict[str, Any]) -> int:
+    """How many of claims 1-4 hold under a reading (2 and 3 at its best Fig. 7 pool)."""
+    best = max(int(p["c2"]) + int(p["c3"]) for p in row["pools"].values())
+    return int(row["c1"]) + int(row["c4"]) + best
+
+
+def _cell(row: dict[str, Any]) -> str:
+    c23 = ",".join(map(str, row["c23_pools"])) or "–"
+    c2 = ",".join(str(n) for n, p in row["pools"].items() if p["c2"]) or "–"
+    c3 = ",".join(str(n) for n, p in row["pools"].items() if p["c3"]) or "–"
+    mark = "**ALL**" if row["all"] else f"{_held(row)}/4"
+    return (
+        f"{mark}: 1 {'✓' if row['c1'] else '✗'} ({row['c1_stream']} {100 * row['c1_worst']:.0f} %), "
+        f"4 {'✓' if row['c4'] else '✗'} (max {max(row['shares'].values()):.0f}, "
+        f"min {min(row['shares'].values()):.0f}); 2 at {c2}; 3 at {c3}; 2+3 at {c23}"
+    )
+
+
+def _text(rows: list[dict[str, Any]], rep: list[dict[str, Any]]) -> str:
+    from . import edge
+
+    n_all = [r for r in rows if r["all"]]
+    consistent = [r for r in rows if r["reading"].text_consistent]
     lines = [
-        "Each reading changes the lost numbers named in its row and nothing else; claims judged as above "
-        "(same seeds, same tolerances). The scenario files' reading: S = 128 B, Fig. 7 at 80 buffers, "
-        "A1/A3/A4/A5 = 200/100/200/100 kb/s, excess streams at 500 kb/s.",
+        f"{len(rows)} readings: each fixes L, S, the A1/A3/A4/A5 reservations and the excess streams' "
+        "offered load (kb/s of IP), and changes nothing else in `fig6a_periodic`. Claims 1 and 4 are judged "
+        f"at Fig. 8's pools (BUFF_SIZE {edge.FIG8_BUFF_SIZE} B), claims 2 and 3 at each Fig. 7 pool tried; "
+        "same seeds, tolerances and code (`edge.judge_*`) as the claims above. The scenario files' reading: "
+        f"L 1024, S {edge.STREAMS['A2'][0]}, 200/100/200/100, 500 kb/s, Fig. 7 at {edge.FIG7_BUFFERS} buffers.",
         "",
-        "Claim 1 (`conformant-af`, Fig. 8's pools, BUFF_SIZE 512 B) against the small packet size S:",
+        f"**Claims 1-4 hold together under {len(n_all)} of the {len(rows)} readings**"
+        + (": " + "; ".join(f"{r['reading'].label} (Fig. 7 at {r['c23_pools']})" for r in n_all) if n_all else "")
+        + f"; under {sum(1 for r in n_all if r['reading'].text_consistent)} of the {len(consistent)} readings "
+        "the text admits (A3's reservation differs from A4's).",
         "",
-        "| S (payload B) | lowest conformant stream, % of its reservation | holds |",
-        "|---|---|---|",
+        "Each cell: how many of claims 1-4 hold (2 and 3 at the best Fig. 7 pool); claim 1's lowest "
+        "conformant stream (% of its reservation); claim 4's largest and smallest share (payload kb/s, "
+        f"{edge.EXCESS_SHARE:.0f} ± 20 % allowed); the Fig. 7 pools at which claims 2, 3, and both hold.",
+        "",
+        "| L, S, A1/A3/A4/A5 | " + " | ".join(f"{o} kb/s" for o in sorted({r["reading"].offered for r in rows})) + " |",
+        "|---|" + "---|" * len({r["reading"].offered for r in rows}),
     ]
-    for s, v in c1.items():
-        lines.append(
-            f"| {s} | {v['stream']} {100 * v['worst']:.1f} % ({v['buffers']} buffers) | "
-            f"{'yes' if v['holds'] else 'no'} |"
+    groups: dict[tuple[int, int, str], dict[int, dict[str, Any]]] = {}
+    for r in rows:
+        g = r["reading"]
+        groups.setdefault((g.large, g.small, g.split), {})[g.offered] = r
+    offers = sorted({r["reading"].offered for r in rows})
+    for (large, small, split), by_off in groups.items():
+        label = f"{large}, {small}, {'/'.join(map(str, SPLITS[split]))}"
+        if SPLITS[split][1] == SPLITS[split][2]:
+            label += " (A3 = A4)"
+        lines.append(f"| {label} | " + " | ".join(_cell(by_off[o]) if o in by_off else "" for o in offers) + " |")
+    if n_all:
+        again = {row["reading"]: row for row in rep}
+        robust = [r for r in n_all if r["reading"] in again and again[r["reading"]]["all"]]
+        lines += [
+            "",
+            "**Replication.** The readings under which claims 1-4 hold together, run again with fresh seeds "
+            f"({rep[0]['n_seeds'] if rep else 0} seeds after the claims' own; same code and tolerances). "
+            f"Claims 1-4 hold again under {len(robust)} of them"
+            + (
+                ": "
+                + "; ".join(
+                    r["reading"].label + (" (A3 = A4)" if not r["reading"].text_consistent else "") for r in robust
+                )
+                if robust
+                else ""
+            )
+            + ".",
+            "",
+            "| reading | claims' seeds | fresh seeds |",
+            "|---|---|---|",
+        ]
+        for row in n_all:
+            fresh = again.get(row["reading"])
+            label = row["reading"].label + ("" if row["reading"].text_consistent else " (A3 = A4)")
+            lines.append(f"| {label} | {_cell(row)} | {_cell(fresh) if fresh else 'not run'} |")
+    return "\n".join(lines)
+
+
+def _data(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    out = []
+    for r in rows:
+        g = r["reading"]
+        out.append(
+            {
+                "large": g.large,
+                "small": g.small,
+                "reservations": SPLITS[g.split],
+                "offered_kbps": g.offered,
+                "text_consistent": g.text_consistent,
+                "conformant_af": {"holds": r["c1"], "lowest": r["c1_worst"], "stream": r["c1_stream"]},
+                "excess_sharing": {"holds": r["c4"], "shares": r["shares"]},
+                "fig7_pools": {
+                    str(n): {
+                        "fig7a_large": p["c2"],
+                        "fig7c_small": p["c3"],
+                        "spread": p["spread"],
+                        "a2_loss": p["a2_loss"],
+                    }
+                    for n, p in r["pools"].items()
+                },
+                "all_hold": r["all"],
+            }
         )
-    lines += [
-        "",
-        f"Claim 3 (`fig7c-small`): IP kb/s of A2, A6, B2 at BUFF_SIZE {lo} → {hi} B, against S and Fig. 7's pool:",
-        "",
-        "| S / pool | A2 | A6 | B2 | holds |",
-        "|---|---|---|---|---|",
-    ]
-    for k, v in c3.items():
-        cells = " | ".join(f"{a:.1f} → {b:.1f}" for a, b in v["kbps"].values())
-        lines.append(f"| {k} | {cells} | {'yes' if v['holds'] else 'no'} |")
-    lines += [
-        "",
-        f"Claim 4 (`excess-sharing`, {edge.POOLS[-1]} buffers, payload kb/s, {edge.EXCESS_SHARE:.0f} ± 20 %) "
-        "against S, the reservations A1/A3/A4/A5 and the excess streams' offered load (kb/s of IP):",
-        "",
-        "| S / A1-A3-A4-A5 / offered | A3 | A4 | B1 | B3 | B2 × 512/S | holds |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for k, v in c4.items():
-        cells = " | ".join(f"{x:.0f}" for x in v["shares"].values())
-        lines.append(f"| {k} | {cells} | {'yes' if v['holds'] else 'no'} |")
-    joint = [
-        s
-        for s in SMALL_SIZES
-        if c1[s]["holds"]
-        and any(c3[f"{s}/{n}"]["holds"] for n in FIG7_POOLS)
-        and any(v["holds"] for k, v in c4.items() if k.startswith(f"{s}/"))
-    ]
-    lines += [
-        "",
-        "Small packet sizes at which claims 1, 3 and 4 can all hold (each with some Fig. 7 pool, "
-        f"reservation split and offered load above): {', '.join(f'{s} B' for s in joint) or 'none'}.",
-    ]
-    return {"data": {"c1": c1, "c3": c3, "c4": c4, "joint_small_sizes": joint}, "text": "\n".join(lines)}
+    return {"readings": out, "all_hold": sum(1 for r in rows if r["all"])}

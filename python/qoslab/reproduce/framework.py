@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._atomic import Destination, reproduction_identity
 from ..errors import ReproductionError
@@ -39,6 +39,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..executor import Executor
 
 Log = Callable[[str], None]
+T = TypeVar("T")
+
+
+def _identity(res: Result) -> Result:
+    return res
 
 
 @dataclass(frozen=True)
@@ -139,8 +144,17 @@ class Context:
         """Runs every ``(variant, scenario, seed)`` through the executor, saves each as
         ``<variant>/seed_<seed>/`` as it finishes, and returns the results in the order given
         (the same bytes as one by one: each run depends on its scenario and seed alone)."""
+        return self.run_reduced(runs, _identity)
+
+    def run_reduced(
+        self, runs: Sequence[tuple[str, Scenario, int]], reduce: Callable[[Result], T], *, save: bool = True
+    ) -> list[T]:
+        """As :meth:`run_many`, but keeps only ``reduce(result)`` of each run, as it finishes: a
+        study of thousands of runs would otherwise hold every result's tables in memory (about
+        1 MB a run). ``save=False`` also leaves the runs' folders unwritten; the caller then saves
+        what it kept (each run can be redone from its scenario and seed)."""
         if self.executor is None or self.executor.workers == 1 or len(runs) < 2:
-            return [self.run(v, sc, seed) for v, sc, seed in runs]
+            return [reduce(self.run(v, sc, seed, save=save)) for v, sc, seed in runs]
         from ..sweeps import Job, execute_job
 
         jobs = [
@@ -156,17 +170,20 @@ class Context:
             )
             for i, (_, sc, seed) in enumerate(runs)
         ]
-        out: list[Result | None] = [None] * len(runs)
+        slots: dict[int, T] = {}
         for i, (summary, tables, wall) in self.executor.map_unordered(execute_job, jobs):
             variant, sc, seed = runs[i]
             res = Result(summary, tables)
-            res.save(self.folder / variant / f"seed_{seed}")
+            if save:
+                res.save(self.folder / variant / f"seed_{seed}")
             self.log(
                 f"  {self.name}: {variant} seed {seed}: {sc.duration} simulated in {wall:.1f} s "
                 f"({self.executor.description})"
             )
-            out[i] = res
-        return [r for r in out if r is not None]
+            slots[i] = reduce(res)
+        if len(slots) != len(runs):  # pragma: no cover - map_unordered yields every index or raises
+            raise ReproductionError(f"{self.name}: {len(runs) - len(slots)} runs returned no result")
+        return [slots[i] for i in range(len(runs))]
 
     def scenario_path(self, relative: str) -> Path:
         """A built-in scenario (``scenarios/<relative>``); see :func:`scenarios_dir`."""
@@ -175,13 +192,14 @@ class Context:
             raise ReproductionError(f"built-in scenario {relative} not found in {scenarios_dir()}")
         return p
 
-    def run(self, variant: str, scenario: Scenario, seed: int) -> Result:
-        """Runs one replication and saves it as ``<variant>/seed_<seed>/``."""
+    def run(self, variant: str, scenario: Scenario, seed: int, *, save: bool = True) -> Result:
+        """Runs one replication and saves it as ``<variant>/seed_<seed>/`` (unless not ``save``)."""
         t0 = time.perf_counter()
         from ..api import run
 
         res = run(scenario, seed=seed)
-        res.save(self.folder / variant / f"seed_{seed}")
+        if save:
+            res.save(self.folder / variant / f"seed_{seed}")
         self.log(
             f"  {self.name}: {variant} seed {seed}: {scenario.duration} simulated in {time.perf_counter() - t0:.1f} s"
         )

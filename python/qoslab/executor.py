@@ -129,11 +129,7 @@ class LocalExecutor(_Base):
             for fut in cf.as_completed(futures):
                 # A finished future keeps its result: drop it before yielding, or a batch of
                 # thousands of runs holds every run's tables at once (about 1 MB each).
-                i = futures.pop(fut)
-                res = fut.result()
-                del fut
-                yield i, res
-                del res
+                yield futures.pop(fut), fut.result()
         finally:
             for fut in futures:
                 fut.cancel()
@@ -175,13 +171,10 @@ class DaskExecutor(_Base):
         if not items:
             return
         # pure=False: two equal items are still two jobs (each run is stored once by the caller).
-        pending = {
-            f.key: (i, f)
-            for i, f in enumerate(
-                self._client.submit(fn, item, pure=False, key=f"qoslab-{i}-{os.urandom(6).hex()}")
-                for i, item in enumerate(items)
-            )
-        }
+        pending: dict[str, tuple[int, Any]] = {}
+        for i, item in enumerate(items):
+            f = self._client.submit(fn, item, pure=False, key=f"qoslab-{i}-{os.urandom(6).hex()}")
+            pending[f.key] = (i, f)
         try:
             for fut in as_completed([f for _, f in pending.values()]):
                 # Release each result once read: the cluster keeps a result while a future
@@ -189,9 +182,7 @@ class DaskExecutor(_Base):
                 i, _ = pending.pop(fut.key)
                 res = fut.result()
                 fut.release()
-                del fut
                 yield i, res
-                del res
         finally:
             self._client.cancel([f for _, f in pending.values()])
 

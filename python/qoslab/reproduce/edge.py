@@ -370,7 +370,6 @@ def reproduce(ctx: Context) -> Outcome:
         for k, rates in zip(rep_keys, rep_kept, strict=True):
             by.setdefault(k, []).append(rates)
         edge_readings.save(ctx, study + rep, study_keys + rep_keys, kept + rep_kept)
-    if not ctx.quick:
         # The baseline of the sharing knobs is Fig. 8's largest pool.
         by[("sens_share", "baseline")] = by[("fig8", pools[-1])]
         occ[("sens_share", "baseline")] = occ[("fig8", pools[-1])]

@@ -74,6 +74,11 @@ class Reading:
         r = SPLITS[self.split]
         return r[1] != r[2]
 
+    @property
+    def mark(self) -> str:
+        """What the report adds to a reading the text contradicts."""
+        return "" if self.text_consistent else " (A3 = A4)"
+
 
 def readings() -> list[tuple[Reading, tuple[int, ...], tuple[int, ...]]]:
     """Every reading with its Fig. 7 BUFF_SIZE values and Fig. 7 pools."""
@@ -273,6 +278,7 @@ def _text(rows: list[dict[str, Any]], rep: list[dict[str, Any]]) -> str:
 
     n_all = [r for r in rows if r["all"]]
     consistent = [r for r in rows if r["reading"].text_consistent]
+    offers = sorted({r["reading"].offered for r in rows})
     lines = [
         f"{len(rows)} readings: each fixes L, S, the A1/A3/A4/A5 reservations and the excess streams' "
         "offered load (kb/s of IP), and changes nothing else in `fig6a_periodic`. Claims 1 and 4 are judged "
@@ -289,18 +295,16 @@ def _text(rows: list[dict[str, Any]], rep: list[dict[str, Any]]) -> str:
         "conformant stream (% of its reservation); claim 4's largest and smallest share (payload kb/s, "
         f"{edge.EXCESS_SHARE:.0f} ± 20 % allowed); the Fig. 7 pools at which claims 2, 3, and both hold.",
         "",
-        "| L, S, A1/A3/A4/A5 | " + " | ".join(f"{o} kb/s" for o in sorted({r["reading"].offered for r in rows})) + " |",
-        "|---|" + "---|" * len({r["reading"].offered for r in rows}),
+        "| L, S, A1/A3/A4/A5 | " + " | ".join(f"{o} kb/s" for o in offers) + " |",
+        "|---|" + "---|" * len(offers),
     ]
     groups: dict[tuple[int, int, str], dict[int, dict[str, Any]]] = {}
     for r in rows:
         g = r["reading"]
         groups.setdefault((g.large, g.small, g.split), {})[g.offered] = r
-    offers = sorted({r["reading"].offered for r in rows})
     for (large, small, split), by_off in groups.items():
-        label = f"{large}, {small}, {'/'.join(map(str, SPLITS[split]))}"
-        if SPLITS[split][1] == SPLITS[split][2]:
-            label += " (A3 = A4)"
+        mark = next(iter(by_off.values()))["reading"].mark
+        label = f"{large}, {small}, {'/'.join(map(str, SPLITS[split]))}{mark}"
         lines.append(f"| {label} | " + " | ".join(_cell(by_off[o]) if o in by_off else "" for o in offers) + " |")
     if n_all:
         again = {row["reading"]: row for row in rep}
@@ -310,23 +314,15 @@ def _text(rows: list[dict[str, Any]], rep: list[dict[str, Any]]) -> str:
             "**Replication.** The readings under which claims 1-4 hold together, run again with fresh seeds "
             f"({rep[0]['n_seeds'] if rep else 0} seeds after the claims' own; same code and tolerances). "
             f"Claims 1-4 hold again under {len(robust)} of them"
-            + (
-                ": "
-                + "; ".join(
-                    r["reading"].label + (" (A3 = A4)" if not r["reading"].text_consistent else "") for r in robust
-                )
-                if robust
-                else ""
-            )
+            + (": " + "; ".join(r["reading"].label + r["reading"].mark for r in robust) if robust else "")
             + ".",
             "",
             "| reading | claims' seeds | fresh seeds |",
             "|---|---|---|",
         ]
         for row in n_all:
-            fresh = again.get(row["reading"])
-            label = row["reading"].label + ("" if row["reading"].text_consistent else " (A3 = A4)")
-            lines.append(f"| {label} | {_cell(row)} | {_cell(fresh) if fresh else 'not run'} |")
+            g, fresh = row["reading"], again.get(row["reading"])
+            lines.append(f"| {g.label}{g.mark} | {_cell(row)} | {_cell(fresh) if fresh else 'not run'} |")
     return "\n".join(lines)
 
 

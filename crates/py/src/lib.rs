@@ -105,6 +105,11 @@ fn read_text(py: Python<'_>, path: PathBuf, limit: Option<u64>) -> PyResult<Stri
         };
         let message = match &e {
             bounded::ReadError::NotText { line, message } => format!("line {line}: {message}; allowed: UTF-8 text"),
+            // The system's own words ("No such file or directory"), as Python's OSError has them.
+            bounded::ReadError::Io(io) => {
+                let text = io.to_string();
+                text.split(" (os error").next().unwrap_or(&text).to_string()
+            }
             other => other.to_string(),
         };
         error::ScenarioFileError::new_err((errno, message, path.display().to_string()))

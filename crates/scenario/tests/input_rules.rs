@@ -84,13 +84,13 @@ fn a_fixed_dst_port_is_refused_where_the_run_would_repeat_a_flow_key() {
 
 #[test]
 fn names_are_refused_when_they_cannot_name_a_result_folder_or_file() {
-    let long = "n".repeat(121);
+    let long = "n".repeat(241);
     let e = refused(&with("name = \"t\"", &format!("name = \"{long}\"")));
     assert_eq!(e[0].0, "name");
-    assert!(e[0].1.contains("at most 120"), "{}", e[0].1);
+    assert!(e[0].1.contains("at most 240"), "{}", e[0].1);
     let e = refused(&with("name = \"cbr\"", &format!("name = \"{long}\"")));
     assert_eq!(e[0].0, "traffic.0.name");
-    assert!(load(&with("name = \"t\"", &format!("name = \"{}\"", "n".repeat(120)))).is_ok());
+    assert!(load(&with("name = \"t\"", &format!("name = \"{}\"", "n".repeat(240)))).is_ok());
 }
 
 #[test]

@@ -66,11 +66,12 @@ pub const MAX_FLOWS: u32 = 1_000_000;
 pub const MAX_SAMPLES: u64 = 10_000_000;
 /// Largest packet on the wire, payload plus header (an IP packet).
 pub const MAX_PACKET: u64 = 65_535;
-/// Longest scenario, traffic group or node name, in characters (ASCII):
-/// it names result folders (`NAME-testbed`, `sweep_NAME`) and files
-/// (`arrivals_NAME.csv`, `A_to_B.pcapng`), which must fit the 255 bytes a
-/// file name may have.
-pub const MAX_NAME: usize = 120;
+/// Longest scenario or traffic group name, in characters (ASCII): it names
+/// result folders (`NAME-testbed`, `sweep_NAME`) and files
+/// (`arrivals_NAME.csv`), which must fit the 255 bytes a file name may have.
+pub const MAX_NAME: usize = 240;
+/// Longest node name: two of them name a trace file (`A_to_B.pcapng`).
+pub const MAX_NODE_NAME: usize = 120;
 
 /// A scenario that passed [`validate`], the only way to make one (its
 /// field is private). The simulator and the router take this type, so they
@@ -300,7 +301,7 @@ impl Checker<'_> {
                 "name",
                 format!(
                     "is {} characters long; allowed: at most {MAX_NAME} (it names the result folder, whose name \
-                     must fit in 255 bytes with \"sweep_\" or \"-testbed\")",
+                     must fit in 255 bytes with \"sweep_\" or \"-testbed\" added)",
                     s.name.len()
                 ),
             );

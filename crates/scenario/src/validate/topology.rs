@@ -261,6 +261,15 @@ impl Checker<'_> {
                     path,
                     format!("{:?} is not a node name; allowed: letters, digits, \"_\", \"-\", \".\"", n.name),
                 );
+            } else if n.name.len() > MAX_NODE_NAME {
+                self.err(
+                    &path,
+                    format!(
+                        "is {} characters long; allowed: at most {MAX_NODE_NAME} (two node names name a trace \
+                         file, A_to_B.pcapng)",
+                        n.name.len()
+                    ),
+                );
             } else if let Some(j) = seen.insert(&n.name, i) {
                 self.err(
                     path,

@@ -52,11 +52,11 @@ class _Popen(multiprocessing.popen_spawn_posix.Popen):
                     data.pop(key, None)
                 return data
 
-            multiprocessing.spawn.get_preparation_data = without_main  # type: ignore[assignment]
+            multiprocessing.spawn.get_preparation_data = without_main
             try:
-                super()._launch(process_obj)
+                super()._launch(process_obj)  # type: ignore[misc]  # a private method typeshed leaves out
             finally:
-                multiprocessing.spawn.get_preparation_data = standard  # type: ignore[assignment]
+                multiprocessing.spawn.get_preparation_data = standard
 
 
 class _Process(multiprocessing.context.SpawnProcess):
@@ -68,7 +68,7 @@ class _Process(multiprocessing.context.SpawnProcess):
 
 
 class _NoMainContext(multiprocessing.context.SpawnContext):
-    Process = _Process  # type: ignore[assignment]
+    Process = _Process
 
 
 def needs_main(fn: Callable[..., Any]) -> bool:

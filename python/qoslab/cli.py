@@ -382,12 +382,18 @@ def _warn(sc: Any) -> None:
 
 def _stdout_console() -> Any:
     """The console of tables on stdout: a terminal's width, or off a terminal (a pipe, a
-    file) wide enough that no record is wrapped in the middle."""
+    file) wide enough that no record is wrapped in the middle. A reader that goes away
+    (``qoslab show ... | head -1``) is not a failure: rich's own handling exits 1, this one
+    hands the ``BrokenPipeError`` to :func:`main`, which exits 0."""
     from rich.console import Console
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError
+
     if sys.stdout.isatty():
-        return Console(highlight=False)
-    return Console(highlight=False, width=1000, no_color=True)
+        return _Console(highlight=False)
+    return _Console(highlight=False, width=1000, no_color=True)
 
 
 def _stderr_console() -> Any:
@@ -488,9 +494,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         dest.commit()
     res._path = out
     if not a.quiet:
-        from rich.console import Console
-
-        Console(highlight=False).print(_summary_table(res, out))
+        _stdout_console().print(_summary_table(res, out))
     return EXIT_OK
 
 
@@ -517,9 +521,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
             if reporter is not None:
                 reporter.close()
     if not a.quiet:
-        from rich.console import Console
-
-        console = Console(highlight=False)
+        console = _stdout_console()
         console.print(_sweep_table(p, o.summary))
         points = len(p.jobs) // len(p.seeds)
         console.print(
@@ -572,7 +574,10 @@ def _load_result(path: str) -> Any:
         prefix = f"{path}: "
         why = why.removeprefix(prefix).removeprefix(f"{Path(path)}: ")
         if "is missing" in why:
-            why = f"not a result folder ({e.filename} is missing); allowed: a folder written by qoslab run --out or Result.save"
+            why = (
+                f"not a result folder ({e.filename} is missing); allowed: a folder written by qoslab run --out "
+                "or Result.save"
+            )
         raise config_error("RESULT", f"{path}: {why}") from None
 
 
@@ -592,9 +597,7 @@ def cmd_show(a: argparse.Namespace) -> int:
 
 
 def cmd_plot(a: argparse.Namespace) -> int:
-    from .plot import plot
-
-    from .plot import default_out, has_display
+    from .plot import default_out, has_display, plot
 
     res = _load_result(a.result)
     out = a.out
@@ -650,9 +653,7 @@ def cmd_testbed(a: argparse.Namespace) -> int:
         dest.commit()
     res._path = out
     if not a.quiet:
-        from rich.console import Console
-
-        Console(highlight=False).print(_summary_table(res, out))
+        _stdout_console().print(_summary_table(res, out))
     return EXIT_OK
 
 
@@ -698,9 +699,9 @@ def cmd_schema(_: argparse.Namespace) -> int:
 
 
 def cmd_completion(a: argparse.Namespace) -> int:
-    import argcomplete
+    from argcomplete.shell_integration import shellcode
 
-    sys.stdout.write(argcomplete.shellcode(["qoslab"], shell=a.shell))
+    sys.stdout.write(shellcode(["qoslab"], shell=a.shell))
     return EXIT_OK
 
 

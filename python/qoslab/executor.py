@@ -199,8 +199,12 @@ def connect(address: str, *, timeout_s: float | None = None) -> Any:
     malformed address is a :class:`qoslab.ConfigError` naming it (exit 2 on the command line)."""
     try:
         import distributed
-    except ImportError as e:  # pragma: no cover - distributed is a pinned dependency
-        raise config_error("--scheduler", f"{address}: the 'distributed' package is not installed ({e})") from None
+    except ImportError as e:  # dask is an extra: pip install 'qoslab[dask]'
+        raise config_error(
+            "--scheduler",
+            f"{address}: the 'distributed' package is not installed ({e}); allowed: install the Dask extra, "
+            "pip install 'qoslab[dask]', or run on this machine's cores (--jobs N)",
+        ) from None
     if timeout_s is None:
         timeout_s = _connect_timeout()
     if not isinstance(address, str) or not address.strip():

@@ -68,6 +68,7 @@ def readable_unit(metric: str, values: Any) -> tuple[str, float]:
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]
     top = float(np.abs(v).max()) if v.size else 0.0
+    units: tuple[tuple[str, float], ...]
     if metric == "throughput" or metric.endswith("_bps"):
         units = _RATE_UNITS
     elif metric.endswith("_s"):
@@ -98,9 +99,8 @@ def has_display() -> bool:
     backend = os.environ.get("MPLBACKEND", "").lower()
     if backend:
         return backend not in ("agg", "pdf", "ps", "svg", "cairo", "pgf", "template")
-    if sys.platform.startswith("linux"):
-        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-    return True
+    linux = sys.platform.startswith("linux")
+    return not linux or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 def _series(res: Result, kind: str) -> pd.DataFrame:

@@ -72,38 +72,39 @@ def _num(v: Any) -> str:
     return str(v)
 
 
+def _number(v: object) -> float | None:
+    """``v`` as a float if it is a number (not a boolean), else ``None``."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        return None
+    return float(v)
+
+
 def column_format(values: Sequence[Any]) -> Callable[[Any], str]:
     """One number format for a whole column, so that its numbers line up and read alike
     (never ``2.499e+07`` above ``24,989,800``): whole numbers with thousands separators;
     other numbers with the decimals that give about four significant digits to the
     column's largest value (thousands separators from 1,000 up), or, for a column whose
     largest value is below 0.001, in scientific notation; text and booleans as they are."""
-    nums = [
-        float(v) for v in values if isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(float(v))
-    ]
+    nums = [x for x in map(_number, values) if x is not None and math.isfinite(x)]
     if not nums:
         return _num
     if all(v == int(v) and abs(v) < 1e15 for v in nums):
-
-        def whole(v: Any) -> str:
-            if isinstance(v, bool) or not isinstance(v, numbers.Real):
-                return str(v)
-            return f"{int(v):,}" if math.isfinite(float(v)) else "-"
-
-        return whole
-    top = max(abs(v) for v in nums)
-    if 0 < top < 1e-3:
-        spec = ".3e"
+        spec = ",.0f"
     else:
-        decimals = 0 if top == 0 else max(0, min(6, 3 - math.floor(math.log10(top))))
-        spec = f",.{decimals}f"
+        top = max(abs(v) for v in nums)
+        if 0 < top < 1e-3:
+            spec = ".3e"
+        else:
+            decimals = 0 if top == 0 else max(0, min(6, 3 - math.floor(math.log10(top))))
+            spec = f",.{decimals}f"
 
-    def fixed(v: Any) -> str:
-        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+    def fmt(v: Any) -> str:
+        x = _number(v)
+        if x is None:
             return str(v)
-        return format(float(v), spec) if math.isfinite(float(v)) else "-"
+        return format(x, spec) if math.isfinite(x) else "-"
 
-    return fixed
+    return fmt
 
 
 def table_html(df: pd.DataFrame, *, left: Sequence[str] = (), row_class: str | None = None) -> str:

@@ -241,7 +241,7 @@ def plan(
             '{"topology.bottleneck.queue.max_p": "0.02,0.1"}',
             origin="<python>",
         )
-    if seeds is not None and not isinstance(seeds, int | Sequence) or isinstance(seeds, str):
+    if (seeds is not None and not isinstance(seeds, int | Sequence)) or isinstance(seeds, str):
         raise config_error("seeds", f"got {type(seeds).__name__} {seeds!r}; allowed: N (seeds 1..N) or a list of seeds")
     file_table: dict[str, Any] = {}
     if not isinstance(scenario, Scenario):

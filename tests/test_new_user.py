@@ -366,3 +366,21 @@ def test_11_the_docs_match_the_code():
         assert bad in scen_md, bad
         with pytest.raises(qoslab.ConfigError):
             qoslab.load(RED, overrides=[f"topology.bottleneck.rate={bad}"])
+
+
+# -- 12: a reproduction that cannot find its scenarios leaves nothing -------------------
+
+
+def test_12_a_reproduction_without_its_scenarios_leaves_no_folder(tmp_path):
+    env_dir = tmp_path / "none"
+    env_dir.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "QOSLAB_SCENARIOS": str(env_dir)}
+    p = subprocess.run(
+        [sys.executable, "-m", "qoslab", "reproduce", "examples", "--quick", "--jobs", "1"],
+        cwd=work, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr
+    assert list(work.iterdir()) == [], "not even an empty results/"

@@ -49,19 +49,20 @@ bins: ## The testbed's binaries: qoslab-router and qoslab-traffic (release)
 
 # The wheel carries the built-in scenarios and (Linux) the router and traffic
 # binaries in qoslab/_data/: staged there for the build only (maturin packs
-# every file of python/qoslab that git does not ignore), then removed.
+# every file of python/qoslab that git does not ignore), then removed. The
+# sdist gets the scenarios, not the binaries.
 DIST_DATA := python/qoslab/_data
 DIST ?= dist
 dist: $(STAMP) bins ## The sdist and the wheel (scenarios and binaries inside) in dist/: pip install dist/qoslab-*.whl
 	rm -rf $(DIST_DATA) && mkdir -p $(DIST_DATA)/bin && cp -r scenarios $(DIST_DATA)/scenarios
-	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin sdist --quiet --out $(DIST) || { rm -rf $(DIST_DATA); exit 1; }
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin sdist --out $(DIST) || { rm -rf $(DIST_DATA); exit 1; }
 	cp $(CARGO_TARGET_DIR)/release/qoslab-router $(CARGO_TARGET_DIR)/release/qoslab-traffic $(DIST_DATA)/bin/
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin build --release --quiet --out $(DIST) \
 		|| { rm -rf $(DIST_DATA); exit 1; }
 	rm -rf $(DIST_DATA)
 
 test-package: $(EXT) ## Build the wheel, pip install it in a fresh venv, run a scenario and a quick reproduction there (part of .ci/run)
-	QOSLAB_TEST_PACKAGE=1 $(PY) -m pytest tests/test_packaging.py
+	QOSLAB_TEST_PACKAGE=1 $(PY) -m pytest -s tests/test_packaging.py
 
 reproduce: $(EXT) ## Full reproductions (all papers, all seeds): slow
 	$(PY) -m qoslab reproduce all --out results --overwrite

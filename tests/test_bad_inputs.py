@@ -20,28 +20,11 @@ from typing import Any
 import pytest
 
 import qoslab
+from conftest import ROOT
 from qoslab import _atomic, queues, traffic
 from qoslab import cli as qcli
 
-BASE = """\
-name = "base"
-duration = "1s"
-
-[topology]
-preset = "dumbbell"
-sources = 2
-access = { rate = "100Mbps", delay = "1ms" }
-bottleneck = { rate = "10Mbps", delay = "5ms", queue = { type = "red", limit = "60pkts", min_th = 5, max_th = 15 } }
-
-[[traffic]]
-name = "cbr"
-model = "cbr"
-flows = 2
-src = "src*"
-dst = "sink0"
-rate = "1Mbps"
-size = "1000B"
-"""
+BASE = (ROOT / "tests" / "scenarios" / "small_dumbbell.toml").read_text(encoding="utf-8")
 
 # -- the area every case runs in ----------------------------------------------
 

@@ -7,25 +7,8 @@ use qoslab_scenario::expand::expand;
 use qoslab_scenario::load::load_str;
 use qoslab_scenario::{ScenarioError, ValidScenario};
 
-const BASE: &str = r#"
-name = "t"
-duration = "60s"
-
-[topology]
-preset = "dumbbell"
-sources = 2
-access = { rate = "100Mbps", delay = "1ms" }
-bottleneck = { rate = "10Mbps", delay = "10ms", queue = { type = "red", limit = "60pkts", min_th = 5, max_th = 15 } }
-
-[[traffic]]
-name = "cbr"
-model = "cbr"
-flows = 2
-src = "src*"
-dst = "sink0"
-rate = "1Mbps"
-size = "1000B"
-"#;
+/// A small valid scenario (1 s, 2 CBR flows over a RED dumbbell), shared with the Python corpus.
+const BASE: &str = include_str!("../../../tests/scenarios/small_dumbbell.toml");
 
 fn load(text: &str) -> Result<ValidScenario, Vec<(String, String)>> {
     load_str(text, "t.toml", &[], None).map_err(|e| match e {
@@ -77,7 +60,8 @@ fn a_fixed_dst_port_is_refused_where_the_run_would_repeat_a_flow_key() {
     let arrivals = with(
         "flows = 2\n",
         "dst_port = 5004\narrivals = { process = \"poisson\", rate = 2000.0, lifetime = \"10ms\" }\n",
-    );
+    )
+    .replace("duration = \"1s\"", "duration = \"60s\"");
     let w = warnings(&arrivals);
     assert_eq!(w.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(), ["traffic.0.dst_port"], "{w:?}");
 }
@@ -85,20 +69,20 @@ fn a_fixed_dst_port_is_refused_where_the_run_would_repeat_a_flow_key() {
 #[test]
 fn names_are_refused_when_they_cannot_name_a_result_folder_or_file() {
     let long = "n".repeat(241);
-    let e = refused(&with("name = \"t\"", &format!("name = \"{long}\"")));
+    let e = refused(&with("name = \"base\"", &format!("name = \"{long}\"")));
     assert_eq!(e[0].0, "name");
     assert!(e[0].1.contains("at most 240"), "{}", e[0].1);
     let e = refused(&with("name = \"cbr\"", &format!("name = \"{long}\"")));
     assert_eq!(e[0].0, "traffic.0.name");
-    assert!(load(&with("name = \"t\"", &format!("name = \"{}\"", "n".repeat(240)))).is_ok());
+    assert!(load(&with("name = \"base\"", &format!("name = \"{}\"", "n".repeat(240)))).is_ok());
 }
 
 #[test]
 fn text_fields_are_bounded() {
-    let e = refused(&with("name = \"t\"", &format!("name = \"t\"\ndescription = \"{}\"", "d".repeat(4097))));
+    let e = refused(&with("name = \"base\"", &format!("name = \"base\"\ndescription = \"{}\"", "d".repeat(4097))));
     assert_eq!(e[0].0, "description");
     assert_eq!(e[0].1, "is 4097 bytes of text; allowed: at most 4 KiB");
-    assert!(load(&with("name = \"t\"", &format!("name = \"t\"\ndescription = \"{}\"", "d".repeat(4096)))).is_ok());
+    assert!(load(&with("name = \"base\"", &format!("name = \"base\"\ndescription = \"{}\"", "d".repeat(4096)))).is_ok());
 }
 
 #[test]
@@ -121,11 +105,11 @@ fn red_thresholds_at_or_above_the_limit_warn() {
 
 #[test]
 fn start_jitter_beyond_the_run_warns_with_the_share_of_flows_that_never_start() {
-    let w = warnings(&with("size = \"1000B\"", "size = \"1000B\"\nstart_jitter = \"120s\""));
+    let w = warnings(&with("size = \"1000B\"", "size = \"1000B\"\nstart_jitter = \"2s\""));
     assert_eq!(w.len(), 1, "{w:?}");
     assert_eq!(w[0].0, "traffic.0.start_jitter");
     assert!(w[0].1.contains("about 50% of its 2 flow(s) never start"), "{}", w[0].1);
-    assert_eq!(warnings(&with("size = \"1000B\"", "size = \"1000B\"\nstart_jitter = \"59s\"")), vec![]);
+    assert_eq!(warnings(&with("size = \"1000B\"", "size = \"1000B\"\nstart_jitter = \"900ms\"")), vec![]);
 }
 
 #[test]
@@ -148,23 +132,24 @@ fn mm_app_scales_must_increase() {
 
 #[test]
 fn too_many_bins_blame_the_duration_when_the_bin_is_a_default() {
-    let e = refused(&with("duration = \"60s\"", "duration = \"1000000h\""));
+    let e = refused(&with("duration = \"1s\"", "duration = \"1000000h\""));
     assert!(e.iter().all(|(p, _)| p == "duration"), "{e:?}");
     assert!(e[0].1.contains("metrics.bin = 10s (its default)"), "{}", e[0].1);
     // Written by the user: the bin is blamed.
-    let e = refused(&with("name = \"t\"", "name = \"t\"\nmetrics = { bin = \"1us\" }"));
+    let e = refused(&with("name = \"base\"", "name = \"base\"\nmetrics = { bin = \"10ns\" }"));
     assert_eq!(e[0].0, "metrics.bin");
 }
 
 #[test]
 fn short_runs_get_about_ten_bins_by_default_and_long_runs_keep_ten_seconds() {
     let bin = |text: &str| load(text).unwrap().metrics.bin.to_string();
-    assert_eq!(bin(&with("duration = \"60s\"", "duration = \"5s\"")), "500ms");
-    assert_eq!(bin(&with("duration = \"60s\"", "duration = \"12s\"")), "1s");
-    assert_eq!(bin(&with("duration = \"60s\"", "duration = \"29s\"")), "2s");
-    assert_eq!(bin(BASE), "10s");
-    assert_eq!(bin(&with("duration = \"60s\"", "duration = \"30s\"")), "10s");
-    let own = with("duration = \"60s\"", "duration = \"5s\"\nmetrics = { bin = \"5s\" }");
+    assert_eq!(bin(&with("duration = \"1s\"", "duration = \"5s\"")), "500ms");
+    assert_eq!(bin(&with("duration = \"1s\"", "duration = \"12s\"")), "1s");
+    assert_eq!(bin(&with("duration = \"1s\"", "duration = \"29s\"")), "2s");
+    assert_eq!(bin(BASE), "100ms");
+    assert_eq!(bin(&with("duration = \"1s\"", "duration = \"30s\"")), "10s");
+    assert_eq!(bin(&with("duration = \"1s\"", "duration = \"600s\"")), "10s");
+    let own = with("duration = \"1s\"", "duration = \"5s\"\nmetrics = { bin = \"5s\" }");
     assert_eq!(bin(&own), "5s");
 }
 
@@ -178,7 +163,7 @@ fn a_sweep_file_given_as_a_scenario_gets_one_message() {
 
 #[test]
 fn seeds_beyond_toml_integers_point_to_the_seed_option() {
-    let e = refused(&with("name = \"t\"", "name = \"t\"\nseed = 18446744073709551615"));
+    let e = refused(&with("name = \"base\"", "name = \"base\"\nseed = 18446744073709551615"));
     assert_eq!(e[0].0, "seed");
     assert!(e[0].1.contains("--seed"), "{}", e[0].1);
     let e = load_str(BASE, "t.toml", &["seed=18446744073709551615".into()], None).unwrap_err().to_string();

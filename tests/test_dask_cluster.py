@@ -187,6 +187,45 @@ def test_scheduler_sweep_submits_work_and_matches_the_local_pool_byte_for_byte(c
     assert meta["executed"] == 2 and "(2 workers, 2 threads)" in meta["executor"]
 
 
+def test_reproduce_on_the_cluster_writes_the_bytes_of_one_by_one(cluster, tmp_path):
+    cluster.ensure(2)
+    p = run(
+        [
+            sys.executable,
+            "-m",
+            "qoslab",
+            "reproduce",
+            "examples",
+            "--quick",
+            "--scheduler",
+            cluster.address,
+            "--out",
+            str(tmp_path / "dask"),
+        ]
+    )
+    assert p.returncode == 0, p.stderr
+    assert "(2 workers, 2 threads)" in " ".join(p.stderr.split())
+    from qoslab.reproduce import reproduce
+
+    reproduce("examples", quick=True, out=tmp_path / "local")  # one run at a time, in this process
+    a, b = tmp_path / "dask" / "examples", tmp_path / "local" / "examples"
+    files = sorted(f.relative_to(a) for f in a.rglob("*") if f.is_file())
+    assert files == sorted(f.relative_to(b) for f in b.rglob("*") if f.is_file())
+    for f in files:
+        if f.suffix == ".json":  # summary.json's loop_wall_s and results.json's wall_s
+            assert _no_wall(json.loads((a / f).read_text())) == _no_wall(json.loads((b / f).read_text())), f
+        else:
+            assert (a / f).read_bytes() == (b / f).read_bytes(), f
+
+
+def _no_wall(doc):
+    if isinstance(doc, dict):
+        return {k: _no_wall(v) for k, v in doc.items() if k not in ("wall_s", "loop_wall_s")}
+    if isinstance(doc, list):
+        return [_no_wall(v) for v in doc]
+    return doc
+
+
 # -- faults ---------------------------------------------------------------------------
 
 
@@ -297,21 +336,29 @@ def test_workers_without_qoslab_or_of_another_build_are_refused_by_name_before_a
         c.start_worker("other", {"PYTHONPATH": str(other)}, wait=False)
         c.wait_for(lambda names: {"nolib", "other"} <= names, "the two workers")
         out = tmp_path / "sw"
-        proc = start(
-            sweep_cmd(c.address, out, points="0.02,0.1", seeds=2, duration="2s"), QOSLAB_NO_WORKERS_TIMEOUT_S="90"
-        )
-        # A good worker joins mid-sweep: it is checked and given the jobs.
-        time.sleep(1)
-        c.start_worker("good", wait=False)
-        code, _, err, _ = finish(proc, timeout=180)
-        assert code == 0, err
-        refusals = lines(err)
-        assert len(refusals) == 2, err
-        assert any("'nolib'" in x and "refused: qoslab is not importable there" in x for x in refusals), err
+        cmd = sweep_cmd(c.address, out, points="0.02,0.1", seeds=2, duration="2s")
+
+        # Only refused workers: each refused by name, then no usable worker, nothing run.
+        p = run(cmd, QOSLAB_NO_WORKERS_TIMEOUT_S="3")
+        assert p.returncode == 1, p.stderr
+        *refusals, last = lines(p.stderr)
+        assert len(refusals) == 2, p.stderr
+        assert any("'nolib'" in x and "refused: qoslab is not importable there" in x for x in refusals), p.stderr
         assert any(
             "'other'" in x and "refused: its qoslab build is not this one" in x and "native_sha256" in x
             for x in refusals
-        ), err
+        ), p.stderr
+        assert f"no usable Dask worker at {c.address}" in last and "2 connected, all refused" in last, last
+        assert "(qoslab not importable)" in last and "(another qoslab build)" in last, last
+        assert "0 of 4 runs are kept" in last and "Traceback" not in p.stderr
+
+        # A good worker joins mid-sweep: it is checked and given every job, the others none.
+        proc = start(cmd, QOSLAB_NO_WORKERS_TIMEOUT_S="90")
+        time.sleep(1)
+        c.start_worker("good", wait=False, nanny=True)
+        code, _, err, _ = finish(proc, timeout=180)
+        assert code == 0, err
+        assert len(lines(err)) == 2 and "refused" in err, err
         assert len(Store(out).stored()) == 4
         ran = c.client().run(_executed, on_error="return")
         by_name = {name: ran[addr] for name, addr in c.workers().items()}

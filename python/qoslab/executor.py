@@ -207,7 +207,7 @@ class DaskExecutor(_Base):
 
         self._build = build_identity()
         #: Every worker seen (address and server id: a worker restarted on the same port is
-        #: checked again): None if accepted, else why it was refused.
+        #: checked again): None if accepted, else why it was refused, in a few words.
         self._verdict: dict[tuple[str, str], str | None] = {}
         self._names: dict[tuple[str, str], str] = {}
         #: The accepted workers now connected, with their thread counts.
@@ -227,7 +227,7 @@ class DaskExecutor(_Base):
         self._check_scheduler()
         try:
             workers: dict[str, Any] = self._client.scheduler_info(n_workers=-1).get("workers", {})
-        except Exception as e:  # noqa: BLE001 - any failure to ask the scheduler is its loss
+        except Exception as e:  # any failure to ask the scheduler is its loss
             self._check_scheduler()
             raise self._lost(f"{type(e).__name__}: {e}") from None
         ids = {a: (a, str(w.get("id", ""))) for a, w in workers.items()}
@@ -235,7 +235,7 @@ class DaskExecutor(_Base):
         if new:
             try:
                 answers = self._client.run(worker_build, workers=new, on_error="return")
-            except Exception as e:  # noqa: BLE001 - as above
+            except Exception as e:  # as above
                 self._check_scheduler()
                 raise self._lost(f"{type(e).__name__}: {e}") from None
             for a in new:
@@ -244,15 +244,18 @@ class DaskExecutor(_Base):
                 # A worker that left between the two calls has no answer: asked again if it returns.
                 if a not in answers:
                     continue
-                reason = _refusal(answers[a], self._build)
-                self._verdict[ids[a]] = reason
-                if reason is not None:
-                    self._log(f"qoslab: Dask worker {self._names[ids[a]]} refused: {reason}")
+                refusal = _refusal(answers[a], self._build)
+                self._verdict[ids[a]] = refusal[0] if refusal else None
+                if refusal:
+                    self._log(f"qoslab: Dask worker {self._names[ids[a]]} refused: {refusal[1]}")
         self._connected = set(ids.values())
-        self._live = {
-            a: int(w.get("nthreads", 1)) for a, w in workers.items() if ids[a] in self._verdict and not self._verdict[ids[a]]
-        }
+        accepted = {a for a in workers if ids[a] in self._verdict and self._verdict[ids[a]] is None}
+        self._live = {a: int(workers[a].get("nthreads", 1)) for a in accepted}
         return self._live
+
+    def _refused(self) -> list[str]:
+        """The refused workers now connected, each with why in a few words."""
+        return [f"{self._names[k]} ({r})" for k, r in self._verdict.items() if r and k in self._connected]
 
     def _check_scheduler(self) -> None:
         status = str(self._client.status)
@@ -266,9 +269,10 @@ class DaskExecutor(_Base):
         )
 
     def _no_workers(self, waited: float) -> ClusterError:
-        refused = [f"{self._names[k]}: {r}" for k, r in self._verdict.items() if r and k in self._connected]
+        refused = self._refused()
         if refused:
-            why = "refused: " + "; ".join(refused[:3]) + (f"; and {len(refused) - 3} more" if len(refused) > 3 else "")
+            more = f" and {len(refused) - 3} more" if len(refused) > 3 else ""
+            why = f"{len(refused)} connected, all refused: " + ", ".join(refused[:3]) + more
         else:
             why = "none connected"
         return ClusterError(
@@ -284,9 +288,8 @@ class DaskExecutor(_Base):
     @property
     def description(self) -> str:
         live = self._refresh()
-        n, threads = len(live), sum(live.values())
-        text = f"dask scheduler {self._address} ({n} worker{'s' if n != 1 else ''}, {threads} thread{'s' if threads != 1 else ''}"
-        refused = sum(1 for r in self._verdict.values() if r)
+        n, threads, refused = len(live), sum(live.values()), len(self._refused())
+        text = f"dask scheduler {self._address} ({_count(n, 'worker')}, {_count(threads, 'thread')}"
         return text + (f", {refused} refused)" if refused else ")")
 
     # -- running ------------------------------------------------------------
@@ -301,7 +304,8 @@ class DaskExecutor(_Base):
         # Dask fetches each finished job's result in the background (on the client's loop):
         # a result whose worker died is computed again, so fetching it may wait, and this loop
         # goes on watching the cluster meanwhile.
-        fetched: Any = distributed.as_completed(loop=self._client.loop, with_results=True, raise_errors=False)
+        as_completed: Any = distributed.as_completed  # distributed is untyped
+        fetched = as_completed(loop=self._client.loop, with_results=True, raise_errors=False)
         live = self._live
         last_check = time.monotonic()
         idle_since: float | None = None if live else last_check
@@ -392,17 +396,30 @@ def worker_build() -> dict[str, str]:
     return dict(build_identity())
 
 
-def _refusal(answer: Any, build: dict[str, str]) -> str | None:
-    """Why a worker that answered ``answer`` to :func:`worker_build` is refused (None: it is not)."""
+def _refusal(answer: Any, build: dict[str, str]) -> tuple[str, str] | None:
+    """Why a worker that answered ``answer`` to :func:`worker_build` is refused, in a few words
+    and in full; None if it is not."""
     if isinstance(answer, BaseException):
-        return f"qoslab is not importable there ({type(answer).__name__}: {answer})"
+        # Dask wraps an error raised while loading the function in a plain Exception.
+        inner = answer.args[0] if type(answer) is Exception and answer.args else answer
+        err = inner if isinstance(inner, BaseException) else answer
+        return "qoslab not importable", f"qoslab is not importable there ({type(err).__name__}: {err})"
     if not isinstance(answer, dict):
-        return f"its qoslab check answered {answer!r}"
+        return "qoslab check failed", f"its qoslab check answered {answer!r}"
     diff = [k for k in sorted(build) if answer.get(k) != build[k]]
     if not diff:
         return None
-    shown = ", ".join(f"{k} {str(answer.get(k))[:12] or '(none)'} there, {build[k][:12] or '(none)'} here" for k in diff)
-    return f"its qoslab build is not this one ({shown}); every worker needs the build the client runs"
+    shown = ", ".join(
+        f"{k} {str(answer.get(k))[:12] or '(none)'} there, {build[k][:12] or '(none)'} here" for k in diff
+    )
+    return "another qoslab build", (
+        f"its qoslab build is not this one ({shown}); every worker needs the build the client runs, "
+        "which the run keys name"
+    )
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
 
 
 def _stderr_line(text: str) -> None:

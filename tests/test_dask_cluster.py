@@ -124,6 +124,7 @@ def one_qoslab_line(err: str) -> str:
     got = lines(err)
     assert len(got) == 1 and got[0].startswith("qoslab: "), f"expected one line of qoslab's own, got:\n{err}"
     assert "Traceback" not in err
+    print(got[0])
     return got[0]
 
 

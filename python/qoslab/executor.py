@@ -18,8 +18,10 @@ completion order, so the caller can store it at once::
 - :class:`DaskExecutor`: a :class:`distributed.Client` connected to a
   running scheduler. Dask is the engine for everything beyond one machine:
   a SLURM or PBS cluster started with dask-jobqueue is used by passing its
-  scheduler address (see ``docs/sweeps.md``). ``dask`` and ``distributed``
-  are imported only on this path.
+  scheduler address (see ``docs/sweeps.md``). Its workers are checked
+  before they get a job (qoslab importable, the client's build), and a
+  failure of the cluster is one :class:`qoslab.ClusterError`. ``dask`` and
+  ``distributed`` (the extra ``qoslab[dask]``) are imported only on this path.
 
 ``fn`` must be a module-level function and ``items`` picklable; both go to
 other processes (or machines) unchanged.
@@ -68,7 +70,8 @@ class Executor(Protocol):
 
     @property
     def workers(self) -> int:
-        """How many jobs run at once (for progress messages and scaling)."""
+        """How many jobs run at once (for progress messages and scaling); 0 for a Dask
+        cluster that has no usable worker at the moment."""
         ...
 
     @property
@@ -170,7 +173,9 @@ class DaskExecutor(_Base):
       30 s), or a job that killed ``distributed.scheduler.allowed-failures`` workers. A worker
       that dies is survived: Dask gives its jobs to the others. When qoslab made the client
       (``address``), Dask's own log lines and tracebacks about these faults are kept off
-      stderr while the executor is open; a client passed in keeps its logging as it is.
+      stderr while the executor is open (after a lost scheduler, for the rest of the process:
+      the client's reconnection attempts end, with tracebacks, after it is closed); a client
+      passed in keeps its logging as it is.
     """
 
     def __init__(
@@ -213,6 +218,7 @@ class DaskExecutor(_Base):
         #: The accepted workers now connected, with their thread counts.
         self._live: dict[str, int] = {}
         self._connected: set[tuple[str, str]] = set()
+        self._scheduler_lost = False
         try:
             self._refresh()
         except BaseException:
@@ -263,6 +269,9 @@ class DaskExecutor(_Base):
             raise self._lost("connection lost" if status == "connecting" else f"client {status}")
 
     def _lost(self, how: str) -> ClusterError:
+        # The client's reconnection attempts end after close() returns, each with a traceback:
+        # Dask stays quiet for the rest of this process (see close()).
+        self._scheduler_lost = True
         return ClusterError(
             f"lost the Dask scheduler {self._address} ({how})",
             "start it again (and its workers), then rerun the same command",
@@ -383,7 +392,7 @@ class DaskExecutor(_Base):
                 with contextlib.suppress(Exception):
                     self._client.close(timeout=CLOSE_TIMEOUT_S)
         finally:
-            if self._quiet is not None:
+            if self._quiet is not None and not self._scheduler_lost:
                 self._quiet.restore()
                 self._quiet = None
 

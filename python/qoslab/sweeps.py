@@ -433,10 +433,10 @@ def run_plan(p: Plan, *, out: str | os.PathLike[str], executor: Executor, progre
     reused = len(p.jobs) - len(todo)
     done = reused
     total = len(p.jobs)
-    where = executor.description
-    if progress is not None:
-        progress(done, total, f"{reused} from the store, {len(unique)} to run on {where}")
     try:
+        where = executor.description
+        if progress is not None:
+            progress(done, total, f"{reused} from the store, {len(unique)} to run on {where}")
         for i, (files, wall) in executor.map_unordered(execute_to_files, unique):
             job = unique[i]
             store.put(

@@ -5,7 +5,8 @@ Ports: the scheduler takes a free one (``--port 0``) and tells it through its sc
 the workers and nannies take free ones, so tests running at once never collide. Clean-up:
 each process leads its own process group (the nanny's worker process is in it), which
 :meth:`Cluster.close` kills; each also gets SIGKILL if the test process dies
-(``PR_SET_PDEATHSIG``), and a worker whose scheduler is gone stops after ``--death-timeout``.
+(``PR_SET_PDEATHSIG``), and a worker whose scheduler is gone stops after ``--death-timeout``
+(:data:`DEATH_TIMEOUT_S`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from pathlib import Path
 DASK = str(Path(sys.executable).with_name("dask"))
 #: How long a process may take to come up on a loaded 2-core machine (seconds).
 START_TIMEOUT_S = 90.0
+#: A worker (and a nanny's worker process) gives up after this long without its scheduler
+#: (seconds): long enough to start on a loaded machine, short enough to clean up after itself.
+DEATH_TIMEOUT_S = 60
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
@@ -90,7 +94,7 @@ class Cluster:
                 name,
                 "--no-dashboard",
                 "--death-timeout",
-                "20",
+                str(DEATH_TIMEOUT_S),
                 "--nanny" if nanny else "--no-nanny",
             ],
             env,

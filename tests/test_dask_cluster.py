@@ -354,9 +354,14 @@ def test_workers_without_qoslab_or_of_another_build_are_refused_by_name_before_a
         assert "0 of 4 runs are kept" in last and "Traceback" not in p.stderr
 
         # A good worker joins mid-sweep: it is checked and given every job, the others none.
-        proc = start(cmd, QOSLAB_NO_WORKERS_TIMEOUT_S="90")
-        time.sleep(1)
-        c.start_worker("good", wait=False, nanny=True)
+        proc = start(cmd, QOSLAB_NO_WORKERS_TIMEOUT_S="120")
+        try:
+            time.sleep(1)
+            c.start_worker("good", nanny=True)
+        except BaseException:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
         code, _, err, _ = finish(proc, timeout=180)
         assert code == 0, err
         assert len(lines(err)) == 2 and "refused" in err, err

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -375,3 +376,36 @@ def test_workers_without_qoslab_or_of_another_build_are_refused_by_name_before_a
 
 def _executed(dask_worker) -> int:  # runs on each worker
     return int(dask_worker.state.executed_count)
+
+
+# -- without a cluster: the messages of the rarer cases -----------------------------------
+
+
+def test_a_run_that_kills_its_workers_is_one_cluster_error_naming_the_job():
+    from distributed import KilledWorker
+
+    from qoslab.executor import DaskExecutor
+
+    class Failed:
+        status = "error"
+
+    ex = DaskExecutor.__new__(DaskExecutor)
+    last = types.SimpleNamespace(address="tcp://127.0.0.1:1")
+    with pytest.raises(qoslab.ClusterError) as e:
+        ex._result(Failed(), 3, KilledWorker("qoslab-3-abc", last, 3))
+    assert str(e.value).startswith("job 3 was on 4 Dask workers that all died while running it (the last: tcp://")
+    assert e.value.item == 3 and "rerun the same command" in str(e.value)
+
+
+def test_refusals_say_why_in_a_few_words_and_in_full():
+    from qoslab.executor import _refusal
+    from qoslab.store import build_identity
+
+    build = dict(build_identity())
+    assert _refusal(dict(build), build) is None
+    # Dask hands back a failure to load the check as a plain Exception around the real one.
+    short, full = _refusal(Exception(ModuleNotFoundError("No module named 'qoslab'")), build)
+    assert short == "qoslab not importable"
+    assert full == "qoslab is not importable there (ModuleNotFoundError: No module named 'qoslab')"
+    short, full = _refusal({**build, "git_commit": "f" * 40}, build)
+    assert short == "another qoslab build" and f"git_commit ffffffffffff there, {build['git_commit'][:12]}" in full

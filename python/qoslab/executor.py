@@ -377,8 +377,11 @@ class DaskExecutor(_Base):
             from distributed import KilledWorker
 
             if isinstance(res, KilledWorker):
+                tries = getattr(res, "allowed_failures", None)
+                last = getattr(getattr(res, "last_worker", None), "address", "?")
                 raise ClusterError(
-                    f"job {i} was on Dask workers that died each time it ran (KilledWorker: {res})",
+                    f"job {i} was on {'' if tries is None else f'{tries + 1} '}Dask workers that all died "
+                    f"while running it (the last: {last})",
                     "see the workers' logs (memory?), then rerun the same command",
                     item=i,
                 ) from None

@@ -47,23 +47,8 @@ WALL_FIELDS = ("loop_wall_s",)
 
 
 def sweep_cmd(address: str, out: Path, *, points: str, seeds: int, duration: str, quiet: bool = True) -> list[str]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "qoslab",
-        "sweep",
-        str(RED_DUMBBELL),
-        "--grid",
-        f"{MAX_P}={points}",
-        "--seeds",
-        str(seeds),
-        "--set",
-        f"duration={duration}",
-        "--scheduler",
-        address,
-        "--out",
-        str(out),
-    ]
+    cmd = [sys.executable, "-m", "qoslab", "sweep", str(RED_DUMBBELL), "--grid", f"{MAX_P}={points}"]
+    cmd += [*f"--seeds {seeds} --set duration={duration} --scheduler {address} --out".split(), str(out)]
     return [*cmd, "--quiet"] if quiet else cmd
 
 
@@ -248,9 +233,7 @@ def test_a_client_killed_mid_sweep_is_resumed_from_the_store(cluster, tmp_path):
         time.sleep(0.2)
     assert client.run_on_scheduler(_task_count) == 0
 
-    p = run(sweep_cmd(cluster.address, out, points=POINTS, seeds=SEEDS, duration="20s", quiet=False))
-    assert p.returncode == 0, p.stderr
-    assert counts(p.stdout) == (TOTAL - kept, kept)
+    resumes(cluster, out, kept)
     figures("client killed", kept)
 
 
@@ -271,50 +254,56 @@ def test_a_worker_killed_mid_sweep_is_survived(cluster, tmp_path):
     print(f"worker killed after {kept} of {TOTAL} runs: exit 0, {TOTAL} stored")
 
 
-def test_all_workers_gone_is_one_line_within_a_minute_and_the_rerun_resumes(cluster, tmp_path):
-    cluster.ensure(2)
-    out = tmp_path / "sw"
-    cmd = sweep_cmd(cluster.address, out, points=POINTS, seeds=SEEDS, duration="20s")
-    proc = start(cmd, QOSLAB_NO_WORKERS_TIMEOUT_S="5")
+def strike_mid_sweep(cluster, out: Path, strike, **extra: str) -> tuple[str, int, float]:
+    """Starts the fault cases' sweep, calls ``strike()`` once two runs are stored, and checks
+    that the sweep ends with exit 1 and one line of qoslab's own: returns that line, how many
+    runs are kept, and how long the sweep took to end after the strike."""
+    proc = start(sweep_cmd(cluster.address, out, points=POINTS, seeds=SEEDS, duration="20s"), **extra)
     wait_stored(out, 2, proc)
-    for name in cluster.workers():
-        cluster.kill(name)
+    strike()
     code, _, err, took = finish(proc)
     kept = len(Store(out).stored())
     line = one_qoslab_line(err)
     assert code == 1
-    assert f"no usable Dask worker at {cluster.address}" in line and "none connected" in line
-    assert f"{kept} of {TOTAL} runs are kept" in line and f"dask worker {cluster.address}" in line
-    assert took < 60
     assert 2 <= kept < TOTAL
+    assert f"{kept} of {TOTAL} runs are kept in {out}" in line and "rerun the same command to resume" in line
+    return line, kept, took
 
-    cluster.ensure(1)
+
+def resumes(cluster, out: Path, kept: int) -> None:
+    """The same command on the cluster as it is now runs only the runs not kept."""
     p = run(sweep_cmd(cluster.address, out, points=POINTS, seeds=SEEDS, duration="20s", quiet=False))
     assert p.returncode == 0, p.stderr
     assert counts(p.stdout) == (TOTAL - kept, kept)
+
+
+def test_all_workers_gone_is_one_line_within_a_minute_and_the_rerun_resumes(cluster, tmp_path):
+    cluster.ensure(2)
+    out = tmp_path / "sw"
+
+    def kill_workers() -> None:
+        for name in cluster.workers():
+            cluster.kill(name)
+
+    line, kept, took = strike_mid_sweep(cluster, out, kill_workers, QOSLAB_NO_WORKERS_TIMEOUT_S="5")
+    assert f"no usable Dask worker at {cluster.address}" in line and "none connected" in line
+    assert f"dask worker {cluster.address}" in line
+    assert took < 60
+    cluster.ensure(1)
+    resumes(cluster, out, kept)
     figures(f"all workers gone: exit 1 in {took:.1f} s", kept)
 
 
 def test_the_scheduler_killed_mid_sweep_is_one_line_and_the_rerun_resumes(cluster, tmp_path):
     cluster.ensure(2)
     out = tmp_path / "sw"
-    proc = start(sweep_cmd(cluster.address, out, points=POINTS, seeds=SEEDS, duration="20s"))
-    wait_stored(out, 2, proc)
     address = cluster.address
-    cluster.kill(next(n for n in reversed(cluster.procs) if n.startswith("scheduler")))
-    code, _, err, took = finish(proc)
-    kept = len(Store(out).stored())
-    line = one_qoslab_line(err)
-    assert code == 1
-    assert f"lost the Dask scheduler {address}" in line and f"{kept} of {TOTAL} runs are kept in {out}" in line
-    assert "rerun the same command to resume" in line
+    scheduler = next(n for n in reversed(cluster.procs) if n.startswith("scheduler"))
+    line, kept, took = strike_mid_sweep(cluster, out, lambda: cluster.kill(scheduler))
+    assert f"lost the Dask scheduler {address}" in line
     assert took < 30
-    assert 2 <= kept < TOTAL
-
-    cluster.ensure(2)
-    p = run(sweep_cmd(cluster.address, out, points=POINTS, seeds=SEEDS, duration="20s", quiet=False))
-    assert p.returncode == 0, p.stderr
-    assert counts(p.stdout) == (TOTAL - kept, kept)
+    cluster.ensure(2)  # a new scheduler and two workers
+    resumes(cluster, out, kept)
     figures(f"scheduler killed: exit 1 in {took:.1f} s", kept)
 
 

@@ -62,8 +62,22 @@ def run(cmd: list[str], **extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env(**extra))
 
 
+#: The sweeps a test started: any still running when it ends is killed (the autouse fixture).
+STARTED: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def no_sweep_left():
+    yield
+    while STARTED:
+        proc = STARTED.pop()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+
+
 def start(cmd: list[str], **extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         cmd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -71,6 +85,8 @@ def start(cmd: list[str], **extra: str) -> subprocess.Popen[str]:
         env=env(**extra),
         start_new_session=True,
     )
+    STARTED.append(proc)
+    return proc
 
 
 def wait_stored(out: Path, n: int, proc: subprocess.Popen[str], timeout: float = 120) -> int:
@@ -141,13 +157,13 @@ def cluster(tmp_path_factory):
 def test_scheduler_sweep_submits_work_and_matches_the_local_pool_byte_for_byte(cluster, tmp_path):
     cluster.ensure(2)
     out = tmp_path / "dask"
-    p = run(sweep_cmd(cluster.address, out, points="0.02,0.1", seeds=4, duration="2s", quiet=False))
-    assert p.returncode == 0, p.stderr
-    assert counts(p.stdout) == (8, 0)
-    assert "(2 workers, 2 threads)" in " ".join(p.stdout.split())
-
-    local = tmp_path / "local"
+    proc = start(sweep_cmd(cluster.address, out, points="0.02,0.1", seeds=4, duration="2s", quiet=False))
+    local = tmp_path / "local"  # meanwhile, the same sweep in this process
     qoslab.sweep(RED_DUMBBELL, grid={MAX_P: "0.02,0.1"}, seeds=4, overrides=["duration=2s"], jobs=1, out=local)
+    code, stdout, err, _ = finish(proc)
+    assert code == 0, err
+    assert counts(stdout) == (8, 0)
+    assert "(2 workers, 2 threads)" in " ".join(stdout.split())
     keys = Store(local).stored()
     assert keys == Store(out).stored() and len(keys) == 8
     for k in keys:
@@ -176,25 +192,14 @@ def test_scheduler_sweep_submits_work_and_matches_the_local_pool_byte_for_byte(c
 
 def test_reproduce_on_the_cluster_writes_the_bytes_of_one_by_one(cluster, tmp_path):
     cluster.ensure(2)
-    p = run(
-        [
-            sys.executable,
-            "-m",
-            "qoslab",
-            "reproduce",
-            "examples",
-            "--quick",
-            "--scheduler",
-            cluster.address,
-            "--out",
-            str(tmp_path / "dask"),
-        ]
-    )
-    assert p.returncode == 0, p.stderr
-    assert "(2 workers, 2 threads)" in " ".join(p.stderr.split())
+    cmd = [sys.executable, "-m", "qoslab", "reproduce", "examples", "--quick", "--scheduler", cluster.address]
+    proc = start([*cmd, "--out", str(tmp_path / "dask")])
     from qoslab.reproduce import reproduce
 
-    reproduce("examples", quick=True, out=tmp_path / "local")  # one run at a time, in this process
+    reproduce("examples", quick=True, out=tmp_path / "local")  # meanwhile, one run at a time in this process
+    code, _, err, _ = finish(proc)
+    assert code == 0, err
+    assert "(2 workers, 2 threads)" in " ".join(err.split())
     a, b = tmp_path / "dask" / "examples", tmp_path / "local" / "examples"
     files = sorted(f.relative_to(a) for f in a.rglob("*") if f.is_file())
     assert files == sorted(f.relative_to(b) for f in b.rglob("*") if f.is_file())
@@ -302,7 +307,7 @@ def test_the_scheduler_killed_mid_sweep_is_one_line_and_the_rerun_resumes(cluste
     line, kept, took = strike_mid_sweep(cluster, out, lambda: cluster.kill(scheduler))
     assert f"lost the Dask scheduler {address}" in line
     assert took < 30
-    cluster.ensure(2)  # a new scheduler and two workers
+    cluster.ensure(1)  # a new scheduler and a worker
     resumes(cluster, out, kept)
     figures(f"scheduler killed: exit 1 in {took:.1f} s", kept)
 

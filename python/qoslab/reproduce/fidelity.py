@@ -110,6 +110,17 @@ def interval_text(c: Cell) -> str:
     return f"{fmt(c.qoslab, c.paper)} [{fmt(c.ci_low, c.paper)}, {fmt(c.ci_high, c.paper)}]"
 
 
+def not_run_reasons(cells: Sequence[Cell]) -> list[tuple[str, str]]:
+    """Each reason of a table's ``not run`` cells with the cells it covers (``""``: all of them)."""
+    nr = [c for c in cells if c.verdict == "not run"]
+    out = []
+    for reason in dict.fromkeys(c.cause for c in nr):
+        these = [c for c in nr if c.cause == reason]
+        which = "" if len(these) == len(nr) else "; ".join(f"{c.row}, {c.column}" for c in these)
+        out.append((reason, which))
+    return out
+
+
 def _md(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
@@ -122,6 +133,8 @@ def _md_cell(c: Cell | None) -> str:
         return f"lost · {value_text(c)}" if c.qoslab is not None else "lost"
     if c.verdict == "not run":
         return f"{_md(c.paper)} · not run"
+    if c.verdict == "input":
+        return _md(c.paper)
     return f"{_md(c.paper)} · {value_text(c)} · {verdict}"
 
 
@@ -138,7 +151,8 @@ def score_text(score: Score | None) -> str:
     s = f"**score {v:.2f}**" if v is not None else "**no score** (no cell compared)"
     return (
         f"{s}: {score.agrees} of {score.compared} cells agree, {score.differs} differ, "
-        f"{score.uncertain} uncertain; {score.not_run} not run, {score.lost} lost."
+        f"{score.uncertain} uncertain; {score.not_run} not run, {score.lost} lost"
+        + (f", {score.input} inputs (set-up values, not judged)." if score.input else ".")
     )
 
 
@@ -159,9 +173,8 @@ def markdown(cells: Sequence[Cell], tables: Sequence[PaperTable], causes: Sequen
         out.append("|---" * (len(cols) + 1) + "|")
         for r in rows:
             out.append(f"| {_md(r)} | " + " | ".join(_md_cell(at.get((r, c))) for c in cols) + " |")
-        reasons = list(dict.fromkeys(c.cause for c in tc if c.verdict == "not run"))
-        for reason in reasons:
-            out += ["", f"Not run: {_md(reason)}"]
+        for reason, which in not_run_reasons(tc):
+            out += ["", f"Not run{' (' + _md(which) + ')' if which else ''}: {_md(reason)}"]
     differing = [c for c in cells if c.verdict == "differs"]
     out += ["", f"{h} Differing cells and their causes", ""]
     if not differing:
@@ -188,6 +201,7 @@ __all__ = [
     "grid",
     "interval_text",
     "markdown",
+    "not_run_reasons",
     "score_text",
     "value_text",
 ]

@@ -45,7 +45,7 @@ from .._atomic import Destination, reproduction_identity
 from ..errors import ReproductionError
 from ..result import Result
 from ..scenario import Scenario
-from .cells import Cell, Measured, PaperData, Score, cells_csv, compare, load_paper, paper_dir
+from .cells import Cell, Measured, NotMeasured, PaperData, Score, cells_csv, compare, load_paper, paper_dir
 from .fidelity import fidelity_json, markdown, score_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -119,13 +119,14 @@ class Figure:
 class Outcome:
     """What a reproduction returns: claims, raw data, report sections (Markdown), figures,
     and its values of the paper's cells (:class:`~.cells.Measured`, joined with the paper
-    data and judged by :func:`execute`)."""
+    data and judged by :func:`execute`; :class:`~.cells.NotMeasured` for a cell of a covered
+    table that qoslab cannot measure, with the reason)."""
 
     claims: list[Claim]
     data: dict[str, Any]
     sections: list[tuple[str, str]] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
-    cells: list[Measured] = field(default_factory=list)
+    cells: list[Measured | NotMeasured] = field(default_factory=list)
 
 
 @dataclass

@@ -44,7 +44,7 @@ import os
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
@@ -250,19 +250,20 @@ def paper_dir(folder: str) -> Path:
     return paperdata_root() / folder
 
 
-def _read_bounded(path: Path, *, required: bool = True) -> str | None:
-    """The text of ``path`` (UTF-8, at most :data:`MAX_FILE_BYTES`); ``None`` if absent and not required."""
+def read_text_bounded(path: Path, *, limit: int = MAX_FILE_BYTES, required: bool = True) -> str | None:
+    """The text of ``path`` (UTF-8, at most ``limit`` bytes, else a :class:`ReproductionError`
+    naming the file, and the line of a bad byte); ``None`` if absent and not ``required``."""
     try:
         with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
+            data = f.read(limit + 1)
     except FileNotFoundError:
         if required:
             raise ReproductionError(f"{path}: no such file") from None
         return None
     except OSError as e:
         raise ReproductionError(f"{path}: cannot read: {e.strerror or e}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ReproductionError(f"{path}: larger than {MAX_FILE_BYTES} bytes; allowed: a paper data file up to that")
+    if len(data) > limit:
+        raise ReproductionError(f"{path}: larger than {limit} bytes; allowed: up to {limit}")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -340,7 +341,7 @@ def _csv_rows(path: Path, text: str, header: Sequence[str]) -> Iterable[tuple[in
 
 
 def _paper_cells(path: Path) -> list[PaperCell]:
-    text = _read_bounded(path)
+    text = read_text_bounded(path)
     assert text is not None
     cells: list[PaperCell] = []
     seen: dict[Key, int] = {}
@@ -384,7 +385,7 @@ def _paper_cells(path: Path) -> list[PaperCell]:
 
 
 def _toml(path: Path, *, required: bool) -> tuple[dict[str, Any], str] | None:
-    text = _read_bounded(path, required=required)
+    text = read_text_bounded(path, required=required)
     if text is None:
         return None
     try:
@@ -708,14 +709,7 @@ class Score:
         return cls(n["agrees"], n["differs"], n["uncertain"], n["not run"], n["lost"], n["input"])
 
     def __add__(self, other: Score) -> Score:
-        return Score(
-            self.agrees + other.agrees,
-            self.differs + other.differs,
-            self.uncertain + other.uncertain,
-            self.not_run + other.not_run,
-            self.lost + other.lost,
-            self.input + other.input,
-        )
+        return Score(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
 
     @property
     def compared(self) -> int:
@@ -779,7 +773,7 @@ def _opt_float(where: str, name: str, v: str) -> float | None:
 def read_cells(path: str | os.PathLike[str]) -> list[Cell]:
     """A reproduction's ``cells.csv`` read back (bounded, checked: every field named on error)."""
     p = Path(path)
-    text = _read_bounded(p)
+    text = read_text_bounded(p)
     assert text is not None
     out = []
     for line, r in _csv_rows(p, text, CELL_COLUMNS):
@@ -831,5 +825,6 @@ __all__ = [
     "paperdata_root",
     "printed_tolerance",
     "read_cells",
+    "read_text_bounded",
     "tolerance_of",
 ]

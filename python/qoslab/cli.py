@@ -695,11 +695,13 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
             line = f"{s.name}: no paper's tables, no score"
         else:
             line = f"{s.name}: no paper data yet ({rp.paper_dir(s.folder.name)} is missing), no score"
-        console.print("  " + line, markup=False)
+        console.print("  " + line, markup=False, soft_wrap=True)
     overall = rp.overall_score(summaries)
     if overall is not None:
         papers = sum(1 for s in summaries if s.score is not None)
-        console.print("  " + overall.line(f"overall ({papers} paper{'s' if papers != 1 else ''})"), markup=False)
+        console.print(
+            "  " + overall.line(f"overall ({papers} paper{'s' if papers != 1 else ''})"), markup=False, soft_wrap=True
+        )
     if a.name == "all":
         console.print(f"scores -> {rp.write_scores(a.out, summaries, quick=a.quick)}", markup=False)
     total = sum(totals.values())

@@ -235,6 +235,8 @@ class Context:
                 origin=sc.origin,
                 base_dir=str(sc.base_dir),
                 overrides=sc.overrides,
+                max_memory=sc.limits[0],
+                max_events=sc.limits[1],
             )
             for i, (_, sc, seed) in enumerate(runs)
         ]

@@ -221,7 +221,12 @@ class Context:
         study of thousands of runs would otherwise hold every result's tables in memory (about
         1 MB a run). ``save=False`` also leaves the runs' folders unwritten; the caller then saves
         what it kept (each run can be redone from its scenario and seed)."""
-        if self.executor is None or self.executor.workers == 1 or len(runs) < 2:
+        from ..executor import LocalExecutor
+
+        # In this process when there is no pool to gain from; a Dask cluster gets every batch,
+        # whatever its thread count (the runs are the cluster's, not this machine's).
+        local = self.executor is None or isinstance(self.executor, LocalExecutor)
+        if local and (self.executor is None or self.executor.workers == 1 or len(runs) < 2):
             return [reduce(self.run(v, sc, seed, save=save)) for v, sc, seed in runs]
         from ..sweeps import Job, execute_job
 

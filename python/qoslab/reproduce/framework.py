@@ -225,8 +225,8 @@ class Context:
 
         # In this process when there is no pool to gain from; a Dask cluster gets every batch,
         # whatever its thread count (the runs are the cluster's, not this machine's).
-        local = self.executor is None or isinstance(self.executor, LocalExecutor)
-        if local and (self.executor is None or self.executor.workers == 1 or len(runs) < 2):
+        ex = self.executor
+        if ex is None or (isinstance(ex, LocalExecutor) and (ex.workers == 1 or len(runs) < 2)):
             return [reduce(self.run(v, sc, seed, save=save)) for v, sc, seed in runs]
         from ..sweeps import Job, execute_job
 
@@ -246,14 +246,13 @@ class Context:
             for i, (_, sc, seed) in enumerate(runs)
         ]
         slots: dict[int, T] = {}
-        for i, (summary, tables, wall) in self.executor.map_unordered(execute_job, jobs):
+        for i, (summary, tables, wall) in ex.map_unordered(execute_job, jobs):
             variant, sc, seed = runs[i]
             res = Result(summary, tables)
             if save:
                 res.save(self.folder / variant / f"seed_{seed}")
             self.log(
-                f"  {self.name}: {variant} seed {seed}: {sc.duration} simulated in {wall:.1f} s "
-                f"({self.executor.description})"
+                f"  {self.name}: {variant} seed {seed}: {sc.duration} simulated in {wall:.1f} s ({ex.description})"
             )
             slots[i] = reduce(res)
         if len(slots) != len(runs):  # pragma: no cover - map_unordered yields every index or raises

@@ -615,14 +615,8 @@ def _claims_table(summary: Any) -> Any:
     head = Text(f"{summary.name}: {summary.title} ({mode}, seeds {seeds})", style="bold underline")
     mark = {True: ("holds", "green"), False: ("FAILS", "red"), None: ("not checked", "yellow")}
     blocks: list[Any] = [head]
-    claims = [c for c in summary.outcome.claims if c.kind == "claim"]
-    checks = [c for c in summary.outcome.claims if c.kind == "check"]
-    if checks:  # listed apart, after the claims: they are never counted
-        claims.append(None)
-    for c in [*claims, *checks]:
-        if c is None:
-            blocks.append(Text("checks (not counted as reproduced claims):", style="bold"))
-            continue
+
+    def block(c: Any) -> None:
         word, colour = mark[c.holds]
         if c.kind == "check":
             word = f"check {word.lower()}"
@@ -636,6 +630,15 @@ def _claims_table(summary: Any) -> Any:
         if c.holds is not True and c.explanation:
             rows.add_row("why", c.explanation)
         blocks.extend([title, Padding(rows, (0, 0, 0, 4))])
+
+    for c in summary.outcome.claims:
+        if c.kind == "claim":
+            block(c)
+    checks = [c for c in summary.outcome.claims if c.kind == "check"]
+    if checks:  # listed apart, after the claims: they are never counted
+        blocks.append(Text("checks (not counted as reproduced claims):", style="bold"))
+        for c in checks:
+            block(c)
     return Group(*blocks)
 
 
@@ -689,14 +692,19 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
     console.print(f"[bold]scores[/] (cells agreeing / cells compared, {'quick' if a.quick else 'full'} run):")
     for s in summaries:
         score = s.score
-        console.print(
-            "  " + (score.line(s.name) if score is not None else f"{s.name}: no paper's tables, no score"),
-            markup=False,
-        )
+        if score is not None:
+            line = score.line(s.name)
+        elif hasattr(rp.module(s.name), "PAPER_DATA"):  # PAPER_DATA = None: it reproduces no paper's tables
+            line = f"{s.name}: no paper's tables, no score"
+        else:
+            line = f"{s.name}: no paper data yet ({rp.paper_dir(s.folder.name)} is missing), no score"
+        console.print("  " + line, markup=False, soft_wrap=True)
     overall = rp.overall_score(summaries)
     if overall is not None:
         papers = sum(1 for s in summaries if s.score is not None)
-        console.print("  " + overall.line(f"overall ({papers} paper{'s' if papers != 1 else ''})"), markup=False)
+        console.print(
+            "  " + overall.line(f"overall ({papers} paper{'s' if papers != 1 else ''})"), markup=False, soft_wrap=True
+        )
     if a.name == "all":
         console.print(f"scores -> {rp.write_scores(a.out, summaries, quick=a.quick)}", markup=False)
     total = sum(totals.values())

@@ -59,6 +59,20 @@ def _identity(res: Result) -> Result:
     return res
 
 
+#: The keys of a reproduction's ``results.json``, in order.
+RESULTS_KEYS = (
+    "name",
+    "seed_file",
+    "qoslab_version",
+    "quick",
+    "seeds",
+    "wall_s",
+    "score",
+    "fidelity",
+    "claims",
+    "data",
+)
+
 #: What a :class:`Claim` is: a reproduced statement of the paper (counted) or a check (not).
 CLAIM_KINDS = ("claim", "check")
 
@@ -299,7 +313,7 @@ def _md_cell(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
-def _claims_md(claims: Sequence[Claim]) -> list[str]:
+def _claims_md(claims: Sequence[Claim], what: str) -> list[str]:
     lines = [
         "| claim | paper / reference | qoslab | tolerance | holds |",
         "|---|---|---|---|---|",
@@ -312,7 +326,7 @@ def _claims_md(claims: Sequence[Claim]) -> list[str]:
         )
     explained = [c for c in claims if c.explanation]
     if explained:
-        lines += ["", "Notes:", ""]
+        lines += ["", f"### Notes on the {what}", ""]
         for c in explained:
             lines.append(f"- `{c.id}` ({c.status}): {c.explanation}")
     return lines
@@ -348,7 +362,7 @@ def render_report(module: ModuleType, s: Summary) -> str:
         "(Student t) when there is more than one seed.",
         "",
     ]
-    lines += _claims_md(claims) if claims else ["No claims."]
+    lines += _claims_md(claims, "claims") if claims else ["No claims."]
     if checks:
         lines += [
             "",
@@ -357,7 +371,7 @@ def render_report(module: ModuleType, s: Summary) -> str:
             "Identities of the paper's own formulas and qoslab's predictions of its own behaviour: they test "
             "the implementation, not the paper's results.",
             "",
-            *_claims_md(checks),
+            *_claims_md(checks, "checks"),
         ]
     for title, body in o.sections:
         lines += ["", f"## {title}", "", body.strip()]
@@ -456,7 +470,7 @@ def execute(
     from .. import __version__
 
     score = summary.score
-    doc = {
+    doc: dict[str, Any] = {
         "name": name,
         "seed_file": module.SEED_FILE,
         "qoslab_version": __version__,

@@ -136,7 +136,7 @@ def test_fluid_run_scheme2_never_blocks_and_rejects_bad_keys():
 
 
 def test_reproduce_tcp_cac_quick_writes_results_and_judges_the_claims(tmp_path):
-    p = cli("reproduce", "tcp-cac", "--quick", "--seeds", "1", "--out", str(tmp_path))  # one seed, as it asserts
+    p = cli("reproduce", "tcp-cac", "--quick", "--out", str(tmp_path))
     assert p.returncode == 0, p.stderr
     out = tmp_path / "tcp_cac"
     assert {"report.md", "results.json", "schemes.png"} <= {x.name for x in out.iterdir()}
@@ -157,8 +157,10 @@ def test_reproduce_tcp_cac_quick_writes_results_and_judges_the_claims(tmp_path):
     assert claims["tcp-schemes"]["holds"] is None
     data = res["data"]
     shaped = data["table1"]["1Mbps/rtt0ms"]
-    assert len(shaped["thr_bps"]) == 100 and all(abs(x - 1e6) < 0.05e6 for x in shaped["thr_bps"])
-    assert len(data["table1"]["none/rtt0ms"]["thr_bps"]) == 100
+    n = 100 * len(res["seeds"])  # the connections of every seed, pooled
+    assert len(shaped["thr_bps"]) == n and all(abs(x - 1e6) < 0.05e6 for x in shaped["thr_bps"])
+    assert len(data["table1"]["none/rtt0ms"]["thr_bps"]) == n
+    assert len(shaped["per_seed"]) == len(res["seeds"])
     assert data["run_lengths_s"]["table1"] == {"duration": 20, "warmup": 5}
     assert "## Table 1 (TCP)" in (out / "report.md").read_text()
     # Stopped share and aggregate loss beside the per-connection means.

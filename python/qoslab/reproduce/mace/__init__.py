@@ -59,7 +59,7 @@ Tolerances fixed before any run; never tuned to pass:
 ======================================  =================================================
 claim or check                          holds when
 ======================================  =================================================
-``cl-loss-far-below-be``                at every background load >= 100%: the CL
+``cl-loss-far-below-be`` (full runs)    at every background load >= 100%: the CL
                                         connections' loss <= 0.1 x the BE connections'
                                         with MACE, and BE with MACE <= 1.5 x BE without
 ``ssac-admits-floor`` (check)           SSAC's largest concurrently admitted count after
@@ -75,7 +75,7 @@ claim or check                          holds when
 (check)                                 u_none / (1 + (T·S/L)·r/m), every model and
                                         finite lifetime
 ``fig7-mixed-cl-loss-below-be``         mixed models, every load >= 100%: the CL
-                                        connections' loss <= 0.1 x the BE connections'
+(full runs)                             connections' loss <= 0.1 x the BE connections'
 ======================================  =================================================
 
 The package, by subject: :mod:`.params` (testbed, sources, run lengths),

@@ -39,17 +39,24 @@ def claims(ctx: Context, s1: Scenario1, t2: Table2, dep: Departures, mixed: Mixe
     duration_s = float(S3_DURATION[ctx.quick].removesuffix("s"))
     enough = (duration_s - WARMUP_S[ctx.quick]) >= 3 * ESTIMATOR_WINDOW_S
     return [
-        _cl_loss_far_below_be(s1),
+        _cl_loss_far_below_be(s1, ctx.quick),
         _ssac_admits_floor(t2),
         _mbac_beats_ssac(t2, enough),
         _mbac_load_within_allocation(t2, enough),
         _mbac_cl_service_comparable(t2, enough),
         _mbac_departures_batch_admission(dep),
-        _fig7_mixed_cl_loss_below_be(mixed),
+        _fig7_mixed_cl_loss_below_be(mixed, ctx.quick),
     ]
 
 
-def _cl_loss_far_below_be(s1: Scenario1) -> Claim:
+#: Why the connections' loss is not judged in quick runs.
+SHORT_RUN = (
+    "full runs only: a connection's loss counts the 100 packets it sends before recognition, a fiftieth of the "
+    "paper's 200 s connection but a fifth of a quick run's 20 s one"
+)
+
+
+def _cl_loss_far_below_be(s1: Scenario1, quick: bool) -> Claim:
     congested = [ld for ld in s1["loads"] if ld >= 100]
     rows, ok = [], True
     for ld in congested:
@@ -69,8 +76,10 @@ def _cl_loss_far_below_be(s1: Scenario1) -> Claim:
         measured="; ".join(rows),
         tolerance="the CL connections' loss (every packet they sent) <= 0.1 x the BE connections' loss with MACE, "
         "and BE with MACE <= 1.5 x BE without, every load >= 100%",
-        holds=ok,
-        explanation=""
+        holds=None if quick else ok,
+        explanation=SHORT_RUN
+        if quick
+        else ""
         if ok
         else "at some load the CL connections' loss was not an order of magnitude below BE's, or MACE "
         "raised BE loss by more than half (see the per-load figures).",
@@ -228,7 +237,7 @@ def _mbac_departures_batch_admission(dep: Departures) -> Claim:
     )
 
 
-def _fig7_mixed_cl_loss_below_be(mixed: MixedLoss) -> Claim:
+def _fig7_mixed_cl_loss_below_be(mixed: MixedLoss, quick: bool) -> Claim:
     congested = [ld for ld in mixed["loads"] if ld >= 100]
     rows, ok = [], True
     for ld in congested:
@@ -244,8 +253,10 @@ def _fig7_mixed_cl_loss_below_be(mixed: MixedLoss) -> Claim:
         measured="; ".join(rows),
         tolerance="the CL connections' loss (every packet they sent) <= 0.1 x the BE connections' loss at every "
         "background load >= 100%",
-        holds=ok,
-        explanation=""
+        holds=None if quick else ok,
+        explanation=SHORT_RUN
+        if quick
+        else ""
         if ok
         else "at some load the mixed CL connections lost more than a tenth of the BE connections' loss (see "
         "the Figs. 7-8 section).",

@@ -183,7 +183,9 @@ impl Checker<'_> {
         if s.traffic.iter().all(|g| g.dst_port.is_none()) || total <= PORTS as f64 {
             return;
         }
-        let mut seen: std::collections::HashMap<(usize, usize, u16, u16), (usize, u32, u64)> = Default::default();
+        // (source node, destination node, destination port, source port) -> (group, flow, run-wide number)
+        type Key = (usize, usize, u16, u16);
+        let mut seen: std::collections::HashMap<Key, (usize, u32, u64)> = Default::default();
         let fixed_ports: BTreeSet<u16> = s.traffic.iter().filter_map(|g| g.dst_port).collect();
         let mut n: u64 = 0;
         for (gi, g) in s.traffic.iter().enumerate() {

@@ -149,6 +149,55 @@ def test_a_key_the_paper_does_not_hold_fails_the_reproduction_and_writes_nothing
     assert list(tmp_path.iterdir()) == []
 
 
+FAKE_MODULE = """
+from pathlib import Path
+import sys
+sys.path.insert(0, {tests!r})
+from test_reproduce_pipeline import _reproduce as reproduce
+NAME, TITLE, SEED_FILE, PAPER = "fake", "A fake paper", "none", "Nobody 2026 (a test fixture)"
+PAPER_DATA = Path({data!r})
+"""
+
+
+def _registered_fake(tmp_path, monkeypatch, data: Path) -> None:
+    from qoslab import reproduce
+
+    name = f"qoslab_fake_paper_{tmp_path.name}"  # one module per test: imports are cached
+    (tmp_path / f"{name}.py").write_text(
+        FAKE_MODULE.format(tests=str(Path(__file__).parent), data=str(data)), encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(reproduce.REGISTRY, "fake", name)
+
+
+def test_qoslab_reproduce_prints_the_score_lines(tmp_path, monkeypatch, capsys):
+    from qoslab.cli import main
+
+    _registered_fake(tmp_path, monkeypatch, PAPERDATA / "fake")
+    out = tmp_path / "out"
+    assert main(["reproduce", "fake", "--quick", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "fake: 1 hold, 0 fail, 0 not checked; 1 checks (0 fail)" in printed
+    assert "fake: 4 of 6 cells agree, 1 differ, 1 uncertain (score 0.67); 3 not run, 1 lost, 2 inputs" in printed
+    assert "overall (1 paper): 4 of 6 cells agree" in printed
+    assert (out / "fake" / "cells.csv").is_file() and not (out / "scores.json").exists()  # only for all
+
+
+def test_malformed_paper_data_is_refused_before_any_run(tmp_path, monkeypatch, capsys):
+    from qoslab.cli import main
+
+    bad = tmp_path / "bad"
+    shutil.copytree(PAPERDATA / "fake", bad)
+    cells = bad / "cells.csv"
+    cells.write_text(cells.read_text().replace("Table 2,RED,drop rate,37.5,", "Table 2,RED,drop rate,37.5%,"))
+    _registered_fake(tmp_path, monkeypatch, bad)
+    out = tmp_path / "out"
+    assert main(["reproduce", "fake", "--quick", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{cells}:4: value: '37.5%' is not a printed number" in err and "Traceback" not in err
+    assert not out.exists()
+
+
 def _docs_copy(tmp_path: Path) -> Path:
     d = tmp_path / "docs"
     shutil.copytree(DOCS, d)

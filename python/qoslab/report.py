@@ -345,6 +345,7 @@ def cells_html(folder: Path, doc: dict[str, Any]) -> list[str]:
         interval_text,
         not_run_reasons,
         score_text,
+        unit_note,
     )
     from .reproduce.fidelity import value_text as qoslab_text
 
@@ -359,7 +360,6 @@ def cells_html(folder: Path, doc: dict[str, Any]) -> list[str]:
     ]
     for t, tc in by_table(cells, tables):
         rows, cols, at = grid(tc)
-        units = ", ".join(dict.fromkeys(c.unit for c in tc))
         tol = f"; tolerance ±{t.tolerance:g} for every cell: {t.tolerance_reason}" if t.tolerance is not None else ""
         head = '<th class="l"></th>' + "".join(f'<th class="l">{_e(c)}</th>' for c in cols)
         body = []
@@ -382,7 +382,7 @@ def cells_html(folder: Path, doc: dict[str, Any]) -> list[str]:
             body.append(f"<tr>{''.join(tds)}</tr>")
         out += [
             f"<h3>{_e(t.id)}: {_e(t.title)} ({_e(t.section)})</h3>",
-            f'<p class="meta">unit {_e(units)}; {_e(counts_text(Score.of(tc)))}{_e(tol)}</p>',
+            f'<p class="meta">{_e(unit_note(tc))}; {_e(counts_text(Score.of(tc)))}{_e(tol)}</p>',
             f'<div class="wide"><table class="cells"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>",
         ]

@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ..errors import ReproductionError
-from .cells import Measured, NotMeasured, Score
+from .cells import Measured, NotMeasured, Score, paper_dir
 from .framework import Claim, Context, Figure, Outcome, Summary, execute, overall_score, paper_data, write_scores
 from .framework import destination as framework_destination
 
@@ -114,6 +114,7 @@ __all__ = [
     "names",
     "overall_score",
     "paper",
+    "paper_dir",
     "reproduce",
     "write_scores",
 ]

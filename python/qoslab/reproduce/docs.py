@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ReproductionError
-from .cells import PaperData, load_paper, paper_dir, read_cells
+from .cells import PaperData, load_paper, paper_dir, read_cells, read_text_bounded
 from .fidelity import markdown
 
 BEGIN = "<!-- cells:begin -->"
@@ -57,17 +57,9 @@ def docs_dir() -> Path:
 
 
 def _read_page(path: Path) -> str:
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_PAGE_BYTES + 1)
-    except OSError as e:
-        raise ReproductionError(f"{path}: cannot read: {e.strerror or e}") from None
-    if len(data) > MAX_PAGE_BYTES:
-        raise ReproductionError(f"{path}: larger than {MAX_PAGE_BYTES} bytes")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ReproductionError(f"{path}: not UTF-8 text ({e.reason})") from None
+    text = read_text_bounded(path, limit=MAX_PAGE_BYTES)
+    assert text is not None  # required
+    return text
 
 
 def _markers(path: Path, text: str) -> tuple[int, int] | None:

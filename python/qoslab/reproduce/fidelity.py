@@ -153,7 +153,7 @@ def _md_cell(c: Cell | None) -> str:
     return f"{_md(c.paper)} · {value_text(c)} · {verdict}"
 
 
-def _unit_note(cells: Sequence[Cell]) -> str:
+def unit_note(cells: Sequence[Cell]) -> str:
     units = list(dict.fromkeys(c.unit for c in cells))
     return f"unit {units[0]}" if len(units) == 1 else "units " + ", ".join(units)
 
@@ -180,7 +180,7 @@ def markdown(cells: Sequence[Cell], tables: Sequence[PaperTable], causes: Sequen
         rows, cols, at = grid(tc)
         title = f"{h} {t.id}: {t.title} ({t.section})"
         out += ["", title, ""]
-        note = [_unit_note(tc), counts_text(Score.of(tc))]
+        note = [unit_note(tc), counts_text(Score.of(tc))]
         if t.tolerance is not None:
             note.append(f"tolerance ±{t.tolerance:g} for every cell: {t.tolerance_reason}")
         out += ["; ".join(note) + ".", ""]
@@ -219,5 +219,6 @@ __all__ = [
     "markdown",
     "not_run_reasons",
     "score_text",
+    "unit_note",
     "value_text",
 ]

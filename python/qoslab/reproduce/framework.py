@@ -59,6 +59,20 @@ def _identity(res: Result) -> Result:
     return res
 
 
+#: The keys of a reproduction's ``results.json``, in order.
+RESULTS_KEYS = (
+    "name",
+    "seed_file",
+    "qoslab_version",
+    "quick",
+    "seeds",
+    "wall_s",
+    "score",
+    "fidelity",
+    "claims",
+    "data",
+)
+
 #: What a :class:`Claim` is: a reproduced statement of the paper (counted) or a check (not).
 CLAIM_KINDS = ("claim", "check")
 
@@ -456,7 +470,7 @@ def execute(
     from .. import __version__
 
     score = summary.score
-    doc = {
+    doc: dict[str, Any] = {
         "name": name,
         "seed_file": module.SEED_FILE,
         "qoslab_version": __version__,

@@ -135,7 +135,7 @@ def test_fluid_run_scheme2_never_blocks_and_rejects_bad_keys():
 
 
 def test_reproduce_tcp_cac_quick_writes_results_and_judges_the_claims(tmp_path):
-    p = cli("reproduce", "tcp-cac", "--quick", "--out", str(tmp_path))
+    p = cli("reproduce", "tcp-cac", "--quick", "--seeds", "1", "--out", str(tmp_path))  # one seed, as it asserts
     assert p.returncode == 0, p.stderr
     out = tmp_path / "tcp_cac"
     assert {"report.md", "results.json", "schemes.png"} <= {x.name for x in out.iterdir()}

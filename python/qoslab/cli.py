@@ -615,14 +615,8 @@ def _claims_table(summary: Any) -> Any:
     head = Text(f"{summary.name}: {summary.title} ({mode}, seeds {seeds})", style="bold underline")
     mark = {True: ("holds", "green"), False: ("FAILS", "red"), None: ("not checked", "yellow")}
     blocks: list[Any] = [head]
-    claims = [c for c in summary.outcome.claims if c.kind == "claim"]
-    checks = [c for c in summary.outcome.claims if c.kind == "check"]
-    if checks:  # listed apart, after the claims: they are never counted
-        claims.append(None)
-    for c in [*claims, *checks]:
-        if c is None:
-            blocks.append(Text("checks (not counted as reproduced claims):", style="bold"))
-            continue
+
+    def block(c: Any) -> None:
         word, colour = mark[c.holds]
         if c.kind == "check":
             word = f"check {word.lower()}"
@@ -636,6 +630,15 @@ def _claims_table(summary: Any) -> Any:
         if c.holds is not True and c.explanation:
             rows.add_row("why", c.explanation)
         blocks.extend([title, Padding(rows, (0, 0, 0, 4))])
+
+    for c in summary.outcome.claims:
+        if c.kind == "claim":
+            block(c)
+    checks = [c for c in summary.outcome.claims if c.kind == "check"]
+    if checks:  # listed apart, after the claims: they are never counted
+        blocks.append(Text("checks (not counted as reproduced claims):", style="bold"))
+        for c in checks:
+            block(c)
     return Group(*blocks)
 
 

@@ -313,7 +313,7 @@ def _md_cell(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
-def _claims_md(claims: Sequence[Claim]) -> list[str]:
+def _claims_md(claims: Sequence[Claim], what: str) -> list[str]:
     lines = [
         "| claim | paper / reference | qoslab | tolerance | holds |",
         "|---|---|---|---|---|",
@@ -326,7 +326,7 @@ def _claims_md(claims: Sequence[Claim]) -> list[str]:
         )
     explained = [c for c in claims if c.explanation]
     if explained:
-        lines += ["", "Notes:", ""]
+        lines += ["", f"### Notes on the {what}", ""]
         for c in explained:
             lines.append(f"- `{c.id}` ({c.status}): {c.explanation}")
     return lines
@@ -362,7 +362,7 @@ def render_report(module: ModuleType, s: Summary) -> str:
         "(Student t) when there is more than one seed.",
         "",
     ]
-    lines += _claims_md(claims) if claims else ["No claims."]
+    lines += _claims_md(claims, "claims") if claims else ["No claims."]
     if checks:
         lines += [
             "",
@@ -371,7 +371,7 @@ def render_report(module: ModuleType, s: Summary) -> str:
             "Identities of the paper's own formulas and qoslab's predictions of its own behaviour: they test "
             "the implementation, not the paper's results.",
             "",
-            *_claims_md(checks),
+            *_claims_md(checks, "checks"),
         ]
     for title, body in o.sections:
         lines += ["", f"## {title}", "", body.strip()]

@@ -301,7 +301,12 @@ def test_9_the_sweep_bar_fits_80_columns(monkeypatch):
         r(3, 1200, "max_p=0.02, min_th=3, max_th=15, w_q=0.002, gentle=true seed 17 in 12.3 s" * 2)
         console = Console(width=80, file=io.StringIO(), color_system=None)
         lines = console.render_lines(r.bar.get_renderable(), console.options)
-        assert len(lines) == 1, [("".join(s.text for s in line)) for line in lines]
+        texts = ["".join(s.text for s in line) for line in lines]
+        assert len(texts) == 1, texts
+        # The count and the times stay whole; only the description is cut (the old bar kept
+        # the description and squeezed the rest to "s…").
+        assert texts[0].startswith("sweep ") and " 3/1200 " in texts[0] and "0:00:00" in texts[0], texts
+        assert len(texts[0]) <= 80, texts
     finally:
         r.close()
 

@@ -24,8 +24,9 @@
 //! Text fields of a scenario (names, descriptions, paths) are bounded by
 //! [`MAX_TEXT`] (4 KiB) in the structural check ([`crate::shape`]).
 //!
-//! The router's helper adopts [`read_text`]; Python reads through
-//! `qoslab._core.read_text`, this same function.
+//! The router reads its configuration file with [`read_text`], `qoslab-traffic`
+//! its spec with [`read_text`] and its replay files with [`for_each_line`];
+//! Python reads through `qoslab._core.read_text`, this same function.
 
 use std::fmt;
 use std::fs::File;

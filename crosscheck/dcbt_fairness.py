@@ -14,7 +14,9 @@ reproduction's), each row changes one thing:
 - ``flow_interval=100ms`` / ``flow_interval=3s``: the active-flow counter's
   interval (seed §3.1: 300 ms);
 - ``--set KEY=VALUE``: any other setting of the bottleneck queue (e.g.
-  ``w_q=0.004``: RED's weight, which the class averages share).
+  ``w_q=0.004``: RED's weight, which the class averages share), or any
+  scenario key starting ``traffic.`` or ``topology.`` (e.g.
+  ``traffic.2.start_jitter=0s``: the two CBR flows start together).
 
 For each, in 10-20 s and 20-30 s: each class's per-flow throughput over the
 fair share (the reproduction's ``dcbt.measure``), the tagged and untagged
@@ -127,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
         nargs="+",
         default=[],
         metavar="KEY=VALUE",
-        help="extra rows, each one bottleneck-queue setting changed (e.g. w_q=0.004)",
+        help="extra rows, each one bottleneck-queue setting changed (e.g. w_q=0.004), or any scenario "
+        "key from traffic. or topology. (e.g. traffic.2.start_jitter=0s)",
     )
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     a = ap.parse_args(argv)
@@ -154,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 rows[label] = run(scenario, base, seeds)
         for kv in a.set:
-            rows[kv] = run(scenario, [*base, f"topology.links.0.queue.{kv}"], seeds)
+            key = kv if kv.startswith(("traffic.", "topology.")) else f"topology.links.0.queue.{kv}"
+            rows[kv] = run(scenario, [*base, key], seeds)
     knob = os.environ.get("DCBT_KNOB", "")
     title = f"{variant}, seeds 1-{a.seeds}, mean ± sample s.d. over seeds" + (f", DCBT_KNOB={knob}" if knob else "")
     keys = list(next(iter(rows.values())))

@@ -25,7 +25,11 @@ untagged class's throughput: its share of the queue over its share of the
 active flows (the time averages of the probes ``untagged_avg / red_avg``
 over ``N_untagged / N``, what the class thresholds regulate) and its
 packets' mean wait in the queue against the first 25 TCP flows' (traced
-packets' delay minus the smallest delay of any); Table 2's tagged drop rate.
+packets' delay minus the smallest delay of any); under D-CBT, the share of
+the probe samples (every ``metrics.series_interval``, 100 ms) at which the
+untagged class test would let a CBR packet in (test off, or the untagged
+average at or under its threshold) and the queue's length at those samples
+and at the others; Table 2's tagged drop rate.
 By Little's law the throughput ratio is about the queue-share ratio times
 TCP's wait over the untagged wait.
 
@@ -94,6 +98,13 @@ def fairness(res: Any) -> dict[str, float]:
             out[f"{name} wait ms {w}"] = 1e3 * float((x.loc[x["class"] == c, "value"] - base).mean())
         if "threshold_test_on" in probe:
             out[f"class test on {w}"] = probe["threshold_test_on"]
+            # The untagged gate at each probe sample (every metrics.series_interval): open when the
+            # test is off or the untagged average is at or under its threshold; the queue then.
+            g = qw.pivot_table(index="t_s", columns="metric", values="value")
+            gate = (g["threshold_test_on"] == 0) | (g["untagged_avg"] <= g["untagged_th"])
+            out[f"untagged gate open share {w}"] = float(gate.mean())
+            out[f"queue pkts, gate open {w}"] = float(g.loc[gate, "backlog_pkts"].mean())
+            out[f"queue pkts, gate closed {w}"] = float(g.loc[~gate, "backlog_pkts"].mean())
     return out
 
 

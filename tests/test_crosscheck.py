@@ -298,6 +298,9 @@ def test_dcbt_fairness_decomposes_the_untagged_share_and_refuses_a_bad_setting(c
     # the docs give (share of the queue x TCP's wait / the CBR's wait).
     little = f["untagged queue share / flow share 10-20"] * f["tcp wait ms 10-20"] / f["untagged wait ms 10-20"]
     assert little == pytest.approx(f["untagged 10-20"], rel=0.2)
+    # The CBR get in while the queue is short: the gate is open at the shorter queues.
+    assert 0 < f["untagged gate open share 10-20"] < 1
+    assert f["queue pkts, gate open 10-20"] < f["queue pkts, gate closed 10-20"]
     with pytest.raises(SystemExit) as e:
         dcbt_fairness.main(["--seeds", "1", "--only", "paper", "--set", "w_q"])
     assert e.value.code == 2

@@ -164,7 +164,7 @@ def test_quick_reproduction_writes_its_results_and_shows_the_orderings(tmp_path)
     s = reproduce("dcbt", quick=True, out=tmp_path)
     folder = tmp_path / "dcbt"
     doc = json.loads((folder / "results.json").read_text())
-    assert doc["quick"] and doc["seeds"] == [1]
+    assert doc["quick"] and doc["seeds"] == [1, 2, 3]
     assert [c["id"] for c in doc["claims"]] == [
         "red-untagged-dominates",
         "cbt-tagged-over-tcp",

@@ -216,16 +216,18 @@ def parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser(
         "reproduce",
-        help="reproduce a paper's claims",
-        description="Run a reproduction (or all) and write results.json, report.md and figures to OUT/<name>/.",
+        help="reproduce a paper's numbers and claims",
+        description="Run a reproduction (or all) and write cells.csv (the paper's numbers beside qoslab's, "
+        "judged), results.json, report.md and figures to OUT/<name>/; print the scores. With 'all', "
+        "OUT/scores.json holds every paper's score and the overall one.",
     )
     rp.add_argument("name", metavar="NAME", help="reproduction name, or 'all'")
-    rp.add_argument("--quick", action="store_true", help="short runs, one seed by default")
+    rp.add_argument("--quick", action="store_true", help="short runs, 3 seeds by default")
     rp.add_argument(
         "--seeds",
         type=_positive,
         metavar="N",
-        help="replications with seeds 1..N (default: 3, or the reproduction's own, e.g. dcbt 5; quick: 1)",
+        help="replications with seeds 1..N (default: 3, or the reproduction's own, e.g. dcbt 5; quick: 3)",
     )
     rp.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results/)")
     rp.add_argument(
@@ -613,8 +615,17 @@ def _claims_table(summary: Any) -> Any:
     head = Text(f"{summary.name}: {summary.title} ({mode}, seeds {seeds})", style="bold underline")
     mark = {True: ("holds", "green"), False: ("FAILS", "red"), None: ("not checked", "yellow")}
     blocks: list[Any] = [head]
-    for c in summary.outcome.claims:
+    claims = [c for c in summary.outcome.claims if c.kind == "claim"]
+    checks = [c for c in summary.outcome.claims if c.kind == "check"]
+    if checks:  # listed apart, after the claims: they are never counted
+        claims.append(None)
+    for c in [*claims, *checks]:
+        if c is None:
+            blocks.append(Text("checks (not counted as reproduced claims):", style="bold"))
+            continue
         word, colour = mark[c.holds]
+        if c.kind == "check":
+            word = f"check {word.lower()}"
         title = Text.assemble((f"[{word}] ", f"bold {colour}"), (c.id, "bold"), f"  {c.text}")
         rows = Table.grid(padding=(0, 1))
         rows.add_column(style="dim", no_wrap=True)
@@ -637,8 +648,10 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
     log_console = _stderr_console()
     names = rp.names() if a.name == "all" else [a.name]
     for n in names:
-        rp.module(n)  # unknown names fail before anything runs
+        rp.paper(n)  # unknown names and malformed paper data fail before anything runs
     totals = {"holds": 0, "fails": 0, "not checked": 0}
+    checks = dict.fromkeys(totals, 0)
+    summaries: list[Any] = []
     from contextlib import ExitStack
 
     from .executor import open_executor
@@ -661,18 +674,38 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
                 destination=dests[n],
             )
             console.print(_claims_table(s))
-            k = s.counts
+            k, ck = s.counts, s.check_counts
             for key in totals:
                 totals[key] += k[key]
+                checks[key] += ck[key]
+            n_checks = sum(ck.values())
             console.print(
-                f"{s.name}: {k['holds']} hold, {k['fails']} fail, {k['not checked']} not checked "
-                f"in {s.wall_s:.1f} s -> {s.folder / 'report.md'}"
+                f"{s.name}: {k['holds']} hold, {k['fails']} fail, {k['not checked']} not checked"
+                + (f"; {n_checks} checks ({ck['fails']} fail)" if n_checks else "")
+                + f" in {s.wall_s:.1f} s -> {s.folder / 'report.md'}",
+                markup=False,
             )
+            summaries.append(s)
+    console.print(f"[bold]scores[/] (cells agreeing / cells compared, {'quick' if a.quick else 'full'} run):")
+    for s in summaries:
+        score = s.score
+        console.print(
+            "  " + (score.line(s.name) if score is not None else f"{s.name}: no paper's tables, no score"),
+            markup=False,
+        )
+    overall = rp.overall_score(summaries)
+    if overall is not None:
+        papers = sum(1 for s in summaries if s.score is not None)
+        console.print("  " + overall.line(f"overall ({papers} paper{'s' if papers != 1 else ''})"), markup=False)
+    if a.name == "all":
+        console.print(f"scores -> {rp.write_scores(a.out, summaries, quick=a.quick)}", markup=False)
     total = sum(totals.values())
+    n_checks = sum(checks.values())
     console.print(
         f"[bold]overall[/]: {len(names)} reproduction{'s' if len(names) != 1 else ''}, "
         f"{totals['holds']} of {total} claims hold, {totals['fails']} fail, "
         f"{totals['not checked']} not checked"
+        + (f"; {n_checks} checks apart ({checks['holds']} hold, {checks['fails']} fail)" if n_checks else "")
     )
     return EXIT_OK
 

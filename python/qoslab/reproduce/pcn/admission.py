@@ -157,9 +157,7 @@ def _table_3_1(ctx: Context, est: dict[Any, dict[str, Estimate]]) -> tuple[list[
     for model in VOICE:
         for arr in ARRIVALS:
             cases = [est[(lk, model, arr, 5.0)] for lk in T31_LINKS]
-            over, sd = C.worst(
-                [c["over_admission_pct"].values for c in cases], [c["sd_ratio"].values for c in cases]
-            )
+            over, sd = C.worst([c["over_admission_pct"].values for c in cases], [c["sd_ratio"].values for c in cases])
             row = f"{C.T3_OC3} / {model} / {arr}"
             cells += C.cells(ctx.log, "Table 3.1", row, ((C.OVER, over), (C.SD, sd)))
     rows = []
@@ -396,7 +394,9 @@ def _table_3_4(ctx: Context) -> tuple[list[Measured], str, dict[str, Any]]:
             over, sd = C.worst(
                 [e["over_admission_pct"].values for _, e in cand], [e["sd_ratio"].values for _, e in cand]
             )
-            at = [next(f"{ov:g}x" for ov, e in cand if e["over_admission_pct"].values[i] == o) for i, o in enumerate(over)]
+            at = [
+                next(f"{ov:g}x" for ov, e in cand if e["over_admission_pct"].values[i] == o) for i, o in enumerate(over)
+            ]
             cells += C.cells(ctx.log, "Table 3.4", f"{link} / {C.vq_label(vq)}", ((C.OVER, over), (C.SD, sd)))
             e_over, e_sd = Estimate.of(over), Estimate.of(sd)
             rows.append(f"| {link} | {C.vq_label(vq)} | {e_over.fmt('.2f')} % | {e_sd.fmt('.3f')} | {', '.join(at)} |")
@@ -577,11 +577,11 @@ def run(ctx: Context) -> Outcome:
     no table of the family fits the quick run's budget (paperdata/pcn/tables.toml), so a quick run
     lists the claims as not checked and runs nothing."""
     if ctx.quick:
-        claims = [
+        skipped = [
             _claim(ctx, None, "", id=cid, text=text, paper="see the full run", measured="not run", tolerance="")
             for cid, text in CLAIMS
         ]
-        return Outcome(claims=claims, data={}, sections=[])
+        return Outcome(claims=skipped, data={}, sections=[])
     claims: list[Claim] = []
     cells: list[Measured] = []
     sections: list[tuple[str, str]] = []

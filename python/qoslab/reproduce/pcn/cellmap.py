@@ -61,8 +61,10 @@ def worst(over: Sequence[Sequence[float]], sd: Sequence[Sequence[float]]) -> tup
     with the sd of the same experiment)."""
     if not over:
         raise ValueError("worst: no cases")
-    n = len(over[0])
-    top = [max(range(len(over)), key=lambda c, s=s: over[c][s]) for s in range(n)]
+    top: list[int] = []
+    for s in range(len(over[0])):
+        col = [case[s] for case in over]
+        top.append(col.index(max(col)))
     return [over[c][s] for s, c in enumerate(top)], [sd[c][s] for s, c in enumerate(top)]
 
 

@@ -472,8 +472,15 @@ def run(ctx: Context) -> Outcome:
     out = Outcome(claims=claims, data={"expected_termination_plt2": expected_termination(2, 0.5, 0.25, 0.5)})
     if ctx.quick:
         out.claims += [
-            Claim(id=cid, text=text, paper="see the full run", measured="not run", tolerance="", holds=None,
-                  explanation=why_not)
+            Claim(
+                id=cid,
+                text=text,
+                paper="see the full run",
+                measured="not run",
+                tolerance="",
+                holds=None,
+                explanation=why_not,
+            )
             for cid, text in ADMISSION_CLAIMS
         ]
     else:
@@ -532,7 +539,10 @@ def _admission_outcome(
     for m, pts in grid.items():
         st = C.summary(pts)
         measured += C.cells(
-            ctx.log, "Table 3.5", f"{m} / {C.TOPO_35['plt']}", ((f"Over Admission Perc Stats / {k}", v) for k, v in st.items())
+            ctx.log,
+            "Table 3.5",
+            f"{m} / {C.TOPO_35['plt']}",
+            ((f"Over Admission Perc Stats / {k}", v) for k, v in st.items()),
         )
         means = [sum(p) / len(p) for p in pts]
         spans.append(f"{m} (PLT{GRID_PLT[m]}) {min(means):.2f} … {max(means):.2f} %")
@@ -610,8 +620,8 @@ def _admission_outcome(
             measured="80 s: "
             + ", ".join(f"PLT{k} w {w:g} {v[7]:.2f}" for (k, w), v in sorted(mean.items()) if len(v) >= 8),
             tolerance="seed means; both orderings at every weight",
-            holds=(ok3 if judged and ok3 is not None else None),
-            explanation=(expl3 if not ok3 else "") if judged and ok3 is not None else (why_not if not judged else expl3),
+            holds=ok3 if judged else None,
+            explanation=("" if ok3 else expl3) if judged else why_not,
         )
     )
     # Sections.
@@ -678,9 +688,7 @@ def _admission_outcome(
     )
     out.data["table3_5_plt"] = {m: [Estimate.of(p).to_json() for p in pts] for m, pts in grid.items()}
     out.data["table3_7"] = [Estimate.of(v).to_json() for v in per_bn]
-    out.data["table3_8"] = {
-        f"PLT{k}/w{w:g}": [Estimate.of(v).to_json() for v in est] for (k, w), est in beat.items()
-    }
+    out.data["table3_8"] = {f"PLT{k}/w{w:g}": [Estimate.of(v).to_json() for v in est] for (k, w), est in beat.items()}
     out.data["marking_share"] = {
         f"PLT{k}/w{w:g}": {"any": a.to_json(), "one": m.to_json()} for (k, w), (a, m) in share.items()
     }

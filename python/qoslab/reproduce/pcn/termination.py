@@ -47,8 +47,8 @@ number (Tables 4.7-4.9).
 
 Every printed number of Tables 4.1-4.3 and Fig. 4.4 is a cell
 (:mod:`.cellmap`, one value per seed); §4.5's qualitative statement is a
-claim, judged over at least 5 seeds. ``--quick``: Table 4.3, Fig. 4.4 and
-§4.2's bottleneck figure (one run a seed).
+claim, judged over at least 5 seeds. ``--quick``: Table 4.3, Fig. 4.4,
+§4.2's bottleneck figure and Table 4.1 (ten runs a seed, about 15 s of CPU).
 """
 
 from __future__ import annotations
@@ -432,7 +432,9 @@ def _table_4_3(ctx: Context) -> tuple[list[Measured], dict[str, Any], tuple[str,
                 ("Over-term Perc", [x["over_pts"] for x in per[i]]),
             ),
         )
-    cells += C.cells(ctx.log, "§4.2", "RT Difference experiment: bottleneck", (("over-termination", _vals(runs, "over_pts")),))
+    cells += C.cells(
+        ctx.log, "§4.2", "RT Difference experiment: bottleneck", (("over-termination", _vals(runs, "over_pts")),)
+    )
     # Fig. 4.4: the rounds of each ingress, seed by seed (times after t1; the figure prints them from 0 s).
     rounds = {i: [x["rounds"] for x in per[i]] for i in (0, 1)}
     fig = {
@@ -440,7 +442,9 @@ def _table_4_3(ctx: Context) -> tuple[list[Measured], dict[str, Any], tuple[str,
         "t3": [r[0] if r else math.nan for r in rounds[1]],
         "t4": [r[1] if len(r) > 1 else math.nan for r in rounds[0]],
     }
-    cells += C.cells(ctx.log, "Fig. 4.4", "RT Difference experiment", ((k, [T1 + t for t in v]) for k, v in fig.items()))
+    cells += C.cells(
+        ctx.log, "Fig. 4.4", "RT Difference experiment", ((k, [T1 + t for t in v]) for k, v in fig.items())
+    )
     est = {i: {k: Estimate.of(x[k] for x in per[i]) for k in ("actual", "over_pct", "over_pts")} for i in (0, 1)}
     bott = {k: _est(runs, k) for k in ("actual", "optimal", "over_pct", "over_pts")}
     rows = [
@@ -724,12 +728,16 @@ def _synchronization(ctx: Context, fs: Sequence[float]) -> tuple[dict[str, Any],
 
 def run(ctx: Context) -> Outcome:
     """Table 4.3 with Fig. 4.4 and §4.2, Table 4.2 (CBR, VBR, MIX, VTR, SVD) with the synchronization
-    diagnostic, §4.5 (BATCH arrivals), Table 4.1 and the controls. Quick: Table 4.3, Fig. 4.4 and
-    §4.2 only (one run a seed)."""
+    diagnostic, §4.5 (BATCH arrivals), Table 4.1 and the controls. Quick: Table 4.3, Fig. 4.4,
+    §4.2 and Table 4.1 (ten runs a seed)."""
     cells, d43, sec43 = _table_4_3(ctx)
     sections = [sec43]
     data: dict[str, Any] = {"table4_3": d43}
     if ctx.quick:
+        m41, d41, sec41 = _table_4_1(ctx)
+        cells += m41
+        data["table4_1"] = d41
+        sections.append(sec41)
         claim = Claim(
             id="sec4.5-batch",
             text="§4.5: at low ingress aggregation BATCH call arrivals over-terminate no more than Poisson arrivals",

@@ -12,6 +12,7 @@ from qoslab import ReproductionError
 from qoslab.reproduce.cells import (
     CELL_COLUMNS,
     Measured,
+    NotMeasured,
     Score,
     cells_csv,
     compare,
@@ -190,8 +191,28 @@ def test_a_measured_key_the_paper_does_not_hold_fails_loudly(tmp_path):
         compare(paper, [Measured("Table 2", "POO3", "MBAC %Utilization", [1.0])])
     with pytest.raises(ReproductionError, match="tables: Table 2, Table 3"):
         compare(paper, [Measured("Table 9", "x", "y", [1.0])])
-    with pytest.raises(ReproductionError, match="measured twice"):
+    with pytest.raises(ReproductionError, match="given twice"):
         compare(paper, [Measured("Table 2", "POO2", "MBAC %Utilization", [1.0])] * 2)
+
+
+def test_inputs_are_kept_apart_and_a_not_measured_cell_carries_its_own_reason(tmp_path):
+    rows = ROWS + "Table 2,POO2,T on,350,ms,,configured,§4.1,input,Table 1's mean ON time\n"
+    paper = load_paper(_paper(tmp_path, rows=rows))
+    cells = compare(paper, [NotMeasured("Table 2", "POO2", "SSAC %Utilization", "the paper defines no such ratio")])
+    v = {(c.row, c.column): c for c in cells}
+    assert v["POO2", "T on"].verdict == "input" and v["POO2", "T on"].paper == "350 (input)"
+    assert v["POO2", "T on"].tolerance is None and v["POO2", "T on"].cause == "Table 1's mean ON time"
+    nm = v["POO2", "SSAC %Utilization"]
+    assert nm.verdict == "not run" and nm.cause == "the paper defines no such ratio"
+    s = Score.of(cells)
+    assert (s.compared, s.not_run, s.lost, s.input) == (0, 3, 1, 1) and s.value is None
+    assert s.line("x").endswith("3 not run, 1 lost, 1 inputs")
+    with pytest.raises(ReproductionError, match=r"cells.csv:6: cell .* is an input"):
+        compare(paper, [Measured("Table 2", "POO2", "T on", [350.0])])
+    with pytest.raises(ReproductionError, match="no cell"):
+        compare(paper, [NotMeasured("Table 2", "POO9", "T on", "why")])
+    with pytest.raises(ReproductionError, match="reason"):
+        NotMeasured("Table 2", "POO2", "T on", " ")
 
 
 def test_a_table_tolerance_overrides_the_rule_and_a_cause_explains_a_differing_cell(tmp_path):

@@ -10,6 +10,7 @@ import pytest
 
 from qoslab import ReproductionError
 from qoslab.reproduce import Claim, Outcome, execute, module, names
+from qoslab.reproduce.framework import RESULTS_KEYS
 from qoslab.reproduce.stats import Estimate, cv, t975
 
 
@@ -79,18 +80,9 @@ def test_execute_writes_results_json_and_report(tmp_path):
     folder = tmp_path / "fake_one"
     assert s.folder == folder and s.counts == {"holds": 1, "fails": 1, "not checked": 0}
     doc = json.loads((folder / "results.json").read_text())
-    assert list(doc) == [
-        "name",
-        "seed_file",
-        "qoslab_version",
-        "quick",
-        "seeds",
-        "wall_s",
-        "score",
-        "fidelity",
-        "claims",
-        "data",
-    ]
+    assert tuple(doc) == RESULTS_KEYS
+    assert RESULTS_KEYS[:6] == ("name", "seed_file", "qoslab_version", "quick", "seeds", "wall_s")
+    assert RESULTS_KEYS[6:] == ("score", "fidelity", "claims", "data")
     assert doc["seeds"] == [1, 2] and doc["data"] == {"nan": None, "t": [1, 2]}
     assert doc["score"] is None and doc["fidelity"] is None  # the fake reproduces no paper's tables
     assert not (folder / "cells.csv").exists()

@@ -689,14 +689,19 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
     console.print(f"[bold]scores[/] (cells agreeing / cells compared, {'quick' if a.quick else 'full'} run):")
     for s in summaries:
         score = s.score
-        console.print(
-            "  " + (score.line(s.name) if score is not None else f"{s.name}: no paper's tables, no score"),
-            markup=False,
-        )
+        if score is not None:
+            line = score.line(s.name)
+        elif hasattr(rp.module(s.name), "PAPER_DATA"):  # PAPER_DATA = None: it reproduces no paper's tables
+            line = f"{s.name}: no paper's tables, no score"
+        else:
+            line = f"{s.name}: no paper data yet ({rp.paper_dir(s.folder.name)} is missing), no score"
+        console.print("  " + line, markup=False, soft_wrap=True)
     overall = rp.overall_score(summaries)
     if overall is not None:
         papers = sum(1 for s in summaries if s.score is not None)
-        console.print("  " + overall.line(f"overall ({papers} paper{'s' if papers != 1 else ''})"), markup=False)
+        console.print(
+            "  " + overall.line(f"overall ({papers} paper{'s' if papers != 1 else ''})"), markup=False, soft_wrap=True
+        )
     if a.name == "all":
         console.print(f"scores -> {rp.write_scores(a.out, summaries, quick=a.quick)}", markup=False)
     total = sum(totals.values())

@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ..errors import ReproductionError
-from .cells import Measured, Score
+from .cells import Measured, NotMeasured, Score, paper_dir
 from .framework import Claim, Context, Figure, Outcome, Summary, execute, overall_score, paper_data, write_scores
 from .framework import destination as framework_destination
 
@@ -104,6 +104,7 @@ __all__ = [
     "Context",
     "Figure",
     "Measured",
+    "NotMeasured",
     "Outcome",
     "Score",
     "Summary",
@@ -113,6 +114,7 @@ __all__ = [
     "names",
     "overall_score",
     "paper",
+    "paper_dir",
     "reproduce",
     "write_scores",
 ]

@@ -26,8 +26,11 @@ with the paper's cells and judges each with the one rule of
 - ``differs`` when the paper's value, or its whole ``±`` interval, lies
   outside ``[ci_low - tol, ci_high + tol]``; else ``uncertain`` when
   ``ci_high - ci_low > 2 tol`` or fewer than 2 seeds ran; else ``agrees``;
-- ``not run`` (no value measured: a quick run skipping the table) and
-  ``lost`` (the paper's number is unreadable) stay apart.
+- ``not run`` (no value measured: a quick run skipping the table, or a
+  :class:`NotMeasured` cell with its reason), ``lost`` (the paper's number is
+  unreadable) and ``input`` (a set-up value the paper prints, e.g. a source's
+  parameters: its qoslab value is the configured one, so it is never judged)
+  stay apart.
 
 The :class:`Score` is agrees / (agrees + differs + uncertain).
 """
@@ -41,7 +44,7 @@ import os
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
@@ -65,10 +68,11 @@ CELL_COLUMNS = (
     "verdict",
     "cause",
 )
-#: What a paper's cell is: in a table, stated in the text, or lost in the extraction.
-STATUSES = ("printed", "stated", "lost")
+#: What a paper's cell is: a result printed in a table, a result stated in the text, a number lost
+#: in the extraction, or an input (a set-up value the paper prints: kept, never judged).
+STATUSES = ("printed", "stated", "lost", "input")
 #: The verdicts, in the order reports list them.
-VERDICTS = ("agrees", "differs", "uncertain", "not run", "lost")
+VERDICTS = ("agrees", "differs", "uncertain", "not run", "lost", "input")
 #: The cause of a differing cell that no documented controlled run explains.
 UNEXPLAINED = "unexplained"
 
@@ -120,6 +124,27 @@ class Measured:
         return (self.table, self.row, self.column)
 
 
+@dataclass(frozen=True)
+class NotMeasured:
+    """A paper cell of a table the run covers that qoslab cannot measure, with the reason
+    (e.g. the paper does not define the statistic; a seed without the event the cell times).
+    Reported as ``not run`` with ``reason`` instead of the table's ``not_run_reason``."""
+
+    table: str
+    row: str
+    column: str
+    reason: str
+
+    def __post_init__(self) -> None:
+        for name in ("table", "row", "column", "reason"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise ReproductionError(f"NotMeasured {name} must be a non-empty str, got {getattr(self, name)!r}")
+
+    @property
+    def key(self) -> Key:
+        return (self.table, self.row, self.column)
+
+
 # -- paper data ---------------------------------------------------------------
 
 
@@ -158,6 +183,8 @@ class PaperCell:
         """The value as the paper prints it, with its ``±`` when it gives one (``lost`` when lost)."""
         if self.status == "lost":
             return "lost"
+        if self.status == "input":
+            return f"{self.value} (input)"
         return f"{self.value} ± {self.pm}" if self.pm else self.value
 
 
@@ -223,19 +250,20 @@ def paper_dir(folder: str) -> Path:
     return paperdata_root() / folder
 
 
-def _read_bounded(path: Path, *, required: bool = True) -> str | None:
-    """The text of ``path`` (UTF-8, at most :data:`MAX_FILE_BYTES`); ``None`` if absent and not required."""
+def read_text_bounded(path: Path, *, limit: int = MAX_FILE_BYTES, required: bool = True) -> str | None:
+    """The text of ``path`` (UTF-8, at most ``limit`` bytes, else a :class:`ReproductionError`
+    naming the file, and the line of a bad byte); ``None`` if absent and not ``required``."""
     try:
         with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
+            data = f.read(limit + 1)
     except FileNotFoundError:
         if required:
             raise ReproductionError(f"{path}: no such file") from None
         return None
     except OSError as e:
         raise ReproductionError(f"{path}: cannot read: {e.strerror or e}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ReproductionError(f"{path}: larger than {MAX_FILE_BYTES} bytes; allowed: a paper data file up to that")
+    if len(data) > limit:
+        raise ReproductionError(f"{path}: larger than {limit} bytes; allowed: up to {limit}")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -313,7 +341,7 @@ def _csv_rows(path: Path, text: str, header: Sequence[str]) -> Iterable[tuple[in
 
 
 def _paper_cells(path: Path) -> list[PaperCell]:
-    text = _read_bounded(path)
+    text = read_text_bounded(path)
     assert text is not None
     cells: list[PaperCell] = []
     seen: dict[Key, int] = {}
@@ -357,7 +385,7 @@ def _paper_cells(path: Path) -> list[PaperCell]:
 
 
 def _toml(path: Path, *, required: bool) -> tuple[dict[str, Any], str] | None:
-    text = _read_bounded(path, required=required)
+    text = read_text_bounded(path, required=required)
     if text is None:
         return None
     try:
@@ -541,7 +569,7 @@ def judge(values: Sequence[float], *, paper: float, tol: float, pm: float | None
 def tolerance_of(cell: PaperCell, table: PaperTable) -> float | None:
     """The cell's ``tol``: the table's explicit tolerance, else the printed ``±``, else
     :func:`printed_tolerance`; ``None`` for a lost cell."""
-    if cell.status == "lost":
+    if cell.status in ("lost", "input"):
         return None
     if table.tolerance is not None:
         return table.tolerance
@@ -594,15 +622,22 @@ def fmt_number(x: float | None) -> str:
     return "0" if s == "-0" else s
 
 
-def compare(paper: PaperData, measured: Sequence[Measured]) -> list[Cell]:
+def compare(paper: PaperData, measured: Sequence[Measured | NotMeasured]) -> list[Cell]:
     """Joins qoslab's cells with the paper's on (table, row, column) and judges each; the
-    result is in the paper's order. A measured key the paper data does not hold, or one
-    measured twice, is a :class:`ReproductionError`."""
-    got: dict[Key, Measured] = {}
-    known = set(paper.keys())
+    result is in the paper's order. A key the paper data does not hold, one given twice, or
+    one of an ``input`` cell is a :class:`ReproductionError`."""
+    got: dict[Key, Measured | NotMeasured] = {}
+    known = {c.key: c for c in paper.cells}
     for m in measured:
-        if not isinstance(m, Measured):
-            raise ReproductionError(f"{paper.name}: Outcome.cells holds {type(m).__name__}; allowed: Measured")
+        if not isinstance(m, (Measured, NotMeasured)):
+            raise ReproductionError(
+                f"{paper.name}: Outcome.cells holds {type(m).__name__}; allowed: Measured, NotMeasured"
+            )
+        if m.key in known and known[m.key].status == "input":
+            raise ReproductionError(
+                f"{paper.path / 'cells.csv'}:{known[m.key].line}: cell {m.key} is an input (a set-up value), "
+                "never measured; allowed: a result cell"
+            )
         if m.key not in known:
             near = [k for k in known if k[0] == m.table]
             hint = (
@@ -613,17 +648,22 @@ def compare(paper: PaperData, measured: Sequence[Measured]) -> list[Cell]:
             )
             raise ReproductionError(f"{paper.path / 'cells.csv'}: no cell {m.key}{hint}")
         if m.key in got:
-            raise ReproductionError(f"{paper.name}: cell {m.key} measured twice")
+            raise ReproductionError(f"{paper.name}: cell {m.key} given twice")
         got[m.key] = m
     tables = {t.id: t for t in paper.tables}
     out = []
     for pc in paper.cells:
         t = tables[pc.table]
-        mine = got.get(pc.key)
+        given = got.get(pc.key)
+        mine = given if isinstance(given, Measured) else None
         tol = tolerance_of(pc, t)
         ours = interval(mine.values) if mine is not None else None
         if pc.status == "lost":
             verdict, cause = "lost", pc.note or "the paper's number is unreadable in the extraction"
+        elif pc.status == "input":
+            verdict, cause = "input", pc.note or "a set-up value the paper prints: configured, not judged"
+        elif isinstance(given, NotMeasured):
+            verdict, cause = "not run", given.reason
         elif mine is None:
             verdict = "not run"
             cause = t.not_run_reason or "the reproduction measured no value for this cell in this run"
@@ -659,22 +699,17 @@ class Score:
     uncertain: int = 0
     not_run: int = 0
     lost: int = 0
+    input: int = 0
 
     @classmethod
     def of(cls, cells: Iterable[Cell]) -> Score:
         n = dict.fromkeys(VERDICTS, 0)
         for c in cells:
             n[c.verdict] += 1
-        return cls(n["agrees"], n["differs"], n["uncertain"], n["not run"], n["lost"])
+        return cls(n["agrees"], n["differs"], n["uncertain"], n["not run"], n["lost"], n["input"])
 
     def __add__(self, other: Score) -> Score:
-        return Score(
-            self.agrees + other.agrees,
-            self.differs + other.differs,
-            self.uncertain + other.uncertain,
-            self.not_run + other.not_run,
-            self.lost + other.lost,
-        )
+        return Score(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
 
     @property
     def compared(self) -> int:
@@ -691,6 +726,7 @@ class Score:
             "uncertain": self.uncertain,
             "not run": self.not_run,
             "lost": self.lost,
+            "input": self.input,
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -698,12 +734,14 @@ class Score:
         return {"score": round(v, 4) if v is not None else None, "compared": self.compared, **self.counts()}
 
     def line(self, name: str) -> str:
-        """``mace: 14 of 24 cells agree, 8 differ, 2 uncertain (score 0.58); 3 not run, 1 lost``."""
+        """``mace: 14 of 24 cells agree, 8 differ, 2 uncertain (score 0.58); 3 not run, 1 lost``
+        (and ``, 12 inputs`` when the paper prints set-up values)."""
         v = self.value
         s = f"score {v:.2f}" if v is not None else "no score: no cell compared"
+        inputs = f", {self.input} inputs" if self.input else ""
         return (
             f"{name}: {self.agrees} of {self.compared} cells agree, {self.differs} differ, "
-            f"{self.uncertain} uncertain ({s}); {self.not_run} not run, {self.lost} lost"
+            f"{self.uncertain} uncertain ({s}); {self.not_run} not run, {self.lost} lost{inputs}"
         )
 
 
@@ -735,7 +773,7 @@ def _opt_float(where: str, name: str, v: str) -> float | None:
 def read_cells(path: str | os.PathLike[str]) -> list[Cell]:
     """A reproduction's ``cells.csv`` read back (bounded, checked: every field named on error)."""
     p = Path(path)
-    text = _read_bounded(p)
+    text = read_text_bounded(p)
     assert text is not None
     out = []
     for line, r in _csv_rows(p, text, CELL_COLUMNS):
@@ -770,6 +808,7 @@ __all__ = [
     "Cell",
     "Judgement",
     "Measured",
+    "NotMeasured",
     "PaperCell",
     "PaperData",
     "PaperTable",
@@ -786,5 +825,6 @@ __all__ = [
     "paperdata_root",
     "printed_tolerance",
     "read_cells",
+    "read_text_bounded",
     "tolerance_of",
 ]

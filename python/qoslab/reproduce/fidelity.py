@@ -11,6 +11,7 @@ rerun commands come from the paper data, or from ``results.json``'s ``fidelity``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -76,38 +77,63 @@ def by_table(cells: Sequence[Cell], tables: Sequence[PaperTable]) -> list[tuple[
     return [(t, [c for c in cells if c.table == t.id]) for t in tables if any(c.table == t.id for c in cells)]
 
 
-def _digits(paper: str) -> int | None:
-    """The decimals to show qoslab's value with: one more than the paper prints."""
-    value = paper.split(" ± ")[0]
+def digits(c: Cell) -> int:
+    """The decimals qoslab's numbers of a cell are shown with: one more than the paper prints
+    (``72.5`` -> 2), or 4 significant digits of qoslab's mean when the paper's number is lost
+    or not a plain number."""
+    value = c.paper.split(" ± ")[0].removesuffix(" (input)")
     try:
         return decimals_of(value) + 1
     except ValueError:
-        return None
-
-
-def fmt(x: float, paper: str) -> str:
-    """qoslab's number shown beside the paper's ``paper``: one decimal more than it prints."""
-    d = _digits(paper)
-    return format(x, f".{d}f") if d is not None else format(x, ".4g")
+        x = abs(c.qoslab) if c.qoslab else 0.0
+        return max(0, 3 - math.floor(math.log10(x))) if x > 0 else 0
 
 
 def value_text(c: Cell) -> str:
     """qoslab's value of a cell as shown: ``34.71 ± 1.62``, ``34.71`` with one seed, ``-`` with none."""
     if c.qoslab is None:
         return "-"
-    s = fmt(c.qoslab, c.paper)
+    d = digits(c)
+    s = f"{c.qoslab:.{d}f}"
     if c.ci_low is not None and c.ci_high is not None and c.ci_high > c.ci_low:
-        s += f" ± {fmt((c.ci_high - c.ci_low) / 2, c.paper)}"
+        s += f" ± {(c.ci_high - c.ci_low) / 2:.{d}f}"
     return s
 
 
 def interval_text(c: Cell) -> str:
-    """``[33.09, 36.33]`` (qoslab's 95 % interval), or the value alone with one seed."""
+    """``33.71 [33.09, 36.33]`` (qoslab's mean and 95 % interval), the mean alone with one seed."""
     if c.qoslab is None:
         return "-"
+    d = digits(c)
     if c.ci_low is None or c.ci_high is None or c.ci_high <= c.ci_low:
-        return fmt(c.qoslab, c.paper)
-    return f"{fmt(c.qoslab, c.paper)} [{fmt(c.ci_low, c.paper)}, {fmt(c.ci_high, c.paper)}]"
+        return f"{c.qoslab:.{d}f}"
+    return f"{c.qoslab:.{d}f} [{c.ci_low:.{d}f}, {c.ci_high:.{d}f}]"
+
+
+def counts_text(score: Score) -> str:
+    """A table's verdicts in a few words: ``3 of 5 agree, 1 differs, 1 uncertain (score 0.60); 1 lost``."""
+    if score.compared:
+        v = score.value
+        head = (
+            f"{score.agrees} of {score.compared} agree, {score.differs} differ, {score.uncertain} uncertain "
+            f"(score {v:.2f})"
+        )
+    else:
+        head = "no cell compared"
+    rest = [(score.not_run, "not run"), (score.lost, "lost"), (score.input, "inputs (set-up values, not judged)")]
+    extra = ", ".join(f"{n} {w}" for n, w in rest if n)
+    return f"{head}; {extra}" if extra else head
+
+
+def not_run_reasons(cells: Sequence[Cell]) -> list[tuple[str, str]]:
+    """Each reason of a table's ``not run`` cells with the cells it covers (``""``: all of them)."""
+    nr = [c for c in cells if c.verdict == "not run"]
+    out = []
+    for reason in dict.fromkeys(c.cause for c in nr):
+        these = [c for c in nr if c.cause == reason]
+        which = "" if len(these) == len(nr) else "; ".join(f"{c.row}, {c.column}" for c in these)
+        out.append((reason, which))
+    return out
 
 
 def _md(s: str) -> str:
@@ -122,10 +148,12 @@ def _md_cell(c: Cell | None) -> str:
         return f"lost · {value_text(c)}" if c.qoslab is not None else "lost"
     if c.verdict == "not run":
         return f"{_md(c.paper)} · not run"
+    if c.verdict == "input":
+        return _md(c.paper)
     return f"{_md(c.paper)} · {value_text(c)} · {verdict}"
 
 
-def _unit_note(cells: Sequence[Cell]) -> str:
+def unit_note(cells: Sequence[Cell]) -> str:
     units = list(dict.fromkeys(c.unit for c in cells))
     return f"unit {units[0]}" if len(units) == 1 else "units " + ", ".join(units)
 
@@ -138,7 +166,8 @@ def score_text(score: Score | None) -> str:
     s = f"**score {v:.2f}**" if v is not None else "**no score** (no cell compared)"
     return (
         f"{s}: {score.agrees} of {score.compared} cells agree, {score.differs} differ, "
-        f"{score.uncertain} uncertain; {score.not_run} not run, {score.lost} lost."
+        f"{score.uncertain} uncertain; {score.not_run} not run, {score.lost} lost"
+        + (f", {score.input} inputs (set-up values, not judged)." if score.input else ".")
     )
 
 
@@ -151,7 +180,7 @@ def markdown(cells: Sequence[Cell], tables: Sequence[PaperTable], causes: Sequen
         rows, cols, at = grid(tc)
         title = f"{h} {t.id}: {t.title} ({t.section})"
         out += ["", title, ""]
-        note = [_unit_note(tc), Score.of(tc).line("cells").removeprefix("cells: ")]
+        note = [unit_note(tc), counts_text(Score.of(tc))]
         if t.tolerance is not None:
             note.append(f"tolerance ±{t.tolerance:g} for every cell: {t.tolerance_reason}")
         out += ["; ".join(note) + ".", ""]
@@ -159,9 +188,8 @@ def markdown(cells: Sequence[Cell], tables: Sequence[PaperTable], causes: Sequen
         out.append("|---" * (len(cols) + 1) + "|")
         for r in rows:
             out.append(f"| {_md(r)} | " + " | ".join(_md_cell(at.get((r, c))) for c in cols) + " |")
-        reasons = list(dict.fromkeys(c.cause for c in tc if c.verdict == "not run"))
-        for reason in reasons:
-            out += ["", f"Not run: {_md(reason)}"]
+        for reason, which in not_run_reasons(tc):
+            out += ["", f"Not run{' (' + _md(which) + ')' if which else ''}: {_md(reason.rstrip('.'))}."]
     differing = [c for c in cells if c.verdict == "differs"]
     out += ["", f"{h} Differing cells and their causes", ""]
     if not differing:
@@ -182,12 +210,15 @@ def markdown(cells: Sequence[Cell], tables: Sequence[PaperTable], causes: Sequen
 __all__ = [
     "LEGEND",
     "by_table",
+    "counts_text",
+    "digits",
     "fidelity_json",
-    "fmt",
     "from_json",
     "grid",
     "interval_text",
     "markdown",
+    "not_run_reasons",
     "score_text",
+    "unit_note",
     "value_text",
 ]

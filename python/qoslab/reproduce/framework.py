@@ -45,7 +45,7 @@ from .._atomic import Destination, reproduction_identity
 from ..errors import ReproductionError
 from ..result import Result
 from ..scenario import Scenario
-from .cells import Cell, Measured, PaperData, Score, cells_csv, compare, load_paper, paper_dir
+from .cells import Cell, Measured, NotMeasured, PaperData, Score, cells_csv, compare, load_paper, paper_dir
 from .fidelity import fidelity_json, markdown, score_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,6 +58,20 @@ T = TypeVar("T")
 def _identity(res: Result) -> Result:
     return res
 
+
+#: The keys of a reproduction's ``results.json``, in order.
+RESULTS_KEYS = (
+    "name",
+    "seed_file",
+    "qoslab_version",
+    "quick",
+    "seeds",
+    "wall_s",
+    "score",
+    "fidelity",
+    "claims",
+    "data",
+)
 
 #: What a :class:`Claim` is: a reproduced statement of the paper (counted) or a check (not).
 CLAIM_KINDS = ("claim", "check")
@@ -119,13 +133,14 @@ class Figure:
 class Outcome:
     """What a reproduction returns: claims, raw data, report sections (Markdown), figures,
     and its values of the paper's cells (:class:`~.cells.Measured`, joined with the paper
-    data and judged by :func:`execute`)."""
+    data and judged by :func:`execute`; :class:`~.cells.NotMeasured` for a cell of a covered
+    table that qoslab cannot measure, with the reason)."""
 
     claims: list[Claim]
     data: dict[str, Any]
     sections: list[tuple[str, str]] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
-    cells: list[Measured] = field(default_factory=list)
+    cells: list[Measured | NotMeasured] = field(default_factory=list)
 
 
 @dataclass
@@ -455,7 +470,7 @@ def execute(
     from .. import __version__
 
     score = summary.score
-    doc = {
+    doc: dict[str, Any] = {
         "name": name,
         "seed_file": module.SEED_FILE,
         "qoslab_version": __version__,

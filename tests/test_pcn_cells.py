@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from qoslab.reproduce.cells import Measured, compare, load_paper, paper_dir
+from qoslab.reproduce.cells import Measured, NotMeasured, compare, load_paper, paper_dir
 from qoslab.reproduce.framework import Context, Outcome
 from qoslab.reproduce.pcn import admission, cellmap, plt
 from qoslab.reproduce.stats import Estimate
@@ -40,10 +40,14 @@ def test_worst_and_summary_are_per_seed_statistics():
         cellmap.summary([[1.0]])
 
 
-def test_a_cell_with_a_value_that_is_not_finite_is_left_out_and_logged():
+def test_a_cell_with_a_value_that_is_not_finite_is_not_measured_with_its_reason():
     logs: list[str] = []
-    out = cellmap.cells(logs.append, "Table 3.7", "CBR", [("Bottleneck LinkId / 1", [0.3, float("nan")])])
-    assert out == [] and "not finite" in logs[0] and "Table 3.7 / CBR / Bottleneck LinkId / 1" in logs[0]
+    t4 = ("Fig. 4.4", "RT Difference experiment", "t4")
+    (out,) = cellmap.cells(logs.append, *t4[:2], [(t4[2], [200.41, float("nan")])], missing="no such round")
+    assert isinstance(out, NotMeasured) and out.reason.startswith("no such round") and "seed index 2" in out.reason
+    assert "Fig. 4.4 / RT Difference experiment / t4" in logs[0]
+    (c,) = [c for c in compare(PAPER, [out]) if c.key == t4]
+    assert c.verdict == "not run" and c.cause == out.reason
 
 
 def _voice(worst: dict[tuple[str, str], tuple[float, float, float]]) -> dict:
@@ -86,7 +90,7 @@ def test_table_3_1_cells_reach_the_rules_verdicts(tmp_path):
     assert v[("Table 3.1", row("CBR", "POISSON"), cellmap.SD)] == "agrees"
     # The SVD rows are not run (issue 31), and no other table's cell is judged.
     assert v[("Table 3.1", "1Gbps / SVD / POISSON", cellmap.OVER)] == "not run"
-    assert {k[0] for k, x in v.items() if x != "not run"} == {"Table 3.1"}
+    assert {k[0] for k, x in v.items() if x not in ("not run", "input")} == {"Table 3.1"}
     # Tables 3.2-3.3: 1 Mb/s-T1 batch worst case 30.0-30.5 against the CBR table's 30.0 (agrees) and
     # the VBR table's 40.0 (differs); 10 Mb/s the same runs against 5.0 (CBR batch; differs).
     cells, _t, _d = admission._table_3_23(_ctx(tmp_path, [1, 2, 3]), est)
@@ -164,7 +168,7 @@ def test_table_4_7_cells_reach_the_rules_verdicts(tmp_path):
         ctx, out, {plt.QUICK_TERMINATION: [table(0.0), table(0.005), table(-0.005)]}, False, "quick"
     )
     v = _verdicts(out.cells)
-    assert len(out.cells) == 55 and {k[0] for k in v if v[k] != "not run"} == {"Table 4.7"}
+    assert len(out.cells) == 55 and {k[0] for k in v if v[k] not in ("not run", "input")} == {"Table 4.7"}
     assert v[("Table 4.7", "IEA1 (5H)", "A - E")] == "agrees"
     assert v[("Table 4.7", "BN3", "Expected term")] == "agrees"
     out = Outcome(claims=[], data={})
@@ -183,14 +187,13 @@ def test_fig_4_4_uses_its_explicit_tolerance_and_one_seed_is_uncertain():
 
 
 #: The paper's cells no run measures: Table 3.1's SVD rows, Table 3.5's SVD PLT row and Table 3.7's
-#: rows but CBR (not run yet, issue 31), and the set-up figures.
+#: rows but CBR (not run yet, issue 31); each a NotMeasured with its reason.
 NEVER_MEASURED = {
     ("Table 3.1", "1Gbps / SVD / POISSON"),
     ("Table 3.1", "OC12 / SVD / POISSON"),
     ("Table 3.5", "SVD / PLT"),
     *(("Table 3.7", m) for m in ("VBR", "MIX", "VTR", "SVD")),
 }
-SETUP_COLUMNS = {"Flows per Ingress", "term Threshold", "RTT", "t1"}
 
 
 def test_the_full_reduction_feeds_every_cell_but_the_unmeasured_ones(tmp_path, monkeypatch):
@@ -234,7 +237,10 @@ def test_the_full_reduction_feeds_every_cell_but_the_unmeasured_ones(tmp_path, m
     out = pcn.reproduce(ctx)
     judged = {c.key: c for c in compare(PAPER, out.cells)}
     unmeasured = {k for k, c in judged.items() if c.verdict == "not run"}
-    want = {k for k in judged if k[:2] in NEVER_MEASURED or k[2] in SETUP_COLUMNS}
-    assert unmeasured == want
-    assert all(len(m.values) == 2 for m in out.cells)
+    assert unmeasured == {k for k in judged if k[:2] in NEVER_MEASURED}
+    assert all("issue 31" in judged[k].cause for k in unmeasured)
+    inputs = {k for k, c in judged.items() if c.verdict == "input"}
+    # 811 cells: 15 inputs, 28 not run yet (4 + 4 + 20), 768 measured.
+    assert len(inputs) == 15 and len(unmeasured) == 28 and len(out.cells) == 811 - 15
+    assert all(len(m.values) == 2 for m in out.cells if isinstance(m, Measured))
     assert [c.id for c in out.claims if c.kind == "check"] == ["expected-termination-plt2"]

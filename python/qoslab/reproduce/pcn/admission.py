@@ -48,7 +48,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cells import Measured
 from ..framework import Claim, Context, Outcome
 from ..stats import Estimate
 from . import _adm_setup as S
@@ -58,6 +57,8 @@ ARRIVALS = ("POISSON", "BATCH")
 VOICE = ("CBR", "VBR")
 #: Table 3.1's links above T3 (its CBR and VBR rows, the worst case of the three at 5x).
 T31_LINKS = ("T3", "100Mbps", "OC3")
+#: Table 3.1's SVD rows (not run yet).
+SVD_ROWS_3_1 = ("1Gbps / SVD / POISSON", "OC12 / SVD / POISSON")
 #: Tables 3.2-3.3's rows below T3: the paper's label -> the links run.
 LOW_GROUPS = {"1Mbps, T1": ("1Mbps", "T1"), "10 Mbps": ("10Mbps",)}
 OVERLOADS = (2.0, 3.0, 4.0, 5.0)
@@ -150,16 +151,23 @@ def _voice_runs(ctx: Context) -> dict[Any, dict[str, Estimate]]:
     return _cells([k[:4] for k in keys], vals)
 
 
-def _table_3_1(ctx: Context, est: dict[Any, dict[str, Estimate]]) -> tuple[list[Measured], str, dict[str, Any]]:
+def _table_3_1(ctx: Context, est: dict[Any, dict[str, Estimate]]) -> tuple[list[C.Cell], str, dict[str, Any]]:
     """Table 3.1's CBR and VBR rows: per seed the worst of T3, 100 Mb/s and OC3 at 5x (the seed: the
     worst cases are the 5x runs) and the sd ratio of that run."""
-    cells: list[Measured] = []
+    cells: list[C.Cell] = []
     for model in VOICE:
         for arr in ARRIVALS:
             cases = [est[(lk, model, arr, 5.0)] for lk in T31_LINKS]
             over, sd = C.worst([c["over_admission_pct"].values for c in cases], [c["sd_ratio"].values for c in cases])
             row = f"{C.T3_OC3} / {model} / {arr}"
             cells += C.cells(ctx.log, "Table 3.1", row, ((C.OVER, over), (C.SD, sd)))
+    cells += C.not_measured(
+        "Table 3.1",
+        SVD_ROWS_3_1,
+        (C.OVER, C.SD),
+        "not run yet: the SVD rows need their own runs (1 Gb/s and OC12, 2x-5x) and the text does not give "
+        "their virtual-queue setting (issue 31, item 8)",
+    )
     rows = []
     for (link, model, arr, _ov), m in sorted((k, v) for k, v in est.items() if k[0] in T31_LINKS):
         rows.append(
@@ -184,11 +192,11 @@ def _table_3_1(ctx: Context, est: dict[Any, dict[str, Estimate]]) -> tuple[list[
     return cells, table, data
 
 
-def _table_3_23(ctx: Context, est: dict[Any, dict[str, Estimate]]) -> tuple[list[Measured], str, dict[str, Any]]:
+def _table_3_23(ctx: Context, est: dict[Any, dict[str, Estimate]]) -> tuple[list[C.Cell], str, dict[str, Any]]:
     """Tables 3.2 (CBR) and 3.3 (VBR): per seed the worst case over the row's links and overloads
     (2x-5x at 1 Mb/s, T1, 10 Mb/s; 5x at T3-OC3, Table 3.1's runs) and that run's sd ratio."""
     groups = {**LOW_GROUPS, C.T3_OC3: T31_LINKS}
-    cells: list[Measured] = []
+    cells: list[C.Cell] = []
     rows = []
     data: dict[str, Any] = {}
     for model, table_id in (("CBR", "Table 3.2"), ("VBR", "Table 3.3")):
@@ -270,10 +278,10 @@ def _grid(ctx: Context) -> tuple[dict[Any, dict[str, Estimate]], dict[Any, dict[
 
 def _table_3_5(
     ctx: Context, grid: dict[Any, dict[str, Estimate]]
-) -> tuple[list[Claim], list[Measured], str, dict[str, Any]]:
+) -> tuple[list[Claim], list[C.Cell], str, dict[str, Any]]:
     """Table 3.5's single-link and RTT rows: per seed the min, max, mean and sd of the seed's 15 grid
     points; claim 2 (§3.6's band, on every point's seed mean) and §3.6's SVD statement."""
-    cells: list[Measured] = []
+    cells: list[C.Cell] = []
     rows = []
     summary: dict[str, dict[str, Any]] = {}
     for model in S.TRAFFIC:
@@ -372,7 +380,7 @@ def _fixed_runs(ctx: Context, cases: list[tuple[str, dict[str, Any]]]) -> dict[s
     return _cells([k[0] for k in keys], vals)
 
 
-def _table_3_4(ctx: Context) -> tuple[list[Measured], str, dict[str, Any]]:
+def _table_3_4(ctx: Context) -> tuple[list[C.Cell], str, dict[str, Any]]:
     """Table 3.4: SVD on 1 Gb/s and OC12 per virtual-queue setting, per seed the worst case over
     2x-5x and that run's sd ratio (per-packet CLE; docs/reproductions/pcn.md)."""
     cases: list[tuple[str, dict[str, Any]]] = [
@@ -385,7 +393,7 @@ def _table_3_4(ctx: Context) -> tuple[list[Measured], str, dict[str, Any]]:
         for ov in OVERLOADS
     ]
     est = _fixed_runs(ctx, cases)
-    cells: list[Measured] = []
+    cells: list[C.Cell] = []
     rows = []
     data: dict[str, Any] = {}
     for link in VQ_LINKS:
@@ -418,7 +426,7 @@ def _table_3_4(ctx: Context) -> tuple[list[Measured], str, dict[str, Any]]:
     return cells, table, data
 
 
-def _table_3_6(ctx: Context) -> tuple[list[Claim], list[Measured], str, dict[str, Any]]:
+def _table_3_6(ctx: Context) -> tuple[list[Claim], list[C.Cell], str, dict[str, Any]]:
     """Table 3.6: one cell per (type, ingresses), each seed's run; and the text's "insensitive"
     judged with §3.6's band."""
     cases: list[tuple[str, dict[str, Any]]] = [
@@ -427,7 +435,7 @@ def _table_3_6(ctx: Context) -> tuple[list[Claim], list[Measured], str, dict[str
         for n in counts
     ]
     est = _fixed_runs(ctx, cases)
-    cells: list[Measured] = []
+    cells: list[C.Cell] = []
     rows, outside, measured = [], [], []
     for model, counts in INGRESSES_3_6.items():
         row = [est[f"t3_6_{model}_{n}in"]["over_admission_pct"] for n in counts]
@@ -583,7 +591,7 @@ def run(ctx: Context) -> Outcome:
         ]
         return Outcome(claims=skipped, data={}, sections=[])
     claims: list[Claim] = []
-    cells: list[Measured] = []
+    cells: list[C.Cell] = []
     sections: list[tuple[str, str]] = []
     data: dict[str, Any] = {}
 

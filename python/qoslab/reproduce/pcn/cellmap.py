@@ -8,8 +8,9 @@ of seed means. The verdict (mean over seeds, 95 % interval, tolerance) is the fr
 
 The families (:mod:`.admission`, :mod:`.termination`, :mod:`.plt`) call :func:`cell` with the
 paper's keys; a key not in ``cells.csv`` is the framework's ``ReproductionError``. A cell whose
-statistic is not finite in some seed (a ratio over nothing) is left out, and :func:`cells` says so
-in the run's log; the framework then reports it as not run.
+statistic is not finite in some seed (a round that did not happen, a ratio over nothing) is a
+``NotMeasured`` with the reason (reported as not run), as is a row of a run table that no run
+measures yet (:func:`not_measured`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 
-from ..cells import Measured
+from ..cells import Measured, NotMeasured
+
+#: What a family returns for a paper cell.
+Cell = Measured | NotMeasured
 
 #: Tables 3.1-3.4's two columns.
 OVER = "over-admission percent"
@@ -40,18 +44,33 @@ def cell(table: str, row: str, column: str, values: Sequence[float]) -> Measured
 
 
 def cells(
-    log: Callable[[str], None], table: str, row: str, columns: Iterable[tuple[str, Sequence[float]]]
-) -> list[Measured]:
-    """The cells of one row, ``columns`` as (column, values per seed); a cell with a value that is
-    not finite is left out and logged."""
-    out = []
+    log: Callable[[str], None],
+    table: str,
+    row: str,
+    columns: Iterable[tuple[str, Sequence[float]]],
+    *,
+    missing: str = "",
+) -> list[Cell]:
+    """The cells of one row, ``columns`` as (column, values per seed). A cell with a value that is
+    not finite is :class:`NotMeasured`, its reason ``missing`` (what the missing value means) and
+    the seeds without one; it is logged."""
+    out: list[Cell] = []
     for column, values in columns:
         m = cell(table, row, column, values)
-        if m is None:
-            log(f"pcn: {table} / {row} / {column}: a value is not finite ({list(values)}); the cell is left out")
-        else:
+        if m is not None:
             out.append(m)
+            continue
+        seeds = [str(i + 1) for i, v in enumerate(values) if not math.isfinite(float(v))]
+        why = f"{missing or 'no finite value'} in the run(s) of seed index {', '.join(seeds)} (1-based)"
+        log(f"pcn: {table} / {row} / {column}: {why}; the cell is not measured")
+        out.append(NotMeasured(table=table, row=row, column=column, reason=why))
     return out
+
+
+def not_measured(table: str, rows: Iterable[str], columns: Iterable[str], reason: str) -> list[Cell]:
+    """Cells of a run table that no run measures (a row not run yet), with the reason."""
+    cols = list(columns)
+    return [NotMeasured(table=table, row=r, column=c, reason=reason) for r in rows for c in cols]
 
 
 def worst(over: Sequence[Sequence[float]], sd: Sequence[Sequence[float]]) -> tuple[list[float], list[float]]:

@@ -65,7 +65,6 @@ from ... import stages, topology, traffic
 from ...pcn import expected_termination
 from ...result import Result
 from ...scenario import Scenario
-from ..cells import Measured
 from ..framework import Claim, Context, Outcome
 from ..stats import Estimate
 from . import cellmap as C
@@ -528,7 +527,7 @@ def _admission_outcome(
 ) -> None:
     """Tables 3.5 (PLT rows), 3.7 and 3.8 and §3.8.2's marking share as cells (one value per seed),
     the text's two statements as claims, and the report sections."""
-    measured: list[Measured] = []
+    measured: list[C.Cell] = []
     # Table 3.5, PLT rows: per run the worst bottleneck (§3.6: "the maximum of the N"); per seed the
     # four statistics over the 15 points.
     grid: dict[str, list[list[float]]] = {}
@@ -573,6 +572,19 @@ def _admission_outcome(
     ]
     for b, v in enumerate(per_bn):
         measured += C.cells(ctx.log, "Table 3.7", "CBR", ((f"Bottleneck LinkId / {b + 1}", v),))
+    measured += C.not_measured(
+        "Table 3.7",
+        ("VBR", "MIX", "VTR", "SVD"),
+        (f"Bottleneck LinkId / {b + 1}" for b in range(5)),
+        "not run: the VBR, MIX and VTR parking-lot grids run on PLT3, not PLT5, and SVD has none (issue 31, item 7)",
+    )
+    measured += C.not_measured(
+        "Table 3.5",
+        ("SVD / PLT",),
+        (f"Over Admission Perc Stats / {k}" for k in C.STATS),
+        "not run: no SVD parking-lot grid is run (it needs OC12 links; the reproduction's budget, "
+        "docs/reproductions/pcn.md; issue 31, item 7)",
+    )
     # Table 3.8 and the marking share (CBR, CLE 0.05, the three weights).
     beat: dict[tuple[int, float], list[list[float]]] = {}
     share: dict[tuple[int, float], tuple[Estimate, Estimate]] = {}
@@ -703,7 +715,7 @@ def _termination_outcome(
 ) -> None:
     """Tables 4.7-4.9 as cells (one value per seed; quick: Table 4.7 only), the text's "within 1 % for
     CBR and 3 % for VBR and VTR" as a claim, and a section per parking lot."""
-    measured: list[Measured] = []
+    measured: list[C.Cell] = []
     for (k, m, ratio), runs in sorted(tcells.items()):
         for r in runs[0]:
             vals = {c: [run[r][c] for run in runs] for c in COLUMNS_4_7}

@@ -101,10 +101,8 @@ def _not_judged(ctx: Context, what: str) -> str:
     return f"judged over at least 5 seeds (the issue's rule); this run has {len(ctx.seeds)}{what}"
 
 
-def _claim(ctx: Context, ok: bool | None, fail: str, **kw: Any) -> Claim:
-    """A claim judged only over >= 5 seeds, and only in the full run (``ok`` None: not run)."""
-    if ok is None:
-        return Claim(holds=None, explanation="not run in a quick run (full run only)", **kw)
+def _claim(ctx: Context, ok: bool, fail: str, **kw: Any) -> Claim:
+    """A claim judged only over >= 5 seeds."""
     if not _judged(ctx):
         return Claim(holds=None, explanation=_not_judged(ctx, ""), **kw)
     return Claim(holds=ok, explanation="" if ok else fail, **kw)
@@ -289,14 +287,8 @@ def _table_3_5(
             pts = [v["over_admission_pct"].values for k, v in sorted(grid.items()) if k[:2] == (model, topo)]
             if len(pts) < 2:
                 continue
-            st = C.summary(pts)
-            cells += C.cells(
-                ctx.log,
-                "Table 3.5",
-                f"{model} / {C.TOPO_35[topo]}",
-                ((f"Over Admission Perc Stats / {k}", v) for k, v in st.items()),
-            )
-            est = {k: Estimate.of(v) for k, v in st.items()}
+            got, est = C.table_3_5(ctx.log, f"{model} / {C.TOPO_35[topo]}", pts)
+            cells += got
             summary[f"{model}/{topo}"] = {k: e.to_json() for k, e in est.items()}
             rows.append(
                 f"| {model} | {topo} | {S.AGGREGATE_LINK[model]} | "
@@ -585,11 +577,7 @@ def run(ctx: Context) -> Outcome:
     no table of the family fits the quick run's budget (paperdata/pcn/tables.toml), so a quick run
     lists the claims as not checked and runs nothing."""
     if ctx.quick:
-        skipped = [
-            _claim(ctx, None, "", id=cid, text=text, paper="see the full run", measured="not run", tolerance="")
-            for cid, text in CLAIMS
-        ]
-        return Outcome(claims=skipped, data={}, sections=[])
+        return Outcome(claims=C.skipped(CLAIMS), data={}, sections=[])
     claims: list[Claim] = []
     cells: list[C.Cell] = []
     sections: list[tuple[str, str]] = []

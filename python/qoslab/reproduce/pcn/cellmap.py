@@ -19,6 +19,8 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 
 from ..cells import Measured, NotMeasured
+from ..framework import Claim
+from ..stats import Estimate
 
 #: What a family returns for a paper cell.
 Cell = Measured | NotMeasured
@@ -101,6 +103,32 @@ def summary(points: Sequence[Sequence[float]]) -> dict[str, list[float]]:
         out["Mean"].append(m)
         out["SD"].append(math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)))
     return out
+
+
+def table_3_5(
+    log: Callable[[str], None], row: str, points: Sequence[Sequence[float]]
+) -> tuple[list[Cell], dict[str, Estimate]]:
+    """Table 3.5's four cells of ``row`` from the grid's ``points[p][s]`` (:func:`summary`), and
+    their estimates over seeds for the report."""
+    st = summary(points)
+    cells_ = cells(log, "Table 3.5", row, ((f"Over Admission Perc Stats / {k}", v) for k, v in st.items()))
+    return cells_, {k: Estimate.of(v) for k, v in st.items()}
+
+
+def skipped(claims: Iterable[tuple[str, str]]) -> list[Claim]:
+    """A family's claims ``(id, text)`` in a quick run, which runs none of them: not checked."""
+    return [
+        Claim(
+            id=cid,
+            text=text,
+            paper="see the full run",
+            measured="not run",
+            tolerance="",
+            holds=None,
+            explanation="not run in a quick run (full run only)",
+        )
+        for cid, text in claims
+    ]
 
 
 def vq_label(vq: tuple[float, float, float]) -> str:

@@ -470,18 +470,7 @@ def run(ctx: Context) -> Outcome:
 
     out = Outcome(claims=claims, data={"expected_termination_plt2": expected_termination(2, 0.5, 0.25, 0.5)})
     if ctx.quick:
-        out.claims += [
-            Claim(
-                id=cid,
-                text=text,
-                paper="see the full run",
-                measured="not run",
-                tolerance="",
-                holds=None,
-                explanation=why_not,
-            )
-            for cid, text in ADMISSION_CLAIMS
-        ]
+        out.claims += C.skipped(ADMISSION_CLAIMS)
     else:
         _admission_outcome(ctx, out, cells, judged, why_not)
     _termination_outcome(ctx, out, tcells, judged, why_not)
@@ -536,18 +525,12 @@ def _admission_outcome(
             grid.setdefault(m, []).append([max(r["over"]) for r in runs])
     rows35, fails, spans = [], [], []
     for m, pts in grid.items():
-        st = C.summary(pts)
-        measured += C.cells(
-            ctx.log,
-            "Table 3.5",
-            f"{m} / {C.TOPO_35['plt']}",
-            ((f"Over Admission Perc Stats / {k}", v) for k, v in st.items()),
-        )
+        got, est = C.table_3_5(ctx.log, f"{m} / {C.TOPO_35['plt']}", pts)
+        measured += got
         means = [sum(p) / len(p) for p in pts]
         spans.append(f"{m} (PLT{GRID_PLT[m]}) {min(means):.2f} … {max(means):.2f} %")
         if min(means) < CLAIM_2[0] or max(means) > CLAIM_2[1]:
             fails.append(f"{m}: {min(means):.2f} … {max(means):.2f} %")
-        est = {k: Estimate.of(v) for k, v in st.items()}
         rows35.append(
             f"| {m} | PLT{GRID_PLT[m]} | {ADM_LINK[m]} | " + " | ".join(est[k].fmt(".2f") for k in C.STATS) + " |"
         )

@@ -160,6 +160,7 @@ def parser() -> argparse.ArgumentParser:
         help="run on a Dask distributed scheduler, e.g. tcp://head:8786 (dask-jobqueue: SLURM, PBS)",
     )
     _overrides(sw, "override a scenario field at every point (repeatable)")
+    _limits(sw)
     sw.add_argument("--out", metavar="DIR", help="sweep folder (default: results/sweep_<scenario name>/)")
     sw.add_argument("--quiet", "-q", action="store_true", help="no progress and no table; errors only")
     sw.add_argument(
@@ -243,6 +244,7 @@ def parser() -> argparse.ArgumentParser:
         help="local worker processes for the variants and seeds (default: every core)",
     )
     rwhere.add_argument("--scheduler", metavar="ADDRESS", help="run the variants and seeds on a Dask scheduler")
+    _limits(rp)
 
     c = sub.add_parser(
         "cac",
@@ -410,7 +412,9 @@ def cmd_sweep(a: argparse.Namespace) -> int:
             raise config_error("--grid", f"{key} is given twice; allowed: each key once, with all its values")
         grid[key] = ",".join(values)  # override text, as --set takes it
     # Everything is validated, and the scheduler reached, before anything is written.
-    p = sweeps.plan(a.file, grid=grid, seeds=a.seeds, overrides=a.overrides)
+    p = sweeps.plan(
+        a.file, grid=grid, seeds=a.seeds, overrides=a.overrides, max_memory=a.max_memory, max_events=a.max_events
+    )
     out = Path(a.out) if a.out else sweeps.default_out(p)
     with sweeps.sweep_folder(p, out, overwrite=a.overwrite), open_executor(jobs=a.jobs, scheduler=a.scheduler) as ex:
         reporter = None if a.quiet else sweeps.console_progress(len(p.jobs))
@@ -615,14 +619,8 @@ def _claims_table(summary: Any) -> Any:
     head = Text(f"{summary.name}: {summary.title} ({mode}, seeds {seeds})", style="bold underline")
     mark = {True: ("holds", "green"), False: ("FAILS", "red"), None: ("not checked", "yellow")}
     blocks: list[Any] = [head]
-    claims = [c for c in summary.outcome.claims if c.kind == "claim"]
-    checks = [c for c in summary.outcome.claims if c.kind == "check"]
-    if checks:  # listed apart, after the claims: they are never counted
-        claims.append(None)
-    for c in [*claims, *checks]:
-        if c is None:
-            blocks.append(Text("checks (not counted as reproduced claims):", style="bold"))
-            continue
+
+    def block(c: Any) -> None:
         word, colour = mark[c.holds]
         if c.kind == "check":
             word = f"check {word.lower()}"
@@ -636,6 +634,15 @@ def _claims_table(summary: Any) -> Any:
         if c.holds is not True and c.explanation:
             rows.add_row("why", c.explanation)
         blocks.extend([title, Padding(rows, (0, 0, 0, 4))])
+
+    for c in summary.outcome.claims:
+        if c.kind == "claim":
+            block(c)
+    checks = [c for c in summary.outcome.claims if c.kind == "check"]
+    if checks:  # listed apart, after the claims: they are never counted
+        blocks.append(Text("checks (not counted as reproduced claims):", style="bold"))
+        for c in checks:
+            block(c)
     return Group(*blocks)
 
 
@@ -655,8 +662,10 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
     from contextlib import ExitStack
 
     from .executor import open_executor
+    from .scenario import default_limits
 
     with ExitStack() as held:
+        held.enter_context(default_limits(max_memory=a.max_memory, max_events=a.max_events))
         # Every OUT/<name>/ is checked, locked and given its temporary folder before any run.
         dests = {
             n: held.enter_context(rp.destination(n, quick=a.quick, seeds=a.seeds, out=a.out, overwrite=a.overwrite))
@@ -789,7 +798,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import signal
 
     args = parser().parse_args(_join_dash_values(list(sys.argv[1:] if argv is None else argv)))
-    from .errors import ConfigError, ReproductionError, ScenarioFileError, SimulationError
+    from .errors import ClusterError, ConfigError, ReproductionError, ScenarioFileError, SimulationError
 
     try:
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
@@ -809,6 +818,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     except SimulationError as e:
         _err(f"qoslab: simulation failed: {e}")
+        return EXIT_FAIL
+    except ClusterError as e:
+        _err(f"qoslab: {e}")
         return EXIT_FAIL
     except Terminated:
         _err("qoslab: terminated (SIGTERM); the unfinished result was not written")

@@ -240,7 +240,8 @@ def test_the_full_reduction_feeds_every_cell_but_the_unmeasured_ones(tmp_path, m
     assert unmeasured == {k for k in judged if k[:2] in NEVER_MEASURED}
     assert all("issue 31" in judged[k].cause for k in unmeasured)
     inputs = {k for k, c in judged.items() if c.verdict == "input"}
-    # 811 cells: 15 inputs, 28 not run yet (4 + 4 + 20), 768 measured.
-    assert len(inputs) == 15 and len(unmeasured) == 28 and len(out.cells) == 811 - 15
+    # 811 cells: 26 inputs (Table 4.1's loads, flows per ingress and thresholds, Table 4.3's loads
+    # and RTTs, t1), 28 not run yet (4 + 4 + 20), 757 measured.
+    assert len(inputs) == 26 and len(unmeasured) == 28 and len(out.cells) == 811 - 26
     assert all(len(m.values) == 2 for m in out.cells if isinstance(m, Measured))
     assert [c.id for c in out.claims if c.kind == "check"] == ["expected-termination-plt2"]

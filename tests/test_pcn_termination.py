@@ -113,16 +113,18 @@ def test_quick_part_measures_every_cell_of_tables_4_1_4_3_fig_4_4_and_section_4_
     fig = {c: got[("Fig. 4.4", "RT Difference experiment", c)] for c in ("t2", "t3", "t4")}
     for t2, t3, t4 in zip(*fig.values(), strict=True):
         assert 200.2 < t2 < 200.22 and 0.045 < t3 - t2 < 0.055 and 200.39 < t4 < 200.43, fig
-    # The seed's flows at the event; ingress 1 over-terminates by its second round (seed: 9.59 points);
-    # the bottleneck stays within a few points of the optimum (seed: about 6).
-    assert got[("Table 4.3", "1", "Bottleneck Eventload")] == [1178.0]
-    assert got[("Table 4.3", "2", "Bottleneck Eventload")] == [583.0]
+    # The flows at the event are the set-up (input cells, never measured); ingress 1 over-terminates
+    # by its second round (seed: 9.59 points); the bottleneck stays within a few points of the
+    # optimum (seed: about 6).
+    assert ("Table 4.3", "1", "Bottleneck Eventload") not in got
     assert all(v > 5.0 for v in got[("Table 4.3", "1", "Over-term Perc")])
     assert all(2.0 < v < 9.0 for v in got[("§4.2", "RT Difference experiment: bottleneck", "over-termination")])
     rounds = out.data["table4_3"]["rounds"]
     assert len(rounds["1"]) == 1 and all(len(r) >= 2 for r in rounds["1"]), rounds
-    # Table 4.1: CBR keeps every flow to the event; about a third is cut (seed: 0.321-0.336).
-    assert got[("Table 4.1", "CBR / 600", "BtleNeck Load")] == [1782.0]
+    # Table 4.1: CBR keeps every flow to the event (the seed's load, an input cell, is in the report's
+    # data only); about a third is cut (seed: 0.321-0.336).
+    assert ("Table 4.1", "CBR / 600", "BtleNeck Load") not in got
+    assert out.data["table4_1"]["CBR/600"]["flows"]["values"] == [1782.0]
     assert all(0.30 < v < 0.40 for v in got[("Table 4.1", "CBR / 2", "Actual term")])
 
 

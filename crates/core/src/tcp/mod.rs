@@ -92,7 +92,7 @@
 //! segment goes out if the receiver window allows it and
 //! `snd_nxt - snd_una <= cwnd + 2` after sending; `cwnd` is unchanged, and
 //! these segments are left out of `FlightSize` when the third duplicate ACK
-//! halves the window (RFC 5681 §3.2 step 2).
+//! halves the window (RFC 5681 §3.2 step 2), not when a timeout does (§3.1).
 //!
 //! **ECN** (RFC 3168 §6.1, option `ecn`; `sender/ecn.rs` has the rules
 //! and where ns-2.35 differs): no ACK carrying ECN-Echo opens the window;

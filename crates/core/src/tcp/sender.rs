@@ -473,6 +473,9 @@ impl TcpSender {
             // RFC 3168 §6.1.2, ns-2's timeout(): ssthresh was cut for this
             // window of data already; the window closes to one, no second cut.
         } else {
+            // RFC 5681 §3.1 eq. (4): FlightSize is all the data outstanding; only the
+            // third duplicate ACK's calculation leaves limited-transmit segments out (§3.2).
+            self.lt_sent = 0;
             self.halve();
         }
         self.lt_sent = 0;
@@ -772,6 +775,26 @@ mod tests {
         assert_eq!(s.stats().fast_retransmits, 1);
         // FlightSize leaves out the two limited-transmit segments (RFC 5681 §3.2): 3 / 2 -> 2.
         assert_eq!(s.ssthresh(), 2.0);
+    }
+
+    #[test]
+    fn a_timeout_counts_limited_transmit_segments_in_flight_size() {
+        // Ten in flight, segment 0 lost: two duplicate ACKs send 10 and 11, the third never comes.
+        let c = TcpConfig { max_window: 20, limited_transmit: true, ..TcpConfig::default() };
+        let mut s = TcpSender::new(c, None).unwrap();
+        s.cwnd = 10.0;
+        s.ssthresh = 10.0;
+        let mut out = Vec::new();
+        s.start(Time(0), &mut out);
+        out.clear();
+        s.on_ack(Time(50 * MS), 0, &mut out);
+        s.on_ack(Time(51 * MS), 0, &mut out);
+        assert_eq!(out, vec![10, 11]);
+        let due = s.timer_deadline().unwrap();
+        s.on_timer(due, &mut out);
+        // RFC 5681 eq. (4) on a timeout: FlightSize 12 -> ssthresh 6 (it was 5: the two
+        // limited-transmit segments were left out as on a third duplicate ACK).
+        assert_eq!((s.ssthresh(), s.cwnd()), (6.0, 1.0));
     }
 
     #[test]

@@ -396,3 +396,19 @@ def test_ns2_seed002_script_writes_a_line_per_connection(tmp_path):
     args = ["ns", str(script), "reno", "0", "0", "3", "2", "1", str(out)]
     bad = subprocess.run(args, cwd=tmp_path, capture_output=True)
     assert bad.returncode == 2 and b"ns2defaults, matched or matched_lt" in bad.stderr
+
+
+@pytest.mark.skipif(__import__("shutil").which("ns") is None, reason="ns-2 not installed")
+def test_ns2_ecn_case_marks_instead_of_dropping_early(tmp_path):
+    import subprocess
+
+    script = ROOT / "crosscheck" / "ns2" / "red_dumbbell.tcl"
+    counts = {}
+    for ecn in (0, 1):
+        tr = tmp_path / f"tr{ecn}"
+        args = ["ns", str(script), "25", "0", "5", "1", str(tr), "10", "0", "20", "25Mb", "-", "0", "-", "0", ""]
+        subprocess.run([*args, str(ecn), "2.5ms", "5ms", "100"], check=True, cwd=tmp_path, capture_output=True)
+        with tr.open() as f:
+            counts[ecn] = metrics.parse_ns2_trace(f, src=0, dst=1, rate_bps=25e6, duration_s=5.0)
+    assert counts[0].marks == 0 and counts[1].marks > 0
+    assert counts[1].drops < counts[0].drops

@@ -1,7 +1,8 @@
 """Seed 002's Table 1 in ns-2.35 and in qoslab (issue 30 §3): which TCP stops the
 unshaped connections at minimum RTT 0.
 
-    .venv/bin/python crosscheck/tcp_cac.py [--seeds N] [--cells unshaped/0,...] [--variants rfc,...] [--markdown]
+    .venv/bin/python crosscheck/tcp_cac.py [--seeds N] [--cells unshaped/0,...] [--variants rfc,...]
+                                           [--start-jitter S] [--markdown]
 
 The Table 1 set-up (``scenarios/tcp_cac/table1_*.toml``; ``ns2/tcp_cac.tcl``):
 100 greedy Reno connections, 1500 B segments on the wire, a 44-segment
@@ -29,6 +30,8 @@ pooled. The verdict compares the pairs that run the same rules, qoslab
 ``ns2`` with ns-2.35 ``matched`` and qoslab ``ns2`` + limited transmit with
 ``matched_lt``, within ``metrics.SEED002_TOLERANCE``; exit 0 when every
 such figure is within it, 1 when one is not, 2 on a usage or set-up error.
+``--start-jitter`` spreads the starts over ``[0, S]`` instead of Table 1's
+1 s (a diagnostic: the start pattern decides how many connections stop).
 ``--variants`` runs some columns only (a pair is judged when both of its
 columns run); with ``tcp_rules.patch`` applied, ``QOSLAB_TCP_KNOBS`` turns
 ns-2's rules on one at a time in qoslab's RFC stack (docs/validation.md).
@@ -100,7 +103,7 @@ def cell_key(shaper_bps: int, rtt_ms: int) -> str:
     return f"{'unshaped' if shaper_bps == 0 else f'{shaper_bps / 1e6:g}Mbps'}/{rtt_ms}"
 
 
-def run_ns2(tcp: str, shaper_bps: int, rtt_ms: int, seed: int, work: Path) -> list[Conn]:
+def run_ns2(tcp: str, shaper_bps: int, rtt_ms: int, seed: int, work: Path, start_jitter_s: float = 1.0) -> list[Conn]:
     out = work / f"ns2_{tcp}_{shaper_bps}_{rtt_ms}_{seed}.txt"
     cmd = [
         "ns",
@@ -112,6 +115,7 @@ def run_ns2(tcp: str, shaper_bps: int, rtt_ms: int, seed: int, work: Path) -> li
         str(WARMUP_S),
         str(seed),
         str(out),
+        f"{start_jitter_s:g}",
     ]
     done = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
     if done.returncode != 0:
@@ -144,7 +148,7 @@ def parse_ns2_counts(lines: Any) -> list[Conn]:
     return conns
 
 
-def qoslab_scenario(shaper_bps: int, rtt_ms: int, tcp: str) -> Any:
+def qoslab_scenario(shaper_bps: int, rtt_ms: int, tcp: str, start_jitter_s: float = 1.0) -> Any:
     import qoslab
 
     name = "table1_unshaped.toml" if shaper_bps == 0 else "table1_shaped.toml"
@@ -152,7 +156,7 @@ def qoslab_scenario(shaper_bps: int, rtt_ms: int, tcp: str) -> Any:
         f"duration={DURATION_S}s",
         f"topology.bottleneck.delay={rtt_ms / 2:g}ms",
         f"metrics.bin={WARMUP_S}s",
-        "traffic.0.start_jitter=1s",
+        f"traffic.0.start_jitter={start_jitter_s:g}s",
         *QOSLAB_TCP[tcp],
     ]
     if shaper_bps:
@@ -160,10 +164,10 @@ def qoslab_scenario(shaper_bps: int, rtt_ms: int, tcp: str) -> Any:
     return qoslab.load(ROOT / "scenarios" / "tcp_cac" / name, overrides=ov)
 
 
-def run_qoslab(tcp: str, shaper_bps: int, rtt_ms: int, seed: int) -> list[Conn]:
+def run_qoslab(tcp: str, shaper_bps: int, rtt_ms: int, seed: int, start_jitter_s: float = 1.0) -> list[Conn]:
     import qoslab
 
-    res: Any = qoslab.run(qoslab_scenario(shaper_bps, rtt_ms, tcp), seed=seed)
+    res: Any = qoslab.run(qoslab_scenario(shaper_bps, rtt_ms, tcp, start_jitter_s), seed=seed)
     return qoslab_conns(res)
 
 
@@ -227,10 +231,13 @@ def main(argv: list[str] | None = None) -> int:
     every = [cell_key(s, r) for s in SHAPERS for r in RTTS_MS]
     ap.add_argument("--cells", default=",".join(every), help="comma-separated: " + ", ".join(every))
     ap.add_argument("--variants", default=",".join(LABELS), help="comma-separated: " + ", ".join(LABELS))
+    ap.add_argument("--start-jitter", type=float, default=1.0, help="starts uniform in [0, S] s (default 1, Table 1's)")
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables (for docs/validation.md)")
     a = ap.parse_args(argv)
     if a.seeds < 1:
         ap.error("--seeds must be at least 1")
+    if not 0 <= a.start_jitter <= 10:
+        ap.error("--start-jitter must be 0 to 10 seconds")
     names = [c for c in a.cells.split(",") if c]
     unknown = [c for c in names if c not in every]
     if unknown:
@@ -250,9 +257,9 @@ def main(argv: list[str] | None = None) -> int:
             got: dict[str, dict[str, float]] = {}
             for tcp in variants:
                 if tcp in NS2_TCP:
-                    conns = [c for s in seeds for c in run_ns2(tcp, shaper_bps, rtt_ms, s, work)]
+                    conns = [c for s in seeds for c in run_ns2(tcp, shaper_bps, rtt_ms, s, work, a.start_jitter)]
                 else:
-                    conns = [c for s in seeds for c in run_qoslab(tcp, shaper_bps, rtt_ms, s)]
+                    conns = [c for s in seeds for c in run_qoslab(tcp, shaper_bps, rtt_ms, s, a.start_jitter)]
                 got[tcp] = figures(conns, len(seeds))
             rows = []
             for fig, label in FIGURES:
@@ -270,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
                 verdicts.append(f"{LABELS[ours]} vs {LABELS[ref]}: {verdict}")
             shaping = "unshaped" if shaper_bps == 0 else f"shaped at {shaper_bps / 1e6:g} Mb/s"
             title = f"{shaping}, min RTT {rtt_ms} ms, seeds 1-{a.seeds} pooled ({len(seeds) * N} connections)"
+            if a.start_jitter != 1.0:
+                title += f", starts over {a.start_jitter:g} s (diagnostic)"
             metrics.print_table(title, ("figure", *(LABELS[v] for v in variants)), rows, markdown=a.markdown)
             print(("\n" if a.markdown else "") + "; ".join(verdicts))
     tol = ", ".join(f"{k} ±{v:g}" for k, v in metrics.SEED002_TOLERANCE.items())

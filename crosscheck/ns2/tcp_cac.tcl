@@ -4,7 +4,7 @@
 # drop-tail buffer; access links 1 Gb/s without delay; the minimum RTT is
 # twice the bottleneck's one-way delay (the ACKs return over it).
 #
-#   ns tcp_cac.tcl <tcp> <shaper_bps> <min_rtt_ms> <duration_s> <warmup_s> <seed> <out_file>
+#   ns tcp_cac.tcl <tcp> <shaper_bps> <min_rtt_ms> <duration_s> <warmup_s> <seed> <out_file> [start_jitter_s]
 #
 # <tcp>: "ns2defaults" — ns-2.35's own TCP defaults, only what the paper
 # states set (1500 B segments on the wire: packetSize_ 1460 with its 40 B
@@ -17,18 +17,19 @@
 # <shaper_bps> 0: unshaped; else each connection is shaped at that rate by
 # a token bucket of one packet (12,000 bits) at its source (ns-2's TBF,
 # queue unbounded), as qoslab's `shaper = { rate, depth = "1pkt" }`.
-# Every connection starts uniformly in [0, 1 s].
+# Every connection starts uniformly in [0, start_jitter_s] (default 1 s).
 #
 # Writes one line per connection, "fid departures drops arrivals timeouts":
 # the packets that left, were dropped at and arrived at the bottleneck
 # queue between <warmup_s> and <duration_s> (a flow monitor on r0 ->
 # sink0), and its RTO expiries over the whole run (nrexmit_).
 
-if {$argc != 7} {
-    puts stderr "usage: ns tcp_cac.tcl tcp shaper_bps min_rtt_ms duration_s warmup_s seed out_file"
+if {$argc != 7 && $argc != 8} {
+    puts stderr "usage: ns tcp_cac.tcl tcp shaper_bps min_rtt_ms duration_s warmup_s seed out_file \[start_jitter_s\]"
     exit 2
 }
-lassign $argv tcpset shaper_bps min_rtt_ms duration warmup seed outfile
+lassign $argv tcpset shaper_bps min_rtt_ms duration warmup seed outfile start_jitter
+if {$argc == 7} { set start_jitter 1 }
 if {[lsearch {ns2defaults matched matched_lt} $tcpset] < 0} {
     puts stderr "tcp_cac.tcl: tcp must be ns2defaults, matched or matched_lt, not $tcpset"
     exit 2
@@ -102,7 +103,7 @@ for {set i 0} {$i < $n} {incr i} {
     $ns connect $tcp($i) $snk
     set ftp [new Application/FTP]
     $ftp attach-agent $tcp($i)
-    $ns at [$jitter uniform 0 1] "$ftp start"
+    $ns at [expr {$start_jitter > 0 ? [$jitter uniform 0 $start_jitter] : 0}] "$ftp start"
 }
 
 # Per-flow counts (departures, drops, arrivals) at the warm-up's end and at the run's end.

@@ -2,7 +2,7 @@
 unshaped connections at minimum RTT 0.
 
     .venv/bin/python crosscheck/tcp_cac.py [--seeds N] [--cells unshaped/0,...] [--variants rfc,...]
-                                           [--start-jitter S] [--markdown]
+                                           [--start-jitter S] [--spread] [--markdown]
 
 The Table 1 set-up (``scenarios/tcp_cac/table1_*.toml``; ``ns2/tcp_cac.tcl``):
 100 greedy Reno connections, 1500 B segments on the wire, a 44-segment
@@ -31,7 +31,9 @@ pooled. The verdict compares the pairs that run the same rules, qoslab
 ``matched_lt``, within ``metrics.SEED002_TOLERANCE``; exit 0 when every
 such figure is within it, 1 when one is not, 2 on a usage or set-up error.
 ``--start-jitter`` spreads the starts over ``[0, S]`` instead of Table 1's
-1 s (a diagnostic: the start pattern decides how many connections stop).
+1 s (a diagnostic: the start pattern decides how many connections stop);
+``--spread`` adds each figure's standard deviation over the seeds (each
+seed's own figure), to read a difference against the seeds' scatter.
 ``--variants`` runs some columns only (a pair is judged when both of its
 columns run); with ``tcp_rules.patch`` applied, ``QOSLAB_TCP_KNOBS`` turns
 ns-2's rules on one at a time in qoslab's RFC stack (docs/validation.md).
@@ -206,6 +208,11 @@ def figures(conns: list[Conn], seeds: int) -> dict[str, float]:
     }
 
 
+def seed_spread(per_seed: list[dict[str, float]]) -> dict[str, float]:
+    """Each figure's standard deviation over the seeds' own figures (0 with one seed)."""
+    return {k: statistics.stdev(f[k] for f in per_seed) if len(per_seed) > 1 else 0.0 for k in per_seed[0]}
+
+
 FIGURES = (
     ("stopped_share", "stopped (< 0.1 C/n)"),
     ("thr_mbps", "throughput per connection, mean (Mb/s)"),
@@ -233,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variants", default=",".join(LABELS), help="comma-separated: " + ", ".join(LABELS))
     ap.add_argument("--start-jitter", type=float, default=1.0, help="starts uniform in [0, S] s (default 1, Table 1's)")
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables (for docs/validation.md)")
+    ap.add_argument("--spread", action="store_true", help="print each figure's standard deviation over the seeds")
     a = ap.parse_args(argv)
     if a.seeds < 1:
         ap.error("--seeds must be at least 1")
@@ -255,15 +263,18 @@ def main(argv: list[str] | None = None) -> int:
         for key in names:
             shaper_bps, rtt_ms = next((s, r) for s in SHAPERS for r in RTTS_MS if cell_key(s, r) == key)
             got: dict[str, dict[str, float]] = {}
+            sd: dict[str, dict[str, float]] = {}
             for tcp in variants:
                 if tcp in NS2_TCP:
-                    conns = [c for s in seeds for c in run_ns2(tcp, shaper_bps, rtt_ms, s, work, a.start_jitter)]
+                    per_seed = [run_ns2(tcp, shaper_bps, rtt_ms, s, work, a.start_jitter) for s in seeds]
                 else:
-                    conns = [c for s in seeds for c in run_qoslab(tcp, shaper_bps, rtt_ms, s, a.start_jitter)]
-                got[tcp] = figures(conns, len(seeds))
+                    per_seed = [run_qoslab(tcp, shaper_bps, rtt_ms, s, a.start_jitter) for s in seeds]
+                got[tcp] = figures([c for conns in per_seed for c in conns], len(seeds))
+                sd[tcp] = seed_spread([figures(conns, 1) for conns in per_seed])
             rows = []
             for fig, label in FIGURES:
-                cells = [fmt(fig, got[v][fig]) for v in variants]
+                spread = {v: f" (sd {fmt(fig, sd[v][fig])})" if a.spread else "" for v in variants}
+                cells = [fmt(fig, got[v][fig]) + spread[v] for v in variants]
                 rows.append((label, *cells))
             verdicts = []
             for ours, ref in (p for p in PAIRS if p[0] in got and p[1] in got):

@@ -346,6 +346,28 @@ def test_seed002_figures_by_hand():
     assert not metrics.within_seed002("stopped_share", 0.1, 0.151)
 
 
+def test_seed002_spread_is_the_sd_of_each_seeds_own_figures():
+    import tcp_cac
+
+    one = tcp_cac.figures([tcp_cac.Conn(4000, 100, 4100, 2), tcp_cac.Conn(400, 0, 400, 6)], seeds=1)
+    two = tcp_cac.figures([tcp_cac.Conn(4000, 0, 4000, 0), tcp_cac.Conn(4000, 0, 4000, 0)], seeds=1)
+    sd = tcp_cac.seed_spread([one, two])
+    # Shares stopped 0.5 and 0: sd of two values is |a - b| / sqrt(2).
+    assert sd["stopped_share"] == pytest.approx(0.5 / 2**0.5)
+    assert sd["jain"] == pytest.approx(abs(one["jain"] - 1.0) / 2**0.5)
+    assert tcp_cac.seed_spread([one]) == dict.fromkeys(one, 0.0)
+
+
+def test_seed002_start_jitter_reaches_qoslab_and_is_bounded(capsys):
+    import tcp_cac
+
+    jitter = {s: tcp_cac.qoslab_scenario(0, 0, "rfc", s).echo["traffic"][0]["start_jitter"] for s in (0.0, 0.01)}
+    assert jitter == {0.0: "0s", 0.01: "10ms"}
+    with pytest.raises(SystemExit) as e:
+        tcp_cac.main(["--start-jitter", "11"])
+    assert e.value.code == 2 and "--start-jitter must be 0 to 10 seconds" in capsys.readouterr().err
+
+
 def test_seed002_scenarios_are_table1s_with_each_tcp():
     import tcp_cac
 

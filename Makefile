@@ -111,10 +111,11 @@ fuzz-run:
 	  test "$$(awk '/^saved_crashes/ {print $$3}' $$s)" = 0 || { echo "fuzz $$t: crashes in $(FUZZ_OUT)/$$t/default/crashes"; exit 1; }; \
 	done
 
-CROSSCHECK_SEEDS ?= 3
-crosscheck: $(EXT) ## RED vs ns-2.35 on the seed-001 dumbbell (installs ns2 with apt if absent; not part of make test)
+CROSSCHECK_SEEDS ?= 5
+crosscheck: $(EXT) ## RED, RED+ECN and seed 002's Table 1 vs ns-2.35 (installs ns2 with apt if absent; about 30 min at 5 seeds; not part of make test)
 	@command -v ns >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ns2; }
 	$(PY) crosscheck/run.py --seeds $(CROSSCHECK_SEEDS)
+	$(PY) crosscheck/tcp_cac.py --seeds $(CROSSCHECK_SEEDS)
 
 fmt: $(STAMP) ## Format Rust and Python code, apply ruff's safe fixes
 	cargo fmt --all

@@ -448,3 +448,35 @@ def test_the_transcription_has_the_shape_of_the_paper():
     assert 1e6 / v[("fast path (cache hit)", "processing time")] == pytest.approx(
         v[("basic forwarding code", "maximum throughput")], rel=0.01
     )
+
+
+def test_the_readings_summary_counts_passing_and_replicating_readings_without_a_text_admits_filter():
+    """Issue 31 item 3: the printed summary states how many readings pass claims 1-4 and how many
+    replicate, and marks A3 = A4 readings without dropping them from the count."""
+    from qoslab.reproduce import edge_readings as er
+
+    def row(reading, ok: bool) -> dict:
+        pool = {"c2": ok, "c3": ok, "spread": 0.01, "a2_loss": 0.02}
+        return {
+            "reading": reading,
+            "c1": ok,
+            "c1_worst": 0.97,
+            "c1_stream": "A6",
+            "c4": ok,
+            "shares": {"A3": 220.0, "B1": 230.0},
+            "pools": {70: pool},
+            "c23_pools": [70] if ok else [],
+            "all": ok,
+            "n_seeds": 5,
+        }
+
+    files, equal, other = (
+        er.Reading(1024, 128, "a", 500),
+        er.Reading(1024, 176, "c", 400),
+        er.Reading(1472, 192, "b", 450),
+    )
+    rows = [row(files, False), row(equal, True), row(other, True)]
+    text = er._text(rows, [row(equal, True), row(other, False)])
+    assert "**Claims 1-4 hold together under 2 of the 3 readings**" in text
+    assert "1 of them with A3 = A4" in text and "text admits" not in text
+    assert "Claims 1-4 hold again under 1 of them: L 1024, S 176, 200/150/150/100, 400 (A3 = A4)." in text

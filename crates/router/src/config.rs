@@ -263,7 +263,7 @@ fn build_port(v: &ValidConfig, dir: usize, now: Time, lines: Option<&Lines>) -> 
 /// up in its folder.
 pub fn load_file(path: &Path) -> Result<ValidConfig, Vec<Diagnostic>> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::bounded::read_text(path, crate::bounded::MAX_FILE).map_err(|e| {
         vec![Diagnostic {
             origin: origin.clone(),
             line: None,

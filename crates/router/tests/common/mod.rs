@@ -111,6 +111,31 @@ impl Testbed {
         serde_json::from_str(&a).unwrap_or_else(|e| panic!("{e}: {a}"))
     }
 
+    /// Sends `sig` to the router.
+    pub fn signal(&self, sig: i32) {
+        let c = self.router.as_ref().expect("router running");
+        // SAFETY: kill(2) on our own child (`ip netns exec` execs the router).
+        unsafe { libc::kill(c.id() as i32, sig) };
+    }
+
+    /// Waits up to `timeout` for the router to exit by itself: its exit code and summary.json.
+    pub fn wait_exit(&mut self, timeout: Duration) -> (Option<i32>, Option<serde_json::Value>) {
+        let mut c = self.router.take().expect("router running");
+        let t0 = Instant::now();
+        let st = loop {
+            if let Some(st) = c.try_wait().unwrap() {
+                break st;
+            }
+            if t0.elapsed() > timeout {
+                self.router = Some(c);
+                return (None, None);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let s = std::fs::read_to_string(self.dir.join("out/summary.json")).ok();
+        (st.code(), s.and_then(|s| serde_json::from_str(&s).ok()))
+    }
+
     /// SIGTERM the router, wait for it, and return summary.json.
     pub fn stop(&mut self) -> serde_json::Value {
         let mut c = self.router.take().expect("router running");

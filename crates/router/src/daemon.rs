@@ -74,17 +74,24 @@ impl std::fmt::Display for RunError {
 }
 
 /// SIGTERM and SIGINT stop the router; SIGHUP writes to `hup` (the control
-/// thread reloads the configuration).
+/// thread reloads the configuration). The three are unblocked in this thread:
+/// a parent may have started the router with them blocked (a blocked mask is
+/// inherited), and a daemon that ignores SIGTERM cannot be stopped cleanly.
 fn install_signals(hup: i32) {
     HUP.store(hup, Ordering::SeqCst);
-    // SAFETY: the handler only stores to an atomic or writes to a pipe (async-signal-safe).
+    // SAFETY: the handler only stores to an atomic or writes to a pipe (async-signal-safe);
+    // the sigset calls work on local sets.
     unsafe {
         let mut sa: libc::sigaction = std::mem::zeroed();
         sa.sa_sigaction = on_signal as *const () as usize;
         libc::sigemptyset(&mut sa.sa_mask);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
         for s in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
             libc::sigaction(s, &sa, std::ptr::null_mut());
+            libc::sigaddset(&mut set, s);
         }
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
     }
 }

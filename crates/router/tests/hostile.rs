@@ -353,6 +353,19 @@ fn sighup_reloads_the_configuration_file() {
 }
 
 #[test]
+fn sigterm_stops_a_router_started_with_signals_blocked() {
+    // Item 9: a parent that blocks signals for itself (the benchmark does) passes its mask on.
+    need_netns!();
+    let _g = lock();
+    let mut tb = Testbed::new();
+    tb.start_masked("", "rate = \"10Mbps\"\n", true);
+    tb.signal(libc::SIGTERM);
+    let (code, summary) = tb.wait_exit(Duration::from_secs(10));
+    assert_eq!(code, Some(0), "{}", tb.stderr());
+    assert_eq!(summary.expect("summary.json written")["stop"], "signal");
+}
+
+#[test]
 fn a_deleted_interface_stops_the_router_with_a_summary() {
     // Item 9: deleting h1's veth takes the router's side a with it.
     need_netns!();

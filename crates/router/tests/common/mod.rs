@@ -76,6 +76,12 @@ impl Testbed {
 
     /// [`Testbed::start`] with more `[router]` lines.
     pub fn start_with(&mut self, router: &str, link: &str) -> PathBuf {
+        self.start_masked(router, link, false)
+    }
+
+    /// [`Testbed::start_with`]; with `blocked`, the router starts with SIGINT, SIGTERM and SIGHUP
+    /// blocked (as a parent that blocks them for itself would start it).
+    pub fn start_masked(&mut self, router: &str, link: &str, blocked: bool) -> PathBuf {
         let cfg = self.dir.join("router.toml");
         let text = format!(
             "[router]\na = \"{p}-a\"\nb = \"{p}-b\"\nstats = \"{d}/stats.jsonl\"\nout = \"{d}/out\"\n\
@@ -85,13 +91,27 @@ impl Testbed {
             s = self.socket().display()
         );
         std::fs::write(&cfg, text).unwrap();
-        let child = Command::new("ip")
-            .args(["netns", "exec", &self.ns("r"), env!("CARGO_BIN_EXE_qoslab-router"), "run"])
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", &self.ns("r"), env!("CARGO_BIN_EXE_qoslab-router"), "run"])
             .arg(&cfg)
             .stdout(Stdio::null())
-            .stderr(File::create(self.dir.join("router.err")).unwrap())
-            .spawn()
-            .expect("start qoslab-router");
+            .stderr(File::create(self.dir.join("router.err")).unwrap());
+        if blocked {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: only sigset calls and pthread_sigmask (async-signal-safe) in the child.
+            unsafe {
+                cmd.pre_exec(|| {
+                    let mut set: libc::sigset_t = std::mem::zeroed();
+                    libc::sigemptyset(&mut set);
+                    for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                        libc::sigaddset(&mut set, s);
+                    }
+                    libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+                    Ok(())
+                });
+            }
+        }
+        let child = cmd.spawn().expect("start qoslab-router");
         self.router = Some(child);
         let t0 = Instant::now();
         while !self.socket().exists() {

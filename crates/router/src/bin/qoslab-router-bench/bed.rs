@@ -4,6 +4,7 @@
 
 use crate::cleanup;
 use qoslab_router::testbed::Netns;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
@@ -26,10 +27,12 @@ impl Bed {
     pub fn new(tag: &str) -> Bed {
         let p = format!("{tag}{}", std::process::id() % 100_000);
         let dir = std::env::temp_dir().join(format!("{p}.bench"));
-        cleanup::prefix(&p);
-        cleanup::dir(dir.clone());
-        std::fs::create_dir_all(&dir).unwrap();
-        let net = Netns::new(&p).unwrap_or_else(|e| panic!("{e}"));
+        let net = cleanup::locked(|o| {
+            o.prefix(&p);
+            o.dir(dir.clone());
+            std::fs::create_dir_all(&dir).unwrap();
+            Netns::new(&p).unwrap_or_else(|e| panic!("{e}"))
+        });
         Bed { net, dir }
     }
 
@@ -46,6 +49,17 @@ impl Bed {
     /// Starts the router with `router` lines in `[router]` (besides the
     /// interfaces and files) and `link` as `[link]`; waits for its socket.
     pub fn start(&self, router: &str, link: &str) -> Child {
+        cleanup::locked(|o| {
+            let c = self.spawn(router, link);
+            o.router(c.id());
+            c
+        })
+    }
+
+    /// Writes the configuration and starts the router (with no signal blocked: the
+    /// benchmark blocks SIGINT, SIGTERM and SIGHUP for its teardown thread, and a
+    /// child inherits the mask).
+    fn spawn(&self, router: &str, link: &str) -> Child {
         let cfg = self.dir.join("bench.toml");
         let d = self.dir.display();
         let text = format!(
@@ -58,17 +72,23 @@ impl Bed {
         let _ = std::fs::remove_file(self.socket());
         let _ = std::fs::remove_file(self.dir.join("stats.jsonl"));
         let _ = std::fs::remove_dir_all(self.dir.join("out"));
-        let c = Command::new("ip")
-            .args(["netns", "exec", &self.ns("r")])
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", &self.ns("r")])
             .arg(router_exe())
             .arg("run")
             .arg(&cfg)
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(self.dir.join("router.err")).unwrap())
-            .spawn()
-            .expect("start qoslab-router");
+            .stderr(std::fs::File::create(self.dir.join("router.err")).unwrap());
+        // SAFETY: the closure only calls pthread_sigmask (async-signal-safe) in the child.
+        unsafe {
+            cmd.pre_exec(|| {
+                let set = cleanup::signals();
+                libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+                Ok(())
+            });
+        }
         // `ip netns exec` execs the router: the child's pid is the router's.
-        cleanup::router(c.id());
+        let c = cmd.spawn().expect("start qoslab-router");
         let t0 = Instant::now();
         while !self.socket().exists() {
             let err = std::fs::read_to_string(self.dir.join("router.err")).unwrap_or_default();
@@ -83,7 +103,7 @@ impl Bed {
         // SAFETY: kill(2) on our child.
         unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
         let _ = c.wait();
-        cleanup::router_gone(c.id());
+        cleanup::locked(|o| o.router_gone(c.id()));
         let s = std::fs::read_to_string(self.dir.join("out/summary.json")).unwrap_or_default();
         serde_json::from_str(&s).unwrap_or_default()
     }

@@ -2,47 +2,56 @@
 //! namespaces, its router and its work folders go with it.
 //!
 //! `install()` blocks the three signals in the calling thread before any
-//! other thread exists (every thread inherits the mask), then one thread
-//! waits for them with `sigwait`: it stops the router that is running (by
-//! its pid), deletes the namespaces of every registered prefix and the
-//! registered folders, and exits 128 + the signal. Work registers what it
-//! makes before making it, and unregisters what it took down itself.
+//! other thread exists (every thread inherits the mask; the routers it
+//! starts get an empty mask back, see `bed.rs`), then one thread waits for
+//! them with `sigwait`: it takes the registry's lock and keeps it until it
+//! exits, stops the routers that are running (by pid), deletes the
+//! namespaces of every registered prefix and the registered folders, and
+//! exits 128 + the signal. Work makes what it registers inside [`locked`]
+//! (a namespace, a folder, a router's start), so what exists is always
+//! registered, and nothing new is made once the teardown has begun.
 
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Mutex;
 
+/// What the benchmark made and must take down.
 #[derive(Default)]
-struct Owned {
+pub struct Owned {
     prefixes: Vec<String>,
     routers: Vec<u32>,
     dirs: Vec<PathBuf>,
 }
 
+impl Owned {
+    /// A testbed prefix whose namespaces (`<p>-h1`, `<p>-r`, `<p>-h2`) are ours.
+    pub fn prefix(&mut self, p: &str) {
+        self.prefixes.push(p.to_string());
+    }
+    /// A folder of ours.
+    pub fn dir(&mut self, d: PathBuf) {
+        self.dirs.push(d);
+    }
+    /// A running router of ours (the pid `ip netns exec` became).
+    pub fn router(&mut self, pid: u32) {
+        self.routers.push(pid);
+    }
+    /// That router has ended.
+    pub fn router_gone(&mut self, pid: u32) {
+        self.routers.retain(|p| *p != pid);
+    }
+}
+
 static OWNED: Mutex<Owned> = Mutex::new(Owned { prefixes: Vec::new(), routers: Vec::new(), dirs: Vec::new() });
 
-fn owned() -> std::sync::MutexGuard<'static, Owned> {
-    OWNED.lock().unwrap_or_else(|p| p.into_inner())
+/// Runs `f` with the registry: what `f` makes and registers is made before
+/// a teardown starts or not at all (the teardown holds the lock to the end).
+pub fn locked<T>(f: impl FnOnce(&mut Owned) -> T) -> T {
+    f(&mut OWNED.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
-/// A testbed prefix whose namespaces (`<p>-h1`, `<p>-r`, `<p>-h2`) are ours.
-pub fn prefix(p: &str) {
-    owned().prefixes.push(p.to_string());
-}
-/// A folder of ours.
-pub fn dir(d: PathBuf) {
-    owned().dirs.push(d);
-}
-/// A running router of ours (the pid `ip netns exec` became).
-pub fn router(pid: u32) {
-    owned().routers.push(pid);
-}
-/// That router has ended.
-pub fn router_gone(pid: u32) {
-    owned().routers.retain(|p| *p != pid);
-}
-
-fn signals() -> libc::sigset_t {
+/// The signals the teardown takes.
+pub fn signals() -> libc::sigset_t {
     // SAFETY: sigset operations on a local set.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -64,12 +73,13 @@ pub fn install() {
         // SAFETY: waits for one of the blocked signals.
         unsafe { libc::sigwait(&set, &mut sig) };
         eprintln!("\nqoslab-router-bench: signal {sig}: tearing the testbed down");
-        teardown();
+        let mut o = OWNED.lock().unwrap_or_else(|p| p.into_inner());
+        teardown(&mut o);
         std::process::exit(128 + sig);
     });
 }
 
-/// Has our child `pid` ended? (Reaps it if so.)
+/// Has our child `pid` ended? (Reaps it if so; another thread's wait may have.)
 fn ended(pid: u32) -> bool {
     let mut st = 0;
     // SAFETY: waitpid on a child of ours, without waiting.
@@ -78,8 +88,7 @@ fn ended(pid: u32) -> bool {
 }
 
 /// Stops our routers (SIGTERM, then SIGKILL after 3 s), deletes our namespaces and folders.
-pub fn teardown() {
-    let o = std::mem::take(&mut *owned());
+fn teardown(o: &mut Owned) {
     for &pid in &o.routers {
         // SAFETY: kill(2) on a child of ours (not yet reaped, so its pid is not reused).
         unsafe { libc::kill(pid as i32, libc::SIGTERM) };

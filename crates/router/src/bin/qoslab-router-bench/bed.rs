@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 /// `--router PATH`: the qoslab-router binary to run (default: the one beside this binary).
 pub static ROUTER: OnceLock<PathBuf> = OnceLock::new();
+/// `--rt`: run the router under `chrt -f 50` (SCHED_FIFO), out of the way of the host's other load.
+pub static REALTIME: OnceLock<bool> = OnceLock::new();
 
 fn router_exe() -> PathBuf {
     ROUTER.get().cloned().unwrap_or_else(|| std::env::current_exe().unwrap().with_file_name("qoslab-router"))
@@ -73,8 +75,11 @@ impl Bed {
         let _ = std::fs::remove_file(self.dir.join("stats.jsonl"));
         let _ = std::fs::remove_dir_all(self.dir.join("out"));
         let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", &self.ns("r")])
-            .arg(router_exe())
+        cmd.args(["netns", "exec", &self.ns("r")]);
+        if REALTIME.get() == Some(&true) {
+            cmd.args(["chrt", "-f", "50"]);
+        }
+        cmd.arg(router_exe())
             .arg("run")
             .arg(&cfg)
             .stdout(Stdio::null())
@@ -87,7 +92,7 @@ impl Bed {
                 Ok(())
             });
         }
-        // `ip netns exec` execs the router: the child's pid is the router's.
+        // `ip netns exec` (and `chrt`) exec the router: the child's pid is the router's.
         let c = cmd.spawn().expect("start qoslab-router");
         let t0 = Instant::now();
         while !self.socket().exists() {

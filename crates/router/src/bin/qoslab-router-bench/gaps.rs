@@ -1,11 +1,11 @@
-//! `qoslab-router-bench gaps [--seconds S] [--router PATH]`: how long
+//! `qoslab-router-bench gaps [--seconds S] [--rt] [--router PATH]`: how long
 //! frames wait in the router while control commands are served.
 //!
 //! ```text
 //! h1: 10 frames every 1 ms (10 kpps, 100 B, a sequence number each) for S seconds, twice:
-//!     quiet, then while a client keeps the control socket busy:
-//!       stats · check CONFIG · reload CONFIG · check a named pipe (written 300 ms later) ·
-//!       10 connections that say nothing
+//!     quiet, then while clients keep the control socket busy: one sends, back to back,
+//!       stats · check CONFIG · reload CONFIG · check a named pipe (written 300 ms later);
+//!     another keeps 10 connections open that say nothing (closed and reopened every 1.5 s)
 //! r:  qoslab-router, FIFO at 100 Mb/s (not the bottleneck); an AF_PACKET tap on its side-a
 //!     interface stamps each frame's arrival (kernel time, SO_TIMESTAMPNS)
 //! h2: a tap stamps each frame's arrival from the router
@@ -13,9 +13,11 @@
 //!
 //! Per phase: each frame's time through the router (h2's stamp − r's), its
 //! median, p99 and maximum, and the frames that never came out. A loop
-//! stalled by a control command shows as frames delayed by the stall.
+//! stalled by a control command shows as frames delayed by the stall. On a
+//! host loaded by other work the router also waits for a CPU; `--rt` runs
+//! it under SCHED_FIFO (`chrt -f 50`) so that what remains is the router's own.
 
-use crate::bed::Bed;
+use crate::bed::{self, Bed};
 use crate::traffic::{raw_socket, DST_MAC};
 use qoslab_router::testbed::in_ns;
 use std::collections::HashMap;
@@ -117,10 +119,20 @@ fn control_load(bed: &Bed, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: mkfifo on a path in our own folder.
     unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+    let idle = {
+        let (sock, stop) = (sock.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let held: Vec<_> =
+                    (0..10).filter_map(|_| std::os::unix::net::UnixStream::connect(&sock).ok()).collect();
+                std::thread::sleep(Duration::from_millis(1500));
+                drop(held);
+            }
+        })
+    };
     std::thread::spawn(move || {
         let mut n = 0u64;
         while !stop.load(Ordering::Relaxed) {
-            let idle: Vec<_> = (0..10).filter_map(|_| std::os::unix::net::UnixStream::connect(&sock).ok()).collect();
             for cmd in [
                 "stats".to_string(),
                 format!("check {}", cfg.display()),
@@ -142,8 +154,8 @@ fn control_load(bed: &Bed, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64
                     let _ = w.join();
                 }
             }
-            drop(idle);
         }
+        let _ = idle.join();
         n
     })
 }
@@ -187,8 +199,9 @@ pub fn run(secs: f64) -> i32 {
     let inn: HashMap<u64, u64> = tin.join().unwrap().into_iter().collect();
     let out: HashMap<u64, u64> = tout.join().unwrap().into_iter().collect();
     bed.stop(c);
+    let rt = if bed::REALTIME.get() == Some(&true) { ", router under SCHED_FIFO" } else { "" };
     let mut s = format!(
-        "qoslab-router-bench gaps: {secs} s per phase, 10 kpps of 100 B through a FIFO at 100 Mb/s; time \
+        "qoslab-router-bench gaps: {secs} s per phase, 10 kpps of 100 B through a FIFO at 100 Mb/s{rt}; time \
          through the router (kernel stamps at its input and at h2), µs\n\n\
          | phase | sent | seen at r | not out | p50 µs | p99 µs | max µs |\n|---|---:|---:|---:|---:|---:|---:|\n"
     );

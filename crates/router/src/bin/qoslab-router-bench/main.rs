@@ -6,7 +6,7 @@
 //! qoslab-router-bench [--seconds S] [--only ROW,...] [--router PATH]   the table below
 //! qoslab-router-bench soak [MINUTES]       overload soak, RSS slope (make soak)
 //! qoslab-router-bench attacks              issue 28's flood, bypass and kernel-drop runs (attacks.rs)
-//! qoslab-router-bench gaps [--seconds S]   forwarding delay and gaps while control commands are served (gaps.rs)
+//! qoslab-router-bench gaps [--seconds S] [--rt]   time through the router while control commands are served (gaps.rs)
 //! ```
 //!
 //! `--router PATH` runs another qoslab-router binary (an older build, for
@@ -208,6 +208,7 @@ fn main() {
     if let Some(p) = opt(&args, "--router") {
         let _ = bed::ROUTER.set(std::path::PathBuf::from(p));
     }
+    let _ = bed::REALTIME.set(args.iter().any(|a| a == "--rt"));
     let secs: f64 = opt(&args, "--seconds").map(|s| s.parse().expect("--seconds takes a number")).unwrap_or(3.0);
     match args.get(1).map(String::as_str) {
         Some("soak") => {

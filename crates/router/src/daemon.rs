@@ -316,15 +316,15 @@ fn forward(
         }
         let mut more = false;
         if drain_until.is_none() {
-            for side in 0..2 {
+            for (side, sock) in socks.iter_mut().enumerate() {
                 if dp.pool.in_use() == dp.pool.capacity() {
-                    if readable(&socks[side]) {
+                    if readable(sock) {
                         dp.dirs[side].counters.pool_exhausted += 1;
                     }
                     continue;
                 }
                 got.clear();
-                match socks[side].recv_batch(&mut rx_msgs, &mut dp.pool, batch, &mut got) {
+                match sock.recv_batch(&mut rx_msgs, &mut dp.pool, batch, &mut got) {
                     Ok(n) => more |= n == batch,
                     Err(_) => ready.err[side] = true,
                 }

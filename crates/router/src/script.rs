@@ -153,7 +153,7 @@ pub fn run(data: &[u8]) {
         dp.poll(now, &mut |_, _, slots, ok| {
             for o in ok.iter_mut().take(slots.len()) {
                 sent += 1;
-                *o = refuse_every == 0 || sent % refuse_every != 0;
+                *o = refuse_every == 0 || !sent.is_multiple_of(refuse_every);
             }
         })
     };

@@ -14,6 +14,7 @@ import pytest
 
 import qoslab
 from conftest import BAD, GOOD, RED_DUMBBELL, cli, files, header
+from qoslab.reproduce.framework import RESULTS_KEYS
 
 RESULT_FILES = [".qoslab", "events.parquet", "flows.parquet", "queues.parquet", "series.parquet", "summary.json"]
 
@@ -177,8 +178,10 @@ def test_reproduce_examples_quick(tmp_path):
     no_traceback(p)
     folder = tmp_path / "examples"
     doc = json.loads((folder / "results.json").read_text())
-    assert list(doc) == ["name", "seed_file", "qoslab_version", "quick", "seeds", "wall_s", "claims", "data"]
-    assert doc["name"] == "examples" and doc["quick"] is True and doc["seeds"] == [1]
+    assert tuple(doc) == RESULTS_KEYS  # the order tests/test_reproduce_framework.py fixes
+    assert doc["name"] == "examples" and doc["quick"] is True and doc["seeds"] == [1, 2, 3]
+    assert doc["score"] is None and doc["fidelity"] is None  # no paper's tables: no score
+    assert "examples: no paper's tables, no score" in p.stdout
     assert doc["seed_file"] == "001_c31d5aa44c0a52e3.txt" and doc["qoslab_version"] == qoslab.__version__
     ids = [c["id"] for c in doc["claims"]]
     assert ids == [

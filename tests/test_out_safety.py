@@ -136,7 +136,7 @@ def test_reproduce_refuses_another_mode_or_seed_list_unless_overwrite(tmp_path: 
 
     fake = _fake_reproduction()
     execute(fake, quick=True, seeds=None, out=tmp_path, log=lambda m: None)
-    execute(fake, quick=True, seeds=1, out=tmp_path, log=lambda m: None)  # the same: a rerun
+    execute(fake, quick=True, seeds=3, out=tmp_path, log=lambda m: None)  # the same (3 quick seeds): a rerun
     before = (tmp_path / "fake_one" / "results.json").read_text()
     for quick, seeds in ((False, 1), (True, 2)):
         with pytest.raises(qoslab.ConfigError, match="--overwrite"):

@@ -10,6 +10,7 @@ import pytest
 
 from qoslab import ReproductionError
 from qoslab.reproduce import Claim, Outcome, execute, module, names
+from qoslab.reproduce.framework import RESULTS_KEYS
 from qoslab.reproduce.stats import Estimate, cv, t975
 
 
@@ -79,8 +80,12 @@ def test_execute_writes_results_json_and_report(tmp_path):
     folder = tmp_path / "fake_one"
     assert s.folder == folder and s.counts == {"holds": 1, "fails": 1, "not checked": 0}
     doc = json.loads((folder / "results.json").read_text())
-    assert list(doc) == ["name", "seed_file", "qoslab_version", "quick", "seeds", "wall_s", "claims", "data"]
+    assert tuple(doc) == RESULTS_KEYS
+    assert RESULTS_KEYS[:6] == ("name", "seed_file", "qoslab_version", "quick", "seeds", "wall_s")
+    assert RESULTS_KEYS[6:] == ("score", "fidelity", "claims", "data")
     assert doc["seeds"] == [1, 2] and doc["data"] == {"nan": None, "t": [1, 2]}
+    assert doc["score"] is None and doc["fidelity"] is None  # the fake reproduces no paper's tables
+    assert not (folder / "cells.csv").exists()
     report = (folder / "report.md").read_text()
     assert "`x-holds`" in report and "`x-fails`" in report and "why" in report and "## Setup" in report
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fake_one"]
@@ -99,7 +104,7 @@ def test_a_failed_reproduction_leaves_nothing_and_keeps_the_previous_one(tmp_pat
         execute(_fake(boom), quick=True, seeds=None, out=tmp_path, log=lambda m: None)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fake_one"]
     assert (tmp_path / "fake_one" / "results.json").read_text() == before
-    assert json.loads(before)["seeds"] == [1]  # quick default: one seed
+    assert json.loads(before)["seeds"] == [1, 2, 3]  # quick default: three seeds
 
 
 def test_early_share_bound_of_non_gentle_red():

@@ -160,6 +160,7 @@ def parser() -> argparse.ArgumentParser:
         help="run on a Dask distributed scheduler, e.g. tcp://head:8786 (dask-jobqueue: SLURM, PBS)",
     )
     _overrides(sw, "override a scenario field at every point (repeatable)")
+    _limits(sw)
     sw.add_argument("--out", metavar="DIR", help="sweep folder (default: results/sweep_<scenario name>/)")
     sw.add_argument("--quiet", "-q", action="store_true", help="no progress and no table; errors only")
     sw.add_argument(
@@ -216,16 +217,18 @@ def parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser(
         "reproduce",
-        help="reproduce a paper's claims",
-        description="Run a reproduction (or all) and write results.json, report.md and figures to OUT/<name>/.",
+        help="reproduce a paper's numbers and claims",
+        description="Run a reproduction (or all) and write cells.csv (the paper's numbers beside qoslab's, "
+        "judged), results.json, report.md and figures to OUT/<name>/; print the scores. With 'all', "
+        "OUT/scores.json holds every paper's score and the overall one.",
     )
     rp.add_argument("name", metavar="NAME", help="reproduction name, or 'all'")
-    rp.add_argument("--quick", action="store_true", help="short runs, one seed by default")
+    rp.add_argument("--quick", action="store_true", help="short runs, 3 seeds by default")
     rp.add_argument(
         "--seeds",
         type=_positive,
         metavar="N",
-        help="replications with seeds 1..N (default: 3, or the reproduction's own, e.g. dcbt 5; quick: 1)",
+        help="replications with seeds 1..N (default: 3, or the reproduction's own, e.g. dcbt 5; quick: 3)",
     )
     rp.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results/)")
     rp.add_argument(
@@ -241,6 +244,7 @@ def parser() -> argparse.ArgumentParser:
         help="local worker processes for the variants and seeds (default: every core)",
     )
     rwhere.add_argument("--scheduler", metavar="ADDRESS", help="run the variants and seeds on a Dask scheduler")
+    _limits(rp)
 
     c = sub.add_parser(
         "cac",
@@ -408,7 +412,9 @@ def cmd_sweep(a: argparse.Namespace) -> int:
             raise config_error("--grid", f"{key} is given twice; allowed: each key once, with all its values")
         grid[key] = ",".join(values)  # override text, as --set takes it
     # Everything is validated, and the scheduler reached, before anything is written.
-    p = sweeps.plan(a.file, grid=grid, seeds=a.seeds, overrides=a.overrides)
+    p = sweeps.plan(
+        a.file, grid=grid, seeds=a.seeds, overrides=a.overrides, max_memory=a.max_memory, max_events=a.max_events
+    )
     out = Path(a.out) if a.out else sweeps.default_out(p)
     with sweeps.sweep_folder(p, out, overwrite=a.overwrite), open_executor(jobs=a.jobs, scheduler=a.scheduler) as ex:
         reporter = None if a.quiet else sweeps.console_progress(len(p.jobs))
@@ -613,8 +619,11 @@ def _claims_table(summary: Any) -> Any:
     head = Text(f"{summary.name}: {summary.title} ({mode}, seeds {seeds})", style="bold underline")
     mark = {True: ("holds", "green"), False: ("FAILS", "red"), None: ("not checked", "yellow")}
     blocks: list[Any] = [head]
-    for c in summary.outcome.claims:
+
+    def block(c: Any) -> None:
         word, colour = mark[c.holds]
+        if c.kind == "check":
+            word = f"check {word.lower()}"
         title = Text.assemble((f"[{word}] ", f"bold {colour}"), (c.id, "bold"), f"  {c.text}")
         rows = Table.grid(padding=(0, 1))
         rows.add_column(style="dim", no_wrap=True)
@@ -625,6 +634,15 @@ def _claims_table(summary: Any) -> Any:
         if c.holds is not True and c.explanation:
             rows.add_row("why", c.explanation)
         blocks.extend([title, Padding(rows, (0, 0, 0, 4))])
+
+    for c in summary.outcome.claims:
+        if c.kind == "claim":
+            block(c)
+    checks = [c for c in summary.outcome.claims if c.kind == "check"]
+    if checks:  # listed apart, after the claims: they are never counted
+        blocks.append(Text("checks (not counted as reproduced claims):", style="bold"))
+        for c in checks:
+            block(c)
     return Group(*blocks)
 
 
@@ -637,13 +655,17 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
     log_console = _stderr_console()
     names = rp.names() if a.name == "all" else [a.name]
     for n in names:
-        rp.module(n)  # unknown names fail before anything runs
+        rp.paper(n)  # unknown names and malformed paper data fail before anything runs
     totals = {"holds": 0, "fails": 0, "not checked": 0}
+    checks = dict.fromkeys(totals, 0)
+    summaries: list[Any] = []
     from contextlib import ExitStack
 
     from .executor import open_executor
+    from .scenario import default_limits
 
     with ExitStack() as held:
+        held.enter_context(default_limits(max_memory=a.max_memory, max_events=a.max_events))
         # Every OUT/<name>/ is checked, locked and given its temporary folder before any run.
         dests = {
             n: held.enter_context(rp.destination(n, quick=a.quick, seeds=a.seeds, out=a.out, overwrite=a.overwrite))
@@ -661,18 +683,43 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
                 destination=dests[n],
             )
             console.print(_claims_table(s))
-            k = s.counts
+            k, ck = s.counts, s.check_counts
             for key in totals:
                 totals[key] += k[key]
+                checks[key] += ck[key]
+            n_checks = sum(ck.values())
             console.print(
-                f"{s.name}: {k['holds']} hold, {k['fails']} fail, {k['not checked']} not checked "
-                f"in {s.wall_s:.1f} s -> {s.folder / 'report.md'}"
+                f"{s.name}: {k['holds']} hold, {k['fails']} fail, {k['not checked']} not checked"
+                + (f"; {n_checks} checks ({ck['fails']} fail)" if n_checks else "")
+                + f" in {s.wall_s:.1f} s -> {s.folder / 'report.md'}",
+                markup=False,
             )
+            summaries.append(s)
+    console.print(f"[bold]scores[/] (cells agreeing / cells compared, {'quick' if a.quick else 'full'} run):")
+    for s in summaries:
+        score = s.score
+        if score is not None:
+            line = score.line(s.name)
+        elif hasattr(rp.module(s.name), "PAPER_DATA"):  # PAPER_DATA = None: it reproduces no paper's tables
+            line = f"{s.name}: no paper's tables, no score"
+        else:
+            line = f"{s.name}: no paper data yet ({rp.paper_dir(s.folder.name)} is missing), no score"
+        console.print("  " + line, markup=False, soft_wrap=True)
+    overall = rp.overall_score(summaries)
+    if overall is not None:
+        papers = sum(1 for s in summaries if s.score is not None)
+        console.print(
+            "  " + overall.line(f"overall ({papers} paper{'s' if papers != 1 else ''})"), markup=False, soft_wrap=True
+        )
+    if a.name == "all":
+        console.print(f"scores -> {rp.write_scores(a.out, summaries, quick=a.quick)}", markup=False)
     total = sum(totals.values())
+    n_checks = sum(checks.values())
     console.print(
         f"[bold]overall[/]: {len(names)} reproduction{'s' if len(names) != 1 else ''}, "
         f"{totals['holds']} of {total} claims hold, {totals['fails']} fail, "
         f"{totals['not checked']} not checked"
+        + (f"; {n_checks} checks apart ({checks['holds']} hold, {checks['fails']} fail)" if n_checks else "")
     )
     return EXIT_OK
 
@@ -751,7 +798,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import signal
 
     args = parser().parse_args(_join_dash_values(list(sys.argv[1:] if argv is None else argv)))
-    from .errors import ConfigError, ReproductionError, ScenarioFileError, SimulationError
+    from .errors import ClusterError, ConfigError, ReproductionError, ScenarioFileError, SimulationError
 
     try:
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
@@ -771,6 +818,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     except SimulationError as e:
         _err(f"qoslab: simulation failed: {e}")
+        return EXIT_FAIL
+    except ClusterError as e:
+        _err(f"qoslab: {e}")
         return EXIT_FAIL
     except Terminated:
         _err("qoslab: terminated (SIGTERM); the unfinished result was not written")

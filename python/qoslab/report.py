@@ -2,9 +2,11 @@
 
 Which one ``DIR`` is follows from what it holds:
 
-- ``results.json``: a reproduction (``qoslab reproduce``): its claims, one
-  table row each (``<tr class="claim">``), its report sections, its
-  figures, and the scenario of every variant;
+- ``results.json``: a reproduction (``qoslab reproduce``): the score and each
+  of the paper's tables as it prints it, qoslab's value, interval and verdict
+  in each cell (coloured by verdict), the causes of differing cells; its
+  claims, one table row each (``<tr class="claim">``), its checks apart, its
+  report sections, its figures, and the scenario of every variant;
 - ``sweep.json``: a sweep (``qoslab sweep``): grid, seeds, build, the
   per-point means and 95 % CIs of every group, plots of each group's
   throughput, loss and delay against the first grid key, and the scenario;
@@ -50,6 +52,9 @@ pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: 12px; }
 figure { margin: 1em 0; } figcaption { color: #555; font-size: 13px; }
 img { max-width: 100%; } .meta { color: #555; } .wide { overflow-x: auto; }
 td.l { white-space: nowrap; } tr.claim td { white-space: normal; } details { margin: .8em 0; }
+table.cells td { text-align: left; white-space: nowrap; } td .paper { color: #555; } td .verdict { font-weight: bold; }
+td.v-agrees { background: #e3f4e6; } td.v-differs { background: #fbdcdc; } td.v-uncertain { background: #fff3c4; }
+td.v-not-run, td.v-lost, td.v-input { background: #f1f1f1; color: #666; } .score { font-size: 1.15em; }
 """
 
 
@@ -310,11 +315,7 @@ def sweep_html(folder: Path) -> str:
 _IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
 
 
-def reproduction_html(folder: Path) -> str:
-    from markdown_it import MarkdownIt
-
-    doc = json.loads((folder / "results.json").read_text(encoding="utf-8"))
-    claims = doc.get("claims", [])
+def _claims_html(claims: Sequence[dict[str, Any]]) -> str:
     word = {True: ("holds", "holds"), False: ("fails", "fails"), None: ("not checked", "unchecked")}
     rows = []
     for c in claims:
@@ -327,19 +328,112 @@ def reproduction_html(folder: Path) -> str:
     head = "".join(
         f'<th class="l">{h}</th>' for h in ("claim", "paper / reference", "qoslab", "tolerance", "holds", "why")
     )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def cells_html(folder: Path, doc: dict[str, Any]) -> list[str]:
+    """The paper's numbers cell by cell: the score, each table as the paper prints it (its
+    rows × its columns) with the paper's number, qoslab's mean ± the half-width of its 95 %
+    interval and the verdict in each cell, coloured by verdict, and the causes below."""
+    from .reproduce.cells import Score, read_cells
+    from .reproduce.fidelity import (
+        LEGEND,
+        by_table,
+        counts_text,
+        from_json,
+        grid,
+        interval_text,
+        not_run_reasons,
+        score_text,
+        unit_note,
+    )
+    from .reproduce.fidelity import value_text as qoslab_text
+
+    out = ["<h2>The paper's numbers, cell by cell</h2>"]
+    if not doc.get("fidelity"):
+        return [*out, f"<p>{_e(score_text(None))}</p>"]
+    tables, causes = from_json(doc["fidelity"])
+    cells = read_cells(folder / "cells.csv")
+    out += [
+        f'<p class="score">{_e(score_text(Score.of(cells)).replace("**", ""))}</p>',
+        f'<p class="meta">{_e(LEGEND.replace("`", ""))}</p>',
+    ]
+    for t, tc in by_table(cells, tables):
+        rows, cols, at = grid(tc)
+        tol = f"; tolerance ±{t.tolerance:g} for every cell: {t.tolerance_reason}" if t.tolerance is not None else ""
+        head = '<th class="l"></th>' + "".join(f'<th class="l">{_e(c)}</th>' for c in cols)
+        body = []
+        for r in rows:
+            tds = [f'<th class="l">{_e(r)}</th>']
+            for col in cols:
+                c = at.get((r, col))
+                if c is None:
+                    tds.append("<td></td>")
+                    continue
+                title = f"tolerance {c.tolerance:g} {c.unit}" if c.tolerance is not None else c.unit
+                if c.cause:
+                    title += f"; {c.cause}"
+                ours = f"<br>{_e(qoslab_text(c))}" if c.qoslab is not None else ""
+                tds.append(
+                    f'<td class="v-{c.verdict.replace(" ", "-")}" title="{_e(title)}">'
+                    f'<span class="paper">{_e(c.paper)}</span>{ours}<br>'
+                    f'<span class="verdict">{_e(c.verdict)}</span></td>'
+                )
+            body.append(f"<tr>{''.join(tds)}</tr>")
+        out += [
+            f"<h3>{_e(t.id)}: {_e(t.title)} ({_e(t.section)})</h3>",
+            f'<p class="meta">{_e(unit_note(tc))}; {_e(counts_text(Score.of(tc)))}{_e(tol)}</p>',
+            f'<div class="wide"><table class="cells"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>",
+        ]
+        for reason, which in not_run_reasons(tc):
+            out.append(f'<p class="meta">Not run{" (" + _e(which) + ")" if which else ""}: {_e(reason)}</p>')
+    differing = [c for c in cells if c.verdict == "differs"]
+    out.append("<h3>Differing cells and their causes</h3>")
+    if not differing:
+        return [*out, "<p>No cell differs.</p>"]
+    runs = {c.text: c.run for c in causes}
+    items = []
+    for c in differing:
+        run = runs.get(c.cause)
+        rerun = f" (rerun: <code>{_e(run)}</code>)" if run else ""
+        items.append(
+            f"<li>{_e(c.table)}, {_e(c.row)}, {_e(c.column)}: paper {_e(c.paper)} {_e(c.unit)}, qoslab "
+            f"{_e(interval_text(c))}, tolerance {c.tolerance:g}: {_e(c.cause)}{rerun}</li>"
+        )
+    return [*out, f"<ul>{''.join(items)}</ul>"]
+
+
+#: The sections of report.md the page renders itself (the rest is kept as Markdown).
+_OWN_SECTIONS = ("Claims", "Checks", "The paper's numbers, cell by cell")
+
+
+def reproduction_html(folder: Path) -> str:
+    from markdown_it import MarkdownIt
+
+    doc = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    claims = [c for c in doc.get("claims", []) if c.get("kind", "claim") == "claim"]
+    checks = [c for c in doc.get("claims", []) if c.get("kind") == "check"]
     body = [
         f'<p class="meta">seed file <code>{_e(doc.get("seed_file", ""))}</code>, qoslab '
         f"{_e(doc.get('qoslab_version', '?'))}, {'quick' if doc.get('quick') else 'full'} run, seeds "
         f"{_e(', '.join(map(str, doc.get('seeds', []))))}, {_e(doc.get('wall_s', '?'))} s</p>",
+        *cells_html(folder, doc),
         "<h2>Claims</h2>",
-        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>",
+        _claims_html(claims),
     ]
+    if checks:
+        body += [
+            "<h2>Checks (not counted as reproduced claims)</h2>",
+            "<p>Identities of the paper's own formulas and qoslab's predictions of its own behaviour.</p>",
+            _claims_html(checks),
+        ]
     md_path = folder / "report.md"
     if md_path.is_file():
         md = md_path.read_text(encoding="utf-8")
-        # The claims table is above; keep the report's other sections, with its figures inlined.
+        # The cells, claims and checks are above; keep the report's other sections, with its figures inlined.
         parts = re.split(r"(?m)^## ", md)
-        kept = [p for p in parts[1:] if not p.startswith("Claims")]
+        kept = [p for p in parts[1:] if not p.startswith(_OWN_SECTIONS)]
 
         def inline(m: re.Match[str]) -> str:
             p = folder / m.group(2)
@@ -411,4 +505,13 @@ def write_report(folder: str | os.PathLike[str], *, out: str | os.PathLike[str] 
     return write_file(target, page.encode("utf-8"), SIGNATURE)
 
 
-__all__ = ["kind_of", "render", "reproduction_html", "run_html", "sweep_html", "table_html", "write_report"]
+__all__ = [
+    "cells_html",
+    "kind_of",
+    "render",
+    "reproduction_html",
+    "run_html",
+    "sweep_html",
+    "table_html",
+    "write_report",
+]

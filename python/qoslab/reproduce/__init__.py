@@ -16,12 +16,14 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ..errors import ReproductionError
-from .framework import Claim, Context, Figure, Outcome, Summary, execute
+from .cells import Measured, NotMeasured, Score, paper_dir
+from .framework import Claim, Context, Figure, Outcome, Summary, execute, overall_score, paper_data, write_scores
 from .framework import destination as framework_destination
 
 if TYPE_CHECKING:  # pragma: no cover
     from .._atomic import Destination
     from ..executor import Executor
+    from .cells import PaperData
 
 #: NAME -> module implementing it.
 REGISTRY: dict[str, str] = {
@@ -49,6 +51,11 @@ def module(name: str) -> ModuleType:
         hint = f" (planned: {', '.join(later)})" if later else ""
         raise ReproductionError(f"unknown reproduction {name!r}; available: {', '.join(REGISTRY)}, all{hint}")
     return importlib.import_module(REGISTRY[name])
+
+
+def paper(name: str) -> PaperData | None:
+    """The paper data of reproduction ``name`` (``None`` for one of no paper), loaded and checked."""
+    return paper_data(module(name))
 
 
 def reproduce(
@@ -96,11 +103,18 @@ __all__ = [
     "Claim",
     "Context",
     "Figure",
+    "Measured",
+    "NotMeasured",
     "Outcome",
+    "Score",
     "Summary",
     "destination",
     "execute",
     "module",
     "names",
+    "overall_score",
+    "paper",
+    "paper_dir",
     "reproduce",
+    "write_scores",
 ]

@@ -8,14 +8,25 @@ every claim and figure and its report sections. :func:`execute` does the
 rest: the output folder ``OUT/<name>/`` (hyphens as underscores) holding
 
 - ``<variant>/seed_<n>/``: the standard results of each run;
-- ``results.json``: ``name, seed_file, qoslab_version, quick, seeds, wall_s, claims, data``;
-- ``report.md``: paper and qoslab side by side, every claim, every interpretation, and the PNG figures.
+- ``cells.csv``: the paper's every number beside qoslab's, judged by the one
+  verdict rule (:mod:`.cells`), for a reproduction of a paper;
+- ``results.json``: ``name, seed_file, qoslab_version, quick, seeds, wall_s, score, fidelity,
+  claims, data``;
+- ``report.md``: the score and the paper's tables cell by cell first, then every claim and
+  check, every interpretation, and the PNG figures.
+
+A paper reproduction's numbers are ``paperdata/<folder>/`` (:func:`.cells.load_paper`), or
+the folder a module names in ``PAPER_DATA``; ``PAPER_DATA = None`` says the module
+reproduces no paper's tables (``examples``): it keeps its claims and reports no score. The
+paper data are loaded before any run, so a malformed file fails first.
 
 The folder is assembled under a hidden temporary name and renamed into
 place at the end, so an interrupted reproduction never leaves a folder that
 looks complete. Claims hold or not on the mean over seeds; the 95% CI is
 shown beside it. A claim that does not hold must say why (``explanation``);
-nobody tunes a model until a claim passes.
+nobody tunes a model until a claim passes. A *check* (``Claim(kind="check")``:
+the paper's formula against itself, qoslab's prediction of its own behaviour)
+is reported apart and never counted as a reproduced claim.
 """
 
 from __future__ import annotations
@@ -24,7 +35,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -34,6 +45,8 @@ from .._atomic import Destination, reproduction_identity
 from ..errors import ReproductionError
 from ..result import Result
 from ..scenario import Scenario
+from .cells import Cell, Measured, NotMeasured, PaperData, Score, cells_csv, compare, load_paper, paper_dir
+from .fidelity import fidelity_json, markdown, score_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..executor import Executor
@@ -46,13 +59,33 @@ def _identity(res: Result) -> Result:
     return res
 
 
+#: The keys of a reproduction's ``results.json``, in order.
+RESULTS_KEYS = (
+    "name",
+    "seed_file",
+    "qoslab_version",
+    "quick",
+    "seeds",
+    "wall_s",
+    "score",
+    "fidelity",
+    "claims",
+    "data",
+)
+
+#: What a :class:`Claim` is: a reproduced statement of the paper (counted) or a check (not).
+CLAIM_KINDS = ("claim", "check")
+
+
 @dataclass(frozen=True)
 class Claim:
     """One checkable statement of a paper and what qoslab measured.
 
     ``holds`` is ``True``/``False``, or ``None`` when the claim is not checked
     in this kind of run (e.g. a full-run-only claim in a quick run). Unless
-    it holds, ``explanation`` must say why.
+    it holds, ``explanation`` must say why. ``kind`` is ``"claim"`` (a statement
+    of the paper's text, counted) or ``"check"`` (an identity of the paper's own
+    formulas, or qoslab's prediction of its own behaviour: reported, never counted).
     """
 
     id: str
@@ -62,8 +95,11 @@ class Claim:
     tolerance: str
     holds: bool | None
     explanation: str = ""
+    kind: str = "claim"
 
     def __post_init__(self) -> None:
+        if self.kind not in CLAIM_KINDS:
+            raise ReproductionError(f"claim {self.id}: kind {self.kind!r}; allowed: {', '.join(CLAIM_KINDS)}")
         if self.holds is not True and not self.explanation.strip():
             state = "does not hold" if self.holds is False else "is not checked"
             raise ReproductionError(f"claim {self.id} {state} but gives no explanation")
@@ -81,6 +117,7 @@ class Claim:
             "tolerance": self.tolerance,
             "holds": self.holds,
             "explanation": self.explanation,
+            "kind": self.kind,
         }
 
 
@@ -94,12 +131,16 @@ class Figure:
 
 @dataclass
 class Outcome:
-    """What a reproduction returns: claims, raw data, report sections (Markdown) and figures."""
+    """What a reproduction returns: claims, raw data, report sections (Markdown), figures,
+    and its values of the paper's cells (:class:`~.cells.Measured`, joined with the paper
+    data and judged by :func:`execute`; :class:`~.cells.NotMeasured` for a cell of a covered
+    table that qoslab cannot measure, with the reason)."""
 
     claims: list[Claim]
     data: dict[str, Any]
     sections: list[tuple[str, str]] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
+    cells: list[Measured | NotMeasured] = field(default_factory=list)
 
 
 @dataclass
@@ -113,17 +154,34 @@ class Summary:
     wall_s: float
     outcome: Outcome
     folder: Path
+    paper: PaperData | None = None
+    cells: list[Cell] = field(default_factory=list)
 
     @property
     def counts(self) -> dict[str, int]:
-        c = {"holds": 0, "fails": 0, "not checked": 0}
-        for cl in self.outcome.claims:
-            c[cl.status] += 1
-        return c
+        """The claims (checks apart) that hold, fail, are not checked."""
+        return _status_counts(c for c in self.outcome.claims if c.kind == "claim")
+
+    @property
+    def check_counts(self) -> dict[str, int]:
+        """The checks (never counted as claims) that hold, fail, are not checked."""
+        return _status_counts(c for c in self.outcome.claims if c.kind == "check")
+
+    @property
+    def score(self) -> Score | None:
+        """The fidelity score over the paper's cells; ``None`` for a reproduction of no paper."""
+        return Score.of(self.cells) if self.paper is not None else None
+
+
+def _status_counts(claims: Iterable[Claim]) -> dict[str, int]:
+    c = {"holds": 0, "fails": 0, "not checked": 0}
+    for cl in claims:
+        c[cl.status] += 1
+    return c
 
 
 class Context:
-    """What a reproduction sees: mode, seeds, where to write, how to run.
+    """What a reproduction sees: mode, seeds, where to write, how to run, the paper's data.
 
     :meth:`run_many` hands a batch of runs (variants × seeds) to the
     executor (:mod:`qoslab.executor`: a local pool on every core by default,
@@ -131,7 +189,15 @@ class Context:
     """
 
     def __init__(
-        self, *, name: str, quick: bool, seeds: list[int], folder: Path, log: Log, executor: Executor | None = None
+        self,
+        *,
+        name: str,
+        quick: bool,
+        seeds: list[int],
+        folder: Path,
+        log: Log,
+        executor: Executor | None = None,
+        paper: PaperData | None = None,
     ) -> None:
         self.name = name
         self.quick = quick
@@ -139,6 +205,8 @@ class Context:
         self.folder = folder
         self.log = log
         self.executor = executor
+        #: The paper's numbers (``None`` for a reproduction of no paper): which cells and tables exist.
+        self.paper = paper
 
     def run_many(self, runs: Sequence[tuple[str, Scenario, int]]) -> list[Result]:
         """Runs every ``(variant, scenario, seed)`` through the executor, saves each as
@@ -153,7 +221,12 @@ class Context:
         study of thousands of runs would otherwise hold every result's tables in memory (about
         1 MB a run). ``save=False`` also leaves the runs' folders unwritten; the caller then saves
         what it kept (each run can be redone from its scenario and seed)."""
-        if self.executor is None or self.executor.workers == 1 or len(runs) < 2:
+        from ..executor import LocalExecutor
+
+        # In this process when there is no pool to gain from; a Dask cluster gets every batch,
+        # whatever its thread count (the runs are the cluster's, not this machine's).
+        ex = self.executor
+        if ex is None or (isinstance(ex, LocalExecutor) and (ex.workers == 1 or len(runs) < 2)):
             return [reduce(self.run(v, sc, seed, save=save)) for v, sc, seed in runs]
         from ..sweeps import Job, execute_job
 
@@ -167,18 +240,19 @@ class Context:
                 origin=sc.origin,
                 base_dir=str(sc.base_dir),
                 overrides=sc.overrides,
+                max_memory=sc.limits[0],
+                max_events=sc.limits[1],
             )
             for i, (_, sc, seed) in enumerate(runs)
         ]
         slots: dict[int, T] = {}
-        for i, (summary, tables, wall) in self.executor.map_unordered(execute_job, jobs):
+        for i, (summary, tables, wall) in ex.map_unordered(execute_job, jobs):
             variant, sc, seed = runs[i]
             res = Result(summary, tables)
             if save:
                 res.save(self.folder / variant / f"seed_{seed}")
             self.log(
-                f"  {self.name}: {variant} seed {seed}: {sc.duration} simulated in {wall:.1f} s "
-                f"({self.executor.description})"
+                f"  {self.name}: {variant} seed {seed}: {sc.duration} simulated in {wall:.1f} s ({ex.description})"
             )
             slots[i] = reduce(res)
         if len(slots) != len(runs):  # pragma: no cover - map_unordered yields every index or raises
@@ -245,8 +319,28 @@ def _md_cell(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
+def _claims_md(claims: Sequence[Claim], what: str) -> list[str]:
+    lines = [
+        "| claim | paper / reference | qoslab | tolerance | holds |",
+        "|---|---|---|---|---|",
+    ]
+    mark = {True: "yes", False: "**no**", None: "not checked"}
+    for c in claims:
+        lines.append(
+            f"| `{c.id}`: {_md_cell(c.text)} | {_md_cell(c.paper)} | {_md_cell(c.measured)} | "
+            f"{_md_cell(c.tolerance)} | {mark[c.holds]} |"
+        )
+    explained = [c for c in claims if c.explanation]
+    if explained:
+        lines += ["", f"### Notes on the {what}", ""]
+        for c in explained:
+            lines.append(f"- `{c.id}` ({c.status}): {c.explanation}")
+    return lines
+
+
 def render_report(module: ModuleType, s: Summary) -> str:
-    """report.md: header, claims side by side, explanations, sections, figures."""
+    """report.md: header, the score and the paper's tables cell by cell, claims, checks,
+    explanations, sections, figures."""
     from .. import __version__
 
     o = s.outcome
@@ -257,25 +351,34 @@ def render_report(module: ModuleType, s: Summary) -> str:
         f"Reproduction `{s.name}` of {module.PAPER} (seed file `{module.SEED_FILE}`), "
         f"qoslab {__version__}, {mode} run, seeds {', '.join(map(str, s.seeds))}.",
         "",
+        "## The paper's numbers, cell by cell",
+        "",
+    ]
+    if s.paper is None:
+        lines.append(score_text(None))
+    else:
+        lines.append(markdown(s.cells, s.paper.tables, s.paper.causes, level=3).rstrip())
+    claims = [c for c in o.claims if c.kind == "claim"]
+    checks = [c for c in o.claims if c.kind == "check"]
+    lines += [
+        "",
         "## Claims",
         "",
         "Measured values are means over the seeds, ± the half-width of their 95% confidence interval "
         "(Student t) when there is more than one seed.",
         "",
-        "| claim | paper / reference | qoslab | tolerance | holds |",
-        "|---|---|---|---|---|",
     ]
-    mark = {True: "yes", False: "**no**", None: "not checked"}
-    for c in o.claims:
-        lines.append(
-            f"| `{c.id}`: {_md_cell(c.text)} | {_md_cell(c.paper)} | {_md_cell(c.measured)} | "
-            f"{_md_cell(c.tolerance)} | {mark[c.holds]} |"
-        )
-    explained = [c for c in o.claims if c.explanation]
-    if explained:
-        lines += ["", "### Notes on the claims", ""]
-        for c in explained:
-            lines.append(f"- `{c.id}` ({c.status}): {c.explanation}")
+    lines += _claims_md(claims, "claims") if claims else ["No claims."]
+    if checks:
+        lines += [
+            "",
+            "## Checks (not counted as reproduced claims)",
+            "",
+            "Identities of the paper's own formulas and qoslab's predictions of its own behaviour: they test "
+            "the implementation, not the paper's results.",
+            "",
+            *_claims_md(checks, "checks"),
+        ]
     for title, body in o.sections:
         lines += ["", f"## {title}", "", body.strip()]
     if o.figures:
@@ -285,9 +388,32 @@ def render_report(module: ModuleType, s: Summary) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+#: Seeds of a quick run. A cell judged on one seed is ``uncertain`` by the rule; with two the
+#: 95 % interval is mean ± 12.7 s/sqrt(2) (t with 1 degree of freedom), so a cell agrees only when
+#: its two seeds lie within 0.16 tol of each other; with three, ± 4.30 s/sqrt(3), within about
+#: 0.8 tol. Three seeds let a quick run's tables agree at all (docs/decisions.md).
+QUICK_SEEDS = 3
+
+
+def paper_data(module: ModuleType) -> PaperData | None:
+    """The paper's numbers of a reproduction module: its ``PAPER_DATA`` folder when it names
+    one (``None``: no paper, no score), else ``paperdata/<folder>/`` when that exists."""
+    if hasattr(module, "PAPER_DATA"):
+        where = module.PAPER_DATA
+        return None if where is None else load_paper(Path(where))
+    d = paper_dir(folder_name(module.NAME))
+    return load_paper(d) if d.is_dir() else None
+
+
 def seed_list(module: ModuleType, *, quick: bool, seeds: int | None) -> list[int]:
-    """Seeds 1..N: ``seeds``, else 1 for a quick run, else the module's ``FULL_SEEDS`` (3)."""
-    n = seeds if seeds is not None else (1 if quick else getattr(module, "FULL_SEEDS", 3))
+    """Seeds 1..N: ``seeds``, else the module's ``QUICK_SEEDS`` (default :data:`QUICK_SEEDS`,
+    at least 2) for a quick run, else its ``FULL_SEEDS`` (default 3)."""
+    quick_default = getattr(module, "QUICK_SEEDS", QUICK_SEEDS)
+    if quick_default < 2:
+        raise ReproductionError(
+            f"{module.NAME}: QUICK_SEEDS = {quick_default}; allowed: 2 or more (a quick run judges tables)"
+        )
+    n = seeds if seeds is not None else (quick_default if quick else getattr(module, "FULL_SEEDS", 3))
     if n < 1:
         raise ReproductionError(f"--seeds must be at least 1, got {n}")
     return list(range(1, n + 1))
@@ -326,24 +452,45 @@ def execute(
     target = Path(out) / folder_name(name)
     t0 = time.perf_counter()
     tmp = dest.tmp
-    ctx = Context(name=name, quick=quick, seeds=seed_list_, folder=tmp, log=log, executor=executor)
+    paper = paper_data(module)
+    ctx = Context(name=name, quick=quick, seeds=seed_list_, folder=tmp, log=log, executor=executor, paper=paper)
     outcome = module.reproduce(ctx)
+    if paper is None and outcome.cells:
+        raise ReproductionError(
+            f"{name}: the reproduction returned {len(outcome.cells)} cells but has no paper data "
+            f"({paper_dir(folder_name(name))} or PAPER_DATA)"
+        )
+    cells = compare(paper, outcome.cells) if paper is not None else []
     wall = time.perf_counter() - t0
     summary = Summary(
-        name=name, title=module.TITLE, quick=quick, seeds=seed_list_, wall_s=wall, outcome=outcome, folder=target
+        name=name,
+        title=module.TITLE,
+        quick=quick,
+        seeds=seed_list_,
+        wall_s=wall,
+        outcome=outcome,
+        folder=target,
+        paper=paper,
+        cells=cells,
     )
     from .. import __version__
 
-    doc = {
+    score = summary.score
+    doc: dict[str, Any] = {
         "name": name,
         "seed_file": module.SEED_FILE,
         "qoslab_version": __version__,
         "quick": quick,
         "seeds": seed_list_,
         "wall_s": round(wall, 3),
+        "score": score.to_json() if score is not None else None,
+        "fidelity": fidelity_json(paper) if paper is not None else None,
         "claims": [c.to_json() for c in outcome.claims],
         "data": _clean(outcome.data),
     }
+    if paper is not None:
+        with open(tmp / "cells.csv", "w", encoding="utf-8", newline="") as f:
+            f.write(cells_csv(cells))
     with open(tmp / "results.json", "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=2, ensure_ascii=False, allow_nan=False)
         f.write("\n")
@@ -351,3 +498,39 @@ def execute(
         f.write(render_report(module, summary))
     dest.commit()
     return summary
+
+
+def overall_score(summaries: Iterable[Summary]) -> Score | None:
+    """The cells of every paper pooled (``None`` when no summary is of a paper): agrees over all
+    the cells compared, so each cell weighs the same whichever paper it is from."""
+    scores = [s.score for s in summaries if s.score is not None]
+    if not scores:
+        return None
+    total = Score()
+    for sc in scores:
+        total = total + sc
+    return total
+
+
+#: The first bytes of ``OUT/scores.json``: only a file holding them is ever replaced.
+SCORES_SIGNATURE = b'{\n  "generator": "qoslab reproduce'
+
+
+def write_scores(out: os.PathLike[str] | str, summaries: Sequence[Summary], *, quick: bool) -> Path:
+    """``OUT/scores.json`` (atomically): every reproduction's score (``null`` for one of no paper)
+    and the overall score over the papers' cells pooled."""
+    from .. import __version__
+    from .._atomic import write_file
+
+    overall = overall_score(summaries)
+    doc = {
+        "generator": f"qoslab reproduce {__version__}",
+        "quick": quick,
+        "reproductions": {
+            s.name: {"seeds": s.seeds, "score": sc.to_json() if (sc := s.score) is not None else None}
+            for s in summaries
+        },
+        "overall": overall.to_json() if overall is not None else None,
+    }
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return write_file(Path(out) / "scores.json", text.encode("utf-8"), SCORES_SIGNATURE)

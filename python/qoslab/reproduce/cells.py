@@ -1,0 +1,432 @@
+"""The one verdict rule that judges a paper's numbers, the join, the score, ``cells.csv`` (issue 26).
+
+The paper's numbers are read by :mod:`.paper` (``paperdata/<folder>/``; its
+names are re-exported here). A reproduction returns :class:`Measured` cells
+(its value of a cell's statistic, one per seed) and :class:`NotMeasured`
+ones (a cell it cannot measure, with the reason); :func:`compare` joins them
+with the paper's cells and judges each with the one rule of :func:`judge`:
+
+- qoslab's value is the mean over seeds, ``ci_low``/``ci_high`` its 95 %
+  Student-t interval (both the mean with one seed);
+- ``tol`` (absolute, the cell's unit): the table's explicit ``tolerance``,
+  else the paper's printed ``±``, else ``max(10 % of |value|, one unit of
+  its last printed digit)`` (:func:`printed_tolerance`);
+- ``differs`` when the paper's value, or its whole ``±`` interval, lies
+  outside ``[ci_low - tol, ci_high + tol]``; else ``uncertain`` when
+  ``ci_high - ci_low > 2 tol`` or fewer than 2 seeds ran; else ``agrees``;
+- ``not run`` (no value measured: a quick run skipping the table, or a
+  :class:`NotMeasured` cell with its reason), ``lost`` (the paper's number is
+  unreadable) and ``input`` (a set-up value the paper prints, e.g. a source's
+  parameters: its qoslab value is the configured one, so it is never judged)
+  stay apart.
+
+The :class:`Score` is agrees / (agrees + differs + uncertain).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import astuple, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ReproductionError
+from .paper import (
+    PAPER_COLUMNS,
+    STATUSES,
+    Cause,
+    Key,
+    PaperCell,
+    PaperData,
+    PaperTable,
+    csv_rows,
+    decimals_of,
+    last_digit_unit,
+    load_paper,
+    paper_dir,
+    paperdata_root,
+    printed_tolerance,
+    read_text_bounded,
+)
+from .stats import Estimate
+
+#: The columns of the ``cells.csv`` a reproduction writes, in this order.
+CELL_COLUMNS = (
+    "table",
+    "row",
+    "column",
+    "unit",
+    "paper",
+    "qoslab",
+    "ci_low",
+    "ci_high",
+    "tolerance",
+    "verdict",
+    "cause",
+)
+#: The verdicts, in the order reports list them.
+VERDICTS = ("agrees", "differs", "uncertain", "not run", "lost", "input")
+#: The cause of a differing cell that no documented controlled run explains.
+UNEXPLAINED = "unexplained"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """qoslab's value of one paper cell: the cell's statistic as the paper defines it,
+    one value per seed (in ``ctx.seeds`` order), in the paper's unit. NaN is not allowed."""
+
+    table: str
+    row: str
+    column: str
+    values: list[float]
+
+    def __post_init__(self) -> None:
+        for name in ("table", "row", "column"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise ReproductionError(f"Measured {name} must be a non-empty str, got {getattr(self, name)!r}")
+        try:
+            vals = [float(v) for v in self.values]
+        except (TypeError, ValueError):
+            raise ReproductionError(
+                f"Measured {self.key}: values must be numbers, one per seed; got {self.values!r}"
+            ) from None
+        if not vals:
+            raise ReproductionError(f"Measured {self.key}: no values; allowed: one finite number per seed")
+        if not all(math.isfinite(v) for v in vals):
+            raise ReproductionError(
+                f"Measured {self.key}: values {vals} hold NaN or an infinity; allowed: finite numbers "
+                "(a cell the run cannot measure is not returned, and the report shows it as not run)"
+            )
+        object.__setattr__(self, "values", vals)
+
+    @property
+    def key(self) -> Key:
+        return (self.table, self.row, self.column)
+
+
+@dataclass(frozen=True)
+class NotMeasured:
+    """A paper cell of a table the run covers that qoslab cannot measure, with the reason
+    (e.g. the paper does not define the statistic; a seed without the event the cell times).
+    Reported as ``not run`` with ``reason`` instead of the table's ``not_run_reason``."""
+
+    table: str
+    row: str
+    column: str
+    reason: str
+
+    def __post_init__(self) -> None:
+        for name in ("table", "row", "column", "reason"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise ReproductionError(f"NotMeasured {name} must be a non-empty str, got {getattr(self, name)!r}")
+
+    @property
+    def key(self) -> Key:
+        return (self.table, self.row, self.column)
+
+
+# -- the verdict rule -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What the rule gives for one cell: qoslab's mean and 95 % interval, and the verdict."""
+
+    mean: float
+    ci_low: float
+    ci_high: float
+    verdict: str
+
+
+def interval(values: Sequence[float]) -> tuple[float, float, float]:
+    """``(mean, ci_low, ci_high)``: the mean over seeds and its 95 % Student-t interval
+    (:mod:`.stats`); with one value both ends are the value."""
+    est = Estimate.of(values)
+    if est.n == 0 or len(est.finite) != est.n:
+        raise ReproductionError(f"values must be finite numbers, at least one; got {list(values)}")
+    hw = est.half_width or 0.0
+    return est.mean, est.mean - hw, est.mean + hw
+
+
+def judge(values: Sequence[float], *, paper: float, tol: float, pm: float | None = None) -> Judgement:
+    """The one verdict rule (module doc) for qoslab's per-seed ``values`` of a cell against the
+    paper's ``paper`` (± ``pm`` if printed), with the absolute tolerance ``tol``."""
+    if not math.isfinite(tol) or tol < 0:
+        raise ReproductionError(f"judge: tolerance {tol!r}; allowed: a finite number >= 0")
+    mean, lo, hi = interval(values)
+    half = pm or 0.0
+    if paper + half < lo - tol or paper - half > hi + tol:
+        verdict = "differs"
+    elif hi - lo > 2 * tol or len(values) < 2:
+        verdict = "uncertain"
+    else:
+        verdict = "agrees"
+    return Judgement(mean=mean, ci_low=lo, ci_high=hi, verdict=verdict)
+
+
+def tolerance_of(cell: PaperCell, table: PaperTable) -> float | None:
+    """The cell's ``tol``: the table's explicit tolerance, else the printed ``±``, else
+    :func:`printed_tolerance`; ``None`` for a lost cell."""
+    if cell.status in ("lost", "input"):
+        return None
+    if table.tolerance is not None:
+        return table.tolerance
+    if cell.pm:
+        return cell.pm_number
+    return printed_tolerance(cell.value)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One row of the ``cells.csv`` a reproduction writes (:data:`CELL_COLUMNS`)."""
+
+    table: str
+    row: str
+    column: str
+    unit: str
+    paper: str
+    qoslab: float | None
+    ci_low: float | None
+    ci_high: float | None
+    tolerance: float | None
+    verdict: str
+    cause: str = ""
+
+    @property
+    def key(self) -> Key:
+        return (self.table, self.row, self.column)
+
+    def to_row(self) -> list[str]:
+        return [
+            self.table,
+            self.row,
+            self.column,
+            self.unit,
+            self.paper,
+            fmt_number(self.qoslab),
+            fmt_number(self.ci_low),
+            fmt_number(self.ci_high),
+            fmt_number(self.tolerance),
+            self.verdict,
+            self.cause,
+        ]
+
+
+def fmt_number(x: float | None) -> str:
+    """A number as ``cells.csv`` holds it: 6 significant digits, empty for none."""
+    if x is None:
+        return ""
+    s = format(x, ".6g")
+    return "0" if s == "-0" else s
+
+
+def compare(paper: PaperData, measured: Sequence[Measured | NotMeasured]) -> list[Cell]:
+    """Joins qoslab's cells with the paper's on (table, row, column) and judges each; the
+    result is in the paper's order. A key the paper data does not hold, one given twice, or
+    one of an ``input`` cell is a :class:`ReproductionError`."""
+    got: dict[Key, Measured | NotMeasured] = {}
+    known = {c.key: c for c in paper.cells}
+    for m in measured:
+        if not isinstance(m, (Measured, NotMeasured)):
+            raise ReproductionError(
+                f"{paper.name}: Outcome.cells holds {type(m).__name__}; allowed: Measured, NotMeasured"
+            )
+        if m.key in known and known[m.key].status == "input":
+            raise ReproductionError(
+                f"{paper.path / 'cells.csv'}:{known[m.key].line}: cell {m.key} is an input (a set-up value), "
+                "never measured; allowed: a result cell"
+            )
+        if m.key not in known:
+            near = [k for k in known if k[0] == m.table]
+            hint = (
+                f"; {m.table} has rows {', '.join(sorted({k[1] for k in near}))} and columns "
+                f"{', '.join(sorted({k[2] for k in near}))}"
+                if near
+                else f"; tables: {', '.join(t.id for t in paper.tables)}"
+            )
+            raise ReproductionError(f"{paper.path / 'cells.csv'}: no cell {m.key}{hint}")
+        if m.key in got:
+            raise ReproductionError(f"{paper.name}: cell {m.key} given twice")
+        got[m.key] = m
+    tables = {t.id: t for t in paper.tables}
+    out = []
+    for pc in paper.cells:
+        t = tables[pc.table]
+        given = got.get(pc.key)
+        mine = given if isinstance(given, Measured) else None
+        tol = tolerance_of(pc, t)
+        ours = interval(mine.values) if mine is not None else None
+        if pc.status == "lost":
+            verdict, cause = "lost", pc.note or "the paper's number is unreadable in the extraction"
+        elif pc.status == "input":
+            verdict, cause = "input", pc.note or "a set-up value the paper prints: configured, not judged"
+        elif isinstance(given, NotMeasured):
+            verdict, cause = "not run", given.reason
+        elif mine is None:
+            verdict = "not run"
+            cause = t.not_run_reason or "the reproduction measured no value for this cell in this run"
+        else:
+            assert pc.number is not None and tol is not None
+            verdict = judge(mine.values, paper=pc.number, tol=tol, pm=pc.pm_number).verdict
+            c = paper.cause_for(pc.key) if verdict == "differs" else None
+            cause = c.text if c is not None else (UNEXPLAINED if verdict == "differs" else "")
+        out.append(
+            Cell(
+                table=pc.table,
+                row=pc.row,
+                column=pc.column,
+                unit=pc.unit,
+                paper=pc.printed,
+                qoslab=ours[0] if ours else None,
+                ci_low=ours[1] if ours else None,
+                ci_high=ours[2] if ours else None,
+                tolerance=tol,
+                verdict=verdict,
+                cause=cause,
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Score:
+    """Counts of verdicts; ``value`` = agrees / (agrees + differs + uncertain)."""
+
+    agrees: int = 0
+    differs: int = 0
+    uncertain: int = 0
+    not_run: int = 0
+    lost: int = 0
+    input: int = 0
+
+    @classmethod
+    def of(cls, cells: Iterable[Cell]) -> Score:
+        n = dict.fromkeys(VERDICTS, 0)
+        for c in cells:
+            n[c.verdict] += 1
+        return cls(n["agrees"], n["differs"], n["uncertain"], n["not run"], n["lost"], n["input"])
+
+    def __add__(self, other: Score) -> Score:
+        return Score(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+
+    @property
+    def compared(self) -> int:
+        return self.agrees + self.differs + self.uncertain
+
+    @property
+    def value(self) -> float | None:
+        return self.agrees / self.compared if self.compared else None
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "agrees": self.agrees,
+            "differs": self.differs,
+            "uncertain": self.uncertain,
+            "not run": self.not_run,
+            "lost": self.lost,
+            "input": self.input,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        v = self.value
+        return {"score": round(v, 4) if v is not None else None, "compared": self.compared, **self.counts()}
+
+    def line(self, name: str) -> str:
+        """``mace: 14 of 24 cells agree, 8 differ, 2 uncertain (score 0.58); 3 not run, 1 lost``
+        (and ``, 12 inputs`` when the paper prints set-up values)."""
+        v = self.value
+        s = f"score {v:.2f}" if v is not None else "no score: no cell compared"
+        inputs = f", {self.input} inputs" if self.input else ""
+        return (
+            f"{name}: {self.agrees} of {self.compared} cells agree, {self.differs} differ, "
+            f"{self.uncertain} uncertain ({s}); {self.not_run} not run, {self.lost} lost{inputs}"
+        )
+
+
+# -- cells.csv of a reproduction -----------------------------------------------
+
+
+def cells_csv(cells: Sequence[Cell]) -> str:
+    """The text of a reproduction's ``cells.csv`` (header :data:`CELL_COLUMNS`, RFC 4180, ``\\n``)."""
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CELL_COLUMNS)
+    for c in cells:
+        w.writerow(c.to_row())
+    return buf.getvalue()
+
+
+def _opt_float(where: str, name: str, v: str) -> float | None:
+    if not v:
+        return None
+    try:
+        x = float(v)
+    except ValueError:
+        raise ReproductionError(f"{where}: {name}: {v!r}; allowed: a number or empty") from None
+    if not math.isfinite(x):
+        raise ReproductionError(f"{where}: {name}: {v!r}; allowed: a finite number or empty")
+    return x
+
+
+def read_cells(path: str | os.PathLike[str]) -> list[Cell]:
+    """A reproduction's ``cells.csv`` read back (bounded, checked: every field named on error)."""
+    p = Path(path)
+    text = read_text_bounded(p)
+    assert text is not None
+    out = []
+    for line, r in csv_rows(p, text, CELL_COLUMNS):
+        where = f"{p}:{line}"
+        if r["verdict"] not in VERDICTS:
+            raise ReproductionError(f"{where}: verdict: {r['verdict']!r}; allowed: {', '.join(VERDICTS)}")
+        out.append(
+            Cell(
+                table=r["table"],
+                row=r["row"],
+                column=r["column"],
+                unit=r["unit"],
+                paper=r["paper"],
+                qoslab=_opt_float(where, "qoslab", r["qoslab"]),
+                ci_low=_opt_float(where, "ci_low", r["ci_low"]),
+                ci_high=_opt_float(where, "ci_high", r["ci_high"]),
+                tolerance=_opt_float(where, "tolerance", r["tolerance"]),
+                verdict=r["verdict"],
+                cause=r["cause"],
+            )
+        )
+    return out
+
+
+__all__ = [
+    "CELL_COLUMNS",
+    "PAPER_COLUMNS",
+    "STATUSES",
+    "UNEXPLAINED",
+    "VERDICTS",
+    "Cause",
+    "Cell",
+    "Judgement",
+    "Measured",
+    "NotMeasured",
+    "PaperCell",
+    "PaperData",
+    "PaperTable",
+    "Score",
+    "cells_csv",
+    "compare",
+    "decimals_of",
+    "fmt_number",
+    "interval",
+    "judge",
+    "last_digit_unit",
+    "load_paper",
+    "paper_dir",
+    "paperdata_root",
+    "printed_tolerance",
+    "read_cells",
+    "read_text_bounded",
+    "tolerance_of",
+]

@@ -1,0 +1,224 @@
+"""The judged cells shown as the paper prints its tables: one grid per table (the paper's rows ×
+its columns), each cell the paper's number, qoslab's mean ± the half-width of its 95 %
+interval, and the verdict; the differing cells with their causes below.
+
+One rendering for ``report.md`` (:func:`.framework.render_report`), the generated parts of
+``docs/reproductions/<folder>.md`` (:mod:`.docs`) and, through :func:`grid` and
+:func:`value_text`, the HTML report (:mod:`qoslab.report`). The tables' titles and the causes'
+rerun commands come from the paper data, or from ``results.json``'s ``fidelity`` (what
+:func:`fidelity_json` writes) when only a result folder is at hand.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..errors import ReproductionError
+from .cells import Cause, Cell, PaperData, PaperTable, Score, decimals_of
+
+#: The sentence that says how to read a cell, in every rendering.
+LEGEND = (
+    "Each cell: the paper's number, then qoslab's mean over seeds ± the half-width of its 95 % "
+    "Student-t interval (no ± with one seed), then the verdict. The rule: `differs` when the "
+    "paper's number (or its whole ± interval) lies outside qoslab's interval widened by the "
+    "tolerance on each side; otherwise `uncertain` when that interval is wider than twice the "
+    "tolerance or fewer than 2 seeds ran; otherwise `agrees`. See docs/reproductions/README.md."
+)
+
+
+def fidelity_json(paper: PaperData) -> dict[str, Any]:
+    """What ``results.json`` keeps of the paper data for the reports: tables and causes."""
+    return {
+        "paper_data": paper.name,
+        "tables": [
+            {
+                "id": t.id,
+                "title": t.title,
+                "section": t.section,
+                "quick": t.quick,
+                "tolerance": t.tolerance,
+                "tolerance_reason": t.tolerance_reason,
+                "not_run_reason": t.not_run_reason,
+            }
+            for t in paper.tables
+        ],
+        "causes": [
+            {"table": c.table, "rows": list(c.rows), "columns": list(c.columns), "text": c.text, "run": c.run}
+            for c in paper.causes
+        ],
+    }
+
+
+def from_json(doc: Mapping[str, Any]) -> tuple[list[PaperTable], list[Cause]]:
+    """The tables and causes of a ``results.json``'s ``fidelity`` (see :func:`fidelity_json`)."""
+    try:
+        tables = [PaperTable(**t) for t in doc["tables"]]
+        causes = [
+            Cause(table=c["table"], rows=tuple(c["rows"]), columns=tuple(c["columns"]), text=c["text"], run=c["run"])
+            for c in doc["causes"]
+        ]
+    except (KeyError, TypeError) as e:
+        raise ReproductionError(f"results.json: fidelity: malformed ({e}); rerun the reproduction") from None
+    return tables, causes
+
+
+def grid(cells: Sequence[Cell]) -> tuple[list[str], list[str], dict[tuple[str, str], Cell]]:
+    """One table's cells as the paper lays them out: its rows and columns in the order they
+    first appear, and the cell at each (row, column)."""
+    rows = list(dict.fromkeys(c.row for c in cells))
+    cols = list(dict.fromkeys(c.column for c in cells))
+    return rows, cols, {(c.row, c.column): c for c in cells}
+
+
+def by_table(cells: Sequence[Cell], tables: Sequence[PaperTable]) -> list[tuple[PaperTable, list[Cell]]]:
+    """The cells of each table, in the tables' order (tables without cells left out)."""
+    return [(t, [c for c in cells if c.table == t.id]) for t in tables if any(c.table == t.id for c in cells)]
+
+
+def digits(c: Cell) -> int:
+    """The decimals qoslab's numbers of a cell are shown with: one more than the paper prints
+    (``72.5`` -> 2), or 4 significant digits of qoslab's mean when the paper's number is lost
+    or not a plain number."""
+    value = c.paper.split(" ± ")[0].removesuffix(" (input)")
+    try:
+        return decimals_of(value) + 1
+    except ValueError:
+        x = abs(c.qoslab) if c.qoslab else 0.0
+        return max(0, 3 - math.floor(math.log10(x))) if x > 0 else 0
+
+
+def value_text(c: Cell) -> str:
+    """qoslab's value of a cell as shown: ``34.71 ± 1.62``, ``34.71`` with one seed, ``-`` with none."""
+    if c.qoslab is None:
+        return "-"
+    d = digits(c)
+    s = f"{c.qoslab:.{d}f}"
+    if c.ci_low is not None and c.ci_high is not None and c.ci_high > c.ci_low:
+        s += f" ± {(c.ci_high - c.ci_low) / 2:.{d}f}"
+    return s
+
+
+def interval_text(c: Cell) -> str:
+    """``33.71 [33.09, 36.33]`` (qoslab's mean and 95 % interval), the mean alone with one seed."""
+    if c.qoslab is None:
+        return "-"
+    d = digits(c)
+    if c.ci_low is None or c.ci_high is None or c.ci_high <= c.ci_low:
+        return f"{c.qoslab:.{d}f}"
+    return f"{c.qoslab:.{d}f} [{c.ci_low:.{d}f}, {c.ci_high:.{d}f}]"
+
+
+def counts_text(score: Score) -> str:
+    """A table's verdicts in a few words: ``3 of 5 agree, 1 differs, 1 uncertain (score 0.60); 1 lost``."""
+    if score.compared:
+        v = score.value
+        head = (
+            f"{score.agrees} of {score.compared} agree, {score.differs} differ, {score.uncertain} uncertain "
+            f"(score {v:.2f})"
+        )
+    else:
+        head = "no cell compared"
+    rest = [(score.not_run, "not run"), (score.lost, "lost"), (score.input, "inputs (set-up values, not judged)")]
+    extra = ", ".join(f"{n} {w}" for n, w in rest if n)
+    return f"{head}; {extra}" if extra else head
+
+
+def not_run_reasons(cells: Sequence[Cell]) -> list[tuple[str, str]]:
+    """Each reason of a table's ``not run`` cells with the cells it covers (``""``: all of them)."""
+    nr = [c for c in cells if c.verdict == "not run"]
+    out = []
+    for reason in dict.fromkeys(c.cause for c in nr):
+        these = [c for c in nr if c.cause == reason]
+        which = "" if len(these) == len(nr) else "; ".join(f"{c.row}, {c.column}" for c in these)
+        out.append((reason, which))
+    return out
+
+
+def _md(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_cell(c: Cell | None) -> str:
+    if c is None:
+        return ""
+    verdict = f"**{c.verdict}**" if c.verdict == "differs" else c.verdict
+    if c.verdict == "lost":
+        return f"lost · {value_text(c)}" if c.qoslab is not None else "lost"
+    if c.verdict == "not run":
+        return f"{_md(c.paper)} · not run"
+    if c.verdict == "input":
+        return _md(c.paper)
+    return f"{_md(c.paper)} · {value_text(c)} · {verdict}"
+
+
+def unit_note(cells: Sequence[Cell]) -> str:
+    units = list(dict.fromkeys(c.unit for c in cells))
+    return f"unit {units[0]}" if len(units) == 1 else "units " + ", ".join(units)
+
+
+def score_text(score: Score | None) -> str:
+    """The score as a sentence (``None``: a reproduction of no paper)."""
+    if score is None:
+        return "No paper's tables: this reproduction keeps its claims and reports no fidelity score."
+    v = score.value
+    s = f"**score {v:.2f}**" if v is not None else "**no score** (no cell compared)"
+    return (
+        f"{s}: {score.agrees} of {score.compared} cells agree, {score.differs} differ, "
+        f"{score.uncertain} uncertain; {score.not_run} not run, {score.lost} lost"
+        + (f", {score.input} inputs (set-up values, not judged)." if score.input else ".")
+    )
+
+
+def markdown(cells: Sequence[Cell], tables: Sequence[PaperTable], causes: Sequence[Cause], *, level: int = 3) -> str:
+    """The score, one grid per table and the differing cells with their causes, as Markdown
+    (headings at ``level``)."""
+    h = "#" * level
+    out = [score_text(Score.of(cells)), "", LEGEND]
+    for t, tc in by_table(cells, tables):
+        rows, cols, at = grid(tc)
+        title = f"{h} {t.id}: {t.title} ({t.section})"
+        out += ["", title, ""]
+        note = [unit_note(tc), counts_text(Score.of(tc))]
+        if t.tolerance is not None:
+            note.append(f"tolerance ±{t.tolerance:g} for every cell: {t.tolerance_reason}")
+        out += ["; ".join(note) + ".", ""]
+        out.append("| | " + " | ".join(_md(c) for c in cols) + " |")
+        out.append("|---" * (len(cols) + 1) + "|")
+        for r in rows:
+            out.append(f"| {_md(r)} | " + " | ".join(_md_cell(at.get((r, c))) for c in cols) + " |")
+        for reason, which in not_run_reasons(tc):
+            out += ["", f"Not run{' (' + _md(which) + ')' if which else ''}: {_md(reason.rstrip('.'))}."]
+    differing = [c for c in cells if c.verdict == "differs"]
+    out += ["", f"{h} Differing cells and their causes", ""]
+    if not differing:
+        out.append("No cell differs.")
+    runs = {c.text: c.run for c in causes}
+    for c in differing:
+        run = runs.get(c.cause)
+        why = f"{_md(c.cause)} (rerun: `{run}`)" if run else _md(c.cause)
+        out.append(
+            f"- {_md(c.table)}, {_md(c.row)}, {_md(c.column)}: paper {_md(c.paper)} {_md(c.unit)}, qoslab "
+            f"{interval_text(c)}, tolerance {c.tolerance:g}: {why}"
+            if c.tolerance is not None
+            else f"- {_md(c.table)}, {_md(c.row)}, {_md(c.column)}: {why}"
+        )
+    return "\n".join(out).rstrip() + "\n"
+
+
+__all__ = [
+    "LEGEND",
+    "by_table",
+    "counts_text",
+    "digits",
+    "fidelity_json",
+    "from_json",
+    "grid",
+    "interval_text",
+    "markdown",
+    "not_run_reasons",
+    "score_text",
+    "unit_note",
+    "value_text",
+]

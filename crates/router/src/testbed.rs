@@ -16,8 +16,15 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::process::Command;
 
-/// Why namespaces cannot be used here, if they cannot.
+/// Why namespaces cannot be used here, if they cannot. Probed once per process: tests running in
+/// parallel threads would otherwise race on the one probe name (one of them failing to add it and
+/// skipping, so a test that did not run passed).
 pub fn skip_reason() -> Option<String> {
+    static REASON: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    REASON.get_or_init(probe).clone()
+}
+
+fn probe() -> Option<String> {
     // SAFETY: geteuid has no preconditions.
     let uid = unsafe { libc::geteuid() };
     if uid != 0 {

@@ -302,7 +302,7 @@ fn a_socket_path_in_use_is_refused_and_kept() {
     let mut tb = Testbed::new();
     let cfg = tb.start("rate = \"10Mbps\"\n");
     let mut second = Command::new("ip")
-        .args(["netns", "exec", &tb.ns("r"), env!("CARGO_BIN_EXE_qoslab-router"), "run"])
+        .args(["netns", "exec", &tb.ns("r"), &common::router_bin(), "run"])
         .arg(&cfg)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -386,7 +386,10 @@ fn the_benchmark_interrupted_takes_its_testbed_and_router_down() {
     need_netns!();
     let _g = lock();
     for sig in [libc::SIGINT, libc::SIGTERM] {
-        let mut b = Command::new(env!("CARGO_BIN_EXE_qoslab-router-bench"))
+        // QOSLAB_TEST_ROUTER_BENCH: an older build's benchmark, to see it fail this test.
+        let bench = std::env::var("QOSLAB_TEST_ROUTER_BENCH")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_qoslab-router-bench").to_string());
+        let mut b = Command::new(bench)
             .args(["soak", "1"])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())

@@ -24,6 +24,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// The router binary the tests start: this build's, or the one `QOSLAB_TEST_ROUTER` names (to run
+/// the same tests against an older build and see which of them it fails).
+pub fn router_bin() -> String {
+    std::env::var("QOSLAB_TEST_ROUTER").unwrap_or_else(|_| env!("CARGO_BIN_EXE_qoslab-router").to_string())
+}
+
 /// Tests that measure time run one at a time (two shared cores).
 pub static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -92,7 +98,7 @@ impl Testbed {
         );
         std::fs::write(&cfg, text).unwrap();
         let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", &self.ns("r"), env!("CARGO_BIN_EXE_qoslab-router"), "run"])
+        cmd.args(["netns", "exec", &self.ns("r"), &router_bin(), "run"])
             .arg(&cfg)
             .stdout(Stdio::null())
             .stderr(File::create(self.dir.join("router.err")).unwrap());

@@ -121,21 +121,12 @@ impl Datapath {
                     old.on_sent(at);
                 }
                 Dequeue::Empty if old.backlog().packets == 0 => break,
-                Dequeue::Empty => {
-                    // A device policy that holds packets back although the device is free (none
-                    // does): they are dropped and counted rather than lost.
-                    let mut rest = Vec::new();
-                    old.for_each_packet(&mut |p| rest.push((p.handle as u32, p.size)));
-                    for (slot, size) in rest {
-                        self.dirs[d].count_drop(DropReason::Overlimit, size as usize);
-                        self.pool.free(slot);
-                    }
-                    break;
-                }
                 // A shaper holds its head back: the old port runs on its own clock until it lets go.
                 Dequeue::NotBefore(t) if t > at => at = t,
-                Dequeue::NotBefore(_) => {
-                    // A discipline that would never let go (none does): its packets are dropped and counted.
+                // A device policy that holds packets back although the device is free, or a
+                // discipline that would never let go (none does either): the rest are dropped and
+                // counted rather than lost.
+                Dequeue::Empty | Dequeue::NotBefore(_) => {
                     let mut rest = Vec::new();
                     old.for_each_packet(&mut |p| rest.push((p.handle as u32, p.size)));
                     for (slot, size) in rest {

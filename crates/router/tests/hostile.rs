@@ -8,8 +8,8 @@
 mod common;
 
 use common::{receiver, sender, Testbed, SERIAL};
-use qoslab_router::testbed::{in_ns, sh};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use qoslab_router::testbed::{in_ns, packet_socket, recv_with_cmsgs, set_int_opt, set_recv_timeout, sh};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -17,34 +17,13 @@ fn lock() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// A raw AF_PACKET socket on `dev` (in the calling thread's namespace), reads timing out after 500 ms.
+/// A raw AF_PACKET socket on `dev` (in the calling thread's namespace), VLAN tags reported
+/// (PACKET_AUXDATA), reads timing out after 500 ms.
 fn raw(dev: &str) -> OwnedFd {
-    let idx = qoslab_router::afpacket::ifindex(dev).expect("interface");
-    // SAFETY: plain socket/bind/setsockopt calls on a descriptor owned at once.
-    unsafe {
-        let fd = OwnedFd::from_raw_fd(libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0));
-        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
-        sll.sll_ifindex = idx;
-        let r = libc::bind(
-            fd.as_raw_fd(),
-            &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
-            std::mem::size_of::<libc::sockaddr_ll>() as u32,
-        );
-        assert_eq!(r, 0);
-        let one: libc::c_int = 1;
-        libc::setsockopt(fd.as_raw_fd(), libc::SOL_PACKET, libc::PACKET_AUXDATA, &one as *const _ as *const _, 4);
-        let tv = libc::timeval { tv_sec: 0, tv_usec: 500_000 };
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
-            &tv as *const libc::timeval as *const libc::c_void,
-            std::mem::size_of::<libc::timeval>() as u32,
-        );
-        fd
-    }
+    let fd = packet_socket(dev);
+    set_int_opt(&fd, libc::SOL_PACKET, libc::PACKET_AUXDATA, 1);
+    set_recv_timeout(&fd, Duration::from_millis(500));
+    fd
 }
 
 /// Sends `frame` `n` times from `dev` in namespace `ns`, `per_ms` frames every millisecond.
@@ -83,38 +62,27 @@ fn capture(
         r2.wait();
         let mut out = Vec::new();
         let mut buf = vec![0u8; 9000];
-        let mut ctl = [0u64; 8];
         loop {
-            let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
-            // SAFETY: a msghdr over live buffers.
-            let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
-            m.msg_iov = &mut iov;
-            m.msg_iovlen = 1;
-            m.msg_control = ctl.as_mut_ptr() as *mut libc::c_void;
-            m.msg_controllen = std::mem::size_of_val(&ctl) as _;
-            // SAFETY: as above.
-            let n = unsafe { libc::recvmsg(fd.as_raw_fd(), &mut m, 0) };
+            let mut tci = None;
+            let n = recv_with_cmsgs(&fd, &mut buf, |level, kind, data| {
+                if level == libc::SOL_PACKET
+                    && kind == libc::PACKET_AUXDATA
+                    && data.len() >= std::mem::size_of::<libc::tpacket_auxdata>()
+                {
+                    // SAFETY: the kernel wrote a tpacket_auxdata as this message's data (its length checked).
+                    let a: libc::tpacket_auxdata =
+                        unsafe { std::ptr::read_unaligned(data.as_ptr() as *const libc::tpacket_auxdata) };
+                    if a.tp_status & libc::TP_STATUS_VLAN_VALID != 0 {
+                        tci = Some(a.tp_vlan_tci);
+                    }
+                }
+            });
             if n <= 0 {
                 break;
             }
             let f = buf[..n as usize].to_vec();
             if !keep(&f) {
                 continue;
-            }
-            let mut tci = None;
-            // SAFETY: walks the control messages the kernel wrote into `ctl`.
-            unsafe {
-                let mut c = libc::CMSG_FIRSTHDR(&m);
-                while !c.is_null() {
-                    if (*c).cmsg_level == libc::SOL_PACKET && (*c).cmsg_type == libc::PACKET_AUXDATA {
-                        let a: libc::tpacket_auxdata =
-                            std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::tpacket_auxdata);
-                        if a.tp_status & libc::TP_STATUS_VLAN_VALID != 0 {
-                            tci = Some(a.tp_vlan_tci);
-                        }
-                    }
-                    c = libc::CMSG_NXTHDR(&m, c);
-                }
             }
             out.push((f, tci));
         }
@@ -154,18 +122,34 @@ fn non_ip_and_malformed_frames_go_through_the_port_on_real_packets() {
         let (cap, ready) =
             capture(&tb.ns("h2"), &format!("{}-2", tb.p), move |f| f.len() == 1000 && f[12..14] == ethertype);
         ready.wait();
+        let t0 = Instant::now();
         raw_send(&tb.ns("h1"), &format!("{}-1", tb.p), frame, 5000, 2);
         std::thread::sleep(Duration::from_millis(1000)); // the queue's last 100 frames: 0.8 s at 1 Mb/s
         let got = cap.join().unwrap().len();
+        let window = t0.elapsed().as_secs_f64();
         let s = tb.stop();
         eprintln!("{name}: {got} of 5000 reached h2; {}", s["router"]["dirs"][0]["drops"]);
         if name.starts_with("EtherType") {
-            // 2.5 s at 1 Mb/s (312 frames) + the queue (100) + the first burst (3), and a little slack.
-            assert!((300..=430).contains(&got), "{name}: {got} frames of 5000 crossed a 1 Mb/s link");
-            assert!(drops(&s, 0, "overlimit") >= 4500, "{name}");
+            // Paced: no more than 1 Mb/s (125 frames a second) carries from the first frame sent to
+            // the end of the capture, plus the first burst (3); sending takes 2.5 s at the least.
+            let most = (window * 125.0) as usize + 3;
+            assert!((300..=most).contains(&got), "{name}: {got} frames of 5000 crossed a 1 Mb/s link in {window:.2} s");
+            // Every frame read left or was dropped as overlimit (the router's own IPv6 frames leave too).
+            let d = &s["router"]["dirs"][0];
+            assert!(drops(&s, 0, "overlimit") > 0, "{name}: {d}");
+            assert_eq!(
+                d["rx_pkts"].as_u64().unwrap(),
+                d["tx_pkts"].as_u64().unwrap() + drops(&s, 0, "overlimit"),
+                "{name}: {d}"
+            );
         } else {
+            // Every one the router read is dropped as malformed (the veth ahead of it may drop some
+            // on a loaded host; the router's own frames, IPv6 neighbour discovery, leave).
+            let d = &s["router"]["dirs"][0];
+            let other = d["rx_pkts"].as_u64().unwrap() - d["tx_pkts"].as_u64().unwrap();
             assert_eq!(got, 0, "{name}: no malformed frame crosses");
-            assert_eq!(drops(&s, 0, "malformed"), 5000, "{name}");
+            assert!(drops(&s, 0, "malformed") > 0, "{name}: {d}");
+            assert_eq!(drops(&s, 0, "malformed"), other, "{name}: {d}");
         }
     }
 }
@@ -190,8 +174,17 @@ fn frames_the_kernel_drops_are_counted_on_real_packets() {
     };
     let before = rx(&tb) as i64 - tb.ctl("stats")["dirs"][0]["rx_pkts"].as_i64().unwrap();
     raw_send(&tb.ns("h1"), &format!("{}-1", tb.p), udp_frame(64), 200_000, 0);
-    std::thread::sleep(Duration::from_secs(3)); // the socket buffer is read out
+    // The socket buffer is read out (frames still in it at the stop are neither read nor dropped):
+    // wait until every frame that reached the interface is read or counted, 30 s at the most.
     let reached = rx(&tb) as i64 - before;
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(30) {
+        let d = &tb.ctl("stats")["dirs"][0];
+        if reached - d["rx_pkts"].as_i64().unwrap() - d["kernel_drops"].as_i64().unwrap() <= 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
     let s = tb.stop();
     let d = &s["router"]["dirs"][0];
     let (read, kernel) = (d["rx_pkts"].as_i64().unwrap(), d["kernel_drops"].as_i64().unwrap());
@@ -242,7 +235,11 @@ fn frames_longer_than_a_slot_are_dropped_as_oversize_not_truncated() {
     let got = cap.join().unwrap();
     let s = tb.stop();
     assert!(got.is_empty(), "{} large frames crossed, e.g. {} B", got.len(), got[0].0.len());
-    assert_eq!(drops(&s, 0, "oversize"), 50, "{}", s["router"]["dirs"][0]);
+    // Every frame read that did not leave (the small ones: IPv6 neighbour discovery) is an oversize
+    // drop; a veth ahead of the router may drop a few of the 50 on a loaded host.
+    let d = &s["router"]["dirs"][0];
+    assert!(drops(&s, 0, "oversize") >= 25, "{d}");
+    assert_eq!(drops(&s, 0, "oversize"), d["rx_pkts"].as_u64().unwrap() - d["tx_pkts"].as_u64().unwrap(), "{d}");
 }
 
 #[test]

@@ -19,7 +19,7 @@
 
 use crate::bed::{self, Bed};
 use crate::traffic::{raw_socket, DST_MAC};
-use qoslab_router::testbed::in_ns;
+use qoslab_router::testbed::{in_ns, recv_with_cmsgs, set_int_opt, set_recv_timeout};
 use std::collections::HashMap;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
@@ -33,47 +33,30 @@ fn tap(ns: String, dev: String, stop: Arc<AtomicBool>) -> std::thread::JoinHandl
     let r2 = ready.clone();
     let h = in_ns(&ns, move || {
         let fd = raw_socket(&dev);
-        let one: libc::c_int = 1;
-        let tv = libc::timeval { tv_sec: 0, tv_usec: 100_000 };
-        // SAFETY: setsockopt with live values of the sizes passed.
-        unsafe {
-            libc::setsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &one as *const _ as *const _, 4);
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVTIMEO,
-                &tv as *const libc::timeval as *const libc::c_void,
-                std::mem::size_of::<libc::timeval>() as u32,
-            );
-        }
+        set_int_opt(&fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1);
+        set_recv_timeout(&fd, Duration::from_millis(100));
         r2.wait();
         let mut out = Vec::new();
         let mut buf = [0u8; 128];
-        let mut ctl = [0u64; 16];
         while !stop.load(Ordering::Relaxed) {
-            let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
-            // SAFETY: msghdr is plain data; it points at live buffers for the call.
-            let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
-            m.msg_iov = &mut iov;
-            m.msg_iovlen = 1;
-            m.msg_control = ctl.as_mut_ptr() as *mut libc::c_void;
-            m.msg_controllen = std::mem::size_of_val(&ctl) as _;
-            // SAFETY: as above.
-            let n = unsafe { libc::recvmsg(fd.as_raw_fd(), &mut m, 0) };
+            let mut stamp = None;
+            let n = recv_with_cmsgs(&fd, &mut buf, |level, kind, data| {
+                if level == libc::SOL_SOCKET
+                    && kind == libc::SCM_TIMESTAMPNS
+                    && data.len() >= std::mem::size_of::<libc::timespec>()
+                {
+                    // SAFETY: the kernel wrote a timespec as this message's data (its length checked).
+                    let ts: libc::timespec =
+                        unsafe { std::ptr::read_unaligned(data.as_ptr() as *const libc::timespec) };
+                    stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+                }
+            });
             if n < 50 || buf[..6] != DST_MAC {
                 continue;
             }
             let seq = u64::from_be_bytes(buf[42..50].try_into().unwrap());
-            // SAFETY: walks the control messages the kernel wrote into `ctl`.
-            unsafe {
-                let mut c = libc::CMSG_FIRSTHDR(&m);
-                while !c.is_null() {
-                    if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
-                        let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
-                        out.push((seq, ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64));
-                    }
-                    c = libc::CMSG_NXTHDR(&m, c);
-                }
+            if let Some(t) = stamp {
+                out.push((seq, t));
             }
         }
         out

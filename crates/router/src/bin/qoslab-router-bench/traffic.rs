@@ -1,42 +1,19 @@
 //! Traffic for the benchmark: raw AF_PACKET senders and counters in the
 //! testbed's host namespaces.
 
-use qoslab_router::testbed::{in_ns, Netns};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use qoslab_router::testbed::{in_ns, packet_socket, set_int_opt, Netns};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub const DST_MAC: [u8; 6] = [0x02, 0x99, 0x99, 0x99, 0x99, 0x99];
 
-/// A raw AF_PACKET socket bound to `dev` (in the calling thread's namespace).
+/// A raw AF_PACKET socket bound to `dev` (in the calling thread's namespace), 16 MB of receive buffer.
 pub fn raw_socket(dev: &str) -> OwnedFd {
-    let idx = qoslab_router::afpacket::ifindex(dev).unwrap_or_else(|| panic!("no interface {dev}"));
-    // SAFETY: plain socket/bind calls; the fd is owned right away.
-    unsafe {
-        let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0);
-        assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
-        let fd = OwnedFd::from_raw_fd(fd);
-        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
-        sll.sll_ifindex = idx;
-        let r = libc::bind(
-            fd.as_raw_fd(),
-            &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
-            std::mem::size_of::<libc::sockaddr_ll>() as u32,
-        );
-        assert_eq!(r, 0, "bind: {}", std::io::Error::last_os_error());
-        let buf: libc::c_int = 16 << 20;
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUFFORCE,
-            &buf as *const libc::c_int as *const libc::c_void,
-            4,
-        );
-        fd
-    }
+    let fd = packet_socket(dev);
+    set_int_opt(&fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 16 << 20);
+    fd
 }
 
 /// 64 prebuilt frames of `frame_len` bytes (64 flows: source ports 10000..10063).

@@ -1,9 +1,9 @@
 //! qoslab-router: the core's port pipelines, queue disciplines and MACE
 //! forwarding real packets between two Linux interfaces.
 //!
-//! - [`bounded`]: configuration files read with a bound (regular files, 16 MiB);
 //! - [`config`]: the TOML configuration (`[router]` + a scenario `[link]`),
-//!   read and built through `qoslab-scenario`'s registry;
+//!   read with a bound (`qoslab_scenario::bounded`: a regular file, 16 MiB)
+//!   and built through `qoslab-scenario`'s registry;
 //! - [`parse`]: frames to flow keys, DSCP and ECN (etherparse), ECN marks back;
 //! - [`pool`]: the packet buffers (a packet's `handle` is its slot);
 //! - [`flows`]: the bounded flow table (LRU eviction);
@@ -21,7 +21,6 @@
 
 pub mod afpacket;
 pub mod afxdp;
-pub mod bounded;
 pub mod config;
 pub mod control;
 pub mod daemon;

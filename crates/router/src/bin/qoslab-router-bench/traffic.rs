@@ -1,7 +1,7 @@
 //! Traffic for the benchmark: raw AF_PACKET senders and counters in the
 //! testbed's host namespaces.
 
-use qoslab_router::testbed::{in_ns, packet_socket, set_int_opt, Netns};
+use qoslab_router::testbed::{in_ns, packet_socket, set_int_opt, set_recv_timeout, Netns};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -105,17 +105,7 @@ pub fn blast_frames(
 pub fn count(ns: String, dev: String, start: Arc<AtomicBool>, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
     in_ns(&ns, move || {
         let fd = raw_socket(&dev);
-        let tv = libc::timeval { tv_sec: 0, tv_usec: 100_000 };
-        // SAFETY: setsockopt with a live timeval.
-        unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVTIMEO,
-                &tv as *const libc::timeval as *const libc::c_void,
-                std::mem::size_of::<libc::timeval>() as u32,
-            );
-        }
+        set_recv_timeout(&fd, Duration::from_millis(100));
         let mut bufs = vec![[0u8; 64]; 64];
         let mut iov: Vec<libc::iovec> = bufs
             .iter_mut()

@@ -201,8 +201,8 @@ pub struct Datapath {
 impl Datapath {
     /// The datapath of a checked configuration, started at `now`.
     pub fn new(cfg: ValidConfig, now: Time) -> Result<Datapath, Vec<Diagnostic>> {
-        let p0 = cfg.build_port(0, now)?;
-        let p1 = cfg.build_port(1, now)?;
+        let p0 = cfg.port(0, now)?;
+        let p1 = cfg.port(1, now)?;
         let r = &cfg.config.router;
         Ok(Datapath {
             dirs: [Direction::new(p0, &cfg, now), Direction::new(p1, &cfg, now)],
@@ -389,7 +389,7 @@ impl Datapath {
         if !changed.is_empty() {
             return Err(changed);
         }
-        let ports = [new.build_port(0, now)?, new.build_port(1, now)?];
+        let ports = [new.port(0, now)?, new.port(1, now)?];
         let tb = TokenBucketConfig { rate: new.config.link.rate, depth: new.config.router.burst };
         let pacer = TokenBucket::new(tb, now, true).map_err(|e| {
             vec![Diagnostic {

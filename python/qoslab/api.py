@@ -67,16 +67,7 @@ def run(
     ev = ev if max_events is None else _limit("max_events", max_events)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
         raise ValueError(f"seed must be an integer in [0, 2^64), got {seed!r}")
-    raw = _core.run(
-        scenario.text,
-        scenario.origin,
-        seed,
-        list(scenario.overrides),
-        str(scenario.base_dir),
-        progress,
-        max_memory=mem,
-        max_events=ev,
-    )
+    raw = _core.run(scenario.held(max_memory=mem, max_events=ev), seed, progress)
     result = Result._from_core(raw)
     if progress is not None:
         progress(1.0)

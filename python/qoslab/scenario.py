@@ -2,11 +2,15 @@
 
 A :class:`Scenario` is the text of a scenario file, where it came from
 (for error messages and relative paths) and the ``--set`` style
-overrides to apply. The core parses, overrides and validates it; nothing
-is interpreted twice. Build one from a file (:func:`qoslab.load`), from
-text (:meth:`Scenario.from_toml`) or with the keyword-only builders
-(:meth:`Scenario.build`, :meth:`Scenario.dumbbell`), which write TOML with
-tomli-w and validate it at once.
+overrides to apply. The core parses, overrides and validates it once and
+holds the result (``qoslab._core.Scenario``): a run, a sweep's worker and
+the testbed take that, and more overrides are applied to it, so nothing
+is parsed or validated twice. :attr:`Scenario.model` is its expansion
+(nodes, links, routes, flows) with numbers, from the core. Build one from
+a file (:func:`qoslab.load`), from text (:meth:`Scenario.from_toml`) or
+with the keyword-only builders (:meth:`Scenario.build`,
+:meth:`Scenario.dumbbell`), which write TOML with tomli-w and validate it
+at once.
 """
 
 from __future__ import annotations
@@ -77,7 +81,7 @@ class Scenario:
     Instances are immutable; :meth:`with_overrides` returns a new one.
     """
 
-    __slots__ = ("_base_dir", "_echo", "_max_events", "_max_memory", "_origin", "_overrides", "_text")
+    __slots__ = ("_base_dir", "_echo", "_held", "_max_events", "_max_memory", "_origin", "_overrides", "_text")
 
     def __init__(
         self,
@@ -99,6 +103,7 @@ class Scenario:
         self._max_memory = _limit("max_memory", max_memory)
         self._max_events = _limit("max_events", max_events)
         self._echo: dict[str, Any] | None = None
+        self._held: _core.Scenario | None = None
 
     # -- constructors -------------------------------------------------
 
@@ -267,7 +272,14 @@ class Scenario:
     def validate(self) -> dict[str, Any]:
         """Validates; returns the echo (every field, defaults filled in) as a dict."""
         if self._echo is None:
-            echo = _core.validate(
+            self._echo = json.loads(self.held().echo())
+        return self._echo
+
+    def held(self, *, max_memory: int | None = None, max_events: int | None = None) -> _core.Scenario:
+        """The validated scenario the core holds (what :func:`qoslab.run` runs), checked against
+        other limits when they are given."""
+        if self._held is None:
+            self._held = _core.Scenario.load(
                 self._text,
                 self._origin,
                 list(self._overrides),
@@ -275,8 +287,18 @@ class Scenario:
                 max_memory=self._max_memory,
                 max_events=self._max_events,
             )
-            self._echo = json.loads(echo)
-        return self._echo
+        mem = self._max_memory if max_memory is None else max_memory
+        ev = self._max_events if max_events is None else max_events
+        if (mem, ev) != (self._max_memory, self._max_events):
+            return self._held.with_limits(mem, ev)
+        return self._held
+
+    @property
+    def model(self) -> _core._Model:
+        """The scenario expanded as the simulator builds it, with numbers (rates in bit/s,
+        durations in ns, sizes in bytes): nodes, links with their resolved queues, the preset's
+        bottlenecks, and each traffic group's flows with their routes (``qoslab._core``)."""
+        return self.held().model()
 
     @property
     def echo(self) -> dict[str, Any]:
@@ -297,15 +319,18 @@ class Scenario:
 
     def with_overrides(self, *pairs: Override) -> Scenario:
         """A copy with more overrides: ``"topology.bottleneck.queue.max_th=20"`` or
-        ``("duration", "10s")``; later ones win. Validated at once."""
+        ``("duration", "10s")``; later ones win. Applied to the validated scenario the core
+        holds and validated at once."""
+        more = _override_texts(pairs)
         s = Scenario(
             self._text,
             origin=self._origin,
             base_dir=self._base_dir,
-            overrides=self._overrides + pairs,
+            overrides=self._overrides + more,
             max_memory=self._max_memory,
             max_events=self._max_events,
         )
+        s._held = self.held().with_overrides(list(more))
         s.validate()
         return s
 

@@ -64,6 +64,7 @@ from .scenario import Scenario, _override_text
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from . import _core
     from .executor import Executor
 
 GridValues = Sequence[Any] | str
@@ -162,10 +163,24 @@ class Job:
     key: str
     seed: int
     point: tuple[tuple[str, str], ...]
-    text: str
-    origin: str
-    base_dir: str
-    overrides: tuple[str, ...]
+    #: The point's validated scenario as the core holds it: pickled to a worker as its echo and
+    #: read back there without being parsed or validated again.
+    scenario: _core.Scenario | None = None
+    #: Where the scenario came from and its overrides (the store's metadata). A job made without
+    #: ``scenario`` (``reproduce/framework.py`` still makes them from ``text``) is loaded and
+    #: validated where it runs.
+    origin: str = "<string>"
+    overrides: tuple[str, ...] = ()
+    text: str = ""
+    base_dir: str = "."
+
+    def held(self) -> _core.Scenario:
+        """The scenario to run."""
+        if self.scenario is not None:
+            return self.scenario
+        from . import _core
+
+        return _core.Scenario.load(self.text, self.origin, list(self.overrides), self.base_dir)
 
 
 @dataclass
@@ -282,9 +297,8 @@ def plan(
                     key=run_key(sha, seed, build),
                     seed=seed,
                     point=point,
-                    text=sc.text,
+                    scenario=sc.held(),
                     origin=sc.origin,
-                    base_dir=str(sc.base_dir),
                     overrides=sc.overrides,
                 )
             )
@@ -301,7 +315,7 @@ def execute_job(job: Job) -> tuple[dict[str, Any], dict[str, Any], float]:
     from .result import TABLES, Result
 
     t0 = time.perf_counter()
-    raw = _core.run(job.text, job.origin, job.seed, list(job.overrides), job.base_dir, None)
+    raw = _core.run(job.held(), job.seed)
     res = Result._from_core(raw)
     return res.summary, {t: res.arrow(t) for t in TABLES}, time.perf_counter() - t0
 

@@ -203,6 +203,22 @@ def test_reproduce_edge_quick_writes_claims_and_the_table(tmp_path):
     assert set(t1) == {"A2", "A5"} and all(v["ef_ms"] < v["af_ms"] for v in t1.values())
     report = (tmp_path / "edge" / "report.md").read_text()
     assert "Table I" in report and "fig7.png" in report
+    # The quick run judges Table I whole, with three seeds; the rest is lost or not run.
+    from qoslab.reproduce.cells import load_paper, read_cells
+
+    assert doc["seeds"] == [1, 2, 3]
+    paper = load_paper("edge")
+    cells = {c.key: c for c in read_cells(tmp_path / "edge" / "cells.csv")}
+    assert set(cells) == {c.key for c in paper.cells}
+    quick = {t.id for t in paper.tables if t.quick}
+    assert quick == {"Table I"}
+    for key, c in cells.items():
+        want = ("agrees", "differs", "uncertain") if key[0] in quick else ("lost", "not run")
+        assert c.verdict in want, (key, c.verdict)
+    # Table I's AF delays are the reconstructed pool's (about 100 ms, the seed's 180/169), the EF
+    # delays about 30 and 50 ms (docs/reproductions/edge.md).
+    assert 80 < cells[("Table I", "A2", "Delay in AF queue")].qoslab < 130
+    assert 20 < cells[("Table I", "A2", "Delay in EF queue")].qoslab < 40
 
 
 def test_scfq_and_buffer_management_builders_validate_inside_a_link():
@@ -324,3 +340,50 @@ def test_the_claims_judges_apply_the_issues_tolerances():
     # Claim 4: 220 kb/s +- 20 % each.
     assert edge.judge_sharing({"A3": 176.0, "A4": 264.0, "B1": 220.0})
     assert not edge.judge_sharing({"A3": 175.9, "A4": 220.0}) and not edge.judge_sharing({"A4": 264.1})
+
+
+def test_table1_cells_are_each_streams_mean_delay_per_seed():
+    from qoslab.reproduce import edge
+
+    def rates(a2: float, a5: float) -> dict[str, dict[str, float]]:
+        return {"A2": {"delay_ms": a2, "ip_kbps": 100.0}, "A5": {"delay_ms": a5, "ip_kbps": 100.0}}
+
+    af, ef = [rates(100.0, 110.0), rates(104.0, 112.0)], [rates(30.0, 52.0), rates(32.0, 50.0)]
+    cells = {c.key: c.values for c in edge.paper_cells(af, ef)}
+    assert cells == {
+        ("Table I", "A2", "Delay in AF queue"): [100.0, 104.0],
+        ("Table I", "A2", "Delay in EF queue"): [30.0, 32.0],
+        ("Table I", "A5", "Delay in AF queue"): [110.0, 112.0],
+        ("Table I", "A5", "Delay in EF queue"): [52.0, 50.0],
+    }
+
+
+def test_the_transcription_has_the_shape_of_the_paper():
+    """Table I as printed (two flows, AF and EF delay), the lost numbers as lost rows, §V.A's
+    six overhead figures; the paper's Table I read back for the offset-free difference."""
+    from qoslab.reproduce import edge
+    from qoslab.reproduce.cells import load_paper
+
+    p = load_paper("edge")
+    by: dict[str, list] = {}
+    for c in p.cells:
+        by.setdefault(c.table, []).append(c)
+    assert {t: len(v) for t, v in by.items()} == {"Table I": 4, "§V.C": 1, "Fig. 8": 6, "§V.A": 6}
+    assert [(c.row, c.column, c.value, c.status) for c in by["Table I"]] == [
+        ("A2", "Delay in AF queue", "180", "printed"),
+        ("A2", "Delay in EF queue", "44", "printed"),
+        ("A5", "Delay in AF queue", "169", "printed"),
+        ("A5", "Delay in EF queue", "49", "printed"),
+    ]
+    assert all(c.status == "lost" and not c.value for t in ("§V.C", "Fig. 8") for c in by[t])
+    assert [c.value for c in by["§V.A"]] == ["154", "23", "15", "419", "5", "6500"]
+    assert edge.paper_table1(p) == {"A2": (180.0, 44.0), "A5": (169.0, 49.0)}
+    # The seed's own arithmetic: 23 of 154 us is its 15 %, 23 of 419 its 5 %, 1/154 us its 6,500/s.
+    v = {(c.row, c.column): c.number for c in by["§V.A"]}
+    assert 100 * v[("fast path (cache hit)", "QoS extensions")] / v[("fast path (cache hit)", "processing time")] == (
+        pytest.approx(v[("fast path (cache hit)", "QoS share")], abs=0.5)
+    )
+    assert 100 * 23 / v[("slow path", "processing time")] == pytest.approx(v[("slow path", "QoS share")], abs=0.5)
+    assert 1e6 / v[("fast path (cache hit)", "processing time")] == pytest.approx(
+        v[("basic forwarding code", "maximum throughput")], rel=0.01
+    )

@@ -156,37 +156,40 @@ def test_the_variant_overrides_set_the_bottleneck_queue(variant, kind):
     assert q["arrival_bytes"] == 1000 * q["arrivals"]
 
 
-def test_quick_reproduction_writes_its_results_and_shows_the_orderings(tmp_path):
+def test_quick_reproduction_judges_every_table_of_the_paper(tmp_path):
     import json
 
     from qoslab.reproduce import reproduce
+    from qoslab.reproduce.cells import load_paper, read_cells
 
     s = reproduce("dcbt", quick=True, out=tmp_path)
     folder = tmp_path / "dcbt"
     doc = json.loads((folder / "results.json").read_text())
     assert doc["quick"] and doc["seeds"] == [1, 2, 3]
-    assert [c["id"] for c in doc["claims"]] == [
-        "red-untagged-dominates",
-        "cbt-tagged-over-tcp",
-        "dcbt-fair",
-        "dcbt-chips-fair",
-        "chips-vs-dcbt",
-        "dcbt-table1-tcp",
-    ]
-    for f in ("fig8_per_flow_throughput.png", "fig11_jain.png", "fig12_tagged_delay.png", "report.md"):
+    assert [c["id"] for c in doc["claims"]] == ["red-unfair", "dcbt-fair", "dcbt-chips-fair"]
+    for f in ("fig8_per_flow_throughput.png", "fig11_jain.png", "fig12_tagged_delay.png", "report.md", "cells.csv"):
         assert (folder / f).stat().st_size > 0, f
     runs = doc["data"]["runs"]
     assert set(runs) == set(dcbt.VARIANTS)
     # Raw per-flow throughput per period: 35, 37 and 67 active flows.
     assert [p["active_flows"] for p in runs["red"][0]["periods"]] == [35, 37, 67]
-    # What one short run shows: RED lets the unresponsive CBR dominate (claim 1)...
+    # Every cell of every quick table is judged (none is `not run`), with three seeds.
+    paper = load_paper("dcbt")
+    quick = {t.id for t in paper.tables if t.quick}
+    assert quick == {t.id for t in paper.tables}
+    cells = {c.key: c for c in read_cells(folder / "cells.csv")}
+    assert set(cells) == {c.key for c in paper.cells}
+    assert all(c.verdict in ("agrees", "differs", "uncertain") for c in cells.values()), [
+        (k, c.verdict) for k, c in cells.items() if c.verdict not in ("agrees", "differs", "uncertain")
+    ]
+    assert s.score is not None and s.score.compared == len(paper.cells)
+    # What three short runs show robustly: RED lets the unresponsive CBR take most of their 5 Mb/s
+    # (paper 4.68 Mb/s) and ChIPS's tagged share follows the flow counts (10/35-10/37, 10/67).
+    assert cells[("Fig. 8", "RED, 10-20 s", "untagged per-flow throughput")].verdict == "agrees"
+    share = cells[("Fig. 8", "D-CBT w/ ChIPS, 20-30 s", "tagged flows / all flows")]
+    assert share.qoslab == pytest.approx(100 * 10 / 67, abs=1.5)
     claims = {c.id: c for c in s.outcome.claims}
-    assert claims["red-untagged-dominates"].holds, claims["red-untagged-dominates"].measured
-    # ...D-CBT is fairer than RED once the CBR are in, and ChIPS narrows the tagged delay range.
-    jain = {v: [p["jain"] for p in runs[v][0]["periods"]] for v in ("red", "dcbt")}
-    assert all(d > r for d, r in zip(jain["dcbt"][1:], jain["red"][1:], strict=True)), jain
-    var = {v: runs[v][0]["tagged_delay"]["max_variation_s"] for v in ("dcbt", "dcbt_chips")}
-    assert var["dcbt_chips"] < var["dcbt"], var
+    assert claims["red-unfair"].holds, claims["red-unfair"].measured
 
 
 def test_python_queue_builders_write_the_scenario_keys():
@@ -218,3 +221,142 @@ def test_python_queue_builders_write_the_scenario_keys():
         traffic=[],
     )
     assert sc.echo["topology"]["bottleneck"]["queue"]["chips"] is True
+
+
+# -- the paper's cells, from fixed measures ---------------------------------------------------
+
+
+def _fake_measure(seed: int, variant: str) -> dict:
+    """A measure() dict with made-up numbers that depend on the seed and the variant."""
+    k = {"red": 1.0, "cbt": 2.0, "dcbt": 3.0, "dcbt_chips": 4.0}[variant] + seed / 10
+
+    def period(tcp, tagged, untagged):
+        classes = {}
+        for name, (n, bps) in (("tcp", tcp), ("tagged", tagged), ("untagged", untagged)):
+            classes[name] = {"flows": n, "per_flow_bps": bps if n else None}
+        return {"classes": classes}
+
+    return {
+        "periods": [
+            period((25, 500e3 * k), (10, 800e3 * k), (0, None)),
+            period((25, 300e3 * k), (10, 700e3 * k), (2, 4.5e6 * k)),
+            period((55, 200e3 * k), (10, 600e3 * k), (2, 1.0e6 * k)),
+        ],
+        "probes": {
+            "tagged_avg": {"20-30s": 2.0 * k},
+            "untagged_avg": {"20-30s": 0.5 * k},
+            "tagged_share": {"0-20s": 0.28 * k, "20-30s": 0.15 * k},
+        },
+        "tcp": {"delivered_pkts": 60000 * k, "drop_rate": 0.05 * k, "throughput_bps": 16e6 * k},
+        "tagged": {"delivered_pkts": 20000 * k, "drop_rate": 0.2 * k},
+        "trace": {"t_s": [0.1, 0.2, 0.3], "delay_s": [0.031 * k, 0.045 * k, 0.033 * k]},
+    }
+
+
+@pytest.fixture
+def fake_runs():
+    return {v: [_fake_measure(seed, v) for seed in (1, 2)] for v in dcbt.VARIANTS}
+
+
+def test_paper_cells_cover_every_cell_of_the_paper_once(fake_runs):
+    from qoslab.reproduce.cells import load_paper
+
+    got = [c.key for c in dcbt.paper_cells(fake_runs)]
+    assert len(got) == len(set(got))
+    assert set(got) == {c.key for c in load_paper("dcbt").cells}
+    assert all(len(c.values) == 2 for c in dcbt.paper_cells(fake_runs))
+
+
+def test_paper_cells_are_the_papers_statistics_in_its_units(fake_runs):
+    cells = {c.key: c.values for c in dcbt.paper_cells(fake_runs)}
+    k = {
+        v: [{"red": 1.0, "cbt": 2.0, "dcbt": 3.0, "dcbt_chips": 4.0}[v] + s / 10 for s in (1, 2)] for v in dcbt.VARIANTS
+    }
+    # Tables 1-2: packets as counted, rates in %, throughput in kb/s; one value per seed.
+    assert cells[("Table 1", "D-CBT", "TCP Packets Delivered")] == pytest.approx([60000 * x for x in k["dcbt"]])
+    assert cells[("Table 1", "D-CBT w/ ChIPS", "TCP Packet Drop Rate")] == pytest.approx(
+        [5 * x for x in k["dcbt_chips"]]
+    )
+    assert cells[("Table 1", "D-CBT", "TCP Throughput")] == pytest.approx([16e3 * x for x in k["dcbt"]])
+    assert cells[("Table 2", "D-CBT", "Tagged Packet Drop Rate")] == pytest.approx([20 * x for x in k["dcbt"]])
+    # Fig. 8: RED's tagged flows 800 against TCP's 500 kb/s: 60 % more; untagged in Mb/s.
+    assert cells[("Fig. 8", "RED, 0-10 s", "tagged per-flow throughput above TCP's")] == pytest.approx([60.0, 60.0])
+    assert cells[("Fig. 8", "RED, 10-20 s", "untagged per-flow throughput")] == pytest.approx(
+        [4.5 * x for x in k["red"]]
+    )
+    assert cells[("Fig. 8", "CBT, 20-30 s", "untagged per-flow throughput")] == pytest.approx(
+        [1e3 * x for x in k["cbt"]]
+    )
+    share = cells[("Fig. 8", "D-CBT w/ ChIPS, 0-20 s", "tagged flows / all flows")]
+    assert share == pytest.approx([28 * x for x in k["dcbt_chips"]])
+    assert cells[("Fig. 10", "CBT, 20-30 s", "untagged UDP average")] == pytest.approx([0.5 * x for x in k["cbt"]])
+    # Fig. 11: 600 against the flow-weighted mean of 55 TCP at 200 and 2 untagged at 1,000 kb/s.
+    others = (55 * 200 + 2 * 1000) / 57
+    assert cells[("Fig. 11", "CBT, 20-30 s", "tagged per-flow throughput / other flows' per-flow throughput")] == (
+        pytest.approx([600 / others] * 2)
+    )
+    # Fig. 12 from the traced flow's delays: 31, 45, 33 ms (times k).
+    assert cells[("Fig. 12", "D-CBT", "maximum tagged jitter")] == pytest.approx([14 * x for x in k["dcbt"]])
+    assert cells[("Fig. 12", "D-CBT w/ ChIPS", "minimum end-to-end delay")] == pytest.approx(
+        [31 * x for x in k["dcbt_chips"]]
+    )
+    # §6.3 pairs the two variants' runs of the same seed.
+    ratio = [100 * c / d for d, c in zip(k["dcbt"], k["dcbt_chips"], strict=True)]
+    row = "D-CBT w/ ChIPS against D-CBT"
+    assert cells[("§6.3", row, "TCP throughput ratio")] == pytest.approx(ratio)
+    assert cells[("§6.3", row, "TCP throughput loss")] == pytest.approx([100 - r for r in ratio])
+    gain = [100 * (45 * d - 45 * c) / (45 * d) for d, c in zip(k["dcbt"], k["dcbt_chips"], strict=True)]
+    assert cells[("§6.3", row, "multimedia jitter gain")] == pytest.approx(gain)
+
+
+def test_paper_cells_refuse_a_run_without_the_probes_the_paper_states(fake_runs):
+    from qoslab.errors import ReproductionError
+
+    del fake_runs["cbt"][1]["probes"]["tagged_avg"]
+    with pytest.raises(ReproductionError, match="tagged_avg"):
+        dcbt.paper_cells(fake_runs)
+
+
+def test_probe_means_average_the_samples_of_each_window():
+    import pandas as pd
+
+    t = [0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0]
+    rows = [("queue", dcbt.BOTTLENECK, "tagged_share", x, x / 100) for x in t]
+    rows += [("queue", "other", "tagged_share", 12.0, 9.0), ("queue", dcbt.BOTTLENECK, "backlog_pkts", 12.0, 9.0)]
+    s = pd.DataFrame(rows, columns=["entity_kind", "entity_id", "metric", "t_s", "value"])
+    means = dcbt._probe_means(s)
+    assert set(means) == {"tagged_share"}
+    # [a, b): the sample at 30 s is the end of the run, in no window.
+    assert means["tagged_share"] == pytest.approx({"0-10s": 0.025, "10-20s": 0.125, "20-30s": 0.225, "0-20s": 0.075})
+
+
+def test_the_transcription_has_the_shape_of_the_paper():
+    """Tables 1-2 as printed (two mechanisms; three and two columns), and the figure statements."""
+    from qoslab.reproduce.cells import load_paper
+
+    p = load_paper("dcbt")
+    by: dict[str, list] = {}
+    for c in p.cells:
+        by.setdefault(c.table, []).append(c)
+    assert {t: len(v) for t, v in by.items()} == {
+        "Table 1": 6,
+        "Table 2": 4,
+        "Fig. 8": 7,
+        "Fig. 10": 2,
+        "Fig. 11": 1,
+        "Fig. 12": 6,
+        "§6.3": 3,
+    }
+    for table, cols in (
+        ("Table 1", ["TCP Packets Delivered", "TCP Packet Drop Rate", "TCP Throughput"]),
+        ("Table 2", ["Tagged Packets Delivered", "Tagged Packet Drop Rate"]),
+    ):
+        assert [(c.row, c.column) for c in by[table]] == [(r, k) for r in ("D-CBT", "D-CBT w/ ChIPS") for k in cols]
+        assert all(c.status == "printed" for c in by[table])
+    assert [c.value for c in by["Table 1"]] == ["66,648", "4.46", "17,773", "66,386", "4.44", "17,703"]
+    assert [c.value for c in by["Table 2"]] == ["21,126", "11.85", "21,519", "12.95"]
+    assert all(c.status == "stated" for t in by if not t.startswith("Table") for c in by[t])
+    # Table 1's throughput is its packets x 8 kbit / 30 s, as printed.
+    for row in ("D-CBT", "D-CBT w/ ChIPS"):
+        v = {c.column: c.number for c in by["Table 1"] if c.row == row}
+        assert v["TCP Packets Delivered"] * 8 / 30 == pytest.approx(v["TCP Throughput"], abs=1)

@@ -1,5 +1,6 @@
-"""Sweeps: the grid, the executors (local pool, Dask LocalCluster), the result store,
-kill-and-resume, the combined dataset and the per-point summary, bad input."""
+"""Sweeps: the grid, the local executor, the result store,
+kill-and-resume, the combined dataset and the per-point summary, bad input (Dask on a real
+cluster: test_dask_cluster.py)."""
 
 from __future__ import annotations
 
@@ -162,48 +163,6 @@ def test_local_pool_and_in_process_runs_give_identical_results(tmp_path):
         assert (tmp_path / "single" / f"{t}.parquet").read_bytes() == (
             tmp_path / "a" / "runs" / first["key"] / f"{t}.parquet"
         ).read_bytes()
-
-
-def test_dask_local_cluster_of_two_workers_runs_the_same_sweep(tmp_path):
-    from distributed import Client, LocalCluster
-
-    local = qoslab.sweep(
-        RED_DUMBBELL, grid={MAX_P: "0.02,0.1"}, seeds=2, jobs=1, out=tmp_path / "local", overrides=["duration=2s"]
-    )
-    with (
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
-        Client(cluster) as client,
-    ):
-        assert len(client.scheduler_info()["workers"]) == 2
-        dask = qoslab.sweep(
-            RED_DUMBBELL,
-            grid={MAX_P: "0.02,0.1"},
-            seeds=2,
-            client=client,
-            out=tmp_path / "dask",
-            overrides=["duration=2s"],
-        )
-        # The command line reaches the same cluster by its address (resumes: everything is stored).
-        p = cli(
-            "sweep",
-            str(RED_DUMBBELL),
-            "--grid",
-            f"{MAX_P}=0.02,0.1",
-            "--seeds",
-            "2",
-            "--set",
-            "duration=2s",
-            "--scheduler",
-            cluster.scheduler_address,
-            "--out",
-            str(tmp_path / "dask"),
-        )
-        assert p.returncode == 0, p.stderr
-        assert "0 executed, 4 from the store" in p.stdout and "dask scheduler" in p.stdout
-    meta = json.loads((tmp_path / "dask" / "sweep.json").read_text())
-    assert meta["reused"] == 4
-    keep = local["metric"] != "loop_wall_s"
-    assert _vals(local.loc[keep, "value"]) == _vals(dask.loc[keep, "value"])
 
 
 def test_sweep_file_names_the_scenario_grid_and_seeds(tmp_path):

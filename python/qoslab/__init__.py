@@ -18,7 +18,7 @@ from __future__ import annotations
 from . import admission, executor, pcn, queues, stages, sweeps, tables, topology, traffic
 from ._core import version as _core_version
 from .api import load, run
-from .errors import ConfigError, ReproductionError, ScenarioFileError, SimulationError
+from .errors import ClusterError, ConfigError, ReproductionError, ScenarioFileError, SimulationError
 from .result import Result
 from .scenario import Scenario
 from .sweeps import sweep
@@ -39,6 +39,7 @@ def schema() -> str:
 
 
 __all__ = [
+    "ClusterError",
     "ConfigError",
     "ReproductionError",
     "Result",

@@ -157,6 +157,7 @@ def parser() -> argparse.ArgumentParser:
         help="run on a Dask distributed scheduler, e.g. tcp://head:8786 (dask-jobqueue: SLURM, PBS)",
     )
     _overrides(sw, "override a scenario field at every point (repeatable)")
+    _limits(sw)
     sw.add_argument("--out", metavar="DIR", help="sweep folder (default: results/sweep_<scenario name>/)")
     sw.add_argument("--quiet", "-q", action="store_true", help="no progress and no table; errors only")
     sw.add_argument(
@@ -240,6 +241,7 @@ def parser() -> argparse.ArgumentParser:
         help="local worker processes for the variants and seeds (default: every core)",
     )
     rwhere.add_argument("--scheduler", metavar="ADDRESS", help="run the variants and seeds on a Dask scheduler")
+    _limits(rp)
 
     c = sub.add_parser(
         "cac",
@@ -407,7 +409,9 @@ def cmd_sweep(a: argparse.Namespace) -> int:
             raise config_error("--grid", f"{key} is given twice; allowed: each key once, with all its values")
         grid[key] = ",".join(values)  # override text, as --set takes it
     # Everything is validated, and the scheduler reached, before anything is written.
-    p = sweeps.plan(a.file, grid=grid, seeds=a.seeds, overrides=a.overrides)
+    p = sweeps.plan(
+        a.file, grid=grid, seeds=a.seeds, overrides=a.overrides, max_memory=a.max_memory, max_events=a.max_events
+    )
     out = Path(a.out) if a.out else sweeps.default_out(p)
     with sweeps.sweep_folder(p, out, overwrite=a.overwrite), open_executor(jobs=a.jobs, scheduler=a.scheduler) as ex:
         reporter = None if a.quiet else sweeps.console_progress(len(p.jobs))
@@ -655,8 +659,10 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
     from contextlib import ExitStack
 
     from .executor import open_executor
+    from .scenario import default_limits
 
     with ExitStack() as held:
+        held.enter_context(default_limits(max_memory=a.max_memory, max_events=a.max_events))
         # Every OUT/<name>/ is checked, locked and given its temporary folder before any run.
         dests = {
             n: held.enter_context(rp.destination(n, quick=a.quick, seeds=a.seeds, out=a.out, overwrite=a.overwrite))
@@ -789,7 +795,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import signal
 
     args = parser().parse_args(_join_dash_values(list(sys.argv[1:] if argv is None else argv)))
-    from .errors import ConfigError, ReproductionError, ScenarioFileError, SimulationError
+    from .errors import ClusterError, ConfigError, ReproductionError, ScenarioFileError, SimulationError
 
     try:
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
@@ -809,6 +815,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     except SimulationError as e:
         _err(f"qoslab: simulation failed: {e}")
+        return EXIT_FAIL
+    except ClusterError as e:
+        _err(f"qoslab: {e}")
         return EXIT_FAIL
     except Terminated:
         _err("qoslab: terminated (SIGTERM); the unfinished result was not written")

@@ -24,4 +24,19 @@ class ReproductionError(RuntimeError):
     scenario, a claim without an explanation, a result it cannot read."""
 
 
-__all__ = ["ConfigError", "ReproductionError", "ScenarioFileError", "SimulationError", "config_error"]
+class ClusterError(RuntimeError):
+    """The Dask cluster failed under a sweep or reproduction: the scheduler was lost, no
+    usable worker remained, or a run killed its workers. ``str()`` is one line that names the
+    scheduler and says how to resume; every run finished before it is kept.
+
+    ``cause`` says what happened, ``remedy`` what to do; ``item`` is the index of the job
+    concerned, when one is (a run that killed its workers)."""
+
+    def __init__(self, cause: str, remedy: str = "", *, item: int | None = None) -> None:
+        super().__init__(f"{cause}; {remedy}" if remedy else cause)
+        self.cause = cause
+        self.remedy = remedy
+        self.item = item
+
+
+__all__ = ["ClusterError", "ConfigError", "ReproductionError", "ScenarioFileError", "SimulationError", "config_error"]

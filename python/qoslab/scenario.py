@@ -15,9 +15,11 @@ at once.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -99,9 +101,11 @@ class Scenario:
         self._origin = origin
         self._base_dir = Path(base_dir) if base_dir is not None else Path.cwd()
         self._overrides = _override_texts(overrides)
-        # Limits on the run's estimated peak memory (bytes) and events; None: the defaults.
-        self._max_memory = _limit("max_memory", max_memory)
-        self._max_events = _limit("max_events", max_events)
+        # Limits on the run's estimated peak memory (bytes) and events; None: those of
+        # default_limits(), else the core's defaults.
+        mem, ev = _DEFAULT_LIMITS.get()
+        self._max_memory = _limit("max_memory", max_memory if max_memory is not None else mem)
+        self._max_events = _limit("max_events", max_events if max_events is not None else ev)
         self._echo: dict[str, Any] | None = None
         self._held: _core.Scenario | None = None
 
@@ -368,6 +372,22 @@ class Scenario:
 
 
 _METRIC_DURATIONS = {"bin", "series_interval", "interarrival_bin", "interarrival_max"}
+
+
+_DEFAULT_LIMITS: contextvars.ContextVar[tuple[int | None, int | None]] = contextvars.ContextVar(
+    "qoslab_default_limits", default=(None, None)
+)
+
+
+@contextlib.contextmanager
+def default_limits(*, max_memory: int | None = None, max_events: int | None = None) -> Iterator[None]:
+    """Within the block, a :class:`Scenario` made without ``max_memory`` / ``max_events`` takes
+    these (``qoslab reproduce --max-memory``: the reproductions build their own scenarios)."""
+    token = _DEFAULT_LIMITS.set((_limit("max_memory", max_memory), _limit("max_events", max_events)))
+    try:
+        yield
+    finally:
+        _DEFAULT_LIMITS.reset(token)
 
 
 def _limit(name: str, v: int | None) -> int | None:

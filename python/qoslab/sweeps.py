@@ -173,14 +173,29 @@ class Job:
     overrides: tuple[str, ...] = ()
     text: str = ""
     base_dir: str = "."
+    #: The limits on the run's estimated peak memory (bytes) and events (None: the defaults, or
+    #: the held scenario's own), checked again where the job runs (:meth:`Scenario.limits`).
+    max_memory: int | None = None
+    max_events: int | None = None
 
     def held(self) -> _core.Scenario:
-        """The scenario to run."""
+        """The scenario to run, within the job's limits: the held one when they are its own
+        (nothing validated again), else checked against them."""
         if self.scenario is not None:
-            return self.scenario
+            want = (self.max_memory, self.max_events)
+            if all(w is None or w == h for w, h in zip(want, self.scenario.limits, strict=True)):
+                return self.scenario
+            return self.scenario.with_limits(self.max_memory, self.max_events)
         from . import _core
 
-        return _core.Scenario.load(self.text, self.origin, list(self.overrides), self.base_dir)
+        return _core.Scenario.load(
+            self.text,
+            self.origin,
+            list(self.overrides),
+            self.base_dir,
+            max_memory=self.max_memory,
+            max_events=self.max_events,
+        )
 
 
 @dataclass
@@ -241,9 +256,13 @@ def plan(
     grid: Mapping[str, GridValues] | None = None,
     seeds: int | Sequence[int] | None = None,
     overrides: Iterable[str] = (),
+    max_memory: int | None = None,
+    max_events: int | None = None,
 ) -> Plan:
     """Validates a sweep without running it: every grid point is loaded by the core, so a bad
-    key path or value is a :class:`qoslab.ConfigError` naming it, before anything is written."""
+    key path or value is a :class:`qoslab.ConfigError` naming it, before anything is written.
+    ``max_memory`` (bytes) and ``max_events`` replace the limits on each run's estimated peak
+    memory and events (default 8 GiB and 1e10, or a :class:`Scenario`'s own)."""
     from .store import build_identity, run_key, scenario_hash
 
     file_table: dict[str, Any] = {}
@@ -254,11 +273,24 @@ def plan(
             extra = file_table.get("set", [])
             if not isinstance(extra, list) or not all(isinstance(x, str) for x in extra):
                 raise config_error("sweep.set", 'must be a list of "key.path=value" strings', origin=str(scenario))
-            scenario = Scenario.load(path, overrides=[*extra, *overrides])
+            scenario = Scenario.load(path, overrides=[*extra, *overrides], max_memory=max_memory, max_events=max_events)
         else:
-            scenario = Scenario.load(scenario, overrides=overrides)
-    elif overrides:
-        scenario = scenario.with_overrides(*overrides)
+            scenario = Scenario.load(scenario, overrides=overrides, max_memory=max_memory, max_events=max_events)
+    else:
+        if max_memory is not None or max_events is not None:
+            mem, ev = scenario.limits
+            scenario = Scenario(
+                scenario.text,
+                origin=scenario.origin,
+                base_dir=scenario.base_dir,
+                overrides=scenario.overrides,
+                max_memory=mem if max_memory is None else max_memory,
+                max_events=ev if max_events is None else max_events,
+            )
+            if not overrides:
+                scenario.validate()
+        if overrides:
+            scenario = scenario.with_overrides(*overrides)
 
     full: dict[str, list[str]] = {}
     file_grid = file_table.get("grid", {})
@@ -300,6 +332,8 @@ def plan(
                     scenario=sc.held(),
                     origin=sc.origin,
                     overrides=sc.overrides,
+                    max_memory=sc.limits[0],
+                    max_events=sc.limits[1],
                 )
             )
             index += 1
@@ -398,7 +432,10 @@ class Outcome:
 
 
 def run_plan(p: Plan, *, out: str | os.PathLike[str], executor: Executor, progress: Progress | None = None) -> Outcome:
-    """Runs the jobs of ``p`` missing from the store ``out``; writes the combined results."""
+    """Runs the jobs of ``p`` missing from the store ``out``; writes the combined results.
+    A :class:`qoslab.ClusterError` (the Dask cluster failed) is raised again with how many
+    runs the store keeps and how to resume."""
+    from .errors import ClusterError
     from .store import Store
 
     t0 = time.perf_counter()
@@ -412,25 +449,32 @@ def run_plan(p: Plan, *, out: str | os.PathLike[str], executor: Executor, progre
     reused = len(p.jobs) - len(todo)
     done = reused
     total = len(p.jobs)
-    if progress is not None:
-        progress(done, total, f"{reused} from the store, {len(unique)} to run on {executor.description}")
-    for i, (files, wall) in executor.map_unordered(execute_to_files, unique):
-        job = unique[i]
-        store.put(
-            job.key,
-            files,
-            {
-                "seed": job.seed,
-                "point": dict(job.point),
-                "origin": job.origin,
-                "overrides": list(job.overrides),
-                "build": p.build,
-                "wall_s": round(wall, 3),
-            },
-        )
-        done += sum(1 for j in todo if j.key == job.key)
+    try:
+        where = executor.description
         if progress is not None:
-            progress(done, total, f"{_describe(job)} in {wall:.1f} s")
+            progress(done, total, f"{reused} from the store, {len(unique)} to run on {where}")
+        for i, (files, wall) in executor.map_unordered(execute_to_files, unique):
+            job = unique[i]
+            store.put(
+                job.key,
+                files,
+                {
+                    "seed": job.seed,
+                    "point": dict(job.point),
+                    "origin": job.origin,
+                    "overrides": list(job.overrides),
+                    "build": p.build,
+                    "wall_s": round(wall, 3),
+                },
+            )
+            done += sum(1 for j in todo if j.key == job.key)
+            if progress is not None:
+                progress(done, total, f"{_describe(job)} in {wall:.1f} s")
+    except ClusterError as e:
+        cause = e.cause if e.item is None else f"{e.cause} [{_describe(unique[e.item])}]"
+        raise ClusterError(
+            cause, f"{done} of {total} runs are kept in {out}; {e.remedy} to resume", item=e.item
+        ) from None
     frame = combine(p, store)
     summ = point_summary(frame, p.keys)
     executed = len(unique)
@@ -442,7 +486,7 @@ def run_plan(p: Plan, *, out: str | os.PathLike[str], executor: Executor, progre
         executed=executed,
         reused=reused,
         wall=time.perf_counter() - t0,
-        executor=executor.description,
+        executor=where,
     )
     return Outcome(
         frame=frame,
@@ -451,7 +495,7 @@ def run_plan(p: Plan, *, out: str | os.PathLike[str], executor: Executor, progre
         reused=reused,
         wall_s=time.perf_counter() - t0,
         out=out,
-        executor=executor.description,
+        executor=where,
     )
 
 
@@ -664,6 +708,8 @@ def sweep(
     out: str | os.PathLike[str] | None = None,
     progress: bool | Progress = False,
     overwrite: bool = False,
+    max_memory: int | None = None,
+    max_events: int | None = None,
 ) -> pd.DataFrame:
     """Runs ``scenario`` over ``grid`` × ``seeds`` and returns the combined long-form DataFrame.
 
@@ -676,13 +722,19 @@ def sweep(
       refused unless ``overwrite`` (see :func:`sweep_folder`).
     - ``progress``: ``True`` for the command line's reporter, or a callable
       ``(done, total, what)``.
+    - ``max_memory`` (bytes), ``max_events``: the limits on each run's estimated peak memory
+      and events (default 8 GiB and 1e10); a run beyond them is refused before anything runs.
+
+    A failure of the Dask cluster (scheduler lost, no usable worker) raises
+    :class:`qoslab.ClusterError`; the runs finished before it are kept, and the same call
+    resumes from them.
 
     The per-point means and confidence intervals: :func:`point_summary` of the frame, also
     written to ``OUT/summary.parquet``.
     """
     from .executor import open_executor
 
-    p = plan(scenario, grid=grid, seeds=seeds, overrides=overrides)
+    p = plan(scenario, grid=grid, seeds=seeds, overrides=overrides, max_memory=max_memory, max_events=max_events)
     folder = Path(out) if out is not None else default_out(p)
     with (
         sweep_folder(p, folder, overwrite=overwrite),

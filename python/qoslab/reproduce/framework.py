@@ -221,7 +221,12 @@ class Context:
         study of thousands of runs would otherwise hold every result's tables in memory (about
         1 MB a run). ``save=False`` also leaves the runs' folders unwritten; the caller then saves
         what it kept (each run can be redone from its scenario and seed)."""
-        if self.executor is None or self.executor.workers == 1 or len(runs) < 2:
+        from ..executor import LocalExecutor
+
+        # In this process when there is no pool to gain from; a Dask cluster gets every batch,
+        # whatever its thread count (the runs are the cluster's, not this machine's).
+        ex = self.executor
+        if ex is None or (isinstance(ex, LocalExecutor) and (ex.workers == 1 or len(runs) < 2)):
             return [reduce(self.run(v, sc, seed, save=save)) for v, sc, seed in runs]
         from ..sweeps import Job, execute_job
 
@@ -235,18 +240,19 @@ class Context:
                 origin=sc.origin,
                 base_dir=str(sc.base_dir),
                 overrides=sc.overrides,
+                max_memory=sc.limits[0],
+                max_events=sc.limits[1],
             )
             for i, (_, sc, seed) in enumerate(runs)
         ]
         slots: dict[int, T] = {}
-        for i, (summary, tables, wall) in self.executor.map_unordered(execute_job, jobs):
+        for i, (summary, tables, wall) in ex.map_unordered(execute_job, jobs):
             variant, sc, seed = runs[i]
             res = Result(summary, tables)
             if save:
                 res.save(self.folder / variant / f"seed_{seed}")
             self.log(
-                f"  {self.name}: {variant} seed {seed}: {sc.duration} simulated in {wall:.1f} s "
-                f"({self.executor.description})"
+                f"  {self.name}: {variant} seed {seed}: {sc.duration} simulated in {wall:.1f} s ({ex.description})"
             )
             slots[i] = reduce(res)
         if len(slots) != len(runs):  # pragma: no cover - map_unordered yields every index or raises

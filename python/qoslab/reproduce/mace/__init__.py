@@ -34,63 +34,68 @@ Runs:
   starts 20 CL-port POO1 flows at random times with random lifetimes; their
   starts and lifetimes are written as a replay CSV (:func:`record_arrivals`)
   and replayed with and without MACE.
-- Scenarios 3-4 (Table 2, Figs. 12-16): keep N candidates requesting
+- Scenarios 3-4 (Table 2, Figs. 14-16): keep N candidates requesting
   (``keep_alive`` arrivals, exponential lifetimes of mean 1000 s) for each
   source model and for the mix, SSAC against MBAC (v = 0.95, 5 s samples,
-  window 20, restart on admission), 130% background. Full: 3100 s, judged
-  after the 100 s warm-up; quick: 330 s of EXP1 and EXP2 (three estimator
-  windows after a 30 s warm-up).
-- Departures (EXP1 and POO1 under MBAC): lifetimes of the paper, ten times
-  longer and none; full runs add EXP1 at v = 1 without departures, over 68%
+  window 20, restart on admission), 130% background, every seed. Full:
+  3100 s, judged after the 100 s warm-up; quick: 330 s of EXP1 and EXP2
+  (three estimator windows after a 30 s warm-up).
+- Figs. 12-13 (scenario 4, MBAC not used): four each of CBR, POO3, EXP1
+  (64 kb/s) and POO2, EXP2 (256 kb/s) alive on the CL ports and four on a
+  BE port, exponential lifetimes of mean 1000 s, SSAC with 3 Mb/s, 130%
+  background, every seed; 3100 s after 100 s (quick: 330 s after 30 s).
+- Departures (EXP1 and POO1 under MBAC): lifetimes of the paper (Table 2's
+  MBAC run of the first seed), ten times longer and none; full runs add EXP1 at v = 1 without departures, over 68%
   background, and packetized at the nominal rate. Quick: EXP1 with T and
   the lifetimes scaled by 1/5.
-- A sweep of v (EXP1, MBAC) in the full run.
+- A sweep of v (EXP1, MBAC) in the full run (v = 0.95: Table 2's run).
 
-Claims (tolerances fixed before any run; never tuned to pass):
+The paper's numbers (``paperdata/mace/``: Table 2, Table 1's and §5.3's set-up, the numbers
+§5 states for Figs. 6, 8, 9, 12, 13, 15 and 16) are judged cell by cell (:mod:`.tables` says
+what each cell's value is). Claims judge what the text says without a number; checks
+(``kind = "check"``) test qoslab against its own rules, never counted as reproduced claims.
+Tolerances fixed before any run; never tuned to pass:
 
 ======================================  =================================================
-claim                                   holds when
+claim or check                          holds when
 ======================================  =================================================
-``cl-loss-far-below-be``                at every background load >= 100%: CL packet loss
-                                        <= 0.1 x the BE-port flows' loss with MACE, and
-                                        BE loss with MACE <= 1.5 x BE loss without
-``cl-interarrivals-tight``              at Fig. 9's load with host jitter, CL: >= 95% of
-                                        inter-arrivals (< 80 ms) within 25% of 40 ms; BE
-                                        share at least 10 points lower
-``ssac-admits-floor``                   SSAC's largest concurrently admitted count after
+``cl-loss-far-below-be`` (full runs)    at every background load >= 100%: the CL
+                                        connections' loss <= 0.1 x the BE connections'
+                                        with MACE, and BE with MACE <= 1.5 x BE without
+``ssac-admits-floor`` (check)           SSAC's largest concurrently admitted count after
                                         the warm-up = floor(allocation / r), every model
 ``mbac-beats-ssac``                     MBAC's mean flows alive and utilization of the
                                         allocation > SSAC's, every model
 ``mbac-load-within-allocation``         95th percentile of MBAC's 5 s CL samples after the
-                                        warm-up <= allocation, every model
-``mbac-cl-service-comparable``          CL packet loss under MBAC <= SSAC's + 1 point and
-                                        (mix) 64 kb/s CL within-25% share >= SSAC's - 5
-                                        points
+                                        warm-up <= allocation, every model and seed
+``mbac-cl-service-comparable``          admitted CL packets' loss under MBAC <= SSAC's + 1
+                                        point and (mix) 64 kb/s CL within-25% share >=
+                                        SSAC's - 5 points
 ``mbac-departures-batch-admission``     |measured - predicted| <= 3 points of μ, predicted
-                                        u_none / (1 + (T·S/L)·r/m), every model and
+(check)                                 u_none / (1 + (T·S/L)·r/m), every model and
                                         finite lifetime
-``fig7-mixed-cl-loss-below-be``         mixed models, every load >= 100%: CL class loss
-                                        <= 0.1 x the BE-port flows' loss
-``fig8-bg-loss-lower-with-onoff-cl``    every load >= 100%: background loss with the mixed
-                                        CL models 3 to 12 points below scenario 1's
+``fig7-mixed-cl-loss-below-be``         mixed models, every load >= 100%: the CL
+(full runs)                             connections' loss <= 0.1 x the BE connections'
 ======================================  =================================================
 
 The package, by subject: :mod:`.params` (testbed, sources, run lengths),
 :mod:`.measures` (what one run's result shows), :mod:`.recording` (record
-and replay of arrivals), :mod:`.runs` (the scenarios), :mod:`.claims`,
-:mod:`.plots` and :mod:`.report` (sections and results.json's data).
+and replay of arrivals), :mod:`.runs` (the scenarios), :mod:`.tables` (the
+paper's cells), :mod:`.claims`, :mod:`.plots` and :mod:`.report` (sections
+and results.json's data).
 """
 
 from __future__ import annotations
 
 from ..framework import Context, Outcome
-from . import claims, plots, report, runs
+from . import claims, plots, report, runs, tables
 from .measures import (
     Hist,
     admitted_path,
     admitted_stats,
     alive_path,
     alive_stats,
+    binned_loss,
     class_counters,
     class_loss,
     generation_matches,
@@ -100,6 +105,7 @@ from .measures import (
     mbac_path,
     percentile,
     sample_rates,
+    share_at_most,
     share_within,
 )
 from .params import (
@@ -110,7 +116,6 @@ from .params import (
     LINK_BPS,
     LOADS_FULL,
     LOADS_QUICK,
-    PAPER_TABLE2,
     RESERVE,
     S1_DURATION,
     S2_DURATION,
@@ -136,15 +141,17 @@ def reproduce(ctx: Context) -> Outcome:
     mixed = runs.mixed_loss(ctx)
     s2 = runs.scenario2(ctx)
     t2 = runs.table2(ctx)
-    dep = runs.departures(ctx)
-    sweep = runs.sweep(ctx)
-    found = claims.claims(ctx, s1, t2, f9, dep, mixed)
-    figs = plots.plots(ctx, s1, s2, t2, sweep, f9, dep, mixed)
+    f1213 = runs.fig12_13(ctx)
+    dep = runs.departures(ctx, t2)
+    sweep = runs.sweep(ctx, t2)
+    found = claims.claims(ctx, s1, t2, dep, mixed)
+    figs = plots.plots(ctx, s1, s2, t2, sweep, f9, dep, mixed, f1213)
     return Outcome(
         claims=found,
-        data=report.data(ctx, s1, s2, t2, sweep, f9, dep, mixed),
-        sections=report.sections(ctx, s1, s2, t2, sweep, f9, dep, mixed),
+        data=report.data(ctx, s1, s2, t2, sweep, f9, dep, mixed, f1213),
+        sections=report.sections(ctx, s1, s2, t2, sweep, f9, dep, mixed, f1213),
         figures=figs,
+        cells=tables.cells(ctx, s1, f9, mixed, t2, f1213),
     )
 
 
@@ -158,7 +165,6 @@ __all__ = [
     "LOADS_QUICK",
     "NAME",
     "PAPER",
-    "PAPER_TABLE2",
     "RESERVE",
     "S1_DURATION",
     "S2_DURATION",
@@ -175,6 +181,7 @@ __all__ = [
     "alive_stats",
     "batch_prediction",
     "bg_sources",
+    "binned_loss",
     "check_groups",
     "class_counters",
     "class_loss",
@@ -188,5 +195,6 @@ __all__ = [
     "record_group",
     "reproduce",
     "sample_rates",
+    "share_at_most",
     "share_within",
 ]

@@ -87,6 +87,19 @@ def group_loss(res: Result, groups: list[str]) -> float:
     return float(f["dropped_pkts"].sum()) / sent if sent else math.nan
 
 
+def binned_loss(res: Result, groups: list[str], after_s: float) -> float:
+    """End-to-end packet loss of the flows of ``groups`` from ``after_s`` on (dropped / sent, every
+    packet the connections sent, as the paper counts a connection's loss), read from the per-flow
+    counter bins that start at or after ``after_s`` (``metrics.bin`` must divide it)."""
+    f = res.flows
+    names = set(f[f["group"].isin(groups)]["name"])
+    s = res.series
+    s = s[(s["entity_kind"] == "flow") & s["entity_id"].isin(names) & (s["t_s"] >= after_s - 1e-9)]
+    sent = float(s[s["metric"] == "sent_pkts"]["value"].sum())
+    dropped = float(s[s["metric"] == "dropped_pkts"]["value"].sum())
+    return dropped / sent if sent else math.nan
+
+
 def interarrival_hist(res: Result, groups: list[str]) -> Hist:
     """Aggregate receiver inter-arrival histogram of ``groups``: bin lower
     edge (s) -> packets, inter-arrivals of 80 ms or more left out."""
@@ -107,6 +120,14 @@ def share_within(hist: Hist, ideal_s: float, tol: float = 0.25, bin_s: float = 0
     lo, hi = ideal_s * (1 - tol), ideal_s * (1 + tol)
     inside = sum(n for t, n in hist.items() if t >= lo - 1e-9 and t + bin_s <= hi + 1e-9)
     return inside / total if total else math.nan
+
+
+def share_at_most(hist: Hist, limit_s: float) -> float:
+    """Share of inter-arrivals of ``limit_s`` or less, read as the paper reads its 1 ms
+    histograms: every bin whose lower edge is at most ``limit_s`` (an inter-arrival of exactly
+    the 10 ms spacing lies in the bin [10, 11) ms)."""
+    total = sum(hist.values())
+    return sum(n for t, n in hist.items() if t <= limit_s + 1e-9) / total if total else math.nan
 
 
 def admitted_path(res: Result) -> list[tuple[float, int]]:

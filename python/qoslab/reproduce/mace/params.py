@@ -1,7 +1,7 @@
 """The MACE reproduction's settings: the paper's testbed and sources
-(seed 000, Fig. 4 and Table 1), the run lengths of the quick and full runs
-and the paper's Table 2; each name is used by the runs, claims, figures and
-report alike."""
+(seed 000, Fig. 4 and Table 1) and the run lengths of the quick and full
+runs; each name is used by the runs, claims, figures and report alike. The
+paper's own numbers are in ``paperdata/mace/`` (their one home)."""
 
 from __future__ import annotations
 
@@ -38,15 +38,6 @@ MACE_KEY = "topology.links.3.mace"
 PORT_RATE = {5004: 77_200, 5006: 154_000}
 ALLOCATION = {"cbr": 3.9e6, "poo1": 3.9e6, "exp1": 3.9e6, "poo2": 2.3e6, "poo3": 2.3e6, "exp2": 2.3e6, "mixed": 2.3e6}
 RESERVE = {"cbr": 77_200, "poo1": 77_200, "exp1": 77_200, "poo3": 77_200, "poo2": 154_000, "exp2": 154_000}
-#: Paper Table 2: (SSAC %util, flows, MBAC %util, flows).
-PAPER_TABLE2 = {
-    "poo1": (44.5, 50, 72.5, 83),
-    "poo2": (31, 15, 61, 27),
-    "poo3": (16, 29, 46, 91),
-    "exp1": (49, 50, 89.6, 93),
-    "exp2": (29, 14, 93, 47),
-    "mixed": (36, 19, 74, 34),
-}
 #: The departures experiment (issue 10 §3): EXP1 and POO1 under MBAC (v = 0.95) with the CL
 #: candidates' mean lifetimes of the paper (1000 s), ten times longer, and none (every flow
 #: outlives the run). The quick run scales the estimator window (T = 4 samples, 20 s) and the
@@ -75,9 +66,13 @@ BATCH_TOLERANCE_PTS = 3.0
 #: Figs. 7-8 (§5.1): scenario 4's CL models CBR 64 kb/s, POO1, POO3 and EXP1, five flows of each
 #: on the CL port and five on a BE port, over each background load of scenario 1.
 MIXED_LOSS_MODELS = ["cbr", "poo1", "poo3", "exp1"]
-#: Fig. 8: the background loss with these ON/OFF CL sources is "lower ... by around 5% to 10%" than
-#: with scenario 1's CBR ones; the band (points) allowed at every load >= 100% (fixed before the run).
-FIG8_BAND_PTS = (3.0, 12.0)
+#: Fig. 8's background loads: the congested ones (>= 100 %) of scenario 1, where Fig. 8's cells are judged.
+FIG8_LOADS = [ld for ld in LOADS_FULL if ld >= 100]
+#: Figs. 12-13 (§5.2, scenario 4 with MBAC not used, ``s4_fig12_13.toml``): the testing groups by
+#: peak rate, each ``<service>_<model>`` with four connections alive at a time, and the run
+#: length and warm-up of scenarios 3-4 (quick: Table 2's quick run length).
+FIG12_13_MODELS = {256: ["poo2", "exp2"], 64: ["cbr", "poo3", "exp1"]}
+FIG12_13_RUN: dict[bool, tuple[str, float]] = {True: ("330s", 30.0), False: ("3100s", 100.0)}
 IDEAL_S = {5004: 0.040, 5006: 0.010}
 GROUP_PORT = {"cl": 5004, "be": 5010, "cbr": 5004, "exp1": 5004, "poo1": 5004, "poo3": 5004, "exp2": 5006, "poo2": 5006}
 

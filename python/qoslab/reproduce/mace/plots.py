@@ -5,10 +5,22 @@ from __future__ import annotations
 
 from .. import figures
 from ..framework import Context, Figure
+from ..stats import Estimate
 from .claims import pct, seed_mean
 from .measures import Hist, share_within
 from .params import ALLOCATION, FIG14_MODELS, WARMUP_S
-from .runs import Departures, Fig9, MixedLoss, Scenario1, Scenario2, Table2, Table2Run, batch_prediction
+from .runs import (
+    Departures,
+    Fig9,
+    Fig12_13,
+    MixedLoss,
+    Scenario1,
+    Scenario2,
+    Table2,
+    Table2Run,
+    batch_prediction,
+    first_seed,
+)
 
 
 def plots(
@@ -20,21 +32,24 @@ def plots(
     f9: Fig9,
     dep: Departures,
     mixed: MixedLoss,
+    f1213: Fig12_13,
 ) -> list[Figure]:
     """Draws every figure the runs allow (the mixed CDFs need the mixed model, the v sweep a full run)."""
     out = [
         fig6(ctx, s1),
         fig7_8(ctx, s1, mixed),
         fig9(ctx, f9),
+        fig12_13(ctx, f1213),
         departures(ctx, dep),
         fig10_11(ctx, s2),
         cdf_poo1_replay(ctx, s2),
     ]
-    if "mixed" in t2:
-        out.append(cdf_mixed(ctx, t2["mixed"]))
-    model = next((m for m in FIG14_MODELS if m in t2), None)
+    one = first_seed(t2)
+    if "mixed" in one:
+        out.append(cdf_mixed(ctx, one["mixed"]))
+    model = next((m for m in FIG14_MODELS if m in one), None)
     if model:
-        out.append(fig14(ctx, model, t2[model]))
+        out.append(fig14(ctx, model, one[model]))
     out.append(table2_utilization(ctx, t2))
     if sweep:
         out.append(v_sweep(ctx, sweep))
@@ -56,7 +71,7 @@ def fig6(ctx: Context, s1: Scenario1) -> Figure:
     ax = fig.subplots()
     loads = s1["loads"]
     runs = s1["runs"]
-    ax.plot(loads, [seed_mean(runs[f"mace_{ld}"], "loss_cl_class") * 100 for ld in loads], "o-", label="CL with MACE")
+    ax.plot(loads, [seed_mean(runs[f"mace_{ld}"], "loss_cl_group") * 100 for ld in loads], "o-", label="CL with MACE")
     ax.plot(loads, [seed_mean(runs[f"mace_{ld}"], "loss_be_group") * 100 for ld in loads], "s-", label="BE with MACE")
     ax.plot(
         loads, [seed_mean(runs[f"nomace_{ld}"], "loss_testing") * 100 for ld in loads], "^-", label="BE without MACE"
@@ -68,8 +83,8 @@ def fig6(ctx: Context, s1: Scenario1) -> Figure:
     figures.save(fig, ctx.figure_path("fig6_loss_vs_load.png"))
     return Figure(
         "fig6_loss_vs_load.png",
-        "Loss of 20 CL CBR flows (packets while CL), 20 BE CBR flows with "
-        "MACE and the 40 flows without MACE, against background load.",
+        "Loss of 20 CL CBR connections (every packet they sent), 20 BE CBR connections with "
+        "MACE and the 40 connections without MACE, against background load, mean over seeds.",
     )
 
 
@@ -128,6 +143,26 @@ def fig7_8(ctx: Context, s1: Scenario1, mixed: MixedLoss) -> Figure:
         "fig7_8_mixed_loss.png",
         "Figs. 7-8 analogue: loss of the CL and BE flows of scenario 4's mixed models (CBR, POO1, POO3, "
         "EXP1) with MACE, and the background's loss with them against scenario 1's CBR CL flows.",
+    )
+
+
+def fig12_13(ctx: Context, f1213: Fig12_13) -> Figure:
+    fig = figures.new_figure(10.0, 4.5)
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, kbps in zip(axes, ("256", "64"), strict=True):
+        for svc in ("cl", "be"):
+            xs, ys = _cdf(f1213["hist"][svc][kbps])
+            ax.plot(xs, ys, label=svc.upper())
+        ax.set_title(f"{kbps} kb/s connections")
+        ax.set_xlabel("inter-arrival time (ms), < 80 ms")
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("CDF")
+    fig.suptitle("Figs. 12-13 analogue: mixed source models, CL against BE")
+    figures.save(fig, ctx.figure_path("fig12_13_interarrival_cdf.png"))
+    return Figure(
+        "fig12_13_interarrival_cdf.png",
+        "Inter-arrival CDFs of the 256 kb/s (POO2, EXP2) and 64 kb/s (CBR, POO3, EXP1) connections under CL "
+        f"and BE (scenario 4, SSAC with enough allocation, 130% background; first seed, {f1213['duration']}).",
     )
 
 
@@ -258,14 +293,17 @@ def table2_utilization(ctx: Context, t2: Table2) -> Figure:
     ax = fig.subplots()
     ms = list(t2)
     xs = range(len(ms))
-    ax.bar([x - 0.2 for x in xs], [t2[m]["ssac"]["utilization"] * 100 for m in ms], width=0.4, label="SSAC")
-    ax.bar([x + 0.2 for x in xs], [t2[m]["mbac"]["utilization"] * 100 for m in ms], width=0.4, label="MBAC")
+    for dx, adm in ((-0.2, "ssac"), (0.2, "mbac")):
+        u = [Estimate.of(r["utilization"] * 100 for r in t2[m][adm]).mean for m in ms]
+        ax.bar([x + dx for x in xs], u, width=0.4, label=adm.upper())
     ax.set_xticks(list(xs), [m.upper() for m in ms])
     ax.set_ylabel("utilization of the CL allocation (%)")
     ax.set_title("Table 2 analogue")
     ax.legend(fontsize=8)
     figures.save(fig, ctx.figure_path("table2_utilization.png"))
-    return Figure("table2_utilization.png", "Mean CL load over the allocation after the warm-up, SSAC vs MBAC.")
+    return Figure(
+        "table2_utilization.png", "Mean CL load over the allocation after the warm-up, SSAC vs MBAC, mean over seeds."
+    )
 
 
 def v_sweep(ctx: Context, sweep: dict[str, Table2Run]) -> Figure:

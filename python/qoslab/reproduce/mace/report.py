@@ -6,20 +6,24 @@ from __future__ import annotations
 from typing import Any
 
 from ..framework import Context
+from ..reduce import printed
+from ..stats import Estimate
 from .claims import pct, seed_mean
 from .params import (
     DEPARTURES,
+    FIG12_13_MODELS,
+    FIG12_13_RUN,
     GENERATION_PROBE_RATE,
     HOST_JITTER,
     MIXED_LOSS_MODELS,
-    PAPER_TABLE2,
     S1_DURATION,
     S2_DURATION,
     S3_DURATION,
     WARMUP_S,
     bg_sources,
 )
-from .runs import Departures, Fig9, MixedLoss, Scenario1, Scenario2, Table2, Table2Run, batch_prediction
+from .runs import Departures, Fig9, Fig12_13, MixedLoss, Scenario1, Scenario2, Table2, Table2Run, batch_prediction
+from .tables import paper
 
 #: What results.json leaves out of a Table 2 run: histograms and series, drawn in the figures.
 _BULKY = ("hist64", "hist256", "rates", "path")
@@ -38,12 +42,15 @@ def data(
     f9: Fig9,
     dep: Departures,
     mixed: MixedLoss,
+    f1213: Fig12_13,
 ) -> dict[str, Any]:
-    """The raw tables behind every claim and figure (results.json's ``data``)."""
+    """The raw tables behind every claim, cell and figure (results.json's ``data``); Table 2's runs
+    one per seed."""
     return {
         "scenario1": {"loads": s1["loads"], "runs": s1["runs"]},
         "scenario2": {k: v for k, v in s2.items() if k != "hist"},
-        "table2": {m: {a: _strip(r) for a, r in x.items()} for m, x in t2.items()},
+        "table2": {m: {a: [_strip(r) for r in runs] for a, runs in x.items()} for m, x in t2.items()},
+        "fig12_13": {k: v for k, v in f1213.items() if k != "hist"},
         "v_sweep": {v: _strip(r) for v, r in sweep.items()},
         "fig9": {k: v for k, v in f9.items() if k != "hist"},
         "departures": dep,
@@ -61,38 +68,50 @@ def sections(
     f9: Fig9,
     dep: Departures,
     mixed: MixedLoss,
+    f1213: Fig12_13,
 ) -> list[tuple[str, str]]:
     """report.md's sections after the claims."""
     return (
         [
             ("Setup", setup_md(ctx, s1, s2)),
-            ("Table 2", table2_md(t2)),
+            ("Table 2", table2_md(ctx, t2)),
             ("Departures and batch admission (MBAC)", departures_md(dep)),
             ("Fig. 9 at the paper's load, with and without host timing jitter", fig9_md(f9)),
             ("Figs. 7-8: mixed CL source models", mixed_md(s1, mixed)),
+            ("Figs. 12-13: mixed source models, CL against BE", fig12_13_md(f1213)),
         ]
         + ([("Sweep of v and window restart (EXP1, MBAC)", sweep_md(sweep))] if sweep else [])
         + [("Interpretations", interpretations_md(s2, dep))]
     )
 
 
-def table2_md(t2: Table2) -> str:
-    """Table 2 side by side with the paper's: utilization and time-averaged flows alive (admitted
-    and still sending; the classifier's count, which keeps ended flows for the 30 s stale timeout,
-    in brackets)."""
+def table2_md(ctx: Context, t2: Table2) -> str:
+    """Table 2 beside the paper's: utilization and time-averaged flows alive (admitted and still
+    sending; the classifier's count, which keeps ended flows for the 30 s stale timeout, in
+    brackets), mean over seeds."""
+    data = paper(ctx)
     lines = [
+        f"Mean over {len(ctx.seeds)} seed(s); the cells' intervals and verdicts are in the cell tables above.",
+        "",
         "| model | SSAC %util | SSAC flows alive (in classifier) | MBAC %util | MBAC flows alive (in classifier) "
         "| paper SSAC | paper MBAC |",
         "|---|---|---|---|---|---|---|",
     ]
+
+    def cols(runs: list[Table2Run]) -> str:
+        u = Estimate.of(100 * r["utilization"] for r in runs).mean
+        alive = Estimate.of(r["alive_mean"] for r in runs).mean
+        held = Estimate.of(r["admitted_mean"] for r in runs).mean
+        return f"{u:.1f} | {alive:.1f} ({held:.1f})"
+
     for m, r in t2.items():
-        p = PAPER_TABLE2.get(m)
-        s, b = r["ssac"], r["mbac"]
-        lines.append(
-            f"| {m.upper()} | {s['utilization'] * 100:.1f} | {s['alive_mean']:.1f} ({s['admitted_mean']:.1f}) | "
-            f"{b['utilization'] * 100:.1f} | {b['alive_mean']:.1f} ({b['admitted_mean']:.1f}) | "
-            + (f"{p[0]} / {p[1]} | {p[2]} / {p[3]} |" if p else "- | - |")
-        )
+        row = m.upper()
+        p = [
+            printed(data, "Table 2", row, f"CL with {a} / {c}")
+            for a in ("SSAC", "MBAC")
+            for c in ("%Utilization", "Flows")
+        ]
+        lines.append(f"| {row} | {cols(r['ssac'])} | {cols(r['mbac'])} | {p[0]} / {p[1]} | {p[2]} / {p[3]} |")
     return "\n".join(lines)
 
 
@@ -175,6 +194,28 @@ def mixed_md(s1: Scenario1, mixed: MixedLoss) -> str:
     return "\n".join(lines)
 
 
+def fig12_13_md(f1213: Fig12_13) -> str:
+    """Figs. 12-13: the CL and BE connections' loss by peak rate, mean over seeds."""
+    runs = f1213["runs"]
+    lines = [
+        "Four each of "
+        + ", ".join(f"{', '.join(x.upper() for x in ms)} ({k} kb/s)" for k, ms in FIG12_13_MODELS.items())
+        + " alive on the CL ports and four on a BE port, lifetimes exp(1000 s), MACE with SSAC (3 Mb/s), 130% "
+        f"background (`s4_fig12_13.toml`), {f1213['duration']} judged after {f1213['warmup_s']:g} s. Loss: every "
+        "packet the connections sent, end to end; the CL class's loss at the link beside it.",
+        "",
+        "| connections | CL | BE | paper CL / BE |",
+        "|---|---|---|---|",
+        f"| 256 kb/s | {pct(seed_mean(runs, 'loss_cl256'))} | {pct(seed_mean(runs, 'loss_be256'))} | "
+        "just under 1% / 20% |",
+        f"| 64 kb/s | {pct(seed_mean(runs, 'loss_cl64'))} | {pct(seed_mean(runs, 'loss_be64'))} | "
+        "just under 1% / 24% |",
+        f"| CL class at the link | {pct(seed_mean(runs, 'loss_cl_class'))} | "
+        f"{pct(seed_mean(runs, 'loss_be_class'))} | |",
+    ]
+    return "\n".join(lines)
+
+
 def sweep_md(sweep: dict[str, Table2Run]) -> str:
     """The v sweep and the window-restart variant (full runs)."""
     lines = ["| v | window on admission | %util | flows | p95 sample / μ | CL loss |", "|---|---|---|---|---|---|"]
@@ -211,6 +252,9 @@ def setup_md(ctx: Context, s1: Scenario1, s2: Scenario2) -> str:
             f"({s2.get('replayed_flows')}), with / without MACE; {S2_DURATION[ctx.quick]} |",
             f"| scenarios 3-4 | keep-N-requesting, lifetimes exp(1000 s), 130% background; "
             f"{S3_DURATION[ctx.quick]}, warm-up {WARMUP_S[ctx.quick]:g} s; MBAC v = 0.95, S = 5 s, T = 20 |",
+            f"| Figs. 12-13 | 4 each of CBR, POO3, EXP1, POO2, EXP2 alive on the CL ports and 4 on a BE port, "
+            f"lifetimes exp(1000 s), SSAC 3 Mb/s, 130% background; {FIG12_13_RUN[ctx.quick][0]}, warm-up "
+            f"{FIG12_13_RUN[ctx.quick][1]:g} s |",
             f"| departures | {', '.join(m.upper() for m in d['models'])} under MBAC, T = {d['window']}, lifetimes "
             f"{', '.join('none' if v is None else f'{v:g} s' for v in d['lifetimes'].values())}; "
             f"{d['duration']}, warm-up {d['warmup_s']:g} s |",
@@ -255,13 +299,15 @@ def interpretations_md(s2: Scenario2, dep: Departures) -> str:
             "- **Figs. 7-8** run scenario 4's CL models (CBR, POO1, POO3, EXP1) as scenario 1 runs its CBR flows: "
             "five of each on the CL port, five on a BE port, 200 s over each background load, SSAC with enough "
             'allocation (§5: "MBAC is not used"); Fig. 8\'s "5% to 10%" is read as percentage points.',
-            "- **CL loss** in claims is the MACE link's loss of packets classified CL (the recognition phase's BE "
-            "packets count as BE); the CL-port flows' loss over the whole run is in results.json.",
+            "- **CL loss** is the CL connections' loss, every packet they sent counted end to end (those sent "
+            "before recognition as BE included), as the paper reports it; the MACE link's loss of the packets "
+            "classified CL is shown beside it and judges only `mbac-cl-service-comparable` (admitted packets).",
             "- **POO3 cap**: the testbed offered at most 100 POO3 flows; here at most 100 are alive at once "
             "(`keep_alive` alive = 100; `max_flows` would cap the flows ever started).",
             "- **Replay lifetimes** are the recorded flows' run time (end - start), cut by the end of the run.",
-            "- **Seeds**: scenario 1, Fig. 9 and Figs. 7-8 use every seed; the long runs use the first seed only. "
-            "A 3100 s run covers about three mean flow lifetimes (1000 s), not thousands.",
+            "- **Seeds**: scenario 1, Fig. 9, Figs. 7-8, Figs. 12-13 and Table 2 use every seed; the departures "
+            "and the v sweep the first seed only (their paper-lifetime and v = 0.95 runs are Table 2's). A 3100 s "
+            "run covers about three mean flow lifetimes (1000 s), not thousands.",
             "- **Generation times (Figs. 10-11)** are not recorded per packet by the simulator: they are the "
             f"receiver inter-arrivals of the same replay over a {GENERATION_PROBE_RATE} bottleneck (no packet "
             "waits, so each arrives a fixed delay after it was generated); the flows sent identical packets "

@@ -7,6 +7,7 @@ figures and ``results.json`` need."""
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import TypedDict
 
 from ...result import Result
@@ -16,6 +17,7 @@ from .measures import (
     Hist,
     admitted_stats,
     alive_stats,
+    binned_loss,
     class_loss,
     delay_sd_ms,
     generation_matches,
@@ -25,6 +27,7 @@ from .measures import (
     offered_bps,
     percentile,
     sample_rates,
+    share_at_most,
     share_within,
 )
 from .params import (
@@ -33,6 +36,8 @@ from .params import (
     DEPARTURES,
     FIG9_BG_SOURCES,
     FIG9_LOAD,
+    FIG12_13_MODELS,
+    FIG12_13_RUN,
     GENERATION_PROBE_RATE,
     GROUP_PORT,
     HOST_JITTER,
@@ -95,14 +100,15 @@ class Table2Run(TypedDict):
     loss_be_class: float
     share64: float
     share256: float
+    share256_10ms: float
     hist64: Hist
     hist256: Hist
     rates: list[float]
     path: dict[str, list[float]]
 
 
-#: Table 2: model -> {"ssac": run, "mbac": run}.
-Table2 = dict[str, dict[str, Table2Run]]
+#: Table 2: model -> {"ssac": [run per seed], "mbac": [run per seed]}.
+Table2 = dict[str, dict[str, list[Table2Run]]]
 
 
 def _load(ctx: Context, file: str, overrides: list[Override]) -> Scenario:
@@ -192,16 +198,11 @@ def scenario2(ctx: Context) -> Scenario2:
     }
 
 
-def table2_spec(ctx: Context, model: str, admission: str, variant: str) -> tuple[str, Scenario, int]:
+def table2_spec(ctx: Context, model: str, admission: str, variant: str, seed: int) -> tuple[str, Scenario, int]:
     """The scenario-3/4 run of ``model`` under ``admission``, to be saved as ``s3_<model>_<variant>``."""
     file = "s4_mixed.toml" if model == "mixed" else f"s3_{model}.toml"
     sc = _load(ctx, file, [f"duration={S3_DURATION[ctx.quick]}", f"{MACE_KEY}.admission={admission}"])
-    return (f"s3_{model}_{variant}", sc, ctx.seeds[0])
-
-
-def table2_run(ctx: Context, model: str, admission: str, variant: str) -> Table2Run:
-    """One scenario-3/4 run of ``model`` under ``admission``, saved as ``s3_<model>_<variant>``."""
-    return table2_measures(ctx, model, ctx.run(*table2_spec(ctx, model, admission, variant)))
+    return (f"s3_{model}_{variant}", sc, seed)
 
 
 def table2_measures(ctx: Context, model: str, res: Result) -> Table2Run:
@@ -228,6 +229,7 @@ def table2_measures(ctx: Context, model: str, res: Result) -> Table2Run:
         "loss_be_class": be_loss,
         "share64": share_within(hist64, 0.040) if hist64 else math.nan,
         "share256": share_within(hist256, 0.010) if hist256 else math.nan,
+        "share256_10ms": share_at_most(hist256, 0.010) if hist256 else math.nan,
         "hist64": hist64,
         "hist256": hist256,
         "rates": rates,
@@ -237,27 +239,43 @@ def table2_measures(ctx: Context, model: str, res: Result) -> Table2Run:
 
 def table2(ctx: Context) -> Table2:
     """Scenarios 3-4: every source model (quick: EXP1, EXP2) under SSAC and under MBAC (v = 0.95),
-    one batch through the executor."""
+    every seed; one batch through the executor per model, each run reduced to its measures as it
+    finishes (a 3100 s run's tables are tens of MB)."""
     models = S3_MODELS_QUICK if ctx.quick else S3_MODELS_FULL
-    plan = [(m, kind, adm) for m in models for kind, adm in (("ssac", '{ type = "ssac" }'), ("mbac", MBAC % 0.95))]
-    results = ctx.run_many([table2_spec(ctx, m, adm, kind) for m, kind, adm in plan])
     out: Table2 = {}
-    for (model, kind, _), res in zip(plan, results, strict=True):
-        out.setdefault(model, {})[kind] = table2_measures(ctx, model, res)
+    for model in models:
+        plan = [
+            (kind, adm, seed)
+            for kind, adm in (("ssac", '{ type = "ssac" }'), ("mbac", MBAC % 0.95))
+            for seed in ctx.seeds
+        ]
+        specs = [table2_spec(ctx, model, adm, kind, seed) for kind, adm, seed in plan]
+        got = ctx.run_reduced(specs, partial(table2_measures, ctx, model))
+        for (kind, _, _), run in zip(plan, got, strict=True):
+            out.setdefault(model, {}).setdefault(kind, []).append(run)
     return out
 
 
-def sweep(ctx: Context) -> dict[str, Table2Run]:
+def first_seed(t2: Table2) -> dict[str, dict[str, Table2Run]]:
+    """The first seed's run of every model and admission (the figures' sample paths and histograms)."""
+    return {m: {k: runs[0] for k, runs in x.items()} for m, x in t2.items()}
+
+
+def sweep(ctx: Context, t2: Table2) -> dict[str, Table2Run]:
     """EXP1 under MBAC for each v of :data:`V_SWEEP`, and v = 0.95 with the window continuing (full
-    runs only), one batch through the executor."""
+    runs only), one batch through the executor; v = 0.95 is Table 2's EXP1 MBAC run of the first
+    seed, not run again."""
     if ctx.quick:
         return {}
-    plan = [(f"{v:g}", MBAC % v, f"mbac_v{v:g}") for v in V_SWEEP]
+    plan = [(f"{v:g}", MBAC % v, f"mbac_v{v:g}") for v in V_SWEEP if v != 0.95]
     # The estimator's window on admission (not in the paper): restart (default) against continue.
     cont = (MBAC % 0.95).replace("restart_window = true", "restart_window = false")
     plan.append(("0.95 continue", cont, "mbac_v0.95_continue"))
-    results = ctx.run_many([table2_spec(ctx, "exp1", adm, variant) for _, adm, variant in plan])
-    return {key: table2_measures(ctx, "exp1", res) for (key, _, _), res in zip(plan, results, strict=True)}
+    results = ctx.run_many([table2_spec(ctx, "exp1", adm, variant, ctx.seeds[0]) for _, adm, variant in plan])
+    got = {key: table2_measures(ctx, "exp1", res) for (key, _, _), res in zip(plan, results, strict=True)}
+    got["0.95"] = t2["exp1"]["mbac"][0]
+    order = [f"{v:g}" for v in V_SWEEP] + ["0.95 continue"]
+    return {k: got[k] for k in order}
 
 
 class Fig9(TypedDict):
@@ -344,15 +362,20 @@ def _lifetime_overrides(lifetime_s: float | None) -> list[Override]:
     return [f"traffic.0.arrivals.lifetime={lifetime_s:g}s"]
 
 
-def departures(ctx: Context) -> Departures:
+def departures(ctx: Context, t2: Table2) -> Departures:
     """EXP1 and POO1 (quick: EXP1) under MBAC with the paper's lifetimes, ten times longer and none
-    (one batch through the executor; the first seed)."""
+    (one batch through the executor; the first seed). In full runs the paper's lifetimes are Table
+    2's MBAC run of the first seed (the same scenario and seed), not run again."""
     p = DEPARTURES[ctx.quick]
     base: list[Override] = [f"duration={p['duration']}", f"{MACE_KEY}.admission={_mbac(0.95, p['window'])}"]
     plan: list[tuple[str, str, float | None]] = []
     specs: list[tuple[str, Scenario, int]] = []
+    reused: dict[str, DepartureRun] = {}
     for m in p["models"]:
         for key, lifetime in p["lifetimes"].items():
+            if not ctx.quick and key == "paper" and m in t2:
+                reused[m] = _from_table2(t2[m]["mbac"][0], m, lifetime)
+                continue
             plan.append((m, key, lifetime))
             sc = _load(ctx, f"s3_{m}.toml", base + _lifetime_overrides(lifetime))
             specs.append((f"departures_{m}_{key}", sc, ctx.seeds[0]))
@@ -376,14 +399,31 @@ def departures(ctx: Context) -> Departures:
         "runs": {},
         "extra": {},
     }
+    got: dict[str, dict[str, DepartureRun]] = {}
     for (m, key, lifetime), res in zip(plan, ctx.run_many(specs), strict=True):
         model = "exp1" if m == "extra" else m
         run = departure_measures(res, model, lifetime, p["warmup_s"], float(p["duration"].removesuffix("s")))
         if m == "extra":
             out["extra"][key] = run
         else:
-            out["runs"].setdefault(m, {})[key] = run
+            got.setdefault(m, {})[key] = run
+    for m in p["models"]:
+        runs = {**got.get(m, {}), **({"paper": reused[m]} if m in reused else {})}
+        out["runs"][m] = {k: runs[k] for k in p["lifetimes"]}
     return out
+
+
+def _from_table2(r: Table2Run, model: str, lifetime_s: float | None) -> DepartureRun:
+    """A Table 2 run's measures as a departures run (the same warm-up and window)."""
+    return {
+        "lifetime_s": lifetime_s,
+        "utilization": r["utilization"],
+        "alive_mean": r["alive_mean"],
+        "admitted_mean": r["admitted_mean"],
+        "sample_p95_bps": r["sample_p95_bps"],
+        "p95_over_mu": r["sample_p95_bps"] / ALLOCATION[model],
+        "loss_cl_class": r["loss_cl_class"],
+    }
 
 
 def departure_measures(res: Result, model: str, lifetime_s: float | None, warm: float, end: float) -> DepartureRun:
@@ -454,4 +494,34 @@ def mixed_loss(ctx: Context) -> MixedLoss:
             "testing_offered_bps": offered_bps(res, cl + be),
         }
         out["runs"].setdefault(str(load), []).append(m)
+    return out
+
+
+class Fig12_13(TypedDict):
+    """Figs. 12-13: ``runs`` one :data:`Measures` per seed (the CL and BE connections' loss by peak
+    rate after the warm-up), ``hist[service][kbps]`` the first seed's inter-arrival histograms."""
+
+    duration: str
+    warmup_s: float
+    runs: list[Measures]
+    hist: dict[str, dict[str, Hist]]
+
+
+def fig12_13(ctx: Context) -> Fig12_13:
+    """Scenario 4's mixed models with MACE (SSAC, enough allocation), four connections of each model
+    alive on the CL ports and four on a BE port, exponential lifetimes of mean 1000 s, 130%
+    background; every seed, one batch."""
+    dur, warm = FIG12_13_RUN[ctx.quick]
+    sc = _load(ctx, "s4_fig12_13.toml", [f"duration={dur}", f"metrics.bin={warm:g}s"])
+    out: Fig12_13 = {"duration": dur, "warmup_s": warm, "runs": [], "hist": {}}
+    for seed, res in zip(ctx.seeds, ctx.run_many([("s4_fig12_13", sc, seed) for seed in ctx.seeds]), strict=True):
+        m: Measures = {}
+        for svc in ("cl", "be"):
+            for kbps, models in FIG12_13_MODELS.items():
+                groups = [f"{svc}_{x}" for x in models]
+                m[f"loss_{svc}{kbps}"] = binned_loss(res, groups, warm)
+                if seed == ctx.seeds[0]:
+                    out["hist"].setdefault(svc, {})[str(kbps)] = interarrival_hist(res, groups)
+        m["loss_cl_class"], m["loss_be_class"] = class_loss(res, warm)
+        out["runs"].append(m)
     return out

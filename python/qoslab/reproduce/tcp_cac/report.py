@@ -21,15 +21,12 @@ def tcp_setup(rl: dict[str, tuple[int, int]], quick: bool) -> str:
     d1, w1 = rl["table1"]
     dn, wn = rl["nmax"]
     d4, w4 = rl["table4"]
-    seeds = (
-        "the run's seeds; too short to judge blocking (the claims are judged in full runs)"
-        if quick
-        else f"seeds: the run's, then 5 more at a time until scheme #1's blocking interval is under "
-        f"±{100 * T4_CI_TARGET:.1f} points, at most {T4_MAX_SEEDS}; schemes #2 and #3 over the same seeds"
-    )
     t4 = (
         f"Table 4 (`tcp_cac/table4.toml`): {d4} s per scheme, requests after {w4} s counted; files of 10 Mbit on "
-        f"the wire (1,216,640 B of payload: 833 segments of 1500 B and one of 500 B); {seeds}."
+        f"the wire (1,216,640 B of payload: 833 segments of 1500 B and one of 500 B); seeds: the run's, then 5 "
+        f"more at a time until scheme #1's blocking interval is under ±{100 * T4_CI_TARGET:.1f} points, at most "
+        f"{T4_MAX_SEEDS}; schemes #2 and #3 over the same seeds"
+        + (" (full runs only: a quick run sees too few blockings)." if quick else ".")
     )
     return "\n".join(
         [

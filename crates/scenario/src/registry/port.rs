@@ -136,7 +136,7 @@ mod tests {
     fn port_mace_queue_without_a_mace_table_is_refused_at_the_queues_type() {
         let l = link("queue = { type = \"mace\", buffer = \"60pkts\" }");
         let dq = fifo();
-        let e = build_port(&spec(&l, false, &dq), Time::ZERO, None, "s.toml").err().expect("refused");
+        let Err(e) = build_port(&spec(&l, false, &dq), Time::ZERO, None, "s.toml") else { panic!("refused") };
         assert_eq!(e[0].path, "topology.links.0.queue.type");
         assert!(e[0].message.starts_with("is mace but the link has no mace table"), "{}", e[0].message);
     }
@@ -156,7 +156,7 @@ mod tests {
     fn port_stage_error_names_the_stage_field() {
         let l = link("stages = [{ type = \"policer\", rate = \"0bps\", depth = \"1500B\" }]");
         let dq = fifo();
-        let e = build_port(&spec(&l, false, &dq), Time::ZERO, None, "s.toml").err().expect("refused");
+        let Err(e) = build_port(&spec(&l, false, &dq), Time::ZERO, None, "s.toml") else { panic!("refused") };
         assert!(e[0].path.starts_with("topology.links.0.stages.0."), "{}", e[0].path);
     }
 }

@@ -249,6 +249,19 @@ def test_a_delay_between_emulated_links_a_loop_and_traffic_crossing_none_are_ref
     assert "flow cross1.0 (src_x1 -> sink_x0) crosses no emulated link" in bad[0].message
 
 
+def test_a_parking_lots_hop_queues_are_its_bottlenecks_queues_named_at_their_own_fields() -> None:
+    """The model carries each bottleneck's own queue and the field that set it (where the
+    testbed's refusals point)."""
+    hop = '[{type = "fifo", limit = "10pkts"}, {type = "red", limit = "60pkts", min_th = 5, max_th = 15}]'
+    sc = _echo(PL, f"topology.hop_queues={hop}")
+    bns = [sc.model["links"][i] for i in sc.model["bottlenecks"]]
+    assert [(lk["a"], lk["b"], lk["queue"]["type"], lk["queue_path"]) for lk in bns] == [
+        ("r0", "r1", "fifo", "topology.hop_queues.0"),
+        ("r1", "r2", "red", "topology.hop_queues.1"),
+    ]
+    assert bns[0]["reverse_queue_path"] == "topology.default_queue"
+
+
 def test_parking_lot_access_links_with_queues_of_their_own_are_refused() -> None:
     bad = unsupported(_echo(PL, "topology.access.queue.type=fifo", "topology.access.queue.limit=10pkts"))
     # (egress defaults to access: both are named, each once)

@@ -29,6 +29,7 @@ __all__ = [
     "parse_packets",
     "parse_rate",
     "parse_size",
+    "read_text",
     "red_replay",
     "run",
     "schema",
@@ -85,6 +86,9 @@ class _RedStep(TypedDict):
 
 def version() -> str: ...
 def schema() -> str: ...
+def read_text(path: str | PathLike[str], limit: int | None = None) -> str:
+    """The UTF-8 text of the regular file ``path``, at most ``limit`` bytes (default
+    16 MiB); anything else raises :class:`ScenarioFileError` saying why."""
 
 class _Node(TypedDict):
     name: str
@@ -185,6 +189,9 @@ class Scenario:
         """The scenario with defaults filled in, as JSON (units as text)."""
 
     def model(self) -> _Model: ...
+    def warnings(self) -> list[_Diagnostic]:
+        """What validation found legal but almost surely a mistake."""
+
     def router_link(self, index: int, delay_ns: int) -> str:
         """The ``[link]`` TOML of a router emulating link ``index``, its delay ``delay_ns``."""
 

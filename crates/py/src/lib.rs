@@ -4,7 +4,8 @@
 //!
 //! - `version`, `schema`: the crate version; the scenario JSON Schema.
 //! - `scenario::Scenario`: a validated scenario held here from loading to
-//!   running (overrides applied to it, its echo and its expanded `model`).
+//!   running (overrides applied to it, its echo, warnings and expanded `model`).
+//! - `read_text`: a file's text through the bounded reader (regular files, 16 MiB).
 //! - `run`: a held scenario to `{"summary": json, "flows": {..}, ...}`,
 //!   with the GIL released during the run. The progress closure takes the
 //!   GIL back at most ten times per wall-second to call the Python
@@ -31,6 +32,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use qoslab_sim::{RunOptions, SimError};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Minimum wall time between two calls into Python from a running simulation.
@@ -57,6 +59,35 @@ pub(crate) fn version() -> &'static str {
 #[pyfunction]
 fn schema() -> String {
     qoslab_scenario::schema::json_schema()
+}
+
+/// The UTF-8 text of the regular file `path`, at most `limit` bytes
+/// (default 16 MiB), through the one bounded reader every input goes
+/// through (`qoslab_scenario::bounded`): a folder, device, pipe or socket,
+/// a larger file or bytes that are not UTF-8 raise `ScenarioFileError`
+/// (an `OSError`) whose `filename` is `path` and whose `strerror` says why
+/// and what is allowed.
+#[pyfunction]
+#[pyo3(signature = (path, limit = None))]
+fn read_text(py: Python<'_>, path: PathBuf, limit: Option<u64>) -> PyResult<String> {
+    use qoslab_scenario::bounded;
+    let limit = limit.unwrap_or(bounded::MAX_FILE);
+    py.detach(|| bounded::read_text(&path, limit)).map_err(|e| {
+        let errno = match &e {
+            bounded::ReadError::Io(io) => io.raw_os_error(),
+            _ => None,
+        };
+        let message = match &e {
+            bounded::ReadError::NotText { line, message } => format!("line {line}: {message}; allowed: UTF-8 text"),
+            // The system's own words ("No such file or directory"), as Python's OSError has them.
+            bounded::ReadError::Io(io) => {
+                let text = io.to_string();
+                text.split(" (os error").next().unwrap_or(&text).to_string()
+            }
+            other => other.to_string(),
+        };
+        error::ScenarioFileError::new_err((errno, message, path.display().to_string()))
+    })
 }
 
 /// Runs a validated scenario (nothing is parsed or validated again).
@@ -154,6 +185,7 @@ impl Trace {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(read_text, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_class::<scenario::Scenario>()?;
     m.add_class::<Trace>()?;

@@ -32,9 +32,9 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use qoslab_scenario::expand::{expand, node_addr, Expanded};
+use qoslab_scenario::expand::{expand, field_of, node_addr, Expanded};
 use qoslab_scenario::routes::Routes;
-use qoslab_scenario::{units, NodeKind, SrcChoice, ValidScenario};
+use qoslab_scenario::{units, NodeKind, SrcChoice, Topology, ValidScenario};
 use qoslab_sim::traffic::{flow_stream, plan_groups, ModelPlan};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -68,7 +68,14 @@ pub fn describe(sc: &ValidScenario, base_dir: &Path) -> Result<Value, String> {
         .enumerate()
         .map(|(i, (n, k))| json!({"name": n, "kind": kind(*k), "addr": node_addr(i).to_string()}))
         .collect();
-    let links: Vec<Value> = ex.links.iter().map(|l| link(&ex, l)).collect();
+    // A parking lot's hop_queues: bottleneck i's queue is `topology.hop_queues.i`.
+    let hop_queue = |li: usize| match &sc.topology {
+        Topology::ParkingLot { hop_queues, .. } if !hop_queues.is_empty() => {
+            ex.bottlenecks.iter().position(|&b| b == li).map(|i| format!("topology.hop_queues.{i}"))
+        }
+        _ => None,
+    };
+    let links: Vec<Value> = ex.links.iter().enumerate().map(|(i, l)| link(&ex, l, hop_queue(i))).collect();
     let groups = groups(sc, &ex, base_dir)?;
     Ok(json!({
         "name": sc.name,
@@ -83,30 +90,17 @@ pub fn describe(sc: &ValidScenario, base_dir: &Path) -> Result<Value, String> {
     }))
 }
 
-/// A link's path without the bracketed name of an expanded link
-/// (`topology.access[src3]` -> `topology.access`): the field in the text.
-fn field_of(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    let mut depth = 0usize;
-    for c in path.chars() {
-        match c {
-            '[' => depth += 1,
-            ']' => depth = depth.saturating_sub(1),
-            _ if depth == 0 => out.push(c),
-            _ => {}
-        }
-    }
-    out
-}
-
-fn link(ex: &Expanded, l: &qoslab_scenario::expand::Link) -> Value {
+fn link(ex: &Expanded, l: &qoslab_scenario::expand::Link, hop_queue: Option<String>) -> Value {
     let s = &l.spec;
     let at = field_of(&l.path);
     let queue = |q: &Option<qoslab_scenario::QueueSpec>, name: &str| match q {
         Some(q) => (numeric(q), format!("{at}.{name}")),
         None => (numeric(&ex.default_queue), "topology.default_queue".to_string()),
     };
-    let (q, qp) = queue(&s.queue, "queue");
+    let (q, qp) = match (hop_queue, &s.queue) {
+        (Some(path), Some(q)) => (numeric(q), path),
+        _ => queue(&s.queue, "queue"),
+    };
     let (rq, rqp) = queue(&s.reverse_queue, "reverse_queue");
     json!({
         "a": ex.nodes[l.a].0,

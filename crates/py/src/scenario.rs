@@ -6,6 +6,7 @@
 //! - `with_overrides(...)`: more `key.path=value` overrides applied to the
 //!   held document (not to the text), validated once more;
 //! - `with_limits(...)`: the same scenario checked against other limits;
+//! - `warnings()`: what validation found legal but almost surely a mistake;
 //! - `echo()`, `model()`: the scenario with defaults filled in (JSON, units
 //!   as text) and its expansion with numbers ([`crate::model`]);
 //! - `run(scenario, ...)` (in `lib.rs`) runs the held scenario: nothing is
@@ -18,7 +19,7 @@
 
 use crate::error;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyList, PyTuple};
 use qoslab_scenario::load::Document;
 use qoslab_scenario::validate::Limits;
 use qoslab_scenario::ValidScenario;
@@ -144,6 +145,13 @@ impl Scenario {
         serde_json::to_string(&*self.valid).map_err(|e| error::SimulationError::new_err(format!("scenario echo: {e}")))
     }
 
+    /// What validation found legal but almost surely a mistake, each a dict
+    /// `{origin, line, path, message}` (none for a scenario read back from a
+    /// pickle: a sweep worker's, already warned about where it was loaded).
+    fn warnings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        error::diagnostics(py, self.valid.warnings())
+    }
+
     /// The expanded scenario with numbers in the core's units (see `crate::model`).
     fn model(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
         if let Some(m) = self.model.get() {
@@ -207,7 +215,7 @@ impl Scenario {
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<Scenario>().is_ok_and(|o| *o.get().valid == *self.valid)
+        other.cast::<Scenario>().is_ok_and(|o| o.get().valid.scenario() == self.valid.scenario())
     }
 
     fn __repr__(&self) -> String {

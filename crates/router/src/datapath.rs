@@ -118,19 +118,12 @@ impl Direction {
 /// Counts mechanism events by kind and keeps the latest few.
 #[derive(Debug, Default)]
 pub struct EventLog {
-    pub counts: [u64; 7],
+    pub counts: [u64; EventKind::ALL.len()],
     pub recent: VecDeque<MechEvent>,
 }
 
-const KINDS: [EventKind; 7] = [
-    EventKind::Admit,
-    EventKind::Reject,
-    EventKind::Stale,
-    EventKind::Recognition,
-    EventKind::Sample,
-    EventKind::Terminate,
-    EventKind::Message,
-];
+/// Every kind, counted in this order (the core's list).
+const KINDS: [EventKind; EventKind::ALL.len()] = EventKind::ALL;
 /// Events kept for the control socket and the summary.
 pub const RECENT_EVENTS: usize = 256;
 

@@ -18,7 +18,7 @@ export CARGO_TARGET_DIR ?= $(CURDIR)/target
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock pyproject.toml
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-rust test-python bins reproduce bench bench-router soak fuzz fuzz-quick fuzz-build fuzz-run crosscheck check lint lint-rust lint-python fmt clippy clean
+.PHONY: help run test test-rust test-python test-package dist bins reproduce bench bench-router soak fuzz fuzz-quick fuzz-build fuzz-run crosscheck check lint lint-rust lint-python fmt clippy clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -46,6 +46,23 @@ test-python: $(EXT) bins ## Python tests (pytest)
 
 bins: ## The testbed's binaries: qoslab-router and qoslab-traffic (release)
 	cargo build --release -q -p qoslab-router -p qoslab-traffic
+
+# The wheel carries the built-in scenarios and (Linux) the router and traffic
+# binaries in qoslab/_data/: staged there for the build only (maturin packs
+# every file of python/qoslab that git does not ignore), then removed. The
+# sdist gets the scenarios, not the binaries.
+DIST_DATA := python/qoslab/_data
+DIST ?= dist
+dist: $(STAMP) bins ## The sdist and the wheel (scenarios and binaries inside) in dist/: pip install dist/qoslab-*.whl
+	rm -rf $(DIST_DATA) && mkdir -p $(DIST_DATA)/bin && cp -r scenarios $(DIST_DATA)/scenarios
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin sdist --out $(DIST) || { rm -rf $(DIST_DATA); exit 1; }
+	cp $(CARGO_TARGET_DIR)/release/qoslab-router $(CARGO_TARGET_DIR)/release/qoslab-traffic $(DIST_DATA)/bin/
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin build --release --quiet --out $(DIST) \
+		|| { rm -rf $(DIST_DATA); exit 1; }
+	rm -rf $(DIST_DATA)
+
+test-package: $(EXT) ## Build the wheel, pip install it in a fresh venv, run a scenario and a quick reproduction there (part of .ci/run)
+	QOSLAB_TEST_PACKAGE=1 $(PY) -m pytest -s tests/test_packaging.py
 
 reproduce: $(EXT) ## Full reproductions (all papers, all seeds): slow
 	$(PY) -m qoslab reproduce all --out results --overwrite

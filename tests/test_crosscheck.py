@@ -278,3 +278,30 @@ def test_ns2_mm_app_follows_the_published_rules_on_a_clean_path(tmp_path):
     # ... then one every RTT estimate, twice the one-way delay.
     gaps = [b[0] - a[0] for a, b in itertools.pairwise(changes)]
     assert gaps == pytest.approx([2 * one_way] * 3, abs=1e-6)
+
+
+def test_dcbt_fairness_decomposes_the_untagged_share_and_refuses_a_bad_setting(capsys):
+    import dcbt_fairness
+    import dcbt_standins
+
+    import qoslab
+    from qoslab.reproduce import dcbt
+
+    res = qoslab.run(dcbt_standins.SCENARIO, seed=1, overrides=dcbt_fairness.VARIANTS["dcbt"])
+    f = dcbt_fairness.fairness(res)
+    m = dcbt.measure(res)
+    assert f["untagged 10-20"] == m["periods"][1]["classes"]["untagged"]["ratio_to_fair"]
+    assert f["tagged drop %"] == pytest.approx(100 * m["tagged"]["drop_rate"])
+    # D-CBT holds the untagged class below its flow share of the queue (the thresholds' job) ...
+    assert 0.5 < f["untagged queue share / flow share 10-20"] < 1.0
+    # ... and Little's law ties the throughput ratio to it through the waits: the decomposition
+    # the docs give (share of the queue x TCP's wait / the CBR's wait).
+    little = f["untagged queue share / flow share 10-20"] * f["tcp wait ms 10-20"] / f["untagged wait ms 10-20"]
+    assert little == pytest.approx(f["untagged 10-20"], rel=0.2)
+    # The CBR get in while the queue is short: the gate is open at the shorter queues.
+    assert 0 < f["untagged gate open share 10-20"] < 1
+    assert f["queue pkts, gate open 10-20"] < f["queue pkts, gate closed 10-20"]
+    with pytest.raises(SystemExit) as e:
+        dcbt_fairness.main(["--seeds", "1", "--only", "paper", "--set", "w_q"])
+    assert e.value.code == 2
+    assert "--set w_q: expected KEY=VALUE" in capsys.readouterr().err

@@ -229,21 +229,26 @@ def test_a_read_only_folder_is_refused_before_the_run(tmp_path: Path) -> None:
         assert r.returncode == 2 and "cannot be written" in r.stderr, r.stderr
 
 
-def test_a_250_character_scenario_name_runs_and_a_300_character_one_is_refused(tmp_path: Path) -> None:
+def test_a_240_character_scenario_name_runs_and_a_241_character_one_is_refused_before_the_run(tmp_path: Path) -> None:
+    """240 characters: the longest name whose every folder (``sweep_NAME``, ``NAME-testbed``) fits
+    the file system's 255 bytes; one more is refused by validation, as ``qoslab validate`` says
+    (issue 27 §6: it used to pass validate and fail at run time)."""
     text = SCENARIO.read_text(encoding="utf-8")
-    for n, code in ((250, 0), (300, 2)):
+    for n, code in ((240, 0), (241, 2)):
         f = tmp_path / f"n{n}.toml"
         f.write_text(re.sub(r'^name = ".*"$', f'name = "{"n" * n}"', text, count=1, flags=re.M), encoding="utf-8")
-        r = subprocess.run(
-            [sys.executable, "-m", "qoslab", "run", str(f), "--set", "duration=1s", "-q"],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-        )
-        assert r.returncode == code, r.stderr
-        assert "Traceback" not in r.stderr
-    assert [p.name for p in (tmp_path / "results").iterdir()] == ["n" * 250]
-    assert _seed_of(tmp_path / "results" / ("n" * 250)) == 1
+        for cmd in ("validate", "run"):
+            extra = ["--set", "duration=1s", "-q"] if cmd == "run" else []
+            r = subprocess.run(
+                [sys.executable, "-m", "qoslab", cmd, str(f), *extra],
+                capture_output=True,
+                text=True,
+                cwd=tmp_path,
+            )
+            assert r.returncode == code, r.stderr
+            assert "Traceback" not in r.stderr
+    assert [p.name for p in (tmp_path / "results").iterdir()] == ["n" * 240]
+    assert _seed_of(tmp_path / "results" / ("n" * 240)) == 1
 
 
 # -- concurrent writers ---------------------------------------------------------

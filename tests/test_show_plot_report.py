@@ -133,14 +133,16 @@ def test_result_plot_returns_a_figure_and_can_draw_on_given_axes(red_result, tmp
     assert (tmp_path / "b.png").read_bytes().startswith(PNG)
     f2, ax = plt.subplots()
     assert res.plot(flows="cbr", metric="throughput", ax=ax) is f2
-    # The group total is the sum of the flows' delivered bytes per bin, in bit/s; the run (4 s) is
-    # shorter than its one 10 s bin, so the bin is [0, 4 s] and the rate is over 4 s.
+    # The group total is the sum of the flows' delivered bytes per bin, drawn in Mb/s (issue 27
+    # §9); the run (4 s) is shorter than its one 10 s bin, so the bin is [0, 4 s] and the rate
+    # is over 4 s.
     stairs = ax.patches[-1].get_data()
     s = res.series
     d = s[(s["entity_kind"] == "flow") & (s["metric"] == "delivered_bytes")].groupby("t_s")["value"].sum()
     assert list(stairs.edges) == [0.0, 4.0]
-    assert list(stairs.values) == pytest.approx(list(d.to_numpy() * 8 / 4.0))
-    assert 20e6 < stairs.values[0] <= 25e6  # the 25 Mb/s bottleneck, nearly full
+    assert list(stairs.values) == pytest.approx(list(d.to_numpy() * 8 / 4.0 / 1e6))
+    assert 20 < stairs.values[0] <= 25  # the 25 Mb/s bottleneck, nearly full
+    assert ax.get_ylabel() == "throughput (Mb/s)"
     plt.close("all")
 
 

@@ -18,7 +18,14 @@ from __future__ import annotations
 from . import admission, executor, pcn, queues, stages, sweeps, tables, topology, traffic
 from ._core import version as _core_version
 from .api import load, run
-from .errors import ClusterError, ConfigError, ReproductionError, ScenarioFileError, SimulationError
+from .errors import (
+    ClusterError,
+    ConfigError,
+    ReproductionError,
+    ScenarioFileError,
+    ScenarioWarning,
+    SimulationError,
+)
 from .result import Result
 from .scenario import Scenario
 from .sweeps import sweep
@@ -45,6 +52,7 @@ __all__ = [
     "Result",
     "Scenario",
     "ScenarioFileError",
+    "ScenarioWarning",
     "SimulationError",
     "__version__",
     "admission",

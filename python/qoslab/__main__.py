@@ -1,3 +1,4 @@
+# PYTHON_ARGCOMPLETE_OK
 """``python -m qoslab`` and the ``qoslab`` console script."""
 
 from __future__ import annotations

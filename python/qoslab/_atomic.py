@@ -15,6 +15,13 @@ replaced only when it is such a folder; anything else (a user's folder, a
 file, a device, a symbolic link) is refused with a :class:`ConfigError`
 naming the option, before anything runs or is written.
 
+**Kinds never mix** (:func:`check_kind`): a run result, a sweep folder and a
+reproduction are told apart by their marker (or, for older folders, by the
+files they hold: :func:`kind_of`); a result never replaces a result of
+another kind, whatever the overwrite flag says, and is never written inside
+another result folder. The message says to choose another folder or to
+delete the old one by hand.
+
 A writer holds a :class:`Destination` from its check to its final rename
 (issue 11 §1):
 
@@ -65,6 +72,8 @@ MARKER = ".qoslab"
 WRITER = ".qoslab-writer"
 #: The longest file name (bytes) on the file systems qoslab writes to.
 NAME_MAX = 255
+#: How much of an existing file is read to recognize it as qoslab's.
+_SNIFF = 8192
 #: Room a hidden sibling's name needs beyond the target's name: ``.`` + ``.tmp-`` + PID + ``-`` + tag.
 _SIBLING_ROOM = 1 + 5 + 10 + 1 + 12
 
@@ -81,6 +90,83 @@ def _written_by_qoslab(folder: Path) -> bool:
         if isinstance(doc, dict) and "qoslab_version" in doc:
             return True
     return False
+
+
+# -- folder kinds: what qoslab writes is recognised, and never mixed ----------
+
+#: The kinds of result folder qoslab writes, in words.
+KINDS: dict[str, str] = {
+    "run": "a run result (qoslab run, Result.save, qoslab testbed run)",
+    "sweep": "a sweep folder (qoslab sweep, qoslab.sweep)",
+    "reproduction": "a reproduction (qoslab reproduce)",
+}
+
+
+def _marker_kind(folder: Path) -> str | None:
+    try:
+        with open(folder / MARKER, encoding="utf-8") as f:
+            doc = json.loads(f.read(_SNIFF))
+    except (OSError, ValueError):
+        return None
+    ident = doc.get("identity") if isinstance(doc, dict) else None
+    kind = ident.get("kind") if isinstance(ident, dict) else None
+    return kind if kind in KINDS else None
+
+
+def kind_of(folder: Path) -> str | None:
+    """The kind of result folder ``folder`` is (a key of :data:`KINDS`), from its marker or,
+    for folders written before markers named it, from the files it holds: ``summary.json``
+    (a run), ``results.json`` (a reproduction), ``sweep.json`` or a ``runs/`` store (a
+    sweep). ``None``: not a folder, or none of these."""
+    if not folder.is_dir() or folder.is_symlink():
+        return None
+    kind = _marker_kind(folder)
+    if kind is not None:
+        return kind
+    if not _written_by_qoslab(folder):
+        return None
+    if (folder / "sweep.json").is_file() or ((folder / "runs").is_dir() and (folder / "runs.log").is_file()):
+        return "sweep"
+    if (folder / "results.json").is_file():
+        return "reproduction"
+    if (folder / "summary.json").is_file():
+        return "run"
+    return None
+
+
+def enclosing_result(target: Path) -> tuple[Path, str] | None:
+    """The result folder (and its kind) that ``target`` would sit inside, if any: writing
+    there would mix two results in one folder."""
+    for up in Path(os.path.abspath(target)).parents:
+        kind = kind_of(up)
+        if kind is not None:
+            return up, kind
+    return None
+
+
+def check_kind(target: Path, kind: str, *, option: str = "--out", shown: Path | None = None) -> None:
+    """Refuses (``ConfigError``) to write a result of ``kind`` at ``target`` when ``target``
+    holds a result of another kind, or sits inside a result folder: whatever the overwrite
+    flag, a run never replaces a sweep or a reproduction (nor the reverse), and no result is
+    written into another. The message names the way out: another folder, or deleting the old
+    one by hand."""
+    name = str(shown if shown is not None else target)
+    old = kind_of(target)
+    if old is not None and old != kind:
+        raise config_error(
+            option,
+            f"{name!r} is {KINDS[old]}; this is {KINDS[kind]}, and qoslab never replaces one kind of result by "
+            f"another (whatever --overwrite or overwrite=True say): choose another {option}, or delete "
+            f"{name!r} yourself (rm -r) if you no longer need it",
+        )
+    inside = enclosing_result(target)
+    if inside is not None:
+        up, up_kind = inside
+        raise config_error(
+            option,
+            f"{name!r} is inside {str(up)!r}, which is {KINDS[up_kind]}; qoslab never writes one result into "
+            f"another: choose a folder outside it",
+        )
 
 
 def check_replaceable(target: Path, *, option: str = "--out", shown: Path | None = None) -> None:
@@ -103,6 +189,16 @@ def check_replaceable(target: Path, *, option: str = "--out", shown: Path | None
             f"{name!r} exists and was not written by qoslab (no {MARKER} marker); qoslab never deletes "
             "a folder it did not create: choose a new folder, or remove this one yourself",
         )
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """``folder`` and those of its parents that do not exist yet, deepest first."""
+    missing = []
+    for d in (folder, *folder.parents):
+        if d.exists() or d.is_symlink():
+            break
+        missing.append(d)
+    return missing
 
 
 def _check_ancestors(target: Path, shown: Path, option: str) -> None:
@@ -355,6 +451,9 @@ class Destination:
         self._lock: tuple[Path, int] | None = None
         self._tmp: Path | None = None
         self._committed = False
+        # Folders above the target that __enter__ created: removed again (if empty) when
+        # nothing was committed, so a failed run leaves no trace.
+        self._made: list[Path] = []
 
     @property
     def tmp(self) -> Path:
@@ -365,6 +464,8 @@ class Destination:
 
     def __enter__(self) -> Destination:
         opt = self.option
+        if not str(self.given).strip():
+            raise config_error(opt, "is empty; allowed: a folder name, e.g. results/NAME")
         self.target = _absolute(self.given, opt)
         parent = self.target.parent
         shown = str(self.given)
@@ -382,6 +483,9 @@ class Destination:
         try:
             check_replaceable(self.target, option=opt, shown=self.given)
             _check_ancestors(self.target, self.given, opt)
+            if self.identity is not None:
+                check_kind(self.target, str(self.identity["kind"]), option=opt, shown=self.given)
+            self._made = _missing_folders(parent)
             parent.mkdir(parents=True, exist_ok=True)
             lock = lock_path(self.target)
             self._lock = (lock, _acquire(lock, wait=self.wait, target=self.given, option=opt))
@@ -391,6 +495,7 @@ class Destination:
             clean_dead_writers(self.target)
             check_replaceable(self.target, option=opt, shown=self.given)  # again, now that we hold the lock
             if self.identity is not None:
+                check_kind(self.target, str(self.identity["kind"]), option=opt, shown=self.given)
                 check_identity(
                     self.target,
                     self.identity,
@@ -449,6 +554,11 @@ class Destination:
         if self._lock is not None:
             _release(*self._lock)
             self._lock = None
+        if not self._committed:
+            for d in self._made:  # deepest first; a folder something else wrote into stays
+                with contextlib.suppress(OSError):
+                    d.rmdir()
+        self._made = []
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -485,9 +595,6 @@ def atomic_dir(
 
 
 # -- single files: reports and figures ----------------------------------------
-
-#: How much of an existing file is read to recognize it as qoslab's.
-_SNIFF = 8192
 
 
 def check_file_replaceable(target: Path, signature: bytes, *, option: str = "--out") -> Path:

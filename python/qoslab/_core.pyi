@@ -18,6 +18,7 @@ __all__ = [
     "Trace",
     "cac",
     "fluid_run",
+    "read_text",
     "red_replay",
     "run",
     "schema",
@@ -81,9 +82,14 @@ def validate(
     base_dir: str | PathLike[str] | None = None,
     max_memory: int | None = None,
     max_events: int | None = None,
-) -> str:
+) -> tuple[str, list[_Diagnostic]]:
     """Loads and validates a scenario (its estimated memory in bytes and events
-    within the limits, default 8 GiB and 1e10); returns its echo as JSON."""
+    within the limits, default 8 GiB and 1e10); returns its echo as JSON and its
+    warnings (legal input that is almost surely a mistake)."""
+
+def read_text(path: str | PathLike[str], limit: int | None = None) -> str:
+    """The UTF-8 text of the regular file ``path``, at most ``limit`` bytes (default
+    16 MiB); anything else raises :class:`ScenarioFileError` saying why."""
 
 def run(
     text: str,

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
+from .errors import config_error, warn_scenario
 from .result import Result
 from .scenario import Override, Scenario, _limit, _override_texts
 
@@ -23,12 +24,16 @@ def load(
 
     ``overrides`` are ``"key.path=value"`` strings (as ``qoslab run --set``)
     or ``(key, value)`` pairs. Raises :class:`qoslab.ScenarioFileError` if the
-    file cannot be read and :class:`qoslab.ConfigError` (with every problem
-    in ``.diagnostics``) if it is invalid. ``max_memory`` (bytes) and
+    file cannot be read (it must be a regular file of at most 16 MiB) and
+    :class:`qoslab.ConfigError` (with every problem in ``.diagnostics``) if it
+    is invalid. Input that is valid but almost surely a mistake is issued as
+    :class:`qoslab.ScenarioWarning` (see :attr:`Scenario.warnings`). ``max_memory`` (bytes) and
     ``max_events`` set the limits on the run's estimated peak memory and
     events (default 8 GiB and 1e10), checked by validation.
     """
-    return Scenario.load(path, overrides=overrides, max_memory=max_memory, max_events=max_events)
+    sc = Scenario.load(path, overrides=overrides, max_memory=max_memory, max_events=max_events)
+    warn_scenario(sc)
+    return sc
 
 
 def run(
@@ -58,15 +63,29 @@ def run(
 
     The simulation runs without the GIL; Ctrl-C stops it with ``KeyboardInterrupt``.
     """
+    if progress is not None and not callable(progress):
+        raise config_error(
+            "progress",
+            f"got {type(progress).__name__} {progress!r}; allowed: None or a function called with the "
+            "fraction of the run done (0 to 1)",
+            origin="<python>",
+        )
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
+        raise config_error("seed", f"{seed!r}; allowed: an integer from 0 to 2^64-1", origin="<python>")
     if not isinstance(scenario, Scenario):
+        if not isinstance(scenario, str | os.PathLike):
+            raise config_error(
+                "scenario",
+                f"got {type(scenario).__name__} {scenario!r}; allowed: a Scenario or the path of a scenario file",
+                origin="<python>",
+            )
         scenario = Scenario.load(scenario, overrides=overrides, max_memory=max_memory, max_events=max_events)
+        warn_scenario(scenario)
     elif overrides:
         scenario = scenario.with_overrides(*_override_texts(overrides))
     mem, ev = scenario.limits
     mem = mem if max_memory is None else _limit("max_memory", max_memory)
     ev = ev if max_events is None else _limit("max_events", max_events)
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
-        raise ValueError(f"seed must be an integer in [0, 2^64), got {seed!r}")
     raw = _core.run(
         scenario.text,
         scenario.origin,

@@ -1,4 +1,8 @@
-"""The command line: ``qoslab run | sweep | show | plot | report | validate | schema | reproduce | cac | version``.
+"""The command line: ``qoslab run | sweep | show | plot | report | compare | validate | schema |
+reproduce | cac | testbed | completion | version`` (and ``qoslab --version``).
+
+Shell completion: ``eval "$(qoslab completion bash)"`` (or ``zsh``, ``fish``), from
+argcomplete.
 
 Exit codes: 0 success; 2 bad input (invalid scenario, unreadable file, bad
 flags: nothing is written); 1 a failure of qoslab itself; 130 interrupted.
@@ -30,6 +34,13 @@ def _seed(text: str) -> int:
     if not 0 <= v < 2**64:
         raise argparse.ArgumentTypeError(f"seed {v} out of range; allowed: 0 to 2^64-1")
     return v
+
+
+def _nonempty(text: str) -> str:
+    """An --out path: not empty (an empty name would mean the working folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty; allowed: a path, e.g. results/NAME")
+    return text
 
 
 def _positive(text: str) -> int:
@@ -99,8 +110,42 @@ def _override(text: str) -> str:
     return text
 
 
+class _Version(argparse.Action):
+    """``--version``: the version, read from the native module only when asked for."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kw: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser: argparse.ArgumentParser, ns: argparse.Namespace, v: Any, o: str | None = None) -> None:
+        import qoslab
+
+        print(f"qoslab {qoslab.__version__}")
+        parser.exit()
+
+
+class _ReproduceHelp(argparse.Action):
+    """``reproduce --help``: the usage, then every reproduction with its title (their modules
+    are imported only when this help is asked for)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kw: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser: argparse.ArgumentParser, ns: argparse.Namespace, v: Any, o: str | None = None) -> None:
+        from . import reproduce as rp
+
+        lines = ["reproductions (NAME):"]
+        for n in rp.names():
+            lines.append(f"  {n:<10} {getattr(rp.module(n), 'TITLE', '')}")
+        lines.append(f"  {'all':<10} every one of them, in this order")
+        parser.epilog = "\n".join(lines)
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        parser.print_help()
+        parser.exit()
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="qoslab", description="Router quality-of-service laboratory.")
+    p.add_argument("--version", action=_Version, help="print the qoslab version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     r = sub.add_parser(
@@ -109,7 +154,7 @@ def parser() -> argparse.ArgumentParser:
         description="Run a scenario; write summary.json and Parquet tables to --out.",
     )
     r.add_argument("file", metavar="FILE", help="scenario TOML file")
-    r.add_argument("--out", metavar="DIR", help="result folder (default: results/<scenario name>/)")
+    r.add_argument("--out", type=_nonempty, metavar="DIR", help="result folder (default: results/<scenario name>/)")
     r.add_argument("--seed", type=_seed, metavar="N", help="seed (default: the scenario's)")
     _overrides(r)
     r.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
@@ -138,7 +183,7 @@ def parser() -> argparse.ArgumentParser:
         help="run a scenario over a grid of overrides x seeds, on every core or Dask",
         description="Run FILE (a scenario or a sweep file) for every point of the grid and every "
         "seed; store each run as it finishes (an interrupted sweep resumes); write "
-        "the combined Parquet dataset and per-point means and 95%% CIs to --out.",
+        "the combined Parquet dataset and per-point means and 95% CIs to --out.",
     )
     sw.add_argument("file", metavar="FILE", help="scenario TOML file, or a sweep file with a [sweep] table")
     sw.add_argument(
@@ -161,7 +206,9 @@ def parser() -> argparse.ArgumentParser:
     )
     _overrides(sw, "override a scenario field at every point (repeatable)")
     _limits(sw)
-    sw.add_argument("--out", metavar="DIR", help="sweep folder (default: results/sweep_<scenario name>/)")
+    sw.add_argument(
+        "--out", type=_nonempty, metavar="DIR", help="sweep folder (default: results/sweep_<scenario name>/)"
+    )
     sw.add_argument("--quiet", "-q", action="store_true", help="no progress and no table; errors only")
     sw.add_argument(
         "--overwrite",
@@ -192,7 +239,12 @@ def parser() -> argparse.ArgumentParser:
         help="queue: red_avg, backlog_pkts, ...; flows: throughput, delivered_pkts, cwnd_pkts, ...",
     )
     pl.add_argument("--cdf", choices=["delay", "interarrival"], help="a CDF (of --flows GROUP, or of all flows)")
-    pl.add_argument("--out", metavar="FILE", help="FILE.png or FILE.svg (default: show in a window)")
+    pl.add_argument(
+        "--out",
+        type=_nonempty,
+        metavar="FILE",
+        help="FILE.png or FILE.svg (default: show in a window; without a display, RESULTNAME_WHAT.png here)",
+    )
 
     rr = sub.add_parser(
         "report",
@@ -201,7 +253,7 @@ def parser() -> argparse.ArgumentParser:
         "a result folder, a sweep folder or a reproduction folder.",
     )
     rr.add_argument("dir", metavar="DIR", help="a result, sweep or reproduction folder")
-    rr.add_argument("--out", metavar="FILE", help="the HTML file (default: DIR/report.html)")
+    rr.add_argument("--out", type=_nonempty, metavar="FILE", help="the HTML file (default: DIR/report.html)")
 
     v = sub.add_parser(
         "validate",
@@ -213,7 +265,12 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--echo", action="store_true", help="print the scenario with defaults filled in (JSON)")
     _limits(v)
 
-    sub.add_parser("schema", help="print the JSON Schema of the scenario format")
+    sub.add_parser(
+        "schema",
+        help="print the JSON Schema of the scenario format",
+        description="Print the JSON Schema of the scenario format (for editors: completion and checks "
+        "of scenario files), e.g. qoslab schema > qoslab.schema.json.",
+    )
 
     rp = sub.add_parser(
         "reproduce",
@@ -221,8 +278,10 @@ def parser() -> argparse.ArgumentParser:
         description="Run a reproduction (or all) and write cells.csv (the paper's numbers beside qoslab's, "
         "judged), results.json, report.md and figures to OUT/<name>/; print the scores. With 'all', "
         "OUT/scores.json holds every paper's score and the overall one.",
+        add_help=False,
     )
-    rp.add_argument("name", metavar="NAME", help="reproduction name, or 'all'")
+    rp.add_argument("-h", "--help", action=_ReproduceHelp, help="show this help (and the reproductions) and exit")
+    rp.add_argument("name", metavar="NAME", help="a reproduction (listed below), or 'all'")
     rp.add_argument("--quick", action="store_true", help="short runs, 3 seeds by default")
     rp.add_argument(
         "--seeds",
@@ -230,7 +289,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help="replications with seeds 1..N (default: 3, or the reproduction's own, e.g. dcbt 5; quick: 3)",
     )
-    rp.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results/)")
+    rp.add_argument("--out", type=_nonempty, default="results", metavar="DIR", help="output folder (default: results/)")
     rp.add_argument(
         "--overwrite",
         action="store_true",
@@ -272,7 +331,9 @@ def parser() -> argparse.ArgumentParser:
     tsub = tb.add_subparsers(dest="testbed_command", metavar="ACTION", required=True)
     tr = tsub.add_parser("run", help="run a scenario on the testbed and write its result")
     tr.add_argument("file", metavar="FILE", help="scenario TOML file")
-    tr.add_argument("--out", metavar="DIR", help="result folder (default: results/<scenario name>-testbed/)")
+    tr.add_argument(
+        "--out", type=_nonempty, metavar="DIR", help="result folder (default: results/<scenario name>-testbed/)"
+    )
     tr.add_argument("--seed", type=_seed, metavar="N", help="seed (default: the scenario's)")
     _overrides(tr)
     tr.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
@@ -289,20 +350,54 @@ def parser() -> argparse.ArgumentParser:
     cmp = sub.add_parser(
         "compare",
         help="two results side by side, differences flagged outside the testbed tolerances",
-        description="Per traffic group and per queue: throughput (±5 %%), loss (±1 point), mean delay "
-        "(±(1 ms + 10 %%)), percentiles and drops by reason of result B against result A.",
+        description="Per traffic group and per queue: throughput (±5 %), loss (±1 point), mean delay "
+        "(±(1 ms + 10 %)), percentiles and drops by reason of result B against result A.",
     )
     cmp.add_argument("a", metavar="A", help="reference result folder (e.g. the simulation)")
     cmp.add_argument("b", metavar="B", help="result folder to check (e.g. the testbed)")
     cmp.add_argument("--json", action="store_true", help="print the comparison as JSON")
     cmp.add_argument("--check", action="store_true", help="exit 1 when a figure is outside its tolerance")
 
-    sub.add_parser("version", help="print the qoslab version")
+    sub.add_parser(
+        "version",
+        help="print the qoslab version",
+        description="Print the qoslab version (the same as qoslab --version).",
+    )
+    comp = sub.add_parser(
+        "completion",
+        help="print the shell code for tab completion",
+        description="Print the code that makes your shell complete qoslab's commands and options (argcomplete). "
+        'bash: eval "$(qoslab completion bash)" in ~/.bashrc; zsh: the same in ~/.zshrc; fish: '
+        "qoslab completion fish > ~/.config/fish/completions/qoslab.fish.",
+    )
+    comp.add_argument("shell", choices=["bash", "zsh", "fish"], help="the shell")
     return p
 
 
 def _err(msg: str) -> None:
     sys.stderr.write(msg.rstrip("\n") + "\n")
+
+
+def _warn(sc: Any) -> None:
+    """A scenario's warnings (legal input, almost surely a mistake) on stderr, one a line."""
+    for w in sc.warnings:
+        _err(f"warning: {w}")
+
+
+def _stdout_console() -> Any:
+    """The console of tables on stdout: a terminal's width, or off a terminal (a pipe, a
+    file) wide enough that no record is wrapped in the middle. A reader that goes away
+    (``qoslab show ... | head -1``) is not a failure: rich's own handling exits 1, this one
+    hands the ``BrokenPipeError`` to :func:`main`, which exits 0."""
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError
+
+    if sys.stdout.isatty():
+        return _Console(highlight=False)
+    return _Console(highlight=False, width=1000, no_color=True)
 
 
 def _stderr_console() -> Any:
@@ -328,13 +423,21 @@ def _summary_table(res: Any, out: Path) -> Any:
     sim = s.get("sim_time_s")
     wall = s.get("loop_wall_s")
     events = s.get("events")
-    if sim is not None:
-        t.add_row("simulated time", f"{float(sim):g} s")
-    if events is not None:
-        t.add_row("events", _fmt_int(events))
-    if wall is not None:
-        rate = f" ({float(events) / float(wall):,.0f} events/s)" if events and float(wall) > 0 else ""
-        t.add_row("event loop", f"{float(wall):.3f} s{rate}")
+    if "testbed" in s:  # real packets on a wall clock: no simulated time, no event loop
+        if sim is not None:
+            t.add_row("traffic time (wall clock)", f"{float(sim):g} s")
+        if events is not None:
+            t.add_row("packet records", _fmt_int(events))
+        if wall is not None:
+            t.add_row("testbed run (wall clock)", f"{float(wall):.3f} s")
+    else:
+        if sim is not None:
+            t.add_row("simulated time", f"{float(sim):g} s")
+        if events is not None:
+            t.add_row("events", _fmt_int(events))
+        if wall is not None:
+            rate = f" ({float(events) / float(wall):,.0f} events/s)" if events and float(wall) > 0 else ""
+            t.add_row("event loop", f"{float(wall):.3f} s{rate}")
     f = res.flows
     if len(f):
         sent, dlv, drp = (int(f[c].sum()) for c in ("sent_pkts", "delivered_pkts", "dropped_pkts"))
@@ -368,11 +471,12 @@ def cmd_run(a: argparse.Namespace) -> int:
     import qoslab
 
     sc = qoslab.load(a.file, overrides=a.overrides, max_memory=a.max_memory, max_events=a.max_events)
+    _warn(sc)
     if a.record:
         from .reproduce.mace import check_groups
 
         check_groups(sc.echo, a.record)
-    out = Path(a.out) if a.out else Path("results") / _folder_name(sc.name)
+    out = Path(a.out) if a.out is not None else Path("results") / _folder_name(sc.name)
     seed = a.seed if a.seed is not None else sc.seed
     # Before the run: a destination qoslab may not replace, or cannot write, or that holds
     # another seed's or scenario's result, or that another qoslab is writing, loses nothing.
@@ -394,9 +498,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         dest.commit()
     res._path = out
     if not a.quiet:
-        from rich.console import Console
-
-        Console(highlight=False).print(_summary_table(res, out))
+        _stdout_console().print(_summary_table(res, out))
     return EXIT_OK
 
 
@@ -415,7 +517,8 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     p = sweeps.plan(
         a.file, grid=grid, seeds=a.seeds, overrides=a.overrides, max_memory=a.max_memory, max_events=a.max_events
     )
-    out = Path(a.out) if a.out else sweeps.default_out(p)
+    _warn(p.scenario)
+    out = Path(a.out) if a.out is not None else sweeps.default_out(p)
     with sweeps.sweep_folder(p, out, overwrite=a.overwrite), open_executor(jobs=a.jobs, scheduler=a.scheduler) as ex:
         reporter = None if a.quiet else sweeps.console_progress(len(p.jobs))
         try:
@@ -424,9 +527,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
             if reporter is not None:
                 reporter.close()
     if not a.quiet:
-        from rich.console import Console
-
-        console = Console(highlight=False)
+        console = _stdout_console()
         console.print(_sweep_table(p, o.summary))
         points = len(p.jobs) // len(p.seeds)
         console.print(
@@ -474,12 +575,16 @@ def _load_result(path: str) -> Any:
 
     try:
         return Result.load(path)
-    except FileNotFoundError as e:
-        raise config_error(
-            "RESULT",
-            f"{path}: not a result folder ({e.filename} is missing); allowed: a folder "
-            f"written by qoslab run --out or Result.save",
-        ) from None
+    except OSError as e:
+        why = e.strerror or str(e)
+        prefix = f"{path}: "
+        why = why.removeprefix(prefix).removeprefix(f"{Path(path)}: ")
+        if "is missing" in why:
+            why = (
+                f"not a result folder ({e.filename} is missing); allowed: a folder written by qoslab run --out "
+                "or Result.save"
+            )
+        raise config_error("RESULT", f"{path}: {why}") from None
 
 
 def cmd_show(a: argparse.Namespace) -> int:
@@ -491,21 +596,23 @@ def cmd_show(a: argparse.Namespace) -> int:
 
         print(json.dumps(show.as_json(res, idle=a.all), indent=2, allow_nan=False))
         return EXIT_OK
-    from rich.console import Console
-
-    console = Console(highlight=False)
+    console = _stdout_console()
     for r in show.renderables(res, idle=a.all):
         console.print(r)
     return EXIT_OK
 
 
 def cmd_plot(a: argparse.Namespace) -> int:
-    from .plot import plot
+    from .plot import default_out, has_display, plot
 
     res = _load_result(a.result)
-    plot(res, queue=a.queue, flows=a.flows, metric=a.metric, cdf=a.cdf, out=a.out)
-    if a.out:
-        print(a.out)
+    out = a.out
+    if out is None and not has_display():
+        out = str(default_out(res, queue=a.queue, flows=a.flows, metric=a.metric, cdf=a.cdf))
+        _err(f"qoslab plot: no display to show the plot on; writing {out} (choose the file with --out)")
+    plot(res, queue=a.queue, flows=a.flows, metric=a.metric, cdf=a.cdf, out=out)
+    if out:
+        print(out)
     return EXIT_OK
 
 
@@ -533,13 +640,14 @@ def cmd_testbed(a: argparse.Namespace) -> int:
     from ._atomic import Destination, run_identity
 
     sc = qoslab.load(a.file, overrides=a.overrides)
+    _warn(sc)
     problems = testbed.unsupported(sc.echo)
     if problems:
         for pr in problems:
             _err(f"{a.file}: {pr}")
         _err(f"qoslab testbed: {len(problems)} feature(s) not supported on the testbed yet (docs/testbed.md)")
         return EXIT_INPUT
-    out = Path(a.out) if a.out else Path("results") / (_folder_name(sc.name) + "-testbed")
+    out = Path(a.out) if a.out is not None else Path("results") / (_folder_name(sc.name) + "-testbed")
     seed = a.seed if a.seed is not None else sc.seed
     with Destination(out, option="--out", identity=run_identity(sc.echo, seed), overwrite=a.overwrite) as dest:
         try:
@@ -551,9 +659,7 @@ def cmd_testbed(a: argparse.Namespace) -> int:
         dest.commit()
     res._path = out
     if not a.quiet:
-        from rich.console import Console
-
-        Console(highlight=False).print(_summary_table(res, out))
+        _stdout_console().print(_summary_table(res, out))
     return EXIT_OK
 
 
@@ -567,9 +673,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
 
         print(json.dumps(c, indent=2, allow_nan=False))
     else:
-        from rich.console import Console
-
-        console = Console(highlight=False)
+        console = _stdout_console()
         for r in renderables(c, a.a, a.b):
             console.print(r)
     return EXIT_FAIL if a.check and not c["within"] else EXIT_OK
@@ -581,6 +685,7 @@ def cmd_validate(a: argparse.Namespace) -> int:
     import qoslab
 
     sc = qoslab.load(a.file, overrides=a.overrides, max_memory=a.max_memory, max_events=a.max_events)
+    _warn(sc)
     if a.echo:
         print(json.dumps(sc.echo, indent=2))
     else:
@@ -596,6 +701,13 @@ def cmd_schema(_: argparse.Namespace) -> int:
     import qoslab
 
     sys.stdout.write(qoslab.schema().rstrip("\n") + "\n")
+    return EXIT_OK
+
+
+def cmd_completion(a: argparse.Namespace) -> int:
+    from argcomplete.shell_integration import shellcode
+
+    sys.stdout.write(shellcode(["qoslab"], shell=a.shell))
     return EXIT_OK
 
 
@@ -788,6 +900,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "schema": cmd_schema,
     "reproduce": cmd_reproduce,
     "version": cmd_version,
+    "completion": cmd_completion,
     "testbed": cmd_testbed,
     "compare": cmd_compare,
 }
@@ -795,17 +908,35 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``qoslab`` and ``python -m qoslab``; returns the exit code."""
+    import os
     import signal
 
-    args = parser().parse_args(_join_dash_values(list(sys.argv[1:] if argv is None else argv)))
-    from .errors import ClusterError, ConfigError, ReproductionError, ScenarioFileError, SimulationError
+    p = parser()
+    if argv is None and "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (qoslab completion)
+        import argcomplete
+
+        argcomplete.autocomplete(p)
+    args = p.parse_args(_join_dash_values(list(sys.argv[1:] if argv is None else argv)))
+    import warnings
+
+    from .errors import (
+        ClusterError,
+        ConfigError,
+        ReproductionError,
+        ScenarioFileError,
+        ScenarioWarning,
+        SimulationError,
+    )
 
     try:
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
     except ValueError:  # not the main thread: leave SIGTERM as it is
         previous = None
     try:
-        return COMMANDS[args.command](args)
+        with warnings.catch_warnings():
+            # The commands print a scenario's warnings themselves (_warn), once, on stderr.
+            warnings.simplefilter("ignore", ScenarioWarning)
+            return COMMANDS[args.command](args)
     except ConfigError as e:
         _err(str(e))
         return EXIT_INPUT
@@ -829,6 +960,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err("qoslab: interrupted; the unfinished result was not written")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
+        # The reader went away (qoslab show ... | head): not a failure. Python would try to
+        # flush stdout again at exit and fail; point it at /dev/null first.
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
         return EXIT_OK
     finally:
         if previous is not None:

@@ -19,6 +19,21 @@ def config_error(path: str, message: str, *, origin: str = "<command line>") -> 
     return err
 
 
+class ScenarioWarning(UserWarning):
+    """A scenario that is valid but almost surely not what was meant (a RED threshold
+    above the queue's limit, flows whose start jitter outlasts the run, a TCP group
+    without header bytes, ...): issued by :func:`qoslab.load` and :func:`qoslab.run`
+    for each of :attr:`qoslab.Scenario.warnings`."""
+
+
+def warn_scenario(scenario: object) -> None:
+    """Issues each of a scenario's warnings as a :class:`ScenarioWarning`."""
+    import warnings
+
+    for w in getattr(scenario, "warnings", []):
+        warnings.warn(w, ScenarioWarning, stacklevel=3)
+
+
 class ReproductionError(RuntimeError):
     """A reproduction could not run: an unknown name, a missing built-in
     scenario, a claim without an explanation, a result it cannot read."""
@@ -39,4 +54,13 @@ class ClusterError(RuntimeError):
         self.item = item
 
 
-__all__ = ["ClusterError", "ConfigError", "ReproductionError", "ScenarioFileError", "SimulationError", "config_error"]
+__all__ = [
+    "ClusterError",
+    "ConfigError",
+    "ReproductionError",
+    "ScenarioFileError",
+    "ScenarioWarning",
+    "SimulationError",
+    "config_error",
+    "warn_scenario",
+]

@@ -12,7 +12,8 @@ completion order, so the caller can store it at once::
 
 - :class:`LocalExecutor`: :class:`concurrent.futures.ProcessPoolExecutor`
   with the ``spawn`` start method (a fork of a process that holds threads,
-  rich's or Dask's, is unsafe), ``jobs`` worker processes, by default one
+  rich's or Dask's, is unsafe; workers of qoslab's own jobs do not import
+  the user's script again, :mod:`qoslab._spawn`), ``jobs`` worker processes, by default one
   per core this process may run on. ``jobs=1`` runs in this process, with no
   pool at all (the same results; simpler tracebacks when debugging).
 - :class:`DaskExecutor`: a :class:`distributed.Client` connected to a
@@ -135,10 +136,12 @@ class LocalExecutor(_Base):
                 yield i, fn(item)
             return
         import concurrent.futures as cf
-        import multiprocessing
+
+        from ._spawn import context
 
         if self._pool is None:
-            self._pool = cf.ProcessPoolExecutor(max_workers=self._jobs, mp_context=multiprocessing.get_context("spawn"))
+            # Workers of qoslab's own jobs do not run the user's script again (qoslab._spawn).
+            self._pool = cf.ProcessPoolExecutor(max_workers=self._jobs, mp_context=context(fn))
         futures = {self._pool.submit(fn, item): i for i, item in enumerate(items)}
         try:
             for fut in cf.as_completed(futures):

@@ -13,13 +13,18 @@
 - ``cdf="interarrival"``: the CDF of receiver inter-arrival times, from the
   ``interarrival_count`` histograms.
 
-``out`` ending in ``.png`` or ``.svg`` writes the figure there; without
-``out`` (and without ``ax``) it is shown in a window. matplotlib is imported
-only here, and with the Agg backend whenever a file is written.
+Values are drawn in the units people read: bit rates in Gb/s, Mb/s, kb/s
+or b/s and times in s, ms or µs (:func:`readable_unit`), without an offset
+on the axis. ``out`` ending in ``.png`` or ``.svg`` writes the figure
+there; without ``out`` (and without ``ax``) it is shown in a window, and
+``qoslab plot`` on a machine without a display writes
+:func:`default_out` instead. matplotlib is imported only here, and with the
+Agg backend whenever a file is written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 from pathlib import Path
@@ -47,6 +52,55 @@ def _seconds(text: Any) -> float:
         return _units.seconds(text)
     except ValueError:
         raise config_error("metrics.bin", f"cannot read the duration {text!r}") from None
+
+
+#: Units people read, by magnitude: (unit, divisor) for bit rates and for seconds.
+_RATE_UNITS = (("Gb/s", 1e9), ("Mb/s", 1e6), ("kb/s", 1e3), ("b/s", 1.0))
+_TIME_UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6))
+
+
+def readable_unit(metric: str, values: Any) -> tuple[str, float]:
+    """``(unit, divisor)`` to show ``values`` of ``metric`` in: a bit rate (``throughput``,
+    ``*_bps``) in Gb/s, Mb/s, kb/s or b/s and a time (``*_s``) in s, ms or µs, by the largest
+    value; anything else as it is (``("", 1.0)``)."""
+    import numpy as np
+
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    top = float(np.abs(v).max()) if v.size else 0.0
+    units: tuple[tuple[str, float], ...]
+    if metric == "throughput" or metric.endswith("_bps"):
+        units = _RATE_UNITS
+    elif metric.endswith("_s"):
+        units = _TIME_UNITS
+    else:
+        return "", 1.0
+    for unit, scale in units:
+        if top >= scale:
+            return unit, scale
+    return units[-1]
+
+
+def default_out(res: Result, *, queue: str | None, flows: str | None, metric: str | None, cdf: str | None) -> Path:
+    """Where ``qoslab plot`` writes when there is no display and no ``--out``: a PNG in the
+    working folder named after the result and what is plotted."""
+    import re
+
+    what = "_".join(x for x in (queue, flows, metric, f"cdf_{cdf}" if cdf else None) if x)
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{res.name}_{what}").strip("._") or "plot"
+    return Path(f"{name[:150]}.png")
+
+
+def has_display() -> bool:
+    """Whether a plot window can open: an interactive matplotlib backend chosen, or on Linux
+    an X or Wayland display to open one on."""
+    import sys
+
+    backend = os.environ.get("MPLBACKEND", "").lower()
+    if backend:
+        return backend not in ("agg", "pdf", "ps", "svg", "cairo", "pgf", "template")
+    linux = sys.platform.startswith("linux")
+    return not linux or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 def _series(res: Result, kind: str) -> pd.DataFrame:
@@ -191,37 +245,47 @@ def plot(
     title = f"{res.name} (seed {res.seed})"
     if cdf is not None:
         x, y = data
-        ax.step(x, y, where="post")
-        ax.set_xlabel("one-way delay (s)" if cdf == "delay" else "inter-arrival time (s)")
+        unit, scale = readable_unit("x_s", x)
+        ax.step(x / scale, y, where="post")
+        ax.set_xlabel(f"one-way delay ({unit})" if cdf == "delay" else f"inter-arrival time ({unit})")
         ax.set_ylabel("P(X <= x)")
         ax.set_ylim(0, 1.02)
         ax.set_title(
             f"{title}: CDF of {'delay' if cdf == 'delay' else 'inter-arrival time'}{f' ({flows})' if flows else ''}"
         )
     elif queue is not None:
-        ax.plot(data["t_s"], data["value"], lw=1.2)
+        assert metric is not None
+        unit, scale = readable_unit(metric, data["value"])
+        ax.plot(data["t_s"], data["value"] / scale, lw=1.2)
         ax.set_xlabel("time (s)")
-        ax.set_ylabel(str(metric))
+        ax.set_ylabel(f"{metric} ({unit})" if unit else str(metric))
         ax.set_title(f"{title}: {queue} {metric}")
     else:
+        assert metric is not None
         cols = [c for c in data.columns if c != "t_s"]
-        unit = " (bit/s)" if metric == "throughput" else ""
         if metric == "throughput":
             # Each value is the mean over its bin [t, t + bin): drawn as stairs, so one bin still shows.
             edges = bin_edges(res, data["t_s"])
+            total = data[cols].sum(axis=1)
+            unit, scale = readable_unit(metric, total)
             if len(cols) <= 50:
                 for c in cols:
-                    ax.stairs(data[c], edges, lw=0.6, alpha=0.5, color="0.6")
-            ax.stairs(data[cols].sum(axis=1), edges, lw=1.8, label=f"{flows} total")
+                    ax.stairs(data[c] / scale, edges, lw=0.6, alpha=0.5, color="0.6")
+            ax.stairs(total / scale, edges, lw=1.8, label=f"{flows} total")
             ax.legend(loc="best")
         else:
+            unit, scale = readable_unit(metric, data[cols].to_numpy())
             for c in cols:
-                ax.plot(data["t_s"], data[c], lw=0.9, label=c if len(cols) <= 10 else None)
+                ax.plot(data["t_s"], data[c] / scale, lw=0.9, label=c if len(cols) <= 10 else None)
             if len(cols) <= 10:
                 ax.legend(loc="best", fontsize="small")
         ax.set_xlabel("time (s)")
-        ax.set_ylabel(f"{metric}{unit}")
+        ax.set_ylabel(f"{metric} ({unit})" if unit else str(metric))
         ax.set_title(f"{title}: {flows} {metric}")
+    # Plain numbers on the axes: no "1e7" offset above them (a formatter of the caller's ax may
+    # not take the setting: then it stays as it is).
+    with contextlib.suppress(AttributeError):
+        ax.ticklabel_format(axis="y", style="plain", useOffset=False)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     if out is not None:
@@ -240,4 +304,15 @@ def plot(
     return fig
 
 
-__all__ = ["CDFS", "FORMATS", "bin_edges", "cdf_samples", "flow_series", "plot", "queue_series"]
+__all__ = [
+    "CDFS",
+    "FORMATS",
+    "bin_edges",
+    "cdf_samples",
+    "default_out",
+    "flow_series",
+    "has_display",
+    "plot",
+    "queue_series",
+    "readable_unit",
+]

@@ -27,9 +27,10 @@ import html
 import io
 import json
 import math
+import numbers
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,18 +77,80 @@ def _num(v: Any) -> str:
     return str(v)
 
 
+def _number(v: object) -> float | None:
+    """``v`` as a float if it is a number (not a boolean), else ``None``."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        return None
+    return float(v)
+
+
+def column_format(values: Sequence[Any]) -> Callable[[Any], str]:
+    """One number format for a whole column, so that its numbers line up and read alike
+    (never ``2.499e+07`` above ``24,989,800``): whole numbers with thousands separators;
+    other numbers with the decimals that give about four significant digits to the
+    column's largest value (thousands separators from 1,000 up), or, for a column whose
+    largest value is below 0.001, in scientific notation; text and booleans as they are."""
+    nums = [x for x in map(_number, values) if x is not None and math.isfinite(x)]
+    if not nums:
+        return _num
+    if all(v == int(v) and abs(v) < 1e15 for v in nums):
+        spec = ",.0f"
+    else:
+        top = max(abs(v) for v in nums)
+        if 0 < top < 1e-3:
+            spec = ".3e"
+        else:
+            decimals = 0 if top == 0 else max(0, min(6, 3 - math.floor(math.log10(top))))
+            spec = f",.{decimals}f"
+
+    def fmt(v: Any) -> str:
+        x = _number(v)
+        if x is None:
+            return str(v)
+        return format(x, spec) if math.isfinite(x) else "-"
+
+    return fmt
+
+
 def table_html(df: pd.DataFrame, *, left: Sequence[str] = (), row_class: str | None = None) -> str:
     cols = list(df.columns)
     head = "".join(f'<th class="l">{_e(c)}</th>' if c in left else f"<th>{_e(c)}</th>" for c in cols)
+    fmts = [column_format(df[c].tolist()) if c not in left else _num for c in cols]
     rows = []
     for rec in df.itertuples(index=False):
         cells = "".join(
-            f'<td class="l">{_e(_num(v))}</td>' if c in left else f"<td>{_e(_num(v))}</td>"
-            for c, v in zip(cols, rec, strict=True)
+            f'<td class="l">{_e(f(v))}</td>' if c in left else f"<td>{_e(f(v))}</td>"
+            for c, v, f in zip(cols, rec, fmts, strict=True)
         )
         cls = f' class="{row_class}"' if row_class else ""
         rows.append(f"<tr{cls}>{cells}</tr>")
     return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+
+
+def readable_unit(name: str) -> tuple[str, float]:
+    """How a column of ``name`` reads: ``(label, factor)``, e.g. ``throughput_bps`` is
+    ``("throughput (Mb/s)", 1e-6)``, ``delay_mean_s`` ``("delay_mean (ms)", 1e3)``, ``loss``
+    ``("loss (%)", 100)``; other columns keep their name and values."""
+    if name.endswith("_bps"):
+        return f"{name.removesuffix('_bps')} (Mb/s)", 1e-6
+    if name.endswith("_s") and name != "t_s":
+        return f"{name.removesuffix('_s')} (ms)", 1e3
+    if name in ("loss", "drop_ratio"):
+        return f"{name} (%)", 100.0
+    return name, 1.0
+
+
+def readable_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its columns in the units people read (:func:`readable_unit`), each renamed
+    to say so."""
+    out = df.copy()
+    renames = {}
+    for c in df.columns:
+        label, factor = readable_unit(str(c))
+        if label != str(c):
+            out[c] = df[c].astype(float) * factor
+            renames[c] = label
+    return out.rename(columns=renames)
 
 
 def _png_uri(data: bytes) -> str:
@@ -220,13 +283,14 @@ def run_html(res: Result) -> str:
     routers = set(map(str, series.loc[series["entity_kind"] == "queue", "entity_id"]))
     main = q[q["queue"].isin(routers) | (q["drops"] > 0)]
     rest = q[~q.index.isin(main.index)]
-    groups = group_table(res).set_index("group").T.reset_index().rename(columns={"index": "group"})
+    # One row per group and per queue, so that each column holds one quantity in one unit.
+    groups = readable_columns(group_table(res))
     body += ["<h2>Traffic groups</h2>", table_html(groups, left=("group",))]
-    body += ["<h2>Queues</h2>", table_html(main, left=("queue", "kind", "parent"))]
+    body += ["<h2>Queues</h2>", table_html(readable_columns(main), left=("queue", "kind", "parent"))]
     if len(rest):
         body.append(
             f"<details><summary>{len(rest)} more queues without drops (hosts' own queues)</summary>"
-            f"{table_html(rest, left=('queue', 'kind', 'parent'))}</details>"
+            f"{table_html(readable_columns(rest), left=('queue', 'kind', 'parent'))}</details>"
         )
     body += ["<h2>Admission</h2>", table_html(admission_table(res), left=("group", "rules"))]
     body += ["<h2>Plots</h2>", *_run_plots(res)]
@@ -255,10 +319,11 @@ def sweep_html(folder: Path) -> str:
     ]
     g = summ[summ["entity_kind"] == "group"]
     wanted = ["throughput_bps", "loss", "delay_mean_s", "jain"]
-    view = g[g["metric"].isin(wanted)][[*keys, "entity", "metric", "n", "mean", "ci95"]]
+    n_seeds = len(meta["seeds"])
     body += [
-        "<h2>Per point (mean and 95 % CI half-width over seeds)</h2>",
-        table_html(view.rename(columns={"entity": "group"}), left=("group", "metric")),
+        f"<h2>Per point (mean{' ± 95 % CI half-width' if n_seeds > 1 else ''} over {n_seeds} "
+        f"seed{'s' if n_seeds != 1 else ''})</h2>",
+        table_html(pivot_points(g, keys, "group", wanted), left=("group",)),
     ]
     q = summ[(summ["entity_kind"] == "queue") & summ["metric"].isin(["drops", "backlog_mean_pkts", "utilization"])]
     # The queues that matter: those that dropped at some point, or were busy more than half the time.
@@ -266,11 +331,11 @@ def sweep_html(folder: Path) -> str:
     busy = [
         str(n) for n, r in peak.iterrows() if float(r.get("drops", 0.0)) > 0 or float(r.get("utilization", 0.0)) > 0.5
     ]
-    q = q[q["entity"].isin(busy)][[*keys, "entity", "metric", "n", "mean", "ci95"]]
+    q = q[q["entity"].isin(busy)]
     if len(q):
         body += [
             "<h2>Queues that dropped or were busy (> 50 %)</h2>",
-            table_html(q.rename(columns={"entity": "queue"}), left=("queue", "metric")),
+            table_html(pivot_points(q, keys, "queue", ["drops", "backlog_mean_pkts", "utilization"]), left=("queue",)),
         ]
     body.append("<h2>Plots</h2>")
     if keys:
@@ -303,10 +368,42 @@ def sweep_html(folder: Path) -> str:
                 body.append(_figure(_fig_uri(fig), f"group {group}: {metric} against {x} (mean ± 95 % CI)"))
     scen = folder / "scenario.toml"
     if scen.is_file():
-        body += ["<h2>Scenario</h2>", f"<pre>{_e(scen.read_text(encoding='utf-8'))}</pre>"]
+        body.append("<h2>Scenario</h2>")
+        if keys:
+            swept = ", ".join(f"<code>{_e(k)}</code> ({_e(', '.join(v))})" for k, v in meta["grid"].items())
+            body.append(
+                f"<p>The grid sets {swept} at each point: the values of these keys below are the base "
+                "scenario's, which no run of the sweep used.</p>"
+            )
+        body.append(f"<pre>{_e(scen.read_text(encoding='utf-8'))}</pre>")
         if meta.get("overrides"):
             body.append(f"<p>with overrides {_e(', '.join(meta['overrides']))}</p>")
     return _page(f"qoslab sweep: {meta.get('name', folder.name)}", body)
+
+
+def pivot_points(summ: pd.DataFrame, keys: Sequence[str], entity: str, metrics: Sequence[str]) -> pd.DataFrame:
+    """The per-point summary pivoted: one row per grid point and entity (``entity``: the
+    name of that column, ``group`` or ``queue``), one column per metric in readable units
+    (:func:`readable_unit`), followed by its 95 % CI half-width (``±``) when some point has
+    more than one seed."""
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    d = summ[summ["metric"].isin(metrics)]
+    for key, part in d.groupby([*keys, "entity"], sort=False, dropna=False):
+        vals = key if isinstance(key, tuple) else (key,)
+        row: dict[str, Any] = {k.rsplit(".", 1)[-1]: v for k, v in zip(keys, vals[:-1], strict=True)}
+        row[entity] = vals[-1]
+        for m in metrics:
+            r = part[part["metric"] == m]
+            label, factor = readable_unit(m)
+            if len(r):
+                row[label] = float(r["mean"].iloc[0]) * factor
+                row[f"{label} ±"] = float(r["ci95"].iloc[0]) * factor
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    no_ci = [c for c in out.columns if str(c).endswith(" ±") and not out[c].notna().any()]
+    return out.drop(columns=no_ci)
 
 
 # -- a reproduction -----------------------------------------------------

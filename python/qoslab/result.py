@@ -39,6 +39,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 TABLES = ("flows", "queues", "series", "events")
 
+#: The largest ``summary.json`` :meth:`Result.load` reads (bytes): far above any run's.
+SUMMARY_MAX = 256 << 20
+
 #: Parquet writer options: fixed so that output is byte-identical run to run.
 PARQUET_OPTIONS: Mapping[str, Any] = {
     "version": "2.6",
@@ -382,10 +385,31 @@ class Result:
         """Reads a result folder written by :meth:`save` (or by ``qoslab run``)."""
         import pyarrow.parquet as pq
 
+        from ._atomic import KINDS, kind_of
+
         d = Path(directory)
+        if d.exists() and not d.is_dir():
+            raise NotADirectoryError(
+                errno.ENOTDIR, f"{d}: is a file, not a result folder (allowed: a folder written by qoslab run)", str(d)
+            )
+        kind = kind_of(d)
+        if kind is not None and kind != "run":
+            hint = " (a run inside it: runs/KEY)" if kind == "sweep" else ""
+            raise FileNotFoundError(
+                errno.ENOENT,
+                f"{d}: is {KINDS[kind]}, not a run result; allowed: a run's folder{hint}, or `qoslab report {d}` "
+                "for the whole folder",
+                str(d),
+            )
+        from . import _core
+
         try:
-            with open(d / "summary.json", encoding="utf-8") as f:
-                summary = json.load(f)
+            try:
+                summary = json.loads(_core.read_text(d / "summary.json", SUMMARY_MAX))
+            except OSError as e:
+                if e.errno == errno.ENOENT:
+                    raise FileNotFoundError(errno.ENOENT, "missing", str(d / "summary.json")) from None
+                raise
             tables = {t: pq.read_table(d / f"{t}.parquet") for t in TABLES}
             traced = summary.get("scenario", {}).get("trace", {}).get("pcap", [])
             traces: dict[str, TraceData] = {}
@@ -397,6 +421,10 @@ class Result:
         except FileNotFoundError as e:
             raise FileNotFoundError(
                 e.errno, f"{d}: not a complete result folder ({e.filename} is missing)", e.filename
+            ) from None
+        except (ValueError, OSError) as e:  # a damaged summary.json or Parquet file
+            raise FileNotFoundError(
+                errno.EIO, f"{d}: not a readable result folder ({type(e).__name__}: {e})", str(d)
             ) from None
         return cls(summary, tables, path=d, traces=traces)
 

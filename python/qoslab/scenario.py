@@ -21,7 +21,7 @@ from typing import Any
 
 from . import _core, _units
 from ._units import Quantity
-from .errors import ScenarioFileError, config_error
+from .errors import config_error
 
 Override = str | tuple[str, Any]
 
@@ -30,16 +30,23 @@ def _override_text(o: Override) -> str:
     """``"key.path=value"`` as is; ``(key, value)`` with the value written as TOML."""
     if isinstance(o, str):
         if "=" not in o:
-            raise ValueError(f"override {o!r}: expected key.path=value")
+            raise config_error("overrides", f"{o!r}: expected key.path=value", origin="<python>")
         return o
     if isinstance(o, tuple) and len(o) == 2 and isinstance(o[0], str):
         import tomli_w
 
-        value = tomli_w.dumps({"v": o[1]}).strip()
+        try:
+            value = tomli_w.dumps({"v": o[1]}).strip()
+        except TypeError:
+            value = ""
         if not value.startswith("v = "):
-            raise ValueError(f"override {o!r}: the value must be a TOML value (number, string, bool, list)")
+            raise config_error(
+                "overrides",
+                f"{o!r}: the value must be a TOML value (number, string, bool, list)",
+                origin="<python>",
+            )
         return f"{o[0]}={value[4:]}"
-    raise TypeError(f"override {o!r}: expected 'key.path=value' or a (key, value) pair")
+    raise config_error("overrides", f"{o!r}: expected 'key.path=value' or a (key, value) pair", origin="<python>")
 
 
 def _override_texts(overrides: object) -> tuple[str, ...]:
@@ -79,7 +86,16 @@ class Scenario:
     Instances are immutable; :meth:`with_overrides` returns a new one.
     """
 
-    __slots__ = ("_base_dir", "_echo", "_max_events", "_max_memory", "_origin", "_overrides", "_text")
+    __slots__ = (
+        "_base_dir",
+        "_echo",
+        "_max_events",
+        "_max_memory",
+        "_origin",
+        "_overrides",
+        "_text",
+        "_warnings",
+    )
 
     def __init__(
         self,
@@ -103,6 +119,7 @@ class Scenario:
         self._max_memory = _limit("max_memory", max_memory if max_memory is not None else mem)
         self._max_events = _limit("max_events", max_events if max_events is not None else ev)
         self._echo: dict[str, Any] | None = None
+        self._warnings: list[str] = []
 
     # -- constructors -------------------------------------------------
 
@@ -125,13 +142,12 @@ class Scenario:
         max_events: int | None = None,
     ) -> Scenario:
         """Reads and validates a scenario file (see :func:`qoslab.load`)."""
+        if not isinstance(path, str | os.PathLike):
+            raise config_error(
+                "path", f"got {type(path).__name__} {path!r}; allowed: the path of a scenario file", origin="<python>"
+            )
         p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except UnicodeDecodeError as e:
-            raise ScenarioFileError(None, f"not a UTF-8 text file ({e.reason})", str(p)) from None
-        except OSError as e:
-            raise ScenarioFileError(e.errno, e.strerror or str(e), str(p)) from None
+        text = read_text(p)
         s = cls(
             text,
             origin=str(path),
@@ -177,8 +193,9 @@ class Scenario:
             doc["metrics"] = {
                 k: (_units.dur(v, f"metrics.{k}") if k in _METRIC_DURATIONS else v) for k, v in metrics.items()
             }
-        if traffic:
-            doc["traffic"] = list(traffic)
+        groups = _groups(traffic)
+        if groups:
+            doc["traffic"] = groups
         if trace is not None:
             doc["trace"] = trace
         if pcn is not None:
@@ -271,7 +288,7 @@ class Scenario:
     def validate(self) -> dict[str, Any]:
         """Validates; returns the echo (every field, defaults filled in) as a dict."""
         if self._echo is None:
-            echo = _core.validate(
+            echo, warnings = _core.validate(
                 self._text,
                 self._origin,
                 list(self._overrides),
@@ -280,7 +297,18 @@ class Scenario:
                 max_events=self._max_events,
             )
             self._echo = json.loads(echo)
+            self._warnings = [_diagnostic_text(d) for d in warnings]
         return self._echo
+
+    @property
+    def warnings(self) -> list[str]:
+        """What validation found legal but almost surely a mistake (a RED threshold above the
+        queue's limit, flows whose start jitter outlasts the run, ...), each as
+        ``file:line: field.path: what; allowed (no warning): ...``. ``qoslab validate`` and
+        ``qoslab run`` print them; :func:`qoslab.load` also issues them as
+        :class:`qoslab.ScenarioWarning`."""
+        self.validate()
+        return list(self._warnings)
 
     @property
     def echo(self) -> dict[str, Any]:
@@ -347,6 +375,46 @@ class Scenario:
 
 
 _METRIC_DURATIONS = {"bin", "series_interval", "interarrival_bin", "interarrival_max"}
+
+
+def _diagnostic_text(d: Any) -> str:
+    """``origin:line: path: message``, as the core displays a diagnostic."""
+    where = f"{d['origin']}:{d['line']}" if d.get("line") is not None else str(d["origin"])
+    return f"{where}: {d['path']}: {d['message']}" if d.get("path") else f"{where}: {d['message']}"
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """The text of an input file (a scenario, a sweep file): a regular file of at most
+    16 MiB, UTF-8, read with the core's bounded reader; anything else raises
+    :class:`qoslab.ScenarioFileError` naming the file, what it is and what is allowed."""
+    return _core.read_text(Path(path))
+
+
+def _groups(traffic: object) -> list[dict[str, Any]]:
+    """The ``traffic`` argument of the builders: a list of groups. One group (a dict) is
+    refused with a message saying to wrap it in a list."""
+    if isinstance(traffic, dict):
+        name = traffic.get("name", "...")
+        raise config_error(
+            "traffic",
+            f"got one group (a dict, {name!r}); allowed: a list of groups, e.g. traffic=[traffic.cbr(...)]",
+            origin="<python>",
+        )
+    if isinstance(traffic, (str, bytes)) or not isinstance(traffic, Sequence | Iterable):
+        raise config_error(
+            "traffic",
+            f"got {type(traffic).__name__} {traffic!r}; allowed: a list of groups from qoslab.traffic",
+            origin="<python>",
+        )
+    groups = list(traffic)
+    for i, g in enumerate(groups):
+        if not isinstance(g, dict):
+            raise config_error(
+                f"traffic.{i}",
+                f"got {type(g).__name__} {g!r}; allowed: a group from qoslab.traffic (a dict)",
+                origin="<python>",
+            )
+    return groups
 
 
 _DEFAULT_LIMITS: contextvars.ContextVar[tuple[int | None, int | None]] = contextvars.ContextVar(

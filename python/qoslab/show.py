@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from .tables import DROP_REASONS, MARK_REASONS, admission_table, group_table, queue_table
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
     from .result import Result
 
 
@@ -21,6 +23,24 @@ def _clean(v: Any) -> Any:
     if hasattr(v, "item") and callable(v.item):
         return _clean(v.item())
     return v
+
+
+def ordered_queues(res: Result, *, idle: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(shown, folded)``: the queues in the order that matters (the preset's bottleneck
+    first, then those that dropped or marked, most drops first, then the rest in their
+    order) and, unless ``idle`` (``--all``), the quiet ones folded away: queues that
+    dropped and marked nothing and are not the bottleneck (a dumbbell's access queues)."""
+    q = queue_table(res, idle=idle)
+    bottleneck = res.bottleneck
+    first = q["queue"] == bottleneck
+    busy = ~first & ((q["drops"] > 0) | (q["marks"] > 0))
+    quiet = ~first & ~busy
+    import pandas as pd
+
+    ordered = [q[first], q[busy].sort_values("drops", ascending=False, kind="stable"), q[quiet]]
+    if idle:
+        return pd.concat(ordered), q.iloc[0:0]
+    return pd.concat(ordered[:2]), ordered[2]
 
 
 def as_json(res: Result, *, idle: bool = False) -> dict[str, Any]:
@@ -82,12 +102,13 @@ def renderables(res: Result, *, idle: bool = False) -> list[Any]:
     )
     out.append(head)
 
-    q = queue_table(res, idle=idle)
+    q, folded = ordered_queues(res, idle=idle)
     from rich.text import Text
 
     rates = {str(n): int(r) for n, r in zip(res.queues["name"], res.queues["link_rate_bps"], strict=True)}
     lines = Text(no_wrap=True, overflow="ignore")
-    lines.append("queues" + ("" if idle else " (those that saw a packet; --all for every one)") + "\n", style="italic")
+    what = "bottleneck first, then those that dropped or marked"
+    lines.append(f"queues ({what}{'' if idle else '; --all for every one'})\n", style="italic")
     for _, r in q.iterrows():
         reasons = ", ".join(f"{x} {int(r[f'drops_{x}']):,}" for x in DROP_REASONS if int(r[f"drops_{x}"]))
         marks = ", ".join(f"{x} {int(r[f'marks_{x}']):,}" for x in MARK_REASONS if int(r[f"marks_{x}"]))
@@ -105,6 +126,14 @@ def renderables(res: Result, *, idle: bool = False) -> list[Any]:
             f" backlog {float(r['backlog_mean_pkts']):.2f} pkt avg, {int(r['backlog_max_pkts'])} max, "
             f"{int(r['backlog_end_pkts'])} at end  util {float(r['utilization']):.3f}\n"
             f" sojourn {_time(float(r['sojourn_mean_s']))} avg, {_time(float(r['sojourn_max_s']))} max\n"
+        )
+    if len(folded):
+        names = [str(n) for n in folded["queue"]]
+        shown = ", ".join(names[:4]) + (f", ... ({len(names) - 4} more)" if len(names) > 4 else "")
+        lines.append(
+            f"{len(names)} more queue{'s' if len(names) != 1 else ''} without drops or marks "
+            f"(busiest {float(folded['utilization'].max()):.3f} utilized): {shown}; --all lists them\n",
+            style="italic",
         )
     out.append(lines)
 
@@ -150,4 +179,4 @@ def renderables(res: Result, *, idle: bool = False) -> list[Any]:
     return out
 
 
-__all__ = ["as_json", "renderables"]
+__all__ = ["as_json", "ordered_queues", "renderables"]

@@ -192,10 +192,13 @@ def load_sweep_file(path: str | os.PathLike[str]) -> tuple[Path, dict[str, Any]]
     scenario. A scenario with a ``[sweep]`` table is refused (see the module doc)."""
     import tomllib
 
+    from .errors import ScenarioFileError
+    from .scenario import read_text
+
     p = Path(path)
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        doc = tomllib.loads(read_text(p))
+    except (ScenarioFileError, tomllib.TOMLDecodeError):
         return None  # not ours to report: the scenario loader says what is wrong with it
     if "sweep" not in doc:
         return None
@@ -239,6 +242,15 @@ def plan(
     memory and events (default 8 GiB and 1e10, or a :class:`Scenario`'s own)."""
     from .store import build_identity, run_key, scenario_hash
 
+    if grid is not None and not isinstance(grid, Mapping):
+        raise config_error(
+            "grid",
+            f"got {type(grid).__name__} {grid!r}; allowed: a dict of key path to values, e.g. "
+            '{"topology.bottleneck.queue.max_p": "0.02,0.1"}',
+            origin="<python>",
+        )
+    if (seeds is not None and not isinstance(seeds, int | Sequence)) or isinstance(seeds, str):
+        raise config_error("seeds", f"got {type(seeds).__name__} {seeds!r}; allowed: N (seeds 1..N) or a list of seeds")
     file_table: dict[str, Any] = {}
     if not isinstance(scenario, Scenario):
         sweep_file = load_sweep_file(scenario)
@@ -284,7 +296,10 @@ def plan(
             raise config_error("--seeds", f"{seeds} is too small; allowed: an integer >= 1")
         seed_list = list(range(1, seeds + 1))
     else:
-        seed_list = [int(s) for s in seeds]
+        try:
+            seed_list = [int(s) for s in seeds]
+        except (TypeError, ValueError):
+            raise config_error("--seeds", f"{seeds!r}; allowed: distinct integers in [0, 2^64)") from None
         if not seed_list or len(set(seed_list)) != len(seed_list) or not all(0 <= s < 2**64 for s in seed_list):
             raise config_error("--seeds", f"{list(seeds)!r}; allowed: distinct integers in [0, 2^64)")
 
@@ -356,6 +371,7 @@ class _Reporter:
         self.t0 = time.monotonic()
         self.bar: Any = None
         self.task: Any = None
+        self.room = 80
         if rich_bar:
             from rich.console import Console
             from rich.progress import (
@@ -367,21 +383,28 @@ class _Reporter:
                 TimeRemainingColumn,
             )
 
+            console = Console(stderr=True, highlight=False)
             self.bar = Progress(
                 TextColumn("sweep"),
-                BarColumn(),
+                BarColumn(bar_width=20),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
                 TimeRemainingColumn(),
                 TextColumn("{task.description}"),
-                console=Console(stderr=True, highlight=False),
+                console=console,
                 transient=False,
             )
+            # What is left of the line for the description: the columns before it take
+            # 5 + 20 + 2 x len(total) + 1 + 7 + 7 characters and a space between each.
+            self.room = max(10, console.width - (5 + 20 + 2 * len(str(total)) + 1 + 7 + 7 + 6) - 1)
             self.bar.start()
             self.task = self.bar.add_task("", total=total)
 
     def __call__(self, done: int, total: int, what: str) -> None:
         if self.bar is not None:
+            # The bar fits its line (80 columns too): a long description is cut, not wrapped.
+            if len(what) > self.room:
+                what = what[: self.room - 1] + "…"
             self.bar.update(self.task, completed=done, description=what)
         else:
             sys.stderr.write(f"sweep: {done}/{total} runs ({time.monotonic() - self.t0:.1f} s): {what}\n")
@@ -599,41 +622,69 @@ def sweep_identity(p: Plan) -> dict[str, Any]:
 
 
 def _sweep_identity_of(out: Path) -> dict[str, Any] | None:
+    """The identity of the sweep in ``out``: its ``sweep.json``'s, else its marker's (a sweep
+    that stopped before writing ``sweep.json``)."""
+    from ._atomic import MARKER
+
     try:
         doc = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
+        doc = None
+    if isinstance(doc, dict) and "scenario_sha256" in doc:
+        return {"kind": "sweep", "name": doc.get("name"), "scenario": doc["scenario_sha256"]}
+    try:
+        mark = json.loads((out / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
-    if not isinstance(doc, dict) or "scenario_sha256" not in doc:
-        return None
-    return {"kind": "sweep", "name": doc.get("name"), "scenario": doc["scenario_sha256"]}
+    ident = mark.get("identity") if isinstance(mark, dict) else None
+    if isinstance(ident, dict) and ident.get("kind") == "sweep" and "scenario" in ident:
+        return {"kind": "sweep", "name": ident.get("name"), "scenario": ident["scenario"]}
+    return None
 
 
 @contextlib.contextmanager
 def sweep_folder(p: Plan, out: str | os.PathLike[str], *, overwrite: bool = False) -> Iterator[Path]:
     """Checks and locks the sweep folder ``out`` before anything runs (held until the sweep is
     written): refused (``ConfigError`` naming ``--out``) if it is a path qoslab did not write,
-    cannot be written, is being written by another sweep, or holds a sweep of another base
-    scenario (unless ``overwrite``). A sweep of the same scenario resumes from its store."""
-    from ._atomic import _absolute, _acquire, _release, _written_by_qoslab, lock_path
+    another kind of result (a run, a reproduction) or inside one, cannot be written, is being
+    written by another sweep, or holds a sweep of another base scenario (unless
+    ``overwrite``). A sweep of the same scenario resumes from its store. A new folder is
+    marked as a sweep's at once (:data:`qoslab._atomic.MARKER`); if the sweep fails before it
+    stored any run, the folder it created is removed again."""
+    from ._atomic import (
+        MARKER,
+        _absolute,
+        _acquire,
+        _missing_folders,
+        _release,
+        _written_by_qoslab,
+        check_kind,
+        lock_path,
+    )
+    from .store import Store
 
+    if not str(out).strip():
+        raise config_error("--out", "is empty; allowed: a folder name, e.g. results/sweep_NAME")
     target = _absolute(Path(out), "--out")
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         raise config_error("--out", f"{str(out)!r} exists and is not a folder; choose another --out")
-    if target.is_dir() and any(target.iterdir()):
-        ours = _written_by_qoslab(target) or (target / "sweep.json").is_file() or (target / "runs").is_dir()
-        if not ours:
-            raise config_error(
-                "--out",
-                f"{str(out)!r} exists and is not a sweep folder qoslab wrote; qoslab never writes into a "
-                "folder it did not create: choose a new folder",
-            )
+    check_kind(target, "sweep", shown=Path(out))
+    if target.is_dir() and any(target.iterdir()) and not _written_by_qoslab(target):
+        raise config_error(
+            "--out",
+            f"{str(out)!r} exists and is not a sweep folder qoslab wrote; qoslab never writes into a "
+            "folder it did not create: choose a new folder",
+        )
+    made = _missing_folders(target)  # the folder and its parents this sweep creates
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         lock = lock_path(target)
         fd = _acquire(lock, wait=False, target=Path(out), option="--out")
     except OSError as e:
         raise config_error("--out", f"{str(out)!r} cannot be written: {e.strerror or e}") from None
+    failed = False
     try:
+        check_kind(target, "sweep", shown=Path(out))  # again, now that we hold the lock
         old = _sweep_identity_of(target)
         new = sweep_identity(p)
         if old is not None and old != new and not overwrite:
@@ -644,9 +695,32 @@ def sweep_folder(p: Plan, out: str | os.PathLike[str], *, overwrite: bool = Fals
                 "sweep of another scenario: add --overwrite to write it there anyway (the store keeps both "
                 "scenarios' runs), or choose another --out",
             )
+        if not (target / MARKER).is_file():
+            from . import __version__
+
+            try:
+                target.mkdir(exist_ok=True)
+                marker = {"qoslab_version": __version__, "identity": new}
+                _atomic_file(
+                    target / MARKER,
+                    lambda path: Path(path).write_text(json.dumps(marker) + "\n", encoding="utf-8"),
+                )
+            except OSError as e:
+                raise config_error("--out", f"{str(out)!r} cannot be written: {e.strerror or e}") from None
         yield target
+    except BaseException:
+        failed = True
+        raise
     finally:
         _release(lock, fd)
+        # A failed start (no run stored) leaves no folder behind that it created.
+        if failed and made and not Store(target).stored():
+            import shutil
+
+            shutil.rmtree(target, ignore_errors=True)
+            for d in made[1:]:
+                with contextlib.suppress(OSError):
+                    d.rmdir()
 
 
 def _atomic_file(target: Path, write: Callable[[Path], Any]) -> None:

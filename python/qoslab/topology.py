@@ -161,16 +161,21 @@ def parking_lot(
     bottlenecks: int,
     access: dict[str, Any],
     bottleneck: dict[str, Any],
+    hop_queues: Sequence[dict[str, Any]] | None = None,
     egress: dict[str, Any] | None = None,
     default_queue: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A chain of ``bottlenecks`` router-to-router links with one cross flow path per bottleneck."""
+    """A chain of ``bottlenecks`` router-to-router links with one cross flow path per bottleneck.
+    ``hop_queues``: one queue per bottleneck (entry ``i`` for ``r{i} -> r{i+1}``), instead of
+    ``bottleneck``'s queue on every hop."""
     t: dict[str, Any] = {
         "preset": "parking_lot",
         "bottlenecks": bottlenecks,
         "access": access,
         "bottleneck": bottleneck,
     }
+    if hop_queues is not None:
+        t["hop_queues"] = list(hop_queues)
     if egress is not None:
         t["egress"] = egress
     return _with_default(t, default_queue)

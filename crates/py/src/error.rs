@@ -34,23 +34,25 @@ pyo3::create_exception!(
     "The simulation itself failed: a bug in qoslab, reported instead of crashing the interpreter."
 );
 
+/// Diagnostics as a list of dicts `{origin, line, path, message}`.
+pub fn diagnostics<'py>(py: Python<'py>, diagnostics: &[Diagnostic]) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for d in diagnostics {
+        let item = PyDict::new(py);
+        item.set_item("origin", &d.origin)?;
+        item.set_item("line", d.line)?;
+        item.set_item("path", &d.path)?;
+        item.set_item("message", &d.message)?;
+        list.append(item)?;
+    }
+    Ok(list)
+}
+
 /// A `ConfigError` carrying `diagnostics`.
 pub fn config_error(py: Python<'_>, diagnostics: &[Diagnostic]) -> PyErr {
     let text = diagnostics.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n");
     let err = ConfigError::new_err(text);
-    let attach = || -> PyResult<()> {
-        let list = PyList::empty(py);
-        for d in diagnostics {
-            let item = PyDict::new(py);
-            item.set_item("origin", &d.origin)?;
-            item.set_item("line", d.line)?;
-            item.set_item("path", &d.path)?;
-            item.set_item("message", &d.message)?;
-            list.append(item)?;
-        }
-        err.value(py).setattr("diagnostics", list)
-    };
-    match attach() {
+    match self::diagnostics(py, diagnostics).and_then(|list| err.value(py).setattr("diagnostics", list)) {
         Ok(()) => err,
         Err(e) => e,
     }

@@ -3,7 +3,8 @@
 //! API (`python/qoslab`) wraps these functions; `_core.pyi` types them.
 //!
 //! - `version`, `schema`: the crate version; the scenario JSON Schema.
-//! - `validate`: scenario text to its echo (JSON, defaults filled in).
+//! - `validate`: scenario text to its echo (JSON, defaults filled in) and its warnings.
+//! - `read_text`: a file's text through the bounded reader (regular files, 16 MiB).
 //! - `run`: scenario text to `{"summary": json, "flows": {..}, ...}`,
 //!   with the GIL released during the run. The progress closure takes the
 //!   GIL back at most ten times per wall-second to call the Python
@@ -22,7 +23,7 @@ mod fluid;
 mod red_replay;
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 use qoslab_scenario::load::load_str_limited;
 use qoslab_scenario::validate::Limits;
 use qoslab_sim::{RunOptions, SimError};
@@ -62,24 +63,57 @@ fn limits(max_memory: Option<u64>, max_events: Option<u64>) -> Limits {
     Limits { max_memory: max_memory.unwrap_or(d.max_memory), max_events: max_events.unwrap_or(d.max_events) }
 }
 
-/// Loads and validates a scenario; returns its echo as JSON. Relative
-/// paths in the scenario (replay files) are resolved against `base_dir`.
+/// Loads and validates a scenario; returns its echo as JSON and its
+/// warnings (legal input that is almost surely a mistake), each a dict
+/// `{origin, line, path, message}`. Relative paths in the scenario (replay
+/// files) are resolved against `base_dir`.
 #[pyfunction]
 #[pyo3(signature = (text, origin = "<string>", overrides = Vec::new(), base_dir = None, max_memory = None, max_events = None))]
-fn validate(
-    py: Python<'_>,
+fn validate<'py>(
+    py: Python<'py>,
     text: &str,
     origin: &str,
     overrides: Vec<String>,
     base_dir: Option<PathBuf>,
     max_memory: Option<u64>,
     max_events: Option<u64>,
-) -> PyResult<String> {
+) -> PyResult<(String, Bound<'py, PyList>)> {
     let limits = limits(max_memory, max_events);
     let sc =
         no_panic(|| load_str_limited(text, origin, &overrides, base_dir.as_deref(), limits).map_err(SimError::from))
             .map_err(|e| error::to_py(py, e))?;
-    serde_json::to_string(&sc).map_err(|e| error::SimulationError::new_err(format!("scenario echo: {e}")))
+    let echo =
+        serde_json::to_string(&sc).map_err(|e| error::SimulationError::new_err(format!("scenario echo: {e}")))?;
+    Ok((echo, error::diagnostics(py, sc.warnings())?))
+}
+
+/// The UTF-8 text of the regular file `path`, at most `limit` bytes
+/// (default 16 MiB), through the one bounded reader every input goes
+/// through (`qoslab_scenario::bounded`): a folder, device, pipe or socket,
+/// a larger file or bytes that are not UTF-8 raise `ScenarioFileError`
+/// (an `OSError`) whose `filename` is `path` and whose `strerror` says why
+/// and what is allowed.
+#[pyfunction]
+#[pyo3(signature = (path, limit = None))]
+fn read_text(py: Python<'_>, path: PathBuf, limit: Option<u64>) -> PyResult<String> {
+    use qoslab_scenario::bounded;
+    let limit = limit.unwrap_or(bounded::MAX_FILE);
+    py.detach(|| bounded::read_text(&path, limit)).map_err(|e| {
+        let errno = match &e {
+            bounded::ReadError::Io(io) => io.raw_os_error(),
+            _ => None,
+        };
+        let message = match &e {
+            bounded::ReadError::NotText { line, message } => format!("line {line}: {message}; allowed: UTF-8 text"),
+            // The system's own words ("No such file or directory"), as Python's OSError has them.
+            bounded::ReadError::Io(io) => {
+                let text = io.to_string();
+                text.split(" (os error").next().unwrap_or(&text).to_string()
+            }
+            other => other.to_string(),
+        };
+        error::ScenarioFileError::new_err((errno, message, path.display().to_string()))
+    })
 }
 
 /// Loads, validates and runs a scenario.
@@ -187,6 +221,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(read_text, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_class::<Trace>()?;
     m.add_function(wrap_pyfunction!(red_replay::red_replay, m)?)?;

@@ -263,7 +263,9 @@ fn build_port(v: &ValidConfig, dir: usize, now: Time, lines: Option<&Lines>) -> 
 /// up in its folder.
 pub fn load_file(path: &Path) -> Result<ValidConfig, Vec<Diagnostic>> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    // Bounded like every input file: a regular file of at most 16 MiB (`/dev/zero` or a
+    // pipe given by mistake is refused before a byte is read).
+    let text = qoslab_scenario::bounded::read_text(path, qoslab_scenario::bounded::MAX_FILE).map_err(|e| {
         vec![Diagnostic {
             origin: origin.clone(),
             line: None,
@@ -437,6 +439,15 @@ mod tests {
         let m = msgs(load(&t));
         assert!(m.starts_with("r.toml:7: link.queue.max_th: "), "{m}");
         assert!(m.contains("must exceed"), "{m}");
+    }
+
+    #[test]
+    fn config_file_is_read_with_a_bound() {
+        // Issue 27: a device or a folder given by mistake is refused before a byte is read.
+        let m = msgs(load_file(Path::new("/dev/zero")));
+        assert!(m.contains("cannot read the router configuration: is a device, not a regular file"), "{m}");
+        let m = msgs(load_file(&std::env::temp_dir()));
+        assert!(m.contains("is a folder"), "{m}");
     }
 
     #[test]

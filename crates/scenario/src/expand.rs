@@ -60,8 +60,9 @@ pub fn expand(t: &Topology) -> Expanded {
             let eg = egress.as_ref().unwrap_or(access);
             (Some(b.dumbbell(*sources, *sinks, *routers, access, bottleneck, eg)), default_queue)
         }
-        Topology::ParkingLot { bottlenecks, access, bottleneck, egress, default_queue } => {
-            (b.parking_lot(*bottlenecks as usize, access, bottleneck, egress.as_ref().unwrap_or(access)), default_queue)
+        Topology::ParkingLot { bottlenecks, access, bottleneck, hop_queues, egress, default_queue } => {
+            let eg = egress.as_ref().unwrap_or(access);
+            (b.parking_lot(*bottlenecks as usize, access, bottleneck, hop_queues, eg), default_queue)
         }
         Topology::Star { ingresses, access, ingress_delays, ingress_routers, bottleneck, egress, default_queue } => {
             let eg = egress.as_ref().unwrap_or(access);
@@ -131,13 +132,29 @@ impl Builder {
 
     /// Routers `r0..rk` in a chain, the long path and each bottleneck's cross
     /// traffic; the first bottleneck link's index (none without bottlenecks).
-    fn parking_lot(&mut self, k: usize, access: &LinkSpec, bn: &LinkSpec, eg: &LinkSpec) -> Option<usize> {
+    /// The chain `r0..rk`; bottleneck `i` takes `hop_queues[i]` as its queue
+    /// when given. The first bottleneck link's index.
+    fn parking_lot(
+        &mut self,
+        k: usize,
+        access: &LinkSpec,
+        bn: &LinkSpec,
+        hop_queues: &[QueueSpec],
+        eg: &LinkSpec,
+    ) -> Option<usize> {
         let routers: Vec<usize> = (0..=k).map(|i| self.node(format!("r{i}"), NodeKind::Router)).collect();
         let src_long = self.node("src_long".into(), NodeKind::Host);
         let sink_long = self.node("sink_long".into(), NodeKind::Host);
         let first_bottleneck = self.links.len();
         for i in 0..k {
-            self.link(routers[i], routers[i + 1], bn, format!("topology.bottleneck[r{i}->r{}]", i + 1));
+            let path = format!("topology.bottleneck[r{i}->r{}]", i + 1);
+            match hop_queues.get(i) {
+                Some(q) => {
+                    let spec = LinkSpec { queue: Some(q.clone()), ..bn.clone() };
+                    self.link(routers[i], routers[i + 1], &spec, path);
+                }
+                None => self.link(routers[i], routers[i + 1], bn, path),
+            }
         }
         self.link(src_long, routers[0], access, "topology.access[src_long]".into());
         self.link(routers[k], sink_long, eg, "topology.egress[sink_long]".into());
@@ -257,6 +274,7 @@ mod tests {
             bottlenecks: 3,
             access: ls(100, 1),
             bottleneck: ls(10, 5),
+            hop_queues: Vec::new(),
             egress: None,
             default_queue: fifo(),
         };

@@ -1,127 +1,182 @@
 //! Files a scenario names: replay CSVs (`arrivals = { process = "replay",
-//! file = ... }`) and MACE descriptor files. Validation reads them (so
-//! `qoslab validate` finds what `qoslab run` would), and the simulator
-//! reads replay rows through [`read_replay`], so both say the same thing.
+//! file = ... }`), frame traces ([`crate::vtr`]) and MACE descriptor files.
+//! Validation reads them (so `qoslab validate` finds what `qoslab run`
+//! would), and the simulator reads replay rows through [`replay_rows`], so
+//! both say the same thing. Every read is bounded ([`crate::bounded`]):
+//! only regular files; whole files at most [`bounded::MAX_FILE`]; data
+//! files streamed a line at a time.
 //!
 //! - [`text`]: a file's bytes as UTF-8 text, a leading byte-order mark
 //!   dropped (spreadsheets write one); bytes that are not UTF-8 are a
 //!   problem at the line of the first such byte, not an I/O error.
-//! - [`parse_replay`]: the CSV `start_s,lifetime_s`, blank lines and `#`
-//!   comments skipped, each bad row a `file:line` problem.
+//! - [`parse_replay`], [`replay_rows`]: the CSV `start_s,lifetime_s`, blank
+//!   lines and `#` comments skipped, each bad row a `file:line` problem.
 
+use crate::bounded::{self, ReadError};
 use crate::error::Diagnostic;
 use qoslab_core::units::Dur;
 use std::path::Path;
 
-/// Why a named file gave no text: it could not be read at all (`Missing`,
-/// reported at the scenario's field), or its bytes are not text (`NotText`,
-/// reported at the file's own line).
+/// Why a named file gave no text: it could not be read at all (`Missing`:
+/// absent, not a regular file, too large; reported at the scenario's
+/// field), or its bytes are not text (`NotText`, reported at the file's own
+/// line).
 #[derive(Debug)]
 pub enum TextError {
-    Missing(std::io::Error),
+    Missing(ReadError),
     NotText { line: usize, message: String },
 }
 
-/// The UTF-8 text of `path`, without a leading byte-order mark.
-pub fn text(path: &Path) -> Result<String, TextError> {
-    if path.is_dir() {
-        return Err(TextError::Missing(std::io::Error::other("is a folder")));
-    }
-    let bytes = std::fs::read(path).map_err(TextError::Missing)?;
-    match String::from_utf8(bytes) {
-        Ok(t) => Ok(t.strip_prefix('\u{feff}').map(str::to_string).unwrap_or(t)),
-        Err(e) => {
-            let at = e.utf8_error().valid_up_to();
-            let bytes = e.as_bytes();
-            let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
-            Err(TextError::NotText {
-                line,
-                message: format!(
-                    "is not text: byte 0x{:02X} (byte {} of the file) is not UTF-8",
-                    bytes.get(at).copied().unwrap_or(0),
-                    at + 1
-                ),
-            })
+impl From<ReadError> for TextError {
+    fn from(e: ReadError) -> TextError {
+        match e {
+            ReadError::NotText { line, message } => TextError::NotText { line, message },
+            other => TextError::Missing(other),
         }
+    }
+}
+
+/// The UTF-8 text of `path` (a regular file of at most [`bounded::MAX_FILE`]
+/// bytes), without a leading byte-order mark.
+pub fn text(path: &Path) -> Result<String, TextError> {
+    bounded::read_text(path, bounded::MAX_FILE).map_err(TextError::from)
+}
+
+/// Why a data file (replay, frame trace) gave no rows: it could not be read
+/// (`Unreadable`, a problem of the scenario's field), or a row is bad (`Bad`,
+/// at the file's own line).
+#[derive(Debug)]
+pub enum DataError {
+    Unreadable(ReadError),
+    Bad(Diagnostic),
+}
+
+/// Streams the lines of a data file into `line` (see
+/// [`bounded::for_each_line`]); a line that is not UTF-8 is a `Bad` problem
+/// at its line, with `allowed` appended.
+pub(crate) fn stream(
+    path: &Path,
+    max_lines: usize,
+    field: &str,
+    allowed: &str,
+    line: impl FnMut(usize, &str) -> Result<(), Diagnostic>,
+) -> Result<(), DataError> {
+    match bounded::for_each_line(path, bounded::MAX_LINE, max_lines, line) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(d)) => Err(DataError::Bad(d)),
+        Err(ReadError::NotText { line, message }) => Err(DataError::Bad(Diagnostic {
+            origin: path.display().to_string(),
+            line: Some(line),
+            path: field.to_string(),
+            message: format!("{message}; allowed: {allowed}"),
+        })),
+        Err(ReadError::LineTooLong { line, limit }) => Err(DataError::Bad(Diagnostic {
+            origin: path.display().to_string(),
+            line: Some(line),
+            path: field.to_string(),
+            message: format!("the line is longer than {limit} bytes; allowed: {allowed}"),
+        })),
+        Err(e) => Err(DataError::Unreadable(e)),
     }
 }
 
 /// What a replay file holds, for messages.
 pub const REPLAY_ALLOWED: &str = "a CSV file with the header \"start_s,lifetime_s\" and one row per flow";
+/// The most lines a replay file may have (each row a flow).
+pub const MAX_REPLAY_LINES: usize = 10_000_000;
 
 /// Reads and parses a replay file; `field` is the scenario path of its
 /// `file` setting. A file that cannot be read is a problem of the
 /// scenario's field (at `origin:line`); a problem inside the file is at the
 /// file's own line.
 pub fn read_replay(path: &Path, origin: &str, line: Option<usize>, field: &str) -> Result<Vec<(Dur, Dur)>, Diagnostic> {
-    let shown = path.display().to_string();
-    let text = text(path).map_err(|e| match e {
-        TextError::Missing(e) => Diagnostic {
+    replay_rows(path, field).map_err(|e| match e {
+        DataError::Unreadable(e) => Diagnostic {
             origin: origin.to_string(),
             line,
             path: field.to_string(),
-            message: format!("cannot read replay file {shown}: {e}; allowed: {REPLAY_ALLOWED}"),
+            message: format!("cannot read replay file {}: {e}; allowed: {REPLAY_ALLOWED}", path.display()),
         },
-        TextError::NotText { line, message } => Diagnostic {
-            origin: shown.clone(),
-            line: Some(line),
-            path: field.to_string(),
-            message: format!("{message}; allowed: {REPLAY_ALLOWED}"),
-        },
-    })?;
-    parse_replay(&text, &shown, field)
+        DataError::Bad(d) => d,
+    })
+}
+
+/// The rows of a replay file, streamed (see [`read_replay`]).
+pub fn replay_rows(path: &Path, field: &str) -> Result<Vec<(Dur, Dur)>, DataError> {
+    let shown = path.display().to_string();
+    let mut p = ReplayParser::new(&shown, field);
+    stream(path, MAX_REPLAY_LINES, field, REPLAY_ALLOWED, |n, l| p.line(n, l))?;
+    p.finish().map_err(DataError::Bad)
 }
 
 /// Parses a replay CSV's text: `(start offset, lifetime)` per row, sorted
 /// by start (stable). Problems are at `origin:line`, path `field`.
 pub fn parse_replay(text: &str, origin: &str, field: &str) -> Result<Vec<(Dur, Dur)>, Diagnostic> {
-    let err = |line: usize, message: String| Diagnostic {
-        origin: origin.to_string(),
-        line: Some(line),
-        path: field.to_string(),
-        message,
-    };
-    let mut rows = Vec::new();
-    let mut header = false;
+    let mut p = ReplayParser::new(origin, field);
     for (i, raw) in text.lines().enumerate() {
+        p.line(i + 1, raw)?;
+    }
+    p.finish()
+}
+
+/// A replay file read a line at a time.
+struct ReplayParser<'a> {
+    origin: &'a str,
+    field: &'a str,
+    header: bool,
+    rows: Vec<(Dur, Dur)>,
+}
+
+impl<'a> ReplayParser<'a> {
+    fn new(origin: &'a str, field: &'a str) -> Self {
+        ReplayParser { origin, field, header: false, rows: Vec::new() }
+    }
+
+    fn err(&self, line: usize, message: String) -> Diagnostic {
+        Diagnostic { origin: self.origin.to_string(), line: Some(line), path: self.field.to_string(), message }
+    }
+
+    fn line(&mut self, n: usize, raw: &str) -> Result<(), Diagnostic> {
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {
-            continue;
+            return Ok(());
         }
         let cells: Vec<&str> = line.split(',').map(str::trim).collect();
-        if !header {
+        if !self.header {
             if cells != ["start_s", "lifetime_s"] {
-                return Err(err(i + 1, format!("header {line:?}; allowed: the header \"start_s,lifetime_s\"")));
+                return Err(self.err(n, format!("header {line:?}; allowed: the header \"start_s,lifetime_s\"")));
             }
-            header = true;
-            continue;
+            self.header = true;
+            return Ok(());
         }
         if cells.len() != 2 {
-            return Err(err(
-                i + 1,
-                format!("{line:?} has {} fields; allowed: two numbers \"start_s,lifetime_s\"", cells.len()),
-            ));
+            return Err(self
+                .err(n, format!("{line:?} has {} fields; allowed: two numbers \"start_s,lifetime_s\"", cells.len())));
         }
         let num = |s: &str, what: &str, positive: bool| -> Result<Dur, Diagnostic> {
             let v: f64 = s
                 .parse()
-                .map_err(|_| err(i + 1, format!("{what} {s:?} is not a number; allowed: seconds such as 1.25")))?;
+                .map_err(|_| self.err(n, format!("{what} {s:?} is not a number; allowed: seconds such as 1.25")))?;
             let ok = v.is_finite() && if positive { v > 0.0 } else { v >= 0.0 } && v < 1.8e10;
             if !ok {
                 let allowed = if positive { "a number of seconds > 0" } else { "a number of seconds >= 0" };
-                return Err(err(i + 1, format!("{what} {s} is out of range; allowed: {allowed}")));
+                return Err(self.err(n, format!("{what} {s} is out of range; allowed: {allowed}")));
             }
             Ok(Dur::from_secs_f64(v))
         };
         let start = num(cells[0], "start_s", false)?;
         let life = num(cells[1], "lifetime_s", true)?;
-        rows.push((start, Dur(life.0.max(1))));
+        self.rows.push((start, Dur(life.0.max(1))));
+        Ok(())
     }
-    if !header {
-        return Err(err(1, format!("the file is empty; allowed: {REPLAY_ALLOWED}")));
+
+    fn finish(mut self) -> Result<Vec<(Dur, Dur)>, Diagnostic> {
+        if !self.header {
+            return Err(self.err(1, format!("the file is empty; allowed: {REPLAY_ALLOWED}")));
+        }
+        self.rows.sort_by_key(|r| r.0);
+        Ok(self.rows)
     }
-    rows.sort_by_key(|r| r.0);
-    Ok(rows)
 }
 
 #[cfg(test)]

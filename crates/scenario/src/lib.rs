@@ -5,6 +5,7 @@
 //! - [`model`]: the typed scenario ([`Scenario`]) and its defaults, by subject;
 //! - [`tcp_model`]: the `tcp` and `mm_app` tables of the TCP and MM_APP models;
 //! - [`units`]: serde adapters for `"25Mbps"`, `"20ms"`, `"1500B"`, `"60pkts"`;
+//! - [`bounded`]: reading input files with a bound (regular files only, a size limit, data files streamed);
 //! - [`files`]: files a scenario names (replay CSVs, MACE descriptor files), read as text;
 //! - [`vtr`]: frame traces of the `vtr` traffic model, their file format and the synthetic generator;
 //! - [`expand`]: presets to explicit nodes and links, node patterns;
@@ -28,6 +29,7 @@ pub use error::{Diagnostic, ScenarioError};
 pub use model::*;
 pub use tcp_model::*;
 pub use validate::ValidScenario;
+pub mod bounded;
 pub mod expand;
 pub mod files;
 pub mod load;

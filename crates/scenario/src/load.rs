@@ -34,6 +34,7 @@ use super::model::Scenario;
 use super::validate::Limits;
 use super::{shape, validate, ValidScenario};
 use crate::error::{Diagnostic, ScenarioError};
+use qoslab_core::units::Dur;
 use std::collections::BTreeMap;
 use std::path::Path;
 use toml::de::{DeTable, DeValue};
@@ -66,7 +67,7 @@ pub fn load_str_limited(
     base_dir: Option<&Path>,
     limits: Limits,
 ) -> Result<ValidScenario, ScenarioError> {
-    let lines = Lines::parse(text).map_err(|e| ScenarioError::Config(vec![syntax_diagnostic(text, origin, &e)]))?;
+    let mut lines = Lines::parse(text).map_err(|e| ScenarioError::Config(vec![syntax_diagnostic(text, origin, &e)]))?;
     // The text parsed once with spans; this second parse cannot fail differently.
     let mut doc: toml::Table =
         toml::from_str(text).map_err(|e| ScenarioError::Config(vec![syntax_diagnostic(text, origin, &e)]))?;
@@ -82,6 +83,11 @@ pub fn load_str_limited(
     if !diags.is_empty() {
         return Err(ScenarioError::Config(diags));
     }
+    lines.set.extend(set.iter().map(|(p, _)| p.clone()));
+    default_bin(&mut doc);
+    if let Some(d) = sweep_file(&doc, origin) {
+        return Err(ScenarioError::Config(vec![d]));
+    }
 
     let at = |path: String, message: String| {
         let mut d = Diagnostic { origin: origin.to_string(), line: lines.line_of(&path), path, message };
@@ -96,21 +102,60 @@ pub fn load_str_limited(
         let path = serde_path(e.path());
         ScenarioError::Config(vec![at(path, humanize(e.inner().message()))])
     })?;
-    validate::validate_with_lines(scenario, origin, &lines, base_dir, limits).map_err(|mut ds| {
+    let mut valid = validate::validate_with_lines(scenario, origin, &lines, base_dir, limits).map_err(|mut ds| {
         ds.iter_mut().for_each(|d| attribute_to_override(d, &set));
         ScenarioError::Config(ds)
+    })?;
+    valid.warnings_mut().iter_mut().for_each(|d| attribute_to_override(d, &set));
+    Ok(valid)
+}
+
+/// Fills in `metrics.bin` when the scenario does not set it and its run is
+/// short ([`crate::model::bin_for`]): the default depends on the duration,
+/// which serde's per-field defaults cannot see. A duration that does not
+/// read is left to the checks that report it.
+fn default_bin(doc: &mut toml::Table) {
+    let Some(duration) = doc.get("duration").and_then(|d| d.as_str()).and_then(|d| Dur::parse(d).ok()) else {
+        return;
+    };
+    if duration.0 == 0 || duration >= crate::model::SHORT_RUN {
+        return;
+    }
+    let metrics = doc.entry("metrics").or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if let toml::Value::Table(m) = metrics {
+        m.entry("bin").or_insert_with(|| toml::Value::String(crate::model::bin_for(duration).to_string()));
+    }
+}
+
+/// A sweep file (`[sweep]` and nothing a scenario has) given where a
+/// scenario is expected: one message saying what to do, instead of every
+/// missing scenario field.
+fn sweep_file(doc: &toml::Table, origin: &str) -> Option<Diagnostic> {
+    let scenario_keys = ["name", "duration", "topology", "traffic"];
+    if !doc.contains_key("sweep") || scenario_keys.iter().any(|k| doc.contains_key(*k)) {
+        return None;
+    }
+    Some(Diagnostic {
+        origin: origin.to_string(),
+        line: None,
+        path: "sweep".to_string(),
+        message: "this is a sweep file, not a scenario; allowed: run it with `qoslab sweep FILE` (or \
+                  `qoslab.sweep(FILE)`), or give a scenario file here"
+            .to_string(),
     })
 }
 
-/// Loads a scenario file; relative paths inside it are resolved against
-/// its folder. A file that cannot be read is [`ScenarioError::Io`] naming it.
+/// Loads a scenario file (a regular file of at most
+/// [`crate::bounded::MAX_FILE`] bytes); relative paths inside it are
+/// resolved against its folder. A file that cannot be read is
+/// [`ScenarioError::Io`] naming it.
 pub fn load_file(path: &Path, overrides: &[String]) -> Result<ValidScenario, ScenarioError> {
     load_file_limited(path, overrides, Limits::default())
 }
 
 /// [`load_file`] with other limits (see [`load_str_limited`]).
 pub fn load_file_limited(path: &Path, overrides: &[String], limits: Limits) -> Result<ValidScenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::Io {
+    let text = crate::bounded::read_text(path, crate::bounded::MAX_FILE).map_err(|e| ScenarioError::Io {
         path: path.display().to_string(),
         message: format!("cannot read the scenario file: {e}"),
     })?;
@@ -126,6 +171,8 @@ pub fn load_file_limited(path: &Path, overrides: &[String], limits: Limits) -> R
 #[derive(Clone, Debug, Default)]
 pub struct Lines {
     lines: BTreeMap<String, usize>,
+    /// Paths set by `--set` overrides (they have no line).
+    set: std::collections::BTreeSet<String>,
 }
 
 impl Lines {
@@ -156,7 +203,22 @@ impl Lines {
             }
         }
         walk_table(root.get_ref(), "", &line, &mut lines);
-        Ok(Lines { lines })
+        Ok(Lines { lines, set: Default::default() })
+    }
+
+    /// Does the text, or an override, set `path` or a table above it (so
+    /// that `path` is not a default the user never wrote)?
+    pub fn has(&self, path: &str) -> bool {
+        let mut p = path;
+        loop {
+            if self.lines.contains_key(p) || self.set.contains(p) {
+                return p == path || self.set.contains(p);
+            }
+            match p.rfind('.') {
+                Some(i) => p = &p[..i],
+                None => return false,
+            }
+        }
     }
 
     /// The line of `path` or, if it is not in the text (a missing field, a
@@ -205,13 +267,23 @@ fn syntax_diagnostic(text: &str, origin: &str, e: &toml::de::Error) -> Diagnosti
     // The parser's "invalid type: integer '18446744073709551616' as i128":
     // an integer beyond TOML's 64 bits, in words.
     if let Some(n) = msg.strip_prefix("invalid type: integer '").and_then(|r| r.split('\'').next()) {
-        let message = format!(
-            "{n} is too large; allowed: a whole number from {} to {} (TOML integers are 64-bit; each field \
-             has its own smaller range)",
-            i64::MIN,
-            i64::MAX
-        );
+        let message = too_large(n, &path);
         return Diagnostic { origin: origin.to_string(), line, path, message };
+    }
+    // "u64 value was too large": the number is at the error's span.
+    if msg.contains("value was too large") {
+        if let Some(sp) = e.span() {
+            let n: String = text
+                .get(sp.start..)
+                .unwrap_or("")
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '+' || *c == '-')
+                .collect();
+            if !n.is_empty() {
+                let message = too_large(&n, &path);
+                return Diagnostic { origin: origin.to_string(), line, path, message };
+            }
+        }
     }
     let message = if msg.contains("expected") {
         format!("TOML syntax error: {msg}")
@@ -219,6 +291,23 @@ fn syntax_diagnostic(text: &str, origin: &str, e: &toml::de::Error) -> Diagnosti
         format!("TOML syntax error: {msg}; allowed: TOML 1.0 syntax (key = value, [table], [[array of tables]])")
     };
     Diagnostic { origin: origin.to_string(), line, path, message }
+}
+
+/// An integer beyond TOML's 64 bits, in words (a seed: where larger ones go).
+fn too_large(n: &str, path: &str) -> String {
+    if path == "seed" {
+        return format!(
+            "{n} is too large for a TOML integer; allowed: a seed from 0 to {} here (larger seeds, up to \
+             2^64-1: qoslab run --seed N, or seed= in Python)",
+            i64::MAX
+        );
+    }
+    format!(
+        "{n} is too large; allowed: a whole number from {} to {} (TOML integers are 64-bit; each field has its \
+         own smaller range)",
+        i64::MIN,
+        i64::MAX
+    )
 }
 
 /// The dotted path at 1-based `line` of `text`, from the table headers
@@ -260,8 +349,17 @@ fn attribute_to_override(d: &mut Diagnostic, set: &[(String, String)]) {
     if let Some((_, raw)) = hit {
         d.origin = OVERRIDE_ORIGIN.to_string();
         d.line = None;
-        d.message = format!("{} (from --set {raw})", d.message);
+        d.message = format!("{} (from --set {})", d.message, shorten(raw, 100));
     }
+}
+
+/// `text`, cut to at most `most` characters with "..." (for echoing input in a message).
+pub(crate) fn shorten(text: &str, most: usize) -> String {
+    if text.chars().count() <= most {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(most).collect();
+    format!("{cut}... ({} characters)", text.chars().count())
 }
 
 /// Applies one `key.path=value` override; returns the dotted path it set.
@@ -280,7 +378,11 @@ fn apply_override(doc: &mut toml::Table, raw: &str) -> Result<String, Diagnostic
     if comps.iter().any(|c| c.is_empty()) {
         return Err(bad(&path, format!("{raw:?} has an empty key part; allowed: {OVERRIDE_EXAMPLES}")));
     }
-    shape::settable(doc, &comps).map_err(|m| bad(&path, format!("{m} (in --set {raw})")))?;
+    shape::settable(doc, &comps).map_err(|m| bad(&path, format!("{m} (in --set {})", shorten(raw, 100))))?;
+    let digits = val.trim().strip_prefix(['-', '+']).unwrap_or(val.trim());
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && val.trim().parse::<i64>().is_err() {
+        return Err(bad(&path, too_large(val.trim(), &path)));
+    }
     let value = override_value(val);
     set_path(doc, &comps, value).map_err(|m| bad(&path, format!("{m} (in --set {raw})")))?;
     Ok(path)

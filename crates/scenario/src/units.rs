@@ -54,12 +54,20 @@ pub mod limit {
     const ALLOWED: &str =
         "a packet count such as \"60pkts\", a size such as \"64kB\", or both as [\"60pkts\", \"64kB\"]";
 
+    /// Reads one entry into `l`; a second packet count or a second size is
+    /// refused (it would silently replace the first).
     fn one(s: &str, l: &mut Limit) -> Result<(), String> {
         if let Ok(n) = parse_packets(s) {
+            if let Some(p) = l.packets {
+                return Err(format!("{s:?} is a second packet count (after \"{p}pkts\"); allowed: {ALLOWED}"));
+            }
             l.packets = Some(u32::try_from(n).map_err(|_| format!("{s:?} is too many packets"))?);
             return Ok(());
         }
         if let Ok(b) = Bytes::parse(s) {
+            if let Some(x) = l.bytes {
+                return Err(format!("{s:?} is a second size (after \"{x}B\"); allowed: {ALLOWED}"));
+            }
             l.bytes = Some(b.0);
             return Ok(());
         }
@@ -88,6 +96,9 @@ pub mod limit {
         match raw {
             Raw::One(s) => one(&s, &mut l).map_err(D::Error::custom)?,
             Raw::Many(v) => {
+                if v.is_empty() || v.len() > 2 {
+                    return Err(D::Error::custom(format!("{} entries; allowed: {ALLOWED}", v.len())));
+                }
                 for s in &v {
                     one(s, &mut l).map_err(D::Error::custom)?;
                 }

@@ -90,44 +90,62 @@ impl FrameTrace {
     }
 }
 
-/// Reads and parses a frame-trace file; `field` is the scenario path of
-/// the `trace` setting. A file that cannot be read is a problem of the
-/// scenario's field (at `origin:line`); a problem inside the file is at the
-/// file's own line.
+/// Reads and parses a frame-trace file, streamed a line at a time
+/// ([`crate::files`]); `field` is the scenario path of the `trace` setting.
+/// A file that cannot be read is a problem of the scenario's field (at
+/// `origin:line`); a problem inside the file is at the file's own line.
 pub fn read_frame_trace(path: &Path, origin: &str, line: Option<usize>, field: &str) -> Result<FrameTrace, Diagnostic> {
     let shown = path.display().to_string();
-    let text = crate::files::text(path).map_err(|e| match e {
-        crate::files::TextError::Missing(e) => Diagnostic {
-            origin: origin.to_string(),
-            line,
-            path: field.to_string(),
-            message: format!("cannot read frame trace {shown}: {e}; allowed: a file of {TRACE_ALLOWED}"),
+    let mut p = TraceParser::new(&shown, field);
+    // Comment and blank lines besides the frames: as many again.
+    crate::files::stream(path, 2 * MAX_FRAMES as usize, field, TRACE_ALLOWED, |n, l| p.line(n, l)).map_err(
+        |e| match e {
+            crate::files::DataError::Unreadable(e) => Diagnostic {
+                origin: origin.to_string(),
+                line,
+                path: field.to_string(),
+                message: format!("cannot read frame trace {shown}: {e}; allowed: a file of {TRACE_ALLOWED}"),
+            },
+            crate::files::DataError::Bad(d) => d,
         },
-        crate::files::TextError::NotText { line, message } => Diagnostic {
-            origin: shown.clone(),
-            line: Some(line),
-            path: field.to_string(),
-            message: format!("{message}; allowed: {TRACE_ALLOWED}"),
-        },
-    })?;
-    parse_frame_trace(&text, &shown, field)
+    )?;
+    p.finish()
 }
 
 /// Parses a frame trace's text (format in the module doc). Problems are at
 /// `origin:line`, path `field`; the first one found is returned.
 pub fn parse_frame_trace(text: &str, origin: &str, field: &str) -> Result<FrameTrace, Diagnostic> {
-    let err = |line: usize, message: String| Diagnostic {
-        origin: origin.to_string(),
-        line: Some(line),
-        path: field.to_string(),
-        message,
-    };
-    // (line, time in ns, size)
-    let mut rows: Vec<(usize, f64, u32)> = Vec::new();
+    let mut p = TraceParser::new(origin, field);
     for (i, raw) in text.lines().enumerate() {
+        p.line(i + 1, raw)?;
+    }
+    p.finish()
+}
+
+/// A frame trace read a line at a time.
+struct TraceParser<'a> {
+    origin: &'a str,
+    field: &'a str,
+    /// (line, time in ns, size)
+    rows: Vec<(usize, f64, u32)>,
+    /// The last line seen.
+    last_line: usize,
+}
+
+impl<'a> TraceParser<'a> {
+    fn new(origin: &'a str, field: &'a str) -> Self {
+        TraceParser { origin, field, rows: Vec::new(), last_line: 0 }
+    }
+
+    fn err(&self, line: usize, message: String) -> Diagnostic {
+        Diagnostic { origin: self.origin.to_string(), line: Some(line), path: self.field.to_string(), message }
+    }
+
+    fn line(&mut self, n: usize, raw: &str) -> Result<(), Diagnostic> {
+        self.last_line = n;
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {
-            continue;
+            return Ok(());
         }
         let cells: Vec<&str> = if line.contains(',') {
             line.split(',').map(str::trim).collect()
@@ -135,70 +153,78 @@ pub fn parse_frame_trace(text: &str, origin: &str, field: &str) -> Result<FrameT
             line.split_whitespace().collect()
         };
         if cells.len() != 2 {
-            return Err(err(
-                i + 1,
-                format!("{line:?} has {} fields; allowed: two, \"time_s size_bytes\"", cells.len()),
-            ));
+            return Err(
+                self.err(n, format!("{line:?} has {} fields; allowed: two, \"time_s size_bytes\"", cells.len()))
+            );
         }
         if cells.iter().any(|c| c.is_empty()) {
-            return Err(err(i + 1, format!("{line:?} has an empty field; allowed: two, \"time_s size_bytes\"")));
+            return Err(self.err(n, format!("{line:?} has an empty field; allowed: two, \"time_s size_bytes\"")));
         }
-        let t: f64 = cells[0]
-            .parse()
-            .map_err(|_| err(i + 1, format!("time_s {:?} is not a number; allowed: seconds such as 0.04", cells[0])))?;
+        let t: f64 = cells[0].parse().map_err(|_| {
+            self.err(n, format!("time_s {:?} is not a number; allowed: seconds such as 0.04", cells[0]))
+        })?;
         if !(t.is_finite() && (0.0..1.8e10).contains(&t)) {
-            return Err(err(i + 1, format!("time_s {} is out of range; allowed: seconds >= 0", cells[0])));
+            return Err(self.err(n, format!("time_s {} is out of range; allowed: seconds >= 0", cells[0])));
         }
         let size: u64 = cells[1].parse().map_err(|_| {
-            err(i + 1, format!("size_bytes {:?} is not a whole number; allowed: bytes 0 to {MAX_FRAME}", cells[1]))
+            self.err(n, format!("size_bytes {:?} is not a whole number; allowed: bytes 0 to {MAX_FRAME}", cells[1]))
         })?;
         if size > MAX_FRAME {
-            return Err(err(i + 1, format!("size_bytes {size} is too large; allowed: bytes 0 to {MAX_FRAME}")));
+            return Err(self.err(n, format!("size_bytes {size} is too large; allowed: bytes 0 to {MAX_FRAME}")));
         }
-        if let Some(&(_, prev, _)) = rows.last() {
+        if let Some(&(_, prev, _)) = self.rows.last() {
             if t * 1e9 <= prev {
-                return Err(err(
-                    i + 1,
+                return Err(self.err(
+                    n,
                     format!("time_s {} is not after the previous frame's; allowed: increasing times", cells[0]),
                 ));
             }
         }
-        if rows.len() as u32 >= MAX_FRAMES {
-            return Err(err(i + 1, format!("more than {MAX_FRAMES} frames; allowed: at most {MAX_FRAMES}")));
+        if self.rows.len() as u32 >= MAX_FRAMES {
+            return Err(self.err(n, format!("more than {MAX_FRAMES} frames; allowed: at most {MAX_FRAMES}")));
         }
-        rows.push((i + 1, t * 1e9, size as u32));
+        self.rows.push((n, t * 1e9, size as u32));
+        Ok(())
     }
-    let last_line = text.lines().count().max(1);
-    if rows.len() < 2 {
-        return Err(err(last_line, format!("{} frame rows; allowed: at least two, {TRACE_ALLOWED}", rows.len())));
-    }
-    if rows.iter().all(|r| r.2 == 0) {
-        return Err(err(last_line, "every frame is 0 bytes; allowed: at least one frame above 0 bytes".to_string()));
-    }
-    // Constant frame rate: every gap within a tenth of the median gap
-    // (printed times are rounded, so gaps differ by a unit of the last
-    // digit; a missing or doubled frame is a gap twice or half as long).
-    let mut gaps: Vec<f64> = rows.windows(2).map(|w| w[1].1 - w[0].1).collect();
-    gaps.sort_by(f64::total_cmp);
-    let median = gaps[gaps.len() / 2];
-    for w in rows.windows(2) {
-        let gap = w[1].1 - w[0].1;
-        if (gap - median).abs() > median / 10.0 {
+
+    fn finish(self) -> Result<FrameTrace, Diagnostic> {
+        let rows = &self.rows;
+        let last_line = self.last_line.max(1);
+        let err = |line: usize, message: String| self.err(line, message);
+        if rows.len() < 2 {
+            return Err(err(last_line, format!("{} frame rows; allowed: at least two, {TRACE_ALLOWED}", rows.len())));
+        }
+        if rows.iter().all(|r| r.2 == 0) {
             return Err(err(
-                w[1].0,
-                format!(
-                    "time_s {:.6} is {:.6} s after the previous frame, off the constant frame rate (frames \
-                     {:.6} s apart); allowed: {TRACE_ALLOWED}",
-                    w[1].1 / 1e9,
-                    gap / 1e9,
-                    median / 1e9
-                ),
+                last_line,
+                "every frame is 0 bytes; allowed: at least one frame above 0 bytes".to_string(),
             ));
         }
+        // Constant frame rate: every gap within a tenth of the median gap
+        // (printed times are rounded, so gaps differ by a unit of the last
+        // digit; a missing or doubled frame is a gap twice or half as long).
+        let mut gaps: Vec<f64> = rows.windows(2).map(|w| w[1].1 - w[0].1).collect();
+        gaps.sort_by(f64::total_cmp);
+        let median = gaps[gaps.len() / 2];
+        for w in rows.windows(2) {
+            let gap = w[1].1 - w[0].1;
+            if (gap - median).abs() > median / 10.0 {
+                return Err(err(
+                    w[1].0,
+                    format!(
+                        "time_s {:.6} is {:.6} s after the previous frame, off the constant frame rate (frames \
+                     {:.6} s apart); allowed: {TRACE_ALLOWED}",
+                        w[1].1 / 1e9,
+                        gap / 1e9,
+                        median / 1e9
+                    ),
+                ));
+            }
+        }
+        // The frame interval: the mean gap over the whole trace.
+        let interval = (rows[rows.len() - 1].1 - rows[0].1) / (rows.len() - 1) as f64;
+        Ok(FrameTrace { interval: Dur((interval.round() as u64).max(1)), sizes: rows.iter().map(|r| r.2).collect() })
     }
-    // The frame interval: the mean gap over the whole trace.
-    let interval = (rows[rows.len() - 1].1 - rows[0].1) / (rows.len() - 1) as f64;
-    Ok(FrameTrace { interval: Dur((interval.round() as u64).max(1)), sizes: rows.into_iter().map(|r| r.2).collect() })
 }
 
 /// The settings' problems (field name below the synthetic table, message).

@@ -200,15 +200,18 @@ impl GenSpec {
 
 /// A replay file's packets: `(t_ns since the flow's start, payload bytes)`, in time order.
 pub fn read_replay(path: &std::path::Path) -> Result<Vec<(u64, u32)>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    use qoslab_scenario::bounded;
     let mut rows = Vec::new();
     let mut last = 0u64;
-    for (n, line) in text.lines().enumerate() {
+    // Streamed through the bounded reader: a regular file, lines of at most 4 KiB, at most
+    // as many lines as a scenario's replay file may hold.
+    let lines = qoslab_scenario::files::MAX_REPLAY_LINES;
+    let read = bounded::for_each_line(path, bounded::MAX_LINE, lines, |n, line| {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') || line.starts_with("t_s") {
-            continue;
+            return Ok(());
         }
-        let at = format!("{}:{}", path.display(), n + 1);
+        let at = format!("{}:{n}", path.display());
         let (t, s) = line.split_once(',').ok_or_else(|| format!("{at}: {line:?}; allowed: t_s,payload_bytes"))?;
         let t: f64 = t.trim().parse().map_err(|_| format!("{at}: t_s {t:?}; allowed: seconds >= 0"))?;
         let s: u32 = s.trim().parse().map_err(|_| format!("{at}: payload_bytes {s:?}; allowed: an integer"))?;
@@ -224,8 +227,13 @@ pub fn read_replay(path: &std::path::Path) -> Result<Vec<(u64, u32)>, String> {
         }
         last = t_ns;
         rows.push((t_ns, s));
+        Ok(())
+    });
+    match read {
+        Ok(Ok(())) => Ok(rows),
+        Ok(Err(e)) => Err(e),
+        Err(e) => Err(format!("{}: {e}", path.display())),
     }
-    Ok(rows)
 }
 
 #[cfg(test)]
@@ -271,6 +279,12 @@ mod tests {
         assert_eq!(read_replay(&f).unwrap(), vec![(0, 100), (500_000_000, 200)]);
         std::fs::write(&f, "0.5,100\n0.1,100\n").unwrap();
         assert!(read_replay(&f).unwrap_err().contains(":2: t_s 0.1 goes back in time"));
+        // Bounded (issue 27): a device is refused before it is read, a too-long line at its number.
+        let e = read_replay(std::path::Path::new("/dev/zero")).unwrap_err();
+        assert!(e.contains("is a device, not a regular file"), "{e}");
+        std::fs::write(&f, format!("0,100\n{}\n", "1".repeat(5000))).unwrap();
+        let e = read_replay(&f).unwrap_err();
+        assert!(e.contains("line 2 is longer than 4096 bytes"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -285,7 +285,8 @@ class Context:
 
 def scenarios_dir() -> Path:
     """Where the built-in scenarios are: ``$QOSLAB_SCENARIOS``, else the
-    ``scenarios/`` folder of the source tree this package sits in, else
+    ``scenarios/`` folder of the source tree this package sits in, else the
+    copy an installed wheel carries (``qoslab/_data/scenarios``), else
     ``./scenarios``."""
     env = os.environ.get("QOSLAB_SCENARIOS")
     if env:
@@ -295,6 +296,9 @@ def scenarios_dir() -> Path:
         cand = parent / "scenarios"
         if (cand / "examples").is_dir():
             return cand
+    packaged = here.parents[1] / "_data" / "scenarios"
+    if (packaged / "examples").is_dir():
+        return packaged
     return Path.cwd() / "scenarios"
 
 

@@ -237,7 +237,16 @@ def _links(topo: dict[str, Any]) -> tuple[list[str], list[str], list[Link], list
         k = int(topo["bottlenecks"])
         routers = [f"r{i}" for i in range(k + 1)]
         hosts = ["src_long", "sink_long"]
-        bns = [Link(f"r{i}", f"r{i + 1}", topo["bottleneck"], "topology.bottleneck") for i in range(k)]
+        hop_queues = topo.get("hop_queues") or []
+        bns = [
+            Link(
+                f"r{i}",
+                f"r{i + 1}",
+                {**topo["bottleneck"], "queue": hop_queues[i]} if hop_queues else topo["bottleneck"],
+                f"topology.hop_queues.{i}" if hop_queues else "topology.bottleneck",
+            )
+            for i in range(k)
+        ]
         links = [
             *bns,
             Link("src_long", "r0", access, "topology.access"),

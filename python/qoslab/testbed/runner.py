@@ -35,12 +35,14 @@ class TestbedError(RuntimeError):
 
 def binary(name: str) -> Path:
     """A qoslab binary: ``$QOSLAB_BIN_DIR``, the workspace's ``target/release`` (or
-    ``$CARGO_TARGET_DIR/release``), then ``PATH``."""
+    ``$CARGO_TARGET_DIR/release``), the copy an installed wheel carries
+    (``qoslab/_data/bin``), then ``PATH``."""
     here = Path(__file__).resolve().parents[3]
     dirs = [
         os.environ.get("QOSLAB_BIN_DIR"),
         os.environ.get("CARGO_TARGET_DIR") and str(Path(os.environ["CARGO_TARGET_DIR"]) / "release"),
         str(here / "target" / "release"),
+        str(Path(__file__).resolve().parents[1] / "_data" / "bin"),
     ]
     for d in dirs:
         if d and (Path(d) / name).is_file():

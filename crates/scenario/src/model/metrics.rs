@@ -8,6 +8,28 @@ use serde::{Deserialize, Serialize};
 fn default_bin() -> Dur {
     Dur::from_secs(10)
 }
+
+/// Runs shorter than this get a default bin of a tenth of their duration
+/// ([`bin_for`]); longer ones 10 s.
+pub const SHORT_RUN: Dur = Dur(30_000_000_000);
+
+/// The default `metrics.bin` for a run of `duration`: 10 s, or for runs
+/// shorter than [`SHORT_RUN`] a tenth of the duration rounded down to 1, 2
+/// or 5 × 10^k (at least 1 ms), so that a short run has about ten bins
+/// instead of one. (Runs of 30 s and more keep 10 s: their results are
+/// those of earlier versions.)
+pub fn bin_for(duration: Dur) -> Dur {
+    if duration >= SHORT_RUN {
+        return default_bin();
+    }
+    let tenth = (duration.0 / 10).max(1_000_000);
+    let mut step = 1_000_000u64;
+    while step * 10 <= tenth {
+        step *= 10;
+    }
+    let nice = [5, 2, 1].into_iter().map(|m| m * step).find(|&s| s <= tenth).unwrap_or(step);
+    Dur(nice)
+}
 fn default_series_interval() -> Dur {
     Dur::from_ms(100)
 }
@@ -22,7 +44,8 @@ fn default_hist_max() -> Dur {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct MetricsSpec {
-    /// Width of the per-flow counter bins (sent/delivered/dropped per period).
+    /// Width of the per-flow counter bins (sent/delivered/dropped per period). Default
+    /// 10 s; for runs shorter than 30 s a tenth of the duration (1, 2 or 5 × 10^k).
     #[serde(default = "default_bin", with = "units::dur")]
     #[schemars(with = "crate::schema::DurText")]
     pub bin: Dur,

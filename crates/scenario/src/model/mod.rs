@@ -55,8 +55,10 @@ pub struct Scenario {
     #[serde(with = "units::dur")]
     #[schemars(with = "crate::schema::DurText")]
     pub duration: Dur,
-    /// Default seed; `--seed` overrides it.
+    /// Default seed, 0 to 2^63-1 (a TOML integer); `--seed` overrides it and
+    /// takes the whole 0 to 2^64-1.
     #[serde(default = "default_seed")]
+    #[schemars(range(max = 9_223_372_036_854_775_807_u64))]
     pub seed: u64,
     /// The network: a preset (`dumbbell`, `parking_lot`, `star`) or `explicit` nodes and links.
     pub topology: Topology,

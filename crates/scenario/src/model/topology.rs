@@ -5,7 +5,7 @@
 //! - `dumbbell`: `src0..`, routers `r0` (and `r1`), `sink0..`.
 //! - `parking_lot`: routers `r0..rk`; the long path `src_long -> r0 -> ... -> rk -> sink_long`;
 //!   for bottleneck `i` (link `r{i} -> r{i+1}`) cross traffic `src_x{i} -> r{i}` and
-//!   `r{i+1} -> sink_x{i}`.
+//!   `r{i+1} -> sink_x{i}`; `hop_queues` gives each bottleneck its own queue.
 //! - `star`: ingresses `in0..` -> `r0` -> (bottleneck) -> `r1` -> `sink0`.
 //! - `explicit`: the names given.
 
@@ -95,6 +95,10 @@ pub enum Topology {
         access: LinkSpec,
         /// Every bottleneck link `r{i} -> r{i+1}`.
         bottleneck: LinkSpec,
+        /// Per-hop queues: the queue of bottleneck `r{i} -> r{i+1}` is entry `i`
+        /// (instead of `bottleneck.queue`); none, or exactly one per bottleneck.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        hop_queues: Vec<QueueSpec>,
         /// Links from routers to sinks (`sink_long`, `sink_x{i}`); default: same as `access`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         egress: Option<LinkSpec>,

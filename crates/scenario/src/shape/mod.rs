@@ -6,8 +6,9 @@
 //! error inside them; this walk keeps it, and reports every structural
 //! problem at once, each with its dotted path and what is allowed: unknown
 //! fields, missing fields, unknown variants, wrong types, integers out of
-//! range, non-finite numbers and unreadable unit strings (read by the same
-//! parsers serde uses). It also tells `--set` which paths exist
+//! range, non-finite numbers, unreadable unit strings (read by the same
+//! parsers serde uses) and text longer than [`MAX_TEXT`] (4 KiB: a name, a
+//! description or a path; the echo copies it into every result). It also tells `--set` which paths exist
 //! (`settable`).
 //!
 //! It interprets the subset of JSON Schema that schemars emits for this
@@ -21,6 +22,7 @@
 //! whatever the walk lets through is still typed by serde.
 
 use super::schema::{schema_value, BYTES_PATTERN, DUR_PATTERN, LIMIT_PATTERN, RATE_PATTERN};
+use crate::bounded::MAX_TEXT;
 use qoslab_core::units::{parse_packets, Bytes, Dur, Rate};
 use serde_json::Value as Json;
 
@@ -295,6 +297,13 @@ impl<'a> Walker<'a> {
     }
 
     fn check(&mut self, v: &toml::Value, s: &'a Json, path: &str) {
+        if let toml::Value::String(x) = v {
+            if x.len() > MAX_TEXT {
+                let what = crate::bounded::size(MAX_TEXT as u64);
+                self.problem(path, format!("is {} bytes of text; allowed: at most {what}", x.len()));
+                return;
+            }
+        }
         let s = self.unwrap_option(s);
         if let Some(vals) = self.string_enum(s) {
             match v.as_str() {
@@ -379,8 +388,33 @@ impl<'a> Walker<'a> {
             return;
         }
         if let Some(item) = s.get("items") {
+            let before = self.out.len();
             for (i, x) in items.iter().enumerate() {
                 self.check(x, item, &join(path, &i.to_string()));
+            }
+            let limit = item.get("pattern").and_then(|p| p.as_str()).and_then(Unit::of) == Some(Unit::Limit);
+            if limit && self.out.len() == before {
+                self.limit_pair(items, path);
+            }
+        }
+    }
+
+    /// A limit given as a list holds one packet count and one size at most:
+    /// a second of either would silently replace the first.
+    fn limit_pair(&mut self, items: &[toml::Value], path: &str) {
+        let texts: Vec<&str> = items.iter().filter_map(|v| v.as_str()).collect();
+        if let [a, b] = texts[..] {
+            let packets = |s: &str| parse_packets(s).is_ok();
+            if packets(a) == packets(b) {
+                let what = if packets(a) { "two packet counts" } else { "two sizes" };
+                self.problem(
+                    path,
+                    format!(
+                        "[{a:?}, {b:?}] gives {what}; allowed: {}, or one packet count and one size \
+                         ([\"60pkts\", \"64kB\"]: whichever is reached first)",
+                        Unit::Limit.allowed()
+                    ),
+                );
             }
         }
     }

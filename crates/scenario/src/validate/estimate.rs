@@ -80,6 +80,8 @@ pub struct Part {
 pub struct Estimate {
     pub memory: Vec<Part>,
     pub events: Vec<Part>,
+    /// Flows over the run, per traffic group.
+    pub flows: Vec<f64>,
 }
 
 impl Estimate {
@@ -288,6 +290,7 @@ pub fn estimate(s: &Scenario, net: &Expanded, replay_rows: &BTreeMap<String, u64
                 (n, n, p("arrivals.file"), format!("{} replayed flows", show_count(n)))
             }
         };
+        e.flows.push(n);
         e.mem(flows_path.clone(), flows_what.clone(), n * FLOW_BYTES);
         e.ev(flows_path.clone(), flows_what.clone(), n * 4.0);
         if s.metrics.bin.0 > 0 {
@@ -429,8 +432,17 @@ impl Checker<'_> {
     /// Refuses a scenario whose estimated memory or events exceed the limits.
     pub(super) fn resources(&mut self, s: &Scenario, net: &Expanded) {
         let est = estimate(s, net, &self.replay_rows);
+        // The part to blame: the largest, but not a default the user never wrote (the
+        // bins of a default metrics.bin grow with the flows, which are then blamed).
+        let bin_written = self.written("metrics.bin");
         let largest = |parts: &[Part]| {
-            parts.iter().max_by(|a, b| a.amount.total_cmp(&b.amount)).cloned().expect("an estimate has parts")
+            parts
+                .iter()
+                .filter(|p| bin_written || p.path != "metrics.bin")
+                .max_by(|a, b| a.amount.total_cmp(&b.amount))
+                .or_else(|| parts.iter().max_by(|a, b| a.amount.total_cmp(&b.amount)))
+                .cloned()
+                .expect("an estimate has parts")
         };
         let mem = est.memory_bytes();
         if mem > self.limits.max_memory as f64 {
@@ -461,6 +473,9 @@ impl Checker<'_> {
                     show_count(self.limits.max_events as f64)
                 ),
             );
+        }
+        if self.out.is_empty() {
+            self.dst_ports(s, net, &est.flows);
         }
     }
 }

@@ -10,7 +10,7 @@
 //! | every link | `rate` > 0; `delay` ≥ 0; each queue builds ([`crate::registry::build_queue`] at the link's rate) |
 //! | `default_queue` | builds |
 //! | dumbbell | `sources` ≥ 1, `sinks` ≥ 1, `routers` 1 or 2; with one router exactly one sink and no `egress` |
-//! | parking lot | `bottlenecks` ≥ 1 |
+//! | parking lot | `bottlenecks` ≥ 1; `hop_queues` empty or one per bottleneck, each builds |
 //! | star | `ingresses` ≥ 1; `ingress_delays` empty or one per ingress |
 //! | explicit | node names non-empty, unique, letters/digits/`_`/`-`/`.`; links join two different existing nodes |
 //! | any preset | at most [`MAX_NODES`] nodes |
@@ -66,6 +66,12 @@ pub const MAX_FLOWS: u32 = 1_000_000;
 pub const MAX_SAMPLES: u64 = 10_000_000;
 /// Largest packet on the wire, payload plus header (an IP packet).
 pub const MAX_PACKET: u64 = 65_535;
+/// Longest scenario or traffic group name, in characters (ASCII): it names
+/// result folders (`NAME-testbed`, `sweep_NAME`) and files
+/// (`arrivals_NAME.csv`), which must fit the 255 bytes a file name may have.
+pub const MAX_NAME: usize = 240;
+/// Longest node name: two of them name a trace file (`A_to_B.pcapng`).
+pub const MAX_NODE_NAME: usize = 120;
 
 /// A scenario that passed [`validate`], the only way to make one (its
 /// field is private). The simulator and the router take this type, so they
@@ -73,25 +79,43 @@ pub const MAX_PACKET: u64 = 65_535;
 /// problem has one message, this module's. Reading goes through `Deref`;
 /// to change a scenario, take it out ([`ValidScenario::into_scenario`]),
 /// change it and validate it again. Serializes as the scenario (the echo).
+///
+/// A valid scenario may still carry **warnings**: input that is legal but
+/// almost surely a mistake (a RED threshold above the queue's limit, flows
+/// whose start jitter outlasts the run, ...), each a [`Diagnostic`] like an
+/// error's. They are not part of the echo; every front prints them
+/// (`qoslab validate` and `qoslab run` on stderr, `Scenario.warnings` in
+/// Python).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(transparent)]
-pub struct ValidScenario(Scenario);
+pub struct ValidScenario {
+    scenario: Scenario,
+    #[serde(skip)]
+    warnings: Vec<Diagnostic>,
+}
 
 impl ValidScenario {
     /// The scenario, for reading.
     pub fn scenario(&self) -> &Scenario {
-        &self.0
+        &self.scenario
     }
     /// The scenario, to change it (and validate it again).
     pub fn into_scenario(self) -> Scenario {
-        self.0
+        self.scenario
+    }
+    /// What validation found legal but almost surely a mistake.
+    pub fn warnings(&self) -> &[Diagnostic] {
+        &self.warnings
+    }
+    pub(crate) fn warnings_mut(&mut self) -> &mut Vec<Diagnostic> {
+        &mut self.warnings
     }
 }
 
 impl std::ops::Deref for ValidScenario {
     type Target = Scenario;
     fn deref(&self) -> &Scenario {
-        &self.0
+        &self.scenario
     }
 }
 
@@ -116,10 +140,18 @@ pub(crate) fn validate_with_lines(
     base_dir: Option<&Path>,
     limits: Limits,
 ) -> Result<ValidScenario, Vec<Diagnostic>> {
-    let mut c = Checker { origin, lines, base_dir, out: Vec::new(), replay_rows: BTreeMap::new(), limits };
+    let mut c = Checker {
+        origin,
+        lines,
+        base_dir,
+        out: Vec::new(),
+        warnings: Vec::new(),
+        replay_rows: BTreeMap::new(),
+        limits,
+    };
     c.scenario(&s, base_dir);
     if c.out.is_empty() {
-        Ok(ValidScenario(s))
+        Ok(ValidScenario { scenario: s, warnings: c.warnings })
     } else {
         Err(c.out)
     }
@@ -131,6 +163,8 @@ struct Checker<'a> {
     /// Where relative file names (MACE descriptor files) are looked up.
     base_dir: Option<&'a Path>,
     out: Vec<Diagnostic>,
+    /// Legal input that is almost surely a mistake (see [`ValidScenario`]).
+    warnings: Vec<Diagnostic>,
     /// Rows of each replay file read, by the path of its `file` field.
     replay_rows: BTreeMap<String, u64>,
     /// The most the run may be estimated to need.
@@ -225,6 +259,22 @@ impl Checker<'_> {
         });
     }
 
+    /// A warning: legal, but almost surely a mistake (see [`ValidScenario`]).
+    fn warn(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        let path = path.into();
+        self.warnings.push(Diagnostic {
+            origin: self.origin.to_string(),
+            line: self.lines.line_of(&path),
+            path,
+            message: message.into(),
+        });
+    }
+
+    /// Did the scenario's text set `path` (a default the user never wrote is not in it)?
+    fn written(&self, path: &str) -> bool {
+        self.lines.has(path)
+    }
+
     fn positive_dur(&mut self, path: &str, d: Dur) {
         if d.0 == 0 {
             self.err(path, "must be greater than 0; allowed: a positive duration such as \"10ms\"");
@@ -244,6 +294,15 @@ impl Checker<'_> {
                 format!(
                     "{:?} cannot name a result folder; allowed: letters, digits, \"_\", \"-\", \".\" (not first)",
                     s.name
+                ),
+            );
+        } else if s.name.len() > MAX_NAME {
+            self.err(
+                "name",
+                format!(
+                    "is {} characters long; allowed: at most {MAX_NAME} (it names the result folder, whose name \
+                     must fit in 255 bytes with \"sweep_\" or \"-testbed\" added)",
+                    s.name.len()
                 ),
             );
         }
@@ -316,19 +375,42 @@ impl Checker<'_> {
 
     fn metrics(&mut self, s: &Scenario) {
         let m = &s.metrics;
-        let samples = |c: &mut Self, path: &str, span: Dur, step: Dur, what: &str| {
+        // Too many bins: blamed on the step if the user wrote it, else on the span
+        // (`duration = "1000000h"` with the default bin is the duration's problem).
+        let samples = |c: &mut Self, path: &str, span_path: &str, span: Dur, step: Dur, what: &str| {
             if step.0 == 0 {
                 c.positive_dur(path, step);
             } else if span.0 / step.0 > MAX_SAMPLES {
-                c.err(
-                    path,
-                    format!("{step} gives {} {what}; allowed: at most {MAX_SAMPLES} (a larger step)", span.0 / step.0),
-                );
+                let n = span.0 / step.0;
+                if c.written(path) || !c.written(span_path) {
+                    c.err(
+                        path,
+                        format!(
+                            "{step} gives {n} {what} ({span_path} = {span}); allowed: at most {MAX_SAMPLES} (a \
+                             larger step, or a shorter {span_path})"
+                        ),
+                    );
+                } else {
+                    c.err(
+                        span_path,
+                        format!(
+                            "{span} gives {n} {what} of {path} = {step} (its default); allowed: at most \
+                             {MAX_SAMPLES}: a shorter {span_path}, or a larger {path}"
+                        ),
+                    );
+                }
             }
         };
-        samples(self, "metrics.bin", s.duration, m.bin, "bins over the run");
-        samples(self, "metrics.series_interval", s.duration, m.series_interval, "samples over the run");
-        samples(self, "metrics.interarrival_bin", m.interarrival_max, m.interarrival_bin, "histogram bins");
+        samples(self, "metrics.bin", "duration", s.duration, m.bin, "bins over the run");
+        samples(self, "metrics.series_interval", "duration", s.duration, m.series_interval, "samples over the run");
+        samples(
+            self,
+            "metrics.interarrival_bin",
+            "metrics.interarrival_max",
+            m.interarrival_max,
+            m.interarrival_bin,
+            "histogram bins",
+        );
         if m.interarrival_bin.0 > 0 && m.interarrival_bin >= m.interarrival_max {
             self.err(
                 "metrics.interarrival_bin",

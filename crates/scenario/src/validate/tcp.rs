@@ -12,7 +12,7 @@
 //! | `tcp.stack` | `"ns2"` only with `tcp.variant = "reno"` |
 //! | `size` (TCP) | a fixed payload (the MSS) |
 //! | `bytes` (`transfer`) | >= 1 B |
-//! | `mm_app.scales` | 1 to 32 rates, each > 0 |
+//! | `mm_app.scales` | 1 to 32 rates, each > 0, increasing |
 //! | `mm_app.feedback_size` | 1 B to 65535 B |
 //! | link `loss`, `reverse_loss` | 0 <= p < 1 |
 //! | `metrics.tcp_series` | names of `ftp` / `transfer` groups |
@@ -53,6 +53,17 @@ impl Checker<'_> {
                 }
                 for (k, r) in mm_app.scales.iter().enumerate() {
                     self.positive_rate(&p(&format!("mm_app.scales.{k}")), *r);
+                    if k > 0 && *r <= mm_app.scales[k - 1] {
+                        self.err(
+                            p(&format!("mm_app.scales.{k}")),
+                            format!(
+                                "{r} is not above the scale before it ({}); allowed: rates in increasing order, \
+                                 lowest first (the source moves up a scale when the path has room)",
+                                mm_app.scales[k - 1]
+                            ),
+                        );
+                        break;
+                    }
                 }
                 let fb = mm_app.feedback_size.0;
                 if fb == 0 || fb > MAX_PACKET {

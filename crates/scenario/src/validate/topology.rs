@@ -99,8 +99,40 @@ impl Checker<'_> {
     }
 
     fn queue(&mut self, path: &str, q: &QueueSpec, rate: Rate) {
-        if let Err(e) = build_queue(q, rate) {
-            self.err(format!("{path}.{}", e.field_path), e.error.to_string());
+        match build_queue(q, rate) {
+            Err(e) => self.err(format!("{path}.{}", e.field_path), e.error.to_string()),
+            Ok(_) => self.red_thresholds(path, q),
+        }
+    }
+
+    /// A warning for RED thresholds at or above the queue's limit (in the
+    /// queue's mode): the average rarely reaches them before the queue
+    /// overflows, so RED's early drops give way to overflow drops.
+    fn red_thresholds(&mut self, path: &str, q: &QueueSpec) {
+        if let QueueSpec::Prio { bands, .. } = q {
+            for (i, b) in bands.iter().enumerate() {
+                self.red_thresholds(&format!("{path}.bands.{i}"), b);
+            }
+            return;
+        }
+        let Some(red) = q.red() else { return };
+        let (limit, unit) = match red.mode {
+            QueueMode::Packets => (red.limit.packets.map(f64::from), "packets"),
+            QueueMode::Bytes => (red.limit.bytes.map(|b| b as f64), "bytes"),
+        };
+        let Some(limit) = limit else { return };
+        for (field, th) in [("max_th", red.max_th), ("min_th", red.min_th)] {
+            if th >= limit {
+                self.warn(
+                    format!("{path}.{field}"),
+                    format!(
+                        "{th} is not below the queue's limit ({limit} {unit}): RED's average rarely reaches it \
+                         before the queue overflows, so arrivals are dropped by the limit (overlimit) instead \
+                         of early; allowed (no warning): {field} below the limit"
+                    ),
+                );
+                return;
+            }
         }
     }
 
@@ -119,9 +151,24 @@ impl Checker<'_> {
                 self.dumbbell(*sources, *sinks, *routers, egress.is_some());
                 (preset_links(access, bottleneck, egress), default_queue)
             }
-            Topology::ParkingLot { bottlenecks, access, bottleneck, egress, default_queue } => {
+            Topology::ParkingLot { bottlenecks, access, bottleneck, hop_queues, egress, default_queue } => {
                 self.count("topology.bottlenecks", *bottlenecks, 1);
                 self.max_nodes(3 * *bottlenecks as u64 + 3);
+                if !hop_queues.is_empty() && hop_queues.len() != *bottlenecks as usize {
+                    self.err(
+                        "topology.hop_queues",
+                        format!(
+                            "has {} entries for {bottlenecks} bottlenecks; allowed: none (every bottleneck uses \
+                             bottleneck.queue) or exactly {bottlenecks}, the queue of r{{i}} -> r{{i+1}} at entry i",
+                            hop_queues.len()
+                        ),
+                    );
+                }
+                if bottleneck.rate.0 > 0 {
+                    for (i, q) in hop_queues.iter().enumerate() {
+                        self.queue(&format!("topology.hop_queues.{i}"), q, bottleneck.rate);
+                    }
+                }
                 (preset_links(access, bottleneck, egress), default_queue)
             }
             Topology::Star {
@@ -213,6 +260,15 @@ impl Checker<'_> {
                 self.err(
                     path,
                     format!("{:?} is not a node name; allowed: letters, digits, \"_\", \"-\", \".\"", n.name),
+                );
+            } else if n.name.len() > MAX_NODE_NAME {
+                self.err(
+                    &path,
+                    format!(
+                        "is {} characters long; allowed: at most {MAX_NODE_NAME} (two node names name a trace \
+                         file, A_to_B.pcapng)",
+                        n.name.len()
+                    ),
                 );
             } else if let Some(j) = seen.insert(&n.name, i) {
                 self.err(

@@ -49,6 +49,15 @@ impl Checker<'_> {
                     p("name"),
                     format!("{:?} is not a group name; allowed: letters, digits, \"_\", \"-\"", g.name),
                 );
+            } else if g.name.len() > MAX_NAME {
+                self.err(
+                    p("name"),
+                    format!(
+                        "is {} characters long; allowed: at most {MAX_NAME} (it names files such as \
+                         arrivals_NAME.csv)",
+                        g.name.len()
+                    ),
+                );
             } else if let Some(j) = names.insert(&g.name, gi) {
                 self.err(p("name"), format!("{:?} is already the name of traffic.{j}; allowed: unique names", g.name));
             }
@@ -82,6 +91,8 @@ impl Checker<'_> {
                     self.err(p("stop"), format!("{stop} is not after start ({}); allowed: later than start", g.start));
                 }
             }
+            self.start_jitter(gi, g, s.duration);
+            self.tcp_header(gi, g);
             if let Some(r) = g.reserve {
                 self.positive_rate(&p("reserve"), r);
             }
@@ -115,6 +126,121 @@ impl Checker<'_> {
             if let Some(a) = &g.arrivals {
                 self.arrivals(&p("arrivals"), a, base_dir);
             }
+        }
+    }
+
+    /// A warning when fixed flows may start after their group ends: each
+    /// starts at `start` plus a uniform draw in [0, `start_jitter`].
+    fn start_jitter(&mut self, gi: usize, g: &TrafficGroup, duration: Dur) {
+        let end = g.stop.map_or(duration, |x| x.min(duration));
+        let span = end.0.saturating_sub(g.start.0);
+        if g.arrivals.is_some() || g.start_jitter.0 == 0 || span == 0 || g.start_jitter.0 < span {
+            return;
+        }
+        let late = (g.start_jitter.0 - span) as f64 / g.start_jitter.0 as f64;
+        self.warn(
+            format!("traffic.{gi}.start_jitter"),
+            format!(
+                "{} is not shorter than the group's time to send ({} from start {} to {}): flows start at a \
+                 uniform time up to start_jitter after start, so about {:.0}% of its {} flow(s) never start; \
+                 allowed (no warning): a start_jitter below {}",
+                g.start_jitter,
+                Dur(span),
+                g.start,
+                end,
+                late * 100.0,
+                g.flows,
+                Dur(span)
+            ),
+        );
+    }
+
+    /// A warning for TCP groups without `header`: segments carry no header
+    /// bytes and ACKs are 1 byte on the wire (an ACK's size is the header).
+    fn tcp_header(&mut self, gi: usize, g: &TrafficGroup) {
+        if g.header.0 == 0 && matches!(g.model, TrafficModel::Ftp { .. } | TrafficModel::Transfer { .. }) {
+            self.warn(
+                format!("traffic.{gi}.header"),
+                "is not set (0 B) for a TCP group: its segments carry no header bytes and its ACKs are 1 byte \
+                 on the wire (an ACK is header bytes only); allowed (no warning): the header bytes per packet, \
+                 e.g. header = \"40B\" (IPv4 + TCP)",
+            );
+        }
+    }
+
+    /// Fixed `dst_port`s: the simulator gives the run's `n`-th flow (every
+    /// group, fixed flows first in group order, then arrivals as they come)
+    /// the source port `1024 + n mod 64512`; a group's fixed `dst_port`
+    /// replaces the destination port, so two flows of one address pair and
+    /// port whose numbers differ by a multiple of 64,512 would share a key
+    /// and the run would stop. Fixed flows are checked exactly (an error);
+    /// flows of arrival processes or of `src_choice = "random"` are numbered
+    /// as they come, so a run that may make more than 64,512 flows gets a
+    /// warning. `flows`: each group's flows over the run (the estimate's).
+    pub(super) fn dst_ports(&mut self, s: &Scenario, net: &Expanded, flows: &[f64]) {
+        const PORTS: u64 = 64_512;
+        let total: f64 = flows.iter().sum();
+        if s.traffic.iter().all(|g| g.dst_port.is_none()) || total <= PORTS as f64 {
+            return;
+        }
+        // (source node, destination node, destination port, source port) -> (group, flow, run-wide number)
+        type Key = (usize, usize, u16, u16);
+        let mut seen: std::collections::HashMap<Key, (usize, u32, u64)> = Default::default();
+        let fixed_ports: BTreeSet<u16> = s.traffic.iter().filter_map(|g| g.dst_port).collect();
+        let mut n: u64 = 0;
+        for (gi, g) in s.traffic.iter().enumerate() {
+            let dynamic = g.arrivals.is_some() || g.src_choice == SrcChoice::Random;
+            if dynamic {
+                if let Some(port) = g.dst_port {
+                    self.warn(
+                        format!("traffic.{gi}.dst_port"),
+                        format!(
+                            "{port} is fixed and the run may make about {} flows: flows are numbered as they \
+                             come, the n-th gets source port 1024 + n mod 64512, so two flows of one address \
+                             pair with this port 64,512 flows apart would share their addresses and ports and \
+                             the run would stop; allowed (no warning): at most 64,512 flows in the run (e.g. \
+                             arrivals.max_flows), or no dst_port",
+                            estimate::show_count(total)
+                        ),
+                    );
+                }
+                if g.arrivals.is_none() {
+                    n += u64::from(g.flows);
+                }
+                continue;
+            }
+            let (src, dst) = (net.resolve(&g.src), net.resolve(&g.dst));
+            if src.is_empty() || dst.is_empty() {
+                n += u64::from(g.flows);
+                continue;
+            }
+            for i in 0..g.flows {
+                let num = n + u64::from(i);
+                let port = g.dst_port.unwrap_or(1024 + ((num / PORTS) % PORTS) as u16);
+                if g.dst_port.is_none() && !fixed_ports.contains(&port) {
+                    continue; // a derived port repeats only 64,512^2 flows later
+                }
+                let (a, b) = (src[i as usize % src.len()], dst[i as usize % dst.len()]);
+                let key = (a, b, port, (num % PORTS) as u16);
+                if let Some((gj, j, other_n)) = seen.insert(key, (gi, i, num)) {
+                    let (an, bn) = (&net.nodes[a].0, &net.nodes[b].0);
+                    let other = &s.traffic[gj].name;
+                    let field = if g.dst_port.is_some() { gi } else { gj };
+                    self.err(
+                        format!("traffic.{field}.dst_port"),
+                        format!(
+                            "flow {}.{i} would have the addresses, ports and protocol of flow {other}.{j} \
+                             ({an} -> {bn}, destination port {port}): the run's n-th flow gets source port \
+                             1024 + n mod 64512 and these two are 64,512 flows apart (n = {} and {}); allowed: \
+                             at most {i} flows in {} here, sources or sinks whose count does not divide 64,512 \
+                             (flows take them in turn), or no dst_port",
+                            g.name, other_n, num, g.name
+                        ),
+                    );
+                    return;
+                }
+            }
+            n += u64::from(g.flows);
         }
     }
 

@@ -23,7 +23,7 @@
 //!   The CSV has the header `start_s,lifetime_s`; blank lines and lines
 //!   starting with `#` are skipped.
 
-use crate::error::{Diagnostic, SimError};
+use crate::error::SimError;
 use qoslab_core::rng::Rng;
 use qoslab_core::units::{Dur, Time};
 use qoslab_scenario::{files, LifetimeDist};
@@ -86,19 +86,12 @@ pub fn later(t: Time, d: Dur) -> Time {
 /// parsing is the scenario crate's ([`qoslab_scenario::files`]), the one
 /// validation also runs, so `validate` and `run` agree on every file.
 pub fn read_replay(path: &Path, field: &str) -> Result<Vec<(Dur, Dur)>, SimError> {
-    let shown = path.display().to_string();
-    let text = files::text(path).map_err(|e| match e {
-        files::TextError::Missing(e) => {
-            SimError::Io { path: shown.clone(), message: format!("cannot read replay file: {e}") }
+    files::replay_rows(path, field).map_err(|e| match e {
+        files::DataError::Unreadable(e) => {
+            SimError::Io { path: path.display().to_string(), message: format!("cannot read replay file: {e}") }
         }
-        files::TextError::NotText { line, message } => SimError::Config(vec![Diagnostic {
-            origin: shown.clone(),
-            line: Some(line),
-            path: field.to_string(),
-            message: format!("{message}; allowed: {}", files::REPLAY_ALLOWED),
-        }]),
-    })?;
-    files::parse_replay(&text, &shown, field).map_err(|d| SimError::Config(vec![d]))
+        files::DataError::Bad(d) => SimError::Config(vec![d]),
+    })
 }
 
 #[cfg(test)]

@@ -89,8 +89,9 @@ fn summary_has_the_documented_keys() {
     }
     assert_eq!(out.summary["sim_time_s"], 8.0);
     assert_eq!(out.summary["scenario"]["name"], "mixed");
-    // Defaults are filled in in the echo.
-    assert_eq!(out.summary["scenario"]["metrics"]["bin"], "10s");
+    // Defaults are filled in in the echo: the bin of this 8 s run is a tenth of it, rounded
+    // down to 1, 2 or 5 x 10^k (runs of 30 s and more get 10 s).
+    assert_eq!(out.summary["scenario"]["metrics"]["bin"], "500ms");
     assert_eq!(out.summary["bottleneck"]["name"], "r0->r1");
     let flows = &out.summary["flows"];
     assert_eq!(flows["count"].as_u64().unwrap() as usize, out.flows.rows());

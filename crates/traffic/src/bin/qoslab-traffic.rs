@@ -126,7 +126,7 @@ fn main() -> ExitCode {
     clock::tight_timers();
     match cmd {
         Cmd::Gen { spec, report } => {
-            let text = match std::fs::read_to_string(&spec) {
+            let text = match qoslab_scenario::bounded::read_text(&spec, qoslab_scenario::bounded::MAX_FILE) {
                 Ok(t) => t,
                 Err(e) => {
                     eprintln!("{}: cannot read: {e}", spec.display());

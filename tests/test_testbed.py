@@ -370,3 +370,21 @@ def test_randomize_and_send_jitter_reach_the_generator_as_the_simulators_shifts(
     echo["traffic"][0] = {**echo["traffic"][0], "randomize": 0.2, "send_jitter": {"dist": "uniform", "max": "1ms"}}
     msgs = {p.path: p.message for p in unsupported(echo)}
     assert "on a TCP group" in msgs["traffic.0.randomize"] and "on a TCP group" in msgs["traffic.0.send_jitter"]
+
+
+def test_queue_rows_carry_the_routers_own_drop_reasons_which_the_simulator_names_too() -> None:
+    """The kernel's, malformed, oversize and delay-line drops are drop reasons of the core's list:
+    a simulated result has their columns (zero), and a testbed queue row takes them from the
+    router's summary like any reason."""
+    from qoslab.tables import DROP_REASONS
+    from qoslab.testbed.results import _queue_row
+
+    sim = qoslab.run(qoslab.load(SMALL, overrides=["duration=1s"]))
+    named = {c.removeprefix("drops_") for c in sim.queues.columns if c.startswith("drops_")}
+    assert named == set(DROP_REASONS)
+    assert {"malformed", "oversize", "kernel", "delay_line"} <= named
+    assert all((sim.queues[f"drops_{r}"] == 0).all() for r in ("malformed", "oversize", "kernel", "delay_line"))
+    q = {"name": "a->b", "kind": "fifo", "arrivals": 20, "drops": 9, "drops_kernel": 5, "drops_malformed": 3}
+    q["drops_delay_line"] = 1
+    row = _queue_row(q, 0, {"a->b": "r0->sink0"}, "r0<->sink0", 1_000_000, 1.0)
+    assert (row["drops_kernel"], row["drops_malformed"], row["drops_delay_line"], row["drops_oversize"]) == (5, 3, 1, 0)

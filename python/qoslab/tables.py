@@ -40,6 +40,10 @@ DROP_REASONS = (
     "unclassified",
     "policed",
     "terminated",
+    "malformed",
+    "oversize",
+    "kernel",
+    "delay_line",
 )
 MARK_REASONS = ("ecn_early", "pcn_threshold", "pcn_excess")
 

@@ -42,10 +42,26 @@ pub enum DropReason {
     /// yet: the PCN ingress termination (seed `004_103cfaf3a9820062.txt`
     /// §4) will; the result column `drops_terminated` is kept for it.
     Terminated,
+    /// A frame whose IP header does not parse (a length beyond the frame, a
+    /// bad version or header length): qoslab-router drops it before the
+    /// stages. The simulator builds its packets and never produces it.
+    Malformed,
+    /// A frame larger than the router can hold or send (a pool slot, the
+    /// pacer's burst): qoslab-router drops it on arrival. Not in the simulator.
+    Oversize,
+    /// Frames the kernel dropped before qoslab-router read them (a full
+    /// socket buffer or ring: `PACKET_STATISTICS`, `XDP_STATISTICS`),
+    /// counted on the direction of the interface they arrived on. Not in the
+    /// simulator.
+    Kernel,
+    /// A frame that found its direction's share of the router's buffer pool
+    /// full while it would wait out the link's delay (qoslab-router's delay
+    /// line). Not in the simulator.
+    DelayLine,
 }
 
 impl DropReason {
-    pub const COUNT: usize = 9;
+    pub const COUNT: usize = 13;
     pub const ALL: [DropReason; DropReason::COUNT] = [
         DropReason::Overlimit,
         DropReason::EarlyRandom,
@@ -56,6 +72,10 @@ impl DropReason {
         DropReason::Unclassified,
         DropReason::Policed,
         DropReason::Terminated,
+        DropReason::Malformed,
+        DropReason::Oversize,
+        DropReason::Kernel,
+        DropReason::DelayLine,
     ];
     /// Snake-case name, used in result columns (`drops_early_random`).
     pub fn as_str(self) -> &'static str {
@@ -69,6 +89,10 @@ impl DropReason {
             DropReason::Unclassified => "unclassified",
             DropReason::Policed => "policed",
             DropReason::Terminated => "terminated",
+            DropReason::Malformed => "malformed",
+            DropReason::Oversize => "oversize",
+            DropReason::Kernel => "kernel",
+            DropReason::DelayLine => "delay_line",
         }
     }
 }

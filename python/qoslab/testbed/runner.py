@@ -11,6 +11,7 @@ the namespaces are deleted.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -157,14 +158,24 @@ def _stderr(proc: subprocess.Popen[bytes]) -> str:
 
 def _stop(proc: subprocess.Popen[bytes], timeout: float) -> None:
     """SIGTERM to one of our processes by its pid; SIGKILL if it has not ended in ``timeout``."""
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    _stop_all([proc], timeout)
+
+
+def _stop_all(procs: list[subprocess.Popen[bytes]], timeout: float) -> None:
+    """SIGTERM to each of our processes (by pid) at once, then one shared ``timeout`` for all of
+    them to end; SIGKILL to those that have not. So a teardown takes ``timeout`` at most, however
+    many processes and however loaded the machine, not ``timeout`` per process."""
+    live = [p for p in procs if p.poll() is None]
+    for p in live:
+        with contextlib.suppress(ProcessLookupError):
+            p.send_signal(signal.SIGTERM)
+    end = time.monotonic() + timeout
+    for p in live:
+        try:
+            p.wait(max(0.0, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
 
 def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) -> Collected:
@@ -180,6 +191,7 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
     procs: list[subprocess.Popen[bytes]] = []
     wall0 = time.monotonic()
     try:
+        tb.record_work(work)
         tb.build()
         # Kernel TCP set as the scenario's, in every namespace that ends a TCP flow.
         for f in plan.flows:
@@ -280,8 +292,7 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
         out.wall_s = time.monotonic() - wall0
         return out
     finally:
-        for proc in procs:
-            _stop(proc, 5)
+        _stop_all(procs, 5)
         tb.teardown()
         if keep is not None:
             shutil.copytree(work, keep, dirs_exist_ok=True)

@@ -273,6 +273,10 @@ pub const DROP_METRICS: [&str; DropReason::COUNT] = [
     "drops_unclassified",
     "drops_policed",
     "drops_terminated",
+    "drops_malformed",
+    "drops_oversize",
+    "drops_kernel",
+    "drops_delay_line",
 ];
 /// Series metric names of the cumulative mark counters, in [`MarkReason::ALL`] order.
 pub const MARK_METRICS: [&str; MarkReason::COUNT] = ["marks_ecn_early", "marks_pcn_threshold", "marks_pcn_excess"];

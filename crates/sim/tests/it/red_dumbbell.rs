@@ -119,10 +119,12 @@ fn flows_table_has_the_documented_columns_in_order() {
             "drop_bytes"
         ]
     );
+    // One column per drop reason, then per mark reason (the core's lists, in order).
+    let (nd, nm) = (qoslab_core::DropReason::COUNT, qoslab_core::MarkReason::COUNT);
     assert_eq!(q[11], "drops_overlimit");
-    assert_eq!(q[11 + 9], "marks_ecn_early");
+    assert_eq!(q[11 + nd], "marks_ecn_early");
     assert_eq!(
-        &q[11 + 12..],
+        &q[11 + nd + nm..],
         [
             "backlog_mean_pkts",
             "backlog_mean_bytes",

@@ -93,14 +93,14 @@ fuzz-build:
 	@command -v afl-fuzz >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq afl++ >/dev/null; }
 	cd $(FUZZ_DIR) && CARGO_TARGET_DIR=$(FUZZ_TARGET) RUSTFLAGS="$(FUZZ_FLAGS)" cargo build --release -q
 
-fuzz: fuzz-build ## Fuzz the packet parser and the config loader (afl++): FUZZ_EXECS inputs each (default 10 M); crashes fail
+fuzz: fuzz-build ## Fuzz the packet parser, the config loader and the whole datapath (afl++): FUZZ_EXECS inputs each (default 10 M); crashes fail
 	$(MAKE) fuzz-run FUZZ_LIMIT="-E $(FUZZ_EXECS)"
 
-fuzz-quick: fuzz-build ## A short fuzz run (25 s per target, part of make check)
-	$(MAKE) fuzz-run FUZZ_LIMIT="-V 25"
+fuzz-quick: fuzz-build ## A short fuzz run (20 s per target, part of make check)
+	$(MAKE) fuzz-run FUZZ_LIMIT="-V 20"
 
 fuzz-run:
-	@for t in parse config; do \
+	@for t in parse config datapath; do \
 	  rm -rf $(FUZZ_OUT)/$$t; mkdir -p $(FUZZ_OUT); \
 	  $(AFL_ENV) afl-fuzz -i $(FUZZ_DIR)/corpus/$$t -o $(FUZZ_OUT)/$$t $(FUZZ_LIMIT) -- $(FUZZ_TARGET)/release/fuzz_$$t >/dev/null 2>&1 || true; \
 	  s=$(FUZZ_OUT)/$$t/default/fuzzer_stats; \
@@ -111,10 +111,11 @@ fuzz-run:
 	  test "$$(awk '/^saved_crashes/ {print $$3}' $$s)" = 0 || { echo "fuzz $$t: crashes in $(FUZZ_OUT)/$$t/default/crashes"; exit 1; }; \
 	done
 
-CROSSCHECK_SEEDS ?= 3
-crosscheck: $(EXT) ## RED vs ns-2.35 on the seed-001 dumbbell (installs ns2 with apt if absent; not part of make test)
+CROSSCHECK_SEEDS ?= 5
+crosscheck: $(EXT) ## RED, RED+ECN and seed 002's Table 1 vs ns-2.35 (installs ns2 with apt if absent; about 30 min at 5 seeds; not part of make test)
 	@command -v ns >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ns2; }
 	$(PY) crosscheck/run.py --seeds $(CROSSCHECK_SEEDS)
+	$(PY) crosscheck/tcp_cac.py --seeds $(CROSSCHECK_SEEDS)
 
 fmt: $(STAMP) ## Format Rust and Python code, apply ruff's safe fixes
 	cargo fmt --all

@@ -19,6 +19,13 @@ cut down to the flows under test, written once for each simulator.
   (``ns2/red_dumbbell.tcl``; ``mm_app.py`` prints the MM_APP's figures).
   ns-2's UDP packets carry no header, so both sides send 1000 B on the
   wire (qoslab: ``size`` 1000 B, ``header`` 0 B, 40 B feedback).
+- ``ecn_rtt20``, ``ecn_rtt60``, ``ecn_rtt200``: 25 ECN-capable Reno flows
+  through the same RED with ECN marking (ns-2's ``setbit_``: early drops
+  of ECN-capable packets become CE marks; above ``max_th`` it still
+  drops), at minimum RTTs of 20, 60 (the seed-001 dumbbell) and 200 ms, a
+  window of up to 100 segments so that the window, not ``max_window``,
+  answers the marks (issue 30 §4: RFC 3168 §6.1.2's sender against
+  ns-2.35's).
 
 Every packet of a data flow is 1000 B on the wire in both simulators
 (qoslab: 960 B of TCP payload + 40 B of headers; ns-2: ``packetSize_`` 1000
@@ -63,6 +70,13 @@ class Case:
     udp_rates: Schedule = ()
     #: MM_APP flows from 0 s
     n_mm: int = 0
+    #: ECN: RED marks ECN-capable packets early instead of dropping them, the TCP flows are ECN-capable
+    ecn: bool = False
+    #: one-way delays, ms: each access link, the bottleneck (minimum RTT = 2 x (2 access + bottleneck))
+    access_delay_ms: float = 5.0
+    bottleneck_delay_ms: float = 20.0
+    #: the TCP flows' maximum window, segments
+    max_window: int = 20
 
     @property
     def flows(self) -> range:
@@ -98,6 +112,19 @@ CASES = {
         n_late=30,
         n_mm=10,
     ),
+    **{
+        f"ecn_rtt{rtt}": Case(
+            f"ecn_rtt{rtt}",
+            25,
+            0,
+            f"25 ECN-capable Reno, RED marking, min RTT {rtt} ms",
+            ecn=True,
+            access_delay_ms=access,
+            bottleneck_delay_ms=bottleneck,
+            max_window=100,
+        )
+        for rtt, access, bottleneck in ((20, 2.5, 5.0), (60, 5.0, 20.0), (200, 25.0, 50.0))
+    },
 }
 
 #: The MM_APP's scales (seed 001 §5), bit/s of 1000 B packets.
@@ -174,15 +201,21 @@ def qoslab_toml(case: Case, rate_bps: int = RATE_BPS) -> str:
         'a = "r0"',
         'b = "r1"',
         f'rate = "{rate_bps}bps"',
-        'delay = "20ms"',
+        f'delay = "{case.bottleneck_delay_ms:g}ms"',
         'queue = { type = "red", limit = "60pkts", min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, '
-        'gentle = false, ecn = false, mode = "packets", mean_pkt_size = "1000B" }',
+        f'gentle = false, ecn = {str(case.ecn).lower()}, mode = "packets", mean_pkt_size = "1000B" }}',
     ]
     kinds = (("tcp", case.n_tcp), ("late", case.n_late), ("cbr", case.n_cbr), ("udp", case.n_udp), ("mm", case.n_mm))
     for kind, n in kinds:
         for i in range(n):
             for a, b in ((f"{kind}_s{i}", "r0"), ("r1", f"{kind}_d{i}")):
-                out += ["", "[[topology.links]]", f'a = "{a}"', f'b = "{b}"', 'rate = "25Mbps"', 'delay = "5ms"']
+                delay = f'delay = "{case.access_delay_ms:g}ms"'
+                out += ["", "[[topology.links]]", f'a = "{a}"', f'b = "{b}"', 'rate = "25Mbps"', delay]
+    tcp = (
+        f'tcp = {{ variant = "reno", max_window = {case.max_window}, init_window = 1, delayed_ack = false, '
+        'stack = "ns2" }'
+    )
+    ecn = ["ecn = true"] if case.ecn else []
     out += [
         "",
         "[[traffic]]",
@@ -195,7 +228,8 @@ def qoslab_toml(case: Case, rate_bps: int = RATE_BPS) -> str:
         'header = "40B"',
         "class = 0",
         'start_jitter = "100ms"',
-        'tcp = { variant = "reno", max_window = 20, init_window = 1, delayed_ack = false, stack = "ns2" }',
+        *ecn,
+        tcp,
     ]
     if case.n_late:
         out += [
@@ -211,7 +245,8 @@ def qoslab_toml(case: Case, rate_bps: int = RATE_BPS) -> str:
             "class = 0",
             f'start = "{LATE_START_S:g}s"',
             'start_jitter = "100ms"',
-            'tcp = { variant = "reno", max_window = 20, init_window = 1, delayed_ack = false, stack = "ns2" }',
+            *ecn,
+            tcp,
         ]
     if case.n_cbr:
         out += _udp_groups("cbr", case.n_cbr, CBR_START_S, case.cbr_rates, 2)

@@ -12,6 +12,10 @@ Definitions, the same on both sides, over the whole run ``[0, duration]``:
   the case: delivered bytes / duration), ``(sum x)^2 / (n sum x^2)``;
 - ``mean_queue``: time-average number of packets waiting in that queue
   (the packet on the wire excluded, on both sides);
+- ``mark_fraction`` (the ECN cases): packets RED marked CE at that queue /
+  packets offered to it (ns-2: departures whose trace flags carry ``E``,
+  the CE bit, as no packet arrives marked; qoslab: the queue's
+  ``marks_ecn_early``);
 - ``tcp_drop_fraction`` (a diagnostic beside the issue's four, issue 10 §2:
   Table 1's TCP drop rate): TCP data packets dropped / TCP data packets
   offered, at that queue in ns-2; in qoslab the TCP flows' packets dropped /
@@ -29,7 +33,14 @@ from dataclasses import dataclass
 
 #: Tolerances fixed by the issue: absolute points for the two fractions,
 #: absolute for Jain's index, relative for the mean queue.
-TOLERANCE = {"utilization": 0.03, "drop_fraction": 0.005, "jain": 0.03, "mean_queue": 0.20}
+TOLERANCE = {"utilization": 0.03, "drop_fraction": 0.005, "jain": 0.03, "mean_queue": 0.20, "mark_fraction": 0.005}
+#: Figures of the ECN cases only.
+ECN_ONLY = ("mark_fraction",)
+#: Seed 002's Table 1 crosscheck (``tcp_cac.py``), absolute: the share of connections
+#: stopped (a share of 500 connections over 5 seeds: 25 connections), Jain's index of the
+#: connections' throughput, the aggregate loss and the utilization with the tolerances of
+#: the RED cases' Jain's index, drop fraction and utilization (issue 30 §3).
+SEED002_TOLERANCE = {"stopped_share": 0.05, "jain": 0.03, "agg_loss": 0.005, "utilization": 0.03}
 #: Figures shown beside the issue's, with the drop fraction's tolerance, that
 #: do not count in the verdict.
 DIAGNOSTIC = {"tcp_drop_fraction": 0.005}
@@ -42,6 +53,7 @@ class Metrics:
     jain: float
     mean_queue: float
     tcp_drop_fraction: float
+    mark_fraction: float = 0.0
 
     def as_dict(self) -> dict[str, float]:
         return {
@@ -50,6 +62,7 @@ class Metrics:
             "jain": self.jain,
             "mean_queue": self.mean_queue,
             "tcp_drop_fraction": self.tcp_drop_fraction,
+            "mark_fraction": self.mark_fraction,
         }
 
 
@@ -68,6 +81,11 @@ def within(metric: str, reference: float, value: float) -> bool:
     if metric == "mean_queue":
         return abs(value - reference) <= tol * abs(reference)
     return abs(value - reference) <= tol
+
+
+def within_seed002(metric: str, reference: float, value: float) -> bool:
+    """Whether ``value`` is within ``SEED002_TOLERANCE`` of ``reference`` (ns-2)."""
+    return abs(value - reference) <= SEED002_TOLERANCE[metric]
 
 
 def mean(ms: list[Metrics]) -> Metrics:
@@ -92,6 +110,8 @@ class Ns2Trace:
     #: the same two counts for TCP data packets (trace type ``tcp``)
     tcp_arrivals: int = 0
     tcp_drops: int = 0
+    #: packets that left the queue CE-marked (RED's ECN marks)
+    marks: int = 0
     departed_bytes: int = 0
     #: time integral of the number of packets waiting (packet-seconds)
     queue_area: float = 0.0
@@ -111,6 +131,7 @@ class Ns2Trace:
             jain=jain(rx.get(f, 0) * 8 / self.duration_s for f in flows),
             mean_queue=self.queue_area / self.duration_s,
             tcp_drop_fraction=self.tcp_drops / self.tcp_arrivals if self.tcp_arrivals else 0.0,
+            mark_fraction=self.marks / self.arrivals if self.arrivals else 0.0,
         )
 
 
@@ -154,6 +175,7 @@ def parse_ns2_trace(lines: Iterable[str], *, src: int, dst: int, rate_bps: float
             q += 1
         elif ev == "-":
             tr.departed_bytes += size
+            tr.marks += f[6][4:5] == "E"
             q -= 1
         elif ev == "d":
             tr.drops += 1
@@ -259,6 +281,7 @@ def qoslab_metrics(
         jain=jain(b * 8 / duration_s for b in flow_delivered_bytes),
         mean_queue=queue_row["backlog_mean_pkts"],
         tcp_drop_fraction=tcp_dropped / tcp_sent if tcp_sent else 0.0,
+        mark_fraction=queue_row.get("marks_ecn_early", 0) / arrivals if arrivals else 0.0,
     )
 
 

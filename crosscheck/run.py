@@ -64,6 +64,10 @@ def run_ns2_trace(
         cases.ns2_schedule(case.udp_rates) if case.n_udp else "-",
         str(case.n_mm),
         str(scale_log),
+        str(int(case.ecn)),
+        f"{case.access_delay_ms:g}ms",
+        f"{case.bottleneck_delay_ms:g}ms",
+        str(case.max_window),
     ]
     done = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
     if done.returncode != 0:
@@ -104,7 +108,7 @@ def run_qoslab(
 
 
 def fmt(metric: str, v: float) -> str:
-    if metric in ("utilization", "drop_fraction", "tcp_drop_fraction"):
+    if metric in ("utilization", "drop_fraction", "tcp_drop_fraction", "mark_fraction"):
         return f"{100 * v:.2f} %"
     if metric == "jain":
         return f"{v:.3f}"
@@ -157,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
             if rate_bps != cases.RATE_BPS:
                 title += f", bottleneck {rate_bps / 1e6:g} Mb/s (diagnostic)"
             rows = []
-            for m in (*metrics.TOLERANCE, *metrics.DIAGNOSTIC):
+            shown = [m for m in (*metrics.TOLERANCE, *metrics.DIAGNOSTIC) if case.ecn or m not in metrics.ECN_ONLY]
+            for m in shown:
                 ref = ns2.as_dict()[m]
                 cells = [fmt(m, ref)]
                 for v in VARIANTS:

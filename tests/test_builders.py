@@ -314,7 +314,7 @@ def test_mace_link_with_inline_ports_validates_with_defaults():
     assert echo["queue"] == {"type": "mace", "buffer": "50pkts"}
     m = echo["mace"]
     assert m["stale_timeout"] == "30s" and m["device_queue"] == 1 and m["table_capacity"] == 1024
-    assert m["be_dispatch"] == "when_room" and m["admission"]["restart_window"] is True
+    assert m["be_dispatch"] == "when_idle" and m["admission"]["restart_window"] is True
 
 
 def test_mace_link_with_a_descriptor_file_and_ssac():

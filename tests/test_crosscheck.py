@@ -305,3 +305,159 @@ def test_dcbt_fairness_decomposes_the_untagged_share_and_refuses_a_bad_setting(c
         dcbt_fairness.main(["--seeds", "1", "--only", "paper", "--set", "w_q"])
     assert e.value.code == 2
     assert "--set w_q: expected KEY=VALUE" in capsys.readouterr().err
+
+
+def test_ecn_cases_mark_and_answer_on_qoslabs_side():
+    import qoslab
+
+    for rtt, access, bottleneck in ((20, 2.5, 5.0), (60, 5.0, 20.0), (200, 25.0, 50.0)):
+        case = cases.CASES[f"ecn_rtt{rtt}"]
+        assert case.ecn and (case.access_delay_ms, case.bottleneck_delay_ms) == (access, bottleneck)
+        assert 2 * (2 * access + bottleneck) == rtt  # the minimum RTT the case is named for
+        sc = qoslab.Scenario.from_toml(cases.qoslab_toml(case))
+        links = sc.echo["topology"]["links"]
+        # The echo writes a delay in its shortest whole unit (2.5 ms as 2500us).
+        assert links[0]["queue"]["ecn"] is True and links[0]["delay"] == f"{bottleneck:g}ms"
+        assert all(link["delay"] in (f"{access:g}ms", f"{access * 1000:g}us") for link in links[1:])
+        group = sc.echo["traffic"][0]
+        assert group["ecn"] is True and group["tcp"]["max_window"] == 100 and group["tcp"]["stack"] == "ns2"
+    # The RED cases are not ECN-capable.
+    assert "ecn = true" not in cases.qoslab_toml(cases.CASES["tcp"])
+    short = qoslab.Scenario.from_toml(cases.qoslab_toml(cases.CASES["ecn_rtt20"])).with_overrides("duration=5s")
+    res = qoslab.run(short, seed=1)
+    q = res.queues
+    row = q[q["name"] == "r0->r1"].iloc[0]
+    assert row["marks_ecn_early"] > 0
+    assert res.flows["ecn_reductions"].sum() > 0
+    m = metrics.qoslab_metrics(row, res.flows["delivered_bytes"], 5.0, tcp_sent=1.0, tcp_dropped=0.0)
+    assert m.mark_fraction == pytest.approx(row["marks_ecn_early"] / row["arrivals"])
+
+
+def test_ns2_trace_counts_a_departure_flagged_ce_as_a_mark():
+    trace = HAND.replace("- 0.5 0 1 tcp 1000 ------- 1", "- 0.5 0 1 tcp 1000 ----E-- 1")
+    tr = metrics.parse_ns2_trace(trace.splitlines(), src=0, dst=1, rate_bps=16_000, duration_s=1.0)
+    assert tr.marks == 1
+    assert tr.metrics(range(3)).mark_fraction == pytest.approx(1 / 3)
+    # ECN-capable ('N') and ECN-Echo ('C') flags are not marks.
+    other = HAND.replace("- 0.5 0 1 tcp 1000 ------- 1", "- 0.5 0 1 tcp 1000 C-----N 1")
+    assert metrics.parse_ns2_trace(other.splitlines(), src=0, dst=1, rate_bps=16_000, duration_s=1.0).marks == 0
+
+
+def test_seed002_counts_parse_and_name_a_bad_line():
+    import tcp_cac
+
+    conns = tcp_cac.parse_ns2_counts(["0 4000 40 4040 3", "", "1 10 2 12 7"])
+    assert conns == [tcp_cac.Conn(4000, 40, 4040, 3), tcp_cac.Conn(10, 2, 12, 7)]
+    with pytest.raises(ValueError, match=r"line 2: expected .* with fid 1"):
+        tcp_cac.parse_ns2_counts(["0 1 0 1 0", "2 1 0 1 0"])
+    with pytest.raises(ValueError, match="line 1"):
+        tcp_cac.parse_ns2_counts(["0 1 0 1"])
+
+
+def test_seed002_figures_by_hand():
+    import tcp_cac
+
+    span = tcp_cac.DURATION_S - tcp_cac.WARMUP_S
+    # 1500 B packets over 50 s: 4000 delivered = 0.96 Mb/s; 400 = 0.096 Mb/s (stopped: < 0.1 Mb/s).
+    conns = [tcp_cac.Conn(4000, 100, 4100, 2), tcp_cac.Conn(400, 0, 400, 6)]
+    f = tcp_cac.figures(conns, seeds=1)
+    thr = [4000 * 1500 * 8 / span, 400 * 1500 * 8 / span]
+    assert f["stopped_share"] == 0.5
+    assert f["thr_mbps"] == pytest.approx(sum(thr) / 2 / 1e6)
+    assert f["jain"] == pytest.approx(metrics.jain(thr))
+    assert f["agg_loss"] == pytest.approx(100 / 4500)
+    assert f["loss_ratio_mean"] == pytest.approx((100 / 4100 + 0) / 2)
+    assert f["timeouts"] == 4.0
+    assert f["utilization"] == pytest.approx(sum(thr) / 100e6)
+    assert metrics.within_seed002("stopped_share", 0.10, 0.15)
+    assert not metrics.within_seed002("stopped_share", 0.1, 0.151)
+
+
+def test_seed002_spread_is_the_sd_of_each_seeds_own_figures():
+    import tcp_cac
+
+    one = tcp_cac.figures([tcp_cac.Conn(4000, 100, 4100, 2), tcp_cac.Conn(400, 0, 400, 6)], seeds=1)
+    two = tcp_cac.figures([tcp_cac.Conn(4000, 0, 4000, 0), tcp_cac.Conn(4000, 0, 4000, 0)], seeds=1)
+    sd = tcp_cac.seed_spread([one, two])
+    # Shares stopped 0.5 and 0: sd of two values is |a - b| / sqrt(2).
+    assert sd["stopped_share"] == pytest.approx(0.5 / 2**0.5)
+    assert sd["jain"] == pytest.approx(abs(one["jain"] - 1.0) / 2**0.5)
+    assert tcp_cac.seed_spread([one]) == dict.fromkeys(one, 0.0)
+
+
+def test_seed002_start_jitter_reaches_qoslab_and_is_bounded(capsys):
+    import tcp_cac
+
+    jitter = {s: tcp_cac.qoslab_scenario(0, 0, "rfc", s).echo["traffic"][0]["start_jitter"] for s in (0.0, 0.01)}
+    assert jitter == {0.0: "0s", 0.01: "10ms"}
+    with pytest.raises(SystemExit) as e:
+        tcp_cac.main(["--start-jitter", "11"])
+    assert e.value.code == 2 and "--start-jitter must be 0 to 10 seconds" in capsys.readouterr().err
+
+
+def test_seed002_scenarios_are_table1s_with_each_tcp():
+    import tcp_cac
+
+    for tcp, keys in tcp_cac.QOSLAB_TCP.items():
+        sc = tcp_cac.qoslab_scenario(2_000_000, 30, tcp)
+        t = sc.echo["traffic"][0]
+        assert t["tcp"]["stack"] == tcp.removesuffix("_lt") and t["tcp"]["limited_transmit"] == tcp.endswith("_lt")
+        assert len(keys) == 2
+        assert t["shaper"]["rate"] == "2Mbps" and t["flows"] == tcp_cac.N and t["start_jitter"] == "1s"
+        b = sc.echo["topology"]["bottleneck"]
+        assert b["delay"] == "15ms" and b["rate"] == "100Mbps" and b["queue"]["limit"] == "20pkts"
+    assert "shaper" not in tcp_cac.qoslab_scenario(0, 0, "rfc").echo["traffic"][0]
+    # Every pair the verdict compares runs the same rules on both sides.
+    for ours, ref in tcp_cac.PAIRS:
+        assert ours.removesuffix("_lt") == "ns2" and ours.endswith("_lt") == ref.endswith("_lt")
+
+
+def test_seed002_qoslab_counts_come_from_the_bins_after_the_warmup():
+    import tcp_cac
+
+    import qoslab
+
+    sc = tcp_cac.qoslab_scenario(0, 0, "rfc").with_overrides(f"duration={tcp_cac.WARMUP_S + 1}s")
+    res = qoslab.run(sc, seed=1)
+    conns = tcp_cac.qoslab_conns(res)
+    assert len(conns) == tcp_cac.N
+    f = res.flows
+    # One second after the warm-up: a part of each flow's totals, at most 100 Mb/s in all.
+    assert 0 < sum(c.delivered_pkts for c in conns) <= 100e6 / 8 / 1500 + 1
+    assert sum(c.delivered_pkts for c in conns) < f["delivered_pkts"].sum()
+    assert [c.timeouts for c in conns] == [float(x) for x in f.sort_values("flow_id")["timeouts"]]
+
+
+@pytest.mark.skipif(__import__("shutil").which("ns") is None, reason="ns-2 not installed")
+def test_ns2_seed002_script_writes_a_line_per_connection(tmp_path):
+    import subprocess
+
+    import tcp_cac
+
+    out = tmp_path / "counts"
+    script = ROOT / "crosscheck" / "ns2" / "tcp_cac.tcl"
+    subprocess.run(["ns", str(script), "matched", "2000000", "30", "3", "2", "1", str(out)], check=True, cwd=tmp_path)
+    conns = tcp_cac.parse_ns2_counts(out.read_text().splitlines())
+    assert len(conns) == tcp_cac.N
+    # Shaped at 2 Mb/s, one second after the warm-up: at most 2 Mb/s x 1 s per connection (+ the bucket).
+    assert all(c.delivered_pkts <= 2e6 / 8 / 1500 + 2 for c in conns)
+    assert sum(c.delivered_pkts for c in conns) > 0
+    args = ["ns", str(script), "reno", "0", "0", "3", "2", "1", str(out)]
+    bad = subprocess.run(args, cwd=tmp_path, capture_output=True)
+    assert bad.returncode == 2 and b"ns2defaults, matched or matched_lt" in bad.stderr
+
+
+@pytest.mark.skipif(__import__("shutil").which("ns") is None, reason="ns-2 not installed")
+def test_ns2_ecn_case_marks_instead_of_dropping_early(tmp_path):
+    import subprocess
+
+    script = ROOT / "crosscheck" / "ns2" / "red_dumbbell.tcl"
+    counts = {}
+    for ecn in (0, 1):
+        tr = tmp_path / f"tr{ecn}"
+        args = ["ns", str(script), "25", "0", "5", "1", str(tr), "10", "0", "20", "25Mb", "-", "0", "-", "0", ""]
+        subprocess.run([*args, str(ecn), "2.5ms", "5ms", "100"], check=True, cwd=tmp_path, capture_output=True)
+        with tr.open() as f:
+            counts[ecn] = metrics.parse_ns2_trace(f, src=0, dst=1, rate_bps=25e6, duration_s=5.0)
+    assert counts[0].marks == 0 and counts[1].marks > 0
+    assert counts[1].drops < counts[0].drops

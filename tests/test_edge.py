@@ -215,10 +215,71 @@ def test_reproduce_edge_quick_writes_claims_and_the_table(tmp_path):
     for key, c in cells.items():
         want = ("agrees", "differs", "uncertain") if key[0] in quick else ("lost", "not run")
         assert c.verdict in want, (key, c.verdict)
-    # Table I's AF delays are the reconstructed pool's (about 100 ms, the seed's 180/169), the EF
-    # delays about 30 and 50 ms (docs/reproductions/edge.md).
+    # Table I's AF delays are the reconstructed pool's (about 100 ms, the seed's 180/169)
+    # (docs/reproductions/edge.md).
     assert 80 < cells[("Table I", "A2", "Delay in AF queue")].qoslab < 130
-    assert 20 < cells[("Table I", "A2", "Delay in EF queue")].qoslab < 40
+    # Table I at both EF rates: the cells are the derived rate's; the control (the sum of the EF
+    # reservations) is reported beside them, with its drops, and its EF queue runs fully loaded.
+    both = doc["data"]["table1_ef_rates"]
+    derived, control = (next(v for k, v in both.items() if k.startswith(w)) for w in ("derived", "sum"))
+    for s in ("A2", "A5"):
+        assert cells[("Table I", s, "Delay in EF queue")].qoslab == pytest.approx(derived[s]["ef_ms"], abs=1e-3)
+        assert derived[s]["ef_ms"] < control[s]["ef_ms"] and derived[s]["factor"] > control[s]["factor"]
+    assert derived["A2"]["ef_drops"] <= control["A2"]["ef_drops"]
+    assert "## Table I at both EF rates" in report and "444.4 kb/s" in report and "200 kb/s (control)" in report
+
+
+class _PlanSeen(Exception):
+    pass
+
+
+def _edge_plan(tmp_path, *, quick: bool) -> list:
+    """The reproduction's plan of runs (variant, scenario, seed), captured before any run."""
+    from qoslab.reproduce import edge
+    from qoslab.reproduce.cells import load_paper
+    from qoslab.reproduce.framework import Context
+
+    seen: list = []
+
+    class Capture(Context):
+        def run_many(self, runs):
+            seen.extend(runs)
+            raise _PlanSeen
+
+    ctx = Capture(
+        name="edge", quick=quick, seeds=[1, 2], folder=tmp_path, log=lambda *_: None, paper=load_paper("edge")
+    )
+    with pytest.raises(_PlanSeen):
+        edge.reproduce(ctx)
+    return seen
+
+
+def _ef(sc) -> tuple[str, int]:
+    q = sc.validate()["topology"]["links"][6]["queue"]
+    return str(q["ef_rate"]), int(q["ef_buffers"])
+
+
+def test_the_ef_rate_is_the_one_derived_from_section_iii_and_table1_runs_it_and_the_control(tmp_path):
+    """§III: SCFQ weights are the link fractions allocated to EF (200 kb/s) and AF (700 kb/s), so the
+    EF queue is guaranteed 2 Mb/s x 200/900, above its streams' 200 kb/s (docs/decisions.md)."""
+    from qoslab.reproduce import edge
+
+    assert edge.derived_ef_rate_bps() == 444_444 > edge.EF_RESERVED_KBPS * 1000
+    file = qoslab.Scenario.load(SCENARIOS / "edge" / "fig6b_periodic.toml")
+    derived = _ef(file)
+    control = _ef(file.with_overrides(f'topology.links.6.queue.ef_rate="{edge.EF_RATE_SUM}"'))
+    assert derived[1] == control[1] == 8  # the EF pool is not re-chosen with the rate: one knob
+    assert derived[0] != control[0]
+    for quick in (True, False):
+        plan = _edge_plan(tmp_path / f"quick{quick}", quick=quick)
+        by: dict[str, set] = {}
+        for variant, sc, _ in plan:
+            if variant.startswith(("table1_ef", "sens_ef")):
+                by.setdefault(variant, set()).add(_ef(sc)[0])
+        # Table I's cells and every Fig. 6(b) controlled run use the derived rate; the control, the sum.
+        assert by.pop("table1_ef_sum") == {control[0]}
+        assert by and all(v == {derived[0]} for v in by.values()), by
+        assert "table1_ef" in by and (quick or "sens_ef_pool120" in by)
 
 
 def test_scfq_and_buffer_management_builders_validate_inside_a_link():
@@ -387,3 +448,35 @@ def test_the_transcription_has_the_shape_of_the_paper():
     assert 1e6 / v[("fast path (cache hit)", "processing time")] == pytest.approx(
         v[("basic forwarding code", "maximum throughput")], rel=0.01
     )
+
+
+def test_the_readings_summary_counts_passing_and_replicating_readings_without_a_text_admits_filter():
+    """Issue 31 item 3: the printed summary states how many readings pass claims 1-4 and how many
+    replicate, and marks A3 = A4 readings without dropping them from the count."""
+    from qoslab.reproduce import edge_readings as er
+
+    def row(reading, ok: bool) -> dict:
+        pool = {"c2": ok, "c3": ok, "spread": 0.01, "a2_loss": 0.02}
+        return {
+            "reading": reading,
+            "c1": ok,
+            "c1_worst": 0.97,
+            "c1_stream": "A6",
+            "c4": ok,
+            "shares": {"A3": 220.0, "B1": 230.0},
+            "pools": {70: pool},
+            "c23_pools": [70] if ok else [],
+            "all": ok,
+            "n_seeds": 5,
+        }
+
+    files, equal, other = (
+        er.Reading(1024, 128, "a", 500),
+        er.Reading(1024, 176, "c", 400),
+        er.Reading(1472, 192, "b", 450),
+    )
+    rows = [row(files, False), row(equal, True), row(other, True)]
+    text = er._text(rows, [row(equal, True), row(other, False)])
+    assert "**Claims 1-4 hold together under 2 of the 3 readings**" in text
+    assert "1 of them with A3 = A4" in text and "text admits" not in text
+    assert "Claims 1-4 hold again under 1 of them: L 1024, S 176, 200/150/150/100, 400 (A3 = A4)." in text

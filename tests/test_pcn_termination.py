@@ -14,6 +14,7 @@ from qoslab import pcn, topology, traffic
 from qoslab.errors import ConfigError
 from qoslab.reproduce.framework import Context
 from qoslab.reproduce.pcn import termination as term
+from test_pcn_paperdata import paper_keys
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,24 +100,32 @@ def test_the_failure_event_steps_the_load_and_the_ingresses_cut_about_a_third(tm
     assert f["pcn_excess_marked_pkts"].sum() > 0 and f["pcn_threshold_marked_pkts"].sum() == 0
 
 
-def test_quick_part_reports_table_4_3_fig_4_4_and_table_4_2_without_judging(tmp_path):
+def test_quick_part_measures_every_cell_of_tables_4_1_4_3_fig_4_4_and_section_4_2_per_seed(tmp_path):
+    # One seed keeps the test short (ten runs); the quick run itself has three.
     out = term.run(_ctx(tmp_path, [1]))
-    claims = {c.id: c for c in out.claims}
-    assert set(claims) == {"table4.3-rtt", "table4.2-randomization"}
-    for c in claims.values():
-        assert c.holds is None and "5 seeds" in c.explanation
-    rounds = out.data["table4_3"]["rounds"]
+    assert [c.id for c in out.claims] == ["sec4.5-batch"] and out.claims[0].holds is None
+    got = {(m.table, m.row, m.column): m.values for m in out.cells}
+    # Every measured cell of the quick tables (not Table 4.3's RTT nor Fig. 4.4's t1: set-up figures).
+    assert set(got) == paper_keys("Table 4.1") | paper_keys("Table 4.3") | paper_keys("Fig. 4.4") | paper_keys("§4.2")
+    assert all(len(v) == 1 for v in got.values())
     # Fig. 4.4: ingress 1 cuts at about t1 + 0.2 s and again at about t1 + 0.4 s, ingress 2 50 ms
     # after ingress 1's first cut (its extra one-way delay).
-    (r1,), (r2,) = rounds["1"], rounds["2"]
-    assert 0.2 < r1[0] < 0.22 and 0.045 < r2[0] - r1[0] < 0.055 and any(0.39 < t < 0.43 for t in r1[1:]), rounds
-    t = out.data["table4_3"]["ingress"]
-    # Ingress 1 over-terminates by its second round (seed: 9.59 points); the bottleneck cut stays
-    # within a few points of the optimum (seed: about 6).
-    assert t["1"]["over_pts"]["mean"] > 5.0
-    b = out.data["table4_3"]["bottleneck"]
-    assert 2.0 < b["over_pts"]["mean"] < 9.0
-    assert "600/0" in "".join(out.data["table4_2"]) and set(out.data["synchronization"]) == {"0"}
+    fig = {c: got[("Fig. 4.4", "RT Difference experiment", c)] for c in ("t2", "t3", "t4")}
+    for t2, t3, t4 in zip(*fig.values(), strict=True):
+        assert 200.2 < t2 < 200.22 and 0.045 < t3 - t2 < 0.055 and 200.39 < t4 < 200.43, fig
+    # The flows at the event are the set-up (input cells, never measured); ingress 1 over-terminates
+    # by its second round (seed: 9.59 points); the bottleneck stays within a few points of the
+    # optimum (seed: about 6).
+    assert ("Table 4.3", "1", "Bottleneck Eventload") not in got
+    assert all(v > 5.0 for v in got[("Table 4.3", "1", "Over-term Perc")])
+    assert all(2.0 < v < 9.0 for v in got[("§4.2", "RT Difference experiment: bottleneck", "over-termination")])
+    rounds = out.data["table4_3"]["rounds"]
+    assert len(rounds["1"]) == 1 and all(len(r) >= 2 for r in rounds["1"]), rounds
+    # Table 4.1: CBR keeps every flow to the event (the seed's load, an input cell, is in the report's
+    # data only); about a third is cut (seed: 0.321-0.336).
+    assert ("Table 4.1", "CBR / 600", "BtleNeck Load") not in got
+    assert out.data["table4_1"]["CBR/600"]["flows"]["values"] == [1782.0]
+    assert all(0.30 < v < 0.40 for v in got[("Table 4.1", "CBR / 2", "Actual term")])
 
 
 def _rerouted_scenario(with_pcn: bool) -> qoslab.Scenario:

@@ -423,3 +423,22 @@ def test_what_the_testbed_refuses_are_names_the_core_knows() -> None:
 
     names = qoslab._core.names()
     assert set(NOT_QUEUES) < set(names["queue_types"]) and set(NOT_MODELS) < set(names["traffic_models"])
+
+
+def test_queue_rows_carry_the_routers_own_drop_reasons_which_the_simulator_names_too() -> None:
+    """The kernel's, malformed, oversize and delay-line drops are drop reasons of the core's list:
+    a simulated result has their columns (zero), and a testbed queue row takes them from the
+    router's summary like any reason."""
+    from qoslab.tables import DROP_REASONS
+    from qoslab.testbed.results import _columns, _queue_row
+
+    sim = qoslab.run(qoslab.load(SMALL, overrides=["duration=1s"]))
+    named = {c.removeprefix("drops_") for c in sim.queues.columns if c.startswith("drops_")}
+    assert named == set(DROP_REASONS)
+    assert {"malformed", "oversize", "kernel", "delay_line"} <= named
+    assert all((sim.queues[f"drops_{r}"] == 0).all() for r in ("malformed", "oversize", "kernel", "delay_line"))
+    q = {"name": "a->b", "kind": "fifo", "arrivals": 20, "drops": 9, "drops_kernel": 5, "drops_malformed": 3}
+    q["drops_delay_line"] = 1
+    # The row as the queues table holds it (a reason the summary leaves out is a zero count).
+    t = _columns("queues", [_queue_row(q, 0, {"a->b": "r0->sink0"}, "r0<->sink0", 1_000_000, 1.0)])
+    assert [int(t[f"drops_{r}"][0]) for r in ("kernel", "malformed", "delay_line", "oversize")] == [5, 3, 1, 0]

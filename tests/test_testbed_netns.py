@@ -109,47 +109,99 @@ def _prefix_of(pid: int) -> str | None:
     return None
 
 
+def _start_run(out: Path) -> tuple[subprocess.Popen[str], str]:
+    """Starts ``qoslab testbed run`` of the small RED scenario (30 s) and waits until its testbed is
+    up (all 14 namespaces) and its generators run; returns the process and its testbed's prefix.
+    Waits are generous (a loaded 2-core machine builds namespaces slowly) and bounded."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    args = [sys.executable, "-m", "qoslab", "testbed", "run", str(SMALL), "--set", "duration=30s"]
+    p = subprocess.Popen(
+        [*args, "--out", str(out), "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    prefix = None
+    end = time.monotonic() + 120
+    while time.monotonic() < end and p.poll() is None:
+        prefix = prefix or _prefix_of(p.pid)
+        if prefix is not None and len(list_testbeds().get(prefix, [])) >= 14 and _generators_run(prefix):
+            return p, prefix
+        time.sleep(0.2)
+    p.kill()
+    _, err = p.communicate()
+    if prefix is not None:
+        testbed.clean(prefixes=[prefix])
+    pytest.fail(f"the testbed did not come up within 120 s (prefix {prefix}): {err}")
+
+
+def _generators_run(prefix: str) -> bool:
+    """Is a ``qoslab-traffic gen`` running in the testbed's first host (traffic flowing)?"""
+    ns = f"{prefix}-h0"
+    pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+    for pid in pids:
+        try:
+            if "gen" in Path(f"/proc/{pid}/cmdline").read_text().split("\0"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_mid_run_tears_the_testbed_down(tmp_path: Path, sig: int, code: int) -> None:
+    """Interrupted with traffic flowing, ``qoslab testbed run`` stops its processes, deletes its
+    namespaces and its state and writes no result, then exits 128 + the signal. Its teardown
+    stops every process at once within one 5 s deadline, plus the namespaces' deletion: 60 s is a
+    generous bound on a loaded 2-core machine (the time taken is printed). Should it not end in time, the test
+    fails and cleans its own testbed up (processes, namespaces, work folder), so nothing outlives it."""
     out = tmp_path / "r"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    p = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "qoslab",
-            "testbed",
-            "run",
-            str(SMALL),
-            "--set",
-            "duration=30s",
-            "--out",
-            str(out),
-            "-q",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    p, prefix = _start_run(out)
     try:
-        prefix = None
-        end = time.monotonic() + 20
-        while time.monotonic() < end and (prefix is None or len(list_testbeds().get(prefix, [])) < 14):
-            prefix = prefix or _prefix_of(p.pid)
-            time.sleep(0.2)
-        assert prefix is not None, "the testbed did not come up"
-        time.sleep(1.5)  # traffic flowing
         p.send_signal(sig)
-        _, err = p.communicate(timeout=30)
+        t = time.monotonic()
+        _, err = p.communicate(timeout=60)
+        print(f"teardown took {time.monotonic() - t:.1f} s")
     finally:
         if p.poll() is None:
             p.kill()
+            p.communicate()
+            testbed.clean(prefixes=[prefix])
     assert p.returncode == code, err
     assert "Traceback" not in err
     assert prefix not in list_testbeds(), list_testbeds()
     assert not (STATE_DIR / f"{prefix}.pid").exists()
+    assert not (STATE_DIR / f"{prefix}.work").exists()
     assert not out.exists()
+
+
+def test_clean_after_a_killed_run_removes_everything_it_left(tmp_path: Path) -> None:
+    """SIGKILL gives ``qoslab testbed run`` no teardown: its namespaces, the processes in them
+    (router, sink, generators) and its work folder stay. ``clean`` (scoped to this run's testbed,
+    so other runs on the machine are untouched) removes all three."""
+    p, prefix = _start_run(tmp_path / "r")
+    work = Path((STATE_DIR / f"{prefix}.work").read_text().strip())
+    assert work.is_dir() and work.name.startswith(f"qoslab-{prefix}-")
+    pids = [
+        pid
+        for ns in list_testbeds()[prefix]
+        for pid in subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+    ]
+    assert pids, "the run's processes are in its namespaces"
+    p.kill()
+    p.communicate()
+    removed = testbed.clean(prefixes=[prefix])
+    assert len(removed) == 14
+    assert prefix not in list_testbeds()
+    assert not work.exists(), f"{work} left behind"
+    assert not (STATE_DIR / f"{prefix}.work").exists() and not (STATE_DIR / f"{prefix}.pid").exists()
+    time.sleep(0.5)
+    assert not [x for x in pids if _running(x)], "a process of the killed run outlived clean"
+
+
+def _running(pid: str) -> bool:
+    """Is the process alive (a zombie waiting for a reaper is not)?"""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def test_clean_removes_stale_testbeds_and_nothing_else() -> None:
@@ -163,7 +215,8 @@ def test_clean_removes_stale_testbeds_and_nothing_else() -> None:
             subprocess.run(["ip", "netns", "add", ns], check=True)
             (STATE_DIR / f"{ns.split('-')[0]}.pid").write_text(f"{pid}\n")
         subprocess.run(["ip", "netns", "add", other], check=True)
-        removed = testbed.clean()
+        # Scoped to this test's testbeds: other runs on the machine (their stale ones too) are not ours.
+        removed = testbed.clean(prefixes=["qtb0dead0", "qtb0a11e0"])
         assert removed == ["qtb0dead0-h0"]
         left = list_testbeds()
         assert "qtb0dead0" not in left and left.get("qtb0a11e0") == ["qtb0a11e0-h0"]

@@ -1,6 +1,6 @@
 # The seed-001 (D-CBT paper, §5) dumbbell for the RED crosscheck, in ns-2.35.
 #
-#   ns red_dumbbell.tcl <n_tcp> <n_cbr> <duration_s> <seed> <trace_file> [cbr_start_s [n_late [late_start_s [rate [cbr_rates [n_udp [udp_rates [n_mm scale_log]]]]]]]]
+#   ns red_dumbbell.tcl <n_tcp> <n_cbr> <duration_s> <seed> <trace_file> [cbr_start_s [n_late [late_start_s [rate [cbr_rates [n_udp [udp_rates [n_mm scale_log [ecn [access_delay [bottleneck_delay [max_window]]]]]]]]]]]]
 #
 # n_tcp FTP/TCP Reno flows from 0 s, n_late more from late_start_s (default
 # 20 s, as the paper's second group), n_cbr CBR/UDP flows from cbr_start_s
@@ -20,6 +20,10 @@
 # MmApp that the MM_APP's author published for ns-2 ("NS by Example", "Add
 # New Application and Agent"), rewritten here in OTcl (below); each scale the
 # source applies is written to `scale_log` as "time flow_id scale".
+# With `ecn` 1 the TCP agents are ECN-capable (`ecn_`) and RED marks
+# ECN-capable packets instead of dropping them early (`setbit_`); the
+# access links' and the bottleneck's one-way delays default to 5ms and
+# 20ms, the TCP window to 20 segments.
 #
 # Every Queue/RED and Agent/TCP parameter that matters is set explicitly:
 # ns-2.35's defaults are not those of the paper's era (gentle_, bytes_,
@@ -45,18 +49,23 @@ set n_udp     [expr {$argc > 10 ? [lindex $argv 10] : 0}]
 set udp_rates [expr {$argc > 11 ? [lindex $argv 11] : "0:5Mb"}]
 set n_mm      [expr {$argc > 12 ? [lindex $argv 12] : 0}]
 set scale_log [expr {$argc > 13 ? [lindex $argv 13] : ""}]
+set ecn       [expr {$argc > 14 ? [lindex $argv 14] : 0}]
+set access_delay [expr {$argc > 15 ? [lindex $argv 15] : "5ms"}]
+set bottleneck_delay [expr {$argc > 16 ? [lindex $argv 16] : "20ms"}]
+set max_window [expr {$argc > 17 ? [lindex $argv 17] : 20}]
 
 # --- RED: packet mode, FJ93 parameters (every setting in red_fj93.tcl) -------
 source [file join [file dirname [info script]] red_fj93.tcl]
 Queue/RED set summarystats_    false
+Queue/RED set setbit_          [expr {$ecn ? "true" : "false"}] ;# ECN: mark instead of an early drop
 Queue set limit_               60    ;# access links' drop-tail queues (qoslab default fifo 60 pkts)
 
 # --- TCP Reno, the paper's era (qoslab's defaults, docs/decisions.md) ---------
 Agent/TCP set packetSize_          1000  ;# 1000 B on the wire, every data packet:
 Agent/TCP set useHeaders_          false ;# true adds tcpip_base_hdr_size_ (40 B) to all but the first
 Agent/TCP set tcpip_base_hdr_size_ 40
-Agent/TCP set window_              20    ;# max window, packets
-Agent/TCP set maxcwnd_             20
+Agent/TCP set window_              $max_window ;# max window, packets
+Agent/TCP set maxcwnd_             $max_window
 Agent/TCP set windowInit_          1
 Agent/TCP set windowOption_        1
 Agent/TCP set syn_                 false ;# no SYN exchange (qoslab has none)
@@ -67,7 +76,7 @@ Agent/TCP set bugFix_              true  ;# one fast retransmit per window
 Agent/TCP set maxburst_            0
 Agent/TCP set overhead_            0
 Agent/TCP set timestamps_          false
-Agent/TCP set ecn_                 0
+Agent/TCP set ecn_                 $ecn
 Agent/TCP set tcpTick_             0.1   ;# timer granularity 100 ms
 Agent/TCP set minrto_              0.2
 Agent/TCP set maxrto_              60
@@ -93,8 +102,8 @@ set r0 [$ns node]
 set r1 [$ns node]
 # RED on r0 -> r1 only; the ACKs' direction is drop-tail, as qoslab's
 # reverse_queue defaults to the scenario's default_queue (fifo, 60 packets).
-$ns simplex-link $r0 $r1 $rate 20ms RED
-$ns simplex-link $r1 $r0 25Mb 20ms DropTail
+$ns simplex-link $r0 $r1 $rate $bottleneck_delay RED
+$ns simplex-link $r1 $r0 25Mb $bottleneck_delay DropTail
 $ns queue-limit $r0 $r1 60
 $ns queue-limit $r1 $r0 60
 
@@ -102,11 +111,11 @@ set tf [open $tracefile w]
 $ns trace-queue $r0 $r1 $tf
 
 proc pair {} {
-    global ns r0 r1
+    global ns r0 r1 access_delay
     set s [$ns node]
     set d [$ns node]
-    $ns duplex-link $s $r0 25Mb 5ms DropTail
-    $ns duplex-link $r1 $d 25Mb 5ms DropTail
+    $ns duplex-link $s $r0 25Mb $access_delay DropTail
+    $ns duplex-link $r1 $d 25Mb $access_delay DropTail
     return [list $s $d]
 }
 

@@ -110,7 +110,8 @@ def mace(
     Give exactly one of ``ports`` (:func:`mace_port` descriptors, inline) and ``descriptors`` (a
     descriptor file, relative to the scenario file). ``admission``: :func:`mbac` or :func:`ssac`;
     ``allocation``: the CL allocation mu (wire bit/s). Defaults: ``stale_timeout`` 30 s,
-    ``device_queue`` 1 packet, ``be_dispatch`` ``"when_room"`` (or ``"when_idle"``),
+    ``device_queue`` 1 packet, ``be_dispatch`` ``"when_idle"`` (the paper's final rule; or
+    ``"when_room"``, its abandoned first version),
     ``table_capacity`` 1024 flows.
     """
     m: dict[str, Any] = {}

@@ -97,7 +97,46 @@ fn parse_route_only(pkts: &[Vec<u8>]) -> f64 {
     best((0..ROUNDS).map(|_| time(pkts, &mut f)).collect())
 }
 
+/// One path alone for `packets` packets (after one warm-up pass of the
+/// 4096 packets), for profilers: `callgrind` counts the instructions of
+/// two runs of different lengths, whose difference is the per-packet
+/// cost without the set-up (docs/performance.md).
+fn one_path(path: &str, packets: usize) {
+    let (pkts, mut qos) = match path {
+        "fast-base" | "fast-qos" => common::fast(100),
+        "slow-base" | "slow-qos" => common::slow(100),
+        _ => {
+            eprintln!("edge_overhead: --path {path:?}: allowed fast-base, fast-qos, slow-base, slow-qos");
+            std::process::exit(2);
+        }
+    };
+    let mut base = common::Base::new();
+    let mut f = |i: u64, p: &[u8]| if path.ends_with("base") { base.forward(i, p) } else { qos.forward(i, p) };
+    let mut acc = 0u64;
+    for (i, p) in pkts.iter().enumerate() {
+        acc ^= f(i as u64, black_box(p));
+    }
+    for k in 0..packets {
+        acc ^= f((pkts.len() + k) as u64, black_box(&pkts[k % pkts.len()]));
+    }
+    black_box(acc);
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(k) = args.iter().position(|a| a == "--path") {
+        let packets = args
+            .iter()
+            .position(|a| a == "--packets")
+            .and_then(|j| args.get(j + 1))
+            .map_or(Ok(100_000), |n| n.parse::<usize>())
+            .unwrap_or_else(|e| {
+                eprintln!("edge_overhead: --packets: {e}; give a whole number of packets");
+                std::process::exit(2)
+            });
+        one_path(args.get(k + 1).map_or("", String::as_str), packets);
+        return;
+    }
     println!("| path | rules | ns/packet base | ns/packet qos | QoS share % | cache hits / misses |");
     println!("|---|---:|---:|---:|---:|---:|");
     let mut rows = vec![("fast (cache hit)", 100, common::fast(100))];

@@ -102,14 +102,18 @@ impl<C: Classifier, S: Scheduler> Classful<C, S> {
     pub fn scheduler(&self) -> &S {
         &self.scheduler
     }
-    fn recount(&mut self) {
+    /// The children's backlogs added up.
+    fn total(&self) -> Backlog {
         let mut b = Backlog::default();
         for c in &self.children {
-            let cb = c.backlog();
+            let cb = c.held();
             b.packets += cb.packets;
             b.bytes += cb.bytes;
         }
-        self.backlog = b;
+        b
+    }
+    fn recount(&mut self) {
+        self.backlog = self.total();
     }
 }
 
@@ -121,17 +125,25 @@ impl<C: Classifier + Send, S: Scheduler + Send> Qdisc for Classful<C, S> {
         let Some(i) = self.classifier.classify(&pkt).filter(|i| *i < self.children.len()) else {
             return Verdict::Dropped(Dropped { packet: pkt, reason: DropReason::Unclassified });
         };
+        // Only child i changes: its backlog before and after gives the
+        // total's change (no walk over every child on every packet).
+        let before = self.children[i].held();
         let v = self.children[i].enqueue(now, pkt, rng);
         if !matches!(v, Verdict::Dropped(_)) {
             self.scheduler.on_enqueue(now, i, &pkt);
         }
-        self.recount();
+        let after = self.children[i].held();
+        self.backlog.packets = self.backlog.packets - before.packets + after.packets;
+        self.backlog.bytes = self.backlog.bytes - before.bytes + after.bytes;
+        debug_assert_eq!(self.backlog, self.total());
         v
     }
     fn dequeue(&mut self, now: Time) -> Dequeue {
         let d = self.scheduler.dequeue(now, &mut self.children);
-        if matches!(d, Dequeue::Packet(_)) {
-            self.recount();
+        if let Dequeue::Packet(p) = &d {
+            // The packet left one child, whose backlog fell by it.
+            self.backlog.sub(p);
+            debug_assert_eq!(self.backlog, self.total());
         }
         d
     }

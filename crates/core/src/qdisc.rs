@@ -42,10 +42,26 @@ pub enum DropReason {
     /// yet: the PCN ingress termination (seed `004_103cfaf3a9820062.txt`
     /// §4) will; the result column `drops_terminated` is kept for it.
     Terminated,
+    /// A frame whose IP header does not parse (a length beyond the frame, a
+    /// bad version or header length): qoslab-router drops it before the
+    /// stages. The simulator builds its packets and never produces it.
+    Malformed,
+    /// A frame larger than the router can hold or send (a pool slot, the
+    /// pacer's burst): qoslab-router drops it on arrival. Not in the simulator.
+    Oversize,
+    /// Frames the kernel dropped before qoslab-router read them (a full
+    /// socket buffer or ring: `PACKET_STATISTICS`, `XDP_STATISTICS`),
+    /// counted on the direction of the interface they arrived on. Not in the
+    /// simulator.
+    Kernel,
+    /// A frame that found its direction's share of the router's buffer pool
+    /// full while it would wait out the link's delay (qoslab-router's delay
+    /// line). Not in the simulator.
+    DelayLine,
 }
 
 impl DropReason {
-    pub const COUNT: usize = 9;
+    pub const COUNT: usize = 13;
     pub const ALL: [DropReason; DropReason::COUNT] = [
         DropReason::Overlimit,
         DropReason::EarlyRandom,
@@ -56,6 +72,10 @@ impl DropReason {
         DropReason::Unclassified,
         DropReason::Policed,
         DropReason::Terminated,
+        DropReason::Malformed,
+        DropReason::Oversize,
+        DropReason::Kernel,
+        DropReason::DelayLine,
     ];
     /// Snake-case name, used in result columns (`drops_early_random`).
     pub fn as_str(self) -> &'static str {
@@ -69,6 +89,10 @@ impl DropReason {
             DropReason::Unclassified => "unclassified",
             DropReason::Policed => "policed",
             DropReason::Terminated => "terminated",
+            DropReason::Malformed => "malformed",
+            DropReason::Oversize => "oversize",
+            DropReason::Kernel => "kernel",
+            DropReason::DelayLine => "delay_line",
         }
     }
 }
@@ -149,6 +173,11 @@ impl Backlog {
     pub fn add(&mut self, p: &Packet) {
         self.packets += 1;
         self.bytes += p.size as u64;
+    }
+    #[inline]
+    fn add_backlog(&mut self, b: Backlog) {
+        self.packets += b.packets;
+        self.bytes += b.bytes;
     }
     #[inline]
     pub fn sub(&mut self, p: &Packet) {
@@ -335,12 +364,26 @@ impl Queue {
     pub fn kind(&self) -> &'static str {
         self.inner.kind()
     }
+    #[inline]
     pub fn stats(&self) -> &QueueStats {
         &self.stats
     }
+    #[inline]
     pub fn backlog(&self) -> Backlog {
         self.inner.backlog()
     }
+    /// [`Queue::backlog`] without asking the discipline: what it held after
+    /// its last change. A discipline's backlog changes only in `enqueue`,
+    /// in a `dequeue` that returns a packet and in `reset`, and the wrapper
+    /// reads it after each (the time-average statistics rest on the same
+    /// rule). For classful parents, which check their children on every
+    /// packet (docs/performance.md, "The edge QoS fast path after the profile").
+    #[inline]
+    pub fn held(&self) -> Backlog {
+        debug_assert_eq!(self.held, self.inner.backlog(), "{}: backlog changed outside the wrapper", self.kind());
+        self.held
+    }
+    #[inline]
     pub fn peek(&self) -> Option<&Packet> {
         self.inner.peek()
     }
@@ -370,8 +413,11 @@ impl Queue {
     fn advance(&mut self, now: Time) {
         let dt = now.0.saturating_sub(self.last_change.0) as u128;
         if dt > 0 {
-            self.stats.area_packets_ns += self.held.packets as u128 * dt;
-            self.stats.area_bytes_ns += self.held.bytes as u128 * dt;
+            // An empty queue adds nothing (no 128-bit products to form).
+            if self.held.packets > 0 {
+                self.stats.area_packets_ns += self.held.packets as u128 * dt;
+                self.stats.area_bytes_ns += self.held.bytes as u128 * dt;
+            }
             self.last_change = now;
         }
     }
@@ -381,9 +427,15 @@ impl Queue {
         self.stats.count_drop(d.reason, d.packet.size as u64);
     }
 
+    /// Records `held`, the discipline's backlog after a change, and its peak.
+    /// The verdict says what changed (a packet queued or marked adds it, a
+    /// refusal changes nothing, a departure removes it), so the common
+    /// cases need no call into the discipline; debug builds check that
+    /// the discipline agrees.
     #[inline]
-    fn after_change(&mut self) {
-        self.held = self.inner.backlog();
+    fn after_change(&mut self, held: Backlog) {
+        debug_assert_eq!(held, self.inner.backlog(), "{}: backlog differs from what its verdict says", self.kind());
+        self.held = held;
         if self.held.packets > self.stats.peak_packets {
             self.stats.peak_packets = self.held.packets;
         }
@@ -399,19 +451,40 @@ impl Queue {
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += pkt.size as u64;
         pkt.enqueued = now;
-        let v = self.inner.enqueue(now, pkt, rng);
-        match &v {
-            Verdict::Queued => {}
-            Verdict::Marked(r) => self.stats.count_mark(*r),
-            Verdict::Dropped(d) => self.count_drop(d),
-            Verdict::QueuedPushingOut(victims) => {
-                for d in victims {
-                    self.count_drop(d);
+        // `pkt` is not read after the call, so it moves into the discipline
+        // without a copy, and the common verdicts are built anew rather than
+        // copied out of the discipline's answer: a 56-byte copy of a value
+        // just written by narrower stores stalls on store-to-load forwarding
+        // (docs/performance.md, "The edge QoS fast path after the profile").
+        let queued = Backlog { packets: 1, bytes: pkt.size as u64 };
+        let mut held = self.held;
+        match self.inner.enqueue(now, pkt, rng) {
+            Verdict::Queued => {
+                held.add_backlog(queued);
+                self.after_change(held);
+                Verdict::Queued
+            }
+            Verdict::Marked(r) => {
+                self.stats.count_mark(r);
+                held.add_backlog(queued);
+                self.after_change(held);
+                Verdict::Marked(r)
+            }
+            v => {
+                match &v {
+                    Verdict::Dropped(d) => self.count_drop(d),
+                    Verdict::QueuedPushingOut(victims) => {
+                        for d in victims {
+                            self.count_drop(d);
+                        }
+                        held = self.inner.backlog();
+                    }
+                    Verdict::Queued | Verdict::Marked(_) => unreachable!("handled above"),
                 }
+                self.after_change(held);
+                v
             }
         }
-        self.after_change();
-        v
     }
 
     /// Takes the next packet at `now`; counts the departure and its sojourn.
@@ -427,7 +500,9 @@ impl Queue {
             if soj > self.stats.sojourn_max_ns {
                 self.stats.sojourn_max_ns = soj;
             }
-            self.after_change();
+            let mut held = self.held;
+            held.sub(p);
+            self.after_change(held);
         }
         d
     }
@@ -437,7 +512,7 @@ impl Queue {
     pub fn reset(&mut self, now: Time) -> Vec<Packet> {
         self.advance(now);
         let v = self.inner.reset();
-        self.after_change();
+        self.after_change(self.inner.backlog());
         v
     }
 

@@ -10,6 +10,20 @@
 //! the hosts behind it), ignores its own outgoing frames
 //! (`PACKET_IGNORE_OUTGOING`, Linux 4.20) and bypasses the interface's
 //! qdisc on send (`PACKET_QDISC_BYPASS`): nothing queues below the pacer.
+//!
+//! **VLAN tags.** A driver with VLAN receive offload (veth always, most
+//! NICs by default) strips a received frame's outer tag into metadata, so
+//! the bytes read have no tag. The socket asks for that metadata
+//! (`PACKET_AUXDATA`) and, when a frame carried a tag, writes it back into
+//! the frame (after the MAC addresses) before the datapath sees it: tagged
+//! frames leave tagged. Each slot keeps 4 bytes for it: frames longer than
+//! [`RX_ROOM`] are too long to forward (reported longer than a slot, so the
+//! datapath drops them as oversize).
+//!
+//! **Kernel drops.** Frames the kernel dropped for this socket (its receive
+//! buffer full, e.g. while the pool had no free slot) are read with
+//! `PACKET_STATISTICS` (which resets the kernel's counters on each read:
+//! [`PacketSocket::kernel_drops`] adds them up).
 
 use crate::pool::{Pool, SLOT};
 use std::ffi::CString;
@@ -18,12 +32,18 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
 
+/// Room for a received frame: a slot less the 4 bytes a restored VLAN tag takes.
+pub const RX_ROOM: usize = SLOT - VLAN_TAG;
+const VLAN_TAG: usize = 4;
+
 /// An AF_PACKET socket bound to one interface.
 #[derive(Debug)]
 pub struct PacketSocket {
     fd: OwnedFd,
     pub ifindex: i32,
     pub name: String,
+    /// `PACKET_STATISTICS` drops read so far (the kernel resets its count on each read).
+    kernel_drops: u64,
 }
 
 /// The index of interface `name`, if it exists.
@@ -66,6 +86,7 @@ impl PacketSocket {
         let one: libc::c_int = 1;
         setsockopt(raw, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, "PACKET_IGNORE_OUTGOING")?;
         setsockopt(raw, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, &one, "PACKET_QDISC_BYPASS")?;
+        setsockopt(raw, libc::SOL_PACKET, libc::PACKET_AUXDATA, &one, "PACKET_AUXDATA")?;
         let buf: libc::c_int = 8 << 20;
         // FORCE needs CAP_NET_ADMIN; fall back to the capped size without it.
         if setsockopt(raw, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &buf, "SO_RCVBUFFORCE").is_err() {
@@ -92,17 +113,38 @@ impl PacketSocket {
         mr.mr_ifindex = ifindex;
         mr.mr_type = libc::PACKET_MR_PROMISC as u16;
         setsockopt(raw, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mr, "PACKET_ADD_MEMBERSHIP")?;
-        Ok(PacketSocket { fd, ifindex, name: name.to_string() })
+        Ok(PacketSocket { fd, ifindex, name: name.to_string(), kernel_drops: 0 })
     }
 
     pub fn fd(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
 
+    /// Frames the kernel dropped for this socket since it was opened.
+    pub fn kernel_drops(&mut self) -> u64 {
+        // SAFETY: tpacket_stats is plain data; getsockopt writes at most `len` bytes.
+        let mut st: libc::tpacket_stats = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::tpacket_stats>() as libc::socklen_t;
+        let r = unsafe {
+            libc::getsockopt(
+                self.fd(),
+                libc::SOL_PACKET,
+                libc::PACKET_STATISTICS,
+                &mut st as *mut libc::tpacket_stats as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        if r == 0 {
+            self.kernel_drops += st.tp_drops as u64;
+        }
+        self.kernel_drops
+    }
+
     /// Receives up to `max` frames into free pool slots; appends `(slot,
     /// len)` to `out` for each (the slot is then the caller's), and returns
-    /// how many arrived (0: none waiting, or no free slot). Frames longer
-    /// than a slot arrive truncated with `len` = their full length.
+    /// how many arrived (0: none waiting, or no free slot). A frame that
+    /// carried a VLAN tag has it back (`len` counts it); a frame longer than
+    /// [`RX_ROOM`] arrives truncated, with `len` more than a slot.
     pub fn recv_batch(
         &self,
         m: &mut MsgBatch,
@@ -125,7 +167,8 @@ impl PacketSocket {
         for i in 0..n {
             // SAFETY: the slot lies inside `pool`'s block, which outlives the call.
             let buf = unsafe { base.add(m.slots[i] as usize * SLOT) };
-            m.set(i, buf, SLOT);
+            m.set(i, buf, RX_ROOM);
+            m.want_control(i);
         }
         // SAFETY: `m.msgs[..n]` are initialised headers over live buffers.
         let r = unsafe {
@@ -150,21 +193,26 @@ impl PacketSocket {
             r as usize
         };
         for i in 0..got {
-            out.push((m.slots[i], m.msgs[i].msg_len as usize));
+            let (slot, len) = (m.slots[i], m.msgs[i].msg_len as usize);
+            if len > RX_ROOM {
+                out.push((slot, len.max(SLOT + 1)));
+                continue;
+            }
+            match m.vlan(i) {
+                Some((tpid, tci)) => {
+                    let f = pool.slot_mut(slot);
+                    f.copy_within(12..len, 12 + VLAN_TAG);
+                    f[12..14].copy_from_slice(&tpid.to_be_bytes());
+                    f[14..16].copy_from_slice(&tci.to_be_bytes());
+                    out.push((slot, len + VLAN_TAG));
+                }
+                None => out.push((slot, len)),
+            }
         }
         for &s in &m.slots[got..n] {
             pool.free(s);
         }
         Ok(got)
-    }
-
-    /// Sends one frame; `false` if the kernel did not take it whole.
-    #[inline]
-    pub fn send(&self, frame: &[u8]) -> bool {
-        // SAFETY: `frame` is a live byte slice of the length passed.
-        let r =
-            unsafe { libc::send(self.fd(), frame.as_ptr() as *const libc::c_void, frame.len(), libc::MSG_DONTWAIT) };
-        r == frame.len() as isize
     }
 
     /// Sends the frames held in `slots`, in order, with as few `sendmmsg`
@@ -199,11 +247,17 @@ impl PacketSocket {
     }
 }
 
+/// Bytes of control data per received frame: one `PACKET_AUXDATA` message
+/// (CMSG_SPACE of a 20-byte `tpacket_auxdata`: 40 bytes), in u64 words for alignment.
+const CONTROL_WORDS: usize = 6;
+
 /// The message headers of one `recvmmsg` or `sendmmsg` call (one frame
-/// each), allocated once and reused, with the pool slots they point at.
+/// each), allocated once and reused, with the pool slots they point at and
+/// each message's control buffer (a received frame's VLAN metadata).
 pub struct MsgBatch {
     iov: Vec<libc::iovec>,
     msgs: Vec<libc::mmsghdr>,
+    control: Vec<[u64; CONTROL_WORDS]>,
     slots: Vec<u32>,
 }
 
@@ -220,15 +274,57 @@ impl MsgBatch {
         // SAFETY: iovec and mmsghdr are plain data; all-zero is a valid value.
         let zero_iov: libc::iovec = unsafe { std::mem::zeroed() };
         let zero_msg: libc::mmsghdr = unsafe { std::mem::zeroed() };
-        MsgBatch { iov: vec![zero_iov; max], msgs: vec![zero_msg; max], slots: Vec::with_capacity(max) }
+        MsgBatch {
+            iov: vec![zero_iov; max],
+            msgs: vec![zero_msg; max],
+            control: vec![[0; CONTROL_WORDS]; max],
+            slots: Vec::with_capacity(max),
+        }
     }
 
-    /// Points message `i` at the `len` bytes at `buf`.
+    /// Points message `i` at the `len` bytes at `buf` (no control data).
     fn set(&mut self, i: usize, buf: *mut u8, len: usize) {
         self.iov[i] = libc::iovec { iov_base: buf as *mut libc::c_void, iov_len: len };
         let h = &mut self.msgs[i];
         h.msg_hdr.msg_iov = &mut self.iov[i];
         h.msg_hdr.msg_iovlen = 1;
+        h.msg_hdr.msg_control = std::ptr::null_mut();
+        h.msg_hdr.msg_controllen = 0;
         h.msg_len = 0;
+    }
+
+    /// Lets message `i` receive control data (the frame's `PACKET_AUXDATA`).
+    fn want_control(&mut self, i: usize) {
+        let h = &mut self.msgs[i].msg_hdr;
+        h.msg_control = self.control[i].as_mut_ptr() as *mut libc::c_void;
+        h.msg_controllen = std::mem::size_of::<[u64; CONTROL_WORDS]>() as _;
+    }
+
+    /// The VLAN tag (TPID, TCI) the kernel took off received frame `i`, if any.
+    fn vlan(&self, i: usize) -> Option<(u16, u16)> {
+        let h = &self.msgs[i].msg_hdr;
+        // SAFETY: the kernel wrote `msg_controllen` bytes of well-formed cmsgs into
+        // our buffer; CMSG_FIRSTHDR/NXTHDR stay inside it.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(h);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::SOL_PACKET
+                    && (*c).cmsg_type == libc::PACKET_AUXDATA
+                    && (*c).cmsg_len as usize
+                        >= libc::CMSG_LEN(std::mem::size_of::<libc::tpacket_auxdata>() as u32) as usize
+                {
+                    let a: libc::tpacket_auxdata =
+                        std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::tpacket_auxdata);
+                    if a.tp_status & libc::TP_STATUS_VLAN_VALID != 0 {
+                        let tpid =
+                            if a.tp_status & libc::TP_STATUS_VLAN_TPID_VALID != 0 { a.tp_vlan_tpid } else { 0x8100 };
+                        return Some((tpid, a.tp_vlan_tci));
+                    }
+                    return None;
+                }
+                c = libc::CMSG_NXTHDR(h, c);
+            }
+        }
+        None
     }
 }

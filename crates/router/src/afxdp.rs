@@ -345,6 +345,29 @@ impl XdpSocket {
         self.fd.as_raw_fd()
     }
 
+    /// Frames the kernel dropped for this socket since it was opened
+    /// (`XDP_STATISTICS`, cumulative): no fill-ring frame (`rx_dropped`),
+    /// the RX ring full (`rx_ring_full`), a descriptor it could not use.
+    pub fn kernel_drops(&self) -> u64 {
+        // SAFETY: xdp_statistics is plain data; getsockopt writes at most `len` bytes.
+        let mut st: libc::xdp_statistics = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::xdp_statistics>() as libc::socklen_t;
+        let r = unsafe {
+            libc::getsockopt(
+                self.fd(),
+                libc::SOL_XDP,
+                libc::XDP_STATISTICS,
+                &mut st as *mut libc::xdp_statistics as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        if r == 0 {
+            st.rx_dropped + st.rx_ring_full + st.rx_invalid_descs
+        } else {
+            0
+        }
+    }
+
     /// As [`crate::afpacket::PacketSocket::recv_batch`]: up to `max`
     /// frames into free pool slots (copied out of the UMEM, whose frames
     /// go straight back to the fill ring).
@@ -357,6 +380,7 @@ impl XdpSocket {
             let Some(slot) = pool.alloc() else { break };
             // SAFETY: entry `cons + n` was produced by the kernel (below `ready`).
             let d = unsafe { *self.rx.desc_at(cons.wrapping_add(n)) };
+            // A frame longer than a slot is copied in part; the datapath drops it as oversize.
             let len = d.len as usize;
             let take = len.min(SLOT);
             // SAFETY: the kernel wrote `len` bytes at `addr` inside the UMEM.
@@ -427,15 +451,6 @@ impl XdpSocket {
             prod = prod.wrapping_add(*ok as u32);
         }
         self.kick(prod);
-    }
-
-    /// Sends one frame.
-    pub fn send(&mut self, frame: &[u8]) -> bool {
-        self.reclaim();
-        let prod = self.tx.prod().load(Ordering::Relaxed);
-        let ok = self.queue(frame, prod);
-        self.kick(prod.wrapping_add(ok as u32));
-        ok
     }
 }
 

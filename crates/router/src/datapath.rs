@@ -1,18 +1,37 @@
-//! The datapath without I/O: frames in (a pool slot each), the two
-//! directions' ports and pacers, frames out. The daemon feeds it from its
-//! sockets and the monotonic clock; tests feed it directly.
+//! The datapath without I/O: frames in (a pool slot each), the link's
+//! delay line, the two directions' ports and pacers, frames out. The daemon
+//! feeds it from its sockets and the monotonic clock; tests and the
+//! `datapath` fuzz target feed it directly.
 //!
 //! ```text
-//! frame from side s in slot k:  parse → flow id (bounded LRU table) → Packet { handle: k, created: now }
-//!                               → ports[s].enqueue(now, pkt, key)      (stages, then the qdisc)
+//! frame from side s in slot k:  receive: rx counted; longer than a slot → dropped (oversize)
+//!                               delay > 0: held in the delay line until now + delay (at most the
+//!                               direction's share of the pool, else dropped: delay_line)
+//! arrive (after the delay):     parse → malformed: dropped · longer than the burst: dropped (oversize)
+//!                               → flow id (bounded LRU table; not IP: one all-zero key)
+//!                               → Packet { handle: k, created: now } → ports[s].enqueue (stages, qdisc)
 //!                               drops and push-outs free their slots
-//! poll(now), per direction:     held = the packet "on the wire" (taken from the port, waiting for its tokens)
+//! poll(now), per direction:     due frames leave the delay line (arrive)
+//!                               held = the packet "on the wire" (taken from the port, waiting for its tokens)
 //!     no held packet:           port.on_sent(now); held = port.dequeue(now)
 //!     pacer.consume(now, size): the wire finished sending it → the frame joins the direction's batch
 //!     otherwise:                wake at now + time to conformance
 //!     then (or when `router.batch` frames wait): one `sendmmsg` of the batch, free the slots
 //! timers:                       port.next_deadline() / port.on_timer(now)
 //! ```
+//!
+//! Every frame goes through a port: a frame that is not IP (ARP, any other
+//! EtherType) is queued and paced as best effort like any packet, under the
+//! all-zero flow key; nothing is sent around the link. Every frame read is
+//! accounted for, per direction (the `datapath` fuzz target checks it after
+//! any sequence of frames, time steps and reloads):
+//!
+//! ```text
+//! rx_pkts = tx_pkts + tx_errors + Σ drops[reason] − drops[kernel] + in the delay line + held by the port + on the wire
+//! ```
+//!
+//! (`drops[kernel]` are frames the kernel dropped before the router read
+//! them: counted as drops of their direction, never read.)
 //!
 //! The pacer is the device: a core [`TokenBucket`] at `link.rate` with
 //! depth `router.burst`, against the monotonic clock. A packet is taken
@@ -21,17 +40,17 @@
 //! transmission at `link.rate`: nothing queues below the pacer, so MACE's
 //! device policy ("BE only when the device is idle") sees the device as it
 //! is, and a CL packet waits behind at most the one packet being sent.
-//! Frames that are not IP (ARP) bypass the ports and the pacer.
 
 use crate::config::{ClassTagRule, ValidConfig};
+use crate::delay::DelayLine;
 use crate::flows::Flows;
-use crate::parse::{self, Frame};
-use crate::pool::Pool;
+use crate::parse::{self, Frame, NOT_IP_KEY};
+use crate::pool::{Pool, SLOT};
 use qoslab_core::cbt::Class;
 use qoslab_core::packet::ClassTag;
 use qoslab_core::packet::{Ecn, FlowKey, Packet};
 use qoslab_core::pipeline::{EventKind, EventSink, MechEvent, Port};
-use qoslab_core::qdisc::{Dequeue, DropReason, Verdict};
+use qoslab_core::qdisc::{Dequeue, DropReason, MarkReason, Verdict};
 use qoslab_core::token_bucket::{TokenBucket, TokenBucketConfig};
 use qoslab_core::units::{Bytes, Time};
 use qoslab_core::Rng;
@@ -58,60 +77,97 @@ pub struct ClassCounters {
 /// What a direction counted (monotone since start).
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Counters {
+    /// Frames read from the receiving interface (before the delay line).
     pub rx_pkts: u64,
     pub rx_bytes: u64,
     pub tx_pkts: u64,
     pub tx_bytes: u64,
-    /// Frames that were not IP, forwarded without queueing.
+    /// Frames that were not IP (queued and paced as best effort).
     pub not_ip_pkts: u64,
-    /// Frames larger than the pacer's burst (or a pool slot): dropped.
-    pub oversize_drops: u64,
     /// Frames the kernel refused to send.
     pub tx_errors: u64,
     /// Packets whose ECN field was rewritten (a mark).
     pub ecn_rewrites: u64,
+    /// Receive passes on this direction's interface that found no free pool
+    /// slot (the kernel then holds the frames, or drops them: `drops.kernel`).
+    pub pool_exhausted: u64,
     pub classes: [ClassCounters; CLASSES],
+}
+
+/// Totals of the ports a reload replaced, so a direction's counts stay
+/// monotone across reloads.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Carried {
+    pub arrivals: u64,
+    pub arrival_bytes: u64,
+    pub departures: u64,
+    pub departure_bytes: u64,
+    pub drops: [u64; DropReason::COUNT],
+    pub marks: [u64; MarkReason::COUNT],
 }
 
 /// One direction: its port, its pacer and the packet on the wire.
 #[derive(Debug)]
 pub struct Direction {
     pub port: Port,
-    pacer: TokenBucket,
+    pub(crate) pacer: TokenBucket,
     /// The most tokens an idle pacer keeps (`router.burst`).
-    burst: Bytes,
-    held: Option<Packet>,
+    pub(crate) burst: Bytes,
+    pub(crate) held: Option<Packet>,
     pub counters: Counters,
+    /// Drops outside the port (`malformed`, `oversize`, `delay_line`, and
+    /// `kernel` as the daemon reads it from the socket), by reason.
+    pub router_drops: [u64; DropReason::COUNT],
+    pub router_drop_bytes: u64,
+    pub carried: Carried,
 }
 
-/// The pacer's bucket: depth `burst` plus what `catch_up` earns at the
-/// rate, so a loop woken late while packets wait keeps the tokens it
+/// The pacer's bucket of `cfg`: depth `burst` plus what `catch_up` earns at
+/// the rate, so a loop woken late while packets wait keeps the tokens it
 /// earned meanwhile (the long-run rate stays exact); an idle pacer is
-/// trimmed back to `burst` (see [`Datapath::poll`]).
-fn pacer_of(cfg: &ValidConfig, now: Time) -> Result<(TokenBucket, Bytes), qoslab_core::ConfigError> {
+/// trimmed back to `burst` (see [`Datapath::poll`]). Built full.
+pub(crate) fn pacer_of(cfg: &ValidConfig, now: Time) -> Result<TokenBucket, qoslab_core::ConfigError> {
     let (rate, r) = (cfg.config.link.rate, &cfg.config.router);
     let depth = Bytes(r.burst.0 + rate.bytes_in(r.catch_up).0);
-    // Built full, then trimmed to `burst` by the caller: a fresh pacer may send one burst.
-    Ok((TokenBucket::new(TokenBucketConfig { rate, depth }, now, true)?, r.burst))
+    TokenBucket::new(TokenBucketConfig { rate, depth }, now, true)
 }
 
 impl Direction {
     fn new(port: Port, cfg: &ValidConfig, now: Time) -> Direction {
-        let (pacer, burst) = pacer_of(cfg, now).expect("validated: rate > 0 and burst >= one frame");
-        let mut d = Direction { port, pacer, burst, held: None, counters: Counters::default() };
-        d.trim(now);
+        let pacer = pacer_of(cfg, now).expect("validated: rate > 0 and burst >= one frame");
+        let mut d = Direction {
+            port,
+            pacer,
+            burst: cfg.config.router.burst,
+            held: None,
+            counters: Counters::default(),
+            router_drops: [0; DropReason::COUNT],
+            router_drop_bytes: 0,
+            carried: Carried::default(),
+        };
+        d.trim_to(now, d.burst);
         d
     }
-    /// An idle pacer keeps at most `burst` tokens.
-    fn trim(&mut self, now: Time) {
+    /// Leaves the pacer at most `keep` tokens.
+    pub(crate) fn trim_to(&mut self, now: Time, keep: Bytes) {
         let have = self.pacer.tokens(now);
-        if have > self.burst {
-            self.pacer.consume(now, Bytes(have.0 - self.burst.0));
+        if have > keep {
+            self.pacer.consume(now, Bytes(have.0 - keep.0));
         }
     }
     /// Packets held: in the port and on the wire.
     pub fn held_pkts(&self) -> u64 {
         self.port.backlog().packets as u64 + self.held.is_some() as u64
+    }
+    /// The largest frame held by the port or on the wire (0: none).
+    pub fn largest_held(&self) -> u32 {
+        let mut m = self.held.map_or(0, |p| p.size);
+        self.port.for_each_packet(&mut |p| m = m.max(p.size));
+        m
+    }
+    pub(crate) fn count_drop(&mut self, reason: DropReason, bytes: usize) {
+        self.router_drops[reason as usize] += 1;
+        self.router_drop_bytes += bytes as u64;
     }
 }
 
@@ -148,15 +204,16 @@ impl EventLog {
     }
 }
 
-/// What became of an arriving frame.
+/// What became of a frame handed to the datapath.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arrival {
     /// Accepted by the port (queued or marked).
     Queued,
-    /// Dropped (by a stage, the qdisc, or as oversize); its slot is free again.
+    /// Waiting out the link's delay in the delay line.
+    Delayed,
+    /// Dropped (oversize, malformed, the delay line's bound, a stage or the
+    /// qdisc); its slot is free again.
     Dropped,
-    /// Not IP: send the slot's frame out of the other side now, then free it.
-    Bypass,
 }
 
 /// Per-packet time spent in the QoS path (stages + qdisc + device), when
@@ -172,13 +229,14 @@ pub struct Profile {
     pub dequeues: u64,
 }
 
-/// Both directions, the packet buffers and the flow table.
+/// Both directions, the delay line, the packet buffers and the flow table.
 #[derive(Debug)]
 pub struct Datapath {
     pub cfg: ValidConfig,
     pub dirs: [Direction; 2],
     pub pool: Pool,
     pub flows: Flows,
+    pub line: DelayLine,
     pub events: EventLog,
     pub profile: Option<Profile>,
     /// ECN bits of each slot's frame as it arrived, to spot marks at departure.
@@ -187,7 +245,7 @@ pub struct Datapath {
     arrived_tx: Vec<u64>,
     /// Frames the pacer released in the current `poll`, not yet handed to the kernel.
     pending: Pending,
-    rng: Rng,
+    pub(crate) rng: Rng,
     next_id: u64,
 }
 
@@ -201,6 +259,7 @@ impl Datapath {
             dirs: [Direction::new(p0, &cfg, now), Direction::new(p1, &cfg, now)],
             pool: Pool::new(r.pool),
             flows: Flows::new(r.flows),
+            line: DelayLine::default(),
             events: EventLog::default(),
             profile: r.profile.then(Profile::default),
             arrived_ecn: vec![Ecn::NotEct; r.pool as usize],
@@ -212,46 +271,83 @@ impl Datapath {
         })
     }
 
-    /// A frame of `len` bytes arrived on side `side` (0 = a, 1 = b) into
-    /// pool slot `slot` (already taken from the pool) at `now`.
-    pub fn on_frame(&mut self, now: Time, side: usize, slot: u32, len: usize) -> Arrival {
-        self.pool.set_len(slot, len);
+    /// The most frames one direction may hold while the link's delay runs
+    /// (in the delay line, its port and on the wire): half the pool, so a
+    /// direction overloaded behind a long delay cannot take the slots the
+    /// other direction's frames need.
+    pub fn delay_share(&self) -> usize {
+        self.pool.capacity() / 2
+    }
+
+    /// A frame of `len` bytes (its full length on the wire) was read on
+    /// side `side` (0 = a, 1 = b) into pool slot `slot` (taken from the
+    /// pool) at `now`. Longer than a slot: dropped as oversize (the slot
+    /// holds only its start). With a link delay it waits in the delay line,
+    /// which [`Datapath::poll`] empties into the port when it is due.
+    pub fn receive(&mut self, now: Time, side: usize, slot: u32, len: usize) -> Arrival {
+        let delay = self.cfg.config.link.delay;
+        let share = self.delay_share();
         let dir = &mut self.dirs[side];
         dir.counters.rx_pkts += 1;
         dir.counters.rx_bytes += len as u64;
-        let info = match parse::parse(self.pool.frame(slot)) {
-            Frame::NotIp => {
-                dir.counters.not_ip_pkts += 1;
-                return Arrival::Bypass;
-            }
-            Frame::Ip(i) => i,
-        };
-        if len as u64 > self.cfg.config.router.burst.0 || len >= crate::pool::SLOT {
-            dir.counters.oversize_drops += 1;
+        if len > SLOT {
+            dir.count_drop(DropReason::Oversize, len);
             self.pool.free(slot);
             return Arrival::Dropped;
         }
-        let flow = self.flows.intern(info.key);
+        self.pool.set_len(slot, len);
+        if delay.0 == 0 {
+            return self.arrive(now, side, slot, len);
+        }
+        if self.line.held(side) + dir.held_pkts() as usize >= share {
+            dir.count_drop(DropReason::DelayLine, len);
+            self.pool.free(slot);
+            return Arrival::Dropped;
+        }
+        self.line.hold(now, delay, side, slot, len);
+        Arrival::Delayed
+    }
+
+    /// The frame in `slot` enters the port of direction `side` at `now`.
+    fn arrive(&mut self, now: Time, side: usize, slot: u32, len: usize) -> Arrival {
+        let dir = &mut self.dirs[side];
+        let (key, dscp, ecn) = match parse::parse(self.pool.frame(slot)) {
+            Frame::Ip(i) => (i.key, i.dscp, i.ecn),
+            Frame::NotIp => {
+                dir.counters.not_ip_pkts += 1;
+                (NOT_IP_KEY, 0, Ecn::NotEct)
+            }
+            Frame::Malformed => {
+                dir.count_drop(DropReason::Malformed, len);
+                self.pool.free(slot);
+                return Arrival::Dropped;
+            }
+        };
+        if len as u64 > self.cfg.config.router.burst.0 {
+            dir.count_drop(DropReason::Oversize, len);
+            self.pool.free(slot);
+            return Arrival::Dropped;
+        }
+        let flow = self.flows.intern(key);
         let mut pkt = Packet::new(self.next_id, flow, len as u32, now);
         self.next_id += 1;
-        pkt.dscp = info.dscp;
-        pkt.class = match self.cfg.config.router.class_tag {
-            ClassTagRule::Cbt => {
-                ClassTag(Class::from_header(info.key.proto, info.dscp, self.cfg.config.router.tagged_dscp_mask) as u8)
-            }
-            ClassTagRule::Precedence => ClassTag(info.dscp >> 3),
+        let r = &self.cfg.config.router;
+        pkt.dscp = dscp;
+        pkt.class = match r.class_tag {
+            ClassTagRule::Cbt => ClassTag(Class::from_header(key.proto, dscp, r.tagged_dscp_mask) as u8),
+            ClassTagRule::Precedence => ClassTag(dscp >> 3),
             ClassTagRule::Zero => ClassTag(0),
         };
-        pkt.ecn = info.ecn;
-        if self.cfg.config.router.pcn_dscps.contains(&info.dscp) {
-            pkt.pcn = parse::pcn_of(info.ecn);
+        pkt.ecn = ecn;
+        if r.pcn_dscps.contains(&dscp) {
+            pkt.pcn = parse::pcn_of(ecn);
         }
         pkt.ingress = side as u16;
         pkt.handle = slot as u64;
-        self.arrived_ecn[slot as usize] = info.ecn;
+        self.arrived_ecn[slot as usize] = ecn;
         self.arrived_tx[slot as usize] = dir.counters.tx_pkts;
         let t0 = self.profile.is_some().then(std::time::Instant::now);
-        let verdict = enqueue(&mut dir.port, now, pkt, &info.key, &mut self.rng, &mut self.events);
+        let verdict = enqueue(&mut dir.port, now, pkt, &key, &mut self.rng, &mut self.events);
         if let (Some(p), Some(t0)) = (self.profile.as_mut(), t0) {
             p.enqueue_ns += t0.elapsed().as_nanos() as u64;
             p.enqueues += 1;
@@ -271,8 +367,9 @@ impl Datapath {
         }
     }
 
-    /// Sends what the pacers allow at `now`, runs due timers, and returns
-    /// when it next needs to run (`None`: only on an arrival).
+    /// Moves the frames whose delay is over into their ports, runs due
+    /// timers, sends what the pacers allow at `now`, and returns when it
+    /// next needs to run (`None`: only on an arrival).
     ///
     /// The frames a direction's pacer releases in one call leave together:
     /// `send(side_out, frames, sent)` hands up to `router.batch` of them to
@@ -280,7 +377,10 @@ impl Datapath {
     /// took whole. Only frames whose tokens are earned at `now` join a
     /// batch, so batching changes no departure time the pacer decides.
     pub fn poll(&mut self, now: Time, send: &mut SendBatch<'_>) -> Option<Time> {
-        let mut wake: Option<Time> = None;
+        while let Some(h) = self.line.pop_due(now) {
+            self.arrive(now, h.side, h.slot, h.len);
+        }
+        let mut wake: Option<Time> = self.line.next_due();
         let mut at = |t: Time| wake = Some(wake.map_or(t, |w: Time| w.min(t)));
         let batch = self.cfg.config.router.batch as usize;
         for d in 0..2 {
@@ -300,7 +400,8 @@ impl Datapath {
                     match out {
                         Dequeue::Packet(p) => dir.held = Some(p),
                         Dequeue::Empty => {
-                            dir.trim(now);
+                            let keep = dir.burst;
+                            dir.trim_to(now, keep);
                             break;
                         }
                         Dequeue::NotBefore(t) => {
@@ -311,9 +412,22 @@ impl Datapath {
                 }
                 let p = dir.held.expect("set above");
                 if !dir.pacer.consume(now, Bytes(p.size as u64)) {
-                    let wait = dir.pacer.time_to_conformance(now, Bytes(p.size as u64));
-                    at(now + wait.expect("frames above the burst are dropped on arrival"));
-                    break;
+                    match dir.pacer.time_to_conformance(now, Bytes(p.size as u64)) {
+                        Some(wait) => {
+                            at(now + wait);
+                            break;
+                        }
+                        None => {
+                            // Larger than the bucket: it could never be sent. Unreachable (arrivals
+                            // above the burst are dropped, a reload below a held frame is refused),
+                            // and dropped as oversize rather than trusted.
+                            dir.held = None;
+                            dir.count_drop(DropReason::Oversize, p.size as usize);
+                            self.pool.free(p.handle as u32);
+                            dir.port.on_sent(now);
+                            continue;
+                        }
+                    }
                 }
                 // The wire has sent it: the frame joins the batch, the device is free.
                 dir.held = None;
@@ -340,111 +454,56 @@ impl Datapath {
         wake
     }
 
-    /// Does any direction hold a packet?
+    /// Does the datapath hold no frame (in the delay line, a port or on the wire)?
     pub fn is_idle(&self) -> bool {
-        self.dirs.iter().all(|d| d.held_pkts() == 0)
+        self.line.is_empty() && self.dirs.iter().all(|d| d.held_pkts() == 0)
     }
 
-    /// Replaces the ports (and the pacers' rate and burst) with those of
-    /// `new`, keeping the queued packets: each is offered to the new port
-    /// in the order the old one gives them up (those it refuses are
-    /// dropped). Fields of `[router]` that size the datapath (interfaces,
-    /// pool, flows, batch, sockets, files, seed) cannot change while
-    /// running. Every check and every build happens before anything
-    /// changes: on an error nothing did.
-    pub fn reconfigure(&mut self, new: ValidConfig, now: Time) -> Result<(), Vec<Diagnostic>> {
-        let (o, n) = (&self.cfg.config.router, &new.config.router);
-        let fixed: [(&str, bool); 10] = [
-            ("a", o.a == n.a),
-            ("b", o.b == n.b),
-            ("pool", o.pool == n.pool),
-            ("flows", o.flows == n.flows),
-            ("batch", o.batch == n.batch),
-            ("io", o.io == n.io),
-            ("stats", o.stats == n.stats),
-            ("out", o.out == n.out),
-            ("control_socket", o.control_socket == n.control_socket),
-            ("seed", o.seed == n.seed),
-        ];
-        let changed: Vec<Diagnostic> = fixed
-            .iter()
-            .filter(|(_, same)| !same)
-            .map(|(f, _)| Diagnostic {
-                origin: new.origin.clone(),
-                line: None,
-                path: format!("router.{f}"),
-                message: "cannot change while the router runs; allowed: the [link] table, burst, catch_up, \
-                          stats_interval, drain_timeout, profile, class_tag, tagged_dscp_mask (restart \
-                          the router for the rest)"
-                    .into(),
-            })
-            .collect();
-        if !changed.is_empty() {
-            return Err(changed);
-        }
-        let ports = [new.port(0, now)?, new.port(1, now)?];
-        let tb = TokenBucketConfig { rate: new.config.link.rate, depth: new.config.router.burst };
-        let pacer = TokenBucket::new(tb, now, true).map_err(|e| {
-            vec![Diagnostic {
-                origin: new.origin.clone(),
-                line: None,
-                path: "link.rate".into(),
-                message: e.to_string(),
-            }]
-        })?;
-        for (d, port) in ports.into_iter().enumerate() {
-            let old = std::mem::replace(&mut self.dirs[d].port, port);
-            self.dirs[d].pacer = pacer.clone();
-            self.requeue(d, old, now);
-        }
-        self.profile = new.config.router.profile.then(|| self.profile.unwrap_or_default());
-        self.cfg = new;
-        Ok(())
-    }
-
-    fn requeue(&mut self, d: usize, mut old: Port, now: Time) {
-        loop {
-            match old.dequeue(now) {
-                Dequeue::Packet(p) => {
-                    let key = match parse::parse(self.pool.frame(p.handle as u32)) {
-                        Frame::Ip(i) => i.key,
-                        Frame::NotIp => unreachable_key(),
-                    };
-                    match enqueue(&mut self.dirs[d].port, now, p, &key, &mut self.rng, &mut self.events) {
-                        Verdict::Dropped(x) => self.pool.free(x.packet.handle as u32),
-                        Verdict::QueuedPushingOut(v) => v.iter().for_each(|x| self.pool.free(x.packet.handle as u32)),
-                        _ => {}
-                    }
-                    old.on_sent(now);
-                }
-                Dequeue::Empty => break,
-                Dequeue::NotBefore(_) => {
-                    // A shaper holds the rest back: their bytes go; they are not re-offered.
-                    let mut rest = Vec::new();
-                    old.for_each_packet(&mut |p| rest.push(p.handle as u32));
-                    rest.into_iter().for_each(|s| self.pool.free(s));
-                    break;
-                }
-            }
-        }
-    }
-
-    /// Drops and marks so far in direction `d`, stages and qdisc added, by reason.
+    /// Drops so far in direction `d` by reason: the port's stages and
+    /// qdisc, the router's own (oversize, malformed, delay line, kernel),
+    /// and those of ports a reload replaced.
     pub fn drops(&self, d: usize) -> [u64; DropReason::COUNT] {
-        let p = &self.dirs[d].port;
+        let dir = &self.dirs[d];
+        let p = &dir.port;
         let mut out = *p.queue().stats().drops();
-        for (o, s) in out.iter_mut().zip(p.stage_stats().drops) {
-            *o += s;
+        for (i, o) in out.iter_mut().enumerate() {
+            *o += p.stage_stats().drops[i] + dir.router_drops[i] + dir.carried.drops[i];
         }
         out
     }
-}
 
-/// Only IP frames reach a port, so a queued frame always parses as IP;
-/// should it not, the all-zero key is used (it changes no verdict that matters).
-fn unreachable_key() -> FlowKey {
-    let z = std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
-    FlowKey { src: z, dst: z, src_port: 0, dst_port: 0, proto: 0 }
+    /// Marks so far in direction `d` by reason (stages, qdisc, replaced ports).
+    pub fn marks(&self, d: usize) -> [u64; MarkReason::COUNT] {
+        let dir = &self.dirs[d];
+        let mut out = *dir.port.queue().stats().marks();
+        for (i, o) in out.iter_mut().enumerate() {
+            *o += dir.port.stage_stats().marks[i] + dir.carried.marks[i];
+        }
+        out
+    }
+
+    /// Frames direction `d` was offered and sent, as a queue counts them:
+    /// `(arrivals, arrival_bytes, departures, departure_bytes)`. Arrivals
+    /// include what the stages and the router dropped before the queue
+    /// (the kernel's drops too, whose bytes are unknown), as a simulated
+    /// port's do.
+    pub fn totals(&self, d: usize) -> (u64, u64, u64, u64) {
+        let dir = &self.dirs[d];
+        let (q, st) = (dir.port.queue().stats(), dir.port.stage_stats());
+        let c = &dir.carried;
+        (
+            c.arrivals + q.arrivals + st.total_drops() + dir.router_drops.iter().sum::<u64>(),
+            c.arrival_bytes + q.arrival_bytes + st.drop_bytes.iter().sum::<u64>() + dir.router_drop_bytes,
+            c.departures + q.departures,
+            c.departure_bytes + q.departure_bytes,
+        )
+    }
+
+    /// Frames the router read in direction `d` and has not yet accounted
+    /// for as sent, refused or dropped: in the delay line, the port, on the wire.
+    pub fn in_flight(&self, d: usize) -> u64 {
+        self.line.held(d) as u64 + self.dirs[d].held_pkts()
+    }
 }
 
 /// Hands a batch of frames to the kernel: `send(side_out, pool, slots,
@@ -516,8 +575,24 @@ impl Pending {
     }
 }
 
+/// The flow key a queued frame arrived with (parsed again: the port keeps
+/// packets, not keys). Only IP and non-IP frames are queued.
+pub(crate) fn key_of(frame: &[u8]) -> FlowKey {
+    match parse::parse(frame) {
+        Frame::Ip(i) => i.key,
+        Frame::NotIp | Frame::Malformed => NOT_IP_KEY,
+    }
+}
+
 #[inline]
-fn enqueue(port: &mut Port, now: Time, pkt: Packet, key: &FlowKey, rng: &mut Rng, ev: &mut EventLog) -> Verdict {
+pub(crate) fn enqueue(
+    port: &mut Port,
+    now: Time,
+    pkt: Packet,
+    key: &FlowKey,
+    rng: &mut Rng,
+    ev: &mut EventLog,
+) -> Verdict {
     if port.stages().is_empty() {
         port.enqueue_queue(now, pkt, rng)
     } else {
@@ -527,4 +602,8 @@ fn enqueue(port: &mut Port, now: Time, pkt: Packet, key: &FlowKey, rng: &mut Rng
 
 #[cfg(test)]
 #[path = "datapath_tests.rs"]
-mod tests;
+pub(crate) mod tests;
+
+#[cfg(test)]
+#[path = "hostile_tests.rs"]
+mod hostile_tests;

@@ -1,6 +1,7 @@
 //! The datapath driven on a virtual clock with built frames: the pacer's
 //! rate, RED's early drops, MACE's "CL waits behind at most one BE
-//! packet", reconfiguration keeping packets or refusing whole.
+//! packet", reconfiguration keeping packets or refusing whole; and the
+//! helpers the hostile-input tests (`hostile_tests.rs`) share.
 
 use super::*;
 use crate::config::load_str;
@@ -8,7 +9,7 @@ use etherparse::PacketBuilder;
 use qoslab_core::units::{Dur, Rate};
 use std::path::Path;
 
-fn udp4(src_port: u16, dst_port: u16, payload: usize) -> Vec<u8> {
+pub(crate) fn udp4(src_port: u16, dst_port: u16, payload: usize) -> Vec<u8> {
     let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
         .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
         .udp(src_port, dst_port);
@@ -17,27 +18,32 @@ fn udp4(src_port: u16, dst_port: u16, payload: usize) -> Vec<u8> {
     out
 }
 
-fn datapath(link: &str) -> Datapath {
+pub(crate) fn datapath(link: &str) -> Datapath {
     let text = format!("[router]\na = \"x0\"\nb = \"x1\"\npool = 2048\n[link]\ndelay = \"0s\"\n{link}");
     let v = load_str(&text, "t.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e:?}"));
     Datapath::new(v, Time::ZERO).unwrap()
 }
 
 /// Offers `frame` on side 0 at `now`.
-fn offer(dp: &mut Datapath, now: Time, frame: &[u8]) -> Arrival {
+pub(crate) fn offer(dp: &mut Datapath, now: Time, frame: &[u8]) -> Arrival {
+    offer_on(dp, now, 0, frame)
+}
+
+/// Offers `frame` on side `side` at `now`.
+pub(crate) fn offer_on(dp: &mut Datapath, now: Time, side: usize, frame: &[u8]) -> Arrival {
     let slot = dp.pool.alloc().expect("pool slot");
     dp.pool.slot_mut(slot)[..frame.len()].copy_from_slice(frame);
-    dp.on_frame(now, 0, slot, frame.len())
+    dp.receive(now, side, slot, frame.len())
 }
 
 /// Polls at `now`; returns the frames sent (side, dst port).
-fn poll(dp: &mut Datapath, now: Time) -> (Vec<(usize, u16)>, Option<Time>) {
+pub(crate) fn poll(dp: &mut Datapath, now: Time) -> (Vec<(usize, u16)>, Option<Time>) {
     let mut sent = Vec::new();
     let wake = dp.poll(now, &mut |side, pool, slots, ok| {
         for (s, o) in slots.iter().zip(ok.iter_mut()) {
             let port = match crate::parse::parse(pool.frame(*s)) {
                 Frame::Ip(i) => i.key.dst_port,
-                Frame::NotIp => 0,
+                Frame::NotIp | Frame::Malformed => 0,
             };
             sent.push((side, port));
             *o = true;
@@ -77,8 +83,9 @@ fn pacer_sends_at_the_link_rate_exactly_on_a_virtual_clock() {
 }
 
 /// A datapath with extra `[router]` lines.
-fn datapath_with(router: &str, link: &str) -> Datapath {
-    let text = format!("[router]\na = \"x0\"\nb = \"x1\"\npool = 2048\n{router}\n[link]\ndelay = \"0s\"\n{link}");
+pub(crate) fn datapath_with(router: &str, link: &str) -> Datapath {
+    let pool = if router.contains("pool =") { "" } else { "pool = 2048\n" };
+    let text = format!("[router]\na = \"x0\"\nb = \"x1\"\n{pool}{router}\n[link]\ndelay = \"0s\"\n{link}");
     let v = load_str(&text, "t.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e:?}"));
     Datapath::new(v, Time::ZERO).unwrap()
 }
@@ -172,7 +179,7 @@ fn red_drops_early_below_the_buffer_limit() {
     assert_eq!(dp.pool.in_use() as u32, dp.dirs[0].port.backlog().packets);
 }
 
-fn mace_link(queue: &str) -> String {
+pub(crate) fn mace_link(queue: &str) -> String {
     format!(
         "rate = \"1Mbps\"\nqueue = {queue}\n[link.mace]\nallocation = \"500kbps\"\nadmission = {{ type = \"ssac\" }}\n\
          [[link.mace.ports]]\nport = 5004\nside = \"dst\"\nrate = \"64kbps\"\ndepth = \"1500B\"\nthreshold = 2\n"
@@ -254,23 +261,18 @@ fn reconfigure_keeps_queued_packets_and_refuses_whole() {
     assert_eq!(dp.dirs[0].held_pkts(), held);
 }
 
-#[test]
-fn not_ip_frames_bypass_the_port() {
-    let mut dp = datapath("rate = \"1Mbps\"\n");
-    let mut arp = vec![0xffu8; 12];
-    arp.extend_from_slice(&[0x08, 0x06]);
-    arp.extend_from_slice(&[0; 28]);
-    assert_eq!(offer(&mut dp, Time::ZERO, &arp), Arrival::Bypass);
-    assert_eq!(dp.dirs[0].counters.not_ip_pkts, 1);
-}
-
 /// Offers 1 M frames, each from a random source address and port (a new
 /// flow almost every time), 2 us apart, polling every 64.
-fn flood(dp: &mut Datapath) {
-    let mut now = Time::ZERO;
+pub(crate) fn flood(dp: &mut Datapath) {
+    flood_n(dp, 1_000_000, Time::ZERO);
+}
+
+/// [`flood`] of `n` frames from `start`; returns when it ended.
+pub(crate) fn flood_n(dp: &mut Datapath, n: u32, start: Time) -> Time {
+    let mut now = start;
     let mut x: u32 = 12345;
     let mut f = udp4(1, 5004, 58);
-    for i in 0..1_000_000u32 {
+    for i in 0..n {
         x ^= x << 13;
         x ^= x >> 17;
         x ^= x << 5;
@@ -282,6 +284,7 @@ fn flood(dp: &mut Datapath) {
         }
         now += Dur::from_us(2);
     }
+    now
 }
 
 #[test]

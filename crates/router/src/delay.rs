@@ -10,7 +10,9 @@
 //! delayed, as a scenario link's `delay` is one way each. Frames wait in
 //! arrival order (one constant delay keeps that order), and the slots they
 //! hold come from the router's pool: `pool` must cover `rate × delay`
-//! worth of frames plus the queues (docs/router.md, "Delay").
+//! worth of frames plus the queues (docs/router.md, "Delay"). The line
+//! counts what it holds per receiving side, so the datapath can bound each
+//! direction's share of the pool.
 
 use qoslab_core::units::{Dur, Time};
 use std::collections::VecDeque;
@@ -19,6 +21,7 @@ use std::collections::VecDeque;
 #[derive(Debug, Default)]
 pub struct DelayLine {
     held: VecDeque<Held>,
+    per_side: [usize; 2],
 }
 
 /// A frame waiting out the delay: due time, receiving side, pool slot, length.
@@ -34,14 +37,21 @@ impl DelayLine {
     /// Holds a frame received at `now` on `side` until `now + delay`.
     pub fn hold(&mut self, now: Time, delay: Dur, side: usize, slot: u32, len: usize) {
         self.held.push_back(Held { due: now + delay, side, slot, len });
+        self.per_side[side] += 1;
     }
     /// The next frame due at or before `now`, if any.
     pub fn pop_due(&mut self, now: Time) -> Option<Held> {
         if self.held.front().is_some_and(|h| h.due <= now) {
-            self.held.pop_front()
+            let h = self.held.pop_front()?;
+            self.per_side[h.side] -= 1;
+            Some(h)
         } else {
             None
         }
+    }
+    /// Frames held that arrived on `side`.
+    pub fn held(&self, side: usize) -> usize {
+        self.per_side[side]
     }
     /// When the next frame is due.
     pub fn next_due(&self) -> Option<Time> {
@@ -66,10 +76,11 @@ mod tests {
         d.hold(Time(0), delay, 0, 7, 100);
         d.hold(Time(1_000_000), delay, 1, 8, 200);
         assert_eq!(d.next_due(), Some(Time(20_000_000)));
+        assert_eq!((d.held(0), d.held(1)), (1, 1));
         assert_eq!(d.pop_due(Time(19_999_999)), None);
         assert_eq!(d.pop_due(Time(20_000_000)).map(|h| (h.side, h.slot, h.len)), Some((0, 7, 100)));
         assert_eq!(d.pop_due(Time(20_000_000)), None);
-        assert_eq!(d.len(), 1);
+        assert_eq!((d.len(), d.held(0), d.held(1)), (1, 0, 1));
         assert_eq!(d.pop_due(Time(30_000_000)).map(|h| h.slot), Some(8));
         assert!(d.is_empty());
         assert_eq!(d.next_due(), None);

@@ -52,11 +52,35 @@ impl FrameSocket {
             FrameSocket::Xdp(s) => s.send_batch(pool, slots, sent),
         }
     }
-    /// One frame (a frame that bypasses the ports).
-    pub fn send(&mut self, frame: &[u8]) -> bool {
+    /// Frames the kernel dropped before the router read them, since the socket opened.
+    pub fn kernel_drops(&mut self) -> u64 {
         match self {
-            FrameSocket::Packet(s) => s.send(frame),
-            FrameSocket::Xdp(s) => s.send(frame),
+            FrameSocket::Packet(s) => s.kernel_drops(),
+            FrameSocket::Xdp(s) => s.kernel_drops(),
+        }
+    }
+    /// The socket's pending error, cleared (`SO_ERROR`): ENETDOWN when its
+    /// interface went down or away.
+    pub fn take_error(&self) -> Option<io::Error> {
+        let mut e: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: getsockopt writes one c_int.
+        let r = unsafe {
+            libc::getsockopt(
+                self.fd(),
+                libc::SOL_SOCKET,
+                libc::SO_ERROR,
+                &mut e as *mut libc::c_int as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        (r == 0 && e != 0).then(|| io::Error::from_raw_os_error(e))
+    }
+    /// The interface's name and the index it was opened on.
+    pub fn interface(&self) -> (&str, i32) {
+        match self {
+            FrameSocket::Packet(s) => (&s.name, s.ifindex),
+            FrameSocket::Xdp(s) => (&s.name, s.ifindex),
         }
     }
 }

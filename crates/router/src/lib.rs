@@ -2,16 +2,19 @@
 //! forwarding real packets between two Linux interfaces.
 //!
 //! - [`config`]: the TOML configuration (`[router]` + a scenario `[link]`),
-//!   read and built through `qoslab-scenario`'s registry;
+//!   read with a bound (`qoslab_scenario::bounded`: a regular file, 16 MiB)
+//!   and built through `qoslab-scenario`'s registry;
 //! - [`parse`]: frames to flow keys, DSCP and ECN (etherparse), ECN marks back;
 //! - [`pool`]: the packet buffers (a packet's `handle` is its slot);
 //! - [`flows`]: the bounded flow table (LRU eviction);
-//! - [`datapath`]: ports, pacers ("the device") and timers, without I/O;
+//! - [`datapath`]: the delay line, ports, pacers ("the device") and timers, without I/O;
+//! - [`reload`]: reconfiguration checked against the live state;
+//! - [`script`]: frames, time steps and reloads from bytes, with conservation checked (fuzzing, tests);
 //! - [`delay`]: the link's propagation delay, a delay line before the ports;
 //! - [`afpacket`]: AF_PACKET sockets with `recvmmsg` and `sendmmsg` batches;
 //! - [`afxdp`]: AF_XDP sockets (copy mode) and their XDP redirect program;
 //! - [`io`]: either kind, as `router.io` chooses;
-//! - [`control`]: the control socket (stats, validated reconfiguration);
+//! - [`control`]: the control socket and thread (stats, validated reconfiguration);
 //! - [`report`]: JSON stats lines and the final `summary.json`;
 //! - [`daemon`]: the real-time loop, signals and draining;
 //! - [`testbed`]: network namespaces joined by veth, for tests and the benchmark.
@@ -27,5 +30,7 @@ pub mod flows;
 pub mod io;
 pub mod parse;
 pub mod pool;
+pub mod reload;
 pub mod report;
+pub mod script;
 pub mod testbed;

@@ -3,13 +3,24 @@
 //! of IPv4 and IPv6 packets, with or without VLAN tags; and the one write
 //! it makes, the ECN field when a mechanism marked the packet.
 //!
-//! Any byte string is accepted: what is not an IP packet (ARP, LLDP, a
-//! truncated header) is [`Frame::NotIp`] and forwarded untouched; nothing
+//! Any byte string is accepted and sorted into one of three kinds; nothing
 //! here panics on any input (the `parse` fuzz target and the property test
-//! below check it). Fragments after the first and protocols without ports
-//! have ports 0.
+//! below check it):
+//!
+//! - [`Frame::Ip`]: an IPv4 or IPv6 packet whose headers parse;
+//! - [`Frame::NotIp`]: any other frame (ARP, LLDP, any other EtherType, more
+//!   VLAN tags than etherparse reads): queued and paced as best effort,
+//!   under the all-zero flow key [`NOT_IP_KEY`];
+//! - [`Frame::Malformed`]: shorter than an Ethernet header, or an IP (or
+//!   VLAN) header that does not parse (a total length beyond the frame, a
+//!   bad version or header length, a truncated TCP/UDP header): dropped.
+//!
+//! A datagram's first fragment is classified by the ports at the start of
+//! its payload (they are there); later fragments and protocols without
+//! ports have ports 0.
 
-use etherparse::{IpEcn, NetSlice, SlicedPacket, TransportSlice};
+use etherparse::err::{packet::SliceError, Layer};
+use etherparse::{IpEcn, IpPayloadSlice, Ipv6ExtensionSlice, NetSlice, SlicedPacket, TransportSlice};
 use qoslab_core::packet::{Ecn, FlowKey, PcnMark};
 use std::net::IpAddr;
 
@@ -28,8 +39,41 @@ pub struct IpInfo {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Frame {
     Ip(IpInfo),
-    /// Not IPv4/IPv6, or a header that does not parse: forwarded as it is.
+    /// Not IPv4/IPv6: queued as best effort under [`NOT_IP_KEY`].
     NotIp,
+    /// Too short for Ethernet, or an IP header that does not parse: dropped.
+    Malformed,
+}
+
+/// The flow key of every frame that is not IP (all zero: no address, no port,
+/// protocol 0), so such frames share one flow and match no port descriptor.
+pub const NOT_IP_KEY: FlowKey = FlowKey {
+    src: IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+    dst: IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+    src_port: 0,
+    dst_port: 0,
+    proto: 0,
+};
+
+/// Did slicing fail in a layer that is not IP's? A truncated ARP or MACsec
+/// header is a non-IP frame (queued as such); everything else is malformed.
+fn not_ip_error(e: &SliceError) -> bool {
+    match e {
+        SliceError::Len(l) => matches!(l.layer, Layer::Arp | Layer::MacsecHeader | Layer::MacsecPacket),
+        SliceError::Macsec(_) => true,
+        _ => false,
+    }
+}
+
+/// The ports at the start of a transport payload: the first fragment of a
+/// TCP or UDP datagram carries them (RFC 791: offset 0 holds the header's start).
+fn first_fragment_ports(p: &IpPayloadSlice<'_>) -> (u16, u16) {
+    let b = p.payload;
+    if matches!(p.ip_number.0, 6 | 17) && b.len() >= 4 {
+        (u16::from_be_bytes([b[0], b[1]]), u16::from_be_bytes([b[2], b[3]]))
+    } else {
+        (0, 0)
+    }
 }
 
 fn ecn_of(e: IpEcn) -> Ecn {
@@ -43,12 +87,19 @@ fn ecn_of(e: IpEcn) -> Ecn {
 
 /// Parses an Ethernet frame.
 pub fn parse(frame: &[u8]) -> Frame {
-    let Ok(p) = SlicedPacket::from_ethernet(frame) else {
-        return Frame::NotIp;
+    let p = match SlicedPacket::from_ethernet(frame) {
+        Ok(p) => p,
+        Err(e) if not_ip_error(&e) => return Frame::NotIp,
+        Err(_) => return Frame::Malformed,
     };
+    // The ports of a first fragment, which etherparse leaves unsliced.
+    let mut first_fragment = (0, 0);
     let (src, dst, proto, dscp, ecn, ip_start, v6) = match &p.net {
         Some(NetSlice::Ipv4(v4)) => {
             let h = v4.header();
+            if v4.is_payload_fragmented() && h.fragments_offset().value() == 0 {
+                first_fragment = first_fragment_ports(v4.payload());
+            }
             (
                 IpAddr::V4(h.source_addr()),
                 IpAddr::V4(h.destination_addr()),
@@ -61,6 +112,14 @@ pub fn parse(frame: &[u8]) -> Frame {
         }
         Some(NetSlice::Ipv6(v6)) => {
             let h = v6.header();
+            let first = v6
+                .extensions()
+                .clone()
+                .into_iter()
+                .any(|x| matches!(x, Ipv6ExtensionSlice::Fragment(f) if f.fragment_offset().value() == 0));
+            if v6.is_payload_fragmented() && first {
+                first_fragment = first_fragment_ports(v6.payload());
+            }
             (
                 IpAddr::V6(h.source_addr()),
                 IpAddr::V6(h.destination_addr()),
@@ -76,7 +135,7 @@ pub fn parse(frame: &[u8]) -> Frame {
     let (src_port, dst_port) = match &p.transport {
         Some(TransportSlice::Tcp(t)) => (t.source_port(), t.destination_port()),
         Some(TransportSlice::Udp(u)) => (u.source_port(), u.destination_port()),
-        _ => (0, 0),
+        _ => first_fragment,
     };
     // etherparse's header slice borrows from `frame`: its start is the offset.
     let ip_offset = ip_start - frame.as_ptr() as usize;
@@ -171,13 +230,72 @@ mod tests {
     }
 
     #[test]
-    fn parse_garbage_and_arp_are_not_ip() {
-        assert_eq!(parse(&[]), Frame::NotIp);
-        assert_eq!(parse(&[0xff; 13]), Frame::NotIp);
+    fn parse_arp_and_other_ethertypes_are_not_ip() {
         let mut arp = vec![0xff; 12];
         arp.extend_from_slice(&[0x08, 0x06]);
         arp.extend_from_slice(&[0; 28]);
         assert_eq!(parse(&arp), Frame::NotIp);
+        assert_eq!(parse(&arp[..20]), Frame::NotIp, "a truncated ARP is still not IP");
+        let mut local = vec![0xff; 12];
+        local.extend_from_slice(&[0x88, 0xb5]); // local experimental EtherType
+        local.extend_from_slice(&[0; 46]);
+        assert_eq!(parse(&local), Frame::NotIp);
+        // Four VLAN tags: etherparse reads three; the frame is queued as not IP.
+        let ip = udp4(1, 2, 10);
+        let mut tagged = ip[..12].to_vec();
+        for _ in 0..4 {
+            tagged.extend_from_slice(&[0x81, 0x00, 0x00, 0x2a]);
+        }
+        tagged.extend_from_slice(&ip[12..]);
+        assert_eq!(parse(&tagged), Frame::NotIp);
+    }
+
+    #[test]
+    fn parse_runts_and_bad_ip_headers_are_malformed() {
+        assert_eq!(parse(&[]), Frame::Malformed);
+        assert_eq!(parse(&[0xff; 13]), Frame::Malformed);
+        let mut long = udp4(1, 2, 100);
+        long[16..18].copy_from_slice(&2000u16.to_be_bytes()); // IPv4 total length beyond the frame
+        assert_eq!(parse(&long), Frame::Malformed);
+        let mut ihl = udp4(1, 2, 100);
+        ihl[14] = 0x43; // header length 12 bytes < 20
+        assert_eq!(parse(&ihl), Frame::Malformed);
+        let cut = udp4(1, 2, 0);
+        let mut short = cut[..cut.len() - 4].to_vec(); // UDP header cut (total length fixed to match)
+        let total = (short.len() - 14) as u16;
+        short[16..18].copy_from_slice(&total.to_be_bytes());
+        assert_eq!(parse(&short), Frame::Malformed);
+        // Ethernet padding after a short packet is fine.
+        let mut padded = udp4(1, 2, 2);
+        padded.resize(60, 0);
+        assert!(matches!(parse(&padded), Frame::Ip(_)));
+    }
+
+    #[test]
+    fn parse_first_fragment_has_its_ports_and_later_ones_none() {
+        let mut first = udp4(1234, 5004, 100);
+        first[20] = 0x20; // more fragments, offset 0
+        let Frame::Ip(i) = parse(&first) else { panic!("not ip") };
+        assert_eq!((i.key.src_port, i.key.dst_port, i.key.proto), (1234, 5004, proto::UDP));
+        let mut later = udp4(1234, 5004, 100);
+        later[20..22].copy_from_slice(&[0x00, 0x10]); // offset 16 x 8 bytes, last fragment
+        let Frame::Ip(i) = parse(&later) else { panic!("not ip") };
+        assert_eq!((i.key.src_port, i.key.dst_port), (0, 0));
+        // IPv6: a fragment header at offset 0 with more fragments, then the UDP header's start.
+        let b = PacketBuilder::ethernet2([2; 6], [3; 6]).ipv6([1; 16], [2; 16], 64).udp(7, 5004);
+        let mut v6 = Vec::new();
+        b.write(&mut v6, &[0; 40]).unwrap();
+        let mut frag = v6[..54].to_vec();
+        frag[20] = 44; // next header: fragment
+        frag.extend_from_slice(&[17, 0, 0x00, 0x01, 0, 0, 0, 9]); // UDP, offset 0, more fragments, id 9
+        frag.extend_from_slice(&v6[54..]);
+        let plen = (frag.len() - 54) as u16;
+        frag[18..20].copy_from_slice(&plen.to_be_bytes());
+        let Frame::Ip(i) = parse(&frag) else { panic!("not ip: {:?}", parse(&frag)) };
+        assert_eq!((i.key.src_port, i.key.dst_port, i.key.proto), (7, 5004, proto::UDP));
+        frag[56..58].copy_from_slice(&[0x00, 0x08]); // offset 1 x 8 bytes: a later fragment
+        let Frame::Ip(i) = parse(&frag) else { panic!("not ip") };
+        assert_eq!((i.key.src_port, i.key.dst_port), (0, 0));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! fixed-size slots of one preallocated block. A packet's `handle` is its
 //! slot number. The pool's size bounds the router's packet memory: when no
 //! slot is free an arriving frame is not read (the kernel's socket buffer
-//! holds or drops it) and the miss is counted.
+//! holds or drops it); the daemon counts such a receive pass in
+//! `pool_exhausted` and the kernel's drops in `drops.kernel`.
 
 /// Bytes per slot: a full Ethernet frame with VLAN tags fits (frames longer
 /// than this arrive truncated and are dropped as oversize).

@@ -44,21 +44,22 @@ pub fn direction_json(dp: &Datapath, d: usize, now: Time, prev: Option<&Prev>) -
     let dir = &dp.dirs[d];
     let c = &dir.counters;
     let q = dir.port.queue();
-    let mut marks = *q.stats().marks();
-    for (m, s) in marks.iter_mut().zip(dir.port.stage_stats().marks) {
-        *m += s;
-    }
     let backlog = dir.port.backlog();
+    let r = &dp.cfg.config.router;
     let mut o = json!({
         "dir": DIRECTIONS[d],
+        "iface": if d == 0 { &r.a } else { &r.b },
         "queue": q.kind(),
         "rx_pkts": c.rx_pkts, "rx_bytes": c.rx_bytes,
         "tx_pkts": c.tx_pkts, "tx_bytes": c.tx_bytes,
-        "not_ip_pkts": c.not_ip_pkts, "oversize_drops": c.oversize_drops,
+        "kernel_drops": dir.router_drops[DropReason::Kernel as usize],
+        "pool_exhausted": c.pool_exhausted,
+        "not_ip_pkts": c.not_ip_pkts,
         "tx_errors": c.tx_errors, "ecn_rewrites": c.ecn_rewrites,
+        "delay_line_pkts": dp.line.held(d),
         "backlog_pkts": backlog.packets, "backlog_bytes": backlog.bytes,
         "drops": reasons(drop_names(), dp.drops(d)),
-        "marks": reasons(mark_names(), marks),
+        "marks": reasons(mark_names(), dp.marks(d)),
         "classes": c.classes.iter().enumerate().filter(|(_, k)| k.tx_pkts > 0).map(|(i, k)| json!({
             "class": i, "tx_pkts": k.tx_pkts, "tx_bytes": k.tx_bytes,
             "delay_mean_s": k.delay_sum_ns as f64 / k.tx_pkts as f64 / 1e9,
@@ -118,10 +119,11 @@ pub fn queues_json(dp: &Datapath, now: Time) -> Vec<Value> {
             let q = dp.dirs[d].port.queue();
             let s = q.stats();
             let drops = dp.drops(d);
+            let (arrivals, arrival_bytes, departures, departure_bytes) = dp.totals(d);
             let mut o = json!({
                 "queue_id": d, "name": DIRECTIONS[d], "link": DIRECTIONS[d], "kind": q.kind(), "parent": "",
-                "arrivals": s.arrivals, "arrival_bytes": s.arrival_bytes,
-                "departures": s.departures, "departure_bytes": s.departure_bytes,
+                "arrivals": arrivals, "arrival_bytes": arrival_bytes,
+                "departures": departures, "departure_bytes": departure_bytes,
                 "drops": drops.iter().sum::<u64>(),
                 "backlog_mean_pkts": q.mean_backlog_packets(now), "backlog_mean_bytes": q.mean_backlog_bytes(now),
                 "backlog_max_pkts": s.peak_packets, "backlog_max_bytes": s.peak_bytes,
@@ -133,7 +135,7 @@ pub fn queues_json(dp: &Datapath, now: Time) -> Vec<Value> {
             for (r, n) in DropReason::ALL.iter().zip(drops) {
                 o[format!("drops_{}", r.as_str())] = Value::from(n);
             }
-            for (r, n) in MarkReason::ALL.iter().zip(s.marks().iter().copied()) {
+            for (r, n) in MarkReason::ALL.iter().zip(dp.marks(d)) {
                 o[format!("marks_{}", r.as_str())] = Value::from(n);
             }
             o

@@ -16,8 +16,15 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::process::Command;
 
-/// Why namespaces cannot be used here, if they cannot.
+/// Why namespaces cannot be used here, if they cannot. Probed once per process: tests running in
+/// parallel threads would otherwise race on the one probe name (one of them failing to add it and
+/// skipping, so a test that did not run passed).
 pub fn skip_reason() -> Option<String> {
+    static REASON: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    REASON.get_or_init(probe).clone()
+}
+
+fn probe() -> Option<String> {
     // SAFETY: geteuid has no preconditions.
     let uid = unsafe { libc::geteuid() };
     if uid != 0 {
@@ -100,4 +107,78 @@ pub fn in_ns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static
         assert_eq!(r, 0, "setns {}", path.display());
         f()
     })
+}
+
+/// A raw AF_PACKET socket for every EtherType, bound to `dev` (in the calling thread's namespace),
+/// for the tests' and the benchmark's senders and captures.
+pub fn packet_socket(dev: &str) -> std::os::fd::OwnedFd {
+    use std::os::fd::FromRawFd;
+    let idx = crate::afpacket::ifindex(dev).unwrap_or_else(|| panic!("no interface {dev}"));
+    // SAFETY: plain socket/bind calls; the fd is owned right away.
+    unsafe {
+        let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0);
+        assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
+        let fd = std::os::fd::OwnedFd::from_raw_fd(fd);
+        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
+        sll.sll_ifindex = idx;
+        let r = libc::bind(
+            fd.as_raw_fd(),
+            &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_ll>() as u32,
+        );
+        assert_eq!(r, 0, "bind: {}", std::io::Error::last_os_error());
+        fd
+    }
+}
+
+/// Sets an integer socket option (a test helper: failures are ignored, as the option's effect is
+/// what the caller checks).
+pub fn set_int_opt(fd: &impl AsRawFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) {
+    // SAFETY: setsockopt with a live c_int of the size passed.
+    unsafe { libc::setsockopt(fd.as_raw_fd(), level, name, &value as *const libc::c_int as *const libc::c_void, 4) };
+}
+
+/// Sets a receive timeout on `fd`.
+pub fn set_recv_timeout(fd: &impl AsRawFd, t: std::time::Duration) {
+    let tv = libc::timeval { tv_sec: t.as_secs() as libc::time_t, tv_usec: t.subsec_micros() as libc::suseconds_t };
+    // SAFETY: setsockopt with a live timeval of the size passed.
+    unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            &tv as *const libc::timeval as *const libc::c_void,
+            std::mem::size_of::<libc::timeval>() as u32,
+        )
+    };
+}
+
+/// One `recvmsg` into `buf`: its return value, and `each` called with every control message's
+/// level, type and data.
+pub fn recv_with_cmsgs(fd: &impl AsRawFd, buf: &mut [u8], mut each: impl FnMut(i32, i32, &[u8])) -> isize {
+    let mut ctl = [0u64; 16];
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
+    // SAFETY: msghdr is plain data; it points at live buffers for the call.
+    let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
+    m.msg_iov = &mut iov;
+    m.msg_iovlen = 1;
+    m.msg_control = ctl.as_mut_ptr() as *mut libc::c_void;
+    m.msg_controllen = std::mem::size_of_val(&ctl) as _;
+    // SAFETY: as above.
+    let n = unsafe { libc::recvmsg(fd.as_raw_fd(), &mut m, 0) };
+    if n > 0 {
+        // SAFETY: walks the control messages the kernel wrote into `ctl`; each data slice lies
+        // within its message (cmsg_len counts the header, CMSG_LEN(0)).
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&m);
+            while !c.is_null() {
+                let len = (*c).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
+                each((*c).cmsg_level, (*c).cmsg_type, std::slice::from_raw_parts(libc::CMSG_DATA(c), len));
+                c = libc::CMSG_NXTHDR(&m, c);
+            }
+        }
+    }
+    n
 }

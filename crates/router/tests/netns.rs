@@ -283,11 +283,13 @@ fn edge_egress_keeps_the_af_guarantee_on_real_packets() {
     tb.start(
         "rate = \"2Mbps\"\nqueue = { type = \"edge\", buffers = 100, buff_size = \"1600B\", streams = [\n\
          { name = \"A1\", service = \"af\", rate = \"1Mbps\" }, { name = \"B1\", service = \"be\" } ] }\n\
-         stages = [{ type = \"classifier\", cache = 64, rules = [\n\
+         stages = [{ type = \"classifier\", cache = 64, default_stream = \"B1\", rules = [\n\
          { src = \"10.99.0.1/32\", dst = \"10.99.0.2\", dst_port = 9000, proto = \"udp\", stream = \"A1\" },\n\
          { src = \"10.99.0.1/32\", dst = \"10.99.0.2\", dst_port = 9001, proto = \"udp\", stream = \"B1\" } ] }]\n",
     );
-    // Both streams offer ~2 Mb/s for 2 s into 2 Mb/s; A1 is guaranteed 1 Mb/s.
+    // ARP goes through the port like any frame: without the default stream the classifier would
+    // drop it as unclassified and no datagram would be sent. Both streams offer ~2 Mb/s for 2 s
+    // into 2 Mb/s; A1 is guaranteed 1 Mb/s.
     let ra = receiver(&tb.ns("h2"), "10.99.0.2:9000", Duration::from_millis(800));
     let rb = receiver(&tb.ns("h2"), "10.99.0.2:9001", Duration::from_millis(800));
     let gap = Duration::from_micros(4000);

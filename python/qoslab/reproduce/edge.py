@@ -17,7 +17,10 @@ points, except Table I, whose cells it judges at the full length; seeds
 - Figs. 8 and 9: Fig. 6(a), BUFF_SIZE 512 B, 50..500 buffers, PERIODIC (8)
   and POISSON (9);
 - Table I: Fig. 6(a) against Fig. 6(b) (A2, A5 in the EF queue as E1, E2),
-  PERIODIC, BUFF_SIZE 512 B, 80 buffers.
+  PERIODIC, BUFF_SIZE 512 B, 80 buffers; the EF queue's SCFQ rate is the one
+  §III gives (:func:`derived_ef_rate_bps`, 444.4 kb/s), and a control runs it
+  at the sum of the EF reservations (200 kb/s), one knob, in quick runs too
+  (report section "Table I at both EF rates").
 
 Throughput is measured from 5 s on (the 5 s bins of ``delivered_bytes``),
 as IP bytes (what reservations count) and as payload (Fig. 8(c)'s unit).
@@ -102,6 +105,22 @@ TABLE1_COLUMNS = ("Delay in AF queue", "Delay in EF queue")
 #: 180/44 = 4.1 and 169/49 = 3.4 admit at most 3.
 EF_FACTOR = 3.0
 LINK_KBPS, RESERVED_KBPS = 2000.0, 900.0
+#: Fig. 6(b)'s reservations by service (kb/s of IP): EF (E1 + E2) and AF (A1, A3, A4, A6).
+EF_RESERVED_KBPS, AF_RESERVED_6B_KBPS = 200, 700
+
+
+def derived_ef_rate_bps() -> int:
+    """The EF queue's SCFQ rate in Fig. 6(b), from §III (docs/decisions.md, "edge: the EF queue's
+    scheduler rate follows §III"): each queue's weight is the link fraction allocated to its
+    service (EF 200, AF 700 kb/s reserved; best effort none), SCFQ shares the link in the ratio
+    of the weights, so the EF queue is guaranteed 2 Mb/s x 200 / 900, "higher than the aggregate
+    rate" of its streams. In b/s, rounded down (qoslab's SCFQ takes rates that sum to the link)."""
+    return int(LINK_KBPS * 1000) * EF_RESERVED_KBPS // (EF_RESERVED_KBPS + AF_RESERVED_6B_KBPS)
+
+
+#: Table I's control: the EF queue at exactly the sum of the EF reservations (the setting
+#: before issue 31), one knob against the reproduction's derived rate.
+EF_RATE_SUM = f"{EF_RESERVED_KBPS}kbps"
 EXCESS_SHARE = (LINK_KBPS - RESERVED_KBPS) / 5
 WARMUP_S = 5.0
 #: Controlled runs behind the failing claims (full runs): Table I against the pool,
@@ -155,6 +174,10 @@ def _scenario(
         f'topology.links.6.queue.buff_size="{buff_size}B"',
         *extra,
     ]
+    if file == "fig6b_periodic":
+        # The EF pool stays the EF reservations' share of the pool at every pool size (the
+        # split is a lost number, not re-chosen with the EF rate; decisions.md).
+        over.append(f"topology.links.6.queue.ef_buffers={round(buffers * EF_RESERVED_KBPS / LINK_KBPS)}")
     if offered_kbps is not None:
         # The excess streams' packet spacing for this IP rate (periodic scenarios only).
         for i, size in EXCESS_GROUPS:
@@ -210,6 +233,7 @@ def _rates(res: Result) -> dict[str, dict[str, float]]:
             "ip_kbps": ip_bytes * 8 / secs / 1e3,
             "payload_kbps": (ip_bytes - HEADER * pkts) * 8 / secs / 1e3,
             "delay_ms": float(f["delay_mean_s"]) * 1e3,
+            "dropped_pkts": float(f["dropped_pkts"]),
         }
     return out
 
@@ -362,6 +386,18 @@ def reproduce(ctx: Context) -> Outcome:
             sc = _scenario(ctx, file, buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE, full_length=True)
             plan.append((variant, sc, seed))
             keys.append((variant, None))
+    # Table I's control (quick runs too): the EF rate at the sum of the EF reservations.
+    for seed in ctx.seeds:
+        sc = _scenario(
+            ctx,
+            "fig6b_periodic",
+            buffers=TABLE1_BUFFERS,
+            buff_size=TABLE1_BUFF_SIZE,
+            extra=(f'topology.links.6.queue.ef_rate="{EF_RATE_SUM}"',),
+            full_length=True,
+        )
+        plan.append(("table1_ef_sum", sc, seed))
+        keys.append(("table1_ef_sum", None))
     if not ctx.quick:
         for n in SENS_POOLS:
             for variant, file in (("sens_af", "fig6a_periodic"), ("sens_ef", "fig6b_periodic")):
@@ -421,7 +457,7 @@ def reproduce(ctx: Context) -> Outcome:
         occ[("sens_share", "baseline")] = occ[("fig8", pools[-1])]
     # Fig. 6(b) names A2/A5 E1/E2: look them up under their Fig. 6(a) names.
     for k, group in by.items():
-        if k[0] in ("table1_ef", "sens_ef"):
+        if k[0] in ("table1_ef", "table1_ef_sum", "sens_ef"):
             for run in group:
                 for a, e in EF_NAMES.items():
                     run[a] = run.pop(e)
@@ -544,7 +580,9 @@ def reproduce(ctx: Context) -> Outcome:
         )
     )
 
-    sections = []
+    both_rates = _ef_rates(by, paper_t1)
+    data["table1_ef_rates"] = both_rates["data"]
+    sections: list[tuple[str, str]] = [("Table I at both EF rates", both_rates["text"])]
     if not ctx.quick:
         sens = _sensitivity(by, occ)
         data["sensitivity"] = sens["data"]
@@ -574,6 +612,58 @@ def reproduce(ctx: Context) -> Outcome:
         figures=[Figure(f, c) for f, c in zip(figs, captions, strict=True)],
         cells=paper_cells(af, ef),
     )
+
+
+def _ef_rates(
+    by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]], paper: dict[str, tuple[float, float]]
+) -> dict[str, Any]:
+    """Table I under the reproduction's EF rate (derived from §III) and under the control (the
+    sum of the EF reservations), same seeds, one knob: A2's and A5's AF and EF delays, their
+    AF/EF factors, and the EF streams' drops (E1 = A2, E2 = A5; summed over the seeds)."""
+    af = by[("table1_af", None)]
+    settings = {
+        f"derived, {derived_ef_rate_bps() / 1e3:.1f} kb/s (the reproduction's)": by[("table1_ef", None)],
+        f"sum of the EF reservations, {EF_RESERVED_KBPS} kb/s (control)": by[("table1_ef_sum", None)],
+    }
+    n = len(af)
+    lines = [
+        f"Table I's EF column under two settings of the EF queue's SCFQ rate, one knob (`ef_rate`), the same "
+        f"{n} seed(s), {TABLE1_BUFFERS} buffers (EF pool {round(TABLE1_BUFFERS * EF_RESERVED_KBPS / LINK_KBPS)}), "
+        f"BUFF_SIZE {TABLE1_BUFF_SIZE} B; the AF column is Fig. 6(a)'s, the same runs for both. Delays: mean over "
+        "seeds (ms); drops: E1's and E2's packets dropped, summed over the seeds; offset-free: "
+        "(AF2 − AF5) − (EF2 − EF5) of the means, and its range over the seeds (each seed's AF and EF runs). "
+        'The derivation: docs/decisions.md, "edge: the EF queue\'s scheduler rate follows §III".',
+        "",
+        "| r_EF | A2 AF | A2 EF | A5 AF | A5 EF | A2 AF/EF | A5 AF/EF | E1 drops | E2 drops | offset-free (range) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    out: dict[str, Any] = {}
+    a2_af, a5_af = _mean(af, "A2", "delay_ms").mean, _mean(af, "A5", "delay_ms").mean
+    for label, runs in settings.items():
+        a2, a5 = _mean(runs, "A2", "delay_ms").mean, _mean(runs, "A5", "delay_ms").mean
+        d1 = sum(r["A2"]["dropped_pkts"] for r in runs)
+        d2 = sum(r["A5"]["dropped_pkts"] for r in runs)
+        free = offset_free_ms({"A2": a2_af, "A5": a5_af}, {"A2": a2, "A5": a5})
+        per_seed = [
+            offset_free_ms({s: a[s]["delay_ms"] for s in ("A2", "A5")}, {s: e[s]["delay_ms"] for s in ("A2", "A5")})
+            for a, e in zip(af, runs, strict=True)
+        ]
+        out[label] = {
+            "A2": {"af_ms": a2_af, "ef_ms": a2, "factor": a2_af / a2, "ef_drops": d1},
+            "A5": {"af_ms": a5_af, "ef_ms": a5, "factor": a5_af / a5, "ef_drops": d2},
+            "offset_free_ms": free,
+            "offset_free_ms_per_seed": per_seed,
+        }
+        lines.append(
+            f"| {label} | {a2_af:.1f} | {a2:.1f} | {a5_af:.1f} | {a5:.1f} | {a2_af / a2:.1f} | {a5_af / a5:.1f} | "
+            f"{d1:.0f} | {d2:.0f} | {free:.1f} ({min(per_seed):.1f}-{max(per_seed):.1f}) |"
+        )
+    (p2a, p2e), (p5a, p5e) = paper["A2"], paper["A5"]
+    lines.append(
+        f"| the seed's Table I | {p2a:g} | {p2e:g} | {p5a:g} | {p5e:g} | {p2a / p2e:.1f} | {p5a / p5e:.1f} | – | – | "
+        f"{offset_free_ms({'A2': p2a, 'A5': p5a}, {'A2': p2e, 'A5': p5e}):.0f} |"
+    )
+    return {"data": out, "text": "\n".join(lines)}
 
 
 def _sensitivity(

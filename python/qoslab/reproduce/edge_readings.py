@@ -32,8 +32,9 @@ from .stats import Estimate
 
 #: (A1, A3, A4, A5) reservations, kb/s, summing to the stated 600; the first is the files' reading.
 #: A3's and A4's reservations are rendered by different glyph runs, twice each (§V.B.1-2), while
-#: the extraction renders every repeated number alike (220 five times, 512 four times), so the
-#: text has A3 != A4: the splits with A3 == A4 are tried to show what they would change.
+#: the extraction renders most repeated numbers alike (220 five times, 512 four times, but S two
+#: ways), so decisions.md reads A3 != A4, which the glyphs do not prove: the splits with A3 == A4
+#: are tried and marked.
 SPLITS: dict[str, tuple[int, int, int, int]] = {
     "a": (200, 100, 200, 100),
     "b": (200, 200, 100, 100),
@@ -70,13 +71,14 @@ class Reading:
 
     @property
     def text_consistent(self) -> bool:
-        """False where the reading contradicts the text (A3's and A4's reservations equal)."""
+        """False where A3's and A4's reservations are equal, against the glyph reading A3 != A4
+        (decisions.md, "A3's and A4's reservations differ in the text"; not proven)."""
         r = SPLITS[self.split]
         return r[1] != r[2]
 
     @property
     def mark(self) -> str:
-        """What the report adds to a reading the text contradicts."""
+        """What the report adds to a reading with A3 = A4."""
         return "" if self.text_consistent else " (A3 = A4)"
 
 
@@ -288,8 +290,9 @@ def _text(rows: list[dict[str, Any]], rep: list[dict[str, Any]]) -> str:
         "",
         f"**Claims 1-4 hold together under {len(n_all)} of the {len(rows)} readings**"
         + (": " + "; ".join(f"{r['reading'].label} (Fig. 7 at {r['c23_pools']})" for r in n_all) if n_all else "")
-        + f"; under {sum(1 for r in n_all if r['reading'].text_consistent)} of the {len(consistent)} readings "
-        "the text admits (A3's reservation differs from A4's).",
+        + f"; {sum(1 for r in n_all if not r['reading'].text_consistent)} of them with A3 = A4 "
+        f"({len(rows) - len(consistent)} readings have A3 = A4; the glyph runs of A3's and A4's "
+        "reservations differ, which docs/decisions.md reads as A3 ≠ A4 without proof).",
         "",
         "Each cell: how many of claims 1-4 hold (2 and 3 at the best Fig. 7 pool); claim 1's lowest "
         "conformant stream (% of its reservation); claim 4's largest and smallest share (payload kb/s, "

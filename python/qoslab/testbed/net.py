@@ -15,8 +15,10 @@ Every name starts with the prefix ``qtb`` + 6 hex digits + ``-``; the
 interfaces are created inside the testbed's namespaces (none in the
 caller's), so deleting the namespaces removes every one of them and
 nothing else is ever touched. Each testbed records its owner's pid in
-``/run/qoslab-testbed/<prefix>.pid``; :func:`clean` removes the namespaces
-of testbeds whose owner is gone (a killed run), and only those.
+``/run/qoslab-testbed/<prefix>.pid`` and its run's work folder in
+``<prefix>.work``; :func:`clean` removes the namespaces, the processes left
+in them and the work folder of testbeds whose owner is gone (a killed
+run), and only those.
 """
 
 from __future__ import annotations
@@ -291,12 +293,20 @@ class Testbed:
     def exec_args(self, ns: str, args: Sequence[str]) -> list[str]:
         return ["ip", "netns", "exec", ns, *args]
 
+    def record_work(self, work: Path) -> None:
+        """Records the owner and the run's work folder, for :func:`clean` to remove should the run
+        be killed (the owner first: a folder recorded without a live owner is stale)."""
+        STATE_DIR.mkdir(parents=True, exist_ok=True)
+        (STATE_DIR / f"{self.prefix}.pid").write_text(f"{os.getpid()}\n")
+        (STATE_DIR / f"{self.prefix}.work").write_text(f"{work}\n")
+
     def teardown(self) -> None:
         """Deletes the namespaces (and with them every interface) this testbed made."""
         for name in reversed(self.made):
             subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
         self.made.clear()
         (STATE_DIR / f"{self.prefix}.pid").unlink(missing_ok=True)
+        (STATE_DIR / f"{self.prefix}.work").unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:
@@ -339,11 +349,33 @@ def owner(prefix: str) -> int | None:
         return None
 
 
-def clean(*, only_dead: bool = True) -> list[str]:
-    """Deletes the namespaces of stale testbeds (owner gone or unknown); with ``only_dead=False``,
-    of every testbed. Returns the namespaces removed. Nothing without the testbed prefix is touched."""
+def _remove_work(prefix: str) -> None:
+    """Removes a testbed's recorded work folder: only a folder named ``qoslab-<prefix>-...``."""
+    import shutil
+
+    state = STATE_DIR / f"{prefix}.work"
+    try:
+        work = Path(state.read_text().strip())
+    except OSError:
+        return
+    if work.name.startswith(f"qoslab-{prefix}-") and work.is_dir() and not work.is_symlink():
+        shutil.rmtree(work, ignore_errors=True)
+    state.unlink(missing_ok=True)
+
+
+def clean(*, only_dead: bool = True, prefixes: Sequence[str] | None = None) -> list[str]:
+    """Deletes stale testbeds (owner gone or unknown): the processes left in their namespaces,
+    the namespaces and the run's work folder; with ``only_dead=False``, every testbed. ``prefixes``
+    limits it to those testbeds (a test cleans only its own). Returns the namespaces removed.
+    Nothing without the testbed prefix is touched."""
     removed: list[str] = []
-    for prefix, names in sorted(testbeds().items()):
+    found = testbeds()
+    # A testbed whose namespaces are gone may still have left its work folder.
+    for f in STATE_DIR.glob("qtb*.work") if STATE_DIR.is_dir() else []:
+        found.setdefault(f.stem, [])
+    for prefix, names in sorted(found.items()):
+        if prefixes is not None and prefix not in prefixes:
+            continue
         pid = owner(prefix)
         if only_dead and pid is not None and _alive(pid):
             continue
@@ -351,5 +383,6 @@ def clean(*, only_dead: bool = True) -> list[str]:
             kill_inside(n)
             subprocess.run(["ip", "netns", "del", n], capture_output=True, check=False)
             removed.append(n)
+        _remove_work(prefix)
         (STATE_DIR / f"{prefix}.pid").unlink(missing_ok=True)
     return removed

@@ -126,14 +126,24 @@ def _stderr(proc: subprocess.Popen[bytes]) -> str:
 
 def _stop(proc: subprocess.Popen[bytes], timeout: float) -> None:
     """SIGTERM to one of our processes by its pid; SIGKILL if it has not ended in ``timeout``."""
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    _stop_all([proc], timeout)
+
+
+def _stop_all(procs: list[subprocess.Popen[bytes]], timeout: float) -> None:
+    """SIGTERM to each of our processes (by pid) at once, then one shared ``timeout`` for all of
+    them to end; SIGKILL to those that have not. So a teardown takes ``timeout`` at most, however
+    many processes and however loaded the machine, not ``timeout`` per process."""
+    live = [p for p in procs if p.poll() is None]
+    for p in live:
+        with contextlib.suppress(ProcessLookupError):
+            p.send_signal(signal.SIGTERM)
+    end = time.monotonic() + timeout
+    for p in live:
+        try:
+            p.wait(max(0.0, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
 
 @dataclass
@@ -161,6 +171,7 @@ def standing(plan: Plan, *, seed: int, keep: Path | None = None) -> Iterator[Sta
     work = Path(tempfile.mkdtemp(prefix=f"qoslab-{tb.prefix}-"))
     up = Standing(tb=tb, work=work, procs=[], routers=[], router_start_ns=[])
     try:
+        tb.record_work(work)
         tb.build()
         # Kernel TCP set as the scenario's, in every namespace that ends a TCP flow.
         for f in plan.flows:
@@ -182,8 +193,7 @@ def standing(plan: Plan, *, seed: int, keep: Path | None = None) -> Iterator[Sta
             _wait_for(work / f"router{j}.sock", router, f"qoslab-router of {plan.bumps[j].direction}")
         yield up
     finally:
-        for proc in up.procs:
-            _stop(proc, 5)
+        _stop_all(up.procs, 5)
         tb.teardown()
         if keep is not None:
             shutil.copytree(work, keep, dirs_exist_ok=True)

@@ -49,6 +49,10 @@ use crate::units::{Rate, Time};
 pub const MSB: u64 = 1 << 63;
 /// The largest tag increment `L / r` (see the module doc).
 const MAX_STEP_PS: u64 = 1 << 62;
+/// Picoseconds in a second, times 8 bits a byte.
+const PS_PER_BIT_BYTE: u64 = 8 * 1_000_000_000_000;
+/// The largest packet whose `8 L · 10^12` fits in a u64.
+const MAX_U64_SIZE: u32 = (u64::MAX / PS_PER_BIT_BYTE) as u32;
 
 /// SCFQ state: rates, the system virtual time, one tag per child.
 #[derive(Clone, Debug)]
@@ -115,7 +119,12 @@ impl Scfq {
     /// `L / r` in picoseconds, rounded up, capped at 2^62.
     #[inline]
     pub fn step_ps(size: u32, rate: Rate) -> u64 {
-        let num = size as u128 * 8 * 1_000_000_000_000;
+        // 8 L · 10^12 fits in 64 bits for L up to 2.3 MB: one 64-bit
+        // division instead of a call to the 128-bit one (same quotient).
+        if size <= MAX_U64_SIZE {
+            return (size as u64 * PS_PER_BIT_BYTE).div_ceil(rate.0).min(MAX_STEP_PS);
+        }
+        let num = size as u128 * PS_PER_BIT_BYTE as u128;
         num.div_ceil(rate.0 as u128).min(MAX_STEP_PS as u128) as u64
     }
 
@@ -137,6 +146,29 @@ impl Scfq {
         }
         best
     }
+
+    /// Child `i`, whose head had tag `t`, has just sent a packet.
+    #[inline]
+    fn served(&mut self, i: usize, t: u64, children: &[Queue]) {
+        // Start of a transmission: v takes the served (smallest) tag.
+        self.v = t;
+        if self.v & MSB != 0 {
+            // Seed 003 §III: the MSB of the smallest tag is 1, so it is 1 in
+            // every tag and in v: clear it everywhere.
+            self.v &= !MSB;
+            for tag in self.tags.iter_mut().flatten() {
+                debug_assert!(*tag & MSB != 0, "a tag below the smallest one");
+                *tag &= !MSB;
+            }
+        }
+        // The next packet of child i reaches the head.
+        self.tags[i] =
+            if children[i].held().is_empty() { None } else { children[i].peek().map(|h| self.head_tag(i, h.size)) };
+        if self.tags.iter().all(Option::is_none) {
+            // Every queue is empty: reset the virtual time.
+            self.v = 0;
+        }
+    }
 }
 
 impl Scheduler for Scfq {
@@ -155,9 +187,10 @@ impl Scheduler for Scfq {
     fn dequeue(&mut self, now: Time, children: &mut [Queue]) -> Dequeue {
         assert_eq!(children.len(), self.rates.len(), "scfq: one rate per child queue");
         // A child holding packets without a tag (emptied and refilled behind
-        // the scheduler's back) gets one now.
+        // the scheduler's back) gets one now. (`held` first: an empty child,
+        // the usual case, costs no call into its discipline.)
         for (i, c) in children.iter().enumerate() {
-            if self.tags[i].is_none() {
+            if self.tags[i].is_none() && !c.held().is_empty() {
                 if let Some(p) = c.peek() {
                     self.tags[i] = Some(self.head_tag(i, p.size));
                 }
@@ -165,16 +198,19 @@ impl Scheduler for Scfq {
         }
         let mut skip = 0u64;
         let mut earliest: Option<Time> = None;
-        let mut served = None;
         while let Some((i, t)) = self.smallest(skip) {
-            match children[i].dequeue(now) {
-                Dequeue::Packet(p) => {
-                    served = Some((i, t, p));
-                    break;
+            let d = children[i].dequeue(now);
+            match &d {
+                Dequeue::Packet(_) => {
+                    self.served(i, t, children);
+                    // The child's answer is returned as it is: re-wrapping
+                    // the packet copied it (docs/performance.md, "The edge
+                    // QoS fast path after the profile").
+                    return d;
                 }
                 Dequeue::Empty => self.tags[i] = None,
                 Dequeue::NotBefore(nb) => {
-                    earliest = Some(earliest.map_or(nb, |e| e.min(nb)));
+                    earliest = Some(earliest.map_or(*nb, |e| e.min(*nb)));
                     if i < 64 {
                         skip |= 1 << i;
                     } else {
@@ -184,30 +220,10 @@ impl Scheduler for Scfq {
                 }
             }
         }
-        let Some((i, t, p)) = served else {
-            if self.tags.iter().all(Option::is_none) {
-                self.v = 0;
-            }
-            return earliest.map_or(Dequeue::Empty, Dequeue::NotBefore);
-        };
-        // Start of a transmission: v takes the served (smallest) tag.
-        self.v = t;
-        if self.v & MSB != 0 {
-            // Seed 003 §III: the MSB of the smallest tag is 1, so it is 1 in
-            // every tag and in v: clear it everywhere.
-            self.v &= !MSB;
-            for tag in self.tags.iter_mut().flatten() {
-                debug_assert!(*tag & MSB != 0, "a tag below the smallest one");
-                *tag &= !MSB;
-            }
-        }
-        // The next packet of child i reaches the head.
-        self.tags[i] = children[i].peek().map(|h| self.head_tag(i, h.size));
         if self.tags.iter().all(Option::is_none) {
-            // Every queue is empty: reset the virtual time.
             self.v = 0;
         }
-        Dequeue::Packet(p)
+        earliest.map_or(Dequeue::Empty, Dequeue::NotBefore)
     }
 }
 

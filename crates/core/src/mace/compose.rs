@@ -6,18 +6,31 @@
 //! ```text
 //! classify_and_learn(now, key, flow, size):
 //!     classifier says CL  → measurement counts size; CL
-//!     recognizer says Ask → request {flow, r, depth} from the descriptor
+//!     recognizer says Ask → request {admission id, r, depth} from the descriptor
 //!                           classifier full → refuse (rule "classifier_full")
 //!                           else admission.request(now, request)
-//!                           admitted → classifier.insert(key, flow)
-//!                           recognizer.on_decision(admitted); event Decision
+//!                           admitted → classifier.insert(key, flow); ids[descriptor] = admission id
+//!                           recognizer.on_decision(admitted); event Decision (with `flow`)
 //!     BE (the asking packet itself included)
 //! on_tick(now):  measurement sample due → admission.on_sample; event Sample
-//!                classifier sweep → admission.on_departure per stale flow; event Stale
+//!                classifier sweep → admission.on_departure(ids.remove(descriptor)) per stale flow; event Stale
 //!                recognizer sweep → event CandidateExpired
 //!                admission deadline → admission.on_deadline
 //! next_deadline(): the earliest of the four
 //! ```
+//!
+//! **Admission is keyed by the flow's descriptor, not the driver's flow
+//! id.** The controller keeps its admitted flows by a [`FlowId`], and a
+//! driver's ids may be recycled: qoslab-router's bounded flow table gives an
+//! evicted flow's id to the next new flow. Had the driver's id reached the
+//! controller, a new flow holding an admitted flow's recycled id would be
+//! let in as `already_admitted`, reserving nothing. So MACE asks with an
+//! admission id of its own, taken for the request and, once admitted, tied
+//! to the descriptor (the classifier's key) until the classifier's stale
+//! sweep releases the reservation; an id is never handed out while the
+//! controller holds state for it. The driver's `flow` only labels the
+//! events. The simulator never recycles ids, so its decisions are the same
+//! either way.
 //!
 //! The admission controller is a type parameter, so a driver keeps typed
 //! access to it (`mace.admission().estimate()` for an [`crate::mace::Mbac`]).
@@ -32,8 +45,9 @@ use super::recognition::{ExpiredCandidate, Recognition, Recognizer, RecognizerCo
 use super::Class;
 use crate::admission::{AdmissionControl, Decision, DecisionReason, FlowRequest, LoadSample};
 use crate::error::ConfigError;
-use crate::packet::{FlowId, FlowKey};
+use crate::packet::{FlowDescriptor, FlowId, FlowKey};
 use crate::units::Time;
+use std::collections::{HashMap, HashSet};
 
 /// The rule of a refusal because the classifier table is full.
 pub const CLASSIFIER_FULL_RULE: &str = "classifier_full";
@@ -85,6 +99,12 @@ pub struct Mace<A: AdmissionControl> {
     recognizer: Recognizer,
     measurement: Measurement,
     admission: A,
+    /// The admission id of each admitted descriptor (the classifier's
+    /// entries; at most its capacity). Looked up, never iterated.
+    admission_ids: HashMap<FlowDescriptor, FlowId>,
+    /// The ids in `admission_ids`: not handed out again while held.
+    held_ids: HashSet<FlowId>,
+    next_admission_id: u32,
 }
 
 impl<A: AdmissionControl> Mace<A> {
@@ -96,7 +116,22 @@ impl<A: AdmissionControl> Mace<A> {
             recognizer: Recognizer::new(config.recognizer, descriptors)?,
             measurement: Measurement::new(config.measurement, start)?,
             admission,
+            admission_ids: HashMap::new(),
+            held_ids: HashSet::new(),
+            next_admission_id: 0,
         })
+    }
+
+    /// An admission id the controller holds no state for: the next of a
+    /// wrapping counter, skipping the (at most `classifier.capacity`) held ones.
+    fn fresh_admission_id(&mut self) -> FlowId {
+        loop {
+            let id = FlowId(self.next_admission_id);
+            self.next_admission_id = self.next_admission_id.wrapping_add(1);
+            if !self.held_ids.contains(&id) {
+                return id;
+            }
+        }
     }
 
     /// Classifies a packet of `size` wire bytes of flow `flow` (`key` its
@@ -117,7 +152,8 @@ impl<A: AdmissionControl> Mace<A> {
         let Recognition::Ask { descriptor, attempt } = self.recognizer.on_packet(now, key) else {
             return (Class::Be, None);
         };
-        let request = FlowRequest { flow, class: Class::CL_TAG, rate: descriptor.rate, depth: descriptor.depth };
+        let id = self.fresh_admission_id();
+        let asked = FlowRequest { flow: id, class: Class::CL_TAG, rate: descriptor.rate, depth: descriptor.depth };
         let full = |c: &FlowClassifier| {
             Decision::Reject(DecisionReason {
                 rule: CLASSIFIER_FULL_RULE,
@@ -126,13 +162,18 @@ impl<A: AdmissionControl> Mace<A> {
             })
         };
         let mut decision =
-            if self.classifier.is_full() { full(&self.classifier) } else { self.admission.request(now, &request) };
+            if self.classifier.is_full() { full(&self.classifier) } else { self.admission.request(now, &asked) };
         if decision.admitted() && self.classifier.insert(now, key, flow).is_err() {
             // Unreachable while the check above holds; undone rather than trusted.
-            self.admission.on_departure(now, flow);
+            self.admission.on_departure(now, id);
             decision = full(&self.classifier);
         }
+        if decision.admitted() {
+            self.admission_ids.insert(self.classifier.descriptor(key), id);
+            self.held_ids.insert(id);
+        }
         self.recognizer.on_decision(now, key, decision.admitted());
+        let request = FlowRequest { flow, ..asked };
         (Class::Be, Some(MaceEvent::Decision { at: now, key: *key, request, attempt, decision }))
     }
 
@@ -153,7 +194,10 @@ impl<A: AdmissionControl> Mace<A> {
         }
         if self.classifier.next_deadline().is_some_and(|t| t <= now) {
             for flow in self.classifier.sweep(now) {
-                self.admission.on_departure(now, flow.flow);
+                if let Some(id) = self.admission_ids.remove(&flow.key) {
+                    self.held_ids.remove(&id);
+                    self.admission.on_departure(now, id);
+                }
                 events.push(MaceEvent::Stale { at: now, flow });
             }
         }
@@ -280,6 +324,35 @@ mod tests {
         // Back as a new candidate: one BE packet (threshold 1) asks again.
         assert_eq!(m.classify_and_learn(ms(32_000), &key(1), FlowId(1), 386).0, Class::Be);
         assert_eq!(m.classify_and_learn(ms(32_040), &key(1), FlowId(1), 386).0, Class::Cl);
+    }
+
+    #[test]
+    fn mace_admission_follows_the_descriptor_not_a_recycled_flow_id() {
+        // Room for one 77.2 kb/s flow. A driver that recycles ids (the router's
+        // bounded flow table) gives key 2 the id key 1 was admitted under.
+        let mut m = ssac(100_000, 1);
+        assert!(matches!(
+            m.classify_and_learn(ms(0), &key(1), FlowId(0), 386).1,
+            Some(MaceEvent::Decision { ref decision, .. }) if decision.admitted()
+        ));
+        let (class, ev) = m.classify_and_learn(ms(10), &key(2), FlowId(0), 386);
+        let Some(MaceEvent::Decision { request, decision, .. }) = ev else { panic!("expected a decision") };
+        assert_eq!(class, Class::Be);
+        assert!(!decision.admitted(), "no second flow fits: {decision:?}");
+        assert_eq!(decision.reason().rule, SSAC_RULE, "not already_admitted");
+        assert_eq!(request.flow, FlowId(0), "the event names the driver's flow");
+        assert_eq!((m.admission().reserved(), m.admission().admitted_flows()), (Rate(77_200), 1));
+        assert_eq!(m.classify_and_learn(ms(20), &key(1), FlowId(0), 386).0, Class::Cl, "key 1 keeps its place");
+        // Key 1 goes stale: its reservation (under MACE's id, not FlowId(0)) is released ...
+        while m.classifier().len() == 1 {
+            let t = m.next_deadline();
+            m.on_tick(t);
+        }
+        assert_eq!(m.admission().reserved(), Rate(0));
+        // ... and key 2, still under the recycled id, now fits.
+        let (_, ev) = m.classify_and_learn(ms(40_000), &key(2), FlowId(0), 386);
+        assert!(matches!(ev, Some(MaceEvent::Decision { ref decision, .. }) if decision.admitted()), "{ev:?}");
+        assert_eq!(m.admission().reserved(), Rate(77_200));
     }
 
     #[test]

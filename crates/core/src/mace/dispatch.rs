@@ -25,12 +25,13 @@
 //! packet waits behind at most the one BE packet already on the wire.
 //! With a larger size, `WhenRoom` lets up to `size` BE packets sit ahead of
 //! a CL arrival: the paper's failed first version (shown by the tests).
-//! `WhenIdle` keeps the bound at any size.
+//! `WhenIdle` keeps the bound at any size, and is the default: the rule
+//! the paper's router ran; `WhenRoom` is kept to show why it was abandoned.
 //!
 //! | parameter | unit | allowed | default |
 //! |---|---|---|---|
 //! | `size` | packets, the one being sent included | ≥ 1 | 1 |
-//! | `be` | rule | `WhenRoom`, `WhenIdle` | `WhenRoom` |
+//! | `be` | rule | `WhenRoom`, `WhenIdle` | `WhenIdle` |
 //!
 //! This is a property of the link, not of the queue discipline: the
 //! simulator's link (or the router's driver) asks [`DeviceQueue::admits`]
@@ -42,10 +43,10 @@ use crate::error::ConfigError;
 /// When a BE packet may go to the device.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum BeDispatch {
-    /// Whenever the device queue has room (the paper's first version).
-    #[default]
+    /// Whenever the device queue has room (the paper's first version, abandoned).
     WhenRoom,
-    /// Only when the device queue is empty (the paper's revised version).
+    /// Only when the device queue is empty (the paper's revised version, the one it ran).
+    #[default]
     WhenIdle,
 }
 
@@ -57,7 +58,7 @@ pub struct DeviceQueueConfig {
 
 impl Default for DeviceQueueConfig {
     fn default() -> Self {
-        DeviceQueueConfig { size: 1, be: BeDispatch::WhenRoom }
+        DeviceQueueConfig { size: 1, be: BeDispatch::default() }
     }
 }
 
@@ -224,6 +225,15 @@ mod tests {
     #[test]
     fn device_queue_be_only_when_idle_keeps_the_bound_at_any_size() {
         assert_eq!(worst_be_ahead_of_cl(DeviceQueueConfig { size: 50, be: BeDispatch::WhenIdle }), 1);
+    }
+
+    #[test]
+    fn device_queue_default_is_the_papers_final_rule_be_only_when_idle() {
+        // Seed 000 §3.1: the first version (BE whenever the device has room) was
+        // abandoned; the router the paper measured dispatched BE only to an idle device.
+        let d = DeviceQueueConfig::default();
+        assert_eq!(d.be, BeDispatch::WhenIdle);
+        assert_eq!(worst_be_ahead_of_cl(DeviceQueueConfig { size: 50, ..d }), 1);
     }
 
     #[test]

@@ -92,17 +92,20 @@
 //! segment goes out if the receiver window allows it and
 //! `snd_nxt - snd_una <= cwnd + 2` after sending; `cwnd` is unchanged, and
 //! these segments are left out of `FlightSize` when the third duplicate ACK
-//! halves the window (RFC 5681 §3.2 step 2).
+//! halves the window (RFC 5681 §3.2 step 2), not when a timeout does (§3.1).
 //!
-//! **ECN** (RFC 3168 §6.1, option `ecn`): an ACK with ECN-Echo, at or
-//! beyond `recover` and outside recovery, halves the window once:
-//! `ssthresh = max(FlightSize / 2, 2)`, `cwnd = ssthresh`, `recover =
-//! snd_max`, and the next new segment carries CWR ([`TcpSender::cwr_seq`]).
-//! A third duplicate ACK in the window already reduced by ECN retransmits
-//! and enters recovery without halving again (ns-2's
-//! `last_cwnd_action_ == CWND_ACTION_ECN` in `dupack_action`). The sink
-//! echoes ECE on every ACK from a CE segment until a CWR segment arrives
-//! (RFC 3168 §6.1.3; [`TcpSink::on_ecn`]).
+//! **ECN** (RFC 3168 §6.1, option `ecn`; `sender/ecn.rs` has the rules
+//! and where ns-2.35 differs): no ACK carrying ECN-Echo opens the window;
+//! the first one beyond `recover`, outside recovery, cuts it once per
+//! window of data (`ssthresh = max(FlightSize / 2, 2)`, `cwnd = min(ssthresh,
+//! max(cwnd / 2, 1))`, `recover = snd_max`); at `cwnd <= 1` nothing new
+//! goes out until the retransmission timer, restarted, expires. Every
+//! window reduction (ECN, fast retransmit, timeout) makes the next new
+//! segment carry CWR ([`TcpSender::cwr_seq`]). A loss in the window
+//! already cut by ECN is retransmitted without a second cut of `ssthresh`
+//! (ns-2's `last_cwnd_action_ == CWND_ACTION_ECN` in `dupack_action` and
+//! `timeout`). The sink echoes ECE on every ACK from a CE segment until a
+//! CWR segment arrives (RFC 3168 §6.1.3; [`TcpSink::on_ecn`]).
 //!
 //! **Sink**: one ACK per segment, or with `delayed_ack` (RFC 1122 §4.2.3.2,
 //! RFC 5681 §4.2) an ACK for every second in-order segment or when the

@@ -5,6 +5,8 @@ use super::{TcpConfig, TcpStack, TcpVariant};
 use crate::error::ConfigError;
 use crate::units::{Dur, Time};
 
+mod ecn;
+
 /// Most the RTO is backed off (x 64, as ns-2's `maxbackoff_`; `max_rto` caps it too).
 pub const MAX_BACKOFF: u32 = 64;
 
@@ -62,12 +64,27 @@ pub struct TcpSender {
     ns2_rttvar4: i64,
     /// Segments sent by limited transmit since the last new ACK (left out of FlightSize).
     lt_sent: u64,
-    /// The last window reduction was a response to ECN-Echo.
-    last_ecn: bool,
-    /// The next new segment carries CWR.
+    /// What the last window reduction answered (ns-2's `last_cwnd_action_`).
+    last_cut: Cut,
+    /// The window was reduced and no segment has carried CWR since.
     cwr_pending: bool,
-    /// The segment that carries CWR.
+    /// The segment of the last batch sent that carries CWR.
     cwr_seq: Option<u64>,
+    /// ECN-Echo arrived with `cwnd <= 1`: nothing new goes out until the
+    /// retransmission timer expires (RFC 3168 §6.1.2).
+    ecn_hold: bool,
+    /// `stack = ns2`: the last ECN cut was at `cwnd <= 1` and no ACK without
+    /// ECN-Echo came since (ns-2's `ecn_backoff_`).
+    ecn_backoff: bool,
+}
+
+/// What a window reduction answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cut {
+    None,
+    Ecn,
+    FastRetransmit,
+    Timeout,
 }
 
 impl TcpSender {
@@ -104,9 +121,11 @@ impl TcpSender {
             ns2_srtt8: 0,
             ns2_rttvar4: 0,
             lt_sent: 0,
-            last_ecn: false,
+            last_cut: Cut::None,
             cwr_pending: false,
             cwr_seq: None,
+            ecn_hold: false,
+            ecn_backoff: false,
         })
     }
 
@@ -160,9 +179,11 @@ impl TcpSender {
             _ => self.cfg.mss,
         }
     }
-    /// The segment that carries CWR (RFC 3168 §6.1.2): the first new
-    /// segment sent after the latest ECN reduction. The driver sets the
-    /// flag on the packet of this sequence number.
+    /// The segment of the batch just sent (by the last `start`, `on_ack*`
+    /// or `on_timer` call) that carries CWR (RFC 3168 §6.1.2): the first
+    /// new segment after a window reduction (with `stack = ns2`, the first
+    /// segment, a retransmission included). The driver sets the flag on
+    /// the packet of this sequence number.
     pub fn cwr_seq(&self) -> Option<u64> {
         self.cwr_seq
     }
@@ -182,6 +203,7 @@ impl TcpSender {
 
     /// Opens the connection at `now`: the initial window's segments go to `out`.
     pub fn start(&mut self, now: Time, out: &mut Vec<u64>) {
+        self.cwr_seq = None;
         self.send_new(now, out);
     }
 
@@ -200,16 +222,18 @@ impl TcpSender {
     }
 
     fn transmit(&mut self, now: Time, seq: u64, out: &mut Vec<u64>) {
-        if seq < self.snd_max {
+        let retransmit = seq < self.snd_max;
+        if self.cwr_pending && (!retransmit || self.cfg.stack == TcpStack::Ns2) {
+            // RFC 3168 §6.1.2: the first new segment; ns-2 (`SetCWRonRetransmit_`): the first one.
+            self.cwr_pending = false;
+            self.cwr_seq = Some(seq);
+        }
+        if retransmit {
             self.stats.retransmits += 1;
             // Karn: no sample from anything sent while a retransmission is outstanding.
             self.timing = None;
         } else {
             self.snd_max = seq + 1;
-            if self.cwr_pending {
-                self.cwr_pending = false;
-                self.cwr_seq = Some(seq);
-            }
             if self.timing.is_none() {
                 self.timing = Some((seq, now));
             }
@@ -223,7 +247,7 @@ impl TcpSender {
 
     /// Sends new (or, after a go-back-N, resent) segments the window allows.
     fn send_new(&mut self, now: Time, out: &mut Vec<u64>) {
-        if self.closed {
+        if self.closed || self.ecn_hold {
             return;
         }
         let limit = self.snd_una + self.window();
@@ -328,17 +352,27 @@ impl TcpSender {
     /// A cumulative ACK `ack` arrives, with the ECN-Echo flag `ece`
     /// (ignored unless the config's `ecn` is on).
     pub fn on_ack_ecn(&mut self, now: Time, ack: u64, ece: bool, out: &mut Vec<u64>) {
+        self.cwr_seq = None;
         if self.closed || ack > self.snd_max {
             return;
         }
-        let cut = ece && self.cfg.ecn && self.on_ece(ack);
+        let ece = ece && self.cfg.ecn;
+        if ece {
+            self.on_ece(now, ack);
+        }
         let cap = self.cfg.window_cap() as f64;
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             if let Some((seq, sent)) = self.timing {
                 if ack > seq {
                     self.timing = None;
+                    let backoff = self.backoff;
                     self.rtt_sample(sent, now.0.saturating_sub(sent.0));
+                    if ece && self.ecn_backoff {
+                        // ns-2's newack(): no end to the back-off while ECN-Echo keeps
+                        // coming with a window of one.
+                        self.backoff = backoff;
+                    }
                 }
             }
             self.snd_una = ack;
@@ -356,14 +390,17 @@ impl TcpSender {
                     self.in_recovery = false;
                     self.cwnd = self.recovery_cwnd.min(cap);
                 }
-            } else if cut {
-                // RFC 3168 §6.1.2: no increase on the ACK that cut the window.
+            } else if ece {
+                // RFC 3168 §6.1.2: no increase on any ACK carrying ECN-Echo.
             } else if self.cwnd < self.ssthresh {
                 self.cwnd = (self.cwnd + 1.0).min(cap);
             } else {
                 self.cwnd = (self.cwnd + 1.0 / self.cwnd).min(cap);
             }
-            if self.snd_una >= self.snd_max {
+            if !ece {
+                self.on_ack_without_ece();
+            }
+            if self.snd_una >= self.snd_max && !self.ecn_hold {
                 self.timer = None;
             } else {
                 // RFC 6298 §5.3 (and RFC 6582's partial ACK): restart.
@@ -373,14 +410,14 @@ impl TcpSender {
             self.dupacks += 1;
             if self.in_recovery {
                 self.cwnd += 1.0;
-            } else if self.dupacks == 3 && ack < self.recover && self.last_ecn {
+            } else if self.dupacks == 3 && ack < self.recover && self.last_cut == Cut::Ecn {
                 // RFC 3168 §6.1.2: the window was already halved for this
                 // window of data (ECN): retransmit, recover, no second cut.
                 self.fast_retransmit(now, ack, self.ssthresh, out);
             } else if self.dupacks == 3 && self.may_fast_retransmit(ack) {
                 let w = self.halve();
                 self.fast_retransmit(now, ack, w, out);
-            } else if self.dupacks < 3 && self.cfg.limited_transmit {
+            } else if self.dupacks < 3 && self.cfg.limited_transmit && !self.ecn_hold {
                 self.limited_transmit(now, out);
             }
         }
@@ -391,7 +428,9 @@ impl TcpSender {
     /// which returns the window to `w` (RFC 5681 §3.2 steps 2-4).
     fn fast_retransmit(&mut self, now: Time, ack: u64, w: f64, out: &mut Vec<u64>) {
         self.recovery_cwnd = w;
-        self.last_ecn = false;
+        self.last_cut = Cut::FastRetransmit;
+        // RFC 3168 §6.1.2: CWR after a reduction for any reason.
+        self.cwr_pending = self.cfg.ecn;
         self.stats.fast_retransmits += 1;
         self.in_recovery = true;
         self.recover = self.snd_max;
@@ -416,51 +455,52 @@ impl TcpSender {
         }
     }
 
-    /// RFC 3168 §6.1.2: ECN-Echo halves the window at most once per window
-    /// of data, and never while recovering from a loss of that window.
-    fn on_ece(&mut self, ack: u64) -> bool {
-        // Strictly beyond `recover` (ns-2's `highest_ack_ > recover_`): the
-        // ACK of the last segment sent before the cut still echoes the
-        // old CE, the CWR segment (seq = recover) has not reached the sink.
-        if self.in_recovery || (ack <= self.recover && self.recover > 0) {
-            return false;
-        }
-        let w = self.halve();
-        self.cwnd = w.min(self.cfg.window_cap() as f64);
-        self.recover = self.snd_max;
-        self.last_ecn = true;
-        self.cwr_pending = true;
-        self.stats.ecn_reductions += 1;
-        true
-    }
-
     /// The retransmission timer fires (call when `now >= timer_deadline()`).
     pub fn on_timer(&mut self, now: Time, out: &mut Vec<u64>) {
+        self.cwr_seq = None;
         if self.closed || self.timer.is_none_or(|t| t > now) {
             return;
         }
         self.timer = None;
         if self.snd_una >= self.snd_max {
+            if self.ecn_hold {
+                self.end_ecn_hold(now, out);
+            }
             return;
         }
         self.stats.timeouts += 1;
-        self.halve();
+        if self.last_cut == Cut::Ecn && self.snd_una < self.recover {
+            // RFC 3168 §6.1.2, ns-2's timeout(): ssthresh was cut for this
+            // window of data already; the window closes to one, no second cut.
+        } else {
+            // RFC 5681 §3.1 eq. (4): FlightSize is all the data outstanding; only the
+            // third duplicate ACK's calculation leaves limited-transmit segments out (§3.2).
+            self.lt_sent = 0;
+            self.halve();
+        }
         self.lt_sent = 0;
-        self.last_ecn = false;
+        self.last_cut = Cut::Timeout;
+        self.cwr_pending = self.cfg.ecn;
+        self.ecn_hold = false;
         self.cwnd = 1.0;
         self.dupacks = 0;
         self.in_recovery = false;
         self.recover = self.snd_max;
         self.timing = None;
+        self.back_off();
+        self.snd_nxt = self.snd_una;
+        self.send_new(now, out);
+    }
+
+    /// Doubles the RTO's back-off (at most [`MAX_BACKOFF`]); with `stack =
+    /// ns2`, past 8 SRTT is dropped so that the next sample starts the
+    /// estimator afresh (ns-2's `rtt_backoff()`).
+    fn back_off(&mut self) {
         self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
         if self.cfg.stack == TcpStack::Ns2 && self.backoff > 8 {
-            // ns-2's rtt_backoff(): so far backed off, SRTT is dropped and
-            // the next sample starts the estimator afresh.
             self.ns2_rttvar4 += self.ns2_srtt8 >> 3;
             self.ns2_srtt8 = 0;
         }
-        self.snd_nxt = self.snd_una;
-        self.send_new(now, out);
     }
 }
 
@@ -738,6 +778,26 @@ mod tests {
     }
 
     #[test]
+    fn a_timeout_counts_limited_transmit_segments_in_flight_size() {
+        // Ten in flight, segment 0 lost: two duplicate ACKs send 10 and 11, the third never comes.
+        let c = TcpConfig { max_window: 20, limited_transmit: true, ..TcpConfig::default() };
+        let mut s = TcpSender::new(c, None).unwrap();
+        s.cwnd = 10.0;
+        s.ssthresh = 10.0;
+        let mut out = Vec::new();
+        s.start(Time(0), &mut out);
+        out.clear();
+        s.on_ack(Time(50 * MS), 0, &mut out);
+        s.on_ack(Time(51 * MS), 0, &mut out);
+        assert_eq!(out, vec![10, 11]);
+        let due = s.timer_deadline().unwrap();
+        s.on_timer(due, &mut out);
+        // RFC 5681 eq. (4) on a timeout: FlightSize 12 -> ssthresh 6 (it was 5: the two
+        // limited-transmit segments were left out as on a third duplicate ACK).
+        assert_eq!((s.ssthresh(), s.cwnd()), (6.0, 1.0));
+    }
+
+    #[test]
     fn limited_transmit_respects_the_receiver_window() {
         let c = TcpConfig { max_window: 20, rwnd: Some(4), limited_transmit: true, ..TcpConfig::default() };
         let mut s = TcpSender::new(c, None).unwrap();
@@ -749,64 +809,6 @@ mod tests {
         s.on_ack(Time(50 * MS), 0, &mut out);
         s.on_ack(Time(51 * MS), 0, &mut out);
         assert_eq!(out, vec![3], "rwnd 4 allows one more segment only");
-    }
-
-    #[test]
-    fn ecn_echo_halves_the_window_once_per_window_and_marks_cwr() {
-        let mut s = ten_in_flight(TcpVariant::Reno);
-        s.cfg.ecn = true;
-        s.cfg.max_window = 40;
-        let mut out = Vec::new();
-        s.on_ack_ecn(Time(50 * MS), 1, true, &mut out);
-        assert_eq!(s.stats().ecn_reductions, 1);
-        // FlightSize 10 when the ECE arrives -> ssthresh 5, cwnd 5, no increase on this ACK;
-        // 1..10 are out already, so nothing is sent.
-        assert_eq!((s.ssthresh(), s.cwnd()), (5.0, 5.0));
-        assert!(out.is_empty());
-        // More ECE in the same window: no second cut.
-        for a in 2..=9 {
-            s.on_ack_ecn(Time((50 + a) * MS), a, true, &mut out);
-        }
-        assert_eq!(s.stats().ecn_reductions, 1);
-        // The first new segment after the cut carries CWR.
-        assert_eq!(s.cwr_seq(), Some(10));
-        assert_eq!(out.first(), Some(&10));
-        // ECE on the ACK of the last segment before the cut (9) still echoes the old CE:
-        // the CWR segment (10) has not reached the sink yet. No cut.
-        s.on_ack_ecn(Time(80 * MS), 10, true, &mut out);
-        assert_eq!(s.stats().ecn_reductions, 1);
-        // ECE beyond it is new congestion: cut again.
-        s.on_ack_ecn(Time(81 * MS), 11, true, &mut out);
-        assert_eq!(s.stats().ecn_reductions, 2);
-        assert_eq!(s.stats().retransmits, 0, "ECN cuts the window without a loss");
-    }
-
-    #[test]
-    fn ecn_echo_is_ignored_without_the_ecn_option() {
-        let mut s = ten_in_flight(TcpVariant::Reno);
-        let mut out = Vec::new();
-        s.on_ack_ecn(Time(50 * MS), 1, true, &mut out);
-        assert_eq!(s.stats().ecn_reductions, 0);
-        assert_eq!(s.cwnd(), 10.0);
-        assert_eq!(s.cwr_seq(), None);
-    }
-
-    #[test]
-    fn a_loss_in_a_window_already_cut_by_ecn_is_retransmitted_without_a_second_cut() {
-        let mut s = ten_in_flight(TcpVariant::Reno);
-        s.cfg.ecn = true;
-        let mut out = Vec::new();
-        s.on_ack_ecn(Time(50 * MS), 1, true, &mut out);
-        assert_eq!(s.ssthresh(), 5.0);
-        // Segment 1 lost: three duplicate ACKs of 1.
-        for k in 0..3 {
-            s.on_ack(Time((51 + k) * MS), 1, &mut out);
-        }
-        assert_eq!(out.last(), Some(&1), "segment 1 is retransmitted");
-        assert!(s.in_recovery());
-        assert_eq!(s.ssthresh(), 5.0, "no second halving");
-        assert_eq!(s.cwnd(), 8.0);
-        assert_eq!(s.stats().fast_retransmits, 1);
     }
 
     #[test]

@@ -24,6 +24,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// The router binary the tests start: this build's, or the one `QOSLAB_TEST_ROUTER` names (to run
+/// the same tests against an older build and see which of them it fails).
+pub fn router_bin() -> String {
+    std::env::var("QOSLAB_TEST_ROUTER").unwrap_or_else(|_| env!("CARGO_BIN_EXE_qoslab-router").to_string())
+}
+
 /// Tests that measure time run one at a time (two shared cores).
 pub static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -76,6 +82,12 @@ impl Testbed {
 
     /// [`Testbed::start`] with more `[router]` lines.
     pub fn start_with(&mut self, router: &str, link: &str) -> PathBuf {
+        self.start_masked(router, link, false)
+    }
+
+    /// [`Testbed::start_with`]; with `blocked`, the router starts with SIGINT, SIGTERM and SIGHUP
+    /// blocked (as a parent that blocks them for itself would start it).
+    pub fn start_masked(&mut self, router: &str, link: &str, blocked: bool) -> PathBuf {
         let cfg = self.dir.join("router.toml");
         let text = format!(
             "[router]\na = \"{p}-a\"\nb = \"{p}-b\"\nstats = \"{d}/stats.jsonl\"\nout = \"{d}/out\"\n\
@@ -85,13 +97,27 @@ impl Testbed {
             s = self.socket().display()
         );
         std::fs::write(&cfg, text).unwrap();
-        let child = Command::new("ip")
-            .args(["netns", "exec", &self.ns("r"), env!("CARGO_BIN_EXE_qoslab-router"), "run"])
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", &self.ns("r"), &router_bin(), "run"])
             .arg(&cfg)
             .stdout(Stdio::null())
-            .stderr(File::create(self.dir.join("router.err")).unwrap())
-            .spawn()
-            .expect("start qoslab-router");
+            .stderr(File::create(self.dir.join("router.err")).unwrap());
+        if blocked {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: only sigset calls and pthread_sigmask (async-signal-safe) in the child.
+            unsafe {
+                cmd.pre_exec(|| {
+                    let mut set: libc::sigset_t = std::mem::zeroed();
+                    libc::sigemptyset(&mut set);
+                    for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                        libc::sigaddset(&mut set, s);
+                    }
+                    libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+                    Ok(())
+                });
+            }
+        }
+        let child = cmd.spawn().expect("start qoslab-router");
         self.router = Some(child);
         let t0 = Instant::now();
         while !self.socket().exists() {
@@ -109,6 +135,31 @@ impl Testbed {
     pub fn ctl(&self, cmd: &str) -> serde_json::Value {
         let a = qoslab_router::control::request(&self.socket(), cmd).expect("control socket answers");
         serde_json::from_str(&a).unwrap_or_else(|e| panic!("{e}: {a}"))
+    }
+
+    /// Sends `sig` to the router.
+    pub fn signal(&self, sig: i32) {
+        let c = self.router.as_ref().expect("router running");
+        // SAFETY: kill(2) on our own child (`ip netns exec` execs the router).
+        unsafe { libc::kill(c.id() as i32, sig) };
+    }
+
+    /// Waits up to `timeout` for the router to exit by itself: its exit code and summary.json.
+    pub fn wait_exit(&mut self, timeout: Duration) -> (Option<i32>, Option<serde_json::Value>) {
+        let mut c = self.router.take().expect("router running");
+        let t0 = Instant::now();
+        let st = loop {
+            if let Some(st) = c.try_wait().unwrap() {
+                break st;
+            }
+            if t0.elapsed() > timeout {
+                self.router = Some(c);
+                return (None, None);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let s = std::fs::read_to_string(self.dir.join("out/summary.json")).ok();
+        (st.code(), s.and_then(|s| serde_json::from_str(&s).ok()))
     }
 
     /// SIGTERM the router, wait for it, and return summary.json.

@@ -43,8 +43,9 @@ pub struct MaceSpec {
     /// Device transmit queue size in packets, the one being sent included; default 1 (the paper's fix).
     #[serde(default = "one")]
     pub device_queue: u32,
-    /// When BE may enter the device queue: `when_room` (default; the paper's first version
-    /// when `device_queue` > 1) or `when_idle` (the revised version).
+    /// When BE may enter the device queue: `when_idle` (default; the paper's revised
+    /// version, the one it ran) or `when_room` (its abandoned first version when
+    /// `device_queue` > 1).
     #[serde(default)]
     pub be_dispatch: MaceBeDispatch,
     /// Capacity of the classifier and of the recognition table (flows); default 1024.
@@ -85,8 +86,8 @@ pub enum MacePortSide {
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum MaceBeDispatch {
-    #[default]
     WhenRoom,
+    #[default]
     WhenIdle,
 }
 

@@ -16,9 +16,10 @@
 //! The device transmit queue ([`DeviceQueue`]) holds `device_queue`
 //! packets, the one on the wire included. With 1 (the default) the link
 //! asks the queue only when the wire is free, as every other link does;
-//! with more, it pulls ahead while the wire is busy, and under the
-//! `when_room` BE rule BE packets pile up ahead of later CL arrivals (the
-//! paper's failed first version, §3.1).
+//! with more, it pulls ahead while the wire is busy; under the default
+//! `when_idle` BE rule (the paper's revised version, §3.1) a BE packet
+//! enters only an idle device, and under `when_room` BE packets pile up
+//! ahead of later CL arrivals (the paper's failed first version).
 //!
 //! This is MACE's registry entry: the link's `mace` table to the core
 //! parts. The validation builds them to check a scenario (so it is refused
@@ -37,7 +38,7 @@
 //! | `allocation` | bit/s | > 0 | — |
 //! | `stale_timeout` | time | > 0 | 30 s |
 //! | `device_queue` | packets | ≥ 1 | 1 |
-//! | `be_dispatch` | `when_room`, `when_idle` | | `when_room` |
+//! | `be_dispatch` | `when_room`, `when_idle` | | `when_idle` |
 //! | `table_capacity` | flows | ≥ 1 | 1024 |
 //!
 //! Exactly one of `ports` and `descriptors` gives the descriptors. The
@@ -265,7 +266,7 @@ mod tests {
             allocation: Rate(3_900_000),
             stale_timeout: Dur::from_secs(30),
             device_queue: 1,
-            be_dispatch: MaceBeDispatch::WhenRoom,
+            be_dispatch: MaceBeDispatch::WhenIdle,
             table_capacity: 1024,
         }
     }

@@ -62,7 +62,7 @@ mod tests {
             allocation: Rate(3_900_000),
             stale_timeout: Dur::from_secs(30),
             device_queue: 1,
-            be_dispatch: MaceBeDispatch::WhenRoom,
+            be_dispatch: MaceBeDispatch::WhenIdle,
             table_capacity: 1024,
         }
     }

@@ -37,6 +37,7 @@ pub mod tables;
 use crate::engine::FlowId;
 use crate::net::Network;
 use qoslab_core::admission::Decision;
+use qoslab_core::pipeline::StageStats;
 use qoslab_core::qdisc::{DropReason, MarkReason};
 use qoslab_core::stats::{FixedHistogram, LogHistogram, Rfc3550Jitter, Welford};
 use qoslab_core::units::Time;
@@ -273,6 +274,10 @@ pub const DROP_METRICS: [&str; DropReason::COUNT] = [
     "drops_unclassified",
     "drops_policed",
     "drops_terminated",
+    "drops_malformed",
+    "drops_oversize",
+    "drops_kernel",
+    "drops_delay_line",
 ];
 /// Series metric names of the cumulative mark counters, in [`MarkReason::ALL`] order.
 /// The events table's `kind` of a flow's own events (those of the
@@ -289,6 +294,67 @@ pub fn event_kinds() -> Vec<&'static str> {
 }
 
 pub const MARK_METRICS: [&str; MarkReason::COUNT] = ["marks_ecn_early", "marks_pcn_threshold", "marks_pcn_excess"];
+
+/// A queue's cumulative counters as the results report them. A root
+/// queue's are its port's: what the port's stages dropped arrived there
+/// too, and the stages' drops and marks count with the discipline's
+/// (`arrivals = stage drops + queue arrivals`, [`qoslab_core::pipeline::port`]).
+/// The queues table, the summary and the series all read them from here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueCounts {
+    pub arrivals: u64,
+    pub arrival_bytes: u64,
+    pub departures: u64,
+    pub drops: [u64; DropReason::COUNT],
+    pub drop_bytes: [u64; DropReason::COUNT],
+    pub marks: [u64; MarkReason::COUNT],
+}
+
+impl QueueCounts {
+    /// The counters of `q`, with its port's stage counts when `q` is a
+    /// port's root queue (`None` for a classful child).
+    pub fn of(q: &Queue, stages: Option<&StageStats>) -> QueueCounts {
+        let st = q.stats();
+        let mut c = QueueCounts {
+            arrivals: st.arrivals,
+            arrival_bytes: st.arrival_bytes,
+            departures: st.departures,
+            drops: *st.drops(),
+            drop_bytes: *st.drop_bytes(),
+            marks: *st.marks(),
+        };
+        if let Some(s) = stages {
+            c.arrivals += s.total_drops();
+            c.arrival_bytes += s.drop_bytes.iter().sum::<u64>();
+            for (a, b) in c.drops.iter_mut().zip(s.drops) {
+                *a += b;
+            }
+            for (a, b) in c.drop_bytes.iter_mut().zip(s.drop_bytes) {
+                *a += b;
+            }
+            for (a, b) in c.marks.iter_mut().zip(s.marks) {
+                *a += b;
+            }
+        }
+        c
+    }
+    pub fn total_drops(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+    pub fn total_drop_bytes(&self) -> u64 {
+        self.drop_bytes.iter().sum()
+    }
+    pub fn total_marks(&self) -> u64 {
+        self.marks.iter().sum()
+    }
+    /// The drop and mark counter metrics (`drops_<reason>`, `marks_<reason>`)
+    /// with a non-zero count, in reason order, with their counts.
+    pub fn nonzero_reasons(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        let drops = self.drops.iter().zip(DROP_METRICS).filter(|(n, _)| **n > 0).map(|(n, m)| (m, *n));
+        let marks = self.marks.iter().zip(MARK_METRICS).filter(|(n, _)| **n > 0).map(|(n, m)| (m, *n));
+        drops.chain(marks)
+    }
+}
 
 /// Kinds of series entities.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -530,8 +596,8 @@ impl Metrics {
         let mut k = 0;
         while k < self.pending.len() {
             let d = &net.dirs[self.pending[k] as usize];
-            let (st, ss) = (d.port.queue().stats(), d.port.stage_stats());
-            if st.total_drops() + st.total_marks() + ss.total_drops() + ss.marks.iter().sum::<u64>() > 0 {
+            let c = QueueCounts::of(d.port.queue(), Some(d.port.stage_stats()));
+            if c.total_drops() + c.total_marks() > 0 {
                 let i = self.pending.swap_remove(k);
                 self.dirs[i as usize].fresh = true;
                 self.sampled.push(i);
@@ -567,21 +633,15 @@ impl Metrics {
                 if q.children().is_empty() {
                     q.probe(&mut |name, v| values.push((e, name, v)));
                 }
-                // Cumulative counters. A reason's counter is stored only once
+                // Cumulative counters, the root's with its port's stages (as
+                // in the queues table). A reason's counter is stored only once
                 // non-zero; the series table fills the zeros before it for
                 // every reason non-zero at the end (see `tables`).
-                let st = q.stats();
-                values.push((e, "arrivals", st.arrivals as f64));
-                values.push((e, "departures", st.departures as f64));
-                for (k, &n) in st.drops().iter().enumerate() {
-                    if n > 0 {
-                        values.push((e, DROP_METRICS[k], n as f64));
-                    }
-                }
-                for (k, &n) in st.marks().iter().enumerate() {
-                    if n > 0 {
-                        values.push((e, MARK_METRICS[k], n as f64));
-                    }
+                let c = QueueCounts::of(q, (k == 0).then(|| d.port.stage_stats()));
+                values.push((e, "arrivals", c.arrivals as f64));
+                values.push((e, "departures", c.departures as f64));
+                for (name, n) in c.nonzero_reasons() {
+                    values.push((e, name, n as f64));
                 }
             }
             // The port's stages report under the direction's root queue

@@ -20,12 +20,11 @@
 //!   after the last packet.
 
 use crate::metrics::{
-    EntityKind, BIN_DELIVERED, BIN_DELIVERED_BYTES, BIN_DROPPED, BIN_SENT, DROP_METRICS, MARK_METRICS,
+    EntityKind, QueueCounts, BIN_DELIVERED, BIN_DELIVERED_BYTES, BIN_DROPPED, BIN_SENT, DROP_METRICS, MARK_METRICS,
 };
 use crate::output::{Column, RunOutput, Strings, Table};
 use crate::run::Sim;
 use crate::traffic::FlowState;
-use qoslab_core::pipeline::StageStats;
 use qoslab_core::qdisc::{DropReason, MarkReason};
 use qoslab_core::stats::{jain_index, LogHistogram, Rfc3550Jitter, Welford};
 use qoslab_core::Queue;
@@ -348,6 +347,13 @@ struct QueueRow<'a> {
     root: bool,
 }
 
+impl QueueRow<'_> {
+    /// The row's counters: a root queue's with its port's stages.
+    fn counts(&self, sim: &Sim) -> QueueCounts {
+        QueueCounts::of(self.q, self.root.then(|| sim.net.dirs[self.dir].port.stage_stats()))
+    }
+}
+
 fn queue_rows(sim: &Sim) -> Vec<QueueRow<'_>> {
     fn walk<'a>(out: &mut Vec<QueueRow<'a>>, q: &'a Queue, name: String, parent: String, dir: usize, root: bool) {
         let children = q.children();
@@ -389,28 +395,20 @@ fn queues_table(sim: &Sim) -> Table {
     t.push("link", st(&|r| sim.net.links[sim.net.dirs[r.dir].link.index()].name.clone()));
     t.push("kind", st(&|r| r.q.kind().to_string()));
     t.push("parent", st(&|r| r.parent.clone()));
-    // A root queue's row is its port's: what the port's stages dropped
-    // arrived there too, and its drops and marks are counted with the
-    // queue discipline's (zero for a port without stages).
-    let stage = |r: &QueueRow| r.root.then(|| sim.net.dirs[r.dir].port.stage_stats());
-    let sd = |r: &QueueRow, f: &dyn Fn(&StageStats) -> u64| stage(r).map_or(0, f);
-    t.push("arrivals", u(&|r| r.q.stats().arrivals + sd(r, &|s| s.total_drops())));
-    t.push("arrival_bytes", u(&|r| r.q.stats().arrival_bytes + sd(r, &|s| s.drop_bytes.iter().sum())));
-    t.push("departures", u(&|r| r.q.stats().departures));
+    // A root queue's row is its port's ([`QueueCounts`]).
+    let counts: Vec<QueueCounts> = rows.iter().map(|r| r.counts(sim)).collect();
+    let c = |f: &dyn Fn(&QueueCounts) -> u64| Column::U64(counts.iter().map(f).collect());
+    t.push("arrivals", c(&|c| c.arrivals));
+    t.push("arrival_bytes", c(&|c| c.arrival_bytes));
+    t.push("departures", c(&|c| c.departures));
     t.push("departure_bytes", u(&|r| r.q.stats().departure_bytes));
-    t.push("drops", u(&|r| r.q.stats().total_drops() + sd(r, &|s| s.total_drops())));
-    t.push("drop_bytes", u(&|r| r.q.stats().drop_bytes().iter().sum::<u64>() + sd(r, &|s| s.drop_bytes.iter().sum())));
+    t.push("drops", c(&|c| c.total_drops()));
+    t.push("drop_bytes", c(&|c| c.total_drop_bytes()));
     for reason in DropReason::ALL {
-        t.push(
-            &format!("drops_{}", reason.as_str()),
-            u(&|r| r.q.stats().drops_for(reason) + sd(r, &|s| s.drops_for(reason))),
-        );
+        t.push(&format!("drops_{}", reason.as_str()), c(&|c| c.drops[reason as usize]));
     }
     for reason in MarkReason::ALL {
-        t.push(
-            &format!("marks_{}", reason.as_str()),
-            u(&|r| r.q.stats().marks_for(reason) + sd(r, &|s| s.marks_for(reason))),
-        );
+        t.push(&format!("marks_{}", reason.as_str()), c(&|c| c.marks[reason as usize]));
     }
     t.push("backlog_mean_pkts", fl(&|r| r.q.mean_backlog_packets(end)));
     t.push("backlog_mean_bytes", fl(&|r| r.q.mean_backlog_bytes(end)));
@@ -478,21 +476,15 @@ impl SeriesCols {
 }
 
 /// The drop / mark counter metrics of each sampled queue entity that are
-/// non-zero at the run's end, in reason order.
+/// non-zero at the run's end, in reason order (a root queue's with its
+/// port's stages, as in the queues table).
 fn final_reasons(sim: &Sim) -> Vec<Vec<&'static str>> {
-    let stats: BTreeMap<String, &qoslab_core::qdisc::QueueStats> =
-        queue_rows(sim).into_iter().map(|r| (r.name, r.q.stats())).collect();
+    let counts: BTreeMap<String, QueueCounts> =
+        queue_rows(sim).iter().map(|r| (r.name.clone(), r.counts(sim))).collect();
     sim.metrics
         .entities
         .iter()
-        .map(|name| match stats.get(name) {
-            Some(st) => {
-                let drops = st.drops().iter().zip(DROP_METRICS).filter(|(n, _)| **n > 0).map(|(_, m)| m);
-                let marks = st.marks().iter().zip(MARK_METRICS).filter(|(n, _)| **n > 0).map(|(_, m)| m);
-                drops.chain(marks).collect()
-            }
-            None => Vec::new(),
-        })
+        .map(|name| counts.get(name).map_or_else(Vec::new, |c| c.nonzero_reasons().map(|(m, _)| m).collect()))
         .collect()
 }
 
@@ -772,20 +764,19 @@ fn summary(sim: &Sim, sc: &Scenario, seed: u64, loop_wall_s: f64) -> Value {
     // (4,000 sources made this map 14 MB of JSON values; docs/performance.md).
     let mut queues = Map::new();
     for r in queue_rows(sim) {
-        let st = r.q.stats();
-        let ss = if r.root { sim.net.dirs[r.dir].port.stage_stats().clone() } else { StageStats::default() };
+        let c = r.counts(sim);
         let from_router = sim.net.nodes[sim.net.dirs[r.dir].from.index()].kind == qoslab_scenario::NodeKind::Router;
-        let touched = st.total_drops() + st.total_marks() + ss.total_drops() + ss.marks.iter().sum::<u64>() > 0;
-        let busy = st.arrivals + ss.total_drops() > 0;
+        let touched = c.total_drops() + c.total_marks() > 0;
+        let busy = c.arrivals > 0;
         if !(touched || from_router && busy) {
             continue;
         }
         queues.insert(
             r.name.clone(),
             json!({
-                "arrivals": st.arrivals + ss.total_drops(),
-                "drops": st.total_drops() + ss.total_drops(),
-                "marks": st.total_marks() + ss.marks.iter().sum::<u64>(),
+                "arrivals": c.arrivals,
+                "drops": c.total_drops(),
+                "marks": c.total_marks(),
                 "backlog_mean_pkts": finite(r.q.mean_backlog_packets(sim.end)),
             }),
         );
@@ -793,14 +784,12 @@ fn summary(sim: &Sim, sc: &Scenario, seed: u64, loop_wall_s: f64) -> Value {
     let bottleneck = match sim.net.bottleneck {
         Some(b) => {
             let d = &sim.net.dirs[b.index()];
-            let (st, ss) = (d.port.queue().stats(), d.port.stage_stats());
-            let drops: Map<String, Value> = DropReason::ALL
-                .iter()
-                .map(|r| (r.as_str().to_string(), json!(st.drops_for(*r) + ss.drops_for(*r))))
-                .collect();
+            let c = QueueCounts::of(d.port.queue(), Some(d.port.stage_stats()));
+            let drops: Map<String, Value> =
+                DropReason::ALL.iter().map(|r| (r.as_str().to_string(), json!(c.drops[*r as usize]))).collect();
             json!({
                 "name": d.name,
-                "arrivals": st.arrivals + ss.total_drops(),
+                "arrivals": c.arrivals,
                 "drops": drops,
                 "utilization": finite(d.busy_ns_until(sim.end) as f64 / sim.end.0 as f64),
             })

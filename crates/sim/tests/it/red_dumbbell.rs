@@ -69,8 +69,12 @@ fn tables_have_the_documented_columns_in_order() {
     assert_eq!(names[..3], ["flow_id", "name", "group"]);
     assert_eq!(names[names.len() - 2..], ["pcn_excess_marked_pkts", "pcn_threshold_marked_pkts"]);
     let q: Vec<&str> = out.queues.columns.iter().map(|(n, _)| n.as_str()).collect();
+    // One column per drop reason, then per mark reason (the core's lists, in order).
+    let (nd, nm) = (qoslab_core::DropReason::COUNT, qoslab_core::MarkReason::COUNT);
+    assert_eq!(q[10], "drop_bytes");
     assert_eq!(q[11], "drops_overlimit");
-    assert_eq!(q[11 + 9], "marks_ecn_early");
+    assert_eq!(q[11 + nd], "marks_ecn_early");
+    assert_eq!(q[11 + nd + nm], "backlog_mean_pkts");
     assert_eq!(q[q.len() - 1], "utilization");
     // Percentiles are ordered and within the delay range.
     let (p50, p99, max) =

@@ -32,18 +32,15 @@ fn queue_series(out: &qoslab_sim::output::RunOutput) -> BTreeMap<(String, String
     m
 }
 
-#[test]
-fn cumulative_queue_counters_end_at_the_queue_totals_and_never_decrease() {
-    let out = run(&dumbbell(5, RED), 1);
-    let series = queue_series(&out);
+/// Every sampled queue's cumulative counters: one value at every sample
+/// of the queue, never decreasing, the last equal to the queues table's
+/// column; a reason never counted has no series. Returns the `(queue,
+/// counter)` pairs checked.
+fn assert_counters_end_at_the_queue_totals(out: &qoslab_sim::output::RunOutput) -> Vec<(String, String)> {
+    let series = queue_series(out);
     let q = &out.queues;
     let names = strs(q, "name");
-    let bottleneck = names.iter().position(|n| n == "r0->sink0").expect("bottleneck row");
-    // The RED bottleneck drops both early and forced in 5 s of 60 % overload.
-    for col in ["drops_early_random", "drops_forced"] {
-        assert!(u64s(q, col)[bottleneck] > 0, "{col}");
-    }
-    let mut checked = 0;
+    let mut checked = Vec::new();
     for (row, name) in names.iter().enumerate() {
         let backlog = series.get(&(name.clone(), "backlog_pkts".to_string()));
         let Some(backlog) = backlog else { continue };
@@ -59,16 +56,105 @@ fn cumulative_queue_counters_end_at_the_queue_totals_and_never_decrease() {
                 assert!(cum.is_none(), "{key:?}: a reason never counted has no series");
                 continue;
             }
-            let cum = cum.unwrap_or_else(|| panic!("{key:?}: missing"));
-            // One value at every sample of the queue, from the first on.
+            let cum = cum.unwrap_or_else(|| panic!("{key:?}: missing (the queues table counts {total})"));
             assert_eq!(cum.iter().map(|(t, _)| *t).collect::<Vec<_>>(), times, "{key:?}");
             assert!(cum.windows(2).all(|w| w[0].1 <= w[1].1), "{key:?} decreases");
-            assert_eq!(cum.last().unwrap().1, total as f64, "{key:?}");
-            checked += 1;
+            assert_eq!(cum.last().unwrap().1, total as f64, "{key:?}: the last value is not the table's total");
+            checked.push(key);
         }
     }
+    checked
+}
+
+#[test]
+fn cumulative_queue_counters_end_at_the_queue_totals_and_never_decrease() {
+    let out = run(&dumbbell(5, RED), 1);
+    let q = &out.queues;
+    let bottleneck = queue_row(&out, "r0->sink0");
+    // The RED bottleneck drops both early and forced in 5 s of 60 % overload.
+    for col in ["drops_early_random", "drops_forced"] {
+        assert!(u64s(q, col)[bottleneck] > 0, "{col}");
+    }
+    let checked = assert_counters_end_at_the_queue_totals(&out);
     // arrivals, departures, early and forced drops of the bottleneck at least.
-    assert!(checked >= 4, "{checked}");
+    assert!(checked.len() >= 4, "{checked:?}");
+}
+
+/// A policer and the two PCN meters as stages of one port (issue 31 item 9):
+/// what the stages drop and mark has its cumulative series, and the port's
+/// `arrivals` series counts the packets its stages dropped, so each ends at
+/// the queues table's total as the queue discipline's own counters do.
+#[test]
+fn a_ports_stage_drops_and_marks_have_cumulative_series_ending_at_the_table() {
+    // 40 voice calls of 80 kb/s (3.2 Mb/s) through a 2 Mb/s policer in front
+    // of a 2.5 Mb/s bottleneck whose PCN meters see the policed 2 Mb/s above
+    // their admissible and termination rates (1 and 1.5 Mb/s); a 20-packet
+    // FIFO behind them.
+    let sc = scenario(
+        r#"
+name = "staged"
+duration = "20s"
+[topology]
+preset = "explicit"
+nodes = [
+  { name = "s0", kind = "host" }, { name = "i0", kind = "router" },
+  { name = "e0", kind = "router" }, { name = "d0", kind = "host" },
+]
+[[topology.links]]
+a = "s0"
+b = "i0"
+rate = "100Mbps"
+delay = "1ms"
+[[topology.links]]
+a = "i0"
+b = "e0"
+rate = "2500kbps"
+delay = "10ms"
+queue = { type = "fifo", limit = "20pkts" }
+stages = [
+  { type = "policer", rate = "2Mbps", depth = "8000B" },
+  { type = "pcn_admission", admissible_rate = "1Mbps" },
+  { type = "pcn_termination", packet_size = "200B", termination_rate = "1500kbps" },
+]
+[[topology.links]]
+a = "e0"
+b = "d0"
+rate = "100Mbps"
+delay = "1ms"
+[pcn]
+edges = ["i0", "e0"]
+[metrics]
+series_interval = "1s"
+[[traffic]]
+name = "voice"
+model = "cbr"
+flows = 40
+src = "s0"
+dst = "d0"
+size = "160B"
+header = "40B"
+interval = "20ms"
+"#,
+    );
+    let out = run(&sc, 1);
+    let q = &out.queues;
+    let port = queue_row(&out, "i0->e0");
+    for col in ["drops_policed", "marks_pcn_threshold", "marks_pcn_excess"] {
+        assert!(u64s(q, col)[port] > 0, "{col}: the scenario must exercise it");
+    }
+    let checked = assert_counters_end_at_the_queue_totals(&out);
+    for col in ["arrivals", "departures", "drops_policed", "marks_pcn_threshold", "marks_pcn_excess"] {
+        assert!(checked.contains(&("i0->e0".to_string(), col.to_string())), "{col} not checked: {checked:?}");
+    }
+    // The port's arrivals: what the policer dropped and what reached the FIFO.
+    let arrivals = u64s(q, "arrivals")[port];
+    assert_eq!(
+        arrivals,
+        u64s(q, "drops_policed")[port]
+            + u64s(q, "departures")[port]
+            + u64s(q, "drops_overlimit")[port]
+            + u64s(q, "backlog_end_pkts")[port]
+    );
 }
 
 #[test]

@@ -11,9 +11,13 @@ in this order:
 - :mod:`.plt`: the parking lots, §3.7-3.8 and §4.4 (Tables 3.7-3.8,
   4.7-4.9) and §4.4.1's expected termination.
 
-A family that is not built yet lists its claims as not checked, with the
-reason. Claims are judged over at least 5 seeds (the issue's rule); a run
-with fewer seeds reports without judging.
+Each family returns the paper's cells it ran (``Outcome.cells``: every
+printed number of Tables 3.1-3.8, 4.1-4.3 and 4.7-4.9, one value per seed;
+the keys are ``paperdata/pcn/cells.csv``'s, :mod:`.cellmap`) and the
+text's statements as claims, judged over at least 5 seeds (the issue's
+rule); a run with fewer seeds reports them without judging. ``--quick``
+runs the tables ``paperdata/pcn/tables.toml`` marks quick: Tables 4.1,
+4.3 (with Fig. 4.4 and §4.2) and 4.7.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ def reproduce(ctx: Context) -> Outcome:
     out = Outcome(claims=[], data={})
     for part in PARTS:
         o = part.run(ctx)
+        out.cells.extend(o.cells)
         out.claims.extend(o.claims)
         out.data.update(o.data)
         out.sections.extend(o.sections)

@@ -1,0 +1,136 @@
+"""Where the ``pcn`` runs go in seed 004's tables: the keys of ``paperdata/pcn/cells.csv`` and the
+per-seed statistics the tables print (issue 26).
+
+Every cell's :class:`~qoslab.reproduce.cells.Measured` holds one value per seed, in the context's
+seed order: the paper's statistic computed on that seed's runs (a worst case over the seed's
+overloads and links, a min / max / mean / sd over the seed's 15 grid points, …), never a statistic
+of seed means. The verdict (mean over seeds, 95 % interval, tolerance) is the framework's.
+
+The families (:mod:`.admission`, :mod:`.termination`, :mod:`.plt`) call :func:`cell` with the
+paper's keys; a key not in ``cells.csv`` is the framework's ``ReproductionError``. A cell whose
+statistic is not finite in some seed (a round that did not happen, a ratio over nothing) is a
+``NotMeasured`` with the reason (reported as not run), as is a row of a run table that no run
+measures yet (:func:`not_measured`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+
+from ..cells import Measured, NotMeasured
+from ..framework import Claim
+from ..stats import Estimate
+
+#: What a family returns for a paper cell.
+Cell = Measured | NotMeasured
+
+#: Tables 3.1-3.4's two columns.
+OVER = "over-admission percent"
+SD = "standard deviation to conf-adm-rate ratio"
+#: Tables 3.1-3.3's row label of the links above T3 (the paper's own spelling).
+T3_OC3 = "T3,100Mbps,OC3"
+#: Table 3.5's columns and its topology labels (qoslab's ``single`` / ``rtt`` / the parking lots).
+STATS = ("Min", "Max", "Mean", "SD")
+TOPO_35 = {"single": "S.Link", "rtt": "RTT", "plt": "PLT"}
+#: Table 4.2's columns by randomization f.
+F_COLUMN = {0.0: "No-Rand", 0.0001: "0.0001", 0.001: "0.001", 0.005: "0.005", 0.01: "0.01", 0.1: "0.1"}
+
+
+def cell(table: str, row: str, column: str, values: Sequence[float]) -> Measured | None:
+    """The cell's :class:`Measured`, or ``None`` when a seed's value is not finite."""
+    vals = [float(v) for v in values]
+    if not vals or not all(math.isfinite(v) for v in vals):
+        return None
+    return Measured(table=table, row=row, column=column, values=vals)
+
+
+def cells(
+    log: Callable[[str], None],
+    table: str,
+    row: str,
+    columns: Iterable[tuple[str, Sequence[float]]],
+    *,
+    missing: str = "",
+) -> list[Cell]:
+    """The cells of one row, ``columns`` as (column, values per seed). A cell with a value that is
+    not finite is :class:`NotMeasured`, its reason ``missing`` (what the missing value means) and
+    the seeds without one; it is logged."""
+    out: list[Cell] = []
+    for column, values in columns:
+        m = cell(table, row, column, values)
+        if m is not None:
+            out.append(m)
+            continue
+        seeds = [str(i + 1) for i, v in enumerate(values) if not math.isfinite(float(v))]
+        why = f"{missing or 'no finite value'} in the run(s) of seed index {', '.join(seeds)} (1-based)"
+        log(f"pcn: {table} / {row} / {column}: {why}; the cell is not measured")
+        out.append(NotMeasured(table=table, row=row, column=column, reason=why))
+    return out
+
+
+def not_measured(table: str, rows: Iterable[str], columns: Iterable[str], reason: str) -> list[Cell]:
+    """Cells of a run table that no run measures (a row not run yet), with the reason."""
+    cols = list(columns)
+    return [NotMeasured(table=table, row=r, column=c, reason=reason) for r in rows for c in cols]
+
+
+def worst(over: Sequence[Sequence[float]], sd: Sequence[Sequence[float]]) -> tuple[list[float], list[float]]:
+    """Per seed, the worst case of a set of experiments (Tables 3.1-3.4): ``over[c][s]`` is case
+    ``c``'s over-admission in seed ``s``, ``sd[c][s]`` its sd ratio. Returns, per seed, the largest
+    over-admission and the sd ratio of the case that has it (the paper's "worst case difference",
+    with the sd of the same experiment)."""
+    if not over:
+        raise ValueError("worst: no cases")
+    top: list[int] = []
+    for s in range(len(over[0])):
+        col = [case[s] for case in over]
+        top.append(col.index(max(col)))
+    return [over[c][s] for s, c in enumerate(top)], [sd[c][s] for s, c in enumerate(top)]
+
+
+def summary(points: Sequence[Sequence[float]]) -> dict[str, list[float]]:
+    """Table 3.5's four statistics per seed: ``points[p][s]`` is grid point ``p``'s over-admission
+    in seed ``s``; per seed the min, max, mean and sample standard deviation (n − 1) over the points."""
+    if len(points) < 2:
+        raise ValueError(f"summary: {len(points)} grid point(s); allowed: at least 2")
+    out: dict[str, list[float]] = {k: [] for k in STATS}
+    for s in range(len(points[0])):
+        xs = [p[s] for p in points]
+        m = sum(xs) / len(xs)
+        out["Min"].append(min(xs))
+        out["Max"].append(max(xs))
+        out["Mean"].append(m)
+        out["SD"].append(math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)))
+    return out
+
+
+def table_3_5(
+    log: Callable[[str], None], row: str, points: Sequence[Sequence[float]]
+) -> tuple[list[Cell], dict[str, Estimate]]:
+    """Table 3.5's four cells of ``row`` from the grid's ``points[p][s]`` (:func:`summary`), and
+    their estimates over seeds for the report."""
+    st = summary(points)
+    cells_ = cells(log, "Table 3.5", row, ((f"Over Admission Perc Stats / {k}", v) for k, v in st.items()))
+    return cells_, {k: Estimate.of(v) for k, v in st.items()}
+
+
+def skipped(claims: Iterable[tuple[str, str]]) -> list[Claim]:
+    """A family's claims ``(id, text)`` in a quick run, which runs none of them: not checked."""
+    return [
+        Claim(
+            id=cid,
+            text=text,
+            paper="see the full run",
+            measured="not run",
+            tolerance="",
+            holds=None,
+            explanation="not run in a quick run (full run only)",
+        )
+        for cid, text in claims
+    ]
+
+
+def vq_label(vq: tuple[float, float, float]) -> str:
+    """Table 3.4's row label of a virtual-queue setting: ``5, 15, 20``."""
+    return ", ".join(f"{x:g}" for x in vq)

@@ -16,7 +16,7 @@
 //! path (fast, slow; 100 rules) with the ns per packet of the base path
 //! (`base`), the base path with the QoS path's classifier (`classified`)
 //! and the QoS path (`qos`): each the fastest of `SHARE_ROUNDS`
-//! interleaved rounds of 2 batches of 4096 packets, timed by the thread's
+//! interleaved rounds of 4096 packets, timed by the thread's
 //! CPU clock (`CLOCK_THREAD_CPUTIME_ID`): on a loaded machine the wall
 //! clock also counts the time the process waits for a core, which hit
 //! every round of one path now and then (a slow-path QoS round at 3-6×). `qoslab reproduce
@@ -126,8 +126,8 @@ fn one_path(path: &str, packets: usize) {
 }
 
 /// Rounds per repetition of `--shares`, and batches of the 4096 packets per round.
-const SHARE_ROUNDS: usize = 7;
-const SHARE_BATCHES: usize = 2;
+const SHARE_ROUNDS: usize = 15;
+const SHARE_BATCHES: usize = 1;
 
 /// ns a packet of `batches` passes over `pkts`, by the wall clock.
 fn time_batches(pkts: &[Vec<u8>], batches: usize, f: impl FnMut(u64, &[u8]) -> u64) -> f64 {

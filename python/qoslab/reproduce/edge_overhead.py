@@ -126,7 +126,7 @@ def section(rows: list[dict[str, Any]]) -> str:
     n = max(r["repetition"] for r in rows)
     lines = [
         f"The no-I/O core path (`{BINARY} --shares {n}`), base and QoS interleaved in one process run, "
-        "each repetition the fastest of 7 rounds of 8,192 packets per path by the thread's CPU clock; ns "
+        "each repetition the fastest of 15 rounds of 4,096 packets per path by the thread's CPU clock; ns "
         "a packet are medians over the repetitions and move with the machine's load, the shares (ratios "
         "within a repetition) much less. The cells are the paper's split (the classifier is forwarding "
         "work); the last column "

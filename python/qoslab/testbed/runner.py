@@ -38,13 +38,14 @@ class TestbedError(RuntimeError):
 
 def binary(name: str) -> Path:
     """A qoslab binary: ``$QOSLAB_BIN_DIR``, the workspace's ``target/release`` (or
-    ``$CARGO_TARGET_DIR/release``), the copy an installed wheel carries
-    (``qoslab/_data/bin``), then ``PATH``."""
+    ``$CARGO_TARGET_DIR/release``) and its ``examples`` (``edge_overhead``), the copy an
+    installed wheel carries (``qoslab/_data/bin``), then ``PATH``."""
     here = Path(__file__).resolve().parents[3]
+    release = [Path(os.environ["CARGO_TARGET_DIR"]) / "release"] if os.environ.get("CARGO_TARGET_DIR") else []
+    release.append(here / "target" / "release")
     dirs = [
         os.environ.get("QOSLAB_BIN_DIR"),
-        os.environ.get("CARGO_TARGET_DIR") and str(Path(os.environ["CARGO_TARGET_DIR"]) / "release"),
-        str(here / "target" / "release"),
+        *(str(d / sub) for d in release for sub in (".", "examples")),
         str(Path(__file__).resolve().parents[1] / "_data" / "bin"),
     ]
     for d in dirs:

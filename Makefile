@@ -44,8 +44,9 @@ test-rust: $(STAMP) ## Rust unit, property and cross-module tests (release)
 test-python: $(EXT) bins ## Python tests (pytest)
 	$(PY) -m pytest tests
 
-bins: ## The testbed's binaries: qoslab-router and qoslab-traffic (release)
+bins: ## The testbed's binaries: qoslab-router and qoslab-traffic, and the edge_overhead example that `reproduce edge` times (release)
 	cargo build --release -q -p qoslab-router -p qoslab-traffic
+	cargo build --release -q -p qoslab-core --example edge_overhead
 
 # The wheel carries the built-in scenarios and (Linux) the router and traffic
 # binaries in qoslab/_data/: staged there for the build only (maturin packs
@@ -56,7 +57,8 @@ DIST ?= dist
 dist: $(STAMP) bins ## The sdist and the wheel (scenarios and binaries inside) in dist/: pip install dist/qoslab-*.whl
 	rm -rf $(DIST_DATA) && mkdir -p $(DIST_DATA)/bin && cp -r scenarios $(DIST_DATA)/scenarios
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin sdist --out $(DIST) || { rm -rf $(DIST_DATA); exit 1; }
-	cp $(CARGO_TARGET_DIR)/release/qoslab-router $(CARGO_TARGET_DIR)/release/qoslab-traffic $(DIST_DATA)/bin/
+	cp $(CARGO_TARGET_DIR)/release/qoslab-router $(CARGO_TARGET_DIR)/release/qoslab-traffic \
+		$(CARGO_TARGET_DIR)/release/examples/edge_overhead $(DIST_DATA)/bin/
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin build --release --quiet --out $(DIST) \
 		|| { rm -rf $(DIST_DATA); exit 1; }
 	rm -rf $(DIST_DATA)

@@ -261,7 +261,7 @@ def test_an_exception_in_the_progress_callback_stops_the_run():
 
 
 def test_native_columns_are_numpy_arrays_or_dictionary_encoded_strings(small_scenario):
-    out = qoslab._core.run(small_scenario.text, "<t>", 1, [], None, None)
+    out = qoslab._core.run(small_scenario.held(), 1)
     assert isinstance(out["summary"], str)
     for t in ("flows", "queues", "series", "events"):
         for name, col in out[t].items():
@@ -315,3 +315,58 @@ def test_version_and_schema():
     assert isinstance(schema, dict) and "properties" in schema
     assert Path(qoslab.__file__).with_name("py.typed").exists()
     assert Path(qoslab.__file__).with_name("_core.pyi").exists()
+
+
+def test_the_held_scenario_pickles_as_its_echo_and_runs_the_same(small_scenario):
+    """A sweep's worker gets the validated scenario, not the text: read back from its echo
+    (no validation again) it is equal and gives the same run."""
+    import pickle
+
+    held = small_scenario.held()
+    back = pickle.loads(pickle.dumps(held))
+    assert back == held and back.origin == held.origin and back.overrides == held.overrides
+    a, b = qoslab._core.run(held, 3), qoslab._core.run(back, 3)
+    drop = lambda s: {k: v for k, v in json.loads(s).items() if k != "loop_wall_s"}  # noqa: E731
+    assert drop(a["summary"]) == drop(b["summary"])
+    # A pickle from another build (its key differs) is loaded and validated instead.
+    restore, args = held.__reduce__()
+    assert restore(*args[:6], "another build", "{}") == held
+
+
+def test_overrides_apply_to_the_held_scenario_and_the_model_has_numbers(small_scenario):
+    s = small_scenario.with_overrides("duration=2s", ("topology.bottleneck.rate", "5Mbps"))
+    assert s.held().overrides == ["duration=2s", 'topology.bottleneck.rate="5Mbps"']
+    m = s.model
+    assert m["duration_ns"] == 2_000_000_000
+    bn = m["links"][m["bottlenecks"][0]]
+    assert (bn["a"], bn["b"], bn["rate_bps"]) == ("r0", "sink0", 5_000_000)
+    f = m["groups"][0]["flows"][0]
+    assert f["hops"][0] == f["src"] and f["hops"][-1] == f["dst"]
+    assert f["delay_ns"] == sum(m["links"][i]["delay_ns"] for i in f["route"])
+    with pytest.raises(qoslab.ConfigError, match="duration"):
+        small_scenario.with_overrides("duration=0s")
+
+
+def test_units_names_and_metric_code_come_from_the_core():
+    from qoslab import _core
+
+    assert _core.parse_rate("25Mbps") == 25_000_000 and _core.format_rate(25_000_000) == "25Mbps"
+    assert _core.parse_duration("150ms") == 150_000_000 and _core.format_duration(20_000_000) == "20ms"
+    assert _core.parse_size("1TiB") == 2**40
+    with pytest.raises(ValueError, match="allowed"):
+        _core.parse_rate("25mbps")
+    names = _core.names()
+    assert names["drop_reasons"][0] == "overlimit" and "flow_start" in names["event_kinds"]
+    assert [c for c, _ in names["tables"]["events"]] == [
+        "t_s",
+        "kind",
+        "flow_id",
+        "entity",
+        "rule",
+        "estimate",
+        "threshold",
+        "detail",
+    ]
+    cols = dict(_core.delay_columns([10_000_000, 30_000_000]))
+    assert cols["delay_mean_s"] == pytest.approx(0.02) and cols["jitter_rfc3550_s"] == pytest.approx(0.02 / 16)
+    assert _core.jain_index([1.0, 1.0]) == 1.0 and _core.jain_index([0.0, 0.0]) == 1.0

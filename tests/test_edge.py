@@ -203,7 +203,8 @@ def test_reproduce_edge_quick_writes_claims_and_the_table(tmp_path):
     assert set(t1) == {"A2", "A5"} and all(v["ef_ms"] < v["af_ms"] for v in t1.values())
     report = (tmp_path / "edge" / "report.md").read_text()
     assert "Table I" in report and "fig7.png" in report
-    # The quick run judges Table I whole, with three seeds; the rest is lost or not run.
+    # The quick run judges Table I whole, with three seeds, and §V.A's two QoS shares (three
+    # repetitions of edge_overhead); the rest is lost or not run.
     from qoslab.reproduce.cells import load_paper, read_cells
 
     assert doc["seeds"] == [1, 2, 3]
@@ -211,9 +212,10 @@ def test_reproduce_edge_quick_writes_claims_and_the_table(tmp_path):
     cells = {c.key: c for c in read_cells(tmp_path / "edge" / "cells.csv")}
     assert set(cells) == {c.key for c in paper.cells}
     quick = {t.id for t in paper.tables if t.quick}
-    assert quick == {"Table I"}
+    assert quick == {"Table I", "§V.A"}
     for key, c in cells.items():
-        want = ("agrees", "differs", "uncertain") if key[0] in quick else ("lost", "not run")
+        judged = key[0] == "Table I" or (key[0] == "§V.A" and key[2] == "QoS share")
+        want = ("agrees", "differs", "uncertain") if judged else ("lost", "not run")
         assert c.verdict in want, (key, c.verdict)
     # Table I's AF delays are the reconstructed pool's (about 100 ms, the seed's 180/169)
     # (docs/reproductions/edge.md).

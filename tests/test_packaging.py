@@ -57,7 +57,11 @@ def test_the_wheel_installs_in_a_fresh_venv_and_runs_from_an_empty_folder(tmp_pa
 
     names = zipfile.ZipFile(wheels[0]).namelist()
     assert "qoslab/_data/scenarios/examples/red_dumbbell.toml" in names
-    assert {"qoslab/_data/bin/qoslab-router", "qoslab/_data/bin/qoslab-traffic"} <= set(names)
+    assert {
+        "qoslab/_data/bin/qoslab-router",
+        "qoslab/_data/bin/qoslab-traffic",
+        "qoslab/_data/bin/edge_overhead",
+    } <= set(names)
     with tarfile.open(sdists[0]) as tar:
         assert any(n.endswith("/scenarios/examples/red_dumbbell.toml") for n in tar.getnames())
 

@@ -14,7 +14,6 @@ from qoslab import stages, topology
 from qoslab.errors import ConfigError
 from qoslab.reproduce.framework import Context
 from qoslab.reproduce.pcn import plt
-from qoslab.testbed.plan import rate_bps
 from test_pcn_paperdata import paper_keys
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios" / "pcn"
@@ -97,8 +96,8 @@ def test_event_and_resident_flows_put_three_quarters_then_at_most_the_rate_on_ev
     # The rates the metrics use are those the scenario's link names stand for.
     for model, link in plt.TERM_LINK.items():
         sc = plt.termination_scenario(bottlenecks=2, model=model, ratio="1:1")
-        bn = next(ln for ln in sc.echo["topology"]["links"] if (ln["a"], ln["b"]) == ("c0", "c1"))
-        assert rate_bps(bn["rate"]) == plt.RATES[link], (model, bn["rate"])
+        bn = next(ln for ln in sc.model["links"] if (ln["a"], ln["b"]) == ("c0", "c1"))
+        assert bn["rate_bps"] == plt.RATES[link], (model, bn["rate_bps"])
 
 
 def test_quick_part_measures_every_cell_of_table_4_7_per_seed_near_the_expectation(tmp_path):

@@ -13,14 +13,27 @@ from conftest import ROOT, SCENARIOS, cli
 from qoslab.testbed import make_plan, unsupported
 from qoslab.testbed.net import PREFIX_RE, host_ip, host_mac, new_prefix
 from qoslab.testbed.net import Testbed as Bed
-from qoslab.testbed.plan import _links, _path_delay
 from qoslab.testbed.runner import router_config
 
 SMALL = ROOT / "tests" / "scenarios" / "testbed" / "red_small.toml"
 
 
-def _echo(path: Path, *overrides: str) -> dict:
-    return qoslab.load(path, overrides=list(overrides)).echo
+def _echo(path: Path, *overrides: str) -> qoslab.Scenario:
+    """The scenario file with overrides (the planner reads its model)."""
+    return qoslab.load(path, overrides=list(overrides))
+
+
+def _edited(sc: qoslab.Scenario, edit: Any) -> qoslab.Scenario:
+    """``sc`` with its echo changed by ``edit`` (a function of the echo dict), validated again."""
+    import copy
+
+    import tomli_w
+
+    from qoslab.scenario import _drop_none
+
+    echo = copy.deepcopy(sc.echo)
+    edit(echo)
+    return qoslab.Scenario.from_toml(tomli_w.dumps(_drop_none(echo)), origin=sc.origin, base_dir=sc.base_dir)
 
 
 def test_red_dumbbell_plan_emulates_the_bottleneck_with_the_whole_path_delay() -> None:
@@ -56,11 +69,11 @@ def test_mace_scenario_one_plan_puts_both_sources_on_one_side() -> None:
 
 def test_router_config_carries_the_link_its_delay_and_the_mace_table(tmp_path: Path) -> None:
     sc = qoslab.load(SCENARIOS / "mace" / "s1_cbr_mace.toml", overrides=["duration=10s"])
-    plan, _ = make_plan(sc.echo)
+    plan, _ = make_plan(sc)
     tb = Bed(prefix="qtb000000", hosts=plan.hosts, segment=plan.segment, bumps=[(0, 1)])
-    text = router_config(plan, tb, tmp_path, 7, sc.base_dir)
+    text = router_config(plan, tb, tmp_path, 7)
     assert 'a = "qtb000000-r0a"' in text and 'b = "qtb000000-r0b"' in text
-    assert 'delay = "3000000ns"' in text and 'rate = "10Mbps"' in text
+    assert 'delay = "3ms"' in text and 'rate = "10Mbps"' in text
     assert "seed = 7" in text and "[link.mace]" in text
     assert str((SCENARIOS / "mace" / "cl_ports.descriptors").resolve()) in text
 
@@ -103,13 +116,18 @@ def test_tcp_groups_become_kernel_tcp_flows_with_the_scenarios_settings() -> Non
 
 
 def test_tcp_rules_the_kernel_cannot_follow_are_refused() -> None:
-    echo = _echo(ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml")
-    echo["traffic"][0]["tcp"] = {**echo["traffic"][0]["tcp"], "stack": "ns2", "limited_transmit": True}
-    msgs = {p.path: p.message for p in unsupported(echo)}
+    reno = ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml"
+    sc = _echo(reno, "traffic.0.tcp.stack=ns2", "traffic.0.tcp.limited_transmit=true")
+    msgs = {p.path: p.message for p in unsupported(sc)}
     assert "the kernel follows its own rules" in msgs["traffic.0.tcp.stack"]
     assert "allowed: false" in msgs["traffic.0.tcp.limited_transmit"]
-    echo["traffic"][0] = {**echo["traffic"][0], "model": "mm_app"}
-    assert "'mm_app' is not supported on the testbed yet" in unsupported(echo)[0].message
+
+    def mm_app(echo: dict[str, Any]) -> None:
+        g = echo["traffic"][0]
+        g["model"] = "mm_app"
+        del g["tcp"]
+
+    assert "'mm_app' is not supported on the testbed yet" in unsupported(_edited(_echo(reno), mm_app))[0].message
 
 
 PL = ROOT / "tests" / "scenarios" / "testbed" / "parking_lot.toml"
@@ -137,13 +155,14 @@ def _testbed_delay(plan: Any, src: str, dst: str) -> int:
     ids=lambda p: p.stem,
 )
 def test_every_flow_crosses_the_scenarios_path_delay_in_delay_lines(path: Path) -> None:
-    """Folded or emulated, each flow's one-way propagation delay on the testbed is the scenario's."""
-    echo = _echo(path)
-    plan, problems = make_plan(echo)
+    """Folded or emulated, each flow's one-way propagation delay on the testbed is the scenario's
+    (the core's route of the flow, ``Scenario.model``)."""
+    sc = _echo(path)
+    plan, problems = make_plan(sc)
     assert problems == [] and plan is not None
-    _, _, links, _ = _links(echo["topology"])
+    delay = {f["name"]: f["delay_ns"] for g in sc.model["groups"] for f in g["flows"]}
     for f in plan.flows:
-        assert _testbed_delay(plan, f.src, f.dst) == _path_delay(f.src, f.dst, links, []), f.name
+        assert _testbed_delay(plan, f.src, f.dst) == delay[f.name], f.name
 
 
 def test_parking_lot_plan_emulates_each_bottleneck_and_the_access_links_between_them() -> None:
@@ -169,8 +188,8 @@ def test_parking_lot_plan_emulates_each_bottleneck_and_the_access_links_between_
     assert tb.toward(0) == dict.fromkeys((1, 2, 3, 4), "qtb000000-x0a")
     assert tb.toward(4) == {0: "qtb000000-x0b", 1: "qtb000000-x1a", 2: "qtb000000-x2a", 3: "qtb000000-x3b"}
     assert tb.toward(2) == dict.fromkeys((0, 1, 3, 4), "qtb000000-x2b")
-    text = router_config(plan, tb, Path("/nonexistent"), 7, ROOT, 3)
-    assert 'a = "qtb000000-r3a"' in text and 'delay = "1000000ns"' in text and 'rate = "100Mbps"' in text
+    text = router_config(plan, tb, Path("/nonexistent"), 7, 3)
+    assert 'a = "qtb000000-r3a"' in text and 'delay = "1ms"' in text and 'rate = "100Mbps"' in text
     assert "seed = 10" in text and "router3.sock" in text
 
 
@@ -186,7 +205,7 @@ def test_star_ingresses_with_their_own_delays_get_routers_of_their_own() -> None
     ]
 
 
-def _explicit(links: str, hosts: tuple[str, ...], routers: tuple[str, ...], src: str, dst: str) -> dict:
+def _explicit(links: str, hosts: tuple[str, ...], routers: tuple[str, ...], src: str, dst: str) -> qoslab.Scenario:
     nodes = ", ".join(
         [f'{{ name = "{h}", kind = "host" }}' for h in hosts]
         + [f'{{ name = "{r}", kind = "router" }}' for r in routers]
@@ -194,9 +213,7 @@ def _explicit(links: str, hosts: tuple[str, ...], routers: tuple[str, ...], src:
     text = SMALL.read_text()
     head, traffic = text.split("[topology]")[0], "[[traffic]]" + text.split("[[traffic]]")[1]
     traffic = traffic.replace('src = "src*"', f'src = "{src}"').replace('dst = "sink0"', f'dst = "{dst}"')
-    return qoslab.Scenario.from_toml(
-        f'{head}[topology]\npreset = "explicit"\nnodes = [{nodes}]\n{links}\n{traffic}'
-    ).echo
+    return qoslab.Scenario.from_toml(f'{head}[topology]\npreset = "explicit"\nnodes = [{nodes}]\n{links}\n{traffic}')
 
 
 def _lk(a: str, b: str, rate: str = "100Mbps", delay: str = "0s", queue: bool = False) -> str:
@@ -230,6 +247,19 @@ def test_a_delay_between_emulated_links_a_loop_and_traffic_crossing_none_are_ref
     bad = unsupported(_echo(PL, "traffic.2.dst=sink_x0"))
     assert [p.path for p in bad] == ["traffic.2.dst"]
     assert "flow cross1.0 (src_x1 -> sink_x0) crosses no emulated link" in bad[0].message
+
+
+def test_a_parking_lots_hop_queues_are_its_bottlenecks_queues_named_at_their_own_fields() -> None:
+    """The model carries each bottleneck's own queue and the field that set it (where the
+    testbed's refusals point)."""
+    hop = '[{type = "fifo", limit = "10pkts"}, {type = "red", limit = "60pkts", min_th = 5, max_th = 15}]'
+    sc = _echo(PL, f"topology.hop_queues={hop}")
+    bns = [sc.model["links"][i] for i in sc.model["bottlenecks"]]
+    assert [(lk["a"], lk["b"], lk["queue"]["type"], lk["queue_path"]) for lk in bns] == [
+        ("r0", "r1", "fifo", "topology.hop_queues.0"),
+        ("r1", "r2", "red", "topology.hop_queues.1"),
+    ]
+    assert bns[0]["reverse_queue_path"] == "topology.default_queue"
 
 
 def test_parking_lot_access_links_with_queues_of_their_own_are_refused() -> None:
@@ -270,24 +300,33 @@ def test_prefix_addresses_and_macs_are_the_testbeds_own() -> None:
 def test_tcp_groups_into_one_host_with_different_windows_are_refused() -> None:
     """A host's TCP receiver has one window (docs/testbed.md, "TCP"): a second group into the
     same sink with another max_window is refused, naming its field; the same window passes."""
-    echo = _echo(ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml")
-    second = {**echo["traffic"][0], "name": "reno2", "flows": 1}
-    echo["traffic"].append({**second, "tcp": {**second["tcp"], "max_window": 20}})
-    assert unsupported(echo) == []
-    echo["traffic"][1] = {**second, "tcp": {**second["tcp"], "max_window": 30}}
-    msgs = {p.path: p.message for p in unsupported(echo)}
+    sc = _echo(ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml")
+
+    def second(window: int) -> Any:
+        def edit(echo: dict[str, Any]) -> None:
+            g = {**echo["traffic"][0], "name": "reno2", "flows": 1}
+            echo["traffic"].append({**g, "tcp": {**g["tcp"], "max_window": window}})
+
+        return edit
+
+    assert unsupported(_edited(sc, second(20))) == []
+    msgs = {p.path: p.message for p in unsupported(_edited(sc, second(30)))}
     assert list(msgs) == ["traffic.1.tcp.max_window"], msgs
     assert "30 segments of 1000 B into sink0, where group 'reno' has 20 of 1000 B" in msgs["traffic.1.tcp.max_window"]
 
 
 def test_a_class_based_default_queue_on_emulated_links_is_refused_once_naming_every_direction() -> None:
-    echo = _echo(SCENARIOS / "examples" / "star.toml")
-    echo["topology"]["default_queue"] = {"type": "scfq", "queues": [{"rate": "1Mbps"}]}
-    bad = unsupported(echo)
+    sc = _edited(
+        _echo(SCENARIOS / "examples" / "star.toml"),
+        lambda echo: echo["topology"].update(
+            default_queue={"type": "scfq", "queues": [{"rate": "1Mbps", "queue": {"type": "fifo", "limit": "10pkts"}}]}
+        ),
+    )
+    bad = unsupported(sc)
     assert [p.path for p in bad] == ["topology.default_queue.type"], [str(p) for p in bad]
     # The bottleneck's own fifo passes; its reverse direction and the emulated ingress links take the default.
     assert "'scfq' on the emulated link direction(s) r1->r0, in0->r0, r0->in0, in1->r0" in bad[0].message
-    assert "allowed: fifo, red, mace, cbt, dcbt, prio" in bad[0].message
+    assert "allowed: fifo, red, mace, prio, cbt, dcbt" in bad[0].message
 
 
 CBT = ROOT / "tests" / "scenarios" / "testbed" / "cbt_small.toml"
@@ -302,13 +341,13 @@ def test_class_tags_ride_in_the_dscp_class_selector_and_the_router_reads_them_ba
     assert plan.class_tag == "precedence"
     assert {(f.group, f.cls, f.spec["dscp"]) for f in plan.flows} == {("tagged", 1, 13), ("untagged", 2, 16)}
     tb = Bed(prefix="qtb000000", hosts=plan.hosts, segment=plan.segment, bumps=[(0, 1)])
-    text = router_config(plan, tb, tmp_path, 1, CBT.parent)
+    text = router_config(plan, tb, tmp_path, 1)
     assert 'class_tag = "precedence"' in text and 'type = "cbt"' in text
     # Every class 0: the group's DSCP as it is, every packet class 0 in the router (the simulator's tag).
     plan0, _ = make_plan(_echo(CBT, "traffic.0.class=0", "traffic.1.class=0", "traffic.0.dscp=46"))
     assert plan0 is not None and plan0.class_tag == "zero"
     assert {f.spec["dscp"] for f in plan0.flows} == {46, 0}
-    assert 'class_tag = "zero"' in router_config(plan0, tb, tmp_path, 1, CBT.parent)
+    assert 'class_tag = "zero"' in router_config(plan0, tb, tmp_path, 1)
 
 
 @pytest.mark.parametrize(
@@ -316,27 +355,35 @@ def test_class_tags_ride_in_the_dscp_class_selector_and_the_router_reads_them_ba
     [
         {"type": "dcbt", "limit": "60pkts", "min_th": 5, "max_th": 15},
         {"type": "red", "limit": "60pkts", "min_th": 5, "max_th": 15, "chips": True},
-        {"type": "prio", "bands": [{"type": "fifo", "limit": "10pkts"}, {"type": "red", "limit": "60pkts"}]},
+        {
+            "type": "prio",
+            "bands": [
+                {"type": "fifo", "limit": "10pkts"},
+                {"type": "red", "limit": "60pkts", "min_th": 5, "max_th": 15},
+            ],
+        },
     ],
 )
 def test_class_based_queues_run_on_emulated_links(queue: dict[str, Any]) -> None:
-    echo = _echo(CBT)
-    echo["topology"]["bottleneck"]["queue"] = queue
-    assert unsupported(echo) == []
+    sc = _edited(_echo(CBT), lambda echo: echo["topology"]["bottleneck"].update(queue=queue))
+    assert unsupported(sc) == []
 
 
 def test_what_the_dscp_class_selector_cannot_carry_is_refused_naming_the_field() -> None:
     """A group's own DSCP above 7 (its top bits hold the class), a prio queue classifying by DSCP
     and stages on an emulated link (they would see the class in the DSCP) while classes are
     carried; a class on a TCP group (its ACKs carry none)."""
-    echo = _echo(CBT, "traffic.1.dscp=46")
-    echo["topology"]["bottleneck"]["queue"] = {
+    queue = {
         "type": "prio",
         "classify_by": "class",
         "bands": [{"type": "prio", "classify_by": "dscp", "bands": [{"type": "fifo", "limit": "9pkts"}]}],
     }
-    echo["topology"]["bottleneck"]["stages"] = [{"type": "classifier", "cache": 64, "rules": []}]
-    msgs = {p.path: p.message for p in unsupported(echo)}
+    stages = [{"type": "classifier", "cache": 64, "rules": []}]
+
+    def edit(echo: dict[str, Any]) -> None:
+        echo["topology"]["bottleneck"].update(queue=queue, stages=stages)
+
+    msgs = {p.path: p.message for p in unsupported(_edited(_echo(CBT, "traffic.1.dscp=46"), edit))}
     assert "stages on an emulated link while traffic classes are carried" in msgs["topology.bottleneck.stages"]
     assert "46 while traffic classes are carried" in msgs["traffic.1.dscp"], msgs
     assert "allowed: 0 to 7, or every traffic class 0" in msgs["traffic.1.dscp"]
@@ -345,9 +392,7 @@ def test_what_the_dscp_class_selector_cannot_carry_is_refused_naming_the_field()
     ), msgs
     assert len(msgs) == 3, msgs
     # With every class 0 the same DSCP classifier and stages see the scenario's DSCP: allowed.
-    echo0 = _echo(CBT, "traffic.0.class=0", "traffic.1.class=0", "traffic.1.dscp=46")
-    echo0["topology"]["bottleneck"]["queue"] = echo["topology"]["bottleneck"]["queue"]
-    echo0["topology"]["bottleneck"]["stages"] = echo["topology"]["bottleneck"]["stages"]
+    echo0 = _edited(_echo(CBT, "traffic.0.class=0", "traffic.1.class=0", "traffic.1.dscp=46"), edit)
     assert unsupported(echo0) == []
     tcp = _echo(ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml", "traffic.0.class=1")
     msgs = {p.path: p.message for p in unsupported(tcp)}
@@ -357,7 +402,7 @@ def test_what_the_dscp_class_selector_cannot_carry_is_refused_naming_the_field()
 def test_randomize_and_send_jitter_reach_the_generator_as_the_simulators_shifts() -> None:
     """A UDP group's ``randomize`` and ``send_jitter`` go to its flows' generator specs (the
     generator draws the simulator's per-packet shifts from the flow's stream, a unit test in
-    crates/traffic checks the send times); on a TCP group they are refused, naming the field."""
+    crates/traffic checks the send times); on a TCP group the scenario is refused."""
     plan, problems = make_plan(_echo(SMALL, "traffic.0.randomize=0.5"))
     assert problems == [] and plan is not None
     assert {(f.spec["randomize"], f.spec["send_jitter_max_ns"]) for f in plan.flows} == {(0.5, 0)}
@@ -366,10 +411,18 @@ def test_randomize_and_send_jitter_reach_the_generator_as_the_simulators_shifts(
     assert {(f.spec["randomize"], f.spec["send_jitter_max_ns"]) for f in plan.flows} == {(0.0, 500_000)}
     plan, _ = make_plan(_echo(SMALL))
     assert plan is not None and plan.flows[0].spec["randomize"] == 0.0 and plan.flows[0].spec["send_jitter_max_ns"] == 0
-    echo = _echo(ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml")
-    echo["traffic"][0] = {**echo["traffic"][0], "randomize": 0.2, "send_jitter": {"dist": "uniform", "max": "1ms"}}
-    msgs = {p.path: p.message for p in unsupported(echo)}
-    assert "on a TCP group" in msgs["traffic.0.randomize"] and "on a TCP group" in msgs["traffic.0.send_jitter"]
+    # On a TCP group the scenario's validation refuses both (they shift a packet grid TCP has not).
+    for extra in (["traffic.0.randomize=0.2"], ["traffic.0.send_jitter.dist=uniform", "traffic.0.send_jitter.max=1ms"]):
+        with pytest.raises(qoslab.ConfigError, match="not to model ftp"):
+            _echo(ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml", *extra)
+
+
+def test_what_the_testbed_refuses_are_names_the_core_knows() -> None:
+    """The testbed writes only what it cannot do; every other name comes from the core."""
+    from qoslab.testbed.plan import NOT_MODELS, NOT_QUEUES
+
+    names = qoslab._core.names()
+    assert set(NOT_QUEUES) < set(names["queue_types"]) and set(NOT_MODELS) < set(names["traffic_models"])
 
 
 def test_queue_rows_carry_the_routers_own_drop_reasons_which_the_simulator_names_too() -> None:
@@ -377,7 +430,7 @@ def test_queue_rows_carry_the_routers_own_drop_reasons_which_the_simulator_names
     a simulated result has their columns (zero), and a testbed queue row takes them from the
     router's summary like any reason."""
     from qoslab.tables import DROP_REASONS
-    from qoslab.testbed.results import _queue_row
+    from qoslab.testbed.results import _columns, _queue_row
 
     sim = qoslab.run(qoslab.load(SMALL, overrides=["duration=1s"]))
     named = {c.removeprefix("drops_") for c in sim.queues.columns if c.startswith("drops_")}
@@ -386,5 +439,6 @@ def test_queue_rows_carry_the_routers_own_drop_reasons_which_the_simulator_names
     assert all((sim.queues[f"drops_{r}"] == 0).all() for r in ("malformed", "oversize", "kernel", "delay_line"))
     q = {"name": "a->b", "kind": "fifo", "arrivals": 20, "drops": 9, "drops_kernel": 5, "drops_malformed": 3}
     q["drops_delay_line"] = 1
-    row = _queue_row(q, 0, {"a->b": "r0->sink0"}, "r0<->sink0", 1_000_000, 1.0)
-    assert (row["drops_kernel"], row["drops_malformed"], row["drops_delay_line"], row["drops_oversize"]) == (5, 3, 1, 0)
+    # The row as the queues table holds it (a reason the summary leaves out is a zero count).
+    t = _columns("queues", [_queue_row(q, 0, {"a->b": "r0->sink0"}, "r0<->sink0", 1_000_000, 1.0)])
+    assert [int(t[f"drops_{r}"][0]) for r in ("kernel", "malformed", "delay_line", "oversize")] == [5, 3, 1, 0]

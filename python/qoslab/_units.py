@@ -13,15 +13,22 @@ duration  seconds (int or float)  ``0.02`` -> "20ms"
 size      bytes (int)             ``1000`` -> "1000B"
 limit     packets (int)           ``60`` -> "60pkts"
 ========  ======================  ===========================
+
+The units themselves (their names, how a number is written with one and
+read back) are the core's: ``qoslab._core.format_rate`` and friends
+(``qoslab_core::units``), not a table here.
 """
 
 from __future__ import annotations
 
 from numbers import Integral, Real
 
+from . import _core
+
 Quantity = str | int | float
 
-_NS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
+#: Nanoseconds in a second (the core's durations are integer ns).
+NS_PER_S = 1_000_000_000
 
 
 def _whole(value: object, what: str, field: str) -> int:
@@ -39,35 +46,34 @@ def rate(value: Quantity, field: str = "rate") -> str:
     """A rate: ``"25Mbps"`` as is, or an int in bit/s."""
     if isinstance(value, str):
         return value
-    bps = _whole(value, "bits per second", field)
-    for unit, k in (("Gbps", 10**9), ("Mbps", 10**6), ("kbps", 10**3)):
-        if bps and bps % k == 0:
-            return f"{bps // k}{unit}"
-    return f"{bps}bps"
+    return _core.format_rate(_in_range(_whole(value, "bits per second", field), field, "bit/s"))
 
 
 def dur(value: Quantity, field: str = "duration") -> str:
     """A duration: ``"20ms"`` as is, or a number of seconds (rounded to the nanosecond)."""
     if isinstance(value, str):
         return value
-    ns = _nanoseconds(value, field)
-    if ns == 0:
-        return "0s"
-    for unit, k in _NS.items():
-        if ns % k == 0:
-            return f"{ns // k}{unit}"
-    raise AssertionError("unreachable: every integer is a multiple of 1 ns")
+    return _core.format_duration(_nanoseconds(value, field))
 
 
 def size(value: Quantity, field: str = "size") -> str:
     """A size: ``"1500B"`` as is, or an int in bytes."""
     if isinstance(value, str):
         return value
-    return f"{_whole(value, 'bytes', field)}B"
+    return _core.format_size(_in_range(_whole(value, "bytes", field), field, "bytes"))
 
 
 #: The longest duration the core holds: 2^64 - 1 ns (about 584 years).
 MAX_NS = 2**64 - 1
+
+
+def _in_range(v: int, field: str, unit: str) -> int:
+    """``v`` if the core's 64-bit quantities hold it, else a :class:`qoslab.ConfigError` naming ``field``."""
+    from .errors import config_error
+
+    if not 0 <= v <= MAX_NS:
+        raise config_error(field, f"{v} {unit} is out of range; allowed: 0 to 2^64 - 1", origin="<python>")
+    return v
 
 
 def _nanoseconds(value: object, field: str) -> int:
@@ -81,14 +87,14 @@ def _nanoseconds(value: object, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f'{field}: expected a duration such as "20ms" or a number of seconds, got {value!r}')
     if isinstance(value, Integral):
-        ns = int(value) * _NS["s"]
+        ns = int(value) * NS_PER_S
     else:
         f = float(value)
         in_range = math.isfinite(f) and 0 <= f * 1e9 <= MAX_NS
         ns = round(f * 1e9) if in_range else -1
     if not 0 <= ns <= MAX_NS:
         raise config_error(
-            field, f"{value!r} s is out of range; allowed: 0 to {MAX_NS // _NS['s']} s (2^64 - 1 ns)", origin="<python>"
+            field, f"{value!r} s is out of range; allowed: 0 to {MAX_NS // NS_PER_S} s (2^64 - 1 ns)", origin="<python>"
         )
     return ns
 
@@ -106,18 +112,14 @@ def _limit_one(value: Quantity, field: str) -> str:
     return f"{_whole(value, 'packets', field)}pkts"
 
 
-_UNIT_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
-
-
 def seconds(text: object) -> float:
-    """Seconds of a time as a scenario echoes it (``"10s"``, ``"150ms"``, ``"2min"``).
+    """Seconds of a time as a scenario echoes it (``"10s"``, ``"150ms"``, ``"2min"``), read by the
+    core (``qoslab._core.parse_duration``).
 
-    Raises ``ValueError`` for text that is not a number and one of those units."""
-    t = str(text).strip()
-    for unit in sorted(_UNIT_S, key=len, reverse=True):
-        if t.endswith(unit):
-            try:
-                return float(t[: -len(unit)]) * _UNIT_S[unit]
-            except ValueError:
-                break
-    raise ValueError(f'cannot read the time {text!r}; expected a number and a unit such as "2s"')
+    Raises ``ValueError`` for text that is not a duration. (Kept for callers that still hold echo
+    text, such as ``reproduce/mace/recording.py``; new code reads ``Scenario.model``, whose
+    durations are already numbers.)"""
+    try:
+        return _core.parse_duration(str(text)) / NS_PER_S
+    except ValueError:
+        raise ValueError(f'cannot read the time {text!r}; expected a number and a unit such as "2s"') from None

@@ -86,16 +86,7 @@ def run(
     mem, ev = scenario.limits
     mem = mem if max_memory is None else _limit("max_memory", max_memory)
     ev = ev if max_events is None else _limit("max_events", max_events)
-    raw = _core.run(
-        scenario.text,
-        scenario.origin,
-        seed,
-        list(scenario.overrides),
-        str(scenario.base_dir),
-        progress,
-        max_memory=mem,
-        max_events=ev,
-    )
+    raw = _core.run(scenario.held(max_memory=mem, max_events=ev), seed, progress)
     result = Result._from_core(raw)
     if progress is not None:
         progress(1.0)

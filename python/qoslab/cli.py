@@ -53,17 +53,14 @@ def _positive(text: str) -> int:
     return v
 
 
-_SIZE_UNITS = {"B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
-_SIZE_UNITS.update({"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40})
-
-
 def _memory(text: str) -> int:
-    """--max-memory: a size such as 16GiB or 500MB (a plain number is bytes)."""
-    import re
+    """--max-memory: a size such as 16GiB or 500MB, read by the core (a plain number is bytes)."""
+    from . import _core
 
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", text)
-    mult = _SIZE_UNITS.get(m.group(2) or "B") if m else None
-    v = int(float(m.group(1)) * mult) if m and mult else 0
+    try:
+        v = int(text) if text.strip().isdigit() else _core.parse_size(text)
+    except ValueError:
+        v = 0
     if v < 1 or v >= 2**64:
         raise argparse.ArgumentTypeError(
             f"invalid --max-memory {text!r}; allowed: a size such as 16GiB, 500MB or 8589934592 (bytes)"
@@ -641,7 +638,7 @@ def cmd_testbed(a: argparse.Namespace) -> int:
 
     sc = qoslab.load(a.file, overrides=a.overrides)
     _warn(sc)
-    problems = testbed.unsupported(sc.echo)
+    problems = testbed.unsupported(sc)
     if problems:
         for pr in problems:
             _err(f"{a.file}: {pr}")

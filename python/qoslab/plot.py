@@ -30,7 +30,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import _units
+from . import _core
 from .errors import config_error
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,9 +47,9 @@ CDFS = ("delay", "interarrival")
 
 
 def _seconds(text: Any) -> float:
-    """Seconds of a scenario duration as echoed (``"10s"``, ``"100ms"``)."""
+    """Seconds of a scenario duration as echoed (``"10s"``, ``"100ms"``), read by the core."""
     try:
-        return _units.seconds(text)
+        return _core.parse_duration(str(text)) / 1e9
     except ValueError:
         raise config_error("metrics.bin", f"cannot read the duration {text!r}") from None
 

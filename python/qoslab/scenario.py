@@ -2,11 +2,15 @@
 
 A :class:`Scenario` is the text of a scenario file, where it came from
 (for error messages and relative paths) and the ``--set`` style
-overrides to apply. The core parses, overrides and validates it; nothing
-is interpreted twice. Build one from a file (:func:`qoslab.load`), from
-text (:meth:`Scenario.from_toml`) or with the keyword-only builders
-(:meth:`Scenario.build`, :meth:`Scenario.dumbbell`), which write TOML with
-tomli-w and validate it at once.
+overrides to apply. The core parses, overrides and validates it once and
+holds the result (``qoslab._core.Scenario``): a run, a sweep's worker and
+the testbed take that, and more overrides are applied to it, so nothing
+is parsed or validated twice. :attr:`Scenario.model` is its expansion
+(nodes, links, routes, flows) with numbers, from the core. Build one from
+a file (:func:`qoslab.load`), from text (:meth:`Scenario.from_toml`) or
+with the keyword-only builders (:meth:`Scenario.build`,
+:meth:`Scenario.dumbbell`), which write TOML with tomli-w and validate it
+at once.
 """
 
 from __future__ import annotations
@@ -86,16 +90,7 @@ class Scenario:
     Instances are immutable; :meth:`with_overrides` returns a new one.
     """
 
-    __slots__ = (
-        "_base_dir",
-        "_echo",
-        "_max_events",
-        "_max_memory",
-        "_origin",
-        "_overrides",
-        "_text",
-        "_warnings",
-    )
+    __slots__ = ("_base_dir", "_echo", "_held", "_max_events", "_max_memory", "_origin", "_overrides", "_text")
 
     def __init__(
         self,
@@ -119,7 +114,7 @@ class Scenario:
         self._max_memory = _limit("max_memory", max_memory if max_memory is not None else mem)
         self._max_events = _limit("max_events", max_events if max_events is not None else ev)
         self._echo: dict[str, Any] | None = None
-        self._warnings: list[str] = []
+        self._held: _core.Scenario | None = None
 
     # -- constructors -------------------------------------------------
 
@@ -288,7 +283,14 @@ class Scenario:
     def validate(self) -> dict[str, Any]:
         """Validates; returns the echo (every field, defaults filled in) as a dict."""
         if self._echo is None:
-            echo, warnings = _core.validate(
+            self._echo = json.loads(self.held().echo())
+        return self._echo
+
+    def held(self, *, max_memory: int | None = None, max_events: int | None = None) -> _core.Scenario:
+        """The validated scenario the core holds (what :func:`qoslab.run` runs), checked against
+        other limits when they are given."""
+        if self._held is None:
+            self._held = _core.Scenario.load(
                 self._text,
                 self._origin,
                 list(self._overrides),
@@ -296,9 +298,18 @@ class Scenario:
                 max_memory=self._max_memory,
                 max_events=self._max_events,
             )
-            self._echo = json.loads(echo)
-            self._warnings = [_diagnostic_text(d) for d in warnings]
-        return self._echo
+        mem = self._max_memory if max_memory is None else max_memory
+        ev = self._max_events if max_events is None else max_events
+        if (mem, ev) != (self._max_memory, self._max_events):
+            return self._held.with_limits(mem, ev)
+        return self._held
+
+    @property
+    def model(self) -> _core._Model:
+        """The scenario expanded as the simulator builds it, with numbers (rates in bit/s,
+        durations in ns, sizes in bytes): nodes, links with their resolved queues, the preset's
+        bottlenecks, and each traffic group's flows with their routes (``qoslab._core``)."""
+        return self.held().model()
 
     @property
     def warnings(self) -> list[str]:
@@ -307,8 +318,7 @@ class Scenario:
         ``file:line: field.path: what; allowed (no warning): ...``. ``qoslab validate`` and
         ``qoslab run`` print them; :func:`qoslab.load` also issues them as
         :class:`qoslab.ScenarioWarning`."""
-        self.validate()
-        return list(self._warnings)
+        return [_diagnostic_text(d) for d in self.held().warnings()]
 
     @property
     def echo(self) -> dict[str, Any]:
@@ -329,15 +339,18 @@ class Scenario:
 
     def with_overrides(self, *pairs: Override) -> Scenario:
         """A copy with more overrides: ``"topology.bottleneck.queue.max_th=20"`` or
-        ``("duration", "10s")``; later ones win. Validated at once."""
+        ``("duration", "10s")``; later ones win. Applied to the validated scenario the core
+        holds and validated at once."""
+        more = _override_texts(pairs)
         s = Scenario(
             self._text,
             origin=self._origin,
             base_dir=self._base_dir,
-            overrides=self._overrides + pairs,
+            overrides=self._overrides + more,
             max_memory=self._max_memory,
             max_events=self._max_events,
         )
+        s._held = self.held().with_overrides(list(more))
         s.validate()
         return s
 

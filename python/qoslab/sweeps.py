@@ -64,6 +64,7 @@ from .scenario import Scenario, _override_text
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from . import _core
     from .executor import Executor
 
 GridValues = Sequence[Any] | str
@@ -162,14 +163,39 @@ class Job:
     key: str
     seed: int
     point: tuple[tuple[str, str], ...]
-    text: str
-    origin: str
-    base_dir: str
-    overrides: tuple[str, ...]
-    #: The limits on the run's estimated peak memory (bytes) and events (None: the defaults),
-    #: checked again where the job runs (:meth:`Scenario.limits`).
+    #: The point's validated scenario as the core holds it: pickled to a worker as its echo and
+    #: read back there without being parsed or validated again.
+    scenario: _core.Scenario | None = None
+    #: Where the scenario came from and its overrides (the store's metadata). A job made without
+    #: ``scenario`` (``reproduce/framework.py`` still makes them from ``text``) is loaded and
+    #: validated where it runs.
+    origin: str = "<string>"
+    overrides: tuple[str, ...] = ()
+    text: str = ""
+    base_dir: str = "."
+    #: The limits on the run's estimated peak memory (bytes) and events (None: the defaults, or
+    #: the held scenario's own), checked again where the job runs (:meth:`Scenario.limits`).
     max_memory: int | None = None
     max_events: int | None = None
+
+    def held(self) -> _core.Scenario:
+        """The scenario to run, within the job's limits: the held one when they are its own
+        (nothing validated again), else checked against them."""
+        if self.scenario is not None:
+            want = (self.max_memory, self.max_events)
+            if all(w is None or w == h for w, h in zip(want, self.scenario.limits, strict=True)):
+                return self.scenario
+            return self.scenario.with_limits(self.max_memory, self.max_events)
+        from . import _core
+
+        return _core.Scenario.load(
+            self.text,
+            self.origin,
+            list(self.overrides),
+            self.base_dir,
+            max_memory=self.max_memory,
+            max_events=self.max_events,
+        )
 
 
 @dataclass
@@ -318,9 +344,8 @@ def plan(
                     key=run_key(sha, seed, build),
                     seed=seed,
                     point=point,
-                    text=sc.text,
+                    scenario=sc.held(),
                     origin=sc.origin,
-                    base_dir=str(sc.base_dir),
                     overrides=sc.overrides,
                     max_memory=sc.limits[0],
                     max_events=sc.limits[1],
@@ -339,16 +364,7 @@ def execute_job(job: Job) -> tuple[dict[str, Any], dict[str, Any], float]:
     from .result import TABLES, Result
 
     t0 = time.perf_counter()
-    raw = _core.run(
-        job.text,
-        job.origin,
-        job.seed,
-        list(job.overrides),
-        job.base_dir,
-        None,
-        max_memory=job.max_memory,
-        max_events=job.max_events,
-    )
+    raw = _core.run(job.held(), job.seed)
     res = Result._from_core(raw)
     return res.summary, {t: res.arrow(t) for t in TABLES}, time.perf_counter() - t0
 

@@ -25,38 +25,22 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from . import _core
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from .result import Result
 
-DROP_REASONS = (
-    "overlimit",
-    "early_random",
-    "forced",
-    "class_threshold",
-    "pushed_out",
-    "shaper_buffer",
-    "unclassified",
-    "policed",
-    "terminated",
-    "malformed",
-    "oversize",
-    "kernel",
-    "delay_line",
-)
-MARK_REASONS = ("ecn_early", "pcn_threshold", "pcn_excess")
+#: The reasons a queue drops or marks a packet, in the core's order (``qoslab_core::qdisc``).
+DROP_REASONS: tuple[str, ...] = tuple(_core.names()["drop_reasons"])
+MARK_REASONS: tuple[str, ...] = tuple(_core.names()["mark_reasons"])
 
 
 def jain(values: list[float]) -> float:
-    """Jain's fairness index (sum x)^2 / (n sum x^2); NaN for no values, 1 for all zeros."""
-    xs = [v for v in values if math.isfinite(v)]
-    if not xs:
-        return math.nan
-    sq = sum(v * v for v in xs)
-    if sq == 0:
-        return 1.0
-    return sum(xs) ** 2 / (len(xs) * sq)
+    """Jain's fairness index (sum x)^2 / (n sum x^2) of the finite values, by the core
+    (``qoslab_core::stats::jain_index``): NaN for no values, 1 for all zeros."""
+    return _core.jain_index([v for v in values if math.isfinite(v)])
 
 
 def _number(v: Any, fallback: float) -> float:

@@ -11,6 +11,17 @@
 //! The criterion version is `benches/edge_path.rs`.
 //!
 //! Run: `cargo run --release -p qoslab-core --example edge_overhead`.
+//!
+//! `--shares N` (1..=1000) prints, for N repetitions, one JSON line per
+//! path (fast, slow; 100 rules) with the ns per packet of the base path
+//! (`base`), the base path with the QoS path's classifier (`classified`)
+//! and the QoS path (`qos`): each the fastest of `SHARE_ROUNDS`
+//! interleaved rounds of 4096 packets, timed by the thread's
+//! CPU clock (`CLOCK_THREAD_CPUTIME_ID`): on a loaded machine the wall
+//! clock also counts the time the process waits for a core, which hit
+//! every round of one path now and then (a slow-path QoS round at 3-6×). `qoslab reproduce
+//! edge` reads them for seed 003 §V.A's shares (docs/decisions.md, "§V.A's
+//! QoS share"); `make bins` builds this example for it.
 
 #[path = "../benches/common/mod.rs"]
 mod common;
@@ -21,16 +32,8 @@ use std::time::Instant;
 const ROUNDS: usize = 31;
 const BATCHES: usize = 8;
 
-fn time(pkts: &[Vec<u8>], mut f: impl FnMut(u64, &[u8]) -> u64) -> f64 {
-    let t = Instant::now();
-    let mut acc = 0u64;
-    for b in 0..BATCHES {
-        for (i, p) in pkts.iter().enumerate() {
-            acc ^= f((b * pkts.len() + i) as u64, black_box(p));
-        }
-    }
-    black_box(acc);
-    t.elapsed().as_nanos() as f64 / (BATCHES * pkts.len()) as f64
+fn time(pkts: &[Vec<u8>], f: impl FnMut(u64, &[u8]) -> u64) -> f64 {
+    time_batches(pkts, BATCHES, f)
 }
 
 /// The fastest round.
@@ -122,8 +125,91 @@ fn one_path(path: &str, packets: usize) {
     black_box(acc);
 }
 
+/// Rounds per repetition of `--shares`, and batches of the 4096 packets per round.
+const SHARE_ROUNDS: usize = 15;
+const SHARE_BATCHES: usize = 1;
+
+/// ns a packet of `batches` passes over `pkts`, by the wall clock.
+fn time_batches(pkts: &[Vec<u8>], batches: usize, f: impl FnMut(u64, &[u8]) -> u64) -> f64 {
+    let t = Instant::now();
+    run_batches(pkts, batches, f);
+    t.elapsed().as_nanos() as f64 / (batches * pkts.len()) as f64
+}
+
+/// ns a packet of `batches` passes over `pkts`, by this thread's CPU clock.
+fn cpu_batches(pkts: &[Vec<u8>], batches: usize, f: impl FnMut(u64, &[u8]) -> u64) -> f64 {
+    let t = thread_cpu_ns();
+    run_batches(pkts, batches, f);
+    (thread_cpu_ns() - t) as f64 / (batches * pkts.len()) as f64
+}
+
+fn run_batches(pkts: &[Vec<u8>], batches: usize, mut f: impl FnMut(u64, &[u8]) -> u64) {
+    let mut acc = 0u64;
+    for b in 0..batches {
+        for (i, p) in pkts.iter().enumerate() {
+            acc ^= f((b * pkts.len() + i) as u64, black_box(p));
+        }
+    }
+    black_box(acc);
+}
+
+/// This thread's CPU time in ns (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`).
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant Linux defines.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// `--shares N`: the three paths interleaved, N repetitions, JSON lines on stdout.
+fn shares(repetitions: usize) {
+    let (pkts, _) = common::fast(100);
+    let mut paths = [
+        ("fast", common::Base::new(), common::fast_classified(100), common::fast(100).1),
+        ("slow", common::Base::new(), common::slow_classified(100), common::slow(100).1),
+    ];
+    for (_, base, cls, qos) in &mut paths {
+        // Warm-up: fills the flow caches, the queues' buffers and the CPU caches.
+        time_batches(&pkts, 1, |i, p| base.forward(i, p));
+        time_batches(&pkts, 1, |i, p| cls.forward(i, p));
+        time_batches(&pkts, 1, |i, p| qos.forward(i, p));
+    }
+    for r in 0..repetitions {
+        for (name, base, cls, qos) in &mut paths {
+            let (mut b, mut c, mut q) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..SHARE_ROUNDS {
+                b.push(cpu_batches(&pkts, SHARE_BATCHES, |i, p| base.forward(i, p)));
+                c.push(cpu_batches(&pkts, SHARE_BATCHES, |i, p| cls.forward(i, p)));
+                q.push(cpu_batches(&pkts, SHARE_BATCHES, |i, p| qos.forward(i, p)));
+            }
+            println!(
+                "{{\"repetition\": {}, \"path\": \"{name}\", \"base\": {:.3}, \"classified\": {:.3}, \"qos\": {:.3}}}",
+                r + 1,
+                best(b),
+                best(c),
+                best(q)
+            );
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(k) = args.iter().position(|a| a == "--shares") {
+        let n = args.get(k + 1).map(|v| v.parse::<usize>());
+        match n {
+            Some(Ok(n)) if (1..=1000).contains(&n) => shares(n),
+            _ => {
+                eprintln!(
+                    "edge_overhead: --shares {:?}: give the number of repetitions, a whole number in 1..=1000",
+                    args.get(k + 1).map_or("", String::as_str)
+                );
+                std::process::exit(2);
+            }
+        }
+        return;
+    }
     if let Some(k) = args.iter().position(|a| a == "--path") {
         let packets = args
             .iter()

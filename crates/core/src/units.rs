@@ -354,9 +354,11 @@ impl Bytes {
             "kB" | "KB" => 1_000,
             "MB" => 1_000_000,
             "GB" => 1_000_000_000,
+            "TB" => 1_000_000_000_000,
             "KiB" => 1 << 10,
             "MiB" => 1 << 20,
             "GiB" => 1 << 30,
+            "TiB" => 1 << 40,
             _ => return Err(err()),
         };
         scaled(d, sc, mult).map(Bytes).ok_or_else(err)

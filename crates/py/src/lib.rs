@@ -3,12 +3,15 @@
 //! API (`python/qoslab`) wraps these functions; `_core.pyi` types them.
 //!
 //! - `version`, `schema`: the crate version; the scenario JSON Schema.
-//! - `validate`: scenario text to its echo (JSON, defaults filled in) and its warnings.
+//! - `scenario::Scenario`: a validated scenario held here from loading to
+//!   running (overrides applied to it, its echo, warnings and expanded `model`).
 //! - `read_text`: a file's text through the bounded reader (regular files, 16 MiB).
-//! - `run`: scenario text to `{"summary": json, "flows": {..}, ...}`,
+//! - `run`: a held scenario to `{"summary": json, "flows": {..}, ...}`,
 //!   with the GIL released during the run. The progress closure takes the
 //!   GIL back at most ten times per wall-second to call the Python
 //!   callback and check for signals, so Ctrl-C stops a long run.
+//! - `facts`: units, the lists of names and the result tables' metric
+//!   formulas, for Python to read rather than restate.
 //! - `red_replay::red_replay`: a scripted RED, for the reference tests.
 //! - `cac::cac`: the CAC calculator of seed 002 (ρ, N_max, Erlang-B).
 //! - `fluid::fluid_run`: the fluid (ideal-rate) mode of the TCP-CAC schemes.
@@ -19,13 +22,14 @@
 mod cac;
 mod convert;
 mod error;
+mod facts;
 mod fluid;
+mod model;
 mod red_replay;
+mod scenario;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
-use qoslab_scenario::load::load_str_limited;
-use qoslab_scenario::validate::Limits;
+use pyo3::types::PyDict;
 use qoslab_sim::{RunOptions, SimError};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -36,7 +40,7 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
 /// Runs `f`, turning a panic into `SimError::Runtime` so that no panic
 /// crosses into Python (it would surface as pyo3's `PanicException`).
-fn no_panic<T>(f: impl FnOnce() -> Result<T, SimError>) -> Result<T, SimError> {
+pub(crate) fn no_panic<T>(f: impl FnOnce() -> Result<T, SimError>) -> Result<T, SimError> {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
         Err(SimError::Runtime(format!(
             "qoslab panicked (a bug; please report it with the scenario): {}",
@@ -47,7 +51,7 @@ fn no_panic<T>(f: impl FnOnce() -> Result<T, SimError>) -> Result<T, SimError> {
 
 /// The qoslab version (the Rust crates' version).
 #[pyfunction]
-fn version() -> &'static str {
+pub(crate) fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
@@ -55,36 +59,6 @@ fn version() -> &'static str {
 #[pyfunction]
 fn schema() -> String {
     qoslab_scenario::schema::json_schema()
-}
-
-/// The limits on a run's estimated memory (bytes) and events; `None`: the default.
-fn limits(max_memory: Option<u64>, max_events: Option<u64>) -> Limits {
-    let d = Limits::default();
-    Limits { max_memory: max_memory.unwrap_or(d.max_memory), max_events: max_events.unwrap_or(d.max_events) }
-}
-
-/// Loads and validates a scenario; returns its echo as JSON and its
-/// warnings (legal input that is almost surely a mistake), each a dict
-/// `{origin, line, path, message}`. Relative paths in the scenario (replay
-/// files) are resolved against `base_dir`.
-#[pyfunction]
-#[pyo3(signature = (text, origin = "<string>", overrides = Vec::new(), base_dir = None, max_memory = None, max_events = None))]
-fn validate<'py>(
-    py: Python<'py>,
-    text: &str,
-    origin: &str,
-    overrides: Vec<String>,
-    base_dir: Option<PathBuf>,
-    max_memory: Option<u64>,
-    max_events: Option<u64>,
-) -> PyResult<(String, Bound<'py, PyList>)> {
-    let limits = limits(max_memory, max_events);
-    let sc =
-        no_panic(|| load_str_limited(text, origin, &overrides, base_dir.as_deref(), limits).map_err(SimError::from))
-            .map_err(|e| error::to_py(py, e))?;
-    let echo =
-        serde_json::to_string(&sc).map_err(|e| error::SimulationError::new_err(format!("scenario echo: {e}")))?;
-    Ok((echo, error::diagnostics(py, sc.warnings())?))
 }
 
 /// The UTF-8 text of the regular file `path`, at most `limit` bytes
@@ -116,27 +90,18 @@ fn read_text(py: Python<'_>, path: PathBuf, limit: Option<u64>) -> PyResult<Stri
     })
 }
 
-/// Loads, validates and runs a scenario.
+/// Runs a validated scenario (nothing is parsed or validated again).
 #[pyfunction]
-#[allow(clippy::too_many_arguments)] // a Python signature: keyword arguments
-#[pyo3(signature = (text, origin = "<string>", seed = None, overrides = Vec::new(), base_dir = None, progress = None, max_memory = None, max_events = None))]
+#[pyo3(signature = (scenario, seed = None, progress = None))]
 fn run<'py>(
     py: Python<'py>,
-    text: &str,
-    origin: &str,
+    scenario: &scenario::Scenario,
     seed: Option<u64>,
-    overrides: Vec<String>,
-    base_dir: Option<PathBuf>,
     progress: Option<Py<PyAny>>,
-    max_memory: Option<u64>,
-    max_events: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let limits = limits(max_memory, max_events);
-    let sc =
-        no_panic(|| load_str_limited(text, origin, &overrides, base_dir.as_deref(), limits).map_err(SimError::from))
-            .map_err(|e| error::to_py(py, e))?;
+    let sc = scenario.valid.as_ref();
+    let base_dir = scenario.base_dir.clone();
     let seed = seed.unwrap_or(sc.seed);
-    let base_dir = base_dir.unwrap_or_else(|| PathBuf::from("."));
     // An error raised in Python during the run (the callback's, or a
     // KeyboardInterrupt from a signal) is kept here and re-raised after.
     let mut raised: Option<PyErr> = None;
@@ -162,7 +127,7 @@ fn run<'py>(
             })
         };
         let opts = RunOptions { seed, base_dir, progress: Some(&mut tick) };
-        no_panic(|| qoslab_sim::run::run(&sc, opts))
+        no_panic(|| qoslab_sim::run::run(sc, opts))
     });
     let out = match outcome {
         Ok(out) => out,
@@ -220,10 +185,21 @@ impl Trace {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
-    m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(read_text, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_class::<scenario::Scenario>()?;
     m.add_class::<Trace>()?;
+    m.add_function(wrap_pyfunction!(facts::parse_rate, m)?)?;
+    m.add_function(wrap_pyfunction!(facts::parse_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(facts::parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(facts::parse_packets, m)?)?;
+    m.add_function(wrap_pyfunction!(facts::format_rate, m)?)?;
+    m.add_function(wrap_pyfunction!(facts::format_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(facts::format_size, m)?)?;
+    m.add_function(wrap_pyfunction!(facts::names, m)?)?;
+    m.add_function(wrap_pyfunction!(facts::delay_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(facts::jain_index, m)?)?;
+    m.add_function(wrap_pyfunction!(facts::totals, m)?)?;
     m.add_function(wrap_pyfunction!(red_replay::red_replay, m)?)?;
     m.add_function(wrap_pyfunction!(cac::cac, m)?)?;
     m.add_function(wrap_pyfunction!(fluid::fluid_run, m)?)?;

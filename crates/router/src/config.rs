@@ -2,9 +2,9 @@
 //! interfaces, the buffer pool, the table capacities, where stats go) and a
 //! `[link]` table with exactly the fields of a scenario link (`rate`,
 //! `delay`, `queue`, `reverse_queue`, `stages`, `reverse_stages`, `mace`,
-//! `loss`, `reverse_loss`), read through `qoslab-scenario` and built through
-//! its registry (`build_queue`, `build_stage`, `registry::mace`): the same
-//! functions the simulator builds with, so the router accepts a queue,
+//! `loss`, `reverse_loss`), read through `qoslab-scenario`, each direction's
+//! port built by its registry (`registry::build_port`): the same function
+//! the simulator builds its ports with, so the router accepts a queue,
 //! stage or MACE table exactly when a scenario would.
 //!
 //! ```toml
@@ -43,11 +43,10 @@
 //! | `pcn_dscps` | DSCPs | each 0 ..= 63 | none: PCN traffic's DSCPs (RFC 6660 encoding in the ECN bits) |
 
 use qoslab_core::units::{Bytes, Dur, Rate, Time};
-use qoslab_core::Queue;
 use qoslab_core::{pipeline::Port, Limit};
 use qoslab_scenario::load::Lines;
-use qoslab_scenario::registry::{build_queue, build_stage, mace, StageContext};
-use qoslab_scenario::{units, Diagnostic, LinkSpec, QueueSpec, StageSpec};
+use qoslab_scenario::registry::{build_port, PortSpec};
+use qoslab_scenario::{units, Diagnostic, LinkSpec, QueueSpec};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -202,17 +201,10 @@ impl ValidConfig {
             _ => (l.reverse_queue.clone().unwrap_or_else(default_queue), "reverse_queue"),
         }
     }
-    fn stage_specs(&self, dir: usize) -> (&[StageSpec], &'static str) {
-        let l = &self.config.link;
-        match dir {
-            0 => (&l.stages, "stages"),
-            _ => (&l.reverse_stages, "reverse_stages"),
-        }
-    }
 
     /// Builds the port of direction `dir` (0 or 1) at `now`.
-    pub fn build_port(&self, dir: usize, now: Time) -> Result<Port, Vec<Diagnostic>> {
-        build_port(self, dir, now, None)
+    pub fn port(&self, dir: usize, now: Time) -> Result<Port, Vec<Diagnostic>> {
+        port(self, dir, now, None)
     }
 }
 
@@ -220,43 +212,24 @@ fn diag(origin: &str, lines: Option<&Lines>, path: String, message: String) -> D
     Diagnostic { origin: origin.to_string(), line: lines.and_then(|l| l.line_of(&path)), path, message }
 }
 
-fn build_port(v: &ValidConfig, dir: usize, now: Time, lines: Option<&Lines>) -> Result<Port, Vec<Diagnostic>> {
-    let link = &v.config.link;
-    let origin = v.origin.as_str();
-    let (qspec, qfield) = v.queue_spec(dir);
-    let queue: Queue = build_queue(&qspec, link.rate)
-        .map_err(|e| vec![diag(origin, lines, format!("link.{qfield}.{}", e.field_path), e.error.to_string())])?;
-    let mut port = Port::new(queue);
-    let (stages, sfield) = v.stage_specs(dir);
-    for (i, spec) in stages.iter().enumerate() {
-        let ctx = StageContext { nodes: &[], queue: Some(&qspec), link_rate: link.rate };
-        let stage = build_stage(spec, now, &ctx).map_err(|e| {
-            vec![diag(origin, lines, format!("link.{sfield}.{i}.{}", e.field_path), e.error.to_string())]
-        })?;
-        port = port.with_stage(stage);
-    }
-    if let QueueSpec::Mace { .. } = qspec {
-        let Some(m) = &link.mace else {
-            return Err(vec![diag(
-                origin,
-                lines,
-                format!("link.{qfield}.type"),
-                "is mace but the link has no mace table; allowed: a [link.mace] table with the CL port \
-                 descriptors and the admission settings"
-                    .into(),
-            )]);
-        };
-        let parts = mace::from_spec(m, now, Some(&v.base_dir)).map_err(|es| {
-            es.into_iter()
-                .map(|e| match e.file {
-                    Some(file) => Diagnostic { origin: file, line: e.line, path: e.field_path, message: e.message },
-                    None => diag(origin, lines, format!("link.mace.{}", e.field_path), e.message),
-                })
-                .collect::<Vec<_>>()
-        })?;
-        port = port.with_stage(parts.stage).with_device(Box::new(parts.device));
-    }
-    Ok(port)
+/// Direction `dir`'s port from the registry's [`build_port`], with the lines
+/// of the configuration's own fields in its diagnostics.
+fn port(v: &ValidConfig, dir: usize, now: Time, lines: Option<&Lines>) -> Result<Port, Vec<Diagnostic>> {
+    let default_queue = default_queue();
+    let spec = PortSpec {
+        link: &v.config.link,
+        reverse: dir != 0,
+        path: "link",
+        default_queue: &default_queue,
+        default_queue_path: None,
+        nodes: &[],
+    };
+    build_port(&spec, now, Some(&v.base_dir), &v.origin).map_err(|mut ds| {
+        for d in ds.iter_mut().filter(|d| d.origin == v.origin && d.line.is_none()) {
+            d.line = lines.and_then(|l| l.line_of(&d.path));
+        }
+        ds
+    })
 }
 
 /// Reads and checks a configuration file; relative paths in it are looked
@@ -401,7 +374,7 @@ fn check(v: &ValidConfig, lines: &Lines) -> Result<(), Vec<Diagnostic>> {
     }
     let mut ds = Vec::new();
     for dir in 0..2 {
-        if let Err(mut e) = build_port(v, dir, Time::ZERO, Some(lines)) {
+        if let Err(mut e) = port(v, dir, Time::ZERO, Some(lines)) {
             ds.append(&mut e);
         }
     }
@@ -430,7 +403,7 @@ mod tests {
         assert_eq!(v.config.router.pool, 4096);
         assert_eq!(v.config.router.burst, Bytes(3044));
         assert_eq!(v.queue_spec(0).0, default_queue());
-        assert_eq!(v.build_port(1, Time::ZERO).unwrap().queue().kind(), "fifo");
+        assert_eq!(v.port(1, Time::ZERO).unwrap().queue().kind(), "fifo");
     }
 
     #[test]
@@ -493,7 +466,7 @@ mod tests {
             )
         };
         let v = load_str(&text("voice.descriptors"), "r.toml", &dir).unwrap_or_else(|e| panic!("{e:?}"));
-        let port = v.build_port(0, Time::ZERO).unwrap();
+        let port = v.port(0, Time::ZERO).unwrap();
         assert!(port.wants_tx_done(), "MACE's device queue is there");
         // A problem inside the file is reported at the file's own line.
         let m = msgs(load_str(&text("bad.descriptors"), "r.toml", &dir));

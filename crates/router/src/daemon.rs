@@ -134,7 +134,7 @@ fn ok() -> String {
 /// Reads, checks and builds `path`, then asks the forwarding thread to swap it in.
 fn reload(path: &Path, caller: &Caller, start: Instant) -> String {
     let now = Time(start.elapsed().as_nanos() as u64);
-    let built = load(path).and_then(|v| Ok((v.build_port(0, now)?, v.build_port(1, now)?, v)));
+    let built = load(path).and_then(|v| Ok((v.port(0, now)?, v.port(1, now)?, v)));
     match built {
         Ok((p0, p1, v)) => caller.call(Request::Reload(Box::new(v), Box::new([p0, p1]))),
         Err(ds) => errors(&ds),

@@ -174,19 +174,12 @@ impl Direction {
 /// Counts mechanism events by kind and keeps the latest few.
 #[derive(Debug, Default)]
 pub struct EventLog {
-    pub counts: [u64; 7],
+    pub counts: [u64; EventKind::ALL.len()],
     pub recent: VecDeque<MechEvent>,
 }
 
-const KINDS: [EventKind; 7] = [
-    EventKind::Admit,
-    EventKind::Reject,
-    EventKind::Stale,
-    EventKind::Recognition,
-    EventKind::Sample,
-    EventKind::Terminate,
-    EventKind::Message,
-];
+/// Every kind, counted in this order (the core's list).
+const KINDS: [EventKind; EventKind::ALL.len()] = EventKind::ALL;
 /// Events kept for the control socket and the summary.
 pub const RECENT_EVENTS: usize = 256;
 
@@ -259,8 +252,8 @@ pub struct Datapath {
 impl Datapath {
     /// The datapath of a checked configuration, started at `now`.
     pub fn new(cfg: ValidConfig, now: Time) -> Result<Datapath, Vec<Diagnostic>> {
-        let p0 = cfg.build_port(0, now)?;
-        let p1 = cfg.build_port(1, now)?;
+        let p0 = cfg.port(0, now)?;
+        let p1 = cfg.port(1, now)?;
         let r = &cfg.config.router;
         Ok(Datapath {
             dirs: [Direction::new(p0, &cfg, now), Direction::new(p1, &cfg, now)],

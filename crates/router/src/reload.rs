@@ -24,7 +24,7 @@ impl Datapath {
     /// Replaces the configuration with `new` at `now`, building its ports
     /// (see [`Datapath::reconfigure_with`]).
     pub fn reconfigure(&mut self, new: ValidConfig, now: Time) -> Result<(), Vec<Diagnostic>> {
-        let ports = [new.build_port(0, now)?, new.build_port(1, now)?];
+        let ports = [new.port(0, now)?, new.port(1, now)?];
         self.reconfigure_with(new, ports, now)
     }
 

@@ -25,6 +25,9 @@ pub struct Expanded {
     /// The link (index into `links`, a -> b direction) the preset calls the
     /// bottleneck: the first one for parking lots. `None` for explicit topologies.
     pub bottleneck: Option<usize>,
+    /// Every link the preset calls a bottleneck (a parking lot's `r{i} -> r{i+1}`,
+    /// in order; the one of a dumbbell or star); empty for explicit topologies.
+    pub bottlenecks: Vec<usize>,
 }
 
 /// The IPv4 address of node `index` in a run: 10.x.y.z with x.y.z = index + 1
@@ -51,29 +54,47 @@ impl Expanded {
     }
 }
 
+/// A link's path without the bracketed name of an expanded link
+/// (`topology.access[src3]` -> `topology.access`): the field in the text.
+pub fn field_of(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut depth = 0usize;
+    for c in path.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Expands `t`. Node names not defined by an explicit topology are
 /// reported by the validator, not here: unknown names map to no link.
 pub fn expand(t: &Topology) -> Expanded {
     let mut b = Builder { nodes: Vec::new(), links: Vec::new() };
-    let (bottleneck, default_queue) = match t {
+    let (bottlenecks, default_queue): (Vec<usize>, _) = match t {
         Topology::Dumbbell { sources, sinks, routers, access, bottleneck, egress, default_queue } => {
             let eg = egress.as_ref().unwrap_or(access);
-            (Some(b.dumbbell(*sources, *sinks, *routers, access, bottleneck, eg)), default_queue)
+            (vec![b.dumbbell(*sources, *sinks, *routers, access, bottleneck, eg)], default_queue)
         }
         Topology::ParkingLot { bottlenecks, access, bottleneck, hop_queues, egress, default_queue } => {
-            let eg = egress.as_ref().unwrap_or(access);
-            (b.parking_lot(*bottlenecks as usize, access, bottleneck, hop_queues, eg), default_queue)
+            let k = *bottlenecks as usize;
+            let first = b.parking_lot(k, access, bottleneck, hop_queues, egress.as_ref().unwrap_or(access));
+            (first.map(|f| (f..f + k).collect()).unwrap_or_default(), default_queue)
         }
         Topology::Star { ingresses, access, ingress_delays, ingress_routers, bottleneck, egress, default_queue } => {
             let eg = egress.as_ref().unwrap_or(access);
-            (Some(b.star(*ingresses, access, ingress_delays, *ingress_routers, bottleneck, eg)), default_queue)
+            (vec![b.star(*ingresses, access, ingress_delays, *ingress_routers, bottleneck, eg)], default_queue)
         }
         Topology::Explicit { nodes, links, default_queue } => {
             b.explicit(nodes, links);
-            (None, default_queue)
+            (Vec::new(), default_queue)
         }
     };
-    Expanded { nodes: b.nodes, links: b.links, default_queue: default_queue.clone(), bottleneck }
+    let bottleneck = bottlenecks.first().copied();
+    Expanded { nodes: b.nodes, links: b.links, default_queue: default_queue.clone(), bottleneck, bottlenecks }
 }
 
 /// Nodes and links as a preset adds them (the order is part of the result:
@@ -281,6 +302,10 @@ mod tests {
         let e = expand(&t);
         assert_eq!(e.nodes.iter().filter(|(_, k)| *k == NodeKind::Router).count(), 4);
         assert_eq!(e.links.iter().filter(|l| l.spec.rate == Rate::mbps(10)).count(), 3);
+        let names = |l: &Link| format!("{}->{}", e.nodes[l.a].0, e.nodes[l.b].0);
+        let bns: Vec<String> = e.bottlenecks.iter().map(|&i| names(&e.links[i])).collect();
+        assert_eq!(bns, ["r0->r1", "r1->r2", "r2->r3"]);
+        assert_eq!(e.bottleneck, Some(e.bottlenecks[0]));
         assert_eq!(e.resolve("src_x*").len(), 3);
     }
 

@@ -9,6 +9,7 @@
 //! - [`files`]: files a scenario names (replay CSVs, MACE descriptor files), read as text;
 //! - [`vtr`]: frame traces of the `vtr` traffic model, their file format and the synthetic generator;
 //! - [`expand`]: presets to explicit nodes and links, node patterns;
+//! - [`routes`]: the static routes over them (fewest hops, hosts never forward);
 //! - [`load`]: TOML text or file and `--set` overrides to a [`ValidScenario`];
 //! - [`validate`]: the semantic rules, all problems at once; the only
 //!   maker of a [`ValidScenario`];
@@ -34,6 +35,7 @@ pub mod expand;
 pub mod files;
 pub mod load;
 pub mod registry;
+pub mod routes;
 pub mod schema;
 pub mod shape;
 pub mod validate;

@@ -67,47 +67,81 @@ pub fn load_str_limited(
     base_dir: Option<&Path>,
     limits: Limits,
 ) -> Result<ValidScenario, ScenarioError> {
-    let mut lines = Lines::parse(text).map_err(|e| ScenarioError::Config(vec![syntax_diagnostic(text, origin, &e)]))?;
-    // The text parsed once with spans; this second parse cannot fail differently.
-    let mut doc: toml::Table =
-        toml::from_str(text).map_err(|e| ScenarioError::Config(vec![syntax_diagnostic(text, origin, &e)]))?;
+    Document::parse(text, origin)?.with_overrides(overrides)?.validate(base_dir, limits)
+}
 
-    let mut set: Vec<(String, String)> = Vec::new();
-    let mut diags = Vec::new();
-    for raw in overrides {
-        match apply_override(&mut doc, raw) {
-            Ok(path) => set.push((path, raw.clone())),
-            Err(d) => diags.push(d),
+/// A scenario's text parsed once (the document and the line of each key)
+/// with the `--set` overrides applied so far: what a [`ValidScenario`] is
+/// made from, and made again from when more overrides come (the Python
+/// front's `Scenario.with_overrides`), without reading the text again.
+#[derive(Clone, Debug)]
+pub struct Document {
+    origin: String,
+    lines: Lines,
+    doc: toml::Table,
+    /// The path each override set and its text, in order.
+    set: Vec<(String, String)>,
+}
+
+impl Document {
+    /// Step 1: the text parsed with spans.
+    pub fn parse(text: &str, origin: &str) -> Result<Document, ScenarioError> {
+        let lines = Lines::parse(text).map_err(|e| ScenarioError::Config(vec![syntax_diagnostic(text, origin, &e)]))?;
+        // The text parsed once with spans; this second parse cannot fail differently.
+        let doc: toml::Table =
+            toml::from_str(text).map_err(|e| ScenarioError::Config(vec![syntax_diagnostic(text, origin, &e)]))?;
+        Ok(Document { origin: origin.to_string(), lines, doc, set: Vec::new() })
+    }
+
+    /// Step 2: a copy with `overrides` applied after the ones already applied.
+    pub fn with_overrides(&self, overrides: &[String]) -> Result<Document, ScenarioError> {
+        let mut out = self.clone();
+        let mut diags = Vec::new();
+        for raw in overrides {
+            match apply_override(&mut out.doc, raw) {
+                Ok(path) => out.set.push((path, raw.clone())),
+                Err(d) => diags.push(d),
+            }
+        }
+        if diags.is_empty() {
+            Ok(out)
+        } else {
+            Err(ScenarioError::Config(diags))
         }
     }
-    if !diags.is_empty() {
-        return Err(ScenarioError::Config(diags));
-    }
-    lines.set.extend(set.iter().map(|(p, _)| p.clone()));
-    default_bin(&mut doc);
-    if let Some(d) = sweep_file(&doc, origin) {
-        return Err(ScenarioError::Config(vec![d]));
-    }
 
-    let at = |path: String, message: String| {
-        let mut d = Diagnostic { origin: origin.to_string(), line: lines.line_of(&path), path, message };
-        attribute_to_override(&mut d, &set);
-        d
-    };
-    let problems = shape::check(&doc);
-    if !problems.is_empty() {
-        return Err(ScenarioError::Config(problems.into_iter().map(|p| at(p.path, p.message)).collect()));
+    /// Steps 3 to 5: structure, types and meaning.
+    pub fn validate(&self, base_dir: Option<&Path>, limits: Limits) -> Result<ValidScenario, ScenarioError> {
+        let (origin, set) = (self.origin.as_str(), &self.set);
+        let mut lines = self.lines.clone();
+        lines.set.extend(set.iter().map(|(p, _)| p.clone()));
+        let mut doc = self.doc.clone();
+        default_bin(&mut doc);
+        if let Some(d) = sweep_file(&doc, origin) {
+            return Err(ScenarioError::Config(vec![d]));
+        }
+        let lines = &lines;
+        let at = |path: String, message: String| {
+            let mut d = Diagnostic { origin: origin.to_string(), line: lines.line_of(&path), path, message };
+            attribute_to_override(&mut d, set);
+            d
+        };
+        let problems = shape::check(&doc);
+        if !problems.is_empty() {
+            return Err(ScenarioError::Config(problems.into_iter().map(|p| at(p.path, p.message)).collect()));
+        }
+        let scenario: Scenario = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
+            let path = serde_path(e.path());
+            ScenarioError::Config(vec![at(path, humanize(e.inner().message()))])
+        })?;
+        let mut valid =
+            validate::validate_with_lines(scenario, origin, lines, base_dir, limits).map_err(|mut ds| {
+                ds.iter_mut().for_each(|d| attribute_to_override(d, set));
+                ScenarioError::Config(ds)
+            })?;
+        valid.warnings_mut().iter_mut().for_each(|d| attribute_to_override(d, set));
+        Ok(valid)
     }
-    let scenario: Scenario = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
-        let path = serde_path(e.path());
-        ScenarioError::Config(vec![at(path, humanize(e.inner().message()))])
-    })?;
-    let mut valid = validate::validate_with_lines(scenario, origin, &lines, base_dir, limits).map_err(|mut ds| {
-        ds.iter_mut().for_each(|d| attribute_to_override(d, &set));
-        ScenarioError::Config(ds)
-    })?;
-    valid.warnings_mut().iter_mut().for_each(|d| attribute_to_override(d, &set));
-    Ok(valid)
 }
 
 /// Fills in `metrics.bin` when the scenario does not set it and its run is
@@ -225,16 +259,7 @@ impl Lines {
     /// default), of its nearest enclosing table. Bracketed parts name
     /// expanded links (`topology.access[src3]`) and are ignored.
     pub fn line_of(&self, path: &str) -> Option<usize> {
-        let mut clean = String::with_capacity(path.len());
-        let mut depth = 0usize;
-        for c in path.chars() {
-            match c {
-                '[' => depth += 1,
-                ']' => depth = depth.saturating_sub(1),
-                _ if depth == 0 => clean.push(c),
-                _ => {}
-            }
-        }
+        let clean = crate::expand::field_of(path);
         let mut p = clean.as_str();
         loop {
             if let Some(l) = self.lines.get(p) {

@@ -18,10 +18,10 @@ pub const RATE_PATTERN: &str = r"^\s*(T1|T3|OC3|OC12|OC48|[0-9_]*[0-9][0-9_]*(\.
 /// A duration: a decimal number and a unit of time.
 pub const DUR_PATTERN: &str = r"^\s*[0-9_]*[0-9][0-9_]*(\.[0-9_]+)?\s*(ns|us|µs|ms|s|min|h)\s*$";
 /// A size: a decimal number and a unit of bytes (decimal or binary prefixes).
-pub const BYTES_PATTERN: &str = r"^\s*[0-9_]*[0-9][0-9_]*(\.[0-9_]+)?\s*(B|kB|KB|MB|GB|KiB|MiB|GiB)\s*$";
+pub const BYTES_PATTERN: &str = r"^\s*[0-9_]*[0-9][0-9_]*(\.[0-9_]+)?\s*(B|kB|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$";
 /// One queue limit: a packet count or a size.
 pub const LIMIT_PATTERN: &str =
-    r"^\s*[0-9_]*[0-9][0-9_]*(\.[0-9_]+)?\s*(pkts|pkt|p|packets|B|kB|KB|MB|GB|KiB|MiB|GiB)\s*$";
+    r"^\s*[0-9_]*[0-9][0-9_]*(\.[0-9_]+)?\s*(pkts|pkt|p|packets|B|kB|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$";
 
 macro_rules! unit_text {
     ($name:ident, $title:literal, $description:literal, $pattern:expr, [$($ex:literal),*]) => {
@@ -64,7 +64,7 @@ unit_text!(
 unit_text!(
     BytesText,
     "Size",
-    "A size: a number and B, kB, MB, GB (decimal) or KiB, MiB, GiB (binary), e.g. \"1500B\".",
+    "A size: a number and B, kB, MB, GB, TB (decimal) or KiB, MiB, GiB, TiB (binary), e.g. \"1500B\".",
     BYTES_PATTERN,
     ["1500B", "64kB", "4KiB"]
 );

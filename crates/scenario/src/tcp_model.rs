@@ -62,7 +62,18 @@ const WINDOW_ALLOWED: &str = "a segment count such as 20 or \"20pkts\", or a siz
 
 impl Serialize for Window {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
         match self {
+            Window::Segments(n) if units::is_numeric() => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("segments", n)?;
+                m.end()
+            }
+            Window::Bytes(b) if units::is_numeric() => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("bytes", b)?;
+                m.end()
+            }
             Window::Segments(n) => s.serialize_u32(*n),
             Window::Bytes(b) => s.collect_str(&format_args!("{b}B")),
         }
@@ -384,7 +395,7 @@ mod rate_list {
     use qoslab_core::units::Rate;
     use serde::{de::Error as _, Deserialize, Deserializer, Serializer};
     pub fn serialize<S: Serializer>(v: &[Rate], s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(v.iter().map(|r| r.to_string()))
+        crate::units::write_list(v, s)
     }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Rate>, D::Error> {
         let v = Vec::<String>::deserialize(d)?;

@@ -5,7 +5,7 @@
 //! a -> b, `2 l + 1` is b -> a). A direction has its own output [`Port`]
 //! (stages, then the queue discipline `queue` / `reverse_queue`, else the
 //! topology's `default_queue`, then an optional device queue; built by
-//! [`crate::mechanisms::build_port`]), an
+//! `qoslab_scenario::registry::build_port`), an
 //! exact serializer ([`LinkSerializer`]) at the link rate, a transmitter holding at most
 //! one packet on the wire, a propagation pipe, and its own RNG stream
 //! `rng::stream(seed, LINK_STREAM_BASE + dir)`. Transmission of a packet of
@@ -36,27 +36,24 @@
 //! end: it was serialized and propagated, then counted as dropped for its
 //! flow (not by any queue).
 //!
-//! **Routing.** Static shortest paths, fewest hops, computed by a
-//! breadth-first search back from every destination that traffic uses
-//! (and from the sources of flows with agents, TCP and MM_APP, whose
-//! receivers send packets back).
-//! Hosts originate and sink traffic but never forward: a path may not pass
-//! through a host. Among equally short next hops the one over the link with
-//! the lowest index (scenario order after expansion) wins, so routes are
-//! deterministic. The table is `destinations x nodes` (4 bytes each).
+//! **Routing.** Static shortest paths by the rule of
+//! [`qoslab_scenario::routes`] (fewest hops, hosts never forward, the
+//! lowest direction on ties), towards every destination that traffic uses
+//! (and the sources of flows with agents, TCP and MM_APP, whose receivers
+//! send packets back).
 //!
 //! **Utilization** is busy time (serialization) over elapsed time, exact
 //! in ns, also for transmissions that straddle a sampling instant.
 
 use crate::engine::{DirId, LinkId, NodeId};
 use crate::error::{Diagnostic, SimError};
-use crate::mechanisms::{build_port, DirSpec};
 use qoslab_core::pipeline::Port;
 use qoslab_core::rng::{self, Rng};
 use qoslab_core::units::{Dur, Rate, Time};
 use qoslab_core::Packet;
 use qoslab_scenario::expand::{Expanded, Link};
-use qoslab_scenario::{NodeKind, QueueSpec};
+use qoslab_scenario::registry::{build_port, PortSpec};
+use qoslab_scenario::NodeKind;
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use std::path::Path;
@@ -69,9 +66,6 @@ pub const LOSS_STREAM_BASE: u64 = (1 << 62) | (1 << 40);
 
 /// RNG stream of the edge behaviour at node `n` is `EDGE_STREAM_BASE + n`.
 pub const EDGE_STREAM_BASE: u64 = (1 << 62) | (1 << 41);
-
-/// No route (in the routing table).
-const NO_ROUTE: u32 = u32::MAX;
 
 #[derive(Clone, Debug)]
 pub struct Node {
@@ -220,23 +214,15 @@ impl Dir {
     ) -> Result<Dir, Vec<Diagnostic>> {
         let reverse = d.0 % 2 == 1;
         let (from, to) = if reverse { (l.b, l.a) } else { (l.a, l.b) };
-        let (spec, field, stages, sfield) = if reverse {
-            (&l.spec.reverse_queue, "reverse_queue", &l.spec.reverse_stages, "reverse_stages")
-        } else {
-            (&l.spec.queue, "queue", &l.spec.stages, "stages")
-        };
-        let (qspec, qpath): (&QueueSpec, String) = match spec {
-            Some(q) => (q, format!("{}.{field}", l.path)),
-            None => (&ex.default_queue, "topology.default_queue".to_string()),
-        };
-        let dir = DirSpec {
-            queue: qspec,
-            queue_path: &qpath,
-            stages,
-            stages_path: format!("{}.{sfield}", l.path),
+        let spec = PortSpec {
+            link: &l.spec,
+            reverse,
+            path: &l.path,
+            default_queue: &ex.default_queue,
+            default_queue_path: Some("topology.default_queue"),
             nodes: &ex.nodes,
         };
-        let port = build_port(&dir, &l.spec, &l.path, base_dir, origin)?;
+        let port = build_port(&spec, Time::ZERO, Some(base_dir), origin)?;
         Ok(Dir {
             from: NodeId(from as u32),
             to: NodeId(to as u32),
@@ -271,86 +257,24 @@ pub struct LinkInfo {
     pub path: String,
 }
 
-/// Next hops towards every destination that traffic uses.
-///
-/// A host with exactly one outgoing direction (nearly every host) forwards
-/// nothing, so its next hop towards any other node is that direction, if
-/// the node at its far end reaches the destination: it has no row of its
-/// own. The tables hold one row per other node (routers, multi-homed hosts)
-/// and destination. With 10,000 TCP sources, each a destination of its
-/// ACKs, full `destinations × nodes` tables took 800 MB
-/// (docs/performance.md, issue 11 §3).
+/// The routes of [`qoslab_scenario::routes`] in the simulator's ids.
 #[derive(Clone, Debug, Default)]
-pub struct Routes {
-    /// Destination slot of each node (`NO_ROUTE` if not a destination).
-    slot_of: Vec<u32>,
-    /// The destination of each slot.
-    dst_of: Vec<u32>,
-    /// Per node: its row in `next` / `dist`, or `NO_ROUTE` for a host with
-    /// one outgoing direction (`uplink`).
-    row_of: Vec<u32>,
-    /// Per node: its only outgoing direction and the node at its far end
-    /// (hosts without a row).
-    uplink: Vec<(u32, u32)>,
-    /// Per node: is it a router (forwards towards other nodes)?
-    forwards: Vec<bool>,
-    n_rows: usize,
-    /// `next[slot * n_rows + row]`: the direction to take, or `NO_ROUTE`.
-    next: Vec<u32>,
-    /// Hop count to the destination, `u32::MAX` if unreachable.
-    dist: Vec<u32>,
-}
+pub struct Routes(qoslab_scenario::routes::Routes);
 
 impl Routes {
     /// The slot of destination `dst`, if routes to it were computed.
+    #[inline]
     pub fn slot(&self, dst: NodeId) -> Option<u32> {
-        self.slot_of.get(dst.index()).copied().filter(|s| *s != NO_ROUTE)
+        self.0.slot(dst.0)
     }
     /// The direction a packet at `node` takes towards the destination in `slot`.
     #[inline]
     pub fn next(&self, slot: u32, node: NodeId) -> Option<DirId> {
-        let row = self.row_of[node.index()];
-        let v = if row != NO_ROUTE {
-            self.next[slot as usize * self.n_rows + row as usize]
-        } else {
-            self.uplink_next(slot, node)
-        };
-        (v != NO_ROUTE).then_some(DirId(v))
-    }
-    #[cold]
-    fn uplink_next(&self, slot: u32, node: NodeId) -> u32 {
-        match self.uplink_dist(slot, node) {
-            Some(d) if d > 0 => self.uplink[node.index()].0,
-            _ => NO_ROUTE,
-        }
-    }
-    /// Hops from a host without a row to the destination in `slot`.
-    fn uplink_dist(&self, slot: u32, node: NodeId) -> Option<u32> {
-        let dst = self.dst_of[slot as usize];
-        if node.0 == dst {
-            return Some(0);
-        }
-        let (_, far) = self.uplink[node.index()];
-        if far == dst {
-            return Some(1);
-        }
-        let row = self.row_of[far as usize];
-        // The far end forwards only if it is a router (a host with a row may
-        // be multi-homed, but hosts never forward).
-        if row == NO_ROUTE || !self.forwards[far as usize] {
-            return None;
-        }
-        let d = self.dist[slot as usize * self.n_rows + row as usize];
-        (d != u32::MAX).then_some(d + 1)
+        self.0.next(slot, node.0).map(DirId)
     }
     /// Hops from `node` to the destination in `slot`, `None` if unreachable.
     pub fn hops(&self, slot: u32, node: NodeId) -> Option<u32> {
-        let row = self.row_of[node.index()];
-        if row == NO_ROUTE {
-            return self.uplink_dist(slot, node);
-        }
-        let v = self.dist[slot as usize * self.n_rows + row as usize];
-        (v != u32::MAX).then_some(v)
+        self.0.hops(slot, node.0)
     }
 }
 
@@ -406,98 +330,13 @@ impl Network {
         Ok(Network { nodes, links, dirs, routes: Routes::default(), bottleneck })
     }
 
-    /// Computes routes to every node in `dsts` (deduplicated, in order).
-    ///
-    /// Per destination, a breadth-first search backwards from it through the
-    /// nodes that forward towards it (the destination itself and routers);
-    /// a node's next hop is the lowest-index direction to a neighbour one hop
-    /// closer that forwards. Tables hold rows for routers and multi-homed
-    /// hosts only (see [`Routes`]).
+    /// Computes routes to every node in `dsts` (deduplicated, in order), by
+    /// the rule of [`qoslab_scenario::routes`].
     pub fn route_to(&mut self, dsts: &[NodeId]) {
-        let n = self.nodes.len();
-        let mut slot_of = vec![NO_ROUTE; n];
-        let mut order: Vec<NodeId> = Vec::new();
-        for d in dsts {
-            if slot_of[d.index()] == NO_ROUTE {
-                slot_of[d.index()] = order.len() as u32;
-                order.push(*d);
-            }
-        }
-        let forwards: Vec<bool> = self.nodes.iter().map(|x| x.kind == NodeKind::Router).collect();
-        // Outgoing directions per node: hosts with exactly one get no row.
-        let mut out_deg = vec![0u32; n];
-        let mut uplink = vec![(NO_ROUTE, NO_ROUTE); n];
-        for (i, d) in self.dirs.iter().enumerate() {
-            out_deg[d.from.index()] += 1;
-            uplink[d.from.index()] = (i as u32, d.to.0);
-        }
-        let mut row_of = vec![NO_ROUTE; n];
-        let mut n_rows = 0usize;
-        for v in 0..n {
-            if forwards[v] || out_deg[v] != 1 {
-                row_of[v] = n_rows as u32;
-                n_rows += 1;
-            } else {
-                continue;
-            }
-        }
-        for (v, u) in uplink.iter_mut().enumerate() {
-            if row_of[v] != NO_ROUTE {
-                *u = (NO_ROUTE, NO_ROUTE);
-            }
-        }
-        // Adjacency: for each node, the directions arriving at it (reverse search).
-        let mut incoming: Vec<Vec<DirId>> = vec![Vec::new(); n];
-        for (i, d) in self.dirs.iter().enumerate() {
-            incoming[d.to.index()].push(DirId(i as u32));
-        }
-        let mut next = vec![NO_ROUTE; order.len() * n_rows];
-        let mut dist_rows = vec![u32::MAX; order.len() * n_rows];
-        // Whole-graph scratch for one search, reset through `touched`.
-        let mut dist = vec![u32::MAX; n];
-        let mut hop = vec![NO_ROUTE; n];
-        let mut touched: Vec<usize> = Vec::new();
-        let mut frontier: VecDeque<NodeId> = VecDeque::new();
-        for (s, dst) in order.iter().enumerate() {
-            dist[dst.index()] = 0;
-            touched.push(dst.index());
-            frontier.push_back(*dst);
-            while let Some(u) = frontier.pop_front() {
-                // Only the destination and routers forward towards it.
-                if u != *dst && !forwards[u.index()] {
-                    continue;
-                }
-                let du = dist[u.index()];
-                for d in &incoming[u.index()] {
-                    let v = self.dirs[d.index()].from.index();
-                    if v == dst.index() {
-                        continue;
-                    }
-                    if dist[v] == u32::MAX {
-                        dist[v] = du + 1;
-                        touched.push(v);
-                        frontier.push_back(NodeId(v as u32));
-                    }
-                    // Every `u` one hop closer is expanded before `v`'s own
-                    // level: the lowest such direction wins.
-                    if dist[v] == du + 1 && d.0 < hop[v] {
-                        hop[v] = d.0;
-                    }
-                }
-            }
-            for &v in &touched {
-                let row = row_of[v];
-                if row != NO_ROUTE {
-                    next[s * n_rows + row as usize] = hop[v];
-                    dist_rows[s * n_rows + row as usize] = dist[v];
-                }
-                dist[v] = u32::MAX;
-                hop[v] = NO_ROUTE;
-            }
-            touched.clear();
-        }
-        let dst_of = order.iter().map(|d| d.0).collect();
-        self.routes = Routes { slot_of, dst_of, row_of, uplink, forwards, n_rows, next, dist: dist_rows };
+        let routers: Vec<bool> = self.nodes.iter().map(|x| x.kind == NodeKind::Router).collect();
+        let ends = self.dirs.iter().map(|d| (d.from.0, d.to.0)).collect();
+        let dsts: Vec<u32> = dsts.iter().map(|d| d.0).collect();
+        self.routes = Routes(qoslab_scenario::routes::Routes::over(&routers, ends, &dsts));
     }
 
     pub fn node_id(&self, name: &str) -> Option<NodeId> {
@@ -510,132 +349,37 @@ mod tests {
     use super::*;
     use qoslab_core::Limit;
     use qoslab_scenario::expand::{Expanded, Link};
-    use qoslab_scenario::LinkSpec;
+    use qoslab_scenario::{LinkSpec, QueueSpec};
 
     /// 10 Mb/s, 1 ms, every optional field at its default.
     fn spec() -> LinkSpec {
         toml::from_str("rate = \"10Mbps\"\ndelay = \"1ms\"").expect("a link spec")
     }
 
-    /// h0 - r0 - r1 - h1, plus a longer detour r0 - r2 - r3 - r1, and a
-    /// second parallel r0 - r1 link (higher index) that ties with the first.
+    /// h0 - r0 - r1 - h0: two hosts, two routers.
     fn graph() -> Expanded {
-        let nodes = [
-            ("h0", NodeKind::Host),
-            ("r0", NodeKind::Router),
-            ("r1", NodeKind::Router),
-            ("h1", NodeKind::Host),
-            ("r2", NodeKind::Router),
-            ("r3", NodeKind::Router),
-            ("h2", NodeKind::Host),
-        ];
+        let nodes =
+            [("h0", NodeKind::Host), ("r0", NodeKind::Router), ("r1", NodeKind::Router), ("h1", NodeKind::Host)];
         let l = |a, b| Link { a, b, spec: spec(), path: format!("topology.links.{a}-{b}") };
         Expanded {
             nodes: nodes.iter().map(|(n, k)| (n.to_string(), *k)).collect(),
-            links: vec![l(0, 1), l(1, 4), l(4, 5), l(5, 2), l(1, 2), l(2, 3), l(1, 2), l(6, 3)],
+            links: vec![l(0, 1), l(1, 2), l(2, 3)],
             default_queue: QueueSpec::Fifo { limit: Limit::packets(10) },
             bottleneck: None,
+            bottlenecks: Vec::new(),
         }
-    }
-
-    /// The rule of [`Network::route_to`] computed the plain way, over the
-    /// whole `destinations × nodes` table: hops by breadth-first search
-    /// backwards through forwarding nodes, then the lowest-index direction
-    /// to a forwarding neighbour one hop closer.
-    fn reference(net: &Network, dst: NodeId) -> Vec<(Option<DirId>, Option<u32>)> {
-        let n = net.nodes.len();
-        let fwd = |u: usize| u == dst.index() || net.nodes[u].kind == NodeKind::Router;
-        let mut dist = vec![u32::MAX; n];
-        dist[dst.index()] = 0;
-        let mut q = VecDeque::from([dst.index()]);
-        while let Some(u) = q.pop_front() {
-            if !fwd(u) {
-                continue;
-            }
-            for d in net.dirs.iter().filter(|d| d.to.index() == u) {
-                if dist[d.from.index()] == u32::MAX {
-                    dist[d.from.index()] = dist[u] + 1;
-                    q.push_back(d.from.index());
-                }
-            }
-        }
-        (0..n)
-            .map(|v| {
-                let next = (v != dst.index())
-                    .then(|| {
-                        net.dirs.iter().position(|d| {
-                            let u = d.to.index();
-                            d.from.index() == v && fwd(u) && dist[u] != u32::MAX && dist[v] == dist[u] + 1
-                        })
-                    })
-                    .flatten()
-                    .map(|i| DirId(i as u32));
-                (next, (dist[v] != u32::MAX).then_some(dist[v]))
-            })
-            .collect()
     }
 
     #[test]
-    fn compact_routes_equal_the_full_table_and_keep_rows_only_where_needed() {
-        // h1 has two links (r1, h2): a row; h0 and h2 one each: none.
-        let mut net = Network::build(&graph(), 1, "t", Path::new("")).unwrap();
-        let all: Vec<NodeId> = (0..net.nodes.len() as u32).map(NodeId).collect();
-        net.route_to(&all);
-        for &dst in &all {
-            let slot = net.routes.slot(dst).unwrap();
-            for (v, want) in reference(&net, dst).into_iter().enumerate() {
-                let got = (net.routes.next(slot, NodeId(v as u32)), net.routes.hops(slot, NodeId(v as u32)));
-                assert_eq!(got, want, "towards {} from {}", net.nodes[dst.index()].name, net.nodes[v].name);
-            }
-        }
-        // 4 routers + h1: 5 rows of 7 destinations, not 7 x 7.
-        assert_eq!(net.routes.n_rows, 5);
-        assert_eq!(net.routes.next.len(), 7 * 5);
-    }
-
-    #[test]
-    fn routes_take_fewest_hops_and_lowest_link_on_ties() {
+    fn routes_follow_the_scenario_crates_rule_in_the_simulators_ids() {
         let mut net = Network::build(&graph(), 1, "t", Path::new("")).unwrap();
         let h1 = net.node_id("h1").unwrap();
         net.route_to(&[h1]);
         let slot = net.routes.slot(h1).unwrap();
-        let path = |net: &Network, from: &str| {
-            let mut at = net.node_id(from).unwrap();
-            let mut names = vec![from.to_string()];
-            while at != h1 {
-                let d = net.routes.next(slot, at).expect("route");
-                at = net.dirs[d.index()].to;
-                names.push(net.nodes[at.index()].name.clone());
-            }
-            names.join(" ")
-        };
-        assert_eq!(path(&net, "h0"), "h0 r0 r1 h1");
-        // The r0 -> r1 hop uses link 4 (index lower than the parallel link 6).
-        let r0 = net.node_id("r0").unwrap();
-        assert_eq!(net.routes.next(slot, r0), Some(DirId::of(LinkId(4), false)));
-        assert_eq!(net.routes.hops(slot, net.node_id("h0").unwrap()), Some(3));
-        // h2 reaches h1 directly; nothing routes through h2 or h1.
-        assert_eq!(path(&net, "h2"), "h2 h1");
-    }
-
-    #[test]
-    fn hosts_never_forward() {
-        // a - h - b with h a host: a cannot reach b.
-        let ex = Expanded {
-            nodes: vec![("a".into(), NodeKind::Host), ("h".into(), NodeKind::Host), ("b".into(), NodeKind::Host)],
-            links: vec![
-                Link { a: 0, b: 1, spec: spec(), path: "l0".into() },
-                Link { a: 1, b: 2, spec: spec(), path: "l1".into() },
-            ],
-            default_queue: QueueSpec::Fifo { limit: Limit::packets(10) },
-            bottleneck: None,
-        };
-        let mut net = Network::build(&ex, 1, "t", Path::new("")).unwrap();
-        net.route_to(&[NodeId(2)]);
-        let s = net.routes.slot(NodeId(2)).unwrap();
-        assert_eq!(net.routes.next(s, NodeId(0)), None);
-        assert_eq!(net.routes.hops(s, NodeId(0)), None);
-        assert_eq!(net.routes.next(s, NodeId(1)), Some(DirId(2)));
+        assert_eq!(net.routes.next(slot, NodeId(0)), Some(DirId::of(LinkId(0), false)));
+        assert_eq!(net.routes.next(slot, NodeId(1)), Some(DirId::of(LinkId(1), false)));
+        assert_eq!(net.routes.hops(slot, NodeId(0)), Some(3));
+        assert_eq!(net.routes.next(slot, h1), None);
     }
 
     #[test]

@@ -53,7 +53,10 @@ The paper's numbers are data (``paperdata/edge/cells.csv``): Table I's four
 delays are cells, judged two-sided by the one rule (:func:`paper_cells`;
 claim 5's former "AF delays within ± 25 %" is replaced by them); the
 throughputs the text states for Fig. 8 and the §V.C factor are lost in the
-extraction; the overhead of §V.A is not measured yet (issue 31). Claims 1-4
+extraction; §V.A's two QoS shares (15 % of the fast path, 5 % of the slow) are
+cells measured on the no-I/O core path, one repetition per seed, by
+:mod:`.edge_overhead` (the ``edge_overhead`` example that ``make bins``
+builds; ``not run`` with the reason when it is absent). Claims 1-4
 judge what the text says without a number (claim 4 its expectation, 1,100
 kb/s over five streams, whose measured counterparts are lost).
 """
@@ -66,7 +69,7 @@ from typing import Any
 from ..errors import ReproductionError
 from ..result import Result
 from ..scenario import Scenario
-from . import edge_readings, figures
+from . import edge_overhead, edge_readings, figures
 from .cells import Measured, NotMeasured, PaperData, load_paper
 from .framework import Claim, Context, Figure, Outcome, folder_name
 from .stats import Estimate
@@ -595,6 +598,9 @@ def reproduce(ctx: Context) -> Outcome:
         ("Fig. 8: throughput against the pool (BUFF_SIZE 512 B, PERIODIC)", _table(data["fig8"], "buffers")),
         ("Fig. 9: throughput against the pool (BUFF_SIZE 512 B, POISSON)", _table(data["fig9"], "buffers")),
     ]
+    # 6. §V.A: the QoS share of the fast and slow path, one repetition per seed (edge_overhead).
+    overhead_cells, data["overhead"], text = edge_overhead.cells(len(ctx.seeds))
+    sections.append(("§V.A: the QoS share of the fast and the slow path", text))
     figs = [
         _plot(ctx, data["fig7"], "fig7.png", "BUFF_SIZE (bytes)"),
         _plot(ctx, data["fig8"], "fig8.png", "packet buffers"),
@@ -610,7 +616,7 @@ def reproduce(ctx: Context) -> Outcome:
         data=data,
         sections=sections,
         figures=[Figure(f, c) for f, c in zip(figs, captions, strict=True)],
-        cells=paper_cells(af, ef),
+        cells=[*paper_cells(af, ef), *overhead_cells],
     )
 
 

@@ -2,14 +2,17 @@
 (``qoslab testbed run``), written as the same result a simulation writes,
 to be compared with it (``qoslab compare``). See ``docs/testbed.md``.
 
-- :mod:`.plan`: the scenario's topology (a tree) mapped onto bridges, one
+- :mod:`.plan`: the scenario's topology (a tree, read from the core's model
+  of the scenario: nodes, links, routes, flows) mapped onto bridges, one
   per segment, and a ``qoslab-router`` per emulated link; what is not
   supported yet is refused by name;
 - :mod:`.net`: namespaces, bridges and veth pairs under a run-unique
   prefix, torn down on every way out; stale ones removed by :func:`clean`;
-- :mod:`.runner`: the routers, sinks and generators, started against one
-  instant of CLOCK_MONOTONIC;
-- :mod:`.results`: what they measured, as a :class:`qoslab.Result`.
+- :mod:`.runner`: the routers (:func:`.runner.standing`: a testbed with its
+  routers up), sinks and generators, started against one instant of
+  CLOCK_MONOTONIC;
+- :mod:`.results`: what they measured, as a :class:`qoslab.Result`, with the
+  simulator's columns and metric code.
 """
 
 from __future__ import annotations
@@ -45,8 +48,7 @@ def run(scenario: Any, *, seed: int | None = None, keep: str | os.PathLike[str] 
     from .results import build
     from .runner import execute
 
-    echo = scenario.echo
-    plan, problems = make_plan(echo)
+    plan, problems = make_plan(scenario)
     if problems or plan is None:
         raise _refuse(problems, scenario.origin)
     why = skip_reason()
@@ -54,5 +56,5 @@ def run(scenario: Any, *, seed: int | None = None, keep: str | os.PathLike[str] 
         raise _refuse([Problem("testbed", f"cannot run here: {why}")], scenario.origin)
     clean(only_dead=True)
     s = seed if seed is not None else scenario.seed
-    collected = execute(plan, seed=s, base_dir=Path(scenario.base_dir), keep=Path(keep) if keep else None)
+    collected = execute(plan, seed=s, keep=Path(keep) if keep else None)
     return build(plan, collected, seed=s, version=_core.version())

@@ -1,19 +1,25 @@
 """From a validated scenario to a testbed plan: which links are emulated,
 which bridge each host sits on, what each generator sends.
 
+Everything about the scenario itself comes from the core's model of it
+(:attr:`qoslab.Scenario.model`: the expanded nodes and links, the
+preset's bottlenecks, each group's flows with their endpoints, routes,
+RNG streams and exact periods, numbers in the core's units); this module
+holds only what is the testbed's own.
+
 The testbed emulates the scenario's **bottleneck links**: the preset's
-(``dumbbell``, ``star``: one; ``parking_lot``: each ``r{i} -> r{i+1}``),
-or in an explicit topology every link with a queue, stages or MACE table
-of its own (failing that, the one slowest link). The topology must be a
-tree. Removing the emulated links splits it into **segments**: each is one
-Linux bridge, its hosts on veths into it (scenario routers inside a
-segment are the bridge); each emulated link is a ``qoslab-router`` between
-the bridges of its two ends (its rate as the pacer, its queues and stages,
-its delay in the router's delay line). Every other link is a plain veth:
-no rate, no queue, no delay of its own, so its delay is folded into an
-emulated link where that is exact (a segment behind one emulated link
-whose hosts share one path delay), or the host's access link is emulated
-too (:func:`_fold_delays`, ``docs/testbed.md`` "Topology").
+(``model["bottlenecks"]``), or in an explicit topology every link with a
+queue, stages or MACE table of its own (failing that, the one slowest
+link). The topology must be a tree. Removing the emulated links splits it
+into **segments**: each is one Linux bridge, its hosts on veths into it
+(scenario routers inside a segment are the bridge); each emulated link is
+a ``qoslab-router`` between the bridges of its two ends (its rate as the
+pacer, its queues and stages, its delay in the router's delay line).
+Every other link is a plain veth: no rate, no queue, no delay of its own,
+so its delay is folded into an emulated link where that is exact (a
+segment behind one emulated link whose hosts share one path delay to it),
+or the host's access link is emulated too (:func:`_fold_delays`,
+``docs/testbed.md`` "Topology").
 
 Everything the testbed cannot do yet is refused before anything is built,
 each problem naming its field and why (:func:`unsupported`).
@@ -21,11 +27,10 @@ each problem naming its field and why (:func:`unsupported`).
 
 from __future__ import annotations
 
-import dataclasses
-import re
 from dataclasses import dataclass, field
-from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
+
+from .. import _core
 
 #: UDP + IPv4 + Ethernet header bytes around a generator's payload: a scenario packet of
 #: wire size W (``size + header``) is sent as a UDP datagram of W - 42 bytes.
@@ -33,52 +38,23 @@ OVERHEAD = 42
 #: The generator's payload header (magic, flow id, sequence, send time).
 PAYLOAD_HEADER = 24
 MAX_PAYLOAD = 1472
-#: Queue disciplines an emulated link may have (docs/testbed.md). The class-based ones (``cbt``,
-#: ``dcbt``, ``red`` with ChIPS, ``prio`` by class) read the packet's class tag, which the
-#: generator carries in the DSCP's class selector (precedence, DSCP >> 3 = the group's
-#: ``class``) and the router reads back (``class_tag = "precedence"``, :func:`class_tag`).
-QUEUES = ("fifo", "red", "mace", "cbt", "dcbt", "prio")
 #: The highest traffic ``class`` a DSCP's class selector carries.
 MAX_CLASS = 7
-MODELS = ("cbr", "poisson", "on_off", "ftp", "transfer")
-TCP_MODELS = ("ftp", "transfer")
 #: TCP/IPv4 (no options: timestamps are off) and Ethernet header bytes around a segment's payload.
 TCP_OVERHEAD = 54
-
-_RATE = {"bps": 1, "b/s": 1, "kbps": 10**3, "Kbps": 10**3, "kb/s": 10**3, "Mbps": 10**6, "Mb/s": 10**6}
-_RATE |= {"Gbps": 10**9, "Gb/s": 10**9, "Tbps": 10**12, "bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9}
-_RATE |= {"tbit": 10**12, "T1": 1_544_000, "T3": 44_736_000, "OC3": 155_520_000, "OC12": 622_080_000}
-_DUR = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9, "min": 60 * 10**9, "h": 3600 * 10**9}
-_SIZE = {"B": 1, "kB": 10**3, "MB": 10**6, "GB": 10**9, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
-_NUM = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*(.*?)\s*$")
-
-
-def _quantity(text: Any, units: dict[str, int], what: str) -> Fraction:
-    if isinstance(text, int | float):
-        return Fraction(text)
-    m = _NUM.match(str(text))
-    if not m or m.group(2) not in units:
-        raise ValueError(f"not a {what}: {text!r}")
-    if m.group(2) in ("T1", "T3", "OC3", "OC12") and m.group(1) == "":
-        return Fraction(units[m.group(2)])
-    return Fraction(m.group(1)) * units[m.group(2)]
+#: What the testbed cannot run yet (its own limits; every other name the core knows is allowed):
+#: queues that sort packets into streams (seed 003's edge router) and traffic models the generator
+#: has no source for. The class-based queues (``cbt``, ``dcbt``, ``red`` with ChIPS, ``prio`` by
+#: class) read the packet's class tag, which the generator carries in the DSCP's class selector
+#: (precedence, DSCP >> 3 = the group's ``class``) and the router reads back
+#: (``class_tag = "precedence"``, :attr:`Plan.class_tag`).
+NOT_QUEUES = ("scfq", "buffer_managed", "edge")
+NOT_MODELS = ("vtr", "mm_app")
 
 
-def rate_bps(text: Any) -> int:
-    """``"25Mbps"`` → 25_000_000 (the echo's units, written back as strings)."""
-    if isinstance(text, str) and text in ("T1", "T3", "OC3", "OC12"):
-        return _RATE[text]
-    return int(_quantity(text, _RATE, "rate"))
-
-
-def dur_ns(text: Any) -> int:
-    """``"20ms"`` → 20_000_000."""
-    return int(_quantity(text, _DUR, "duration"))
-
-
-def size_bytes(text: Any) -> int:
-    """``"1000B"`` → 1000."""
-    return int(_quantity(text, _SIZE, "size"))
+def _allowed(kind: Literal["queue_types", "traffic_models"], refused: tuple[str, ...]) -> str:
+    """The core's names of ``kind`` (``queue_types``, ``traffic_models``) the testbed runs."""
+    return ", ".join(n for n in _core.names()[kind] if n not in refused)
 
 
 @dataclass
@@ -94,18 +70,18 @@ class Problem:
 
 @dataclass
 class Link:
+    """A link of the expanded topology (``Scenario.model["links"][index]``)."""
+
+    index: int
     a: str
     b: str
-    spec: dict[str, Any]
-    path: str  # the scenario field that defines it
-
-    @property
-    def delay_ns(self) -> int:
-        return dur_ns(self.spec.get("delay", "0s"))
-
-    @property
-    def rate(self) -> int:
-        return rate_bps(self.spec["rate"])
+    #: The field that defines it in the scenario text (``topology.access``, ``topology.links.2``).
+    path: str
+    #: Bit/s and ns.
+    rate: int
+    delay_ns: int
+    #: The model's entry: resolved queues and their fields, stages, MACE table, loss, ``given``.
+    info: dict[str, Any]
 
 
 @dataclass
@@ -123,6 +99,8 @@ class FlowPlan:
     src_port: int
     spec: dict[str, Any]
     wire_bytes_mean: float
+    #: The links it crosses, in order (the model's route).
+    route: list[int] = field(default_factory=list)
     #: The group's traffic ``class`` (the simulator's class tag), carried in the DSCP's top 3 bits.
     cls: int = 0
     #: Kernel TCP settings of a TCP flow (None: UDP): init_window, max_window (segments),
@@ -159,13 +137,20 @@ class Plan:
     """The testbed of one scenario: segments (one Linux bridge each: the hosts and routers joined
     by plain links) and the emulated links (bumps) between them."""
 
-    echo: dict[str, Any]
+    #: The :class:`qoslab.Scenario` and its model.
+    scenario: Any
+    model: dict[str, Any]
     hosts: list[str]
     segment: dict[str, int]  # host -> its segment (bridge)
     bumps: list[Bump]
     segments: int = 0
     flows: list[FlowPlan] = field(default_factory=list)
     duration_ns: int = 0
+
+    @property
+    def echo(self) -> dict[str, Any]:
+        """The scenario with defaults filled in (``summary.json``'s ``scenario``)."""
+        return dict(self.scenario.echo)
 
     @property
     def class_tag(self) -> str:
@@ -206,98 +191,20 @@ class Plan:
         return {h: ("a" if self.segment[h] in on_a else "b") for h in self.hosts}
 
 
-#: The topology presets the testbed can build.
-PRESETS = ("dumbbell", "parking_lot", "star", "explicit")
-
-
-def _links(topo: dict[str, Any]) -> tuple[list[str], list[str], list[Link], list[Link] | None]:
-    """Hosts, routers and links of a topology whose preset is one of :data:`PRESETS`, in the
-    simulator's node order (``crates/scenario/src/expand.rs``: it decides which hosts a group's
-    patterns match, in turn), and the preset's bottlenecks (``None``: an explicit topology)."""
-    preset = topo.get("preset")
-    hosts: list[str]
-    routers: list[str]
-    links: list[Link]
-    access = topo.get("access") or {}
-    egress = topo.get("egress") or access
-    if preset == "dumbbell":
-        n_src, n_sink, n_r = int(topo["sources"]), int(topo.get("sinks", 1)), int(topo.get("routers", 1))
-        srcs, sinks = [f"src{i}" for i in range(n_src)], [f"sink{i}" for i in range(n_sink)]
-        routers = ["r0"] if n_r == 1 else ["r0", "r1"]
-        links = [Link(s, "r0", access, "topology.access") for s in srcs]
-        if n_r == 1:
-            bottleneck = Link("r0", "sink0", topo["bottleneck"], "topology.bottleneck")
-            links.append(bottleneck)
-            links += [Link("r0", s, egress, "topology.egress") for s in sinks[1:]]
-        else:
-            bottleneck = Link("r0", "r1", topo["bottleneck"], "topology.bottleneck")
-            links += [bottleneck] + [Link("r1", s, egress, "topology.egress") for s in sinks]
-        return srcs + sinks, routers, links, [bottleneck]
-    if preset == "parking_lot":
-        k = int(topo["bottlenecks"])
-        routers = [f"r{i}" for i in range(k + 1)]
-        hosts = ["src_long", "sink_long"]
-        hop_queues = topo.get("hop_queues") or []
-        bns = [
-            Link(
-                f"r{i}",
-                f"r{i + 1}",
-                {**topo["bottleneck"], "queue": hop_queues[i]} if hop_queues else topo["bottleneck"],
-                f"topology.hop_queues.{i}" if hop_queues else "topology.bottleneck",
-            )
-            for i in range(k)
-        ]
-        links = [
-            *bns,
-            Link("src_long", "r0", access, "topology.access"),
-            Link(f"r{k}", "sink_long", egress, "topology.egress"),
-        ]
-        for i in range(k):
-            hosts += [f"src_x{i}", f"sink_x{i}"]
-            links += [
-                Link(f"src_x{i}", f"r{i}", access, "topology.access"),
-                Link(f"r{i + 1}", f"sink_x{i}", egress, "topology.egress"),
-            ]
-        return hosts, routers, links, bns
-    if preset == "star":
-        n = int(topo["ingresses"])
-        delays = topo.get("ingress_delays") or []
-        ins = [f"in{i}" for i in range(n)]
-        hosts, routers, links = [], [], []
-        if topo.get("ingress_routers"):
-            routers += ins
-            host_link = {**access, "rate": "10Gbps", "delay": "0s", "stages": [], "reverse_stages": []}
-            for i, r in enumerate(ins):
-                hosts.append(f"src{i}")
-                links.append(Link(f"src{i}", r, host_link, "topology.access"))
-        else:
-            hosts += ins
-        routers += ["r0", "r1"]
-        hosts.append("sink0")
-        for i, r in enumerate(ins):
-            spec = {**access, "delay": delays[i]} if i < len(delays) else access
-            path = f"topology.ingress_delays.{i}" if i < len(delays) else "topology.access"
-            links.append(Link(r, "r0", spec, path))
-        bottleneck = Link("r0", "r1", topo["bottleneck"], "topology.bottleneck")
-        links += [bottleneck, Link("r1", "sink0", egress, "topology.egress")]
-        return hosts, routers, links, [bottleneck]
-    hosts = [n["name"] for n in topo["nodes"] if n.get("kind") == "host"]
-    routers = [n["name"] for n in topo["nodes"] if n.get("kind") != "host"]
-    links = [Link(lk["a"], lk["b"], lk, f"topology.links.{i}") for i, lk in enumerate(topo["links"])]
-    return hosts, routers, links, None
-
-
-def _has_own_rules(spec: dict[str, Any], default_queue: Any) -> bool:
-    own = any(spec.get(k) not in (None, [], default_queue) for k in ("queue", "reverse_queue"))
-    return own or bool(spec.get("stages")) or bool(spec.get("reverse_stages")) or spec.get("mace") is not None
+def _own_rules(lk: Link, default_queue: dict[str, Any]) -> bool:
+    """Has the link a queue (other than the default), stages or a MACE table of its own?"""
+    given = lk.info["given"]
+    own = any(given.get(k) not in (None, default_queue) for k in ("queue", "reverse_queue"))
+    return own or bool(given.get("stages")) or bool(given.get("reverse_stages")) or given.get("mace") is not None
 
 
 def _components(nodes: list[str], links: list[Link], without: list[Link]) -> dict[str, int]:
-    """Each node's connected component once the links ``without`` are removed (numbered in node order)."""
-    skip = {id(lk) for lk in without}
+    """Each node's connected component once the links ``without`` are removed (numbered in node
+    order): the segments, one bridge each."""
+    skip = {lk.index for lk in without}
     adj: dict[str, list[str]] = {n: [] for n in nodes}
     for lk in links:
-        if id(lk) not in skip:
+        if lk.index not in skip:
             adj[lk.a].append(lk.b)
             adj[lk.b].append(lk.a)
     comp: dict[str, int] = {}
@@ -314,38 +221,19 @@ def _components(nodes: list[str], links: list[Link], without: list[Link]) -> dic
     return comp
 
 
-def _path_delay(frm: str, to: str, links: list[Link], without: list[Link]) -> int | None:
-    """Propagation delay of the fewest-hop path (the simulator's routing) from ``frm`` to ``to``
-    over the links not in ``without``."""
-    from collections import deque
-
-    skip = {id(lk) for lk in without}
-    best: dict[str, tuple[int, int]] = {frm: (0, 0)}
-    q = deque([frm])
-    while q:
-        n = q.popleft()
-        hops, d = best[n]
-        for lk in links:
-            if id(lk) in skip or n not in (lk.a, lk.b):
-                continue
-            m = lk.b if n == lk.a else lk.a
-            if m not in best:
-                best[m] = (hops + 1, d + lk.delay_ns)
-                q.append(m)
-    return best[to][1] if to in best else None
+def unsupported(scenario: Any) -> list[Problem]:
+    """What in this :class:`qoslab.Scenario` the testbed cannot run yet (empty: it can)."""
+    return make_plan(scenario, check_only=True)[1]
 
 
-def unsupported(echo: dict[str, Any]) -> list[Problem]:
-    """What in this scenario the testbed cannot run yet (empty: it can)."""
-    return make_plan(echo, check_only=True)[1]
-
-
-def _emulated(links: list[Link], preset_bns: list[Link] | None, default_queue: Any) -> tuple[list[Bump], list[Problem]]:
+def _emulated(
+    links: list[Link], bottlenecks: list[int], default_queue: dict[str, Any]
+) -> tuple[list[Bump], list[Problem]]:
     """The links the testbed emulates first: the preset's bottlenecks, or in an explicit topology
     every link with rules of its own (failing that, the one slowest link)."""
-    if preset_bns is not None:
-        return [Bump(lk, 0, -1, -1, "bottleneck") for lk in preset_bns], []
-    own = [lk for lk in links if _has_own_rules(lk.spec, default_queue)]
+    if bottlenecks:
+        return [Bump(links[i], 0, -1, -1, "bottleneck") for i in bottlenecks], []
+    own = [lk for lk in links if _own_rules(lk, default_queue)]
     if own:
         return [Bump(lk, 0, -1, -1, "own rules") for lk in own], []
     slowest = min(lk.rate for lk in links)
@@ -370,8 +258,22 @@ def _segment_ends(bumps: list[Bump], comp: dict[str, int]) -> dict[int, list[tup
     return ends
 
 
+def _to_emulated(flows: list[FlowPlan], links: list[Link], emulated: set[int]) -> dict[str, int]:
+    """Each flow end's plain propagation delay to the first emulated link on its route (a source)
+    or from the last (a destination): in a segment behind one emulated link, every flow of a host
+    crosses that link, so this is the host's path delay to it."""
+    out: dict[str, int] = {}
+    for f in flows:
+        cut = [i for i, li in enumerate(f.route) if li in emulated]
+        if not cut:
+            continue
+        out[f.src] = sum(links[li].delay_ns for li in f.route[: cut[0]])
+        out[f.dst] = sum(links[li].delay_ns for li in f.route[cut[-1] + 1 :])
+    return out
+
+
 def _fold_delays(
-    hosts: list[str], nodes: list[str], links: list[Link], bumps: list[Bump], used: set[str], bad: list[Problem]
+    hosts: list[str], nodes: list[str], links: list[Link], bumps: list[Bump], flows: list[FlowPlan], bad: list[Problem]
 ) -> list[Bump]:
     """Where the plain links' delays go (docs/testbed.md "Topology"). A segment (what is left
     joined once the emulated links are removed: one bridge) with one emulated link's end is a
@@ -382,21 +284,20 @@ def _fold_delays(
     router's) is emulated too, by a router of its own with the link's rate, delay and queues. A
     delay on a plain link between emulated links is refused. Returns the bumps, those access
     bumps appended, with their delays."""
+    used = {f.src for f in flows} | {f.dst for f in flows}
     comp = _components(nodes, links, [b.link for b in bumps])
     ends = _segment_ends(bumps, comp)
-    bumped = {id(b.link) for b in bumps}
+    bumped = {b.link.index for b in bumps}
+    delay = _to_emulated(flows, links, bumped)
     extra: list[Bump] = []
     for seg in sorted(set(comp.values())):
         seg_ends = ends.get(seg, [])
         seg_nodes = [n for n in nodes if comp[n] == seg]
-        plain = [lk for lk in links if id(lk) not in bumped and comp[lk.a] == seg]
+        plain = [lk for lk in links if lk.index not in bumped and comp[lk.a] == seg]
         if not seg_ends:
             continue
-        if len(seg_ends) == 1:
-            end = seg_ends[0][1]
-            ds = {_path_delay(h, end, plain, []) or 0 for h in hosts if comp[h] == seg and h in used}
-            if len(ds) <= 1:
-                continue
+        if len(seg_ends) == 1 and len({delay.get(h, 0) for h in hosts if comp[h] == seg and h in used}) <= 1:
+            continue
         end_nodes = {n for _, n in seg_ends}
         for lk in plain:
             if not lk.delay_ns:
@@ -408,7 +309,7 @@ def _fold_delays(
                 bad.append(
                     Problem(
                         f"{lk.path}.delay",
-                        f"{lk.spec.get('delay')} on {lk.a}-{lk.b}, a plain link between emulated links "
+                        f"{_core.format_duration(lk.delay_ns)} on {lk.a}-{lk.b}, a plain link between emulated links "
                         f"({', '.join(sorted({bumps[j].direction for j, _ in seg_ends}))}); allowed: 0s "
                         "(the testbed delays frames only in its qoslab-routers, and there the delay "
                         "would be added to flows that do not cross this link)",
@@ -418,34 +319,33 @@ def _fold_delays(
                 extra.append(Bump(lk, 0, -1, -1, "access"))
     out = [*bumps, *extra]
     comp = _components(nodes, links, [b.link for b in out])
-    ends = _segment_ends(out, comp)
-    bumped = {id(b.link) for b in out}
+    delay = _to_emulated(flows, links, {b.link.index for b in out})
     fold: dict[tuple[int, str], int] = {}
-    for seg, seg_ends in ends.items():
+    for seg, seg_ends in _segment_ends(out, comp).items():
         if len(seg_ends) != 1:
             continue
-        j, end = seg_ends[0]
-        plain = [lk for lk in links if id(lk) not in bumped and comp[lk.a] == seg]
-        ds = {_path_delay(h, end, plain, []) or 0 for h in hosts if comp[h] == seg and h in used}
+        ds = {delay.get(h, 0) for h in hosts if comp[h] == seg and h in used}
         if len(ds) == 1:
-            fold[(j, end)] = ds.pop()
+            fold[seg_ends[0]] = ds.pop()
     for j, b in enumerate(out):
         b.delay_ns = b.link.delay_ns + fold.get((j, b.link.a), 0) + fold.get((j, b.link.b), 0)
         b.a_seg, b.b_seg = comp[b.link.a], comp[b.link.b]
     return out
 
 
-def make_plan(echo: dict[str, Any], *, check_only: bool = False) -> tuple[Plan | None, list[Problem]]:
-    """The plan of a validated scenario echo, or the problems that stop it."""
+def make_plan(scenario: Any, *, check_only: bool = False) -> tuple[Plan | None, list[Problem]]:
+    """The plan of a :class:`qoslab.Scenario`, or the problems that stop it."""
     bad: list[Problem] = []
-    topo = echo["topology"]
-    if topo.get("preset") not in PRESETS:
-        allowed = ", ".join(PRESETS)
-        return None, [Problem("topology.preset", f"{topo.get('preset')!r} is not supported yet; allowed: {allowed}")]
-    hosts, routers, links, preset_bns = _links(topo)
-    nodes = hosts + routers
-    default_queue = topo.get("default_queue")
-    bumps, problems = _emulated(links, preset_bns, default_queue)
+    model = scenario.model
+    hosts = [n["name"] for n in model["nodes"] if n["kind"] == "host"]
+    # Hosts first: segments (bridges) are numbered in this order.
+    nodes = hosts + [n["name"] for n in model["nodes"] if n["kind"] != "host"]
+    links = [
+        Link(i, lk["a"], lk["b"], lk["field"], lk["rate_bps"], lk["delay_ns"], lk)
+        for i, lk in enumerate(model["links"])
+    ]
+    default_queue = model["default_queue"]
+    bumps, problems = _emulated(links, model["bottlenecks"], default_queue)
     if problems:
         return None, problems
     whole = _components(nodes, links, [])
@@ -458,12 +358,12 @@ def make_plan(echo: dict[str, Any], *, check_only: bool = False) -> tuple[Plan |
             )
         )
         return None, bad
-    emulated = {id(b.link) for b in bumps}
+    emulated = {b.link.index for b in bumps}
     fastest = max(bumps, key=lambda b: b.link.rate).link
     for lk in links:
-        if id(lk) in emulated:
+        if lk.index in emulated:
             continue
-        if _has_own_rules(lk.spec, default_queue):
+        if _own_rules(lk, default_queue):
             bad.append(
                 Problem(
                     lk.path,
@@ -475,21 +375,22 @@ def make_plan(echo: dict[str, Any], *, check_only: bool = False) -> tuple[Plan |
             bad.append(
                 Problem(
                     f"{lk.path}.rate",
-                    f"{lk.spec['rate']} is below the emulated link {fastest.a}-{fastest.b}'s "
-                    f"{fastest.spec['rate']}: a "
+                    f"{_core.format_rate(lk.rate)} is below the emulated link {fastest.a}-{fastest.b}'s "
+                    f"{_core.format_rate(fastest.rate)}: a "
                     "bottleneck the testbed does not emulate; allowed: at least the fastest "
                     "emulated link's rate",
                 )
             )
     for k in ("loss", "reverse_loss"):
         for lk in links:
-            if float(lk.spec.get(k) or 0) != 0:
+            if lk.info[k]:
                 bad.append(
-                    Problem(f"{lk.path}.{k}", f"{lk.spec[k]}; allowed: 0 (the testbed loses what real packets lose)")
+                    Problem(f"{lk.path}.{k}", f"{lk.info[k]}; allowed: 0 (the testbed loses what real packets lose)")
                 )
+    echo = scenario.echo
     if echo.get("pcn"):
         bad.append(Problem("pcn", "PCN edge behaviours are not supported on the testbed yet; allowed: none"))
-    if (echo.get("admission") or {}).get("type", "admit_all") != "admit_all":
+    if echo["admission"]["type"] != "admit_all":
         bad.append(
             Problem(
                 "admission.type",
@@ -497,20 +398,17 @@ def make_plan(echo: dict[str, Any], *, check_only: bool = False) -> tuple[Plan |
                 "(it needs a signalling path); allowed: admit_all",
             )
         )
-    comp = _components(nodes, links, [b.link for b in bumps])
-    flows, used = _plan_traffic(echo, hosts, comp, whole, bad)
-    bumps = _fold_delays(hosts, nodes, links, bumps, used, bad)
+    flows = _plan_traffic(model, emulated, bad)
+    bumps = _fold_delays(hosts, nodes, links, bumps, flows, bad)
     carried = _carry_classes(flows, bad)
     unsupported_q: dict[str, tuple[str, str, list[str]]] = {}  # field -> what, why, the emulated directions
     for b in bumps:
         for k, direction in (("queue", b.direction), ("reverse_queue", b.reverse)):
-            q = b.link.spec.get(k) or default_queue or {"type": "fifo"}
-            at = f"{b.link.path}.{k}" if b.link.spec.get(k) else "topology.default_queue"
-            for sub, what, why in _queue_problems(q, at, carried):
+            for sub, what, why in _queue_problems(b.link.info[k], b.link.info[f"{k}_path"], carried):
                 unsupported_q.setdefault(sub, (what, why, []))[2].append(direction)
         if carried:
             for k in ("stages", "reverse_stages"):
-                if b.link.spec.get(k):
+                if b.link.info[k]:
                     bad.append(
                         Problem(
                             f"{b.link.path}.{k}",
@@ -526,13 +424,14 @@ def make_plan(echo: dict[str, Any], *, check_only: bool = False) -> tuple[Plan |
         return None, list({(p.path, p.message): p for p in bad}.values())
     seg = _components(nodes, links, [b.link for b in bumps])
     plan = Plan(
-        echo=echo,
+        scenario=scenario,
+        model=model,
         hosts=hosts,
         segment={h: seg[h] for h in hosts},
         bumps=bumps,
         segments=len(set(seg.values())),
         flows=flows,
-        duration_ns=dur_ns(echo["duration"]),
+        duration_ns=model["duration_ns"],
     )
     return plan, []
 
@@ -540,12 +439,13 @@ def make_plan(echo: dict[str, Any], *, check_only: bool = False) -> tuple[Plan |
 def _queue_problems(q: dict[str, Any], at: str, carried: bool) -> list[tuple[str, str, str]]:
     """What the testbed cannot run in queue ``q`` (at field ``at``), recursing into ``prio``'s
     bands: (field, what, why and what is allowed) triples."""
-    kind = q.get("type")
-    if kind not in QUEUES:
-        return [(f"{at}.type", repr(kind), f"is not supported on the testbed yet; allowed: {', '.join(QUEUES)}")]
+    kind = q["type"]
+    if kind in NOT_QUEUES:
+        allowed = _allowed("queue_types", NOT_QUEUES)
+        return [(f"{at}.type", repr(kind), f"is not supported on the testbed yet; allowed: {allowed}")]
     out: list[tuple[str, str, str]] = []
     if kind == "prio":
-        if carried and q.get("classify_by", "class") == "dscp":
+        if carried and q["classify_by"] == "dscp":
             out.append(
                 (
                     f"{at}.classify_by",
@@ -554,7 +454,7 @@ def _queue_problems(q: dict[str, Any], at: str, carried: bool) -> list[tuple[str
                     'allowed: "class", or every traffic class 0',
                 )
             )
-        for i, band in enumerate(q.get("bands") or []):
+        for i, band in enumerate(q["bands"]):
             out += _queue_problems(band, f"{at}.bands.{i}", carried)
     return out
 
@@ -583,145 +483,171 @@ def _carry_classes(flows: list[FlowPlan], bad: list[Problem]) -> bool:
     return True
 
 
-def _period(g: dict[str, Any], rate_key: str, payload_mean: Fraction) -> dict[str, int]:
-    """The simulator's exact period (``Period::from_rate`` / ``from_interval``) as ``num/den`` ns."""
-    if g.get("interval") is not None:
-        return {"num": dur_ns(g["interval"]), "den": 1}
-    millibits = int(payload_mean * 8000)
-    return {"num": millibits * 1_000_000, "den": rate_bps(g[rate_key])}
+def _group_problems(g: dict[str, Any], at: str, bad: list[Problem]) -> bool:
+    """What the testbed cannot do in traffic group ``g`` (at field ``at``); ``False`` when it
+    cannot plan the group's flows at all."""
+    spec, tcp = g["spec"], g["proto"] == "tcp"
+    if g["model"] in NOT_MODELS or not g["source"]:
+        allowed = _allowed("traffic_models", NOT_MODELS)
+        bad.append(Problem(f"{at}.model", f"{g['model']!r} is not supported on the testbed yet; allowed: {allowed}"))
+        return False
+    settings = spec.get("tcp") or {}
+    if tcp and settings.get("stack") != "rfc":
+        bad.append(
+            Problem(
+                f"{at}.tcp.stack",
+                f'{settings.get("stack")!r}: the kernel follows its own rules, not ns-2\'s; allowed: "rfc"',
+            )
+        )
+    if tcp and settings.get("limited_transmit"):
+        bad.append(
+            Problem(
+                f"{at}.tcp.limited_transmit",
+                "true: the kernel's limited transmit cannot be switched on alone; allowed: false",
+            )
+        )
+    for k, why in (("arrivals", "flow arrival processes"), ("shaper", "entry shapers")):
+        if spec.get(k) is not None:
+            bad.append(Problem(f"{at}.{k}", f"{why} are not supported on the testbed yet; allowed: none"))
+    if g["src_choice"] != "round_robin":
+        bad.append(
+            Problem(
+                f"{at}.src_choice",
+                f"{g['src_choice']!r}: random sources are not drawn on the testbed yet (its flows take the "
+                'matches of src in turn); allowed: "round_robin"',
+            )
+        )
+    cls = g["class"]
+    if cls > MAX_CLASS or (cls != 0 and tcp):
+        allowed = "0 for TCP groups (their ACKs carry no class)" if tcp else f"0 to {MAX_CLASS}"
+        bad.append(
+            Problem(
+                f"{at}.class",
+                f"{cls}: the testbed carries a class in the DSCP's class selector; allowed: {allowed}",
+            )
+        )
+    return True
 
 
-def _plan_traffic(
-    echo: dict[str, Any], hosts: list[str], side: dict[str, int], whole: dict[str, int], bad: list[Problem]
-) -> tuple[list[FlowPlan], set[str]]:
-    """The flows of every group; ``side``: each node's segment between the emulated links,
-    ``whole``: its connected component (a flow must join two segments of one component)."""
-    import fnmatch
+def _generator_model(g: dict[str, Any]) -> dict[str, Any]:
+    """A UDP group's source as the generator takes it (``crates/traffic/src/spec.rs``: its models
+    are named as the scenario's): the simulator's exact period (``num/den`` ns) or mean gap, and
+    for ON/OFF its periods' law and packetization."""
+    src, spec = g["source"], g["spec"]
+    if "mean_gap_ns" in src:
+        return {g["model"]: {"mean_gap_ns": src["mean_gap_ns"]}}
+    params: dict[str, Any] = {"period": {"num": src["period_ns"][0], "den": src["period_ns"][1]}}
+    if "packetization" in src:
+        params |= {
+            "on_ns": float(spec["on"]),
+            "off_ns": float(spec["off"]),
+            "dist": spec["dist"],
+            "shape": float(spec["shape"]),
+            "packetization": src["packetization"],
+        }
+    return {g["model"]: params}
 
+
+def _plan_traffic(model: dict[str, Any], emulated: set[int], bad: list[Problem]) -> list[FlowPlan]:
+    """The flows of every group (the model's fixed flows, their endpoints and routes); a flow
+    must cross an emulated link."""
     flows: list[FlowPlan] = []
-    used: set[str] = set()
-    duration = dur_ns(echo["duration"])
-    for gi, g in enumerate(echo.get("traffic") or []):
+    for g in model["groups"]:
+        gi = g["index"]
         at = f"traffic.{gi}"
-        model = g.get("model")
-        if model not in MODELS:
-            bad.append(
-                Problem(f"{at}.model", f"{model!r} is not supported on the testbed yet; allowed: {', '.join(MODELS)}")
-            )
+        if not _group_problems(g, at, bad):
             continue
-        tcp = g.get("tcp") or {}
-        if model in TCP_MODELS and tcp.get("stack", "rfc") != "rfc":
-            bad.append(
-                Problem(
-                    f"{at}.tcp.stack",
-                    f'{tcp.get("stack")!r}: the kernel follows its own rules, not ns-2\'s; allowed: "rfc"',
-                )
-            )
-        if model in TCP_MODELS and tcp.get("limited_transmit"):
-            bad.append(
-                Problem(
-                    f"{at}.tcp.limited_transmit",
-                    "true: the kernel's limited transmit cannot be switched on alone; allowed: false",
-                )
-            )
-        for k, why in (
-            ("arrivals", "flow arrival processes"),
-            ("shaper", "entry shapers"),
-        ):
-            if g.get(k) not in (None, 0, 0.0):
-                bad.append(Problem(f"{at}.{k}", f"{why} are not supported on the testbed yet; allowed: none"))
-        for k in ("send_jitter", "randomize"):
-            if model in TCP_MODELS and g.get(k) not in (None, 0, 0.0):
+        header = g["header_bytes"]
+        if g["proto"] == "tcp":
+            tcp = g["source"]["tcp"]
+            mss = tcp["mss"]
+            if not 88 <= mss <= 1460:
                 bad.append(
-                    Problem(f"{at}.{k}", "on a TCP group (the kernel decides when segments leave); allowed: none")
+                    Problem(
+                        f"{at}.size",
+                        f"a segment payload of {mss} B; allowed: 88 to 1460 B on the testbed (TCP_MAXSEG, one "
+                        "1500-byte frame)",
+                    )
                 )
-        if g.get("src_choice", "round_robin") != "round_robin":
-            bad.append(
-                Problem(
-                    f"{at}.src_choice",
-                    f"{g['src_choice']!r}: random sources are not drawn on the testbed yet (its flows take the "
-                    'matches of src in turn); allowed: "round_robin"',
-                )
-            )
-        cls = int(g.get("class") or 0)
-        if cls > MAX_CLASS or (cls != 0 and model in TCP_MODELS):
-            allowed = "0 for TCP groups (their ACKs carry no class)" if model in TCP_MODELS else f"0 to {MAX_CLASS}"
-            bad.append(
-                Problem(
-                    f"{at}.class",
-                    f"{g['class']}: the testbed carries a class in the DSCP's class selector; allowed: {allowed}",
-                )
-            )
-        if model in TCP_MODELS:
-            _plan_tcp(g, gi, at, hosts, side, whole, duration, flows, used, bad)
-            continue
-        header = size_bytes(g.get("header") or "0B")
-        size = g["size"]
-        if isinstance(size, dict):
-            base, exp_mean = size_bytes(size["base"]), size_bytes(size.get("exp_mean") or "0B")
-        else:
-            base, exp_mean = size_bytes(size), 0
-        udp = base + header - OVERHEAD
-        if udp < PAYLOAD_HEADER or udp > MAX_PAYLOAD:
-            bad.append(
-                Problem(
-                    f"{at}.size",
-                    f"a wire size (size + header) of {base + header} B; allowed: "
-                    f"{OVERHEAD + PAYLOAD_HEADER} to {OVERHEAD + MAX_PAYLOAD} B on the testbed (UDP/IPv4/"
-                    "Ethernet headers and the sequence header inside, one unfragmented frame)",
-                )
-            )
-            continue
-        srcs = [h for h in hosts if fnmatch.fnmatchcase(h, g["src"])]
-        dsts = [h for h in hosts if fnmatch.fnmatchcase(h, g["dst"])]
-        n = int(g.get("flows") or 1)
-        payload_mean = Fraction(base) + exp_mean
-        if model == "cbr":
-            m: dict[str, Any] = {"cbr": {"period": _period(g, "rate", payload_mean)}}
-        elif model == "poisson":
-            p = _period(g, "rate", payload_mean)
-            m = {"poisson": {"mean_gap_ns": p["num"] / p["den"]}}
-        else:
-            m = {
-                "on_off": {
-                    "period": _period(g, "peak", payload_mean),
-                    "on_ns": float(dur_ns(g["on"])),
-                    "off_ns": float(dur_ns(g["off"])),
-                    "dist": g.get("dist") or "exponential",
-                    "shape": float(g.get("shape") or 1.5),
-                    "packetization": g.get("packetization") or "ceil",
-                }
+                continue
+            payload: dict[str, Any] = {"base": 0, "exp_mean": 0.0}
+            source = {"tcp": {"mss": mss, "bytes": tcp["bytes"], "congestion": "reno"}}
+            wire_mean = float(mss + TCP_OVERHEAD)
+            kernel = {
+                "init_window": tcp["init_window"],
+                "max_window": tcp["max_window"],
+                "min_rto_ms": tcp["min_rto_ns"] // 1_000_000,
+                "delayed_ack": tcp["delayed_ack"],
+                "ecn": bool(g["spec"]["ecn"]),
+                "mss": mss,
             }
-        start = dur_ns(g.get("start") or "0s")
-        stop = min(dur_ns(g["stop"]), duration) if g.get("stop") else duration
-        for i in range(n):
-            f = _flow(
-                g,
-                gi,
-                i,
-                at,
-                srcs,
-                dsts,
-                side,
-                whole,
-                flows,
-                used,
-                bad,
-                start=start,
-                stop=stop,
-                wire_bytes_mean=float(payload_mean + header),
-                payload={"base": udp, "exp_mean": float(exp_mean)},
-                model=m,
-            )
-            if f is None:
+        else:
+            size = g["spec"]["size"]
+            base, exp_mean = (size["base"], size["exp_mean"]) if isinstance(size, dict) else (size, 0)
+            udp = base + header - OVERHEAD
+            if udp < PAYLOAD_HEADER or udp > MAX_PAYLOAD:
+                bad.append(
+                    Problem(
+                        f"{at}.size",
+                        f"a wire size (size + header) of {base + header} B; allowed: "
+                        f"{OVERHEAD + PAYLOAD_HEADER} to {OVERHEAD + MAX_PAYLOAD} B on the testbed (UDP/IPv4/"
+                        "Ethernet headers and the sequence header inside, one unfragmented frame)",
+                    )
+                )
+                continue
+            payload = {"base": udp, "exp_mean": float(exp_mean)}
+            source = _generator_model(g)
+            wire_mean = float(g["payload_mean_bytes"] + header)
+            kernel = None
+        for f in g["flows"]:
+            if not emulated & set(f["route"]):
+                bad.append(
+                    Problem(
+                        f"{at}.dst",
+                        f"flow {f['name']} ({f['src']} -> {f['dst']}) crosses no emulated link; allowed: "
+                        "traffic between hosts an emulated link separates",
+                    )
+                )
                 break
-            flows.append(f)
+            fid = len(flows)
+            flows.append(
+                FlowPlan(
+                    id=fid,
+                    name=f["name"],
+                    group=g["name"],
+                    group_index=gi,
+                    index=f["index"],
+                    src=f["src"],
+                    dst=f["dst"],
+                    dst_port=g["spec"]["dst_port"] if g["spec"].get("dst_port") is not None else 9000 + gi,
+                    src_port=20000 + fid,
+                    wire_bytes_mean=wire_mean,
+                    route=list(f["route"]),
+                    cls=g["class"],
+                    tcp=None if kernel is None else dict(kernel),
+                    spec={
+                        "id": fid,
+                        "src_port": 20000 + fid,
+                        "dscp": g["dscp"],
+                        "ecn": bool(g["spec"]["ecn"]),
+                        "start_ns": g["start_ns"],
+                        "jitter_ns": g["start_jitter_ns"],
+                        "stop_ns": g["stop_ns"],
+                        "stream": f["stream"],
+                        # The simulator's per-packet shifts, drawn by the generator as in its `emit`.
+                        "randomize": float(g["randomize"]),
+                        "send_jitter_max_ns": g["send_jitter_max_ns"],
+                        "payload": dict(payload),
+                        "model": source,
+                    },
+                )
+            )
     if len(flows) > 40_000:
         bad.append(
             Problem("traffic", f"{len(flows)} flows; allowed: at most 40,000 on the testbed (one UDP port each)")
         )
     _check_tcp_windows(flows, bad)
-    return flows, used
+    return flows
 
 
 def _check_tcp_windows(flows: list[FlowPlan], bad: list[Problem]) -> None:
@@ -743,142 +669,3 @@ def _check_tcp_windows(flows: list[FlowPlan], bad: list[Problem]) -> None:
                 )
             )
             first[f.dst] = mine  # one problem per differing group
-
-
-def _flow(
-    g: dict[str, Any],
-    gi: int,
-    i: int,
-    at: str,
-    srcs: list[str],
-    dsts: list[str],
-    side: dict[str, int],
-    whole: dict[str, int],
-    flows: list[FlowPlan],
-    used: set[str],
-    bad: list[Problem],
-    *,
-    start: int,
-    stop: int,
-    wire_bytes_mean: float,
-    payload: dict[str, Any],
-    model: dict[str, Any],
-) -> FlowPlan | None:
-    """Flow ``i`` of group ``g`` (index ``gi``), its endpoints in turn from ``srcs`` and ``dsts``;
-    ``None`` (and a problem in ``bad``) when it crosses no emulated link."""
-    src, dst = srcs[i % len(srcs)], dsts[i % len(dsts)]
-    if whole[src] != whole[dst] or side[src] == side[dst]:
-        bad.append(
-            Problem(
-                f"{at}.dst",
-                f"flow {g['name']}.{i} ({src} -> {dst}) crosses no emulated link; allowed: "
-                "traffic between hosts an emulated link separates",
-            )
-        )
-        return None
-    used |= {src, dst}
-    fid = len(flows)
-    return FlowPlan(
-        id=fid,
-        name=f"{g['name']}.{i}",
-        group=g["name"],
-        group_index=gi,
-        index=i,
-        src=src,
-        dst=dst,
-        dst_port=int(g["dst_port"]) if g.get("dst_port") is not None else 9000 + gi,
-        src_port=20000 + fid,
-        wire_bytes_mean=wire_bytes_mean,
-        cls=int(g.get("class") or 0),
-        spec={
-            "id": fid,
-            "src_port": 20000 + fid,
-            "dscp": int(g.get("dscp") or 0),
-            "ecn": bool(g.get("ecn")),
-            "start_ns": start,
-            "jitter_ns": dur_ns(g.get("start_jitter") or "0s"),
-            "stop_ns": stop,
-            "stream": (1 << 61) | (gi << 32) | i,
-            # The simulator's per-packet shifts, drawn by the generator as in its `emit`.
-            "randomize": float(g.get("randomize") or 0.0),
-            "send_jitter_max_ns": dur_ns((g.get("send_jitter") or {}).get("max") or "0s"),
-            "payload": payload,
-            "model": model,
-        },
-    )
-
-
-def _max_window_segments(v: Any, mss: int) -> int:
-    """``tcp.max_window`` (``20``, ``"20pkts"`` or bytes) in whole segments."""
-    if isinstance(v, int):
-        return v
-    t = str(v)
-    if t.endswith(("pkts", "pkt", "packets")):
-        return int(re.sub(r"[^0-9]", "", t))
-    return max(1, size_bytes(t) // mss)
-
-
-def _plan_tcp(
-    g: dict[str, Any],
-    gi: int,
-    at: str,
-    hosts: list[str],
-    side: dict[str, int],
-    whole: dict[str, int],
-    duration: int,
-    flows: list[FlowPlan],
-    used: set[str],
-    bad: list[Problem],
-) -> None:
-    """Kernel TCP flows of an ``ftp`` or ``transfer`` group: the segment payload is ``size``."""
-    import fnmatch
-
-    mss = size_bytes(g["size"])
-    if not 88 <= mss <= 1460:
-        bad.append(
-            Problem(
-                f"{at}.size",
-                f"a segment payload of {mss} B; allowed: 88 to 1460 B on the testbed (TCP_MAXSEG, one 1500-byte frame)",
-            )
-        )
-        return
-    tcp = g.get("tcp") or {}
-    srcs = [h for h in hosts if fnmatch.fnmatchcase(h, g["src"])]
-    dsts = [h for h in hosts if fnmatch.fnmatchcase(h, g["dst"])]
-    start = dur_ns(g.get("start") or "0s")
-    stop = min(dur_ns(g["stop"]), duration) if g.get("stop") else duration
-    nbytes = size_bytes(g["bytes"]) if g.get("model") == "transfer" else None
-    for i in range(int(g.get("flows") or 1)):
-        f = _flow(
-            g,
-            gi,
-            i,
-            at,
-            srcs,
-            dsts,
-            side,
-            whole,
-            flows,
-            used,
-            bad,
-            start=start,
-            stop=stop,
-            wire_bytes_mean=float(mss + TCP_OVERHEAD),
-            payload={"base": 0, "exp_mean": 0.0},
-            model={"tcp": {"mss": mss, "bytes": nbytes, "congestion": "reno"}},
-        )
-        if f is None:
-            return
-        flows.append(
-            dataclasses.replace(
-                f,
-                tcp={
-                    "init_window": int(tcp.get("init_window") or 1),
-                    "max_window": _max_window_segments(tcp.get("max_window", 20), mss),
-                    "min_rto_ms": dur_ns(tcp.get("min_rto") or "200ms") // 1_000_000,
-                    "delayed_ack": bool(tcp.get("delayed_ack")),
-                    "ecn": bool(g.get("ecn")),
-                    "mss": mss,
-                },
-            )
-        )

@@ -6,8 +6,11 @@ the testbed measures and with NaN or 0 where it measures nothing
 - flows: sent (the generator's count), delivered and one-way delay (the
   sink's records: send and receive times on the shared CLOCK_MONOTONIC),
   dropped = sent − delivered (a packet not received by the end is lost:
-  the run waits for the queue to drain), percentiles exact (not the
-  simulator's log buckets);
+  the run waits for the queue to drain); the delay columns (mean,
+  percentiles from the log-bucket histogram, variance, RFC 3550 jitter)
+  and the summary's totals and Jain's index computed by the simulator's
+  own code (``qoslab._core.delay_columns``, ``totals``); the columns, in
+  the simulator's order and types, from ``qoslab._core.names()``;
 - queues: each emulated link's two directions, from its router's summary;
   the hosts' veths have no queue of their own and are not listed;
 - series: the router's stats lines (backlog, probes such as ``red_avg``,
@@ -22,92 +25,38 @@ Times are seconds since the scenario's time 0 (the generators' shared
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
-from ..tables import DROP_REASONS, MARK_REASONS
-from .plan import Plan, dur_ns
+from .. import _core
+from ..tables import DROP_REASONS
+from .plan import Plan
 from .runner import Collected
 
 NAN = float("nan")
+_DTYPES = {"u64": "uint64", "i64": "int64", "f64": "float64", "bool": "bool"}
 
 
-#: Flows-table columns the testbed does not measure, zero in every row: no reverse-path
-#: counts per flow, no ECN or limited transmit in the sinks, and no PCN (the testbed
-#: refuses PCN edges, so no packet is PCN-capable).
-_NOT_MEASURED: dict[str, int] = {
-    "reverse_sent_pkts": 0,
-    "reverse_sent_bytes": 0,
-    "reverse_delivered_pkts": 0,
-    "reverse_dropped_pkts": 0,
-    "reverse_in_flight_pkts": 0,
-    "ce_marked_pkts": 0,
-    "ecn_reductions": 0,
-    "limited_transmits": 0,
-    "pcn_excess_marked_pkts": 0,
-    "pcn_threshold_marked_pkts": 0,
-}
+def _columns(table: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """``rows`` as the columns of result table ``table``, in the simulator's order and types (the
+    core's list); a column a row does not set is one the testbed does not measure: 0 (counts),
+    NaN or false."""
+    import numpy as np
 
-
-def _jitter_rfc3550(transit_ns: Any) -> float:
-    j = 0.0
-    for d in abs(transit_ns[1:] - transit_ns[:-1]):
-        j += (float(d) - j) / 16.0
-    return j / 1e9
+    out: dict[str, Any] = {}
+    for name, kind in _core.names()["tables"][table]:
+        if kind == "str":
+            out[name] = [str(r.get(name, "")) for r in rows]
+        else:
+            missing = NAN if kind == "f64" else 0
+            out[name] = np.array([r.get(name, missing) for r in rows], dtype=_DTYPES[kind])
+    return out
 
 
 def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     import numpy as np
 
-    cols: dict[str, list[Any]] = {
-        k: []
-        for k in (
-            "flow_id",
-            "name",
-            "group",
-            "class",
-            "src",
-            "dst",
-            "proto",
-            "start_s",
-            "end_s",
-            "first_tx_s",
-            "last_rx_s",
-            "admitted",
-            "refused",
-            "terminated",
-            "sent_pkts",
-            "sent_bytes",
-            "delivered_pkts",
-            "delivered_bytes",
-            "dropped_pkts",
-            "dropped_bytes",
-            "in_flight_pkts",
-            "throughput_bps",
-            "delay_mean_s",
-            "delay_p50_s",
-            "delay_p99_s",
-            "delay_max_s",
-            "delay_var_s2",
-            "jitter_rfc3550_s",
-            "goodput_bps",
-            "goodput_bytes",
-            "retransmits",
-            "timeouts",
-            "fast_retransmits",
-            "completion_s",
-            "reverse_sent_pkts",
-            "reverse_sent_bytes",
-            "reverse_delivered_pkts",
-            "reverse_dropped_pkts",
-            "reverse_in_flight_pkts",
-            "ce_marked_pkts",
-            "ecn_reductions",
-            "limited_transmits",
-            "pcn_excess_marked_pkts",
-            "pcn_threshold_marked_pkts",
-        )
-    }
     per_flow = []
     order = np.argsort(recs["flow"], kind="stable")
     by_flow = np.split(recs[order], np.flatnonzero(np.diff(recs["flow"][order])) + 1) if len(recs) else []
@@ -116,8 +65,6 @@ def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[di
         g = c.gen.get(f.id, {})
         if f.tcp is not None:
             row = _tcp_row(f, g, c)
-            for k, v in row.items():
-                cols[k].append(v)
             per_flow.append({"plan": f, "records": recs[:0], "row": row})
             continue
         r = found.get(f.id, recs[:0])
@@ -129,7 +76,7 @@ def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[di
         dlv, dlv_bytes = len(r), int(r["wire"].sum()) if len(r) else 0
         start_s = (int(g["first_tx_ns"]) - c.t0_ns) / 1e9 if sent else NAN
         end_s = f.spec["stop_ns"] / 1e9
-        delay = (r["recv_ns"].astype(np.int64) - r["send_ns"].astype(np.int64)) / 1e9
+        delays = np.maximum(r["recv_ns"].astype(np.int64) - r["send_ns"].astype(np.int64), 0)
         row = {
             "flow_id": f.id,
             "name": f.name,
@@ -153,37 +100,11 @@ def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[di
             "dropped_bytes": max(0, sent_bytes - dlv_bytes),
             "in_flight_pkts": 0,
             "throughput_bps": dlv_bytes * 8 / (end_s - start_s) if sent and end_s > start_s else NAN,
-            "delay_mean_s": float(delay.mean()) if dlv else NAN,
-            "delay_p50_s": float(np.percentile(delay, 50)) if dlv else NAN,
-            "delay_p99_s": float(np.percentile(delay, 99)) if dlv else NAN,
-            "delay_max_s": float(delay.max()) if dlv else NAN,
-            "delay_var_s2": float(delay.var()) if dlv else NAN,
-            "jitter_rfc3550_s": _jitter_rfc3550(r["recv_ns"].astype(np.int64) - r["send_ns"].astype(np.int64))
-            if dlv > 1
-            else (0.0 if dlv else NAN),
-            "goodput_bps": NAN,
-            "goodput_bytes": 0,
-            "retransmits": 0,
-            "timeouts": 0,
-            "fast_retransmits": 0,
-            "completion_s": NAN,
-            **_NOT_MEASURED,
+            # The simulator's delay columns (its log-bucket percentiles, RFC 3550 jitter) of these delays.
+            **dict(_core.delay_columns(delays.tolist())),
         }
-        for k, v in row.items():
-            cols[k].append(v)
         per_flow.append({"plan": f, "records": r, "row": row})
-    types = {"flow_id": "u8", "class": "i8", "admitted": "b", "refused": "b", "terminated": "b"}
-    out: dict[str, Any] = {}
-    for k, v in cols.items():
-        if k in ("name", "group", "src", "dst", "proto"):
-            out[k] = [str(x) for x in v]
-        elif k in types:
-            out[k] = np.array(v, dtype={"u8": np.uint64, "i8": np.int64, "b": np.bool_}[types[k]])
-        elif isinstance(v[0] if v else 0.0, float) or k.endswith(("_s", "_bps", "_s2")):
-            out[k] = np.array(v, dtype=np.float64)
-        else:
-            out[k] = np.array(v, dtype=np.uint64)
-    return out, per_flow
+    return _columns("flows", [pf["row"] for pf in per_flow]), per_flow
 
 
 def _tcp_row(f: Any, g: dict[str, Any], c: Collected) -> dict[str, Any]:
@@ -227,63 +148,41 @@ def _tcp_row(f: Any, g: dict[str, Any], c: Collected) -> dict[str, Any]:
         "dropped_bytes": retrans * (mss + TCP_OVERHEAD),
         "in_flight_pkts": 0,
         "throughput_bps": dlv * (mss + TCP_OVERHEAD) * 8 / span,
-        "delay_mean_s": NAN,
-        "delay_p50_s": NAN,
-        "delay_p99_s": NAN,
-        "delay_max_s": NAN,
-        "delay_var_s2": NAN,
-        "jitter_rfc3550_s": NAN,
         "goodput_bps": got * 8 / span,
         "goodput_bytes": got,
         "retransmits": retrans,
         "timeouts": 0,
         "fast_retransmits": 0,
         "completion_s": (done - c.t0_ns) / 1e9 - start_s if done else NAN,
-        **_NOT_MEASURED,
     }
 
 
 def _queues(plan: Plan, c: Collected, duration_s: float) -> dict[str, Any]:
-    import numpy as np
-
     rows: list[dict[str, Any]] = []
     for bump, router in zip(plan.bumps, c.routers, strict=True):
         names = {"a->b": bump.direction, "b->a": bump.reverse}
         link = f"{bump.link.a}<->{bump.link.b}"
         for q in router.get("queues", []):
             rows.append(_queue_row(q, len(rows), names, link, bump.link.rate, duration_s))
-    cols: dict[str, Any] = {}
-    for k in rows[0] if rows else []:
-        v = [r[k] for r in rows]
-        if k in ("name", "link", "kind", "parent"):
-            cols[k] = [str(x) for x in v]
-        elif isinstance(v[0], float):
-            cols[k] = np.array(v, dtype=np.float64)
-        else:
-            cols[k] = np.array(v, dtype=np.uint64)
-    return cols
+    return _columns("queues", rows)
 
 
 def _queue_row(
     q: dict[str, Any], i: int, names: dict[str, str], link: str, rate: int, duration_s: float
 ) -> dict[str, Any]:
-    """One direction of an emulated link, from its router's summary."""
-    row = {"queue_id": i, "name": names.get(q["name"], q["name"]), "link": link, "kind": q["kind"], "parent": ""}
-    for k in ("arrivals", "arrival_bytes", "departures", "departure_bytes", "drops"):
-        row[k] = int(q.get(k) or 0)
-    row["drop_bytes"] = max(0, row["arrival_bytes"] - row["departure_bytes"]) if row["drops"] else 0
-    for r in DROP_REASONS:
-        row[f"drops_{r}"] = int(q.get(f"drops_{r}") or 0)
-    for r in MARK_REASONS:
-        row[f"marks_{r}"] = int(q.get(f"marks_{r}") or 0)
-    for k in ("backlog_mean_pkts", "backlog_mean_bytes"):
-        row[k] = float(q[k]) if q.get(k) is not None else NAN
-    for k in ("backlog_max_pkts", "backlog_max_bytes", "backlog_end_pkts"):
-        row[k] = int(q.get(k) or 0)
-    for k in ("sojourn_mean_s", "sojourn_max_s"):
-        row[k] = float(q[k]) if q.get(k) is not None else NAN
+    """One direction of an emulated link, from its router's summary (which writes the queues
+    table's counters under the table's names)."""
+    row: dict[str, Any] = {"queue_id": i, "name": names.get(q["name"], q["name"]), "link": link, "kind": q["kind"]}
+    row["parent"] = ""
+    for name, kind in _core.names()["tables"]["queues"]:
+        if name in row or name not in q:
+            continue
+        v = q[name]
+        row[name] = (float(v) if v is not None else NAN) if kind == "f64" else int(v or 0)
+    row["drop_bytes"] = max(0, row.get("arrival_bytes", 0) - row.get("departure_bytes", 0)) if row.get("drops") else 0
     row["link_rate_bps"] = int(q.get("link_rate_bps") or rate)
-    row["utilization"] = row["departure_bytes"] * 8 / (row["link_rate_bps"] * duration_s) if duration_s else NAN
+    departed = row.get("departure_bytes", 0)
+    row["utilization"] = departed * 8 / (row["link_rate_bps"] * duration_s) if duration_s else NAN
     return row
 
 
@@ -329,10 +228,8 @@ def _series(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[st
                 add(t, "queue", q, "departures", row["tx_pkts"])
                 for r in nonzero:
                     add(t, "queue", q, f"drops_{r}", row["drops"].get(r, 0))
-    metrics = plan.echo.get("metrics") or {}
-    bin_ns = dur_ns(metrics.get("bin") or "1s")
-    ia_bin = dur_ns(metrics["interarrival_bin"]) if metrics.get("interarrival_bin") else 0
-    ia_max = dur_ns(metrics["interarrival_max"]) if metrics.get("interarrival_max") else 0
+    metrics = plan.model["metrics"]
+    bin_ns, ia_bin, ia_max = metrics["bin"], metrics["interarrival_bin"], metrics["interarrival_max"]
     for pf in per_flow:
         f, r = pf["plan"], pf["records"]
         name = f.name
@@ -412,13 +309,21 @@ def _events(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[st
 
 
 def _totals(rows: list[dict[str, Any]], duration_s: float) -> dict[str, Any]:
-    t: dict[str, Any] = {"flows": len(rows)}
-    for k in ("sent_pkts", "sent_bytes", "delivered_pkts", "delivered_bytes", "dropped_pkts", "dropped_bytes"):
-        t[k] = int(sum(r[k] for r in rows))
-    t["throughput_bps"] = t["delivered_bytes"] * 8 / duration_s
-    xs = [r["throughput_bps"] for r in rows if not math.isnan(r["throughput_bps"])]
-    t["fairness_jain"] = (sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))) if xs and any(xs) else None
-    return dict(sorted(t.items()))
+    """The summary's totals over flows, by the simulator's own code (``qoslab._core.totals``)."""
+    flows = [
+        (
+            int(r["sent_pkts"]),
+            int(r["sent_bytes"]),
+            int(r["delivered_pkts"]),
+            int(r["delivered_bytes"]),
+            int(r["dropped_pkts"]),
+            int(r["dropped_bytes"]),
+            float(r["throughput_bps"]),
+        )
+        for r in rows
+    ]
+    totals: dict[str, Any] = json.loads(_core.totals(flows, duration_s))
+    return totals
 
 
 def health(c: Collected, rows: list[dict[str, Any]], duration_s: float) -> dict[str, Any]:

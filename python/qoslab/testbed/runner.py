@@ -19,10 +19,12 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import _core
 from .net import Testbed, new_prefix
 from .plan import Plan
 
@@ -36,13 +38,14 @@ class TestbedError(RuntimeError):
 
 def binary(name: str) -> Path:
     """A qoslab binary: ``$QOSLAB_BIN_DIR``, the workspace's ``target/release`` (or
-    ``$CARGO_TARGET_DIR/release``), the copy an installed wheel carries
-    (``qoslab/_data/bin``), then ``PATH``."""
+    ``$CARGO_TARGET_DIR/release``) and its ``examples`` (``edge_overhead``), the copy an
+    installed wheel carries (``qoslab/_data/bin``), then ``PATH``."""
     here = Path(__file__).resolve().parents[3]
+    release = [Path(os.environ["CARGO_TARGET_DIR"]) / "release"] if os.environ.get("CARGO_TARGET_DIR") else []
+    release.append(here / "target" / "release")
     dirs = [
         os.environ.get("QOSLAB_BIN_DIR"),
-        os.environ.get("CARGO_TARGET_DIR") and str(Path(os.environ["CARGO_TARGET_DIR"]) / "release"),
-        str(here / "target" / "release"),
+        *(str(d / sub) for d in release for sub in (".", "examples")),
         str(Path(__file__).resolve().parents[1] / "_data" / "bin"),
     ]
     for d in dirs:
@@ -98,27 +101,14 @@ class Collected:
 RECORD_DTYPE = [("flow", "<u4"), ("wire", "<u4"), ("seq", "<u8"), ("send_ns", "<u8"), ("recv_ns", "<u8")]
 
 
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items() if x is not None) + " }"
-    raise TypeError(f"cannot write {v!r} as TOML")
-
-
-def router_config(plan: Plan, tb: Testbed, work: Path, seed: int, base_dir: Path, j: int = 0) -> str:
+def router_config(plan: Plan, tb: Testbed, work: Path, seed: int, j: int = 0) -> str:
     """The configuration of emulated link ``j``'s router: ``[router]`` and the link as
-    ``[link]``, its delay the link's plus the plain path delays folded into it
-    (``docs/testbed.md``). Router ``j`` draws from seed + ``j`` (the first, the run's seed)."""
+    ``[link]`` (written by the core from the scenario's link, ``Scenario.router_link``), its
+    delay the link's plus the plain path delays folded into it (``docs/testbed.md``). Router
+    ``j`` draws from seed + ``j`` (the first, the run's seed)."""
     a, b = tb.router_ifs(j)
     bump = plan.bumps[j]
-    interval = plan.echo.get("metrics", {}).get("series_interval") or "100ms"
+    interval = _core.format_duration(plan.model["metrics"]["series_interval"])
     lines = [
         "[router]",
         f"a = {json.dumps(a)}",
@@ -132,30 +122,9 @@ def router_config(plan: Plan, tb: Testbed, work: Path, seed: int, base_dir: Path
         "pool = 65536",
         'drain_timeout = "5s"',
         "",
-        "[link]",
     ]
-    spec = dict(bump.link.spec)
-    spec.pop("a", None)
-    spec.pop("b", None)
-    spec["delay"] = f"{bump.delay_ns}ns"
-    if spec.get("queue") is None:
-        spec["queue"] = plan.echo["topology"].get("default_queue")
-    if spec.get("reverse_queue") is None:
-        spec["reverse_queue"] = plan.echo["topology"].get("default_queue")
-    mace = spec.pop("mace", None)
-    for k, v in spec.items():
-        if v is None or (isinstance(v, list) and not v):
-            continue
-        lines.append(f"{k} = {_toml_value(v)}")
-    if mace is not None:
-        mace = dict(mace)
-        if isinstance(mace.get("descriptors"), str):
-            mace["descriptors"] = str((base_dir / mace["descriptors"]).resolve())
-        ports = mace.pop("ports", None) or []
-        lines += ["", "[link.mace]"] + [f"{k} = {_toml_value(v)}" for k, v in mace.items() if v is not None]
-        for p in ports:
-            lines += ["", "[[link.mace.ports]]"] + [f"{k} = {_toml_value(v)}" for k, v in p.items() if v is not None]
-    return "\n".join(lines) + "\n"
+    link: str = plan.scenario.held().router_link(bump.link.index, bump.delay_ns)
+    return "\n".join(lines) + link
 
 
 def _wait_for(path: Path, proc: subprocess.Popen[bytes], what: str, timeout: float = 10.0) -> None:
@@ -198,18 +167,30 @@ def _stop_all(procs: list[subprocess.Popen[bytes]], timeout: float) -> None:
             p.wait()
 
 
-def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) -> Collected:
-    """Builds the testbed, runs the scenario's traffic through it, tears it down; returns what
-    was measured. ``keep``: a folder to copy the processes' raw files into (for debugging)."""
-    import numpy as np
+@dataclass
+class Standing:
+    """A built testbed with its routers running (:func:`standing`)."""
 
-    router_bin, traffic_bin = binary("qoslab-router"), binary("qoslab-traffic")
+    tb: Testbed
+    work: Path
+    #: Every process started, in order (stopped by pid on the way out).
+    procs: list[subprocess.Popen[bytes]]
+    routers: list[subprocess.Popen[bytes]]
+    router_start_ns: list[int]
+
+
+@contextlib.contextmanager
+def standing(plan: Plan, *, seed: int, keep: Path | None = None) -> Iterator[Standing]:
+    """Builds the plan's namespaces, bridges and veths, sets kernel TCP where a TCP flow ends,
+    and starts a ``qoslab-router`` on each emulated link (waiting for each to listen); yields
+    them. Everything started is stopped by its pid and the namespaces are deleted on every way
+    out. ``keep``: a folder to copy the processes' raw files into (for debugging)."""
+    router_bin = binary("qoslab-router")
     tb = Testbed(
         prefix=new_prefix(), hosts=plan.hosts, segment=plan.segment, bumps=[(b.a_seg, b.b_seg) for b in plan.bumps]
     )
     work = Path(tempfile.mkdtemp(prefix=f"qoslab-{tb.prefix}-"))
-    procs: list[subprocess.Popen[bytes]] = []
-    wall0 = time.monotonic()
+    up = Standing(tb=tb, work=work, procs=[], routers=[], router_start_ns=[])
     try:
         tb.record_work(work)
         tb.build()
@@ -218,21 +199,37 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
             if f.tcp is not None:
                 tb.tcp_settings(f.src, f.tcp)
                 tb.tcp_settings(f.dst, f.tcp)
-        routers: list[subprocess.Popen[bytes]] = []
-        router_start_ns: list[int] = []
         for j in range(len(plan.bumps)):
             cfg = work / f"router{j}.toml"
-            cfg.write_text(router_config(plan, tb, work, seed, base_dir, j))
-            router_start_ns.append(time.monotonic_ns())
+            cfg.write_text(router_config(plan, tb, work, seed, j))
+            up.router_start_ns.append(time.monotonic_ns())
             router = subprocess.Popen(
                 tb.exec_args(tb.router_ns(j), _rt([str(router_bin), "run", str(cfg)])),
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
             )
-            procs.append(router)
-            routers.append(router)
-        for j, router in enumerate(routers):
+            up.procs.append(router)
+            up.routers.append(router)
+        for j, router in enumerate(up.routers):
             _wait_for(work / f"router{j}.sock", router, f"qoslab-router of {plan.bumps[j].direction}")
+        yield up
+    finally:
+        _stop_all(up.procs, 5)
+        tb.teardown()
+        if keep is not None:
+            shutil.copytree(work, keep, dirs_exist_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def execute(plan: Plan, *, seed: int, keep: Path | None = None) -> Collected:
+    """Builds the testbed, runs the scenario's traffic through it, tears it down; returns what
+    was measured. ``keep``: a folder to copy the processes' raw files into (for debugging)."""
+    import numpy as np
+
+    traffic_bin = binary("qoslab-traffic")
+    wall0 = time.monotonic()
+    with standing(plan, seed=seed, keep=keep) as up:
+        tb, work, procs, routers = up.tb, up.work, up.procs, up.routers
         # Sinks: one per destination host, a socket per destination port.
         sinks: dict[str, subprocess.Popen[bytes]] = {}
         for dst in sorted({f.dst for f in plan.flows}, key=plan.hosts.index):
@@ -294,7 +291,7 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
         for src, s in sinks.items():
             if s.returncode != 0:
                 raise TestbedError(f"the sink in {src} exited with status {s.returncode}: {_stderr(s)}")
-        out = Collected(t0_ns=t0, router_start_ns=router_start_ns, prefix=tb.prefix, realtime=realtime())
+        out = Collected(t0_ns=t0, router_start_ns=up.router_start_ns, prefix=tb.prefix, realtime=realtime())
         for src in gens:
             rep = json.loads((work / f"gen-{src}.report.json").read_text())
             for f in rep["flows"]:
@@ -318,29 +315,22 @@ def execute(plan: Plan, *, seed: int, base_dir: Path, keep: Path | None = None) 
             out.stats.append([json.loads(line) for line in lines if line])
         out.wall_s = time.monotonic() - wall0
         return out
-    finally:
-        _stop_all(procs, 5)
-        tb.teardown()
-        if keep is not None:
-            shutil.copytree(work, keep, dirs_exist_ok=True)
-        shutil.rmtree(work, ignore_errors=True)
+
+
+def _limits(q: Any) -> list[dict[str, Any]]:
+    """Every limit in a queue's numeric spec (``{"packets", "bytes"}`` tables, bands' included)."""
+    if isinstance(q, dict):
+        if set(q) == {"packets", "bytes"}:
+            return [q]
+        return [x for v in q.values() for x in _limits(v)]
+    if isinstance(q, list):
+        return [x for v in q for x in _limits(v)]
+    return []
 
 
 def _drain_s(plan: Plan, j: int = 0) -> float:
-    """How long emulated link ``j``'s queue may take to empty: its limit (packets, or bytes) at the link's rate."""
-    from .plan import size_bytes
-
+    """How long emulated link ``j``'s queue may take to empty: its limits (packets of a full
+    frame, or bytes) at the link's rate."""
     link = plan.bumps[j].link
-    q = link.spec.get("queue") or plan.echo["topology"].get("default_queue") or {}
-    lim = q.get("limit") or q.get("buffer") or "1000pkts"
-    lims = lim if isinstance(lim, list) else [lim]
-    worst = 0.0
-    for x in lims:
-        s = str(x)
-        n = (
-            float(s.removesuffix("pkts").removesuffix("pkt").removesuffix("packets")) * 1514
-            if "p" in s
-            else float(size_bytes(s))
-        )
-        worst = max(worst, n * 8 / link.rate)
-    return worst
+    held = sum(max((lim["packets"] or 0) * 1514, lim["bytes"] or 0) for lim in _limits(link.info["queue"]))
+    return held * 8 / link.rate

@@ -129,9 +129,13 @@ pub fn route(t: &PrefixMap<Ipv4Net, u16>, key: &FlowKey) -> u16 {
     }
 }
 
-/// The path without QoS.
+/// The path without QoS: without a classifier (`Base::new`), or with the
+/// same classifier stage as the QoS path (`Base::classified`, seed 003
+/// §V.A's split: the flow cache and rule database are forwarding work, the
+/// QoS extensions are what follows the stream id).
 pub struct Base {
     routes: PrefixMap<Ipv4Net, u16>,
+    stage: Option<ClassifierStage>,
     q: Queue,
     rng: Rng,
 }
@@ -165,7 +169,12 @@ pub const DEFAULT: RuleAction = RuleAction { stream: STREAMS, class: 1, set_dscp
 
 impl Base {
     pub fn new() -> Base {
-        Base { routes: routes(), q: fifo_queue(), rng: qoslab_core::rng::stream(1, 0) }
+        Base { routes: routes(), stage: None, q: fifo_queue(), rng: qoslab_core::rng::stream(1, 0) }
+    }
+    /// The base path with the QoS path's classifier stage in front of its FIFO.
+    pub fn classified(rules: Vec<Rule>, cache_capacity: usize) -> Base {
+        let cfg = ClassifierConfig { rules, cache_capacity, default: Some(DEFAULT) };
+        Base { stage: Some(ClassifierStage::new(cfg).unwrap()), ..Base::new() }
     }
     /// Forwards one packet; returns something of it so nothing is optimized away.
     #[inline]
@@ -174,6 +183,11 @@ impl Base {
         let egress = route(&self.routes, &key);
         let mut p = Packet::new(id, FlowId(0), size, Time(id));
         p.dscp = dscp;
+        if let Some(stage) = &mut self.stage {
+            if let StageVerdict::Drop(_) = stage.on_arrival(Time(id), &mut p, &key, &mut self.rng, &mut Discard) {
+                return 0;
+            }
+        }
         let _ = self.q.enqueue(Time(id), p, &mut self.rng);
         match self.q.dequeue(Time(id)) {
             Dequeue::Packet(p) => p.id + egress as u64,
@@ -230,4 +244,13 @@ pub fn fast(rules_n: usize) -> (Vec<Vec<u8>>, Qos) {
 /// and searches the rule database.
 pub fn slow(rules_n: usize) -> (Vec<Vec<u8>>, Qos) {
     (packets(64, 4096, 1), Qos::new(rules(rules_n, 2), 1))
+}
+
+/// The base path with the fast path's classifier (rules, cache as `fast`).
+pub fn fast_classified(rules_n: usize) -> Base {
+    Base::classified(rules(rules_n, 2), 1024)
+}
+/// The base path with the slow path's classifier (rules, cache as `slow`).
+pub fn slow_classified(rules_n: usize) -> Base {
+    Base::classified(rules(rules_n, 2), 1)
 }

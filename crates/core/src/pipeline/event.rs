@@ -32,6 +32,16 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [EventKind; 7] = [
+        EventKind::Admit,
+        EventKind::Reject,
+        EventKind::Stale,
+        EventKind::Recognition,
+        EventKind::Sample,
+        EventKind::Terminate,
+        EventKind::Message,
+    ];
     pub fn as_str(self) -> &'static str {
         match self {
             EventKind::Admit => "admit",

@@ -147,7 +147,7 @@ mod dur_list {
     use qoslab_core::units::Dur;
     use serde::{de::Error as _, Deserialize, Deserializer, Serializer};
     pub fn serialize<S: Serializer>(v: &[Dur], s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(v.iter().map(|d| d.to_string()))
+        crate::units::write_list(v, s)
     }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Dur>, D::Error> {
         let v = Vec::<String>::deserialize(d)?;

@@ -6,6 +6,8 @@
 //! - [`mace`]: a link's `mace` table to MACE's core parts (its port stage
 //!   and device queue);
 //! - [`stage`]: a link's `stages` entry to a core port stage ([`build_stage`]);
+//! - [`port`]: a link direction to its core [`Port`](qoslab_core::pipeline::Port)
+//!   ([`build_port`]: stages, queue, MACE's parts), for the simulator and the router;
 //! - [`pcn`]: the `[pcn]` table to the core's PCN edge configuration;
 //! - [`edge`]: the `scfq`, `buffer_managed` and `edge` queues of seed 003 and their streams;
 //! - [`names`]: the `type` / `preset` / `model` / `process` names, derived
@@ -20,10 +22,12 @@ pub mod edge;
 pub mod mace;
 pub mod names;
 pub mod pcn;
+pub mod port;
 pub mod queue;
 pub mod stage;
 
 pub use edge::{streams_of, StreamRef};
 pub use names::*;
+pub use port::{build_port, PortSpec};
 pub use queue::{build_queue, ClassProbed, QueueBuildError};
 pub use stage::{build_stage, StageBuildError, StageContext};

@@ -110,6 +110,15 @@ impl ValidScenario {
     pub(crate) fn warnings_mut(&mut self) -> &mut Vec<Diagnostic> {
         &mut self.warnings
     }
+    /// A validated scenario's echo as this build wrote it (`serde_json`),
+    /// read back without validating again: for handing a scenario to another
+    /// process of the same build (a sweep worker). The echo holds every
+    /// field, so the scenario read back equals the one written (a test
+    /// checks it for every scenario file). An echo from anywhere else must
+    /// be loaded and validated instead.
+    pub fn restore(echo: &str) -> Result<ValidScenario, serde_json::Error> {
+        serde_json::from_str(echo).map(|scenario| ValidScenario { scenario, warnings: Vec::new() })
+    }
 }
 
 impl std::ops::Deref for ValidScenario {

@@ -280,6 +280,19 @@ pub const DROP_METRICS: [&str; DropReason::COUNT] = [
     "drops_delay_line",
 ];
 /// Series metric names of the cumulative mark counters, in [`MarkReason::ALL`] order.
+/// The events table's `kind` of a flow's own events (those of the
+/// mechanisms are `qoslab_core::pipeline::EventKind`'s).
+pub const FLOW_START: &str = "flow_start";
+pub const FLOW_END: &str = "flow_end";
+pub const MM_SCALE: &str = "mm_scale";
+pub const TRANSFER_COMPLETE: &str = "transfer_complete";
+pub const FLOW_EVENT_KINDS: [&str; 4] = [FLOW_START, FLOW_END, MM_SCALE, TRANSFER_COMPLETE];
+
+/// Every `kind` of the events table: the mechanisms' and the flows' own.
+pub fn event_kinds() -> Vec<&'static str> {
+    qoslab_core::pipeline::EventKind::ALL.iter().map(|k| k.as_str()).chain(FLOW_EVENT_KINDS).collect()
+}
+
 pub const MARK_METRICS: [&str; MarkReason::COUNT] = ["marks_ecn_early", "marks_pcn_threshold", "marks_pcn_excess"];
 
 /// A queue's cumulative counters as the results report them. A root
@@ -651,7 +664,9 @@ impl Metrics {
         self.last_sample = now;
     }
 
+    /// A flow's event: `kind` one of [`FLOW_EVENT_KINDS`].
     pub fn event(&mut self, t: Time, kind: &'static str, flow: Option<FlowId>, detail: String) {
+        debug_assert!(FLOW_EVENT_KINDS.contains(&kind), "{kind}");
         self.events.push(EventRow {
             t,
             kind,

@@ -26,7 +26,7 @@ use crate::output::{Column, RunOutput, Strings, Table};
 use crate::run::Sim;
 use crate::traffic::FlowState;
 use qoslab_core::qdisc::{DropReason, MarkReason};
-use qoslab_core::stats::jain_index;
+use qoslab_core::stats::{jain_index, LogHistogram, Rfc3550Jitter, Welford};
 use qoslab_core::Queue;
 use qoslab_scenario::Scenario;
 use serde_json::{json, Map, Value};
@@ -37,6 +37,138 @@ const NS: f64 = 1e9;
 fn s(t: u64) -> f64 {
     t as f64 / NS
 }
+
+/// The flows table's delay columns, in order.
+pub const DELAY_COLUMNS: [&str; 6] =
+    ["delay_mean_s", "delay_p50_s", "delay_p99_s", "delay_max_s", "delay_var_s2", "jitter_rfc3550_s"];
+
+/// A flow's [`DELAY_COLUMNS`] from its delay moments, log-bucket histogram
+/// and RFC 3550 jitter (ns): seconds (s² for the variance), NaN when no
+/// packet was delivered. The percentiles are the histogram's (within 0.79 %).
+pub fn delay_columns(delay: &Welford, hist: &LogHistogram, jitter: &Rfc3550Jitter) -> [f64; 6] {
+    if delay.count() == 0 {
+        return [f64::NAN; 6];
+    }
+    let q = |p: f64| hist.quantile(p).map_or(f64::NAN, |v| v / NS);
+    [delay.mean() / NS, q(0.5), q(0.99), delay.max() / NS, delay.variance() / (NS * NS), jitter.value() / NS]
+}
+
+/// [`delay_columns`] of the one-way delays (ns) of a flow's delivered
+/// packets in arrival order, recorded as the simulator records them (the
+/// testbed's flows, `qoslab._core.delay_columns`).
+pub fn delay_columns_of(delays_ns: &[u64]) -> [f64; 6] {
+    let (mut delay, mut hist, mut jitter) = (Welford::new(), LogHistogram::new(), Rfc3550Jitter::new());
+    for &d in delays_ns {
+        delay.push(d as f64);
+        hist.record(d);
+        jitter.push(d as i64);
+    }
+    delay_columns(&delay, &hist, &jitter)
+}
+
+/// The columns of a result table (`flows`, `queues`, `series`, `events`) as
+/// `(name, type)` in order, the type one of `u64`, `i64`, `f64`, `bool`,
+/// `str`: what the simulator writes (a test runs one and compares) and what
+/// the testbed's tables follow. `None` for another name.
+pub fn columns(table: &str) -> Option<Vec<(String, &'static str)>> {
+    let own = |cols: &[(&str, &'static str)]| cols.iter().map(|(n, t)| (n.to_string(), *t)).collect::<Vec<_>>();
+    Some(match table {
+        "flows" => own(FLOW_COLUMNS),
+        "queues" => {
+            let mut c = own(&QUEUE_COLUMNS[..11]);
+            c.extend(DropReason::ALL.iter().map(|r| (format!("drops_{}", r.as_str()), "u64")));
+            c.extend(MarkReason::ALL.iter().map(|r| (format!("marks_{}", r.as_str()), "u64")));
+            c.extend(own(&QUEUE_COLUMNS[11..]));
+            c
+        }
+        "series" => {
+            own(&[("t_s", "f64"), ("entity_kind", "str"), ("entity_id", "str"), ("metric", "str"), ("value", "f64")])
+        }
+        "events" => own(&[
+            ("t_s", "f64"),
+            ("kind", "str"),
+            ("flow_id", "i64"),
+            ("entity", "str"),
+            ("rule", "str"),
+            ("estimate", "f64"),
+            ("threshold", "f64"),
+            ("detail", "str"),
+        ]),
+        _ => return None,
+    })
+}
+
+/// The flows table's columns (see [`columns`]).
+const FLOW_COLUMNS: &[(&str, &str)] = &[
+    ("flow_id", "u64"),
+    ("name", "str"),
+    ("group", "str"),
+    ("class", "i64"),
+    ("src", "str"),
+    ("dst", "str"),
+    ("proto", "str"),
+    ("start_s", "f64"),
+    ("end_s", "f64"),
+    ("first_tx_s", "f64"),
+    ("last_rx_s", "f64"),
+    ("admitted", "bool"),
+    ("refused", "bool"),
+    ("terminated", "bool"),
+    ("sent_pkts", "u64"),
+    ("sent_bytes", "u64"),
+    ("delivered_pkts", "u64"),
+    ("delivered_bytes", "u64"),
+    ("dropped_pkts", "u64"),
+    ("dropped_bytes", "u64"),
+    ("in_flight_pkts", "u64"),
+    ("throughput_bps", "f64"),
+    ("delay_mean_s", "f64"),
+    ("delay_p50_s", "f64"),
+    ("delay_p99_s", "f64"),
+    ("delay_max_s", "f64"),
+    ("delay_var_s2", "f64"),
+    ("jitter_rfc3550_s", "f64"),
+    ("goodput_bps", "f64"),
+    ("goodput_bytes", "u64"),
+    ("retransmits", "u64"),
+    ("timeouts", "u64"),
+    ("fast_retransmits", "u64"),
+    ("completion_s", "f64"),
+    ("reverse_sent_pkts", "u64"),
+    ("reverse_sent_bytes", "u64"),
+    ("reverse_delivered_pkts", "u64"),
+    ("reverse_dropped_pkts", "u64"),
+    ("reverse_in_flight_pkts", "u64"),
+    ("ce_marked_pkts", "u64"),
+    ("ecn_reductions", "u64"),
+    ("limited_transmits", "u64"),
+    ("pcn_excess_marked_pkts", "u64"),
+    ("pcn_threshold_marked_pkts", "u64"),
+];
+
+/// The queues table's columns around the drops and marks by reason (see [`columns`]).
+const QUEUE_COLUMNS: &[(&str, &str)] = &[
+    ("queue_id", "u64"),
+    ("name", "str"),
+    ("link", "str"),
+    ("kind", "str"),
+    ("parent", "str"),
+    ("arrivals", "u64"),
+    ("arrival_bytes", "u64"),
+    ("departures", "u64"),
+    ("departure_bytes", "u64"),
+    ("drops", "u64"),
+    ("drop_bytes", "u64"),
+    ("backlog_mean_pkts", "f64"),
+    ("backlog_mean_bytes", "f64"),
+    ("backlog_max_pkts", "u64"),
+    ("backlog_max_bytes", "u64"),
+    ("backlog_end_pkts", "u64"),
+    ("sojourn_mean_s", "f64"),
+    ("sojourn_max_s", "f64"),
+    ("link_rate_bps", "u64"),
+    ("utilization", "f64"),
+];
 
 /// Builds everything a run writes.
 pub fn build(sim: Sim, sc: &Scenario, seed: u64, loop_wall_s: f64) -> RunOutput {
@@ -114,7 +246,6 @@ fn flows_table(sim: &Sim) -> Table {
     let st = |f: &dyn Fn(usize) -> String| Column::Str(Strings::from_owned((0..n).map(f)));
     let m = &sim.metrics.flows;
     let node = |id: crate::engine::NodeId| sim.net.nodes[id.index()].name.clone();
-    let nan_if_empty = |i: usize, v: f64| if m[i].delivered_pkts == 0 { f64::NAN } else { v };
     t.push("flow_id", u(&|i| i as u64));
     t.push("name", st(&|i| sim.flow_name(i)));
     t.push("group", st(&|i| sim.groups[sim.flows[i].group.index()].name.clone()));
@@ -155,13 +286,10 @@ fn flows_table(sim: &Sim) -> Table {
             }
         }),
     );
-    t.push("delay_mean_s", fl(&|i| nan_if_empty(i, m[i].delay.mean() / NS)));
-    let q = |i: usize, p: f64| m[i].delay_hist.quantile(p).map_or(f64::NAN, |v| v / NS);
-    t.push("delay_p50_s", fl(&|i| q(i, 0.5)));
-    t.push("delay_p99_s", fl(&|i| q(i, 0.99)));
-    t.push("delay_max_s", fl(&|i| nan_if_empty(i, m[i].delay.max() / NS)));
-    t.push("delay_var_s2", fl(&|i| nan_if_empty(i, m[i].delay.variance() / (NS * NS))));
-    t.push("jitter_rfc3550_s", fl(&|i| nan_if_empty(i, m[i].jitter.value() / NS)));
+    let delays: Vec<[f64; 6]> = m.iter().map(|f| delay_columns(&f.delay, &f.delay_hist, &f.jitter)).collect();
+    for (k, name) in DELAY_COLUMNS.iter().enumerate() {
+        t.push(name, Column::F64(delays.iter().map(|d| d[k]).collect()));
+    }
     tcp_columns(sim, &held, &mut t);
     t
 }
@@ -534,9 +662,11 @@ fn events_table(sim: &Sim) -> Table {
     t
 }
 
-/// Totals over a set of flows (a class or a group).
+/// Totals over a set of flows (a class or a group): the summary's
+/// `classes` and `groups` entries, for the simulator's flows and (through
+/// `qoslab._core.totals`) the testbed's.
 #[derive(Default)]
-struct Totals {
+pub struct Totals {
     flows: u64,
     sent_pkts: u64,
     sent_bytes: u64,
@@ -547,9 +677,35 @@ struct Totals {
     throughputs: Vec<f64>,
 }
 
+/// One flow's counters as [`Totals`] adds them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlowCounts {
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
+    pub delivered_pkts: u64,
+    pub delivered_bytes: u64,
+    pub dropped_pkts: u64,
+    pub dropped_bytes: u64,
+    /// Its throughput, `None` when it never ran (it counts for no fairness).
+    pub throughput_bps: Option<f64>,
+}
+
 impl Totals {
     fn add(&mut self, sim: &Sim, i: usize) {
         let f = &sim.metrics.flows[i];
+        let (a, b, ran) = span(sim, i);
+        self.add_flow(&FlowCounts {
+            sent_pkts: f.sent_pkts,
+            sent_bytes: f.sent_bytes,
+            delivered_pkts: f.delivered_pkts,
+            delivered_bytes: f.delivered_bytes,
+            dropped_pkts: f.dropped_pkts,
+            dropped_bytes: f.dropped_bytes,
+            throughput_bps: (ran && b > a).then(|| f.delivered_bytes as f64 * 8.0 / (b - a)),
+        });
+    }
+    /// Adds one flow.
+    pub fn add_flow(&mut self, f: &FlowCounts) {
         self.flows += 1;
         self.sent_pkts += f.sent_pkts;
         self.sent_bytes += f.sent_bytes;
@@ -557,12 +713,13 @@ impl Totals {
         self.delivered_bytes += f.delivered_bytes;
         self.dropped_pkts += f.dropped_pkts;
         self.dropped_bytes += f.dropped_bytes;
-        let (a, b, ran) = span(sim, i);
-        if ran && b > a {
-            self.throughputs.push(f.delivered_bytes as f64 * 8.0 / (b - a));
+        if let Some(t) = f.throughput_bps {
+            self.throughputs.push(t);
         }
     }
-    fn json(&self, duration_s: f64) -> Value {
+    /// The summary entry over a run of `duration_s` (keys sorted; Jain's
+    /// index of the flows' throughputs, null when none ran).
+    pub fn json(&self, duration_s: f64) -> Value {
         json!({
             "flows": self.flows,
             "sent_pkts": self.sent_pkts,

@@ -255,7 +255,12 @@ impl Sim {
                 if let Source::Mm(s) = &mut self.flows[i].source {
                     if s.set_scale(value as usize) {
                         let scale = s.scale();
-                        self.metrics.event(self.now, "mm_scale", Some(pkt.flow), format!("scale={scale}"));
+                        self.metrics.event(
+                            self.now,
+                            crate::metrics::MM_SCALE,
+                            Some(pkt.flow),
+                            format!("scale={scale}"),
+                        );
                     }
                 }
             }
@@ -276,7 +281,7 @@ impl Sim {
         fl.state = FlowState::Ended;
         fl.end_reason = "complete";
         let g = fl.group;
-        self.metrics.event(now, "transfer_complete", Some(f), format!("bytes={bytes} time_s={took}"));
+        self.metrics.event(now, crate::metrics::TRANSFER_COMPLETE, Some(f), format!("bytes={bytes} time_s={took}"));
         self.admission.on_departure(now, f);
         self.shaping_departure(f);
         self.schedule_admission_tick();

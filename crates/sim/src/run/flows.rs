@@ -94,7 +94,7 @@ impl Sim {
         let rate = self.shaping.requested(self.groups[g.index()].request_rate);
         let req = FlowRequest { flow: f, class: fl.class, rate, depth: Bytes(0) };
         let detail = format!("{}->{}", self.net.nodes[fl.src.index()].name, self.net.nodes[fl.dst.index()].name);
-        self.metrics.event(now, "flow_start", Some(f), detail);
+        self.metrics.event(now, crate::metrics::FLOW_START, Some(f), detail);
         let (decision, detail) = self.decide(now, &req);
         self.schedule_admission_tick();
         // A flow entering a domain (its route crosses an edge router) also asks
@@ -165,7 +165,7 @@ impl Sim {
             "stop"
         };
         fl.end_reason = reason;
-        self.metrics.event(now, "flow_end", Some(f), reason.to_string());
+        self.metrics.event(now, crate::metrics::FLOW_END, Some(f), reason.to_string());
         self.admission.on_departure(now, f);
         self.shaping_departure(f);
         self.schedule_admission_tick();

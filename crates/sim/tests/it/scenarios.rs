@@ -547,3 +547,59 @@ fn built_in_scenarios_are_estimated_far_below_the_default_limits() {
         assert!(mem < (2u64 << 30) as f64 && ev < 1e9, "{}: {mem} B, {ev} events", f.display());
     }
 }
+
+/// Every scenario file under `scenarios/` and `tests/scenarios/` but the bad ones.
+fn every_good_scenario() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let p = e.unwrap().path();
+            if p.is_dir() && p.file_name().is_some_and(|n| n != "bad") {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "toml") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&root().join("scenarios"), &mut out);
+    walk(&root().join("tests/scenarios"), &mut out);
+    out.sort();
+    out
+}
+
+#[test]
+fn every_scenario_reads_back_from_its_echo_unchanged() {
+    // A sweep hands its workers the echo (`ValidScenario::restore`): it must hold every field.
+    let mut n = 0;
+    for f in every_good_scenario() {
+        let Ok(v) = load_file(&f, &[]) else { continue };
+        let echo = serde_json::to_string(&v).unwrap();
+        let back = ValidScenario::restore(&echo).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        assert_eq!(back, v, "{}", f.display());
+        n += 1;
+    }
+    assert!(n > 20, "only {n} scenarios read");
+}
+
+#[test]
+fn every_scenarios_numeric_form_has_numbers_for_units() {
+    use qoslab_core::units::parse_packets;
+    fn walk(v: &serde_json::Value, at: &str, file: &Path) {
+        match v {
+            serde_json::Value::String(s) => {
+                let unit = Rate::parse(s).is_ok() || Dur::parse(s).is_ok() || Bytes::parse(s).is_ok();
+                assert!(!unit && parse_packets(s).is_err(), "{}: {at} = {s:?} is text with a unit", file.display());
+            }
+            serde_json::Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| walk(x, &format!("{at}.{i}"), file)),
+            serde_json::Value::Object(m) => m.iter().for_each(|(k, x)| walk(x, &format!("{at}.{k}"), file)),
+            _ => {}
+        }
+    }
+    for f in every_good_scenario() {
+        let Ok(v) = load_file(&f, &[]) else { continue };
+        let numeric = qoslab_scenario::units::numeric(|| serde_json::to_value(&v)).unwrap();
+        walk(&numeric, "", &f);
+        // Outside `numeric` the echo is as it always was (units as text).
+        assert_eq!(serde_json::to_value(&v).unwrap()["duration"], serde_json::json!(v.duration.to_string()));
+    }
+}

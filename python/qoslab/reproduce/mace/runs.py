@@ -7,6 +7,7 @@ figures and ``results.json`` need."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import partial
 from typing import TypedDict
 
@@ -198,10 +199,13 @@ def scenario2(ctx: Context) -> Scenario2:
     }
 
 
-def table2_spec(ctx: Context, model: str, admission: str, variant: str, seed: int) -> tuple[str, Scenario, int]:
-    """The scenario-3/4 run of ``model`` under ``admission``, to be saved as ``s3_<model>_<variant>``."""
+def table2_spec(
+    ctx: Context, model: str, admission: str, variant: str, seed: int, extra: Sequence[Override] = ()
+) -> tuple[str, Scenario, int]:
+    """The scenario-3/4 run of ``model`` under ``admission`` (and the ``extra`` overrides of a
+    controlled run, :mod:`.controls`), to be saved as ``s3_<model>_<variant>``."""
     file = "s4_mixed.toml" if model == "mixed" else f"s3_{model}.toml"
-    sc = _load(ctx, file, [f"duration={S3_DURATION[ctx.quick]}", f"{MACE_KEY}.admission={admission}"])
+    sc = _load(ctx, file, [f"duration={S3_DURATION[ctx.quick]}", f"{MACE_KEY}.admission={admission}", *extra])
     return (f"s3_{model}_{variant}", sc, seed)
 
 

@@ -10,7 +10,7 @@ fn main() {
         match qoslab_router::config::load_str(&text, "fuzz.toml", Path::new("/nonexistent")) {
             Ok(v) => {
                 for d in 0..2 {
-                    v.build_port(d, qoslab_core::units::Time::ZERO).expect("a valid config's ports build");
+                    v.port(d, qoslab_core::units::Time::ZERO).expect("a valid config's ports build");
                 }
             }
             Err(ds) => assert!(!ds.is_empty() && ds.iter().all(|d| !d.message.is_empty())),

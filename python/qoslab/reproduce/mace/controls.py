@@ -1,0 +1,263 @@
+"""Controlled runs behind Table 2's cells (issue 30): Table 2's scenarios with one knob changed,
+the cells before and after, judged by the one rule.
+
+    python -m qoslab.reproduce.mace.controls NAME [--seeds N] [--jobs N] [--models M,...]
+                                             [--baseline committed|run] [--out FILE]
+    python -m qoslab.reproduce.mace.controls --list
+
+Each control (:data:`CONTROLS`) reruns Table 2's runs (scenarios 3-4, 3100 s, judged after the
+100 s warm-up, seeds 1..N, default 3 as the full reproduction) of the admission schemes it
+concerns, for every source model (or ``--models``), with one change to the scenario. It prints,
+for each Table 2 cell it runs, the paper's number, the cell before (the committed full run's
+``docs/reproductions/data/mace/cells.csv``, the same scenarios and seeds; ``--baseline run``
+reruns it here instead) and after, each with its 95 % interval and verdict, and writes the
+after cells as ``--out`` (a ``cells.csv`` holding Table 2's cells only). The runs are not saved.
+Nothing is tuned: each control's knob and value are fixed here, with the reason for the value.
+docs/reproductions/mace.md records every control's figures; ``paperdata/mace/causes.toml``
+names the one that backs a cause.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from ...errors import ReproductionError
+from ...scenario import Override, Scenario
+from ..cells import Cell, Measured, compare, fmt_number, load_paper, paper_dir, read_cells
+from ..framework import Context
+from .params import MBAC, NO_DEPARTURE_LIFETIME, S3_MODELS_FULL
+from .runs import Table2Run, table2_measures, table2_spec
+from .tables import TABLE2_COLUMNS
+
+#: The CL groups (``traffic.N``) of each Table 2 scenario, and which of them are ON/OFF.
+CL_GROUPS = {"mixed": [0, 1, 2, 3, 4]}
+ON_OFF_GROUPS = {"mixed": [1, 2, 3, 4], "cbr": []}
+ADMISSIONS = {"ssac": '{ type = "ssac" }', "mbac": MBAC % 0.95}
+
+
+def _groups(model: str) -> list[int]:
+    return CL_GROUPS.get(model, [0])
+
+
+def _on_off(model: str) -> list[int]:
+    return ON_OFF_GROUPS.get(model, [0])
+
+
+@dataclass(frozen=True)
+class Control:
+    """One knob of Table 2's set-up: what changes (``knob``), why that value (``why``), which
+    admission schemes it concerns, and the overrides per model (``extra``); ``mbac`` replaces
+    MBAC's admission (v, window rule) when the knob is MBAC's own."""
+
+    name: str
+    knob: str
+    why: str
+    admissions: tuple[str, ...]
+    extra: Callable[[str], list[Override]] = field(default=lambda model: [])
+    mbac: str = ADMISSIONS["mbac"]
+
+    def admission(self, kind: str) -> str:
+        return self.mbac if kind == "mbac" else ADMISSIONS[kind]
+
+
+CONTROLS: dict[str, Control] = {
+    c.name: c
+    for c in (
+        Control(
+            name="stale-300s",
+            knob="stale timeout (classifier and candidates) 30 s -> 300 s",
+            why="the paper gives no timeout; 300 s is ten times qoslab's, longer than all but about "
+            "one in two thousand of POO3's OFF periods (Pareto, shape 1.1, mean 2.9 s)",
+            admissions=("ssac", "mbac"),
+            extra=lambda model: ["topology.links.3.mace.stale_timeout=300s"],
+        ),
+        Control(
+            name="no-departures",
+            knob="CL candidates' lifetimes exp(1000 s) -> none (every flow outlives the run)",
+            why="isolates batch admission: with departures MBAC's estimate only rises between "
+            "window ends, so each window re-admits its departed flows in one batch",
+            admissions=("mbac",),
+            extra=lambda model: [
+                o
+                for g in _groups(model)
+                for o in (
+                    f"traffic.{g}.arrivals.lifetime={NO_DEPARTURE_LIFETIME}",
+                    f'traffic.{g}.arrivals.lifetime_dist="fixed"',
+                )
+            ],
+        ),
+        Control(
+            name="v-1",
+            knob="MBAC's target utilization v 0.95 -> 1",
+            why="the paper gives no v; 1 is the largest a utilization of the allocation allows",
+            admissions=("mbac",),
+            mbac=MBAC % 1.0,
+        ),
+        Control(
+            name="window-continue",
+            knob="MBAC's estimator window on admission: restart -> continue",
+            why="the paper lists three updates of the estimate and no restart; qoslab restarts as Jamin et al. do",
+            admissions=("mbac",),
+            mbac=(MBAC % 0.95).replace("restart_window = true", "restart_window = false"),
+        ),
+        Control(
+            name="nominal-packetization",
+            knob="ON periods packetized ceil(L / interval) -> nominal (one packet per interval of ON time)",
+            why="the paper does not say how its senders turned ON periods into packets; nominal "
+            "sends exactly the peak rate x the ON share",
+            admissions=("ssac", "mbac"),
+            extra=lambda model: [f'traffic.{g}.packetization="nominal"' for g in _on_off(model)],
+        ),
+    )
+}
+
+
+def committed_cells() -> Path:
+    """The committed full run's cells: ``docs/reproductions/data/mace/cells.csv`` of the source tree."""
+    from ..docs import docs_dir
+
+    return docs_dir() / "data" / "mace" / "cells.csv"
+
+
+def table2_cells(ctx: Context, control: Control | None, models: Sequence[str]) -> list[Cell]:
+    """Table 2's judged cells of ``models`` under ``control`` (``None``: the set-up as it is),
+    for the admission schemes the control concerns; every other cell ``not run``."""
+    admissions = control.admissions if control is not None else tuple(ADMISSIONS)
+    plan = [(m, kind, seed) for m in models for kind in admissions for seed in ctx.seeds]
+    specs = [
+        table2_spec(
+            ctx,
+            m,
+            control.admission(kind) if control is not None else ADMISSIONS[kind],
+            kind,
+            seed,
+            extra=control.extra(m) if control is not None else [],
+        )
+        for m, kind, seed in plan
+    ]
+    got: dict[tuple[str, str], list[Table2Run]] = {}
+    for (m, kind, _), run in zip(plan, _reduce_by_model(ctx, specs, [m for m, _, _ in plan]), strict=True):
+        got.setdefault((m, kind), []).append(run)
+    measured = [
+        Measured("Table 2", m.upper(), column, [value(r) for r in runs])
+        for (m, kind), runs in got.items()
+        for adm, column, value in TABLE2_COLUMNS
+        if adm == kind
+    ]
+    assert ctx.paper is not None
+    return [c for c in compare(ctx.paper, measured) if c.table == "Table 2"]
+
+
+def _reduce_by_model(ctx: Context, specs: list[tuple[str, Scenario, int]], models: list[str]) -> list[Table2Run]:
+    """Each spec's Table 2 measures (its model's reduction), in the order given; one batch per model."""
+    slots: dict[int, Table2Run] = {}
+    for m in dict.fromkeys(models):
+        idx = [i for i, x in enumerate(models) if x == m]
+        runs = ctx.run_reduced([specs[i] for i in idx], partial(table2_measures, ctx, m), save=False)
+        slots.update(zip(idx, runs, strict=True))
+    return [slots[i] for i in range(len(specs))]
+
+
+def _cell_text(c: Cell | None) -> str:
+    if c is None or c.qoslab is None or c.ci_low is None or c.ci_high is None:
+        return "not run"
+    lo, hi = fmt_number(round(c.ci_low, 2)), fmt_number(round(c.ci_high, 2))
+    return f"{fmt_number(round(c.qoslab, 2))} [{lo}, {hi}] {c.verdict}"
+
+
+def markdown(
+    control: Control, seeds: Sequence[int], before: Sequence[Cell], after: Sequence[Cell], baseline: str
+) -> str:
+    """The before/after table of one control."""
+    b = {c.key: c for c in before}
+    lines = [
+        f"Control `{control.name}`: {control.knob} (seeds {', '.join(map(str, seeds))}; before: {baseline}).",
+        f"Why this value: {control.why}.",
+        "",
+        "| row | column | paper | before | after |",
+        "|---|---|---|---|---|",
+    ]
+    for c in after:
+        if c.qoslab is None:
+            continue
+        lines.append(f"| {c.row} | {c.column} | {c.paper} | {_cell_text(b.get(c.key))} | {_cell_text(c)} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m qoslab.reproduce.mace.controls",
+        description="Table 2 of the MACE paper with one knob changed: the cells before and after.",
+    )
+    ap.add_argument("name", nargs="?", help=f"the control: {', '.join(CONTROLS)}")
+    ap.add_argument("--list", action="store_true", help="list the controls and exit")
+    ap.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds 1..N (default 3, as the full run)")
+    ap.add_argument("--jobs", type=int, default=None, metavar="N", help="local worker processes (default: every core)")
+    ap.add_argument(
+        "--models", default=",".join(S3_MODELS_FULL), help="source models, comma-separated (default: all six)"
+    )
+    ap.add_argument(
+        "--baseline",
+        choices=("committed", "run"),
+        default="committed",
+        help="the cells before: the committed full run's (default) or rerun here with the same seeds",
+    )
+    ap.add_argument("--out", metavar="FILE", help="also write the after cells (Table 2 only) as a cells.csv")
+    a = ap.parse_args(argv)
+    if a.list:
+        for c in CONTROLS.values():
+            print(f"{c.name}: {c.knob} ({', '.join(c.admissions)})")
+        return 0
+    try:
+        if a.name not in CONTROLS:
+            raise ReproductionError(f"control: {a.name!r}; allowed: {', '.join(CONTROLS)}")
+        if a.seeds < 1:
+            raise ReproductionError(f"--seeds: {a.seeds}; allowed: an integer >= 1")
+        models = [m.strip() for m in a.models.split(",") if m.strip()]
+        bad = [m for m in models if m not in S3_MODELS_FULL]
+        if bad or not models:
+            raise ReproductionError(f"--models: {', '.join(bad) or 'none'}; allowed: {', '.join(S3_MODELS_FULL)}")
+        control = CONTROLS[a.name]
+        paper = load_paper(paper_dir("mace"))
+        seeds = list(range(1, a.seeds + 1))
+        from ...executor import open_executor
+
+        with tempfile.TemporaryDirectory() as tmp, open_executor(jobs=a.jobs) as ex:
+            ctx = Context(
+                name="mace",
+                quick=False,
+                seeds=seeds,
+                folder=Path(tmp),
+                log=lambda s: print(s, file=sys.stderr, flush=True),
+                executor=ex,
+                paper=paper,
+            )
+            if a.baseline == "run":
+                before = table2_cells(ctx, None, models)
+                baseline = "rerun here"
+            else:
+                path = committed_cells()
+                if not path.is_file():
+                    raise ReproductionError(f"{path}: no committed cells; allowed: --baseline run")
+                before = [c for c in read_cells(path) if c.table == "Table 2"]
+                baseline = f"the committed full run, {path.name}"
+            after = table2_cells(ctx, control, models)
+        if a.out:
+            from ..cells import cells_csv
+
+            Path(a.out).write_text(cells_csv(after), encoding="utf-8")
+        print(markdown(control, seeds, before, after, baseline), end="")
+    except ReproductionError as e:
+        print(f"qoslab: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

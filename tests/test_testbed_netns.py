@@ -1,7 +1,13 @@
 """The testbed on real packets (issue 16): differential tests against the
 simulator, and teardown on every way out. Each needs root and network
 namespaces; elsewhere it is skipped with the reason. Each runs in well
-under 60 s of wall time; they run one at a time (the machine has 2 cores).
+under 60 s of wall time per testbed run; they run one at a time (the
+machine has 2 cores).
+
+Agreement is judged on healthy runs only (``healthy_run``): a run whose
+generators missed their schedule, or that lost packets outside the modelled
+queues, measured the machine's load; it is run again (3 runs at most), and
+the test fails saying the machine was too loaded when none is healthy.
 
 Tolerances are the issue's (qoslab.compare): throughput ±5 %, loss ±1
 point, mean delay ±(1 ms + 10 %). Where the two worlds differ the cause
@@ -36,15 +42,72 @@ _why = testbed.skip_reason()
 pytestmark = pytest.mark.skipif(_why is not None, reason=f"testbed: {_why}")
 
 
-def _pair(*overrides: str) -> tuple[qoslab.Result, qoslab.Result]:
+#: Run health (docs/testbed.md, "Run health"). A real-packet run is an experiment of the scenario
+#: only if its processes kept their schedule; these bounds follow from the tolerances they protect,
+#: not from what passes:
+#: - at most LATE_SHARE of the generators' schedule points (sends; 1 ms ticks beside kernel TCP)
+#:   more than LATE_S late. LATE_S is the mean delay tolerance's absolute term and the inter-arrival
+#:   test's bin; LATE_SHARE is the loss tolerance (1 point): more packets off their schedule than
+#:   that changes the arrival process at the router by more than a loss difference the test accepts;
+#: - no packet lost outside the emulated links' queues (the routers' sockets' kernel drops, transmit
+#:   errors, an exhausted frame pool, send errors, UDP packets neither delivered nor dropped by a
+#:   router): the simulator has no such loss.
+#: A run that misses them measured the machine's load: it is run again, ATTEMPTS in all; when none
+#: is healthy the test fails saying so (with the figures), it neither skips nor judges agreement.
+LATE_S = 0.001
+LATE_SHARE = 0.01
+ATTEMPTS = 3
+
+
+def unhealthy(res: qoslab.Result) -> list[str]:
+    """What made a testbed run not an experiment of its scenario (empty: healthy)."""
+    h = res.summary["testbed"]["health"]
+    bad = []
+    if h["generator_late_over_1ms_share"] > LATE_SHARE:
+        bad.append(
+            f"{h['generator_late_over_1ms_share']:.1%} of {h['generator_points']} generator schedule points "
+            f"> {LATE_S * 1e3:g} ms late (p99 {h['generator_late_p99_s'] * 1e3:.1f} ms, "
+            f"max {h['generator_late_max_s'] * 1e3:.1f} ms)"
+        )
+    for k in ("kernel_drops", "router_tx_errors", "router_pool_exhausted", "send_errors", "lost_outside_queues_pkts"):
+        if h[k]:
+            bad.append(f"{k} {h[k]}")
+    return bad
+
+
+def healthy_run(sc: qoslab.Scenario, **kw: Any) -> tuple[qoslab.Result, int]:
+    """The scenario on the testbed until a run is healthy (at most ATTEMPTS runs); the run and the
+    number of runs it took. Fails the test in one line naming the figures when none is."""
+    seen = []
+    for i in range(1, ATTEMPTS + 1):
+        res = testbed.run(sc, **kw)
+        bad = unhealthy(res)
+        h = res.summary["testbed"]["health"]
+        print(
+            f"attempt {i}: late p99 {h['generator_late_p99_s'] * 1e3:.2f} ms, "
+            f"max {h['generator_late_max_s'] * 1e3:.1f} ms, "
+            f"> 1 ms {h['generator_late_over_1ms_share']:.2%}, load {os.getloadavg()[0]:.1f}: "
+            + ("; ".join(bad) or "healthy")
+        )
+        if not bad:
+            return res, i
+        seen.append(f"run {i}: " + "; ".join(bad))
+    pytest.fail(
+        f"the machine was too loaded to measure (load {os.getloadavg()[0]:.1f}): no healthy run of "
+        f"{Path(sc.origin).name} in {ATTEMPTS}: " + " | ".join(seen),
+        pytrace=False,
+    )
+
+
+def _pair(*overrides: str) -> tuple[qoslab.Result, qoslab.Result, int]:
     sc = qoslab.load(SMALL, overrides=list(overrides))
-    return qoslab.run(sc), testbed.run(sc)
+    return qoslab.run(sc), *healthy_run(sc)
 
 
 def test_red_dumbbell_reduced_scale_agrees_with_the_simulator() -> None:
     """Differential test 1: 10 x 1 Mb/s CBR into 5 Mb/s, RED 60/5/15, 10 s."""
     t = time.monotonic()
-    sim, real = _pair("duration=10s")
+    sim, real, runs = _pair("duration=10s")
     c = compare(sim, real)
     g, q = c["groups"]["cbr"], c["queues"]["r0->sink0"]
     print({k: (g[k]["a"], g[k]["b"]) for k in ("throughput_bps", "loss", "delay_mean_s")})
@@ -57,7 +120,7 @@ def test_red_dumbbell_reduced_scale_agrees_with_the_simulator() -> None:
     f = real.flows
     assert (f["sent_pkts"] == f["delivered_pkts"] + f["dropped_pkts"]).all()
     assert int(f["sent_pkts"].sum()) == 10 * 1250
-    assert time.monotonic() - t < 60
+    assert time.monotonic() - t < 60 * runs
 
 
 def _interarrivals(res: qoslab.Result) -> np.ndarray:
@@ -77,7 +140,7 @@ def test_cbr_interarrival_spread_at_the_sink_agrees_with_the_simulator(tmp_path:
     (docs/testbed.md). The raw records (``keep``) give the send-side spread, printed."""
     t = time.monotonic()
     sc = qoslab.load(SMALL, overrides=["duration=10s", "topology.sources=4", "traffic.0.flows=4"])
-    sim, real = qoslab.run(sc), testbed.run(sc, keep=tmp_path / "raw")
+    sim, (real, runs) = qoslab.run(sc), healthy_run(sc, keep=tmp_path / "raw")
     a, b = _interarrivals(sim), _interarrivals(real)
     print("sim: mean {:.6f} std {:.6f} p1 {:.4f} p99 {:.4f}".format(a.mean(), a.std(), *np.percentile(a, [1, 99])))
     print("real: mean {:.6f} std {:.6f} p1 {:.4f} p99 {:.4f}".format(b.mean(), b.std(), *np.percentile(b, [1, 99])))
@@ -99,7 +162,7 @@ def test_cbr_interarrival_spread_at_the_sink_agrees_with_the_simulator(tmp_path:
     # standard deviation is left to the docs: a loaded host's stalls (a generator 20 ms late, the
     # router's loop woken late) put a few gaps at 0 and at 2-3 periods and dominate it.
     assert abs(iqr_b - iqr_a) <= 1e-3 + 1e-9  # bin edges are floats
-    assert time.monotonic() - t < 60
+    assert time.monotonic() - t < 60 * runs
 
 
 def _prefix_of(pid: int) -> str | None:
@@ -229,11 +292,6 @@ def test_clean_removes_stale_testbeds_and_nothing_else() -> None:
             (STATE_DIR / f"{ns.split('-')[0]}.pid").unlink(missing_ok=True)
 
 
-#: A generator later than this behind its schedule (the delay tolerance's absolute term) means the
-#: host's load, not the router, shaped the run.
-LATE_S = 0.001
-
-
 def _mace_checks(c: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The figures differential test 2 holds to the issue's tolerances."""
     q = c["queues"]["router1->dst"]
@@ -242,10 +300,6 @@ def _mace_checks(c: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         *((f"{g} delay_mean_s", c["groups"][g]["delay_mean_s"]) for g in ("cl", "be", "bg")),
         *((f"bg {m}", c["groups"]["bg"][m]) for m in ("throughput_bps", "loss")),
     ]
-
-
-def _mace_within(c: dict[str, Any]) -> bool:
-    return all(v["within"] for _, v in _mace_checks(c))
 
 
 def _loss(res: qoslab.Result, group: str) -> float:
@@ -258,13 +312,7 @@ def test_mace_scenario_one_small_admits_the_same_flows_and_loses_alike() -> None
     10 Mb/s), 12 s: the admitted CL flows, CL and BE loss."""
     t = time.monotonic()
     sc = qoslab.load(ROOT / "scenarios" / "mace" / "s1_cbr_mace.toml", overrides=["duration=12s"])
-    sim, real = qoslab.run(sc), testbed.run(sc)
-    late = float(real.summary["testbed"]["generator_late_max_s"])
-    if late > LATE_S and not _mace_within(compare(sim, real)):
-        # A generator that missed its schedule measured the host's load, not the router
-        # (docs/testbed.md): one more run, judged as it comes.
-        print(f"generators up to {late * 1e3:.1f} ms late and outside tolerance: run again")
-        real = testbed.run(sc)
+    sim, (real, runs) = qoslab.run(sc), healthy_run(sc)
     e = sim.events
     mace = e[(e["kind"].isin(["admit", "reject"])) & (e["rule"] != "admit_all")]
     r = real.events
@@ -286,7 +334,7 @@ def test_mace_scenario_one_small_admits_the_same_flows_and_loses_alike() -> None
         b = c["groups"][g]["throughput_bps"]["b"]
         print(g, "throughput testbed", b, "simulator seeds 1-8", min(tp), max(tp))
         assert 0.95 * min(tp) <= b <= 1.05 * max(tp)
-    assert time.monotonic() - t < 60
+    assert time.monotonic() - t < 60 * runs
 
 
 RENO = ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml"
@@ -317,7 +365,7 @@ def test_kernel_reno_over_red_gets_the_goodput_and_drops_of_the_simulators_reno(
     held: which flow RED hits varies (the simulator's own spread over seeds is 1.77-2.64 Mb/s)."""
     t = time.monotonic()
     sc = qoslab.load(RENO)
-    sim, real = qoslab.run(sc), testbed.run(sc)
+    sim, (real, runs) = qoslab.run(sc), healthy_run(sc)
     c = compare(sim, real)
     q = c["queues"]["r0->sink0"]
     print({k: (v["a"], v["b"]) for k, v in q.items()})
@@ -338,7 +386,7 @@ def test_kernel_reno_over_red_gets_the_goodput_and_drops_of_the_simulators_reno(
     assert (f["sent_pkts"] >= f["delivered_pkts"]).all()
     assert "delay_mean_s" not in c["groups"]["reno"]
     assert q["arrivals"]["b"] > 0.8 * q["arrivals"]["a"]
-    assert time.monotonic() - t < 60
+    assert time.monotonic() - t < 60 * runs
 
 
 def _assert_within(c: dict[str, Any], queues: tuple[str, ...]) -> None:
@@ -368,7 +416,7 @@ def test_two_bottleneck_parking_lot_agrees_with_the_simulator() -> None:
     no router spins while idle; the namespaces are gone afterwards."""
     t = time.monotonic()
     sc = qoslab.load(PARKING)
-    sim, real = qoslab.run(sc), testbed.run(sc)
+    sim, (real, runs) = qoslab.run(sc), healthy_run(sc)
     c = compare(sim, real)
     _assert_within(c, ("r0->r1", "r1->r2"))
     # RED dropped early at the first bottleneck in both worlds; the second dropped nothing.
@@ -395,7 +443,7 @@ def test_two_bottleneck_parking_lot_agrees_with_the_simulator() -> None:
         print(e["link"], "loop", e["router_loop_wall_s"], "of", e["router_life_s"], "s")
         assert e["router_loop_wall_s"] < 0.1 * e["router_life_s"]
     assert real.summary["testbed"]["prefix"] not in list_testbeds()
-    assert time.monotonic() - t < 60
+    assert time.monotonic() - t < 60 * runs
 
 
 def test_cbt_classes_on_real_packets_agree_with_the_simulator() -> None:
@@ -408,7 +456,7 @@ def test_cbt_classes_on_real_packets_agree_with_the_simulator() -> None:
     throughput, loss and mean delay and the queue's within the issue's tolerances."""
     t = time.monotonic()
     sc = qoslab.load(CBT)
-    sim, real = qoslab.run(sc), testbed.run(sc)
+    sim, (real, runs) = qoslab.run(sc), healthy_run(sc)
     c = compare(sim, real)
     _assert_within(c, ("r0->sink0",))
     # The class thresholds did the dropping, on both sides, and only the untagged group lost much.
@@ -418,4 +466,4 @@ def test_cbt_classes_on_real_packets_agree_with_the_simulator() -> None:
     f = real.flows
     assert (f["sent_pkts"] == f["delivered_pkts"] + f["dropped_pkts"]).all()
     assert int(f["sent_pkts"].sum()) == int(sim.flows["sent_pkts"].sum())
-    assert time.monotonic() - t < 60
+    assert time.monotonic() - t < 60 * runs

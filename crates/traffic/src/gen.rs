@@ -9,7 +9,8 @@
 //! the next one with `clock_nanosleep(TIMER_ABSTIME)` and 1 ns timer
 //! slack. A packet sent late (the host was busy) keeps its schedule: the
 //! next one is due at its own time, not one period after the late one;
-//! how late packets left is reported (`late_mean_ns`, `late_max_ns`).
+//! how late packets left is reported (`late_mean_ns`, `late_max_ns`,
+//! `late_p99_ns`, and of `sends` the `late_over_1ms`).
 //!
 //! `randomize` and `send_jitter` move each send after a flow's first as the
 //! simulator's `emit` does: the source's next time, then `U[0, randomize_ns)`
@@ -67,6 +68,12 @@ pub struct GenReport {
     /// How late packets left after their scheduled time (ns).
     pub late_mean_ns: f64,
     pub late_max_ns: u64,
+    /// The 99th percentile of the lateness (nearest rank, ns).
+    pub late_p99_ns: u64,
+    /// Schedule points (the lateness's population: each UDP send, and each 1 ms tick of the
+    /// main thread while only TCP senders run) and those more than 1 ms late.
+    pub sends: u64,
+    pub late_over_1ms: u64,
     /// True if a signal stopped it before the end.
     pub stopped: bool,
 }
@@ -253,6 +260,9 @@ fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), String> {
     Ok((flows, heap))
 }
 
+/// The schedule tick of the main thread while only TCP senders run (ns).
+const TICK_NS: u64 = 1_000_000;
+
 /// Sends every flow until its stop time (or until `stop` is set); returns what was sent.
 pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, String> {
     let tcp: Vec<_> = spec
@@ -264,6 +274,8 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Strin
     let (mut flows, mut heap) = prepare(spec)?;
     let mut buf = vec![0u8; crate::spec::MAX_PAYLOAD as usize];
     let (mut late_sum, mut late_max, mut sends) = (0f64, 0u64, 0u64);
+    // Every send's lateness, for its percentile (one u64 per packet sent: bounded by the run).
+    let mut lates: Vec<u64> = Vec::new();
     let mut stopped = false;
     while let Some(Reverse((t, i))) = heap.pop() {
         let due = spec.t0_ns + t;
@@ -289,6 +301,7 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Strin
         let late = sent_at.saturating_sub(due);
         late_sum += late as f64;
         late_max = late_max.max(late);
+        lates.push(late);
         sends += 1;
         match f.sock.send(&buf[..payload]) {
             Ok(_) => {
@@ -307,16 +320,45 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Strin
             heap.push(Reverse((n, i)));
         }
     }
+    // While only TCP senders (kernel-paced, no schedule of ours) run, the main thread keeps a 1 ms
+    // tick and counts its lateness with the sends': the process's scheduling, measured either way.
+    let mut due = now_ns();
+    while !stopped && tcp.iter().any(|t| !t.is_finished()) {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        due += TICK_NS;
+        sleep_until(due);
+        let late = now_ns().saturating_sub(due);
+        late_sum += late as f64;
+        late_max = late_max.max(late);
+        lates.push(late);
+        sends += 1;
+    }
     let mut tcp_reports = Vec::new();
     for t in tcp {
         tcp_reports.push(t.join().map_err(|_| "a TCP sender thread panicked".to_string())??);
     }
+    let late_over_1ms = lates.iter().filter(|&&l| l > 1_000_000).count() as u64;
     Ok(GenReport {
         flows: flows.into_iter().map(|f| f.report).chain(tcp_reports).collect(),
         late_mean_ns: if sends > 0 { late_sum / sends as f64 } else { 0.0 },
         late_max_ns: late_max,
+        late_p99_ns: percentile(&mut lates, 0.99),
+        sends,
+        late_over_1ms,
         stopped,
     })
+}
+
+/// The `q` quantile of `v` by nearest rank (0 when empty); sorts `v`.
+fn percentile(v: &mut [u64], q: f64) -> u64 {
+    if v.is_empty() {
+        return 0;
+    }
+    v.sort_unstable();
+    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    v[rank - 1]
 }
 
 #[cfg(test)]
@@ -394,6 +436,15 @@ trace_groups = ["rnd", "jit", "sjit"]
             j = if g == 0 { 8_000_000 } else { 0 },
             s = flow_stream(g, 0),
         )
+    }
+
+    #[test]
+    fn percentile_is_the_nearest_rank() {
+        assert_eq!(percentile(&mut [], 0.99), 0);
+        let mut v: Vec<u64> = (1..=200).rev().collect();
+        assert_eq!(percentile(&mut v, 0.99), 198);
+        assert_eq!(percentile(&mut v, 1.0), 200);
+        assert_eq!(percentile(&mut [7], 0.99), 7);
     }
 
     #[test]

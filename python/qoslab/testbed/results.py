@@ -326,6 +326,37 @@ def _totals(rows: list[dict[str, Any]], duration_s: float) -> dict[str, Any]:
     return totals
 
 
+def health(c: Collected, rows: list[dict[str, Any]], duration_s: float) -> dict[str, Any]:
+    """Did the run keep its schedule (docs/testbed.md, "Run health")? The generators' lateness
+    behind their schedules (each UDP send; a 1 ms tick while only TCP senders run), the packets
+    lost outside the emulated links' queues (the routers' sockets' kernel drops, which the queue
+    table counts as the link's, transmit errors, an exhausted frame pool, the generators' send
+    errors; for UDP only, sent minus delivered minus the routers' drops: lost in a veth or a
+    sink's socket), and the run's wall time (set-up included) with its duration. Measured, not
+    judged: the bound is the caller's (``qoslab.testbed.unhealthy``)."""
+    last = [s[-1] for s in c.stats if s]
+    dirs = [d for s in last for d in s.get("dirs", [])]
+    router_drops = sum(int(q.get("drops") or 0) for r in c.routers for q in r.get("queues", []))
+    udp = [r for r in rows if r.get("proto") == "udp"]
+    lost = None
+    if len(udp) == len(rows):
+        lost = int(sum(r["sent_pkts"] - r["delivered_pkts"] for r in udp)) - router_drops
+    return {
+        "realtime": c.realtime,
+        "generator_late_p99_s": c.gen_late_p99_ns / 1e9,
+        "generator_late_max_s": c.gen_late_max_ns / 1e9,
+        "generator_points": c.gen_sends,
+        "generator_late_over_1ms_share": c.gen_late_over_1ms / c.gen_sends if c.gen_sends else 0.0,
+        "kernel_drops": sum(int(d.get("kernel_drops") or 0) for d in dirs),
+        "router_tx_errors": sum(int(d.get("tx_errors") or 0) for d in dirs),
+        "router_pool_exhausted": sum(int(d.get("pool_exhausted") or 0) for d in dirs),
+        "send_errors": sum(int(g.get("send_errors") or 0) for g in c.gen.values()),
+        "lost_outside_queues_pkts": lost,
+        "wall_s": c.wall_s,
+        "duration_s": duration_s,
+    }
+
+
 def build(plan: Plan, c: Collected, *, seed: int, version: str) -> Any:
     """The :class:`qoslab.Result` of a testbed run."""
     from ..result import Result
@@ -394,6 +425,7 @@ def build(plan: Plan, c: Collected, *, seed: int, version: str) -> Any:
             "segments": {h: plan.segment[h] for h in plan.hosts},
             "generator_late_mean_s": c.gen_late_mean_ns / 1e9,
             "generator_late_max_s": c.gen_late_max_ns / 1e9,
+            "health": health(c, rows, duration_s),
             "router": c.routers[0].get("router", {}),
             "not_measured": [
                 "queues other than the emulated links'",

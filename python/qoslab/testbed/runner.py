@@ -60,6 +60,22 @@ def binary(name: str) -> Path:
     )
 
 
+#: The real-time priority (SCHED_FIFO) the testbed's routers, sinks and generators run at, so a
+#: loaded machine's other work does not starve them (docs/testbed.md, "Run health"). They sleep
+#: between packets; the kernel's real-time throttling (95 % by default) bounds a runaway.
+#: ``QOSLAB_TESTBED_RT=0`` runs them at normal priority.
+RT_PRIORITY = 10
+
+
+def realtime() -> bool:
+    """Do the testbed's processes run at real-time priority (``chrt`` present, not turned off)?"""
+    return os.environ.get("QOSLAB_TESTBED_RT", "1") != "0" and shutil.which("chrt") is not None
+
+
+def _rt(args: list[str]) -> list[str]:
+    return ["chrt", "-f", str(RT_PRIORITY), *args] if realtime() else args
+
+
 @dataclass
 class Collected:
     """What the processes wrote."""
@@ -70,12 +86,16 @@ class Collected:
     gen: dict[int, dict[str, Any]] = field(default_factory=dict)  # flow id -> its report
     gen_late_max_ns: int = 0
     gen_late_mean_ns: float = 0.0
+    gen_late_p99_ns: int = 0  # the largest of the generators' 99th percentiles
+    gen_sends: int = 0  # schedule points of every generator (the lateness's population)
+    gen_late_over_1ms: int = 0  # of those, more than 1 ms late
     records: Any = None  # numpy structured array of every received packet
     routers: list[dict[str, Any]] = field(default_factory=list)
     stats: list[list[dict[str, Any]]] = field(default_factory=list)
     wall_s: float = 0.0
     prefix: str = ""
     tcp_received: dict[int, dict[str, Any]] = field(default_factory=dict)  # flow id -> bytes, first_ns, last_ns
+    realtime: bool = False
 
 
 RECORD_DTYPE = [("flow", "<u4"), ("wire", "<u4"), ("seq", "<u8"), ("send_ns", "<u8"), ("recv_ns", "<u8")]
@@ -184,7 +204,7 @@ def standing(plan: Plan, *, seed: int, keep: Path | None = None) -> Iterator[Sta
             cfg.write_text(router_config(plan, tb, work, seed, j))
             up.router_start_ns.append(time.monotonic_ns())
             router = subprocess.Popen(
-                tb.exec_args(tb.router_ns(j), [str(router_bin), "run", str(cfg)]),
+                tb.exec_args(tb.router_ns(j), _rt([str(router_bin), "run", str(cfg)])),
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
             )
@@ -225,7 +245,9 @@ def execute(plan: Plan, *, seed: int, keep: Path | None = None) -> Collected:
                 # The scenario's largest window as the receiver's (one per host: the plan checks it).
                 segments, mss = max(windows)
                 args += ["--tcp-window-clamp", str(segments * mss), "--tcp-mss", str(mss)]
-            s = subprocess.Popen(tb.exec_args(tb.host_ns(dst), args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            s = subprocess.Popen(
+                tb.exec_args(tb.host_ns(dst), _rt(args)), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
             procs.append(s)
             sinks[dst] = s
         for dst, s in sinks.items():
@@ -240,7 +262,9 @@ def execute(plan: Plan, *, seed: int, keep: Path | None = None) -> Collected:
             spec = work / f"gen-{src}.json"
             spec.write_text(json.dumps({"t0_ns": t0, "seed": seed, "flows": flows}))
             args = [str(traffic_bin), "gen", str(spec), "--report", str(work / f"gen-{src}.report.json")]
-            g = subprocess.Popen(tb.exec_args(tb.host_ns(src), args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            g = subprocess.Popen(
+                tb.exec_args(tb.host_ns(src), _rt(args)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            )
             procs.append(g)
             gens[src] = g
         deadline = time.monotonic() + LEAD_S + plan.duration_ns / 1e9 + 30
@@ -267,13 +291,16 @@ def execute(plan: Plan, *, seed: int, keep: Path | None = None) -> Collected:
         for src, s in sinks.items():
             if s.returncode != 0:
                 raise TestbedError(f"the sink in {src} exited with status {s.returncode}: {_stderr(s)}")
-        out = Collected(t0_ns=t0, router_start_ns=up.router_start_ns, prefix=tb.prefix)
+        out = Collected(t0_ns=t0, router_start_ns=up.router_start_ns, prefix=tb.prefix, realtime=realtime())
         for src in gens:
             rep = json.loads((work / f"gen-{src}.report.json").read_text())
             for f in rep["flows"]:
                 out.gen[int(f["id"])] = f
             out.gen_late_max_ns = max(out.gen_late_max_ns, int(rep["late_max_ns"]))
             out.gen_late_mean_ns = max(out.gen_late_mean_ns, float(rep["late_mean_ns"]))
+            out.gen_late_p99_ns = max(out.gen_late_p99_ns, int(rep["late_p99_ns"]))
+            out.gen_sends += int(rep["sends"])
+            out.gen_late_over_1ms += int(rep["late_over_1ms"])
         for d in sinks:
             tcp_file = work / f"sink-{d}.tcp.json"
             if tcp_file.exists():

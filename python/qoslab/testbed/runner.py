@@ -12,6 +12,7 @@ the namespaces are deleted.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -68,8 +69,22 @@ RT_PRIORITY = 10
 
 
 def realtime() -> bool:
-    """Do the testbed's processes run at real-time priority (``chrt`` present, not turned off)?"""
-    return os.environ.get("QOSLAB_TESTBED_RT", "1") != "0" and shutil.which("chrt") is not None
+    """Do the testbed's processes run at real-time priority (``chrt`` present and allowed here,
+    not turned off)? A container without the right to real-time scheduling refuses ``chrt``:
+    the testbed then runs at normal priority and its runs' health says so."""
+    return os.environ.get("QOSLAB_TESTBED_RT", "1") != "0" and _chrt_allowed()
+
+
+@functools.cache
+def _chrt_allowed() -> bool:
+    chrt = shutil.which("chrt")
+    if chrt is None:
+        return False
+    try:
+        probe = subprocess.run([chrt, "-f", str(RT_PRIORITY), "true"], capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
 
 
 def _rt(args: list[str]) -> list[str]:

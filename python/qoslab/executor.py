@@ -51,6 +51,8 @@ CONNECT_TIMEOUT_S = 10.0
 NO_WORKERS_TIMEOUT_S = 30.0
 #: How often the Dask executor asks the scheduler which workers are connected (seconds).
 CHECK_EVERY_S = 1.0
+#: Times a job whose finished result died with its worker is run again before the sweep stops.
+MAX_LOST = 3
 #: How often it looks at its jobs' futures (seconds).
 POLL_S = 0.05
 #: How long closing a Dask client may take (seconds).
@@ -313,6 +315,7 @@ class DaskExecutor(_Base):
 
         queue = list(range(len(items)))[::-1]  # a stack: pop() gives the lowest index first
         inflight: dict[Any, tuple[int, frozenset[str]]] = {}
+        lost: dict[int, int] = {}  # times a job's result was lost with its worker
         # Dask fetches each finished job's result in the background (on the client's loop):
         # a result whose worker died is computed again, so fetching it may wait, and this loop
         # goes on watching the cluster meanwhile.
@@ -364,6 +367,15 @@ class DaskExecutor(_Base):
                     if f not in inflight:  # cancelled here, to be submitted again
                         continue
                     i, _ = inflight.pop(f)
+                    if f.status == "lost" and lost.get(i, 0) < MAX_LOST:
+                        # Its worker died with the result before this client fetched it, and
+                        # the scheduler lives on: the job runs again (the store keeps each
+                        # result once); a job lost MAX_LOST times is the cluster's failure.
+                        self._check_scheduler()
+                        lost[i] = lost.get(i, 0) + 1
+                        f.release()
+                        queue.append(i)
+                        continue
                     yield i, self._result(f, i, res)
         finally:
             if inflight and str(self._client.status) == "running":

@@ -61,8 +61,7 @@ def test_second_transcription_is_valid_paper_data(folder: str) -> None:
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_primary_and_second_transcriptions_agree(folder: str) -> None:
     primary = paper_dir(folder) / "cells.csv"
-    if not primary.is_file():
-        pytest.skip(f"{primary} is not on this branch yet")
+    assert primary.is_file(), f"{primary}: the paper's primary transcription is missing"
     diffs = disagreements(paper_cells(primary), paper_cells(SECOND / folder / "cells.csv"))
     assert not diffs, (
         f"{folder}: {len(diffs)} cells disagree between {primary} and {SECOND / folder / 'cells.csv'} "

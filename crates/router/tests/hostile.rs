@@ -175,12 +175,16 @@ fn frames_the_kernel_drops_are_counted_on_real_packets() {
     let before = rx(&tb) as i64 - tb.ctl("stats")["dirs"][0]["rx_pkts"].as_i64().unwrap();
     raw_send(&tb.ns("h1"), &format!("{}-1", tb.p), udp_frame(64), 200_000, 0);
     // The socket buffer is read out (frames still in it at the stop are neither read nor dropped):
-    // wait until every frame that reached the interface is read or counted, 30 s at the most.
-    let reached = rx(&tb) as i64 - before;
+    // wait until every frame that reached the interface is read or counted, 30 s at the most. The
+    // interface's count is taken again at each look: frames the hosts' kernels send on their own
+    // (IPv6 router solicitations, MLD reports) reach it after the burst too and are read as well.
     let t0 = Instant::now();
-    while t0.elapsed() < Duration::from_secs(30) {
+    let (mut reached, mut now_read, mut now_kernel);
+    loop {
+        reached = rx(&tb) as i64 - before;
         let d = &tb.ctl("stats")["dirs"][0];
-        if reached - d["rx_pkts"].as_i64().unwrap() - d["kernel_drops"].as_i64().unwrap() <= 2 {
+        (now_read, now_kernel) = (d["rx_pkts"].as_i64().unwrap(), d["kernel_drops"].as_i64().unwrap());
+        if (reached - now_read - now_kernel).abs() <= 2 || t0.elapsed() > Duration::from_secs(30) {
             break;
         }
         std::thread::sleep(Duration::from_millis(200));
@@ -188,12 +192,20 @@ fn frames_the_kernel_drops_are_counted_on_real_packets() {
     let s = tb.stop();
     let d = &s["router"]["dirs"][0];
     let (read, kernel) = (d["rx_pkts"].as_i64().unwrap(), d["kernel_drops"].as_i64().unwrap());
-    eprintln!("reached {reached}, read {read}, kernel drops {kernel}, pool exhausted {}", d["pool_exhausted"]);
+    eprintln!(
+        "reached {reached}, read {now_read} (at the stop {read}), kernel drops {now_kernel} (at the stop {kernel}), pool exhausted {}",
+        d["pool_exhausted"]
+    );
     assert!(kernel > 1000, "the kernel dropped frames: {d}");
     assert!(d["pool_exhausted"].as_u64().unwrap() > 0, "{d}");
     assert_eq!(drops(&s, 0, "kernel") as i64, kernel);
     assert_eq!(s["queues"][0]["drops_kernel"].as_i64(), Some(kernel));
-    assert!((reached - read - kernel).abs() <= 2, "reached {reached} != read {read} + kernel drops {kernel}");
+    assert!(
+        (reached - now_read - now_kernel).abs() <= 2,
+        "reached {reached} != read {now_read} + kernel drops {now_kernel}"
+    );
+    // Between the last look and the stop only the hosts' own few frames can arrive.
+    assert!((0..=5).contains(&(read + kernel - now_read - now_kernel)), "{d}");
 }
 
 #[test]

@@ -88,7 +88,7 @@ FUZZ_TARGET := $(CURDIR)/target/fuzz
 FUZZ_OUT    ?= $(CURDIR)/target/fuzz-out
 FUZZ_EXECS  ?= 10000000
 FUZZ_FLAGS  := -C passes=sancov-module -C llvm-args=-sanitizer-coverage-level=3 \
-	-C llvm-args=-sanitizer-coverage-trace-pc-guard -C llvm-args=-sanitizer-coverage-prune-blocks=0 \
+	-C llvm-args=-sanitizer-coverage-trace-pc-guard \
 	-C codegen-units=1 -C link-arg=/usr/lib/afl/afl-compiler-rt.o
 AFL_ENV := AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 AFL_QUIET=1
 fuzz-build:

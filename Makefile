@@ -82,7 +82,9 @@ soak: ## 10-minute overload soak of qoslab-router (root): RSS slope after the fi
 	$(CARGO_TARGET_DIR)/release/qoslab-router-bench soak $(SOAK_MINUTES)
 
 # Fuzzing with Debian's afl++ (installed with apt if absent): the targets are
-# built with rustc's SanitizerCoverage and AFL's runtime, in their own folder.
+# built with rustc's SanitizerCoverage (LLVM's default block pruning: a guard
+# call only where coverage is not implied by a neighbour) and AFL's runtime,
+# in their own folder; inputs come through afl's shared memory (fuzz/src/lib.rs).
 FUZZ_DIR    := crates/router/fuzz
 FUZZ_TARGET := $(CURDIR)/target/fuzz
 FUZZ_OUT    ?= $(CURDIR)/target/fuzz-out

@@ -76,7 +76,7 @@ set sink [$ns node]
 set d [expr {$min_rtt_ms / 2.0}]ms
 $ns simplex-link $r0 $sink 100Mb $d DropTail
 $ns simplex-link $sink $r0 100Mb $d DropTail
-$ns queue-limit $r0 $sink 20
+$ns queue-limit $r0 $sink 21   ;# holds 20 waiting, as qoslab's 20-packet FIFO (DropTail refuses at length + 1 >= limit)
 $ns queue-limit $sink $r0 1000   ;# qoslab's default_queue: 1000-packet FIFO
 
 set fmon [$ns makeflowmon Fid]

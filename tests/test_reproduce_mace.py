@@ -251,3 +251,21 @@ def test_reproduce_mace_quick_writes_results_and_judges_the_mechanism_claims(tmp
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"]({png})" in report
     assert (out / "s2_poo1_flows.csv").read_text().count("\n") >= 21
+
+
+def test_mbac_cl_service_judges_the_cl_class_and_shows_the_connections_loss():
+    # The service claim judges the loss of the packets admitted as CL; the CL port's connections'
+    # loss (refused flows and packets before recognition included, BE's loss mostly) is shown
+    # beside it, not judged (docs/decisions.md, issue 30).
+    from qoslab.reproduce.mace.claims import _mbac_cl_service_comparable
+
+    def run(cls: float, conn: float) -> dict[str, float]:
+        return {"loss_conn": conn, "loss_cl_class": cls, "share64": 0.9, "share256": 0.9}
+
+    worse_class = {"exp1": {"ssac": [run(0.0, 0.40), run(0.0, 0.40)], "mbac": [run(0.02, 0.30), run(0.02, 0.30)]}}
+    c = _mbac_cl_service_comparable(worse_class, enough=True)  # type: ignore[arg-type]
+    assert c.holds is False, c.measured
+    assert "admitted CL packets' loss 0.00% -> 2.00%" in c.measured
+    assert "40.00% -> 30.00%" in c.measured
+    worse_conn = {"exp1": {"ssac": [run(0.0, 0.30), run(0.0, 0.30)], "mbac": [run(0.0, 0.40), run(0.0, 0.40)]}}
+    assert _mbac_cl_service_comparable(worse_conn, enough=True).holds is True  # type: ignore[arg-type]

@@ -235,6 +235,11 @@ def test_reproduce_mace_quick_writes_results_and_judges_the_mechanism_claims(tmp
     report = (out / "report.md").read_text()
     # The generation probe's sources are the measured runs' sources.
     assert doc["data"]["scenario2"]["generation_matches"] == {"mace": True, "nomace": True}
+    # The replays name the recording as their scenario does, not by the temporary folder's path
+    # (which made two runs of one seed differ in summary.json and the scenario hash).
+    for run in ("s2_mace", "s2_nomace", "s2_generation"):
+        summary = json.loads((out / run / f"seed_{doc['seeds'][0]}" / "summary.json").read_text())
+        assert summary["scenario"]["traffic"][0]["arrivals"]["file"] == "s2_poo1_flows.csv"
     gen = doc["data"]["scenario2"]["share40"]["generation"]
     assert gen["cl"] > 0.5 and gen["be"] > 0.5  # ON periods send every 40 ms exactly
     for png in (

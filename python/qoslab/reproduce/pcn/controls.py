@@ -151,7 +151,15 @@ def t37_cells(ctx: Context, control: Control | None, weights: Sequence[float]) -
     settings = [(w, c) for w in weights for c in plt.CLES]
     link = (control.link if control is not None else None) or plt.ADM_LINK["CBR"]
     warmup = (control.warmup_s if control is not None else None) or plt.ADM_WARMUP_S
-    plan = [(f"t37_w{w:g}_cle{c:g}", _plt5_scenario(w, c, control), seed) for (w, c) in settings for seed in ctx.seeds]
+    plan = [
+        (
+            f"{control.name if control is not None else 'before'}_t37_w{w:g}_cle{c:g}",
+            _plt5_scenario(w, c, control),
+            seed,
+        )
+        for (w, c) in settings
+        for seed in ctx.seeds
+    ]
 
     def reduce(res: Result) -> list[float]:
         return plt.over_admission(res, bottlenecks=T37_BOTTLENECKS, rate_bps=plt.RATES[link], warmup_s=warmup)
@@ -180,7 +188,8 @@ def low_agg_cells(ctx: Context, control: Control | None) -> list[Measured]:
         sc = term.scenario(
             ctx, model=m, ingresses=k, flows=term._flows_4_2(m, k), randomize=f, end_after_s=end, pcn=dict(pcn)
         )
-        plan += [(f"lowagg_{m.lower()}_{k}_f{f:g}", sc, s) for s in ctx.seeds]
+        tag = control.name if control is not None else "before"
+        plan += [(f"{tag}_{m.lower()}_{k}_f{f:g}", sc, s) for s in ctx.seeds]
         models += [m] * len(ctx.seeds)
     runs = term._run_reduced(ctx, plan, models)
     n = len(ctx.seeds)

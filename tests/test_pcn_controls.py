@@ -128,3 +128,17 @@ def test_measured_cells_of_the_controls_exist_in_the_paper_data():
         for f in controls.LOW_AGG_F:
             col = f"Deviation Interval / {'No-Rand' if f == 0 else f'{f:g}'}"
             assert ("Table 4.2", f"{m} / {k}", col) in keys
+
+
+def test_the_single_link_control_offers_each_bottleneck_the_parking_lots_load():
+    """t37-single-link changes the topology only: its one link gets the calls that each PLT5
+    bottleneck gets from its two aggregates (5x the admissible rate), with the same CLE setting."""
+    single = _doc(controls._plt5_scenario(0.3, 0.15, controls.CONTROLS["t37-single-link"]))
+    lot = _doc(controls._plt5_scenario(0.3, 0.15, None))
+    per_aggregate = lot["traffic"][0]["arrivals"]["rate"]
+    assert single["traffic"][0]["arrivals"]["rate"] == pytest.approx(2 * per_aggregate)
+    for k in ("cle", "cle_weight", "cle_threshold"):
+        assert single["pcn"][k] == lot["pcn"][k]
+    # The default interval (100 ms) in the parking lot, written out on the single link.
+    assert single["pcn"]["cle_interval"] == lot["pcn"].get("cle_interval", "100ms")
+    assert single["duration"] == lot["duration"]

@@ -40,6 +40,7 @@ from ...result import Result
 from ...scenario import Scenario
 from ..cells import Cell, Measured, compare, fmt_number, load_paper, paper_dir
 from ..framework import Context
+from . import _adm_setup as S
 from . import cellmap as C
 from . import plt
 from . import termination as term
@@ -63,6 +64,7 @@ class Control:
     why: str
     link: str | None = None
     link_delay: str | None = None
+    single_link: bool = False
     warmup_s: float | None = None
     pcn: dict[str, Any] = field(default_factory=dict)
     end_after_s: float | None = None
@@ -94,6 +96,16 @@ CONTROLS: dict[str, Control] = {
             why="the single link's bottleneck delay (its over-admission is positive); the seed gives 1 ms for the "
             "parking lots, so this is a control of the control loop's delay, not a reading",
             link_delay="10ms",
+        ),
+        Control(
+            name="t37-single-link",
+            family="t37",
+            knob="the topology: the single link of Fig. 2.1 (T3, one aggregate) instead of PLT5, each bottleneck's "
+            "column showing the one link's figure",
+            why="asks whether the negative sign belongs to the parking lot; the same CBR calls at 5x, the same "
+            "weight x CLE settings, 80 s runs measured from 20 s (the single link's bottleneck has 10 ms; "
+            "t37-delay-10ms shows the delay alone does not move the parking lot)",
+            single_link=True,
         ),
         Control(
             name="low-agg-nearest",
@@ -133,6 +145,16 @@ CONTROLS: dict[str, Control] = {
 
 
 def _plt5_scenario(weight: float, cle: float, control: Control | None) -> Scenario:
+    if control is not None and control.single_link:
+        sc, _ = S.build(
+            name="pcn_t37_single_link",
+            model="CBR",
+            link=plt.ADM_LINK["CBR"],
+            overload=plt.OVERLOAD,
+            duration_s=plt.ADM_DURATION_S,
+            cle=S.per_interval(weight, cle),
+        )
+        return sc
     sc = plt.admission_scenario(
         bottlenecks=T37_BOTTLENECKS,
         model="CBR",
@@ -162,6 +184,9 @@ def t37_cells(ctx: Context, control: Control | None, weights: Sequence[float]) -
     ]
 
     def reduce(res: Result) -> list[float]:
+        if control is not None and control.single_link:
+            one = S.over_admission(res, "i0->e0", plt.RATES[link], warmup)["over_admission_pct"]
+            return [one] * T37_BOTTLENECKS
         return plt.over_admission(res, bottlenecks=T37_BOTTLENECKS, rate_bps=plt.RATES[link], warmup_s=warmup)
 
     runs = ctx.run_reduced(plan, reduce, save=False)
@@ -248,7 +273,7 @@ def run_controls(
             "allowed: controls of one family (t37-..., low-agg-...)"
         )
     if families == {"t37"}:
-        same_runs = [c for c in controls if c.link is None and c.link_delay is None]
+        same_runs = [c for c in controls if c.link is None and c.link_delay is None and not c.single_link]
         other = [c for c in controls if c not in same_runs]
         before, after_same = _t37_measures(ctx, [c.warmup_s or plt.ADM_WARMUP_S for c in same_runs], weights)
         afters = dict(zip([c.name for c in same_runs], after_same, strict=True))

@@ -29,17 +29,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ...errors import ReproductionError
 from ...result import Result
 from ...scenario import Scenario
-from ..cells import Cell, Measured, compare, fmt_number, load_paper, paper_dir
-from ..framework import Context
+from ..cells import Cell, Measured, compare, interval_text
+from ..framework import Context, control_context
 from . import _adm_setup as S
 from . import cellmap as C
 from . import plt
@@ -239,13 +237,6 @@ def judged(ctx: Context, measured: Sequence[Measured]) -> list[Cell]:
     return [c for c in compare(ctx.paper, list(measured)) if c.key in keys]
 
 
-def _cell_text(c: Cell | None) -> str:
-    if c is None or c.qoslab is None or c.ci_low is None or c.ci_high is None:
-        return "not run"
-    lo, hi = fmt_number(round(c.ci_low, 2)), fmt_number(round(c.ci_high, 2))
-    return f"{fmt_number(round(c.qoslab, 2))} [{lo}, {hi}] {c.verdict}"
-
-
 def markdown(control: Control, seeds: Sequence[int], before: Sequence[Cell], after: Sequence[Cell], note: str) -> str:
     """The before/after table of one control."""
     b = {c.key: c for c in before}
@@ -257,7 +248,9 @@ def markdown(control: Control, seeds: Sequence[int], before: Sequence[Cell], aft
         "|---|---|---|---|---|---|",
     ]
     for c in after:
-        lines.append(f"| {c.table} | {c.row} | {c.column} | {c.paper} | {_cell_text(b.get(c.key))} | {_cell_text(c)} |")
+        lines.append(
+            f"| {c.table} | {c.row} | {c.column} | {c.paper} | {interval_text(b.get(c.key))} | {interval_text(c)} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -349,18 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         controls = [CONTROLS[n] for n in names]
         seeds = list(range(1, a.seeds + 1))
-        from ...executor import open_executor
-
-        with tempfile.TemporaryDirectory() as tmp, open_executor(jobs=a.jobs) as ex:
-            ctx = Context(
-                name="pcn",
-                quick=False,
-                seeds=seeds,
-                folder=Path(tmp),
-                log=lambda s: print(s, file=sys.stderr, flush=True),
-                executor=ex,
-                paper=load_paper(paper_dir("pcn")),
-            )
+        with control_context("pcn", seeds=seeds, jobs=a.jobs) as ctx:
             before, afters = run_controls(ctx, controls, weights)
         note = ""
         if controls[0].family == "t37" and len(weights) < len(plt.WEIGHTS):

@@ -142,3 +142,12 @@ def test_the_single_link_control_offers_each_bottleneck_the_parking_lots_load():
     # The default interval (100 ms) in the parking lot, written out on the single link.
     assert single["pcn"]["cle_interval"] == lot["pcn"].get("cle_interval", "100ms")
     assert single["duration"] == lot["duration"]
+
+
+def test_the_plt1_control_puts_two_aggregates_on_one_bottleneck_at_5x():
+    one = _doc(controls._plt5_scenario(0.3, 0.15, controls.CONTROLS["t37-plt1"]))
+    lot = _doc(controls._plt5_scenario(0.3, 0.15, None))
+    assert [t["name"] for t in one["traffic"]] == ["long", "short0"]
+    assert [t["arrivals"] for t in one["traffic"]] == [t["arrivals"] for t in lot["traffic"][:2]]
+    assert sum(1 for lk in one["topology"]["links"] if lk.get("stages")) == 1
+    assert one["pcn"] == {**lot["pcn"], "edges": one["pcn"]["edges"]}

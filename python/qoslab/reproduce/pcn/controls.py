@@ -63,6 +63,7 @@ class Control:
     link: str | None = None
     link_delay: str | None = None
     single_link: bool = False
+    bottlenecks: int = 5
     warmup_s: float | None = None
     pcn: dict[str, Any] = field(default_factory=dict)
     end_after_s: float | None = None
@@ -104,6 +105,15 @@ CONTROLS: dict[str, Control] = {
             "weight x CLE settings, 80 s runs measured from 20 s (the single link's bottleneck has 10 ms; "
             "t37-delay-10ms shows the delay alone does not move the parking lot)",
             single_link=True,
+        ),
+        Control(
+            name="t37-plt1",
+            family="t37",
+            knob="a parking lot of one bottleneck (PLT1: the long and one short aggregate on one T3 link) instead "
+            "of PLT5, each bottleneck's column showing the one link's figure",
+            why="between t37-single-link and PLT5: two aggregates (two CLEs, two ingresses) on the link but no "
+            "second bottleneck, so no beat-down",
+            bottlenecks=1,
         ),
         Control(
             name="low-agg-nearest",
@@ -154,7 +164,7 @@ def _plt5_scenario(weight: float, cle: float, control: Control | None) -> Scenar
         )
         return sc
     sc = plt.admission_scenario(
-        bottlenecks=T37_BOTTLENECKS,
+        bottlenecks=control.bottlenecks if control is not None else T37_BOTTLENECKS,
         model="CBR",
         weight=weight,
         cle=cle,
@@ -185,7 +195,9 @@ def t37_cells(ctx: Context, control: Control | None, weights: Sequence[float]) -
         if control is not None and control.single_link:
             one = S.over_admission(res, "i0->e0", plt.RATES[link], warmup)["over_admission_pct"]
             return [one] * T37_BOTTLENECKS
-        return plt.over_admission(res, bottlenecks=T37_BOTTLENECKS, rate_bps=plt.RATES[link], warmup_s=warmup)
+        k = control.bottlenecks if control is not None else T37_BOTTLENECKS
+        over = plt.over_admission(res, bottlenecks=k, rate_bps=plt.RATES[link], warmup_s=warmup)
+        return over if k == T37_BOTTLENECKS else [over[0]] * T37_BOTTLENECKS
 
     runs = ctx.run_reduced(plan, reduce, save=False)
     n = len(ctx.seeds)
@@ -266,7 +278,11 @@ def run_controls(
             "allowed: controls of one family (t37-..., low-agg-...)"
         )
     if families == {"t37"}:
-        same_runs = [c for c in controls if c.link is None and c.link_delay is None and not c.single_link]
+        same_runs = [
+            c
+            for c in controls
+            if c.link is None and c.link_delay is None and not c.single_link and c.bottlenecks == T37_BOTTLENECKS
+        ]
         other = [c for c in controls if c not in same_runs]
         before, after_same = _t37_measures(ctx, [c.warmup_s or plt.ADM_WARMUP_S for c in same_runs], weights)
         afters = dict(zip([c.name for c in same_runs], after_same, strict=True))

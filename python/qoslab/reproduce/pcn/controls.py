@@ -1,7 +1,7 @@
 """Controlled runs behind seed 004's differing cells (issue 31, item 5): one knob changed, the
 cells before and after on the same seeds, judged by the one rule.
 
-    python -m qoslab.reproduce.pcn.controls NAME [--seeds N] [--jobs N] [--weights W,...]
+    python -m qoslab.reproduce.pcn.controls NAME[,NAME...] [--seeds N] [--jobs N] [--weights W,...] [--f F,...]
     python -m qoslab.reproduce.pcn.controls --list
 
 Each control (:data:`CONTROLS`) reruns the runs of the cells it concerns twice, as the
@@ -15,10 +15,12 @@ the controls that back a cause.
   over-admission, :mod:`.plt`): ``t37-warmup-40s`` measures the same runs from 40 s instead of
   20 s; ``t37-oc3`` runs the parking lot on OC3 instead of T3; ``t37-delay-10ms`` gives every
   parking-lot link 10 ms of propagation instead of the seed's 1 ms (the single link's bottleneck
-  delay; a control, not a reading). ``--weights`` restricts the settings (default all five
+  delay; a control, not a reading); ``t37-single-link`` and ``t37-plt1`` run the same calls per
+  bottleneck on the single link of Fig. 2.1 and on a one-bottleneck parking lot (the one link's
+  figure in every column). ``--weights`` restricts the settings (default all five
   weights x three CLE thresholds, the paper's 15), the same for before and after.
 - **Tables 4.1-4.2 at low aggregation** (:mod:`.termination`; VBR 1,800, MIX 1,000 and SVD 140
-  ingresses, f = 0 and 0.1): ``low-agg-nearest`` and ``low-agg-down`` (the ingress's rounding to
+  ingresses, f = 0 and 0.1 or ``--f``' values): ``low-agg-nearest`` and ``low-agg-down`` (the ingress's rounding to
   whole flows, up by default; §4.3.1 names up and down), ``low-agg-largest`` (which flows the
   ingress terminates: the largest senders of its interval first instead of a random order; the
   seed does not say), ``low-agg-first-round`` (the runs end at t1 + 0.25 s, after every
@@ -211,12 +213,12 @@ def t37_cells(ctx: Context, control: Control | None, weights: Sequence[float]) -
 # -- Tables 4.1-4.2 at low aggregation -------------------------------------------------
 
 
-def low_agg_cells(ctx: Context, control: Control | None) -> list[Measured]:
-    """Table 4.2's cells of :data:`LOW_AGG` at :data:`LOW_AGG_F` and Table 4.1's rows of the same
-    runs (f = 0, the same flows), as set up or with the control's knob."""
+def low_agg_cells(ctx: Context, control: Control | None, fs: Sequence[float] = LOW_AGG_F) -> list[Measured]:
+    """Table 4.2's cells of :data:`LOW_AGG` at each randomization ``fs`` and Table 4.1's rows of
+    the same runs (f = 0, the same flows), as set up or with the control's knob."""
     pcn = control.pcn if control is not None else {}
     end = (control.end_after_s if control is not None else None) or 1.0
-    points = [(m, k, f) for m, k in LOW_AGG for f in LOW_AGG_F]
+    points = [(m, k, f) for m, k in LOW_AGG for f in fs]
     plan: list[tuple[str, Scenario, int]] = []
     models: list[str] = []
     for m, k, f in points:
@@ -267,7 +269,7 @@ def markdown(control: Control, seeds: Sequence[int], before: Sequence[Cell], aft
 
 
 def run_controls(
-    ctx: Context, controls: Sequence[Control], weights: Sequence[float]
+    ctx: Context, controls: Sequence[Control], weights: Sequence[float], fs: Sequence[float] = LOW_AGG_F
 ) -> tuple[list[Cell], list[list[Cell]]]:
     """The cells before (once) and after each control (judged), on ``ctx``'s seeds; the controls
     are of one family."""
@@ -289,8 +291,8 @@ def run_controls(
         for c in other:
             afters[c.name] = judged(ctx, t37_cells(ctx, c, weights))
         return before, [afters[c.name] for c in controls]
-    before = judged(ctx, low_agg_cells(ctx, None))
-    return before, [judged(ctx, low_agg_cells(ctx, c)) for c in controls]
+    before = judged(ctx, low_agg_cells(ctx, None, fs))
+    return before, [judged(ctx, low_agg_cells(ctx, c, fs)) for c in controls]
 
 
 def _t37_measures(
@@ -335,6 +337,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=",".join(f"{w:g}" for w in plt.WEIGHTS),
         help="Table 3.7 controls: the EWMA weights run (default the paper's five; each with the three CLE thresholds)",
     )
+    ap.add_argument(
+        "--f",
+        default=",".join(f"{f:g}" for f in LOW_AGG_F),
+        help="low-agg controls: Table 4.2's randomization intervals run (default 0,0.1; any of "
+        + ", ".join(f"{f:g}" for f in C.F_COLUMN)
+        + ")",
+    )
     a = ap.parse_args(argv)
     if a.list:
         for c in CONTROLS.values():
@@ -356,10 +365,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ReproductionError(
                 f"--weights: {a.weights!r}; allowed: some of {', '.join(f'{w:g}' for w in plt.WEIGHTS)}"
             )
+        try:
+            fs = [float(f) for f in a.f.split(",") if f.strip()]
+        except ValueError:
+            raise ReproductionError(f"--f: {a.f!r}; allowed: comma-separated numbers") from None
+        if not fs or any(f not in C.F_COLUMN for f in fs):
+            raise ReproductionError(f"--f: {a.f!r}; allowed: some of {', '.join(f'{f:g}' for f in C.F_COLUMN)}")
         controls = [CONTROLS[n] for n in names]
         seeds = list(range(1, a.seeds + 1))
         with control_context("pcn", seeds=seeds, jobs=a.jobs) as ctx:
-            before, afters = run_controls(ctx, controls, weights)
+            before, afters = run_controls(ctx, controls, weights, fs)
         note = ""
         if controls[0].family == "t37" and len(weights) < len(plt.WEIGHTS):
             note = f"; weights {', '.join(f'{w:g}' for w in weights)} only, each with CLE 0.05, 0.15, 0.25"

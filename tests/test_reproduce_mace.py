@@ -235,6 +235,11 @@ def test_reproduce_mace_quick_writes_results_and_judges_the_mechanism_claims(tmp
     report = (out / "report.md").read_text()
     # The generation probe's sources are the measured runs' sources.
     assert doc["data"]["scenario2"]["generation_matches"] == {"mace": True, "nomace": True}
+    # The replays name the recording as their scenario does, not by the temporary folder's path
+    # (which made two runs of one seed differ in summary.json and the scenario hash).
+    for run in ("s2_mace", "s2_nomace", "s2_generation"):
+        summary = json.loads((out / run / f"seed_{doc['seeds'][0]}" / "summary.json").read_text())
+        assert summary["scenario"]["traffic"][0]["arrivals"]["file"] == "s2_poo1_flows.csv"
     gen = doc["data"]["scenario2"]["share40"]["generation"]
     assert gen["cl"] > 0.5 and gen["be"] > 0.5  # ON periods send every 40 ms exactly
     for png in (
@@ -251,3 +256,21 @@ def test_reproduce_mace_quick_writes_results_and_judges_the_mechanism_claims(tmp
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"]({png})" in report
     assert (out / "s2_poo1_flows.csv").read_text().count("\n") >= 21
+
+
+def test_mbac_cl_service_judges_the_cl_class_and_shows_the_connections_loss():
+    # The service claim judges the loss of the packets admitted as CL; the CL port's connections'
+    # loss (refused flows and packets before recognition included, BE's loss mostly) is shown
+    # beside it, not judged (docs/decisions.md, issue 30).
+    from qoslab.reproduce.mace.claims import _mbac_cl_service_comparable
+
+    def run(cls: float, conn: float) -> dict[str, float]:
+        return {"loss_conn": conn, "loss_cl_class": cls, "share64": 0.9, "share256": 0.9}
+
+    worse_class = {"exp1": {"ssac": [run(0.0, 0.40), run(0.0, 0.40)], "mbac": [run(0.02, 0.30), run(0.02, 0.30)]}}
+    c = _mbac_cl_service_comparable(worse_class, enough=True)  # type: ignore[arg-type]
+    assert c.holds is False, c.measured
+    assert "admitted CL packets' loss 0.00% -> 2.00%" in c.measured
+    assert "40.00% -> 30.00%" in c.measured
+    worse_conn = {"exp1": {"ssac": [run(0.0, 0.30), run(0.0, 0.30)], "mbac": [run(0.0, 0.40), run(0.0, 0.40)]}}
+    assert _mbac_cl_service_comparable(worse_conn, enough=True).holds is True  # type: ignore[arg-type]

@@ -1,7 +1,10 @@
 # Seed 002's Table 1 set-up (scenarios/tcp_cac/table1_*.toml) in ns-2.35:
 # 100 greedy Reno connections (FTP), each on its own source host behind
 # router r0, into a 100 Mb/s bottleneck r0 -> sink0 with a 20-packet
-# drop-tail buffer; access links 1 Gb/s without delay; the minimum RTT is
+# drop-tail buffer (queue-limit 21: ns-2's DropTail refuses a packet at
+# length + 1 >= limit, so it then holds 20 waiting besides the one on the
+# wire, as qoslab's `limit = "20pkts"` FIFO does); access links 1 Gb/s
+# without delay; the minimum RTT is
 # twice the bottleneck's one-way delay (the ACKs return over it).
 #
 #   ns tcp_cac.tcl <tcp> <shaper_bps> <min_rtt_ms> <duration_s> <warmup_s> <seed> <out_file> [start_jitter_s]
@@ -76,7 +79,7 @@ set sink [$ns node]
 set d [expr {$min_rtt_ms / 2.0}]ms
 $ns simplex-link $r0 $sink 100Mb $d DropTail
 $ns simplex-link $sink $r0 100Mb $d DropTail
-$ns queue-limit $r0 $sink 20
+$ns queue-limit $r0 $sink 21   ;# 20 waiting, as qoslab's 20-packet FIFO (see above)
 $ns queue-limit $sink $r0 1000   ;# qoslab's default_queue: 1000-packet FIFO
 
 set fmon [$ns makeflowmon Fid]

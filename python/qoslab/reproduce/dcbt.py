@@ -68,6 +68,7 @@ import numpy as np
 from ..errors import ReproductionError
 from ..result import Result
 from ..scenario import Scenario
+from ..tables import jain as jain_index
 from . import figures
 from .cells import Measured, NotMeasured
 from .framework import Claim, Context, Figure, Outcome
@@ -138,14 +139,13 @@ def measure(res: Result) -> dict[str, Any]:
                 "per_flow_bps": float(np.mean(v)) if v else None,
                 "ratio_to_fair": float(np.mean(v)) / fair if v and fair > 0 else None,
             }
-        jain = float(xs.sum() ** 2 / (len(xs) * (xs**2).sum())) if len(xs) and (xs**2).sum() > 0 else math.nan
         per_period.append(
             {
                 "period": PERIOD_NAMES[k],
                 "active_flows": len(xs),
                 "fair_share_bps": fair,
                 "total_bps": float(xs.sum()),
-                "jain": jain,
+                "jain": jain_index(list(rates.values())),
                 "classes": by_class,
                 "per_flow_bps": rates,
             }

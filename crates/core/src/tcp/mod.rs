@@ -47,7 +47,7 @@
 //! since the last go-back-N), so a second consecutive timeout sets
 //! `ssthresh = 2` as in ns-2.
 //!
-//! **`stack = ns2`** ([`TcpStack::Ns2`]) runs the same machine with the three
+//! **`stack = ns2`** ([`TcpStack::Ns2`]) runs the same machine with the
 //! rules where ns-2.35's `Agent/TCP/Reno` (`tcp.cc`, `tcp-reno.cc`, with
 //! its defaults `precisionReduce_` true, `exitFastRetrans_` true) departs
 //! from the RFCs above, for scenarios that reproduce an ns-2 paper:
@@ -56,7 +56,10 @@
 //!   any fast-recovery inflation (`slowdown()`: `halfwin = windowd() / 2`,
 //!   `dupwnd_` is 0 there); `ssthresh = max(floor(W / 2), 2)`; a fast
 //!   retransmit sets `cwnd = W / 2` (fractional, at least 1), inflates it by
-//!   the duplicate ACKs, and recovery ends back at `W / 2`;
+//!   the duplicate ACKs, and recovery ends back at `W / 2` plus the new
+//!   ACK's own increase (`+ 1` below `ssthresh`, else `+ 1 / cwnd`: Reno's
+//!   `recv()` clears `dupwnd_`, then `recv_newack_helper()` calls
+//!   `opencwnd()` on every new ACK without ECN-Echo);
 //! - *fast retransmit only when recovered*: the third duplicate ACK
 //!   retransmits only when `ack > recover` (`dupack_action()`:
 //!   `highest_ack_ > recover_`; ns-2 numbers ACKs one lower), or when only

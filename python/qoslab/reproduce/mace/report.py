@@ -301,7 +301,8 @@ def interpretations_md(s2: Scenario2, dep: Departures) -> str:
             'allocation (§5: "MBAC is not used"); Fig. 8\'s "5% to 10%" is read as percentage points.',
             "- **CL loss** is the CL connections' loss, every packet they sent counted end to end (those sent "
             "before recognition as BE included), as the paper reports it; the MACE link's loss of the packets "
-            "classified CL is shown beside it and judges only `mbac-cl-service-comparable` (admitted packets).",
+            "classified CL is shown beside it and judges only `mbac-cl-service-comparable` (admitted packets; the "
+            "connections' loss is printed beside it).",
             "- **POO3 cap**: the testbed offered at most 100 POO3 flows; here at most 100 are alive at once "
             "(`keep_alive` alive = 100; `max_flows` would cap the flows ever started).",
             "- **Replay lifetimes** are the recorded flows' run time (end - start), cut by the end of the run.",

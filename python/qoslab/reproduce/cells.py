@@ -224,6 +224,15 @@ def fmt_number(x: float | None) -> str:
     return "0" if s == "-0" else s
 
 
+def interval_text(c: Cell | None) -> str:
+    """A judged cell for a before/after table: ``mean [ci_low, ci_high] verdict``, two decimals,
+    or ``not run``."""
+    if c is None or c.qoslab is None or c.ci_low is None or c.ci_high is None:
+        return "not run"
+    lo, hi = fmt_number(round(c.ci_low, 2)), fmt_number(round(c.ci_high, 2))
+    return f"{fmt_number(round(c.qoslab, 2))} [{lo}, {hi}] {c.verdict}"
+
+
 def compare(paper: PaperData, measured: Sequence[Measured | NotMeasured]) -> list[Cell]:
     """Joins qoslab's cells with the paper's on (table, row, column) and judges each; the
     result is in the paper's order. A key the paper data does not hold, one given twice, or

@@ -35,7 +35,8 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -281,6 +282,28 @@ class Context:
 
     def figure_path(self, file: str) -> Path:
         return self.folder / file
+
+
+@contextmanager
+def control_context(name: str, *, seeds: Sequence[int], jobs: int | None) -> Iterator[Context]:
+    """A full-run :class:`Context` of reproduction ``name`` for controlled runs: its paper data,
+    ``seeds``, a local pool of ``jobs`` workers (every core by default), runs in a temporary
+    folder removed on exit, progress on stderr."""
+    import sys
+    import tempfile
+
+    from ..executor import open_executor
+
+    with tempfile.TemporaryDirectory() as tmp, open_executor(jobs=jobs) as ex:
+        yield Context(
+            name=name,
+            quick=False,
+            seeds=list(seeds),
+            folder=Path(tmp),
+            log=lambda s: print(s, file=sys.stderr, flush=True),
+            executor=ex,
+            paper=load_paper(paper_dir(name)),
+        )
 
 
 def scenarios_dir() -> Path:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -29,8 +28,8 @@ from pathlib import Path
 
 from ...errors import ReproductionError
 from ...scenario import Override, Scenario
-from ..cells import Cell, Measured, compare, fmt_number, load_paper, paper_dir, read_cells
-from ..framework import Context
+from ..cells import Cell, Measured, compare, interval_text, read_cells
+from ..framework import Context, control_context
 from .params import MBAC, NO_DEPARTURE_LIFETIME, S3_MODELS_FULL
 from .runs import Table2Run, table2_measures, table2_spec
 from .tables import TABLE2_COLUMNS
@@ -164,13 +163,6 @@ def _reduce_by_model(ctx: Context, specs: list[tuple[str, Scenario, int]], model
     return [slots[i] for i in range(len(specs))]
 
 
-def _cell_text(c: Cell | None) -> str:
-    if c is None or c.qoslab is None or c.ci_low is None or c.ci_high is None:
-        return "not run"
-    lo, hi = fmt_number(round(c.ci_low, 2)), fmt_number(round(c.ci_high, 2))
-    return f"{fmt_number(round(c.qoslab, 2))} [{lo}, {hi}] {c.verdict}"
-
-
 def markdown(
     control: Control, seeds: Sequence[int], before: Sequence[Cell], after: Sequence[Cell], baseline: str
 ) -> str:
@@ -186,7 +178,7 @@ def markdown(
     for c in after:
         if c.qoslab is None:
             continue
-        lines.append(f"| {c.row} | {c.column} | {c.paper} | {_cell_text(b.get(c.key))} | {_cell_text(c)} |")
+        lines.append(f"| {c.row} | {c.column} | {c.paper} | {interval_text(b.get(c.key))} | {interval_text(c)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -224,20 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if bad or not models:
             raise ReproductionError(f"--models: {', '.join(bad) or 'none'}; allowed: {', '.join(S3_MODELS_FULL)}")
         control = CONTROLS[a.name]
-        paper = load_paper(paper_dir("mace"))
         seeds = list(range(1, a.seeds + 1))
-        from ...executor import open_executor
-
-        with tempfile.TemporaryDirectory() as tmp, open_executor(jobs=a.jobs) as ex:
-            ctx = Context(
-                name="mace",
-                quick=False,
-                seeds=seeds,
-                folder=Path(tmp),
-                log=lambda s: print(s, file=sys.stderr, flush=True),
-                executor=ex,
-                paper=paper,
-            )
+        with control_context("mace", seeds=seeds, jobs=a.jobs) as ctx:
             if a.baseline == "run":
                 before = table2_cells(ctx, None, models)
                 baseline = "rerun here"

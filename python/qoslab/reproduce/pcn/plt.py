@@ -78,6 +78,8 @@ BOTTLENECK_QUEUE = {"type": "fifo", "limit": "10000pkts"}
 # The vertical and host links: "non-limiting" (seed §2.1), read as a link
 # that adds as little serialization of its own as possible (decisions).
 EDGE_RATE = "10Gbps"
+#: Every parking-lot link's propagation delay (seed §2.1: "set to 1ms").
+LINK_DELAY = "1ms"
 #: Mean payload rates (bit/s) of the traffic models (Table 2.1, §2.3.2).
 MEAN_BPS: dict[str, float] = {
     "CBR": 64_000.0,
@@ -167,20 +169,33 @@ def plt_scenario(
     pcn: dict[str, Any],
     metrics: dict[str, Any],
     edge_rate: str = EDGE_RATE,
+    delay: str = LINK_DELAY,
 ) -> Scenario:
     """A parking-lot scenario: :func:`qoslab.topology.pcn_parking_lot` with ``meter`` on every
-    bottleneck and the vertical and host links at ``edge_rate``."""
+    bottleneck, the vertical and host links at ``edge_rate`` and every link's propagation
+    ``delay`` (the seed's 1 ms; a control varies it)."""
     topo = topology.pcn_parking_lot(
-        bottlenecks=bottlenecks, rate=link, stages=[meter], queue=BOTTLENECK_QUEUE, edge_rate=edge_rate
+        bottlenecks=bottlenecks, rate=link, stages=[meter], queue=BOTTLENECK_QUEUE, edge_rate=edge_rate, delay=delay
     )
     return Scenario.build(
         name=name, duration=f"{duration_s:g}s", topology=topo, traffic=groups, pcn=pcn, metrics=metrics
     )
 
 
-def admission_scenario(*, bottlenecks: int, model: str, weight: float, cle: float, duration_s: float) -> Scenario:
-    """§3.6-3.8's set-up: every aggregate offered 2.5× its bottleneck's admissible rate (5× in all)."""
-    link = ADM_LINK[model]
+def admission_scenario(
+    *,
+    bottlenecks: int,
+    model: str,
+    weight: float,
+    cle: float,
+    duration_s: float,
+    link: str | None = None,
+    link_delay: str | None = None,
+) -> Scenario:
+    """§3.6-3.8's set-up: every aggregate offered 2.5× its bottleneck's admissible rate (5× in all).
+    ``link`` (default :data:`ADM_LINK`) and ``link_delay`` (default the seed's 1 ms) are for the
+    controlled runs (:mod:`.controls`)."""
+    link = link if link is not None else ADM_LINK[model]
     admissible = RATES[link] / 2
     calls = OVERLOAD / 2 * admissible / MEAN_BPS[model] / MEAN_CALL_S
     groups = [g for n, s, d in aggregates(bottlenecks) for g in _groups(model, n, s, d, calls_per_s=calls)]
@@ -198,6 +213,7 @@ def admission_scenario(*, bottlenecks: int, model: str, weight: float, cle: floa
             cle_threshold=cle,
         ),
         metrics={"series": bottleneck_names(bottlenecks), "series_interval": f"{SAMPLE_S * 1000:g}ms", "bin": "10s"},
+        delay=link_delay if link_delay is not None else LINK_DELAY,
     )
 
 

@@ -1,4 +1,5 @@
-"""Controlled runs behind PCN claims 4 and 5 (seed 004 §4.2-4.3; docs/reproductions/pcn.md).
+"""Controlled runs behind Table 4.3's and Table 4.2's CBR / 600 cells (issue 13's claims 4 and 5;
+seed 004 §4.2-4.3; docs/reproductions/pcn.md).
 
 One knob changed at a time against the default (rounding up, sustainable-rate interval from the
 first excess mark, ingress 2 of Table 4.3 50 ms one way further than ingress 1, run to t1 + 1 s),
@@ -16,8 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..cells import Measured, compare, fmt_number
 from ..framework import Context
 from ..stats import Estimate
+from . import cellmap as C
 from . import termination as term
 
 D43 = term.T43_DELAYS_US
@@ -32,6 +35,23 @@ KNOBS: list[tuple[str, dict[str, Any], tuple[float, float], list[int]]] = [
     ("ingress 2 25 ms one way further (RTT + 50 ms; the reading before)", {}, (1.0, 1.0), [250, 25_250]),
 ]
 FS = (0.0, 0.005, 0.01, 0.1)
+#: The paper's cells behind the controls' columns, in the table's order.
+CELL_KEYS = [
+    ("Table 4.3", "1", "Over-term Perc"),
+    ("Table 4.3", "2", "Over-term Perc"),
+    *(("Table 4.2", "CBR / 600", f"Deviation Interval / {C.F_COLUMN[f]}") for f in FS),
+]
+
+
+def verdicts(ctx: Context, values: list[list[float]]) -> tuple[list[str], list[str]]:
+    """Each column's cell (:data:`CELL_KEYS`) judged two-sided by the one rule on ``values`` (per
+    column, one value per seed): the verdicts, and the paper's numbers with their tolerances."""
+    if ctx.paper is None:
+        return [""] * len(values), [""] * len(values)
+    measured = [Measured(t, r, c, v) for (t, r, c), v in zip(CELL_KEYS, values, strict=True)]
+    got = {c.key: c for c in compare(ctx.paper, measured)}
+    cells = [got[k] for k in CELL_KEYS]
+    return [c.verdict for c in cells], [f"{c.paper} ± {fmt_number(c.tolerance)}" for c in cells]
 
 
 def controls(ctx: Context) -> tuple[dict[str, Any], tuple[str, str]]:
@@ -49,6 +69,7 @@ def controls(ctx: Context) -> tuple[dict[str, Any], tuple[str, str]]:
     n = len(ctx.seeds)
     data: dict[str, Any] = {}
     rows = []
+    paper_row = ""
     for k, (label, _, _, _) in enumerate(KNOBS):
         block = runs[k * (1 + len(FS)) * n : (k + 1) * (1 + len(FS)) * n]
         t43 = block[:n]
@@ -59,16 +80,24 @@ def controls(ctx: Context) -> tuple[dict[str, Any], tuple[str, str]]:
         for j, f in enumerate(FS):
             cells[f"600/{f:g}"] = Estimate.of(r["over_pts"] for r in block[(j + 1) * n : (j + 2) * n])
         data[label] = {key: v.to_json() for key, v in cells.items()}
-        rows.append(f"| {label} | " + " | ".join(f"{v.fmt('.2f')}" for v in cells.values()) + " |")
+        verdict, paper = verdicts(ctx, [list(v.values) for v in cells.values()])
+        paper_row = "| paper ± tolerance | " + " | ".join(paper) + " |"
+        rows.append(
+            f"| {label} | "
+            + " | ".join(f"{v.fmt('.2f')} {w}".rstrip() for v, w in zip(cells.values(), verdict, strict=True))
+            + " |"
+        )
     text = "\n".join(
         [
             f"Over-termination in points, (actual − optimal) × 100, seeds {', '.join(map(str, ctx.seeds))}, mean ± "
-            "95 % CI; one knob changed at a time (docs/reproductions/pcn.md). Claim 4: ingress 1 in [5, 15], "
-            "ingress 2 in [-2, 2]; claim 5: f = 0 <= 2, each f >= 0.005 >= 9.",
+            "95 % CI; one knob changed at a time (docs/reproductions/pcn.md). Each column is a paper cell "
+            "(Table 4.3's over-termination of ingresses 1 and 2, Table 4.2's CBR / 600 at f), judged "
+            "two-sided by the one rule: the paper's number ± the cell's tolerance against the 95 % interval.",
             "",
             "| run | Table 4.3 ingress 1 | Table 4.3 ingress 2 | 600 ingresses f = 0 | f = 0.005 | f = 0.01 "
             "| f = 0.1 |",
             "|---|---|---|---|---|---|---|",
+            *([paper_row] if ctx.paper is not None else []),
             *rows,
         ]
     )

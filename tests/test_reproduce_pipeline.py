@@ -228,6 +228,27 @@ def test_the_docs_command_checks_and_rewrites_a_stale_page(tmp_path):
     assert p.returncode == 0 and "1 pages with generated cells, 0 stale" in p.stdout
 
 
+def test_a_cause_found_after_the_full_run_reaches_the_committed_cells_and_the_page(tmp_path):
+    # A controlled run recorded in causes.toml after the full run: regenerating gives the committed
+    # cells.csv and the page the new cause (as a run would), values and verdicts untouched.
+    d = _docs_copy(tmp_path)
+    paper = tmp_path / "paperdata"
+    shutil.copytree(PAPERDATA, paper)
+    causes = paper / "fake" / "causes.toml"
+    causes.write_text(causes.read_text().replace("a fake cause:", "a second fake cause:"))
+    cells = d / "data" / "fake" / "cells.csv"
+    before = cells.read_text()
+    cmd = [sys.executable, "-m", "qoslab.reproduce.docs", "--docs", str(d), "--paperdata", str(paper)]
+    p = subprocess.run([*cmd, "--check"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and "fake.md" in p.stderr, p.stdout + p.stderr
+    assert subprocess.run(cmd, capture_output=True, text=True, timeout=120).returncode == 0
+    after = cells.read_text()
+    assert after == before.replace("a fake cause:", "a second fake cause:") and after != before
+    assert "a second fake cause:" in (d / "fake.md").read_text()
+    p = subprocess.run([*cmd, "--check"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+
+
 def test_a_page_with_markers_and_no_cells_or_cells_and_no_markers_is_an_error(tmp_path):
     d = _docs_copy(tmp_path)
     (d / "data" / "fake" / "cells.csv").unlink()

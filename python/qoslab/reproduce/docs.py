@@ -10,7 +10,10 @@ paper data (``paperdata/<folder>/``). Everything outside the markers is hand-wri
 ``DIR`` defaults to the source tree's ``docs/reproductions``.
 
 The committed cells must be of the current paper data (the same keys and printed values, in
-the same order): a page cannot show numbers the paper data no longer holds. A page with
+the same order): a page cannot show numbers the paper data no longer holds. A differing cell's
+cause is the paper data's (``causes.toml``, as a run assigns it): when a controlled run adds or
+changes a cause after the full run, regenerating rewrites the committed ``cells.csv``'s
+``cause`` column and the page (values and verdicts are the run's and never change here). A page with
 markers but no committed cells, or committed cells but a page without markers, is an error.
 ``--check`` writes nothing and exits 1 when a page would change (the test suite runs it).
 """
@@ -18,6 +21,7 @@ markers but no committed cells, or committed cells but a page without markers, i
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -25,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ReproductionError
-from .cells import PaperData, load_paper, paper_dir, read_cells, read_text_bounded
+from .cells import UNEXPLAINED, Cell, PaperData, cells_csv, load_paper, paper_dir, read_cells, read_text_bounded
 from .fidelity import markdown
 
 BEGIN = "<!-- cells:begin -->"
@@ -41,10 +45,14 @@ class Page:
     path: Path
     old: str
     new: str
+    #: The committed ``cells.csv`` behind the page, its text now and with the causes refreshed.
+    cells_path: Path | None = None
+    cells_old: str = ""
+    cells_new: str = ""
 
     @property
     def stale(self) -> bool:
-        return self.old != self.new
+        return self.old != self.new or self.cells_old != self.cells_new
 
 
 def docs_dir() -> Path:
@@ -77,9 +85,19 @@ def _markers(path: Path, text: str) -> tuple[int, int] | None:
     return b[0], e[0]
 
 
-def block(folder: str, paper: PaperData, cells_path: Path) -> str:
+def with_causes(cells: list[Cell], paper: PaperData) -> list[Cell]:
+    """``cells`` with each differing cell's cause as the paper data gives it now (a run's rule)."""
+    out = []
+    for c in cells:
+        if c.verdict == "differs":
+            cause = paper.cause_for(c.key)
+            c = dataclasses.replace(c, cause=cause.text if cause is not None else UNEXPLAINED)
+        out.append(c)
+    return out
+
+
+def block(folder: str, paper: PaperData, cells: list[Cell], cells_path: Path) -> str:
     """The generated Markdown between the markers of ``<folder>.md``."""
-    cells = read_cells(cells_path)
     got = [(c.key, c.paper) for c in cells]
     want = [(p.key, p.printed) for p in paper.cells]
     if got != want:
@@ -124,8 +142,12 @@ def regenerate(directory: Path | None = None, *, paper_root: Path | None = None)
         paper = load_paper(paper_root / folder if paper_root is not None else paper_dir(folder))
         b, e = where
         lines = text.split("\n")
-        new = "\n".join([*lines[: b + 1], block(folder, paper, data / folder / "cells.csv").rstrip("\n"), *lines[e:]])
-        pages.append(Page(md, text, new))
+        cells_path = data / folder / "cells.csv"
+        cells_old = read_text_bounded(cells_path)
+        assert cells_old is not None  # it exists (folders)
+        cells = with_causes(read_cells(cells_path), paper)
+        new = "\n".join([*lines[: b + 1], block(folder, paper, cells, cells_path).rstrip("\n"), *lines[e:]])
+        pages.append(Page(md, text, new, cells_path, cells_old, cells_csv(cells)))
     missing = [f for f in folders if not (d / f"{f}.md").is_file()]
     if missing:
         raise ReproductionError(f"{data / missing[0]}: no page {d / (missing[0] + '.md')} for these cells")
@@ -138,12 +160,16 @@ def write(pages: Sequence[Page]) -> list[Path]:
     for p in pages:
         if not p.stale:
             continue
-        tmp = p.path.with_name(f".{p.path.name}.tmp-{os.getpid()}")
-        try:
-            tmp.write_text(p.new, encoding="utf-8")
-            os.replace(tmp, p.path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        files = [(p.cells_path, p.cells_old, p.cells_new), (p.path, p.old, p.new)]
+        for path, old, new in files:
+            if path is None or old == new:
+                continue
+            tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+            try:
+                tmp.write_text(new, encoding="utf-8")
+                os.replace(tmp, path)
+            finally:
+                tmp.unlink(missing_ok=True)
         written.append(p.path)
     return written
 

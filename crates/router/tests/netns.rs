@@ -173,9 +173,16 @@ fn control_socket_is_root_only_and_reload_is_validated_whole() {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(tb.socket()).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
-    // A non-root client (uid 65534) is refused.
+    // A non-root client (uid 65534) is refused. It runs a copy of the binary in a folder it may
+    // enter: the build's own folder can sit below one only its owner may (a clone in `mktemp -d`).
     use std::os::unix::process::CommandExt;
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_qoslab-router"))
+    let bin_dir = std::env::temp_dir().join(format!("qoslab-ctl-test-{}", std::process::id()));
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    std::fs::set_permissions(&bin_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = bin_dir.join("qoslab-router");
+    std::fs::copy(env!("CARGO_BIN_EXE_qoslab-router"), &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = std::process::Command::new(&bin)
         .args(["ctl"])
         .arg(tb.socket())
         .arg("stats")
@@ -183,6 +190,7 @@ fn control_socket_is_root_only_and_reload_is_validated_whole() {
         .gid(65534)
         .output()
         .unwrap();
+    let _ = std::fs::remove_dir_all(&bin_dir);
     assert!(!o.status.success());
     let out = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
     assert!(out.contains("ermission denied") || out.contains("refused"), "{out}");

@@ -445,6 +445,9 @@ def test_ns2_seed002_script_writes_a_line_per_connection(tmp_path):
     args = ["ns", str(script), "reno", "0", "0", "3", "2", "1", str(out)]
     bad = subprocess.run(args, cwd=tmp_path, capture_output=True)
     assert bad.returncode == 2 and b"ns2defaults, matched or matched_lt" in bad.stderr
+    short = ["ns", str(script), "matched", "0", "0", "3", "2", "1", str(out), "1", "203,408"]
+    bad = subprocess.run(short, cwd=tmp_path, capture_output=True)
+    assert bad.returncode == 2 and b"must list 100 delays, got 2" in bad.stderr
 
 
 @pytest.mark.skipif(__import__("shutil").which("ns") is None, reason="ns-2 not installed")
@@ -492,25 +495,19 @@ tcp = {{ variant = "reno", max_window = 44, rwnd = 44, stack = "ns2" }}
     return head + "".join(groups)
 
 
-@pytest.mark.skipif(
-    __import__("shutil").which("ns") is None or __import__("shutil").which("tshark") is None,
-    reason="ns-2 or tshark not installed",
-)
-def test_seed002_links_four_connections_match_ns2_packet_for_packet(tmp_path):
-    """The first divergences of this trace were qoslab's (issue 30): ns-2's DropTail
-    `queue-limit 20` holds 19 waiting (tcp_cac.tcl now sets 21 for qoslab's 20) and the
-    `ns2` stack did not open the window on the ACK ending fast recovery. With both, every
-    transmission and drop at the bottleneck is the same for the first 1.2 s (the next
-    difference, at 1.2329 s, is two arrivals in the same instant, which ns-2 orders by
-    floating-point rounding)."""
+def _bottleneck_events(tmp_path, n: int, duration: float, access_ns: list[int] | None = None):
+    """ns-2's and qoslab's transmissions and drops at r0 -> sink, (kind, µs, flow, segment),
+    for n connections started 0.1 ms apart."""
     import subprocess
 
     import qoslab
 
-    n, duration = 4, 1.2
     tr = tmp_path / "ns2.tr"
     script = ROOT / "crosscheck" / "ns2" / "tcp_cac_trace.tcl"
-    subprocess.run(["ns", str(script), str(n), "0.0001", "0", str(duration), "21", str(tr)], check=True, cwd=tmp_path)
+    args = ["ns", str(script), str(n), "0.0001", "0", f"{duration:g}", "21", str(tr)]
+    if access_ns is not None:
+        args.append(",".join(str(d) for d in access_ns))
+    subprocess.run(args, check=True, cwd=tmp_path)
     ns2 = []
     for line in tr.read_text().splitlines():
         f = line.split()
@@ -518,7 +515,13 @@ def test_seed002_links_four_connections_match_ns2_packet_for_packet(tmp_path):
             ns2.append((f[0], round(float(f[1]) * 1e6), int(f[7]), int(f[10])))
     toml = tmp_path / "trace.toml"
     toml.write_text(_four_flow_toml(n, 0.1, duration))
-    res = qoslab.run(qoslab.load(toml), seed=1)
+    sc = qoslab.load(toml)
+    if access_ns is not None:
+        import tcp_cac
+
+        topo = tcp_cac.tie_free_topology(sc.echo["topology"], access_ns)
+        sc = sc.with_overrides("topology=" + tcp_cac.toml_inline(topo))
+    res = qoslab.run(sc, seed=1)
     res.save(tmp_path / "out")
     fields = ["-T", "fields", "-e", "frame.time_epoch", "-e", "ip.src", "-e", "tcp.seq", "-e", "frame.comment"]
     rows = subprocess.run(
@@ -533,5 +536,75 @@ def test_seed002_links_four_connections_match_ns2_packet_for_packet(tmp_path):
         # ns-2's trace prints microseconds.
         flow = int(src.split(".")[-1]) - 1
         ours.append(("d" if comment else "-", round(float(t) * 1e6), flow, (int(seq) - 1) // 1460))
+    return ns2, ours
+
+
+@pytest.mark.skipif(
+    __import__("shutil").which("ns") is None or __import__("shutil").which("tshark") is None,
+    reason="ns-2 or tshark not installed",
+)
+def test_seed002_links_four_connections_match_ns2_packet_for_packet(tmp_path):
+    """The first divergences of this trace were qoslab's (issue 30): ns-2's DropTail
+    `queue-limit 20` holds 19 waiting (tcp_cac.tcl now sets 21 for qoslab's 20) and the
+    `ns2` stack did not open the window on the ACK ending fast recovery. With both, every
+    transmission and drop at the bottleneck is the same for the first 1.2 s (the next
+    difference, at 1.2329 s, is two arrivals in the same instant, which ns-2 orders by
+    floating-point rounding)."""
+    ns2, ours = _bottleneck_events(tmp_path, 4, 1.2)
     assert len(ns2) > 7000
     assert ours == ns2
+
+
+@pytest.mark.skipif(
+    __import__("shutil").which("ns") is None or __import__("shutil").which("tshark") is None,
+    reason="ns-2 or tshark not installed",
+)
+def test_seed002_tie_free_access_delays_match_ns2_past_the_first_tie(tmp_path):
+    """With the tie-free variant's access delays the same trace has no same-instant
+    arrivals: it is the same packet for packet in both simulators past 1.2329 s, where
+    Table 1's links part on a tie (measured: all 517,685 events of 60 s)."""
+    import tcp_cac
+
+    ns2, ours = _bottleneck_events(tmp_path, 4, 3.0, tcp_cac.access_delays_ns(4))
+    assert len(ns2) > 20000
+    assert ours == ns2
+
+
+def test_seed002_tie_free_delays_are_distinct_modulo_6us_and_a_sidon_set(capsys):
+    import tcp_cac
+
+    d = tcp_cac.access_delays_ns()
+    assert len(d) == tcp_cac.N and d[:3] == [203, 408, 615] and d[-1] == 20201
+    # Twice a difference is never a multiple of 12 µs (the grid every arrival time is on).
+    assert len({x % 6000 for x in d}) == len(d)
+    # No two pairs have the same difference (a Sidon set).
+    diffs = [a - b for a in d for b in d if a != b]
+    assert len(set(diffs)) == len(diffs)
+    # Small against the 0 ms cells' RTT (20 packets of 120 µs waiting): under 2 %.
+    assert 2 * max(d) < 0.02 * 20 * 120_000
+    with pytest.raises(ValueError, match=r"n \(101\) must be 1 to 100"):
+        tcp_cac.access_delays_ns(101)
+
+
+def test_seed002_tie_free_scenario_is_table1s_with_only_the_access_delays():
+    import tcp_cac
+
+    import qoslab
+
+    for shaper in (0, 2_000_000):
+        table1 = tcp_cac.qoslab_scenario(shaper, 30, "ns2_lt")
+        tie_free = tcp_cac.qoslab_scenario(shaper, 30, "ns2_lt", tie_free=True)
+        assert tie_free.echo["traffic"] == table1.echo["traffic"]
+        assert tie_free.echo["metrics"] == table1.echo["metrics"]
+        t, d = tie_free.echo["topology"], table1.echo["topology"]
+        assert t["preset"] == "explicit" and [n["name"] for n in t["nodes"]][-2:] == ["r0", "sink0"]
+        assert [lk["delay"] for lk in t["links"][:-1]] == [f"{x}ns" for x in tcp_cac.access_delays_ns()]
+        assert all(lk["rate"] == d["access"]["rate"] for lk in t["links"][:-1])
+        assert {k: v for k, v in t["links"][-1].items() if k not in "ab"} == d["bottleneck"]
+    # With every delay 0 the explicit topology is the preset's: the same run, to the packet.
+    short = tcp_cac.qoslab_scenario(0, 0, "ns2").with_overrides("duration=2s")
+    zero = tcp_cac.tie_free_topology(short.echo["topology"], [0] * tcp_cac.N)
+    same = short.with_overrides("topology=" + tcp_cac.toml_inline(zero))
+    assert qoslab.run(same, seed=3).flows.equals(qoslab.run(short, seed=3).flows)
+    with pytest.raises(ValueError, match="a delay per source"):
+        tcp_cac.tie_free_topology(short.echo["topology"], [0])

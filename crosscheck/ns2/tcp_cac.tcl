@@ -7,7 +7,7 @@
 # without delay; the minimum RTT is
 # twice the bottleneck's one-way delay (the ACKs return over it).
 #
-#   ns tcp_cac.tcl <tcp> <shaper_bps> <min_rtt_ms> <duration_s> <warmup_s> <seed> <out_file> [start_jitter_s]
+#   ns tcp_cac.tcl <tcp> <shaper_bps> <min_rtt_ms> <duration_s> <warmup_s> <seed> <out_file> [start_jitter_s [access_delays_ns]]
 #
 # <tcp>: "ns2defaults" — ns-2.35's own TCP defaults, only what the paper
 # states set (1500 B segments on the wire: packetSize_ 1460 with its 40 B
@@ -21,23 +21,42 @@
 # a token bucket of one packet (12,000 bits) at its source (ns-2's TBF,
 # queue unbounded), as qoslab's `shaper = { rate, depth = "1pkt" }`.
 # Every connection starts uniformly in [0, start_jitter_s] (default 1 s).
+# [access_delays_ns]: the tie-free variant (not Table 1's; tcp_cac.py
+# --tie-free, docs/decisions.md): a comma-separated list of one whole
+# number of nanoseconds per connection, its access link's one-way delay
+# (empty or absent: no delay, Table 1's).
 #
 # Writes one line per connection, "fid departures drops arrivals timeouts":
 # the packets that left, were dropped at and arrived at the bottleneck
 # queue between <warmup_s> and <duration_s> (a flow monitor on r0 ->
 # sink0), and its RTO expiries over the whole run (nrexmit_).
 
-if {$argc != 7 && $argc != 8} {
-    puts stderr "usage: ns tcp_cac.tcl tcp shaper_bps min_rtt_ms duration_s warmup_s seed out_file \[start_jitter_s\]"
+if {$argc < 7 || $argc > 9} {
+    puts stderr "usage: ns tcp_cac.tcl tcp shaper_bps min_rtt_ms duration_s warmup_s seed out_file \[start_jitter_s \[access_delays_ns\]\]"
     exit 2
 }
-lassign $argv tcpset shaper_bps min_rtt_ms duration warmup seed outfile start_jitter
+lassign $argv tcpset shaper_bps min_rtt_ms duration warmup seed outfile start_jitter access_delays
 if {$argc == 7} { set start_jitter 1 }
 if {[lsearch {ns2defaults matched matched_lt} $tcpset] < 0} {
     puts stderr "tcp_cac.tcl: tcp must be ns2defaults, matched or matched_lt, not $tcpset"
     exit 2
 }
 set n 100
+if {$access_delays eq ""} {
+    set access_delays [lrepeat $n 0]
+} else {
+    set access_delays [split $access_delays ,]
+}
+if {[llength $access_delays] != $n} {
+    puts stderr "tcp_cac.tcl: access_delays_ns must list $n delays, got [llength $access_delays]"
+    exit 2
+}
+foreach d $access_delays {
+    if {![string is digit -strict $d]} {
+        puts stderr "tcp_cac.tcl: access_delays_ns: '$d' is not a whole number of nanoseconds"
+        exit 2
+    }
+}
 
 Agent/TCP set window_ 44       ;# the paper's 64 KB advertised window: 44 segments of 1460 B
 if {$tcpset eq "ns2defaults"} {
@@ -87,7 +106,7 @@ $ns attach-fmon [$ns link $r0 $sink] $fmon
 
 for {set i 0} {$i < $n} {incr i} {
     set s [$ns node]
-    $ns duplex-link $s $r0 1Gb 0ms DropTail
+    $ns duplex-link $s $r0 1Gb [lindex $access_delays $i]ns DropTail
     $ns queue-limit $s $r0 1000
     $ns queue-limit $r0 $s 1000
     set tcp($i) [new Agent/TCP/Reno]

@@ -5,15 +5,26 @@
 # without delay, a 100 Mb/s bottleneck r0 -> sink of the given one-way delay
 # with a DropTail queue-limit of qlim (21: 20 waiting, as qoslab's
 # 20-packet FIFO). Writes ns-2's queue trace of r0 -> sink (+ - d r lines
-# with flow id and sequence number) to out_file.
+# with flow id and sequence number) to out_file. [access_delays_ns]: a
+# comma-separated list of n whole numbers of nanoseconds, each access
+# link's one-way delay (tcp_cac.tcl's tie-free variant; absent: none).
 #
-#   ns tcp_cac_trace.tcl <n> <gap_s> <delay_ms> <duration_s> <qlim> <out_file>
+#   ns tcp_cac_trace.tcl <n> <gap_s> <delay_ms> <duration_s> <qlim> <out_file> [access_delays_ns]
 
-if {$argc != 6} {
-    puts stderr "usage: ns tcp_cac_trace.tcl n gap_s delay_ms duration_s qlim out_file"
+if {$argc != 6 && $argc != 7} {
+    puts stderr "usage: ns tcp_cac_trace.tcl n gap_s delay_ms duration_s qlim out_file \[access_delays_ns\]"
     exit 2
 }
-lassign $argv n gap delay_ms duration qlim outfile
+lassign $argv n gap delay_ms duration qlim outfile access_delays
+if {$access_delays eq ""} {
+    set access_delays [lrepeat $n 0]
+} else {
+    set access_delays [split $access_delays ,]
+}
+if {[llength $access_delays] != $n} {
+    puts stderr "tcp_cac_trace.tcl: access_delays_ns must list $n delays, got [llength $access_delays]"
+    exit 2
+}
 
 Agent/TCP set window_              44
 Agent/TCP set packetSize_          1500
@@ -52,7 +63,7 @@ set tf [open $outfile w]
 $ns trace-queue $r0 $sink $tf
 for {set i 0} {$i < $n} {incr i} {
     set s [$ns node]
-    $ns duplex-link $s $r0 1Gb 0ms DropTail
+    $ns duplex-link $s $r0 1Gb [lindex $access_delays $i]ns DropTail
     $ns queue-limit $s $r0 1000
     $ns queue-limit $r0 $s 1000
     set tcp($i) [new Agent/TCP/Reno]

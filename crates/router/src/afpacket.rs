@@ -17,9 +17,9 @@
 //! (`TP_STATUS_USER`); the loop copies it into a pool slot and gives the
 //! ring frame back (`TP_STATUS_KERNEL`). Reading costs no system call, and
 //! the VLAN metadata comes in the header: `recvmmsg` with `PACKET_AUXDATA`
-//! cost 50-70 ns more per frame than without, a control message the kernel
-//! builds and copies out for each frame (docs/performance.md, "Cause and
-//! fix of the 64 B difference").
+//! cost up to 131 ns more per frame than without, a control message the
+//! kernel builds and copies out for each frame (docs/performance.md,
+//! "Cause and fix of the 64 B difference").
 //!
 //! **VLAN tags.** A driver with VLAN receive offload (veth always, most
 //! NICs by default) strips a received frame's outer tag into metadata, so

@@ -1,8 +1,8 @@
-//! AF_PACKET sockets, one per interface: frames are received in
-//! `recvmmsg` batches straight into buffer-pool slots, and sent in
-//! `sendmmsg` batches of the frames the pacer released in one pass (each
-//! one already due: the batch only saves system calls). The message
-//! headers of both live in a reused [`MsgBatch`].
+//! AF_PACKET sockets, one per interface: frames are received from a
+//! memory-mapped receive ring (`PACKET_RX_RING`, `TPACKET_V2`) and copied
+//! into buffer-pool slots, and sent in `sendmmsg` batches of the frames the
+//! pacer released in one pass (each one already due: the batch only saves
+//! system calls). The send message headers live in a reused [`MsgBatch`].
 //!
 //! Each socket is bound to its interface with `ETH_P_ALL` (it was opened
 //! with protocol 0 so that it sees nothing before the bind), puts the
@@ -11,17 +11,27 @@
 //! (`PACKET_IGNORE_OUTGOING`, Linux 4.20) and bypasses the interface's
 //! qdisc on send (`PACKET_QDISC_BYPASS`): nothing queues below the pacer.
 //!
+//! **The receive ring.** [`RING_FRAMES`] frames of [`RING_FRAME`] bytes
+//! (16 MiB a socket): the kernel writes each frame and its header (length,
+//! VLAN tag) into the next free ring frame and hands it over
+//! (`TP_STATUS_USER`); the loop copies it into a pool slot and gives the
+//! ring frame back (`TP_STATUS_KERNEL`). Reading costs no system call, and
+//! the VLAN metadata comes in the header: `recvmmsg` with `PACKET_AUXDATA`
+//! cost up to 131 ns more per frame than without, a control message the
+//! kernel builds and copies out for each frame (docs/performance.md,
+//! "Cause and fix of the 64 B difference").
+//!
 //! **VLAN tags.** A driver with VLAN receive offload (veth always, most
 //! NICs by default) strips a received frame's outer tag into metadata, so
-//! the bytes read have no tag. The socket asks for that metadata
-//! (`PACKET_AUXDATA`) and, when a frame carried a tag, writes it back into
-//! the frame (after the MAC addresses) before the datapath sees it: tagged
-//! frames leave tagged. Each slot keeps 4 bytes for it: frames longer than
-//! [`RX_ROOM`] are too long to forward (reported longer than a slot, so the
-//! datapath drops them as oversize).
+//! the bytes read have no tag. The ring header carries that metadata
+//! (`TP_STATUS_VLAN_VALID`) and, when a frame carried a tag, the tag is
+//! written back into the frame (after the MAC addresses) as it is copied
+//! into its slot: tagged frames leave tagged. Each slot keeps 4 bytes for
+//! it: frames longer than [`RX_ROOM`] are too long to forward (reported
+//! longer than a slot, so the datapath drops them as oversize).
 //!
-//! **Kernel drops.** Frames the kernel dropped for this socket (its receive
-//! buffer full, e.g. while the pool had no free slot) are read with
+//! **Kernel drops.** Frames the kernel dropped for this socket (its ring
+//! full, e.g. while the pool had no free slot) are read with
 //! `PACKET_STATISTICS` (which resets the kernel's counters on each read:
 //! [`PacketSocket::kernel_drops`] adds them up).
 
@@ -29,8 +39,21 @@ use crate::pool::{Pool, SLOT};
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+/// `tpacket_versions::TPACKET_V2` (linux/if_packet.h).
+const TPACKET_V2: libc::c_int = 1;
+
+/// Bytes per receive-ring frame: the ring header and a frame of up to
+/// [`RX_ROOM`] bytes fit (the kernel puts the frame at offset 34 for a
+/// `TPACKET_V2` raw socket), so no frame a slot can hold is cut.
+pub const RING_FRAME: usize = 4096;
+/// Frames in one socket's receive ring (the frames the kernel can hold
+/// while the loop is away; beyond them it drops, counted in `drops.kernel`).
+pub const RING_FRAMES: usize = 4096;
+/// Ring frames per block (a block is a run of contiguous kernel pages).
+const RING_BLOCK_FRAMES: usize = 32;
 
 /// Room for a received frame: a slot less the 4 bytes a restored VLAN tag takes.
 pub const RX_ROOM: usize = SLOT - VLAN_TAG;
@@ -44,6 +67,25 @@ pub struct PacketSocket {
     pub name: String,
     /// `PACKET_STATISTICS` drops read so far (the kernel resets its count on each read).
     kernel_drops: u64,
+    ring: RxRing,
+}
+
+/// The receive ring, mapped into this process; unmapped on drop.
+#[derive(Debug)]
+struct RxRing {
+    base: *mut u8,
+    /// The next ring frame to read.
+    head: usize,
+}
+
+// SAFETY: the mapping is owned by the ring and only touched through `&mut self`.
+unsafe impl Send for RxRing {}
+
+impl Drop for RxRing {
+    fn drop(&mut self) {
+        // SAFETY: `base` is the start of a live mapping of this size, unmapped once.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, RING_FRAME * RING_FRAMES) };
+    }
 }
 
 /// The index of interface `name`, if it exists.
@@ -86,12 +128,7 @@ impl PacketSocket {
         let one: libc::c_int = 1;
         setsockopt(raw, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, "PACKET_IGNORE_OUTGOING")?;
         setsockopt(raw, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, &one, "PACKET_QDISC_BYPASS")?;
-        setsockopt(raw, libc::SOL_PACKET, libc::PACKET_AUXDATA, &one, "PACKET_AUXDATA")?;
-        let buf: libc::c_int = 8 << 20;
-        // FORCE needs CAP_NET_ADMIN; fall back to the capped size without it.
-        if setsockopt(raw, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &buf, "SO_RCVBUFFORCE").is_err() {
-            setsockopt(raw, libc::SOL_SOCKET, libc::SO_RCVBUF, &buf, "SO_RCVBUF")?;
-        }
+        let ring = RxRing::map(raw)?;
         // SAFETY: sockaddr_ll is plain data; all-zero is a valid value.
         let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
         sll.sll_family = libc::AF_PACKET as u16;
@@ -113,7 +150,7 @@ impl PacketSocket {
         mr.mr_ifindex = ifindex;
         mr.mr_type = libc::PACKET_MR_PROMISC as u16;
         setsockopt(raw, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mr, "PACKET_ADD_MEMBERSHIP")?;
-        Ok(PacketSocket { fd, ifindex, name: name.to_string(), kernel_drops: 0 })
+        Ok(PacketSocket { fd, ifindex, name: name.to_string(), kernel_drops: 0, ring })
     }
 
     pub fn fd(&self) -> RawFd {
@@ -144,73 +181,42 @@ impl PacketSocket {
     /// len)` to `out` for each (the slot is then the caller's), and returns
     /// how many arrived (0: none waiting, or no free slot). A frame that
     /// carried a VLAN tag has it back (`len` counts it); a frame longer than
-    /// [`RX_ROOM`] arrives truncated, with `len` more than a slot.
-    pub fn recv_batch(
-        &self,
-        m: &mut MsgBatch,
-        pool: &mut Pool,
-        max: usize,
-        out: &mut Vec<(u32, usize)>,
-    ) -> io::Result<usize> {
-        m.slots.clear();
-        while m.slots.len() < max.min(m.msgs.len()) {
-            match pool.alloc() {
-                Some(s) => m.slots.push(s),
-                None => break,
+    /// [`RX_ROOM`] is not copied, and `len` is more than a slot.
+    pub fn recv_batch(&mut self, pool: &mut Pool, max: usize, out: &mut Vec<(u32, usize)>) -> io::Result<usize> {
+        let mut got = 0;
+        while got < max {
+            let hdr = self.ring.frame(self.ring.head);
+            // SAFETY: `hdr` is the start of a ring frame: an aligned u32 the kernel also writes.
+            let status = unsafe { AtomicU32::from_ptr(hdr as *mut u32) };
+            let st = status.load(Ordering::Acquire);
+            if st & libc::TP_STATUS_USER == 0 {
+                break;
             }
-        }
-        let n = m.slots.len();
-        if n == 0 {
-            return Ok(0);
-        }
-        let base = pool.base_ptr();
-        for i in 0..n {
-            // SAFETY: the slot lies inside `pool`'s block, which outlives the call.
-            let buf = unsafe { base.add(m.slots[i] as usize * SLOT) };
-            m.set(i, buf, RX_ROOM);
-            m.want_control(i);
-        }
-        // SAFETY: `m.msgs[..n]` are initialised headers over live buffers.
-        let r = unsafe {
-            libc::recvmmsg(
-                self.fd(),
-                m.msgs.as_mut_ptr(),
-                n as u32,
-                libc::MSG_DONTWAIT | libc::MSG_TRUNC,
-                std::ptr::null_mut(),
-            )
-        };
-        let got = if r < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::WouldBlock && e.raw_os_error() != Some(libc::EINTR) {
-                for &s in &m.slots {
-                    pool.free(s);
-                }
-                return Err(e);
-            }
-            0
-        } else {
-            r as usize
-        };
-        for i in 0..got {
-            let (slot, len) = (m.slots[i], m.msgs[i].msg_len as usize);
-            if len > RX_ROOM {
+            let Some(slot) = pool.alloc() else { break };
+            // SAFETY: the kernel handed this frame over (TP_STATUS_USER): its header is written.
+            let h: libc::tpacket2_hdr = unsafe { std::ptr::read(hdr as *const libc::tpacket2_hdr) };
+            let (len, snap, mac) = (h.tp_len as usize, h.tp_snaplen as usize, h.tp_mac as usize);
+            if len > RX_ROOM || snap < len || mac + len > RING_FRAME {
                 out.push((slot, len.max(SLOT + 1)));
-                continue;
-            }
-            match m.vlan(i) {
-                Some((tpid, tci)) => {
-                    let f = pool.slot_mut(slot);
-                    f.copy_within(12..len, 12 + VLAN_TAG);
+            } else {
+                // SAFETY: the frame's `len` bytes lie inside this ring frame (checked above).
+                let data = unsafe { std::slice::from_raw_parts(hdr.add(mac), len) };
+                let f = pool.slot_mut(slot);
+                if st & libc::TP_STATUS_VLAN_VALID != 0 && len >= 12 {
+                    let tpid = if st & libc::TP_STATUS_VLAN_TPID_VALID != 0 { h.tp_vlan_tpid } else { 0x8100 };
+                    f[..12].copy_from_slice(&data[..12]);
                     f[12..14].copy_from_slice(&tpid.to_be_bytes());
-                    f[14..16].copy_from_slice(&tci.to_be_bytes());
+                    f[14..16].copy_from_slice(&h.tp_vlan_tci.to_be_bytes());
+                    f[16..len + VLAN_TAG].copy_from_slice(&data[12..]);
                     out.push((slot, len + VLAN_TAG));
+                } else {
+                    f[..len].copy_from_slice(data);
+                    out.push((slot, len));
                 }
-                None => out.push((slot, len)),
             }
-        }
-        for &s in &m.slots[got..n] {
-            pool.free(s);
+            status.store(libc::TP_STATUS_KERNEL, Ordering::Release);
+            self.ring.head = (self.ring.head + 1) % RING_FRAMES;
+            got += 1;
         }
         Ok(got)
     }
@@ -247,18 +253,11 @@ impl PacketSocket {
     }
 }
 
-/// Bytes of control data per received frame: one `PACKET_AUXDATA` message
-/// (CMSG_SPACE of a 20-byte `tpacket_auxdata`: 40 bytes), in u64 words for alignment.
-const CONTROL_WORDS: usize = 6;
-
-/// The message headers of one `recvmmsg` or `sendmmsg` call (one frame
-/// each), allocated once and reused, with the pool slots they point at and
-/// each message's control buffer (a received frame's VLAN metadata).
+/// The message headers of one `sendmmsg` call (one frame each), allocated
+/// once and reused.
 pub struct MsgBatch {
     iov: Vec<libc::iovec>,
     msgs: Vec<libc::mmsghdr>,
-    control: Vec<[u64; CONTROL_WORDS]>,
-    slots: Vec<u32>,
 }
 
 impl std::fmt::Debug for MsgBatch {
@@ -274,15 +273,10 @@ impl MsgBatch {
         // SAFETY: iovec and mmsghdr are plain data; all-zero is a valid value.
         let zero_iov: libc::iovec = unsafe { std::mem::zeroed() };
         let zero_msg: libc::mmsghdr = unsafe { std::mem::zeroed() };
-        MsgBatch {
-            iov: vec![zero_iov; max],
-            msgs: vec![zero_msg; max],
-            control: vec![[0; CONTROL_WORDS]; max],
-            slots: Vec::with_capacity(max),
-        }
+        MsgBatch { iov: vec![zero_iov; max], msgs: vec![zero_msg; max] }
     }
 
-    /// Points message `i` at the `len` bytes at `buf` (no control data).
+    /// Points message `i` at the `len` bytes at `buf`.
     fn set(&mut self, i: usize, buf: *mut u8, len: usize) {
         self.iov[i] = libc::iovec { iov_base: buf as *mut libc::c_void, iov_len: len };
         let h = &mut self.msgs[i];
@@ -292,39 +286,41 @@ impl MsgBatch {
         h.msg_hdr.msg_controllen = 0;
         h.msg_len = 0;
     }
+}
 
-    /// Lets message `i` receive control data (the frame's `PACKET_AUXDATA`).
-    fn want_control(&mut self, i: usize) {
-        let h = &mut self.msgs[i].msg_hdr;
-        h.msg_control = self.control[i].as_mut_ptr() as *mut libc::c_void;
-        h.msg_controllen = std::mem::size_of::<[u64; CONTROL_WORDS]>() as _;
+impl RxRing {
+    /// Sets up the `TPACKET_V2` receive ring of socket `fd` and maps it.
+    fn map(fd: RawFd) -> io::Result<RxRing> {
+        setsockopt(fd, libc::SOL_PACKET, libc::PACKET_VERSION, &TPACKET_V2, "PACKET_VERSION")?;
+        let req = libc::tpacket_req {
+            tp_block_size: (RING_FRAME * RING_BLOCK_FRAMES) as u32,
+            tp_block_nr: (RING_FRAMES / RING_BLOCK_FRAMES) as u32,
+            tp_frame_size: RING_FRAME as u32,
+            tp_frame_nr: RING_FRAMES as u32,
+        };
+        setsockopt(fd, libc::SOL_PACKET, libc::PACKET_RX_RING, &req, "PACKET_RX_RING")?;
+        // SAFETY: maps the ring the kernel just allocated for `fd`; checked below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                RING_FRAME * RING_FRAMES,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            let e = io::Error::last_os_error();
+            return Err(io::Error::new(e.kind(), format!("mmap(PACKET_RX_RING): {e}")));
+        }
+        Ok(RxRing { base: base as *mut u8, head: 0 })
     }
 
-    /// The VLAN tag (TPID, TCI) the kernel took off received frame `i`, if any.
-    fn vlan(&self, i: usize) -> Option<(u16, u16)> {
-        let h = &self.msgs[i].msg_hdr;
-        // SAFETY: the kernel wrote `msg_controllen` bytes of well-formed cmsgs into
-        // our buffer; CMSG_FIRSTHDR/NXTHDR stay inside it.
-        unsafe {
-            let mut c = libc::CMSG_FIRSTHDR(h);
-            while !c.is_null() {
-                if (*c).cmsg_level == libc::SOL_PACKET
-                    && (*c).cmsg_type == libc::PACKET_AUXDATA
-                    && (*c).cmsg_len as usize
-                        >= libc::CMSG_LEN(std::mem::size_of::<libc::tpacket_auxdata>() as u32) as usize
-                {
-                    let a: libc::tpacket_auxdata =
-                        std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::tpacket_auxdata);
-                    if a.tp_status & libc::TP_STATUS_VLAN_VALID != 0 {
-                        let tpid =
-                            if a.tp_status & libc::TP_STATUS_VLAN_TPID_VALID != 0 { a.tp_vlan_tpid } else { 0x8100 };
-                        return Some((tpid, a.tp_vlan_tci));
-                    }
-                    return None;
-                }
-                c = libc::CMSG_NXTHDR(h, c);
-            }
-        }
-        None
+    /// The start (header) of ring frame `i`.
+    fn frame(&self, i: usize) -> *mut u8 {
+        // SAFETY: `i < RING_FRAMES`, so the frame lies inside the mapping (frames are
+        // contiguous: a block holds a whole number of them and blocks follow each other).
+        unsafe { self.base.add(i * RING_FRAME) }
     }
 }

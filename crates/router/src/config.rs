@@ -113,7 +113,7 @@ pub struct RouterSection {
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum IoMode {
-    /// AF_PACKET sockets, `recvmmsg`/`sendmmsg` batches.
+    /// AF_PACKET sockets: a memory-mapped receive ring, `sendmmsg` batches.
     #[default]
     AfPacket,
     /// AF_XDP sockets in copy mode, an XDP program redirecting queue 0.

@@ -4,7 +4,7 @@
 //! ```text
 //! forwarding thread, loop:
 //!     now = monotonic ns since start
-//!     for each side: recvmmsg a batch into pool slots → datapath.receive   (no free slot: pool_exhausted)
+//!     for each side: a batch from the receive ring into pool slots → datapath.receive   (no free slot: pool_exhausted)
 //!     wake = datapath.poll(now, send_batch)    (delay line, pacers, timers; what they release leaves by sendmmsg)
 //!     stats line due → kernel drops read, interfaces checked, line written
 //!     calls from the control thread → answered (stats; reload: checked against the live state, swapped in)
@@ -303,7 +303,7 @@ fn forward(
     let mut drain_until: Option<Time> = None;
     let mut busy_ns: u64 = 0;
     let mut got: Vec<(u32, usize)> = Vec::with_capacity(1024);
-    let (mut rx_msgs, mut tx_msgs) = (MsgBatch::new(batch), MsgBatch::new(batch));
+    let mut tx_msgs = MsgBatch::new(batch);
     let mut ready = Ready::default();
     let mut gone: Option<String> = None;
 
@@ -324,7 +324,7 @@ fn forward(
                     continue;
                 }
                 got.clear();
-                match sock.recv_batch(&mut rx_msgs, &mut dp.pool, batch, &mut got) {
+                match sock.recv_batch(&mut dp.pool, batch, &mut got) {
                     Ok(n) => more |= n == batch,
                     Err(_) => ready.err[side] = true,
                 }

@@ -33,15 +33,9 @@ impl FrameSocket {
         }
     }
     /// Up to `max` frames into free pool slots, appended to `out` as `(slot, len)`.
-    pub fn recv_batch(
-        &mut self,
-        m: &mut MsgBatch,
-        pool: &mut Pool,
-        max: usize,
-        out: &mut Vec<(u32, usize)>,
-    ) -> io::Result<usize> {
+    pub fn recv_batch(&mut self, pool: &mut Pool, max: usize, out: &mut Vec<(u32, usize)>) -> io::Result<usize> {
         match self {
-            FrameSocket::Packet(s) => s.recv_batch(m, pool, max, out),
+            FrameSocket::Packet(s) => s.recv_batch(pool, max, out),
             FrameSocket::Xdp(s) => Ok(s.recv_batch(pool, max, out)),
         }
     }

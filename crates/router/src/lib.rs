@@ -11,7 +11,7 @@
 //! - [`reload`]: reconfiguration checked against the live state;
 //! - [`script`]: frames, time steps and reloads from bytes, with conservation checked (fuzzing, tests);
 //! - [`delay`]: the link's propagation delay, a delay line before the ports;
-//! - [`afpacket`]: AF_PACKET sockets with `recvmmsg` and `sendmmsg` batches;
+//! - [`afpacket`]: AF_PACKET sockets with a receive ring and `sendmmsg` batches;
 //! - [`afxdp`]: AF_XDP sockets (copy mode) and their XDP redirect program;
 //! - [`io`]: either kind, as `router.io` chooses;
 //! - [`control`]: the control socket and thread (stats, validated reconfiguration);

@@ -62,10 +62,6 @@ impl Pool {
         let n = self.len[slot as usize] as usize;
         &mut self.bytes[s..s + n]
     }
-    /// Pointers to the start of each slot in `slots`, for `recvmmsg`.
-    pub fn base_ptr(&mut self) -> *mut u8 {
-        self.bytes.as_mut_ptr()
-    }
 }
 
 #[cfg(test)]

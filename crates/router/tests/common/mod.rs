@@ -287,26 +287,15 @@ pub fn capture_ecn(ns: &str, dev: &str, port: u16, idle: Duration) -> std::threa
     let ready = std::sync::Arc::new(std::sync::Barrier::new(2));
     let r2 = ready.clone();
     let h = in_ns(ns, move || {
-        let s = qoslab_router::afpacket::PacketSocket::open(&dev).expect("capture socket");
-        // SAFETY: fcntl on our own fd: back to blocking reads, with a timeout.
-        unsafe {
-            let fl = libc::fcntl(s.fd(), libc::F_GETFL);
-            libc::fcntl(s.fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK);
-            let tv = libc::timeval { tv_sec: idle.as_secs() as _, tv_usec: idle.subsec_micros() as _ };
-            libc::setsockopt(
-                s.fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVTIMEO,
-                &tv as *const libc::timeval as *const libc::c_void,
-                std::mem::size_of::<libc::timeval>() as u32,
-            );
-        }
+        // A plain socket that `recv` reads (the router's own sockets read a ring instead).
+        let s = qoslab_router::testbed::packet_socket(&dev);
+        qoslab_router::testbed::set_recv_timeout(&s, idle);
         r2.wait();
         let mut counts = [0u64; 4];
         let mut buf = [0u8; 2048];
         loop {
             // SAFETY: recv into a live buffer of the size passed.
-            let n = unsafe { libc::recv(s.fd(), buf.as_mut_ptr() as *mut libc::c_void, buf.len(), 0) };
+            let n = unsafe { libc::recv(s.as_raw_fd(), buf.as_mut_ptr() as *mut libc::c_void, buf.len(), 0) };
             if n <= 0 {
                 break;
             }

@@ -7,6 +7,7 @@
 //! qoslab-router-bench soak [MINUTES]       overload soak, RSS slope (make soak)
 //! qoslab-router-bench attacks              issue 28's flood, bypass and kernel-drop runs (attacks.rs)
 //! qoslab-router-bench gaps [--seconds S] [--rt]   time through the router while control commands are served (gaps.rs)
+//! qoslab-router-bench rxcost [ROUNDS]      CPU cost of one received frame, per AF_PACKET receive path (rxcost.rs)
 //! ```
 //!
 //! `--router PATH` runs another qoslab-router binary (an older build, for
@@ -43,6 +44,7 @@ mod attacks;
 mod bed;
 mod cleanup;
 mod gaps;
+mod rxcost;
 mod traffic;
 
 use bed::Bed;
@@ -217,6 +219,10 @@ fn main() {
         }
         Some("attacks") => std::process::exit(attacks::run()),
         Some("gaps") => std::process::exit(gaps::run(secs)),
+        Some("rxcost") => {
+            let rounds: usize = args.get(2).map_or(20, |r| r.parse().expect("rxcost ROUNDS"));
+            std::process::exit(rxcost::run(rounds));
+        }
         _ => {}
     }
     let only: Option<Vec<String>> = opt(&args, "--only").map(|s| s.split(',').map(str::to_string).collect());

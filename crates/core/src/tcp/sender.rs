@@ -7,7 +7,9 @@ use crate::units::{Dur, Time};
 
 mod ecn;
 
-/// Most the RTO is backed off (x 64, as ns-2's `maxbackoff_`; `max_rto` caps it too).
+/// Most the RTO is backed off with `stack = rfc` (x 64, the BSD rule; `max_rto`
+/// caps the armed RTO too). With `stack = ns2` the back-off doubles past 64 while
+/// the armed RTO is under `max_rto` (see `back_off`).
 pub const MAX_BACKOFF: u32 = 64;
 
 /// What a sender has done.
@@ -151,7 +153,8 @@ impl TcpSender {
     pub fn rto(&self) -> Dur {
         self.rto
     }
-    /// The current back-off factor (1, 2, 4, ... 64).
+    /// The current back-off factor (1, 2, 4, ... 64; with `stack = ns2` beyond
+    /// 64 while the armed RTO is under `max_rto`).
     pub fn backoff(&self) -> u32 {
         self.backoff
     }
@@ -499,11 +502,32 @@ impl TcpSender {
         self.send_new(now, out);
     }
 
-    /// Doubles the RTO's back-off (at most [`MAX_BACKOFF`]); with `stack =
-    /// ns2`, past 8 SRTT is dropped so that the next sample starts the
-    /// estimator afresh (ns-2's `rtt_backoff()`).
+    /// Doubles the RTO's back-off. `stack = rfc`: up to [`MAX_BACKOFF`]
+    /// (the armed RTO is capped at `max_rto` either way, RFC 6298 §5.5).
+    /// `stack = ns2`: ns-2.35's `rtt_backoff()` (`tcp/tcp.cc` v1.182,
+    /// lines 611-627) doubles while under 64 *or* while the armed RTO before
+    /// doubling is under `max_rto`,
+    ///
+    /// ```text
+    /// if (t_backoff_ < 64 || (rfc2988_ && rtt_timeout() < maxrto_))   // line 613
+    ///         t_backoff_ <<= 1;
+    /// ```
+    ///
+    /// where `rtt_timeout()` (lines 529-561) is `max(t_rtxcur_, minrto_) x
+    /// t_backoff_` capped at `maxrto_` ([`Self::armed_rto`]); `rfc2988_` is
+    /// true by default (`ns-default.tcl`), so with a 200 ms RTO the back-off
+    /// goes on to 512 and the timer stays at 60 s. Past 8 it also moves
+    /// SRTT into RTTVAR and clears SRTT (lines 618-626), so that the next
+    /// sample starts the estimator afresh. A doubling that would overflow
+    /// `u32` is not made (only with an RTO under `max_rto` / 2^31).
     fn back_off(&mut self) {
-        self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+        let doubles = match self.cfg.stack {
+            TcpStack::Rfc => self.backoff < MAX_BACKOFF,
+            TcpStack::Ns2 => self.backoff < MAX_BACKOFF || self.armed_rto() < self.cfg.max_rto,
+        };
+        if doubles {
+            self.backoff = self.backoff.checked_mul(2).unwrap_or(self.backoff);
+        }
         if self.cfg.stack == TcpStack::Ns2 && self.backoff > 8 {
             self.ns2_rttvar4 += self.ns2_srtt8 >> 3;
             self.ns2_srtt8 = 0;
@@ -940,6 +964,31 @@ mod tests {
         assert_eq!(s.ns2_srtt8, 0, "SRTT dropped at back-off 16");
         s.rtt_sample(Time(0), 250 * MS);
         assert_eq!(s.srtt(), Some(Dur(200 * MS)), "the next sample starts afresh");
+    }
+
+    #[test]
+    fn ns2_stack_backs_off_past_64_while_the_armed_rto_is_under_max_rto() {
+        // One sample of 64 ms: RTO 3 ticks (300 ms). x 64 is 19.2 s, under max_rto (60 s):
+        // ns-2.35's `rtt_backoff()` doubles on to 128 (38.4 s) and 256 (capped: 60 s), then
+        // stops; the RFC stack stops at 64 and re-arms 19.2 s.
+        for (stack, backoffs) in [
+            (TcpStack::Ns2, [2u32, 4, 8, 16, 32, 64, 128, 256, 256]),
+            (TcpStack::Rfc, [2, 4, 8, 16, 32, 64, 64, 64, 64]),
+        ] {
+            let mut s = TcpSender::new(TcpConfig { stack, ..ns2(20) }, None).unwrap();
+            s.rtt_sample(Time(0), 64 * MS);
+            let rto = s.rto().0;
+            assert_eq!(rto, if stack == TcpStack::Ns2 { 300 * MS } else { 200 * MS });
+            let mut out = Vec::new();
+            s.start(Time(0), &mut out);
+            for backoff in backoffs {
+                let due = s.timer_deadline().unwrap();
+                s.on_timer(due, &mut out);
+                assert_eq!(s.backoff(), backoff, "{stack:?}");
+                let armed = (rto * backoff as u64).min(60_000 * MS);
+                assert_eq!(s.timer_deadline(), Some(Time(due.0 + armed)), "{stack:?}");
+            }
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ the crosscheck's 25-Reno case (seed 1), whose counts were taken with awk."""
 from __future__ import annotations
 
 import itertools
+import shutil
 import sys
 from pathlib import Path
 
@@ -16,6 +17,12 @@ sys.path.insert(0, str(ROOT / "crosscheck"))
 
 import cases  # noqa: E402
 import metrics  # noqa: E402
+
+#: The tests that run ns-2.35 (package ns2), and those that also read traces with tshark.
+NEEDS_NS = pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2 not installed")
+NEEDS_NS_AND_TSHARK = pytest.mark.skipif(
+    shutil.which("ns") is None or shutil.which("tshark") is None, reason="ns-2 or tshark not installed"
+)
 
 EXCERPT = Path(__file__).parent / "data" / "ns2_red_bottleneck_excerpt.tr"
 
@@ -259,7 +266,7 @@ def test_tcp_mm_case_runs_the_mm_app_on_both_sides_numbered_alike():
     assert set(e["flow_id"]) == set(mm.mm_flows)
 
 
-@pytest.mark.skipif(__import__("shutil").which("ns") is None, reason="ns-2 not installed")
+@NEEDS_NS
 def test_ns2_mm_app_follows_the_published_rules_on_a_clean_path(tmp_path):
     import subprocess
 
@@ -428,7 +435,7 @@ def test_seed002_qoslab_counts_come_from_the_bins_after_the_warmup():
     assert [c.timeouts for c in conns] == [float(x) for x in f.sort_values("flow_id")["timeouts"]]
 
 
-@pytest.mark.skipif(__import__("shutil").which("ns") is None, reason="ns-2 not installed")
+@NEEDS_NS
 def test_ns2_seed002_script_writes_a_line_per_connection(tmp_path):
     import subprocess
 
@@ -450,7 +457,7 @@ def test_ns2_seed002_script_writes_a_line_per_connection(tmp_path):
     assert bad.returncode == 2 and b"must list 100 delays, got 2" in bad.stderr
 
 
-@pytest.mark.skipif(__import__("shutil").which("ns") is None, reason="ns-2 not installed")
+@NEEDS_NS
 def test_ns2_ecn_case_marks_instead_of_dropping_early(tmp_path):
     import subprocess
 
@@ -539,10 +546,7 @@ def _bottleneck_events(tmp_path, n: int, duration: float, access_ns: list[int] |
     return ns2, ours
 
 
-@pytest.mark.skipif(
-    __import__("shutil").which("ns") is None or __import__("shutil").which("tshark") is None,
-    reason="ns-2 or tshark not installed",
-)
+@NEEDS_NS_AND_TSHARK
 def test_seed002_links_four_connections_match_ns2_packet_for_packet(tmp_path):
     """The first divergences of this trace were qoslab's (issue 30): ns-2's DropTail
     `queue-limit 20` holds 19 waiting (tcp_cac.tcl now sets 21 for qoslab's 20) and the
@@ -555,10 +559,7 @@ def test_seed002_links_four_connections_match_ns2_packet_for_packet(tmp_path):
     assert ours == ns2
 
 
-@pytest.mark.skipif(
-    __import__("shutil").which("ns") is None or __import__("shutil").which("tshark") is None,
-    reason="ns-2 or tshark not installed",
-)
+@NEEDS_NS_AND_TSHARK
 def test_seed002_tie_free_access_delays_match_ns2_past_the_first_tie(tmp_path):
     """With the tie-free variant's access delays the same trace has no same-instant
     arrivals: it is the same packet for packet in both simulators past 1.2329 s, where

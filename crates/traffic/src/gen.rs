@@ -102,17 +102,16 @@ impl Times {
     pub fn new(f: &FlowSpec, i: usize, seed: u64) -> Result<Times, String> {
         let mut rng = qoslab_core::rng::stream(seed, f.stream);
         let start = Time(f.start_ns) + jitter(&mut rng, Dur(f.jitter_ns));
-        let size = SizeModel::new(
-            &if f.payload.exp_mean > 0.0 {
-                qoslab_scenario::SizeSpec::Random(qoslab_scenario::RandomSize {
-                    base: qoslab_core::Bytes(f.payload.base as u64),
-                    exp_mean: qoslab_core::Bytes(f.payload.exp_mean.round() as u64),
-                })
-            } else {
-                qoslab_scenario::SizeSpec::Fixed(qoslab_core::Bytes(f.payload.base as u64))
-            },
-            0,
-        );
+        // The simulator's size law with no header: base + round(Exp(exp_mean rounded to whole bytes)).
+        let size = if f.payload.exp_mean > 0.0 {
+            SizeModel::Random {
+                base: f.payload.base as u64,
+                exp_mean: f.payload.exp_mean.round() as u64 as f64,
+                header: 0,
+            }
+        } else {
+            SizeModel::Fixed { wire: f.payload.base }
+        };
         let mut randomize_ns = 0;
         let (pattern, first) = match model_plan(&f.model) {
             Some(plan) => {

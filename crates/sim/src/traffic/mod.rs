@@ -105,12 +105,6 @@ pub enum SizeModel {
 }
 
 impl SizeModel {
-    pub fn new(spec: &SizeSpec, header: u64) -> SizeModel {
-        match spec {
-            SizeSpec::Fixed(b) => SizeModel::Fixed { wire: b.0.saturating_add(header).min(u32::MAX as u64) as u32 },
-            SizeSpec::Random(r) => SizeModel::Random { base: r.base.0, exp_mean: r.exp_mean.0 as f64, header },
-        }
-    }
     /// Wire size of the next packet.
     #[inline]
     pub fn sample(&self, rng: &mut Rng) -> u32 {
@@ -128,13 +122,6 @@ impl SizeModel {
         match *self {
             SizeModel::Fixed { wire } => wire as f64 - header as f64,
             SizeModel::Random { base, exp_mean, .. } => base as f64 + exp_mean,
-        }
-    }
-    /// Mean payload in thousandths of a bit, for exact periods.
-    fn mean_payload_millibits(spec: &SizeSpec) -> u128 {
-        match spec {
-            SizeSpec::Fixed(b) => b.0 as u128 * 8000,
-            SizeSpec::Random(r) => (r.base.0 as u128 + r.exp_mean.0 as u128) * 8000,
         }
     }
 }
@@ -211,14 +198,7 @@ impl Source {
             ModelPlan::MmApp { .. } | ModelPlan::Tcp { .. } => Source::Agent,
         }
     }
-    /// The first send time of a flow of group `gp` starting at `start` (always `start`).
-    pub fn first(&mut self, start: Time, rng: &mut Rng, gp: &GroupPlan) -> Time {
-        match self {
-            Source::Vtr(s) => s.first(start, &gp.frames, rng),
-            _ => self.first_alone(start, rng).unwrap_or(start),
-        }
-    }
-    /// [`Source::first`] for a source that needs nothing of its group (every
+    /// [`GroupSource::first`] for a source that needs nothing of its group (every
     /// model but VTR, whose frames are its group's: `None`). The testbed's
     /// generator (`crates/traffic`) runs these sources without a network.
     pub fn first_alone(&mut self, start: Time, rng: &mut Rng) -> Option<Time> {
@@ -240,27 +220,7 @@ impl Source {
             Source::Poisson(_) | Source::Mm(_) | Source::Vtr(_) | Source::Agent => None,
         }
     }
-    /// Wire size of the packet sent now: the group's size law, or the
-    /// trace's for VTR.
-    #[inline]
-    pub fn wire_size(&self, rng: &mut Rng, gp: &GroupPlan) -> u32 {
-        match (self, &gp.model) {
-            (Source::Vtr(s), ModelPlan::Vtr(p)) => s.wire_size(p),
-            _ => gp.size.sample(rng),
-        }
-    }
-    /// The send time after the one at `now`, for a flow of group `gp`.
-    #[inline]
-    pub fn next(&mut self, now: Time, rng: &mut Rng, gp: &GroupPlan) -> Time {
-        match self {
-            Source::Vtr(s) => match &gp.model {
-                ModelPlan::Vtr(p) => s.next_send(p, &gp.frames),
-                _ => Time::MAX,
-            },
-            _ => self.next_alone(now, rng).unwrap_or(Time::MAX),
-        }
-    }
-    /// [`Source::next`] for a source that needs nothing of its group (`None`
+    /// [`GroupSource::next`] for a source that needs nothing of its group (`None`
     /// for VTR, as [`Source::first_alone`]).
     #[inline]
     pub fn next_alone(&mut self, now: Time, rng: &mut Rng) -> Option<Time> {
@@ -272,6 +232,60 @@ impl Source {
             Source::Mm(s) => s.next_send(),
             Source::Agent => Time::MAX,
         })
+    }
+}
+
+/// What a flow's [`Source`] does with its group's plan: a VTR source plays
+/// its group's frames; every other one runs alone ([`Source::first_alone`]).
+pub trait GroupSource {
+    /// The first send time of a flow of group `gp` starting at `start` (always `start`).
+    fn first(&mut self, start: Time, rng: &mut Rng, gp: &GroupPlan) -> Time;
+    /// Wire size of the packet sent now: the group's size law, or the
+    /// trace's for VTR.
+    fn wire_size(&self, rng: &mut Rng, gp: &GroupPlan) -> u32;
+    /// The send time after the one at `now`, for a flow of group `gp`.
+    fn next(&mut self, now: Time, rng: &mut Rng, gp: &GroupPlan) -> Time;
+}
+
+impl GroupSource for Source {
+    fn first(&mut self, start: Time, rng: &mut Rng, gp: &GroupPlan) -> Time {
+        match self {
+            Source::Vtr(s) => s.first(start, &gp.frames, rng),
+            _ => self.first_alone(start, rng).unwrap_or(start),
+        }
+    }
+    #[inline]
+    fn wire_size(&self, rng: &mut Rng, gp: &GroupPlan) -> u32 {
+        match (self, &gp.model) {
+            (Source::Vtr(s), ModelPlan::Vtr(p)) => s.wire_size(p),
+            _ => gp.size.sample(rng),
+        }
+    }
+    #[inline]
+    fn next(&mut self, now: Time, rng: &mut Rng, gp: &GroupPlan) -> Time {
+        match self {
+            Source::Vtr(s) => match &gp.model {
+                ModelPlan::Vtr(p) => s.next_send(p, &gp.frames),
+                _ => Time::MAX,
+            },
+            _ => self.next_alone(now, rng).unwrap_or(Time::MAX),
+        }
+    }
+}
+
+/// The size model of a group's `size` with `header` bytes added on the wire.
+pub fn size_model(spec: &SizeSpec, header: u64) -> SizeModel {
+    match spec {
+        SizeSpec::Fixed(b) => SizeModel::Fixed { wire: b.0.saturating_add(header).min(u32::MAX as u64) as u32 },
+        SizeSpec::Random(r) => SizeModel::Random { base: r.base.0, exp_mean: r.exp_mean.0 as f64, header },
+    }
+}
+
+/// Mean payload of a group's `size` in thousandths of a bit, for exact periods.
+fn mean_payload_millibits(spec: &SizeSpec) -> u128 {
+    match spec {
+        SizeSpec::Fixed(b) => b.0 as u128 * 8000,
+        SizeSpec::Random(r) => (r.base.0 as u128 + r.exp_mean.0 as u128) * 8000,
     }
 }
 
@@ -444,7 +458,7 @@ fn plan_group(
         return Err(unvalidated(g, "an endpoint pattern matches no node"));
     }
     let header = g.header.0;
-    let size = SizeModel::new(&g.size, header);
+    let size = size_model(&g.size, header);
     let (mut model, mm_periods) = model_plan(g)?;
     let (arrival, max_flows) = arrival_plan(g, gi, base_dir)?;
     let wire_mean = size.mean_payload(header) + header as f64;
@@ -502,7 +516,7 @@ fn plan_group(
 /// A group's model with its rates turned into periods, and the periods of
 /// its MM_APP scales (empty for the other models).
 fn model_plan(g: &TrafficGroup) -> Result<(ModelPlan, Vec<Period>), SimError> {
-    let payload_mb = SizeModel::mean_payload_millibits(&g.size);
+    let payload_mb = mean_payload_millibits(&g.size);
     let period = |r: Rate| match Period::from_rate(payload_mb, r) {
         Some(p) if payload_mb > 0 => Ok(p),
         _ => Err(unvalidated(g, "a rate of 0 or an empty payload")),
@@ -651,7 +665,7 @@ mod tests {
 
     #[test]
     fn random_sizes_are_base_plus_rounded_exponential_plus_header() {
-        let m = SizeModel::new(&SizeSpec::Random(RandomSize { base: Bytes(100), exp_mean: Bytes(400) }), 28);
+        let m = size_model(&SizeSpec::Random(RandomSize { base: Bytes(100), exp_mean: Bytes(400) }), 28);
         let mut rng = qoslab_core::rng::stream(1, 1);
         let n = 200_000;
         let xs: Vec<u32> = (0..n).map(|_| m.sample(&mut rng)).collect();
@@ -659,7 +673,7 @@ mod tests {
         let mean = xs.iter().map(|x| *x as f64).sum::<f64>() / n as f64;
         assert!((mean - 528.0).abs() < 3.0, "{mean}");
         assert_eq!(m.mean_payload(28), 500.0);
-        let f = SizeModel::new(&SizeSpec::Fixed(Bytes(1000)), 40);
+        let f = size_model(&SizeSpec::Fixed(Bytes(1000)), 40);
         assert_eq!(f.sample(&mut rng), 1040);
         assert_eq!(f.mean_payload(40), 1000.0);
     }

@@ -22,10 +22,10 @@ use crate::clock::{now_ns, sleep_until};
 use crate::spec::{read_replay, FlowSpec, GenSpec, Model};
 use crate::wire;
 use qoslab_core::rng::Rng;
+use qoslab_core::traffic::cbr::Period;
+use qoslab_core::traffic::on_off::PeriodLaw;
+use qoslab_core::traffic::{jitter, ModelPlan, SizeModel, Source};
 use qoslab_core::units::{Dur, Time};
-use qoslab_sim::traffic::cbr::Period;
-use qoslab_sim::traffic::on_off::PeriodLaw;
-use qoslab_sim::traffic::{jitter, ModelPlan, SizeModel, Source};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -188,9 +188,9 @@ struct FlowState {
 }
 
 /// The send time the simulator's `emit` gives a packet whose source said `next`
-/// (`qoslab_sim::traffic::emission_time`, the same draws from the flow's stream).
+/// (`qoslab_core::traffic::emission_time`, the same draws from the flow's stream).
 pub fn shifted(next: u64, randomize_ns: u64, send_jitter_max_ns: u64, rng: &mut Rng) -> u64 {
-    qoslab_sim::traffic::emission_time(Time(next), randomize_ns, send_jitter_max_ns, rng).0
+    qoslab_core::traffic::emission_time(Time(next), randomize_ns, send_jitter_max_ns, rng).0
 }
 
 fn period(p: &crate::spec::PeriodSpec) -> Period {
@@ -363,7 +363,7 @@ fn percentile(v: &mut [u64], q: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use qoslab_sim::traffic::flow_stream;
+    use qoslab_core::traffic::flow_stream;
     use qoslab_sim::Column;
 
     /// Three groups whose send times move: CBR with `randomize`, ON/OFF and CBR with random

@@ -36,8 +36,8 @@
 use crate::clock::{now_ns, sleep_until};
 use crate::gen::{FlowReport, TcpReport};
 use crate::spec::{FlowSpec, Model};
+use qoslab_core::traffic::jitter;
 use qoslab_core::units::Dur;
-use qoslab_sim::traffic::jitter;
 use serde::Serialize;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -45,14 +45,9 @@
 //! ([`GroupPlan::frames`]).
 
 pub mod arrivals;
-pub mod cbr;
-pub mod mm_app;
-pub mod on_off;
-pub mod poisson;
-mod source;
-pub mod vtr;
 
-pub use source::*;
+/// The sources themselves (clock-free, in core): the simulator runs them over its groups.
+pub use qoslab_core::traffic::*;
 
 use crate::engine::{DirId, GroupId, NodeId};
 use crate::error::SimError;
@@ -64,8 +59,8 @@ use qoslab_core::rng::Rng;
 use qoslab_core::units::{Dur, Rate, Time};
 use qoslab_scenario::expand::Expanded;
 use qoslab_scenario::{
-    Arrivals as ArrivalSpec, Packetization, SendJitter, SizeSpec, SrcChoice, TcpSpec, TrafficGroup, TrafficModel,
-    ValidScenario, VtrTrace,
+    Arrivals as ArrivalSpec, SendJitter, SizeSpec, SrcChoice, TcpSpec, TrafficGroup, TrafficModel, ValidScenario,
+    VtrTrace,
 };
 use rand::Rng as _;
 use std::path::Path;

@@ -5,12 +5,12 @@
 
 use super::cbr::{Cbr, Period};
 use super::mm_app;
+use super::on_off::Packetization;
 use super::on_off::{OnOff, PeriodLaw};
 use super::poisson::Poisson;
 use super::vtr::{Vtr, VtrPlan};
-use qoslab_core::rng::Rng;
-use qoslab_core::units::{Dur, Time};
-use qoslab_scenario::Packetization;
+use crate::rng::Rng;
+use crate::units::{Dur, Time};
 use rand::Rng as _;
 use rand_distr::Exp1;
 
@@ -69,7 +69,7 @@ pub enum ModelPlan {
     },
     /// A TCP sender (greedy when `bytes` is `None`) and its sink.
     Tcp {
-        cfg: qoslab_core::tcp::TcpConfig,
+        cfg: crate::tcp::TcpConfig,
         bytes: Option<u64>,
         sink_delay: Option<Dur>,
         header: u32,

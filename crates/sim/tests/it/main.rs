@@ -8,6 +8,7 @@ mod conservation;
 mod determinism;
 mod edges;
 mod fluid;
+mod generator;
 mod links_routes;
 mod mace;
 mod mace_descriptors;

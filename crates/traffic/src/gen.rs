@@ -19,6 +19,7 @@
 //! is then asked for the following time from the shifted one.
 
 use crate::clock::{now_ns, sleep_until};
+use crate::error::TrafficError;
 use crate::spec::{read_replay, FlowSpec, GenSpec, Model};
 use crate::wire;
 use qoslab_core::rng::Rng;
@@ -99,7 +100,7 @@ pub struct Times {
 impl Times {
     /// Flow `f` (index `i` in the spec, for errors) of a run with `seed`: its stream, the start
     /// jitter drawn first, its source's first send time.
-    pub fn new(f: &FlowSpec, i: usize, seed: u64) -> Result<Times, String> {
+    pub fn new(f: &FlowSpec, i: usize, seed: u64) -> Result<Times, TrafficError> {
         let mut rng = qoslab_core::rng::stream(seed, f.stream);
         let start = Time(f.start_ns) + jitter(&mut rng, Dur(f.jitter_ns));
         // The simulator's size law with no header: base + round(Exp(exp_mean rounded to whole bytes)).
@@ -118,16 +119,17 @@ impl Times {
                 let mut src = Source::new(&plan, &[]);
                 // As the simulator's group plan: randomize × the spacing, truncated.
                 randomize_ns = src.spacing_ns().map_or(0, |sp| (f.randomize * sp as f64) as u64);
-                let first = src
-                    .first_alone(start, &mut rng)
-                    .ok_or_else(|| format!("flows[{i}].model: the generator has no source for this model"))?;
+                let first = src.first_alone(start, &mut rng).ok_or_else(|| {
+                    TrafficError::field(format!("flows[{i}].model"), "the generator has no source for this model")
+                })?;
                 (Pattern::Model(src), Some(first.0))
             }
             None => {
                 let Model::Replay { file } = &f.model else {
-                    return Err(format!("flows[{i}].model: a TCP flow has no send schedule"));
+                    return Err(TrafficError::field(format!("flows[{i}].model"), "a TCP flow has no send schedule"));
                 };
-                let rows = read_replay(file).map_err(|e| format!("flows[{i}].model.replay.file: {e}"))?;
+                let rows = read_replay(file)
+                    .map_err(|e| TrafficError::field(format!("flows[{i}].model.replay.file"), e.to_string()))?;
                 let first = rows.first().map(|r| start.0 + r.0);
                 (Pattern::Replay { rows, next: 0 }, first)
             }
@@ -168,7 +170,7 @@ impl Times {
 }
 
 /// Every `(send time, payload)` of flow `i` of `spec`, as [`run`] sends them (no socket).
-pub fn send_times(spec: &GenSpec, i: usize) -> Result<Vec<(u64, u32)>, String> {
+pub fn send_times(spec: &GenSpec, i: usize) -> Result<Vec<(u64, u32)>, TrafficError> {
     let mut times = Times::new(&spec.flows[i], i, spec.seed)?;
     let mut out = Vec::new();
     let mut t = times.first;
@@ -237,7 +239,7 @@ fn set_tos(sock: &UdpSocket, dscp: u8, ecn: bool) -> std::io::Result<()> {
 /// Send times (ns after `t0`) and flow indices, earliest first.
 type Schedule = BinaryHeap<Reverse<(u64, usize)>>;
 
-fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), String> {
+fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), TrafficError> {
     let mut flows = Vec::with_capacity(spec.flows.len());
     let mut heap = BinaryHeap::new();
     for (i, f) in spec.flows.iter().enumerate() {
@@ -246,9 +248,10 @@ fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), String> {
         }
         let bind = if f.dst.is_ipv4() { "0.0.0.0" } else { "::" };
         let sock = UdpSocket::bind((bind, f.src_port))
-            .map_err(|e| format!("flows[{i}].src_port: cannot bind {bind}:{}: {e}", f.src_port))?;
-        set_tos(&sock, f.dscp, f.ecn).map_err(|e| format!("flows[{i}].dscp: cannot set the TOS byte: {e}"))?;
-        sock.connect(f.dst).map_err(|e| format!("flows[{i}].dst: cannot reach {}: {e}", f.dst))?;
+            .map_err(|e| TrafficError::io(format!("flows[{i}].src_port: cannot bind {bind}:{}", f.src_port), e))?;
+        set_tos(&sock, f.dscp, f.ecn)
+            .map_err(|e| TrafficError::io(format!("flows[{i}].dscp: cannot set the TOS byte"), e))?;
+        sock.connect(f.dst).map_err(|e| TrafficError::io(format!("flows[{i}].dst: cannot reach {}", f.dst), e))?;
         let times = Times::new(f, i, spec.seed)?;
         if let Some(t) = times.first {
             heap.push(Reverse((t, flows.len())));
@@ -263,7 +266,7 @@ fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), String> {
 const TICK_NS: u64 = 1_000_000;
 
 /// Sends every flow until its stop time (or until `stop` is set); returns what was sent.
-pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, String> {
+pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, TrafficError> {
     let tcp: Vec<_> = spec
         .flows
         .iter()
@@ -336,7 +339,7 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Strin
     }
     let mut tcp_reports = Vec::new();
     for t in tcp {
-        tcp_reports.push(t.join().map_err(|_| "a TCP sender thread panicked".to_string())??);
+        tcp_reports.push(t.join().map_err(|_| TrafficError::Panicked("TCP sender"))??);
     }
     let late_over_1ms = lates.iter().filter(|&&l| l > 1_000_000).count() as u64;
     Ok(GenReport {

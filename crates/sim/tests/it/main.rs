@@ -12,6 +12,7 @@ mod generator;
 mod links_routes;
 mod mace;
 mod mace_descriptors;
+mod paper_traffic;
 mod pcn;
 mod red_dumbbell;
 mod scenarios;

@@ -345,6 +345,29 @@ mod tests {
     }
 
     #[test]
+    fn set_reaches_a_paper_models_parameters_and_its_expansions_fields() {
+        let text = concat!(
+            "name = \"p\"\nduration = \"2s\"\n[topology]\npreset = \"dumbbell\"\nsources = 1\n",
+            "access = { rate = \"10Mbps\", delay = \"1ms\" }\nbottleneck = { rate = \"10Mbps\", delay = \"1ms\" }\n",
+            "[[traffic]]\nname = \"v\"\nmodel = \"voice\"\nsrc = \"src0\"\ndst = \"sink0\"\ncalls_per_s = 1\n",
+        );
+        let set = |o: &[&str]| {
+            let o: Vec<String> = o.iter().map(|s| s.to_string()).collect();
+            crate::load::load_str(text, "s.toml", &o, None)
+        };
+        let sc = set(&["traffic.0.codec=vbr", "traffic.0.calls_per_s=2.5", "traffic.0.randomize=0.01"]).unwrap();
+        let g = &sc.traffic[0];
+        assert_eq!((g.randomize, g.arrivals.is_some()), (0.01, true));
+        assert!(matches!(g.model, crate::TrafficModel::OnOff { .. }), "{:?}", g.model);
+        let e = set(&["traffic.0.codex=vbr"]).unwrap_err().to_string();
+        assert!(e.contains("traffic.0.codex"), "{e}");
+        // A bad parameter in the file is reported at its line.
+        let bad = text.replace("calls_per_s = 1", "calls_per_s = \"many\"");
+        let e = crate::load::load_str(&bad, "s.toml", &[], None).unwrap_err().to_string();
+        assert!(e.starts_with("s.toml:13: traffic.0.calls_per_s: \"many\" is not a call rate"), "{e}");
+    }
+
+    #[test]
     fn problems_name_the_field() {
         let mut d = doc(concat!(
             "[[traffic]]\nname = \"v\"\nmodel = \"voice\"\ncodec = \"g723\"\nsrc = \"a\"\ndst = \"b\"\nflows = 1\n",

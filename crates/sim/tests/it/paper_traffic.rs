@@ -12,6 +12,7 @@ duration = "6s"
 preset = "dumbbell"
 sources = 6
 sinks = 2
+routers = 2
 access = { rate = "100Mbps", delay = "1ms" }
 bottleneck = { rate = "12Mbps", delay = "5ms", queue = { type = "fifo", limit = "60pkts" } }
 [metrics]

@@ -65,6 +65,7 @@ impl MmSource {
         self.grid.restart(start)
     }
     /// The send time after the one at `now` (the last one returned).
+    #[inline]
     pub fn next_send(&mut self) -> Time {
         self.last = self.grid.step();
         self.last

@@ -181,6 +181,7 @@ pub fn jitter(rng: &mut Rng, d: Dur) -> Dur {
 /// of a flow's packets (each is below its spacing; validation refuses the
 /// two together). The simulator and the testbed's generator both call this,
 /// so they send the same schedule.
+#[inline]
 pub fn emission_time(next: Time, randomize_ns: u64, send_jitter_max_ns: u64, rng: &mut Rng) -> Time {
     let mut at = next;
     if randomize_ns > 0 {

@@ -50,8 +50,8 @@ def _spelled_out() -> list[dict[str, Any]]:
     mix = []
     for codec in traffic.VOICE_MIX:
         size, ms, on = traffic.VOICE_CODECS[codec]
-        kw: dict[str, Any] = dict(src="src*", dst="sink*", size=size, interval=f"{ms}ms", src_choice="random")
-        kw["arrivals"] = calls(3.0 / len(traffic.VOICE_MIX))
+        kw: dict[str, Any] = {"src": "src*", "dst": "sink*", "size": size, "interval": f"{ms}ms"}
+        kw |= {"src_choice": "random", "arrivals": calls(3.0 / len(traffic.VOICE_MIX))}
         if on >= 1.0:
             mix.append(traffic.cbr(name=f"mix_{codec}", **kw))
         else:
@@ -62,17 +62,31 @@ def _spelled_out() -> list[dict[str, Any]]:
             name="cbr", src="src0", dst="sink0", size=160, interval="20ms", arrivals=calls(4.0, "2s"), randomize=0.01
         ),
         traffic.on_off(
-            name="vbr", src="src1", dst="sink1", size=160, interval="20ms", on="340ms", off="660ms", flows=3,
+            name="vbr",
+            src="src1",
+            dst="sink1",
+            size=160,
+            interval="20ms",
+            on="340ms",
+            off="660ms",
+            flows=3,
             start_jitter="1s",
-        ),  # fmt: skip
+        ),
         *mix,
         traffic.on_off(
             name="svd", src="src2", dst="sink0", size=1500, interval="1ms", on="340ms", off="660ms", arrivals=calls(0.5)
         ),
-        traffic.cbr(name="per", src="src3", dst="sink1", size=972, interval=f"{round(1e9 / 187.5)}ns", header="28B",
-                    dscp=46),  # fmt: skip
+        traffic.cbr(
+            name="per", src="src3", dst="sink1", size=972, interval=f"{round(1e9 / 187.5)}ns", header="28B", dscp=46
+        ),
         traffic.poisson(
-            name="poi", src="src3", dst="sink0", size="100B", rate=f"{round(1500 * 100 * 8)}bps", header="28B", stop="4s"
+            name="poi",
+            src="src3",
+            dst="sink0",
+            size="100B",
+            rate=f"{1500 * 100 * 8}bps",
+            header="28B",
+            stop="4s",
         ),
     ]
 

@@ -100,7 +100,9 @@ def groups(
     how: dict[str, Any] = {"calls_per_s": calls} if batch is None else {"arrivals": batch}
     if model in ("CBR", "VBR", "MIX"):
         codec = {"CBR": "cbr", "VBR": "vbr", "MIX": "mix"}[model]
-        return traffic.voice(name="voice", src=src, dst=dst, codec=codec, randomize=randomize, src_choice=src_choice, **how)
+        return traffic.voice(
+            name="voice", src=src, dst=dst, codec=codec, randomize=randomize, src_choice=src_choice, **how
+        )
     if model == "SVD":
         return [traffic.svd(name="svd", src=src, dst=dst, randomize=randomize, **how)]
     return [traffic.vtr(name="vtr", src=src, dst=dst, randomize=randomize, **how)]

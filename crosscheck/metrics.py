@@ -36,7 +36,7 @@ from dataclasses import dataclass
 TOLERANCE = {"utilization": 0.03, "drop_fraction": 0.005, "jain": 0.03, "mean_queue": 0.20, "mark_fraction": 0.005}
 #: Figures of the ECN cases only.
 ECN_ONLY = ("mark_fraction",)
-#: Seed 002's Table 1 crosscheck (``tcp_cac.py``), absolute: the share of connections
+#: [Tarasiuk05] Table 1 crosscheck (``tcp_cac.py``), absolute: the share of connections
 #: stopped (a share of 500 connections over 5 seeds: 25 connections), Jain's index of the
 #: connections' throughput, the aggregate loss and the utilization with the tolerances of
 #: the RED cases' Jain's index, drop fraction and utilization (issue 30 §3).

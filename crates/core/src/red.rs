@@ -1,6 +1,6 @@
 //! RED: Random Early Detection (Floyd & Jacobson 1993, "Random Early
 //! Detection Gateways for Congestion Avoidance", IEEE/ACM ToN 1(4)).
-//! Seed 001 uses it as the baseline and as the core of CBT, D-CBT and
+//! [Claypool00] uses it as the baseline and as the core of CBT, D-CBT and
 //! ChIPS (it describes RED in §1, builds CBT/D-CBT on its average in §3 and
 //! §3.1, gives min_th 5 / max_th 15 in §3.2 and §6.3 and the 60-packet
 //! queue in §5; its §2 omits queue management); those reuse the pure

@@ -96,7 +96,7 @@ pub struct RouterSection {
     /// (a stage such as MACE's may set it again).
     #[serde(default)]
     pub class_tag: ClassTagRule,
-    /// `class_tag = "cbt"`: the DSCP bits that mark UDP as tagged (seed 001's
+    /// `class_tag = "cbt"`: the DSCP bits that mark UDP as tagged ([Claypool00]'s
     /// "unused bit of the ToS field"); default 1, DSCP pool 3 (xxxx01,
     /// experimental or local use, RFC 2474 §6).
     #[serde(default = "one_u8")]

@@ -1,6 +1,6 @@
-"""The ``dcbt`` reproduction: RED, CBT, D-CBT and D-CBT+ChIPS (seed 001, Claypool & Chung 2000).
+"""The ``dcbt`` reproduction: RED, CBT, D-CBT and D-CBT+ChIPS ([Claypool00], Claypool & Chung 2000).
 
-Setup (``scenarios/dcbt/paper.toml``, seed 001 §5): 55 FTP/TCP Reno (max
+Setup (``scenarios/dcbt/paper.toml``, [Claypool00 §5]): 55 FTP/TCP Reno (max
 window 20, ns-2.35's Reno rules, 1000 B packets on the wire: 960 B of
 payload + 40 B of headers), 10 MM_APP media-scaling flows
 (tagged, class 1) and 2 CBR at 5 Mb/s (untagged, class 2), each flow on its
@@ -78,8 +78,8 @@ NAME = "dcbt"
 TITLE = "D-CBT and ChIPS: class fairness, Jain's index and tagged jitter under RED, CBT, D-CBT, D-CBT+ChIPS"
 #: Seeds of a full run (runs take about a second each; the issue asks for several).
 FULL_SEEDS = 5
-SEED_FILE = "001_c31d5aa44c0a52e3.txt"
-PAPER = "Claypool & Chung 2000, Dynamic-CBT and ChIPS (seed 001)"
+SEED_FILE = "Claypool00"
+PAPER = "Claypool & Chung 2000, Dynamic-CBT and ChIPS [Claypool00]"
 
 SCENARIO = "dcbt/paper.toml"
 BOTTLENECK = "r0->r1"

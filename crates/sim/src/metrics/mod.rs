@@ -100,7 +100,7 @@ pub struct FlowStats {
     /// Delivered packets that carry a CE mark (RFC 3168).
     pub ce_pkts: u64,
     /// Delivered packets that carry a PCN excess (termination) mark, and a
-    /// PCN threshold (admission) mark (seed 004 §4.3.2's per-flow marked
+    /// PCN threshold (admission) mark ([Zhang07 §4.3.2]'s per-flow marked
     /// fractions). u32: a flow sends fewer than 2^32 packets in any run this
     /// simulator can hold, and the pair costs 8 bytes.
     pub pcn_excess_pkts: u32,

@@ -64,7 +64,7 @@ size = "1000B"
 
 #[test]
 fn on_off_exponential_follows_the_packetization_rule() {
-    // EXP2 of seed 000: ON 20 ms, OFF 180 ms, 320 B every 10 ms. Per ON
+    // EXP2 of [MACE98]: ON 20 ms, OFF 180 ms, 320 B every 10 ms. Per ON
     // period ceil(L / 10 ms) packets: mean 1 / (1 - e^-0.5) = 2.5415,
     // i.e. 12.707 packets/s (not the nominal 10). 20 flows x 500 s:
     // 127,074 expected; cycles are independent, so a 2 % tolerance is
@@ -323,7 +323,7 @@ size = "700B"
     assert_eq!(u64s(&one.flows, "sent_bytes")[0], u64s(&two.flows, "sent_bytes")[0]);
 }
 
-/// Seed 004 §2.3.4: with `randomize = f` every packet after the first leaves
+/// [Zhang07 §2.3.4]: with `randomize = f` every packet after the first leaves
 /// within [0, f × spacing) after its ideal time, and the grid does not drift.
 #[test]
 fn randomized_packet_times_stay_within_the_fraction_of_the_spacing() {
@@ -398,7 +398,7 @@ fn randomize_is_refused_outside_its_range_and_models() {
     assert!(d.iter().any(|d| d.path == "traffic.0.randomize" && d.message.contains("poisson")), "{d:?}");
 }
 
-/// EXP1 (seed 000 Table 1: 320 B + 66 B every 40 ms while ON, ON 313 ms, OFF
+/// EXP1 ([MACE98] Table 1: 320 B + 66 B every 40 ms while ON, ON 313 ms, OFF
 /// 325 ms, exponential). Nominal: 386 B × 8 / 40 ms × 313 / 638 = 37.87 kb/s.
 fn exp1_group(packetization: &str) -> String {
     format!(
@@ -528,7 +528,7 @@ fn send_jitter_and_packetization_are_refused_where_they_do_not_apply() {
     ));
 }
 
-/// Six call groups at the same rate over 300 ingresses (seed 004's MIX over
+/// Six call groups at the same rate over 300 ingresses ([Zhang07]'s MIX over
 /// the RTT topology, scaled down): 5 calls/s each for 60 s, 50 ms calls.
 fn six_call_groups(src_choice: &str) -> String {
     let mut s = String::from(

@@ -1,5 +1,5 @@
 """The MACE reproduction's settings: the paper's testbed and sources
-(seed 000, Fig. 4 and Table 1) and the run lengths of the quick and full
+([MACE98], Fig. 4 and Table 1) and the run lengths of the quick and full
 runs; each name is used by the runs, claims, figures and report alike. The
 paper's own numbers are in ``paperdata/mace/`` (their one home)."""
 

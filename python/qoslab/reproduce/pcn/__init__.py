@@ -1,4 +1,4 @@
-"""The ``pcn`` reproduction: Pre-Congestion Notification admission and termination (seed 004).
+"""The ``pcn`` reproduction: Pre-Congestion Notification admission and termination [Zhang07].
 
 The experiment families are modules of their own, each returning an
 :class:`~qoslab.reproduce.framework.Outcome` that :func:`reproduce` joins
@@ -27,8 +27,8 @@ from . import admission, plt, termination
 
 NAME = "pcn"
 TITLE = "PCN: admission control and flow termination (over-admission, over-termination, beat-down)"
-SEED_FILE = "004_103cfaf3a9820062.txt"
-PAPER = "Pre-Congestion Notification performance evaluation (draft-zhang-pcn-performance-evaluation, seed 004)"
+SEED_FILE = "Zhang07"
+PAPER = "Pre-Congestion Notification performance evaluation (draft-zhang-pcn-performance-evaluation, [Zhang07])"
 FULL_SEEDS = 5
 
 #: The families, in report order.

@@ -79,7 +79,7 @@ def _finite_mean(xs: list[float]) -> float:
 
 
 def per_seed(runs: list[dict[str, Any]]) -> list[dict[str, float]]:
-    """Each seed's Table 1 / Table 3 statistics, as the paper defines them: the mean over the
+    """Each the paper's Table 1 / Table 3 statistics, as the paper defines them: the mean over the
     connections of the per-connection SRTT (ms), loss ratio and throughput (Mb/s), and the
     aggregate loss ratio (all data dropped / sent)."""
     return [

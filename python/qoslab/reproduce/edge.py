@@ -666,7 +666,8 @@ def _ef_rates(
         )
     (p2a, p2e), (p5a, p5e) = paper["A2"], paper["A5"]
     lines.append(
-        f"| [Guerin99] Table I | {p2a:g} | {p2e:g} | {p5a:g} | {p5e:g} | {p2a / p2e:.1f} | {p5a / p5e:.1f} | – | – | "
+        f"| [Guerin99] Table I | {p2a:g} | {p2e:g} | {p5a:g} | {p5e:g} | "
+        f"{p2a / p2e:.1f} | {p5a / p5e:.1f} | – | – | "
         f"{offset_free_ms({'A2': p2a, 'A5': p5a}, {'A2': p2e, 'A5': p5e}):.0f} |"
     )
     return {"data": out, "text": "\n".join(lines)}

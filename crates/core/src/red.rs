@@ -63,7 +63,7 @@
 //! | `variant` | `floyd93` or `ns2` | | `floyd93` (the paper; `ns2` is ns-2's implementation) |
 //! | link rate | bit/s | > 0 | given by the link the queue feeds |
 //!
-//! Interpretations (also in `docs/decisions.md#red`):
+//! Interpretations (also in `docs/decisions/red.md#red`):
 //! - `q` counts packets waiting in this queue, not the one on the wire
 //!   (Linux semantics). The idle period starts when `dequeue` finds the
 //!   queue empty, which the simulator does when the link finishes sending.

@@ -259,7 +259,7 @@ def _others_per_flow_bps(period: dict[str, Any]) -> float:
 def paper_cells(runs: dict[str, list[dict[str, Any]]]) -> list[Measured | NotMeasured]:
     """Every cell of ``paperdata/dcbt/cells.csv`` from the measures (:func:`measure`) of each
     variant's runs, one value per seed in the runs' order, each in the paper's unit and as the
-    paper defines it (docs/decisions.md, "dcbt: the paper's numbers as cells")."""
+    paper defines it (docs/decisions/reproduce-dcbt.md, "dcbt: the paper's numbers as cells")."""
     out: list[Measured | NotMeasured] = []
 
     def cell(table: str, row: str, column: str, values: Any) -> None:

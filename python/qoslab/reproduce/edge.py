@@ -113,7 +113,7 @@ EF_RESERVED_KBPS, AF_RESERVED_6B_KBPS = 200, 700
 
 
 def derived_ef_rate_bps() -> int:
-    """The EF queue's SCFQ rate in Fig. 6(b), from §III (docs/decisions.md, "edge: the EF queue's
+    """The EF queue's SCFQ rate in Fig. 6(b), from §III (docs/decisions/reproduce-edge.md, "edge: the EF queue's
     scheduler rate follows §III"): each queue's weight is the link fraction allocated to its
     service (EF 200, AF 700 kb/s reserved; best effort none), SCFQ shares the link in the ratio
     of the weights, so the EF queue is guaranteed 2 Mb/s x 200 / 900, "higher than the aggregate

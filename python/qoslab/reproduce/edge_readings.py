@@ -1,7 +1,7 @@
 """Controlled study behind the ``edge`` reproduction: claims 1-4 *together* across readings of
 the paper's lost numbers.
 
-[Guerin99]'s PDF extraction lost the numbers of Fig. 6 and most of §V (docs/decisions.md,
+[Guerin99]'s PDF extraction lost the numbers of Fig. 6 and most of §V (docs/decisions/reproduce-edge.md,
 "`edge`: the [Guerin99] scenario"). The scenario files hold one reconstruction, fixed before any
 run and not changed after seeing a result. This study asks what that reconstruction cannot
 answer: *is there a reading of the lost numbers under which [Guerin99] Fig. 7 and Fig. 8

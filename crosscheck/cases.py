@@ -12,7 +12,7 @@ cut down to the flows under test, written once for each simulator.
   ``tcp_late``, 10 UDP flows from 0 s (the MM_APP's place) and the 2 CBR
   from 10 s, each at its class's per-flow rate of each 10 s period. It asks
   whether ns-2.35 and qoslab agree on TCP's drop rate when UDP shares the
-  queue as under D-CBT, without D-CBT (issue 10 §2);
+  queue as under D-CBT, without D-CBT;
 - ``tcp_mm``: the paper's whole mix under plain RED with its 10 MM_APP
   flows (from 0 s) and its 2 CBR at 5 Mb/s (from 10 s): qoslab's MM_APP
   against the MmApp its author published for ns-2, rewritten in OTcl

@@ -1,4 +1,4 @@
-"""D-CBT's class fairness, one knob at a time (issue 30 item 5).
+"""D-CBT's class fairness, one knob at a time.
 
     .venv/bin/python crosscheck/dcbt_fairness.py [--seeds N] [--variant V] [--only LABEL ...] [--markdown]
 

@@ -1,4 +1,4 @@
-"""qoslab's MM_APP against the MmApp its author published for ns-2 (issue 10 §2).
+"""qoslab's MM_APP against the MmApp its author published for ns-2.
 
     .venv/bin/python crosscheck/mm_app.py [--seeds N] [--markdown]
 

@@ -193,7 +193,7 @@ def test_reproduce_tcp_cac_quick_writes_results_and_judges_the_claims(tmp_path):
 
 def test_table4_file_is_10_mbit_on_the_wire():
     """The Table 4 transfer is 10 Mbit with headers (1500 B segments, 40 B of header each), so
-    at R_req = 1 Mb/s it lasts the paper's 10 s (issue 10 §4)."""
+    at R_req = 1 Mb/s it lasts the paper's 10 s."""
     from qoslab.api import load
 
     sc = load(Path(__file__).parents[1] / "scenarios" / "tcp_cac" / "table4.toml")

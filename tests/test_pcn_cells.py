@@ -1,5 +1,5 @@
 """The pcn reductions feed the paper's cells, and fixed numbers reach the verdicts the one rule
-gives (issue 26): seed by seed statistics, then cells.compare against paperdata/pcn."""
+gives: seed by seed statistics, then cells.compare against paperdata/pcn."""
 
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def test_table_3_1_cells_reach_the_rules_verdicts(tmp_path):
     assert v[("Table 3.1", row("VBR", "BATCH"), cellmap.OVER)] == "agrees"
     # The sd ratio is the worst run's (T3's 0.005), not the other links' 9.
     assert v[("Table 3.1", row("CBR", "POISSON"), cellmap.SD)] == "agrees"
-    # The SVD rows are not run (issue 31), and no other table's cell is judged.
+    # The SVD rows are not run, and no other table's cell is judged.
     assert v[("Table 3.1", "1Gbps / SVD / POISSON", cellmap.OVER)] == "not run"
     assert {k[0] for k, x in v.items() if x not in ("not run", "input")} == {"Table 3.1"}
     # Tables 3.2-3.3: 1 Mb/s-T1 batch worst case 30.0-30.5 against the CBR table's 30.0 (agrees) and

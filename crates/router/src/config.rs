@@ -416,7 +416,7 @@ mod tests {
 
     #[test]
     fn config_file_is_read_with_a_bound() {
-        // Issue 27: a device or a folder given by mistake is refused before a byte is read.
+        // A device or a folder given by mistake is refused before a byte is read.
         let m = msgs(load_file(Path::new("/dev/zero")));
         assert!(m.contains("cannot read the router configuration: is a device, not a regular file"), "{m}");
         let m = msgs(load_file(&std::env::temp_dir()));

@@ -43,7 +43,7 @@ The paper's numbers (Tables 1-2 and what the text states for Figs. 8, 10,
 reduces each variant's runs to those cells (one value per seed, the paper's
 statistic and unit), and the framework judges each by the one rule.
 
-Claims, for what the text says without a number (tolerances fixed by issue 3
+Claims, for what the text says without a number (tolerances fixed
 before any run; judged on the mean over seeds):
 
 1. ``red-unfair``: RED's Jain index in 20–30 s < 0.8.
@@ -53,7 +53,7 @@ before any run; judged on the mean over seeds):
 
 The earlier claims on numbers the paper prints (RED's untagged/TCP ratio,
 CBT's tagged/TCP ratio, ChIPS against D-CBT, Table 1 within ±10 %) are
-replaced by the cells that judge those numbers two-sided (issue 26). The
+replaced by the cells that judge those numbers two-sided. The
 paper's jitter bound "15 pkts × 8 kbit / 25 Mb/s = 3 ms" is 4.8 ms; the
 report says so.
 """

@@ -122,7 +122,7 @@ def derived_ef_rate_bps() -> int:
 
 
 #: Table I's control: the EF queue at exactly the sum of the EF reservations (the setting
-#: before issue 31), one knob against the reproduction's derived rate.
+#: before the rate was derived from §III), one knob against the reproduction's derived rate.
 EF_RATE_SUM = f"{EF_RESERVED_KBPS}kbps"
 EXCESS_SHARE = (LINK_KBPS - RESERVED_KBPS) / 5
 WARMUP_S = 5.0

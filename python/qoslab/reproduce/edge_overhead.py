@@ -1,4 +1,4 @@
-"""[Guerin99 §V.A]: the QoS extensions' share of the fast and the slow path (issue 31 item 4).
+"""[Guerin99 §V.A]: the QoS extensions' share of the fast and the slow path.
 
 The split (docs/decisions.md, "§V.A's QoS share"): fast path = a flow-cache hit,
 slow path = a miss and a search of the rule database; the classification is forwarding

@@ -28,7 +28,7 @@
 //! of the nominal 25.6 kb/s (x1.27). [`mean_packets_per_on`] computes the
 //! factor for both families; the admission request uses it.
 //!
-//! **Nominal packetization** (`packetization = "nominal"`, issue 10 §3):
+//! **Nominal packetization** (`packetization = "nominal"`):
 //! the packet clock runs only while ON and keeps its phase across OFF
 //! periods, so a packet is sent each time the ON time accumulated since
 //! the flow started crosses a multiple of `interval` (the first at the

@@ -418,7 +418,7 @@ header = "66B"
     )
 }
 
-/// Issue 10 §3: the ceil rule (the default) sends ⌈L / interval⌉ packets per ON
+/// The ceil rule (the default) sends ⌈L / interval⌉ packets per ON
 /// period, 40.34 kb/s for EXP1; `packetization = "nominal"` keeps the packet
 /// clock's phase across OFF periods and sends the nominal 37.87 kb/s. 20
 /// flows × 2000 s are about 62,700 ON periods: the relative standard
@@ -445,7 +445,7 @@ fn on_off_nominal_packetization_sends_the_nominal_rate_and_ceil_does_not() {
     assert!((asked_default - ceil).abs() < 1.0 && (asked_nominal - nominal).abs() < 1.0);
 }
 
-/// Issue 10 §3: `send_jitter = { dist = "uniform", max }` delays each packet
+/// `send_jitter = { dist = "uniform", max }` delays each packet
 /// after the first by U[0, max] after its ideal time; the grid does not drift,
 /// the order holds, the seed moves the draws.
 #[test]
@@ -565,7 +565,7 @@ fn ingress_dispersion(out: &RunOutput) -> f64 {
     var / mean
 }
 
-/// Issue 13: round robin hands the six groups' `j`-th calls to the same
+/// Round robin hands the six groups' `j`-th calls to the same
 /// ingress at nearly the same time (calls in bursts); `src_choice =
 /// "random"` spreads them, each ingress seeing a Poisson process of calls.
 /// Only the sources change: the calls' start times are the same.

@@ -14,8 +14,8 @@ in this order:
 Each family returns the paper's cells it ran (``Outcome.cells``: every
 printed number of Tables 3.1-3.8, 4.1-4.3 and 4.7-4.9, one value per seed;
 the keys are ``paperdata/pcn/cells.csv``'s, :mod:`.cellmap`) and the
-text's statements as claims, judged over at least 5 seeds (the issue's
-rule); a run with fewer seeds reports them without judging. ``--quick``
+text's statements as claims, judged over at least 5 seeds;
+a run with fewer seeds reports them without judging. ``--quick``
 runs the tables ``paperdata/pcn/tables.toml`` marks quick: Tables 4.1,
 4.3 (with Fig. 4.4 and §4.2) and 4.7.
 """

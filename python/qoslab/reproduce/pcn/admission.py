@@ -98,7 +98,7 @@ def _judged(ctx: Context) -> bool:
 
 
 def _not_judged(ctx: Context, what: str) -> str:
-    return f"judged over at least 5 seeds (the issue's rule); this run has {len(ctx.seeds)}{what}"
+    return f"judged over at least 5 seeds; this run has {len(ctx.seeds)}{what}"
 
 
 def _claim(ctx: Context, ok: bool, fail: str, **kw: Any) -> Claim:
@@ -164,7 +164,7 @@ def _table_3_1(ctx: Context, est: dict[Any, dict[str, Estimate]]) -> tuple[list[
         SVD_ROWS_3_1,
         (C.OVER, C.SD),
         "not run yet: the SVD rows need their own runs (1 Gb/s and OC12, 2x-5x) and the text does not give "
-        "their virtual-queue setting (issue 31, item 8)",
+        "their virtual-queue setting",
     )
     rows = []
     for (link, model, arr, _ov), m in sorted((k, v) for k, v in est.items() if k[0] in T31_LINKS):

@@ -1,5 +1,5 @@
 """Where the ``pcn`` runs go in [Zhang07]'s tables: the keys of ``paperdata/pcn/cells.csv`` and the
-per-seed statistics the tables print (issue 26).
+per-seed statistics the tables print.
 
 Every cell's :class:`~qoslab.reproduce.cells.Measured` holds one value per seed, in the context's
 seed order: the paper's statistic computed on that seed's runs (a worst case over the paper's

@@ -1,4 +1,4 @@
-"""Controlled runs behind [Zhang07]'s differing cells (issue 31, item 5): one knob changed, the
+"""Controlled runs behind [Zhang07]'s differing cells: one knob changed, the
 cells before and after on the same seeds, judged by the one rule.
 
     python -m qoslab.reproduce.pcn.controls NAME[,NAME...] [--seeds N] [--jobs N] [--weights W,...] [--f F,...]
@@ -47,7 +47,7 @@ from . import termination as term
 
 #: Table 3.7's runs: PLT5, CBR (the paper's table is CBR).
 T37_BOTTLENECKS = 5
-#: Tables 4.1-4.2's low-aggregation points of issue 31 (model, ingresses) and the f values run.
+#: Tables 4.1-4.2's low-aggregation points (model, ingresses) and the f values run.
 LOW_AGG = (("VBR", 1800), ("MIX", 1000), ("SVD", 140))
 LOW_AGG_F = (0.0, 0.1)
 
@@ -87,7 +87,7 @@ CONTROLS: dict[str, Control] = {
             family="t37",
             knob="the parking lot's bottlenecks OC3 (155 Mb/s) instead of T3 (45 Mb/s)",
             why="§3.3 runs voice at sufficient aggregation on OC3; the reproduction runs the parking lots on T3 "
-            "for time (issue 31, item 7)",
+            "for time",
             link="OC3",
         ),
         Control(

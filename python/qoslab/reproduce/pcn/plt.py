@@ -433,7 +433,7 @@ def run(ctx: Context) -> Outcome:
     why_not = (
         "not run in a quick run (full run only)"
         if ctx.quick
-        else f"judged over at least 5 seeds (the issue's rule); this run has {len(ctx.seeds)}"
+        else f"judged over at least 5 seeds; this run has {len(ctx.seeds)}"
     )
     duration, warmup = ADM_DURATION_S, ADM_WARMUP_S
 
@@ -575,14 +575,14 @@ def _admission_outcome(
         "Table 3.7",
         ("VBR", "MIX", "VTR", "SVD"),
         (f"Bottleneck LinkId / {b + 1}" for b in range(5)),
-        "not run: the VBR, MIX and VTR parking-lot grids run on PLT3, not PLT5, and SVD has none (issue 31, item 7)",
+        "not run: the VBR, MIX and VTR parking-lot grids run on PLT3, not PLT5, and SVD has none",
     )
     measured += C.not_measured(
         "Table 3.5",
         ("SVD / PLT",),
         (f"Over Admission Perc Stats / {k}" for k in C.STATS),
         "not run: no SVD parking-lot grid is run (it needs OC12 links; the reproduction's budget, "
-        "docs/reproductions/pcn.md; issue 31, item 7)",
+        "docs/reproductions/pcn.md)",
     )
     # Table 3.8 and the marking share (CBR, CLE 0.05, the three weights).
     beat: dict[tuple[int, float], list[list[float]]] = {}

@@ -406,7 +406,7 @@ def _vals(runs: list[dict[str, Any]], key: str) -> list[float]:
 
 
 def _not_judged(n: int) -> str:
-    return f"judged over at least 5 seeds (the issue's rule); this run has {n}"
+    return f"judged over at least 5 seeds; this run has {n}"
 
 
 # -- tables ------------------------------------------------------------------

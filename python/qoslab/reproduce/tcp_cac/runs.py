@@ -31,7 +31,7 @@ TABLE1_START = "1s"
 #: Timer presets of the unshaped runs (``tcp.preset``; docs/mechanisms/tcp.md).
 TIMER_PRESETS = ["qoslab", "ns2"]
 #: Table 4 seeds: at least the run's seeds, then 5 more at a time until the 95% interval
-#: of scheme #1's blocking is narrower than ±0.3 points, at most 40 (issue 10 §4).
+#: of scheme #1's blocking is narrower than ±0.3 points, at most 40.
 T4_CI_TARGET = 0.003
 T4_STEP = 5
 T4_MAX_SEEDS = 40

@@ -116,7 +116,7 @@ fuzz-run:
 	done
 
 CROSSCHECK_SEEDS ?= 5
-crosscheck: $(EXT) ## RED, RED+ECN and seed 002's Table 1 (reported) and its tie-free variant (judged) vs ns-2.35 (installs ns2 with apt if absent; about 80 min at 5 seeds; not part of make test)
+crosscheck: $(EXT) ## RED, RED+ECN and [Tarasiuk05] Table 1 (reported) and its tie-free variant (judged) vs ns-2.35 (installs ns2 with apt if absent; about 80 min at 5 seeds; not part of make test)
 	@command -v ns >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ns2; }
 	$(PY) crosscheck/run.py --seeds $(CROSSCHECK_SEEDS)
 	$(PY) crosscheck/tcp_cac.py --seeds $(CROSSCHECK_SEEDS) --report-only  # Table 1's exact set-up: same-instant ties decide its 0 ms cells

@@ -18,7 +18,7 @@ export CARGO_TARGET_DIR ?= $(CURDIR)/target
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock pyproject.toml
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-rust test-python test-package dist bins reproduce bench bench-router soak fuzz fuzz-quick fuzz-build fuzz-run crosscheck check lint lint-rust lint-python fmt clippy clean
+.PHONY: help run test test-rust test-python test-package dist bins reproduce bench bench-router soak fuzz fuzz-quick fuzz-build fuzz-run crosscheck check lint lint-docs lint-rust lint-python fmt clippy clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -131,7 +131,10 @@ fmt: $(STAMP) ## Format Rust and Python code, apply ruff's safe fixes
 clippy: ## Lint Rust code, warnings are errors
 	cargo clippy --workspace --all-targets -q -- -D warnings
 
-lint: lint-rust lint-python ## Every check but the tests: formats, clippy, ruff, mypy, stubtest
+lint: lint-docs lint-rust lint-python ## Every check but the tests: docs links and citations, formats, clippy, ruff, mypy, stubtest
+
+lint-docs: ## Dead links in the docs (and docs/ paths in code); papers cited by seed file instead of key (docs/papers.md)
+	$(PYTHON) tests/check_docs.py
 
 lint-rust: ## cargo fmt --check, clippy -D warnings
 	cargo fmt --all -- --check

@@ -13,7 +13,7 @@
 //! | `mgen_poisson` | `size`, `pps`; `header` (default `"28B"`) | `poisson` at `pps` × `size` × 8 bit/s of payload, rounded to the bit/s |
 //!
 //! `calls_per_s` stands for `arrivals = { process = "poisson", rate =
-//! calls_per_s, lifetime = mean_duration }` (seed 004 §2.3: Poisson calls of
+//! calls_per_s, lifetime = mean_duration }` ([Zhang07 §2.3]: Poisson calls of
 //! exponential duration); with `codec = "mix"` each codec's group gets a
 //! sixth of the calls, and `flows` or `arrivals` are given to each group as
 //! they are. Every other key of the group (`src`, `dst`, `randomize`,
@@ -25,7 +25,7 @@
 use qoslab_core::units::{Bytes, Dur};
 use toml::{Table, Value};
 
-/// A codec of seed 004 Table 2.1: payload bytes, packet spacing in ms, and
+/// A codec of [Zhang07] Table 2.1: payload bytes, packet spacing in ms, and
 /// mean ON time in ms of a 1 s ON + OFF cycle (1000: always ON, CBR).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Codec {
@@ -35,7 +35,7 @@ pub struct Codec {
     pub on_ms: u64,
 }
 
-/// Seed 004 Table 2.1: the codecs, by name. VBR codecs talk during
+/// [Zhang07] Table 2.1: the codecs, by name. VBR codecs talk during
 /// exponential ON periods whose mean is the codec's ON fraction of a
 /// [`VOICE_CYCLE_MS`] cycle (the seed gives the fraction only; see
 /// docs/decisions.md, "PCN traffic").
@@ -261,7 +261,7 @@ fn codec(name: &str) -> Option<Codec> {
     VOICE_CODECS.iter().copied().find(|c| c.name == name)
 }
 
-/// `mgen_periodic` and `mgen_poisson` (MGEN 3.0, seed 003 §IV).
+/// `mgen_periodic` and `mgen_poisson` (MGEN 3.0, [Guerin99 §IV]).
 fn mgen(g: &mut Group, model: &str) -> Option<Vec<Table>> {
     let pps = g.positive("pps", "a packet rate");
     if !g.t.contains_key("pps") {

@@ -50,7 +50,7 @@ unit_text!(
     RateText,
     "Rate",
     "A rate in bit/s: a number and bps, kbps, Mbps, Gbps or Tbps (decimal: 1 kbps = 1000 bit/s), e.g. \"25Mbps\", \
-     or a link name T1, T3, OC3, OC12, OC48 (seed 004's values: 1.5, 45, 155, 622, 2400 Mb/s).",
+     or a link name T1, T3, OC3, OC12, OC48 ([Zhang07]'s values: 1.5, 45, 155, 622, 2400 Mb/s).",
     RATE_PATTERN,
     ["25Mbps", "1.5Gbps", "64kbps"]
 );
@@ -136,7 +136,7 @@ fn add_paper_models(s: &mut Json) {
     };
     let mut voice = calls.clone();
     voice["codec"] = json!({"type": "string", "enum": codecs, "default": "cbr",
-        "description": format!("A codec of seed 004 Table 2.1, or \"mix\" (one group each of {}).", VOICE_MIX.join(", "))});
+        "description": format!("A codec of [Zhang07] Table 2.1, or \"mix\" (one group each of {}).", VOICE_MIX.join(", "))});
     let mgen = json!({
         "size": {"anyOf": [{"type": "integer", "minimum": 1}, bare(&tg["header"], "UDP payload bytes.")],
             "description": "UDP payload bytes, e.g. 512 or \"512B\"."},
@@ -148,8 +148,8 @@ fn add_paper_models(s: &mut Json) {
         "properties": common,
         "required": ["name", "src", "dst"],
         "oneOf": [
-            with("voice", "Voice calls of seed 004 Table 2.1.", voice, &[]),
-            with("svd", "Seed 004's synthetic video: ON/OFF, 1500 B every 1 ms, ON 340 ms, OFF 660 ms.", calls, &[]),
+            with("voice", "Voice calls of [Zhang07] Table 2.1.", voice, &[]),
+            with("svd", "[Zhang07]'s synthetic video: ON/OFF, 1500 B every 1 ms, ON 340 ms, OFF 660 ms.", calls, &[]),
             with("mgen_periodic", "MGEN 3.0 PERIODIC: a cbr group at 1/pps.", mgen.clone(), &["size", "pps"]),
             with("mgen_poisson", "MGEN 3.0 POISSON: a poisson group at pps x size x 8 bit/s.", mgen, &["size", "pps"]),
         ],

@@ -282,7 +282,7 @@ mod tests {
         let e = read_replay(&f).unwrap_err();
         assert!(matches!(e, TrafficError::Replay { ref at, .. } if at.ends_with(":2")), "{e:?}");
         assert!(e.to_string().contains(":2: t_s 0.1 goes back in time"), "{e}");
-        // Bounded (issue 27): a device is refused before it is read, a too-long line at its number.
+        // Bounded: a device is refused before it is read, a too-long line at its number.
         let e = read_replay(std::path::Path::new("/dev/zero")).unwrap_err().to_string();
         assert!(e.contains("is a device, not a regular file"), "{e}");
         std::fs::write(&f, format!("0,100\n{}\n", "1".repeat(5000))).unwrap();

@@ -175,8 +175,8 @@ pub fn jitter(rng: &mut Rng, d: Dur) -> Dur {
 }
 
 /// When a packet whose source said `next` is emitted: randomized packet
-/// times (seed 004 §2.3.4) delay it by a uniform draw in `[0, randomize_ns)`,
-/// then host timing jitter (issue 10 §3) by one in `[0, send_jitter_max_ns]`,
+/// times [Zhang07 §2.3.4] delay it by a uniform draw in `[0, randomize_ns)`,
+/// then host timing jitter by one in `[0, send_jitter_max_ns]`,
 /// each drawn from the flow's stream only when non-zero. Both keep the order
 /// of a flow's packets (each is below its spacing; validation refuses the
 /// two together). The simulator and the testbed's generator both call this,

@@ -1,5 +1,5 @@
-//! Video trace source (VTR, seed 004 §2.3.3): a flow plays its group's
-//! frame trace ((`qoslab_scenario::vtr::FrameTrace`)) from a random frame
+//! Video trace source (VTR, [Zhang07 §2.3.3]): a flow plays its group's
+//! frame trace (`qoslab_scenario::vtr::FrameTrace`) from a random frame
 //! on, wrapping at the end.
 //!
 //! - Frames are `frame` ns apart from the flow's start (a constant frame

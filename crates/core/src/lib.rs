@@ -46,6 +46,7 @@ pub mod shaper;
 pub mod stats;
 pub mod tcp;
 pub mod token_bucket;
+pub mod traffic;
 pub mod units;
 pub mod vecmap;
 

@@ -16,6 +16,7 @@
 //! namespace measures one-way delay from a send time stamped in another.
 
 pub mod clock;
+pub mod error;
 pub mod gen;
 pub mod sink;
 pub mod spec;

@@ -42,21 +42,8 @@ if {[lsearch {ns2defaults matched matched_lt} $tcpset] < 0} {
     exit 2
 }
 set n 100
-if {$access_delays eq ""} {
-    set access_delays [lrepeat $n 0]
-} else {
-    set access_delays [split $access_delays ,]
-}
-if {[llength $access_delays] != $n} {
-    puts stderr "tcp_cac.tcl: access_delays_ns must list $n delays, got [llength $access_delays]"
-    exit 2
-}
-foreach d $access_delays {
-    if {![string is digit -strict $d]} {
-        puts stderr "tcp_cac.tcl: access_delays_ns: '$d' is not a whole number of nanoseconds"
-        exit 2
-    }
-}
+source [file join [file dirname [info script]] access_delays.tcl]
+set access_delays [access_delays tcp_cac.tcl $n $access_delays]
 
 Agent/TCP set window_ 44       ;# the paper's 64 KB advertised window: 44 segments of 1460 B
 if {$tcpset eq "ns2defaults"} {

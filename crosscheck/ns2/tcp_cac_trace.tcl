@@ -16,15 +16,8 @@ if {$argc != 6 && $argc != 7} {
     exit 2
 }
 lassign $argv n gap delay_ms duration qlim outfile access_delays
-if {$access_delays eq ""} {
-    set access_delays [lrepeat $n 0]
-} else {
-    set access_delays [split $access_delays ,]
-}
-if {[llength $access_delays] != $n} {
-    puts stderr "tcp_cac_trace.tcl: access_delays_ns must list $n delays, got [llength $access_delays]"
-    exit 2
-}
+source [file join [file dirname [info script]] access_delays.tcl]
+set access_delays [access_delays tcp_cac_trace.tcl $n $access_delays]
 
 Agent/TCP set window_              44
 Agent/TCP set packetSize_          1500

@@ -34,6 +34,8 @@ impl Drop for Router {
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
+/// The tests measure timing on two shared cores: one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A tshark capture of UDP on `dev` in namespace `ns` into `file`, stopped (SIGINT) on drop.
 struct Capture(Option<Child>);
@@ -125,6 +127,7 @@ fn run_domain(stages: &str, starts_ms: &[u64]) -> Option<(GenReport, serde_json:
         eprintln!("skipped: {why}");
         return None;
     }
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let p = format!("qtp{}x{}", std::process::id() % 100_000, starts_ms.len());
     let dir = std::env::temp_dir().join(format!("{p}.d"));
     let _ = std::fs::remove_dir_all(&dir);

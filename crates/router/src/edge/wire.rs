@@ -3,7 +3,8 @@
 //! source and the ingress) and for the messages between the domain's
 //! ingress and egress (seed `004_103cfaf3a9820062.txt` §2.2, §4.1). Every
 //! field is big-endian at a fixed offset, so a capture is read without a
-//! dissector (the offsets are also in `docs/testbed.md`):
+//! dissector (`docs/testbed.md` shows the same table for reading
+//! captures; a test below keeps the two equal):
 //!
 //! | offset | size | field | meaning |
 //! |---|---|---|---|
@@ -246,6 +247,28 @@ mod tests {
         let mut nan = good;
         nan[16..24].copy_from_slice(&f64::NAN.to_be_bytes());
         assert_eq!(decode(&nan), Err(WireError::Value));
+    }
+
+    #[test]
+    fn the_offsets_table_in_docs_testbed_md_is_this_files() {
+        let rows = |text: &str, prefix: &str| -> Vec<String> {
+            text.lines()
+                .filter_map(|l| l.strip_prefix(prefix))
+                .filter(|l| {
+                    l.starts_with("| ")
+                        && (l.contains("| magic |")
+                            || l.starts_with("| offset")
+                            || l.chars().nth(2).is_some_and(|c| c.is_ascii_digit()))
+                })
+                .map(str::to_string)
+                .collect()
+        };
+        let here = rows(include_str!("wire.rs"), "//! ");
+        let doc = include_str!("../../../../docs/testbed.md");
+        let start = doc.find("### PCN domain messages on the wire").expect("the section");
+        let there = rows(&doc[start..], "");
+        assert_eq!(here.len(), 11, "{here:?}");
+        assert_eq!(here, there[..here.len()]);
     }
 
     #[test]

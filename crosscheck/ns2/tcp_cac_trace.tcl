@@ -16,8 +16,8 @@ if {$argc != 6 && $argc != 7} {
     exit 2
 }
 lassign $argv n gap delay_ms duration qlim outfile access_delays
-source [file join [file dirname [info script]] access_delays.tcl]
-set access_delays [access_delays tcp_cac_trace.tcl $n $access_delays]
+source [file join [file dirname [info script]] ns_list.tcl]
+set access_delays [ns_list tcp_cac_trace.tcl access_delays_ns $n $access_delays]
 
 Agent/TCP set window_              44
 Agent/TCP set packetSize_          1500

@@ -79,7 +79,7 @@ pub struct EdgeStats {
     pub admission_requests: u64,
     pub congestion_levels: u64,
     pub sustainable_rates: u64,
-    /// Messages dropped because [`MAX_IN_FLIGHT`] were waiting.
+    /// Messages dropped because [`MAX_IN_FLIGHT`] were waiting (or their value was not finite).
     pub messages_dropped: u64,
     /// Answer and termination frames handed to the kernel, refused by it, or
     /// dropped for want of a pool slot or room ([`MAX_OUT`]).
@@ -256,7 +256,11 @@ impl Domain {
     pub fn on_timer(&mut self, now: Time, ev: &mut EventLog) {
         while self.line.front().is_some_and(|m| m.0 <= now) {
             let (_, bytes) = self.line.pop_front().expect("checked");
-            let m = wire::decode(&bytes).expect("encoded here");
+            // Encoded here; a value that is not finite (none the core gives) is refused, not trusted.
+            let Ok(m) = wire::decode(&bytes) else {
+                self.stats.messages_dropped += 1;
+                continue;
+            };
             let (to, signal) = match m.kind {
                 Kind::AdmissionRequest => (EGRESS, Signal::AdmissionRequest { flow: FlowId(m.flow) }),
                 Kind::CongestionLevel => {

@@ -291,3 +291,20 @@ fn config_refuses_other_edges_missing_pcn_dscps_and_a_bad_pcn_field() {
     let m = msg(&base.replace("[link]", "edge_port = 0\nedge_flows = 0\n[link]"));
     assert!(m.contains("router.edge_port") && m.contains("router.edge_flows"), "{m}");
 }
+
+#[test]
+fn a_message_whose_value_is_not_finite_is_dropped_and_counted_not_a_panic() {
+    use qoslab_core::pipeline::{AggregateId, EdgeActions, EdgeMessage, EdgeNode, Signal};
+    let mut dp = domain_dp("{ type = \"pcn_admission\" }", "");
+    let dm = dp.domain.as_mut().unwrap();
+    let mut out = EdgeActions::default();
+    out.messages.push(EdgeMessage {
+        from: EdgeNode(1),
+        to: EdgeNode(0),
+        aggregate: AggregateId(0),
+        signal: Signal::SustainableRate { bps: f64::NAN },
+    });
+    dm.carry_out(ms(0), out, &mut dp.events);
+    poll(&mut dp, ms(10));
+    assert_eq!(dp.domain.as_ref().unwrap().stats.messages_dropped, 1);
+}

@@ -1,4 +1,4 @@
-"""Seed 002's Table 1 in ns-2.35 and in qoslab (issue 30 §3): which TCP stops the
+"""[Tarasiuk05] Table 1 in ns-2.35 and in qoslab: which TCP stops the
 unshaped connections at minimum RTT 0.
 
     .venv/bin/python crosscheck/tcp_cac.py [--seeds N] [--cells unshaped/0,...] [--variants rfc,...]

@@ -573,7 +573,7 @@ def _bottleneck_events(tmp_path, n: int, duration: float, access_ns: list[int] |
 
 @NEEDS_NS_AND_TSHARK
 def test_seed002_links_four_connections_match_ns2_packet_for_packet(tmp_path):
-    """The first divergences of this trace were qoslab's (issue 30): ns-2's DropTail
+    """The first divergences of this trace were qoslab's: ns-2's DropTail
     `queue-limit 20` holds 19 waiting (tcp_cac.tcl now sets 21 for qoslab's 20) and the
     `ns2` stack did not open the window on the ACK ending fast recovery. With both, every
     transmission and drop at the bottleneck is the same for the first 1.2 s (the next

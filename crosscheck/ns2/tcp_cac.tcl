@@ -1,4 +1,4 @@
-# Seed 002's Table 1 set-up (scenarios/tcp_cac/table1_*.toml) in ns-2.35:
+# [Tarasiuk05] Table 1 set-up (scenarios/tcp_cac/table1_*.toml) in ns-2.35:
 # 100 greedy Reno connections (FTP), each on its own source host behind
 # router r0, into a 100 Mb/s bottleneck r0 -> sink0 with a 20-packet
 # drop-tail buffer (queue-limit 21: ns-2's DropTail refuses a packet at

@@ -1,4 +1,4 @@
-# Seed 002's Table 1 links with a few connections and no randomness, for a
+# [Tarasiuk05] Table 1 links with a few connections and no randomness, for a
 # packet-by-packet comparison with qoslab (tests/test_crosscheck.py): n
 # greedy Reno connections with tcp_cac.tcl's "matched" settings (limited
 # transmit off), connection i starting at i * gap_s, 1 Gb/s access links

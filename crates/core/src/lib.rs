@@ -13,18 +13,18 @@
 //! - [`fifo`], [`red`]: drop-tail FIFO; RED (algorithm in [`red::algo`]).
 //! - [`policer`]: a token-bucket policer stage (drop or PCN-mark what exceeds).
 //! - [`token_bucket`]: the one token bucket (shapers, meters, PCN, sources).
-//! - [`shaper`]: per-connection token-bucket shaper and the shaper bank (seed 002).
+//! - [`shaper`]: per-connection token-bucket shaper and the shaper bank [Tarasiuk05].
 //! - [`pipeline`]: port pipelines (stages + qdisc + device queue) and domain edge behaviours.
 //! - [`admission`]: the admission-control interface and `AdmitAll`.
-//! - [`pcn`]: PCN (seed 004): virtual-queue admission meter, token-bucket
+//! - [`pcn`]: PCN [Zhang07]: virtual-queue admission meter, token-bucket
 //!   termination meter, and the ingress/egress edge behaviours (CLE, sustainable rate).
-//! - [`mace`]: MACE (seed 000): classifier, recognition, shared-buffer
+//! - [`mace`]: MACE [MACE98]: classifier, recognition, shared-buffer
 //!   priority queue, device dispatch, measurement, estimator, MBAC/SSAC.
-//! - [`cbt`]: CBT, Dynamic-CBT and ChIPS (seed 001) over RED's algorithm.
-//! - [`cac`]: CAC for shaped TCP (ρ, N_max, Erlang-B, rate schemes #1–#3; seed 002).
-//! - [`edge`]: edge-router QoS (seed 003): rule-database classifier with a
+//! - [`cbt`]: CBT, Dynamic-CBT and ChIPS [Claypool00] over RED's algorithm.
+//! - [`cac`]: CAC for shaped TCP (ρ, N_max, Erlang-B, rate schemes #1–#3; [Tarasiuk05]).
+//! - [`edge`]: edge-router QoS [Guerin99]: rule-database classifier with a
 //!   fast-path flow cache, SCFQ scheduler, buffer management for rate guarantees.
-//! - [`tcp`]: TCP Reno / NewReno sender and sink (seed 001 §5, RFC 5681 / 6298 / 6582).
+//! - [`tcp`]: TCP Reno / NewReno sender and sink ([Claypool00 §5], RFC 5681 / 6298 / 6582).
 //! - [`stats`]: Jain's index, streaming moments, percentiles, histograms.
 
 pub mod admission;

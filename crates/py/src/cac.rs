@@ -1,4 +1,4 @@
-//! `cac`: the CAC calculator of seed 002 (`qoslab_core::cac::calc::calculate`)
+//! `cac`: the CAC calculator of [Tarasiuk05] (`qoslab_core::cac::calc::calculate`)
 //! for `qoslab.cac(...)` and `qoslab cac`.
 //!
 //! Arguments are the scenario format's strings (`capacity="100Mbps"`,

@@ -266,8 +266,8 @@ fn pcn_flows_are_terminated_down_to_the_sustainable_rate_on_real_packets() {
     // 1 Mb/s not excess-marked, the excess is 0.6 Mb/s, and rounding up terminates two flows
     // (0.8 Mb/s); the others (0.8 Mb/s, below the meter's rate) send to the end. A third flow
     // may go too (seen in 1 of 3 runs while tshark captured beside; not yet measured why): the
-    // seed's over-termination (§4), one flow more than the excess needs, which the simulator
-    // shows as well. Whatever the count, each terminated flow stopped and was told.
+    // over-termination of [Zhang07 §4], one flow more than the excess needs.
+    // Whatever the count, each terminated flow stopped and was told.
     let Some((report, s, seen)) = run_domain(
         "{ type = \"pcn_termination\", termination_rate = \"1Mbps\", packet_size = \"1000B\", depth_packets = 16 }",
         &[0, 5, 10, 15],

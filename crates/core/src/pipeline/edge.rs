@@ -2,12 +2,12 @@
 //! a QoS domain, per ingress-egress aggregate (IEA), and the signalling
 //! between them.
 //!
-//! The first user is PCN (seed 004, draft-briscoe-tsvwg-cl-architecture):
+//! The first user is PCN ([Zhang07], draft-briscoe-tsvwg-cl-architecture):
 //! the egress keeps a congestion-level estimate per aggregate from the
 //! marks of the packets leaving the domain and, in termination mode, the
 //! rate that arrived unmarked; it reports them to the ingress, which
 //! admits new flows against the estimate and terminates flows down to the
-//! sustainable rate. An edge router's classifier (seed 003) is an ingress
+//! sustainable rate. An edge router's classifier [Guerin99] is an ingress
 //! behaviour without signalling.
 //!
 //! ```text

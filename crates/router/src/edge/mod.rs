@@ -1,4 +1,4 @@
-//! A PCN domain at the router's link (seed `004_103cfaf3a9820062.txt`,
+//! A PCN domain at the router's link ([Zhang07],
 //! draft-briscoe-tsvwg-cl-architecture): the ingress where frames arrive
 //! on side a, the egress where they leave on side b, as two core
 //! [`PcnEdge`]s (the simulator's own state machines: `qoslab_core::pcn`),

@@ -1,7 +1,7 @@
 //! The PCN domain's messages on the wire: one fixed 32-byte UDP payload
 //! for flow requests, answers and termination notices (between a traffic
 //! source and the ingress) and for the messages between the domain's
-//! ingress and egress (seed `004_103cfaf3a9820062.txt` §2.2, §4.1). Every
+//! ingress and egress ([Zhang07 §2.2, §4.1]). Every
 //! field is big-endian at a fixed offset, so a capture is read without a
 //! dissector (`docs/testbed.md` shows the same table for reading
 //! captures; a test below keeps the two equal):

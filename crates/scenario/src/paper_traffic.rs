@@ -37,7 +37,7 @@ pub struct Codec {
 
 /// [Zhang07] Table 2.1: the codecs, by name. VBR codecs talk during
 /// exponential ON periods whose mean is the codec's ON fraction of a
-/// [`VOICE_CYCLE_MS`] cycle (the seed gives the fraction only; see
+/// [`VOICE_CYCLE_MS`] cycle (the paper gives the fraction only; see
 /// docs/decisions.md, "PCN traffic").
 pub const VOICE_CODECS: [Codec; 8] = [
     Codec { name: "cbr", size: 160, spacing_ms: 20, on_ms: 1000 },
@@ -50,7 +50,7 @@ pub const VOICE_CODECS: [Codec; 8] = [
     Codec { name: "g729_vbr", size: 60, spacing_ms: 20, on_ms: 400 },
 ];
 
-/// The seed's primary MIX: the six G.711/G.729 codecs in equal proportion.
+/// The paper's primary MIX: the six G.711/G.729 codecs in equal proportion.
 pub const VOICE_MIX: [&str; 6] = ["g711_cbr_20", "g711_vbr_20", "g711_cbr_10", "g711_vbr_10", "g729_cbr", "g729_vbr"];
 
 /// Mean ON + OFF of a VBR voice flow: a talk spurt and a silence, about 1 s (Brady's model).

@@ -17,6 +17,10 @@
 //! (randomize × the model's spacing), then `U[0, send_jitter_max_ns]`, drawn
 //! from the flow's stream after that packet's size ([`shifted`]); the source
 //! is then asked for the following time from the shifted one.
+//!
+//! A flow with `admission` asks a PCN ingress first ([`crate::admission`]):
+//! its first send time is the request's; it sends only once admitted, its
+//! schedule shifted by the wait, and stops when refused or terminated.
 
 use crate::clock::{now_ns, sleep_until};
 use crate::error::TrafficError;
@@ -50,6 +54,9 @@ pub struct FlowReport {
     /// acknowledged (0: not finished or greedy).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpReport>,
+    /// A flow that asked a PCN ingress first: what became of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admission: Option<crate::admission::AdmissionReport>,
 }
 
 /// What the kernel counted for one TCP flow.
@@ -187,6 +194,8 @@ struct FlowState {
     seq: u64,
     sock: UdpSocket,
     report: FlowReport,
+    /// Asks before it sends (then its socket is not connected: the answer comes from another port).
+    adm: Option<crate::admission::Admission>,
 }
 
 /// The send time the simulator's `emit` gives a packet whose source said `next`
@@ -251,13 +260,18 @@ fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), TrafficError> {
             .map_err(|e| TrafficError::io(format!("flows[{i}].src_port: cannot bind {bind}:{}", f.src_port), e))?;
         set_tos(&sock, f.dscp, f.ecn)
             .map_err(|e| TrafficError::io(format!("flows[{i}].dscp: cannot set the TOS byte"), e))?;
-        sock.connect(f.dst).map_err(|e| TrafficError::io(format!("flows[{i}].dst: cannot reach {}", f.dst), e))?;
+        let adm = f.admission.map(|a| crate::admission::Admission::new(a, f.id, f.dst));
+        if adm.is_some() {
+            sock.set_nonblocking(true).map_err(|e| TrafficError::io(format!("flows[{i}].admission"), e))?;
+        } else {
+            sock.connect(f.dst).map_err(|e| TrafficError::io(format!("flows[{i}].dst: cannot reach {}", f.dst), e))?;
+        }
         let times = Times::new(f, i, spec.seed)?;
         if let Some(t) = times.first {
             heap.push(Reverse((t, flows.len())));
         }
         let report = FlowReport { id: f.id, ..FlowReport::default() };
-        flows.push(FlowState { spec: f.clone(), times, seq: 0, sock, report });
+        flows.push(FlowState { spec: f.clone(), times, seq: 0, sock, report, adm });
     }
     Ok((flows, heap))
 }
@@ -297,6 +311,18 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Traff
             break;
         }
         let f = &mut flows[i];
+        if let Some(a) = f.adm.as_mut() {
+            match a.on_due(t, now_ns(), &f.sock) {
+                crate::admission::Step::Send => {}
+                crate::admission::Step::Later(n) => {
+                    heap.push(Reverse((n, i)));
+                    continue;
+                }
+                crate::admission::Step::Stop => continue,
+            }
+        }
+        // The wait for the answer moved the schedule (0 without admission).
+        let shift = f.adm.as_ref().map_or(0, |a| a.shift);
         let payload = f.times.payload() as usize;
         let sent_at = now_ns();
         wire::stamp(&mut buf[..payload], f.spec.id, f.seq, sent_at);
@@ -305,7 +331,11 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Traff
         late_max = late_max.max(late);
         lates.push(late);
         sends += 1;
-        match f.sock.send(&buf[..payload]) {
+        let sent = match &f.adm {
+            Some(_) => f.sock.send_to(&buf[..payload], f.spec.dst),
+            None => f.sock.send(&buf[..payload]),
+        };
+        match sent {
             Ok(_) => {
                 let r = &mut f.report;
                 if r.sent_pkts == 0 {
@@ -318,8 +348,8 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Traff
             Err(_) => f.report.send_errors += 1,
         }
         f.seq += 1;
-        if let Some(n) = f.times.next(t) {
-            heap.push(Reverse((n, i)));
+        if let Some(n) = f.times.next(t - shift) {
+            heap.push(Reverse((n + shift, i)));
         }
     }
     // While only TCP senders (kernel-paced, no schedule of ours) run, the main thread keeps a 1 ms
@@ -343,7 +373,11 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Traff
     }
     let late_over_1ms = lates.iter().filter(|&&l| l > 1_000_000).count() as u64;
     Ok(GenReport {
-        flows: flows.into_iter().map(|f| f.report).chain(tcp_reports).collect(),
+        flows: flows
+            .into_iter()
+            .map(|f| FlowReport { admission: f.adm.map(|a| a.report), ..f.report })
+            .chain(tcp_reports)
+            .collect(),
         late_mean_ns: if sends > 0 { late_sum / sends as f64 } else { 0.0 },
         late_max_ns: late_max,
         late_p99_ns: percentile(&mut lates, 0.99),

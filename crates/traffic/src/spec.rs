@@ -20,6 +20,7 @@
 //! | `jitter_ns` | the flow starts at `start_ns + U(0, jitter_ns)`, drawn first from its stream |
 //! | `randomize` | the group's `randomize`: each send after the first leaves `U[0, randomize × spacing)` after its grid time (models with a grid: CBR, ON/OFF) |
 //! | `send_jitter_max_ns` | the group's `send_jitter.max`: each send after the first leaves up to `U[0, max]` later |
+//! | `admission` | `{port, rate_bps, timeout_ns}`: ask the PCN ingress at the destination's address, UDP `port`, before the first send ([`crate::admission`]) |
 //!
 //! A replay file has one `t_s,payload_bytes` line per packet (time since
 //! the flow's start), `#` comments allowed.
@@ -61,6 +62,9 @@ pub struct FlowSpec {
     pub send_jitter_max_ns: u64,
     pub payload: Payload,
     pub model: Model,
+    /// Ask a PCN ingress before sending ([`crate::admission`]); none: send at once.
+    #[serde(default)]
+    pub admission: Option<crate::admission::AdmissionSpec>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize)]
@@ -162,6 +166,17 @@ impl GenSpec {
             }
             if !f.payload.exp_mean.is_finite() || f.payload.exp_mean < 0.0 {
                 bad.push(format!("{}: {}; allowed: a finite mean >= 0", at("payload.exp_mean"), f.payload.exp_mean));
+            }
+            if let Some(a) = &f.admission {
+                if a.port == 0 || matches!(f.model, Model::Tcp { .. }) || !f.dst.is_ipv4() {
+                    bad.push(format!(
+                        "{}: port {} on a {} flow to {}; allowed: a port 1 to 65535, UDP flows to IPv4",
+                        at("admission"),
+                        a.port,
+                        if matches!(f.model, Model::Tcp { .. }) { "TCP" } else { "UDP" },
+                        f.dst
+                    ));
+                }
             }
             if f.stop_ns <= f.start_ns {
                 bad.push(format!("{}: {} ns; allowed: after start_ns", at("stop_ns"), f.stop_ns));

@@ -28,21 +28,13 @@
 //! - [`stats`]: Jain's index, streaming moments, percentiles, histograms.
 
 pub mod admission;
-pub mod cac;
-pub mod cbt;
-pub mod classful;
 pub mod edge;
 pub mod error;
-pub mod fifo;
-pub mod mace;
 pub mod packet;
-pub mod pcn;
 pub mod pipeline;
-pub mod policer;
 pub mod qdisc;
-pub mod red;
 pub mod rng;
-pub mod shaper;
+pub mod stage;
 pub mod stats;
 pub mod tcp;
 pub mod token_bucket;

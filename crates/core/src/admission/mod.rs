@@ -7,6 +7,9 @@
 //! carries the rule that was applied with its two sides, so results can
 //! show why a flow was refused.
 
+pub mod cac;
+pub mod mace;
+
 use crate::packet::{ClassTag, FlowId};
 use crate::units::{Bytes, Dur, Rate, Time};
 

@@ -28,10 +28,12 @@
 //! what "the path's delay" is (the simulator: the sum of the propagation
 //! delays along the route; the router: the real network).
 
-use super::event::MechEvent;
-use super::stage::StageVerdict;
+pub mod pcn;
+
 use crate::admission::{Decision, FlowRequest};
 use crate::packet::{FlowId, FlowKey, Packet};
+use crate::pipeline::MechEvent;
+use crate::stage::StageVerdict;
 use crate::units::Time;
 
 /// A node of the driver, as edge behaviours address each other.

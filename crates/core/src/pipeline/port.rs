@@ -21,10 +21,10 @@
 //! are the two added (arrivals at the port = stage drops + queue arrivals).
 
 use super::event::EventSink;
-use super::stage::{DevicePolicy, Stage, StageVerdict};
 use crate::packet::{FlowKey, Packet};
 use crate::qdisc::{Backlog, Dequeue, DropReason, Dropped, MarkReason, Queue, Verdict};
 use crate::rng::Rng;
+use crate::stage::{DevicePolicy, Stage, StageVerdict};
 use crate::units::Time;
 use std::collections::VecDeque;
 
@@ -272,9 +272,9 @@ impl Port {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fifo::{Fifo, FifoConfig};
     use crate::packet::{proto, ClassTag, FlowId};
     use crate::pipeline::event::{Discard, EventKind, MechEvent};
+    use crate::qdisc::fifo::{Fifo, FifoConfig};
     use crate::qdisc::Limit;
     use std::net::{IpAddr, Ipv4Addr};
 

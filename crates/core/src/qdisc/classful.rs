@@ -189,8 +189,8 @@ impl<C: Classifier + Send, S: Scheduler + Send> Qdisc for Classful<C, S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fifo::{Fifo, FifoConfig};
     use crate::packet::FlowId;
+    use crate::qdisc::fifo::{Fifo, FifoConfig};
     use crate::qdisc::Limit;
 
     fn child(n: u32) -> Queue {
@@ -222,7 +222,7 @@ mod tests {
 
     #[test]
     fn strict_priority_lets_a_red_child_decay_over_idle_time() {
-        use crate::red::{Red, RedConfig};
+        use crate::qdisc::red::{Red, RedConfig};
         use crate::units::Rate;
         let mut rng = crate::rng::stream(1, 0);
         let cfg = RedConfig { w_q: 0.5, ..RedConfig::new(Limit::packets(100), 50.0, 60.0) };

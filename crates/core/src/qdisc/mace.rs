@@ -23,7 +23,7 @@
 //! |---|---|---|---|
 //! | `limit` | packets and/or bytes, shared by both classes | ≥ 1 | 50 packets (FreeBSD 2.2.2 `ifq`, §3) |
 //!
-//! Relation to [`crate::classful`]: the scheduling is that of
+//! Relation to [`crate::qdisc::classful`]: the scheduling is that of
 //! `Classful<TagClassifier, StrictPriority>` with CL as child 0 (same tags,
 //! same order), but `Classful`'s children each own their limit, and a
 //! shared buffer with push-out needs the parent to take a packet back out
@@ -47,11 +47,11 @@
 //! - Which CL packets enter the queue is decided before it, by the
 //!   classifier: this discipline trusts the tag ([`Class::of_tag`]).
 
-use super::Class;
 use crate::error::ConfigError;
 use crate::packet::Packet;
 use crate::qdisc::{Backlog, Dequeue, DropReason, Dropped, Limit, ProbeSink, Qdisc, Verdict};
 use crate::rng::Rng;
+use crate::stage::mace::Class;
 use crate::units::Time;
 use std::collections::VecDeque;
 

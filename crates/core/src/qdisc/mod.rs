@@ -11,6 +11,15 @@
 //! update [`QueueStats`] from what it returned, so no discipline can get its
 //! counters wrong (ns-3 traffic-control's QueueDisc does the same).
 
+pub mod buffer;
+pub mod cbt;
+pub mod classful;
+pub mod fifo;
+pub mod mace;
+pub mod red;
+pub mod scfq;
+pub mod shaper;
+
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::units::Time;

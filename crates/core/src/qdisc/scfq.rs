@@ -1,5 +1,5 @@
 //! Self-clocked fair queueing (SCFQ) between child queues, as a
-//! [`Scheduler`] any [`crate::classful::Classful`] queue can use.
+//! [`Scheduler`] any [`crate::qdisc::classful::Classful`] queue can use.
 //!
 //! Source: seed `003_851ac3ee0c1b5dac.txt` §III (the EF and AF/BE queues of
 //! the edge router), which defers to Golestani, "A self-clocked fair
@@ -39,9 +39,9 @@
 //!   been emptied behind the scheduler's back (a reset) is skipped: the
 //!   next smallest tag is tried, so the scheduler stays work-conserving.
 
-use crate::classful::Scheduler;
 use crate::error::ConfigError;
 use crate::packet::Packet;
+use crate::qdisc::classful::Scheduler;
 use crate::qdisc::{Dequeue, Queue};
 use crate::units::{Rate, Time};
 
@@ -230,9 +230,9 @@ impl Scheduler for Scfq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classful::{Classful, TagClassifier};
-    use crate::fifo::{Fifo, FifoConfig};
     use crate::packet::{ClassTag, FlowId};
+    use crate::qdisc::classful::{Classful, TagClassifier};
+    use crate::qdisc::fifo::{Fifo, FifoConfig};
     use crate::qdisc::{Limit, Qdisc};
 
     fn child() -> Queue {

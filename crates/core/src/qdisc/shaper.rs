@@ -43,7 +43,7 @@
 //!
 //! **The bank.** [`ShaperBank`] holds one shaper per connection, keyed by
 //! [`FlowId`] (a `BTreeMap`, so iteration is deterministic). It is a
-//! dedicated [`Qdisc`] rather than a [`crate::classful::Classful`] of
+//! dedicated [`Qdisc`] rather than a [`crate::qdisc::classful::Classful`] of
 //! shapers: classful children are boxed `dyn Qdisc` behind [`Queue`], which
 //! cannot be re-shaped, added or removed once built, while the CAC schemes
 //! admit and release connections at run time and scheme #2 re-shapes every

@@ -13,8 +13,13 @@
 //! Clock-free, like everything in core: every call takes `now`; randomness
 //! only through the [`Rng`] passed in.
 
-use super::event::EventSink;
+pub mod edge_classifier;
+pub mod mace;
+pub mod pcn;
+pub mod policer;
+
 use crate::packet::{FlowKey, Packet};
+use crate::pipeline::EventSink;
 use crate::qdisc::{DropReason, MarkReason, ProbeSink};
 use crate::rng::Rng;
 use crate::units::Time;

@@ -26,9 +26,10 @@
 
 use crate::error::ConfigError;
 use crate::packet::{FlowKey, Packet, PcnMark};
-use crate::pipeline::{EventSink, Stage, StageVerdict};
+use crate::pipeline::EventSink;
 use crate::qdisc::{DropReason, MarkReason, ProbeSink};
 use crate::rng::Rng;
+use crate::stage::{Stage, StageVerdict};
 use crate::token_bucket::{TokenBucket, TokenBucketConfig};
 use crate::units::{Bytes, Rate, Time};
 
@@ -121,9 +122,9 @@ impl Stage for Policer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fifo::{Fifo, FifoConfig};
     use crate::packet::{proto, FlowId};
     use crate::pipeline::{Discard, Port};
+    use crate::qdisc::fifo::{Fifo, FifoConfig};
     use crate::qdisc::{Limit, Queue, Verdict};
     use crate::units::Dur;
     use std::net::{IpAddr, Ipv4Addr};

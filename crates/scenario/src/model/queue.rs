@@ -14,8 +14,8 @@
 
 use super::yes;
 use crate::units;
+use qoslab_core::qdisc::red::{DEFAULT_MAX_P, DEFAULT_MEAN_PKT_SIZE, DEFAULT_W_Q};
 use qoslab_core::qdisc::Limit;
-use qoslab_core::red::{DEFAULT_MAX_P, DEFAULT_MEAN_PKT_SIZE, DEFAULT_W_Q};
 use qoslab_core::units::{Bytes, Dur, Rate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -12,11 +12,11 @@
 
 use super::edge::{streams_of, StreamRef};
 use crate::model::{MarkingSpec, NodeKind, PolicerActionSpec, PortMatch, ProtoMatch, QueueSpec, RuleSpec, StageSpec};
-use qoslab_core::edge::classifier::{ClassifierConfig, ClassifierStage, PortRange, Rule, RuleAction};
 use qoslab_core::error::ConfigError;
-use qoslab_core::pcn::{ExcessMeter, ExcessMeterConfig, MarkingCurve, VirtualQueueConfig, VirtualQueueMeter};
-use qoslab_core::pipeline::Stage;
-use qoslab_core::policer::{Policer, PolicerAction, PolicerConfig};
+use qoslab_core::stage::edge_classifier::{ClassifierConfig, ClassifierStage, PortRange, Rule, RuleAction};
+use qoslab_core::stage::pcn::{ExcessMeter, ExcessMeterConfig, MarkingCurve, VirtualQueueConfig, VirtualQueueMeter};
+use qoslab_core::stage::policer::{Policer, PolicerAction, PolicerConfig};
+use qoslab_core::stage::Stage;
 use qoslab_core::units::{Bytes, Rate, Time};
 use std::net::IpAddr;
 

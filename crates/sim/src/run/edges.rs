@@ -1,4 +1,4 @@
-//! Domain edge behaviours in the simulator (see `qoslab_core::pipeline::edge`):
+//! Domain edge behaviours in the simulator (see `qoslab_core::edge`):
 //! where packets meet them, how their messages travel, their timers.
 //! Part of [`super::Sim`].
 //!
@@ -33,9 +33,10 @@ use crate::mechanisms::event_row;
 use crate::net::EDGE_STREAM_BASE;
 use crate::traffic::FlowState;
 use qoslab_core::admission::{Decision, DecisionReason, FlowRequest};
-use qoslab_core::pcn::PcnEdge;
-use qoslab_core::pipeline::{AggregateId, EdgeActions, EdgeBehaviour, EdgeMessage, EdgeNode, EdgeRole, StageVerdict};
+use qoslab_core::edge::pcn::PcnEdge;
+use qoslab_core::edge::{AggregateId, EdgeActions, EdgeBehaviour, EdgeMessage, EdgeNode, EdgeRole};
 use qoslab_core::rng;
+use qoslab_core::stage::StageVerdict;
 use qoslab_core::units::{Dur, Time};
 use qoslab_core::Packet;
 use qoslab_scenario::expand::Expanded;

@@ -533,7 +533,7 @@ impl Sim {
         if dir.pipe.is_empty() {
             self.events.schedule_with_seq(at, seq, Event::Arrive(d));
         }
-        qoslab_core::fifo::push_back_lean(&mut dir.pipe, crate::net::InFlight { at, seq, pkt });
+        qoslab_core::qdisc::fifo::push_back_lean(&mut dir.pipe, crate::net::InFlight { at, seq, pkt });
         // A port with a device queue must hear of every end of transmission.
         if dir.port.wants_tx_done() || dir.port.queue_backlog().packets > 0 {
             dir.tx_event = true;

@@ -43,7 +43,10 @@
 //! shorter than S, which the "load within μ" claim needs. `v` is bounded
 //! by 1 because it is a target utilization *of the allocation*.
 
-use super::estimator::{Estimator, EstimatorConfig};
+pub mod estimator;
+
+pub use estimator::{Estimator, EstimatorConfig, WindowOnAdmit};
+
 use crate::admission::{AdmissionControl, Decision, DecisionReason, FlowRequest, LoadSample};
 use crate::error::ConfigError;
 use crate::packet::FlowId;
@@ -207,7 +210,7 @@ impl AdmissionControl for Ssac {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mace::estimator::WindowOnAdmit;
+    use crate::admission::mace::estimator::WindowOnAdmit;
     use crate::packet::ClassTag;
     use crate::units::{Bytes, Dur};
 

@@ -44,9 +44,10 @@
 //!   interval is the grid interval `[kT, (k+1)T)` holding the first excess
 //!   mark, with the not-excess-marked bytes that came before it in it.
 
+use crate::edge::{AggregateId, EdgeActions, EdgeMessage, EdgeNode, Signal};
 use crate::error::ConfigError;
 use crate::packet::{FlowId, Packet, PcnMark};
-use crate::pipeline::{AggregateId, EdgeActions, EdgeMessage, EdgeNode, EventKind, MechEvent, Signal, Value};
+use crate::pipeline::{EventKind, MechEvent, Value};
 use crate::units::{Dur, Time};
 use std::collections::{HashMap, VecDeque};
 

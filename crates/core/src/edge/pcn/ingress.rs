@@ -59,13 +59,13 @@
 //!   rate drives the rest.
 
 use crate::admission::{Decision, DecisionReason, FlowRequest};
+use crate::edge::{AggregateId, EdgeActions, EdgeMessage, EdgeNode, Signal};
 use crate::error::ConfigError;
 use crate::packet::{FlowId, Packet, PcnMark};
-use crate::pipeline::{
-    AggregateId, EdgeActions, EdgeMessage, EdgeNode, EventKind, MechEvent, Signal, StageVerdict, Value,
-};
+use crate::pipeline::{EventKind, MechEvent, Value};
 use crate::qdisc::DropReason;
 use crate::rng::Rng;
+use crate::stage::StageVerdict;
 use crate::units::{Dur, Time};
 use crate::vecmap::VecMap;
 use rand::Rng as _;

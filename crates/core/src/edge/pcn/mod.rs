@@ -18,13 +18,18 @@
 //!
 //! Signals PCN does not use (`AdmissionAnswer`, `Probe`) are ignored.
 
-use super::egress::{EgressConfig, PcnEgress};
-use super::ingress::{IngressConfig, PcnIngress};
+pub mod egress;
+pub mod ingress;
+
+pub use egress::{CleMode, EgressConfig, PcnEgress, TerminationStart};
+pub use ingress::{FlowChoice, IngressConfig, PcnIngress, Rounding};
+
 use crate::admission::{Decision, FlowRequest};
+use crate::edge::{AggregateId, EdgeActions, EdgeBehaviour, EdgeMessage, EdgeNode, EdgeRole, Signal};
 use crate::error::ConfigError;
 use crate::packet::{FlowKey, Packet};
-use crate::pipeline::{AggregateId, EdgeActions, EdgeBehaviour, EdgeMessage, EdgeNode, EdgeRole, Signal, StageVerdict};
 use crate::rng::Rng;
+use crate::stage::StageVerdict;
 use crate::units::Time;
 
 /// Settings of a PCN edge node.
@@ -185,7 +190,7 @@ mod tests {
     fn ingress_and_egress_nodes_admit_through_the_cle_and_terminate_through_the_rate() {
         let (ni, ne, a) = (EdgeNode(0), EdgeNode(1), AggregateId(0));
         let mut cfg = PcnEdgeConfig::per_packet_default();
-        cfg.ingress.flow_choice = crate::pcn::FlowChoice::Newest;
+        cfg.ingress.flow_choice = crate::edge::pcn::FlowChoice::Newest;
         let mut ing = PcnEdge::new(ni, cfg, crate::rng::stream(1, 0)).unwrap();
         let mut egr = PcnEdge::new(ne, PcnEdgeConfig::per_packet_default(), crate::rng::stream(1, 1)).unwrap();
         ing.on_aggregate(a, ni, ne);

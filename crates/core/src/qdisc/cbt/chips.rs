@@ -57,8 +57,8 @@ use super::classes::{Class, ClassBacklog};
 use super::queue::Placement;
 use crate::error::ConfigError;
 use crate::packet::Packet;
+use crate::qdisc::red::RedMode;
 use crate::qdisc::ProbeSink;
-use crate::red::RedMode;
 use std::collections::VecDeque;
 
 use super::flow_counter::FlowCounts;
@@ -266,14 +266,14 @@ impl Placement for Chips {
 
 #[cfg(test)]
 mod tests {
-    use super::super::aqm::RedStage;
     use super::super::classes::ClassMap;
     use super::super::flow_counter::FlowCounterConfig;
     use super::super::queue::{ClassQueue, Tail};
     use super::*;
     use crate::packet::{ClassTag, FlowId};
+    use crate::qdisc::red::RedConfig;
+    use crate::qdisc::red::RedStage;
     use crate::qdisc::{Dequeue, Limit, Qdisc};
-    use crate::red::RedConfig;
     use crate::units::{Rate, Time};
 
     fn pkt(id: u64, flow: u32, class: Class) -> Packet {

@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | [`Class`], [`ClassMap`] | `classes.rs` | TCP / tagged UDP / untagged UDP from the packet's `ClassTag` |
 //! | [`FlowCounter`] | `flow_counter.rs` | active flows per class; sweep every 300 ms (`next_deadline`/`on_tick`) |
-//! | [`Aqm`], [`RedStage`] | `aqm.rs` | the arrival stage interface; RED over [`crate::red::algo`] |
+//! | [`Aqm`], [`View`] | `aqm.rs` | the arrival stage interface (RED's is [`crate::qdisc::red::RedStage`]) |
 //! | [`Cbt`] | `cbt.rs` | static UDP class thresholds in front of RED ("RED for all") |
 //! | [`Dcbt`] | `dcbt.rs` | thresholds from active-flow shares; averages updated together |
 //! | [`Placement`], [`Tail`] | `queue.rs` | where admitted packets go; per-class accounting |
@@ -23,7 +23,7 @@
 //!
 //! So "D-CBT with ChIPS" is `ClassQueue<Dcbt, Chips>`, "RED with ChIPS" is
 //! `ClassQueue<RedStage, Chips>`, and `ClassQueue<RedStage, Tail>` is plain
-//! RED (verdict for verdict the same as [`crate::red::Red`]).
+//! RED (verdict for verdict the same as [`crate::qdisc::red::Red`]).
 //!
 //! Probes (`Qdisc::probe`): `red_avg`; `tagged_avg`, `untagged_avg`,
 //! `tagged_th`, `untagged_th` (CBT, D-CBT); `threshold_test_on` (D-CBT);
@@ -42,7 +42,7 @@ pub mod dcbt;
 pub mod flow_counter;
 pub mod queue;
 
-pub use aqm::{Aqm, AvgStep, Outcome, RedStage, View};
+pub use aqm::{Aqm, View};
 pub use cbt::{Cbt, CbtConfig, CbtStats};
 pub use chips::{Chips, ChipsConfig, ChipsStats, VirtualFifo};
 pub use classes::{Class, ClassBacklog, ClassMap, PerClass};

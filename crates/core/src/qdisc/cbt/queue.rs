@@ -18,7 +18,7 @@
 //! [`ClassQueueConfig`] names a combination and [`build`] makes it, boxed,
 //! for drivers that pick the discipline from a scenario file.
 
-use super::aqm::{Aqm, Outcome, RedStage, View};
+use super::aqm::{Aqm, View};
 use super::cbt::{Cbt, CbtConfig};
 use super::chips::{Chips, ChipsConfig};
 use super::classes::{Class, ClassBacklog, ClassMap, PerClass};
@@ -26,8 +26,9 @@ use super::dcbt::{Dcbt, DcbtConfig};
 use super::flow_counter::{FlowCounter, FlowCounterConfig, FlowCounts};
 use crate::error::ConfigError;
 use crate::packet::Packet;
+use crate::qdisc::red::{Outcome, RedStage};
+use crate::qdisc::red::{RedConfig, RedMode};
 use crate::qdisc::{Backlog, Dequeue, DropReason, Dropped, ProbeSink, Qdisc, Verdict};
-use crate::red::{RedConfig, RedMode};
 use crate::rng::Rng;
 use crate::units::{Rate, Time};
 use std::collections::VecDeque;

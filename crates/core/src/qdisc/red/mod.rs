@@ -73,7 +73,6 @@
 //! - Inside strict priority the scheduler polls empty bands too, so a RED
 //!   band still sees its queue found empty and decays (see classful.rs).
 
-use crate::cbt::aqm::{Outcome, RedStage};
 use crate::error::ConfigError;
 use crate::packet::Packet;
 use crate::qdisc::{Backlog, Dequeue, Dropped, Limit, ProbeSink, Qdisc, Verdict};
@@ -82,8 +81,10 @@ use crate::units::{Bytes, Rate, Time};
 use std::collections::VecDeque;
 
 pub mod algo;
+pub mod stage;
 
 pub use algo::RedVariant;
+pub use stage::{AvgStep, Outcome, RedStage};
 
 /// How the queue is measured for thresholds and the average.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,46 +1,28 @@
-//! The arrival side of a RED-managed queue, split from the queue itself so
-//! that RED, CBT and D-CBT can each sit over any placement (FIFO or ChIPS).
+//! RED's arrival side as a stage over [`super::algo`], split from the
+//! queue itself so that RED and the CBT family can each sit over any
+//! placement (FIFO or ChIPS).
 //!
-//! An [`Aqm`] stage decides, for each arriving packet, whether it may enter
-//! (possibly ECN-marked) or why not. It sees a [`View`] of the queue: the
-//! physical backlog, the per-class backlog as the placement accounts it
-//! (a plain FIFO's, or ChIPS's virtual FIFO), and the active-flow counts.
-//!
-//! [`RedStage`] is RED (either variant, [`crate::red::RedVariant`]) as such
-//! a stage, built from the pure functions of [`crate::red::algo`]: idle
-//! decay or EWMA, then the verdict, then the physical limit. It is the one
-//! implementation of RED's arrival side: [`crate::red::Red`] is a
-//! `RedStage` over a FIFO, CBT and D-CBT hold a `RedStage` and add their
-//! class tests in front of it, and a [`ClassQueue`](super::ClassQueue) over
-//! `RedStage` and the FIFO placement behaves exactly as `Red` (a property
-//! test checks verdicts, packets, averages, counts and statistics).
+//! [`RedStage`] is RED (either variant, [`super::RedVariant`]) built from
+//! the pure functions of [`super::algo`]: idle decay or EWMA, then the
+//! verdict, then the physical limit. It is the one implementation of RED's
+//! arrival side: [`super::Red`] is a `RedStage` over a FIFO, CBT and D-CBT
+//! hold a `RedStage` and add their class tests in front of it (through the
+//! [`crate::qdisc::cbt::Aqm`] interface), and a
+//! [`ClassQueue`](crate::qdisc::cbt::ClassQueue) over `RedStage` and the
+//! FIFO placement behaves exactly as `Red` (a property test checks
+//! verdicts, packets, averages, counts and statistics).
 //!
 //! [`AvgStep`] records which step moved RED's average at an arrival, so
 //! that D-CBT can move its class averages by the very same step ("all of the
 //! averages are updated using the same weight", seed 001 §3.1).
 
-use super::classes::{Class, ClassBacklog};
-use super::flow_counter::FlowCounts;
+use super::{algo, RedConfig, RedMode, RedStats};
 use crate::error::ConfigError;
 use crate::packet::{Ecn, Packet};
-use crate::qdisc::{Backlog, DropReason, MarkReason, ProbeSink};
-use crate::red::{algo, RedConfig, RedMode, RedStats};
+use crate::qdisc::{Backlog, DropReason, MarkReason};
 use crate::rng::Rng;
 use crate::units::{Dur, Rate, Time};
 use rand::Rng as _;
-
-/// What a stage sees of the queue when a packet arrives.
-#[derive(Clone, Copy, Debug)]
-pub struct View<'a> {
-    pub class: Class,
-    /// The physical queue, before this packet.
-    pub backlog: Backlog,
-    /// Per-class occupancy as the placement accounts it, before this packet.
-    pub classes: &'a ClassBacklog,
-    /// Active flows per class, this packet's flow included (`None` if no
-    /// stage asked for flow counting).
-    pub flows: Option<&'a FlowCounts>,
-}
 
 /// A stage's decision on one arrival.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,28 +31,6 @@ pub enum Outcome {
     /// Admitted with CE set (the stage has already set it on the packet).
     AdmitMarked(MarkReason),
     Drop(DropReason),
-}
-
-/// The arrival side of a queue: averages, class tests, RED's verdict and
-/// the physical limit.
-pub trait Aqm {
-    fn kind(&self) -> &'static str;
-    /// Whether the stage needs [`View::flows`].
-    fn needs_flow_counts(&self) -> bool {
-        false
-    }
-    /// Decides on `pkt` (which it may ECN-mark).
-    fn on_arrival(&mut self, now: Time, pkt: &mut Packet, view: &View<'_>, rng: &mut Rng) -> Outcome;
-    /// The queue was found empty at `now` (an idle period may start).
-    fn on_idle(&mut self, now: Time);
-    /// RED's average (packets, or bytes in byte mode).
-    fn red_avg(&self) -> f64;
-    /// How RED measures the queue.
-    fn mode(&self) -> RedMode;
-    /// Forgets averages and counts (the queue was reset).
-    fn reset(&mut self);
-    /// Reports internal variables (`red_avg`, class averages, thresholds).
-    fn probe(&self, flows: Option<&FlowCounts>, sink: ProbeSink<'_>);
 }
 
 /// How RED's average moved at an arrival.
@@ -84,7 +44,7 @@ pub enum AvgStep {
     Idle(Dur),
 }
 
-/// RED as a stage over [`crate::red::algo`]; [`crate::red::Red`] is one over a FIFO.
+/// RED as a stage over [`crate::qdisc::red::algo`]; [`crate::qdisc::red::Red`] is one over a FIFO.
 #[derive(Clone, Debug)]
 pub struct RedStage {
     config: RedConfig,
@@ -226,31 +186,6 @@ impl RedStage {
 
     pub fn reset(&mut self) {
         self.vars = algo::RedVars::default();
-    }
-}
-
-impl Aqm for RedStage {
-    fn kind(&self) -> &'static str {
-        "red"
-    }
-    fn on_arrival(&mut self, now: Time, pkt: &mut Packet, view: &View<'_>, rng: &mut Rng) -> Outcome {
-        self.update_avg(now, view.backlog);
-        self.judge(pkt, view.backlog, rng)
-    }
-    fn on_idle(&mut self, now: Time) {
-        RedStage::on_idle(self, now)
-    }
-    fn red_avg(&self) -> f64 {
-        self.vars.avg
-    }
-    fn mode(&self) -> RedMode {
-        self.config.mode
-    }
-    fn reset(&mut self) {
-        RedStage::reset(self)
-    }
-    fn probe(&self, _flows: Option<&FlowCounts>, sink: ProbeSink<'_>) {
-        sink("red_avg", self.vars.avg);
     }
 }
 

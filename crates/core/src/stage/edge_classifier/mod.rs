@@ -30,14 +30,17 @@
 
 use crate::error::ConfigError;
 use crate::packet::{ClassTag, FlowKey, Packet};
-use crate::pipeline::{EventSink, Stage, StageVerdict};
+use crate::pipeline::EventSink;
 use crate::qdisc::{DropReason, ProbeSink};
 use crate::rng::Rng;
+use crate::stage::{Stage, StageVerdict};
 use crate::units::Time;
 use lru::LruCache;
 use std::num::NonZeroUsize;
 
-pub use super::rules::{PortRange, Rule, RuleAction, RuleDatabase};
+pub mod rules;
+
+pub use rules::{PortRange, Rule, RuleAction, RuleDatabase};
 
 /// The flow cache's eviction rule.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -259,7 +262,7 @@ impl Stage for ClassifierStage {
 
 #[cfg(test)]
 mod tests {
-    use super::super::rules::fixtures::*;
+    use super::rules::fixtures::*;
     use super::*;
     use crate::packet::{proto, FlowId};
     use crate::pipeline::Discard;

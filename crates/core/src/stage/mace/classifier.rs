@@ -27,7 +27,7 @@
 //!   admission control promised CL service (and, under SSAC, holds a
 //!   reservation); evicting one would silently demote a live admitted flow
 //!   and leak its reservation. A refused insertion is reported to the
-//!   caller, which [`crate::mace::Mace`] checks *before* asking admission
+//!   caller, which [`crate::stage::mace::Mace`] checks *before* asking admission
 //!   control, so a full table reads as a refusal with its own reason.
 //!   Space comes back through the stale sweep. The default 1024 exceeds
 //!   every admitted count the paper's set-up allows (the most is MBAC with

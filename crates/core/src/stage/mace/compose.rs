@@ -33,7 +33,7 @@
 //! either way.
 //!
 //! The admission controller is a type parameter, so a driver keeps typed
-//! access to it (`mace.admission().estimate()` for an [`crate::mace::Mbac`]).
+//! access to it (`mace.admission().estimate()` for an [`crate::admission::mace::Mbac`]).
 //! Configuration: the classifier and the recognizer must match on the same
 //! key fields (checked), since the recognizer's candidate becomes the
 //! classifier's entry.
@@ -232,10 +232,10 @@ impl<A: AdmissionControl> Mace<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mace::admission::{Mbac, MbacConfig, Ssac, SsacConfig, SSAC_RULE};
-    use crate::mace::classifier::KeyFields;
-    use crate::mace::descriptors::{PortDescriptor, PortSide};
+    use crate::admission::mace::{Mbac, MbacConfig, Ssac, SsacConfig, SSAC_RULE};
     use crate::packet::proto;
+    use crate::stage::mace::classifier::KeyFields;
+    use crate::stage::mace::descriptors::{PortDescriptor, PortSide};
     use crate::units::{Bytes, Dur, Rate};
     use std::net::{IpAddr, Ipv4Addr};
 

@@ -141,8 +141,8 @@ impl DeviceQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mace::queue::{MaceQueue, MaceQueueConfig};
     use crate::packet::{FlowId, Packet};
+    use crate::qdisc::mace::{MaceQueue, MaceQueueConfig};
     use crate::qdisc::{Dequeue, Queue};
     use crate::units::Time;
     use std::collections::VecDeque;

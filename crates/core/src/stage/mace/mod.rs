@@ -14,13 +14,13 @@
 //! | packet classifier | [`FlowClassifier`]: exact-match descriptor table → CL, else BE; stale sweep | `classifier.rs` |
 //! | flow setup (descriptor file) | [`Descriptors`]: the administrator's TOML list of ports, token buckets, thresholds | `descriptors.rs` |
 //! | flow recognition | [`Recognizer`]: per-candidate packet counters on listed ports → "ask admission" | `recognition.rs` |
-//! | queue manager | [`MaceQueue`]: two-level strict priority in one shared buffer, CL pushes out BE | `queue.rs` |
+//! | queue manager | [`MaceQueue`]: two-level strict priority in one shared buffer, CL pushes out BE | `qdisc/mace.rs` |
 //! | packet scheduler (device side) | [`DeviceQueue`]: when the driver may hand the device the next packet | `dispatch.rs` |
 //! | measurement | [`Measurement`]: CL bits counted at enqueue, one [`LoadSample`] every S | `measurement.rs` |
-//! | estimator | [`Estimator`]: JSD97 time-window measured sum | `estimator.rs` |
-//! | admission control | [`Mbac`] (`v·μ > r + ν̂`) and [`Ssac`] (`Σr + r ≤ μ`) | `admission.rs` |
+//! | estimator | [`Estimator`]: JSD97 time-window measured sum | `admission/mace/estimator.rs` |
+//! | admission control | [`Mbac`] (`v·μ > r + ν̂`) and [`Ssac`] (`Σr + r ≤ μ`) | `admission/mace/mod.rs` |
 //! | (glue) | [`Mace`]: classifier + recognition + admission + measurement for a driver | `compose.rs` |
-//! | port stage | [`MaceStage`]: [`Mace`] as a [`crate::pipeline::Stage`] with per-class counters; [`DeviceQueue`] as the port's device policy | `stage.rs` |
+//! | port stage | [`MaceStage`]: [`Mace`] as a [`crate::stage::Stage`] with per-class counters; [`DeviceQueue`] as the port's device policy | `stage.rs` |
 //!
 //! `table.rs` holds the bounded exact-match table that the classifier and
 //! the recognizer share (slab + index + expiry bound).
@@ -41,27 +41,20 @@
 //! MACE driver must tag every packet from `classify_and_learn` before it
 //! enqueues it (the paper's classifier sees every packet, §3).
 
-mod admission;
 mod classifier;
 mod compose;
 mod descriptors;
 mod dispatch;
-mod estimator;
 mod measurement;
-mod queue;
 mod recognition;
 mod stage;
 mod table;
 
-pub use crate::admission::LoadSample;
-pub use admission::{Mbac, MbacConfig, Ssac, SsacConfig, MBAC_RULE, SSAC_RULE};
 pub use classifier::{ClassifiedFlow, ClassifierConfig, FlowClassifier, KeyFields, StaleFlow};
 pub use compose::{Mace, MaceConfig, MaceEvent, CLASSIFIER_FULL_RULE};
 pub use descriptors::{DescriptorError, DescriptorErrors, Descriptors, PortDescriptor, PortSide};
 pub use dispatch::{BeDispatch, DeviceQueue, DeviceQueueConfig};
-pub use estimator::{Estimator, EstimatorConfig, WindowOnAdmit};
 pub use measurement::{Measurement, MeasurementConfig};
-pub use queue::{shared_buffer_admit, BufferAdmit, ClassCounters, MaceQueue, MaceQueueConfig};
 pub use recognition::{ExpiredCandidate, Recognition, Recognizer, RecognizerConfig};
 pub use stage::{AdmissionFields, MaceStage};
 pub use table::{FlowDescriptor, TableFull};

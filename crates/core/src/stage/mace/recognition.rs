@@ -218,8 +218,8 @@ impl Recognizer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mace::descriptors::PortSide;
     use crate::packet::proto;
+    use crate::stage::mace::descriptors::PortSide;
     use crate::units::{Bytes, Rate};
     use std::net::{IpAddr, Ipv4Addr};
 

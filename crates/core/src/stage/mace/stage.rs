@@ -23,15 +23,16 @@
 //! as classified on entry, drops by the queue (push-outs included), so the
 //! class loss rates after a warm-up come from two sample rows.
 
-use super::admission::{Mbac, Ssac};
 use super::compose::{Mace, MaceEvent};
 use super::dispatch::DeviceQueue;
 use super::Class;
+use crate::admission::mace::{Mbac, Ssac};
 use crate::admission::{AdmissionControl, LoadSample};
 use crate::packet::{FlowKey, Packet};
-use crate::pipeline::{DevicePolicy, EventKind, EventSink, Field, MechEvent, Stage, StageVerdict, Value};
+use crate::pipeline::{EventKind, EventSink, Field, MechEvent, Value};
 use crate::qdisc::{DropReason, ProbeSink};
 use crate::rng::Rng;
+use crate::stage::{DevicePolicy, Stage, StageVerdict};
 use crate::units::{Rate, Time};
 
 /// An admission controller's state as event fields (after a sample).
@@ -219,13 +220,12 @@ impl DevicePolicy for DeviceQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mace::{
-        Descriptors, DeviceQueueConfig, MaceConfig, MaceQueue, MaceQueueConfig, MbacConfig, PortDescriptor, PortSide,
-        SsacConfig,
-    };
+    use crate::admission::mace::{MbacConfig, SsacConfig};
     use crate::packet::{proto, FlowId};
     use crate::pipeline::Port;
+    use crate::qdisc::mace::{MaceQueue, MaceQueueConfig};
     use crate::qdisc::{Dequeue, Limit, Queue};
+    use crate::stage::mace::{Descriptors, DeviceQueueConfig, MaceConfig, PortDescriptor, PortSide};
     use crate::units::{Bytes, Dur};
     use std::net::{IpAddr, Ipv4Addr};
 
@@ -263,7 +263,7 @@ mod tests {
         }
         assert_eq!(evs.len(), 1);
         let ev = &evs[0];
-        assert_eq!((ev.kind, ev.flow, ev.rule), (EventKind::Admit, Some(FlowId(1)), super::super::SSAC_RULE));
+        assert_eq!((ev.kind, ev.flow, ev.rule), (EventKind::Admit, Some(FlowId(1)), crate::admission::mace::SSAC_RULE));
         assert_eq!(ev.fields, vec![("rate_bps", Value::U64(77_200)), ("attempt", Value::U64(1))]);
         // CL leaves first (strict priority), then the BE packet.
         let Dequeue::Packet(a) = p.dequeue(Time(5)) else { panic!() };

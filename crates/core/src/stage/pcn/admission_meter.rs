@@ -45,9 +45,10 @@
 use super::{is_pcn, mark_threshold, UNITS_PER_BYTE};
 use crate::error::ConfigError;
 use crate::packet::{FlowKey, Packet};
-use crate::pipeline::{EventSink, Stage, StageVerdict};
+use crate::pipeline::EventSink;
 use crate::qdisc::{MarkReason, ProbeSink};
 use crate::rng::Rng;
+use crate::stage::{Stage, StageVerdict};
 use crate::units::{Bytes, Dur, Rate, Time};
 use rand::Rng as _;
 

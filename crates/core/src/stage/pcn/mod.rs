@@ -16,7 +16,7 @@
 //!   CLE (seed §2.2) and flow termination down to the sustainable rate
 //!   (seed §4.1, §4.3.1).
 //! - [`edge`]: [`PcnEdge`], one node's ingress and egress parts as one
-//!   [`crate::pipeline::EdgeBehaviour`] (a node of a parking lot is the
+//!   [`crate::edge::EdgeBehaviour`] (a node of a parking lot is the
 //!   egress of one IEA and the ingress of the next).
 //!
 //! **Marks.** Admission marks are `ThresholdMarked`, termination marks are
@@ -32,15 +32,9 @@
 //! more curves can be added without a flag.
 
 pub mod admission_meter;
-pub mod edge;
-pub mod egress;
-pub mod ingress;
 pub mod termination_meter;
 
 pub use admission_meter::{MarkingCurve, VirtualQueue, VirtualQueueConfig, VirtualQueueMeter, VirtualQueueStats};
-pub use edge::{PcnEdge, PcnEdgeConfig};
-pub use egress::{CleMode, EgressConfig, PcnEgress, TerminationStart};
-pub use ingress::{FlowChoice, IngressConfig, PcnIngress, Rounding};
 pub use termination_meter::{ExcessMeter, ExcessMeterConfig, ExcessMeterStats};
 
 use crate::packet::{Packet, PcnMark};

@@ -32,9 +32,10 @@
 use super::{is_pcn, mark_excess};
 use crate::error::ConfigError;
 use crate::packet::{FlowKey, Packet, PcnMark};
-use crate::pipeline::{EventSink, Stage, StageVerdict};
+use crate::pipeline::EventSink;
 use crate::qdisc::{MarkReason, ProbeSink};
 use crate::rng::Rng;
+use crate::stage::{Stage, StageVerdict};
 use crate::token_bucket::{TokenBucket, TokenBucketConfig};
 use crate::units::{Bytes, Rate, Time};
 

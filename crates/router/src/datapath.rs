@@ -17,7 +17,7 @@
 //!     pacer.consume(now, size): the wire finished sending it → the frame joins the direction's batch
 //!     otherwise:                wake at now + time to conformance
 //!     then (or when `router.batch` frames wait): one `sendmmsg` of the batch, free the slots
-//! timers:                       port.next_deadline() / port.on_timer(now)
+//! timers:                       port.next_deadline() / port.on_tick(now)
 //! ```
 //!
 //! Every frame goes through a port: a frame that is not IP (ARP, any other
@@ -386,7 +386,7 @@ impl Datapath {
         for d in 0..2 {
             let dir = &mut self.dirs[d];
             if dir.port.next_deadline().is_some_and(|t| t <= now) {
-                dir.port.on_timer(now, &mut self.events);
+                dir.port.on_tick(now, &mut self.events);
             }
             loop {
                 if dir.held.is_none() {

@@ -2,7 +2,7 @@
 //!
 //! The driver asks `request` when a flow wants service, tells
 //! `on_departure` when it ends, feeds `on_sample` with load measurements
-//! (measurement-based controllers), and calls `on_deadline` at
+//! (measurement-based controllers), and calls `on_tick` at
 //! `next_deadline()` (timers are the driver's job). Every [`Decision`]
 //! carries the rule that was applied with its two sides, so results can
 //! show why a flow was refused.
@@ -80,7 +80,7 @@ pub trait AdmissionControl {
     fn next_deadline(&self) -> Option<Time> {
         None
     }
-    fn on_deadline(&mut self, _now: Time) {}
+    fn on_tick(&mut self, _now: Time) {}
 }
 
 /// Admits every flow.

@@ -18,7 +18,7 @@
 //!                                       → Some(decision) now, or None (answer later through out.decisions)
 //! out.messages (to another edge node):  the driver delivers each one after the path's delay:
 //!                                       behaviour(to).on_message(now, message, out)
-//! at next_deadline():                   behaviour.on_timer(now, out)
+//! at next_deadline():                   behaviour.on_tick(now, out)
 //! ```
 //!
 //! Nodes and aggregates are the driver's dense ids ([`EdgeNode`],
@@ -137,10 +137,10 @@ pub trait EdgeBehaviour: std::fmt::Debug + Send {
     }
     /// A message from another edge node arrives.
     fn on_message(&mut self, now: Time, msg: &EdgeMessage, out: &mut EdgeActions);
-    /// When [`EdgeBehaviour::on_timer`] is next needed.
+    /// When [`EdgeBehaviour::on_tick`] is next needed.
     fn next_deadline(&self) -> Option<Time> {
         None
     }
     /// Periodic work due at `now`.
-    fn on_timer(&mut self, _now: Time, _out: &mut EdgeActions) {}
+    fn on_tick(&mut self, _now: Time, _out: &mut EdgeActions) {}
 }

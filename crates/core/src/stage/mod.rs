@@ -7,7 +7,7 @@
 //! packet that reaches it, in port order, and hears of every packet it
 //! passed that something after it dropped (a later stage, the queue
 //! discipline, or a push-out from the queue). Periodic work (measurement
-//! intervals, table sweeps) runs at `next_deadline()` through `on_timer`.
+//! intervals, table sweeps) runs at `next_deadline()` through `on_tick`.
 //! Events go out through an [`EventSink`] with typed fields.
 //!
 //! Clock-free, like everything in core: every call takes `now`; randomness
@@ -50,12 +50,12 @@ pub trait Stage: std::fmt::Debug + Send {
     ) -> StageVerdict;
     /// A packet this stage passed was dropped further on (`reason` says where).
     fn on_drop(&mut self, _now: Time, _pkt: &Packet, _reason: DropReason) {}
-    /// When [`Stage::on_timer`] is next needed, if ever.
+    /// When [`Stage::on_tick`] is next needed, if ever.
     fn next_deadline(&self) -> Option<Time> {
         None
     }
     /// The periodic work due at `now` (called at or after `next_deadline()`).
-    fn on_timer(&mut self, _now: Time, _events: &mut dyn EventSink) {}
+    fn on_tick(&mut self, _now: Time, _events: &mut dyn EventSink) {}
     /// Instantaneous state for time series (`name`, value), like a qdisc's probe.
     fn probe(&self, _sink: ProbeSink<'_>) {}
 }

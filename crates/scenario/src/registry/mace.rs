@@ -10,7 +10,7 @@
 //!     while the queue's head class c has device.admits(c): dequeue → device FIFO, device.on_pull(c)
 //!     wire free and device FIFO not empty → transmit its head
 //! end of transmission:          port.on_sent → device.on_sent(class of the packet sent)
-//! at port.next_deadline():      port.on_timer(now) → MaceStage.on_timer → events
+//! at port.next_deadline():      port.on_tick(now) → MaceStage.on_tick → events
 //! ```
 //!
 //! The device transmit queue ([`DeviceQueue`]) holds `device_queue`

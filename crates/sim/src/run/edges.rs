@@ -221,7 +221,7 @@ impl Sim {
         self.edges.timer_at[node.index()] = None;
         let mut actions = std::mem::take(&mut self.edges.actions);
         if let Some(b) = self.edges.behaviours[node.index()].as_mut() {
-            b.on_timer(self.now, &mut actions);
+            b.on_tick(self.now, &mut actions);
         }
         self.carry_out(node, actions);
     }

@@ -330,7 +330,7 @@ impl Sim {
                         self.settle(d);
                         let dir = &mut self.net.dirs[d.index()];
                         let mut sink = RowSink { link: &dir.name, rows: &mut self.metrics.events };
-                        dir.port.on_timer(t, &mut sink);
+                        dir.port.on_tick(t, &mut sink);
                         self.schedule_qdisc_tick(d);
                         if self.net.dirs[d.index()].is_free(t) {
                             self.try_send(d);
@@ -340,7 +340,7 @@ impl Sim {
                 Event::AdmissionTick => {
                     if self.admission_tick == Some(t) {
                         self.admission_tick = None;
-                        self.admission.on_deadline(t);
+                        self.admission.on_tick(t);
                         self.schedule_admission_tick();
                     }
                 }

@@ -74,7 +74,7 @@ impl EdgeBehaviour for Script {
     fn next_deadline(&self) -> Option<Time> {
         self.timer
     }
-    fn on_timer(&mut self, now: Time, out: &mut EdgeActions) {
+    fn on_tick(&mut self, now: Time, out: &mut EdgeActions) {
         self.timer = None;
         out.events.push(event(now, "timer", self.packets as f64, vec![]));
         for &(a, i, e) in &self.ends {

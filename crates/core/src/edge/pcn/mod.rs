@@ -13,7 +13,7 @@
 //! on_packet(Ingress) → PcnIngress::on_packet      on_packet(Egress) → PcnEgress::on_packet
 //! AdmissionRequest   → PcnEgress::on_request      CongestionLevel   → PcnIngress::on_congestion_level
 //! SustainableRate    → PcnIngress::on_sustainable_rate
-//! next_deadline      = the earlier of the two parts' deadlines; on_timer settles both
+//! next_deadline      = the earlier of the two parts' deadlines; on_tick settles both
 //! ```
 //!
 //! Signals PCN does not use (`AdmissionAnswer`, `Probe`) are ignored.
@@ -156,7 +156,7 @@ impl EdgeBehaviour for PcnEdge {
             (a, b) => a.or(b),
         }
     }
-    fn on_timer(&mut self, now: Time, out: &mut EdgeActions) {
+    fn on_tick(&mut self, now: Time, out: &mut EdgeActions) {
         if let Some(e) = self.egress.as_mut() {
             e.settle(now, out);
         }
@@ -208,8 +208,8 @@ mod tests {
         for t in (0..400u64).step_by(10) {
             for f in 0..4u32 {
                 let now = Time(Dur::from_ms(t).0 + f as u64);
-                ing.on_timer(now, &mut out);
-                egr.on_timer(now, &mut out);
+                ing.on_tick(now, &mut out);
+                egr.on_tick(now, &mut out);
                 let mut p = Packet::new(0, FlowId(f), 1000, now);
                 if ing.on_packet(now, EdgeRole::Ingress, a, &mut p, &key(), &mut out) != StageVerdict::Pass {
                     continue;

@@ -15,7 +15,7 @@
 //! on_tick(now):  measurement sample due → admission.on_sample; event Sample
 //!                classifier sweep → admission.on_departure(ids.remove(descriptor)) per stale flow; event Stale
 //!                recognizer sweep → event CandidateExpired
-//!                admission deadline → admission.on_deadline
+//!                admission deadline → admission.on_tick
 //! next_deadline(): the earliest of the four
 //! ```
 //!
@@ -177,20 +177,26 @@ impl<A: AdmissionControl> Mace<A> {
         (Class::Be, Some(MaceEvent::Decision { at: now, key: *key, request, attempt, decision }))
     }
 
-    /// When [`Mace::on_tick`] is next needed.
-    pub fn next_deadline(&self) -> Time {
-        [self.classifier.next_deadline(), self.recognizer.next_deadline(), self.admission.next_deadline()]
-            .into_iter()
-            .flatten()
-            .fold(self.measurement.next_deadline(), Time::min)
+    /// When [`Mace::on_tick`] is next needed (always: the measurement
+    /// interval never ends).
+    pub fn next_deadline(&self) -> Option<Time> {
+        [
+            self.measurement.next_deadline(),
+            self.classifier.next_deadline(),
+            self.recognizer.next_deadline(),
+            self.admission.next_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
-    /// Does the periodic work due at `now` and reports it.
-    pub fn on_tick(&mut self, now: Time) -> Vec<MaceEvent> {
-        let mut events = Vec::new();
-        if let Some(s) = self.measurement.on_tick(now) {
-            self.admission.on_sample(now, &s);
-            events.push(MaceEvent::Sample(s));
+    /// Does the periodic work due at `now` and reports it into `events`.
+    pub fn on_tick(&mut self, now: Time, events: &mut Vec<MaceEvent>) {
+        let first = events.len();
+        self.measurement.on_tick(now, events);
+        if let Some(MaceEvent::Sample(s)) = events.get(first) {
+            self.admission.on_sample(now, s);
         }
         if self.classifier.next_deadline().is_some_and(|t| t <= now) {
             for flow in self.classifier.sweep(now) {
@@ -207,9 +213,8 @@ impl<A: AdmissionControl> Mace<A> {
             }
         }
         if self.admission.next_deadline().is_some_and(|t| t <= now) {
-            self.admission.on_deadline(now);
+            self.admission.on_tick(now);
         }
-        events
     }
 
     pub fn classifier(&self) -> &FlowClassifier {
@@ -309,9 +314,11 @@ mod tests {
         // Silent from 1 s: stale at 31 s. Measurement deadlines come first, every 5 s.
         let mut stale_at = None;
         while stale_at.is_none() {
-            let t = m.next_deadline();
+            let t = m.next_deadline().unwrap();
             assert!(t <= ms(31_000), "deadline {t} passed the stale time");
-            for ev in m.on_tick(t) {
+            let mut evs = Vec::new();
+            m.on_tick(t, &mut evs);
+            for ev in evs {
                 if let MaceEvent::Stale { at, flow } = ev {
                     assert_eq!((flow.flow, flow.last_seen), (FlowId(1), ms(1000)));
                     stale_at = Some(at);
@@ -345,8 +352,8 @@ mod tests {
         assert_eq!(m.classify_and_learn(ms(20), &key(1), FlowId(0), 386).0, Class::Cl, "key 1 keeps its place");
         // Key 1 goes stale: its reservation (under MACE's id, not FlowId(0)) is released ...
         while m.classifier().len() == 1 {
-            let t = m.next_deadline();
-            m.on_tick(t);
+            let t = m.next_deadline().unwrap();
+            m.on_tick(t, &mut Vec::new());
         }
         assert_eq!(m.admission().reserved(), Rate(0));
         // ... and key 2, still under the recycled id, now fits.
@@ -364,7 +371,8 @@ mod tests {
         for i in 1..=125 {
             m.classify_and_learn(ms(40 * i), &key(1), FlowId(1), 386);
         }
-        let ev = m.on_tick(ms(5000));
+        let mut ev = Vec::new();
+        m.on_tick(ms(5000), &mut ev);
         assert!(matches!(ev.as_slice(), [MaceEvent::Sample(s)] if s.bits == 125 * 386 * 8), "{ev:?}");
         assert_eq!(m.admission().estimate(), 77_200.0, "77.2 kb/s measured, not above the estimate");
         assert_eq!(m.measurement().samples(), 1);

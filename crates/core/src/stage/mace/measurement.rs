@@ -29,6 +29,7 @@
 //!   and the next deadline is the next grid point; a virtual-clock driver
 //!   ticks exactly on the grid and every interval is S.
 
+use super::compose::MaceEvent;
 use crate::admission::LoadSample;
 use crate::error::ConfigError;
 use crate::units::{Dur, Time};
@@ -86,13 +87,14 @@ impl Measurement {
     pub fn samples(&self) -> u64 {
         self.samples
     }
-    pub fn next_deadline(&self) -> Time {
-        self.deadline
+    /// When [`Measurement::on_tick`] is next needed (always: one sample every S).
+    pub fn next_deadline(&self) -> Option<Time> {
+        Some(self.deadline)
     }
-    /// The sample for the period ending at `now`, if one is due.
-    pub fn on_tick(&mut self, now: Time) -> Option<LoadSample> {
+    /// Reports the sample for the period ending at `now` into `out`, if one is due.
+    pub fn on_tick(&mut self, now: Time, out: &mut Vec<MaceEvent>) {
         if now < self.deadline {
-            return None;
+            return;
         }
         let s = LoadSample { at: now, interval: now.since(self.window_start), bits: self.bits };
         self.bits = 0;
@@ -100,13 +102,24 @@ impl Measurement {
         let late = now.since(self.deadline).0 / self.config.interval.0;
         self.deadline += Dur(self.config.interval.0 * (late + 1));
         self.samples += 1;
-        Some(s)
+        out.push(MaceEvent::Sample(s));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sample `on_tick(now)` reports, if any.
+    fn tick(m: &mut Measurement, now: Time) -> Option<LoadSample> {
+        let mut out = Vec::new();
+        m.on_tick(now, &mut out);
+        assert!(out.len() <= 1);
+        out.pop().map(|ev| match ev {
+            MaceEvent::Sample(s) => s,
+            other => panic!("measurement reported {other:?}"),
+        })
+    }
 
     fn secs(s: u64) -> Time {
         Time(Dur::from_secs(s).0)
@@ -115,17 +128,17 @@ mod tests {
     #[test]
     fn measurement_samples_cl_bits_every_period_and_clears_the_counter() {
         let mut m = Measurement::new(MeasurementConfig::default(), Time::ZERO).unwrap();
-        assert_eq!(m.next_deadline(), secs(5));
+        assert_eq!(m.next_deadline(), Some(secs(5)));
         for _ in 0..125 {
             m.on_enqueue(386); // a 64 kb/s source for 5 s: 125 frames of 386 B
         }
-        assert_eq!(m.on_tick(secs(4)), None, "not due yet");
-        let s = m.on_tick(secs(5)).unwrap();
+        assert_eq!(tick(&mut m, secs(4)), None, "not due yet");
+        let s = tick(&mut m, secs(5)).unwrap();
         assert_eq!((s.at, s.interval, s.bits), (secs(5), Dur::from_secs(5), 125 * 386 * 8));
         assert!((s.rate_bps() - 77_200.0).abs() < 1e-9, "386 B every 40 ms is 77.2 kb/s");
         assert_eq!(m.pending_bits(), 0);
-        assert_eq!(m.next_deadline(), secs(10));
-        let s = m.on_tick(secs(10)).unwrap();
+        assert_eq!(m.next_deadline(), Some(secs(10)));
+        let s = tick(&mut m, secs(10)).unwrap();
         assert_eq!(s.bits, 0, "an idle period is a zero sample, not a missing one");
         assert_eq!(m.samples(), 2);
     }
@@ -135,10 +148,10 @@ mod tests {
         let mut m = Measurement::new(MeasurementConfig { interval: Dur::from_secs(5) }, secs(100)).unwrap();
         m.on_enqueue(1000);
         let late = Time(secs(112).0 + 3);
-        let s = m.on_tick(late).unwrap();
+        let s = tick(&mut m, late).unwrap();
         assert_eq!(s.interval, late.since(secs(100)));
-        assert_eq!(m.next_deadline(), secs(115));
-        let s = m.on_tick(secs(115)).unwrap();
+        assert_eq!(m.next_deadline(), Some(secs(115)));
+        let s = tick(&mut m, secs(115)).unwrap();
         assert_eq!(s.interval, secs(115).since(late));
         assert!(Measurement::new(MeasurementConfig { interval: Dur(0) }, Time::ZERO).is_err());
     }

@@ -5,7 +5,7 @@
 //! on_arrival(now, pkt, key):  (class, decision) = mace.classify_and_learn(now, key, pkt.flow, pkt.size)
 //!                             pkt.class = class.tag(); arrived[class] += 1; decision → event
 //! on_drop(pkt):               dropped[class of pkt] += 1   (queue drops and push-outs)
-//! on_timer(now):              mace.on_tick(now) → events (samples carry the counters)
+//! on_tick(now):              mace.on_tick(now) → events (samples carry the counters)
 //! device (DevicePolicy):      DeviceQueue::admits(class of the queue's head), on_pull, on_sent
 //! ```
 //!
@@ -186,11 +186,13 @@ impl<A: AdmissionControl + AdmissionFields + std::fmt::Debug + Send> Stage for M
     }
 
     fn next_deadline(&self) -> Option<Time> {
-        Some(self.mace.next_deadline())
+        self.mace.next_deadline()
     }
 
-    fn on_timer(&mut self, now: Time, events: &mut dyn EventSink) {
-        for ev in self.mace.on_tick(now) {
+    fn on_tick(&mut self, now: Time, events: &mut dyn EventSink) {
+        let mut due = Vec::new();
+        self.mace.on_tick(now, &mut due);
+        for ev in due {
             events.emit(self.event(ev));
         }
     }
@@ -284,7 +286,7 @@ mod tests {
         }
         let at = p.next_deadline().unwrap();
         assert_eq!(at, Time(Dur::from_secs(5).0));
-        p.on_timer(at, &mut evs);
+        p.on_tick(at, &mut evs);
         let s = evs.iter().find(|e| e.kind == EventKind::Sample).expect("a sample");
         let get = |n: &str| s.fields.iter().find(|(k, _)| *k == n).map(|(_, v)| v.clone());
         assert_eq!(get("be_arrived"), Some(Value::U64(2)));

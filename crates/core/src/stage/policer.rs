@@ -1,7 +1,10 @@
 //! A token-bucket policer as a port stage: packets that find enough tokens
 //! pass and take them; the others are dropped (`DropReason::Policed`) or,
 //! with `action = Mark`, passed with the packet's PCN excess-traffic mark
-//! set (`MarkReason::PcnExcess`).
+//! set (`MarkReason::PcnExcess`) by the one PCN marking rule,
+//! [`crate::stage::pcn::mark_excess`]: a non-PCN packet is never PCN-marked
+//! (RFC 5670 §3: only PCN-packets are metered and marked) and passes
+//! unchanged, as does a packet already excess-marked.
 //!
 //! Sources: RFC 2697/2698's single-rate meter reduced to one bucket (the
 //! "conform / exceed" split of RFC 2475 §2.3.3.3 "Policing"); seed 004 §4
@@ -12,7 +15,7 @@
 //! ```text
 //! on_arrival(now, pkt):  bucket.consume(now, pkt.size) → Pass
 //!                        else Drop  → Drop(Policed)
-//!                             Mark  → pkt.pcn = ExcessMarked, Mark(PcnExcess)
+//!                             Mark  → mark_excess(pkt) ? Mark(PcnExcess) : Pass
 //! ```
 //!
 //! | parameter | unit | allowed | default |
@@ -21,14 +24,19 @@
 //! | `depth` | bytes | ≥ 1 | none: required |
 //! | `action` | `drop`, `mark` | | `drop` |
 //!
-//! Interpretation: a packet larger than the depth never conforms (as the
-//! token bucket says), so it is always policed.
+//! Interpretations: a packet larger than the depth never conforms (as the
+//! token bucket says), so it is always policed. The bucket meters every
+//! packet, PCN or not (it is a policer of the port's traffic); with
+//! `action = Mark` a non-conformant non-PCN packet is counted `exceeded`
+//! and passes unmarked (see `docs/decisions.md`, "PCN: one excess-marking
+//! rule").
 
 use crate::error::ConfigError;
-use crate::packet::{FlowKey, Packet, PcnMark};
+use crate::packet::{FlowKey, Packet};
 use crate::pipeline::EventSink;
 use crate::qdisc::{DropReason, MarkReason, ProbeSink};
 use crate::rng::Rng;
+use crate::stage::pcn::mark_excess;
 use crate::stage::{Stage, StageVerdict};
 use crate::token_bucket::{TokenBucket, TokenBucketConfig};
 use crate::units::{Bytes, Rate, Time};
@@ -106,10 +114,8 @@ impl Stage for Policer {
         self.stats.exceeded += 1;
         match self.config.action {
             PolicerAction::Drop => StageVerdict::Drop(DropReason::Policed),
-            PolicerAction::Mark => {
-                pkt.pcn = PcnMark::ExcessMarked;
-                StageVerdict::Mark(MarkReason::PcnExcess)
-            }
+            PolicerAction::Mark if mark_excess(pkt) => StageVerdict::Mark(MarkReason::PcnExcess),
+            PolicerAction::Mark => StageVerdict::Pass,
         }
     }
     /// `tokens_bytes` can only be read at a time; the counters are cumulative.
@@ -122,7 +128,7 @@ impl Stage for Policer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{proto, FlowId};
+    use crate::packet::{proto, FlowId, PcnMark};
     use crate::pipeline::{Discard, Port};
     use crate::qdisc::fifo::{Fifo, FifoConfig};
     use crate::qdisc::{Limit, Queue, Verdict};
@@ -159,11 +165,35 @@ mod tests {
         let mut p = policer(PolicerAction::Mark);
         let mut rng = crate::rng::stream(1, 0);
         let mut pkt = Packet::new(0, FlowId(0), 3000, Time(0));
+        pkt.pcn = PcnMark::NotMarked;
         assert_eq!(
             p.on_arrival(Time(0), &mut pkt, &key(), &mut rng, &mut Discard),
             StageVerdict::Mark(MarkReason::PcnExcess)
         );
         assert_eq!(pkt.pcn, PcnMark::ExcessMarked, "larger than the depth: never conformant");
+    }
+
+    #[test]
+    fn policer_mark_action_never_pcn_marks_a_non_pcn_packet() {
+        // RFC 5670: only PCN-packets are marked; the same rule as the PCN
+        // termination meter (`mark_excess`). The packet still exceeded.
+        let mut p = policer(PolicerAction::Mark);
+        let mut rng = crate::rng::stream(1, 0);
+        let mut pkt = Packet::new(0, FlowId(0), 3000, Time(0));
+        assert_eq!(pkt.pcn, PcnMark::NotPcn);
+        assert_eq!(p.on_arrival(Time(0), &mut pkt, &key(), &mut rng, &mut Discard), StageVerdict::Pass);
+        assert_eq!(pkt.pcn, PcnMark::NotPcn);
+        assert_eq!(*p.stats(), PolicerStats { conformed: 0, exceeded: 1 });
+        // A threshold-marked PCN packet is excess-marked (excess wins); an
+        // excess-marked one passes as it is.
+        let mut pkt = Packet::new(1, FlowId(0), 3000, Time(0));
+        pkt.pcn = PcnMark::ThresholdMarked;
+        assert_eq!(
+            p.on_arrival(Time(0), &mut pkt, &key(), &mut rng, &mut Discard),
+            StageVerdict::Mark(MarkReason::PcnExcess)
+        );
+        assert_eq!(pkt.pcn, PcnMark::ExcessMarked);
+        assert_eq!(p.on_arrival(Time(0), &mut pkt, &key(), &mut rng, &mut Discard), StageVerdict::Pass);
     }
 
     #[test]

@@ -18,7 +18,7 @@ export CARGO_TARGET_DIR ?= $(CURDIR)/target
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock pyproject.toml
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-rust test-python test-package dist bins reproduce bench bench-router soak fuzz fuzz-quick fuzz-build fuzz-run crosscheck check lint lint-rust lint-python fmt clippy clean
+.PHONY: help run test test-rust test-python test-package dist bins reproduce bench bench-router soak fuzz fuzz-quick fuzz-build fuzz-run crosscheck check lint lint-docs lint-rust lint-python fmt clippy clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -116,11 +116,12 @@ fuzz-run:
 	done
 
 CROSSCHECK_SEEDS ?= 5
-crosscheck: $(EXT) ## RED, RED+ECN and seed 002's Table 1 (reported) and its tie-free variant (judged) vs ns-2.35 (installs ns2 with apt if absent; about 55 min at 5 seeds; not part of make test)
+crosscheck: $(EXT) ## RED, RED+ECN and [Tarasiuk05] Table 1 (reported) and its tie-free variant (judged) vs ns-2.35 (installs ns2 with apt if absent; about 80 min at 5 seeds; not part of make test)
 	@command -v ns >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ns2; }
 	$(PY) crosscheck/run.py --seeds $(CROSSCHECK_SEEDS)
 	$(PY) crosscheck/tcp_cac.py --seeds $(CROSSCHECK_SEEDS) --report-only  # Table 1's exact set-up: same-instant ties decide its 0 ms cells
-	$(PY) crosscheck/tcp_cac.py --seeds $(CROSSCHECK_SEEDS) --tie-free  # judged: distinct access delays (docs/validation.md)
+	$(PY) crosscheck/tcp_cac.py --seeds $(CROSSCHECK_SEEDS) --tie-free --report-only  # distinct access delays, each simulator drawing its own start times
+	$(PY) crosscheck/tcp_cac.py --seeds $(CROSSCHECK_SEEDS) --tie-free --common-starts  # judged: the same, ns-2 started at qoslab's start times (docs/validation.md)
 
 fmt: $(STAMP) ## Format Rust and Python code, apply ruff's safe fixes
 	cargo fmt --all
@@ -130,7 +131,10 @@ fmt: $(STAMP) ## Format Rust and Python code, apply ruff's safe fixes
 clippy: ## Lint Rust code, warnings are errors
 	cargo clippy --workspace --all-targets -q -- -D warnings
 
-lint: lint-rust lint-python ## Every check but the tests: formats, clippy, ruff, mypy, stubtest
+lint: lint-docs lint-rust lint-python ## Every check but the tests: docs links and citations, formats, clippy, ruff, mypy, stubtest
+
+lint-docs: ## Dead links in the docs (and docs/ paths in code); papers cited by seed file instead of key (docs/papers.md)
+	$(PYTHON) tests/check_docs.py
 
 lint-rust: ## cargo fmt --check, clippy -D warnings
 	cargo fmt --all -- --check

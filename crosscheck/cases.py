@@ -1,5 +1,5 @@
-"""The crosscheck's cases: the seed-001 dumbbell (``scenarios/dcbt/paper.toml``,
-seed 001 §5) with its bottleneck RED 5 / 15 / 0.1 / 0.002 over 60 packets,
+"""The crosscheck's cases: the [Claypool00] dumbbell (``scenarios/dcbt/paper.toml``,
+[Claypool00 §5]) with its bottleneck RED 5 / 15 / 0.1 / 0.002 over 60 packets,
 cut down to the flows under test, written once for each simulator.
 
 - ``tcp``: the 25 Reno flows alone, 0-30 s;
@@ -12,7 +12,7 @@ cut down to the flows under test, written once for each simulator.
   ``tcp_late``, 10 UDP flows from 0 s (the MM_APP's place) and the 2 CBR
   from 10 s, each at its class's per-flow rate of each 10 s period. It asks
   whether ns-2.35 and qoslab agree on TCP's drop rate when UDP shares the
-  queue as under D-CBT, without D-CBT (issue 10 §2);
+  queue as under D-CBT, without D-CBT;
 - ``tcp_mm``: the paper's whole mix under plain RED with its 10 MM_APP
   flows (from 0 s) and its 2 CBR at 5 Mb/s (from 10 s): qoslab's MM_APP
   against the MmApp its author published for ns-2, rewritten in OTcl
@@ -22,7 +22,7 @@ cut down to the flows under test, written once for each simulator.
 - ``ecn_rtt20``, ``ecn_rtt60``, ``ecn_rtt200``: 25 ECN-capable Reno flows
   through the same RED with ECN marking (ns-2's ``setbit_``: early drops
   of ECN-capable packets become CE marks; above ``max_th`` it still
-  drops), at minimum RTTs of 20, 60 (the seed-001 dumbbell) and 200 ms, a
+  drops), at minimum RTTs of 20, 60 (the [Claypool00] dumbbell) and 200 ms, a
   window of up to 100 segments so that the window, not ``max_window``,
   answers the marks (issue 30 §4: RFC 3168 §6.1.2's sender against
   ns-2.35's).
@@ -127,7 +127,7 @@ CASES = {
     },
 }
 
-#: The MM_APP's scales (seed 001 §5), bit/s of 1000 B packets.
+#: The MM_APP's scales [Claypool00 §5], bit/s of 1000 B packets.
 MM_SCALES_BPS = (300_000, 500_000, 700_000, 900_000, 1_100_000)
 
 

@@ -1,4 +1,4 @@
-"""D-CBT's class fairness, one knob at a time (issue 30 item 5).
+"""D-CBT's class fairness, one knob at a time.
 
     .venv/bin/python crosscheck/dcbt_fairness.py [--seeds N] [--variant V] [--only LABEL ...] [--markdown]
 
@@ -12,7 +12,7 @@ reproduction's), each row changes one thing:
   scenario under the same variant (``dcbt_standins.standin_toml``: the same
   offered load without the MM_APP's scale changes);
 - ``flow_interval=100ms`` / ``flow_interval=3s``: the active-flow counter's
-  interval (seed §3.1: 300 ms);
+  interval (the paper's §3.1: 300 ms);
 - ``--set KEY=VALUE``: any other setting of the bottleneck queue (e.g.
   ``w_q=0.004``: RED's weight, which the class averages share), or any
   scenario key starting ``traffic.`` or ``topology.`` (e.g.

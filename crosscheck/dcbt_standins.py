@@ -40,7 +40,7 @@ VARIANTS = {
     "dcbt": ["topology.links.0.queue.type=dcbt"],
     "dcbt_chips": ["topology.links.0.queue.type=dcbt", "topology.links.0.queue.chips=true"],
 }
-#: The paper's Tables 1-2 (seed 001 §6).
+#: The paper's Tables 1-2 [Claypool00 §6].
 PAPER = {
     "dcbt": (66_648, 0.0446, 17_773, 21_126, 0.1185),
     "dcbt_chips": (66_386, 0.0444, 17_703, 21_519, 0.1295),

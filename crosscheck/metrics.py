@@ -1,5 +1,5 @@
 """The crosscheck's four figures, how each side's output becomes them, and
-the tolerances they must meet (issue 10 §1).
+the tolerances they must meet.
 
 Pure Python, no dependencies beyond the standard library, so the parsers
 are unit-tested without ns-2 (``tests/test_crosscheck.py``).
@@ -36,10 +36,10 @@ from dataclasses import dataclass
 TOLERANCE = {"utilization": 0.03, "drop_fraction": 0.005, "jain": 0.03, "mean_queue": 0.20, "mark_fraction": 0.005}
 #: Figures of the ECN cases only.
 ECN_ONLY = ("mark_fraction",)
-#: Seed 002's Table 1 crosscheck (``tcp_cac.py``), absolute: the share of connections
+#: [Tarasiuk05] Table 1 crosscheck (``tcp_cac.py``), absolute: the share of connections
 #: stopped (a share of 500 connections over 5 seeds: 25 connections), Jain's index of the
 #: connections' throughput, the aggregate loss and the utilization with the tolerances of
-#: the RED cases' Jain's index, drop fraction and utilization (issue 30 §3).
+#: the RED cases' Jain's index, drop fraction and utilization.
 SEED002_TOLERANCE = {"stopped_share": 0.05, "jain": 0.03, "agg_loss": 0.005, "utilization": 0.03}
 #: Figures shown beside the issue's, with the drop fraction's tolerance, that
 #: do not count in the verdict.
@@ -190,7 +190,7 @@ def parse_ns2_trace(lines: Iterable[str], *, src: int, dst: int, rate_bps: float
     return tr
 
 
-# --- MM_APP scale changes (issue 10 §2) -----------------------------------------
+# --- MM_APP scale changes -----------------------------------------
 
 #: Two cuts are "together" when they are at most this far apart (about one
 #: RTT of the dumbbell: 2 x (5 + 20 + 5) ms plus queueing).

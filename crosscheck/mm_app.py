@@ -1,8 +1,8 @@
-"""qoslab's MM_APP against the MmApp its author published for ns-2 (issue 10 §2).
+"""qoslab's MM_APP against the MmApp its author published for ns-2.
 
     .venv/bin/python crosscheck/mm_app.py [--seeds N] [--markdown]
 
-Runs the ``tcp_mm`` case (``cases.py``: the seed-001 mix under plain RED,
+Runs the ``tcp_mm`` case (``cases.py``: the [Claypool00] mix under plain RED,
 25 + 30 Reno, 10 MM_APP, 2 CBR at 5 Mb/s) for seeds 1..N in ns-2.35
 (``ns2/red_dumbbell.tcl``, whose OTcl MM_APP follows the published MmApp's
 rules) and in qoslab (RED variant ``ns2``), and prints for each simulator

@@ -1,4 +1,4 @@
-"""RED crosscheck: the seed-001 dumbbell in ns-2.35 and in qoslab, side by side.
+"""RED crosscheck: the [Claypool00] dumbbell in ns-2.35 and in qoslab, side by side.
 
     .venv/bin/python crosscheck/run.py [--seeds N] [--cases tcp,...,tcp_mm] [--markdown] [--rate MBPS]
 

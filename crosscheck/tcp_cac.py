@@ -1,9 +1,9 @@
-"""Seed 002's Table 1 in ns-2.35 and in qoslab (issue 30 §3): which TCP stops the
+"""[Tarasiuk05] Table 1 in ns-2.35 and in qoslab: which TCP stops the
 unshaped connections at minimum RTT 0.
 
     .venv/bin/python crosscheck/tcp_cac.py [--seeds N] [--cells unshaped/0,...] [--variants rfc,...]
-                                           [--start-jitter S] [--tie-free] [--report-only]
-                                           [--spread] [--markdown]
+                                           [--start-jitter S] [--tie-free] [--common-starts]
+                                           [--report-only] [--spread] [--markdown]
 
 The Table 1 set-up (``scenarios/tcp_cac/table1_*.toml``; ``ns2/tcp_cac.tcl``):
 100 greedy Reno connections, 1500 B segments on the wire, a 44-segment
@@ -44,6 +44,9 @@ simulators break by different rules, moves the 0 ms cells by more than the
 tolerances; docs/decisions.md, docs/validation.md). ``--report-only``
 prints the verdicts but exits 0 when every run succeeds (``make
 crosscheck`` reports Table 1's exact set-up so and judges the variant).
+``--common-starts`` (a diagnostic) starts ns-2's connections at the times
+qoslab draws for them instead of ns-2's own draws, so that the columns
+compare the same runs rather than two samples of start times.
 ``--variants`` runs some columns only (a pair is judged when both of its
 columns run); with ``tcp_rules.patch`` applied, ``QOSLAB_TCP_KNOBS`` turns
 ns-2's rules on one at a time in qoslab's RFC stack (docs/validation.md).
@@ -168,7 +171,10 @@ def run_ns2(
     work: Path,
     start_jitter_s: float = 1.0,
     tie_free: bool = False,
+    starts_ns: list[int] | None = None,
 ) -> list[Conn]:
+    """ns-2.35's run of one cell and seed; ``starts_ns``: each connection's start time, ns,
+    instead of ns-2's own draws (``--common-starts``)."""
     out = work / f"ns2_{tcp}_{shaper_bps}_{rtt_ms}_{seed}.txt"
     cmd = [
         "ns",
@@ -182,6 +188,7 @@ def run_ns2(
         str(out),
         f"{start_jitter_s:g}",
         ",".join(str(d) for d in access_delays_ns()) if tie_free else "",
+        ",".join(str(t) for t in starts_ns) if starts_ns is not None else "",
     ]
     done = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
     if done.returncode != 0:
@@ -243,6 +250,20 @@ def run_qoslab(
 
     res: Any = qoslab.run(qoslab_scenario(shaper_bps, rtt_ms, tcp, start_jitter_s, tie_free), seed=seed)
     return qoslab_conns(res)
+
+
+def qoslab_starts_ns(
+    shaper_bps: int, rtt_ms: int, seed: int, start_jitter_s: float = 1.0, tie_free: bool = False
+) -> list[int]:
+    """The start times, ns, that qoslab draws for connections 0..N-1 of a cell and seed (for
+    ``--common-starts``): they come from each flow's own stream, so the TCP settings and the
+    run's length do not move them (``test_common_starts_are_qoslab_s_draws``)."""
+    import qoslab
+
+    sc = qoslab_scenario(shaper_bps, rtt_ms, "ns2", start_jitter_s, tie_free)
+    res: Any = qoslab.run(sc.with_overrides(f"duration={start_jitter_s + 0.001:g}s"), seed=seed)
+    fl = res.flows.sort_values("flow_id")
+    return [round(t * 1e9) for t in fl["start_s"]]
 
 
 def qoslab_conns(res: Any) -> list[Conn]:
@@ -323,6 +344,12 @@ def main(argv: list[str] | None = None) -> int:
         help="the judged variant, not Table 1's: connection i's access link delayed by 2*101*i + (i^2 mod 101) ns",
     )
     ap.add_argument(
+        "--common-starts",
+        action="store_true",
+        help="a diagnostic: ns-2 starts each connection when qoslab does (qoslab's draws), "
+        "so the two columns compare the same runs, not two samples of start times",
+    )
+    ap.add_argument(
         "--report-only", action="store_true", help="print the verdicts; exit 0 unless a run fails (Table 1's own)"
     )
     a = ap.parse_args(argv)
@@ -350,7 +377,21 @@ def main(argv: list[str] | None = None) -> int:
             sd: dict[str, dict[str, float]] = {}
             for tcp in variants:
                 if tcp in NS2_TCP:
-                    per_seed = [run_ns2(tcp, shaper_bps, rtt_ms, s, work, a.start_jitter, a.tie_free) for s in seeds]
+                    per_seed = [
+                        run_ns2(
+                            tcp,
+                            shaper_bps,
+                            rtt_ms,
+                            s,
+                            work,
+                            a.start_jitter,
+                            a.tie_free,
+                            qoslab_starts_ns(shaper_bps, rtt_ms, s, a.start_jitter, a.tie_free)
+                            if a.common_starts
+                            else None,
+                        )
+                        for s in seeds
+                    ]
                 else:
                     per_seed = [run_qoslab(tcp, shaper_bps, rtt_ms, s, a.start_jitter, a.tie_free) for s in seeds]
                 got[tcp] = figures([c for conns in per_seed for c in conns], len(seeds))
@@ -375,6 +416,8 @@ def main(argv: list[str] | None = None) -> int:
             title = f"{SETUP[a.tie_free]}: {title}"
             if a.start_jitter != 1.0:
                 title += f", starts over {a.start_jitter:g} s (diagnostic)"
+            if a.common_starts:
+                title += ", ns-2 started at qoslab's start times (diagnostic)"
             metrics.print_table(title, ("figure", *(LABELS[v] for v in variants)), rows, markdown=a.markdown)
             print(("\n" if a.markdown else "") + "; ".join(verdicts))
     tol = ", ".join(f"{k} ±{v:g}" for k, v in metrics.SEED002_TOLERANCE.items())

@@ -283,7 +283,7 @@ def test_native_columns_are_numpy_arrays_or_dictionary_encoded_strings(small_sce
 
 
 def test_string_columns_are_arrow_dictionaries_and_pandas_strings(small_scenario, tmp_path):
-    """Compact storage end to end (issue 11 §3): the series' names are 4-byte
+    """Compact storage end to end: the series' names are 4-byte
     codes from the core to the Parquet file, and the same string columns as
     before in pandas (not categoricals)."""
     import pyarrow as pa

@@ -1,4 +1,4 @@
-"""A corpus of bad input (issue 27): scenario files, command-line flags, Python API calls
+"""A corpus of bad input: scenario files, command-line flags, Python API calls
 and result folders of the wrong kind. Every one must give a clear error (exit 2 on the
 command line; a qoslab exception from Python), with no traceback and no panic, and must
 leave every result folder byte for byte as it was: nothing lost, nothing half-written,

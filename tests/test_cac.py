@@ -1,4 +1,4 @@
-"""The CAC calculator of seed 002: ``qoslab.cac.cac`` and ``qoslab cac``."""
+"""The CAC calculator of [Tarasiuk05]: ``qoslab.cac.cac`` and ``qoslab cac``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import qoslab
 from conftest import cli
 from qoslab.cac import cac
 
-# Seed 002, Tables 2-3: (B, IPLR, R_req) at C = 100 Mb/s -> (rho, N_max).
+# [Tarasiuk05], Tables 2-3: (B, IPLR, R_req) at C = 100 Mb/s -> (rho, N_max).
 TABLE_2 = [(10, 1e-3, "1Mbps", 0.743, 74), (20, 1e-3, "5Mbps", 0.853, 17), (50, 1e-3, "10Mbps", 0.935, 9)]
 
 
@@ -193,7 +193,7 @@ def test_reproduce_tcp_cac_quick_writes_results_and_judges_the_claims(tmp_path):
 
 def test_table4_file_is_10_mbit_on_the_wire():
     """The Table 4 transfer is 10 Mbit with headers (1500 B segments, 40 B of header each), so
-    at R_req = 1 Mb/s it lasts the paper's 10 s (issue 10 §4)."""
+    at R_req = 1 Mb/s it lasts the paper's 10 s."""
     from qoslab.api import load
 
     sc = load(Path(__file__).parents[1] / "scenarios" / "tcp_cac" / "table4.toml")

@@ -182,7 +182,7 @@ def test_reproduce_examples_quick(tmp_path):
     assert doc["name"] == "examples" and doc["quick"] is True and doc["seeds"] == [1, 2, 3]
     assert doc["score"] is None and doc["fidelity"] is None  # no paper's tables: no score
     assert "examples: no paper's tables, no score" in p.stdout
-    assert doc["seed_file"] == "001_c31d5aa44c0a52e3.txt" and doc["qoslab_version"] == qoslab.__version__
+    assert doc["seed_file"] == "Claypool00" and doc["qoslab_version"] == qoslab.__version__
     ids = [c["id"] for c in doc["claims"]]
     assert ids == [
         "red-drops-early-not-on-overflow",

@@ -454,7 +454,32 @@ def test_ns2_seed002_script_writes_a_line_per_connection(tmp_path):
     assert bad.returncode == 2 and b"ns2defaults, matched or matched_lt" in bad.stderr
     short = ["ns", str(script), "matched", "0", "0", "3", "2", "1", str(out), "1", "203,408"]
     bad = subprocess.run(short, cwd=tmp_path, capture_output=True)
-    assert bad.returncode == 2 and b"must list 100 delays, got 2" in bad.stderr
+    assert bad.returncode == 2 and b"access_delays_ns must list 100 values, got 2" in bad.stderr
+    # Given start times replace ns-2's draws: every connection started after the run's end sends nothing.
+    late = ",".join(["3500000000"] * tcp_cac.N)
+    subprocess.run(
+        ["ns", str(script), "matched", "0", "0", "3", "2", "1", str(out), "1", "", late], check=True, cwd=tmp_path
+    )
+    assert all(c.offered_pkts == 0 for c in tcp_cac.parse_ns2_counts(out.read_text().splitlines()))
+    short = ["ns", str(script), "matched", "0", "0", "3", "2", "1", str(out), "1", "", "5,x"]
+    bad = subprocess.run(short, cwd=tmp_path, capture_output=True)
+    assert bad.returncode == 2 and b"start_times_ns must list 100 values, got 2" in bad.stderr
+
+
+def test_common_starts_are_qoslab_s_draws():
+    """``--common-starts`` gives ns-2 qoslab's own start times: those of a full-length run of
+    any TCP variant, which the TCP settings and the run's length do not move."""
+    import tcp_cac
+
+    import qoslab
+
+    starts = tcp_cac.qoslab_starts_ns(0, 0, 3, 1.0, True)
+    assert len(starts) == tcp_cac.N and len(set(starts)) == tcp_cac.N
+    assert all(0 <= t <= 1_000_000_000 for t in starts)
+    for tcp in ("ns2", "rfc_lt"):
+        res = qoslab.run(tcp_cac.qoslab_scenario(0, 0, tcp, 1.0, True).with_overrides("duration=3s"), seed=3)
+        assert [round(t * 1e9) for t in res.flows.sort_values("flow_id")["start_s"]] == starts
+    assert tcp_cac.qoslab_starts_ns(0, 0, 4, 1.0, True) != starts
 
 
 @NEEDS_NS
@@ -548,7 +573,7 @@ def _bottleneck_events(tmp_path, n: int, duration: float, access_ns: list[int] |
 
 @NEEDS_NS_AND_TSHARK
 def test_seed002_links_four_connections_match_ns2_packet_for_packet(tmp_path):
-    """The first divergences of this trace were qoslab's (issue 30): ns-2's DropTail
+    """The first divergences of this trace were qoslab's: ns-2's DropTail
     `queue-limit 20` holds 19 waiting (tcp_cac.tcl now sets 21 for qoslab's 20) and the
     `ns2` stack did not open the window on the ACK ending fast recovery. With both, every
     transmission and drop at the bottleneck is the same for the first 1.2 s (the next

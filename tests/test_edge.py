@@ -1,4 +1,4 @@
-"""Edge-router QoS end to end (seed 003): the classifier stage, SCFQ and buffer
+"""Edge-router QoS end to end [Guerin99]: the classifier stage, SCFQ and buffer
 management on a simulated egress, the builders, and the ``edge`` reproduction's
 quick variant with its claims."""
 
@@ -113,7 +113,7 @@ def test_without_a_reservation_the_same_streams_split_the_link_about_evenly():
 
 def test_ef_queue_cuts_the_delay_of_a_conformant_stream():
     """A 100 kb/s stream behind a greedy best-effort stream: in the EF queue its delay is a
-    fraction of what it is in the AF/BE queue (seed 003 Table I's effect)."""
+    fraction of what it is in the AF/BE queue ([Guerin99] Table I's effect)."""
     greedy = traffic.mgen_poisson(name="bulk", src="h1", dst="d0", size=972, pps=400)
     voice = traffic.mgen_periodic(name="v", src="h0", dst="d0", size=172, pps=62.5)
     delays = {}
@@ -217,7 +217,7 @@ def test_reproduce_edge_quick_writes_claims_and_the_table(tmp_path):
         judged = key[0] == "Table I" or (key[0] == "§V.A" and key[2] == "QoS share")
         want = ("agrees", "differs", "uncertain") if judged else ("lost", "not run")
         assert c.verdict in want, (key, c.verdict)
-    # Table I's AF delays are the reconstructed pool's (about 100 ms, the seed's 180/169)
+    # Table I's AF delays are the reconstructed pool's (about 100 ms, the paper's 180/169)
     # (docs/reproductions/edge.md).
     assert 80 < cells[("Table I", "A2", "Delay in AF queue")].qoslab < 130
     # Table I at both EF rates: the cells are the derived rate's; the control (the sum of the EF
@@ -312,7 +312,7 @@ def test_excess_shares_count_payload_and_scale_b2_by_buff_size_over_its_size():
     assert sh["A3"] == pytest.approx(291 * 512 / 540)
     assert sh["A4"] == pytest.approx(300 * 512 / 540)
     assert sh["B1"] == pytest.approx(1024.0) and sh["B3"] == pytest.approx(512.0)
-    # B2: 128 kb/s of payload counted as if 512/128 = 4 times that (seed §V.B.2).
+    # B2: 128 kb/s of payload counted as if 512/128 = 4 times that [Guerin99 §V.B.2].
     assert sh["B2"] == pytest.approx(512.0)
     # Another small-packet size scales by its own payload.
     assert edge.excess_shares(ip | {"B2": 284.0}, res, small=256)["B2"] == pytest.approx(512.0)
@@ -441,7 +441,7 @@ def test_the_transcription_has_the_shape_of_the_paper():
     assert all(c.status == "lost" and not c.value for t in ("§V.C", "Fig. 8") for c in by[t])
     assert [c.value for c in by["§V.A"]] == ["154", "23", "15", "419", "5", "6500"]
     assert edge.paper_table1(p) == {"A2": (180.0, 44.0), "A5": (169.0, 49.0)}
-    # The seed's own arithmetic: 23 of 154 us is its 15 %, 23 of 419 its 5 %, 1/154 us its 6,500/s.
+    # The paper's own arithmetic: 23 of 154 us is its 15 %, 23 of 419 its 5 %, 1/154 us its 6,500/s.
     v = {(c.row, c.column): c.number for c in by["§V.A"]}
     assert 100 * v[("fast path (cache hit)", "QoS extensions")] / v[("fast path (cache hit)", "processing time")] == (
         pytest.approx(v[("fast path (cache hit)", "QoS share")], abs=0.5)

@@ -1,4 +1,4 @@
-"""Seed 003 §V.A's QoS shares in ``reproduce edge`` (issue 31 item 4): the cells, the
+"""[Guerin99 §V.A]'s QoS shares in ``reproduce edge``: the cells, the
 not-measured path, the example's ``--shares`` flag."""
 
 from __future__ import annotations

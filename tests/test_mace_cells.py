@@ -1,6 +1,6 @@
 """The MACE paper's numbers as data (``paperdata/mace/``): the transcription has the paper's
 shape, the set-up matches Table 1 and §5.3, and each reduction turns fixed measures into the
-cells the paper prints (issue 26)."""
+cells the paper prints."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_every_table_id_has_its_entry_and_only_lost_cells_lack_a_value():
     assert PAPER.table("Fig. 8").tolerance == 2.5
     assert {c.value for c in PAPER.cells if c.table == "Fig. 8"} == {"7.5"}
     assert {c.status for c in PAPER.cells if c.table in ("Table 1", "§5.3")} == {"input"}
-    # Causes only from the Table 2 controls (issue 30; each names its run: see the committed-cells test).
+    # Causes only from the Table 2 controls (each names its run: see the committed-cells test).
     assert {k.table for k in PAPER.causes} == {"Table 2"}
 
 
@@ -206,7 +206,7 @@ def test_binned_loss_counts_the_groups_bins_from_the_warm_up_on():
 @pytest.mark.parametrize(
     ("values", "verdict"),
     [
-        ([11.6, 11.6], "differs"),  # the full run's 100 % mean, were its seeds tight: outside 5-10 (issue 30)
+        ([11.6, 11.6], "differs"),  # the full run's 100 % mean, were its seeds tight: outside 5-10
         ([4.9, 4.9], "differs"),  # below the range
         ([7.5, 7.5], "agrees"),
         ([10.0, 10.0], "agrees"),  # the range's ends agree
@@ -228,7 +228,7 @@ def test_fig_8_is_judged_two_sided_at_the_papers_5_to_10_points(values, verdict)
 
 def test_committed_cells_carry_the_causes_of_the_paper_data():
     """Each differing cell of the committed full run names the cause ``causes.toml`` gives it (a
-    controlled run's, with its command), else ``unexplained``; no cause without a run (issue 30)."""
+    controlled run's, with its command), else ``unexplained``; no cause without a run."""
     from qoslab.reproduce.cells import UNEXPLAINED, read_cells
     from qoslab.reproduce.docs import docs_dir
 

@@ -1,4 +1,4 @@
-"""Bad input gets a clear error naming what the user gave, never a traceback (issue 11 §2),
+"""Bad input gets a clear error naming what the user gave, never a traceback,
 and progress off a terminal (§3)."""
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def test_metric_of_an_unknown_metric_lists_the_entitys_metrics(small: qoslab.Res
     assert small.metric("r0->sink0", "no_such", allow_missing=True).empty
 
 
-# -- progress (issue 11 §3) --------------------------------------------------
+# -- progress --------------------------------------------------
 
 
 def _progress() -> Any:

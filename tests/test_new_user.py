@@ -1,4 +1,4 @@
-"""What a new user ran into (issue 27), one test (or more) per numbered finding; the bad
+"""What a new user ran into, one test (or more) per numbered finding; the bad
 inputs of every kind are in test_bad_inputs.py, the scenario rules in
 crates/scenario/tests/input_rules.rs, the installed wheel in test_packaging.py."""
 

@@ -1,6 +1,6 @@
 """qoslab never deletes or moves a path it did not create: ``--out`` and
 ``Result.save`` refuse a destination qoslab did not write, before the run,
-with exit 2, and leave it as it was (issue 11 §1)."""
+with exit 2, and leave it as it was."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def test_save_refuses_a_scenario_file_and_keeps_it(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
 
 
-# -- overwriting a previous result (issue 11 §1) ------------------------------
+# -- overwriting a previous result ------------------------------
 
 
 def _seed_of(folder: Path) -> int:

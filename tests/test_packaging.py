@@ -1,4 +1,4 @@
-"""The installable package (issue 27 §12): ``make dist`` builds the wheel, ``pip install``
+"""The installable package: ``make dist`` builds the wheel, ``pip install``
 puts it into a fresh virtual environment (no source tree anywhere on its path), and
 ``qoslab`` works there from an empty folder: a scenario run, the built-in scenarios and
 binaries found inside the package, ``qoslab reproduce examples --quick``.

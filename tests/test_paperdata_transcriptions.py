@@ -1,4 +1,4 @@
-"""The double transcription of the papers' numbers (issue 26).
+"""The double transcription of the papers' numbers.
 
 Each paper's printed numbers are transcribed twice, independently: the primary
 ``python/qoslab/reproduce/paperdata/<folder>/cells.csv`` (what the reproductions

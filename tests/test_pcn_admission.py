@@ -1,4 +1,4 @@
-"""The pcn admission family (seed 004 §3): its scenarios, its quick part, and how its claims are judged."""
+"""The pcn admission family [Zhang07 §3]: its scenarios, its quick part, and how its claims are judged."""
 
 from __future__ import annotations
 

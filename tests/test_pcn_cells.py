@@ -1,5 +1,5 @@
 """The pcn reductions feed the paper's cells, and fixed numbers reach the verdicts the one rule
-gives (issue 26): seed by seed statistics, then cells.compare against paperdata/pcn."""
+gives: seed by seed statistics, then cells.compare against paperdata/pcn."""
 
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def test_table_3_1_cells_reach_the_rules_verdicts(tmp_path):
     assert v[("Table 3.1", row("VBR", "BATCH"), cellmap.OVER)] == "agrees"
     # The sd ratio is the worst run's (T3's 0.005), not the other links' 9.
     assert v[("Table 3.1", row("CBR", "POISSON"), cellmap.SD)] == "agrees"
-    # The SVD rows are not run (issue 31), and no other table's cell is judged.
+    # The SVD rows are not run, and no other table's cell is judged.
     assert v[("Table 3.1", "1Gbps / SVD / POISSON", cellmap.OVER)] == "not run"
     assert {k[0] for k, x in v.items() if x not in ("not run", "input")} == {"Table 3.1"}
     # Tables 3.2-3.3: 1 Mb/s-T1 batch worst case 30.0-30.5 against the CBR table's 30.0 (agrees) and
@@ -128,13 +128,13 @@ def test_parking_lot_admission_cells_and_claims_on_the_seeds_own_numbers(tmp_pat
     assert all(v[("Table 3.7", "CBR", f"Bottleneck LinkId / {b}")] == "agrees" for b in range(1, 6))
     assert sum(1 for k, x in v.items() if k[0] == "Table 3.8" and x == "agrees") == 72
     # Table 3.5, PLT5 CBR: every point's worst bottleneck is 0.332, so min = max = mean = 0.332 and
-    # sd = 0 against the seed's -0.93 / 0.990 / 0.528 / 0.559: the min, mean and sd differ, the max
+    # sd = 0 against the paper's -0.93 / 0.990 / 0.528 / 0.559: the min, mean and sd differ, the max
     # (0.990, tol 0.099) too.
     assert {v[("Table 3.5", "CBR / PLT", f"Over Admission Perc Stats / {s}")] for s in cellmap.STATS} == {"differs"}
     # §3.8.2's "close to 100%": 99 % agrees.
     assert v[("§3.8.2", "PLT5, 5x", "share of time at least one link marks")] == "agrees"
     claims = {c.id: c for c in out.claims}
-    # The seed's own Table 3.8 meets the text's statement (rising; PLT5 the largest at 80 s).
+    # The paper's own Table 3.8 meets the text's statement (rising; PLT5 the largest at 80 s).
     assert claims["table3.8-beat-down"].holds is True
     assert claims["table3.5-grid-plt"].holds is True
 

@@ -1,4 +1,4 @@
-"""The PCN controlled runs (issue 31, item 5): each control changes one knob and nothing else, and
+"""The PCN controlled runs: each control changes one knob and nothing else, and
 the command refuses bad input with a clear message."""
 
 from __future__ import annotations

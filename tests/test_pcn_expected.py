@@ -1,4 +1,4 @@
-"""qoslab.pcn.expected_termination: seed 004 §4.4.1 (the beat-down effect
+"""qoslab.pcn.expected_termination: [Zhang07 §4.4.1] (the beat-down effect
 under uniformly random termination marking)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from qoslab.pcn import expected_termination
 
 
 def test_plt2_example_of_section_4_4_1_is_reproduced_exactly():
-    # Seed 004 §4.4.1: long IEA 1/2 of the link, short IEAs 1/4, termination rate 1/2.
+    # [Zhang07 §4.4.1]: long IEA 1/2 of the link, short IEAs 1/4, termination rate 1/2.
     r = expected_termination(2, 0.5, 0.25, 0.5)
     assert r["long"] == 3 / 7
     assert r["short"] == [1 / 3, 1 / 7]

@@ -1,4 +1,4 @@
-"""Seed 004's numbers as data (paperdata/pcn, issue 26): the transcription has the paper's shape,
+"""[Zhang07]'s numbers as data (paperdata/pcn, issue 26): the transcription has the paper's shape,
 every table and cause points at cells that exist, and the quick tables are the ones the quick run
 measures."""
 
@@ -82,7 +82,7 @@ def test_keys_are_unique_and_every_value_is_a_number_in_a_known_unit():
 @pytest.mark.parametrize(
     "table, row, column, value",
     [
-        # Spot checks against the seed text, one or two a table (the garbled ones included).
+        # Spot checks against the paper's text, one or two a table (the garbled ones included).
         ("Table 3.1", "OC12 / SVD / POISSON", "over-admission percent", "0.0"),
         ("Table 3.3", "1Mbps, T1 / POISSON", "standard deviation to conf-adm-rate ratio", "0.20"),
         ("Table 3.4", "OC12 / 1, 5, 10", "standard deviation to conf-adm-rate ratio", "0.13"),
@@ -110,7 +110,7 @@ def test_spot_cells_read_as_printed(table, row, column, value):
 
 def test_the_set_up_figures_are_inputs():
     inputs = {(r["table"], r["column"]) for r in _cells() if r["status"] == "input"}
-    # The loads at the event are the seed's set-up, which qoslab starts (the second transcription's
+    # The loads at the event are the paper's set-up, which qoslab starts (the second transcription's
     # adjudication, tests/data/paperdata_b/TRANSCRIPTION_DIFFS.md), as are the flows per ingress,
     # the thresholds, the RTTs and the event time t1.
     assert inputs == {

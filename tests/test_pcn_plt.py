@@ -1,4 +1,4 @@
-"""PCN parking lots (seed 004 §2.1, §3.8, §4.4): the topology builder against the shipped
+"""PCN parking lots ([Zhang07 §2.1], §3.8, §4.4): the topology builder against the shipped
 scenario files, the reproduction's metrics on hand-computed inputs, and the family's quick
 part (beat-down direction under admission, termination near §4.4.1's expectation)."""
 
@@ -83,7 +83,7 @@ def test_beat_down_ratio_and_marking_share_by_hand():
 
 
 def test_event_and_resident_flows_put_three_quarters_then_at_most_the_rate_on_every_bottleneck():
-    # OC3 is 155 Mb/s in scenarios (the seed's value): 3/4 is 1,816.4 flows of 64 kb/s, the
+    # OC3 is 155 Mb/s in scenarios (the paper's value): 3/4 is 1,816.4 flows of 64 kb/s, the
     # termination rate 1,210.9.
     f = plt.event_flows(bottlenecks=3, model="CBR", ratio="2:1")
     assert f["long"] == 1211 and f["short0"] == f["short2"] == 605

@@ -1,4 +1,4 @@
-"""PCN (seed 004) from Python: the builders, a run with admission at overload, and
+"""PCN [Zhang07] from Python: the builders, a run with admission at overload, and
 bad settings refused with their field."""
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def test_edges_must_be_routers():
 
 
 def test_voice_codecs_send_table_2_1s_average_rates():
-    """Seed 004 Table 2.1: average rates 64, 21.75 (ratio 0.34), 80, 32, 96, 38.4, 24, 9.6 kb/s."""
+    """[Zhang07] Table 2.1: average rates 64, 21.75 (ratio 0.34), 80, 32, 96, 38.4, 24, 9.6 kb/s."""
     groups = [
         g
         for c in traffic.VOICE_CODECS

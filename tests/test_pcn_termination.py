@@ -1,4 +1,4 @@
-"""PCN termination (seed 004 §4): the failure event, the over-termination metrics, the
+"""PCN termination [Zhang07 §4]: the failure event, the over-termination metrics, the
 ``admitted`` traffic key, and the reproduction's quick termination part."""
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def test_quick_part_measures_every_cell_of_tables_4_1_4_3_fig_4_4_and_section_4_
     assert all(2.0 < v < 9.0 for v in got[("§4.2", "RT Difference experiment: bottleneck", "over-termination")])
     rounds = out.data["table4_3"]["rounds"]
     assert len(rounds["1"]) == 1 and all(len(r) >= 2 for r in rounds["1"]), rounds
-    # Table 4.1: CBR keeps every flow to the event (the seed's load, an input cell, is in the report's
+    # Table 4.1: CBR keeps every flow to the event (the paper's load, an input cell, is in the report's
     # data only); about a third is cut (seed: 0.321-0.336).
     assert ("Table 4.1", "CBR / 600", "BtleNeck Load") not in got
     assert out.data["table4_1"]["CBR/600"]["flows"]["values"] == [1782.0]

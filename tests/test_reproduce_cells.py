@@ -1,4 +1,4 @@
-"""The papers' numbers as data (issue 26): the loader, the tolerance rule, the one verdict rule,
+"""The papers' numbers as data: the loader, the tolerance rule, the one verdict rule,
 the join and the score."""
 
 from __future__ import annotations

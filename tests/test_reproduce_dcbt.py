@@ -190,7 +190,7 @@ def test_quick_reproduction_judges_every_table_of_the_paper(tmp_path):
     assert share.qoslab == pytest.approx(100 * 10 / 67, abs=1.5)
     claims = {c.id: c for c in s.outcome.claims}
     assert claims["red-unfair"].holds, claims["red-unfair"].measured
-    # The untagged excess is explained by its share of the queue and its packets' waits (issue 30).
+    # The untagged excess is explained by its share of the queue and its packets' waits.
     assert "its flow share of the queue" in claims["dcbt-fair"].explanation, claims["dcbt-fair"].explanation
 
 

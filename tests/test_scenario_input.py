@@ -1,4 +1,4 @@
-"""Bad scenario input that used to abort or mislead (issue 11 §2): the
+"""Bad scenario input that used to abort or mislead: the
 resource estimate and its limits, replay files read by validation."""
 
 from __future__ import annotations

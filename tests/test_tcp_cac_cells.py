@@ -1,5 +1,5 @@
-"""Seed 002's numbers as data (``paperdata/tcp_cac/``): the transcription has the paper's
-shape and each reduction turns fixed measures into the cells the paper prints (issue 26)."""
+"""[Tarasiuk05]'s numbers as data (``paperdata/tcp_cac/``): the transcription has the paper's
+shape and each reduction turns fixed measures into the cells the paper prints."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The testbed on real packets (issue 16): differential tests against the
+"""The testbed on real packets: differential tests against the
 simulator, and teardown on every way out. Each needs root and network
 namespaces; elsewhere it is skipped with the reason. Each runs in well
 under 60 s of wall time per testbed run; they run one at a time (the

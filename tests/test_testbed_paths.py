@@ -1,4 +1,4 @@
-"""Every topology the testbed builds has the scenario's delays (issue 32): each preset and
+"""Every topology the testbed builds has the scenario's delays: each preset and
 example scenario built for real (namespaces, bridges, a ``qoslab-router`` per emulated link, no
 traffic), and the delay of each flow's path, measured with ICMP echo (ping) between the flow's
 two hosts inside their namespaces, within 1 ms of the delay of the route the core's expansion

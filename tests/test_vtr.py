@@ -1,4 +1,4 @@
-"""VTR traffic (seed 004 §2.3.3) from Python: the builder, a run of a frame-trace file through the
+"""VTR traffic [Zhang07 §2.3.3] from Python: the builder, a run of a frame-trace file through the
 API, and bad traces refused by the CLI with exit 2, the file and line, and no result folder."""
 
 from __future__ import annotations

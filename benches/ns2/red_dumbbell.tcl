@@ -1,5 +1,5 @@
 # The RED reference dumbbell (scenarios/examples/red_dumbbell.toml) in
-# ns-2.35, for `make bench`'s whole-process comparison (issue 11 §3):
+# ns-2.35, for `make bench`'s whole-process comparison:
 #
 #   ns red_dumbbell.tcl <duration_s> <seed>
 #

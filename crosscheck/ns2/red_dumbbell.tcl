@@ -1,4 +1,4 @@
-# The seed-001 (D-CBT paper, §5) dumbbell for the RED crosscheck, in ns-2.35.
+# The [Claypool00] (D-CBT paper, §5) dumbbell for the RED crosscheck, in ns-2.35.
 #
 #   ns red_dumbbell.tcl <n_tcp> <n_cbr> <duration_s> <seed> <trace_file> [cbr_start_s [n_late [late_start_s [rate [cbr_rates [n_udp [udp_rates [n_mm scale_log [ecn [access_delay [bottleneck_delay [max_window]]]]]]]]]]]]
 #
@@ -15,7 +15,7 @@
 # of its group's start (uniform jitter). Writes the bottleneck's queue
 # trace (r0 -> r1 only) in ns-2's standard trace format. Flow ids: the
 # early TCP flows, then the late ones, then the CBR, then the other UDP,
-# then the MM_APP flows. n_mm MM_APP flows (seed 001 §5: 300 / 500 / 700 /
+# then the MM_APP flows. n_mm MM_APP flows ([Claypool00 §5]: 300 / 500 / 700 /
 # 900 / 1100 kb/s, 1000 B packets) run from 0 s the feedback loop of the
 # MmApp that the MM_APP's author published for ns-2 ("NS by Example", "Add
 # New Application and Agent"), rewritten here in OTcl (below); each scale the

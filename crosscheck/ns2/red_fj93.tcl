@@ -1,4 +1,4 @@
-# RED as the seed-001 papers ran it, for ns-2.35 (queue/red.cc), packet
+# RED as the [Claypool00] papers ran it, for ns-2.35 (queue/red.cc), packet
 # mode, Floyd & Jacobson 1993 parameters (5 / 15 / max_p 0.1 / w_q 0.002).
 # Sourced by crosscheck/ns2/red_dumbbell.tcl and benches/ns2/red_dumbbell.tcl,
 # so the crosscheck and the benchmark run the same RED.

@@ -1,4 +1,4 @@
-# Seed 002's Table 1 set-up (scenarios/tcp_cac/table1_*.toml) in ns-2.35:
+# [Tarasiuk05] Table 1 set-up (scenarios/tcp_cac/table1_*.toml) in ns-2.35:
 # 100 greedy Reno connections (FTP), each on its own source host behind
 # router r0, into a 100 Mb/s bottleneck r0 -> sink0 with a 20-packet
 # drop-tail buffer (queue-limit 21: ns-2's DropTail refuses a packet at
@@ -7,7 +7,7 @@
 # without delay; the minimum RTT is
 # twice the bottleneck's one-way delay (the ACKs return over it).
 #
-#   ns tcp_cac.tcl <tcp> <shaper_bps> <min_rtt_ms> <duration_s> <warmup_s> <seed> <out_file> [start_jitter_s [access_delays_ns]]
+#   ns tcp_cac.tcl <tcp> <shaper_bps> <min_rtt_ms> <duration_s> <warmup_s> <seed> <out_file> [start_jitter_s [access_delays_ns [start_times_ns]]]
 #
 # <tcp>: "ns2defaults" — ns-2.35's own TCP defaults, only what the paper
 # states set (1500 B segments on the wire: packetSize_ 1460 with its 40 B
@@ -25,38 +25,30 @@
 # --tie-free, docs/decisions.md): a comma-separated list of one whole
 # number of nanoseconds per connection, its access link's one-way delay
 # (empty or absent: no delay, Table 1's).
+# [start_times_ns]: a comma-separated list of each connection's start time
+# in whole nanoseconds, used instead of the draws in [0, start_jitter_s]
+# (tcp_cac.py --common-starts: both simulators run the same start times).
 #
 # Writes one line per connection, "fid departures drops arrivals timeouts":
 # the packets that left, were dropped at and arrived at the bottleneck
 # queue between <warmup_s> and <duration_s> (a flow monitor on r0 ->
 # sink0), and its RTO expiries over the whole run (nrexmit_).
 
-if {$argc < 7 || $argc > 9} {
-    puts stderr "usage: ns tcp_cac.tcl tcp shaper_bps min_rtt_ms duration_s warmup_s seed out_file \[start_jitter_s \[access_delays_ns\]\]"
+if {$argc < 7 || $argc > 10} {
+    puts stderr "usage: ns tcp_cac.tcl tcp shaper_bps min_rtt_ms duration_s warmup_s seed out_file \[start_jitter_s \[access_delays_ns \[start_times_ns\]\]\]"
     exit 2
 }
-lassign $argv tcpset shaper_bps min_rtt_ms duration warmup seed outfile start_jitter access_delays
+lassign $argv tcpset shaper_bps min_rtt_ms duration warmup seed outfile start_jitter access_delays start_times
 if {$argc == 7} { set start_jitter 1 }
 if {[lsearch {ns2defaults matched matched_lt} $tcpset] < 0} {
     puts stderr "tcp_cac.tcl: tcp must be ns2defaults, matched or matched_lt, not $tcpset"
     exit 2
 }
 set n 100
-if {$access_delays eq ""} {
-    set access_delays [lrepeat $n 0]
-} else {
-    set access_delays [split $access_delays ,]
-}
-if {[llength $access_delays] != $n} {
-    puts stderr "tcp_cac.tcl: access_delays_ns must list $n delays, got [llength $access_delays]"
-    exit 2
-}
-foreach d $access_delays {
-    if {![string is digit -strict $d]} {
-        puts stderr "tcp_cac.tcl: access_delays_ns: '$d' is not a whole number of nanoseconds"
-        exit 2
-    }
-}
+source [file join [file dirname [info script]] ns_list.tcl]
+set access_delays [ns_list tcp_cac.tcl access_delays_ns $n $access_delays]
+set given_starts [expr {$start_times ne ""}]
+set start_times [ns_list tcp_cac.tcl start_times_ns $n $start_times]
 
 Agent/TCP set window_ 44       ;# the paper's 64 KB advertised window: 44 segments of 1460 B
 if {$tcpset eq "ns2defaults"} {
@@ -125,7 +117,11 @@ for {set i 0} {$i < $n} {incr i} {
     $ns connect $tcp($i) $snk
     set ftp [new Application/FTP]
     $ftp attach-agent $tcp($i)
-    $ns at [expr {$start_jitter > 0 ? [$jitter uniform 0 $start_jitter] : 0}] "$ftp start"
+    if {$given_starts} {
+        $ns at [expr {[lindex $start_times $i] / 1e9}] "$ftp start"
+    } else {
+        $ns at [expr {$start_jitter > 0 ? [$jitter uniform 0 $start_jitter] : 0}] "$ftp start"
+    }
 }
 
 # Per-flow counts (departures, drops, arrivals) at the warm-up's end and at the run's end.

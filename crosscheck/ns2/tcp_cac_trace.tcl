@@ -1,4 +1,4 @@
-# Seed 002's Table 1 links with a few connections and no randomness, for a
+# [Tarasiuk05] Table 1 links with a few connections and no randomness, for a
 # packet-by-packet comparison with qoslab (tests/test_crosscheck.py): n
 # greedy Reno connections with tcp_cac.tcl's "matched" settings (limited
 # transmit off), connection i starting at i * gap_s, 1 Gb/s access links
@@ -16,15 +16,8 @@ if {$argc != 6 && $argc != 7} {
     exit 2
 }
 lassign $argv n gap delay_ms duration qlim outfile access_delays
-if {$access_delays eq ""} {
-    set access_delays [lrepeat $n 0]
-} else {
-    set access_delays [split $access_delays ,]
-}
-if {[llength $access_delays] != $n} {
-    puts stderr "tcp_cac_trace.tcl: access_delays_ns must list $n delays, got [llength $access_delays]"
-    exit 2
-}
+source [file join [file dirname [info script]] ns_list.tcl]
+set access_delays [ns_list tcp_cac_trace.tcl access_delays_ns $n $access_delays]
 
 Agent/TCP set window_              44
 Agent/TCP set packetSize_          1500

@@ -22,8 +22,7 @@ another kind, whatever the overwrite flag says, and is never written inside
 another result folder. The message says to choose another folder or to
 delete the old one by hand.
 
-A writer holds a :class:`Destination` from its check to its final rename
-(issue 11 §1):
+A writer holds a :class:`Destination` from its check to its final rename:
 
 - **a lock**: ``fcntl.flock`` on ``.<name>.lock`` beside the target. A
   second writer of the same target is refused at once (``qoslab run``,

@@ -7,7 +7,7 @@ that calls :func:`qoslab.sweep` at its top level, without an
 ``if __name__ == "__main__":`` guard (as a notebook cell pasted into a file
 does), would then start the sweep once more in every worker: each worker
 finds the sweep folder locked by its parent and dies, and the parent sees a
-``BrokenProcessPool`` (issue 27 §4).
+``BrokenProcessPool``.
 
 qoslab's own jobs (:func:`qoslab.sweeps.execute_to_files`, the
 reproductions' runs) are functions of the qoslab package: their workers

@@ -34,7 +34,7 @@ def shaping_cac(
     k: float | None = None,
     scheme2_rate: Literal["c", "rho_c"] | None = None,
 ) -> dict[str, Any]:
-    """Shaping CAC for TCP (seed 002 §4): admit a flow iff the shaping rates fit rho*C, with
+    """Shaping CAC for TCP [Tarasiuk05 §4]: admit a flow iff the shaping rates fit rho*C, with
     rho = 2B / (2B - ln IPLR); each admitted flow's shaper (its group's ``shaper=``) gets the
     rate of ``scheme`` 1 (R_req), 2 (a share of C, or of rho*C with ``scheme2_rate="rho_c"``,
     re-assigned at every arrival and departure) or 3 (max{R_req, (rho*C - sum R)/k}, fixed).

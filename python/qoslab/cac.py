@@ -1,4 +1,4 @@
-"""The CAC calculator for shaped TCP (seed 002, §3-§4): ``qoslab.cac.cac(...)``.
+"""The CAC calculator for shaped TCP [Tarasiuk05 §3-§4]: ``qoslab.cac.cac(...)``.
 
 From a link of ``capacity`` with a ``buffer`` of B packets, a target loss
 ``iplr`` and a requested rate ``rate`` it gives the utilisation bound
@@ -103,7 +103,7 @@ def fluid_run(
     batches: int = 20,
     record_transfers: bool = True,
 ) -> dict[str, Any]:
-    """Runs the ideal-rate (fluid) mode of the TCP-CAC schemes (seed 002, Table 4).
+    """Runs the ideal-rate (fluid) mode of the TCP-CAC schemes ([Tarasiuk05], Table 4).
 
     Defaults are the paper's Table 4 set-up (ρ from B = 10, IPLR = 1e-3 unless
     ``rho`` is given). Returns the results dict of ``qoslab._core.fluid_run``

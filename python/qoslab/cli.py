@@ -305,7 +305,7 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser(
         "cac",
         help="CAC calculator for shaped TCP: rho, N_max, Erlang-B",
-        description="rho = 2B/(2B - ln IPLR) and N_max = floor(rho C / R_req) (seed 002); with "
+        description="rho = 2B/(2B - ln IPLR) and N_max = floor(rho C / R_req) ([Tarasiuk05]); with "
         "--arrival-rate and --holding the Erlang-B blocking of N_max servers; with "
         "--blocking the arrival rate that gives it.",
     )

@@ -1,14 +1,14 @@
-"""PCN analysis helpers (seed 004, ``004_103cfaf3a9820062.txt``).
+"""PCN analysis helpers [Zhang07].
 
 ``expected_termination`` is the "expected-termination" of §4.4.1: the
 termination each ingress-egress aggregate (IEA) and each bottleneck of a
 parking-lot (PLT) topology should see when termination marking is
-uniformly random, generalized from the seed's two-bottleneck example to
+uniformly random, generalized from the paper's two-bottleneck example to
 any number of bottlenecks and any load split.
 
 The model (§4.4.1, "assuming uniformly random marking"): one long IEA
 crosses bottlenecks 1..N in order; short IEA i crosses bottleneck i only.
-Loads are in any one unit (fractions of the link in the seed) and the
+Loads are in any one unit (fractions of the link in the paper) and the
 bottlenecks have the same configured-termination-rate ``T``. Only traffic
 still not excess-marked is metered downstream (§4.1), so with ``u_1 =
 long_load``:
@@ -20,13 +20,13 @@ long_load``:
     bottleneck_i = (long * long_load + m_i * s_i) / (long_load + s_i)
 
 (an ingress terminates whole flows, so the long IEA's termination removes
-its traffic from every bottleneck it crosses, which is why the seed's
+its traffic from every bottleneck it crosses, which is why the paper's
 Bottleneck2 value uses the long IEA's total 3/7). With ``bottlenecks=2``,
 ``long_load=1/2``, ``short_load=1/4`` and ``termination_rate=1/2`` this
-gives the seed's 3/7, 1/3, 1/7 and bottlenecks 25/63, 1/3.
+gives the paper's 3/7, 1/3, 1/7 and bottlenecks 25/63, 1/3.
 
 The arithmetic is exact (``fractions.Fraction`` of the float inputs), and
-each result is the float nearest the exact value, so the seed's example
+each result is the float nearest the exact value, so the paper's example
 compares equal to ``3/7`` etc. in Python floats.
 """
 
@@ -62,7 +62,7 @@ def expected_termination(
     short_load: float | Sequence[float],
     termination_rate: float,
 ) -> dict[str, Any]:
-    """The expected termination of seed 004 §4.4.1 on a parking lot of
+    """The expected termination of [Zhang07 §4.4.1] on a parking lot of
     ``bottlenecks`` links (see the module docstring for the model).
 
     ``long_load``: the long IEA's load at the event (same unit as the rate);
@@ -132,7 +132,7 @@ def domain(
 ) -> dict[str, Any]:
     """The ``[pcn]`` table of a PCN domain (``docs/scenarios.md``, "PCN"): its edge
     routers (names or ``"prefix*"`` patterns) and the settings given; the core fills in
-    the seed's defaults (per-packet CLE, weight 0.01, threshold 0.5, 100 ms intervals,
+    the paper's defaults (per-packet CLE, weight 0.01, threshold 0.5, 100 ms intervals,
     random flow choice, rounding up). Use with ``Scenario.build(..., pcn=...)`` and the
     link stages :func:`qoslab.stages.pcn_admission` / :func:`qoslab.stages.pcn_termination`."""
     t: dict[str, Any] = {"edges": list(edges)}

@@ -77,7 +77,7 @@ def cbt(
     chips: bool | dict[str, Any] | None = None,
     **red_options: Any,
 ) -> dict[str, Any]:
-    """CBT, "RED for all" (seed 001 §3): static thresholds on the tagged (class 1) and untagged
+    """CBT, "RED for all" ([Claypool00 §3]): static thresholds on the tagged (class 1) and untagged
     (class 2) UDP averages in front of RED. Defaults 2.9 and 0.6 packets; ``red_options`` are
     :func:`red`'s optional keys; ``chips``: ``True`` or ``{"max_tagged_share": 0.5, ...}``."""
     q = red(limit=limit, min_th=min_th, max_th=max_th, **red_options)
@@ -99,7 +99,7 @@ def dcbt(
     chips: bool | dict[str, Any] | None = None,
     **red_options: Any,
 ) -> dict[str, Any]:
-    """D-CBT (seed 001 §3.1): UDP class thresholds from the active-flow shares (flow interval
+    """D-CBT [Claypool00 §3.1]: UDP class thresholds from the active-flow shares (flow interval
     300 ms by default); ``chips`` as in :func:`cbt`."""
     q = red(limit=limit, min_th=min_th, max_th=max_th, **red_options)
     q["type"] = "dcbt"
@@ -111,7 +111,7 @@ def dcbt(
 
 def mace(*, buffer: Any) -> dict[str, Any]:
     """MACE's two-level strict-priority queue in one shared ``buffer`` (CL pushes out BE;
-    seed 000). Only as a link direction's queue, whose link then needs ``mace=``
+    [MACE98]). Only as a link direction's queue, whose link then needs ``mace=``
     (:func:`qoslab.topology.mace`); ``buffer`` as a :func:`fifo` limit (paper: 50 packets)."""
     return {"type": "mace", "buffer": _units.limit(buffer, "buffer")}
 
@@ -156,7 +156,7 @@ def stream(name: str, *, rate: Quantity | None = None, service: str | None = Non
 def buffer_management(
     *, buffers: int, buff_size: Quantity, streams: Sequence[dict[str, Any]], rate: Quantity | None = None
 ) -> dict[str, Any]:
-    """Rate guarantees by buffer management (Guérin et al. 1998; seed 003 §III.A;
+    """Rate guarantees by buffer management (Guérin et al. 1998; [Guerin99 §III.A];
     ``docs/mechanisms/buffer_management.md``): a FIFO of ``buffers`` packet buffers of
     ``buff_size`` bytes each, in which every stream with a ``rate`` owns
     buffers × buff_size × rate / ``rate`` (the queue's, default the link's) bytes and the rest
@@ -181,7 +181,7 @@ def edge(
     ef_buffers: int | None = None,
     ef_rate: Quantity | None = None,
 ) -> dict[str, Any]:
-    """The seed-003 edge egress: SCFQ between an EF queue and an AF/BE queue, each
+    """The [Guerin99] edge egress: SCFQ between an EF queue and an AF/BE queue, each
     buffer-managed from its share of ``buffers`` packet buffers of ``buff_size`` bytes.
     ``streams``: :func:`stream` tables with a ``service``; ``ef_rate`` defaults to the EF
     streams' reservations, ``ef_buffers`` to the pool's share at that rate::

@@ -512,7 +512,7 @@ def reproduction_html(folder: Path) -> str:
     claims = [c for c in doc.get("claims", []) if c.get("kind", "claim") == "claim"]
     checks = [c for c in doc.get("claims", []) if c.get("kind") == "check"]
     body = [
-        f'<p class="meta">seed file <code>{_e(doc.get("seed_file", ""))}</code>, qoslab '
+        f'<p class="meta">paper <code>{_e(doc.get("seed_file", ""))}</code>, qoslab '
         f"{_e(doc.get('qoslab_version', '?'))}, {'quick' if doc.get('quick') else 'full'} run, seeds "
         f"{_e(', '.join(map(str, doc.get('seeds', []))))}, {_e(doc.get('wall_s', '?'))} s</p>",
         *cells_html(folder, doc),

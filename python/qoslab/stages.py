@@ -72,7 +72,7 @@ def rule(
 def classifier(
     *, rules: list[dict[str, Any]], cache: int | None = None, default_stream: str | None = None
 ) -> dict[str, Any]:
-    """A rule-database classifier with a fast-path flow cache (seed 003 §II;
+    """A rule-database classifier with a fast-path flow cache ([Guerin99 §II];
     ``docs/mechanisms/classifier.md``). ``rules``: :func:`rule` tables; ``cache``: flow
     entries (default 1024, least recently used evicted); ``default_stream``: where packets
     no rule matches go (default: dropped as unclassified)."""
@@ -93,7 +93,7 @@ def pcn_admission(
     threshold: Quantity | None = None,
     upper_limit: Quantity | None = None,
 ) -> dict[str, Any]:
-    """PCN admission marking (seed 004 §3.1.1; ``docs/mechanisms/pcn.md``): a virtual queue
+    """PCN admission marking ([Zhang07 §3.1.1]; ``docs/mechanisms/pcn.md``): a virtual queue
     drained at ``admissible_rate`` (default half the link rate) marks PCN packets with a
     probability ramping from ``min_threshold`` (5 ms) to ``max_threshold`` (15 ms), or
     stepping at ``threshold``; capped at ``upper_limit`` (20 ms)."""
@@ -119,7 +119,7 @@ def pcn_termination(
     depth_packets: int | None = None,
     packet_size: Quantity | None = None,
 ) -> dict[str, Any]:
-    """PCN termination marking (seed 004 §4.1): a token bucket at ``termination_rate``
+    """PCN termination marking [Zhang07 §4.1]: a token bucket at ``termination_rate``
     (default half the link rate), ``depth_packets`` (256) packets of ``packet_size``
     (1500 B) deep; packets finding too few tokens are excess-marked."""
     spec: dict[str, Any] = {"type": "pcn_termination"}

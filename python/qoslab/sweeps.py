@@ -41,7 +41,7 @@ A sweep file (TOML) holds what the command line would say::
     "topology.bottleneck.queue.min_th" = "3..7"
 
 A ``[sweep]`` table inside a scenario file is refused: the scenario format
-refuses unknown keys (``docs/decisions-sweeps.md``).
+refuses unknown keys (``docs/decisions/python.md#sweeps-the-result-store-show-plot-report-and-pcap``).
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ def mace(
     be_dispatch: Literal["when_room", "when_idle"] | None = None,
     table_capacity: int | None = None,
 ) -> dict[str, Any]:
-    """A link's MACE settings (seed 000; ``docs/mechanisms/mace.md``), for :func:`link`'s ``mace=``.
+    """A link's MACE settings ([MACE98]; ``docs/mechanisms/mace.md``), for :func:`link`'s ``mace=``.
 
     Give exactly one of ``ports`` (:func:`mace_port` descriptors, inline) and ``descriptors`` (a
     descriptor file, relative to the scenario file). ``admission``: :func:`mbac` or :func:`ssac`;
@@ -222,17 +222,17 @@ def pcn_parking_lot(
     delay: Quantity = "1ms",
     edge_rate: Quantity = "10Gbps",
 ) -> dict[str, Any]:
-    """Seed 004's parking lot (§2.1, Fig. 2.3) with PCN edge routers, as an explicit topology.
+    """[Zhang07]'s parking lot (§2.1, Fig. 2.3) with PCN edge routers, as an explicit topology.
 
-    A chain of core routers ``c0 … c{k}`` (``k = bottlenecks``; the seed's A, B, C, …) joined
+    A chain of core routers ``c0 … c{k}`` (``k = bottlenecks``; the paper's A, B, C, …) joined
     by the bottleneck links ``c{i} -> c{i+1}`` (``rate``, ``delay``, ``queue``, the PCN meter
     ``stages`` on the forward direction). The long ingress-egress aggregate enters at ``c0``
     and leaves at ``c{k}``, from host ``src_long`` to host ``sink_long``. Each chain router
-    ``c{i}`` has a "vertical" edge router ``v{i}`` (the seed's D, E, F, …) on a non-limiting
+    ``c{i}`` has a "vertical" edge router ``v{i}`` (the paper's D, E, F, …) on a non-limiting
     link (``edge_rate``, ``delay``); short aggregate ``i`` goes ``h{i} -> v{i} -> c{i} ->
     c{i+1} -> v{i+1} -> h{i+1}``, so ``v{i}`` is the ingress of short ``i`` and the egress of
-    short ``i - 1`` (the seed's E). Hosts sit behind their edge routers on links of
-    ``edge_rate`` without delay (the seed does not model source-ingress and egress-destination
+    short ``i - 1`` (the paper's E). Hosts sit behind their edge routers on links of
+    ``edge_rate`` without delay (the paper does not model source-ingress and egress-destination
     delays, §2.2). The PCN edges are :func:`pcn_parking_lot_edges`.
     """
     if isinstance(bottlenecks, bool) or not isinstance(bottlenecks, int) or bottlenecks < 1:

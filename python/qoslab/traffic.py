@@ -137,9 +137,9 @@ def cbr(
     admitted: bool | None = None,
 ) -> dict[str, Any]:
     """Constant bit rate: one packet every ``interval``, or every payload*8/``rate`` (give one).
-    ``randomize``: each packet leaves up to that fraction of the spacing late (seed 004 §2.3.4);
+    ``randomize``: each packet leaves up to that fraction of the spacing late [Zhang07 §2.3.4];
     ``send_jitter``: host timing jitter of the send times (:func:`uniform_jitter`);
-    ``admitted``: the flows were admitted elsewhere (rerouted, seed 004 §4) and start without
+    ``admitted``: the flows were admitted elsewhere (rerouted, [Zhang07 §4]) and start without
     asking their PCN ingress."""
     model: dict[str, Any] = {"model": "cbr"}
     if rate is not None:
@@ -356,7 +356,7 @@ def mm_app_options(
 
 
 def shaper(*, rate: Quantity | None = None, depth: Any = None, buffer: Any = None) -> dict[str, Any]:
-    """A per-flow token-bucket shaper at the network entry (seed 002 §2), for a group's ``shaper=``.
+    """A per-flow token-bucket shaper at the network entry [Tarasiuk05 §2], for a group's ``shaper=``.
 
     ``rate``: wire bit/s (required unless the scenario's admission is ``shaping_cac``, which
     assigns it); ``depth``: ``"1pkts"`` (default; int = packets) or bytes such as ``"1500B"``;
@@ -492,7 +492,7 @@ def mm_app(
     shaper: dict[str, Any] | None = None,
     src_choice: SrcChoice | None = None,
 ) -> dict[str, Any]:
-    """MM_APP (seed 001 §2, §5): media-scaling UDP whose receiver feeds losses back; ``scales``
+    """MM_APP ([Claypool00 §2], §5): media-scaling UDP whose receiver feeds losses back; ``scales``
     and ``feedback_size`` as in :func:`mm_app_options` (omitted: the paper's defaults)."""
     model: dict[str, Any] = {"model": "mm_app"}
     options = mm_app_options(scales=scales, feedback_size=feedback_size)
@@ -604,7 +604,7 @@ def mgen_periodic(
     stop: Quantity | None = None,
     dscp: int | None = None,
 ) -> dict[str, Any]:
-    """An MGEN 3.0 ``PERIODIC`` UDP flow (seed 003 §IV): ``pps`` packets a second of ``size``
+    """An MGEN 3.0 ``PERIODIC`` UDP flow [Guerin99 §IV]: ``pps`` packets a second of ``size``
     payload bytes, evenly spaced, from ``start`` to ``stop``; ``header`` (default 28 B of
     IP/UDP) is added on the wire. A :func:`cbr` group with ``interval`` = 1/``pps``."""
     interval_ns = round(1e9 / _mgen_pps(pps, name))
@@ -635,7 +635,7 @@ def mgen_poisson(
     stop: Quantity | None = None,
     dscp: int | None = None,
 ) -> dict[str, Any]:
-    """An MGEN 3.0 ``POISSON`` UDP flow (seed 003 §IV): packets of ``size`` payload bytes at a
+    """An MGEN 3.0 ``POISSON`` UDP flow [Guerin99 §IV]: packets of ``size`` payload bytes at a
     mean of ``pps`` a second with exponential gaps; ``header`` (default 28 B) is added on the
     wire. A :func:`poisson` group at ``pps`` × ``size`` × 8 bit/s of payload."""
     payload = _units.size(size, "size")
@@ -657,7 +657,7 @@ def mgen_poisson(
     )
 
 
-#: Seed 004 Table 2.1: codec -> (packet bytes on the wire, spacing in ms, ON fraction).
+#: [Zhang07] Table 2.1: codec -> (packet bytes on the wire, spacing in ms, ON fraction).
 VOICE_CODECS: dict[str, tuple[int, int, float]] = {
     "cbr": (160, 20, 1.0),
     "vbr": (160, 20, 0.34),
@@ -668,10 +668,10 @@ VOICE_CODECS: dict[str, tuple[int, int, float]] = {
     "g729_cbr": (60, 20, 1.0),
     "g729_vbr": (60, 20, 0.4),
 }
-#: The seed's primary MIX: the six G.711/G.729 codecs in equal proportion.
+#: The paper's primary MIX: the six G.711/G.729 codecs in equal proportion.
 VOICE_MIX = ("g711_cbr_20", "g711_vbr_20", "g711_cbr_10", "g711_vbr_10", "g729_cbr", "g729_vbr")
 #: Mean ON + OFF of a VBR voice flow (a talk spurt and a silence, about 1 s: Brady's model);
-#: the seed gives only the ON fraction (see docs/decisions.md, "PCN traffic").
+#: the paper gives only the ON fraction (see docs/decisions.md, "PCN traffic").
 VOICE_CYCLE_MS = 1000
 
 
@@ -691,13 +691,13 @@ def voice(
     admitted: bool | None = None,
     src_choice: SrcChoice | None = None,
 ) -> list[dict[str, Any]]:
-    """Voice calls of seed 004 Table 2.1 (``docs/mechanisms/pcn.md``): ``codec`` one of
+    """Voice calls of [Zhang07] Table 2.1 (``docs/mechanisms/pcn.md``): ``codec`` one of
     :data:`VOICE_CODECS` or ``"mix"`` (the six G.711/G.729 codecs in equal proportion, one group
     each at ``calls_per_s / 6``). CBR codecs send a packet every spacing; VBR ones do so during
     exponential ON periods of mean ON fraction × 1 s, silent during OFF periods of the rest.
     Calls arrive as a Poisson process of ``calls_per_s`` with exponential durations of mean
-    ``mean_duration`` (seed §2.3), or ``flows`` fixed calls (starting at ``start`` plus up to
-    ``start_jitter``). ``admitted``: the calls were admitted elsewhere (rerouted, seed 004 §4)
+    ``mean_duration`` (the paper's §2.3), or ``flows`` fixed calls (starting at ``start`` plus up to
+    ``start_jitter``). ``admitted``: the calls were admitted elsewhere (rerouted, [Zhang07 §4])
     and start without asking their PCN ingress. ``src_choice="random"``: each call's source is
     drawn among the matches of ``src`` (default: in turn; the six groups of the mix at the same
     call rate then hand their calls to the sources together, in bursts). Returns the traffic
@@ -786,7 +786,7 @@ def svd(
     admitted: bool | None = None,
     src_choice: SrcChoice | None = None,
 ) -> dict[str, Any]:
-    """Seed 004 §2.3.2's synthetic video (SVD): ON/OFF with exponential periods of mean
+    """[Zhang07 §2.3.2]'s synthetic video (SVD): ON/OFF with exponential periods of mean
     340 ms ON (1500 B packets every 1 ms, 12 Mb/s) and 660 ms OFF, 4 Mb/s on average.
     ``start_jitter``, ``admitted`` and ``src_choice`` as for :func:`voice`."""
     if (calls_per_s is None) == (flows is None):
@@ -811,7 +811,7 @@ def svd(
     )
 
 
-#: Mean rate of the seed's VTR traffic (§2.3.3), the synthetic trace's default.
+#: Mean rate of the paper's VTR traffic (§2.3.3), the synthetic trace's default.
 VTR_MEAN_RATE = "769kbps"
 
 
@@ -854,7 +854,7 @@ def vtr(
     stop: Quantity | None = None,
     src_choice: SrcChoice | None = None,
 ) -> dict[str, Any]:
-    """Video traces (VTR) of seed 004 §2.3.3: each flow plays ``trace`` (a frame-trace file of rows
+    """Video traces (VTR) of [Zhang07 §2.3.3]: each flow plays ``trace`` (a frame-trace file of rows
     ``time_s size_bytes``, relative to the scenario's folder, or :func:`synthetic_trace`, the
     default) from a random frame on; a frame is cut into packets of ``size`` bytes (the last one
     the remainder) ``interval`` apart. Calls arrive as a Poisson process of ``calls_per_s`` with

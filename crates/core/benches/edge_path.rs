@@ -1,4 +1,4 @@
-//! The forwarding path with and without the edge QoS component (seed 003
+//! The forwarding path with and without the edge QoS component ([Guerin99]
 //! §V's relative overhead), on the same pre-built IPv4/UDP packets.
 //!
 //! Groups: `fast` (cache hit) and `slow` (cache miss, rule-database lookup

@@ -1,4 +1,4 @@
-//! Prints the relative cost of the edge QoS path (seed 003 §V) as a
+//! Prints the relative cost of the edge QoS path [Guerin99 §V] as a
 //! markdown table: ns per packet without and with QoS, and the QoS share
 //! = (with − without) / with, for the fast path (flow-cache hit), the slow
 //! path (rule-database lookup) and the slow path against the rule count.
@@ -20,7 +20,7 @@
 //! CPU clock (`CLOCK_THREAD_CPUTIME_ID`): on a loaded machine the wall
 //! clock also counts the time the process waits for a core, which hit
 //! every round of one path now and then (a slow-path QoS round at 3-6×). `qoslab reproduce
-//! edge` reads them for seed 003 §V.A's shares (docs/decisions.md, "§V.A's
+//! edge` reads them for [Guerin99 §V.A]'s shares (docs/decisions.md, "§V.A's
 //! QoS share"); `make bins` builds this example for it.
 
 #[path = "../benches/common/mod.rs"]

@@ -157,7 +157,7 @@ pub struct Packet {
     pub dscp: u8,
     pub ecn: Ecn,
     pub pcn: PcnMark,
-    /// The stream id a classifier gave the packet (seed 003 §II: the unit
+    /// The stream id a classifier gave the packet ([Guerin99 §II]: the unit
     /// of resource allocation; many flows may share one). 0 by default.
     pub stream: u16,
     /// The interface the packet arrived on at the node now holding it,

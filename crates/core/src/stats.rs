@@ -31,7 +31,7 @@
 //! - [`jain_index`] of an empty slice is NaN; of all-zero values it is 1
 //!   (all shares equal).
 //! - [`Welford::variance`] is the population variance (divide by n), the
-//!   "variance of end-to-end delay" of seed 001 §4; `sample_variance`
+//!   "variance of end-to-end delay" of [Claypool00 §4]; `sample_variance`
 //!   divides by n - 1.
 
 /// Jain's fairness index `(Σx)² / (n Σx²)`, in `[1/n, 1]`.

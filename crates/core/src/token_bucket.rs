@@ -2,9 +2,9 @@
 //! and traffic sources.
 //!
 //! Sources: the (r, b) token bucket of RFC 2215 §3 (the TSpec of
-//! integrated services); seed 000 §3 (MACE flow-setup descriptors carry "a
-//! port number and user specified token bucket parameters"); seed 002 §2
-//! (per-connection shaper at rate R); seed 004 §4 (PCN termination marking:
+//! integrated services); [MACE98 §3] (MACE flow-setup descriptors carry "a
+//! port number and user specified token bucket parameters"); [Tarasiuk05 §2]
+//! (per-connection shaper at rate R); [Zhang07 §4] (PCN termination marking:
 //! "marking all packets which find no token in the token bucket", depth 256
 //! packets).
 //!
@@ -27,7 +27,7 @@
 //! nanoseconds at `rate` bit/s add exactly `rate * dt` units (u128, no
 //! rounding). Because `min(D, min(D, x + r a) + r b) = min(D, x + r (a + b))`,
 //! settling the bucket at many small steps gives exactly the state of one
-//! big step: no drift, however long the run. Seed 004 §4 shows why this
+//! big step: no drift, however long the run. [Zhang07 §4] shows why this
 //! matters: the termination-marking results depend on whether the tokens
 //! arriving in one CBR inter-packet interval are an exact multiple of the
 //! packet size, which floating-point refill would blur.
@@ -35,7 +35,7 @@
 //! | parameter | unit | allowed | default (source) |
 //! |---|---|---|---|
 //! | `rate` | bit/s | ≥ 1 | none: required (the descriptor's r) |
-//! | `depth` | bytes | ≥ 1 | none: required (the descriptor's b; seed 004: 256 packets) |
+//! | `depth` | bytes | ≥ 1 | none: required (the descriptor's b; [Zhang07]: 256 packets) |
 //!
 //! Interpretations:
 //! - Time never goes backwards: a `now` earlier than the last update is
@@ -51,7 +51,7 @@
 //! - No debt: a non-conformant packet leaves the bucket unchanged (a
 //!   "consume or go negative" operation is deliberately absent).
 //! - `set_rate` settles the tokens earned so far at the old rate, then
-//!   changes the rate (re-shaping in seed 002 §4); the depth is unchanged.
+//!   changes the rate (re-shaping in [Tarasiuk05 §4]); the depth is unchanged.
 
 use crate::error::ConfigError;
 use crate::units::{Bytes, Dur, Rate, Time};

@@ -241,7 +241,7 @@ impl fmt::Display for ParseError {
 impl std::error::Error for ParseError {}
 
 const RATE_UNITS: &str = "a rate such as \"25Mbps\", \"1.5Gbps\", \"64kbps\", \"9600bps\" or tc's \"25mbit\" \
-     (bits per second), or a link name T1, T3, OC3, OC12, OC48 (seed 004's values)";
+     (bits per second), or a link name T1, T3, OC3, OC12, OC48 ([Zhang07]'s values)";
 /// Lowercase `mbps`/`gbps`: bits in ns-3, bytes in tc (Linux `tc` reads
 /// `mbps` as megabytes per second), so refused rather than guessed.
 const RATE_AMBIGUOUS: &str = "\"Mbps\" or tc's \"mbit\" for megabits per second (\"Gbps\", \"gbit\" for gigabits); \
@@ -309,7 +309,7 @@ impl Rate {
 }
 
 impl Rate {
-    /// The link rates seed 004 names, with the values it gives them ("T1 =
+    /// The link rates [Zhang07] names, with the values it gives them ("T1 =
     /// 1.5Mbps, T3 = 45Mbps, OC3 = 155Mbps, OC12 = 622Mbps", Tables 3.1-3.4;
     /// OC48 "2.4 Gbps", §2.1), within 4 % of the nominal line rates
     /// (1.544, 44.736, 155.52, 622.08, 2488.32 Mb/s): `T1`, `T3`, `OC3`,
@@ -390,7 +390,7 @@ mod tests {
         // tc's bit units are bits; lowercase mbps/gbps (bytes in tc) are refused.
         assert_eq!(Rate::parse("25mbit"), Ok(Rate(25_000_000)));
         assert_eq!(Rate::parse("64kbit"), Ok(Rate(64_000)));
-        // Seed 004's link names, with its values.
+        // [Zhang07]'s link names, with its values.
         assert_eq!(Rate::parse("T3"), Ok(Rate(45_000_000)));
         assert_eq!(Rate::parse(" OC3 "), Ok(Rate(155_000_000)));
         assert_eq!(Rate::parse("OC48"), Ok(Rate(2_400_000_000)));

@@ -1,5 +1,5 @@
 //! `fluid_run`: the ideal-rate (fluid) mode of the TCP-CAC schemes
-//! (`qoslab_sim::fluid::run`, seed 002 Table 4) from a config dict.
+//! (`qoslab_sim::fluid::run`, [Tarasiuk05] Table 4) from a config dict.
 //!
 //! Keys (all optional; defaults are `FluidConfig::paper_table4`):
 //!

@@ -13,7 +13,7 @@
 //! - `facts`: units, the lists of names and the result tables' metric
 //!   formulas, for Python to read rather than restate.
 //! - `red_replay::red_replay`: a scripted RED, for the reference tests.
-//! - `cac::cac`: the CAC calculator of seed 002 (ρ, N_max, Erlang-B).
+//! - `cac::cac`: the CAC calculator of [Tarasiuk05] (ρ, N_max, Erlang-B).
 //! - `fluid::fluid_run`: the fluid (ideal-rate) mode of the TCP-CAC schemes.
 //! - `error`: the exception classes and the `SimError` mapping. A panic
 //!   while loading or running is caught (`no_panic`) and raised as

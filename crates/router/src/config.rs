@@ -96,7 +96,7 @@ pub struct RouterSection {
     /// (a stage such as MACE's may set it again).
     #[serde(default)]
     pub class_tag: ClassTagRule,
-    /// `class_tag = "cbt"`: the DSCP bits that mark UDP as tagged (seed 001's
+    /// `class_tag = "cbt"`: the DSCP bits that mark UDP as tagged ([Claypool00]'s
     /// "unused bit of the ToS field"); default 1, DSCP pool 3 (xxxx01,
     /// experimental or local use, RFC 2474 §6).
     #[serde(default = "one_u8")]
@@ -416,7 +416,7 @@ mod tests {
 
     #[test]
     fn config_file_is_read_with_a_bound() {
-        // Issue 27: a device or a folder given by mistake is refused before a byte is read.
+        // A device or a folder given by mistake is refused before a byte is read.
         let m = msgs(load_file(Path::new("/dev/zero")));
         assert!(m.contains("cannot read the router configuration: is a device, not a regular file"), "{m}");
         let m = msgs(load_file(&std::env::temp_dir()));

@@ -1,4 +1,4 @@
-//! The datapath under the attacks and operator mistakes of issue 28, on a
+//! The datapath under hostile traffic and operator mistakes, on a
 //! virtual clock: a flow-table flood that recycles an admitted flow's id,
 //! non-IP and malformed frames, oversize frames, reloads (a burst below a
 //! queued frame, an identical file), and a delay line overloaded in one

@@ -1,4 +1,4 @@
-//! The router on real packets under issue 28's attacks and faults: frames
+//! The router on real packets under hostile traffic and faults: frames
 //! that are not IP or not well formed, a kernel that drops what the router
 //! cannot read, VLAN tags, frames longer than a slot, control commands that
 //! used to stall forwarding, a second router on the same socket, SIGHUP, an

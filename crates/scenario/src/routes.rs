@@ -17,7 +17,7 @@
 //! row of its own. The tables hold one row per other node (routers,
 //! multi-homed hosts) and destination. With 10,000 TCP sources, each a
 //! destination of its ACKs, full `destinations × nodes` tables took 800 MB
-//! (docs/performance.md, issue 11 §3).
+//! (docs/performance.md).
 
 use crate::expand::Expanded;
 use crate::NodeKind;

@@ -50,7 +50,7 @@ unit_text!(
     RateText,
     "Rate",
     "A rate in bit/s: a number and bps, kbps, Mbps, Gbps or Tbps (decimal: 1 kbps = 1000 bit/s), e.g. \"25Mbps\", \
-     or a link name T1, T3, OC3, OC12, OC48 (seed 004's values: 1.5, 45, 155, 622, 2400 Mb/s).",
+     or a link name T1, T3, OC3, OC12, OC48 ([Zhang07]'s values: 1.5, 45, 155, 622, 2400 Mb/s).",
     RATE_PATTERN,
     ["25Mbps", "1.5Gbps", "64kbps"]
 );

@@ -1,7 +1,7 @@
 //! Scenario keys of the TCP (`ftp`, `transfer`) and MM_APP (`mm_app`)
 //! traffic models: `tcp = { ... }` and `mm_app = { ... }` tables, every key
 //! optional. Defaults are those of ns-2 in 2000 as the D-CBT/ChIPS paper
-//! used it (seed 001 §5) where it says, else RFC 6298 / ns-2's defaults:
+//! used it [Claypool00 §5] where it says, else RFC 6298 / ns-2's defaults:
 //! see `docs/mechanisms/tcp.md` and `docs/mechanisms/mm_app.md`.
 
 use super::units;
@@ -126,7 +126,7 @@ impl JsonSchema for Window {
 /// written next to the preset override it. Sources in `docs/mechanisms/tcp.md`.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 pub enum TcpPreset {
-    /// qoslab's defaults (ns-2 of 2000 as seed 001 ran it, RFC 2988's 3 s
+    /// qoslab's defaults (ns-2 of 2000 as [Claypool00] ran it, RFC 2988's 3 s
     /// initial RTO): min RTO 200ms, initial RTO 3s, max RTO 60s,
     /// granularity 100ms, initial window 1.
     #[default]

@@ -1,10 +1,10 @@
-//! Video frame traces for the `vtr` traffic model (seed 004 §2.3.3): the
+//! Video frame traces for the `vtr` traffic model [Zhang07 §2.3.3]: the
 //! file format and its loader ([`parse_frame_trace`], [`read_frame_trace`]),
 //! and the synthetic MPEG-4-like generator ([`synthetic`]). Validation
 //! reads a trace as the simulator does, so `qoslab validate` reports a bad
 //! row where `qoslab run` would. See `docs/mechanisms/vtr.md`.
 //!
-//! **File format** (the seed's `<FrameArrivalTime, FrameSize>` records):
+//! **File format** (the paper's `<FrameArrivalTime, FrameSize>` records):
 //! one frame a row, `time_s size_bytes`, the two fields separated by
 //! whitespace or by one comma (with optional spaces around it); blank lines
 //! and lines starting with `#` are skipped. `time_s` is the frame's time in
@@ -18,7 +18,7 @@
 //!
 //! **Generator** ([`synthetic`]): groups of pictures of 12 frames,
 //! `IBBPBBPBBPBB` (N = 12, M = 3, the structure of the TKN MPEG-4 traces
-//! the seed used; Fitzek & Reisslein, IEEE Network 15(6), 2001), at the
+//! the paper used; Fitzek & Reisslein, IEEE Network 15(6), 2001), at the
 //! given frame interval (default 40 ms, 25 frames/s, theirs). A frame's
 //! size is `w_type × a_scene × X`: type weights I : P : B = 4 : 2 : 1, `X`
 //! lognormal of mean 1 with coefficient of variation 0.25 (I) or 0.4 (P, B)
@@ -26,9 +26,9 @@
 //! activity `a_scene`, lognormal of mean 1 and CV 0.5, drawn anew at scene
 //! changes, scenes lasting an exponential time of mean 5 s (at least one
 //! frame). The sizes are then scaled so that the whole trace's mean rate
-//! is `mean_rate` (769 kb/s by default, seed 004 §2.3.3) and rounded to
+//! is `mean_rate` (769 kb/s by default, [Zhang07 §2.3.3]) and rounded to
 //! whole bytes (each at least 1 B). The weights, CVs and scene law are
-//! qoslab's choices (the seed gives only the mean rate); they give a
+//! qoslab's choices (the paper gives only the mean rate); they give a
 //! peak-to-mean frame ratio and a second-scale variability like those of
 //! real MPEG-4 video, which is what a measurement-based controller sees.
 

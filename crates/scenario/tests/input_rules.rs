@@ -1,5 +1,5 @@
 //! Input that used to pass validation and then fail, mislead or do
-//! nothing (issue 27 §6-7, §10): each is refused with the field and what is
+//! nothing: each is refused with the field and what is
 //! allowed, or, when it is legal but almost surely a mistake, warned about;
 //! every front (command line, Python) gets these from here.
 

@@ -2,7 +2,7 @@
 //! transfers through a [`ShapingCac`], each admitted transfer served at
 //! exactly its shaping rate, no packets and no TCP.
 //!
-//! Source: seed `002_aef60f8824ad7334.txt`, §4 and Table 4 (schemes #1, #2,
+//! Source: [Tarasiuk05 §4] and Table 4 (schemes #1, #2,
 //! #3 at C = 100 Mb/s, B = 10, IPLR = 1e-3, R_req = 1 Mb/s, 10 Mbit files,
 //! λ = 5.98/s, k = 3). This mode isolates the admission and rate-assignment
 //! logic from TCP dynamics and is the cross-check for the TCP runs.

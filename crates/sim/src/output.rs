@@ -19,7 +19,7 @@ pub enum Column {
 /// row is a code into `values`, the distinct strings in first-seen order.
 /// Long-form tables repeat a few names millions of times (the series
 /// table's `entity_kind`, `entity_id` and `metric`): 4 bytes a row instead
-/// of a `String` each (docs/performance.md, issue 11 §3).
+/// of a `String` each (docs/performance.md).
 #[derive(Clone, Debug, Default)]
 pub struct Strings {
     /// The distinct strings, each stored once; a string's code is its index.

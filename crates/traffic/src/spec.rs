@@ -279,7 +279,7 @@ mod tests {
         assert_eq!(read_replay(&f).unwrap(), vec![(0, 100), (500_000_000, 200)]);
         std::fs::write(&f, "0.5,100\n0.1,100\n").unwrap();
         assert!(read_replay(&f).unwrap_err().contains(":2: t_s 0.1 goes back in time"));
-        // Bounded (issue 27): a device is refused before it is read, a too-long line at its number.
+        // Bounded: a device is refused before it is read, a too-long line at its number.
         let e = read_replay(std::path::Path::new("/dev/zero")).unwrap_err();
         assert!(e.contains("is a device, not a regular file"), "{e}");
         std::fs::write(&f, format!("0,100\n{}\n", "1".repeat(5000))).unwrap();

@@ -3,8 +3,8 @@
 The registry maps each reproduction's name to its module (see
 :mod:`qoslab.reproduce.framework` for what a module provides). Today:
 ``examples`` (the RED reference dumbbell), ``tcp-cac``, ``mace``, ``dcbt``
-(D-CBT and ChIPS, seed 001), ``edge`` (seed 003) and ``pcn`` (seed 004,
-in progress: Table 3.1 and §4.4.1 so far).
+(D-CBT and ChIPS, [Claypool00]), ``edge`` [Guerin99] and ``pcn`` (admission
+and termination, [Zhang07]).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The one verdict rule that judges a paper's numbers, the join, the score, ``cells.csv`` (issue 26).
+"""The one verdict rule that judges a paper's numbers, the join, the score, ``cells.csv``.
 
 The paper's numbers are read by :mod:`.paper` (``paperdata/<folder>/``; its
 names are re-exported here). A reproduction returns :class:`Measured` cells

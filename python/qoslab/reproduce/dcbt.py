@@ -1,6 +1,6 @@
-"""The ``dcbt`` reproduction: RED, CBT, D-CBT and D-CBT+ChIPS (seed 001, Claypool & Chung 2000).
+"""The ``dcbt`` reproduction: RED, CBT, D-CBT and D-CBT+ChIPS ([Claypool00], Claypool & Chung 2000).
 
-Setup (``scenarios/dcbt/paper.toml``, seed 001 §5): 55 FTP/TCP Reno (max
+Setup (``scenarios/dcbt/paper.toml``, [Claypool00 §5]): 55 FTP/TCP Reno (max
 window 20, ns-2.35's Reno rules, 1000 B packets on the wire: 960 B of
 payload + 40 B of headers), 10 MM_APP media-scaling flows
 (tagged, class 1) and 2 CBR at 5 Mb/s (untagged, class 2), each flow on its
@@ -43,7 +43,7 @@ The paper's numbers (Tables 1-2 and what the text states for Figs. 8, 10,
 reduces each variant's runs to those cells (one value per seed, the paper's
 statistic and unit), and the framework judges each by the one rule.
 
-Claims, for what the text says without a number (tolerances fixed by issue 3
+Claims, for what the text says without a number (tolerances fixed
 before any run; judged on the mean over seeds):
 
 1. ``red-unfair``: RED's Jain index in 20–30 s < 0.8.
@@ -53,7 +53,7 @@ before any run; judged on the mean over seeds):
 
 The earlier claims on numbers the paper prints (RED's untagged/TCP ratio,
 CBT's tagged/TCP ratio, ChIPS against D-CBT, Table 1 within ±10 %) are
-replaced by the cells that judge those numbers two-sided (issue 26). The
+replaced by the cells that judge those numbers two-sided. The
 paper's jitter bound "15 pkts × 8 kbit / 25 Mb/s = 3 ms" is 4.8 ms; the
 report says so.
 """
@@ -78,8 +78,8 @@ NAME = "dcbt"
 TITLE = "D-CBT and ChIPS: class fairness, Jain's index and tagged jitter under RED, CBT, D-CBT, D-CBT+ChIPS"
 #: Seeds of a full run (runs take about a second each; the issue asks for several).
 FULL_SEEDS = 5
-SEED_FILE = "001_c31d5aa44c0a52e3.txt"
-PAPER = "Claypool & Chung 2000, Dynamic-CBT and ChIPS (seed 001)"
+SEED_FILE = "Claypool00"
+PAPER = "Claypool & Chung 2000, Dynamic-CBT and ChIPS [Claypool00]"
 
 SCENARIO = "dcbt/paper.toml"
 BOTTLENECK = "r0->r1"
@@ -259,7 +259,7 @@ def _others_per_flow_bps(period: dict[str, Any]) -> float:
 def paper_cells(runs: dict[str, list[dict[str, Any]]]) -> list[Measured | NotMeasured]:
     """Every cell of ``paperdata/dcbt/cells.csv`` from the measures (:func:`measure`) of each
     variant's runs, one value per seed in the runs' order, each in the paper's unit and as the
-    paper defines it (docs/decisions.md, "dcbt: the paper's numbers as cells")."""
+    paper defines it (docs/decisions/reproduce-dcbt.md, "dcbt: the paper's numbers as cells")."""
     out: list[Measured | NotMeasured] = []
 
     def cell(table: str, row: str, column: str, values: Any) -> None:

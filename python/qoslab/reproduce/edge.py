@@ -1,13 +1,13 @@
-"""The ``edge`` reproduction: QoS in edge devices (seed 003).
+"""The ``edge`` reproduction: QoS in edge devices [Guerin99].
 
-McKinley's E1 egress (2 Mb/s) runs the seed's QoS path: a classifier stage
+McKinley's E1 egress (2 Mb/s) runs the paper's QoS path: a classifier stage
 (rule database, fast-path cache) maps each MGEN flow to its stream, then SCFQ
 serves an EF queue and an AF/BE queue, each buffer-managed (Guérin et al.):
 ``scenarios/edge/fig6a_periodic.toml``, ``fig6a_poisson.toml`` and
-``fig6b_periodic.toml``. The seed's Fig. 6 lost its numbers; the
+``fig6b_periodic.toml``. [Guerin99] Fig. 6 lost its numbers; the
 reconstruction (reservations, offered loads, packet sizes L/M/S = 1024/512/128
 B of payload, the BUFF_SIZE values and the pools) and its sources are in
-``docs/decisions.md`` ("Edge QoS: the seed-003 scenario").
+``docs/decisions.md`` ("Edge QoS: the [Guerin99] scenario").
 
 Runs (``--quick``: the framework's quick seeds, 25 s instead of 65 s and fewer
 points, except Table I, whose cells it judges at the full length; seeds
@@ -76,8 +76,8 @@ from .stats import Estimate
 
 NAME = "edge"
 TITLE = "Edge-router QoS: SCFQ between EF and AF/BE, rate guarantees by buffer management"
-SEED_FILE = "003_851ac3ee0c1b5dac.txt"
-PAPER = "QoS in edge devices: a software implementation on an access router (seed 003)"
+SEED_FILE = "Guerin99"
+PAPER = "QoS in edge devices: a software implementation on an access router [Guerin99]"
 FULL_SEEDS = 5
 
 HEADER = 28
@@ -113,7 +113,7 @@ EF_RESERVED_KBPS, AF_RESERVED_6B_KBPS = 200, 700
 
 
 def derived_ef_rate_bps() -> int:
-    """The EF queue's SCFQ rate in Fig. 6(b), from §III (docs/decisions.md, "edge: the EF queue's
+    """The EF queue's SCFQ rate in Fig. 6(b), from §III (docs/decisions/reproduce-edge.md, "edge: the EF queue's
     scheduler rate follows §III"): each queue's weight is the link fraction allocated to its
     service (EF 200, AF 700 kb/s reserved; best effort none), SCFQ shares the link in the ratio
     of the weights, so the EF queue is guaranteed 2 Mb/s x 200 / 900, "higher than the aggregate
@@ -122,7 +122,7 @@ def derived_ef_rate_bps() -> int:
 
 
 #: Table I's control: the EF queue at exactly the sum of the EF reservations (the setting
-#: before issue 31), one knob against the reproduction's derived rate.
+#: before the rate was derived from §III), one knob against the reproduction's derived rate.
 EF_RATE_SUM = f"{EF_RESERVED_KBPS}kbps"
 EXCESS_SHARE = (LINK_KBPS - RESERVED_KBPS) / 5
 WARMUP_S = 5.0
@@ -262,7 +262,7 @@ def excess_shares(
     """Claim 4's shares of the unreserved bandwidth from each stream's IP throughput (kb/s), in
     payload kb/s as the issue and Fig. 8(c) count them: A3's and A4's throughput beyond their
     reservations, B1's and B3's whole throughput, and B2's scaled by BUFF_SIZE / its payload
-    size, the factor the seed applies ("as if they were transmitting at [BUFF_SIZE/size] times
+    size, the factor the paper applies ("as if they were transmitting at [BUFF_SIZE/size] times
     their actual rate", §V.B.2). ``res``: reservations (kb/s of IP); ``small`` and ``large``:
     the payloads of the small (A2, A6, B2) and large (A1, A5, B1) packets."""
 
@@ -295,7 +295,7 @@ def loses(before: float, after: float) -> bool:
 def offset_free_ms(af: dict[str, float], ef: dict[str, float]) -> float:
     """Table I's A2/A5 delay difference in the AF queue minus that in the EF queue (ms). A constant
     offset between the two streams' measurements (a host clock's NTP error, an access path)
-    appears in both differences and cancels; the seed's own figure is (180 − 169) − (44 − 49) = 16."""
+    appears in both differences and cancels; the paper's own figure is (180 − 169) − (44 − 49) = 16."""
     return (af["A2"] - af["A5"]) - (ef["A2"] - ef["A5"])
 
 
@@ -592,7 +592,7 @@ def reproduce(ctx: Context) -> Outcome:
         sections.append(("Controlled runs behind the failing claims", sens["text"]))
         readings = edge_readings.evaluate(by)
         data["readings"] = readings["data"]
-        sections.append(("The claims across readings of the seed's lost numbers", readings["text"]))
+        sections.append(("The claims across readings of the paper's lost numbers", readings["text"]))
     sections += [
         ("Fig. 7: throughput against BUFF_SIZE (80 buffers, PERIODIC)", _table(data["fig7"], "BUFF_SIZE (B)")),
         ("Fig. 8: throughput against the pool (BUFF_SIZE 512 B, PERIODIC)", _table(data["fig8"], "buffers")),
@@ -666,7 +666,8 @@ def _ef_rates(
         )
     (p2a, p2e), (p5a, p5e) = paper["A2"], paper["A5"]
     lines.append(
-        f"| the seed's Table I | {p2a:g} | {p2e:g} | {p5a:g} | {p5e:g} | {p2a / p2e:.1f} | {p5a / p5e:.1f} | – | – | "
+        f"| [Guerin99] Table I | {p2a:g} | {p2e:g} | {p5a:g} | {p5e:g} | "
+        f"{p2a / p2e:.1f} | {p5a / p5e:.1f} | – | – | "
         f"{offset_free_ms({'A2': p2a, 'A5': p5a}, {'A2': p2e, 'A5': p5e}):.0f} |"
     )
     return {"data": out, "text": "\n".join(lines)}
@@ -721,7 +722,7 @@ def _sensitivity(
         "",
         "The last column is the offset-free difference: a constant offset between A2's and A5's "
         "measurements (a host clock's NTP error, a longer access path) enters both the AF and the EF "
-        "difference and cancels. The seed's Table I gives (180 − 169) − (44 − 49) = 16 ms.",
+        "difference and cancels. [Guerin99] Table I gives (180 − 169) − (44 − 49) = 16 ms.",
     ]
     lines += [
         "",

@@ -1,4 +1,4 @@
-"""Seed 003 §V.A: the QoS extensions' share of the fast and the slow path (issue 31 item 4).
+"""[Guerin99 §V.A]: the QoS extensions' share of the fast and the slow path.
 
 The split (docs/decisions.md, "§V.A's QoS share"): fast path = a flow-cache hit,
 slow path = a miss and a search of the rule database; the classification is forwarding
@@ -27,7 +27,7 @@ from .cells import Measured, NotMeasured
 TABLE = "§V.A"
 COLUMN = "QoS share"
 ROWS = {"fast": "fast path (cache hit)", "slow": "slow path"}
-#: The seed's shares, for the section's text (the cells are judged from cells.csv).
+#: The paper's shares, for the section's text (the cells are judged from cells.csv).
 PAPER = {"fast": 15.0, "slow": 5.0}
 #: The example's name and the bound on its output (two short lines a repetition).
 BINARY = "edge_overhead"

@@ -1,10 +1,10 @@
 """Controlled study behind the ``edge`` reproduction: claims 1-4 *together* across readings of
-the seed's lost numbers.
+the paper's lost numbers.
 
-Seed 003's PDF extraction lost the numbers of Fig. 6 and most of §V (docs/decisions.md,
-"`edge`: the seed-003 scenario"). The scenario files hold one reconstruction, fixed before any
+[Guerin99]'s PDF extraction lost the numbers of Fig. 6 and most of §V (docs/decisions/reproduce-edge.md,
+"`edge`: the [Guerin99] scenario"). The scenario files hold one reconstruction, fixed before any
 run and not changed after seeing a result. This study asks what that reconstruction cannot
-answer: *is there a reading of the lost numbers under which the seed's Fig. 7 and Fig. 8
+answer: *is there a reading of the lost numbers under which [Guerin99] Fig. 7 and Fig. 8
 statements all hold at once?* A reading fixes every lost number the four claims depend on:
 
 - the large and small payloads L and S (A1/A5/B1 and A2/A6/B2): the text says only that S is
@@ -154,7 +154,7 @@ def replication_seeds(ctx: Context) -> list[int]:
 def replication_plan(ctx: Context, by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]]) -> Plan:
     """Every reading under which claims 1-4 hold together, run again with fresh seeds
     (:func:`replication_seeds`): a reading whose claims hold only for one set of seeds sits on
-    the tolerances' edge, not in a region where the seed's statements are reached."""
+    the tolerances' edge, not in a region where the paper's statements are reached."""
     passing = [row["reading"] for row in _rows(by, "read") if row["all"]]
     return _plan(ctx, passing, replication_seeds(ctx), "rep")
 

@@ -4,7 +4,7 @@ Setup (``scenarios/examples/red_dumbbell.toml`` and ``droptail_dumbbell.toml``):
 40 CBR sources of 1 Mb/s (1000-byte packets, start phases jittered over one
 8 ms period), 100 Mb/s / 5 ms access links, one 25 Mb/s / 20 ms bottleneck
 into one sink. Variant ``red``: RED with limit 60 packets, min_th 5,
-max_th 15, max_p 0.1, w_q 0.002, not gentle (the RED settings of seed 001's
+max_th 15, max_p 0.1, w_q 0.002, not gentle (the RED settings of [Claypool00]'s
 Fig. 7, from Floyd & Jacobson 1993). Variant ``droptail``: a 60-packet FIFO.
 The offered load is 40 Mb/s into 25 Mb/s, so 37.5% of the packets must be
 dropped somewhere; the question is how.
@@ -55,7 +55,7 @@ from .stats import Estimate, cv
 
 NAME = "examples"
 TITLE = "RED reference dumbbell against drop-tail"
-SEED_FILE = "001_c31d5aa44c0a52e3.txt"
+SEED_FILE = "Claypool00"
 PAPER = "Floyd & Jacobson 1993 (RED), with the RED settings of Claypool & Chung, D-CBT/ChIPS, Fig. 7"
 #: No paper prints this set-up's tables: the reproduction keeps its claims (judged against
 #: FJ93's qualitative statements and the bare-loop reference) and reports no fidelity score.

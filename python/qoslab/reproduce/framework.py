@@ -1,7 +1,8 @@
 """The reproduction framework: claims, replicated runs, results.json, report.md.
 
-A reproduction is a module with ``NAME``, ``TITLE``, ``SEED_FILE``, ``PAPER``
-and ``def reproduce(ctx: Context) -> Outcome``. It runs its variants through
+A reproduction is a module with ``NAME``, ``TITLE``, ``SEED_FILE`` (the paper's
+key in docs/papers.md, e.g. ``"Claypool00"``; ``results.json`` keeps the field name
+``seed_file``), ``PAPER`` and ``def reproduce(ctx: Context) -> Outcome``. It runs its variants through
 ``ctx.run(variant, scenario, seed)`` for every seed in ``ctx.seeds``, turns
 the results into :class:`Claim` s, and returns them with the raw data behind
 every claim and figure and its report sections. :func:`execute` does the
@@ -375,7 +376,7 @@ def render_report(module: ModuleType, s: Summary) -> str:
     lines = [
         f"# {module.TITLE}",
         "",
-        f"Reproduction `{s.name}` of {module.PAPER} (seed file `{module.SEED_FILE}`), "
+        f"Reproduction `{s.name}` of {module.PAPER} (`[{module.SEED_FILE}]` in docs/papers.md), "
         f"qoslab {__version__}, {mode} run, seeds {', '.join(map(str, s.seeds))}.",
         "",
         "## The paper's numbers, cell by cell",

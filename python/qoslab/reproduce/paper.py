@@ -1,4 +1,4 @@
-"""A paper's printed numbers as data: ``paperdata/<folder>/`` read, checked and typed (issue 26).
+"""A paper's printed numbers as data: ``paperdata/<folder>/`` read, checked and typed.
 
 A paper reproduction ships its paper's numbers in ``paperdata/<folder>/``
 (``<folder>`` as ``OUT/<folder>/``, e.g. ``tcp_cac``):

@@ -43,7 +43,7 @@ MAX_CLASS = 7
 #: TCP/IPv4 (no options: timestamps are off) and Ethernet header bytes around a segment's payload.
 TCP_OVERHEAD = 54
 #: What the testbed cannot run yet (its own limits; every other name the core knows is allowed):
-#: queues that sort packets into streams (seed 003's edge router) and traffic models the generator
+#: queues that sort packets into streams ([Guerin99]'s edge router) and traffic models the generator
 #: has no source for. The class-based queues (``cbt``, ``dcbt``, ``red`` with ChIPS, ``prio`` by
 #: class) read the packet's class tag, which the generator carries in the DSCP's class selector
 #: (precedence, DSCP >> 3 = the group's ``class``) and the router reads back

@@ -131,7 +131,7 @@ pub fn route(t: &PrefixMap<Ipv4Net, u16>, key: &FlowKey) -> u16 {
 }
 
 /// The path without QoS: without a classifier (`Base::new`), or with the
-/// same classifier stage as the QoS path (`Base::classified`, seed 003
+/// same classifier stage as the QoS path (`Base::classified`, [Guerin99]
 /// §V.A's split: the flow cache and rule database are forwarding work, the
 /// QoS extensions are what follows the stream id).
 pub struct Base {

@@ -74,7 +74,7 @@ pub struct Port {
     // its hot per-direction records).
     device: Option<Box<Device>>,
     // Only a port with stages has stage counts: a network of many plain
-    // links (seed 004's 1,800 ingresses) keeps none.
+    // links ([Zhang07]'s 1,800 ingresses) keeps none.
     stats: Option<Box<StageStats>>,
 }
 

@@ -2,7 +2,7 @@
 //! stream a buffer allocation in proportion to its rate, and lets excess
 //! traffic into the shared remainder only under the "holes" rule.
 //!
-//! Source: seed `003_851ac3ee0c1b5dac.txt` §III.A, which follows Guérin,
+//! Source: [Guerin99 §III.A], which follows Guérin,
 //! Kamat, Peris & Rajan, "Scalable QoS provision through buffer
 //! management", SIGCOMM 1998 (the "holes" rule after its reference [14]).
 //!
@@ -23,7 +23,7 @@
 //! | parameter | unit | allowed | default |
 //! |---|---|---|---|
 //! | `buffers` | packets | ≥ 1 | none: required |
-//! | `buff_size` | bytes | ≥ 1 | none: required (the seed's BUFF_SIZE) |
+//! | `buff_size` | bytes | ≥ 1 | none: required (the paper's BUFF_SIZE) |
 //! | `rate` | bit/s | ≥ 1 | none: required (the queue's rate R_q) |
 //! | `streams[].stream` | stream id | distinct | none |
 //! | `streams[].rate` | bit/s | ≥ 1, or none for best effort; Σ ≤ `rate` | none: best effort |
@@ -393,7 +393,7 @@ mod tests {
         b.enqueue(Time(0), pkt(0, stream, size), &mut rng) == Verdict::Queued
     }
 
-    /// Seed 003 §III.A's example: streams of 20 % and 50 % of the rate get
+    /// [Guerin99 §III.A]'s example: streams of 20 % and 50 % of the rate get
     /// b = 0.2 B and 0.5 B; S = 0.3 B. Alone, a stream takes at most half of
     /// S (0.15 B) beyond its allocation; with both using 0.1 B of shared
     /// buffers, neither can take more although 0.1 B stay free.
@@ -506,7 +506,7 @@ mod tests {
         assert_eq!((b.occupancy(u16::MAX), b.occupancy(3), b.shared_free()), (0, 0, 500));
     }
 
-    /// Seed 003 §III.A's BUFF_SIZE example (digits reconstructed): an AF/BE
+    /// [Guerin99 §III.A]'s BUFF_SIZE example (digits reconstructed): an AF/BE
     /// queue of 100 packet buffers holds 100 × BUFF_SIZE bytes; a stream
     /// reserving 10 % of its rate gets 10 × BUFF_SIZE, so at most 10 packet
     /// buffers within its allocation however small its packets.

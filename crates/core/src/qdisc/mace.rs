@@ -1,5 +1,5 @@
 //! MACE queue manager: a two-level strict-priority queue in one shared
-//! buffer (seed 000 §3, "Queue Manager" and "Packet Scheduler").
+//! buffer ([MACE98 §3], "Queue Manager" and "Packet Scheduler").
 //!
 //! "The total size of the priority queue is 50 packets. [...] When CL
 //! traffic is present and the MACE queue is filled, incoming BE packets are

@@ -48,7 +48,7 @@ pub enum DropReason {
     /// never conform); policers will too.
     Policed,
     /// Dropped by a flow-termination mechanism (PCN). Nothing produces it
-    /// yet: the PCN ingress termination (seed `004_103cfaf3a9820062.txt`
+    /// yet: the PCN ingress termination ([Zhang07]
     /// §4) will; the result column `drops_terminated` is kept for it.
     Terminated,
     /// A frame whose IP header does not parse (a length beyond the frame, a
@@ -119,10 +119,10 @@ pub enum MarkReason {
     /// of an early drop.
     EcnEarly = 0,
     /// PCN threshold (admission) marking: the virtual-queue meter
-    /// (`pcn::VirtualQueueMeter`, seed `004_103cfaf3a9820062.txt` §3).
+    /// (`pcn::VirtualQueueMeter`, [Zhang07 §3]).
     PcnThreshold,
     /// PCN excess-traffic (termination) marking: the excess meter
-    /// (`pcn::ExcessMeter`, seed `004_103cfaf3a9820062.txt` §4) and the
+    /// (`pcn::ExcessMeter`, [Zhang07 §4]) and the
     /// policer's `mark` action.
     PcnExcess,
 }

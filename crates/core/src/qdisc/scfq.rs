@@ -1,7 +1,7 @@
 //! Self-clocked fair queueing (SCFQ) between child queues, as a
 //! [`Scheduler`] any [`crate::qdisc::classful::Classful`] queue can use.
 //!
-//! Source: seed `003_851ac3ee0c1b5dac.txt` §III (the EF and AF/BE queues of
+//! Source: [Guerin99 §III] (the EF and AF/BE queues of
 //! the edge router), which defers to Golestani, "A self-clocked fair
 //! queueing scheme for broadband applications", INFOCOM 1994. The seed
 //! serves two queues; here any number N ≥ 1.
@@ -45,7 +45,7 @@ use crate::qdisc::classful::Scheduler;
 use crate::qdisc::{Dequeue, Queue};
 use crate::units::{Rate, Time};
 
-/// The most significant bit of a tag (seed 003 §III's wrap-around rule).
+/// The most significant bit of a tag ([Guerin99 §III]'s wrap-around rule).
 pub const MSB: u64 = 1 << 63;
 /// The largest tag increment `L / r` (see the module doc).
 const MAX_STEP_PS: u64 = 1 << 62;
@@ -153,7 +153,7 @@ impl Scfq {
         // Start of a transmission: v takes the served (smallest) tag.
         self.v = t;
         if self.v & MSB != 0 {
-            // Seed 003 §III: the MSB of the smallest tag is 1, so it is 1 in
+            // [Guerin99 §III]: the MSB of the smallest tag is 1, so it is 1 in
             // every tag and in v: clear it everywhere.
             self.v &= !MSB;
             for tag in self.tags.iter_mut().flatten() {

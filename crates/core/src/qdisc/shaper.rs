@@ -1,7 +1,7 @@
 //! Per-connection token-bucket shaper at the network entry point, and a
 //! bank of them (one per connection).
 //!
-//! Source: seed 002 §2 (each TCP connection is shaped to rate R at the edge
+//! Source: [Tarasiuk05 §2] (each TCP connection is shaped to rate R at the edge
 //! so that its packets enter the core as a smooth stream; the core queue is
 //! then analysed as M/D/1 for the admission rule) and §4 (re-shaping the
 //! running connections when the rate assignment changes, scheme #2).
@@ -24,7 +24,7 @@
 //! | parameter | unit | allowed | default (source) |
 //! |---|---|---|---|
 //! | `rate` | bit/s | ≥ 1 | none: required (the connection's R) |
-//! | `depth` | bytes | ≥ 1 | 1500 B: one full-size packet (seed 002 shapes packet by packet) |
+//! | `depth` | bytes | ≥ 1 | 1500 B: one full-size packet ([Tarasiuk05] shapes packet by packet) |
 //! | `limit` | packets and/or bytes | ≥ 1, or absent | absent: the shaper only delays |
 //! | `start_full` | – | bool | `true`: a new connection may send its first packet at once |
 //!

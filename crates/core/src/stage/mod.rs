@@ -62,7 +62,7 @@ pub trait Stage: std::fmt::Debug + Send {
 
 /// The device side of a port: a transmit queue below the queue discipline
 /// whose admission rule the port consults before each dequeue (MACE's
-/// "BE only when the device is idle", seed 000 §3.1). The port keeps the
+/// "BE only when the device is idle", [MACE98 §3.1]). The port keeps the
 /// packets; the policy keeps only what it needs to decide.
 pub trait DevicePolicy: std::fmt::Debug + Send {
     /// May the device take `head` (the queue's next packet) now?

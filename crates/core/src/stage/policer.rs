@@ -7,7 +7,7 @@
 //! unchanged, as does a packet already excess-marked.
 //!
 //! Sources: RFC 2697/2698's single-rate meter reduced to one bucket (the
-//! "conform / exceed" split of RFC 2475 §2.3.3.3 "Policing"); seed 004 §4
+//! "conform / exceed" split of RFC 2475 §2.3.3.3 "Policing"); [Zhang07 §4]
 //! meters PCN termination the same way ("marking all packets which find
 //! no token in the token bucket"). The bucket is the one core
 //! [`TokenBucket`] (exact integer refill, no debt), full at the start.

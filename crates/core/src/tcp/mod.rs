@@ -2,7 +2,7 @@
 //! sender ([`TcpSender`]) and a cumulative-ACK sink ([`TcpSink`]), in the
 //! spirit of ns-2's one-way agents (`Agent/TCP/Reno`, `Agent/TCPSink`).
 //!
-//! Source: seed 001 §5 (the D-CBT/ChIPS paper's ns-2 of 2000: Reno, initial
+//! Source: [Claypool00 §5] (the D-CBT/ChIPS paper's ns-2 of 2000: Reno, initial
 //! window 1, no delayed ACK, 1000 B segments + 40 B headers, max window 20),
 //! RFC 5681 (slow start, congestion avoidance, fast retransmit / recovery,
 //! delayed ACK), RFC 6298 (RTO), RFC 6582 (NewReno), Karn & Partridge 1987.
@@ -174,7 +174,7 @@ pub struct TcpConfig {
     pub granularity: Dur,
     pub stack: TcpStack,
     /// Limited transmit (RFC 3042): a new segment on each of the first two
-    /// duplicate ACKs. Default off (ns-2's `singledup_` was 0 in the seeds' era).
+    /// duplicate ACKs. Default off (ns-2's `singledup_` was 0 in the papers' era).
     pub limited_transmit: bool,
     /// React to ECN-Echo (RFC 3168 §6.1.2): the flow's packets are ECN-capable.
     /// Default off.

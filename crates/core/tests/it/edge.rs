@@ -1,4 +1,4 @@
-//! Property tests of the edge-router mechanisms (seed 003; proptest).
+//! Property tests of the edge-router mechanisms ([Guerin99]; proptest).
 //!
 //! - SCFQ (Golestani 1994, Theorem 1): over any interval in which two
 //!   children are both backlogged, `|W_i/r_i − W_j/r_j| ≤ Lmax_i/r_i + Lmax_j/r_j`
@@ -191,7 +191,7 @@ proptest! {
                     let mut p = Packet::new(k as u64, FlowId(0), size, Time(0));
                     p.stream = stream;
                     let v = b.enqueue(Time(0), p, &mut rng);
-                    // The reference rule, from the seed's text.
+                    // The reference rule, from the paper's text.
                     let shared_after = (occ + a).saturating_sub(alloc);
                     let increase = shared_after - occ.saturating_sub(alloc);
                     let fits = occ + a <= alloc || (increase <= free && shared_after <= free - increase);
@@ -356,7 +356,7 @@ fn rule_database_of_a_thousand_rules_agrees_with_a_linear_scan() {
 }
 
 // ---------------------------------------------------------------------------
-// The seed's port: classifier stage → SCFQ over EF and AF/BE buffer-managed queues
+// The paper's port: classifier stage → SCFQ over EF and AF/BE buffer-managed queues
 
 #[test]
 fn edge_port_classifies_admits_and_serves_ef_at_its_weight() {

@@ -1,4 +1,4 @@
-//! Property tests of the MACE components (seed 000 §3): invariants that
+//! Property tests of the MACE components [MACE98 §3]: invariants that
 //! must hold for every sequence of arrivals, departures, samples and
 //! admissions, not only for the hand-picked cases of the unit tests.
 

@@ -1,4 +1,4 @@
-//! PCN invariants (seed 004): the admission meter's marking probability
+//! PCN invariants [Zhang07]: the admission meter's marking probability
 //! never falls as its virtual queue grows, a termination meter downstream
 //! of another sees only the traffic still not excess-marked, and an ingress
 //! never terminates more than its measured excess in one round (beyond the

@@ -1,5 +1,5 @@
 //! The admission controller asked when a flow starts: admit all, or the
-//! shaping CAC for TCP (seed 002 §4).
+//! shaping CAC for TCP [Tarasiuk05 §4].
 
 use crate::units;
 use qoslab_core::units::Rate;
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 pub enum AdmissionSpec {
     #[default]
     AdmitAll,
-    /// Shaping CAC for TCP (seed 002 §4): admit iff the shaping rates fit
+    /// Shaping CAC for TCP [Tarasiuk05 §4]: admit iff the shaping rates fit
     /// ρC, ρ = 2B / (2B − ln IPLR); each admitted flow's shaper gets the
     /// rate of scheme #1 (R_req), #2 (share of C or ρC, re-assigned at every
     /// arrival and departure) or #3 (max{R_req, (ρC − ΣR)/k}, fixed).

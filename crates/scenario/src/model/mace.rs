@@ -1,4 +1,4 @@
-//! MACE (seed 000) at a link: the link's `mace` table (descriptors,
+//! MACE [MACE98] at a link: the link's `mace` table (descriptors,
 //! admission control, allocation, device queue). The shared CL/BE buffer
 //! is the direction's queue (`{ type = "mace", buffer = "50pkts" }`).
 
@@ -15,7 +15,7 @@ fn default_mace_table() -> u32 {
     1024
 }
 
-/// MACE (seed 000) at a link: recognition, admission, measurement and the
+/// MACE [MACE98] at a link: recognition, admission, measurement and the
 /// device transmit queue. The shared CL/BE buffer is the direction's queue
 /// (`queue = { type = "mace", buffer = "50pkts" }`); one MACE instance runs
 /// per such direction, each with these settings.

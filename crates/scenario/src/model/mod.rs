@@ -74,7 +74,7 @@ pub struct Scenario {
     /// Packet traces (pcapng) of link directions.
     #[serde(default, skip_serializing_if = "trace::TraceSpec::is_empty")]
     pub trace: trace::TraceSpec,
-    /// A Pre-Congestion Notification domain (seed 004): its edge routers and settings.
+    /// A Pre-Congestion Notification domain [Zhang07]: its edge routers and settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pcn: Option<PcnSpec>,
 }

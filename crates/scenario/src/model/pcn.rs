@@ -1,14 +1,14 @@
-//! Pre-Congestion Notification in scenarios (seed `004_103cfaf3a9820062.txt`):
+//! Pre-Congestion Notification in scenarios [Zhang07]:
 //! the `[pcn]` table names the domain's edge routers and their settings;
 //! the interior meters are link stages (`pcn_admission`,
-//! `pcn_termination`, see [`super::StageSpec`]). Defaults are the seed's.
+//! `pcn_termination`, see [`super::StageSpec`]). Defaults are the paper's.
 
 use crate::units;
 use qoslab_core::units::Dur;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// How the egress samples its congestion-level estimate (seed §3.1.2).
+/// How the egress samples its congestion-level estimate [Zhang07 §3.1.2].
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum CleModeSpec {
@@ -42,7 +42,7 @@ pub enum RoundingSpec {
     Nearest,
 }
 
-/// Where the egress's sustainable-rate measurement starts (a control; seed §4.1 is `mark`).
+/// Where the egress's sustainable-rate measurement starts (a control; [Zhang07 §4.1] is `mark`).
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum TerminationStartSpec {
@@ -101,7 +101,7 @@ pub struct PcnSpec {
     /// `mark` (default) or `grid`: where the egress's sustainable-rate interval starts.
     #[serde(default, skip_serializing_if = "is_mark")]
     pub termination_start: TerminationStartSpec,
-    /// Terminate at most this many flows per round (seed §4.5 batches; default no limit).
+    /// Terminate at most this many flows per round ([Zhang07 §4.5] batches; default no limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_flows_per_round: Option<u32>,
 }

@@ -58,7 +58,7 @@ pub enum QueueSpec {
     Red {
         #[serde(flatten)]
         red: RedSpec,
-        /// ChIPS (seed 001 §3.2): `true`, or `{ max_tagged_share = 0.5, keep_flow_order = true }`;
+        /// ChIPS [Claypool00 §3.2]: `true`, or `{ max_tagged_share = 0.5, keep_flow_order = true }`;
         /// tagged packets cut in at RED's average on transient congestion. Default: off.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         chips: Option<ChipsSpec>,
@@ -79,7 +79,7 @@ pub enum QueueSpec {
         #[serde(default)]
         classify_by: ClassifyBy,
     },
-    /// CBT, class-based thresholds, "RED for all" (Parris, Jeffay & Smith 1999; seed 001 §3):
+    /// CBT, class-based thresholds, "RED for all" (Parris, Jeffay & Smith 1999; [Claypool00 §3]):
     /// static thresholds on the tagged (class 1) and untagged (class 2) UDP averages in front
     /// of RED; TCP (class 0) goes straight to RED.
     Cbt {
@@ -92,31 +92,31 @@ pub enum QueueSpec {
         #[serde(default = "cbt_untagged_th")]
         untagged_threshold: f64,
         /// Active-flow interval: a flow is active if it sent within it; swept every interval
-        /// (seed 001 §3.1: 300 ms). Used when flows are counted (D-CBT, ChIPS).
+        /// ([Claypool00 §3.1]: 300 ms). Used when flows are counted (D-CBT, ChIPS).
         #[serde(default = "flow_interval", with = "units::dur")]
         #[schemars(with = "crate::schema::DurText")]
         flow_interval: Dur,
-        /// ChIPS (seed 001 §3.2): `true`, or `{ max_tagged_share = 0.5, keep_flow_order = true }`;
+        /// ChIPS [Claypool00 §3.2]: `true`, or `{ max_tagged_share = 0.5, keep_flow_order = true }`;
         /// tagged packets cut in at RED's average on transient congestion. Default: off.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         chips: Option<ChipsSpec>,
     },
-    /// D-CBT, dynamic class-based thresholds (Claypool & Chung 2000, seed 001 §3.1): UDP
+    /// D-CBT, dynamic class-based thresholds (Claypool & Chung 2000, [Claypool00 §3.1]): UDP
     /// thresholds from the active-flow shares, all averages updated together.
     Dcbt {
         #[serde(flatten)]
         red: RedSpec,
         /// Active-flow interval: a flow is active if it sent within it; swept every interval
-        /// (seed 001 §3.1: 300 ms). Used when flows are counted (D-CBT, ChIPS).
+        /// ([Claypool00 §3.1]: 300 ms). Used when flows are counted (D-CBT, ChIPS).
         #[serde(default = "flow_interval", with = "units::dur")]
         #[schemars(with = "crate::schema::DurText")]
         flow_interval: Dur,
-        /// ChIPS (seed 001 §3.2): `true`, or `{ max_tagged_share = 0.5, keep_flow_order = true }`;
+        /// ChIPS [Claypool00 §3.2]: `true`, or `{ max_tagged_share = 0.5, keep_flow_order = true }`;
         /// tagged packets cut in at RED's average on transient congestion. Default: off.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         chips: Option<ChipsSpec>,
     },
-    /// Self-clocked fair queueing (Golestani 1994; seed 003 §III) over child queues: each child
+    /// Self-clocked fair queueing (Golestani 1994; [Guerin99 §III]) over child queues: each child
     /// has a rate (its weight); the child whose head has the smallest service tag is served.
     Scfq {
         /// The children in order; a packet's class tag (or DSCP) picks its child, as for `prio`.
@@ -126,7 +126,7 @@ pub enum QueueSpec {
         classify_by: ClassifyBy,
     },
     /// A FIFO whose admission gives each stream a rate guarantee by buffer management
-    /// (Guérin, Kamat, Peris & Rajan 1998; seed 003 §III.A): a stream owns
+    /// (Guérin, Kamat, Peris & Rajan 1998; [Guerin99 §III.A]): a stream owns
     /// buffers × buff_size × its rate / `rate` bytes, excess goes to the shared buffers under
     /// the "holes" rule, best-effort streams use shared buffers only. A link stage of type
     /// `classifier` gives packets their stream.
@@ -144,7 +144,7 @@ pub enum QueueSpec {
         /// The streams: `{ name = "A1", rate = "200kbps" }`; without `rate`, best effort.
         streams: Vec<StreamSpec>,
     },
-    /// The edge egress of seed 003 (§III): an EF queue and an AF/BE queue served by SCFQ at
+    /// The edge egress of [Guerin99] (§III): an EF queue and an AF/BE queue served by SCFQ at
     /// rates r_EF and link − r_EF, each buffer-managed from its share of one pool. Streams of
     /// service `ef` go to the EF queue, `af` and `be` to the AF/BE queue; a link stage of type
     /// `classifier` maps packets to streams.
@@ -192,7 +192,7 @@ pub struct StreamSpec {
     pub rate: Option<Rate>,
 }
 
-/// The service of an edge stream (seed 003 §III).
+/// The service of an edge stream [Guerin99 §III].
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum EdgeService {
@@ -346,7 +346,7 @@ pub enum ChipsSpec {
 #[serde(deny_unknown_fields)]
 pub struct ChipsTable {
     /// ChIPS switches itself off while tagged flows exceed this share of all active flows,
-    /// in (0, 1]; default 0.5 (seed 001 §5); 1 keeps it always on.
+    /// in (0, 1]; default 0.5 [Claypool00 §5]; 1 keeps it always on.
     #[serde(default = "chips_share")]
     pub max_tagged_share: f64,
     /// Never cut a packet in ahead of an earlier packet of its own flow; default true.

@@ -38,7 +38,7 @@ pub enum StageSpec {
         #[serde(default)]
         action: PolicerActionSpec,
     },
-    /// A rule-database classifier with an exact-match fast-path cache (seed 003 §II):
+    /// A rule-database classifier with an exact-match fast-path cache [Guerin99 §II]:
     /// the first packet of a flow is looked up in `rules` (slow path) and its answer cached;
     /// later packets of the flow hit the cache. A rule gives the packet its `stream` (of the
     /// link direction's `edge` or `buffer_managed` queue) or its `class` tag, and may re-mark
@@ -53,13 +53,13 @@ pub enum StageSpec {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         default_stream: Option<String>,
     },
-    /// PCN admission marking (seed 004 §3.1.1): a virtual queue drained at the
+    /// PCN admission marking [Zhang07 §3.1.1]: a virtual queue drained at the
     /// configured-admissible-rate, grown by each PCN packet, capped at `upper_limit`;
     /// packets are threshold-marked with a probability that ramps from 0 at
     /// `min_threshold` to 1 at `max_threshold` (or steps at `threshold`).
     /// Thresholds are times at the admissible rate. See `docs/mechanisms/pcn.md`.
     PcnAdmission {
-        /// The configured-admissible-rate (default: half the link rate, seed §3).
+        /// The configured-admissible-rate (default: half the link rate, the paper's §3).
         #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
         #[schemars(with = "Option<crate::schema::RateText>")]
         admissible_rate: Option<Rate>,
@@ -83,15 +83,15 @@ pub enum StageSpec {
         #[schemars(with = "crate::schema::DurText")]
         upper_limit: Dur,
     },
-    /// PCN termination marking (seed 004 §4.1): a token bucket at the
+    /// PCN termination marking [Zhang07 §4.1]: a token bucket at the
     /// configured-termination-rate, `depth_packets` packets of `packet_size` deep;
     /// packets that find no token are excess-marked; excess-marked packets are not metered.
     PcnTermination {
-        /// The configured-termination-rate (default: half the link rate, seed §4).
+        /// The configured-termination-rate (default: half the link rate, the paper's §4).
         #[serde(default, skip_serializing_if = "Option::is_none", with = "units::rate::opt")]
         #[schemars(with = "Option<crate::schema::RateText>")]
         termination_rate: Option<Rate>,
-        /// Bucket depth in packets (default 256, seed §4.1).
+        /// Bucket depth in packets (default 256, the paper's §4.1).
         #[serde(default = "pkts256")]
         depth_packets: u64,
         /// The packet size the depth counts (default 1500B; give the PCN traffic's largest).

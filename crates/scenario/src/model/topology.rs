@@ -118,7 +118,7 @@ pub enum Topology {
         #[serde(with = "dur_list")]
         ingress_delays: Vec<Dur>,
         /// Make every ingress `in{i}` a router with its own host `src{i}` behind it (a
-        /// 10 Gb/s link without delay): seed 004's RTT topology, whose ingresses are
+        /// 10 Gb/s link without delay): [Zhang07]'s RTT topology, whose ingresses are
         /// domain edge routers. Traffic then starts at `src{i}`. Default false.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         ingress_routers: bool,

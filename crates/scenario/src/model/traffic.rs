@@ -96,7 +96,7 @@ pub enum TrafficModel {
         #[serde(default)]
         tcp: crate::tcp_model::TcpSpec,
     },
-    /// Video trace (VTR, seed 004 §2.3.3): a flow plays a frame trace from a
+    /// Video trace (VTR, [Zhang07 §2.3.3]): a flow plays a frame trace from a
     /// random frame on, one frame every frame interval of the trace, each
     /// frame cut into packets of the group's `size` (the last one the
     /// remainder) sent `interval` apart. See `docs/mechanisms/vtr.md`.
@@ -105,12 +105,12 @@ pub enum TrafficModel {
         /// scenario's folder; rows `time_s size_bytes`) or
         /// `{ synthetic = { seed = 1 } }` (the built-in MPEG-4-like generator).
         trace: VtrTrace,
-        /// Spacing of a frame's packets (default "1ms", the seed's).
+        /// Spacing of a frame's packets (default "1ms", the paper's).
         #[serde(default = "one_ms", with = "units::dur")]
         #[schemars(with = "crate::schema::DurText")]
         interval: Dur,
     },
-    /// MM_APP media-scaling UDP source with receiver feedback (seed 001 §2, §5).
+    /// MM_APP media-scaling UDP source with receiver feedback ([Claypool00 §2], §5).
     MmApp {
         /// Scales and feedback packet size (optional; the paper's defaults).
         #[serde(default)]
@@ -156,14 +156,14 @@ pub struct SyntheticTrace {
     #[serde(default = "synthetic_seed")]
     pub seed: u64,
     /// Frames in the trace (default 180000: two hours at 25 frames/s, the
-    /// length of the seed's two concatenated 60-minute traces).
+    /// length of the paper's two concatenated 60-minute traces).
     #[serde(default = "synthetic_frames")]
     pub frames: u32,
     /// Time between frames (default "40ms": 25 frames/s).
     #[serde(default = "synthetic_frame_interval", with = "units::dur")]
     #[schemars(with = "crate::schema::DurText")]
     pub frame_interval: Dur,
-    /// Mean rate of the frame bytes over the whole trace (default "769kbps", seed 004 §2.3.3).
+    /// Mean rate of the frame bytes over the whole trace (default "769kbps", [Zhang07 §2.3.3]).
     #[serde(default = "synthetic_mean_rate", with = "units::rate")]
     #[schemars(with = "crate::schema::RateText")]
     pub mean_rate: Rate,
@@ -245,7 +245,7 @@ pub enum SrcChoice {
     RoundRobin,
     /// Each flow's source is a uniform draw over the matches, from the group's own
     /// source stream (deterministic per seed): several groups with the same call rate
-    /// do not step through the sources together (seed 004's calls spread over the
+    /// do not step through the sources together ([Zhang07]'s calls spread over the
     /// ingresses, a codec per call).
     Random,
 }
@@ -385,12 +385,12 @@ pub struct TrafficGroup {
     #[serde(default, with = "units::dur")]
     #[schemars(with = "crate::schema::DurText")]
     pub start_jitter: Dur,
-    /// The group's flows are already admitted (seed 004 §4: flows rerouted onto this path
+    /// The group's flows are already admitted ([Zhang07 §4]: flows rerouted onto this path
     /// by a failure were admitted on another): each starts at once, without asking its
     /// domain's ingress (PCN). The scenario's own admission control still decides.
     #[serde(default, skip_serializing_if = "is_false")]
     pub admitted: bool,
-    /// Packet-time randomization (seed 004 §2.3.4): each packet of a `cbr` or `on_off`
+    /// Packet-time randomization [Zhang07 §2.3.4]: each packet of a `cbr` or `on_off`
     /// flow leaves later than its ideal time by a uniform random amount in
     /// [0, randomize × the packet spacing); 0 (default) to below 1 (the seed: 0.0001-0.1).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -401,7 +401,7 @@ pub struct TrafficGroup {
     /// mean rate is exactly peak × on / (on + off)). See `docs/scenarios.md`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packetization: Option<Packetization>,
-    /// Host timing jitter of a `cbr` or `on_off` flow's send times (seed 000's FreeBSD
+    /// Host timing jitter of a `cbr` or `on_off` flow's send times ([MACE98]'s FreeBSD
     /// senders: a timer fires on the next 10 ms clock tick): each packet after the first
     /// leaves later than its ideal time by a draw from this distribution.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -413,7 +413,7 @@ pub struct TrafficGroup {
     #[schemars(with = "Option<crate::schema::RateText>")]
     pub reserve: Option<Rate>,
     /// Per-flow token-bucket shaper at the network entry, between the source
-    /// and its first link (seed 002 §2); see `docs/mechanisms/shaper.md`.
+    /// and its first link [Tarasiuk05 §2]; see `docs/mechanisms/shaper.md`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shaper: Option<ShaperSpec>,
 }

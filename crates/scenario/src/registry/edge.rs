@@ -1,4 +1,4 @@
-//! The edge-router QoS of seed 003 in the registry: the `scfq`,
+//! The edge-router QoS of [Guerin99] in the registry: the `scfq`,
 //! `buffer_managed` and `edge` queues and the stream table a `classifier`
 //! stage resolves its rules' `stream` names against.
 //!
@@ -163,7 +163,7 @@ fn buffer_managed(
         .map_err(|e| QueueBuildError { field_path: e.field.to_string(), error: e })
 }
 
-/// The seed-003 egress: SCFQ over [EF, AF/BE], each buffer-managed.
+/// The [Guerin99] egress: SCFQ over [EF, AF/BE], each buffer-managed.
 pub(super) fn edge_queue(
     buffers: u32,
     ef_buffers: Option<u32>,

@@ -1,4 +1,4 @@
-//! MACE at a link direction (seed 000 §3, Fig. 3): the scenario's
+//! MACE at a link direction ([MACE98 §3], Fig. 3): the scenario's
 //! `queue = { type = "mace" }` plus the link's `mace` table become a port
 //! with a core [`MaceStage`] in front of the MACE queue and a
 //! [`DeviceQueue`] as its device policy (see `qoslab_core::pipeline::Port`):

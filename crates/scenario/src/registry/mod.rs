@@ -9,7 +9,7 @@
 //! - [`port`]: a link direction to its core [`Port`](qoslab_core::pipeline::Port)
 //!   ([`build_port`]: stages, queue, MACE's parts), for the simulator and the router;
 //! - [`pcn`]: the `[pcn]` table to the core's PCN edge configuration;
-//! - [`edge`]: the `scfq`, `buffer_managed` and `edge` queues of seed 003 and their streams;
+//! - [`edge`]: the `scfq`, `buffer_managed` and `edge` queues of [Guerin99] and their streams;
 //! - [`names`]: the `type` / `preset` / `model` / `process` names, derived
 //!   from the model's serde enums ([`QUEUE_TYPES`], ...).
 //!

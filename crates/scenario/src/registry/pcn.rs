@@ -1,5 +1,5 @@
 //! The `[pcn]` table in the registry: the core's [`PcnEdgeConfig`] of the
-//! domain's edge routers (seed `004_103cfaf3a9820062.txt`), and which
+//! domain's edge routers [Zhang07], and which
 //! routers they are. Used by validation and by the simulator alike.
 
 use crate::model::{CleModeSpec, FlowChoiceSpec, NodeKind, PcnSpec, RoundingSpec, TerminationStartSpec};
@@ -15,7 +15,7 @@ pub struct PcnError {
 }
 
 /// The core configuration of every edge router of `spec`. Defaults follow
-/// the CLE mode: per packet weight 0.01 and threshold 0.5 (seed §3.2-3.3),
+/// the CLE mode: per packet weight 0.01 and threshold 0.5 [Zhang07 §3.2-3.3],
 /// per interval weight 0.3 and threshold 0.05 (§3.6's Table 3.6 setting).
 pub fn edge_config(spec: &PcnSpec) -> Result<PcnEdgeConfig, PcnError> {
     let (weight, threshold, mode) = match spec.cle {

@@ -5,7 +5,7 @@
 //! - `{ type = "policer", rate, depth, action }`: a core [`Policer`] (see
 //!   `qoslab_core::policer` and `docs/mechanisms/policer.md`);
 //! - `{ type = "classifier", cache, rules, default_stream }`: a core
-//!   [`ClassifierStage`] (seed 003 §II; `docs/mechanisms/classifier.md`). Its
+//!   [`ClassifierStage`] ([Guerin99 §II]; `docs/mechanisms/classifier.md`). Its
 //!   rules name nodes (resolved to their addresses, see
 //!   [`crate::expand::node_addr`]) and streams of the link direction's queue
 //!   (see [`super::edge`]), so it is built with a [`StageContext`].
@@ -76,7 +76,7 @@ pub fn build_stage(spec: &StageSpec, now: Time, ctx: &StageContext<'_>) -> Resul
     }
 }
 
-/// A PCN meter's rate: given (at most the link rate) or half the link rate (seed 004 §3, §4).
+/// A PCN meter's rate: given (at most the link rate) or half the link rate ([Zhang07 §3], §4).
 fn pcn_rate(given: Option<Rate>, field: &'static str, ctx: &StageContext<'_>) -> Result<Rate, StageBuildError> {
     let mech = if field == "admissible_rate" { "pcn_admission" } else { "pcn_termination" };
     match given {
@@ -87,7 +87,7 @@ fn pcn_rate(given: Option<Rate>, field: &'static str, ctx: &StageContext<'_>) ->
                 mech,
                 field,
                 format!(
-                    "{r} is above the link rate {}; allowed: at most the link rate (the seed uses half of it)",
+                    "{r} is above the link rate {}; allowed: at most the link rate (the paper uses half of it)",
                     ctx.link_rate
                 ),
             ),

@@ -35,7 +35,7 @@ fn unit_patterns_list_exactly_the_units_the_parsers_read() {
         "min", "h", "B", "kB", "KB", "MB", "GB", "KiB", "MiB", "GiB", "pkts", "pkt", "p", "packets", "b", "Bps", "sec",
         "m", "kb", "TB", "pk",
     ];
-    // Seed 004's link names are whole values, not units.
+    // [Zhang07]'s link names are whole values, not units.
     for name in ["T1", "T3", "OC3", "OC12", "OC48"] {
         assert!(Unit::Rate.parses(name) && RATE_PATTERN.contains(&format!("{name}|")), "{name}");
     }

@@ -59,7 +59,7 @@ impl Checker<'_> {
         }
         if let AdmissionSpec::ShapingCac { scheme, capacity, buffer, iplr, r_req, k, .. } = &s.admission {
             if !(1..=3).contains(scheme) {
-                self.err("admission.scheme", format!("{scheme}; allowed: 1, 2 or 3 (seed 002 §4)"));
+                self.err("admission.scheme", format!("{scheme}; allowed: 1, 2 or 3 [Tarasiuk05 §4]"));
             }
             self.positive_rate("admission.capacity", *capacity);
             if let Some(r) = r_req {
@@ -72,7 +72,7 @@ impl Checker<'_> {
                 self.err("admission.iplr", format!("{iplr}; allowed: a loss ratio in (0, 1), e.g. 1e-3"));
             }
             if !(k.is_finite() && *k > 1.0) {
-                self.err("admission.k", format!("{k}; allowed: a finite number above 1 (seed 002, eq. 5)"));
+                self.err("admission.k", format!("{k}; allowed: a finite number above 1 ([Tarasiuk05], eq. 5)"));
             }
         }
     }

@@ -8,7 +8,7 @@
 //! ```
 //!
 //! `--sources N --source-rate RATE` turn a dumbbell with one CBR group into
-//! N sources of RATE each (the issue's 4,000 x 10 kb/s variant); the start
+//! N sources of RATE each (the 4,000 x 10 kb/s scale case of docs/performance.md); the start
 //! jitter then becomes one packet period at RATE, so that the sources are
 //! spread over a period as in the reference (and the bare loop). With
 //! `--repeat K` the scenario runs K times and the median loop time counts.

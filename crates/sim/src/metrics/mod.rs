@@ -28,7 +28,7 @@
 //! sample after it first drops or marks a packet. Host (NIC) queues and
 //! quiet router ports are summarized in the queues table only, so that
 //! thousands of access and ACK-return ports do not flood the series
-//! (issue 11 §3: 10,000 flows made 15.2 M rows).
+//! (10,000 flows made 15.2 M rows).
 //! Totals (drops and marks by reason, time-average and peak backlog,
 //! sojourn) come from the queue's own counting wrapper.
 
@@ -100,7 +100,7 @@ pub struct FlowStats {
     /// Delivered packets that carry a CE mark (RFC 3168).
     pub ce_pkts: u64,
     /// Delivered packets that carry a PCN excess (termination) mark, and a
-    /// PCN threshold (admission) mark (seed 004 §4.3.2's per-flow marked
+    /// PCN threshold (admission) mark ([Zhang07 §4.3.2]'s per-flow marked
     /// fractions). u32: a flow sends fewer than 2^32 packets in any run this
     /// simulator can hold, and the pair costs 8 bytes.
     pub pcn_excess_pkts: u32,
@@ -698,7 +698,7 @@ mod tests {
 
     #[test]
     fn a_flows_fixed_state_fits_its_share_of_one_kilobyte() {
-        // Issue 11 §3: a million flows at most 1 KB each, plus the output.
+        // A million flows at most 1 KB each, plus the output.
         // The fixed-size part: the flow, its measurements, its agent, its
         // reverse counters and its three events (start, admit, end), 624
         // bytes (616 before the two PCN mark counters); the rest of the kilobyte is the flow table's hash entry and

@@ -264,7 +264,7 @@ fn flows_table(sim: &Sim) -> Table {
         Column::Bool((0..n).map(|i| matches!(state(i), FlowState::Active | FlowState::Ended)).collect()),
     );
     t.push("refused", Column::Bool((0..n).map(|i| state(i) == FlowState::Refused).collect()));
-    // Ended by a flow-termination mechanism (PCN ingress, seed 004 §4).
+    // Ended by a flow-termination mechanism (PCN ingress, [Zhang07 §4]).
     t.push("terminated", Column::Bool((0..n).map(|i| sim.flows[i].end_reason == "terminated").collect()));
     t.push("sent_pkts", u(&|i| m[i].sent_pkts));
     t.push("sent_bytes", u(&|i| m[i].sent_bytes));
@@ -331,7 +331,7 @@ fn tcp_columns(sim: &Sim, held: &crate::run::Held, t: &mut Table) {
     t.push("ce_marked_pkts", u(&|i| sim.metrics.flows[i].ce_pkts));
     t.push("ecn_reductions", u(&|i| tcp(i).map_or(0, |a| a.sender.stats().ecn_reductions)));
     t.push("limited_transmits", u(&|i| tcp(i).map_or(0, |a| a.sender.stats().limited_transmits)));
-    // PCN marks on delivered packets (seed 004 §4.3.2): after the TCP
+    // PCN marks on delivered packets [Zhang07 §4.3.2]: after the TCP
     // columns so the existing column order stays as it was.
     let m = &sim.metrics.flows;
     t.push("pcn_excess_marked_pkts", u(&|i| u64::from(m[i].pcn_excess_pkts)));

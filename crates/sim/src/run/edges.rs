@@ -293,7 +293,7 @@ impl Sim {
         answer
     }
 
-    /// Puts a PCN edge behaviour (seed 004) at every router `spec.edges` names.
+    /// Puts a PCN edge behaviour [Zhang07] at every router `spec.edges` names.
     pub(super) fn set_pcn_edges(&mut self, spec: &PcnSpec, ex: &Expanded) -> Result<(), SimError> {
         let origin = self.origin.clone();
         let fail = |path: String, message: String| {

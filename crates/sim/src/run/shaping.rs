@@ -1,5 +1,5 @@
 //! Per-flow shaping at the network entry and the shaping CAC at flow start
-//! (seed 002 §2 and §4). Part of [`super::Sim`].
+//! ([Tarasiuk05 §2] and §4). Part of [`super::Sim`].
 //!
 //! **Where the shaper sits.** A flow of a group with `shaper = { ... }` (or
 //! any flow when `admission` is `shaping_cac`) gets its own core
@@ -28,7 +28,7 @@
 //! | key | unit | allowed | default |
 //! |---|---|---|---|
 //! | `shaper.rate` | bit/s (wire) | > 0; required without `shaping_cac` | assigned by the CAC |
-//! | `shaper.depth` | packets or bytes | ≥ 1 packet, ≥ the wire size (fixed sizes) | `"1pkt"` (seed 002: packet-by-packet spacing) |
+//! | `shaper.depth` | packets or bytes | ≥ 1 packet, ≥ the wire size (fixed sizes) | `"1pkt"` ([Tarasiuk05]: packet-by-packet spacing) |
 //! | `shaper.buffer` | packets and/or bytes | ≥ 1, or absent | absent: delays, never drops |
 //! | `admission.scheme` | – | 1, 2, 3 | required |
 //! | `admission.capacity` | bit/s | > 0 | 100 Mb/s |

@@ -1,4 +1,4 @@
-//! MM_APP: a media-scaling UDP source with receiver feedback (seed 001 §2
+//! MM_APP: a media-scaling UDP source with receiver feedback ([Claypool00 §2]
 //! and §5; the authors' ref. [11]): "cut scale by half at frame loss, up
 //! scale by one at RTT", after TCP Reno's fast retransmission.
 //!

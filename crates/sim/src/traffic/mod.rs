@@ -14,7 +14,7 @@
 //! **Sources.** Round robin (the default) hands a group's flows to the
 //! sources in turn: several groups at the same call rate then step through
 //! the sources together, and each source gets its calls in bursts of one a
-//! group (seed 004's MIX: six codec groups over 1,000 ingresses). `random`
+//! group ([Zhang07]'s MIX: six codec groups over 1,000 ingresses). `random`
 //! draws each flow's source uniformly from the group's source stream
 //! `rng::stream(seed, src_stream(g))`, in the order the flows are created,
 //! so the arrival process and each flow's own draws are those of round
@@ -295,7 +295,7 @@ pub struct GroupPlan {
     /// `min(stop, duration)`.
     pub stop: Time,
     pub jitter: Dur,
-    /// Packet-time randomization as a fraction of the packet spacing (seed 004 §2.3.4).
+    /// Packet-time randomization as a fraction of the packet spacing [Zhang07 §2.3.4].
     pub randomize: f64,
     /// The same in ns: each packet leaves a uniform delay in [0, randomize_ns)
     /// after its ideal time (0: none). Per group, not per flow: a flow's
@@ -310,7 +310,7 @@ pub struct GroupPlan {
     /// Rate each flow asks admission control for.
     pub request_rate: Rate,
     /// `admitted = true`: flows start without asking their domain's ingress
-    /// (already admitted elsewhere: seed 004 §4's rerouted flows).
+    /// (already admitted elsewhere: [Zhang07 §4]'s rerouted flows).
     pub admitted: bool,
     pub mean_wire_bps: f64,
     pub traced: bool,
@@ -626,8 +626,8 @@ pub fn jitter(rng: &mut Rng, d: Dur) -> Dur {
 }
 
 /// When a packet whose source said `next` is emitted: randomized packet
-/// times (seed 004 §2.3.4) delay it by a uniform draw in `[0, randomize_ns)`,
-/// then host timing jitter (issue 10 §3) by one in `[0, send_jitter_max_ns]`,
+/// times [Zhang07 §2.3.4] delay it by a uniform draw in `[0, randomize_ns)`,
+/// then host timing jitter by one in `[0, send_jitter_max_ns]`,
 /// each drawn from the flow's stream only when non-zero. Both keep the order
 /// of a flow's packets (each is below its spacing; validation refuses the
 /// two together). The simulator and the testbed's generator both call this,
@@ -674,7 +674,7 @@ mod tests {
         assert_ne!(src_stream(3), crate::net::EDGE_STREAM_BASE + 3);
     }
 
-    /// Six groups at the same call rate over `n` sources (seed 004's MIX over
+    /// Six groups at the same call rate over `n` sources ([Zhang07]'s MIX over
     /// the ingresses): the sources of the six groups' `j`-th flows, for every `j`.
     fn six_groups(choice: SrcChoice, n: usize, flows: u32, seed: u64) -> Vec<[usize; 6]> {
         let mut rngs: Vec<Rng> = (0..6).map(|g| qoslab_core::rng::stream(seed, src_stream(g))).collect();

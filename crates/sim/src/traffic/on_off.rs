@@ -1,4 +1,4 @@
-//! ON/OFF source (seed 000 §5, Table 1: EXP1/EXP2 exponential, POO1-3
+//! ON/OFF source ([MACE98 §5], Table 1: EXP1/EXP2 exponential, POO1-3
 //! Pareto): CBR at the peak rate during ON periods, silent during OFF
 //! periods. ON and OFF lengths are drawn independently from the same
 //! family with their own means.
@@ -11,7 +11,7 @@
 //! | `dist` | `exponential` or `pareto` | | `exponential` |
 //! | `shape` | Pareto shape alpha | > 1 (finite mean) | 1.5 |
 //!
-//! Pareto by mean and shape (seed 000 §5): location
+//! Pareto by mean and shape [MACE98 §5]: location
 //! `x_m = mean * (shape - 1) / shape`, sample `x_m * U^(-1/shape)` with
 //! `U` uniform in (0, 1]. Lengths are rounded to whole ns, at least 1 ns.
 //!
@@ -22,13 +22,13 @@
 //! the ON period ends. The mean rate is therefore
 //! `E[ceil(L / interval)] * size * 8 / (on + off)`, which exceeds the
 //! nominal `peak * on / (on + off)` by up to one packet per ON period:
-//! for exponential ON, `E[ceil(L/i)] = 1 / (1 - exp(-i/on))`. Seed 000's
+//! for exponential ON, `E[ceil(L/i)] = 1 / (1 - exp(-i/on))`. [MACE98]'s
 //! EXP2 (ON 20 ms, OFF 180 ms, 256 kb/s = 320 B every 10 ms) sends
 //! 2.54 packets per ON period instead of 2: 32.5 kb/s of payload instead
 //! of the nominal 25.6 kb/s (x1.27). [`mean_packets_per_on`] computes the
 //! factor for both families; the admission request uses it.
 //!
-//! **Nominal packetization** (`packetization = "nominal"`, issue 10 §3):
+//! **Nominal packetization** (`packetization = "nominal"`):
 //! the packet clock runs only while ON and keeps its phase across OFF
 //! periods, so a packet is sent each time the ON time accumulated since
 //! the flow started crosses a multiple of `interval` (the first at the
@@ -269,7 +269,7 @@ mod tests {
         let n = 400_000;
         let m = (0..n).map(|_| law.sample(&mut rng) as f64).sum::<f64>() / n as f64;
         assert!((m / 400e6 - 1.0).abs() < 0.02, "{m}");
-        // Location per seed 000: mean * (shape - 1) / shape.
+        // Location per [MACE98]: mean * (shape - 1) / shape.
         assert_eq!(
             PeriodLaw::new(PeriodDist::Pareto, 300.0, 1.5),
             PeriodLaw::Pareto { location_ns: 100.0, shape: 1.5 }

@@ -1,4 +1,4 @@
-//! Video trace source (VTR, seed 004 §2.3.3): a flow plays its group's
+//! Video trace source (VTR, [Zhang07 §2.3.3]): a flow plays its group's
 //! frame trace ([`qoslab_scenario::vtr::FrameTrace`]) from a random frame
 //! on, wrapping at the end.
 //!

@@ -10,7 +10,7 @@
 //!   0.24876 s; with S = ρC the same formula with ρC: 0.68832 s. Both must
 //!   hold within the 95 % interval and within 3 %. The N_max cap changes
 //!   nothing measurable at these loads (P(n ≥ 74) < 1e-6).
-//! - #3: printed beside the paper's 3.1 s, 0.6 %, 31 and held to the issue's
+//! - #3: printed beside the paper's 3.1 s, 0.6 %, 31 and held to
 //!   ±10 %; no tuning.
 //! - Little's law ties the engine's time average to its per-transfer means.
 //!

@@ -1,4 +1,4 @@
-//! MACE at a simulated link, end to end (seed 000 §3-5): CBR 64 kb/s flows
+//! MACE at a simulated link, end to end [MACE98 §3-5]: CBR 64 kb/s flows
 //! (320 B payload + 66 B headers every 40 ms = 77.2 kb/s on the wire)
 //! through a 10 Mb/s MACE bottleneck overloaded by best-effort background
 //! traffic. Each test runs the simulator and reads the MACE link and the

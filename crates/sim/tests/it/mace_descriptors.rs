@@ -1,5 +1,5 @@
 //! MACE descriptor files wired to scenarios: a link's `mace.descriptors`
-//! names a flow-setup file next to the scenario (seed 000 §3 "Flow
+//! names a flow-setup file next to the scenario ([MACE98 §3] "Flow
 //! Setup"), the alternative to inline `ports`; the file's problems keep
 //! its own file:line.
 

@@ -1,4 +1,4 @@
-//! PCN (seed 004) end to end in the simulator: the `[pcn]` edges, the
+//! PCN [Zhang07] end to end in the simulator: the `[pcn]` edges, the
 //! interior meters as link stages, admission by the egress's CLE with the
 //! request and answer travelling the path, and termination after a failure.
 
@@ -145,7 +145,7 @@ fn bad_pcn_settings_are_refused_with_their_field() {
 fn termination_cuts_a_load_step_back_to_the_termination_rate() {
     // Admissible 0.8 Mb/s, termination 1 Mb/s; at 100 s ten more calls
     // (0.8 Mb/s) ask at once and are all admitted before the CLE can rise
-    // (seed §4's failure event: the load steps above the termination rate).
+    // ([Zhang07 §4]'s failure event: the load steps above the termination rate).
     let text = domain(3.0, "160s", "")
         .replace("admissible_rate = \"1Mbps\"", "admissible_rate = \"800kbps\"")
         .replace("packet_size = \"200B\"", "packet_size = \"200B\", termination_rate = \"1Mbps\"")
@@ -250,7 +250,7 @@ fn admitted_without_a_pcn_domain_or_not_a_bool_is_refused_with_its_field() {
     assert!(d.iter().any(|d| d.path == "traffic.2.admitted"), "{d:?}");
 }
 
-/// Seed 004's RTT topology: the star preset with ingress routers, each an
+/// [Zhang07]'s RTT topology: the star preset with ingress routers, each an
 /// edge of the domain, calls from their hosts in turn; `metrics.series`
 /// keeps the series to the named direction.
 #[test]

@@ -80,7 +80,7 @@ fn cumulative_queue_counters_end_at_the_queue_totals_and_never_decrease() {
     assert!(checked.len() >= 4, "{checked:?}");
 }
 
-/// A policer and the two PCN meters as stages of one port (issue 31 item 9):
+/// A policer and the two PCN meters as stages of one port:
 /// what the stages drop and mark has its cumulative series, and the port's
 /// `arrivals` series counts the packets its stages dropped, so each ends at
 /// the queues table's total as the queue discipline's own counters do.

@@ -1,4 +1,4 @@
-//! Which queues the series table samples (issue 11 §3, "series only where
+//! Which queues the series table samples ("series only where
 //! asked"): by default the preset's bottleneck, the queues with their own
 //! rule to drop or mark, and any other router queue once it has dropped or
 //! marked; with `metrics.series`, exactly the directions it names.

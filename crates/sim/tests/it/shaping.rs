@@ -1,4 +1,4 @@
-//! Per-flow entry shapers and the shaping CAC at flow start (seed 002
+//! Per-flow entry shapers and the shaping CAC at flow start ([Tarasiuk05]
 //! §2, §4): exact conformance and zero drift of a shaped CBR flow, drops
 //! only with a shaper buffer, the shaper's wait in the flow's delay,
 //! scheme #1 blocking against Erlang-B, scheme #2 re-shaping at arrivals

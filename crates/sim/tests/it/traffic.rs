@@ -64,7 +64,7 @@ size = "1000B"
 
 #[test]
 fn on_off_exponential_follows_the_packetization_rule() {
-    // EXP2 of seed 000: ON 20 ms, OFF 180 ms, 320 B every 10 ms. Per ON
+    // EXP2 of [MACE98]: ON 20 ms, OFF 180 ms, 320 B every 10 ms. Per ON
     // period ceil(L / 10 ms) packets: mean 1 / (1 - e^-0.5) = 2.5415,
     // i.e. 12.707 packets/s (not the nominal 10). 20 flows x 500 s:
     // 127,074 expected; cycles are independent, so a 2 % tolerance is
@@ -323,7 +323,7 @@ size = "700B"
     assert_eq!(u64s(&one.flows, "sent_bytes")[0], u64s(&two.flows, "sent_bytes")[0]);
 }
 
-/// Seed 004 §2.3.4: with `randomize = f` every packet after the first leaves
+/// [Zhang07 §2.3.4]: with `randomize = f` every packet after the first leaves
 /// within [0, f × spacing) after its ideal time, and the grid does not drift.
 #[test]
 fn randomized_packet_times_stay_within_the_fraction_of_the_spacing() {
@@ -398,7 +398,7 @@ fn randomize_is_refused_outside_its_range_and_models() {
     assert!(d.iter().any(|d| d.path == "traffic.0.randomize" && d.message.contains("poisson")), "{d:?}");
 }
 
-/// EXP1 (seed 000 Table 1: 320 B + 66 B every 40 ms while ON, ON 313 ms, OFF
+/// EXP1 ([MACE98] Table 1: 320 B + 66 B every 40 ms while ON, ON 313 ms, OFF
 /// 325 ms, exponential). Nominal: 386 B × 8 / 40 ms × 313 / 638 = 37.87 kb/s.
 fn exp1_group(packetization: &str) -> String {
     format!(
@@ -418,7 +418,7 @@ header = "66B"
     )
 }
 
-/// Issue 10 §3: the ceil rule (the default) sends ⌈L / interval⌉ packets per ON
+/// The ceil rule (the default) sends ⌈L / interval⌉ packets per ON
 /// period, 40.34 kb/s for EXP1; `packetization = "nominal"` keeps the packet
 /// clock's phase across OFF periods and sends the nominal 37.87 kb/s. 20
 /// flows × 2000 s are about 62,700 ON periods: the relative standard
@@ -445,7 +445,7 @@ fn on_off_nominal_packetization_sends_the_nominal_rate_and_ceil_does_not() {
     assert!((asked_default - ceil).abs() < 1.0 && (asked_nominal - nominal).abs() < 1.0);
 }
 
-/// Issue 10 §3: `send_jitter = { dist = "uniform", max }` delays each packet
+/// `send_jitter = { dist = "uniform", max }` delays each packet
 /// after the first by U[0, max] after its ideal time; the grid does not drift,
 /// the order holds, the seed moves the draws.
 #[test]
@@ -528,7 +528,7 @@ fn send_jitter_and_packetization_are_refused_where_they_do_not_apply() {
     ));
 }
 
-/// Six call groups at the same rate over 300 ingresses (seed 004's MIX over
+/// Six call groups at the same rate over 300 ingresses ([Zhang07]'s MIX over
 /// the RTT topology, scaled down): 5 calls/s each for 60 s, 50 ms calls.
 fn six_call_groups(src_choice: &str) -> String {
     let mut s = String::from(
@@ -565,7 +565,7 @@ fn ingress_dispersion(out: &RunOutput) -> f64 {
     var / mean
 }
 
-/// Issue 13: round robin hands the six groups' `j`-th calls to the same
+/// Round robin hands the six groups' `j`-th calls to the same
 /// ingress at nearly the same time (calls in bursts); `src_choice =
 /// "random"` spreads them, each ingress seeing a Poisson process of calls.
 /// Only the sources change: the calls' start times are the same.

@@ -1,4 +1,4 @@
-//! VTR traffic (seed 004 §2.3.3) in the simulator: frames cut into 1500 B
+//! VTR traffic [Zhang07 §2.3.3] in the simulator: frames cut into 1500 B
 //! packets 1 ms apart, a frame every frame interval, the trace's mean rate,
 //! and bad traces refused at their file's line.
 

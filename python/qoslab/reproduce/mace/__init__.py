@@ -1,5 +1,5 @@
 """The ``mace`` reproduction: MACE (measurement-based admission control for
-controlled-load service), seed 000 §3-5, in the simulator.
+controlled-load service), [MACE98 §3-5], in the simulator.
 
 Topology (Fig. 4, ``scenarios/mace/*.toml``): hosts ``src0`` (testing traffic)
 and ``src1`` (background) -> ``router0`` -> ``router1`` -> 10 Mb/s bottleneck
@@ -130,8 +130,8 @@ from .runs import batch_prediction
 
 NAME = "mace"
 TITLE = "MACE: measurement-based admission control for controlled-load service"
-SEED_FILE = "000_9ea322eb3db3244c.txt"
-PAPER = "the MACE paper (seed 000, §3-5: Fig. 4 testbed, Table 1 sources, Figs. 6, 9-16, Table 2)"
+SEED_FILE = "MACE98"
+PAPER = "the MACE paper ([MACE98 §3-5]: Fig. 4 testbed, Table 1 sources, Figs. 6, 9-16, Table 2)"
 
 
 def reproduce(ctx: Context) -> Outcome:

@@ -1,4 +1,4 @@
-"""Controlled runs behind Table 2's cells (issue 30): Table 2's scenarios with one knob changed,
+"""Controlled runs behind Table 2's cells: Table 2's scenarios with one knob changed,
 the cells before and after, judged by the one rule.
 
     python -m qoslab.reproduce.mace.controls NAME [--seeds N] [--jobs N] [--models M,...]

@@ -1,5 +1,5 @@
 """The MACE reproduction's settings: the paper's testbed and sources
-(seed 000, Fig. 4 and Table 1) and the run lengths of the quick and full
+([MACE98], Fig. 4 and Table 1) and the run lengths of the quick and full
 runs; each name is used by the runs, claims, figures and report alike. The
 paper's own numbers are in ``paperdata/mace/`` (their one home)."""
 
@@ -38,7 +38,7 @@ MACE_KEY = "topology.links.3.mace"
 PORT_RATE = {5004: 77_200, 5006: 154_000}
 ALLOCATION = {"cbr": 3.9e6, "poo1": 3.9e6, "exp1": 3.9e6, "poo2": 2.3e6, "poo3": 2.3e6, "exp2": 2.3e6, "mixed": 2.3e6}
 RESERVE = {"cbr": 77_200, "poo1": 77_200, "exp1": 77_200, "poo3": 77_200, "poo2": 154_000, "exp2": 154_000}
-#: The departures experiment (issue 10 §3): EXP1 and POO1 under MBAC (v = 0.95) with the CL
+#: The departures experiment: EXP1 and POO1 under MBAC (v = 0.95) with the CL
 #: candidates' mean lifetimes of the paper (1000 s), ten times longer, and none (every flow
 #: outlives the run). The quick run scales the estimator window (T = 4 samples, 20 s) and the
 #: lifetimes by the same 1/5, so that T·S/L, which batch admission depends on, is the paper's.

@@ -1,4 +1,4 @@
-"""The MACE reproduction's runs (seed 000 §4-5): scenario 1 (CBR against
+"""The MACE reproduction's runs [MACE98 §4-5]: scenario 1 (CBR against
 background load), scenario 2 (POO1 record and replay), scenarios 3-4 (Table
 2: SSAC against MBAC per source model) and the sweep of v. Each runs its
 variants through :meth:`Context.run` and keeps the measures the claims,

@@ -1,4 +1,4 @@
-"""The ``pcn`` reproduction: Pre-Congestion Notification admission and termination (seed 004).
+"""The ``pcn`` reproduction: Pre-Congestion Notification admission and termination [Zhang07].
 
 The experiment families are modules of their own, each returning an
 :class:`~qoslab.reproduce.framework.Outcome` that :func:`reproduce` joins
@@ -14,8 +14,8 @@ in this order:
 Each family returns the paper's cells it ran (``Outcome.cells``: every
 printed number of Tables 3.1-3.8, 4.1-4.3 and 4.7-4.9, one value per seed;
 the keys are ``paperdata/pcn/cells.csv``'s, :mod:`.cellmap`) and the
-text's statements as claims, judged over at least 5 seeds (the issue's
-rule); a run with fewer seeds reports them without judging. ``--quick``
+text's statements as claims, judged over at least 5 seeds;
+a run with fewer seeds reports them without judging. ``--quick``
 runs the tables ``paperdata/pcn/tables.toml`` marks quick: Tables 4.1,
 4.3 (with Fig. 4.4 and §4.2) and 4.7.
 """
@@ -27,8 +27,8 @@ from . import admission, plt, termination
 
 NAME = "pcn"
 TITLE = "PCN: admission control and flow termination (over-admission, over-termination, beat-down)"
-SEED_FILE = "004_103cfaf3a9820062.txt"
-PAPER = "Pre-Congestion Notification performance evaluation (draft-zhang-pcn-performance-evaluation, seed 004)"
+SEED_FILE = "Zhang07"
+PAPER = "Pre-Congestion Notification performance evaluation (draft-zhang-pcn-performance-evaluation, [Zhang07])"
 FULL_SEEDS = 5
 
 #: The families, in report order.

@@ -1,4 +1,4 @@
-"""Scenario building and measurement shared by the ``pcn`` admission experiments (seed 004 §3).
+"""Scenario building and measurement shared by the ``pcn`` admission experiments [Zhang07 §3].
 
 Every admission run is one PCN domain with the admission meter on its
 bottleneck and **no termination meter**: §3 studies admission alone, and
@@ -7,7 +7,7 @@ admissible rate) an ingress terminates flows whenever the admitted load
 passes the admissible rate, which removes the over-admission §3 measures
 (a 30 s OC3 CBR run at 5x with both meters terminated 114 flows).
 
-- **Single link** (seed Fig. 2.1): ``s0 -> i0 ==bottleneck==> e0 -> d0``;
+- **Single link** ([Zhang07] Fig. 2.1): ``s0 -> i0 ==bottleneck==> e0 -> d0``;
   10 Gb/s access and egress without delay, the bottleneck 10 ms.
 - **RTT topology** (Fig. 2.2): the star preset with ``ingress_routers``,
   ingress ``k`` of ``n`` with access delay ``1 + 99 k / (n - 1)`` ms (1 to
@@ -16,7 +16,7 @@ passes the admissible rate, which removes the over-admission §3 measures
   from ``src0..`` in turn; the MIX's six codec groups draw each call's
   ingress at random instead (:data:`RANDOM_SOURCES`).
 
-The measure (seed §2.4) is the bottleneck's sent bits in 50 ms samples
+The measure [Zhang07 §2.4] is the bottleneck's sent bits in 50 ms samples
 (link utilization × rate) from the warm-up to the end: the
 **over-admission percentage** is their mean over the configured-admissible
 rate minus 1, in percent; the **sd ratio** their standard deviation over
@@ -36,7 +36,7 @@ from ...result import Result
 from ...scenario import Scenario
 from ..framework import Context
 
-#: Link names of the seed and their rates (qoslab's named rates, `crates/core/src/units.rs`).
+#: Link names of the paper and their rates (qoslab's named rates, `crates/core/src/units.rs`).
 LINK_BPS = {
     "1Mbps": 1_000_000,
     "T1": 1_500_000,
@@ -48,7 +48,7 @@ LINK_BPS = {
     "1Gbps": 1_000_000_000,
     "OC48": 2_400_000_000,
 }
-#: Mean rate of one flow of each traffic model, bit/s (seed §2.3; MIX: the six codecs' mean).
+#: Mean rate of one flow of each traffic model, bit/s ([Zhang07 §2.3]; MIX: the six codecs' mean).
 MEAN_BPS = {
     "CBR": 64_000.0,
     "VBR": 21_760.0,
@@ -57,14 +57,14 @@ MEAN_BPS = {
     "SVD": 4_000_000.0,
 }
 TRAFFIC = tuple(MEAN_BPS)
-#: The link each traffic model runs on at "sufficient aggregation" (seed §3.3: voice and the
+#: The link each traffic model runs on at "sufficient aggregation" ([Zhang07 §3.3]: voice and the
 #: mix on OC3, VTR on 1 Gb/s, SVD on OC48).
 AGGREGATE_LINK = {"CBR": "OC3", "VBR": "OC3", "MIX": "OC3", "VTR": "1Gbps", "SVD": "OC48"}
 MEAN_CALL_S = 60.0
 #: Traffic whose calls take a random ingress of the RTT topology (``src_choice = "random"``):
 #: the MIX is six codec groups at the same call rate, which in turn would hand their j-th calls
 #: to the same ingress together, in bursts of about six (Table 3.6 at 600-1000 ingresses: 3.3 and
-#: 10.6 % over-admission); the seed's calls are spread over the ingresses, a codec per call.
+#: 10.6 % over-admission); the paper's calls are spread over the ingresses, a codec per call.
 #: Six Poisson groups each drawing the ingress give every ingress a Poisson process of calls
 #: with a codec drawn per call in equal proportion. CBR, VBR, VTR and SVD (one group) stay in turn.
 RANDOM_SOURCES = frozenset({"MIX"})
@@ -74,7 +74,7 @@ BOTTLENECK_DELAY = "10ms"
 
 
 def calls_per_s(model: str, admissible_bps: float, overload: float) -> float:
-    """Call rate whose offered load is ``overload`` × the admissible rate (seed §3.2's demand overload)."""
+    """Call rate whose offered load is ``overload`` × the admissible rate ([Zhang07 §3.2]'s demand overload)."""
     return overload * admissible_bps / MEAN_BPS[model] / MEAN_CALL_S
 
 
@@ -116,7 +116,7 @@ def admission_stage(vq: tuple[float, float, float] | None = None, marking: str =
 
 
 def rtt_delays_ms(n: int) -> list[float]:
-    """Access delays of ``n`` ingresses spread evenly over 1-100 ms (the seed's RTT topology)."""
+    """Access delays of ``n`` ingresses spread evenly over 1-100 ms (the paper's RTT topology)."""
     if n == 1:
         return [1.0]
     return [round(1.0 + 99.0 * k / (n - 1), 3) for k in range(n)]

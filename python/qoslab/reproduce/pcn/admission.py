@@ -1,8 +1,8 @@
-"""``pcn`` admission experiments (seed 004 §3): over-admission.
+"""``pcn`` admission experiments [Zhang07 §3]: over-admission.
 
 Set-up and measure: :mod:`._adm_setup` (single link and RTT topology, the
 admission meter alone, the bottleneck's 50 ms rate samples after the
-warm-up). Every table's set-up, as read from the seed (inferences in
+warm-up). Every table's set-up, as read from the paper (inferences in
 ``docs/decisions.md (PCN)`` and ``docs/reproductions/pcn.md``):
 
 - **Table 3.1** (bottleneck aggregation): single link at T3, 100 Mb/s,
@@ -15,15 +15,15 @@ warm-up). Every table's set-up, as read from the seed (inferences in
 - **Table 3.4** (SVD and the virtual queue): SVD on 1 Gb/s and OC12,
   thresholds (min, max, upper limit) (5, 15, 20), (1, 5, 10), (5, 15, 45)
   ms, overloads 2x-5x, worst case; CLE per packet, weight 0.01,
-  threshold 0.5 (the seed does not say which; controlled runs at 1 Gb/s
-  give +7 % per packet, the seed's 6 %, against -4 to +1 % per interval
+  threshold 0.5 (the paper does not say which; controlled runs at 1 Gb/s
+  give +7 % per packet, the paper's 6 %, against -4 to +1 % per interval
   at 0.3 / 0.05).
 - **Table 3.5** (the grid): EWMA weight 0.1-0.9 by 0.2 × CLE threshold
   0.05, 0.15, 0.25, per 100 ms interval; CBR, VBR, MIX, VTR, SVD, each on
   its §3.3 link (voice OC3, VTR 1 Gb/s, SVD OC48); the single link and the
   RTT topology with 100 ingresses; 5x; per seed min, max, mean, sd over
-  the seed's 15 points.
-- **Table 3.6** (ingress aggregation): the RTT topology with the seed's
+  the paper's 15 points.
+- **Table 3.6** (ingress aggregation): the RTT topology with the paper's
   numbers of ingresses per traffic type, the same links and call rates
   (so the same mean number of flows), weight 0.3, CLE 0.05, 5x.
 - **§3.4.1 ramp vs step**: CBR, VBR (OC3) and VTR (1 Gb/s) on the single
@@ -98,7 +98,7 @@ def _judged(ctx: Context) -> bool:
 
 
 def _not_judged(ctx: Context, what: str) -> str:
-    return f"judged over at least 5 seeds (the issue's rule); this run has {len(ctx.seeds)}{what}"
+    return f"judged over at least 5 seeds; this run has {len(ctx.seeds)}{what}"
 
 
 def _claim(ctx: Context, ok: bool, fail: str, **kw: Any) -> Claim:
@@ -164,7 +164,7 @@ def _table_3_1(ctx: Context, est: dict[Any, dict[str, Estimate]]) -> tuple[list[
         SVD_ROWS_3_1,
         (C.OVER, C.SD),
         "not run yet: the SVD rows need their own runs (1 Gb/s and OC12, 2x-5x) and the text does not give "
-        "their virtual-queue setting (issue 31, item 8)",
+        "their virtual-queue setting",
     )
     rows = []
     for (link, model, arr, _ov), m in sorted((k, v) for k, v in est.items() if k[0] in T31_LINKS):

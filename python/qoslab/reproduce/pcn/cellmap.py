@@ -1,8 +1,8 @@
-"""Where the ``pcn`` runs go in seed 004's tables: the keys of ``paperdata/pcn/cells.csv`` and the
-per-seed statistics the tables print (issue 26).
+"""Where the ``pcn`` runs go in [Zhang07]'s tables: the keys of ``paperdata/pcn/cells.csv`` and the
+per-seed statistics the tables print.
 
 Every cell's :class:`~qoslab.reproduce.cells.Measured` holds one value per seed, in the context's
-seed order: the paper's statistic computed on that seed's runs (a worst case over the seed's
+seed order: the paper's statistic computed on that seed's runs (a worst case over the paper's
 overloads and links, a min / max / mean / sd over the seed's 15 grid points, …), never a statistic
 of seed means. The verdict (mean over seeds, 95 % interval, tolerance) is the framework's.
 

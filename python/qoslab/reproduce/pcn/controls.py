@@ -1,4 +1,4 @@
-"""Controlled runs behind seed 004's differing cells (issue 31, item 5): one knob changed, the
+"""Controlled runs behind [Zhang07]'s differing cells: one knob changed, the
 cells before and after on the same seeds, judged by the one rule.
 
     python -m qoslab.reproduce.pcn.controls NAME[,NAME...] [--seeds N] [--jobs N] [--weights W,...] [--f F,...]
@@ -14,7 +14,7 @@ the controls that back a cause.
 - **Table 3.7** (PLT5, CBR, 5x; the mean over the weight x CLE settings of each bottleneck's
   over-admission, :mod:`.plt`): ``t37-warmup-40s`` measures the same runs from 40 s instead of
   20 s; ``t37-oc3`` runs the parking lot on OC3 instead of T3; ``t37-delay-10ms`` gives every
-  parking-lot link 10 ms of propagation instead of the seed's 1 ms (the single link's bottleneck
+  parking-lot link 10 ms of propagation instead of the paper's 1 ms (the single link's bottleneck
   delay; a control, not a reading); ``t37-single-link`` and ``t37-plt1`` run the same calls per
   bottleneck on the single link of Fig. 2.1 and on a one-bottleneck parking lot (the one link's
   figure in every column). ``--weights`` restricts the settings (default all five
@@ -23,7 +23,7 @@ the controls that back a cause.
   ingresses, f = 0 and 0.1 or ``--f``' values): ``low-agg-nearest`` and ``low-agg-down`` (the ingress's rounding to
   whole flows, up by default; §4.3.1 names up and down), ``low-agg-largest`` (which flows the
   ingress terminates: the largest senders of its interval first instead of a random order; the
-  seed does not say), ``low-agg-first-round`` (the runs end at t1 + 0.25 s, after every
+  paper does not say), ``low-agg-first-round`` (the runs end at t1 + 0.25 s, after every
   aggregate's first round at t1 + 0.21 s: a diagnostic that splits first and later rounds).
 """
 
@@ -47,7 +47,7 @@ from . import termination as term
 
 #: Table 3.7's runs: PLT5, CBR (the paper's table is CBR).
 T37_BOTTLENECKS = 5
-#: Tables 4.1-4.2's low-aggregation points of issue 31 (model, ingresses) and the f values run.
+#: Tables 4.1-4.2's low-aggregation points (model, ingresses) and the f values run.
 LOW_AGG = (("VBR", 1800), ("MIX", 1000), ("SVD", 140))
 LOW_AGG_F = (0.0, 0.1)
 
@@ -87,14 +87,14 @@ CONTROLS: dict[str, Control] = {
             family="t37",
             knob="the parking lot's bottlenecks OC3 (155 Mb/s) instead of T3 (45 Mb/s)",
             why="§3.3 runs voice at sufficient aggregation on OC3; the reproduction runs the parking lots on T3 "
-            "for time (issue 31, item 7)",
+            "for time",
             link="OC3",
         ),
         Control(
             name="t37-delay-10ms",
             family="t37",
             knob="every parking-lot link 10 ms of propagation instead of 1 ms",
-            why="the single link's bottleneck delay (its over-admission is positive); the seed gives 1 ms for the "
+            why="the single link's bottleneck delay (its over-admission is positive); the paper gives 1 ms for the "
             "parking lots, so this is a control of the control loop's delay, not a reading",
             link_delay="10ms",
         ),
@@ -135,7 +135,7 @@ CONTROLS: dict[str, Control] = {
             name="low-agg-largest",
             family="low-agg",
             knob='which flows the ingress terminates: "random" -> "largest" (the largest senders of its interval)',
-            why="the seed does not say which flows go; an ON/OFF flow that sent all interval covers the excess "
+            why="the paper does not say which flows go; an ON/OFF flow that sent all interval covers the excess "
             "with fewer flows than one that sent part of it",
             pcn={"flow_choice": "largest"},
         ),
@@ -324,7 +324,7 @@ def _t37_measures(
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m qoslab.reproduce.pcn.controls",
-        description="Seed 004's cells with one knob changed: before and after on the same seeds.",
+        description="[Zhang07]'s cells with one knob changed: before and after on the same seeds.",
     )
     ap.add_argument(
         "name", nargs="?", help=f"the control, or several of one family comma-separated: {', '.join(CONTROLS)}"

@@ -1,6 +1,6 @@
-"""``pcn`` parking-lot experiments (seed 004 §3.6-3.8, §4.4) and §4.4.1's expected termination.
+"""``pcn`` parking-lot experiments ([Zhang07 §3.6-3.8], §4.4) and §4.4.1's expected termination.
 
-The topology is seed 004's parking lot (§2.1, Fig. 2.3) with PCN edge
+The topology is [Zhang07]'s parking lot (§2.1, Fig. 2.3) with PCN edge
 routers: :func:`qoslab.topology.pcn_parking_lot` (the same network as
 ``scenarios/pcn/plt{2,3,5}.toml``). Every bottleneck ``c{i} -> c{i+1}``
 carries the long aggregate (``src_long`` -> ``sink_long``, ingress ``c0``,
@@ -13,7 +13,7 @@ Poisson calls of mean 60 s, each aggregate at half of 5× its bottleneck's
 configured-admissible-rate (half the link), so every bottleneck sees 5×
 and the long and the short demands are equal (§3.8.1); admission marking
 only (ramp 5-15 ms, limit 20 ms). Links T3 for voice, 1 Gb/s for VTR
-(:data:`ADM_LINK`); runs of 80 s (the seed's "about 80 simulation seconds").
+(:data:`ADM_LINK`); runs of 80 s (the paper's "about 80 simulation seconds").
 
 - Table 3.7: PLT5, CBR, the over-admission of each bottleneck (its 50 ms
   utilization samples from 20 s on, against the admissible rate) averaged
@@ -38,7 +38,7 @@ its link against a configured-termination-rate of 1/2, long:short 2:1 or
 so that no bottleneck's resident load exceeds the termination rate) start
 spread over [t1 - 20 s, t1 - 10 s], "rerouted" flows (the rest) start at
 t1 spread over one packet interval. CBR and VBR voice on OC3 (155 Mb/s,
-the seed's termination tables), SVD on OC12 (622 Mb/s), VTR on 1 Gb/s. The actual
+the paper's termination tables), SVD on OC12 (622 Mb/s), VTR on 1 Gb/s. The actual
 termination of an aggregate is the share of its flows (all of one model,
 so of its mean rate) terminated in [t1, t1 + 1 s]; of a bottleneck
 the share of the flows crossing it. Optimal: a bottleneck's ``(load - T) /
@@ -71,14 +71,14 @@ from . import cellmap as C
 
 # -- set-up ------------------------------------------------------------------
 
-#: Link rates (bit/s) of the names used: what the scenario names stand for (the seed's values,
+#: Link rates (bit/s) of the names used: what the scenario names stand for (the paper's values,
 #: ``Rate::named`` in crates/core: OC3 = 155 Mb/s, not the line rate 155.52).
 RATES = {"T3": 45_000_000, "OC3": 155_000_000, "OC12": 622_000_000, "1Gbps": 1_000_000_000}
 BOTTLENECK_QUEUE = {"type": "fifo", "limit": "10000pkts"}
-# The vertical and host links: "non-limiting" (seed §2.1), read as a link
+# The vertical and host links: "non-limiting" ([Zhang07 §2.1]), read as a link
 # that adds as little serialization of its own as possible (decisions).
 EDGE_RATE = "10Gbps"
-#: Every parking-lot link's propagation delay (seed §2.1: "set to 1ms").
+#: Every parking-lot link's propagation delay ([Zhang07 §2.1]: "set to 1ms").
 LINK_DELAY = "1ms"
 #: Mean payload rates (bit/s) of the traffic models (Table 2.1, §2.3.2).
 MEAN_BPS: dict[str, float] = {
@@ -146,7 +146,7 @@ def bottleneck_names(k: int) -> list[str]:
 
 def aggregates(k: int) -> list[tuple[str, str, str]]:
     """``(name, src, dst)`` of the long aggregate (``IEA1``) and the short ones (``IEA2`` …), in the
-    seed's order (Table 4.7: the long first, then the short ones from upstream)."""
+    paper's order (Table 4.7: the long first, then the short ones from upstream)."""
     return [("long", "src_long", "sink_long")] + [(f"short{i}", f"h{i}", f"h{i + 1}") for i in range(k)]
 
 
@@ -173,7 +173,7 @@ def plt_scenario(
 ) -> Scenario:
     """A parking-lot scenario: :func:`qoslab.topology.pcn_parking_lot` with ``meter`` on every
     bottleneck, the vertical and host links at ``edge_rate`` and every link's propagation
-    ``delay`` (the seed's 1 ms; a control varies it)."""
+    ``delay`` (the paper's 1 ms; a control varies it)."""
     topo = topology.pcn_parking_lot(
         bottlenecks=bottlenecks, rate=link, stages=[meter], queue=BOTTLENECK_QUEUE, edge_rate=edge_rate, delay=delay
     )
@@ -193,7 +193,7 @@ def admission_scenario(
     link_delay: str | None = None,
 ) -> Scenario:
     """§3.6-3.8's set-up: every aggregate offered 2.5× its bottleneck's admissible rate (5× in all).
-    ``link`` (default :data:`ADM_LINK`) and ``link_delay`` (default the seed's 1 ms) are for the
+    ``link`` (default :data:`ADM_LINK`) and ``link_delay`` (default the paper's 1 ms) are for the
     controlled runs (:mod:`.controls`)."""
     link = link if link is not None else ADM_LINK[model]
     admissible = RATES[link] / 2
@@ -433,7 +433,7 @@ def run(ctx: Context) -> Outcome:
     why_not = (
         "not run in a quick run (full run only)"
         if ctx.quick
-        else f"judged over at least 5 seeds (the issue's rule); this run has {len(ctx.seeds)}"
+        else f"judged over at least 5 seeds; this run has {len(ctx.seeds)}"
     )
     duration, warmup = ADM_DURATION_S, ADM_WARMUP_S
 
@@ -511,7 +511,7 @@ def _expected_claim() -> Claim:
         f"bottlenecks {', '.join(f'{x:.6f}' for x in e['bottlenecks'])}",
         tolerance="exact (nearest float)",
         holds=ok7,
-        explanation="" if ok7 else "the generalized formula does not give the seed's example",
+        explanation="" if ok7 else "the generalized formula does not give the paper's example",
         kind="check",
     )
 
@@ -575,14 +575,14 @@ def _admission_outcome(
         "Table 3.7",
         ("VBR", "MIX", "VTR", "SVD"),
         (f"Bottleneck LinkId / {b + 1}" for b in range(5)),
-        "not run: the VBR, MIX and VTR parking-lot grids run on PLT3, not PLT5, and SVD has none (issue 31, item 7)",
+        "not run: the VBR, MIX and VTR parking-lot grids run on PLT3, not PLT5, and SVD has none",
     )
     measured += C.not_measured(
         "Table 3.5",
         ("SVD / PLT",),
         (f"Over Admission Perc Stats / {k}" for k in C.STATS),
         "not run: no SVD parking-lot grid is run (it needs OC12 links; the reproduction's budget, "
-        "docs/reproductions/pcn.md; issue 31, item 7)",
+        "docs/reproductions/pcn.md)",
     )
     # Table 3.8 and the marking share (CBR, CLE 0.05, the three weights).
     beat: dict[tuple[int, float], list[list[float]]] = {}

@@ -1,5 +1,5 @@
-"""Controlled runs behind Table 4.3's and Table 4.2's CBR / 600 cells (issue 13's claims 4 and 5;
-seed 004 §4.2-4.3; docs/reproductions/pcn.md).
+"""Controlled runs behind Table 4.3's and Table 4.2's CBR / 600 cells (claims 4 and 5;
+[Zhang07 §4.2-4.3]; docs/reproductions/pcn.md).
 
 One knob changed at a time against the default (rounding up, sustainable-rate interval from the
 first excess mark, ingress 2 of Table 4.3 50 ms one way further than ingress 1, run to t1 + 1 s),

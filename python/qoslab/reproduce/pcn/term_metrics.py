@@ -1,4 +1,4 @@
-"""Over-termination measures of the PCN termination experiments (seed 004 §4.1, §4.3.2),
+"""Over-termination measures of the PCN termination experiments ([Zhang07 §4.1], §4.3.2),
 from a run's flows table; used by :mod:`.termination` (see its "Measures" and
 docs/decisions.md (PCN))."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-#: The failure event's time (seed §4.2: t1 = 200 s).
+#: The failure event's time ([Zhang07 §4.2]: t1 = 200 s).
 T1 = 200.0
 
 

@@ -1,4 +1,4 @@
-"""``pcn`` termination experiments (seed 004 §4.1-4.3): over-termination.
+"""``pcn`` termination experiments [Zhang07 §4.1-4.3]: over-termination.
 
 The set-up (``scenarios/pcn/term_rtt.toml``; docs/decisions.md (PCN),
 "The failure event"): the RTT topology (star with ingress routers, each a
@@ -15,10 +15,10 @@ spacing. The run ends at t1 + 1 s.
   per ingress its termination, its over-termination and the times of
   its rounds (Fig. 4.4: t2, t3, t4).
 - **Table 4.1** (ingress aggregation): CBR and VBR voice on OC3, SVD on
-  OC48, the seed's flow counts, 2 to 1,800 ingresses, every RTT 1 ms.
+  OC48, the paper's flow counts, 2 to 1,800 ingresses, every RTT 1 ms.
 - **Table 4.2** (aggregation × packet-time randomization f): CBR, VBR,
   SVD, MIX (Table 2.1's six codecs, 2,502 calls on OC3) and VTR (975
-  flows on 1 Gb/s) (the full run), the seed's ingress counts, f in
+  flows on 1 Gb/s) (the full run), the paper's ingress counts, f in
   {0, 0.0001, 0.001, 0.005, 0.01, 0.1}; and the per-flow marked
   fractions (§4.3.2, "synchronization") of the 600-ingress rows, from
   runs that stop at the end of the egress's first measurement interval
@@ -40,7 +40,7 @@ optimal) / optimal × 100`` in percent. §4.1 defines the second, but the
 numbers of Tables 4.1-4.3 are the first (Table 4.1's own columns give
 its optimal, ``1 − threshold / load``: every row's over-termination is
 ``(actual − optimal) × 100`` within the rounding of its actual column,
-and none is the relative form; docs/decisions.md), so the seed's figures
+and none is the relative form; docs/decisions.md), so the paper's figures
 are compared in points; on one bottleneck the expected termination of
 §4.4.1 is the optimal one, so ``(actual − expected) × 100`` is the same
 number (Tables 4.7-4.9).
@@ -73,7 +73,7 @@ from .term_metrics import T1, marked_fractions, synchronization, termination_met
 __all__ = ["T1", "marked_fractions", "run", "scenario", "split", "synchronization", "termination_metrics"]
 
 TEMPLATE = "pcn/term_rtt.toml"
-#: Link rates: the nominal line rates, which the seed's termination thresholds imply (Table 4.1:
+#: Link rates: the nominal line rates, which the paper's termination thresholds imply (Table 4.1:
 #: 1,215 CBR, 3,574 VBR and 305 SVD flows are half of 155.52 and 2,488.32 Mb/s, not of the 155 and
 #: 2,400 Mb/s that qoslab's names `OC3`, `OC48` carry; docs/decisions.md (PCN)).
 LINK_BPS = {"OC3": 155_520_000, "OC48": 2_488_320_000, "1Gbps": 1_000_000_000}
@@ -134,7 +134,7 @@ MODELS = {
     ),
 }
 
-#: Table 4.1's set-up: (model, ingresses) -> flows at the bottleneck (the seed's load column;
+#: Table 4.1's set-up: (model, ingresses) -> flows at the bottleneck (the paper's load column;
 #: its results are in paperdata/pcn/cells.csv).
 FLOWS_4_1 = {
     ("CBR", 2): 1789,
@@ -161,7 +161,7 @@ INGRESSES_4_2 = {
 #: termination rate of 50 %, as Tables 4.1-4.2's voice rows (optimal 1/3). MIX: 417 calls of each
 #: codec, 2,502 × 46.67 kb/s = 116.8 Mb/s (75.1 % of 155.52); VTR: 975 × 769 kb/s = 749.8 Mb/s.
 FLOWS_4_2 = {"MIX": 6 * 417, "VTR": 975}
-#: Table 4.3's flows per ingress (the seed's "Bottleneck Eventload" column).
+#: Table 4.3's flows per ingress (the paper's "Bottleneck Eventload" column).
 FLOWS_4_3 = (1178, 583)
 #: Table 4.3's access delays (one way, µs): ingress 1 250 (RTT 1 ms with the bottleneck's 250 µs),
 #: ingress 2 50 ms more, so that its termination comes 50 ms after ingress 1's, as Fig. 4.4 and
@@ -406,7 +406,7 @@ def _vals(runs: list[dict[str, Any]], key: str) -> list[float]:
 
 
 def _not_judged(n: int) -> str:
-    return f"judged over at least 5 seeds (the issue's rule); this run has {n}"
+    return f"judged over at least 5 seeds; this run has {n}"
 
 
 # -- tables ------------------------------------------------------------------
@@ -538,7 +538,7 @@ def _table_4_1(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, s
     text = "\n".join(
         [
             f"Every RTT 1 ms; CBR and VBR on OC3, SVD on OC48; seeds {', '.join(map(str, ctx.seeds))}. Flows: "
-            "started (the seed's load) and present at t1; optimal = 1 − T / load; 'before t1': flows terminated "
+            "started (the paper's load) and present at t1; optimal = 1 − T / load; 'before t1': flows terminated "
             "before the event (VBR and SVD residents fluctuate around the termination rate), left out of the load.",
             "",
             "| traffic | ingresses | flows started | flows at t1 | optimal | actual | over-term (points) | "
@@ -613,7 +613,7 @@ def _table_4_2(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], str]:
 
 def _batch(ctx: Context) -> tuple[list[Claim], dict[str, Any], tuple[str, str]]:
     """§4.5: BATCH (:func:`_batch_groups`) against Poisson arrivals (Table 4.2's set-up) at
-    :data:`BATCH_POINTS`; the seed's text is qualitative, hence one claim at low aggregation."""
+    :data:`BATCH_POINTS`; the paper's text is qualitative, hence one claim at low aggregation."""
     plan: list[tuple[str, Scenario, int]] = []
     keys: list[tuple[str, str, int, float]] = []
     for model, k, n, f in BATCH_POINTS:
@@ -677,7 +677,7 @@ def _batch(ctx: Context) -> tuple[list[Claim], dict[str, Any], tuple[str, str]]:
             "ingresses in turn, each starting at its own uniform time); BATCH: the same calls in batches of a "
             "geometric size, mean 5, a batch at one ingress and one instant (resident batches over [t1 − 20 s, "
             "t1 − 10 s), rerouted ones within one packet spacing after t1). Aggregates: ingresses with flows at t1, "
-            "Poisson / BATCH. The seed gives no figures (its text: similar at high aggregation, BATCH better at low).",
+            "Poisson / BATCH. The paper gives no figures (its text: similar at high aggregation, BATCH better at low).",
             "",
             "| traffic | ingresses | flows | f | Poisson | BATCH | BATCH − Poisson | aggregates |",
             "|---|---|---|---|---|---|---|---|",

@@ -1,4 +1,4 @@
-"""The ``tcp-cac`` reproduction: connection admission control for shaped TCP (seed 002).
+"""The ``tcp-cac`` reproduction: connection admission control for shaped TCP [Tarasiuk05].
 
 Tables 2-3 analytically (ρ, N_max); Table 4 in fluid (ideal-rate) mode: C =
 100 Mb/s, B = 10, IPLR = 1e-3, R_req = 1 Mb/s, 10 Mbit files, Poisson
@@ -74,8 +74,8 @@ from .report import start_patterns_md, table1_md, table4_md, tcp_setup
 
 NAME = "tcp-cac"
 TITLE = "CAC for shaped TCP: rho, N_max, Erlang-B and the rate schemes (fluid mode)"
-SEED_FILE = "002_aef60f8824ad7334.txt"
-PAPER = "Per-connection TCP shaping with connection admission control (seed 002)"
+SEED_FILE = "Tarasiuk05"
+PAPER = "Per-connection TCP shaping with connection admission control [Tarasiuk05]"
 
 LAMBDA = 5.98
 FILE_BITS = 10_000_000

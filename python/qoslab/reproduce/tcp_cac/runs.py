@@ -31,7 +31,7 @@ TABLE1_START = "1s"
 #: Timer presets of the unshaped runs (``tcp.preset``; docs/mechanisms/tcp.md).
 TIMER_PRESETS = ["qoslab", "ns2"]
 #: Table 4 seeds: at least the run's seeds, then 5 more at a time until the 95% interval
-#: of scheme #1's blocking is narrower than ±0.3 points, at most 40 (issue 10 §4).
+#: of scheme #1's blocking is narrower than ±0.3 points, at most 40.
 T4_CI_TARGET = 0.003
 T4_STEP = 5
 T4_MAX_SEEDS = 40
@@ -79,7 +79,7 @@ def _finite_mean(xs: list[float]) -> float:
 
 
 def per_seed(runs: list[dict[str, Any]]) -> list[dict[str, float]]:
-    """Each seed's Table 1 / Table 3 statistics, as the paper defines them: the mean over the
+    """Each the paper's Table 1 / Table 3 statistics, as the paper defines them: the mean over the
     connections of the per-connection SRTT (ms), loss ratio and throughput (Mb/s), and the
     aggregate loss ratio (all data dropped / sent)."""
     return [

@@ -1,4 +1,4 @@
-"""Seed 002's numbers from the runs: each TCP run reduced to the cells of
+"""[Tarasiuk05]'s numbers from the runs: each TCP run reduced to the cells of
 ``paperdata/tcp_cac/cells.csv`` it feeds, one value per seed, in the paper's unit.
 
 =========  ===================================================================================
@@ -45,7 +45,7 @@ TABLE4_COLUMNS = [
 
 
 def paper(ctx: Context) -> PaperData:
-    """Seed 002's numbers: the run's, else ``paperdata/tcp_cac/``."""
+    """[Tarasiuk05]'s numbers: the run's, else ``paperdata/tcp_cac/``."""
     return paper_of(ctx, "tcp_cac")
 
 

@@ -2,7 +2,7 @@
 //! optionally the Erlang-B blocking of N_max "servers" for an arrival rate,
 //! or the arrival rate for a target blocking.
 //!
-//! Source: seed `002_aef60f8824ad7334.txt`, §3 (ρ, N_max: Table 2) and §4
+//! Source: [Tarasiuk05 §3] (ρ, N_max: Table 2) and §4
 //! (λ for 1 % blocking of scheme #1: 5.98/s). Scheme #1 holds each
 //! connection for h = file / R_req and admits at most N_max, so it is an
 //! Erlang loss system with N_max servers and offered load A = λh.

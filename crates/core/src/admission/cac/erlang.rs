@@ -3,7 +3,7 @@
 //!
 //! Source: A. K. Erlang (1917); the recurrence is the standard stable form
 //! (e.g. Iversen, *Teletraffic Engineering and Network Planning*, §4.3).
-//! The TCP-CAC paper (seed `002_aef60f8824ad7334.txt`, §4) uses it to set
+//! The TCP-CAC paper [Tarasiuk05 §4] uses it to set
 //! the arrival rate of Table 4: n = N_max = 74, holding time 10 s, 1 %
 //! blocking → λ = 5.98 calls/s.
 //!

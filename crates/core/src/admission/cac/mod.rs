@@ -1,6 +1,6 @@
 //! Connection admission control for shaped TCP, after Tarasiuk, Janowski &
 //! Burakowski, "Application of Admission Control and Traffic Shaping for
-//! providing TCP Throughput Guarantees" (seed `002_aef60f8824ad7334.txt`).
+//! providing TCP Throughput Guarantees" ([Tarasiuk05]).
 //!
 //! Each admitted TCP connection is shaped at the network entry to a rate
 //! R_i, which turns it into a near-CBR stream; the link then admits as it

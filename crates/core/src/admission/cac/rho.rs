@@ -3,7 +3,7 @@
 //!
 //! Source: Tarasiuk, Janowski & Burakowski, "Application of Admission
 //! Control and Traffic Shaping for providing TCP Throughput Guarantees"
-//! (seed `002_aef60f8824ad7334.txt`), section 3, equations (2)–(4); the
+//! ([Tarasiuk05]), section 3, equations (2)–(4); the
 //! M/D/1 model is from COST 242 (Roberts, Mocci & Virtamo 1996), the
 //! paper's reference \[8\].
 //!

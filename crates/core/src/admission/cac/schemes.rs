@@ -1,7 +1,7 @@
 //! Admission control with shaping-rate assignment for TCP connections:
 //! the paper's schemes #1, #2 and #3 as one [`AdmissionControl`].
 //!
-//! Source: Tarasiuk, Janowski & Burakowski (seed `002_aef60f8824ad7334.txt`),
+//! Source: Tarasiuk, Janowski & Burakowski [Tarasiuk05],
 //! section 4, equations (2), (4), (5), (6). Each admitted connection is
 //! shaped at the network entry to a rate R_i; the controller decides
 //! admission and assigns R_i. ρ and the test ΣR ≤ ρC come from [`super::rho`].

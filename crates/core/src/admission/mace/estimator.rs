@@ -1,7 +1,7 @@
 //! MACE estimator: the measured-sum time-window estimate of Jamin, Danzig,
 //! Shenker & Zhang 1997 ("A Measurement-based Admission Control Algorithm
-//! for Integrated Services Packet Networks", IEEE/ACM ToN 5(1)), as seed
-//! 000 §3 "Estimator" describes it; T = 20 samples from §4.2.
+//! for Integrated Services Packet Networks", IEEE/ACM ToN 5(1)), as
+//! [MACE98 §3] "Estimator" describes it; T = 20 samples from §4.2.
 //!
 //! "This moving time window mechanism uses a fixed window size expressed
 //! in number of samples. The maximum bandwidth during each measurement

@@ -1,4 +1,4 @@
-//! MACE admission control (seed 000 §3 "Admission Control", eq. (1); SSAC
+//! MACE admission control ([MACE98 §3] "Admission Control", eq. (1); SSAC
 //! from §5.3): two [`AdmissionControl`] implementations.
 //!
 //! **MBAC**, the measured-sum test of JSD97 with the time-window

@@ -1,7 +1,7 @@
 //! The PCN egress, per ingress-egress aggregate (IEA): the congestion-level
 //! estimate (CLE) and the sustainable-aggregate-rate.
 //!
-//! Sources: seed `004_103cfaf3a9820062.txt` §2.2 (the egress answers an
+//! Sources: [Zhang07 §2.2] (the egress answers an
 //! admission request at once with the current CLE), §3.1.2 (the CLE is an
 //! EWMA, per packet with weight 0.01 in §3.2-3.3, per 100 ms interval in
 //! the rest), §4.1 (termination: the state machine below), after
@@ -18,7 +18,7 @@
 //!   measuring, at t + T              → send SustainableRate(unmarked·8 / T) to the ingress; idle
 //! ```
 //!
-//! | parameter | unit | allowed | default (seed) |
+//! | parameter | unit | allowed | default [Zhang07] |
 //! |---|---|---|---|
 //! | `cle_mode` | `PerPacket` or `PerInterval{interval}` | interval > 0 | `PerPacket` (§3.1.2), or 100 ms intervals |
 //! | `cle_weight` | fraction | (0, 1] | 0.01 (§3.1.2) |
@@ -65,14 +65,14 @@ pub enum CleMode {
 /// Where the egress's sustainable-rate measurement interval starts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TerminationStart {
-    /// At the first excess-marked packet (seed §4.1: "it will start
+    /// At the first excess-marked packet ([Zhang07 §4.1]: "it will start
     /// measuring"): `[t, t + T)`.
     #[default]
     Mark,
     /// On a grid of intervals `[kT, (k+1)T)` from time 0: the interval that
     /// holds the first excess-marked packet, with the not-excess-marked bytes
     /// that arrived in it before that packet (an egress that measures its
-    /// rates interval by interval). A control, not the seed's reading.
+    /// rates interval by interval). A control, not the paper's reading.
     Grid,
 }
 
@@ -88,7 +88,7 @@ pub struct EgressConfig {
 }
 
 impl EgressConfig {
-    /// Seed §3.1.2 as used in §3.2-3.3: per-packet CLE with weight 0.01; 100 ms termination interval.
+    /// [Zhang07 §3.1.2] as used in §3.2-3.3: per-packet CLE with weight 0.01; 100 ms termination interval.
     pub fn per_packet_default() -> EgressConfig {
         EgressConfig {
             cle_mode: CleMode::PerPacket,
@@ -98,7 +98,7 @@ impl EgressConfig {
         }
     }
 
-    /// Seed §3.1.2 from §3.6 on: 100 ms intervals with EWMA weight `weight`.
+    /// [Zhang07 §3.1.2] from §3.6 on: 100 ms intervals with EWMA weight `weight`.
     pub fn per_interval(weight: f64) -> EgressConfig {
         EgressConfig {
             cle_mode: CleMode::PerInterval { interval: Dur::from_ms(100) },

@@ -2,7 +2,7 @@
 //! the egress's congestion-level estimate, and flow termination down to the
 //! sustainable-aggregate-rate.
 //!
-//! Sources: seed `004_103cfaf3a9820062.txt` §2.2 (a flow request makes the
+//! Sources: [Zhang07 §2.2] (a flow request makes the
 //! ingress ask the egress, which answers with its CLE; "if the CLE is below
 //! the specified CLE-threshold, the flow is admitted"; a terminated flow
 //! "sends no more packets from that time on"), §4.1 (the termination state
@@ -25,7 +25,7 @@
 //! packet of a terminated flow → dropped (DropReason::Terminated)
 //! ```
 //!
-//! | parameter | unit | allowed | default (seed) |
+//! | parameter | unit | allowed | default [Zhang07] |
 //! |---|---|---|---|
 //! | `cle_threshold` | fraction | (0, 1] | 0.5 per packet (§3.1.2); 0.05-0.25 per interval (§3.6) |
 //! | `interval` | time | > 0 | 100 ms (§4.1) |
@@ -43,7 +43,7 @@
 //! - `Up` (the default) reads "terminate flows down to the sustainable
 //!   rate" literally: what remains is at most the sustainable rate, so at
 //!   most one flow's rate more than the excess is terminated. `Down` never
-//!   terminates more than the excess; `Nearest` (a control: the seed's
+//!   terminates more than the excess; `Nearest` (a control: the paper's
 //!   §4.3.1 names only up and down) leaves the remainder within half a
 //!   flow either way;
 //! - a rate that arrives while the ingress measures replaces the one it had
@@ -54,7 +54,7 @@
 //!   first; `Largest` by bytes in the interval, largest first; ties by
 //!   flow id;
 //! - `max_flows_per_round` is the "termination in batches" option: the
-//!   seed's §4.5 is about batch *call arrivals*, so this is our reading: a
+//!   [Zhang07 §4.5]'s is about batch *call arrivals*, so this is our reading: a
 //!   round terminates at most that many flows and the next sustainable
 //!   rate drives the rest.
 

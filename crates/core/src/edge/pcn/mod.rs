@@ -2,7 +2,7 @@
 //! [`EdgeBehaviour`] (kind `pcn`).
 //!
 //! One type for both roles because one node can be both: in the parking
-//! lot of seed `004_103cfaf3a9820062.txt` §2.1 (Fig. 2.3) node E is the
+//! lot of [Zhang07 §2.1] (Fig. 2.3) node E is the
 //! egress of the aggregate D→E and the ingress of E→F. Packets go to the
 //! part named by their [`EdgeRole`]; messages by their [`Signal`]
 //! (admission requests to the egress part; CLE answers and sustainable
@@ -40,13 +40,13 @@ pub struct PcnEdgeConfig {
 }
 
 impl PcnEdgeConfig {
-    /// Seed §3.1.2 as used in §3.2-3.3: per-packet CLE (weight 0.01) against
+    /// [Zhang07 §3.1.2] as used in §3.2-3.3: per-packet CLE (weight 0.01) against
     /// a CLE threshold of 0.5; 100 ms termination intervals at both ends.
     pub fn per_packet_default() -> PcnEdgeConfig {
         PcnEdgeConfig { ingress: IngressConfig::seed_default(0.5), egress: EgressConfig::per_packet_default() }
     }
 
-    /// Seed §3.6 on: 100 ms CLE intervals with `weight`, against `cle_threshold`.
+    /// [Zhang07 §3.6] on: 100 ms CLE intervals with `weight`, against `cle_threshold`.
     pub fn per_interval(weight: f64, cle_threshold: f64) -> PcnEdgeConfig {
         PcnEdgeConfig {
             ingress: IngressConfig::seed_default(cle_threshold),

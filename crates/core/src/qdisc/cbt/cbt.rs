@@ -1,5 +1,5 @@
 //! CBT, Class-Based Thresholds, "RED for all" (Parris, Jeffay & Smith
-//! 1999; seed 001 §3, Fig. 2).
+//! 1999; [Claypool00 §3], Fig. 2).
 //!
 //! Three classes: TCP, tagged (multimedia) UDP, untagged (other) UDP. Each
 //! UDP class has a static threshold and a weighted average of the number of
@@ -15,15 +15,15 @@
 //!
 //! | parameter | unit | allowed | default (source) |
 //! |---|---|---|---|
-//! | `red` | RED settings | see [`crate::qdisc::red`] | min_th 5, max_th 15, max_p 0.1, limit 60 pkts (seed 001 §5); w_q 0.002 (interpretation: the seed's figure is lost; FJ93/ns-2 default) |
-//! | `tagged_th` | packets (bytes in byte mode) | finite, ≥ 0 | 2.9 (seed 001 §5, `mmu_th`) |
-//! | `untagged_th` | packets (bytes in byte mode) | finite, ≥ 0 | 0.6 (seed 001 §5, `udp_th`) |
+//! | `red` | RED settings | see [`crate::red`] | min_th 5, max_th 15, max_p 0.1, limit 60 pkts [Claypool00 §5]; w_q 0.002 (interpretation: the paper's figure is lost; FJ93/ns-2 default) |
+//! | `tagged_th` | packets (bytes in byte mode) | finite, ≥ 0 | 2.9 ([Claypool00 §5], `mmu_th`) |
+//! | `untagged_th` | packets (bytes in byte mode) | finite, ≥ 0 | 0.6 ([Claypool00 §5], `udp_th`) |
 //!
 //! Interpretations:
 //! - The class averages use RED's `w_q` and the same EWMA function
-//!   ([`crate::qdisc::red::algo::update_avg`]). They take no idle decay: they move
+//!   ([`crate::red::algo::update_avg`]). They take no idle decay: they move
 //!   only on their own class's arrivals (the "unsynchronized updates" the
-//!   seed's §6.1 and Fig. 9 analyse), each arrival sampling the class's
+//!   [Claypool00 §6.1]'s and Fig. 9 analyse), each arrival sampling the class's
 //!   current occupancy, which is 0 after an idle period.
 //! - `n_c` counts packets of the class waiting in the queue as the
 //!   placement accounts them (FIFO: the real queue; ChIPS: its virtual
@@ -32,17 +32,16 @@
 //!   Thresholds are compared as real numbers (2.9 is not rounded to 3).
 //! - The class test comes first and a packet it drops never reaches RED,
 //!   so RED's average and count move only for TCP and surviving UDP
-//!   packets (seed 001 §6.1: "the RED unit updates its queue average for all
+//!   packets ([Claypool00 §6.1]: "the RED unit updates its queue average for all
 //!   incoming TCP packets and for UDP packets that passed").
 
-use super::aqm::{Aqm, View};
+use super::aqm::{Aqm, Outcome, RedStage, View};
 use super::classes::Class;
 use super::flow_counter::FlowCounts;
 use crate::error::ConfigError;
 use crate::packet::Packet;
-use crate::qdisc::red::{algo, RedConfig, RedMode};
-use crate::qdisc::red::{Outcome, RedStage};
 use crate::qdisc::{DropReason, ProbeSink};
+use crate::red::{algo, RedConfig, RedMode};
 use crate::rng::Rng;
 use crate::units::{Rate, Time};
 
@@ -57,7 +56,7 @@ pub struct CbtConfig {
 }
 
 impl CbtConfig {
-    /// `red` with the seed's thresholds: tagged 2.9, untagged 0.6 packets.
+    /// `red` with the paper's thresholds: tagged 2.9, untagged 0.6 packets.
     pub fn paper(red: RedConfig) -> CbtConfig {
         CbtConfig { red, tagged_th: 2.9, untagged_th: 0.6 }
     }

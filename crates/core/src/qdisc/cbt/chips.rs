@@ -1,4 +1,4 @@
-//! ChIPS, Cut-In Packet Scheduling (Claypool & Chung, seed 001 §3.2,
+//! ChIPS, Cut-In Packet Scheduling (Claypool & Chung, [Claypool00 §3.2],
 //! Fig. 4): a placement that lets tagged packets cut into the queue at the
 //! position of RED's average on transient congestion, with a virtual FIFO
 //! that keeps the class accounting as if nothing had cut in.
@@ -24,14 +24,14 @@
 //!
 //! | parameter | unit | allowed | default (source) |
 //! |---|---|---|---|
-//! | `max_tagged_share` | fraction of active flows | (0, 1] | 0.5 (seed 001 §5) |
+//! | `max_tagged_share` | fraction of active flows | (0, 1] | 0.5 [Claypool00 §5] |
 //! | `keep_flow_order` | flag | | true (interpretation, see below) |
 //!
 //! Interpretations:
 //! - Switch-off rule: tagged flows over *all* active flows, off when the
-//!   share exceeds `max_tagged_share`. The seed writes "the ratio between the
+//!   share exceeds `max_tagged_share`. The paper writes "the ratio between the
 //!   number of tagged flows and the other flows" but reports tagged/all
-//!   (28% and 15%); we use tagged/all. `1.0` keeps ChIPS always on (the seed
+//!   (28% and 15%); we use tagged/all. `1.0` keeps ChIPS always on (the paper
 //!   notes CBT does not need the switch). Counts come from the queue's
 //!   active-flow counter (300 ms sweeps), shared with D-CBT when present.
 //! - `q > avg` compares the instantaneous queue (packets waiting, not the
@@ -39,17 +39,17 @@
 //! - Position: `round(avg)` packets stay ahead of the inserted packet, with
 //!   halves rounded up (`f64::round`). In byte mode the packet goes to the
 //!   packet boundary whose byte offset is nearest to `avg` (halves later).
-//! - Flow order: the seed's rule alone can put a tagged packet ahead of an
+//! - Flow order: the paper's rule alone can put a tagged packet ahead of an
 //!   earlier packet of its own flow (two back-to-back packets both inserted
 //!   at `round(avg)`, or one appended at the tail at `q <= avg` followed by
 //!   one cut in ahead of it). Reordering a media stream adds the very jitter
 //!   ChIPS exists to remove, so by default a packet never passes its own
 //!   flow: it goes right behind that flow's last queued packet if that is
-//!   further back. `keep_flow_order = false` gives the seed's literal rule.
+//!   further back. `keep_flow_order = false` gives the paper's literal rule.
 //!   Other classes' packets are never moved relative to each other.
 //! - Admission does not change: in packet mode RED, CBT and D-CBT make the
 //!   same decisions over ChIPS as over a FIFO (only the order differs).
-//! - The seed's §6.3 bound, "15pkts * 8Kbits / 25Mbps" of queueing at
+//! - The [Claypool00 §6.3]'s bound, "15pkts * 8Kbits / 25Mbps" of queueing at
 //!   `max_th`, is 4.8 ms, not the 3 ms it states (its measured maximum
 //!   jitter under ChIPS, about 5 ms, agrees with 4.8 ms).
 
@@ -334,7 +334,7 @@ mod tests {
         let mut kept = chips(ChipsConfig::default());
         assert_eq!(kept.position(&t, Class::Tagged, &q, 4.0, RedMode::Packets, Some(&f)), 7);
         assert_eq!(kept.stats().held_behind_own_flow, 1);
-        // The seed's literal rule passes it.
+        // The paper's literal rule passes it.
         let mut literal = chips(ChipsConfig { keep_flow_order: false, ..ChipsConfig::default() });
         assert_eq!(literal.position(&t, Class::Tagged, &q, 4.0, RedMode::Packets, Some(&f)), 4);
         // A packet of the flow ahead of the cut point does not matter.

@@ -1,4 +1,4 @@
-//! The CBT class model: TCP, tagged UDP, untagged UDP (seed 001 §3, after
+//! The CBT class model: TCP, tagged UDP, untagged UDP ([Claypool00 §3], after
 //! Parris, Jeffay & Smith 1999).
 //!
 //! A mechanism sees packet metadata, not headers, so the class is read from
@@ -15,7 +15,7 @@
 //! untagged class, since traffic not known to be TCP or flow-controlled is
 //! what CBT regulates hardest (`None` drops it as `Unclassified`).
 //!
-//! The seed (footnote 2) marks tagged UDP with "an unused bit of the Type
+//! The paper (footnote 2) marks tagged UDP with "an unused bit of the Type
 //! of Service field"; [`Class::from_header`] is that rule for a driver that
 //! sees real headers (the router): TCP by protocol number, then UDP split by
 //! a DSCP bit mask. The driver writes the result into `ClassTag`.

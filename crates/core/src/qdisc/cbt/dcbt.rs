@@ -1,4 +1,4 @@
-//! D-CBT, Dynamic Class-Based Thresholds (Claypool & Chung, seed 001
+//! D-CBT, Dynamic Class-Based Thresholds (Claypool & Chung, [Claypool00]
 //! §3.1, Fig. 3): CBT whose UDP thresholds follow the share of active flows
 //! in each class, with all averages updated together.
 //!
@@ -22,11 +22,11 @@
 //!
 //! | parameter | unit | allowed | default (source) |
 //! |---|---|---|---|
-//! | `red` | RED settings | see [`crate::qdisc::red`] | min_th 5, max_th 15, max_p 0.1, limit 60 pkts (seed 001 §5); w_q 0.002 (interpretation) |
-//! | flow-count interval | time | > 0 | 300 ms (seed 001 §3.1; set on the queue) |
+//! | `red` | RED settings | see [`crate::red`] | min_th 5, max_th 15, max_p 0.1, limit 60 pkts [Claypool00 §5]; w_q 0.002 (interpretation) |
+//! | flow-count interval | time | > 0 | 300 ms ([Claypool00 §3.1]; set on the queue) |
 //!
 //! Interpretations:
-//! - `w_q = 0.002`: the figure holding the seed's RED parameters is lost;
+//! - `w_q = 0.002`: the figure holding the paper's RED parameters is lost;
 //!   0.002 is FJ93's and ns-2's default.
 //! - A class average counts the packets of that class waiting in the queue,
 //!   as the placement accounts them (FIFO: the real queue; ChIPS: the
@@ -34,23 +34,22 @@
 //!   In byte mode it counts bytes, and the thresholds are in bytes.
 //! - After an idle period the class averages decay by RED's idle factor
 //!   `(1 - w_q)^m`, the same step as RED's average, so that the three stay
-//!   in the ratio the seed relies on ("updated using the same weight").
+//!   in the ratio the paper relies on ("updated using the same weight").
 //! - A packet dropped by the class test has still moved all three averages
 //!   (they are updated "for every incoming packet") but not RED's count.
-//! - The untagged allowance is `max_p (max_th - min_th)` exactly: the seed's
+//! - The untagged allowance is `max_p (max_th - min_th)` exactly: the paper's
 //!   "10% of (red_max - red_min) when the maximum early drop rate is 0.1".
 //! - Thresholds and averages are compared as real numbers; "exceeds" is
 //!   strict. With no active flow (impossible at an arrival, which is
 //!   counted first) there is no test.
 
-use super::aqm::{Aqm, View};
+use super::aqm::{Aqm, Outcome, RedStage, View};
 use super::classes::Class;
 use super::flow_counter::FlowCounts;
 use crate::error::ConfigError;
 use crate::packet::Packet;
-use crate::qdisc::red::{algo::RedParams, RedConfig, RedMode};
-use crate::qdisc::red::{Outcome, RedStage};
 use crate::qdisc::{DropReason, ProbeSink};
+use crate::red::{algo::RedParams, RedConfig, RedMode};
 use crate::rng::Rng;
 use crate::units::{Rate, Time};
 
@@ -212,7 +211,7 @@ mod tests {
 
     #[test]
     fn dcbt_thresholds_follow_the_flow_shares() {
-        // The seed's 10-20 s mix: 25 TCP, 10 tagged, 2 untagged flows.
+        // The paper's 10-20 s mix: 25 TCP, 10 tagged, 2 untagged flows.
         let f = FlowCounts { tcp: 25, tagged: 10, untagged: 2 };
         let t = tagged_threshold(8.0, &f).unwrap();
         assert!((t - 8.0 * 10.0 / 37.0).abs() < 1e-12);

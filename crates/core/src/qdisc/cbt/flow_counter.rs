@@ -1,5 +1,5 @@
 //! Active-flow counting per class: D-CBT's "active flow counting unit"
-//! (seed 001 §3.1), also used by ChIPS to switch itself off.
+//! ([Claypool00 §3.1]), also used by ChIPS to switch itself off.
 //!
 //! A hash table keyed by [`FlowId`] holds each flow's class and the time
 //! its last packet arrived; a counter per class holds the number of
@@ -16,7 +16,7 @@
 //!
 //! | parameter | unit | allowed | default (source) |
 //! |---|---|---|---|
-//! | `interval` | time | > 0 | 300 ms (seed 001 §3.1) |
+//! | `interval` | time | > 0 | 300 ms [Claypool00 §3.1] |
 //!
 //! Interpretations:
 //! - Sweeps fall on the grid `k * interval` from time 0. The driver calls
@@ -29,7 +29,7 @@
 //!   therefore stays counted for between one and two intervals, as in the
 //!   paper's "since the last time checked".
 //! - A flow whose tag changes moves to its new class at its next packet.
-//! - The seed's simulator used a sorted list per class (O(n) updates); the
+//! - The paper's simulator used a sorted list per class (O(n) updates); the
 //!   hash table makes updates O(1) and keeps the sweep O(n), as the seed
 //!   suggests. Removal by predicate does not depend on the table's order.
 //!   Flow ids are dense interned integers, so the table hashes them with one

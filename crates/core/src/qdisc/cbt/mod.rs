@@ -1,10 +1,10 @@
 //! CBT, D-CBT and ChIPS: class-aware management of one RED queue for TCP,
 //! flow-controlled multimedia (tagged UDP) and other (untagged) UDP.
-//! Source: seed 001 (Claypool & Chung 2000, "Dynamic-CBT and ChIPS"), §3,
+//! Source: [Claypool00] (Claypool & Chung 2000, "Dynamic-CBT and ChIPS"), §3,
 //! after Parris, Jeffay & Smith 1999 (CBT).
 //!
 //! The queue is assembled from parts, each in its own file and tested alone
-//! (seed 001 Fig. 3 and Fig. 4):
+//! ([Claypool00] Fig. 3 and Fig. 4):
 //!
 //! | part | file | role |
 //! |---|---|---|

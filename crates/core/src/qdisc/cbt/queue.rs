@@ -1,4 +1,4 @@
-//! [`ClassQueue`]: one physical queue managed as seed 001 Fig. 3 draws it,
+//! [`ClassQueue`]: one physical queue managed as [Claypool00] Fig. 3 draws it,
 //! assembled from parts that are each tested alone:
 //!
 //! ```text

@@ -1,6 +1,6 @@
 //! RED: Random Early Detection (Floyd & Jacobson 1993, "Random Early
 //! Detection Gateways for Congestion Avoidance", IEEE/ACM ToN 1(4)).
-//! Seed 001 uses it as the baseline and as the core of CBT, D-CBT and
+//! [Claypool00] uses it as the baseline and as the core of CBT, D-CBT and
 //! ChIPS (it describes RED in §1, builds CBT/D-CBT on its average in §3 and
 //! §3.1, gives min_th 5 / max_th 15 in §3.2 and §6.3 and the 60-packet
 //! queue in §5; its §2 omits queue management); those reuse the pure
@@ -63,7 +63,7 @@
 //! | `variant` | `floyd93` or `ns2` | | `floyd93` (the paper; `ns2` is ns-2's implementation) |
 //! | link rate | bit/s | > 0 | given by the link the queue feeds |
 //!
-//! Interpretations (also in `docs/decisions.md` and `docs/decisions-red.md`):
+//! Interpretations (also in `docs/decisions/red.md#red`):
 //! - `q` counts packets waiting in this queue, not the one on the wire
 //!   (Linux semantics). The idle period starts when `dequeue` finds the
 //!   queue empty, which the simulator does when the link finishes sending.

@@ -14,7 +14,7 @@
 //!
 //! [`AvgStep`] records which step moved RED's average at an arrival, so
 //! that D-CBT can move its class averages by the very same step ("all of the
-//! averages are updated using the same weight", seed 001 §3.1).
+//! averages are updated using the same weight", [Claypool00 §3.1]).
 
 use super::{algo, RedConfig, RedMode, RedStats};
 use crate::error::ConfigError;

@@ -2,7 +2,7 @@
 //! exact-match flow cache on the fast path, and the port stage that gives
 //! each packet its stream id, class and (optionally) a new DSCP.
 //!
-//! Source: seed `003_851ac3ee0c1b5dac.txt` §II (Fig. 3): "for every packet
+//! Source: [Guerin99 §II] (Fig. 3): "for every packet
 //! sent on the slow path, a full lookup is performed into a complete rule
 //! database and used to create an entry specific to this packet (flow) in
 //! the fast path cache. Entries in the fast path are accessed based on an

@@ -1,7 +1,7 @@
 //! The edge classifier's rule database, searched on the slow path.
 //!
-//! Source: seed `003_851ac3ee0c1b5dac.txt` §II ("a full lookup is
-//! performed into a complete rule database"); the seed leaves the search
+//! Source: [Guerin99 §II] ("a full lookup is
+//! performed into a complete rule database"); the paper leaves the search
 //! open. Here it is the Lakshman–Stiliadis bit-vector scheme (SIGCOMM
 //! 1998): rules are numbered in priority order; each field maps a packet's
 //! value to the bitset of rules that field admits, found by a binary search

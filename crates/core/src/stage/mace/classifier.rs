@@ -1,4 +1,4 @@
-//! MACE packet classifier (seed 000 §3, "Packet Classifier"; stale flows
+//! MACE packet classifier ([MACE98 §3], "Packet Classifier"; stale flows
 //! under "Flow Recognition").
 //!
 //! Every packet's descriptor is looked up in an exact-match table of

@@ -1,5 +1,5 @@
 //! The MACE composition: classifier + recognition + admission +
-//! measurement, in the order of the paper's Fig. 3 (seed 000 §3). It adds
+//! measurement, in the order of the paper's Fig. 3 [MACE98 §3]. It adds
 //! no rule of its own beyond the wiring, and the queue and device queue
 //! stay with the driver's link.
 //!

@@ -1,4 +1,4 @@
-//! MACE flow-setup descriptors (seed 000 §3, "Flow Setup"; thresholds from
+//! MACE flow-setup descriptors ([MACE98 §3], "Flow Setup"; thresholds from
 //! §4.2): the plain-text list of applications that may receive CL service.
 //!
 //! The paper: "Each descriptor contains a port number and user specified
@@ -439,7 +439,7 @@ mod tests {
     use crate::packet::proto;
     use std::net::{IpAddr, Ipv4Addr};
 
-    const PAPER: &str = r#"# MACE flow-setup descriptors (seed 000 section 4.2)
+    const PAPER: &str = r#"# MACE flow-setup descriptors ([MACE98] section 4.2)
 [[port]]
 port = 5004
 rate = "77.2kbps"

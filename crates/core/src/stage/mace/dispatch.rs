@@ -1,5 +1,5 @@
 //! MACE packet scheduler, device side: when the driver may hand the
-//! network device the next packet (seed 000 §3 "Packet Scheduler" and §3.1
+//! network device the next packet ([MACE98 §3] "Packet Scheduler" and §3.1
 //! "Caveat Implementor", second caveat).
 //!
 //! Between the MACE queue and the wire sits the device's own transmit
@@ -229,7 +229,7 @@ mod tests {
 
     #[test]
     fn device_queue_default_is_the_papers_final_rule_be_only_when_idle() {
-        // Seed 000 §3.1: the first version (BE whenever the device has room) was
+        // [MACE98 §3.1]: the first version (BE whenever the device has room) was
         // abandoned; the router the paper measured dispatched BE only to an idle device.
         let d = DeviceQueueConfig::default();
         assert_eq!(d.be, BeDispatch::WhenIdle);

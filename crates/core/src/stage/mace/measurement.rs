@@ -1,4 +1,4 @@
-//! MACE measurement unit (seed 000 §3 "Measurement"; S = 5 s from §4.2).
+//! MACE measurement unit ([MACE98 §3] "Measurement"; S = 5 s from §4.2).
 //!
 //! "The measurement unit keeps a counter for the number of bits
 //! transmitted on each network interface. Periodically, an average

@@ -1,5 +1,5 @@
 //! MACE: Measurement-based Admission control for Controlled-load sErvice
-//! (seed 000, `000_9ea322eb3db3244c.txt`, §3 "Design and Implementation",
+//! ([MACE98 §3] "Design and Implementation",
 //! §3.1 "Caveat Implementor", §4.2 parameters).
 //!
 //! MACE gives real-time flows a controlled-load (CL) class above best

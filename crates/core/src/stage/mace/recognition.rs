@@ -1,4 +1,4 @@
-//! MACE flow recognition (seed 000 §3, "Flow Recognition" and "Flow
+//! MACE flow recognition ([MACE98 §3], "Flow Recognition" and "Flow
 //! Setup"; thresholds from §4.2).
 //!
 //! The recognizer watches packets that are not (yet) CL on the ports the

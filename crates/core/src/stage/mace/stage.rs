@@ -1,4 +1,4 @@
-//! MACE as a port stage (seed 000 §3, Fig. 3): what a driver puts in front
+//! MACE as a port stage ([MACE98 §3], Fig. 3): what a driver puts in front
 //! of a [`super::MaceQueue`], and the device policy below it.
 //!
 //! ```text

@@ -1,5 +1,5 @@
 //! The bounded exact-match flow table shared by the MACE classifier and
-//! the flow-recognition unit (seed 000 §3: "a single hash table for flow
+//! the flow-recognition unit ([MACE98 §3]: "a single hash table for flow
 //! descriptor lookups"; the recognition table "is similar to the classifier
 //! flow table, with an additional packet counter field").
 //!

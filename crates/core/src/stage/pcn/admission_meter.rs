@@ -1,13 +1,13 @@
 //! PCN admission marking at an interior node: a virtual queue drained at the
 //! configured-admissible-rate, with "ramp" or "step" marking.
 //!
-//! Sources: seed `004_103cfaf3a9820062.txt` §3.1.1 (virtual-queue settings:
+//! Sources: [Zhang07 §3.1.1] (virtual-queue settings:
 //! min-marking-threshold 5 ms, max-marking-threshold 15 ms,
 //! virtual-queue-upper-limit 20 ms "at virtual queue rate"; the virtual
 //! queue "is drained at a configured rate smaller than the link speed"),
 //! §3.4.1 ("ramp": linear probability between the thresholds; "step": the
 //! thresholds collapsed at the max-marking-threshold, probability 1 above
-//! it), and draft-briscoe-tsvwg-cl-architecture, which the seed follows.
+//! it), and draft-briscoe-tsvwg-cl-architecture, which the paper follows.
 //!
 //! ```text
 //! len(t)        = max(0, len(t0) - rate·(t - t0))          the virtual queue drains at rate
@@ -25,7 +25,7 @@
 //! and draining is exact in integers, so the probability is exact at both
 //! thresholds (0 at min, 1 at max).
 //!
-//! | parameter | unit | allowed | default (seed §3.1.1) |
+//! | parameter | unit | allowed | default [Zhang07 §3.1.1] |
 //! |---|---|---|---|
 //! | `admissible_rate` | bit/s | ≥ 1 | none: required (seed: ½ the link rate) |
 //! | `curve` | `Ramp{min, max}` or `Step{at}` | 0 < min < max ≤ limit; 0 < at ≤ limit | `Ramp{5 ms, 15 ms}` |
@@ -36,7 +36,7 @@
 //!   it joins), as RED does for a real queue;
 //! - every PCN packet is metered, including packets already excess-marked
 //!   upstream: they still occupy the link the virtual queue stands for (the
-//!   seed is silent). Non-PCN packets are neither metered nor marked;
+//!   paper is silent). Non-PCN packets are neither metered nor marked;
 //! - a packet already marked (threshold or excess) keeps its mark; the
 //!   stage counts a mark only when it sets one;
 //! - a random number is drawn only when 0 < p < 1, so a run without ramp
@@ -74,7 +74,7 @@ pub struct VirtualQueueConfig {
 }
 
 impl VirtualQueueConfig {
-    /// The seed's defaults (§3.1.1): ramp from 5 ms to 15 ms, limit 20 ms.
+    /// The paper's defaults (§3.1.1): ramp from 5 ms to 15 ms, limit 20 ms.
     pub fn seed_default(admissible_rate: Rate) -> VirtualQueueConfig {
         VirtualQueueConfig {
             admissible_rate,

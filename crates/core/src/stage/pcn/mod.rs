@@ -1,20 +1,20 @@
 //! Pre-Congestion Notification (PCN): the interior meters and the domain
 //! edge behaviours of the controlled-load architecture that seed
-//! `004_103cfaf3a9820062.txt` (draft-zhang-pcn-performance-evaluation)
+//! [Zhang07] (draft-zhang-pcn-performance-evaluation)
 //! evaluates (draft-briscoe-tsvwg-cl-architecture).
 //!
 //! - [`admission_meter`]: [`VirtualQueueMeter`], the interior node's
 //!   admission marking (a virtual queue at the configured-admissible-rate,
-//!   "ramp" or "step" marking; seed §3.1.1, §3.4.1). Stage kind `pcn_admission`.
+//!   "ramp" or "step" marking; [Zhang07 §3.1.1], §3.4.1). Stage kind `pcn_admission`.
 //! - [`termination_meter`]: [`ExcessMeter`], the interior node's termination
-//!   marking (a token bucket at the configured-termination-rate; seed §4.1).
+//!   marking (a token bucket at the configured-termination-rate; [Zhang07 §4.1]).
 //!   Stage kind `pcn_termination`.
 //! - [`egress`]: [`PcnEgress`], per ingress-egress aggregate (IEA): the
-//!   congestion-level estimate (CLE, seed §3.1.2) and the
+//!   congestion-level estimate (CLE, [Zhang07 §3.1.2]) and the
 //!   sustainable-aggregate-rate measurement with the §4.1 state machine.
 //! - [`ingress`]: [`PcnIngress`], per IEA: admission against the egress's
-//!   CLE (seed §2.2) and flow termination down to the sustainable rate
-//!   (seed §4.1, §4.3.1).
+//!   CLE [Zhang07 §2.2] and flow termination down to the sustainable rate
+//!   ([Zhang07 §4.1], §4.3.1).
 //! - [`edge`]: [`PcnEdge`], one node's ingress and egress parts as one
 //!   [`crate::edge::EdgeBehaviour`] (a node of a parking lot is the
 //!   egress of one IEA and the ingress of the next).

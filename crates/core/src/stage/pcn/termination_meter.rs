@@ -2,7 +2,7 @@
 //! configured-termination-rate; PCN packets that find no token are
 //! excess-marked.
 //!
-//! Sources: seed `004_103cfaf3a9820062.txt` §4.1 ("marking all packets
+//! Sources: [Zhang07 §4.1] ("marking all packets
 //! which find no token in the token bucket. In the case of multiple
 //! bottlenecks, only previously unmarked traffic is metered against the
 //! token bucket. [...] Token bucket depth was set to 256 packets"), after
@@ -15,7 +15,7 @@
 //! on an excess-marked or non-PCN packet:  Pass, not metered
 //! ```
 //!
-//! | parameter | unit | allowed | default (seed §4.1) |
+//! | parameter | unit | allowed | default [Zhang07 §4.1] |
 //! |---|---|---|---|
 //! | `termination_rate` | bit/s | ≥ 1 | none: required (seed: ½ the link rate) |
 //! | `depth` | bytes | ≥ 1 | 256 packets: [`ExcessMeterConfig::with_packets`] |
@@ -51,7 +51,7 @@ pub struct ExcessMeterConfig {
 }
 
 impl ExcessMeterConfig {
-    /// The seed's depth of 256 packets: `256 · packet_size` bytes.
+    /// The paper's depth of 256 packets: `256 · packet_size` bytes.
     pub const SEED_DEPTH_PACKETS: u64 = 256;
 
     /// A bucket `packets` deep for packets of `packet_size` bytes.
@@ -217,7 +217,7 @@ mod tests {
 
     /// Per-flow marked fractions over `secs` s after a 5 s warm-up: `flows`
     /// CBR flows of 160 B every 20 ms at fixed offsets, each packet shifted
-    /// by up to `jitter` of the 20 ms (seed §2.3.4), into a 256-packet bucket
+    /// by up to `jitter` of the 20 ms [Zhang07 §2.3.4], into a 256-packet bucket
     /// refilled with exactly 6 packets' worth per 20 ms.
     fn marked_fractions(flows: u64, jitter: f64, secs: u64) -> Vec<f64> {
         use rand::Rng as _;
@@ -248,7 +248,7 @@ mod tests {
 
     #[test]
     fn cbr_flows_synchronize_when_tokens_per_period_are_whole_packets() {
-        // Seed §4.3.2: with an exact multiple of the packet size arriving per
+        // [Zhang07 §4.3.2]: with an exact multiple of the packet size arriving per
         // CBR period, a flow marked once is marked always: 4 of 10 flows are
         // fully marked, 6 never.
         let fr = marked_fractions(10, 0.0, 10);

@@ -1,4 +1,4 @@
-//! `qoslab-router-bench attacks [--router PATH]`: issue 28's three runs on
+//! `qoslab-router-bench attacks [--router PATH]`: the three hostile-traffic runs on
 //! real packets, with the figures docs/router.md gives before and after.
 //!
 //! ```text

@@ -5,7 +5,7 @@
 //! ```text
 //! qoslab-router-bench [--seconds S] [--only ROW,...] [--router PATH]   the table below
 //! qoslab-router-bench soak [MINUTES]       overload soak, RSS slope (make soak)
-//! qoslab-router-bench attacks              issue 28's flood, bypass and kernel-drop runs (attacks.rs)
+//! qoslab-router-bench attacks              the flood, bypass and kernel-drop runs (attacks.rs)
 //! qoslab-router-bench gaps [--seconds S] [--rt]   time through the router while control commands are served (gaps.rs)
 //! qoslab-router-bench rxcost [ROUNDS]      CPU cost of one received frame, per AF_PACKET receive path (rxcost.rs)
 //! ```

@@ -1,6 +1,6 @@
 //! `qoslab-router-bench rxcost [ROUNDS]`: what receiving one 64-byte
 //! frame costs with each AF_PACKET receive path the router has had
-//! (issue 28's one-knob run for the 64 B gap, docs/performance.md).
+//! (the one-knob run for the 64 B gap, docs/performance.md).
 //!
 //! ```text
 //! per round, per path (paths interleaved round by round):
@@ -10,7 +10,7 @@
 //!     h1: the sending thread's CPU time / frame (veth delivers in its softirq)      → send ns
 //! paths:
 //!     recvmmsg           93f95b4's: recvmmsg into buffers, no control data
-//!     recvmmsg+auxdata   issue 28's first fix: PACKET_AUXDATA, a control buffer per message, cmsg read
+//!     recvmmsg+auxdata   the first fix: PACKET_AUXDATA, a control buffer per message, cmsg read
 //!     ring               the router's now: PacketSocket (TPACKET_V2 ring) into pool slots
 //! ```
 //!

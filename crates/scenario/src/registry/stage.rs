@@ -3,7 +3,7 @@
 //! by validation alike.
 //!
 //! - `{ type = "policer", rate, depth, action }`: a core [`Policer`] (see
-//!   `qoslab_core::policer` and `docs/mechanisms/policer.md`);
+//!   `qoslab_core::stage::policer` and `docs/mechanisms/policer.md`);
 //! - `{ type = "classifier", cache, rules, default_stream }`: a core
 //!   [`ClassifierStage`] ([Guerin99 §II]; `docs/mechanisms/classifier.md`). Its
 //!   rules name nodes (resolved to their addresses, see

@@ -15,13 +15,13 @@
 //!
 //! | parameter | unit | allowed | default (source) |
 //! |---|---|---|---|
-//! | `red` | RED settings | see [`crate::red`] | min_th 5, max_th 15, max_p 0.1, limit 60 pkts [Claypool00 §5]; w_q 0.002 (interpretation: the paper's figure is lost; FJ93/ns-2 default) |
+//! | `red` | RED settings | see [`crate::qdisc::red`] | min_th 5, max_th 15, max_p 0.1, limit 60 pkts [Claypool00 §5]; w_q 0.002 (interpretation: the paper's figure is lost; FJ93/ns-2 default) |
 //! | `tagged_th` | packets (bytes in byte mode) | finite, ≥ 0 | 2.9 ([Claypool00 §5], `mmu_th`) |
 //! | `untagged_th` | packets (bytes in byte mode) | finite, ≥ 0 | 0.6 ([Claypool00 §5], `udp_th`) |
 //!
 //! Interpretations:
 //! - The class averages use RED's `w_q` and the same EWMA function
-//!   ([`crate::red::algo::update_avg`]). They take no idle decay: they move
+//!   ([`crate::qdisc::red::algo::update_avg`]). They take no idle decay: they move
 //!   only on their own class's arrivals (the "unsynchronized updates" the
 //!   [Claypool00 §6.1]'s and Fig. 9 analyse), each arrival sampling the class's
 //!   current occupancy, which is 0 after an idle period.
@@ -35,13 +35,14 @@
 //!   packets ([Claypool00 §6.1]: "the RED unit updates its queue average for all
 //!   incoming TCP packets and for UDP packets that passed").
 
-use super::aqm::{Aqm, Outcome, RedStage, View};
+use super::aqm::{Aqm, View};
 use super::classes::Class;
 use super::flow_counter::FlowCounts;
 use crate::error::ConfigError;
 use crate::packet::Packet;
+use crate::qdisc::red::{algo, RedConfig, RedMode};
+use crate::qdisc::red::{Outcome, RedStage};
 use crate::qdisc::{DropReason, ProbeSink};
-use crate::red::{algo, RedConfig, RedMode};
 use crate::rng::Rng;
 use crate::units::{Rate, Time};
 

@@ -22,7 +22,7 @@
 //!
 //! | parameter | unit | allowed | default (source) |
 //! |---|---|---|---|
-//! | `red` | RED settings | see [`crate::red`] | min_th 5, max_th 15, max_p 0.1, limit 60 pkts [Claypool00 §5]; w_q 0.002 (interpretation) |
+//! | `red` | RED settings | see [`crate::qdisc::red`] | min_th 5, max_th 15, max_p 0.1, limit 60 pkts [Claypool00 §5]; w_q 0.002 (interpretation) |
 //! | flow-count interval | time | > 0 | 300 ms ([Claypool00 §3.1]; set on the queue) |
 //!
 //! Interpretations:
@@ -43,13 +43,14 @@
 //!   strict. With no active flow (impossible at an arrival, which is
 //!   counted first) there is no test.
 
-use super::aqm::{Aqm, Outcome, RedStage, View};
+use super::aqm::{Aqm, View};
 use super::classes::Class;
 use super::flow_counter::FlowCounts;
 use crate::error::ConfigError;
 use crate::packet::Packet;
+use crate::qdisc::red::{algo::RedParams, RedConfig, RedMode};
+use crate::qdisc::red::{Outcome, RedStage};
 use crate::qdisc::{DropReason, ProbeSink};
-use crate::red::{algo::RedParams, RedConfig, RedMode};
 use crate::rng::Rng;
 use crate::units::{Rate, Time};
 

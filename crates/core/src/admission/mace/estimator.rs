@@ -32,7 +32,7 @@
 //! the new flow's `r`) with a maximum measured mostly *before* the flow
 //! sent anything, so its reservation is forgotten before its traffic shows
 //! up and the next requests are over-admitted (tests here and in
-//! `admission.rs` show it: 12 flows and 120% of μ instead of 9). With
+//! `admission/mace/mod.rs` show it: 12 flows and 120% of μ instead of 9). With
 //! the restart, every window maximum that replaces ν̂ was measured entirely
 //! after the last admission. `Continue` is kept to show the effect.
 

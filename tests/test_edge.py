@@ -180,9 +180,22 @@ def test_bad_edge_settings_name_the_field(mutate, path):
     assert any(d["path"].endswith(path) for d in e.value.diagnostics), e.value.diagnostics
 
 
-def test_mgen_builders_reject_a_non_positive_rate():
-    with pytest.raises(ConfigError, match="pps"):
-        traffic.mgen_periodic(name="a", src="h0", dst="d0", size=200, pps=0)
+def test_mgen_models_reject_a_non_positive_rate_naming_the_field():
+    links = [
+        {"a": "h0", "b": "r0", **topology.link(rate="100Mbps", delay="1ms")},
+        {"a": "r0", "b": "d0", **topology.link(rate="2Mbps", delay="1ms")},
+    ]
+    for build in (traffic.mgen_periodic, traffic.mgen_poisson):
+        with pytest.raises(ConfigError) as e:
+            qoslab.Scenario.build(
+                name="bad",
+                duration="2s",
+                topology=topology.explicit(
+                    nodes=[_node("h0", "host"), _node("r0", "router"), _node("d0", "host")], links=links
+                ),
+                traffic=[build(name="a", src="h0", dst="d0", size=200, pps=0)],
+            )
+        assert [d["path"] for d in e.value.diagnostics] == ["traffic.0.pps"], e.value.diagnostics
 
 
 @pytest.mark.parametrize("name", ["fig6a_periodic", "fig6a_poisson", "fig6b_periodic"])

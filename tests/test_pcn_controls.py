@@ -14,7 +14,10 @@ from qoslab.reproduce.pcn import controls, plt, term_controls
 
 
 def _doc(sc: object) -> dict:
-    return tomllib.loads(sc.to_toml())  # type: ignore[attr-defined]
+    """The scenario's TOML, its traffic as validated (the paper models, ``model = "voice"``, expanded)."""
+    doc = tomllib.loads(sc.to_toml())  # type: ignore[attr-defined]
+    doc["traffic"] = sc.echo["traffic"]  # type: ignore[attr-defined]
+    return doc
 
 
 def _diff(a: object, b: object, path: str = "") -> list[str]:

@@ -108,14 +108,52 @@ def test_voice_codecs_send_table_2_1s_average_rates():
         assert per_flow[f"v_{codec}"] == pytest.approx(kbps, rel=tol), (codec, per_flow[f"v_{codec}"])
 
 
+def _one_link(*groups: dict) -> qoslab.Scenario:
+    return qoslab.Scenario.build(
+        name="paper",
+        duration="2s",
+        topology=topology.dumbbell(
+            sources=1,
+            access=topology.link(rate="1Gbps", delay="1ms"),
+            bottleneck=topology.link(rate="1Gbps", delay="1ms"),
+        ),
+        traffic=list(groups),
+    )
+
+
 def test_the_mix_is_six_codecs_in_equal_proportion_and_svd_is_4_mbps_on_average():
-    mix = traffic.voice(name="m", src="a", dst="b", codec="mix", calls_per_s=6.0)
-    assert [g["name"] for g in mix] == [f"m_{c}" for c in traffic.VOICE_MIX]
-    assert all(g["arrivals"]["rate"] == 1.0 for g in mix)
-    s = traffic.svd(name="s", src="a", dst="b", flows=1, randomize=0.01)
-    assert (s["interval"], s["on"], s["off"], s["size"], s["randomize"]) == ("1ms", "340ms", "660ms", "1500B", 0.01)
-    with pytest.raises(ConfigError, match="codec"):
-        traffic.voice(name="x", src="a", dst="b", codec="g723", flows=1)
+    mix = traffic.voice(name="m", src="src0", dst="sink0", codec="mix", calls_per_s=6.0)
+    s = traffic.svd(name="s", src="src0", dst="sink0", flows=1, randomize=0.01)
+    echo = _one_link(*mix, s).echo["traffic"]
+    assert [g["name"] for g in echo[:6]] == [f"m_{c}" for c in traffic.VOICE_MIX]
+    assert all(g["arrivals"]["rate"] == 1.0 for g in echo[:6])
+    e = echo[6]
+    assert (e["model"], e["interval"], e["on"], e["off"], e["size"], e["randomize"]) == (
+        "on_off",
+        "1ms",
+        "340ms",
+        "660ms",
+        "1500B",
+        0.01,
+    )
+    with pytest.raises(ConfigError) as err:
+        _one_link(*traffic.voice(name="x", src="src0", dst="sink0", codec="g723", flows=1))
+    assert [d["path"] for d in err.value.diagnostics] == ["traffic.0.codec"], err.value.diagnostics
+    assert "allowed: cbr, vbr" in err.value.diagnostics[0]["message"]
+
+
+def test_the_python_codec_table_is_the_cores():
+    """``traffic.VOICE_CODECS`` (the reproductions' arithmetic) against the core's expansion."""
+    groups = [g for c in traffic.VOICE_CODECS for g in traffic.voice(name=c, src="src0", dst="sink0", codec=c, flows=1)]
+    echo = {g["name"]: g for g in _one_link(*groups).echo["traffic"]}
+    for codec, (size, spacing_ms, on) in traffic.VOICE_CODECS.items():
+        g = echo[codec]
+        assert (g["size"], g["interval"]) == (f"{size}B", f"{spacing_ms}ms"), codec
+        if on == 1.0:
+            assert g["model"] == "cbr", codec
+        else:
+            on_ms = round(on * traffic.VOICE_CYCLE_MS)
+            assert (g["model"], g["on"], g["off"]) == ("on_off", f"{on_ms}ms", f"{traffic.VOICE_CYCLE_MS - on_ms}ms")
 
 
 def test_reproduce_pcn_quick_judges_the_quick_tables_and_checks_the_expected_termination(tmp_path):

@@ -583,12 +583,19 @@ __all__: Sequence[str] = (
 )
 
 
-def _mgen_pps(pps: float, name: str) -> float:
-    if isinstance(pps, bool) or not isinstance(pps, (int, float)) or not pps > 0 or pps != pps:
-        raise config_error(
-            f"traffic.{name}.pps", f"{pps!r} is not a packet rate; allowed: a number of packets per second > 0"
-        )
-    return float(pps)
+def _paper(model: dict[str, Any], *, name: str, src: str, dst: str, **fields: Any) -> dict[str, Any]:
+    """A group of a paper model (``model = "voice"`` ...): the core expands it into the primitive
+    group(s) it stands for and checks every parameter (``docs/scenarios.md``, "Paper models")."""
+    g: dict[str, Any] = {"name": name, **model, "src": src, "dst": dst}
+    for key, value in fields.items():
+        if value is None:
+            continue
+        if key in ("start", "stop", "start_jitter", "mean_duration"):
+            value = _units.dur(value, key)
+        elif key in ("size", "header"):
+            value = _units.size(value, key)
+        g[key] = value
+    return g
 
 
 def mgen_periodic(
@@ -598,7 +605,7 @@ def mgen_periodic(
     dst: str,
     size: Quantity,
     pps: float,
-    header: Quantity = "28B",
+    header: Quantity | None = None,
     dst_port: int | None = None,
     start: Quantity | None = None,
     stop: Quantity | None = None,
@@ -606,14 +613,15 @@ def mgen_periodic(
 ) -> dict[str, Any]:
     """An MGEN 3.0 ``PERIODIC`` UDP flow [Guerin99 §IV]: ``pps`` packets a second of ``size``
     payload bytes, evenly spaced, from ``start`` to ``stop``; ``header`` (default 28 B of
-    IP/UDP) is added on the wire. A :func:`cbr` group with ``interval`` = 1/``pps``."""
-    interval_ns = round(1e9 / _mgen_pps(pps, name))
-    return cbr(
+    IP/UDP) is added on the wire. The core makes it a ``cbr`` group with ``interval`` = 1/``pps``
+    (``model = "mgen_periodic"``)."""
+    return _paper(
+        {"model": "mgen_periodic"},
         name=name,
         src=src,
         dst=dst,
         size=size,
-        interval=f"{interval_ns}ns",
+        pps=pps,
         header=header,
         dst_port=dst_port,
         start=start,
@@ -629,7 +637,7 @@ def mgen_poisson(
     dst: str,
     size: Quantity,
     pps: float,
-    header: Quantity = "28B",
+    header: Quantity | None = None,
     dst_port: int | None = None,
     start: Quantity | None = None,
     stop: Quantity | None = None,
@@ -637,18 +645,15 @@ def mgen_poisson(
 ) -> dict[str, Any]:
     """An MGEN 3.0 ``POISSON`` UDP flow [Guerin99 §IV]: packets of ``size`` payload bytes at a
     mean of ``pps`` a second with exponential gaps; ``header`` (default 28 B) is added on the
-    wire. A :func:`poisson` group at ``pps`` × ``size`` × 8 bit/s of payload."""
-    payload = _units.size(size, "size")
-    nbytes = int(payload[:-1]) if payload.endswith("B") and payload[:-1].isdigit() else None
-    if nbytes is None:
-        raise config_error(f"traffic.{name}.size", f'{size!r} is not a size in bytes; allowed: an int or "512B"')
-    bps = round(_mgen_pps(pps, name) * nbytes * 8)
-    return poisson(
+    wire. The core makes it a ``poisson`` group at ``pps`` × ``size`` × 8 bit/s of payload
+    (``model = "mgen_poisson"``)."""
+    return _paper(
+        {"model": "mgen_poisson"},
         name=name,
         src=src,
         dst=dst,
-        size=payload,
-        rate=f"{bps}bps",
+        size=size,
+        pps=pps,
         header=header,
         dst_port=dst_port,
         start=start,
@@ -657,7 +662,8 @@ def mgen_poisson(
     )
 
 
-#: [Zhang07] Table 2.1: codec -> (packet bytes on the wire, spacing in ms, ON fraction).
+#: [Zhang07] Table 2.1: codec -> (payload bytes, spacing in ms, ON fraction), for the reproductions'
+#: arithmetic; the expansion itself is the core's (``model = "voice"``; tests check they agree).
 VOICE_CODECS: dict[str, tuple[int, int, float]] = {
     "cbr": (160, 20, 1.0),
     "vbr": (160, 20, 0.34),
@@ -675,6 +681,14 @@ VOICE_MIX = ("g711_cbr_20", "g711_vbr_20", "g711_cbr_10", "g711_vbr_10", "g729_c
 VOICE_CYCLE_MS = 1000
 
 
+def _calls(
+    calls_per_s: float | None, flows: int | None, arrivals: dict[str, Any] | None, mean_duration: Quantity
+) -> dict[str, Any]:
+    if calls_per_s is not None:
+        return {"calls_per_s": calls_per_s, "mean_duration": mean_duration}
+    return {"flows": flows, "arrivals": arrivals}
+
+
 def voice(
     *,
     name: str,
@@ -683,6 +697,7 @@ def voice(
     codec: str = "cbr",
     calls_per_s: float | None = None,
     flows: int | None = None,
+    arrivals: dict[str, Any] | None = None,
     mean_duration: Quantity = "60s",
     randomize: float | None = None,
     start: Quantity | None = None,
@@ -691,82 +706,32 @@ def voice(
     admitted: bool | None = None,
     src_choice: SrcChoice | None = None,
 ) -> list[dict[str, Any]]:
-    """Voice calls of [Zhang07] Table 2.1 (``docs/mechanisms/pcn.md``): ``codec`` one of
-    :data:`VOICE_CODECS` or ``"mix"`` (the six G.711/G.729 codecs in equal proportion, one group
-    each at ``calls_per_s / 6``). CBR codecs send a packet every spacing; VBR ones do so during
-    exponential ON periods of mean ON fraction × 1 s, silent during OFF periods of the rest.
-    Calls arrive as a Poisson process of ``calls_per_s`` with exponential durations of mean
-    ``mean_duration`` (the paper's §2.3), or ``flows`` fixed calls (starting at ``start`` plus up to
-    ``start_jitter``). ``admitted``: the calls were admitted elsewhere (rerouted, [Zhang07 §4])
-    and start without asking their PCN ingress. ``src_choice="random"``: each call's source is
-    drawn among the matches of ``src`` (default: in turn; the six groups of the mix at the same
-    call rate then hand their calls to the sources together, in bursts). Returns the traffic
-    groups (one, or six for the mix), named ``name`` or ``name_<codec>``."""
-    if codec == "mix":
-        per = None if calls_per_s is None else calls_per_s / len(VOICE_MIX)
-        return [
-            g
-            for c in VOICE_MIX
-            for g in voice(
-                name=f"{name}_{c}",
-                src=src,
-                dst=dst,
-                codec=c,
-                calls_per_s=per,
-                flows=flows,
-                mean_duration=mean_duration,
-                randomize=randomize,
-                start=start,
-                stop=stop,
-                start_jitter=start_jitter,
-                admitted=admitted,
-                src_choice=src_choice,
-            )
-        ]
-    if codec not in VOICE_CODECS:
-        raise config_error(
-            f"traffic.{name}.codec", f"{codec!r} is not a codec; allowed: {', '.join(VOICE_CODECS)}, mix"
-        )
-    if (calls_per_s is None) == (flows is None):
-        raise config_error(f"traffic.{name}", "give exactly one of calls_per_s and flows")
-    size, spacing_ms, on = VOICE_CODECS[codec]
-    arrivals = None if calls_per_s is None else poisson_arrivals(rate=calls_per_s, lifetime=mean_duration)
-    if on >= 1.0:
-        return [
-            cbr(
-                name=name,
-                src=src,
-                dst=dst,
-                size=size,
-                interval=f"{spacing_ms}ms",
-                flows=flows,
-                arrivals=arrivals,
-                randomize=randomize,
-                start=start,
-                stop=stop,
-                start_jitter=start_jitter,
-                admitted=admitted,
-                src_choice=src_choice,
-            )
-        ]
-    on_ms = round(on * VOICE_CYCLE_MS)
+    """Voice calls of [Zhang07] Table 2.1 (``docs/mechanisms/pcn.md``; ``model = "voice"``):
+    ``codec`` one of :data:`VOICE_CODECS` or ``"mix"`` (the six G.711/G.729 codecs in equal
+    proportion, one group each, named ``name_<codec>``, at ``calls_per_s / 6``). CBR codecs send
+    a packet every spacing; VBR ones do so during exponential ON periods of mean ON fraction × 1 s,
+    silent during OFF periods of the rest. Calls arrive as a Poisson process of ``calls_per_s``
+    with exponential durations of mean ``mean_duration`` (the paper's §2.3), or by ``arrivals`` (each
+    codec's group of a mix gets it as it is), or ``flows`` fixed calls (starting at ``start``
+    plus up to ``start_jitter``): give exactly one. ``admitted``: the calls were admitted
+    elsewhere (rerouted, [Zhang07 §4]) and start without asking their PCN ingress.
+    ``src_choice="random"``: each call's source is drawn among the matches of ``src`` (default:
+    in turn; the six groups of the mix at the same call rate then hand their calls to the
+    sources together, in bursts). Returns the group as a list of one, to extend a list of
+    groups with; the core expands it (and checks every parameter) when the scenario loads."""
     return [
-        on_off(
+        _paper(
+            {"model": "voice", "codec": codec},
             name=name,
             src=src,
             dst=dst,
-            size=size,
-            interval=f"{spacing_ms}ms",
-            on=f"{on_ms}ms",
-            off=f"{VOICE_CYCLE_MS - on_ms}ms",
-            flows=flows,
-            arrivals=arrivals,
+            src_choice=src_choice,
+            **_calls(calls_per_s, flows, arrivals, mean_duration),
             randomize=randomize,
             start=start,
             stop=stop,
             start_jitter=start_jitter,
             admitted=admitted,
-            src_choice=src_choice,
         )
     ]
 
@@ -778,6 +743,7 @@ def svd(
     dst: str,
     calls_per_s: float | None = None,
     flows: int | None = None,
+    arrivals: dict[str, Any] | None = None,
     mean_duration: Quantity = "60s",
     randomize: float | None = None,
     start: Quantity | None = None,
@@ -786,28 +752,21 @@ def svd(
     admitted: bool | None = None,
     src_choice: SrcChoice | None = None,
 ) -> dict[str, Any]:
-    """[Zhang07 §2.3.2]'s synthetic video (SVD): ON/OFF with exponential periods of mean
-    340 ms ON (1500 B packets every 1 ms, 12 Mb/s) and 660 ms OFF, 4 Mb/s on average.
-    ``start_jitter``, ``admitted`` and ``src_choice`` as for :func:`voice`."""
-    if (calls_per_s is None) == (flows is None):
-        raise config_error(f"traffic.{name}", "give exactly one of calls_per_s and flows")
-    arrivals = None if calls_per_s is None else poisson_arrivals(rate=calls_per_s, lifetime=mean_duration)
-    return on_off(
+    """[Zhang07 §2.3.2]'s synthetic video (SVD; ``model = "svd"``): ON/OFF with exponential
+    periods of mean 340 ms ON (1500 B packets every 1 ms, 12 Mb/s) and 660 ms OFF, 4 Mb/s on
+    average. Calls, ``start_jitter``, ``admitted`` and ``src_choice`` as for :func:`voice`."""
+    return _paper(
+        {"model": "svd"},
         name=name,
         src=src,
         dst=dst,
-        size=1500,
-        interval="1ms",
-        on="340ms",
-        off="660ms",
-        flows=flows,
-        arrivals=arrivals,
+        src_choice=src_choice,
+        **_calls(calls_per_s, flows, arrivals, mean_duration),
         randomize=randomize,
         start=start,
         stop=stop,
         start_jitter=start_jitter,
         admitted=admitted,
-        src_choice=src_choice,
     )
 
 

@@ -45,6 +45,7 @@ pub mod stage;
 pub mod stats;
 pub mod tcp;
 pub mod token_bucket;
+pub mod traffic;
 pub mod units;
 pub mod vecmap;
 

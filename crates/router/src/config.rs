@@ -41,12 +41,19 @@
 //! | `class_tag` | `cbt`, `precedence`, `zero` | | `cbt`: TCP 0, tagged UDP 1, other 2 |
 //! | `tagged_dscp_mask` | DSCP bits | 1 ..= 63 | 1 (pool 3, local use) |
 //! | `pcn_dscps` | DSCPs | each 0 ..= 63 | none: PCN traffic's DSCPs (RFC 6660 encoding in the ECN bits) |
+//! | `edge_port` | UDP port | 1 ..= 65535 | 7400: flow requests, answers and termination notices of a PCN domain ([`crate::edge`]) |
+//! | `edge_flows` | flows | 1 ..= 1,048,576 | 65,536: admitted or pending flows a PCN ingress holds at once |
+//!
+//! An optional `[pcn]` table (exactly a scenario's `[pcn]`, with `edges =
+//! ["a", "b"]`) makes the link a PCN domain of its own: the ingress where
+//! frames arrive on side a, the egress where they leave on side b
+//! ([`crate::edge`]). It needs `pcn_dscps` (which packets are PCN traffic).
 
 use qoslab_core::units::{Bytes, Dur, Rate, Time};
 use qoslab_core::{pipeline::Port, Limit};
 use qoslab_scenario::load::Lines;
 use qoslab_scenario::registry::{build_port, PortSpec};
-use qoslab_scenario::{units, Diagnostic, LinkSpec, QueueSpec};
+use qoslab_scenario::{units, Diagnostic, LinkSpec, PcnSpec, QueueSpec};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -107,6 +114,20 @@ pub struct RouterSection {
     /// Default: none (no packet is PCN traffic).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pcn_dscps: Vec<u8>,
+    /// The UDP port of a PCN domain's flow requests, answers and
+    /// termination notices ([`crate::edge::wire`]).
+    #[serde(default = "default_edge_port")]
+    pub edge_port: u16,
+    /// The most flows (admitted or waiting for their answer) a PCN ingress holds.
+    #[serde(default = "default_edge_flows")]
+    pub edge_flows: u32,
+}
+
+fn default_edge_port() -> u16 {
+    7400
+}
+fn default_edge_flows() -> u32 {
+    65_536
 }
 
 /// How the router reaches its interfaces.
@@ -172,6 +193,9 @@ fn default_batch() -> u32 {
 pub struct RouterConfig {
     pub router: RouterSection,
     pub link: LinkSpec,
+    /// A PCN domain at the link's ends (ingress at side a, egress at side b).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcn: Option<PcnSpec>,
 }
 
 /// A configuration that was read, checked, and whose ports were all built
@@ -268,12 +292,12 @@ pub fn load_str(text: &str, origin: &str, base_dir: &Path) -> Result<ValidConfig
     let doc: toml::Table = toml::from_str(text).map_err(syntax)?;
     let mut diags = Vec::new();
     for key in doc.keys() {
-        if key != "router" && key != "link" {
+        if key != "router" && key != "link" && key != "pcn" {
             diags.push(diag(
                 origin,
                 Some(&lines),
                 key.clone(),
-                "is not a router configuration table; allowed: [router], [link]".into(),
+                "is not a router configuration table; allowed: [router], [link], [pcn]".into(),
             ));
         }
     }
@@ -347,6 +371,33 @@ fn check(v: &ValidConfig, lines: &Lines) -> Result<(), Vec<Diagnostic>> {
     }
     if let Some(d) = r.pcn_dscps.iter().find(|d| **d > 63) {
         bad("router.pcn_dscps", format!("contains {d}; allowed: DSCPs 0 to 63"));
+    }
+    if r.edge_port == 0 {
+        bad("router.edge_port", "(0) is not a port; allowed: 1 to 65535".into());
+    }
+    if !(1..=1 << 20).contains(&r.edge_flows) {
+        bad("router.edge_flows", format!("({}) is out of range; allowed: 1 to 1048576 flows", r.edge_flows));
+    }
+    if let Some(p) = &v.config.pcn {
+        if p.edges != ["a", "b"] {
+            bad(
+                "pcn.edges",
+                format!(
+                    "({:?}) is not this router's domain; allowed: [\"a\", \"b\"] (the ingress where frames \
+                     arrive on side a, the egress where they leave on side b)",
+                    p.edges
+                ),
+            );
+        }
+        if let Err(e) = qoslab_scenario::registry::pcn::edge_config(p) {
+            bad(&format!("pcn.{}", e.field_path), e.message);
+        }
+        if r.pcn_dscps.is_empty() {
+            bad(
+                "router.pcn_dscps",
+                "is empty while [pcn] is set; allowed: the DSCPs of the domain's PCN traffic, e.g. [0]".into(),
+            );
+        }
     }
     if r.catch_up > Dur::from_secs(1) {
         bad("router.catch_up", format!("({}) is too long; allowed: at most 1s", r.catch_up));

@@ -27,8 +27,16 @@
 //! any sequence of frames, time steps and reloads):
 //!
 //! ```text
-//! rx_pkts = tx_pkts + tx_errors + Σ drops[reason] − drops[kernel] + in the delay line + held by the port + on the wire
+//! rx_pkts = tx_pkts + tx_errors + edge_consumed + Σ drops[reason] − drops[kernel] + in the delay line + held by the port + on the wire
 //! ```
+//!
+//! With a PCN domain (`[pcn]`, [`crate::edge`]) a frame read on side a
+//! meets the ingress first (before the delay line): a flow request is
+//! consumed (`edge_consumed`), a PCN packet of a flow not admitted or
+//! terminated is dropped (`policed`, `terminated`), an admitted one leaves
+//! the ingress not-marked; a PCN packet leaving on side b meets the
+//! egress. The ingress's answers and termination notices leave side a
+//! (counted by the domain, `edge` in the stats).
 //!
 //! (`drops[kernel]` are frames the kernel dropped before the router read
 //! them: counted as drops of their direction, never read.)
@@ -43,6 +51,7 @@
 
 use crate::config::{ClassTagRule, ValidConfig};
 use crate::delay::DelayLine;
+use crate::edge::{AtIngress, Domain};
 use crate::flows::Flows;
 use crate::parse::{self, Frame, NOT_IP_KEY};
 use crate::pool::{Pool, SLOT};
@@ -91,6 +100,9 @@ pub struct Counters {
     /// Receive passes on this direction's interface that found no free pool
     /// slot (the kernel then holds the frames, or drops them: `drops.kernel`).
     pub pool_exhausted: u64,
+    /// Frames consumed by the PCN domain's ingress (flow requests: they do
+    /// not cross the link; [`crate::edge`]).
+    pub edge_consumed: u64,
     pub classes: [ClassCounters; CLASSES],
 }
 
@@ -212,8 +224,10 @@ pub enum Arrival {
     /// Waiting out the link's delay in the delay line.
     Delayed,
     /// Dropped (oversize, malformed, the delay line's bound, a stage or the
-    /// qdisc); its slot is free again.
+    /// qdisc, the PCN ingress); its slot is free again.
     Dropped,
+    /// A flow request, consumed by the PCN domain's ingress; its slot is free again.
+    Consumed,
 }
 
 /// Per-packet time spent in the QoS path (stages + qdisc + device), when
@@ -239,6 +253,8 @@ pub struct Datapath {
     pub line: DelayLine,
     pub events: EventLog,
     pub profile: Option<Profile>,
+    /// The PCN domain at the link's ends, with a `[pcn]` table.
+    pub domain: Option<Domain>,
     /// ECN bits of each slot's frame as it arrived, to spot marks at departure.
     arrived_ecn: Vec<Ecn>,
     /// The direction's departures so far when each slot's packet arrived.
@@ -255,7 +271,23 @@ impl Datapath {
         let p0 = cfg.port(0, now)?;
         let p1 = cfg.port(1, now)?;
         let r = &cfg.config.router;
+        let domain = match &cfg.config.pcn {
+            None => None,
+            Some(spec) => {
+                let bad = |path: String, message: String| {
+                    vec![Diagnostic { origin: cfg.origin.clone(), line: None, path, message }]
+                };
+                let pc = qoslab_scenario::registry::pcn::edge_config(spec)
+                    .map_err(|e| bad(format!("pcn.{}", e.field_path), e.message))?;
+                let d = cfg.config.link.delay;
+                Some(
+                    Domain::new(pc, r.edge_port, r.edge_flows, d, &r.pcn_dscps, r.seed, now)
+                        .map_err(|e| bad("pcn".into(), e.to_string()))?,
+                )
+            }
+        };
         Ok(Datapath {
+            domain,
             dirs: [Direction::new(p0, &cfg, now), Direction::new(p1, &cfg, now)],
             pool: Pool::new(r.pool),
             flows: Flows::new(r.flows),
@@ -296,6 +328,33 @@ impl Datapath {
             return Arrival::Dropped;
         }
         self.pool.set_len(slot, len);
+        if side == 0 {
+            if let Some(dm) = self.domain.as_mut() {
+                let info = match parse::parse(self.pool.frame(slot)) {
+                    Frame::Ip(i) => Some(i),
+                    Frame::NotIp | Frame::Malformed => None,
+                };
+                match dm.on_arrival(now, self.pool.frame(slot), info.as_ref(), &mut self.events) {
+                    AtIngress::Pass => {}
+                    AtIngress::Enter => {
+                        let i = info.expect("only IP packets enter");
+                        if i.ecn != Ecn::Ect0 {
+                            parse::set_ecn(self.pool.frame_mut(slot), &i, Ecn::Ect0);
+                        }
+                    }
+                    AtIngress::Consumed => {
+                        dir.counters.edge_consumed += 1;
+                        self.pool.free(slot);
+                        return Arrival::Consumed;
+                    }
+                    AtIngress::Drop(reason) => {
+                        dir.count_drop(reason, len);
+                        self.pool.free(slot);
+                        return Arrival::Dropped;
+                    }
+                }
+            }
+        }
         if delay.0 == 0 {
             return self.arrive(now, side, slot, len);
         }
@@ -380,6 +439,11 @@ impl Datapath {
         while let Some(h) = self.line.pop_due(now) {
             self.arrive(now, h.side, h.slot, h.len);
         }
+        if let Some(dm) = self.domain.as_mut() {
+            if dm.next_deadline().is_some_and(|t| t <= now) {
+                dm.on_timer(now, &mut self.events);
+            }
+        }
         let mut wake: Option<Time> = self.line.next_due();
         let mut at = |t: Time| wake = Some(wake.map_or(t, |w: Time| w.min(t)));
         let batch = self.cfg.config.router.batch as usize;
@@ -440,6 +504,11 @@ impl Datapath {
                         }
                     }
                 }
+                if d == 0 {
+                    if let Some(dm) = self.domain.as_mut() {
+                        dm.on_departure(now, &p, &mut self.events);
+                    }
+                }
                 self.pending.push(p);
                 if self.pending.len() >= batch {
                     self.pending.flush(&mut self.pool, &mut dir.counters, &self.arrived_tx, now, 1 - d, send);
@@ -448,6 +517,12 @@ impl Datapath {
             }
             self.pending.flush(&mut self.pool, &mut dir.counters, &self.arrived_tx, now, 1 - d, send);
             if let Some(t) = dir.port.next_deadline() {
+                at(t.max(now));
+            }
+        }
+        if let Some(dm) = self.domain.as_mut() {
+            send_replies(dm, &mut self.pool, send);
+            if let Some(t) = dm.next_deadline() {
                 at(t.max(now));
             }
         }
@@ -503,6 +578,29 @@ impl Datapath {
     /// for as sent, refused or dropped: in the delay line, the port, on the wire.
     pub fn in_flight(&self, d: usize) -> u64 {
         self.line.held(d) as u64 + self.dirs[d].held_pkts()
+    }
+}
+
+/// Sends the PCN domain's answers and termination notices out of side a,
+/// each in a pool slot of its own (none free: dropped and counted).
+fn send_replies(dm: &mut Domain, pool: &mut Pool, send: &mut SendBatch<'_>) {
+    while let Some(f) = dm.out.pop_front() {
+        let Some(slot) = pool.alloc() else {
+            dm.stats.replies_dropped += 1 + dm.out.len() as u64;
+            dm.out.clear();
+            return;
+        };
+        let n = f.len().min(SLOT);
+        pool.slot_mut(slot)[..n].copy_from_slice(&f[..n]);
+        pool.set_len(slot, n);
+        let mut sent = [false];
+        send(0, pool, &[slot], &mut sent);
+        if sent[0] {
+            dm.stats.replies_sent += 1;
+        } else {
+            dm.stats.reply_errors += 1;
+        }
+        pool.free(slot);
     }
 }
 

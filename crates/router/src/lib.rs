@@ -11,6 +11,8 @@
 //! - [`reload`]: reconfiguration checked against the live state;
 //! - [`script`]: frames, time steps and reloads from bytes, with conservation checked (fuzzing, tests);
 //! - [`delay`]: the link's propagation delay, a delay line before the ports;
+//! - [`edge`]: a PCN domain at the link's ends (ingress admission and termination, egress CLE and
+//!   sustainable rate, their messages as UDP packets);
 //! - [`afpacket`]: AF_PACKET sockets with a receive ring and `sendmmsg` batches;
 //! - [`afxdp`]: AF_XDP sockets (copy mode) and their XDP redirect program;
 //! - [`io`]: either kind, as `router.io` chooses;
@@ -26,6 +28,7 @@ pub mod control;
 pub mod daemon;
 pub mod datapath;
 pub mod delay;
+pub mod edge;
 pub mod flows;
 pub mod io;
 pub mod parse;

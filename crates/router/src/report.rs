@@ -55,7 +55,7 @@ pub fn direction_json(dp: &Datapath, d: usize, now: Time, prev: Option<&Prev>) -
         "kernel_drops": dir.router_drops[DropReason::Kernel as usize],
         "pool_exhausted": c.pool_exhausted,
         "not_ip_pkts": c.not_ip_pkts,
-        "tx_errors": c.tx_errors, "ecn_rewrites": c.ecn_rewrites,
+        "tx_errors": c.tx_errors, "ecn_rewrites": c.ecn_rewrites, "edge_consumed": c.edge_consumed,
         "delay_line_pkts": dp.line.held(d),
         "backlog_pkts": backlog.packets, "backlog_bytes": backlog.bytes,
         "drops": reasons(drop_names(), dp.drops(d)),
@@ -99,6 +99,11 @@ pub fn stats_json(dp: &Datapath, now: Time, prev: Option<&Prev>) -> Value {
     });
     if let Some(p) = &dp.profile {
         o["profile"] = serde_json::to_value(p).unwrap_or(Value::Null);
+    }
+    if let Some(dm) = &dp.domain {
+        let mut e = serde_json::to_value(&dm.stats).unwrap_or(Value::Null);
+        e["flows"] = Value::from(dm.flows());
+        o["edge"] = e;
     }
     o
 }

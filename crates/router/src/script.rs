@@ -32,9 +32,10 @@ use std::sync::OnceLock;
 /// The configurations a script starts with and reloads to: small pools
 /// (the delay line's share and exhaustion), bursts around a full frame
 /// (a reload below a queued frame), a delay, MACE with SSAC, RED with ECN,
-/// CBT, the edge queue with its classifier, a policer, and a field a
-/// reload must refuse (`pool`).
-const CONFIGS: [&str; 8] = [
+/// CBT, the edge queue with its classifier, a policer, a field a reload
+/// must refuse (`pool`), and a PCN domain whose requests go to port 9
+/// (frame kind 0 with bit 3 set carries a valid flow request).
+const CONFIGS: [&str; 9] = [
     "pool = 64\n[link]\nrate = \"1Mbps\"\ndelay = \"0s\"\nqueue = { type = \"fifo\", limit = \"20pkts\" }\n",
     "pool = 64\nburst = \"1522B\"\n[link]\nrate = \"2Mbps\"\ndelay = \"0s\"\n\
      queue = { type = \"red\", limit = \"30pkts\", min_th = 3, max_th = 9, ecn = true }\n",
@@ -51,6 +52,10 @@ const CONFIGS: [&str; 8] = [
     "pool = 64\nburst = \"2000B\"\n[link]\nrate = \"3Mbps\"\ndelay = \"0s\"\n\
      stages = [{ type = \"policer\", rate = \"1Mbps\", depth = \"3000B\" }]\n",
     "pool = 32\n[link]\nrate = \"1Mbps\"\ndelay = \"0s\"\n",
+    "pool = 64\npcn_dscps = [0]\nedge_port = 9\nedge_flows = 4\n[link]\nrate = \"1Mbps\"\ndelay = \"2ms\"\n\
+     stages = [{ type = \"pcn_admission\", admissible_rate = \"200kbps\" }, \
+     { type = \"pcn_termination\", termination_rate = \"200kbps\", packet_size = \"200B\" }]\n\
+     [pcn]\nedges = [\"a\", \"b\"]\ntermination_interval = \"5ms\"\n",
 ];
 
 /// The configurations, parsed once.
@@ -94,7 +99,15 @@ fn frame(k: u8, size: usize, sp: u16, dp: u16) -> Vec<u8> {
             let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
                 .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
                 .udp(sp, dp);
-            let _ = b.write(&mut f, &pad(size.saturating_sub(42)));
+            let request = crate::edge::wire::Msg {
+                port: 5004,
+                ..crate::edge::wire::Msg::new(crate::edge::wire::Kind::FlowRequest, sp as u32, 64_000.0)
+            };
+            if k.is_multiple_of(8) && k & 8 != 0 {
+                let _ = b.write(&mut f, &crate::edge::wire::encode(&request));
+            } else {
+                let _ = b.write(&mut f, &pad(size.saturating_sub(42)));
+            }
             if k % 8 == 5 {
                 f[20] = 0x20; // first fragment: more fragments, offset 0
             } else if k % 8 == 6 {
@@ -130,11 +143,12 @@ pub fn check_conservation(dp: &Datapath) {
         in_flight += held;
         assert_eq!(
             c.rx_pkts,
-            c.tx_pkts + c.tx_errors + dropped + held,
-            "direction {d}: rx {} != tx {} + refused {} + dropped {dropped} ({drops:?}) + in flight {held}",
+            c.tx_pkts + c.tx_errors + c.edge_consumed + dropped + held,
+            "direction {d}: rx {} != tx {} + refused {} + consumed {} + dropped {dropped} ({drops:?}) + in flight {held}",
             c.rx_pkts,
             c.tx_pkts,
-            c.tx_errors
+            c.tx_errors,
+            c.edge_consumed
         );
     }
     assert_eq!(dp.pool.in_use() as u64, in_flight, "pool slots in use != frames in flight");
@@ -143,6 +157,11 @@ pub fn check_conservation(dp: &Datapath) {
 /// Runs the script in `data` (see the module doc); panics if a frame is
 /// lost to the counts, a slot leaks, or anything in the datapath panics.
 pub fn run(data: &[u8]) {
+    run_to_end(data);
+}
+
+/// [`run`], returning the datapath at the end (tests read its counters).
+pub fn run_to_end(data: &[u8]) -> Datapath {
     let mut b = Bytes(data);
     let cfgs = configs();
     let mut now = Time::ZERO;
@@ -204,6 +223,7 @@ pub fn run(data: &[u8]) {
     }
     assert!(dp.is_idle(), "frames still held after 10 s: {} in flight", dp.in_flight(0) + dp.in_flight(1));
     assert_eq!(dp.pool.in_use(), 0);
+    dp
 }
 
 #[cfg(test)]
@@ -227,6 +247,24 @@ mod tests {
         s.extend_from_slice(&[6, 1]); // reload to config 1
         s.extend_from_slice(&[4, 0xff, 0xff]);
         run(&s);
+    }
+
+    #[test]
+    fn script_pcn_requests_admit_and_data_is_metered_with_every_frame_conserved() {
+        let mut s = vec![8u8]; // config 8: the PCN domain
+        s.extend_from_slice(&[0, 0x08, 0, 60, 0, 1, 1]); // a flow request from port 1 to port 9
+        for _ in 0..3 {
+            s.extend_from_slice(&[4, 0x0b, 0xb8]); // 3 ms, poll: the answer after the 2 x 2 ms round trip
+        }
+        for _ in 0..20 {
+            s.extend_from_slice(&[3, 0, 0, 200, 0, 1, 0, 20]); // 21 data frames of flow 1 to port 5004
+            s.extend_from_slice(&[4, 0x0b, 0xb8]);
+        }
+        let dp = run_to_end(&s);
+        let st = &dp.domain.as_ref().expect("config 8 has [pcn]").stats;
+        assert_eq!((st.requests, st.admitted, st.replies_sent), (1, 1, 1 + st.terminated));
+        assert!(dp.dirs[0].counters.tx_pkts > 0);
+        assert!(dp.marks(0).iter().sum::<u64>() > 0, "200 kb/s meters mark 1.1 Mb/s of PCN traffic");
     }
 
     #[test]

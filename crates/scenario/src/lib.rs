@@ -34,6 +34,7 @@ pub mod bounded;
 pub mod expand;
 pub mod files;
 pub mod load;
+pub mod paper_traffic;
 pub mod registry;
 pub mod routes;
 pub mod schema;

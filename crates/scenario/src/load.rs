@@ -15,13 +15,17 @@
 //!    optional field) is created, with any missing tables above it. A
 //!    malformed override or an unknown path is a diagnostic with origin
 //!    `--set`; so is any later problem in a value an override set.
-//! 3. **Structure.** [`super::shape::check`] walks the document alongside
+//! 3. **Paper models.** A `[[traffic]]` group of a paper model (`voice`,
+//!    `svd`, `mgen_periodic`, `mgen_poisson`) is replaced by the primitive
+//!    group(s) it stands for ([`super::paper_traffic`]); a bad parameter is
+//!    a diagnostic naming it. Later steps see (and the echo shows) the expansion.
+//! 4. **Structure.** [`super::shape::check`] walks the document alongside
 //!    the JSON Schema: unknown and missing fields, unknown `type`/`preset`/
 //!    `model`/`process` variants, wrong types, unreadable units.
-//! 4. **Types.** Serde builds the [`Scenario`]; should it still refuse
+//! 5. **Types.** Serde builds the [`Scenario`]; should it still refuse
 //!    something, its message is rephrased into plain words (no Rust type
 //!    names) with the path tracked by `serde_path_to_error`.
-//! 5. **Meaning.** [`super::validate::validate`] checks every rule that
+//! 6. **Meaning.** [`super::validate::validate`] checks every rule that
 //!    spans fields (names, references, ranges, queue parameters), reads
 //!    the files the scenario names, and estimates the run's memory and
 //!    events against [`Limits`].
@@ -110,7 +114,7 @@ impl Document {
         }
     }
 
-    /// Steps 3 to 5: structure, types and meaning.
+    /// Steps 3 to 6: paper models, structure, types and meaning.
     pub fn validate(&self, base_dir: Option<&Path>, limits: Limits) -> Result<ValidScenario, ScenarioError> {
         let (origin, set) = (self.origin.as_str(), &self.set);
         let mut lines = self.lines.clone();
@@ -126,6 +130,10 @@ impl Document {
             attribute_to_override(&mut d, set);
             d
         };
+        let problems = crate::paper_traffic::expand(&mut doc);
+        if !problems.is_empty() {
+            return Err(ScenarioError::Config(problems.into_iter().map(|p| at(p.path, p.message)).collect()));
+        }
         let problems = shape::check(&doc);
         if !problems.is_empty() {
             return Err(ScenarioError::Config(problems.into_iter().map(|p| at(p.path, p.message)).collect()));

@@ -91,10 +91,72 @@ impl JsonSchema for LimitText {
     }
 }
 
-/// The scenario format's JSON Schema, pretty-printed.
+/// The scenario format's JSON Schema, pretty-printed: the typed format's, with the paper
+/// traffic models ([`crate::paper_traffic`]) beside the traffic group they expand into.
 pub fn json_schema() -> String {
+    static PUBLISHED: OnceLock<Json> = OnceLock::new();
+    let s = PUBLISHED.get_or_init(|| {
+        let mut s = schema_value().clone();
+        add_paper_models(&mut s);
+        s
+    });
     // Serializing a JSON value cannot fail (its keys are strings).
-    serde_json::to_string_pretty(schema_value()).expect("a JSON value always serializes")
+    serde_json::to_string_pretty(s).expect("a JSON value always serializes")
+}
+
+/// `traffic` items: a [`crate::TrafficGroup`] or a `PaperTrafficGroup`, a group of a paper
+/// model with the traffic group's other fields (`size` only for the MGEN models). The loader
+/// expands paper models before its structural check, which therefore reads the typed schema.
+fn add_paper_models(s: &mut Json) {
+    use crate::paper_traffic::{VOICE_CODECS, VOICE_MIX};
+    use serde_json::json;
+    let tg = s["$defs"]["TrafficGroup"]["properties"].clone();
+    let bare = |v: &Json, description: &str| {
+        let mut v = v.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("default");
+            o.insert("description".into(), description.into());
+        }
+        v
+    };
+    let mut common = tg.as_object().cloned().unwrap_or_default();
+    common.remove("size");
+    let mut codecs: Vec<&str> = VOICE_CODECS.iter().map(|c| c.name).collect();
+    codecs.push("mix");
+    let calls = json!({
+        "calls_per_s": {"type": "number", "exclusiveMinimum": 0,
+            "description": "Calls a second, a Poisson process (one of calls_per_s, flows, arrivals)."},
+        "mean_duration": bare(&tg["start"], "Mean (exponential) call duration with calls_per_s (default \"60s\")."),
+    });
+    let with = |model: &str, description: &str, mut props: Json, required: &[&str]| {
+        props["model"] = json!({"const": model, "type": "string"});
+        let mut req = vec!["model"];
+        req.extend_from_slice(required);
+        json!({"description": description, "type": "object", "properties": props, "required": req})
+    };
+    let mut voice = calls.clone();
+    voice["codec"] = json!({"type": "string", "enum": codecs, "default": "cbr",
+        "description": format!("A codec of [Zhang07] Table 2.1, or \"mix\" (one group each of {}).", VOICE_MIX.join(", "))});
+    let mgen = json!({
+        "size": {"anyOf": [{"type": "integer", "minimum": 1}, bare(&tg["header"], "UDP payload bytes.")],
+            "description": "UDP payload bytes, e.g. 512 or \"512B\"."},
+        "pps": {"type": "number", "exclusiveMinimum": 0, "description": "Packets a second (mean, for POISSON)."},
+    });
+    s["$defs"]["PaperTrafficGroup"] = json!({
+        "description": "A group of one of the papers' traffic models, expanded into the group(s) it stands for (docs/scenarios.md, \"Paper models\").",
+        "type": "object",
+        "properties": common,
+        "required": ["name", "src", "dst"],
+        "oneOf": [
+            with("voice", "Voice calls of [Zhang07] Table 2.1.", voice, &[]),
+            with("svd", "[Zhang07]'s synthetic video: ON/OFF, 1500 B every 1 ms, ON 340 ms, OFF 660 ms.", calls, &[]),
+            with("mgen_periodic", "MGEN 3.0 PERIODIC: a cbr group at 1/pps.", mgen.clone(), &["size", "pps"]),
+            with("mgen_poisson", "MGEN 3.0 POISSON: a poisson group at pps x size x 8 bit/s.", mgen, &["size", "pps"]),
+        ],
+        "unevaluatedProperties": false,
+    });
+    s["properties"]["traffic"]["items"] =
+        json!({"anyOf": [{"$ref": "#/$defs/TrafficGroup"}, {"$ref": "#/$defs/PaperTrafficGroup"}]});
 }
 
 /// The schema as a JSON value, generated once.

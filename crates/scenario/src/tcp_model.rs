@@ -368,7 +368,7 @@ fn d_feedback() -> Bytes {
 }
 
 /// Most scales an MM_APP source may have (`mm_app.scales`).
-pub const MAX_SCALES: usize = 32;
+pub use qoslab_core::traffic::mm_app::MAX_SCALES;
 
 /// MM_APP settings.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]

@@ -17,15 +17,20 @@
 //! (randomize × the model's spacing), then `U[0, send_jitter_max_ns]`, drawn
 //! from the flow's stream after that packet's size ([`shifted`]); the source
 //! is then asked for the following time from the shifted one.
+//!
+//! A flow with `admission` asks a PCN ingress first ([`crate::admission`]):
+//! its first send time is the request's; it sends only once admitted, its
+//! schedule shifted by the wait, and stops when refused or terminated.
 
 use crate::clock::{now_ns, sleep_until};
+use crate::error::TrafficError;
 use crate::spec::{read_replay, FlowSpec, GenSpec, Model};
 use crate::wire;
 use qoslab_core::rng::Rng;
+use qoslab_core::traffic::cbr::Period;
+use qoslab_core::traffic::on_off::PeriodLaw;
+use qoslab_core::traffic::{jitter, ModelPlan, SizeModel, Source};
 use qoslab_core::units::{Dur, Time};
-use qoslab_sim::traffic::cbr::Period;
-use qoslab_sim::traffic::on_off::PeriodLaw;
-use qoslab_sim::traffic::{jitter, ModelPlan, SizeModel, Source};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -49,6 +54,9 @@ pub struct FlowReport {
     /// acknowledged (0: not finished or greedy).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpReport>,
+    /// A flow that asked a PCN ingress first: what became of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admission: Option<crate::admission::AdmissionReport>,
 }
 
 /// What the kernel counted for one TCP flow.
@@ -99,36 +107,36 @@ pub struct Times {
 impl Times {
     /// Flow `f` (index `i` in the spec, for errors) of a run with `seed`: its stream, the start
     /// jitter drawn first, its source's first send time.
-    pub fn new(f: &FlowSpec, i: usize, seed: u64) -> Result<Times, String> {
+    pub fn new(f: &FlowSpec, i: usize, seed: u64) -> Result<Times, TrafficError> {
         let mut rng = qoslab_core::rng::stream(seed, f.stream);
         let start = Time(f.start_ns) + jitter(&mut rng, Dur(f.jitter_ns));
-        let size = SizeModel::new(
-            &if f.payload.exp_mean > 0.0 {
-                qoslab_scenario::SizeSpec::Random(qoslab_scenario::RandomSize {
-                    base: qoslab_core::Bytes(f.payload.base as u64),
-                    exp_mean: qoslab_core::Bytes(f.payload.exp_mean.round() as u64),
-                })
-            } else {
-                qoslab_scenario::SizeSpec::Fixed(qoslab_core::Bytes(f.payload.base as u64))
-            },
-            0,
-        );
+        // The simulator's size law with no header: base + round(Exp(exp_mean rounded to whole bytes)).
+        let size = if f.payload.exp_mean > 0.0 {
+            SizeModel::Random {
+                base: f.payload.base as u64,
+                exp_mean: f.payload.exp_mean.round() as u64 as f64,
+                header: 0,
+            }
+        } else {
+            SizeModel::Fixed { wire: f.payload.base }
+        };
         let mut randomize_ns = 0;
         let (pattern, first) = match model_plan(&f.model) {
             Some(plan) => {
                 let mut src = Source::new(&plan, &[]);
                 // As the simulator's group plan: randomize × the spacing, truncated.
                 randomize_ns = src.spacing_ns().map_or(0, |sp| (f.randomize * sp as f64) as u64);
-                let first = src
-                    .first_alone(start, &mut rng)
-                    .ok_or_else(|| format!("flows[{i}].model: the generator has no source for this model"))?;
+                let first = src.first_alone(start, &mut rng).ok_or_else(|| {
+                    TrafficError::field(format!("flows[{i}].model"), "the generator has no source for this model")
+                })?;
                 (Pattern::Model(src), Some(first.0))
             }
             None => {
                 let Model::Replay { file } = &f.model else {
-                    return Err(format!("flows[{i}].model: a TCP flow has no send schedule"));
+                    return Err(TrafficError::field(format!("flows[{i}].model"), "a TCP flow has no send schedule"));
                 };
-                let rows = read_replay(file).map_err(|e| format!("flows[{i}].model.replay.file: {e}"))?;
+                let rows = read_replay(file)
+                    .map_err(|e| TrafficError::field(format!("flows[{i}].model.replay.file"), e.to_string()))?;
                 let first = rows.first().map(|r| start.0 + r.0);
                 (Pattern::Replay { rows, next: 0 }, first)
             }
@@ -169,7 +177,7 @@ impl Times {
 }
 
 /// Every `(send time, payload)` of flow `i` of `spec`, as [`run`] sends them (no socket).
-pub fn send_times(spec: &GenSpec, i: usize) -> Result<Vec<(u64, u32)>, String> {
+pub fn send_times(spec: &GenSpec, i: usize) -> Result<Vec<(u64, u32)>, TrafficError> {
     let mut times = Times::new(&spec.flows[i], i, spec.seed)?;
     let mut out = Vec::new();
     let mut t = times.first;
@@ -186,12 +194,14 @@ struct FlowState {
     seq: u64,
     sock: UdpSocket,
     report: FlowReport,
+    /// Asks before it sends (then its socket is not connected: the answer comes from another port).
+    adm: Option<crate::admission::Admission>,
 }
 
 /// The send time the simulator's `emit` gives a packet whose source said `next`
-/// (`qoslab_sim::traffic::emission_time`, the same draws from the flow's stream).
+/// (`qoslab_core::traffic::emission_time`, the same draws from the flow's stream).
 pub fn shifted(next: u64, randomize_ns: u64, send_jitter_max_ns: u64, rng: &mut Rng) -> u64 {
-    qoslab_sim::traffic::emission_time(Time(next), randomize_ns, send_jitter_max_ns, rng).0
+    qoslab_core::traffic::emission_time(Time(next), randomize_ns, send_jitter_max_ns, rng).0
 }
 
 fn period(p: &crate::spec::PeriodSpec) -> Period {
@@ -238,7 +248,7 @@ fn set_tos(sock: &UdpSocket, dscp: u8, ecn: bool) -> std::io::Result<()> {
 /// Send times (ns after `t0`) and flow indices, earliest first.
 type Schedule = BinaryHeap<Reverse<(u64, usize)>>;
 
-fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), String> {
+fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), TrafficError> {
     let mut flows = Vec::with_capacity(spec.flows.len());
     let mut heap = BinaryHeap::new();
     for (i, f) in spec.flows.iter().enumerate() {
@@ -247,15 +257,21 @@ fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), String> {
         }
         let bind = if f.dst.is_ipv4() { "0.0.0.0" } else { "::" };
         let sock = UdpSocket::bind((bind, f.src_port))
-            .map_err(|e| format!("flows[{i}].src_port: cannot bind {bind}:{}: {e}", f.src_port))?;
-        set_tos(&sock, f.dscp, f.ecn).map_err(|e| format!("flows[{i}].dscp: cannot set the TOS byte: {e}"))?;
-        sock.connect(f.dst).map_err(|e| format!("flows[{i}].dst: cannot reach {}: {e}", f.dst))?;
+            .map_err(|e| TrafficError::io(format!("flows[{i}].src_port: cannot bind {bind}:{}", f.src_port), e))?;
+        set_tos(&sock, f.dscp, f.ecn)
+            .map_err(|e| TrafficError::io(format!("flows[{i}].dscp: cannot set the TOS byte"), e))?;
+        let adm = f.admission.map(|a| crate::admission::Admission::new(a, f.id, f.dst));
+        if adm.is_some() {
+            sock.set_nonblocking(true).map_err(|e| TrafficError::io(format!("flows[{i}].admission"), e))?;
+        } else {
+            sock.connect(f.dst).map_err(|e| TrafficError::io(format!("flows[{i}].dst: cannot reach {}", f.dst), e))?;
+        }
         let times = Times::new(f, i, spec.seed)?;
         if let Some(t) = times.first {
             heap.push(Reverse((t, flows.len())));
         }
         let report = FlowReport { id: f.id, ..FlowReport::default() };
-        flows.push(FlowState { spec: f.clone(), times, seq: 0, sock, report });
+        flows.push(FlowState { spec: f.clone(), times, seq: 0, sock, report, adm });
     }
     Ok((flows, heap))
 }
@@ -264,7 +280,7 @@ fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), String> {
 const TICK_NS: u64 = 1_000_000;
 
 /// Sends every flow until its stop time (or until `stop` is set); returns what was sent.
-pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, String> {
+pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, TrafficError> {
     let tcp: Vec<_> = spec
         .flows
         .iter()
@@ -295,6 +311,18 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Strin
             break;
         }
         let f = &mut flows[i];
+        if let Some(a) = f.adm.as_mut() {
+            match a.on_due(t, now_ns(), &f.sock) {
+                crate::admission::Step::Send => {}
+                crate::admission::Step::Later(n) => {
+                    heap.push(Reverse((n, i)));
+                    continue;
+                }
+                crate::admission::Step::Stop => continue,
+            }
+        }
+        // The wait for the answer moved the schedule (0 without admission).
+        let shift = f.adm.as_ref().map_or(0, |a| a.shift);
         let payload = f.times.payload() as usize;
         let sent_at = now_ns();
         wire::stamp(&mut buf[..payload], f.spec.id, f.seq, sent_at);
@@ -303,7 +331,11 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Strin
         late_max = late_max.max(late);
         lates.push(late);
         sends += 1;
-        match f.sock.send(&buf[..payload]) {
+        let sent = match &f.adm {
+            Some(_) => f.sock.send_to(&buf[..payload], f.spec.dst),
+            None => f.sock.send(&buf[..payload]),
+        };
+        match sent {
             Ok(_) => {
                 let r = &mut f.report;
                 if r.sent_pkts == 0 {
@@ -316,8 +348,8 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Strin
             Err(_) => f.report.send_errors += 1,
         }
         f.seq += 1;
-        if let Some(n) = f.times.next(t) {
-            heap.push(Reverse((n, i)));
+        if let Some(n) = f.times.next(t - shift) {
+            heap.push(Reverse((n + shift, i)));
         }
     }
     // While only TCP senders (kernel-paced, no schedule of ours) run, the main thread keeps a 1 ms
@@ -337,11 +369,15 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Strin
     }
     let mut tcp_reports = Vec::new();
     for t in tcp {
-        tcp_reports.push(t.join().map_err(|_| "a TCP sender thread panicked".to_string())??);
+        tcp_reports.push(t.join().map_err(|_| TrafficError::Panicked("TCP sender"))??);
     }
     let late_over_1ms = lates.iter().filter(|&&l| l > 1_000_000).count() as u64;
     Ok(GenReport {
-        flows: flows.into_iter().map(|f| f.report).chain(tcp_reports).collect(),
+        flows: flows
+            .into_iter()
+            .map(|f| FlowReport { admission: f.adm.map(|a| a.report), ..f.report })
+            .chain(tcp_reports)
+            .collect(),
         late_mean_ns: if sends > 0 { late_sum / sends as f64 } else { 0.0 },
         late_max_ns: late_max,
         late_p99_ns: percentile(&mut lates, 0.99),
@@ -364,79 +400,6 @@ fn percentile(v: &mut [u64], q: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use qoslab_sim::traffic::flow_stream;
-    use qoslab_sim::Column;
-
-    /// Three groups whose send times move: CBR with `randomize`, ON/OFF and CBR with random
-    /// sizes (drawn before each shift) with `send_jitter`; a fast path, so every packet arrives.
-    const SCENARIO: &str = r#"
-name = "shifts"
-duration = "2s"
-seed = 11
-[topology]
-preset = "dumbbell"
-sources = 3
-[topology.access]
-rate = "100Mbps"
-delay = "1ms"
-[topology.bottleneck]
-rate = "100Mbps"
-delay = "2ms"
-[[traffic]]
-name = "rnd"
-model = "cbr"
-src = "src0"
-dst = "sink0"
-rate = "1Mbps"
-size = "1000B"
-start_jitter = "8ms"
-randomize = 0.5
-[[traffic]]
-name = "jit"
-model = "on_off"
-src = "src1"
-dst = "sink0"
-peak = "2Mbps"
-on = "100ms"
-off = "100ms"
-size = "1000B"
-send_jitter = { dist = "uniform", max = "3ms" }
-[[traffic]]
-name = "sjit"
-model = "cbr"
-src = "src2"
-dst = "sink0"
-rate = "1Mbps"
-size = { base = "500B", exp_mean = "200B" }
-send_jitter = { dist = "uniform", max = "1ms" }
-[metrics]
-trace_groups = ["rnd", "jit", "sjit"]
-"#;
-
-    /// The simulator's send times of flow `name` (arrival − delay of each traced packet), in ns.
-    fn simulated(out: &qoslab_sim::RunOutput, name: &str) -> Vec<u64> {
-        let s = &out.series;
-        let (Some(Column::F64(t)), Some(Column::Str(id)), Some(Column::Str(metric)), Some(Column::F64(v))) =
-            (s.get("t_s"), s.get("entity_id"), s.get("metric"), s.get("value"))
-        else {
-            panic!("series columns")
-        };
-        let mut sent: Vec<u64> = (0..t.len())
-            .filter(|&r| id.get(r) == Some(name) && metric.get(r) == Some("delay_s"))
-            .map(|r| ((t[r] * 1e9).round() - (v[r] * 1e9).round()) as u64)
-            .collect();
-        sent.sort_unstable();
-        sent
-    }
-
-    fn flow(g: u32, model: &str, payload: &str, shift: &str) -> String {
-        format!(
-            r#"{{"id": {g}, "dst": "127.0.0.1:9", "src_port": 0, "start_ns": 0, "jitter_ns": {j},
-               "stop_ns": 2000000000, "stream": {s}, "payload": {payload}, "model": {model}{shift}}}"#,
-            j = if g == 0 { 8_000_000 } else { 0 },
-            s = flow_stream(g, 0),
-        )
-    }
 
     #[test]
     fn percentile_is_the_nearest_rank() {
@@ -445,53 +408,5 @@ trace_groups = ["rnd", "jit", "sjit"]
         assert_eq!(percentile(&mut v, 0.99), 198);
         assert_eq!(percentile(&mut v, 1.0), 200);
         assert_eq!(percentile(&mut [7], 0.99), 7);
-    }
-
-    #[test]
-    fn randomize_and_send_jitter_give_the_simulators_send_times() {
-        let sc = qoslab_scenario::load::load_str(SCENARIO, "<test>", &[], None).expect("scenario");
-        let out = qoslab_sim::run::run(&sc, qoslab_sim::RunOptions { seed: 11, base_dir: ".".into(), progress: None })
-            .expect("run");
-        let flows = [
-            flow(
-                0,
-                r#"{"cbr": {"period": {"num": 8000000000000, "den": 1000000}}}"#,
-                r#"{"base": 958}"#,
-                r#", "randomize": 0.5"#,
-            ),
-            flow(
-                1,
-                r#"{"on_off": {"period": {"num": 8000000000000, "den": 2000000}, "on_ns": 1e8, "off_ns": 1e8}}"#,
-                r#"{"base": 958}"#,
-                r#", "send_jitter_max_ns": 3000000"#,
-            ),
-            flow(
-                2,
-                r#"{"cbr": {"period": {"num": 5600000000000, "den": 1000000}}}"#,
-                r#"{"base": 458, "exp_mean": 200.0}"#,
-                r#", "send_jitter_max_ns": 1000000"#,
-            ),
-        ];
-        let spec: GenSpec =
-            serde_json::from_str(&format!(r#"{{"t0_ns": 1, "seed": 11, "flows": [{}]}}"#, flows.join(","))).unwrap();
-        assert!(spec.check().is_empty(), "{:?}", spec.check());
-        let Some(Column::U64(sent)) = out.flows.get("sent_pkts") else { panic!("flows.sent_pkts") };
-        for (i, name) in ["rnd.0", "jit.0", "sjit.0"].iter().enumerate() {
-            // Delivered packets' send times; a packet sent in the last few ms is still in flight.
-            let sim = simulated(&out, name);
-            let gen: Vec<u64> = send_times(&spec, i).unwrap().into_iter().map(|(t, _)| t).collect();
-            assert!(sim.len() > 100, "{name}: {} packets", sim.len());
-            assert_eq!(gen.len() as u64, sent[i], "{name}: as many sends as the simulator's");
-            assert!(gen.len() - sim.len() <= 1, "{name}: {} sent, {} delivered", gen.len(), sim.len());
-            assert_eq!(gen[..sim.len()], sim[..], "{name}");
-        }
-        // The shifts moved the sends off the grid: without them the schedule differs.
-        let mut plain = spec.clone();
-        plain.flows[0].randomize = 0.0;
-        plain.flows[2].send_jitter_max_ns = 0;
-        for (i, name) in [(0, "rnd.0"), (2, "sjit.0")] {
-            let grid: Vec<u64> = send_times(&plain, i).unwrap().into_iter().map(|(t, _)| t).collect();
-            assert!(grid.iter().zip(simulated(&out, name)).filter(|(a, b)| **a != *b).count() > 100, "{name}");
-        }
     }
 }

@@ -7,6 +7,8 @@
 //! - [`gen`]: the generator: the simulator's own sources (CBR, Poisson,
 //!   ON/OFF with exponential or Pareto periods) and a replay of a packet
 //!   list, each flow from its own UDP port, sent on the monotonic clock;
+//! - [`admission`]: a flow that asks a PCN ingress (a `qoslab-router`
+//!   with `[pcn]`) before it sends, by packet, and stops when terminated;
 //! - [`sink`]: the receiver: one socket per port, a record per packet
 //!   (flow, size, sequence, send and receive times) written at the end;
 //! - [`tcp`]: kernel TCP senders (one thread each) and receivers, the
@@ -15,7 +17,9 @@
 //! Every network namespace shares CLOCK_MONOTONIC, so a sink in one
 //! namespace measures one-way delay from a send time stamped in another.
 
+pub mod admission;
 pub mod clock;
+pub mod error;
 pub mod gen;
 pub mod sink;
 pub mod spec;

@@ -4,6 +4,7 @@
 //! receive order and written at once (under a temporary name, renamed).
 
 use crate::clock::now_ns;
+use crate::error::TrafficError;
 use crate::wire::{self, Record};
 use std::io::Write;
 use std::net::{SocketAddr, UdpSocket};
@@ -18,12 +19,13 @@ use std::time::Duration;
 const RCVBUF: libc::c_int = 8 << 20;
 
 /// Binds every address; fails naming the one that cannot be bound.
-pub fn bind(addrs: &[SocketAddr]) -> Result<Vec<UdpSocket>, String> {
+pub fn bind(addrs: &[SocketAddr]) -> Result<Vec<UdpSocket>, TrafficError> {
     addrs
         .iter()
         .map(|a| {
-            let s = UdpSocket::bind(a).map_err(|e| format!("--listen {a}: cannot bind: {e}"))?;
-            s.set_read_timeout(Some(Duration::from_millis(50))).map_err(|e| format!("--listen {a}: {e}"))?;
+            let s = UdpSocket::bind(a).map_err(|e| TrafficError::io(format!("--listen {a}: cannot bind"), e))?;
+            s.set_read_timeout(Some(Duration::from_millis(50)))
+                .map_err(|e| TrafficError::io(format!("--listen {a}"), e))?;
             // SAFETY: setsockopt with a pointer to a live c_int of the given size.
             unsafe {
                 libc::setsockopt(

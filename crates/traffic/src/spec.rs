@@ -20,10 +20,12 @@
 //! | `jitter_ns` | the flow starts at `start_ns + U(0, jitter_ns)`, drawn first from its stream |
 //! | `randomize` | the group's `randomize`: each send after the first leaves `U[0, randomize × spacing)` after its grid time (models with a grid: CBR, ON/OFF) |
 //! | `send_jitter_max_ns` | the group's `send_jitter.max`: each send after the first leaves up to `U[0, max]` later |
+//! | `admission` | `{port, rate_bps, timeout_ns}`: ask the PCN ingress at the destination's address, UDP `port`, before the first send ([`crate::admission`]) |
 //!
 //! A replay file has one `t_s,payload_bytes` line per packet (time since
 //! the flow's start), `#` comments allowed.
 
+use crate::error::TrafficError;
 use qoslab_scenario::{Packetization, PeriodDist};
 use serde::Deserialize;
 
@@ -60,6 +62,9 @@ pub struct FlowSpec {
     pub send_jitter_max_ns: u64,
     pub payload: Payload,
     pub model: Model,
+    /// Ask a PCN ingress before sending ([`crate::admission`]); none: send at once.
+    #[serde(default)]
+    pub admission: Option<crate::admission::AdmissionSpec>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize)]
@@ -162,6 +167,17 @@ impl GenSpec {
             if !f.payload.exp_mean.is_finite() || f.payload.exp_mean < 0.0 {
                 bad.push(format!("{}: {}; allowed: a finite mean >= 0", at("payload.exp_mean"), f.payload.exp_mean));
             }
+            if let Some(a) = &f.admission {
+                if a.port == 0 || matches!(f.model, Model::Tcp { .. }) || !f.dst.is_ipv4() {
+                    bad.push(format!(
+                        "{}: port {} on a {} flow to {}; allowed: a port 1 to 65535, UDP flows to IPv4",
+                        at("admission"),
+                        a.port,
+                        if matches!(f.model, Model::Tcp { .. }) { "TCP" } else { "UDP" },
+                        f.dst
+                    ));
+                }
+            }
             if f.stop_ns <= f.start_ns {
                 bad.push(format!("{}: {} ns; allowed: after start_ns", at("stop_ns"), f.stop_ns));
             }
@@ -199,7 +215,7 @@ impl GenSpec {
 }
 
 /// A replay file's packets: `(t_ns since the flow's start, payload bytes)`, in time order.
-pub fn read_replay(path: &std::path::Path) -> Result<Vec<(u64, u32)>, String> {
+pub fn read_replay(path: &std::path::Path) -> Result<Vec<(u64, u32)>, TrafficError> {
     use qoslab_scenario::bounded;
     let mut rows = Vec::new();
     let mut last = 0u64;
@@ -211,19 +227,19 @@ pub fn read_replay(path: &std::path::Path) -> Result<Vec<(u64, u32)>, String> {
         if line.is_empty() || line.starts_with('#') || line.starts_with("t_s") {
             return Ok(());
         }
-        let at = format!("{}:{n}", path.display());
-        let (t, s) = line.split_once(',').ok_or_else(|| format!("{at}: {line:?}; allowed: t_s,payload_bytes"))?;
-        let t: f64 = t.trim().parse().map_err(|_| format!("{at}: t_s {t:?}; allowed: seconds >= 0"))?;
-        let s: u32 = s.trim().parse().map_err(|_| format!("{at}: payload_bytes {s:?}; allowed: an integer"))?;
+        let bad = |message: String| TrafficError::Replay { at: format!("{}:{n}", path.display()), message };
+        let (t, s) = line.split_once(',').ok_or_else(|| bad(format!("{line:?}; allowed: t_s,payload_bytes")))?;
+        let t: f64 = t.trim().parse().map_err(|_| bad(format!("t_s {t:?}; allowed: seconds >= 0")))?;
+        let s: u32 = s.trim().parse().map_err(|_| bad(format!("payload_bytes {s:?}; allowed: an integer")))?;
         if !t.is_finite() || t < 0.0 {
-            return Err(format!("{at}: t_s {t}; allowed: seconds >= 0"));
+            return Err(bad(format!("t_s {t}; allowed: seconds >= 0")));
         }
         let t_ns = (t * 1e9).round() as u64;
         if t_ns < last {
-            return Err(format!("{at}: t_s {t} goes back in time; allowed: non-decreasing times"));
+            return Err(bad(format!("t_s {t} goes back in time; allowed: non-decreasing times")));
         }
         if !(crate::wire::HEADER as u32..=MAX_PAYLOAD).contains(&s) {
-            return Err(format!("{at}: payload_bytes {s}; allowed: 24 to {MAX_PAYLOAD}"));
+            return Err(bad(format!("payload_bytes {s}; allowed: 24 to {MAX_PAYLOAD}")));
         }
         last = t_ns;
         rows.push((t_ns, s));
@@ -232,7 +248,7 @@ pub fn read_replay(path: &std::path::Path) -> Result<Vec<(u64, u32)>, String> {
     match read {
         Ok(Ok(())) => Ok(rows),
         Ok(Err(e)) => Err(e),
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(e) => Err(TrafficError::Replay { at: path.display().to_string(), message: e.to_string() }),
     }
 }
 
@@ -278,12 +294,14 @@ mod tests {
         std::fs::write(&f, "t_s,payload_bytes\n# comment\n0,100\n0.5,200\n").unwrap();
         assert_eq!(read_replay(&f).unwrap(), vec![(0, 100), (500_000_000, 200)]);
         std::fs::write(&f, "0.5,100\n0.1,100\n").unwrap();
-        assert!(read_replay(&f).unwrap_err().contains(":2: t_s 0.1 goes back in time"));
+        let e = read_replay(&f).unwrap_err();
+        assert!(matches!(e, TrafficError::Replay { ref at, .. } if at.ends_with(":2")), "{e:?}");
+        assert!(e.to_string().contains(":2: t_s 0.1 goes back in time"), "{e}");
         // Bounded: a device is refused before it is read, a too-long line at its number.
-        let e = read_replay(std::path::Path::new("/dev/zero")).unwrap_err();
+        let e = read_replay(std::path::Path::new("/dev/zero")).unwrap_err().to_string();
         assert!(e.contains("is a device, not a regular file"), "{e}");
         std::fs::write(&f, format!("0,100\n{}\n", "1".repeat(5000))).unwrap();
-        let e = read_replay(&f).unwrap_err();
+        let e = read_replay(&f).unwrap_err().to_string();
         assert!(e.contains("line 2 is longer than 4096 bytes"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

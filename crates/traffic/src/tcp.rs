@@ -34,10 +34,11 @@
 //! window, which then holds for the rest of the connection.
 
 use crate::clock::{now_ns, sleep_until};
+use crate::error::TrafficError;
 use crate::gen::{FlowReport, TcpReport};
 use crate::spec::{FlowSpec, Model};
+use qoslab_core::traffic::jitter;
 use qoslab_core::units::Dur;
-use qoslab_sim::traffic::jitter;
 use serde::Serialize;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -70,16 +71,17 @@ fn sockaddr_v4(a: &SocketAddr) -> Option<libc::sockaddr_in> {
 }
 
 /// A connected socket with the flow's congestion control and segment size.
-fn connect(f: &FlowSpec, mss: u32, cc: &str) -> Result<TcpStream, String> {
-    let dst = sockaddr_v4(&f.dst).ok_or_else(|| format!("flow {}: dst {}: allowed: IPv4", f.id, f.dst))?;
+fn connect(f: &FlowSpec, mss: u32, cc: &str) -> Result<TcpStream, TrafficError> {
+    let dst = sockaddr_v4(&f.dst)
+        .ok_or_else(|| TrafficError::field(format!("flow {}: dst {}", f.id, f.dst), "allowed: IPv4"))?;
     // SAFETY: a new socket; its fd is owned by the TcpStream below (or closed on error).
     let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
     if fd < 0 {
-        return Err(format!("flow {}: socket: {}", f.id, std::io::Error::last_os_error()));
+        return Err(TrafficError::io(format!("flow {}: socket", f.id), std::io::Error::last_os_error()));
     }
     // SAFETY: fd is a fresh socket we own.
     let stream = unsafe { TcpStream::from_raw_fd(fd) };
-    let err = |what: &str, e: std::io::Error| format!("flow {}: {what}: {e}", f.id);
+    let err = |what: &str, e: std::io::Error| TrafficError::io(format!("flow {}: {what}", f.id), e);
     setsockopt(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, &1i32).map_err(|e| err("SO_REUSEADDR", e))?;
     let mut name = [0u8; 16];
     name[..cc.len()].copy_from_slice(cc.as_bytes());
@@ -154,11 +156,11 @@ pub fn spawn_sender(
     t0: u64,
     seed: u64,
     stop: &'static AtomicBool,
-) -> JoinHandle<Result<FlowReport, String>> {
+) -> JoinHandle<Result<FlowReport, TrafficError>> {
     std::thread::spawn(move || send(&f, t0, seed, stop))
 }
 
-fn send(f: &FlowSpec, t0: u64, seed: u64, stop: &AtomicBool) -> Result<FlowReport, String> {
+fn send(f: &FlowSpec, t0: u64, seed: u64, stop: &AtomicBool) -> Result<FlowReport, TrafficError> {
     let Model::Tcp { bytes, mss, congestion } = &f.model else { unreachable!("only TCP flows come here") };
     let mut rng = qoslab_core::rng::stream(seed, f.stream);
     let start = t0 + f.start_ns + jitter(&mut rng, Dur(f.jitter_ns)).0;
@@ -170,8 +172,8 @@ fn send(f: &FlowSpec, t0: u64, seed: u64, stop: &AtomicBool) -> Result<FlowRepor
     }
     let mut s = connect(f, *mss, congestion)?;
     report.first_tx_ns = now_ns();
-    s.write_all(&f.id.to_le_bytes()).map_err(|e| format!("flow {}: {e}", f.id))?;
-    s.set_write_timeout(Some(Duration::from_millis(20))).map_err(|e| format!("flow {}: {e}", f.id))?;
+    s.write_all(&f.id.to_le_bytes()).map_err(|e| TrafficError::io(format!("flow {}", f.id), e))?;
+    s.set_write_timeout(Some(Duration::from_millis(20))).map_err(|e| TrafficError::io(format!("flow {}", f.id), e))?;
     let buf = vec![0x5au8; 65536];
     let mut written: u64 = 0;
     let goal = bytes.unwrap_or(u64::MAX);
@@ -180,7 +182,7 @@ fn send(f: &FlowSpec, t0: u64, seed: u64, stop: &AtomicBool) -> Result<FlowRepor
         match s.write(&buf[..n]) {
             Ok(k) => written += k as u64,
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
-            Err(e) => return Err(format!("flow {}: write: {e}", f.id)),
+            Err(e) => return Err(TrafficError::io(format!("flow {}: write", f.id), e)),
         }
     }
     let fd = s.as_raw_fd();
@@ -246,15 +248,17 @@ impl Window {
 /// clamp `bytes`, and a locked receive buffer of half the window (`SO_RCVBUF` of `bytes / 2`,
 /// doubled by the kernel to `bytes`) — so the clamp the kernel sets when it measures the
 /// segment size stays below the window (module doc); each receiver then sets the window.
-pub fn bind(addrs: &[SocketAddr], window: Option<Window>) -> Result<Vec<TcpListener>, String> {
+pub fn bind(addrs: &[SocketAddr], window: Option<Window>) -> Result<Vec<TcpListener>, TrafficError> {
     addrs
         .iter()
         .map(|a| {
-            let l = TcpListener::bind(a).map_err(|e| format!("--listen-tcp {a}: cannot bind: {e}"))?;
-            l.set_nonblocking(true).map_err(|e| format!("--listen-tcp {a}: {e}"))?;
+            let l = TcpListener::bind(a).map_err(|e| TrafficError::io(format!("--listen-tcp {a}: cannot bind"), e))?;
+            l.set_nonblocking(true).map_err(|e| TrafficError::io(format!("--listen-tcp {a}"), e))?;
             if let Some(w) = window {
                 let fd = l.as_raw_fd();
-                let err = |what: &str, e: std::io::Error| format!("--tcp-window-clamp {}: {what}: {e}", w.bytes);
+                let err = |what: &str, e: std::io::Error| {
+                    TrafficError::io(format!("--tcp-window-clamp {}: {what}", w.bytes), e)
+                };
                 setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, &(w.mss as libc::c_int))
                     .map_err(|e| err("TCP_MAXSEG", e))?;
                 setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, &((w.bytes / 2).max(1) as libc::c_int))

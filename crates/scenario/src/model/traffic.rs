@@ -4,6 +4,7 @@
 use super::one;
 use crate::units;
 use qoslab_core::qdisc::Limit;
+pub use qoslab_core::traffic::{Packetization, PeriodDist};
 use qoslab_core::units::{Bytes, Dur, Rate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -18,14 +19,6 @@ fn is_false(v: &bool) -> bool {
 
 fn default_pareto_shape() -> f64 {
     1.5
-}
-
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum PeriodDist {
-    #[default]
-    Exponential,
-    Pareto,
 }
 
 /// How a source emits packets. `model` picks it. Rates count payload bits
@@ -220,19 +213,6 @@ pub enum Transport {
     Udp,
     /// TCP (implied by the `ftp` and `transfer` models).
     Tcp,
-}
-
-/// ON-period packetization of an `on_off` group (`packetization = "ceil"` or `"nominal"`).
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum Packetization {
-    /// A packet at the start of each ON period and every interval while strictly before its
-    /// end: an ON period of length L carries ⌈L / interval⌉ packets (above the nominal rate).
-    #[default]
-    Ceil,
-    /// The packet clock runs only while ON and carries its phase over OFF periods: one packet
-    /// per `interval` of accumulated ON time, so the mean rate is exactly peak × on / (on + off).
-    Nominal,
 }
 
 /// How a group's flows take their sources among the matches of `src` (`src_choice =

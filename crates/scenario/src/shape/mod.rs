@@ -46,6 +46,29 @@ pub fn check(doc: &toml::Table) -> Vec<Problem> {
 /// field of the model (of the variant `doc` selects, when it selects one)
 /// or an existing array entry. The error says what is allowed.
 pub(crate) fn settable(doc: &toml::Table, comps: &[&str]) -> Result<(), String> {
+    // A group of a paper model: its own parameters, or a field of the primitive group it stands for.
+    if let [_, i, key, ..] = comps {
+        let group = (comps[0] == "traffic")
+            .then(|| i.parse::<usize>().ok())
+            .flatten()
+            .and_then(|i| doc.get("traffic")?.as_array()?.get(i)?.as_table());
+        if let Some(g) = group {
+            if crate::paper_traffic::is_parameter(g, key) {
+                return Ok(());
+            }
+            if let Some(primitive) = crate::paper_traffic::primitive_model(g) {
+                let mut doc = doc.clone();
+                if let Some(toml::Value::Table(g)) = doc
+                    .get_mut("traffic")
+                    .and_then(|t| t.as_array_mut())
+                    .and_then(|a| a.get_mut(i.parse::<usize>().unwrap_or(0)))
+                {
+                    g.insert("model".into(), toml::Value::String(primitive.into()));
+                }
+                return settable(&doc, comps);
+            }
+        }
+    }
     let root = schema_value();
     let w = Walker { root, out: Vec::new() };
     let mut s = root;

@@ -6,7 +6,7 @@ use super::{Life, Sim};
 use crate::engine::{DirId, Event, FlowId, GroupId};
 use crate::metrics::FlowStats;
 use crate::traffic::arrivals::{self, Arrival};
-use crate::traffic::{self, Flow, FlowState, Source};
+use crate::traffic::{self, Flow, FlowState, GroupSource, Source};
 use qoslab_core::admission::{Decision, FlowRequest};
 use qoslab_core::packet::{proto, FlowKey};
 use qoslab_core::units::{Bytes, Time};

@@ -38,7 +38,7 @@ use crate::metrics::{Metrics, SeriesSel};
 use crate::net::Network;
 use crate::output::RunOutput;
 use crate::traffic::arrivals::{self, Arrival};
-use crate::traffic::{self, Flow, FlowState, GroupPlan};
+use crate::traffic::{self, Flow, FlowState, GroupPlan, GroupSource};
 use crate::RunOptions;
 pub use held::Held;
 use qoslab_core::admission::{AdmissionControl, AdmitAll};

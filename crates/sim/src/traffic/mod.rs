@@ -45,44 +45,27 @@
 //! ([`GroupPlan::frames`]).
 
 pub mod arrivals;
-pub mod cbr;
-pub mod mm_app;
-pub mod on_off;
-pub mod poisson;
-pub mod vtr;
+
+/// The sources themselves (clock-free, in core): the simulator runs them over its groups.
+pub use qoslab_core::traffic::*;
 
 use crate::engine::{DirId, GroupId, NodeId};
 use crate::error::SimError;
 use arrivals::{Arrival, Lifetime};
-use cbr::{Cbr, Period};
-use on_off::{OnOff, PeriodLaw};
-use poisson::Poisson;
+use cbr::Period;
+use on_off::PeriodLaw;
 use qoslab_core::packet::{ClassTag, Ecn};
 use qoslab_core::rng::Rng;
 use qoslab_core::units::{Dur, Rate, Time};
 use qoslab_scenario::expand::Expanded;
 use qoslab_scenario::{
-    Arrivals as ArrivalSpec, Packetization, SendJitter, SizeSpec, SrcChoice, TcpSpec, TrafficGroup, TrafficModel,
-    ValidScenario, VtrTrace,
+    Arrivals as ArrivalSpec, SendJitter, SizeSpec, SrcChoice, TcpSpec, TrafficGroup, TrafficModel, ValidScenario,
+    VtrTrace,
 };
 use rand::Rng as _;
-use rand_distr::Exp1;
 use std::path::Path;
 use std::sync::Arc;
-use vtr::{Vtr, VtrPlan};
-
-/// RNG stream of flow `i` of group `g`.
-pub fn flow_stream(g: u32, i: u32) -> u64 {
-    (1 << 61) | ((g as u64) << 32) | i as u64
-}
-/// RNG stream of group `g`'s arrival process.
-pub fn group_stream(g: u32) -> u64 {
-    (1 << 60) | g as u64
-}
-/// RNG stream of group `g`'s source draws (`src_choice = "random"`).
-pub fn src_stream(g: u32) -> u64 {
-    (1 << 60) | (1 << 40) | g as u64
-}
+use vtr::VtrPlan;
 
 /// The index, among `n` matches of its group's `src`, of the source of the
 /// group's flow `i`: `i mod n` in turn, or a uniform draw from `rng` (the
@@ -97,161 +80,34 @@ pub fn pick_src(choice: SrcChoice, i: u32, n: usize, rng: &mut Rng) -> usize {
     }
 }
 
-/// How a flow's packet sizes are drawn.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum SizeModel {
-    Fixed { wire: u32 },
-    Random { base: u64, exp_mean: f64, header: u64 },
-}
-
-impl SizeModel {
-    pub fn new(spec: &SizeSpec, header: u64) -> SizeModel {
-        match spec {
-            SizeSpec::Fixed(b) => SizeModel::Fixed { wire: b.0.saturating_add(header).min(u32::MAX as u64) as u32 },
-            SizeSpec::Random(r) => SizeModel::Random { base: r.base.0, exp_mean: r.exp_mean.0 as f64, header },
-        }
-    }
-    /// Wire size of the next packet.
-    #[inline]
-    pub fn sample(&self, rng: &mut Rng) -> u32 {
-        match *self {
-            SizeModel::Fixed { wire } => wire,
-            SizeModel::Random { base, exp_mean, header } => {
-                let e: f64 = rng.sample(Exp1);
-                let off = (e * exp_mean).round().min(u32::MAX as f64) as u64;
-                base.saturating_add(off).saturating_add(header).min(u32::MAX as u64) as u32
-            }
-        }
-    }
-    /// Mean payload in bytes (nominal: `base + exp_mean`).
-    pub fn mean_payload(&self, header: u64) -> f64 {
-        match *self {
-            SizeModel::Fixed { wire } => wire as f64 - header as f64,
-            SizeModel::Random { base, exp_mean, .. } => base as f64 + exp_mean,
-        }
-    }
-    /// Mean payload in thousandths of a bit, for exact periods.
-    fn mean_payload_millibits(spec: &SizeSpec) -> u128 {
-        match spec {
-            SizeSpec::Fixed(b) => b.0 as u128 * 8000,
-            SizeSpec::Random(r) => (r.base.0 as u128 + r.exp_mean.0 as u128) * 8000,
-        }
-    }
-}
-
-/// A group's model with its rates turned into periods.
-#[derive(Clone, Copy, Debug)]
-pub enum ModelPlan {
-    Cbr(Period),
-    Poisson(f64),
-    OnOff {
-        period: Period,
-        on: PeriodLaw,
-        off: PeriodLaw,
-        packetization: Packetization,
-    },
-    /// A TCP sender (greedy when `bytes` is `None`) and its sink.
-    Tcp {
-        cfg: qoslab_core::tcp::TcpConfig,
-        bytes: Option<u64>,
-        sink_delay: Option<Dur>,
-        header: u32,
-    },
-    /// MM_APP (its scales' periods are the group's `mm_periods`).
-    MmApp {
-        feedback_size: u32,
-    },
-    /// A video trace (its frames are the group's [`GroupPlan::frames`]).
-    Vtr(VtrPlan),
-}
-
-impl ModelPlan {
-    /// The spacing of the model's packet grid in ns (what `randomize` is a
-    /// fraction of), if it has one.
-    pub fn spacing_ns(&self, mm_periods: &[Period]) -> Option<u64> {
-        match self {
-            ModelPlan::Vtr(p) => Some(p.spacing),
-            m => Source::new(m, mm_periods).spacing_ns(),
-        }
-    }
-    /// Does a flow of this model need an agent at its ends (TCP, MM_APP)?
-    pub fn has_agent(&self) -> bool {
-        matches!(self, ModelPlan::Tcp { .. } | ModelPlan::MmApp { .. })
-    }
-}
-
-/// A flow's source state (ON/OFF boxed: it is the largest, and per-flow
-/// state is kept small so that thousands of flows stay in cache).
-#[derive(Clone, Debug)]
-pub enum Source {
-    Cbr(Cbr),
-    Poisson(Poisson),
-    OnOff(Box<OnOff>),
-    /// MM_APP: CBR at the scale the receiver feeds back.
-    Mm(Box<mm_app::MmSource>),
-    /// A video trace: its place in the group's frames.
-    Vtr(Vtr),
-    /// No scheduled emissions: a TCP flow's agent sends.
-    Agent,
-}
-
-impl Source {
-    /// The source of a flow of model `m` (`mm_periods`: the MM_APP scales' periods).
-    pub fn new(m: &ModelPlan, mm_periods: &[Period]) -> Source {
-        match *m {
-            ModelPlan::Cbr(p) => Source::Cbr(Cbr::new(p)),
-            ModelPlan::Poisson(g) => Source::Poisson(Poisson::new(g)),
-            ModelPlan::OnOff { period, on, off, packetization } => {
-                Source::OnOff(Box::new(OnOff::new(period, on, off, packetization)))
-            }
-            ModelPlan::MmApp { .. } if !mm_periods.is_empty() => {
-                Source::Mm(Box::new(mm_app::MmSource::new(mm_periods.to_vec())))
-            }
-            ModelPlan::Vtr(_) => Source::Vtr(Vtr::new()),
-            ModelPlan::MmApp { .. } | ModelPlan::Tcp { .. } => Source::Agent,
-        }
-    }
+/// What a flow's [`Source`] does with its group's plan: a VTR source plays
+/// its group's frames; every other one runs alone ([`Source::first_alone`]).
+pub trait GroupSource {
     /// The first send time of a flow of group `gp` starting at `start` (always `start`).
-    pub fn first(&mut self, start: Time, rng: &mut Rng, gp: &GroupPlan) -> Time {
+    fn first(&mut self, start: Time, rng: &mut Rng, gp: &GroupPlan) -> Time;
+    /// Wire size of the packet sent now: the group's size law, or the
+    /// trace's for VTR.
+    fn wire_size(&self, rng: &mut Rng, gp: &GroupPlan) -> u32;
+    /// The send time after the one at `now`, for a flow of group `gp`.
+    fn next(&mut self, now: Time, rng: &mut Rng, gp: &GroupPlan) -> Time;
+}
+
+impl GroupSource for Source {
+    fn first(&mut self, start: Time, rng: &mut Rng, gp: &GroupPlan) -> Time {
         match self {
             Source::Vtr(s) => s.first(start, &gp.frames, rng),
             _ => self.first_alone(start, rng).unwrap_or(start),
         }
     }
-    /// [`Source::first`] for a source that needs nothing of its group (every
-    /// model but VTR, whose frames are its group's: `None`). The testbed's
-    /// generator (`crates/traffic`) runs these sources without a network.
-    pub fn first_alone(&mut self, start: Time, rng: &mut Rng) -> Option<Time> {
-        Some(match self {
-            Source::Vtr(_) => return None,
-            Source::Cbr(s) => s.first(start),
-            Source::Poisson(s) => s.first(start),
-            Source::OnOff(s) => s.first(start, rng),
-            Source::Mm(s) => s.first(start),
-            Source::Agent => start,
-        })
-    }
-    /// The spacing of the source's packet grid (CBR, and ON/OFF while ON), in ns.
-    pub fn spacing_ns(&self) -> Option<u64> {
-        match self {
-            Source::Cbr(s) => Some(s.spacing_ns()),
-            Source::OnOff(s) => Some(s.spacing_ns()),
-            // A VTR flow's spacing is its group's ([`ModelPlan::spacing_ns`]).
-            Source::Poisson(_) | Source::Mm(_) | Source::Vtr(_) | Source::Agent => None,
-        }
-    }
-    /// Wire size of the packet sent now: the group's size law, or the
-    /// trace's for VTR.
     #[inline]
-    pub fn wire_size(&self, rng: &mut Rng, gp: &GroupPlan) -> u32 {
+    fn wire_size(&self, rng: &mut Rng, gp: &GroupPlan) -> u32 {
         match (self, &gp.model) {
             (Source::Vtr(s), ModelPlan::Vtr(p)) => s.wire_size(p),
             _ => gp.size.sample(rng),
         }
     }
-    /// The send time after the one at `now`, for a flow of group `gp`.
     #[inline]
-    pub fn next(&mut self, now: Time, rng: &mut Rng, gp: &GroupPlan) -> Time {
+    fn next(&mut self, now: Time, rng: &mut Rng, gp: &GroupPlan) -> Time {
         match self {
             Source::Vtr(s) => match &gp.model {
                 ModelPlan::Vtr(p) => s.next_send(p, &gp.frames),
@@ -260,18 +116,21 @@ impl Source {
             _ => self.next_alone(now, rng).unwrap_or(Time::MAX),
         }
     }
-    /// [`Source::next`] for a source that needs nothing of its group (`None`
-    /// for VTR, as [`Source::first_alone`]).
-    #[inline]
-    pub fn next_alone(&mut self, now: Time, rng: &mut Rng) -> Option<Time> {
-        Some(match self {
-            Source::Vtr(_) => return None,
-            Source::Cbr(s) => s.next_send(),
-            Source::Poisson(s) => s.next_send(now, rng),
-            Source::OnOff(s) => s.next_send(rng),
-            Source::Mm(s) => s.next_send(),
-            Source::Agent => Time::MAX,
-        })
+}
+
+/// The size model of a group's `size` with `header` bytes added on the wire.
+pub fn size_model(spec: &SizeSpec, header: u64) -> SizeModel {
+    match spec {
+        SizeSpec::Fixed(b) => SizeModel::Fixed { wire: b.0.saturating_add(header).min(u32::MAX as u64) as u32 },
+        SizeSpec::Random(r) => SizeModel::Random { base: r.base.0, exp_mean: r.exp_mean.0 as f64, header },
+    }
+}
+
+/// Mean payload of a group's `size` in thousandths of a bit, for exact periods.
+fn mean_payload_millibits(spec: &SizeSpec) -> u128 {
+    match spec {
+        SizeSpec::Fixed(b) => b.0 as u128 * 8000,
+        SizeSpec::Random(r) => (r.base.0 as u128 + r.exp_mean.0 as u128) * 8000,
     }
 }
 
@@ -444,7 +303,7 @@ fn plan_group(
         return Err(unvalidated(g, "an endpoint pattern matches no node"));
     }
     let header = g.header.0;
-    let size = SizeModel::new(&g.size, header);
+    let size = size_model(&g.size, header);
     let (mut model, mm_periods) = model_plan(g)?;
     let (arrival, max_flows) = arrival_plan(g, gi, base_dir)?;
     let wire_mean = size.mean_payload(header) + header as f64;
@@ -502,7 +361,7 @@ fn plan_group(
 /// A group's model with its rates turned into periods, and the periods of
 /// its MM_APP scales (empty for the other models).
 fn model_plan(g: &TrafficGroup) -> Result<(ModelPlan, Vec<Period>), SimError> {
-    let payload_mb = SizeModel::mean_payload_millibits(&g.size);
+    let payload_mb = mean_payload_millibits(&g.size);
     let period = |r: Rate| match Period::from_rate(payload_mb, r) {
         Some(p) if payload_mb > 0 => Ok(p),
         _ => Err(unvalidated(g, "a rate of 0 or an empty payload")),
@@ -616,33 +475,6 @@ fn gcd(a: usize, b: usize) -> usize {
     }
 }
 
-/// Uniform draw in `[0, d]` ns.
-pub fn jitter(rng: &mut Rng, d: Dur) -> Dur {
-    if d.0 == 0 {
-        Dur::ZERO
-    } else {
-        Dur(rng.random_range(0..=d.0))
-    }
-}
-
-/// When a packet whose source said `next` is emitted: randomized packet
-/// times [Zhang07 §2.3.4] delay it by a uniform draw in `[0, randomize_ns)`,
-/// then host timing jitter by one in `[0, send_jitter_max_ns]`,
-/// each drawn from the flow's stream only when non-zero. Both keep the order
-/// of a flow's packets (each is below its spacing; validation refuses the
-/// two together). The simulator and the testbed's generator both call this,
-/// so they send the same schedule.
-pub fn emission_time(next: Time, randomize_ns: u64, send_jitter_max_ns: u64, rng: &mut Rng) -> Time {
-    let mut at = next;
-    if randomize_ns > 0 {
-        at = Time(at.0.saturating_add(rng.random_range(0..randomize_ns)));
-    }
-    if send_jitter_max_ns > 0 {
-        at = Time(at.0.saturating_add(rng.random_range(0..=send_jitter_max_ns)));
-    }
-    at
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -651,7 +483,7 @@ mod tests {
 
     #[test]
     fn random_sizes_are_base_plus_rounded_exponential_plus_header() {
-        let m = SizeModel::new(&SizeSpec::Random(RandomSize { base: Bytes(100), exp_mean: Bytes(400) }), 28);
+        let m = size_model(&SizeSpec::Random(RandomSize { base: Bytes(100), exp_mean: Bytes(400) }), 28);
         let mut rng = qoslab_core::rng::stream(1, 1);
         let n = 200_000;
         let xs: Vec<u32> = (0..n).map(|_| m.sample(&mut rng)).collect();
@@ -659,7 +491,7 @@ mod tests {
         let mean = xs.iter().map(|x| *x as f64).sum::<f64>() / n as f64;
         assert!((mean - 528.0).abs() < 3.0, "{mean}");
         assert_eq!(m.mean_payload(28), 500.0);
-        let f = SizeModel::new(&SizeSpec::Fixed(Bytes(1000)), 40);
+        let f = size_model(&SizeSpec::Fixed(Bytes(1000)), 40);
         assert_eq!(f.sample(&mut rng), 1040);
         assert_eq!(f.mean_payload(40), 1000.0);
     }

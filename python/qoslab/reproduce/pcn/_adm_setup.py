@@ -89,22 +89,23 @@ def groups(
     src_choice: traffic.SrcChoice | None = None,
 ) -> list[dict[str, Any]]:
     """The traffic groups of ``model`` at ``calls`` per second (Poisson, or batches of mean 5)."""
+    # Poisson calls (the models' own ``calls_per_s``), or batches of the same mean rate of calls:
+    # a mix's six codec groups each get a sixth of the calls.
+    batch = None
+    if arrivals == "BATCH":
+        per_group = calls / len(traffic.VOICE_MIX) if model == "MIX" else calls
+        batch = traffic.batch_poisson_arrivals(
+            rate=per_group / BATCH_MEAN, batch_mean=BATCH_MEAN, lifetime=f"{MEAN_CALL_S:g}s"
+        )
+    how: dict[str, Any] = {"calls_per_s": calls} if batch is None else {"arrivals": batch}
     if model in ("CBR", "VBR", "MIX"):
         codec = {"CBR": "cbr", "VBR": "vbr", "MIX": "mix"}[model]
-        gs = traffic.voice(
-            name="voice", src=src, dst=dst, codec=codec, calls_per_s=calls, randomize=randomize, src_choice=src_choice
+        return traffic.voice(
+            name="voice", src=src, dst=dst, codec=codec, randomize=randomize, src_choice=src_choice, **how
         )
-    elif model == "SVD":
-        gs = [traffic.svd(name="svd", src=src, dst=dst, calls_per_s=calls, randomize=randomize)]
-    else:
-        gs = [traffic.vtr(name="vtr", src=src, dst=dst, calls_per_s=calls, randomize=randomize)]
-    if arrivals == "BATCH":
-        for g in gs:
-            rate = g["arrivals"]["rate"]
-            g["arrivals"] = traffic.batch_poisson_arrivals(
-                rate=rate / BATCH_MEAN, batch_mean=BATCH_MEAN, lifetime=f"{MEAN_CALL_S:g}s"
-            )
-    return gs
+    if model == "SVD":
+        return [traffic.svd(name="svd", src=src, dst=dst, randomize=randomize, **how)]
+    return [traffic.vtr(name="vtr", src=src, dst=dst, randomize=randomize, **how)]
 
 
 def admission_stage(vq: tuple[float, float, float] | None = None, marking: str = "ramp") -> dict[str, Any]:

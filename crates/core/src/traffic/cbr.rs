@@ -13,7 +13,7 @@
 //! exact over 10^9 packets). Packets are sent while the send time is
 //! before the flow's end.
 
-use qoslab_core::units::{Dur, Rate, Time};
+use crate::units::{Dur, Rate, Time};
 
 /// A period of `num / den` nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -36,10 +36,10 @@
 //! | `size` | payload bytes | >= 1 | (the paper: 1000 B) |
 
 use super::cbr::{Grid, Period};
-use qoslab_core::units::{Dur, Time};
+use crate::units::{Dur, Time};
 
-/// Most scales a source may have (checked by the scenario's validation).
-pub use qoslab_scenario::tcp_model::MAX_SCALES;
+/// Most scales an MM_APP source may have (`mm_app.scales`; checked by the scenario's validation).
+pub const MAX_SCALES: usize = 32;
 
 /// The sending side: the CBR grid of the current scale.
 #[derive(Clone, Debug)]
@@ -65,6 +65,7 @@ impl MmSource {
         self.grid.restart(start)
     }
     /// The send time after the one at `now` (the last one returned).
+    #[inline]
     pub fn next_send(&mut self) -> Time {
         self.last = self.grid.step();
         self.last
@@ -162,7 +163,7 @@ impl MmReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use qoslab_core::units::Rate;
+    use crate::units::Rate;
 
     const MS: u64 = 1_000_000;
 

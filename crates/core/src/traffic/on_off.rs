@@ -38,11 +38,34 @@
 //! 37.9 kb/s on the wire instead of 40.3.
 
 use super::cbr::{Grid, Period};
-use qoslab_core::rng::Rng;
-use qoslab_core::units::Time;
-use qoslab_scenario::{Packetization, PeriodDist};
+use crate::rng::Rng;
+use crate::units::Time;
 use rand::Rng as _;
 use rand_distr::Exp1;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum PeriodDist {
+    #[default]
+    Exponential,
+    Pareto,
+}
+
+/// ON-period packetization of an `on_off` group (`packetization = "ceil"` or `"nominal"`).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Packetization {
+    /// A packet at the start of each ON period and every interval while strictly before its
+    /// end: an ON period of length L carries ⌈L / interval⌉ packets (above the nominal rate).
+    #[default]
+    Ceil,
+    /// The packet clock runs only while ON and carries its phase over OFF periods: one packet
+    /// per `interval` of accumulated ON time, so the mean rate is exactly peak × on / (on + off).
+    Nominal,
+}
 
 /// Draws period lengths (ns) of one family around a mean.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -216,12 +239,12 @@ impl OnOff {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use qoslab_core::units::Dur;
+    use crate::units::Dur;
 
     #[test]
     fn an_on_period_of_length_l_carries_ceil_l_over_interval_packets() {
         // Fixed-length ON periods via a degenerate Pareto (huge shape ~ constant).
-        let mut rng = qoslab_core::rng::stream(1, 2);
+        let mut rng = crate::rng::stream(1, 2);
         let period = Period::from_interval(Dur::from_ms(10));
         for (on_ms, expect) in [(20.0, 2), (20.5, 3), (9.0, 1), (30.0, 3), (30.001, 4)] {
             let law = PeriodLaw::Pareto { location_ns: on_ms * 1e6, shape: 1e12 };
@@ -246,7 +269,7 @@ mod tests {
         // ON periods of exactly 25 ms, OFF 1 s, 10 ms interval: ON time 0, 10, 20 in the
         // first period; 30 falls 5 ms into the second (ON time 25..50), then 40; 50 opens
         // the third period at its start. Ceil would send 3 per period (0, 10, 20).
-        let mut rng = qoslab_core::rng::stream(1, 2);
+        let mut rng = crate::rng::stream(1, 2);
         let on = PeriodLaw::Pareto { location_ns: 25e6, shape: 1e12 };
         let off = PeriodLaw::Pareto { location_ns: 1e9, shape: 1e12 };
         let mut s = OnOff::new(Period::from_interval(Dur::from_ms(10)), on, off, Packetization::Nominal);
@@ -262,7 +285,7 @@ mod tests {
 
     #[test]
     fn pareto_mean_matches_its_parameters() {
-        let mut rng = qoslab_core::rng::stream(4, 2);
+        let mut rng = crate::rng::stream(4, 2);
         // Shape 2.5 has a finite variance, so the sample mean converges quickly.
         let law = PeriodLaw::new(PeriodDist::Pareto, 400e6, 2.5);
         assert!((law.mean_ns() - 400e6).abs() < 1e-3);
@@ -281,7 +304,7 @@ mod tests {
         // EXP2: 20 ms ON, 10 ms interval -> 1 / (1 - e^-0.5) = 2.5415.
         let exp2 = PeriodLaw::new(PeriodDist::Exponential, 20e6, 0.0);
         assert!((mean_packets_per_on(&exp2, 10e6) - 2.541494).abs() < 1e-5);
-        let mut rng = qoslab_core::rng::stream(5, 2);
+        let mut rng = crate::rng::stream(5, 2);
         for law in [exp2, PeriodLaw::new(PeriodDist::Pareto, 40e6, 2.5)] {
             let n = 300_000;
             let sim = (0..n).map(|_| (law.sample(&mut rng) as f64 / 10e6).ceil()).sum::<f64>() / n as f64;

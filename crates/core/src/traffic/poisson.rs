@@ -11,8 +11,8 @@
 //! absurd rates cannot stall the clock; at any rate below ~1 Tb/s of
 //! 64-byte packets the floor is never reached in practice).
 
-use qoslab_core::rng::Rng;
-use qoslab_core::units::Time;
+use crate::rng::Rng;
+use crate::units::Time;
 use rand::Rng as _;
 use rand_distr::Exp1;
 
@@ -43,7 +43,7 @@ mod tests {
 
     #[test]
     fn poisson_gaps_have_the_requested_mean_and_cv() {
-        let mut rng = qoslab_core::rng::stream(9, 1);
+        let mut rng = crate::rng::stream(9, 1);
         let mut p = Poisson::new(1_000_000.0);
         let mut t = p.first(Time(0));
         let n = 200_000;

@@ -1,5 +1,5 @@
 //! Video trace source (VTR, [Zhang07 §2.3.3]): a flow plays its group's
-//! frame trace ([`qoslab_scenario::vtr::FrameTrace`]) from a random frame
+//! frame trace (`qoslab_scenario::vtr::FrameTrace`) from a random frame
 //! on, wrapping at the end.
 //!
 //! - Frames are `frame` ns apart from the flow's start (a constant frame
@@ -24,8 +24,8 @@
 //! | `interval` (spacing) | time | > 0 | 1 ms |
 //! | `size` (payload) | bytes | fixed, >= 1 | - (the seed: 1500 B) |
 
-use qoslab_core::rng::Rng;
-use qoslab_core::units::Time;
+use crate::rng::Rng;
+use crate::units::Time;
 use rand::Rng as _;
 
 /// A group's VTR constants.
@@ -172,7 +172,7 @@ mod tests {
         let frames = [0, 0, 700, 0];
         let mut seen = std::collections::BTreeSet::new();
         for s in 0..50 {
-            let mut rng = qoslab_core::rng::stream(s, 1);
+            let mut rng = crate::rng::stream(s, 1);
             let mut v = Vtr::new();
             let t = v.first(Time(5), &frames, &mut rng);
             assert_eq!(t, Time(5));
@@ -184,7 +184,7 @@ mod tests {
         let starts: std::collections::BTreeSet<u32> = (0..200)
             .map(|s| {
                 let mut v = Vtr::new();
-                v.first(Time::ZERO, &frames, &mut qoslab_core::rng::stream(s, 1));
+                v.first(Time::ZERO, &frames, &mut crate::rng::stream(s, 1));
                 v.frame
             })
             .collect();

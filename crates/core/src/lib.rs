@@ -31,6 +31,7 @@
 //! - [`edge`]: domain edge behaviours. The interface; [`edge::pcn`] (PCN
 //!   ingress and egress: CLE, sustainable rate, termination [Zhang07]).
 //! - [`pipeline`]: a port (stages + qdisc + device queue) and the typed events.
+//! - [`traffic`]: traffic models' emission rules, for the simulator and the real generator.
 //! - [`tcp`]: TCP Reno / NewReno sender and sink ([Claypool00 §5], RFC 5681 / 6298 / 6582).
 //! - [`stats`]: Jain's index, streaming moments, percentiles, histograms.
 

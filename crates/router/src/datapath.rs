@@ -441,7 +441,7 @@ impl Datapath {
         }
         if let Some(dm) = self.domain.as_mut() {
             if dm.next_deadline().is_some_and(|t| t <= now) {
-                dm.on_timer(now, &mut self.events);
+                dm.on_tick(now, &mut self.events);
             }
         }
         let mut wake: Option<Time> = self.line.next_due();

@@ -40,7 +40,7 @@ build carrying switches that are not part of qoslab:
 and ``DCBT_KNOB=<switch> .venv/bin/python crosscheck/dcbt_fairness.py
 --only paper`` with ``<switch>`` one of ``no_allowance``, ``no_idle``,
 ``unsync``, ``test_always``, ``test_never`` (then ``git checkout
-crates/core/src/cbt/dcbt.rs`` and rebuild).
+crates/core/src/qdisc/cbt/dcbt.rs`` and rebuild).
 """
 
 from __future__ import annotations

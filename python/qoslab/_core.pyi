@@ -280,7 +280,7 @@ def cac(
     arrival_rate: float | None = None,
     blocking: float | None = None,
 ) -> _CacAnswer:
-    """ρ, N_max and the Erlang-B answers of [Tarasiuk05] (``qoslab_core::cac::calc::calculate``)."""
+    """ρ, N_max and the Erlang-B answers of [Tarasiuk05] (``qoslab_core::admission::cac::calc::calculate``)."""
 
 def fluid_run(config_dict: dict[str, Any]) -> dict[str, Any]:
     """Fluid (ideal-rate) mode of the TCP-CAC schemes: results and a ``transfers`` dict of columns."""

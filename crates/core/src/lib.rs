@@ -6,43 +6,43 @@
 //! The simulator (virtual clock) and the router (wall clock) drive the same
 //! code.
 //!
+//! Filed by kind, as Linux `net/sched` is; each kind's folder opens with
+//! its interface:
+//!
 //! - [`units`]: `Time`, `Dur`, `Rate`, `Bytes`, parsing of `"25Mbps"` etc.
 //! - [`packet`]: packet metadata, flow interning.
-//! - [`qdisc`]: the queue-discipline interface and the counting wrapper.
-//! - [`classful`]: classifier + scheduler over child queues (strict priority).
-//! - [`fifo`], [`red`]: drop-tail FIFO; RED (algorithm in [`red::algo`]).
-//! - [`policer`]: a token-bucket policer stage (drop or PCN-mark what exceeds).
 //! - [`token_bucket`]: the one token bucket (shapers, meters, PCN, sources).
-//! - [`shaper`]: per-connection token-bucket shaper and the shaper bank [Tarasiuk05].
-//! - [`pipeline`]: port pipelines (stages + qdisc + device queue) and domain edge behaviours.
-//! - [`admission`]: the admission-control interface and `AdmitAll`.
-//! - [`pcn`]: PCN [Zhang07]: virtual-queue admission meter, token-bucket
-//!   termination meter, and the ingress/egress edge behaviours (CLE, sustainable rate).
-//! - [`mace`]: MACE [MACE98]: classifier, recognition, shared-buffer
-//!   priority queue, device dispatch, measurement, estimator, MBAC/SSAC.
-//! - [`cbt`]: CBT, Dynamic-CBT and ChIPS [Claypool00] over RED's algorithm.
-//! - [`cac`]: CAC for shaped TCP (ρ, N_max, Erlang-B, rate schemes #1–#3; [Tarasiuk05]).
-//! - [`edge`]: edge-router QoS [Guerin99]: rule-database classifier with a
-//!   fast-path flow cache, SCFQ scheduler, buffer management for rate guarantees.
+//! - [`qdisc`]: queue disciplines. The interface and the counting wrapper;
+//!   [`qdisc::fifo`]; [`qdisc::classful`] (classifier + scheduler over child
+//!   queues, strict priority); [`qdisc::red`] (RED's algorithm and its
+//!   arrival stage); [`qdisc::cbt`] (CBT, Dynamic-CBT and ChIPS [Claypool00]
+//!   over RED); [`qdisc::scfq`] and [`qdisc::buffer`] (SCFQ and buffer
+//!   management for rate guarantees [Guerin99]); [`qdisc::mace`] (MACE's
+//!   shared-buffer priority queue [MACE98]); [`qdisc::shaper`] (the
+//!   per-connection shaper and shaper bank [Tarasiuk05]).
+//! - [`stage`]: port stages before the queue. The interface and the device
+//!   policy; [`stage::policer`]; [`stage::pcn`] (PCN [Zhang07] admission and
+//!   termination meters, the marking rules); [`stage::mace`] (MACE's
+//!   classifier, recognition, measurement, device dispatch);
+//!   [`stage::edge_classifier`] (rule database and fast-path flow cache [Guerin99]).
+//! - [`admission`]: admission control. The interface and `AdmitAll`;
+//!   [`admission::mace`] (MBAC, SSAC, the estimator [MACE98]);
+//!   [`admission::cac`] (CAC for shaped TCP: ρ, N_max, Erlang-B, rate schemes #1–#3 [Tarasiuk05]).
+//! - [`edge`]: domain edge behaviours. The interface; [`edge::pcn`] (PCN
+//!   ingress and egress: CLE, sustainable rate, termination [Zhang07]).
+//! - [`pipeline`]: a port (stages + qdisc + device queue) and the typed events.
+//! - [`traffic`]: traffic models' emission rules, for the simulator and the real generator.
 //! - [`tcp`]: TCP Reno / NewReno sender and sink ([Claypool00 §5], RFC 5681 / 6298 / 6582).
 //! - [`stats`]: Jain's index, streaming moments, percentiles, histograms.
 
 pub mod admission;
-pub mod cac;
-pub mod cbt;
-pub mod classful;
 pub mod edge;
 pub mod error;
-pub mod fifo;
-pub mod mace;
 pub mod packet;
-pub mod pcn;
 pub mod pipeline;
-pub mod policer;
 pub mod qdisc;
-pub mod red;
 pub mod rng;
-pub mod shaper;
+pub mod stage;
 pub mod stats;
 pub mod tcp;
 pub mod token_bucket;

@@ -1,4 +1,4 @@
-//! `cac`: the CAC calculator of [Tarasiuk05] (`qoslab_core::cac::calc::calculate`)
+//! `cac`: the CAC calculator of [Tarasiuk05] (`qoslab_core::admission::cac::calc::calculate`)
 //! for `qoslab.cac(...)` and `qoslab cac`.
 //!
 //! Arguments are the scenario format's strings (`capacity="100Mbps"`,
@@ -13,7 +13,7 @@
 use crate::error::config_error_one;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use qoslab_core::cac::calc::{calculate, CacQuery};
+use qoslab_core::admission::cac::calc::{calculate, CacQuery};
 use qoslab_core::units::{parse_packets, Dur, Rate};
 
 /// A packet count given as an int or as `"10pkts"`.

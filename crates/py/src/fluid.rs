@@ -30,7 +30,7 @@
 use crate::error::config_error_one;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use qoslab_core::cac::{Scheme, Share, Utilization};
+use qoslab_core::admission::cac::{Scheme, Share, Utilization};
 use qoslab_core::units::{Dur, Rate};
 use qoslab_sim::fluid::{run, FluidConfig};
 

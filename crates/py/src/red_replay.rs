@@ -1,4 +1,4 @@
-//! `red_replay`: drives a real [`qoslab_core::red::Red`] through the
+//! `red_replay`: drives a real [`qoslab_core::qdisc::red::Red`] through the
 //! counting [`Queue`] wrapper with a scripted sequence of arrivals and
 //! departures, and reports RED's state after each one. The Python tests
 //! feed the same sequence, with the uniform numbers reported here, to an
@@ -28,8 +28,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use qoslab_core::packet::{Ecn, FlowId, Packet};
+use qoslab_core::qdisc::red::{Red, RedConfig, RedMode};
 use qoslab_core::qdisc::{Backlog, Dequeue, DropReason, Limit, ProbeSink, Qdisc, Queue, Verdict};
-use qoslab_core::red::{Red, RedConfig, RedMode};
 use qoslab_core::rng::Rng;
 use qoslab_core::units::{Bytes, Rate, Time};
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -145,7 +145,7 @@ pub enum IoMode {
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum ClassTagRule {
-    /// CBT's classes from the header (`qoslab_core::cbt::Class::from_header`):
+    /// CBT's classes from the header (`qoslab_core::qdisc::cbt::Class::from_header`):
     /// TCP 0, tagged UDP 1, other 2.
     #[default]
     Cbt,

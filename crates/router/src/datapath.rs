@@ -17,7 +17,7 @@
 //!     pacer.consume(now, size): the wire finished sending it → the frame joins the direction's batch
 //!     otherwise:                wake at now + time to conformance
 //!     then (or when `router.batch` frames wait): one `sendmmsg` of the batch, free the slots
-//! timers:                       port.next_deadline() / port.on_timer(now)
+//! timers:                       port.next_deadline() / port.on_tick(now)
 //! ```
 //!
 //! Every frame goes through a port: a frame that is not IP (ARP, any other
@@ -55,10 +55,10 @@ use crate::edge::{AtIngress, Domain};
 use crate::flows::Flows;
 use crate::parse::{self, Frame, NOT_IP_KEY};
 use crate::pool::{Pool, SLOT};
-use qoslab_core::cbt::Class;
 use qoslab_core::packet::ClassTag;
 use qoslab_core::packet::{Ecn, FlowKey, Packet};
 use qoslab_core::pipeline::{EventKind, EventSink, MechEvent, Port};
+use qoslab_core::qdisc::cbt::Class;
 use qoslab_core::qdisc::{Dequeue, DropReason, MarkReason, Verdict};
 use qoslab_core::token_bucket::{TokenBucket, TokenBucketConfig};
 use qoslab_core::units::{Bytes, Time};
@@ -441,7 +441,7 @@ impl Datapath {
         }
         if let Some(dm) = self.domain.as_mut() {
             if dm.next_deadline().is_some_and(|t| t <= now) {
-                dm.on_timer(now, &mut self.events);
+                dm.on_tick(now, &mut self.events);
             }
         }
         let mut wake: Option<Time> = self.line.next_due();
@@ -450,7 +450,7 @@ impl Datapath {
         for d in 0..2 {
             let dir = &mut self.dirs[d];
             if dir.port.next_deadline().is_some_and(|t| t <= now) {
-                dir.port.on_timer(now, &mut self.events);
+                dir.port.on_tick(now, &mut self.events);
             }
             loop {
                 if dir.held.is_none() {

@@ -52,8 +52,8 @@
 //! - All schemes of one seed see the same arrival times (common random
 //!   numbers), so their differences are not sampling noise of the arrivals.
 
+use qoslab_core::admission::cac::{erlang_b, RateChange, Scheme, ShapingCac, ShapingCacConfig, Utilization};
 use qoslab_core::admission::{AdmissionControl, FlowRequest};
-use qoslab_core::cac::{erlang_b, RateChange, Scheme, ShapingCac, ShapingCacConfig, Utilization};
 use qoslab_core::rng::stream;
 use qoslab_core::{Bytes, ClassTag, ConfigError, Dur, FlowId, Rate, Time};
 use rand_distr::{Distribution, Exp};
@@ -220,7 +220,7 @@ pub fn ps_mean_transfer_time_s(capacity: Rate, file_size_bits: u64, arrival_rate
 
 /// Erlang-B blocking that scheme #1 of `cfg` should show: B(N_max, λ·file/R_req).
 pub fn erlang_b_for_scheme1(cfg: &FluidConfig) -> Result<f64, ConfigError> {
-    let lim = qoslab_core::cac::CacLimit::new(cfg.capacity, cfg.utilization)?;
+    let lim = qoslab_core::admission::cac::CacLimit::new(cfg.capacity, cfg.utilization)?;
     erlang_b(lim.n_max(cfg.r_req)?, cfg.arrival_rate_per_s * cfg.holding_time_s())
 }
 

@@ -22,12 +22,13 @@
 use etherparse::{Ipv4HeaderSlice, PacketBuilder, UdpHeaderSlice};
 use ipnet::{IpNet, Ipv4Net};
 use prefix_trie::PrefixMap;
-use qoslab_core::classful::{Classful, TagClassifier};
-use qoslab_core::edge::{
-    BufferConfig, BufferManaged, ClassifierConfig, ClassifierStage, PortRange, Rule, RuleAction, Scfq, StreamShare,
-};
-use qoslab_core::fifo::{Fifo, FifoConfig};
-use qoslab_core::pipeline::{Discard, Stage, StageVerdict};
+use qoslab_core::pipeline::Discard;
+use qoslab_core::qdisc::buffer::{BufferConfig, BufferManaged, StreamShare};
+use qoslab_core::qdisc::classful::{Classful, TagClassifier};
+use qoslab_core::qdisc::fifo::{Fifo, FifoConfig};
+use qoslab_core::qdisc::scfq::Scfq;
+use qoslab_core::stage::edge_classifier::{ClassifierConfig, ClassifierStage, PortRange, Rule, RuleAction};
+use qoslab_core::stage::{Stage, StageVerdict};
 use qoslab_core::{Dequeue, FlowId, FlowKey, Limit, Packet, Queue, Rate, Rng, Time};
 use rand::{Rng as _, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;

@@ -12,12 +12,8 @@
 //! Nothing here assumes the simulator: the router drives the same ports
 //! and edge behaviours from a real-time loop.
 
-pub mod edge;
 pub mod event;
 pub mod port;
-pub mod stage;
 
-pub use edge::{AggregateId, EdgeActions, EdgeBehaviour, EdgeMessage, EdgeNode, EdgeRole, Signal};
 pub use event::{Discard, EventKind, EventSink, Field, MechEvent, Value};
 pub use port::{Port, StageStats};
-pub use stage::{DevicePolicy, Stage, StageVerdict};

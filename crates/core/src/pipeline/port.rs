@@ -11,7 +11,7 @@
 //!                          dequeue it into the device FIFO
 //! on_sent(now):            the packet on the wire left: the device policy hears it
 //! next_deadline():         earliest of the stages' and the qdisc's
-//! on_timer(now):           every due stage's on_timer, then the qdisc's on_tick
+//! on_tick(now):           every due stage's on_tick, then the qdisc's on_tick
 //! ```
 //!
 //! A port with a device needs to hear of every end of transmission
@@ -21,10 +21,10 @@
 //! are the two added (arrivals at the port = stage drops + queue arrivals).
 
 use super::event::EventSink;
-use super::stage::{DevicePolicy, Stage, StageVerdict};
 use crate::packet::{FlowKey, Packet};
 use crate::qdisc::{Backlog, Dequeue, DropReason, Dropped, MarkReason, Queue, Verdict};
 use crate::rng::Rng;
+use crate::stage::{DevicePolicy, Stage, StageVerdict};
 use crate::units::Time;
 use std::collections::VecDeque;
 
@@ -252,17 +252,17 @@ impl Port {
         }
     }
 
-    /// When [`Port::on_timer`] is next needed.
+    /// When [`Port::on_tick`] is next needed.
     #[inline]
     pub fn next_deadline(&self) -> Option<Time> {
         self.stages.iter().filter_map(|s| s.next_deadline()).chain(self.queue.next_deadline()).min()
     }
 
     /// The periodic work due at `now`: the due stages', then the qdisc's.
-    pub fn on_timer(&mut self, now: Time, events: &mut dyn EventSink) {
+    pub fn on_tick(&mut self, now: Time, events: &mut dyn EventSink) {
         for s in &mut self.stages {
             if s.next_deadline().is_some_and(|t| t <= now) {
-                s.on_timer(now, events);
+                s.on_tick(now, events);
             }
         }
         self.queue.on_tick(now);
@@ -272,9 +272,9 @@ impl Port {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fifo::{Fifo, FifoConfig};
     use crate::packet::{proto, ClassTag, FlowId};
     use crate::pipeline::event::{Discard, EventKind, MechEvent};
+    use crate::qdisc::fifo::{Fifo, FifoConfig};
     use crate::qdisc::Limit;
     use std::net::{IpAddr, Ipv4Addr};
 
@@ -322,7 +322,7 @@ mod tests {
         fn next_deadline(&self) -> Option<Time> {
             Some(Time(self.next + 10))
         }
-        fn on_timer(&mut self, now: Time, ev: &mut dyn EventSink) {
+        fn on_tick(&mut self, now: Time, ev: &mut dyn EventSink) {
             self.next = now.0;
             ev.emit(MechEvent {
                 at: now,
@@ -386,9 +386,9 @@ mod tests {
         let mut port = Port::new(fifo(1)).with_stage(Box::new(Toy::default()));
         assert_eq!(port.next_deadline(), Some(Time(10)));
         let mut evs: Vec<MechEvent> = Vec::new();
-        port.on_timer(Time(5), &mut evs);
+        port.on_tick(Time(5), &mut evs);
         assert!(evs.is_empty(), "not due yet");
-        port.on_timer(Time(12), &mut evs);
+        port.on_tick(Time(12), &mut evs);
         assert_eq!(evs.len(), 1);
         assert_eq!(port.next_deadline(), Some(Time(22)));
     }

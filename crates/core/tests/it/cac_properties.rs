@@ -3,10 +3,10 @@
 //! Erlang-B's monotonicity and inverse.
 
 use proptest::prelude::*;
-use qoslab_core::admission::{AdmissionControl, FlowRequest};
-use qoslab_core::cac::{
+use qoslab_core::admission::cac::{
     erlang_b, erlang_b_offered_load, rho_and_n_max, CacLimit, Scheme, ShapingCac, ShapingCacConfig, Share, Utilization,
 };
+use qoslab_core::admission::{AdmissionControl, FlowRequest};
 use qoslab_core::{Bytes, ClassTag, FlowId, Rate, Time};
 use std::collections::BTreeMap;
 

@@ -5,11 +5,12 @@
 //! and the flow counter matches a reference model.
 
 use proptest::prelude::*;
-use qoslab_core::cbt::{
+use qoslab_core::qdisc::cbt::{
     build, Aqm, AqmConfig, Cbt, CbtConfig, Chips, ChipsConfig, Class, ClassMap, ClassQueue, ClassQueueConfig, Dcbt,
-    DcbtConfig, FlowCounter, FlowCounterConfig, Placement, PlacementConfig, RedStage, Tail,
+    DcbtConfig, FlowCounter, FlowCounterConfig, Placement, PlacementConfig, Tail,
 };
-use qoslab_core::red::{Red, RedConfig, RedMode, RedVariant};
+use qoslab_core::qdisc::red::RedStage;
+use qoslab_core::qdisc::red::{Red, RedConfig, RedMode, RedVariant};
 use qoslab_core::{
     ClassTag, Dequeue, DropReason, Dropped, Dur, Ecn, FlowId, Limit, Packet, Qdisc, Queue, Rate, Time, Verdict,
 };

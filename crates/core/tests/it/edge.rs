@@ -19,14 +19,15 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
-use qoslab_core::classful::{Classful, TagClassifier};
-use qoslab_core::edge::{
-    BufferConfig, BufferManaged, ClassifierConfig, ClassifierStage, PortRange, Rule, RuleAction, RuleDatabase, Scfq,
-    StreamShare,
-};
-use qoslab_core::fifo::{Fifo, FifoConfig};
 use qoslab_core::packet::proto;
 use qoslab_core::pipeline::{Discard, Port};
+use qoslab_core::qdisc::buffer::{BufferConfig, BufferManaged, StreamShare};
+use qoslab_core::qdisc::classful::{Classful, TagClassifier};
+use qoslab_core::qdisc::fifo::{Fifo, FifoConfig};
+use qoslab_core::qdisc::scfq::Scfq;
+use qoslab_core::stage::edge_classifier::{
+    ClassifierConfig, ClassifierStage, PortRange, Rule, RuleAction, RuleDatabase,
+};
 use qoslab_core::{ClassTag, Dequeue, FlowId, FlowKey, Limit, Packet, Qdisc, Queue, Rate, Time, Verdict};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 

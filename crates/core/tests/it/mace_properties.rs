@@ -3,13 +3,15 @@
 //! admissions, not only for the hand-picked cases of the unit tests.
 
 use proptest::prelude::*;
+use qoslab_core::admission::mace::{Estimator, EstimatorConfig, Ssac, SsacConfig, WindowOnAdmit};
 use qoslab_core::admission::{AdmissionControl, FlowRequest, LoadSample};
-use qoslab_core::mace::{
-    Class, ClassifierConfig, Descriptors, Estimator, EstimatorConfig, FlowClassifier, MaceQueue, MaceQueueConfig,
-    PortDescriptor, PortSide, Recognition, Recognizer, RecognizerConfig, Ssac, SsacConfig, WindowOnAdmit,
-};
 use qoslab_core::packet::{proto, ClassTag, FlowId, FlowKey, Packet};
+use qoslab_core::qdisc::mace::{MaceQueue, MaceQueueConfig};
 use qoslab_core::qdisc::{Backlog, Dequeue, DropReason, Limit, Queue, Verdict};
+use qoslab_core::stage::mace::{
+    Class, ClassifierConfig, Descriptors, FlowClassifier, PortDescriptor, PortSide, Recognition, Recognizer,
+    RecognizerConfig,
+};
 use qoslab_core::units::{Bytes, Dur, Rate, Time};
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr};

@@ -5,12 +5,14 @@
 //! one flow that rounding up allows).
 
 use proptest::prelude::*;
+use qoslab_core::edge::pcn::{FlowChoice, IngressConfig, PcnIngress, Rounding};
+use qoslab_core::edge::{AggregateId, EdgeActions, EdgeNode};
 use qoslab_core::packet::{proto, FlowKey};
-use qoslab_core::pcn::{
-    ExcessMeter, ExcessMeterConfig, FlowChoice, IngressConfig, MarkingCurve, PcnIngress, Rounding, VirtualQueue,
-    VirtualQueueConfig, VirtualQueueMeter,
+use qoslab_core::pipeline::{Discard, EventKind, Value};
+use qoslab_core::stage::pcn::{
+    ExcessMeter, ExcessMeterConfig, MarkingCurve, VirtualQueue, VirtualQueueConfig, VirtualQueueMeter,
 };
-use qoslab_core::pipeline::{AggregateId, Discard, EdgeActions, EdgeNode, EventKind, Stage, StageVerdict, Value};
+use qoslab_core::stage::{Stage, StageVerdict};
 use qoslab_core::{Bytes, Dur, FlowId, Packet, PcnMark, Rate, Time};
 use std::net::{IpAddr, Ipv4Addr};
 

@@ -20,10 +20,10 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
-use qoslab_core::classful::{Classful, StrictPriority, TagClassifier};
-use qoslab_core::fifo::{Fifo, FifoConfig};
+use qoslab_core::qdisc::classful::{Classful, StrictPriority, TagClassifier};
+use qoslab_core::qdisc::fifo::{Fifo, FifoConfig};
+use qoslab_core::qdisc::red::{algo, Red, RedConfig, RedMode, RedVariant};
 use qoslab_core::qdisc::ProbeSink;
-use qoslab_core::red::{algo, Red, RedConfig, RedMode, RedVariant};
 use qoslab_core::token_bucket::{TokenBucket, TokenBucketConfig};
 use qoslab_core::{
     Backlog, Bytes, ClassTag, Dequeue, Dropped, Ecn, FlowId, Limit, Packet, Qdisc, Queue, Rate, Rng, Time, Verdict,

@@ -11,12 +11,12 @@
 //! of a run; a discipline that forgot a sub-queue would fail here.
 
 use proptest::prelude::*;
-use qoslab_core::cbt::{self, AqmConfig, CbtConfig, ChipsConfig, ClassQueueConfig, DcbtConfig, PlacementConfig};
-use qoslab_core::classful::{Classful, StrictPriority, TagClassifier};
-use qoslab_core::fifo::{Fifo, FifoConfig};
-use qoslab_core::mace::{MaceQueue, MaceQueueConfig};
-use qoslab_core::red::{Red, RedConfig};
-use qoslab_core::shaper::{Shaper, ShaperBank, ShaperConfig};
+use qoslab_core::qdisc::cbt::{self, AqmConfig, CbtConfig, ChipsConfig, ClassQueueConfig, DcbtConfig, PlacementConfig};
+use qoslab_core::qdisc::classful::{Classful, StrictPriority, TagClassifier};
+use qoslab_core::qdisc::fifo::{Fifo, FifoConfig};
+use qoslab_core::qdisc::mace::{MaceQueue, MaceQueueConfig};
+use qoslab_core::qdisc::red::{Red, RedConfig};
+use qoslab_core::qdisc::shaper::{Shaper, ShaperBank, ShaperConfig};
 use qoslab_core::{
     Backlog, Bytes, ClassTag, Dequeue, Dur, Ecn, FlowId, Limit, Packet, Qdisc, Queue, Rate, Time, Verdict,
 };

@@ -39,13 +39,12 @@ pub mod wire;
 
 use crate::datapath::EventLog;
 use qoslab_core::admission::{Decision, FlowRequest};
+use qoslab_core::edge::pcn::{PcnEdge, PcnEdgeConfig};
+use qoslab_core::edge::{AggregateId, EdgeActions, EdgeBehaviour, EdgeMessage, EdgeNode, EdgeRole, Signal};
 use qoslab_core::packet::{proto, ClassTag, FlowId, FlowKey, Packet};
-use qoslab_core::pcn::{PcnEdge, PcnEdgeConfig};
-use qoslab_core::pipeline::{
-    AggregateId, EdgeActions, EdgeBehaviour, EdgeMessage, EdgeNode, EdgeRole, EventKind, EventSink, MechEvent, Signal,
-    StageVerdict,
-};
+use qoslab_core::pipeline::{EventKind, EventSink, MechEvent};
 use qoslab_core::qdisc::DropReason;
+use qoslab_core::stage::StageVerdict;
 use qoslab_core::units::{Bytes, Dur, Rate, Time};
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
@@ -238,7 +237,7 @@ impl Domain {
         self.carry_out(now, out, ev);
     }
 
-    /// When the domain next needs [`Domain::on_timer`].
+    /// When the domain next needs [`Domain::on_tick`].
     pub fn next_deadline(&self) -> Option<Time> {
         [
             self.line.front().map(|m| m.0),
@@ -253,7 +252,7 @@ impl Domain {
 
     /// Delivers the messages due at `now`, settles both edges' timers, and
     /// forgets flows silent for [`IDLE`].
-    pub fn on_timer(&mut self, now: Time, ev: &mut EventLog) {
+    pub fn on_tick(&mut self, now: Time, ev: &mut EventLog) {
         while self.line.front().is_some_and(|m| m.0 <= now) {
             let (_, bytes) = self.line.pop_front().expect("checked");
             // Encoded here; a value that is not finite (none the core gives) is refused, not trusted.
@@ -280,8 +279,8 @@ impl Domain {
             self.carry_out(now, out, ev);
         }
         let mut out = EdgeActions::default();
-        self.egress.on_timer(now, &mut out);
-        self.ingress.on_timer(now, &mut out);
+        self.egress.on_tick(now, &mut out);
+        self.ingress.on_tick(now, &mut out);
         self.carry_out(now, out, ev);
         if now >= self.next_sweep {
             self.next_sweep = now + IDLE;

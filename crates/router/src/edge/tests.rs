@@ -294,7 +294,7 @@ fn config_refuses_other_edges_missing_pcn_dscps_and_a_bad_pcn_field() {
 
 #[test]
 fn a_message_whose_value_is_not_finite_is_dropped_and_counted_not_a_panic() {
-    use qoslab_core::pipeline::{AggregateId, EdgeActions, EdgeMessage, EdgeNode, Signal};
+    use qoslab_core::edge::{AggregateId, EdgeActions, EdgeMessage, EdgeNode, Signal};
     let mut dp = domain_dp("{ type = \"pcn_admission\" }", "");
     let dm = dp.domain.as_mut().unwrap();
     let mut out = EdgeActions::default();

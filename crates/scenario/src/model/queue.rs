@@ -6,7 +6,7 @@
 //! keys (`limit`, `min_th`, `max_th`, `max_p`, `w_q`, `gentle`, `ecn`,
 //! `mode`, `mean_pkt_size`) at the queue's own level through
 //! `#[serde(flatten)] red: RedSpec`; the defaults are the core's
-//! ([`qoslab_core::red`]). serde cannot deny unknown keys beside a
+//! ([`qoslab_core::qdisc::red`]). serde cannot deny unknown keys beside a
 //! `flatten`, so [`QueueSpec`] denies them in its schema
 //! (`schemars(deny_unknown_fields)`): the loader's structural check
 //! ([`crate::shape`]) walks the document against that schema and refuses
@@ -14,8 +14,8 @@
 
 use super::yes;
 use crate::units;
+use qoslab_core::qdisc::red::{DEFAULT_MAX_P, DEFAULT_MEAN_PKT_SIZE, DEFAULT_W_Q};
 use qoslab_core::qdisc::Limit;
-use qoslab_core::red::{DEFAULT_MAX_P, DEFAULT_MEAN_PKT_SIZE, DEFAULT_W_Q};
 use qoslab_core::units::{Bytes, Dur, Rate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -240,7 +240,7 @@ impl QueueSpec {
 /// RED's parameters (Floyd & Jacobson 1993), one spec for the `red`, `cbt`
 /// and `dcbt` queues (CBT and D-CBT put RED behind their class stages);
 /// its keys sit at the queue's own level. Defaults: the core's
-/// ([`qoslab_core::red`]).
+/// ([`qoslab_core::qdisc::red`]).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct RedSpec {
     /// Hard queue limit: "60pkts", "64kB", or both; arrivals beyond it are dropped (overlimit).

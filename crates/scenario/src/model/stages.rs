@@ -23,7 +23,7 @@ pub enum PolicerActionSpec {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum StageSpec {
-    /// A token-bucket policer (`qoslab_core::policer`): packets that find
+    /// A token-bucket policer (`qoslab_core::stage::policer`): packets that find
     /// `size` bytes of tokens pass; the others are dropped or marked.
     Policer {
         /// Token rate (bit/s), e.g. "2Mbps"; > 0.

@@ -9,10 +9,10 @@
 
 use super::queue::{build_with, QueueBuildError};
 use crate::{ClassifyBy, EdgeService, EdgeStreamSpec, QueueSpec, ScfqChild, StreamSpec};
-use qoslab_core::classful::{Classful, TagClassifier};
-use qoslab_core::edge::buffer::{BufferConfig, BufferManaged, StreamShare};
-use qoslab_core::edge::scfq::Scfq;
 use qoslab_core::error::ConfigError;
+use qoslab_core::qdisc::buffer::{BufferConfig, BufferManaged, StreamShare};
+use qoslab_core::qdisc::classful::{Classful, TagClassifier};
+use qoslab_core::qdisc::scfq::Scfq;
 use qoslab_core::{Queue, Rate};
 
 /// A stream of a link direction's queue: its name, its id on packets and

@@ -10,7 +10,7 @@
 //!     while the queue's head class c has device.admits(c): dequeue → device FIFO, device.on_pull(c)
 //!     wire free and device FIFO not empty → transmit its head
 //! end of transmission:          port.on_sent → device.on_sent(class of the packet sent)
-//! at port.next_deadline():      port.on_timer(now) → MaceStage.on_timer → events
+//! at port.next_deadline():      port.on_tick(now) → MaceStage.on_tick → events
 //! ```
 //!
 //! The device transmit queue ([`DeviceQueue`]) holds `device_queue`
@@ -25,7 +25,7 @@
 //! parts. The validation builds them to check a scenario (so it is refused
 //! for exactly the reasons the core would refuse it); the simulator builds
 //! them into the direction's port. The stage's events and their typed
-//! fields are listed in `qoslab_core::mace::MaceStage`; the simulator
+//! fields are listed in `qoslab_core::stage::mace::MaceStage`; the simulator
 //! writes them as events-table rows (`qoslab_sim::mechanisms::event_row`).
 //!
 //! Parameters (scenario `mace` table of a link, see [`MaceSpec`]):
@@ -54,12 +54,12 @@
 //! the classifier matches on addresses and ports (the paper's descriptor).
 
 use crate::model::{MaceAdmissionSpec, MaceBeDispatch, MacePortSide, MacePortSpec, MaceSpec};
-use qoslab_core::mace::{
-    BeDispatch, ClassifierConfig, Descriptors, DeviceQueue, DeviceQueueConfig, EstimatorConfig, KeyFields, Mace,
-    MaceConfig, MaceStage, Mbac, MbacConfig, MeasurementConfig, PortDescriptor, PortSide, RecognizerConfig, Ssac,
-    SsacConfig, WindowOnAdmit,
+use qoslab_core::admission::mace::{EstimatorConfig, Mbac, MbacConfig, Ssac, SsacConfig, WindowOnAdmit};
+use qoslab_core::stage::mace::{
+    BeDispatch, ClassifierConfig, Descriptors, DeviceQueue, DeviceQueueConfig, KeyFields, Mace, MaceConfig, MaceStage,
+    MeasurementConfig, PortDescriptor, PortSide, RecognizerConfig,
 };
-use qoslab_core::pipeline::Stage;
+use qoslab_core::stage::Stage;
 use qoslab_core::units::Time;
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,9 @@
 //! routers they are. Used by validation and by the simulator alike.
 
 use crate::model::{CleModeSpec, FlowChoiceSpec, NodeKind, PcnSpec, RoundingSpec, TerminationStartSpec};
-use qoslab_core::pcn::{CleMode, EgressConfig, FlowChoice, IngressConfig, PcnEdgeConfig, Rounding, TerminationStart};
+use qoslab_core::edge::pcn::{
+    CleMode, EgressConfig, FlowChoice, IngressConfig, PcnEdgeConfig, Rounding, TerminationStart,
+};
 
 /// A `[pcn]` problem: the field below `pcn` and the message.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -17,16 +17,17 @@
 
 use super::names::queue_types_except_mace;
 use crate::{ChipsSpec, ClassifyBy, QueueMode, QueueSpec, RedSpec, RedVariantSpec};
-use qoslab_core::cbt::{
-    Aqm, Cbt, CbtConfig, Chips, ChipsConfig, Class, ClassCounters, ClassMap, ClassQueue, Dcbt, DcbtConfig,
-    FlowCounterConfig, PerClass, Placement, RedStage, Tail,
-};
-use qoslab_core::classful::{Classful, StrictPriority, TagClassifier};
 use qoslab_core::error::ConfigError;
-use qoslab_core::fifo::{Fifo, FifoConfig};
 use qoslab_core::packet::Packet;
+use qoslab_core::qdisc::cbt::{
+    Aqm, Cbt, CbtConfig, Chips, ChipsConfig, Class, ClassCounters, ClassMap, ClassQueue, Dcbt, DcbtConfig,
+    FlowCounterConfig, PerClass, Placement, Tail,
+};
+use qoslab_core::qdisc::classful::{Classful, StrictPriority, TagClassifier};
+use qoslab_core::qdisc::fifo::{Fifo, FifoConfig};
+use qoslab_core::qdisc::red::RedStage;
+use qoslab_core::qdisc::red::{Red, RedConfig, RedMode, RedVariant};
 use qoslab_core::qdisc::{Backlog, Dequeue, DropReason, ProbeSink, Qdisc, Verdict};
-use qoslab_core::red::{Red, RedConfig, RedMode, RedVariant};
 use qoslab_core::rng::Rng;
 use qoslab_core::units::{Dur, Time};
 use qoslab_core::{Queue, Rate};
@@ -73,7 +74,8 @@ pub(super) fn build_with(spec: &QueueSpec, link_rate: Rate, next_id: &mut u16) -
             with_placement(aqm, chips, flows)
         }
         QueueSpec::Mace { buffer } => Ok(Queue::new(Box::new(
-            qoslab_core::mace::MaceQueue::new(qoslab_core::mace::MaceQueueConfig { limit: *buffer }).map_err(wrap)?,
+            qoslab_core::qdisc::mace::MaceQueue::new(qoslab_core::qdisc::mace::MaceQueueConfig { limit: *buffer })
+                .map_err(wrap)?,
         ))),
         QueueSpec::Prio { bands, classify_by } => prio_queue(bands, *classify_by, link_rate, next_id),
         QueueSpec::Scfq { queues, classify_by } => super::edge::scfq_queue(queues, *classify_by, link_rate, next_id),
@@ -310,7 +312,7 @@ impl DscpClassifier {
     }
 }
 
-impl qoslab_core::classful::Classifier for DscpClassifier {
+impl qoslab_core::qdisc::classful::Classifier for DscpClassifier {
     fn classify(&mut self, pkt: &qoslab_core::Packet) -> Option<usize> {
         self.map.get((pkt.dscp & 0x3f) as usize).copied()
     }

@@ -3,7 +3,7 @@
 //! by validation alike.
 //!
 //! - `{ type = "policer", rate, depth, action }`: a core [`Policer`] (see
-//!   `qoslab_core::policer` and `docs/mechanisms/policer.md`);
+//!   `qoslab_core::stage::policer` and `docs/mechanisms/policer.md`);
 //! - `{ type = "classifier", cache, rules, default_stream }`: a core
 //!   [`ClassifierStage`] ([Guerin99 §II]; `docs/mechanisms/classifier.md`). Its
 //!   rules name nodes (resolved to their addresses, see
@@ -12,11 +12,11 @@
 
 use super::edge::{streams_of, StreamRef};
 use crate::model::{MarkingSpec, NodeKind, PolicerActionSpec, PortMatch, ProtoMatch, QueueSpec, RuleSpec, StageSpec};
-use qoslab_core::edge::classifier::{ClassifierConfig, ClassifierStage, PortRange, Rule, RuleAction};
 use qoslab_core::error::ConfigError;
-use qoslab_core::pcn::{ExcessMeter, ExcessMeterConfig, MarkingCurve, VirtualQueueConfig, VirtualQueueMeter};
-use qoslab_core::pipeline::Stage;
-use qoslab_core::policer::{Policer, PolicerAction, PolicerConfig};
+use qoslab_core::stage::edge_classifier::{ClassifierConfig, ClassifierStage, PortRange, Rule, RuleAction};
+use qoslab_core::stage::pcn::{ExcessMeter, ExcessMeterConfig, MarkingCurve, VirtualQueueConfig, VirtualQueueMeter};
+use qoslab_core::stage::policer::{Policer, PolicerAction, PolicerConfig};
+use qoslab_core::stage::Stage;
 use qoslab_core::units::{Bytes, Rate, Time};
 use std::net::IpAddr;
 

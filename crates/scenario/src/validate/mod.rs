@@ -42,7 +42,7 @@
 //!   the `i mod n_src`-th match to the `i mod n_dst`-th. Groups with
 //!   `arrivals` are checked over one full cycle of pairs.
 //! - A class tag beyond a priority queue's bands goes to the last band
-//!   ([`qoslab_core::classful::TagClassifier::identity`]): not an error.
+//!   ([`qoslab_core::qdisc::classful::TagClassifier::identity`]): not an error.
 //! - Caps on counts ([`MAX_NODES`], [`MAX_FLOWS`], [`MAX_SAMPLES`]) turn a
 //!   typo (`sources = 4000000000`) into an error instead of an
 //!   out-of-memory crash.

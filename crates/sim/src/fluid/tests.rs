@@ -1,6 +1,6 @@
 //! Tests of the fluid mode (see the parent module).
 use super::*;
-use qoslab_core::cac::Share;
+use qoslab_core::admission::cac::Share;
 
 fn cfg(scheme: Scheme) -> FluidConfig {
     FluidConfig {

@@ -75,7 +75,7 @@ mod tests {
         let mut m = mace::from_spec(&spec(mbac(0.95, 20)), Time::ZERO, None).unwrap();
         assert_eq!(m.stage.next_deadline(), Some(Time(Dur::from_secs(5).0)));
         let mut evs = Vec::new();
-        m.stage.on_timer(Time(Dur::from_secs(5).0), &mut evs);
+        m.stage.on_tick(Time(Dur::from_secs(5).0), &mut evs);
         let row = event_row("r1->sink0", &evs[0]);
         assert_eq!((row.kind, row.estimate, row.threshold), ("sample", 0.0, 3_900_000.0));
         assert_eq!(
@@ -84,7 +84,7 @@ mod tests {
         );
         let mut m = mace::from_spec(&spec(MaceAdmissionSpec::Ssac), Time::ZERO, None).unwrap();
         let mut evs = Vec::new();
-        m.stage.on_timer(Time(Dur::from_secs(5).0), &mut evs);
+        m.stage.on_tick(Time(Dur::from_secs(5).0), &mut evs);
         assert!(event_row("l", &evs[0]).detail.ends_with("be_dropped=0 reserved_bps=0"));
     }
 }

@@ -1,4 +1,4 @@
-//! Domain edge behaviours in the simulator (see `qoslab_core::pipeline::edge`):
+//! Domain edge behaviours in the simulator (see `qoslab_core::edge`):
 //! where packets meet them, how their messages travel, their timers.
 //! Part of [`super::Sim`].
 //!
@@ -33,9 +33,10 @@ use crate::mechanisms::event_row;
 use crate::net::EDGE_STREAM_BASE;
 use crate::traffic::FlowState;
 use qoslab_core::admission::{Decision, DecisionReason, FlowRequest};
-use qoslab_core::pcn::PcnEdge;
-use qoslab_core::pipeline::{AggregateId, EdgeActions, EdgeBehaviour, EdgeMessage, EdgeNode, EdgeRole, StageVerdict};
+use qoslab_core::edge::pcn::PcnEdge;
+use qoslab_core::edge::{AggregateId, EdgeActions, EdgeBehaviour, EdgeMessage, EdgeNode, EdgeRole};
 use qoslab_core::rng;
+use qoslab_core::stage::StageVerdict;
 use qoslab_core::units::{Dur, Time};
 use qoslab_core::Packet;
 use qoslab_scenario::expand::Expanded;
@@ -220,7 +221,7 @@ impl Sim {
         self.edges.timer_at[node.index()] = None;
         let mut actions = std::mem::take(&mut self.edges.actions);
         if let Some(b) = self.edges.behaviours[node.index()].as_mut() {
-            b.on_timer(self.now, &mut actions);
+            b.on_tick(self.now, &mut actions);
         }
         self.carry_out(node, actions);
     }

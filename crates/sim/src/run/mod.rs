@@ -330,7 +330,7 @@ impl Sim {
                         self.settle(d);
                         let dir = &mut self.net.dirs[d.index()];
                         let mut sink = RowSink { link: &dir.name, rows: &mut self.metrics.events };
-                        dir.port.on_timer(t, &mut sink);
+                        dir.port.on_tick(t, &mut sink);
                         self.schedule_qdisc_tick(d);
                         if self.net.dirs[d.index()].is_free(t) {
                             self.try_send(d);
@@ -340,7 +340,7 @@ impl Sim {
                 Event::AdmissionTick => {
                     if self.admission_tick == Some(t) {
                         self.admission_tick = None;
-                        self.admission.on_deadline(t);
+                        self.admission.on_tick(t);
                         self.schedule_admission_tick();
                     }
                 }
@@ -533,7 +533,7 @@ impl Sim {
         if dir.pipe.is_empty() {
             self.events.schedule_with_seq(at, seq, Event::Arrive(d));
         }
-        qoslab_core::fifo::push_back_lean(&mut dir.pipe, crate::net::InFlight { at, seq, pkt });
+        qoslab_core::qdisc::fifo::push_back_lean(&mut dir.pipe, crate::net::InFlight { at, seq, pkt });
         // A port with a device queue must hear of every end of transmission.
         if dir.port.wants_tx_done() || dir.port.queue_backlog().packets > 0 {
             dir.tx_event = true;

@@ -3,12 +3,11 @@
 //! the path's propagation delay to the nanosecond, timers, and drops.
 
 use crate::common::*;
+use qoslab_core::edge::{AggregateId, EdgeActions, EdgeBehaviour, EdgeMessage, EdgeNode, EdgeRole, Signal};
 use qoslab_core::packet::FlowKey;
-use qoslab_core::pipeline::{
-    AggregateId, EdgeActions, EdgeBehaviour, EdgeMessage, EdgeNode, EdgeRole, EventKind, MechEvent, Signal,
-    StageVerdict, Value,
-};
+use qoslab_core::pipeline::{EventKind, MechEvent, Value};
 use qoslab_core::qdisc::DropReason;
+use qoslab_core::stage::StageVerdict;
 use qoslab_core::units::{Dur, Time};
 use qoslab_core::Packet;
 use qoslab_sim::engine::NodeId;
@@ -75,7 +74,7 @@ impl EdgeBehaviour for Script {
     fn next_deadline(&self) -> Option<Time> {
         self.timer
     }
-    fn on_timer(&mut self, now: Time, out: &mut EdgeActions) {
+    fn on_tick(&mut self, now: Time, out: &mut EdgeActions) {
         self.timer = None;
         out.events.push(event(now, "timer", self.packets as f64, vec![]));
         for &(a, i, e) in &self.ends {

@@ -16,7 +16,7 @@
 //!
 //! Each run prints its figures (`cargo test -- --nocapture`).
 
-use qoslab_core::cac::{Scheme, Share};
+use qoslab_core::admission::cac::{Scheme, Share};
 use qoslab_core::{Dur, Rate};
 use qoslab_sim::fluid::{erlang_b_for_scheme1, ps_mean_transfer_time_s, run, FluidConfig, FluidResult};
 

@@ -5,7 +5,7 @@
 //! and departures, scheme #3's assigned rate, and configuration errors.
 
 use crate::common::*;
-use qoslab_core::cac::{erlang_b, rho_mdl1};
+use qoslab_core::admission::cac::{erlang_b, rho_mdl1};
 use qoslab_scenario::ValidScenario;
 
 /// One source host, a router, a sink; 100 Mb/s links with 1 ms delay.

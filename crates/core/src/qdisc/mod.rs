@@ -1,0 +1,544 @@
+//! The queue-discipline interface (Linux qdisc shape) and the shared
+//! wrapper that keeps every discipline's statistics.
+//!
+//! A discipline implements [`Qdisc`]: `enqueue` returns a [`Verdict`]
+//! (queued, marked, dropped with a [`DropReason`], or queued after pushing
+//! others out), `dequeue` returns a [`Dequeue`] (a packet, empty, or
+//! `NotBefore(t)` for a shaper whose head is not yet conformant).
+//!
+//! Drivers never call a discipline directly: they hold a [`Queue`], whose
+//! public `enqueue`/`dequeue` call the discipline's inner step and then
+//! update [`QueueStats`] from what it returned, so no discipline can get its
+//! counters wrong (ns-3 traffic-control's QueueDisc does the same).
+
+pub mod buffer;
+pub mod cbt;
+pub mod classful;
+pub mod fifo;
+pub mod mace;
+pub mod red;
+pub mod scfq;
+pub mod shaper;
+
+use crate::packet::Packet;
+use crate::rng::Rng;
+use crate::units::Time;
+
+/// Why a packet was dropped. Counted separately in [`QueueStats`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum DropReason {
+    /// The queue's packet or byte limit was reached (tail drop).
+    Overlimit = 0,
+    /// RED probabilistic early drop (min_th <= avg < max_th, or < 2*max_th
+    /// when gentle); also the CBT family's RED step.
+    EarlyRandom,
+    /// RED forced drop (avg >= max_th, or above 2*max_th when gentle).
+    Forced,
+    /// A class exceeded its threshold (CBT, D-CBT).
+    ClassThreshold,
+    /// Pushed out of a shared buffer to make room for a higher class.
+    PushedOut,
+    /// A shaper's own buffer was full.
+    ShaperBuffer,
+    /// No class matched and the discipline has no default.
+    Unclassified,
+    /// A meter or policer found the packet non-conformant. Today a shaper
+    /// produces it, for a packet larger than its bucket depth (which could
+    /// never conform); policers will too.
+    Policed,
+    /// Dropped by a flow-termination mechanism (PCN). Nothing produces it
+    /// yet: the PCN ingress termination ([Zhang07]
+    /// §4) will; the result column `drops_terminated` is kept for it.
+    Terminated,
+    /// A frame whose IP header does not parse (a length beyond the frame, a
+    /// bad version or header length): qoslab-router drops it before the
+    /// stages. The simulator builds its packets and never produces it.
+    Malformed,
+    /// A frame larger than the router can hold or send (a pool slot, the
+    /// pacer's burst): qoslab-router drops it on arrival. Not in the simulator.
+    Oversize,
+    /// Frames the kernel dropped before qoslab-router read them (a full
+    /// socket buffer or ring: `PACKET_STATISTICS`, `XDP_STATISTICS`),
+    /// counted on the direction of the interface they arrived on. Not in the
+    /// simulator.
+    Kernel,
+    /// A frame that found its direction's share of the router's buffer pool
+    /// full while it would wait out the link's delay (qoslab-router's delay
+    /// line). Not in the simulator.
+    DelayLine,
+}
+
+impl DropReason {
+    pub const COUNT: usize = 13;
+    pub const ALL: [DropReason; DropReason::COUNT] = [
+        DropReason::Overlimit,
+        DropReason::EarlyRandom,
+        DropReason::Forced,
+        DropReason::ClassThreshold,
+        DropReason::PushedOut,
+        DropReason::ShaperBuffer,
+        DropReason::Unclassified,
+        DropReason::Policed,
+        DropReason::Terminated,
+        DropReason::Malformed,
+        DropReason::Oversize,
+        DropReason::Kernel,
+        DropReason::DelayLine,
+    ];
+    /// Snake-case name, used in result columns (`drops_early_random`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::Overlimit => "overlimit",
+            DropReason::EarlyRandom => "early_random",
+            DropReason::Forced => "forced",
+            DropReason::ClassThreshold => "class_threshold",
+            DropReason::PushedOut => "pushed_out",
+            DropReason::ShaperBuffer => "shaper_buffer",
+            DropReason::Unclassified => "unclassified",
+            DropReason::Policed => "policed",
+            DropReason::Terminated => "terminated",
+            DropReason::Malformed => "malformed",
+            DropReason::Oversize => "oversize",
+            DropReason::Kernel => "kernel",
+            DropReason::DelayLine => "delay_line",
+        }
+    }
+}
+
+/// Why a packet was marked instead of dropped.
+///
+/// RED (and the CBT family, through RED's verdict) marks an ECN-capable
+/// packet only in the early region; where a drop is forced it drops, ECN or
+/// not (FJ93; RFC 3168 §7 leaves forced marking optional and qoslab has no
+/// such option), so there is no "forced mark" reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum MarkReason {
+    /// RED probabilistic ECN mark, in the early (or gentle) region instead
+    /// of an early drop.
+    EcnEarly = 0,
+    /// PCN threshold (admission) marking: the virtual-queue meter
+    /// (`pcn::VirtualQueueMeter`, [Zhang07 §3]).
+    PcnThreshold,
+    /// PCN excess-traffic (termination) marking: the excess meter
+    /// (`pcn::ExcessMeter`, [Zhang07 §4]) and the
+    /// policer's `mark` action.
+    PcnExcess,
+}
+
+impl MarkReason {
+    pub const COUNT: usize = 3;
+    pub const ALL: [MarkReason; MarkReason::COUNT] =
+        [MarkReason::EcnEarly, MarkReason::PcnThreshold, MarkReason::PcnExcess];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MarkReason::EcnEarly => "ecn_early",
+            MarkReason::PcnThreshold => "pcn_threshold",
+            MarkReason::PcnExcess => "pcn_excess",
+        }
+    }
+}
+
+/// A packet a discipline gave up, and why.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Dropped {
+    pub packet: Packet,
+    pub reason: DropReason,
+}
+
+/// What `enqueue` did with a packet.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// Accepted as it was.
+    Queued,
+    /// Accepted with a congestion mark set on it.
+    Marked(MarkReason),
+    /// Refused; the packet comes back so the driver can free its bytes.
+    Dropped(Dropped),
+    /// Accepted after dropping already-queued packets to make room.
+    QueuedPushingOut(Vec<Dropped>),
+}
+
+/// What `dequeue` produced.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Dequeue {
+    Packet(Packet),
+    /// Nothing queued.
+    Empty,
+    /// Packets are queued but none may leave before this time (shapers).
+    NotBefore(Time),
+}
+
+/// Packets and bytes held by a queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub packets: u32,
+    pub bytes: u64,
+}
+
+impl Backlog {
+    #[inline]
+    pub fn add(&mut self, p: &Packet) {
+        self.packets += 1;
+        self.bytes += p.size as u64;
+    }
+    #[inline]
+    fn add_backlog(&mut self, b: Backlog) {
+        self.packets += b.packets;
+        self.bytes += b.bytes;
+    }
+    #[inline]
+    pub fn sub(&mut self, p: &Packet) {
+        debug_assert!(self.packets > 0 && self.bytes >= p.size as u64);
+        self.packets -= 1;
+        self.bytes -= p.size as u64;
+    }
+    pub fn is_empty(&self) -> bool {
+        self.packets == 0
+    }
+}
+
+/// A queue limit in packets, bytes, or both (whichever is reached first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limit {
+    pub packets: Option<u32>,
+    pub bytes: Option<u64>,
+}
+
+impl Limit {
+    pub const fn packets(n: u32) -> Limit {
+        Limit { packets: Some(n), bytes: None }
+    }
+    pub const fn bytes(n: u64) -> Limit {
+        Limit { packets: None, bytes: Some(n) }
+    }
+    pub const UNLIMITED: Limit = Limit { packets: None, bytes: None };
+    /// Would `backlog` plus a packet of `size` bytes exceed the limit?
+    #[inline]
+    pub fn would_exceed(&self, backlog: Backlog, size: u32) -> bool {
+        self.packets.is_some_and(|n| backlog.packets + 1 > n)
+            || self.bytes.is_some_and(|n| backlog.bytes + size as u64 > n)
+    }
+    /// Is `backlog` within the limit?
+    pub fn holds(&self, backlog: Backlog) -> bool {
+        self.packets.is_none_or(|n| backlog.packets <= n) && self.bytes.is_none_or(|n| backlog.bytes <= n)
+    }
+}
+
+/// Counters kept by [`Queue`] from the verdicts of its discipline.
+///
+/// The drop and mark counts by reason are kept apart, allocated at the
+/// queue's first drop or mark: most link directions of a large network
+/// never drop (a network of 1,800 access links saves 160 bytes a
+/// direction), and the counters every packet updates stay together.
+#[derive(Clone, Debug, Default)]
+pub struct QueueStats {
+    pub arrivals: u64,
+    pub arrival_bytes: u64,
+    pub departures: u64,
+    pub departure_bytes: u64,
+    /// Largest backlog seen, in packets and in bytes.
+    pub peak_packets: u32,
+    pub peak_bytes: u64,
+    /// Integral of the backlog over time (packet-nanoseconds, byte-nanoseconds),
+    /// for exact time averages.
+    pub area_packets_ns: u128,
+    pub area_bytes_ns: u128,
+    /// Integral of the sojourn time of departed packets (ns), for the mean.
+    pub sojourn_sum_ns: u128,
+    pub sojourn_max_ns: u64,
+    losses: Option<Box<Losses>>,
+}
+
+/// Drops and marks by reason (see [`QueueStats`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Losses {
+    drops: [u64; DropReason::COUNT],
+    drop_bytes: [u64; DropReason::COUNT],
+    marks: [u64; MarkReason::COUNT],
+}
+
+static NO_LOSSES: Losses =
+    Losses { drops: [0; DropReason::COUNT], drop_bytes: [0; DropReason::COUNT], marks: [0; MarkReason::COUNT] };
+
+impl PartialEq for QueueStats {
+    fn eq(&self, o: &QueueStats) -> bool {
+        (self.arrivals, self.arrival_bytes, self.departures, self.departure_bytes)
+            == (o.arrivals, o.arrival_bytes, o.departures, o.departure_bytes)
+            && (self.peak_packets, self.peak_bytes, self.sojourn_max_ns)
+                == (o.peak_packets, o.peak_bytes, o.sojourn_max_ns)
+            && (self.area_packets_ns, self.area_bytes_ns, self.sojourn_sum_ns)
+                == (o.area_packets_ns, o.area_bytes_ns, o.sojourn_sum_ns)
+            && self.losses() == o.losses()
+    }
+}
+
+impl QueueStats {
+    fn losses(&self) -> &Losses {
+        self.losses.as_deref().unwrap_or(&NO_LOSSES)
+    }
+    /// Packets dropped, by [`DropReason`] (index `reason as usize`).
+    pub fn drops(&self) -> &[u64; DropReason::COUNT] {
+        &self.losses().drops
+    }
+    /// Bytes dropped, by [`DropReason`].
+    pub fn drop_bytes(&self) -> &[u64; DropReason::COUNT] {
+        &self.losses().drop_bytes
+    }
+    /// Packets marked, by [`MarkReason`].
+    pub fn marks(&self) -> &[u64; MarkReason::COUNT] {
+        &self.losses().marks
+    }
+    /// Counts a drop of `bytes` for `reason`.
+    pub fn count_drop(&mut self, reason: DropReason, bytes: u64) {
+        let l = self.losses.get_or_insert_with(Box::default);
+        l.drops[reason as usize] += 1;
+        l.drop_bytes[reason as usize] += bytes;
+    }
+    /// Counts a mark for `reason`.
+    pub fn count_mark(&mut self, reason: MarkReason) {
+        self.losses.get_or_insert_with(Box::default).marks[reason as usize] += 1;
+    }
+    pub fn total_drops(&self) -> u64 {
+        self.drops().iter().sum()
+    }
+    pub fn total_marks(&self) -> u64 {
+        self.marks().iter().sum()
+    }
+    pub fn drops_for(&self, r: DropReason) -> u64 {
+        self.drops()[r as usize]
+    }
+    pub fn marks_for(&self, r: MarkReason) -> u64 {
+        self.marks()[r as usize]
+    }
+}
+
+/// A named internal variable of a discipline, for time series (e.g. `red_avg`).
+pub type ProbeSink<'a> = &'a mut dyn FnMut(&'static str, f64);
+
+/// The inner step every queue discipline implements. Called only through
+/// [`Queue`], which does the counting.
+pub trait Qdisc {
+    /// Short name of the discipline (`"fifo"`, `"red"`, ...).
+    fn kind(&self) -> &'static str;
+    /// Offers a packet. `pkt.enqueued` is already set to `now`.
+    fn enqueue(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict;
+    /// Takes the next packet to send, if one may leave at `now`.
+    fn dequeue(&mut self, now: Time) -> Dequeue;
+    /// The packet `dequeue` would return next, ignoring shaping.
+    fn peek(&self) -> Option<&Packet>;
+    /// What is held now.
+    fn backlog(&self) -> Backlog;
+    /// Shows `f` every packet held, each once, in no promised order (a
+    /// classful discipline visits its children's packets). What it visits
+    /// adds up to [`Qdisc::backlog`], in packets and in bytes; drivers use
+    /// it to count per flow what is still queued at the end of a run.
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet));
+    /// Drops everything held, returning it (the driver frees the bytes).
+    fn reset(&mut self) -> Vec<Packet>;
+    /// Reports internal variables worth sampling (`red_avg`, class averages...).
+    fn probe(&self, _sink: ProbeSink<'_>) {}
+    /// When the discipline next needs `on_tick` (timers are the driver's job).
+    fn next_deadline(&self) -> Option<Time> {
+        None
+    }
+    /// Periodic work (flow-table sweeps, measurement intervals).
+    fn on_tick(&mut self, _now: Time) {}
+    /// Child queues of a classful discipline, in band order (none for a leaf),
+    /// so that drivers can report each child's statistics.
+    fn children(&self) -> &[Queue] {
+        &[]
+    }
+}
+
+/// A discipline with its statistics: the only way drivers use a [`Qdisc`].
+pub struct Queue {
+    inner: Box<dyn Qdisc + Send>,
+    stats: QueueStats,
+    last_change: Time,
+    held: Backlog,
+}
+
+impl std::fmt::Debug for Queue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Queue").field("kind", &self.inner.kind()).field("stats", &self.stats).finish()
+    }
+}
+
+impl Queue {
+    pub fn new(inner: Box<dyn Qdisc + Send>) -> Queue {
+        Queue { inner, stats: QueueStats::default(), last_change: Time::ZERO, held: Backlog::default() }
+    }
+    pub fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+    #[inline]
+    pub fn stats(&self) -> &QueueStats {
+        &self.stats
+    }
+    #[inline]
+    pub fn backlog(&self) -> Backlog {
+        self.inner.backlog()
+    }
+    /// [`Queue::backlog`] without asking the discipline: what it held after
+    /// its last change. A discipline's backlog changes only in `enqueue`,
+    /// in a `dequeue` that returns a packet and in `reset`, and the wrapper
+    /// reads it after each (the time-average statistics rest on the same
+    /// rule). For classful parents, which check their children on every
+    /// packet (docs/performance.md, "The edge QoS fast path after the profile").
+    #[inline]
+    pub fn held(&self) -> Backlog {
+        debug_assert_eq!(self.held, self.inner.backlog(), "{}: backlog changed outside the wrapper", self.kind());
+        self.held
+    }
+    #[inline]
+    pub fn peek(&self) -> Option<&Packet> {
+        self.inner.peek()
+    }
+    /// Shows `f` every packet the discipline holds (see [`Qdisc::for_each_packet`]).
+    pub fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.inner.for_each_packet(f)
+    }
+    pub fn probe(&self, sink: ProbeSink<'_>) {
+        self.inner.probe(sink)
+    }
+    pub fn next_deadline(&self) -> Option<Time> {
+        self.inner.next_deadline()
+    }
+    pub fn on_tick(&mut self, now: Time) {
+        self.inner.on_tick(now)
+    }
+    /// Child queues of a classful discipline (empty for a leaf).
+    pub fn children(&self) -> &[Queue] {
+        self.inner.children()
+    }
+    /// The discipline itself, for inspection in tests and probes.
+    pub fn inner(&self) -> &dyn Qdisc {
+        &*self.inner
+    }
+
+    #[inline]
+    fn advance(&mut self, now: Time) {
+        let dt = now.0.saturating_sub(self.last_change.0) as u128;
+        if dt > 0 {
+            // An empty queue adds nothing (no 128-bit products to form).
+            if self.held.packets > 0 {
+                self.stats.area_packets_ns += self.held.packets as u128 * dt;
+                self.stats.area_bytes_ns += self.held.bytes as u128 * dt;
+            }
+            self.last_change = now;
+        }
+    }
+
+    #[inline]
+    fn count_drop(&mut self, d: &Dropped) {
+        self.stats.count_drop(d.reason, d.packet.size as u64);
+    }
+
+    /// Records `held`, the discipline's backlog after a change, and its peak.
+    /// The verdict says what changed (a packet queued or marked adds it, a
+    /// refusal changes nothing, a departure removes it), so the common
+    /// cases need no call into the discipline; debug builds check that
+    /// the discipline agrees.
+    #[inline]
+    fn after_change(&mut self, held: Backlog) {
+        debug_assert_eq!(held, self.inner.backlog(), "{}: backlog differs from what its verdict says", self.kind());
+        self.held = held;
+        if self.held.packets > self.stats.peak_packets {
+            self.stats.peak_packets = self.held.packets;
+        }
+        if self.held.bytes > self.stats.peak_bytes {
+            self.stats.peak_bytes = self.held.bytes;
+        }
+    }
+
+    /// Offers `pkt` at `now`; counts the arrival and whatever the verdict says.
+    #[inline]
+    pub fn enqueue(&mut self, now: Time, mut pkt: Packet, rng: &mut Rng) -> Verdict {
+        self.advance(now);
+        self.stats.arrivals += 1;
+        self.stats.arrival_bytes += pkt.size as u64;
+        pkt.enqueued = now;
+        // `pkt` is not read after the call, so it moves into the discipline
+        // without a copy, and the common verdicts are built anew rather than
+        // copied out of the discipline's answer: a 56-byte copy of a value
+        // just written by narrower stores stalls on store-to-load forwarding
+        // (docs/performance.md, "The edge QoS fast path after the profile").
+        let queued = Backlog { packets: 1, bytes: pkt.size as u64 };
+        let mut held = self.held;
+        match self.inner.enqueue(now, pkt, rng) {
+            Verdict::Queued => {
+                held.add_backlog(queued);
+                self.after_change(held);
+                Verdict::Queued
+            }
+            Verdict::Marked(r) => {
+                self.stats.count_mark(r);
+                held.add_backlog(queued);
+                self.after_change(held);
+                Verdict::Marked(r)
+            }
+            v => {
+                match &v {
+                    Verdict::Dropped(d) => self.count_drop(d),
+                    Verdict::QueuedPushingOut(victims) => {
+                        for d in victims {
+                            self.count_drop(d);
+                        }
+                        held = self.inner.backlog();
+                    }
+                    Verdict::Queued | Verdict::Marked(_) => unreachable!("handled above"),
+                }
+                self.after_change(held);
+                v
+            }
+        }
+    }
+
+    /// Takes the next packet at `now`; counts the departure and its sojourn.
+    #[inline]
+    pub fn dequeue(&mut self, now: Time) -> Dequeue {
+        self.advance(now);
+        let d = self.inner.dequeue(now);
+        if let Dequeue::Packet(p) = &d {
+            self.stats.departures += 1;
+            self.stats.departure_bytes += p.size as u64;
+            let soj = now.0.saturating_sub(p.enqueued.0);
+            self.stats.sojourn_sum_ns += soj as u128;
+            if soj > self.stats.sojourn_max_ns {
+                self.stats.sojourn_max_ns = soj;
+            }
+            let mut held = self.held;
+            held.sub(p);
+            self.after_change(held);
+        }
+        d
+    }
+
+    /// Empties the queue at `now`, returning what it held. A reset is not a
+    /// drop: the driver decides how to account for the packets.
+    pub fn reset(&mut self, now: Time) -> Vec<Packet> {
+        self.advance(now);
+        let v = self.inner.reset();
+        self.after_change(self.inner.backlog());
+        v
+    }
+
+    /// Time-average backlog in packets over `[0, now]`.
+    pub fn mean_backlog_packets(&self, now: Time) -> f64 {
+        if now.0 == 0 {
+            return 0.0;
+        }
+        let tail = self.held.packets as u128 * now.0.saturating_sub(self.last_change.0) as u128;
+        (self.stats.area_packets_ns + tail) as f64 / now.0 as f64
+    }
+    /// Time-average backlog in bytes over `[0, now]`.
+    pub fn mean_backlog_bytes(&self, now: Time) -> f64 {
+        if now.0 == 0 {
+            return 0.0;
+        }
+        let tail = self.held.bytes as u128 * now.0.saturating_sub(self.last_change.0) as u128;
+        (self.stats.area_bytes_ns + tail) as f64 / now.0 as f64
+    }
+}

@@ -137,6 +137,11 @@ pub trait EdgeBehaviour: std::fmt::Debug + Send {
     }
     /// A message from another edge node arrives.
     fn on_message(&mut self, now: Time, msg: &EdgeMessage, out: &mut EdgeActions);
+    /// The driver will never mention `flow` again (it ended, or a router
+    /// dropped it from its bounded flow table): forget whatever is kept
+    /// about it, so that the state held stays bounded by the driver's.
+    /// A later answer or message about it is ignored.
+    fn forget_flow(&mut self, _flow: FlowId) {}
     /// When [`EdgeBehaviour::on_tick`] is next needed.
     fn next_deadline(&self) -> Option<Time> {
         None

@@ -176,6 +176,11 @@ impl Domain {
     }
 
     /// Flows in the ingress's table (admitted, pending or terminated).
+    /// Flows the core ingress keeps state for: never more than the table holds.
+    pub fn core_flows(&self) -> usize {
+        self.ingress.ingress().flows_held()
+    }
+
     pub fn flows(&self) -> usize {
         self.flows.len()
     }
@@ -285,11 +290,13 @@ impl Domain {
         if now >= self.next_sweep {
             self.next_sweep = now + IDLE;
             let before = self.flows.len();
-            let by_id = &mut self.by_id;
+            let (by_id, ingress) = (&mut self.by_id, &mut self.ingress);
             self.flows.retain(|_, e| {
                 let keep = now.0.saturating_sub(e.last.0) < IDLE.0;
                 if !keep {
                     by_id.remove(&e.id);
+                    // The core ingress forgets it too: what it holds stays bounded by the table.
+                    ingress.forget_flow(e.id);
                 }
                 keep
             });

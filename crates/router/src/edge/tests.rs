@@ -270,10 +270,12 @@ fn a_flood_that_recycles_the_routers_flow_ids_admits_nothing() {
 fn flows_silent_for_the_idle_time_leave_the_table() {
     let mut dp = domain_dp("{ type = \"pcn_admission\" }", "");
     admit(&mut dp, 3);
+    assert_eq!(dp.domain.as_ref().unwrap().core_flows(), 3);
     poll(&mut dp, ms(21 + 10_000 + 1));
     poll(&mut dp, ms(2 * (21 + 10_000 + 1)));
     let dm = dp.domain.as_ref().unwrap();
     assert_eq!((dm.flows(), dm.stats.expired), (0, 3));
+    assert_eq!(dm.core_flows(), 0, "the core ingress forgets expired flows too: its state stays bounded");
     assert_eq!(offer(&mut dp, ms(30_000), &data(20_000)), Arrival::Dropped, "policed once forgotten");
 }
 

@@ -250,6 +250,19 @@ impl PcnIngress {
         fl
     }
 
+    /// Forget flow `f` (its state and any pending request): a later answer
+    /// for it is ignored, and a measurement in progress no longer counts it
+    /// as a candidate for termination (its bytes stay in the aggregate's).
+    pub fn forget(&mut self, f: FlowId) {
+        self.flows.remove(&f);
+        self.pending.remove(&f);
+    }
+
+    /// How many flows the ingress keeps state for (admitted or seen, and pending).
+    pub fn flows_held(&self) -> usize {
+        self.flows.len() + self.pending.len()
+    }
+
     /// The aggregate's egress node (from the driver's `on_aggregate`).
     pub fn set_egress(&mut self, a: AggregateId, egress: EdgeNode) {
         self.agg(a).egress = Some(egress);
@@ -520,6 +533,23 @@ mod tests {
         // Unequal flows, in choice order: 300 covers 200 past half of it; then 10 is past 0.
         assert_eq!(flows_to_terminate(&[300, 10], 160.0, Rounding::Nearest, None), 1);
         assert_eq!(flows_to_terminate(&[300, 10], 149.0, Rounding::Nearest, None), 0);
+    }
+
+    #[test]
+    fn a_forgotten_flow_leaves_no_state_and_its_late_answer_is_ignored() {
+        let mut i = ingress(IngressConfig::seed_default(0.5));
+        let mut out = EdgeActions::default();
+        i.on_flow_request(ms(1), A, &req(7), &mut out);
+        i.on_flow_request(ms(1), A, &req(8), &mut out);
+        i.on_congestion_level(ms(3), A, Some(FlowId(7)), 0.0, &mut out);
+        send(&mut i, ms(4), 7, 1000, &mut out);
+        assert_eq!(i.flows_held(), 2, "flow 7 admitted, flow 8 pending");
+        i.forget(FlowId(7));
+        i.forget(FlowId(8));
+        assert_eq!(i.flows_held(), 0);
+        i.on_congestion_level(ms(5), A, Some(FlowId(8)), 0.0, &mut out);
+        assert_eq!(out.decisions.len(), 1, "the forgotten request's answer decides nothing");
+        assert_eq!(i.flows_held(), 0);
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub use ingress::{FlowChoice, IngressConfig, PcnIngress, Rounding};
 use crate::admission::{Decision, FlowRequest};
 use crate::edge::{AggregateId, EdgeActions, EdgeBehaviour, EdgeMessage, EdgeNode, EdgeRole, Signal};
 use crate::error::ConfigError;
-use crate::packet::{FlowKey, Packet};
+use crate::packet::{FlowId, FlowKey, Packet};
 use crate::rng::Rng;
 use crate::stage::StageVerdict;
 use crate::units::Time;
@@ -141,6 +141,10 @@ impl EdgeBehaviour for PcnEdge {
     ) -> Option<Decision> {
         self.ingress.on_flow_request(now, aggregate, req, out)
     }
+    fn forget_flow(&mut self, flow: FlowId) {
+        self.ingress.forget(flow);
+    }
+
     fn on_message(&mut self, now: Time, msg: &EdgeMessage, out: &mut EdgeActions) {
         let a = msg.aggregate;
         match msg.signal {

@@ -33,5 +33,5 @@ pub use edge::{streams_of, StreamRef};
 pub use error::BuildError;
 pub use names::*;
 pub use port::{build_port, PortSpec};
-pub use queue::{build_queue, ClassProbed};
+pub use queue::build_queue;
 pub use stage::{build_stage, StageContext};

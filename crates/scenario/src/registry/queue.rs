@@ -7,8 +7,8 @@
 //!
 //! CBT, D-CBT and ChIPS (`type = "cbt"`, `"dcbt"`, and `chips = ...` on
 //! `red`, `cbt`, `dcbt`) become a core [`ClassQueue`] wrapped in
-//! [`ClassProbed`], which adds per-class counters to the queue's probes
-//! (so they reach the `series` table like `red_avg`):
+//! the core's [`ClassProbed`], which adds per-class counters to the queue's
+//! probes (so they reach the `series` table like `red_avg`):
 //! `<class>_arrivals`, `<class>_admitted` and `<class>_drops_<reason>` for
 //! the reasons an arrival stage gives (`overlimit`, `early_random`,
 //! `forced`, `class_threshold`), `<class>` one of `tcp`, `tagged`,
@@ -19,18 +19,15 @@ use super::names::queue_types_except_mace;
 use super::BuildError;
 use crate::{ChipsSpec, ClassifyBy, QueueMode, QueueSpec, RedSpec, RedVariantSpec};
 use qoslab_core::error::ConfigError;
-use qoslab_core::packet::Packet;
 use qoslab_core::qdisc::cbt::{
-    Aqm, Cbt, CbtConfig, Chips, ChipsConfig, Class, ClassCounters, ClassMap, ClassQueue, Dcbt, DcbtConfig,
-    FlowCounterConfig, PerClass, Placement, Tail,
+    Aqm, Cbt, CbtConfig, Chips, ChipsConfig, ClassMap, ClassProbed, ClassQueue, Dcbt, DcbtConfig, FlowCounterConfig,
+    Placement, Tail,
 };
 use qoslab_core::qdisc::classful::{Classful, StrictPriority, TagClassifier};
 use qoslab_core::qdisc::fifo::{Fifo, FifoConfig};
 use qoslab_core::qdisc::red::RedStage;
 use qoslab_core::qdisc::red::{Red, RedConfig, RedMode, RedVariant};
-use qoslab_core::qdisc::{Backlog, Dequeue, DropReason, ProbeSink, Qdisc, Verdict};
-use qoslab_core::rng::Rng;
-use qoslab_core::units::{Dur, Time};
+use qoslab_core::units::Dur;
 use qoslab_core::{Queue, Rate};
 
 /// Builds the queue described by `spec` feeding a link of `link_rate`.
@@ -204,88 +201,6 @@ fn class_queue<A: Aqm + Send + 'static, P: Placement + Send + 'static>(
 ) -> Result<Queue, BuildError> {
     let q = ClassQueue::new(aqm, placement, ClassMap::default(), flows).map_err(BuildError::from)?;
     Ok(Queue::new(Box::new(ClassProbed(q))))
-}
-
-/// Drop reasons an arrival stage of a [`ClassQueue`] can give, and the
-/// per-class probe names of their counters.
-const CLASS_REASONS: [DropReason; 4] =
-    [DropReason::Overlimit, DropReason::EarlyRandom, DropReason::Forced, DropReason::ClassThreshold];
-const CLASS_PROBES: [[&str; 6]; 3] = [
-    [
-        "tcp_arrivals",
-        "tcp_admitted",
-        "tcp_drops_overlimit",
-        "tcp_drops_early_random",
-        "tcp_drops_forced",
-        "tcp_drops_class_threshold",
-    ],
-    [
-        "tagged_arrivals",
-        "tagged_admitted",
-        "tagged_drops_overlimit",
-        "tagged_drops_early_random",
-        "tagged_drops_forced",
-        "tagged_drops_class_threshold",
-    ],
-    [
-        "untagged_arrivals",
-        "untagged_admitted",
-        "untagged_drops_overlimit",
-        "untagged_drops_early_random",
-        "untagged_drops_forced",
-        "untagged_drops_class_threshold",
-    ],
-];
-
-/// A [`ClassQueue`] whose probes also report its per-class counters.
-pub struct ClassProbed<A: Aqm, P: Placement>(pub ClassQueue<A, P>);
-
-impl<A: Aqm, P: Placement> ClassProbed<A, P> {
-    pub fn class_stats(&self) -> &PerClass<ClassCounters> {
-        self.0.class_stats()
-    }
-}
-
-impl<A: Aqm + Send, P: Placement + Send> Qdisc for ClassProbed<A, P> {
-    fn kind(&self) -> &'static str {
-        self.0.kind()
-    }
-    fn enqueue(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
-        self.0.enqueue(now, pkt, rng)
-    }
-    fn dequeue(&mut self, now: Time) -> Dequeue {
-        self.0.dequeue(now)
-    }
-    fn peek(&self) -> Option<&Packet> {
-        self.0.peek()
-    }
-    fn backlog(&self) -> Backlog {
-        self.0.backlog()
-    }
-    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
-        self.0.for_each_packet(f)
-    }
-    fn reset(&mut self) -> Vec<Packet> {
-        self.0.reset()
-    }
-    fn probe(&self, sink: ProbeSink<'_>) {
-        self.0.probe(sink);
-        let st = self.0.class_stats();
-        for (c, names) in Class::ALL.iter().zip(CLASS_PROBES) {
-            let s = &st[*c];
-            sink(names[0], s.arrivals as f64);
-            sink(names[1], s.admitted as f64);
-            for (r, name) in CLASS_REASONS.iter().zip(&names[2..]) {
-                sink(name, s.drops_for(*r) as f64);
-            }
-        }
-    }
-    fn next_deadline(&self) -> Option<Time> {
-        self.0.next_deadline()
-    }
-    fn on_tick(&mut self, now: Time) {
-        self.0.on_tick(now)
-    }
 }
 
 /// Maps a packet's DSCP to a band through a 64-entry table.

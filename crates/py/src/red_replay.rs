@@ -1,5 +1,6 @@
 //! `red_replay`: drives a real [`qoslab_core::qdisc::red::Red`] through the
-//! counting [`Queue`] wrapper with a scripted sequence of arrivals and
+//! counting [`Queue`] wrapper (through the core's [`Shared`], so the replay
+//! can read RED's state after each op) with a scripted sequence of arrivals and
 //! departures, and reports RED's state after each one. The Python tests
 //! feed the same sequence, with the uniform numbers reported here, to an
 //! independent pure-Python RED written from Floyd & Jacobson 1993 and
@@ -29,50 +30,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use qoslab_core::packet::{Ecn, FlowId, Packet};
 use qoslab_core::qdisc::red::{Red, RedConfig, RedMode};
-use qoslab_core::qdisc::{Backlog, Dequeue, DropReason, Limit, ProbeSink, Qdisc, Queue, Verdict};
-use qoslab_core::rng::Rng;
+use qoslab_core::qdisc::shared::Shared;
+use qoslab_core::qdisc::{Dequeue, DropReason, Limit, Qdisc, Queue, Verdict};
 use qoslab_core::units::{Bytes, Rate, Time};
-use std::sync::{Arc, Mutex, MutexGuard};
 
 const KEYS: &str = "limit, limit_bytes, min_th, max_th, max_p, w_q, gentle, ecn, mode, mean_pkt_size";
-
-/// A RED shared between the `Queue` that drives it and the replay that
-/// reads its average, count and last uniform after each op.
-struct Shared(Arc<Mutex<Red>>);
-
-impl Shared {
-    fn red(&self) -> MutexGuard<'_, Red> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl Qdisc for Shared {
-    fn kind(&self) -> &'static str {
-        "red"
-    }
-    fn enqueue(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
-        self.red().enqueue(now, pkt, rng)
-    }
-    fn dequeue(&mut self, now: Time) -> Dequeue {
-        self.red().dequeue(now)
-    }
-    fn peek(&self) -> Option<&Packet> {
-        // The replay never peeks; a reference cannot escape the lock.
-        None
-    }
-    fn backlog(&self) -> Backlog {
-        self.red().backlog()
-    }
-    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
-        self.red().for_each_packet(f)
-    }
-    fn reset(&mut self) -> Vec<Packet> {
-        self.red().reset()
-    }
-    fn probe(&self, sink: ProbeSink<'_>) {
-        self.red().probe(sink)
-    }
-}
 
 fn config(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<RedConfig> {
     let mut c = RedConfig::new(Limit::UNLIMITED, f64::NAN, f64::NAN);
@@ -123,8 +85,9 @@ pub fn red_replay<'py>(
     let cfg = self::config(py, config)?;
     let red = Red::new(cfg, Rate(link_rate_bps))
         .map_err(|e| config_error_one(py, "red_replay", &format!("{}.{}", e.mechanism, e.field), e.to_string()))?;
-    let shared = Arc::new(Mutex::new(red));
-    let mut queue = Queue::new(Box::new(Shared(Arc::clone(&shared))));
+    // The queue drives RED; the replay reads RED's state through its own handle.
+    let shared = Shared::new(red);
+    let mut queue = Queue::new(Box::new(shared.clone()));
     let mut rng = qoslab_core::rng::stream(seed, 0);
     let out = PyList::empty(py);
     let mut last_t = 0u64;
@@ -167,7 +130,7 @@ pub fn red_replay<'py>(
                 )))
             }
         };
-        let red = shared.lock().unwrap_or_else(|e| e.into_inner());
+        let red = shared.lock();
         let row = PyDict::new(py);
         row.set_item("avg", red.avg())?;
         row.set_item("count", red.count())?;

@@ -1,4 +1,4 @@
-//! The queue-discipline interface (Linux qdisc shape) and the shared
+//! The queue-discipline interface (Linux qdisc shape) and the common
 //! wrapper that keeps every discipline's statistics.
 //!
 //! A discipline implements [`Qdisc`]: `enqueue` returns a [`Verdict`]
@@ -10,6 +10,9 @@
 //! public `enqueue`/`dequeue` call the discipline's inner step and then
 //! update [`QueueStats`] from what it returned, so no discipline can get its
 //! counters wrong (ns-3 traffic-control's QueueDisc does the same).
+//!
+//! A driver that must also read the discipline's own state between steps
+//! gives the [`Queue`] a [`shared::Shared`] and keeps a clone of it.
 
 pub mod buffer;
 pub mod cbt;
@@ -19,6 +22,7 @@ pub mod mace;
 pub mod red;
 pub mod scfq;
 pub mod shaper;
+pub mod shared;
 
 use crate::packet::Packet;
 use crate::rng::Rng;

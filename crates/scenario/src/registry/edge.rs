@@ -7,7 +7,8 @@
 //! [`streams_of`] and the builders below walk in the same order, so the id
 //! a rule gives a packet is the id its buffer-managed queue knows.
 
-use super::queue::{build_with, QueueBuildError};
+use super::queue::build_with;
+use super::BuildError;
 use crate::{ClassifyBy, EdgeService, EdgeStreamSpec, QueueSpec, ScfqChild, StreamSpec};
 use qoslab_core::error::ConfigError;
 use qoslab_core::qdisc::buffer::{BufferConfig, BufferManaged, StreamShare};
@@ -66,12 +67,12 @@ fn walk(q: &QueueSpec, class: Option<u8>, out: &mut Vec<StreamRef>) {
     }
 }
 
-fn err(field_path: impl Into<String>, mechanism: &'static str, field: &'static str, msg: String) -> QueueBuildError {
-    QueueBuildError { field_path: field_path.into(), error: ConfigError::new(mechanism, field, msg) }
+fn err(field_path: impl Into<String>, mechanism: &'static str, field: &'static str, msg: String) -> BuildError {
+    BuildError::core(field_path, &ConfigError::new(mechanism, field, msg))
 }
 
 /// Stream names must be unique within one link direction's queue.
-pub(super) fn check_unique(q: &QueueSpec) -> Result<(), QueueBuildError> {
+pub(super) fn check_unique(q: &QueueSpec) -> Result<(), BuildError> {
     let all = streams_of(q);
     for (i, s) in all.iter().enumerate() {
         if all[..i].iter().any(|o| o.name == s.name) {
@@ -95,7 +96,7 @@ pub(super) fn scfq_queue(
     classify_by: ClassifyBy,
     link_rate: Rate,
     next_id: &mut u16,
-) -> Result<Queue, QueueBuildError> {
+) -> Result<Queue, BuildError> {
     if queues.is_empty() {
         return Err(err("queues", "scfq", "queues", "is empty; give at least one child queue".into()));
     }
@@ -109,15 +110,12 @@ pub(super) fn scfq_queue(
                 "mace is a link direction's queue, not a child; allowed: any other queue type".into(),
             ));
         }
-        children.push(build_with(&c.queue, link_rate, next_id).map_err(|e| QueueBuildError {
-            field_path: format!("queues.{i}.queue.{}", e.field_path),
-            error: e.error,
-        })?);
+        children.push(build_with(&c.queue, link_rate, next_id).map_err(|e| e.under(format_args!("queues.{i}.queue")))?);
     }
     let rates: Vec<Rate> = queues.iter().map(|c| c.rate).collect();
     let scfq = Scfq::new(rates).map_err(|e| {
         // The core names the child by its index in the message; the field is the rate list.
-        QueueBuildError { field_path: "queues".into(), error: e }
+        BuildError::core("queues", &e)
     })?;
     Ok(match classify_by {
         ClassifyBy::Class => {
@@ -137,7 +135,7 @@ pub(super) fn buffer_queue(
     rate: Rate,
     streams: &[StreamSpec],
     next_id: &mut u16,
-) -> Result<Queue, QueueBuildError> {
+) -> Result<Queue, BuildError> {
     let shares = streams
         .iter()
         .map(|s| {
@@ -155,12 +153,11 @@ fn buffer_managed(
     buff_size: u64,
     rate: Rate,
     streams: Vec<StreamShare>,
-) -> Result<BufferManaged, QueueBuildError> {
+) -> Result<BufferManaged, BuildError> {
     let buff_size = u32::try_from(buff_size).map_err(|_| {
         err("buff_size", "buffer_managed", "buff_size", format!("{buff_size} B is too large; allowed: up to 4 GB"))
     })?;
-    BufferManaged::new(BufferConfig { buffers, buff_size, rate, streams })
-        .map_err(|e| QueueBuildError { field_path: e.field.to_string(), error: e })
+    BufferManaged::new(BufferConfig { buffers, buff_size, rate, streams }).map_err(BuildError::from)
 }
 
 /// The [Guerin99] egress: SCFQ over [EF, AF/BE], each buffer-managed.
@@ -172,7 +169,7 @@ pub(super) fn edge_queue(
     streams: &[EdgeStreamSpec],
     link_rate: Rate,
     next_id: &mut u16,
-) -> Result<Queue, QueueBuildError> {
+) -> Result<Queue, BuildError> {
     for (i, s) in streams.iter().enumerate() {
         match (s.service, s.rate) {
             (EdgeService::Be, Some(_)) => {
@@ -282,13 +279,12 @@ pub(super) fn edge_queue(
     let af_shares = ids(&rest);
     // An EF queue without streams still exists (SCFQ has two children); it gets
     // one buffer and never sees a packet unless a rule sends one there.
-    let ef_q = buffer_managed(b_ef.max(1), buff_size, r_ef.max(Rate(1)), ef_shares).map_err(|e| QueueBuildError {
+    let ef_q = buffer_managed(b_ef.max(1), buff_size, r_ef.max(Rate(1)), ef_shares).map_err(|e| BuildError {
         field_path: if e.field_path == "buffers" { "ef_buffers".into() } else { e.field_path },
-        error: e.error,
+        ..e
     })?;
     let af_q = buffer_managed(buffers - b_ef, buff_size, r_af, af_shares)?;
-    let scfq = Scfq::new(vec![r_ef.max(Rate(1)), r_af])
-        .map_err(|e| QueueBuildError { field_path: "ef_rate".into(), error: e })?;
+    let scfq = Scfq::new(vec![r_ef.max(Rate(1)), r_af]).map_err(|e| BuildError::core("ef_rate", &e))?;
     Ok(Queue::new(Box::new(Classful::new(
         TagClassifier::identity(2),
         scfq,

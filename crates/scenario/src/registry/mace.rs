@@ -53,6 +53,7 @@
 //! timeout applies to the classifier and to the recognition table alike;
 //! the classifier matches on addresses and ports (the paper's descriptor).
 
+use super::BuildError;
 use crate::model::{MaceAdmissionSpec, MaceBeDispatch, MacePortSide, MacePortSpec, MaceSpec};
 use qoslab_core::admission::mace::{EstimatorConfig, Mbac, MbacConfig, Ssac, SsacConfig, WindowOnAdmit};
 use qoslab_core::stage::mace::{
@@ -63,39 +64,23 @@ use qoslab_core::stage::Stage;
 use qoslab_core::units::Time;
 use std::path::{Path, PathBuf};
 
-/// A MACE setting the core refused: the field below the link's `mace`
-/// table (`admission.v`, `ports.0.rate`) and the message; or, when `file`
-/// is set, a problem inside that descriptor file: `field_path` is then the
-/// path inside the file (`port[1].rate`) and `line` its line there.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MaceSpecError {
-    pub field_path: String,
-    pub message: String,
-    /// The descriptor file the problem is in (as looked up), if not the scenario.
-    pub file: Option<String>,
-    /// 1-based line in `file`, if known.
-    pub line: Option<usize>,
-}
-
-fn err(field_path: impl Into<String>, message: impl Into<String>) -> MaceSpecError {
-    MaceSpecError { field_path: field_path.into(), message: message.into(), file: None, line: None }
-}
-
 const ONE_OF: &str = "exactly one of ports (inline descriptors) and descriptors (a descriptor file)";
 
 /// The descriptors of a link's `mace` table: its inline `ports`, or the
 /// file `descriptors` names, looked up in `base_dir` (the scenario file's
 /// folder; the working directory when `None`).
-pub fn spec_descriptors(spec: &MaceSpec, base_dir: Option<&Path>) -> Result<Descriptors, Vec<MaceSpecError>> {
+pub fn spec_descriptors(spec: &MaceSpec, base_dir: Option<&Path>) -> Result<Descriptors, Vec<BuildError>> {
     match (&spec.ports, &spec.descriptors) {
-        (Some(_), Some(_)) => Err(vec![err("descriptors", format!("is set together with ports; allowed: {ONE_OF}"))]),
-        (None, None) => Err(vec![err("ports", format!("is missing; allowed: {ONE_OF}"))]),
+        (Some(_), Some(_)) => {
+            Err(vec![BuildError::new("descriptors", format!("is set together with ports; allowed: {ONE_OF}"))])
+        }
+        (None, None) => Err(vec![BuildError::new("ports", format!("is missing; allowed: {ONE_OF}"))]),
         (Some(ports), None) => inline_descriptors(ports).map_err(|e| vec![e]),
         (None, Some(file)) => file_descriptors(file, base_dir),
     }
 }
 
-fn file_descriptors(file: &str, base_dir: Option<&Path>) -> Result<Descriptors, Vec<MaceSpecError>> {
+fn file_descriptors(file: &str, base_dir: Option<&Path>) -> Result<Descriptors, Vec<BuildError>> {
     let full = match base_dir {
         Some(d) => d.join(file),
         None => PathBuf::from(file),
@@ -104,7 +89,7 @@ fn file_descriptors(file: &str, base_dir: Option<&Path>) -> Result<Descriptors, 
     let text = match crate::files::text(&full) {
         Ok(t) if !file.is_empty() => t,
         Err(crate::files::TextError::NotText { line, message }) if !file.is_empty() => {
-            return Err(vec![MaceSpecError {
+            return Err(vec![BuildError {
                 field_path: "descriptors".to_string(),
                 message: format!("{message}; allowed: a MACE descriptor file ([[port]] tables, TOML text)"),
                 file: Some(shown),
@@ -112,7 +97,7 @@ fn file_descriptors(file: &str, base_dir: Option<&Path>) -> Result<Descriptors, 
             }])
         }
         _ => {
-            return Err(vec![err(
+            return Err(vec![BuildError::new(
                 "descriptors",
                 format!(
                     "no readable file {file:?} (looked for {shown}); allowed: a MACE descriptor file \
@@ -123,7 +108,7 @@ fn file_descriptors(file: &str, base_dir: Option<&Path>) -> Result<Descriptors, 
     };
     let d = Descriptors::parse(&shown, &text).map_err(|es| {
         es.0.into_iter()
-            .map(|e| MaceSpecError {
+            .map(|e| BuildError {
                 field_path: e.path,
                 message: format!("{}; allowed: {}", e.problem, e.allowed),
                 file: Some(shown.clone()),
@@ -132,7 +117,7 @@ fn file_descriptors(file: &str, base_dir: Option<&Path>) -> Result<Descriptors, 
             .collect::<Vec<_>>()
     })?;
     if d.is_empty() {
-        return Err(vec![err(
+        return Err(vec![BuildError::new(
             "descriptors",
             format!("{file:?} lists no port; allowed: a descriptor file with at least one [[port]] table"),
         )]);
@@ -140,9 +125,9 @@ fn file_descriptors(file: &str, base_dir: Option<&Path>) -> Result<Descriptors, 
     Ok(d)
 }
 
-fn inline_descriptors(ports: &[MacePortSpec]) -> Result<Descriptors, MaceSpecError> {
+fn inline_descriptors(ports: &[MacePortSpec]) -> Result<Descriptors, BuildError> {
     if ports.is_empty() {
-        return Err(err("ports", "is empty; allowed: at least one port descriptor"));
+        return Err(BuildError::new("ports", "is empty; allowed: at least one port descriptor"));
     }
     let ports = ports
         .iter()
@@ -166,7 +151,7 @@ fn inline_descriptors(ports: &[MacePortSpec]) -> Result<Descriptors, MaceSpecErr
         } else {
             format!("ports.{}", e.field)
         };
-        err(path, e.to_string())
+        BuildError::core(path, &e)
     })
 }
 
@@ -180,18 +165,18 @@ pub struct MaceParts {
 /// Builds MACE's parts from a link's `mace` table, measurement starting
 /// at `start`; a descriptor file is looked up in `base_dir` (see
 /// [`spec_descriptors`]). Every problem found is returned.
-pub fn from_spec(spec: &MaceSpec, start: Time, base_dir: Option<&Path>) -> Result<MaceParts, Vec<MaceSpecError>> {
+pub fn from_spec(spec: &MaceSpec, start: Time, base_dir: Option<&Path>) -> Result<MaceParts, Vec<BuildError>> {
     let descriptors = spec_descriptors(spec, base_dir)?;
     with_descriptors(spec, descriptors, start).map_err(|e| vec![e])
 }
 
 /// Builds MACE's parts from a link's `mace` table with its descriptors resolved.
-pub fn with_descriptors(spec: &MaceSpec, descriptors: Descriptors, start: Time) -> Result<MaceParts, MaceSpecError> {
+pub fn with_descriptors(spec: &MaceSpec, descriptors: Descriptors, start: Time) -> Result<MaceParts, BuildError> {
     if spec.stale_timeout.0 == 0 {
-        return Err(err("stale_timeout", "(0s) must be positive; allowed: a time such as \"30s\""));
+        return Err(BuildError::new("stale_timeout", "(0s) must be positive; allowed: a time such as \"30s\""));
     }
     if spec.table_capacity == 0 {
-        return Err(err("table_capacity", "(0) must be at least 1 flow"));
+        return Err(BuildError::new("table_capacity", "(0) must be at least 1 flow"));
     }
     let capacity = spec.table_capacity as usize;
     let (interval, estimator) = match &spec.admission {
@@ -209,7 +194,7 @@ pub fn with_descriptors(spec: &MaceSpec, descriptors: Descriptors, start: Time) 
         recognizer: RecognizerConfig { capacity, timeout: spec.stale_timeout, key: KeyFields::Ports4 },
         measurement: MeasurementConfig { interval },
     };
-    let core = |e: qoslab_core::error::ConfigError, path: &str| err(path, e.to_string());
+    let core = |e: qoslab_core::error::ConfigError, path: &str| BuildError::core(path, &e);
     let stage: Box<dyn Stage> = match &spec.admission {
         MaceAdmissionSpec::Mbac { v, .. } => {
             let a = Mbac::new(MbacConfig { mu: spec.allocation, v: *v, estimator }).map_err(|e| {

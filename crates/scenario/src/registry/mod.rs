@@ -10,6 +10,8 @@
 //!   ([`build_port`]: stages, queue, MACE's parts), for the simulator and the router;
 //! - [`pcn`]: the `[pcn]` table to the core's PCN edge configuration;
 //! - [`edge`]: the `scfq`, `buffer_managed` and `edge` queues of [Guerin99] and their streams;
+//! - [`error`]: [`BuildError`], what every builder here returns when it
+//!   refuses a spec (the field below the mechanism's table and the message);
 //! - [`names`]: the `type` / `preset` / `model` / `process` names, derived
 //!   from the model's serde enums ([`QUEUE_TYPES`], ...).
 //!
@@ -19,6 +21,7 @@
 //! through it to run.
 
 pub mod edge;
+pub mod error;
 pub mod mace;
 pub mod names;
 pub mod pcn;
@@ -27,7 +30,8 @@ pub mod queue;
 pub mod stage;
 
 pub use edge::{streams_of, StreamRef};
+pub use error::BuildError;
 pub use names::*;
 pub use port::{build_port, PortSpec};
-pub use queue::{build_queue, ClassProbed, QueueBuildError};
-pub use stage::{build_stage, StageBuildError, StageContext};
+pub use queue::build_queue;
+pub use stage::{build_stage, StageContext};

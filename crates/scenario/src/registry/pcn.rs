@@ -2,22 +2,16 @@
 //! domain's edge routers [Zhang07], and which
 //! routers they are. Used by validation and by the simulator alike.
 
+use super::BuildError;
 use crate::model::{CleModeSpec, FlowChoiceSpec, NodeKind, PcnSpec, RoundingSpec, TerminationStartSpec};
 use qoslab_core::edge::pcn::{
     CleMode, EgressConfig, FlowChoice, IngressConfig, PcnEdgeConfig, Rounding, TerminationStart,
 };
 
-/// A `[pcn]` problem: the field below `pcn` and the message.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PcnError {
-    pub field_path: String,
-    pub message: String,
-}
-
 /// The core configuration of every edge router of `spec`. Defaults follow
 /// the CLE mode: per packet weight 0.01 and threshold 0.5 [Zhang07 §3.2-3.3],
 /// per interval weight 0.3 and threshold 0.05 (§3.6's Table 3.6 setting).
-pub fn edge_config(spec: &PcnSpec) -> Result<PcnEdgeConfig, PcnError> {
+pub fn edge_config(spec: &PcnSpec) -> Result<PcnEdgeConfig, BuildError> {
     let (weight, threshold, mode) = match spec.cle {
         CleModeSpec::PerPacket => {
             (spec.cle_weight.unwrap_or(0.01), spec.cle_threshold.unwrap_or(0.5), CleMode::PerPacket)
@@ -59,18 +53,17 @@ pub fn edge_config(spec: &PcnSpec) -> Result<PcnEdgeConfig, PcnError> {
             "interval" => "termination_interval",
             f => f,
         };
-        PcnError { field_path: field.to_string(), message: format!("{} {}", field, e.message) }
+        BuildError::new(field, format!("{} {}", field, e.message))
     })?;
     Ok(cfg)
 }
 
 /// The edge routers `spec.edges` names, in node order, or the problems.
-pub fn edge_nodes(spec: &PcnSpec, nodes: &[(String, NodeKind)]) -> Result<Vec<usize>, Vec<PcnError>> {
+pub fn edge_nodes(spec: &PcnSpec, nodes: &[(String, NodeKind)]) -> Result<Vec<usize>, Vec<BuildError>> {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     if spec.edges.is_empty() {
-        errors
-            .push(PcnError { field_path: "edges".into(), message: "is empty; name the domain's edge routers".into() });
+        errors.push(BuildError::new("edges", "is empty; name the domain's edge routers"));
     }
     for (i, pat) in spec.edges.iter().enumerate() {
         let hits: Vec<usize> = match pat.strip_suffix('*') {
@@ -82,17 +75,17 @@ pub fn edge_nodes(spec: &PcnSpec, nodes: &[(String, NodeKind)]) -> Result<Vec<us
         if hits.is_empty() {
             let routers: Vec<&str> =
                 nodes.iter().filter(|(_, k)| *k == NodeKind::Router).take(12).map(|(n, _)| n.as_str()).collect();
-            errors.push(PcnError {
-                field_path: format!("edges.{i}"),
-                message: format!("{pat:?} names no node; allowed: routers such as {}", routers.join(", ")),
-            });
+            errors.push(BuildError::new(
+                format!("edges.{i}"),
+                format!("{pat:?} names no node; allowed: routers such as {}", routers.join(", ")),
+            ));
         }
         for k in hits {
             if nodes[k].1 != NodeKind::Router {
-                errors.push(PcnError {
-                    field_path: format!("edges.{i}"),
-                    message: format!("{:?} is a host; allowed: routers (a PCN edge is a router)", nodes[k].0),
-                });
+                errors.push(BuildError::new(
+                    format!("edges.{i}"),
+                    format!("{:?} is a host; allowed: routers (a PCN edge is a router)", nodes[k].0),
+                ));
             } else if !out.contains(&k) {
                 out.push(k);
             }

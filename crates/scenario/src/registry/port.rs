@@ -65,14 +65,13 @@ pub fn build_port(
     let diag = |path: String, message: String| Diagnostic { origin: origin.to_string(), line: None, path, message };
     let (qspec, qpath) = spec.queue();
     let rate = spec.link.rate;
-    let queue =
-        build_queue(qspec, rate).map_err(|e| vec![diag(format!("{qpath}.{}", e.field_path), e.error.to_string())])?;
+    let queue = build_queue(qspec, rate).map_err(|e| vec![diag(format!("{qpath}.{}", e.field_path), e.message)])?;
     let mut port = Port::new(queue);
     let (stages, spath) = spec.stages();
     let ctx = StageContext { nodes: spec.nodes, queue: Some(qspec), link_rate: rate };
     for (i, s) in stages.iter().enumerate() {
-        let stage = build_stage(s, now, &ctx)
-            .map_err(|e| vec![diag(format!("{spath}.{i}.{}", e.field_path), e.error.to_string())])?;
+        let stage =
+            build_stage(s, now, &ctx).map_err(|e| vec![diag(format!("{spath}.{i}.{}", e.field_path), e.message)])?;
         port = port.with_stage(stage);
     }
     if let QueueSpec::Mace { .. } = qspec {

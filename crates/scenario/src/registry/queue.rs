@@ -7,8 +7,8 @@
 //!
 //! CBT, D-CBT and ChIPS (`type = "cbt"`, `"dcbt"`, and `chips = ...` on
 //! `red`, `cbt`, `dcbt`) become a core [`ClassQueue`] wrapped in
-//! [`ClassProbed`], which adds per-class counters to the queue's probes
-//! (so they reach the `series` table like `red_avg`):
+//! the core's [`ClassProbed`], which adds per-class counters to the queue's
+//! probes (so they reach the `series` table like `red_avg`):
 //! `<class>_arrivals`, `<class>_admitted` and `<class>_drops_<reason>` for
 //! the reasons an arrival stage gives (`overlimit`, `early_random`,
 //! `forced`, `class_threshold`), `<class>` one of `tcp`, `tagged`,
@@ -16,32 +16,22 @@
 //! `chips` stays the plain [`Red`] it always was.
 
 use super::names::queue_types_except_mace;
+use super::BuildError;
 use crate::{ChipsSpec, ClassifyBy, QueueMode, QueueSpec, RedSpec, RedVariantSpec};
 use qoslab_core::error::ConfigError;
-use qoslab_core::packet::Packet;
 use qoslab_core::qdisc::cbt::{
-    Aqm, Cbt, CbtConfig, Chips, ChipsConfig, Class, ClassCounters, ClassMap, ClassQueue, Dcbt, DcbtConfig,
-    FlowCounterConfig, PerClass, Placement, Tail,
+    Aqm, Cbt, CbtConfig, Chips, ChipsConfig, ClassMap, ClassProbed, ClassQueue, Dcbt, DcbtConfig, FlowCounterConfig,
+    Placement, Tail,
 };
 use qoslab_core::qdisc::classful::{Classful, StrictPriority, TagClassifier};
 use qoslab_core::qdisc::fifo::{Fifo, FifoConfig};
 use qoslab_core::qdisc::red::RedStage;
 use qoslab_core::qdisc::red::{Red, RedConfig, RedMode, RedVariant};
-use qoslab_core::qdisc::{Backlog, Dequeue, DropReason, ProbeSink, Qdisc, Verdict};
-use qoslab_core::rng::Rng;
-use qoslab_core::units::{Dur, Time};
+use qoslab_core::units::Dur;
 use qoslab_core::{Queue, Rate};
 
-/// A queue error with the path of the offending field below the queue
-/// (`max_th`, `bands.1.limit`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct QueueBuildError {
-    pub field_path: String,
-    pub error: ConfigError,
-}
-
 /// Builds the queue described by `spec` feeding a link of `link_rate`.
-pub fn build_queue(spec: &QueueSpec, link_rate: Rate) -> Result<Queue, QueueBuildError> {
+pub fn build_queue(spec: &QueueSpec, link_rate: Rate) -> Result<Queue, BuildError> {
     super::edge::check_unique(spec)?;
     let mut next_id = 1;
     build_with(spec, link_rate, &mut next_id)
@@ -49,9 +39,11 @@ pub fn build_queue(spec: &QueueSpec, link_rate: Rate) -> Result<Queue, QueueBuil
 
 /// [`build_queue`] for a queue whose streams (if any) are numbered from
 /// `next_id` on (see [`super::edge`]).
-pub(super) fn build_with(spec: &QueueSpec, link_rate: Rate, next_id: &mut u16) -> Result<Queue, QueueBuildError> {
+pub(super) fn build_with(spec: &QueueSpec, link_rate: Rate, next_id: &mut u16) -> Result<Queue, BuildError> {
     match spec {
-        QueueSpec::Fifo { limit } => Ok(Queue::new(Box::new(Fifo::new(FifoConfig { limit: *limit }).map_err(wrap)?))),
+        QueueSpec::Fifo { limit } => {
+            Ok(Queue::new(Box::new(Fifo::new(FifoConfig { limit: *limit }).map_err(BuildError::from)?)))
+        }
         QueueSpec::Red { red, chips } => red_queue(red, chips, link_rate),
         QueueSpec::Cbt { red, tagged_threshold, untagged_threshold, flow_interval, chips } => {
             let cfg =
@@ -64,18 +56,18 @@ pub(super) fn build_with(spec: &QueueSpec, link_rate: Rate, next_id: &mut u16) -
                     "untagged_th" => "untagged_threshold",
                     f => f,
                 };
-                wrap(ConfigError { field, ..e })
+                BuildError::from(ConfigError { field, ..e })
             })?;
             with_placement(aqm, chips, flows)
         }
         QueueSpec::Dcbt { red, flow_interval, chips } => {
             let flows = flow_config("dcbt", *flow_interval)?;
-            let aqm = Dcbt::new(DcbtConfig { red: red_config(red) }, link_rate).map_err(wrap)?;
+            let aqm = Dcbt::new(DcbtConfig { red: red_config(red) }, link_rate).map_err(BuildError::from)?;
             with_placement(aqm, chips, flows)
         }
         QueueSpec::Mace { buffer } => Ok(Queue::new(Box::new(
             qoslab_core::qdisc::mace::MaceQueue::new(qoslab_core::qdisc::mace::MaceQueueConfig { limit: *buffer })
-                .map_err(wrap)?,
+                .map_err(BuildError::from)?,
         ))),
         QueueSpec::Prio { bands, classify_by } => prio_queue(bands, *classify_by, link_rate, next_id),
         QueueSpec::Scfq { queues, classify_by } => super::edge::scfq_queue(queues, *classify_by, link_rate, next_id),
@@ -89,12 +81,12 @@ pub(super) fn build_with(spec: &QueueSpec, link_rate: Rate, next_id: &mut u16) -
 }
 
 /// A `red` queue: the plain [`Red`], or RED over ChIPS when `chips` is on.
-fn red_queue(red: &RedSpec, chips: &Option<ChipsSpec>, link_rate: Rate) -> Result<Queue, QueueBuildError> {
+fn red_queue(red: &RedSpec, chips: &Option<ChipsSpec>, link_rate: Rate) -> Result<Queue, BuildError> {
     let cfg = red_config(red);
     match chips_config(chips)? {
-        None => Ok(Queue::new(Box::new(Red::new(cfg, link_rate).map_err(wrap)?))),
+        None => Ok(Queue::new(Box::new(Red::new(cfg, link_rate).map_err(BuildError::from)?))),
         Some(c) => {
-            let red = RedStage::new(cfg, link_rate).map_err(wrap)?;
+            let red = RedStage::new(cfg, link_rate).map_err(BuildError::from)?;
             class_queue(red, Chips::new(c).map_err(chips_wrap)?, FlowCounterConfig::default())
         }
     }
@@ -106,19 +98,19 @@ fn prio_queue(
     classify_by: ClassifyBy,
     link_rate: Rate,
     next_id: &mut u16,
-) -> Result<Queue, QueueBuildError> {
+) -> Result<Queue, BuildError> {
     if bands.is_empty() {
-        return Err(QueueBuildError {
-            field_path: "bands".into(),
-            error: ConfigError::new("prio", "bands", "is empty; give at least one band queue"),
-        });
+        return Err(BuildError::core(
+            "bands",
+            &ConfigError::new("prio", "bands", "is empty; give at least one band queue"),
+        ));
     }
     let mut children = Vec::with_capacity(bands.len());
     for (i, b) in bands.iter().enumerate() {
         if let QueueSpec::Mace { .. } = b {
-            return Err(QueueBuildError {
-                field_path: format!("bands.{i}.type"),
-                error: ConfigError::new(
+            return Err(BuildError::core(
+                format!("bands.{i}.type"),
+                &ConfigError::new(
                     "prio",
                     "bands",
                     format!(
@@ -126,12 +118,9 @@ fn prio_queue(
                         queue_types_except_mace().join(", ")
                     ),
                 ),
-            });
+            ));
         }
-        children.push(
-            build_with(b, link_rate, next_id)
-                .map_err(|e| QueueBuildError { field_path: format!("bands.{i}.{}", e.field_path), error: e.error })?,
-        );
+        children.push(build_with(b, link_rate, next_id).map_err(|e| e.under(format_args!("bands.{i}")))?);
     }
     Ok(match classify_by {
         ClassifyBy::Class => {
@@ -170,28 +159,25 @@ fn red_config(r: &RedSpec) -> RedConfig {
     }
 }
 
-fn wrap(e: ConfigError) -> QueueBuildError {
-    QueueBuildError { field_path: e.field.to_string(), error: e }
-}
-
 /// A ChIPS error's path is below the queue's `chips` table.
-fn chips_wrap(e: ConfigError) -> QueueBuildError {
-    QueueBuildError { field_path: format!("chips.{}", e.field), error: e }
+fn chips_wrap(e: ConfigError) -> BuildError {
+    BuildError::from(e).under("chips")
 }
 
-fn chips_config(spec: &Option<ChipsSpec>) -> Result<Option<ChipsConfig>, QueueBuildError> {
+fn chips_config(spec: &Option<ChipsSpec>) -> Result<Option<ChipsConfig>, BuildError> {
     let Some(t) = spec.as_ref().and_then(|c| c.settings()) else { return Ok(None) };
     let c = ChipsConfig { max_tagged_share: t.max_tagged_share, keep_flow_order: t.keep_flow_order };
     c.validate().map_err(chips_wrap)?;
     Ok(Some(c))
 }
 
-fn flow_config(mechanism: &'static str, interval: Dur) -> Result<FlowCounterConfig, QueueBuildError> {
+fn flow_config(mechanism: &'static str, interval: Dur) -> Result<FlowCounterConfig, BuildError> {
     if interval.0 == 0 {
-        return Err(QueueBuildError {
-            field_path: "flow_interval".into(),
-            error: ConfigError::new(mechanism, "flow_interval", "(0s) must be positive, e.g. \"300ms\""),
-        });
+        return Err(BuildError::from(ConfigError::new(
+            mechanism,
+            "flow_interval",
+            "(0s) must be positive, e.g. \"300ms\"",
+        )));
     }
     Ok(FlowCounterConfig { interval })
 }
@@ -201,7 +187,7 @@ fn with_placement<A: Aqm + Send + 'static>(
     aqm: A,
     chips: &Option<ChipsSpec>,
     flows: FlowCounterConfig,
-) -> Result<Queue, QueueBuildError> {
+) -> Result<Queue, BuildError> {
     match chips_config(chips)? {
         None => class_queue(aqm, Tail::new(), flows),
         Some(c) => class_queue(aqm, Chips::new(c).map_err(chips_wrap)?, flows),
@@ -212,91 +198,9 @@ fn class_queue<A: Aqm + Send + 'static, P: Placement + Send + 'static>(
     aqm: A,
     placement: P,
     flows: FlowCounterConfig,
-) -> Result<Queue, QueueBuildError> {
-    let q = ClassQueue::new(aqm, placement, ClassMap::default(), flows).map_err(wrap)?;
+) -> Result<Queue, BuildError> {
+    let q = ClassQueue::new(aqm, placement, ClassMap::default(), flows).map_err(BuildError::from)?;
     Ok(Queue::new(Box::new(ClassProbed(q))))
-}
-
-/// Drop reasons an arrival stage of a [`ClassQueue`] can give, and the
-/// per-class probe names of their counters.
-const CLASS_REASONS: [DropReason; 4] =
-    [DropReason::Overlimit, DropReason::EarlyRandom, DropReason::Forced, DropReason::ClassThreshold];
-const CLASS_PROBES: [[&str; 6]; 3] = [
-    [
-        "tcp_arrivals",
-        "tcp_admitted",
-        "tcp_drops_overlimit",
-        "tcp_drops_early_random",
-        "tcp_drops_forced",
-        "tcp_drops_class_threshold",
-    ],
-    [
-        "tagged_arrivals",
-        "tagged_admitted",
-        "tagged_drops_overlimit",
-        "tagged_drops_early_random",
-        "tagged_drops_forced",
-        "tagged_drops_class_threshold",
-    ],
-    [
-        "untagged_arrivals",
-        "untagged_admitted",
-        "untagged_drops_overlimit",
-        "untagged_drops_early_random",
-        "untagged_drops_forced",
-        "untagged_drops_class_threshold",
-    ],
-];
-
-/// A [`ClassQueue`] whose probes also report its per-class counters.
-pub struct ClassProbed<A: Aqm, P: Placement>(pub ClassQueue<A, P>);
-
-impl<A: Aqm, P: Placement> ClassProbed<A, P> {
-    pub fn class_stats(&self) -> &PerClass<ClassCounters> {
-        self.0.class_stats()
-    }
-}
-
-impl<A: Aqm + Send, P: Placement + Send> Qdisc for ClassProbed<A, P> {
-    fn kind(&self) -> &'static str {
-        self.0.kind()
-    }
-    fn enqueue(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
-        self.0.enqueue(now, pkt, rng)
-    }
-    fn dequeue(&mut self, now: Time) -> Dequeue {
-        self.0.dequeue(now)
-    }
-    fn peek(&self) -> Option<&Packet> {
-        self.0.peek()
-    }
-    fn backlog(&self) -> Backlog {
-        self.0.backlog()
-    }
-    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
-        self.0.for_each_packet(f)
-    }
-    fn reset(&mut self) -> Vec<Packet> {
-        self.0.reset()
-    }
-    fn probe(&self, sink: ProbeSink<'_>) {
-        self.0.probe(sink);
-        let st = self.0.class_stats();
-        for (c, names) in Class::ALL.iter().zip(CLASS_PROBES) {
-            let s = &st[*c];
-            sink(names[0], s.arrivals as f64);
-            sink(names[1], s.admitted as f64);
-            for (r, name) in CLASS_REASONS.iter().zip(&names[2..]) {
-                sink(name, s.drops_for(*r) as f64);
-            }
-        }
-    }
-    fn next_deadline(&self) -> Option<Time> {
-        self.0.next_deadline()
-    }
-    fn on_tick(&mut self, now: Time) {
-        self.0.on_tick(now)
-    }
 }
 
 /// Maps a packet's DSCP to a band through a 64-entry table.

@@ -11,6 +11,7 @@
 //!   (see [`super::edge`]), so it is built with a [`StageContext`].
 
 use super::edge::{streams_of, StreamRef};
+use super::BuildError;
 use crate::model::{MarkingSpec, NodeKind, PolicerActionSpec, PortMatch, ProtoMatch, QueueSpec, RuleSpec, StageSpec};
 use qoslab_core::error::ConfigError;
 use qoslab_core::stage::edge_classifier::{ClassifierConfig, ClassifierStage, PortRange, Rule, RuleAction};
@@ -19,13 +20,6 @@ use qoslab_core::stage::policer::{Policer, PolicerAction, PolicerConfig};
 use qoslab_core::stage::Stage;
 use qoslab_core::units::{Bytes, Rate, Time};
 use std::net::IpAddr;
-
-/// A stage the core refused: the field below the stage's table and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StageBuildError {
-    pub field_path: String,
-    pub error: ConfigError,
-}
 
 /// What a stage may refer to outside itself: the network's nodes (in
 /// index order) and the queue of the link direction it sits on.
@@ -38,7 +32,7 @@ pub struct StageContext<'a> {
 }
 
 /// Builds one stage from its scenario description, starting at `now`.
-pub fn build_stage(spec: &StageSpec, now: Time, ctx: &StageContext<'_>) -> Result<Box<dyn Stage>, StageBuildError> {
+pub fn build_stage(spec: &StageSpec, now: Time, ctx: &StageContext<'_>) -> Result<Box<dyn Stage>, BuildError> {
     match spec {
         StageSpec::Policer { rate, depth, action } => policer(*rate, *depth, *action, now),
         StageSpec::Classifier { cache, rules, default_stream } => classifier(*cache, rules, default_stream, ctx),
@@ -49,27 +43,23 @@ pub fn build_stage(spec: &StageSpec, now: Time, ctx: &StageContext<'_>) -> Resul
                 MarkingSpec::Step => MarkingCurve::Step { at: *threshold },
             };
             let cfg = VirtualQueueConfig { admissible_rate: rate, curve, upper_limit: *upper_limit };
-            let m = VirtualQueueMeter::new(cfg, now)
-                .map_err(|error| StageBuildError { field_path: error.field.to_string(), error })?;
+            let m = VirtualQueueMeter::new(cfg, now).map_err(BuildError::from)?;
             Ok(Box::new(m))
         }
         StageSpec::PcnTermination { termination_rate, depth_packets, packet_size } => {
             let rate = pcn_rate(*termination_rate, "termination_rate", ctx)?;
             if *depth_packets == 0 {
-                return Err(StageBuildError {
-                    field_path: "depth_packets".into(),
-                    error: ConfigError::new(
-                        "pcn_termination",
-                        "depth_packets",
-                        "is 0; allowed: at least 1 packet (seed: 256)",
-                    ),
-                });
+                return Err(BuildError::from(ConfigError::new(
+                    "pcn_termination",
+                    "depth_packets",
+                    "is 0; allowed: at least 1 packet (seed: 256)",
+                )));
             }
             let cfg = ExcessMeterConfig::with_packets(rate, *depth_packets, *packet_size);
             let m = ExcessMeter::new(cfg, now).map_err(|error| {
                 let field_path =
                     if error.field == "depth" { "packet_size".to_string() } else { error.field.to_string() };
-                StageBuildError { field_path, error }
+                BuildError::core(field_path, &error)
             })?;
             Ok(Box::new(m))
         }
@@ -77,36 +67,28 @@ pub fn build_stage(spec: &StageSpec, now: Time, ctx: &StageContext<'_>) -> Resul
 }
 
 /// A PCN meter's rate: given (at most the link rate) or half the link rate ([Zhang07 §3], §4).
-fn pcn_rate(given: Option<Rate>, field: &'static str, ctx: &StageContext<'_>) -> Result<Rate, StageBuildError> {
+fn pcn_rate(given: Option<Rate>, field: &'static str, ctx: &StageContext<'_>) -> Result<Rate, BuildError> {
     let mech = if field == "admissible_rate" { "pcn_admission" } else { "pcn_termination" };
     match given {
         None => Ok(Rate(ctx.link_rate.0 / 2)),
-        Some(r) if r.0 > ctx.link_rate.0 => Err(StageBuildError {
-            field_path: field.into(),
-            error: ConfigError::new(
-                mech,
-                field,
-                format!(
-                    "{r} is above the link rate {}; allowed: at most the link rate (the paper uses half of it)",
-                    ctx.link_rate
-                ),
+        Some(r) if r.0 > ctx.link_rate.0 => Err(BuildError::from(ConfigError::new(
+            mech,
+            field,
+            format!(
+                "{r} is above the link rate {}; allowed: at most the link rate (the paper uses half of it)",
+                ctx.link_rate
             ),
-        }),
+        ))),
         Some(r) => Ok(r),
     }
 }
 
-fn bad(field_path: impl Into<String>, field: &'static str, message: String) -> StageBuildError {
-    StageBuildError { field_path: field_path.into(), error: ConfigError::new("classifier", field, message) }
+fn bad(field_path: impl Into<String>, field: &'static str, message: String) -> BuildError {
+    BuildError::core(field_path, &ConfigError::new("classifier", field, message))
 }
 
 /// A `src`/`dst` match: a node name (its /32), an address, or a prefix.
-fn net_of(
-    text: &str,
-    ctx: &StageContext<'_>,
-    path: String,
-    field: &'static str,
-) -> Result<ipnet::IpNet, StageBuildError> {
+fn net_of(text: &str, ctx: &StageContext<'_>, path: String, field: &'static str) -> Result<ipnet::IpNet, BuildError> {
     if let Some(i) = ctx.nodes.iter().position(|(n, _)| n == text) {
         return Ok(ipnet::IpNet::from(IpAddr::V4(crate::expand::node_addr(i))));
     }
@@ -128,7 +110,7 @@ fn net_of(
     ))
 }
 
-fn port_of(m: &PortMatch, path: String, field: &'static str) -> Result<PortRange, StageBuildError> {
+fn port_of(m: &PortMatch, path: String, field: &'static str) -> Result<PortRange, BuildError> {
     match m {
         PortMatch::One(p) => Ok(PortRange { lo: *p, hi: *p }),
         PortMatch::Range(t) => {
@@ -150,7 +132,7 @@ fn port_of(m: &PortMatch, path: String, field: &'static str) -> Result<PortRange
     }
 }
 
-fn proto_of(m: &ProtoMatch, path: String) -> Result<u8, StageBuildError> {
+fn proto_of(m: &ProtoMatch, path: String) -> Result<u8, BuildError> {
     match m {
         ProtoMatch::Number(n) => Ok(*n),
         ProtoMatch::Name(t) => match t.as_str() {
@@ -165,14 +147,14 @@ fn proto_of(m: &ProtoMatch, path: String) -> Result<u8, StageBuildError> {
     }
 }
 
-fn dscp_of(v: u8, path: String, field: &'static str) -> Result<u8, StageBuildError> {
+fn dscp_of(v: u8, path: String, field: &'static str) -> Result<u8, BuildError> {
     if v > 63 {
         return Err(bad(path, field, format!("{v} is not a DSCP; allowed: 0..63")));
     }
     Ok(v)
 }
 
-fn stream_action(name: &str, streams: &[StreamRef], path: String) -> Result<RuleAction, StageBuildError> {
+fn stream_action(name: &str, streams: &[StreamRef], path: String) -> Result<RuleAction, BuildError> {
     match streams.iter().find(|s| s.name == name) {
         Some(s) => Ok(RuleAction { stream: s.id, class: s.class, set_dscp: None }),
         None if streams.is_empty() => Err(bad(
@@ -193,7 +175,7 @@ fn classifier(
     rules: &[RuleSpec],
     default_stream: &Option<String>,
     ctx: &StageContext<'_>,
-) -> Result<Box<dyn Stage>, StageBuildError> {
+) -> Result<Box<dyn Stage>, BuildError> {
     let streams = ctx.queue.map(streams_of).unwrap_or_default();
     let mut out = Vec::with_capacity(rules.len());
     for (i, r) in rules.iter().enumerate() {
@@ -269,18 +251,17 @@ fn classifier(
                 "cache_capacity" => "cache".to_string(),
                 f => f.to_string(),
             };
-            StageBuildError { field_path, error: e }
+            BuildError::core(field_path, &e)
         })?;
     Ok(Box::new(stage))
 }
 
 /// Builds a policer with a full bucket at `now`.
-fn policer(rate: Rate, depth: Bytes, action: PolicerActionSpec, now: Time) -> Result<Box<dyn Stage>, StageBuildError> {
+fn policer(rate: Rate, depth: Bytes, action: PolicerActionSpec, now: Time) -> Result<Box<dyn Stage>, BuildError> {
     let action = match action {
         PolicerActionSpec::Drop => PolicerAction::Drop,
         PolicerActionSpec::Mark => PolicerAction::Mark,
     };
-    let p = Policer::new(PolicerConfig { rate, depth, action }, now)
-        .map_err(|error| StageBuildError { field_path: error.field.to_string(), error })?;
+    let p = Policer::new(PolicerConfig { rate, depth, action }, now).map_err(BuildError::from)?;
     Ok(Box::new(p))
 }

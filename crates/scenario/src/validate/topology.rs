@@ -54,8 +54,8 @@ impl Checker<'_> {
                 for (i, st) in stages.iter().enumerate() {
                     if let Err(e) = crate::registry::build_stage(st, qoslab_core::units::Time::ZERO, &ctx) {
                         let path = format!("{}.{field}.{i}.{}", l.path, e.field_path);
-                        if seen.insert((path.clone(), e.error.to_string())) {
-                            self.err(path, e.error.to_string());
+                        if seen.insert((path.clone(), e.message.clone())) {
+                            self.err(path, e.message);
                         }
                     }
                 }
@@ -100,7 +100,7 @@ impl Checker<'_> {
 
     fn queue(&mut self, path: &str, q: &QueueSpec, rate: Rate) {
         match build_queue(q, rate) {
-            Err(e) => self.err(format!("{path}.{}", e.field_path), e.error.to_string()),
+            Err(e) => self.err(format!("{path}.{}", e.field_path), e.message),
             Ok(_) => self.red_thresholds(path, q),
         }
     }

@@ -16,6 +16,7 @@
 //! | [`Placement`], [`Tail`] | `queue.rs` | where admitted packets go; per-class accounting |
 //! | [`Chips`], [`VirtualFifo`] | `chips.rs` | tagged cut-in at RED's average; virtual FIFO accounting |
 //! | [`ClassQueue`], [`build`] | `queue.rs` | the assembled [`crate::qdisc::Qdisc`] |
+//! | [`ClassProbed`] | `probed.rs` | a [`ClassQueue`] whose probes add the per-class counters |
 //!
 //! ```text
 //! classify -> count flows -> Aqm (RED | CBT | D-CBT) -> Placement (Tail | ChIPS) -> queue
@@ -40,6 +41,7 @@ pub mod chips;
 pub mod classes;
 pub mod dcbt;
 pub mod flow_counter;
+pub mod probed;
 pub mod queue;
 
 pub use aqm::{Aqm, View};
@@ -48,4 +50,5 @@ pub use chips::{Chips, ChipsConfig, ChipsStats, VirtualFifo};
 pub use classes::{Class, ClassBacklog, ClassMap, PerClass};
 pub use dcbt::{Dcbt, DcbtConfig, DcbtStats};
 pub use flow_counter::{FlowCounter, FlowCounterConfig, FlowCounterStats, FlowCounts};
+pub use probed::ClassProbed;
 pub use queue::{build, AqmConfig, ClassCounters, ClassQueue, ClassQueueConfig, Placement, PlacementConfig, Tail};

@@ -1,8 +1,8 @@
-//! A flow that asks before it sends (issue 35): its request leaves as a
-//! packet to the domain's ingress (a `qoslab-router` with `[pcn]`), its
-//! answer comes back as a packet, and the generator never decides
-//! admission itself. The messages are the router's
-//! ([`qoslab_router::edge::wire`]), sent from the flow's own socket.
+//! A flow that asks before it sends: its request leaves as a packet to the
+//! domain's ingress (a `qoslab-router` with `[pcn]`), its answer comes back
+//! as a packet, and the generator never decides admission itself. The
+//! messages are core's format ([`qoslab_core::edge::pcn::wire`], the one
+//! the router reads), sent from the flow's own socket.
 //!
 //! ```text
 //! at the flow's first send time:  FlowRequest to dst's address at `port` (flow = the flow's id,
@@ -17,7 +17,7 @@
 //! most 64 bytes per look; anything that is not the router's answer or
 //! notice for this flow from `port` is counted (`foreign`) and ignored.
 
-use qoslab_router::edge::wire::{self, Kind, Msg};
+use qoslab_core::edge::pcn::wire::{self, Kind, Msg};
 use serde::{Deserialize, Serialize};
 use std::net::{SocketAddr, UdpSocket};
 

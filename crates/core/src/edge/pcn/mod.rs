@@ -20,6 +20,7 @@
 
 pub mod egress;
 pub mod ingress;
+pub mod wire;
 
 pub use egress::{CleMode, EgressConfig, PcnEgress, TerminationStart};
 pub use ingress::{FlowChoice, IngressConfig, PcnIngress, Rounding};

@@ -442,3 +442,69 @@ def test_queue_rows_carry_the_routers_own_drop_reasons_which_the_simulator_names
     # The row as the queues table holds it (a reason the summary leaves out is a zero count).
     t = _columns("queues", [_queue_row(q, 0, {"a->b": "r0->sink0"}, "r0<->sink0", 1_000_000, 1.0)])
     assert [int(t[f"drops_{r}"][0]) for r in ("kernel", "malformed", "delay_line", "oversize")] == [5, 3, 1, 0]
+
+
+PCN_SINGLE = SCENARIOS / "pcn" / "single_link.toml"
+T1 = ("duration=60s", "topology.links.1.rate=1544kbps", "traffic.0.calls_per_s=1.00521")
+
+
+def test_a_pcn_domain_plans_its_router_as_ingress_and_egress_and_every_call_asks_it(tmp_path: Path) -> None:
+    sc = _echo(PCN_SINGLE, *T1)
+    plan, problems = make_plan(sc)
+    assert plan is not None, [str(p) for p in problems]
+    (bump,) = plan.bumps
+    assert (bump.direction, bump.pcn_dscps) == ("i0->e0", [0])
+    # Every call is one of the simulator's arrivals: its start, end and stream are the model's.
+    model = sc.model["groups"][0]["flows"]
+    assert len(plan.flows) == len(model) > 40
+    for f, m in zip(plan.flows, model, strict=True):
+        a = m["arrival"]
+        assert (f.spec["start_ns"], f.spec["stop_ns"], f.spec["jitter_ns"]) == (a["start_ns"], a["end_ns"], 0)
+        assert f.spec["lifetime_drawn"] is True and f.spec["stream"] == m["stream"]
+        assert f.spec["admission"] == {"port": 7400, "rate_bps": 64000.0}
+    cfg = router_config(plan, Bed(prefix="qt1", hosts=plan.hosts, segment=plan.segment, bumps=[(0, 1)]), tmp_path, 1)
+    assert "pcn_dscps = [0]" in cfg and "edge_port = 7400" in cfg
+    import tomllib
+
+    assert tomllib.loads(cfg)["pcn"]["edges"] == ["a", "b"]
+    # Another seed draws other calls.
+    other = make_plan(_echo(PCN_SINGLE, *T1, "seed=2"))[0]
+    assert other is not None and [f.spec["start_ns"] for f in other.flows] != [f.spec["start_ns"] for f in plan.flows]
+
+
+def test_pcn_domains_the_testbed_cannot_run_are_refused_naming_the_field() -> None:
+    sc = _echo(PCN_SINGLE, *T1)
+
+    def keep_alive(e: dict[str, Any]) -> None:
+        e["traffic"][0].pop("calls_per_s", None)
+        e["traffic"][0]["arrivals"] = {"process": "keep_alive", "alive": 5, "lifetime": "10s"}
+
+    def admitted(e: dict[str, Any]) -> None:
+        e["traffic"][0]["admitted"] = True
+
+    for edit, field, words in (
+        (keep_alive, "traffic.0.arrivals.process", "allowed: poisson, batch_poisson, replay"),
+        (admitted, "traffic.0.admitted", "allowed: false"),
+    ):
+        problems = unsupported(_edited(sc, edit))
+        assert any(p.path == field and words in p.message for p in problems), [str(p) for p in problems]
+
+
+def test_an_answered_call_is_admitted_refused_or_terminated_in_the_flows_row() -> None:
+    from types import SimpleNamespace
+
+    from qoslab.testbed.results import _admission
+
+    c = SimpleNamespace(t0_ns=1_000_000_000)
+    asks = SimpleNamespace(spec={"admission": {"port": 7400}})
+    rep = {"decision": "admitted", "asked_ns": 2_000_000_000, "answered_ns": 2_020_000_000, "cle": 0.0}
+    a = _admission(asks, {"admission": rep}, c)
+    assert (a["admitted"], a["refused"], a["terminated"], a["decided_s"]) == (True, False, False, 1.02)
+    t = _admission(asks, {"admission": {**rep, "terminated_ns": 5_000_000_000}}, c)
+    assert t["terminated"] and t["terminated_s"] == 4.0
+    r = _admission(asks, {"admission": {**rep, "decision": "refused", "cle": 0.9}}, c)
+    assert (r["admitted"], r["refused"], r["cle"]) == (False, True, 0.9)
+    u = _admission(asks, {"admission": {**rep, "decision": "unanswered"}}, c)
+    assert (u["admitted"], u["refused"]) == (False, False)
+    plain = _admission(SimpleNamespace(spec={}), {}, c)
+    assert (plain["asked"], plain["admitted"]) == (False, True)

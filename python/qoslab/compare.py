@@ -112,6 +112,10 @@ def _group_figures(res: Any) -> dict[str, dict[str, float]]:
             "delivered_pkts": dlv,
             "dropped_pkts": drp,
             "flows": float(len(rows)),
+            # Admission's outcome (a PCN domain, admission control): the same columns in both worlds.
+            "admitted": float(rows["admitted"].sum()),
+            "refused": float(rows["refused"].sum()),
+            "terminated": float(rows["terminated"].sum()),
         }
     return out
 

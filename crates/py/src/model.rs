@@ -21,13 +21,18 @@
 //!            header_bytes, payload_mean_bytes, mean_wire_bps, spec: {...},
 //!            source: {period_ns: [num, den], packetization?} | {mean_gap_ns} | {tcp: {...}} | {},
 //!            flows: [{index, name, src, dst, stream, route: [link index], hops: [node],
-//!                     delay_ns, reverse_delay_ns}]}]}
+//!                     delay_ns, reverse_delay_ns,
+//!                     arrival: null | {start_ns, end_ns, lifetime_drawn}}]}]}
 //! ```
 //!
-//! `flows` lists a group's fixed flows (`flows`, no `arrivals`) with their
-//! endpoints in turn (`src_choice = "round_robin"`); with random sources
-//! or an arrival process the endpoints are drawn during the run, and the
-//! list is empty. A route is the links crossed from `src` to `dst` in order.
+//! `flows` lists a group's flows with their endpoints in turn
+//! (`src_choice = "round_robin"`): its fixed flows (`flows`), or every flow
+//! its arrival process starts in the run, with the instant it arrives
+//! (asks admission), the end its lifetime gives it and whether that
+//! lifetime was the first draw of the flow's stream
+//! (`qoslab_sim::traffic::arrivals::schedule`, the simulator's own draws).
+//! With random sources the endpoints are drawn during the run, and the list
+//! is empty. A route is the links crossed from `src` to `dst` in order.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -35,7 +40,8 @@ use pyo3::types::{PyDict, PyList};
 use qoslab_scenario::expand::{expand, field_of, node_addr, Expanded};
 use qoslab_scenario::routes::Routes;
 use qoslab_scenario::{units, NodeKind, SrcChoice, Topology, ValidScenario};
-use qoslab_sim::traffic::{flow_stream, plan_groups, ModelPlan};
+use qoslab_sim::traffic::arrivals::{schedule, Arrival, Planned};
+use qoslab_sim::traffic::{flow_stream, plan_groups, GroupPlan, ModelPlan};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -127,13 +133,18 @@ fn link(ex: &Expanded, l: &qoslab_scenario::expand::Link, hop_queue: Option<Stri
 fn groups(sc: &ValidScenario, ex: &Expanded, base_dir: &Path) -> Result<Vec<Value>, String> {
     let plans = plan_groups(sc, ex, sc.seed, base_dir).map_err(|e| e.to_string())?;
     // The endpoints of each fixed flow, in turn (random sources are drawn in the run).
+    // An arrival process's flows as the simulator will create them ([`schedule`]).
+    let arrivals: Vec<Vec<Planned>> = plans.iter().map(|g| schedule(g, sc.seed)).collect();
     let pairs: Vec<Vec<(usize, usize)>> = plans
         .iter()
-        .map(|g| match (g.fixed_flows, g.src_choice) {
-            (Some(n), SrcChoice::RoundRobin) => {
-                (0..n as usize).map(|i| (g.srcs[i % g.srcs.len()].index(), g.dsts[i % g.dsts.len()].index())).collect()
-            }
-            _ => Vec::new(),
+        .zip(&arrivals)
+        .map(|(g, planned)| {
+            let n = match (g.fixed_flows, g.src_choice) {
+                (_, SrcChoice::Random) => 0,
+                (Some(n), _) => n as usize,
+                (None, _) => planned.len(),
+            };
+            (0..n).map(|i| (g.srcs[i % g.srcs.len()].index(), g.dsts[i % g.dsts.len()].index())).collect()
         })
         .collect();
     let dsts: Vec<u32> = pairs.iter().flatten().flat_map(|&(s, d)| [s as u32, d as u32]).collect();
@@ -153,7 +164,7 @@ fn groups(sc: &ValidScenario, ex: &Expanded, base_dir: &Path) -> Result<Vec<Valu
         Some((links, hops, delay))
     };
     let mut out = Vec::with_capacity(plans.len());
-    for ((gi, g), (spec, p)) in plans.iter().enumerate().zip(sc.traffic.iter().zip(&pairs)) {
+    for (((gi, g), (spec, p)), planned) in plans.iter().enumerate().zip(sc.traffic.iter().zip(&pairs)).zip(&arrivals) {
         let int = |x: u128| u64::try_from(x).unwrap_or(u64::MAX);
         let source = match &g.model {
             ModelPlan::Cbr(p) => json!({"period_ns": [int(p.num), int(p.den)]}),
@@ -187,6 +198,11 @@ fn groups(sc: &ValidScenario, ex: &Expanded, base_dir: &Path) -> Result<Vec<Valu
                 "hops": hops,
                 "delay_ns": delay,
                 "reverse_delay_ns": back,
+                "arrival": planned.get(i).map(|a| json!({
+                    "start_ns": a.start.0,
+                    "end_ns": a.end.0,
+                    "lifetime_drawn": lifetime_drawn(g),
+                })),
             }));
         }
         let nodes = |ids: &[qoslab_sim::engine::NodeId]| ids.iter().map(|n| name(n.index())).collect::<Vec<_>>();
@@ -244,4 +260,16 @@ pub fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
             d.into_any()
         }
     })
+}
+
+/// Did the simulator draw each arrival flow's lifetime from the flow's own stream before its
+/// source's draws (an exponential law; a fixed lifetime or a replayed one draws nothing)?
+fn lifetime_drawn(g: &GroupPlan) -> bool {
+    let law = match &g.arrival {
+        Some(
+            Arrival::Poisson { lifetime, .. } | Arrival::Batch { lifetime, .. } | Arrival::KeepAlive { lifetime, .. },
+        ) => lifetime,
+        _ => return false,
+    };
+    law.dist == qoslab_scenario::LifetimeDist::Exponential
 }

@@ -109,6 +109,9 @@ impl Times {
     /// jitter drawn first, its source's first send time.
     pub fn new(f: &FlowSpec, i: usize, seed: u64) -> Result<Times, TrafficError> {
         let mut rng = qoslab_core::rng::stream(seed, f.stream);
+        if f.lifetime_drawn {
+            qoslab_core::traffic::exp_ns(&mut rng, 1.0);
+        }
         let start = Time(f.start_ns) + jitter(&mut rng, Dur(f.jitter_ns));
         // The simulator's size law with no header: base + round(Exp(exp_mean rounded to whole bytes)).
         let size = if f.payload.exp_mean > 0.0 {
@@ -348,7 +351,8 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Traff
             Err(_) => f.report.send_errors += 1,
         }
         f.seq += 1;
-        if let Some(n) = f.times.next(t - shift) {
+        // The stop is the flow's end in run time (its lifetime's), not moved by the wait.
+        if let Some(n) = f.times.next(t - shift).filter(|n| n + shift < f.spec.stop_ns) {
             heap.push(Reverse((n + shift, i)));
         }
     }

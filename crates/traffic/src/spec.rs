@@ -20,6 +20,7 @@
 //! | `jitter_ns` | the flow starts at `start_ns + U(0, jitter_ns)`, drawn first from its stream |
 //! | `randomize` | the group's `randomize`: each send after the first leaves `U[0, randomize × spacing)` after its grid time (models with a grid: CBR, ON/OFF) |
 //! | `send_jitter_max_ns` | the group's `send_jitter.max`: each send after the first leaves up to `U[0, max]` later |
+//! | `lifetime_drawn` | the flow is one of an arrival process's with exponential lifetimes: its lifetime was the first draw of its stream in the simulator, so the generator takes (and discards) that draw first; its `start_ns`/`stop_ns` are its arrival and end |
 //! | `admission` | `{port, rate_bps, timeout_ns}`: ask the PCN ingress at the destination's address, UDP `port`, before the first send ([`crate::admission`]) |
 //!
 //! A replay file has one `t_s,payload_bytes` line per packet (time since
@@ -62,6 +63,10 @@ pub struct FlowSpec {
     pub send_jitter_max_ns: u64,
     pub payload: Payload,
     pub model: Model,
+    /// The flow came from an arrival process with exponential lifetimes: the simulator drew its
+    /// lifetime first from its stream, so the generator takes that draw before the source's.
+    #[serde(default)]
+    pub lifetime_drawn: bool,
     /// Ask a PCN ingress before sending ([`crate::admission`]); none: send at once.
     #[serde(default)]
     pub admission: Option<crate::admission::AdmissionSpec>,

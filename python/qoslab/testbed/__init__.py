@@ -48,6 +48,9 @@ def run(scenario: Any, *, seed: int | None = None, keep: str | os.PathLike[str] 
     from .results import build
     from .runner import execute
 
+    if seed is not None and seed != scenario.seed:
+        # The seed decides the traffic's draws the plan fixes (arrivals, lifetimes, streams).
+        scenario = scenario.with_overrides(("seed", seed))
     plan, problems = make_plan(scenario)
     if problems or plan is None:
         raise _refuse(problems, scenario.origin)

@@ -38,6 +38,8 @@ OVERHEAD = 42
 #: The generator's payload header (magic, flow id, sequence, send time).
 PAYLOAD_HEADER = 24
 MAX_PAYLOAD = 1472
+#: The routers' ``edge_port``: flow requests to a PCN ingress, its answers and termination notices.
+EDGE_PORT = 7400
 #: The highest traffic ``class`` a DSCP's class selector carries.
 MAX_CLASS = 7
 #: TCP/IPv4 (no options: timestamps are off) and Ethernet header bytes around a segment's payload.
@@ -106,6 +108,8 @@ class FlowPlan:
     #: Kernel TCP settings of a TCP flow (None: UDP): init_window, max_window (segments),
     #: min_rto_ms, delayed_ack, ecn, mss.
     tcp: dict[str, Any] | None = None
+    #: The flow's arrival (ns), when an arrival process starts it (None: a fixed flow).
+    arrival_ns: int | None = None
 
 
 @dataclass
@@ -122,6 +126,10 @@ class Bump:
     #: table of its own), "slowest" (an explicit topology's lowest rate), "access" (a host's
     #: link given a router of its own so that its delay is exact).
     why: str = "bottleneck"
+    #: The scenario's ``[pcn]`` table when this link is a PCN domain (ingress at ``link.a``, egress
+    #: at ``link.b``: the router's ``[pcn]``), else None; and the domain's traffic's wire DSCPs.
+    pcn: dict[str, Any] | None = None
+    pcn_dscps: list[int] = field(default_factory=list)
 
     @property
     def direction(self) -> str:
@@ -388,8 +396,6 @@ def make_plan(scenario: Any, *, check_only: bool = False) -> tuple[Plan | None, 
                     Problem(f"{lk.path}.{k}", f"{lk.info[k]}; allowed: 0 (the testbed loses what real packets lose)")
                 )
     echo = scenario.echo
-    if echo.get("pcn"):
-        bad.append(Problem("pcn", "PCN edge behaviours are not supported on the testbed yet; allowed: none"))
     if echo["admission"]["type"] != "admit_all":
         bad.append(
             Problem(
@@ -401,6 +407,8 @@ def make_plan(scenario: Any, *, check_only: bool = False) -> tuple[Plan | None, 
     flows = _plan_traffic(model, emulated, bad)
     bumps = _fold_delays(hosts, nodes, links, bumps, flows, bad)
     carried = _carry_classes(flows, bad)
+    if echo.get("pcn"):
+        _plan_pcn(echo["pcn"], model, bumps, flows, bad)
     unsupported_q: dict[str, tuple[str, str, list[str]]] = {}  # field -> what, why, the emulated directions
     for b in bumps:
         for k, direction in (("queue", b.direction), ("reverse_queue", b.reverse)):
@@ -434,6 +442,93 @@ def make_plan(scenario: Any, *, check_only: bool = False) -> tuple[Plan | None, 
         duration_ns=model["duration_ns"],
     )
     return plan, []
+
+
+def _crosses(model: dict[str, Any], f: FlowPlan, link: int) -> str | None:
+    """How flow ``f`` crosses link ``link`` of the model: ``"ab"`` (from its ``a`` end), ``"ba"``,
+    or None (not on its route)."""
+    node = f.src
+    for li in f.route:
+        lk = model["links"][li]
+        if li == link:
+            return "ab" if node == lk["a"] else "ba"
+        node = lk["b"] if node == lk["a"] else lk["a"]
+    return None
+
+
+def _plan_pcn(
+    pcn: dict[str, Any], model: dict[str, Any], bumps: list[Bump], flows: list[FlowPlan], bad: list[Problem]
+) -> None:
+    """The scenario's PCN domain on the testbed: its two edges must be the ends of one emulated
+    link, whose router then runs the ingress (side a) and the egress (side b) with the link's
+    interior meters between them (``docs/testbed.md``, "PCN domains"). Every flow across that
+    link enters the domain at ``a`` and asks the router before it sends (its generator's
+    ``admission``); the router reads the domain's traffic by the flows' wire DSCPs."""
+    edges = list(pcn["edges"])
+    domain = [b for b in bumps if len(edges) == 2 and {b.link.a, b.link.b} == set(edges)]
+    if not domain:
+        ends = ", ".join(f'["{b.link.a}", "{b.link.b}"]' for b in bumps)
+        bad.append(
+            Problem(
+                "pcn.edges",
+                f"{edges}: the testbed runs a PCN domain inside one qoslab-router (ingress and egress at "
+                f"the two ends of one emulated link); allowed: {ends}",
+            )
+        )
+        return
+    bump = domain[0]
+    stages = {st["type"] for st in bump.link.info["stages"] or []}
+    seen: set[tuple[int, str]] = set()
+
+    def once(gi: int, path: str, message: str) -> None:
+        if (gi, path) not in seen:
+            seen.add((gi, path))
+            bad.append(Problem(path, message))
+
+    inside = []
+    for f in flows:
+        way = _crosses(model, f, bump.link.index)
+        if way is None:
+            continue
+        g = model["groups"][f.group_index]
+        at = f"traffic.{f.group_index}"
+        if way == "ba":
+            once(
+                f.group_index,
+                f"{at}.src",
+                f"flow {f.name} crosses the PCN domain from its egress {bump.link.b} to its ingress "
+                f"{bump.link.a}; allowed: flows that enter at {bump.link.a} (the router's ingress is its side a)",
+            )
+        elif f.tcp is not None:
+            once(
+                f.group_index,
+                f"{at}.proto",
+                "a TCP group in a PCN domain: kernel TCP cannot ask the ingress before its handshake; "
+                "allowed: UDP groups",
+            )
+        elif g["spec"].get("admitted"):
+            once(
+                f.group_index,
+                f"{at}.admitted",
+                "true: flows admitted elsewhere would be policed by the router's ingress, which "
+                "admits only the flows that asked it; allowed: false",
+            )
+        elif "pcn_termination" in stages and (g["spec"].get("arrivals") or {}).get("process") == "keep_alive":
+            once(
+                f.group_index,
+                f"{at}.arrivals.process",
+                '"keep_alive" where flows are terminated: the simulator refills a slot when its flow is '
+                "terminated, while the testbed starts every flow at its planned time; allowed: poisson, "
+                "batch_poisson, replay",
+            )
+        else:
+            inside.append(f)
+    for f in inside:
+        g = model["groups"][f.group_index]
+        rate = g["spec"].get("reserve") or g["mean_wire_bps"]
+        f.spec["admission"] = {"port": EDGE_PORT, "rate_bps": float(rate)}
+    bump.pcn = dict(pcn)
+    bump.pcn_dscps = sorted({int(f.spec["dscp"]) for f in inside})
 
 
 def _queue_problems(q: dict[str, Any], at: str, carried: bool) -> list[tuple[str, str, str]]:
@@ -506,9 +601,8 @@ def _group_problems(g: dict[str, Any], at: str, bad: list[Problem]) -> bool:
                 "true: the kernel's limited transmit cannot be switched on alone; allowed: false",
             )
         )
-    for k, why in (("arrivals", "flow arrival processes"), ("shaper", "entry shapers")):
-        if spec.get(k) is not None:
-            bad.append(Problem(f"{at}.{k}", f"{why} are not supported on the testbed yet; allowed: none"))
+    if spec.get("shaper") is not None:
+        bad.append(Problem(f"{at}.shaper", "entry shapers are not supported on the testbed yet; allowed: none"))
     if g["src_choice"] != "round_robin":
         bad.append(
             Problem(
@@ -600,6 +694,7 @@ def _plan_traffic(model: dict[str, Any], emulated: set[int], bad: list[Problem])
             wire_mean = float(g["payload_mean_bytes"] + header)
             kernel = None
         for f in g["flows"]:
+            arrival = f.get("arrival")
             if not emulated & set(f["route"]):
                 bad.append(
                     Problem(
@@ -625,14 +720,18 @@ def _plan_traffic(model: dict[str, Any], emulated: set[int], bad: list[Problem])
                     route=list(f["route"]),
                     cls=g["class"],
                     tcp=None if kernel is None else dict(kernel),
+                    arrival_ns=None if arrival is None else arrival["start_ns"],
                     spec={
                         "id": fid,
                         "src_port": 20000 + fid,
                         "dscp": g["dscp"],
                         "ecn": bool(g["spec"]["ecn"]),
-                        "start_ns": g["start_ns"],
-                        "jitter_ns": g["start_jitter_ns"],
-                        "stop_ns": g["stop_ns"],
+                        # A flow of an arrival process starts at its arrival and stops at the end
+                        # its lifetime gives it, with the simulator's draws (the model's schedule).
+                        "start_ns": g["start_ns"] if arrival is None else arrival["start_ns"],
+                        "jitter_ns": g["start_jitter_ns"] if arrival is None else 0,
+                        "stop_ns": g["stop_ns"] if arrival is None else arrival["end_ns"],
+                        "lifetime_drawn": False if arrival is None else bool(arrival["lifetime_drawn"]),
                         "stream": f["stream"],
                         # The simulator's per-packet shifts, drawn by the generator as in its `emit`.
                         "randomize": float(g["randomize"]),

@@ -75,7 +75,12 @@ def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[di
         sent_bytes = int(g.get("sent_bytes", 0))
         dlv, dlv_bytes = len(r), int(r["wire"].sum()) if len(r) else 0
         start_s = (int(g["first_tx_ns"]) - c.t0_ns) / 1e9 if sent else NAN
-        end_s = f.spec["stop_ns"] / 1e9
+        end_s = min(f.spec["stop_ns"], plan.duration_ns) / 1e9
+        adm = _admission(f, g, c)
+        if adm["asked"]:
+            # As the simulator's row: a flow starts at its decision; a refused one ends there.
+            start_s = adm["decided_s"] if adm["admitted"] else adm["asked_s"]
+            end_s = adm["terminated_s"] if adm["terminated"] else (end_s if adm["admitted"] else start_s)
         delays = np.maximum(r["recv_ns"].astype(np.int64) - r["send_ns"].astype(np.int64), 0)
         row = {
             "flow_id": f.id,
@@ -89,9 +94,9 @@ def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[di
             "end_s": end_s,
             "first_tx_s": start_s,
             "last_rx_s": (int(r["recv_ns"][-1]) - c.t0_ns) / 1e9 if dlv else NAN,
-            "admitted": True,
-            "refused": False,
-            "terminated": False,
+            "admitted": adm["admitted"],
+            "refused": adm["refused"],
+            "terminated": adm["terminated"],
             "sent_pkts": sent,
             "sent_bytes": sent_bytes,
             "delivered_pkts": dlv,
@@ -103,8 +108,34 @@ def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[di
             # The simulator's delay columns (its log-bucket percentiles, RFC 3550 jitter) of these delays.
             **dict(_core.delay_columns(delays.tolist())),
         }
-        per_flow.append({"plan": f, "records": r, "row": row})
+        per_flow.append({"plan": f, "records": r, "row": row, "admission": adm})
     return _columns("flows", [pf["row"] for pf in per_flow]), per_flow
+
+
+def _admission(f: Any, g: dict[str, Any], c: Collected) -> dict[str, Any]:
+    """What became of a flow that asked a PCN ingress (its generator's ``admission`` report,
+    ``crates/traffic/src/admission.rs``): asked, decided (admitted or refused; ``unanswered`` is
+    neither), terminated, with the times in run seconds and the CLE the answer carried. A flow
+    that does not ask is admitted (``admit_all``)."""
+    rep = g.get("admission") or {}
+    decision = rep.get("decision", "")
+    asked = bool(f.spec.get("admission")) and decision not in ("", "not_asked")
+
+    def s(key: str) -> float:
+        ns = int(rep.get(key) or 0)
+        return (ns - c.t0_ns) / 1e9 if ns else NAN
+
+    return {
+        "asked": asked,
+        "decision": decision,
+        "admitted": decision == "admitted" if asked else not f.spec.get("admission"),
+        "refused": asked and decision == "refused",
+        "terminated": asked and bool(rep.get("terminated_ns")),
+        "asked_s": s("asked_ns"),
+        "decided_s": s("answered_ns"),
+        "terminated_s": s("terminated_ns"),
+        "cle": float(rep.get("cle") or 0.0),
+    }
 
 
 def _tcp_row(f: Any, g: dict[str, Any], c: Collected) -> dict[str, Any]:
@@ -274,8 +305,22 @@ def _events(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[st
 
     rows: list[tuple[float, str, int, str, str, float, float, str]] = []
     for pf in per_flow:
-        row, f = pf["row"], pf["plan"]
-        if row["sent_pkts"]:
+        row, f, adm = pf["row"], pf["plan"], pf.get("admission")
+        if adm is not None and adm["asked"]:
+            # The simulator's order: the flow starts (asks) at its arrival, the decision follows,
+            # an admitted flow ends by its lifetime, the run's end or termination.
+            rows.append((adm["asked_s"], "flow_start", f.id, f.name, "", NAN, NAN, f"{f.src}->{f.dst}"))
+            if adm["decision"] in ("admitted", "refused"):
+                kind = "admit" if adm["admitted"] else "reject"
+                rows.append((adm["decided_s"], kind, f.id, f.name, "pcn_ingress", adm["cle"], NAN, "pcn cle"))
+            if adm["admitted"]:
+                reason = (
+                    "terminated"
+                    if adm["terminated"]
+                    else ("run_end" if f.spec["stop_ns"] >= plan.duration_ns else "lifetime")
+                )
+                rows.append((row["end_s"], "flow_end", f.id, f.name, "", NAN, NAN, reason))
+        elif row["sent_pkts"]:
             rows.append((row["start_s"], "flow_start", f.id, f.name, "", NAN, NAN, f"{f.src}->{f.dst}"))
             rows.append((row["end_s"], "flow_end", f.id, f.name, "", NAN, NAN, "stop"))
     for bump, router, start_ns in zip(plan.bumps, c.routers, c.router_start_ns, strict=True):
@@ -378,7 +423,11 @@ def build(plan: Plan, c: Collected, *, seed: int, version: str) -> Any:
         },
         "classes": {"0": _totals(rows, duration_s)},
         "events": len(c.records),
-        "flows": {"admitted": len(rows), "count": len(rows), "refused": 0},
+        "flows": {
+            "admitted": sum(bool(r["admitted"]) for r in rows),
+            "count": len(rows),
+            "refused": sum(bool(r["refused"]) for r in rows),
+        },
         "groups": {g: _totals(rs, duration_s) for g, rs in sorted(groups.items())},
         "loop_wall_s": c.wall_s,
         "packets": {

@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import _core
 from .net import Testbed, new_prefix
-from .plan import Plan
+from .plan import EDGE_PORT, Plan
 
 #: Seconds between starting the processes and the scenario's time 0.
 LEAD_S = 1.0
@@ -136,10 +136,19 @@ def router_config(plan: Plan, tb: Testbed, work: Path, seed: int, j: int = 0) ->
         f"class_tag = {json.dumps(plan.class_tag)}",
         "pool = 65536",
         'drain_timeout = "5s"',
-        "",
     ]
+    if bump.pcn is not None:
+        # A PCN domain at this link: its traffic's DSCPs, and the scenario's [pcn] with the
+        # router's two sides as its edges (ingress a, egress b).
+        lines += [f"pcn_dscps = {json.dumps(bump.pcn_dscps)}", f"edge_port = {EDGE_PORT}"]
+    lines.append("")
     link: str = plan.scenario.held().router_link(bump.link.index, bump.delay_ns)
-    return "\n".join(lines) + link
+    text = "\n".join(lines) + link
+    if bump.pcn is not None:
+        import tomli_w
+
+        text += "\n" + tomli_w.dumps({"pcn": {**bump.pcn, "edges": ["a", "b"]}})
+    return text
 
 
 def _wait_for(path: Path, proc: subprocess.Popen[bytes], what: str, timeout: float = 10.0) -> None:

@@ -165,6 +165,15 @@ impl Source {
     }
 }
 
+/// `mean_ns` times one Exp(1) draw, rounded to whole ns, at least 1: an
+/// exponential gap or lifetime as the simulator's arrival processes draw it
+/// (a flow's exponential lifetime is the first draw of its stream, so the
+/// testbed's generator takes the same draw before the flow's source's).
+pub fn exp_ns(rng: &mut Rng, mean_ns: f64) -> u64 {
+    let e: f64 = rng.sample(Exp1);
+    (e * mean_ns).round().clamp(1.0, u64::MAX as f64 / 4.0) as u64
+}
+
 /// Uniform draw in `[0, d]` ns.
 pub fn jitter(rng: &mut Rng, d: Dur) -> Dur {
     if d.0 == 0 {

@@ -28,7 +28,6 @@ use qoslab_core::rng::Rng;
 use qoslab_core::units::{Dur, Time};
 use qoslab_scenario::{files, LifetimeDist};
 use rand::Rng as _;
-use rand_distr::Exp1;
 use std::path::Path;
 
 /// A flow lifetime law.
@@ -42,10 +41,7 @@ impl Lifetime {
     pub fn sample(&self, rng: &mut Rng) -> Dur {
         match self.dist {
             LifetimeDist::Fixed => Dur(self.mean.0.max(1)),
-            LifetimeDist::Exponential => {
-                let e: f64 = rng.sample(Exp1);
-                Dur((e * self.mean.0 as f64).round().clamp(1.0, u64::MAX as f64 / 4.0) as u64)
-            }
+            LifetimeDist::Exponential => Dur(qoslab_core::traffic::exp_ns(rng, self.mean.0 as f64)),
         }
     }
 }
@@ -61,8 +57,7 @@ pub enum Arrival {
 
 /// Exponential gap of mean `mean_ns` (at least 1 ns).
 pub fn exp_gap(rng: &mut Rng, mean_ns: f64) -> u64 {
-    let e: f64 = rng.sample(Exp1);
-    (e * mean_ns).round().clamp(1.0, u64::MAX as f64 / 4.0) as u64
+    qoslab_core::traffic::exp_ns(rng, mean_ns)
 }
 
 /// Geometric batch size on {1, 2, ...} with mean `mean` (>= 1).
@@ -79,6 +74,101 @@ pub fn batch_size(rng: &mut Rng, mean: f64) -> u64 {
 /// `t + d`, saturating.
 pub fn later(t: Time, d: Dur) -> Time {
     Time(t.0.saturating_add(d.0))
+}
+
+/// One flow an arrival process starts: its index in the group, when it
+/// arrives (asks admission) and when it ends by its lifetime (or the
+/// group's stop), as the simulator draws them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Planned {
+    pub index: u32,
+    pub start: Time,
+    pub end: Time,
+}
+
+/// Every flow group `g`'s arrival process starts in a run with `seed`, in
+/// creation order, with the simulator's own draws: the process's gaps and
+/// batch sizes from the group's stream, each flow's lifetime drawn first
+/// from its own stream (`flow_stream(group, index)`). Admission decisions
+/// do not move them: a refused flow keeps its arrival and lifetime (a
+/// keep-alive slot is held until its end). The one thing it cannot know is
+/// a flow ended early by termination: a keep-alive slot the simulator
+/// refills at a termination is planned at the flow's lifetime instead (the
+/// testbed refuses keep-alive groups on links that terminate flows).
+/// Empty for a group of fixed flows. The testbed starts real flows at
+/// these instants (`Scenario.model()`, `groups[].flows`); a test runs the
+/// simulator and compares (`crates/sim/tests/it/arrivals.rs`).
+pub fn schedule(g: &super::GroupPlan, seed: u64) -> Vec<Planned> {
+    let mut rng = g.rng.clone();
+    let mut created = g.created;
+    let may = |t: Time, created: u32| t < g.stop && g.max_flows.is_none_or(|m| created < m);
+    let mut out: Vec<Planned> = Vec::new();
+    let mut create = |t: Time, life: Option<Dur>, law: Option<Lifetime>, created: &mut u32| {
+        let i = *created;
+        *created += 1;
+        let mut frng = qoslab_core::rng::stream(seed, qoslab_core::traffic::flow_stream(g.id.0, i));
+        let l = match (life, law) {
+            (Some(l), _) => l,
+            (None, Some(law)) => law.sample(&mut frng),
+            (None, None) => Dur(0),
+        };
+        let p = Planned { index: i, start: t, end: later(t, l).min(g.stop) };
+        out.push(p);
+        p
+    };
+    match &g.arrival {
+        None => {}
+        Some(Arrival::Poisson { mean_gap_ns, lifetime }) => {
+            let mut t = g.start;
+            while may(t, created) {
+                let gap = exp_gap(&mut rng, *mean_gap_ns);
+                create(t, None, Some(*lifetime), &mut created);
+                t = Time(t.0.saturating_add(gap));
+            }
+        }
+        Some(Arrival::Batch { mean_gap_ns, batch_mean, lifetime }) => {
+            let mut t = g.start;
+            while may(t, created) {
+                let k = batch_size(&mut rng, *batch_mean);
+                let gap = exp_gap(&mut rng, *mean_gap_ns);
+                for _ in 0..k {
+                    if !may(t, created) {
+                        break;
+                    }
+                    create(t, None, Some(*lifetime), &mut created);
+                }
+                t = Time(t.0.saturating_add(gap));
+            }
+        }
+        Some(Arrival::KeepAlive { alive, lifetime }) => {
+            // Slots end in (time, creation) order, as the simulator's events fire.
+            let mut ends = std::collections::BinaryHeap::new();
+            for _ in 0..*alive {
+                if !may(g.start, created) {
+                    break;
+                }
+                let p = create(g.start, None, Some(*lifetime), &mut created);
+                ends.push(std::cmp::Reverse((p.end, p.index)));
+            }
+            while let Some(std::cmp::Reverse((t, _))) = ends.pop() {
+                if may(t, created) {
+                    let p = create(t, None, Some(*lifetime), &mut created);
+                    ends.push(std::cmp::Reverse((p.end, p.index)));
+                }
+            }
+        }
+        Some(Arrival::Replay { rows, cursor }) => {
+            let mut now = rows.get(*cursor).map(|r| later(g.start, r.0));
+            for (k, row) in rows.iter().enumerate().skip(*cursor) {
+                let Some(t) = now.filter(|t| *t < g.stop) else { break };
+                if may(t, created) {
+                    create(t, Some(row.1), None, &mut created);
+                }
+                now = rows.get(k + 1).map(|r| later(g.start, r.0).max(t));
+            }
+        }
+    }
+    out
 }
 
 /// Reads a replay file: `(start offset, lifetime)` per row, sorted by start.

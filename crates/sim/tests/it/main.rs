@@ -2,6 +2,7 @@
 //! `tests/` would otherwise be linked and optimized on its own, which
 //! dominates a cold `make test`.
 
+mod arrivals;
 mod cbt_queues;
 mod common;
 mod conservation;

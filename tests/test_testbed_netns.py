@@ -590,7 +590,7 @@ def test_pcn_admission_on_real_packets_agrees_with_the_simulator(tmp_path: Path)
     Both worlds run the same 572 calls (seed 1's arrivals and lifetimes, as a replay): the seeds
     vary the marking only. The first design took the range over seeds of independent arrivals,
     which the testbed run (seed 1's calls by construction) does not have; it failed on the
-    admitted count (170 vs 173 .. 211, docs/decisions/testbed.md "PCN differential tests")."""
+    admitted count (170 vs 173 .. 211, docs/decisions/testbed.md, "PCN differential tests")."""
     t = time.monotonic()
     sc = _replayed(PCN_ADMISSION, tmp_path)
     seeds = [_admission_figures(qoslab.run(sc, seed=s)) for s in range(1, 9)]

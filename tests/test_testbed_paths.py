@@ -13,10 +13,10 @@ packets, so they take almost no CPU): on a machine loaded with other work, a pro
 adds the scheduler's wait to a round trip (tens of ms at a load of 40 on 2 cores), which is the
 host's, not the testbed's delay. At most ``PARALLEL`` pingers run at once.
 
-Two traffic settings the testbed does not run yet beside explicit_prio's DSCP 46 are left out,
-as neither changes a route: a group's flow arrival process (``arrivals``: when flows come; the
-data group keeps its one data_src -> dst flow) and its traffic ``class`` (which band of a
-queue its packets take; every group class 0).
+Two traffic settings are left out, as neither changes a route: a group's flow arrival process
+(``arrivals``: when flows come; the data group keeps its one data_src -> dst flow, so a ping per
+path suffices) and its traffic ``class``, which the testbed does not carry beside
+explicit_prio's DSCP 46 (which band of a queue its packets take; every group class 0).
 """
 
 from __future__ import annotations

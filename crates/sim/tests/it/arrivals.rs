@@ -52,12 +52,15 @@ fn net(extra: &str) -> qoslab_scenario::ValidScenario {
     scenario(&format!("name = \"arr\"\nduration = \"20s\"\n{extra}\n{topo}\n{GROUPS}"))
 }
 
-/// `(name, start_s, end_s)` of every flow the plan schedules, and of every flow the run created.
-fn both(sc: &qoslab_scenario::ValidScenario, seed: u64) -> (Vec<(String, f64, f64)>, Vec<(String, f64, f64)>, usize) {
+/// A flow's name, start and end (s).
+type Span = (String, f64, f64);
+
+/// Every flow the plan schedules, every flow the run created, and how many the run refused.
+fn both(sc: &qoslab_scenario::ValidScenario, seed: u64) -> (Vec<Span>, Vec<Span>, usize) {
     let ex = qoslab_scenario::expand::expand(&sc.topology);
     let plans = plan_groups(sc, &ex, seed, std::path::Path::new(".")).expect("plans");
     let end = sc.duration.0;
-    let mut planned: Vec<(String, f64, f64)> = plans
+    let mut planned: Vec<Span> = plans
         .iter()
         .flat_map(|g| {
             schedule(g, seed).into_iter().map(move |p| {
@@ -69,7 +72,7 @@ fn both(sc: &qoslab_scenario::ValidScenario, seed: u64) -> (Vec<(String, f64, f6
     let (names, start, stop) = (strs(&out.flows, "name"), f64s(&out.flows, "start_s"), f64s(&out.flows, "end_s"));
     let refused = bools(&out.flows, "refused");
     // A refused flow's row ends where it starts; its slot (keep-alive) is held to its planned end.
-    let mut ran: Vec<(String, f64, f64)> = (0..names.len())
+    let mut ran: Vec<Span> = (0..names.len())
         .map(|i| {
             let e = if refused[i] { f64::NAN } else { stop[i] };
             (names[i].clone(), start[i], e)
@@ -81,7 +84,7 @@ fn both(sc: &qoslab_scenario::ValidScenario, seed: u64) -> (Vec<(String, f64, f6
     (planned, ran, n_refused)
 }
 
-fn assert_same(planned: &[(String, f64, f64)], ran: &[(String, f64, f64)]) {
+fn assert_same(planned: &[Span], ran: &[Span]) {
     assert_eq!(planned.len(), ran.len(), "flows planned vs created");
     for (p, r) in planned.iter().zip(ran) {
         assert_eq!(p.0, r.0);

@@ -265,8 +265,9 @@ fn pcn_flows_are_terminated_down_to_the_sustainable_rate_on_real_packets() {
     // Four flows (1.6 Mb/s) through a termination meter at 1 Mb/s: the egress measures about
     // 1 Mb/s not excess-marked, the excess is 0.6 Mb/s, and rounding up terminates two flows
     // (0.8 Mb/s); the others (0.8 Mb/s, below the meter's rate) send to the end. A third flow
-    // may go too (seen in 1 of 3 runs while tshark captured beside; not yet measured why): the
-    // over-termination of [Zhang07 §4], one flow more than the excess needs.
+    // may go too, in a second termination round before the egress's sustainable rate has caught
+    // up: [Zhang07 §4]'s over-termination, which the simulator shows on this set-up in 16 of
+    // seeds 1-40 (crates/sim/tests/it/pcn.rs, `four_flows_over_a_termination_meter_...`).
     // Whatever the count, each terminated flow stopped and was told.
     let Some((report, s, seen)) = run_domain(
         "{ type = \"pcn_termination\", termination_rate = \"1Mbps\", packet_size = \"1000B\", depth_packets = 16 }",

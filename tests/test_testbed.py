@@ -315,18 +315,17 @@ def test_tcp_groups_into_one_host_with_different_windows_are_refused() -> None:
     assert "30 segments of 1000 B into sink0, where group 'reno' has 20 of 1000 B" in msgs["traffic.1.tcp.max_window"]
 
 
-def test_a_class_based_default_queue_on_emulated_links_is_refused_once_naming_every_direction() -> None:
-    sc = _edited(
-        _echo(SCENARIOS / "examples" / "star.toml"),
-        lambda echo: echo["topology"].update(
-            default_queue={"type": "scfq", "queues": [{"rate": "1Mbps", "queue": {"type": "fifo", "limit": "10pkts"}}]}
-        ),
-    )
-    bad = unsupported(sc)
-    assert [p.path for p in bad] == ["topology.default_queue.type"], [str(p) for p in bad]
+def test_a_default_queue_the_testbed_cannot_run_is_refused_once_naming_every_direction() -> None:
+    # A priority queue by DSCP while traffic classes ride in the DSCP's top bits.
+    def edit(echo: dict[str, Any]) -> None:
+        fifo = {"type": "fifo", "limit": "10pkts"}
+        echo["topology"]["default_queue"] = {"type": "prio", "classify_by": "dscp", "bands": [fifo, fifo]}
+        echo["traffic"][0]["class"] = 1
+
+    bad = [p for p in unsupported(_edited(_echo(SCENARIOS / "examples" / "star.toml"), edit)) if "queue" in p.path]
+    assert [p.path for p in bad] == ["topology.default_queue.classify_by"], [str(p) for p in bad]
     # The bottleneck's own fifo passes; its reverse direction and the emulated ingress links take the default.
-    assert "'scfq' on the emulated link direction(s) r1->r0, in0->r0, r0->in0, in1->r0" in bad[0].message
-    assert "allowed: fifo, red, mace, prio, cbt, dcbt" in bad[0].message
+    assert '"dscp" on the emulated link direction(s) r1->r0, in0->r0, r0->in0, in1->r0' in bad[0].message
 
 
 CBT = ROOT / "tests" / "scenarios" / "testbed" / "cbt_small.toml"
@@ -508,3 +507,43 @@ def test_an_answered_call_is_admitted_refused_or_terminated_in_the_flows_row() -
     assert (u["admitted"], u["refused"]) == (False, False)
     plain = _admission(SimpleNamespace(spec={}), {}, c)
     assert (plain["asked"], plain["admitted"]) == (False, True)
+
+
+EDGE_6B = SCENARIOS / "edge" / "fig6b_periodic.toml"
+
+
+def test_the_edge_egress_runs_on_its_link_with_rules_on_the_testbeds_addresses(tmp_path: Path) -> None:
+    plan, problems = make_plan(_echo(EDGE_6B, "duration=15s"))
+    assert plan is not None, [str(p) for p in problems]
+    j = next(i for i, b in enumerate(plan.bumps) if b.direction == "mckinley->alps")
+    bed = Bed(prefix="qt2", hosts=plan.hosts, segment=plan.segment, bumps=[(b.a_seg, b.b_seg) for b in plan.bumps])
+    import tomllib
+
+    cfg = tomllib.loads(router_config(plan, bed, tmp_path, 1, j))
+    assert cfg["link"]["queue"]["type"] == "edge"
+    (stage,) = cfg["link"]["stages"]
+    ips = {h: bed.ip(h) for h in plan.hosts}
+    # Every rule's hosts are the testbed's addresses of those hosts; ports and streams unchanged.
+    assert {(r["src"], r["dst"]) for r in stage["rules"]} <= {(ips[s], ips["desert"]) for s in ("sea", "sky", "land")}
+    assert [r["stream"] for r in stage["rules"]][:3] == ["A1", "E1", "B1"]
+
+
+def test_classifier_rules_the_testbed_cannot_match_are_refused_naming_the_rule() -> None:
+    sc = _echo(EDGE_6B, "duration=15s")
+
+    def router_src(e: dict[str, Any]) -> None:
+        e["topology"]["links"][6]["stages"][0]["rules"][0]["src"] = "tim"
+
+    def prefix(e: dict[str, Any]) -> None:
+        e["topology"]["links"][6]["stages"][0]["rules"][1]["dst"] = "10.0.0.0/8"
+
+    def ingress(e: dict[str, Any]) -> None:
+        e["topology"]["links"][6]["stages"][0]["rules"][2]["ingress"] = "tim"
+
+    for edit, field, words in (
+        (router_src, "topology.links.6.stages.0.rules.0.src", "allowed: a host's name"),
+        (prefix, "topology.links.6.stages.0.rules.1.dst", "addresses of its own"),
+        (ingress, "topology.links.6.stages.0.rules.2.ingress", "allowed: none"),
+    ):
+        problems = unsupported(_edited(sc, edit))
+        assert any(p.path == field and words in p.message for p in problems), [str(p) for p in problems]

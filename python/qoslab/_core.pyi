@@ -192,7 +192,7 @@ class Scenario:
     def warnings(self) -> list[_Diagnostic]:
         """What validation found legal but almost surely a mistake."""
 
-    def router_link(self, index: int, delay_ns: int) -> str:
+    def router_link(self, index: int, delay_ns: int, addrs: dict[str, str] | None = None) -> str:
         """The ``[link]`` TOML of a router emulating link ``index``, its delay ``delay_ns``."""
 
     @property

@@ -165,8 +165,17 @@ impl Scenario {
     /// expanded topology (`model()["links"][index]`): the link's fields with
     /// its delay set to `delay_ns`, each direction's queue given (the
     /// topology's default queue where the link names none) and its MACE
-    /// descriptor file's path made absolute. TOML text.
-    fn router_link(&self, index: usize, delay_ns: u64) -> PyResult<String> {
+    /// descriptor file's path made absolute. TOML text. `addrs` maps node names to the
+    /// addresses the testbed gives them: a classifier rule's `src` / `dst` that names a node
+    /// becomes that address (the router knows no node names); a name not in it stays (the
+    /// planner refuses such rules).
+    #[pyo3(signature = (index, delay_ns, addrs = None))]
+    fn router_link(
+        &self,
+        index: usize,
+        delay_ns: u64,
+        addrs: Option<std::collections::HashMap<String, String>>,
+    ) -> PyResult<String> {
         let ex = qoslab_scenario::expand::expand(&self.valid.topology);
         let l =
             ex.links.get(index).ok_or_else(|| pyo3::exceptions::PyIndexError::new_err(format!("no link {index}")))?;
@@ -178,6 +187,19 @@ impl Scenario {
             if let Some(d) = &mut m.descriptors {
                 let p = self.base_dir.join(&*d);
                 *d = std::fs::canonicalize(&p).unwrap_or(p).display().to_string();
+            }
+        }
+        if let Some(addrs) = &addrs {
+            for st in spec.stages.iter_mut().chain(spec.reverse_stages.iter_mut()) {
+                if let qoslab_scenario::StageSpec::Classifier { rules, .. } = st {
+                    for r in rules.iter_mut() {
+                        for end in [&mut r.src, &mut r.dst] {
+                            if let Some(a) = end.as_ref().and_then(|n| addrs.get(n)) {
+                                *end = Some(a.clone());
+                            }
+                        }
+                    }
+                }
             }
         }
         #[derive(serde::Serialize)]

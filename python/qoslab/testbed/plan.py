@@ -45,12 +45,14 @@ MAX_CLASS = 7
 #: TCP/IPv4 (no options: timestamps are off) and Ethernet header bytes around a segment's payload.
 TCP_OVERHEAD = 54
 #: What the testbed cannot run yet (its own limits; every other name the core knows is allowed):
-#: queues that sort packets into streams ([Guerin99]'s edge router) and traffic models the generator
-#: has no source for. The class-based queues (``cbt``, ``dcbt``, ``red`` with ChIPS, ``prio`` by
-#: class) read the packet's class tag, which the generator carries in the DSCP's class selector
-#: (precedence, DSCP >> 3 = the group's ``class``) and the router reads back
+#: traffic models the generator has no source for (no queue type is refused: the edge router's
+#: ``scfq``, ``buffer_managed`` and ``edge`` queues run in the router, their classifier's rules
+#: matching the testbed's host addresses, :func:`_rule_problems`). The class-based queues
+#: (``cbt``, ``dcbt``, ``red`` with ChIPS, ``prio`` by class) read the packet's class tag, which
+#: the generator carries in the DSCP's class selector (precedence, DSCP >> 3 = the group's
+#: ``class``) and the router reads back
 #: (``class_tag = "precedence"``, :attr:`Plan.class_tag`).
-NOT_QUEUES = ("scfq", "buffer_managed", "edge")
+NOT_QUEUES: tuple[str, ...] = ()
 NOT_MODELS = ("vtr", "mm_app")
 
 
@@ -414,6 +416,8 @@ def make_plan(scenario: Any, *, check_only: bool = False) -> tuple[Plan | None, 
         for k, direction in (("queue", b.direction), ("reverse_queue", b.reverse)):
             for sub, what, why in _queue_problems(b.link.info[k], b.link.info[f"{k}_path"], carried):
                 unsupported_q.setdefault(sub, (what, why, []))[2].append(direction)
+        for k in ("stages", "reverse_stages"):
+            bad.extend(_rule_problems(b.link.info[k] or [], f"{b.link.path}.{k}", hosts))
         if carried:
             for k in ("stages", "reverse_stages"):
                 if b.link.info[k]:
@@ -529,6 +533,36 @@ def _plan_pcn(
         f.spec["admission"] = {"port": EDGE_PORT, "rate_bps": float(rate)}
     bump.pcn = dict(pcn)
     bump.pcn_dscps = sorted({int(f.spec["dscp"]) for f in inside})
+
+
+def _rule_problems(stages: list[dict[str, Any]], at: str, hosts: list[str]) -> list[Problem]:
+    """What the testbed cannot match in a classifier's rules: the router sees addresses, so a rule's
+    ``src``/``dst`` may name a host (it becomes the host's testbed address) but not a router (no
+    address) nor give the simulator's addresses or prefixes (the testbed's differ); ``ingress``
+    (the node a packet came from) has no meaning in a router with one side a."""
+    out: list[Problem] = []
+    for i, st in enumerate(stages):
+        if st.get("type") != "classifier":
+            continue
+        for j, r in enumerate(st.get("rules") or []):
+            for end in ("src", "dst"):
+                v = r.get(end)
+                if v is not None and v not in hosts:
+                    out.append(
+                        Problem(
+                            f"{at}.{i}.rules.{j}.{end}",
+                            f"{v!r}: the testbed gives its hosts addresses of its own; allowed: a host's name "
+                            f"({', '.join(hosts[:8])}{', ...' if len(hosts) > 8 else ''})",
+                        )
+                    )
+            if r.get("ingress") is not None:
+                out.append(
+                    Problem(
+                        f"{at}.{i}.rules.{j}.ingress",
+                        f"{r['ingress']!r}: the testbed's router has one arrival side per direction; allowed: none",
+                    )
+                )
+    return out
 
 
 def _queue_problems(q: dict[str, Any], at: str, carried: bool) -> list[tuple[str, str, str]]:

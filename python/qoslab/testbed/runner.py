@@ -142,7 +142,9 @@ def router_config(plan: Plan, tb: Testbed, work: Path, seed: int, j: int = 0) ->
         # router's two sides as its edges (ingress a, egress b).
         lines += [f"pcn_dscps = {json.dumps(bump.pcn_dscps)}", f"edge_port = {EDGE_PORT}"]
     lines.append("")
-    link: str = plan.scenario.held().router_link(bump.link.index, bump.delay_ns)
+    # Classifier rules that name hosts match the testbed's addresses of those hosts.
+    addrs = {h: tb.ip(h) for h in plan.hosts}
+    link: str = plan.scenario.held().router_link(bump.link.index, bump.delay_ns, addrs)
     text = "\n".join(lines) + link
     if bump.pcn is not None:
         import tomli_w

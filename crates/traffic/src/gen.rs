@@ -251,7 +251,40 @@ fn set_tos(sock: &UdpSocket, dscp: u8, ecn: bool) -> std::io::Result<()> {
 /// Send times (ns after `t0`) and flow indices, earliest first.
 type Schedule = BinaryHeap<Reverse<(u64, usize)>>;
 
+/// File descriptors the generator keeps beside its flows' sockets (standard streams, the report,
+/// TCP threads' files).
+const SPARE_FDS: u64 = 64;
+
+/// Raises the open-file limit to what `sockets` sockets need (up to the hard limit), or says
+/// plainly why the flows cannot all be opened: a PCN run at 5x overload holds thousands of calls.
+fn ensure_fds(sockets: u64) -> Result<(), TrafficError> {
+    let need = sockets + SPARE_FDS;
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit read and write the one struct passed, which lives on this frame.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 || lim.rlim_cur >= need {
+        return Ok(());
+    }
+    if lim.rlim_max < need {
+        return Err(TrafficError::field(
+            "flows",
+            format!(
+                "{sockets} UDP flows need {need} open files and the hard limit is {} (ulimit -Hn); allowed: at \
+                 most {} UDP flows per generator here",
+                lim.rlim_max,
+                lim.rlim_max.saturating_sub(SPARE_FDS)
+            ),
+        ));
+    }
+    let raised = libc::rlimit { rlim_cur: need, rlim_max: lim.rlim_max };
+    // SAFETY: as above.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } != 0 {
+        return Err(TrafficError::io("flows: raising the open-file limit", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
 fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), TrafficError> {
+    ensure_fds(spec.flows.iter().filter(|f| !matches!(f.model, Model::Tcp { .. })).count() as u64)?;
     let mut flows = Vec::with_capacity(spec.flows.len());
     let mut heap = BinaryHeap::new();
     for (i, f) in spec.flows.iter().enumerate() {

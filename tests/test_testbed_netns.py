@@ -632,3 +632,44 @@ def test_pcn_termination_on_real_packets_agrees_with_the_simulator() -> None:
     real, runs = judged_run(sc, judge)
     assert real.summary["flows"]["count"] == 60
     assert time.monotonic() - t < 60 * runs
+
+
+def test_edge_egress_streams_on_real_packets_agree_with_the_simulator() -> None:
+    """Differential test (c): [Guerin99]'s edge egress (Fig. 6(b): the classifier stage, SCFQ between
+    the EF and AF/BE queues, each buffer-managed; 2 EF, 4 AF and 3 BE streams from three hosts
+    over 2 Mb/s E1 links into a 2 Mb/s egress), 15 s, eight routers: each stream's throughput, loss
+    and mean delay (EF against AF).
+
+    Tolerances, stated before the runs: the simulator's seeds draw only the streams' start times
+    (MGEN started by hand within the first second), which move packets against each other as the
+    testbed's real timing does, and the buffer manager's drops of the overloaded streams turn on
+    those collisions. Each testbed figure must lie in the simulator's range over seeds 1-8, widened
+    at both ends by qoslab.compare's tolerance: throughput 5 %, loss 1 point, mean delay
+    1 ms + 10 %. (The first runs, with frames leaving an idle wire at once, failed on A6's loss;
+    the routers' store-and-forward is the cause, measured: docs/testbed.md, "The edge egress on
+    real packets".)"""
+    t = time.monotonic()
+    sc = qoslab.load(ROOT / "scenarios" / "edge" / "fig6b_periodic.toml", overrides=["duration=15s"])
+    seeds = [compare(qoslab.run(sc, seed=s), qoslab.run(sc, seed=s)) for s in range(1, 9)]
+
+    def judge(real: qoslab.Result) -> None:
+        c = compare(qoslab.run(sc), real)
+        for g, figs in sorted(c["groups"].items()):
+            for m in ("throughput_bps", "loss", "delay_mean_s"):
+                v = figs[m]["b"]
+                sims = [s["groups"][g][m]["a"] for s in seeds]
+                lo, hi = min(sims), max(sims)
+                widen = {
+                    "throughput_bps": (0.05 * lo, 0.05 * hi),
+                    "loss": (0.01, 0.01),
+                    "delay_mean_s": (0.001 + 0.1 * lo, 0.001 + 0.1 * hi),
+                }[m]
+                print(f"edge {g} {m}: testbed {v:.6g}, simulator seeds {lo:.6g} .. {hi:.6g}")
+                assert lo - widen[0] <= v <= hi + widen[1], (g, m, v, lo, hi)
+        ef = np.mean([c["groups"][g]["delay_mean_s"]["b"] for g in ("E1", "E2")])
+        af = np.mean([c["groups"][g]["delay_mean_s"]["b"] for g in ("A1", "A3", "A4", "A6")])
+        print(f"edge mean delay on the testbed: EF {ef * 1e3:.1f} ms, AF {af * 1e3:.1f} ms")
+        assert ef < af, "EF waits less than AF"
+
+    _real, runs = judged_run(sc, judge)
+    assert time.monotonic() - t < 60 * runs

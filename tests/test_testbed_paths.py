@@ -4,8 +4,9 @@ traffic), and the delay of each flow's path, measured with ICMP echo (ping) betw
 two hosts inside their namespaces, within 1 ms of the delay of the route the core's expansion
 gives (``Scenario.model``: the sum of the links' delays, forward and back).
 
-Needs root and network namespaces (skipped with the reason elsewhere). A frame that finds its
-link idle leaves at once (docs/testbed.md), so a ping crosses only delay lines, and the least
+Needs root and network namespaces (skipped with the reason elsewhere). The routers run without
+store-and-forward here (``router.store_and_forward = false``: a frame that finds its link idle
+leaves at once), so a ping crosses only delay lines, and the least
 round trip of a few is the path's. Runs each testbed on its own run-unique prefix.
 
 The routers and the pingers run at a real-time priority (``SCHED_FIFO``; both sleep between
@@ -114,7 +115,8 @@ def test_every_paths_delay_on_the_testbed_is_the_expansions(path: Path, override
         for f in g["flows"]
     }
     pairs = sorted({(f.src, f.dst) for f in plan.flows})
-    with standing(plan, seed=1) as up:
+    # Frames leave the routers when taken (no store-and-forward): a ping crosses only delay lines.
+    with standing(plan, seed=1, store_and_forward=False) as up:
         for r in up.routers:  # every thread of each router (the module doc)
             subprocess.run(["chrt", "-a", "-f", "-p", "20", str(r.pid)], check=True, capture_output=True)
         got = {}

@@ -38,6 +38,7 @@
 //! | `drain_timeout` | time | ≤ 60 s | 2 s |
 //! | `catch_up` | time | ≤ 1 s | 20 ms: how far a backlogged pacer may fall behind (a late wake-up) and make it up |
 //! | `profile` | bool | | false: per-packet QoS timestamps (see docs/router.md) |
+//! | `store_and_forward` | bool | | false: a frame that finds the wire idle leaves when taken (the idle pacer's tokens); true: at the end of its transmission, as the simulator's link |
 //! | `class_tag` | `cbt`, `precedence`, `zero` | | `cbt`: TCP 0, tagged UDP 1, other 2 |
 //! | `tagged_dscp_mask` | DSCP bits | 1 ..= 63 | 1 (pool 3, local use) |
 //! | `pcn_dscps` | DSCPs | each 0 ..= 63 | none: PCN traffic's DSCPs (RFC 6660 encoding in the ECN bits) |
@@ -97,6 +98,11 @@ pub struct RouterSection {
     pub drain_timeout: Dur,
     #[serde(default = "twenty_ms", with = "units::dur")]
     pub catch_up: Dur,
+    /// A frame that finds the wire idle leaves at the end of its own transmission (size / rate
+    /// after it is taken), as a store-and-forward link and the simulator send it; false: it
+    /// leaves at once when the idle pacer holds its tokens.
+    #[serde(default)]
+    pub store_and_forward: bool,
     #[serde(default)]
     pub profile: bool,
     /// How an arriving packet's class tag is set before the port's stages

@@ -126,6 +126,8 @@ pub struct Direction {
     /// The most tokens an idle pacer keeps (`router.burst`).
     pub(crate) burst: Bytes,
     pub(crate) held: Option<Packet>,
+    /// The port was found empty and nothing has been taken since: the wire is idle.
+    pub(crate) idle: bool,
     pub counters: Counters,
     /// Drops outside the port (`malformed`, `oversize`, `delay_line`, and
     /// `kernel` as the daemon reads it from the socket), by reason.
@@ -152,6 +154,7 @@ impl Direction {
             pacer,
             burst: cfg.config.router.burst,
             held: None,
+            idle: true,
             counters: Counters::default(),
             router_drops: [0; DropReason::COUNT],
             router_drop_bytes: 0,
@@ -462,10 +465,20 @@ impl Datapath {
                         p.dequeues += 1;
                     }
                     match out {
-                        Dequeue::Packet(p) => dir.held = Some(p),
+                        Dequeue::Packet(p) => {
+                            // Store-and-forward: a frame taken onto an idle wire waits its own
+                            // transmission (no tokens); in a busy period the tokens a late wake-up
+                            // earned are kept (catch_up).
+                            if dir.idle && self.cfg.config.router.store_and_forward {
+                                dir.trim_to(now, Bytes(0));
+                            }
+                            dir.idle = false;
+                            dir.held = Some(p);
+                        }
                         Dequeue::Empty => {
                             let keep = dir.burst;
                             dir.trim_to(now, keep);
+                            dir.idle = true;
                             break;
                         }
                         Dequeue::NotBefore(t) => {

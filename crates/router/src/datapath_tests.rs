@@ -82,6 +82,49 @@ fn pacer_sends_at_the_link_rate_exactly_on_a_virtual_clock() {
     assert_eq!(dp.pool.in_use(), 0, "every slot came back");
 }
 
+#[test]
+fn store_and_forward_sends_a_frame_on_an_idle_wire_at_the_end_of_its_transmission() {
+    // 1 Mb/s, 1000-byte frames (8 ms each). Without store-and-forward the idle pacer's tokens send
+    // a frame when it arrives; with it, the frame leaves 8 ms later, as the simulator's link sends
+    // it.
+    let link = "rate = \"1Mbps\"\nqueue = { type = \"fifo\", limit = \"50pkts\" }\n";
+    let f = udp4(1, 2, 1000 - 42);
+    for (saf, first) in [(false, 100_000_000u64), (true, 108_000_000)] {
+        let mut dp = datapath_with(&format!("store_and_forward = {saf}"), link);
+        // Idle for 100 ms (the bucket full), then a frame, then three more back to back.
+        let t = Time(100_000_000);
+        assert_eq!(offer(&mut dp, t, &f), Arrival::Queued);
+        for _ in 0..3 {
+            assert_eq!(offer(&mut dp, t, &f), Arrival::Queued);
+        }
+        let mut now = t;
+        let mut times = Vec::new();
+        loop {
+            let (s, wake) = poll(&mut dp, now);
+            times.extend(s.iter().map(|_| now.0));
+            if times.len() == 4 {
+                break;
+            }
+            now = wake.expect("frames wait");
+        }
+        assert_eq!(times[0], first, "store_and_forward = {saf}");
+        // Without it the idle bucket (burst and catch-up: 5544 B) sends all four at once; with it
+        // they leave one transmission apart, each at the end of its own.
+        assert_eq!(times[3], if saf { 132_000_000 } else { 100_000_000 });
+        // Idle again: the next frame also waits its transmission.
+        let t2 = Time(500_000_000);
+        poll(&mut dp, t2);
+        assert_eq!(offer(&mut dp, t2, &f), Arrival::Queued);
+        let (s, wake) = poll(&mut dp, t2);
+        if saf {
+            assert!(s.is_empty());
+            assert_eq!(wake, Some(Time(508_000_000)));
+        } else {
+            assert_eq!(s.len(), 1);
+        }
+    }
+}
+
 /// A datapath with extra `[router]` lines.
 pub(crate) fn datapath_with(router: &str, link: &str) -> Datapath {
     let pool = if router.contains("pool =") { "" } else { "pool = 2048\n" };

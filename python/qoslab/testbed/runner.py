@@ -116,10 +116,12 @@ class Collected:
 RECORD_DTYPE = [("flow", "<u4"), ("wire", "<u4"), ("seq", "<u8"), ("send_ns", "<u8"), ("recv_ns", "<u8")]
 
 
-def router_config(plan: Plan, tb: Testbed, work: Path, seed: int, j: int = 0) -> str:
+def router_config(plan: Plan, tb: Testbed, work: Path, seed: int, j: int = 0, *, store_and_forward: bool = True) -> str:
     """The configuration of emulated link ``j``'s router: ``[router]`` and the link as
     ``[link]`` (written by the core from the scenario's link, ``Scenario.router_link``), its
-    delay the link's plus the plain path delays folded into it (``docs/testbed.md``). Router
+    delay the link's plus the plain path delays folded into it (``docs/testbed.md``). Each frame
+    leaves at the end of its own transmission (``store_and_forward``, the simulator's link: a
+    frame on an idle wire does not leave at once, docs/testbed.md "Results"). Router
     ``j`` draws from seed + ``j`` (the first, the run's seed)."""
     a, b = tb.router_ifs(j)
     bump = plan.bumps[j]
@@ -136,6 +138,7 @@ def router_config(plan: Plan, tb: Testbed, work: Path, seed: int, j: int = 0) ->
         f"class_tag = {json.dumps(plan.class_tag)}",
         "pool = 65536",
         'drain_timeout = "5s"',
+        f"store_and_forward = {json.dumps(store_and_forward)}",
     ]
     if bump.pcn is not None:
         # A PCN domain at this link: its traffic's DSCPs, and the scenario's [pcn] with the
@@ -206,7 +209,7 @@ class Standing:
 
 
 @contextlib.contextmanager
-def standing(plan: Plan, *, seed: int, keep: Path | None = None) -> Iterator[Standing]:
+def standing(plan: Plan, *, seed: int, keep: Path | None = None, store_and_forward: bool = True) -> Iterator[Standing]:
     """Builds the plan's namespaces, bridges and veths, sets kernel TCP where a TCP flow ends,
     and starts a ``qoslab-router`` on each emulated link (waiting for each to listen); yields
     them. Everything started is stopped by its pid and the namespaces are deleted on every way
@@ -227,7 +230,7 @@ def standing(plan: Plan, *, seed: int, keep: Path | None = None) -> Iterator[Sta
                 tb.tcp_settings(f.dst, f.tcp)
         for j in range(len(plan.bumps)):
             cfg = work / f"router{j}.toml"
-            cfg.write_text(router_config(plan, tb, work, seed, j))
+            cfg.write_text(router_config(plan, tb, work, seed, j, store_and_forward=store_and_forward))
             up.router_start_ns.append(time.monotonic_ns())
             router = subprocess.Popen(
                 tb.exec_args(tb.router_ns(j), _rt([str(router_bin), "run", str(cfg)])),

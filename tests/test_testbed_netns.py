@@ -582,7 +582,7 @@ def test_pcn_admission_on_real_packets_agrees_with_the_simulator(tmp_path: Path)
     Tolerances, stated before the runs: PCN admission is random in both worlds (which packets the
     virtual queue marks, hence when the CLE crosses its threshold; the calls' arrivals), so one run
     of each would differ by the simulator's own spread. The testbed's figure must lie in the
-    simulator's range over seeds 1-8, widened at both ends by what one call's decision moves it:
+    simulator's range over seeds 1-40, widened at both ends by what one call's decision moves it:
     one call (admitted, refused) and 64 kb/s / 5 Mb/s = 1.28 points (over-admission). The testbed
     adds what the simulator has not: the generators' lateness (under 1 ms at the 99th percentile on
     a healthy run) and the router's wake-ups, both short next to the 20 ms RTT a decision waits.
@@ -590,10 +590,13 @@ def test_pcn_admission_on_real_packets_agrees_with_the_simulator(tmp_path: Path)
     Both worlds run the same 572 calls (seed 1's arrivals and lifetimes, as a replay): the seeds
     vary the marking only. The first design took the range over seeds of independent arrivals,
     which the testbed run (seed 1's calls by construction) does not have; it failed on the
-    admitted count (170 vs 173 .. 211, docs/decisions/testbed.md, "PCN differential tests")."""
+    admitted count (170 vs 173 .. 211, docs/decisions/testbed.md, "PCN differential tests"). The
+    range was over seeds 1-8 until a healthy run admitted 175 against 170 .. 173: a new draw of
+    the same distribution falls outside the range of 8 draws with probability 2/9; over 40 seeds
+    (2/41) the simulator's own range is 169 .. 176 (same record)."""
     t = time.monotonic()
     sc = _replayed(PCN_ADMISSION, tmp_path)
-    seeds = [_admission_figures(qoslab.run(sc, seed=s)) for s in range(1, 9)]
+    seeds = [_admission_figures(qoslab.run(sc, seed=s)) for s in range(1, 41)]
     tol = {"admitted": 1.0, "refused": 1.0, "over_admission_pts": 1.28}
 
     def judge(real: qoslab.Result) -> None:
@@ -616,11 +619,12 @@ def test_pcn_termination_on_real_packets_agrees_with_the_simulator() -> None:
     Tolerances, stated before the runs: which calls are terminated and how many before the
     sustainable rate the egress measures holds them is random in both worlds (the excess marking's
     packet choice, the ingress's random flow choice), so the testbed's figures must lie in the
-    simulator's range over seeds 1-8, widened at both ends by one call: 1 call (terminated) and
-    64 kb/s / 2 Mb/s = 3.2 points (over-termination)."""
+    simulator's range over seeds 1-40 (seeds 1-8 at first; 40 as test (a), whose range of 8
+    proved too narrow), widened at both ends by one call: 1 call (terminated) and 64 kb/s /
+    2 Mb/s = 3.2 points (over-termination)."""
     t = time.monotonic()
     sc = qoslab.load(PCN_TERMINATION)
-    seeds = [_termination_figures(qoslab.run(sc, seed=s)) for s in range(1, 9)]
+    seeds = [_termination_figures(qoslab.run(sc, seed=s)) for s in range(1, 41)]
     tol = {"terminated": 1.0, "over_termination_pts": 3.2}
 
     def judge(real: qoslab.Result) -> None:

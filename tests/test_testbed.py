@@ -90,7 +90,7 @@ def test_router_config_carries_the_link_its_delay_and_the_mace_table(tmp_path: P
             "has a queue or stages of its own",
         ),
         (["topology.access.rate=1Mbps"], "topology.access.rate", "a bottleneck the testbed does not emulate"),
-        (["topology.bottleneck.loss=0.01"], "topology.bottleneck.loss", "allowed: 0"),
+        (["topology.access.loss=0.01"], "topology.access.loss", "a link the testbed does not emulate"),
     ],
 )
 def test_unsupported_features_are_refused_naming_the_field(overrides: list[str], field: str, words: str) -> None:
@@ -279,12 +279,12 @@ def test_cli_refuses_unsupported_scenarios_with_exit_2_and_every_reason(tmp_path
         "--set",
         "traffic.0.class=9",
         "--set",
-        "topology.bottleneck.loss=0.1",
+        "topology.access.loss=0.1",
         "--out",
         str(tmp_path / "r"),
     )
     assert p.returncode == 2
-    assert "traffic.0.class" in p.stderr and "topology.bottleneck.loss" in p.stderr
+    assert "traffic.0.class" in p.stderr and "topology.access.loss" in p.stderr
     assert "2 feature(s) not supported on the testbed yet" in p.stderr
     assert "Traceback" not in p.stderr and not (tmp_path / "r").exists()
 

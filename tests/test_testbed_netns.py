@@ -677,3 +677,35 @@ def test_edge_egress_streams_on_real_packets_agree_with_the_simulator() -> None:
 
     _real, runs = judged_run(sc, judge)
     assert time.monotonic() - t < 60 * runs
+
+
+def test_a_lossy_emulated_link_loses_what_the_simulators_loses() -> None:
+    """A short differential test of ``loss``: 10 CBR flows of 300 kb/s in 200 B packets (3 Mb/s,
+    under the 5 Mb/s bottleneck: no queue drops) over a bottleneck that loses 5 % of its packets,
+    8 s: 15,000 packets. Both worlds draw the losses independently (each from its own stream), so
+    the tolerance, stated before the runs, follows from the binomial: the difference of two
+    losses of 15,000 draws at p = 0.05 has a standard deviation of 0.25 points; qoslab.compare's
+    1 point is 4 of them. The queue drops nothing in either world."""
+    t = time.monotonic()
+    sc = qoslab.load(
+        SMALL,
+        overrides=[
+            "duration=8s",
+            "topology.bottleneck.loss=0.05",
+            "traffic.0.rate=300kbps",
+            "traffic.0.size=200B",
+        ],
+    )
+    sim = qoslab.run(sc)
+
+    def judge(real: qoslab.Result) -> None:
+        c = compare(sim, real)
+        g = c["groups"]["cbr"]
+        print("lossy link: loss", g["loss"], "throughput", g["throughput_bps"])
+        assert g["loss"]["within"] and g["throughput_bps"]["within"], g
+        assert 0.04 < g["loss"]["b"] < 0.06
+        for res in (sim, real):
+            assert int(res.queues["drops"].sum()) == 0
+
+    _real, runs = judged_run(sc, judge)
+    assert time.monotonic() - t < 60 * runs

@@ -24,6 +24,13 @@ pub fn stream(seed: u64, stream: u64) -> Rng {
     Rng::seed_from_u64(s)
 }
 
+/// True with probability `p` (0 <= p <= 1): a link's loss draw, the simulator's and the router's
+/// (`rand`'s Bernoulli trial, one draw from `rng`).
+pub fn bernoulli(rng: &mut Rng, p: f64) -> bool {
+    use rand::Rng as _;
+    rng.random_bool(p)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

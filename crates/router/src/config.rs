@@ -418,8 +418,11 @@ fn check(v: &ValidConfig, lines: &Lines) -> Result<(), Vec<Diagnostic>> {
         );
     }
     for (f, x) in [("link.loss", l.loss), ("link.reverse_loss", l.reverse_loss)] {
-        if x != 0.0 {
-            bad(f, format!("({x}) is not supported by the router; allowed: 0 (real links lose what they lose)"));
+        if !(0.0..1.0).contains(&x) {
+            bad(
+                f,
+                format!("({x}) is not a loss probability; allowed: 0 <= p < 1 (frames lost after their transmission)"),
+            );
         }
     }
     let any_mace = [0, 1].iter().any(|&d| matches!(v.queue_spec(d).0, QueueSpec::Mace { .. }));

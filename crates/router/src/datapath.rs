@@ -15,6 +15,7 @@
 //!                               held = the packet "on the wire" (taken from the port, waiting for its tokens)
 //!     no held packet:           port.on_sent(now); held = port.dequeue(now)
 //!     pacer.consume(now, size): the wire finished sending it → the frame joins the direction's batch
+//!                               (a lossy link, `link.loss`: lost with that probability instead, link_lost)
 //!     otherwise:                wake at now + time to conformance
 //!     then (or when `router.batch` frames wait): one `sendmmsg` of the batch, free the slots
 //! timers:                       port.next_deadline() / port.on_tick(now)
@@ -27,7 +28,7 @@
 //! any sequence of frames, time steps and reloads):
 //!
 //! ```text
-//! rx_pkts = tx_pkts + tx_errors + edge_consumed + Σ drops[reason] − drops[kernel] + in the delay line + held by the port + on the wire
+//! rx_pkts = tx_pkts + tx_errors + edge_consumed + link_lost + Σ drops[reason] − drops[kernel] + in the delay line + held by the port + on the wire
 //! ```
 //!
 //! With a PCN domain (`[pcn]`, [`crate::edge`]) a frame read on side a
@@ -103,6 +104,11 @@ pub struct Counters {
     /// Frames consumed by the PCN domain's ingress (flow requests: they do
     /// not cross the link; [`crate::edge`]).
     pub edge_consumed: u64,
+    /// Frames the emulated link lost (`link.loss`, `link.reverse_loss`): each
+    /// took its transmission time and was then sent on no wire, as the
+    /// simulator's link loses a packet at its far end. Not a queue's drop (the
+    /// simulator's queues table does not count them either).
+    pub link_lost: u64,
     pub classes: [ClassCounters; CLASSES],
 }
 
@@ -118,6 +124,10 @@ pub struct Carried {
     pub marks: [u64; MarkReason::COUNT],
 }
 
+/// The RNG streams of the link's loss draws, direction a→b then b→a (beside the stream numbers
+/// the router's ports take from the same seed).
+pub const LOSS_STREAM: u64 = 1 << 41;
+
 /// One direction: its port, its pacer and the packet on the wire.
 #[derive(Debug)]
 pub struct Direction {
@@ -126,6 +136,8 @@ pub struct Direction {
     /// The most tokens an idle pacer keeps (`router.burst`).
     pub(crate) burst: Bytes,
     pub(crate) held: Option<Packet>,
+    /// The link's loss probability in this direction and its stream (None: lossless).
+    pub(crate) loss: Option<(f64, Rng)>,
     /// The port was found empty and nothing has been taken since: the wire is idle.
     pub(crate) idle: bool,
     pub counters: Counters,
@@ -147,13 +159,16 @@ pub(crate) fn pacer_of(cfg: &ValidConfig, now: Time) -> Result<TokenBucket, qosl
 }
 
 impl Direction {
-    fn new(port: Port, cfg: &ValidConfig, now: Time) -> Direction {
+    fn new(port: Port, cfg: &ValidConfig, now: Time, side: usize) -> Direction {
         let pacer = pacer_of(cfg, now).expect("validated: rate > 0 and burst >= one frame");
+        let link = &cfg.config.link;
+        let p = if side == 0 { link.loss } else { link.reverse_loss };
         let mut d = Direction {
             port,
             pacer,
             burst: cfg.config.router.burst,
             held: None,
+            loss: (p > 0.0).then(|| (p, qoslab_core::rng::stream(cfg.config.router.seed, LOSS_STREAM + side as u64))),
             idle: true,
             counters: Counters::default(),
             router_drops: [0; DropReason::COUNT],
@@ -291,7 +306,7 @@ impl Datapath {
         };
         Ok(Datapath {
             domain,
-            dirs: [Direction::new(p0, &cfg, now), Direction::new(p1, &cfg, now)],
+            dirs: [Direction::new(p0, &cfg, now, 0), Direction::new(p1, &cfg, now, 1)],
             pool: Pool::new(r.pool),
             flows: Flows::new(r.flows),
             line: DelayLine::default(),
@@ -509,6 +524,15 @@ impl Datapath {
                 // The wire has sent it: the frame joins the batch, the device is free.
                 dir.held = None;
                 let slot = p.handle as u32;
+                // A lossy link loses it at its far end, after its transmission.
+                if let Some((prob, rng)) = dir.loss.as_mut() {
+                    if qoslab_core::rng::bernoulli(rng, *prob) {
+                        dir.counters.link_lost += 1;
+                        self.pool.free(slot);
+                        dir.port.on_sent(now);
+                        continue;
+                    }
+                }
                 let wire = parse::wire_ecn(p.ecn, p.pcn);
                 if wire != self.arrived_ecn[slot as usize] {
                     if let Frame::Ip(info) = parse::parse(self.pool.frame(slot)) {

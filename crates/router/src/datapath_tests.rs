@@ -125,6 +125,42 @@ fn store_and_forward_sends_a_frame_on_an_idle_wire_at_the_end_of_its_transmissio
     }
 }
 
+#[test]
+fn a_lossy_link_loses_its_share_after_transmission_and_counts_every_frame() {
+    // 10 Mb/s, loss 0.2 a->b, none b->a; 5000 frames each way, offered in time.
+    let mut dp = datapath("rate = \"10Mbps\"\nloss = 0.2\nqueue = { type = \"fifo\", limit = \"5000pkts\" }\n");
+    let f = udp4(1, 2, 1000 - 42);
+    let mut now = Time::ZERO;
+    let mut sent = [0u64; 2];
+    for i in 0..5000u64 {
+        now = Time(i * 1_000_000);
+        for side in 0..2 {
+            offer_on(&mut dp, now, side, &f);
+        }
+        for (s, _) in poll(&mut dp, now).0 {
+            sent[1 - s] += 1;
+        }
+    }
+    loop {
+        let (s, wake) = poll(&mut dp, now);
+        for (side, _) in s {
+            sent[1 - side] += 1;
+        }
+        match wake {
+            Some(w) => now = w,
+            None => break,
+        }
+    }
+    crate::script::check_conservation(&dp);
+    let lost = dp.dirs[0].counters.link_lost;
+    // Binomial(5000, 0.2): mean 1000, sd 28; 5 sd.
+    assert!((860..=1140).contains(&lost), "{lost}");
+    assert_eq!(sent[0] + lost, 5000);
+    assert_eq!((dp.dirs[1].counters.link_lost, sent[1]), (0, 5000));
+    // Not a queue's drop: the queue sent every frame it held.
+    assert_eq!(dp.drops(0).iter().sum::<u64>(), 0);
+}
+
 /// A datapath with extra `[router]` lines.
 pub(crate) fn datapath_with(router: &str, link: &str) -> Datapath {
     let pool = if router.contains("pool =") { "" } else { "pool = 2048\n" };

@@ -143,12 +143,13 @@ pub fn check_conservation(dp: &Datapath) {
         in_flight += held;
         assert_eq!(
             c.rx_pkts,
-            c.tx_pkts + c.tx_errors + c.edge_consumed + dropped + held,
-            "direction {d}: rx {} != tx {} + refused {} + consumed {} + dropped {dropped} ({drops:?}) + in flight {held}",
+            c.tx_pkts + c.tx_errors + c.edge_consumed + c.link_lost + dropped + held,
+            "direction {d}: rx {} != tx {} + refused {} + consumed {} + lost {} + dropped {dropped} ({drops:?}) + in flight {held}",
             c.rx_pkts,
             c.tx_pkts,
             c.tx_errors,
-            c.edge_consumed
+            c.edge_consumed,
+            c.link_lost
         );
     }
     assert_eq!(dp.pool.in_use() as u64, in_flight, "pool slots in use != frames in flight");

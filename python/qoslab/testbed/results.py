@@ -382,10 +382,12 @@ def health(c: Collected, rows: list[dict[str, Any]], duration_s: float) -> dict[
     last = [s[-1] for s in c.stats if s]
     dirs = [d for s in last for d in s.get("dirs", [])]
     router_drops = sum(int(q.get("drops") or 0) for r in c.routers for q in r.get("queues", []))
+    # What lossy emulated links lost (link.loss) is the scenario's loss, not the host's.
+    link_lost = sum(int(d.get("link_lost") or 0) for d in dirs)
     udp = [r for r in rows if r.get("proto") == "udp"]
     lost = None
     if len(udp) == len(rows):
-        lost = int(sum(r["sent_pkts"] - r["delivered_pkts"] for r in udp)) - router_drops
+        lost = int(sum(r["sent_pkts"] - r["delivered_pkts"] for r in udp)) - router_drops - link_lost
     return {
         "realtime": c.realtime,
         "generator_late_p99_s": c.gen_late_p99_ns / 1e9,

@@ -47,7 +47,6 @@ use qoslab_core::qdisc::{Dequeue, Verdict};
 use qoslab_core::units::Time;
 use qoslab_core::Packet;
 use qoslab_scenario::{expand, AdmissionSpec, ValidScenario};
-use rand::Rng as _;
 use std::time::Instant;
 
 /// Cache lines of a link direction worth prefetching (transmitter, pipe,
@@ -586,7 +585,7 @@ impl Sim {
         let mut pkt = head.pkt;
         // The interface it arrives on at `node` is the one from `from`.
         pkt.ingress = ingress_of(from);
-        if dir.loss.as_mut().is_some_and(|l| l.rng.random_bool(l.p)) {
+        if dir.loss.as_mut().is_some_and(|l| qoslab_core::rng::bernoulli(&mut l.rng, l.p)) {
             self.count_drop(&pkt);
             return;
         }

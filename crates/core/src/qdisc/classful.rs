@@ -29,9 +29,11 @@ pub trait Scheduler {
     fn kind(&self) -> &'static str;
     /// Dequeues from one of `children` at `now`.
     fn dequeue(&mut self, now: Time, children: &mut [Queue]) -> Dequeue;
-    /// Told after a packet was accepted by child `child` (for schedulers
-    /// that stamp service tags). Default: nothing.
-    fn on_enqueue(&mut self, _now: Time, _child: usize, _pkt: &Packet) {}
+    /// Told after a packet of `size` bytes was accepted by child `child`
+    /// (for schedulers that stamp service tags). Default: nothing. (The
+    /// size, not the packet: the packet has moved into the child, and
+    /// keeping it for this call cost a copy on every enqueue.)
+    fn on_enqueue(&mut self, _now: Time, _child: usize, _size: u32) {}
 }
 
 /// Maps a packet's [`ClassTag`] to a child through a table; tags beyond
@@ -127,16 +129,27 @@ impl<C: Classifier + Send, S: Scheduler + Send> Qdisc for Classful<C, S> {
         };
         // Only child i changes: its backlog before and after gives the
         // total's change (no walk over every child on every packet).
-        let before = self.children[i].held();
-        let v = self.children[i].enqueue(now, pkt, rng);
-        if !matches!(v, Verdict::Dropped(_)) {
-            self.scheduler.on_enqueue(now, i, &pkt);
-        }
-        let after = self.children[i].held();
+        let size = pkt.size;
+        let child = &mut self.children[i];
+        let before = child.held();
+        let v = child.enqueue(now, pkt, rng);
+        let after = child.held();
         self.backlog.packets = self.backlog.packets - before.packets + after.packets;
         self.backlog.bytes = self.backlog.bytes - before.bytes + after.bytes;
         debug_assert_eq!(self.backlog, self.total());
-        v
+        // The common verdict is answered anew, not copied out of the
+        // child's (a move of the whole 56-byte enum otherwise).
+        match v {
+            Verdict::Queued => {
+                self.scheduler.on_enqueue(now, i, size);
+                Verdict::Queued
+            }
+            Verdict::Dropped(_) => v,
+            _ => {
+                self.scheduler.on_enqueue(now, i, size);
+                v
+            }
+        }
     }
     fn dequeue(&mut self, now: Time) -> Dequeue {
         let d = self.scheduler.dequeue(now, &mut self.children);

@@ -40,7 +40,6 @@
 //!   next smallest tag is tried, so the scheduler stays work-conserving.
 
 use crate::error::ConfigError;
-use crate::packet::Packet;
 use crate::qdisc::classful::Scheduler;
 use crate::qdisc::{Dequeue, Queue};
 use crate::units::{Rate, Time};
@@ -177,10 +176,10 @@ impl Scheduler for Scfq {
     }
 
     #[inline]
-    fn on_enqueue(&mut self, _now: Time, child: usize, pkt: &Packet) {
+    fn on_enqueue(&mut self, _now: Time, child: usize, size: u32) {
         if child < self.tags.len() && self.tags[child].is_none() {
             // An arrival to an empty queue: it is the new head.
-            self.tags[child] = Some(self.head_tag(child, pkt.size));
+            self.tags[child] = Some(self.head_tag(child, size));
         }
     }
 
@@ -230,7 +229,7 @@ impl Scheduler for Scfq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{ClassTag, FlowId};
+    use crate::packet::{ClassTag, FlowId, Packet};
     use crate::qdisc::classful::{Classful, TagClassifier};
     use crate::qdisc::fifo::{Fifo, FifoConfig};
     use crate::qdisc::{Limit, Qdisc};

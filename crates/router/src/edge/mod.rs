@@ -271,7 +271,7 @@ impl Domain {
                     (INGRESS, Signal::CongestionLevel { flow: m.flag.then_some(FlowId(m.flow)), cle: m.value })
                 }
                 Kind::SustainableRate => (INGRESS, Signal::SustainableRate { bps: m.value }),
-                Kind::FlowRequest | Kind::FlowAnswer | Kind::Terminate => continue,
+                Kind::FlowRequest | Kind::FlowAnswer | Kind::Terminate | Kind::FlowEnd => continue,
             };
             let from = if to == INGRESS { EGRESS } else { INGRESS };
             let msg = EdgeMessage { from, to, aggregate: AggregateId(m.aggregate), signal };

@@ -10,19 +10,24 @@
 //! |---|---|---|---|
 //! | 0 | 4 | magic | `QPCN` (0x5150434e) |
 //! | 4 | 1 | version | 1 |
-//! | 5 | 1 | kind | 1 flow request, 2 flow answer, 3 terminate, 4 admission request, 5 congestion level, 6 sustainable rate |
-//! | 6 | 1 | flags | bit 0: answer admits / congestion level answers a request; other bits 0 |
+//! | 5 | 1 | kind | 1 flow request, 2 flow answer, 3 terminate, 4 admission request, 5 congestion level, 6 sustainable rate, 7 flow end |
+//! | 6 | 1 | flags | bit 0: answer admits / congestion level answers a request; bit 1: flow request or end of a TCP flow; other bits 0 |
 //! | 7 | 1 | reserved | 0 |
 //! | 8 | 4 | flow | request, answer, terminate: the source's own flow number, echoed; between edges: the ingress's flow id |
 //! | 12 | 4 | aggregate | the ingress-egress aggregate (0: the router's one) |
-//! | 16 | 8 | value | IEEE 754 double: request: the flow's rate (bit/s); answer and congestion level: the CLE; sustainable rate: bit/s |
-//! | 24 | 2 | port | request: the data flow's UDP destination port; otherwise 0 |
+//! | 16 | 8 | value | IEEE 754 double: request: the flow's rate (bit/s); answer: the CLE (PCN) or the assigned shaping rate (bit/s, shaping CAC); congestion level: the CLE; sustainable rate: bit/s |
+//! | 24 | 2 | port | request, flow end: the data flow's destination port; otherwise 0 |
 //! | 26 | 6 | reserved | 0 |
 //!
 //! A request is sent from the data flow's own socket (so its source
-//! address and port are the flow's) to the flow's destination address at
-//! UDP port `router.edge_port`; the answer and a termination notice come
-//! back from that port to the requesting socket. [`decode`] accepts
+//! address and port are the flow's; for a TCP flow, from a UDP socket
+//! bound to the TCP flow's address and port) to the flow's destination
+//! address at UDP port `router.edge_port`; the answer and a termination
+//! notice come back from that port to the requesting socket. The same
+//! messages serve the shaping CAC ([Tarasiuk05], `[cac]` in the router):
+//! the answer carries the rate the flow's entry shaper was given, and a
+//! flow end (kind 7, from the same socket) tells the CAC the connection
+//! departed. [`decode`] accepts
 //! exactly 32 bytes with the magic, the version, a known kind, zero
 //! reserved bits and a finite value, and refuses anything else; it never
 //! panics (a property test below feeds it arbitrary bytes).
@@ -48,6 +53,8 @@ pub enum Kind {
     CongestionLevel = 5,
     /// Egress → ingress: the aggregate's sustainable rate (bit/s).
     SustainableRate = 6,
+    /// Source → admitting router: the flow ended (the shaping CAC's departure).
+    FlowEnd = 7,
 }
 
 impl Kind {
@@ -59,6 +66,7 @@ impl Kind {
             4 => Kind::AdmissionRequest,
             5 => Kind::CongestionLevel,
             6 => Kind::SustainableRate,
+            7 => Kind::FlowEnd,
             _ => return None,
         })
     }
@@ -68,8 +76,10 @@ impl Kind {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Msg {
     pub kind: Kind,
-    /// Bit 0 only (see the table).
+    /// Flags bit 0 (see the table).
     pub flag: bool,
+    /// Flags bit 1: a flow request or end about a TCP flow (other kinds: false).
+    pub tcp: bool,
     pub flow: u32,
     pub aggregate: u32,
     pub value: f64,
@@ -78,7 +88,7 @@ pub struct Msg {
 
 impl Msg {
     pub fn new(kind: Kind, flow: u32, value: f64) -> Msg {
-        Msg { kind, flag: false, flow, aggregate: 0, value, port: 0 }
+        Msg { kind, flag: false, tcp: false, flow, aggregate: 0, value, port: 0 }
     }
 }
 
@@ -99,7 +109,7 @@ pub fn encode(m: &Msg) -> [u8; LEN] {
     b[0..4].copy_from_slice(&MAGIC);
     b[4] = VERSION;
     b[5] = m.kind as u8;
-    b[6] = m.flag as u8;
+    b[6] = m.flag as u8 | (m.tcp as u8) << 1;
     b[8..12].copy_from_slice(&m.flow.to_be_bytes());
     b[12..16].copy_from_slice(&m.aggregate.to_be_bytes());
     b[16..24].copy_from_slice(&m.value.to_be_bytes());
@@ -119,7 +129,12 @@ pub fn decode(b: &[u8]) -> Result<Msg, WireError> {
         return Err(WireError::Version);
     }
     let kind = Kind::of(b[5]).ok_or(WireError::Kind)?;
-    if b[6] > 1 || b[7] != 0 || b[26..32].iter().any(|&x| x != 0) {
+    let tcp = b[6] & 2 != 0;
+    if b[6] > 3
+        || (tcp && !matches!(kind, Kind::FlowRequest | Kind::FlowEnd))
+        || b[7] != 0
+        || b[26..32].iter().any(|&x| x != 0)
+    {
         return Err(WireError::Reserved);
     }
     let value = f64::from_be_bytes(b[16..24].try_into().expect("8 bytes"));
@@ -128,7 +143,8 @@ pub fn decode(b: &[u8]) -> Result<Msg, WireError> {
     }
     Ok(Msg {
         kind,
-        flag: b[6] == 1,
+        flag: b[6] & 1 == 1,
+        tcp,
         flow: u32::from_be_bytes(b[8..12].try_into().expect("4 bytes")),
         aggregate: u32::from_be_bytes(b[12..16].try_into().expect("4 bytes")),
         value,
@@ -142,10 +158,11 @@ mod tests {
 
     #[test]
     fn every_kind_round_trips_through_its_32_bytes() {
-        for k in 1..=6u8 {
+        for k in 1..=7u8 {
             let m = Msg {
                 kind: Kind::of(k).unwrap(),
                 flag: k % 2 == 0,
+                tcp: k == 1 || k == 7,
                 flow: 0xdead_beef,
                 aggregate: 7,
                 value: 0.125,
@@ -175,8 +192,13 @@ mod tests {
         assert_eq!(bad(0, b'X'), Err(WireError::Magic));
         assert_eq!(bad(4, 2), Err(WireError::Version));
         assert_eq!(bad(5, 0), Err(WireError::Kind));
-        assert_eq!(bad(5, 7), Err(WireError::Kind));
-        assert_eq!(bad(6, 2), Err(WireError::Reserved));
+        assert_eq!(bad(5, 8), Err(WireError::Kind));
+        assert_eq!(bad(6, 4), Err(WireError::Reserved));
+        assert!(bad(6, 2).is_ok_and(|m| m.tcp), "a TCP flow's request");
+        let answer = encode(&Msg::new(Kind::FlowAnswer, 1, 0.0));
+        let mut tcp_answer = answer;
+        tcp_answer[6] = 2;
+        assert_eq!(decode(&tcp_answer), Err(WireError::Reserved), "bit 1 on an answer");
         assert_eq!(bad(7, 1), Err(WireError::Reserved));
         assert_eq!(bad(31, 1), Err(WireError::Reserved));
         let mut nan = good;

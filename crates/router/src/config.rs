@@ -49,13 +49,28 @@
 //! ["a", "b"]`) makes the link a PCN domain of its own: the ingress where
 //! frames arrive on side a, the egress where they leave on side b
 //! ([`crate::edge`]). It needs `pcn_dscps` (which packets are PCN traffic).
+//!
+//! An optional `[admission]` table (exactly a scenario's `admission`:
+//! `type = "shaping_cac"` with its scheme, capacity, buffer, iplr, r_req,
+//! k, scheme2_rate) runs [Tarasiuk05]'s shaping CAC at side a: sources ask
+//! at `edge_port`, each admitted connection gets an entry shaper at the
+//! rate the CAC assigns ([`crate::entry`]). An optional `[shaping]` table
+//! sets the shapers' bucket and buffer and lists connections shaped at a
+//! fixed rate (a scenario group's `shaper`):
+//!
+//! | `[shaping]` field | unit | allowed | default |
+//! |---|---|---|---|
+//! | `depth` | bytes | 64 B ..= 16 MB | 1500 B (one full-size packet, [Tarasiuk05]'s packet-by-packet spacing) |
+//! | `buffer` | packets and/or bytes | ≥ 1, or absent | absent: a shaper delays, never drops |
+//! | `flows` | `{ src, dst, proto, src_port, dst_port, rate }` | IP addresses, `tcp`/`udp`, ports 1 ..= 65535, rate > 0; at most `edge_flows`, each 5-tuple once | none |
 
 use qoslab_core::units::{Bytes, Dur, Rate, Time};
 use qoslab_core::{pipeline::Port, Limit};
 use qoslab_scenario::load::Lines;
 use qoslab_scenario::registry::{build_port, PortSpec};
-use qoslab_scenario::{units, Diagnostic, LinkSpec, PcnSpec, QueueSpec};
+use qoslab_scenario::{units, AdmissionSpec, Diagnostic, LinkSpec, PcnSpec, QueueSpec};
 use serde::{Deserialize, Serialize};
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 /// Largest Ethernet frame the pacer must be able to send: 1500 B of IP, 14 B
@@ -193,6 +208,51 @@ fn default_batch() -> u32 {
     64
 }
 
+/// The transport protocol of a shaped connection.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum ShapedProto {
+    Tcp,
+    Udp,
+}
+
+/// A connection shaped at a fixed rate (`[shaping].flows`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ShapedFlow {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub proto: ShapedProto,
+    pub src_port: u16,
+    pub dst_port: u16,
+    /// Frame bits per second (what the pacer counts).
+    #[serde(with = "units::rate")]
+    pub rate: Rate,
+}
+
+/// The `[shaping]` table: the entry shapers' bucket and buffer, and the
+/// connections shaped at fixed rates ([`crate::entry`]).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ShapingSection {
+    #[serde(default = "default_depth", with = "units::bytes")]
+    pub depth: Bytes,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "units::limit::opt")]
+    pub buffer: Option<Limit>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<ShapedFlow>,
+}
+
+impl Default for ShapingSection {
+    fn default() -> ShapingSection {
+        ShapingSection { depth: default_depth(), buffer: None, flows: Vec::new() }
+    }
+}
+
+fn default_depth() -> Bytes {
+    qoslab_core::qdisc::shaper::DEFAULT_DEPTH
+}
+
 /// A whole configuration, as read (the echo in `summary.json`).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -202,6 +262,12 @@ pub struct RouterConfig {
     /// A PCN domain at the link's ends (ingress at side a, egress at side b).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pcn: Option<PcnSpec>,
+    /// The shaping CAC at side a (a scenario's `admission` table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admission: Option<AdmissionSpec>,
+    /// The entry shapers' settings and fixed-rate connections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shaping: Option<ShapingSection>,
 }
 
 /// A configuration that was read, checked, and whose ports were all built
@@ -298,12 +364,12 @@ pub fn load_str(text: &str, origin: &str, base_dir: &Path) -> Result<ValidConfig
     let doc: toml::Table = toml::from_str(text).map_err(syntax)?;
     let mut diags = Vec::new();
     for key in doc.keys() {
-        if key != "router" && key != "link" && key != "pcn" {
+        if !["router", "link", "pcn", "admission", "shaping"].contains(&key.as_str()) {
             diags.push(diag(
                 origin,
                 Some(&lines),
                 key.clone(),
-                "is not a router configuration table; allowed: [router], [link], [pcn]".into(),
+                "is not a router configuration table; allowed: [router], [link], [pcn], [admission], [shaping]".into(),
             ));
         }
     }
@@ -403,6 +469,42 @@ fn check(v: &ValidConfig, lines: &Lines) -> Result<(), Vec<Diagnostic>> {
                 "router.pcn_dscps",
                 "is empty while [pcn] is set; allowed: the DSCPs of the domain's PCN traffic, e.g. [0]".into(),
             );
+        }
+    }
+    let cac = v.config.admission.as_ref().map(qoslab_scenario::registry::cac::shaping_cac);
+    if let Some(Err(e)) = &cac {
+        bad(&format!("admission.{}", e.field_path), e.message.clone());
+    }
+    if matches!(cac, Some(Ok(Some(_)))) && v.config.pcn.is_some() {
+        bad(
+            "admission",
+            "a shaping CAC beside [pcn]: both take the requests at edge_port; allowed: one of them".into(),
+        );
+    }
+    if let Some(s) = &v.config.shaping {
+        if !(64..=16_000_000).contains(&s.depth.0) {
+            bad("shaping.depth", format!("({}) is out of range; allowed: 64B to 16MB", s.depth));
+        }
+        if s.buffer.is_some_and(|b| b.packets == Some(0) || b.bytes == Some(0)) {
+            bad("shaping.buffer", "is zero; allowed: at least 1 packet or byte, or no buffer (delays only)".into());
+        }
+        if s.flows.len() > r.edge_flows as usize {
+            bad(
+                "shaping.flows",
+                format!("has {} connections; allowed: at most router.edge_flows ({})", s.flows.len(), r.edge_flows),
+            );
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, f) in s.flows.iter().enumerate() {
+            if f.src_port == 0 || f.dst_port == 0 {
+                bad(&format!("shaping.flows.{i}"), "has port 0; allowed: ports 1 to 65535".into());
+            }
+            if f.rate == Rate(0) {
+                bad(&format!("shaping.flows.{i}.rate"), "(0bps) must be positive; allowed: e.g. \"1Mbps\"".into());
+            }
+            if !seen.insert((f.src, f.dst, f.proto, f.src_port, f.dst_port)) {
+                bad(&format!("shaping.flows.{i}"), "repeats an earlier connection; allowed: each 5-tuple once".into());
+            }
         }
     }
     if r.catch_up > Dur::from_secs(1) {

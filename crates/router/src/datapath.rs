@@ -39,6 +39,15 @@
 //! egress. The ingress's answers and termination notices leave side a
 //! (counted by the domain, `edge` in the stats).
 //!
+//! With entry shapers (`[shaping]`, `[admission]`, [`crate::entry`]) a
+//! frame read on side a meets the entry before the delay line: a flow
+//! request or end is consumed (`edge_consumed`), a TCP/UDP packet of a
+//! connection that did not ask is dropped (`policed`, with the CAC); after
+//! the delay line a packet of a shaped connection waits in its shaper and
+//! enters the a→b port when it conforms (`poll`). Shaper drops count as the
+//! direction's drops (`shaper_buffer`, `policed`), what the shapers hold
+//! as in flight.
+//!
 //! (`drops[kernel]` are frames the kernel dropped before the router read
 //! them: counted as drops of their direction, never read.)
 //!
@@ -53,6 +62,7 @@
 use crate::config::{ClassTagRule, ValidConfig};
 use crate::delay::DelayLine;
 use crate::edge::{AtIngress, Domain};
+use crate::entry::{AtEntry, Entry};
 use crate::flows::Flows;
 use crate::parse::{self, Frame, NOT_IP_KEY};
 use crate::pool::{Pool, SLOT};
@@ -273,6 +283,8 @@ pub struct Datapath {
     pub profile: Option<Profile>,
     /// The PCN domain at the link's ends, with a `[pcn]` table.
     pub domain: Option<Domain>,
+    /// Entry shapers and the shaping CAC at side a, with `[shaping]` or a `shaping_cac` `[admission]`.
+    pub entry: Option<Entry>,
     /// ECN bits of each slot's frame as it arrived, to spot marks at departure.
     arrived_ecn: Vec<Ecn>,
     /// The direction's departures so far when each slot's packet arrived.
@@ -304,8 +316,32 @@ impl Datapath {
                 )
             }
         };
+        let cac = match &cfg.config.admission {
+            Some(a) => qoslab_scenario::registry::cac::shaping_cac(a).map_err(|e| {
+                vec![Diagnostic {
+                    origin: cfg.origin.clone(),
+                    line: None,
+                    path: format!("admission.{}", e.field_path),
+                    message: e.message,
+                }]
+            })?,
+            None => None,
+        };
+        let entry = if cac.is_some() || cfg.config.shaping.is_some() {
+            Some(Entry::new(cfg.config.shaping.as_ref(), cac, r.edge_port, r.edge_flows, r.seed, now).map_err(|e| {
+                vec![Diagnostic {
+                    origin: cfg.origin.clone(),
+                    line: None,
+                    path: "shaping".into(),
+                    message: e.to_string(),
+                }]
+            })?)
+        } else {
+            None
+        };
         Ok(Datapath {
             domain,
+            entry,
             dirs: [Direction::new(p0, &cfg, now, 0), Direction::new(p1, &cfg, now, 1)],
             pool: Pool::new(r.pool),
             flows: Flows::new(r.flows),
@@ -372,6 +408,25 @@ impl Datapath {
                     }
                 }
             }
+            if let Some(en) = self.entry.as_mut() {
+                let info = match parse::parse(self.pool.frame(slot)) {
+                    Frame::Ip(i) => Some(i),
+                    Frame::NotIp | Frame::Malformed => None,
+                };
+                match en.on_arrival(now, self.pool.frame(slot), info.as_ref(), &mut self.events) {
+                    AtEntry::Pass => {}
+                    AtEntry::Consumed => {
+                        dir.counters.edge_consumed += 1;
+                        self.pool.free(slot);
+                        return Arrival::Consumed;
+                    }
+                    AtEntry::Drop(reason) => {
+                        dir.count_drop(reason, len);
+                        self.pool.free(slot);
+                        return Arrival::Dropped;
+                    }
+                }
+            }
         }
         if delay.0 == 0 {
             return self.arrive(now, side, slot, len);
@@ -423,6 +478,22 @@ impl Datapath {
         pkt.handle = slot as u64;
         self.arrived_ecn[slot as usize] = ecn;
         self.arrived_tx[slot as usize] = dir.counters.tx_pkts;
+        if side == 0 {
+            if let Some(en) = self.entry.as_mut() {
+                if let Some(id) = en.shaper_of(&key) {
+                    // Into its shaper, as the shaper's connection; poll gives it to the port.
+                    pkt.flow = id;
+                    return match en.enqueue(now, pkt) {
+                        Verdict::Dropped(d) => {
+                            dir.count_drop(d.reason, len);
+                            self.pool.free(slot);
+                            Arrival::Dropped
+                        }
+                        _ => Arrival::Queued,
+                    };
+                }
+            }
+        }
         let t0 = self.profile.is_some().then(std::time::Instant::now);
         let verdict = enqueue(&mut dir.port, now, pkt, &key, &mut self.rng, &mut self.events);
         if let (Some(p), Some(t0)) = (self.profile.as_mut(), t0) {
@@ -463,6 +534,13 @@ impl Datapath {
             }
         }
         let mut wake: Option<Time> = self.line.next_due();
+        if let Some(en) = self.entry.as_mut() {
+            en.on_tick(now, &mut self.events);
+            let t = self.release_shaped(now);
+            let en = self.entry.as_ref().expect("checked");
+            let t = [t, Some(en.next_deadline().max(now))].into_iter().flatten().min();
+            wake = [wake, t].into_iter().flatten().min();
+        }
         let mut at = |t: Time| wake = Some(wake.map_or(t, |w: Time| w.min(t)));
         let batch = self.cfg.config.router.batch as usize;
         for d in 0..2 {
@@ -558,17 +636,55 @@ impl Datapath {
             }
         }
         if let Some(dm) = self.domain.as_mut() {
-            send_replies(dm, &mut self.pool, send);
+            let (sent, errors, dropped) = send_replies(&mut dm.out, &mut self.pool, send);
+            dm.stats.replies_sent += sent;
+            dm.stats.reply_errors += errors;
+            dm.stats.replies_dropped += dropped;
             if let Some(t) = dm.next_deadline() {
                 at(t.max(now));
             }
         }
+        if let Some(en) = self.entry.as_mut() {
+            let (sent, errors, dropped) = send_replies(&mut en.out, &mut self.pool, send);
+            en.stats.replies_sent += sent;
+            en.stats.reply_errors += errors;
+            en.stats.replies_dropped += dropped;
+        }
         wake
+    }
+
+    /// Moves every packet the entry shapers release at `now` into the a→b
+    /// port (as its own flow again, through the port's stages); returns when
+    /// the next one conforms.
+    fn release_shaped(&mut self, now: Time) -> Option<Time> {
+        let en = self.entry.as_mut()?;
+        loop {
+            match en.dequeue(now) {
+                Dequeue::Packet(mut p) => {
+                    let key = key_of(self.pool.frame(p.handle as u32));
+                    p.flow = self.flows.intern(key);
+                    let dir = &mut self.dirs[0];
+                    match enqueue(&mut dir.port, now, p, &key, &mut self.rng, &mut self.events) {
+                        Verdict::Queued | Verdict::Marked(_) => {}
+                        Verdict::Dropped(d) => self.pool.free(d.packet.handle as u32),
+                        Verdict::QueuedPushingOut(victims) => {
+                            for v in victims {
+                                self.pool.free(v.packet.handle as u32);
+                            }
+                        }
+                    }
+                }
+                Dequeue::NotBefore(t) => return Some(t.max(now)),
+                Dequeue::Empty => return None,
+            }
+        }
     }
 
     /// Does the datapath hold no frame (in the delay line, a port or on the wire)?
     pub fn is_idle(&self) -> bool {
-        self.line.is_empty() && self.dirs.iter().all(|d| d.held_pkts() == 0)
+        self.line.is_empty()
+            && self.dirs.iter().all(|d| d.held_pkts() == 0)
+            && self.entry.as_ref().is_none_or(|e| e.backlog_packets() == 0)
     }
 
     /// Drops so far in direction `d` by reason: the port's stages and
@@ -614,18 +730,21 @@ impl Datapath {
     /// Frames the router read in direction `d` and has not yet accounted
     /// for as sent, refused or dropped: in the delay line, the port, on the wire.
     pub fn in_flight(&self, d: usize) -> u64 {
-        self.line.held(d) as u64 + self.dirs[d].held_pkts()
+        let shaped = if d == 0 { self.entry.as_ref().map_or(0, |e| e.backlog_packets()) } else { 0 };
+        self.line.held(d) as u64 + self.dirs[d].held_pkts() + shaped
     }
 }
 
-/// Sends the PCN domain's answers and termination notices out of side a,
-/// each in a pool slot of its own (none free: dropped and counted).
-fn send_replies(dm: &mut Domain, pool: &mut Pool, send: &mut SendBatch<'_>) {
-    while let Some(f) = dm.out.pop_front() {
+/// Sends answer and notice frames (the PCN domain's, the entry's) out of
+/// side a, each in a pool slot of its own (none free: the rest dropped).
+/// Returns how many were sent, refused by the kernel, and dropped.
+fn send_replies(out: &mut VecDeque<Vec<u8>>, pool: &mut Pool, send: &mut SendBatch<'_>) -> (u64, u64, u64) {
+    let (mut sent_n, mut errors) = (0, 0);
+    while let Some(f) = out.pop_front() {
         let Some(slot) = pool.alloc() else {
-            dm.stats.replies_dropped += 1 + dm.out.len() as u64;
-            dm.out.clear();
-            return;
+            let dropped = 1 + out.len() as u64;
+            out.clear();
+            return (sent_n, errors, dropped);
         };
         let n = f.len().min(SLOT);
         pool.slot_mut(slot)[..n].copy_from_slice(&f[..n]);
@@ -633,12 +752,13 @@ fn send_replies(dm: &mut Domain, pool: &mut Pool, send: &mut SendBatch<'_>) {
         let mut sent = [false];
         send(0, pool, &[slot], &mut sent);
         if sent[0] {
-            dm.stats.replies_sent += 1;
+            sent_n += 1;
         } else {
-            dm.stats.reply_errors += 1;
+            errors += 1;
         }
         pool.free(slot);
     }
+    (sent_n, errors, 0)
 }
 
 /// Hands a batch of frames to the kernel: `send(side_out, pool, slots,

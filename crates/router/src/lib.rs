@@ -13,6 +13,7 @@
 //! - [`delay`]: the link's propagation delay, a delay line before the ports;
 //! - [`edge`]: a PCN domain at the link's ends (ingress admission and termination, egress CLE and
 //!   sustainable rate, their messages as UDP packets);
+//! - [`entry`]: per-connection entry shapers at side a and the shaping CAC that admits and rates them;
 //! - [`afpacket`]: AF_PACKET sockets with a receive ring and `sendmmsg` batches;
 //! - [`afxdp`]: AF_XDP sockets (copy mode) and their XDP redirect program;
 //! - [`io`]: either kind, as `router.io` chooses;
@@ -29,6 +30,7 @@ pub mod daemon;
 pub mod datapath;
 pub mod delay;
 pub mod edge;
+pub mod entry;
 pub mod flows;
 pub mod io;
 pub mod parse;

@@ -5,7 +5,8 @@
 //! ```text
 //! refused:  a field that sizes the datapath changed (a, b, pool, flows, batch, io, stats, out,
 //!           control_socket, seed), or the PCN domain's (`[pcn]`, edge_port, edge_flows, and with
-//!           `[pcn]` pcn_dscps and the link's delay: its messages wait it out), or burst below a frame held now (the pacer could never send it)
+//!           `[pcn]` pcn_dscps and the link's delay: its messages wait it out), or the entry's
+//!           (`[admission]`, `[shaping]`), or burst below a frame held now (the pacer could never send it)
 //! applied:  the new ports replace the old; the old ones' packets are offered to the new ones in the
 //!           order the old ones give them up (a shaper's held packets too, on the old port's own
 //!           clock), what a new port refuses is dropped and counted there; the old ports' counts are
@@ -46,8 +47,13 @@ impl Datapath {
             && self.cfg.config.pcn == new.config.pcn
             && (self.cfg.config.pcn.is_none()
                 || (o.pcn_dscps == n.pcn_dscps && self.cfg.config.link.delay == new.config.link.delay));
-        let fixed: [(&str, bool); 11] = [
+        // The entry's connections and the CAC's state stay too.
+        let same_entry = self.cfg.config.admission == new.config.admission
+            && self.cfg.config.shaping == new.config.shaping
+            && (self.entry.is_none() || (o.edge_port == n.edge_port && o.edge_flows == n.edge_flows));
+        let fixed: [(&str, bool); 12] = [
             ("edge_port/edge_flows/[pcn] (with [pcn] also pcn_dscps and link.delay)", same_domain),
+            ("[admission]/[shaping] (with them also edge_port and edge_flows)", same_entry),
             ("a", o.a == n.a),
             ("b", o.b == n.b),
             ("pool", o.pool == n.pool),

@@ -106,6 +106,13 @@ pub fn stats_json(dp: &Datapath, now: Time, prev: Option<&Prev>) -> Value {
         e["flows"] = Value::from(dm.flows());
         o["edge"] = e;
     }
+    if let Some(en) = &dp.entry {
+        let mut e = serde_json::to_value(&en.stats).unwrap_or(Value::Null);
+        e["connections"] = Value::from(en.connections());
+        e["running"] = Value::from(en.running());
+        e["shaped_backlog_pkts"] = Value::from(en.backlog_packets());
+        o["entry"] = e;
+    }
     o
 }
 

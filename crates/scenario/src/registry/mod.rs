@@ -20,6 +20,7 @@
 //! refuse it, with the scenario's field names), and the simulator builds
 //! through it to run.
 
+pub mod cac;
 pub mod edge;
 pub mod error;
 pub mod mace;

@@ -52,13 +52,13 @@ use super::Sim;
 use crate::engine::{DirId, Event, FlowId};
 use crate::error::SimError;
 use crate::traffic::{GroupPlan, SizeModel};
-use qoslab_core::admission::cac::{Scheme, ShapingCac, ShapingCacConfig, Share, Utilization};
+use qoslab_core::admission::cac::ShapingCac;
 use qoslab_core::admission::{AdmissionControl, Decision, FlowRequest};
 use qoslab_core::qdisc::shaper::{Shaper, ShaperConfig};
 use qoslab_core::qdisc::{Dequeue, Limit, Qdisc, Verdict};
 use qoslab_core::units::{Bytes, Rate, Time};
 use qoslab_core::Packet;
-use qoslab_scenario::{AdmissionSpec, Scenario, Scheme2Rate, ShaperSpec};
+use qoslab_scenario::{Scenario, ShaperSpec};
 
 /// A group's shaper settings, resolved against its packet size.
 #[derive(Clone, Copy, Debug)]
@@ -120,29 +120,14 @@ fn group_shaper(
 impl Shaping {
     /// Resolves the groups' shapers and builds the CAC of a validated scenario.
     pub(super) fn build(sc: &Scenario, groups: &[GroupPlan]) -> Result<Shaping, SimError> {
-        let (cac, r_req) = match &sc.admission {
-            AdmissionSpec::ShapingCac { scheme, capacity, buffer, iplr, r_req, k, scheme2_rate } => {
-                let scheme = match scheme {
-                    1 => Scheme::Requested,
-                    2 => Scheme::Equal {
-                        share: match scheme2_rate {
-                            Scheme2Rate::C => Share::Capacity,
-                            Scheme2Rate::RhoC => Share::RhoCapacity,
-                        },
-                    },
-                    3 => Scheme::LoadDependent { k: *k },
-                    n => return Err(unvalidated(format!("admission.scheme {n}"))),
-                };
-                let cfg = ShapingCacConfig {
-                    capacity: *capacity,
-                    utilization: Utilization::Mdl1 { buffer_pkts: *buffer, iplr: *iplr },
-                    scheme,
-                };
-                let cac =
-                    ShapingCac::new(cfg).map_err(|e| unvalidated(format!("admission.{}: {}", e.field, e.message)))?;
-                (Some(cac), *r_req)
-            }
-            AdmissionSpec::AdmitAll => (None, None),
+        let (cac, r_req) = match qoslab_scenario::registry::cac::shaping_cac(&sc.admission)
+            .map_err(|e| unvalidated(format!("admission.{}: {}", e.field_path, e.message)))?
+        {
+            Some((cfg, r_req)) => (
+                Some(ShapingCac::new(cfg).map_err(|e| unvalidated(format!("admission.{}: {}", e.field, e.message)))?),
+                r_req,
+            ),
+            None => (None, None),
         };
         let cac_on = cac.is_some();
         let resolved = sc

@@ -547,3 +547,62 @@ def test_classifier_rules_the_testbed_cannot_match_are_refused_naming_the_rule()
     ):
         problems = unsupported(_edited(sc, edit))
         assert any(p.path == field and words in p.message for p in problems), [str(p) for p in problems]
+
+
+TCP_CAC = ROOT / "tests" / "scenarios" / "testbed" / "tcp_cac.toml"
+TABLE1 = SCENARIOS / "tcp_cac" / "table1_shaped.toml"
+
+
+def test_the_shaping_cac_runs_in_the_first_emulated_links_router_and_every_flow_asks_it(tmp_path: Path) -> None:
+    import tomllib
+
+    sc = _echo(TCP_CAC)
+    plan, problems = make_plan(sc)
+    assert plan is not None, [str(p) for p in problems]
+    (bump,) = plan.bumps
+    # Every transfer is one of the simulator's arrivals and asks the router by packet, as a CAC flow.
+    assert len(plan.flows) == len(sc.model["groups"][0]["flows"]) > 100
+    assert all(f.tcp is not None and f.spec["admission"]["cac"] is True for f in plan.flows)
+    bed = Bed(prefix="qt3", hosts=plan.hosts, segment=plan.segment, bumps=[(bump.a_seg, bump.b_seg)])
+    cfg = tomllib.loads(router_config(plan, bed, tmp_path, 1))
+    assert cfg["router"]["edge_port"] == 7400
+    # The scenario's own admission table; the shapers one 1514-byte frame deep (depth "1pkt").
+    assert cfg["admission"] == {**sc.echo["admission"], "type": "shaping_cac"}
+    assert cfg["shaping"] == {"depth": "1514B"}
+
+
+def test_fixed_rate_shapers_are_listed_by_the_flows_testbed_addresses(tmp_path: Path) -> None:
+    import tomllib
+
+    plan, problems = make_plan(_echo(TABLE1, "topology.sources=4", "traffic.0.flows=4", "topology.bottleneck.rate=10Mbps"))
+    assert plan is not None, [str(p) for p in problems]
+    j = next(i for i, b in enumerate(plan.bumps) if b.shaping is not None)
+    bed = Bed(prefix="qt4", hosts=plan.hosts, segment=plan.segment, bumps=[(b.a_seg, b.b_seg) for b in plan.bumps])
+    cfg = tomllib.loads(router_config(plan, bed, tmp_path, 1, j))
+    flows = cfg["shaping"]["flows"]
+    assert len(flows) == 4 and "admission" not in cfg
+    for f, p in zip(flows, plan.flows, strict=True):
+        assert f == {
+            "src": bed.ip(p.src),
+            "dst": bed.ip(p.dst),
+            "proto": "tcp",
+            "src_port": p.src_port,
+            "dst_port": p.dst_port,
+            "rate": "1000000bps",
+        }
+        assert "admission" not in p.spec
+
+
+def test_shapers_the_testbed_cannot_place_are_refused_naming_the_field() -> None:
+    sc = _echo(TABLE1, "topology.sources=2", "traffic.0.flows=2")
+
+    def two_groups(echo: dict[str, Any]) -> None:
+        g = dict(echo["traffic"][0])
+        g["name"] = "other"
+        g["shaper"] = {"rate": "1Mbps", "depth": "3000B"}
+        echo["traffic"].append(g)
+
+    problems = unsupported(_edited(sc, two_groups))
+    assert any(p.path == "traffic.1.shaper.depth" and "one bucket depth" in p.message for p in problems), [
+        str(p) for p in problems
+    ]

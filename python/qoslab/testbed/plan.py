@@ -132,6 +132,13 @@ class Bump:
     #: at ``link.b``: the router's ``[pcn]``), else None; and the domain's traffic's wire DSCPs.
     pcn: dict[str, Any] | None = None
     pcn_dscps: list[int] = field(default_factory=list)
+    #: The scenario's ``admission`` table when this link's router runs the shaping CAC at side a
+    #: (the router's ``[admission]``), else None.
+    admission: dict[str, Any] | None = None
+    #: The router's ``[shaping]`` when flows are shaped at this link's side a: ``depth`` (bytes),
+    #: ``buffer`` (a limit's text, or None) and the fixed-rate connections, each ``{src, dst,
+    #: proto, src_port, dst_port, rate}`` with host names (addresses at run time), rate in bit/s.
+    shaping: dict[str, Any] | None = None
 
     @property
     def direction(self) -> str:
@@ -402,19 +409,12 @@ def make_plan(scenario: Any, *, check_only: bool = False) -> tuple[Plan | None, 
                     )
                 )
     echo = scenario.echo
-    if echo["admission"]["type"] != "admit_all":
-        bad.append(
-            Problem(
-                "admission.type",
-                f"{echo['admission']['type']!r} is not supported on the testbed yet "
-                "(it needs a signalling path); allowed: admit_all",
-            )
-        )
     flows = _plan_traffic(model, emulated, bad)
     bumps = _fold_delays(hosts, nodes, links, bumps, flows, bad)
     carried = _carry_classes(flows, bad)
     if echo.get("pcn"):
         _plan_pcn(echo["pcn"], model, bumps, flows, bad)
+    _plan_shaping(echo, model, bumps, flows, bad)
     unsupported_q: dict[str, tuple[str, str, list[str]]] = {}  # field -> what, why, the emulated directions
     for b in bumps:
         for k, direction in (("queue", b.direction), ("reverse_queue", b.reverse)):
@@ -539,6 +539,103 @@ def _plan_pcn(
     bump.pcn_dscps = sorted({int(f.spec["dscp"]) for f in inside})
 
 
+def _limit_text(limit: dict[str, Any]) -> str | list[str]:
+    """A limit ``{packets, bytes}`` of the model as the configuration's text."""
+    parts = [f"{limit['packets']}pkts"] if limit.get("packets") is not None else []
+    parts += [f"{limit['bytes']}B"] if limit.get("bytes") is not None else []
+    return parts[0] if len(parts) == 1 else parts
+
+
+def _plan_shaping(
+    echo: dict[str, Any], model: dict[str, Any], bumps: list[Bump], flows: list[FlowPlan], bad: list[Problem]
+) -> None:
+    """Entry shapers and the shaping CAC ([Tarasiuk05]) on the testbed: a shaped flow's shaper
+    runs at side a of the first emulated link on its route (the router's ``[shaping]``; the
+    simulator's shaper sits before the flow's first link, and the plain links before it are
+    faster and carry nothing else of it); with ``admission = shaping_cac`` every flow asks that
+    router by packet (its generator's ``admission``, with ``cac``), which admits by the CAC and
+    gives the flow's shaper the rate the CAC assigns (``docs/testbed.md``, "Entry shapers")."""
+    cac = echo["admission"]["type"] == "shaping_cac"
+    by_link = {b.link.index: b for b in bumps}
+    seen: set[tuple[int, str]] = set()
+
+    def once(gi: int, path: str, message: str) -> None:
+        if (gi, path) not in seen:
+            seen.add((gi, path))
+            bad.append(Problem(path, message))
+
+    cac_bumps: dict[int, Bump] = {}
+    for f in flows:
+        g = model["groups"][f.group_index]
+        spec = g["spec"].get("shaper")
+        if spec is None and not cac:
+            continue
+        at = f"traffic.{f.group_index}"
+        first = next((by_link[li] for li in f.route if li in by_link), None)
+        if first is None:
+            continue  # crosses no emulated link: refused by _plan_traffic
+        if _crosses(model, f, first.link.index) != "ab":
+            once(
+                f.group_index,
+                f"{at}.src",
+                f"flow {f.name} enters its first emulated link {first.link.a}-{first.link.b} at "
+                f"{first.link.b}, and the router's entry shapers sit at its side a ({first.link.a}); "
+                f"allowed: flows that cross it from {first.link.a}",
+            )
+            continue
+        if first.pcn is not None:
+            once(
+                f.group_index,
+                f"{at}.shaper" if spec is not None else "admission.type",
+                "shaped flows into a PCN domain: its ingress and the entry take the same requests; "
+                "allowed: shapers or a PCN domain on one emulated link",
+            )
+            continue
+        depth = (spec or {}).get("depth") or {"packets": 1, "bytes": None}
+        depth_b = depth["bytes"] if depth.get("bytes") is not None else int(depth["packets"] * f.wire_bytes_mean)
+        buffer = (spec or {}).get("buffer")
+        mine = {"depth": depth_b, "buffer": None if buffer is None else _limit_text(buffer)}
+        sh = first.shaping
+        if sh is None:
+            sh = first.shaping = {**mine, "flows": []}
+        elif (sh["depth"], sh["buffer"]) != (mine["depth"], mine["buffer"]):
+            once(
+                f.group_index,
+                f"{at}.shaper.depth",
+                f"a shaper of {mine['depth']} B (buffer {mine['buffer']}) where another group's at "
+                f"{first.link.a}-{first.link.b} has {sh['depth']} B (buffer {sh['buffer']}): its router has "
+                "one bucket depth and buffer; allowed: the same depth and buffer for every group shaped there",
+            )
+            continue
+        proto = "udp" if f.tcp is None else "tcp"
+        if cac:
+            cac_bumps[first.link.index] = first
+            adm = echo["admission"]
+            rate = g["spec"].get("reserve") or g["mean_wire_bps"]
+            f.spec["admission"] = {"port": EDGE_PORT, "rate_bps": float(rate or 0.0), "cac": True}
+            first.admission = {k: v for k, v in adm.items() if v is not None}
+        else:
+            sh["flows"].append(
+                {
+                    "src": f.src,
+                    "dst": f.dst,
+                    "proto": proto,
+                    "src_port": f.src_port,
+                    "dst_port": f.dst_port,
+                    "rate": int(spec["rate"]),
+                }
+            )
+    if len(cac_bumps) > 1:
+        names = ", ".join(f"{b.link.a}-{b.link.b}" for b in cac_bumps.values())
+        bad.append(
+            Problem(
+                "admission.type",
+                f'"shaping_cac" where the flows enter different emulated links first ({names}): the '
+                "testbed runs the CAC in one router; allowed: flows that all enter one emulated link first",
+            )
+        )
+
+
 def _rule_problems(stages: list[dict[str, Any]], at: str, hosts: list[str]) -> list[Problem]:
     """What the testbed cannot match in a classifier's rules: the router sees addresses, so a rule's
     ``src``/``dst`` may name a host (it becomes the host's testbed address) but not a router (no
@@ -639,8 +736,6 @@ def _group_problems(g: dict[str, Any], at: str, bad: list[Problem]) -> bool:
                 "true: the kernel's limited transmit cannot be switched on alone; allowed: false",
             )
         )
-    if spec.get("shaper") is not None:
-        bad.append(Problem(f"{at}.shaper", "entry shapers are not supported on the testbed yet; allowed: none"))
     if g["src_choice"] != "round_robin":
         bad.append(
             Problem(

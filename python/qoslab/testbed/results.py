@@ -64,8 +64,9 @@ def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[di
     for f in plan.flows:
         g = c.gen.get(f.id, {})
         if f.tcp is not None:
-            row = _tcp_row(f, g, c)
-            per_flow.append({"plan": f, "records": recs[:0], "row": row})
+            adm = _admission(f, g, c)
+            row = _tcp_row(f, g, c, adm)
+            per_flow.append({"plan": f, "records": recs[:0], "row": row, "admission": adm})
             continue
         r = found.get(f.id, recs[:0])
         # Duplicates (never expected on veth) are counted once.
@@ -113,10 +114,11 @@ def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[di
 
 
 def _admission(f: Any, g: dict[str, Any], c: Collected) -> dict[str, Any]:
-    """What became of a flow that asked a PCN ingress (its generator's ``admission`` report,
-    ``crates/traffic/src/admission.rs``): asked, decided (admitted or refused; ``unanswered`` is
-    neither), terminated, with the times in run seconds and the CLE the answer carried. A flow
-    that does not ask is admitted (``admit_all``)."""
+    """What became of a flow that asked a PCN ingress or a shaping CAC (its generator's
+    ``admission`` report, ``crates/traffic/src/admission.rs``): asked, decided (admitted or
+    refused; ``unanswered`` is neither), terminated, with the times in run seconds and what the
+    answer carried (the CLE, or the CAC's shaping rate). A flow that does not ask is admitted
+    (``admit_all``)."""
     rep = g.get("admission") or {}
     decision = rep.get("decision", "")
     asked = bool(f.spec.get("admission")) and decision not in ("", "not_asked")
@@ -135,13 +137,16 @@ def _admission(f: Any, g: dict[str, Any], c: Collected) -> dict[str, Any]:
         "decided_s": s("answered_ns"),
         "terminated_s": s("terminated_ns"),
         "cle": float(rep.get("cle") or 0.0),
+        "cac": bool((f.spec.get("admission") or {}).get("cac")),
+        "assigned_bps": float(rep.get("assigned_bps") or 0.0),
     }
 
 
-def _tcp_row(f: Any, g: dict[str, Any], c: Collected) -> dict[str, Any]:
+def _tcp_row(f: Any, g: dict[str, Any], c: Collected, adm: dict[str, Any]) -> dict[str, Any]:
     """A kernel TCP flow's row: counts from TCP_INFO at the sender and the receiver's byte count.
     Segments delivered are estimated as received bytes / MSS, each on the wire as MSS + 54 bytes
-    (TCP/IPv4 without options, Ethernet); drops as the sender's retransmissions."""
+    (TCP/IPv4 without options, Ethernet); drops as the sender's retransmissions. A flow that asked
+    (the shaping CAC) and was refused starts and ends at its request, as the simulator's row."""
     from .plan import TCP_OVERHEAD
 
     mss = int(f.tcp["mss"])
@@ -155,6 +160,8 @@ def _tcp_row(f: Any, g: dict[str, Any], c: Collected) -> dict[str, Any]:
     done = int(info.get("completed_ns", 0))
     if done:
         end_s = (done - c.t0_ns) / 1e9
+    if adm["asked"] and not adm["admitted"]:
+        start_s = end_s = adm["asked_s"]
     span = end_s - start_s if end_s > start_s else NAN
     return {
         "flow_id": f.id,
@@ -168,8 +175,8 @@ def _tcp_row(f: Any, g: dict[str, Any], c: Collected) -> dict[str, Any]:
         "end_s": end_s,
         "first_tx_s": start_s,
         "last_rx_s": (int(rcv["last_ns"]) - c.t0_ns) / 1e9 if got else NAN,
-        "admitted": True,
-        "refused": False,
+        "admitted": adm["admitted"],
+        "refused": adm["refused"],
         "terminated": False,
         "sent_pkts": segs,
         "sent_bytes": segs * (mss + TCP_OVERHEAD),
@@ -312,7 +319,10 @@ def _events(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[st
             rows.append((adm["asked_s"], "flow_start", f.id, f.name, "", NAN, NAN, f"{f.src}->{f.dst}"))
             if adm["decision"] in ("admitted", "refused"):
                 kind = "admit" if adm["admitted"] else "reject"
-                rows.append((adm["decided_s"], kind, f.id, f.name, "pcn_ingress", adm["cle"], NAN, "pcn cle"))
+                if adm["cac"]:
+                    rows.append((adm["decided_s"], kind, f.id, f.name, "shaping_cac", adm["assigned_bps"], NAN, "assigned bps"))
+                else:
+                    rows.append((adm["decided_s"], kind, f.id, f.name, "pcn_ingress", adm["cle"], NAN, "pcn cle"))
             if adm["admitted"]:
                 reason = (
                     "terminated"

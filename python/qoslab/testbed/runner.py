@@ -144,6 +144,8 @@ def router_config(plan: Plan, tb: Testbed, work: Path, seed: int, j: int = 0, *,
         # A PCN domain at this link: its traffic's DSCPs, and the scenario's [pcn] with the
         # router's two sides as its edges (ingress a, egress b).
         lines += [f"pcn_dscps = {json.dumps(bump.pcn_dscps)}", f"edge_port = {EDGE_PORT}"]
+    if bump.admission is not None:
+        lines.append(f"edge_port = {EDGE_PORT}")
     lines.append("")
     # Classifier rules that name hosts match the testbed's addresses of those hosts.
     addrs = {h: tb.ip(h) for h in plan.hosts}
@@ -153,6 +155,24 @@ def router_config(plan: Plan, tb: Testbed, work: Path, seed: int, j: int = 0, *,
         import tomli_w
 
         text += "\n" + tomli_w.dumps({"pcn": {**bump.pcn, "edges": ["a", "b"]}})
+    tables: dict[str, Any] = {}
+    if bump.admission is not None:
+        # The scenario's own admission table: the router's CAC is built as the simulator's.
+        tables["admission"] = dict(bump.admission)
+    if bump.shaping is not None:
+        sh = bump.shaping
+        shaping: dict[str, Any] = {"depth": f"{sh['depth']}B"}
+        if sh["buffer"] is not None:
+            shaping["buffer"] = sh["buffer"]
+        if sh["flows"]:
+            shaping["flows"] = [
+                {**f, "src": addrs[f["src"]], "dst": addrs[f["dst"]], "rate": f"{f['rate']}bps"} for f in sh["flows"]
+            ]
+        tables["shaping"] = shaping
+    if tables:
+        import tomli_w
+
+        text += "\n" + tomli_w.dumps(tables)
     return text
 
 

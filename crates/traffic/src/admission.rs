@@ -85,7 +85,7 @@ pub struct AdmissionReport {
 /// The shaping CAC's part of an [`AdmissionReport`] (serialized inline: `assigned_bps`, `ended_ns`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct CacReport {
-    /// The shaping rate the answer assigned (bit/s; 0 if refused or unanswered).
+    /// The answer's value: the shaping rate assigned to an admitted flow (bit/s; 0: unanswered).
     pub assigned_bps: f64,
     /// CLOCK_MONOTONIC ns the FlowEnd left (0: none sent).
     pub ended_ns: u64,

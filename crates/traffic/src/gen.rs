@@ -18,9 +18,12 @@
 //! from the flow's stream after that packet's size ([`shifted`]); the source
 //! is then asked for the following time from the shifted one.
 //!
-//! A flow with `admission` asks a PCN ingress first ([`crate::admission`]):
-//! its first send time is the request's; it sends only once admitted, its
-//! schedule shifted by the wait, and stops when refused or terminated.
+//! A flow with `admission` asks the router first ([`crate::admission`]: a
+//! PCN ingress, or the shaping CAC with `cac`): its first send time is the
+//! request's; it sends only once admitted, its schedule shifted by the
+//! wait, and stops when refused or terminated. With `cac` an admitted flow
+//! sends one FlowEnd when it stops: at its stop time, at the run's stop,
+//! or on a Terminate. A TCP flow asks from its own thread ([`crate::tcp`]).
 
 use crate::clock::{now_ns, sleep_until};
 use crate::error::TrafficError;
@@ -54,7 +57,7 @@ pub struct FlowReport {
     /// acknowledged (0: not finished or greedy).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpReport>,
-    /// A flow that asked a PCN ingress first: what became of it.
+    /// A flow that asked the router first (PCN or the shaping CAC): what became of it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admission: Option<crate::admission::AdmissionReport>,
 }
@@ -227,7 +230,7 @@ fn model_plan(m: &Model) -> Option<ModelPlan> {
 }
 
 /// Sets the socket's TOS byte: DSCP in the top six bits, ECT(0) if `ecn`.
-fn set_tos(sock: &UdpSocket, dscp: u8, ecn: bool) -> std::io::Result<()> {
+pub(crate) fn set_tos(sock: &UdpSocket, dscp: u8, ecn: bool) -> std::io::Result<()> {
     let tos: libc::c_int = ((dscp as libc::c_int) << 2) | if ecn { 2 } else { 0 };
     // SAFETY: setsockopt with a pointer to a live c_int of the given size.
     let r = unsafe {
@@ -296,7 +299,7 @@ fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), TrafficError> {
             .map_err(|e| TrafficError::io(format!("flows[{i}].src_port: cannot bind {bind}:{}", f.src_port), e))?;
         set_tos(&sock, f.dscp, f.ecn)
             .map_err(|e| TrafficError::io(format!("flows[{i}].dscp: cannot set the TOS byte"), e))?;
-        let adm = f.admission.map(|a| crate::admission::Admission::new(a, f.id, f.dst));
+        let adm = f.admission.map(|a| crate::admission::Admission::new(a, f.id, f.dst, false));
         if adm.is_some() {
             sock.set_nonblocking(true).map_err(|e| TrafficError::io(format!("flows[{i}].admission"), e))?;
         } else {
@@ -385,8 +388,20 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Traff
         }
         f.seq += 1;
         // The stop is the flow's end in run time (its lifetime's), not moved by the wait.
-        if let Some(n) = f.times.next(t - shift).filter(|n| n + shift < f.spec.stop_ns) {
-            heap.push(Reverse((n + shift, i)));
+        match f.times.next(t - shift).filter(|n| n + shift < f.spec.stop_ns) {
+            Some(n) => heap.push(Reverse((n + shift, i))),
+            // With `cac` the flow's end is due at its stop (a packet sent late by the wait: now).
+            None => {
+                if let Some(e) = f.adm.as_mut().and_then(|a| a.on_schedule_end(f.spec.stop_ns.max(t))) {
+                    heap.push(Reverse((e, i)));
+                }
+            }
+        }
+    }
+    // The run's stop ends every admitted flow still sending (with `cac`: its FlowEnd).
+    for f in &mut flows {
+        if let Some(a) = f.adm.as_mut() {
+            a.end(now_ns(), &f.sock);
         }
     }
     // While only TCP senders (kernel-paced, no schedule of ours) run, the main thread keeps a 1 ms
@@ -437,6 +452,10 @@ fn percentile(v: &mut [u64], q: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::admission::fake_router::{FakeRouter, Seen};
+    use qoslab_core::edge::pcn::wire::Kind;
+    use std::net::UdpSocket;
+    use std::time::Duration;
 
     #[test]
     fn percentile_is_the_nearest_rank() {
@@ -445,5 +464,98 @@ mod tests {
         assert_eq!(percentile(&mut v, 0.99), 198);
         assert_eq!(percentile(&mut v, 1.0), 200);
         assert_eq!(percentile(&mut [7], 0.99), 7);
+    }
+
+    /// A CBR flow (one packet every 10 ms) from an unbound port to `dst`, asking the router at `port`.
+    fn cbr_flow(id: u32, dst: std::net::SocketAddr, stop_ms: u64, port: u16, cac: bool) -> String {
+        format!(
+            r#"{{"id": {id}, "dst": "{dst}", "src_port": 0, "start_ns": 0, "stop_ns": {},
+                 "payload": {{"base": 100}}, "model": {{"cbr": {{"period": {{"num": 10000000, "den": 1}}}}}},
+                 "admission": {{"port": {port}, "rate_bps": 80000, "cac": {cac}}}}}"#,
+            stop_ms * 1_000_000
+        )
+    }
+
+    fn gen_spec(t0: u64, flows: &[String]) -> GenSpec {
+        let spec: GenSpec =
+            serde_json::from_str(&format!(r#"{{"t0_ns": {t0}, "seed": 1, "flows": [{}]}}"#, flows.join(","))).unwrap();
+        assert!(spec.check().is_empty(), "{:?}", spec.check());
+        spec
+    }
+
+    fn of(seen: &[Seen], kind: Kind, flow: u32) -> Vec<Seen> {
+        seen.iter().filter(|s| s.msg.kind == kind && s.msg.flow == flow).copied().collect()
+    }
+
+    #[test]
+    fn cac_udp_flows_report_the_assigned_rate_and_send_one_flow_end_however_they_stop() {
+        static STOP: AtomicBool = AtomicBool::new(false);
+        // Flow 3 is refused; flow 1 is terminated 60 ms after its answer; every other is admitted at 1 Mb/s.
+        let router = FakeRouter::start(
+            |m| Some(if m.flow == 3 { (false, 0.0) } else { (true, 1e6) }),
+            Duration::ZERO,
+            vec![(1, Duration::from_millis(60))],
+        );
+        let data = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let dst = data.local_addr().unwrap();
+        let t0 = now_ns() + 20_000_000;
+        // Flow 0 ends at its stop time (150 ms), flow 1 on the Terminate, flow 2 at the run's stop (400 ms).
+        let flows: Vec<String> = [(0, 150), (1, 2_000), (2, 5_000), (3, 150)]
+            .map(|(id, stop)| cbr_flow(id, dst, stop, router.port, true))
+            .into();
+        let spec = gen_spec(t0, &flows);
+        let stopper = std::thread::spawn(|| {
+            std::thread::sleep(Duration::from_millis(420));
+            STOP.store(true, Ordering::SeqCst);
+        });
+        let stop_at = t0 + 400_000_000;
+        let report = run(&spec, &STOP).unwrap();
+        stopper.join().unwrap();
+        let seen = router.stop();
+        assert!(report.stopped);
+        for f in &report.flows {
+            let a = f.admission.as_ref().unwrap();
+            let cac = a.cac.unwrap();
+            let req = of(&seen, Kind::FlowRequest, f.id);
+            let ends = of(&seen, Kind::FlowEnd, f.id);
+            assert_eq!(req.len(), 1, "flow {}: {seen:?}", f.id);
+            assert!(!req[0].msg.tcp && req[0].msg.port == dst.port());
+            if f.id == 3 {
+                assert_eq!((a.decision, cac.assigned_bps, cac.ended_ns, f.sent_pkts), ("refused", 0.0, 0, 0));
+                assert!(ends.is_empty(), "a refused flow never ends: {ends:?}");
+                continue;
+            }
+            assert_eq!((a.decision, cac.assigned_bps, a.cle), ("admitted", 1e6, 0.0), "flow {}", f.id);
+            assert_eq!(ends.len(), 1, "flow {}: exactly one FlowEnd: {seen:?}", f.id);
+            let e = ends[0];
+            assert_eq!((e.msg.port, e.msg.tcp, e.msg.value, e.from), (dst.port(), false, 0.0, req[0].from));
+            assert!(cac.ended_ns >= f.last_tx_ns && e.at_ns >= cac.ended_ns, "flow {}: {cac:?}", f.id);
+        }
+        let end = |i: usize| report.flows[i].admission.as_ref().unwrap().cac.unwrap().ended_ns;
+        assert!(end(0) >= t0 + 150_000_000 && end(0) < t0 + 300_000_000, "at its stop time");
+        let term = report.flows[1].admission.as_ref().unwrap().terminated_ns;
+        assert!(term > 0 && end(1) >= term && end(1) < stop_at, "on the Terminate");
+        assert!(end(2) >= stop_at, "at the run's stop");
+    }
+
+    #[test]
+    fn pcn_udp_flows_send_no_flow_end_and_report_as_before() {
+        static STOP: AtomicBool = AtomicBool::new(false);
+        let router = FakeRouter::start(|_| Some((true, 0.125)), Duration::ZERO, Vec::new());
+        let data = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let dst = data.local_addr().unwrap();
+        let spec = gen_spec(now_ns() + 20_000_000, &[cbr_flow(0, dst, 100, router.port, false)]);
+        let report = run(&spec, &STOP).unwrap();
+        let seen = router.stop();
+        assert_eq!(seen.iter().map(|s| s.msg.kind).collect::<Vec<_>>(), vec![Kind::FlowRequest], "{seen:?}");
+        let a = report.flows[0].admission.as_ref().unwrap();
+        assert_eq!((a.decision, a.cle, a.cac), ("admitted", 0.125, None));
+        // The report's bytes are those of a PCN flow before `cac` existed.
+        let json = serde_json::to_string(a).unwrap();
+        let before = format!(
+            r#"{{"decision":"admitted","asked_ns":{},"answered_ns":{},"cle":0.125,"terminated_ns":0,"foreign":0}}"#,
+            a.asked_ns, a.answered_ns
+        );
+        assert_eq!(json, before);
     }
 }

@@ -8,7 +8,8 @@
 //!   ON/OFF with exponential or Pareto periods) and a replay of a packet
 //!   list, each flow from its own UDP port, sent on the monotonic clock;
 //! - [`admission`]: a flow that asks a PCN ingress (a `qoslab-router`
-//!   with `[pcn]`) before it sends, by packet, and stops when terminated;
+//!   with `[pcn]`) or the shaping CAC (`[cac]`) before it sends, by
+//!   packet, stops when terminated, and tells the CAC when it ends;
 //! - [`sink`]: the receiver: one socket per port, a record per packet
 //!   (flow, size, sequence, send and receive times) written at the end;
 //! - [`tcp`]: kernel TCP senders (one thread each) and receivers, the

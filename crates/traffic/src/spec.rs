@@ -21,7 +21,8 @@
 //! | `randomize` | the group's `randomize`: each send after the first leaves `U[0, randomize × spacing)` after its grid time (models with a grid: CBR, ON/OFF) |
 //! | `send_jitter_max_ns` | the group's `send_jitter.max`: each send after the first leaves up to `U[0, max]` later |
 //! | `lifetime_drawn` | the flow is one of an arrival process's with exponential lifetimes: its lifetime was the first draw of its stream in the simulator, so the generator takes (and discards) that draw first; its `start_ns`/`stop_ns` are its arrival and end |
-//! | `admission` | `{port, rate_bps, timeout_ns}`: ask the PCN ingress at the destination's address, UDP `port`, before the first send ([`crate::admission`]) |
+//! | `admission` | `{port, rate_bps, timeout_ns, cac}`: ask the router at the destination's address, UDP `port`, before the first send (a TCP flow: before it connects) ([`crate::admission`]); IPv4 only |
+//! | `admission.cac` | `false` (default): the router is a PCN ingress (the answer's value is the CLE; UDP flows only, which read its termination notices); `true`: the shaping CAC [Tarasiuk05] (the value is the assigned shaping rate, `assigned_bps` in the report; an admitted flow sends one FlowEnd when it ends; UDP or TCP flows) |
 //!
 //! A replay file has one `t_s,payload_bytes` line per packet (time since
 //! the flow's start), `#` comments allowed.
@@ -173,13 +174,21 @@ impl GenSpec {
                 bad.push(format!("{}: {}; allowed: a finite mean >= 0", at("payload.exp_mean"), f.payload.exp_mean));
             }
             if let Some(a) = &f.admission {
-                if a.port == 0 || matches!(f.model, Model::Tcp { .. }) || !f.dst.is_ipv4() {
+                let tcp = matches!(f.model, Model::Tcp { .. });
+                if a.port == 0 || !f.dst.is_ipv4() {
                     bad.push(format!(
-                        "{}: port {} on a {} flow to {}; allowed: a port 1 to 65535, UDP flows to IPv4",
+                        "{}: port {} on a flow to {}; allowed: a port 1 to 65535, flows to IPv4",
                         at("admission"),
                         a.port,
-                        if matches!(f.model, Model::Tcp { .. }) { "TCP" } else { "UDP" },
                         f.dst
+                    ));
+                }
+                if tcp && !a.cac {
+                    // A PCN ingress may terminate a flow, and a TCP flow reads no notice.
+                    bad.push(format!(
+                        "{}: false on a TCP flow; allowed: true (a TCP flow asks only the shaping CAC, which \
+                         never terminates; a PCN ingress admits UDP flows)",
+                        at("admission.cac")
                     ));
                 }
             }
@@ -289,6 +298,32 @@ mod tests {
         both.flows[0].randomize = 1.0;
         let m = both.check().join("\n");
         assert!(m.contains("flows[0].randomize: 1; allowed: 0 to below 1"), "{m}");
+    }
+
+    #[test]
+    fn admission_on_a_tcp_flow_needs_cac_and_cac_defaults_to_false() {
+        let with = |model: &str, admission: &str| {
+            let j = format!(
+                r#"{{"t0_ns": 1, "flows": [{{"id": 0, "dst": "127.0.0.1:9", "src_port": 0, "start_ns": 0,
+                   "stop_ns": 100, "payload": {{"base": 100}}, "model": {model}, "admission": {admission}}}]}}"#
+            );
+            serde_json::from_str::<GenSpec>(&j)
+        };
+        let tcp = r#"{"tcp": {"bytes": 1000, "mss": 1000}}"#;
+        let cbr = r#"{"cbr": {"period": {"num": 10, "den": 1}}}"#;
+        let pcn = with(cbr, r#"{"port": 7400}"#).unwrap();
+        assert!(!pcn.flows[0].admission.unwrap().cac);
+        assert!(pcn.check().is_empty());
+        assert!(with(cbr, r#"{"port": 7400, "cac": true}"#).unwrap().check().is_empty());
+        assert!(with(tcp, r#"{"port": 7400, "cac": true}"#).unwrap().check().is_empty());
+        let m = with(tcp, r#"{"port": 7400}"#).unwrap().check().join("\n");
+        assert!(m.contains("flows[0].admission.cac: false on a TCP flow; allowed: true"), "{m}");
+        let m = with(tcp, r#"{"port": 0, "cac": true}"#).unwrap().check().join("\n");
+        assert!(m.contains("flows[0].admission: port 0 on a flow to 127.0.0.1:9; allowed: a port 1 to 65535"), "{m}");
+        let e = with(cbr, r#"{"port": 7400, "cac": 1}"#).unwrap_err().to_string();
+        assert!(e.contains("expected a boolean"), "{e}");
+        let e = with(cbr, r#"{"port": 7400, "shaping": true}"#).unwrap_err().to_string();
+        assert!(e.contains("unknown field `shaping`"), "{e}");
     }
 
     #[test]

@@ -12,6 +12,20 @@
 //! route options, the largest window by the receiver's window ([`Window`],
 //! docs/testbed.md, "TCP").
 //!
+//! A flow with `admission` asks the router first ([`crate::admission`], the
+//! shaping CAC of [Tarasiuk05]): at its start, before `connect`, it binds a
+//! UDP socket to the connection's port (`src_port`, or one the kernel
+//! picks, which the connection then uses: the router knows the flow by
+//! its addresses and ports) on 0.0.0.0, sends the request with the tcp bit
+//! and the TCP destination port, and waits for the answer as a UDP flow
+//! does. Refused or unanswered: no connection at all. Admitted: it
+//! connects at once (its start shifted by the wait, its stop time not).
+//! It reads nothing after the answer (the CAC never terminates). With
+//! `cac`, when the transfer's last byte is acknowledged, or the flow
+//! stops at its stop time or the run's stop (or its connection fails),
+//! the connection is reset and then one FlowEnd leaves the same UDP
+//! socket.
+//!
 //! The receiver accepts connections, reads the id, counts payload bytes
 //! and their first and last arrival (CLOCK_MONOTONIC).
 //!
@@ -33,6 +47,7 @@
 //! is longer) the receiver raises the buffer and sets the clamp to the
 //! window, which then holds for the rest of the connection.
 
+use crate::admission::{Admission, Step};
 use crate::clock::{now_ns, sleep_until};
 use crate::error::TrafficError;
 use crate::gen::{FlowReport, TcpReport};
@@ -41,7 +56,7 @@ use qoslab_core::traffic::jitter;
 use qoslab_core::units::Dur;
 use serde::Serialize;
 use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -71,7 +86,7 @@ fn sockaddr_v4(a: &SocketAddr) -> Option<libc::sockaddr_in> {
 }
 
 /// A connected socket with the flow's congestion control and segment size.
-fn connect(f: &FlowSpec, mss: u32, cc: &str) -> Result<TcpStream, TrafficError> {
+fn connect(f: &FlowSpec, src_port: u16, mss: u32, cc: &str) -> Result<TcpStream, TrafficError> {
     let dst = sockaddr_v4(&f.dst)
         .ok_or_else(|| TrafficError::field(format!("flow {}: dst {}", f.id, f.dst), "allowed: IPv4"))?;
     // SAFETY: a new socket; its fd is owned by the TcpStream below (or closed on error).
@@ -104,10 +119,10 @@ fn connect(f: &FlowSpec, mss: u32, cc: &str) -> Result<TcpStream, TrafficError> 
     setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, &(mss as libc::c_int)).map_err(|e| err("TCP_MAXSEG", e))?;
     let tos: libc::c_int = (f.dscp as libc::c_int) << 2;
     setsockopt(fd, libc::IPPROTO_IP, libc::IP_TOS, &tos).map_err(|e| err("IP_TOS", e))?;
-    if f.src_port != 0 {
+    if src_port != 0 {
         let src = libc::sockaddr_in {
             sin_family: libc::AF_INET as libc::sa_family_t,
-            sin_port: f.src_port.to_be(),
+            sin_port: src_port.to_be(),
             sin_addr: libc::in_addr { s_addr: 0 },
             sin_zero: [0; 8],
         };
@@ -120,7 +135,7 @@ fn connect(f: &FlowSpec, mss: u32, cc: &str) -> Result<TcpStream, TrafficError> 
             )
         };
         if r != 0 {
-            return Err(err(&format!("bind port {}", f.src_port), std::io::Error::last_os_error()));
+            return Err(err(&format!("bind port {src_port}"), std::io::Error::last_os_error()));
         }
     }
     // SAFETY: connect with a sockaddr_in of the given size.
@@ -161,16 +176,78 @@ pub fn spawn_sender(
 }
 
 fn send(f: &FlowSpec, t0: u64, seed: u64, stop: &AtomicBool) -> Result<FlowReport, TrafficError> {
-    let Model::Tcp { bytes, mss, congestion } = &f.model else { unreachable!("only TCP flows come here") };
     let mut rng = qoslab_core::rng::stream(seed, f.stream);
     let start = t0 + f.start_ns + jitter(&mut rng, Dur(f.jitter_ns)).0;
-    let end = t0 + f.stop_ns;
     sleep_until(start);
     let mut report = FlowReport { id: f.id, ..FlowReport::default() };
+    let mut adm = f.admission.map(|a| Admission::new(a, f.id, f.dst, true));
     if stop.load(Ordering::SeqCst) {
+        report.admission = adm.map(|a| a.report);
         return Ok(report);
     }
-    let mut s = connect(f, *mss, congestion)?;
+    let Some(a) = adm.as_mut() else {
+        transfer(f, f.src_port, t0, stop, &mut report)?;
+        return Ok(report);
+    };
+    let (sock, port, admitted) = ask(f, a, t0, start - t0, stop)?;
+    let sent = if admitted {
+        // The connection uses the request's port: the router knows the flow by it.
+        let sent = transfer(f, port, t0, stop, &mut report);
+        // Completed, stopped or failed: the connection has departed.
+        a.end(now_ns(), &sock);
+        sent
+    } else {
+        Ok(())
+    };
+    report.admission = Some(a.report.clone());
+    sent.map(|()| report)
+}
+
+/// Asks the router from a UDP socket bound to the flow's port (`src_port`, or one the kernel
+/// picks) at schedule time `t` (ns after `t0`), and waits for the answer as a UDP flow does
+/// ([`Admission::on_due`]); returns the socket, its port and whether the flow was admitted (not:
+/// refused, unanswered, or the run stopped meanwhile).
+fn ask(
+    f: &FlowSpec,
+    a: &mut Admission,
+    t0: u64,
+    mut t: u64,
+    stop: &AtomicBool,
+) -> Result<(UdpSocket, u16, bool), TrafficError> {
+    let err = |what: String, e: std::io::Error| TrafficError::io(format!("flow {}: admission: {what}", f.id), e);
+    // UDP and TCP ports are apart: this binds beside the TCP connection's port, not against it.
+    let sock = UdpSocket::bind(("0.0.0.0", f.src_port))
+        .map_err(|e| err(format!("cannot bind UDP 0.0.0.0:{}", f.src_port), e))?;
+    crate::gen::set_tos(&sock, f.dscp, false).map_err(|e| err("cannot set the TOS byte".into(), e))?;
+    sock.set_nonblocking(true).map_err(|e| err("non-blocking".into(), e))?;
+    let port = sock.local_addr().map_err(|e| err("its port".into(), e))?.port();
+    loop {
+        match a.on_due(t, now_ns(), &sock) {
+            Step::Send => return Ok((sock, port, true)),
+            Step::Stop => return Ok((sock, port, false)),
+            Step::Later(n) => {
+                sleep_until(t0 + n);
+                if stop.load(Ordering::SeqCst) {
+                    return Ok((sock, port, false));
+                }
+                t = n;
+            }
+        }
+    }
+}
+
+/// Connects from `src_port` (0: any) and sends until the flow's `bytes` are acknowledged, its
+/// stop time or the run's stop; then resets the connection. Fills `report`.
+fn transfer(
+    f: &FlowSpec,
+    src_port: u16,
+    t0: u64,
+    stop: &AtomicBool,
+    report: &mut FlowReport,
+) -> Result<(), TrafficError> {
+    let Model::Tcp { bytes, mss, congestion } = &f.model else { unreachable!("only TCP flows come here") };
+    let end = t0 + f.stop_ns;
+    let mut s = connect(f, src_port, *mss, congestion)?;
     report.first_tx_ns = now_ns();
     s.write_all(&f.id.to_le_bytes()).map_err(|e| TrafficError::io(format!("flow {}", f.id), e))?;
     s.set_write_timeout(Some(Duration::from_millis(20))).map_err(|e| TrafficError::io(format!("flow {}", f.id), e))?;
@@ -214,7 +291,7 @@ fn send(f: &FlowSpec, t0: u64, seed: u64, stop: &AtomicBool) -> Result<FlowRepor
     let linger = libc::linger { l_onoff: 1, l_linger: 0 };
     let _ = setsockopt(fd, libc::SOL_SOCKET, libc::SO_LINGER, &linger);
     drop(s);
-    Ok(report)
+    Ok(())
 }
 
 /// What a receiver counted for one flow.
@@ -383,4 +460,113 @@ pub fn run_receivers(listeners: Vec<TcpListener>, window: Option<Window>, stop: 
     let mut v = std::mem::take(&mut *out.lock().unwrap_or_else(|p| p.into_inner()));
     v.sort_by_key(|r| r.id);
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::admission::fake_router::{FakeRouter, Seen};
+    use qoslab_core::edge::pcn::wire::Kind;
+
+    /// A transfer of `bytes` to `dst` asking the CAC at `port`, starting 20 ms from now.
+    fn transfer_flow(dst: SocketAddr, port: u16, bytes: u64) -> (FlowSpec, u64) {
+        let f: FlowSpec = serde_json::from_str(&format!(
+            r#"{{"id": 5, "dst": "{dst}", "src_port": 0, "start_ns": 0, "stop_ns": 3000000000,
+                 "payload": {{"base": 100}}, "model": {{"tcp": {{"bytes": {bytes}, "mss": 1000}}}},
+                 "admission": {{"port": {port}, "rate_bps": 2e6, "timeout_ns": 500000000, "cac": true}}}}"#
+        ))
+        .unwrap();
+        (f, now_ns() + 20_000_000)
+    }
+
+    /// Accepts one connection within `wait`, reads it to its end: (accepted at, peer, bytes).
+    fn accept_one(l: TcpListener, wait: Duration) -> std::thread::JoinHandle<Option<(u64, SocketAddr, u64)>> {
+        l.set_nonblocking(true).unwrap();
+        std::thread::spawn(move || {
+            let until = now_ns() + wait.as_nanos() as u64;
+            while now_ns() < until {
+                if let Ok((mut s, peer)) = l.accept() {
+                    let at = now_ns();
+                    s.set_nonblocking(false).unwrap();
+                    let (mut buf, mut n) = (vec![0u8; 65536], 0u64);
+                    while let Ok(k @ 1..) = s.read(&mut buf) {
+                        n += k as u64;
+                    }
+                    return Some((at, peer, n));
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            None
+        })
+    }
+
+    #[test]
+    fn a_refused_tcp_flow_never_connects() {
+        static STOP: AtomicBool = AtomicBool::new(false);
+        let router = FakeRouter::start(|_| Some((false, 0.0)), Duration::ZERO, Vec::new());
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let dst = l.local_addr().unwrap();
+        let (f, t0) = transfer_flow(dst, router.port, 100_000);
+        let listener = accept_one(l, Duration::from_millis(400));
+        let r = spawn_sender(f, t0, 1, &STOP).join().unwrap().unwrap();
+        assert!(listener.join().unwrap().is_none(), "no connection at all");
+        let seen = router.stop();
+        let a = r.admission.unwrap();
+        assert_eq!((a.decision, r.first_tx_ns, r.tcp.is_some()), ("refused", 0, false));
+        assert_eq!(a.cac.unwrap().ended_ns, 0);
+        assert_eq!(seen.len(), 1, "the request only: {seen:?}");
+        let m = seen[0].msg;
+        assert_eq!((m.kind, m.flow, m.tcp, m.port, m.value), (Kind::FlowRequest, 5, true, dst.port(), 2e6));
+    }
+
+    #[test]
+    fn an_admitted_tcp_flow_connects_after_its_answer_and_ends_once_its_bytes_are_acknowledged() {
+        static STOP: AtomicBool = AtomicBool::new(false);
+        // The answer leaves 30 ms after the request.
+        let router = FakeRouter::start(|_| Some((true, 2.5e6)), Duration::from_millis(30), Vec::new());
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let dst = l.local_addr().unwrap();
+        let (f, t0) = transfer_flow(dst, router.port, 200_000);
+        let listener = accept_one(l, Duration::from_secs(3));
+        let r = spawn_sender(f, t0, 1, &STOP).join().unwrap().unwrap();
+        let (accepted, peer, got) = listener.join().unwrap().expect("a connection");
+        let seen = router.stop();
+        let (req, ends): (Vec<Seen>, Vec<Seen>) = seen.iter().partition(|s| s.msg.kind == Kind::FlowRequest);
+        assert_eq!((req.len(), ends.len()), (1, 1), "{seen:?}");
+        let (req, end) = (req[0], ends[0]);
+        assert!(req.msg.tcp && req.msg.port == dst.port());
+        assert_eq!(req.from.port(), peer.port(), "the request's UDP port is the connection's");
+        assert!(r.first_tx_ns >= req.answered_ns && accepted >= req.answered_ns, "connects after the answer");
+        let (a, tcp) = (r.admission.unwrap(), r.tcp.unwrap());
+        assert_eq!((a.decision, a.cac.unwrap().assigned_bps), ("admitted", 2.5e6));
+        assert_eq!((tcp.bytes_acked, got), (200_000, 4 + 200_000), "every byte transferred");
+        assert!(tcp.completed_ns > 0);
+        let m = end.msg;
+        assert_eq!(
+            (m.kind, m.flow, m.tcp, m.port, m.value, end.from),
+            (Kind::FlowEnd, 5, true, dst.port(), 0.0, req.from)
+        );
+        let ended = a.cac.unwrap().ended_ns;
+        assert!(ended >= tcp.completed_ns && end.at_ns >= ended, "ends after completion");
+        assert!(ended - tcp.completed_ns < 100_000_000, "at completion, not at the stop time");
+    }
+
+    #[test]
+    fn an_admitted_greedy_tcp_flow_ends_at_its_stop_time() {
+        static STOP: AtomicBool = AtomicBool::new(false);
+        let router = FakeRouter::start(|_| Some((true, 1e6)), Duration::ZERO, Vec::new());
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let dst = l.local_addr().unwrap();
+        let (mut f, t0) = transfer_flow(dst, router.port, 0);
+        (f.model, f.stop_ns) = (Model::Tcp { bytes: None, mss: 1000, congestion: "reno".into() }, 200_000_000);
+        let listener = accept_one(l, Duration::from_secs(2));
+        let r = spawn_sender(f, t0, 1, &STOP).join().unwrap().unwrap();
+        assert!(listener.join().unwrap().is_some_and(|(_, _, n)| n > 0));
+        let seen = router.stop();
+        let ends: Vec<_> = seen.iter().filter(|s| s.msg.kind == Kind::FlowEnd).collect();
+        assert_eq!(ends.len(), 1, "{seen:?}");
+        let ended = r.admission.unwrap().cac.unwrap().ended_ns;
+        assert!(ended >= t0 + 200_000_000 && ended < t0 + 400_000_000, "at its stop time");
+        assert_eq!(r.tcp.unwrap().completed_ns, 0, "greedy: never completed");
+    }
 }

@@ -574,7 +574,9 @@ def test_the_shaping_cac_runs_in_the_first_emulated_links_router_and_every_flow_
 def test_fixed_rate_shapers_are_listed_by_the_flows_testbed_addresses(tmp_path: Path) -> None:
     import tomllib
 
-    plan, problems = make_plan(_echo(TABLE1, "topology.sources=4", "traffic.0.flows=4", "topology.bottleneck.rate=10Mbps"))
+    plan, problems = make_plan(
+        _echo(TABLE1, "topology.sources=4", "traffic.0.flows=4", "topology.bottleneck.rate=10Mbps")
+    )
     assert plan is not None, [str(p) for p in problems]
     j = next(i for i, b in enumerate(plan.bumps) if b.shaping is not None)
     bed = Bed(prefix="qt4", hosts=plan.hosts, segment=plan.segment, bumps=[(b.a_seg, b.b_seg) for b in plan.bumps])

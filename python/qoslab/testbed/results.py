@@ -320,7 +320,9 @@ def _events(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[st
             if adm["decision"] in ("admitted", "refused"):
                 kind = "admit" if adm["admitted"] else "reject"
                 if adm["cac"]:
-                    rows.append((adm["decided_s"], kind, f.id, f.name, "shaping_cac", adm["assigned_bps"], NAN, "assigned bps"))
+                    rows.append(
+                        (adm["decided_s"], kind, f.id, f.name, "shaping_cac", adm["assigned_bps"], NAN, "assigned bps")
+                    )
                 else:
                     rows.append((adm["decided_s"], kind, f.id, f.name, "pcn_ingress", adm["cle"], NAN, "pcn cle"))
             if adm["admitted"]:

@@ -271,8 +271,8 @@ fn ensure_fds(sockets: u64) -> Result<(), TrafficError> {
         return Err(TrafficError::field(
             "flows",
             format!(
-                "{sockets} UDP flows need {need} open files and the hard limit is {} (ulimit -Hn); allowed: at \
-                 most {} UDP flows per generator here",
+                "{sockets} sockets (one per UDP flow, one or two per TCP flow) need {need} open files and the \
+                 hard limit is {} (ulimit -Hn); allowed: at most {} sockets per generator here",
                 lim.rlim_max,
                 lim.rlim_max.saturating_sub(SPARE_FDS)
             ),
@@ -287,7 +287,14 @@ fn ensure_fds(sockets: u64) -> Result<(), TrafficError> {
 }
 
 fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), TrafficError> {
-    ensure_fds(spec.flows.iter().filter(|f| !matches!(f.model, Model::Tcp { .. })).count() as u64)?;
+    // A UDP flow holds its socket for the whole run; a TCP flow its connection, and with
+    // `admission` the UDP socket it asks from, while it runs (at most all of them at once).
+    let sockets = spec
+        .flows
+        .iter()
+        .map(|f| if matches!(f.model, Model::Tcp { .. }) { 1 + f.admission.is_some() as u64 } else { 1 })
+        .sum();
+    ensure_fds(sockets)?;
     let mut flows = Vec::with_capacity(spec.flows.len());
     let mut heap = BinaryHeap::new();
     for (i, f) in spec.flows.iter().enumerate() {

@@ -495,3 +495,33 @@ def test_the_readings_summary_counts_passing_and_replicating_readings_without_a_
     assert "**Claims 1-4 hold together under 2 of the 3 readings**" in text
     assert "1 of them with A3 = A4" in text and "text admits" not in text
     assert "Claims 1-4 hold again under 1 of them: L 1024, S 176, 200/150/150/100, 400 (A3 = A4)." in text
+
+
+def test_table1_on_real_packets_reads_both_setups_under_their_fig6a_names(tmp_path, monkeypatch):
+    """``reproduce edge --testbed``'s Table I part, with the testbed run replaced by the simulator
+    (the plumbing, no root): Fig. 6(b)'s E1/E2 are read as A2/A5, the four cells are Table I's,
+    and the section sets paper, simulator and "testbed" side by side."""
+    from qoslab.reproduce import edge
+    from qoslab.reproduce.framework import Context
+
+    ctx = Context(name="edge", quick=True, seeds=[1], folder=tmp_path, log=lambda _: None, paper=None, testbed=True)
+    monkeypatch.setattr(ctx, "run_testbed", lambda variant, sc, seed: qoslab.run(sc, seed=seed))
+    sim = {
+        k: [edge._rates(qoslab.run(edge._scenario(ctx, f, buffers=80, buff_size=512, full_length=True), seed=1))]
+        for k, f in (("af", "fig6a_periodic"), ("ef", "fig6b_periodic"))
+    }
+    for a, e in edge.EF_NAMES.items():
+        sim["ef"][0][a] = sim["ef"][0].pop(e)
+    paper = edge.paper_table1()
+    cells, text, data = edge._testbed_table1(ctx, sim["af"], sim["ef"], paper)
+    assert [(c.row, c.column) for c in cells] == [
+        ("A2", "Delay in AF queue"),
+        ("A2", "Delay in EF queue"),
+        ("A5", "Delay in AF queue"),
+        ("A5", "Delay in EF queue"),
+    ]
+    # The stand-in runs the simulator: the "testbed" figures are the simulator's, to the digit.
+    for s in ("A2", "A5"):
+        for k in ("af", "ef"):
+            assert data[s][k]["testbed_ms"] == data[s][k]["sim_ms"]
+    assert "| A2 | Delay in EF queue | 44 |" in text

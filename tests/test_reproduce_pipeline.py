@@ -341,3 +341,42 @@ if __name__ == "__main__":  # rewrite the fixture's committed cells and docs blo
         shutil.copyfile(Path(tmp) / "fake" / "cells.csv", DOCS / "data" / "fake" / "cells.csv")
     for written in write(regenerate(DOCS, paper_root=PAPERDATA)):
         print(f"rewrote {written}")
+
+
+def test_testbed_cells_are_judged_by_the_same_rule_into_their_own_file(tmp_path):
+    """``--testbed``: a reproduction with ``TESTBED = True`` returns the cells it measured on real
+    packets beside the simulated ones; the framework judges them by the one rule into
+    ``cells_testbed.csv``, scores them apart and shows them in report.md. A module without
+    ``TESTBED`` is refused by name before anything runs."""
+    seen = []
+
+    def reproduce(ctx):
+        seen.append(ctx.testbed)
+        out = _reproduce(ctx)
+        out.testbed_cells = [
+            Measured("Table 2", "RED", "drop rate", [37.6] * len(ctx.seeds)),  # agrees
+            Measured("Table 2", "RED", "mean queue", [30.0] * len(ctx.seeds)),  # differs
+        ]
+        return out
+
+    m = fake_module()
+    m.reproduce, m.TESTBED = reproduce, True
+    s = execute(m, quick=True, seeds=None, out=tmp_path, log=lambda _: None, testbed=True)
+    assert seen == [True]
+    tb = {(c.table, c.row, c.column): c.verdict for c in read_cells(tmp_path / "fake" / "cells_testbed.csv")}
+    assert tb[("Table 2", "RED", "drop rate")] == "agrees" and tb[("Table 2", "RED", "mean queue")] == "differs"
+    assert s.testbed_score is not None and (s.testbed_score.agrees, s.testbed_score.differs) == (1, 1)
+    doc = json.loads((tmp_path / "fake" / "results.json").read_text())
+    assert doc["testbed_score"]["agrees"] == 1
+    assert "## The paper's numbers on real packets" in (tmp_path / "fake" / "report.md").read_text()
+    # Without the testbed: no file, no score; a module without TESTBED refuses --testbed.
+    s2 = execute(fake_module(), quick=True, seeds=None, out=tmp_path / "b", log=lambda _: None)
+    assert s2.testbed_score is None and not (tmp_path / "b" / "fake" / "cells_testbed.csv").exists()
+    with pytest.raises(ReproductionError, match="no set-up on real packets yet; allowed: --testbed with edge"):
+        execute(fake_module(), quick=True, seeds=None, out=tmp_path / "c", log=lambda _: None, testbed=True)
+
+
+def test_the_cli_refuses_testbed_for_a_reproduction_without_it():
+    from qoslab.cli import main
+
+    assert main(["reproduce", "dcbt", "--testbed", "--quick", "--out", "/nonexistent/never"]) == 2

@@ -281,6 +281,12 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("name", metavar="NAME", help="a reproduction (listed below), or 'all'")
     rp.add_argument("--quick", action="store_true", help="short runs, 3 seeds by default")
     rp.add_argument(
+        "--testbed",
+        action="store_true",
+        help="also run the paper's measured set-up on real packets (root; edge: Table I), its cells in "
+        "cells_testbed.csv beside the simulated ones",
+    )
+    rp.add_argument(
         "--seeds",
         type=_positive,
         metavar="N",
@@ -759,12 +765,21 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
     from rich.console import Console
 
     from . import reproduce as rp
+    from .errors import ReproductionError
 
     console = Console(highlight=False)
     log_console = _stderr_console()
     names = rp.names() if a.name == "all" else [a.name]
     for n in names:
         rp.paper(n)  # unknown names and malformed paper data fail before anything runs
+    # --testbed runs the set-ups on real packets of the reproductions that have them (with 'all',
+    # only those); a named one without them fails before anything runs.
+    on_testbed = {n: a.testbed and getattr(rp.module(n), "TESTBED", False) for n in names}
+    if a.testbed and a.name != "all" and not on_testbed[a.name]:
+        with_testbed = [n for n in rp.names() if getattr(rp.module(n), "TESTBED", False)]
+        raise ReproductionError(
+            f"--testbed: {a.name} has no set-up on real packets yet; allowed: --testbed with {', '.join(with_testbed)}"
+        )
     totals = {"holds": 0, "fails": 0, "not checked": 0}
     checks = dict.fromkeys(totals, 0)
     summaries: list[Any] = []
@@ -790,6 +805,7 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
                 log=lambda m: log_console.print(m),
                 executor=ex,
                 destination=dests[n],
+                testbed=on_testbed[n],
             )
             console.print(_claims_table(s))
             k, ck = s.counts, s.check_counts
@@ -814,6 +830,8 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
         else:
             line = f"{s.name}: no paper data yet ({rp.paper_dir(s.folder.name)} is missing), no score"
         console.print("  " + line, markup=False, soft_wrap=True)
+        if (tb := s.testbed_score) is not None:
+            console.print("  " + tb.line(f"{s.name} on real packets"), markup=False, soft_wrap=True)
     overall = rp.overall_score(summaries)
     if overall is not None:
         papers = sum(1 for s in summaries if s.score is not None)

@@ -68,10 +68,12 @@ def reproduce(
     executor: Executor | None = None,
     overwrite: bool = False,
     destination: Destination | None = None,
+    testbed: bool = False,
 ) -> Summary:
     """Runs one reproduction and writes ``out/<name>/``; see :func:`framework.execute`.
     ``executor`` (:mod:`qoslab.executor`) runs its batches of variants and seeds. An existing
-    ``out/<name>/`` of another mode or seed list is replaced only with ``overwrite``."""
+    ``out/<name>/`` of another mode or seed list is replaced only with ``overwrite``.
+    ``testbed``: also its set-ups on real packets (root; ``cells_testbed.csv``)."""
     return execute(
         module(name),
         quick=quick,
@@ -81,6 +83,7 @@ def reproduce(
         executor=executor,
         overwrite=overwrite,
         dest=destination,
+        testbed=testbed,
     )
 
 

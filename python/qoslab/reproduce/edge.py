@@ -77,6 +77,8 @@ from .stats import Estimate
 NAME = "edge"
 TITLE = "Edge-router QoS: SCFQ between EF and AF/BE, rate guarantees by buffer management"
 SEED_FILE = "Guerin99"
+#: ``--testbed``: Table I's two set-ups also run on real packets (:func:`_testbed_table1`).
+TESTBED = True
 PAPER = "QoS in edge devices: a software implementation on an access router [Guerin99]"
 FULL_SEEDS = 5
 
@@ -598,6 +600,12 @@ def reproduce(ctx: Context) -> Outcome:
         ("Fig. 8: throughput against the pool (BUFF_SIZE 512 B, PERIODIC)", _table(data["fig8"], "buffers")),
         ("Fig. 9: throughput against the pool (BUFF_SIZE 512 B, POISSON)", _table(data["fig9"], "buffers")),
     ]
+    # The paper measured Table I on a real router: with --testbed its two set-ups run on real packets
+    # too, their cells judged into cells_testbed.csv beside the simulated ones.
+    tb_cells: list[Measured | NotMeasured] = []
+    if ctx.testbed:
+        tb_cells, tb_text, data["table1_testbed"] = _testbed_table1(ctx, af, ef, paper_t1)
+        sections.append(("Table I on real packets (--testbed)", tb_text))
     # 6. §V.A: the QoS share of the fast and slow path, one repetition per seed (edge_overhead).
     overhead_cells, data["overhead"], text = edge_overhead.cells(len(ctx.seeds))
     sections.append(("§V.A: the QoS share of the fast and the slow path", text))
@@ -617,7 +625,47 @@ def reproduce(ctx: Context) -> Outcome:
         sections=sections,
         figures=[Figure(f, c) for f, c in zip(figs, captions, strict=True)],
         cells=[*paper_cells(af, ef), *overhead_cells],
+        testbed_cells=tb_cells,
     )
+
+
+def _testbed_table1(
+    ctx: Context,
+    af: list[dict[str, dict[str, float]]],
+    ef: list[dict[str, dict[str, float]]],
+    paper: dict[str, tuple[float, float]],
+) -> tuple[list[Measured | NotMeasured], str, dict[str, Any]]:
+    """Table I's Fig. 6(a) and Fig. 6(b) set-ups (PERIODIC, 80 buffers of 512 B, full length) on
+    the testbed at every seed, one after the other (docs/testbed.md, "The edge egress on real
+    packets"): their cells (:func:`paper_cells`), a table of the four delays from the paper, the
+    simulator and the testbed, and the figures as data."""
+    runs: dict[str, list[dict[str, dict[str, float]]]] = {"af": [], "ef": []}
+    for key, file in (("af", "fig6a_periodic"), ("ef", "fig6b_periodic")):
+        for seed in ctx.seeds:
+            sc = _scenario(ctx, file, buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE, full_length=True)
+            rates = _rates(ctx.run_testbed(f"table1_{key}_testbed", sc, seed))
+            if key == "ef":
+                # Fig. 6(b) names A2/A5 E1/E2: under their Fig. 6(a) names, as the simulated runs.
+                for a, e in EF_NAMES.items():
+                    rates[a] = rates.pop(e)
+            runs[key].append(rates)
+    cells = paper_cells(runs["af"], runs["ef"])
+    lines = [
+        "Table I's two set-ups on real packets (qoslab-router with the edge egress on McKinley's E1, "
+        f"kernel veths, the traffic generators), seeds {', '.join(map(str, ctx.seeds))}, beside the simulator's "
+        "runs of the same scenarios; cells judged by the same rule into `cells_testbed.csv`. Mean delay, ms.",
+        "",
+        "| stream | queue | paper | simulator | testbed |",
+        "|---|---|---:|---:|---:|",
+    ]
+    data: dict[str, Any] = {}
+    for s in ("A2", "A5"):
+        for col, sim_runs, key in ((TABLE1_COLUMNS[0], af, "af"), (TABLE1_COLUMNS[1], ef, "ef")):
+            sim, real = _mean(sim_runs, s, "delay_ms"), _mean(runs[key], s, "delay_ms")
+            p = paper[s][0 if key == "af" else 1]
+            lines.append(f"| {s} | {col} | {p:g} | {_fmt(sim)} | {_fmt(real)} |")
+            data.setdefault(s, {})[key] = {"paper_ms": p, "sim_ms": sim.mean, "testbed_ms": real.mean}
+    return list(cells), "\n".join(lines), data
 
 
 def _ef_rates(

@@ -143,6 +143,9 @@ class Outcome:
     sections: list[tuple[str, str]] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
     cells: list[Measured | NotMeasured] = field(default_factory=list)
+    #: Its values of the paper's cells measured on real packets (``--testbed``), judged by the
+    #: same rule into ``cells_testbed.csv``; empty without the testbed.
+    testbed_cells: list[Measured | NotMeasured] = field(default_factory=list)
 
 
 @dataclass
@@ -158,6 +161,13 @@ class Summary:
     folder: Path
     paper: PaperData | None = None
     cells: list[Cell] = field(default_factory=list)
+    #: The cells measured on the testbed (``--testbed``), judged; empty without it.
+    testbed_cells: list[Cell] = field(default_factory=list)
+
+    @property
+    def testbed_score(self) -> Score | None:
+        """The fidelity score of the testbed's cells (``None`` without them)."""
+        return Score.of(self.testbed_cells) if self.testbed_cells else None
 
     @property
     def counts(self) -> dict[str, int]:
@@ -200,9 +210,12 @@ class Context:
         log: Log,
         executor: Executor | None = None,
         paper: PaperData | None = None,
+        testbed: bool = False,
     ) -> None:
         self.name = name
         self.quick = quick
+        #: Also run the reproduction's testbed set-ups on real packets (``--testbed``).
+        self.testbed = testbed
         self.seeds = seeds
         self.folder = folder
         self.log = log
@@ -278,6 +291,26 @@ class Context:
             res.save(self.folder / variant / f"seed_{seed}")
         self.log(
             f"  {self.name}: {variant} seed {seed}: {scenario.duration} simulated in {time.perf_counter() - t0:.1f} s"
+        )
+        return res
+
+    def run_testbed(self, variant: str, scenario: Scenario, seed: int) -> Result:
+        """Runs one replication on real packets (:func:`qoslab.testbed.run`: network namespaces,
+        qoslab-router, the traffic generators; root) and saves it as ``<variant>/seed_<seed>/``."""
+        from .. import testbed
+        from ..errors import ConfigError
+        from ..testbed.runner import TestbedError
+
+        t0 = time.perf_counter()
+        try:
+            res: Result = testbed.run(scenario, seed=seed)
+        except (ConfigError, TestbedError) as e:
+            # Not root, no namespaces, a scenario the testbed refuses, a process that failed.
+            raise ReproductionError(f"{self.name}: --testbed: {variant} seed {seed}: {e}") from None
+        res.save(self.folder / variant / f"seed_{seed}")
+        self.log(
+            f"  {self.name}: {variant} seed {seed}: {scenario.duration} on real packets in "
+            f"{time.perf_counter() - t0:.1f} s"
         )
         return res
 
@@ -386,6 +419,13 @@ def render_report(module: ModuleType, s: Summary) -> str:
         lines.append(score_text(None))
     else:
         lines.append(markdown(s.cells, s.paper.tables, s.paper.causes, level=3).rstrip())
+    if s.testbed_cells and s.paper is not None:
+        lines += [
+            "",
+            "## The paper's numbers on real packets (`--testbed`, `cells_testbed.csv`)",
+            "",
+            markdown(s.testbed_cells, s.paper.tables, s.paper.causes, level=3).rstrip(),
+        ]
     claims = [c for c in o.claims if c.kind == "claim"]
     checks = [c for c in o.claims if c.kind == "check"]
     lines += [
@@ -467,21 +507,33 @@ def execute(
     executor: Executor | None = None,
     overwrite: bool = False,
     dest: Destination | None = None,
+    testbed: bool = False,
 ) -> Summary:
     """Runs one reproduction module and writes ``OUT/<name>/`` atomically; its batches of
     runs go to ``executor`` (default: one run at a time in this process). ``dest``: the
     folder's :func:`destination`, already entered (the command line enters every
-    reproduction's before the first runs); by default it is entered here."""
+    reproduction's before the first runs); by default it is entered here. ``testbed``: also
+    its set-ups on real packets (a module with ``TESTBED = True``), their cells judged into
+    ``cells_testbed.csv``."""
+    if testbed and not getattr(module, "TESTBED", False):
+        raise ReproductionError(
+            f"{module.NAME}: --testbed: this reproduction has no set-up on real packets yet; allowed: "
+            "--testbed with edge"
+        )
     if dest is None:
         with destination(module, quick=quick, seeds=seeds, out=out, overwrite=overwrite) as d:
-            return execute(module, quick=quick, seeds=seeds, out=out, log=log, executor=executor, dest=d)
+            return execute(
+                module, quick=quick, seeds=seeds, out=out, log=log, executor=executor, dest=d, testbed=testbed
+            )
     name = module.NAME
     seed_list_ = seed_list(module, quick=quick, seeds=seeds)
     target = Path(out) / folder_name(name)
     t0 = time.perf_counter()
     tmp = dest.tmp
     paper = paper_data(module)
-    ctx = Context(name=name, quick=quick, seeds=seed_list_, folder=tmp, log=log, executor=executor, paper=paper)
+    ctx = Context(
+        name=name, quick=quick, seeds=seed_list_, folder=tmp, log=log, executor=executor, paper=paper, testbed=testbed
+    )
     outcome = module.reproduce(ctx)
     if paper is None and outcome.cells:
         raise ReproductionError(
@@ -489,6 +541,7 @@ def execute(
             f"({paper_dir(folder_name(name))} or PAPER_DATA)"
         )
     cells = compare(paper, outcome.cells) if paper is not None else []
+    testbed_cells = compare(paper, outcome.testbed_cells) if paper is not None and outcome.testbed_cells else []
     wall = time.perf_counter() - t0
     summary = Summary(
         name=name,
@@ -500,6 +553,7 @@ def execute(
         folder=target,
         paper=paper,
         cells=cells,
+        testbed_cells=testbed_cells,
     )
     from .. import __version__
 
@@ -512,6 +566,7 @@ def execute(
         "seeds": seed_list_,
         "wall_s": round(wall, 3),
         "score": score.to_json() if score is not None else None,
+        **({"testbed_score": tb.to_json()} if (tb := summary.testbed_score) is not None else {}),
         "fidelity": fidelity_json(paper) if paper is not None else None,
         "claims": [c.to_json() for c in outcome.claims],
         "data": _clean(outcome.data),
@@ -519,6 +574,9 @@ def execute(
     if paper is not None:
         with open(tmp / "cells.csv", "w", encoding="utf-8", newline="") as f:
             f.write(cells_csv(cells))
+    if testbed_cells:
+        with open(tmp / "cells_testbed.csv", "w", encoding="utf-8", newline="") as f:
+            f.write(cells_csv(testbed_cells))
     with open(tmp / "results.json", "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=2, ensure_ascii=False, allow_nan=False)
         f.write("\n")

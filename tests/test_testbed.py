@@ -416,6 +416,51 @@ def test_randomize_and_send_jitter_reach_the_generator_as_the_simulators_shifts(
             _echo(ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml", *extra)
 
 
+VTR = ROOT / "tests" / "scenarios" / "testbed" / "vtr_small.toml"
+
+
+def test_a_vtr_groups_model_carries_the_frames_the_simulator_loads(tmp_path: Path) -> None:
+    """A VTR group's source in ``Scenario.model()`` is its trace as the simulator loads it (the
+    synthetic generator's or a file's frames) with its packetization; its flows' generator specs
+    name the trace by the group, which the runner writes into the spec once; a trace longer than
+    the spec carries is refused at ``trace``."""
+    from qoslab.testbed.plan import MAX_VTR_FRAMES, vtr_frames
+
+    sc = _echo(VTR)
+    v = sc.model["groups"][0]["source"]["vtr"]
+    assert {k: v[k] for k in v if k != "frames"} == {
+        "frame_ns": 40_000_000,
+        "spacing_ns": 1_000_000,
+        "payload": 1458,
+        "header": 42,
+    }
+    # The synthetic trace's default length, its mean rate 769 kb/s at 25 frames/s.
+    assert len(v["frames"]) == 180_000 and abs(sum(v["frames"]) * 8 / 180_000 * 25 / 769e3 - 1) < 0.01
+    plan, problems = make_plan(sc)
+    assert problems == [] and plan is not None and len(plan.flows) == 10
+    assert plan.flows[3].spec["model"] == {
+        "vtr": {"trace": "video", "frame_ns": 40_000_000, "spacing_ns": 1_000_000, "payload": 1458, "header": 42}
+    }
+    assert plan.flows[3].spec["payload"] == {"base": 1458, "exp_mean": 0.0}
+    assert vtr_frames(plan.model, "video") == v["frames"]
+    # A trace file: its rows' sizes, as written.
+    trace = tmp_path / "t.trace"
+    trace.write_text("# time_s size_bytes\n0 1200\n0.04 0\n0.08 3100\n0.12 10\n")
+
+    def from_file(echo: dict[str, Any]) -> None:
+        echo["traffic"][0]["trace"] = str(trace)
+
+    v = _edited(sc, from_file).model["groups"][0]["source"]["vtr"]
+    assert v["frames"] == [1200, 0, 3100, 10] and v["frame_ns"] == 40_000_000
+    # Bounded: the simulator's longest synthetic trace is longer than the generator's spec carries.
+    long = _echo(VTR, f"traffic.0.trace.synthetic.frames={MAX_VTR_FRAMES + 1}")
+    msgs = [str(p) for p in unsupported(long)]
+    assert msgs == [
+        f"traffic.0.trace: {MAX_VTR_FRAMES + 1} frames; allowed: at most 1,000,000 on the testbed (the "
+        "generator's spec carries the trace)"
+    ], msgs
+
+
 def test_what_the_testbed_refuses_are_names_the_core_knows() -> None:
     """The testbed writes only what it cannot do; every other name comes from the core."""
     from qoslab.testbed.plan import NOT_MODELS, NOT_QUEUES

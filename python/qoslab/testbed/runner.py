@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import _core
 from .net import Testbed, new_prefix
-from .plan import EDGE_PORT, Plan
+from .plan import EDGE_PORT, Plan, vtr_frames
 
 #: Seconds between starting the processes and the scenario's time 0.
 LEAD_S = 1.0
@@ -309,7 +309,15 @@ def execute(plan: Plan, *, seed: int, keep: Path | None = None) -> Collected:
         for src in sorted({f.src for f in plan.flows}, key=plan.hosts.index):
             flows = [dict(f.spec, dst=f"{tb.ip(f.dst)}:{f.dst_port}") for f in plan.flows if f.src == src]
             spec = work / f"gen-{src}.json"
-            spec.write_text(json.dumps({"t0_ns": t0, "seed": seed, "flows": flows}))
+            # Each VTR trace once, shared by its flows (by the group's name).
+            traces = {
+                m["vtr"]["trace"]: vtr_frames(plan.model, m["vtr"]["trace"])
+                for m in (f["model"] for f in flows)
+                if "vtr" in m
+            }
+            spec.write_text(
+                json.dumps({"t0_ns": t0, "seed": seed, "flows": flows} | ({"vtr_traces": traces} if traces else {}))
+            )
             args = [str(traffic_bin), "gen", str(spec), "--report", str(work / f"gen-{src}.report.json")]
             g = subprocess.Popen(
                 tb.exec_args(tb.host_ns(src), _rt(args)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE

@@ -711,6 +711,42 @@ def test_a_lossy_emulated_link_loses_what_the_simulators_loses() -> None:
     assert time.monotonic() - t < 60 * runs
 
 
+VTR = ROOT / "tests" / "scenarios" / "testbed" / "vtr_small.toml"
+
+
+def test_vtr_flows_on_real_packets_send_the_simulators_packets() -> None:
+    """VTR on real packets: 10 flows of the synthetic trace (769 kb/s each, 1500 B packets 1 ms
+    apart within a 40 ms frame) into a 20 Mb/s FIFO of 1000 packets that loses nothing, 12 s.
+    The generator plays core's ``Vtr`` from the start frame the simulator draws from the flow's
+    stream, so the tolerances, stated before the runs, are: each flow's sent packets equal to
+    the simulator's exactly (the same schedule; a late packet is sent late, not dropped); its
+    sent bytes at least the simulator's and at most 23 B a frame more (a frame's last packet
+    below 66 B on the wire is padded to the 24-byte sequence header: at most 23 B, one packet a
+    frame; 12 s hold at most 301 frames of a flow); the group's throughput and loss within
+    qoslab.compare's tolerances, and no drop in either world."""
+    t = time.monotonic()
+    sc = qoslab.load(VTR)
+    sim = qoslab.run(sc)
+    frames = int(sc.model["duration_ns"] // sc.model["groups"][0]["source"]["vtr"]["frame_ns"]) + 1
+
+    def judge(real: qoslab.Result) -> None:
+        a = sim.flows.set_index("name")
+        b = real.flows.set_index("name").loc[a.index]
+        print("vtr: sent pkts", list(a["sent_pkts"]), "bytes sim", list(a["sent_bytes"]))
+        print("vtr: testbed - simulator bytes", list(b["sent_bytes"] - a["sent_bytes"]))
+        assert (b["sent_pkts"] == a["sent_pkts"]).all(), (list(a["sent_pkts"]), list(b["sent_pkts"]))
+        extra = b["sent_bytes"] - a["sent_bytes"]
+        assert ((extra >= 0) & (extra <= 23 * frames)).all(), list(extra)
+        g = compare(sim, real)["groups"]["video"]
+        print("vtr: throughput", g["throughput_bps"], "loss", g["loss"])
+        assert g["throughput_bps"]["within"] and g["loss"]["within"], g
+        for res in (sim, real):
+            assert int(res.queues["drops"].sum()) == 0
+
+    _real, runs = judged_run(sc, judge)
+    assert time.monotonic() - t < 60 * runs
+
+
 TCP_CAC = ROOT / "tests" / "scenarios" / "testbed" / "tcp_cac.toml"
 
 

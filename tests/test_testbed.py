@@ -122,13 +122,6 @@ def test_tcp_rules_the_kernel_cannot_follow_are_refused() -> None:
     assert "the kernel follows its own rules" in msgs["traffic.0.tcp.stack"]
     assert "allowed: false" in msgs["traffic.0.tcp.limited_transmit"]
 
-    def mm_app(echo: dict[str, Any]) -> None:
-        g = echo["traffic"][0]
-        g["model"] = "mm_app"
-        del g["tcp"]
-
-    assert "'mm_app' is not supported on the testbed yet" in unsupported(_edited(_echo(reno), mm_app))[0].message
-
 
 PL = ROOT / "tests" / "scenarios" / "testbed" / "parking_lot.toml"
 
@@ -459,6 +452,29 @@ def test_a_vtr_groups_model_carries_the_frames_the_simulator_loads(tmp_path: Pat
         f"traffic.0.trace: {MAX_VTR_FRAMES + 1} frames; allowed: at most 1,000,000 on the testbed (the "
         "generator's spec carries the trace)"
     ], msgs
+
+
+def test_an_mm_app_group_runs_its_scales_in_the_generator_and_its_receiver_in_the_sink() -> None:
+    """An MM_APP group's source is the simulator's periods of its scales and its feedback size;
+    the runner gives the sink each flow's receiver (``--mm FLOW:SCALES:FEEDBACK_SIZE``); a flow
+    that would ask admission is refused (its socket reads its feedback)."""
+    sc = _echo(ROOT / "tests" / "scenarios" / "testbed" / "mm_small.toml")
+    mm = sc.model["groups"][0]["source"]["mm_app"]
+    assert mm == {
+        "feedback_size": 40,
+        "periods_ns": [[8_000_000_000_000, k * 1000] for k in (300, 500, 700, 900, 1100)],
+    }
+    plan, problems = make_plan(sc)
+    assert problems == [] and plan is not None and len(plan.flows) == 4
+    assert plan.flows[1].spec["model"] == {
+        "mm_app": {"periods": [{"num": n, "den": d} for n, d in mm["periods_ns"]], "feedback_size": 40}
+    }
+    from qoslab.testbed.plan import _check_mm_admission
+
+    bad: list[Any] = []
+    plan.flows[1].spec["admission"] = {"port": 7400, "rate_bps": 1e6}
+    _check_mm_admission(plan.flows, bad)
+    assert [b.path for b in bad] == ["traffic.0.model"] and "ask admission" in bad[0].message
 
 
 def test_what_the_testbed_refuses_are_names_the_core_knows() -> None:

@@ -20,7 +20,8 @@
 //!            start_ns, stop_ns, start_jitter_ns, randomize, send_jitter_max_ns, class, dscp,
 //!            header_bytes, payload_mean_bytes, mean_wire_bps, spec: {...},
 //!            source: {period_ns: [num, den], packetization?} | {mean_gap_ns} | {tcp: {...}}
-//!                    | {vtr: {frame_ns, spacing_ns, payload, header, frames: [bytes]}} | {},
+//!                    | {vtr: {frame_ns, spacing_ns, payload, header, frames: [bytes]}}
+//!                    | {mm_app: {periods_ns: [[num, den]], feedback_size}},
 //!            flows: [{index, name, src, dst, stream, route: [link index], hops: [node],
 //!                     delay_ns, reverse_delay_ns,
 //!                     arrival: null | {start_ns, end_ns, lifetime_drawn}}]}]}
@@ -190,7 +191,11 @@ fn groups(sc: &ValidScenario, ex: &Expanded, base_dir: &Path) -> Result<Vec<Valu
                 "header": p.header,
                 "frames": &*g.frames,
             }}),
-            ModelPlan::MmApp { .. } => json!({}),
+            // The periods of its scales (lowest rate first) and the size of its feedback packets.
+            ModelPlan::MmApp { feedback_size } => json!({"mm_app": {
+                "periods_ns": g.mm_periods.iter().map(|p| [int(p.num), int(p.den)]).collect::<Vec<_>>(),
+                "feedback_size": feedback_size,
+            }}),
         };
         let proto = if matches!(g.model, ModelPlan::Tcp { .. }) { "tcp" } else { "udp" };
         let mut flows = Vec::with_capacity(p.len());

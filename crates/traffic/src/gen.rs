@@ -43,6 +43,23 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+/// What an MM_APP flow's source read back from its receiver.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MmReport {
+    /// Feedback datagrams read (each a decision of the receiver).
+    pub feedback_pkts: u64,
+    /// Each change of scale: CLOCK_MONOTONIC ns when it was applied, the new scale index (at
+    /// most [`MAX_SCALE_CHANGES`]; those beyond are counted in `changes_dropped`).
+    pub changes: Vec<(u64, u32)>,
+    pub changes_dropped: u64,
+}
+
+/// The most scale changes a flow's report lists (one per feedback at most: one an RTT).
+pub const MAX_SCALE_CHANGES: usize = 100_000;
+
+/// Feedback datagrams read at most before one send (the rest wait for the next).
+const FEEDBACK_READS: usize = 16;
+
 /// What one flow sent.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct FlowReport {
@@ -59,6 +76,9 @@ pub struct FlowReport {
     /// acknowledged (0: not finished or greedy).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpReport>,
+    /// An MM_APP flow: the feedback it read and the scales it took.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mm: Option<MmReport>,
     /// A flow that asked the router first (PCN or the shaping CAC): what became of it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admission: Option<crate::admission::AdmissionReport>,
@@ -148,7 +168,11 @@ impl Times {
         let mut randomize_ns = 0;
         let (pattern, first) = match (model_plan(&f.model), &f.model) {
             (Some(plan), _) => {
-                let mut src = Source::new(&plan, &[]);
+                let scales: Vec<Period> = match &f.model {
+                    Model::MmApp { periods, .. } => periods.iter().map(period).collect(),
+                    _ => Vec::new(),
+                };
+                let mut src = Source::new(&plan, &scales);
                 // As the simulator's group plan: randomize × the spacing, truncated.
                 randomize_ns = src.spacing_ns().map_or(0, |sp| (f.randomize * sp as f64) as u64);
                 let first = src.first_alone(start, &mut rng).ok_or_else(|| {
@@ -202,6 +226,23 @@ impl Times {
                 src.wire_size(plan).saturating_sub(wire::OVERHEAD).clamp(wire::HEADER as u32, crate::spec::MAX_PAYLOAD)
             }
             Pattern::Replay { rows, next } => rows[*next].1,
+        }
+    }
+
+    /// An MM_APP flow's current scale index.
+    pub fn scale(&self) -> Option<usize> {
+        match &self.pattern {
+            Pattern::Model(Source::Mm(s)) => Some(s.scale()),
+            _ => None,
+        }
+    }
+
+    /// MM_APP feedback says: send at `scale` from the next gap (core's `MmSource::set_scale`);
+    /// true if the scale changed.
+    pub fn set_scale(&mut self, scale: usize) -> bool {
+        match &mut self.pattern {
+            Pattern::Model(Source::Mm(s)) => s.set_scale(scale),
+            _ => false,
         }
     }
 
@@ -268,6 +309,7 @@ fn model_plan(m: &Model) -> Option<ModelPlan> {
             off: PeriodLaw::new(*dist, *off_ns, *shape),
             packetization: *packetization,
         },
+        Model::MmApp { feedback_size, .. } => ModelPlan::MmApp { feedback_size: *feedback_size },
         Model::Vtr { .. } | Model::Replay { .. } | Model::Tcp { .. } => return None,
     })
 }
@@ -354,16 +396,48 @@ fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), TrafficError> {
         if adm.is_some() {
             sock.set_nonblocking(true).map_err(|e| TrafficError::io(format!("flows[{i}].admission"), e))?;
         } else {
+            // An MM_APP flow reads its feedback without waiting ([`read_feedback`]), from the
+            // sink's address only (the socket is connected).
+            if matches!(f.model, Model::MmApp { .. }) {
+                sock.set_nonblocking(true).map_err(|e| TrafficError::io(format!("flows[{i}].model.mm_app"), e))?;
+            }
             sock.connect(f.dst).map_err(|e| TrafficError::io(format!("flows[{i}].dst: cannot reach {}", f.dst), e))?;
         }
         let times = Times::new(f, i, spec.seed, &traces)?;
         if let Some(t) = times.first {
             heap.push(Reverse((t, flows.len())));
         }
-        let report = FlowReport { id: f.id, ..FlowReport::default() };
+        let mm = matches!(f.model, Model::MmApp { .. }).then(MmReport::default);
+        let report = FlowReport { id: f.id, mm, ..FlowReport::default() };
         flows.push(FlowState { spec: f.clone(), times, seq: 0, sock, report, adm });
     }
     Ok((flows, heap))
+}
+
+/// An MM_APP flow's feedback waiting on its socket (at most [`FEEDBACK_READS`] datagrams), each
+/// scale applied in turn before the send now due: as in the simulator, a scale read before a
+/// send changes the gap after it (`MmSource::set_scale` restarts the grid at the send already
+/// scheduled).
+fn read_feedback(f: &mut FlowState) {
+    let mut buf = [0u8; 64];
+    for _ in 0..FEEDBACK_READS {
+        let Ok(n) = f.sock.recv(&mut buf) else { return };
+        let Some((id, scale)) = wire::read_feedback(&buf[..n]) else { continue };
+        if id != f.spec.id {
+            continue;
+        }
+        let changed = f.times.set_scale(scale as usize);
+        let Some(mm) = f.report.mm.as_mut() else { return };
+        mm.feedback_pkts += 1;
+        if changed {
+            let s = f.times.scale().unwrap_or(0) as u32;
+            if mm.changes.len() < MAX_SCALE_CHANGES {
+                mm.changes.push((now_ns(), s));
+            } else {
+                mm.changes_dropped += 1;
+            }
+        }
+    }
 }
 
 /// The schedule tick of the main thread while only TCP senders run (ns).
@@ -410,6 +484,9 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Traff
                 }
                 crate::admission::Step::Stop => continue,
             }
+        }
+        if f.report.mm.is_some() {
+            read_feedback(f);
         }
         // The wait for the answer moved the schedule (0 without admission).
         let shift = f.adm.as_ref().map_or(0, |a| a.shift);

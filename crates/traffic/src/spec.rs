@@ -14,8 +14,9 @@
 //! | field | meaning |
 //! |---|---|
 //! | `payload` | UDP payload bytes: `base + round(Exp(exp_mean))`, at least 24 (the header) |
-//! | `model` | `cbr {period}`, `poisson {mean_gap_ns}`, `on_off {period, on_ns, off_ns, dist, shape, packetization}`, `vtr {trace, frame_ns, spacing_ns, payload, header}`, `replay {file}`, `tcp {bytes, mss, congestion}` |
+//! | `model` | `cbr {period}`, `poisson {mean_gap_ns}`, `on_off {period, on_ns, off_ns, dist, shape, packetization}`, `vtr {trace, frame_ns, spacing_ns, payload, header}`, `mm_app {periods, feedback_size}`, `replay {file}`, `tcp {bytes, mss, congestion}` |
 //! | `vtr_traces` | `{name: [frame bytes, ...]}`: the frame sizes of each VTR group's trace, as the simulator loaded it (`GroupPlan::frames`), shared by the flows whose `vtr.trace` names it; at most [`MAX_VTR_FRAMES`] frames each |
+//! | `model.mm_app` | core's `MmSource` over the `periods` of its scales (`num / den` ns, lowest rate first; at most 32), starting at scale 0; the sink runs `MmReceiver` and sends the scale back to the flow's socket, which the generator reads before each send ([`crate::gen`]); `feedback_size` is the sink's (wire bytes of a feedback packet) |
 //! | `model.vtr` | core's [`qoslab_core::traffic::vtr::VtrPlan`]: frames `frame_ns` apart, cut into packets of `payload` frame bytes `spacing_ns` apart, each `header` bytes more on the wire; the UDP payload is the wire size less 42, at least 24 (the sequence header) |
 //! | `period` | `num / den` ns between packets (the simulator's exact period) |
 //! | `stream` | the flow's RNG stream (the simulator's `flow_stream(group, index)`), drawn with `seed` |
@@ -125,6 +126,12 @@ pub enum Model {
         #[serde(default)]
         header: u32,
     },
+    /// MM_APP's media-scaling source (core's `MmSource`), its scale fed back by the sink.
+    MmApp {
+        periods: Vec<PeriodSpec>,
+        #[serde(default)]
+        feedback_size: u32,
+    },
     Replay {
         file: std::path::PathBuf,
     },
@@ -203,6 +210,12 @@ impl GenSpec {
             if !f.payload.exp_mean.is_finite() || f.payload.exp_mean < 0.0 {
                 bad.push(format!("{}: {}; allowed: a finite mean >= 0", at("payload.exp_mean"), f.payload.exp_mean));
             }
+            if f.admission.is_some() && matches!(f.model, Model::MmApp { .. }) {
+                bad.push(format!(
+                    "{}: on an mm_app flow; allowed: none (its socket reads its feedback, not the router's answers)",
+                    at("admission")
+                ));
+            }
             if let Some(a) = &f.admission {
                 let tcp = matches!(f.model, Model::Tcp { .. });
                 if a.port == 0 || !f.dst.is_ipv4() {
@@ -238,6 +251,16 @@ impl GenSpec {
                     }
                     if *dist == PeriodDist::Pareto && (shape.is_nan() || *shape <= 1.0) {
                         bad.push(format!("{}: {shape}; allowed: > 1 (finite mean)", at("model.on_off.shape")));
+                    }
+                }
+                Model::MmApp { periods, .. } => {
+                    let max = qoslab_core::traffic::mm_app::MAX_SCALES;
+                    if periods.is_empty() || periods.len() > max || periods.iter().any(|p| p.num == 0 || p.den == 0) {
+                        bad.push(format!(
+                            "{}: {} periods; allowed: 1 to {max}, each a positive num and den",
+                            at("model.mm_app.periods"),
+                            periods.len()
+                        ));
                     }
                 }
                 Model::Vtr { trace, frame_ns, spacing_ns, payload, .. } => {

@@ -203,3 +203,45 @@ pub fn write(path: &Path, records: &[Record]) -> std::io::Result<()> {
     }
     std::fs::rename(&tmp, path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_mm_flow_is_named_flow_scales_feedback_size() {
+        assert_eq!("3:5:40".parse::<MmFlow>(), Ok(MmFlow { flow: 3, scales: 5, feedback_size: 40 }));
+        for bad in ["3:5", "3:0:40", "3:33:40", "3:5:0", "x:5:40", "3:5:40:1"] {
+            let e = bad.parse::<MmFlow>().unwrap_err();
+            assert!(e.contains("allowed:"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn an_mm_flows_receiver_sends_its_scale_back_to_the_flows_socket() {
+        let sink = bind(&["127.0.0.1:0".parse().unwrap()]).unwrap().pop().unwrap();
+        let at = sink.local_addr().unwrap();
+        let src = UdpSocket::bind("127.0.0.1:0").unwrap();
+        src.connect(at).unwrap();
+        src.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let mm = [MmFlow { flow: 7, scales: 5, feedback_size: 40 }];
+        let th = {
+            let stop = stop.clone();
+            std::thread::spawn(move || run(vec![sink], stop, &mm))
+        };
+        let mut buf = [0u8; 100];
+        wire::stamp(&mut buf, 7, 0, now_ns());
+        src.send(&buf).unwrap();
+        // The first packet is the first decision: scale 1, in a 12-byte datagram (40 B < 54 B).
+        let mut fb = [0u8; 64];
+        let n = src.recv(&mut fb).unwrap();
+        assert_eq!((n, wire::read_feedback(&fb[..n])), (wire::FEEDBACK_HEADER, Some((7, 1))));
+        stop.store(true, Ordering::SeqCst);
+        let (records, counts) = th.join().unwrap();
+        assert_eq!(records.len(), 1);
+        assert_eq!(counts.len(), 1);
+        assert!(counts[0].feedback_pkts >= 1 && counts[0].sent_ns.len() as u64 == counts[0].feedback_pkts);
+        assert_eq!(counts[0].feedback_bytes, counts[0].feedback_pkts * 54);
+    }
+}

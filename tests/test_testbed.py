@@ -122,13 +122,6 @@ def test_tcp_rules_the_kernel_cannot_follow_are_refused() -> None:
     assert "the kernel follows its own rules" in msgs["traffic.0.tcp.stack"]
     assert "allowed: false" in msgs["traffic.0.tcp.limited_transmit"]
 
-    def mm_app(echo: dict[str, Any]) -> None:
-        g = echo["traffic"][0]
-        g["model"] = "mm_app"
-        del g["tcp"]
-
-    assert "'mm_app' is not supported on the testbed yet" in unsupported(_edited(_echo(reno), mm_app))[0].message
-
 
 PL = ROOT / "tests" / "scenarios" / "testbed" / "parking_lot.toml"
 
@@ -414,6 +407,74 @@ def test_randomize_and_send_jitter_reach_the_generator_as_the_simulators_shifts(
     for extra in (["traffic.0.randomize=0.2"], ["traffic.0.send_jitter.dist=uniform", "traffic.0.send_jitter.max=1ms"]):
         with pytest.raises(qoslab.ConfigError, match="not to model ftp"):
             _echo(ROOT / "tests" / "scenarios" / "testbed" / "reno_red.toml", *extra)
+
+
+VTR = ROOT / "tests" / "scenarios" / "testbed" / "vtr_small.toml"
+
+
+def test_a_vtr_groups_model_carries_the_frames_the_simulator_loads(tmp_path: Path) -> None:
+    """A VTR group's source in ``Scenario.model()`` is its trace as the simulator loads it (the
+    synthetic generator's or a file's frames) with its packetization; its flows' generator specs
+    name the trace by the group, which the runner writes into the spec once; a trace longer than
+    the spec carries is refused at ``trace``."""
+    from qoslab.testbed.plan import MAX_VTR_FRAMES, vtr_frames
+
+    sc = _echo(VTR)
+    v = sc.model["groups"][0]["source"]["vtr"]
+    assert {k: v[k] for k in v if k != "frames"} == {
+        "frame_ns": 40_000_000,
+        "spacing_ns": 1_000_000,
+        "payload": 1458,
+        "header": 42,
+    }
+    # The synthetic trace's default length, its mean rate 769 kb/s at 25 frames/s.
+    assert len(v["frames"]) == 180_000 and abs(sum(v["frames"]) * 8 / 180_000 * 25 / 769e3 - 1) < 0.01
+    plan, problems = make_plan(sc)
+    assert problems == [] and plan is not None and len(plan.flows) == 10
+    assert plan.flows[3].spec["model"] == {
+        "vtr": {"trace": "video", "frame_ns": 40_000_000, "spacing_ns": 1_000_000, "payload": 1458, "header": 42}
+    }
+    assert plan.flows[3].spec["payload"] == {"base": 1458, "exp_mean": 0.0}
+    assert vtr_frames(plan.model, "video") == v["frames"]
+    # A trace file: its rows' sizes, as written.
+    trace = tmp_path / "t.trace"
+    trace.write_text("# time_s size_bytes\n0 1200\n0.04 0\n0.08 3100\n0.12 10\n")
+
+    def from_file(echo: dict[str, Any]) -> None:
+        echo["traffic"][0]["trace"] = str(trace)
+
+    v = _edited(sc, from_file).model["groups"][0]["source"]["vtr"]
+    assert v["frames"] == [1200, 0, 3100, 10] and v["frame_ns"] == 40_000_000
+    # Bounded: the simulator's longest synthetic trace is longer than the generator's spec carries.
+    long = _echo(VTR, f"traffic.0.trace.synthetic.frames={MAX_VTR_FRAMES + 1}")
+    msgs = [str(p) for p in unsupported(long)]
+    assert msgs == [
+        f"traffic.0.trace: {MAX_VTR_FRAMES + 1} frames; allowed: at most 1,000,000 on the testbed (the "
+        "generator's spec carries the trace)"
+    ], msgs
+
+
+def test_an_mm_app_group_runs_its_scales_in_the_generator_and_its_receiver_in_the_sink() -> None:
+    """An MM_APP group's source is the simulator's periods of its scales and its feedback size;
+    the runner gives the sink each flow's receiver (``--mm FLOW:SCALES:FEEDBACK_SIZE``); a flow
+    that would ask admission is refused (its socket reads its feedback)."""
+    sc = _echo(ROOT / "tests" / "scenarios" / "testbed" / "mm_small.toml")
+    mm = sc.model["groups"][0]["source"]["mm_app"]
+    assert mm == {
+        "feedback_size": 40,
+        "periods_ns": [[8_000_000_000_000, k * 1000] for k in (300, 500, 700, 900, 1100)],
+    }
+    plan, problems = make_plan(sc)
+    assert problems == [] and plan is not None and len(plan.flows) == 4
+    assert plan.flows[1].spec["model"] == {
+        "mm_app": {"periods": [{"num": n, "den": d} for n, d in mm["periods_ns"]], "feedback_size": 40}
+    }
+    from qoslab.testbed.plan import _check_mm_admission
+
+    bad: list[Any] = []
+    plan.flows[1].spec["admission"] = {"port": 7400, "rate_bps": 1e6}
+    _check_mm_admission(plan.flows, bad)
+    assert [b.path for b in bad] == ["traffic.0.model"] and "ask admission" in bad[0].message
 
 
 def test_what_the_testbed_refuses_are_names_the_core_knows() -> None:

@@ -711,6 +711,98 @@ def test_a_lossy_emulated_link_loses_what_the_simulators_loses() -> None:
     assert time.monotonic() - t < 60 * runs
 
 
+VTR = ROOT / "tests" / "scenarios" / "testbed" / "vtr_small.toml"
+
+
+def test_vtr_flows_on_real_packets_send_the_simulators_packets() -> None:
+    """VTR on real packets: 10 flows of the synthetic trace (769 kb/s each, 1500 B packets 1 ms
+    apart within a 40 ms frame) into a 20 Mb/s FIFO of 1000 packets that loses nothing, 12 s.
+    The generator plays core's ``Vtr`` from the start frame the simulator draws from the flow's
+    stream, so the tolerances, stated before the runs, are: each flow's sent packets equal to
+    the simulator's exactly (the same schedule; a late packet is sent late, not dropped); its
+    sent bytes at least the simulator's and at most 23 B a frame more (a frame's last packet
+    below 66 B on the wire is padded to the 24-byte sequence header: at most 23 B, one packet a
+    frame; 12 s hold at most 301 frames of a flow); the group's throughput and loss within
+    qoslab.compare's tolerances, and no drop in either world."""
+    t = time.monotonic()
+    sc = qoslab.load(VTR)
+    sim = qoslab.run(sc)
+    frames = int(sc.model["duration_ns"] // sc.model["groups"][0]["source"]["vtr"]["frame_ns"]) + 1
+
+    def judge(real: qoslab.Result) -> None:
+        a = sim.flows.set_index("name")
+        b = real.flows.set_index("name").loc[a.index]
+        print("vtr: sent pkts", list(a["sent_pkts"]), "bytes sim", list(a["sent_bytes"]))
+        print("vtr: testbed - simulator bytes", list(b["sent_bytes"] - a["sent_bytes"]))
+        assert (b["sent_pkts"] == a["sent_pkts"]).all(), (list(a["sent_pkts"]), list(b["sent_pkts"]))
+        extra = b["sent_bytes"] - a["sent_bytes"]
+        assert ((extra >= 0) & (extra <= 23 * frames)).all(), list(extra)
+        g = compare(sim, real)["groups"]["video"]
+        print("vtr: throughput", g["throughput_bps"], "loss", g["loss"])
+        assert g["throughput_bps"]["within"] and g["loss"]["within"], g
+        for res in (sim, real):
+            assert int(res.queues["drops"].sum()) == 0
+
+    _real, runs = judged_run(sc, judge)
+    assert time.monotonic() - t < 60 * runs
+
+
+MM = ROOT / "tests" / "scenarios" / "testbed" / "mm_small.toml"
+
+
+def _mm_figures(res: qoslab.Result) -> dict[str, float]:
+    """MM_APP's figures of a run: the time-weighted mean scale index over the flows' lives (scale
+    0 from a flow's start to its first ``mm_scale``), the group's loss, and the scale-downs."""
+    ev = res.events[res.events["kind"] == "mm_scale"]
+    total, span, downs = 0.0, 0.0, 0
+    for _, f in res.flows.iterrows():
+        t, scale = float(f["start_s"]), 0
+        for _, e in ev[ev["entity"] == f["name"]].sort_values("t_s").iterrows():
+            new = int(str(e["detail"]).removeprefix("scale="))
+            total += scale * (float(e["t_s"]) - t)
+            downs += new < scale
+            t, scale = float(e["t_s"]), new
+        total += scale * (float(f["end_s"]) - t)
+        span += float(f["end_s"]) - float(f["start_s"])
+    sent, dropped = res.flows["sent_pkts"].sum(), res.flows["dropped_pkts"].sum()
+    return {"mean_scale": total / span, "loss": float(dropped / sent), "scale_downs": float(downs)}
+
+
+def test_mm_app_flows_on_real_packets_scale_as_the_simulators() -> None:
+    """MM_APP on real packets: 4 media-scaling flows (300 to 1100 kb/s) into a 2 Mb/s FIFO of 20
+    packets, 15 s: they lose packets, halve their scale and climb again. The generator runs
+    core's MmSource, the sink core's MmReceiver, feedback on the wire. The decisions depend on
+    when losses fall relative to each flow's RTT timer, which the host's timing moves as a
+    different seed's start jitter does, so the tolerances, stated before the runs, are the
+    simulator's range over seeds 1-5, widened: the mean scale index by 5 % of the mean rate (the
+    throughput tolerance of qoslab.compare) in scale steps of 200 kb/s; the loss by compare's 1
+    point. The group's throughput (the bottleneck's) within compare's 5 %; every run scales down;
+    on the testbed each flow read every feedback the sink sent before the flow's end but at most
+    one (sent after the flow's last packet; the reverse path drops nothing)."""
+    t = time.monotonic()
+    sc = qoslab.load(MM)
+    sim = qoslab.run(sc)
+    seeds = [_mm_figures(qoslab.run(sc, seed=k)) for k in range(1, 6)]
+    lo = min(s["mean_scale"] for s in seeds)
+    tol = {"mean_scale": 0.05 * (300e3 + 200e3 * lo) / 200e3, "loss": 0.01}
+    assert all(s["scale_downs"] > 0 for s in seeds)
+
+    def judge(real: qoslab.Result) -> None:
+        fig = _mm_figures(real)
+        assert fig["scale_downs"] > 0, fig
+        _within_seed_range({k: fig[k] for k in tol}, seeds, tol, "mm_app")
+        g = compare(sim, real)["groups"]["mm"]
+        print("mm_app: throughput", g["throughput_bps"])
+        assert g["throughput_bps"]["within"], g["throughput_bps"]
+        f = real.flows
+        print("mm_app feedback: sent", list(f["reverse_sent_pkts"]), "read", list(f["reverse_delivered_pkts"]))
+        assert (f["reverse_sent_pkts"] > 0).all()
+        assert ((f["reverse_sent_pkts"] - f["reverse_delivered_pkts"]).between(0, 1)).all()
+
+    _real, runs = judged_run(sc, judge)
+    assert time.monotonic() - t < 60 * runs
+
+
 TCP_CAC = ROOT / "tests" / "scenarios" / "testbed" / "tcp_cac.toml"
 
 

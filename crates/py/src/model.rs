@@ -6,7 +6,7 @@
 //! specs serialized by the scenario model with
 //! `qoslab_scenario::units::numeric` (rates in bit/s, durations in ns,
 //! sizes in bytes, limits as `{packets, bytes}`), each group's period and
-//! times, marks and TCP settings from `qoslab_sim::traffic::plan_groups`, flows' RNG streams
+//! times, marks, TCP settings and VTR frames from `qoslab_sim::traffic::plan_groups`, flows' RNG streams
 //! from `qoslab_sim::traffic::flow_stream`.
 //!
 //! ```text
@@ -19,7 +19,9 @@
 //!  groups: [{index, name, model, proto, src_choice, srcs, dsts, fixed_flows,
 //!            start_ns, stop_ns, start_jitter_ns, randomize, send_jitter_max_ns, class, dscp,
 //!            header_bytes, payload_mean_bytes, mean_wire_bps, spec: {...},
-//!            source: {period_ns: [num, den], packetization?} | {mean_gap_ns} | {tcp: {...}} | {},
+//!            source: {period_ns: [num, den], packetization?} | {mean_gap_ns} | {tcp: {...}}
+//!                    | {vtr: {frame_ns, spacing_ns, payload, header, frames: [bytes]}}
+//!                    | {mm_app: {periods_ns: [[num, den]], feedback_size}},
 //!            flows: [{index, name, src, dst, stream, route: [link index], hops: [node],
 //!                     delay_ns, reverse_delay_ns,
 //!                     arrival: null | {start_ns, end_ns, lifetime_drawn}}]}]}
@@ -181,7 +183,19 @@ fn groups(sc: &ValidScenario, ex: &Expanded, base_dir: &Path) -> Result<Vec<Valu
                 "delayed_ack": sink_delay.is_some(),
                 "bytes": bytes,
             }}),
-            ModelPlan::MmApp { .. } | ModelPlan::Vtr(_) => json!({}),
+            // The trace as the simulator loaded it: the generator plays it with core's `Vtr`.
+            ModelPlan::Vtr(p) => json!({"vtr": {
+                "frame_ns": p.frame,
+                "spacing_ns": p.spacing,
+                "payload": p.payload,
+                "header": p.header,
+                "frames": &*g.frames,
+            }}),
+            // The periods of its scales (lowest rate first) and the size of its feedback packets.
+            ModelPlan::MmApp { feedback_size } => json!({"mm_app": {
+                "periods_ns": g.mm_periods.iter().map(|p| [int(p.num), int(p.den)]).collect::<Vec<_>>(),
+                "feedback_size": feedback_size,
+            }}),
         };
         let proto = if matches!(g.model, ModelPlan::Tcp { .. }) { "tcp" } else { "udp" };
         let mut flows = Vec::with_capacity(p.len());

@@ -32,6 +32,7 @@ use crate::wire;
 use qoslab_core::rng::Rng;
 use qoslab_core::traffic::cbr::Period;
 use qoslab_core::traffic::on_off::PeriodLaw;
+use qoslab_core::traffic::vtr::{Vtr, VtrPlan};
 use qoslab_core::traffic::{jitter, ModelPlan, SizeModel, Source};
 use qoslab_core::units::{Dur, Time};
 use serde::Serialize;
@@ -40,6 +41,24 @@ use std::collections::BinaryHeap;
 use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// What an MM_APP flow's source read back from its receiver.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MmReport {
+    /// Feedback datagrams read (each a decision of the receiver).
+    pub feedback_pkts: u64,
+    /// Each change of scale: CLOCK_MONOTONIC ns when it was applied, the new scale index (at
+    /// most [`MAX_SCALE_CHANGES`]; those beyond are counted in `changes_dropped`).
+    pub changes: Vec<(u64, u32)>,
+    pub changes_dropped: u64,
+}
+
+/// The most scale changes a flow's report lists (one per feedback at most: one an RTT).
+pub const MAX_SCALE_CHANGES: usize = 100_000;
+
+/// Feedback datagrams read at most before one send (the rest wait for the next).
+const FEEDBACK_READS: usize = 16;
 
 /// What one flow sent.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -57,6 +76,9 @@ pub struct FlowReport {
     /// acknowledged (0: not finished or greedy).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpReport>,
+    /// An MM_APP flow: the feedback it read and the scales it took.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mm: Option<MmReport>,
     /// A flow that asked the router first (PCN or the shaping CAC): what became of it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admission: Option<crate::admission::AdmissionReport>,
@@ -91,7 +113,24 @@ pub struct GenReport {
 
 enum Pattern {
     Model(Source),
-    Replay { rows: Vec<(u64, u32)>, next: usize },
+    /// A video trace: core's `Vtr` over its group's frames (shared by the group's flows).
+    Vtr {
+        src: Vtr,
+        plan: VtrPlan,
+        frames: Arc<[u32]>,
+    },
+    Replay {
+        rows: Vec<(u64, u32)>,
+        next: usize,
+    },
+}
+
+/// Each VTR trace of a spec, shared by its flows.
+pub type Traces = std::collections::BTreeMap<String, Arc<[u32]>>;
+
+/// The spec's VTR traces, each shared by its flows.
+pub fn traces(spec: &GenSpec) -> Traces {
+    spec.vtr_traces.iter().map(|(k, v)| (k.clone(), Arc::from(v.as_slice()))).collect()
 }
 
 /// A flow's send times and payload sizes, drawn as the simulator draws them (no socket).
@@ -109,8 +148,8 @@ pub struct Times {
 
 impl Times {
     /// Flow `f` (index `i` in the spec, for errors) of a run with `seed`: its stream, the start
-    /// jitter drawn first, its source's first send time.
-    pub fn new(f: &FlowSpec, i: usize, seed: u64) -> Result<Times, TrafficError> {
+    /// jitter drawn first, its source's first send time (a VTR flow's frames from `traces`).
+    pub fn new(f: &FlowSpec, i: usize, seed: u64, traces: &Traces) -> Result<Times, TrafficError> {
         let mut rng = qoslab_core::rng::stream(seed, f.stream);
         if f.lifetime_drawn {
             qoslab_core::traffic::exp_ns(&mut rng, 1.0);
@@ -127,9 +166,13 @@ impl Times {
             SizeModel::Fixed { wire: f.payload.base }
         };
         let mut randomize_ns = 0;
-        let (pattern, first) = match model_plan(&f.model) {
-            Some(plan) => {
-                let mut src = Source::new(&plan, &[]);
+        let (pattern, first) = match (model_plan(&f.model), &f.model) {
+            (Some(plan), _) => {
+                let scales: Vec<Period> = match &f.model {
+                    Model::MmApp { periods, .. } => periods.iter().map(period).collect(),
+                    _ => Vec::new(),
+                };
+                let mut src = Source::new(&plan, &scales);
                 // As the simulator's group plan: randomize × the spacing, truncated.
                 randomize_ns = src.spacing_ns().map_or(0, |sp| (f.randomize * sp as f64) as u64);
                 let first = src.first_alone(start, &mut rng).ok_or_else(|| {
@@ -137,14 +180,29 @@ impl Times {
                 })?;
                 (Pattern::Model(src), Some(first.0))
             }
-            None => {
-                let Model::Replay { file } = &f.model else {
-                    return Err(TrafficError::field(format!("flows[{i}].model"), "a TCP flow has no send schedule"));
-                };
+            (None, Model::Vtr { trace, frame_ns, spacing_ns, payload, header }) => {
+                let frames = traces.get(trace).cloned().ok_or_else(|| {
+                    TrafficError::field(
+                        format!("flows[{i}].model.vtr.trace"),
+                        format!("{trace:?} is not in vtr_traces"),
+                    )
+                })?;
+                let plan = VtrPlan { frame: *frame_ns, spacing: *spacing_ns, payload: *payload, header: *header };
+                // As the simulator's group plan and its `GroupSource::first`: randomize × the
+                // spacing, the start frame drawn from the flow's stream after its start jitter.
+                randomize_ns = (f.randomize * plan.spacing as f64) as u64;
+                let mut src = Vtr::new();
+                let first = src.first(start, &frames, &mut rng);
+                (Pattern::Vtr { src, plan, frames }, Some(first.0))
+            }
+            (None, Model::Replay { file }) => {
                 let rows = read_replay(file)
                     .map_err(|e| TrafficError::field(format!("flows[{i}].model.replay.file"), e.to_string()))?;
                 let first = rows.first().map(|r| start.0 + r.0);
                 (Pattern::Replay { rows, next: 0 }, first)
+            }
+            (None, _) => {
+                return Err(TrafficError::field(format!("flows[{i}].model"), "a TCP flow has no send schedule"));
             }
         };
         Ok(Times {
@@ -162,7 +220,29 @@ impl Times {
     pub fn payload(&mut self) -> u32 {
         match &mut self.pattern {
             Pattern::Model(_) => self.size.sample(&mut self.rng).clamp(wire::HEADER as u32, crate::spec::MAX_PAYLOAD),
+            // The trace's wire size less the UDP/IPv4/Ethernet headers; a frame's short last
+            // packet is padded to the sequence header (docs/testbed.md, "Traffic").
+            Pattern::Vtr { src, plan, .. } => {
+                src.wire_size(plan).saturating_sub(wire::OVERHEAD).clamp(wire::HEADER as u32, crate::spec::MAX_PAYLOAD)
+            }
             Pattern::Replay { rows, next } => rows[*next].1,
+        }
+    }
+
+    /// An MM_APP flow's current scale index.
+    pub fn scale(&self) -> Option<usize> {
+        match &self.pattern {
+            Pattern::Model(Source::Mm(s)) => Some(s.scale()),
+            _ => None,
+        }
+    }
+
+    /// MM_APP feedback says: send at `scale` from the next gap (core's `MmSource::set_scale`);
+    /// true if the scale changed.
+    pub fn set_scale(&mut self, scale: usize) -> bool {
+        match &mut self.pattern {
+            Pattern::Model(Source::Mm(s)) => s.set_scale(scale),
+            _ => false,
         }
     }
 
@@ -173,6 +253,10 @@ impl Times {
             Pattern::Model(src) => src
                 .next_alone(Time(t), &mut self.rng)
                 .map(|n| shifted(n.0, self.randomize_ns, self.send_jitter_max_ns, &mut self.rng)),
+            Pattern::Vtr { src, plan, frames } => {
+                let n = src.next_send(plan, frames);
+                Some(shifted(n.0, self.randomize_ns, self.send_jitter_max_ns, &mut self.rng))
+            }
             Pattern::Replay { rows, next } => {
                 *next += 1;
                 rows.get(*next).map(|r| t - rows[*next - 1].0 + r.0)
@@ -184,7 +268,7 @@ impl Times {
 
 /// Every `(send time, payload)` of flow `i` of `spec`, as [`run`] sends them (no socket).
 pub fn send_times(spec: &GenSpec, i: usize) -> Result<Vec<(u64, u32)>, TrafficError> {
-    let mut times = Times::new(&spec.flows[i], i, spec.seed)?;
+    let mut times = Times::new(&spec.flows[i], i, spec.seed, &traces(spec))?;
     let mut out = Vec::new();
     let mut t = times.first;
     while let Some(now) = t {
@@ -225,7 +309,8 @@ fn model_plan(m: &Model) -> Option<ModelPlan> {
             off: PeriodLaw::new(*dist, *off_ns, *shape),
             packetization: *packetization,
         },
-        Model::Replay { .. } | Model::Tcp { .. } => return None,
+        Model::MmApp { feedback_size, .. } => ModelPlan::MmApp { feedback_size: *feedback_size },
+        Model::Vtr { .. } | Model::Replay { .. } | Model::Tcp { .. } => return None,
     })
 }
 
@@ -297,6 +382,7 @@ fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), TrafficError> {
     ensure_fds(sockets)?;
     let mut flows = Vec::with_capacity(spec.flows.len());
     let mut heap = BinaryHeap::new();
+    let traces = traces(spec);
     for (i, f) in spec.flows.iter().enumerate() {
         if matches!(f.model, Model::Tcp { .. }) {
             continue; // sent by its own thread (crate::tcp)
@@ -310,16 +396,48 @@ fn prepare(spec: &GenSpec) -> Result<(Vec<FlowState>, Schedule), TrafficError> {
         if adm.is_some() {
             sock.set_nonblocking(true).map_err(|e| TrafficError::io(format!("flows[{i}].admission"), e))?;
         } else {
+            // An MM_APP flow reads its feedback without waiting ([`read_feedback`]), from the
+            // sink's address only (the socket is connected).
+            if matches!(f.model, Model::MmApp { .. }) {
+                sock.set_nonblocking(true).map_err(|e| TrafficError::io(format!("flows[{i}].model.mm_app"), e))?;
+            }
             sock.connect(f.dst).map_err(|e| TrafficError::io(format!("flows[{i}].dst: cannot reach {}", f.dst), e))?;
         }
-        let times = Times::new(f, i, spec.seed)?;
+        let times = Times::new(f, i, spec.seed, &traces)?;
         if let Some(t) = times.first {
             heap.push(Reverse((t, flows.len())));
         }
-        let report = FlowReport { id: f.id, ..FlowReport::default() };
+        let mm = matches!(f.model, Model::MmApp { .. }).then(MmReport::default);
+        let report = FlowReport { id: f.id, mm, ..FlowReport::default() };
         flows.push(FlowState { spec: f.clone(), times, seq: 0, sock, report, adm });
     }
     Ok((flows, heap))
+}
+
+/// An MM_APP flow's feedback waiting on its socket (at most [`FEEDBACK_READS`] datagrams), each
+/// scale applied in turn before the send now due: as in the simulator, a scale read before a
+/// send changes the gap after it (`MmSource::set_scale` restarts the grid at the send already
+/// scheduled).
+fn read_feedback(f: &mut FlowState) {
+    let mut buf = [0u8; 64];
+    for _ in 0..FEEDBACK_READS {
+        let Ok(n) = f.sock.recv(&mut buf) else { return };
+        let Some((id, scale)) = wire::read_feedback(&buf[..n]) else { continue };
+        if id != f.spec.id {
+            continue;
+        }
+        let changed = f.times.set_scale(scale as usize);
+        let Some(mm) = f.report.mm.as_mut() else { return };
+        mm.feedback_pkts += 1;
+        if changed {
+            let s = f.times.scale().unwrap_or(0) as u32;
+            if mm.changes.len() < MAX_SCALE_CHANGES {
+                mm.changes.push((now_ns(), s));
+            } else {
+                mm.changes_dropped += 1;
+            }
+        }
+    }
 }
 
 /// The schedule tick of the main thread while only TCP senders run (ns).
@@ -366,6 +484,9 @@ pub fn run(spec: &GenSpec, stop: &'static AtomicBool) -> Result<GenReport, Traff
                 }
                 crate::admission::Step::Stop => continue,
             }
+        }
+        if f.report.mm.is_some() {
+            read_feedback(f);
         }
         // The wait for the answer moved the schedule (0 without admission).
         let shift = f.adm.as_ref().map_or(0, |a| a.shift);

@@ -14,7 +14,10 @@
 //! | field | meaning |
 //! |---|---|
 //! | `payload` | UDP payload bytes: `base + round(Exp(exp_mean))`, at least 24 (the header) |
-//! | `model` | `cbr {period}`, `poisson {mean_gap_ns}`, `on_off {period, on_ns, off_ns, dist, shape, packetization}`, `replay {file}`, `tcp {bytes, mss, congestion}` |
+//! | `model` | `cbr {period}`, `poisson {mean_gap_ns}`, `on_off {period, on_ns, off_ns, dist, shape, packetization}`, `vtr {trace, frame_ns, spacing_ns, payload, header}`, `mm_app {periods, feedback_size}`, `replay {file}`, `tcp {bytes, mss, congestion}` |
+//! | `vtr_traces` | `{name: [frame bytes, ...]}`: the frame sizes of each VTR group's trace, as the simulator loaded it (`GroupPlan::frames`), shared by the flows whose `vtr.trace` names it; at most [`MAX_VTR_FRAMES`] frames each |
+//! | `model.mm_app` | core's `MmSource` over the `periods` of its scales (`num / den` ns, lowest rate first; at most 32), starting at scale 0; the sink runs `MmReceiver` and sends the scale back to the flow's socket, which the generator reads before each send ([`crate::gen`]); `feedback_size` is the sink's (wire bytes of a feedback packet) |
+//! | `model.vtr` | core's [`qoslab_core::traffic::vtr::VtrPlan`]: frames `frame_ns` apart, cut into packets of `payload` frame bytes `spacing_ns` apart, each `header` bytes more on the wire; the UDP payload is the wire size less 42, at least 24 (the sequence header) |
 //! | `period` | `num / den` ns between packets (the simulator's exact period) |
 //! | `stream` | the flow's RNG stream (the simulator's `flow_stream(group, index)`), drawn with `seed` |
 //! | `jitter_ns` | the flow starts at `start_ns + U(0, jitter_ns)`, drawn first from its stream |
@@ -38,6 +41,9 @@ pub struct GenSpec {
     #[serde(default)]
     pub seed: u64,
     pub flows: Vec<FlowSpec>,
+    /// VTR groups' frame sizes, by name (`model.vtr.trace`).
+    #[serde(default)]
+    pub vtr_traces: std::collections::BTreeMap<String, Vec<u32>>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -108,6 +114,24 @@ pub enum Model {
         #[serde(default)]
         packetization: Packetization,
     },
+    /// A video trace played with core's `Vtr` from a random frame ([`GenSpec::vtr_traces`]).
+    Vtr {
+        /// The name of its frames in `vtr_traces`.
+        trace: String,
+        frame_ns: u64,
+        spacing_ns: u64,
+        /// Frame bytes in a full packet.
+        payload: u32,
+        /// Bytes each packet adds on the wire (the scenario's `header`).
+        #[serde(default)]
+        header: u32,
+    },
+    /// MM_APP's media-scaling source (core's `MmSource`), its scale fed back by the sink.
+    MmApp {
+        periods: Vec<PeriodSpec>,
+        #[serde(default)]
+        feedback_size: u32,
+    },
     Replay {
         file: std::path::PathBuf,
     },
@@ -134,10 +158,23 @@ fn default_shape() -> f64 {
 /// The largest UDP payload sent (a 1500-byte MTU less IPv4 and UDP headers).
 pub const MAX_PAYLOAD: u32 = 1472;
 
+/// The most frames a VTR trace may hold in a spec (over 11 hours at 25 frames/s): the spec
+/// stays a few MB.
+pub const MAX_VTR_FRAMES: usize = 1_000_000;
+
 impl GenSpec {
     /// Every problem of the spec, each naming its field and what is allowed.
     pub fn check(&self) -> Vec<String> {
         let mut bad = Vec::new();
+        for (name, frames) in &self.vtr_traces {
+            if frames.len() > MAX_VTR_FRAMES || !frames.iter().any(|&s| s > 0) {
+                bad.push(format!(
+                    "vtr_traces.{name}: {} frames{}; allowed: 1 to {MAX_VTR_FRAMES} frames, one above 0 bytes",
+                    frames.len(),
+                    if frames.iter().any(|&s| s > 0) { "" } else { ", none above 0 bytes" }
+                ));
+            }
+        }
         let mut ids = std::collections::HashSet::new();
         for (i, f) in self.flows.iter().enumerate() {
             let at = |field: &str| format!("flows[{i}].{field}");
@@ -172,6 +209,12 @@ impl GenSpec {
             }
             if !f.payload.exp_mean.is_finite() || f.payload.exp_mean < 0.0 {
                 bad.push(format!("{}: {}; allowed: a finite mean >= 0", at("payload.exp_mean"), f.payload.exp_mean));
+            }
+            if f.admission.is_some() && matches!(f.model, Model::MmApp { .. }) {
+                bad.push(format!(
+                    "{}: on an mm_app flow; allowed: none (its socket reads its feedback, not the router's answers)",
+                    at("admission")
+                ));
             }
             if let Some(a) = &f.admission {
                 let tcp = matches!(f.model, Model::Tcp { .. });
@@ -208,6 +251,27 @@ impl GenSpec {
                     }
                     if *dist == PeriodDist::Pareto && (shape.is_nan() || *shape <= 1.0) {
                         bad.push(format!("{}: {shape}; allowed: > 1 (finite mean)", at("model.on_off.shape")));
+                    }
+                }
+                Model::MmApp { periods, .. } => {
+                    let max = qoslab_core::traffic::mm_app::MAX_SCALES;
+                    if periods.is_empty() || periods.len() > max || periods.iter().any(|p| p.num == 0 || p.den == 0) {
+                        bad.push(format!(
+                            "{}: {} periods; allowed: 1 to {max}, each a positive num and den",
+                            at("model.mm_app.periods"),
+                            periods.len()
+                        ));
+                    }
+                }
+                Model::Vtr { trace, frame_ns, spacing_ns, payload, .. } => {
+                    if !self.vtr_traces.contains_key(trace) {
+                        bad.push(format!("{}: {trace:?}; allowed: a name of vtr_traces", at("model.vtr.trace")));
+                    }
+                    if *frame_ns == 0 || *spacing_ns == 0 || *payload == 0 {
+                        bad.push(format!(
+                            "{}: frame_ns {frame_ns}, spacing_ns {spacing_ns}, payload {payload}; allowed: positive",
+                            at("model.vtr")
+                        ));
                     }
                 }
                 Model::Tcp { mss, congestion, .. } => {
@@ -298,6 +362,24 @@ mod tests {
         both.flows[0].randomize = 1.0;
         let m = both.check().join("\n");
         assert!(m.contains("flows[0].randomize: 1; allowed: 0 to below 1"), "{m}");
+    }
+
+    #[test]
+    fn a_vtr_flow_names_a_bounded_trace_of_the_spec() {
+        let vtr = r#"{"vtr": {"trace": "video", "frame_ns": 40000000, "spacing_ns": 1000000, "payload": 1458}}"#;
+        let mut s = spec(vtr, 1458);
+        let m = s.check().join("\n");
+        assert!(m.contains(r#"flows[0].model.vtr.trace: "video"; allowed: a name of vtr_traces"#), "{m}");
+        s.vtr_traces.insert("video".into(), vec![0, 700]);
+        assert!(s.check().is_empty(), "{:?}", s.check());
+        s.vtr_traces.insert("video".into(), vec![0; 3]);
+        let m = s.check().join("\n");
+        assert!(m.contains("vtr_traces.video: 3 frames, none above 0 bytes; allowed: 1 to 1000000 frames"), "{m}");
+        s.vtr_traces.insert("video".into(), vec![1; MAX_VTR_FRAMES + 1]);
+        let m = s.check().join("\n");
+        assert!(m.contains("vtr_traces.video: 1000001 frames; allowed: 1 to 1000000 frames"), "{m}");
+        let e = serde_json::from_str::<GenSpec>(r#"{"t0_ns": 1, "flows": [], "vtr_traces": {"v": [-1]}}"#);
+        assert!(e.is_err());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! ```text
 //! payload: magic "QLT1" (4 B) | flow id u32 | sequence u64 | send time u64 (ns, CLOCK_MONOTONIC) | zeros
 //! record:  flow id u32 | wire size u32 | sequence u64 | send ns u64 | receive ns u64     (32 B, little-endian)
+//! MM_APP feedback (sink to source): magic "QLF1" (4 B) | flow id u32 | scale index u32 | zeros
 //! ```
 //!
 //! Wire size is the Ethernet frame without its FCS: UDP payload + 8 + 20
@@ -16,6 +17,32 @@ pub const OVERHEAD: u32 = 42;
 pub const MAGIC: [u8; 4] = *b"QLT1";
 /// Bytes of one sink record.
 pub const RECORD: usize = 32;
+
+/// Bytes of an MM_APP feedback datagram's header.
+pub const FEEDBACK_HEADER: usize = 12;
+pub const FEEDBACK_MAGIC: [u8; 4] = *b"QLF1";
+
+/// The UDP payload of a feedback packet of `wire` bytes on the wire: `wire - 42`, at least its
+/// header (a scenario's default 40 B is 54 B on the testbed).
+pub fn feedback_payload(wire: u32) -> usize {
+    (wire.saturating_sub(OVERHEAD) as usize).clamp(FEEDBACK_HEADER, crate::spec::MAX_PAYLOAD as usize)
+}
+
+/// Writes a feedback header into the first [`FEEDBACK_HEADER`] bytes of `buf`.
+pub fn stamp_feedback(buf: &mut [u8], flow: u32, scale: u32) {
+    buf[0..4].copy_from_slice(&FEEDBACK_MAGIC);
+    buf[4..8].copy_from_slice(&flow.to_le_bytes());
+    buf[8..12].copy_from_slice(&scale.to_le_bytes());
+}
+
+/// Reads a feedback header: `(flow, scale)`, or `None` for a datagram that is not one.
+pub fn read_feedback(buf: &[u8]) -> Option<(u32, u32)> {
+    if buf.len() < FEEDBACK_HEADER || buf[0..4] != FEEDBACK_MAGIC {
+        return None;
+    }
+    let u32_at = |i: usize| u32::from_le_bytes(buf[i..i + 4].try_into().expect("4 bytes"));
+    Some((u32_at(4), u32_at(8)))
+}
 
 /// Writes the header into the first [`HEADER`] bytes of `buf`.
 pub fn stamp(buf: &mut [u8], flow: u32, seq: u64, send_ns: u64) {
@@ -69,6 +96,16 @@ mod tests {
         assert_eq!(read(&b[..23]), None);
         b[0] = b'X';
         assert_eq!(read(&b), None);
+    }
+
+    #[test]
+    fn feedback_round_trips_and_is_at_least_its_header() {
+        let mut b = [0u8; 20];
+        stamp_feedback(&mut b, 9, 3);
+        assert_eq!(read_feedback(&b), Some((9, 3)));
+        assert_eq!(read_feedback(&b[..11]), None);
+        assert_eq!(read(&b), None, "not a data packet");
+        assert_eq!((feedback_payload(40), feedback_payload(100), feedback_payload(5000)), (12, 58, 1472));
     }
 
     #[test]

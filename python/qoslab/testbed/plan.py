@@ -53,7 +53,10 @@ TCP_OVERHEAD = 54
 #: ``class``) and the router reads back
 #: (``class_tag = "precedence"``, :attr:`Plan.class_tag`).
 NOT_QUEUES: tuple[str, ...] = ()
-NOT_MODELS = ("vtr", "mm_app")
+NOT_MODELS: tuple[str, ...] = ()
+#: The most frames of a VTR trace the generator's spec carries (``MAX_VTR_FRAMES`` in
+#: crates/traffic/src/spec.rs): over 11 hours at 25 frames/s, a spec of a few MB.
+MAX_VTR_FRAMES = 1_000_000
 
 
 def _allowed(kind: Literal["queue_types", "traffic_models"], refused: tuple[str, ...]) -> str:
@@ -415,6 +418,7 @@ def make_plan(scenario: Any, *, check_only: bool = False) -> tuple[Plan | None, 
     if echo.get("pcn"):
         _plan_pcn(echo["pcn"], model, bumps, flows, bad)
     _plan_shaping(echo, model, bumps, flows, bad)
+    _check_mm_admission(flows, bad)
     unsupported_q: dict[str, tuple[str, str, list[str]]] = {}  # field -> what, why, the emulated directions
     for b in bumps:
         for k, direction in (("queue", b.direction), ("reverse_queue", b.reverse)):
@@ -758,9 +762,26 @@ def _group_problems(g: dict[str, Any], at: str, bad: list[Problem]) -> bool:
 
 def _generator_model(g: dict[str, Any]) -> dict[str, Any]:
     """A UDP group's source as the generator takes it (``crates/traffic/src/spec.rs``: its models
-    are named as the scenario's): the simulator's exact period (``num/den`` ns) or mean gap, and
-    for ON/OFF its periods' law and packetization."""
+    are named as the scenario's): the simulator's exact period (``num/den`` ns) or mean gap, for
+    ON/OFF its periods' law and packetization, for MM_APP its scales' periods (the sink runs its
+    receiver with ``feedback_size``), for VTR the group's trace (by the group's name: the
+    runner puts its frames into the spec once, :func:`vtr_frames`) and packetization."""
     src, spec = g["source"], g["spec"]
+    if "mm_app" in src:
+        mm = src["mm_app"]
+        periods = [{"num": num, "den": den} for num, den in mm["periods_ns"]]
+        return {"mm_app": {"periods": periods, "feedback_size": mm["feedback_size"]}}
+    if "vtr" in src:
+        v = src["vtr"]
+        return {
+            "vtr": {
+                "trace": g["name"],
+                "frame_ns": v["frame_ns"],
+                "spacing_ns": v["spacing_ns"],
+                "payload": v["payload"],
+                "header": v["header"],
+            }
+        }
     if "mean_gap_ns" in src:
         return {g["model"]: {"mean_gap_ns": src["mean_gap_ns"]}}
     params: dict[str, Any] = {"period": {"num": src["period_ns"][0], "den": src["period_ns"][1]}}
@@ -773,6 +794,13 @@ def _generator_model(g: dict[str, Any]) -> dict[str, Any]:
             "packetization": src["packetization"],
         }
     return {g["model"]: params}
+
+
+def vtr_frames(model: dict[str, Any], group: str) -> list[int]:
+    """The frame sizes of VTR group ``group`` as the simulator loaded them (``Scenario.model()``)."""
+    g = next(g for g in model["groups"] if g["name"] == group)
+    frames: list[int] = g["source"]["vtr"]["frames"]
+    return frames
 
 
 def _plan_traffic(model: dict[str, Any], emulated: set[int], bad: list[Problem]) -> list[FlowPlan]:
@@ -823,7 +851,18 @@ def _plan_traffic(model: dict[str, Any], emulated: set[int], bad: list[Problem])
                 )
                 continue
             payload = {"base": udp, "exp_mean": float(exp_mean)}
+            vtr = g["source"].get("vtr")
+            if vtr is not None and len(vtr["frames"]) > MAX_VTR_FRAMES:
+                bad.append(
+                    Problem(
+                        f"{at}.trace",
+                        f"{len(vtr['frames'])} frames; allowed: at most {MAX_VTR_FRAMES:,} on the testbed "
+                        "(the generator's spec carries the trace)",
+                    )
+                )
+                continue
             source = _generator_model(g)
+            # (VTR: a full packet's, an upper bound of the trace's packets.)
             wire_mean = float(g["payload_mean_bytes"] + header)
             kernel = None
         for f in g["flows"]:
@@ -880,6 +919,23 @@ def _plan_traffic(model: dict[str, Any], emulated: set[int], bad: list[Problem])
         )
     _check_tcp_windows(flows, bad)
     return flows
+
+
+def _check_mm_admission(flows: list[FlowPlan], bad: list[Problem]) -> None:
+    """An MM_APP flow reads its feedback on its socket, where a flow that asks admission reads the
+    router's answers: one reader per socket on the testbed."""
+    seen = set()
+    for f in flows:
+        if "mm_app" in f.spec["model"] and "admission" in f.spec and f.group_index not in seen:
+            seen.add(f.group_index)
+            bad.append(
+                Problem(
+                    f"traffic.{f.group_index}.model",
+                    "'mm_app' in flows that ask admission (a PCN domain or the shaping CAC): the flow's "
+                    "socket reads either its feedback or the router's answers on the testbed; allowed: "
+                    "mm_app groups whose flows do not ask admission",
+                )
+            )
 
 
 def _check_tcp_windows(flows: list[FlowPlan], bad: list[Problem]) -> None:

@@ -16,8 +16,11 @@ the testbed measures and with NaN or 0 where it measures nothing
 - series: the router's stats lines (backlog, probes such as ``red_avg``,
   cumulative arrivals, departures and drops) and the flows' binned
   counters and inter-arrival histograms from the records;
-- events: ``flow_start`` and ``flow_end`` of each flow, and the router's
-  admission decisions (``admit``, ``reject``).
+- events: ``flow_start`` and ``flow_end`` of each flow, an MM_APP source's
+  ``mm_scale`` changes (when the generator applied them), and the router's
+  admission decisions (``admit``, ``reject``);
+- an MM_APP flow's ``reverse_*`` columns: its feedback packets, sent by the
+  sink's receiver and read by the generator.
 
 Times are seconds since the scenario's time 0 (the generators' shared
 ``t0``).
@@ -109,7 +112,22 @@ def _flows(plan: Plan, c: Collected, recs: Any) -> tuple[dict[str, Any], list[di
             # The simulator's delay columns (its log-bucket percentiles, RFC 3550 jitter) of these delays.
             **dict(_core.delay_columns(delays.tolist())),
         }
-        per_flow.append({"plan": f, "records": r, "row": row, "admission": adm})
+        mm = g.get("mm")
+        if mm is not None:
+            # MM_APP's feedback: sent by the sink's receiver, read by the generator.
+            # The simulator's receiver stops at the flow's end; the sink's, which does not know
+            # it, is counted up to it.
+            rx = c.mm_received.get(f.id, {})
+            stop_ns = c.t0_ns + min(f.spec["stop_ns"], plan.duration_ns)
+            fb_sent = sum(1 for t in rx.get("sent_ns", []) if t < stop_ns)
+            each = int(rx.get("feedback_bytes", 0)) // max(1, int(rx.get("feedback_pkts", 0)))
+            row |= {
+                "reverse_sent_pkts": fb_sent,
+                "reverse_sent_bytes": fb_sent * each,
+                "reverse_delivered_pkts": int(mm["feedback_pkts"]),
+                "reverse_dropped_pkts": max(0, fb_sent - int(mm["feedback_pkts"])),
+            }
+        per_flow.append({"plan": f, "records": r, "row": row, "admission": adm, "mm": mm})
     return _columns("flows", [pf["row"] for pf in per_flow]), per_flow
 
 
@@ -335,6 +353,9 @@ def _events(plan: Plan, c: Collected, per_flow: list[dict[str, Any]]) -> dict[st
         elif row["sent_pkts"]:
             rows.append((row["start_s"], "flow_start", f.id, f.name, "", NAN, NAN, f"{f.src}->{f.dst}"))
             rows.append((row["end_s"], "flow_end", f.id, f.name, "", NAN, NAN, "stop"))
+        # An MM_APP source's changes of scale, when it applied them (the simulator's ``mm_scale``).
+        for t_ns, scale in (pf.get("mm") or {}).get("changes", []):
+            rows.append(((t_ns - c.t0_ns) / 1e9, "mm_scale", f.id, f.name, "", NAN, NAN, f"scale={scale}"))
     for bump, router, start_ns in zip(plan.bumps, c.routers, c.router_start_ns, strict=True):
         shift = (start_ns - c.t0_ns) / 1e9
         for e in router.get("mechanism_events", []):

@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import _core
 from .net import Testbed, new_prefix
-from .plan import EDGE_PORT, Plan
+from .plan import EDGE_PORT, Plan, vtr_frames
 
 #: Seconds between starting the processes and the scenario's time 0.
 LEAD_S = 1.0
@@ -110,6 +110,8 @@ class Collected:
     wall_s: float = 0.0
     prefix: str = ""
     tcp_received: dict[int, dict[str, Any]] = field(default_factory=dict)  # flow id -> bytes, first_ns, last_ns
+    #: MM_APP flow id -> its receiver's counts (the sink's: feedback sent, losses found).
+    mm_received: dict[int, dict[str, Any]] = field(default_factory=dict)
     realtime: bool = False
 
 
@@ -289,6 +291,11 @@ def execute(plan: Plan, *, seed: int, keep: Path | None = None) -> Collected:
                 args += ["--listen", f"{tb.ip(dst)}:{p}"]
             for p in tcp_ports:
                 args += ["--listen-tcp", f"{tb.ip(dst)}:{p}"]
+            # MM_APP flows: the sink runs each one's receiver and sends it its scale.
+            for f in plan.flows:
+                mm = f.spec["model"].get("mm_app")
+                if f.dst == dst and mm is not None:
+                    args += ["--mm", f"{f.id}:{len(mm['periods'])}:{mm['feedback_size']}"]
             windows = {(f.tcp["max_window"], f.tcp["mss"]) for f in plan.flows if f.dst == dst and f.tcp is not None}
             if windows:
                 # The scenario's largest window as the receiver's (one per host: the plan checks it).
@@ -309,7 +316,15 @@ def execute(plan: Plan, *, seed: int, keep: Path | None = None) -> Collected:
         for src in sorted({f.src for f in plan.flows}, key=plan.hosts.index):
             flows = [dict(f.spec, dst=f"{tb.ip(f.dst)}:{f.dst_port}") for f in plan.flows if f.src == src]
             spec = work / f"gen-{src}.json"
-            spec.write_text(json.dumps({"t0_ns": t0, "seed": seed, "flows": flows}))
+            # Each VTR trace once, shared by its flows (by the group's name).
+            traces = {
+                m["vtr"]["trace"]: vtr_frames(plan.model, m["vtr"]["trace"])
+                for m in (f["model"] for f in flows)
+                if "vtr" in m
+            }
+            spec.write_text(
+                json.dumps({"t0_ns": t0, "seed": seed, "flows": flows} | ({"vtr_traces": traces} if traces else {}))
+            )
             args = [str(traffic_bin), "gen", str(spec), "--report", str(work / f"gen-{src}.report.json")]
             g = subprocess.Popen(
                 tb.exec_args(tb.host_ns(src), _rt(args)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -351,6 +366,10 @@ def execute(plan: Plan, *, seed: int, keep: Path | None = None) -> Collected:
             out.gen_sends += int(rep["sends"])
             out.gen_late_over_1ms += int(rep["late_over_1ms"])
         for d in sinks:
+            mm_file = work / f"sink-{d}.mm.json"
+            if mm_file.exists():
+                for r in json.loads(mm_file.read_text()):
+                    out.mm_received[int(r["id"])] = r
             tcp_file = work / f"sink-{d}.tcp.json"
             if tcp_file.exists():
                 for r in json.loads(tcp_file.read_text()):

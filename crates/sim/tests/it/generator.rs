@@ -125,3 +125,76 @@ fn randomize_and_send_jitter_give_the_simulators_send_times() {
         assert!(grid.iter().zip(simulated(&out, name)).filter(|(a, b)| **a != *b).count() > 100, "{name}");
     }
 }
+
+/// Two VTR flows of the synthetic trace (one with `randomize`), 1458 B of frame a packet and
+/// 42 B of headers: the generator plays core's `Vtr` from the start frame the simulator draws.
+const VTR: &str = r#"
+name = "vtr_gen"
+duration = "3s"
+seed = 5
+[topology]
+preset = "dumbbell"
+sources = 2
+[topology.access]
+rate = "100Mbps"
+delay = "1ms"
+[topology.bottleneck]
+rate = "100Mbps"
+delay = "2ms"
+[[traffic]]
+name = "video"
+model = "vtr"
+trace = { synthetic = { seed = 1 } }
+flows = 2
+src = "src*"
+dst = "sink0"
+size = "1458B"
+header = "42B"
+start_jitter = "40ms"
+randomize = 0.3
+[metrics]
+trace_groups = ["video"]
+"#;
+
+#[test]
+fn vtr_flows_send_the_simulators_packets() {
+    let sc = qoslab_scenario::load::load_str(VTR, "<test>", &[], None).expect("scenario");
+    let opts = || qoslab_sim::RunOptions { seed: 5, base_dir: ".".into(), progress: None };
+    let out = qoslab_sim::run::run(&sc, opts()).expect("run");
+    let frames = qoslab_scenario::vtr::synthetic(&Default::default()).sizes;
+    let traces = serde_json::to_string(&frames).unwrap();
+    let flows: Vec<String> = (0..2)
+        .map(|i| {
+            format!(
+                r#"{{"id": {i}, "dst": "127.0.0.1:9", "src_port": 0, "start_ns": 0, "jitter_ns": 40000000,
+                   "stop_ns": 3000000000, "stream": {s}, "randomize": 0.3, "payload": {{"base": 1458}},
+                   "model": {{"vtr": {{"trace": "video", "frame_ns": 40000000, "spacing_ns": 1000000,
+                   "payload": 1458, "header": 42}}}}}}"#,
+                s = flow_stream(0, i),
+            )
+        })
+        .collect();
+    let spec: GenSpec = serde_json::from_str(&format!(
+        r#"{{"t0_ns": 1, "seed": 5, "flows": [{}], "vtr_traces": {{"video": {traces}}}}}"#,
+        flows.join(",")
+    ))
+    .unwrap();
+    assert!(spec.check().is_empty(), "{:?}", spec.check());
+    let (Some(Column::U64(pkts)), Some(Column::U64(bytes))) = (out.flows.get("sent_pkts"), out.flows.get("sent_bytes"))
+    else {
+        panic!("flows.sent_pkts, sent_bytes")
+    };
+    for (i, name) in ["video.0", "video.1"].iter().enumerate() {
+        let sim = simulated(&out, name);
+        let gen = send_times(&spec, i).unwrap();
+        assert!(sim.len() > 100, "{name}: {} packets", sim.len());
+        assert_eq!(gen.len() as u64, pkts[i], "{name}: as many sends as the simulator's");
+        let times: Vec<u64> = gen.iter().map(|g| g.0).collect();
+        assert_eq!(times[..sim.len()], sim[..], "{name}");
+        // Wire bytes: the simulator's, but a frame's last packet below 66 B on the wire is padded
+        // to the 24-byte sequence header (at most 23 B more, one packet a frame at most).
+        let wire: u64 = gen.iter().map(|g| g.1 as u64 + 42).sum();
+        let padded = gen.iter().filter(|g| g.1 == 24).count() as u64;
+        assert!(wire >= bytes[i] && wire - bytes[i] <= 23 * padded, "{name}: {wire} vs {} B", bytes[i]);
+    }
+}

@@ -19,8 +19,17 @@ extern "C" fn on_signal(_: libc::c_int) {
 }
 
 enum Cmd {
-    Gen { spec: PathBuf, report: PathBuf },
-    Sink { listen: Vec<SocketAddr>, listen_tcp: Vec<SocketAddr>, window: Option<tcp::Window>, out: PathBuf },
+    Gen {
+        spec: PathBuf,
+        report: PathBuf,
+    },
+    Sink {
+        listen: Vec<SocketAddr>,
+        listen_tcp: Vec<SocketAddr>,
+        window: Option<tcp::Window>,
+        mm: Vec<sink::MmFlow>,
+        out: PathBuf,
+    },
 }
 
 fn cli() -> Command {
@@ -80,6 +89,16 @@ fn cli() -> Command {
                         .help("the TCP flows' segment payload (bytes), with --tcp-window-clamp"),
                 )
                 .arg(
+                    Arg::new("mm")
+                        .long("mm")
+                        .action(ArgAction::Append)
+                        .value_parser(|s: &str| s.parse::<sink::MmFlow>())
+                        .help(
+                            "FLOW:SCALES:FEEDBACK_SIZE: run MM_APP's receiver for this flow and send it its scale \
+                             (repeatable); the counts go to OUT.mm.json",
+                        ),
+                )
+                .arg(
                     Arg::new("out")
                         .long("out")
                         .required(true)
@@ -103,6 +122,7 @@ fn parse() -> Cmd {
                 .get_one::<u32>("window_clamp")
                 .zip(k.get_one::<u32>("mss"))
                 .map(|(&bytes, &mss)| tcp::Window { bytes, mss }),
+            mm: k.get_many::<sink::MmFlow>("mm").map_or_else(Vec::new, |v| v.copied().collect()),
             out: k.get_one::<PathBuf>("out").expect("required").clone(),
         },
         _ => unreachable!("subcommand_required"),
@@ -159,7 +179,7 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Cmd::Sink { listen, listen_tcp, window, out } => {
+        Cmd::Sink { listen, listen_tcp, window, mm, out } => {
             let socks = match sink::bind(&listen) {
                 Ok(s) => s,
                 Err(e) => {
@@ -192,12 +212,20 @@ fn main() -> ExitCode {
                 let stop = stop.clone();
                 std::thread::spawn(move || tcp::run_receivers(listeners, window, stop))
             };
-            let records = sink::run(socks, stop);
+            let (records, mm_counts) = sink::run(socks, stop, &mm);
             let _ = watcher.join();
             let received = tcp_thread.join().unwrap_or_default();
             if !listen_tcp.is_empty() {
                 let path = out.with_extension("tcp.json");
                 let json = serde_json::to_string(&received).expect("counts serialize");
+                if let Err(e) = std::fs::write(&path, json + "\n") {
+                    eprintln!("{}: cannot write: {e}", path.display());
+                    return ExitCode::from(1);
+                }
+            }
+            if !mm.is_empty() {
+                let path = out.with_extension("mm.json");
+                let json = serde_json::to_string(&mm_counts).expect("counts serialize");
                 if let Err(e) = std::fs::write(&path, json + "\n") {
                     eprintln!("{}: cannot write: {e}", path.display());
                     return ExitCode::from(1);

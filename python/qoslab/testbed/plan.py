@@ -515,7 +515,8 @@ def _plan_pcn(
             once(
                 f.group_index,
                 f"{at}.proto",
-                "a TCP group in a PCN domain: kernel TCP cannot ask the ingress before its handshake; "
+                "a TCP group in a PCN domain: the ingress terminates flows by notices, which a kernel TCP "
+                "sender does not read (TCP flows ask the shaping CAC instead); "
                 "allowed: UDP groups",
             )
         elif g["spec"].get("admitted"):

@@ -714,7 +714,12 @@ def test_a_lossy_emulated_link_loses_what_the_simulators_loses() -> None:
 VTR = ROOT / "tests" / "scenarios" / "testbed" / "vtr_small.toml"
 
 
-def test_vtr_flows_on_real_packets_send_the_simulators_packets() -> None:
+@pytest.mark.parametrize(
+    "trace",
+    [[], ['traffic.0.trace="../good/vtr_frames.txt"']],
+    ids=["synthetic", "trace_file"],
+)
+def test_vtr_flows_on_real_packets_send_the_simulators_packets(trace: list[str]) -> None:
     """VTR on real packets: 10 flows of the synthetic trace (769 kb/s each, 1500 B packets 1 ms
     apart within a 40 ms frame) into a 20 Mb/s FIFO of 1000 packets that loses nothing, 12 s.
     The generator plays core's ``Vtr`` from the start frame the simulator draws from the flow's
@@ -723,9 +728,11 @@ def test_vtr_flows_on_real_packets_send_the_simulators_packets() -> None:
     sent bytes at least the simulator's and at most 23 B a frame more (a frame's last packet
     below 66 B on the wire is padded to the 24-byte sequence header: at most 23 B, one packet a
     frame; 12 s hold at most 301 frames of a flow); the group's throughput and loss within
-    qoslab.compare's tolerances, and no drop in either world."""
+    qoslab.compare's tolerances, and no drop in either world. The same with a trace file
+    (``tests/scenarios/good/vtr_frames.txt``: 10 s of a 25 frame/s GOP, played from a drawn frame
+    and wrapped)."""
     t = time.monotonic()
-    sc = qoslab.load(VTR)
+    sc = qoslab.load(VTR, overrides=trace)
     sim = qoslab.run(sc)
     frames = int(sc.model["duration_ns"] // sc.model["groups"][0]["source"]["vtr"]["frame_ns"]) + 1
 

@@ -62,7 +62,7 @@
 use crate::config::{ClassTagRule, ValidConfig};
 use crate::delay::DelayLine;
 use crate::edge::{AtIngress, Domain};
-use crate::entry::{AtEntry, Entry};
+use crate::entry::Entry;
 use crate::flows::Flows;
 use crate::parse::{self, Frame, NOT_IP_KEY};
 use crate::pool::{Pool, SLOT};
@@ -382,49 +382,36 @@ impl Datapath {
             return Arrival::Dropped;
         }
         self.pool.set_len(slot, len);
-        if side == 0 {
+        if side == 0 && (self.domain.is_some() || self.entry.is_some()) {
+            let info = match parse::parse(self.pool.frame(slot)) {
+                Frame::Ip(i) => Some(i),
+                Frame::NotIp | Frame::Malformed => None,
+            };
+            // The PCN domain's ingress first, then the entry (shapers, the shaping CAC).
+            let mut at = AtIngress::Pass;
             if let Some(dm) = self.domain.as_mut() {
-                let info = match parse::parse(self.pool.frame(slot)) {
-                    Frame::Ip(i) => Some(i),
-                    Frame::NotIp | Frame::Malformed => None,
-                };
-                match dm.on_arrival(now, self.pool.frame(slot), info.as_ref(), &mut self.events) {
-                    AtIngress::Pass => {}
-                    AtIngress::Enter => {
-                        let i = info.expect("only IP packets enter");
-                        if i.ecn != Ecn::Ect0 {
-                            parse::set_ecn(self.pool.frame_mut(slot), &i, Ecn::Ect0);
-                        }
-                    }
-                    AtIngress::Consumed => {
-                        dir.counters.edge_consumed += 1;
-                        self.pool.free(slot);
-                        return Arrival::Consumed;
-                    }
-                    AtIngress::Drop(reason) => {
-                        dir.count_drop(reason, len);
-                        self.pool.free(slot);
-                        return Arrival::Dropped;
+                at = dm.on_arrival(now, self.pool.frame(slot), info.as_ref(), &mut self.events);
+            }
+            if let (AtIngress::Pass, Some(en)) = (at, self.entry.as_mut()) {
+                at = en.on_arrival(now, self.pool.frame(slot), info.as_ref(), &mut self.events);
+            }
+            match at {
+                AtIngress::Pass => {}
+                AtIngress::Enter => {
+                    let i = info.expect("only IP packets enter");
+                    if i.ecn != Ecn::Ect0 {
+                        parse::set_ecn(self.pool.frame_mut(slot), &i, Ecn::Ect0);
                     }
                 }
-            }
-            if let Some(en) = self.entry.as_mut() {
-                let info = match parse::parse(self.pool.frame(slot)) {
-                    Frame::Ip(i) => Some(i),
-                    Frame::NotIp | Frame::Malformed => None,
-                };
-                match en.on_arrival(now, self.pool.frame(slot), info.as_ref(), &mut self.events) {
-                    AtEntry::Pass => {}
-                    AtEntry::Consumed => {
-                        dir.counters.edge_consumed += 1;
-                        self.pool.free(slot);
-                        return Arrival::Consumed;
-                    }
-                    AtEntry::Drop(reason) => {
-                        dir.count_drop(reason, len);
-                        self.pool.free(slot);
-                        return Arrival::Dropped;
-                    }
+                AtIngress::Consumed => {
+                    dir.counters.edge_consumed += 1;
+                    self.pool.free(slot);
+                    return Arrival::Consumed;
+                }
+                AtIngress::Drop(reason) => {
+                    dir.count_drop(reason, len);
+                    self.pool.free(slot);
+                    return Arrival::Dropped;
                 }
             }
         }

@@ -41,6 +41,7 @@
 use crate::config::{ShapedProto, ShapingSection};
 use crate::datapath::EventLog;
 use crate::edge::wire::{self, Kind, Msg, Reply};
+use crate::edge::{table_full, AtIngress};
 use qoslab_core::admission::cac::{ShapingCac, ShapingCacConfig};
 use qoslab_core::admission::AdmissionControl;
 use qoslab_core::admission::{Decision, FlowRequest};
@@ -105,16 +106,6 @@ struct Conn {
     id: FlowId,
     state: State,
     last: Time,
-}
-
-/// What the entry did with a frame read on side a.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AtEntry {
-    /// Not the entry's business here (shaped later, if it has a shaper).
-    Pass,
-    /// A flow request or end, consumed.
-    Consumed,
-    Drop(DropReason),
 }
 
 /// The entry shapers and the CAC of side a.
@@ -213,28 +204,29 @@ impl Entry {
         self.bank.connection(c.id).map(|(s, _)| s.rate())
     }
 
-    /// A frame read on side a at `now`, parsed as `info` (`None`: not IP).
+    /// A frame read on side a at `now`, parsed as `info` (`None`: not IP): `Pass` (shaped
+    /// later if its connection has a shaper), `Consumed` (a request or end), or `Drop`.
     pub fn on_arrival(
         &mut self,
         now: Time,
         frame: &[u8],
         info: Option<&crate::parse::IpInfo>,
         ev: &mut EventLog,
-    ) -> AtEntry {
-        let Some(info) = info else { return AtEntry::Pass };
+    ) -> AtIngress {
+        let Some(info) = info else { return AtIngress::Pass };
         let k = info.key;
         if self.cac.is_some() && k.proto == proto::UDP && k.dst_port == self.port {
             return self.on_message(now, frame, ev);
         }
         if let Some(c) = self.conns.get_mut(&k) {
             c.last = now;
-            return AtEntry::Pass;
+            return AtIngress::Pass;
         }
         if self.cac.is_some() && (k.proto == proto::TCP || k.proto == proto::UDP) {
             self.stats.policed += 1;
-            return AtEntry::Drop(DropReason::Policed);
+            return AtIngress::Drop(DropReason::Policed);
         }
-        AtEntry::Pass
+        AtIngress::Pass
     }
 
     /// The shaper a packet of `key` goes through (after the delay line), if any.
@@ -289,11 +281,11 @@ impl Entry {
         }
     }
 
-    fn on_message(&mut self, now: Time, frame: &[u8], ev: &mut EventLog) -> AtEntry {
-        let Some((ends, payload)) = wire::udp4(frame) else { return AtEntry::Drop(DropReason::Malformed) };
+    fn on_message(&mut self, now: Time, frame: &[u8], ev: &mut EventLog) -> AtIngress {
+        let Some((ends, payload)) = wire::udp4(frame) else { return AtIngress::Drop(DropReason::Malformed) };
         let m = match wire::decode(payload) {
             Ok(m) if matches!(m.kind, Kind::FlowRequest | Kind::FlowEnd) => m,
-            _ => return AtEntry::Drop(DropReason::Malformed),
+            _ => return AtIngress::Drop(DropReason::Malformed),
         };
         let p = if m.tcp { ShapedProto::Tcp } else { ShapedProto::Udp };
         let key = key_of(IpAddr::V4(ends.ip_src), IpAddr::V4(ends.ip_dst), p, ends.src_port, m.port);
@@ -302,7 +294,7 @@ impl Entry {
             Kind::FlowEnd => self.on_end(now, &key, ev),
             _ => self.on_request(now, key, &m, &reply, ev),
         }
-        AtEntry::Consumed
+        AtIngress::Consumed
     }
 
     fn on_end(&mut self, now: Time, key: &FlowKey, ev: &mut EventLog) {
@@ -394,15 +386,7 @@ impl Entry {
     fn refuse_full(&mut self, now: Time, reply: &Reply, token: u32, ev: &mut EventLog) {
         self.stats.refused += 1;
         self.stats.refused_table_full += 1;
-        ev.emit(MechEvent {
-            at: now,
-            kind: EventKind::Reject,
-            flow: None,
-            rule: "entry_table_full",
-            estimate: self.conns.len() as f64,
-            threshold: self.capacity as f64,
-            fields: Vec::new(),
-        });
+        ev.emit(table_full(now, "entry_table_full", self.conns.len(), self.capacity));
         self.answer(reply, token, None);
     }
 

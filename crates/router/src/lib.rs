@@ -38,4 +38,6 @@ pub mod pool;
 pub mod reload;
 pub mod report;
 pub mod script;
+#[cfg(test)]
+pub(crate) mod test_frames;
 pub mod testbed;

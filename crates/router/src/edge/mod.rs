@@ -121,6 +121,19 @@ pub enum AtIngress {
     Drop(DropReason),
 }
 
+/// The refusal of a request because a flow table (`rule`) holds `held` of its `capacity`.
+pub(crate) fn table_full(now: Time, rule: &'static str, held: usize, capacity: usize) -> MechEvent {
+    MechEvent {
+        at: now,
+        kind: EventKind::Reject,
+        flow: None,
+        rule,
+        estimate: held as f64,
+        threshold: capacity as f64,
+        fields: Vec::new(),
+    }
+}
+
 /// The ingress and egress of the router's PCN domain.
 #[derive(Debug)]
 pub struct Domain {
@@ -332,15 +345,7 @@ impl Domain {
         if self.flows.len() >= self.capacity || self.next_id == u32::MAX {
             self.stats.refused += 1;
             self.stats.refused_table_full += 1;
-            ev.emit(MechEvent {
-                at: now,
-                kind: EventKind::Reject,
-                flow: None,
-                rule: "edge_table_full",
-                estimate: self.flows.len() as f64,
-                threshold: self.capacity as f64,
-                fields: Vec::new(),
-            });
+            ev.emit(table_full(now, "edge_table_full", self.flows.len(), self.capacity));
             self.reply(&reply, Msg::new(Kind::FlowAnswer, m.flow, 0.0));
             return AtIngress::Consumed;
         }

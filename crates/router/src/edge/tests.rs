@@ -9,7 +9,7 @@ use crate::config::load_str;
 use crate::datapath::{Arrival, Datapath};
 use crate::parse::{self, Frame};
 use crate::script::check_conservation;
-use etherparse::PacketBuilder;
+use crate::test_frames::{offer, poll, replies, udp};
 use qoslab_core::packet::Ecn;
 use qoslab_core::qdisc::DropReason;
 use qoslab_core::units::{Dur, Time};
@@ -25,15 +25,6 @@ fn domain_dp(stages: &str, router: &str) -> Datapath {
     );
     let v = load_str(&text, "t.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e:?}"));
     Datapath::new(v, Time::ZERO).unwrap()
-}
-
-fn udp(src_port: u16, dst_port: u16, payload: &[u8]) -> Vec<u8> {
-    let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
-        .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
-        .udp(src_port, dst_port);
-    let mut out = Vec::new();
-    b.write(&mut out, payload).unwrap();
-    out
 }
 
 /// A flow request from the data flow's own port `src_port`, numbered `token`.
@@ -56,35 +47,6 @@ fn dscp8(mut f: Vec<u8>) -> Vec<u8> {
     let sum = (sum & 0xffff) + (sum >> 16);
     f[24..26].copy_from_slice(&(!(sum as u16)).to_be_bytes());
     f
-}
-
-fn offer(dp: &mut Datapath, now: Time, frame: &[u8]) -> Arrival {
-    let slot = dp.pool.alloc().expect("pool slot");
-    dp.pool.slot_mut(slot)[..frame.len()].copy_from_slice(frame);
-    dp.receive(now, 0, slot, frame.len())
-}
-
-/// Polls at `now`; the frames sent, as (side, frame).
-fn poll(dp: &mut Datapath, now: Time) -> Vec<(usize, Vec<u8>)> {
-    let mut sent = Vec::new();
-    dp.poll(now, &mut |side, pool, slots, ok| {
-        for (s, o) in slots.iter().zip(ok.iter_mut()) {
-            sent.push((side, pool.frame(*s).to_vec()));
-            *o = true;
-        }
-    });
-    sent
-}
-
-/// The domain messages among `sent` (side a only), decoded, with their destination port.
-fn replies(sent: &[(usize, Vec<u8>)]) -> Vec<(u16, Msg)> {
-    sent.iter()
-        .filter(|(side, _)| *side == 0)
-        .filter_map(|(_, f)| {
-            let (ends, payload) = wire::udp4(f)?;
-            Some((ends.dst_port, wire::decode(payload).ok()?))
-        })
-        .collect()
 }
 
 fn ms(t: u64) -> Time {

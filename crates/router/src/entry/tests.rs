@@ -9,7 +9,7 @@ use crate::datapath::{Arrival, Datapath};
 use crate::edge::wire::{self, Kind, Msg};
 use crate::parse::{self, Frame};
 use crate::script::check_conservation;
-use etherparse::PacketBuilder;
+use crate::test_frames::{offer, poll, replies, udp};
 use qoslab_core::packet::{proto, FlowKey};
 use qoslab_core::qdisc::DropReason;
 use qoslab_core::units::{Dur, Rate, Time};
@@ -34,15 +34,6 @@ fn cac(scheme: u8) -> String {
     )
 }
 
-fn udp(src_port: u16, dst_port: u16, payload: &[u8]) -> Vec<u8> {
-    let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
-        .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
-        .udp(src_port, dst_port);
-    let mut out = Vec::new();
-    b.write(&mut out, payload).unwrap();
-    out
-}
-
 fn message(kind: Kind, src_port: u16, token: u32, tcp: bool) -> Vec<u8> {
     let m = Msg { port: DATA_PORT, tcp, ..Msg::new(kind, token, 500_000.0) };
     udp(src_port, 7400, &wire::encode(&m))
@@ -63,35 +54,6 @@ fn key(src_port: u16, p: u8) -> FlowKey {
     }
 }
 
-fn offer(dp: &mut Datapath, now: Time, frame: &[u8]) -> Arrival {
-    let slot = dp.pool.alloc().expect("pool slot");
-    dp.pool.slot_mut(slot)[..frame.len()].copy_from_slice(frame);
-    dp.receive(now, 0, slot, frame.len())
-}
-
-/// Polls at `now`; the frames sent, as (side, frame).
-fn poll(dp: &mut Datapath, now: Time) -> Vec<(usize, Vec<u8>)> {
-    let mut sent = Vec::new();
-    dp.poll(now, &mut |side, pool, slots, ok| {
-        for (s, o) in slots.iter().zip(ok.iter_mut()) {
-            sent.push((side, pool.frame(*s).to_vec()));
-            *o = true;
-        }
-    });
-    sent
-}
-
-/// The answers among `sent` (side a), decoded, with their destination port.
-fn answers(sent: &[(usize, Vec<u8>)]) -> Vec<(u16, Msg)> {
-    sent.iter()
-        .filter(|(side, _)| *side == 0)
-        .filter_map(|(_, f)| {
-            let (ends, payload) = wire::udp4(f)?;
-            Some((ends.dst_port, wire::decode(payload).ok()?))
-        })
-        .collect()
-}
-
 fn us(t: u64) -> Time {
     Time(Dur::from_us(t).0)
 }
@@ -106,7 +68,7 @@ fn scheme_1_admits_up_to_rho_c_over_r_req_and_answers_each_socket_with_its_rate(
             Arrival::Consumed
         );
     }
-    let a = answers(&poll(&mut dp, us(10)));
+    let a = replies(&poll(&mut dp, us(10)));
     assert_eq!(a.len(), 9);
     for (i, (port, m)) in a.iter().enumerate() {
         assert_eq!((*port, m.kind, m.flow), (20_001 + i as u16, Kind::FlowAnswer, 100 + i as u32));
@@ -124,7 +86,7 @@ fn scheme_1_admits_up_to_rho_c_over_r_req_and_answers_each_socket_with_its_rate(
     // A flow end frees a place: the next request is admitted.
     assert_eq!(offer(&mut dp, us(30), &message(Kind::FlowEnd, 20_001, 100, false)), Arrival::Consumed);
     assert_eq!(offer(&mut dp, us(31), &message(Kind::FlowRequest, 20_010, 7, false)), Arrival::Consumed);
-    let a = answers(&poll(&mut dp, us(32)));
+    let a = replies(&poll(&mut dp, us(32)));
     assert_eq!(a.len(), 1);
     assert!(a[0].1.flag, "admitted after the end");
     assert_eq!(dp.dirs[0].counters.edge_consumed, 11);
@@ -162,10 +124,10 @@ fn an_admitted_connection_leaves_packet_by_packet_at_its_assigned_rate() {
 fn scheme_2_reshapes_the_running_connections_at_each_arrival_and_departure() {
     let mut dp = dp_with(&cac(2), "");
     offer(&mut dp, us(0), &message(Kind::FlowRequest, 20_001, 1, true));
-    let a = answers(&poll(&mut dp, us(1)));
+    let a = replies(&poll(&mut dp, us(1)));
     assert_eq!(a[0].1.value, 10e6, "alone: C/1");
     offer(&mut dp, us(2), &message(Kind::FlowRequest, 20_002, 2, true));
-    let a = answers(&poll(&mut dp, us(3)));
+    let a = replies(&poll(&mut dp, us(3)));
     assert_eq!(a[0].1.value, 5e6, "C/2");
     let en = dp.entry.as_ref().unwrap();
     assert_eq!(en.rate_of(&key(20_001, proto::TCP)), Some(Rate(5_000_000)), "the first re-shaped");
@@ -209,7 +171,7 @@ fn an_end_from_another_socket_releases_nothing_and_a_full_table_refuses() {
     for sp in [20_001, 20_002, 20_003] {
         offer(&mut dp, us(0), &message(Kind::FlowRequest, sp, sp as u32, false));
     }
-    let a = answers(&poll(&mut dp, us(1)));
+    let a = replies(&poll(&mut dp, us(1)));
     assert_eq!(a.iter().map(|(_, m)| m.flag).collect::<Vec<_>>(), [true, true, false]);
     // An end naming connection 20001's destination, sent from port 20003: not 20001's.
     offer(&mut dp, us(2), &message(Kind::FlowEnd, 20_003, 20_001, false));

@@ -13,7 +13,7 @@ from qoslab.reproduce.cells import Measured, NotMeasured
 from qoslab.reproduce.framework import Context
 from qoslab.reproduce.pcn import _adm_setup as S
 from qoslab.reproduce.pcn import admission
-from qoslab.reproduce.stats import Estimate
+from qoslab.stats import Estimate
 
 
 def test_call_rates_offer_the_overload_and_the_rtt_topology_spans_22_to_220_ms():

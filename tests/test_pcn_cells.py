@@ -11,7 +11,7 @@ import pytest
 from qoslab.reproduce.cells import Measured, NotMeasured, compare, load_paper, paper_dir
 from qoslab.reproduce.framework import Context, Outcome
 from qoslab.reproduce.pcn import admission, cellmap, plt
-from qoslab.reproduce.stats import Estimate
+from qoslab.stats import Estimate
 
 PAPER = load_paper(paper_dir("pcn"))
 

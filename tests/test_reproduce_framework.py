@@ -11,7 +11,7 @@ import pytest
 from qoslab import ReproductionError
 from qoslab.reproduce import Claim, Outcome, execute, module, names
 from qoslab.reproduce.framework import RESULTS_KEYS
-from qoslab.reproduce.stats import Estimate, cv, t975
+from qoslab.stats import Estimate, cv, t975
 
 
 def test_t_quantiles_match_the_table_and_are_conservative_between_entries():

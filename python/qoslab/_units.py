@@ -117,7 +117,7 @@ def seconds(text: object) -> float:
     core (``qoslab._core.parse_duration``).
 
     Raises ``ValueError`` for text that is not a duration. (Kept for callers that still hold echo
-    text, such as ``reproduce/mace/recording.py``; new code reads ``Scenario.model``, whose
+    text, such as ``recording.py``; new code reads ``Scenario.model``, whose
     durations are already numbers.)"""
     try:
         return _core.parse_duration(str(text)) / NS_PER_S

@@ -476,7 +476,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     sc = qoslab.load(a.file, overrides=a.overrides, max_memory=a.max_memory, max_events=a.max_events)
     _warn(sc)
     if a.record:
-        from .reproduce.mace import check_groups
+        from .recording import check_groups
 
         check_groups(sc.echo, a.record)
     out = Path(a.out) if a.out is not None else Path("results") / _folder_name(sc.name)
@@ -494,7 +494,7 @@ def cmd_run(a: argparse.Namespace) -> int:
             bar.close()
         res.write_into(dest.tmp)
         if a.record:
-            from .reproduce.mace import record_group
+            from .recording import record_group
 
             for g in a.record:
                 record_group(res, sc.echo, g, dest.tmp)

@@ -553,7 +553,7 @@ def combine(p: Plan, store: Any) -> pd.DataFrame:
 def point_summary(frame: pd.DataFrame, keys: Sequence[str] | None = None) -> pd.DataFrame:
     """Per grid point, entity and metric: ``n``, ``mean``, ``std`` (ddof 1) and ``ci95``, the
     half-width of the Student-t 95 % confidence interval over seeds (NaN for one seed)."""
-    from .reproduce.stats import t975
+    from .stats import t975
 
     keys = list(keys if keys is not None else frame.attrs.get("grid_keys", []))
     by = [*keys, "entity_kind", "entity", "metric"]

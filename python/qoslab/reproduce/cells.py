@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ReproductionError
+from ..stats import Estimate
 from .paper import (
     PAPER_COLUMNS,
     STATUSES,
@@ -52,7 +53,6 @@ from .paper import (
     printed_tolerance,
     read_text_bounded,
 )
-from .stats import Estimate
 
 #: The columns of the ``cells.csv`` a reproduction writes, in this order.
 CELL_COLUMNS = (

@@ -68,11 +68,11 @@ import numpy as np
 from ..errors import ReproductionError
 from ..result import Result
 from ..scenario import Scenario
+from ..stats import Estimate
 from ..tables import jain as jain_index
 from . import figures
 from .cells import Measured, NotMeasured
 from .framework import Claim, Context, Figure, Outcome
-from .stats import Estimate
 
 NAME = "dcbt"
 TITLE = "D-CBT and ChIPS: class fairness, Jain's index and tagged jitter under RED, CBT, D-CBT, D-CBT+ChIPS"

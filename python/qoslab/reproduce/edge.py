@@ -69,10 +69,10 @@ from typing import Any
 from ..errors import ReproductionError
 from ..result import Result
 from ..scenario import Scenario
+from ..stats import Estimate
 from . import edge_overhead, edge_readings, figures
 from .cells import Measured, NotMeasured, PaperData, load_paper
 from .framework import Claim, Context, Figure, Outcome, folder_name
-from .stats import Estimate
 
 NAME = "edge"
 TITLE = "Edge-router QoS: SCFQ between EF and AF/BE, rate guarantees by buffer management"

@@ -27,8 +27,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
+from ..stats import Estimate
 from .framework import Context
-from .stats import Estimate
 
 #: (A1, A3, A4, A5) reservations, kb/s, summing to the stated 600; the first is the files' reading.
 #: A3's and A4's reservations are rendered by different glyph runs, twice each (§V.B.1-2), while

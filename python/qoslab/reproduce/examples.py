@@ -49,9 +49,9 @@ from typing import Any
 
 from ..errors import ReproductionError
 from ..result import Result
+from ..stats import Estimate, cv
 from . import figures
 from .framework import Claim, Context, Figure, Outcome
-from .stats import Estimate, cv
 
 NAME = "examples"
 TITLE = "RED reference dumbbell against drop-tail"

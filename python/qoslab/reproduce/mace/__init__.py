@@ -87,6 +87,7 @@ and results.json's data).
 
 from __future__ import annotations
 
+from ...recording import check_groups, record_arrivals, record_group
 from ..framework import Context, Outcome
 from . import claims, plots, report, runs, tables
 from .measures import (
@@ -125,7 +126,6 @@ from .params import (
     WARMUP_S,
     bg_sources,
 )
-from .recording import check_groups, record_arrivals, record_group
 from .runs import batch_prediction
 
 NAME = "mace"

@@ -8,8 +8,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...stats import Estimate
 from ..framework import Claim, Context
-from ..stats import Estimate
 from .params import (
     ALLOCATION,
     BATCH_TOLERANCE_PTS,

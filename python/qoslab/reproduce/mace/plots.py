@@ -3,9 +3,9 @@ analogues, one function each, written beside ``report.md``."""
 
 from __future__ import annotations
 
+from ...stats import Estimate
 from .. import figures
 from ..framework import Context, Figure
-from ..stats import Estimate
 from .claims import pct, seed_mean
 from .measures import Hist, share_within
 from .params import ALLOCATION, FIG14_MODELS, WARMUP_S

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...stats import Estimate
 from ..framework import Context
 from ..reduce import printed
-from ..stats import Estimate
 from .claims import pct, seed_mean
 from .params import (
     DEPARTURES,

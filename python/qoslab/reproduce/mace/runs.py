@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import TypedDict
 
+from ...recording import record_arrivals
 from ...result import Result
 from ...scenario import Override, Scenario
 from ..framework import Context
@@ -59,7 +60,6 @@ from .params import (
     WARMUP_S,
     bg_sources,
 )
-from .recording import record_arrivals
 
 #: One scenario-1 replication's measures (loss ratios, shares, source counts).
 Measures = dict[str, float]

@@ -48,8 +48,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...stats import Estimate
 from ..framework import Claim, Context, Outcome
-from ..stats import Estimate
 from . import _adm_setup as S
 from . import cellmap as C
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 
+from ...stats import Estimate
 from ..cells import Measured, NotMeasured
 from ..framework import Claim
-from ..stats import Estimate
 
 #: What a family returns for a paper cell.
 Cell = Measured | NotMeasured

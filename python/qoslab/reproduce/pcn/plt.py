@@ -65,8 +65,8 @@ from ... import stages, topology, traffic
 from ...pcn import expected_termination
 from ...result import Result
 from ...scenario import Scenario
+from ...stats import Estimate
 from ..framework import Claim, Context, Outcome
-from ..stats import Estimate
 from . import cellmap as C
 
 # -- set-up ------------------------------------------------------------------

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...stats import Estimate
 from ..cells import Measured, compare, fmt_number
 from ..framework import Context
-from ..stats import Estimate
 from . import cellmap as C
 from . import termination as term
 

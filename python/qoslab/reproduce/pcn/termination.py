@@ -65,8 +65,8 @@ import tomli_w
 from ... import traffic
 from ...result import Result
 from ...scenario import Scenario
+from ...stats import Estimate
 from ..framework import Claim, Context, Outcome
-from ..stats import Estimate
 from . import cellmap as C
 from .term_metrics import T1, marked_fractions, synchronization, termination_metrics
 

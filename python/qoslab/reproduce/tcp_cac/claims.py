@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ...stats import Estimate
 from ..framework import Claim, Context
-from ..stats import Estimate
 from .runs import C_BPS, IPLR, NMAX_CASES, START_PATTERNS, STOPPED_SHARE, TABLE1_START
 
 SHAPED_TOL = 0.01

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ...stats import Estimate
 from ..framework import Context
-from ..stats import Estimate
 
 C_BPS = 100e6
 IPLR = 1e-3

@@ -1,4 +1,4 @@
-"""Record and replay of flow arrivals (scenario 2, and ``qoslab run
+"""Record and replay of flow arrivals (MACE scenario 2, and ``qoslab run
 --record-arrivals GROUP``): a run's flows of one traffic group written as
 the CSV that ``arrivals = { process = "replay", file = ... }`` reads."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ... import _units
-from ...errors import ReproductionError
-from ...result import Result
+from . import _units
+from .errors import ReproductionError
+from .result import Result
 
 
 def record_arrivals(res: Result, group: str, path: Path, group_start_s: float = 0.0) -> Path:

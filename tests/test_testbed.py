@@ -669,3 +669,25 @@ def test_shapers_the_testbed_cannot_place_are_refused_naming_the_field() -> None
     assert any(p.path == "traffic.1.shaper.depth" and "one bucket depth" in p.message for p in problems), [
         str(p) for p in problems
     ]
+
+
+def test_the_processes_outputs_are_read_with_a_bound(tmp_path: Path) -> None:
+    """The runner reads its generators', sinks' and routers' files only as regular files of a
+    bounded size; anything else is a TestbedError naming the file."""
+    import os
+
+    from qoslab.testbed.runner import TestbedError, _own_file, _own_text
+
+    ok = tmp_path / "gen.report.json"
+    ok.write_text('{"flows": []}')
+    assert _own_text(ok) == '{"flows": []}'
+    with pytest.raises(TestbedError, match="not a regular file"):
+        _own_file(tmp_path)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(TestbedError, match="not a regular file"):
+        _own_file(fifo)
+    with pytest.raises(TestbedError, match="of 13 bytes; allowed: at most 12"):
+        _own_file(ok, 12)
+    with pytest.raises(TestbedError, match="cannot read"):
+        _own_file(tmp_path / "missing.json")

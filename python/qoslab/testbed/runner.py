@@ -357,7 +357,7 @@ def execute(plan: Plan, *, seed: int, keep: Path | None = None) -> Collected:
                 raise TestbedError(f"the sink in {src} exited with status {s.returncode}: {_stderr(s)}")
         out = Collected(t0_ns=t0, router_start_ns=up.router_start_ns, prefix=tb.prefix, realtime=realtime())
         for src in gens:
-            rep = json.loads((work / f"gen-{src}.report.json").read_text())
+            rep = json.loads(_own_text(work / f"gen-{src}.report.json"))
             for f in rep["flows"]:
                 out.gen[int(f["id"])] = f
             out.gen_late_max_ns = max(out.gen_late_max_ns, int(rep["late_max_ns"]))
@@ -368,21 +368,49 @@ def execute(plan: Plan, *, seed: int, keep: Path | None = None) -> Collected:
         for d in sinks:
             mm_file = work / f"sink-{d}.mm.json"
             if mm_file.exists():
-                for r in json.loads(mm_file.read_text()):
+                for r in json.loads(_own_text(mm_file)):
                     out.mm_received[int(r["id"])] = r
             tcp_file = work / f"sink-{d}.tcp.json"
             if tcp_file.exists():
-                for r in json.loads(tcp_file.read_text()):
+                for r in json.loads(_own_text(tcp_file)):
                     out.tcp_received[int(r["id"])] = r
-        parts = [np.fromfile(work / f"sink-{d}.bin", dtype=RECORD_DTYPE) for d in sinks]
+        parts = [np.fromfile(_own_file(work / f"sink-{d}.bin", MAX_RECORDS_BYTES), dtype=RECORD_DTYPE) for d in sinks]
         recs = np.concatenate(parts) if parts else np.zeros(0, dtype=RECORD_DTYPE)
         out.records = recs[np.lexsort((recs["seq"], recs["flow"], recs["recv_ns"]))]
         for j in range(len(plan.bumps)):
-            out.routers.append(json.loads((work / f"router{j}" / "summary.json").read_text()))
-            lines = (work / f"router{j}-stats.jsonl").read_text().splitlines()
+            out.routers.append(json.loads(_own_text(work / f"router{j}" / "summary.json")))
+            lines = _own_text(work / f"router{j}-stats.jsonl").splitlines()
             out.stats.append([json.loads(line) for line in lines if line])
         out.wall_s = time.monotonic() - wall0
         return out
+
+
+#: The most bytes read from one report or stats file the testbed's processes wrote (a router's
+#: stats lines of a long run at a short interval stay far below it).
+MAX_OUTPUT_BYTES = 256 * 2**20
+#: The most bytes of one sink's packet records (28 B a packet: about 150 million packets).
+MAX_RECORDS_BYTES = 4 * 2**30
+
+
+def _own_file(path: Path, limit: int = MAX_OUTPUT_BYTES) -> Path:
+    """``path``, a file the testbed's own processes wrote in its work folder, checked before it
+    is read: a regular file of at most ``limit`` bytes, else a :class:`TestbedError` naming it."""
+    import stat
+
+    try:
+        st = path.stat()
+    except OSError as e:
+        raise TestbedError(f"{path}: cannot read a process's output: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise TestbedError(f"{path}: a process's output is not a regular file")
+    if st.st_size > limit:
+        raise TestbedError(f"{path}: a process's output of {st.st_size} bytes; allowed: at most {limit}")
+    return path
+
+
+def _own_text(path: Path) -> str:
+    """The text of a report or stats file of the testbed's processes (:func:`_own_file`)."""
+    return _own_file(path).read_text(encoding="utf-8")
 
 
 def _limits(q: Any) -> list[dict[str, Any]]:

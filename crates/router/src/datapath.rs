@@ -301,12 +301,11 @@ impl Datapath {
         let p0 = cfg.port(0, now)?;
         let p1 = cfg.port(1, now)?;
         let r = &cfg.config.router;
+        let bad =
+            |path: String, message: String| vec![Diagnostic { origin: cfg.origin.clone(), line: None, path, message }];
         let domain = match &cfg.config.pcn {
             None => None,
             Some(spec) => {
-                let bad = |path: String, message: String| {
-                    vec![Diagnostic { origin: cfg.origin.clone(), line: None, path, message }]
-                };
                 let pc = qoslab_scenario::registry::pcn::edge_config(spec)
                     .map_err(|e| bad(format!("pcn.{}", e.field_path), e.message))?;
                 let d = cfg.config.link.delay;
@@ -317,25 +316,15 @@ impl Datapath {
             }
         };
         let cac = match &cfg.config.admission {
-            Some(a) => qoslab_scenario::registry::cac::shaping_cac(a).map_err(|e| {
-                vec![Diagnostic {
-                    origin: cfg.origin.clone(),
-                    line: None,
-                    path: format!("admission.{}", e.field_path),
-                    message: e.message,
-                }]
-            })?,
+            Some(a) => qoslab_scenario::registry::cac::shaping_cac(a)
+                .map_err(|e| bad(format!("admission.{}", e.field_path), e.message))?,
             None => None,
         };
         let entry = if cac.is_some() || cfg.config.shaping.is_some() {
-            Some(Entry::new(cfg.config.shaping.as_ref(), cac, r.edge_port, r.edge_flows, r.seed, now).map_err(|e| {
-                vec![Diagnostic {
-                    origin: cfg.origin.clone(),
-                    line: None,
-                    path: "shaping".into(),
-                    message: e.to_string(),
-                }]
-            })?)
+            Some(
+                Entry::new(cfg.config.shaping.as_ref(), cac, r.edge_port, r.edge_flows, r.seed, now)
+                    .map_err(|e| bad("shaping".into(), e.to_string()))?,
+            )
         } else {
             None
         };
@@ -522,7 +511,7 @@ impl Datapath {
         }
         let mut wake: Option<Time> = self.line.next_due();
         if let Some(en) = self.entry.as_mut() {
-            en.on_tick(now, &mut self.events);
+            en.on_tick(now);
             let t = self.release_shaped(now);
             let en = self.entry.as_ref().expect("checked");
             let t = [t, Some(en.next_deadline().max(now))].into_iter().flatten().min();

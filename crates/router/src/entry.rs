@@ -255,7 +255,7 @@ impl Entry {
     }
 
     /// Releases connections silent for [`IDLE`] and forgets those whose shapers are empty.
-    pub fn on_tick(&mut self, now: Time, ev: &mut EventLog) {
+    pub fn on_tick(&mut self, now: Time) {
         if now < self.next_sweep {
             return;
         }
@@ -270,7 +270,7 @@ impl Entry {
         for (k, c) in silent {
             if c.state == State::Running {
                 self.stats.expired += 1;
-                self.depart(now, c.id, ev);
+                self.depart(now, c.id);
             }
             if self.bank.connection(c.id).is_some_and(|(s, _)| s.backlog().packets == 0) {
                 self.bank.remove(c.id);
@@ -291,20 +291,20 @@ impl Entry {
         let key = key_of(IpAddr::V4(ends.ip_src), IpAddr::V4(ends.ip_dst), p, ends.src_port, m.port);
         let reply = Reply::to_request(&ends);
         match m.kind {
-            Kind::FlowEnd => self.on_end(now, &key, ev),
+            Kind::FlowEnd => self.on_end(now, &key),
             _ => self.on_request(now, key, &m, &reply, ev),
         }
         AtIngress::Consumed
     }
 
-    fn on_end(&mut self, now: Time, key: &FlowKey, ev: &mut EventLog) {
+    fn on_end(&mut self, now: Time, key: &FlowKey) {
         match self.conns.get_mut(key) {
             Some(c) if c.state == State::Running => {
                 c.state = State::Ended;
                 c.last = now;
                 let id = c.id;
                 self.stats.ends += 1;
-                self.depart(now, id, ev);
+                self.depart(now, id);
             }
             _ => self.stats.ends_unknown += 1,
         }
@@ -363,9 +363,8 @@ impl Entry {
         });
         match assigned {
             Some(a) => {
-                if let Err(e) = self.bank.add(now, id, ShaperConfig { rate: a, ..self.shaper }) {
+                if self.bank.add(now, id, ShaperConfig { rate: a, ..self.shaper }).is_err() {
                     // Unreachable (a fresh id, a positive rate): undone, refused rather than trusted.
-                    let _ = e;
                     cac.on_departure(now, id);
                     self.stats.refused += 1;
                     self.answer(reply, m.flow, None);
@@ -391,7 +390,7 @@ impl Entry {
     }
 
     /// The CAC releases `id`; its rate changes reach the shapers.
-    fn depart(&mut self, now: Time, id: FlowId, _ev: &mut EventLog) {
+    fn depart(&mut self, now: Time, id: FlowId) {
         if let Some(cac) = self.cac.as_mut() {
             cac.on_departure(now, id);
         }

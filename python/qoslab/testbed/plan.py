@@ -27,6 +27,7 @@ each problem naming its field and why (:func:`unsupported`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -468,6 +469,19 @@ def _crosses(model: dict[str, Any], f: FlowPlan, link: int) -> str | None:
     return None
 
 
+def _once_per_group(bad: list[Problem]) -> Callable[[int, str, str], None]:
+    """``once(group, path, message)``: adds the problem to ``bad`` the first time a group meets it
+    (a group's flows share their fields: one problem per group and field)."""
+    seen: set[tuple[int, str]] = set()
+
+    def once(gi: int, path: str, message: str) -> None:
+        if (gi, path) not in seen:
+            seen.add((gi, path))
+            bad.append(Problem(path, message))
+
+    return once
+
+
 def _plan_pcn(
     pcn: dict[str, Any], model: dict[str, Any], bumps: list[Bump], flows: list[FlowPlan], bad: list[Problem]
 ) -> None:
@@ -490,12 +504,7 @@ def _plan_pcn(
         return
     bump = domain[0]
     stages = {st["type"] for st in bump.link.info["stages"] or []}
-    seen: set[tuple[int, str]] = set()
-
-    def once(gi: int, path: str, message: str) -> None:
-        if (gi, path) not in seen:
-            seen.add((gi, path))
-            bad.append(Problem(path, message))
+    once = _once_per_group(bad)
 
     inside = []
     for f in flows:
@@ -562,12 +571,7 @@ def _plan_shaping(
     gives the flow's shaper the rate the CAC assigns (``docs/testbed.md``, "Entry shapers")."""
     cac = echo["admission"]["type"] == "shaping_cac"
     by_link = {b.link.index: b for b in bumps}
-    seen: set[tuple[int, str]] = set()
-
-    def once(gi: int, path: str, message: str) -> None:
-        if (gi, path) not in seen:
-            seen.add((gi, path))
-            bad.append(Problem(path, message))
+    once = _once_per_group(bad)
 
     cac_bumps: dict[int, Bump] = {}
     for f in flows:

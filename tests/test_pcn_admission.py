@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import qoslab
-from qoslab.reproduce.cells import Measured, NotMeasured
+from qoslab.reproduce.cells import Measured
 from qoslab.reproduce.framework import Context
 from qoslab.reproduce.pcn import _adm_setup as S
 from qoslab.reproduce.pcn import admission
@@ -76,9 +76,8 @@ def test_tables_3_1_to_3_3_take_each_seeds_worst_case_with_that_runs_sd():
                     est[(link, model, arr, ov)] = {"over_admission_pct": _est(o, o + 1), "sd_ratio": _est(ov, ov)}
     cells31, _t, _d = admission._table_3_1(ctx, est)
     got = {(m.row, m.column): m.values for m in cells31 if isinstance(m, Measured)}
-    # Eight measured cells; the SVD rows (four cells) are not run yet, with the reason.
-    assert len(got) == 8 and len(cells31) == 12
-    assert {m.row for m in cells31 if isinstance(m, NotMeasured)} == set(admission.SVD_ROWS_3_1)
+    # Eight measured cells: the voice rows (the SVD rows come from Table 3.4's control runs).
+    assert len(got) == 8 and len(cells31) == 8
     assert got[("T3,100Mbps,OC3 / CBR / POISSON", "over-admission percent")] == [2.0, 0.9]
     assert got[("T3,100Mbps,OC3 / CBR / POISSON", "standard deviation to conf-adm-rate ratio")] == [0.0, 12.0]
     cells23, _t, _d = admission._table_3_23(ctx, est)
@@ -88,6 +87,44 @@ def test_tables_3_1_to_3_3_take_each_seeds_worst_case_with_that_runs_sd():
     assert got[("Table 3.2", "1Mbps, T1 / BATCH", "standard deviation to conf-adm-rate ratio")] == [3.0, 3.0]
     assert got[("Table 3.3", "10 Mbps / POISSON", "over-admission percent")] == [5.0, 6.0]
     assert got[("Table 3.3", "T3,100Mbps,OC3 / POISSON", "over-admission percent")] == [2.0, 0.9]
+
+
+def test_table_3_4_is_per_interval_and_its_per_packet_control_gives_table_3_1s_svd_rows(monkeypatch):
+    """§3.1.2: after §3.3 the CLE is per interval; Table 3.4's cells come from those runs, the per-packet
+    runs are the control, and their (5, 15, 45) ms rows are Table 3.1's SVD cells."""
+    seen: list[dict] = []
+
+    def fake_fixed_runs(_ctx, cases):
+        out = {}
+        for name, kw in cases:
+            seen.append(kw["cle"])
+            per_packet = kw["cle"]["cle"] == "per_packet"
+            # Per-interval runs at 1.0 % (2.0 % at 5x), per-packet at 7.0 % (8.0 % at 5x); sd = overload / 100.
+            base = (7.0 if per_packet else 1.0) + (1.0 if kw["overload"] == 5.0 else 0.0)
+            out[name] = {
+                "over_admission_pct": Estimate.of([base, base - 0.5]),
+                "sd_ratio": Estimate.of([kw["overload"] / 100] * 2),
+            }
+        return out
+
+    monkeypatch.setattr(admission, "_fixed_runs", fake_fixed_runs)
+    ctx = Context(name="pcn", quick=False, seeds=[1, 2], folder=Path("."), log=lambda _m: None)
+    cells34, cells31, table, data = admission._table_3_4(ctx)
+    n = len(admission.VQ_LINKS) * len(admission.VQ_SETTINGS) * len(admission.OVERLOADS)
+    assert [c["cle"] for c in seen] == ["per_interval"] * n + ["per_packet"] * n
+    assert {c["cle_weight"] for c in seen[:n]} == {admission.FIXED_W}
+    got = {(m.row, m.column): m.values for m in cells34}
+    assert len(cells34) == 12 and {m.table for m in cells34} == {"Table 3.4"}
+    assert got[("1Gbps / 5, 15, 20", "over-admission percent")] == [2.0, 1.5]
+    assert got[("OC12 / 1, 5, 10", "standard deviation to conf-adm-rate ratio")] == [0.05, 0.05]
+    got31 = {(m.table, m.row, m.column): m.values for m in cells31}
+    assert set(got31) == {
+        ("Table 3.1", f"{link} / SVD / POISSON", col)
+        for link in ("1Gbps", "OC12")
+        for col in ("over-admission percent", "standard deviation to conf-adm-rate ratio")
+    }
+    assert got31[("Table 3.1", "OC12 / SVD / POISSON", "over-admission percent")] == [8.0, 7.5]
+    assert "per-packet CLE" in table and set(data) == {"per_interval", "per_packet"}
 
 
 def _grid(value: float) -> dict:

@@ -188,12 +188,9 @@ def test_fig_4_4_uses_its_explicit_tolerance_and_one_seed_is_uncertain():
 
 #: The paper's cells no run measures: Table 3.1's SVD rows, Table 3.5's SVD PLT row and Table 3.7's
 #: rows but CBR (not run yet, issue 31); each a NotMeasured with its reason.
-NEVER_MEASURED = {
-    ("Table 3.1", "1Gbps / SVD / POISSON"),
-    ("Table 3.1", "OC12 / SVD / POISSON"),
-    ("Table 3.5", "SVD / PLT"),
-    *(("Table 3.7", m) for m in ("VBR", "MIX", "VTR", "SVD")),
-}
+#: Every printed number is run since issue 31 (Table 3.1's SVD rows from Table 3.4's per-packet
+#: control, every type's PLT5 grid for Tables 3.5 and 3.7).
+NEVER_MEASURED: set[tuple[str, str]] = set()
 
 
 def test_the_full_reduction_feeds_every_cell_but_the_unmeasured_ones(tmp_path, monkeypatch):
@@ -241,7 +238,7 @@ def test_the_full_reduction_feeds_every_cell_but_the_unmeasured_ones(tmp_path, m
     assert all(judged[k].cause.startswith("not run") for k in unmeasured)
     inputs = {k for k, c in judged.items() if c.verdict == "input"}
     # 811 cells: 26 inputs (Table 4.1's loads, flows per ingress and thresholds, Table 4.3's loads
-    # and RTTs, t1), 28 not run yet (4 + 4 + 20), 757 measured.
-    assert len(inputs) == 26 and len(unmeasured) == 28 and len(out.cells) == 811 - 26
+    # and RTTs, t1), none not run, 785 measured.
+    assert len(inputs) == 26 and len(unmeasured) == 0 and len(out.cells) == 811 - 26
     assert all(len(m.values) == 2 for m in out.cells if isinstance(m, Measured))
     assert [c.id for c in out.claims if c.kind == "check"] == ["expected-termination-plt2"]

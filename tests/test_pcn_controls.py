@@ -35,7 +35,7 @@ def _diff(a: object, b: object, path: str = "") -> list[str]:
 @pytest.mark.parametrize(
     ("name", "changed"),
     [
-        ("t37-oc3", {"rate"}),
+        ("t37-t3", {"rate"}),
         ("t37-delay-10ms", {"delay"}),
     ],
 )
@@ -45,19 +45,19 @@ def test_a_table_3_7_control_changes_only_its_knob(name, changed):
     diff = _diff(before, after)
     assert diff, "the control changed nothing"
     assert {d.rsplit(".", 1)[-1] for d in diff} == changed, diff
-    if name == "t37-oc3":
-        # Only the five bottlenecks (c_i -> c_i+1) change rate; the traffic is the set-up's (5x of T3's
-        # admissible rate would be wrong on OC3: the call rate follows the link).
+    if name == "t37-t3":
+        # Only the five bottlenecks (c_i -> c_i+1) change rate; the traffic is the set-up's (5x of OC3's
+        # admissible rate would be wrong on T3: the call rate follows the link).
         links = after["topology"]["links"]
-        assert sum(1 for lk in links if lk["rate"] == "OC3") == controls.T37_BOTTLENECKS
+        assert sum(1 for lk in links if lk["rate"] == "T3") == controls.T37_BOTTLENECKS
 
 
-def test_the_oc3_control_offers_5x_of_the_oc3_admissible_rate():
-    sc = _doc(controls._plt5_scenario(0.5, 0.05, controls.CONTROLS["t37-oc3"]))
+def test_the_t3_control_offers_5x_of_the_t3_admissible_rate():
+    sc = _doc(controls._plt5_scenario(0.5, 0.05, controls.CONTROLS["t37-t3"]))
     rate = sc["traffic"][0]["arrivals"]["rate"]
     base = _doc(controls._plt5_scenario(0.5, 0.05, None))["traffic"][0]["arrivals"]["rate"]
     assert float(str(rate).removesuffix("/s")) == pytest.approx(
-        float(str(base).removesuffix("/s")) * plt.RATES["OC3"] / plt.RATES["T3"]
+        float(str(base).removesuffix("/s")) * plt.RATES["T3"] / plt.RATES["OC3"]
     )
 
 
@@ -75,9 +75,9 @@ def test_a_termination_control_changes_only_its_pcn_key(tmp_path: Path):
 def test_the_command_refuses_an_unknown_control_and_mixed_families(capsys):
     assert controls.main(["no-such"]) == 2
     assert "control: 'no-such'; allowed: t37-warmup-40s" in capsys.readouterr().err
-    assert controls.main(["--weights", "0.2", "t37-oc3"]) == 2
+    assert controls.main(["--weights", "0.2", "t37-t3"]) == 2
     assert "--weights: '0.2'; allowed: some of 0.1, 0.3, 0.5, 0.7, 0.9" in capsys.readouterr().err
-    assert controls.main(["--seeds", "0", "t37-oc3"]) == 2
+    assert controls.main(["--seeds", "0", "t37-t3"]) == 2
     assert "--seeds: 0" in capsys.readouterr().err
 
 
@@ -94,7 +94,7 @@ def test_controls_of_two_families_are_refused_before_any_run(tmp_path: Path):
     from qoslab.errors import ReproductionError
 
     with pytest.raises(ReproductionError, match="mix families low-agg, t37"):
-        controls.run_controls(ctx, [controls.CONTROLS["t37-oc3"], controls.CONTROLS["low-agg-down"]], [0.5])
+        controls.run_controls(ctx, [controls.CONTROLS["t37-t3"], controls.CONTROLS["low-agg-down"]], [0.5])
 
 
 def test_the_claim_4_and_5_controls_judge_their_cells_two_sided(tmp_path: Path):

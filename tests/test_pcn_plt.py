@@ -136,12 +136,18 @@ def test_vtr_is_in_the_plt_grid_on_1_gbps_links_at_the_same_overload(tmp_path):
     # Each aggregate offered 2.5x its bottleneck's admissible rate (half of 1 Gb/s) in 769 kb/s calls of 60 s.
     rate = groups[0]["arrivals"]["rate"]
     assert math.isclose(rate * 60 * 769_000, 2.5 * 500_000_000)
-    # Voice keeps its T3 links.
+    # Voice on OC3 and SVD on OC48, as §3.3 runs every topology.
     cbr = plt.admission_scenario(bottlenecks=2, model="CBR", weight=0.3, cle=0.05, duration_s=80)
-    assert {ln["rate"] for ln in cbr.echo["topology"]["links"] if ln["a"] == "c0" and ln["b"] == "c1"} == {"45Mbps"}
+    assert {ln["rate"] for ln in cbr.echo["topology"]["links"] if ln["a"] == "c0" and ln["b"] == "c1"} == {"155Mbps"}
+    svd = plt.admission_scenario(bottlenecks=2, model="SVD", weight=0.3, cle=0.05, duration_s=80)
+    assert {ln["rate"] for ln in svd.echo["topology"]["links"] if ln["a"] == "c0" and ln["b"] == "c1"} == {"2400Mbps"}
+    # Every type's grid on PLT5 (Table 3.7's rows), the beat-down's PLT2 and PLT3 points besides.
     ctx = Context(name="pcn", quick=False, seeds=[1, 2, 3, 4, 5], folder=tmp_path, log=lambda _m: None)
-    vtr_points = [p for p in plt._admission_plan(ctx) if p[1] == "VTR"]
-    assert len(vtr_points) == 15 and {p[0] for p in vtr_points} == {3}
+    plan = plt._admission_plan(ctx)
+    for model in ("CBR", "VBR", "MIX", "VTR", "SVD"):
+        points = [p for p in plan if p[1] == model and p[0] == 5]
+        assert len(points) == 15, model
+    assert sorted({(p[0], p[2]) for p in plan if p[0] != 5}) == [(k, w) for k in (2, 3) for w in (0.1, 0.5, 0.9)]
 
 
 def test_vtr_termination_runs_on_1_gbps_with_its_flows_spread_over_one_frame():

@@ -103,7 +103,8 @@ def test_the_failure_event_steps_the_load_and_the_ingresses_cut_about_a_third(tm
 def test_quick_part_measures_every_cell_of_tables_4_1_4_3_fig_4_4_and_section_4_2_per_seed(tmp_path):
     # One seed keeps the test short (ten runs); the quick run itself has three.
     out = term.run(_ctx(tmp_path, [1]))
-    assert [c.id for c in out.claims] == ["sec4.5-batch"] and out.claims[0].holds is None
+    assert [c.id for c in out.claims] == ["sec4.5-batch", "sec4.5-batch-types"]
+    assert all(c.holds is None for c in out.claims)
     got = {(m.table, m.row, m.column): m.values for m in out.cells}
     # Every measured cell of the quick tables (not Table 4.3's RTT nor Fig. 4.4's t1: set-up figures).
     assert set(got) == paper_keys("Table 4.1") | paper_keys("Table 4.3") | paper_keys("Fig. 4.4") | paper_keys("§4.2")
@@ -121,6 +122,17 @@ def test_quick_part_measures_every_cell_of_tables_4_1_4_3_fig_4_4_and_section_4_
     assert all(2.0 < v < 9.0 for v in got[("§4.2", "RT Difference experiment: bottleneck", "over-termination")])
     rounds = out.data["table4_3"]["rounds"]
     assert len(rounds["1"]) == 1 and all(len(r) >= 2 for r in rounds["1"]), rounds
+    # Fig. 4.3: the load by ingress (64 kb/s a flow): 1,761 flows at the event (a third above the
+    # termination rate of 77.76 Mb/s: 112.7 Mb/s), ingress 1's cut reaches the bottleneck before
+    # ingress 2's, and after both rounds the load is near the termination rate.
+    f43 = out.data["table4_3"]["fig4_3"]
+    t = f43["t_s"]
+    at = {x: min(range(len(t)), key=lambda i, x=x: abs(t[i] - x)) for x in (200.05, 200.23, 200.55)}
+    total = [a + b for a, b in zip(f43["src0"], f43["src1"], strict=True)]
+    assert total[at[200.05]] == pytest.approx(1761 * 64_000, rel=0.01)
+    assert f43["src0"][at[200.23]] < f43["src0"][at[200.05]] and f43["src1"][at[200.23]] == f43["src1"][at[200.05]]
+    assert 0.8 < total[at[200.55]] / 77_760_000 < 1.0
+    assert [f.file for f in out.figures] == ["fig4_3.png"] and (tmp_path / "fig4_3.png").stat().st_size > 10_000
     # Table 4.1: CBR keeps every flow to the event (the paper's load, an input cell, is in the report's
     # data only); about a third is cut (seed: 0.321-0.336).
     assert ("Table 4.1", "CBR / 600", "BtleNeck Load") not in got
@@ -331,9 +343,27 @@ def test_batch_arrivals_keep_the_calls_and_put_a_batch_at_one_ingress_and_instan
     assert f.groupby("group")["start_s"].nunique().max() == 1 and len(f) == 178
     m = term.termination_metrics(f, mean_bps=64e3, termination_bps=7.776e6)
     assert m["optimal"] <= m["actual"] <= m["optimal"] + 0.1, m
-    for bad, msg in (({"arrivals": "bulk"}, "arrivals: 'bulk'"), ({"model": "MIX", "arrivals": "batch"}, "MIX")):
+    for bad, msg in (({"arrivals": "bulk"}, "arrivals: 'bulk'"), ({"model": "MIX", "flows": 13}, "multiple of 6")):
         with pytest.raises(ValueError, match=msg):
             term.scenario(ctx, **{"model": "CBR", "ingresses": 2, "flows": 180, **bad})
+
+
+def test_mix_batch_arrivals_keep_each_codecs_calls_and_their_rates(tmp_path):
+    """§4.5 for the MIX: each codec's sixth of the calls in batches of one codec, the batches taken by
+    the ingresses in turn across the codecs; every flow's rate is its codec's (Table 2.1)."""
+    ctx = _ctx(tmp_path, [1])
+    sc = term.scenario(ctx, model="MIX", ingresses=40, flows=600, arrivals="batch", batch_seed=2)
+    groups = _doc(sc)["traffic"]
+    per_codec: dict[str, int] = {}
+    for g in groups:
+        codec = g["name"].split("_", 1)[1]
+        per_codec[codec] = per_codec.get(codec, 0) + g["flows"]
+        assert "start_jitter" not in g or g["start_jitter"] in ("0s", 0)
+    assert per_codec == dict.fromkeys(traffic.VOICE_MIX, 100)
+    assert 40 < len(groups) < 600 // 2, "batches of mean 5, not single calls"
+    f = qoslab.run(sc, seed=2).flows
+    rates = term.flow_rates(f, "MIX")
+    assert len(f) == 600 and sorted(set(rates)) == sorted(set(term.MIX_BPS.values()))
 
 
 def test_vtr_runs_on_its_link_and_cuts_about_a_third(tmp_path):

@@ -101,3 +101,23 @@ def synchronization(fr: np.ndarray) -> dict[str, float]:
     unmarked = float((fr == 0).sum()) / n
     full = float((fr >= 0.99).sum()) / n
     return {"flows": float(n), "unmarked": unmarked, "full": full, "partial": 1.0 - unmarked - full}
+
+
+def ingress_load(
+    flows: pd.DataFrame, *, delays_s: Sequence[float], mean_bps: float, times_s: Sequence[float]
+) -> dict[str, list[float]]:
+    """[Zhang07] Fig. 4.3's curves: the load each ingress brings to the bottleneck at each of
+    ``times_s``, from the flows table. An admitted flow of ingress ``src{i}`` loads the bottleneck
+    with ``mean_bps`` from its start to its end (its termination for a terminated flow), both seen
+    ``delays_s[i]`` later at the bottleneck (the ingress's distance from it). Returns one list per
+    ingress (``"src0"`` …), in bit/s."""
+    adm = flows[flows["admitted"].to_numpy(dtype=bool)]
+    t = np.asarray(times_s, dtype=float)
+    out: dict[str, list[float]] = {}
+    for i, d in enumerate(delays_s):
+        f = adm[adm["src"].astype(str) == f"src{i}"]
+        start = np.sort(f["start_s"].to_numpy(dtype=float) + d)
+        end = np.sort(f["end_s"].to_numpy(dtype=float) + d)
+        active = np.searchsorted(start, t, side="right") - np.searchsorted(end, t, side="right")
+        out[f"src{i}"] = [float(x) * mean_bps for x in active]
+    return out

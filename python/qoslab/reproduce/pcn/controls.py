@@ -101,7 +101,7 @@ CONTROLS: dict[str, Control] = {
         Control(
             name="t37-single-link",
             family="t37",
-            knob="the topology: the single link of Fig. 2.1 (T3, one aggregate) instead of PLT5, each bottleneck's "
+            knob="the topology: the single link of Fig. 2.1 (OC3, one aggregate) instead of PLT5, each bottleneck's "
             "column showing the one link's figure",
             why="asks whether the negative sign belongs to the parking lot; the same CBR calls at 5x, the same "
             "weight x CLE settings, 80 s runs measured from 20 s (the single link's bottleneck has 10 ms; "
@@ -111,7 +111,7 @@ CONTROLS: dict[str, Control] = {
         Control(
             name="t37-plt1",
             family="t37",
-            knob="a parking lot of one bottleneck (PLT1: the long and one short aggregate on one T3 link) instead "
+            knob="a parking lot of one bottleneck (PLT1: the long and one short aggregate on one OC3 link) instead "
             "of PLT5, each bottleneck's column showing the one link's figure",
             why="between t37-single-link and PLT5: two aggregates (two CLEs, two ingresses) on the link but no "
             "second bottleneck, so no beat-down",

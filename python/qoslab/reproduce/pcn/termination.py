@@ -585,7 +585,7 @@ def _fig_4_3(ctx: Context, curve: dict[str, list[float]], rounds: dict[str, floa
     return Figure(
         file,
         "Fig. 4.3: the bottleneck's load by ingress around the failure (Table 4.3's run, seed "
-        f"{seed}); rounds t2-t4 as Fig. 4.4",
+        f"{seed}); rounds t2-t4 as Fig. 4.4, at the ingresses (ingress 2's cut reaches the bottleneck 50 ms after t3)",
     )
 
 

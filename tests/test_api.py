@@ -161,6 +161,24 @@ def test_run_returns_typed_tables(small_result):
     assert small_result.scenario["name"] == "small"
 
 
+def test_without_flow_histograms_only_the_percentiles_and_interarrivals_go(small_scenario, small_result):
+    """metrics.flow_histograms = false: the flows table's delay percentiles are NaN and no inter-arrival
+    series is written; every other column and table is the default run's, to the bit."""
+    off = small_scenario.with_overrides(("metrics.flow_histograms", False))
+    assert off.echo["metrics"]["flow_histograms"] is False and "flow_histograms" not in small_scenario.echo["metrics"]
+    res = qoslab.run(off, seed=1)
+    f, base = res.flows, small_result.flows
+    assert f["delay_p50_s"].isna().all() and f["delay_p99_s"].isna().all()
+    assert base["delay_p50_s"].notna().all()
+    same = [c for c in base.columns if c not in ("delay_p50_s", "delay_p99_s")]
+    pd.testing.assert_frame_equal(f[same], base[same])
+    pd.testing.assert_frame_equal(res.queues, small_result.queues)
+    metrics = set(res.series["metric"].astype(str))
+    assert "interarrival_count" not in metrics and "interarrival_count" in set(small_result.series["metric"].astype(str))
+    kept = small_result.series[small_result.series["metric"].astype(str) != "interarrival_count"]
+    assert len(res.series) == len(kept)
+
+
 def test_run_conserves_packets_per_flow(small_result):
     f = small_result.flows
     # in_flight_pkts is counted from the packets held at the end, not derived.

@@ -86,3 +86,6 @@ fn one() -> u32 {
 fn yes() -> bool {
     true
 }
+fn is_true(b: &bool) -> bool {
+    *b
+}

@@ -60,7 +60,10 @@ fn minimal_scenario_has_no_problems() {
 fn unknown_fields_are_reported_with_the_allowed_ones() {
     let ps = check(&doc(&format!("{MINIMAL}\n[metrics]\nbinn = \"1s\"\n")));
     assert_eq!(paths(&ps), ["metrics.binn"]);
-    assert!(ps[0].message.starts_with("unknown field \"binn\"; allowed: bin, interarrival_bin"), "{ps:?}");
+    assert!(
+        ps[0].message.starts_with("unknown field \"binn\"; allowed: bin, flow_histograms, interarrival_bin"),
+        "{ps:?}"
+    );
 }
 
 #[test]

@@ -140,7 +140,10 @@ impl FlowStats {
             pcn_excess_pkts: 0,
             pcn_threshold_pkts: 0,
             delay_hist: LogHistogram::new(),
-            interarrival: FixedHistogram::new(spec.interarrival_bin.0, spec.interarrival_max.0).map(Box::new),
+            interarrival: spec
+                .flow_histograms
+                .then(|| FixedHistogram::new(spec.interarrival_bin.0, spec.interarrival_max.0).map(Box::new))
+                .flatten(),
             past: FlowBins::default(),
             trace: traced.then(Box::default),
         }
@@ -207,8 +210,11 @@ impl FlowStats {
         self.cur[BIN_DROPPED] += 1;
     }
 
+    /// A packet of the flow arrives at its receiver; `hist`: record its delay
+    /// in the flow's histogram (`metrics.flow_histograms`; the inter-arrival
+    /// histogram is absent when it is off).
     #[inline]
-    pub fn on_deliver(&mut self, now: Time, pkt: &Packet, bin: u64) {
+    pub fn on_deliver(&mut self, now: Time, pkt: &Packet, bin: u64, hist: bool) {
         self.delivered_pkts += 1;
         self.delivered_bytes += pkt.size as u64;
         self.ce_pkts += u64::from(pkt.ecn == qoslab_core::Ecn::Ce);
@@ -219,7 +225,9 @@ impl FlowStats {
         }
         let delay = now.0.saturating_sub(pkt.created.0);
         self.delay.push(delay as f64);
-        self.delay_hist.record(delay);
+        if hist {
+            self.delay_hist.record(delay);
+        }
         self.jitter.push(delay as i64);
         if self.last_arrival != NONE {
             if let Some(h) = &mut self.interarrival {
@@ -720,12 +728,24 @@ mod tests {
         for mark in [PcnMark::NotPcn, PcnMark::NotMarked, PcnMark::ExcessMarked, PcnMark::ThresholdMarked] {
             let mut p = Packet::new(0, FlowId(0), 100, Time(0));
             p.pcn = mark;
-            f.on_deliver(Time(1), &p, 0);
+            f.on_deliver(Time(1), &p, 0, true);
         }
         let mut p = Packet::new(0, FlowId(0), 100, Time(0));
         p.pcn = PcnMark::ExcessMarked;
-        f.on_deliver(Time(2), &p, 0);
+        f.on_deliver(Time(2), &p, 0, true);
         assert_eq!((f.delivered_pkts, f.pcn_excess_pkts, f.pcn_threshold_pkts), (5, 2, 1));
+    }
+
+    #[test]
+    fn without_flow_histograms_a_flow_keeps_its_counts_and_delays_but_no_histogram() {
+        let spec = MetricsSpec { flow_histograms: false, ..Default::default() };
+        let mut f = FlowStats::new(false, &spec);
+        let p = |t: u64| Packet::new(0, FlowId(0), 100, Time(t));
+        f.on_deliver(Time(3_000_000), &p(0), 0, false);
+        f.on_deliver(Time(5_500_000), &p(1_000_000), 0, false);
+        assert!(f.interarrival.is_none());
+        assert_eq!((f.delay_hist.count(), f.delay_hist.quantile(0.5)), (0, None));
+        assert_eq!((f.delivered_pkts, f.delay.mean()), (2, 3_750_000.0));
     }
 
     #[test]
@@ -738,8 +758,8 @@ mod tests {
         f.on_send(Time(1_000_000), 100, 0);
         f.on_send(Time(12_000_000), 100, 1);
         f.on_drop(100, 1);
-        f.on_deliver(Time(3_000_000), &p(0), 0);
-        f.on_deliver(Time(5_500_000), &p(1_000_000), 0);
+        f.on_deliver(Time(3_000_000), &p(0), 0, true);
+        f.on_deliver(Time(5_500_000), &p(1_000_000), 0, true);
         assert_eq!((f.sent_pkts, f.delivered_pkts, f.dropped_pkts), (3, 2, 1));
         let bins = f.clone().take_bins();
         assert_eq!(bins.bins, vec![[2, 2, 0, 200], [1, 0, 1, 0]]);

@@ -595,7 +595,7 @@ impl Sim {
             return;
         }
         if self.flow_dst[f] == node {
-            self.metrics.flows[f].on_deliver(self.now, &pkt, self.metrics.cur_bin);
+            self.metrics.flows[f].on_deliver(self.now, &pkt, self.metrics.cur_bin, self.metrics.spec.flow_histograms);
             if !matches!(self.agents[f], agents::Agent::None) {
                 self.on_receiver_packet(pkt);
             }

@@ -184,13 +184,14 @@ def build(
             model, calls=calls, src=src, dst=dst, arrivals=arrivals, randomize=randomize, src_choice=src_choice
         ),
         pcn=pcn_builder.domain(edges=edges, **cle),
-        # Only what is read: the bottleneck, one per-flow bin, two inter-arrival bins.
+        # Only what is read: the bottleneck, one per-flow bin, no per-flow histograms.
         metrics={
             "series_interval": f"{SAMPLE_S * 1000:g}ms",
             "series": [direction],
             "bin": f"{duration_s:g}s",
             "interarrival_bin": "100ms",
             "interarrival_max": "200ms",
+            "flow_histograms": False,
         },
     )
     return sc, direction

@@ -185,7 +185,14 @@ def plt_scenario(
         bottlenecks=bottlenecks, rate=link, stages=[meter], queue=BOTTLENECK_QUEUE, edge_rate=edge_rate, delay=delay
     )
     return Scenario.build(
-        name=name, duration=f"{duration_s:g}s", topology=topo, traffic=groups, pcn=pcn, metrics=metrics
+        name=name,
+        duration=f"{duration_s:g}s",
+        topology=topo,
+        traffic=groups,
+        pcn=pcn,
+        # No per-flow histograms: nothing here reads a flow's delay percentiles or inter-arrivals,
+        # and with thousands of flows they cost about a fifth of the CPU (docs/performance.md).
+        metrics={**metrics, "flow_histograms": False},
     )
 
 

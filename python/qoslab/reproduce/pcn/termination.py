@@ -418,6 +418,8 @@ def scenario(
             m, [f"src{i}" for i in range(ingresses)], [p[0] for p in pairs], [p[1] for p in pairs], randomize, lead
         )
     doc["duration"] = f"{round((T1 + end_after_s) * 1000)}ms"
+    # No per-flow histograms: the measures read counts and ends, not delays (docs/performance.md).
+    doc["metrics"]["flow_histograms"] = False
     doc["name"] = f"pcn_term_{model.lower()}_{ingresses}"
     return Scenario.from_toml(tomli_w.dumps(doc), origin=str(path), base_dir=path.parent)
 

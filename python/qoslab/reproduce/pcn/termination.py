@@ -234,6 +234,16 @@ def _groups(
     return out
 
 
+def _mix_split(flows: int) -> tuple[int, int]:
+    """A codec's resident and rerouted calls of ``flows`` MIX calls (a sixth a codec, :func:`split`)."""
+    per, rest = divmod(flows, len(traffic.VOICE_MIX))
+    if rest:
+        raise ValueError(
+            f"flows: {flows} MIX calls; allowed: a multiple of {len(traffic.VOICE_MIX)} (one sixth a codec)"
+        )
+    return split(per)
+
+
 def _mix_groups(ingresses: int, flows: int, randomize: float) -> list[dict[str, Any]]:
     """Table 4.2's MIX: ``flows`` calls, a sixth of each codec of Table 2.1, each sixth split
     two thirds resident, one third rerouted. The calls of a class (resident, rerouted) are laid
@@ -241,12 +251,7 @@ def _mix_groups(ingresses: int, flows: int, randomize: float) -> list[dict[str, 
     ``g mod n``), so each codec's order of ingresses is offset by the calls before it and the
     j-th calls of the six codecs do not share an ingress (one group per codec with
     ``src = "src*"`` would put them all on ingress j); one group per (codec, ingress)."""
-    per, rest = divmod(flows, len(traffic.VOICE_MIX))
-    if rest:
-        raise ValueError(
-            f"flows: {flows} MIX calls; allowed: a multiple of {len(traffic.VOICE_MIX)} (one sixth a codec)"
-        )
-    res, rer = split(per)
+    res, rer = _mix_split(flows)
     out: list[dict[str, Any]] = []
     for cls, n in (("resident", res), ("rerouted", rer)):
         g = 0
@@ -317,12 +322,7 @@ def _mix_batch_groups(ingresses: int, flows: int, randomize: float, rng: np.rand
     :func:`_mix_groups` splits it) in batches as :func:`_batch_groups` makes them, a batch of one
     codec; the batches of a class taken by the ingresses in turn across the codecs, as the MIX's
     single calls are."""
-    per, rest = divmod(flows, len(traffic.VOICE_MIX))
-    if rest:
-        raise ValueError(
-            f"flows: {flows} MIX calls; allowed: a multiple of {len(traffic.VOICE_MIX)} (one sixth a codec)"
-        )
-    res, rer = split(per)
+    res, rer = _mix_split(flows)
     out: list[dict[str, Any]] = []
     for cls, n in (("resident", res), ("rerouted", rer)):
         q = 0

@@ -48,6 +48,16 @@ Claims and tolerances (fixed by the issue before any run):
 5. ``table1-delay``: the EF delays of A2 and A5 more than 3× lower than
    their AF delays (the text's factor, its digit lost, read as 3 from Table
    I); A2's EF delay below A5's while its AF delay is above.
+6.-12. Fig. 7(b) and Fig. 9, seven claims, each a sentence of §V.B.1-B.2
+   (rules written before the run that judges them: docs/decisions/
+   reproduce-edge.md, "edge: Fig. 7(b) and Fig. 9 as claims"):
+   ``fig7b-sensitive``, ``fig7b-first-rise``, ``fig7b-slight-decrease`` (a
+   fall beyond the noise of at most 10 %), ``fig7b-well-in-excess`` (≥ 1.5×
+   the reservation), ``fig7b-b3``, ``fig9-small-medium`` and ``fig9-large``
+   (within the noise band, two-sided). A change is beyond the seeds' noise
+   (:func:`direction`) when the 95 % interval of its per-seed changes
+   excludes 0 and it is at least 1 % (LOSS_FLOOR). Judged in full runs
+   only; a quick run reports them.
 
 The paper's numbers are data (``paperdata/edge/cells.csv``): Table I's four
 delays are cells, judged two-sided by the one rule (:func:`paper_cells`;

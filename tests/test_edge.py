@@ -209,9 +209,20 @@ def test_reproduce_edge_quick_writes_claims_and_the_table(tmp_path):
     assert p.returncode == 0, p.stderr
     doc = json.loads((tmp_path / "edge" / "results.json").read_text())
     ids = [c["id"] for c in doc["claims"]]
-    assert ids == ["conformant-af", "fig7a-large", "fig7c-small", "excess-sharing", "table1-delay"]
+    fig7b_fig9 = [
+        "fig7b-sensitive",
+        "fig7b-first-rise",
+        "fig7b-slight-decrease",
+        "fig7b-well-in-excess",
+        "fig7b-b3",
+        "fig9-small-medium",
+        "fig9-large",
+    ]
+    assert ids == ["conformant-af", "fig7a-large", "fig7c-small", "excess-sharing", "table1-delay", *fig7b_fig9]
     for c in doc["claims"]:
         assert c["holds"] is True or c["explanation"], c
+    # Fig. 7(b) and Fig. 9 are judged over the full run's seeds and points only.
+    assert all(c["holds"] is None for c in doc["claims"] if c["id"] in fig7b_fig9)
     t1 = doc["data"]["table1"]
     assert set(t1) == {"A2", "A5"} and all(v["ef_ms"] < v["af_ms"] for v in t1.values())
     report = (tmp_path / "edge" / "report.md").read_text()
@@ -525,3 +536,142 @@ def test_table1_on_real_packets_reads_both_setups_under_their_fig6a_names(tmp_pa
         for k in ("af", "ef"):
             assert data[s][k]["testbed_ms"] == data[s][k]["sim_ms"]
     assert "| A2 | Delay in EF queue | 44 |" in text
+
+
+def _per_seed(points: dict[int, dict[str, list[float]]]) -> dict[int, dict[str, list[float]]]:
+    """Per-seed throughputs with every stream present (5 seeds, 100 kb/s flat unless given)."""
+    from qoslab.reproduce import edge
+
+    return {x: {s: list(t.get(s, [100.0] * 5)) for s in edge.STREAMS} for x, t in points.items()}
+
+
+def test_a_change_is_beyond_the_noise_only_when_its_interval_excludes_zero_and_it_reaches_1_percent():
+    from qoslab.reproduce import edge
+
+    before = [100.0, 101.0, 99.0, 100.5, 99.5]
+    assert edge.direction(before, [v + 5 for v in before]) == 1
+    assert edge.direction(before, [v - 5 for v in before]) == -1
+    # A steady 0.9 % change: its interval excludes 0 but it is under the 1 % floor.
+    assert edge.direction(before, [v + 0.9 for v in before]) == 0
+    # A mean change of 2 % whose per-seed changes straddle 0: within the noise.
+    assert edge.direction(before, [v + d for v, d in zip(before, (12, -8, 10, -6, 2), strict=True)]) == 0
+    # Paired: the seeds' spread is the same at both points, so it is not noise.
+    assert edge.direction([50.0, 150.0, 100.0], [53.0, 153.0, 103.0]) == 1
+    with pytest.raises(qoslab.ReproductionError):
+        edge.direction([100.0], [110.0])
+    with pytest.raises(qoslab.ReproductionError):
+        edge.direction([100.0, 100.0], [110.0, 110.0, 110.0])
+    assert edge.rel_change([100.0, 100.0], [90.0, 90.0]) == pytest.approx(-0.1)
+
+
+def test_fig7b_sensitivity_compares_the_medium_streams_spreads_with_the_large_ones():
+    from qoslab.reproduce import edge
+
+    base = {"A1": 200.0, "A5": 100.0, "A3": 300.0, "A4": 400.0}
+    by = {128: dict(base), 1024: {**base, "A5": 110.0, "A3": 340.0, "A4": 450.0}}
+    ok, spreads = edge.judge_fig7b_sensitive(by)
+    assert ok and spreads["A5"] == pytest.approx(10 / 105) and spreads["A1"] == 0.0
+    # Edge: A3's spread equal to A5's is not greater.
+    assert not edge.judge_fig7b_sensitive({**by, 1024: {**by[1024], "A3": 300.0 * 1.1}})[0]
+    same = {128: dict(base), 1024: {**base, "A5": 110.0, "A3": 330.0, "A4": 440.0}}
+    assert not edge.judge_fig7b_sensitive(same)[0]  # A3 and A4 spread 10/315, 40/420 against A5's 10/105
+    assert not edge.judge_fig7b_sensitive({128: dict(base), 1024: dict(base)})[0]  # all flat: not greater
+
+
+def test_fig7b_first_rise_needs_both_medium_af_streams_to_rise_beyond_the_noise():
+    from qoslab.reproduce import edge
+
+    lo = [300.0, 305.0, 295.0, 302.0, 298.0]
+    up = [v * 1.05 for v in lo]
+    ok, steps = edge.judge_fig7b_first_rise(_per_seed({128: {"A3": lo, "A4": lo}, 256: {"A3": up, "A4": up}}))
+    assert ok and steps["A3"] == (1, pytest.approx(0.05))
+    assert not edge.judge_fig7b_first_rise(_per_seed({128: {"A3": lo, "A4": lo}, 256: {"A3": up, "A4": lo}}))[0]
+    down = [v * 0.95 for v in lo]
+    assert not edge.judge_fig7b_first_rise(_per_seed({128: {"A3": lo, "A4": lo}, 256: {"A3": up, "A4": down}}))[0]
+
+
+def test_fig7b_slight_decrease_is_a_fall_beyond_the_noise_of_at_most_10_percent():
+    from qoslab.reproduce import edge
+
+    at512 = [400.0, 404.0, 396.0, 401.0, 399.0]
+
+    def fall(a3: float, a4: float) -> bool:
+        pts = {512: {"A3": at512, "A4": at512}, 1024: {"A3": [v * a3 for v in at512], "A4": [v * a4 for v in at512]}}
+        return edge.judge_fig7b_slight_decrease(_per_seed({768: {}, **pts}))[0]
+
+    assert fall(0.95, 0.92) and fall(0.90, 0.98)  # 10 % exactly is still slight
+    assert not fall(0.89, 0.95)  # more than slight
+    assert not fall(0.995, 0.95)  # under the 1 % floor: no decrease
+    assert not fall(1.05, 0.95)  # a rise
+
+
+def test_fig7b_well_in_excess_is_one_and_a_half_times_the_reservation_at_every_buff_size():
+    from qoslab.reproduce import edge
+
+    res = {s: r for s, (_, r) in edge.STREAMS.items()}
+    by = {128: {"A3": 150.0, "A4": 420.0}, 1024: {"A3": 320.0, "A4": 300.0}}
+    ok, multiple, stream, buff = edge.judge_fig7b_excess(by, res)
+    assert ok and multiple == pytest.approx(1.5) and (stream, buff) in (("A3", 128), ("A4", 1024))
+    ok, multiple, stream, buff = edge.judge_fig7b_excess({**by, 1024: {"A3": 320.0, "A4": 299.0}}, res)
+    assert not ok and (stream, buff) == ("A4", 1024) and multiple == pytest.approx(1.495)
+
+
+def test_fig7b_b3_follows_the_trend_less_pronounced_than_a3_and_a4():
+    from qoslab.reproduce import edge
+
+    s = [200.0, 203.0, 197.0, 201.0, 199.0]
+
+    def b3(rise: float, fall: float, a: tuple[float, float] = (1.10, 0.90)) -> bool:
+        pts = {
+            128: {"A3": s, "A4": s, "B3": s},
+            256: {"A3": [v * a[0] for v in s], "A4": [v * a[0] for v in s], "B3": [v * rise for v in s]},
+            512: {"A3": s, "A4": s, "B3": s},
+            1024: {"A3": [v * a[1] for v in s], "A4": [v * a[1] for v in s], "B3": [v * fall for v in s]},
+        }
+        return edge.judge_fig7b_b3(_per_seed(pts))[0]
+
+    assert b3(1.05, 0.95)
+    assert not b3(1.10, 0.95)  # as pronounced as A3's and A4's rise: not less
+    assert not b3(1.005, 0.95)  # the rise within the noise
+    assert not b3(1.05, 1.05)  # rises where A3 and A4 fall
+    assert not b3(1.05, 0.95, a=(1.10, 0.96))  # B3 falls more than A3 and A4
+
+
+def test_fig9_small_and_medium_streams_each_gain_and_large_ones_stay_within_the_noise():
+    from qoslab.reproduce import edge
+
+    s = [100.0, 102.0, 98.0, 101.0, 99.0]
+    up = [v * 1.05 for v in s]
+    gain = _per_seed({50: {}, 500: dict.fromkeys(edge.SMALL + edge.MEDIUM, up)})
+    ok, steps = edge.judge_fig9_small_medium(gain)
+    assert ok and set(steps) == set(edge.SMALL + edge.MEDIUM)
+    assert not edge.judge_fig9_small_medium({**gain, 500: {**gain[500], "B2": [100.0] * 5}})[0]
+    # Large: within the noise band both ways.
+    ok, steps = edge.judge_fig9_large(gain)
+    assert ok and all(d == 0 for d, _ in steps.values())
+    noisy = [v + d for v, d in zip(s, (12, -8, 10, -6, 2), strict=True)]
+    assert edge.judge_fig9_large({**gain, 500: {**gain[500], "A1": noisy}})[0]  # +2 %, but noise
+    assert not edge.judge_fig9_large({**gain, 500: {**gain[500], "B1": up}})[0]  # a rise
+    assert not edge.judge_fig9_large({**gain, 500: {**gain[500], "A5": [v * 0.95 for v in s]}})[0]  # a fall
+
+
+def test_the_fig7b_and_fig9_claims_are_judged_in_a_full_run_and_explain_a_failure():
+    from qoslab.reproduce import edge
+
+    def runs(scale: dict[str, float]) -> list[dict[str, dict[str, float]]]:
+        return [
+            {
+                s: {"ip_kbps": (r or 100.0) * 2 * scale.get(s, 1.0) * (1 + k / 1000)}
+                for s, (_, r) in edge.STREAMS.items()
+            }
+            for k in range(5)
+        ]
+
+    by = {("fig7", b): runs({"A3": 1.1, "A4": 1.1, "B3": 1.05} if b == 256 else {}) for b in edge.BUFF_SIZES}
+    by.update({("fig9", n): runs({}) for n in edge.POOLS})
+    res = {s: r for s, (_, r) in edge.STREAMS.items()}
+    claims = {c.id: c for c in edge._fig7b_fig9_claims(False, by, edge.BUFF_SIZES, edge.POOLS, res)}
+    assert claims["fig7b-first-rise"].holds is True and "A3 +10.0% (rise)" in claims["fig7b-first-rise"].measured
+    assert claims["fig7b-well-in-excess"].holds is True and claims["fig9-large"].holds is True
+    for cid in ("fig7b-slight-decrease", "fig7b-b3", "fig9-small-medium"):
+        assert claims[cid].holds is False and claims[cid].explanation, cid

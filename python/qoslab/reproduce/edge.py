@@ -48,6 +48,16 @@ Claims and tolerances (fixed by the issue before any run):
 5. ``table1-delay``: the EF delays of A2 and A5 more than 3× lower than
    their AF delays (the text's factor, its digit lost, read as 3 from Table
    I); A2's EF delay below A5's while its AF delay is above.
+6.-12. Fig. 7(b) and Fig. 9, seven claims, each a sentence of §V.B.1-B.2
+   (rules written before the run that judges them: docs/decisions/
+   reproduce-edge.md, "edge: Fig. 7(b) and Fig. 9 as claims"):
+   ``fig7b-sensitive``, ``fig7b-first-rise``, ``fig7b-slight-decrease`` (a
+   fall beyond the noise of at most 10 %), ``fig7b-well-in-excess`` (≥ 1.5×
+   the reservation), ``fig7b-b3``, ``fig9-small-medium`` and ``fig9-large``
+   (within the noise band, two-sided). A change is beyond the seeds' noise
+   (:func:`direction`) when the 95 % interval of its per-seed changes
+   excludes 0 and it is at least 1 % (LOSS_FLOOR). Judged in full runs
+   only; a quick run reports them.
 
 The paper's numbers are data (``paperdata/edge/cells.csv``): Table I's four
 delays are cells, judged two-sided by the one rule (:func:`paper_cells`;
@@ -313,13 +323,16 @@ def judge_conformant(by_pool: dict[int, Tput], res: dict[str, float | None]) -> 
     return worst[0] >= 0.95, worst[0], worst[1], worst[2]
 
 
+def spread(by_x: dict[int, Tput], stream: str) -> float:
+    """(max - min)/mean of ``stream``'s throughput across a sweep's points."""
+    v = [t[stream] for t in by_x.values()]
+    return (max(v) - min(v)) / (sum(v) / len(v))
+
+
 def judge_fig7a(by_buff: dict[int, Tput]) -> tuple[bool, dict[str, float]]:
     """Claim 2: A1 and A5 vary by <= 5 % ((max - min)/mean) across BUFF_SIZE and B1 is higher at
     the largest BUFF_SIZE than at the smallest. Returns (holds, the spreads)."""
-    spreads = {}
-    for s in ("A1", "A5"):
-        v = [t[s] for t in by_buff.values()]
-        spreads[s] = (max(v) - min(v)) / (sum(v) / len(v))
+    spreads = {s: spread(by_buff, s) for s in ("A1", "A5")}
     lo, hi = min(by_buff), max(by_buff)
     return all(v <= 0.05 for v in spreads.values()) and by_buff[hi]["B1"] > by_buff[lo]["B1"], spreads
 
@@ -333,6 +346,99 @@ def judge_fig7c(by_buff: dict[int, Tput]) -> bool:
 def judge_sharing(shares: dict[str, float]) -> bool:
     """Claim 4: every excess share (:func:`excess_shares`) within 20 % of 1,100/5 kb/s."""
     return all(abs(v - EXCESS_SHARE) <= 0.2 * EXCESS_SHARE for v in shares.values())
+
+
+# Fig. 7(b) and Fig. 9 (docs/decisions/reproduce-edge.md, "edge: Fig. 7(b) and Fig. 9 as claims"),
+# on per-seed IP throughputs (kb/s): point -> stream -> one value per seed, in seed order.
+PerSeed = dict[int, dict[str, list[float]]]
+#: "a slight decrease": at most this fraction of the throughput before (the one rule's tolerance).
+SLIGHT = 0.10
+#: "well in excess of their reservations": at least this multiple of the reservation.
+WELL_IN_EXCESS = 1.5
+#: Fig. 7(b)'s points: the first step of the sweep, and the medium packets' size onwards.
+FIRST_STEP, MEDIUM_BUFF = (128, 256), 512
+
+
+def direction(before: list[float], after: list[float]) -> int:
+    """+1 (-1) when ``after`` is above (below) ``before`` beyond the seeds' noise, 0 when the
+    change is within the noise band. The values are per seed, the same seeds at both points;
+    beyond the noise: the 95 % interval of the per-seed differences excludes 0 and the mean
+    difference is at least LOSS_FLOOR of the mean before. Needs two seeds or more."""
+    if len(before) != len(after) or len(before) < 2:
+        raise ReproductionError(
+            f"edge: a change needs the same >= 2 seeds at both points, got {len(before)}, {len(after)}"
+        )
+    d = Estimate.of(a - b for a, b in zip(after, before, strict=True))
+    hw = d.half_width
+    if hw is None or abs(d.mean) <= hw or abs(d.mean) < LOSS_FLOOR * Estimate.of(before).mean:
+        return 0
+    return 1 if d.mean > 0 else -1
+
+
+def rel_change(before: list[float], after: list[float]) -> float:
+    """The change of the means, as a fraction of the mean before."""
+    b = Estimate.of(before).mean
+    return (Estimate.of(after).mean - b) / b
+
+
+def judge_fig7b_sensitive(by_buff: dict[int, Tput]) -> tuple[bool, dict[str, float]]:
+    """Fig. 7(b): A3's and A4's spread across BUFF_SIZE each above A1's and A5's. Returns
+    (holds, the four spreads)."""
+    spreads = {s: spread(by_buff, s) for s in ("A1", "A5", "A3", "A4")}
+    return min(spreads["A3"], spreads["A4"]) > max(spreads["A1"], spreads["A5"]), spreads
+
+
+def _steps(by_x: PerSeed, streams: tuple[str, ...], lo: int, hi: int) -> dict[str, tuple[int, float]]:
+    """Per stream: the direction (:func:`direction`) and relative change from point lo to hi."""
+    return {s: (direction(by_x[lo][s], by_x[hi][s]), rel_change(by_x[lo][s], by_x[hi][s])) for s in streams}
+
+
+def judge_fig7b_first_rise(by_buff: PerSeed) -> tuple[bool, dict[str, tuple[int, float]]]:
+    """Fig. 7(b): A3 and A4 each rise from 128 to 256 B beyond the noise."""
+    steps = _steps(by_buff, ("A3", "A4"), *FIRST_STEP)
+    return all(d == 1 for d, _ in steps.values()), steps
+
+
+def judge_fig7b_slight_decrease(by_buff: PerSeed) -> tuple[bool, dict[str, tuple[int, float]]]:
+    """Fig. 7(b): A3 and A4 each fall from 512 B to the largest BUFF_SIZE beyond the noise and
+    by at most SLIGHT of their throughput at 512 B."""
+    steps = _steps(by_buff, ("A3", "A4"), MEDIUM_BUFF, max(by_buff))
+    return all(d == -1 and -c <= SLIGHT for d, c in steps.values()), steps
+
+
+def judge_fig7b_excess(by_buff: dict[int, Tput], res: dict[str, float | None]) -> tuple[bool, float, str, int]:
+    """Fig. 7(b): A3 and A4 each at least WELL_IN_EXCESS times their reservation at every
+    BUFF_SIZE. Returns (holds, the lowest multiple, its stream, its BUFF_SIZE)."""
+    worst = min((t[s] / (res[s] or math.nan), s, b) for b, t in by_buff.items() for s in ("A3", "A4"))
+    return worst[0] >= WELL_IN_EXCESS, worst[0], worst[1], worst[2]
+
+
+def judge_fig7b_b3(by_buff: PerSeed) -> tuple[bool, dict[str, dict[str, tuple[int, float]]]]:
+    """Fig. 7(b): B3 rises from 128 to 256 B and falls from 512 B to the largest BUFF_SIZE, each
+    beyond the noise, each relative change smaller in size than A3's and than A4's."""
+    steps = {
+        "rise": _steps(by_buff, MEDIUM, *FIRST_STEP),
+        "fall": _steps(by_buff, MEDIUM, MEDIUM_BUFF, max(by_buff)),
+    }
+    ok = True
+    for want, step in zip((1, -1), steps.values(), strict=True):
+        d, c = step["B3"]
+        ok &= d == want and all(abs(c) < abs(step[s][1]) for s in ("A3", "A4"))
+    return ok, steps
+
+
+def judge_fig9_small_medium(by_pool: PerSeed) -> tuple[bool, dict[str, tuple[int, float]]]:
+    """Fig. 9: A2, A6, B2, A3, A4 and B3 each rise from the smallest to the largest pool beyond
+    the noise."""
+    steps = _steps(by_pool, SMALL + MEDIUM, min(by_pool), max(by_pool))
+    return all(d == 1 for d, _ in steps.values()), steps
+
+
+def judge_fig9_large(by_pool: PerSeed) -> tuple[bool, dict[str, tuple[int, float]]]:
+    """Fig. 9: A1, A5 and B1 each change within the noise band from the smallest to the largest
+    pool (two-sided: a fall beyond the noise fails too)."""
+    steps = _steps(by_pool, LARGE, min(by_pool), max(by_pool))
+    return all(d == 0 for d, _ in steps.values()), steps
 
 
 def paper_table1(paper: PaperData | None = None) -> dict[str, tuple[float, float]]:
@@ -585,6 +691,9 @@ def reproduce(ctx: Context) -> Outcome:
         )
     )
 
+    # 6-12. Fig. 7(b) and Fig. 9 (judged in full runs only).
+    claims += _fig7b_fig9_claims(ctx.quick, by, buff_sizes, pools, reservations)
+
     both_rates = _ef_rates(by, paper_t1)
     data["table1_ef_rates"] = both_rates["data"]
     sections: list[tuple[str, str]] = [("Table I at both EF rates", both_rates["text"])]
@@ -627,6 +736,130 @@ def reproduce(ctx: Context) -> Outcome:
         cells=[*paper_cells(af, ef), *overhead_cells],
         testbed_cells=tb_cells,
     )
+
+
+_DIRECTION = {1: "rise", -1: "fall", 0: "within the noise"}
+
+
+def _word(step: tuple[int, float]) -> str:
+    """A step of :func:`_steps` as ``+4.1% (rise)``."""
+    d, c = step
+    return f"{c * 100:+.1f}% ({_DIRECTION[d]})"
+
+
+def _fig7b_fig9_claims(
+    quick: bool,
+    by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]],
+    buff_sizes: tuple[int, ...],
+    pools: tuple[int, ...],
+    res: dict[str, float | None],
+) -> list[Claim]:
+    """The claims of Fig. 7(b) and Fig. 9 (docs/decisions/reproduce-edge.md, "edge: Fig. 7(b) and
+    Fig. 9 as claims"): judged over the full run's seeds and points; a quick run reports what its
+    points measure and judges none."""
+    f7: PerSeed = {b: {s: [r[s]["ip_kbps"] for r in by[("fig7", b)]] for s in STREAMS} for b in buff_sizes}
+    f9: PerSeed = {n: {s: [r[s]["ip_kbps"] for r in by[("fig9", n)]] for s in STREAMS} for n in pools}
+    m7 = {b: {s: Estimate.of(v).mean for s, v in t.items()} for b, t in f7.items()}
+    first = all(b in f7 for b in FIRST_STEP)
+    hi_b, lo_n, hi_n = buff_sizes[-1], pools[0], pools[-1]
+    claims: list[Claim] = []
+
+    def add(cid: str, text: str, paper: str, measured: str, tolerance: str, ok: bool | None) -> None:
+        if quick:
+            why = (
+                "not judged in --quick (3 seeds of 25 s; BUFF_SIZE 128, 512, 1024 B; pools 50 and 500): "
+                "the full run judges it"
+            )
+        else:
+            why = "" if ok else "see the Fig. 7 and Fig. 9 tables in the report and docs/reproductions/edge.md"
+        claims.append(
+            Claim(
+                id=cid,
+                text=text,
+                paper=paper,
+                measured=measured,
+                tolerance=tolerance,
+                holds=None if quick else ok,
+                explanation=why,
+            )
+        )
+
+    ok, spreads = judge_fig7b_sensitive(m7)
+    add(
+        "fig7b-sensitive",
+        "Fig. 7(b): A3 and A4 (medium packets) more sensitive to BUFF_SIZE than A1 and A5 (large)",
+        "greater sensitivity of the AF flows to the value of BUFF_SIZE (§V.B.1)",
+        ", ".join(f"{s} {v * 100:.1f}%" for s, v in spreads.items()) + " ((max - min)/mean across BUFF_SIZE)",
+        "A3's and A4's spread each above A1's and A5's",
+        ok,
+    )
+    if first:
+        ok_r, rise = judge_fig7b_first_rise(f7)
+        rise_text = ", ".join(f"{s} {_word(v)}" for s, v in rise.items()) + f" ({FIRST_STEP[0]} -> {FIRST_STEP[1]} B)"
+    else:
+        ok_r, rise_text = None, f"no {FIRST_STEP[1]} B point in --quick"
+    add(
+        "fig7b-first-rise",
+        f"Fig. 7(b): A3 and A4 rise when BUFF_SIZE first increases from {FIRST_STEP[0]} to {FIRST_STEP[1]} B",
+        "both streams also experience an increase in throughput when BUFF_SIZE first increases (§V.B.1)",
+        rise_text,
+        "a rise beyond the seeds' noise (95% interval of the per-seed change excludes 0, and >= 1%)",
+        ok_r,
+    )
+    ok, fall = judge_fig7b_slight_decrease(f7)
+    add(
+        "fig7b-slight-decrease",
+        f"Fig. 7(b): A3 and A4 decrease slightly after BUFF_SIZE exceeds their packet size ({MEDIUM_BUFF} B)",
+        "A3 and A4 experience a slight decrease in throughput after BUFF_SIZE increases beyond it (§V.B.1)",
+        ", ".join(f"{s} {_word(v)}" for s, v in fall.items()) + f" ({MEDIUM_BUFF} -> {hi_b} B)",
+        f"a fall beyond the seeds' noise and at most {SLIGHT:.0%} of the throughput at {MEDIUM_BUFF} B",
+        ok,
+    )
+    ok, multiple, w_stream, w_buff = judge_fig7b_excess(m7, res)
+    add(
+        "fig7b-well-in-excess",
+        "Fig. 7(b): A3 and A4 get throughputs well in excess of their reservations (100 and 200 kb/s)",
+        "they actually achieve throughputs well in excess of their reservations (§V.B.1)",
+        f"lowest: {w_stream} at {multiple:.2f}x its reservation (BUFF_SIZE {w_buff} B); "
+        + ", ".join(f"{s} {min(m7[b][s] for b in m7):.0f}-{max(m7[b][s] for b in m7):.0f} kb/s" for s in ("A3", "A4")),
+        f">= {WELL_IN_EXCESS:g}x the reservation at every BUFF_SIZE",
+        ok,
+    )
+    if first:
+        ok_b3, steps = judge_fig7b_b3(f7)
+        b3_text = "; ".join(
+            f"{name} " + ", ".join(f"{s} {_word(v)}" for s, v in step.items()) for name, step in steps.items()
+        )
+    else:
+        ok_b3, b3_text = None, f"no {FIRST_STEP[1]} B point in --quick"
+    add(
+        "fig7b-b3",
+        "Fig. 7(b): best-effort B3 follows A3's and A4's trend (rise 128 -> 256 B, fall after 512 B), less pronounced",
+        "B3 sees a similar trend in throughput variations, but somewhat less pronounced (§V.B.1)",
+        b3_text,
+        "each B3 change beyond the seeds' noise in the stated direction and smaller in size than A3's and A4's",
+        ok_b3,
+    )
+    ok, gain = judge_fig9_small_medium(f9)
+    add(
+        "fig9-small-medium",
+        "Fig. 9 (POISSON): the small- and medium-packet streams (A2, A6, B2, A3, A4, B3) gain from a larger pool",
+        "for flows with small and medium sized packets, there is some benefit to increasing the total buffer "
+        "size (§V.B.2)",
+        ", ".join(f"{s} {_word(v)}" for s, v in gain.items()) + f" ({lo_n} -> {hi_n} buffers)",
+        "each a rise beyond the seeds' noise",
+        ok,
+    )
+    ok, flat = judge_fig9_large(f9)
+    add(
+        "fig9-large",
+        "Fig. 9 (POISSON): the large-packet streams (A1, A5, B1) show no significant change with a larger pool",
+        "for flows with large packets, there does not seem to be any significant improvement in throughput (§V.B.2)",
+        ", ".join(f"{s} {_word(v)}" for s, v in flat.items()) + f" ({lo_n} -> {hi_n} buffers)",
+        "each change within the seeds' noise band (two-sided)",
+        ok,
+    )
+    return claims
 
 
 def _testbed_table1(

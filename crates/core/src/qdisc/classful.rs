@@ -119,7 +119,7 @@ impl<C: Classifier, S: Scheduler> Classful<C, S> {
     }
 }
 
-impl<C: Classifier + Send, S: Scheduler + Send> Qdisc for Classful<C, S> {
+impl<C: Classifier + Send + 'static, S: Scheduler + Send + 'static> Qdisc for Classful<C, S> {
     fn kind(&self) -> &'static str {
         self.scheduler.kind()
     }

@@ -196,7 +196,7 @@ impl<A: Aqm, P: Placement> ClassQueue<A, P> {
     }
 }
 
-impl<A: Aqm + Send, P: Placement + Send> Qdisc for ClassQueue<A, P> {
+impl<A: Aqm + Send + 'static, P: Placement + Send + 'static> Qdisc for ClassQueue<A, P> {
     /// The stage's name, with `+chips` when ChIPS places the packets.
     fn kind(&self) -> &'static str {
         match (self.aqm.kind(), self.placement.kind()) {

@@ -61,7 +61,7 @@ impl<A: Aqm, P: Placement> ClassProbed<A, P> {
     }
 }
 
-impl<A: Aqm + Send + 'static, P: Placement + Send + 'static> Qdisc for ClassProbed<A, P> {
+impl<A: Aqm + Send, P: Placement + Send> Qdisc for ClassProbed<A, P> {
     fn kind(&self) -> &'static str {
         self.0.kind()
     }

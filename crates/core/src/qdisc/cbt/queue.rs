@@ -35,7 +35,7 @@ use std::collections::VecDeque;
 
 /// Where admitted packets go, and the per-class accounting the class
 /// averages read.
-pub trait Placement {
+pub trait Placement: 'static {
     fn kind(&self) -> &'static str;
     /// Whether the placement needs active-flow counts.
     fn needs_flow_counts(&self) -> bool {
@@ -196,7 +196,7 @@ impl<A: Aqm, P: Placement> ClassQueue<A, P> {
     }
 }
 
-impl<A: Aqm + Send + 'static, P: Placement + Send + 'static> Qdisc for ClassQueue<A, P> {
+impl<A: Aqm + Send, P: Placement + Send> Qdisc for ClassQueue<A, P> {
     /// The stage's name, with `+chips` when ChIPS places the packets.
     fn kind(&self) -> &'static str {
         match (self.aqm.kind(), self.placement.kind()) {

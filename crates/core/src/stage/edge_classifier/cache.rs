@@ -8,8 +8,8 @@
 //!                cache full → the least recent entry is evicted first
 //! ```
 //!
-//! The layout is the fast path's, measured (docs/performance.md, "The flow
-//! cache and the SCFQ hand-off", issue 31):
+//! The layout is the fast path's, measured (docs/performance.md, "The edge
+//! QoS fast path, third pass", issue 31):
 //! - entries live in one `Vec` (a slot each, 64 bytes: the key, the
 //!   answer and the list links as `u32` slot numbers); the hash table
 //!   holds slot numbers only, so a lookup is one table probe and one slot

@@ -20,12 +20,12 @@ use crate::rng::Rng;
 use crate::units::Time;
 
 /// Chooses the child for a packet; `None` drops it as `Unclassified`.
-pub trait Classifier {
+pub trait Classifier: 'static {
     fn classify(&mut self, pkt: &Packet) -> Option<usize>;
 }
 
 /// Chooses which child to dequeue from.
-pub trait Scheduler {
+pub trait Scheduler: 'static {
     fn kind(&self) -> &'static str;
     /// Dequeues from one of `children` at `now`.
     fn dequeue(&mut self, now: Time, children: &mut [Queue]) -> Dequeue;

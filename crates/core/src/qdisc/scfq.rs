@@ -183,6 +183,10 @@ impl Scheduler for Scfq {
         }
     }
 
+    // `inline`: lets `Classful::dequeue` (generic, so compiled where it is
+    // used) take this in, with the buffer-managed children's steps now
+    // direct calls (docs/performance.md, "The edge QoS fast path, third pass").
+    #[inline]
     fn dequeue(&mut self, now: Time, children: &mut [Queue]) -> Dequeue {
         assert_eq!(children.len(), self.rates.len(), "scfq: one rate per child queue");
         // A child holding packets without a tag (emptied and refilled behind

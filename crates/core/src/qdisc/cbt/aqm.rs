@@ -32,7 +32,7 @@ pub struct View<'a> {
 
 /// The arrival side of a queue: averages, class tests, RED's verdict and
 /// the physical limit.
-pub trait Aqm {
+pub trait Aqm: 'static {
     fn kind(&self) -> &'static str;
     /// Whether the stage needs [`View::flows`].
     fn needs_flow_counts(&self) -> bool {

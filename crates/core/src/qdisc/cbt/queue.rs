@@ -35,7 +35,7 @@ use std::collections::VecDeque;
 
 /// Where admitted packets go, and the per-class accounting the class
 /// averages read.
-pub trait Placement {
+pub trait Placement: 'static {
     fn kind(&self) -> &'static str;
     /// Whether the placement needs active-flow counts.
     fn needs_flow_counts(&self) -> bool {

@@ -17,13 +17,13 @@
 //!     none and no default                                                    → Drop(Unclassified)
 //! ```
 //!
-//! The rule database (slow path) is in [`super::rules`]: per-field
+//! The flow cache (fast path) is in [`cache`]; the rule database (slow path) is in [`rules`]: per-field
 //! bitsets (Lakshman–Stiliadis), not a linear scan.
 //!
 //! | parameter | unit | allowed | default |
 //! |---|---|---|---|
 //! | `rules` | see [`super::rules`] | no two overlapping rules of one priority | none |
-//! | `cache_capacity` | flows | ≥ 1 | none: required |
+//! | `cache_capacity` | flows | 1 ..= 2^32 − 2 | none: required |
 //! | `default` | action | | none: drop unmatched (`Unclassified`) |
 //!
 //! Interpretations are in `docs/decisions.md`, "Edge QoS: Classifier".
@@ -35,137 +35,12 @@ use crate::qdisc::{DropReason, ProbeSink};
 use crate::rng::Rng;
 use crate::stage::{Stage, StageVerdict};
 use crate::units::Time;
-use lru::LruCache;
-use std::num::NonZeroUsize;
 
+pub mod cache;
 pub mod rules;
 
+pub use cache::{CacheKey, Eviction, FlowCache};
 pub use rules::{PortRange, Rule, RuleAction, RuleDatabase};
-
-/// The flow cache's eviction rule.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Eviction {
-    /// A full cache evicts the entry least recently looked up or inserted.
-    #[default]
-    Lru,
-}
-
-/// What the fast path matches exactly: the flow's 5-tuple, the ingress
-/// interface and the DSCP it arrived with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CacheKey {
-    pub flow: FlowKey,
-    pub ingress: u16,
-    pub dscp: u8,
-}
-
-/// Three words for the hasher instead of the derived field-by-field walk
-/// (enum tags, length-prefixed octet slices: a dozen writes), which was
-/// 10 % of the slow path's time (perf, docs/performance.md). Equal keys
-/// give equal words; an IPv4 address and the IPv6 address with the same
-/// low 32 bits only share a hash (`Eq` still tells them apart).
-impl std::hash::Hash for CacheKey {
-    #[inline]
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        fn bits(a: std::net::IpAddr) -> u128 {
-            match a {
-                std::net::IpAddr::V4(a) => u32::from(a) as u128,
-                std::net::IpAddr::V6(a) => u128::from(a),
-            }
-        }
-        let f = &self.flow;
-        h.write_u128(bits(f.src));
-        h.write_u128(bits(f.dst));
-        h.write_u64(
-            (f.src_port as u64) << 48
-                | (f.dst_port as u64) << 32
-                | (self.ingress as u64) << 16
-                | (f.proto as u64) << 8
-                | self.dscp as u64,
-        );
-    }
-}
-
-/// The exact-match fast-path cache: flow → the rule database's answer
-/// (an action, or `None` for "no rule matched", cached too).
-pub struct FlowCache {
-    map: LruCache<CacheKey, Option<RuleAction>>,
-    eviction: Eviction,
-    hits: u64,
-    misses: u64,
-    evictions: u64,
-}
-
-impl std::fmt::Debug for FlowCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FlowCache")
-            .field("capacity", &self.capacity())
-            .field("entries", &self.len())
-            .field("eviction", &self.eviction)
-            .field("hits", &self.hits)
-            .field("misses", &self.misses)
-            .field("evictions", &self.evictions)
-            .finish()
-    }
-}
-
-impl FlowCache {
-    pub fn new(capacity: usize, eviction: Eviction) -> Result<FlowCache, ConfigError> {
-        let cap = NonZeroUsize::new(capacity)
-            .ok_or_else(|| ConfigError::new("classifier", "cache_capacity", "(0) must be at least 1 flow"))?;
-        Ok(FlowCache { map: LruCache::new(cap), eviction, hits: 0, misses: 0, evictions: 0 })
-    }
-    /// Looks `key` up, counting a hit or a miss; a hit becomes the most recent entry.
-    #[inline]
-    pub fn get(&mut self, key: &CacheKey) -> Option<Option<RuleAction>> {
-        match self.map.get(key) {
-            Some(v) => {
-                self.hits += 1;
-                Some(*v)
-            }
-            None => {
-                self.misses += 1;
-                None
-            }
-        }
-    }
-    /// Inserts (or refreshes) `key`; a full cache first evicts by its rule.
-    /// Returns the evicted key, if any.
-    #[inline]
-    pub fn insert(&mut self, key: CacheKey, value: Option<RuleAction>) -> Option<CacheKey> {
-        match self.eviction {
-            Eviction::Lru => match self.map.push(key, value) {
-                Some((old, _)) if old != key => {
-                    self.evictions += 1;
-                    Some(old)
-                }
-                _ => None,
-            },
-        }
-    }
-    /// Is `key` cached? Does not count or refresh.
-    pub fn contains(&self, key: &CacheKey) -> bool {
-        self.map.contains(key)
-    }
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-    pub fn capacity(&self) -> usize {
-        self.map.cap().get()
-    }
-    pub fn hits(&self) -> u64 {
-        self.hits
-    }
-    pub fn misses(&self) -> u64 {
-        self.misses
-    }
-    pub fn evictions(&self) -> u64 {
-        self.evictions
-    }
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClassifierConfig {
@@ -215,16 +90,8 @@ impl ClassifierStage {
     /// (whose answer is then cached); the default if no rule matches.
     #[inline]
     pub fn classify(&mut self, key: &FlowKey, ingress: u16, dscp: u8) -> Option<RuleAction> {
-        let ck = CacheKey { flow: *key, ingress, dscp };
-        let found = match self.cache.get(&ck) {
-            Some(v) => v,
-            None => {
-                let v = self.db.lookup(key, ingress, dscp).copied();
-                self.cache.insert(ck, v);
-                v
-            }
-        };
-        found.or(self.default)
+        let db = &self.db;
+        self.cache.get_or_insert_with(key, ingress, dscp, || db.lookup(key, ingress, dscp).copied()).or(self.default)
     }
 }
 
@@ -272,20 +139,6 @@ mod tests {
         let e = ClassifierStage::new(ClassifierConfig { rules: example_rules(), cache_capacity: 0, default: None })
             .unwrap_err();
         assert_eq!((e.mechanism, e.field), ("classifier", "cache_capacity"));
-    }
-
-    #[test]
-    fn flow_cache_evicts_the_least_recently_used_flow() {
-        let mut c = FlowCache::new(2, Eviction::Lru).unwrap();
-        let k = |p: u16| CacheKey { flow: key([1, 1, 1, 1], p, [2, 2, 2, 2], 80, proto::TCP), ingress: 0, dscp: 0 };
-        assert_eq!(c.insert(k(1), Some(act(1))), None);
-        assert_eq!(c.insert(k(2), None), None);
-        assert_eq!(c.get(&k(1)), Some(Some(act(1))), "k1 is now the most recent");
-        assert_eq!(c.insert(k(3), Some(act(3))), Some(k(2)), "k2 was the least recent");
-        assert!(c.contains(&k(1)) && c.contains(&k(3)) && !c.contains(&k(2)));
-        assert_eq!(c.get(&k(2)), None);
-        assert_eq!(c.insert(k(4), None), Some(k(1)));
-        assert_eq!((c.hits(), c.misses(), c.evictions(), c.len()), (1, 1, 2, 2));
     }
 
     #[test]

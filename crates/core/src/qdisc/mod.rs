@@ -641,7 +641,6 @@ mod tests {
     fn queue_size_is_its_statistics_and_a_buffer_managed_discipline() {
         // Held in place (see `Inner`), so every `Queue` has room for one.
         let (q, b) = (std::mem::size_of::<Queue>(), std::mem::size_of::<BufferManaged>());
-        eprintln!("size_of Queue {q}, BufferManaged {b}, QueueStats {}", std::mem::size_of::<QueueStats>());
         assert!(q <= b + std::mem::size_of::<QueueStats>() + 48, "{q}");
     }
 

@@ -8,7 +8,8 @@
 //!     wake = datapath.poll(now, send_batch)    (delay line, pacers, timers; what they release leaves by sendmmsg)
 //!     stats line due → kernel drops read, interfaces checked, line written
 //!     calls from the control thread → answered (stats; reload: checked against the live state, swapped in)
-//!     SIGTERM/SIGINT → stop receiving, drain (until empty or drain_timeout), write summary.json, exit 0
+//!     SIGTERM/SIGINT → read what already waits in the receive rings (until a pass finds none), then
+//!         stop receiving, drain (until empty or drain_timeout), write summary.json, exit 0
 //!     an interface gone → stop at once, write summary.json, exit 1 naming it
 //!     ppoll(sockets, the mailbox's eventfd, until min(wake, next stats line, 100 ms))
 //! control thread (crate::control): the control socket and SIGHUP (reload the run's configuration file)
@@ -301,6 +302,10 @@ fn forward(
     let mut prev = report::snapshot(&dp, clock());
     let mut next_stats = Time(dp.cfg.config.router.stats_interval.0);
     let mut drain_until: Option<Time> = None;
+    // After the signal, reception goes on until a pass over both sockets finds nothing: a
+    // frame that reached an interface before the signal is forwarded (or its drop counted),
+    // not left unread in the ring when the sockets close.
+    let mut door_closed = false;
     let mut busy_ns: u64 = 0;
     let mut got: Vec<(u32, usize)> = Vec::with_capacity(1024);
     let mut tx_msgs = MsgBatch::new(batch);
@@ -315,23 +320,30 @@ fn forward(
             drain_until = Some(now + dp.cfg.config.router.drain_timeout);
         }
         let mut more = false;
-        if drain_until.is_none() {
+        if !door_closed {
+            // Frames read in this pass, or left waiting for a free slot.
+            let mut read = 0;
             for (side, sock) in socks.iter_mut().enumerate() {
                 if dp.pool.in_use() == dp.pool.capacity() {
                     if readable(sock) {
                         dp.dirs[side].counters.pool_exhausted += 1;
+                        read += 1;
                     }
                     continue;
                 }
                 got.clear();
                 match sock.recv_batch(&mut dp.pool, batch, &mut got) {
-                    Ok(n) => more |= n == batch,
+                    Ok(n) => {
+                        more |= n == batch;
+                        read += n;
+                    }
                     Err(_) => ready.err[side] = true,
                 }
                 for &(slot, len) in &got {
                     dp.receive(now, side, slot, len);
                 }
             }
+            door_closed = drain_until.is_some() && read == 0;
         }
         let wake = dp.poll(now, &mut |side, pool, slots, sent| socks[side].send_batch(&mut tx_msgs, pool, slots, sent));
         if let (Some(p), Some(c0)) = (dp.profile.as_mut(), cpu0) {
@@ -377,7 +389,7 @@ fn forward(
             break;
         }
         if let Some(until) = drain_until {
-            if dp.is_idle() || now >= until {
+            if (door_closed && dp.is_idle()) || now >= until {
                 break;
             }
         }
@@ -396,7 +408,7 @@ fn forward(
             socks,
             &mailbox,
             deadline.0.saturating_sub(clock().0),
-            drain_until.is_none() && dp.pool.in_use() < dp.pool.capacity(),
+            !door_closed && dp.pool.in_use() < dp.pool.capacity(),
         );
     }
     let now = clock();

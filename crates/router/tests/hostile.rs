@@ -174,7 +174,7 @@ fn frames_the_kernel_drops_are_counted_on_real_packets() {
     };
     let before = rx(&tb) as i64 - tb.ctl("stats")["dirs"][0]["rx_pkts"].as_i64().unwrap();
     raw_send(&tb.ns("h1"), &format!("{}-1", tb.p), udp_frame(64), 200_000, 0);
-    // The socket buffer is read out (frames still in it at the stop are neither read nor dropped):
+    // The socket buffer is read out (what waits in it at the stop is read before the exit too):
     // wait until every frame that reached the interface is read or counted, 30 s at the most. The
     // interface's count is taken again at each look: frames the hosts' kernels send on their own
     // (IPv6 router solicitations, MLD reports) reach it after the burst too and are read as well.

@@ -243,6 +243,35 @@ fn sigterm_drains_the_queue_before_writing_the_summary() {
 }
 
 #[test]
+fn sigterm_forwards_what_already_waits_in_the_receive_ring() {
+    // The router is held (SIGSTOP) while 40 datagrams reach its interface and wait in the
+    // receive ring; SIGTERM then SIGCONT. Frames that reached the interface before the signal
+    // are the router's: each is forwarded (or its drop counted), none left unread at exit. CI
+    // caught the old loop, which stopped reading at the signal, losing a PCN test's last frame.
+    need_netns!();
+    let _g = lock();
+    let mut tb = Testbed::new();
+    tb.start("rate = \"10Mbps\"\nqueue = { type = \"fifo\", limit = \"1000pkts\" }\n");
+    let rx = receiver(&tb.ns("h2"), "10.99.0.2:9000", Duration::from_millis(1500));
+    // Neighbours resolved first, so the held frames are the datagrams themselves.
+    sender(&tb.ns("h1"), "10.99.0.1:0", "10.99.0.2:9000", 5, 1000, 1, Duration::from_millis(2)).join().unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    tb.signal(libc::SIGSTOP);
+    sender(&tb.ns("h1"), "10.99.0.1:0", "10.99.0.2:9000", 40, 1000, 2, Duration::from_micros(200)).join().unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    tb.signal(libc::SIGTERM);
+    tb.signal(libc::SIGCONT);
+    let (code, s) = tb.wait_exit(Duration::from_secs(10));
+    assert_eq!(code, Some(0), "{}", tb.stderr());
+    let got = rx.join().unwrap();
+    let s = s.expect("summary.json written");
+    let kernel = dir(&s, 0)["kernel_drops"].as_u64().unwrap();
+    eprintln!("received {:?}, kernel drops {kernel}", got.by_tag);
+    assert_eq!(got.by_tag.get(&2).copied().unwrap_or(0) + kernel, 40, "held frames forwarded or counted");
+    assert_eq!(kernel, 0, "40 frames fit the ring");
+}
+
+#[test]
 fn cbt_family_regulates_untagged_udp_on_real_packets() {
     need_netns!();
     let _g = lock();

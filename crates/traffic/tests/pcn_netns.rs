@@ -189,6 +189,9 @@ fn run_domain(stages: &str, starts_ms: &[u64]) -> Option<(GenReport, serde_json:
     assert!(spec.check().is_empty(), "{:?}", spec.check());
     let report: GenReport =
         in_ns(&net.ns("h1"), move || qoslab_traffic::gen::run(&spec, &STOP)).join().unwrap().unwrap();
+    // The last datagram reaches the router's ring through h1's softirq; give a loaded host time
+    // to get it there (what waits in the ring at the signal is forwarded).
+    std::thread::sleep(std::time::Duration::from_millis(100));
     let mut c = router.0.take().unwrap();
     // SAFETY: kill(2) on our own child (`ip netns exec` execs the router).
     unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };

@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.qoslab-installed
 EXT    := $(VENV)/.qoslab-ext
 BENCH_SECONDS ?= 3
 # Python code that ruff lints and formats (mypy's files are in pyproject.toml).
-PY_LINT := python tests benches crosscheck
+PY_LINT := python tests benches crosscheck docs/reproductions/skeleton
 # One target dir for maturin and cargo test: the workspace compiles once.
 export CARGO_TARGET_DIR ?= $(CURDIR)/target
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock pyproject.toml

@@ -207,7 +207,17 @@ def test_reproduce_examples_quick(tmp_path):
     for variant in ("red", "droptail"):
         assert sorted(x.name for x in (folder / variant / "seed_1").iterdir()) == RESULT_FILES
     assert "overall" in p.stdout and "red-drops-early-not-on-overflow" in p.stdout
-    assert sorted(x.name for x in tmp_path.iterdir()) == ["examples"]
+    assert sorted(x.name for x in tmp_path.iterdir()) == [".store", "examples"]
+    # The same command again takes every run from OUT/.store and writes the same results.
+    again = cli("reproduce", "examples", "--quick", "--out", str(tmp_path), timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert "examples: 0 runs computed, " in again.stderr, again.stderr
+    redo = json.loads((folder / "results.json").read_text())
+    assert {**redo, "wall_s": 0} == {**doc, "wall_s": 0}
+    nostore = cli("reproduce", "examples", "--quick", "--no-store", "--out", str(tmp_path / "n"), timeout=600)
+    assert nostore.returncode == 0 and "taken from the store" not in nostore.stderr, nostore.stderr
+    assert sorted(x.name for x in (tmp_path / "n").iterdir()) == ["examples"]
+    assert json.loads((tmp_path / "n" / "examples" / "results.json").read_text())["claims"] == doc["claims"]
 
 
 def test_reproduce_unknown_name_exits_2(tmp_path):

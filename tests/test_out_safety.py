@@ -460,7 +460,7 @@ def test_reproduce_command_refuses_another_seed_list_unless_overwrite(tmp_path: 
     r = rp("--seeds", "2", "--overwrite")
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "examples" / "results.json").read_text())["seeds"] == [1, 2]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["examples"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".store", "examples"]
 
 
 def _qoslab(*args: str) -> subprocess.CompletedProcess[str]:

@@ -141,6 +141,60 @@ def test_early_share_bound_matches_a_replayed_red_under_heavy_overload():
     assert share > 0.25
 
 
+def test_a_store_gives_back_every_run_it_holds_and_computes_only_the_rest(tmp_path):
+    """The resume of an interrupted reproduction: with a store, the same batch again computes
+    nothing and gives the same values (reduced ones, and saved runs' folders byte for byte); a
+    value lost or damaged is computed again, alone; another reduction of the same runs is not
+    given the first one's values."""
+    import qoslab
+    from conftest import SCENARIOS
+    from qoslab.reproduce.framework import Context, _reduction_name
+    from qoslab.store import ValueStore
+
+    sc = qoslab.load(SCENARIOS / "edge" / "fig6a_periodic.toml").with_overrides('duration="4s"')
+    runs = [("a", sc, 1), ("b", sc.with_overrides("topology.links.6.queue.buffers=50"), 1), ("c", sc, 2)]
+    logs: list[str] = []
+
+    def ctx(folder: str) -> Context:
+        store = ValueStore(tmp_path / "store")
+        return Context(name="t", quick=True, seeds=[1], folder=tmp_path / folder, log=logs.append, store=store)
+
+    def delivered(res: qoslab.Result) -> int:
+        return int(res.flows["delivered_pkts"].sum())
+
+    def sent(res: qoslab.Result) -> int:
+        return int(res.flows["sent_pkts"].sum())
+
+    first = ctx("one")
+    kept = first.run_reduced(runs, delivered, save=False)
+    assert (first.computed_runs, first.stored_runs) == (3, 0)
+    again = ctx("two")
+    assert again.run_reduced(runs, delivered, save=False) == kept
+    assert (again.computed_runs, again.stored_runs) == (0, 3)
+    assert "t: 3 of 3 runs taken from the store" in logs[-1]
+    other = ctx("three")
+    assert other.run_reduced(runs, sent, save=False) != kept and other.computed_runs == 3
+    # Saved runs: their folders written from the store are the computed ones, byte for byte.
+    first.run_many(runs)
+    redo = ctx("four")
+    assert [delivered(r) for r in redo.run_many(runs)] == kept and redo.computed_runs == 0
+    for v, _, seed in runs:
+        for f in (tmp_path / "one" / v / f"seed_{seed}").iterdir():
+            if f.name != "summary.json":  # its loop_wall_s is the run's own
+                assert f.read_bytes() == (tmp_path / "four" / v / f"seed_{seed}" / f.name).read_bytes(), f
+    # One value damaged, one lost: those two are computed again, the third taken.
+    files = sorted((tmp_path / "store" / "values").rglob("*.pkl.gz"))
+    assert len(files) == 9  # 3 runs: their results, and their values under each reduction
+    damaged = ctx("five")
+    name = _reduction_name(delivered)
+    keys = [damaged._key(i, 3, v, s, seed, name, False) for i, (v, s, seed) in enumerate(runs)]
+    store = ValueStore(tmp_path / "store")
+    store.path(keys[0]).write_bytes(b"not a gzip file")
+    store.path(keys[1]).unlink()
+    assert damaged.run_reduced(runs, delivered, save=False) == kept
+    assert (damaged.computed_runs, damaged.stored_runs) == (2, 1)
+
+
 def test_run_reduced_keeps_only_the_reduced_value_in_order_and_saves_only_when_asked(tmp_path):
     """The pool and the in-process path keep the same reduced values in the order given; with
     ``save=False`` no run folder is written (a study of thousands of runs keeps only what it needs)."""

@@ -298,6 +298,15 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="replace an existing OUT/<name>/ of another mode or seed list (default: refuse)",
     )
+    rstore = rp.add_mutually_exclusive_group()
+    rstore.add_argument(
+        "--store",
+        type=_nonempty,
+        metavar="DIR",
+        help="keep every run's result or reduced numbers here, so that the same command run again (after "
+        "an interruption, say) recomputes none of the runs it holds (default: OUT/.store)",
+    )
+    rstore.add_argument("--no-store", action="store_true", help="keep nothing: every run is computed")
     rwhere = rp.add_mutually_exclusive_group()
     rwhere.add_argument(
         "--jobs",
@@ -806,6 +815,7 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
                 executor=ex,
                 destination=dests[n],
                 testbed=on_testbed[n],
+                store=None if a.no_store else (a.store or str(Path(a.out) / ".store")),
             )
             console.print(_claims_table(s))
             k, ck = s.counts, s.check_counts

@@ -189,4 +189,91 @@ class Store:
         return pq.read_table(self.runs / key / "metrics.parquet").to_pandas()
 
 
-__all__ = ["KEY_VERSION", "Store", "build_identity", "run_files", "run_key", "scenario_hash"]
+@functools.cache
+def code_identity() -> str:
+    """SHA-256 of the qoslab package's Python sources (paths and bytes, in path order): a value
+    computed by Python code from runs is reused only by the same code, committed or not."""
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for p in sorted(here.rglob("*.py")):
+        h.update(str(p.relative_to(here)).encode() + b"\0")
+        h.update(_sha256_file(p).encode())
+    return h.hexdigest()
+
+
+class ValueStore:
+    """Python values under ``root``, addressed by key: what a reproduction kept of each run (its
+    result, or the numbers its reduction took from it), so that an interrupted reproduction,
+    run again, recomputes none of them.
+
+    Each value is a gzip-compressed pickle ``values/<key[:2]>/<key>.pkl.gz``, written to a
+    temporary name and renamed into place, so a file that exists is complete. The store is the
+    user's own output (pickles are code: a store of unknown origin must not be read). A file
+    larger than :attr:`MAX_BYTES` (packed or unpacked), or one that does not unpickle, is a miss:
+    it is removed and its value computed again."""
+
+    #: The largest value read back (bytes, packed and unpacked).
+    MAX_BYTES = 1 << 30
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self.values = self.root / "values"
+
+    def path(self, key: str) -> Path:
+        if not re.fullmatch(r"[0-9a-f]{32,64}", key):
+            raise ValueError(f"store key {key!r}: expected 32 to 64 lowercase hex digits")
+        return self.values / key[:2] / f"{key}.pkl.gz"
+
+    def get(self, key: str) -> tuple[bool, Any]:
+        """``(True, value)`` when ``key`` is stored and readable, else ``(False, None)``."""
+        import gzip
+        import pickle
+
+        p = self.path(key)
+        try:
+            if p.stat().st_size > self.MAX_BYTES:
+                raise ValueError("too large")
+            with gzip.open(p, "rb") as f:
+                data = f.read(self.MAX_BYTES + 1)
+            if len(data) > self.MAX_BYTES:
+                raise ValueError("too large")
+            # The user's own store (see the class doc).
+            return True, pickle.loads(data)
+        except FileNotFoundError:
+            return False, None
+        except Exception:  # any unreadable value is a miss, computed again
+            p.unlink(missing_ok=True)
+            return False, None
+
+    def put(self, key: str, value: Any) -> None:
+        """Stores ``value`` under ``key`` atomically (a concurrent reader sees it whole or not at all)."""
+        import gzip
+        import pickle
+
+        p = self.path(key)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}")
+        try:
+            with open(tmp, "wb") as f:
+                f.write(gzip.compress(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), compresslevel=1))
+            os.replace(tmp, p)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def size(self) -> int:
+        """Bytes held by the stored values."""
+        if not self.values.is_dir():
+            return 0
+        return sum(f.stat().st_size for f in self.values.rglob("*.pkl.gz"))
+
+
+__all__ = [
+    "KEY_VERSION",
+    "Store",
+    "ValueStore",
+    "build_identity",
+    "code_identity",
+    "run_files",
+    "run_key",
+    "scenario_hash",
+]

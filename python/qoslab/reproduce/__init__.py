@@ -69,11 +69,14 @@ def reproduce(
     overwrite: bool = False,
     destination: Destination | None = None,
     testbed: bool = False,
+    store: os.PathLike[str] | str | None = None,
 ) -> Summary:
     """Runs one reproduction and writes ``out/<name>/``; see :func:`framework.execute`.
     ``executor`` (:mod:`qoslab.executor`) runs its batches of variants and seeds. An existing
     ``out/<name>/`` of another mode or seed list is replaced only with ``overwrite``.
-    ``testbed``: also its set-ups on real packets (root; ``cells_testbed.csv``)."""
+    ``testbed``: also its set-ups on real packets (root; ``cells_testbed.csv``). ``store``: a
+    folder that keeps each run's result or reduced value, so that a run again (after an
+    interruption) recomputes none it holds (the command line's ``OUT/.store``)."""
     return execute(
         module(name),
         quick=quick,
@@ -84,6 +87,7 @@ def reproduce(
         overwrite=overwrite,
         dest=destination,
         testbed=testbed,
+        store=store,
     )
 
 

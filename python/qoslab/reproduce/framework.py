@@ -52,6 +52,7 @@ from .fidelity import fidelity_json, markdown, score_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..executor import Executor
+    from ..store import ValueStore
 
 Log = Callable[[str], None]
 T = TypeVar("T")
@@ -59,6 +60,15 @@ T = TypeVar("T")
 
 def _identity(res: Result) -> Result:
     return res
+
+
+def _reduction_name(fn: Callable[..., Any]) -> str:
+    """``module.qualname`` of a reduction (of the function a :func:`functools.partial` wraps)."""
+    import functools
+
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
 
 
 #: The keys of a reproduction's ``results.json``, in order.
@@ -211,6 +221,7 @@ class Context:
         executor: Executor | None = None,
         paper: PaperData | None = None,
         testbed: bool = False,
+        store: ValueStore | None = None,
     ) -> None:
         self.name = name
         self.quick = quick
@@ -222,6 +233,12 @@ class Context:
         self.executor = executor
         #: The paper's numbers (``None`` for a reproduction of no paper): which cells and tables exist.
         self.paper = paper
+        #: Where each run's result (or reduced value) is kept by key, so that a reproduction run
+        #: again takes what it already has (``None``: nothing kept).
+        self.store = store
+        #: Runs taken from the store and runs computed, so far.
+        self.stored_runs = 0
+        self.computed_runs = 0
 
     def run_many(self, runs: Sequence[tuple[str, Scenario, int]]) -> list[Result]:
         """Runs every ``(variant, scenario, seed)`` through the executor, saves each as
@@ -236,40 +253,102 @@ class Context:
         study of thousands of runs would otherwise hold every result's tables in memory (about
         1 MB a run). ``save=False`` also leaves the runs' folders unwritten; the caller then saves
         what it kept (each run can be redone from its scenario and seed)."""
-        from ..executor import LocalExecutor
+        return self._run(runs, lambda _, res: reduce(res), save=save, name=_reduction_name(reduce), raw=save)
 
-        # In this process when there is no pool to gain from; a Dask cluster gets every batch,
-        # whatever its thread count (the runs are the cluster's, not this machine's).
-        ex = self.executor
-        if ex is None or (isinstance(ex, LocalExecutor) and (ex.workers == 1 or len(runs) < 2)):
-            return [reduce(self.run(v, sc, seed, save=save)) for v, sc, seed in runs]
+    def run_indexed(
+        self, runs: Sequence[tuple[str, Scenario, int]], reduce: Callable[[int, Result], T], *, save: bool = True
+    ) -> list[T]:
+        """As :meth:`run_reduced`, with ``reduce(i, result)`` told the run's place in ``runs`` (a
+        grid's reduction that depends on the grid point)."""
+        return self._run(runs, reduce, save=save, name=_reduction_name(reduce), raw=save)
+
+    def _key(self, i: int, n: int, variant: str, sc: Scenario, seed: int, name: str, raw: bool) -> str:
+        """A run's key in the store. A run kept ``raw`` (a saved one) keeps its result, under
+        the sweep store's key (scenario, seed, build: :func:`qoslab.store.run_key`); the others
+        keep their reduced value, under that key with the Python code's identity, the
+        reduction's name and the run's place and variant in its batch (what the reduction may
+        read besides the result)."""
+        import hashlib
+
+        from ..store import code_identity, run_key, scenario_hash
+
+        base = run_key(scenario_hash(sc), seed)
+        if raw:
+            return base
+        text = "\n".join(["qoslab-reduced-v1", base, code_identity(), name, str(i), str(n), variant])
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def _run(
+        self,
+        runs: Sequence[tuple[str, Scenario, int]],
+        reduce: Callable[[int, Result], T],
+        *,
+        save: bool,
+        name: str,
+        raw: bool,
+    ) -> list[T]:
+        """The one run-and-reduce loop. Runs found in the store are taken from it; every other run
+        goes to the executor at once (no batch waits for its slowest run; in this process without
+        a pool to gain from), is reduced as it finishes and kept in the store."""
+        from ..executor import LocalExecutor
         from ..sweeps import Job, execute_job
 
+        store = self.store
+        n = len(runs)
+        keys = [self._key(i, n, v, sc, seed, name, raw) for i, (v, sc, seed) in enumerate(runs)] if store else []
+        slots: dict[int, T] = {}
+        todo: list[int] = []
+        for i, (variant, _, seed) in enumerate(runs):
+            got: tuple[bool, Any] = store.get(keys[i]) if store is not None else (False, None)
+            hit, value = got
+            if not hit:
+                todo.append(i)
+            elif raw:
+                res = Result(*value)
+                if save:
+                    res.save(self.folder / variant / f"seed_{seed}")
+                slots[i] = reduce(i, res)
+            else:
+                slots[i] = value
+        if len(todo) < len(runs):
+            self.stored_runs += len(runs) - len(todo)
+            self.log(f"  {self.name}: {len(runs) - len(todo)} of {len(runs)} runs taken from the store")
         jobs = [
             Job(
                 index=i,
                 key="",
-                seed=seed,
+                seed=runs[i][2],
                 point=(),
-                text=sc.text,
-                origin=sc.origin,
-                base_dir=str(sc.base_dir),
-                overrides=sc.overrides,
-                max_memory=sc.limits[0],
-                max_events=sc.limits[1],
+                text=runs[i][1].text,
+                origin=runs[i][1].origin,
+                base_dir=str(runs[i][1].base_dir),
+                overrides=runs[i][1].overrides,
+                max_memory=runs[i][1].limits[0],
+                max_events=runs[i][1].limits[1],
             )
-            for i, (_, sc, seed) in enumerate(runs)
+            for i in todo
         ]
-        slots: dict[int, T] = {}
-        for i, (summary, tables, wall) in ex.map_unordered(execute_job, jobs):
+        # A Dask cluster gets every batch, whatever its thread count (the runs are the
+        # cluster's, not this machine's).
+        ex = self.executor
+        done: Iterator[tuple[int, tuple[dict[str, Any], dict[str, Any], float]]]
+        if ex is None or (isinstance(ex, LocalExecutor) and (ex.workers == 1 or len(jobs) < 2)):
+            done = ((j, execute_job(job)) for j, job in enumerate(jobs))
+            where = "in this process"
+        else:
+            done = ex.map_unordered(execute_job, jobs)
+            where = ex.description
+        for j, (summary, tables, wall) in done:
+            i = todo[j]
             variant, sc, seed = runs[i]
             res = Result(summary, tables)
             if save:
                 res.save(self.folder / variant / f"seed_{seed}")
-            self.log(
-                f"  {self.name}: {variant} seed {seed}: {sc.duration} simulated in {wall:.1f} s ({ex.description})"
-            )
-            slots[i] = reduce(res)
+            self.log(f"  {self.name}: {variant} seed {seed}: {sc.duration} simulated in {wall:.1f} s ({where})")
+            slots[i] = reduce(i, res)
+            if store is not None:
+                store.put(keys[i], (summary, tables) if raw else slots[i])
+            self.computed_runs += 1
         if len(slots) != len(runs):  # pragma: no cover - map_unordered yields every index or raises
             raise ReproductionError(f"{self.name}: {len(runs) - len(slots)} runs returned no result")
         return [slots[i] for i in range(len(runs))]
@@ -282,17 +361,9 @@ class Context:
         return p
 
     def run(self, variant: str, scenario: Scenario, seed: int, *, save: bool = True) -> Result:
-        """Runs one replication and saves it as ``<variant>/seed_<seed>/`` (unless not ``save``)."""
-        t0 = time.perf_counter()
-        from ..api import run
-
-        res = run(scenario, seed=seed)
-        if save:
-            res.save(self.folder / variant / f"seed_{seed}")
-        self.log(
-            f"  {self.name}: {variant} seed {seed}: {scenario.duration} simulated in {time.perf_counter() - t0:.1f} s"
-        )
-        return res
+        """Runs one replication in this process (or takes it from the store) and saves it as
+        ``<variant>/seed_<seed>/`` (unless not ``save``)."""
+        return self._run([(variant, scenario, seed)], lambda _, res: res, save=save, name="run", raw=True)[0]
 
     def run_testbed(self, variant: str, scenario: Scenario, seed: int) -> Result:
         """Runs one replication on real packets (:func:`qoslab.testbed.run`: network namespaces,
@@ -508,13 +579,16 @@ def execute(
     overwrite: bool = False,
     dest: Destination | None = None,
     testbed: bool = False,
+    store: os.PathLike[str] | str | None = None,
 ) -> Summary:
     """Runs one reproduction module and writes ``OUT/<name>/`` atomically; its batches of
     runs go to ``executor`` (default: one run at a time in this process). ``dest``: the
     folder's :func:`destination`, already entered (the command line enters every
     reproduction's before the first runs); by default it is entered here. ``testbed``: also
     its set-ups on real packets (a module with ``TESTBED = True``), their cells judged into
-    ``cells_testbed.csv``."""
+    ``cells_testbed.csv``. ``store``: a folder (:class:`qoslab.store.ValueStore`) that keeps
+    every run's result or reduced value, so that the reproduction run again (after an
+    interruption, say) recomputes none of the runs it holds."""
     if testbed and not getattr(module, "TESTBED", False):
         raise ReproductionError(
             f"{module.NAME}: --testbed: this reproduction has no set-up on real packets yet; allowed: "
@@ -523,7 +597,15 @@ def execute(
     if dest is None:
         with destination(module, quick=quick, seeds=seeds, out=out, overwrite=overwrite) as d:
             return execute(
-                module, quick=quick, seeds=seeds, out=out, log=log, executor=executor, dest=d, testbed=testbed
+                module,
+                quick=quick,
+                seeds=seeds,
+                out=out,
+                log=log,
+                executor=executor,
+                dest=d,
+                testbed=testbed,
+                store=store,
             )
     name = module.NAME
     seed_list_ = seed_list(module, quick=quick, seeds=seeds)
@@ -531,10 +613,25 @@ def execute(
     t0 = time.perf_counter()
     tmp = dest.tmp
     paper = paper_data(module)
+    from ..store import ValueStore
+
     ctx = Context(
-        name=name, quick=quick, seeds=seed_list_, folder=tmp, log=log, executor=executor, paper=paper, testbed=testbed
+        name=name,
+        quick=quick,
+        seeds=seed_list_,
+        folder=tmp,
+        log=log,
+        executor=executor,
+        paper=paper,
+        testbed=testbed,
+        store=ValueStore(store) if store is not None else None,
     )
     outcome = module.reproduce(ctx)
+    if ctx.store is not None:
+        log(
+            f"{name}: {ctx.computed_runs} runs computed, {ctx.stored_runs} taken from the store "
+            f"{ctx.store.root} ({ctx.store.size() / 1e6:.1f} MB)"
+        )
     if paper is None and outcome.cells:
         raise ReproductionError(
             f"{name}: the reproduction returned {len(outcome.cells)} cells but has no paper data "

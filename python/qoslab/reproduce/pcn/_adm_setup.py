@@ -21,20 +21,20 @@ The measure [Zhang07 §2.4] is the bottleneck's sent bits in 50 ms samples
 **over-admission percentage** is their mean over the configured-admissible
 rate minus 1, in percent; the **sd ratio** their standard deviation over
 the admissible rate. Each run is reduced to these numbers as it finishes
-(:func:`run_reduced`), so a grid of hundreds of runs keeps no results.
+(:meth:`~qoslab.reproduce.framework.Context.run_indexed`), so a grid of hundreds of runs keeps
+no results.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ... import pcn as pcn_builder
 from ... import stages, topology, traffic
 from ...result import Result
 from ...scenario import Scenario
-from ..framework import Context
 
 #: Link names of the paper and their rates (qoslab's named rates, `crates/core/src/units.rs`).
 LINK_BPS = {
@@ -232,22 +232,4 @@ def admitted_share_by_rtt(res: Result, delays_ms: Sequence[float], split_ms: flo
     for key, sel in (("near", ~far), ("far", far)):
         n = int((asked & sel).sum())
         out[f"admitted_{key}"] = float((f["admitted"] & sel).sum()) / n if n else math.nan
-    return out
-
-
-def run_reduced(
-    ctx: Context,
-    plan: Sequence[tuple[str, Scenario, int]],
-    reduce: Callable[[int, Result], dict[str, float]],
-    chunk: int = 24,
-) -> list[dict[str, float]]:
-    """Runs ``plan`` through ``ctx.run_many`` in chunks (every core busy within a chunk) and
-    reduces each result to numbers at once, so no more than a chunk of results is alive."""
-    out: list[dict[str, float]] = []
-    for start in range(0, len(plan), chunk):
-        part = plan[start : start + chunk]
-        results = ctx.run_many(part)
-        for i, res in enumerate(results):
-            out.append(reduce(start + i, res))
-        del results
     return out

@@ -144,8 +144,8 @@ def _voice_runs(ctx: Context) -> dict[Any, dict[str, Estimate]]:
         for seed in ctx.seeds:
             plan.append((f"t3_1_{link}_{model}_{arr}_{ov:g}x".lower(), sc, seed))
             keys.append((link, model, arr, ov, d))
-    vals = S.run_reduced(
-        ctx, plan, lambda i, res: S.over_admission(res, keys[i][4], S.LINK_BPS[keys[i][0]], VOICE_WARMUP_S)
+    vals = ctx.run_indexed(
+        plan, lambda i, res: S.over_admission(res, keys[i][4], S.LINK_BPS[keys[i][0]], VOICE_WARMUP_S)
     )
     return _cells([k[:4] for k in keys], vals)
 
@@ -256,7 +256,7 @@ def _grid(ctx: Context) -> tuple[dict[Any, dict[str, Estimate]], dict[Any, dict[
             out.update(S.admitted_share_by_rtt(res, delays))
         return out
 
-    vals = S.run_reduced(ctx, plan, reduce)
+    vals = ctx.run_indexed(plan, reduce)
     grid = _cells([k[:4] for k in keys], vals)
     fair: dict[Any, list[dict[str, float]]] = {}
     for k, v in zip(keys, vals, strict=True):
@@ -362,7 +362,7 @@ def _fixed_runs(ctx: Context, cases: list[tuple[str, dict[str, Any]]]) -> dict[s
         for seed in ctx.seeds:
             plan.append((name.lower(), sc, seed))
             keys.append((name, d, args["link"]))
-    vals = S.run_reduced(ctx, plan, lambda i, res: S.over_admission(res, keys[i][1], S.LINK_BPS[keys[i][2]], warmup))
+    vals = ctx.run_indexed(plan, lambda i, res: S.over_admission(res, keys[i][1], S.LINK_BPS[keys[i][2]], warmup))
     return _cells([k[0] for k in keys], vals)
 
 

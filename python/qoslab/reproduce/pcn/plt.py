@@ -57,7 +57,7 @@ the formula. ``--quick`` runs Table 4.7's point (PLT5, CBR, 2:1) only.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, cast
 
 from ... import pcn as pcn_api
@@ -407,20 +407,6 @@ def terminations(
 # -- running -----------------------------------------------------------------
 
 
-def _reduce_many(
-    ctx: Context, plan: list[tuple[str, Scenario, int]], reduce: Callable[[int, Result], Any]
-) -> list[Any]:
-    """Runs ``plan`` through the executor a few runs at a time and keeps only ``reduce(i, result)``,
-    so no more than a handful of results is alive at once."""
-    out: list[Any] = []
-    step = max(2, 2 * (ctx.executor.workers if ctx.executor is not None else 1))
-    for lo in range(0, len(plan), step):
-        chunk = plan[lo : lo + step]
-        for j, res in enumerate(ctx.run_many(chunk)):
-            out.append(reduce(lo + j, res))
-    return out
-
-
 def _admission_plan(ctx: Context) -> list[tuple[int, str, float, float]]:
     """``(PLT size, model, weight, CLE threshold)`` of every admission grid point."""
     if ctx.quick:
@@ -473,7 +459,7 @@ def run(ctx: Context) -> Outcome:
             "marking": marking_share(res, bottlenecks=k, warmup_s=warmup),
         }
 
-    adm = _reduce_many(ctx, plan, reduce_adm)
+    adm = ctx.run_indexed(plan, reduce_adm)
     cells: dict[tuple[int, str, float, float], list[dict[str, Any]]] = {}
     for key, r in zip(keys, adm, strict=True):
         cells.setdefault(key, []).append(r)
@@ -493,7 +479,7 @@ def run(ctx: Context) -> Outcome:
         flows, term = terminations(res, bottlenecks=k, t1_s=T1_S, window_s=TERM_WINDOW_S)
         return termination_table(flows, term, bottlenecks=k, mean_bps=MEAN_BPS[m], rate_bps=RATES[TERM_LINK[m]])
 
-    term = _reduce_many(ctx, tplan, reduce_term)
+    term = ctx.run_indexed(tplan, reduce_term)
     tcells: dict[tuple[int, str, str], list[dict[str, dict[str, float]]]] = {}
     for tkey, t in zip(tkeys, term, strict=True):
         tcells.setdefault(tkey, []).append(t)

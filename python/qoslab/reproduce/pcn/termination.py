@@ -441,14 +441,8 @@ def _reduce(res: Result, model: str) -> dict[str, Any]:
 
 
 def _run_reduced(ctx: Context, plan: list[tuple[str, Scenario, int]], model_of: list[str]) -> list[dict[str, Any]]:
-    """Runs ``plan`` in chunks, keeping each run's figures, not its Result."""
-    out: list[dict[str, Any]] = []
-    step = 10
-    for i in range(0, len(plan), step):
-        chunk = plan[i : i + step]
-        for res, model in zip(ctx.run_many(chunk), model_of[i : i + step], strict=True):
-            out.append(_reduce(res, model))
-    return out
+    """Runs ``plan``, keeping each run's figures (:func:`_reduce` under ``model_of[i]``), not its Result."""
+    return ctx.run_indexed(plan, lambda i, res: _reduce(res, model_of[i]))
 
 
 def _est(runs: list[dict[str, Any]], key: str) -> Estimate:
@@ -831,13 +825,14 @@ def _synchronization(ctx: Context, fs: Sequence[float]) -> tuple[dict[str, Any],
     stats: dict[float, list[dict[str, float]]] = {}
     hist: dict[float, np.ndarray] = {}
     bins = np.linspace(0.0, 1.0, 11)
-    for i in range(0, len(plan), 10):
-        chunk = plan[i : i + 10]
-        for f, res in zip(f_of[i : i + 10], ctx.run_many(chunk), strict=True):
-            fr = marked_fractions(res.flows[["group", "delivered_pkts", "pcn_excess_marked_pkts"]])
-            stats.setdefault(f, []).append(synchronization(fr))
-            h, _ = np.histogram(fr, bins=bins)
-            hist[f] = hist.get(f, np.zeros(len(bins) - 1)) + h
+
+    def reduce(_: int, res: Result) -> tuple[dict[str, float], np.ndarray]:
+        fr = marked_fractions(res.flows[["group", "delivered_pkts", "pcn_excess_marked_pkts"]])
+        return synchronization(fr), np.histogram(fr, bins=bins)[0]
+
+    for f, (st, h) in zip(f_of, ctx.run_indexed(plan, reduce), strict=True):
+        stats.setdefault(f, []).append(st)
+        hist[f] = hist.get(f, np.zeros(len(bins) - 1)) + h
     rows = []
     data: dict[str, Any] = {}
     for f in fs:

@@ -13,6 +13,7 @@ import pytest
 import qoslab
 from conftest import RED_DUMBBELL
 from qoslab import Scenario, queues, topology, traffic
+from qoslab.scenario import _override_text
 
 FLOW_DTYPES = {
     "flow_id": "uint64",
@@ -142,6 +143,76 @@ def test_with_overrides_returns_a_new_validated_scenario():
     assert sc.to_toml() == sc.text
     with pytest.raises(ValueError, match=r"key\.path=value"):
         sc.with_overrides("duration")
+
+
+def test_a_typed_override_writes_a_dict_as_an_inline_table():
+    """A dict value (nested, or dicts in a list) is written as TOML inline tables: the same
+    scenario as the text override that spells them out."""
+    sc = qoslab.load(RED_DUMBBELL)
+    for pair, text in (
+        (
+            ("topology.bottleneck.queue", {"type": "fifo", "limit": "60pkts"}),
+            'topology.bottleneck.queue={type="fifo", limit="60pkts"}',
+        ),
+        (
+            (
+                "topology.bottleneck",
+                {
+                    "rate": "10Mbps",
+                    "delay": "5ms",
+                    "queue": {"type": "red", "limit": "50pkts", "min_th": 4, "max_th": 12},
+                },
+            ),
+            'topology.bottleneck={rate="10Mbps", delay="5ms", queue={type="red", limit="50pkts", min_th=4, max_th=12}}',
+        ),
+        (
+            ("metrics", {"bin": "10s", "series_interval": "100ms", "series": ["r0->sink0"]}),
+            'metrics={bin="10s", series_interval="100ms", series=["r0->sink0"]}',
+        ),
+        (
+            (
+                "traffic",
+                [
+                    {
+                        "name": "a",
+                        "model": "cbr",
+                        "flows": 10,
+                        "src": "src*",
+                        "dst": "sink0",
+                        "rate": "1Mbps",
+                        "size": "1000B",
+                    },
+                    {
+                        "name": "b",
+                        "model": "cbr",
+                        "flows": 30,
+                        "src": "src*",
+                        "dst": "sink0",
+                        "rate": "500kbps",
+                        "size": "500B",
+                    },
+                ],
+            ),
+            'traffic=[{name="a", model="cbr", flows=10, src="src*", dst="sink0", rate="1Mbps", size="1000B"}, '
+            '{name="b", model="cbr", flows=30, src="src*", dst="sink0", rate="500kbps", size="500B"}]',
+        ),
+    ):
+        typed, spelled = sc.with_overrides(pair), sc.with_overrides(text)
+        assert typed.echo == spelled.echo and typed.echo != sc.echo, pair
+    fifo = sc.with_overrides(("topology.bottleneck.queue", {"type": "fifo", "limit": "60pkts"}))
+    assert fifo.echo["topology"]["bottleneck"]["queue"]["type"] == "fifo"
+    assert [g["name"] for g in sc.with_overrides(pair).echo["traffic"]] == ["a", "b"]
+    # Keys that are not bare are quoted; an empty dict is an empty table.
+    assert (
+        _override_text(("k", {"a b": 1, "c": {}, "d": [{"e": True}]})) == 'k={ "a b" = 1, c = {}, d = [{ e = true }] }'
+    )
+
+
+@pytest.mark.parametrize("value", [{1, 2}, None, {"limit": None}, [{"type": {"fifo"}}], {1: "fifo"}])
+def test_a_typed_override_refuses_a_value_toml_cannot_hold(value):
+    sc = qoslab.load(RED_DUMBBELL)
+    with pytest.raises(qoslab.ConfigError, match=r"overrides: \('topology\.bottleneck\.queue', .*must be a TOML value"):
+        sc.with_overrides(("topology.bottleneck.queue", value))
 
 
 def test_run_returns_typed_tables(small_result):

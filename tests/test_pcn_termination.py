@@ -303,7 +303,7 @@ def test_mix_spreads_each_codec_over_the_ingresses_and_cuts_about_a_third_of_the
     # A tenth, run: 252 calls (42 per codec) over 20 ingresses on 15.552 Mb/s.
     sc = term.scenario(ctx, model="MIX", ingresses=20, flows=252, link_bps=15_552_000)
     f = qoslab.run(sc, seed=1).flows
-    rates = term.flow_rates(f, "MIX")
+    rates = term.flow_rates(f, "MIX", sc.echo["traffic"])
     assert sorted(set(rates)) == [9_600.0, 24_000.0, 32_000.0, 38_400.0, 80_000.0, 96_000.0]
     m = term.termination_metrics(f, mean_bps=rates, termination_bps=7.776e6)
     cut = f["terminated"].to_numpy() & (f["end_s"].to_numpy() >= term.T1)
@@ -362,7 +362,7 @@ def test_mix_batch_arrivals_keep_each_codecs_calls_and_their_rates(tmp_path):
     assert per_codec == dict.fromkeys(traffic.VOICE_MIX, 100)
     assert 40 < len(groups) < 600 // 2, "batches of mean 5, not single calls"
     f = qoslab.run(sc, seed=2).flows
-    rates = term.flow_rates(f, "MIX")
+    rates = term.flow_rates(f, "MIX", sc.echo["traffic"])
     assert len(f) == 600 and sorted(set(rates)) == sorted(set(term.MIX_BPS.values()))
 
 

@@ -31,26 +31,62 @@ Override = str | tuple[str, Any]
 
 
 def _override_text(o: Override) -> str:
-    """``"key.path=value"`` as is; ``(key, value)`` with the value written as TOML."""
+    """``"key.path=value"`` as is; ``(key, value)`` with the value written as TOML: a dict as an
+    inline table (nested as needed), a list holding dicts as an array of inline tables, every
+    other value through tomli-w."""
     if isinstance(o, str):
         if "=" not in o:
             raise config_error("overrides", f"{o!r}: expected key.path=value", origin="<python>")
         return o
     if isinstance(o, tuple) and len(o) == 2 and isinstance(o[0], str):
-        import tomli_w
-
-        try:
-            value = tomli_w.dumps({"v": o[1]}).strip()
-        except TypeError:
-            value = ""
-        if not value.startswith("v = "):
+        value = _toml_value(o[1])
+        if value is None:
             raise config_error(
                 "overrides",
-                f"{o!r}: the value must be a TOML value (number, string, bool, list)",
+                f"{o!r}: the value must be a TOML value (number, string, bool, list, or a dict of them)",
                 origin="<python>",
             )
-        return f"{o[0]}={value[4:]}"
+        return f"{o[0]}={value}"
     raise config_error("overrides", f"{o!r}: expected 'key.path=value' or a (key, value) pair", origin="<python>")
+
+
+def _holds_table(v: Any) -> bool:
+    return isinstance(v, dict) or (isinstance(v, (list, tuple)) and any(_holds_table(x) for x in v))
+
+
+def _toml_value(v: Any) -> str | None:
+    """``v`` as one TOML value (``None`` when TOML cannot hold it): dicts as inline tables with
+    their keys quoted when not bare, lists holding dicts written item by item, the rest (and
+    every leaf) by tomli-w."""
+    import tomli_w
+
+    if isinstance(v, dict):
+        items = []
+        for k, x in v.items():
+            key, val = _toml_key(k), _toml_value(x)
+            if key is None or val is None:
+                return None
+            items.append(f"{key} = {val}")
+        return "{ " + ", ".join(items) + " }" if items else "{}"
+    if isinstance(v, (list, tuple)) and _holds_table(v):
+        parts = [_toml_value(x) for x in v]
+        if any(p is None for p in parts):
+            return None
+        return "[" + ", ".join(p for p in parts if p is not None) + "]"
+    try:
+        text = tomli_w.dumps({"v": v}).strip()
+    except TypeError:
+        return None
+    return text[4:] if text.startswith("v = ") else None
+
+
+def _toml_key(k: Any) -> str | None:
+    """A table key: bare when it can be, else a TOML string."""
+    if not isinstance(k, str):
+        return None
+    if k and all(c.isascii() and (c.isalnum() or c in "-_") for c in k):
+        return k
+    return _toml_value(k)
 
 
 def _override_texts(overrides: object) -> tuple[str, ...]:

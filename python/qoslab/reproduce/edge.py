@@ -78,7 +78,7 @@ from typing import Any
 
 from ..errors import ReproductionError
 from ..result import Result
-from ..scenario import Scenario
+from ..scenario import Override, Scenario
 from ..stats import Estimate
 from . import edge_overhead, edge_readings, figures
 from .cells import Measured, NotMeasured, PaperData, load_paper
@@ -167,24 +167,14 @@ def _scenario(
     buffers: int,
     buff_size: int,
     offered_kbps: int | None = None,
-    edits: tuple[tuple[str, str], ...] = (),
-    extra: tuple[str, ...] = (),
+    extra: tuple[Override, ...] = (),
     full_length: bool = False,
 ) -> Scenario:
-    """The scenario ``file`` with the pool and BUFF_SIZE set; ``edits`` replace text in the file
-    (each must be found), ``extra`` are further overrides. A quick run shortens it to 25 s
-    unless ``full_length`` (Table I, whose cells the quick run judges as the full run does)."""
-    path = ctx.scenario_path(f"edge/{file}.toml")
-    if edits:
-        text = path.read_text(encoding="utf-8")
-        for old, new in edits:
-            if old not in text:
-                raise ReproductionError(f"edge: {path} no longer holds {old!r}; update the controlled run")
-            text = text.replace(old, new)
-        sc = Scenario.from_toml(text, origin=str(path), base_dir=path.parent)
-    else:
-        sc = Scenario.load(path)
-    over = [
+    """The scenario ``file`` with the pool and BUFF_SIZE set; ``extra`` are further overrides. A
+    quick run shortens it to 25 s unless ``full_length`` (Table I, whose cells the quick run
+    judges as the full run does)."""
+    sc = Scenario.load(ctx.scenario_path(f"edge/{file}.toml"))
+    over: list[Override] = [
         f"topology.links.6.queue.buffers={buffers}",
         f'topology.links.6.queue.buff_size="{buff_size}B"',
         *extra,
@@ -205,14 +195,17 @@ def _scenario(
 def _share_scenario(ctx: Context, knob: str) -> Scenario:
     """Fig. 6(a) at the largest pool (PERIODIC, BUFF_SIZE 512 B) with one sharing knob turned."""
     if knob == "as_be":
-        edits = tuple(
-            (
-                f'{{ name = "{s}", service = "af", rate = "{STREAMS[s][1]:.0f}kbps" }}',
-                f'{{ name = "{s}", service = "be" }}',
-            )
-            for s in ("A3", "A4")
-        )
-        return _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, edits=edits)
+        # A3 and A4's entries of the AF/BE queue's streams, found by name, replaced by BE ones.
+        queue = Scenario.load(ctx.scenario_path("edge/fig6a_periodic.toml")).echo["topology"]["links"][6]["queue"]
+        over: list[Override] = []
+        for s in ("A3", "A4"):
+            at = [i for i, x in enumerate(queue["streams"]) if x["name"] == s and x["service"] == "af"]
+            if len(at) != 1:
+                raise ReproductionError(
+                    f"edge: fig6a_periodic no longer has {s} as one AF stream; update the controlled run"
+                )
+            over.append((f"topology.links.6.queue.streams.{at[0]}", {"name": s, "service": "be"}))
+        return _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, extra=tuple(over))
     if knob == "exact":
         buffers = POOLS[-1] * FIG8_BUFF_SIZE // EXACT_BUFF_SIZE
         return _scenario(ctx, "fig6a_periodic", buffers=buffers, buff_size=EXACT_BUFF_SIZE)

@@ -25,19 +25,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from ...errors import ReproductionError
 from ...scenario import Override, Scenario
 from ..cells import Cell, Measured, compare, interval_text, read_cells
 from ..framework import Context, control_context
-from .params import MBAC, NO_DEPARTURE_LIFETIME, S3_MODELS_FULL
+from .params import NO_DEPARTURE_LIFETIME, S3_MODELS_FULL, SSAC, mbac_admission
 from .runs import Table2Run, table2_measures, table2_spec
 from .tables import TABLE2_COLUMNS
 
 #: The CL groups (``traffic.N``) of each Table 2 scenario, and which of them are ON/OFF.
 CL_GROUPS = {"mixed": [0, 1, 2, 3, 4]}
 ON_OFF_GROUPS = {"mixed": [1, 2, 3, 4], "cbr": []}
-ADMISSIONS = {"ssac": '{ type = "ssac" }', "mbac": MBAC % 0.95}
+ADMISSIONS: dict[str, dict[str, Any]] = {"ssac": SSAC, "mbac": mbac_admission(v=0.95)}
 
 
 def _groups(model: str) -> list[int]:
@@ -59,9 +60,9 @@ class Control:
     why: str
     admissions: tuple[str, ...]
     extra: Callable[[str], list[Override]] = field(default=lambda model: [])
-    mbac: str = ADMISSIONS["mbac"]
+    mbac: dict[str, Any] = field(default_factory=lambda: ADMISSIONS["mbac"])
 
-    def admission(self, kind: str) -> str:
+    def admission(self, kind: str) -> dict[str, Any]:
         return self.mbac if kind == "mbac" else ADMISSIONS[kind]
 
 
@@ -96,14 +97,14 @@ CONTROLS: dict[str, Control] = {
             knob="MBAC's target utilization v 0.95 -> 1",
             why="the paper gives no v; 1 is the largest a utilization of the allocation allows",
             admissions=("mbac",),
-            mbac=MBAC % 1.0,
+            mbac=mbac_admission(v=1.0),
         ),
         Control(
             name="window-continue",
             knob="MBAC's estimator window on admission: restart -> continue",
             why="the paper lists three updates of the estimate and no restart; qoslab restarts as Jamin et al. do",
             admissions=("mbac",),
-            mbac=(MBAC % 0.95).replace("restart_window = true", "restart_window = false"),
+            mbac=mbac_admission(v=0.95, restart_window=False),
         ),
         Control(
             name="nominal-packetization",

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ... import topology
+
 LINK_BPS = 10e6
 BG_SOURCE_BPS = (700 + 100 + 54) * 8 / 0.020
 LOADS_FULL = [60, 80, 100, 120, 130, 140, 160]
@@ -30,7 +32,23 @@ GENERATION_PROBE_RATE = "10Gbps"
 #: Fig. 14's model: POO1 as the paper's text says, EXP1 (the other smooth model) in quick runs.
 FIG14_MODELS = ["poo1", "exp1"]
 V_SWEEP = [0.85, 0.9, 0.95, 1.0]
-MBAC = '{ type = "mbac", v = %g, sample = "5s", window = 20, restart_window = true }'
+#: The sweep's points (full runs), by their key in the results: (v, estimator window restarted on
+#: admission); "0.95" is Table 2's EXP1 MBAC run, "0.95 continue" the same with the window continuing.
+SWEEP_POINTS: dict[str, tuple[float, bool]] = {**{f"{v:g}": (v, True) for v in V_SWEEP}, "0.95 continue": (0.95, False)}
+#: SSAC's admission table (``topology.links.3.mace.admission``).
+SSAC = topology.ssac()
+
+
+def mbac_admission(
+    *, v: float = 0.95, sample: str = "5s", window: int = 20, restart_window: bool = True
+) -> dict[str, Any]:
+    """MBAC's admission table (``topology.links.3.mace.admission``, a typed override): target
+    utilization ``v`` (the paper gives none; 0.95), measurement sample ``sample`` (S = 5 s) and
+    estimator window ``window`` samples (T = 20), the window restarted on each admission
+    (qoslab's default, as Jamin et al.; ``restart_window=False``: it continues)."""
+    return topology.mbac(v=v, sample=sample, window=window, restart_window=restart_window)
+
+
 ESTIMATOR_WINDOW_S = 5.0 * 20
 #: The bottleneck is the fourth link of every scenario.
 MACE_KEY = "topology.links.3.mace"

@@ -8,7 +8,7 @@ from .. import figures
 from ..framework import Context, Figure
 from .claims import pct, seed_mean
 from .measures import Hist, share_within
-from .params import ALLOCATION, FIG14_MODELS, WARMUP_S
+from .params import ALLOCATION, FIG14_MODELS, SWEEP_POINTS, WARMUP_S
 from .runs import (
     Departures,
     Fig9,
@@ -309,8 +309,8 @@ def table2_utilization(ctx: Context, t2: Table2) -> Figure:
 def v_sweep(ctx: Context, sweep: dict[str, Table2Run]) -> Figure:
     fig = figures.new_figure(7.0, 4.0)
     ax = fig.subplots()
-    keys = [v for v in sweep if " " not in v]
-    vs = [float(v) for v in keys]
+    keys = [k for k in sweep if SWEEP_POINTS[k][1]]
+    vs = [SWEEP_POINTS[k][0] for k in keys]
     ax.plot(vs, [sweep[v]["utilization"] * 100 for v in keys], "o-", label="utilization (%)")
     ax.plot(vs, [sweep[v]["admitted_mean"] for v in keys], "s-", label="admitted flows")
     c = sweep.get("0.95 continue")

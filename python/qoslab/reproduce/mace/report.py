@@ -19,6 +19,7 @@ from .params import (
     S1_DURATION,
     S2_DURATION,
     S3_DURATION,
+    SWEEP_POINTS,
     WARMUP_S,
     bg_sources,
 )
@@ -220,9 +221,10 @@ def sweep_md(sweep: dict[str, Table2Run]) -> str:
     """The v sweep and the window-restart variant (full runs)."""
     lines = ["| v | window on admission | %util | flows | p95 sample / μ | CL loss |", "|---|---|---|---|---|---|"]
     for k, r in sweep.items():
-        v, _, mode = k.partition(" ")
+        v, restart = SWEEP_POINTS[k]
         lines.append(
-            f"| {v} | {mode or 'restart'} | {r['utilization'] * 100:.1f} | {r['admitted_mean']:.1f} | "
+            f"| {v:g} | {'restart' if restart else 'continue'} | {r['utilization'] * 100:.1f} | "
+            f"{r['admitted_mean']:.1f} | "
             f"{r['sample_p95_bps'] / r['allocation_bps']:.3f} | {pct(r['loss_cl_class'])} |"
         )
     return "\n".join(lines)

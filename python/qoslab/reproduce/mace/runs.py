@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import partial
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from ...recording import record_arrivals
 from ...result import Result
@@ -47,7 +47,6 @@ from .params import (
     LOADS_FULL,
     LOADS_QUICK,
     MACE_KEY,
-    MBAC,
     MIXED_LOSS_MODELS,
     NO_DEPARTURE_LIFETIME,
     RESERVE,
@@ -56,9 +55,11 @@ from .params import (
     S3_DURATION,
     S3_MODELS_FULL,
     S3_MODELS_QUICK,
+    SSAC,
     V_SWEEP,
     WARMUP_S,
     bg_sources,
+    mbac_admission,
 )
 
 #: One scenario-1 replication's measures (loss ratios, shares, source counts).
@@ -223,12 +224,12 @@ def scenario2(ctx: Context) -> Scenario2:
 
 
 def table2_spec(
-    ctx: Context, model: str, admission: str, variant: str, seed: int, extra: Sequence[Override] = ()
+    ctx: Context, model: str, admission: dict[str, Any], variant: str, seed: int, extra: Sequence[Override] = ()
 ) -> tuple[str, Scenario, int]:
     """The scenario-3/4 run of ``model`` under ``admission`` (and the ``extra`` overrides of a
     controlled run, :mod:`.controls`), to be saved as ``s3_<model>_<variant>``."""
     file = "s4_mixed.toml" if model == "mixed" else f"s3_{model}.toml"
-    sc = _load(ctx, file, [f"duration={S3_DURATION[ctx.quick]}", f"{MACE_KEY}.admission={admission}", *extra])
+    sc = _load(ctx, file, [f"duration={S3_DURATION[ctx.quick]}", (f"{MACE_KEY}.admission", admission), *extra])
     return (f"s3_{model}_{variant}", sc, seed)
 
 
@@ -275,9 +276,7 @@ def table2(ctx: Context) -> Table2:
     out: Table2 = {}
     for model in models:
         plan = [
-            (kind, adm, seed)
-            for kind, adm in (("ssac", '{ type = "ssac" }'), ("mbac", MBAC % 0.95))
-            for seed in ctx.seeds
+            (kind, adm, seed) for kind, adm in (("ssac", SSAC), ("mbac", mbac_admission(v=0.95))) for seed in ctx.seeds
         ]
         specs = [table2_spec(ctx, model, adm, kind, seed) for kind, adm, seed in plan]
         got = ctx.run_reduced(specs, partial(table2_measures, ctx, model))
@@ -297,9 +296,9 @@ def sweep(ctx: Context, t2: Table2) -> dict[str, Table2Run]:
     seed, not run again."""
     if ctx.quick:
         return {}
-    plan = [(f"{v:g}", MBAC % v, f"mbac_v{v:g}") for v in V_SWEEP if v != 0.95]
+    plan = [(f"{v:g}", mbac_admission(v=v), f"mbac_v{v:g}") for v in V_SWEEP if v != 0.95]
     # The estimator's window on admission (not in the paper): restart (default) against continue.
-    cont = (MBAC % 0.95).replace("restart_window = true", "restart_window = false")
+    cont = mbac_admission(v=0.95, restart_window=False)
     plan.append(("0.95 continue", cont, "mbac_v0.95_continue"))
     results = ctx.run_many([table2_spec(ctx, "exp1", adm, variant, ctx.seeds[0]) for _, adm, variant in plan])
     got = {key: table2_measures(ctx, "exp1", res) for (key, _, _), res in zip(plan, results, strict=True)}
@@ -382,10 +381,6 @@ class Departures(TypedDict):
     extra: dict[str, DepartureRun]
 
 
-def _mbac(v: float, window: int) -> str:
-    return f'{{ type = "mbac", v = {v:g}, sample = "5s", window = {window}, restart_window = true }}'
-
-
 def _lifetime_overrides(lifetime_s: float | None) -> list[Override]:
     if lifetime_s is None:
         return [f"traffic.0.arrivals.lifetime={NO_DEPARTURE_LIFETIME}", 'traffic.0.arrivals.lifetime_dist="fixed"']
@@ -397,7 +392,10 @@ def departures(ctx: Context, t2: Table2) -> Departures:
     (one batch through the executor; the first seed). In full runs the paper's lifetimes are Table
     2's MBAC run of the first seed (the same scenario and seed), not run again."""
     p = DEPARTURES[ctx.quick]
-    base: list[Override] = [f"duration={p['duration']}", f"{MACE_KEY}.admission={_mbac(0.95, p['window'])}"]
+    base: list[Override] = [
+        f"duration={p['duration']}",
+        (f"{MACE_KEY}.admission", mbac_admission(v=0.95, window=p["window"])),
+    ]
     plan: list[tuple[str, str, float | None]] = []
     specs: list[tuple[str, Scenario, int]] = []
     reused: dict[str, DepartureRun] = {}
@@ -410,7 +408,10 @@ def departures(ctx: Context, t2: Table2) -> Departures:
             sc = _load(ctx, f"s3_{m}.toml", base + _lifetime_overrides(lifetime))
             specs.append((f"departures_{m}_{key}", sc, ctx.seeds[0]))
     if not ctx.quick:
-        v1: list[Override] = [f"duration={p['duration']}", f"{MACE_KEY}.admission={_mbac(1.0, p['window'])}"]
+        v1: list[Override] = [
+            f"duration={p['duration']}",
+            (f"{MACE_KEY}.admission", mbac_admission(v=1.0, window=p["window"])),
+        ]
         plan.append(("extra", "exp1 v=1 none", None))
         specs.append(
             ("departures_exp1_v1_none", _load(ctx, "s3_exp1.toml", v1 + _lifetime_overrides(None)), ctx.seeds[0])

@@ -27,9 +27,13 @@ no results.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
+
+import tomli_w
 
 from ... import pcn as pcn_builder
 from ... import stages, topology, traffic
@@ -221,12 +225,25 @@ def over_admission(res: Result, direction: str, link_bps: float, warmup_s: float
     }
 
 
+@functools.lru_cache(maxsize=8)
+def _ingress_of_source(topology_json: str) -> dict[str, int]:
+    """Each source host's ingress ``k`` (the k-th of ``topology.ingress_delays``) in the star of
+    ``topology_json`` (a run's validated topology), from the core's expansion: a host's access
+    link leads to its ingress router, whose own access links to the hub come in ingress order."""
+    doc = {"name": "ingresses", "duration": "1s", "topology": json.loads(topology_json)}
+    model = Scenario(tomli_w.dumps(doc), origin="<the run's topology>").model
+    hosts = {n["name"] for n in model["nodes"] if n["kind"] == "host"}
+    access = [link for link in model["links"] if link["field"] == "topology.access"]
+    order = [link["a"] for link in access if link["a"] not in hosts]
+    return {link["a"]: order.index(link["b"]) for link in access if link["a"] in hosts}
+
+
 def admitted_share_by_rtt(res: Result, delays_ms: Sequence[float], split_ms: float = 50.0) -> dict[str, float]:
     """Admitted fraction of the calls from ingresses with access delay below / at or above
-    ``split_ms`` (each call's ingress read from its source ``src<k>``)."""
+    ``split_ms`` (each call's ingress: its source host's, from the run's topology)."""
     f = res.flows
-    idx = f["src"].str.removeprefix("src").astype(int)
-    far = idx.map(lambda k: delays_ms[k] >= split_ms)
+    ingress = _ingress_of_source(json.dumps(res.scenario["topology"], sort_keys=True))
+    far = f["src"].map(lambda src: delays_ms[ingress[src]] >= split_ms)
     asked = f["admitted"] | f["refused"]
     out = {}
     for key, sel in (("near", ~far), ("far", far)):

@@ -53,6 +53,7 @@ claim, judged over at least 5 seeds. ``--quick``: Table 4.3, Fig. 4.4,
 
 from __future__ import annotations
 
+import functools
 import math
 import tomllib
 from collections.abc import Sequence
@@ -62,7 +63,7 @@ from typing import Any
 import numpy as np
 import tomli_w
 
-from ... import traffic
+from ... import topology, traffic
 from ...result import Result
 from ...scenario import Scenario
 from ...stats import Estimate
@@ -424,20 +425,48 @@ def scenario(
     return Scenario.from_toml(tomli_w.dumps(doc), origin=str(path), base_dir=path.parent)
 
 
-def flow_rates(flows: Any, model: str) -> float | np.ndarray:
-    """The flows' mean rates (bit/s): the model's, or for MIX each flow's codec's (its group
-    ``<class><ingress>_<codec>``, or ``<class><ingress>b<batch>_<codec>`` for §4.5's batches;
-    :data:`MIX_BPS`)."""
+#: The fields of a traffic group that make its source model: what a scenario's echo keeps of a
+#: voice codec (the core expands ``model = "voice"`` into them and drops the codec's name).
+_SOURCE_FIELDS = ("model", "size", "header", "interval", "on", "off")
+
+
+def _source(group: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(group.get(k) for k in _SOURCE_FIELDS)
+
+
+@functools.cache
+def _mix_bps_by_source() -> dict[tuple[Any, ...], float]:
+    """:data:`MIX_BPS` keyed by each codec's source model as the core expands it (one group a
+    codec, built by :func:`traffic.voice` as :func:`_mix_groups` builds them)."""
+    groups = [g for c in traffic.VOICE_MIX for g in traffic.voice(name=c, src="src0", dst="sink0", codec=c, flows=1)]
+    link = topology.link(rate="1Gbps", delay="0s")
+    top = topology.dumbbell(sources=1, access=link, bottleneck=link)
+    sc = Scenario.build(name="mix_codecs", duration="1s", topology=top, traffic=groups)
+    out = {_source(g): MIX_BPS[str(g["name"])] for g in sc.echo["traffic"]}
+    if len(out) != len(traffic.VOICE_MIX):  # pragma: no cover - the codecs differ in size or spacing
+        raise ValueError(f"the MIX's codecs share a source model: {sorted(out)}")
+    return out
+
+
+def flow_rates(flows: Any, model: str, groups: Sequence[dict[str, Any]] | None = None) -> float | np.ndarray:
+    """The flows' mean rates (bit/s): the model's, or for MIX each flow's codec's
+    (:data:`MIX_BPS`), found by its group's source model in ``groups``, the scenario's traffic
+    groups as validated (``Result.scenario["traffic"]``, ``Scenario.echo["traffic"]``)."""
     if model != "MIX":
         return MODELS[model].mean_bps
-    return np.array([MIX_BPS[str(g).split("_", 1)[1]] for g in flows["group"]], dtype=float)
+    if groups is None:
+        raise ValueError("flow_rates: model 'MIX' needs the scenario's traffic groups")
+    by_source = _mix_bps_by_source()
+    bps = {str(g["name"]): by_source[_source(g)] for g in groups}
+    return np.array([bps[str(g)] for g in flows["group"]], dtype=float)
 
 
 def _reduce(res: Result, model: str) -> dict[str, Any]:
     m = MODELS[model]
     cols = ["src", "group", "admitted", "terminated", "end_s", "delivered_pkts", "pcn_excess_marked_pkts"]
     f = res.flows[cols]
-    return termination_metrics(f, mean_bps=flow_rates(f, model), termination_bps=LINK_BPS[m.link] / 2)
+    rates = flow_rates(f, model, res.scenario.get("traffic"))
+    return termination_metrics(f, mean_bps=rates, termination_bps=LINK_BPS[m.link] / 2)
 
 
 def _run_reduced(ctx: Context, plan: list[tuple[str, Scenario, int]], model_of: list[str]) -> list[dict[str, Any]]:

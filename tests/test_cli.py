@@ -214,10 +214,6 @@ def test_reproduce_examples_quick(tmp_path):
     assert "examples: 0 runs computed, " in again.stderr, again.stderr
     redo = json.loads((folder / "results.json").read_text())
     assert {**redo, "wall_s": 0} == {**doc, "wall_s": 0}
-    nostore = cli("reproduce", "examples", "--quick", "--no-store", "--out", str(tmp_path / "n"), timeout=600)
-    assert nostore.returncode == 0 and "taken from the store" not in nostore.stderr, nostore.stderr
-    assert sorted(x.name for x in (tmp_path / "n").iterdir()) == ["examples"]
-    assert json.loads((tmp_path / "n" / "examples" / "results.json").read_text())["claims"] == doc["claims"]
 
 
 def test_reproduce_unknown_name_exits_2(tmp_path):

@@ -457,10 +457,13 @@ def test_reproduce_command_refuses_another_seed_list_unless_overwrite(tmp_path: 
     r = rp("--seeds", "2")
     assert r.returncode == 2 and "--overwrite" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert (tmp_path / "examples" / "results.json").read_text() == before
-    r = rp("--seeds", "2", "--overwrite")
+    stored = sorted((tmp_path / ".store").rglob("*"))
+    r = rp("--seeds", "2", "--overwrite", "--no-store")
     assert r.returncode == 0, r.stderr
+    assert "store" not in r.stderr, r.stderr
     assert json.loads((tmp_path / "examples" / "results.json").read_text())["seeds"] == [1, 2]
     assert sorted(p.name for p in tmp_path.iterdir()) == [".store", "examples"]
+    assert sorted((tmp_path / ".store").rglob("*")) == stored, "--no-store keeps nothing"
 
 
 def _qoslab(*args: str) -> subprocess.CompletedProcess[str]:

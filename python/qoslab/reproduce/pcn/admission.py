@@ -145,7 +145,9 @@ def _voice_runs(ctx: Context) -> dict[Any, dict[str, Estimate]]:
             plan.append((f"t3_1_{link}_{model}_{arr}_{ov:g}x".lower(), sc, seed))
             keys.append((link, model, arr, ov, d))
     vals = ctx.run_indexed(
-        plan, lambda i, res: S.over_admission(res, keys[i][4], S.LINK_BPS[keys[i][0]], VOICE_WARMUP_S)
+        plan,
+        lambda i, res: S.over_admission(res, keys[i][4], S.LINK_BPS[keys[i][0]], VOICE_WARMUP_S),
+        save=False,
     )
     return _cells([k[:4] for k in keys], vals)
 
@@ -256,7 +258,7 @@ def _grid(ctx: Context) -> tuple[dict[Any, dict[str, Estimate]], dict[Any, dict[
             out.update(S.admitted_share_by_rtt(res, delays))
         return out
 
-    vals = ctx.run_indexed(plan, reduce)
+    vals = ctx.run_indexed(plan, reduce, save=False)
     grid = _cells([k[:4] for k in keys], vals)
     fair: dict[Any, list[dict[str, float]]] = {}
     for k, v in zip(keys, vals, strict=True):
@@ -362,7 +364,9 @@ def _fixed_runs(ctx: Context, cases: list[tuple[str, dict[str, Any]]]) -> dict[s
         for seed in ctx.seeds:
             plan.append((name.lower(), sc, seed))
             keys.append((name, d, args["link"]))
-    vals = ctx.run_indexed(plan, lambda i, res: S.over_admission(res, keys[i][1], S.LINK_BPS[keys[i][2]], warmup))
+    vals = ctx.run_indexed(
+        plan, lambda i, res: S.over_admission(res, keys[i][1], S.LINK_BPS[keys[i][2]], warmup), save=False
+    )
     return _cells([k[0] for k in keys], vals)
 
 

@@ -459,7 +459,7 @@ def run(ctx: Context) -> Outcome:
             "marking": marking_share(res, bottlenecks=k, warmup_s=warmup),
         }
 
-    adm = ctx.run_indexed(plan, reduce_adm)
+    adm = ctx.run_indexed(plan, reduce_adm, save=False)
     cells: dict[tuple[int, str, float, float], list[dict[str, Any]]] = {}
     for key, r in zip(keys, adm, strict=True):
         cells.setdefault(key, []).append(r)
@@ -479,7 +479,7 @@ def run(ctx: Context) -> Outcome:
         flows, term = terminations(res, bottlenecks=k, t1_s=T1_S, window_s=TERM_WINDOW_S)
         return termination_table(flows, term, bottlenecks=k, mean_bps=MEAN_BPS[m], rate_bps=RATES[TERM_LINK[m]])
 
-    term = ctx.run_indexed(tplan, reduce_term)
+    term = ctx.run_indexed(tplan, reduce_term, save=False)
     tcells: dict[tuple[int, str, str], list[dict[str, dict[str, float]]]] = {}
     for tkey, t in zip(tkeys, term, strict=True):
         tcells.setdefault(tkey, []).append(t)

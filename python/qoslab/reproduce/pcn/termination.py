@@ -471,7 +471,7 @@ def _reduce(res: Result, model: str) -> dict[str, Any]:
 
 def _run_reduced(ctx: Context, plan: list[tuple[str, Scenario, int]], model_of: list[str]) -> list[dict[str, Any]]:
     """Runs ``plan``, keeping each run's figures (:func:`_reduce` under ``model_of[i]``), not its Result."""
-    return ctx.run_indexed(plan, lambda i, res: _reduce(res, model_of[i]))
+    return ctx.run_indexed(plan, lambda i, res: _reduce(res, model_of[i]), save=False)
 
 
 def _est(runs: list[dict[str, Any]], key: str) -> Estimate:
@@ -859,7 +859,7 @@ def _synchronization(ctx: Context, fs: Sequence[float]) -> tuple[dict[str, Any],
         fr = marked_fractions(res.flows[["group", "delivered_pkts", "pcn_excess_marked_pkts"]])
         return synchronization(fr), np.histogram(fr, bins=bins)[0]
 
-    for f, (st, h) in zip(f_of, ctx.run_indexed(plan, reduce), strict=True):
+    for f, (st, h) in zip(f_of, ctx.run_indexed(plan, reduce, save=False), strict=True):
         stats.setdefault(f, []).append(st)
         hist[f] = hist.get(f, np.zeros(len(bins) - 1)) + h
     rows = []

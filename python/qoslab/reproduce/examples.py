@@ -51,7 +51,7 @@ from ..errors import ReproductionError
 from ..result import Result
 from ..stats import Estimate, cv
 from . import figures
-from .framework import Claim, Context, Figure, Outcome
+from .framework import Claim, Context, Figure, Outcome, estimate
 
 NAME = "examples"
 TITLE = "RED reference dumbbell against drop-tail"
@@ -129,10 +129,6 @@ def measure(res: Result) -> dict[str, Any]:
     }
 
 
-def _est(runs: list[dict[str, Any]], key: str) -> Estimate:
-    return Estimate.of(r[key] for r in runs)
-
-
 def _pct(e: Estimate) -> str:
     return e.fmt(".1f", scale=100, unit="%")
 
@@ -161,11 +157,11 @@ def _claims(
     min_th, max_th = thresholds
     claims = []
 
-    e_red, e_dt = _est(red, "early_share"), _est(dt, "early_share")
-    forced = _est(red, "drops_forced")
-    over_red, over_dt = _est(red, "drops_overlimit_after_warmup"), _est(dt, "overlimit_share")
-    over_all = _est(red, "drops_overlimit")
-    bound = early_share_bound(max_p, _est(red, "drop_fraction").mean)
+    e_red, e_dt = estimate(red, "early_share"), estimate(dt, "early_share")
+    forced = estimate(red, "drops_forced")
+    over_red, over_dt = estimate(red, "drops_overlimit_after_warmup"), estimate(dt, "overlimit_share")
+    over_all = estimate(red, "drops_overlimit")
+    bound = early_share_bound(max_p, estimate(red, "drop_fraction").mean)
     ok = over_red.mean == 0 and e_red.mean > 0
     claims.append(
         Claim(
@@ -178,7 +174,7 @@ def _claims(
             f"{forced.fmt('.0f')} forced, {over_red.fmt('.0f')} over the limit after the warm-up "
             f"({over_all.fmt('.0f')} in the start-up transient, while the slow average, w_q = 0.002, "
             f"still lags the queue); drop-tail: {_pct(e_dt)} early, {_pct(over_dt)} of its "
-            f"{_est(dt, 'drops').fmt('.0f')} drops over the limit",
+            f"{estimate(dt, 'drops').fmt('.0f')} drops over the limit",
             tolerance=f"RED overlimit drops after {WARMUP_S:g} s = 0 and RED early share > 0",
             holds=ok,
             explanation=""
@@ -190,7 +186,7 @@ def _claims(
         )
     )
 
-    a_red, b_dt = _est(red, "red_avg_mean"), _est(dt, "backlog_mean_pkts")
+    a_red, b_dt = estimate(red, "red_avg_mean"), estimate(dt, "backlog_mean_pkts")
     ok = min_th <= a_red.mean <= max_th
     claims.append(
         Claim(
@@ -212,7 +208,7 @@ def _claims(
         )
     )
 
-    c_red, c_dt = _est(red, "loss_cv"), _est(dt, "loss_cv")
+    c_red, c_dt = estimate(red, "loss_cv"), estimate(dt, "loss_cv")
     ok = c_red.mean <= LOSS_CV_MAX
     dt_range = f"per-flow loss {min(r['loss_min'] for r in dt):.1%} to {max(r['loss_max'] for r in dt):.1%}"
     dt_note = (
@@ -240,7 +236,7 @@ def _claims(
         )
     )
 
-    u_red, u_dt = _est(red, "utilization"), _est(dt, "utilization")
+    u_red, u_dt = estimate(red, "utilization"), estimate(dt, "utilization")
     ok = u_red.mean >= UTILIZATION_MIN and u_dt.mean >= UTILIZATION_MIN
     claims.append(
         Claim(
@@ -259,7 +255,7 @@ def _claims(
         )
     )
 
-    d_red, d_dt = _est(red, "drop_fraction"), _est(dt, "drop_fraction")
+    d_red, d_dt = estimate(red, "drop_fraction"), estimate(dt, "drop_fraction")
     ok_val = abs(d_red.mean - REFERENCE_DROP_FRACTION) <= REFERENCE_TOLERANCE
     claims.append(
         Claim(

@@ -136,7 +136,8 @@ def not_run_reasons(cells: Sequence[Cell]) -> list[tuple[str, str]]:
     return out
 
 
-def _md(s: str) -> str:
+def md_cell(s: str) -> str:
+    """``s`` safe in a Markdown table cell (pipes escaped, one line)."""
     return s.replace("|", "\\|").replace("\n", " ")
 
 
@@ -147,10 +148,10 @@ def _md_cell(c: Cell | None) -> str:
     if c.verdict == "lost":
         return f"lost · {value_text(c)}" if c.qoslab is not None else "lost"
     if c.verdict == "not run":
-        return f"{_md(c.paper)} · not run"
+        return f"{md_cell(c.paper)} · not run"
     if c.verdict == "input":
-        return _md(c.paper)
-    return f"{_md(c.paper)} · {value_text(c)} · {verdict}"
+        return md_cell(c.paper)
+    return f"{md_cell(c.paper)} · {value_text(c)} · {verdict}"
 
 
 def unit_note(cells: Sequence[Cell]) -> str:
@@ -184,12 +185,12 @@ def markdown(cells: Sequence[Cell], tables: Sequence[PaperTable], causes: Sequen
         if t.tolerance is not None:
             note.append(f"tolerance ±{t.tolerance:g} for every cell: {t.tolerance_reason}")
         out += ["; ".join(note) + ".", ""]
-        out.append("| | " + " | ".join(_md(c) for c in cols) + " |")
+        out.append("| | " + " | ".join(md_cell(c) for c in cols) + " |")
         out.append("|---" * (len(cols) + 1) + "|")
         for r in rows:
-            out.append(f"| {_md(r)} | " + " | ".join(_md_cell(at.get((r, c))) for c in cols) + " |")
+            out.append(f"| {md_cell(r)} | " + " | ".join(_md_cell(at.get((r, c))) for c in cols) + " |")
         for reason, which in not_run_reasons(tc):
-            out += ["", f"Not run{' (' + _md(which) + ')' if which else ''}: {_md(reason.rstrip('.'))}."]
+            out += ["", f"Not run{' (' + md_cell(which) + ')' if which else ''}: {md_cell(reason.rstrip('.'))}."]
     differing = [c for c in cells if c.verdict == "differs"]
     out += ["", f"{h} Differing cells and their causes", ""]
     if not differing:
@@ -197,12 +198,13 @@ def markdown(cells: Sequence[Cell], tables: Sequence[PaperTable], causes: Sequen
     runs = {c.text: c.run for c in causes}
     for c in differing:
         run = runs.get(c.cause)
-        why = f"{_md(c.cause)} (rerun: `{run}`)" if run else _md(c.cause)
+        why = f"{md_cell(c.cause)} (rerun: `{run}`)" if run else md_cell(c.cause)
         out.append(
-            f"- {_md(c.table)}, {_md(c.row)}, {_md(c.column)}: paper {_md(c.paper)} {_md(c.unit)}, qoslab "
+            f"- {md_cell(c.table)}, {md_cell(c.row)}, {md_cell(c.column)}: "
+            f"paper {md_cell(c.paper)} {md_cell(c.unit)}, qoslab "
             f"{interval_text(c)}, tolerance {c.tolerance:g}: {why}"
             if c.tolerance is not None
-            else f"- {_md(c.table)}, {_md(c.row)}, {_md(c.column)}: {why}"
+            else f"- {md_cell(c.table)}, {md_cell(c.row)}, {md_cell(c.column)}: {why}"
         )
     return "\n".join(out).rstrip() + "\n"
 

@@ -36,7 +36,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,8 +47,9 @@ from .._atomic import Destination, reproduction_identity
 from ..errors import ReproductionError
 from ..result import Result
 from ..scenario import Scenario
+from ..stats import Estimate
 from .cells import Cell, Measured, NotMeasured, PaperData, Score, cells_csv, compare, load_paper, paper_dir
-from .fidelity import fidelity_json, markdown, score_text
+from .fidelity import fidelity_json, markdown, md_cell, score_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..executor import Executor
@@ -60,6 +61,16 @@ T = TypeVar("T")
 
 def _identity(res: Result) -> Result:
     return res
+
+
+def pct(x: float, spec: str = ".2f") -> str:
+    """``x`` (a fraction) as a percentage, ``n/a`` if not finite: the reproductions' one formatter."""
+    return f"{format(100 * x, spec)}%" if math.isfinite(x) else "n/a"
+
+
+def estimate(runs: Iterable[Mapping[str, Any]], key: str) -> Estimate:
+    """The :class:`~qoslab.stats.Estimate` of ``key`` over runs' reduced values (one per seed)."""
+    return Estimate.of(r[key] for r in runs)
 
 
 def _reduction_name(fn: Callable[..., Any]) -> str:
@@ -447,10 +458,6 @@ def _clean(v: Any) -> Any:
     return v
 
 
-def _md_cell(s: str) -> str:
-    return s.replace("|", "\\|").replace("\n", " ")
-
-
 def _claims_md(claims: Sequence[Claim], what: str) -> list[str]:
     lines = [
         "| claim | paper / reference | qoslab | tolerance | holds |",
@@ -459,8 +466,8 @@ def _claims_md(claims: Sequence[Claim], what: str) -> list[str]:
     mark = {True: "yes", False: "**no**", None: "not checked"}
     for c in claims:
         lines.append(
-            f"| `{c.id}`: {_md_cell(c.text)} | {_md_cell(c.paper)} | {_md_cell(c.measured)} | "
-            f"{_md_cell(c.tolerance)} | {mark[c.holds]} |"
+            f"| `{c.id}`: {md_cell(c.text)} | {md_cell(c.paper)} | {md_cell(c.measured)} | "
+            f"{md_cell(c.tolerance)} | {mark[c.holds]} |"
         )
     explained = [c for c in claims if c.explanation]
     if explained:

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...stats import Estimate
-from ..framework import Claim, Context
+from ..framework import Claim, Context, pct
 from .params import (
     ALLOCATION,
     BATCH_TOLERANCE_PTS,
@@ -19,11 +19,6 @@ from .params import (
     WARMUP_S,
 )
 from .runs import Departures, Measures, MixedLoss, Scenario1, Table2, batch_prediction
-
-
-def pct(x: float) -> str:
-    """``x`` as a percentage with two decimals, ``n/a`` if not finite."""
-    return f"{x * 100:.2f}%" if math.isfinite(x) else "n/a"
 
 
 def seed_mean(runs: list[Measures], key: str) -> float:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ...stats import Estimate
 from .. import figures
-from ..framework import Context, Figure
-from .claims import pct, seed_mean
+from ..framework import Context, Figure, pct
+from .claims import seed_mean
 from .measures import Hist, share_within
 from .params import ALLOCATION, FIG14_MODELS, SWEEP_POINTS, WARMUP_S
 from .runs import (

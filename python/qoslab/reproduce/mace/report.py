@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...stats import Estimate
-from ..framework import Context
+from ..framework import Context, pct
 from ..reduce import printed
-from .claims import pct, seed_mean
+from .claims import seed_mean
 from .params import (
     DEPARTURES,
     FIG12_13_MODELS,

@@ -68,7 +68,7 @@ from ...result import Result
 from ...scenario import Scenario
 from ...stats import Estimate
 from .. import figures
-from ..framework import Claim, Context, Figure, Outcome
+from ..framework import Claim, Context, Figure, Outcome, estimate
 from . import cellmap as C
 from .term_metrics import T1, ingress_load, marked_fractions, synchronization, termination_metrics
 
@@ -474,10 +474,6 @@ def _run_reduced(ctx: Context, plan: list[tuple[str, Scenario, int]], model_of: 
     return ctx.run_indexed(plan, lambda i, res: _reduce(res, model_of[i]), save=False)
 
 
-def _est(runs: list[dict[str, Any]], key: str) -> Estimate:
-    return Estimate.of(r[key] for r in runs)
-
-
 def _vals(runs: list[dict[str, Any]], key: str) -> list[float]:
     """``key`` of each run, in the runs' (the seeds') order."""
     return [float(r[key]) for r in runs]
@@ -538,7 +534,7 @@ def _table_4_3(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, s
     )
     fig43 = _fig_4_3(ctx, curves[0], {k: v[0] for k, v in fig.items()}, ctx.seeds[0])
     est = {i: {k: Estimate.of(x[k] for x in per[i]) for k in ("actual", "over_pct", "over_pts")} for i in (0, 1)}
-    bott = {k: _est(runs, k) for k in ("actual", "optimal", "over_pct", "over_pts")}
+    bott = {k: estimate(runs, k) for k in ("actual", "optimal", "over_pct", "over_pts")}
     rows = [
         f"| {i + 1} | {FLOWS_4_3[i]} | {T43_DELAYS_US[i] / 1000:g} ms | {est[i]['actual'].fmt('.3f')} | "
         f"{est[i]['over_pts'].fmt('.2f')} | {est[i]['over_pct'].fmt('.2f')} % |"
@@ -652,7 +648,7 @@ def _table_4_1(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, s
                 ("Over-term Perc", _vals(runs, "over_pts")),
             ),
         )
-        e = {key: _est(runs, key) for key in ("flows", "actual", "optimal", "over_pct", "over_pts")}
+        e = {key: estimate(runs, key) for key in ("flows", "actual", "optimal", "over_pct", "over_pts")}
         pre = sum(r["terminated_before_t1"] for r in runs) / len(runs)
         rows.append(
             f"| {m} | {k} | {n} | {e['flows'].fmt('.0f')} | {e['optimal'].fmt('.4f')} | {e['actual'].fmt('.4f')} | "
@@ -695,8 +691,8 @@ def _table_4_2(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], str]:
     for model, counts in INGRESSES_4_2.items():
         rows = []
         for k in counts:
-            pts = {f: _est(grid[(model, k, f)], "over_pts") for f in RANDOMIZE}
-            rel = {f: _est(grid[(model, k, f)], "over_pct") for f in RANDOMIZE}
+            pts = {f: estimate(grid[(model, k, f)], "over_pts") for f in RANDOMIZE}
+            rel = {f: estimate(grid[(model, k, f)], "over_pct") for f in RANDOMIZE}
             cells += C.cells(
                 ctx.log,
                 "Table 4.2",
@@ -753,8 +749,8 @@ def _batch(ctx: Context) -> tuple[list[Claim], dict[str, Any], tuple[str, str]]:
     cells: dict[tuple[str, str, int, float], list[dict[str, Any]]] = {}
     for key, r in zip(keys, runs, strict=True):
         cells.setdefault(key, []).append(r)
-    est = {key: _est(v, "over_pts") for key, v in cells.items()}
-    rel = {key: _est(v, "over_pct") for key, v in cells.items()}
+    est = {key: estimate(v, "over_pts") for key, v in cells.items()}
+    rel = {key: estimate(v, "over_pct") for key, v in cells.items()}
     agg = {key: sum(len(r["ingress"]) for r in v) / len(v) for key, v in cells.items()}
     judged = len(ctx.seeds) >= 5
     low = [(m, k, f) for m, k, _, f in BATCH_POINTS if m == "CBR" and k == CLAIM_BATCH_LOW]

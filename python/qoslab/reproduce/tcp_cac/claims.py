@@ -9,17 +9,13 @@ import math
 from typing import Any
 
 from ...stats import Estimate
-from ..framework import Claim, Context
+from ..framework import Claim, Context, pct
 from .runs import C_BPS, IPLR, NMAX_CASES, START_PATTERNS, STOPPED_SHARE, TABLE1_START
 
 SHAPED_TOL = 0.01
 SPREAD_FACTOR = 10.0
 ERLANG_MIN_TOL = 0.002
 LAMBDA = 5.98
-
-
-def _pct(x: float) -> str:
-    return "n/a" if not math.isfinite(x) else f"{100 * x:.0f}%"
 
 
 def start_pattern_why(sp: dict[str, Any]) -> str:
@@ -31,7 +27,7 @@ def start_pattern_why(sp: dict[str, Any]) -> str:
         cells = []
         for pkey, _j, desc in START_PATTERNS:
             vals = [sp.get(f"{preset}/{pkey}/rtt{r}ms", {}).get("stopped_share", math.nan) for r in rtts]
-            cells.append(f"{desc}: {'/'.join(_pct(v) for v in vals)}")
+            cells.append(f"{desc}: {'/'.join(pct(v, '.0f') for v in vals)}")
         parts.append(f"{preset} timers: " + "; ".join(cells))
     return f"stopped at min RTT {'/'.join(str(r) for r in rtts)} ms: " + " | ".join(parts)
 
@@ -76,7 +72,7 @@ def tcp_claims(
     if not stopped >= 0.5:
         t0 = sp.get("qoslab/t0/rtt0ms", {})
         why.append(
-            f"only {_pct(stopped)} of unshaped connections at min RTT 0 under 10% of C/n with starts spread over "
+            f"only {pct(stopped, '.0f')} of unshaped connections at min RTT 0 under 10% of C/n with starts spread over "
             f"{TABLE1_START}. Measured cause: the start pattern, not the RTO settings ({start_pattern_why(sp)}). "
             "With every connection starting at t = 0 (qoslab timers, min RTT 0) the stopped connections had "
             f"{t0.get('timeouts_stopped', math.nan):.1f} timeouts each on average and delivered "
@@ -94,8 +90,8 @@ def tcp_claims(
             paper="shaped: 1 Mb/s each, no loss; unshaped at RTT 0: almost all stopped",
             measured=f"shaped (RTT {', '.join(str(v['min_rtt_ms']) for v in shaped.values())} ms): worst "
             f"{100 * worst_dev:.3f}% from C/n, loss {worst_loss:.1e}, spread {100 * s_spread:.2f}% of C/n; "
-            f"unshaped (starts over {TABLE1_START}): spread >= {100 * u_spread:.0f}% of C/n, {_pct(stopped)} under "
-            "10% at RTT 0",
+            f"unshaped (starts over {TABLE1_START}): spread >= {100 * u_spread:.0f}% of C/n, "
+            f"{pct(stopped, '.0f')} under 10% at RTT 0",
             tolerance="each shaped connection within ±1% of C/n, aggregate loss <= 1e-3; unshaped max-min spread "
             f">= 10x the shaped one; >= 50% of unshaped connections < {STOPPED_SHARE:g} C/n at min RTT 0 "
             f"(starts spread over {TABLE1_START})",

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ...stats import Estimate
+from ..framework import pct
 from .runs import START_PATTERNS, STOPPED_SHARE, T4_CI_TARGET, T4_MAX_SEEDS, TABLE1_START
 
 
 def _across(xs: list[float]) -> str:
     return Estimate.of(xs).fmt(".3g")
-
-
-def _pct(x: float, spec: str = ".0f") -> str:
-    return "n/a" if not math.isfinite(x) else f"{format(100 * x, spec)}%"
 
 
 def tcp_setup(rl: dict[str, tuple[int, int]], quick: bool) -> str:
@@ -57,7 +53,7 @@ def table1_md(t1: dict[str, Any]) -> str:
         r = "none" if v["rate_mbps"] is None else f"{v['rate_mbps']:g} Mb/s"
         lines.append(
             f"| {r} | {v['min_rtt_ms']} ms | {_across(v['srtt_s'])} | {_across(v['loss'])} | "
-            f"{_pct(v['agg_loss'], '.2f')} | {_pct(v['stopped_share'])} | "
+            f"{pct(v['agg_loss'], '.2f')} | {pct(v['stopped_share'], '.0f')} | "
             f"{Estimate.of(x / 1e6 for x in v['thr_bps']).fmt('.3f')} |"
         )
     lines += [
@@ -78,7 +74,7 @@ def start_patterns_md(sp: dict[str, Any]) -> str:
             cells = []
             for r in rtts:
                 v = sp.get(f"{preset}/{pkey}/rtt{r}ms")
-                cells += [_pct(v["stopped_share"]), _pct(v["agg_loss"], ".2f")] if v else ["n/a", "n/a"]
+                cells += [pct(v["stopped_share"], ".0f"), pct(v["agg_loss"], ".2f")] if v else ["n/a", "n/a"]
             lines.append(f"| {preset} | {desc} | {' | '.join(cells)} |")
     lines += [
         "",

@@ -288,6 +288,22 @@ def test_save_and_load_round_trip(small_result, tmp_path):
         pd.testing.assert_frame_equal(back.table(t), small_result.table(t))
 
 
+def test_a_result_made_from_its_files_gives_the_same_tables_and_saves_the_same_bytes(small_result, tmp_path):
+    """What a worker encodes (or a store holds) is the result: its tables read back equal, and
+    its folder is those bytes, not a second encoding; a missing or damaged file is a ValueError."""
+    files = small_result.to_files()
+    back = qoslab.Result.from_files(files)
+    assert back.summary == small_result.summary
+    for t in ("flows", "queues", "series", "events"):
+        pd.testing.assert_frame_equal(back.table(t), small_result.table(t))
+    out = back.save(tmp_path / "res")
+    assert {n: (out / n).read_bytes() for n in files} == files
+    with pytest.raises(ValueError, match=r"series\.parquet is missing"):
+        qoslab.Result.from_files({k: v for k, v in files.items() if k != "series.parquet"})
+    with pytest.raises(ValueError, match="do not read"):
+        qoslab.Result.from_files({**files, "flows.parquet": b"not parquet"})
+
+
 def test_save_replaces_an_existing_folder_only_when_complete(small_result, tmp_path, monkeypatch):
     target = tmp_path / "res"
     small_result.save(target)  # a result qoslab wrote: it may replace it

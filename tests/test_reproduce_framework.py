@@ -149,7 +149,7 @@ def test_a_store_gives_back_every_run_it_holds_and_computes_only_the_rest(tmp_pa
     import qoslab
     from conftest import SCENARIOS
     from qoslab.reproduce.framework import Context, _reduction_name
-    from qoslab.store import ValueStore
+    from qoslab.store import Store, ValueStore
 
     sc = qoslab.load(SCENARIOS / "edge" / "fig6a_periodic.toml").with_overrides('duration="4s"')
     runs = [("a", sc, 1), ("b", sc.with_overrides("topology.links.6.queue.buffers=50"), 1), ("c", sc, 2)]
@@ -174,17 +174,34 @@ def test_a_store_gives_back_every_run_it_holds_and_computes_only_the_rest(tmp_pa
     assert "t: 3 of 3 runs taken from the store" in logs[-1]
     other = ctx("three")
     assert other.run_reduced(runs, sent, save=False) != kept and other.computed_runs == 3
-    # Saved runs: their folders written from the store are the computed ones, byte for byte.
+    # Saved runs: their folders written from the store are the computed ones, byte for byte
+    # (the store keeps the folder's own files, summary.json with its run's loop_wall_s too).
     first.run_many(runs)
     redo = ctx("four")
     assert [delivered(r) for r in redo.run_many(runs)] == kept and redo.computed_runs == 0
     for v, _, seed in runs:
-        for f in (tmp_path / "one" / v / f"seed_{seed}").iterdir():
-            if f.name != "summary.json":  # its loop_wall_s is the run's own
-                assert f.read_bytes() == (tmp_path / "four" / v / f"seed_{seed}" / f.name).read_bytes(), f
-    # One value damaged, one lost: those two are computed again, the third taken.
+        one = tmp_path / "one" / v / f"seed_{seed}"
+        assert sorted(f.name for f in one.iterdir() if not f.name.startswith(".")) == [
+            "events.parquet",
+            "flows.parquet",
+            "queues.parquet",
+            "series.parquet",
+            "summary.json",
+        ]
+        for f in one.iterdir():
+            assert f.read_bytes() == (tmp_path / "four" / v / f"seed_{seed}" / f.name).read_bytes(), f
+    # The store: the saved runs as result folders (the sweep engine's layout), the reduced
+    # values as files.
+    assert len(Store(tmp_path / "store").stored()) == 3
     files = sorted((tmp_path / "store" / "values").rglob("*.pkl.gz"))
-    assert len(files) == 9  # 3 runs: their results, and their values under each reduction
+    assert len(files) == 6  # 3 runs' values under each of the two reductions
+    # A saved run whose table is damaged is computed again, alone.
+    key = redo._key(0, 3, *runs[0], "run", True)
+    (Store(tmp_path / "store").path(key) / "flows.parquet").write_bytes(b"not parquet")
+    again_saved = ctx("six")
+    assert [delivered(r) for r in again_saved.run_many(runs)] == kept
+    assert (again_saved.computed_runs, again_saved.stored_runs) == (1, 2)
+    # One value damaged, one lost: those two are computed again, the third taken.
     damaged = ctx("five")
     name = _reduction_name(delivered)
     keys = [damaged._key(i, 3, v, s, seed, name, False) for i, (v, s, seed) in enumerate(runs)]

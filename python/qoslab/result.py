@@ -146,7 +146,7 @@ class Result:
     """What one run produced: ``summary`` (dict) and the tables ``flows``,
     ``queues``, ``series``, ``events`` (pandas DataFrames, built on first use)."""
 
-    __slots__ = ("_arrow", "_frames", "_path", "_raw", "_summary", "_traces")
+    __slots__ = ("_arrow", "_files", "_frames", "_path", "_raw", "_summary", "_traces")
 
     def __init__(
         self,
@@ -166,6 +166,30 @@ class Result:
         self._frames: dict[str, pd.DataFrame] = {}
         self._path = path
         self._traces = dict(traces or {})
+        # The files of :meth:`to_files` when this result was made from them (:meth:`from_files`).
+        self._files: dict[str, bytes] | None = None
+
+    @classmethod
+    def from_files(cls, files: Mapping[str, bytes]) -> Result:
+        """The result whose :meth:`to_files` are ``files`` (``summary.json``, the four Parquet
+        tables, the ``pcap/`` traces the scenario lists): what a worker encoded, or a store
+        read back. :meth:`save` writes these same bytes again, without encoding anew.
+        Raises :class:`ValueError` if a file is missing or does not read."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+        try:
+            summary = json.loads(files["summary.json"])
+            tables = {t: pq.read_table(pa.BufferReader(files[f"{t}.parquet"])) for t in TABLES}
+            traced = summary.get("scenario", {}).get("trace", {}).get("pcap", [])
+            traces: dict[str, TraceData] = {d: files[f"pcap/{trace_file_name(d)}"] for d in traced}
+        except KeyError as e:
+            raise ValueError(f"result files: {e.args[0]} is missing") from None
+        except (pa.ArrowException, json.JSONDecodeError, UnicodeDecodeError, AttributeError) as e:
+            raise ValueError(f"result files do not read ({type(e).__name__}: {e})") from None
+        res = cls(summary, tables, traces=traces)
+        res._files = dict(files)
+        return res
 
     @classmethod
     def _from_core(cls, out: Mapping[str, Any]) -> Result:
@@ -353,8 +377,10 @@ class Result:
         """The files of :meth:`save` as ``{name: bytes}``: ``summary.json``, the four Parquet
         tables and (with ``traces``) the ``pcap/`` traces (a sweep's worker builds them, so the
         process that stores them only writes)."""
+        if self._files is not None:
+            return {k: v for k, v in self._files.items() if traces or not k.startswith("pcap/")}
         import pyarrow as pa
-        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+        import pyarrow.parquet as pq
 
         text = json.dumps(self._summary, indent=2, ensure_ascii=False, allow_nan=True) + "\n"
         files = {"summary.json": text.encode("utf-8")}

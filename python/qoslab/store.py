@@ -177,6 +177,27 @@ class Store:
             log.write(key + "\n")
         return target
 
+    #: The largest file :meth:`files` reads back (bytes).
+    MAX_FILE_BYTES = 1 << 30
+
+    def files(self, key: str) -> dict[str, bytes]:
+        """The stored files of run ``key`` as ``{name: bytes}`` (``meta.json`` and the folder's
+        own dot-files apart), each read
+        with a bound of :attr:`MAX_FILE_BYTES`. Raises :class:`OSError` if the run is not
+        stored, or :class:`ValueError` if a file is larger than the bound."""
+        root = self.runs / key
+        out: dict[str, bytes] = {}
+        for p in sorted(root.rglob("*")):
+            name = p.relative_to(root).as_posix()
+            if not p.is_file() or name == "meta.json" or name.startswith("."):
+                continue
+            with open(p, "rb") as f:
+                data = f.read(self.MAX_FILE_BYTES + 1)
+            if len(data) > self.MAX_FILE_BYTES:
+                raise ValueError(f"{p}: larger than {self.MAX_FILE_BYTES} bytes")
+            out[name] = data
+        return out
+
     def meta(self, key: str) -> dict[str, Any]:
         with open(self.runs / key / "meta.json", encoding="utf-8") as f:
             doc: dict[str, Any] = json.load(f)
@@ -267,6 +288,12 @@ class ValueStore:
         return sum(f.stat().st_size for f in self.values.rglob("*.pkl.gz"))
 
 
+def tree_bytes(root: str | os.PathLike[str]) -> int:
+    """Bytes held by the files under ``root`` (0 if it does not exist)."""
+    r = Path(root)
+    return sum(f.stat().st_size for f in r.rglob("*") if f.is_file()) if r.is_dir() else 0
+
+
 __all__ = [
     "KEY_VERSION",
     "Store",
@@ -276,4 +303,5 @@ __all__ = [
     "run_files",
     "run_key",
     "scenario_hash",
+    "tree_bytes",
 ]

@@ -379,6 +379,18 @@ def execute_to_files(job: Job) -> tuple[dict[str, bytes], float]:
     return run_files(Result(summary, tables)), wall
 
 
+def execute_result_files(job: Job) -> tuple[dict[str, bytes], float]:
+    """Runs one job and encodes its result folder's files (:meth:`qoslab.Result.to_files`,
+    traces included) where it ran: ``(files, wall s)``. A reproduction's saved run goes to
+    its folder and its store as these bytes, encoded once and in parallel."""
+    from . import _core
+    from .result import Result
+
+    t0 = time.perf_counter()
+    files = Result._from_core(_core.run(job.held(), job.seed)).to_files()
+    return files, time.perf_counter() - t0
+
+
 class _Reporter:
     """Progress over runs: a rich bar on a terminal, plain lines on stderr otherwise."""
 

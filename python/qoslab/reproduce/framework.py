@@ -53,7 +53,7 @@ from .fidelity import fidelity_json, markdown, md_cell, score_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..executor import Executor
-    from ..store import ValueStore
+    from ..store import Store, ValueStore
 
 Log = Callable[[str], None]
 T = TypeVar("T")
@@ -80,6 +80,20 @@ def _reduction_name(fn: Callable[..., Any]) -> str:
     while isinstance(fn, functools.partial):
         fn = fn.func
     return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
+
+
+def _stored_result(store: Store, key: str) -> Result | None:
+    """Run ``key``'s result from ``store``, or ``None`` if it is not there; a stored run that
+    does not read (a damaged file) is removed, to be computed again."""
+    import shutil
+
+    if not store.has(key):
+        return None
+    try:
+        return Result.from_files(store.files(key))
+    except (OSError, ValueError):
+        shutil.rmtree(store.path(key), ignore_errors=True)
+        return None
 
 
 #: The keys of a reproduction's ``results.json``, in order.
@@ -302,25 +316,38 @@ class Context:
         goes to the executor at once (no batch waits for its slowest run; in this process without
         a pool to gain from), is reduced as it finishes and kept in the store."""
         from ..executor import LocalExecutor
-        from ..sweeps import Job, execute_job
+        from ..store import Store
+        from ..sweeps import Job, execute_job, execute_result_files
 
         store = self.store
+        # A saved run keeps its result folder in the sweep engine's store (``STORE/runs/KEY``,
+        # the same Parquet files as its folder under OUT); a reduced one its value.
+        runs_store = Store(store.root) if store is not None and raw else None
         n = len(runs)
         keys = [self._key(i, n, v, sc, seed, name, raw) for i, (v, sc, seed) in enumerate(runs)] if store else []
         slots: dict[int, T] = {}
         todo: list[int] = []
-        for i, (variant, _, seed) in enumerate(runs):
+
+        def finish(i: int, res: Result) -> None:
+            variant, _, seed = runs[i]
+            if save:
+                res.save(self.folder / variant / f"seed_{seed}")
+            slots[i] = reduce(i, res)
+
+        for i in range(n):
+            if runs_store is not None:
+                res = _stored_result(runs_store, keys[i])
+                if res is None:
+                    todo.append(i)
+                else:
+                    finish(i, res)
+                continue
             got: tuple[bool, Any] = store.get(keys[i]) if store is not None else (False, None)
             hit, value = got
-            if not hit:
-                todo.append(i)
-            elif raw:
-                res = Result(*value)
-                if save:
-                    res.save(self.folder / variant / f"seed_{seed}")
-                slots[i] = reduce(i, res)
-            else:
+            if hit:
                 slots[i] = value
+            else:
+                todo.append(i)
         if len(todo) < len(runs):
             self.stored_runs += len(runs) - len(todo)
             self.log(f"  {self.name}: {len(runs) - len(todo)} of {len(runs)} runs taken from the store")
@@ -339,26 +366,34 @@ class Context:
             )
             for i in todo
         ]
+        # A run to save or keep whole comes back as its folder's files, encoded by the worker.
+        as_files = raw and (save or runs_store is not None)
+        work: Callable[[Job], Any] = execute_result_files if as_files else execute_job
         # A Dask cluster gets every batch, whatever its thread count (the runs are the
         # cluster's, not this machine's).
         ex = self.executor
-        done: Iterator[tuple[int, tuple[dict[str, Any], dict[str, Any], float]]]
+        done: Iterator[tuple[int, Any]]
         if ex is None or (isinstance(ex, LocalExecutor) and (ex.workers == 1 or len(jobs) < 2)):
-            done = ((j, execute_job(job)) for j, job in enumerate(jobs))
+            done = ((j, work(job)) for j, job in enumerate(jobs))
             where = "in this process"
         else:
-            done = ex.map_unordered(execute_job, jobs)
+            done = ex.map_unordered(work, jobs)
             where = ex.description
-        for j, (summary, tables, wall) in done:
+        for j, out in done:
             i = todo[j]
             variant, sc, seed = runs[i]
-            res = Result(summary, tables)
-            if save:
-                res.save(self.folder / variant / f"seed_{seed}")
+            if as_files:
+                files, wall = out
+                res = Result.from_files(files)
+                if runs_store is not None:
+                    runs_store.put(keys[i], files, {"variant": variant, "seed": seed, "reproduction": self.name})
+            else:
+                summary, tables, wall = out
+                res = Result(summary, tables)
             self.log(f"  {self.name}: {variant} seed {seed}: {sc.duration} simulated in {wall:.1f} s ({where})")
-            slots[i] = reduce(i, res)
-            if store is not None:
-                store.put(keys[i], (summary, tables) if raw else slots[i])
+            finish(i, res)
+            if store is not None and runs_store is None:
+                store.put(keys[i], slots[i])
             self.computed_runs += 1
         if len(slots) != len(runs):  # pragma: no cover - map_unordered yields every index or raises
             raise ReproductionError(f"{self.name}: {len(runs) - len(slots)} runs returned no result")
@@ -593,8 +628,9 @@ def execute(
     folder's :func:`destination`, already entered (the command line enters every
     reproduction's before the first runs); by default it is entered here. ``testbed``: also
     its set-ups on real packets (a module with ``TESTBED = True``), their cells judged into
-    ``cells_testbed.csv``. ``store``: a folder (:class:`qoslab.store.ValueStore`) that keeps
-    every run's result or reduced value, so that the reproduction run again (after an
+    ``cells_testbed.csv``. ``store``: a folder that keeps every saved run's result folder
+    (``runs/KEY``, :class:`qoslab.store.Store`) and every other run's reduced value
+    (``values/``, :class:`qoslab.store.ValueStore`), so that the reproduction run again (after an
     interruption, say) recomputes none of the runs it holds."""
     if testbed and not getattr(module, "TESTBED", False):
         raise ReproductionError(
@@ -620,7 +656,7 @@ def execute(
     t0 = time.perf_counter()
     tmp = dest.tmp
     paper = paper_data(module)
-    from ..store import ValueStore
+    from ..store import ValueStore, tree_bytes
 
     ctx = Context(
         name=name,
@@ -637,7 +673,7 @@ def execute(
     if ctx.store is not None:
         log(
             f"{name}: {ctx.computed_runs} runs computed, {ctx.stored_runs} taken from the store "
-            f"{ctx.store.root} ({ctx.store.size() / 1e6:.1f} MB)"
+            f"{ctx.store.root} ({tree_bytes(ctx.store.root) / 1e6:.1f} MB)"
         )
     if paper is None and outcome.cells:
         raise ReproductionError(

@@ -228,6 +228,12 @@ impl Sim {
 
     /// Does what a behaviour at `node` asked, then reschedules its timer.
     fn carry_out(&mut self, node: NodeId, mut actions: EdgeActions) {
+        if actions.is_empty() {
+            // Most packets: nothing to carry out but the behaviour's next deadline.
+            self.edges.actions = actions;
+            self.schedule_edge_timer(node);
+            return;
+        }
         let name = &self.net.nodes[node.index()].name;
         for ev in actions.events.drain(..) {
             let mut row = event_row(name, &ev);

@@ -179,8 +179,10 @@ impl PcnEgress {
 
     /// The CLE of aggregate `a` at `now` (0 for an aggregate never seen).
     pub fn cle(&mut self, now: Time, a: AggregateId) -> f64 {
-        self.roll(now, a);
-        self.agg(a).cle
+        let (mode, w) = (self.config.cle_mode, self.config.cle_weight);
+        let g = self.agg(a);
+        Self::roll(mode, w, now, g);
+        g.cle
     }
 
     /// Is aggregate `a` in termination mode?
@@ -193,12 +195,11 @@ impl PcnEgress {
         self.rates_sent
     }
 
-    /// Per-interval CLE: closes the interval being counted if `now` is past it.
-    fn roll(&mut self, now: Time, a: AggregateId) {
-        let CleMode::PerInterval { interval } = self.config.cle_mode else { return };
-        let w = self.config.cle_weight;
+    /// Per-interval CLE: closes the interval `g` is counting if `now` is past
+    /// it (the aggregate looked up once by the caller, for the whole packet).
+    fn roll(mode: CleMode, w: f64, now: Time, g: &mut Aggregate) {
+        let CleMode::PerInterval { interval } = mode else { return };
         let epoch = now.0 / interval.0;
-        let g = self.agg(a);
         if epoch > g.epoch {
             if g.bytes > 0 {
                 let f = g.marked_bytes as f64 / g.bytes as f64;
@@ -221,8 +222,8 @@ impl PcnEgress {
         let size = pkt.size as u64;
         let (mode, w, t) = (self.config.cle_mode, self.config.cle_weight, self.config.termination_interval);
         let grid = self.config.termination_start == TerminationStart::Grid;
-        self.roll(now, a);
         let g = self.agg(a);
+        Self::roll(mode, w, now, g);
         if grid {
             let epoch = now.0 / t.0;
             if epoch != g.grid_epoch {

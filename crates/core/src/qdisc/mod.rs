@@ -707,6 +707,8 @@ mod tests {
         // Held in place (see `Inner`), so every `Queue` has room for one.
         let (q, b) = (std::mem::size_of::<Queue>(), std::mem::size_of::<BufferManaged>());
         assert!(q <= b + std::mem::size_of::<QueueStats>() + 48, "{q}");
+        // The SCFQ root, held in place too, needs no more room than the leaf.
+        assert!(std::mem::size_of::<ScfqRoot>() <= b);
     }
 
     #[test]

@@ -34,11 +34,10 @@
 //! Interpretations are in `docs/decisions.md`, "Edge QoS: Buffer management".
 
 use crate::error::ConfigError;
-use crate::packet::Packet;
+use crate::packet::{FlowId, Packet};
 use crate::qdisc::{Backlog, Dequeue, DropReason, Dropped, ProbeSink, Qdisc, Verdict};
 use crate::rng::Rng;
 use crate::units::{Rate, Time};
-use std::collections::VecDeque;
 
 /// A stream's reservation in one queue: `None` is best effort (shared buffers only).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,7 +155,7 @@ const SLOT_COUNTED: [&str; PROBED_SLOTS] = [
 ];
 
 impl Slot {
-    #[inline]
+    #[inline(always)]
     fn shared(&self) -> u64 {
         self.occ.saturating_sub(self.alloc)
     }
@@ -175,8 +174,74 @@ pub struct BufferManaged {
     shared_pool: u64,
     shared_used: u64,
     allocated_used: u64,
-    q: VecDeque<Packet>,
+    q: Ring,
     backlog: Backlog,
+}
+
+/// The queue's packets, first in first out: `VecDeque`'s behaviour (it grows
+/// by doubling when full), with `push_back` and `take_front` always inlined.
+/// Inlined into the edge router's wrapper steps, `VecDeque::push_back` was
+/// left a call that took the packet through memory (docs/performance.md,
+/// "The edge QoS fast path, fourth pass").
+#[derive(Clone, Debug, Default)]
+struct Ring {
+    /// Slots; the `len` packets from `head` on (wrapping) are queued.
+    buf: Vec<Packet>,
+    head: usize,
+    len: usize,
+}
+
+impl Ring {
+    #[inline(always)]
+    fn push_back(&mut self, p: Packet) {
+        if self.len == self.buf.len() {
+            self.grow();
+        }
+        let mut i = self.head + self.len;
+        if i >= self.buf.len() {
+            i -= self.buf.len();
+        }
+        self.buf[i] = p;
+        self.len += 1;
+    }
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let n = (2 * self.buf.len()).max(8);
+        let mut buf = Vec::with_capacity(n);
+        buf.extend(self.iter().copied());
+        buf.resize(n, Packet::new(0, FlowId(0), 0, Time::ZERO));
+        self.buf = buf;
+        self.head = 0;
+    }
+    /// Removes the front packet; the ring must not be empty.
+    #[inline(always)]
+    fn take_front(&mut self) -> Packet {
+        debug_assert!(self.len > 0);
+        let p = self.buf[self.head];
+        self.head += 1;
+        if self.head == self.buf.len() {
+            self.head = 0;
+        }
+        self.len -= 1;
+        p
+    }
+    #[inline(always)]
+    fn front(&self) -> Option<&Packet> {
+        (self.len > 0).then(|| &self.buf[self.head])
+    }
+    /// Front to back.
+    fn iter(&self) -> impl Iterator<Item = &Packet> {
+        let (a, b) = self.buf.split_at(self.head);
+        b.iter().chain(a).take(self.len)
+    }
+    /// Empties the ring, returning its packets front to back.
+    fn drain(&mut self) -> Vec<Packet> {
+        let v = self.iter().copied().collect();
+        self.head = 0;
+        self.len = 0;
+        v
+    }
 }
 
 impl BufferManaged {
@@ -206,7 +271,7 @@ impl BufferManaged {
             shared_pool,
             shared_used: 0,
             allocated_used: 0,
-            q: VecDeque::new(),
+            q: Ring::default(),
             backlog: Backlog::default(),
         })
     }
@@ -251,12 +316,12 @@ impl BufferManaged {
     }
 
     /// What a packet counts: never less than BUFF_SIZE.
-    #[inline]
+    #[inline(always)]
     pub fn counted(&self, size: u32) -> u64 {
         size.max(self.config.buff_size) as u64
     }
 
-    #[inline]
+    #[inline(always)]
     fn find(&self, stream: u16) -> Option<usize> {
         match self.index.get(stream as usize) {
             Some(&i) if i != NONE => Some(i as usize),
@@ -264,7 +329,7 @@ impl BufferManaged {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn slot_of(&mut self, stream: u16) -> usize {
         match self.find(stream) {
             Some(i) => i,
@@ -278,7 +343,7 @@ impl BufferManaged {
     }
 
     /// Would a packet of `a` counted bytes from slot `i` be accepted?
-    #[inline]
+    #[inline(always)]
     fn admits(&self, i: usize, a: u64) -> bool {
         let s = self.slots[i];
         let occ = s.occ + a;
@@ -294,7 +359,7 @@ impl BufferManaged {
         shared_after <= free_after
     }
 
-    #[inline]
+    #[inline(always)]
     fn add(&mut self, i: usize, a: u64, size: u32) {
         let s = &mut self.slots[i];
         let (sh0, al0) = (s.shared(), s.occ.min(s.alloc));
@@ -305,7 +370,7 @@ impl BufferManaged {
         self.allocated_used += al1 - al0;
     }
 
-    #[inline]
+    #[inline(always)]
     fn release(&mut self, stream: u16, a: u64, size: u32) {
         let i = self.find(stream).expect("a departing packet's stream has a slot");
         let s = &mut self.slots[i];
@@ -322,7 +387,8 @@ impl Qdisc for BufferManaged {
     fn kind(&self) -> &'static str {
         "buffer_managed"
     }
-    #[inline]
+    // `inline(always)`: see `Classful::enqueue_step`.
+    #[inline(always)]
     fn enqueue(&mut self, _now: Time, pkt: Packet, _rng: &mut Rng) -> Verdict {
         let a = self.counted(pkt.size);
         let i = self.slot_of(pkt.stream);
@@ -334,16 +400,18 @@ impl Qdisc for BufferManaged {
         self.q.push_back(pkt);
         Verdict::Queued
     }
-    #[inline]
+    #[inline(always)]
     fn dequeue(&mut self, _now: Time) -> Dequeue {
-        match self.q.pop_front() {
-            Some(p) => {
-                self.backlog.sub(&p);
-                self.release(p.stream, self.counted(p.size), p.size);
-                Dequeue::Packet(p)
-            }
-            None => Dequeue::Empty,
-        }
+        // The head's size and stream are read where it lies, and the packet
+        // is then moved out whole: taken apart first, it was written back
+        // field by field and reloaded 16 bytes at a time by the layers
+        // above, a failed store-to-load forwarding (docs/performance.md,
+        // "The edge QoS fast path, fourth pass").
+        let Some(h) = self.q.front() else { return Dequeue::Empty };
+        let (size, stream) = (h.size, h.stream);
+        self.backlog.sub(h);
+        self.release(stream, self.counted(size), size);
+        Dequeue::Packet(self.q.take_front())
     }
     fn peek(&self) -> Option<&Packet> {
         self.q.front()
@@ -362,7 +430,7 @@ impl Qdisc for BufferManaged {
         }
         self.shared_used = 0;
         self.allocated_used = 0;
-        self.q.drain(..).collect()
+        self.q.drain()
     }
     fn probe(&self, sink: ProbeSink<'_>) {
         sink("shared_used", self.shared_used as f64);
@@ -377,8 +445,36 @@ impl Qdisc for BufferManaged {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::FlowId;
     use crate::qdisc::Queue;
+    use std::collections::VecDeque;
+
+    #[test]
+    fn ring_is_a_fifo_like_vecdeque_across_growth_and_wrap_around() {
+        // Pushes and pops in runs of varying lengths (the ring grows from 8
+        // while its head is mid-buffer, and wraps), against `VecDeque`.
+        let (mut ring, mut model) = (Ring::default(), VecDeque::new());
+        let mut id = 0u64;
+        for round in 0..200u64 {
+            for _ in 0..(round * 7) % 13 {
+                let p = Packet::new(id, FlowId(0), 60 + id as u32 % 1400, Time(id));
+                id += 1;
+                ring.push_back(p);
+                model.push_back(p);
+            }
+            for _ in 0..(round * 5) % 11 {
+                match model.pop_front() {
+                    Some(p) => {
+                        assert_eq!(ring.front(), Some(&p));
+                        assert_eq!(ring.take_front(), p);
+                    }
+                    None => assert_eq!(ring.front(), None),
+                }
+            }
+            assert!(ring.iter().eq(model.iter()), "round {round}");
+        }
+        assert_eq!(ring.drain(), Vec::from(model));
+        assert_eq!((ring.front(), ring.iter().count()), (None, 0));
+    }
 
     fn pkt(id: u64, stream: u16, size: u32) -> Packet {
         let mut p = Packet::new(id, FlowId(0), size, Time(0));

@@ -74,7 +74,7 @@ impl Scheduler for StrictPriority {
         // does: a child that tracks idle periods (RED's idle-time decay)
         // must see its queue found empty, or its average never decays.
         for c in children.iter_mut() {
-            match c.dequeue(now) {
+            match c.dequeue_child(now) {
                 Dequeue::Packet(p) => return Dequeue::Packet(p),
                 Dequeue::NotBefore(t) => earliest = Some(earliest.map_or(t, |e| e.min(t))),
                 Dequeue::Empty => {}
@@ -104,6 +104,50 @@ impl<C: Classifier, S: Scheduler> Classful<C, S> {
     pub fn scheduler(&self) -> &S {
         &self.scheduler
     }
+    /// [`Qdisc::enqueue`]'s step, always inlined: the edge router's root
+    /// (`Classful<TagClassifier, Scfq>`) is held by its [`Queue`] as itself
+    /// and its step inlined into the wrapper's (docs/performance.md, "The
+    /// edge QoS fast path, fourth pass").
+    #[inline(always)]
+    pub(crate) fn enqueue_step(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
+        let Some(i) = self.classifier.classify(&pkt).filter(|i| *i < self.children.len()) else {
+            return Verdict::Dropped(Dropped { packet: pkt, reason: DropReason::Unclassified });
+        };
+        // Only child i changes: its backlog before and after gives the
+        // total's change (no walk over every child on every packet).
+        let size = pkt.size;
+        let child = &mut self.children[i];
+        let before = child.held();
+        let v = child.enqueue_child(now, pkt, rng);
+        let after = child.held();
+        self.backlog.packets = self.backlog.packets - before.packets + after.packets;
+        self.backlog.bytes = self.backlog.bytes - before.bytes + after.bytes;
+        debug_assert_eq!(self.backlog, self.total());
+        // The common verdict is answered anew, not copied out of the
+        // child's (a move of the whole 56-byte enum otherwise).
+        match v {
+            Verdict::Queued => {
+                self.scheduler.on_enqueue(now, i, size);
+                Verdict::Queued
+            }
+            Verdict::Dropped(_) => v,
+            _ => {
+                self.scheduler.on_enqueue(now, i, size);
+                v
+            }
+        }
+    }
+    /// [`Qdisc::dequeue`]'s step, always inlined (see [`Classful::enqueue_step`]).
+    #[inline(always)]
+    pub(crate) fn dequeue_step(&mut self, now: Time) -> Dequeue {
+        let d = self.scheduler.dequeue(now, &mut self.children);
+        if let Dequeue::Packet(p) = &d {
+            // The packet left one child, whose backlog fell by it.
+            self.backlog.sub(p);
+            debug_assert_eq!(self.backlog, self.total());
+        }
+        d
+    }
     /// The children's backlogs added up.
     fn total(&self) -> Backlog {
         let mut b = Backlog::default();
@@ -124,41 +168,10 @@ impl<C: Classifier + Send, S: Scheduler + Send> Qdisc for Classful<C, S> {
         self.scheduler.kind()
     }
     fn enqueue(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
-        let Some(i) = self.classifier.classify(&pkt).filter(|i| *i < self.children.len()) else {
-            return Verdict::Dropped(Dropped { packet: pkt, reason: DropReason::Unclassified });
-        };
-        // Only child i changes: its backlog before and after gives the
-        // total's change (no walk over every child on every packet).
-        let size = pkt.size;
-        let child = &mut self.children[i];
-        let before = child.held();
-        let v = child.enqueue(now, pkt, rng);
-        let after = child.held();
-        self.backlog.packets = self.backlog.packets - before.packets + after.packets;
-        self.backlog.bytes = self.backlog.bytes - before.bytes + after.bytes;
-        debug_assert_eq!(self.backlog, self.total());
-        // The common verdict is answered anew, not copied out of the
-        // child's (a move of the whole 56-byte enum otherwise).
-        match v {
-            Verdict::Queued => {
-                self.scheduler.on_enqueue(now, i, size);
-                Verdict::Queued
-            }
-            Verdict::Dropped(_) => v,
-            _ => {
-                self.scheduler.on_enqueue(now, i, size);
-                v
-            }
-        }
+        self.enqueue_step(now, pkt, rng)
     }
     fn dequeue(&mut self, now: Time) -> Dequeue {
-        let d = self.scheduler.dequeue(now, &mut self.children);
-        if let Dequeue::Packet(p) = &d {
-            // The packet left one child, whose backlog fell by it.
-            self.backlog.sub(p);
-            debug_assert_eq!(self.backlog, self.total());
-        }
-        d
+        self.dequeue_step(now)
     }
     fn peek(&self) -> Option<&Packet> {
         self.children.iter().find_map(|c| c.peek())

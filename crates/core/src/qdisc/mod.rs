@@ -26,6 +26,8 @@ pub mod shared;
 
 use crate::packet::Packet;
 use crate::qdisc::buffer::BufferManaged;
+use crate::qdisc::classful::{Classful, TagClassifier};
+use crate::qdisc::scfq::Scfq;
 use crate::rng::Rng;
 use crate::units::Time;
 use std::any::Any;
@@ -359,23 +361,49 @@ pub trait Qdisc: Any {
     }
 }
 
-/// The discipline a [`Queue`] wraps. The buffer-managed FIFO, the leaf
-/// the edge router's SCFQ parent calls twice a packet, is held as itself,
-/// so its steps are direct calls the compiler inlines into the wrapper
-/// (and the wrapper into the parent): the packet, the verdict and the
-/// dequeued packet then pass in registers instead of through memory at
-/// each layer. Every other discipline is called through `dyn Qdisc`
-/// (docs/performance.md, "The edge QoS fast path, third pass").
+/// The edge router's root discipline: SCFQ between child queues chosen by
+/// the packet's class tag ([Guerin99 §III]; `scenario`'s edge registry and
+/// the QoS benchmark build it).
+pub type ScfqRoot = Classful<TagClassifier, Scfq>;
+
+/// The discipline a [`Queue`] wraps. Two disciplines are held as
+/// themselves, so their steps are direct calls the compiler inlines into
+/// the wrapper: the buffer-managed FIFO, the leaf the edge router's SCFQ
+/// parent calls twice a packet, and that SCFQ parent itself, the edge
+/// router's root. The packet, the verdict and the dequeued packet then pass
+/// in registers instead of through memory at each layer. Every other
+/// discipline is called through `dyn Qdisc` (docs/performance.md, "The edge
+/// QoS fast path, third pass" and "fourth pass").
 enum Inner {
     Managed(BufferManaged),
+    Scfq(ScfqRoot),
     Dyn(Box<dyn Qdisc + Send>),
+}
+
+/// A child queue's step when the child is itself an SCFQ parent: out of
+/// line, so the wrapper's steps, inlined into a parent's, do not recurse
+/// into themselves (the compiler then inlined none of them: docs/performance.md,
+/// "The edge QoS fast path, third pass", the third variant).
+#[inline(never)]
+fn nested_scfq_enqueue(q: &mut ScfqRoot, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
+    q.enqueue(now, pkt, rng)
+}
+
+/// See [`nested_scfq_enqueue`].
+#[inline(never)]
+fn nested_scfq_dequeue(q: &mut ScfqRoot, now: Time) -> Dequeue {
+    q.dequeue(now)
 }
 
 impl Inner {
     fn new(q: Box<dyn Qdisc + Send>) -> Inner {
-        if (&*q as &dyn Any).is::<BufferManaged>() {
+        let any = &*q as &dyn Any;
+        if any.is::<BufferManaged>() {
             let any: Box<dyn Any + Send> = q;
             Inner::Managed(*any.downcast::<BufferManaged>().expect("checked just above"))
+        } else if any.is::<ScfqRoot>() {
+            let any: Box<dyn Any + Send> = q;
+            Inner::Scfq(*any.downcast::<ScfqRoot>().expect("checked just above"))
         } else {
             Inner::Dyn(q)
         }
@@ -384,6 +412,7 @@ impl Inner {
     fn get(&self) -> &dyn Qdisc {
         match self {
             Inner::Managed(q) => q,
+            Inner::Scfq(q) => q,
             Inner::Dyn(q) => &**q,
         }
     }
@@ -391,20 +420,29 @@ impl Inner {
     fn get_mut(&mut self) -> &mut dyn Qdisc {
         match self {
             Inner::Managed(q) => q,
+            Inner::Scfq(q) => q,
             Inner::Dyn(q) => &mut **q,
         }
     }
-    #[inline]
-    fn enqueue(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
+    /// The discipline's step. `NESTED`: called from a classful parent's
+    /// step, so an SCFQ discipline is called out of line (see
+    /// [`nested_scfq_enqueue`]); at the root it is inlined.
+    #[inline(always)]
+    fn enqueue<const NESTED: bool>(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
         match self {
             Inner::Managed(q) => q.enqueue(now, pkt, rng),
+            Inner::Scfq(q) if NESTED => nested_scfq_enqueue(q, now, pkt, rng),
+            Inner::Scfq(q) => q.enqueue_step(now, pkt, rng),
             Inner::Dyn(q) => q.enqueue(now, pkt, rng),
         }
     }
-    #[inline]
-    fn dequeue(&mut self, now: Time) -> Dequeue {
+    /// See [`Inner::enqueue`].
+    #[inline(always)]
+    fn dequeue<const NESTED: bool>(&mut self, now: Time) -> Dequeue {
         match self {
             Inner::Managed(q) => q.dequeue(now),
+            Inner::Scfq(q) if NESTED => nested_scfq_dequeue(q, now),
+            Inner::Scfq(q) => q.dequeue_step(now),
             Inner::Dyn(q) => q.dequeue(now),
         }
     }
@@ -412,6 +450,7 @@ impl Inner {
     fn peek(&self) -> Option<&Packet> {
         match self {
             Inner::Managed(q) => q.peek(),
+            Inner::Scfq(q) => q.peek(),
             Inner::Dyn(q) => q.peek(),
         }
     }
@@ -419,6 +458,7 @@ impl Inner {
     fn backlog(&self) -> Backlog {
         match self {
             Inner::Managed(q) => q.backlog(),
+            Inner::Scfq(q) => q.backlog(),
             Inner::Dyn(q) => q.backlog(),
         }
     }
@@ -535,7 +575,20 @@ impl Queue {
     /// here the compiler stopped inlining the wrapper into its callers,
     /// which cost the FIFO base path 45 instructions a packet.)
     #[inline(always)]
-    pub fn enqueue(&mut self, now: Time, mut pkt: Packet, rng: &mut Rng) -> Verdict {
+    pub fn enqueue(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
+        self.enqueue_at::<false>(now, pkt, rng)
+    }
+
+    /// [`Queue::enqueue`] for a classful parent's step offering a packet to
+    /// one of its children (the same counting; a child that is itself an
+    /// SCFQ parent is called out of line, see `Inner`).
+    #[inline(always)]
+    pub fn enqueue_child(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
+        self.enqueue_at::<true>(now, pkt, rng)
+    }
+
+    #[inline(always)]
+    fn enqueue_at<const NESTED: bool>(&mut self, now: Time, mut pkt: Packet, rng: &mut Rng) -> Verdict {
         self.advance(now);
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += pkt.size as u64;
@@ -547,7 +600,7 @@ impl Queue {
         // (docs/performance.md, "The edge QoS fast path after the profile").
         let queued = Backlog { packets: 1, bytes: pkt.size as u64 };
         let mut held = self.held;
-        match self.inner.enqueue(now, pkt, rng) {
+        match self.inner.enqueue::<NESTED>(now, pkt, rng) {
             Verdict::Queued => {
                 held.add_backlog(queued);
                 self.after_change(held);
@@ -580,8 +633,20 @@ impl Queue {
     /// (`inline(always)`: see [`Queue::enqueue`].)
     #[inline(always)]
     pub fn dequeue(&mut self, now: Time) -> Dequeue {
+        self.dequeue_at::<false>(now)
+    }
+
+    /// [`Queue::dequeue`] for a classful parent's scheduler taking a packet
+    /// from one of its children (see [`Queue::enqueue_child`]).
+    #[inline(always)]
+    pub fn dequeue_child(&mut self, now: Time) -> Dequeue {
+        self.dequeue_at::<true>(now)
+    }
+
+    #[inline(always)]
+    fn dequeue_at<const NESTED: bool>(&mut self, now: Time) -> Dequeue {
         self.advance(now);
-        let d = self.inner.dequeue(now);
+        let d = self.inner.dequeue::<NESTED>(now);
         if let Dequeue::Packet(p) = &d {
             self.stats.departures += 1;
             self.stats.departure_bytes += p.size as u64;
@@ -642,6 +707,8 @@ mod tests {
         // Held in place (see `Inner`), so every `Queue` has room for one.
         let (q, b) = (std::mem::size_of::<Queue>(), std::mem::size_of::<BufferManaged>());
         assert!(q <= b + std::mem::size_of::<QueueStats>() + 48, "{q}");
+        // The SCFQ root, held in place too, needs no more room than the leaf.
+        assert!(std::mem::size_of::<ScfqRoot>() <= b);
     }
 
     #[test]
@@ -672,5 +739,55 @@ mod tests {
         assert_eq!(direct.stats(), boxed.stats());
         assert_eq!(direct.held(), boxed.held());
         assert_eq!(direct.reset(Time(500)), boxed.reset(Time(500)));
+    }
+
+    /// SCFQ over a nested SCFQ parent (two buffer-managed leaves) and a
+    /// buffer-managed leaf; `held`: every discipline as itself, or else
+    /// every one behind `dyn`.
+    fn scfq_tree(held: bool) -> Queue {
+        let q = |d: Box<dyn Qdisc + Send>| {
+            if held {
+                Queue::new(d)
+            } else {
+                Queue { inner: Inner::Dyn(d), ..Queue::new(Box::new(Fifo::new(FifoConfig::default()).unwrap())) }
+            }
+        };
+        let scfq = |kids: Vec<Queue>| -> Box<dyn Qdisc + Send> {
+            let rates = vec![Rate::kbps(500), Rate::kbps(1500)];
+            Box::new(ScfqRoot::new(TagClassifier::identity(2), Scfq::new(rates).unwrap(), kids))
+        };
+        let nested = q(scfq(vec![q(Box::new(managed())), q(Box::new(managed()))]));
+        q(scfq(vec![nested, q(Box::new(managed()))]))
+    }
+
+    #[test]
+    fn queue_counts_a_held_scfq_root_as_one_behind_dyn() {
+        // The root and its nested SCFQ child held as themselves (the nested
+        // one called out of line) against every discipline behind `dyn`:
+        // same verdicts, answers and statistics at every level.
+        let (mut direct, mut boxed) = (scfq_tree(true), scfq_tree(false));
+        assert!(matches!(direct.inner, Inner::Scfq(_)));
+        assert!(matches!(direct.children()[0].inner, Inner::Scfq(_)));
+        assert!(matches!(boxed.inner, Inner::Dyn(_)));
+        let (mut r1, mut r2) = (crate::rng::stream(1, 0), crate::rng::stream(1, 0));
+        for i in 0..200u64 {
+            let mut p = Packet::new(i, FlowId(0), 60 + (i as u32 * 37) % 400, Time(i));
+            p.stream = (i % 3) as u16;
+            p.class = crate::packet::ClassTag((i % 3) as u8);
+            assert_eq!(direct.enqueue(Time(10 * i), p, &mut r1), boxed.enqueue(Time(10 * i), p, &mut r2));
+            if i % 3 != 1 {
+                assert_eq!(direct.dequeue(Time(10 * i + 5)), boxed.dequeue(Time(10 * i + 5)));
+            }
+        }
+        let all = |q: &Queue| {
+            let mut v = vec![(q.stats().clone(), q.held())];
+            for c in q.children() {
+                v.push((c.stats().clone(), c.held()));
+                v.extend(c.children().iter().map(|g| (g.stats().clone(), g.held())));
+            }
+            v
+        };
+        assert_eq!(all(&direct), all(&boxed));
+        assert_eq!(direct.reset(Time(5_000)), boxed.reset(Time(5_000)));
     }
 }

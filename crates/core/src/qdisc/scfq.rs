@@ -116,7 +116,7 @@ impl Scfq {
     }
 
     /// `L / r` in picoseconds, rounded up, capped at 2^62.
-    #[inline]
+    #[inline(always)]
     pub fn step_ps(size: u32, rate: Rate) -> u64 {
         // 8 L · 10^12 fits in 64 bits for L up to 2.3 MB: one 64-bit
         // division instead of a call to the 128-bit one (same quotient).
@@ -127,13 +127,13 @@ impl Scfq {
         num.div_ceil(rate.0 as u128).min(MAX_STEP_PS as u128) as u64
     }
 
-    #[inline]
+    #[inline(always)]
     fn head_tag(&self, child: usize, size: u32) -> u64 {
         self.v + Scfq::step_ps(size, self.rates[child])
     }
 
     /// The child with the smallest tag among those not in `skip` (bit i set = skip i).
-    #[inline]
+    #[inline(always)]
     fn smallest(&self, skip: u64) -> Option<(usize, u64)> {
         let mut best: Option<(usize, u64)> = None;
         for (i, t) in self.tags.iter().enumerate() {
@@ -147,7 +147,7 @@ impl Scfq {
     }
 
     /// Child `i`, whose head had tag `t`, has just sent a packet.
-    #[inline]
+    #[inline(always)]
     fn served(&mut self, i: usize, t: u64, children: &[Queue]) {
         // Start of a transmission: v takes the served (smallest) tag.
         self.v = t;
@@ -175,7 +175,7 @@ impl Scheduler for Scfq {
         "scfq"
     }
 
-    #[inline]
+    #[inline(always)]
     fn on_enqueue(&mut self, _now: Time, child: usize, size: u32) {
         if child < self.tags.len() && self.tags[child].is_none() {
             // An arrival to an empty queue: it is the new head.
@@ -186,7 +186,7 @@ impl Scheduler for Scfq {
     // `inline`: lets `Classful::dequeue` (generic, so compiled where it is
     // used) take this in, with the buffer-managed children's steps now
     // direct calls (docs/performance.md, "The edge QoS fast path, third pass").
-    #[inline]
+    #[inline(always)]
     fn dequeue(&mut self, now: Time, children: &mut [Queue]) -> Dequeue {
         assert_eq!(children.len(), self.rates.len(), "scfq: one rate per child queue");
         // A child holding packets without a tag (emptied and refilled behind
@@ -202,7 +202,7 @@ impl Scheduler for Scfq {
         let mut skip = 0u64;
         let mut earliest: Option<Time> = None;
         while let Some((i, t)) = self.smallest(skip) {
-            let d = children[i].dequeue(now);
+            let d = children[i].dequeue_child(now);
             match &d {
                 Dequeue::Packet(_) => {
                     self.served(i, t, children);

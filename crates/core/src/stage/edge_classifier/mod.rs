@@ -93,13 +93,26 @@ impl ClassifierStage {
         let db = &self.db;
         self.cache.get_or_insert_with(key, ingress, dscp, || db.lookup(key, ingress, dscp).copied()).or(self.default)
     }
+    /// [`ClassifierStage::classify`] out of line, for `on_arrival`: the
+    /// lookup stays one call while the three stores into the packet are
+    /// inlined into the caller (see `on_arrival`).
+    #[inline(never)]
+    fn action(&mut self, key: &FlowKey, ingress: u16, dscp: u8) -> Option<RuleAction> {
+        self.classify(key, ingress, dscp)
+    }
 }
 
 impl Stage for ClassifierStage {
     fn kind(&self) -> &'static str {
         "classifier"
     }
-    #[inline]
+    // `inline(always)`, the lookup out of line (`action`): a caller that
+    // holds the stage as itself keeps the packet in registers, and its next
+    // step (the queue's `enqueue`, which copies the packet) does not reload
+    // 16 bytes just written by this function's narrow stores (a failed
+    // store-to-load forwarding: docs/performance.md, "The edge QoS fast
+    // path, fourth pass").
+    #[inline(always)]
     fn on_arrival(
         &mut self,
         _now: Time,
@@ -108,7 +121,7 @@ impl Stage for ClassifierStage {
         _rng: &mut Rng,
         _events: &mut dyn EventSink,
     ) -> StageVerdict {
-        match self.classify(key, pkt.ingress, pkt.dscp) {
+        match self.action(key, pkt.ingress, pkt.dscp) {
             Some(a) => {
                 pkt.stream = a.stream;
                 pkt.class = ClassTag(a.class);

@@ -66,6 +66,7 @@ from ...pcn import expected_termination
 from ...result import Result
 from ...scenario import Scenario
 from ...stats import Estimate
+from ..fidelity import md_table
 from ..framework import Claim, Context, Outcome
 from . import _adm_setup as S
 from . import cellmap as C
@@ -635,16 +636,12 @@ def _admission_outcome(
     out.sections.append(
         (
             "Table 3.5 (PLT rows): over-admission over the weight x CLE grid",
-            "\n".join(
-                [
-                    "Per run the worst bottleneck's over-admission (50 ms utilization samples from "
-                    f"{ADM_WARMUP_S:g} s, against the admissible rate); per seed the statistics over the 15 points, "
-                    "then mean over seeds ± 95 % CI. 5x overload, per-interval CLE.",
-                    "",
-                    "| traffic | topology | link | min % | max % | mean % | sd |",
-                    "|---|---|---|---|---|---|---|",
-                    *rows35,
-                ]
+            md_table(
+                "| traffic | topology | link | min % | max % | mean % | sd |",
+                rows35,
+                "Per run the worst bottleneck's over-admission (50 ms utilization samples from "
+                f"{ADM_WARMUP_S:g} s, against the admissible rate); per seed the statistics over the 15 points, "
+                "then mean over seeds ± 95 % CI. 5x overload, per-interval CLE.",
             ),
         )
     )
@@ -652,18 +649,14 @@ def _admission_outcome(
         out.sections.append(
             (
                 "Table 3.7: PLT5 over-admission per bottleneck (5x)",
-                "\n".join(
-                    [
-                        "Per seed the mean over the weight x CLE settings (15 in a full run); mean over seeds "
-                        "± 95 % CI; voice on OC3, VTR on 1 Gb/s, SVD on OC48.",
-                        "",
-                        "| traffic | link | BN1 | BN2 | BN3 | BN4 | BN5 |",
-                        "|---|---|---|---|---|---|---|",
-                        *(
-                            f"| {m} | {ADM_LINK[m]} | " + " | ".join(Estimate.of(v).fmt(".3f") for v in bns) + " |"
-                            for m, bns in per_bn.items()
-                        ),
-                    ]
+                md_table(
+                    "| traffic | link | BN1 | BN2 | BN3 | BN4 | BN5 |",
+                    (
+                        f"| {m} | {ADM_LINK[m]} | " + " | ".join(Estimate.of(v).fmt(".3f") for v in bns) + " |"
+                        for m, bns in per_bn.items()
+                    ),
+                    "Per seed the mean over the weight x CLE settings (15 in a full run); mean over seeds "
+                    "± 95 % CI; voice on OC3, VTR on 1 Gb/s, SVD on OC48.",
                 ),
             )
         )
@@ -678,21 +671,20 @@ def _admission_outcome(
     out.sections.append(
         (
             "Table 3.8: beat-down ratio over time (CBR, 5x), and the share of time marking",
-            "\n".join(
+            "\n\n".join(
                 [
-                    f"Mean short aggregate's delivered bits over the long aggregate's in each {BIN_S:g} s bin, "
-                    f"labelled by the bin's end (mean over seeds ± 95 % CI; CLE threshold {BEAT_CLE:g}).",
-                    "",
-                    "| topology | weight | " + " | ".join(f"{10 * (i + 1)} s" for i in range(8)) + " |",
-                    "|---|---|" + "---|" * 8,
-                    *rows38,
-                    "",
-                    "§3.8's diagnostic: the share of 50 ms samples (after the warm-up) in which at least one "
-                    "bottleneck admission-marked a packet, and a single bottleneck's mean share.",
-                    "",
-                    "| topology | weight | at least one link marking | one link (mean) |",
-                    "|---|---|---|---|",
-                    *shares,
+                    md_table(
+                        "| topology | weight | " + " | ".join(f"{10 * (i + 1)} s" for i in range(8)) + " |",
+                        rows38,
+                        f"Mean short aggregate's delivered bits over the long aggregate's in each {BIN_S:g} s bin, "
+                        f"labelled by the bin's end (mean over seeds ± 95 % CI; CLE threshold {BEAT_CLE:g}).",
+                    ),
+                    md_table(
+                        "| topology | weight | at least one link marking | one link (mean) |",
+                        shares,
+                        "§3.8's diagnostic: the share of 50 ms samples (after the warm-up) in which at least one "
+                        "bottleneck admission-marked a packet, and a single bottleneck's mean share.",
+                    ),
                 ]
             ),
         )
@@ -769,19 +761,17 @@ def _termination_outcome(
         )
     )
     for (k, m, ratio), t in sorted(mean.items(), key=lambda x: (x[0][2], x[0][1], x[0][0])):
-        lines = [
-            f"PLT{k}, {m} ({TERM_LINK[m]}), long:short {ratio}; mean over seeds {', '.join(map(str, ctx.seeds))} "
-            f"(± 95 % CI on the differences); terminations in [t1, t1 + {TERM_WINDOW_S:g} s].",
-            "",
+        table = md_table(
             "| | optimal | expected | actual | A-O (points) | A-E (points) |",
-            "|---|---|---|---|---|---|",
-        ]
-        for r, c in t.items():
-            lines.append(
+            (
                 f"| {r} | {c['optimal'].mean:.4f} | {c['expected'].mean:.4f} | {c['actual'].mean:.4f} | "
                 f"{c['a_o'].fmt('.2f')} | {c['a_e'].fmt('.2f')} |"
-            )
-        out.sections.append((f"Tables 4.7-4.9: PLT{k} {m} {ratio}", "\n".join(lines)))
+                for r, c in t.items()
+            ),
+            f"PLT{k}, {m} ({TERM_LINK[m]}), long:short {ratio}; mean over seeds {', '.join(map(str, ctx.seeds))} "
+            f"(± 95 % CI on the differences); terminations in [t1, t1 + {TERM_WINDOW_S:g} s].",
+        )
+        out.sections.append((f"Tables 4.7-4.9: PLT{k} {m} {ratio}", table))
     out.data["tables4_7_4_9"] = {
         f"PLT{k}/{m}/{ratio}": {r: {c: e.to_json() for c, e in cols.items()} for r, cols in t.items()}
         for (k, m, ratio), t in mean.items()

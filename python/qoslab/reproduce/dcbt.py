@@ -367,15 +367,15 @@ def _num(x: Any) -> float:
 def _claim_red(jain: Any) -> Claim:
     j = [jain("red", k) for k in range(len(PERIODS))]
     holds = j[2].mean < RED_JAIN_MAX
-    return Claim(
+    return Claim.judged(
+        holds,
+        "the flows under RED were fairer than the paper's (Jain >= 0.8 in 20-30 s)",
         id="red-unfair",
         text="RED, 20-30 s: Jain's index < 0.8 (the text gives no number: \"the low Jain's index value for the "
         'RED system", flows in "even more severe starvation during 20-30 seconds")',
         paper="RED fails to share fairly from 10 s on (Fig. 11); its per-class numbers are cells of Fig. 8",
         measured="Jain " + ", ".join(f"{p} {x.fmt('.3f')}" for p, x in zip(PERIOD_NAMES, j, strict=True)),
         tolerance=f"Jain in 20-30 s < {RED_JAIN_MAX:g}",
-        holds=holds,
-        explanation="" if holds else "the flows under RED were fairer than the paper's (Jain >= 0.8 in 20-30 s)",
     )
 
 

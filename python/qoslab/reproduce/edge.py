@@ -581,18 +581,16 @@ def reproduce(ctx: Context) -> Outcome:
         {n: {s: _mean(by[("fig8", n)], s, "ip_kbps").mean for s in CONFORMANT_AF} for n in pools}, reservations
     )
     claims.append(
-        Claim(
+        Claim.judged(
+            ok1,
+            f"{w_stream} gets {w_frac * 100:.1f}% of its reservation with {w_pool} "
+            "buffers; see docs/reproductions/edge.md",
             id="conformant-af",
             text="every conformant AF stream (A1, A2, A5, A6) gets >= 95% of its reservation (Fig. 8 pools, "
             "BUFF_SIZE 512 B, IP bytes)",
             paper="reserved streams essentially at or above their reservations (§V.B.2)",
             measured=f"lowest: {w_stream} at {w_frac * 100:.1f}% with {w_pool} buffers",
             tolerance=">= 95% of the reservation",
-            holds=ok1,
-            explanation=""
-            if ok1
-            else f"{w_stream} gets {w_frac * 100:.1f}% of its reservation with {w_pool} "
-            "buffers; see docs/reproductions/edge.md",
         )
     )
 
@@ -603,15 +601,15 @@ def reproduce(ctx: Context) -> Outcome:
     b1_lo = _mean(by[("fig7", lo_b)], "B1", "ip_kbps")
     b1_hi = _mean(by[("fig7", hi_b)], "B1", "ip_kbps")
     claims.append(
-        Claim(
+        Claim.judged(
+            ok2,
+            "see the Fig. 7 table in the report",
             id="fig7a-large",
             text="Fig. 7(a): A1 and A5 vary by <= 5% across BUFF_SIZE; best-effort B1 gains as BUFF_SIZE grows",
             paper="A1, A5 little sensitivity; B1 substantial improvement",
             measured=f"A1 {spreads['A1'] * 100:.1f}%, A5 {spreads['A5'] * 100:.1f}%; B1 {_fmt(b1_lo)} -> "
             f"{_fmt(b1_hi)} kb/s ({lo_b} -> {hi_b} B)",
             tolerance="spread <= 5%; B1 higher at the largest BUFF_SIZE",
-            holds=ok2,
-            explanation="" if ok2 else "see the Fig. 7 table in the report",
         )
     )
 
@@ -619,14 +617,14 @@ def reproduce(ctx: Context) -> Outcome:
     small = {s: (_mean(by[("fig7", lo_b)], s, "ip_kbps"), _mean(by[("fig7", hi_b)], s, "ip_kbps")) for s in SMALL}
     ok3 = judge_fig7c(fig7)
     claims.append(
-        Claim(
+        Claim.judged(
+            ok3,
+            "see the Fig. 7 table in the report",
             id="fig7c-small",
             text="Fig. 7(c): A2, A6 and B2 (156 B packets) lose throughput as BUFF_SIZE grows past their size",
             paper="streams with small packets get rapidly penalized; A6 more than A2",
             measured="; ".join(f"{s} {_fmt(lo)} -> {_fmt(hi)} kb/s" for s, (lo, hi) in small.items()),
             tolerance=f"at least {LOSS_FLOOR:.0%} lower at {hi_b} B than at {lo_b} B",
-            holds=ok3,
-            explanation="" if ok3 else "see the Fig. 7 table in the report",
         )
     )
 
@@ -636,19 +634,17 @@ def reproduce(ctx: Context) -> Outcome:
     ok4 = judge_sharing(shares)
     shares["B2 × 512/128"] = shares.pop("B2")
     claims.append(
-        Claim(
+        Claim.judged(
+            ok4,
+            "A3's and A4's allocations are worth more than their reservations when the queue holds fewer real "
+            "bytes than its pool; see the controlled runs (and the readings of the lost numbers) in the report and "
+            "docs/reproductions/edge.md",
             id="excess-sharing",
             text=f"the 1,100 kb/s left by the reservations is shared about equally by A3, A4, B1, B2, B3 "
             f"({pools[-1]} buffers)",
             paper="about 220 kb/s each (B2 once its packet size against BUFF_SIZE is accounted for)",
             measured=", ".join(f"{k} {v:.0f}" for k, v in shares.items()) + " kb/s of payload",
             tolerance="220 kb/s ± 20%, payload as Fig. 8(c)",
-            holds=ok4,
-            explanation=""
-            if ok4
-            else "A3's and A4's allocations are worth more than their reservations when the queue holds fewer real "
-            "bytes than its pool; see the controlled runs (and the readings of the lost numbers) in the report and "
-            "docs/reproductions/edge.md",
         )
     )
 
@@ -670,7 +666,9 @@ def reproduce(ctx: Context) -> Outcome:
     if not order:
         why.append("the A2/A5 order differs from the paper's")
     claims.append(
-        Claim(
+        Claim.judged(
+            ok5,
+            "; ".join(why) + "; see docs/reproductions/edge.md",
             id="table1-delay",
             text=f"Table I: EF delays more than {EF_FACTOR:g}x lower than AF delays (the factor's digit is lost; "
             f"{EF_FACTOR:g} read from Table I); A2 below A5 in EF, above in AF",
@@ -679,8 +677,6 @@ def reproduce(ctx: Context) -> Outcome:
             f"{_fmt(t1['A5'][1])} ms; offset-free (AF2 - AF5) - (EF2 - EF5) {offset_free:.1f} ms "
             f"(paper {paper_offset_free:.0f})",
             tolerance=f"EF <= AF/{EF_FACTOR:g}; the order",
-            holds=ok5,
-            explanation="" if ok5 else "; ".join(why) + "; see docs/reproductions/edge.md",
         )
     )
 
@@ -732,6 +728,10 @@ def reproduce(ctx: Context) -> Outcome:
 
 
 _DIRECTION = {1: "rise", -1: "fall", 0: "within the noise"}
+#: Why a quick run judges none of the claims of Fig. 7(b) and Fig. 9.
+QUICK_NOT_JUDGED = (
+    "not judged in --quick (3 seeds of 25 s; BUFF_SIZE 128, 512, 1024 B; pools 50 and 500): the full run judges it"
+)
 
 
 def _word(step: tuple[int, float]) -> str:
@@ -758,22 +758,16 @@ def _fig7b_fig9_claims(
     claims: list[Claim] = []
 
     def add(cid: str, text: str, paper: str, measured: str, tolerance: str, ok: bool | None) -> None:
-        if quick:
-            why = (
-                "not judged in --quick (3 seeds of 25 s; BUFF_SIZE 128, 512, 1024 B; pools 50 and 500): "
-                "the full run judges it"
-            )
-        else:
-            why = "" if ok else "see the Fig. 7 and Fig. 9 tables in the report and docs/reproductions/edge.md"
         claims.append(
-            Claim(
+            Claim.judged(
+                ok,
+                "see the Fig. 7 and Fig. 9 tables in the report and docs/reproductions/edge.md",
+                unless=QUICK_NOT_JUDGED if quick else "",
                 id=cid,
                 text=text,
                 paper=paper,
                 measured=measured,
                 tolerance=tolerance,
-                holds=None if quick else ok,
-                explanation=why,
             )
         )
 

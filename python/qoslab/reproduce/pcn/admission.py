@@ -105,9 +105,7 @@ def _not_judged(ctx: Context, what: str) -> str:
 
 def _claim(ctx: Context, ok: bool, fail: str, **kw: Any) -> Claim:
     """A claim judged only over >= 5 seeds."""
-    if not _judged(ctx):
-        return Claim(holds=None, explanation=_not_judged(ctx, ""), **kw)
-    return Claim(holds=ok, explanation="" if ok else fail, **kw)
+    return Claim.judged(ok, fail, unless="" if _judged(ctx) else _not_judged(ctx, ""), **kw)
 
 
 def _est(runs: list[dict[str, float]]) -> dict[str, Estimate]:

@@ -504,15 +504,15 @@ def _expected_claim() -> Claim:
     e = expected_termination(2, 0.5, 0.25, 0.5)
     want = {"long": 3 / 7, "short": [1 / 3, 1 / 7], "bottlenecks": [25 / 63, 1 / 3]}
     ok7 = e["long"] == want["long"] and e["short"] == want["short"] and e["bottlenecks"] == want["bottlenecks"]
-    return Claim(
+    return Claim.judged(
+        ok7,
+        "the generalized formula does not give the paper's example",
         id="expected-termination-plt2",
         text="§4.4.1's expected termination reproduces the PLT2 example exactly",
         paper="long 3/7; short 1/3, 1/7; bottlenecks 25/63, 1/3",
         measured=f"long {e['long']:.6f}; short {', '.join(f'{x:.6f}' for x in e['short'])}; "
         f"bottlenecks {', '.join(f'{x:.6f}' for x in e['bottlenecks'])}",
         tolerance="exact (nearest float)",
-        holds=ok7,
-        explanation="" if ok7 else "the generalized formula does not give the paper's example",
         kind="check",
     )
 
@@ -555,15 +555,16 @@ def _admission_outcome(
             fails.append(f"{m}: {min(means):.2f} … {max(means):.2f} %")
     ok2 = not fails
     out.claims.append(
-        Claim(
+        Claim.judged(
+            ok2,
+            "outside: " + "; ".join(fails),
+            unless="" if judged else why_not,
             id="table3.5-grid-plt",
             text="§3.6, PLT: CBR, VBR, MIX and VTR stay within -3 % / +2 % over the weight x CLE grid (worst "
             "bottleneck of each run, mean over seeds)",
             paper="'the admitted load staying within -3%+2% range of the desired admission threshold'",
             measured="; ".join(spans),
             tolerance="every grid point's seed mean in [-3 %, +2 %]",
-            holds=(ok2 if judged else None),
-            explanation=("" if ok2 else "outside: " + "; ".join(fails)) if judged else why_not,
         )
     )
     # Table 3.7: PLT5, every type, per seed each bottleneck's mean over the 15 settings.
@@ -618,7 +619,10 @@ def _admission_outcome(
     else:
         ok3, expl3 = None, "needs the nine 80 s runs (PLT2, 3, 5 x weights 0.1, 0.5, 0.9)"
     out.claims.append(
-        Claim(
+        Claim.judged(
+            ok3,
+            expl3,
+            unless="" if judged else why_not,
             id="table3.8-beat-down",
             text="§3.8.2: the long-haul aggregate consistently loses bandwidth in time (ratio at 80 s above that at "
             "10 s for every PLT and weight), the more so the more bottlenecks it crosses (PLT5's ratio at 80 s the "
@@ -628,8 +632,6 @@ def _admission_outcome(
             measured="80 s: "
             + ", ".join(f"PLT{k} w {w:g} {v[7]:.2f}" for (k, w), v in sorted(mean.items()) if len(v) >= 8),
             tolerance="seed means; both orderings at every weight",
-            holds=ok3 if judged else None,
-            explanation=("" if ok3 else expl3) if judged else why_not,
         )
     )
     # Sections.

@@ -813,7 +813,10 @@ def _batch_types_claim(est: dict[tuple[str, str, int, float], Estimate], seeds: 
         seen.append(f"{m} {k}: {d:+.2f}")
         if (k == 2 and abs(d) > CLAIM_BATCH_TOL) or (k != 2 and d > CLAIM_BATCH_TOL):
             bad.append(f"{m} {k} ingresses: BATCH − Poisson {d:+.2f} points")
-    return Claim(
+    return Claim.judged(
+        not bad,
+        "; ".join(bad),
+        unless="" if judged else _not_judged(seeds),
         id=BATCH_TYPES_CLAIM[0],
         text=BATCH_TYPES_CLAIM[1],
         paper="'With sufficient level ingress-egress aggregation, the BATCH arrivals experiments give very similar "
@@ -822,8 +825,6 @@ def _batch_types_claim(est: dict[tuple[str, str, int, float], Estimate], seeds: 
         measured="BATCH − Poisson (points, seed means): " + "; ".join(seen),
         tolerance=f"|BATCH − Poisson| <= {CLAIM_BATCH_TOL:g} point at 2 ingresses; BATCH − Poisson <= "
         f"{CLAIM_BATCH_TOL:g} point at MIX 1000, VTR 300, SVD 140 ingresses",
-        holds=(not bad) if judged else None,
-        explanation="; ".join(bad) if judged else _not_judged(seeds),
     )
 
 

@@ -425,15 +425,15 @@ def _claim_fair(variant: str, est: Any, jain: Any) -> Claim:
             f"{pk.fmt('.1f', scale=100, unit=' %')} of the packets delivered; the one-knob runs "
             f"(crosscheck/dcbt_fairness.py) are in docs/reproductions/dcbt.md"
         )
-    return Claim(
+    return Claim.judged(
+        ok,
+        "; ".join(why),
         id=f"{variant.replace('_', '-')}-fair",
         text=f"{LABELS[variant]}: every class's per-flow throughput within ±25% of the fair share in every "
         f"period; Jain >= 0.9 in every period",
         paper="fair in every period (Fig. 8 c/d, Fig. 11)",
         measured=f"per-flow / fair share, worst: {'; '.join(w for _, w in worst[:3])}; Jain {', '.join(parts)}",
         tolerance=f"|ratio - 1| <= {FAIR_TOL:g}; Jain >= {JAIN_MIN:g}",
-        holds=ok,
-        explanation="; ".join(why),
     )
 
 

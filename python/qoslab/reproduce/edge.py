@@ -476,62 +476,44 @@ def reproduce(ctx: Context) -> Outcome:
     pools = QUICK_POOLS if ctx.quick else POOLS
     plan: list[tuple[str, Scenario, int]] = []
     keys: list[tuple[str, Any]] = []
+
+    def add(variant: str, key: tuple[str, Any], sc: Scenario) -> None:
+        """``sc`` once per seed, run as ``variant``, its rates gathered under ``key``."""
+        plan.extend((variant, sc, seed) for seed in ctx.seeds)
+        keys.extend(key for _ in ctx.seeds)
+
     for b in buff_sizes:
-        for seed in ctx.seeds:
-            plan.append((f"fig7_buff{b}", _scenario(ctx, "fig6a_periodic", buffers=FIG7_BUFFERS, buff_size=b), seed))
-            keys.append(("fig7", b))
+        add(f"fig7_buff{b}", ("fig7", b), _scenario(ctx, "fig6a_periodic", buffers=FIG7_BUFFERS, buff_size=b))
     for fig, file in (("fig8", "fig6a_periodic"), ("fig9", "fig6a_poisson")):
         for n in pools:
-            for seed in ctx.seeds:
-                plan.append((f"{fig}_pool{n}", _scenario(ctx, file, buffers=n, buff_size=FIG8_BUFF_SIZE), seed))
-                keys.append((fig, n))
+            add(f"{fig}_pool{n}", (fig, n), _scenario(ctx, file, buffers=n, buff_size=FIG8_BUFF_SIZE))
     for variant, file in (("table1_af", "fig6a_periodic"), ("table1_ef", "fig6b_periodic")):
-        for seed in ctx.seeds:
-            sc = _scenario(ctx, file, buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE, full_length=True)
-            plan.append((variant, sc, seed))
-            keys.append((variant, None))
+        sc = _scenario(ctx, file, buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE, full_length=True)
+        add(variant, (variant, None), sc)
     # Table I's control (quick runs too): the EF rate at the sum of the EF reservations.
-    for seed in ctx.seeds:
-        sc = _scenario(
-            ctx,
-            "fig6b_periodic",
-            buffers=TABLE1_BUFFERS,
-            buff_size=TABLE1_BUFF_SIZE,
-            extra=(f'topology.links.6.queue.ef_rate="{EF_RATE_SUM}"',),
-            full_length=True,
-        )
-        plan.append(("table1_ef_sum", sc, seed))
-        keys.append(("table1_ef_sum", None))
+    ef_sum = (f'topology.links.6.queue.ef_rate="{EF_RATE_SUM}"',)
+    sc = _scenario(
+        ctx, "fig6b_periodic", buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE, extra=ef_sum, full_length=True
+    )
+    add("table1_ef_sum", ("table1_ef_sum", None), sc)
     if not ctx.quick:
+        sens_files = (("sens_af", "fig6a_periodic"), ("sens_ef", "fig6b_periodic"))
         for n in SENS_POOLS:
-            for variant, file in (("sens_af", "fig6a_periodic"), ("sens_ef", "fig6b_periodic")):
-                for seed in ctx.seeds:
-                    sc = _scenario(ctx, file, buffers=n, buff_size=TABLE1_BUFF_SIZE)
-                    plan.append((f"{variant}_pool{n}", sc, seed))
-                    keys.append((variant, n))
-        for variant, file in (("sens_af", "fig6a_periodic"), ("sens_ef", "fig6b_periodic")):
-            for seed in ctx.seeds:
-                buffers = TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE
-                sc = _scenario(ctx, file, buffers=buffers, buff_size=EXACT_BUFF_SIZE)
-                plan.append((f"{variant}_exact", sc, seed))
-                keys.append((variant, "exact"))
+            for variant, file in sens_files:
+                add(f"{variant}_pool{n}", (variant, n), _scenario(ctx, file, buffers=n, buff_size=TABLE1_BUFF_SIZE))
+        exact = TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE
+        for variant, file in sens_files:
+            add(f"{variant}_exact", (variant, "exact"), _scenario(ctx, file, buffers=exact, buff_size=EXACT_BUFF_SIZE))
         for kbps in SENS_OFFERED:
-            for seed in ctx.seeds:
-                sc = _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, offered_kbps=kbps)
-                plan.append((f"sens_offered{kbps}", sc, seed))
-                keys.append(("sens_offered", kbps))
+            sc = _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, offered_kbps=kbps)
+            add(f"sens_offered{kbps}", ("sens_offered", kbps), sc)
         for knob in SHARE_KNOBS[1:]:
-            for seed in ctx.seeds:
-                plan.append((f"sens_share_{knob}", _share_scenario(ctx, knob), seed))
-                keys.append(("sens_share", knob))
+            add(f"sens_share_{knob}", ("sens_share", knob), _share_scenario(ctx, knob))
         for a2 in HOSTS:
             for a5 in HOSTS:
-                for seed in ctx.seeds:
-                    sc = _scenario(
-                        ctx, "fig6a_periodic", buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE, extra=_hosts(a2, a5)
-                    )
-                    plan.append((f"sens_hosts_{a2}_{a5}", sc, seed))
-                    keys.append(("sens_hosts", (a2, a5)))
+                hosts = _hosts(a2, a5)
+                sc = _scenario(ctx, "fig6a_periodic", buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE, extra=hosts)
+                add(f"sens_hosts_{a2}_{a5}", ("sens_hosts", (a2, a5)), sc)
     ctx.log(f"edge: {len(plan)} runs")
     results = ctx.run_many(plan)
     by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]] = {}

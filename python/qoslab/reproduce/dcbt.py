@@ -367,15 +367,15 @@ def _num(x: Any) -> float:
 def _claim_red(jain: Any) -> Claim:
     j = [jain("red", k) for k in range(len(PERIODS))]
     holds = j[2].mean < RED_JAIN_MAX
-    return Claim(
+    return Claim.judged(
+        holds,
+        "the flows under RED were fairer than the paper's (Jain >= 0.8 in 20-30 s)",
         id="red-unfair",
         text="RED, 20-30 s: Jain's index < 0.8 (the text gives no number: \"the low Jain's index value for the "
         'RED system", flows in "even more severe starvation during 20-30 seconds")',
         paper="RED fails to share fairly from 10 s on (Fig. 11); its per-class numbers are cells of Fig. 8",
         measured="Jain " + ", ".join(f"{p} {x.fmt('.3f')}" for p, x in zip(PERIOD_NAMES, j, strict=True)),
         tolerance=f"Jain in 20-30 s < {RED_JAIN_MAX:g}",
-        holds=holds,
-        explanation="" if holds else "the flows under RED were fairer than the paper's (Jain >= 0.8 in 20-30 s)",
     )
 
 
@@ -425,15 +425,15 @@ def _claim_fair(variant: str, est: Any, jain: Any) -> Claim:
             f"{pk.fmt('.1f', scale=100, unit=' %')} of the packets delivered; the one-knob runs "
             f"(crosscheck/dcbt_fairness.py) are in docs/reproductions/dcbt.md"
         )
-    return Claim(
+    return Claim.judged(
+        ok,
+        "; ".join(why),
         id=f"{variant.replace('_', '-')}-fair",
         text=f"{LABELS[variant]}: every class's per-flow throughput within ±25% of the fair share in every "
         f"period; Jain >= 0.9 in every period",
         paper="fair in every period (Fig. 8 c/d, Fig. 11)",
         measured=f"per-flow / fair share, worst: {'; '.join(w for _, w in worst[:3])}; Jain {', '.join(parts)}",
         tolerance=f"|ratio - 1| <= {FAIR_TOL:g}; Jain >= {JAIN_MIN:g}",
-        holds=ok,
-        explanation="; ".join(why),
     )
 
 

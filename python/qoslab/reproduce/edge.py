@@ -476,62 +476,44 @@ def reproduce(ctx: Context) -> Outcome:
     pools = QUICK_POOLS if ctx.quick else POOLS
     plan: list[tuple[str, Scenario, int]] = []
     keys: list[tuple[str, Any]] = []
+
+    def add(variant: str, key: tuple[str, Any], sc: Scenario) -> None:
+        """``sc`` once per seed, run as ``variant``, its rates gathered under ``key``."""
+        plan.extend((variant, sc, seed) for seed in ctx.seeds)
+        keys.extend(key for _ in ctx.seeds)
+
     for b in buff_sizes:
-        for seed in ctx.seeds:
-            plan.append((f"fig7_buff{b}", _scenario(ctx, "fig6a_periodic", buffers=FIG7_BUFFERS, buff_size=b), seed))
-            keys.append(("fig7", b))
+        add(f"fig7_buff{b}", ("fig7", b), _scenario(ctx, "fig6a_periodic", buffers=FIG7_BUFFERS, buff_size=b))
     for fig, file in (("fig8", "fig6a_periodic"), ("fig9", "fig6a_poisson")):
         for n in pools:
-            for seed in ctx.seeds:
-                plan.append((f"{fig}_pool{n}", _scenario(ctx, file, buffers=n, buff_size=FIG8_BUFF_SIZE), seed))
-                keys.append((fig, n))
+            add(f"{fig}_pool{n}", (fig, n), _scenario(ctx, file, buffers=n, buff_size=FIG8_BUFF_SIZE))
     for variant, file in (("table1_af", "fig6a_periodic"), ("table1_ef", "fig6b_periodic")):
-        for seed in ctx.seeds:
-            sc = _scenario(ctx, file, buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE, full_length=True)
-            plan.append((variant, sc, seed))
-            keys.append((variant, None))
+        sc = _scenario(ctx, file, buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE, full_length=True)
+        add(variant, (variant, None), sc)
     # Table I's control (quick runs too): the EF rate at the sum of the EF reservations.
-    for seed in ctx.seeds:
-        sc = _scenario(
-            ctx,
-            "fig6b_periodic",
-            buffers=TABLE1_BUFFERS,
-            buff_size=TABLE1_BUFF_SIZE,
-            extra=(f'topology.links.6.queue.ef_rate="{EF_RATE_SUM}"',),
-            full_length=True,
-        )
-        plan.append(("table1_ef_sum", sc, seed))
-        keys.append(("table1_ef_sum", None))
+    ef_sum = (f'topology.links.6.queue.ef_rate="{EF_RATE_SUM}"',)
+    sc = _scenario(
+        ctx, "fig6b_periodic", buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE, extra=ef_sum, full_length=True
+    )
+    add("table1_ef_sum", ("table1_ef_sum", None), sc)
     if not ctx.quick:
+        sens_files = (("sens_af", "fig6a_periodic"), ("sens_ef", "fig6b_periodic"))
         for n in SENS_POOLS:
-            for variant, file in (("sens_af", "fig6a_periodic"), ("sens_ef", "fig6b_periodic")):
-                for seed in ctx.seeds:
-                    sc = _scenario(ctx, file, buffers=n, buff_size=TABLE1_BUFF_SIZE)
-                    plan.append((f"{variant}_pool{n}", sc, seed))
-                    keys.append((variant, n))
-        for variant, file in (("sens_af", "fig6a_periodic"), ("sens_ef", "fig6b_periodic")):
-            for seed in ctx.seeds:
-                buffers = TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE
-                sc = _scenario(ctx, file, buffers=buffers, buff_size=EXACT_BUFF_SIZE)
-                plan.append((f"{variant}_exact", sc, seed))
-                keys.append((variant, "exact"))
+            for variant, file in sens_files:
+                add(f"{variant}_pool{n}", (variant, n), _scenario(ctx, file, buffers=n, buff_size=TABLE1_BUFF_SIZE))
+        exact = TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE
+        for variant, file in sens_files:
+            add(f"{variant}_exact", (variant, "exact"), _scenario(ctx, file, buffers=exact, buff_size=EXACT_BUFF_SIZE))
         for kbps in SENS_OFFERED:
-            for seed in ctx.seeds:
-                sc = _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, offered_kbps=kbps)
-                plan.append((f"sens_offered{kbps}", sc, seed))
-                keys.append(("sens_offered", kbps))
+            sc = _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, offered_kbps=kbps)
+            add(f"sens_offered{kbps}", ("sens_offered", kbps), sc)
         for knob in SHARE_KNOBS[1:]:
-            for seed in ctx.seeds:
-                plan.append((f"sens_share_{knob}", _share_scenario(ctx, knob), seed))
-                keys.append(("sens_share", knob))
+            add(f"sens_share_{knob}", ("sens_share", knob), _share_scenario(ctx, knob))
         for a2 in HOSTS:
             for a5 in HOSTS:
-                for seed in ctx.seeds:
-                    sc = _scenario(
-                        ctx, "fig6a_periodic", buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE, extra=_hosts(a2, a5)
-                    )
-                    plan.append((f"sens_hosts_{a2}_{a5}", sc, seed))
-                    keys.append(("sens_hosts", (a2, a5)))
+                hosts = _hosts(a2, a5)
+                sc = _scenario(ctx, "fig6a_periodic", buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE, extra=hosts)
+                add(f"sens_hosts_{a2}_{a5}", ("sens_hosts", (a2, a5)), sc)
     ctx.log(f"edge: {len(plan)} runs")
     results = ctx.run_many(plan)
     by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]] = {}
@@ -581,18 +563,16 @@ def reproduce(ctx: Context) -> Outcome:
         {n: {s: _mean(by[("fig8", n)], s, "ip_kbps").mean for s in CONFORMANT_AF} for n in pools}, reservations
     )
     claims.append(
-        Claim(
+        Claim.judged(
+            ok1,
+            f"{w_stream} gets {w_frac * 100:.1f}% of its reservation with {w_pool} "
+            "buffers; see docs/reproductions/edge.md",
             id="conformant-af",
             text="every conformant AF stream (A1, A2, A5, A6) gets >= 95% of its reservation (Fig. 8 pools, "
             "BUFF_SIZE 512 B, IP bytes)",
             paper="reserved streams essentially at or above their reservations (§V.B.2)",
             measured=f"lowest: {w_stream} at {w_frac * 100:.1f}% with {w_pool} buffers",
             tolerance=">= 95% of the reservation",
-            holds=ok1,
-            explanation=""
-            if ok1
-            else f"{w_stream} gets {w_frac * 100:.1f}% of its reservation with {w_pool} "
-            "buffers; see docs/reproductions/edge.md",
         )
     )
 
@@ -603,15 +583,15 @@ def reproduce(ctx: Context) -> Outcome:
     b1_lo = _mean(by[("fig7", lo_b)], "B1", "ip_kbps")
     b1_hi = _mean(by[("fig7", hi_b)], "B1", "ip_kbps")
     claims.append(
-        Claim(
+        Claim.judged(
+            ok2,
+            "see the Fig. 7 table in the report",
             id="fig7a-large",
             text="Fig. 7(a): A1 and A5 vary by <= 5% across BUFF_SIZE; best-effort B1 gains as BUFF_SIZE grows",
             paper="A1, A5 little sensitivity; B1 substantial improvement",
             measured=f"A1 {spreads['A1'] * 100:.1f}%, A5 {spreads['A5'] * 100:.1f}%; B1 {_fmt(b1_lo)} -> "
             f"{_fmt(b1_hi)} kb/s ({lo_b} -> {hi_b} B)",
             tolerance="spread <= 5%; B1 higher at the largest BUFF_SIZE",
-            holds=ok2,
-            explanation="" if ok2 else "see the Fig. 7 table in the report",
         )
     )
 
@@ -619,14 +599,14 @@ def reproduce(ctx: Context) -> Outcome:
     small = {s: (_mean(by[("fig7", lo_b)], s, "ip_kbps"), _mean(by[("fig7", hi_b)], s, "ip_kbps")) for s in SMALL}
     ok3 = judge_fig7c(fig7)
     claims.append(
-        Claim(
+        Claim.judged(
+            ok3,
+            "see the Fig. 7 table in the report",
             id="fig7c-small",
             text="Fig. 7(c): A2, A6 and B2 (156 B packets) lose throughput as BUFF_SIZE grows past their size",
             paper="streams with small packets get rapidly penalized; A6 more than A2",
             measured="; ".join(f"{s} {_fmt(lo)} -> {_fmt(hi)} kb/s" for s, (lo, hi) in small.items()),
             tolerance=f"at least {LOSS_FLOOR:.0%} lower at {hi_b} B than at {lo_b} B",
-            holds=ok3,
-            explanation="" if ok3 else "see the Fig. 7 table in the report",
         )
     )
 
@@ -636,19 +616,17 @@ def reproduce(ctx: Context) -> Outcome:
     ok4 = judge_sharing(shares)
     shares["B2 × 512/128"] = shares.pop("B2")
     claims.append(
-        Claim(
+        Claim.judged(
+            ok4,
+            "A3's and A4's allocations are worth more than their reservations when the queue holds fewer real "
+            "bytes than its pool; see the controlled runs (and the readings of the lost numbers) in the report and "
+            "docs/reproductions/edge.md",
             id="excess-sharing",
             text=f"the 1,100 kb/s left by the reservations is shared about equally by A3, A4, B1, B2, B3 "
             f"({pools[-1]} buffers)",
             paper="about 220 kb/s each (B2 once its packet size against BUFF_SIZE is accounted for)",
             measured=", ".join(f"{k} {v:.0f}" for k, v in shares.items()) + " kb/s of payload",
             tolerance="220 kb/s ± 20%, payload as Fig. 8(c)",
-            holds=ok4,
-            explanation=""
-            if ok4
-            else "A3's and A4's allocations are worth more than their reservations when the queue holds fewer real "
-            "bytes than its pool; see the controlled runs (and the readings of the lost numbers) in the report and "
-            "docs/reproductions/edge.md",
         )
     )
 
@@ -670,7 +648,9 @@ def reproduce(ctx: Context) -> Outcome:
     if not order:
         why.append("the A2/A5 order differs from the paper's")
     claims.append(
-        Claim(
+        Claim.judged(
+            ok5,
+            "; ".join(why) + "; see docs/reproductions/edge.md",
             id="table1-delay",
             text=f"Table I: EF delays more than {EF_FACTOR:g}x lower than AF delays (the factor's digit is lost; "
             f"{EF_FACTOR:g} read from Table I); A2 below A5 in EF, above in AF",
@@ -679,8 +659,6 @@ def reproduce(ctx: Context) -> Outcome:
             f"{_fmt(t1['A5'][1])} ms; offset-free (AF2 - AF5) - (EF2 - EF5) {offset_free:.1f} ms "
             f"(paper {paper_offset_free:.0f})",
             tolerance=f"EF <= AF/{EF_FACTOR:g}; the order",
-            holds=ok5,
-            explanation="" if ok5 else "; ".join(why) + "; see docs/reproductions/edge.md",
         )
     )
 
@@ -732,6 +710,10 @@ def reproduce(ctx: Context) -> Outcome:
 
 
 _DIRECTION = {1: "rise", -1: "fall", 0: "within the noise"}
+#: Why a quick run judges none of the claims of Fig. 7(b) and Fig. 9.
+QUICK_NOT_JUDGED = (
+    "not judged in --quick (3 seeds of 25 s; BUFF_SIZE 128, 512, 1024 B; pools 50 and 500): the full run judges it"
+)
 
 
 def _word(step: tuple[int, float]) -> str:
@@ -758,22 +740,16 @@ def _fig7b_fig9_claims(
     claims: list[Claim] = []
 
     def add(cid: str, text: str, paper: str, measured: str, tolerance: str, ok: bool | None) -> None:
-        if quick:
-            why = (
-                "not judged in --quick (3 seeds of 25 s; BUFF_SIZE 128, 512, 1024 B; pools 50 and 500): "
-                "the full run judges it"
-            )
-        else:
-            why = "" if ok else "see the Fig. 7 and Fig. 9 tables in the report and docs/reproductions/edge.md"
         claims.append(
-            Claim(
+            Claim.judged(
+                ok,
+                "see the Fig. 7 and Fig. 9 tables in the report and docs/reproductions/edge.md",
+                unless=QUICK_NOT_JUDGED if quick else "",
                 id=cid,
                 text=text,
                 paper=paper,
                 measured=measured,
                 tolerance=tolerance,
-                holds=None if quick else ok,
-                explanation=why,
             )
         )
 

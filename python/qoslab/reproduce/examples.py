@@ -164,7 +164,10 @@ def _claims(
     bound = early_share_bound(max_p, estimate(red, "drop_fraction").mean)
     ok = over_red.mean == 0 and e_red.mean > 0
     claims.append(
-        Claim(
+        Claim.judged(
+            ok,
+            f"RED dropped {over_red.mean:.0f} packets over its limit after the warm-up and made "
+            f"{_pct(e_red)} of its drops early: its average did not hold the queue below the buffer.",
             id="red-drops-early-not-on-overflow",
             text=f"After the {WARMUP_S:g} s warm-up RED drops before its buffer overflows: part of its drops "
             "are early and none is over the physical limit; drop-tail drops only on overflow",
@@ -176,20 +179,17 @@ def _claims(
             f"still lags the queue); drop-tail: {_pct(e_dt)} early, {_pct(over_dt)} of its "
             f"{estimate(dt, 'drops').fmt('.0f')} drops over the limit",
             tolerance=f"RED overlimit drops after {WARMUP_S:g} s = 0 and RED early share > 0",
-            holds=ok,
-            explanation=""
-            if ok
-            else (
-                f"RED dropped {over_red.mean:.0f} packets over its limit after the warm-up and made "
-                f"{_pct(e_red)} of its drops early: its average did not hold the queue below the buffer."
-            ),
         )
     )
 
     a_red, b_dt = estimate(red, "red_avg_mean"), estimate(dt, "backlog_mean_pkts")
     ok = min_th <= a_red.mean <= max_th
     claims.append(
-        Claim(
+        Claim.judged(
+            ok,
+            f"the time-average of red_avg is {a_red.mean:.2f}, outside [{min_th:g}, {max_th:g}]: the offered "
+            "load of unresponsive CBR sources pushes the average where the early-drop rate matches the "
+            "excess load, which need not lie between the thresholds.",
             id="red-average-within-thresholds",
             text=f"RED keeps its average queue between min_th and max_th (after {WARMUP_S:g} s warm-up)",
             paper="FJ93: the average queue settles between the thresholds under persistent load",
@@ -197,14 +197,6 @@ def _claims(
             f"backlog {b_dt.fmt('.1f', unit=' pkts')} "
             f"({'outside' if not min_th <= b_dt.mean <= max_th else 'inside'} [{min_th:g}, {max_th:g}])",
             tolerance=f"RED mean in [{min_th:g}, {max_th:g}] pkts",
-            holds=ok,
-            explanation=""
-            if ok
-            else (
-                f"the time-average of red_avg is {a_red.mean:.2f}, outside [{min_th:g}, {max_th:g}]: the offered "
-                "load of unresponsive CBR sources pushes the average where the early-drop rate matches the "
-                "excess load, which need not lie between the thresholds."
-            ),
         )
     )
 
@@ -218,7 +210,10 @@ def _claims(
         else "drop-tail concentrates loss on some flows"
     )
     claims.append(
-        Claim(
+        Claim.judged(
+            ok,
+            f"the CV at RED is {c_red.mean:.3f} > {LOSS_CV_MAX}: with CBR sources of one period, arrival "
+            "phases repeat and some flows meet the high-probability moments more often.",
             id="red-fair-loss",
             text="RED spreads loss evenly over the flows",
             paper="FJ93 §1, §9: random drops hit each flow in proportion to its share; drop-tail can "
@@ -226,55 +221,41 @@ def _claims(
             measured=f"CV of per-flow loss: RED {c_red.fmt('.3f')}; drop-tail {c_dt.fmt('.3f')} ({dt_range}): "
             f"{dt_note}",
             tolerance=f"RED CV ≤ {LOSS_CV_MAX}",
-            holds=ok,
-            explanation=""
-            if ok
-            else (
-                f"the CV at RED is {c_red.mean:.3f} > {LOSS_CV_MAX}: with CBR sources of one period, arrival "
-                "phases repeat and some flows meet the high-probability moments more often."
-            ),
         )
     )
 
     u_red, u_dt = estimate(red, "utilization"), estimate(dt, "utilization")
     ok = u_red.mean >= UTILIZATION_MIN and u_dt.mean >= UTILIZATION_MIN
     claims.append(
-        Claim(
+        Claim.judged(
+            ok,
+            f"utilization RED {u_red.mean:.4f}, drop-tail {u_dt.mean:.4f}: the queue emptied at times, "
+            "either from the sources' start-up or because early drops over-reacted.",
             id="red-utilization",
             text="The bottleneck stays busy: early drops cost no throughput under persistent overload",
             paper="FJ93: RED keeps utilization high while keeping the average queue small",
             measured=f"utilization RED {u_red.fmt('.4f')}; drop-tail {u_dt.fmt('.4f')}",
             tolerance=f"≥ {UTILIZATION_MIN} for both queues",
-            holds=ok,
-            explanation=""
-            if ok
-            else (
-                f"utilization RED {u_red.mean:.4f}, drop-tail {u_dt.mean:.4f}: the queue emptied at times, "
-                "either from the sources' start-up or because early drops over-reacted."
-            ),
         )
     )
 
     d_red, d_dt = estimate(red, "drop_fraction"), estimate(dt, "drop_fraction")
     ok_val = abs(d_red.mean - REFERENCE_DROP_FRACTION) <= REFERENCE_TOLERANCE
     claims.append(
-        Claim(
+        Claim.judged(
+            ok_val,
+            f"RED drops {d_red.mean:.1%} of arrivals, {abs(d_red.mean - REFERENCE_DROP_FRACTION) * 100:.1f} "
+            "points from the references: the simulators differ in a modelling detail (see decisions.md).",
+            unless=f"quick run: checked on full runs only (the reference is a 60 s run); the quick value "
+            f"{'is' if ok_val else 'is not'} within the tolerance."
+            if quick
+            else "",
             id="red-drop-rate-matches-reference",
             text="RED's overall drop fraction matches the reference implementations",
             paper=f"{REFERENCE_DROP_FRACTION:.1%} (112.5k of 300k bottleneck arrivals in 60 s: bare loop 112,523, "
             "ns-3 3.44 112,831)",
             measured=f"RED {_pct(d_red)}; drop-tail {_pct(d_dt)}",
             tolerance=f"±{REFERENCE_TOLERANCE * 100:.0f} percentage points (full runs only)",
-            holds=None if quick else ok_val,
-            explanation=(
-                f"quick run: checked on full runs only (the reference is a 60 s run); the quick value "
-                f"{'is' if ok_val else 'is not'} within the tolerance."
-                if quick
-                else ""
-                if ok_val
-                else f"RED drops {d_red.mean:.1%} of arrivals, {abs(d_red.mean - REFERENCE_DROP_FRACTION) * 100:.1f} "
-                "points from the references: the simulators differ in a modelling detail (see decisions.md)."
-            ),
         )
     )
     return claims

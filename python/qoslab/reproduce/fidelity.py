@@ -12,7 +12,7 @@ rerun commands come from the paper data, or from ``results.json``'s ``fidelity``
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ReproductionError
@@ -139,6 +139,13 @@ def not_run_reasons(cells: Sequence[Cell]) -> list[tuple[str, str]]:
 def md_cell(s: str) -> str:
     """``s`` safe in a Markdown table cell (pipes escaped, one line)."""
     return s.replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(head: str, rows: Iterable[str] = (), intro: str = "", *, rule: str = "") -> str:
+    """A report's Markdown table: ``intro`` and a blank line (when given), the header row
+    ``head`` (``| a | b |``), its rule (``|---|`` per column unless ``rule`` aligns them), then
+    the ``rows``, one a line. Every reproduction's tables are built here, the same way."""
+    return "\n".join([*([intro, ""] if intro else []), head, rule or "|---" * (head.count("|") - 1) + "|", *rows])
 
 
 def _md_cell(c: Cell | None) -> str:

@@ -141,6 +141,16 @@ class Claim:
             state = "does not hold" if self.holds is False else "is not checked"
             raise ReproductionError(f"claim {self.id} {state} but gives no explanation")
 
+    @classmethod
+    def judged(cls, ok: bool | None, fail: str, *, unless: str = "", **fields: Any) -> Claim:
+        """The claim ``fields`` judged by ``ok``, explained by ``fail`` unless it holds (``ok`` None:
+        the runs could not decide it); or, when ``unless`` gives the reason this run cannot judge
+        it (a quick run, too few seeds), not checked with that reason. Every reproduction's claims
+        are judged this one way."""
+        if unless:
+            return cls(holds=None, explanation=unless, **fields)
+        return cls(holds=ok, explanation="" if ok else fail, **fields)
+
     @property
     def status(self) -> str:
         return {True: "holds", False: "fails", None: "not checked"}[self.holds]

@@ -145,11 +145,12 @@ def reproduce(ctx: Context) -> Outcome:
     dep = runs.departures(ctx, t2)
     sweep = runs.sweep(ctx, t2)
     found = claims.claims(ctx, s1, t2, dep, mixed)
-    figs = plots.plots(ctx, s1, s2, t2, sweep, f9, dep, mixed, f1213)
+    r = runs.Runs(s1, s2, t2, sweep, f9, dep, mixed, f1213)
+    figs = plots.plots(ctx, r)
     return Outcome(
         claims=found,
-        data=report.data(ctx, s1, s2, t2, sweep, f9, dep, mixed, f1213),
-        sections=report.sections(ctx, s1, s2, t2, sweep, f9, dep, mixed, f1213),
+        data=report.data(ctx, r),
+        sections=report.sections(ctx, r),
         figures=figs,
         cells=tables.cells(ctx, s1, f9, mixed, t2, f1213),
     )

@@ -44,6 +44,8 @@ def claims(ctx: Context, s1: Scenario1, t2: Table2, dep: Departures, mixed: Mixe
     ]
 
 
+#: Why the MBAC claims are not judged in a run too short for them.
+WINDOWS = "needs three estimator windows after the warm-up"
 #: Why the connections' loss is not judged in quick runs.
 SHORT_RUN = (
     "full runs only: a connection's loss counts the 100 packets it sends before recognition, a fiftieth of the "
@@ -61,7 +63,11 @@ def _cl_loss_far_below_be(s1: Scenario1, quick: bool) -> Claim:
         good = cl <= 0.1 * be and be <= 1.5 * be0
         ok &= good
         rows.append(f"{ld}%: CL {pct(cl)}, BE with MACE {pct(be)}, BE without {pct(be0)}")
-    return Claim(
+    return Claim.judged(
+        ok,
+        "at some load the CL connections' loss was not an order of magnitude below BE's, or MACE "
+        "raised BE loss by more than half (see the per-load figures).",
+        unless=SHORT_RUN if quick else "",
         id="cl-loss-far-below-be",
         text="Under congestion (background >= 100%) the CL connections lose far fewer packets than the BE "
         "ones, and MACE costs BE little",
@@ -71,13 +77,6 @@ def _cl_loss_far_below_be(s1: Scenario1, quick: bool) -> Claim:
         measured="; ".join(rows),
         tolerance="the CL connections' loss (every packet they sent) <= 0.1 x the BE connections' loss with MACE, "
         "and BE with MACE <= 1.5 x BE without, every load >= 100%",
-        holds=None if quick else ok,
-        explanation=SHORT_RUN
-        if quick
-        else ""
-        if ok
-        else "at some load the CL connections' loss was not an order of magnitude below BE's, or MACE "
-        "raised BE loss by more than half (see the per-load figures).",
     )
 
 
@@ -91,17 +90,15 @@ def _ssac_admits_floor(t2: Table2) -> Claim:
         got = [r["admitted_max"] for r in t2[m]["ssac"]]
         ok &= all(g == want for g in got)
         rows.append(f"{m.upper()} {'/'.join(map(str, got))} (floor {want})")
-    return Claim(
+    return Claim.judged(
+        ok,
+        "some model's SSAC peak differs from the floor: candidates did not keep "
+        "the allocation full, or the stale timeout freed reservations late.",
         id="ssac-admits-floor",
         text="SSAC admits exactly floor(allocation / r) concurrent flows",
         paper="SSAC limits the sum of reserved rates to the allocation (§5.3)",
         measured="largest concurrently admitted count after the warm-up, each seed: " + ", ".join(rows),
         tolerance="equal, every single-model run",
-        holds=ok,
-        explanation=""
-        if ok
-        else "some model's SSAC peak differs from the floor: candidates did not keep "
-        "the allocation full, or the stale timeout freed reservations late.",
         kind="check",
     )
 
@@ -119,21 +116,16 @@ def _mbac_beats_ssac(t2: Table2, enough: bool) -> Claim:
         sa, ba = _mean(s, "alive_mean"), _mean(b, "alive_mean")
         ok &= ba > sa and bu > su
         rows.append(f"{m.upper()} SSAC {pct(su)} / {sa:.1f} flows, MBAC {pct(bu)} / {ba:.1f} flows")
-    return Claim(
+    return Claim.judged(
+        ok,
+        "for some model MBAC did not exceed SSAC: see the Table 2 figure.",
+        unless="" if enough else WINDOWS,
         id="mbac-beats-ssac",
         text="MBAC admits more flows and uses more of the CL allocation than SSAC, for every source model",
         paper="§5.3: 'MBAC outperforms SSAC in link utilization for all the source models' (Table 2's numbers "
         "are its cells)",
         measured="mean over seeds: " + "; ".join(rows),
         tolerance="MBAC > SSAC in time-averaged admitted flows alive and in mean utilization, every model run",
-        holds=ok if enough else None,
-        explanation=""
-        if ok and enough
-        else (
-            "needs three estimator windows after the warm-up"
-            if not enough
-            else "for some model MBAC did not exceed SSAC: see the Table 2 figure."
-        ),
     )
 
 
@@ -144,21 +136,16 @@ def _mbac_load_within_allocation(t2: Table2, enough: bool) -> Claim:
         worst = max(r["sample_p95_bps"] for r in runs)
         ok &= all(r["sample_p95_bps"] <= r["allocation_bps"] for r in runs)
         rows.append(f"{m.upper()} p95 {worst / 1e6:.3f} of {runs[0]['allocation_bps'] / 1e6:.1f} Mb/s")
-    return Claim(
+    return Claim.judged(
+        ok,
+        "some model's CL load exceeded the allocation in more than 5% of the samples: the estimate "
+        "(window maximum) lagged a rise of the admitted flows' activity.",
+        unless="" if enough else WINDOWS,
         id="mbac-load-within-allocation",
         text="Under MBAC the measured CL load stays within its allocation",
         paper="§4.2: a properly working MBAC bounds CL usage under the allotted amount (Fig. 14)",
         measured="the worst seed: " + "; ".join(rows),
         tolerance="95th percentile of the 5 s samples after the warm-up <= allocation, every model and seed",
-        holds=ok if enough else None,
-        explanation=""
-        if ok and enough
-        else (
-            "needs three estimator windows after the warm-up"
-            if not enough
-            else "some model's CL load exceeded the allocation in more than 5% of the samples: the estimate "
-            "(window maximum) lagged a rise of the admitted flows' activity."
-        ),
     )
 
 
@@ -183,7 +170,10 @@ def _mbac_cl_service_comparable(t2: Table2, enough: bool) -> Claim:
         else:
             rows.append(f"{m.upper()} {loss}")
         ok &= good
-    return Claim(
+    return Claim.judged(
+        ok,
+        "MBAC's CL service was measurably worse than SSAC's beyond the tolerance.",
+        unless="" if enough else WINDOWS,
         id="mbac-cl-service-comparable",
         text="MBAC's higher utilization leaves the admitted CL packets' loss and delay variation comparable to SSAC's",
         paper="Figs. 15-16: inter-arrival CDFs almost identical for the 256 kb/s flows, slightly worse for "
@@ -191,14 +181,6 @@ def _mbac_cl_service_comparable(t2: Table2, enough: bool) -> Claim:
         measured="mean over seeds, SSAC -> MBAC: " + "; ".join(rows),
         tolerance="loss of the packets admitted as CL, MBAC <= SSAC + 1 point; (mix) 64 kb/s within-25% share "
         "MBAC >= SSAC - 5 points (the connections' loss is shown, not judged: see the decisions record)",
-        holds=ok if enough else None,
-        explanation=""
-        if ok and enough
-        else (
-            "needs three estimator windows after the warm-up"
-            if not enough
-            else "MBAC's CL service was measurably worse than SSAC's beyond the tolerance."
-        ),
     )
 
 
@@ -219,7 +201,11 @@ def _mbac_departures_batch_admission(dep: Departures) -> Claim:
                 f"predicted {pct(want)}"
             )
         rows.append(", ".join(parts))
-    return Claim(
+    return Claim.judged(
+        ok,
+        "the measured utilization differs from the batch-admission prediction by more than the "
+        "tolerance for some model or lifetime: the prediction ignores the noise headroom's change with N "
+        "and the flows that leave during a batch (see the departures section).",
         id="mbac-departures-batch-admission",
         text="With departures MBAC admits in one batch per estimator window, so its utilization falls "
         "below the no-departure level as u_none / (1 + (T·S/L)·r/m) predicts",
@@ -227,12 +213,6 @@ def _mbac_departures_batch_admission(dep: Departures) -> Claim:
         measured=f"MBAC v = 0.95, T·S = {w:g} s, after {dep['warmup_s']:g} s of {dep['duration']}: " + "; ".join(rows),
         tolerance=f"|measured - predicted| <= {BATCH_TOLERANCE_PTS:g} points of μ for every model and finite "
         "lifetime (m = u_none·μ / N_none, the per-flow load of the run without departures)",
-        holds=ok,
-        explanation=""
-        if ok
-        else "the measured utilization differs from the batch-admission prediction by more than the "
-        "tolerance for some model or lifetime: the prediction ignores the noise headroom's change with N "
-        "and the flows that leave during a batch (see the departures section).",
         kind="check",
     )
 
@@ -246,18 +226,15 @@ def _fig7_mixed_cl_loss_below_be(mixed: MixedLoss, quick: bool) -> Claim:
         good = math.isfinite(cl) and math.isfinite(be) and cl <= 0.1 * be
         ok &= good
         rows.append(f"{ld}%: CL {pct(cl)} (CL class at the link {pct(seed_mean(runs, 'loss_cl_class'))}), BE {pct(be)}")
-    return Claim(
+    return Claim.judged(
+        ok,
+        "at some load the mixed CL connections lost more than a tenth of the BE connections' loss (see "
+        "the Figs. 7-8 section).",
+        unless=SHORT_RUN if quick else "",
         id="fig7-mixed-cl-loss-below-be",
         text="With mixed CL source models (CBR, POO1, POO3, EXP1) CL packets are rarely lost against BE",
         paper="Fig. 7 (§5.1): traffic under CL service experiences lower loss than under BE service",
         measured="; ".join(rows),
         tolerance="the CL connections' loss (every packet they sent) <= 0.1 x the BE connections' loss at every "
         "background load >= 100%",
-        holds=None if quick else ok,
-        explanation=SHORT_RUN
-        if quick
-        else ""
-        if ok
-        else "at some load the mixed CL connections lost more than a tenth of the BE connections' loss (see "
-        "the Figs. 7-8 section).",
     )

@@ -14,6 +14,7 @@ from .runs import (
     Fig9,
     Fig12_13,
     MixedLoss,
+    Runs,
     Scenario1,
     Scenario2,
     Table2,
@@ -23,18 +24,9 @@ from .runs import (
 )
 
 
-def plots(
-    ctx: Context,
-    s1: Scenario1,
-    s2: Scenario2,
-    t2: Table2,
-    sweep: dict[str, Table2Run],
-    f9: Fig9,
-    dep: Departures,
-    mixed: MixedLoss,
-    f1213: Fig12_13,
-) -> list[Figure]:
+def plots(ctx: Context, r: Runs) -> list[Figure]:
     """Draws every figure the runs allow (the mixed CDFs need the mixed model, the v sweep a full run)."""
+    s1, s2, t2, sweep, f9, dep, mixed, f1213 = r
     out = [
         fig6(ctx, s1),
         fig7_8(ctx, s1, mixed),

@@ -23,7 +23,7 @@ from .params import (
     WARMUP_S,
     bg_sources,
 )
-from .runs import Departures, Fig9, Fig12_13, MixedLoss, Scenario1, Scenario2, Table2, Table2Run, batch_prediction
+from .runs import Departures, Fig9, Fig12_13, MixedLoss, Runs, Scenario1, Scenario2, Table2, Table2Run, batch_prediction
 from .tables import paper
 
 #: What results.json leaves out of a Table 2 run: histograms and series, drawn in the figures.
@@ -34,19 +34,10 @@ def _strip(r: Table2Run) -> dict[str, Any]:
     return {k: v for k, v in r.items() if k not in _BULKY}
 
 
-def data(
-    ctx: Context,
-    s1: Scenario1,
-    s2: Scenario2,
-    t2: Table2,
-    sweep: dict[str, Table2Run],
-    f9: Fig9,
-    dep: Departures,
-    mixed: MixedLoss,
-    f1213: Fig12_13,
-) -> dict[str, Any]:
+def data(ctx: Context, r: Runs) -> dict[str, Any]:
     """The raw tables behind every claim, cell and figure (results.json's ``data``); Table 2's runs
     one per seed."""
+    s1, s2, t2, sweep, f9, dep, mixed, f1213 = r
     return {
         "scenario1": {"loads": s1["loads"], "runs": s1["runs"]},
         "scenario2": {k: v for k, v in s2.items() if k != "hist"},
@@ -60,18 +51,9 @@ def data(
     }
 
 
-def sections(
-    ctx: Context,
-    s1: Scenario1,
-    s2: Scenario2,
-    t2: Table2,
-    sweep: dict[str, Table2Run],
-    f9: Fig9,
-    dep: Departures,
-    mixed: MixedLoss,
-    f1213: Fig12_13,
-) -> list[tuple[str, str]]:
+def sections(ctx: Context, r: Runs) -> list[tuple[str, str]]:
     """report.md's sections after the claims."""
+    s1, s2, t2, sweep, f9, dep, mixed, f1213 = r
     return (
         [
             ("Setup", setup_md(ctx, s1, s2)),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import partial
-from typing import Any, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 from ...recording import record_arrivals
 from ...result import Result
@@ -556,3 +556,17 @@ def fig12_13(ctx: Context) -> Fig12_13:
         m["loss_cl_class"], m["loss_be_class"] = class_loss(res, warm)
         out["runs"].append(m)
     return out
+
+
+class Runs(NamedTuple):
+    """Every scenario's reduced runs, as :func:`qoslab.reproduce.mace.reproduce` hands them to the
+    figures, the cells and the report."""
+
+    s1: Scenario1
+    s2: Scenario2
+    t2: Table2
+    sweep: dict[str, Table2Run]
+    f9: Fig9
+    dep: Departures
+    mixed: MixedLoss
+    f1213: Fig12_13

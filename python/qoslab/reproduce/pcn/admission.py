@@ -49,6 +49,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...stats import Estimate
+from ..fidelity import md_table
 from ..framework import Claim, Context, Outcome
 from . import _adm_setup as S
 from . import cellmap as C
@@ -104,9 +105,7 @@ def _not_judged(ctx: Context, what: str) -> str:
 
 def _claim(ctx: Context, ok: bool, fail: str, **kw: Any) -> Claim:
     """A claim judged only over >= 5 seeds."""
-    if not _judged(ctx):
-        return Claim(holds=None, explanation=_not_judged(ctx, ""), **kw)
-    return Claim(holds=ok, explanation="" if ok else fail, **kw)
+    return Claim.judged(ok, fail, unless="" if _judged(ctx) else _not_judged(ctx, ""), **kw)
 
 
 def _est(runs: list[dict[str, float]]) -> dict[str, Estimate]:
@@ -167,16 +166,12 @@ def _table_3_1(ctx: Context, est: dict[Any, dict[str, Estimate]]) -> tuple[list[
         rows.append(
             f"| {link} | {model} | {arr} | {m['over_admission_pct'].fmt('.2f')} % | {m['sd_ratio'].fmt('.4f')} |"
         )
-    table = "\n".join(
-        [
-            "Over-admission percentage and the standard-deviation ratio of the 50 ms rate samples at 5x, mean "
-            f"over seeds {', '.join(map(str, ctx.seeds))} (± 95 % CI), per link; Table 3.1's cells take, per "
-            "seed, the worst of T3, 100 Mb/s and OC3.",
-            "",
-            "| link | traffic | arrivals | over-admission | sd / admissible |",
-            "|---|---|---|---|---|",
-            *rows,
-        ]
+    table = md_table(
+        "| link | traffic | arrivals | over-admission | sd / admissible |",
+        rows,
+        "Over-admission percentage and the standard-deviation ratio of the 50 ms rate samples at 5x, mean "
+        f"over seeds {', '.join(map(str, ctx.seeds))} (± 95 % CI), per link; Table 3.1's cells take, per "
+        "seed, the worst of T3, 100 Mb/s and OC3.",
     )
     data = {
         f"{lk}/{mo}/{ar}": {k: v.to_json() for k, v in m.items()}
@@ -210,16 +205,12 @@ def _table_3_23(ctx: Context, est: dict[Any, dict[str, Estimate]]) -> tuple[list
                     f"| {model} | {grp} | {arr} | {e_over.fmt('.2f')} % | {e_sd.fmt('.3f')} | {', '.join(where)} |"
                 )
                 data[f"{model}/{grp}/{arr}"] = {"over_admission_pct": e_over.to_json(), "sd_ratio": e_sd.to_json()}
-    table = "\n".join(
-        [
-            "Per seed the worst case over the links of the row and the overloads run (2x-5x at 1 Mb/s, T1, 10 Mb/s; "
-            "5x at T3-OC3, Table 3.1's runs) and the sd ratio of that run; mean over seeds ± 95 % CI; per-packet "
-            "CLE (weight 0.01, threshold 0.5).",
-            "",
-            "| traffic | links | arrivals | worst over-admission | its sd / admissible | where, seed by seed |",
-            "|---|---|---|---|---|---|",
-            *rows,
-        ]
+    table = md_table(
+        "| traffic | links | arrivals | worst over-admission | its sd / admissible | where, seed by seed |",
+        rows,
+        "Per seed the worst case over the links of the row and the overloads run (2x-5x at 1 Mb/s, T1, 10 Mb/s; "
+        "5x at T3-OC3, Table 3.1's runs) and the sd ratio of that run; mean over seeds ± 95 % CI; per-packet "
+        "CLE (weight 0.01, threshold 0.5).",
     )
     return cells, table, data
 
@@ -292,16 +283,12 @@ def _table_3_5(
                 + " |"
             )
     n_pts = len({k[2:] for k in grid})
-    table = "\n".join(
-        [
-            f"Over-admission % over the {n_pts} (weight, CLE threshold) points of the grid: per seed the min, max, "
-            f"mean and sd (n − 1) of the seed's points, then mean over seeds {', '.join(map(str, ctx.seeds))} ± 95 % "
-            f"CI; per-interval CLE (100 ms), 5x, RTT topology with {RTT_INGRESSES} ingresses (access 1-100 ms).",
-            "",
-            "| traffic | topology | link | min | max | mean | sd |",
-            "|---|---|---|---|---|---|---|",
-            *rows,
-        ]
+    table = md_table(
+        "| traffic | topology | link | min | max | mean | sd |",
+        rows,
+        f"Over-admission % over the {n_pts} (weight, CLE threshold) points of the grid: per seed the min, max, "
+        f"mean and sd (n − 1) of the seed's points, then mean over seeds {', '.join(map(str, ctx.seeds))} ± 95 % "
+        f"CI; per-interval CLE (100 ms), 5x, RTT topology with {RTT_INGRESSES} ingresses (access 1-100 ms).",
     )
     outside = [
         f"{k[0]} {k[1]} w={k[2]:g} CLE={k[3]:g}: {v['over_admission_pct'].mean:.2f} %"
@@ -432,21 +419,20 @@ def _table_3_4(ctx: Context) -> tuple[list[C.Cell], list[C.Cell], str, dict[str,
     rows, data = _vq_rows(main)
     crows, cdata = _vq_rows(control)
     head = "| link | min, max, upper limit (ms) | worst over-admission | its sd / admissible | at, seed by seed |"
-    table = "\n".join(
+    table = "\n\n".join(
         [
-            "SVD, per seed the worst case over 2x-5x and that run's sd ratio, then mean over seeds ± 95 % CI; "
-            f"per-interval CLE (100 ms), weight {FIXED_W:g}, threshold {FIXED_CLE:g} (Table 3.4's cells).",
-            "",
-            head,
-            "|---|---|---|---|---|",
-            *rows,
-            "",
-            "The control: the same runs at the per-packet CLE of §3.2 (weight 0.01, threshold 0.5); its "
-            f"({C.vq_label(T31_SVD_VQ)}) ms rows are Table 3.1's SVD cells.",
-            "",
-            head,
-            "|---|---|---|---|---|",
-            *crows,
+            md_table(
+                head,
+                rows,
+                "SVD, per seed the worst case over 2x-5x and that run's sd ratio, then mean over seeds ± 95 % CI; "
+                f"per-interval CLE (100 ms), weight {FIXED_W:g}, threshold {FIXED_CLE:g} (Table 3.4's cells).",
+            ),
+            md_table(
+                head,
+                crows,
+                "The control: the same runs at the per-packet CLE of §3.2 (weight 0.01, threshold 0.5); its "
+                f"({C.vq_label(T31_SVD_VQ)}) ms rows are Table 3.1's SVD cells.",
+            ),
         ]
     )
     return cells, svd_3_1, table, {"per_interval": data, "per_packet": cdata}
@@ -477,15 +463,11 @@ def _table_3_6(ctx: Context) -> tuple[list[Claim], list[C.Cell], str, dict[str, 
                 for n, e in zip(counts, row, strict=True)
                 if not BAND[0] <= e.mean <= BAND[1]
             ]
-    table = "\n".join(
-        [
-            "Over-admission % by number of ingresses (RTT topology, access 1-100 ms), the call rate of each type "
-            "fixed (5x its link's admissible rate); weight 0.3, CLE 0.05; mean over seeds ± 95 % CI.",
-            "",
-            "| traffic | ingresses: over-admission % |",
-            "|---|---|",
-            *rows,
-        ]
+    table = md_table(
+        "| traffic | ingresses: over-admission % |",
+        rows,
+        "Over-admission % by number of ingresses (RTT topology, access 1-100 ms), the call rate of each type "
+        "fixed (5x its link's admissible rate); weight 0.3, CLE 0.05; mean over seeds ± 95 % CI.",
     )
     claim = _claim(
         ctx,
@@ -550,15 +532,11 @@ def _ramp_and_rtt(ctx: Context) -> tuple[list[Claim], str, dict[str, Any]]:
         tolerance="each within [-3 %, +2 %]",
     )
     rows = [f"| {n} | {o[n].fmt('.2f')} % | {est[n]['sd_ratio'].fmt('.3f')} |" for n, _ in cases]
-    table = "\n".join(
-        [
-            "§3.4.1 (single link, ramp 5-15 ms vs step at 15 ms) and §3.5 (RTT topology, 10 ingresses, all at one "
-            "access delay: round trip 22 or 220 ms); weight 0.3, CLE 0.05, 5x.",
-            "",
-            "| run | over-admission | sd / admissible |",
-            "|---|---|---|",
-            *rows,
-        ]
+    table = md_table(
+        "| run | over-admission | sd / admissible |",
+        rows,
+        "§3.4.1 (single link, ramp 5-15 ms vs step at 15 ms) and §3.5 (RTT topology, 10 ingresses, all at one "
+        "access delay: round trip 22 or 220 ms); weight 0.3, CLE 0.05, 5x.",
     )
     data = {name: {m: e.to_json() for m, e in v.items()} for name, v in est.items()}
     return [ramp, rtt], table, data
@@ -583,14 +561,10 @@ def _fairness_claim(ctx: Context, fairness: dict[str, dict[str, Estimate]]) -> t
         f"| {m} | {v['admitted_near'].fmt('.3f')} | {v['admitted_far'].fmt('.3f')} | {ratios[m]:.3f} |"
         for m, v in fairness.items()
     ]
-    table = "\n".join(
-        [
-            "Admitted share of calls by ingress access delay (RTT topology, 100 ingresses, weight 0.3, CLE 0.05).",
-            "",
-            "| traffic | near (< 50 ms) | far (>= 50 ms) | far / near |",
-            "|---|---|---|---|",
-            *rows,
-        ]
+    table = md_table(
+        "| traffic | near (< 50 ms) | far (>= 50 ms) | far / near |",
+        rows,
+        "Admitted share of calls by ingress access delay (RTT topology, 100 ingresses, weight 0.3, CLE 0.05).",
     )
     return claim, table
 

@@ -39,6 +39,7 @@ from ...errors import ReproductionError
 from ...result import Result
 from ...scenario import Scenario
 from ..cells import Cell, Measured, compare, interval_text
+from ..fidelity import md_table
 from ..framework import Context, control_context
 from . import _adm_setup as S
 from . import cellmap as C
@@ -254,18 +255,15 @@ def judged(ctx: Context, measured: Sequence[Measured]) -> list[Cell]:
 def markdown(control: Control, seeds: Sequence[int], before: Sequence[Cell], after: Sequence[Cell], note: str) -> str:
     """The before/after table of one control."""
     b = {c.key: c for c in before}
-    lines = [
-        f"Control `{control.name}`: {control.knob} (seeds {', '.join(map(str, seeds))}{note}).",
-        f"Why this value: {control.why}.",
-        "",
-        "| table | row | column | paper | before | after |",
-        "|---|---|---|---|---|---|",
-    ]
-    for c in after:
-        lines.append(
-            f"| {c.table} | {c.row} | {c.column} | {c.paper} | {interval_text(b.get(c.key))} | {interval_text(c)} |"
-        )
-    return "\n".join(lines) + "\n"
+    rows = (
+        f"| {c.table} | {c.row} | {c.column} | {c.paper} | {interval_text(b.get(c.key))} | {interval_text(c)} |"
+        for c in after
+    )
+    intro = f"Control `{control.name}`: {control.knob} (seeds {', '.join(map(str, seeds))}{note}).\n"
+    return (
+        md_table("| table | row | column | paper | before | after |", rows, intro + f"Why this value: {control.why}.")
+        + "\n"
+    )
 
 
 def run_controls(

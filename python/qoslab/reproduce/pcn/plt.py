@@ -66,6 +66,7 @@ from ...pcn import expected_termination
 from ...result import Result
 from ...scenario import Scenario
 from ...stats import Estimate
+from ..fidelity import md_table
 from ..framework import Claim, Context, Outcome
 from . import _adm_setup as S
 from . import cellmap as C
@@ -503,15 +504,15 @@ def _expected_claim() -> Claim:
     e = expected_termination(2, 0.5, 0.25, 0.5)
     want = {"long": 3 / 7, "short": [1 / 3, 1 / 7], "bottlenecks": [25 / 63, 1 / 3]}
     ok7 = e["long"] == want["long"] and e["short"] == want["short"] and e["bottlenecks"] == want["bottlenecks"]
-    return Claim(
+    return Claim.judged(
+        ok7,
+        "the generalized formula does not give the paper's example",
         id="expected-termination-plt2",
         text="§4.4.1's expected termination reproduces the PLT2 example exactly",
         paper="long 3/7; short 1/3, 1/7; bottlenecks 25/63, 1/3",
         measured=f"long {e['long']:.6f}; short {', '.join(f'{x:.6f}' for x in e['short'])}; "
         f"bottlenecks {', '.join(f'{x:.6f}' for x in e['bottlenecks'])}",
         tolerance="exact (nearest float)",
-        holds=ok7,
-        explanation="" if ok7 else "the generalized formula does not give the paper's example",
         kind="check",
     )
 
@@ -554,15 +555,16 @@ def _admission_outcome(
             fails.append(f"{m}: {min(means):.2f} … {max(means):.2f} %")
     ok2 = not fails
     out.claims.append(
-        Claim(
+        Claim.judged(
+            ok2,
+            "outside: " + "; ".join(fails),
+            unless="" if judged else why_not,
             id="table3.5-grid-plt",
             text="§3.6, PLT: CBR, VBR, MIX and VTR stay within -3 % / +2 % over the weight x CLE grid (worst "
             "bottleneck of each run, mean over seeds)",
             paper="'the admitted load staying within -3%+2% range of the desired admission threshold'",
             measured="; ".join(spans),
             tolerance="every grid point's seed mean in [-3 %, +2 %]",
-            holds=(ok2 if judged else None),
-            explanation=("" if ok2 else "outside: " + "; ".join(fails)) if judged else why_not,
         )
     )
     # Table 3.7: PLT5, every type, per seed each bottleneck's mean over the 15 settings.
@@ -617,7 +619,10 @@ def _admission_outcome(
     else:
         ok3, expl3 = None, "needs the nine 80 s runs (PLT2, 3, 5 x weights 0.1, 0.5, 0.9)"
     out.claims.append(
-        Claim(
+        Claim.judged(
+            ok3,
+            expl3,
+            unless="" if judged else why_not,
             id="table3.8-beat-down",
             text="§3.8.2: the long-haul aggregate consistently loses bandwidth in time (ratio at 80 s above that at "
             "10 s for every PLT and weight), the more so the more bottlenecks it crosses (PLT5's ratio at 80 s the "
@@ -627,24 +632,18 @@ def _admission_outcome(
             measured="80 s: "
             + ", ".join(f"PLT{k} w {w:g} {v[7]:.2f}" for (k, w), v in sorted(mean.items()) if len(v) >= 8),
             tolerance="seed means; both orderings at every weight",
-            holds=ok3 if judged else None,
-            explanation=("" if ok3 else expl3) if judged else why_not,
         )
     )
     # Sections.
     out.sections.append(
         (
             "Table 3.5 (PLT rows): over-admission over the weight x CLE grid",
-            "\n".join(
-                [
-                    "Per run the worst bottleneck's over-admission (50 ms utilization samples from "
-                    f"{ADM_WARMUP_S:g} s, against the admissible rate); per seed the statistics over the 15 points, "
-                    "then mean over seeds ± 95 % CI. 5x overload, per-interval CLE.",
-                    "",
-                    "| traffic | topology | link | min % | max % | mean % | sd |",
-                    "|---|---|---|---|---|---|---|",
-                    *rows35,
-                ]
+            md_table(
+                "| traffic | topology | link | min % | max % | mean % | sd |",
+                rows35,
+                "Per run the worst bottleneck's over-admission (50 ms utilization samples from "
+                f"{ADM_WARMUP_S:g} s, against the admissible rate); per seed the statistics over the 15 points, "
+                "then mean over seeds ± 95 % CI. 5x overload, per-interval CLE.",
             ),
         )
     )
@@ -652,18 +651,14 @@ def _admission_outcome(
         out.sections.append(
             (
                 "Table 3.7: PLT5 over-admission per bottleneck (5x)",
-                "\n".join(
-                    [
-                        "Per seed the mean over the weight x CLE settings (15 in a full run); mean over seeds "
-                        "± 95 % CI; voice on OC3, VTR on 1 Gb/s, SVD on OC48.",
-                        "",
-                        "| traffic | link | BN1 | BN2 | BN3 | BN4 | BN5 |",
-                        "|---|---|---|---|---|---|---|",
-                        *(
-                            f"| {m} | {ADM_LINK[m]} | " + " | ".join(Estimate.of(v).fmt(".3f") for v in bns) + " |"
-                            for m, bns in per_bn.items()
-                        ),
-                    ]
+                md_table(
+                    "| traffic | link | BN1 | BN2 | BN3 | BN4 | BN5 |",
+                    (
+                        f"| {m} | {ADM_LINK[m]} | " + " | ".join(Estimate.of(v).fmt(".3f") for v in bns) + " |"
+                        for m, bns in per_bn.items()
+                    ),
+                    "Per seed the mean over the weight x CLE settings (15 in a full run); mean over seeds "
+                    "± 95 % CI; voice on OC3, VTR on 1 Gb/s, SVD on OC48.",
                 ),
             )
         )
@@ -678,21 +673,20 @@ def _admission_outcome(
     out.sections.append(
         (
             "Table 3.8: beat-down ratio over time (CBR, 5x), and the share of time marking",
-            "\n".join(
+            "\n\n".join(
                 [
-                    f"Mean short aggregate's delivered bits over the long aggregate's in each {BIN_S:g} s bin, "
-                    f"labelled by the bin's end (mean over seeds ± 95 % CI; CLE threshold {BEAT_CLE:g}).",
-                    "",
-                    "| topology | weight | " + " | ".join(f"{10 * (i + 1)} s" for i in range(8)) + " |",
-                    "|---|---|" + "---|" * 8,
-                    *rows38,
-                    "",
-                    "§3.8's diagnostic: the share of 50 ms samples (after the warm-up) in which at least one "
-                    "bottleneck admission-marked a packet, and a single bottleneck's mean share.",
-                    "",
-                    "| topology | weight | at least one link marking | one link (mean) |",
-                    "|---|---|---|---|",
-                    *shares,
+                    md_table(
+                        "| topology | weight | " + " | ".join(f"{10 * (i + 1)} s" for i in range(8)) + " |",
+                        rows38,
+                        f"Mean short aggregate's delivered bits over the long aggregate's in each {BIN_S:g} s bin, "
+                        f"labelled by the bin's end (mean over seeds ± 95 % CI; CLE threshold {BEAT_CLE:g}).",
+                    ),
+                    md_table(
+                        "| topology | weight | at least one link marking | one link (mean) |",
+                        shares,
+                        "§3.8's diagnostic: the share of 50 ms samples (after the warm-up) in which at least one "
+                        "bottleneck admission-marked a packet, and a single bottleneck's mean share.",
+                    ),
                 ]
             ),
         )
@@ -769,19 +763,17 @@ def _termination_outcome(
         )
     )
     for (k, m, ratio), t in sorted(mean.items(), key=lambda x: (x[0][2], x[0][1], x[0][0])):
-        lines = [
-            f"PLT{k}, {m} ({TERM_LINK[m]}), long:short {ratio}; mean over seeds {', '.join(map(str, ctx.seeds))} "
-            f"(± 95 % CI on the differences); terminations in [t1, t1 + {TERM_WINDOW_S:g} s].",
-            "",
+        table = md_table(
             "| | optimal | expected | actual | A-O (points) | A-E (points) |",
-            "|---|---|---|---|---|---|",
-        ]
-        for r, c in t.items():
-            lines.append(
+            (
                 f"| {r} | {c['optimal'].mean:.4f} | {c['expected'].mean:.4f} | {c['actual'].mean:.4f} | "
                 f"{c['a_o'].fmt('.2f')} | {c['a_e'].fmt('.2f')} |"
-            )
-        out.sections.append((f"Tables 4.7-4.9: PLT{k} {m} {ratio}", "\n".join(lines)))
+                for r, c in t.items()
+            ),
+            f"PLT{k}, {m} ({TERM_LINK[m]}), long:short {ratio}; mean over seeds {', '.join(map(str, ctx.seeds))} "
+            f"(± 95 % CI on the differences); terminations in [t1, t1 + {TERM_WINDOW_S:g} s].",
+        )
+        out.sections.append((f"Tables 4.7-4.9: PLT{k} {m} {ratio}", table))
     out.data["tables4_7_4_9"] = {
         f"PLT{k}/{m}/{ratio}": {r: {c: e.to_json() for c, e in cols.items()} for r, cols in t.items()}
         for (k, m, ratio), t in mean.items()

@@ -19,6 +19,7 @@ from typing import Any
 
 from ...stats import Estimate
 from ..cells import Measured, compare, fmt_number
+from ..fidelity import md_table
 from ..framework import Context
 from . import cellmap as C
 from . import termination as term
@@ -87,19 +88,13 @@ def controls(ctx: Context) -> tuple[dict[str, Any], tuple[str, str]]:
             + " | ".join(f"{v.fmt('.2f')} {w}".rstrip() for v, w in zip(cells.values(), verdict, strict=True))
             + " |"
         )
-    text = "\n".join(
-        [
-            f"Over-termination in points, (actual − optimal) × 100, seeds {', '.join(map(str, ctx.seeds))}, mean ± "
-            "95 % CI; one knob changed at a time (docs/reproductions/pcn.md). Each column is a paper cell "
-            "(Table 4.3's over-termination of ingresses 1 and 2, Table 4.2's CBR / 600 at f), judged "
-            "two-sided by the one rule: the paper's number ± the cell's tolerance against the 95 % interval.",
-            "",
-            "| run | Table 4.3 ingress 1 | Table 4.3 ingress 2 | 600 ingresses f = 0 | f = 0.005 | f = 0.01 "
-            "| f = 0.1 |",
-            "|---|---|---|---|---|---|---|",
-            *([paper_row] if ctx.paper is not None else []),
-            *rows,
-        ]
+    text = md_table(
+        "| run | Table 4.3 ingress 1 | Table 4.3 ingress 2 | 600 ingresses f = 0 | f = 0.005 | f = 0.01 | f = 0.1 |",
+        [*([paper_row] if ctx.paper is not None else []), *rows],
+        f"Over-termination in points, (actual − optimal) × 100, seeds {', '.join(map(str, ctx.seeds))}, mean ± "
+        "95 % CI; one knob changed at a time (docs/reproductions/pcn.md). Each column is a paper cell "
+        "(Table 4.3's over-termination of ingresses 1 and 2, Table 4.2's CBR / 600 at f), judged "
+        "two-sided by the one rule: the paper's number ± the cell's tolerance against the 95 % interval.",
     )
     return data, ("Controls: claims 4 and 5, one knob at a time", text)
 
@@ -141,15 +136,11 @@ def low_aggregation_controls(ctx: Context) -> tuple[dict[str, Any], tuple[str, s
         pre = sum(r["terminated_before_t1"] for r in block) / n
         data[label] = {"points": e.to_json(), "optimal": opt, "terminated_before_t1": pre}
         rows.append(f"| {label} | {e.fmt('.2f')} | {opt:.4f} | {pre:.1f} |")
-    text = "\n".join(
-        [
-            f"Over-termination in points, seeds {', '.join(map(str, ctx.seeds))}, mean ± 95 % CI; one knob at a "
-            "time (docs/reproductions/pcn.md, Table 4.2's MIX and VTR rows and §4.5); optimal and flows cut "
-            "before t1 as means.",
-            "",
-            "| run | over-term (points) | optimal | cut before t1 |",
-            "|---|---|---|---|",
-            *rows,
-        ]
+    text = md_table(
+        "| run | over-term (points) | optimal | cut before t1 |",
+        rows,
+        f"Over-termination in points, seeds {', '.join(map(str, ctx.seeds))}, mean ± 95 % CI; one knob at a "
+        "time (docs/reproductions/pcn.md, Table 4.2's MIX and VTR rows and §4.5); optimal and flows cut "
+        "before t1 as means.",
     )
     return data, ("Controls: MIX, VTR and BATCH at low aggregation", text)

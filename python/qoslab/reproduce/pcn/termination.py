@@ -68,6 +68,7 @@ from ...result import Result
 from ...scenario import Scenario
 from ...stats import Estimate
 from .. import figures
+from ..fidelity import md_table
 from ..framework import Claim, Context, Figure, Outcome, estimate
 from . import cellmap as C
 from .term_metrics import T1, ingress_load, marked_fractions, synchronization, termination_metrics
@@ -543,23 +544,26 @@ def _table_4_3(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, s
     second = sum(1 for r in rounds[0] if len(r) > 1)
     text = "\n".join(
         [
-            f"Seeds {', '.join(map(str, ctx.seeds))}; mean ± 95 % CI. Optimal termination (from the flows present "
-            f"at t1): {bott['optimal'].fmt('.4f')}; bottleneck actual {bott['actual'].fmt('.4f')}, over-termination "
-            f"{bott['over_pts'].fmt('.2f')} points ({bott['over_pct'].fmt('.2f')} % of the optimal).",
+            md_table(
+                "| ingress | flows | access delay (one way) | actual term | over-term, points: actual − optimal | "
+                "over-term, % of optimal |",
+                rows,
+                f"Seeds {', '.join(map(str, ctx.seeds))}; mean ± 95 % CI. Optimal termination (from the flows "
+                f"present at t1): {bott['optimal'].fmt('.4f')}; bottleneck actual {bott['actual'].fmt('.4f')}, "
+                f"over-termination {bott['over_pts'].fmt('.2f')} points ({bott['over_pct'].fmt('.2f')} % of the "
+                "optimal).",
+            ),
             "",
-            "| ingress | flows | access delay (one way) | actual term | over-term, points: actual − optimal | "
-            "over-term, % of optimal |",
-            "|---|---|---|---|---|---|",
-            *rows,
-            "",
-            "Fig. 4.4, the termination rounds (seconds after t1 = 200 s; ingress 1's first round t2, ingress 2's "
-            "first t3, ingress 1's second t4):",
-            "",
-            "| | t2 | t3 | t4 |",
-            "|---|---|---|---|",
-            "| qoslab | "
-            + " | ".join(Estimate.of(v).fmt(".4f") for v in fig.values())
-            + f" ({second} of {len(runs)} runs have t4) |",
+            md_table(
+                "| | t2 | t3 | t4 |",
+                [
+                    "| qoslab | "
+                    + " | ".join(Estimate.of(v).fmt(".4f") for v in fig.values())
+                    + f" ({second} of {len(runs)} runs have t4) |"
+                ],
+                "Fig. 4.4, the termination rounds (seconds after t1 = 200 s; ingress 1's first round t2, ingress "
+                "2's first t3, ingress 1's second t4):",
+            ),
             "",
             "Rounds per seed: "
             + "; ".join(
@@ -655,17 +659,13 @@ def _table_4_1(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, s
             f"{e['over_pts'].fmt('.2f')} | {e['over_pct'].fmt('.2f')} % | {pre:.1f} |"
         )
         data[f"{m}/{k}"] = {**{key: v.to_json() for key, v in e.items()}, "terminated_before_t1": pre}
-    text = "\n".join(
-        [
-            f"Every RTT 1 ms; CBR and VBR on OC3, SVD on OC48; seeds {', '.join(map(str, ctx.seeds))}. Flows: "
-            "started (the paper's load) and present at t1; optimal = 1 − T / load; 'before t1': flows terminated "
-            "before the event (VBR and SVD residents fluctuate around the termination rate), left out of the load.",
-            "",
-            "| traffic | ingresses | flows started | flows at t1 | optimal | actual | over-term (points) | "
-            "over-term (% of optimal) | before t1 |",
-            "|---|---|---|---|---|---|---|---|---|",
-            *rows,
-        ]
+    text = md_table(
+        "| traffic | ingresses | flows started | flows at t1 | optimal | actual | over-term (points) | "
+        "over-term (% of optimal) | before t1 |",
+        rows,
+        f"Every RTT 1 ms; CBR and VBR on OC3, SVD on OC48; seeds {', '.join(map(str, ctx.seeds))}. Flows: "
+        "started (the paper's load) and present at t1; optimal = 1 − T / load; 'before t1': flows terminated "
+        "before the event (VBR and SVD residents fluctuate around the termination rate), left out of the load.",
     )
     return cells, data, ("Table 4.1: ingress aggregation", text)
 
@@ -710,17 +710,8 @@ def _table_4_2(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], str]:
             "MIX": f"{FLOWS_4_2['MIX']} calls, 417 of each codec of Table 2.1 (shares are rate shares)",
             "VTR": f"{FLOWS_4_2['VTR']} flows (75 % of the link at 769 kb/s)",
         }.get(model, f"Table 4.1's {model} row of the same ingress count, else its middle row")
-        body.append(
-            "\n".join(
-                [
-                    f"{model} on {m.link}; flows: {flows}.",
-                    "",
-                    f"| {model}, ingresses | " + " | ".join(f"f = {f:g}" for f in RANDOMIZE) + " |",
-                    "|---|" + "---|" * len(RANDOMIZE),
-                    *rows,
-                ]
-            )
-        )
+        head = f"| {model}, ingresses | " + " | ".join(f"f = {f:g}" for f in RANDOMIZE) + " |"
+        body.append(md_table(head, rows, f"{model} on {m.link}; flows: {flows}."))
     text = "\n\n".join(
         [
             "Over-termination in points, (actual − optimal) × 100, every RTT 1 ms, qoslab mean ± 95 % CI (in "
@@ -791,19 +782,15 @@ def _batch(ctx: Context) -> tuple[list[Claim], dict[str, Any], tuple[str, str]]:
             arr: {"points": est[key].to_json(), "percent": rel[key].to_json(), "aggregates": agg[key]}
             for arr, key in (("poisson", p), ("batch", b))
         }
-    text = "\n".join(
-        [
-            f"Over-termination in points, (actual − optimal) × 100, seeds {', '.join(map(str, ctx.seeds))}, mean ± "
-            "95 % CI (in brackets: percent of the optimal). Poisson: Table 4.2's set-up (calls taken by the "
-            "ingresses in turn, each starting at its own uniform time); BATCH: the same calls in batches of a "
-            "geometric size, mean 5, a batch at one ingress and one instant (resident batches over [t1 − 20 s, "
-            "t1 − 10 s), rerouted ones within one packet spacing after t1). Aggregates: ingresses with flows at t1, "
-            "Poisson / BATCH. The paper gives no figures (its text: similar at high aggregation, BATCH better at low).",
-            "",
-            "| traffic | ingresses | flows | f | Poisson | BATCH | BATCH − Poisson | aggregates |",
-            "|---|---|---|---|---|---|---|---|",
-            *rows,
-        ]
+    text = md_table(
+        "| traffic | ingresses | flows | f | Poisson | BATCH | BATCH − Poisson | aggregates |",
+        rows,
+        f"Over-termination in points, (actual − optimal) × 100, seeds {', '.join(map(str, ctx.seeds))}, mean ± "
+        "95 % CI (in brackets: percent of the optimal). Poisson: Table 4.2's set-up (calls taken by the "
+        "ingresses in turn, each starting at its own uniform time); BATCH: the same calls in batches of a "
+        "geometric size, mean 5, a batch at one ingress and one instant (resident batches over [t1 − 20 s, "
+        "t1 − 10 s), rerouted ones within one packet spacing after t1). Aggregates: ingresses with flows at t1, "
+        "Poisson / BATCH. The paper gives no figures (its text: similar at high aggregation, BATCH better at low).",
     )
     return claims, data, ("§4.5: BATCH against Poisson call arrivals", text)
 
@@ -826,7 +813,10 @@ def _batch_types_claim(est: dict[tuple[str, str, int, float], Estimate], seeds: 
         seen.append(f"{m} {k}: {d:+.2f}")
         if (k == 2 and abs(d) > CLAIM_BATCH_TOL) or (k != 2 and d > CLAIM_BATCH_TOL):
             bad.append(f"{m} {k} ingresses: BATCH − Poisson {d:+.2f} points")
-    return Claim(
+    return Claim.judged(
+        not bad,
+        "; ".join(bad),
+        unless="" if judged else _not_judged(seeds),
         id=BATCH_TYPES_CLAIM[0],
         text=BATCH_TYPES_CLAIM[1],
         paper="'With sufficient level ingress-egress aggregation, the BATCH arrivals experiments give very similar "
@@ -835,8 +825,6 @@ def _batch_types_claim(est: dict[tuple[str, str, int, float], Estimate], seeds: 
         measured="BATCH − Poisson (points, seed means): " + "; ".join(seen),
         tolerance=f"|BATCH − Poisson| <= {CLAIM_BATCH_TOL:g} point at 2 ingresses; BATCH − Poisson <= "
         f"{CLAIM_BATCH_TOL:g} point at MIX 1000, VTR 300, SVD 140 ingresses",
-        holds=(not bad) if judged else None,
-        explanation="; ".join(bad) if judged else _not_judged(seeds),
     )
 
 
@@ -868,16 +856,12 @@ def _synchronization(ctx: Context, fs: Sequence[float]) -> tuple[dict[str, Any],
             + " |"
         )
         data[f"{f:g}"] = {**{k: v.to_json() for k, v in e.items()}, "histogram": [int(x) for x in hist[f]]}
-    text = "\n".join(
-        [
-            "§4.3.2, \"synchronization\": the excess-marked share of each rerouted flow's packets over the egress's "
-            "first measurement interval [t1, t1 + 100 ms] (runs stopped there), CBR, 600 ingresses; shares of flows "
-            "unmarked, fully marked (>= 0.99) and partly marked, and the histogram (10 bins of 0.1, all seeds).",
-            "",
-            "| f | unmarked | fully marked | partly marked | histogram 0 ... 1 |",
-            "|---|---|---|---|---|",
-            *rows,
-        ]
+    text = md_table(
+        "| f | unmarked | fully marked | partly marked | histogram 0 ... 1 |",
+        rows,
+        "§4.3.2, \"synchronization\": the excess-marked share of each rerouted flow's packets over the egress's "
+        "first measurement interval [t1, t1 + 100 ms] (runs stopped there), CBR, 600 ingresses; shares of flows "
+        "unmarked, fully marked (>= 0.99) and partly marked, and the histogram (10 bins of 0.1, all seeds).",
     )
     return data, text
 

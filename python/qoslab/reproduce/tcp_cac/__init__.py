@@ -151,14 +151,14 @@ def reproduce(ctx: Context) -> Outcome:
         # ρ to the decimals Table 2 prints (0.74, 0.85, 0.935).
         ok &= round(r.rho, decimals_of(rho_p)) == float(rho_p) and r.n_max == n_p
     claims.append(
-        Claim(
+        Claim.judged(
+            ok,
+            "the formula does not give the paper's table",
             id="rho-n-max",
             text="rho = 2B/(2B - ln IPLR) and N_max = floor(rho C / R_req) give Table 2",
             paper=", ".join(f"{x['paper_rho']}/{x['paper_n_max']}" for x in rows),
             measured=", ".join(f"{x['rho']:.4f}/{x['n_max']}" for x in rows),
             tolerance="exact (rho to the decimals printed)",
-            holds=ok,
-            explanation="" if ok else "the formula does not give the paper's table",
             kind="check",
         )
     )
@@ -190,14 +190,14 @@ def reproduce(ctx: Context) -> Outcome:
     tol1 = max(ci1 if math.isfinite(ci1) else 0.0, ERLANG_MIN_TOL)
     h1 = abs(b1 - erlang) <= tol1
     claims.append(
-        Claim(
+        Claim.judged(
+            h1,
+            "blocking outside the Erlang-B interval",
             id="fluid-scheme1-erlang-b",
             text="fluid scheme #1 blocking matches Erlang-B(74, 59.8 erl)",
             paper=f"1% by construction (lambda = {LAMBDA}/s); Erlang-B gives {100 * erlang:.3f}%",
             measured=f"{100 * b1:.3f}% ± {100 * ci1:.3f}%",
             tolerance=f"|B - Erlang-B| <= max(CI, {ERLANG_MIN_TOL})",
-            holds=h1,
-            explanation="" if h1 else "blocking outside the Erlang-B interval",
             kind="check",
         )
     )
@@ -206,7 +206,9 @@ def reproduce(ctx: Context) -> Outcome:
     t2 = m[2]["mean_transfer_time_s"]
     h2 = m[2]["blocked"] == 0 and abs(t2 - ps) <= PS_TOL * ps
     claims.append(
-        Claim(
+        Claim.judged(
+            h2,
+            "blocked requests or transfer time away from processor sharing",
             id="fluid-scheme2-ps",
             text="fluid scheme #2 never blocks; mean transfer time is processor sharing's (judged against "
             "processor sharing, not the paper's 0.319 s)",
@@ -214,8 +216,6 @@ def reproduce(ctx: Context) -> Outcome:
             f"{ps:.3f} s)",
             measured=f"{int(m[2]['blocked'])} blocked, {t2:.3f} s (PS {ps:.3f} s)",
             tolerance=f"0 blocked and within ±{PS_TOL:.0%} of file/(C - lambda file)",
-            holds=h2,
-            explanation="" if h2 else "blocked requests or transfer time away from processor sharing",
             kind="check",
         )
     )
@@ -223,16 +223,11 @@ def reproduce(ctx: Context) -> Outcome:
     paper3 = paper_scheme3(data_p)
     got3 = {k: m[3][k] for k in paper3}
     within = {k: abs(got3[k] - p) <= SCHEME3_TOL * p for k, p in paper3.items()}
-    h3: bool | None = None if ctx.quick else all(within.values())
-    expl3 = (
-        "quick run: 2000 s sees too few blockings for ±10%; judged in full runs"
-        if ctx.quick
-        else ""
-        if h3
-        else "outside ±10%: " + ", ".join(k for k, v in within.items() if not v)
-    )
     claims.append(
-        Claim(
+        Claim.judged(
+            all(within.values()),
+            "outside ±10%: " + ", ".join(k for k, v in within.items() if not v),
+            unless="quick run: 2000 s sees too few blockings for ±10%; judged in full runs" if ctx.quick else "",
             id="fluid-scheme3-paper",
             text="fluid scheme #3 (k = 3): transfer time, blocking, running at blocking (the fluid idealisation "
             "beside the paper; Table 4's cells judge the paper's numbers with TCP)",
@@ -241,8 +236,6 @@ def reproduce(ctx: Context) -> Outcome:
             measured=f"{got3['mean_transfer_time_s']:.2f} s, {100 * got3['blocking']:.2f}%, "
             f"{got3['mean_running_at_blocking']:.1f}",
             tolerance=f"each within ±{SCHEME3_TOL:.0%}",
-            holds=h3,
-            explanation=expl3,
             kind="check",
         )
     )

@@ -83,7 +83,9 @@ def tcp_claims(
             "retries of the backed-off initial RTO (3, 9, 21, 45 s) stay synchronized and lose again"
         )
     claims.append(
-        Claim(
+        Claim.judged(
+            h2,
+            "; ".join(why),
             id="shaped-c-over-n",
             text="shaped at R = C/n every connection within 1% of C/n with loss <= 1e-3; unshaped the spread is far "
             "wider and at min RTT 0 at least half get under 10% of C/n (Table 1)",
@@ -95,8 +97,6 @@ def tcp_claims(
             tolerance="each shaped connection within ±1% of C/n, aggregate loss <= 1e-3; unshaped max-min spread "
             f">= 10x the shaped one; >= 50% of unshaped connections < {STOPPED_SHARE:g} C/n at min RTT 0 "
             f"(starts spread over {TABLE1_START})",
-            holds=h2,
-            explanation="" if h2 else "; ".join(why),
         )
     )
     derived["shaped_worst_dev"] = worst_dev
@@ -119,7 +119,9 @@ def tcp_claims(
         crossing[f"B{buf}"] = over[0] if over else None
     derived["loss_crosses_iplr_at_n"] = crossing
     claims.append(
-        Claim(
+        Claim.judged(
+            ok3,
+            "loss above IPLR or a connection more than 1% from R_req",
             id="n-max-loss",
             text="N_max shaped greedy connections: loss <= IPLR and each within 1% of R_req (Tables 2-3)",
             paper="loss below IPLR = 1e-3 at N_max = 74, 17, 9",
@@ -131,8 +133,6 @@ def tcp_claims(
                 + ", ".join(f"{k}: {v if v is not None else 'never (up to C/R_req)'}" for k, v in crossing.items())
             ),
             tolerance="aggregate loss <= 1e-3 and every connection within ±1% of R_req",
-            holds=ok3,
-            explanation="" if ok3 else "loss above IPLR or a connection more than 1% from R_req",
         )
     )
 
@@ -193,14 +193,15 @@ def tcp_claims(
         + f" ({len(t4['seeds'])} seeds)"
     )
     claims.append(
-        Claim(
+        Claim.judged(
+            h5,
+            "; ".join(why5),
+            unless=quick_why if ctx.quick else "",
             id="tcp-schemes",
             text=t4_text,
             paper="§4: scheme #2 the ideal, #3 much better than #1 (Table 4's numbers are its cells)",
             measured=measured + f"; Erlang-B(74, {LAMBDA} x {hold1:.2f} s) = {100 * eb:.2f}%",
             tolerance=t4_tol,
-            holds=None if ctx.quick else h5,
-            explanation=quick_why if ctx.quick else "" if h5 else "; ".join(why5),
         )
     )
     return claims, derived

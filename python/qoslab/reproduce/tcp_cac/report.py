@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...stats import Estimate
+from ..fidelity import md_table
 from ..framework import pct
 from .runs import START_PATTERNS, STOPPED_SHARE, T4_CI_TARGET, T4_MAX_SEEDS, TABLE1_START
 
@@ -44,19 +45,20 @@ def tcp_setup(rl: dict[str, tuple[int, int]], quick: bool) -> str:
 
 
 def table1_md(t1: dict[str, Any]) -> str:
-    lines = [
-        "| shaping R | min RTT | avg RTT (s) | loss ratio (mean of per-connection ratios) | aggregate loss | "
-        "stopped (< 0.1 C/n) | throughput per connection (Mb/s) |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for v in t1.values():
         r = "none" if v["rate_mbps"] is None else f"{v['rate_mbps']:g} Mb/s"
-        lines.append(
+        rows.append(
             f"| {r} | {v['min_rtt_ms']} ms | {_across(v['srtt_s'])} | {_across(v['loss'])} | "
             f"{pct(v['agg_loss'], '.2f')} | {pct(v['stopped_share'], '.0f')} | "
             f"{Estimate.of(x / 1e6 for x in v['thr_bps']).fmt('.3f')} |"
         )
-    lines += [
+    lines = [
+        md_table(
+            "| shaping R | min RTT | avg RTT (s) | loss ratio (mean of per-connection ratios) | aggregate loss | "
+            "stopped (< 0.1 C/n) | throughput per connection (Mb/s) |",
+            rows,
+        ),
         "",
         "Per-connection cells: mean ± 95% interval across connections (all seeds pooled). Aggregate loss: all data "
         "packets dropped / sent (a connection that sent 2-3 packets weighs by its packets, not as one ratio). "
@@ -68,15 +70,16 @@ def table1_md(t1: dict[str, Any]) -> str:
 def start_patterns_md(sp: dict[str, Any]) -> str:
     rtts = sorted({v["min_rtt_ms"] for v in sp.values()})
     head = " | ".join(f"stopped at {r} ms | agg. loss at {r} ms" for r in rtts)
-    lines = [f"| timers | start pattern | {head} |", "|---|---|" + "---|---|" * len(rtts)]
+    rows = []
     for preset in ("qoslab", "ns2"):
         for pkey, _j, desc in START_PATTERNS:
             cells = []
             for r in rtts:
                 v = sp.get(f"{preset}/{pkey}/rtt{r}ms")
                 cells += [pct(v["stopped_share"], ".0f"), pct(v["agg_loss"], ".2f")] if v else ["n/a", "n/a"]
-            lines.append(f"| {preset} | {desc} | {' | '.join(cells)} |")
-    lines += [
+            rows.append(f"| {preset} | {desc} | {' | '.join(cells)} |")
+    lines = [
+        md_table(f"| timers | start pattern | {head} |", rows),
         "",
         "Unshaped Table 1 case (100 greedy Reno connections, 20-packet buffer), connections of all seeds pooled. "
         "`qoslab` timers: min RTO 200 ms, initial RTO 3 s, G 100 ms, initial window 1; `ns2` (ns-2 of 2005): "
@@ -86,19 +89,16 @@ def start_patterns_md(sp: dict[str, Any]) -> str:
 
 
 def table4_md(t4: dict[str, Any]) -> str:
-    lines = [
-        "| scheme | mean transfer time (s) | blocking (%) | running at blocking | paper |",
-        "|---|---|---|---|---|",
-    ]
+    rows = []
     paper = {"1": "10 s, 1%, 74", "2": "0.319 s, no blocking", "3": "3.1 s, 0.6%, 31"}
     for s in ("1", "2", "3"):
         runs = t4[s]
         e = {
             k: Estimate.of(r[k] for r in runs) for k in ("mean_transfer_time_s", "blocking", "mean_running_at_blocking")
         }
-        lines.append(
+        rows.append(
             f"| #{s} | {e['mean_transfer_time_s'].fmt('.2f')} | {e['blocking'].fmt('.2f', scale=100)} | "
             f"{e['mean_running_at_blocking'].fmt('.1f')} | {paper[s]} |"
         )
-    lines += ["", f"Mean ± 95% interval over {len(t4['seeds'])} seeds."]
-    return "\n".join(lines)
+    head = "| scheme | mean transfer time (s) | blocking (%) | running at blocking | paper |"
+    return md_table(head, rows) + f"\n\nMean ± 95% interval over {len(t4['seeds'])} seeds."

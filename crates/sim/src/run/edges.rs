@@ -184,10 +184,18 @@ impl Sim {
             if !applies {
                 continue;
             }
-            let mut actions = std::mem::take(&mut self.edges.actions);
-            let Some(b) = self.edges.behaviours[node.index()].as_mut() else { return true };
-            let verdict = b.on_packet(self.now, role, agg, pkt, &key, &mut actions);
-            self.carry_out(node, actions);
+            let now = self.now;
+            let edges = &mut self.edges;
+            let Some(b) = edges.behaviours[node.index()].as_mut() else { return true };
+            // The behaviour writes into the run's action buffers in place: most packets
+            // leave them empty, and then only the edge's timer is due (no buffers moved).
+            let verdict = b.on_packet(now, role, agg, pkt, &key, &mut edges.actions);
+            if self.edges.actions.is_empty() {
+                self.schedule_edge_timer(node);
+            } else {
+                let actions = std::mem::take(&mut self.edges.actions);
+                self.carry_out(node, actions);
+            }
             if let StageVerdict::Drop(_) = verdict {
                 self.count_drop(pkt);
                 return false;

@@ -17,35 +17,14 @@ use std::hint::black_box;
 
 fn run(c: &mut Criterion) {
     for (name, (pkts, mut qos)) in [("fast", common::fast(100)), ("slow", common::slow(100))] {
-        let mut base = common::Base::new();
-        let mut g = c.benchmark_group(name);
-        g.throughput(Throughput::Elements(pkts.len() as u64));
-        g.bench_function("base", |b| {
-            b.iter(|| pkts.iter().enumerate().fold(0u64, |acc, (i, p)| acc ^ base.forward(i as u64, black_box(p))))
-        });
-        g.bench_function("qos", |b| {
-            b.iter(|| pkts.iter().enumerate().fold(0u64, |acc, (i, p)| acc ^ qos.forward(i as u64, black_box(p))))
-        });
-        g.finish();
+        paths(c, name, &pkts, &mut qos);
     }
     // Control (not the standard case): the fast path on the first 256 of
     // the same packets (about 190 kB, within the L2), so the packets' bytes
     // stay cached; the standard `fast` group's 4096 (about 3 MB) miss the L2
     // on every packet (docs/performance.md, "fourth pass").
-    {
-        let (pkts, mut qos) = common::fast(100);
-        let pkts = &pkts[..256];
-        let mut base = common::Base::new();
-        let mut g = c.benchmark_group("fast256");
-        g.throughput(Throughput::Elements(pkts.len() as u64));
-        g.bench_function("base", |b| {
-            b.iter(|| pkts.iter().enumerate().fold(0u64, |acc, (i, p)| acc ^ base.forward(i as u64, black_box(p))))
-        });
-        g.bench_function("qos", |b| {
-            b.iter(|| pkts.iter().enumerate().fold(0u64, |acc, (i, p)| acc ^ qos.forward(i as u64, black_box(p))))
-        });
-        g.finish();
-    }
+    let (pkts, mut qos) = common::fast(100);
+    paths(c, "fast256", &pkts[..256], &mut qos);
     let mut g = c.benchmark_group("rules");
     for n in [10usize, 100, 1000, 10_000] {
         let (pkts, mut qos) = common::slow(n);
@@ -54,6 +33,20 @@ fn run(c: &mut Criterion) {
             b.iter(|| pkts.iter().enumerate().fold(0u64, |acc, (i, p)| acc ^ qos.forward(i as u64, black_box(p))))
         });
     }
+    g.finish();
+}
+
+/// One group: the base path and the QoS path over the same packets.
+fn paths(c: &mut Criterion, name: &str, pkts: &[Vec<u8>], qos: &mut common::Qos) {
+    let mut base = common::Base::new();
+    let mut g = c.benchmark_group(name);
+    g.throughput(Throughput::Elements(pkts.len() as u64));
+    g.bench_function("base", |b| {
+        b.iter(|| pkts.iter().enumerate().fold(0u64, |acc, (i, p)| acc ^ base.forward(i as u64, black_box(p))))
+    });
+    g.bench_function("qos", |b| {
+        b.iter(|| pkts.iter().enumerate().fold(0u64, |acc, (i, p)| acc ^ qos.forward(i as u64, black_box(p))))
+    });
     g.finish();
 }
 

@@ -423,6 +423,8 @@ def health(c: Collected, rows: list[dict[str, Any]], duration_s: float) -> dict[
         lost = int(sum(r["sent_pkts"] - r["delivered_pkts"] for r in udp)) - router_drops - link_lost
     return {
         "realtime": c.realtime,
+        "cpu_steal_share": c.cpu_steal_share,
+        "cpu_busy_share": c.cpu_busy_share,
         "generator_late_p99_s": c.gen_late_p99_ns / 1e9,
         "generator_late_max_s": c.gen_late_max_ns / 1e9,
         "generator_points": c.gen_sends,

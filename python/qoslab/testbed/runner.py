@@ -113,6 +113,12 @@ class Collected:
     #: MM_APP flow id -> its receiver's counts (the sink's: feedback sent, losses found).
     mm_received: dict[int, dict[str, Any]] = field(default_factory=dict)
     realtime: bool = False
+    #: The machine's CPU time (every CPU's, /proc/stat) while the generators ran, as shares of
+    #: it: stolen by the hypervisor (a virtual machine's vCPUs not run), and busy in this
+    #: machine (user, system, interrupts; the testbed's own processes included). None where
+    #: /proc/stat cannot be read.
+    cpu_steal_share: float | None = None
+    cpu_busy_share: float | None = None
 
 
 RECORD_DTYPE = [("flow", "<u4"), ("wire", "<u4"), ("seq", "<u8"), ("send_ns", "<u8"), ("recv_ns", "<u8")]
@@ -311,6 +317,7 @@ def execute(plan: Plan, *, seed: int, keep: Path | None = None) -> Collected:
             if line != "ready":
                 s.wait(5)
                 raise TestbedError(f"the sink in {dst} did not start: {_stderr(s)}")
+        cpu0 = cpu_times()
         t0 = time.monotonic_ns() + int(LEAD_S * 1e9)
         gens: dict[str, subprocess.Popen[bytes]] = {}
         for src in sorted({f.src for f in plan.flows}, key=plan.hosts.index):
@@ -339,6 +346,7 @@ def execute(plan: Plan, *, seed: int, keep: Path | None = None) -> Collected:
                 raise TestbedError(f"the generator in {src} did not finish in time") from None
             if g.returncode != 0:
                 raise TestbedError(f"the generator in {src} exited with status {g.returncode}: {_stderr(g)}")
+        cpu1 = cpu_times()
         # Let the last packets cross: the router's delay plus what its queue may hold (a few seconds at most).
         # (Every router's delay and drain: a bound on the longest path's.)
         delays = sum(b.delay_ns for b in plan.bumps) / 1e9
@@ -356,6 +364,7 @@ def execute(plan: Plan, *, seed: int, keep: Path | None = None) -> Collected:
             if s.returncode != 0:
                 raise TestbedError(f"the sink in {src} exited with status {s.returncode}: {_stderr(s)}")
         out = Collected(t0_ns=t0, router_start_ns=up.router_start_ns, prefix=tb.prefix, realtime=realtime())
+        out.cpu_steal_share, out.cpu_busy_share = cpu_shares(cpu0, cpu1)
         for src in gens:
             rep = json.loads(_own_text(work / f"gen-{src}.report.json"))
             for f in rep["flows"]:
@@ -422,6 +431,39 @@ def _limits(q: Any) -> list[dict[str, Any]]:
     if isinstance(q, list):
         return [x for v in q for x in _limits(v)]
     return []
+
+
+#: The fields of /proc/stat's ``cpu`` line, in order (proc(5)); guest time is also counted in user.
+_CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+def cpu_times() -> dict[str, int] | None:
+    """Every CPU's time so far by kind (clock ticks), from /proc/stat's first line (read with a
+    bound); None where it cannot be read or has not the fields of proc(5)."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            line = f.read(4096).split(b"\n", 1)[0].split()
+    except OSError:
+        return None
+    if len(line) < 1 + len(_CPU_FIELDS) or line[0] != b"cpu":
+        return None
+    try:
+        return {k: int(v) for k, v in zip(_CPU_FIELDS, line[1:], strict=False)}
+    except ValueError:
+        return None
+
+
+def cpu_shares(a: dict[str, int] | None, b: dict[str, int] | None) -> tuple[float | None, float | None]:
+    """The shares of the CPU time between two :func:`cpu_times` that the hypervisor stole and
+    that this machine was busy (neither idle, waiting for I/O nor stolen); (None, None) when
+    either is missing or no tick passed."""
+    if a is None or b is None:
+        return None, None
+    d = {k: b[k] - a[k] for k in _CPU_FIELDS}
+    total = sum(d.values())
+    if total <= 0:
+        return None, None
+    return d["steal"] / total, (total - d["idle"] - d["iowait"] - d["steal"]) / total
 
 
 def _drain_s(plan: Plan, j: int = 0) -> float:

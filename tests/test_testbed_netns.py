@@ -210,9 +210,19 @@ def _prefix_of(pid: int) -> str | None:
 def _start_run(out: Path) -> tuple[subprocess.Popen[str], str]:
     """Starts ``qoslab testbed run`` of the small RED scenario (30 s) and waits until its testbed is
     up (all 14 namespaces) and its generators run; returns the process and its testbed's prefix.
-    Waits are generous (a loaded 2-core machine builds namespaces slowly) and bounded."""
+    Waits are generous (a loaded 2-core machine builds namespaces slowly) and bounded.
+
+    The command starts as a terminal's foreground job does, with SIGINT at its default action
+    (Python then turns it into ``KeyboardInterrupt``), however this test process was started: a
+    non-interactive shell starts a background job (``make test &``) with SIGINT ignored, which
+    every child inherits, and a program that finds SIGINT ignored keeps ignoring it (Python does).
+    So the command is started through ``exec`` from a Python that first resets SIGINT."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    args = [sys.executable, "-m", "qoslab", "testbed", "run", str(SMALL), "--set", "duration=30s"]
+    foreground = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+    )
+    args = [sys.executable, "-c", foreground, sys.executable, "-m", "qoslab", "testbed", "run", str(SMALL)]
+    args += ["--set", "duration=30s"]
     p = subprocess.Popen(
         [*args, "--out", str(out), "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )

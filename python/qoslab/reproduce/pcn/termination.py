@@ -618,19 +618,12 @@ def _grid(
     ctx: Context, points: list[tuple[str, int, int, float]], prefix: str
 ) -> dict[tuple[str, int, float], list[dict[str, Any]]]:
     """Runs (model, ingresses, flows, f) × seeds; the figures per point."""
-    plan: list[tuple[str, Scenario, int]] = []
-    keys: list[tuple[str, int, float]] = []
-    for model, k, n, f in points:
-        sc = scenario(ctx, model=model, ingresses=k, flows=n, randomize=f)
-        for seed in ctx.seeds:
-            plan.append((f"{prefix}_{model.lower()}_{k}_f{f:g}", sc, seed))
-            keys.append((model, k, f))
-    ctx.log(f"pcn termination: {prefix}: {len(plan)} runs")
-    runs = _run_reduced(ctx, plan, [k[0] for k in keys])
-    cells: dict[tuple[str, int, float], list[dict[str, Any]]] = {}
-    for key, r in zip(keys, runs, strict=True):
-        cells.setdefault(key, []).append(r)
-    return cells
+    grid = [
+        ((m, k, f), f"{prefix}_{m.lower()}_{k}_f{f:g}", scenario(ctx, model=m, ingresses=k, flows=n, randomize=f))
+        for m, k, n, f in points
+    ]
+    ctx.log(f"pcn termination: {prefix}: {len(grid) * len(ctx.seeds)} runs")
+    return ctx.run_grid(grid, lambda key, res: _reduce(res, key[0]), save=False)
 
 
 def _table_4_1(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, str]]:

@@ -268,7 +268,8 @@ def _edge_plan(tmp_path, *, quick: bool) -> list:
     seen: list = []
 
     class Capture(Context):
-        def run_many(self, runs):
+        # The one run-and-reduce loop every batch goes through (run_grid, run_many, ...).
+        def _run(self, runs, reduce, *, save, name, raw):
             seen.extend(runs)
             raise _PlanSeen
 

@@ -211,29 +211,29 @@ def test_the_full_reduction_feeds_every_cell_but_the_unmeasured_ones(tmp_path, m
     monkeypatch.setattr(term_controls, "controls", lambda ctx: ({}, ("c", "")))
     monkeypatch.setattr(term_controls, "low_aggregation_controls", lambda ctx: ({}, ("c", "")))
 
-    def run_indexed(plan, reduce, *, save=True):
-        # The one run-and-reduce loop, faked for the admission tables' and the parking lots' runs
+    def fake(variant):
+        if not variant.startswith("plt"):
+            return {"over_admission_pct": 0.5, "sd_ratio": 0.01, "admitted_near": 0.4, "admitted_far": 0.4}
+        k = int(variant[3])
+        if "_adm_" in variant:
+            return {"over": [0.1] * k, "ratio": [1.0 + i / 10 for i in range(8)], "marking": (0.9, 0.5)}
+        flows = {n: 30 for n, _, _ in plt.aggregates(k)}
+        term = {n: 10 for n, _, _ in plt.aggregates(k)}
+        return plt.termination_table(flows, term, bottlenecks=k, mean_bps=1.0, rate_bps=80.0)
+
+    def run_grid(points, reduce, *, save=True):
+        # The grids of the termination tables, the admission tables and the parking lots, faked
         # (told apart by the module of their reduction; the variant names tell the grid's size);
-        # the rest runs for real.
+        # the rest runs for real through the one run-and-reduce loop.
+        if reduce.__module__ == termination.__name__:
+            return {key: [run43 for _ in ctx.seeds] for key, _variant, _sc in points}
         if reduce.__module__ not in (adm.__name__, plt.__name__):
-            return real(plan, reduce, save=save)
-        out = []
-        for variant, _sc, _seed in plan:
-            if not variant.startswith("plt"):
-                out.append({"over_admission_pct": 0.5, "sd_ratio": 0.01, "admitted_near": 0.4, "admitted_far": 0.4})
-                continue
-            k = int(variant[3])
-            if "_adm_" in variant:
-                out.append({"over": [0.1] * k, "ratio": [1.0 + i / 10 for i in range(8)], "marking": (0.9, 0.5)})
-            else:
-                flows = {n: 30 for n, _, _ in plt.aggregates(k)}
-                term = {n: 10 for n, _, _ in plt.aggregates(k)}
-                out.append(plt.termination_table(flows, term, bottlenecks=k, mean_bps=1.0, rate_bps=80.0))
-        return out
+            return real(points, reduce, save=save)
+        return {key: [fake(variant) for _ in ctx.seeds] for key, variant, _sc in points}
 
     ctx = _ctx(tmp_path, [1, 2])
-    real = ctx.run_indexed
-    monkeypatch.setattr(ctx, "run_indexed", run_indexed)
+    real = ctx.run_grid
+    monkeypatch.setattr(ctx, "run_grid", run_grid)
     out = pcn.reproduce(ctx)
     judged = {c.key: c for c in compare(PAPER, out.cells)}
     unmeasured = {k for k, c in judged.items() if c.verdict == "not run"}

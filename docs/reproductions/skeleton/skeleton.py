@@ -17,11 +17,12 @@ The shape, in the module's order:
    (``sc.with_overrides(("topology.bottleneck.queue.max_p", 0.1))``). Never text edits of
    a TOML file, and never a parameter read back out of a variant's name: the grid point is
    data, kept beside the run.
-3. **The run grid**: ``(variant, scenario, seed)`` for every point and seed, and the points
-   themselves, in the same order.
-4. **The reduction to cells**: ``ctx.run_indexed(plan, reduce)`` runs the grid (a local
-   pool, or Dask with ``--scheduler``), keeps only ``reduce(i, result)`` of each run (so
-   thousands of runs fit in memory) and takes what ``OUT/.store`` already holds; then one
+3. **The run grid**: ``(key, variant, scenario)`` for every point, the key being the point
+   itself; the framework runs each at every seed.
+4. **The reduction to cells**: ``ctx.run_grid(points, reduce)`` runs the grid (a local
+   pool, or Dask with ``--scheduler``), keeps only ``reduce(key, result)`` of each run (so
+   thousands of runs fit in memory), grouped by key in seed order, and takes what
+   ``OUT/.store`` already holds; then one
    :class:`Measured` per paper cell, one value per seed, the cell's statistic as the paper
    defines it, in the paper's unit.
 5. **The report**: claims of the text, judged two-sided where the paper gives a number
@@ -67,17 +68,8 @@ def drop_share(res: Result) -> float:
 
 
 def reproduce(ctx: Context) -> Outcome:
-    plan: list[tuple[str, Scenario, int]] = []
-    points: list[float] = []
-    for max_p in POINTS:
-        sc = setup(ctx, max_p)
-        for seed in ctx.seeds:
-            plan.append((f"red_maxp{max_p:g}", sc, seed))
-            points.append(max_p)
-    shares = ctx.run_indexed(plan, lambda _i, res: drop_share(res))
-    by_point: dict[float, list[float]] = {}
-    for p, v in zip(points, shares, strict=True):
-        by_point.setdefault(p, []).append(v)
+    points = [(max_p, f"red_maxp{max_p:g}", setup(ctx, max_p)) for max_p in POINTS]
+    by_point = ctx.run_grid(points, lambda _max_p, res: drop_share(res))
     cells: list[Measured | NotMeasured] = [
         Measured("Table 1", f"max_p {p:g}", "Drop share", vs) for p, vs in by_point.items()
     ]

@@ -325,14 +325,8 @@ def paper_cells(runs: dict[str, list[dict[str, Any]]]) -> list[Measured | NotMea
 
 def reproduce(ctx: Context) -> Outcome:
     base = ctx.scenario_path(SCENARIO)
-    runs: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
-    batch = [
-        (variant, Scenario.load(base, overrides=overrides), seed)
-        for variant, overrides in VARIANTS.items()
-        for seed in ctx.seeds
-    ]
-    for (variant, _, _), res in zip(batch, ctx.run_many(batch), strict=True):
-        runs[variant].append(measure(res))
+    points = [(variant, variant, Scenario.load(base, overrides=overrides)) for variant, overrides in VARIANTS.items()]
+    runs = ctx.run_grid(points, lambda _, res: measure(res))
 
     def est(variant: str, f: Any) -> Estimate:
         return Estimate.of(_num(f(m)) for m in runs[variant])

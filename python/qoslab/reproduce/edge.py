@@ -82,6 +82,7 @@ from ..scenario import Override, Scenario
 from ..stats import Estimate
 from . import edge_overhead, edge_readings, figures
 from .cells import Measured, NotMeasured, PaperData, load_paper
+from .fidelity import md_table
 from .framework import Claim, Context, Figure, Outcome, folder_name
 
 NAME = "edge"
@@ -164,15 +165,15 @@ def _scenario(
     ctx: Context,
     file: str,
     *,
-    buffers: int,
-    buff_size: int,
+    buffers: int = TABLE1_BUFFERS,
+    buff_size: int = TABLE1_BUFF_SIZE,
     offered_kbps: int | None = None,
     extra: tuple[Override, ...] = (),
     full_length: bool = False,
 ) -> Scenario:
-    """The scenario ``file`` with the pool and BUFF_SIZE set; ``extra`` are further overrides. A
-    quick run shortens it to 25 s unless ``full_length`` (Table I, whose cells the quick run
-    judges as the full run does)."""
+    """The scenario ``file`` with the pool and BUFF_SIZE set (Table I's unless given); ``extra``
+    are further overrides. A quick run shortens it to 25 s unless ``full_length`` (Table I, whose
+    cells the quick run judges as the full run does)."""
     sc = Scenario.load(ctx.scenario_path(f"edge/{file}.toml"))
     over: list[Override] = [
         f"topology.links.6.queue.buffers={buffers}",
@@ -222,12 +223,17 @@ def _hosts(a2: str, a5: str) -> tuple[str, ...]:
     return tuple(over)
 
 
-def _rates(res: Result) -> dict[str, dict[str, float]]:
+#: One run's readings per stream (:func:`_rates`, :func:`_occupancy`), and the runs of each variant's key.
+Rates = dict[str, dict[str, float]]
+By = dict[tuple[str, Any], list[Rates]]
+
+
+def _rates(res: Result) -> Rates:
     """Per stream: IP and payload throughput (kb/s) from WARMUP_S on, and mean delay (ms)."""
     s = res.series
     bins = s[(s["entity_kind"] == "flow") & (s["t_s"] >= WARMUP_S)]
     flows = res.flows
-    out: dict[str, dict[str, float]] = {}
+    out: Rates = {}
     for _, f in flows.iterrows():
         name = str(f["group"])
         rows = bins[bins["entity_id"] == f["name"]]
@@ -246,12 +252,12 @@ def _rates(res: Result) -> dict[str, dict[str, float]]:
     return out
 
 
-def _occupancy(res: Result) -> dict[str, dict[str, float]]:
+def _occupancy(res: Result) -> Rates:
     """Per stream of Fig. 6(a): the time-averaged real and counted bytes it holds in the AF/BE
     queue from WARMUP_S on (the buffer manager's slot probes, sampled every series interval)."""
     s = res.series
     q = s[(s["entity_kind"] == "queue") & (s["entity_id"] == AF_QUEUE) & (s["t_s"] >= WARMUP_S)]
-    out: dict[str, dict[str, float]] = {}
+    out: Rates = {}
     for k, name in enumerate(STREAMS):
         real = q.loc[q["metric"] == f"slot{k}_bytes", "value"]
         counted = q.loc[q["metric"] == f"slot{k}_counted", "value"]
@@ -449,9 +455,7 @@ def paper_table1(paper: PaperData | None = None) -> dict[str, tuple[float, float
     return out
 
 
-def paper_cells(
-    af: list[dict[str, dict[str, float]]], ef: list[dict[str, dict[str, float]]]
-) -> list[Measured | NotMeasured]:
+def paper_cells(af: list[Rates], ef: list[Rates]) -> list[Measured | NotMeasured]:
     """Table I's cells from the per-seed rates (:func:`_rates`) of the Fig. 6(a) runs (``af``)
     and the Fig. 6(b) runs (``ef``, A2/A5 under their Fig. 6(a) names): each stream's mean
     end-to-end delay (ms), one value per seed. The other cells of the paper's data are lost
@@ -463,7 +467,14 @@ def paper_cells(
     ]
 
 
-def _mean(runs: list[dict[str, dict[str, float]]], stream: str, key: str) -> Estimate:
+def _fig6a_names(rates: Rates) -> Rates:
+    """A Fig. 6(b) run's rates with A2 and A5 (E1 and E2 there) under their Fig. 6(a) names."""
+    for a, e in EF_NAMES.items():
+        rates[a] = rates.pop(e)
+    return rates
+
+
+def _mean(runs: list[Rates], stream: str, key: str) -> Estimate:
     return Estimate.of([r[stream][key] for r in runs])
 
 
@@ -474,55 +485,53 @@ def _fmt(e: Estimate) -> str:
 def reproduce(ctx: Context) -> Outcome:
     buff_sizes = QUICK_BUFF_SIZES if ctx.quick else BUFF_SIZES
     pools = QUICK_POOLS if ctx.quick else POOLS
-    plan: list[tuple[str, Scenario, int]] = []
-    keys: list[tuple[str, Any]] = []
-
-    def add(variant: str, key: tuple[str, Any], sc: Scenario) -> None:
-        """``sc`` once per seed, run as ``variant``, its rates gathered under ``key``."""
-        plan.extend((variant, sc, seed) for seed in ctx.seeds)
-        keys.extend(key for _ in ctx.seeds)
-
-    for b in buff_sizes:
-        add(f"fig7_buff{b}", ("fig7", b), _scenario(ctx, "fig6a_periodic", buffers=FIG7_BUFFERS, buff_size=b))
+    # The grid: (key its runs are gathered under, variant, scenario), each run at every seed.
+    points: list[tuple[tuple[str, Any], str, Scenario]] = [
+        (("fig7", b), f"fig7_buff{b}", _scenario(ctx, "fig6a_periodic", buffers=FIG7_BUFFERS, buff_size=b))
+        for b in buff_sizes
+    ]
     for fig, file in (("fig8", "fig6a_periodic"), ("fig9", "fig6a_poisson")):
-        for n in pools:
-            add(f"{fig}_pool{n}", (fig, n), _scenario(ctx, file, buffers=n, buff_size=FIG8_BUFF_SIZE))
+        points += [
+            ((fig, n), f"{fig}_pool{n}", _scenario(ctx, file, buffers=n, buff_size=FIG8_BUFF_SIZE)) for n in pools
+        ]
     for variant, file in (("table1_af", "fig6a_periodic"), ("table1_ef", "fig6b_periodic")):
-        sc = _scenario(ctx, file, buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE, full_length=True)
-        add(variant, (variant, None), sc)
+        points.append(((variant, None), variant, _scenario(ctx, file, full_length=True)))
     # Table I's control (quick runs too): the EF rate at the sum of the EF reservations.
     ef_sum = (f'topology.links.6.queue.ef_rate="{EF_RATE_SUM}"',)
-    sc = _scenario(
-        ctx, "fig6b_periodic", buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE, extra=ef_sum, full_length=True
-    )
-    add("table1_ef_sum", ("table1_ef_sum", None), sc)
+    sc = _scenario(ctx, "fig6b_periodic", extra=ef_sum, full_length=True)
+    points.append((("table1_ef_sum", None), "table1_ef_sum", sc))
     if not ctx.quick:
         sens_files = (("sens_af", "fig6a_periodic"), ("sens_ef", "fig6b_periodic"))
         for n in SENS_POOLS:
             for variant, file in sens_files:
-                add(f"{variant}_pool{n}", (variant, n), _scenario(ctx, file, buffers=n, buff_size=TABLE1_BUFF_SIZE))
+                sc = _scenario(ctx, file, buffers=n)
+                points.append(((variant, n), f"{variant}_pool{n}", sc))
         exact = TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE
         for variant, file in sens_files:
-            add(f"{variant}_exact", (variant, "exact"), _scenario(ctx, file, buffers=exact, buff_size=EXACT_BUFF_SIZE))
+            sc = _scenario(ctx, file, buffers=exact, buff_size=EXACT_BUFF_SIZE)
+            points.append(((variant, "exact"), f"{variant}_exact", sc))
         for kbps in SENS_OFFERED:
             sc = _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, offered_kbps=kbps)
-            add(f"sens_offered{kbps}", ("sens_offered", kbps), sc)
+            points.append((("sens_offered", kbps), f"sens_offered{kbps}", sc))
         for knob in SHARE_KNOBS[1:]:
-            add(f"sens_share_{knob}", ("sens_share", knob), _share_scenario(ctx, knob))
+            points.append((("sens_share", knob), f"sens_share_{knob}", _share_scenario(ctx, knob)))
         for a2 in HOSTS:
             for a5 in HOSTS:
-                hosts = _hosts(a2, a5)
-                sc = _scenario(ctx, "fig6a_periodic", buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE, extra=hosts)
-                add(f"sens_hosts_{a2}_{a5}", ("sens_hosts", (a2, a5)), sc)
-    ctx.log(f"edge: {len(plan)} runs")
-    results = ctx.run_many(plan)
-    by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]] = {}
-    occ: dict[tuple[str, Any], list[dict[str, dict[str, float]]]] = {}
-    for k, r in zip(keys, results, strict=True):
-        by.setdefault(k, []).append(_rates(r))
-        if not ctx.quick and (k[0] == "sens_share" or k == ("fig8", pools[-1])):
-            occ.setdefault(k, []).append(_occupancy(r))
-    del results
+                sc = _scenario(ctx, "fig6a_periodic", extra=_hosts(a2, a5))
+                points.append((("sens_hosts", (a2, a5)), f"sens_hosts_{a2}_{a5}", sc))
+    ctx.log(f"edge: {len(points) * len(ctx.seeds)} runs")
+
+    def reduce(key: tuple[str, Any], res: Result) -> tuple[Rates, Rates | None]:
+        """A run's rates (Fig. 6(b)'s E1/E2 under their Fig. 6(a) names A2/A5), and its occupancy
+        where the sharing tables read it (full runs)."""
+        rates = _fig6a_names(_rates(res)) if key[0] in ("table1_ef", "table1_ef_sum", "sens_ef") else _rates(res)
+        kept = not ctx.quick and (key[0] == "sens_share" or key == ("fig8", pools[-1]))
+        return rates, _occupancy(res) if kept else None
+
+    grid = ctx.run_grid(points, reduce)
+    by: By = {k: [rates for rates, _ in runs] for k, runs in grid.items()}
+    occ: By = {k: [o for _, o in runs if o is not None] for k, runs in grid.items() if runs[0][1] is not None}
+    del grid
     if not ctx.quick:
         # The study of readings: thousands of runs, each kept as its throughputs only
         # (readings.parquet), not as a result folder.
@@ -541,12 +550,6 @@ def reproduce(ctx: Context) -> Outcome:
         # The baseline of the sharing knobs is Fig. 8's largest pool.
         by[("sens_share", "baseline")] = by[("fig8", pools[-1])]
         occ[("sens_share", "baseline")] = occ[("fig8", pools[-1])]
-    # Fig. 6(b) names A2/A5 E1/E2: look them up under their Fig. 6(a) names.
-    for k, group in by.items():
-        if k[0] in ("table1_ef", "table1_ef_sum", "sens_ef"):
-            for run in group:
-                for a, e in EF_NAMES.items():
-                    run[a] = run.pop(e)
 
     claims: list[Claim] = []
     data: dict[str, Any] = {"fig7": {}, "fig8": {}, "fig9": {}, "table1": {}}
@@ -724,7 +727,7 @@ def _word(step: tuple[int, float]) -> str:
 
 def _fig7b_fig9_claims(
     quick: bool,
-    by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]],
+    by: By,
     buff_sizes: tuple[int, ...],
     pools: tuple[int, ...],
     res: dict[str, float | None],
@@ -832,34 +835,21 @@ def _fig7b_fig9_claims(
 
 
 def _testbed_table1(
-    ctx: Context,
-    af: list[dict[str, dict[str, float]]],
-    ef: list[dict[str, dict[str, float]]],
-    paper: dict[str, tuple[float, float]],
+    ctx: Context, af: list[Rates], ef: list[Rates], paper: dict[str, tuple[float, float]]
 ) -> tuple[list[Measured | NotMeasured], str, dict[str, Any]]:
     """Table I's Fig. 6(a) and Fig. 6(b) set-ups (PERIODIC, 80 buffers of 512 B, full length) on
     the testbed at every seed, one after the other (docs/testbed.md, "The edge egress on real
     packets"): their cells (:func:`paper_cells`), a table of the four delays from the paper, the
     simulator and the testbed, and the figures as data."""
-    runs: dict[str, list[dict[str, dict[str, float]]]] = {"af": [], "ef": []}
+    runs: dict[str, list[Rates]] = {"af": [], "ef": []}
     for key, file in (("af", "fig6a_periodic"), ("ef", "fig6b_periodic")):
         for seed in ctx.seeds:
-            sc = _scenario(ctx, file, buffers=TABLE1_BUFFERS, buff_size=TABLE1_BUFF_SIZE, full_length=True)
+            sc = _scenario(ctx, file, full_length=True)
             rates = _rates(ctx.run_testbed(f"table1_{key}_testbed", sc, seed))
-            if key == "ef":
-                # Fig. 6(b) names A2/A5 E1/E2: under their Fig. 6(a) names, as the simulated runs.
-                for a, e in EF_NAMES.items():
-                    rates[a] = rates.pop(e)
-            runs[key].append(rates)
+            # Fig. 6(b) names A2/A5 E1/E2: under their Fig. 6(a) names, as the simulated runs.
+            runs[key].append(_fig6a_names(rates) if key == "ef" else rates)
     cells = paper_cells(runs["af"], runs["ef"])
-    lines = [
-        "Table I's two set-ups on real packets (qoslab-router with the edge egress on McKinley's E1, "
-        f"kernel veths, the traffic generators), seeds {', '.join(map(str, ctx.seeds))}, beside the simulator's "
-        "runs of the same scenarios; cells judged by the same rule into `cells_testbed.csv`. Mean delay, ms.",
-        "",
-        "| stream | queue | paper | simulator | testbed |",
-        "|---|---|---:|---:|---:|",
-    ]
+    lines = []
     data: dict[str, Any] = {}
     for s in ("A2", "A5"):
         for col, sim_runs, key in ((TABLE1_COLUMNS[0], af, "af"), (TABLE1_COLUMNS[1], ef, "ef")):
@@ -867,12 +857,18 @@ def _testbed_table1(
             p = paper[s][0 if key == "af" else 1]
             lines.append(f"| {s} | {col} | {p:g} | {_fmt(sim)} | {_fmt(real)} |")
             data.setdefault(s, {})[key] = {"paper_ms": p, "sim_ms": sim.mean, "testbed_ms": real.mean}
-    return list(cells), "\n".join(lines), data
+    text = md_table(
+        "| stream | queue | paper | simulator | testbed |",
+        lines,
+        "Table I's two set-ups on real packets (qoslab-router with the edge egress on McKinley's E1, "
+        f"kernel veths, the traffic generators), seeds {', '.join(map(str, ctx.seeds))}, beside the simulator's "
+        "runs of the same scenarios; cells judged by the same rule into `cells_testbed.csv`. Mean delay, ms.",
+        rule="|---|---|---:|---:|---:|",
+    )
+    return list(cells), text, data
 
 
-def _ef_rates(
-    by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]], paper: dict[str, tuple[float, float]]
-) -> dict[str, Any]:
+def _ef_rates(by: dict[tuple[str, Any], list[Rates]], paper: dict[str, tuple[float, float]]) -> dict[str, Any]:
     """Table I under the reproduction's EF rate (derived from §III) and under the control (the
     sum of the EF reservations), same seeds, one knob: A2's and A5's AF and EF delays, their
     AF/EF factors, and the EF streams' drops (E1 = A2, E2 = A5; summed over the seeds)."""
@@ -881,112 +877,115 @@ def _ef_rates(
         f"derived, {derived_ef_rate_bps() / 1e3:.1f} kb/s (the reproduction's)": by[("table1_ef", None)],
         f"sum of the EF reservations, {EF_RESERVED_KBPS} kb/s (control)": by[("table1_ef_sum", None)],
     }
-    n = len(af)
-    lines = [
-        f"Table I's EF column under two settings of the EF queue's SCFQ rate, one knob (`ef_rate`), the same "
-        f"{n} seed(s), {TABLE1_BUFFERS} buffers (EF pool {round(TABLE1_BUFFERS * EF_RESERVED_KBPS / LINK_KBPS)}), "
-        f"BUFF_SIZE {TABLE1_BUFF_SIZE} B; the AF column is Fig. 6(a)'s, the same runs for both. Delays: mean over "
-        "seeds (ms); drops: E1's and E2's packets dropped, summed over the seeds; offset-free: "
-        "(AF2 − AF5) − (EF2 − EF5) of the means, and its range over the seeds (each seed's AF and EF runs). "
-        'The derivation: docs/decisions.md, "edge: the EF queue\'s scheduler rate follows §III".',
-        "",
-        "| r_EF | A2 AF | A2 EF | A5 AF | A5 EF | A2 AF/EF | A5 AF/EF | E1 drops | E2 drops | offset-free (range) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
     out: dict[str, Any] = {}
+    rows = []
     a2_af, a5_af = _mean(af, "A2", "delay_ms").mean, _mean(af, "A5", "delay_ms").mean
     for label, runs in settings.items():
         a2, a5 = _mean(runs, "A2", "delay_ms").mean, _mean(runs, "A5", "delay_ms").mean
         d1 = sum(r["A2"]["dropped_pkts"] for r in runs)
         d2 = sum(r["A5"]["dropped_pkts"] for r in runs)
         free = offset_free_ms({"A2": a2_af, "A5": a5_af}, {"A2": a2, "A5": a5})
-        per_seed = [
-            offset_free_ms({s: a[s]["delay_ms"] for s in ("A2", "A5")}, {s: e[s]["delay_ms"] for s in ("A2", "A5")})
-            for a, e in zip(af, runs, strict=True)
-        ]
+        per_seed = [_offset_free(a, e) for a, e in zip(af, runs, strict=True)]
         out[label] = {
             "A2": {"af_ms": a2_af, "ef_ms": a2, "factor": a2_af / a2, "ef_drops": d1},
             "A5": {"af_ms": a5_af, "ef_ms": a5, "factor": a5_af / a5, "ef_drops": d2},
             "offset_free_ms": free,
             "offset_free_ms_per_seed": per_seed,
         }
-        lines.append(
+        rows.append(
             f"| {label} | {a2_af:.1f} | {a2:.1f} | {a5_af:.1f} | {a5:.1f} | {a2_af / a2:.1f} | {a5_af / a5:.1f} | "
             f"{d1:.0f} | {d2:.0f} | {free:.1f} ({min(per_seed):.1f}-{max(per_seed):.1f}) |"
         )
     (p2a, p2e), (p5a, p5e) = paper["A2"], paper["A5"]
-    lines.append(
+    rows.append(
         f"| [Guerin99] Table I | {p2a:g} | {p2e:g} | {p5a:g} | {p5e:g} | "
         f"{p2a / p2e:.1f} | {p5a / p5e:.1f} | – | – | "
         f"{offset_free_ms({'A2': p2a, 'A5': p5a}, {'A2': p2e, 'A5': p5e}):.0f} |"
     )
-    return {"data": out, "text": "\n".join(lines)}
+    text = md_table(
+        "| r_EF | A2 AF | A2 EF | A5 AF | A5 EF | A2 AF/EF | A5 AF/EF | E1 drops | E2 drops | offset-free (range) |",
+        rows,
+        f"Table I's EF column under two settings of the EF queue's SCFQ rate, one knob (`ef_rate`), the same "
+        f"{len(af)} seed(s), {TABLE1_BUFFERS} buffers "
+        f"(EF pool {round(TABLE1_BUFFERS * EF_RESERVED_KBPS / LINK_KBPS)}), "
+        f"BUFF_SIZE {TABLE1_BUFF_SIZE} B; the AF column is Fig. 6(a)'s, the same runs for both. Delays: mean over "
+        "seeds (ms); drops: E1's and E2's packets dropped, summed over the seeds; offset-free: "
+        "(AF2 − AF5) − (EF2 − EF5) of the means, and its range over the seeds (each seed's AF and EF runs). "
+        'The derivation: docs/decisions.md, "edge: the EF queue\'s scheduler rate follows §III".',
+    )
+    return {"data": out, "text": text}
 
 
-def _sensitivity(
-    by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]],
-    occ: dict[tuple[str, Any], list[dict[str, dict[str, float]]]],
-) -> dict[str, Any]:
+def _offset_free(af: dict[str, dict[str, float]], ef: dict[str, dict[str, float]]) -> float:
+    """:func:`offset_free_ms` of one seed's AF and EF runs (their rates)."""
+    return offset_free_ms({s: af[s]["delay_ms"] for s in ("A2", "A5")}, {s: ef[s]["delay_ms"] for s in ("A2", "A5")})
+
+
+def _excess(runs: list[Rates], res: dict[str, float], counted: int, b2: str) -> dict[str, float]:
+    """The excess shares of the controlled runs (kb/s, IP): A3's and A4's mean throughput beyond
+    ``res`` (their reservations in that run), B1's and B3's whole, and B2's (under the key ``b2``)
+    scaled by ``counted`` / its 156 B on the wire."""
+    return {
+        "A3": _mean(runs, "A3", "ip_kbps").mean - res["A3"],
+        "A4": _mean(runs, "A4", "ip_kbps").mean - res["A4"],
+        "B1": _mean(runs, "B1", "ip_kbps").mean,
+        "B3": _mean(runs, "B3", "ip_kbps").mean,
+        b2: _mean(runs, "B2", "ip_kbps").mean * counted / (128 + HEADER),
+    }
+
+
+def _sensitivity(by: dict[tuple[str, Any], list[Rates]], occ: dict[tuple[str, Any], list[Rates]]) -> dict[str, Any]:
     """One knob at a time: Table I's delays against the pool and against the hosts A2 and A5
     start from; the excess shares against the excess streams' offered load, A3's and A4's
     reservations and the byte accounting; the AF/BE queue's occupancy per stream."""
 
     def delays(n: int | str) -> dict[str, dict[str, float]]:
+        af, ef = by[("sens_af", n)], by[("sens_ef", n)]
         return {
-            s: {
-                "af_ms": _mean(by[("sens_af", n)], s, "delay_ms").mean,
-                "ef_ms": _mean(by[("sens_ef", n)], s, "delay_ms").mean,
-            }
-            for s in ("A2", "A5")
+            s: {"af_ms": _mean(af, s, "delay_ms").mean, "ef_ms": _mean(ef, s, "delay_ms").mean} for s in ("A2", "A5")
         }
 
     pools = {n: delays(n) for n in SENS_POOLS}
     exact = delays("exact")
-    offered = {}
-    for kbps in SENS_OFFERED:
-        runs = by[("sens_offered", kbps)]
-        offered[kbps] = {
-            "A3": _mean(runs, "A3", "ip_kbps").mean - 100,
-            "A4": _mean(runs, "A4", "ip_kbps").mean - 200,
-            "B1": _mean(runs, "B1", "ip_kbps").mean,
-            "B3": _mean(runs, "B3", "ip_kbps").mean,
-            "B2 scaled": _mean(runs, "B2", "ip_kbps").mean * FIG8_BUFF_SIZE / (128 + HEADER),
-        }
-    lines = [
-        "Table I's delays against the egress pool (BUFF_SIZE 512 B unless stated, PERIODIC; the rest as in Table I):",
-        "",
-        "| buffers | A2 AF | A2 EF | A5 AF | A5 EF | (AF2 − AF5) − (EF2 − EF5) |",
-        "|---|---|---|---|---|---|",
-    ]
+    reserved = {"A3": 100.0, "A4": 200.0}
+    offered = {k: _excess(by[("sens_offered", k)], reserved, FIG8_BUFF_SIZE, "B2 scaled") for k in SENS_OFFERED}
     exact_label = (
         f"{TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE} of {EXACT_BUFF_SIZE} B (the pool of "
         f"{TABLE1_BUFFERS} in bytes, every packet counted at its size)"
     )
-    for n, p in [*pools.items(), (exact_label, exact)]:
-        lines.append(
-            f"| {n} | {p['A2']['af_ms']:.0f} ms | {p['A2']['ef_ms']:.0f} ms | {p['A5']['af_ms']:.0f} ms | "
-            f"{p['A5']['ef_ms']:.0f} ms | "
-            f"{offset_free_ms({s: p[s]['af_ms'] for s in p}, {s: p[s]['ef_ms'] for s in p}):.1f} ms |"
-        )
-    lines += [
+    pool_rows = [
+        f"| {n} | {p['A2']['af_ms']:.0f} ms | {p['A2']['ef_ms']:.0f} ms | {p['A5']['af_ms']:.0f} ms | "
+        f"{p['A5']['ef_ms']:.0f} ms | "
+        f"{offset_free_ms({s: p[s]['af_ms'] for s in p}, {s: p[s]['ef_ms'] for s in p}):.1f} ms |"
+        for n, p in [*pools.items(), (exact_label, exact)]
+    ]
+    occupancy = _occupancy_table(by, occ)
+    sharing = _sharing_table(by, occ)
+    hosts = _hosts_table(by)
+    text = [
+        md_table(
+            "| buffers | A2 AF | A2 EF | A5 AF | A5 EF | (AF2 − AF5) − (EF2 − EF5) |",
+            pool_rows,
+            "Table I's delays against the egress pool (BUFF_SIZE 512 B unless stated, PERIODIC; the rest as in "
+            "Table I):",
+        ),
         "",
         "The last column is the offset-free difference: a constant offset between A2's and A5's "
         "measurements (a host clock's NTP error, a longer access path) enters both the AF and the EF "
         "difference and cancels. [Guerin99] Table I gives (180 − 169) − (44 − 49) = 16 ms.",
-    ]
-    lines += [
         "",
-        f"Excess over the reservation (kb/s, IP) at {POOLS[-1]} buffers against the excess streams' offered load:",
+        md_table(
+            "| offered (kb/s) | A3 | A4 | B1 | B3 | B2 × 512/156 |",
+            [f"| {kbps} | " + " | ".join(f"{x:.0f}" for x in v.values()) + " |" for kbps, v in offered.items()],
+            f"Excess over the reservation (kb/s, IP) at {POOLS[-1]} buffers against the excess streams' offered load:",
+        ),
         "",
-        "| offered (kb/s) | A3 | A4 | B1 | B3 | B2 × 512/156 |",
-        "|---|---|---|---|---|---|",
+        occupancy["text"],
+        "",
+        sharing["text"],
+        "",
+        hosts["text"],
     ]
-    for kbps, v in offered.items():
-        lines.append(f"| {kbps} | " + " | ".join(f"{x:.0f}" for x in v.values()) + " |")
-    occupancy = _occupancy_table(by, occ)
-    sharing = _sharing_table(by, occ)
-    hosts = _hosts_table(by)
-    lines += ["", *occupancy["lines"], "", *sharing["lines"], "", *hosts["lines"]]
     data = {
         "pools": pools,
         "pool_exact": exact,
@@ -995,7 +994,7 @@ def _sensitivity(
         "sharing": sharing["data"],
         "hosts": hosts["data"],
     }
-    return {"data": data, "text": "\n".join(lines)}
+    return {"data": data, "text": "\n".join(text)}
 
 
 def _pool_bytes(knob: str) -> float:
@@ -1006,14 +1005,11 @@ def _pool_bytes(knob: str) -> float:
     return (POOLS[-1] - 1) * FIG8_BUFF_SIZE
 
 
-def _occ_mean(runs: list[dict[str, dict[str, float]]], stream: str, key: str) -> float:
+def _occ_mean(runs: list[Rates], stream: str, key: str) -> float:
     return sum(r[stream][key] for r in runs) / len(runs)
 
 
-def _occupancy_table(
-    by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]],
-    occ: dict[tuple[str, Any], list[dict[str, dict[str, float]]]],
-) -> dict[str, Any]:
+def _occupancy_table(by: dict[tuple[str, Any], list[Rates]], occ: dict[tuple[str, Any], list[Rates]]) -> dict[str, Any]:
     """Fig. 8's largest pool: each stream's allocation, counted and real occupancy, and its share
     of the real bytes queued against its share of the link (Little's law in a FIFO: equal)."""
     runs, rates = occ[("sens_share", "baseline")], by[("sens_share", "baseline")]
@@ -1022,20 +1018,12 @@ def _occupancy_table(
     counted = {s: _occ_mean(runs, s, "counted") for s in STREAMS}
     kbps = {s: _mean(rates, s, "ip_kbps").mean for s in STREAMS}
     q, total = sum(real.values()), sum(kbps.values())
-    lines = [
-        f"Occupancy of the AF/BE queue at {POOLS[-1]} buffers (BUFF_SIZE 512 B, PERIODIC): time-averaged bytes "
-        "each stream holds, from 5 s on, mean over the seeds. In a FIFO every byte waits the same time, so "
-        "(Little's law) a stream's share of the link is its share of the real bytes queued.",
-        "",
-        "| stream | reservation | allocation b_i | counted q_i | real bytes | share of real bytes | share of link |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    rows = {}
+    rows, lines = {}, []
     for s, (_, res) in STREAMS.items():
         alloc = math.floor(pool * (res or 0) / LINK_KBPS)
         rows[s] = {"alloc": alloc, "counted": counted[s], "bytes": real[s], "kbps": kbps[s]}
         lines.append(
-            f"| {s} | {'BE' if res is None else f'{res:.0f} kb/s'} | {alloc} B | {counted[s]:.0f} B | {real[s]:.0f} B "
+            f"| {s} | {_reservation(res)} | {alloc} B | {counted[s]:.0f} B | {real[s]:.0f} B "
             f"| {100 * real[s] / q:.1f} % | {100 * kbps[s] / total:.1f} % |"
         )
     inflation = sum(counted[s] - real[s] for s in STREAMS)
@@ -1048,13 +1036,17 @@ def _occupancy_table(
         f"about {unused:.0f} B of allocations left empty, about {pool - q - inflation - unused:.0f} B of "
         "shared buffers left free (the holes).",
     ]
-    return {"lines": lines, "data": {"pool": pool, "q": q, "streams": rows}}
+    text = md_table(
+        "| stream | reservation | allocation b_i | counted q_i | real bytes | share of real bytes | share of link |",
+        lines,
+        f"Occupancy of the AF/BE queue at {POOLS[-1]} buffers (BUFF_SIZE 512 B, PERIODIC): time-averaged bytes "
+        "each stream holds, from 5 s on, mean over the seeds. In a FIFO every byte waits the same time, so "
+        "(Little's law) a stream's share of the link is its share of the real bytes queued.",
+    )
+    return {"text": text, "data": {"pool": pool, "q": q, "streams": rows}}
 
 
-def _sharing_table(
-    by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]],
-    occ: dict[tuple[str, Any], list[dict[str, dict[str, float]]]],
-) -> dict[str, Any]:
+def _sharing_table(by: dict[tuple[str, Any], list[Rates]], occ: dict[tuple[str, Any], list[Rates]]) -> dict[str, Any]:
     """The excess shares (throughput beyond each run's reservation) under each sharing knob."""
     labels = {
         "baseline": f"baseline: BUFF_SIZE 512 B, {POOLS[-1]} buffers",
@@ -1062,45 +1054,31 @@ def _sharing_table(
         "exact": f"every packet counted at its size: BUFF_SIZE {EXACT_BUFF_SIZE} B, "
         f"{POOLS[-1] * FIG8_BUFF_SIZE // EXACT_BUFF_SIZE} buffers (the same pool in bytes)",
     }
-    lines = [
-        f"The excess shares (kb/s, IP, beyond each run's reservations; the claim's {EXCESS_SHARE:.0f} ± 20 %) "
-        "with one knob turned at the largest pool, and B/Q measured as above. B2's share is scaled by "
-        "max(BUFF_SIZE, 156)/156, the rate its buffers are counted at.",
-        "",
-        "| run | B/Q | A3 | A4 | B1 | B3 | B2 counted | A6 (IP kb/s) |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    data = {}
+    data, lines = {}, []
     for knob in SHARE_KNOBS:
         rates, runs = by[("sens_share", knob)], occ[("sens_share", knob)]
         q = sum(_occ_mean(runs, s, "bytes") for s in STREAMS)
         bs = EXACT_BUFF_SIZE if knob == "exact" else FIG8_BUFF_SIZE
         res = {"A3": 0.0, "A4": 0.0} if knob == "as_be" else {s: float(STREAMS[s][1] or 0) for s in ("A3", "A4")}
-        v = {
-            "B/Q": _pool_bytes(knob) / q,
-            "A3": _mean(rates, "A3", "ip_kbps").mean - res["A3"],
-            "A4": _mean(rates, "A4", "ip_kbps").mean - res["A4"],
-            "B1": _mean(rates, "B1", "ip_kbps").mean,
-            "B3": _mean(rates, "B3", "ip_kbps").mean,
-            "B2 counted": _mean(rates, "B2", "ip_kbps").mean * max(bs, 128 + HEADER) / (128 + HEADER),
-            "A6": _mean(rates, "A6", "ip_kbps").mean,
-        }
+        v = {"B/Q": _pool_bytes(knob) / q, **_excess(rates, res, max(bs, 128 + HEADER), "B2 counted")}
+        v["A6"] = _mean(rates, "A6", "ip_kbps").mean
         data[knob] = v
         cells = [f"{v['B/Q']:.2f}"] + [f"{v[k]:.0f}" for k in ("A3", "A4", "B1", "B3", "B2 counted", "A6")]
         lines.append(f"| {labels[knob]} | " + " | ".join(cells) + " |")
-    return {"lines": lines, "data": data}
+    text = md_table(
+        "| run | B/Q | A3 | A4 | B1 | B3 | B2 counted | A6 (IP kb/s) |",
+        lines,
+        f"The excess shares (kb/s, IP, beyond each run's reservations; the claim's {EXCESS_SHARE:.0f} ± 20 %) "
+        "with one knob turned at the largest pool, and B/Q measured as above. B2's share is scaled by "
+        "max(BUFF_SIZE, 156)/156, the rate its buffers are counted at.",
+    )
+    return {"text": text, "data": data}
 
 
-def _hosts_table(by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]]) -> dict[str, Any]:
+def _hosts_table(by: dict[tuple[str, Any], list[Rates]]) -> dict[str, Any]:
     """Table I's AF delays of A2 and A5 against the hosts they start from."""
-    lines = [
-        f"Table I's AF delays (Fig. 6(a), {TABLE1_BUFFERS} buffers, BUFF_SIZE 512 B) against the hosts A2 and A5 "
-        "start from (the scenario files: A2 from sea, A5 from sky); cells: A2 / A5 mean delay, ms.",
-        "",
-        "| A2 from ↓ / A5 from → | " + " | ".join(HOSTS) + " |",
-        "|---" * (len(HOSTS) + 1) + "|",
-    ]
     data: dict[str, dict[str, float]] = {}
+    lines = []
     for a2 in HOSTS:
         cells = []
         for a5 in HOSTS:
@@ -1109,23 +1087,29 @@ def _hosts_table(by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]]) -
             data[f"{a2}/{a5}"] = {"A2_ms": d2, "A5_ms": d5}
             cells.append(f"{d2:.1f} / {d5:.1f}")
         lines.append(f"| {a2} | " + " | ".join(cells) + " |")
-    return {"lines": lines, "data": data}
+    text = md_table(
+        "| A2 from ↓ / A5 from → | " + " | ".join(HOSTS) + " |",
+        lines,
+        f"Table I's AF delays (Fig. 6(a), {TABLE1_BUFFERS} buffers, BUFF_SIZE 512 B) against the hosts A2 and A5 "
+        "start from (the scenario files: A2 from sea, A5 from sky); cells: A2 / A5 mean delay, ms.",
+    )
+    return {"text": text, "data": data}
+
+
+def _reservation(res: float | None) -> str:
+    return "BE" if res is None else f"{res:.0f} kb/s"
 
 
 def _table(d: dict[str, Any], xlabel: str) -> str:
     xs = list(d)
-    head = "| stream (payload B, reservation) | " + " | ".join(xs) + " |"
-    lines = [
-        "IP throughput in kb/s (payload kb/s in brackets), mean over the seeds, from 5 s on.",
-        "",
-        head.replace("| stream", f"| {xlabel} → / stream", 1),
-        "|---" * (len(xs) + 1) + "|",
+    rows = [
+        f"| {s} ({size}, {_reservation(res)}) | "
+        + " | ".join(f"{d[x][s]['ip_kbps']:.0f} ({d[x][s]['payload_kbps']:.0f})" for x in xs)
+        + " |"
+        for s, (size, res) in STREAMS.items()
     ]
-    for s, (size, res) in STREAMS.items():
-        tag = f"{s} ({size}, {'BE' if res is None else f'{res:.0f} kb/s'})"
-        cells = [f"{d[x][s]['ip_kbps']:.0f} ({d[x][s]['payload_kbps']:.0f})" for x in xs]
-        lines.append(f"| {tag} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    head = f"| {xlabel} → / stream (payload B, reservation) | " + " | ".join(xs) + " |"
+    return md_table(head, rows, "IP throughput in kb/s (payload kb/s in brackets), mean over the seeds, from 5 s on.")
 
 
 def _plot(ctx: Context, d: dict[str, Any], file: str, xlabel: str) -> str:

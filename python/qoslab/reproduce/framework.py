@@ -57,6 +57,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 Log = Callable[[str], None]
 T = TypeVar("T")
+K = TypeVar("K")
 
 
 def _identity(res: Result) -> Result:
@@ -296,6 +297,22 @@ class Context:
         """As :meth:`run_reduced`, with ``reduce(i, result)`` told the run's place in ``runs`` (a
         grid's reduction that depends on the grid point)."""
         return self._run(runs, reduce, save=save, name=_reduction_name(reduce), raw=save)
+
+    def run_grid(
+        self, points: Iterable[tuple[K, str, Scenario]], reduce: Callable[[K, Result], T], *, save: bool = True
+    ) -> dict[K, list[T]]:
+        """A reproduction's grid: each point ``(key, variant, scenario)`` run at every seed (the
+        seeds innermost), each run reduced to ``reduce(key, result)`` as it finishes, the values
+        grouped by key in seed order (a key given twice gathers both points' runs). Saves as
+        :meth:`run_many` unless not ``save``; the runs go through the one run-and-reduce loop."""
+        grid = list(points)
+        runs = [(variant, sc, seed) for _, variant, sc in grid for seed in self.seeds]
+        keys = [key for key, _, _ in grid for _ in self.seeds]
+        values = self._run(runs, lambda i, res: reduce(keys[i], res), save=save, name=_reduction_name(reduce), raw=save)
+        out: dict[K, list[T]] = {}
+        for key, value in zip(keys, values, strict=True):
+            out.setdefault(key, []).append(value)
+        return out
 
     def _key(self, i: int, n: int, variant: str, sc: Scenario, seed: int, name: str, raw: bool) -> str:
         """A run's key in the store. A run kept ``raw`` (a saved one) keeps its result, under

@@ -169,20 +169,24 @@ def scenario1(ctx: Context) -> Scenario1:
     (one batch through the executor)."""
     loads = LOADS_QUICK if ctx.quick else LOADS_FULL
     out: Scenario1 = {"loads": loads, "runs": {}, "hist": {}}
-    plan: list[tuple[int, str, int]] = []
-    specs: list[tuple[str, Scenario, int]] = []
-    for load in loads:
-        for variant in ("mace", "nomace"):
-            n = bg_sources(load)
-            sc = _load(ctx, f"s1_cbr_{variant}.toml", [f"duration={S1_DURATION[ctx.quick]}", f"traffic.2.flows={n}"])
-            for seed in ctx.seeds:
-                plan.append((load, variant, seed))
-                specs.append((f"s1_{variant}_{load}", sc, seed))
-    for (load, variant, seed), res in zip(plan, ctx.run_many(specs), strict=True):
-        m, hists = _s1_measures(res, bg_sources(load), variant)
-        if load == FIG9_LOAD and seed == ctx.seeds[0]:
-            out["hist"][variant] = hists
-        out["runs"].setdefault(f"{variant}_{load}", []).append(m)
+    points = [
+        (
+            (load, variant),
+            f"s1_{variant}_{load}",
+            _load(
+                ctx,
+                f"s1_cbr_{variant}.toml",
+                [f"duration={S1_DURATION[ctx.quick]}", f"traffic.2.flows={bg_sources(load)}"],
+            ),
+        )
+        for load in loads
+        for variant in ("mace", "nomace")
+    ]
+    grid = ctx.run_grid(points, lambda key, res: _s1_measures(res, bg_sources(key[0]), key[1]))
+    for (load, variant), runs in grid.items():
+        if load == FIG9_LOAD:
+            out["hist"][variant] = runs[0][1]
+        out["runs"][f"{variant}_{load}"] = [m for m, _ in runs]
     return out
 
 
@@ -334,13 +338,10 @@ FIG9_VARIANTS = {
 def fig9(ctx: Context) -> Fig9:
     """Scenario 1 with MACE at Fig. 9's load, with exact and with jittered send times, every seed."""
     n = FIG9_BG_SOURCES
-    plan: list[tuple[str, int]] = []
-    specs: list[tuple[str, Scenario, int]] = []
-    for variant, extra in FIG9_VARIANTS.items():
-        sc = _load(ctx, "s1_cbr_mace.toml", [f"duration={S1_DURATION[ctx.quick]}", *extra])
-        for seed in ctx.seeds:
-            plan.append((variant, seed))
-            specs.append((f"fig9_{variant}", sc, seed))
+    points = [
+        (variant, f"fig9_{variant}", _load(ctx, "s1_cbr_mace.toml", [f"duration={S1_DURATION[ctx.quick]}", *extra]))
+        for variant, extra in FIG9_VARIANTS.items()
+    ]
     testing_bps = 40 * 386 * 8 / 0.040
     out: Fig9 = {
         "bg_sources": n,
@@ -349,11 +350,13 @@ def fig9(ctx: Context) -> Fig9:
         "runs": {},
         "hist": {},
     }
-    for (variant, seed), res in zip(plan, ctx.run_many(specs), strict=True):
-        m, hists = _s1_measures(res, n if variant in ("exact", "jitter") else bg_sources(FIG9_LOAD), "mace")
-        if seed == ctx.seeds[0]:
-            out["hist"][variant] = hists
-        out["runs"].setdefault(variant, []).append(m)
+    grid = ctx.run_grid(
+        points,
+        lambda variant, res: _s1_measures(res, n if variant in ("exact", "jitter") else bg_sources(FIG9_LOAD), "mace"),
+    )
+    for variant, runs in grid.items():
+        out["hist"][variant] = runs[0][1]
+        out["runs"][variant] = [m for m, _ in runs]
     return out
 
 
@@ -501,21 +504,22 @@ def mixed_loss(ctx: Context) -> MixedLoss:
     cl = [f"cl_{m}" for m in MIXED_LOSS_MODELS]
     be = [f"be_{m}" for m in MIXED_LOSS_MODELS]
     bg_index = 2 * len(MIXED_LOSS_MODELS)
-    plan: list[tuple[int, int]] = []
-    specs: list[tuple[str, Scenario, int]] = []
-    for load in loads:
-        sc = _load(
-            ctx,
-            "s4_mixed_loss.toml",
-            [f"duration={S1_DURATION[ctx.quick]}", f"traffic.{bg_index}.flows={bg_sources(load)}"],
+    points = [
+        (
+            load,
+            f"s4_mixed_loss_{load}",
+            _load(
+                ctx,
+                "s4_mixed_loss.toml",
+                [f"duration={S1_DURATION[ctx.quick]}", f"traffic.{bg_index}.flows={bg_sources(load)}"],
+            ),
         )
-        for seed in ctx.seeds:
-            plan.append((load, seed))
-            specs.append((f"s4_mixed_loss_{load}", sc, seed))
-    out: MixedLoss = {"loads": loads, "runs": {}}
-    for (load, _), res in zip(plan, ctx.run_many(specs), strict=True):
+        for load in loads
+    ]
+
+    def measures(load: int, res: Result) -> Measures:
         cl_class, be_class = class_loss(res)
-        m: Measures = {
+        return {
             "bg_sources": bg_sources(load),
             "loss_cl_class": cl_class,
             "loss_be_class": be_class,
@@ -524,8 +528,8 @@ def mixed_loss(ctx: Context) -> MixedLoss:
             "loss_bg": group_loss(res, ["bg"]),
             "testing_offered_bps": offered_bps(res, cl + be),
         }
-        out["runs"].setdefault(str(load), []).append(m)
-    return out
+
+    return {"loads": loads, "runs": {str(load): runs for load, runs in ctx.run_grid(points, measures).items()}}
 
 
 class Fig12_13(TypedDict):

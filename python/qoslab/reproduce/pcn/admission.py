@@ -112,11 +112,8 @@ def _est(runs: list[dict[str, float]]) -> dict[str, Estimate]:
     return {m: Estimate.of(r[m] for r in runs) for m in ("over_admission_pct", "sd_ratio")}
 
 
-def _cells(keys: list[Any], vals: list[dict[str, float]]) -> dict[Any, dict[str, Estimate]]:
-    cells: dict[Any, list[dict[str, float]]] = {}
-    for k, v in zip(keys, vals, strict=True):
-        cells.setdefault(k, []).append(v)
-    return {k: _est(v) for k, v in cells.items()}
+def _cells(grid: dict[Any, list[dict[str, float]]]) -> dict[Any, dict[str, Estimate]]:
+    return {k: _est(v) for k, v in grid.items()}
 
 
 # -- Tables 3.1-3.3: per-packet CLE, 300 s -------------------------------------------------
@@ -129,9 +126,9 @@ def _voice_runs(ctx: Context) -> dict[Any, dict[str, Estimate]]:
     for model in VOICE:
         cases += [(link, model, arr, 5.0) for link in T31_LINKS for arr in ARRIVALS]
         cases += [(link, model, arr, ov) for link in ("1Mbps", "T1", "10Mbps") for arr in ARRIVALS for ov in OVERLOADS]
-    plan, keys = [], []
+    grid, direction = [], {}
     for link, model, arr, ov in cases:
-        sc, d = S.build(
+        sc, direction[(link, model, arr, ov)] = S.build(
             name=f"pcn_adm_{link}_{model}_{arr}_{ov:g}x".lower(),
             model=model,
             link=link,
@@ -140,15 +137,12 @@ def _voice_runs(ctx: Context) -> dict[Any, dict[str, Estimate]]:
             cle=S.per_packet(),
             arrivals=arr,
         )
-        for seed in ctx.seeds:
-            plan.append((f"t3_1_{link}_{model}_{arr}_{ov:g}x".lower(), sc, seed))
-            keys.append((link, model, arr, ov, d))
-    vals = ctx.run_indexed(
-        plan,
-        lambda i, res: S.over_admission(res, keys[i][4], S.LINK_BPS[keys[i][0]], VOICE_WARMUP_S),
-        save=False,
+        grid.append(((link, model, arr, ov), f"t3_1_{link}_{model}_{arr}_{ov:g}x".lower(), sc))
+    return _cells(
+        ctx.run_grid(
+            grid, lambda k, res: S.over_admission(res, direction[k], S.LINK_BPS[k[0]], VOICE_WARMUP_S), save=False
+        )
     )
-    return _cells([k[:4] for k in keys], vals)
 
 
 def _table_3_1(ctx: Context, est: dict[Any, dict[str, Estimate]]) -> tuple[list[C.Cell], str, dict[str, Any]]:
@@ -224,12 +218,12 @@ def _grid(ctx: Context) -> tuple[dict[Any, dict[str, Estimate]], dict[Any, dict[
     types = list(S.TRAFFIC)
     points = [(w, c) for w in WEIGHTS for c in CLE_THRESHOLDS]
     delays = S.rtt_delays_ms(RTT_INGRESSES)
-    plan, keys = [], []
+    grid, direction = [], {}
     for model in types:
         link = S.AGGREGATE_LINK[model]
         for topo in ("single", "rtt"):
             for w, c in points:
-                sc, d = S.build(
+                sc, direction[(model, topo, w, c)] = S.build(
                     name=f"pcn_grid_{model}_{topo}_w{w:g}_c{c:g}".lower(),
                     model=model,
                     link=link,
@@ -238,27 +232,23 @@ def _grid(ctx: Context) -> tuple[dict[Any, dict[str, Estimate]], dict[Any, dict[
                     cle=S.per_interval(w, c),
                     ingresses=RTT_INGRESSES if topo == "rtt" else None,
                 )
-                for seed in ctx.seeds:
-                    plan.append((f"t3_5_{model}_{topo}_w{w:g}_c{c:g}".lower(), sc, seed))
-                    keys.append((model, topo, w, c, d, link))
+                grid.append(((model, topo, w, c), f"t3_5_{model}_{topo}_w{w:g}_c{c:g}".lower(), sc))
 
-    def reduce(i: int, res: Any) -> dict[str, float]:
-        _model, topo, w, c, d, link = keys[i]
-        out = S.over_admission(res, d, S.LINK_BPS[link], warmup)
+    def reduce(key: tuple[str, str, float, float], res: Any) -> dict[str, float]:
+        model, topo, w, c = key
+        out = S.over_admission(res, direction[key], S.LINK_BPS[S.AGGREGATE_LINK[model]], warmup)
         if topo == "rtt" and (w, c) == (FIXED_W, FIXED_CLE):
             out.update(S.admitted_share_by_rtt(res, delays))
         return out
 
-    vals = ctx.run_indexed(plan, reduce, save=False)
-    grid = _cells([k[:4] for k in keys], vals)
-    fair: dict[Any, list[dict[str, float]]] = {}
-    for k, v in zip(keys, vals, strict=True):
-        if "admitted_far" in v:
-            fair.setdefault(k[0], []).append(v)
+    vals = ctx.run_grid(grid, reduce, save=False)
+    # The RTT fairness: the one point per type whose runs measured it.
     fairness = {
-        m: {x: Estimate.of(r[x] for r in rs) for x in ("admitted_near", "admitted_far")} for m, rs in fair.items()
+        k[0]: {x: Estimate.of(r[x] for r in rs) for x in ("admitted_near", "admitted_far")}
+        for k, rs in vals.items()
+        if "admitted_far" in rs[0]
     }
-    return grid, fairness
+    return _cells(vals), fairness
 
 
 def _table_3_5(
@@ -344,17 +334,15 @@ def _table_3_5(
 def _fixed_runs(ctx: Context, cases: list[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Estimate]]:
     """Runs named cases (``S.build`` keyword arguments, at the §3.6 CLE unless given) over the seeds."""
     duration, warmup = SHORT_S, SHORT_WARMUP_S
-    plan, keys = [], []
+    grid, direction, links = [], {}, {}
     for name, kw in cases:
         args = {"overload": 5.0, "duration_s": duration, "cle": S.per_interval(FIXED_W, FIXED_CLE), **kw}
-        sc, d = S.build(name=f"pcn_{name}".lower(), **args)
-        for seed in ctx.seeds:
-            plan.append((name.lower(), sc, seed))
-            keys.append((name, d, args["link"]))
-    vals = ctx.run_indexed(
-        plan, lambda i, res: S.over_admission(res, keys[i][1], S.LINK_BPS[keys[i][2]], warmup), save=False
+        sc, direction[name] = S.build(name=f"pcn_{name}".lower(), **args)
+        links[name] = args["link"]
+        grid.append((name, name.lower(), sc))
+    return _cells(
+        ctx.run_grid(grid, lambda n, res: S.over_admission(res, direction[n], S.LINK_BPS[links[n]], warmup), save=False)
     )
-    return _cells([k[0] for k in keys], vals)
 
 
 def _vq_runs(

@@ -184,17 +184,10 @@ def t37_cells(ctx: Context, control: Control | None, weights: Sequence[float]) -
     settings = [(w, c) for w in weights for c in plt.CLES]
     link = (control.link if control is not None else None) or plt.ADM_LINK["CBR"]
     warmup = (control.warmup_s if control is not None else None) or plt.ADM_WARMUP_S
-    plan = [
-        (
-            f"{control.name if control is not None else 'before'}_t37_w{w:g}_cle{c:g}",
-            _plt5_scenario(w, c, control),
-            seed,
-        )
-        for (w, c) in settings
-        for seed in ctx.seeds
-    ]
+    tag = control.name if control is not None else "before"
+    points = [((w, c), f"{tag}_t37_w{w:g}_cle{c:g}", _plt5_scenario(w, c, control)) for (w, c) in settings]
 
-    def reduce(res: Result) -> list[float]:
+    def reduce(_: tuple[float, float], res: Result) -> list[float]:
         if control is not None and control.single_link:
             one = S.over_admission(res, "i0->e0", plt.RATES[link], warmup)["over_admission_pct"]
             return [one] * T37_BOTTLENECKS
@@ -202,10 +195,9 @@ def t37_cells(ctx: Context, control: Control | None, weights: Sequence[float]) -
         over = plt.over_admission(res, bottlenecks=k, rate_bps=plt.RATES[link], warmup_s=warmup)
         return over if k == T37_BOTTLENECKS else [over[0]] * T37_BOTTLENECKS
 
-    runs = ctx.run_reduced(plan, reduce, save=False)
-    n = len(ctx.seeds)
+    runs = list(ctx.run_grid(points, reduce, save=False).values())
     per_bn = [
-        [sum(runs[i * n + s][b] for i in range(len(settings))) / len(settings) for s in range(n)]
+        [sum(runs[i][s][b] for i in range(len(settings))) / len(settings) for s in range(len(ctx.seeds))]
         for b in range(T37_BOTTLENECKS)
     ]
     return [Measured("Table 3.7", "CBR", f"Bottleneck LinkId / {b + 1}", v) for b, v in enumerate(per_bn)]
@@ -219,21 +211,20 @@ def low_agg_cells(ctx: Context, control: Control | None, fs: Sequence[float] = L
     the same runs (f = 0, the same flows), as set up or with the control's knob."""
     pcn = control.pcn if control is not None else {}
     end = (control.end_after_s if control is not None else None) or 1.0
-    points = [(m, k, f) for m, k in LOW_AGG for f in fs]
-    plan: list[tuple[str, Scenario, int]] = []
-    models: list[str] = []
-    for m, k, f in points:
-        sc = term.scenario(
-            ctx, model=m, ingresses=k, flows=term._flows_4_2(m, k), randomize=f, end_after_s=end, pcn=dict(pcn)
+    tag = control.name if control is not None else "before"
+    points = [
+        (
+            (m, k, f),
+            f"{tag}_{m.lower()}_{k}_f{f:g}",
+            term.scenario(
+                ctx, model=m, ingresses=k, flows=term._flows_4_2(m, k), randomize=f, end_after_s=end, pcn=dict(pcn)
+            ),
         )
-        tag = control.name if control is not None else "before"
-        plan += [(f"{tag}_{m.lower()}_{k}_f{f:g}", sc, s) for s in ctx.seeds]
-        models += [m] * len(ctx.seeds)
-    runs = term._run_reduced(ctx, plan, models)
-    n = len(ctx.seeds)
+        for m, k in LOW_AGG
+        for f in fs
+    ]
     out: list[Measured] = []
-    for i, (m, k, f) in enumerate(points):
-        block = runs[i * n : (i + 1) * n]
+    for (m, k, f), block in ctx.run_grid(points, lambda key, res: term._reduce(res, key[0]), save=False).items():
         pts = [float(r["over_pts"]) for r in block]
         out.append(Measured("Table 4.2", f"{m} / {k}", f"Deviation Interval / {C.F_COLUMN[f]}", pts))
         if f == 0.0 and (m, k) in term.FLOWS_4_1:
@@ -298,19 +289,19 @@ def _t37_measures(
 ) -> tuple[list[Cell], list[list[Cell]]]:
     """Table 3.7's runs as set up, measured from the set-up's warm-up and from each of ``warmups``."""
     settings = [(w, c) for w in weights for c in plt.CLES]
-    plan = [(f"t37_w{w:g}_cle{c:g}", _plt5_scenario(w, c, None), seed) for (w, c) in settings for seed in ctx.seeds]
+    points = [((w, c), f"t37_w{w:g}_cle{c:g}", _plt5_scenario(w, c, None)) for (w, c) in settings]
     rate = plt.RATES[plt.ADM_LINK["CBR"]]
     starts = [plt.ADM_WARMUP_S, *warmups]
 
-    def reduce(res: Result) -> list[list[float]]:
+    def reduce(_: tuple[float, float], res: Result) -> list[list[float]]:
         return [plt.over_admission(res, bottlenecks=T37_BOTTLENECKS, rate_bps=rate, warmup_s=w) for w in starts]
 
-    runs = ctx.run_reduced(plan, reduce, save=False)
+    runs = list(ctx.run_grid(points, reduce, save=False).values())
     n = len(ctx.seeds)
     out = []
     for which in range(len(starts)):
         per_bn = [
-            [sum(runs[i * n + s][which][b] for i in range(len(settings))) / len(settings) for s in range(n)]
+            [sum(runs[i][s][which][b] for i in range(len(settings))) / len(settings) for s in range(n)]
             for b in range(T37_BOTTLENECKS)
         ]
         out.append(

@@ -440,50 +440,47 @@ def run(ctx: Context) -> Outcome:
 
     # Admission: every grid point, every seed; each result reduced at once.
     apts = _admission_plan(ctx)
-    plan = [
-        (
-            f"plt{k}_adm_{m}_w{w:g}_cle{c:g}".lower(),
-            admission_scenario(bottlenecks=k, model=m, weight=w, cle=c, duration_s=duration),
-            seed,
-        )
-        for (k, m, w, c) in apts
-        for seed in ctx.seeds
-    ]
-    keys = [p for p in apts for _ in ctx.seeds]
-    ctx.log(f"pcn plt: {len(plan)} admission runs")
+    ctx.log(f"pcn plt: {len(apts) * len(ctx.seeds)} admission runs")
 
-    def reduce_adm(i: int, res: Result) -> dict[str, Any]:
-        k, m = keys[i][0], keys[i][1]
+    def reduce_adm(key: tuple[int, str, float, float], res: Result) -> dict[str, Any]:
+        k, m = key[0], key[1]
         return {
             "over": over_admission(res, bottlenecks=k, rate_bps=RATES[ADM_LINK[m]], warmup_s=warmup),
             "ratio": beat_down(res, bottlenecks=k),
             "marking": marking_share(res, bottlenecks=k, warmup_s=warmup),
         }
 
-    adm = ctx.run_indexed(plan, reduce_adm, save=False)
-    cells: dict[tuple[int, str, float, float], list[dict[str, Any]]] = {}
-    for key, r in zip(keys, adm, strict=True):
-        cells.setdefault(key, []).append(r)
+    cells = ctx.run_grid(
+        (
+            (
+                (k, m, w, c),
+                f"plt{k}_adm_{m}_w{w:g}_cle{c:g}".lower(),
+                admission_scenario(bottlenecks=k, model=m, weight=w, cle=c, duration_s=duration),
+            )
+            for (k, m, w, c) in apts
+        ),
+        reduce_adm,
+        save=False,
+    )
 
     # Termination.
     tpts = _termination_plan(ctx)
-    tplan = [
-        (f"plt{k}_term_{m}_{r.replace(':', 'to')}".lower(), termination_scenario(bottlenecks=k, model=m, ratio=r), seed)
-        for (k, m, r) in tpts
-        for seed in ctx.seeds
-    ]
-    tkeys = [p for p in tpts for _ in ctx.seeds]
-    ctx.log(f"pcn plt: {len(tplan)} termination runs")
+    ctx.log(f"pcn plt: {len(tpts) * len(ctx.seeds)} termination runs")
 
-    def reduce_term(i: int, res: Result) -> dict[str, dict[str, float]]:
-        k, m, _ = tkeys[i]
+    def reduce_term(key: tuple[int, str, str], res: Result) -> dict[str, dict[str, float]]:
+        k, m, _ = key
         flows, term = terminations(res, bottlenecks=k, t1_s=T1_S, window_s=TERM_WINDOW_S)
         return termination_table(flows, term, bottlenecks=k, mean_bps=MEAN_BPS[m], rate_bps=RATES[TERM_LINK[m]])
 
-    term = ctx.run_indexed(tplan, reduce_term, save=False)
-    tcells: dict[tuple[int, str, str], list[dict[str, dict[str, float]]]] = {}
-    for tkey, t in zip(tkeys, term, strict=True):
-        tcells.setdefault(tkey, []).append(t)
+    tgrid = [
+        (
+            (k, m, r),
+            f"plt{k}_term_{m}_{r.replace(':', 'to')}".lower(),
+            termination_scenario(bottlenecks=k, model=m, ratio=r),
+        )
+        for (k, m, r) in tpts
+    ]
+    tcells = ctx.run_grid(tgrid, reduce_term, save=False)
 
     out = Outcome(claims=claims, data={"expected_termination_plt2": expected_termination(2, 0.5, 0.25, 0.5)})
     if ctx.quick:

@@ -57,29 +57,27 @@ def verdicts(ctx: Context, values: list[list[float]]) -> tuple[list[str], list[s
 
 def controls(ctx: Context) -> tuple[dict[str, Any], tuple[str, str]]:
     """Runs every knob × (Table 4.3, 600 ingresses at each f in :data:`FS`) × seeds."""
-    plan: list[tuple[str, Any, int]] = []
+    points: list[tuple[tuple[int, float | None], str, Any]] = []
     for k, (_, pcn, end, delays) in enumerate(KNOBS):
         sc = term.scenario(
             ctx, model="CBR", ingresses=2, flows=[1178, 583], delays_us=delays, end_after_s=end[0], pcn=pcn
         )
-        plan += [(f"ctl{k}_t4_3", sc, s) for s in ctx.seeds]
+        points.append(((k, None), f"ctl{k}_t4_3", sc))
         for f in FS:
             sc = term.scenario(ctx, model="CBR", ingresses=600, flows=1782, randomize=f, end_after_s=end[1], pcn=pcn)
-            plan += [(f"ctl{k}_600_{f:g}", sc, s) for s in ctx.seeds]
-    runs = term._run_reduced(ctx, plan, ["CBR"] * len(plan))
-    n = len(ctx.seeds)
+            points.append(((k, f), f"ctl{k}_600_{f:g}", sc))
+    runs = ctx.run_grid(points, lambda _, res: term._reduce(res, "CBR"), save=False)
     data: dict[str, Any] = {}
     rows = []
     paper_row = ""
     for k, (label, _, _, _) in enumerate(KNOBS):
-        block = runs[k * (1 + len(FS)) * n : (k + 1) * (1 + len(FS)) * n]
-        t43 = block[:n]
+        t43 = runs[(k, None)]
         cells = {
             "ingress1": Estimate.of(r["ingress"]["src0"]["over_pts"] for r in t43),
             "ingress2": Estimate.of(r["ingress"]["src1"]["over_pts"] for r in t43),
         }
-        for j, f in enumerate(FS):
-            cells[f"600/{f:g}"] = Estimate.of(r["over_pts"] for r in block[(j + 1) * n : (j + 2) * n])
+        for f in FS:
+            cells[f"600/{f:g}"] = Estimate.of(r["over_pts"] for r in runs[(k, f)])
         data[label] = {key: v.to_json() for key, v in cells.items()}
         verdict, paper = verdicts(ctx, [list(v.values) for v in cells.values()])
         paper_row = "| paper ± tolerance | " + " | ".join(paper) + " |"
@@ -121,19 +119,21 @@ LOW_AGG: list[tuple[str, str, int, int, float, dict[str, Any]]] = [
 
 def low_aggregation_controls(ctx: Context) -> tuple[dict[str, Any], tuple[str, str]]:
     """Runs every :data:`LOW_AGG` row × seeds: over-termination, optimum, flows cut before t1."""
-    plan: list[tuple[str, Any, int]] = []
-    for label, model, k, n, f, pcn in LOW_AGG:
-        sc = term.scenario(ctx, model=model, ingresses=k, flows=n, randomize=f, pcn=pcn)
-        plan += [(f"ctl_{label.replace(' ', '_')}", sc, s) for s in ctx.seeds]
-    runs = term._run_reduced(ctx, plan, [row[1] for row in LOW_AGG for _ in ctx.seeds])
-    n = len(ctx.seeds)
+    points = [
+        (
+            (label, model),
+            f"ctl_{label.replace(' ', '_')}",
+            term.scenario(ctx, model=model, ingresses=k, flows=n, randomize=f, pcn=pcn),
+        )
+        for label, model, k, n, f, pcn in LOW_AGG
+    ]
+    runs = ctx.run_grid(points, lambda key, res: term._reduce(res, key[1]), save=False)
     data: dict[str, Any] = {}
     rows = []
-    for i, (label, *_) in enumerate(LOW_AGG):
-        block = runs[i * n : (i + 1) * n]
+    for (label, _), block in runs.items():
         e = Estimate.of(r["over_pts"] for r in block)
-        opt = sum(r["optimal"] for r in block) / n
-        pre = sum(r["terminated_before_t1"] for r in block) / n
+        opt = sum(r["optimal"] for r in block) / len(block)
+        pre = sum(r["terminated_before_t1"] for r in block) / len(block)
         data[label] = {"points": e.to_json(), "optimal": opt, "terminated_before_t1": pre}
         rows.append(f"| {label} | {e.fmt('.2f')} | {opt:.4f} | {pre:.1f} |")
     text = md_table(

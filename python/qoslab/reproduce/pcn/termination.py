@@ -618,19 +618,12 @@ def _grid(
     ctx: Context, points: list[tuple[str, int, int, float]], prefix: str
 ) -> dict[tuple[str, int, float], list[dict[str, Any]]]:
     """Runs (model, ingresses, flows, f) × seeds; the figures per point."""
-    plan: list[tuple[str, Scenario, int]] = []
-    keys: list[tuple[str, int, float]] = []
-    for model, k, n, f in points:
-        sc = scenario(ctx, model=model, ingresses=k, flows=n, randomize=f)
-        for seed in ctx.seeds:
-            plan.append((f"{prefix}_{model.lower()}_{k}_f{f:g}", sc, seed))
-            keys.append((model, k, f))
-    ctx.log(f"pcn termination: {prefix}: {len(plan)} runs")
-    runs = _run_reduced(ctx, plan, [k[0] for k in keys])
-    cells: dict[tuple[str, int, float], list[dict[str, Any]]] = {}
-    for key, r in zip(keys, runs, strict=True):
-        cells.setdefault(key, []).append(r)
-    return cells
+    grid = [
+        ((m, k, f), f"{prefix}_{m.lower()}_{k}_f{f:g}", scenario(ctx, model=m, ingresses=k, flows=n, randomize=f))
+        for m, k, n, f in points
+    ]
+    ctx.log(f"pcn termination: {prefix}: {len(grid) * len(ctx.seeds)} runs")
+    return ctx.run_grid(grid, lambda key, res: _reduce(res, key[0]), save=False)
 
 
 def _table_4_1(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, str]]:
@@ -830,22 +823,24 @@ def _batch_types_claim(est: dict[tuple[str, str, int, float], Estimate], seeds: 
 
 def _synchronization(ctx: Context, fs: Sequence[float]) -> tuple[dict[str, Any], str]:
     """§4.3.2: marked fractions of the rerouted flows over the egress's first interval."""
-    plan, f_of = [], []
-    for f in fs:
-        sc = scenario(ctx, model="CBR", ingresses=600, flows=CBR_FLOWS_4_2, randomize=f, end_after_s=0.1)
-        plan += [(f"sync_cbr_600_f{f:g}", sc, seed) for seed in ctx.seeds]
-        f_of += [f] * len(ctx.seeds)
-    stats: dict[float, list[dict[str, float]]] = {}
-    hist: dict[float, np.ndarray] = {}
+    points = [
+        (
+            f,
+            f"sync_cbr_600_f{f:g}",
+            scenario(ctx, model="CBR", ingresses=600, flows=CBR_FLOWS_4_2, randomize=f, end_after_s=0.1),
+        )
+        for f in fs
+    ]
     bins = np.linspace(0.0, 1.0, 11)
 
-    def reduce(_: int, res: Result) -> tuple[dict[str, float], np.ndarray]:
+    def reduce(_: float, res: Result) -> tuple[dict[str, float], np.ndarray]:
         fr = marked_fractions(res.flows[["group", "delivered_pkts", "pcn_excess_marked_pkts"]])
         return synchronization(fr), np.histogram(fr, bins=bins)[0]
 
-    for f, (st, h) in zip(f_of, ctx.run_indexed(plan, reduce, save=False), strict=True):
-        stats.setdefault(f, []).append(st)
-        hist[f] = hist.get(f, np.zeros(len(bins) - 1)) + h
+    grid = ctx.run_grid(points, reduce, save=False)
+    stats = {f: [st for st, _ in runs] for f, runs in grid.items()}
+    # Counts summed over the seeds (whole numbers: exact in any order).
+    hist = {f: np.zeros(len(bins) - 1) + sum(h for _, h in runs) for f, runs in grid.items()}
     rows = []
     data: dict[str, Any] = {}
     for f in fs:

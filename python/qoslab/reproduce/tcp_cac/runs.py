@@ -139,29 +139,41 @@ def table1(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
     C/n at RTT 0), starts spread over ``TABLE1_START``, qoslab's timers."""
     from ...api import load
 
-    out: dict[str, Any] = {}
     rates: list[float | None] = [None, *TABLE1_RATES] if not ctx.quick else [None, 1.0]
     rtts = TABLE1_RTTS if not ctx.quick else [0]
+    points = []
     for rate in rates:
         for rtt in rtts:
             path = "tcp_cac/table1_unshaped.toml" if rate is None else "tcp_cac/table1_shaped.toml"
             ov = [*_table1_overrides(dur, warm, rtt), f"traffic.0.start_jitter={TABLE1_START}"]
             if rate is not None:
                 ov.append(f"traffic.0.shaper.rate={rate:g}Mbps")
-            sc = load(ctx.scenario_path(path), overrides=ov)
             key = f"{'none' if rate is None else f'{rate:g}Mbps'}/rtt{rtt}ms"
-            runs = [
-                greedy(r, warm, dur)
-                for r in ctx.run_many([(f"table1_{key.replace('/', '_')}", sc, seed) for seed in ctx.seeds])
-            ]
-            out[key] = {
-                "rate_mbps": rate,
-                "min_rtt_ms": rtt,
-                "start_jitter": TABLE1_START,
-                "per_seed": per_seed(runs),
-                **pooled(runs, C_BPS / 100),
-            }
-    return out
+            points.append(
+                ((key, rate, rtt), f"table1_{key.replace('/', '_')}", load(ctx.scenario_path(path), overrides=ov))
+            )
+    return {
+        key: {
+            "rate_mbps": rate,
+            "min_rtt_ms": rtt,
+            "start_jitter": TABLE1_START,
+            "per_seed": per_seed(runs),
+            **pooled(runs, C_BPS / 100),
+        }
+        for (key, rate, rtt), runs in ctx.run_grid(points, lambda _, r: greedy(r, warm, dur)).items()
+    }
+
+
+#: What the start patterns' table keeps of :func:`pooled`, in this order.
+START_POOLED = (
+    "stopped_share",
+    "agg_loss",
+    "thr_bps",
+    "timeouts_stopped",
+    "timeouts_running",
+    "warmup_pkts_stopped",
+    "warmup_pkts_running",
+)
 
 
 def start_patterns(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
@@ -171,6 +183,7 @@ def start_patterns(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     rtts = TABLE1_RTTS if not ctx.quick else [0]
+    points = []
     for preset in TIMER_PRESETS:
         for pkey, jitter, _desc in START_PATTERNS:
             for rtt in rtts:
@@ -181,25 +194,11 @@ def start_patterns(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
                 ]
                 sc = load(ctx.scenario_path("tcp_cac/table1_unshaped.toml"), overrides=ov)
                 key = f"{preset}/{pkey}/rtt{rtt}ms"
-                runs = [
-                    greedy(r, warm, dur)
-                    for r in ctx.run_many([(f"start_{key.replace('/', '_')}", sc, seed) for seed in ctx.seeds])
-                ]
-                p = pooled(runs, C_BPS / 100)
-                out[key] = {
-                    "preset": preset,
-                    "start": pkey,
-                    "start_jitter": jitter,
-                    "min_rtt_ms": rtt,
-                    "warmup_s": warm,
-                    "stopped_share": p["stopped_share"],
-                    "agg_loss": p["agg_loss"],
-                    "thr_bps": p["thr_bps"],
-                    "timeouts_stopped": p["timeouts_stopped"],
-                    "timeouts_running": p["timeouts_running"],
-                    "warmup_pkts_stopped": p["warmup_pkts_stopped"],
-                    "warmup_pkts_running": p["warmup_pkts_running"],
-                }
+                points.append(((key, preset, pkey, jitter, rtt), f"start_{key.replace('/', '_')}", sc))
+    for (key, preset, pkey, jitter, rtt), runs in ctx.run_grid(points, lambda _, r: greedy(r, warm, dur)).items():
+        p = pooled(runs, C_BPS / 100)
+        head = {"preset": preset, "start": pkey, "start_jitter": jitter, "min_rtt_ms": rtt, "warmup_s": warm}
+        out[key] = {**head, **{k: p[k] for k in START_POOLED}}
     return out
 
 
@@ -208,7 +207,7 @@ def nmax(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
     n from N_max to C / R_req."""
     from ...api import load
 
-    out: dict[str, Any] = {}
+    points = []
     for b, r, n_max in NMAX_CASES:
         c_over_r = round(C_BPS / (r * 1e6))
         ns = (
@@ -224,19 +223,22 @@ def nmax(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
                 f"traffic.0.shaper.rate={r:g}Mbps",
                 f"traffic.0.flows={n}",
             ]
-            sc = load(ctx.scenario_path("tcp_cac/nmax.toml"), overrides=ov)
             key = f"B{b}_R{r:g}Mbps_n{n}"
-            runs = [greedy(x, warm, dur) for x in ctx.run_many([(f"nmax_{key}", sc, seed) for seed in ctx.seeds])]
-            p = pooled(runs, r * 1e6)
-            out[key] = {
-                "buffer": b,
-                "r_req_mbps": r,
-                "n": n,
-                "n_max": n_max,
-                "thr_bps": p["thr_bps"],
-                "agg_loss": p["agg_loss"],
-                "per_seed": per_seed(runs),
-            }
+            points.append(
+                ((key, b, r, n, n_max), f"nmax_{key}", load(ctx.scenario_path("tcp_cac/nmax.toml"), overrides=ov))
+            )
+    out: dict[str, Any] = {}
+    for (key, b, r, n, n_max), runs in ctx.run_grid(points, lambda _, x: greedy(x, warm, dur)).items():
+        p = pooled(runs, r * 1e6)
+        out[key] = {
+            "buffer": b,
+            "r_req_mbps": r,
+            "n": n,
+            "n_max": n_max,
+            "thr_bps": p["thr_bps"],
+            "agg_loss": p["agg_loss"],
+            "per_seed": per_seed(runs),
+        }
     return out
 
 

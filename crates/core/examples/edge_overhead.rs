@@ -67,8 +67,8 @@ fn queue_only(pkts: &[Vec<u8>], q: &mut qoslab_core::Queue, with_class: bool) ->
             p.stream = (i % common::STREAMS as u64) as u16;
             p.class = qoslab_core::ClassTag((p.stream % 2) as u8);
         }
-        let _ = q.enqueue(qoslab_core::Time(i), p, &mut rng);
-        match q.dequeue(qoslab_core::Time(i)) {
+        let _ = q.enqueue_inlined(qoslab_core::Time(i), p, &mut rng);
+        match q.dequeue_inlined(qoslab_core::Time(i)) {
             qoslab_core::Dequeue::Packet(p) => p.id,
             _ => 0,
         }

@@ -528,7 +528,7 @@ impl Datapath {
                 if dir.held.is_none() {
                     dir.port.on_sent(now);
                     let t0 = self.profile.is_some().then(std::time::Instant::now);
-                    let out = dir.port.dequeue(now);
+                    let out = dir.port.dequeue_inlined(now);
                     if let (Some(p), Some(t0)) = (self.profile.as_mut(), t0) {
                         p.dequeue_ns += t0.elapsed().as_nanos() as u64;
                         p.dequeues += 1;
@@ -815,6 +815,9 @@ pub(crate) fn key_of(frame: &[u8]) -> FlowKey {
     }
 }
 
+/// A frame into `port`. The `_inlined` entries: an edge port's SCFQ root
+/// is inlined into the datapath (docs/performance.md, "The simulator's
+/// share of the fourth pass, fixed").
 #[inline]
 pub(crate) fn enqueue(
     port: &mut Port,
@@ -825,9 +828,9 @@ pub(crate) fn enqueue(
     ev: &mut EventLog,
 ) -> Verdict {
     if port.stages().is_empty() {
-        port.enqueue_queue(now, pkt, rng)
+        port.enqueue_queue_inlined(now, pkt, rng)
     } else {
-        port.enqueue(now, pkt, key, rng, ev)
+        port.enqueue_inlined(now, pkt, key, rng, ev)
     }
 }
 

@@ -14,7 +14,10 @@
 //!   of the FIFO.
 //!
 //! Every packet is enqueued and at once dequeued, so the queues stay short
-//! and both paths do the same work per packet in steady state.
+//! and both paths do the same work per packet in steady state. Both call
+//! the queue through the router's entries (`Queue::enqueue_inlined` /
+//! `dequeue_inlined`: the edge's SCFQ root inlined, as the router's
+//! datapath has it).
 
 // Each user (bench, example) calls a different part of this module.
 #![allow(dead_code)]
@@ -189,8 +192,8 @@ impl Base {
                 return 0;
             }
         }
-        let _ = self.q.enqueue(Time(id), p, &mut self.rng);
-        match self.q.dequeue(Time(id)) {
+        let _ = self.q.enqueue_inlined(Time(id), p, &mut self.rng);
+        match self.q.dequeue_inlined(Time(id)) {
             Dequeue::Packet(p) => p.id + egress as u64,
             _ => 0,
         }
@@ -221,8 +224,8 @@ impl Qos {
         if let StageVerdict::Drop(_) = self.stage.on_arrival(Time(id), &mut p, &key, &mut self.rng, &mut Discard) {
             return 0;
         }
-        let _ = self.q.enqueue(Time(id), p, &mut self.rng);
-        match self.q.dequeue(Time(id)) {
+        let _ = self.q.enqueue_inlined(Time(id), p, &mut self.rng);
+        match self.q.dequeue_inlined(Time(id)) {
             Dequeue::Packet(p) => p.id + egress as u64,
             _ => 0,
         }

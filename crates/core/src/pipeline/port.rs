@@ -144,9 +144,37 @@ impl Port {
         }
     }
 
-    /// Offers `pkt` (of flow header `key`) to the port at `now`.
+    /// Offers `pkt` (of flow header `key`) to the port at `now`. The
+    /// edge's SCFQ root is called out of line (see [`Port::enqueue_inlined`]).
     #[inline]
     pub fn enqueue(
+        &mut self,
+        now: Time,
+        pkt: Packet,
+        key: &FlowKey,
+        rng: &mut Rng,
+        events: &mut dyn EventSink,
+    ) -> Verdict {
+        self.enqueue_with::<false>(now, pkt, key, rng, events)
+    }
+
+    /// [`Port::enqueue`] with the edge's SCFQ root's step inlined
+    /// ([`Queue::enqueue_inlined`]): for the router's datapath, whose edge
+    /// port it roots. The simulator calls [`Port::enqueue`].
+    #[inline]
+    pub fn enqueue_inlined(
+        &mut self,
+        now: Time,
+        pkt: Packet,
+        key: &FlowKey,
+        rng: &mut Rng,
+        events: &mut dyn EventSink,
+    ) -> Verdict {
+        self.enqueue_with::<true>(now, pkt, key, rng, events)
+    }
+
+    #[inline(always)]
+    fn enqueue_with<const INLINE_SCFQ: bool>(
         &mut self,
         now: Time,
         mut pkt: Packet,
@@ -169,7 +197,8 @@ impl Port {
                 }
             }
         }
-        let verdict = self.queue.enqueue(now, pkt, rng);
+        let verdict =
+            if INLINE_SCFQ { self.queue.enqueue_inlined(now, pkt, rng) } else { self.queue.enqueue(now, pkt, rng) };
         if !self.stages.is_empty() {
             match &verdict {
                 Verdict::Queued | Verdict::Marked(_) => {}
@@ -195,6 +224,16 @@ impl Port {
         self.queue.enqueue(now, pkt, rng)
     }
 
+    /// [`Port::enqueue_queue`] with the edge's SCFQ root's step inlined
+    /// (see [`Port::enqueue_inlined`]).
+    #[inline]
+    pub fn enqueue_queue_inlined(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
+        if !self.stages.is_empty() {
+            return self.enqueue_inlined(now, pkt, &NO_KEY, rng, &mut super::event::Discard);
+        }
+        self.queue.enqueue_inlined(now, pkt, rng)
+    }
+
     fn tell_drop(&mut self, now: Time, d: &Dropped) {
         for s in &mut self.stages {
             s.on_drop(now, &d.packet, d.reason);
@@ -206,12 +245,18 @@ impl Port {
     /// tried again at, if it answered `NotBefore`. No-op without a device.
     #[inline]
     pub fn refill(&mut self, now: Time) -> Option<Time> {
+        self.refill_with::<false>(now)
+    }
+
+    #[inline(always)]
+    fn refill_with<const INLINE_SCFQ: bool>(&mut self, now: Time) -> Option<Time> {
         let dev = self.device.as_mut()?;
         while let Some(head) = self.queue.peek() {
             if !dev.policy.admits(head) {
                 break;
             }
-            match self.queue.dequeue(now) {
+            let d = if INLINE_SCFQ { self.queue.dequeue_inlined(now) } else { self.queue.dequeue(now) };
+            match d {
                 Dequeue::Packet(p) => {
                     dev.policy.on_pull(&p);
                     dev.fifo.push_back(p);
@@ -223,13 +268,27 @@ impl Port {
         None
     }
 
-    /// The next packet to put on the wire at `now`, if any (the wire must be free).
+    /// The next packet to put on the wire at `now`, if any (the wire must
+    /// be free). The edge's SCFQ root is called out of line (see
+    /// [`Port::dequeue_inlined`]).
     #[inline]
     pub fn dequeue(&mut self, now: Time) -> Dequeue {
+        self.dequeue_with::<false>(now)
+    }
+
+    /// [`Port::dequeue`] with the edge's SCFQ root's step inlined (see
+    /// [`Port::enqueue_inlined`]).
+    #[inline]
+    pub fn dequeue_inlined(&mut self, now: Time) -> Dequeue {
+        self.dequeue_with::<true>(now)
+    }
+
+    #[inline(always)]
+    fn dequeue_with<const INLINE_SCFQ: bool>(&mut self, now: Time) -> Dequeue {
         if self.device.is_none() {
-            return self.queue.dequeue(now);
+            return if INLINE_SCFQ { self.queue.dequeue_inlined(now) } else { self.queue.dequeue(now) };
         }
-        let retry = self.refill(now);
+        let retry = self.refill_with::<INLINE_SCFQ>(now);
         let dev = self.device.as_mut().expect("checked above");
         match dev.fifo.pop_front() {
             Some(p) => {

@@ -74,7 +74,7 @@ impl Scheduler for StrictPriority {
         // does: a child that tracks idle periods (RED's idle-time decay)
         // must see its queue found empty, or its average never decays.
         for c in children.iter_mut() {
-            match c.dequeue_child(now) {
+            match c.dequeue(now) {
                 Dequeue::Packet(p) => return Dequeue::Packet(p),
                 Dequeue::NotBefore(t) => earliest = Some(earliest.map_or(t, |e| e.min(t))),
                 Dequeue::Empty => {}
@@ -106,8 +106,10 @@ impl<C: Classifier, S: Scheduler> Classful<C, S> {
     }
     /// [`Qdisc::enqueue`]'s step, always inlined: the edge router's root
     /// (`Classful<TagClassifier, Scfq>`) is held by its [`Queue`] as itself
-    /// and its step inlined into the wrapper's (docs/performance.md, "The
-    /// edge QoS fast path, fourth pass").
+    /// and its step inlined into the wrapper's edge entry points
+    /// ([`Queue::enqueue_inlined`]; docs/performance.md, "The edge QoS fast
+    /// path, fourth pass"). A parent calls its children through
+    /// [`Queue::enqueue`], where an SCFQ child is one out-of-line call.
     #[inline(always)]
     pub(crate) fn enqueue_step(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
         let Some(i) = self.classifier.classify(&pkt).filter(|i| *i < self.children.len()) else {
@@ -118,7 +120,7 @@ impl<C: Classifier, S: Scheduler> Classful<C, S> {
         let size = pkt.size;
         let child = &mut self.children[i];
         let before = child.held();
-        let v = child.enqueue_child(now, pkt, rng);
+        let v = child.enqueue(now, pkt, rng);
         let after = child.held();
         self.backlog.packets = self.backlog.packets - before.packets + after.packets;
         self.backlog.bytes = self.backlog.bytes - before.bytes + after.bytes;

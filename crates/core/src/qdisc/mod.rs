@@ -367,32 +367,45 @@ pub trait Qdisc: Any {
 pub type ScfqRoot = Classful<TagClassifier, Scfq>;
 
 /// The discipline a [`Queue`] wraps. Two disciplines are held as
-/// themselves, so their steps are direct calls the compiler inlines into
-/// the wrapper: the buffer-managed FIFO, the leaf the edge router's SCFQ
-/// parent calls twice a packet, and that SCFQ parent itself, the edge
-/// router's root. The packet, the verdict and the dequeued packet then pass
-/// in registers instead of through memory at each layer. Every other
-/// discipline is called through `dyn Qdisc` (docs/performance.md, "The edge
-/// QoS fast path, third pass" and "fourth pass").
+/// themselves, so their steps are direct calls: the buffer-managed FIFO,
+/// the leaf the edge router's SCFQ parent calls twice a packet, whose step
+/// the compiler inlines into the wrapper's, and that SCFQ parent itself,
+/// the edge router's root, whose step is inlined only into the edge's own
+/// entry points ([`Queue::enqueue_inlined`], [`Queue::dequeue_inlined`])
+/// and is an out-of-line call from every other. The packet, the verdict
+/// and the dequeued packet then pass in registers instead of through
+/// memory at each layer. Every other discipline is called through `dyn
+/// Qdisc` (docs/performance.md, "The edge QoS fast path, third pass",
+/// "fourth pass" and "The simulator's share of the fourth pass, fixed").
+// `repr(u8)`: an explicit tag. The niche the compiler chose otherwise (in
+// `BufferManaged`) took 8 instructions to decode into three variants on
+// every call, the `dyn` ones included (docs/performance.md, "The
+// simulator's share of the fourth pass, fixed").
+#[repr(u8)]
 enum Inner {
     Managed(BufferManaged),
     Scfq(ScfqRoot),
     Dyn(Box<dyn Qdisc + Send>),
 }
 
-/// A child queue's step when the child is itself an SCFQ parent: out of
-/// line, so the wrapper's steps, inlined into a parent's, do not recurse
-/// into themselves (the compiler then inlined none of them: docs/performance.md,
-/// "The edge QoS fast path, third pass", the third variant).
+/// An SCFQ parent's step called out of line: from [`Queue::enqueue`],
+/// so that a caller running any discipline (the simulator's port, a
+/// classful parent's child) does not carry the root's inlined code beside
+/// its `dyn` call (14 more instructions a `Port::dequeue` in the
+/// simulator: docs/performance.md, "The simulator's share of the fourth
+/// pass, fixed"), and a parent's step, inlined into the wrapper's, does not
+/// recurse into itself (the compiler then inlined none of them:
+/// docs/performance.md, "The edge QoS fast path, third pass", the third
+/// variant).
 #[inline(never)]
-fn nested_scfq_enqueue(q: &mut ScfqRoot, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
-    q.enqueue(now, pkt, rng)
+fn scfq_enqueue(q: &mut ScfqRoot, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
+    q.enqueue_step(now, pkt, rng)
 }
 
-/// See [`nested_scfq_enqueue`].
+/// See [`scfq_enqueue`].
 #[inline(never)]
-fn nested_scfq_dequeue(q: &mut ScfqRoot, now: Time) -> Dequeue {
-    q.dequeue(now)
+fn scfq_dequeue(q: &mut ScfqRoot, now: Time) -> Dequeue {
+    q.dequeue_step(now)
 }
 
 impl Inner {
@@ -424,25 +437,25 @@ impl Inner {
             Inner::Dyn(q) => &mut **q,
         }
     }
-    /// The discipline's step. `NESTED`: called from a classful parent's
-    /// step, so an SCFQ discipline is called out of line (see
-    /// [`nested_scfq_enqueue`]); at the root it is inlined.
+    /// The discipline's step. `INLINE_SCFQ`: an SCFQ discipline's step is
+    /// inlined here (the edge's entry points); otherwise it is an
+    /// out-of-line call (see [`scfq_enqueue`]).
     #[inline(always)]
-    fn enqueue<const NESTED: bool>(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
+    fn enqueue<const INLINE_SCFQ: bool>(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
         match self {
             Inner::Managed(q) => q.enqueue(now, pkt, rng),
-            Inner::Scfq(q) if NESTED => nested_scfq_enqueue(q, now, pkt, rng),
-            Inner::Scfq(q) => q.enqueue_step(now, pkt, rng),
+            Inner::Scfq(q) if INLINE_SCFQ => q.enqueue_step(now, pkt, rng),
+            Inner::Scfq(q) => scfq_enqueue(q, now, pkt, rng),
             Inner::Dyn(q) => q.enqueue(now, pkt, rng),
         }
     }
     /// See [`Inner::enqueue`].
     #[inline(always)]
-    fn dequeue<const NESTED: bool>(&mut self, now: Time) -> Dequeue {
+    fn dequeue<const INLINE_SCFQ: bool>(&mut self, now: Time) -> Dequeue {
         match self {
             Inner::Managed(q) => q.dequeue(now),
-            Inner::Scfq(q) if NESTED => nested_scfq_dequeue(q, now),
-            Inner::Scfq(q) => q.dequeue_step(now),
+            Inner::Scfq(q) if INLINE_SCFQ => q.dequeue_step(now),
+            Inner::Scfq(q) => scfq_dequeue(q, now),
             Inner::Dyn(q) => q.dequeue(now),
         }
     }
@@ -573,22 +586,27 @@ impl Queue {
     /// Offers `pkt` at `now`; counts the arrival and whatever the verdict says.
     /// (`inline(always)`: with a buffer-managed discipline's step inlined
     /// here the compiler stopped inlining the wrapper into its callers,
-    /// which cost the FIFO base path 45 instructions a packet.)
+    /// which cost the FIFO base path 45 instructions a packet.) The edge's
+    /// SCFQ root is called out of line: see [`Queue::enqueue_inlined`].
     #[inline(always)]
     pub fn enqueue(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
         self.enqueue_at::<false>(now, pkt, rng)
     }
 
-    /// [`Queue::enqueue`] for a classful parent's step offering a packet to
-    /// one of its children (the same counting; a child that is itself an
-    /// SCFQ parent is called out of line, see `Inner`).
+    /// [`Queue::enqueue`] with the edge's SCFQ root's step
+    /// ([`ScfqRoot`]) inlined into the caller: the same counting and
+    /// verdicts, for the edge router's path, whose port it roots (the
+    /// router's datapath, the QoS benchmarks). A caller that mostly runs
+    /// other disciplines (the simulator) calls [`Queue::enqueue`] and does
+    /// not carry the root's code (docs/performance.md, "The simulator's
+    /// share of the fourth pass, fixed").
     #[inline(always)]
-    pub fn enqueue_child(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
+    pub fn enqueue_inlined(&mut self, now: Time, pkt: Packet, rng: &mut Rng) -> Verdict {
         self.enqueue_at::<true>(now, pkt, rng)
     }
 
     #[inline(always)]
-    fn enqueue_at<const NESTED: bool>(&mut self, now: Time, mut pkt: Packet, rng: &mut Rng) -> Verdict {
+    fn enqueue_at<const INLINE_SCFQ: bool>(&mut self, now: Time, mut pkt: Packet, rng: &mut Rng) -> Verdict {
         self.advance(now);
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += pkt.size as u64;
@@ -600,7 +618,7 @@ impl Queue {
         // (docs/performance.md, "The edge QoS fast path after the profile").
         let queued = Backlog { packets: 1, bytes: pkt.size as u64 };
         let mut held = self.held;
-        match self.inner.enqueue::<NESTED>(now, pkt, rng) {
+        match self.inner.enqueue::<INLINE_SCFQ>(now, pkt, rng) {
             Verdict::Queued => {
                 held.add_backlog(queued);
                 self.after_change(held);
@@ -636,17 +654,17 @@ impl Queue {
         self.dequeue_at::<false>(now)
     }
 
-    /// [`Queue::dequeue`] for a classful parent's scheduler taking a packet
-    /// from one of its children (see [`Queue::enqueue_child`]).
+    /// [`Queue::dequeue`] with the edge's SCFQ root's step inlined (see
+    /// [`Queue::enqueue_inlined`]).
     #[inline(always)]
-    pub fn dequeue_child(&mut self, now: Time) -> Dequeue {
+    pub fn dequeue_inlined(&mut self, now: Time) -> Dequeue {
         self.dequeue_at::<true>(now)
     }
 
     #[inline(always)]
-    fn dequeue_at<const NESTED: bool>(&mut self, now: Time) -> Dequeue {
+    fn dequeue_at<const INLINE_SCFQ: bool>(&mut self, now: Time) -> Dequeue {
         self.advance(now);
-        let d = self.inner.dequeue::<NESTED>(now);
+        let d = self.inner.dequeue::<INLINE_SCFQ>(now);
         if let Dequeue::Packet(p) = &d {
             self.stats.departures += 1;
             self.stats.departure_bytes += p.size as u64;
@@ -763,20 +781,26 @@ mod tests {
     #[test]
     fn queue_counts_a_held_scfq_root_as_one_behind_dyn() {
         // The root and its nested SCFQ child held as themselves (the nested
-        // one called out of line) against every discipline behind `dyn`:
-        // same verdicts, answers and statistics at every level.
-        let (mut direct, mut boxed) = (scfq_tree(true), scfq_tree(false));
+        // one called out of line), the root's step inlined (the edge's
+        // entries) or called out of line (`enqueue` / `dequeue`), against
+        // every discipline behind `dyn`: same verdicts, answers and
+        // statistics at every level.
+        let (mut inlined, mut direct, mut boxed) = (scfq_tree(true), scfq_tree(true), scfq_tree(false));
         assert!(matches!(direct.inner, Inner::Scfq(_)));
         assert!(matches!(direct.children()[0].inner, Inner::Scfq(_)));
         assert!(matches!(boxed.inner, Inner::Dyn(_)));
-        let (mut r1, mut r2) = (crate::rng::stream(1, 0), crate::rng::stream(1, 0));
+        let mut r = [crate::rng::stream(1, 0), crate::rng::stream(1, 0), crate::rng::stream(1, 0)];
         for i in 0..200u64 {
             let mut p = Packet::new(i, FlowId(0), 60 + (i as u32 * 37) % 400, Time(i));
             p.stream = (i % 3) as u16;
             p.class = crate::packet::ClassTag((i % 3) as u8);
-            assert_eq!(direct.enqueue(Time(10 * i), p, &mut r1), boxed.enqueue(Time(10 * i), p, &mut r2));
+            let v = boxed.enqueue(Time(10 * i), p, &mut r[0]);
+            assert_eq!(inlined.enqueue_inlined(Time(10 * i), p, &mut r[1]), v);
+            assert_eq!(direct.enqueue(Time(10 * i), p, &mut r[2]), v);
             if i % 3 != 1 {
-                assert_eq!(direct.dequeue(Time(10 * i + 5)), boxed.dequeue(Time(10 * i + 5)));
+                let d = boxed.dequeue(Time(10 * i + 5));
+                assert_eq!(inlined.dequeue_inlined(Time(10 * i + 5)), d);
+                assert_eq!(direct.dequeue(Time(10 * i + 5)), d);
             }
         }
         let all = |q: &Queue| {
@@ -787,7 +811,10 @@ mod tests {
             }
             v
         };
+        assert_eq!(all(&inlined), all(&boxed));
         assert_eq!(all(&direct), all(&boxed));
-        assert_eq!(direct.reset(Time(5_000)), boxed.reset(Time(5_000)));
+        let rest = boxed.reset(Time(5_000));
+        assert_eq!(inlined.reset(Time(5_000)), rest);
+        assert_eq!(direct.reset(Time(5_000)), rest);
     }
 }

@@ -202,7 +202,7 @@ impl Scheduler for Scfq {
         let mut skip = 0u64;
         let mut earliest: Option<Time> = None;
         while let Some((i, t)) = self.smallest(skip) {
-            let d = children[i].dequeue_child(now);
+            let d = children[i].dequeue(now);
             match &d {
                 Dequeue::Packet(_) => {
                     self.served(i, t, children);

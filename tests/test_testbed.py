@@ -691,3 +691,19 @@ def test_the_processes_outputs_are_read_with_a_bound(tmp_path: Path) -> None:
         _own_file(ok, 12)
     with pytest.raises(TestbedError, match="cannot read"):
         _own_file(tmp_path / "missing.json")
+
+
+def test_cpu_shares_are_the_stolen_and_busy_parts_of_the_ticks_between_two_readings() -> None:
+    """A run's health reports the hypervisor's and the machine's share of the CPU time while the
+    generators ran (docs/testbed.md, "Run health"), from two readings of /proc/stat."""
+    from qoslab.testbed.runner import cpu_shares, cpu_times
+
+    a = {"user": 100, "nice": 0, "system": 50, "idle": 800, "iowait": 10, "irq": 0, "softirq": 5, "steal": 0}
+    # 1000 ticks later: 300 user, 100 system, 500 idle, 20 I/O wait, 80 stolen.
+    b = dict(a, user=400, system=150, idle=1300, iowait=30, steal=80)
+    steal, busy = cpu_shares(a, b)
+    assert steal == pytest.approx(0.08) and busy == pytest.approx(0.40)
+    assert cpu_shares(a, a) == (None, None)  # no tick passed
+    assert cpu_shares(None, b) == (None, None)
+    now = cpu_times()
+    assert now is None or set(now) >= {"user", "idle", "steal"}

@@ -247,11 +247,11 @@ def _signal_state(pid: int, sig: int) -> str:
     states = []
     for task in sorted(Path(f"/proc/{pid}/task").glob("*")):
         try:
-            fields = dict(
-                line.split(":\t", 1) for line in (task / "status").read_text().splitlines() if line.startswith("Sig")
-            )
+            with open(task / "status", "rb") as f:  # a few hundred bytes; read with a bound
+                text = f.read(1 << 16).decode(errors="replace")
         except OSError:
             continue
+        fields = dict(line.split(":\t", 1) for line in text.splitlines() if line.startswith("Sig"))
         flags = [k[3:].lower() for k in ("SigBlk", "SigIgn", "SigCgt") if int(fields.get(k, "0"), 16) & bit]
         states.append(f"{task.name}:{'+'.join(flags) or 'default'}")
     return " ".join(states) or "(gone)"

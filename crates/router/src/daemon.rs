@@ -12,6 +12,7 @@
 //!         stop receiving, drain (until empty or drain_timeout), write summary.json, exit 0
 //!     an interface gone → stop at once, write summary.json, exit 1 naming it
 //!     ppoll(sockets, the mailbox's eventfd, until min(wake, next stats line, 100 ms))
+//!     woke at or after `wake` → how late, into the stats' `wake` histogram (crate::lateness)
 //! control thread (crate::control): the control socket and SIGHUP (reload the run's configuration file)
 //! ```
 //!
@@ -311,9 +312,17 @@ fn forward(
     let mut tx_msgs = MsgBatch::new(batch);
     let mut ready = Ready::default();
     let mut gone: Option<String> = None;
+    // The datapath's timer the last wait slept for (None: the wait ended for another deadline,
+    // or the loop went on without waiting).
+    let mut armed: Option<Time> = None;
 
     loop {
         let now = clock();
+        if let Some(w) = armed.take() {
+            if now >= w {
+                dp.wake.record(now.0 - w.0);
+            }
+        }
         let t_loop = Instant::now();
         let cpu0 = dp.profile.is_some().then(thread_cpu_ns);
         if STOP.load(Ordering::SeqCst) && drain_until.is_none() {
@@ -404,6 +413,7 @@ fn forward(
         if let Some(u) = drain_until {
             deadline = deadline.min(u);
         }
+        armed = wake.filter(|&w| w <= deadline);
         ready = wait(
             socks,
             &mailbox,

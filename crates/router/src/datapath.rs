@@ -64,6 +64,7 @@ use crate::delay::DelayLine;
 use crate::edge::{AtIngress, Domain};
 use crate::entry::Entry;
 use crate::flows::Flows;
+use crate::lateness::Lateness;
 use crate::parse::{self, Frame, NOT_IP_KEY};
 use crate::pool::{Pool, SLOT};
 use qoslab_core::packet::ClassTag;
@@ -281,6 +282,8 @@ pub struct Datapath {
     pub line: DelayLine,
     pub events: EventLog,
     pub profile: Option<Profile>,
+    /// How late the real-time loop woke for this datapath's timers (`daemon` records it).
+    pub wake: Lateness,
     /// The PCN domain at the link's ends, with a `[pcn]` table.
     pub domain: Option<Domain>,
     /// Entry shapers and the shaping CAC at side a, with `[shaping]` or a `shaping_cac` `[admission]`.
@@ -337,6 +340,7 @@ impl Datapath {
             line: DelayLine::default(),
             events: EventLog::default(),
             profile: r.profile.then(Profile::default),
+            wake: Lateness::default(),
             arrived_ecn: vec![Ecn::NotEct; r.pool as usize],
             arrived_tx: vec![0; r.pool as usize],
             pending: Pending::new(r.batch as usize),

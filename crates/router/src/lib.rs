@@ -20,6 +20,7 @@
 //! - [`control`]: the control socket and thread (stats, validated reconfiguration);
 //! - [`report`]: JSON stats lines and the final `summary.json`;
 //! - [`daemon`]: the real-time loop, signals and draining;
+//! - [`lateness`]: how late the loop woke for the datapath's timers (bounded histogram);
 //! - [`testbed`]: network namespaces joined by veth, for tests and the benchmark.
 
 pub mod afpacket;
@@ -33,6 +34,7 @@ pub mod edge;
 pub mod entry;
 pub mod flows;
 pub mod io;
+pub mod lateness;
 pub mod parse;
 pub mod pool;
 pub mod reload;

@@ -7,7 +7,7 @@
 //! A stats line (`docs/router.md` lists every key):
 //! ```json
 //! {"t_s":3.0,"flows":12,"flow_evictions":0,"pool_used":40,"pool_capacity":4096,
-//!  "events":{"admit":1,...},
+//!  "events":{"admit":1,...},"wake":{"wakes":..,"late_over_1ms":..,"late_p99_ns":..,"late_max_ns":..},
 //!  "dirs":[{"dir":"a->b","rx_pkts":..,"tx_pkts":..,"tx_bps":..,"backlog_pkts":..,
 //!           "drops":{"early_random":..,..},"marks":{..},...}, {"dir":"b->a",...}]}
 //! ```
@@ -96,6 +96,7 @@ pub fn stats_json(dp: &Datapath, now: Time, prev: Option<&Prev>) -> Value {
         "pool_used": dp.pool.in_use(),
         "pool_capacity": dp.pool.capacity(),
         "events": dp.events.counts_json(),
+        "wake": dp.wake.to_json(),
         "dirs": [direction_json(dp, 0, now, prev), direction_json(dp, 1, now, prev)],
     });
     if let Some(p) = &dp.profile {

@@ -410,9 +410,13 @@ def health(c: Collected, rows: list[dict[str, Any]], duration_s: float) -> dict[
     lost outside the emulated links' queues (the routers' sockets' kernel drops, which the queue
     table counts as the link's, transmit errors, an exhausted frame pool, the generators' send
     errors; for UDP only, sent minus delivered minus the routers' drops: lost in a veth or a
-    sink's socket), and the run's wall time (set-up included) with its duration. Measured, not
-    judged: the bound is the caller's (``qoslab.testbed.unhealthy``)."""
+    sink's socket), the routers' lateness behind their own timers (each wake of a router's loop
+    at or after the timer it slept for: the delay line's releases, the pacers' packets), and the
+    run's wall time (set-up included) with its duration. Measured, not judged: the bound is the
+    caller's (``qoslab.testbed.unhealthy``)."""
     last = [s[-1] for s in c.stats if s]
+    wakes = [r.get("router", {}).get("wake") or {} for r in c.routers]
+    router_wakes = sum(int(w.get("wakes") or 0) for w in wakes)
     dirs = [d for s in last for d in s.get("dirs", [])]
     router_drops = sum(int(q.get("drops") or 0) for r in c.routers for q in r.get("queues", []))
     # What lossy emulated links lost (link.loss) is the scenario's loss, not the host's.
@@ -429,6 +433,12 @@ def health(c: Collected, rows: list[dict[str, Any]], duration_s: float) -> dict[
         "generator_late_max_s": c.gen_late_max_ns / 1e9,
         "generator_points": c.gen_sends,
         "generator_late_over_1ms_share": c.gen_late_over_1ms / c.gen_sends if c.gen_sends else 0.0,
+        "router_late_p99_s": max((int(w.get("late_p99_ns") or 0) for w in wakes), default=0) / 1e9,
+        "router_late_max_s": max((int(w.get("late_max_ns") or 0) for w in wakes), default=0) / 1e9,
+        "router_wakes": router_wakes,
+        "router_late_over_1ms_share": (
+            sum(int(w.get("late_over_1ms") or 0) for w in wakes) / router_wakes if router_wakes else 0.0
+        ),
         "kernel_drops": sum(int(d.get("kernel_drops") or 0) for d in dirs),
         "router_tx_errors": sum(int(d.get("tx_errors") or 0) for d in dirs),
         "router_pool_exhausted": sum(int(d.get("pool_exhausted") or 0) for d in dirs),

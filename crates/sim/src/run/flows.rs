@@ -122,6 +122,10 @@ impl Sim {
         self.metrics.decision(now, f, &decision, detail);
         let fl = &mut self.flows[f.index()];
         fl.start = now;
+        // An answer that came after the flow's planned end (a lifetime
+        // shorter than the admission round trip, PCN) ends it at once: its
+        // end is never before its start, and the clock never goes back.
+        fl.end = fl.end.max(now);
         if decision.admitted() {
             self.on_admitted(f);
             let fl = &mut self.flows[f.index()];

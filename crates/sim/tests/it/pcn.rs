@@ -115,6 +115,34 @@ fn admission_decisions_wait_for_the_round_trip_to_the_egress() {
 }
 
 #[test]
+fn a_flow_whose_lifetime_ends_before_its_admission_answer_ends_when_admitted() {
+    // Lifetimes of mean 20 ms against the 30 ms round trip: most calls'
+    // planned end passes while they wait. Such a call ends when its answer
+    // comes; the clock never goes back (the event queue refuses an event
+    // before the current one, which ended the run with an error before).
+    let text = domain(300.0, "20s", "").replace("lifetime = \"60s\"", "lifetime = \"20ms\"");
+    let out = run(&scenario(&text), 2);
+    let (start, end) = (f64s(&out.flows, "start_s"), f64s(&out.flows, "end_s"));
+    let refused = bools(&out.flows, "refused");
+    let admitted: Vec<usize> = (0..start.len()).filter(|&i| !refused[i]).collect();
+    let late = admitted.iter().filter(|&&i| end[i] == start[i]).count();
+    assert!(late > 100, "{late} of {} admitted calls ended on admission", admitted.len());
+    for &i in &admitted {
+        assert!(end[i] >= start[i], "flow {i}: start {} end {}", start[i], end[i]);
+    }
+    let kinds = strs(&out.events, "kind");
+    let t = f64s(&out.events, "t_s");
+    assert!(t.windows(2).all(|w| w[0] <= w[1]), "event rows out of time order");
+    let flow = i64s(&out.events, "flow_id");
+    for (j, k) in kinds.iter().enumerate() {
+        if k == "flow_end" {
+            let f = flow[j] as usize;
+            assert!(t[j] >= start[f], "flow {f} ended at {} before its start {}", t[j], start[f]);
+        }
+    }
+}
+
+#[test]
 fn pcn_runs_are_deterministic_per_seed() {
     let sc = scenario(&domain(3.0, "120s", ""));
     let a = run(&sc, 7);

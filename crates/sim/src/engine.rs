@@ -11,11 +11,16 @@
 //! keeps the heap small without changing the order of anything.
 //!
 //! Entities live in arenas (`Vec`s) and are named by typed ids; an event is
-//! an id and a tag, 8 bytes, and a queue entry 24 bytes. The queue is an
-//! implicit 4-ary min-heap (half the depth of a binary heap, and the four
-//! children of a node share a cache line or two) for the current ~1 ms
-//! window, in front of a ring of unsorted per-window buckets for later
-//! events (see [`EventQueue`]).
+//! an id and a tag, 8 bytes. The queue is an implicit 4-ary min-heap (half
+//! the depth of a binary heap) for the current ~0.26 ms window, in front of a
+//! ring of unsorted per-window buckets for later events (see
+//! [`EventQueue`]). A heap entry is 16 bytes, so a node's four children
+//! fill one cache line: since every event in the heap lies in the current
+//! window, `(time, seq)` packs into one `u64` key, the time's offset in the
+//! window above the sequence number (a bucket entry keeps both whole, 24
+//! bytes). Sequence numbers therefore have [`SEQ_BITS`] bits: a run stops
+//! with an error before it schedules [`SEQ_LIMIT`] events (at 10 million
+//! events a second, after 80 days).
 
 use qoslab_core::units::Time;
 
@@ -104,18 +109,36 @@ struct Entry {
     event: Event,
 }
 
-impl Entry {
-    /// `(time, seq)` as one number: a single, branch-free comparison.
+/// Bits of a heap key's sequence-number part (the rest hold the time's
+/// offset in its window).
+pub const SEQ_BITS: u32 = 64 - WINDOW_SHIFT;
+/// Sequence numbers a run may take: [`Sim`](crate::run::Sim) checks
+/// [`EventQueue::seq_exhausted`] every 2^16 events, and 2^40 numbers of
+/// margin is far more than 2^16 events can take.
+pub const SEQ_LIMIT: u64 = (1 << SEQ_BITS) - (1 << 40);
+const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+const OFFSET_MASK: u64 = (1 << WINDOW_SHIFT) - 1;
+
+/// An entry of the heap: `(time offset in the current window, seq)` as one
+/// number, so that ordering is a single `u64` comparison.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    key: u64,
+    event: Event,
+}
+
+impl Slot {
     #[inline(always)]
-    fn key(&self) -> u128 {
-        ((self.time as u128) << 64) | self.seq as u128
+    fn of(e: Entry) -> Slot {
+        debug_assert!(e.seq < 1 << SEQ_BITS, "sequence number {} beyond the heap key", e.seq);
+        Slot { key: ((e.time & OFFSET_MASK) << SEQ_BITS) | (e.seq & SEQ_MASK), event: e.event }
     }
 }
 
 /// Pending events, popped in `(time, seq)` order.
 ///
 /// Two tiers: a 4-ary min-heap holds every event of the current time
-/// window (`2^WINDOW_SHIFT` ns, about 1 ms); later events wait unsorted in
+/// window (`2^WINDOW_SHIFT` ns, about 0.26 ms); later events wait unsorted in
 /// a ring of per-window buckets (`RING` windows, about 1 s ahead) or, beyond
 /// it, in an overflow list. When the heap runs dry the next non-empty
 /// window's bucket is moved into it (the overflow is re-bucketed each time
@@ -125,7 +148,8 @@ impl Entry {
 /// a second no longer make it deep).
 #[derive(Debug)]
 pub struct EventQueue {
-    heap: Vec<Entry>,
+    /// The current window's events (all of them: see [`Slot`]).
+    heap: Vec<Slot>,
     next_seq: u64,
     /// Absolute index of the current window (`time >> WINDOW_SHIFT`).
     cur: u64,
@@ -143,11 +167,13 @@ pub struct EventQueue {
     spare: Vec<Vec<Entry>>,
     /// Events of windows beyond `cur + RING`.
     overflow: Vec<Entry>,
+    /// The time of the first event scheduled before the current window, if any (a bug: see [`Self::check`]).
+    past: Option<u64>,
 }
 
 const ARITY: usize = 4;
-const WINDOW_SHIFT: u32 = 20;
-const RING: u64 = 1024;
+const WINDOW_SHIFT: u32 = 18;
+const RING: u64 = 4096;
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> EventQueue {
@@ -159,6 +185,7 @@ impl EventQueue {
             ring_len: 0,
             spare: Vec::new(),
             overflow: Vec::new(),
+            past: None,
         }
     }
     pub fn len(&self) -> usize {
@@ -187,16 +214,44 @@ impl EventQueue {
     /// Schedules `event` at `time` with a sequence number taken earlier.
     #[inline]
     pub fn schedule_with_seq(&mut self, time: Time, seq: u64, event: Event) {
-        let e = Entry { time: time.0, seq, event };
         let w = time.0 >> WINDOW_SHIFT;
-        if w <= self.cur {
-            heap_push(&mut self.heap, e);
+        if w == self.cur {
+            heap_push(&mut self.heap, Slot::of(Entry { time: time.0, seq, event }));
+        } else if w < self.cur {
+            // Before the current event's time, which the simulator never
+            // asks for (a bug): run it at the window's start, the earliest
+            // the heap can hold, and say so (see `check`).
+            self.past.get_or_insert(time.0);
+            heap_push(&mut self.heap, Slot::of(Entry { time: self.cur << WINDOW_SHIFT, seq, event }));
         } else if w < self.cur + RING {
-            bucket_push(&mut self.ring, &mut self.spare, w, e);
+            bucket_push(&mut self.ring, &mut self.spare, w, Entry { time: time.0, seq, event });
             self.ring_len += 1;
         } else {
-            self.overflow.push(e);
+            self.overflow.push(Entry { time: time.0, seq, event });
         }
+    }
+
+    /// True once the run has taken so many sequence numbers that the heap's
+    /// keys could soon not order them (see [`SEQ_LIMIT`]).
+    pub fn seq_exhausted(&self) -> bool {
+        self.next_seq >= SEQ_LIMIT
+    }
+
+    /// Whether the queue still orders every event exactly: an error once a
+    /// run has nearly used up the sequence numbers or has scheduled an
+    /// event before the current window (the loop calls it every 2^16
+    /// events and at the end).
+    pub fn check(&self) -> Result<(), String> {
+        if self.seq_exhausted() {
+            return Err(format!(
+                "the run scheduled {SEQ_LIMIT} events, the most one run can order (engine::SEQ_LIMIT); \
+                 shorten the duration or split the run"
+            ));
+        }
+        if let Some(t) = self.past {
+            return Err(format!("an event was scheduled at {t} ns, before the current event's time (a bug)"));
+        }
+        Ok(())
     }
 
     /// The next event, if any is in the current window (to prefetch what it will touch).
@@ -210,7 +265,7 @@ impl EventQueue {
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         loop {
             if let Some(e) = heap_pop(&mut self.heap) {
-                return Some((Time(e.time), e.event));
+                return Some((Time((self.cur << WINDOW_SHIFT) | (e.key >> SEQ_BITS)), e.event));
             }
             if !self.advance() {
                 return None;
@@ -239,7 +294,7 @@ impl EventQueue {
                 let mut bucket = std::mem::take(&mut self.ring[slot]);
                 self.ring_len -= bucket.len();
                 for e in bucket.drain(..) {
-                    heap_push(&mut self.heap, e);
+                    heap_push(&mut self.heap, Slot::of(e));
                 }
                 self.spare.push(bucket);
                 return true;
@@ -268,7 +323,8 @@ impl EventQueue {
     /// buckets, spare buckets and overflow): its memory, in entries.
     pub fn capacity(&self) -> usize {
         let vecs = |v: &[Vec<Entry>]| v.iter().map(Vec::capacity).sum::<usize>();
-        self.heap.capacity() + vecs(&self.ring) + vecs(&self.spare) + self.overflow.capacity()
+        // A heap slot is two thirds of an entry.
+        self.heap.capacity() * 2 / 3 + vecs(&self.ring) + vecs(&self.spare) + self.overflow.capacity()
     }
 }
 
@@ -286,13 +342,13 @@ fn bucket_push(ring: &mut [Vec<Entry>], spare: &mut Vec<Vec<Entry>>, w: u64, e: 
 }
 
 #[inline]
-fn heap_push(heap: &mut Vec<Entry>, e: Entry) {
+fn heap_push(heap: &mut Vec<Slot>, e: Slot) {
     let mut i = heap.len();
     heap.push(e);
-    let key = e.key();
+    let key = e.key;
     while i > 0 {
         let parent = (i - 1) / ARITY;
-        if key < heap[parent].key() {
+        if key < heap[parent].key {
             heap[i] = heap[parent];
             i = parent;
         } else {
@@ -303,14 +359,14 @@ fn heap_push(heap: &mut Vec<Entry>, e: Entry) {
 }
 
 #[inline]
-fn heap_pop(heap: &mut Vec<Entry>) -> Option<Entry> {
+fn heap_pop(heap: &mut Vec<Slot>) -> Option<Slot> {
     let last = heap.pop()?;
     let n = heap.len();
     if n == 0 {
         return Some(last);
     }
     let top = heap[0];
-    let last_key = last.key();
+    let last_key = last.key;
     let mut i = 0;
     loop {
         let first = i * ARITY + 1;
@@ -319,9 +375,9 @@ fn heap_pop(heap: &mut Vec<Entry>) -> Option<Entry> {
         }
         let end = (first + ARITY).min(n);
         let mut best = first;
-        let mut best_key = heap[first].key();
+        let mut best_key = heap[first].key;
         for (c, e) in heap[first + 1..end].iter().enumerate() {
-            let k = e.key();
+            let k = e.key;
             if k < best_key {
                 best = first + 1 + c;
                 best_key = k;
@@ -413,9 +469,7 @@ mod tests {
                     0 => 0,
                     1 => rng.random_range(0..50u64),
                     // Near whole turns of the ring and window edges.
-                    2 => {
-                        (rng.random_range(0..3u64) << (WINDOW_SHIFT + 10)) + (rng.random_range(0..3u64) << WINDOW_SHIFT)
-                    }
+                    2 => (rng.random_range(0..3u64) * RING + rng.random_range(0..3u64)) << WINDOW_SHIFT,
                     _ => rng.random_range(0..spread),
                 };
                 let t = now + d;
@@ -443,7 +497,7 @@ mod tests {
         // 200 events a window, each scheduled 20 windows ahead (a CBR
         // period), for three turns of the ring: about 21 windows hold
         // events at once, so the queue needs room for about 21 x 200
-        // entries (times the vectors' growth factor), not 1,024 x 200.
+        // entries (times the vectors' growth factor), not 4,096 x 200.
         let mut q = EventQueue::with_capacity(16);
         let window = 1u64 << WINDOW_SHIFT;
         let mut popped = 0u64;
@@ -462,9 +516,42 @@ mod tests {
     }
 
     #[test]
+    fn sequence_numbers_order_up_to_the_limit_and_then_say_so() {
+        // The heap key holds SEQ_BITS of the sequence number: ties still
+        // pop in insertion order just below the limit, with the largest
+        // time offset a window has.
+        let mut q = EventQueue::with_capacity(4);
+        q.next_seq = SEQ_LIMIT - 4;
+        let last = (1u64 << WINDOW_SHIFT) - 1;
+        q.schedule(Time(last), Event::Emit(FlowId(1)));
+        q.schedule(Time(last), Event::Emit(FlowId(2)));
+        q.schedule(Time(0), Event::Emit(FlowId(3)));
+        assert!(!q.seq_exhausted());
+        q.schedule(Time(last), Event::Emit(FlowId(4)));
+        assert!(q.seq_exhausted());
+        assert_eq!(q.pop(), Some((Time(0), Event::Emit(FlowId(3)))));
+        for f in [1, 2, 4] {
+            assert_eq!(q.pop(), Some((Time(last), Event::Emit(FlowId(f)))));
+        }
+        assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn an_event_before_the_current_window_is_an_error() {
+        let mut q = EventQueue::with_capacity(4);
+        q.schedule(Time(5 << WINDOW_SHIFT), Event::Sample);
+        assert_eq!(q.pop(), Some((Time(5 << WINDOW_SHIFT), Event::Sample)));
+        assert!(q.check().is_ok());
+        q.schedule(Time(3), Event::AdmissionTick);
+        let err = q.check().unwrap_err();
+        assert!(err.contains("at 3 ns, before the current event's time"), "{err}");
+    }
+
+    #[test]
     fn event_and_entry_stay_small() {
         assert!(std::mem::size_of::<Event>() <= 8);
         assert!(std::mem::size_of::<Entry>() <= 24);
+        assert!(std::mem::size_of::<Slot>() <= 16);
     }
 
     #[test]

@@ -212,7 +212,7 @@ impl Sim {
         let mut sim = Sim {
             now: Time::ZERO,
             end: Time(sc.duration.0),
-            // The heap holds one ~1 ms window's events (later ones wait in
+            // The heap holds one ~0.26 ms window's events (later ones wait in
             // the ring): it grows to what the network needs.
             events: EventQueue::with_capacity(1024),
             net,
@@ -297,6 +297,7 @@ impl Sim {
             self.metrics.advance_bin(t);
             self.event_count += 1;
             if self.event_count.is_multiple_of(PROGRESS_EVERY) {
+                self.events.check().map_err(SimError::Runtime)?;
                 if let Some(p) = progress.as_mut() {
                     if !p(t.0 as f64 / end.0 as f64) {
                         return Err(SimError::Interrupted);
@@ -360,6 +361,7 @@ impl Sim {
                 return Err(SimError::Runtime(msg));
             }
         }
+        self.events.check().map_err(SimError::Runtime)?;
         self.now = end;
         Ok(())
     }

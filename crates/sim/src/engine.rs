@@ -167,7 +167,9 @@ pub struct EventQueue {
     spare: Vec<Vec<Entry>>,
     /// Events of windows beyond `cur + RING`.
     overflow: Vec<Entry>,
-    /// The time of the first event scheduled before the current window, if any (a bug: see [`Self::check`]).
+    /// The time of the last event popped: nothing may be scheduled before it.
+    now: u64,
+    /// The time of the first event scheduled before [`Self::now`], if any (a bug: see [`Self::check`]).
     past: Option<u64>,
 }
 
@@ -185,6 +187,7 @@ impl EventQueue {
             ring_len: 0,
             spare: Vec::new(),
             overflow: Vec::new(),
+            now: 0,
             past: None,
         }
     }
@@ -214,20 +217,23 @@ impl EventQueue {
     /// Schedules `event` at `time` with a sequence number taken earlier.
     #[inline]
     pub fn schedule_with_seq(&mut self, time: Time, seq: u64, event: Event) {
-        let w = time.0 >> WINDOW_SHIFT;
-        if w == self.cur {
-            heap_push(&mut self.heap, Slot::of(Entry { time: time.0, seq, event }));
-        } else if w < self.cur {
+        let mut time = time.0;
+        if time < self.now {
             // Before the current event's time, which the simulator never
-            // asks for (a bug): run it at the window's start, the earliest
-            // the heap can hold, and say so (see `check`).
-            self.past.get_or_insert(time.0);
-            heap_push(&mut self.heap, Slot::of(Entry { time: self.cur << WINDOW_SHIFT, seq, event }));
+            // asks for (a bug): run it now, so the clock never goes back,
+            // and say so (see `check`).
+            self.past.get_or_insert(time);
+            time = self.now;
+        }
+        let w = time >> WINDOW_SHIFT;
+        // `now` lies in the current window, so `w < cur` cannot happen.
+        if w <= self.cur {
+            heap_push(&mut self.heap, Slot::of(Entry { time, seq, event }));
         } else if w < self.cur + RING {
-            bucket_push(&mut self.ring, &mut self.spare, w, Entry { time: time.0, seq, event });
+            bucket_push(&mut self.ring, &mut self.spare, w, Entry { time, seq, event });
             self.ring_len += 1;
         } else {
-            self.overflow.push(Entry { time: time.0, seq, event });
+            self.overflow.push(Entry { time, seq, event });
         }
     }
 
@@ -239,7 +245,7 @@ impl EventQueue {
 
     /// Whether the queue still orders every event exactly: an error once a
     /// run has nearly used up the sequence numbers or has scheduled an
-    /// event before the current window (the loop calls it every 2^16
+    /// event before the current event's time (the loop calls it every 2^16
     /// events and at the end).
     pub fn check(&self) -> Result<(), String> {
         if self.seq_exhausted() {
@@ -265,7 +271,8 @@ impl EventQueue {
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         loop {
             if let Some(e) = heap_pop(&mut self.heap) {
-                return Some((Time((self.cur << WINDOW_SHIFT) | (e.key >> SEQ_BITS)), e.event));
+                self.now = (self.cur << WINDOW_SHIFT) | (e.key >> SEQ_BITS);
+                return Some((Time(self.now), e.event));
             }
             if !self.advance() {
                 return None;
@@ -537,14 +544,21 @@ mod tests {
     }
 
     #[test]
-    fn an_event_before_the_current_window_is_an_error() {
-        let mut q = EventQueue::with_capacity(4);
-        q.schedule(Time(5 << WINDOW_SHIFT), Event::Sample);
-        assert_eq!(q.pop(), Some((Time(5 << WINDOW_SHIFT), Event::Sample)));
-        assert!(q.check().is_ok());
-        q.schedule(Time(3), Event::AdmissionTick);
-        let err = q.check().unwrap_err();
-        assert!(err.contains("at 3 ns, before the current event's time"), "{err}");
+    fn an_event_before_the_current_one_is_an_error_and_runs_now() {
+        // Before the current window and, the case the window check missed,
+        // inside it: both run at the current time and are reported.
+        for (now, early) in [(5u64 << WINDOW_SHIFT, 3u64), ((5 << WINDOW_SHIFT) + 1000, (5 << WINDOW_SHIFT) + 10)] {
+            let mut q = EventQueue::with_capacity(4);
+            q.schedule(Time(now), Event::Sample);
+            q.schedule(Time(now + 1), Event::Sample);
+            assert_eq!(q.pop(), Some((Time(now), Event::Sample)));
+            assert!(q.check().is_ok());
+            q.schedule(Time(early), Event::AdmissionTick);
+            let err = q.check().unwrap_err();
+            assert!(err.contains(&format!("at {early} ns, before the current event's time")), "{err}");
+            assert_eq!(q.pop(), Some((Time(now), Event::AdmissionTick)), "the clock does not go back");
+            assert_eq!(q.pop(), Some((Time(now + 1), Event::Sample)));
+        }
     }
 
     #[test]

@@ -252,10 +252,10 @@ impl Times {
         let next = match &mut self.pattern {
             Pattern::Model(src) => src
                 .next_alone(Time(t), &mut self.rng)
-                .map(|n| shifted(n.0, self.randomize_ns, self.send_jitter_max_ns, &mut self.rng)),
+                .map(|n| shifted(n.0, t, self.randomize_ns, self.send_jitter_max_ns, &mut self.rng)),
             Pattern::Vtr { src, plan, frames } => {
                 let n = src.next_send(plan, frames);
-                Some(shifted(n.0, self.randomize_ns, self.send_jitter_max_ns, &mut self.rng))
+                Some(shifted(n.0, t, self.randomize_ns, self.send_jitter_max_ns, &mut self.rng))
             }
             Pattern::Replay { rows, next } => {
                 *next += 1;
@@ -288,10 +288,11 @@ struct FlowState {
     adm: Option<crate::admission::Admission>,
 }
 
-/// The send time the simulator's `emit` gives a packet whose source said `next`
+/// The send time the simulator's `emit` gives a packet whose source said `next`,
+/// the flow's previous packet having gone at `prev`
 /// (`qoslab_core::traffic::emission_time`, the same draws from the flow's stream).
-pub fn shifted(next: u64, randomize_ns: u64, send_jitter_max_ns: u64, rng: &mut Rng) -> u64 {
-    qoslab_core::traffic::emission_time(Time(next), randomize_ns, send_jitter_max_ns, rng).0
+pub fn shifted(next: u64, prev: u64, randomize_ns: u64, send_jitter_max_ns: u64, rng: &mut Rng) -> u64 {
+    qoslab_core::traffic::emission_time(Time(next), Time(prev), randomize_ns, send_jitter_max_ns, rng).0
 }
 
 fn period(p: &crate::spec::PeriodSpec) -> Period {

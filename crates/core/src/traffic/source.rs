@@ -183,15 +183,19 @@ pub fn jitter(rng: &mut Rng, d: Dur) -> Dur {
     }
 }
 
-/// When a packet whose source said `next` is emitted: randomized packet
-/// times [Zhang07 §2.3.4] delay it by a uniform draw in `[0, randomize_ns)`,
+/// When a packet whose source said `next` is emitted, the flow's previous
+/// packet having been emitted at `prev`: randomized packet times
+/// [Zhang07 §2.3.4] delay it by a uniform draw in `[0, randomize_ns)`,
 /// then host timing jitter by one in `[0, send_jitter_max_ns]`,
-/// each drawn from the flow's stream only when non-zero. Both keep the order
-/// of a flow's packets (each is below its spacing; validation refuses the
-/// two together). The simulator and the testbed's generator both call this,
-/// so they send the same schedule.
+/// each drawn from the flow's stream only when non-zero. Within a grid both
+/// keep the order of a flow's packets (each is below its spacing; validation
+/// refuses the two together); an ON/OFF source's next ON period can start
+/// sooner after the last packet of the one before (an OFF period shorter
+/// than that packet's delay), and then the packet goes at `prev`, right
+/// after it, never before it. The simulator and the testbed's generator both
+/// call this, so they send the same schedule.
 #[inline]
-pub fn emission_time(next: Time, randomize_ns: u64, send_jitter_max_ns: u64, rng: &mut Rng) -> Time {
+pub fn emission_time(next: Time, prev: Time, randomize_ns: u64, send_jitter_max_ns: u64, rng: &mut Rng) -> Time {
     let mut at = next;
     if randomize_ns > 0 {
         at = Time(at.0.saturating_add(rng.random_range(0..randomize_ns)));
@@ -199,5 +203,5 @@ pub fn emission_time(next: Time, randomize_ns: u64, send_jitter_max_ns: u64, rng
     if send_jitter_max_ns > 0 {
         at = Time(at.0.saturating_add(rng.random_range(0..=send_jitter_max_ns)));
     }
-    at
+    at.max(prev)
 }

@@ -237,3 +237,25 @@ def test_run_reduced_keeps_only_the_reduced_value_in_order_and_saves_only_when_a
     assert [delivered(r) for r in saved] == kept
     assert kept[0] != kept[2]  # the seed moves the flows' starts
     assert sorted(p.name for p in (tmp_path / "pool").iterdir()) == ["a", "b", "c"]
+
+
+def test_a_failed_run_names_its_run_and_seed(tmp_path, monkeypatch):
+    """With ``--jobs`` many runs go at once: a run's error names the reproduction, the variant
+    and the seed (a sweep's: its grid point and seed), not the core's message alone."""
+    import qoslab
+    from conftest import SCENARIOS
+    from qoslab import _core
+    from qoslab.reproduce.framework import Context
+    from qoslab.sweeps import Job, execute_job
+
+    def fails(_scenario, _seed):
+        raise qoslab.SimulationError("an event was scheduled at 5 ns, before the current event's time (a bug)")
+
+    sc = qoslab.load(SCENARIOS / "edge" / "fig6a_periodic.toml").with_overrides('duration="1s"')
+    monkeypatch.setattr(_core, "run", fails)
+    ctx = Context(name="pcn", quick=True, seeds=[1], folder=tmp_path / "r", log=lambda _m: None)
+    with pytest.raises(qoslab.SimulationError, match=r"^pcn: t4_2_vbr_2_f0\.1 seed 4: an event was scheduled at 5 ns"):
+        ctx.run_reduced([("t4_2_vbr_2_f0.1", sc, 4)], lambda r: 0, save=False)
+    job = Job(index=0, key="", seed=3, point=(("topology.links.6.queue.buffers", "50"),), text=sc.text)
+    with pytest.raises(qoslab.SimulationError, match=r"^buffers=50 seed 3: an event was scheduled"):
+        execute_job(job)

@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import config_error
+from .errors import SimulationError, config_error
 from .scenario import Scenario, _override_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -177,6 +177,8 @@ class Job:
     #: the held scenario's own), checked again where the job runs (:meth:`Scenario.limits`).
     max_memory: int | None = None
     max_events: int | None = None
+    #: What the run is called in an error (a reproduction's variant; a sweep's point if empty).
+    label: str = ""
 
     def held(self) -> _core.Scenario:
         """The scenario to run, within the job's limits: the held one when they are its own
@@ -358,13 +360,23 @@ def plan(
 # -- running -----------------------------------------------------------
 
 
+def _run_core(job: Job) -> Any:
+    """The core's raw result of ``job``; a failed run's error names the run (``--jobs`` runs many
+    at once, and a message alone would not say which one failed)."""
+    from . import _core
+
+    try:
+        return _core.run(job.held(), job.seed)
+    except SimulationError as e:
+        raise SimulationError(f"{job.label + ' ' if job.label else ''}{_describe(job)}: {e}") from None
+
+
 def execute_job(job: Job) -> tuple[dict[str, Any], dict[str, Any], float]:
     """Runs one job (in a worker process or on a Dask worker): ``(summary, Arrow tables, wall s)``."""
-    from . import _core
     from .result import TABLES, Result
 
     t0 = time.perf_counter()
-    raw = _core.run(job.held(), job.seed)
+    raw = _run_core(job)
     res = Result._from_core(raw)
     return res.summary, {t: res.arrow(t) for t in TABLES}, time.perf_counter() - t0
 
@@ -383,11 +395,10 @@ def execute_result_files(job: Job) -> tuple[dict[str, bytes], float]:
     """Runs one job and encodes its result folder's files (:meth:`qoslab.Result.to_files`,
     traces included) where it ran: ``(files, wall s)``. A reproduction's saved run goes to
     its folder and its store as these bytes, encoded once and in parallel."""
-    from . import _core
     from .result import Result
 
     t0 = time.perf_counter()
-    files = Result._from_core(_core.run(job.held(), job.seed)).to_files()
+    files = Result._from_core(_run_core(job)).to_files()
     return files, time.perf_counter() - t0
 
 

@@ -390,6 +390,7 @@ class Context:
                 overrides=runs[i][1].overrides,
                 max_memory=runs[i][1].limits[0],
                 max_events=runs[i][1].limits[1],
+                label=f"{self.name}: {runs[i][0]}",
             )
             for i in todo
         ]

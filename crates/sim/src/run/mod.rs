@@ -428,7 +428,8 @@ impl Sim {
         let dir = fl.first_dir;
         let next = fl.source.next(self.now, &mut fl.rng, gp);
         // Randomized packet times and host jitter leave the ideal grid
-        // untouched: only the emission moves, by less than the spacing.
+        // untouched: only the emission moves, by less than the spacing and
+        // never before this packet (`emission_time`).
         let at = crate::traffic::emission_time(next, self.now, gp.randomize_ns, gp.send_jitter_max_ns, &mut fl.rng);
         let end = fl.end;
         self.metrics.flows[f.index()].on_send(self.now, size, self.metrics.cur_bin);

@@ -145,6 +145,16 @@ def test_with_overrides_returns_a_new_validated_scenario():
         sc.with_overrides("duration")
 
 
+def test_an_override_selects_a_list_entry_by_name_as_by_index():
+    """``traffic[NAME]`` is the group named NAME: the same scenario as its index; a name no
+    entry has is refused, naming the names there are."""
+    sc = qoslab.load(RED_DUMBBELL)
+    by_name = sc.with_overrides(("traffic[cbr].flows", 3), "traffic[name=cbr].start=1s")
+    assert by_name.echo == sc.with_overrides(("traffic.0.flows", 3), "traffic.0.start=1s").echo
+    with pytest.raises(qoslab.ConfigError, match=r'"traffic" has no entry named "tcp"; allowed: cbr'):
+        sc.with_overrides(("traffic[tcp].flows", 3))
+
+
 def test_a_typed_override_writes_a_dict_as_an_inline_table():
     """A dict value (nested, or dicts in a list) is written as TOML inline tables: the same
     scenario as the text override that spells them out."""

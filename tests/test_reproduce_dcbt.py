@@ -1,7 +1,7 @@
 """The ``dcbt`` reproduction's measurement code (per-period accounting, Jain,
 class averages, tagged delay, packet accounting), checked on a small
 explicit network with CBR flows of known rates, one per class, in the
-paper's layout (bottleneck = ``topology.links.0``, so the reproduction's
+paper's layout (bottleneck = the link ``r0->r1``, so the reproduction's
 variant overrides apply to it)."""
 
 from __future__ import annotations

@@ -12,7 +12,10 @@ finding as ``file:line``. What it looks for:
 - ``.replace()`` on text (a receiver named ``text``/``toml``) or with TOML in its arguments;
 - ``split``/``rsplit``/``partition``/``rpartition`` with a separator holding ``_`` (the names'
   separator) or on a variant or group; pandas' ``.str.split``/``rsplit``/``extract``/
-  ``removeprefix``/``removesuffix``/``slice`` on a column (parsing every row's name).
+  ``removeprefix``/``removesuffix``/``slice`` on a column (parsing every row's name);
+- an override key that picks a list's entry by its position (``traffic.2.flows``,
+  ``topology.links.{i}.queue``): a selector names it (``traffic[bg]``,
+  ``topology.links[r0->r1]``), so a reordered file cannot make it set another entry.
 
 Splitting on ``,`` (command-line lists) or white space, and ``replace`` that formats a label or a
 markdown cell, are not findings.
@@ -21,6 +24,7 @@ markdown cell, are not findings.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -30,6 +34,9 @@ REPRODUCE = Path(__file__).resolve().parents[1] / "python" / "qoslab" / "reprodu
 _SPLITS = {"split", "rsplit", "partition", "rpartition"}
 _COLUMN_PARSES = {"split", "rsplit", "extract", "removeprefix", "removesuffix", "slice", "partition", "rpartition"}
 _NAMES = ("variant", "group")
+#: A list of the scenario format indexed by position in an override key ("{}" stands for an
+#: f-string's replacement field).
+_POSITIONAL = re.compile(r"(?:^|\.)(?:traffic|links|nodes|stages|rules|streams)\.(?:\d+|\{\})(?:[.=]|$)")
 
 
 def _src(node: ast.AST) -> str:
@@ -72,7 +79,23 @@ def findings(source: str, file: str = "<string>", constants: dict[str, str] | No
     def hit(node: ast.AST, what: str) -> None:
         out.append(f"{file}:{getattr(node, 'lineno', 0)}: {what}: {_src(node)[:100]}")
 
+    docstrings = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+    }
+    # An f-string's literal parts are judged with the f-string, not alone.
+    docstrings |= {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
     for node in ast.walk(tree):
+        key = None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            key = node.value
+        elif isinstance(node, ast.JoinedStr):
+            key = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+        if key is not None and not any(c.isspace() for c in key) and _POSITIONAL.search(key):
+            hit(node, "an override key that picks a list entry by position")
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             s = _str(node.left, consts)
             if s is not None and _is_template(s) and "%" in s:
@@ -140,6 +163,10 @@ def test_no_reproduction_edits_toml_text_or_parses_names():
         'k = group.partition("-")[2]',
         'idx = f["src"].str.removeprefix("src").astype(int)',
         'c = flows["group"].str.split("_").str[1]',
+        'over = ["traffic.2.flows=40"]',
+        'over = [f"topology.links.{i}.queue.buffers={n}"]',
+        'over = [(f"traffic.{g}.send_jitter", j)]',
+        'K = "topology.links.3.mace"',
     ],
 )
 def test_the_guard_finds_each_kind_of_edit_and_parse(snippet):
@@ -156,6 +183,8 @@ def test_the_guard_finds_each_kind_of_edit_and_parse(snippet):
         "words = str(detail).split()",
         'over = [f"duration={p}", (f"{KEY}.admission", mbac_admission(v=0.95))]',
         "label = f\"{n.rsplit('.', 1)[-1]}\"",
+        'over = [f"traffic[{g}].flows=40", (f"topology.links[r0->r1].queue.buffers", 80)]',
+        'def f():\n    """Sets ``traffic.0.flows``."""',
     ],
 )
 def test_the_guard_lets_labels_lists_and_typed_overrides_pass(snippet):

@@ -37,6 +37,10 @@ def test_grid_values_take_comma_lists_ranges_and_lists():
     assert sweeps.parse_values("k", "7..7") == ["7"]
     assert sweeps.parse_values("k", [0.02, 5, "10ms", True]) == ["0.02", "5", '"10ms"', "true"]
     assert sweeps.parse_grid_option("traffic.0.flows=1..3") == ("traffic.0.flows", ["1", "2", "3"])
+    # A selector may hold an "=": the key ends at the first one outside it.
+    key = "topology.links[r0->r1].stages.0.rules[stream=A2].src"
+    assert sweeps.parse_grid_option(f"{key}=a,b") == (key, ["a", "b"])
+    assert sweeps.parse_values(key, ["a"]) == ['"a"']
 
 
 @pytest.mark.parametrize(

@@ -79,7 +79,10 @@ def _events(text: str) -> int:
     return int(f)
 
 
-def _overrides(p: argparse.ArgumentParser, text: str = "override a scenario field (repeatable)") -> None:
+_SET_HELP = "override a scenario field (repeatable); a list entry by index or name: traffic.0, traffic[cbr]"
+
+
+def _overrides(p: argparse.ArgumentParser, text: str = _SET_HELP) -> None:
     """The ``--set KEY.PATH=VALUE`` option (repeatable), into ``overrides``."""
     p.add_argument(
         "--set", dest="overrides", action="append", default=[], type=_override, metavar="KEY.PATH=VALUE", help=text

@@ -30,6 +30,21 @@ from .errors import config_error
 Override = str | tuple[str, Any]
 
 
+def split_override(text: str) -> tuple[str, str, str]:
+    """``key.path=value`` split as :meth:`str.partition` at the first ``=`` outside a
+    ``[selector]`` (``rules[stream=A2].src=x``); at the first ``=`` when a ``[`` is left open,
+    so that the core's check names the bracket."""
+    depth = 0
+    for i, c in enumerate(text):
+        if c == "[":
+            depth += 1
+        elif c == "]":
+            depth = max(depth - 1, 0)
+        elif c == "=" and depth == 0:
+            return text[:i], "=", text[i + 1 :]
+    return text.partition("=")
+
+
 def _override_text(o: Override) -> str:
     """``"key.path=value"`` as is; ``(key, value)`` with the value written as TOML: a dict as an
     inline table (nested as needed), a list holding dicts as an array of inline tables, every

@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import SimulationError, config_error
-from .scenario import Scenario, _override_text
+from .scenario import Scenario, _override_text, split_override
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -109,13 +109,13 @@ def parse_values(key: str, spec: GridValues, *, origin: str = "--grid") -> list[
     if isinstance(spec, Sequence) and not isinstance(spec, (bytes, bytearray)):
         if len(spec) == 0:
             raise config_error(origin, f"{key}: no values; allowed: a non-empty list", origin=origin)
-        return [_override_text((key, v)).partition("=")[2] for v in spec]
+        return [split_override(_override_text((key, v)))[2] for v in spec]
     raise config_error(origin, f"{key}: {spec!r} is not a list of values, a comma list or a range a..b", origin=origin)
 
 
 def parse_grid_option(text: str) -> tuple[str, list[str]]:
     """One ``--grid key.path=v1,v2,...`` (or ``key.path=a..b``) option."""
-    key, eq, values = text.partition("=")
+    key, eq, values = split_override(text)
     key = key.strip()
     if not eq or not key:
         raise config_error(

@@ -46,8 +46,8 @@ use toml::de::{DeTable, DeValue};
 /// Origin of the diagnostics about `--set` overrides.
 pub const OVERRIDE_ORIGIN: &str = "--set";
 
-const OVERRIDE_EXAMPLES: &str =
-    "key.path=value, e.g. duration=10s, topology.bottleneck.queue.max_th=20, traffic.0.flows=10";
+const OVERRIDE_EXAMPLES: &str = "key.path=value, e.g. duration=10s, topology.bottleneck.queue.max_th=20, \
+     traffic.0.flows=10, traffic[cbr].flows=10 (the entry named cbr), topology.links[r0->r1].rate=10Mbps";
 
 /// Loads a scenario from TOML `text`. `origin` names it in diagnostics (a
 /// file name, or `<string>`); `overrides` are `key.path=value` strings;
@@ -395,7 +395,8 @@ pub(crate) fn shorten(text: &str, most: usize) -> String {
     format!("{cut}... ({} characters)", text.chars().count())
 }
 
-/// Applies one `key.path=value` override; returns the dotted path it set.
+/// Applies one `key.path=value` override; returns the dotted path it set
+/// (with every `[selector]` replaced by the index of the entry it selects).
 fn apply_override(doc: &mut toml::Table, raw: &str) -> Result<String, Diagnostic> {
     let bad = |path: &str, message: String| Diagnostic {
         origin: OVERRIDE_ORIGIN.to_string(),
@@ -403,14 +404,15 @@ fn apply_override(doc: &mut toml::Table, raw: &str) -> Result<String, Diagnostic
         path: path.to_string(),
         message,
     };
-    let Some((key, val)) = raw.split_once('=') else {
+    let Some((key, val)) = split_override(raw) else {
         return Err(bad("", format!("{raw:?} has no \"=\"; allowed: {OVERRIDE_EXAMPLES}")));
     };
-    let comps: Vec<&str> = key.trim().split('.').map(str::trim).collect();
+    let key = key.trim();
+    let parts = key_parts(key).map_err(|m| bad(key, format!("{raw:?} {m}; allowed: {OVERRIDE_EXAMPLES}")))?;
+    let resolved =
+        resolve_selectors(doc, &parts).map_err(|m| bad(key, format!("{m} (in --set {})", shorten(raw, 100))))?;
+    let comps: Vec<&str> = resolved.iter().map(String::as_str).collect();
     let path = comps.join(".");
-    if comps.iter().any(|c| c.is_empty()) {
-        return Err(bad(&path, format!("{raw:?} has an empty key part; allowed: {OVERRIDE_EXAMPLES}")));
-    }
     shape::settable(doc, &comps).map_err(|m| bad(&path, format!("{m} (in --set {})", shorten(raw, 100))))?;
     let digits = val.trim().strip_prefix(['-', '+']).unwrap_or(val.trim());
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && val.trim().parse::<i64>().is_err() {
@@ -419,6 +421,178 @@ fn apply_override(doc: &mut toml::Table, raw: &str) -> Result<String, Diagnostic
     let value = override_value(val);
     set_path(doc, &comps, value).map_err(|m| bad(&path, format!("{m} (in --set {raw})")))?;
     Ok(path)
+}
+
+/// An override's key and value, split at the first `=` outside a `[selector]`
+/// (a selector may hold one: `rules[stream=A2]`); at the first `=` when a
+/// `[` is not closed before it, so that the key's check names the bracket.
+fn split_override(raw: &str) -> Option<(&str, &str)> {
+    let mut depth = 0usize;
+    for (i, c) in raw.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            '=' if depth == 0 => return Some((&raw[..i], &raw[i + 1..])),
+            _ => {}
+        }
+    }
+    raw.split_once('=')
+}
+
+/// One part of an override's key: a field name or a list index, and the
+/// `[selector]` written after it, if any.
+#[derive(Debug, PartialEq, Eq)]
+struct KeyPart<'a> {
+    field: &'a str,
+    select: Option<&'a str>,
+}
+
+/// An override's key split at the dots outside selectors: `a.b[sel].c`.
+fn key_parts(key: &str) -> Result<Vec<KeyPart<'_>>, String> {
+    let mut pieces = Vec::new();
+    let (mut depth, mut from) = (0usize, 0usize);
+    for (i, c) in key.char_indices() {
+        match c {
+            '[' if depth > 0 => return Err("has a \"[\" inside a selector".into()),
+            '[' => depth = 1,
+            ']' if depth == 0 => return Err("has a \"]\" with no \"[\" before it".into()),
+            ']' => depth = 0,
+            '.' if depth == 0 => {
+                pieces.push(&key[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if depth > 0 {
+        return Err("has a \"[\" that is not closed".into());
+    }
+    pieces.push(&key[from..]);
+    pieces
+        .into_iter()
+        .map(|piece| {
+            let piece = piece.trim();
+            let (field, select) = match piece.split_once('[') {
+                None => (piece, None),
+                Some((f, rest)) => match rest.strip_suffix(']') {
+                    Some(sel) if !sel.trim().is_empty() => (f.trim(), Some(sel.trim())),
+                    Some(_) => return Err(format!("has an empty selector in {piece:?}")),
+                    None => return Err(format!("has text after the selector in {piece:?}")),
+                },
+            };
+            if field.is_empty() {
+                return Err("has an empty key part".into());
+            }
+            Ok(KeyPart { field, select })
+        })
+        .collect()
+}
+
+/// The key's parts as a dotted path, each `[selector]` replaced by the index
+/// of the one entry of the list before it that the selector names in `doc`:
+/// `[NAME]`, the entry whose `name` is NAME (a link's name is `a->b`), or
+/// `[field=value]`, the entry whose `field` is `value`.
+fn resolve_selectors(doc: &toml::Table, parts: &[KeyPart<'_>]) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::with_capacity(parts.len() + 2);
+    // What the path reached so far: `None` is a part the document does not hold (yet).
+    let mut here: Option<&toml::Value> = None;
+    for (k, p) in parts.iter().enumerate() {
+        let next = match (k, here) {
+            (0, _) => doc.get(p.field),
+            (_, Some(toml::Value::Table(t))) => t.get(p.field),
+            (_, Some(toml::Value::Array(a))) => p.field.parse::<usize>().ok().and_then(|i| a.get(i)),
+            _ => None,
+        };
+        out.push(p.field.to_string());
+        here = next;
+        if let Some(sel) = p.select {
+            let at = out.join(".");
+            let Some(toml::Value::Array(list)) = next else {
+                return Err(format!(
+                    "{at:?} is not a list in the scenario, so [{sel}] selects nothing; allowed: a selector after a \
+                     list, such as traffic[NAME] or topology.links[a->b]"
+                ));
+            };
+            let i = select_entry(list, sel, &at)?;
+            out.push(i.to_string());
+            here = list.get(i);
+        }
+    }
+    Ok(out)
+}
+
+/// The index of the one entry of `list` (at path `at`) that `sel` selects.
+fn select_entry(list: &[toml::Value], sel: &str, at: &str) -> Result<usize, String> {
+    let unquote = |s: &str| -> String {
+        let s = s.trim();
+        let quoted =
+            s.len() >= 2 && (s.starts_with('"') && s.ends_with('"') || s.starts_with('\'') && s.ends_with('\''));
+        if quoted {
+            s[1..s.len() - 1].to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    let (field, want) = match sel.split_once('=') {
+        Some((f, v)) => (Some(f.trim()), unquote(v)),
+        None => (None, unquote(sel)),
+    };
+    let label = |v: &toml::Value| -> Option<String> {
+        let t = v.as_table()?;
+        match field {
+            Some(f) => scalar_text(t.get(f)?),
+            None => entry_name(t),
+        }
+    };
+    let hits: Vec<usize> =
+        list.iter().enumerate().filter(|(_, v)| label(v).as_deref() == Some(&want)).map(|(i, _)| i).collect();
+    match hits.as_slice() {
+        [i] => Ok(*i),
+        [] => {
+            let labels: Vec<String> = list.iter().filter_map(label).collect();
+            let what = match field {
+                Some(f) => format!("whose {f} is {want:?}"),
+                None => format!("named {want:?}"),
+            };
+            let allowed = if labels.is_empty() {
+                match field {
+                    Some(f) => format!("none (no entry has a {f})"),
+                    None => "none (its entries have no name; select by a field: [field=value], or by index)".into(),
+                }
+            } else {
+                let shown: Vec<&str> = labels.iter().take(16).map(String::as_str).collect();
+                let more =
+                    if labels.len() > shown.len() { format!(" ... ({} entries)", labels.len()) } else { String::new() };
+                format!("{}{more}", shown.join(", "))
+            };
+            Err(format!("{at:?} has no entry {what}; allowed: {allowed}"))
+        }
+        many => Err(format!(
+            "{at:?}[{sel}] matches {} entries ({}); allowed: a selector that matches one entry",
+            many.len(),
+            many.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+/// An entry's name for `[NAME]`: its `name`, or, for a link, `a->b`.
+fn entry_name(t: &toml::Table) -> Option<String> {
+    if let Some(n) = t.get("name").and_then(toml::Value::as_str) {
+        return Some(n.to_string());
+    }
+    let end = |k: &str| t.get(k).and_then(toml::Value::as_str);
+    Some(format!("{}->{}", end("a")?, end("b")?))
+}
+
+/// A scalar field as `[field=value]` compares it: text as is, numbers and booleans as written.
+fn scalar_text(v: &toml::Value) -> Option<String> {
+    match v {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(i) => Some(i.to_string()),
+        toml::Value::Float(f) => Some(f.to_string()),
+        toml::Value::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    }
 }
 
 /// An override's value: a TOML value if it reads as one, else the text.
@@ -639,6 +813,39 @@ mod tests {
         assert_eq!(override_value("1\nduration = 3"), toml::Value::String("1\nduration = 3".into()));
         let t = override_value("{ type = \"fifo\", limit = \"5pkts\" }");
         assert_eq!(t.get("type").and_then(|v| v.as_str()), Some("fifo"));
+    }
+
+    #[test]
+    fn override_keys_split_at_dots_and_equals_outside_selectors() {
+        assert_eq!(split_override("a.b[x=1].c=2"), Some(("a.b[x=1].c", "2")));
+        assert_eq!(split_override("a=b=c"), Some(("a", "b=c")));
+        assert_eq!(split_override("a[x=1"), Some(("a[x", "1")), "an unclosed [ is left to the key's check");
+        let parts = key_parts("topology.links[r0->r1.a].queue").unwrap();
+        assert_eq!(
+            parts,
+            vec![
+                KeyPart { field: "topology", select: None },
+                KeyPart { field: "links", select: Some("r0->r1.a") },
+                KeyPart { field: "queue", select: None },
+            ]
+        );
+        assert_eq!(key_parts("a]").unwrap_err(), "has a \"]\" with no \"[\" before it");
+        assert_eq!(key_parts("a[b[c]]").unwrap_err(), "has a \"[\" inside a selector");
+        assert_eq!(key_parts("a[b]c").unwrap_err(), "has text after the selector in \"a[b]c\"");
+        assert_eq!(key_parts("[b].c").unwrap_err(), "has an empty key part");
+    }
+
+    #[test]
+    fn a_selector_matches_names_link_ends_and_fields_as_written() {
+        let d: toml::Table =
+            toml::from_str("l = [{ name = \"x\" }, { a = \"r0\", b = \"r1\", port = 5 }, { on = true }]\n").unwrap();
+        let list = d["l"].as_array().unwrap();
+        assert_eq!(select_entry(list, "x", "l"), Ok(0));
+        assert_eq!(select_entry(list, "'x'", "l"), Ok(0));
+        assert_eq!(select_entry(list, "r0->r1", "l"), Ok(1));
+        assert_eq!(select_entry(list, "port=5", "l"), Ok(1));
+        assert_eq!(select_entry(list, "on = true", "l"), Ok(2));
+        assert_eq!(select_entry(list, "y", "l").unwrap_err(), "\"l\" has no entry named \"y\"; allowed: x, r0->r1");
     }
 
     #[test]

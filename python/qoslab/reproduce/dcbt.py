@@ -83,7 +83,7 @@ PAPER = "Claypool & Chung 2000, Dynamic-CBT and ChIPS [Claypool00]"
 
 SCENARIO = "dcbt/paper.toml"
 BOTTLENECK = "r0->r1"
-_Q = "topology.links.0.queue"
+_Q = f"topology.links[{BOTTLENECK}].queue"
 #: Variant -> overrides of the base scenario (its bottleneck queue only).
 VARIANTS: dict[str, list[str]] = {
     "red": [],

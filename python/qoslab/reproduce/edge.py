@@ -143,8 +143,8 @@ WARMUP_S = 5.0
 #: and the sharing against the excess streams' offered load (kb/s, IP).
 SENS_POOLS = (80, 120, 160, 200)
 SENS_OFFERED = (500, 700)
-#: Traffic index and payload of the excess streams in the scenario files.
-EXCESS_GROUPS = ((2, 1024), (3, 512), (4, 512), (7, 128), (8, 512))
+#: The excess streams' traffic groups and payloads in the scenario files.
+EXCESS_GROUPS = (("B1", 1024), ("A3", 512), ("A4", 512), ("B2", 128), ("B3", 512))
 #: The sharing at the largest pool, one knob each: "as_be" takes A3's and A4's reservations
 #: away (BE, shared buffers only); "exact" counts every packet at its size (BUFF_SIZE 128 B,
 #: below every packet, with buffers raised so that the pool stays POOLS[-1] x 512 B).
@@ -154,6 +154,13 @@ SHARE_KNOBS = ("baseline", "as_be", "exact")
 HOSTS = ("sea", "sky", "land")
 #: The AF/BE queue of McKinley's egress (SCFQ's second child); its slots follow STREAMS in Fig. 6(a).
 AF_QUEUE = "mckinley->alps/band1"
+#: McKinley's egress link in the scenario files (override paths select it by its ends), and the
+#: classifier rule of a stream on it.
+EGRESS = "topology.links[mckinley->alps]"
+
+
+def _rule(stream: str) -> str:
+    return f"{EGRESS}.stages[type=classifier].rules[stream={stream}]"
 
 
 def interval_ns(payload: int, kbps: float) -> int:
@@ -176,51 +183,51 @@ def _scenario(
     cells the quick run judges as the full run does)."""
     sc = Scenario.load(ctx.scenario_path(f"edge/{file}.toml"))
     over: list[Override] = [
-        f"topology.links.6.queue.buffers={buffers}",
-        f'topology.links.6.queue.buff_size="{buff_size}B"',
+        (f"{EGRESS}.queue.buffers", buffers),
+        (f"{EGRESS}.queue.buff_size", f"{buff_size}B"),
         *extra,
     ]
     if file == "fig6b_periodic":
         # The EF pool stays the EF reservations' share of the pool at every pool size (the
         # split is a lost number, not re-chosen with the EF rate; decisions.md).
-        over.append(f"topology.links.6.queue.ef_buffers={round(buffers * EF_RESERVED_KBPS / LINK_KBPS)}")
+        over.append((f"{EGRESS}.queue.ef_buffers", round(buffers * EF_RESERVED_KBPS / LINK_KBPS)))
     if offered_kbps is not None:
         # The excess streams' packet spacing for this IP rate (periodic scenarios only).
-        for i, size in EXCESS_GROUPS:
-            over.append(f'traffic.{i}.interval="{interval_ns(size, offered_kbps)}ns"')
+        for name, size in EXCESS_GROUPS:
+            over.append((f"traffic[{name}].interval", f"{interval_ns(size, offered_kbps)}ns"))
     if ctx.quick and not full_length:
-        over.append('duration="25s"')
+        over.append(("duration", "25s"))
     return sc.with_overrides(*over)
 
 
 def _share_scenario(ctx: Context, knob: str) -> Scenario:
     """Fig. 6(a) at the largest pool (PERIODIC, BUFF_SIZE 512 B) with one sharing knob turned."""
     if knob == "as_be":
-        # A3 and A4's entries of the AF/BE queue's streams, found by name, replaced by BE ones.
-        queue = Scenario.load(ctx.scenario_path("edge/fig6a_periodic.toml")).echo["topology"]["links"][6]["queue"]
-        over: list[Override] = []
-        for s in ("A3", "A4"):
-            at = [i for i, x in enumerate(queue["streams"]) if x["name"] == s and x["service"] == "af"]
-            if len(at) != 1:
-                raise ReproductionError(
-                    f"edge: fig6a_periodic no longer has {s} as one AF stream; update the controlled run"
-                )
-            over.append((f"topology.links.6.queue.streams.{at[0]}", {"name": s, "service": "be"}))
-        return _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, extra=tuple(over))
+        # A3 and A4's entries of the AF/BE queue's streams replaced by BE ones (the knob turns
+        # something only while the file has them as AF streams).
+        links = Scenario.load(ctx.scenario_path("edge/fig6a_periodic.toml")).echo["topology"]["links"]
+        (queue,) = [x["queue"] for x in links if (x["a"], x["b"]) == ("mckinley", "alps")]
+        services = [x["service"] for x in queue["streams"] if x["name"] in ("A3", "A4")]
+        if services != ["af", "af"]:
+            raise ReproductionError(
+                "edge: fig6a_periodic no longer has A3 and A4 as AF streams; update the controlled run"
+            )
+        over = tuple((f"{EGRESS}.queue.streams[{s}]", {"name": s, "service": "be"}) for s in ("A3", "A4"))
+        return _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, extra=over)
     if knob == "exact":
         buffers = POOLS[-1] * FIG8_BUFF_SIZE // EXACT_BUFF_SIZE
         return _scenario(ctx, "fig6a_periodic", buffers=buffers, buff_size=EXACT_BUFF_SIZE)
     raise ReproductionError(f"edge: unknown sharing knob {knob!r}")
 
 
-def _hosts(a2: str, a5: str) -> tuple[str, ...]:
+def _hosts(a2: str, a5: str) -> tuple[Override, ...]:
     """Overrides that start A2 from host ``a2`` and A5 from ``a5`` (their traffic and their
-    classifier rules; traffic and rules follow STREAMS' order in the scenario files)."""
-    over = []
-    for stream, host in (("A2", a2), ("A5", a5)):
-        i = list(STREAMS).index(stream)
-        over += [f'traffic.{i}.src="{host}"', f'topology.links.6.stages.0.rules.{i}.src="{host}"']
-    return tuple(over)
+    classifier rules)."""
+    return tuple(o for stream, host in (("A2", a2), ("A5", a5)) for o in _from_host(stream, host))
+
+
+def _from_host(stream: str, host: str) -> tuple[Override, Override]:
+    return (f"traffic[{stream}].src", host), (f"{_rule(stream)}.src", host)
 
 
 #: One run's readings per stream (:func:`_rates`, :func:`_occupancy`), and the runs of each variant's key.
@@ -497,7 +504,7 @@ def reproduce(ctx: Context) -> Outcome:
     for variant, file in (("table1_af", "fig6a_periodic"), ("table1_ef", "fig6b_periodic")):
         points.append(((variant, None), variant, _scenario(ctx, file, full_length=True)))
     # Table I's control (quick runs too): the EF rate at the sum of the EF reservations.
-    ef_sum = (f'topology.links.6.queue.ef_rate="{EF_RATE_SUM}"',)
+    ef_sum = ((f"{EGRESS}.queue.ef_rate", EF_RATE_SUM),)
     sc = _scenario(ctx, "fig6b_periodic", extra=ef_sum, full_length=True)
     points.append((("table1_ef_sum", None), "table1_ef_sum", sc))
     if not ctx.quick:

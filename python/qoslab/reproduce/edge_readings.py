@@ -27,6 +27,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
+from ..scenario import Override
 from ..stats import Estimate
 from .framework import Context
 
@@ -97,24 +98,27 @@ def readings() -> list[tuple[Reading, tuple[int, ...], tuple[int, ...]]]:
     return out
 
 
-def _overrides(reading: Reading) -> tuple[str, ...]:
+def _overrides(reading: Reading) -> tuple[Override, ...]:
     """Overrides of ``fig6a_periodic`` for one reading: every stream's payload, reservation and
-    packet spacing (traffic and the egress's streams follow ``edge.STREAMS``' order in the file)."""
+    packet spacing (its traffic group and its stream at the egress, selected by name)."""
     from . import edge
 
     res = dict(zip(("A1", "A3", "A4", "A5"), SPLITS[reading.split], strict=True))
     over = []
-    for i, (name, (size, rate)) in enumerate(edge.STREAMS.items()):
+    for name, (size, rate) in edge.STREAMS.items():
         if size < edge.FIG8_BUFF_SIZE:
             size = reading.small
         elif size > edge.FIG8_BUFF_SIZE:
             size = reading.large
         if rate is not None:
             rate = float(res.get(name, rate))
-            over.append(f'topology.links.6.queue.streams.{i}.rate="{rate:g}kbps"')
+            over.append((f"{edge.EGRESS}.queue.streams[{name}].rate", f"{rate:g}kbps"))
         kbps = reading.offered if name in EXCESS else rate
         assert kbps is not None
-        over += [f'traffic.{i}.size="{size}B"', f'traffic.{i}.interval="{edge.interval_ns(size, kbps)}ns"']
+        over += [
+            (f"traffic[{name}].size", f"{size}B"),
+            (f"traffic[{name}].interval", f"{edge.interval_ns(size, kbps)}ns"),
+        ]
     return tuple(over)
 
 

@@ -310,6 +310,69 @@ fn overrides_create_absent_optional_keys() {
     assert_eq!(access.reverse_queue, Some(QueueSpec::Fifo { limit: qoslab_core::Limit::packets(5) }));
 }
 
+fn edge_with(overrides: &[&str]) -> Result<ValidScenario, ScenarioError> {
+    let text = std::fs::read_to_string(root().join("scenarios/edge/fig6a_periodic.toml")).unwrap();
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    load_str(&text, "fig6a.toml", &o, None)
+}
+
+#[test]
+fn overrides_select_list_entries_by_name_link_ends_or_a_field() {
+    // By name, by a link's a->b, by a field's value: the same scenario as by index.
+    let by_name = edge_with(&[
+        "traffic[A2].src=\"sky\"",
+        "topology.links[mckinley->alps].queue.buffers=120",
+        "topology.links[mckinley->alps].stages.0.rules[stream=A2].src=\"sky\"",
+        "topology.links[mckinley->alps].queue.streams[\"A3\"]={name = \"A3\", service = \"be\"}",
+    ])
+    .unwrap();
+    let by_index = edge_with(&[
+        "traffic.1.src=\"sky\"",
+        "topology.links.6.queue.buffers=120",
+        "topology.links.6.stages.0.rules.1.src=\"sky\"",
+        "topology.links.6.queue.streams.3={name = \"A3\", service = \"be\"}",
+    ])
+    .unwrap();
+    assert_eq!(format!("{:?}", *by_name), format!("{:?}", *by_index));
+    assert_eq!(by_name.traffic[1].src, "sky");
+    assert!(matches!(by_name.topology, Topology::Explicit { .. }));
+    // A selector's entry is the one the file holds when the override applies: later overrides see earlier ones.
+    let renamed = edge_with(&["traffic[A2].name=\"X2\"", "traffic[X2].flows=2"]).unwrap();
+    assert_eq!((renamed.traffic[1].name.as_str(), renamed.traffic[1].flows), ("X2", 2));
+}
+
+#[test]
+fn a_selector_that_selects_no_entry_or_several_says_what_is_allowed() {
+    let cases: [(&str, &str, &str); 7] = [
+        ("traffic[A9].flows=2", "traffic[A9].flows", "\"traffic\" has no entry named \"A9\"; allowed: A1, A2, B1, A3"),
+        (
+            "topology.links[alps->mckinley].rate=1Mbps",
+            "topology.links[alps->mckinley].rate",
+            "allowed: sea->tim, tim->mckinley",
+        ),
+        (
+            "topology.links[mckinley->alps].stages.0.rules[src=sea].src=\"sky\"",
+            "topology.links[mckinley->alps].stages.0.rules[src=sea].src",
+            "matches 3 entries (0, 1, 2); allowed: a selector that matches one entry",
+        ),
+        ("topology.links[mckinley->alps].stages.0.rules[A1].src=x", "", "its entries have no name; select by a field"),
+        ("duration[x]=3", "duration[x]", "\"duration\" is not a list in the scenario, so [x] selects nothing"),
+        ("traffic[A1.flows=2", "traffic[A1.flows", "has a \"[\" that is not closed"),
+        ("traffic[].flows=2", "traffic[].flows", "has an empty selector"),
+    ];
+    for (o, path, want) in cases {
+        let ds = diagnostics(edge_with(&[o]));
+        assert_eq!(ds.len(), 1, "{o}: {}", join(&ds));
+        let d = &ds[0];
+        assert_eq!((d.origin.as_str(), d.line), ("--set", None), "{o}");
+        if !path.is_empty() {
+            assert_eq!(d.path, path, "{o}");
+        }
+        assert!(d.message.contains(want), "{o}: {d}");
+        assert!(d.message.contains(o), "{o}: the override is not named: {d}");
+    }
+}
+
 #[test]
 fn malformed_or_unknown_overrides_name_the_override_and_what_is_allowed() {
     let cases: [(&str, &str, &str); 6] = [
@@ -513,11 +576,23 @@ mod robustness {
                 "topology.bottleneck.queue", "topology.bottleneck.rate", "topology.egress.rate", "traffic.0.flows",
                 "traffic.0", "traffic.0.size", "traffic.0.size.base", "traffic.3.x", "metrics.trace_flows",
                 "metrics.bin", "topology.preset", "traffic.0.model", "name", "", "a..b", "traffic.0.arrivals.rate",
+                "traffic[cbr].flows", "traffic[cbr]", "traffic[x]", "traffic[name=cbr].size", "traffic[model=cbr]",
+                "traffic[]", "traffic[", "traffic]", "traffic[a[b]]", "duration[x]", "[cbr].flows", "traffic[cbr]x",
+                "traffic[\"cbr\"].stop", "topology[x]", "traffic[cbr].size[x]",
             ]),
             value in any::<usize>(),
             sep in prop::sample::select(vec!["=", "", "=="]),
         ) {
             let o = vec![format!("{path}{sep}{}", VALUES[value % VALUES.len()])];
+            match load_str(&red_dumbbell_text(), "red.toml", &o, None) {
+                Ok(_) | Err(ScenarioError::Config(_)) => {}
+                Err(e) => prop_assert!(false, "not a configuration error: {}", e),
+            }
+        }
+
+        #[test]
+        fn any_override_text_loads_or_fails_cleanly_never_panics(key in "[a-z0-9_.\\[\\]=>\"'µ -]{0,40}") {
+            let o = vec![format!("{key}=3")];
             match load_str(&red_dumbbell_text(), "red.toml", &o, None) {
                 Ok(_) | Err(ScenarioError::Config(_)) => {}
                 Err(e) => prop_assert!(false, "not a configuration error: {}", e),

@@ -31,22 +31,22 @@ from ...errors import ReproductionError
 from ...scenario import Override, Scenario
 from ..cells import Cell, Measured, compare, interval_text, read_cells
 from ..framework import Context, control_context
-from .params import NO_DEPARTURE_LIFETIME, S3_MODELS_FULL, SSAC, mbac_admission
+from .params import MACE_KEY, NO_DEPARTURE_LIFETIME, S3_MODELS_FULL, SSAC, mbac_admission
 from .runs import Table2Run, table2_measures, table2_spec
 from .tables import TABLE2_COLUMNS
 
-#: The CL groups (``traffic.N``) of each Table 2 scenario, and which of them are ON/OFF.
-CL_GROUPS = {"mixed": [0, 1, 2, 3, 4]}
-ON_OFF_GROUPS = {"mixed": [1, 2, 3, 4], "cbr": []}
+#: The CL traffic groups of each Table 2 scenario (``cl`` unless named here), and which of them are ON/OFF.
+CL_GROUPS = {"mixed": ["cbr", "poo2", "poo3", "exp1", "exp2"]}
+ON_OFF_GROUPS = {"mixed": ["poo2", "poo3", "exp1", "exp2"], "cbr": []}
 ADMISSIONS: dict[str, dict[str, Any]] = {"ssac": SSAC, "mbac": mbac_admission(v=0.95)}
 
 
-def _groups(model: str) -> list[int]:
-    return CL_GROUPS.get(model, [0])
+def _groups(model: str) -> list[str]:
+    return CL_GROUPS.get(model, ["cl"])
 
 
-def _on_off(model: str) -> list[int]:
-    return ON_OFF_GROUPS.get(model, [0])
+def _on_off(model: str) -> list[str]:
+    return ON_OFF_GROUPS.get(model, ["cl"])
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ CONTROLS: dict[str, Control] = {
             why="the paper gives no timeout; 300 s is ten times qoslab's, longer than all but about "
             "one in two thousand of POO3's OFF periods (Pareto, shape 1.1, mean 2.9 s)",
             admissions=("ssac", "mbac"),
-            extra=lambda model: ["topology.links.3.mace.stale_timeout=300s"],
+            extra=lambda model: [(f"{MACE_KEY}.stale_timeout", "300s")],
         ),
         Control(
             name="no-departures",
@@ -87,8 +87,8 @@ CONTROLS: dict[str, Control] = {
                 o
                 for g in _groups(model)
                 for o in (
-                    f"traffic.{g}.arrivals.lifetime={NO_DEPARTURE_LIFETIME}",
-                    f'traffic.{g}.arrivals.lifetime_dist="fixed"',
+                    f"traffic[{g}].arrivals.lifetime={NO_DEPARTURE_LIFETIME}",
+                    (f"traffic[{g}].arrivals.lifetime_dist", "fixed"),
                 )
             ],
         ),
@@ -112,7 +112,7 @@ CONTROLS: dict[str, Control] = {
             why="the paper does not say how its senders turned ON periods into packets; nominal "
             "sends exactly the peak rate x the ON share",
             admissions=("ssac", "mbac"),
-            extra=lambda model: [f'traffic.{g}.packetization="nominal"' for g in _on_off(model)],
+            extra=lambda model: [(f"traffic[{g}].packetization", "nominal") for g in _on_off(model)],
         ),
     )
 }

@@ -35,14 +35,14 @@ V_SWEEP = [0.85, 0.9, 0.95, 1.0]
 #: The sweep's points (full runs), by their key in the results: (v, estimator window restarted on
 #: admission); "0.95" is Table 2's EXP1 MBAC run, "0.95 continue" the same with the window continuing.
 SWEEP_POINTS: dict[str, tuple[float, bool]] = {**{f"{v:g}": (v, True) for v in V_SWEEP}, "0.95 continue": (0.95, False)}
-#: SSAC's admission table (``topology.links.3.mace.admission``).
+#: SSAC's admission table (``topology.links[router1->dst].mace.admission``).
 SSAC = topology.ssac()
 
 
 def mbac_admission(
     *, v: float = 0.95, sample: str = "5s", window: int = 20, restart_window: bool = True
 ) -> dict[str, Any]:
-    """MBAC's admission table (``topology.links.3.mace.admission``, a typed override): target
+    """MBAC's admission table (``topology.links[router1->dst].mace.admission``, a typed override): target
     utilization ``v`` (the paper gives none; 0.95), measurement sample ``sample`` (S = 5 s) and
     estimator window ``window`` samples (T = 20), the window restarted on each admission
     (qoslab's default, as Jamin et al.; ``restart_window=False``: it continues)."""
@@ -51,7 +51,7 @@ def mbac_admission(
 
 ESTIMATOR_WINDOW_S = 5.0 * 20
 #: The bottleneck is the fourth link of every scenario.
-MACE_KEY = "topology.links.3.mace"
+MACE_KEY = "topology.links[router1->dst].mace"
 #: Reserved rate of a flow on each CL port (bit/s).
 PORT_RATE = {5004: 77_200, 5006: 154_000}
 ALLOCATION = {"cbr": 3.9e6, "poo1": 3.9e6, "exp1": 3.9e6, "poo2": 2.3e6, "poo3": 2.3e6, "exp2": 2.3e6, "mixed": 2.3e6}

@@ -120,7 +120,7 @@ def _load(ctx: Context, file: str, overrides: list[Override]) -> Scenario:
     return load(ctx.scenario_path(f"mace/{file}"), overrides=overrides)
 
 
-#: The MACE scenarios' descriptor file (``topology.links.3.mace.descriptors``), beside them.
+#: The MACE scenarios' descriptor file (``topology.links[router1->dst].mace.descriptors``), beside them.
 DESCRIPTORS = "cl_ports.descriptors"
 
 
@@ -176,7 +176,7 @@ def scenario1(ctx: Context) -> Scenario1:
             _load(
                 ctx,
                 f"s1_cbr_{variant}.toml",
-                [f"duration={S1_DURATION[ctx.quick]}", f"traffic.2.flows={bg_sources(load)}"],
+                [f"duration={S1_DURATION[ctx.quick]}", f"traffic[bg].flows={bg_sources(load)}"],
             ),
         )
         for load in loads
@@ -213,7 +213,7 @@ def scenario2(ctx: Context) -> Scenario2:
     # one 386 B packet time at 100 Mb/s, 31 µs, far below the 1 ms bins).
     # The sources are the same iff every flow sent the same packets.
     probe_sc = _load_replay(
-        ctx, "s2_poo1_nomace.toml", [f"duration={dur}", f"topology.links.3.rate={GENERATION_PROBE_RATE}"]
+        ctx, "s2_poo1_nomace.toml", [f"duration={dur}", f"topology.links[router1->dst].rate={GENERATION_PROBE_RATE}"]
     )
     probe = ctx.run("s2_generation", probe_sc, seed)
     hist["generation"] = {g: interarrival_hist(probe, [g]) for g in ("cl", "be")}
@@ -327,11 +327,11 @@ class Fig9(TypedDict):
 #: host timing jitter on every group (CL, BE and background senders alike), at Fig. 9's 20
 #: background sources; and the jittered senders at scenario 1's :data:`FIG9_LOAD` (130%), beside
 #: its exact run, to isolate the periodicity under overload.
-_JITTER = [f"traffic.{g}.send_jitter={HOST_JITTER}" for g in (0, 1, 2)]
+_JITTER = [f"traffic[{g}].send_jitter={HOST_JITTER}" for g in ("cl", "be", "bg")]
 FIG9_VARIANTS = {
-    "exact": [f"traffic.2.flows={FIG9_BG_SOURCES}"],
-    "jitter": [f"traffic.2.flows={FIG9_BG_SOURCES}", *_JITTER],
-    f"jitter_{FIG9_LOAD}": [f"traffic.2.flows={bg_sources(FIG9_LOAD)}", *_JITTER],
+    "exact": [f"traffic[bg].flows={FIG9_BG_SOURCES}"],
+    "jitter": [f"traffic[bg].flows={FIG9_BG_SOURCES}", *_JITTER],
+    f"jitter_{FIG9_LOAD}": [f"traffic[bg].flows={bg_sources(FIG9_LOAD)}", *_JITTER],
 }
 
 
@@ -386,8 +386,11 @@ class Departures(TypedDict):
 
 def _lifetime_overrides(lifetime_s: float | None) -> list[Override]:
     if lifetime_s is None:
-        return [f"traffic.0.arrivals.lifetime={NO_DEPARTURE_LIFETIME}", 'traffic.0.arrivals.lifetime_dist="fixed"']
-    return [f"traffic.0.arrivals.lifetime={lifetime_s:g}s"]
+        return [
+            f"traffic[cl].arrivals.lifetime={NO_DEPARTURE_LIFETIME}",
+            ("traffic[cl].arrivals.lifetime_dist", "fixed"),
+        ]
+    return [f"traffic[cl].arrivals.lifetime={lifetime_s:g}s"]
 
 
 def departures(ctx: Context, t2: Table2) -> Departures:
@@ -420,11 +423,11 @@ def departures(ctx: Context, t2: Table2) -> Departures:
             ("departures_exp1_v1_none", _load(ctx, "s3_exp1.toml", v1 + _lifetime_overrides(None)), ctx.seeds[0])
         )
         plan.append(("extra", "exp1 68% background", 1000.0))
-        bg: list[Override] = [*base, f"traffic.1.flows={FIG9_BG_SOURCES}"]
+        bg: list[Override] = [*base, f"traffic[bg].flows={FIG9_BG_SOURCES}"]
         specs.append(("departures_exp1_bg68", _load(ctx, "s3_exp1.toml", bg), ctx.seeds[0]))
         # The same EXP1 run with its ON periods packetized at the nominal rate (37.9 kb/s, not 40.3).
         plan.append(("extra", "exp1 nominal packetization", 1000.0))
-        nominal: list[Override] = [*base, 'traffic.0.packetization="nominal"']
+        nominal: list[Override] = [*base, ("traffic[cl].packetization", "nominal")]
         specs.append(("departures_exp1_nominal", _load(ctx, "s3_exp1.toml", nominal), ctx.seeds[0]))
     out: Departures = {
         "window_s": 5.0 * p["window"],
@@ -503,7 +506,6 @@ def mixed_loss(ctx: Context) -> MixedLoss:
     loads = LOADS_QUICK if ctx.quick else LOADS_FULL
     cl = [f"cl_{m}" for m in MIXED_LOSS_MODELS]
     be = [f"be_{m}" for m in MIXED_LOSS_MODELS]
-    bg_index = 2 * len(MIXED_LOSS_MODELS)
     points = [
         (
             load,
@@ -511,7 +513,7 @@ def mixed_loss(ctx: Context) -> MixedLoss:
             _load(
                 ctx,
                 "s4_mixed_loss.toml",
-                [f"duration={S1_DURATION[ctx.quick]}", f"traffic.{bg_index}.flows={bg_sources(load)}"],
+                [f"duration={S1_DURATION[ctx.quick]}", f"traffic[bg].flows={bg_sources(load)}"],
             ),
         )
         for load in loads

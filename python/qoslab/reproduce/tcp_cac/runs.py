@@ -145,9 +145,9 @@ def table1(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
     for rate in rates:
         for rtt in rtts:
             path = "tcp_cac/table1_unshaped.toml" if rate is None else "tcp_cac/table1_shaped.toml"
-            ov = [*_table1_overrides(dur, warm, rtt), f"traffic.0.start_jitter={TABLE1_START}"]
+            ov = [*_table1_overrides(dur, warm, rtt), f"traffic[ftp].start_jitter={TABLE1_START}"]
             if rate is not None:
-                ov.append(f"traffic.0.shaper.rate={rate:g}Mbps")
+                ov.append(f"traffic[ftp].shaper.rate={rate:g}Mbps")
             key = f"{'none' if rate is None else f'{rate:g}Mbps'}/rtt{rtt}ms"
             points.append(
                 ((key, rate, rtt), f"table1_{key.replace('/', '_')}", load(ctx.scenario_path(path), overrides=ov))
@@ -189,8 +189,8 @@ def start_patterns(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
             for rtt in rtts:
                 ov = [
                     *_table1_overrides(dur, warm, rtt),
-                    f"traffic.0.start_jitter={jitter}",
-                    f"traffic.0.tcp.preset={preset}",
+                    f"traffic[ftp].start_jitter={jitter}",
+                    f"traffic[ftp].tcp.preset={preset}",
                 ]
                 sc = load(ctx.scenario_path("tcp_cac/table1_unshaped.toml"), overrides=ov)
                 key = f"{preset}/{pkey}/rtt{rtt}ms"
@@ -220,8 +220,8 @@ def nmax(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
                 f"duration={dur}s",
                 f"metrics.bin={warm}s",
                 f"topology.bottleneck.queue.limit={b}pkts",
-                f"traffic.0.shaper.rate={r:g}Mbps",
-                f"traffic.0.flows={n}",
+                f"traffic[ftp].shaper.rate={r:g}Mbps",
+                f"traffic[ftp].flows={n}",
             ]
             key = f"B{b}_R{r:g}Mbps_n{n}"
             points.append(

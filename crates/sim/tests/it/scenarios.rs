@@ -361,16 +361,22 @@ fn a_selector_that_selects_no_entry_or_several_says_what_is_allowed() {
         ("traffic[].flows=2", "traffic[].flows", "has an empty selector"),
     ];
     for (o, path, want) in cases {
-        let ds = diagnostics(edge_with(&[o]));
-        assert_eq!(ds.len(), 1, "{o}: {}", join(&ds));
-        let d = &ds[0];
-        assert_eq!((d.origin.as_str(), d.line), ("--set", None), "{o}");
-        if !path.is_empty() {
-            assert_eq!(d.path, path, "{o}");
-        }
-        assert!(d.message.contains(want), "{o}: {d}");
-        assert!(d.message.contains(o), "{o}: the override is not named: {d}");
+        assert_refused_override(edge_with(&[o]), o, (!path.is_empty()).then_some(path), want);
     }
+}
+
+/// The one diagnostic of a refused override `o`: from `--set`, no line, at
+/// `path` (when given), saying `want` and naming the override.
+fn assert_refused_override(r: Result<ValidScenario, ScenarioError>, o: &str, path: Option<&str>, want: &str) {
+    let ds = diagnostics(r);
+    assert_eq!(ds.len(), 1, "{o}: {}", join(&ds));
+    let d = &ds[0];
+    assert_eq!((d.origin.as_str(), d.line), ("--set", None), "{o}");
+    if let Some(path) = path {
+        assert_eq!(d.path, path, "{o}");
+    }
+    assert!(d.message.contains(want), "{o}: {d}");
+    assert!(d.message.contains(o), "{o}: the override is not named: {d}");
 }
 
 #[test]
@@ -388,14 +394,7 @@ fn malformed_or_unknown_overrides_name_the_override_and_what_is_allowed() {
         ("duration.s=3", "duration.s", "is a duration such as"),
     ];
     for (o, path, want) in cases {
-        let ds = diagnostics(load_with(&[o]));
-        assert_eq!(ds.len(), 1, "{o}: {}", join(&ds));
-        let d = &ds[0];
-        assert_eq!(d.origin, "--set", "{o}");
-        assert_eq!(d.line, None);
-        assert_eq!(d.path, path, "{o}");
-        assert!(d.message.contains(want), "{o}: {d}");
-        assert!(d.message.contains(o), "{o}: the override is not named: {d}");
+        assert_refused_override(load_with(&[o]), o, Some(path), want);
     }
 }
 

@@ -55,8 +55,9 @@ def test_each_control_changes_its_one_knob_for_every_model(tmp_path, name):
             assert changed, (name, model, kind)  # the knob moved
             assert {k.rsplit(".", 1)[-1] for k in changed} <= KNOB_FIELDS[name], (name, model, kind, changed)
             if name == "nominal-packetization":  # every ON/OFF group, and no CBR group
-                groups = {k.split(".")[1] for k in changed}
-                assert groups == {str(g) for g in controls._on_off(model)}, (model, groups)
+                names = [g["name"] for g in base.validate()["traffic"]]
+                groups = {names[int(k.split(".")[1])] for k in changed}
+                assert groups == set(controls._on_off(model)), (model, groups)
 
 
 @pytest.mark.parametrize(

@@ -45,6 +45,18 @@ def split_override(text: str) -> tuple[str, str, str]:
     return text.partition("=")
 
 
+def override_value_text(pair: tuple[str, Any]) -> str:
+    """The value of a ``(key, value)`` override written as TOML; refused when TOML cannot hold it."""
+    value = _toml_value(pair[1])
+    if value is None:
+        raise config_error(
+            "overrides",
+            f"{pair!r}: the value must be a TOML value (number, string, bool, list, or a dict of them)",
+            origin="<python>",
+        )
+    return value
+
+
 def _override_text(o: Override) -> str:
     """``"key.path=value"`` as is; ``(key, value)`` with the value written as TOML: a dict as an
     inline table (nested as needed), a list holding dicts as an array of inline tables, every
@@ -54,14 +66,7 @@ def _override_text(o: Override) -> str:
             raise config_error("overrides", f"{o!r}: expected key.path=value", origin="<python>")
         return o
     if isinstance(o, tuple) and len(o) == 2 and isinstance(o[0], str):
-        value = _toml_value(o[1])
-        if value is None:
-            raise config_error(
-                "overrides",
-                f"{o!r}: the value must be a TOML value (number, string, bool, list, or a dict of them)",
-                origin="<python>",
-            )
-        return f"{o[0]}={value}"
+        return f"{o[0]}={override_value_text(o)}"
     raise config_error("overrides", f"{o!r}: expected 'key.path=value' or a (key, value) pair", origin="<python>")
 
 

@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import SimulationError, config_error
-from .scenario import Scenario, _override_text, split_override
+from .scenario import Scenario, override_value_text, split_override
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -109,7 +109,7 @@ def parse_values(key: str, spec: GridValues, *, origin: str = "--grid") -> list[
     if isinstance(spec, Sequence) and not isinstance(spec, (bytes, bytearray)):
         if len(spec) == 0:
             raise config_error(origin, f"{key}: no values; allowed: a non-empty list", origin=origin)
-        return [split_override(_override_text((key, v)))[2] for v in spec]
+        return [override_value_text((key, v)) for v in spec]
     raise config_error(origin, f"{key}: {spec!r} is not a list of values, a comma list or a range a..b", origin=origin)
 
 

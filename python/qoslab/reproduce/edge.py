@@ -223,11 +223,8 @@ def _share_scenario(ctx: Context, knob: str) -> Scenario:
 def _hosts(a2: str, a5: str) -> tuple[Override, ...]:
     """Overrides that start A2 from host ``a2`` and A5 from ``a5`` (their traffic and their
     classifier rules)."""
-    return tuple(o for stream, host in (("A2", a2), ("A5", a5)) for o in _from_host(stream, host))
-
-
-def _from_host(stream: str, host: str) -> tuple[Override, Override]:
-    return (f"traffic[{stream}].src", host), (f"{_rule(stream)}.src", host)
+    pairs = (("A2", a2), ("A5", a5))
+    return tuple(o for s, host in pairs for o in ((f"traffic[{s}].src", host), (f"{_rule(s)}.src", host)))
 
 
 #: One run's readings per stream (:func:`_rates`, :func:`_occupancy`), and the runs of each variant's key.

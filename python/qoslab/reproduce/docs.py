@@ -1,21 +1,13 @@
-"""``python -m qoslab.reproduce.docs [--check] [--docs DIR]``: the generated parts of the
-reproduction pages, from the committed full-run cells.
+"""``python -m qoslab.reproduce.docs [--check] [--docs DIR] [--paperdata DIR]``: the generated parts
+of the reproduction pages, from the committed full-run cells.
 
-For each ``DIR/data/<folder>/cells.csv`` (a full run's ``OUT/<folder>/cells.csv``, committed),
-the page ``DIR/<folder>.md`` holds, between the lines ``<!-- cells:begin -->`` and
-``<!-- cells:end -->``, the score, each table as the paper prints it with qoslab's value and
-verdict in each cell, and the differing cells with their causes
-(:func:`.fidelity.markdown`); the table titles and the causes' rerun commands come from the
-paper data (``paperdata/<folder>/``). Everything outside the markers is hand-written and kept.
-``DIR`` defaults to the source tree's ``docs/reproductions``.
-
-The committed cells must be of the current paper data (the same keys and printed values, in
-the same order): a page cannot show numbers the paper data no longer holds. A differing cell's
-cause is the paper data's (``causes.toml``, as a run assigns it): when a controlled run adds or
-changes a cause after the full run, regenerating rewrites the committed ``cells.csv``'s
-``cause`` column and the page (values and verdicts are the run's and never change here). A page with
-markers but no committed cells, or committed cells but a page without markers, is an error.
-``--check`` writes nothing and exits 1 when a page would change (the test suite runs it).
+For each ``DIR/data/<folder>/cells.csv``, the page ``DIR/<folder>.md`` holds between the lines
+``<!-- cells:begin -->`` and ``<!-- cells:end -->`` the cells as :func:`.fidelity.markdown` renders
+them, with the paper data's tables and causes; the rest of the page is hand-written and kept. A
+differing cell's cause is the paper data's now, so the committed ``cells.csv``'s ``cause`` column is
+rewritten too. The rules (cells of the current paper data, markers and cells together):
+docs/reproductions/README.md, "The generated parts of these pages". ``--check`` writes nothing and
+exits 1 when a page would change.
 """
 
 from __future__ import annotations
@@ -29,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ReproductionError
-from .cells import UNEXPLAINED, Cell, PaperData, cells_csv, load_paper, paper_dir, read_cells, read_text_bounded
+from .cells import UNEXPLAINED, Cell, cells_csv, read_cells
 from .fidelity import markdown
+from .paper import PaperData, load_paper, paper_dir, read_text_bounded
 
 BEGIN = "<!-- cells:begin -->"
 END = "<!-- cells:end -->"
@@ -40,12 +33,11 @@ MAX_PAGE_BYTES = 4 << 20
 
 @dataclass(frozen=True)
 class Page:
-    """One page's regeneration: its path, its text now and its text regenerated."""
+    """One page's regeneration: its text now and regenerated, and those of its committed ``cells.csv``."""
 
     path: Path
     old: str
     new: str
-    #: The committed ``cells.csv`` behind the page, its text now and with the causes refreshed.
     cells_path: Path | None = None
     cells_old: str = ""
     cells_new: str = ""
@@ -58,21 +50,13 @@ class Page:
 def docs_dir() -> Path:
     """``docs/reproductions`` of the source tree this package sits in, else of the working directory."""
     for parent in Path(__file__).resolve().parents:
-        cand = parent / "docs" / "reproductions"
-        if cand.is_dir():
-            return cand
+        if (parent / "docs" / "reproductions").is_dir():
+            return parent / "docs" / "reproductions"
     return Path.cwd() / "docs" / "reproductions"
 
 
-def _read_page(path: Path) -> str:
-    text = read_text_bounded(path, limit=MAX_PAGE_BYTES)
-    assert text is not None  # required
-    return text
-
-
-def _markers(path: Path, text: str) -> tuple[int, int] | None:
+def _markers(path: Path, lines: list[str]) -> tuple[int, int] | None:
     """The lines of the two markers, or ``None`` when the page has neither."""
-    lines = text.split("\n")
     b = [i for i, ln in enumerate(lines) if ln.strip() == BEGIN]
     e = [i for i, ln in enumerate(lines) if ln.strip() == END]
     if not b and not e:
@@ -85,15 +69,14 @@ def _markers(path: Path, text: str) -> tuple[int, int] | None:
     return b[0], e[0]
 
 
-def with_causes(cells: list[Cell], paper: PaperData) -> list[Cell]:
+def _with_causes(cells: list[Cell], paper: PaperData) -> list[Cell]:
     """``cells`` with each differing cell's cause as the paper data gives it now (a run's rule)."""
-    out = []
-    for c in cells:
-        if c.verdict == "differs":
-            cause = paper.cause_for(c.key)
-            c = dataclasses.replace(c, cause=cause.text if cause is not None else UNEXPLAINED)
-        out.append(c)
-    return out
+    return [
+        dataclasses.replace(c, cause=cause.text if (cause := paper.cause_for(c.key)) is not None else UNEXPLAINED)
+        if c.verdict == "differs"
+        else c
+        for c in cells
+    ]
 
 
 def block(folder: str, paper: PaperData, cells: list[Cell], cells_path: Path) -> str:
@@ -109,10 +92,9 @@ def block(folder: str, paper: PaperData, cells: list[Cell], cells_path: Path) ->
             f"{cells_path}: not the cells of {paper.path}: {diff}; rerun the full reproduction and commit "
             f"its {folder}/cells.csv here"
         )
-    rel = f"data/{folder}/cells.csv"
     head = (
-        f"<!-- Generated by `python -m qoslab.reproduce.docs` from {rel} (a full run's cells) and the paper "
-        f"data; edit those, not this block. -->"
+        f"<!-- Generated by `python -m qoslab.reproduce.docs` from data/{folder}/cells.csv (a full run's cells) "
+        "and the paper data; edit those, not this block. -->"
     )
     return f"{head}\n\n{markdown(cells, paper.tables, paper.causes, level=3).rstrip()}\n"
 
@@ -124,8 +106,10 @@ def regenerate(directory: Path | None = None, *, paper_root: Path | None = None)
     folders = sorted(p.name for p in data.iterdir() if (p / "cells.csv").is_file()) if data.is_dir() else []
     pages: list[Page] = []
     for md in sorted(d.glob("*.md")):
-        text = _read_page(md)
-        where = _markers(md, text)
+        text = read_text_bounded(md, limit=MAX_PAGE_BYTES)
+        assert text is not None  # required
+        lines = text.split("\n")
+        where = _markers(md, lines)
         folder = md.stem
         if where is None:
             if folder in folders:
@@ -140,12 +124,11 @@ def regenerate(directory: Path | None = None, *, paper_root: Path | None = None)
                 f"cells.csv there (qoslab reproduce ... --out DIR, then DIR/{folder}/cells.csv)"
             )
         paper = load_paper(paper_root / folder if paper_root is not None else paper_dir(folder))
-        b, e = where
-        lines = text.split("\n")
         cells_path = data / folder / "cells.csv"
         cells_old = read_text_bounded(cells_path)
         assert cells_old is not None  # it exists (folders)
-        cells = with_causes(read_cells(cells_path), paper)
+        cells = _with_causes(read_cells(cells_path), paper)
+        b, e = where
         new = "\n".join([*lines[: b + 1], block(folder, paper, cells, cells_path).rstrip("\n"), *lines[e:]])
         pages.append(Page(md, text, new, cells_path, cells_old, cells_csv(cells)))
     missing = [f for f in folders if not (d / f"{f}.md").is_file()]
@@ -155,13 +138,9 @@ def regenerate(directory: Path | None = None, *, paper_root: Path | None = None)
 
 
 def write(pages: Sequence[Page]) -> list[Path]:
-    """Writes the stale pages (each to a temporary name, then renamed); returns their paths."""
-    written = []
+    """Writes the stale pages and cells (each to a temporary name, then renamed); returns the pages' paths."""
     for p in pages:
-        if not p.stale:
-            continue
-        files = [(p.cells_path, p.cells_old, p.cells_new), (p.path, p.old, p.new)]
-        for path, old, new in files:
+        for path, old, new in [(p.cells_path, p.cells_old, p.cells_new), (p.path, p.old, p.new)]:
             if path is None or old == new:
                 continue
             tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
@@ -170,8 +149,7 @@ def write(pages: Sequence[Page]) -> list[Path]:
                 os.replace(tmp, path)
             finally:
                 tmp.unlink(missing_ok=True)
-        written.append(p.path)
-    return written
+    return [p.path for p in pages if p.stale]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,43 +1,21 @@
-"""The reproduction framework: claims, replicated runs, results.json, report.md.
+"""The reproduction framework: claims, replicated runs, ``cells.csv``, ``results.json``, ``report.md``.
 
-A reproduction is a module with ``NAME``, ``TITLE``, ``SEED_FILE`` (the paper's
-key in docs/papers.md, e.g. ``"Claypool00"``; ``results.json`` keeps the field name
-``seed_file``), ``PAPER`` and ``def reproduce(ctx: Context) -> Outcome``. It runs its variants through
-``ctx.run(variant, scenario, seed)`` for every seed in ``ctx.seeds``, turns
-the results into :class:`Claim` s, and returns them with the raw data behind
-every claim and figure and its report sections. :func:`execute` does the
-rest: the output folder ``OUT/<name>/`` (hyphens as underscores) holding
-
-- ``<variant>/seed_<n>/``: the standard results of each run;
-- ``cells.csv``: the paper's every number beside qoslab's, judged by the one
-  verdict rule (:mod:`.cells`), for a reproduction of a paper;
-- ``results.json``: ``name, seed_file, qoslab_version, quick, seeds, wall_s, score, fidelity,
-  claims, data``;
-- ``report.md``: the score and the paper's tables cell by cell first, then every claim and
-  check, every interpretation, and the PNG figures.
-
-A paper reproduction's numbers are ``paperdata/<folder>/`` (:func:`.cells.load_paper`), or
-the folder a module names in ``PAPER_DATA``; ``PAPER_DATA = None`` says the module
-reproduces no paper's tables (``examples``): it keeps its claims and reports no score. The
-paper data are loaded before any run, so a malformed file fails first.
-
-The folder is assembled under a hidden temporary name and renamed into
-place at the end, so an interrupted reproduction never leaves a folder that
-looks complete. Claims hold or not on the mean over seeds; the 95% CI is
-shown beside it. A claim that does not hold must say why (``explanation``);
-nobody tunes a model until a claim passes. A *check* (``Claim(kind="check")``:
-the paper's formula against itself, qoslab's prediction of its own behaviour)
-is reported apart and never counted as a reproduced claim.
+A reproduction is a module with ``NAME``, ``TITLE``, ``SEED_FILE`` (its key in docs/papers.md),
+``PAPER`` and ``def reproduce(ctx: Context) -> Outcome``; :func:`execute` writes its outputs to
+``OUT/<name>/`` atomically. Its paper's numbers are ``paperdata/<folder>/`` or the folder its
+``PAPER_DATA`` names (``None``: no paper's tables, no score). The outputs, the verdict rule and the
+claims and checks: docs/reproductions/README.md.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -60,10 +38,6 @@ T = TypeVar("T")
 K = TypeVar("K")
 
 
-def _identity(res: Result) -> Result:
-    return res
-
-
 def pct(x: float, spec: str = ".2f") -> str:
     """``x`` (a fraction) as a percentage, ``n/a`` if not finite: the reproductions' one formatter."""
     return f"{format(100 * x, spec)}%" if math.isfinite(x) else "n/a"
@@ -84,8 +58,7 @@ def _reduction_name(fn: Callable[..., Any]) -> str:
 
 
 def _stored_result(store: Store, key: str) -> Result | None:
-    """Run ``key``'s result from ``store``, or ``None`` if it is not there; a stored run that
-    does not read (a damaged file) is removed, to be computed again."""
+    """Run ``key``'s result from ``store``, or ``None``; a stored run that does not read is removed."""
     import shutil
 
     if not store.has(key):
@@ -97,20 +70,9 @@ def _stored_result(store: Store, key: str) -> Result | None:
         return None
 
 
-#: The keys of a reproduction's ``results.json``, in order.
-RESULTS_KEYS = (
-    "name",
-    "seed_file",
-    "qoslab_version",
-    "quick",
-    "seeds",
-    "wall_s",
-    "score",
-    "fidelity",
-    "claims",
-    "data",
-)
-
+#: The keys of a reproduction's ``results.json``, in order: the run's, then what it found.
+_RUN_KEYS = ("name", "seed_file", "qoslab_version", "quick", "seeds", "wall_s")
+RESULTS_KEYS = (*_RUN_KEYS, "score", "fidelity", "claims", "data")
 #: What a :class:`Claim` is: a reproduced statement of the paper (counted) or a check (not).
 CLAIM_KINDS = ("claim", "check")
 
@@ -119,11 +81,9 @@ CLAIM_KINDS = ("claim", "check")
 class Claim:
     """One checkable statement of a paper and what qoslab measured.
 
-    ``holds`` is ``True``/``False``, or ``None`` when the claim is not checked
-    in this kind of run (e.g. a full-run-only claim in a quick run). Unless
-    it holds, ``explanation`` must say why. ``kind`` is ``"claim"`` (a statement
-    of the paper's text, counted) or ``"check"`` (an identity of the paper's own
-    formulas, or qoslab's prediction of its own behaviour: reported, never counted).
+    ``holds`` is ``None`` when this kind of run does not check it; unless it holds,
+    ``explanation`` says why. ``kind``: ``"claim"`` (counted) or ``"check"`` (the paper's
+    formulas against themselves, qoslab's prediction of itself: reported, never counted).
     """
 
     id: str
@@ -144,10 +104,8 @@ class Claim:
 
     @classmethod
     def judged(cls, ok: bool | None, fail: str, *, unless: str = "", **fields: Any) -> Claim:
-        """The claim ``fields`` judged by ``ok``, explained by ``fail`` unless it holds (``ok`` None:
-        the runs could not decide it); or, when ``unless`` gives the reason this run cannot judge
-        it (a quick run, too few seeds), not checked with that reason. Every reproduction's claims
-        are judged this one way."""
+        """The claim ``fields`` judged by ``ok`` (``None``: the runs cannot decide), explained by
+        ``fail`` unless it holds; not checked, for the reason ``unless``, when that is given."""
         if unless:
             return cls(holds=None, explanation=unless, **fields)
         return cls(holds=ok, explanation="" if ok else fail, **fields)
@@ -157,16 +115,7 @@ class Claim:
         return {True: "holds", False: "fails", None: "not checked"}[self.holds]
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "text": self.text,
-            "paper": self.paper,
-            "measured": self.measured,
-            "tolerance": self.tolerance,
-            "holds": self.holds,
-            "explanation": self.explanation,
-            "kind": self.kind,
-        }
+        return dataclasses.asdict(self)
 
 
 @dataclass
@@ -179,24 +128,25 @@ class Figure:
 
 @dataclass
 class Outcome:
-    """What a reproduction returns: claims, raw data, report sections (Markdown), figures,
-    and its values of the paper's cells (:class:`~.cells.Measured`, joined with the paper
-    data and judged by :func:`execute`; :class:`~.cells.NotMeasured` for a cell of a covered
-    table that qoslab cannot measure, with the reason)."""
+    """What a reproduction returns: claims, raw data, report sections (Markdown), figures, and
+    its values of the paper's cells (``testbed_cells``: measured on real packets, ``--testbed``)."""
 
     claims: list[Claim]
     data: dict[str, Any]
     sections: list[tuple[str, str]] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
     cells: list[Measured | NotMeasured] = field(default_factory=list)
-    #: Its values of the paper's cells measured on real packets (``--testbed``), judged by the
-    #: same rule into ``cells_testbed.csv``; empty without the testbed.
     testbed_cells: list[Measured | NotMeasured] = field(default_factory=list)
+
+
+def _status_counts(claims: Iterable[Claim], kind: str) -> dict[str, int]:
+    statuses = [c.status for c in claims if c.kind == kind]
+    return {s: statuses.count(s) for s in ("holds", "fails", "not checked")}
 
 
 @dataclass
 class Summary:
-    """What :func:`execute` reports back: the outcome and where it was written."""
+    """What :func:`execute` reports back: the outcome, where it was written, the judged cells."""
 
     name: str
     title: str
@@ -207,23 +157,21 @@ class Summary:
     folder: Path
     paper: PaperData | None = None
     cells: list[Cell] = field(default_factory=list)
-    #: The cells measured on the testbed (``--testbed``), judged; empty without it.
     testbed_cells: list[Cell] = field(default_factory=list)
 
     @property
     def testbed_score(self) -> Score | None:
-        """The fidelity score of the testbed's cells (``None`` without them)."""
         return Score.of(self.testbed_cells) if self.testbed_cells else None
 
     @property
     def counts(self) -> dict[str, int]:
         """The claims (checks apart) that hold, fail, are not checked."""
-        return _status_counts(c for c in self.outcome.claims if c.kind == "claim")
+        return _status_counts(self.outcome.claims, "claim")
 
     @property
     def check_counts(self) -> dict[str, int]:
         """The checks (never counted as claims) that hold, fail, are not checked."""
-        return _status_counts(c for c in self.outcome.claims if c.kind == "check")
+        return _status_counts(self.outcome.claims, "check")
 
     @property
     def score(self) -> Score | None:
@@ -231,20 +179,10 @@ class Summary:
         return Score.of(self.cells) if self.paper is not None else None
 
 
-def _status_counts(claims: Iterable[Claim]) -> dict[str, int]:
-    c = {"holds": 0, "fails": 0, "not checked": 0}
-    for cl in claims:
-        c[cl.status] += 1
-    return c
-
-
 class Context:
-    """What a reproduction sees: mode, seeds, where to write, how to run, the paper's data.
-
-    :meth:`run_many` hands a batch of runs (variants × seeds) to the
-    executor (:mod:`qoslab.executor`: a local pool on every core by default,
-    or Dask); :meth:`run` is one run in this process.
-    """
+    """What a reproduction sees: mode, seeds, where to write, how to run, the paper's data
+    (``None`` for no paper), the store of runs' results and reduced values (``None``: none kept).
+    Batches of runs go to the executor (:mod:`qoslab.executor`); :meth:`run` is one run here."""
 
     def __init__(
         self,
@@ -261,50 +199,41 @@ class Context:
     ) -> None:
         self.name = name
         self.quick = quick
-        #: Also run the reproduction's testbed set-ups on real packets (``--testbed``).
         self.testbed = testbed
         self.seeds = seeds
         self.folder = folder
         self.log = log
         self.executor = executor
-        #: The paper's numbers (``None`` for a reproduction of no paper): which cells and tables exist.
         self.paper = paper
-        #: Where each run's result (or reduced value) is kept by key, so that a reproduction run
-        #: again takes what it already has (``None``: nothing kept).
         self.store = store
         #: Runs taken from the store and runs computed, so far.
         self.stored_runs = 0
         self.computed_runs = 0
 
     def run_many(self, runs: Sequence[tuple[str, Scenario, int]]) -> list[Result]:
-        """Runs every ``(variant, scenario, seed)`` through the executor, saves each as
-        ``<variant>/seed_<seed>/`` as it finishes, and returns the results in the order given
-        (the same bytes as one by one: each run depends on its scenario and seed alone)."""
-        return self.run_reduced(runs, _identity)
+        """Runs every ``(variant, scenario, seed)``, saves each as ``<variant>/seed_<seed>/`` and
+        returns the results in the order given."""
+        return self.run_reduced(runs, lambda res: res)
 
     def run_reduced(
         self, runs: Sequence[tuple[str, Scenario, int]], reduce: Callable[[Result], T], *, save: bool = True
     ) -> list[T]:
-        """As :meth:`run_many`, but keeps only ``reduce(result)`` of each run, as it finishes: a
-        study of thousands of runs would otherwise hold every result's tables in memory (about
-        1 MB a run). ``save=False`` also leaves the runs' folders unwritten; the caller then saves
-        what it kept (each run can be redone from its scenario and seed)."""
+        """As :meth:`run_many`, keeping only ``reduce(result)`` of each run as it finishes;
+        ``save=False`` also leaves the runs' folders unwritten."""
         return self._run(runs, lambda _, res: reduce(res), save=save, name=_reduction_name(reduce), raw=save)
 
     def run_indexed(
         self, runs: Sequence[tuple[str, Scenario, int]], reduce: Callable[[int, Result], T], *, save: bool = True
     ) -> list[T]:
-        """As :meth:`run_reduced`, with ``reduce(i, result)`` told the run's place in ``runs`` (a
-        grid's reduction that depends on the grid point)."""
+        """As :meth:`run_reduced`, with ``reduce(i, result)`` told the run's place in ``runs``."""
         return self._run(runs, reduce, save=save, name=_reduction_name(reduce), raw=save)
 
     def run_grid(
         self, points: Iterable[tuple[K, str, Scenario]], reduce: Callable[[K, Result], T], *, save: bool = True
     ) -> dict[K, list[T]]:
-        """A reproduction's grid: each point ``(key, variant, scenario)`` run at every seed (the
-        seeds innermost), each run reduced to ``reduce(key, result)`` as it finishes, the values
-        grouped by key in seed order (a key given twice gathers both points' runs). Saves as
-        :meth:`run_many` unless not ``save``; the runs go through the one run-and-reduce loop."""
+        """Each point ``(key, variant, scenario)`` run at every seed (innermost), reduced to
+        ``reduce(key, result)``; the values grouped by key in seed order (a key given twice
+        gathers both points' runs)."""
         grid = list(points)
         runs = [(variant, sc, seed) for _, variant, sc in grid for seed in self.seeds]
         keys = [key for key, _, _ in grid for _ in self.seeds]
@@ -315,11 +244,9 @@ class Context:
         return out
 
     def _key(self, i: int, n: int, variant: str, sc: Scenario, seed: int, name: str, raw: bool) -> str:
-        """A run's key in the store. A run kept ``raw`` (a saved one) keeps its result, under
-        the sweep store's key (scenario, seed, build: :func:`qoslab.store.run_key`); the others
-        keep their reduced value, under that key with the Python code's identity, the
-        reduction's name and the run's place and variant in its batch (what the reduction may
-        read besides the result)."""
+        """A run's key in the store: the sweep store's (:func:`qoslab.store.run_key`) for a run kept
+        ``raw``; else a hash of that, the code's identity, the reduction's name, the run's place
+        and variant in its batch."""
         import hashlib
 
         from ..store import code_identity, run_key, scenario_hash
@@ -339,16 +266,14 @@ class Context:
         name: str,
         raw: bool,
     ) -> list[T]:
-        """The one run-and-reduce loop. Runs found in the store are taken from it; every other run
-        goes to the executor at once (no batch waits for its slowest run; in this process without
-        a pool to gain from), is reduced as it finishes and kept in the store."""
+        """The one run-and-reduce loop: runs in the store are taken from it, the others go to the
+        executor at once, each reduced as it finishes and kept in the store."""
         from ..executor import LocalExecutor
         from ..store import Store
         from ..sweeps import Job, execute_job, execute_result_files
 
         store = self.store
-        # A saved run keeps its result folder in the sweep engine's store (``STORE/runs/KEY``,
-        # the same Parquet files as its folder under OUT); a reduced one its value.
+        # A saved run keeps its result folder (``STORE/runs/KEY``), a reduced one its value.
         runs_store = Store(store.root) if store is not None and raw else None
         n = len(runs)
         keys = [self._key(i, n, v, sc, seed, name, raw) for i, (v, sc, seed) in enumerate(runs)] if store else []
@@ -363,21 +288,18 @@ class Context:
 
         for i in range(n):
             if runs_store is not None:
-                res = _stored_result(runs_store, keys[i])
-                if res is None:
-                    todo.append(i)
-                else:
+                if (res := _stored_result(runs_store, keys[i])) is not None:
                     finish(i, res)
-                continue
-            got: tuple[bool, Any] = store.get(keys[i]) if store is not None else (False, None)
-            hit, value = got
-            if hit:
-                slots[i] = value
-            else:
-                todo.append(i)
-        if len(todo) < len(runs):
-            self.stored_runs += len(runs) - len(todo)
-            self.log(f"  {self.name}: {len(runs) - len(todo)} of {len(runs)} runs taken from the store")
+                    continue
+            elif store is not None:
+                hit, value = store.get(keys[i])
+                if hit:
+                    slots[i] = value
+                    continue
+            todo.append(i)
+        if len(todo) < n:
+            self.stored_runs += n - len(todo)
+            self.log(f"  {self.name}: {n - len(todo)} of {n} runs taken from the store")
         jobs = [
             Job(
                 index=i,
@@ -397,8 +319,7 @@ class Context:
         # A run to save or keep whole comes back as its folder's files, encoded by the worker.
         as_files = raw and (save or runs_store is not None)
         work: Callable[[Job], Any] = execute_result_files if as_files else execute_job
-        # A Dask cluster gets every batch, whatever its thread count (the runs are the
-        # cluster's, not this machine's).
+        # A Dask cluster gets every batch, whatever its thread count.
         ex = self.executor
         done: Iterator[tuple[int, Any]]
         if ex is None or (isinstance(ex, LocalExecutor) and (ex.workers == 1 or len(jobs) < 2)):
@@ -423,9 +344,9 @@ class Context:
             if store is not None and runs_store is None:
                 store.put(keys[i], slots[i])
             self.computed_runs += 1
-        if len(slots) != len(runs):  # pragma: no cover - map_unordered yields every index or raises
-            raise ReproductionError(f"{self.name}: {len(runs) - len(slots)} runs returned no result")
-        return [slots[i] for i in range(len(runs))]
+        if len(slots) != n:  # pragma: no cover - map_unordered yields every index or raises
+            raise ReproductionError(f"{self.name}: {n - len(slots)} runs returned no result")
+        return [slots[i] for i in range(n)]
 
     def scenario_path(self, relative: str) -> Path:
         """A built-in scenario (``scenarios/<relative>``); see :func:`scenarios_dir`."""
@@ -435,13 +356,11 @@ class Context:
         return p
 
     def run(self, variant: str, scenario: Scenario, seed: int, *, save: bool = True) -> Result:
-        """Runs one replication in this process (or takes it from the store) and saves it as
-        ``<variant>/seed_<seed>/`` (unless not ``save``)."""
+        """One run in this process (or from the store), saved as ``<variant>/seed_<seed>/`` unless not ``save``."""
         return self._run([(variant, scenario, seed)], lambda _, res: res, save=save, name="run", raw=True)[0]
 
     def run_testbed(self, variant: str, scenario: Scenario, seed: int) -> Result:
-        """Runs one replication on real packets (:func:`qoslab.testbed.run`: network namespaces,
-        qoslab-router, the traffic generators; root) and saves it as ``<variant>/seed_<seed>/``."""
+        """One run on real packets (:func:`qoslab.testbed.run`; root), saved as ``<variant>/seed_<seed>/``."""
         from .. import testbed
         from ..errors import ConfigError
         from ..testbed.runner import TestbedError
@@ -466,8 +385,7 @@ class Context:
 @contextmanager
 def control_context(name: str, *, seeds: Sequence[int], jobs: int | None) -> Iterator[Context]:
     """A full-run :class:`Context` of reproduction ``name`` for controlled runs: its paper data,
-    ``seeds``, a local pool of ``jobs`` workers (every core by default), runs in a temporary
-    folder removed on exit, progress on stderr."""
+    ``seeds``, a local pool of ``jobs`` workers, a temporary folder, progress on stderr."""
     import sys
     import tempfile
 
@@ -486,21 +404,15 @@ def control_context(name: str, *, seeds: Sequence[int], jobs: int | None) -> Ite
 
 
 def scenarios_dir() -> Path:
-    """Where the built-in scenarios are: ``$QOSLAB_SCENARIOS``, else the
-    ``scenarios/`` folder of the source tree this package sits in, else the
-    copy an installed wheel carries (``qoslab/_data/scenarios``), else
-    ``./scenarios``."""
+    """The built-in scenarios: ``$QOSLAB_SCENARIOS``, else the source tree's ``scenarios/``, else
+    an installed wheel's copy (``qoslab/_data/scenarios``), else ``./scenarios``."""
     env = os.environ.get("QOSLAB_SCENARIOS")
     if env:
         return Path(env)
     here = Path(__file__).resolve()
-    for parent in here.parents:
-        cand = parent / "scenarios"
+    for cand in [*(parent / "scenarios" for parent in here.parents), here.parents[1] / "_data" / "scenarios"]:
         if (cand / "examples").is_dir():
             return cand
-    packaged = here.parents[1] / "_data" / "scenarios"
-    if (packaged / "examples").is_dir():
-        return packaged
     return Path.cwd() / "scenarios"
 
 
@@ -522,53 +434,40 @@ def _clean(v: Any) -> Any:
 
 
 def _claims_md(claims: Sequence[Claim], what: str) -> list[str]:
-    lines = [
-        "| claim | paper / reference | qoslab | tolerance | holds |",
-        "|---|---|---|---|---|",
-    ]
     mark = {True: "yes", False: "**no**", None: "not checked"}
-    for c in claims:
-        lines.append(
-            f"| `{c.id}`: {md_cell(c.text)} | {md_cell(c.paper)} | {md_cell(c.measured)} | "
-            f"{md_cell(c.tolerance)} | {mark[c.holds]} |"
-        )
-    explained = [c for c in claims if c.explanation]
-    if explained:
-        lines += ["", f"### Notes on the {what}", ""]
-        for c in explained:
-            lines.append(f"- `{c.id}` ({c.status}): {c.explanation}")
-    return lines
+    lines = ["| claim | paper / reference | qoslab | tolerance | holds |", "|---|---|---|---|---|"]
+    lines += [
+        f"| `{c.id}`: {md_cell(c.text)} | {md_cell(c.paper)} | {md_cell(c.measured)} | "
+        f"{md_cell(c.tolerance)} | {mark[c.holds]} |"
+        for c in claims
+    ]
+    explained = [f"- `{c.id}` ({c.status}): {c.explanation}" for c in claims if c.explanation]
+    return lines + (["", f"### Notes on the {what}", "", *explained] if explained else [])
 
 
 def render_report(module: ModuleType, s: Summary) -> str:
-    """report.md: header, the score and the paper's tables cell by cell, claims, checks,
-    explanations, sections, figures."""
+    """report.md: header, the score and the paper's tables, claims, checks, sections, figures."""
     from .. import __version__
 
-    o = s.outcome
-    mode = "quick" if s.quick else "full"
     lines = [
         f"# {module.TITLE}",
         "",
         f"Reproduction `{s.name}` of {module.PAPER} (`[{module.SEED_FILE}]` in docs/papers.md), "
-        f"qoslab {__version__}, {mode} run, seeds {', '.join(map(str, s.seeds))}.",
+        f"qoslab {__version__}, {'quick' if s.quick else 'full'} run, seeds {', '.join(map(str, s.seeds))}.",
         "",
         "## The paper's numbers, cell by cell",
         "",
+        score_text(None) if s.paper is None else markdown(s.cells, s.paper.tables, s.paper.causes).rstrip(),
     ]
-    if s.paper is None:
-        lines.append(score_text(None))
-    else:
-        lines.append(markdown(s.cells, s.paper.tables, s.paper.causes, level=3).rstrip())
     if s.testbed_cells and s.paper is not None:
         lines += [
             "",
             "## The paper's numbers on real packets (`--testbed`, `cells_testbed.csv`)",
             "",
-            markdown(s.testbed_cells, s.paper.tables, s.paper.causes, level=3).rstrip(),
+            markdown(s.testbed_cells, s.paper.tables, s.paper.causes).rstrip(),
         ]
-    claims = [c for c in o.claims if c.kind == "claim"]
-    checks = [c for c in o.claims if c.kind == "check"]
+    claims = [c for c in s.outcome.claims if c.kind == "claim"]
+    checks = [c for c in s.outcome.claims if c.kind == "check"]
     lines += [
         "",
         "## Claims",
@@ -576,8 +475,8 @@ def render_report(module: ModuleType, s: Summary) -> str:
         "Measured values are means over the seeds, ± the half-width of their 95% confidence interval "
         "(Student t) when there is more than one seed.",
         "",
+        *(_claims_md(claims, "claims") if claims else ["No claims."]),
     ]
-    lines += _claims_md(claims, "claims") if claims else ["No claims."]
     if checks:
         lines += [
             "",
@@ -588,28 +487,24 @@ def render_report(module: ModuleType, s: Summary) -> str:
             "",
             *_claims_md(checks, "checks"),
         ]
-    for title, body in o.sections:
+    for title, body in s.outcome.sections:
         lines += ["", f"## {title}", "", body.strip()]
-    if o.figures:
+    if s.outcome.figures:
         lines += ["", "## Figures", ""]
-        for f in o.figures:
+        for f in s.outcome.figures:
             lines += [f"![{f.caption}]({f.file})", "", f"*{f.caption}*", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
-#: Seeds of a quick run. A cell judged on one seed is ``uncertain`` by the rule; with two the
-#: 95 % interval is mean ± 12.7 s/sqrt(2) (t with 1 degree of freedom), so a cell agrees only when
-#: its two seeds lie within 0.16 tol of each other; with three, ± 4.30 s/sqrt(3), within about
-#: 0.8 tol. Three seeds let a quick run's tables agree at all (docs/decisions.md).
+#: Seeds of a quick run: three let a cell agree at all (docs/reproductions/README.md, "Quick runs").
 QUICK_SEEDS = 3
 
 
 def paper_data(module: ModuleType) -> PaperData | None:
-    """The paper's numbers of a reproduction module: its ``PAPER_DATA`` folder when it names
-    one (``None``: no paper, no score), else ``paperdata/<folder>/`` when that exists."""
+    """A reproduction module's paper data: its ``PAPER_DATA`` folder when it names one (``None``:
+    no paper), else ``paperdata/<folder>/`` when that exists."""
     if hasattr(module, "PAPER_DATA"):
-        where = module.PAPER_DATA
-        return None if where is None else load_paper(Path(where))
+        return None if module.PAPER_DATA is None else load_paper(Path(module.PAPER_DATA))
     d = paper_dir(folder_name(module.NAME))
     return load_paper(d) if d.is_dir() else None
 
@@ -631,9 +526,8 @@ def seed_list(module: ModuleType, *, quick: bool, seeds: int | None) -> list[int
 def destination(
     module: ModuleType, *, quick: bool, seeds: int | None, out: os.PathLike[str] | str, overwrite: bool = False
 ) -> Destination:
-    """The :class:`~qoslab._atomic.Destination` of ``OUT/<name>/`` (not yet entered): entering it
-    checks, locks and prepares the folder, and refuses one holding another mode's or seed
-    list's reproduction unless ``overwrite``."""
+    """``OUT/<name>/`` as a :class:`~qoslab._atomic.Destination`, not yet entered: entering it refuses a
+    folder of another mode's or seed list's reproduction unless ``overwrite``."""
     ident = reproduction_identity(module.NAME, quick, seed_list(module, quick=quick, seeds=seeds))
     return Destination(Path(out) / folder_name(module.NAME), option="--out", identity=ident, overwrite=overwrite)
 
@@ -651,119 +545,91 @@ def execute(
     testbed: bool = False,
     store: os.PathLike[str] | str | None = None,
 ) -> Summary:
-    """Runs one reproduction module and writes ``OUT/<name>/`` atomically; its batches of
-    runs go to ``executor`` (default: one run at a time in this process). ``dest``: the
-    folder's :func:`destination`, already entered (the command line enters every
-    reproduction's before the first runs); by default it is entered here. ``testbed``: also
-    its set-ups on real packets (a module with ``TESTBED = True``), their cells judged into
-    ``cells_testbed.csv``. ``store``: a folder that keeps every saved run's result folder
-    (``runs/KEY``, :class:`qoslab.store.Store`) and every other run's reduced value
-    (``values/``, :class:`qoslab.store.ValueStore`), so that the reproduction run again (after an
-    interruption, say) recomputes none of the runs it holds."""
+    """Runs one reproduction module and writes ``OUT/<name>/`` atomically; its batches of runs go
+    to ``executor`` (default: in this process). ``dest``: its :func:`destination`, already entered
+    (else entered here). ``testbed``: also its set-ups on real packets (a module with ``TESTBED =
+    True``), judged into ``cells_testbed.csv``. ``store``: a folder keeping every run's result or
+    reduced value (:mod:`qoslab.store`), so that a run again recomputes none it holds."""
     if testbed and not getattr(module, "TESTBED", False):
         raise ReproductionError(
             f"{module.NAME}: --testbed: this reproduction has no set-up on real packets yet; allowed: "
             "--testbed with edge"
         )
-    if dest is None:
-        with destination(module, quick=quick, seeds=seeds, out=out, overwrite=overwrite) as d:
-            return execute(
-                module,
-                quick=quick,
-                seeds=seeds,
-                out=out,
-                log=log,
-                executor=executor,
-                dest=d,
-                testbed=testbed,
-                store=store,
+    held = destination(module, quick=quick, seeds=seeds, out=out, overwrite=overwrite) if dest is None else None
+    with held or nullcontext(dest) as d:
+        assert d is not None
+        name = module.NAME
+        seed_list_ = seed_list(module, quick=quick, seeds=seeds)
+        t0 = time.perf_counter()
+        paper = paper_data(module)
+        from ..store import ValueStore, tree_bytes
+
+        ctx = Context(
+            name=name,
+            quick=quick,
+            seeds=seed_list_,
+            folder=d.tmp,
+            log=log,
+            executor=executor,
+            paper=paper,
+            testbed=testbed,
+            store=ValueStore(store) if store is not None else None,
+        )
+        outcome = module.reproduce(ctx)
+        if ctx.store is not None:
+            log(
+                f"{name}: {ctx.computed_runs} runs computed, {ctx.stored_runs} taken from the store "
+                f"{ctx.store.root} ({tree_bytes(ctx.store.root) / 1e6:.1f} MB)"
             )
-    name = module.NAME
-    seed_list_ = seed_list(module, quick=quick, seeds=seeds)
-    target = Path(out) / folder_name(name)
-    t0 = time.perf_counter()
-    tmp = dest.tmp
-    paper = paper_data(module)
-    from ..store import ValueStore, tree_bytes
-
-    ctx = Context(
-        name=name,
-        quick=quick,
-        seeds=seed_list_,
-        folder=tmp,
-        log=log,
-        executor=executor,
-        paper=paper,
-        testbed=testbed,
-        store=ValueStore(store) if store is not None else None,
-    )
-    outcome = module.reproduce(ctx)
-    if ctx.store is not None:
-        log(
-            f"{name}: {ctx.computed_runs} runs computed, {ctx.stored_runs} taken from the store "
-            f"{ctx.store.root} ({tree_bytes(ctx.store.root) / 1e6:.1f} MB)"
+        if paper is None and outcome.cells:
+            raise ReproductionError(
+                f"{name}: the reproduction returned {len(outcome.cells)} cells but has no paper data "
+                f"({paper_dir(folder_name(name))} or PAPER_DATA)"
+            )
+        cells = compare(paper, outcome.cells) if paper is not None else []
+        testbed_cells = compare(paper, outcome.testbed_cells) if paper is not None and outcome.testbed_cells else []
+        summary = Summary(
+            name=name,
+            title=module.TITLE,
+            quick=quick,
+            seeds=seed_list_,
+            wall_s=time.perf_counter() - t0,
+            outcome=outcome,
+            folder=Path(out) / folder_name(name),
+            paper=paper,
+            cells=cells,
+            testbed_cells=testbed_cells,
         )
-    if paper is None and outcome.cells:
-        raise ReproductionError(
-            f"{name}: the reproduction returned {len(outcome.cells)} cells but has no paper data "
-            f"({paper_dir(folder_name(name))} or PAPER_DATA)"
-        )
-    cells = compare(paper, outcome.cells) if paper is not None else []
-    testbed_cells = compare(paper, outcome.testbed_cells) if paper is not None and outcome.testbed_cells else []
-    wall = time.perf_counter() - t0
-    summary = Summary(
-        name=name,
-        title=module.TITLE,
-        quick=quick,
-        seeds=seed_list_,
-        wall_s=wall,
-        outcome=outcome,
-        folder=target,
-        paper=paper,
-        cells=cells,
-        testbed_cells=testbed_cells,
-    )
-    from .. import __version__
+        from .. import __version__
 
-    score = summary.score
-    doc: dict[str, Any] = {
-        "name": name,
-        "seed_file": module.SEED_FILE,
-        "qoslab_version": __version__,
-        "quick": quick,
-        "seeds": seed_list_,
-        "wall_s": round(wall, 3),
-        "score": score.to_json() if score is not None else None,
-        **({"testbed_score": tb.to_json()} if (tb := summary.testbed_score) is not None else {}),
-        "fidelity": fidelity_json(paper) if paper is not None else None,
-        "claims": [c.to_json() for c in outcome.claims],
-        "data": _clean(outcome.data),
-    }
-    if paper is not None:
-        with open(tmp / "cells.csv", "w", encoding="utf-8", newline="") as f:
-            f.write(cells_csv(cells))
-    if testbed_cells:
-        with open(tmp / "cells_testbed.csv", "w", encoding="utf-8", newline="") as f:
-            f.write(cells_csv(testbed_cells))
-    with open(tmp / "results.json", "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=2, ensure_ascii=False, allow_nan=False)
-        f.write("\n")
-    with open(tmp / "report.md", "w", encoding="utf-8") as f:
-        f.write(render_report(module, summary))
-    dest.commit()
-    return summary
+        doc: dict[str, Any] = {
+            "name": name,
+            "seed_file": module.SEED_FILE,
+            "qoslab_version": __version__,
+            "quick": quick,
+            "seeds": seed_list_,
+            "wall_s": round(summary.wall_s, 3),
+            "score": score.to_json() if (score := summary.score) is not None else None,
+            **({"testbed_score": tb.to_json()} if (tb := summary.testbed_score) is not None else {}),
+            "fidelity": fidelity_json(paper) if paper is not None else None,
+            "claims": [c.to_json() for c in outcome.claims],
+            "data": _clean(outcome.data),
+        }
+        if paper is not None:
+            (d.tmp / "cells.csv").write_text(cells_csv(cells), encoding="utf-8", newline="")
+        if testbed_cells:
+            (d.tmp / "cells_testbed.csv").write_text(cells_csv(testbed_cells), encoding="utf-8", newline="")
+        text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        (d.tmp / "results.json").write_text(text, encoding="utf-8")
+        (d.tmp / "report.md").write_text(render_report(module, summary), encoding="utf-8")
+        d.commit()
+        return summary
 
 
 def overall_score(summaries: Iterable[Summary]) -> Score | None:
-    """The cells of every paper pooled (``None`` when no summary is of a paper): agrees over all
-    the cells compared, so each cell weighs the same whichever paper it is from."""
+    """The cells of every paper pooled (``None`` when no summary is of a paper)."""
     scores = [s.score for s in summaries if s.score is not None]
-    if not scores:
-        return None
-    total = Score()
-    for sc in scores:
-        total = total + sc
-    return total
+    return sum(scores, Score()) if scores else None
 
 
 #: The first bytes of ``OUT/scores.json``: only a file holding them is ever replaced.

@@ -1,22 +1,9 @@
 """A paper's printed numbers as data: ``paperdata/<folder>/`` read, checked and typed.
 
-A paper reproduction ships its paper's numbers in ``paperdata/<folder>/``
-(``<folder>`` as ``OUT/<folder>/``, e.g. ``tcp_cac``):
-
-- ``cells.csv``: one row per number, columns :data:`PAPER_COLUMNS`; the
-  value is kept as the string the paper prints (``72.5``, ``0.24``,
-  ``1,800``) so that its last printed digit is known; ``status`` is
-  ``printed``, ``stated``, ``lost`` or ``input`` (:data:`STATUSES`);
-- ``tables.toml``: one ``[[table]]`` per table id of ``cells.csv``: title,
-  section, ``quick`` (judged in quick runs), an optional explicit
-  ``tolerance`` with its ``tolerance_reason``, and ``not_run_reason``;
-- ``causes.toml`` (optional): the controlled runs that explain differing cells.
-
-:func:`load_paper` reads and checks the three files (bounded reads; a
-malformed file is a :class:`~qoslab.errors.ReproductionError` naming the
-file, line and field). The printed-number helpers (:func:`printed_tolerance`,
-:func:`last_digit_unit`, :func:`decimals_of`) read a value as printed. The
-verdict rule that judges these numbers is in :mod:`.cells`.
+:func:`load_paper` reads ``cells.csv`` (one row per printed number, kept as printed),
+``tables.toml`` and the optional ``causes.toml`` (their format: docs/reproductions/README.md),
+bounded, a malformed file refused naming the file, line and field. The printed-number helpers
+(:func:`printed_tolerance`, :func:`last_digit_unit`, :func:`decimals_of`) read a value as printed.
 """
 
 from __future__ import annotations
@@ -188,27 +175,27 @@ def _decimal(text: str) -> Decimal:
         raise ValueError(text) from None
 
 
+def _exponent(d: Decimal) -> int:
+    exp = d.as_tuple().exponent
+    assert isinstance(exp, int)  # finite: the pattern admits no NaN or infinity
+    return exp
+
+
 def last_digit_unit(printed: str) -> float:
     """One unit of the last printed digit: ``72.5`` -> 0.1, ``93`` and ``1,800`` -> 1, ``0.24`` -> 0.01."""
-    exp = _decimal(printed).as_tuple().exponent
-    assert isinstance(exp, int)  # finite: the pattern admits no NaN or infinity
-    return float(Decimal(1).scaleb(exp))
+    return float(Decimal(1).scaleb(_exponent(_decimal(printed))))
 
 
 def printed_tolerance(printed: str) -> float:
     """The rule's tolerance of a printed value with no ``±``: ``max(10 % of |value|, one unit
     of its last printed digit)``, computed in decimal so that ``72.5`` gives exactly 7.25."""
     d = _decimal(printed)
-    exp = d.as_tuple().exponent
-    assert isinstance(exp, int)
-    return float(max(abs(d) / 10, Decimal(1).scaleb(exp)))
+    return float(max(abs(d) / 10, Decimal(1).scaleb(_exponent(d))))
 
 
 def decimals_of(printed: str) -> int:
     """The number of decimals a printed value shows (``72.5`` -> 1, ``1,800`` -> 0)."""
-    exp = _decimal(printed).as_tuple().exponent
-    assert isinstance(exp, int)
-    return max(0, -exp)
+    return max(0, -_exponent(_decimal(printed)))
 
 
 def csv_rows(path: Path, text: str, header: Sequence[str]) -> Iterable[tuple[int, dict[str, str]]]:
@@ -265,9 +252,7 @@ def _paper_cells(path: Path) -> list[PaperCell]:
                     "(say what is readable in note)"
                 )
         else:
-            for name in ("value", "pm"):
-                if not r[name] and name == "pm":
-                    continue
+            for name in ("value", "pm") if r["pm"] else ("value",):
                 try:
                     d = _decimal(r[name])
                 except ValueError:
@@ -304,12 +289,6 @@ def _toml(path: Path, *, required: bool) -> tuple[dict[str, Any], str] | None:
         raise ReproductionError(f"{path}:{m.group(1)}: not TOML: {what} (column {m.group(2)})") from None
 
 
-def _entry_lines(text: str, header: str) -> list[int]:
-    """The line of each ``[[header]]`` in ``text``, in order (tomllib keeps no positions)."""
-    pat = re.compile(rf"^\s*\[\[\s*{re.escape(header)}\s*\]\]")
-    return [i + 1 for i, ln in enumerate(text.splitlines()) if pat.match(ln)]
-
-
 def _entries(
     path: Path, doc: dict[str, Any], text: str, header: str, keys: Sequence[str]
 ) -> list[tuple[str, dict[str, Any]]]:
@@ -320,7 +299,9 @@ def _entries(
     items = doc.get(header, [])
     if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
         raise ReproductionError(f"{path}: {header}: not an array of tables; allowed: [[{header}]] entries")
-    lines = _entry_lines(text, header)
+    # The line of each ``[[header]]``, in order (tomllib keeps no positions).
+    pat = re.compile(rf"^\s*\[\[\s*{re.escape(header)}\s*\]\]")
+    lines = [i + 1 for i, ln in enumerate(text.splitlines()) if pat.match(ln)]
     out = []
     for i, e in enumerate(items):
         where = f"{path}:{lines[i]}" if i < len(lines) else f"{path}: {header}[{i}]"
@@ -364,17 +345,8 @@ def _tables(path: Path, used: Sequence[str]) -> list[PaperTable]:
         if reason and tol is None:
             raise ReproductionError(f"{where}: tolerance_reason without tolerance; allowed: both or neither")
         not_run = _text(where, e, "not_run_reason", required=not quick)
-        tables.append(
-            PaperTable(
-                id=tid,
-                title=_text(where, e, "title"),
-                section=_text(where, e, "section"),
-                quick=quick,
-                tolerance=tol,
-                tolerance_reason=reason,
-                not_run_reason=not_run,
-            )
-        )
+        title, section = _text(where, e, "title"), _text(where, e, "section")
+        tables.append(PaperTable(tid, title, section, quick, tol, reason, not_run))
     missing = [t for t in dict.fromkeys(used) if t not in seen]
     if missing:
         raise ReproductionError(f"{path}: table {missing[0]!r} of cells.csv has no [[table]] entry")
@@ -409,15 +381,7 @@ def _causes(path: Path, cells: Sequence[PaperCell]) -> list[Cause]:
                     f"{where}: {k}: {bad[0]!r} is not a {k[:-1]} of {table}; allowed: {', '.join(sorted(known))}, *"
                 )
             picked[k] = tuple(v)
-        causes.append(
-            Cause(
-                table=table,
-                rows=picked["rows"],
-                columns=picked["columns"],
-                text=_text(where, e, "text"),
-                run=_text(where, e, "run"),
-            )
-        )
+        causes.append(Cause(table, picked["rows"], picked["columns"], _text(where, e, "text"), _text(where, e, "run")))
     return causes
 
 
@@ -431,25 +395,3 @@ def load_paper(folder: str | os.PathLike[str]) -> PaperData:
     tables = _tables(path / "tables.toml", [c.table for c in cells])
     causes = _causes(path / "causes.toml", cells)
     return PaperData(name=path.name, path=path, cells=tuple(cells), tables=tuple(tables), causes=tuple(causes))
-
-
-__all__ = [
-    "MAX_FIELD_CHARS",
-    "MAX_FILE_BYTES",
-    "MAX_ROWS",
-    "PAPER_COLUMNS",
-    "STATUSES",
-    "Cause",
-    "Key",
-    "PaperCell",
-    "PaperData",
-    "PaperTable",
-    "csv_rows",
-    "decimals_of",
-    "last_digit_unit",
-    "load_paper",
-    "paper_dir",
-    "paperdata_root",
-    "printed_tolerance",
-    "read_text_bounded",
-]

@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ..errors import ReproductionError
-from .cells import Measured, NotMeasured, Score, paper_dir
+from .cells import Measured, NotMeasured, paper_dir
 from .framework import Claim, Context, Figure, Outcome, Summary, execute, overall_score, paper_data, write_scores
 from .framework import destination as framework_destination
 
@@ -99,7 +99,6 @@ __all__ = [
     "Measured",
     "NotMeasured",
     "Outcome",
-    "Score",
     "Summary",
     "destination",
     "execute",

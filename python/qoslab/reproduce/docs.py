@@ -69,16 +69,6 @@ def _markers(path: Path, lines: list[str]) -> tuple[int, int] | None:
     return b[0], e[0]
 
 
-def _with_causes(cells: list[Cell], paper: PaperData) -> list[Cell]:
-    """``cells`` with each differing cell's cause as the paper data gives it now (a run's rule)."""
-    return [
-        dataclasses.replace(c, cause=cause.text if (cause := paper.cause_for(c.key)) is not None else UNEXPLAINED)
-        if c.verdict == "differs"
-        else c
-        for c in cells
-    ]
-
-
 def block(folder: str, paper: PaperData, cells: list[Cell], cells_path: Path) -> str:
     """The generated Markdown between the markers of ``<folder>.md``."""
     got = [(c.key, c.paper) for c in cells]
@@ -127,7 +117,13 @@ def regenerate(directory: Path | None = None, *, paper_root: Path | None = None)
         cells_path = data / folder / "cells.csv"
         cells_old = read_text_bounded(cells_path)
         assert cells_old is not None  # it exists (folders)
-        cells = _with_causes(read_cells(cells_path), paper)
+        # Each differing cell's cause as the paper data gives it now (a run's rule).
+        cells = [
+            dataclasses.replace(c, cause=cause.text if (cause := paper.cause_for(c.key)) is not None else UNEXPLAINED)
+            if c.verdict == "differs"
+            else c
+            for c in read_cells(cells_path)
+        ]
         b, e = where
         new = "\n".join([*lines[: b + 1], block(folder, paper, cells, cells_path).rstrip("\n"), *lines[e:]])
         pages.append(Page(md, text, new, cells_path, cells_old, cells_csv(cells)))

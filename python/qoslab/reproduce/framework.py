@@ -31,7 +31,7 @@ from .fidelity import fidelity_json, markdown, md_cell, score_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..executor import Executor
-    from ..store import Store, ValueStore
+    from ..store import ValueStore
 
 Log = Callable[[str], None]
 T = TypeVar("T")
@@ -57,19 +57,6 @@ def _reduction_name(fn: Callable[..., Any]) -> str:
     return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
 
 
-def _stored_result(store: Store, key: str) -> Result | None:
-    """Run ``key``'s result from ``store``, or ``None``; a stored run that does not read is removed."""
-    import shutil
-
-    if not store.has(key):
-        return None
-    try:
-        return Result.from_files(store.files(key))
-    except (OSError, ValueError):
-        shutil.rmtree(store.path(key), ignore_errors=True)
-        return None
-
-
 #: The keys of a reproduction's ``results.json``, in order: the run's, then what it found.
 _RUN_KEYS = ("name", "seed_file", "qoslab_version", "quick", "seeds", "wall_s")
 RESULTS_KEYS = (*_RUN_KEYS, "score", "fidelity", "claims", "data")
@@ -79,12 +66,8 @@ CLAIM_KINDS = ("claim", "check")
 
 @dataclass(frozen=True)
 class Claim:
-    """One checkable statement of a paper and what qoslab measured.
-
-    ``holds`` is ``None`` when this kind of run does not check it; unless it holds,
-    ``explanation`` says why. ``kind``: ``"claim"`` (counted) or ``"check"`` (the paper's
-    formulas against themselves, qoslab's prediction of itself: reported, never counted).
-    """
+    """One checkable statement of a paper and what qoslab measured: ``holds`` (``None``: not checked
+    in this run), ``explanation`` unless it holds, ``kind`` ``"claim"`` or ``"check"`` (not counted)."""
 
     id: str
     text: str
@@ -179,36 +162,24 @@ class Summary:
         return Score.of(self.cells) if self.paper is not None else None
 
 
+@dataclass(kw_only=True, eq=False)
 class Context:
     """What a reproduction sees: mode, seeds, where to write, how to run, the paper's data
     (``None`` for no paper), the store of runs' results and reduced values (``None``: none kept).
     Batches of runs go to the executor (:mod:`qoslab.executor`); :meth:`run` is one run here."""
 
-    def __init__(
-        self,
-        *,
-        name: str,
-        quick: bool,
-        seeds: list[int],
-        folder: Path,
-        log: Log,
-        executor: Executor | None = None,
-        paper: PaperData | None = None,
-        testbed: bool = False,
-        store: ValueStore | None = None,
-    ) -> None:
-        self.name = name
-        self.quick = quick
-        self.testbed = testbed
-        self.seeds = seeds
-        self.folder = folder
-        self.log = log
-        self.executor = executor
-        self.paper = paper
-        self.store = store
-        #: Runs taken from the store and runs computed, so far.
-        self.stored_runs = 0
-        self.computed_runs = 0
+    name: str
+    quick: bool
+    seeds: list[int]
+    folder: Path
+    log: Log
+    executor: Executor | None = None
+    paper: PaperData | None = None
+    testbed: bool = False
+    store: ValueStore | None = None
+    #: Runs taken from the store and runs computed, so far.
+    stored_runs: int = field(default=0, init=False)
+    computed_runs: int = field(default=0, init=False)
 
     def run_many(self, runs: Sequence[tuple[str, Scenario, int]]) -> list[Result]:
         """Runs every ``(variant, scenario, seed)``, saves each as ``<variant>/seed_<seed>/`` and
@@ -268,6 +239,8 @@ class Context:
     ) -> list[T]:
         """The one run-and-reduce loop: runs in the store are taken from it, the others go to the
         executor at once, each reduced as it finishes and kept in the store."""
+        import shutil
+
         from ..executor import LocalExecutor
         from ..store import Store
         from ..sweeps import Job, execute_job, execute_result_files
@@ -288,7 +261,13 @@ class Context:
 
         for i in range(n):
             if runs_store is not None:
-                if (res := _stored_result(runs_store, keys[i])) is not None:
+                res = None
+                if runs_store.has(keys[i]):
+                    try:
+                        res = Result.from_files(runs_store.files(keys[i]))
+                    except (OSError, ValueError):  # a stored run that does not read is computed again
+                        shutil.rmtree(runs_store.path(keys[i]), ignore_errors=True)
+                if res is not None:
                     finish(i, res)
                     continue
             elif store is not None:
@@ -545,11 +524,9 @@ def execute(
     testbed: bool = False,
     store: os.PathLike[str] | str | None = None,
 ) -> Summary:
-    """Runs one reproduction module and writes ``OUT/<name>/`` atomically; its batches of runs go
-    to ``executor`` (default: in this process). ``dest``: its :func:`destination`, already entered
-    (else entered here). ``testbed``: also its set-ups on real packets (a module with ``TESTBED =
-    True``), judged into ``cells_testbed.csv``. ``store``: a folder keeping every run's result or
-    reduced value (:mod:`qoslab.store`), so that a run again recomputes none it holds."""
+    """Runs one reproduction module and writes ``OUT/<name>/`` atomically. ``dest``: its :func:`destination`,
+    already entered; ``testbed``: also its set-ups on real packets (``TESTBED = True``); ``store``: a folder
+    keeping every run's result or reduced value (:mod:`qoslab.store`), none of them computed again."""
     if testbed and not getattr(module, "TESTBED", False):
         raise ReproductionError(
             f"{module.NAME}: --testbed: this reproduction has no set-up on real packets yet; allowed: "
@@ -588,18 +565,9 @@ def execute(
             )
         cells = compare(paper, outcome.cells) if paper is not None else []
         testbed_cells = compare(paper, outcome.testbed_cells) if paper is not None and outcome.testbed_cells else []
-        summary = Summary(
-            name=name,
-            title=module.TITLE,
-            quick=quick,
-            seeds=seed_list_,
-            wall_s=time.perf_counter() - t0,
-            outcome=outcome,
-            folder=Path(out) / folder_name(name),
-            paper=paper,
-            cells=cells,
-            testbed_cells=testbed_cells,
-        )
+        wall = time.perf_counter() - t0
+        folder = Path(out) / folder_name(name)
+        summary = Summary(name, module.TITLE, quick, seed_list_, wall, outcome, folder, paper, cells, testbed_cells)
         from .. import __version__
 
         doc: dict[str, Any] = {
@@ -608,7 +576,7 @@ def execute(
             "qoslab_version": __version__,
             "quick": quick,
             "seeds": seed_list_,
-            "wall_s": round(summary.wall_s, 3),
+            "wall_s": round(wall, 3),
             "score": score.to_json() if (score := summary.score) is not None else None,
             **({"testbed_score": tb.to_json()} if (tb := summary.testbed_score) is not None else {}),
             "fidelity": fidelity_json(paper) if paper is not None else None,

@@ -275,24 +275,20 @@ def _paper_cells(path: Path) -> list[PaperCell]:
     return cells
 
 
-def _toml(path: Path, *, required: bool) -> tuple[dict[str, Any], str] | None:
+def _entries(path: Path, header: str, keys: Sequence[str], *, required: bool) -> list[tuple[str, dict[str, Any]]]:
+    """The ``[[header]]`` entries of a TOML file as (where, entry), checked for unknown keys
+    (none when the file is absent and not ``required``)."""
     text = read_text_bounded(path, required=required)
     if text is None:
-        return None
+        return []
     try:
-        return tomllib.loads(text), text
-    except tomllib.TOMLDecodeError as e:
-        m = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
         if m is None:
-            raise ReproductionError(f"{path}: not TOML: {e}") from None
-        what = str(e)[: m.start()].strip()
+            raise ReproductionError(f"{path}: not TOML: {err}") from None
+        what = str(err)[: m.start()].strip()
         raise ReproductionError(f"{path}:{m.group(1)}: not TOML: {what} (column {m.group(2)})") from None
-
-
-def _entries(
-    path: Path, doc: dict[str, Any], text: str, header: str, keys: Sequence[str]
-) -> list[tuple[str, dict[str, Any]]]:
-    """The ``[[header]]`` entries as (where, entry), checked for unknown keys."""
     unknown = sorted(set(doc) - {header})
     if unknown:
         raise ReproductionError(f"{path}: {unknown[0]}: unknown key; allowed: [[{header}]] entries only")
@@ -322,11 +318,9 @@ def _text(where: str, e: Mapping[str, Any], k: str, *, required: bool = True) ->
 
 
 def _tables(path: Path, used: Sequence[str]) -> list[PaperTable]:
-    got = _toml(path, required=True)
-    assert got is not None
     tables: list[PaperTable] = []
     seen: dict[str, str] = {}
-    for where, e in _entries(path, *got, "table", _TABLE_KEYS):
+    for where, e in _entries(path, "table", _TABLE_KEYS, required=True):
         tid = _text(where, e, "id")
         if tid in seen:
             raise ReproductionError(f"{where}: id: {tid!r} already at {seen[tid]}; allowed: each table once")
@@ -357,16 +351,13 @@ def _tables(path: Path, used: Sequence[str]) -> list[PaperTable]:
 
 
 def _causes(path: Path, cells: Sequence[PaperCell]) -> list[Cause]:
-    got = _toml(path, required=False)
-    if got is None:
-        return []
     rows: dict[str, set[str]] = {}
     cols: dict[str, set[str]] = {}
     for c in cells:
         rows.setdefault(c.table, set()).add(c.row)
         cols.setdefault(c.table, set()).add(c.column)
     causes = []
-    for where, e in _entries(path, *got, "cause", _CAUSE_KEYS):
+    for where, e in _entries(path, "cause", _CAUSE_KEYS, required=False):
         table = _text(where, e, "table")
         if table not in rows:
             raise ReproductionError(f"{where}: table: {table!r} has no cells; allowed: {', '.join(rows)}")

@@ -1,10 +1,5 @@
-"""The one verdict rule that judges a paper's numbers, the join, the score, ``cells.csv``.
-
-A reproduction returns :class:`Measured` cells (one value per seed) and :class:`NotMeasured` ones
-(with the reason); :func:`compare` joins them with the paper's cells (:mod:`.paper`, whose names
-are re-exported here) and judges each by :func:`judge`. The rule, the score (agrees / (agrees +
-differs + uncertain)) and ``cells.csv``'s columns: docs/reproductions/README.md.
-"""
+"""The one verdict rule (:func:`judge`) that judges a paper's numbers (:mod:`.paper`), the join
+(:func:`compare`), the score, ``cells.csv``: docs/reproductions/README.md."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""``python -m qoslab.reproduce.docs [--check] [--docs DIR] [--paperdata DIR]``: the generated parts
-of the reproduction pages, from the committed full-run cells.
-
-For each ``DIR/data/<folder>/cells.csv``, the page ``DIR/<folder>.md`` holds between the lines
-``<!-- cells:begin -->`` and ``<!-- cells:end -->`` the cells as :func:`.fidelity.markdown` renders
-them, with the paper data's tables and causes; the rest of the page is hand-written and kept. A
-differing cell's cause is the paper data's now, so the committed ``cells.csv``'s ``cause`` column is
-rewritten too. The rules (cells of the current paper data, markers and cells together):
-docs/reproductions/README.md, "The generated parts of these pages". ``--check`` writes nothing and
-exits 1 when a page would change.
+"""``python -m qoslab.reproduce.docs [--check] [--docs DIR] [--paperdata DIR]``: the parts of
+``DIR/<folder>.md`` between the cells markers, from the committed ``DIR/data/<folder>/cells.csv``
+(:func:`.fidelity.markdown`), and that file's causes refreshed from the paper data; the rules:
+docs/reproductions/README.md, "The generated parts of these pages".
 """
 
 from __future__ import annotations
@@ -38,9 +32,9 @@ class Page:
     path: Path
     old: str
     new: str
-    cells_path: Path | None = None
-    cells_old: str = ""
-    cells_new: str = ""
+    cells_path: Path
+    cells_old: str
+    cells_new: str
 
     @property
     def stale(self) -> bool:
@@ -137,7 +131,7 @@ def write(pages: Sequence[Page]) -> list[Path]:
     """Writes the stale pages and cells (each to a temporary name, then renamed); returns the pages' paths."""
     for p in pages:
         for path, old, new in [(p.cells_path, p.cells_old, p.cells_new), (p.path, p.old, p.new)]:
-            if path is None or old == new:
+            if old == new:
                 continue
             tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
             try:

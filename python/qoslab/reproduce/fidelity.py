@@ -1,12 +1,5 @@
-"""The judged cells shown as the paper prints its tables: one grid per table, each cell the
-paper's number, qoslab's mean ± the half-width of its 95 % interval and the verdict; the
-differing cells with their causes below.
-
-One rendering for ``report.md``, the generated parts of ``docs/reproductions/<folder>.md``
-(:mod:`.docs`) and, through :func:`grid` and :func:`value_text`, the HTML report
-(:mod:`qoslab.report`), which reads the tables and causes back from ``results.json``'s
-``fidelity`` (:func:`fidelity_json`).
-"""
+"""The judged cells as the paper prints its tables, for ``report.md``, the generated docs
+(:mod:`.docs`) and the HTML report (:mod:`qoslab.report`, from ``results.json``'s ``fidelity``)."""
 
 from __future__ import annotations
 
@@ -42,10 +35,7 @@ def from_json(doc: Mapping[str, Any]) -> tuple[list[PaperTable], list[Cause]]:
     """The tables and causes of a ``results.json``'s ``fidelity`` (see :func:`fidelity_json`)."""
     try:
         tables = [PaperTable(**t) for t in doc["tables"]]
-        causes = [
-            Cause(table=c["table"], rows=tuple(c["rows"]), columns=tuple(c["columns"]), text=c["text"], run=c["run"])
-            for c in doc["causes"]
-        ]
+        causes = [Cause(c["table"], tuple(c["rows"]), tuple(c["columns"]), c["text"], c["run"]) for c in doc["causes"]]
     except (KeyError, TypeError) as e:
         raise ReproductionError(f"results.json: fidelity: malformed ({e}); rerun the reproduction") from None
     return tables, causes

@@ -1,9 +1,5 @@
-"""Deterministic PNG figures for reports (matplotlib, Agg, no pyplot state).
-
-Same data, same pinned matplotlib, same bytes: a fixed size and DPI, the
-bundled DejaVu fonts, and no ``Software`` metadata (the only variable
-field matplotlib would write in a PNG).
-"""
+"""Deterministic PNG figures for reports (matplotlib, Agg, no pyplot state): a fixed size and DPI,
+the bundled DejaVu fonts and no ``Software`` metadata, so the same data give the same bytes."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
 """The reproduction framework: claims, replicated runs, ``cells.csv``, ``results.json``, ``report.md``.
 
-A reproduction is a module with ``NAME``, ``TITLE``, ``SEED_FILE`` (its key in docs/papers.md),
-``PAPER`` and ``def reproduce(ctx: Context) -> Outcome``; :func:`execute` writes its outputs to
-``OUT/<name>/`` atomically. Its paper's numbers are ``paperdata/<folder>/`` or the folder its
-``PAPER_DATA`` names (``None``: no paper's tables, no score). The outputs, the verdict rule and the
-claims and checks: docs/reproductions/README.md.
+A reproduction is a module with ``NAME``, ``TITLE``, ``SEED_FILE`` (its key in docs/papers.md), ``PAPER``,
+optionally ``PAPER_DATA`` (``None``: no paper's tables), and ``def reproduce(ctx: Context) -> Outcome``;
+:func:`execute` writes ``OUT/<name>/`` (docs/reproductions/README.md, docs/decisions/reproduce.md).
 """
 
 from __future__ import annotations
@@ -164,9 +162,8 @@ class Summary:
 
 @dataclass(kw_only=True, eq=False)
 class Context:
-    """What a reproduction sees: mode, seeds, where to write, how to run, the paper's data
-    (``None`` for no paper), the store of runs' results and reduced values (``None``: none kept).
-    Batches of runs go to the executor (:mod:`qoslab.executor`); :meth:`run` is one run here."""
+    """What a reproduction sees: mode, seeds, where to write, the executor (:mod:`qoslab.executor`),
+    the paper's data and the store of runs' results and reduced values (``None``: none)."""
 
     name: str
     quick: bool
@@ -203,8 +200,7 @@ class Context:
         self, points: Iterable[tuple[K, str, Scenario]], reduce: Callable[[K, Result], T], *, save: bool = True
     ) -> dict[K, list[T]]:
         """Each point ``(key, variant, scenario)`` run at every seed (innermost), reduced to
-        ``reduce(key, result)``; the values grouped by key in seed order (a key given twice
-        gathers both points' runs)."""
+        ``reduce(key, result)``; the values grouped by key in seed order."""
         grid = list(points)
         runs = [(variant, sc, seed) for _, variant, sc in grid for seed in self.seeds]
         keys = [key for key, _, _ in grid for _ in self.seeds]

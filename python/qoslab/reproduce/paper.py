@@ -1,10 +1,5 @@
-"""A paper's printed numbers as data: ``paperdata/<folder>/`` read, checked and typed.
-
-:func:`load_paper` reads ``cells.csv`` (one row per printed number, kept as printed),
-``tables.toml`` and the optional ``causes.toml`` (their format: docs/reproductions/README.md),
-bounded, a malformed file refused naming the file, line and field. The printed-number helpers
-(:func:`printed_tolerance`, :func:`last_digit_unit`, :func:`decimals_of`) read a value as printed.
-"""
+"""A paper's printed numbers as data: ``paperdata/<folder>/`` read (bounded), checked (a malformed
+file refused naming its line and field) and typed; the format: docs/reproductions/README.md."""
 
 from __future__ import annotations
 

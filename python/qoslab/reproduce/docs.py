@@ -121,8 +121,7 @@ def regenerate(directory: Path | None = None, *, paper_root: Path | None = None)
         b, e = where
         new = "\n".join([*lines[: b + 1], block(folder, paper, cells, cells_path).rstrip("\n"), *lines[e:]])
         pages.append(Page(md, text, new, cells_path, cells_old, cells_csv(cells)))
-    missing = [f for f in folders if not (d / f"{f}.md").is_file()]
-    if missing:
+    if missing := [f for f in folders if not (d / f"{f}.md").is_file()]:
         raise ReproductionError(f"{data / missing[0]}: no page {d / (missing[0] + '.md')} for these cells")
     return pages
 

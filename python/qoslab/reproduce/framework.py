@@ -160,7 +160,7 @@ class Summary:
         return Score.of(self.cells) if self.paper is not None else None
 
 
-@dataclass(kw_only=True, eq=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class Context:
     """What a reproduction sees: mode, seeds, where to write, the executor (:mod:`qoslab.executor`),
     the paper's data and the store of runs' results and reduced values (``None``: none)."""
@@ -381,8 +381,7 @@ def control_context(name: str, *, seeds: Sequence[int], jobs: int | None) -> Ite
 def scenarios_dir() -> Path:
     """The built-in scenarios: ``$QOSLAB_SCENARIOS``, else the source tree's ``scenarios/``, else
     an installed wheel's copy (``qoslab/_data/scenarios``), else ``./scenarios``."""
-    env = os.environ.get("QOSLAB_SCENARIOS")
-    if env:
+    if env := os.environ.get("QOSLAB_SCENARIOS"):
         return Path(env)
     here = Path(__file__).resolve()
     for cand in [*(parent / "scenarios" for parent in here.parents), here.parents[1] / "_data" / "scenarios"]:

@@ -284,8 +284,7 @@ def _entries(path: Path, header: str, keys: Sequence[str], *, required: bool) ->
             raise ReproductionError(f"{path}: not TOML: {err}") from None
         what = str(err)[: m.start()].strip()
         raise ReproductionError(f"{path}:{m.group(1)}: not TOML: {what} (column {m.group(2)})") from None
-    unknown = sorted(set(doc) - {header})
-    if unknown:
+    if unknown := sorted(set(doc) - {header}):
         raise ReproductionError(f"{path}: {unknown[0]}: unknown key; allowed: [[{header}]] entries only")
     items = doc.get(header, [])
     if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
@@ -296,9 +295,8 @@ def _entries(path: Path, header: str, keys: Sequence[str], *, required: bool) ->
     out = []
     for i, e in enumerate(items):
         where = f"{path}:{lines[i]}" if i < len(lines) else f"{path}: {header}[{i}]"
-        for k in e:
-            if k not in keys:
-                raise ReproductionError(f"{where}: {k}: unknown field; allowed: {', '.join(keys)}")
+        if unknown := [k for k in e if k not in keys]:
+            raise ReproductionError(f"{where}: {unknown[0]}: unknown field; allowed: {', '.join(keys)}")
         out.append((where, e))
     return out
 
@@ -336,21 +334,17 @@ def _tables(path: Path, used: Sequence[str]) -> list[PaperTable]:
         not_run = _text(where, e, "not_run_reason", required=not quick)
         title, section = _text(where, e, "title"), _text(where, e, "section")
         tables.append(PaperTable(tid, title, section, quick, tol, reason, not_run))
-    missing = [t for t in dict.fromkeys(used) if t not in seen]
-    if missing:
+    if missing := [t for t in dict.fromkeys(used) if t not in seen]:
         raise ReproductionError(f"{path}: table {missing[0]!r} of cells.csv has no [[table]] entry")
-    unused = [t for t in seen if t not in set(used)]
-    if unused:
+    if unused := [t for t in seen if t not in set(used)]:
         raise ReproductionError(f"{seen[unused[0]]}: id: {unused[0]!r} has no cells in cells.csv")
     return tables
 
 
 def _causes(path: Path, cells: Sequence[PaperCell]) -> list[Cause]:
-    rows: dict[str, set[str]] = {}
-    cols: dict[str, set[str]] = {}
-    for c in cells:
-        rows.setdefault(c.table, set()).add(c.row)
-        cols.setdefault(c.table, set()).add(c.column)
+    tables = dict.fromkeys(c.table for c in cells)
+    rows = {t: {c.row for c in cells if c.table == t} for t in tables}
+    cols = {t: {c.column for c in cells if c.table == t} for t in tables}
     causes = []
     for where, e in _entries(path, "cause", _CAUSE_KEYS, required=False):
         table = _text(where, e, "table")
@@ -361,8 +355,7 @@ def _causes(path: Path, cells: Sequence[PaperCell]) -> list[Cause]:
             v = e.get(k)
             if not isinstance(v, list) or not v or not all(isinstance(x, str) and x for x in v):
                 raise ReproductionError(f'{where}: {k}: {v!r}; allowed: a non-empty list of keys, or ["*"]')
-            bad = [x for x in v if x != "*" and x not in known]
-            if bad:
+            if bad := [x for x in v if x != "*" and x not in known]:
                 raise ReproductionError(
                     f"{where}: {k}: {bad[0]!r} is not a {k[:-1]} of {table}; allowed: {', '.join(sorted(known))}, *"
                 )

@@ -182,8 +182,7 @@ def fmt_number(x: float | None) -> str:
 
 
 def interval_text(c: Cell | None) -> str:
-    """A judged cell for a before/after table: ``mean [ci_low, ci_high] verdict``, two decimals,
-    or ``not run``."""
+    """A judged cell for a before/after table: ``mean [ci_low, ci_high] verdict`` (2 decimals) or ``not run``."""
     if c is None or c.qoslab is None or c.ci_low is None or c.ci_high is None:
         return "not run"
     lo, hi = fmt_number(round(c.ci_low, 2)), fmt_number(round(c.ci_high, 2))
@@ -191,9 +190,8 @@ def interval_text(c: Cell | None) -> str:
 
 
 def compare(paper: PaperData, measured: Sequence[Measured | NotMeasured]) -> list[Cell]:
-    """Joins qoslab's cells with the paper's on (table, row, column) and judges each, in the
-    paper's order. A key the paper data does not hold, one given twice, or one of an ``input``
-    cell is a :class:`ReproductionError`."""
+    """qoslab's cells joined with the paper's on (table, row, column) and judged, in the paper's order;
+    a key the paper data does not hold, one given twice, or one of an ``input`` cell is an error."""
     got: dict[Key, Measured | NotMeasured] = {}
     known = {c.key: c for c in paper.cells}
     for m in measured:

@@ -151,8 +151,7 @@ def score_text(score: Score | None) -> str:
 
 
 def markdown(cells: Sequence[Cell], tables: Sequence[PaperTable], causes: Sequence[Cause], *, level: int = 3) -> str:
-    """The score, one grid per table and the differing cells with their causes, as Markdown
-    (headings at ``level``)."""
+    """The score, a grid per table and the differing cells with their causes, as Markdown (headings at ``level``)."""
     h = "#" * level
     out = [score_text(Score.of(cells)), "", LEGEND]
     for t, tc in by_table(cells, tables):

@@ -8,9 +8,14 @@ optionally ``PAPER_DATA`` (``None``: no paper's tables), and ``def reproduce(ctx
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 import json
 import math
 import os
+import shutil
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
@@ -48,8 +53,6 @@ def estimate(runs: Iterable[Mapping[str, Any]], key: str) -> Estimate:
 
 def _reduction_name(fn: Callable[..., Any]) -> str:
     """``module.qualname`` of a reduction (of the function a :func:`functools.partial` wraps)."""
-    import functools
-
     while isinstance(fn, functools.partial):
         fn = fn.func
     return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
@@ -179,8 +182,7 @@ class Context:
     computed_runs: int = field(default=0, init=False)
 
     def run_many(self, runs: Sequence[tuple[str, Scenario, int]]) -> list[Result]:
-        """Runs every ``(variant, scenario, seed)``, saves each as ``<variant>/seed_<seed>/`` and
-        returns the results in the order given."""
+        """Runs every ``(variant, scenario, seed)``, each saved as ``<variant>/seed_<seed>/``; the results in order."""
         return self.run_reduced(runs, lambda res: res)
 
     def run_reduced(
@@ -211,11 +213,8 @@ class Context:
         return out
 
     def _key(self, i: int, n: int, variant: str, sc: Scenario, seed: int, name: str, raw: bool) -> str:
-        """A run's key in the store: the sweep store's (:func:`qoslab.store.run_key`) for a run kept
-        ``raw``; else a hash of that, the code's identity, the reduction's name, the run's place
-        and variant in its batch."""
-        import hashlib
-
+        """A run's key in the store: :func:`qoslab.store.run_key` for a run kept ``raw``; else a hash of that,
+        the code's identity, the reduction's name, the run's place and variant in its batch."""
         from ..store import code_identity, run_key, scenario_hash
 
         base = run_key(scenario_hash(sc), seed)
@@ -235,8 +234,6 @@ class Context:
     ) -> list[T]:
         """The one run-and-reduce loop: runs in the store are taken from it, the others go to the
         executor at once, each reduced as it finishes and kept in the store."""
-        import shutil
-
         from ..executor import LocalExecutor
         from ..store import Store
         from ..sweeps import Job, execute_job, execute_result_files
@@ -361,9 +358,6 @@ class Context:
 def control_context(name: str, *, seeds: Sequence[int], jobs: int | None) -> Iterator[Context]:
     """A full-run :class:`Context` of reproduction ``name`` for controlled runs: its paper data,
     ``seeds``, a local pool of ``jobs`` workers, a temporary folder, progress on stderr."""
-    import sys
-    import tempfile
-
     from ..executor import open_executor
 
     with tempfile.TemporaryDirectory() as tmp, open_executor(jobs=jobs) as ex:
@@ -475,8 +469,7 @@ QUICK_SEEDS = 3
 
 
 def paper_data(module: ModuleType) -> PaperData | None:
-    """A reproduction module's paper data: its ``PAPER_DATA`` folder when it names one (``None``:
-    no paper), else ``paperdata/<folder>/`` when that exists."""
+    """A module's paper data: its ``PAPER_DATA`` folder (``None``: no paper), else ``paperdata/<folder>/`` if any."""
     if hasattr(module, "PAPER_DATA"):
         return None if module.PAPER_DATA is None else load_paper(Path(module.PAPER_DATA))
     d = paper_dir(folder_name(module.NAME))
@@ -600,8 +593,7 @@ SCORES_SIGNATURE = b'{\n  "generator": "qoslab reproduce'
 
 
 def write_scores(out: os.PathLike[str] | str, summaries: Sequence[Summary], *, quick: bool) -> Path:
-    """``OUT/scores.json`` (atomically): every reproduction's score (``null`` for one of no paper)
-    and the overall score over the papers' cells pooled."""
+    """``OUT/scores.json`` (atomically): each reproduction's score (``null``: no paper) and the overall one."""
     from .. import __version__
     from .._atomic import write_file
 

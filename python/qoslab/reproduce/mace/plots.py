@@ -68,9 +68,7 @@ def fig6(ctx: Context, s1: Scenario1) -> Figure:
         ("nomace", "loss_testing", "^-", "BE without MACE"),
     ):
         ax.plot(loads, [seed_mean(s1["runs"][f"{variant}_{ld}"], key) * 100 for ld in loads], style, label=label)
-    ax.set_xlabel(LOAD_AXIS)
-    ax.set_ylabel("packet loss (%)")
-    ax.set_title("Fig. 6 analogue: CBR 64 kb/s loss vs background load")
+    ax.set(xlabel=LOAD_AXIS, ylabel="packet loss (%)", title="Fig. 6 analogue: CBR 64 kb/s loss vs background load")
     ax.legend(fontsize=8)
     figures.save(fig, ctx.figure_path("fig6_loss_vs_load.png"))
     return Figure(
@@ -88,9 +86,7 @@ def fig9(ctx: Context, f9: Fig9) -> Figure:
     ):
         for g, lab in (("cl", "CL"), ("be", "BE")):
             _share_bars(ax, f9["hist"][variant][g], lab, " within 25%", alpha=0.6)
-        ax.set_yscale("log")
-        ax.set_xlabel(INTERARRIVAL_AXIS)
-        ax.set_title(title)
+        ax.set(yscale="log", xlabel=INTERARRIVAL_AXIS, title=title)
         ax.legend(fontsize=8)
     axes[0].set_ylabel("packets (%)")
     fig.suptitle(f"Fig. 9 analogue: CBR 64 kb/s inter-arrivals, {f9['bg_sources']} background sources")
@@ -137,8 +133,7 @@ def _cdfs(ax: Any, hists: list[tuple[Hist, str]], title: str, xlabel: str = INTE
     for hist, label in hists:
         xs, ys = _cdf(hist)
         ax.plot(xs, ys, label=label)
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
+    ax.set(title=title, xlabel=xlabel)
 
 
 def fig12_13(ctx: Context, f1213: Fig12_13) -> Figure:
@@ -173,9 +168,7 @@ def departures(ctx: Context, dep: Departures) -> Figure:
             label=f"{m.upper()} predicted (batch admission)",
         )
         ax.axhline(none["utilization"] * 100, color=f"C{i}", lw=0.8, ls=":", label=f"{m.upper()} no departures")
-    ax.set_xscale("log")
-    ax.set_xlabel("mean flow lifetime L (s)")
-    ax.set_ylabel("utilization of the CL allocation (%)")
+    ax.set(xscale="log", xlabel="mean flow lifetime L (s)", ylabel="utilization of the CL allocation (%)")
     ax.set_title(f"MBAC with departures (T·S = {dep['window_s']:g} s)")
     ax.legend(fontsize=7)
     figures.save(fig, ctx.figure_path("departures.png"))
@@ -193,9 +186,7 @@ def fig10_11(ctx: Context, s2: Scenario2) -> Figure:
     for ax, g, title in ((axes[0], "be", "Fig. 10: BE-port POO1"), (axes[1], "cl", "Fig. 11: CL-port POO1 (replayed)")):
         _share_bars(ax, gen[g], "generated (sender)", fill=False, edgecolor="k", lw=1.2)
         _share_bars(ax, rec[g], "arrived (receiver, MACE)", alpha=0.5)
-        ax.set_yscale("log")
-        ax.set_xlabel("inter-time (ms), < 80 ms")
-        ax.set_title(title)
+        ax.set(yscale="log", xlabel="inter-time (ms), < 80 ms", title=title)
         ax.legend(fontsize=7, title="within 25% of 40 ms", title_fontsize=7)
     axes[0].set_ylabel("packets (%)")
     same = all(s2["generation_matches"].values())
@@ -258,8 +249,7 @@ def fig14(ctx: Context, model: str, runs: dict[str, Table2Run]) -> Figure:
     ax.plot(q["t_s"], [x / 1e6 for x in q["sample_bps"]], lw=0.8, alpha=0.6, label="SSAC: measured CL load")
     ax.axhline(ALLOCATION[model] / 1e6, color="k", lw=0.8, label="allocation μ")
     ax.axvline(WARMUP_S[ctx.quick], color="grey", lw=0.6, ls=":")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("Mb/s")
+    ax.set(xlabel="time (s)", ylabel="Mb/s")
     ax.set_title(f"Fig. 14 analogue: {model.upper()} CL bandwidth under MBAC and SSAC")
     ax.legend(fontsize=7)
     figures.save(fig, ctx.figure_path("fig14_mbac_sample_path.png"))
@@ -280,8 +270,7 @@ def table2_utilization(ctx: Context, t2: Table2) -> Figure:
         u = [Estimate.of(r["utilization"] * 100 for r in t2[m][adm]).mean for m in ms]
         ax.bar([x + dx for x in xs], u, width=0.4, label=adm.upper())
     ax.set_xticks(list(xs), [m.upper() for m in ms])
-    ax.set_ylabel("utilization of the CL allocation (%)")
-    ax.set_title("Table 2 analogue")
+    ax.set(ylabel="utilization of the CL allocation (%)", title="Table 2 analogue")
     ax.legend(fontsize=8)
     figures.save(fig, ctx.figure_path("table2_utilization.png"))
     return Figure(
@@ -301,8 +290,7 @@ def v_sweep(ctx: Context, sweep: dict[str, Table2Run]) -> Figure:
     if c:
         ax.plot([0.95], [c["utilization"] * 100], "x", color="C0", label="utilization, window continues")
         ax.plot([0.95], [c["admitted_mean"]], "x", color="C1", label="flows, window continues")
-    ax.set_xlabel("target utilization v")
-    ax.set_title("EXP1 under MBAC: sweep of v")
+    ax.set(xlabel="target utilization v", title="EXP1 under MBAC: sweep of v")
     ax.legend(fontsize=8)
     figures.save(fig, ctx.figure_path("v_sweep.png"))
     return Figure("v_sweep.png", "EXP1 under MBAC: utilization of the allocation and admitted flows against v.")

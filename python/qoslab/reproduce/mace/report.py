@@ -57,9 +57,14 @@ def sections(ctx: Context, r: Runs) -> list[tuple[str, str]]:
     ]
 
 
-def _table(head: list[str], rows: list[str]) -> list[str]:
-    """A markdown table's lines: its header, the rule and ``rows``."""
-    return [f"| {' | '.join(head)} |", "|" + "---|" * len(head), *rows]
+def _table(intro: str, head: list[str], rows: list[str]) -> str:
+    """``intro`` (if any), then a markdown table of ``head`` and ``rows``."""
+    return "\n".join([*([intro, ""] if intro else []), f"| {' | '.join(head)} |", "|" + "---|" * len(head), *rows])
+
+
+def _means(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Each measure's mean over the seeds."""
+    return {k: seed_mean(runs, k) for k in runs[0]}
 
 
 def table2_md(t2: Table2) -> str:
@@ -91,16 +96,13 @@ def departures_md(dep: Departures) -> str:
             want = "-" if life is None else pct(batch_prediction(runs["none"], life, dep["window_s"], m))
             rows.append(row(f"{m.upper()} ({key})", r, want))
     rows += [row(key, r, "-") for key, r in dep["extra"].items()]
-    head = ["run", "mean lifetime", "%util", "flows alive", "in classifier", "predicted %util", "p95 sample / μ"]
-    return "\n".join(
-        [
-            f"MBAC, v = 0.95, S = 5 s, T·S = {dep['window_s']:g} s; {dep['duration']} runs judged after "
-            f"{dep['warmup_s']:g} s; ON periods packetized by the ceil rule. Predicted: "
-            "u_none / (1 + (T·S/L)·r/m) with m = u_none·μ / N_none (claim `mbac-departures-batch-admission`).",
-            "",
-            *_table(head, rows),
-        ]
+    intro = (
+        f"MBAC, v = 0.95, S = 5 s, T·S = {dep['window_s']:g} s; {dep['duration']} runs judged after "
+        f"{dep['warmup_s']:g} s; ON periods packetized by the ceil rule. Predicted: "
+        "u_none / (1 + (T·S/L)·r/m) with m = u_none·μ / N_none (claim `mbac-departures-batch-admission`)."
     )
+    head = ["run", "mean lifetime", "%util", "flows alive", "in classifier", "predicted %util", "p95 sample / μ"]
+    return _table(intro, head, rows)
 
 
 def fig9_md(f9: Fig9) -> str:
@@ -108,51 +110,37 @@ def fig9_md(f9: Fig9) -> str:
     rows = []
     for v, runs in f9["runs"].items():
         label = {"exact": "exact", "jitter": "jitter"}.get(v, v.replace("jitter_", "jitter, ") + "% background")
+        m = _means(runs)
         rows.append(
-            f"| {label} | {pct(seed_mean(runs, 'share40_cl'))} | {pct(seed_mean(runs, 'share40_be'))} | "
-            f"{seed_mean(runs, 'delay_sd_cl_ms'):.2f} / {seed_mean(runs, 'delay_sd_be_ms'):.2f} | "
-            f"{pct(seed_mean(runs, 'loss_cl_class'))} | {pct(seed_mean(runs, 'loss_be_group'))} | "
-            f"{pct(seed_mean(runs, 'loss_bg'))} |"
+            f"| {label} | {pct(m['share40_cl'])} | {pct(m['share40_be'])} | {m['delay_sd_cl_ms']:.2f} / "
+            f"{m['delay_sd_be_ms']:.2f} | {pct(m['loss_cl_class'])} | {pct(m['loss_be_group'])} | {pct(m['loss_bg'])} |"
         )
-    head = ["send times (20 sources unless said)", "CL within 25%", "BE within 25%", "delay s.d. CL / BE (ms)"]
-    head += ["CL class loss", "BE-port loss", "background loss"]
-    return "\n".join(
-        [
-            f"Scenario 1 with MACE, {f9['bg_sources']} background sources ({f9['background_pct']:.0f}% of the "
-            f"bottleneck in background, {f9['total_pct']:.0f}% with the 40 testing flows); host timing jitter on "
-            "the CL, BE and background senders.",
-            "",
-            *_table(head, rows),
-        ]
+    intro = (
+        f"Scenario 1 with MACE, {f9['bg_sources']} background sources ({f9['background_pct']:.0f}% of the "
+        f"bottleneck in background, {f9['total_pct']:.0f}% with the 40 testing flows); host timing jitter on "
+        "the CL, BE and background senders."
     )
+    head = ["send times (20 sources unless said)", "CL within 25%", "BE within 25%", "delay s.d. CL / BE (ms)"]
+    return _table(intro, [*head, "CL class loss", "BE-port loss", "background loss"], rows)
 
 
 def mixed_md(s1: Scenario1, mixed: MixedLoss) -> str:
     """Figs. 7-8 per load: CL and BE loss with the mixed models; background loss against scenario 1."""
     rows = []
     for ld in mixed["loads"]:
-        r = mixed["runs"][str(ld)]
-        ref = s1["runs"].get(f"mace_{ld}")
+        m, ref = _means(mixed["runs"][str(ld)]), _means(s1["runs"][f"mace_{ld}"])
         rows.append(
-            f"| {ld}% | {pct(seed_mean(r, 'loss_cl_class'))} | {pct(seed_mean(r, 'loss_cl_group'))} | "
-            f"{pct(seed_mean(r, 'loss_be_group'))} | {pct(seed_mean(r, 'loss_bg'))} | "
-            + (
-                f"{pct(seed_mean(ref, 'loss_bg'))} | {seed_mean(r, 'testing_offered_bps') / 1e6:.2f} / "
-                f"{seed_mean(ref, 'testing_offered_bps') / 1e6:.2f} |"
-                if ref
-                else f"- | {seed_mean(r, 'testing_offered_bps') / 1e6:.2f} / - |"
-            )
+            f"| {ld}% | {pct(m['loss_cl_class'])} | {pct(m['loss_cl_group'])} | {pct(m['loss_be_group'])} | "
+            f"{pct(m['loss_bg'])} | {pct(ref['loss_bg'])} | {m['testing_offered_bps'] / 1e6:.2f} / "
+            f"{ref['testing_offered_bps'] / 1e6:.2f} |"
         )
+    intro = (
+        f"Five flows each of {', '.join(m.upper() for m in MIXED_LOSS_MODELS)} on the CL port (5004) and on a "
+        "BE port (5010), MACE with SSAC (3 Mb/s), scenario 1's run length (`s4_mixed_loss.toml`)."
+    )
     head = ["background", "CL class loss", "CL-port flows' loss", "BE-port flows' loss", "background loss"]
     head += ["background loss, scenario 1 (CBR CL)", "testing flows' offered load, mixed / scenario 1 (Mb/s)"]
-    return "\n".join(
-        [
-            f"Five flows each of {', '.join(m.upper() for m in MIXED_LOSS_MODELS)} on the CL port (5004) and on a "
-            "BE port (5010), MACE with SSAC (3 Mb/s), scenario 1's run length (`s4_mixed_loss.toml`).",
-            "",
-            *_table(head, rows),
-        ]
-    )
+    return _table(intro, head, rows)
 
 
 def fig12_13_md(f1213: Fig12_13) -> str:
@@ -172,7 +160,7 @@ def sweep_md(sweep: dict[str, Table2Run]) -> str:
         f"{r['sample_p95_bps'] / r['allocation_bps']:.3f} | {pct(r['loss_cl_class'])} |"
         for k, r in sweep.items()
     ]
-    return "\n".join(_table(["v", "window on admission", "%util", "flows", "p95 sample / μ", "CL loss"], rows))
+    return _table("", ["v", "window on admission", "%util", "flows", "p95 sample / μ", "CL loss"], rows)
 
 
 def setup_md(ctx: Context, s1: Scenario1, s2: Scenario2) -> str:
@@ -188,13 +176,7 @@ def setup_md(ctx: Context, s1: Scenario1, s2: Scenario2) -> str:
         f"{', '.join('none' if v is None else f'{v:g} s' for v in d['lifetimes'].values())}; "
         f"{S3_DURATION[q]}, warm-up 100 s |",
     ]
-    return "\n".join(
-        [
-            "Topology, MACE, sources and every run: docs/reproductions/mace.md, Setup. This run:",
-            "",
-            *_table(["", ""], rows),
-        ]
-    )
+    return _table("Topology, MACE, sources and every run: docs/reproductions/mace.md, Setup. This run:", ["", ""], rows)
 
 
 def interpretations_md(s2: Scenario2, dep: Departures) -> str:

@@ -1,20 +1,10 @@
-"""Controlled runs behind Table 2's cells: Table 2's scenarios with one knob changed,
-the cells before and after, judged by the one rule.
+"""Controlled runs behind Table 2's cells: Table 2's runs (full settings, seeds 1..N) with one knob
+changed, the cells before and after, judged by the one rule (usage, readings and results:
+docs/reproductions/mace.md, "Table 2: the set-up checked and the controlled runs").
 
     python -m qoslab.reproduce.mace.controls NAME [--seeds N] [--jobs N] [--models M,...]
                                              [--baseline committed|run] [--out FILE]
     python -m qoslab.reproduce.mace.controls --list
-
-Each control (:data:`CONTROLS`) reruns Table 2's runs (scenarios 3-4, 3100 s, judged after the
-100 s warm-up, seeds 1..N, default 3 as the full reproduction) of the admission schemes it
-concerns, for every source model (or ``--models``), with one change to the scenario. It prints,
-for each Table 2 cell it runs, the paper's number, the cell before (the committed full run's
-``docs/reproductions/data/mace/cells.csv``, the same scenarios and seeds; ``--baseline run``
-reruns it here instead) and after, each with its 95 % interval and verdict, and writes the
-after cells as ``--out`` (a ``cells.csv`` holding Table 2's cells only). The runs are not saved.
-Nothing is tuned: each control's knob and value are fixed here, with the reason for the value.
-docs/reproductions/mace.md records every control's figures; ``paperdata/mace/causes.toml``
-names the one that backs a cause.
 """
 
 from __future__ import annotations
@@ -29,31 +19,29 @@ from typing import Any
 
 from ...errors import ReproductionError
 from ...scenario import Override, Scenario
-from ..cells import Cell, Measured, compare, interval_text, read_cells
+from ..cells import Cell, Measured, cells_csv, compare, interval_text, read_cells
 from ..framework import Context, control_context
 from .params import MACE_KEY, NO_DEPARTURE_LIFETIME, S3_MODELS_FULL, SSAC, mbac_admission
 from .runs import Table2Run, table2_measures, table2_spec
 from .tables import TABLE2_COLUMNS
 
-#: The CL traffic groups of each Table 2 scenario (``cl`` unless named here), and which of them are ON/OFF.
-CL_GROUPS = {"mixed": ["cbr", "poo2", "poo3", "exp1", "exp2"]}
-ON_OFF_GROUPS = {"mixed": ["poo2", "poo3", "exp1", "exp2"], "cbr": []}
-ADMISSIONS: dict[str, dict[str, Any]] = {"ssac": SSAC, "mbac": mbac_admission(v=0.95)}
+ADMISSIONS: dict[str, dict[str, Any]] = {"ssac": SSAC, "mbac": mbac_admission()}
 
 
 def _groups(model: str) -> list[str]:
-    return CL_GROUPS.get(model, ["cl"])
+    """The CL traffic groups of ``model``'s Table 2 scenario."""
+    return ["cbr", "poo2", "poo3", "exp1", "exp2"] if model == "mixed" else ["cl"]
 
 
 def _on_off(model: str) -> list[str]:
-    return ON_OFF_GROUPS.get(model, ["cl"])
+    """The ON/OFF ones among them."""
+    return [] if model == "cbr" else [g for g in _groups(model) if g != "cbr"]
 
 
 @dataclass(frozen=True)
 class Control:
-    """One knob of Table 2's set-up: what changes (``knob``), why that value (``why``), which
-    admission schemes it concerns, and the overrides per model (``extra``); ``mbac`` replaces
-    MBAC's admission (v, window rule) when the knob is MBAC's own."""
+    """One knob of Table 2's set-up: what changes, why that value, the admission schemes it
+    concerns, the overrides per model (``extra``) and MBAC's admission (``mbac``)."""
 
     name: str
     knob: str
@@ -104,7 +92,7 @@ CONTROLS: dict[str, Control] = {
             knob="MBAC's estimator window on admission: restart -> continue",
             why="the paper lists three updates of the estimate and no restart; qoslab restarts as Jamin et al. do",
             admissions=("mbac",),
-            mbac=mbac_admission(v=0.95, restart_window=False),
+            mbac=mbac_admission(restart_window=False),
         ),
         Control(
             name="nominal-packetization",
@@ -118,29 +106,16 @@ CONTROLS: dict[str, Control] = {
 }
 
 
-def committed_cells() -> Path:
-    """The committed full run's cells: ``docs/reproductions/data/mace/cells.csv`` of the source tree."""
-    from ..docs import docs_dir
-
-    return docs_dir() / "data" / "mace" / "cells.csv"
+#: Table 2's set-up as it is (``--baseline run``).
+BASELINE = Control(name="baseline", knob="none", why="", admissions=tuple(ADMISSIONS))
 
 
 def table2_cells(ctx: Context, control: Control | None, models: Sequence[str]) -> list[Cell]:
     """Table 2's judged cells of ``models`` under ``control`` (``None``: the set-up as it is),
     for the admission schemes the control concerns; every other cell ``not run``."""
-    admissions = control.admissions if control is not None else tuple(ADMISSIONS)
-    plan = [(m, kind, seed) for m in models for kind in admissions for seed in ctx.seeds]
-    specs = [
-        table2_spec(
-            ctx,
-            m,
-            control.admission(kind) if control is not None else ADMISSIONS[kind],
-            kind,
-            seed,
-            extra=control.extra(m) if control is not None else [],
-        )
-        for m, kind, seed in plan
-    ]
+    control = control or BASELINE
+    plan = [(m, kind, seed) for m in models for kind in control.admissions for seed in ctx.seeds]
+    specs = [table2_spec(ctx, m, control.admission(kind), kind, seed, extra=control.extra(m)) for m, kind, seed in plan]
     got: dict[tuple[str, str], list[Table2Run]] = {}
     for (m, kind, _), run in zip(plan, _reduce_by_model(ctx, specs, [m for m, _, _ in plan]), strict=True):
         got.setdefault((m, kind), []).append(run)
@@ -175,11 +150,12 @@ def markdown(
         "",
         "| row | column | paper | before | after |",
         "|---|---|---|---|---|",
+        *(
+            f"| {c.row} | {c.column} | {c.paper} | {interval_text(b.get(c.key))} | {interval_text(c)} |"
+            for c in after
+            if c.qoslab is not None
+        ),
     ]
-    for c in after:
-        if c.qoslab is None:
-            continue
-        lines.append(f"| {c.row} | {c.column} | {c.paper} | {interval_text(b.get(c.key))} | {interval_text(c)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -223,15 +199,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 before = table2_cells(ctx, None, models)
                 baseline = "rerun here"
             else:
-                path = committed_cells()
+                from ..docs import docs_dir
+
+                path = docs_dir() / "data" / "mace" / "cells.csv"
                 if not path.is_file():
                     raise ReproductionError(f"{path}: no committed cells; allowed: --baseline run")
                 before = [c for c in read_cells(path) if c.table == "Table 2"]
                 baseline = f"the committed full run, {path.name}"
             after = table2_cells(ctx, control, models)
         if a.out:
-            from ..cells import cells_csv
-
             Path(a.out).write_text(cells_csv(after), encoding="utf-8")
         print(markdown(control, seeds, before, after, baseline), end="")
     except ReproductionError as e:

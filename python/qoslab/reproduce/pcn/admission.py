@@ -9,6 +9,7 @@ seed's runs); the claims are the text's statements (§3.4-3.7), judged over at l
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from ...stats import Estimate
@@ -111,22 +112,12 @@ def _voice_runs(ctx: Context) -> dict[Any, dict[str, Estimate]]:
     for model in VOICE:
         keys += [(link, model, arr, 5.0) for link in T31_LINKS for arr in ARRIVALS]
         keys += [(link, model, arr, ov) for link in ("1Mbps", "T1", "10Mbps") for arr in ARRIVALS for ov in OVERLOADS]
-    cases = [
-        (
-            (link, model, arr, ov),
-            f"t3_1_{link}_{model}_{arr}_{ov:g}x".lower(),
-            {
-                "name": f"pcn_adm_{link}_{model}_{arr}_{ov:g}x".lower(),
-                "model": model,
-                "link": link,
-                "overload": ov,
-                "duration_s": VOICE_S,
-                "cle": S.per_packet(),
-                "arrivals": arr,
-            },
-        )
-        for link, model, arr, ov in keys
-    ]
+    cases = []
+    for link, model, arr, ov in keys:
+        tag = f"{link}_{model}_{arr}_{ov:g}x".lower()
+        kw = {"model": model, "link": link, "overload": ov, "cle": S.per_packet(), "arrivals": arr}
+        kw |= {"name": f"pcn_adm_{tag}", "duration_s": VOICE_S}
+        cases.append(((link, model, arr, ov), f"t3_1_{tag}", kw))
     return _cells(_runs(ctx, cases, VOICE_WARMUP_S))
 
 
@@ -164,25 +155,13 @@ def _table_3_23(ctx: Context, est: dict[Any, dict[str, Estimate]]) -> tuple[list
 
 def _grid(ctx: Context) -> tuple[dict[Any, dict[str, Estimate]], dict[Any, dict[str, Estimate]]]:
     """Table 3.5: (type, topology, weight, cle) -> estimates; and the RTT fairness at (0.3, 0.05)."""
-    cases = [
-        (
-            (model, topo, w, c),
-            f"t3_5_{model}_{topo}_w{w:g}_c{c:g}".lower(),
-            {
-                "name": f"pcn_grid_{model}_{topo}_w{w:g}_c{c:g}".lower(),
-                "model": model,
-                "link": S.AGGREGATE_LINK[model],
-                "overload": 5.0,
-                "duration_s": SHORT_S,
-                "cle": S.per_interval(w, c),
-                "ingresses": RTT_INGRESSES if topo == "rtt" else None,
-            },
-        )
-        for model in S.TRAFFIC
-        for topo in ("single", "rtt")
-        for w in WEIGHTS
-        for c in CLE_THRESHOLDS
-    ]
+    cases = []
+    for model, topo, w, c in itertools.product(S.TRAFFIC, ("single", "rtt"), WEIGHTS, CLE_THRESHOLDS):
+        tag = f"{model}_{topo}_w{w:g}_c{c:g}".lower()
+        ingresses = RTT_INGRESSES if topo == "rtt" else None
+        kw = {"model": model, "link": S.AGGREGATE_LINK[model], "overload": 5.0, "cle": S.per_interval(w, c)}
+        kw |= {"name": f"pcn_grid_{tag}", "duration_s": SHORT_S, "ingresses": ingresses}
+        cases.append(((model, topo, w, c), f"t3_5_{tag}", kw))
     fair = frozenset((m, "rtt", FIXED_W, FIXED_CLE) for m in S.TRAFFIC)
     vals = _runs(ctx, cases, SHORT_WARMUP_S, fair)
     # The RTT fairness: the one point per type whose runs measured it.

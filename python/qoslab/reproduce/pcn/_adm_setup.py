@@ -56,34 +56,6 @@ def calls_per_s(model: str, admissible_bps: float, overload: float) -> float:
     return overload * admissible_bps / MEAN_BPS[model] / MEAN_CALL_S
 
 
-def groups(
-    model: str,
-    *,
-    calls: float,
-    src: str,
-    dst: str,
-    arrivals: str = "POISSON",
-    randomize: float | None = None,
-    src_choice: traffic.SrcChoice | None = None,
-) -> list[dict[str, Any]]:
-    """The traffic groups of ``model`` at ``calls`` per second: Poisson, or batches of mean 5 at the
-    same mean rate of calls (a mix's six codec groups each a sixth)."""
-    how: dict[str, Any] = {"calls_per_s": calls}
-    if arrivals == "BATCH":
-        per_group = calls / len(traffic.VOICE_MIX) if model == "MIX" else calls
-        how = {
-            "arrivals": traffic.batch_poisson_arrivals(
-                rate=per_group / BATCH_MEAN, batch_mean=BATCH_MEAN, lifetime=f"{MEAN_CALL_S:g}s"
-            )
-        }
-    if model in ("CBR", "VBR", "MIX"):
-        return traffic.voice(
-            name="voice", src=src, dst=dst, codec=model.lower(), randomize=randomize, src_choice=src_choice, **how
-        )
-    build = traffic.svd if model == "SVD" else traffic.vtr
-    return [build(name=model.lower(), src=src, dst=dst, randomize=randomize, **how)]
-
-
 def _admission_stage(vq: tuple[float, float, float] | None, marking: str) -> dict[str, Any]:
     """The admission meter: ramp (5, 15, 20 ms by default) or step at the max threshold (§3.4.1)."""
     lo, hi, cap = vq if vq is not None else (5.0, 15.0, 20.0)
@@ -112,30 +84,27 @@ def build(
     arrivals: str = "POISSON",
     vq: tuple[float, float, float] | None = None,
     marking: str = "ramp",
-    randomize: float | None = None,
 ) -> tuple[Scenario, str]:
-    """A PCN admission scenario and its bottleneck direction: the single link
-    (``ingresses`` None) or the RTT topology with ``ingresses`` ingresses."""
-    rate = LINK_BPS[link]
-    calls = calls_per_s(model, rate / 2, overload)
+    """A PCN admission scenario and its bottleneck direction: the single link (``ingresses`` None) or
+    the RTT topology with ``ingresses`` ingresses; calls at ``overload`` x the admissible rate, Poisson
+    or in batches of mean 5 at the same mean rate of calls (a mix's six codec groups a sixth each)."""
     bottleneck = topology.link(
         rate=link,
         delay=BOTTLENECK_DELAY,
         queue={"type": "fifo", "limit": "100000pkts"},
         stages=[_admission_stage(vq, marking)],
     )
+    edge = topology.link(rate="10Gbps", delay="0s")
     if ingresses is None:
         topo = topology.explicit(
             nodes=[
-                topology.node(name="s0", kind="host"),
-                topology.node(name="i0", kind="router"),
-                topology.node(name="e0", kind="router"),
-                topology.node(name="d0", kind="host"),
+                topology.node(name=n, kind=k)
+                for n, k in (("s0", "host"), ("i0", "router"), ("e0", "router"), ("d0", "host"))
             ],
             links=[
-                {"a": "s0", "b": "i0", **topology.link(rate="10Gbps", delay="0s")},
+                {"a": "s0", "b": "i0", **edge},
                 {"a": "i0", "b": "e0", **bottleneck},
-                {"a": "e0", "b": "d0", **topology.link(rate="10Gbps", delay="0s")},
+                {"a": "e0", "b": "d0", **edge},
             ],
         )
         edges, src, dst, direction = ["i0", "e0"], "s0", "d0", "i0->e0"
@@ -148,17 +117,27 @@ def build(
             "access": topology.link(rate="10Gbps", delay="1ms"),
             "ingress_delays": [f"{d:g}ms" for d in delays],
             "bottleneck": bottleneck,
-            "egress": topology.link(rate="10Gbps", delay="0s"),
+            "egress": edge,
         }
         edges, src, dst, direction = ["in*", "r1"], "src*", "sink0", "r0->r1"
-    src_choice: traffic.SrcChoice | None = "random" if ingresses is not None and model in RANDOM_SOURCES else None
+    calls = calls_per_s(model, LINK_BPS[link] / 2, overload)
+    how: dict[str, Any] = {"calls_per_s": calls}
+    if arrivals == "BATCH":
+        per_group = calls / len(traffic.VOICE_MIX) if model == "MIX" else calls
+        batch = traffic.batch_poisson_arrivals(
+            rate=per_group / BATCH_MEAN, batch_mean=BATCH_MEAN, lifetime=f"{MEAN_CALL_S:g}s"
+        )
+        how = {"arrivals": batch}
+    if model in ("CBR", "VBR", "MIX"):
+        src_choice: traffic.SrcChoice | None = "random" if ingresses is not None and model in RANDOM_SOURCES else None
+        groups = traffic.voice(name="voice", src=src, dst=dst, codec=model.lower(), src_choice=src_choice, **how)
+    else:
+        groups = [(traffic.svd if model == "SVD" else traffic.vtr)(name=model.lower(), src=src, dst=dst, **how)]
     sc = Scenario.build(
         name=name,
         duration=f"{duration_s:g}s",
         topology=topo,
-        traffic=groups(
-            model, calls=calls, src=src, dst=dst, arrivals=arrivals, randomize=randomize, src_choice=src_choice
-        ),
+        traffic=groups,
         pcn=pcn_builder.domain(edges=edges, **cle),
         # Only what is read: the bottleneck, one per-flow bin, no per-flow histograms.
         metrics={

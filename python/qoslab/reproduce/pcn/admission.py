@@ -22,8 +22,7 @@ ARRIVALS = ("POISSON", "BATCH")
 VOICE = ("CBR", "VBR")
 #: Table 3.1's links above T3 (its CBR and VBR rows, the worst case of the three at 5x).
 T31_LINKS = ("T3", "100Mbps", "OC3")
-#: The virtual-queue setting (min, max, upper limit in ms) of Table 3.1's SVD rows: its four
-#: numbers are Table 3.4's (5, 15, 45) rows' (2.0 % / 0.08 on 1 Gb/s, 0.0 % / 0.10 on OC12).
+#: The virtual-queue setting (min, max, upper limit in ms) of Table 3.1's SVD rows (decisions/pcn.md).
 T31_SVD_VQ = (5.0, 15.0, 45.0)
 #: Tables 3.2-3.3's rows below T3: the paper's label -> the links run.
 LOW_GROUPS = {"1Mbps, T1": ("1Mbps", "T1"), "10 Mbps": ("10Mbps",)}
@@ -37,8 +36,7 @@ RTT_INGRESSES = 100
 #: The band of §3.6's text (claim 2): every grid point within -3 % / +2 %.
 BAND = (-3.0, 2.0)
 CLAIM_2_TYPES = ("CBR", "VBR", "MIX", "VTR")
-#: §3.6's text on SVD: "a set of parameters exists that keeps the over-admission within about
-#: -3% - +7%".
+#: §3.6's text on SVD: "a set of parameters exists that keeps the over-admission within about -3% - +7%".
 SVD_BAND = (-3.0, 7.0)
 #: Table 3.6's numbers of ingresses per traffic type (the set-up; the over-admission is in cells.csv).
 INGRESSES_3_6 = {
@@ -103,9 +101,6 @@ def _worst(
     return C.cells(ctx.log, table, row, ((C.OVER, over), (C.SD, sd))), over, sd
 
 
-# -- Tables 3.1-3.3: per-packet CLE, 300 s -------------------------------------------------
-
-
 def _voice_runs(ctx: Context) -> dict[Any, dict[str, Estimate]]:
     """(link, model, arrivals, overload) -> estimates (their values seed by seed), for Tables 3.1-3.3."""
     keys: list[tuple[str, str, str, float]] = []
@@ -148,9 +143,6 @@ def _table_3_23(ctx: Context, est: dict[Any, dict[str, Estimate]]) -> tuple[list
                     {"over_admission_pct": Estimate.of(over), "sd_ratio": Estimate.of(sd)}
                 )
     return cells, data
-
-
-# -- Tables 3.4-3.6 and §3.4-3.5: per-interval CLE, 60 s --------------------------------------
 
 
 def _grid(ctx: Context) -> tuple[dict[Any, dict[str, Estimate]], dict[Any, dict[str, Estimate]]]:

@@ -136,16 +136,15 @@ CONTROLS: dict[str, Control] = {
 
 def _plt5_scenario(weight: float, cle: float, control: Control | None) -> Scenario:
     if control is not None and control.single_link:
-        sc, _ = S.build(
+        return S.build(
             name="pcn_t37_single_link",
             model="CBR",
             link=plt.ADM_LINK["CBR"],
             overload=plt.OVERLOAD,
             duration_s=plt.ADM_DURATION_S,
             cle=S.per_interval(weight, cle),
-        )
-        return sc
-    sc = plt.admission_scenario(
+        )[0]
+    return plt.admission_scenario(
         bottlenecks=control.bottlenecks if control is not None else T37_BOTTLENECKS,
         model="CBR",
         weight=weight,
@@ -154,7 +153,6 @@ def _plt5_scenario(weight: float, cle: float, control: Control | None) -> Scenar
         link=control.link if control is not None else None,
         link_delay=control.link_delay if control is not None else None,
     )
-    return sc
 
 
 def _t37(ctx: Context, control: Control | None, weights: Sequence[float], warmups: Sequence[float]) -> list[list[Cell]]:
@@ -314,8 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         names = [n.strip() for n in (a.name or "").split(",") if n.strip()]
-        unknown = [n for n in names if n not in CONTROLS]
-        if unknown or not names:
+        if not names or any(n not in CONTROLS for n in names):
             raise ReproductionError(f"control: {a.name!r}; allowed: {', '.join(CONTROLS)}")
         if a.seeds < 1:
             raise ReproductionError(f"--seeds: {a.seeds}; allowed: an integer >= 1")

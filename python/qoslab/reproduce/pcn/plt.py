@@ -1,16 +1,12 @@
-"""``pcn`` parking-lot experiments: admission [Zhang07 §3.6-3.8] and termination (§4.4), and §4.4.1's
-expected termination.
-
-The parking lot (§2.1, Fig. 2.3) with PCN edge routers is :func:`qoslab.topology.pcn_parking_lot`
-(``scenarios/pcn/plt{2,3,5}.toml``). Admission: Tables 3.5 (PLT rows), 3.7 and 3.8 and §3.8.2's
-marking share from the weight × CLE grid at 5× overload; termination: Tables 4.7-4.9 from the
-failure event at t1 = 200 s. Set-up, measures and grids: docs/reproductions/pcn.md, "Parking lots";
-decisions: docs/decisions/pcn.md. ``--quick`` runs Table 4.7's point (PLT5, CBR, 2:1) only.
+"""``pcn`` parking-lot experiments: admission [Zhang07 §3.6-3.8] and termination (§4.4, with §4.4.1's
+expected termination) on the parking lot of §2.1 (``scenarios/pcn/plt{2,3,5}.toml``). Set-up, measures and
+grids: docs/reproductions/pcn.md, "Parking lots"; decisions: docs/decisions/pcn.md.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -24,8 +20,6 @@ from ..fidelity import md_table
 from ..framework import Claim, Context, Outcome
 from . import _adm_setup as S
 from . import cellmap as C
-
-# -- set-up ------------------------------------------------------------------
 
 #: Link rates (bit/s) of the scenario names (the paper's values: OC3 = 155 Mb/s, not the line rate 155.52).
 RATES = S.LINK_BPS
@@ -84,11 +78,14 @@ TERM_RATE = 0.5
 #: long:short load ratios -> the long aggregate's share of a bottleneck's event load.
 RATIOS = {"2:1": 2 / 3, "1:1": 1 / 2}
 
-#: Claim 6's tolerances on |actual - expected| (points): §4.4.2's "within 1% for CBR and within 3% for
-#: VBR and VTR".
+#: Claim 6's tolerances on |actual - expected| (points): §4.4.2's "within 1% for CBR and 3% for VBR and VTR".
 CLAIM_6 = {"CBR": 1.0, "VBR": 3.0, "VTR": 3.0}
 #: Claim 2's band (§3.6's text, percent).
 CLAIM_2 = (-3.0, 2.0)
+#: The reduced runs of the grids, per point the seeds' values: admission (PLT size, model, weight, CLE
+#: threshold) and termination (PLT size, model, ratio; :func:`termination_table` per run).
+AdmissionRuns = dict[tuple[int, str, float, float], list[dict[str, Any]]]
+TerminationRuns = dict[tuple[int, str, str], list[dict[str, dict[str, float]]]]
 
 
 def bottleneck_names(k: int) -> list[str]:
@@ -111,28 +108,16 @@ def _groups(model: str, name: str, src: str, dst: str, **kw: Any) -> list[dict[s
 
 
 def plt_scenario(
-    *,
-    name: str,
-    bottlenecks: int,
-    link: str,
-    meter: dict[str, Any],
-    groups: Sequence[dict[str, Any]],
-    duration_s: float,
-    pcn: dict[str, Any],
-    metrics: dict[str, Any],
-    edge_rate: str = EDGE_RATE,
-    delay: str = LINK_DELAY,
+    k: int, link: str, meter: dict[str, Any], edge_rate: str = EDGE_RATE, delay: str = LINK_DELAY, **build: Any
 ) -> Scenario:
-    """A parking-lot scenario with ``meter`` on every bottleneck, the vertical and host links at
-    ``edge_rate`` and every link's propagation ``delay``."""
+    """A parking lot of ``k`` bottlenecks with ``meter`` on each, the vertical and host links at ``edge_rate``
+    and every link's propagation ``delay``; ``build``: the rest of :meth:`Scenario.build`'s fields."""
     topo = topology.pcn_parking_lot(
-        bottlenecks=bottlenecks, rate=link, stages=[meter], queue=BOTTLENECK_QUEUE, edge_rate=edge_rate, delay=delay
+        bottlenecks=k, rate=link, stages=[meter], queue=BOTTLENECK_QUEUE, edge_rate=edge_rate, delay=delay
     )
     # No per-flow histograms: nothing reads them, and they cost about a fifth of the CPU (docs/performance.md).
-    metrics = {**metrics, "flow_histograms": False}
-    return Scenario.build(
-        name=name, duration=f"{duration_s:g}s", topology=topo, traffic=groups, pcn=pcn, metrics=metrics
-    )
+    build["metrics"] = {**build["metrics"], "flow_histograms": False}
+    return Scenario.build(topology=topo, **build)
 
 
 def admission_scenario(
@@ -150,12 +135,13 @@ def admission_scenario(
     link = link if link is not None else ADM_LINK[model]
     calls = OVERLOAD / 2 * (RATES[link] / 2) / MEAN_BPS[model] / MEAN_CALL_S
     return plt_scenario(
+        bottlenecks,
+        link,
+        stages.pcn_admission(),
+        delay=link_delay if link_delay is not None else LINK_DELAY,
         name=f"pcn_plt{bottlenecks}_admission",
-        bottlenecks=bottlenecks,
-        link=link,
-        meter=stages.pcn_admission(),
-        groups=[g for n, s, d in aggregates(bottlenecks) for g in _groups(model, n, s, d, calls_per_s=calls)],
-        duration_s=duration_s,
+        duration=f"{duration_s:g}s",
+        traffic=[g for n, s, d in aggregates(bottlenecks) for g in _groups(model, n, s, d, calls_per_s=calls)],
         pcn=pcn_api.domain(
             edges=topology.pcn_parking_lot_edges(bottlenecks=bottlenecks),
             cle="per_interval",
@@ -163,7 +149,6 @@ def admission_scenario(
             cle_threshold=cle,
         ),
         metrics={"series": bottleneck_names(bottlenecks), "series_interval": f"{SAMPLE_S * 1000:g}ms", "bin": "10s"},
-        delay=link_delay if link_delay is not None else LINK_DELAY,
     )
 
 
@@ -195,20 +180,18 @@ def termination_scenario(
         rr = _groups(model, f"{n}_rr", s, d, flows=flows[n] - residents[n], start=f"{t1_s:g}s")
         groups += [{**g, "start_jitter": "10s"} for g in res]
         groups += [{**g, "start_jitter": SPACING[model], "admitted": True} for g in rr]
+    end = f"{t1_s + TERM_WINDOW_S:g}s"
     return plt_scenario(
+        bottlenecks,
+        TERM_LINK[model],
+        stages.pcn_termination(packet_size=PACKET[model]),
+        edge_rate,
         name=f"pcn_plt{bottlenecks}_termination",
-        bottlenecks=bottlenecks,
-        link=TERM_LINK[model],
-        meter=stages.pcn_termination(packet_size=PACKET[model]),
-        groups=groups,
-        duration_s=t1_s + TERM_WINDOW_S,
+        duration=end,
+        traffic=groups,
         pcn=pcn_api.domain(edges=topology.pcn_parking_lot_edges(bottlenecks=bottlenecks), cle="per_interval"),
-        metrics={"series": bottleneck_names(bottlenecks), "series_interval": "1s", "bin": f"{t1_s + TERM_WINDOW_S:g}s"},
-        edge_rate=edge_rate,
+        metrics={"series": bottleneck_names(bottlenecks), "series_interval": "1s", "bin": end},
     )
-
-
-# -- metrics -----------------------------------------------------------------
 
 
 def over_admission(res: Result, *, bottlenecks: int, rate_bps: float, warmup_s: float) -> list[float]:
@@ -294,10 +277,8 @@ def termination_table(
     act = {n: terminated[n] / flows[n] for n in flows}
     act_bn = [(terminated["long"] + terminated[s]) / (flows["long"] + flows[s]) for s in shorts]
     rows: dict[str, tuple[float, float, float]] = {f"IEA1 ({k}H)": (max(opt_bn), exp["long"], act["long"])}
-    for i, s in enumerate(shorts):
-        rows[f"IEA{i + 2} (1H)"] = (opt_bn[i], exp["short"][i], act[s])
-    for i in range(k):
-        rows[f"BN{i + 1}"] = (opt_bn[i], exp["bottlenecks"][i], act_bn[i])
+    rows |= {f"IEA{i + 2} (1H)": (opt_bn[i], exp["short"][i], act[s]) for i, s in enumerate(shorts)}
+    rows |= {f"BN{i + 1}": (opt_bn[i], exp["bottlenecks"][i], act_bn[i]) for i in range(k)}
     return {
         r: {"optimal": o, "expected": e, "actual": a, "a_o": (a - o) * 100, "a_e": (a - e) * 100}
         for r, (o, e, a) in rows.items()
@@ -316,20 +297,9 @@ def terminations(
     ev = ev[ev["kind"] == "terminate"].drop_duplicates("flow_id")
     before = set(ev.loc[ev["t_s"] < t1_s - 1e-9, "flow_id"])
     within = ev[(ev["t_s"] >= t1_s - 1e-9) & (ev["t_s"] <= t1_s + window_s + 1e-9)]
-    names = [n for n, _, _ in aggregates(bottlenecks)]
-    flows = dict.fromkeys(names, 0)
-    for fid, a in by_id.items():
-        if a and fid not in before:
-            flows[a] += 1
-    term = dict.fromkeys(names, 0)
-    for fid in within["flow_id"]:
-        a = by_id.get(fid, "")
-        if a:
-            term[a] += 1
-    return flows, term
-
-
-# -- running -----------------------------------------------------------------
+    present = Counter(a for fid, a in by_id.items() if fid not in before)
+    cut = Counter(by_id.get(fid, "") for fid in within["flow_id"])
+    return {n: present[n] for n, _, _ in aggregates(bottlenecks)}, {n: cut[n] for n, _, _ in aggregates(bottlenecks)}
 
 
 def _admission_plan(ctx: Context) -> list[tuple[int, str, float, float]]:
@@ -345,7 +315,11 @@ def _admission_plan(ctx: Context) -> list[tuple[int, str, float, float]]:
 def run(ctx: Context) -> Outcome:
     """§4.4.1's PLT2 example, Tables 3.5 (PLT), 3.7, 3.8 and 4.7-4.9."""
     judged = len(ctx.seeds) >= 5 and not ctx.quick
-    why_not = "not run in a quick run (full run only)" if ctx.quick else _not_judged(len(ctx.seeds))
+    why_not = (
+        "not run in a quick run (full run only)"
+        if ctx.quick
+        else f"judged over at least 5 seeds; this run has {len(ctx.seeds)}"
+    )
     apts = _admission_plan(ctx)
     ctx.log(f"pcn plt: {len(apts) * len(ctx.seeds)} admission runs")
 
@@ -394,13 +368,6 @@ def run(ctx: Context) -> Outcome:
     return out
 
 
-# -- claims, tables ----------------------------------------------------------
-
-
-def _not_judged(n: int) -> str:
-    return f"judged over at least 5 seeds; this run has {n}"
-
-
 def _expected_claim() -> Claim:
     """§4.4.1's PLT2 example (long 3/7, short 1/3 and 1/7, bottlenecks 25/63 and 1/3) against qoslab's
     generalized formula: a check of the formula (the paper's own arithmetic), not a reproduced result."""
@@ -426,13 +393,7 @@ ADMISSION_CLAIMS = (
 )
 
 
-def _admission_outcome(
-    ctx: Context,
-    out: Outcome,
-    cells: dict[tuple[int, str, float, float], list[dict[str, Any]]],
-    judged: bool,
-    why_not: str,
-) -> None:
+def _admission_outcome(ctx: Context, out: Outcome, cells: AdmissionRuns, judged: bool, why_not: str) -> None:
     """Tables 3.5 (PLT rows), 3.7 and 3.8 and §3.8.2's marking share as cells (one value per seed), the
     text's two statements as claims, and §3.8's marking shares per run as a section."""
     # Table 3.5, PLT rows: per run the worst bottleneck (§3.6: "the maximum of the N"); per seed the
@@ -539,13 +500,7 @@ def _admission_outcome(
     }
 
 
-def _termination_outcome(
-    ctx: Context,
-    out: Outcome,
-    tcells: dict[tuple[int, str, str], list[dict[str, dict[str, float]]]],
-    judged: bool,
-    why_not: str,
-) -> None:
+def _termination_outcome(ctx: Context, out: Outcome, tcells: TerminationRuns, judged: bool, why_not: str) -> None:
     """Tables 4.7-4.9 as cells (one value per seed; quick: Table 4.7 only), the text's "within 1 % for
     CBR and 3 % for VBR and VTR" as a claim, and a section per parking lot but Table 4.7's (all cells)."""
     for (k, m, ratio), runs in sorted(tcells.items()):

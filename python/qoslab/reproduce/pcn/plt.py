@@ -40,7 +40,6 @@ MEAN_BPS: dict[str, float] = {
 #: Each model's packet interval (rerouted flows' start spread; VTR: one 40 ms frame) and largest packet.
 SPACING = {"CBR": "20ms", "VBR": "20ms", "MIX": "20ms", "SVD": "1ms", "VTR": "40ms"}
 PACKET = {"CBR": "160B", "VBR": "160B", "MIX": "200B", "SVD": "1500B", "VTR": "1500B"}
-
 OVERLOAD = 5.0
 MEAN_CALL_S = 60.0
 #: The admission runs' bottleneck per traffic model ([Zhang07 §3.3]: voice on OC3, VTR 1 Gb/s, SVD OC48).
@@ -69,7 +68,6 @@ MODELS_4_9 = ("CBR", "VTR")
 GRID_PLT = dict.fromkeys(S.TRAFFIC, 5)
 #: The types §3.6's "-3 % / +2 %" covers (SVD has its own band there).
 CLAIM_2_TYPES = ("CBR", "VBR", "MIX", "VTR")
-
 T1_S = 200.0
 TERM_WINDOW_S = 1.0
 TERM_LINK = {"CBR": "OC3", "VBR": "OC3", "SVD": "OC12", "VTR": "1Gbps"}
@@ -77,7 +75,6 @@ EVENT_LOAD = 0.75
 TERM_RATE = 0.5
 #: long:short load ratios -> the long aggregate's share of a bottleneck's event load.
 RATIOS = {"2:1": 2 / 3, "1:1": 1 / 2}
-
 #: Claim 6's tolerances on |actual - expected| (points): §4.4.2's "within 1% for CBR and 3% for VBR and VTR".
 CLAIM_6 = {"CBR": 1.0, "VBR": 3.0, "VTR": 3.0}
 #: Claim 2's band (§3.6's text, percent).
@@ -197,8 +194,7 @@ def termination_scenario(
 def over_admission(res: Result, *, bottlenecks: int, rate_bps: float, warmup_s: float) -> list[float]:
     """Each bottleneck's over-admission %: the mean of its utilization samples from ``warmup_s`` on,
     times the link rate, over the admissible rate (half the link), minus 1."""
-    s = res.series
-    s = s[(s["metric"] == "utilization") & (s["t_s"] > warmup_s + 1e-9)]
+    s = res.series[(res.series["metric"] == "utilization") & (res.series["t_s"] > warmup_s + 1e-9)]
     out = []
     for b in bottleneck_names(bottlenecks):
         u = s.loc[s["entity_id"] == b, "value"].to_numpy()
@@ -211,8 +207,7 @@ def beat_down(res: Result, *, bottlenecks: int) -> list[float]:
     delivered bytes over the long aggregate's."""
     f = res.flows[["name", "src", "dst"]]
     ids = dict(zip(f["name"], zip(f["src"], f["dst"], strict=True), strict=True))
-    s = res.series
-    s = s[(s["entity_kind"] == "flow") & (s["metric"] == "delivered_bytes")]
+    s = res.series[(res.series["entity_kind"] == "flow") & (res.series["metric"] == "delivered_bytes")]
     agg = {(src, dst): n for n, src, dst in aggregates(bottlenecks)}
     key = s["entity_id"].map(lambda e: agg.get(ids.get(e, ("", "")), ""))
     tab = s.assign(agg=key).groupby(["t_s", "agg"])["value"].sum()
@@ -238,8 +233,7 @@ def beat_down_ratio(bins: dict[float, dict[str, float]], *, bottlenecks: int) ->
 def marking_share(res: Result, *, bottlenecks: int, warmup_s: float) -> tuple[float, float]:
     """§3.8's diagnostic: the share of samples (after ``warmup_s``) in which at least one bottleneck
     admission-marked a packet, and the mean share of a single bottleneck."""
-    s = res.series
-    s = s[s["metric"] == "threshold_marked"]
+    s = res.series[res.series["metric"] == "threshold_marked"]
     per: list[list[bool]] = []
     for b in bottleneck_names(bottlenecks):
         d = s[s["entity_id"] == b].sort_values("t_s")
@@ -293,8 +287,7 @@ def terminations(
     f = res.flows
     agg = {(s, d): n for n, s, d in aggregates(bottlenecks)}
     by_id = {fid: agg.get((s, d), "") for fid, s, d in zip(f["flow_id"], f["src"], f["dst"], strict=True)}
-    ev = res.events
-    ev = ev[ev["kind"] == "terminate"].drop_duplicates("flow_id")
+    ev = res.events[res.events["kind"] == "terminate"].drop_duplicates("flow_id")
     before = set(ev.loc[ev["t_s"] < t1_s - 1e-9, "flow_id"])
     within = ev[(ev["t_s"] >= t1_s - 1e-9) & (ev["t_s"] <= t1_s + window_s + 1e-9)]
     present = Counter(a for fid, a in by_id.items() if fid not in before)
@@ -306,19 +299,16 @@ def _admission_plan(ctx: Context) -> list[tuple[int, str, float, float]]:
     """``(PLT size, model, weight, CLE threshold)`` of every admission grid point."""
     if ctx.quick:
         return []
-    pts = [(k, model, w, c) for model, k in GRID_PLT.items() for w in WEIGHTS for c in CLES]
-    for k in (2, 3):
-        pts += [(k, "CBR", w, BEAT_CLE) for w in BEAT_WEIGHTS if (k, "CBR", w, BEAT_CLE) not in pts]
-    return pts
+    grid = [(k, model, w, c) for model, k in GRID_PLT.items() for w in WEIGHTS for c in CLES]
+    return grid + [(k, "CBR", w, BEAT_CLE) for k in (2, 3) for w in BEAT_WEIGHTS]
 
 
 def run(ctx: Context) -> Outcome:
     """§4.4.1's PLT2 example, Tables 3.5 (PLT), 3.7, 3.8 and 4.7-4.9."""
-    judged = len(ctx.seeds) >= 5 and not ctx.quick
+    n = len(ctx.seeds)
+    judged = n >= 5 and not ctx.quick
     why_not = (
-        "not run in a quick run (full run only)"
-        if ctx.quick
-        else f"judged over at least 5 seeds; this run has {len(ctx.seeds)}"
+        "not run in a quick run (full run only)" if ctx.quick else f"judged over at least 5 seeds; this run has {n}"
     )
     apts = _admission_plan(ctx)
     ctx.log(f"pcn plt: {len(apts) * len(ctx.seeds)} admission runs")
@@ -445,14 +435,12 @@ def _admission_outcome(ctx: Context, out: Outcome, cells: AdmissionRuns, judged:
             share[(k, w)] = (Estimate.of(r["marking"][0] for r in runs), Estimate.of(r["marking"][1] for r in runs))
             cols = ((f"Simulation Time (s) / {round(BIN_S * (i + 1))}", v) for i, v in enumerate(beat[(k, w)][:8]))
             out.cells += C.cells(ctx.log, "Table 3.8", f"PLT{k} / {w:g}", cols)
-    # §3.8.2: "with 5 bottlenecks and 5x overload, the fraction of time when at least one of the links was
-    # marking packets was close to 100%": per seed the mean over the 15 PLT5 CBR settings.
+    # §3.8.2's "fraction of time when at least one of the links was marking packets": per seed the mean over
+    # the 15 PLT5 CBR settings.
     if t37 := settings37.get("CBR", []):
         any5 = [100 * sum(cells[(5, "CBR", w, c)][s]["marking"][0] for w, c in t37) / len(t37) for s in range(n)]
         out.cells += C.cells(ctx.log, "§3.8.2", "PLT5, 5x", (("share of time at least one link marks", any5),))
-    # The text's statement (§3.8.2): the long-haul aggregate consistently loses bandwidth in time, the more
-    # so the more bottlenecks it crosses: ratio(80 s) > ratio(10 s) everywhere, PLT5's 80 s ratio the
-    # largest at each weight.
+    # §3.8.2's statement: ratio(80 s) > ratio(10 s) everywhere, PLT5's 80 s ratio the largest at each weight.
     mean = {kw: [sum(v) / len(v) for v in b] for kw, b in beat.items()}
     if all((k, w) in mean and len(mean[(k, w)]) >= 8 for k in (2, 3, 5) for w in BEAT_WEIGHTS):
         rising = [f"PLT{k} w {w:g}" for (k, w), v in mean.items() if not v[7] > v[0]]

@@ -195,11 +195,8 @@ def over_admission(res: Result, *, bottlenecks: int, rate_bps: float, warmup_s: 
     """Each bottleneck's over-admission %: the mean of its utilization samples from ``warmup_s`` on,
     times the link rate, over the admissible rate (half the link), minus 1."""
     s = res.series[(res.series["metric"] == "utilization") & (res.series["t_s"] > warmup_s + 1e-9)]
-    out = []
-    for b in bottleneck_names(bottlenecks):
-        u = s.loc[s["entity_id"] == b, "value"].to_numpy()
-        out.append((float(u.mean()) * rate_bps / (rate_bps / 2) - 1) * 100 if len(u) else math.nan)
-    return out
+    samples = [s.loc[s["entity_id"] == b, "value"].to_numpy() for b in bottleneck_names(bottlenecks)]
+    return [(float(u.mean()) * rate_bps / (rate_bps / 2) - 1) * 100 if len(u) else math.nan for u in samples]
 
 
 def beat_down(res: Result, *, bottlenecks: int) -> list[float]:
@@ -237,10 +234,8 @@ def marking_share(res: Result, *, bottlenecks: int, warmup_s: float) -> tuple[fl
     per: list[list[bool]] = []
     for b in bottleneck_names(bottlenecks):
         d = s[s["entity_id"] == b].sort_values("t_s")
-        v = d["value"].to_numpy()
-        t = d["t_s"].to_numpy()
-        inc = v[1:] > v[:-1]
-        per.append([bool(x) for x, tt in zip(inc, t[1:], strict=True) if tt > warmup_s + 1e-9])
+        v, t = d["value"].to_numpy(), d["t_s"].to_numpy()
+        per.append([bool(x) for x, tt in zip(v[1:] > v[:-1], t[1:], strict=True) if tt > warmup_s + 1e-9])
     return any_and_mean(per)
 
 
@@ -250,9 +245,7 @@ def any_and_mean(per: Sequence[Sequence[bool]]) -> tuple[float, float]:
     n = min((len(p) for p in per), default=0)
     if n == 0:
         return math.nan, math.nan
-    any_ = sum(1 for i in range(n) if any(p[i] for p in per)) / n
-    mean = sum(sum(p[:n]) / n for p in per) / len(per)
-    return any_, mean
+    return sum(1 for i in range(n) if any(p[i] for p in per)) / n, sum(sum(p[:n]) / n for p in per) / len(per)
 
 
 def termination_table(
@@ -321,14 +314,10 @@ def run(ctx: Context) -> Outcome:
             "marking": marking_share(res, bottlenecks=k, warmup_s=ADM_WARMUP_S),
         }
 
-    agrid = [
-        (
-            (k, m, w, c),
-            f"plt{k}_adm_{m}_w{w:g}_cle{c:g}".lower(),
-            admission_scenario(bottlenecks=k, model=m, weight=w, cle=c, duration_s=ADM_DURATION_S),
-        )
-        for (k, m, w, c) in apts
-    ]
+    agrid: list[tuple[tuple[int, str, float, float], str, Scenario]] = []
+    for k, m, w, c in apts:
+        sc = admission_scenario(bottlenecks=k, model=m, weight=w, cle=c, duration_s=ADM_DURATION_S)
+        agrid.append(((k, m, w, c), f"plt{k}_adm_{m}_w{w:g}_cle{c:g}".lower(), sc))
     cells = ctx.run_grid(agrid, reduce_adm, save=False)
     tpts = [QUICK_TERMINATION] if ctx.quick else [(k, m, r) for r in RATIOS for m in TERM_LINK for k in (2, 3, 5)]
     ctx.log(f"pcn plt: {len(tpts) * len(ctx.seeds)} termination runs")
@@ -338,14 +327,10 @@ def run(ctx: Context) -> Outcome:
         flows, term = terminations(res, bottlenecks=k, t1_s=T1_S, window_s=TERM_WINDOW_S)
         return termination_table(flows, term, bottlenecks=k, mean_bps=MEAN_BPS[m], rate_bps=RATES[TERM_LINK[m]])
 
-    tgrid = [
-        (
-            (k, m, r),
-            f"plt{k}_term_{m}_{r.replace(':', 'to')}".lower(),
-            termination_scenario(bottlenecks=k, model=m, ratio=r),
-        )
-        for (k, m, r) in tpts
-    ]
+    tgrid: list[tuple[tuple[int, str, str], str, Scenario]] = []
+    for k, m, r in tpts:
+        sc = termination_scenario(bottlenecks=k, model=m, ratio=r)
+        tgrid.append(((k, m, r), f"plt{k}_term_{m}_{r.replace(':', 'to')}".lower(), sc))
     tcells = ctx.run_grid(tgrid, reduce_term, save=False)
     out = Outcome(
         claims=[_expected_claim()], data={"expected_termination_plt2": expected_termination(2, 0.5, 0.25, 0.5)}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...scenario import Scenario
 from ...stats import Estimate
 from ..cells import Measured, compare, fmt_number
 from ..fidelity import md_table
@@ -46,7 +47,7 @@ def verdicts(ctx: Context, values: list[list[float]]) -> tuple[list[str], list[s
 
 def controls(ctx: Context) -> tuple[dict[str, Any], tuple[str, str]]:
     """Runs every knob × (Table 4.3, 600 ingresses at each f in :data:`FS`) × seeds."""
-    points: list[tuple[tuple[int, float | None], str, Any]] = []
+    points: list[tuple[tuple[int, float | None], str, Scenario]] = []
     for k, (_, pcn, end, delays) in enumerate(KNOBS):
         sc = term.scenario(
             ctx, model="CBR", ingresses=2, flows=[1178, 583], delays_us=delays, end_after_s=end[0], pcn=pcn
@@ -100,14 +101,10 @@ LOW_AGG: list[tuple[str, str, int, int, float, dict[str, Any]]] = [
 
 def low_aggregation_controls(ctx: Context) -> tuple[dict[str, Any], tuple[str, str]]:
     """Runs every :data:`LOW_AGG` row × seeds: over-termination, optimum, flows cut before t1."""
-    points = [
-        (
-            (label, m),
-            f"ctl_{label.replace(' ', '_')}",
-            term.scenario(ctx, model=m, ingresses=k, flows=n, randomize=f, pcn=pcn),
-        )
-        for label, m, k, n, f, pcn in LOW_AGG
-    ]
+    points: list[tuple[tuple[str, str], str, Scenario]] = []
+    for label, m, k, n, f, pcn in LOW_AGG:
+        sc = term.scenario(ctx, model=m, ingresses=k, flows=n, randomize=f, pcn=pcn)
+        points.append(((label, m), f"ctl_{label.replace(' ', '_')}", sc))
     runs = ctx.run_grid(points, lambda key, res: term._reduce(res, key[1]), save=False)
     data: dict[str, Any] = {}
     rows = []

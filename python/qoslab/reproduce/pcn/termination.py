@@ -313,27 +313,20 @@ def flow_rates(flows: Any, model: str, groups: Sequence[dict[str, Any]] | None =
         return MODELS[model].mean_bps
     if groups is None:
         raise ValueError("flow_rates: model 'MIX' needs the scenario's traffic groups")
-    by_source = _mix_bps_by_source()
-    bps = {str(g["name"]): by_source[_source(g)] for g in groups}
+    bps = {str(g["name"]): _mix_bps_by_source()[_source(g)] for g in groups}
     return np.array([bps[str(g)] for g in flows["group"]], dtype=float)
 
 
 def _reduce(res: Result, model: str) -> dict[str, Any]:
-    m = MODELS[model]
     cols = ["src", "group", "admitted", "terminated", "end_s", "delivered_pkts", "pcn_excess_marked_pkts"]
     f = res.flows[cols]
     rates = flow_rates(f, model, res.scenario.get("traffic"))
-    return termination_metrics(f, mean_bps=rates, termination_bps=LINK_BPS[m.link] / 2)
+    return termination_metrics(f, mean_bps=rates, termination_bps=LINK_BPS[MODELS[model].link] / 2)
 
 
 def _run_reduced(ctx: Context, plan: list[tuple[str, Scenario, int]], model_of: list[str]) -> list[dict[str, Any]]:
     """Runs ``plan``, keeping each run's figures (:func:`_reduce` under ``model_of[i]``), not its Result."""
     return ctx.run_indexed(plan, lambda i, res: _reduce(res, model_of[i]), save=False)
-
-
-def _vals(runs: list[dict[str, Any]], key: str) -> list[float]:
-    """``key`` of each run, in the runs' (the seeds') order."""
-    return [float(r[key]) for r in runs]
 
 
 def _table_4_3(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, str], Figure]:
@@ -349,7 +342,7 @@ def _table_4_3(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, s
     for i in (0, 1):
         cols = (("Actual term", [x["actual"] for x in per[i]]), ("Over-term Perc", [x["over_pts"] for x in per[i]]))
         cells += C.cells(ctx.log, "Table 4.3", str(i + 1), cols)
-    bottleneck = (("over-termination", _vals(runs, "over_pts")),)
+    bottleneck = (("over-termination", [r["over_pts"] for r in runs]),)
     cells += C.cells(ctx.log, "§4.2", "RT Difference experiment: bottleneck", bottleneck)
     # Fig. 4.4: the rounds of each ingress, seed by seed (times after t1; the figure prints them from 0 s).
     rounds = {i: [x["rounds"] for x in per[i]] for i in (0, 1)}
@@ -429,7 +422,7 @@ def _table_4_1(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, s
     data: dict[str, Any] = {}
     for (m, k), n in FLOWS_4_1.items():
         runs = grid[(m, k, 0.0)]
-        cols = (("Actual term", _vals(runs, "actual")), ("Over-term Perc", _vals(runs, "over_pts")))
+        cols = (("Actual term", [r["actual"] for r in runs]), ("Over-term Perc", [r["over_pts"] for r in runs]))
         cells += C.cells(ctx.log, "Table 4.1", f"{m} / {k}", cols)
         e = {key: estimate(runs, key) for key in ("flows", "actual", "optimal", "over_pct", "over_pts")}
         pre = sum(r["terminated_before_t1"] for r in runs) / len(runs)

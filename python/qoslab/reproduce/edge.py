@@ -105,11 +105,8 @@ def _scenario(
     """The scenario ``file`` with the pool and BUFF_SIZE set (Table I's unless given) and ``extra``
     overrides; 25 s in a quick run unless ``full_length`` (Table I's cells)."""
     sc = Scenario.load(ctx.scenario_path(f"edge/{file}.toml"))
-    over: list[Override] = [
-        (f"{EGRESS}.queue.buffers", buffers),
-        (f"{EGRESS}.queue.buff_size", f"{buff_size}B"),
-        *extra,
-    ]
+    over: list[Override] = [(f"{EGRESS}.queue.buffers", buffers), (f"{EGRESS}.queue.buff_size", f"{buff_size}B")]
+    over += extra
     if file == "fig6b_periodic":
         # The EF pool: the EF reservations' share of the pool (a lost number; decisions.md).
         over.append((f"{EGRESS}.queue.ef_buffers", round(buffers * EF_RESERVED_KBPS / LINK_KBPS)))
@@ -159,12 +156,11 @@ def _rates(res: Result) -> Rates:
     for _, f in res.flows.iterrows():
         name = str(f["group"])
         rows = bins[bins["entity_id"] == f["name"]]
-        ip = rows.loc[rows["metric"] == "delivered_bytes", "value"]
-        pk = rows.loc[rows["metric"] == "delivered_pkts", "value"]
+        ip_bytes = float(rows.loc[rows["metric"] == "delivered_bytes", "value"].sum())
+        pkts = float(rows.loc[rows["metric"] == "delivered_pkts", "value"].sum())
         # Each bin's t_s is its start: the last bin ends one bin later.
         starts = sorted(set(rows["t_s"].tolist()))
         secs = starts[-1] + (starts[-1] - starts[-2]) - WARMUP_S if len(starts) > 1 else math.nan
-        ip_bytes, pkts = float(ip.sum()), float(pk.sum())
         out[name] = {
             "ip_kbps": ip_bytes * 8 / secs / 1e3,
             "payload_kbps": (ip_bytes - HEADER * pkts) * 8 / secs / 1e3,
@@ -370,6 +366,9 @@ def _fig6a_names(rates: Rates) -> Rates:
     return rates
 
 
+RATE_KEYS = ("ip_kbps", "payload_kbps", "delay_ms")
+
+
 def _mean(runs: list[Rates], stream: str, key: str) -> Estimate:
     return Estimate.of([r[stream][key] for r in runs])
 
@@ -441,13 +440,10 @@ def reproduce(ctx: Context) -> Outcome:
         by[("sens_share", "baseline")] = by[("fig8", pools[-1])]
         occ[("sens_share", "baseline")] = occ[("fig8", pools[-1])]
 
-    data: dict[str, Any] = {"fig7": {}, "fig8": {}, "fig9": {}, "table1": {}}
-    for fig, xs in (("fig7", buff_sizes), ("fig8", pools), ("fig9", pools)):
-        for x in xs:
-            runs = by[(fig, x)]
-            data[fig][str(x)] = {
-                s: {k: _mean(runs, s, k).mean for k in ("ip_kbps", "payload_kbps", "delay_ms")} for s in STREAMS
-            }
+    data: dict[str, Any] = {
+        fig: {str(x): {s: {k: _mean(by[(fig, x)], s, k).mean for k in RATE_KEYS} for s in STREAMS} for x in xs}
+        for fig, xs in (("fig7", buff_sizes), ("fig8", pools), ("fig9", pools))
+    }
     # Claims 1-4: the conformant AF streams at Fig. 8's pools, Fig. 7(a) and 7(c), the sharing.
     reservations = {s: r for s, (_, r) in STREAMS.items()}
     ok1, w_frac, w_stream, w_pool = judge_conformant(
@@ -579,10 +575,9 @@ QUICK_NOT_JUDGED = (
 )
 
 
-def _word(step: tuple[int, float]) -> str:
-    """A step of :func:`_steps` as ``+4.1% (rise)``."""
-    d, c = step
-    return f"{c * 100:+.1f}% ({_DIRECTION[d]})"
+def _words(steps: dict[str, tuple[int, float]]) -> str:
+    """Steps of :func:`_steps` as ``A3 +4.1% (rise), A4 ...``."""
+    return ", ".join(f"{s} {c * 100:+.1f}% ({_DIRECTION[d]})" for s, (d, c) in steps.items())
 
 
 def _fig7b_fig9_claims(
@@ -593,7 +588,9 @@ def _fig7b_fig9_claims(
     f7: PerSeed = {b: {s: [r[s]["ip_kbps"] for r in by[("fig7", b)]] for s in STREAMS} for b in buff_sizes}
     f9: PerSeed = {n: {s: [r[s]["ip_kbps"] for r in by[("fig9", n)]] for s in STREAMS} for n in pools}
     m7 = {b: {s: Estimate.of(v).mean for s, v in t.items()} for b, t in f7.items()}
+    # A quick run has no 256 B point for the first step.
     first = all(b in f7 for b in FIRST_STEP)
+    no_first = f"no {FIRST_STEP[1]} B point in --quick"
     hi_b, lo_n, hi_n = buff_sizes[-1], pools[0], pools[-1]
     claims: list[Claim] = []
 
@@ -620,16 +617,12 @@ def _fig7b_fig9_claims(
         "A3's and A4's spread each above A1's and A5's",
         ok,
     )
-    if first:
-        ok_r, rise = judge_fig7b_first_rise(f7)
-        rise_text = ", ".join(f"{s} {_word(v)}" for s, v in rise.items()) + f" ({FIRST_STEP[0]} -> {FIRST_STEP[1]} B)"
-    else:
-        ok_r, rise_text = None, f"no {FIRST_STEP[1]} B point in --quick"
+    ok_r, rise = judge_fig7b_first_rise(f7) if first else (None, {})
     add(
         "fig7b-first-rise",
         f"Fig. 7(b): A3 and A4 rise when BUFF_SIZE first increases from {FIRST_STEP[0]} to {FIRST_STEP[1]} B",
         "both streams also experience an increase in throughput when BUFF_SIZE first increases (§V.B.1)",
-        rise_text,
+        _words(rise) + f" ({FIRST_STEP[0]} -> {FIRST_STEP[1]} B)" if first else no_first,
         "a rise beyond the seeds' noise (95% interval of the per-seed change excludes 0, and >= 1%)",
         ok_r,
     )
@@ -638,7 +631,7 @@ def _fig7b_fig9_claims(
         "fig7b-slight-decrease",
         f"Fig. 7(b): A3 and A4 decrease slightly after BUFF_SIZE exceeds their packet size ({MEDIUM_BUFF} B)",
         "A3 and A4 experience a slight decrease in throughput after BUFF_SIZE increases beyond it (§V.B.1)",
-        ", ".join(f"{s} {_word(v)}" for s, v in fall.items()) + f" ({MEDIUM_BUFF} -> {hi_b} B)",
+        _words(fall) + f" ({MEDIUM_BUFF} -> {hi_b} B)",
         f"a fall beyond the seeds' noise and at most {SLIGHT:.0%} of the throughput at {MEDIUM_BUFF} B",
         ok,
     )
@@ -652,18 +645,12 @@ def _fig7b_fig9_claims(
         f">= {WELL_IN_EXCESS:g}x the reservation at every BUFF_SIZE",
         ok,
     )
-    if first:
-        ok_b3, steps = judge_fig7b_b3(f7)
-        b3_text = "; ".join(
-            f"{name} " + ", ".join(f"{s} {_word(v)}" for s, v in step.items()) for name, step in steps.items()
-        )
-    else:
-        ok_b3, b3_text = None, f"no {FIRST_STEP[1]} B point in --quick"
+    ok_b3, steps = judge_fig7b_b3(f7) if first else (None, {})
     add(
         "fig7b-b3",
         "Fig. 7(b): best-effort B3 follows A3's and A4's trend (rise 128 -> 256 B, fall after 512 B), less pronounced",
         "B3 sees a similar trend in throughput variations, but somewhat less pronounced (§V.B.1)",
-        b3_text,
+        "; ".join(f"{name} {_words(step)}" for name, step in steps.items()) if first else no_first,
         "each B3 change beyond the seeds' noise in the stated direction and smaller in size than A3's and A4's",
         ok_b3,
     )
@@ -673,7 +660,7 @@ def _fig7b_fig9_claims(
         "Fig. 9 (POISSON): the small- and medium-packet streams (A2, A6, B2, A3, A4, B3) gain from a larger pool",
         "for flows with small and medium sized packets, there is some benefit to increasing the total buffer "
         "size (§V.B.2)",
-        ", ".join(f"{s} {_word(v)}" for s, v in gain.items()) + f" ({lo_n} -> {hi_n} buffers)",
+        _words(gain) + f" ({lo_n} -> {hi_n} buffers)",
         "each a rise beyond the seeds' noise",
         ok,
     )
@@ -682,7 +669,7 @@ def _fig7b_fig9_claims(
         "fig9-large",
         "Fig. 9 (POISSON): the large-packet streams (A1, A5, B1) show no significant change with a larger pool",
         "for flows with large packets, there does not seem to be any significant improvement in throughput (§V.B.2)",
-        ", ".join(f"{s} {_word(v)}" for s, v in flat.items()) + f" ({lo_n} -> {hi_n} buffers)",
+        _words(flat) + f" ({lo_n} -> {hi_n} buffers)",
         "each change within the seeds' noise band (two-sided)",
         ok,
     )

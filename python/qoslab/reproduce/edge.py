@@ -49,8 +49,7 @@ CONFORMANT_AF = ("A1", "A2", "A5", "A6")
 EF_NAMES = {"A2": "E1", "A5": "E2"}
 BUFF_SIZES = (128, 256, 384, 512, 768, 1024)
 POOLS = (50, 80, 100, 150, 200, 300, 500)
-QUICK_BUFF_SIZES = (128, 512, 1024)
-QUICK_POOLS = (50, 500)
+QUICK_BUFF_SIZES, QUICK_POOLS = (128, 512, 1024), (50, 500)
 TABLE1_BUFFERS, TABLE1_BUFF_SIZE, FIG8_BUFF_SIZE, FIG7_BUFFERS = 80, 512, 512, 80
 TABLE1_COLUMNS = ("Delay in AF queue", "Delay in EF queue")
 #: "by a factor of more than [lost]" (§V.C); Table I's 180/44 and 169/49 admit at most 3.
@@ -71,14 +70,12 @@ EF_RATE_SUM = f"{EF_RESERVED_KBPS}kbps"
 EXCESS_SHARE = (LINK_KBPS - RESERVED_KBPS) / 5
 WARMUP_S = 5.0
 #: Full runs' controlled runs: Table I against the pool, the sharing against the offered load (kb/s, IP).
-SENS_POOLS = (80, 120, 160, 200)
-SENS_OFFERED = (500, 700)
+SENS_POOLS, SENS_OFFERED = (80, 120, 160, 200), (500, 700)
 #: The excess streams' traffic groups and payloads in the scenario files.
 EXCESS_GROUPS = (("B1", 1024), ("A3", 512), ("A4", 512), ("B2", 128), ("B3", 512))
 #: The sharing at the largest pool, one knob each: "as_be" (A3, A4 without reservations) and
 #: "exact" (every packet counted at its size, the pool kept in bytes).
-EXACT_BUFF_SIZE = 128
-SHARE_KNOBS = ("baseline", "as_be", "exact")
+EXACT_BUFF_SIZE, SHARE_KNOBS = 128, ("baseline", "as_be", "exact")
 #: Table I: the hosts A2 and A5 may start from (Fig. 5's sources; the assignment is lost).
 HOSTS = ("sea", "sky", "land")
 #: The AF/BE queue of McKinley's egress (SCFQ's second child); its slots follow STREAMS in Fig. 6(a).

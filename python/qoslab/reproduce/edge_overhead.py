@@ -92,11 +92,8 @@ def cells(repetitions: int) -> tuple[list[Measured | NotMeasured], dict[str, Any
     except TestbedError as e:
         reason = f"the no-I/O core path was not measured: {e}"
         out: list[Measured | NotMeasured] = [NotMeasured(TABLE, ROWS[p], COLUMN, reason) for p in ROWS]
-        return (
-            out,
-            {"core": None, "error": str(e), "router": ROUTER_REASON},
-            f"Not measured: {e}\n\nRouter path: {ROUTER_REASON}.",
-        )
+        data = {"core": None, "error": str(e), "router": ROUTER_REASON}
+        return out, data, f"Not measured: {e}\n\nRouter path: {ROUTER_REASON}."
     got: list[Measured | NotMeasured] = [Measured(TABLE, ROWS[p], COLUMN, shares(rows, p)) for p in ROWS]
     return got, {"core": rows, "router": ROUTER_REASON}, section(rows)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..scenario import Override
 from ..stats import Estimate
+from . import edge
 from .framework import Context
 
 #: (A1, A3, A4, A5) reservations, kb/s, summing to the stated 600; "a" is the files' reading. The
@@ -30,9 +31,7 @@ OFFERED = (400, 450, 500, 700)
 FIG7_POOLS = (50, 60, 70, 80, 90, 100)
 LARGE_ALT = 1472
 ALT_BUFF_SIZES = (128, 256, 512, 768, 1024, 1472)
-ALT_SMALL_SIZES = (160, 176, 192)
-ALT_OFFERED = (400, 450, 500)
-ALT_SPLITS = ("a", "b", "e")
+ALT_SMALL_SIZES, ALT_OFFERED, ALT_SPLITS = (160, 176, 192), (400, 450, 500), ("a", "b", "e")
 ALT_FIG7_POOLS = (80, 90, 100, 110, 120)
 EXCESS = ("A3", "A4", "B1", "B2", "B3")
 #: ``readings.parquet``'s columns: the reading's, then the run's (:func:`save`).
@@ -67,8 +66,6 @@ class Reading:
 
 def readings() -> list[tuple[Reading, tuple[int, ...], tuple[int, ...]]]:
     """Every reading with its Fig. 7 BUFF_SIZE values and Fig. 7 pools."""
-    from . import edge
-
     out: list[tuple[Reading, tuple[int, ...], tuple[int, ...]]] = [
         (Reading(1024, s, sp, o), edge.BUFF_SIZES, FIG7_POOLS)
         for s, sp, o in itertools.product(SMALL_SIZES, SPLITS, OFFERED)
@@ -82,8 +79,6 @@ def readings() -> list[tuple[Reading, tuple[int, ...], tuple[int, ...]]]:
 
 def _overrides(reading: Reading) -> tuple[Override, ...]:
     """Overrides of ``fig6a_periodic`` for one reading: every stream's payload, reservation and spacing."""
-    from . import edge
-
     res = dict(zip(("A1", "A3", "A4", "A5"), SPLITS[reading.split], strict=True))
     over = []
     for name, (size, rate) in edge.STREAMS.items():
@@ -107,8 +102,6 @@ Plan = tuple[list[tuple[str, Any, int]], list[tuple[str, Any]]]
 
 
 def _plan(ctx: Context, which: list[Reading], seeds: list[int], kind: str) -> Plan:
-    from . import edge
-
     grid = {reading: (buffs, f7pools) for reading, buffs, f7pools in readings()}
     runs: list[tuple[str, Any, int]] = []
     keys: list[tuple[str, Any]] = []
@@ -131,25 +124,14 @@ def plan(ctx: Context) -> Plan:
     return _plan(ctx, [r for r, _, _ in readings()], ctx.seeds, "read")
 
 
-def replication_seeds(ctx: Context) -> list[int]:
-    """Fresh seeds, as many as the claims use, after theirs (5 seeds 1-5: seeds 6-10)."""
-    return [max(ctx.seeds) + 1 + i for i in range(len(ctx.seeds))]
-
-
-def replication_plan(ctx: Context, by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]]) -> Plan:
-    """Every reading under which claims 1-4 hold together, run again with fresh seeds
-    (:func:`replication_seeds`): a reading whose claims hold only for one set of seeds sits on
-    the tolerances' edge, not in a region where the paper's statements are reached."""
+def replication_plan(ctx: Context, by: edge.By) -> Plan:
+    """Every reading under which claims 1-4 hold together, run again with as many fresh seeds after
+    the claims' (seeds 1-5: 6-10): holding for one set of seeds only is the tolerances' edge."""
     passing = [row["reading"] for row in _rows(by, "read") if row["all"]]
-    return _plan(ctx, passing, replication_seeds(ctx), "rep")
+    return _plan(ctx, passing, [max(ctx.seeds) + 1 + i for i in range(len(ctx.seeds))], "rep")
 
 
-def save(
-    ctx: Context,
-    runs: list[tuple[str, Any, int]],
-    keys: list[tuple[str, Any]],
-    rates: list[dict[str, dict[str, float]]],
-) -> None:
+def save(ctx: Context, runs: list[tuple[str, Any, int]], keys: list[tuple[str, Any]], rates: list[edge.Rates]) -> None:
     """Writes every run of the study as rows of ``readings.parquet`` (the reading, the phase ``read``
     or ``rep``, figure, pool, BUFF_SIZE, seed, stream, IP and payload kb/s, mean delay in ms); any row
     can be rerun from ``fig6a_periodic`` with the reading's overrides (:func:`_overrides`) and seed."""
@@ -164,7 +146,7 @@ def save(
     pd.DataFrame(rows).to_parquet(ctx.figure_path("readings.parquet"), index=False)
 
 
-def evaluate(by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]]) -> dict[str, Any]:
+def evaluate(by: edge.By) -> dict[str, Any]:
     """Claims 1-4 for every reading, judged as ``edge`` judges them, and for the passing ones
     again with fresh seeds (when their runs are in ``by``); a text section and data."""
     rows = _rows(by, "read")
@@ -172,9 +154,8 @@ def evaluate(by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]]) -> di
     return {"data": {**_data(rows), "replication": _data(rep)}, "text": _text(rows, rep)}
 
 
-def _rows(by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]], kind: str) -> list[dict[str, Any]]:
+def _rows(by: edge.By, kind: str) -> list[dict[str, Any]]:
     """One row per reading with runs of ``kind`` in ``by``: claims 1-4 and their margins."""
-    from . import edge
 
     def tput(reading: Reading, fig: str, n: int, b: int) -> dict[str, float]:
         runs = by[(kind, (reading, fig, n, b))]
@@ -224,8 +205,6 @@ def _cell(row: dict[str, Any]) -> str:
 
 
 def _text(rows: list[dict[str, Any]], rep: list[dict[str, Any]]) -> str:
-    from . import edge
-
     n_all = [r for r in rows if r["all"]]
     consistent = [r for r in rows if r["reading"].text_consistent]
     offers = sorted({r["reading"].offered for r in rows})

@@ -143,6 +143,7 @@ def _hosts(a2: str, a5: str) -> tuple[Override, ...]:
 #: One run's readings per stream (:func:`_rates`, :func:`_occupancy`); the runs of each key.
 Rates = dict[str, dict[str, float]]
 By = dict[tuple[str, Any], list[Rates]]
+RATE_KEYS = ("ip_kbps", "payload_kbps", "delay_ms")
 
 
 def _rates(res: Result) -> Rates:
@@ -195,13 +196,8 @@ def excess_shares(
     def frac(s: str) -> float:
         return payload(s) / (payload(s) + HEADER)
 
-    return {
-        "A3": (ip["A3"] - (res["A3"] or 0.0)) * frac("A3"),
-        "A4": (ip["A4"] - (res["A4"] or 0.0)) * frac("A4"),
-        "B1": ip["B1"] * frac("B1"),
-        "B3": ip["B3"] * frac("B3"),
-        "B2": ip["B2"] * frac("B2") * FIG8_BUFF_SIZE / payload("B2"),
-    }
+    out = {s: (ip[s] - (res[s] or 0.0)) * frac(s) for s in ("A3", "A4")} | {s: ip[s] * frac(s) for s in ("B1", "B3")}
+    return out | {"B2": ip["B2"] * frac("B2") * FIG8_BUFF_SIZE / payload("B2")}
 
 
 #: Claim 3's noise floor: a stream "loses" when its throughput falls by more than this fraction.
@@ -361,9 +357,6 @@ def _fig6a_names(rates: Rates) -> Rates:
     for a, e in EF_NAMES.items():
         rates[a] = rates.pop(e)
     return rates
-
-
-RATE_KEYS = ("ip_kbps", "payload_kbps", "delay_ms")
 
 
 def _mean(runs: list[Rates], stream: str, key: str) -> Estimate:

@@ -99,8 +99,7 @@ def _scenario(
     extra: tuple[Override, ...] = (),
     full_length: bool = False,
 ) -> Scenario:
-    """The scenario ``file`` with the pool and BUFF_SIZE set (Table I's unless given) and ``extra``
-    overrides; 25 s in a quick run unless ``full_length`` (Table I's cells)."""
+    """``file`` with the pool, BUFF_SIZE (Table I's by default) and ``extra``; 25 s if quick but ``full_length``."""
     sc = Scenario.load(ctx.scenario_path(f"edge/{file}.toml"))
     over: list[Override] = [(f"{EGRESS}.queue.buffers", buffers), (f"{EGRESS}.queue.buff_size", f"{buff_size}B")]
     over += extra
@@ -210,8 +209,7 @@ def loses(before: float, after: float) -> bool:
 
 
 def offset_free_ms(af: dict[str, float], ef: dict[str, float]) -> float:
-    """Table I's A2 - A5 delay difference in the AF queue minus that in the EF queue (ms), free of
-    a constant offset between the two streams' measurements."""
+    """Table I's A2 - A5 delay difference in the AF queue minus that in the EF queue (ms): offset-free."""
     return (af["A2"] - af["A5"]) - (ef["A2"] - ef["A5"])
 
 
@@ -343,8 +341,7 @@ def paper_table1(paper: PaperData | None = None) -> dict[str, tuple[float, float
 
 
 def paper_cells(af: list[Rates], ef: list[Rates]) -> list[Measured | NotMeasured]:
-    """Table I's cells: A2's and A5's mean delay (ms) per seed in the Fig. 6(a) runs ``af`` and the
-    Fig. 6(b) runs ``ef`` (A2/A5 under their Fig. 6(a) names)."""
+    """Table I's cells: A2's and A5's mean delay (ms) per seed in the Fig. 6(a) and 6(b) runs."""
     return [
         Measured(table="Table I", row=s, column=col, values=[r[s]["delay_ms"] for r in runs])
         for s in ("A2", "A5")
@@ -779,11 +776,9 @@ def _sensitivity(by: By, occ: By) -> dict[str, Any]:
     return {"data": data | {"hosts": hosts_data}, "text": "\n\n".join(text)}
 
 
-def _pool_bytes(knob: str) -> float:
-    """The AF/BE queue's pool in bytes for a sharing knob (SCFQ's EF child keeps one buffer)."""
-    if knob == "exact":
-        return (POOLS[-1] * FIG8_BUFF_SIZE // EXACT_BUFF_SIZE - 1) * EXACT_BUFF_SIZE
-    return (POOLS[-1] - 1) * FIG8_BUFF_SIZE
+def _pool_bytes(buff_size: int) -> int:
+    """The AF/BE queue's pool (bytes) at the largest pool in ``buff_size`` buffers (less the EF child's one)."""
+    return (POOLS[-1] * FIG8_BUFF_SIZE // buff_size - 1) * buff_size
 
 
 def _occ_mean(runs: list[Rates], stream: str, key: str) -> float:
@@ -791,10 +786,9 @@ def _occ_mean(runs: list[Rates], stream: str, key: str) -> float:
 
 
 def _occupancy_table(by: By, occ: By) -> tuple[str, dict[str, Any]]:
-    """Fig. 8's largest pool: each stream's allocation, counted and real occupancy, and its share
-    of the real bytes queued against its share of the link (Little's law in a FIFO: equal)."""
+    """Fig. 8's largest pool: each stream's allocation, counted and real bytes, shares of bytes and link."""
     runs, rates = occ[("sens_share", "baseline")], by[("sens_share", "baseline")]
-    pool = _pool_bytes("baseline")
+    pool = _pool_bytes(FIG8_BUFF_SIZE)
     real = {s: _occ_mean(runs, s, "bytes") for s in STREAMS}
     counted = {s: _occ_mean(runs, s, "counted") for s in STREAMS}
     kbps = {s: _mean(rates, s, "ip_kbps").mean for s in STREAMS}
@@ -840,7 +834,7 @@ def _sharing_table(by: By, occ: By) -> tuple[str, dict[str, Any]]:
         q = sum(_occ_mean(runs, s, "bytes") for s in STREAMS)
         bs = EXACT_BUFF_SIZE if knob == "exact" else FIG8_BUFF_SIZE
         res = {"A3": 0.0, "A4": 0.0} if knob == "as_be" else {s: float(STREAMS[s][1] or 0) for s in ("A3", "A4")}
-        v = {"B/Q": _pool_bytes(knob) / q, **_excess(rates, res, max(bs, 128 + HEADER), "B2 counted")}
+        v = {"B/Q": _pool_bytes(bs) / q, **_excess(rates, res, max(bs, 128 + HEADER), "B2 counted")}
         data[knob] = v | {"A6": _mean(rates, "A6", "ip_kbps").mean}
         cells = [f"{v['B/Q']:.2f}"] + [f"{data[knob][k]:.0f}" for k in ("A3", "A4", "B1", "B3", "B2 counted", "A6")]
         lines.append(f"| {labels[knob]} | " + " | ".join(cells) + " |")

@@ -77,8 +77,7 @@ def parse_rows(text: str, repetitions: int) -> list[dict[str, Any]]:
 
 
 def shares(rows: list[dict[str, Any]], path: str, *, classifier_is_qos: bool = False) -> list[float]:
-    """The QoS share (%) of ``path`` per repetition: ``(qos - classified) / qos``, or with the classifier
-    counted as QoS ``(qos - base) / qos``."""
+    """``path``'s QoS share (%) per repetition, (qos - classified) / qos, or (qos - base) / qos."""
     ref = "base" if classifier_is_qos else "classified"
     return [
         100.0 * (r["qos"] - r[ref]) / r["qos"] for r in sorted(rows, key=lambda r: r["repetition"]) if r["path"] == path

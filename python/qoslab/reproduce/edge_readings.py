@@ -147,8 +147,7 @@ def save(ctx: Context, runs: list[tuple[str, Any, int]], keys: list[tuple[str, A
 
 
 def evaluate(by: edge.By) -> dict[str, Any]:
-    """Claims 1-4 for every reading, judged as ``edge`` judges them, and for the passing ones
-    again with fresh seeds (when their runs are in ``by``); a text section and data."""
+    """Claims 1-4 for every reading and, again with fresh seeds, the passing ones: text and data."""
     rows = _rows(by, "read")
     rep = _rows(by, "rep")
     return {"data": {**_data(rows), "replication": _data(rep)}, "text": _text(rows, rep)}
@@ -186,17 +185,13 @@ def _rows(by: edge.By, kind: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _held(row: dict[str, Any]) -> int:
-    """How many of claims 1-4 hold under a reading (2 and 3 at its best Fig. 7 pool)."""
-    best = max(int(p["c2"]) + int(p["c3"]) for p in row["pools"].values())
-    return int(row["c1"]) + int(row["c4"]) + best
-
-
 def _cell(row: dict[str, Any]) -> str:
     c23 = ",".join(map(str, row["c23_pools"])) or "–"
     c2 = ",".join(str(n) for n, p in row["pools"].items() if p["c2"]) or "–"
     c3 = ",".join(str(n) for n, p in row["pools"].items() if p["c3"]) or "–"
-    mark = "**ALL**" if row["all"] else f"{_held(row)}/4"
+    # How many of claims 1-4 hold (2 and 3 at the best Fig. 7 pool).
+    best = max(int(p["c2"]) + int(p["c3"]) for p in row["pools"].values())
+    mark = "**ALL**" if row["all"] else f"{int(row['c1']) + int(row['c4']) + best}/4"
     return (
         f"{mark}: 1 {'✓' if row['c1'] else '✗'} ({row['c1_stream']} {100 * row['c1_worst']:.0f} %), "
         f"4 {'✓' if row['c4'] else '✗'} (max {max(row['shares'].values()):.0f}, "

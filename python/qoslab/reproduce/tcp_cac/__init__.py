@@ -1,61 +1,9 @@
-"""The ``tcp-cac`` reproduction: connection admission control for shaped TCP [Tarasiuk05].
+"""The ``tcp-cac`` reproduction: connection admission control for shaped TCP [Tarasiuk05 §2-§4].
 
-Tables 2-3 analytically (ρ, N_max); Table 4 in fluid (ideal-rate) mode: C =
-100 Mb/s, B = 10, IPLR = 1e-3, R_req = 1 Mb/s, 10 Mbit files, Poisson
-arrivals at λ = 5.98/s (Erlang-B 1% blocking of scheme #1 with N_max = 74
-and 10 s holding); schemes #1, #2 (share C/n) and #3 (k = 3). With the
-simulator's TCP (scenarios/tcp_cac/): Table 1 (100 greedy Reno connections,
-1500 B segments, rwnd 44, 100 Mb/s, 20-packet buffer; unshaped and shaped at
-R = 1, 1.1, 1.2, 1.5, 2 Mb/s; minimum RTT 0/30/60 ms), the unshaped case
-under three start patterns (all at t = 0, spread over 10 ms, spread over
-1 s) with qoslab's and ns-2's timers, the N_max runs and n sweeps of Tables
-2-3, and Table 4 with TCP transfers through the shaping CAC (files of
-10 Mbit on the wire). The runs are in :mod:`.runs`, the TCP claims in
-:mod:`.claims`, their report tables in :mod:`.report`.
-
-Run lengths. Fluid: quick 2000 s after 100 s warm-up; full 20 000 s after
-200 s; seeds 1..N. TCP (``_runlen``): Table 1 and the N_max runs 20 s after
-5 s warm-up (quick: only R = C/n and unshaped at min RTT 0, the start
-patterns at min RTT 0, and the three (B, R_req) cases at N_max) or 60 s
-after 10 s (full); Table 4 with TCP 2000 s per scheme, requests after 50 s
-counted, over as many seeds as scheme #1's blocking interval needs to fall
-under ±0.3 points (at most 40); not run in quick runs (300 s see too few
-blockings to judge).
-
-The paper's numbers (``paperdata/tcp_cac/``: Tables 1-4 and the ratios §4
-states) are judged cell by cell (:mod:`.tables` says what each cell's value
-is): Table 1 from the TCP runs, Table 3 from the N_max runs (quick and
-full), Table 4 and §4 from Table 4's TCP runs. Table 2 is the paper's
-formulas: evaluating them is a check, as are the fluid runs' comparisons
-with Erlang-B and processor sharing (``kind = "check"``: reported, never
-counted as reproduced claims).
-
-Claims and checks, tolerances fixed before any run:
-
-- ``rho-n-max`` (check): ρ rounded to the paper's printed decimals and
-  N_max exactly as Table 2 prints them.
-- ``shaped-c-over-n`` (claim 2): shaped at R = C/n = 1 Mb/s, at every minimum
-  RTT run, every connection's throughput within ±1% of C/n and the aggregate
-  loss ≤ 1e-3; unshaped, the max-min spread of per-connection throughput is
-  at least 10x the shaped one and at minimum RTT 0 at least half of the
-  connections get under 10% of C/n.
-- ``n-max-loss`` (claim 3): at N_max shaped connections, aggregate loss ≤
-  IPLR and every connection within ±1% of R_req; the full run also reports
-  the n at which the loss first exceeds the IPLR (sweep N_max .. C/R_req).
-- ``fluid-scheme1-erlang-b`` (check): fluid scheme #1 blocking within
-  max(its 95% CI, 0.002) of Erlang-B(74, 59.8 erl).
-- ``fluid-scheme2-ps`` (check): fluid scheme #2 blocks nothing and its mean
-  transfer time is within ±5% of the processor-sharing value
-  file / (C − λ·file) = 0.249 s.
-- ``fluid-scheme3-paper`` (check): the fluid idealisation's scheme #3 mean
-  transfer time, blocking and mean running connections at blocking each
-  within ±10% of Table 4's (full runs only: a 2000 s run sees too few
-  blockings for ±10%); the paper's numbers themselves are judged by Table
-  4's cells from the TCP runs.
-- ``tcp-schemes`` (claim 5, full runs only): scheme #1 blocking within
-  max(95% CI over seeds, 0.002) of Erlang-B(74, λ × the measured mean
-  transfer time of #1); mean transfer times T2 < T3 < T1 and blocking
-  B2 ≤ B3 < B1 (≤ between #2 and #3: both may block nothing).
+Table 2's formulas (a check), Table 4's schemes in fluid mode (checks against Erlang-B, processor
+sharing and the paper), then the simulator's TCP runs (:mod:`.runs`), their claims (:mod:`.claims`),
+report tables (:mod:`.report`) and the paper's cells (:mod:`.tables`). Set-up, run lengths, claims and
+tolerances (fixed before any run): docs/reproductions/tcp_cac.md.
 """
 
 from __future__ import annotations
@@ -67,22 +15,22 @@ from ...cac import cac, fluid_run
 from .. import figures
 from ..cells import PaperData, decimals_of
 from ..framework import Claim, Context, Figure, Outcome
+from ..reduce import paper_of
 from . import runs as tcp_runs
 from . import tables
-from .claims import tcp_claims
-from .report import start_patterns_md, table1_md, table4_md, tcp_setup
+from .claims import ERLANG_MIN_TOL, LAMBDA, tcp_claims
+from .report import start_patterns_md, table1_md, tcp_setup
 
 NAME = "tcp-cac"
 TITLE = "CAC for shaped TCP: rho, N_max, Erlang-B and the rate schemes (fluid mode)"
 SEED_FILE = "Tarasiuk05"
 PAPER = "Per-connection TCP shaping with connection admission control [Tarasiuk05]"
 
-LAMBDA = 5.98
 FILE_BITS = 10_000_000
-CAPACITY_BPS = 100e6
 SCHEME3_TOL = 0.10
 PS_TOL = 0.05
-ERLANG_MIN_TOL = 0.002
+#: The fluid runs' measures averaged over seeds (NaN and None left out).
+FLUID_KEYS = ("blocking", "blocking_ci95", "mean_transfer_time_s", "mean_running_at_blocking", "time_avg_running")
 
 
 def _fluid(scheme: int, quick: bool, seed: int) -> dict[str, Any]:
@@ -102,20 +50,15 @@ def _mean(runs: list[dict[str, Any]], key: str) -> float:
 def table2_cases(data: PaperData) -> list[tuple[int, float, float, str, int]]:
     """Table 2's rows from the paper's data: (B, IPLR, R_req Mb/s, ρ as printed, N_max)."""
     v = {c.key: c.value for c in data.cells if c.table == "Table 2"}
-    rows = list(dict.fromkeys(c.row for c in data.cells if c.table == "Table 2"))
-
-    def cell(row: str, column: str) -> str:
-        return v[("Table 2", row, column)]
-
     return [
         (
-            int(cell(r, "Input data for CAC / Buffer size B [packets]")),
-            float(cell(r, "Input data for CAC / Packet loss ratio IPLR")),
-            float(cell(r, "Input data for CAC / Requested throughput R_req = R [Mbps]")),
-            cell(r, "CAC calculation / rho - utilization factor"),
-            int(cell(r, "CAC calculation / N_max - max. number of connections")),
+            int(v[("Table 2", r, "Input data for CAC / Buffer size B [packets]")]),
+            float(v[("Table 2", r, "Input data for CAC / Packet loss ratio IPLR")]),
+            float(v[("Table 2", r, "Input data for CAC / Requested throughput R_req = R [Mbps]")]),
+            v[("Table 2", r, "CAC calculation / rho - utilization factor")],
+            int(v[("Table 2", r, "CAC calculation / N_max - max. number of connections")]),
         )
-        for r in rows
+        for r in dict.fromkeys(c.row for c in data.cells if c.table == "Table 2")
     ]
 
 
@@ -131,7 +74,7 @@ def paper_scheme3(data: PaperData) -> dict[str, float]:
 
 def reproduce(ctx: Context) -> Outcome:
     claims: list[Claim] = []
-    data_p = tables.paper(ctx)
+    data_p = paper_of(ctx, "tcp_cac")
     # Check 1: Table 2, the paper's formulas (3)-(4) evaluated.
     rows = []
     ok = True
@@ -171,20 +114,9 @@ def reproduce(ctx: Context) -> Outcome:
             ctx.log(f"fluid scheme #{scheme}, seed {seed}")
             runs[scheme].append(_fluid(scheme, ctx.quick, seed))
     m = {
-        s: {
-            k: _mean(v, k)
-            for k in (
-                "blocking",
-                "blocking_ci95",
-                "mean_transfer_time_s",
-                "mean_running_at_blocking",
-                "time_avg_running",
-            )
-        }
+        s: {k: _mean(v, k) for k in FLUID_KEYS} | {"blocked": float(sum(r["blocked"] for r in v))}
         for s, v in runs.items()
     }
-    for s, v in runs.items():
-        m[s]["blocked"] = float(sum(r["blocked"] for r in v))
 
     b1, ci1 = m[1]["blocking"], m[1]["blocking_ci95"]
     tol1 = max(ci1 if math.isfinite(ci1) else 0.0, ERLANG_MIN_TOL)
@@ -202,7 +134,7 @@ def reproduce(ctx: Context) -> Outcome:
         )
     )
 
-    ps = FILE_BITS / (CAPACITY_BPS - LAMBDA * FILE_BITS)
+    ps = FILE_BITS / (tcp_runs.C_BPS - LAMBDA * FILE_BITS)
     t2 = m[2]["mean_transfer_time_s"]
     h2 = m[2]["blocked"] == 0 and abs(t2 - ps) <= PS_TOL * ps
     claims.append(
@@ -275,8 +207,6 @@ def reproduce(ctx: Context) -> Outcome:
         ("Table 1 (TCP)", table1_md(t1)),
         ("Unshaped connections stopped, by start pattern and timers", start_patterns_md(sp)),
     ]
-    if t4:
-        sections.append(("Table 4 with TCP", table4_md(t4)))
     return Outcome(claims=claims, data=data, sections=sections, figures=figs, cells=tables.cells(ctx, t1, nm, t4))
 
 
@@ -284,19 +214,20 @@ def _figure(
     ctx: Context, m: dict[int, dict[str, float]], erlang: float, ps: float, paper3: dict[str, float]
 ) -> list[Figure]:
     fig = figures.new_figure(8.0, 4.0)
-    ax1, ax2 = fig.subplots(1, 2)
-    labels = ["#1", "#2", "#3"]
-    x = list(range(3))
-    ax1.bar([i - 0.2 for i in x], [100 * m[s]["blocking"] for s in (1, 2, 3)], width=0.4, label="qoslab (fluid)")
-    ax1.bar([i + 0.2 for i in x], [100 * erlang, 0.0, 100 * paper3["blocking"]], width=0.4, label="paper / Erlang-B")
-    ax1.set_xticks(x, labels)
-    ax1.set_ylabel("blocking (%)")
-    ax1.legend(fontsize=8)
-    ax2.bar([i - 0.2 for i in x], [m[s]["mean_transfer_time_s"] for s in (1, 2, 3)], width=0.4, label="qoslab (fluid)")
-    ax2.bar([i + 0.2 for i in x], [10.0, ps, paper3["mean_transfer_time_s"]], width=0.4, label="paper / analytic")
-    ax2.set_xticks(x, labels)
-    ax2.set_ylabel("mean transfer time (s)")
-    ax2.legend(fontsize=8)
+    x = [0, 1, 2]
+    for ax, ours, theirs, label, ylabel in zip(
+        fig.subplots(1, 2),
+        ([100 * m[s]["blocking"] for s in (1, 2, 3)], [m[s]["mean_transfer_time_s"] for s in (1, 2, 3)]),
+        ([100 * erlang, 0.0, 100 * paper3["blocking"]], [10.0, ps, paper3["mean_transfer_time_s"]]),
+        ("paper / Erlang-B", "paper / analytic"),
+        ("blocking (%)", "mean transfer time (s)"),
+        strict=True,
+    ):
+        ax.bar([i - 0.2 for i in x], ours, width=0.4, label="qoslab (fluid)")
+        ax.bar([i + 0.2 for i in x], theirs, width=0.4, label=label)
+        ax.set_xticks(x, ["#1", "#2", "#3"])
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize=8)
     figures.save(fig, ctx.figure_path("schemes.png"))
     return [
         Figure(

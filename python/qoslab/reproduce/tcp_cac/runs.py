@@ -1,12 +1,6 @@
-"""The simulator runs of the ``tcp-cac`` reproduction (``scenarios/tcp_cac/``):
-Table 1 (greedy Reno, shaped and unshaped), the unshaped case under three
-start patterns and two timer presets, the N_max runs of Tables 2-3 and
-Table 4 with TCP transfers through the shaping CAC.
-
-Every measure is taken after the warm-up, from the per-flow counter bins
-(``metrics.bin`` = the warm-up): throughput counts the wire bits of the data
-packets delivered (what the shaper meters), loss is data packets dropped /
-sent, RTT is the sender's SRTT sampled every second (shaper wait included).
+"""The simulator runs of the ``tcp-cac`` reproduction (``scenarios/tcp_cac/``): Table 1, the
+unshaped case by start pattern and timer preset, the N_max runs of Tables 2-3 and Table 4 with TCP;
+every measure after the warm-up, from the per-flow counter bins (docs/reproductions/tcp_cac.md).
 """
 
 from __future__ import annotations
@@ -101,7 +95,7 @@ def pooled(runs: list[dict[str, Any]], share_bps: float) -> dict[str, Any]:
     sent = sum(r["sent_pkts"] for r in runs)
     drop = sum(r["dropped_pkts"] for r in runs)
     is_stopped = [x < STOPPED_SHARE * share_bps for x in thr]
-    tos = [x for r in runs for x in r["timeouts"]]
+    tos = [float(x) for r in runs for x in r["timeouts"]]
     early = [x for r in runs for x in r["warmup_delivered_pkts"]]
 
     def mean_of(xs: list[float], pick: bool) -> float:
@@ -111,14 +105,14 @@ def pooled(runs: list[dict[str, Any]], share_bps: float) -> dict[str, Any]:
     return {
         # What the stopped connections did (the evidence behind claim 2's explanation):
         # RTO expiries over the whole run, and data delivered before the warm-up ended.
-        "timeouts_stopped": mean_of([float(x) for x in tos], True),
-        "timeouts_running": mean_of([float(x) for x in tos], False),
+        "timeouts_stopped": mean_of(tos, True),
+        "timeouts_running": mean_of(tos, False),
         "warmup_pkts_stopped": mean_of(early, True),
         "warmup_pkts_running": mean_of(early, False),
         "thr_bps": thr,
         "loss": [x for r in runs for x in r["loss"]],
         "srtt_s": [x for r in runs for x in r["srtt_s"]],
-        "stopped_share": sum(1 for x in thr if x < STOPPED_SHARE * share_bps) / len(thr) if thr else math.nan,
+        "stopped_share": sum(is_stopped) / len(thr) if thr else math.nan,
         "agg_loss": drop / sent if sent > 0 else math.nan,
         "agg_loss_per_seed": [r["dropped_pkts"] / r["sent_pkts"] if r["sent_pkts"] else math.nan for r in runs],
     }

@@ -1,45 +1,6 @@
-"""The ``examples`` reproduction: the RED reference dumbbell against drop-tail.
-
-Setup (``scenarios/examples/red_dumbbell.toml`` and ``droptail_dumbbell.toml``):
-40 CBR sources of 1 Mb/s (1000-byte packets, start phases jittered over one
-8 ms period), 100 Mb/s / 5 ms access links, one 25 Mb/s / 20 ms bottleneck
-into one sink. Variant ``red``: RED with limit 60 packets, min_th 5,
-max_th 15, max_p 0.1, w_q 0.002, not gentle (the RED settings of [Claypool00]'s
-Fig. 7, from Floyd & Jacobson 1993). Variant ``droptail``: a 60-packet FIFO.
-The offered load is 40 Mb/s into 25 Mb/s, so 37.5% of the packets must be
-dropped somewhere; the question is how.
-
-Quick: 20 s simulated, seeds 1..3. Full: 60 s, seeds 1..N (default 3).
-
-No paper prints this set-up's numbers, so there are no paper cells
-(``PAPER_DATA = None``): the claims stay and no fidelity score is reported.
-
-Claims and tolerances (fixed here before any run; never tuned to pass):
-
-========================================  ===============================================
-claim                                     holds when (mean over seeds)
-========================================  ===============================================
-``red-drops-early-not-on-overflow``       RED, after the 5 s warm-up: no drop over the
-                                          physical limit, and a non-zero share of early
-                                          drops (drop-tail: every drop is over the limit)
-``red-average-within-thresholds``         time-average of sampled ``red_avg`` after 5 s
-                                          warm-up in [min_th, max_th]
-``red-fair-loss``                         coefficient of variation of per-flow loss
-                                          rates at RED <= 0.25
-``red-utilization``                       bottleneck utilization >= 0.98, RED and drop-tail
-``red-drop-rate-matches-reference``       RED drop fraction within ±3 points of 37.5%
-                                          (112.5k of 300k, bare loop and ns-3); full runs only
-========================================  ===============================================
-
-Each claim's measured text gives the drop-tail figure beside RED's.
-
-The first claim replaced, after the first full run, a mis-specified one
-("early drops >= 90% of drops"): under this unresponsive overload (37.5% of
-arrivals must go) non-gentle RED with max_p = 0.1 can make at most ~42% of
-its drops early (``early_share_bound``), so that tolerance could never hold.
-The replacement states the qualitative difference the issue names (early
-versus overflow drops); the analytic bound is reported beside the measured
-share. See docs/decisions.md.
+"""The ``examples`` reproduction: the RED reference dumbbell against drop-tail (FJ93 §4, with the RED
+settings of [Claypool00]'s Fig. 7). No paper prints this set-up's numbers (``PAPER_DATA = None``): five
+claims, tolerances fixed before any run. Set-up, claims and their history: docs/reproductions/examples.md.
 """
 
 from __future__ import annotations
@@ -72,32 +33,20 @@ REFERENCE_DROP_FRACTION = 112_500 / 300_000
 REFERENCE_TOLERANCE = 0.03
 
 
-def _bottleneck(res: Result) -> str:
-    """The bottleneck queue: the summary's, else the root queue with the most drops."""
-    name = res.bottleneck
-    if name is not None:
-        return name
-    q = res.queues
-    roots = q[q["parent"] == ""] if "parent" in q.columns else q
-    if roots.empty:
-        raise ReproductionError(f"{res.name}: the result has no queues")
-    return str(roots.sort_values("drops", ascending=False, kind="stable").iloc[0]["name"])
-
-
 def _after_warmup(res: Result, queue: str, metric: str) -> Any:
     s = res.metric(queue, metric, entity_kind="queue", allow_missing=True)
     return s[s["t_s"] >= WARMUP_S]
 
 
 def measure(res: Result) -> dict[str, Any]:
-    """The figures behind every claim, for one run."""
-    bq = _bottleneck(res)
+    """The figures behind every claim, for one run (of a dumbbell: the preset names its bottleneck)."""
+    bq = res.bottleneck
+    if bq is None:
+        raise ReproductionError(f"{res.name}: no bottleneck queue (not a dumbbell)")
     row = res.queue(bq)
-    drops = int(row["drops"])
-    arrivals = int(row["arrivals"])
-    early = int(row["drops_early_random"])
-    forced = int(row["drops_forced"])
-    overlimit = int(row["drops_overlimit"])
+    drops, arrivals, early, forced, overlimit = (
+        int(row[k]) for k in ("drops", "arrivals", "drops_early_random", "drops_forced", "drops_overlimit")
+    )
     flows = res.flows
     sent = flows["sent_pkts"].astype("float64")
     loss = (flows["dropped_pkts"].astype("float64") / sent)[sent > 0]
@@ -155,17 +104,24 @@ def _claims(
 ) -> list[Claim]:
     red, dt = m["red"], m["droptail"]
     min_th, max_th = thresholds
-    claims = []
-
     e_red, e_dt = estimate(red, "early_share"), estimate(dt, "early_share")
-    forced = estimate(red, "drops_forced")
     over_red, over_dt = estimate(red, "drops_overlimit_after_warmup"), estimate(dt, "overlimit_share")
-    over_all = estimate(red, "drops_overlimit")
     bound = early_share_bound(max_p, estimate(red, "drop_fraction").mean)
-    ok = over_red.mean == 0 and e_red.mean > 0
-    claims.append(
+    a_red, b_dt = estimate(red, "red_avg_mean"), estimate(dt, "backlog_mean_pkts")
+    c_red, c_dt = estimate(red, "loss_cv"), estimate(dt, "loss_cv")
+    dt_range = f"per-flow loss {min(r['loss_min'] for r in dt):.1%} to {max(r['loss_max'] for r in dt):.1%}"
+    dt_note = (
+        "drop-tail spreads loss as evenly here: the jittered start phases keep CBR arrivals from "
+        "locking onto the moments the buffer is full"
+        if c_dt.mean <= LOSS_CV_MAX
+        else "drop-tail concentrates loss on some flows"
+    )
+    u_red, u_dt = estimate(red, "utilization"), estimate(dt, "utilization")
+    d_red, d_dt = estimate(red, "drop_fraction"), estimate(dt, "drop_fraction")
+    ok_val = abs(d_red.mean - REFERENCE_DROP_FRACTION) <= REFERENCE_TOLERANCE
+    return [
         Claim.judged(
-            ok,
+            over_red.mean == 0 and e_red.mean > 0,
             f"RED dropped {over_red.mean:.0f} packets over its limit after the warm-up and made "
             f"{_pct(e_red)} of its drops early: its average did not hold the queue below the buffer.",
             id="red-drops-early-not-on-overflow",
@@ -174,19 +130,14 @@ def _claims(
             paper="FJ93 §4: RED drops early and spaced while min_th <= avg < max_th, forced when avg >= max_th; "
             "the average holds the queue far below the buffer limit",
             measured=f"RED: {_pct(e_red)} of drops early (analytic maximum for this overload {bound:.1%}), "
-            f"{forced.fmt('.0f')} forced, {over_red.fmt('.0f')} over the limit after the warm-up "
-            f"({over_all.fmt('.0f')} in the start-up transient, while the slow average, w_q = 0.002, "
-            f"still lags the queue); drop-tail: {_pct(e_dt)} early, {_pct(over_dt)} of its "
+            f"{estimate(red, 'drops_forced').fmt('.0f')} forced, {over_red.fmt('.0f')} over the limit after the "
+            f"warm-up ({estimate(red, 'drops_overlimit').fmt('.0f')} in the start-up transient, while the slow "
+            f"average, w_q = 0.002, still lags the queue); drop-tail: {_pct(e_dt)} early, {_pct(over_dt)} of its "
             f"{estimate(dt, 'drops').fmt('.0f')} drops over the limit",
             tolerance=f"RED overlimit drops after {WARMUP_S:g} s = 0 and RED early share > 0",
-        )
-    )
-
-    a_red, b_dt = estimate(red, "red_avg_mean"), estimate(dt, "backlog_mean_pkts")
-    ok = min_th <= a_red.mean <= max_th
-    claims.append(
+        ),
         Claim.judged(
-            ok,
+            min_th <= a_red.mean <= max_th,
             f"the time-average of red_avg is {a_red.mean:.2f}, outside [{min_th:g}, {max_th:g}]: the offered "
             "load of unresponsive CBR sources pushes the average where the early-drop rate matches the "
             "excess load, which need not lie between the thresholds.",
@@ -197,21 +148,9 @@ def _claims(
             f"backlog {b_dt.fmt('.1f', unit=' pkts')} "
             f"({'outside' if not min_th <= b_dt.mean <= max_th else 'inside'} [{min_th:g}, {max_th:g}])",
             tolerance=f"RED mean in [{min_th:g}, {max_th:g}] pkts",
-        )
-    )
-
-    c_red, c_dt = estimate(red, "loss_cv"), estimate(dt, "loss_cv")
-    ok = c_red.mean <= LOSS_CV_MAX
-    dt_range = f"per-flow loss {min(r['loss_min'] for r in dt):.1%} to {max(r['loss_max'] for r in dt):.1%}"
-    dt_note = (
-        "drop-tail spreads loss as evenly here: the jittered start phases keep CBR arrivals from "
-        "locking onto the moments the buffer is full"
-        if c_dt.mean <= LOSS_CV_MAX
-        else "drop-tail concentrates loss on some flows"
-    )
-    claims.append(
+        ),
         Claim.judged(
-            ok,
+            c_red.mean <= LOSS_CV_MAX,
             f"the CV at RED is {c_red.mean:.3f} > {LOSS_CV_MAX}: with CBR sources of one period, arrival "
             "phases repeat and some flows meet the high-probability moments more often.",
             id="red-fair-loss",
@@ -221,14 +160,9 @@ def _claims(
             measured=f"CV of per-flow loss: RED {c_red.fmt('.3f')}; drop-tail {c_dt.fmt('.3f')} ({dt_range}): "
             f"{dt_note}",
             tolerance=f"RED CV ≤ {LOSS_CV_MAX}",
-        )
-    )
-
-    u_red, u_dt = estimate(red, "utilization"), estimate(dt, "utilization")
-    ok = u_red.mean >= UTILIZATION_MIN and u_dt.mean >= UTILIZATION_MIN
-    claims.append(
+        ),
         Claim.judged(
-            ok,
+            u_red.mean >= UTILIZATION_MIN and u_dt.mean >= UTILIZATION_MIN,
             f"utilization RED {u_red.mean:.4f}, drop-tail {u_dt.mean:.4f}: the queue emptied at times, "
             "either from the sources' start-up or because early drops over-reacted.",
             id="red-utilization",
@@ -236,12 +170,7 @@ def _claims(
             paper="FJ93: RED keeps utilization high while keeping the average queue small",
             measured=f"utilization RED {u_red.fmt('.4f')}; drop-tail {u_dt.fmt('.4f')}",
             tolerance=f"≥ {UTILIZATION_MIN} for both queues",
-        )
-    )
-
-    d_red, d_dt = estimate(red, "drop_fraction"), estimate(dt, "drop_fraction")
-    ok_val = abs(d_red.mean - REFERENCE_DROP_FRACTION) <= REFERENCE_TOLERANCE
-    claims.append(
+        ),
         Claim.judged(
             ok_val,
             f"RED drops {d_red.mean:.1%} of arrivals, {abs(d_red.mean - REFERENCE_DROP_FRACTION) * 100:.1f} "
@@ -256,9 +185,8 @@ def _claims(
             "ns-3 3.44 112,831)",
             measured=f"RED {_pct(d_red)}; drop-tail {_pct(d_dt)}",
             tolerance=f"±{REFERENCE_TOLERANCE * 100:.0f} percentage points (full runs only)",
-        )
-    )
-    return claims
+        ),
+    ]
 
 
 def _figures(
@@ -278,11 +206,8 @@ def _figures(
     for th, name in zip(thresholds, ("min_th", "max_th"), strict=False):
         ax1.axhline(th, color="C3", ls="--", lw=0.8)
         ax1.annotate(name, (0, th), xytext=(2, 2), textcoords="offset points", color="C3", fontsize=8)
-    top = (
-        max(
-            limit if math.isfinite(limit) else 0.0, max(r.get("backlog_pkts", [0.0])), max(d.get("backlog_pkts", [0.0]))
-        )
-        * 1.1
+    top = 1.1 * max(
+        limit if math.isfinite(limit) else 0.0, *r.get("backlog_pkts", [0.0]), *d.get("backlog_pkts", [0.0])
     )
     ax1.set_ylim(0, top)
     ax1.set_ylabel("packets")
@@ -309,14 +234,10 @@ def _figures(
     ax = fig.subplots()
     names = list(loss["red"])
     xs = list(range(len(names)))
-    ax.bar([x - 0.2 for x in xs], [loss["red"][n] * 100 for n in names], width=0.4, label="RED", color="C0")
-    ax.bar(
-        [x + 0.2 for x in xs],
-        [loss["droptail"].get(n, math.nan) * 100 for n in names],
-        width=0.4,
-        label="drop-tail",
-        color="C1",
-    )
+    for v, dx, label, color in (("red", -0.2, "RED", "C0"), ("droptail", 0.2, "drop-tail", "C1")):
+        ax.bar(
+            [x + dx for x in xs], [loss[v].get(n, math.nan) * 100 for n in names], width=0.4, label=label, color=color
+        )
     ax.set_xticks(xs, [n.rsplit(".", 1)[-1] for n in names], fontsize=6)
     ax.set_xlabel("flow (cbr.N)")
     ax.set_ylabel("loss rate (%)")
@@ -432,11 +353,6 @@ def reproduce(ctx: Context) -> Outcome:
             "- **Loss spread.** Coefficient of variation = population standard deviation / mean of the "
             "per-flow loss rates `dropped_pkts / sent_pkts` over the whole run.",
             "- **Utilization** is the bottleneck link's busy-time fraction over the run, as the simulator reports it.",
-            "- **Replications.** A claim holds when the mean over seeds is within the tolerance; the 95% "
-            "confidence interval (Student t) is shown beside it and is absent for one seed.",
-            "- **Reference drop fraction.** 40 × 1 Mb/s into 25 Mb/s leaves 37.5% to drop; the bare loop and "
-            "ns-3 3.44 drop 112,523 and 112,831 of about 300k arrivals in 60 s. Checked on full runs only.",
-            "- **Tolerances** were fixed in `python/qoslab/reproduce/examples.py` before any run and are not tuned.",
         ]
     )
     return Outcome(

@@ -46,14 +46,13 @@ LABELS = {"red": "RED", "cbt": "CBT", "dcbt": "D-CBT", "dcbt_chips": "D-CBT+ChIP
 PERIODS = [(0.0, 10.0), (10.0, 20.0), (20.0, 30.0)]
 PERIOD_NAMES = ["0-10s", "10-20s", "20-30s"]
 CLASSES = {0: "tcp", 1: "tagged", 2: "untagged"}
-LINK_BPS = 25e6
 TRACED = "mm.0"
 
 #: The fair share of §5 (25 Mb/s over the period's active flows: set-up arithmetic, not a result;
 #: shown beside qoslab's). The paper's results are in ``paperdata/dcbt/cells.csv``.
 FAIR_SHARE_KBPS = {"0-10s": 714, "10-20s": 675, "20-30s": 373}
 #: §6.3's jitter bound, "15pkts * 8Kbits / 25Mbps", which the paper writes as 3 ms.
-JITTER_BOUND_MS = 15 * 8000 / LINK_BPS * 1e3
+JITTER_BOUND_MS = 15 * 8000 / 25e6 * 1e3
 
 RED_JAIN_MAX = 0.8
 FAIR_TOL = 0.25
@@ -223,13 +222,8 @@ def paper_cells(runs: dict[str, list[dict[str, Any]]]) -> list[Measured | NotMea
         cell("Fig. 12", row, "maximum end-to-end delay", (hi for _, hi in delays))
         cell("Fig. 12", row, "minimum end-to-end delay", (lo for lo, _ in delays))
 
-    tagged, tcp = per_flow("red", 0, "tagged"), per_flow("red", 0, "tcp")
-    cell(
-        "Fig. 8",
-        "RED, 0-10 s",
-        "tagged per-flow throughput above TCP's",
-        (100 * (a / b - 1) for a, b in zip(tagged, tcp, strict=True)),
-    )
+    above = [100 * (a / b - 1) for a, b in zip(per_flow("red", 0, "tagged"), per_flow("red", 0, "tcp"), strict=True)]
+    cell("Fig. 8", "RED, 0-10 s", "tagged per-flow throughput above TCP's", above)
     cell("Fig. 8", "RED, 10-20 s", "untagged per-flow throughput", (x / 1e6 for x in per_flow("red", 1, "untagged")))
     cell("Fig. 8", "RED, 10-20 s", "TCP per-flow throughput", (x / 1e3 for x in per_flow("red", 1, "tcp")))
     cell("Fig. 8", "CBT, 20-30 s", "tagged per-flow throughput", (x / 1e3 for x in per_flow("cbt", 2, "tagged")))
@@ -240,12 +234,8 @@ def paper_cells(runs: dict[str, list[dict[str, Any]]]) -> list[Measured | NotMea
     cell("Fig. 10", "CBT, 20-30 s", "tagged UDP average", probe("cbt", "tagged_avg", "20-30s"))
     cell("Fig. 10", "CBT, 20-30 s", "untagged UDP average", probe("cbt", "untagged_avg", "20-30s"))
     others = [_others_per_flow_bps(m["periods"][2]) for m in runs["cbt"]]
-    cell(
-        "Fig. 11",
-        "CBT, 20-30 s",
-        "tagged per-flow throughput / other flows' per-flow throughput",
-        (a / b for a, b in zip(per_flow("cbt", 2, "tagged"), others, strict=True)),
-    )
+    ratio = [a / b for a, b in zip(per_flow("cbt", 2, "tagged"), others, strict=True)]
+    cell("Fig. 11", "CBT, 20-30 s", "tagged per-flow throughput / other flows' per-flow throughput", ratio)
 
     pair = list(zip(runs["dcbt"], runs["dcbt_chips"], strict=True))
     ratio = [100 * c["tcp"]["throughput_bps"] / d["tcp"]["throughput_bps"] for d, c in pair]

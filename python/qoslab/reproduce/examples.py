@@ -12,6 +12,7 @@ from ..errors import ReproductionError
 from ..result import Result
 from ..stats import Estimate, cv
 from . import figures
+from .fidelity import md_table
 from .framework import Claim, Context, Figure, Outcome, estimate
 
 NAME = "examples"
@@ -31,11 +32,14 @@ LOSS_CV_MAX = 0.25
 UTILIZATION_MIN = 0.98
 REFERENCE_DROP_FRACTION = 112_500 / 300_000
 REFERENCE_TOLERANCE = 0.03
+DROP_KINDS = ("drops_early_random", "drops_forced", "drops_overlimit")
 
 
-def _after_warmup(res: Result, queue: str, metric: str) -> Any:
+def _mean_after_warmup(res: Result, queue: str, metric: str) -> float:
+    """The time average of a sampled queue metric (the mean of its samples) from ``WARMUP_S`` on."""
     s = res.metric(queue, metric, entity_kind="queue", allow_missing=True)
-    return s[s["t_s"] >= WARMUP_S]
+    v = s.loc[s["t_s"] >= WARMUP_S, "value"]
+    return float(v.mean()) if len(v) else math.nan
 
 
 def measure(res: Result) -> dict[str, Any]:
@@ -50,8 +54,6 @@ def measure(res: Result) -> dict[str, Any]:
     flows = res.flows
     sent = flows["sent_pkts"].astype("float64")
     loss = (flows["dropped_pkts"].astype("float64") / sent)[sent > 0]
-    avg = _after_warmup(res, bq, "red_avg")
-    backlog = _after_warmup(res, bq, "backlog_pkts")
     # Overflow drops after the warm-up: the cumulative series (present only
     # when the queue had such drops) at the last sample before WARMUP_S.
     over = res.metric(bq, "drops_overlimit", entity_kind="queue", allow_missing=True)
@@ -69,8 +71,8 @@ def measure(res: Result) -> dict[str, Any]:
         "overlimit_share": overlimit / drops if drops else math.nan,
         "drop_fraction": drops / arrivals if arrivals else math.nan,
         "utilization": float(row["utilization"]),
-        "red_avg_mean": float(avg["value"].mean()) if len(avg) else math.nan,
-        "backlog_mean_pkts": float(backlog["value"].mean()) if len(backlog) else math.nan,
+        "red_avg_mean": _mean_after_warmup(res, bq, "red_avg"),
+        "backlog_mean_pkts": _mean_after_warmup(res, bq, "backlog_pkts"),
         "loss_cv": cv(loss),
         "loss_min": float(loss.min()) if len(loss) else math.nan,
         "loss_max": float(loss.max()) if len(loss) else math.nan,
@@ -197,7 +199,6 @@ def _figures(
     thresholds: tuple[float, float],
     limit: float,
 ) -> list[Figure]:
-    out = []
     fig = figures.new_figure(8.0, 5.5)
     ax1, ax2 = fig.subplots(2, 1, sharex=True)
     r, d = series["red"], series["droptail"]
@@ -209,26 +210,18 @@ def _figures(
     top = 1.1 * max(
         limit if math.isfinite(limit) else 0.0, *r.get("backlog_pkts", [0.0]), *d.get("backlog_pkts", [0.0])
     )
-    ax1.set_ylim(0, top)
-    ax1.set_ylabel("packets")
+    for ax in (ax1, ax2):
+        ax.set_ylim(0, top)
+        ax.set_ylabel("packets")
     ax1.set_title("RED bottleneck (seed 1)")
     ax1.legend(loc="upper right", fontsize=8)
     ax2.plot(d["t_s"], d["backlog_pkts"], color="C1", lw=0.6, label="instantaneous backlog")
     ax2.axhline(limit, color="C3", ls="--", lw=0.8)
     ax2.annotate("limit", (0, limit), xytext=(2, -10), textcoords="offset points", color="C3", fontsize=8)
-    ax2.set_ylim(0, top)
-    ax2.set_ylabel("packets")
     ax2.set_xlabel("time (s)")
     ax2.set_title("drop-tail bottleneck (seed 1)")
     ax2.legend(loc="lower right", fontsize=8)
     figures.save(fig, ctx.figure_path("queue_over_time.png"))
-    out.append(
-        Figure(
-            "queue_over_time.png",
-            "Bottleneck queue over time: RED's average and backlog against "
-            "its thresholds (top); the drop-tail backlog at its limit (bottom).",
-        )
-    )
 
     fig = figures.new_figure(9.0, 4.0)
     ax = fig.subplots()
@@ -245,14 +238,12 @@ def _figures(
     ax.legend(fontsize=8, ncol=2, loc="upper right")
     ax.set_title("Per-flow loss rate (mean over seeds)")
     figures.save(fig, ctx.figure_path("flow_loss.png"))
-    out.append(Figure("flow_loss.png", "Per-flow loss rates at the bottleneck, RED against drop-tail."))
 
     fig = figures.new_figure(6.0, 4.0)
     ax = fig.subplots()
-    kinds = ["drops_early_random", "drops_forced", "drops_overlimit"]
     variants = list(reasons)
     bottom = [0.0] * len(variants)
-    for i, k in enumerate(kinds):
+    for i, k in enumerate(DROP_KINDS):
         vals = [reasons[v][k] for v in variants]
         ax.bar(variants, vals, bottom=bottom, label=k.removeprefix("drops_"), color=f"C{i + 2}")
         bottom = [b + v for b, v in zip(bottom, vals, strict=False)]
@@ -261,8 +252,15 @@ def _figures(
     ax.legend(fontsize=8, ncol=3, loc="upper center")
     ax.set_title("Bottleneck drops by reason")
     figures.save(fig, ctx.figure_path("drops_by_reason.png"))
-    out.append(Figure("drops_by_reason.png", "Bottleneck drops by reason: early, forced and over the limit."))
-    return out
+    return [
+        Figure(
+            "queue_over_time.png",
+            "Bottleneck queue over time: RED's average and backlog against "
+            "its thresholds (top); the drop-tail backlog at its limit (bottom).",
+        ),
+        Figure("flow_loss.png", "Per-flow loss rates at the bottleneck, RED against drop-tail."),
+        Figure("drops_by_reason.png", "Bottleneck drops by reason: early, forced and over the limit."),
+    ]
 
 
 def _series(res: Result, queue: str) -> dict[str, list[float]]:
@@ -303,10 +301,7 @@ def reproduce(ctx: Context) -> Outcome:
         v: {n: sum(r["flow_loss"].get(n, math.nan) for r in runs) / len(runs) for n in runs[0]["flow_loss"]}
         for v, runs in measures.items()
     }
-    reasons = {
-        v: {k: sum(r[k] for r in runs) / len(runs) for k in ("drops_early_random", "drops_forced", "drops_overlimit")}
-        for v, runs in measures.items()
-    }
+    reasons = {v: {k: sum(r[k] for r in runs) / len(runs) for k in DROP_KINDS} for v, runs in measures.items()}
     claims = _claims(measures, thresholds, float(red_q.get("max_p", 0.1)), ctx.quick)
     figs = _figures(ctx, series, loss, reasons, thresholds, limit)
 
@@ -328,10 +323,9 @@ def reproduce(ctx: Context) -> Outcome:
     echo = scenarios["red"].echo
     topo = echo["topology"]
     traffic = echo.get("traffic", [{}])[0]
-    setup = "\n".join(
+    setup = md_table(
+        "| | RED variant | drop-tail variant |",
         [
-            "| | RED variant | drop-tail variant |",
-            "|---|---|---|",
             f"| scenario | `scenarios/{VARIANTS['red']}` | `scenarios/{VARIANTS['droptail']}` |",
             f"| sources | {topo.get('sources')} × CBR {traffic.get('rate', '?')} of {traffic.get('size', '?')} "
             f"(start jitter {traffic.get('start_jitter', '0s')}) | same |",
@@ -342,18 +336,12 @@ def reproduce(ctx: Context) -> Outcome:
             f"FIFO limit {dt_limit} |",
             f"| simulated time | {duration} per run | same |",
             f"| seeds | {', '.join(map(str, ctx.seeds))} | same |",
-        ]
+        ],
     )
-    interpretations = "\n".join(
-        [
-            f"- **Warm-up.** Averages over time start at {WARMUP_S:g} s, so the first fill of the queue "
-            "(RED's average rises with time constant 1/w_q = 500 arrivals) does not count.",
-            "- **Time average.** `red_avg` and `backlog_pkts` are sampled at a fixed interval "
-            "(`metrics.series_interval`, 100 ms by default); the mean of the samples is the time average.",
-            "- **Loss spread.** Coefficient of variation = population standard deviation / mean of the "
-            "per-flow loss rates `dropped_pkts / sent_pkts` over the whole run.",
-            "- **Utilization** is the bottleneck link's busy-time fraction over the run, as the simulator reports it.",
-        ]
+    interpretations = (
+        f"Time averages (`red_avg`, `backlog_pkts`) are the means of the samples (every `metrics.series_interval`) "
+        f"from {WARMUP_S:g} s on, after the queue's first fill. Loss spread: the CV (population standard deviation "
+        "/ mean) of the per-flow `dropped_pkts / sent_pkts`. Utilization: the bottleneck's busy-time fraction."
     )
     return Outcome(
         claims=claims, data=data, sections=[("Setup", setup), ("Interpretations", interpretations)], figures=figs

@@ -33,8 +33,9 @@ PS_TOL = 0.05
 FLUID_KEYS = ("blocking", "blocking_ci95", "mean_transfer_time_s", "mean_running_at_blocking", "time_avg_running")
 
 
-def _fluid(scheme: int, quick: bool, seed: int) -> dict[str, Any]:
-    duration, warmup = ("2000s", "100s") if quick else ("20000s", "200s")
+def _fluid(ctx: Context, scheme: int, seed: int) -> dict[str, Any]:
+    ctx.log(f"fluid scheme #{scheme}, seed {seed}")
+    duration, warmup = ("2000s", "100s") if ctx.quick else ("20000s", "200s")
     out = fluid_run(
         scheme=scheme, k=3.0, arrival_rate=LAMBDA, duration=duration, warmup=warmup, seed=seed, record_transfers=False
     )
@@ -108,11 +109,7 @@ def reproduce(ctx: Context) -> Outcome:
 
     # Claim 4: Table 4 in fluid mode.
     erlang = cac("100Mbps", 10, 1e-3, "1Mbps", holding="10s", arrival_rate=LAMBDA).blocking or math.nan
-    runs: dict[int, list[dict[str, Any]]] = {1: [], 2: [], 3: []}
-    for scheme in runs:
-        for seed in ctx.seeds:
-            ctx.log(f"fluid scheme #{scheme}, seed {seed}")
-            runs[scheme].append(_fluid(scheme, ctx.quick, seed))
+    runs = {scheme: [_fluid(ctx, scheme, seed) for seed in ctx.seeds] for scheme in (1, 2, 3)}
     m = {
         s: {k: _mean(v, k) for k in FLUID_KEYS} | {"blocked": float(sum(r["blocked"] for r in v))}
         for s, v in runs.items()

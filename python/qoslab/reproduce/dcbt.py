@@ -117,19 +117,15 @@ def measure(res: Result) -> dict[str, Any]:
 
     tagged = flows[flows["class"] == 1]
     tr = s[(s["entity_kind"] == "flow") & (s["metric"] == "delay_s")]
-    variation = []
-    for name in tagged["name"]:
-        d = tr.loc[tr["entity_id"] == name, "value"]
-        if len(d):
-            variation.append(float(d.max() - d.min()))
+    per_tagged = tr[tr["entity_id"].isin(list(tagged["name"]))].groupby("entity_id")["value"]
     trace = tr[tr["entity_id"] == TRACED].sort_values("t_s", kind="stable")
     delay = {
         "mean_s": float(np.average(tagged["delay_mean_s"], weights=tagged["delivered_pkts"]))
         if tagged["delivered_pkts"].sum() > 0
         else math.nan,
         "max_s": float(tagged["delay_max_s"].max()),
-        "min_s": float(tr.loc[tr["entity_id"].isin(list(tagged["name"])), "value"].min()) if len(tr) else math.nan,
-        "max_variation_s": max(variation) if variation else math.nan,
+        "min_s": float(per_tagged.min().min()),
+        "max_variation_s": float((per_tagged.max() - per_tagged.min()).max()),
     }
     # Each class's wait in the bottleneck queue, 10-20 s (per-packet traces of the groups in
     # metrics.trace_groups): delay minus the smallest delay of any traced packet, which is

@@ -419,10 +419,9 @@ def _fig8(ctx: Context, summary: dict[str, Any]) -> Figure:
         for i, c in enumerate(CLASSES.values()):
             means = [_m(p["per_flow_bps"][c]) / 1e3 for p in s["periods"]]
             errs = [_num(p["per_flow_bps"][c]["ci95"]) / 1e3 for p in s["periods"]]  # none with one seed
-            means, errs = ([x if math.isfinite(x) else 0.0 for x in xs] for xs in (means, errs))
+            means, errs = ([y if math.isfinite(y) else 0.0 for y in ys] for ys in (means, errs))
             ax.bar(x + (i - 1) * 0.27, means, width=0.27, yerr=errs, color=colors[c], label=c)
-        fair = [FAIR_SHARE_KBPS[p] for p in PERIOD_NAMES]
-        ax.plot(x, fair, "k_", markersize=24, label="paper fair share")
+        ax.plot(x, [FAIR_SHARE_KBPS[p] for p in PERIOD_NAMES], "k_", markersize=24, label="paper fair share")
         ax.set_xticks(x, PERIOD_NAMES)
         ax.set_title(LABELS[v])
     axes[0].set_ylabel("per-flow throughput (kb/s)")

@@ -85,9 +85,10 @@ def per_seed(runs: list[dict[str, Any]]) -> list[dict[str, float]]:
     ]
 
 
-def pooled(runs: list[dict[str, Any]], share_bps: float) -> dict[str, Any]:
+def pooled(runs: list[dict[str, Any]], share_bps: float, keep: tuple[str, ...] = ()) -> dict[str, Any]:
     """The connections of every seed pooled, with the share stopped (under ``STOPPED_SHARE`` of
-    ``share_bps``) and the aggregate loss (all drops / all data sent)."""
+    ``share_bps``) and the aggregate loss (all drops / all data sent); only ``keep``'s keys, in its
+    order, when given."""
     thr = [x for r in runs for x in r["thr_bps"]]
     sent = sum(r["sent_pkts"] for r in runs)
     drop = sum(r["dropped_pkts"] for r in runs)
@@ -99,7 +100,7 @@ def pooled(runs: list[dict[str, Any]], share_bps: float) -> dict[str, Any]:
         v = [x for x, st in zip(xs, is_stopped, strict=True) if st == pick]
         return sum(v) / len(v) if v else math.nan
 
-    return {
+    out = {
         # What the stopped connections did (the evidence behind claim 2's explanation):
         # RTO expiries over the whole run, and data delivered before the warm-up ended.
         "timeouts_stopped": mean_of(tos, True),
@@ -112,6 +113,7 @@ def pooled(runs: list[dict[str, Any]], share_bps: float) -> dict[str, Any]:
         "stopped_share": sum(is_stopped) / len(thr) if thr else math.nan,
         "agg_loss": drop / sent if sent > 0 else math.nan,
     }
+    return {k: out[k] for k in keep} if keep else out
 
 
 def _table1_scenario(
@@ -182,12 +184,11 @@ def start_patterns(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
         for pkey, jitter, _desc in START_PATTERNS
         for rtt in (TABLE1_RTTS if not ctx.quick else [0])
     ]
-    out: dict[str, Any] = {}
-    for (key, preset, pkey, jitter, rtt), runs in ctx.run_grid(points, lambda _, r: greedy(r, warm, dur)).items():
-        p = pooled(runs, C_BPS / 100)
-        head = {"preset": preset, "start": pkey, "start_jitter": jitter, "min_rtt_ms": rtt, "warmup_s": warm}
-        out[key] = head | {k: p[k] for k in START_POOLED}
-    return out
+    return {
+        key: {"preset": preset, "start": pkey, "start_jitter": jitter, "min_rtt_ms": rtt, "warmup_s": warm}
+        | pooled(runs, C_BPS / 100, START_POOLED)
+        for (key, preset, pkey, jitter, rtt), runs in ctx.run_grid(points, lambda _, r: greedy(r, warm, dur)).items()
+    }
 
 
 def nmax(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
@@ -215,19 +216,12 @@ def nmax(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
             points.append(
                 ((key, b, r, n, n_max), f"nmax_{key}", load(ctx.scenario_path("tcp_cac/nmax.toml"), overrides=ov))
             )
-    out: dict[str, Any] = {}
-    for (key, b, r, n, n_max), runs in ctx.run_grid(points, lambda _, x: greedy(x, warm, dur)).items():
-        p = pooled(runs, r * 1e6)
-        out[key] = {
-            "buffer": b,
-            "r_req_mbps": r,
-            "n": n,
-            "n_max": n_max,
-            "thr_bps": p["thr_bps"],
-            "agg_loss": p["agg_loss"],
-            "per_seed": per_seed(runs),
-        }
-    return out
+    return {
+        key: {"buffer": b, "r_req_mbps": r, "n": n, "n_max": n_max}
+        | pooled(runs, r * 1e6, ("thr_bps", "agg_loss"))
+        | {"per_seed": per_seed(runs)}
+        for (key, b, r, n, n_max), runs in ctx.run_grid(points, lambda _, x: greedy(x, warm, dur)).items()
+    }
 
 
 def table4(ctx: Context, dur: int, warm: int) -> dict[str, Any]:

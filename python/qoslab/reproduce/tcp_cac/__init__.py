@@ -2,7 +2,7 @@
 
 Table 2's formulas (a check), Table 4's schemes in fluid mode (checks against Erlang-B, processor
 sharing and the paper), then the simulator's TCP runs (:mod:`.runs`), their claims (:mod:`.claims`),
-report tables (here) and the paper's cells (:mod:`.tables`). Set-up, run lengths, claims and
+report tables and the paper's cells (here). Set-up, run lengths, claims and
 tolerances (fixed before any run): docs/reproductions/tcp_cac.md.
 """
 
@@ -17,9 +17,8 @@ from .. import figures
 from ..cells import PaperData, decimals_of
 from ..fidelity import md_table
 from ..framework import Claim, Context, Figure, Outcome, pct
-from ..reduce import paper_of
+from ..reduce import Cell, judged, measured, paper_of
 from . import runs as tcp_runs
-from . import tables
 from .claims import ERLANG_MIN_TOL, LAMBDA, tcp_claims
 from .runs import START_PATTERNS, STOPPED_SHARE, T4_CI_TARGET, T4_MAX_SEEDS, TABLE1_START
 
@@ -31,6 +30,29 @@ PAPER = "Per-connection TCP shaping with connection admission control [Tarasiuk0
 FILE_BITS = 10_000_000
 SCHEME3_TOL = 0.10
 PS_TOL = 0.05
+#: Table 1's columns: (column, the per-seed statistic of :func:`.runs.per_seed`).
+TABLE1_COLUMNS = [
+    ("Average RTT [ms]", "rtt_ms"),
+    ("Packet loss ratio per TCP connection", "loss"),
+    ("Throughput per TCP connection [Mbps]", "thr_mbps"),
+]
+#: Table 4's columns: (column, the per-seed measure of :func:`.runs.transfers`, scale to the paper's unit).
+TABLE4_COLUMNS = [
+    ("Mean file transfer time [sec]", "mean_transfer_time_s", 1.0),
+    ("Mean system state when call blocking", "mean_running_at_blocking", 1.0),
+    ("Call blocking probability", "blocking", 100.0),
+]
+#: Table 3's simulated columns and §4's ratios of scheme #1 over #3: (column, measure).
+TABLE3_COLUMNS = [
+    ("Simulation results / Packet loss ratio IPLR", "agg_loss"),
+    ("Simulation results / Received rate per connection [Mbps]", "thr_mbps"),
+]
+SECTION4_COLUMNS = [
+    ("transfer time, times shorter", "mean_transfer_time_s"),
+    ("call blocking, times lower", "blocking"),
+]
+
+
 #: The fluid runs' measures averaged over seeds (NaN and None left out).
 FLUID_KEYS = ("blocking", "blocking_ci95", "mean_transfer_time_s", "mean_running_at_blocking", "time_avg_running")
 
@@ -73,6 +95,42 @@ def paper_scheme3(data: PaperData) -> dict[str, float]:
         "blocking": v["Call blocking probability"] / 100,
         "mean_running_at_blocking": v["Mean system state when call blocking"],
     }
+
+
+def paper_cells(ctx: Context, t1: dict[str, Any], nm: dict[str, Any], t4: dict[str, Any] | None) -> list[Cell]:
+    """Every cell of ``paperdata/tcp_cac/cells.csv`` this run measures (all tables in a full run, the quick
+    tables in a quick run), one value per seed in the paper's unit (docs/reproductions/tcp_cac.md). Table 2
+    is the paper's formulas (3)-(4): evaluating them is the check ``rho-n-max``, not a reproduced result."""
+    known = set(paper_of(ctx, "tcp_cac").keys())
+    out: list[Cell] = []
+    if judged(ctx, "tcp_cac", "Table 1"):
+        for v in t1.values():
+            rate = v["rate_mbps"]
+            row = f"Min RTT = {v['min_rtt_ms']} msec / " + ("No shaping" if rate is None else f"R = {rate:g}")
+            for column, key in TABLE1_COLUMNS:
+                # Min RTT 0 unshaped: the paper prints no number ("almost all stopped").
+                if ("Table 1", row, column) in known:
+                    out += measured(ctx, "Table 1", row, column, [s[key] for s in v["per_seed"]])
+    if judged(ctx, "tcp_cac", "Table 3"):
+        for b, r, n_max in tcp_runs.NMAX_CASES:
+            v = nm.get(f"B{b}_R{r:g}Mbps_n{n_max}")
+            if v is None:
+                continue
+            row = f"B = {b}, R_req = {r:g}"  # Tables 2-3 have no row labels: the inputs B and R_req
+            for column, key in TABLE3_COLUMNS:
+                out += measured(ctx, "Table 3", row, column, [s[key] for s in v["per_seed"]])
+    if judged(ctx, "tcp_cac", "Table 4") and t4:
+        for scheme in ("1", "2", "3"):
+            row = f"Scheme#{scheme}"
+            for column, key, scale in TABLE4_COLUMNS:
+                if ("Table 4", row, column) in known:
+                    out += measured(ctx, "Table 4", row, column, [scale * r[key] for r in t4[scheme]])
+    if judged(ctx, "tcp_cac", "§4") and t4:
+        pairs = list(zip(t4["1"], t4["3"], strict=True))
+        for column, key in SECTION4_COLUMNS:
+            ratios = [a[key] / b[key] if b[key] > 0 else math.nan for a, b in pairs]
+            out += measured(ctx, "§4", "Scheme#1 against Scheme#3", column, ratios)
+    return out
 
 
 def reproduce(ctx: Context) -> Outcome:
@@ -191,7 +249,7 @@ def reproduce(ctx: Context) -> Outcome:
         ("Table 1 (TCP)", table1_md(t1)),
         ("Unshaped connections stopped, by start pattern and timers", start_patterns_md(sp)),
     ]
-    return Outcome(claims=claims + tc, data=data, sections=sections, figures=figs, cells=tables.cells(ctx, t1, nm, t4))
+    return Outcome(claims=claims + tc, data=data, sections=sections, figures=figs, cells=paper_cells(ctx, t1, nm, t4))
 
 
 def _figure(

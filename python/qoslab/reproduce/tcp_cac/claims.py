@@ -1,6 +1,6 @@
 """The TCP claims of the ``tcp-cac`` reproduction (claims 2, 3 and 5), from the
 runs of :mod:`.runs`; the paper's numbers of Tables 1, 3 and 4 are judged as
-cells (:mod:`.tables`). Tolerances are the module constants, fixed before any
+cells (:func:`.paper_cells`). Tolerances are the module constants, fixed before any
 run."""
 
 from __future__ import annotations

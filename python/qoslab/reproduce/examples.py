@@ -85,16 +85,9 @@ def _pct(e: Estimate) -> str:
 
 
 def early_share_bound(max_p: float, drop_fraction: float) -> float:
-    """The largest share of drops that non-gentle RED can make early when a fraction
-    ``drop_fraction`` of the arrivals must be dropped (unresponsive overload).
-
-    With count spacing and a constant ``p_b``, the gap between early drops is
-    uniform on ``1 .. 1/p_b - 1`` (FJ93 §7), so early drops remove ``2 p_b``
-    of the arrivals, less than ``2 max_p``. If ``D > 2 max_p`` must go, a
-    fraction ``f`` of the arrivals meets ``avg >= max_th`` and is forced out:
-    ``D = f + (1 - f) 2 max_p`` at best, and the early share of the drops is
-    at most ``(1 - f) 2 max_p / D = 2 max_p (1 - D) / ((1 - 2 max_p) D)``.
-    """
+    """The largest share of drops that non-gentle RED can make early when a fraction ``drop_fraction``
+    = D of the arrivals must go (unresponsive overload): 2 max_p (1 - D) / ((1 - 2 max_p) D) [FJ93 §7];
+    the derivation is in docs/reproductions/examples.md."""
     e = 2.0 * max_p
     if not 0.0 < drop_fraction <= 1.0 or e >= 1.0 or drop_fraction <= e:
         return 1.0

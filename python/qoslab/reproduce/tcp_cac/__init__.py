@@ -1,9 +1,9 @@
 """The ``tcp-cac`` reproduction: connection admission control for shaped TCP [Tarasiuk05 §2-§4].
 
 Table 2's formulas (a check), Table 4's schemes in fluid mode (checks against Erlang-B, processor
-sharing and the paper), then the simulator's TCP runs (:mod:`.runs`), their claims (:mod:`.claims`),
-report tables and the paper's cells (here). Set-up, run lengths, claims and
-tolerances (fixed before any run): docs/reproductions/tcp_cac.md.
+sharing and the paper), then the simulator's TCP runs (:mod:`.runs`) and their claims (:mod:`.claims`);
+here also the paper's cells and the report's sections. Set-up, run lengths, claims and tolerances
+(fixed before any run): docs/reproductions/tcp_cac.md.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ..framework import Claim, Context, Figure, Outcome, pct
 from ..reduce import Cell, judged, measured, paper_of
 from . import runs as tcp_runs
 from .claims import ERLANG_MIN_TOL, LAMBDA, tcp_claims
-from .runs import START_PATTERNS, STOPPED_SHARE, T4_CI_TARGET, T4_MAX_SEEDS, TABLE1_START
+from .runs import NMAX_CASES, START_PATTERNS, STOPPED_SHARE, T4_CI_TARGET, T4_MAX_SEEDS, TABLE1_START
 
 NAME = "tcp-cac"
 TITLE = "CAC for shaped TCP: rho, N_max, Erlang-B and the rate schemes (fluid mode)"
@@ -51,8 +51,6 @@ SECTION4_COLUMNS = [
     ("transfer time, times shorter", "mean_transfer_time_s"),
     ("call blocking, times lower", "blocking"),
 ]
-
-
 #: The fluid runs' measures averaged over seeds (NaN and None left out).
 FLUID_KEYS = ("blocking", "blocking_ci95", "mean_transfer_time_s", "mean_running_at_blocking", "time_avg_running")
 
@@ -112,7 +110,7 @@ def paper_cells(ctx: Context, t1: dict[str, Any], nm: dict[str, Any], t4: dict[s
                 if ("Table 1", row, column) in known:
                     out += measured(ctx, "Table 1", row, column, [s[key] for s in v["per_seed"]])
     if judged(ctx, "tcp_cac", "Table 3"):
-        for b, r, n_max in tcp_runs.NMAX_CASES:
+        for b, r, n_max in NMAX_CASES:
             v = nm.get(f"B{b}_R{r:g}Mbps_n{n_max}")
             if v is None:
                 continue
@@ -245,9 +243,9 @@ def reproduce(ctx: Context) -> Outcome:
     )
     sections = [
         ("Setup", setup),
-        ("TCP runs", tcp_setup(rl, ctx.quick)),
-        ("Table 1 (TCP)", table1_md(t1)),
-        ("Unshaped connections stopped, by start pattern and timers", start_patterns_md(sp)),
+        ("TCP runs", _tcp_setup(rl, ctx.quick)),
+        ("Table 1 (TCP)", _table1_md(t1)),
+        ("Unshaped connections stopped, by start pattern and timers", _start_patterns_md(sp)),
     ]
     return Outcome(claims=claims + tc, data=data, sections=sections, figures=figs, cells=paper_cells(ctx, t1, nm, t4))
 
@@ -281,7 +279,7 @@ def _figure(
     ]
 
 
-def tcp_setup(rl: dict[str, tuple[int, int]], quick: bool) -> str:
+def _tcp_setup(rl: dict[str, tuple[int, int]], quick: bool) -> str:
     (d1, w1), (dn, wn), (d4, w4) = rl["table1"], rl["nmax"], rl["table4"]
     t4 = (
         "not run in quick runs (too few blockings)"
@@ -296,7 +294,7 @@ def tcp_setup(rl: dict[str, tuple[int, int]], quick: bool) -> str:
     )
 
 
-def table1_md(t1: dict[str, Any]) -> str:
+def _table1_md(t1: dict[str, Any]) -> str:
     def across(xs: list[float]) -> str:
         return Estimate.of(xs).fmt(".3g")
 
@@ -318,7 +316,7 @@ def table1_md(t1: dict[str, Any]) -> str:
     )
 
 
-def start_patterns_md(sp: dict[str, Any]) -> str:
+def _start_patterns_md(sp: dict[str, Any]) -> str:
     rtts = sorted({v["min_rtt_ms"] for v in sp.values()})
     head = " | ".join(f"stopped at {r} ms | agg. loss at {r} ms" for r in rtts)
     rows = []

@@ -426,8 +426,8 @@ def _fig8(ctx: Context, summary: dict[str, Any]) -> Figure:
         ax.set_title(LABELS[v])
     axes[0].set_ylabel("per-flow throughput (kb/s)")
     axes[0].legend(fontsize=7)
-    figures.save(fig, ctx.figure_path("fig8_per_flow_throughput.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig8_per_flow_throughput.png",
         "Fig. 8: average per-flow throughput of each class per period (mean over seeds, 95% CI), with "
         "the paper's fair share (25 Mb/s over the active flows).",
@@ -445,8 +445,8 @@ def _fig11(ctx: Context, summary: dict[str, Any]) -> Figure:
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("Jain's fairness index")
     ax.legend(fontsize=7)
-    figures.save(fig, ctx.figure_path("fig11_jain.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig11_jain.png",
         "Fig. 11: Jain's index over the active flows' per-period throughputs "
         "(mean over seeds); dashed: the 0.9 of the fairness claims.",
@@ -462,8 +462,8 @@ def _fig12(ctx: Context, runs: dict[str, list[dict[str, Any]]]) -> Figure:
     ax.set_xlabel("time (s)")
     ax.set_ylabel(f"{TRACED} end-to-end delay (ms)")
     ax.legend(fontsize=8)
-    figures.save(fig, ctx.figure_path("fig12_tagged_delay.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig12_tagged_delay.png",
         f"Fig. 12: end-to-end delay of every packet of tagged flow {TRACED} "
         f"(seed {ctx.seeds[0]}) under D-CBT and D-CBT+ChIPS.",

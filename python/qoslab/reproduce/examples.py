@@ -214,7 +214,12 @@ def _figures(
     ax2.set_xlabel("time (s)")
     ax2.set_title("drop-tail bottleneck (seed 1)")
     ax2.legend(loc="lower right", fontsize=8)
-    figures.save(fig, ctx.figure_path("queue_over_time.png"))
+    queue = ctx.figure(
+        fig,
+        "queue_over_time.png",
+        "Bottleneck queue over time: RED's average and backlog against "
+        "its thresholds (top); the drop-tail backlog at its limit (bottom).",
+    )
 
     fig = figures.new_figure(9.0, 4.0)
     ax = fig.subplots()
@@ -230,7 +235,7 @@ def _figures(
     ax.set_ylim(0, 115)
     ax.legend(fontsize=8, ncol=2, loc="upper right")
     ax.set_title("Per-flow loss rate (mean over seeds)")
-    figures.save(fig, ctx.figure_path("flow_loss.png"))
+    flow_loss = ctx.figure(fig, "flow_loss.png", "Per-flow loss rates at the bottleneck, RED against drop-tail.")
 
     fig = figures.new_figure(6.0, 4.0)
     ax = fig.subplots()
@@ -244,16 +249,8 @@ def _figures(
     ax.set_ylim(0, max([*bottom, 1.0]) * 1.3)
     ax.legend(fontsize=8, ncol=3, loc="upper center")
     ax.set_title("Bottleneck drops by reason")
-    figures.save(fig, ctx.figure_path("drops_by_reason.png"))
-    return [
-        Figure(
-            "queue_over_time.png",
-            "Bottleneck queue over time: RED's average and backlog against "
-            "its thresholds (top); the drop-tail backlog at its limit (bottom).",
-        ),
-        Figure("flow_loss.png", "Per-flow loss rates at the bottleneck, RED against drop-tail."),
-        Figure("drops_by_reason.png", "Bottleneck drops by reason: early, forced and over the limit."),
-    ]
+    drops = ctx.figure(fig, "drops_by_reason.png", "Bottleneck drops by reason: early, forced and over the limit.")
+    return [queue, flow_loss, drops]
 
 
 def _series(res: Result, queue: str) -> dict[str, list[float]]:

@@ -13,7 +13,6 @@ behind a cause.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from ...result import Result
 from ...scenario import Scenario
 from ..cells import Cell, Measured, compare, interval_text
 from ..fidelity import md_table
-from ..framework import Context, control_context
+from ..framework import Context, control_context, control_main, control_parser
 from . import _adm_setup as S
 from . import cellmap as C
 from . import plt
@@ -283,16 +282,8 @@ def _floats(flag: str, text: str, allowed: Collection[float]) -> list[float]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m qoslab.reproduce.pcn.controls",
-        description="[Zhang07]'s cells with one knob changed: before and after on the same seeds.",
-    )
-    ap.add_argument(
-        "name", nargs="?", help=f"the control, or several of one family comma-separated: {', '.join(CONTROLS)}"
-    )
-    ap.add_argument("--list", action="store_true", help="list the controls and exit")
-    ap.add_argument("--seeds", type=int, default=5, metavar="N", help="seeds 1..N (default 5, as the full run)")
-    ap.add_argument("--jobs", type=int, default=None, metavar="N", help="local worker processes (default: every core)")
+    description = "[Zhang07]'s cells with one knob changed: before and after on the same seeds."
+    ap = control_parser("pcn", description, CONTROLS, 5, several=True)
     ap.add_argument(
         "--weights",
         default=",".join(f"{w:g}" for w in plt.WEIGHTS),
@@ -306,20 +297,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         + ")",
     )
     a = ap.parse_args(argv)
-    if a.list:
-        for c in CONTROLS.values():
-            print(f"{c.name}: {c.knob}")
-        return 0
-    try:
-        names = [n.strip() for n in (a.name or "").split(",") if n.strip()]
-        if not names or any(n not in CONTROLS for n in names):
-            raise ReproductionError(f"control: {a.name!r}; allowed: {', '.join(CONTROLS)}")
-        if a.seeds < 1:
-            raise ReproductionError(f"--seeds: {a.seeds}; allowed: an integer >= 1")
+
+    def body(controls: list[Control], seeds: list[int]) -> None:
         weights = _floats("--weights", a.weights, plt.WEIGHTS)
         fs = _floats("--f", a.f, C.F_COLUMN)
-        controls = [CONTROLS[n] for n in names]
-        seeds = list(range(1, a.seeds + 1))
         with control_context("pcn", seeds=seeds, jobs=a.jobs) as ctx:
             before, afters = run_controls(ctx, controls, weights, fs)
         note = ""
@@ -327,10 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             note = f"; weights {', '.join(f'{w:g}' for w in weights)} only, each with CLE 0.05, 0.15, 0.25"
         for control, after in zip(controls, afters, strict=True):
             print(markdown(control, seeds, before, after, note))
-    except ReproductionError as e:
-        print(f"qoslab: {e}", file=sys.stderr)
-        return 2
-    return 0
+
+    return control_main(a, CONTROLS, lambda c: f"{c.name}: {c.knob}", body, several=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

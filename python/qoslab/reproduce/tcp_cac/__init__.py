@@ -268,9 +268,9 @@ def _figure(
         ax.set_xticks(x, ["#1", "#2", "#3"])
         ax.set_ylabel(ylabel)
         ax.legend(fontsize=8)
-    figures.save(fig, ctx.figure_path("schemes.png"))
     return [
-        Figure(
+        ctx.figure(
+            fig,
             "schemes.png",
             "Table 4 in fluid mode: blocking and mean transfer time per scheme, qoslab "
             "against the paper (#3), Erlang-B (#1 blocking), file/R_req (#1 time) and processor "

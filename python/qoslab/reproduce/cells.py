@@ -181,7 +181,7 @@ def fmt_number(x: float | None) -> str:
     return "0" if s == "-0" else s
 
 
-def interval_text(c: Cell | None) -> str:
+def judged_text(c: Cell | None) -> str:
     """A judged cell for a before/after table: ``mean [ci_low, ci_high] verdict`` (2 decimals) or ``not run``."""
     if c is None or c.qoslab is None or c.ci_low is None or c.ci_high is None:
         return "not run"

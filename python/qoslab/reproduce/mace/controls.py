@@ -18,7 +18,7 @@ from typing import Any
 
 from ...errors import ReproductionError
 from ...scenario import Override, Scenario
-from ..cells import Cell, Measured, cells_csv, compare, interval_text, read_cells
+from ..cells import Cell, Measured, cells_csv, compare, judged_text, read_cells
 from ..framework import Context, control_context, control_main, control_parser
 from .params import MACE_KEY, NO_DEPARTURE_LIFETIME, S3_MODELS_FULL, SSAC, mbac_admission
 from .runs import Table2Run, table2_measures, table2_spec
@@ -150,7 +150,7 @@ def markdown(
         "| row | column | paper | before | after |",
         "|---|---|---|---|---|",
         *(
-            f"| {c.row} | {c.column} | {c.paper} | {interval_text(b.get(c.key))} | {interval_text(c)} |"
+            f"| {c.row} | {c.column} | {c.paper} | {judged_text(b.get(c.key))} | {judged_text(c)} |"
             for c in after
             if c.qoslab is not None
         ),

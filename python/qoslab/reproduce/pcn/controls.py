@@ -21,7 +21,7 @@ from typing import Any
 from ...errors import ReproductionError
 from ...result import Result
 from ...scenario import Scenario
-from ..cells import Cell, Measured, compare, interval_text
+from ..cells import Cell, Measured, compare, judged_text
 from ..fidelity import md_table
 from ..framework import Context, control_context, control_main, control_parser
 from . import _adm_setup as S
@@ -230,7 +230,7 @@ def markdown(control: Control, seeds: Sequence[int], before: Sequence[Cell], aft
     """The before/after table of one control."""
     b = {c.key: c for c in before}
     rows = (
-        f"| {c.table} | {c.row} | {c.column} | {c.paper} | {interval_text(b.get(c.key))} | {interval_text(c)} |"
+        f"| {c.table} | {c.row} | {c.column} | {c.paper} | {judged_text(b.get(c.key))} | {judged_text(c)} |"
         for c in after
     )
     intro = f"Control `{control.name}`: {control.knob} (seeds {', '.join(map(str, seeds))}{note}).\n"

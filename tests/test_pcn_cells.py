@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from qoslab.reproduce.cells import Measured, NotMeasured, compare, load_paper, paper_dir
+from qoslab.reproduce.cells import Measured, NotMeasured, compare
 from qoslab.reproduce.framework import Context, Outcome
+from qoslab.reproduce.paper import load_paper, paper_dir
 from qoslab.reproduce.pcn import admission, cellmap, plt
 from qoslab.stats import Estimate
 

@@ -14,20 +14,7 @@ from typing import Any
 
 from ..errors import ReproductionError
 from ..stats import Estimate
-from .paper import (
-    Key,
-    PaperCell,
-    PaperData,
-    PaperTable,
-    csv_rows,
-    decimals_of,
-    last_digit_unit,
-    load_paper,
-    paper_dir,
-    paperdata_root,
-    printed_tolerance,
-    read_text_bounded,
-)
+from .paper import Key, PaperCell, PaperData, PaperTable, csv_rows, printed_tolerance, read_text_bounded
 
 #: The columns of the ``cells.csv`` a reproduction writes, in this order.
 CELL_COLUMNS = (
@@ -321,7 +308,3 @@ def read_cells(path: str | os.PathLike[str]) -> list[Cell]:
             Cell(r["table"], r["row"], r["column"], r["unit"], r["paper"], mean, lo, hi, tol, r["verdict"], r["cause"])
         )
     return out
-
-
-#: The names of :mod:`.paper` the reproductions take from here.
-__all__ = ["PaperData", "decimals_of", "last_digit_unit", "load_paper", "paper_dir", "paperdata_root"]

@@ -18,9 +18,10 @@ from ..result import Result
 from ..scenario import Override, Scenario
 from ..stats import Estimate
 from . import edge_overhead, edge_readings, figures
-from .cells import Measured, NotMeasured, PaperData, load_paper
+from .cells import Measured, NotMeasured
 from .fidelity import md_table
 from .framework import Claim, Context, Figure, Outcome, folder_name
+from .paper import PaperData, load_paper
 
 NAME = "edge"
 TITLE = "Edge-router QoS: SCFQ between EF and AF/BE, rate guarantees by buffer management"

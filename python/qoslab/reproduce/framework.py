@@ -30,8 +30,9 @@ from ..errors import ReproductionError
 from ..result import Result
 from ..scenario import Scenario
 from ..stats import Estimate
-from .cells import Cell, Measured, NotMeasured, PaperData, Score, cells_csv, compare, load_paper, paper_dir
+from .cells import Cell, Measured, NotMeasured, Score, cells_csv, compare
 from .fidelity import fidelity_json, markdown, md_cell, score_text
+from .paper import PaperData, load_paper, paper_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..executor import Executor

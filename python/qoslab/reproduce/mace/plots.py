@@ -215,9 +215,7 @@ def cdf_poo1_replay(ctx: Context, s2: Scenario2) -> Figure:
     ax.set_ylabel("CDF")
     ax.legend(fontsize=8)
     return ctx.figure(
-        fig,
-        "cdf_poo1_replay.png",
-        "Inter-arrival CDF of the same recorded POO1 flows replayed with and without MACE.",
+        fig, "cdf_poo1_replay.png", "Inter-arrival CDF of the same recorded POO1 flows replayed with and without MACE."
     )
 
 

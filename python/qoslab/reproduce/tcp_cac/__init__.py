@@ -14,9 +14,9 @@ from typing import Any
 from ...cac import cac, fluid_run
 from ...stats import Estimate
 from .. import figures
-from ..cells import PaperData, decimals_of
 from ..fidelity import md_table
 from ..framework import Claim, Context, Figure, Outcome, pct
+from ..paper import PaperData, decimals_of
 from ..reduce import Cell, judged, measured, paper_of
 from . import runs as tcp_runs
 from .claims import ERLANG_MIN_TOL, LAMBDA, tcp_claims

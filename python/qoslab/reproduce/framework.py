@@ -30,8 +30,8 @@ from ..errors import ReproductionError
 from ..result import Result
 from ..scenario import Scenario
 from ..stats import Estimate
-from .cells import Cell, Measured, NotMeasured, Score, cells_csv, compare
-from .fidelity import fidelity_json, markdown, md_cell, score_text
+from .cells import Cell, Measured, NotMeasured, Score, cells_csv, compare, fmt_number
+from .fidelity import fidelity_json, markdown, md_cell, md_table, score_text
 from .paper import PaperData, load_paper, paper_dir
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -442,6 +442,27 @@ def control_main(
         print(f"qoslab: {e}", file=sys.stderr)
         return 2
     return 0
+
+
+def control_md(
+    control: Any, seeds: Sequence[int], note: str, before: Sequence[Cell], after: Sequence[Cell], columns: Sequence[str]
+) -> str:
+    """A control's before/after table: its knob and why, then per cell of ``after`` its ``columns``, the
+    paper's number and qoslab's ``mean [ci_low, ci_high] verdict`` (2 decimals) before and after."""
+
+    def text(c: Cell | None) -> str:
+        if c is None or c.qoslab is None or c.ci_low is None or c.ci_high is None:
+            return "not run"
+        lo, hi = fmt_number(round(c.ci_low, 2)), fmt_number(round(c.ci_high, 2))
+        return f"{fmt_number(round(c.qoslab, 2))} [{lo}, {hi}] {c.verdict}"
+
+    b = {c.key: c for c in before}
+    intro = f"Control `{control.name}`: {control.knob} (seeds {', '.join(map(str, seeds))}{note}).\n"
+    rows = (
+        f"| {' | '.join(getattr(c, k) for k in columns)} | {c.paper} | {text(b.get(c.key))} | {text(c)} |"
+        for c in after
+    )
+    return md_table([*columns, "paper", "before", "after"], rows, f"{intro}Why this value: {control.why}.") + "\n"
 
 
 def scenarios_dir() -> Path:

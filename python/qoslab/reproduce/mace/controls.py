@@ -18,8 +18,8 @@ from typing import Any
 
 from ...errors import ReproductionError
 from ...scenario import Override, Scenario
-from ..cells import Cell, Measured, cells_csv, compare, judged_text, read_cells
-from ..framework import Context, control_context, control_main, control_parser
+from ..cells import Cell, Measured, cells_csv, compare, read_cells
+from ..framework import Context, control_context, control_main, control_md, control_parser
 from .params import MACE_KEY, NO_DEPARTURE_LIFETIME, S3_MODELS_FULL, SSAC, mbac_admission
 from .runs import Table2Run, table2_measures, table2_spec
 from .tables import TABLE2_COLUMNS
@@ -138,26 +138,6 @@ def _reduce_by_model(ctx: Context, specs: list[tuple[str, Scenario, int]], model
     return [slots[i] for i in range(len(specs))]
 
 
-def markdown(
-    control: Control, seeds: Sequence[int], before: Sequence[Cell], after: Sequence[Cell], baseline: str
-) -> str:
-    """The before/after table of one control."""
-    b = {c.key: c for c in before}
-    lines = [
-        f"Control `{control.name}`: {control.knob} (seeds {', '.join(map(str, seeds))}; before: {baseline}).",
-        f"Why this value: {control.why}.",
-        "",
-        "| row | column | paper | before | after |",
-        "|---|---|---|---|---|",
-        *(
-            f"| {c.row} | {c.column} | {c.paper} | {judged_text(b.get(c.key))} | {judged_text(c)} |"
-            for c in after
-            if c.qoslab is not None
-        ),
-    ]
-    return "\n".join(lines) + "\n"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     ap = control_parser(
         "mace", "Table 2 of the MACE paper with one knob changed: the cells before and after.", CONTROLS, 3
@@ -195,7 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             after = table2_cells(ctx, control, models)
         if a.out:
             Path(a.out).write_text(cells_csv(after), encoding="utf-8")
-        print(markdown(control, seeds, before, after, baseline), end="")
+        after = [c for c in after if c.qoslab is not None]
+        print(control_md(control, seeds, f"; before: {baseline}", before, after, ("row", "column")), end="")
 
     return control_main(a, CONTROLS, lambda c: f"{c.name}: {c.knob} ({', '.join(c.admissions)})", body)
 

@@ -21,9 +21,8 @@ from typing import Any
 from ...errors import ReproductionError
 from ...result import Result
 from ...scenario import Scenario
-from ..cells import Cell, Measured, compare, judged_text
-from ..fidelity import md_table
-from ..framework import Context, control_context, control_main, control_parser
+from ..cells import Cell, Measured, compare
+from ..framework import Context, control_context, control_main, control_md, control_parser
 from . import _adm_setup as S
 from . import cellmap as C
 from . import plt
@@ -226,20 +225,6 @@ def judged(ctx: Context, measured: Sequence[Measured]) -> list[Cell]:
     return [c for c in compare(ctx.paper, list(measured)) if c.key in keys]
 
 
-def markdown(control: Control, seeds: Sequence[int], before: Sequence[Cell], after: Sequence[Cell], note: str) -> str:
-    """The before/after table of one control."""
-    b = {c.key: c for c in before}
-    rows = (
-        f"| {c.table} | {c.row} | {c.column} | {c.paper} | {judged_text(b.get(c.key))} | {judged_text(c)} |"
-        for c in after
-    )
-    intro = f"Control `{control.name}`: {control.knob} (seeds {', '.join(map(str, seeds))}{note}).\n"
-    return (
-        md_table("| table | row | column | paper | before | after |", rows, intro + f"Why this value: {control.why}.")
-        + "\n"
-    )
-
-
 def run_controls(
     ctx: Context, controls: Sequence[Control], weights: Sequence[float], fs: Sequence[float] = LOW_AGG_F
 ) -> tuple[list[Cell], list[list[Cell]]]:
@@ -307,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if controls[0].family == "t37" and len(weights) < len(plt.WEIGHTS):
             note = f"; weights {', '.join(f'{w:g}' for w in weights)} only, each with CLE 0.05, 0.15, 0.25"
         for control, after in zip(controls, afters, strict=True):
-            print(markdown(control, seeds, before, after, note))
+            print(control_md(control, seeds, note, before, after, ("table", "row", "column")))
 
     return control_main(a, CONTROLS, lambda c: f"{c.name}: {c.knob}", body, several=True)
 

@@ -411,8 +411,7 @@ def _sections(ctx: Context, summary: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _fig8(ctx: Context, summary: dict[str, Any]) -> Figure:
-    fig = figures.new_figure(11.0, 3.6)
-    axes = fig.subplots(1, 4, sharey=True)
+    fig, axes = figures.new_axes(11.0, 3.6, 1, 4, sharey=True)
     x = np.arange(len(PERIOD_NAMES))
     colors = {"tcp": "#4c72b0", "tagged": "#55a868", "untagged": "#c44e52"}
     for ax, (v, s) in zip(axes, summary.items(), strict=True):
@@ -435,8 +434,7 @@ def _fig8(ctx: Context, summary: dict[str, Any]) -> Figure:
 
 
 def _fig11(ctx: Context, summary: dict[str, Any]) -> Figure:
-    fig = figures.new_figure(6.0, 3.6)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(6.0, 3.6)
     x = np.arange(len(PERIOD_NAMES))
     for i, (v, s) in enumerate(summary.items()):
         ax.bar(x + (i - 1.5) * 0.2, [_m(p["jain"]) for p in s["periods"]], width=0.2, label=LABELS[v])
@@ -454,8 +452,7 @@ def _fig11(ctx: Context, summary: dict[str, Any]) -> Figure:
 
 
 def _fig12(ctx: Context, runs: dict[str, list[dict[str, Any]]]) -> Figure:
-    fig = figures.new_figure(8.0, 3.6)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(8.0, 3.6)
     for v, color in (("dcbt", "#c44e52"), ("dcbt_chips", "#4c72b0")):
         tr = runs[v][0]["trace"]
         ax.plot(tr["t_s"], [d * 1e3 for d in tr["delay_s"]], lw=0.6, color=color, label=LABELS[v])

@@ -882,8 +882,7 @@ def _table(d: dict[str, Any], xlabel: str) -> str:
 
 
 def _plot(ctx: Context, d: dict[str, Any], name: str, xlabel: str, caption: str) -> Figure:
-    fig = figures.new_figure(12.0, 3.8)
-    axes = fig.subplots(1, 3, sharey=False)
+    fig, axes = figures.new_axes(12.0, 3.8, 1, 3, sharey=False)
     xs = [int(x) for x in d]
     for ax, (title, group) in zip(
         axes, (("(a) large packets", LARGE), ("(b) medium packets", MEDIUM), ("(c) small packets", SMALL)), strict=True

@@ -192,8 +192,7 @@ def _figures(
     thresholds: tuple[float, float],
     limit: float,
 ) -> list[Figure]:
-    fig = figures.new_figure(8.0, 5.5)
-    ax1, ax2 = fig.subplots(2, 1, sharex=True)
+    fig, (ax1, ax2) = figures.new_axes(8.0, 5.5, 2, 1, sharex=True)
     r, d = series["red"], series["droptail"]
     ax1.plot(r["t_s"], r["backlog_pkts"], color="0.7", lw=0.6, label="instantaneous backlog")
     ax1.plot(r["t_s"], r["red_avg"], color="C0", lw=1.4, label="red_avg")
@@ -221,8 +220,7 @@ def _figures(
         "its thresholds (top); the drop-tail backlog at its limit (bottom).",
     )
 
-    fig = figures.new_figure(9.0, 4.0)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(9.0, 4.0)
     names = list(loss["red"])
     xs = list(range(len(names)))
     for v, dx, label, color in (("red", -0.2, "RED", "C0"), ("droptail", 0.2, "drop-tail", "C1")):
@@ -237,8 +235,7 @@ def _figures(
     ax.set_title("Per-flow loss rate (mean over seeds)")
     flow_loss = ctx.figure(fig, "flow_loss.png", "Per-flow loss rates at the bottleneck, RED against drop-tail.")
 
-    fig = figures.new_figure(6.0, 4.0)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(6.0, 4.0)
     variants = list(reasons)
     bottom = [0.0] * len(variants)
     for i, k in enumerate(DROP_KINDS):

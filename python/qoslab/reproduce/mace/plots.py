@@ -59,8 +59,7 @@ def _share_bars(ax: Any, hist: Hist, label: str, suffix: str = "", **style: Any)
 
 
 def fig6(ctx: Context, s1: Scenario1) -> Figure:
-    fig = figures.new_figure(7.0, 4.5)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(7.0, 4.5)
     loads = s1["loads"]
     for variant, key, style, label in (
         ("mace", "loss_cl_group", "o-", "CL with MACE"),
@@ -79,8 +78,7 @@ def fig6(ctx: Context, s1: Scenario1) -> Figure:
 
 
 def fig9(ctx: Context, f9: Fig9) -> Figure:
-    fig = figures.new_figure(10.0, 4.5)
-    axes = fig.subplots(1, 2, sharey=True)
+    fig, axes = figures.new_axes(10.0, 4.5, 1, 2, sharey=True)
     for ax, (variant, title) in zip(
         axes, (("exact", "exact send times"), ("jitter", "host timing jitter (10 ms tick)")), strict=True
     ):
@@ -100,8 +98,7 @@ def fig9(ctx: Context, f9: Fig9) -> Figure:
 
 
 def fig7_8(ctx: Context, s1: Scenario1, mixed: MixedLoss) -> Figure:
-    fig = figures.new_figure(10.0, 4.5)
-    a7, a8 = fig.subplots(1, 2)
+    fig, (a7, a8) = figures.new_axes(10.0, 4.5, 1, 2)
     loads = mixed["loads"]
     runs = mixed["runs"]
     for key, style, label in (
@@ -137,8 +134,7 @@ def _cdfs(ax: Any, hists: list[tuple[Hist, str]], title: str, xlabel: str = INTE
 
 
 def fig12_13(ctx: Context, f1213: Fig12_13) -> Figure:
-    fig = figures.new_figure(10.0, 4.5)
-    axes = fig.subplots(1, 2, sharey=True)
+    fig, axes = figures.new_axes(10.0, 4.5, 1, 2, sharey=True)
     for ax, kbps in zip(axes, ("256", "64"), strict=True):
         _cdfs(ax, [(f1213["hist"][svc][kbps], svc.upper()) for svc in ("cl", "be")], f"{kbps} kb/s connections")
         ax.legend(fontsize=8)
@@ -153,8 +149,7 @@ def fig12_13(ctx: Context, f1213: Fig12_13) -> Figure:
 
 
 def departures(ctx: Context, dep: Departures) -> Figure:
-    fig = figures.new_figure(7.0, 4.5)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(7.0, 4.5)
     for i, (m, runs) in enumerate(dep["runs"].items()):
         none = runs["none"]
         finite = [r for r in runs.values() if r["lifetime_s"] is not None]
@@ -180,8 +175,7 @@ def departures(ctx: Context, dep: Departures) -> Figure:
 
 
 def fig10_11(ctx: Context, s2: Scenario2) -> Figure:
-    fig = figures.new_figure(9.0, 4.0)
-    axes = fig.subplots(1, 2, sharey=True)
+    fig, axes = figures.new_axes(9.0, 4.0, 1, 2, sharey=True)
     gen, rec = s2["hist"]["generation"], s2["hist"]["mace"]
     for ax, g, title in ((axes[0], "be", "Fig. 10: BE-port POO1"), (axes[1], "cl", "Fig. 11: CL-port POO1 (replayed)")):
         _share_bars(ax, gen[g], "generated (sender)", fill=False, edgecolor="k", lw=1.2)
@@ -205,8 +199,7 @@ def fig10_11(ctx: Context, s2: Scenario2) -> Figure:
 
 
 def cdf_poo1_replay(ctx: Context, s2: Scenario2) -> Figure:
-    fig = figures.new_figure(7.0, 4.5)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(7.0, 4.5)
     hists = [
         (s2["hist"][v]["cl"], f"replayed CL-port POO1 flows, {lab}")
         for v, lab in (("mace", "with MACE"), ("nomace", "without MACE"))
@@ -220,8 +213,7 @@ def cdf_poo1_replay(ctx: Context, s2: Scenario2) -> Figure:
 
 
 def cdf_mixed(ctx: Context, mixed: dict[str, Table2Run]) -> Figure:
-    fig = figures.new_figure(9.0, 4.0)
-    a1, a2 = fig.subplots(1, 2)
+    fig, (a1, a2) = figures.new_axes(9.0, 4.0, 1, 2)
     ssac, mbac, xlabel = mixed["ssac"], mixed["mbac"], "inter-arrival (ms), < 80 ms"
     _cdfs(a1, [(ssac["hist256"], "SSAC"), (mbac["hist256"], "MBAC")], "256 kb/s CL (POO2, EXP2)", xlabel)
     _cdfs(a2, [(ssac["hist64"], "SSAC"), (mbac["hist64"], "MBAC")], "64 kb/s CL (CBR, POO3, EXP1)", xlabel)
@@ -236,8 +228,7 @@ def cdf_mixed(ctx: Context, mixed: dict[str, Table2Run]) -> Figure:
 
 
 def fig14(ctx: Context, model: str, runs: dict[str, Table2Run]) -> Figure:
-    fig = figures.new_figure(8.0, 4.5)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(8.0, 4.5)
     p, q = runs["mbac"]["path"], runs["ssac"]["path"]
     ax.plot(
         p["t_s"], [x / 1e6 for x in p["sample_bps"]], ".-", ms=3, lw=0.8, label="MBAC: measured CL load (5 s samples)"
@@ -260,8 +251,7 @@ def fig14(ctx: Context, model: str, runs: dict[str, Table2Run]) -> Figure:
 
 
 def table2_utilization(ctx: Context, t2: Table2) -> Figure:
-    fig = figures.new_figure(8.0, 4.0)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(8.0, 4.0)
     ms = list(t2)
     xs = range(len(ms))
     for dx, adm in ((-0.2, "ssac"), (0.2, "mbac")):
@@ -278,8 +268,7 @@ def table2_utilization(ctx: Context, t2: Table2) -> Figure:
 
 
 def v_sweep(ctx: Context, sweep: dict[str, Table2Run]) -> Figure:
-    fig = figures.new_figure(7.0, 4.0)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(7.0, 4.0)
     keys = [k for k in sweep if SWEEP_POINTS[k][1]]
     vs = [SWEEP_POINTS[k][0] for k in keys]
     ax.plot(vs, [sweep[v]["utilization"] * 100 for v in keys], "o-", label="utilization (%)")

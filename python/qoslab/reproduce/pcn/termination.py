@@ -380,8 +380,7 @@ def _fig_4_3(ctx: Context, curve: dict[str, list[float]], rounds: dict[str, floa
     t = [x - T1 for x in FIG_4_3_TIMES]
     one = [x / 1e6 for x in curve["src0"]]
     both = [(a + b) / 1e6 for a, b in zip(curve["src0"], curve["src1"], strict=True)]
-    fig = figures.new_figure(8.0, 4.0)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(8.0, 4.0)
     ax.fill_between(t, 0, one, step="post", color="0.7", label="ingress 1")
     ax.fill_between(t, one, both, step="post", facecolor="none", edgecolor="0.2", label="ingress 2")
     ax.axhline(LINK_BPS["OC3"] / 2 / 1e6, linestyle=":", color="k", label="configured-termination-rate")

@@ -175,8 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             after = table2_cells(ctx, control, models)
         if a.out:
             Path(a.out).write_text(cells_csv(after), encoding="utf-8")
-        after = [c for c in after if c.qoslab is not None]
-        print(control_md(control, seeds, f"; before: {baseline}", before, after, ("row", "column")), end="")
+        shown = [c for c in after if c.qoslab is not None]
+        print(control_md(control, seeds, f"; before: {baseline}", before, shown, ("row", "column")), end="")
 
     return control_main(a, CONTROLS, lambda c: f"{c.name}: {c.knob} ({', '.join(c.admissions)})", body)
 

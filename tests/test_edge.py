@@ -229,7 +229,8 @@ def test_reproduce_edge_quick_writes_claims_and_the_table(tmp_path):
     assert "Table I" in report and "fig7.png" in report
     # The quick run judges Table I whole, with three seeds, and §V.A's two QoS shares (three
     # repetitions of edge_overhead); the rest is lost or not run.
-    from qoslab.reproduce.cells import load_paper, read_cells
+    from qoslab.reproduce.cells import read_cells
+    from qoslab.reproduce.paper import load_paper
 
     assert doc["seeds"] == [1, 2, 3]
     paper = load_paper("edge")
@@ -262,8 +263,8 @@ class _PlanSeen(Exception):
 def _edge_plan(tmp_path, *, quick: bool) -> list:
     """The reproduction's plan of runs (variant, scenario, seed), captured before any run."""
     from qoslab.reproduce import edge
-    from qoslab.reproduce.cells import load_paper
     from qoslab.reproduce.framework import Context
+    from qoslab.reproduce.paper import load_paper
 
     seen: list = []
 
@@ -450,7 +451,7 @@ def test_the_transcription_has_the_shape_of_the_paper():
     """Table I as printed (two flows, AF and EF delay), the lost numbers as lost rows, §V.A's
     six overhead figures; the paper's Table I read back for the offset-free difference."""
     from qoslab.reproduce import edge
-    from qoslab.reproduce.cells import load_paper
+    from qoslab.reproduce.paper import load_paper
 
     p = load_paper("edge")
     by: dict[str, list] = {}

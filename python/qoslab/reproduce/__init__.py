@@ -14,14 +14,15 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ..errors import ReproductionError
-from .cells import Measured, NotMeasured, paper_dir
+from .cells import Measured, NotMeasured
 from .framework import Claim, Context, Figure, Outcome, Summary, execute, overall_score, paper_data, write_scores
 from .framework import destination as framework_destination
+from .paper import paper_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     from .._atomic import Destination
     from ..executor import Executor
-    from .cells import PaperData
+    from .paper import PaperData
 
 #: NAME -> module implementing it.
 REGISTRY: dict[str, str] = {

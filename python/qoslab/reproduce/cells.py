@@ -14,20 +14,7 @@ from typing import Any
 
 from ..errors import ReproductionError
 from ..stats import Estimate
-from .paper import (
-    Key,
-    PaperCell,
-    PaperData,
-    PaperTable,
-    csv_rows,
-    decimals_of,
-    last_digit_unit,
-    load_paper,
-    paper_dir,
-    paperdata_root,
-    printed_tolerance,
-    read_text_bounded,
-)
+from .paper import Key, PaperCell, PaperData, PaperTable, csv_rows, printed_tolerance, read_text_bounded
 
 #: The columns of the ``cells.csv`` a reproduction writes, in this order.
 CELL_COLUMNS = (
@@ -181,14 +168,6 @@ def fmt_number(x: float | None) -> str:
     return "0" if s == "-0" else s
 
 
-def interval_text(c: Cell | None) -> str:
-    """A judged cell for a before/after table: ``mean [ci_low, ci_high] verdict`` (2 decimals) or ``not run``."""
-    if c is None or c.qoslab is None or c.ci_low is None or c.ci_high is None:
-        return "not run"
-    lo, hi = fmt_number(round(c.ci_low, 2)), fmt_number(round(c.ci_high, 2))
-    return f"{fmt_number(round(c.qoslab, 2))} [{lo}, {hi}] {c.verdict}"
-
-
 def compare(paper: PaperData, measured: Sequence[Measured | NotMeasured]) -> list[Cell]:
     """qoslab's cells joined with the paper's on (table, row, column) and judged, in the paper's order;
     a key the paper data does not hold, one given twice, or one of an ``input`` cell is an error."""
@@ -321,7 +300,3 @@ def read_cells(path: str | os.PathLike[str]) -> list[Cell]:
             Cell(r["table"], r["row"], r["column"], r["unit"], r["paper"], mean, lo, hi, tol, r["verdict"], r["cause"])
         )
     return out
-
-
-#: The names of :mod:`.paper` the reproductions take from here.
-__all__ = ["PaperData", "decimals_of", "last_digit_unit", "load_paper", "paper_dir", "paperdata_root"]

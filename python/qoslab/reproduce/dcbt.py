@@ -411,8 +411,7 @@ def _sections(ctx: Context, summary: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _fig8(ctx: Context, summary: dict[str, Any]) -> Figure:
-    fig = figures.new_figure(11.0, 3.6)
-    axes = fig.subplots(1, 4, sharey=True)
+    fig, axes = figures.new_axes(11.0, 3.6, 1, 4, sharey=True)
     x = np.arange(len(PERIOD_NAMES))
     colors = {"tcp": "#4c72b0", "tagged": "#55a868", "untagged": "#c44e52"}
     for ax, (v, s) in zip(axes, summary.items(), strict=True):
@@ -426,8 +425,8 @@ def _fig8(ctx: Context, summary: dict[str, Any]) -> Figure:
         ax.set_title(LABELS[v])
     axes[0].set_ylabel("per-flow throughput (kb/s)")
     axes[0].legend(fontsize=7)
-    figures.save(fig, ctx.figure_path("fig8_per_flow_throughput.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig8_per_flow_throughput.png",
         "Fig. 8: average per-flow throughput of each class per period (mean over seeds, 95% CI), with "
         "the paper's fair share (25 Mb/s over the active flows).",
@@ -435,8 +434,7 @@ def _fig8(ctx: Context, summary: dict[str, Any]) -> Figure:
 
 
 def _fig11(ctx: Context, summary: dict[str, Any]) -> Figure:
-    fig = figures.new_figure(6.0, 3.6)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(6.0, 3.6)
     x = np.arange(len(PERIOD_NAMES))
     for i, (v, s) in enumerate(summary.items()):
         ax.bar(x + (i - 1.5) * 0.2, [_m(p["jain"]) for p in s["periods"]], width=0.2, label=LABELS[v])
@@ -445,8 +443,8 @@ def _fig11(ctx: Context, summary: dict[str, Any]) -> Figure:
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("Jain's fairness index")
     ax.legend(fontsize=7)
-    figures.save(fig, ctx.figure_path("fig11_jain.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig11_jain.png",
         "Fig. 11: Jain's index over the active flows' per-period throughputs "
         "(mean over seeds); dashed: the 0.9 of the fairness claims.",
@@ -454,16 +452,15 @@ def _fig11(ctx: Context, summary: dict[str, Any]) -> Figure:
 
 
 def _fig12(ctx: Context, runs: dict[str, list[dict[str, Any]]]) -> Figure:
-    fig = figures.new_figure(8.0, 3.6)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(8.0, 3.6)
     for v, color in (("dcbt", "#c44e52"), ("dcbt_chips", "#4c72b0")):
         tr = runs[v][0]["trace"]
         ax.plot(tr["t_s"], [d * 1e3 for d in tr["delay_s"]], lw=0.6, color=color, label=LABELS[v])
     ax.set_xlabel("time (s)")
     ax.set_ylabel(f"{TRACED} end-to-end delay (ms)")
     ax.legend(fontsize=8)
-    figures.save(fig, ctx.figure_path("fig12_tagged_delay.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig12_tagged_delay.png",
         f"Fig. 12: end-to-end delay of every packet of tagged flow {TRACED} "
         f"(seed {ctx.seeds[0]}) under D-CBT and D-CBT+ChIPS.",

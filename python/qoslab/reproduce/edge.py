@@ -18,9 +18,10 @@ from ..result import Result
 from ..scenario import Override, Scenario
 from ..stats import Estimate
 from . import edge_overhead, edge_readings, figures
-from .cells import Measured, NotMeasured, PaperData, load_paper
+from .cells import Measured, NotMeasured
 from .fidelity import md_table
 from .framework import Claim, Context, Figure, Outcome, folder_name
+from .paper import PaperData, load_paper
 
 NAME = "edge"
 TITLE = "Edge-router QoS: SCFQ between EF and AF/BE, rate guarantees by buffer management"
@@ -536,20 +537,18 @@ def reproduce(ctx: Context) -> Outcome:
     overhead_cells, data["overhead"], text = edge_overhead.cells(len(ctx.seeds))
     sections.append(("§V.A: the QoS share of the fast and the slow path", text))
     figs = [
-        _plot(ctx, data["fig7"], "fig7.png", "BUFF_SIZE (bytes)"),
-        _plot(ctx, data["fig8"], "fig8.png", "packet buffers"),
-        _plot(ctx, data["fig9"], "fig9.png", "packet buffers"),
-    ]
-    captions = [
-        "Fig. 7: IP throughput of the large, medium and small-packet streams against BUFF_SIZE",
-        "Fig. 8: IP throughput against the total number of packet buffers (PERIODIC)",
-        "Fig. 9: IP throughput against the total number of packet buffers (POISSON)",
+        _plot(ctx, data[k], k, xlabel, f"Fig. {k[-1]}: IP throughput {what}")
+        for k, xlabel, what in (
+            ("fig7", "BUFF_SIZE (bytes)", "of the large, medium and small-packet streams against BUFF_SIZE"),
+            ("fig8", "packet buffers", "against the total number of packet buffers (PERIODIC)"),
+            ("fig9", "packet buffers", "against the total number of packet buffers (POISSON)"),
+        )
     ]
     return Outcome(
         claims=claims,
         data=data,
         sections=sections,
-        figures=[Figure(f, c) for f, c in zip(figs, captions, strict=True)],
+        figures=figs,
         cells=[*paper_cells(af, ef), *overhead_cells],
         testbed_cells=tb_cells,
     )
@@ -882,9 +881,8 @@ def _table(d: dict[str, Any], xlabel: str) -> str:
     return md_table(head, rows, "IP throughput in kb/s (payload kb/s in brackets), mean over the seeds, from 5 s on.")
 
 
-def _plot(ctx: Context, d: dict[str, Any], file: str, xlabel: str) -> str:
-    fig = figures.new_figure(12.0, 3.8)
-    axes = fig.subplots(1, 3, sharey=False)
+def _plot(ctx: Context, d: dict[str, Any], name: str, xlabel: str, caption: str) -> Figure:
+    fig, axes = figures.new_axes(12.0, 3.8, 1, 3, sharey=False)
     xs = [int(x) for x in d]
     for ax, (title, group) in zip(
         axes, (("(a) large packets", LARGE), ("(b) medium packets", MEDIUM), ("(c) small packets", SMALL)), strict=True
@@ -898,5 +896,4 @@ def _plot(ctx: Context, d: dict[str, Any], file: str, xlabel: str) -> str:
         ax.set_xlabel(xlabel)
         ax.set_ylabel("kb/s (IP)")
         ax.legend(fontsize=8)
-    figures.save(fig, ctx.figure_path(file))
-    return file
+    return ctx.figure(fig, f"{name}.png", caption)

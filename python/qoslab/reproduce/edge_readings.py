@@ -143,7 +143,7 @@ def save(ctx: Context, runs: list[tuple[str, Any, int]], keys: list[tuple[str, A
         for (_, _, seed), (kind, (g, fig, n, b)), per_stream in zip(runs, keys, rates, strict=True)
         for s, v in per_stream.items()
     ]
-    pd.DataFrame(rows).to_parquet(ctx.figure_path("readings.parquet"), index=False)
+    pd.DataFrame(rows).to_parquet(ctx.folder / "readings.parquet", index=False)
 
 
 def evaluate(by: edge.By) -> dict[str, Any]:

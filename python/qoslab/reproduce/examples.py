@@ -192,8 +192,7 @@ def _figures(
     thresholds: tuple[float, float],
     limit: float,
 ) -> list[Figure]:
-    fig = figures.new_figure(8.0, 5.5)
-    ax1, ax2 = fig.subplots(2, 1, sharex=True)
+    fig, (ax1, ax2) = figures.new_axes(8.0, 5.5, 2, 1, sharex=True)
     r, d = series["red"], series["droptail"]
     ax1.plot(r["t_s"], r["backlog_pkts"], color="0.7", lw=0.6, label="instantaneous backlog")
     ax1.plot(r["t_s"], r["red_avg"], color="C0", lw=1.4, label="red_avg")
@@ -214,10 +213,14 @@ def _figures(
     ax2.set_xlabel("time (s)")
     ax2.set_title("drop-tail bottleneck (seed 1)")
     ax2.legend(loc="lower right", fontsize=8)
-    figures.save(fig, ctx.figure_path("queue_over_time.png"))
+    queue = ctx.figure(
+        fig,
+        "queue_over_time.png",
+        "Bottleneck queue over time: RED's average and backlog against "
+        "its thresholds (top); the drop-tail backlog at its limit (bottom).",
+    )
 
-    fig = figures.new_figure(9.0, 4.0)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(9.0, 4.0)
     names = list(loss["red"])
     xs = list(range(len(names)))
     for v, dx, label, color in (("red", -0.2, "RED", "C0"), ("droptail", 0.2, "drop-tail", "C1")):
@@ -230,10 +233,9 @@ def _figures(
     ax.set_ylim(0, 115)
     ax.legend(fontsize=8, ncol=2, loc="upper right")
     ax.set_title("Per-flow loss rate (mean over seeds)")
-    figures.save(fig, ctx.figure_path("flow_loss.png"))
+    flow_loss = ctx.figure(fig, "flow_loss.png", "Per-flow loss rates at the bottleneck, RED against drop-tail.")
 
-    fig = figures.new_figure(6.0, 4.0)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(6.0, 4.0)
     variants = list(reasons)
     bottom = [0.0] * len(variants)
     for i, k in enumerate(DROP_KINDS):
@@ -244,16 +246,8 @@ def _figures(
     ax.set_ylim(0, max([*bottom, 1.0]) * 1.3)
     ax.legend(fontsize=8, ncol=3, loc="upper center")
     ax.set_title("Bottleneck drops by reason")
-    figures.save(fig, ctx.figure_path("drops_by_reason.png"))
-    return [
-        Figure(
-            "queue_over_time.png",
-            "Bottleneck queue over time: RED's average and backlog against "
-            "its thresholds (top); the drop-tail backlog at its limit (bottom).",
-        ),
-        Figure("flow_loss.png", "Per-flow loss rates at the bottleneck, RED against drop-tail."),
-        Figure("drops_by_reason.png", "Bottleneck drops by reason: early, forced and over the limit."),
-    ]
+    drops = ctx.figure(fig, "drops_by_reason.png", "Bottleneck drops by reason: early, forced and over the limit.")
+    return [queue, flow_loss, drops]
 
 
 def _series(res: Result, queue: str) -> dict[str, list[float]]:

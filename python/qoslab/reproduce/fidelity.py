@@ -113,9 +113,10 @@ def md_cell(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
-def md_table(head: str, rows: Iterable[str] = (), intro: str = "", *, rule: str = "") -> str:
+def md_table(head: str | Sequence[str], rows: Iterable[str] = (), intro: str = "", *, rule: str = "") -> str:
     """A report's Markdown table: ``intro`` and a blank line (when given), the header row ``head``
-    (``| a | b |``), its rule (``|---|`` per column unless ``rule`` aligns them), the ``rows``."""
+    (``| a | b |``, or its cells), its rule (``|---|`` per column unless ``rule`` aligns them), the ``rows``."""
+    head = head if isinstance(head, str) else f"| {' | '.join(head)} |"
     return "\n".join([*([intro, ""] if intro else []), head, rule or "|---" * (head.count("|") - 1) + "|", *rows])
 
 

@@ -19,6 +19,12 @@ def new_figure(width: float = 8.0, height: float = 4.5, **kwargs: Any) -> Any:
     return fig
 
 
+def new_axes(width: float, height: float, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """A :func:`new_figure` and its axes, ``fig.subplots(*args, **kwargs)``."""
+    fig = new_figure(width, height)
+    return fig, fig.subplots(*args, **kwargs)
+
+
 def save(fig: Any, path: Path) -> Path:
     """Writes ``fig`` as a PNG with fixed DPI and no variable metadata."""
     fig.savefig(path, format="png", dpi=DPI, metadata={"Software": None})

@@ -7,6 +7,7 @@ optionally ``PAPER_DATA`` (``None``: no paper's tables), and ``def reproduce(ctx
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import functools
 import hashlib
@@ -29,8 +30,9 @@ from ..errors import ReproductionError
 from ..result import Result
 from ..scenario import Scenario
 from ..stats import Estimate
-from .cells import Cell, Measured, NotMeasured, PaperData, Score, cells_csv, compare, load_paper, paper_dir
-from .fidelity import fidelity_json, markdown, md_cell, score_text
+from .cells import Cell, Measured, NotMeasured, Score, cells_csv, compare, fmt_number
+from .fidelity import fidelity_json, markdown, md_cell, md_table, score_text
+from .paper import PaperData, load_paper, paper_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..executor import Executor
@@ -63,6 +65,8 @@ _RUN_KEYS = ("name", "seed_file", "qoslab_version", "quick", "seeds", "wall_s")
 RESULTS_KEYS = (*_RUN_KEYS, "score", "fidelity", "claims", "data")
 #: What a :class:`Claim` is: a reproduced statement of the paper (counted) or a check (not).
 CLAIM_KINDS = ("claim", "check")
+#: Why a claim of the full run only is not checked in a quick run.
+FULL_RUN_ONLY = "not run in a quick run (full run only)"
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,11 @@ class Claim:
             return cls(holds=None, explanation=unless, **fields)
         return cls(holds=ok, explanation="" if ok else fail, **fields)
 
+    @classmethod
+    def skipped(cls, id: str, text: str) -> Claim:
+        """A claim of the full run only, as a quick run (which runs nothing of it) lists it: not checked."""
+        return cls(id, text, "see the full run", "not run", "", None, FULL_RUN_ONLY)
+
     @property
     def status(self) -> str:
         return {True: "holds", False: "fails", None: "not checked"}[self.holds]
@@ -121,6 +130,16 @@ class Outcome:
     figures: list[Figure] = field(default_factory=list)
     cells: list[Measured | NotMeasured] = field(default_factory=list)
     testbed_cells: list[Measured | NotMeasured] = field(default_factory=list)
+
+    @classmethod
+    def join(cls, parts: Iterable[Outcome]) -> Outcome:
+        """The parts' claims, sections, figures and cells in order, their data merged."""
+        out = cls(claims=[], data={})
+        for part in parts:
+            out.data.update(part.data)
+            for f in ("claims", "sections", "figures", "cells", "testbed_cells"):
+                getattr(out, f).extend(getattr(part, f))
+        return out
 
 
 def _status_counts(claims: Iterable[Claim], kind: str) -> dict[str, int]:
@@ -180,6 +199,13 @@ class Context:
     #: Runs taken from the store and runs computed, so far.
     stored_runs: int = field(default=0, init=False)
     computed_runs: int = field(default=0, init=False)
+
+    def unjudged(self, min_seeds: int = 5) -> str:
+        """Why a claim judged over at least ``min_seeds`` seeds is not checked in this run ("": it is)."""
+        if self.quick:
+            return FULL_RUN_ONLY
+        n = len(self.seeds)
+        return "" if n >= min_seeds else f"judged over at least {min_seeds} seeds; this run has {n}"
 
     def run_many(self, runs: Sequence[tuple[str, Scenario, int]]) -> list[Result]:
         """Runs every ``(variant, scenario, seed)``, each saved as ``<variant>/seed_<seed>/``; the results in order."""
@@ -350,8 +376,12 @@ class Context:
         )
         return res
 
-    def figure_path(self, file: str) -> Path:
-        return self.folder / file
+    def figure(self, fig: Any, file: str, caption: str) -> Figure:
+        """Writes the matplotlib ``fig`` as ``file`` (:func:`.figures.save`); its entry in the report."""
+        from .figures import save
+
+        save(fig, self.folder / file)
+        return Figure(file, caption)
 
 
 @contextmanager
@@ -370,6 +400,69 @@ def control_context(name: str, *, seeds: Sequence[int], jobs: int | None) -> Ite
             executor=ex,
             paper=load_paper(paper_dir(name)),
         )
+
+
+def control_parser(
+    name: str, description: str, controls: Iterable[str], seeds: int, *, several: bool = False
+) -> argparse.ArgumentParser:
+    """The command line of ``python -m qoslab.reproduce.<name>.controls``: the control (``several``: or
+    several, comma-separated), ``--list``, ``--seeds`` (default ``seeds``) and ``--jobs``."""
+    ap = argparse.ArgumentParser(prog=f"python -m qoslab.reproduce.{name}.controls", description=description)
+    what = "the control, or several of one family comma-separated" if several else "the control"
+    ap.add_argument("name", nargs="?", help=f"{what}: {', '.join(controls)}")
+    ap.add_argument("--list", action="store_true", help="list the controls and exit")
+    ap.add_argument(
+        "--seeds", type=int, default=seeds, metavar="N", help=f"seeds 1..N (default {seeds}, as the full run)"
+    )
+    ap.add_argument("--jobs", type=int, default=None, metavar="N", help="local worker processes (default: every core)")
+    return ap
+
+
+def control_main(
+    a: argparse.Namespace,
+    controls: Mapping[str, T],
+    listing: Callable[[T], str],
+    body: Callable[[list[T], list[int]], None],
+    *,
+    several: bool = False,
+) -> int:
+    """Runs ``body(the controls named, seeds 1..N)`` (``--list``: prints ``listing`` of each control); a
+    :class:`ReproductionError` (a bad argument) is printed on stderr, exit status 2."""
+    if a.list:
+        print("\n".join(map(listing, controls.values())))
+        return 0
+    try:
+        names = [n.strip() for n in (a.name or "").split(",") if n.strip()] if several else [a.name]
+        if not names or any(n not in controls for n in names):
+            raise ReproductionError(f"control: {a.name!r}; allowed: {', '.join(controls)}")
+        if a.seeds < 1:
+            raise ReproductionError(f"--seeds: {a.seeds}; allowed: an integer >= 1")
+        body([controls[n] for n in names], list(range(1, a.seeds + 1)))
+    except ReproductionError as e:
+        print(f"qoslab: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def control_md(
+    control: Any, seeds: Sequence[int], note: str, before: Sequence[Cell], after: Sequence[Cell], columns: Sequence[str]
+) -> str:
+    """A control's before/after table: its knob and why, then per cell of ``after`` its ``columns``, the
+    paper's number and qoslab's ``mean [ci_low, ci_high] verdict`` (2 decimals) before and after."""
+
+    def text(c: Cell | None) -> str:
+        if c is None or c.qoslab is None or c.ci_low is None or c.ci_high is None:
+            return "not run"
+        lo, hi = fmt_number(round(c.ci_low, 2)), fmt_number(round(c.ci_high, 2))
+        return f"{fmt_number(round(c.qoslab, 2))} [{lo}, {hi}] {c.verdict}"
+
+    b = {c.key: c for c in before}
+    intro = f"Control `{control.name}`: {control.knob} (seeds {', '.join(map(str, seeds))}{note}).\n"
+    rows = (
+        f"| {' | '.join(getattr(c, k) for k in columns)} | {c.paper} | {text(b.get(c.key))} | {text(c)} |"
+        for c in after
+    )
+    return md_table([*columns, "paper", "before", "after"], rows, f"{intro}Why this value: {control.why}.") + "\n"
 
 
 def scenarios_dir() -> Path:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .cells import Measured, NotMeasured, PaperData, load_paper, paper_dir
+from .cells import Measured, NotMeasured
 from .framework import Context
+from .paper import PaperData, load_paper, paper_dir
 
 
 def paper_of(ctx: Context, folder: str) -> PaperData:

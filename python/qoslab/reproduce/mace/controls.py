@@ -9,7 +9,6 @@ docs/reproductions/mace.md, "Table 2: the set-up checked and the controlled runs
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,8 +18,8 @@ from typing import Any
 
 from ...errors import ReproductionError
 from ...scenario import Override, Scenario
-from ..cells import Cell, Measured, cells_csv, compare, interval_text, read_cells
-from ..framework import Context, control_context
+from ..cells import Cell, Measured, cells_csv, compare, read_cells
+from ..framework import Context, control_context, control_main, control_md, control_parser
 from .params import MACE_KEY, NO_DEPARTURE_LIFETIME, S3_MODELS_FULL, SSAC, mbac_admission
 from .runs import Table2Run, table2_measures, table2_spec
 from .tables import TABLE2_COLUMNS
@@ -139,35 +138,10 @@ def _reduce_by_model(ctx: Context, specs: list[tuple[str, Scenario, int]], model
     return [slots[i] for i in range(len(specs))]
 
 
-def markdown(
-    control: Control, seeds: Sequence[int], before: Sequence[Cell], after: Sequence[Cell], baseline: str
-) -> str:
-    """The before/after table of one control."""
-    b = {c.key: c for c in before}
-    lines = [
-        f"Control `{control.name}`: {control.knob} (seeds {', '.join(map(str, seeds))}; before: {baseline}).",
-        f"Why this value: {control.why}.",
-        "",
-        "| row | column | paper | before | after |",
-        "|---|---|---|---|---|",
-        *(
-            f"| {c.row} | {c.column} | {c.paper} | {interval_text(b.get(c.key))} | {interval_text(c)} |"
-            for c in after
-            if c.qoslab is not None
-        ),
-    ]
-    return "\n".join(lines) + "\n"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m qoslab.reproduce.mace.controls",
-        description="Table 2 of the MACE paper with one knob changed: the cells before and after.",
+    ap = control_parser(
+        "mace", "Table 2 of the MACE paper with one knob changed: the cells before and after.", CONTROLS, 3
     )
-    ap.add_argument("name", nargs="?", help=f"the control: {', '.join(CONTROLS)}")
-    ap.add_argument("--list", action="store_true", help="list the controls and exit")
-    ap.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds 1..N (default 3, as the full run)")
-    ap.add_argument("--jobs", type=int, default=None, metavar="N", help="local worker processes (default: every core)")
     ap.add_argument(
         "--models", default=",".join(S3_MODELS_FULL), help="source models, comma-separated (default: all six)"
     )
@@ -179,21 +153,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--out", metavar="FILE", help="also write the after cells (Table 2 only) as a cells.csv")
     a = ap.parse_args(argv)
-    if a.list:
-        for c in CONTROLS.values():
-            print(f"{c.name}: {c.knob} ({', '.join(c.admissions)})")
-        return 0
-    try:
-        if a.name not in CONTROLS:
-            raise ReproductionError(f"control: {a.name!r}; allowed: {', '.join(CONTROLS)}")
-        if a.seeds < 1:
-            raise ReproductionError(f"--seeds: {a.seeds}; allowed: an integer >= 1")
+
+    def body(controls: list[Control], seeds: list[int]) -> None:
         models = [m.strip() for m in a.models.split(",") if m.strip()]
         bad = [m for m in models if m not in S3_MODELS_FULL]
         if bad or not models:
             raise ReproductionError(f"--models: {', '.join(bad) or 'none'}; allowed: {', '.join(S3_MODELS_FULL)}")
-        control = CONTROLS[a.name]
-        seeds = list(range(1, a.seeds + 1))
+        control = controls[0]
         with control_context("mace", seeds=seeds, jobs=a.jobs) as ctx:
             if a.baseline == "run":
                 before = table2_cells(ctx, None, models)
@@ -209,11 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             after = table2_cells(ctx, control, models)
         if a.out:
             Path(a.out).write_text(cells_csv(after), encoding="utf-8")
-        print(markdown(control, seeds, before, after, baseline), end="")
-    except ReproductionError as e:
-        print(f"qoslab: {e}", file=sys.stderr)
-        return 2
-    return 0
+        shown = [c for c in after if c.qoslab is not None]
+        print(control_md(control, seeds, f"; before: {baseline}", before, shown, ("row", "column")), end="")
+
+    return control_main(a, CONTROLS, lambda c: f"{c.name}: {c.knob} ({', '.join(c.admissions)})", body)
 
 
 if __name__ == "__main__":  # pragma: no cover

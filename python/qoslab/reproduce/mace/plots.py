@@ -59,8 +59,7 @@ def _share_bars(ax: Any, hist: Hist, label: str, suffix: str = "", **style: Any)
 
 
 def fig6(ctx: Context, s1: Scenario1) -> Figure:
-    fig = figures.new_figure(7.0, 4.5)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(7.0, 4.5)
     loads = s1["loads"]
     for variant, key, style, label in (
         ("mace", "loss_cl_group", "o-", "CL with MACE"),
@@ -70,8 +69,8 @@ def fig6(ctx: Context, s1: Scenario1) -> Figure:
         ax.plot(loads, [seed_mean(s1["runs"][f"{variant}_{ld}"], key) * 100 for ld in loads], style, label=label)
     ax.set(xlabel=LOAD_AXIS, ylabel="packet loss (%)", title="Fig. 6 analogue: CBR 64 kb/s loss vs background load")
     ax.legend(fontsize=8)
-    figures.save(fig, ctx.figure_path("fig6_loss_vs_load.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig6_loss_vs_load.png",
         "Loss of 20 CL CBR connections (every packet they sent), 20 BE CBR connections with "
         "MACE and the 40 connections without MACE, against background load, mean over seeds.",
@@ -79,8 +78,7 @@ def fig6(ctx: Context, s1: Scenario1) -> Figure:
 
 
 def fig9(ctx: Context, f9: Fig9) -> Figure:
-    fig = figures.new_figure(10.0, 4.5)
-    axes = fig.subplots(1, 2, sharey=True)
+    fig, axes = figures.new_axes(10.0, 4.5, 1, 2, sharey=True)
     for ax, (variant, title) in zip(
         axes, (("exact", "exact send times"), ("jitter", "host timing jitter (10 ms tick)")), strict=True
     ):
@@ -90,8 +88,8 @@ def fig9(ctx: Context, f9: Fig9) -> Figure:
         ax.legend(fontsize=8)
     axes[0].set_ylabel("packets (%)")
     fig.suptitle(f"Fig. 9 analogue: CBR 64 kb/s inter-arrivals, {f9['bg_sources']} background sources")
-    figures.save(fig, ctx.figure_path("fig9_interarrival.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig9_interarrival.png",
         f"Aggregate inter-arrival histograms of the CL and BE CBR flows (scenario 1 with MACE, "
         f"{f9['bg_sources']} background sources: {f9['background_pct']:.0f}% background, "
@@ -100,8 +98,7 @@ def fig9(ctx: Context, f9: Fig9) -> Figure:
 
 
 def fig7_8(ctx: Context, s1: Scenario1, mixed: MixedLoss) -> Figure:
-    fig = figures.new_figure(10.0, 4.5)
-    a7, a8 = fig.subplots(1, 2)
+    fig, (a7, a8) = figures.new_axes(10.0, 4.5, 1, 2)
     loads = mixed["loads"]
     runs = mixed["runs"]
     for key, style, label in (
@@ -120,8 +117,8 @@ def fig7_8(ctx: Context, s1: Scenario1, mixed: MixedLoss) -> Figure:
         ax.set_xlabel(LOAD_AXIS)
         ax.legend(fontsize=8)
     a7.set_ylabel("packet loss (%)")
-    figures.save(fig, ctx.figure_path("fig7_8_mixed_loss.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig7_8_mixed_loss.png",
         "Figs. 7-8 analogue: loss of the CL and BE flows of scenario 4's mixed models (CBR, POO1, POO3, "
         "EXP1) with MACE, and the background's loss with them against scenario 1's CBR CL flows.",
@@ -137,15 +134,14 @@ def _cdfs(ax: Any, hists: list[tuple[Hist, str]], title: str, xlabel: str = INTE
 
 
 def fig12_13(ctx: Context, f1213: Fig12_13) -> Figure:
-    fig = figures.new_figure(10.0, 4.5)
-    axes = fig.subplots(1, 2, sharey=True)
+    fig, axes = figures.new_axes(10.0, 4.5, 1, 2, sharey=True)
     for ax, kbps in zip(axes, ("256", "64"), strict=True):
         _cdfs(ax, [(f1213["hist"][svc][kbps], svc.upper()) for svc in ("cl", "be")], f"{kbps} kb/s connections")
         ax.legend(fontsize=8)
     axes[0].set_ylabel("CDF")
     fig.suptitle("Figs. 12-13 analogue: mixed source models, CL against BE")
-    figures.save(fig, ctx.figure_path("fig12_13_interarrival_cdf.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig12_13_interarrival_cdf.png",
         "Inter-arrival CDFs of the 256 kb/s (POO2, EXP2) and 64 kb/s (CBR, POO3, EXP1) connections under CL "
         f"and BE (scenario 4, SSAC with enough allocation, 130% background; first seed, {f1213['duration']}).",
@@ -153,8 +149,7 @@ def fig12_13(ctx: Context, f1213: Fig12_13) -> Figure:
 
 
 def departures(ctx: Context, dep: Departures) -> Figure:
-    fig = figures.new_figure(7.0, 4.5)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(7.0, 4.5)
     for i, (m, runs) in enumerate(dep["runs"].items()):
         none = runs["none"]
         finite = [r for r in runs.values() if r["lifetime_s"] is not None]
@@ -171,8 +166,8 @@ def departures(ctx: Context, dep: Departures) -> Figure:
     ax.set(xscale="log", xlabel="mean flow lifetime L (s)", ylabel="utilization of the CL allocation (%)")
     ax.set_title(f"MBAC with departures (T·S = {dep['window_s']:g} s)")
     ax.legend(fontsize=7)
-    figures.save(fig, ctx.figure_path("departures.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "departures.png",
         "MBAC's utilization against the candidates' mean lifetime, measured and as batch admission predicts "
         "from the run without departures (dotted).",
@@ -180,8 +175,7 @@ def departures(ctx: Context, dep: Departures) -> Figure:
 
 
 def fig10_11(ctx: Context, s2: Scenario2) -> Figure:
-    fig = figures.new_figure(9.0, 4.0)
-    axes = fig.subplots(1, 2, sharey=True)
+    fig, axes = figures.new_axes(9.0, 4.0, 1, 2, sharey=True)
     gen, rec = s2["hist"]["generation"], s2["hist"]["mace"]
     for ax, g, title in ((axes[0], "be", "Fig. 10: BE-port POO1"), (axes[1], "cl", "Fig. 11: CL-port POO1 (replayed)")):
         _share_bars(ax, gen[g], "generated (sender)", fill=False, edgecolor="k", lw=1.2)
@@ -190,8 +184,8 @@ def fig10_11(ctx: Context, s2: Scenario2) -> Figure:
         ax.legend(fontsize=7, title="within 25% of 40 ms", title_fontsize=7)
     axes[0].set_ylabel("packets (%)")
     same = all(s2["generation_matches"].values())
-    figures.save(fig, ctx.figure_path("fig10_11_generation_vs_arrival.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig10_11_generation_vs_arrival.png",
         "Figs. 10-11 analogue: generation inter-times at the senders against inter-arrival times at "
         "the receiver (scenario 2 with MACE), BE-port and replayed CL-port POO1 flows. Generation "
@@ -205,8 +199,7 @@ def fig10_11(ctx: Context, s2: Scenario2) -> Figure:
 
 
 def cdf_poo1_replay(ctx: Context, s2: Scenario2) -> Figure:
-    fig = figures.new_figure(7.0, 4.5)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(7.0, 4.5)
     hists = [
         (s2["hist"][v]["cl"], f"replayed CL-port POO1 flows, {lab}")
         for v, lab in (("mace", "with MACE"), ("nomace", "without MACE"))
@@ -214,32 +207,28 @@ def cdf_poo1_replay(ctx: Context, s2: Scenario2) -> Figure:
     _cdfs(ax, hists, "Figs. 10-11 analogue: POO1 record and replay")
     ax.set_ylabel("CDF")
     ax.legend(fontsize=8)
-    figures.save(fig, ctx.figure_path("cdf_poo1_replay.png"))
-    return Figure(
-        "cdf_poo1_replay.png",
-        "Inter-arrival CDF of the same recorded POO1 flows replayed with and without MACE.",
+    return ctx.figure(
+        fig, "cdf_poo1_replay.png", "Inter-arrival CDF of the same recorded POO1 flows replayed with and without MACE."
     )
 
 
 def cdf_mixed(ctx: Context, mixed: dict[str, Table2Run]) -> Figure:
-    fig = figures.new_figure(9.0, 4.0)
-    a1, a2 = fig.subplots(1, 2)
+    fig, (a1, a2) = figures.new_axes(9.0, 4.0, 1, 2)
     ssac, mbac, xlabel = mixed["ssac"], mixed["mbac"], "inter-arrival (ms), < 80 ms"
     _cdfs(a1, [(ssac["hist256"], "SSAC"), (mbac["hist256"], "MBAC")], "256 kb/s CL (POO2, EXP2)", xlabel)
     _cdfs(a2, [(ssac["hist64"], "SSAC"), (mbac["hist64"], "MBAC")], "64 kb/s CL (CBR, POO3, EXP1)", xlabel)
     for ax in (a1, a2):
         ax.legend(fontsize=8)
     a1.set_ylabel("CDF")
-    figures.save(fig, ctx.figure_path("cdf_mixed_ssac_mbac.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "cdf_mixed_ssac_mbac.png",
         "Figs. 12-13, 15-16 analogue: inter-arrival CDFs of the mixed CL flows under SSAC and MBAC.",
     )
 
 
 def fig14(ctx: Context, model: str, runs: dict[str, Table2Run]) -> Figure:
-    fig = figures.new_figure(8.0, 4.5)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(8.0, 4.5)
     p, q = runs["mbac"]["path"], runs["ssac"]["path"]
     ax.plot(
         p["t_s"], [x / 1e6 for x in p["sample_bps"]], ".-", ms=3, lw=0.8, label="MBAC: measured CL load (5 s samples)"
@@ -252,8 +241,8 @@ def fig14(ctx: Context, model: str, runs: dict[str, Table2Run]) -> Figure:
     ax.set(xlabel="time (s)", ylabel="Mb/s")
     ax.set_title(f"Fig. 14 analogue: {model.upper()} CL bandwidth under MBAC and SSAC")
     ax.legend(fontsize=7)
-    figures.save(fig, ctx.figure_path("fig14_mbac_sample_path.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig14_mbac_sample_path.png",
         f"{model.upper()} (scenario 3): the MACE link's 5 s CL load samples, MBAC's estimate ν̂ "
         "after each sample and v·μ, from the events table's sample rows, with SSAC's samples "
@@ -262,8 +251,7 @@ def fig14(ctx: Context, model: str, runs: dict[str, Table2Run]) -> Figure:
 
 
 def table2_utilization(ctx: Context, t2: Table2) -> Figure:
-    fig = figures.new_figure(8.0, 4.0)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(8.0, 4.0)
     ms = list(t2)
     xs = range(len(ms))
     for dx, adm in ((-0.2, "ssac"), (0.2, "mbac")):
@@ -272,16 +260,15 @@ def table2_utilization(ctx: Context, t2: Table2) -> Figure:
     ax.set_xticks(list(xs), [m.upper() for m in ms])
     ax.set(ylabel="utilization of the CL allocation (%)", title="Table 2 analogue")
     ax.legend(fontsize=8)
-    figures.save(fig, ctx.figure_path("table2_utilization.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "table2_utilization.png",
         "Mean CL load over the allocation after the warm-up, SSAC vs MBAC, mean over seeds.",
     )
 
 
 def v_sweep(ctx: Context, sweep: dict[str, Table2Run]) -> Figure:
-    fig = figures.new_figure(7.0, 4.0)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(7.0, 4.0)
     keys = [k for k in sweep if SWEEP_POINTS[k][1]]
     vs = [SWEEP_POINTS[k][0] for k in keys]
     ax.plot(vs, [sweep[v]["utilization"] * 100 for v in keys], "o-", label="utilization (%)")
@@ -292,5 +279,6 @@ def v_sweep(ctx: Context, sweep: dict[str, Table2Run]) -> Figure:
         ax.plot([0.95], [c["admitted_mean"]], "x", color="C1", label="flows, window continues")
     ax.set(xlabel="target utilization v", title="EXP1 under MBAC: sweep of v")
     ax.legend(fontsize=8)
-    figures.save(fig, ctx.figure_path("v_sweep.png"))
-    return Figure("v_sweep.png", "EXP1 under MBAC: utilization of the allocation and admitted flows against v.")
+    return ctx.figure(
+        fig, "v_sweep.png", "EXP1 under MBAC: utilization of the allocation and admitted flows against v."
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..fidelity import md_table
 from ..framework import Context, pct
 from .claims import seed_mean
 from .params import (
@@ -57,11 +58,6 @@ def sections(ctx: Context, r: Runs) -> list[tuple[str, str]]:
     ]
 
 
-def _table(intro: str, head: list[str], rows: list[str]) -> str:
-    """``intro`` (if any), then a markdown table of ``head`` and ``rows``."""
-    return "\n".join([*([intro, ""] if intro else []), f"| {' | '.join(head)} |", "|" + "---|" * len(head), *rows])
-
-
 def _means(runs: list[dict[str, float]]) -> dict[str, float]:
     """Each measure's mean over the seeds."""
     return {k: seed_mean(runs, k) for k in runs[0]}
@@ -102,7 +98,7 @@ def departures_md(dep: Departures) -> str:
         "u_none / (1 + (T·S/L)·r/m) with m = u_none·μ / N_none (claim `mbac-departures-batch-admission`)."
     )
     head = ["run", "mean lifetime", "%util", "flows alive", "in classifier", "predicted %util", "p95 sample / μ"]
-    return _table(intro, head, rows)
+    return md_table(head, rows, intro)
 
 
 def fig9_md(f9: Fig9) -> str:
@@ -121,7 +117,7 @@ def fig9_md(f9: Fig9) -> str:
         "the CL, BE and background senders."
     )
     head = ["send times (20 sources unless said)", "CL within 25%", "BE within 25%", "delay s.d. CL / BE (ms)"]
-    return _table(intro, [*head, "CL class loss", "BE-port loss", "background loss"], rows)
+    return md_table([*head, "CL class loss", "BE-port loss", "background loss"], rows, intro)
 
 
 def mixed_md(s1: Scenario1, mixed: MixedLoss) -> str:
@@ -140,7 +136,7 @@ def mixed_md(s1: Scenario1, mixed: MixedLoss) -> str:
     )
     head = ["background", "CL class loss", "CL-port flows' loss", "BE-port flows' loss", "background loss"]
     head += ["background loss, scenario 1 (CBR CL)", "testing flows' offered load, mixed / scenario 1 (Mb/s)"]
-    return _table(intro, head, rows)
+    return md_table(head, rows, intro)
 
 
 def fig12_13_md(f1213: Fig12_13) -> str:
@@ -160,7 +156,7 @@ def sweep_md(sweep: dict[str, Table2Run]) -> str:
         f"{r['sample_p95_bps'] / r['allocation_bps']:.3f} | {pct(r['loss_cl_class'])} |"
         for k, r in sweep.items()
     ]
-    return _table("", ["v", "window on admission", "%util", "flows", "p95 sample / μ", "CL loss"], rows)
+    return md_table(["v", "window on admission", "%util", "flows", "p95 sample / μ", "CL loss"], rows)
 
 
 def setup_md(ctx: Context, s1: Scenario1, s2: Scenario2) -> str:
@@ -176,7 +172,9 @@ def setup_md(ctx: Context, s1: Scenario1, s2: Scenario2) -> str:
         f"{', '.join('none' if v is None else f'{v:g} s' for v in d['lifetimes'].values())}; "
         f"{S3_DURATION[q]}, warm-up 100 s |",
     ]
-    return _table("Topology, MACE, sources and every run: docs/reproductions/mace.md, Setup. This run:", ["", ""], rows)
+    return md_table(
+        ["", ""], rows, "Topology, MACE, sources and every run: docs/reproductions/mace.md, Setup. This run:"
+    )
 
 
 def interpretations_md(s2: Scenario2, dep: Departures) -> str:

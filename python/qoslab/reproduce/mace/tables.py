@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from ..cells import PaperData
 from ..framework import Context
+from ..paper import PaperData
 from ..reduce import Cell, judged, measured, paper_of
 from .params import FIG12_13_MODELS, LOADS_FULL
 from .runs import Fig9, Fig12_13, MixedLoss, Scenario1, Table2, Table2Run
@@ -17,10 +17,7 @@ from .runs import Fig9, Fig12_13, MixedLoss, Scenario1, Table2, Table2Run
 TABLE2_COLUMNS: list[tuple[str, str, Callable[[Table2Run], float]]] = [
     (adm, f"CL with {adm.upper()} / {column}", value)
     for adm in ("ssac", "mbac")
-    for column, value in (
-        ("%Utilization", lambda r: 100.0 * r["utilization"]),
-        ("Flows", lambda r: r["alive_mean"]),
-    )
+    for column, value in (("%Utilization", lambda r: 100.0 * r["utilization"]), ("Flows", lambda r: r["alive_mean"]))
 ]
 
 

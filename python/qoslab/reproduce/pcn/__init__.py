@@ -22,12 +22,4 @@ FULL_SEEDS = 5
 
 def reproduce(ctx: Context) -> Outcome:
     """Runs every family and joins their claims, data, sections and figures."""
-    out = Outcome(claims=[], data={})
-    for part in (admission, termination, plt):
-        o = part.run(ctx)
-        out.cells += o.cells
-        out.claims += o.claims
-        out.data.update(o.data)
-        out.sections += o.sections
-        out.figures += o.figures
-    return out
+    return Outcome.join(part.run(ctx) for part in (admission, termination, plt))

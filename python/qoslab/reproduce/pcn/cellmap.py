@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ...stats import Estimate
 from ..cells import Measured, NotMeasured
-from ..framework import Claim
 
 #: What a family returns for a paper cell.
 Cell = Measured | NotMeasured
@@ -88,15 +87,6 @@ def table_3_5(
     st = summary(points)
     cells_ = cells(log, "Table 3.5", row, ((f"Over Admission Perc Stats / {k}", v) for k, v in st.items()))
     return cells_, {k: Estimate.of(v) for k, v in st.items()}
-
-
-def skipped(claims: Iterable[tuple[str, str]]) -> list[Claim]:
-    """A family's claims ``(id, text)`` in a quick run, which runs none of them: not checked."""
-    why = "not run in a quick run (full run only)"
-    return [
-        Claim(id=c, text=t, paper="see the full run", measured="not run", tolerance="", holds=None, explanation=why)
-        for c, t in claims
-    ]
 
 
 def vq_label(vq: tuple[float, float, float]) -> str:

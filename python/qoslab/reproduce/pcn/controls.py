@@ -13,7 +13,6 @@ behind a cause.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -22,9 +21,8 @@ from typing import Any
 from ...errors import ReproductionError
 from ...result import Result
 from ...scenario import Scenario
-from ..cells import Cell, Measured, compare, interval_text
-from ..fidelity import md_table
-from ..framework import Context, control_context
+from ..cells import Cell, Measured, compare
+from ..framework import Context, control_context, control_main, control_md, control_parser
 from . import _adm_setup as S
 from . import cellmap as C
 from . import plt
@@ -227,20 +225,6 @@ def judged(ctx: Context, measured: Sequence[Measured]) -> list[Cell]:
     return [c for c in compare(ctx.paper, list(measured)) if c.key in keys]
 
 
-def markdown(control: Control, seeds: Sequence[int], before: Sequence[Cell], after: Sequence[Cell], note: str) -> str:
-    """The before/after table of one control."""
-    b = {c.key: c for c in before}
-    rows = (
-        f"| {c.table} | {c.row} | {c.column} | {c.paper} | {interval_text(b.get(c.key))} | {interval_text(c)} |"
-        for c in after
-    )
-    intro = f"Control `{control.name}`: {control.knob} (seeds {', '.join(map(str, seeds))}{note}).\n"
-    return (
-        md_table("| table | row | column | paper | before | after |", rows, intro + f"Why this value: {control.why}.")
-        + "\n"
-    )
-
-
 def run_controls(
     ctx: Context, controls: Sequence[Control], weights: Sequence[float], fs: Sequence[float] = LOW_AGG_F
 ) -> tuple[list[Cell], list[list[Cell]]]:
@@ -283,16 +267,8 @@ def _floats(flag: str, text: str, allowed: Collection[float]) -> list[float]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m qoslab.reproduce.pcn.controls",
-        description="[Zhang07]'s cells with one knob changed: before and after on the same seeds.",
-    )
-    ap.add_argument(
-        "name", nargs="?", help=f"the control, or several of one family comma-separated: {', '.join(CONTROLS)}"
-    )
-    ap.add_argument("--list", action="store_true", help="list the controls and exit")
-    ap.add_argument("--seeds", type=int, default=5, metavar="N", help="seeds 1..N (default 5, as the full run)")
-    ap.add_argument("--jobs", type=int, default=None, metavar="N", help="local worker processes (default: every core)")
+    description = "[Zhang07]'s cells with one knob changed: before and after on the same seeds."
+    ap = control_parser("pcn", description, CONTROLS, 5, several=True)
     ap.add_argument(
         "--weights",
         default=",".join(f"{w:g}" for w in plt.WEIGHTS),
@@ -306,31 +282,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         + ")",
     )
     a = ap.parse_args(argv)
-    if a.list:
-        for c in CONTROLS.values():
-            print(f"{c.name}: {c.knob}")
-        return 0
-    try:
-        names = [n.strip() for n in (a.name or "").split(",") if n.strip()]
-        if not names or any(n not in CONTROLS for n in names):
-            raise ReproductionError(f"control: {a.name!r}; allowed: {', '.join(CONTROLS)}")
-        if a.seeds < 1:
-            raise ReproductionError(f"--seeds: {a.seeds}; allowed: an integer >= 1")
+
+    def body(controls: list[Control], seeds: list[int]) -> None:
         weights = _floats("--weights", a.weights, plt.WEIGHTS)
         fs = _floats("--f", a.f, C.F_COLUMN)
-        controls = [CONTROLS[n] for n in names]
-        seeds = list(range(1, a.seeds + 1))
         with control_context("pcn", seeds=seeds, jobs=a.jobs) as ctx:
             before, afters = run_controls(ctx, controls, weights, fs)
         note = ""
         if controls[0].family == "t37" and len(weights) < len(plt.WEIGHTS):
             note = f"; weights {', '.join(f'{w:g}' for w in weights)} only, each with CLE 0.05, 0.15, 0.25"
         for control, after in zip(controls, afters, strict=True):
-            print(markdown(control, seeds, before, after, note))
-    except ReproductionError as e:
-        print(f"qoslab: {e}", file=sys.stderr)
-        return 2
-    return 0
+            print(control_md(control, seeds, note, before, after, ("table", "row", "column")))
+
+    return control_main(a, CONTROLS, lambda c: f"{c.name}: {c.knob}", body, several=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -298,11 +298,6 @@ def _admission_plan(ctx: Context) -> list[tuple[int, str, float, float]]:
 
 def run(ctx: Context) -> Outcome:
     """§4.4.1's PLT2 example, Tables 3.5 (PLT), 3.7, 3.8 and 4.7-4.9."""
-    n = len(ctx.seeds)
-    judged = n >= 5 and not ctx.quick
-    why_not = (
-        "not run in a quick run (full run only)" if ctx.quick else f"judged over at least 5 seeds; this run has {n}"
-    )
     apts = _admission_plan(ctx)
     ctx.log(f"pcn plt: {len(apts) * len(ctx.seeds)} admission runs")
 
@@ -336,10 +331,10 @@ def run(ctx: Context) -> Outcome:
         claims=[_expected_claim()], data={"expected_termination_plt2": expected_termination(2, 0.5, 0.25, 0.5)}
     )
     if ctx.quick:
-        out.claims += C.skipped(ADMISSION_CLAIMS)
+        out.claims += [Claim.skipped(*c) for c in ADMISSION_CLAIMS]
     else:
-        _admission_outcome(ctx, out, cells, judged, why_not)
-    _termination_outcome(ctx, out, tcells, judged, why_not)
+        _admission_outcome(ctx, out, cells)
+    _termination_outcome(ctx, out, tcells)
     return out
 
 
@@ -368,7 +363,7 @@ ADMISSION_CLAIMS = (
 )
 
 
-def _admission_outcome(ctx: Context, out: Outcome, cells: AdmissionRuns, judged: bool, why_not: str) -> None:
+def _admission_outcome(ctx: Context, out: Outcome, cells: AdmissionRuns) -> None:
     """Tables 3.5 (PLT rows), 3.7 and 3.8 and §3.8.2's marking share as cells (one value per seed), the
     text's two statements as claims, and §3.8's marking shares per run as a section."""
     # Table 3.5, PLT rows: per run the worst bottleneck (§3.6: "the maximum of the N"); per seed the
@@ -389,7 +384,7 @@ def _admission_outcome(ctx: Context, out: Outcome, cells: AdmissionRuns, judged:
         Claim.judged(
             not fails,
             "outside: " + "; ".join(fails),
-            unless="" if judged else why_not,
+            unless=ctx.unjudged(5),
             id="table3.5-grid-plt",
             text="§3.6, PLT: CBR, VBR, MIX and VTR stay within -3 % / +2 % over the weight x CLE grid (worst "
             "bottleneck of each run, mean over seeds)",
@@ -441,7 +436,7 @@ def _admission_outcome(ctx: Context, out: Outcome, cells: AdmissionRuns, judged:
         Claim.judged(
             ok3,
             expl3,
-            unless="" if judged else why_not,
+            unless=ctx.unjudged(5),
             id="table3.8-beat-down",
             text="§3.8.2: the long-haul aggregate consistently loses bandwidth in time (ratio at 80 s above that at "
             "10 s for every PLT and weight), the more so the more bottlenecks it crosses (PLT5's ratio at 80 s the "
@@ -473,7 +468,7 @@ def _admission_outcome(ctx: Context, out: Outcome, cells: AdmissionRuns, judged:
     }
 
 
-def _termination_outcome(ctx: Context, out: Outcome, tcells: TerminationRuns, judged: bool, why_not: str) -> None:
+def _termination_outcome(ctx: Context, out: Outcome, tcells: TerminationRuns) -> None:
     """Tables 4.7-4.9 as cells (one value per seed; quick: Table 4.7 only), the text's "within 1 % for
     CBR and 3 % for VBR and VTR" as a claim, and a section per parking lot but Table 4.7's (all cells)."""
     for (k, m, ratio), runs in sorted(tcells.items()):
@@ -504,7 +499,7 @@ def _termination_outcome(ctx: Context, out: Outcome, tcells: TerminationRuns, ju
             "; ".join(fails) + ". Measured cause (docs/reproductions/pcn.md): a downstream token bucket marks the "
             "short aggregates' packets, bunched by the fast edge links, more than the long one's, spaced by the "
             "upstream bottleneck; §4.4.1's uniform marking does not hold",
-            unless="" if judged else why_not,
+            unless=ctx.unjudged(5),
             id="tables4.8-4.9-plt",
             text="Tables 4.8-4.9: the long aggregate's |actual - expected| termination <= 1 point (CBR), "
             "<= 3 points (VBR, VTR) on PLT2, PLT3 and PLT5",

@@ -380,8 +380,7 @@ def _fig_4_3(ctx: Context, curve: dict[str, list[float]], rounds: dict[str, floa
     t = [x - T1 for x in FIG_4_3_TIMES]
     one = [x / 1e6 for x in curve["src0"]]
     both = [(a + b) / 1e6 for a, b in zip(curve["src0"], curve["src1"], strict=True)]
-    fig = figures.new_figure(8.0, 4.0)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(8.0, 4.0)
     ax.fill_between(t, 0, one, step="post", color="0.7", label="ingress 1")
     ax.fill_between(t, one, both, step="post", facecolor="none", edgecolor="0.2", label="ingress 2")
     ax.axhline(LINK_BPS["OC3"] / 2 / 1e6, linestyle=":", color="k", label="configured-termination-rate")
@@ -394,8 +393,8 @@ def _fig_4_3(ctx: Context, curve: dict[str, list[float]], rounds: dict[str, floa
     ax.set_title(f"Fig. 4.3: termination with an RTT difference (CBR, OC3, seed {seed})")
     ax.legend(fontsize=8, loc="lower right")
     file = "fig4_3.png"
-    figures.save(fig, ctx.figure_path(file))
-    return Figure(
+    return ctx.figure(
+        fig,
         file,
         "Fig. 4.3: the bottleneck's load by ingress around the failure (Table 4.3's run, seed "
         f"{seed}); rounds t2-t4 as Fig. 4.4, at the ingresses (ingress 2's cut reaches the bottleneck 50 ms after t3)",
@@ -491,7 +490,7 @@ def _batch(ctx: Context) -> tuple[list[Claim], dict[str, Any], tuple[str, str]]:
     agg = {key: sum(len(r["ingress"]) for r in v) / len(v) for key, v in cells.items()}
     low = [(m, k, f) for m, k, _, f in BATCH_POINTS if m == "CBR" and k == CLAIM_BATCH_LOW]
     diff = {f: est[("batch", m, k, f)].mean - est[("poisson", m, k, f)].mean for m, k, f in low}
-    unless = "" if len(ctx.seeds) >= 5 else f"judged over at least 5 seeds; this run has {len(ctx.seeds)}"
+    unless = ctx.unjudged(5)
     claim = Claim.judged(
         all(d <= CLAIM_BATCH_TOL for d in diff.values()),
         "; ".join(f"f = {f:g}: BATCH {d:+.2f} points against Poisson" for f, d in diff.items() if d > 1.0),
@@ -586,8 +585,8 @@ def run(ctx: Context) -> Outcome:
     """Table 4.3 with Figs. 4.3-4.4 and §4.2, Table 4.2 with the synchronization diagnostic, §4.5,
     Table 4.1 and the controls; quick: Table 4.3, Figs. 4.3-4.4, §4.2 and Table 4.1."""
     cells, d43, sec43, fig43 = _table_4_3(ctx)
-    out = Outcome(claims=C.skipped([BATCH_CLAIM, BATCH_TYPES_CLAIM]), data={"table4_3": d43}, sections=[sec43])
-    out.figures.append(fig43)
+    skipped = [Claim.skipped(*c) for c in (BATCH_CLAIM, BATCH_TYPES_CLAIM)]
+    out = Outcome(claims=skipped, data={"table4_3": d43}, sections=[sec43], figures=[fig43])
     if not ctx.quick:
         m42, out.data["table4_2"] = _table_4_2(ctx)
         cells += m42

@@ -14,13 +14,13 @@ from typing import Any
 from ...cac import cac, fluid_run
 from ...stats import Estimate
 from .. import figures
-from ..cells import PaperData, decimals_of
 from ..fidelity import md_table
 from ..framework import Claim, Context, Figure, Outcome, pct
+from ..paper import PaperData, decimals_of
 from ..reduce import Cell, judged, measured, paper_of
 from . import runs as tcp_runs
 from .claims import ERLANG_MIN_TOL, LAMBDA, tcp_claims
-from .runs import NMAX_CASES, START_PATTERNS, STOPPED_SHARE, T4_CI_TARGET, T4_MAX_SEEDS, TABLE1_START
+from .runs import NMAX_CASES, START_PATTERNS, STOPPED_SHARE, T4_CI_TARGET, T4_MAX_SEEDS, TABLE1_START, finite_mean
 
 NAME = "tcp-cac"
 TITLE = "CAC for shaped TCP: rho, N_max, Erlang-B and the rate schemes (fluid mode)"
@@ -63,11 +63,6 @@ def _fluid(ctx: Context, scheme: int, seed: int) -> dict[str, Any]:
     )
     out.pop("transfers", None)
     return out
-
-
-def _mean(runs: list[dict[str, Any]], key: str) -> float:
-    xs = [r[key] for r in runs if r[key] is not None and not math.isnan(r[key])]
-    return sum(xs) / len(xs) if xs else math.nan
 
 
 def table2_cases(data: PaperData) -> list[tuple[int, float, float, str, int]]:
@@ -154,7 +149,8 @@ def reproduce(ctx: Context) -> Outcome:
     erlang = cac("100Mbps", 10, 1e-3, "1Mbps", holding="10s", arrival_rate=LAMBDA).blocking or math.nan
     runs = {scheme: [_fluid(ctx, scheme, seed) for seed in ctx.seeds] for scheme in (1, 2, 3)}
     m = {
-        s: {k: _mean(v, k) for k in FLUID_KEYS} | {"blocked": float(sum(r["blocked"] for r in v))}
+        s: {k: finite_mean((r[k] for r in v), keep_inf=True) for k in FLUID_KEYS}
+        | {"blocked": float(sum(r["blocked"] for r in v))}
         for s, v in runs.items()
     }
 
@@ -268,9 +264,9 @@ def _figure(
         ax.set_xticks(x, ["#1", "#2", "#3"])
         ax.set_ylabel(ylabel)
         ax.legend(fontsize=8)
-    figures.save(fig, ctx.figure_path("schemes.png"))
     return [
-        Figure(
+        ctx.figure(
+            fig,
             "schemes.png",
             "Table 4 in fluid mode: blocking and mean transfer time per scheme, qoslab "
             "against the paper (#3), Erlang-B (#1 blocking), file/R_req (#1 time) and processor "

@@ -6,6 +6,7 @@ every measure after the warm-up, from the per-flow counter bins (docs/reproducti
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from ...stats import Estimate
@@ -66,8 +67,9 @@ def greedy(res: Any, warmup_s: float, duration_s: float) -> dict[str, Any]:
     }
 
 
-def _finite_mean(xs: list[float]) -> float:
-    v = [x for x in xs if math.isfinite(x)]
+def finite_mean(xs: Iterable[float | None], *, keep_inf: bool = False) -> float:
+    """The mean of ``xs`` without None, NaN and (unless ``keep_inf``) infinities; NaN when none is left."""
+    v = [x for x in xs if x is not None and not math.isnan(x) and (keep_inf or math.isfinite(x))]
     return sum(v) / len(v) if v else math.nan
 
 
@@ -76,9 +78,9 @@ def per_seed(runs: list[dict[str, Any]]) -> list[dict[str, float]]:
     throughput (Mb/s), and the aggregate loss ratio (all data dropped / sent)."""
     return [
         {
-            "rtt_ms": 1000 * _finite_mean(r["srtt_s"]),
-            "loss": _finite_mean(r["loss"]),
-            "thr_mbps": _finite_mean(r["thr_bps"]) / 1e6,
+            "rtt_ms": 1000 * finite_mean(r["srtt_s"]),
+            "loss": finite_mean(r["loss"]),
+            "thr_mbps": finite_mean(r["thr_bps"]) / 1e6,
             "agg_loss": r["dropped_pkts"] / r["sent_pkts"] if r["sent_pkts"] else math.nan,
         }
         for r in runs

@@ -229,7 +229,8 @@ def test_reproduce_edge_quick_writes_claims_and_the_table(tmp_path):
     assert "Table I" in report and "fig7.png" in report
     # The quick run judges Table I whole, with three seeds, and §V.A's two QoS shares (three
     # repetitions of edge_overhead); the rest is lost or not run.
-    from qoslab.reproduce.cells import load_paper, read_cells
+    from qoslab.reproduce.cells import read_cells
+    from qoslab.reproduce.paper import load_paper
 
     assert doc["seeds"] == [1, 2, 3]
     paper = load_paper("edge")
@@ -262,8 +263,8 @@ class _PlanSeen(Exception):
 def _edge_plan(tmp_path, *, quick: bool) -> list:
     """The reproduction's plan of runs (variant, scenario, seed), captured before any run."""
     from qoslab.reproduce import edge
-    from qoslab.reproduce.cells import load_paper
     from qoslab.reproduce.framework import Context
+    from qoslab.reproduce.paper import load_paper
 
     seen: list = []
 
@@ -450,7 +451,7 @@ def test_the_transcription_has_the_shape_of_the_paper():
     """Table I as printed (two flows, AF and EF delay), the lost numbers as lost rows, §V.A's
     six overhead figures; the paper's Table I read back for the offset-free difference."""
     from qoslab.reproduce import edge
-    from qoslab.reproduce.cells import load_paper
+    from qoslab.reproduce.paper import load_paper
 
     p = load_paper("edge")
     by: dict[str, list] = {}
@@ -511,8 +512,8 @@ def test_the_readings_summary_counts_passing_and_replicating_readings_without_a_
 
 def test_table1_on_real_packets_reads_both_setups_under_their_fig6a_names(tmp_path, monkeypatch):
     """``reproduce edge --testbed``'s Table I part, with the testbed run replaced by the simulator
-    (the plumbing, no root): Fig. 6(b)'s E1/E2 are read as A2/A5, the four cells are Table I's,
-    and the section sets paper, simulator and "testbed" side by side."""
+    (the plumbing, no root): Fig. 6(b)'s E1/E2 are read as A2/A5 and the four cells are Table I's
+    (the report shows them beside the paper's, as cells_testbed.csv)."""
     from qoslab.reproduce import edge
     from qoslab.reproduce.framework import Context
 
@@ -524,8 +525,7 @@ def test_table1_on_real_packets_reads_both_setups_under_their_fig6a_names(tmp_pa
     }
     for a, e in edge.EF_NAMES.items():
         sim["ef"][0][a] = sim["ef"][0].pop(e)
-    paper = edge.paper_table1()
-    cells, text, data = edge._testbed_table1(ctx, sim["af"], sim["ef"], paper)
+    cells = edge._testbed_table1(ctx)
     assert [(c.row, c.column) for c in cells] == [
         ("A2", "Delay in AF queue"),
         ("A2", "Delay in EF queue"),
@@ -533,10 +533,10 @@ def test_table1_on_real_packets_reads_both_setups_under_their_fig6a_names(tmp_pa
         ("A5", "Delay in EF queue"),
     ]
     # The stand-in runs the simulator: the "testbed" figures are the simulator's, to the digit.
+    got = {(c.row, c.column): c.values for c in cells}
     for s in ("A2", "A5"):
-        for k in ("af", "ef"):
-            assert data[s][k]["testbed_ms"] == data[s][k]["sim_ms"]
-    assert "| A2 | Delay in EF queue | 44 |" in text
+        for k, col in zip(("af", "ef"), edge.TABLE1_COLUMNS, strict=True):
+            assert got[(s, col)] == [sim[k][0][s]["delay_ms"]]
 
 
 def _per_seed(points: dict[int, dict[str, list[float]]]) -> dict[int, dict[str, list[float]]]:

@@ -9,7 +9,8 @@ import pytest
 
 from qoslab.errors import ReproductionError
 from qoslab.reproduce import edge_overhead
-from qoslab.reproduce.cells import Measured, NotMeasured, compare, load_paper
+from qoslab.reproduce.cells import Measured, NotMeasured, compare
+from qoslab.reproduce.paper import load_paper
 from qoslab.testbed import runner
 
 

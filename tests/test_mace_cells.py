@@ -11,9 +11,10 @@ import pytest
 
 from conftest import SCENARIOS
 from qoslab.reproduce import mace
-from qoslab.reproduce.cells import Measured, NotMeasured, load_paper, paper_dir
+from qoslab.reproduce.cells import Measured, NotMeasured
 from qoslab.reproduce.framework import Context
 from qoslab.reproduce.mace import tables
+from qoslab.reproduce.paper import load_paper, paper_dir
 
 PAPER = load_paper(paper_dir("mace"))
 

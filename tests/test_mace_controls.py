@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from qoslab.reproduce.cells import load_paper, paper_dir
 from qoslab.reproduce.framework import Context
 from qoslab.reproduce.mace import controls
 from qoslab.reproduce.mace.params import S3_MODELS_FULL
 from qoslab.reproduce.mace.runs import table2_spec
+from qoslab.reproduce.paper import load_paper, paper_dir
 
 #: The scenario fields each control may change (the last parts of their dotted paths).
 KNOB_FIELDS = {

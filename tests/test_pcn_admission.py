@@ -74,13 +74,13 @@ def test_tables_3_1_to_3_3_take_each_seeds_worst_case_with_that_runs_sd():
                 for ov in admission.OVERLOADS:
                     o = 30.0 if (link, ov) == ("T1", 3.0) else ov
                     est[(link, model, arr, ov)] = {"over_admission_pct": _est(o, o + 1), "sd_ratio": _est(ov, ov)}
-    cells31, _t, _d = admission._table_3_1(ctx, est)
+    cells31, _d = admission._table_3_1(ctx, est)
     got = {(m.row, m.column): m.values for m in cells31 if isinstance(m, Measured)}
     # Eight measured cells: the voice rows (the SVD rows come from Table 3.4's control runs).
     assert len(got) == 8 and len(cells31) == 8
     assert got[("T3,100Mbps,OC3 / CBR / POISSON", "over-admission percent")] == [2.0, 0.9]
     assert got[("T3,100Mbps,OC3 / CBR / POISSON", "standard deviation to conf-adm-rate ratio")] == [0.0, 12.0]
-    cells23, _t, _d = admission._table_3_23(ctx, est)
+    cells23, _d = admission._table_3_23(ctx, est)
     got = {(m.table, m.row, m.column): m.values for m in cells23}
     assert len(cells23) == 24 and {m.table for m in cells23} == {"Table 3.2", "Table 3.3"}
     assert got[("Table 3.2", "1Mbps, T1 / BATCH", "over-admission percent")] == [30.0, 31.0]
@@ -144,7 +144,7 @@ def test_the_grid_claim_holds_only_inside_minus_3_plus_2_with_5_seeds(tmp_path, 
     grid[("MIX", "rtt", 0.5, 0.15)]["over_admission_pct"] = Estimate.of([value] * 5)
     # SVD is outside the claim: its points do not count.
     grid[("SVD", "single", 0.1, 0.05)]["over_admission_pct"] = Estimate.of([6.0] * 5)
-    (claim, svd), cells, _table, data = admission._table_3_5(ctx, grid)
+    (claim, svd), cells, data = admission._table_3_5(ctx, grid)
     assert claim.holds is holds, claim
     if not holds:
         assert "MIX rtt w=0.5 CLE=0.15" in claim.explanation

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from qoslab.reproduce.cells import Measured, NotMeasured, compare, load_paper, paper_dir
+from qoslab.reproduce.cells import Measured, NotMeasured, compare
 from qoslab.reproduce.framework import Context, Outcome
+from qoslab.reproduce.paper import load_paper, paper_dir
 from qoslab.reproduce.pcn import admission, cellmap, plt
 from qoslab.stats import Estimate
 
@@ -79,7 +80,7 @@ def test_table_3_1_cells_reach_the_rules_verdicts(tmp_path):
             ("VBR", "BATCH"): (3.0, 3.0, 3.0),  # agrees exactly
         }
     )
-    cells, _t, _d = admission._table_3_1(_ctx(tmp_path, [1, 2, 3]), est)
+    cells, _d = admission._table_3_1(_ctx(tmp_path, [1, 2, 3]), est)
     v = _verdicts(cells)
     row = "T3,100Mbps,OC3 / {} / {}".format
     assert v[("Table 3.1", row("CBR", "POISSON"), cellmap.OVER)] == "agrees"
@@ -93,7 +94,7 @@ def test_table_3_1_cells_reach_the_rules_verdicts(tmp_path):
     assert {k[0] for k, x in v.items() if x not in ("not run", "input")} == {"Table 3.1"}
     # Tables 3.2-3.3: 1 Mb/s-T1 batch worst case 30.0-30.5 against the CBR table's 30.0 (agrees) and
     # the VBR table's 40.0 (differs); 10 Mb/s the same runs against 5.0 (CBR batch; differs).
-    cells, _t, _d = admission._table_3_23(_ctx(tmp_path, [1, 2, 3]), est)
+    cells, _d = admission._table_3_23(_ctx(tmp_path, [1, 2, 3]), est)
     v = _verdicts(cells)
     assert v[("Table 3.2", "1Mbps, T1 / BATCH", cellmap.OVER)] == "agrees"
     assert v[("Table 3.3", "1Mbps, T1 / BATCH", cellmap.OVER)] == "differs"
@@ -122,7 +123,7 @@ def _plt_admission(seeds: int) -> dict:
 def test_parking_lot_admission_cells_and_claims_on_the_seeds_own_numbers(tmp_path):
     ctx = _ctx(tmp_path, [1, 2, 3, 4, 5])
     out = Outcome(claims=[], data={})
-    plt._admission_outcome(ctx, out, _plt_admission(5), True, "")
+    plt._admission_outcome(ctx, out, _plt_admission(5))
     v = _verdicts(out.cells)
     # Table 3.7's CBR row and all of Table 3.8 given as the paper prints them: every cell agrees.
     assert all(v[("Table 3.7", "CBR", f"Bottleneck LinkId / {b}")] == "agrees" for b in range(1, 6))
@@ -145,7 +146,7 @@ def test_table_3_8_claim_fails_when_the_ratio_does_not_rise(tmp_path):
         for r in runs:
             r["ratio"] = list(reversed(r["ratio"]))
     out = Outcome(claims=[], data={})
-    plt._admission_outcome(_ctx(tmp_path, [1, 2, 3, 4, 5]), out, cells, True, "")
+    plt._admission_outcome(_ctx(tmp_path, [1, 2, 3, 4, 5]), out, cells)
     claim = {c.id: c for c in out.claims}["table3.8-beat-down"]
     assert claim.holds is False and "not rising" in claim.explanation
 
@@ -164,15 +165,13 @@ def test_table_4_7_cells_reach_the_rules_verdicts(tmp_path):
 
     ctx = _ctx(tmp_path, [1, 2, 3], quick=True)
     out = Outcome(claims=[], data={})
-    plt._termination_outcome(
-        ctx, out, {plt.QUICK_TERMINATION: [table(0.0), table(0.005), table(-0.005)]}, False, "quick"
-    )
+    plt._termination_outcome(ctx, out, {plt.QUICK_TERMINATION: [table(0.0), table(0.005), table(-0.005)]})
     v = _verdicts(out.cells)
     assert len(out.cells) == 55 and {k[0] for k in v if v[k] not in ("not run", "input")} == {"Table 4.7"}
     assert v[("Table 4.7", "IEA1 (5H)", "A - E")] == "agrees"
     assert v[("Table 4.7", "BN3", "Expected term")] == "agrees"
     out = Outcome(claims=[], data={})
-    plt._termination_outcome(ctx, out, {plt.QUICK_TERMINATION: [table(0.5), table(0.5), table(0.5)]}, False, "quick")
+    plt._termination_outcome(ctx, out, {plt.QUICK_TERMINATION: [table(0.5), table(0.5), table(0.5)]})
     assert _verdicts(out.cells)[("Table 4.7", "IEA1 (5H)", "A - E")] == "differs"
 
 

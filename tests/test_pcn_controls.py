@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from qoslab.reproduce.cells import Measured, load_paper, paper_dir
+from qoslab.reproduce.cells import Measured
 from qoslab.reproduce.framework import Context
+from qoslab.reproduce.paper import load_paper, paper_dir
 from qoslab.reproduce.pcn import controls, plt, term_controls
 
 

@@ -75,8 +75,8 @@ def test_beat_down_ratio_and_marking_share_by_hand():
         0.0: {"long": 100.0, "short0": 200.0, "short1": 100.0},
         10.0: {"long": 50.0, "short0": 150.0, "short1": 150.0},
     }
-    assert plt.beat_down_ratio(bins, bottlenecks=2, bin_s=10.0) == [1.5, 3.0]
-    assert math.isnan(plt.beat_down_ratio({0.0: {"short0": 1.0}}, bottlenecks=1, bin_s=10.0)[0])
+    assert plt.beat_down_ratio(bins, bottlenecks=2) == [1.5, 3.0]
+    assert math.isnan(plt.beat_down_ratio({0.0: {"short0": 1.0}}, bottlenecks=1)[0])
     any_, one = plt.any_and_mean([[True, False, False, False], [False, True, False, False]])
     assert (any_, one) == (0.5, 0.25)
     assert plt.any_and_mean([[True, True], [True, True]]) == (1.0, 1.0)

@@ -9,19 +9,8 @@ from pathlib import Path
 import pytest
 
 from qoslab import ReproductionError
-from qoslab.reproduce.cells import (
-    CELL_COLUMNS,
-    Measured,
-    NotMeasured,
-    Score,
-    cells_csv,
-    compare,
-    judge,
-    last_digit_unit,
-    load_paper,
-    printed_tolerance,
-    read_cells,
-)
+from qoslab.reproduce.cells import CELL_COLUMNS, Measured, NotMeasured, Score, cells_csv, compare, judge, read_cells
+from qoslab.reproduce.paper import last_digit_unit, load_paper, printed_tolerance
 
 HEADER = "table,row,column,value,unit,pm,statistic,section,status,note\n"
 TABLES = """
@@ -322,7 +311,7 @@ def test_paper_data_reads_are_bounded(tmp_path):
 
 
 def test_every_committed_paper_data_folder_loads():
-    from qoslab.reproduce.cells import paperdata_root
+    from qoslab.reproduce.paper import paperdata_root
 
     root = paperdata_root()
     for d in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:

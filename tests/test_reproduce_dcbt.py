@@ -160,7 +160,8 @@ def test_quick_reproduction_judges_every_table_of_the_paper(tmp_path):
     import json
 
     from qoslab.reproduce import reproduce
-    from qoslab.reproduce.cells import load_paper, read_cells
+    from qoslab.reproduce.cells import read_cells
+    from qoslab.reproduce.paper import load_paper
 
     s = reproduce("dcbt", quick=True, out=tmp_path)
     folder = tmp_path / "dcbt"
@@ -261,7 +262,7 @@ def fake_runs():
 
 
 def test_paper_cells_cover_every_cell_of_the_paper_once(fake_runs):
-    from qoslab.reproduce.cells import load_paper
+    from qoslab.reproduce.paper import load_paper
 
     got = [c.key for c in dcbt.paper_cells(fake_runs)]
     assert len(got) == len(set(got))
@@ -334,7 +335,7 @@ def test_probe_means_average_the_samples_of_each_window():
 
 def test_the_transcription_has_the_shape_of_the_paper():
     """Tables 1-2 as printed (two mechanisms; three and two columns), and the figure statements."""
-    from qoslab.reproduce.cells import load_paper
+    from qoslab.reproduce.paper import load_paper
 
     p = load_paper("dcbt")
     by: dict[str, list] = {}

@@ -13,7 +13,7 @@ import pytest
 import qoslab
 from conftest import GOOD, SCENARIOS, cli
 from qoslab.reproduce import mace
-from qoslab.reproduce.cells import load_paper, paper_dir
+from qoslab.reproduce.paper import load_paper, paper_dir
 
 CLAIMS = [
     "cl-loss-far-below-be",

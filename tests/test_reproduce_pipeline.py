@@ -18,8 +18,9 @@ import pytest
 
 from qoslab import ReproductionError
 from qoslab.reproduce import Claim, Measured, NotMeasured, Outcome, execute
-from qoslab.reproduce.cells import Score, load_paper, read_cells
+from qoslab.reproduce.cells import Score, read_cells
 from qoslab.reproduce.docs import regenerate, write
+from qoslab.reproduce.paper import load_paper
 
 FIXTURE = Path(__file__).parent / "data" / "fakepaper"
 PAPERDATA = FIXTURE / "paperdata"

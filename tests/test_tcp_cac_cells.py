@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from qoslab.reproduce.cells import Measured, load_paper, paper_dir
+from qoslab.reproduce.cells import Measured
 from qoslab.reproduce.framework import Context
-from qoslab.reproduce.tcp_cac import paper_scheme3, table2_cases, tables
+from qoslab.reproduce.paper import load_paper, paper_dir
+from qoslab.reproduce.tcp_cac import paper_cells, paper_scheme3, table2_cases
 from qoslab.reproduce.tcp_cac.runs import per_seed
 
 PAPER = load_paper(paper_dir("tcp_cac"))
@@ -106,7 +107,7 @@ def _inputs():
 
 
 def test_reductions_turn_fixed_measures_into_the_papers_cells(tmp_path):
-    out = tables.cells(_ctx(tmp_path, quick=False), *_inputs())
+    out = paper_cells(_ctx(tmp_path, quick=False), *_inputs())
     assert all(isinstance(m, Measured) for m in out)
     got = {m.key: m.values for m in out if isinstance(m, Measured)}
     assert got[("Table 1", "Min RTT = 0 msec / R = 1", "Average RTT [ms]")] == [520.0, 530.0]
@@ -124,5 +125,5 @@ def test_reductions_turn_fixed_measures_into_the_papers_cells(tmp_path):
 
 def test_a_quick_run_measures_only_the_quick_tables(tmp_path):
     t1, nm, _ = _inputs()
-    got = {m.table for m in tables.cells(_ctx(tmp_path, quick=True), t1, nm, None)}
+    got = {m.table for m in paper_cells(_ctx(tmp_path, quick=True), t1, nm, None)}
     assert got == {t.id for t in PAPER.tables if t.quick} == {"Table 3"}

@@ -1,10 +1,8 @@
 """Reproductions: ``qoslab reproduce NAME|all [--quick] [--seeds N] [--out DIR]``.
 
-The registry maps each reproduction's name to its module (see
-:mod:`qoslab.reproduce.framework` for what a module provides). Today:
-``examples`` (the RED reference dumbbell), ``tcp-cac``, ``mace``, ``dcbt``
-(D-CBT and ChIPS, [Claypool00]), ``edge`` [Guerin99] and ``pcn`` (admission
-and termination, [Zhang07]).
+The registry maps each reproduction's name to its module (see :mod:`qoslab.reproduce.framework`):
+``examples`` (the RED reference dumbbell), ``tcp-cac``, ``mace``, ``dcbt`` (D-CBT and ChIPS,
+[Claypool00]), ``edge`` [Guerin99] and ``pcn`` (admission and termination, [Zhang07]).
 """
 
 from __future__ import annotations
@@ -16,14 +14,15 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ..errors import ReproductionError
-from .cells import Measured, NotMeasured, Score, paper_dir
+from .cells import Measured, NotMeasured
 from .framework import Claim, Context, Figure, Outcome, Summary, execute, overall_score, paper_data, write_scores
 from .framework import destination as framework_destination
+from .paper import paper_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     from .._atomic import Destination
     from ..executor import Executor
-    from .cells import PaperData
+    from .paper import PaperData
 
 #: NAME -> module implementing it.
 REGISTRY: dict[str, str] = {
@@ -35,9 +34,6 @@ REGISTRY: dict[str, str] = {
     "pcn": "qoslab.reproduce.pcn",
 }
 
-#: Reproductions planned by later issues (not yet available).
-PLANNED = ("mace", "dcbt", "tcp-cac", "edge", "pcn")
-
 
 def names() -> list[str]:
     """Available reproductions, in registry order."""
@@ -47,9 +43,7 @@ def names() -> list[str]:
 def module(name: str) -> ModuleType:
     """The module of reproduction ``name``."""
     if name not in REGISTRY:
-        later = [n for n in PLANNED if n not in REGISTRY]
-        hint = f" (planned: {', '.join(later)})" if later else ""
-        raise ReproductionError(f"unknown reproduction {name!r}; available: {', '.join(REGISTRY)}, all{hint}")
+        raise ReproductionError(f"unknown reproduction {name!r}; available: {', '.join(REGISTRY)}, all")
     return importlib.import_module(REGISTRY[name])
 
 
@@ -71,12 +65,7 @@ def reproduce(
     testbed: bool = False,
     store: os.PathLike[str] | str | None = None,
 ) -> Summary:
-    """Runs one reproduction and writes ``out/<name>/``; see :func:`framework.execute`.
-    ``executor`` (:mod:`qoslab.executor`) runs its batches of variants and seeds. An existing
-    ``out/<name>/`` of another mode or seed list is replaced only with ``overwrite``.
-    ``testbed``: also its set-ups on real packets (root; ``cells_testbed.csv``). ``store``: a
-    folder that keeps each run's result or reduced value, so that a run again (after an
-    interruption) recomputes none it holds (the command line's ``OUT/.store``)."""
+    """Runs one reproduction and writes ``out/<name>/``; the options: :func:`framework.execute`."""
     return execute(
         module(name),
         quick=quick,
@@ -99,13 +88,11 @@ def destination(
     out: os.PathLike[str] | str = "results",
     overwrite: bool = False,
 ) -> Destination:
-    """``out/<name>/`` as a :class:`~qoslab._atomic.Destination`, to check and hold before running
-    (see :func:`framework.destination`)."""
+    """``out/<name>/`` as a :class:`~qoslab._atomic.Destination`, to hold before running."""
     return framework_destination(module(name), quick=quick, seeds=seeds, out=out, overwrite=overwrite)
 
 
 __all__ = [
-    "PLANNED",
     "REGISTRY",
     "Claim",
     "Context",
@@ -113,7 +100,6 @@ __all__ = [
     "Measured",
     "NotMeasured",
     "Outcome",
-    "Score",
     "Summary",
     "destination",
     "execute",

@@ -1,27 +1,5 @@
-"""The one verdict rule that judges a paper's numbers, the join, the score, ``cells.csv``.
-
-The paper's numbers are read by :mod:`.paper` (``paperdata/<folder>/``; its
-names are re-exported here). A reproduction returns :class:`Measured` cells
-(its value of a cell's statistic, one per seed) and :class:`NotMeasured`
-ones (a cell it cannot measure, with the reason); :func:`compare` joins them
-with the paper's cells and judges each with the one rule of :func:`judge`:
-
-- qoslab's value is the mean over seeds, ``ci_low``/``ci_high`` its 95 %
-  Student-t interval (both the mean with one seed);
-- ``tol`` (absolute, the cell's unit): the table's explicit ``tolerance``,
-  else the paper's printed ``±``, else ``max(10 % of |value|, one unit of
-  its last printed digit)`` (:func:`printed_tolerance`);
-- ``differs`` when the paper's value, or its whole ``±`` interval, lies
-  outside ``[ci_low - tol, ci_high + tol]``; else ``uncertain`` when
-  ``ci_high - ci_low > 2 tol`` or fewer than 2 seeds ran; else ``agrees``;
-- ``not run`` (no value measured: a quick run skipping the table, or a
-  :class:`NotMeasured` cell with its reason), ``lost`` (the paper's number is
-  unreadable) and ``input`` (a set-up value the paper prints, e.g. a source's
-  parameters: its qoslab value is the configured one, so it is never judged)
-  stay apart.
-
-The :class:`Score` is agrees / (agrees + differs + uncertain).
-"""
+"""The one verdict rule (:func:`judge`) that judges a paper's numbers (:mod:`.paper`), the join
+(:func:`compare`), the score, ``cells.csv``: docs/reproductions/README.md."""
 
 from __future__ import annotations
 
@@ -36,23 +14,7 @@ from typing import Any
 
 from ..errors import ReproductionError
 from ..stats import Estimate
-from .paper import (
-    PAPER_COLUMNS,
-    STATUSES,
-    Cause,
-    Key,
-    PaperCell,
-    PaperData,
-    PaperTable,
-    csv_rows,
-    decimals_of,
-    last_digit_unit,
-    load_paper,
-    paper_dir,
-    paperdata_root,
-    printed_tolerance,
-    read_text_bounded,
-)
+from .paper import Key, PaperCell, PaperData, PaperTable, csv_rows, printed_tolerance, read_text_bounded
 
 #: The columns of the ``cells.csv`` a reproduction writes, in this order.
 CELL_COLUMNS = (
@@ -76,8 +38,8 @@ UNEXPLAINED = "unexplained"
 
 @dataclass(frozen=True)
 class Measured:
-    """qoslab's value of one paper cell: the cell's statistic as the paper defines it,
-    one value per seed (in ``ctx.seeds`` order), in the paper's unit. NaN is not allowed."""
+    """qoslab's value of one paper cell, as the paper defines its statistic: one finite value per
+    seed (in ``ctx.seeds`` order), in the paper's unit."""
 
     table: str
     row: str
@@ -110,9 +72,8 @@ class Measured:
 
 @dataclass(frozen=True)
 class NotMeasured:
-    """A paper cell of a table the run covers that qoslab cannot measure, with the reason
-    (e.g. the paper does not define the statistic; a seed without the event the cell times).
-    Reported as ``not run`` with ``reason`` instead of the table's ``not_run_reason``."""
+    """A paper cell of a table the run covers that qoslab cannot measure: ``not run`` with
+    ``reason`` instead of the table's ``not_run_reason``."""
 
     table: str
     row: str
@@ -127,9 +88,6 @@ class NotMeasured:
     @property
     def key(self) -> Key:
         return (self.table, self.row, self.column)
-
-
-# -- the verdict rule -----------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -153,8 +111,8 @@ def interval(values: Sequence[float]) -> tuple[float, float, float]:
 
 
 def judge(values: Sequence[float], *, paper: float, tol: float, pm: float | None = None) -> Judgement:
-    """The one verdict rule (module doc) for qoslab's per-seed ``values`` of a cell against the
-    paper's ``paper`` (± ``pm`` if printed), with the absolute tolerance ``tol``."""
+    """The one verdict rule for qoslab's per-seed ``values`` of a cell against the paper's
+    ``paper`` (± ``pm`` if printed), with the absolute tolerance ``tol``."""
     if not math.isfinite(tol) or tol < 0:
         raise ReproductionError(f"judge: tolerance {tol!r}; allowed: a finite number >= 0")
     mean, lo, hi = interval(values)
@@ -170,14 +128,12 @@ def judge(values: Sequence[float], *, paper: float, tol: float, pm: float | None
 
 def tolerance_of(cell: PaperCell, table: PaperTable) -> float | None:
     """The cell's ``tol``: the table's explicit tolerance, else the printed ``±``, else
-    :func:`printed_tolerance`; ``None`` for a lost cell."""
+    :func:`printed_tolerance`; ``None`` for a lost or input cell."""
     if cell.status in ("lost", "input"):
         return None
     if table.tolerance is not None:
         return table.tolerance
-    if cell.pm:
-        return cell.pm_number
-    return printed_tolerance(cell.value)
+    return cell.pm_number if cell.pm else printed_tolerance(cell.value)
 
 
 @dataclass(frozen=True)
@@ -201,19 +157,7 @@ class Cell:
         return (self.table, self.row, self.column)
 
     def to_row(self) -> list[str]:
-        return [
-            self.table,
-            self.row,
-            self.column,
-            self.unit,
-            self.paper,
-            fmt_number(self.qoslab),
-            fmt_number(self.ci_low),
-            fmt_number(self.ci_high),
-            fmt_number(self.tolerance),
-            self.verdict,
-            self.cause,
-        ]
+        return [v if isinstance(v, str) else fmt_number(v) for v in astuple(self)]
 
 
 def fmt_number(x: float | None) -> str:
@@ -224,19 +168,9 @@ def fmt_number(x: float | None) -> str:
     return "0" if s == "-0" else s
 
 
-def interval_text(c: Cell | None) -> str:
-    """A judged cell for a before/after table: ``mean [ci_low, ci_high] verdict``, two decimals,
-    or ``not run``."""
-    if c is None or c.qoslab is None or c.ci_low is None or c.ci_high is None:
-        return "not run"
-    lo, hi = fmt_number(round(c.ci_low, 2)), fmt_number(round(c.ci_high, 2))
-    return f"{fmt_number(round(c.qoslab, 2))} [{lo}, {hi}] {c.verdict}"
-
-
 def compare(paper: PaperData, measured: Sequence[Measured | NotMeasured]) -> list[Cell]:
-    """Joins qoslab's cells with the paper's on (table, row, column) and judges each; the
-    result is in the paper's order. A key the paper data does not hold, one given twice, or
-    one of an ``input`` cell is a :class:`ReproductionError`."""
+    """qoslab's cells joined with the paper's on (table, row, column) and judged, in the paper's order;
+    a key the paper data does not hold, one given twice, or one of an ``input`` cell is an error."""
     got: dict[Key, Measured | NotMeasured] = {}
     known = {c.key: c for c in paper.cells}
     for m in measured:
@@ -266,38 +200,23 @@ def compare(paper: PaperData, measured: Sequence[Measured | NotMeasured]) -> lis
     for pc in paper.cells:
         t = tables[pc.table]
         given = got.get(pc.key)
-        mine = given if isinstance(given, Measured) else None
         tol = tolerance_of(pc, t)
-        ours = interval(mine.values) if mine is not None else None
+        mean, lo, hi = interval(given.values) if isinstance(given, Measured) else (None, None, None)
         if pc.status == "lost":
             verdict, cause = "lost", pc.note or "the paper's number is unreadable in the extraction"
         elif pc.status == "input":
             verdict, cause = "input", pc.note or "a set-up value the paper prints: configured, not judged"
         elif isinstance(given, NotMeasured):
             verdict, cause = "not run", given.reason
-        elif mine is None:
+        elif given is None:
             verdict = "not run"
             cause = t.not_run_reason or "the reproduction measured no value for this cell in this run"
         else:
             assert pc.number is not None and tol is not None
-            verdict = judge(mine.values, paper=pc.number, tol=tol, pm=pc.pm_number).verdict
+            verdict = judge(given.values, paper=pc.number, tol=tol, pm=pc.pm_number).verdict
             c = paper.cause_for(pc.key) if verdict == "differs" else None
             cause = c.text if c is not None else (UNEXPLAINED if verdict == "differs" else "")
-        out.append(
-            Cell(
-                table=pc.table,
-                row=pc.row,
-                column=pc.column,
-                unit=pc.unit,
-                paper=pc.printed,
-                qoslab=ours[0] if ours else None,
-                ci_low=ours[1] if ours else None,
-                ci_high=ours[2] if ours else None,
-                tolerance=tol,
-                verdict=verdict,
-                cause=cause,
-            )
-        )
+        out.append(Cell(*pc.key, pc.unit, pc.printed, mean, lo, hi, tol, verdict, cause))
     return out
 
 
@@ -314,10 +233,8 @@ class Score:
 
     @classmethod
     def of(cls, cells: Iterable[Cell]) -> Score:
-        n = dict.fromkeys(VERDICTS, 0)
-        for c in cells:
-            n[c.verdict] += 1
-        return cls(n["agrees"], n["differs"], n["uncertain"], n["not run"], n["lost"], n["input"])
+        verdicts = [c.verdict for c in cells]
+        return cls(*(verdicts.count(v) for v in VERDICTS))
 
     def __add__(self, other: Score) -> Score:
         return Score(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
@@ -331,14 +248,7 @@ class Score:
         return self.agrees / self.compared if self.compared else None
 
     def counts(self) -> dict[str, int]:
-        return {
-            "agrees": self.agrees,
-            "differs": self.differs,
-            "uncertain": self.uncertain,
-            "not run": self.not_run,
-            "lost": self.lost,
-            "input": self.input,
-        }
+        return dict(zip(VERDICTS, astuple(self), strict=True))
 
     def to_json(self) -> dict[str, Any]:
         v = self.value
@@ -356,16 +266,10 @@ class Score:
         )
 
 
-# -- cells.csv of a reproduction -----------------------------------------------
-
-
 def cells_csv(cells: Sequence[Cell]) -> str:
     """The text of a reproduction's ``cells.csv`` (header :data:`CELL_COLUMNS`, RFC 4180, ``\\n``)."""
     buf = io.StringIO(newline="")
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CELL_COLUMNS)
-    for c in cells:
-        w.writerow(c.to_row())
+    csv.writer(buf, lineterminator="\n").writerows([CELL_COLUMNS, *(c.to_row() for c in cells)])
     return buf.getvalue()
 
 
@@ -391,51 +295,8 @@ def read_cells(path: str | os.PathLike[str]) -> list[Cell]:
         where = f"{p}:{line}"
         if r["verdict"] not in VERDICTS:
             raise ReproductionError(f"{where}: verdict: {r['verdict']!r}; allowed: {', '.join(VERDICTS)}")
+        mean, lo, hi, tol = (_opt_float(where, k, r[k]) for k in ("qoslab", "ci_low", "ci_high", "tolerance"))
         out.append(
-            Cell(
-                table=r["table"],
-                row=r["row"],
-                column=r["column"],
-                unit=r["unit"],
-                paper=r["paper"],
-                qoslab=_opt_float(where, "qoslab", r["qoslab"]),
-                ci_low=_opt_float(where, "ci_low", r["ci_low"]),
-                ci_high=_opt_float(where, "ci_high", r["ci_high"]),
-                tolerance=_opt_float(where, "tolerance", r["tolerance"]),
-                verdict=r["verdict"],
-                cause=r["cause"],
-            )
+            Cell(r["table"], r["row"], r["column"], r["unit"], r["paper"], mean, lo, hi, tol, r["verdict"], r["cause"])
         )
     return out
-
-
-__all__ = [
-    "CELL_COLUMNS",
-    "PAPER_COLUMNS",
-    "STATUSES",
-    "UNEXPLAINED",
-    "VERDICTS",
-    "Cause",
-    "Cell",
-    "Judgement",
-    "Measured",
-    "NotMeasured",
-    "PaperCell",
-    "PaperData",
-    "PaperTable",
-    "Score",
-    "cells_csv",
-    "compare",
-    "decimals_of",
-    "fmt_number",
-    "interval",
-    "judge",
-    "last_digit_unit",
-    "load_paper",
-    "paper_dir",
-    "paperdata_root",
-    "printed_tolerance",
-    "read_cells",
-    "read_text_bounded",
-    "tolerance_of",
-]

@@ -1,74 +1,11 @@
 """The ``edge`` reproduction: QoS in edge devices [Guerin99].
 
-McKinley's E1 egress (2 Mb/s) runs the paper's QoS path: a classifier stage
-(rule database, fast-path cache) maps each MGEN flow to its stream, then SCFQ
-serves an EF queue and an AF/BE queue, each buffer-managed (Guérin et al.):
-``scenarios/edge/fig6a_periodic.toml``, ``fig6a_poisson.toml`` and
-``fig6b_periodic.toml``. [Guerin99] Fig. 6 lost its numbers; the
-reconstruction (reservations, offered loads, packet sizes L/M/S = 1024/512/128
-B of payload, the BUFF_SIZE values and the pools) and its sources are in
-``docs/decisions.md`` ("Edge QoS: the [Guerin99] scenario").
-
-Runs (``--quick``: the framework's quick seeds, 25 s instead of 65 s and fewer
-points, except Table I, whose cells it judges at the full length; seeds
-1..N, the seed moves the flows' start times within the first second):
-
-- Fig. 7: Fig. 6(a), PERIODIC, 80 buffers, BUFF_SIZE 128..1024 B;
-- Figs. 8 and 9: Fig. 6(a), BUFF_SIZE 512 B, 50..500 buffers, PERIODIC (8)
-  and POISSON (9);
-- Table I: Fig. 6(a) against Fig. 6(b) (A2, A5 in the EF queue as E1, E2),
-  PERIODIC, BUFF_SIZE 512 B, 80 buffers; the EF queue's SCFQ rate is the one
-  §III gives (:func:`derived_ef_rate_bps`, 444.4 kb/s), and a control runs it
-  at the sum of the EF reservations (200 kb/s), one knob, in quick runs too
-  (report section "Table I at both EF rates").
-
-Throughput is measured from 5 s on (the 5 s bins of ``delivered_bytes``),
-as IP bytes (what reservations count) and as payload (Fig. 8(c)'s unit).
-Delay is each flow's mean source-to-sink delay over the run: the whole path
-(LAN, access router, E1 into McKinley, McKinley's egress, E1, LAN) is
-simulated, so Table I's end-to-end figures compare directly.
-
-Claims and tolerances (fixed by the issue before any run):
-
-1. ``conformant-af``: every conformant AF stream (A1, A2, A5, A6) gets ≥ 95 %
-   of its reservation, in IP bytes, at every Fig. 8 pool size (BUFF_SIZE
-   512 B, the paper's setting there).
-2. ``fig7a-large``: A1 and A5 vary by ≤ 5 % ((max − min)/mean) across
-   BUFF_SIZE, and best-effort B1 gains (its throughput at the largest
-   BUFF_SIZE above that at the smallest).
-3. ``fig7c-small``: the small-packet streams A2, A6 and B2 lose throughput
-   as BUFF_SIZE grows past their packet size (156 B on the wire): the
-   throughput at the largest BUFF_SIZE at least 1 % below that at 128 B
-   (:func:`loses`; a smaller difference is the seeds' noise, not a loss).
-4. ``excess-sharing``: at the largest Fig. 8 pool, the excess of A3 and A4
-   over their reservations and the throughputs of B1 and B3 are each
-   1,100/5 = 220 kb/s ± 20 %; B2's throughput scaled by BUFF_SIZE / its
-   packet size likewise; all in payload kb/s, as the issue and Fig. 8(c)
-   count them (:func:`excess_shares`).
-5. ``table1-delay``: the EF delays of A2 and A5 more than 3× lower than
-   their AF delays (the text's factor, its digit lost, read as 3 from Table
-   I); A2's EF delay below A5's while its AF delay is above.
-6.-12. Fig. 7(b) and Fig. 9, seven claims, each a sentence of §V.B.1-B.2
-   (rules written before the run that judges them: docs/decisions/
-   reproduce-edge.md, "edge: Fig. 7(b) and Fig. 9 as claims"):
-   ``fig7b-sensitive``, ``fig7b-first-rise``, ``fig7b-slight-decrease`` (a
-   fall beyond the noise of at most 10 %), ``fig7b-well-in-excess`` (≥ 1.5×
-   the reservation), ``fig7b-b3``, ``fig9-small-medium`` and ``fig9-large``
-   (within the noise band, two-sided). A change is beyond the seeds' noise
-   (:func:`direction`) when the 95 % interval of its per-seed changes
-   excludes 0 and it is at least 1 % (LOSS_FLOOR). Judged in full runs
-   only; a quick run reports them.
-
-The paper's numbers are data (``paperdata/edge/cells.csv``): Table I's four
-delays are cells, judged two-sided by the one rule (:func:`paper_cells`;
-claim 5's former "AF delays within ± 25 %" is replaced by them); the
-throughputs the text states for Fig. 8 and the §V.C factor are lost in the
-extraction; §V.A's two QoS shares (15 % of the fast path, 5 % of the slow) are
-cells measured on the no-I/O core path, one repetition per seed, by
-:mod:`.edge_overhead` (the ``edge_overhead`` example that ``make bins``
-builds; ``not run`` with the reason when it is absent). Claims 1-4
-judge what the text says without a number (claim 4 its expectation, 1,100
-kb/s over five streams, whose measured counterparts are lost).
+McKinley's E1 egress (2 Mb/s): a classifier stage, then SCFQ between an EF and an AF/BE queue,
+each buffer-managed (``scenarios/edge/fig6a_periodic.toml``, ``fig6a_poisson.toml``,
+``fig6b_periodic.toml``). Figs. 7-9 (§V.B), Table I (§V.C) with its EF-rate control, §V.A's
+QoS shares (:mod:`.edge_overhead`), the full run's controlled runs and study of readings
+(:mod:`.edge_readings`). Set-up, runs, claims and tolerances: docs/reproductions/edge.md; the
+reconstruction of Fig. 6's lost numbers: docs/decisions/reproduce-edge.md.
 """
 
 from __future__ import annotations
@@ -81,9 +18,10 @@ from ..result import Result
 from ..scenario import Override, Scenario
 from ..stats import Estimate
 from . import edge_overhead, edge_readings, figures
-from .cells import Measured, NotMeasured, PaperData, load_paper
+from .cells import Measured, NotMeasured
 from .fidelity import md_table
 from .framework import Claim, Context, Figure, Outcome, folder_name
+from .paper import PaperData, load_paper
 
 NAME = "edge"
 TITLE = "Edge-router QoS: SCFQ between EF and AF/BE, rate guarantees by buffer management"
@@ -112,13 +50,10 @@ CONFORMANT_AF = ("A1", "A2", "A5", "A6")
 EF_NAMES = {"A2": "E1", "A5": "E2"}
 BUFF_SIZES = (128, 256, 384, 512, 768, 1024)
 POOLS = (50, 80, 100, 150, 200, 300, 500)
-QUICK_BUFF_SIZES = (128, 512, 1024)
-QUICK_POOLS = (50, 500)
+QUICK_BUFF_SIZES, QUICK_POOLS = (128, 512, 1024), (50, 500)
 TABLE1_BUFFERS, TABLE1_BUFF_SIZE, FIG8_BUFF_SIZE, FIG7_BUFFERS = 80, 512, 512, 80
-#: Table I's columns (paperdata/edge/cells.csv) for the Fig. 6(a) and Fig. 6(b) runs.
 TABLE1_COLUMNS = ("Delay in AF queue", "Delay in EF queue")
-#: "reducing the delays (by a factor of more than [lost])" (§V.C): the digit is lost; Table I's
-#: 180/44 = 4.1 and 169/49 = 3.4 admit at most 3.
+#: "by a factor of more than [lost]" (§V.C); Table I's 180/44 and 169/49 admit at most 3.
 EF_FACTOR = 3.0
 LINK_KBPS, RESERVED_KBPS = 2000.0, 900.0
 #: Fig. 6(b)'s reservations by service (kb/s of IP): EF (E1 + E2) and AF (A1, A3, A4, A6).
@@ -126,41 +61,28 @@ EF_RESERVED_KBPS, AF_RESERVED_6B_KBPS = 200, 700
 
 
 def derived_ef_rate_bps() -> int:
-    """The EF queue's SCFQ rate in Fig. 6(b), from §III (docs/decisions/reproduce-edge.md, "edge: the EF queue's
-    scheduler rate follows §III"): each queue's weight is the link fraction allocated to its
-    service (EF 200, AF 700 kb/s reserved; best effort none), SCFQ shares the link in the ratio
-    of the weights, so the EF queue is guaranteed 2 Mb/s x 200 / 900, "higher than the aggregate
-    rate" of its streams. In b/s, rounded down (qoslab's SCFQ takes rates that sum to the link)."""
+    """The EF queue's SCFQ rate in Fig. 6(b), 2 Mb/s x 200/900 in b/s rounded down [Guerin99 §III]
+    (docs/decisions/reproduce-edge.md, "edge: the EF queue's scheduler rate follows §III")."""
     return int(LINK_KBPS * 1000) * EF_RESERVED_KBPS // (EF_RESERVED_KBPS + AF_RESERVED_6B_KBPS)
 
 
-#: Table I's control: the EF queue at exactly the sum of the EF reservations (the setting
-#: before the rate was derived from §III), one knob against the reproduction's derived rate.
+#: Table I's control: the EF queue at the sum of the EF reservations, one knob.
 EF_RATE_SUM = f"{EF_RESERVED_KBPS}kbps"
 EXCESS_SHARE = (LINK_KBPS - RESERVED_KBPS) / 5
 WARMUP_S = 5.0
-#: Controlled runs behind the failing claims (full runs): Table I against the pool,
-#: and the sharing against the excess streams' offered load (kb/s, IP).
-SENS_POOLS = (80, 120, 160, 200)
-SENS_OFFERED = (500, 700)
+#: Full runs' controlled runs: Table I against the pool, the sharing against the offered load (kb/s, IP).
+SENS_POOLS, SENS_OFFERED = (80, 120, 160, 200), (500, 700)
 #: The excess streams' traffic groups and payloads in the scenario files.
 EXCESS_GROUPS = (("B1", 1024), ("A3", 512), ("A4", 512), ("B2", 128), ("B3", 512))
-#: The sharing at the largest pool, one knob each: "as_be" takes A3's and A4's reservations
-#: away (BE, shared buffers only); "exact" counts every packet at its size (BUFF_SIZE 128 B,
-#: below every packet, with buffers raised so that the pool stays POOLS[-1] x 512 B).
-EXACT_BUFF_SIZE = 128
-SHARE_KNOBS = ("baseline", "as_be", "exact")
-#: Table I: the hosts A2 and A5 may start from (Fig. 5's sources; the assignment is not stated).
+#: The sharing at the largest pool, one knob each: "as_be" (A3, A4 without reservations) and
+#: "exact" (every packet counted at its size, the pool kept in bytes).
+EXACT_BUFF_SIZE, SHARE_KNOBS = 128, ("baseline", "as_be", "exact")
+#: Table I: the hosts A2 and A5 may start from (Fig. 5's sources; the assignment is lost).
 HOSTS = ("sea", "sky", "land")
 #: The AF/BE queue of McKinley's egress (SCFQ's second child); its slots follow STREAMS in Fig. 6(a).
 AF_QUEUE = "mckinley->alps/band1"
-#: McKinley's egress link in the scenario files (override paths select it by its ends), and the
-#: classifier rule of a stream on it.
+#: McKinley's egress link in the scenario files.
 EGRESS = "topology.links[mckinley->alps]"
-
-
-def _rule(stream: str) -> str:
-    return f"{EGRESS}.stages[type=classifier].rules[stream={stream}]"
 
 
 def interval_ns(payload: int, kbps: float) -> int:
@@ -178,23 +100,15 @@ def _scenario(
     extra: tuple[Override, ...] = (),
     full_length: bool = False,
 ) -> Scenario:
-    """The scenario ``file`` with the pool and BUFF_SIZE set (Table I's unless given); ``extra``
-    are further overrides. A quick run shortens it to 25 s unless ``full_length`` (Table I, whose
-    cells the quick run judges as the full run does)."""
+    """``file`` with the pool, BUFF_SIZE (Table I's by default) and ``extra``; 25 s if quick but ``full_length``."""
     sc = Scenario.load(ctx.scenario_path(f"edge/{file}.toml"))
-    over: list[Override] = [
-        (f"{EGRESS}.queue.buffers", buffers),
-        (f"{EGRESS}.queue.buff_size", f"{buff_size}B"),
-        *extra,
-    ]
+    over: list[Override] = [(f"{EGRESS}.queue.buffers", buffers), (f"{EGRESS}.queue.buff_size", f"{buff_size}B")]
+    over += extra
     if file == "fig6b_periodic":
-        # The EF pool stays the EF reservations' share of the pool at every pool size (the
-        # split is a lost number, not re-chosen with the EF rate; decisions.md).
+        # The EF pool: the EF reservations' share of the pool (a lost number; decisions.md).
         over.append((f"{EGRESS}.queue.ef_buffers", round(buffers * EF_RESERVED_KBPS / LINK_KBPS)))
     if offered_kbps is not None:
-        # The excess streams' packet spacing for this IP rate (periodic scenarios only).
-        for name, size in EXCESS_GROUPS:
-            over.append((f"traffic[{name}].interval", f"{interval_ns(size, offered_kbps)}ns"))
+        over += [(f"traffic[{name}].interval", f"{interval_ns(size, offered_kbps)}ns") for name, size in EXCESS_GROUPS]
     if ctx.quick and not full_length:
         over.append(("duration", "25s"))
     return sc.with_overrides(*over)
@@ -203,8 +117,7 @@ def _scenario(
 def _share_scenario(ctx: Context, knob: str) -> Scenario:
     """Fig. 6(a) at the largest pool (PERIODIC, BUFF_SIZE 512 B) with one sharing knob turned."""
     if knob == "as_be":
-        # A3 and A4's entries of the AF/BE queue's streams replaced by BE ones (the knob turns
-        # something only while the file has them as AF streams).
+        # A3's and A4's streams made BE (a knob only while the file has them as AF streams).
         links = Scenario.load(ctx.scenario_path("edge/fig6a_periodic.toml")).echo["topology"]["links"]
         (queue,) = [x["queue"] for x in links if (x["a"], x["b"]) == ("mckinley", "alps")]
         services = [x["service"] for x in queue["streams"] if x["name"] in ("A3", "A4")]
@@ -221,32 +134,31 @@ def _share_scenario(ctx: Context, knob: str) -> Scenario:
 
 
 def _hosts(a2: str, a5: str) -> tuple[Override, ...]:
-    """Overrides that start A2 from host ``a2`` and A5 from ``a5`` (their traffic and their
-    classifier rules)."""
+    """Overrides that start A2 from host ``a2`` and A5 from ``a5`` (traffic and classifier rules)."""
+    rules = f"{EGRESS}.stages[type=classifier].rules"
     pairs = (("A2", a2), ("A5", a5))
-    return tuple(o for s, host in pairs for o in ((f"traffic[{s}].src", host), (f"{_rule(s)}.src", host)))
+    return tuple(o for s, host in pairs for o in ((f"traffic[{s}].src", host), (f"{rules}[stream={s}].src", host)))
 
 
-#: One run's readings per stream (:func:`_rates`, :func:`_occupancy`), and the runs of each variant's key.
+#: One run's readings per stream (:func:`_rates`, :func:`_occupancy`); the runs of each key.
 Rates = dict[str, dict[str, float]]
 By = dict[tuple[str, Any], list[Rates]]
+RATE_KEYS = ("ip_kbps", "payload_kbps", "delay_ms")
 
 
 def _rates(res: Result) -> Rates:
     """Per stream: IP and payload throughput (kb/s) from WARMUP_S on, and mean delay (ms)."""
     s = res.series
     bins = s[(s["entity_kind"] == "flow") & (s["t_s"] >= WARMUP_S)]
-    flows = res.flows
     out: Rates = {}
-    for _, f in flows.iterrows():
+    for _, f in res.flows.iterrows():
         name = str(f["group"])
         rows = bins[bins["entity_id"] == f["name"]]
-        ip = rows.loc[rows["metric"] == "delivered_bytes", "value"]
-        pk = rows.loc[rows["metric"] == "delivered_pkts", "value"]
+        ip_bytes = float(rows.loc[rows["metric"] == "delivered_bytes", "value"].sum())
+        pkts = float(rows.loc[rows["metric"] == "delivered_pkts", "value"].sum())
         # Each bin's t_s is its start: the last bin ends one bin later.
         starts = sorted(set(rows["t_s"].tolist()))
         secs = starts[-1] + (starts[-1] - starts[-2]) - WARMUP_S if len(starts) > 1 else math.nan
-        ip_bytes, pkts = float(ip.sum()), float(pk.sum())
         out[name] = {
             "ip_kbps": ip_bytes * 8 / secs / 1e3,
             "payload_kbps": (ip_bytes - HEADER * pkts) * 8 / secs / 1e3,
@@ -257,8 +169,7 @@ def _rates(res: Result) -> Rates:
 
 
 def _occupancy(res: Result) -> Rates:
-    """Per stream of Fig. 6(a): the time-averaged real and counted bytes it holds in the AF/BE
-    queue from WARMUP_S on (the buffer manager's slot probes, sampled every series interval)."""
+    """Per stream of Fig. 6(a): time-averaged real and counted bytes in the AF/BE queue from WARMUP_S on."""
     s = res.series
     q = s[(s["entity_kind"] == "queue") & (s["entity_id"] == AF_QUEUE) & (s["t_s"] >= WARMUP_S)]
     out: Rates = {}
@@ -274,12 +185,9 @@ def _occupancy(res: Result) -> Rates:
 def excess_shares(
     ip: dict[str, float], res: dict[str, float | None], *, small: int = 128, large: int = 1024
 ) -> dict[str, float]:
-    """Claim 4's shares of the unreserved bandwidth from each stream's IP throughput (kb/s), in
-    payload kb/s as the issue and Fig. 8(c) count them: A3's and A4's throughput beyond their
-    reservations, B1's and B3's whole throughput, and B2's scaled by BUFF_SIZE / its payload
-    size, the factor the paper applies ("as if they were transmitting at [BUFF_SIZE/size] times
-    their actual rate", §V.B.2). ``res``: reservations (kb/s of IP); ``small`` and ``large``:
-    the payloads of the small (A2, A6, B2) and large (A1, A5, B1) packets."""
+    """Claim 4's shares of the unreserved bandwidth in payload kb/s (Fig. 8(c)) from IP throughputs
+    ``ip`` and reservations ``res``: A3's and A4's excess, B1's and B3's whole, B2's scaled by
+    BUFF_SIZE / its payload [Guerin99 §V.B.2]; ``small``, ``large``: the S and L payloads."""
 
     def payload(s: str) -> int:
         size = STREAMS[s][0]
@@ -288,13 +196,8 @@ def excess_shares(
     def frac(s: str) -> float:
         return payload(s) / (payload(s) + HEADER)
 
-    return {
-        "A3": (ip["A3"] - (res["A3"] or 0.0)) * frac("A3"),
-        "A4": (ip["A4"] - (res["A4"] or 0.0)) * frac("A4"),
-        "B1": ip["B1"] * frac("B1"),
-        "B3": ip["B3"] * frac("B3"),
-        "B2": ip["B2"] * frac("B2") * FIG8_BUFF_SIZE / payload("B2"),
-    }
+    out = {s: (ip[s] - (res[s] or 0.0)) * frac(s) for s in ("A3", "A4")} | {s: ip[s] * frac(s) for s in ("B1", "B3")}
+    return out | {"B2": ip["B2"] * frac("B2") * FIG8_BUFF_SIZE / payload("B2")}
 
 
 #: Claim 3's noise floor: a stream "loses" when its throughput falls by more than this fraction.
@@ -302,26 +205,21 @@ LOSS_FLOOR = 0.01
 
 
 def loses(before: float, after: float) -> bool:
-    """Claim 3's test: ``after`` is lower than ``before`` by more than LOSS_FLOOR of it (a
-    conformant stream at its full rate differs by a few thousandths between runs)."""
+    """Claim 3's test: ``after`` is lower than ``before`` by more than LOSS_FLOOR of it."""
     return after < (1.0 - LOSS_FLOOR) * before
 
 
 def offset_free_ms(af: dict[str, float], ef: dict[str, float]) -> float:
-    """Table I's A2/A5 delay difference in the AF queue minus that in the EF queue (ms). A constant
-    offset between the two streams' measurements (a host clock's NTP error, an access path)
-    appears in both differences and cancels; the paper's own figure is (180 − 169) − (44 − 49) = 16."""
+    """Table I's A2 - A5 delay difference in the AF queue minus that in the EF queue (ms): offset-free."""
     return (af["A2"] - af["A5"]) - (ef["A2"] - ef["A5"])
 
 
-# The claims' tests, on mean IP throughputs (kb/s) per stream; the study of readings
-# (edge_readings) judges every reading with the same functions.
+# The claims' tests on mean IP kb/s per stream (edge_readings judges every reading with them too).
 Tput = dict[str, float]
 
 
 def judge_conformant(by_pool: dict[int, Tput], res: dict[str, float | None]) -> tuple[bool, float, str, int]:
-    """Claim 1: every conformant AF stream at >= 95 % of its reservation at every Fig. 8 pool.
-    Returns (holds, the lowest fraction, its stream, its pool)."""
+    """Claim 1: conformant AF streams >= 95 % of their reservations; (holds, lowest fraction, stream, pool)."""
     worst = min((t[s] / (res[s] or math.nan), s, n) for n, t in by_pool.items() for s in CONFORMANT_AF)
     return worst[0] >= 0.95, worst[0], worst[1], worst[2]
 
@@ -333,8 +231,7 @@ def spread(by_x: dict[int, Tput], stream: str) -> float:
 
 
 def judge_fig7a(by_buff: dict[int, Tput]) -> tuple[bool, dict[str, float]]:
-    """Claim 2: A1 and A5 vary by <= 5 % ((max - min)/mean) across BUFF_SIZE and B1 is higher at
-    the largest BUFF_SIZE than at the smallest. Returns (holds, the spreads)."""
+    """Claim 2: A1's and A5's spreads <= 5 % and B1 higher at the largest BUFF_SIZE; (holds, spreads)."""
     spreads = {s: spread(by_buff, s) for s in ("A1", "A5")}
     lo, hi = min(by_buff), max(by_buff)
     return all(v <= 0.05 for v in spreads.values()) and by_buff[hi]["B1"] > by_buff[lo]["B1"], spreads
@@ -351,22 +248,17 @@ def judge_sharing(shares: dict[str, float]) -> bool:
     return all(abs(v - EXCESS_SHARE) <= 0.2 * EXCESS_SHARE for v in shares.values())
 
 
-# Fig. 7(b) and Fig. 9 (docs/decisions/reproduce-edge.md, "edge: Fig. 7(b) and Fig. 9 as claims"),
-# on per-seed IP throughputs (kb/s): point -> stream -> one value per seed, in seed order.
+# Fig. 7(b) and Fig. 9 (docs/decisions/reproduce-edge.md, "edge: Fig. 7(b) and Fig. 9 as claims")
+# on per-seed IP kb/s: point -> stream -> one value per seed.
 PerSeed = dict[int, dict[str, list[float]]]
-#: "a slight decrease": at most this fraction of the throughput before (the one rule's tolerance).
-SLIGHT = 0.10
-#: "well in excess of their reservations": at least this multiple of the reservation.
-WELL_IN_EXCESS = 1.5
-#: Fig. 7(b)'s points: the first step of the sweep, and the medium packets' size onwards.
+#: "a slight decrease" at most, "well in excess" at least (x the reservation); Fig. 7(b)'s steps.
+SLIGHT, WELL_IN_EXCESS = 0.10, 1.5
 FIRST_STEP, MEDIUM_BUFF = (128, 256), 512
 
 
 def direction(before: list[float], after: list[float]) -> int:
-    """+1 (-1) when ``after`` is above (below) ``before`` beyond the seeds' noise, 0 when the
-    change is within the noise band. The values are per seed, the same seeds at both points;
-    beyond the noise: the 95 % interval of the per-seed differences excludes 0 and the mean
-    difference is at least LOSS_FLOOR of the mean before. Needs two seeds or more."""
+    """+1 (-1) when ``after`` is above (below) ``before`` beyond the seeds' noise (the 95 % interval
+    of the per-seed differences excludes 0 and the change is >= LOSS_FLOOR), else 0."""
     if len(before) != len(after) or len(before) < 2:
         raise ReproductionError(
             f"edge: a change needs the same >= 2 seeds at both points, got {len(before)}, {len(after)}"
@@ -385,8 +277,7 @@ def rel_change(before: list[float], after: list[float]) -> float:
 
 
 def judge_fig7b_sensitive(by_buff: dict[int, Tput]) -> tuple[bool, dict[str, float]]:
-    """Fig. 7(b): A3's and A4's spread across BUFF_SIZE each above A1's and A5's. Returns
-    (holds, the four spreads)."""
+    """Fig. 7(b): A3's and A4's spreads across BUFF_SIZE each above A1's and A5's; (holds, spreads)."""
     spreads = {s: spread(by_buff, s) for s in ("A1", "A5", "A3", "A4")}
     return min(spreads["A3"], spreads["A4"]) > max(spreads["A1"], spreads["A5"]), spreads
 
@@ -403,26 +294,20 @@ def judge_fig7b_first_rise(by_buff: PerSeed) -> tuple[bool, dict[str, tuple[int,
 
 
 def judge_fig7b_slight_decrease(by_buff: PerSeed) -> tuple[bool, dict[str, tuple[int, float]]]:
-    """Fig. 7(b): A3 and A4 each fall from 512 B to the largest BUFF_SIZE beyond the noise and
-    by at most SLIGHT of their throughput at 512 B."""
+    """Fig. 7(b): A3 and A4 each fall beyond the noise, by at most SLIGHT, from 512 B to the largest."""
     steps = _steps(by_buff, ("A3", "A4"), MEDIUM_BUFF, max(by_buff))
     return all(d == -1 and -c <= SLIGHT for d, c in steps.values()), steps
 
 
 def judge_fig7b_excess(by_buff: dict[int, Tput], res: dict[str, float | None]) -> tuple[bool, float, str, int]:
-    """Fig. 7(b): A3 and A4 each at least WELL_IN_EXCESS times their reservation at every
-    BUFF_SIZE. Returns (holds, the lowest multiple, its stream, its BUFF_SIZE)."""
+    """Fig. 7(b): A3, A4 >= WELL_IN_EXCESS x their reservations; (holds, lowest multiple, stream, BUFF_SIZE)."""
     worst = min((t[s] / (res[s] or math.nan), s, b) for b, t in by_buff.items() for s in ("A3", "A4"))
     return worst[0] >= WELL_IN_EXCESS, worst[0], worst[1], worst[2]
 
 
 def judge_fig7b_b3(by_buff: PerSeed) -> tuple[bool, dict[str, dict[str, tuple[int, float]]]]:
-    """Fig. 7(b): B3 rises from 128 to 256 B and falls from 512 B to the largest BUFF_SIZE, each
-    beyond the noise, each relative change smaller in size than A3's and than A4's."""
-    steps = {
-        "rise": _steps(by_buff, MEDIUM, *FIRST_STEP),
-        "fall": _steps(by_buff, MEDIUM, MEDIUM_BUFF, max(by_buff)),
-    }
+    """Fig. 7(b): B3 rises 128 -> 256 B and falls from 512 B on beyond the noise, less than A3 and A4."""
+    steps = {"rise": _steps(by_buff, MEDIUM, *FIRST_STEP), "fall": _steps(by_buff, MEDIUM, MEDIUM_BUFF, max(by_buff))}
     ok = True
     for want, step in zip((1, -1), steps.values(), strict=True):
         d, c = step["B3"]
@@ -431,22 +316,19 @@ def judge_fig7b_b3(by_buff: PerSeed) -> tuple[bool, dict[str, dict[str, tuple[in
 
 
 def judge_fig9_small_medium(by_pool: PerSeed) -> tuple[bool, dict[str, tuple[int, float]]]:
-    """Fig. 9: A2, A6, B2, A3, A4 and B3 each rise from the smallest to the largest pool beyond
-    the noise."""
+    """Fig. 9: A2, A6, B2, A3, A4 and B3 each rise beyond the noise from the smallest to the largest pool."""
     steps = _steps(by_pool, SMALL + MEDIUM, min(by_pool), max(by_pool))
     return all(d == 1 for d, _ in steps.values()), steps
 
 
 def judge_fig9_large(by_pool: PerSeed) -> tuple[bool, dict[str, tuple[int, float]]]:
-    """Fig. 9: A1, A5 and B1 each change within the noise band from the smallest to the largest
-    pool (two-sided: a fall beyond the noise fails too)."""
+    """Fig. 9: A1, A5 and B1 each within the noise band (two-sided) from the smallest to the largest pool."""
     steps = _steps(by_pool, LARGE, min(by_pool), max(by_pool))
     return all(d == 0 for d, _ in steps.values()), steps
 
 
 def paper_table1(paper: PaperData | None = None) -> dict[str, tuple[float, float]]:
-    """Table I as the paper prints it (``paper``, by default paperdata/edge/cells.csv): stream ->
-    (AF, EF) delay in ms."""
+    """Table I from ``paper`` (by default paperdata/edge/cells.csv): stream -> (AF, EF) delay, ms."""
     if paper is None:
         paper = load_paper(folder_name(NAME))
     got = {c.key: c.number for c in paper.cells if c.table == "Table I"}
@@ -460,10 +342,7 @@ def paper_table1(paper: PaperData | None = None) -> dict[str, tuple[float, float
 
 
 def paper_cells(af: list[Rates], ef: list[Rates]) -> list[Measured | NotMeasured]:
-    """Table I's cells from the per-seed rates (:func:`_rates`) of the Fig. 6(a) runs (``af``)
-    and the Fig. 6(b) runs (``ef``, A2/A5 under their Fig. 6(a) names): each stream's mean
-    end-to-end delay (ms), one value per seed. The other cells of the paper's data are lost
-    or not measured (paperdata/edge/tables.toml)."""
+    """Table I's cells: A2's and A5's mean delay (ms) per seed in the Fig. 6(a) and 6(b) runs."""
     return [
         Measured(table="Table I", row=s, column=col, values=[r[s]["delay_ms"] for r in runs])
         for s in ("A2", "A5")
@@ -501,33 +380,29 @@ def reproduce(ctx: Context) -> Outcome:
     for variant, file in (("table1_af", "fig6a_periodic"), ("table1_ef", "fig6b_periodic")):
         points.append(((variant, None), variant, _scenario(ctx, file, full_length=True)))
     # Table I's control (quick runs too): the EF rate at the sum of the EF reservations.
-    ef_sum = ((f"{EGRESS}.queue.ef_rate", EF_RATE_SUM),)
-    sc = _scenario(ctx, "fig6b_periodic", extra=ef_sum, full_length=True)
+    sc = _scenario(ctx, "fig6b_periodic", extra=((f"{EGRESS}.queue.ef_rate", EF_RATE_SUM),), full_length=True)
     points.append((("table1_ef_sum", None), "table1_ef_sum", sc))
     if not ctx.quick:
         sens_files = (("sens_af", "fig6a_periodic"), ("sens_ef", "fig6b_periodic"))
-        for n in SENS_POOLS:
-            for variant, file in sens_files:
-                sc = _scenario(ctx, file, buffers=n)
-                points.append(((variant, n), f"{variant}_pool{n}", sc))
+        points += [((v, n), f"{v}_pool{n}", _scenario(ctx, f, buffers=n)) for n in SENS_POOLS for v, f in sens_files]
         exact = TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE
-        for variant, file in sens_files:
-            sc = _scenario(ctx, file, buffers=exact, buff_size=EXACT_BUFF_SIZE)
-            points.append(((variant, "exact"), f"{variant}_exact", sc))
+        points += [
+            ((v, "exact"), f"{v}_exact", _scenario(ctx, f, buffers=exact, buff_size=EXACT_BUFF_SIZE))
+            for v, f in sens_files
+        ]
         for kbps in SENS_OFFERED:
             sc = _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, offered_kbps=kbps)
             points.append((("sens_offered", kbps), f"sens_offered{kbps}", sc))
-        for knob in SHARE_KNOBS[1:]:
-            points.append((("sens_share", knob), f"sens_share_{knob}", _share_scenario(ctx, knob)))
-        for a2 in HOSTS:
-            for a5 in HOSTS:
-                sc = _scenario(ctx, "fig6a_periodic", extra=_hosts(a2, a5))
-                points.append((("sens_hosts", (a2, a5)), f"sens_hosts_{a2}_{a5}", sc))
+        points += [(("sens_share", k), f"sens_share_{k}", _share_scenario(ctx, k)) for k in SHARE_KNOBS[1:]]
+        points += [
+            (("sens_hosts", (a2, a5)), f"sens_hosts_{a2}_{a5}", _scenario(ctx, "fig6a_periodic", extra=_hosts(a2, a5)))
+            for a2 in HOSTS
+            for a5 in HOSTS
+        ]
     ctx.log(f"edge: {len(points) * len(ctx.seeds)} runs")
 
     def reduce(key: tuple[str, Any], res: Result) -> tuple[Rates, Rates | None]:
-        """A run's rates (Fig. 6(b)'s E1/E2 under their Fig. 6(a) names A2/A5), and its occupancy
-        where the sharing tables read it (full runs)."""
+        """A run's rates (Fig. 6(b)'s E1/E2 as A2/A5), and its occupancy where a full run's tables read it."""
         rates = _fig6a_names(_rates(res)) if key[0] in ("table1_ef", "table1_ef_sum", "sens_ef") else _rates(res)
         kept = not ctx.quick and (key[0] == "sens_share" or key == ("fig8", pools[-1]))
         return rates, _occupancy(res) if kept else None
@@ -537,92 +412,84 @@ def reproduce(ctx: Context) -> Outcome:
     occ: By = {k: [o for _, o in runs if o is not None] for k, runs in grid.items() if runs[0][1] is not None}
     del grid
     if not ctx.quick:
-        # The study of readings: thousands of runs, each kept as its throughputs only
-        # (readings.parquet), not as a result folder.
+        # The study of readings, each run kept as its throughputs only (readings.parquet).
         study, study_keys = edge_readings.plan(ctx)
         ctx.log(f"edge: {len(study)} runs of the study of readings")
         kept = ctx.run_reduced(study, _rates, save=False)
         for k, rates in zip(study_keys, kept, strict=True):
             by.setdefault(k, []).append(rates)
-        # The readings under which claims 1-4 hold together, again with fresh seeds.
         rep, rep_keys = edge_readings.replication_plan(ctx, by)
         ctx.log(f"edge: {len(rep)} runs replicating the passing readings with fresh seeds")
         rep_kept = ctx.run_reduced(rep, _rates, save=False)
         for k, rates in zip(rep_keys, rep_kept, strict=True):
             by.setdefault(k, []).append(rates)
         edge_readings.save(ctx, study + rep, study_keys + rep_keys, kept + rep_kept)
-        # The baseline of the sharing knobs is Fig. 8's largest pool.
+        # The sharing knobs' baseline is Fig. 8's largest pool.
         by[("sens_share", "baseline")] = by[("fig8", pools[-1])]
         occ[("sens_share", "baseline")] = occ[("fig8", pools[-1])]
 
-    claims: list[Claim] = []
-    data: dict[str, Any] = {"fig7": {}, "fig8": {}, "fig9": {}, "table1": {}}
-    for fig, xs in (("fig7", buff_sizes), ("fig8", pools), ("fig9", pools)):
-        for x in xs:
-            runs = by[(fig, x)]
-            data[fig][str(x)] = {
-                s: {k: _mean(runs, s, k).mean for k in ("ip_kbps", "payload_kbps", "delay_ms")} for s in STREAMS
-            }
-
-    # 1. Conformant AF streams at their reservation (Fig. 8 pools).
+    data: dict[str, Any] = {
+        fig: {str(x): {s: {k: _mean(by[(fig, x)], s, k).mean for k in RATE_KEYS} for s in STREAMS} for x in xs}
+        for fig, xs in (("fig7", buff_sizes), ("fig8", pools), ("fig9", pools))
+    }
+    # Claims 1-4: the conformant AF streams at Fig. 8's pools, Fig. 7(a) and 7(c), the sharing.
     reservations = {s: r for s, (_, r) in STREAMS.items()}
     ok1, w_frac, w_stream, w_pool = judge_conformant(
         {n: {s: _mean(by[("fig8", n)], s, "ip_kbps").mean for s in CONFORMANT_AF} for n in pools}, reservations
     )
-    claims.append(
+    lo_b, hi_b = buff_sizes[0], buff_sizes[-1]
+    fig7 = {b: {s: _mean(by[("fig7", b)], s, "ip_kbps").mean for s in STREAMS} for b in buff_sizes}
+    ok2, spreads = judge_fig7a(fig7)
+    edges = {
+        s: (_mean(by[("fig7", lo_b)], s, "ip_kbps"), _mean(by[("fig7", hi_b)], s, "ip_kbps")) for s in (*SMALL, "B1")
+    }
+    big = by[("fig8", pools[-1])]
+    shares = excess_shares({s: _mean(big, s, "ip_kbps").mean for s in STREAMS}, reservations)
+    ok4 = judge_sharing(shares)
+    shares["B2 × 512/128"] = shares.pop("B2")
+    # Claim 5, Table I: its four delays are cells (paper_cells); the claim judges the factor and the order.
+    af, ef = by[("table1_af", None)], by[("table1_ef", None)]
+    t1 = {s: (_mean(af, s, "delay_ms"), _mean(ef, s, "delay_ms")) for s in ("A2", "A5")}
+    data["table1"] = {s: {"af_ms": a.mean, "ef_ms": e.mean} for s, (a, e) in t1.items()}
+    factor = all(t1[s][0].mean >= EF_FACTOR * t1[s][1].mean for s in t1)
+    order = t1["A2"][1].mean < t1["A5"][1].mean and t1["A2"][0].mean > t1["A5"][0].mean
+    offset_free = offset_free_ms({s: t1[s][0].mean for s in t1}, {s: t1[s][1].mean for s in t1})
+    paper_t1 = paper_table1(ctx.paper)
+    paper_offset_free = offset_free_ms({s: v[0] for s, v in paper_t1.items()}, {s: v[1] for s, v in paper_t1.items()})
+    data["table1_offset_free_ms"] = {"qoslab": offset_free, "paper": paper_offset_free}
+    why = [] if factor else [f"EF delays not {EF_FACTOR:g}x lower"]
+    why += [] if order else ["the A2/A5 order differs from the paper's"]
+    claims = [
         Claim.judged(
             ok1,
-            f"{w_stream} gets {w_frac * 100:.1f}% of its reservation with {w_pool} "
-            "buffers; see docs/reproductions/edge.md",
+            f"{w_stream} gets {w_frac * 100:.1f}% of its reservation with {w_pool} buffers; "
+            "see docs/reproductions/edge.md",
             id="conformant-af",
             text="every conformant AF stream (A1, A2, A5, A6) gets >= 95% of its reservation (Fig. 8 pools, "
             "BUFF_SIZE 512 B, IP bytes)",
             paper="reserved streams essentially at or above their reservations (§V.B.2)",
             measured=f"lowest: {w_stream} at {w_frac * 100:.1f}% with {w_pool} buffers",
             tolerance=">= 95% of the reservation",
-        )
-    )
-
-    # 2. Fig. 7(a): large-packet AF streams insensitive, B1 gains.
-    lo_b, hi_b = buff_sizes[0], buff_sizes[-1]
-    fig7 = {b: {s: _mean(by[("fig7", b)], s, "ip_kbps").mean for s in STREAMS} for b in buff_sizes}
-    ok2, spreads = judge_fig7a(fig7)
-    b1_lo = _mean(by[("fig7", lo_b)], "B1", "ip_kbps")
-    b1_hi = _mean(by[("fig7", hi_b)], "B1", "ip_kbps")
-    claims.append(
+        ),
         Claim.judged(
             ok2,
             "see the Fig. 7 table in the report",
             id="fig7a-large",
             text="Fig. 7(a): A1 and A5 vary by <= 5% across BUFF_SIZE; best-effort B1 gains as BUFF_SIZE grows",
             paper="A1, A5 little sensitivity; B1 substantial improvement",
-            measured=f"A1 {spreads['A1'] * 100:.1f}%, A5 {spreads['A5'] * 100:.1f}%; B1 {_fmt(b1_lo)} -> "
-            f"{_fmt(b1_hi)} kb/s ({lo_b} -> {hi_b} B)",
+            measured=f"A1 {spreads['A1'] * 100:.1f}%, A5 {spreads['A5'] * 100:.1f}%; B1 {_fmt(edges['B1'][0])} -> "
+            f"{_fmt(edges['B1'][1])} kb/s ({lo_b} -> {hi_b} B)",
             tolerance="spread <= 5%; B1 higher at the largest BUFF_SIZE",
-        )
-    )
-
-    # 3. Fig. 7(c): small-packet streams lose as BUFF_SIZE grows past their packet size.
-    small = {s: (_mean(by[("fig7", lo_b)], s, "ip_kbps"), _mean(by[("fig7", hi_b)], s, "ip_kbps")) for s in SMALL}
-    ok3 = judge_fig7c(fig7)
-    claims.append(
+        ),
         Claim.judged(
-            ok3,
+            judge_fig7c(fig7),
             "see the Fig. 7 table in the report",
             id="fig7c-small",
             text="Fig. 7(c): A2, A6 and B2 (156 B packets) lose throughput as BUFF_SIZE grows past their size",
             paper="streams with small packets get rapidly penalized; A6 more than A2",
-            measured="; ".join(f"{s} {_fmt(lo)} -> {_fmt(hi)} kb/s" for s, (lo, hi) in small.items()),
+            measured="; ".join(f"{s} {_fmt(edges[s][0])} -> {_fmt(edges[s][1])} kb/s" for s in SMALL),
             tolerance=f"at least {LOSS_FLOOR:.0%} lower at {hi_b} B than at {lo_b} B",
-        )
-    )
-
-    # 4. Sharing of the unreserved bandwidth at the largest pool.
-    big = by[("fig8", pools[-1])]
-    shares = excess_shares({s: _mean(big, s, "ip_kbps").mean for s in STREAMS}, reservations)
-    ok4 = judge_sharing(shares)
-    shares["B2 × 512/128"] = shares.pop("B2")
-    claims.append(
+        ),
         Claim.judged(
             ok4,
             "A3's and A4's allocations are worth more than their reservations when the queue holds fewer real "
@@ -634,29 +501,9 @@ def reproduce(ctx: Context) -> Outcome:
             paper="about 220 kb/s each (B2 once its packet size against BUFF_SIZE is accounted for)",
             measured=", ".join(f"{k} {v:.0f}" for k, v in shares.items()) + " kb/s of payload",
             tolerance="220 kb/s ± 20%, payload as Fig. 8(c)",
-        )
-    )
-
-    # 5. Table I: its four delays are cells (paper_cells); the claim keeps what the text says
-    # without a number: the factor (its digit is lost) and the order.
-    af, ef = by[("table1_af", None)], by[("table1_ef", None)]
-    t1 = {s: (_mean(af, s, "delay_ms"), _mean(ef, s, "delay_ms")) for s in ("A2", "A5")}
-    data["table1"] = {s: {"af_ms": a.mean, "ef_ms": e.mean} for s, (a, e) in t1.items()}
-    factor = all(t1[s][0].mean >= EF_FACTOR * t1[s][1].mean for s in t1)
-    order = t1["A2"][1].mean < t1["A5"][1].mean and t1["A2"][0].mean > t1["A5"][0].mean
-    offset_free = offset_free_ms({s: t1[s][0].mean for s in t1}, {s: t1[s][1].mean for s in t1})
-    paper_t1 = paper_table1(ctx.paper)
-    paper_offset_free = offset_free_ms({s: v[0] for s, v in paper_t1.items()}, {s: v[1] for s, v in paper_t1.items()})
-    data["table1_offset_free_ms"] = {"qoslab": offset_free, "paper": paper_offset_free}
-    ok5 = factor and order
-    why = []
-    if not factor:
-        why.append(f"EF delays not {EF_FACTOR:g}x lower")
-    if not order:
-        why.append("the A2/A5 order differs from the paper's")
-    claims.append(
+        ),
         Claim.judged(
-            ok5,
+            factor and order,
             "; ".join(why) + "; see docs/reproductions/edge.md",
             id="table1-delay",
             text=f"Table I: EF delays more than {EF_FACTOR:g}x lower than AF delays (the factor's digit is lost; "
@@ -666,13 +513,11 @@ def reproduce(ctx: Context) -> Outcome:
             f"{_fmt(t1['A5'][1])} ms; offset-free (AF2 - AF5) - (EF2 - EF5) {offset_free:.1f} ms "
             f"(paper {paper_offset_free:.0f})",
             tolerance=f"EF <= AF/{EF_FACTOR:g}; the order",
-        )
-    )
-
-    # 6-12. Fig. 7(b) and Fig. 9 (judged in full runs only).
-    claims += _fig7b_fig9_claims(ctx.quick, by, buff_sizes, pools, reservations)
-
-    both_rates = _ef_rates(by, paper_t1)
+        ),
+        # 6-12. Fig. 7(b) and Fig. 9 (judged in full runs only).
+        *_fig7b_fig9_claims(ctx.quick, by, buff_sizes, pools, reservations),
+    ]
+    both_rates = _ef_rates(by)
     data["table1_ef_rates"] = both_rates["data"]
     sections: list[tuple[str, str]] = [("Table I at both EF rates", both_rates["text"])]
     if not ctx.quick:
@@ -687,30 +532,23 @@ def reproduce(ctx: Context) -> Outcome:
         ("Fig. 8: throughput against the pool (BUFF_SIZE 512 B, PERIODIC)", _table(data["fig8"], "buffers")),
         ("Fig. 9: throughput against the pool (BUFF_SIZE 512 B, POISSON)", _table(data["fig9"], "buffers")),
     ]
-    # The paper measured Table I on a real router: with --testbed its two set-ups run on real packets
-    # too, their cells judged into cells_testbed.csv beside the simulated ones.
-    tb_cells: list[Measured | NotMeasured] = []
-    if ctx.testbed:
-        tb_cells, tb_text, data["table1_testbed"] = _testbed_table1(ctx, af, ef, paper_t1)
-        sections.append(("Table I on real packets (--testbed)", tb_text))
-    # 6. §V.A: the QoS share of the fast and slow path, one repetition per seed (edge_overhead).
+    tb_cells = _testbed_table1(ctx) if ctx.testbed else []
+    # §V.A: the QoS share of the fast and slow path, one repetition per seed (edge_overhead).
     overhead_cells, data["overhead"], text = edge_overhead.cells(len(ctx.seeds))
     sections.append(("§V.A: the QoS share of the fast and the slow path", text))
     figs = [
-        _plot(ctx, data["fig7"], "fig7.png", "BUFF_SIZE (bytes)"),
-        _plot(ctx, data["fig8"], "fig8.png", "packet buffers"),
-        _plot(ctx, data["fig9"], "fig9.png", "packet buffers"),
-    ]
-    captions = [
-        "Fig. 7: IP throughput of the large, medium and small-packet streams against BUFF_SIZE",
-        "Fig. 8: IP throughput against the total number of packet buffers (PERIODIC)",
-        "Fig. 9: IP throughput against the total number of packet buffers (POISSON)",
+        _plot(ctx, data[k], k, xlabel, f"Fig. {k[-1]}: IP throughput {what}")
+        for k, xlabel, what in (
+            ("fig7", "BUFF_SIZE (bytes)", "of the large, medium and small-packet streams against BUFF_SIZE"),
+            ("fig8", "packet buffers", "against the total number of packet buffers (PERIODIC)"),
+            ("fig9", "packet buffers", "against the total number of packet buffers (POISSON)"),
+        )
     ]
     return Outcome(
         claims=claims,
         data=data,
         sections=sections,
-        figures=[Figure(f, c) for f, c in zip(figs, captions, strict=True)],
+        figures=figs,
         cells=[*paper_cells(af, ef), *overhead_cells],
         testbed_cells=tb_cells,
     )
@@ -723,26 +561,22 @@ QUICK_NOT_JUDGED = (
 )
 
 
-def _word(step: tuple[int, float]) -> str:
-    """A step of :func:`_steps` as ``+4.1% (rise)``."""
-    d, c = step
-    return f"{c * 100:+.1f}% ({_DIRECTION[d]})"
+def _words(steps: dict[str, tuple[int, float]]) -> str:
+    """Steps of :func:`_steps` as ``A3 +4.1% (rise), A4 ...``."""
+    return ", ".join(f"{s} {c * 100:+.1f}% ({_DIRECTION[d]})" for s, (d, c) in steps.items())
 
 
 def _fig7b_fig9_claims(
-    quick: bool,
-    by: By,
-    buff_sizes: tuple[int, ...],
-    pools: tuple[int, ...],
-    res: dict[str, float | None],
+    quick: bool, by: By, buff_sizes: tuple[int, ...], pools: tuple[int, ...], res: dict[str, float | None]
 ) -> list[Claim]:
-    """The claims of Fig. 7(b) and Fig. 9 (docs/decisions/reproduce-edge.md, "edge: Fig. 7(b) and
-    Fig. 9 as claims"): judged over the full run's seeds and points; a quick run reports what its
-    points measure and judges none."""
+    """The claims of Fig. 7(b) and Fig. 9 [Guerin99 §V.B.1-2], judged in full runs only
+    (docs/decisions/reproduce-edge.md, "edge: Fig. 7(b) and Fig. 9 as claims")."""
     f7: PerSeed = {b: {s: [r[s]["ip_kbps"] for r in by[("fig7", b)]] for s in STREAMS} for b in buff_sizes}
     f9: PerSeed = {n: {s: [r[s]["ip_kbps"] for r in by[("fig9", n)]] for s in STREAMS} for n in pools}
     m7 = {b: {s: Estimate.of(v).mean for s, v in t.items()} for b, t in f7.items()}
+    # A quick run has no 256 B point for the first step.
     first = all(b in f7 for b in FIRST_STEP)
+    no_first = f"no {FIRST_STEP[1]} B point in --quick"
     hi_b, lo_n, hi_n = buff_sizes[-1], pools[0], pools[-1]
     claims: list[Claim] = []
 
@@ -769,16 +603,12 @@ def _fig7b_fig9_claims(
         "A3's and A4's spread each above A1's and A5's",
         ok,
     )
-    if first:
-        ok_r, rise = judge_fig7b_first_rise(f7)
-        rise_text = ", ".join(f"{s} {_word(v)}" for s, v in rise.items()) + f" ({FIRST_STEP[0]} -> {FIRST_STEP[1]} B)"
-    else:
-        ok_r, rise_text = None, f"no {FIRST_STEP[1]} B point in --quick"
+    ok_r, rise = judge_fig7b_first_rise(f7) if first else (None, {})
     add(
         "fig7b-first-rise",
         f"Fig. 7(b): A3 and A4 rise when BUFF_SIZE first increases from {FIRST_STEP[0]} to {FIRST_STEP[1]} B",
         "both streams also experience an increase in throughput when BUFF_SIZE first increases (§V.B.1)",
-        rise_text,
+        _words(rise) + f" ({FIRST_STEP[0]} -> {FIRST_STEP[1]} B)" if first else no_first,
         "a rise beyond the seeds' noise (95% interval of the per-seed change excludes 0, and >= 1%)",
         ok_r,
     )
@@ -787,7 +617,7 @@ def _fig7b_fig9_claims(
         "fig7b-slight-decrease",
         f"Fig. 7(b): A3 and A4 decrease slightly after BUFF_SIZE exceeds their packet size ({MEDIUM_BUFF} B)",
         "A3 and A4 experience a slight decrease in throughput after BUFF_SIZE increases beyond it (§V.B.1)",
-        ", ".join(f"{s} {_word(v)}" for s, v in fall.items()) + f" ({MEDIUM_BUFF} -> {hi_b} B)",
+        _words(fall) + f" ({MEDIUM_BUFF} -> {hi_b} B)",
         f"a fall beyond the seeds' noise and at most {SLIGHT:.0%} of the throughput at {MEDIUM_BUFF} B",
         ok,
     )
@@ -801,18 +631,12 @@ def _fig7b_fig9_claims(
         f">= {WELL_IN_EXCESS:g}x the reservation at every BUFF_SIZE",
         ok,
     )
-    if first:
-        ok_b3, steps = judge_fig7b_b3(f7)
-        b3_text = "; ".join(
-            f"{name} " + ", ".join(f"{s} {_word(v)}" for s, v in step.items()) for name, step in steps.items()
-        )
-    else:
-        ok_b3, b3_text = None, f"no {FIRST_STEP[1]} B point in --quick"
+    ok_b3, steps = judge_fig7b_b3(f7) if first else (None, {})
     add(
         "fig7b-b3",
         "Fig. 7(b): best-effort B3 follows A3's and A4's trend (rise 128 -> 256 B, fall after 512 B), less pronounced",
         "B3 sees a similar trend in throughput variations, but somewhat less pronounced (§V.B.1)",
-        b3_text,
+        "; ".join(f"{name} {_words(step)}" for name, step in steps.items()) if first else no_first,
         "each B3 change beyond the seeds' noise in the stated direction and smaller in size than A3's and A4's",
         ok_b3,
     )
@@ -822,7 +646,7 @@ def _fig7b_fig9_claims(
         "Fig. 9 (POISSON): the small- and medium-packet streams (A2, A6, B2, A3, A4, B3) gain from a larger pool",
         "for flows with small and medium sized packets, there is some benefit to increasing the total buffer "
         "size (§V.B.2)",
-        ", ".join(f"{s} {_word(v)}" for s, v in gain.items()) + f" ({lo_n} -> {hi_n} buffers)",
+        _words(gain) + f" ({lo_n} -> {hi_n} buffers)",
         "each a rise beyond the seeds' noise",
         ok,
     )
@@ -831,51 +655,29 @@ def _fig7b_fig9_claims(
         "fig9-large",
         "Fig. 9 (POISSON): the large-packet streams (A1, A5, B1) show no significant change with a larger pool",
         "for flows with large packets, there does not seem to be any significant improvement in throughput (§V.B.2)",
-        ", ".join(f"{s} {_word(v)}" for s, v in flat.items()) + f" ({lo_n} -> {hi_n} buffers)",
+        _words(flat) + f" ({lo_n} -> {hi_n} buffers)",
         "each change within the seeds' noise band (two-sided)",
         ok,
     )
     return claims
 
 
-def _testbed_table1(
-    ctx: Context, af: list[Rates], ef: list[Rates], paper: dict[str, tuple[float, float]]
-) -> tuple[list[Measured | NotMeasured], str, dict[str, Any]]:
-    """Table I's Fig. 6(a) and Fig. 6(b) set-ups (PERIODIC, 80 buffers of 512 B, full length) on
-    the testbed at every seed, one after the other (docs/testbed.md, "The edge egress on real
-    packets"): their cells (:func:`paper_cells`), a table of the four delays from the paper, the
-    simulator and the testbed, and the figures as data."""
-    runs: dict[str, list[Rates]] = {"af": [], "ef": []}
-    for key, file in (("af", "fig6a_periodic"), ("ef", "fig6b_periodic")):
-        for seed in ctx.seeds:
-            sc = _scenario(ctx, file, full_length=True)
-            rates = _rates(ctx.run_testbed(f"table1_{key}_testbed", sc, seed))
-            # Fig. 6(b) names A2/A5 E1/E2: under their Fig. 6(a) names, as the simulated runs.
-            runs[key].append(_fig6a_names(rates) if key == "ef" else rates)
-    cells = paper_cells(runs["af"], runs["ef"])
-    lines = []
-    data: dict[str, Any] = {}
-    for s in ("A2", "A5"):
-        for col, sim_runs, key in ((TABLE1_COLUMNS[0], af, "af"), (TABLE1_COLUMNS[1], ef, "ef")):
-            sim, real = _mean(sim_runs, s, "delay_ms"), _mean(runs[key], s, "delay_ms")
-            p = paper[s][0 if key == "af" else 1]
-            lines.append(f"| {s} | {col} | {p:g} | {_fmt(sim)} | {_fmt(real)} |")
-            data.setdefault(s, {})[key] = {"paper_ms": p, "sim_ms": sim.mean, "testbed_ms": real.mean}
-    text = md_table(
-        "| stream | queue | paper | simulator | testbed |",
-        lines,
-        "Table I's two set-ups on real packets (qoslab-router with the edge egress on McKinley's E1, "
-        f"kernel veths, the traffic generators), seeds {', '.join(map(str, ctx.seeds))}, beside the simulator's "
-        "runs of the same scenarios; cells judged by the same rule into `cells_testbed.csv`. Mean delay, ms.",
-        rule="|---|---|---:|---:|---:|",
-    )
-    return list(cells), text, data
+def _testbed_table1(ctx: Context) -> list[Measured | NotMeasured]:
+    """Table I's cells on the testbed: its Fig. 6(a) and 6(b) set-ups at every seed, one after the
+    other (docs/testbed.md, "The edge egress on real packets"); the report shows them as cells."""
+    runs = {
+        key: [
+            _rates(ctx.run_testbed(f"table1_{key}_testbed", _scenario(ctx, file, full_length=True), seed))
+            for seed in ctx.seeds
+        ]
+        for key, file in (("af", "fig6a_periodic"), ("ef", "fig6b_periodic"))
+    }
+    return paper_cells(runs["af"], [_fig6a_names(r) for r in runs["ef"]])
 
 
-def _ef_rates(by: dict[tuple[str, Any], list[Rates]], paper: dict[str, tuple[float, float]]) -> dict[str, Any]:
-    """Table I under the reproduction's EF rate (derived from §III) and under the control (the
-    sum of the EF reservations), same seeds, one knob: A2's and A5's AF and EF delays, their
-    AF/EF factors, and the EF streams' drops (E1 = A2, E2 = A5; summed over the seeds)."""
+def _ef_rates(by: By) -> dict[str, Any]:
+    """Table I at the derived EF rate and at the control (the sum of the EF reservations), one knob:
+    A2's and A5's delays, AF/EF factors and EF drops (E1 = A2, E2 = A5; summed over the seeds)."""
     af = by[("table1_af", None)]
     settings = {
         f"derived, {derived_ef_rate_bps() / 1e3:.1f} kb/s (the reproduction's)": by[("table1_ef", None)],
@@ -889,7 +691,10 @@ def _ef_rates(by: dict[tuple[str, Any], list[Rates]], paper: dict[str, tuple[flo
         d1 = sum(r["A2"]["dropped_pkts"] for r in runs)
         d2 = sum(r["A5"]["dropped_pkts"] for r in runs)
         free = offset_free_ms({"A2": a2_af, "A5": a5_af}, {"A2": a2, "A5": a5})
-        per_seed = [_offset_free(a, e) for a, e in zip(af, runs, strict=True)]
+        per_seed = [
+            offset_free_ms({s: a[s]["delay_ms"] for s in ("A2", "A5")}, {s: e[s]["delay_ms"] for s in ("A2", "A5")})
+            for a, e in zip(af, runs, strict=True)
+        ]
         out[label] = {
             "A2": {"af_ms": a2_af, "ef_ms": a2, "factor": a2_af / a2, "ef_drops": d1},
             "A5": {"af_ms": a5_af, "ef_ms": a5, "factor": a5_af / a5, "ef_drops": d2},
@@ -900,12 +705,6 @@ def _ef_rates(by: dict[tuple[str, Any], list[Rates]], paper: dict[str, tuple[flo
             f"| {label} | {a2_af:.1f} | {a2:.1f} | {a5_af:.1f} | {a5:.1f} | {a2_af / a2:.1f} | {a5_af / a5:.1f} | "
             f"{d1:.0f} | {d2:.0f} | {free:.1f} ({min(per_seed):.1f}-{max(per_seed):.1f}) |"
         )
-    (p2a, p2e), (p5a, p5e) = paper["A2"], paper["A5"]
-    rows.append(
-        f"| [Guerin99] Table I | {p2a:g} | {p2e:g} | {p5a:g} | {p5e:g} | "
-        f"{p2a / p2e:.1f} | {p5a / p5e:.1f} | – | – | "
-        f"{offset_free_ms({'A2': p2a, 'A5': p5a}, {'A2': p2e, 'A5': p5e}):.0f} |"
-    )
     text = md_table(
         "| r_EF | A2 AF | A2 EF | A5 AF | A5 EF | A2 AF/EF | A5 AF/EF | E1 drops | E2 drops | offset-free (range) |",
         rows,
@@ -920,28 +719,16 @@ def _ef_rates(by: dict[tuple[str, Any], list[Rates]], paper: dict[str, tuple[flo
     return {"data": out, "text": text}
 
 
-def _offset_free(af: dict[str, dict[str, float]], ef: dict[str, dict[str, float]]) -> float:
-    """:func:`offset_free_ms` of one seed's AF and EF runs (their rates)."""
-    return offset_free_ms({s: af[s]["delay_ms"] for s in ("A2", "A5")}, {s: ef[s]["delay_ms"] for s in ("A2", "A5")})
-
-
 def _excess(runs: list[Rates], res: dict[str, float], counted: int, b2: str) -> dict[str, float]:
-    """The excess shares of the controlled runs (kb/s, IP): A3's and A4's mean throughput beyond
-    ``res`` (their reservations in that run), B1's and B3's whole, and B2's (under the key ``b2``)
-    scaled by ``counted`` / its 156 B on the wire."""
-    return {
-        "A3": _mean(runs, "A3", "ip_kbps").mean - res["A3"],
-        "A4": _mean(runs, "A4", "ip_kbps").mean - res["A4"],
-        "B1": _mean(runs, "B1", "ip_kbps").mean,
-        "B3": _mean(runs, "B3", "ip_kbps").mean,
-        b2: _mean(runs, "B2", "ip_kbps").mean * counted / (128 + HEADER),
-    }
+    """The controlled runs' excess shares (kb/s, IP): A3's and A4's beyond ``res``, B1's and B3's
+    whole, B2's (key ``b2``) scaled by ``counted`` / its 156 B on the wire."""
+    out = {s: _mean(runs, s, "ip_kbps").mean - res.get(s, 0.0) for s in ("A3", "A4", "B1", "B3")}
+    return out | {b2: _mean(runs, "B2", "ip_kbps").mean * counted / (128 + HEADER)}
 
 
-def _sensitivity(by: dict[tuple[str, Any], list[Rates]], occ: dict[tuple[str, Any], list[Rates]]) -> dict[str, Any]:
-    """One knob at a time: Table I's delays against the pool and against the hosts A2 and A5
-    start from; the excess shares against the excess streams' offered load, A3's and A4's
-    reservations and the byte accounting; the AF/BE queue's occupancy per stream."""
+def _sensitivity(by: By, occ: By) -> dict[str, Any]:
+    """The full run's controlled runs, one knob at a time: Table I's delays against the pool and the
+    hosts; the excess shares against the offered load, the reservations and the byte accounting."""
 
     def delays(n: int | str) -> dict[str, dict[str, float]]:
         af, ef = by[("sens_af", n)], by[("sens_ef", n)]
@@ -963,9 +750,8 @@ def _sensitivity(by: dict[tuple[str, Any], list[Rates]], occ: dict[tuple[str, An
         f"{offset_free_ms({s: p[s]['af_ms'] for s in p}, {s: p[s]['ef_ms'] for s in p}):.1f} ms |"
         for n, p in [*pools.items(), (exact_label, exact)]
     ]
-    occupancy = _occupancy_table(by, occ)
-    sharing = _sharing_table(by, occ)
-    hosts = _hosts_table(by)
+    (occ_text, occ_data), (share_text, share_data) = _occupancy_table(by, occ), _sharing_table(by, occ)
+    hosts_text, hosts_data = _hosts_table(by)
     text = [
         md_table(
             "| buffers | A2 AF | A2 EF | A5 AF | A5 EF | (AF2 − AF5) − (EF2 − EF5) |",
@@ -973,65 +759,48 @@ def _sensitivity(by: dict[tuple[str, Any], list[Rates]], occ: dict[tuple[str, An
             "Table I's delays against the egress pool (BUFF_SIZE 512 B unless stated, PERIODIC; the rest as in "
             "Table I):",
         ),
-        "",
         "The last column is the offset-free difference: a constant offset between A2's and A5's "
         "measurements (a host clock's NTP error, a longer access path) enters both the AF and the EF "
         "difference and cancels. [Guerin99] Table I gives (180 − 169) − (44 − 49) = 16 ms.",
-        "",
         md_table(
             "| offered (kb/s) | A3 | A4 | B1 | B3 | B2 × 512/156 |",
             [f"| {kbps} | " + " | ".join(f"{x:.0f}" for x in v.values()) + " |" for kbps, v in offered.items()],
             f"Excess over the reservation (kb/s, IP) at {POOLS[-1]} buffers against the excess streams' offered load:",
         ),
-        "",
-        occupancy["text"],
-        "",
-        sharing["text"],
-        "",
-        hosts["text"],
+        occ_text,
+        share_text,
+        hosts_text,
     ]
-    data = {
-        "pools": pools,
-        "pool_exact": exact,
-        "offered": offered,
-        "occupancy": occupancy["data"],
-        "sharing": sharing["data"],
-        "hosts": hosts["data"],
-    }
-    return {"data": data, "text": "\n".join(text)}
+    data = {"pools": pools, "pool_exact": exact, "offered": offered, "occupancy": occ_data, "sharing": share_data}
+    return {"data": data | {"hosts": hosts_data}, "text": "\n\n".join(text)}
 
 
-def _pool_bytes(knob: str) -> float:
-    """The AF/BE queue's pool B in bytes for a sharing knob: SCFQ's EF child keeps one buffer
-    in Fig. 6(a) (no EF stream), the AF/BE queue has the rest."""
-    if knob == "exact":
-        return (POOLS[-1] * FIG8_BUFF_SIZE // EXACT_BUFF_SIZE - 1) * EXACT_BUFF_SIZE
-    return (POOLS[-1] - 1) * FIG8_BUFF_SIZE
+def _pool_bytes(buff_size: int) -> int:
+    """The AF/BE queue's pool (bytes) at the largest pool in ``buff_size`` buffers (less the EF child's one)."""
+    return (POOLS[-1] * FIG8_BUFF_SIZE // buff_size - 1) * buff_size
 
 
 def _occ_mean(runs: list[Rates], stream: str, key: str) -> float:
     return sum(r[stream][key] for r in runs) / len(runs)
 
 
-def _occupancy_table(by: dict[tuple[str, Any], list[Rates]], occ: dict[tuple[str, Any], list[Rates]]) -> dict[str, Any]:
-    """Fig. 8's largest pool: each stream's allocation, counted and real occupancy, and its share
-    of the real bytes queued against its share of the link (Little's law in a FIFO: equal)."""
+def _occupancy_table(by: By, occ: By) -> tuple[str, dict[str, Any]]:
+    """Fig. 8's largest pool: each stream's allocation, counted and real bytes, shares of bytes and link."""
     runs, rates = occ[("sens_share", "baseline")], by[("sens_share", "baseline")]
-    pool = _pool_bytes("baseline")
+    pool = _pool_bytes(FIG8_BUFF_SIZE)
     real = {s: _occ_mean(runs, s, "bytes") for s in STREAMS}
     counted = {s: _occ_mean(runs, s, "counted") for s in STREAMS}
     kbps = {s: _mean(rates, s, "ip_kbps").mean for s in STREAMS}
     q, total = sum(real.values()), sum(kbps.values())
-    rows, lines = {}, []
-    for s, (_, res) in STREAMS.items():
-        alloc = math.floor(pool * (res or 0) / LINK_KBPS)
-        rows[s] = {"alloc": alloc, "counted": counted[s], "bytes": real[s], "kbps": kbps[s]}
-        lines.append(
-            f"| {s} | {_reservation(res)} | {alloc} B | {counted[s]:.0f} B | {real[s]:.0f} B "
-            f"| {100 * real[s] / q:.1f} % | {100 * kbps[s] / total:.1f} % |"
-        )
+    alloc = {s: math.floor(pool * (res or 0) / LINK_KBPS) for s, (_, res) in STREAMS.items()}
+    rows = {s: {"alloc": alloc[s], "counted": counted[s], "bytes": real[s], "kbps": kbps[s]} for s in STREAMS}
+    lines = [
+        f"| {s} | {_reservation(res)} | {alloc[s]} B | {counted[s]:.0f} B | {real[s]:.0f} B "
+        f"| {100 * real[s] / q:.1f} % | {100 * kbps[s] / total:.1f} % |"
+        for s, (_, res) in STREAMS.items()
+    ]
     inflation = sum(counted[s] - real[s] for s in STREAMS)
-    unused = sum(max(0.0, rows[s]["alloc"] - counted[s]) for s in STREAMS)
+    unused = sum(max(0.0, alloc[s] - counted[s]) for s in STREAMS)
     lines += [
         "",
         f"The pool B = {pool} B; the real bytes queued Q = {q:.0f} B, so B/Q = {pool / q:.2f}. A stream that "
@@ -1047,10 +816,10 @@ def _occupancy_table(by: dict[tuple[str, Any], list[Rates]], occ: dict[tuple[str
         "each stream holds, from 5 s on, mean over the seeds. In a FIFO every byte waits the same time, so "
         "(Little's law) a stream's share of the link is its share of the real bytes queued.",
     )
-    return {"text": text, "data": {"pool": pool, "q": q, "streams": rows}}
+    return text, {"pool": pool, "q": q, "streams": rows}
 
 
-def _sharing_table(by: dict[tuple[str, Any], list[Rates]], occ: dict[tuple[str, Any], list[Rates]]) -> dict[str, Any]:
+def _sharing_table(by: By, occ: By) -> tuple[str, dict[str, Any]]:
     """The excess shares (throughput beyond each run's reservation) under each sharing knob."""
     labels = {
         "baseline": f"baseline: BUFF_SIZE 512 B, {POOLS[-1]} buffers",
@@ -1064,10 +833,9 @@ def _sharing_table(by: dict[tuple[str, Any], list[Rates]], occ: dict[tuple[str, 
         q = sum(_occ_mean(runs, s, "bytes") for s in STREAMS)
         bs = EXACT_BUFF_SIZE if knob == "exact" else FIG8_BUFF_SIZE
         res = {"A3": 0.0, "A4": 0.0} if knob == "as_be" else {s: float(STREAMS[s][1] or 0) for s in ("A3", "A4")}
-        v = {"B/Q": _pool_bytes(knob) / q, **_excess(rates, res, max(bs, 128 + HEADER), "B2 counted")}
-        v["A6"] = _mean(rates, "A6", "ip_kbps").mean
-        data[knob] = v
-        cells = [f"{v['B/Q']:.2f}"] + [f"{v[k]:.0f}" for k in ("A3", "A4", "B1", "B3", "B2 counted", "A6")]
+        v = {"B/Q": _pool_bytes(bs) / q, **_excess(rates, res, max(bs, 128 + HEADER), "B2 counted")}
+        data[knob] = v | {"A6": _mean(rates, "A6", "ip_kbps").mean}
+        cells = [f"{v['B/Q']:.2f}"] + [f"{data[knob][k]:.0f}" for k in ("A3", "A4", "B1", "B3", "B2 counted", "A6")]
         lines.append(f"| {labels[knob]} | " + " | ".join(cells) + " |")
     text = md_table(
         "| run | B/Q | A3 | A4 | B1 | B3 | B2 counted | A6 (IP kb/s) |",
@@ -1076,28 +844,25 @@ def _sharing_table(by: dict[tuple[str, Any], list[Rates]], occ: dict[tuple[str, 
         "with one knob turned at the largest pool, and B/Q measured as above. B2's share is scaled by "
         "max(BUFF_SIZE, 156)/156, the rate its buffers are counted at.",
     )
-    return {"text": text, "data": data}
+    return text, data
 
 
-def _hosts_table(by: dict[tuple[str, Any], list[Rates]]) -> dict[str, Any]:
+def _hosts_table(by: By) -> tuple[str, dict[str, Any]]:
     """Table I's AF delays of A2 and A5 against the hosts they start from."""
-    data: dict[str, dict[str, float]] = {}
-    lines = []
-    for a2 in HOSTS:
-        cells = []
-        for a5 in HOSTS:
-            runs = by[("sens_hosts", (a2, a5))]
-            d2, d5 = _mean(runs, "A2", "delay_ms").mean, _mean(runs, "A5", "delay_ms").mean
-            data[f"{a2}/{a5}"] = {"A2_ms": d2, "A5_ms": d5}
-            cells.append(f"{d2:.1f} / {d5:.1f}")
-        lines.append(f"| {a2} | " + " | ".join(cells) + " |")
+    data = {
+        f"{a2}/{a5}": {s + "_ms": _mean(by[("sens_hosts", (a2, a5))], s, "delay_ms").mean for s in ("A2", "A5")}
+        for a2 in HOSTS
+        for a5 in HOSTS
+    }
+    cell = {k: f"{v['A2_ms']:.1f} / {v['A5_ms']:.1f}" for k, v in data.items()}
+    lines = [f"| {a2} | " + " | ".join(cell[f"{a2}/{a5}"] for a5 in HOSTS) + " |" for a2 in HOSTS]
     text = md_table(
         "| A2 from ↓ / A5 from → | " + " | ".join(HOSTS) + " |",
         lines,
         f"Table I's AF delays (Fig. 6(a), {TABLE1_BUFFERS} buffers, BUFF_SIZE 512 B) against the hosts A2 and A5 "
         "start from (the scenario files: A2 from sea, A5 from sky); cells: A2 / A5 mean delay, ms.",
     )
-    return {"text": text, "data": data}
+    return text, data
 
 
 def _reservation(res: float | None) -> str:
@@ -1116,9 +881,8 @@ def _table(d: dict[str, Any], xlabel: str) -> str:
     return md_table(head, rows, "IP throughput in kb/s (payload kb/s in brackets), mean over the seeds, from 5 s on.")
 
 
-def _plot(ctx: Context, d: dict[str, Any], file: str, xlabel: str) -> str:
-    fig = figures.new_figure(12.0, 3.8)
-    axes = fig.subplots(1, 3, sharey=False)
+def _plot(ctx: Context, d: dict[str, Any], name: str, xlabel: str, caption: str) -> Figure:
+    fig, axes = figures.new_axes(12.0, 3.8, 1, 3, sharey=False)
     xs = [int(x) for x in d]
     for ax, (title, group) in zip(
         axes, (("(a) large packets", LARGE), ("(b) medium packets", MEDIUM), ("(c) small packets", SMALL)), strict=True
@@ -1132,5 +896,4 @@ def _plot(ctx: Context, d: dict[str, Any], file: str, xlabel: str) -> str:
         ax.set_xlabel(xlabel)
         ax.set_ylabel("kb/s (IP)")
         ax.legend(fontsize=8)
-    figures.save(fig, ctx.figure_path(file))
-    return file
+    return ctx.figure(fig, f"{name}.png", caption)

@@ -1,39 +1,26 @@
-"""[Guerin99 §V.A]: the QoS extensions' share of the fast and the slow path.
-
-The split (docs/decisions.md, "§V.A's QoS share"): fast path = a flow-cache hit,
-slow path = a miss and a search of the rule database; the classification is forwarding
-work on both, the QoS extensions are what follows the stream id (buffer admission and
-SCFQ over an EF and an AF/BE queue instead of one FIFO). qoslab's share on a path =
-``(qos - classified) / qos`` of the no-I/O core path (``crates/core/benches/common``):
-``classified`` is parse + route + the classifier stage + a FIFO, ``qos`` the same with
-the QoS queues. The ``edge_overhead`` example (built by ``make bins``) times the paths
-interleaved in one process, fastest of its rounds, one line per path and repetition
-(``--shares N``); each repetition is one of the cell's values (a "seed" of the rule).
-The router path (AF_PACKET I/O) is not measured here: see :data:`ROUTER_REASON`.
+"""[Guerin99 §V.A]: the QoS extensions' share of the fast and the slow path, on the no-I/O core
+path timed by the ``edge_overhead`` example (``make bins``), one repetition a cell value. The
+split and the method: docs/reproductions/edge.md and docs/decisions.md, "§V.A's QoS share".
 """
 
 from __future__ import annotations
 
 import json
 import math
+import statistics
 import subprocess
 from typing import Any
 
 from ..errors import ReproductionError
 from ..testbed.runner import TestbedError, binary
 from .cells import Measured, NotMeasured
+from .fidelity import md_table
 
 #: The paper's table and cells (paperdata/edge/cells.csv).
-TABLE = "§V.A"
-COLUMN = "QoS share"
+TABLE, COLUMN = "§V.A", "QoS share"
 ROWS = {"fast": "fast path (cache hit)", "slow": "slow path"}
-#: The paper's shares, for the section's text (the cells are judged from cells.csv).
-PAPER = {"fast": 15.0, "slow": 5.0}
-#: The example's name and the bound on its output (two short lines a repetition).
-BINARY = "edge_overhead"
-MAX_OUTPUT = 1 << 20
-MAX_REPETITIONS = 1000
-TIMEOUT_S = 600.0
+#: The example, and the bounds on its output, repetitions and time.
+BINARY, MAX_OUTPUT, MAX_REPETITIONS, TIMEOUT_S = "edge_overhead", 1 << 20, 1000, 600.0
 #: Why the router path is not part of this reproduction.
 ROUTER_REASON = (
     "not measured by reproduce edge: the router's QoS time comes from its own timestamps in "
@@ -44,8 +31,7 @@ ROUTER_REASON = (
 
 
 def run_core(repetitions: int) -> list[dict[str, Any]]:
-    """Runs ``edge_overhead --shares repetitions``; returns its rows
-    (``repetition, path, base, classified, qos``, ns a packet), checked."""
+    """Runs ``edge_overhead --shares repetitions``; its rows (``repetition, path, base, classified, qos``, ns)."""
     if isinstance(repetitions, bool) or not isinstance(repetitions, int) or not 1 <= repetitions <= MAX_REPETITIONS:
         raise ReproductionError(
             f"edge overhead: repetitions {repetitions!r}; allowed: a whole number in 1..{MAX_REPETITIONS}"
@@ -91,8 +77,7 @@ def parse_rows(text: str, repetitions: int) -> list[dict[str, Any]]:
 
 
 def shares(rows: list[dict[str, Any]], path: str, *, classifier_is_qos: bool = False) -> list[float]:
-    """The QoS share (%) of ``path`` per repetition: ``(qos - classified) / qos`` on the
-    paper's split, ``(qos - base) / qos`` with the classifier counted as QoS."""
+    """``path``'s QoS share (%) per repetition, (qos - classified) / qos, or (qos - base) / qos."""
     ref = "base" if classifier_is_qos else "classified"
     return [
         100.0 * (r["qos"] - r[ref]) / r["qos"] for r in sorted(rows, key=lambda r: r["repetition"]) if r["path"] == path
@@ -100,49 +85,36 @@ def shares(rows: list[dict[str, Any]], path: str, *, classifier_is_qos: bool = F
 
 
 def cells(repetitions: int) -> tuple[list[Measured | NotMeasured], dict[str, Any], str]:
-    """The two §V.A share cells (Measured, one value per repetition; NotMeasured with the
-    reason when the example is not built), the raw rows, and the report section."""
+    """The two §V.A share cells (NotMeasured with the reason without the example), the rows, the section."""
     try:
         rows = run_core(repetitions)
     except TestbedError as e:
         reason = f"the no-I/O core path was not measured: {e}"
         out: list[Measured | NotMeasured] = [NotMeasured(TABLE, ROWS[p], COLUMN, reason) for p in ROWS]
-        return (
-            out,
-            {"core": None, "error": str(e), "router": ROUTER_REASON},
-            f"Not measured: {e}\n\nRouter path: {ROUTER_REASON}.",
-        )
+        data = {"core": None, "error": str(e), "router": ROUTER_REASON}
+        return out, data, f"Not measured: {e}\n\nRouter path: {ROUTER_REASON}."
     got: list[Measured | NotMeasured] = [Measured(TABLE, ROWS[p], COLUMN, shares(rows, p)) for p in ROWS]
     return got, {"core": rows, "router": ROUTER_REASON}, section(rows)
 
 
-def _median(v: list[float]) -> float:
-    s = sorted(v)
-    return (s[(len(s) - 1) // 2] + s[len(s) // 2]) / 2
-
-
 def section(rows: list[dict[str, Any]]) -> str:
     """The report's table: per path the median ns a packet and the mean share on both splits."""
-    n = max(r["repetition"] for r in rows)
-    lines = [
-        f"The no-I/O core path (`{BINARY} --shares {n}`), base and QoS interleaved in one process run, "
-        "each repetition the fastest of 15 rounds of 4,096 packets per path by the thread's CPU clock; ns "
-        "a packet are medians over the repetitions and move with the machine's load, the shares (ratios "
-        "within a repetition) much less. The cells are the paper's split (the classifier is forwarding "
-        "work); the last column "
-        'counts the classifier as QoS (docs/decisions.md, "§V.A\'s QoS share").',
-        "",
-        "| path | base ns | + classifier ns | QoS ns | QoS share % (paper's split) | paper % "
-        "| share % with the classifier as QoS |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
+    lines = []
     for p in ROWS:
-        mine = [r for r in rows if r["path"] == p]
-        med = {k: _median([r[k] for r in mine]) for k in ("base", "classified", "qos")}
+        med = {k: statistics.median([r[k] for r in rows if r["path"] == p]) for k in ("base", "classified", "qos")}
         s, alt = shares(rows, p), shares(rows, p, classifier_is_qos=True)
         lines.append(
             f"| {ROWS[p]} | {med['base']:.1f} | {med['classified']:.1f} | {med['qos']:.1f} | "
-            f"{sum(s) / len(s):.1f} | {PAPER[p]:.0f} | {sum(alt) / len(alt):.1f} |"
+            f"{sum(s) / len(s):.1f} | {sum(alt) / len(alt):.1f} |"
         )
-    lines += ["", f"Router path: {ROUTER_REASON}."]
-    return "\n".join(lines)
+    table = md_table(
+        "| path | base ns | + classifier ns | QoS ns | QoS share % (paper's split) | share %, classifier as QoS |",
+        lines,
+        f"The no-I/O core path (`{BINARY} --shares {max(r['repetition'] for r in rows)}`), base and QoS interleaved "
+        "in one process run, each repetition the fastest of 15 rounds of 4,096 packets per path by the thread's CPU "
+        "clock; ns a packet are medians over the repetitions and move with the machine's load, the shares (ratios "
+        "within a repetition) much less. The cells are the paper's split (the classifier is forwarding work); the "
+        'last column counts the classifier as QoS (docs/decisions.md, "§V.A\'s QoS share").',
+        rule="|---|---:|---:|---:|---:|---:|",
+    )
+    return f"{table}\n\nRouter path: {ROUTER_REASON}."

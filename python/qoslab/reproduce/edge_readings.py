@@ -1,24 +1,8 @@
-"""Controlled study behind the ``edge`` reproduction: claims 1-4 *together* across readings of
-the paper's lost numbers.
-
-[Guerin99]'s PDF extraction lost the numbers of Fig. 6 and most of §V (docs/decisions/reproduce-edge.md,
-"`edge`: the [Guerin99] scenario"). The scenario files hold one reconstruction, fixed before any
-run and not changed after seeing a result. This study asks what that reconstruction cannot
-answer: *is there a reading of the lost numbers under which [Guerin99] Fig. 7 and Fig. 8
-statements all hold at once?* A reading fixes every lost number the four claims depend on:
-
-- the large and small payloads L and S (A1/A5/B1 and A2/A6/B2): the text says only that S is
-  "small", counted "much larger" than it is at BUFF_SIZE = 512 B and "rapidly penalized" as
-  BUFF_SIZE grows, and that BUFF_SIZE never counts an L packet larger than it is (§V.B.1-2);
-  Fig. 7's largest BUFF_SIZE is L;
-- A1, A3, A4 and A5's reservations (lost; A1 + A3 + A4 + A5 = 600 kb/s is stated);
-- the excess streams' offered load (lost; they must have excess to share);
-- Fig. 7's pool (never stated): the claims on Fig. 7 (2 and 3) are judged at every pool tried,
-  and a reading passes if some pool satisfies both.
-
-Claims 1-4 are judged with the claims' own functions (``edge.judge_*``), seeds and tolerances;
-claim 5's A2/A5 order does not depend on these numbers and is studied in ``edge`` itself (the
-offset-free delay difference and the host assignments).
+"""The study of readings behind ``edge`` (full runs): do claims 1-4 hold *together* under some
+reading of [Guerin99]'s lost numbers (L and S, the A1/A3/A4/A5 reservations, the excess streams'
+offered load, Fig. 7's pool)? Each reading is judged with ``edge.judge_*``, the claims' seeds and
+tolerances, and the passing ones again with fresh seeds. The readings tried and the findings:
+docs/reproductions/edge.md, "Can any reading of the lost numbers reach the claims?".
 """
 
 from __future__ import annotations
@@ -29,13 +13,11 @@ from typing import Any
 
 from ..scenario import Override
 from ..stats import Estimate
+from . import edge
 from .framework import Context
 
-#: (A1, A3, A4, A5) reservations, kb/s, summing to the stated 600; the first is the files' reading.
-#: A3's and A4's reservations are rendered by different glyph runs, twice each (§V.B.1-2), while
-#: the extraction renders most repeated numbers alike (220 five times, 512 four times, but S two
-#: ways), so decisions.md reads A3 != A4, which the glyphs do not prove: the splits with A3 == A4
-#: are tried and marked.
+#: (A1, A3, A4, A5) reservations, kb/s, summing to the stated 600; "a" is the files' reading. The
+#: splits with A3 == A4 are tried and marked (decisions.md reads A3 != A4 from the glyphs, unproven).
 SPLITS: dict[str, tuple[int, int, int, int]] = {
     "a": (200, 100, 200, 100),
     "b": (200, 200, 100, 100),
@@ -43,18 +25,18 @@ SPLITS: dict[str, tuple[int, int, int, int]] = {
     "c": (200, 150, 150, 100),
     "d": (300, 100, 100, 100),
 }
-#: Main family: L = 1024 B (Fig. 7 at the files' six BUFF_SIZE values).
+#: L = 1024 B (Fig. 7 at the files' BUFF_SIZE values), and L = 1472 B (an Ethernet MTU's UDP payload).
 SMALL_SIZES = (128, 160, 176, 192, 224, 256)
 OFFERED = (400, 450, 500, 700)
 FIG7_POOLS = (50, 60, 70, 80, 90, 100)
-#: Second family: L = 1472 B (an Ethernet MTU's UDP payload), Fig. 7's sweep up to it.
 LARGE_ALT = 1472
 ALT_BUFF_SIZES = (128, 256, 512, 768, 1024, 1472)
-ALT_SMALL_SIZES = (160, 176, 192)
-ALT_OFFERED = (400, 450, 500)
-ALT_SPLITS = ("a", "b", "e")
+ALT_SMALL_SIZES, ALT_OFFERED, ALT_SPLITS = (160, 176, 192), (400, 450, 500), ("a", "b", "e")
 ALT_FIG7_POOLS = (80, 90, 100, 110, 120)
 EXCESS = ("A3", "A4", "B1", "B2", "B3")
+#: ``readings.parquet``'s columns: the reading's, then the run's (:func:`save`).
+READING_COLUMNS = ("large_b", "small_b", "res_a1_kbps", "res_a3_kbps", "res_a4_kbps", "res_a5_kbps", "offered_kbps")
+COLUMNS = (*READING_COLUMNS, "phase", "figure", "buffers", "buff_size_b", "seed", "stream")
 
 
 @dataclass(frozen=True)
@@ -72,8 +54,7 @@ class Reading:
 
     @property
     def text_consistent(self) -> bool:
-        """False where A3's and A4's reservations are equal, against the glyph reading A3 != A4
-        (decisions.md, "A3's and A4's reservations differ in the text"; not proven)."""
+        """False where A3's and A4's reservations are equal, against the (unproven) glyph reading."""
         r = SPLITS[self.split]
         return r[1] != r[2]
 
@@ -85,8 +66,6 @@ class Reading:
 
 def readings() -> list[tuple[Reading, tuple[int, ...], tuple[int, ...]]]:
     """Every reading with its Fig. 7 BUFF_SIZE values and Fig. 7 pools."""
-    from . import edge
-
     out: list[tuple[Reading, tuple[int, ...], tuple[int, ...]]] = [
         (Reading(1024, s, sp, o), edge.BUFF_SIZES, FIG7_POOLS)
         for s, sp, o in itertools.product(SMALL_SIZES, SPLITS, OFFERED)
@@ -99,10 +78,7 @@ def readings() -> list[tuple[Reading, tuple[int, ...], tuple[int, ...]]]:
 
 
 def _overrides(reading: Reading) -> tuple[Override, ...]:
-    """Overrides of ``fig6a_periodic`` for one reading: every stream's payload, reservation and
-    packet spacing (its traffic group and its stream at the egress, selected by name)."""
-    from . import edge
-
+    """Overrides of ``fig6a_periodic`` for one reading: every stream's payload, reservation and spacing."""
     res = dict(zip(("A1", "A3", "A4", "A5"), SPLITS[reading.split], strict=True))
     over = []
     for name, (size, rate) in edge.STREAMS.items():
@@ -126,8 +102,6 @@ Plan = tuple[list[tuple[str, Any, int]], list[tuple[str, Any]]]
 
 
 def _plan(ctx: Context, which: list[Reading], seeds: list[int], kind: str) -> Plan:
-    from . import edge
-
     grid = {reading: (buffs, f7pools) for reading, buffs, f7pools in readings()}
     runs: list[tuple[str, Any, int]] = []
     keys: list[tuple[str, Any]] = []
@@ -150,81 +124,46 @@ def plan(ctx: Context) -> Plan:
     return _plan(ctx, [r for r, _, _ in readings()], ctx.seeds, "read")
 
 
-def replication_seeds(ctx: Context) -> list[int]:
-    """Fresh seeds, as many as the claims use, after theirs (5 seeds 1-5: seeds 6-10)."""
-    return [max(ctx.seeds) + 1 + i for i in range(len(ctx.seeds))]
-
-
-def replication_plan(ctx: Context, by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]]) -> Plan:
-    """Every reading under which claims 1-4 hold together, run again with fresh seeds
-    (:func:`replication_seeds`): a reading whose claims hold only for one set of seeds sits on
-    the tolerances' edge, not in a region where the paper's statements are reached."""
+def replication_plan(ctx: Context, by: edge.By) -> Plan:
+    """Every reading under which claims 1-4 hold together, run again with as many fresh seeds after
+    the claims' (seeds 1-5: 6-10): holding for one set of seeds only is the tolerances' edge."""
     passing = [row["reading"] for row in _rows(by, "read") if row["all"]]
-    return _plan(ctx, passing, replication_seeds(ctx), "rep")
+    return _plan(ctx, passing, [max(ctx.seeds) + 1 + i for i in range(len(ctx.seeds))], "rep")
 
 
-def save(
-    ctx: Context,
-    runs: list[tuple[str, Any, int]],
-    keys: list[tuple[str, Any]],
-    rates: list[dict[str, dict[str, float]]],
-) -> None:
-    """Writes every run of the study as rows of ``readings.parquet`` in the reproduction's folder:
-    the reading, the phase (``read``: the claims' seeds; ``rep``: the replication's fresh seeds),
-    the figure (fig7 / fig8), pool, BUFF_SIZE, seed, stream and its IP and payload
-    throughput (kb/s) and mean delay (ms). Any row can be rerun from ``fig6a_periodic`` with the
-    reading's overrides (:func:`_overrides`) and its seed."""
+def save(ctx: Context, runs: list[tuple[str, Any, int]], keys: list[tuple[str, Any]], rates: list[edge.Rates]) -> None:
+    """Writes every run of the study as rows of ``readings.parquet`` (the reading, the phase ``read``
+    or ``rep``, figure, pool, BUFF_SIZE, seed, stream, IP and payload kb/s, mean delay in ms); any row
+    can be rerun from ``fig6a_periodic`` with the reading's overrides (:func:`_overrides`) and seed."""
     import pandas as pd
 
-    rows = []
-    for (_, _, seed), (kind, (reading, fig, n, b)), per_stream in zip(runs, keys, rates, strict=True):
-        a1, a3, a4, a5 = SPLITS[reading.split]
-        for stream, v in per_stream.items():
-            rows.append(
-                {
-                    "large_b": reading.large,
-                    "small_b": reading.small,
-                    "res_a1_kbps": a1,
-                    "res_a3_kbps": a3,
-                    "res_a4_kbps": a4,
-                    "res_a5_kbps": a5,
-                    "offered_kbps": reading.offered,
-                    "phase": kind,
-                    "figure": fig,
-                    "buffers": n,
-                    "buff_size_b": b,
-                    "seed": seed,
-                    "stream": stream,
-                    "ip_kbps": v["ip_kbps"],
-                    "payload_kbps": v["payload_kbps"],
-                    "delay_ms": v["delay_ms"],
-                }
-            )
-    pd.DataFrame(rows).to_parquet(ctx.figure_path("readings.parquet"), index=False)
+    rows = [
+        dict(zip(COLUMNS, (g.large, g.small, *SPLITS[g.split], g.offered, kind, fig, n, b, seed, s), strict=True))
+        | {k: v[k] for k in ("ip_kbps", "payload_kbps", "delay_ms")}
+        for (_, _, seed), (kind, (g, fig, n, b)), per_stream in zip(runs, keys, rates, strict=True)
+        for s, v in per_stream.items()
+    ]
+    pd.DataFrame(rows).to_parquet(ctx.folder / "readings.parquet", index=False)
 
 
-def evaluate(by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]]) -> dict[str, Any]:
-    """Claims 1-4 for every reading, judged as ``edge`` judges them, and for the passing ones
-    again with fresh seeds (when their runs are in ``by``); a text section and data."""
+def evaluate(by: edge.By) -> dict[str, Any]:
+    """Claims 1-4 for every reading and, again with fresh seeds, the passing ones: text and data."""
     rows = _rows(by, "read")
     rep = _rows(by, "rep")
     return {"data": {**_data(rows), "replication": _data(rep)}, "text": _text(rows, rep)}
 
 
-def _rows(by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]], kind: str) -> list[dict[str, Any]]:
+def _rows(by: edge.By, kind: str) -> list[dict[str, Any]]:
     """One row per reading with runs of ``kind`` in ``by``: claims 1-4 and their margins."""
-    from . import edge
 
     def tput(reading: Reading, fig: str, n: int, b: int) -> dict[str, float]:
         runs = by[(kind, (reading, fig, n, b))]
         return {s: Estimate.of([r[s]["ip_kbps"] for r in runs]).mean for s in edge.STREAMS}
 
-    def seeds(reading: Reading) -> int:
-        return len(by[(kind, (reading, "fig8", edge.POOLS[0], edge.FIG8_BUFF_SIZE))])
-
     rows: list[dict[str, Any]] = []
     for reading, buffs, f7pools in readings():
-        if (kind, (reading, "fig8", edge.POOLS[0], edge.FIG8_BUFF_SIZE)) not in by:
+        first = (kind, (reading, "fig8", edge.POOLS[0], edge.FIG8_BUFF_SIZE))
+        if first not in by:
             continue
         res: dict[str, float | None] = {s: r for s, (_, r) in edge.STREAMS.items()}
         res.update(dict(zip(("A1", "A3", "A4", "A5"), map(float, SPLITS[reading.split]), strict=True)))
@@ -236,42 +175,23 @@ def _rows(by: dict[tuple[str, Any], list[dict[str, dict[str, float]]]], kind: st
         for n in f7pools:
             fig7 = {b: tput(reading, "fig7", n, b) for b in buffs}
             c2, spreads = edge.judge_fig7a(fig7)
-            lo, hi = min(buffs), max(buffs)
-            pools[n] = {
-                "c2": c2,
-                "c3": edge.judge_fig7c(fig7),
-                "spread": max(spreads.values()),
-                "a2_loss": 1 - fig7[hi]["A2"] / fig7[lo]["A2"],
-            }
+            a2_loss = 1 - fig7[max(buffs)]["A2"] / fig7[min(buffs)]["A2"]
+            pools[n] = {"c2": c2, "c3": edge.judge_fig7c(fig7), "spread": max(spreads.values()), "a2_loss": a2_loss}
         both = [n for n, p in pools.items() if p["c2"] and p["c3"]]
+        row = {"reading": reading, "c1": c1, "c1_worst": worst, "c1_stream": worst_stream, "c4": c4, "shares": shares}
         rows.append(
-            {
-                "reading": reading,
-                "c1": c1,
-                "c1_worst": worst,
-                "c1_stream": worst_stream,
-                "c4": c4,
-                "shares": shares,
-                "pools": pools,
-                "c23_pools": both,
-                "all": c1 and c4 and bool(both),
-                "n_seeds": seeds(reading),
-            }
+            row | {"pools": pools, "c23_pools": both, "all": c1 and c4 and bool(both), "n_seeds": len(by[first])}
         )
     return rows
-
-
-def _held(row: dict[str, Any]) -> int:
-    """How many of claims 1-4 hold under a reading (2 and 3 at its best Fig. 7 pool)."""
-    best = max(int(p["c2"]) + int(p["c3"]) for p in row["pools"].values())
-    return int(row["c1"]) + int(row["c4"]) + best
 
 
 def _cell(row: dict[str, Any]) -> str:
     c23 = ",".join(map(str, row["c23_pools"])) or "–"
     c2 = ",".join(str(n) for n, p in row["pools"].items() if p["c2"]) or "–"
     c3 = ",".join(str(n) for n, p in row["pools"].items() if p["c3"]) or "–"
-    mark = "**ALL**" if row["all"] else f"{_held(row)}/4"
+    # How many of claims 1-4 hold (2 and 3 at the best Fig. 7 pool).
+    best = max(int(p["c2"]) + int(p["c3"]) for p in row["pools"].values())
+    mark = "**ALL**" if row["all"] else f"{int(row['c1']) + int(row['c4']) + best}/4"
     return (
         f"{mark}: 1 {'✓' if row['c1'] else '✗'} ({row['c1_stream']} {100 * row['c1_worst']:.0f} %), "
         f"4 {'✓' if row['c4'] else '✗'} (max {max(row['shares'].values()):.0f}, "
@@ -280,8 +200,6 @@ def _cell(row: dict[str, Any]) -> str:
 
 
 def _text(rows: list[dict[str, Any]], rep: list[dict[str, Any]]) -> str:
-    from . import edge
-
     n_all = [r for r in rows if r["all"]]
     consistent = [r for r in rows if r["reading"].text_consistent]
     offers = sorted({r["reading"].offered for r in rows})
@@ -334,28 +252,21 @@ def _text(rows: list[dict[str, Any]], rep: list[dict[str, Any]]) -> str:
 
 
 def _data(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    out = []
-    for r in rows:
-        g = r["reading"]
-        out.append(
-            {
-                "large": g.large,
-                "small": g.small,
-                "reservations": SPLITS[g.split],
-                "offered_kbps": g.offered,
-                "text_consistent": g.text_consistent,
-                "conformant_af": {"holds": r["c1"], "lowest": r["c1_worst"], "stream": r["c1_stream"]},
-                "excess_sharing": {"holds": r["c4"], "shares": r["shares"]},
-                "fig7_pools": {
-                    str(n): {
-                        "fig7a_large": p["c2"],
-                        "fig7c_small": p["c3"],
-                        "spread": p["spread"],
-                        "a2_loss": p["a2_loss"],
-                    }
-                    for n, p in r["pools"].items()
-                },
-                "all_hold": r["all"],
-            }
-        )
+    out = [
+        {
+            "large": r["reading"].large,
+            "small": r["reading"].small,
+            "reservations": SPLITS[r["reading"].split],
+            "offered_kbps": r["reading"].offered,
+            "text_consistent": r["reading"].text_consistent,
+            "conformant_af": {"holds": r["c1"], "lowest": r["c1_worst"], "stream": r["c1_stream"]},
+            "excess_sharing": {"holds": r["c4"], "shares": r["shares"]},
+            "fig7_pools": {
+                str(n): {"fig7a_large": p["c2"], "fig7c_small": p["c3"], "spread": p["spread"], "a2_loss": p["a2_loss"]}
+                for n, p in r["pools"].items()
+            },
+            "all_hold": r["all"],
+        }
+        for r in rows
+    ]
     return {"readings": out, "all_hold": sum(1 for r in rows if r["all"])}

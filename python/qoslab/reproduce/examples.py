@@ -1,45 +1,6 @@
-"""The ``examples`` reproduction: the RED reference dumbbell against drop-tail.
-
-Setup (``scenarios/examples/red_dumbbell.toml`` and ``droptail_dumbbell.toml``):
-40 CBR sources of 1 Mb/s (1000-byte packets, start phases jittered over one
-8 ms period), 100 Mb/s / 5 ms access links, one 25 Mb/s / 20 ms bottleneck
-into one sink. Variant ``red``: RED with limit 60 packets, min_th 5,
-max_th 15, max_p 0.1, w_q 0.002, not gentle (the RED settings of [Claypool00]'s
-Fig. 7, from Floyd & Jacobson 1993). Variant ``droptail``: a 60-packet FIFO.
-The offered load is 40 Mb/s into 25 Mb/s, so 37.5% of the packets must be
-dropped somewhere; the question is how.
-
-Quick: 20 s simulated, seeds 1..3. Full: 60 s, seeds 1..N (default 3).
-
-No paper prints this set-up's numbers, so there are no paper cells
-(``PAPER_DATA = None``): the claims stay and no fidelity score is reported.
-
-Claims and tolerances (fixed here before any run; never tuned to pass):
-
-========================================  ===============================================
-claim                                     holds when (mean over seeds)
-========================================  ===============================================
-``red-drops-early-not-on-overflow``       RED, after the 5 s warm-up: no drop over the
-                                          physical limit, and a non-zero share of early
-                                          drops (drop-tail: every drop is over the limit)
-``red-average-within-thresholds``         time-average of sampled ``red_avg`` after 5 s
-                                          warm-up in [min_th, max_th]
-``red-fair-loss``                         coefficient of variation of per-flow loss
-                                          rates at RED <= 0.25
-``red-utilization``                       bottleneck utilization >= 0.98, RED and drop-tail
-``red-drop-rate-matches-reference``       RED drop fraction within ±3 points of 37.5%
-                                          (112.5k of 300k, bare loop and ns-3); full runs only
-========================================  ===============================================
-
-Each claim's measured text gives the drop-tail figure beside RED's.
-
-The first claim replaced, after the first full run, a mis-specified one
-("early drops >= 90% of drops"): under this unresponsive overload (37.5% of
-arrivals must go) non-gentle RED with max_p = 0.1 can make at most ~42% of
-its drops early (``early_share_bound``), so that tolerance could never hold.
-The replacement states the qualitative difference the issue names (early
-versus overflow drops); the analytic bound is reported beside the measured
-share. See docs/decisions.md.
+"""The ``examples`` reproduction: the RED reference dumbbell against drop-tail (FJ93 §4, with the RED
+settings of [Claypool00]'s Fig. 7). No paper prints this set-up's numbers (``PAPER_DATA = None``): five
+claims, tolerances fixed before any run. Set-up, claims and their history: docs/reproductions/examples.md.
 """
 
 from __future__ import annotations
@@ -51,6 +12,7 @@ from ..errors import ReproductionError
 from ..result import Result
 from ..stats import Estimate, cv
 from . import figures
+from .fidelity import md_table
 from .framework import Claim, Context, Figure, Outcome, estimate
 
 NAME = "examples"
@@ -70,39 +32,28 @@ LOSS_CV_MAX = 0.25
 UTILIZATION_MIN = 0.98
 REFERENCE_DROP_FRACTION = 112_500 / 300_000
 REFERENCE_TOLERANCE = 0.03
+DROP_KINDS = ("drops_early_random", "drops_forced", "drops_overlimit")
 
 
-def _bottleneck(res: Result) -> str:
-    """The bottleneck queue: the summary's, else the root queue with the most drops."""
-    name = res.bottleneck
-    if name is not None:
-        return name
-    q = res.queues
-    roots = q[q["parent"] == ""] if "parent" in q.columns else q
-    if roots.empty:
-        raise ReproductionError(f"{res.name}: the result has no queues")
-    return str(roots.sort_values("drops", ascending=False, kind="stable").iloc[0]["name"])
-
-
-def _after_warmup(res: Result, queue: str, metric: str) -> Any:
+def _mean_after_warmup(res: Result, queue: str, metric: str) -> float:
+    """The time average of a sampled queue metric (the mean of its samples) from ``WARMUP_S`` on."""
     s = res.metric(queue, metric, entity_kind="queue", allow_missing=True)
-    return s[s["t_s"] >= WARMUP_S]
+    v = s.loc[s["t_s"] >= WARMUP_S, "value"]
+    return float(v.mean()) if len(v) else math.nan
 
 
 def measure(res: Result) -> dict[str, Any]:
-    """The figures behind every claim, for one run."""
-    bq = _bottleneck(res)
+    """The figures behind every claim, for one run (of a dumbbell: the preset names its bottleneck)."""
+    bq = res.bottleneck
+    if bq is None:
+        raise ReproductionError(f"{res.name}: no bottleneck queue (not a dumbbell)")
     row = res.queue(bq)
-    drops = int(row["drops"])
-    arrivals = int(row["arrivals"])
-    early = int(row["drops_early_random"])
-    forced = int(row["drops_forced"])
-    overlimit = int(row["drops_overlimit"])
+    drops, arrivals, early, forced, overlimit = (
+        int(row[k]) for k in ("drops", "arrivals", "drops_early_random", "drops_forced", "drops_overlimit")
+    )
     flows = res.flows
     sent = flows["sent_pkts"].astype("float64")
     loss = (flows["dropped_pkts"].astype("float64") / sent)[sent > 0]
-    avg = _after_warmup(res, bq, "red_avg")
-    backlog = _after_warmup(res, bq, "backlog_pkts")
     # Overflow drops after the warm-up: the cumulative series (present only
     # when the queue had such drops) at the last sample before WARMUP_S.
     over = res.metric(bq, "drops_overlimit", entity_kind="queue", allow_missing=True)
@@ -120,8 +71,8 @@ def measure(res: Result) -> dict[str, Any]:
         "overlimit_share": overlimit / drops if drops else math.nan,
         "drop_fraction": drops / arrivals if arrivals else math.nan,
         "utilization": float(row["utilization"]),
-        "red_avg_mean": float(avg["value"].mean()) if len(avg) else math.nan,
-        "backlog_mean_pkts": float(backlog["value"].mean()) if len(backlog) else math.nan,
+        "red_avg_mean": _mean_after_warmup(res, bq, "red_avg"),
+        "backlog_mean_pkts": _mean_after_warmup(res, bq, "backlog_pkts"),
         "loss_cv": cv(loss),
         "loss_min": float(loss.min()) if len(loss) else math.nan,
         "loss_max": float(loss.max()) if len(loss) else math.nan,
@@ -134,16 +85,9 @@ def _pct(e: Estimate) -> str:
 
 
 def early_share_bound(max_p: float, drop_fraction: float) -> float:
-    """The largest share of drops that non-gentle RED can make early when a fraction
-    ``drop_fraction`` of the arrivals must be dropped (unresponsive overload).
-
-    With count spacing and a constant ``p_b``, the gap between early drops is
-    uniform on ``1 .. 1/p_b - 1`` (FJ93 §7), so early drops remove ``2 p_b``
-    of the arrivals, less than ``2 max_p``. If ``D > 2 max_p`` must go, a
-    fraction ``f`` of the arrivals meets ``avg >= max_th`` and is forced out:
-    ``D = f + (1 - f) 2 max_p`` at best, and the early share of the drops is
-    at most ``(1 - f) 2 max_p / D = 2 max_p (1 - D) / ((1 - 2 max_p) D)``.
-    """
+    """The largest share of drops that non-gentle RED can make early when a fraction ``drop_fraction``
+    = D of the arrivals must go (unresponsive overload): 2 max_p (1 - D) / ((1 - 2 max_p) D) [FJ93 §7];
+    the derivation is in docs/reproductions/examples.md."""
     e = 2.0 * max_p
     if not 0.0 < drop_fraction <= 1.0 or e >= 1.0 or drop_fraction <= e:
         return 1.0
@@ -155,17 +99,24 @@ def _claims(
 ) -> list[Claim]:
     red, dt = m["red"], m["droptail"]
     min_th, max_th = thresholds
-    claims = []
-
     e_red, e_dt = estimate(red, "early_share"), estimate(dt, "early_share")
-    forced = estimate(red, "drops_forced")
     over_red, over_dt = estimate(red, "drops_overlimit_after_warmup"), estimate(dt, "overlimit_share")
-    over_all = estimate(red, "drops_overlimit")
     bound = early_share_bound(max_p, estimate(red, "drop_fraction").mean)
-    ok = over_red.mean == 0 and e_red.mean > 0
-    claims.append(
+    a_red, b_dt = estimate(red, "red_avg_mean"), estimate(dt, "backlog_mean_pkts")
+    c_red, c_dt = estimate(red, "loss_cv"), estimate(dt, "loss_cv")
+    dt_range = f"per-flow loss {min(r['loss_min'] for r in dt):.1%} to {max(r['loss_max'] for r in dt):.1%}"
+    dt_note = (
+        "drop-tail spreads loss as evenly here: the jittered start phases keep CBR arrivals from "
+        "locking onto the moments the buffer is full"
+        if c_dt.mean <= LOSS_CV_MAX
+        else "drop-tail concentrates loss on some flows"
+    )
+    u_red, u_dt = estimate(red, "utilization"), estimate(dt, "utilization")
+    d_red, d_dt = estimate(red, "drop_fraction"), estimate(dt, "drop_fraction")
+    ok_val = abs(d_red.mean - REFERENCE_DROP_FRACTION) <= REFERENCE_TOLERANCE
+    return [
         Claim.judged(
-            ok,
+            over_red.mean == 0 and e_red.mean > 0,
             f"RED dropped {over_red.mean:.0f} packets over its limit after the warm-up and made "
             f"{_pct(e_red)} of its drops early: its average did not hold the queue below the buffer.",
             id="red-drops-early-not-on-overflow",
@@ -174,19 +125,14 @@ def _claims(
             paper="FJ93 §4: RED drops early and spaced while min_th <= avg < max_th, forced when avg >= max_th; "
             "the average holds the queue far below the buffer limit",
             measured=f"RED: {_pct(e_red)} of drops early (analytic maximum for this overload {bound:.1%}), "
-            f"{forced.fmt('.0f')} forced, {over_red.fmt('.0f')} over the limit after the warm-up "
-            f"({over_all.fmt('.0f')} in the start-up transient, while the slow average, w_q = 0.002, "
-            f"still lags the queue); drop-tail: {_pct(e_dt)} early, {_pct(over_dt)} of its "
+            f"{estimate(red, 'drops_forced').fmt('.0f')} forced, {over_red.fmt('.0f')} over the limit after the "
+            f"warm-up ({estimate(red, 'drops_overlimit').fmt('.0f')} in the start-up transient, while the slow "
+            f"average, w_q = 0.002, still lags the queue); drop-tail: {_pct(e_dt)} early, {_pct(over_dt)} of its "
             f"{estimate(dt, 'drops').fmt('.0f')} drops over the limit",
             tolerance=f"RED overlimit drops after {WARMUP_S:g} s = 0 and RED early share > 0",
-        )
-    )
-
-    a_red, b_dt = estimate(red, "red_avg_mean"), estimate(dt, "backlog_mean_pkts")
-    ok = min_th <= a_red.mean <= max_th
-    claims.append(
+        ),
         Claim.judged(
-            ok,
+            min_th <= a_red.mean <= max_th,
             f"the time-average of red_avg is {a_red.mean:.2f}, outside [{min_th:g}, {max_th:g}]: the offered "
             "load of unresponsive CBR sources pushes the average where the early-drop rate matches the "
             "excess load, which need not lie between the thresholds.",
@@ -197,21 +143,9 @@ def _claims(
             f"backlog {b_dt.fmt('.1f', unit=' pkts')} "
             f"({'outside' if not min_th <= b_dt.mean <= max_th else 'inside'} [{min_th:g}, {max_th:g}])",
             tolerance=f"RED mean in [{min_th:g}, {max_th:g}] pkts",
-        )
-    )
-
-    c_red, c_dt = estimate(red, "loss_cv"), estimate(dt, "loss_cv")
-    ok = c_red.mean <= LOSS_CV_MAX
-    dt_range = f"per-flow loss {min(r['loss_min'] for r in dt):.1%} to {max(r['loss_max'] for r in dt):.1%}"
-    dt_note = (
-        "drop-tail spreads loss as evenly here: the jittered start phases keep CBR arrivals from "
-        "locking onto the moments the buffer is full"
-        if c_dt.mean <= LOSS_CV_MAX
-        else "drop-tail concentrates loss on some flows"
-    )
-    claims.append(
+        ),
         Claim.judged(
-            ok,
+            c_red.mean <= LOSS_CV_MAX,
             f"the CV at RED is {c_red.mean:.3f} > {LOSS_CV_MAX}: with CBR sources of one period, arrival "
             "phases repeat and some flows meet the high-probability moments more often.",
             id="red-fair-loss",
@@ -221,14 +155,9 @@ def _claims(
             measured=f"CV of per-flow loss: RED {c_red.fmt('.3f')}; drop-tail {c_dt.fmt('.3f')} ({dt_range}): "
             f"{dt_note}",
             tolerance=f"RED CV ≤ {LOSS_CV_MAX}",
-        )
-    )
-
-    u_red, u_dt = estimate(red, "utilization"), estimate(dt, "utilization")
-    ok = u_red.mean >= UTILIZATION_MIN and u_dt.mean >= UTILIZATION_MIN
-    claims.append(
+        ),
         Claim.judged(
-            ok,
+            u_red.mean >= UTILIZATION_MIN and u_dt.mean >= UTILIZATION_MIN,
             f"utilization RED {u_red.mean:.4f}, drop-tail {u_dt.mean:.4f}: the queue emptied at times, "
             "either from the sources' start-up or because early drops over-reacted.",
             id="red-utilization",
@@ -236,12 +165,7 @@ def _claims(
             paper="FJ93: RED keeps utilization high while keeping the average queue small",
             measured=f"utilization RED {u_red.fmt('.4f')}; drop-tail {u_dt.fmt('.4f')}",
             tolerance=f"≥ {UTILIZATION_MIN} for both queues",
-        )
-    )
-
-    d_red, d_dt = estimate(red, "drop_fraction"), estimate(dt, "drop_fraction")
-    ok_val = abs(d_red.mean - REFERENCE_DROP_FRACTION) <= REFERENCE_TOLERANCE
-    claims.append(
+        ),
         Claim.judged(
             ok_val,
             f"RED drops {d_red.mean:.1%} of arrivals, {abs(d_red.mean - REFERENCE_DROP_FRACTION) * 100:.1f} "
@@ -256,9 +180,8 @@ def _claims(
             "ns-3 3.44 112,831)",
             measured=f"RED {_pct(d_red)}; drop-tail {_pct(d_dt)}",
             tolerance=f"±{REFERENCE_TOLERANCE * 100:.0f} percentage points (full runs only)",
-        )
-    )
-    return claims
+        ),
+    ]
 
 
 def _figures(
@@ -269,69 +192,53 @@ def _figures(
     thresholds: tuple[float, float],
     limit: float,
 ) -> list[Figure]:
-    out = []
-    fig = figures.new_figure(8.0, 5.5)
-    ax1, ax2 = fig.subplots(2, 1, sharex=True)
+    fig, (ax1, ax2) = figures.new_axes(8.0, 5.5, 2, 1, sharex=True)
     r, d = series["red"], series["droptail"]
     ax1.plot(r["t_s"], r["backlog_pkts"], color="0.7", lw=0.6, label="instantaneous backlog")
     ax1.plot(r["t_s"], r["red_avg"], color="C0", lw=1.4, label="red_avg")
     for th, name in zip(thresholds, ("min_th", "max_th"), strict=False):
         ax1.axhline(th, color="C3", ls="--", lw=0.8)
         ax1.annotate(name, (0, th), xytext=(2, 2), textcoords="offset points", color="C3", fontsize=8)
-    top = (
-        max(
-            limit if math.isfinite(limit) else 0.0, max(r.get("backlog_pkts", [0.0])), max(d.get("backlog_pkts", [0.0]))
-        )
-        * 1.1
+    top = 1.1 * max(
+        limit if math.isfinite(limit) else 0.0, *r.get("backlog_pkts", [0.0]), *d.get("backlog_pkts", [0.0])
     )
-    ax1.set_ylim(0, top)
-    ax1.set_ylabel("packets")
+    for ax in (ax1, ax2):
+        ax.set_ylim(0, top)
+        ax.set_ylabel("packets")
     ax1.set_title("RED bottleneck (seed 1)")
     ax1.legend(loc="upper right", fontsize=8)
     ax2.plot(d["t_s"], d["backlog_pkts"], color="C1", lw=0.6, label="instantaneous backlog")
     ax2.axhline(limit, color="C3", ls="--", lw=0.8)
     ax2.annotate("limit", (0, limit), xytext=(2, -10), textcoords="offset points", color="C3", fontsize=8)
-    ax2.set_ylim(0, top)
-    ax2.set_ylabel("packets")
     ax2.set_xlabel("time (s)")
     ax2.set_title("drop-tail bottleneck (seed 1)")
     ax2.legend(loc="lower right", fontsize=8)
-    figures.save(fig, ctx.figure_path("queue_over_time.png"))
-    out.append(
-        Figure(
-            "queue_over_time.png",
-            "Bottleneck queue over time: RED's average and backlog against "
-            "its thresholds (top); the drop-tail backlog at its limit (bottom).",
-        )
+    queue = ctx.figure(
+        fig,
+        "queue_over_time.png",
+        "Bottleneck queue over time: RED's average and backlog against "
+        "its thresholds (top); the drop-tail backlog at its limit (bottom).",
     )
 
-    fig = figures.new_figure(9.0, 4.0)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(9.0, 4.0)
     names = list(loss["red"])
     xs = list(range(len(names)))
-    ax.bar([x - 0.2 for x in xs], [loss["red"][n] * 100 for n in names], width=0.4, label="RED", color="C0")
-    ax.bar(
-        [x + 0.2 for x in xs],
-        [loss["droptail"].get(n, math.nan) * 100 for n in names],
-        width=0.4,
-        label="drop-tail",
-        color="C1",
-    )
+    for v, dx, label, color in (("red", -0.2, "RED", "C0"), ("droptail", 0.2, "drop-tail", "C1")):
+        ax.bar(
+            [x + dx for x in xs], [loss[v].get(n, math.nan) * 100 for n in names], width=0.4, label=label, color=color
+        )
     ax.set_xticks(xs, [n.rsplit(".", 1)[-1] for n in names], fontsize=6)
     ax.set_xlabel("flow (cbr.N)")
     ax.set_ylabel("loss rate (%)")
     ax.set_ylim(0, 115)
     ax.legend(fontsize=8, ncol=2, loc="upper right")
     ax.set_title("Per-flow loss rate (mean over seeds)")
-    figures.save(fig, ctx.figure_path("flow_loss.png"))
-    out.append(Figure("flow_loss.png", "Per-flow loss rates at the bottleneck, RED against drop-tail."))
+    flow_loss = ctx.figure(fig, "flow_loss.png", "Per-flow loss rates at the bottleneck, RED against drop-tail.")
 
-    fig = figures.new_figure(6.0, 4.0)
-    ax = fig.subplots()
-    kinds = ["drops_early_random", "drops_forced", "drops_overlimit"]
+    fig, ax = figures.new_axes(6.0, 4.0)
     variants = list(reasons)
     bottom = [0.0] * len(variants)
-    for i, k in enumerate(kinds):
+    for i, k in enumerate(DROP_KINDS):
         vals = [reasons[v][k] for v in variants]
         ax.bar(variants, vals, bottom=bottom, label=k.removeprefix("drops_"), color=f"C{i + 2}")
         bottom = [b + v for b, v in zip(bottom, vals, strict=False)]
@@ -339,9 +246,8 @@ def _figures(
     ax.set_ylim(0, max([*bottom, 1.0]) * 1.3)
     ax.legend(fontsize=8, ncol=3, loc="upper center")
     ax.set_title("Bottleneck drops by reason")
-    figures.save(fig, ctx.figure_path("drops_by_reason.png"))
-    out.append(Figure("drops_by_reason.png", "Bottleneck drops by reason: early, forced and over the limit."))
-    return out
+    drops = ctx.figure(fig, "drops_by_reason.png", "Bottleneck drops by reason: early, forced and over the limit.")
+    return [queue, flow_loss, drops]
 
 
 def _series(res: Result, queue: str) -> dict[str, list[float]]:
@@ -382,10 +288,7 @@ def reproduce(ctx: Context) -> Outcome:
         v: {n: sum(r["flow_loss"].get(n, math.nan) for r in runs) / len(runs) for n in runs[0]["flow_loss"]}
         for v, runs in measures.items()
     }
-    reasons = {
-        v: {k: sum(r[k] for r in runs) / len(runs) for k in ("drops_early_random", "drops_forced", "drops_overlimit")}
-        for v, runs in measures.items()
-    }
+    reasons = {v: {k: sum(r[k] for r in runs) / len(runs) for k in DROP_KINDS} for v, runs in measures.items()}
     claims = _claims(measures, thresholds, float(red_q.get("max_p", 0.1)), ctx.quick)
     figs = _figures(ctx, series, loss, reasons, thresholds, limit)
 
@@ -407,10 +310,9 @@ def reproduce(ctx: Context) -> Outcome:
     echo = scenarios["red"].echo
     topo = echo["topology"]
     traffic = echo.get("traffic", [{}])[0]
-    setup = "\n".join(
+    setup = md_table(
+        "| | RED variant | drop-tail variant |",
         [
-            "| | RED variant | drop-tail variant |",
-            "|---|---|---|",
             f"| scenario | `scenarios/{VARIANTS['red']}` | `scenarios/{VARIANTS['droptail']}` |",
             f"| sources | {topo.get('sources')} × CBR {traffic.get('rate', '?')} of {traffic.get('size', '?')} "
             f"(start jitter {traffic.get('start_jitter', '0s')}) | same |",
@@ -421,23 +323,12 @@ def reproduce(ctx: Context) -> Outcome:
             f"FIFO limit {dt_limit} |",
             f"| simulated time | {duration} per run | same |",
             f"| seeds | {', '.join(map(str, ctx.seeds))} | same |",
-        ]
+        ],
     )
-    interpretations = "\n".join(
-        [
-            f"- **Warm-up.** Averages over time start at {WARMUP_S:g} s, so the first fill of the queue "
-            "(RED's average rises with time constant 1/w_q = 500 arrivals) does not count.",
-            "- **Time average.** `red_avg` and `backlog_pkts` are sampled at a fixed interval "
-            "(`metrics.series_interval`, 100 ms by default); the mean of the samples is the time average.",
-            "- **Loss spread.** Coefficient of variation = population standard deviation / mean of the "
-            "per-flow loss rates `dropped_pkts / sent_pkts` over the whole run.",
-            "- **Utilization** is the bottleneck link's busy-time fraction over the run, as the simulator reports it.",
-            "- **Replications.** A claim holds when the mean over seeds is within the tolerance; the 95% "
-            "confidence interval (Student t) is shown beside it and is absent for one seed.",
-            "- **Reference drop fraction.** 40 × 1 Mb/s into 25 Mb/s leaves 37.5% to drop; the bare loop and "
-            "ns-3 3.44 drop 112,523 and 112,831 of about 300k arrivals in 60 s. Checked on full runs only.",
-            "- **Tolerances** were fixed in `python/qoslab/reproduce/examples.py` before any run and are not tuned.",
-        ]
+    interpretations = (
+        f"Time averages (`red_avg`, `backlog_pkts`) are the means of the samples (every `metrics.series_interval`) "
+        f"from {WARMUP_S:g} s on, after the queue's first fill. Loss spread: the CV (population standard deviation "
+        "/ mean) of the per-flow `dropped_pkts / sent_pkts`. Utilization: the bottleneck's busy-time fraction."
     )
     return Outcome(
         claims=claims, data=data, sections=[("Setup", setup), ("Interpretations", interpretations)], figures=figs

@@ -1,22 +1,16 @@
-"""The judged cells shown as the paper prints its tables: one grid per table (the paper's rows ×
-its columns), each cell the paper's number, qoslab's mean ± the half-width of its 95 %
-interval, and the verdict; the differing cells with their causes below.
-
-One rendering for ``report.md`` (:func:`.framework.render_report`), the generated parts of
-``docs/reproductions/<folder>.md`` (:mod:`.docs`) and, through :func:`grid` and
-:func:`value_text`, the HTML report (:mod:`qoslab.report`). The tables' titles and the causes'
-rerun commands come from the paper data, or from ``results.json``'s ``fidelity`` (what
-:func:`fidelity_json` writes) when only a result folder is at hand.
-"""
+"""The judged cells as the paper prints its tables, for ``report.md``, the generated docs
+(:mod:`.docs`) and the HTML report (:mod:`qoslab.report`, from ``results.json``'s ``fidelity``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ReproductionError
-from .cells import Cause, Cell, PaperData, PaperTable, Score, decimals_of
+from .cells import Cell, Score
+from .paper import Cause, PaperData, PaperTable, decimals_of
 
 #: The sentence that says how to read a cell, in every rendering.
 LEGEND = (
@@ -32,22 +26,8 @@ def fidelity_json(paper: PaperData) -> dict[str, Any]:
     """What ``results.json`` keeps of the paper data for the reports: tables and causes."""
     return {
         "paper_data": paper.name,
-        "tables": [
-            {
-                "id": t.id,
-                "title": t.title,
-                "section": t.section,
-                "quick": t.quick,
-                "tolerance": t.tolerance,
-                "tolerance_reason": t.tolerance_reason,
-                "not_run_reason": t.not_run_reason,
-            }
-            for t in paper.tables
-        ],
-        "causes": [
-            {"table": c.table, "rows": list(c.rows), "columns": list(c.columns), "text": c.text, "run": c.run}
-            for c in paper.causes
-        ],
+        "tables": [dataclasses.asdict(t) for t in paper.tables],
+        "causes": [dataclasses.asdict(c) for c in paper.causes],
     }
 
 
@@ -55,18 +35,14 @@ def from_json(doc: Mapping[str, Any]) -> tuple[list[PaperTable], list[Cause]]:
     """The tables and causes of a ``results.json``'s ``fidelity`` (see :func:`fidelity_json`)."""
     try:
         tables = [PaperTable(**t) for t in doc["tables"]]
-        causes = [
-            Cause(table=c["table"], rows=tuple(c["rows"]), columns=tuple(c["columns"]), text=c["text"], run=c["run"])
-            for c in doc["causes"]
-        ]
+        causes = [Cause(c["table"], tuple(c["rows"]), tuple(c["columns"]), c["text"], c["run"]) for c in doc["causes"]]
     except (KeyError, TypeError) as e:
         raise ReproductionError(f"results.json: fidelity: malformed ({e}); rerun the reproduction") from None
     return tables, causes
 
 
 def grid(cells: Sequence[Cell]) -> tuple[list[str], list[str], dict[tuple[str, str], Cell]]:
-    """One table's cells as the paper lays them out: its rows and columns in the order they
-    first appear, and the cell at each (row, column)."""
+    """One table's rows and columns in the order they first appear, and the cell at each (row, column)."""
     rows = list(dict.fromkeys(c.row for c in cells))
     cols = list(dict.fromkeys(c.column for c in cells))
     return rows, cols, {(c.row, c.column): c for c in cells}
@@ -79,8 +55,7 @@ def by_table(cells: Sequence[Cell], tables: Sequence[PaperTable]) -> list[tuple[
 
 def digits(c: Cell) -> int:
     """The decimals qoslab's numbers of a cell are shown with: one more than the paper prints
-    (``72.5`` -> 2), or 4 significant digits of qoslab's mean when the paper's number is lost
-    or not a plain number."""
+    (``72.5`` -> 2), or 4 significant digits when the paper's number is not a plain number."""
     value = c.paper.split(" ± ")[0].removesuffix(" (input)")
     try:
         return decimals_of(value) + 1
@@ -111,15 +86,13 @@ def interval_text(c: Cell) -> str:
 
 
 def counts_text(score: Score) -> str:
-    """A table's verdicts in a few words: ``3 of 5 agree, 1 differs, 1 uncertain (score 0.60); 1 lost``."""
-    if score.compared:
-        v = score.value
-        head = (
-            f"{score.agrees} of {score.compared} agree, {score.differs} differ, {score.uncertain} uncertain "
-            f"(score {v:.2f})"
-        )
-    else:
-        head = "no cell compared"
+    """A table's verdicts in a few words: ``3 of 5 agree, 1 differ, 1 uncertain (score 0.60); 1 lost``."""
+    head = (
+        f"{score.agrees} of {score.compared} agree, {score.differs} differ, {score.uncertain} uncertain "
+        f"(score {score.value:.2f})"
+        if score.value is not None
+        else "no cell compared"
+    )
     rest = [(score.not_run, "not run"), (score.lost, "lost"), (score.input, "inputs (set-up values, not judged)")]
     extra = ", ".join(f"{n} {w}" for n, w in rest if n)
     return f"{head}; {extra}" if extra else head
@@ -131,8 +104,7 @@ def not_run_reasons(cells: Sequence[Cell]) -> list[tuple[str, str]]:
     out = []
     for reason in dict.fromkeys(c.cause for c in nr):
         these = [c for c in nr if c.cause == reason]
-        which = "" if len(these) == len(nr) else "; ".join(f"{c.row}, {c.column}" for c in these)
-        out.append((reason, which))
+        out.append((reason, "" if len(these) == len(nr) else "; ".join(f"{c.row}, {c.column}" for c in these)))
     return out
 
 
@@ -141,23 +113,23 @@ def md_cell(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
-def md_table(head: str, rows: Iterable[str] = (), intro: str = "", *, rule: str = "") -> str:
-    """A report's Markdown table: ``intro`` and a blank line (when given), the header row
-    ``head`` (``| a | b |``), its rule (``|---|`` per column unless ``rule`` aligns them), then
-    the ``rows``, one a line. Every reproduction's tables are built here, the same way."""
+def md_table(head: str | Sequence[str], rows: Iterable[str] = (), intro: str = "", *, rule: str = "") -> str:
+    """A report's Markdown table: ``intro`` and a blank line (when given), the header row ``head``
+    (``| a | b |``, or its cells), its rule (``|---|`` per column unless ``rule`` aligns them), the ``rows``."""
+    head = head if isinstance(head, str) else f"| {' | '.join(head)} |"
     return "\n".join([*([intro, ""] if intro else []), head, rule or "|---" * (head.count("|") - 1) + "|", *rows])
 
 
 def _md_cell(c: Cell | None) -> str:
     if c is None:
         return ""
-    verdict = f"**{c.verdict}**" if c.verdict == "differs" else c.verdict
     if c.verdict == "lost":
         return f"lost · {value_text(c)}" if c.qoslab is not None else "lost"
     if c.verdict == "not run":
         return f"{md_cell(c.paper)} · not run"
     if c.verdict == "input":
         return md_cell(c.paper)
+    verdict = f"**{c.verdict}**" if c.verdict == "differs" else c.verdict
     return f"{md_cell(c.paper)} · {value_text(c)} · {verdict}"
 
 
@@ -180,22 +152,18 @@ def score_text(score: Score | None) -> str:
 
 
 def markdown(cells: Sequence[Cell], tables: Sequence[PaperTable], causes: Sequence[Cause], *, level: int = 3) -> str:
-    """The score, one grid per table and the differing cells with their causes, as Markdown
-    (headings at ``level``)."""
+    """The score, a grid per table and the differing cells with their causes, as Markdown (headings at ``level``)."""
     h = "#" * level
     out = [score_text(Score.of(cells)), "", LEGEND]
     for t, tc in by_table(cells, tables):
         rows, cols, at = grid(tc)
-        title = f"{h} {t.id}: {t.title} ({t.section})"
-        out += ["", title, ""]
         note = [unit_note(tc), counts_text(Score.of(tc))]
         if t.tolerance is not None:
             note.append(f"tolerance ±{t.tolerance:g} for every cell: {t.tolerance_reason}")
-        out += ["; ".join(note) + ".", ""]
+        out += ["", f"{h} {t.id}: {t.title} ({t.section})", "", "; ".join(note) + ".", ""]
         out.append("| | " + " | ".join(md_cell(c) for c in cols) + " |")
         out.append("|---" * (len(cols) + 1) + "|")
-        for r in rows:
-            out.append(f"| {md_cell(r)} | " + " | ".join(_md_cell(at.get((r, c))) for c in cols) + " |")
+        out += [f"| {md_cell(r)} | " + " | ".join(_md_cell(at.get((r, c))) for c in cols) + " |" for r in rows]
         for reason, which in not_run_reasons(tc):
             out += ["", f"Not run{' (' + md_cell(which) + ')' if which else ''}: {md_cell(reason.rstrip('.'))}."]
     differing = [c for c in cells if c.verdict == "differs"]
@@ -206,28 +174,11 @@ def markdown(cells: Sequence[Cell], tables: Sequence[PaperTable], causes: Sequen
     for c in differing:
         run = runs.get(c.cause)
         why = f"{md_cell(c.cause)} (rerun: `{run}`)" if run else md_cell(c.cause)
+        where = f"- {md_cell(c.table)}, {md_cell(c.row)}, {md_cell(c.column)}:"
         out.append(
-            f"- {md_cell(c.table)}, {md_cell(c.row)}, {md_cell(c.column)}: "
-            f"paper {md_cell(c.paper)} {md_cell(c.unit)}, qoslab "
-            f"{interval_text(c)}, tolerance {c.tolerance:g}: {why}"
+            f"{where} paper {md_cell(c.paper)} {md_cell(c.unit)}, qoslab {interval_text(c)}, "
+            f"tolerance {c.tolerance:g}: {why}"
             if c.tolerance is not None
-            else f"- {md_cell(c.table)}, {md_cell(c.row)}, {md_cell(c.column)}: {why}"
+            else f"{where} {why}"
         )
     return "\n".join(out).rstrip() + "\n"
-
-
-__all__ = [
-    "LEGEND",
-    "by_table",
-    "counts_text",
-    "digits",
-    "fidelity_json",
-    "from_json",
-    "grid",
-    "interval_text",
-    "markdown",
-    "not_run_reasons",
-    "score_text",
-    "unit_note",
-    "value_text",
-]

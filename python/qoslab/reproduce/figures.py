@@ -1,9 +1,5 @@
-"""Deterministic PNG figures for reports (matplotlib, Agg, no pyplot state).
-
-Same data, same pinned matplotlib, same bytes: a fixed size and DPI, the
-bundled DejaVu fonts, and no ``Software`` metadata (the only variable
-field matplotlib would write in a PNG).
-"""
+"""Deterministic PNG figures for reports (matplotlib, Agg, no pyplot state): a fixed size and DPI,
+the bundled DejaVu fonts and no ``Software`` metadata, so the same data give the same bytes."""
 
 from __future__ import annotations
 
@@ -21,6 +17,12 @@ def new_figure(width: float = 8.0, height: float = 4.5, **kwargs: Any) -> Any:
     fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained", **kwargs)
     FigureCanvasAgg(fig)
     return fig
+
+
+def new_axes(width: float, height: float, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """A :func:`new_figure` and its axes, ``fig.subplots(*args, **kwargs)``."""
+    fig = new_figure(width, height)
+    return fig, fig.subplots(*args, **kwargs)
 
 
 def save(fig: Any, path: Path) -> Path:

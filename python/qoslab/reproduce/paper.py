@@ -1,23 +1,5 @@
-"""A paper's printed numbers as data: ``paperdata/<folder>/`` read, checked and typed.
-
-A paper reproduction ships its paper's numbers in ``paperdata/<folder>/``
-(``<folder>`` as ``OUT/<folder>/``, e.g. ``tcp_cac``):
-
-- ``cells.csv``: one row per number, columns :data:`PAPER_COLUMNS`; the
-  value is kept as the string the paper prints (``72.5``, ``0.24``,
-  ``1,800``) so that its last printed digit is known; ``status`` is
-  ``printed``, ``stated``, ``lost`` or ``input`` (:data:`STATUSES`);
-- ``tables.toml``: one ``[[table]]`` per table id of ``cells.csv``: title,
-  section, ``quick`` (judged in quick runs), an optional explicit
-  ``tolerance`` with its ``tolerance_reason``, and ``not_run_reason``;
-- ``causes.toml`` (optional): the controlled runs that explain differing cells.
-
-:func:`load_paper` reads and checks the three files (bounded reads; a
-malformed file is a :class:`~qoslab.errors.ReproductionError` naming the
-file, line and field). The printed-number helpers (:func:`printed_tolerance`,
-:func:`last_digit_unit`, :func:`decimals_of`) read a value as printed. The
-verdict rule that judges these numbers is in :mod:`.cells`.
-"""
+"""A paper's printed numbers as data: ``paperdata/<folder>/`` read (bounded), checked (a malformed
+file refused naming its line and field) and typed; the format: docs/reproductions/README.md."""
 
 from __future__ import annotations
 
@@ -188,27 +170,27 @@ def _decimal(text: str) -> Decimal:
         raise ValueError(text) from None
 
 
+def _exponent(d: Decimal) -> int:
+    exp = d.as_tuple().exponent
+    assert isinstance(exp, int)  # finite: the pattern admits no NaN or infinity
+    return exp
+
+
 def last_digit_unit(printed: str) -> float:
     """One unit of the last printed digit: ``72.5`` -> 0.1, ``93`` and ``1,800`` -> 1, ``0.24`` -> 0.01."""
-    exp = _decimal(printed).as_tuple().exponent
-    assert isinstance(exp, int)  # finite: the pattern admits no NaN or infinity
-    return float(Decimal(1).scaleb(exp))
+    return float(Decimal(1).scaleb(_exponent(_decimal(printed))))
 
 
 def printed_tolerance(printed: str) -> float:
     """The rule's tolerance of a printed value with no ``±``: ``max(10 % of |value|, one unit
     of its last printed digit)``, computed in decimal so that ``72.5`` gives exactly 7.25."""
     d = _decimal(printed)
-    exp = d.as_tuple().exponent
-    assert isinstance(exp, int)
-    return float(max(abs(d) / 10, Decimal(1).scaleb(exp)))
+    return float(max(abs(d) / 10, Decimal(1).scaleb(_exponent(d))))
 
 
 def decimals_of(printed: str) -> int:
     """The number of decimals a printed value shows (``72.5`` -> 1, ``1,800`` -> 0)."""
-    exp = _decimal(printed).as_tuple().exponent
-    assert isinstance(exp, int)
-    return max(0, -exp)
+    return max(0, -_exponent(_decimal(printed)))
 
 
 def csv_rows(path: Path, text: str, header: Sequence[str]) -> Iterable[tuple[int, dict[str, str]]]:
@@ -265,9 +247,7 @@ def _paper_cells(path: Path) -> list[PaperCell]:
                     "(say what is readable in note)"
                 )
         else:
-            for name in ("value", "pm"):
-                if not r[name] and name == "pm":
-                    continue
+            for name in ("value", "pm") if r["pm"] else ("value",):
                 try:
                     d = _decimal(r[name])
                 except ValueError:
@@ -290,43 +270,33 @@ def _paper_cells(path: Path) -> list[PaperCell]:
     return cells
 
 
-def _toml(path: Path, *, required: bool) -> tuple[dict[str, Any], str] | None:
+def _entries(path: Path, header: str, keys: Sequence[str], *, required: bool) -> list[tuple[str, dict[str, Any]]]:
+    """The ``[[header]]`` entries of a TOML file as (where, entry), checked for unknown keys
+    (none when the file is absent and not ``required``)."""
     text = read_text_bounded(path, required=required)
     if text is None:
-        return None
+        return []
     try:
-        return tomllib.loads(text), text
-    except tomllib.TOMLDecodeError as e:
-        m = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
         if m is None:
-            raise ReproductionError(f"{path}: not TOML: {e}") from None
-        what = str(e)[: m.start()].strip()
+            raise ReproductionError(f"{path}: not TOML: {err}") from None
+        what = str(err)[: m.start()].strip()
         raise ReproductionError(f"{path}:{m.group(1)}: not TOML: {what} (column {m.group(2)})") from None
-
-
-def _entry_lines(text: str, header: str) -> list[int]:
-    """The line of each ``[[header]]`` in ``text``, in order (tomllib keeps no positions)."""
-    pat = re.compile(rf"^\s*\[\[\s*{re.escape(header)}\s*\]\]")
-    return [i + 1 for i, ln in enumerate(text.splitlines()) if pat.match(ln)]
-
-
-def _entries(
-    path: Path, doc: dict[str, Any], text: str, header: str, keys: Sequence[str]
-) -> list[tuple[str, dict[str, Any]]]:
-    """The ``[[header]]`` entries as (where, entry), checked for unknown keys."""
-    unknown = sorted(set(doc) - {header})
-    if unknown:
+    if unknown := sorted(set(doc) - {header}):
         raise ReproductionError(f"{path}: {unknown[0]}: unknown key; allowed: [[{header}]] entries only")
     items = doc.get(header, [])
     if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
         raise ReproductionError(f"{path}: {header}: not an array of tables; allowed: [[{header}]] entries")
-    lines = _entry_lines(text, header)
+    # The line of each ``[[header]]``, in order (tomllib keeps no positions).
+    pat = re.compile(rf"^\s*\[\[\s*{re.escape(header)}\s*\]\]")
+    lines = [i + 1 for i, ln in enumerate(text.splitlines()) if pat.match(ln)]
     out = []
     for i, e in enumerate(items):
         where = f"{path}:{lines[i]}" if i < len(lines) else f"{path}: {header}[{i}]"
-        for k in e:
-            if k not in keys:
-                raise ReproductionError(f"{where}: {k}: unknown field; allowed: {', '.join(keys)}")
+        if unknown := [k for k in e if k not in keys]:
+            raise ReproductionError(f"{where}: {unknown[0]}: unknown field; allowed: {', '.join(keys)}")
         out.append((where, e))
     return out
 
@@ -341,11 +311,9 @@ def _text(where: str, e: Mapping[str, Any], k: str, *, required: bool = True) ->
 
 
 def _tables(path: Path, used: Sequence[str]) -> list[PaperTable]:
-    got = _toml(path, required=True)
-    assert got is not None
     tables: list[PaperTable] = []
     seen: dict[str, str] = {}
-    for where, e in _entries(path, *got, "table", _TABLE_KEYS):
+    for where, e in _entries(path, "table", _TABLE_KEYS, required=True):
         tid = _text(where, e, "id")
         if tid in seen:
             raise ReproductionError(f"{where}: id: {tid!r} already at {seen[tid]}; allowed: each table once")
@@ -364,37 +332,21 @@ def _tables(path: Path, used: Sequence[str]) -> list[PaperTable]:
         if reason and tol is None:
             raise ReproductionError(f"{where}: tolerance_reason without tolerance; allowed: both or neither")
         not_run = _text(where, e, "not_run_reason", required=not quick)
-        tables.append(
-            PaperTable(
-                id=tid,
-                title=_text(where, e, "title"),
-                section=_text(where, e, "section"),
-                quick=quick,
-                tolerance=tol,
-                tolerance_reason=reason,
-                not_run_reason=not_run,
-            )
-        )
-    missing = [t for t in dict.fromkeys(used) if t not in seen]
-    if missing:
+        title, section = _text(where, e, "title"), _text(where, e, "section")
+        tables.append(PaperTable(tid, title, section, quick, tol, reason, not_run))
+    if missing := [t for t in dict.fromkeys(used) if t not in seen]:
         raise ReproductionError(f"{path}: table {missing[0]!r} of cells.csv has no [[table]] entry")
-    unused = [t for t in seen if t not in set(used)]
-    if unused:
+    if unused := [t for t in seen if t not in set(used)]:
         raise ReproductionError(f"{seen[unused[0]]}: id: {unused[0]!r} has no cells in cells.csv")
     return tables
 
 
 def _causes(path: Path, cells: Sequence[PaperCell]) -> list[Cause]:
-    got = _toml(path, required=False)
-    if got is None:
-        return []
-    rows: dict[str, set[str]] = {}
-    cols: dict[str, set[str]] = {}
-    for c in cells:
-        rows.setdefault(c.table, set()).add(c.row)
-        cols.setdefault(c.table, set()).add(c.column)
+    tables = dict.fromkeys(c.table for c in cells)
+    rows = {t: {c.row for c in cells if c.table == t} for t in tables}
+    cols = {t: {c.column for c in cells if c.table == t} for t in tables}
     causes = []
-    for where, e in _entries(path, *got, "cause", _CAUSE_KEYS):
+    for where, e in _entries(path, "cause", _CAUSE_KEYS, required=False):
         table = _text(where, e, "table")
         if table not in rows:
             raise ReproductionError(f"{where}: table: {table!r} has no cells; allowed: {', '.join(rows)}")
@@ -403,21 +355,12 @@ def _causes(path: Path, cells: Sequence[PaperCell]) -> list[Cause]:
             v = e.get(k)
             if not isinstance(v, list) or not v or not all(isinstance(x, str) and x for x in v):
                 raise ReproductionError(f'{where}: {k}: {v!r}; allowed: a non-empty list of keys, or ["*"]')
-            bad = [x for x in v if x != "*" and x not in known]
-            if bad:
+            if bad := [x for x in v if x != "*" and x not in known]:
                 raise ReproductionError(
                     f"{where}: {k}: {bad[0]!r} is not a {k[:-1]} of {table}; allowed: {', '.join(sorted(known))}, *"
                 )
             picked[k] = tuple(v)
-        causes.append(
-            Cause(
-                table=table,
-                rows=picked["rows"],
-                columns=picked["columns"],
-                text=_text(where, e, "text"),
-                run=_text(where, e, "run"),
-            )
-        )
+        causes.append(Cause(table, picked["rows"], picked["columns"], _text(where, e, "text"), _text(where, e, "run")))
     return causes
 
 
@@ -431,25 +374,3 @@ def load_paper(folder: str | os.PathLike[str]) -> PaperData:
     tables = _tables(path / "tables.toml", [c.table for c in cells])
     causes = _causes(path / "causes.toml", cells)
     return PaperData(name=path.name, path=path, cells=tuple(cells), tables=tuple(tables), causes=tuple(causes))
-
-
-__all__ = [
-    "MAX_FIELD_CHARS",
-    "MAX_FILE_BYTES",
-    "MAX_ROWS",
-    "PAPER_COLUMNS",
-    "STATUSES",
-    "Cause",
-    "Key",
-    "PaperCell",
-    "PaperData",
-    "PaperTable",
-    "csv_rows",
-    "decimals_of",
-    "last_digit_unit",
-    "load_paper",
-    "paper_dir",
-    "paperdata_root",
-    "printed_tolerance",
-    "read_text_bounded",
-]

@@ -1,14 +1,14 @@
-"""Helpers of the per-paper reductions (each run reduced to the paper's cells it feeds):
-which tables a run measures, and a :class:`~.cells.Measured` cell from per-seed values.
-Used by the ``mace`` and ``tcp-cac`` reproductions."""
+"""Helpers of the per-paper reductions (``mace``, ``tcp-cac``): which tables a run measures, and a
+:class:`~.cells.Measured` cell from per-seed values."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
-from .cells import Measured, NotMeasured, PaperData, load_paper, paper_dir
+from .cells import Measured, NotMeasured
 from .framework import Context
+from .paper import PaperData, load_paper, paper_dir
 
 
 def paper_of(ctx: Context, folder: str) -> PaperData:
@@ -17,8 +17,7 @@ def paper_of(ctx: Context, folder: str) -> PaperData:
 
 
 def judged(ctx: Context, folder: str, table: str) -> bool:
-    """Whether this run measures ``table``'s cells: every table in a full run, the tables marked
-    ``quick`` in a quick run."""
+    """Whether this run measures ``table``'s cells: every table in a full run, the ``quick`` ones in a quick run."""
     return not ctx.quick or paper_of(ctx, folder).table(table).quick
 
 

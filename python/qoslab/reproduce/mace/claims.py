@@ -1,6 +1,5 @@
-"""The MACE reproduction's claims (module docstring of :mod:`qoslab.reproduce.mace`
-for the table): each is one function of the runs' measures, with the
-tolerance fixed before any run."""
+"""The MACE reproduction's claims and checks (table: docs/reproductions/mace.md): each one function
+of the runs' measures, with the tolerance fixed before any run."""
 
 from __future__ import annotations
 
@@ -10,29 +9,19 @@ from typing import Any
 
 from ...stats import Estimate
 from ..framework import Claim, Context, pct
-from .params import (
-    ALLOCATION,
-    BATCH_TOLERANCE_PTS,
-    ESTIMATOR_WINDOW_S,
-    RESERVE,
-    S3_DURATION,
-    WARMUP_S,
-)
-from .runs import Departures, Measures, MixedLoss, Scenario1, Table2, batch_prediction
+from .params import ALLOCATION, BATCH_TOLERANCE_PTS, ESTIMATOR_WINDOW_S, RESERVE, S3_DURATION, WARMUP_S
+from .runs import Departures, MixedLoss, Scenario1, Table2, batch_prediction
 
 
-def seed_mean(runs: list[Measures], key: str) -> float:
+def seed_mean(runs: Sequence[Mapping[str, Any]], key: str) -> float:
     """The mean of ``key`` over the seeds' measures."""
     return Estimate.of(r[key] for r in runs).mean
 
 
 def claims(ctx: Context, s1: Scenario1, t2: Table2, dep: Departures, mixed: MixedLoss) -> list[Claim]:
-    """Every claim and check, in the report's order. The MBAC claims need three estimator windows
-    after the warm-up, which both the quick and the full run give. The paper's numbers (Table 2,
-    the losses and shares its text states for Figs. 6-16) are judged as cells (:mod:`.tables`);
-    these claims judge what the text says without a number."""
-    duration_s = float(S3_DURATION[ctx.quick].removesuffix("s"))
-    enough = (duration_s - WARMUP_S[ctx.quick]) >= 3 * ESTIMATOR_WINDOW_S
+    """Every claim and check, in the report's order: what the text says without a number (its
+    numbers are cells). The MBAC claims need three estimator windows after the warm-up."""
+    enough = float(S3_DURATION[ctx.quick].removesuffix("s")) - WARMUP_S[ctx.quick] >= 3 * ESTIMATOR_WINDOW_S
     return [
         _cl_loss_far_below_be(s1, ctx.quick),
         _ssac_admits_floor(t2),
@@ -54,14 +43,12 @@ SHORT_RUN = (
 
 
 def _cl_loss_far_below_be(s1: Scenario1, quick: bool) -> Claim:
-    congested = [ld for ld in s1["loads"] if ld >= 100]
     rows, ok = [], True
-    for ld in congested:
+    for ld in [ld for ld in s1["loads"] if ld >= 100]:
         cl = seed_mean(s1["runs"][f"mace_{ld}"], "loss_cl_group")
         be = seed_mean(s1["runs"][f"mace_{ld}"], "loss_be_group")
         be0 = seed_mean(s1["runs"][f"nomace_{ld}"], "loss_testing")
-        good = cl <= 0.1 * be and be <= 1.5 * be0
-        ok &= good
+        ok &= cl <= 0.1 * be and be <= 1.5 * be0
         rows.append(f"{ld}%: CL {pct(cl)}, BE with MACE {pct(be)}, BE without {pct(be0)}")
     return Claim.judged(
         ok,
@@ -81,11 +68,8 @@ def _cl_loss_far_below_be(s1: Scenario1, quick: bool) -> Claim:
 
 
 def _ssac_admits_floor(t2: Table2) -> Claim:
-    """A check: SSAC's admission arithmetic, qoslab against its own rule (Table 2's SSAC flows are
-    judged as cells)."""
-    single = [m for m in t2 if m != "mixed"]
     rows, ok = [], True
-    for m in single:
+    for m in [m for m in t2 if m != "mixed"]:
         want = math.floor(ALLOCATION[m] / RESERVE[m] + 1e-9)
         got = [r["admitted_max"] for r in t2[m]["ssac"]]
         ok &= all(g == want for g in got)
@@ -103,17 +87,12 @@ def _ssac_admits_floor(t2: Table2) -> Claim:
     )
 
 
-def _mean(runs: Sequence[Mapping[str, Any]], key: str) -> float:
-    """The mean over the seeds' runs of ``key``."""
-    return Estimate.of(float(r[key]) for r in runs).mean
-
-
 def _mbac_beats_ssac(t2: Table2, enough: bool) -> Claim:
     rows, ok = [], True
     for m in t2:
         s, b = t2[m]["ssac"], t2[m]["mbac"]
-        su, bu = _mean(s, "utilization"), _mean(b, "utilization")
-        sa, ba = _mean(s, "alive_mean"), _mean(b, "alive_mean")
+        su, bu = seed_mean(s, "utilization"), seed_mean(b, "utilization")
+        sa, ba = seed_mean(s, "alive_mean"), seed_mean(b, "alive_mean")
         ok &= ba > sa and bu > su
         rows.append(f"{m.upper()} SSAC {pct(su)} / {sa:.1f} flows, MBAC {pct(bu)} / {ba:.1f} flows")
     return Claim.judged(
@@ -153,19 +132,19 @@ def _mbac_cl_service_comparable(t2: Table2, enough: bool) -> Claim:
     rows, ok = [], True
     for m in t2:
         s, b = t2[m]["ssac"], t2[m]["mbac"]
-        ls, lb = _mean(s, "loss_cl_class"), _mean(b, "loss_cl_class")
-        cs, cb = _mean(s, "loss_conn"), _mean(b, "loss_conn")
+        ls, lb = seed_mean(s, "loss_cl_class"), seed_mean(b, "loss_cl_class")
+        cs, cb = seed_mean(s, "loss_conn"), seed_mean(b, "loss_conn")
         good = (lb <= ls + 0.01) if math.isfinite(lb) and math.isfinite(ls) else False
         loss = (
             f"admitted CL packets' loss {pct(ls)} -> {pct(lb)} (the CL port's connections, every packet "
             f"sent, refused flows and packets before recognition included: {pct(cs)} -> {pct(cb)})"
         )
         if m == "mixed":
-            s64, b64 = _mean(s, "share64"), _mean(b, "share64")
+            s64, b64 = seed_mean(s, "share64"), seed_mean(b, "share64")
             good &= b64 >= s64 - 0.05
             rows.append(
                 f"MIXED {loss}, 64 kb/s within 25%: {pct(s64)} -> {pct(b64)}, "
-                f"256 kb/s: {pct(_mean(s, 'share256'))} -> {pct(_mean(b, 'share256'))}"
+                f"256 kb/s: {pct(seed_mean(s, 'share256'))} -> {pct(seed_mean(b, 'share256'))}"
             )
         else:
             rows.append(f"{m.upper()} {loss}")
@@ -194,8 +173,7 @@ def _mbac_departures_batch_admission(dep: Departures) -> Claim:
             if r["lifetime_s"] is None:
                 continue
             want = batch_prediction(none, r["lifetime_s"], w, m)
-            good = abs(r["utilization"] - want) * 100 <= BATCH_TOLERANCE_PTS
-            ok &= good
+            ok &= abs(r["utilization"] - want) * 100 <= BATCH_TOLERANCE_PTS
             parts.append(
                 f"L = {r['lifetime_s']:g} s: {pct(r['utilization'])} ({r['alive_mean']:.1f} flows) against "
                 f"predicted {pct(want)}"
@@ -218,13 +196,11 @@ def _mbac_departures_batch_admission(dep: Departures) -> Claim:
 
 
 def _fig7_mixed_cl_loss_below_be(mixed: MixedLoss, quick: bool) -> Claim:
-    congested = [ld for ld in mixed["loads"] if ld >= 100]
     rows, ok = [], True
-    for ld in congested:
+    for ld in [ld for ld in mixed["loads"] if ld >= 100]:
         runs = mixed["runs"][str(ld)]
         cl, be = seed_mean(runs, "loss_cl_group"), seed_mean(runs, "loss_be_group")
-        good = math.isfinite(cl) and math.isfinite(be) and cl <= 0.1 * be
-        ok &= good
+        ok &= math.isfinite(cl) and math.isfinite(be) and cl <= 0.1 * be
         rows.append(f"{ld}%: CL {pct(cl)} (CL class at the link {pct(seed_mean(runs, 'loss_cl_class'))}), BE {pct(be)}")
     return Claim.judged(
         ok,

@@ -1,25 +1,14 @@
-"""Controlled runs behind Table 2's cells: Table 2's scenarios with one knob changed,
-the cells before and after, judged by the one rule.
+"""Controlled runs behind Table 2's cells: Table 2's runs (full settings, seeds 1..N) with one knob
+changed, the cells before and after, judged by the one rule (usage, readings and results:
+docs/reproductions/mace.md, "Table 2: the set-up checked and the controlled runs").
 
     python -m qoslab.reproduce.mace.controls NAME [--seeds N] [--jobs N] [--models M,...]
                                              [--baseline committed|run] [--out FILE]
     python -m qoslab.reproduce.mace.controls --list
-
-Each control (:data:`CONTROLS`) reruns Table 2's runs (scenarios 3-4, 3100 s, judged after the
-100 s warm-up, seeds 1..N, default 3 as the full reproduction) of the admission schemes it
-concerns, for every source model (or ``--models``), with one change to the scenario. It prints,
-for each Table 2 cell it runs, the paper's number, the cell before (the committed full run's
-``docs/reproductions/data/mace/cells.csv``, the same scenarios and seeds; ``--baseline run``
-reruns it here instead) and after, each with its 95 % interval and verdict, and writes the
-after cells as ``--out`` (a ``cells.csv`` holding Table 2's cells only). The runs are not saved.
-Nothing is tuned: each control's knob and value are fixed here, with the reason for the value.
-docs/reproductions/mace.md records every control's figures; ``paperdata/mace/causes.toml``
-names the one that backs a cause.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,31 +18,29 @@ from typing import Any
 
 from ...errors import ReproductionError
 from ...scenario import Override, Scenario
-from ..cells import Cell, Measured, compare, interval_text, read_cells
-from ..framework import Context, control_context
+from ..cells import Cell, Measured, cells_csv, compare, read_cells
+from ..framework import Context, control_context, control_main, control_md, control_parser
 from .params import MACE_KEY, NO_DEPARTURE_LIFETIME, S3_MODELS_FULL, SSAC, mbac_admission
 from .runs import Table2Run, table2_measures, table2_spec
 from .tables import TABLE2_COLUMNS
 
-#: The CL traffic groups of each Table 2 scenario (``cl`` unless named here), and which of them are ON/OFF.
-CL_GROUPS = {"mixed": ["cbr", "poo2", "poo3", "exp1", "exp2"]}
-ON_OFF_GROUPS = {"mixed": ["poo2", "poo3", "exp1", "exp2"], "cbr": []}
-ADMISSIONS: dict[str, dict[str, Any]] = {"ssac": SSAC, "mbac": mbac_admission(v=0.95)}
+ADMISSIONS: dict[str, dict[str, Any]] = {"ssac": SSAC, "mbac": mbac_admission()}
 
 
 def _groups(model: str) -> list[str]:
-    return CL_GROUPS.get(model, ["cl"])
+    """The CL traffic groups of ``model``'s Table 2 scenario."""
+    return ["cbr", "poo2", "poo3", "exp1", "exp2"] if model == "mixed" else ["cl"]
 
 
 def _on_off(model: str) -> list[str]:
-    return ON_OFF_GROUPS.get(model, ["cl"])
+    """The ON/OFF ones among them."""
+    return [] if model == "cbr" else [g for g in _groups(model) if g != "cbr"]
 
 
 @dataclass(frozen=True)
 class Control:
-    """One knob of Table 2's set-up: what changes (``knob``), why that value (``why``), which
-    admission schemes it concerns, and the overrides per model (``extra``); ``mbac`` replaces
-    MBAC's admission (v, window rule) when the knob is MBAC's own."""
+    """One knob of Table 2's set-up: what changes, why that value, the admission schemes it
+    concerns, the overrides per model (``extra``) and MBAC's admission (``mbac``)."""
 
     name: str
     knob: str
@@ -104,7 +91,7 @@ CONTROLS: dict[str, Control] = {
             knob="MBAC's estimator window on admission: restart -> continue",
             why="the paper lists three updates of the estimate and no restart; qoslab restarts as Jamin et al. do",
             admissions=("mbac",),
-            mbac=mbac_admission(v=0.95, restart_window=False),
+            mbac=mbac_admission(restart_window=False),
         ),
         Control(
             name="nominal-packetization",
@@ -118,29 +105,16 @@ CONTROLS: dict[str, Control] = {
 }
 
 
-def committed_cells() -> Path:
-    """The committed full run's cells: ``docs/reproductions/data/mace/cells.csv`` of the source tree."""
-    from ..docs import docs_dir
-
-    return docs_dir() / "data" / "mace" / "cells.csv"
+#: Table 2's set-up as it is (``--baseline run``).
+BASELINE = Control(name="baseline", knob="none", why="", admissions=tuple(ADMISSIONS))
 
 
 def table2_cells(ctx: Context, control: Control | None, models: Sequence[str]) -> list[Cell]:
     """Table 2's judged cells of ``models`` under ``control`` (``None``: the set-up as it is),
     for the admission schemes the control concerns; every other cell ``not run``."""
-    admissions = control.admissions if control is not None else tuple(ADMISSIONS)
-    plan = [(m, kind, seed) for m in models for kind in admissions for seed in ctx.seeds]
-    specs = [
-        table2_spec(
-            ctx,
-            m,
-            control.admission(kind) if control is not None else ADMISSIONS[kind],
-            kind,
-            seed,
-            extra=control.extra(m) if control is not None else [],
-        )
-        for m, kind, seed in plan
-    ]
+    control = control or BASELINE
+    plan = [(m, kind, seed) for m in models for kind in control.admissions for seed in ctx.seeds]
+    specs = [table2_spec(ctx, m, control.admission(kind), kind, seed, extra=control.extra(m)) for m, kind, seed in plan]
     got: dict[tuple[str, str], list[Table2Run]] = {}
     for (m, kind, _), run in zip(plan, _reduce_by_model(ctx, specs, [m for m, _, _ in plan]), strict=True):
         got.setdefault((m, kind), []).append(run)
@@ -164,34 +138,10 @@ def _reduce_by_model(ctx: Context, specs: list[tuple[str, Scenario, int]], model
     return [slots[i] for i in range(len(specs))]
 
 
-def markdown(
-    control: Control, seeds: Sequence[int], before: Sequence[Cell], after: Sequence[Cell], baseline: str
-) -> str:
-    """The before/after table of one control."""
-    b = {c.key: c for c in before}
-    lines = [
-        f"Control `{control.name}`: {control.knob} (seeds {', '.join(map(str, seeds))}; before: {baseline}).",
-        f"Why this value: {control.why}.",
-        "",
-        "| row | column | paper | before | after |",
-        "|---|---|---|---|---|",
-    ]
-    for c in after:
-        if c.qoslab is None:
-            continue
-        lines.append(f"| {c.row} | {c.column} | {c.paper} | {interval_text(b.get(c.key))} | {interval_text(c)} |")
-    return "\n".join(lines) + "\n"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m qoslab.reproduce.mace.controls",
-        description="Table 2 of the MACE paper with one knob changed: the cells before and after.",
+    ap = control_parser(
+        "mace", "Table 2 of the MACE paper with one knob changed: the cells before and after.", CONTROLS, 3
     )
-    ap.add_argument("name", nargs="?", help=f"the control: {', '.join(CONTROLS)}")
-    ap.add_argument("--list", action="store_true", help="list the controls and exit")
-    ap.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds 1..N (default 3, as the full run)")
-    ap.add_argument("--jobs", type=int, default=None, metavar="N", help="local worker processes (default: every core)")
     ap.add_argument(
         "--models", default=",".join(S3_MODELS_FULL), help="source models, comma-separated (default: all six)"
     )
@@ -203,41 +153,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--out", metavar="FILE", help="also write the after cells (Table 2 only) as a cells.csv")
     a = ap.parse_args(argv)
-    if a.list:
-        for c in CONTROLS.values():
-            print(f"{c.name}: {c.knob} ({', '.join(c.admissions)})")
-        return 0
-    try:
-        if a.name not in CONTROLS:
-            raise ReproductionError(f"control: {a.name!r}; allowed: {', '.join(CONTROLS)}")
-        if a.seeds < 1:
-            raise ReproductionError(f"--seeds: {a.seeds}; allowed: an integer >= 1")
+
+    def body(controls: list[Control], seeds: list[int]) -> None:
         models = [m.strip() for m in a.models.split(",") if m.strip()]
         bad = [m for m in models if m not in S3_MODELS_FULL]
         if bad or not models:
             raise ReproductionError(f"--models: {', '.join(bad) or 'none'}; allowed: {', '.join(S3_MODELS_FULL)}")
-        control = CONTROLS[a.name]
-        seeds = list(range(1, a.seeds + 1))
+        control = controls[0]
         with control_context("mace", seeds=seeds, jobs=a.jobs) as ctx:
             if a.baseline == "run":
                 before = table2_cells(ctx, None, models)
                 baseline = "rerun here"
             else:
-                path = committed_cells()
+                from ..docs import docs_dir
+
+                path = docs_dir() / "data" / "mace" / "cells.csv"
                 if not path.is_file():
                     raise ReproductionError(f"{path}: no committed cells; allowed: --baseline run")
                 before = [c for c in read_cells(path) if c.table == "Table 2"]
                 baseline = f"the committed full run, {path.name}"
             after = table2_cells(ctx, control, models)
         if a.out:
-            from ..cells import cells_csv
-
             Path(a.out).write_text(cells_csv(after), encoding="utf-8")
-        print(markdown(control, seeds, before, after, baseline), end="")
-    except ReproductionError as e:
-        print(f"qoslab: {e}", file=sys.stderr)
-        return 2
-    return 0
+        shown = [c for c in after if c.qoslab is not None]
+        print(control_md(control, seeds, f"; before: {baseline}", before, shown, ("row", "column")), end="")
+
+    return control_main(a, CONTROLS, lambda c: f"{c.name}: {c.knob} ({', '.join(c.admissions)})", body)
 
 
 if __name__ == "__main__":  # pragma: no cover

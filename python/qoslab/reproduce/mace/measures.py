@@ -1,11 +1,11 @@
-"""What the MACE reproduction measures in one run's result: the MACE link's
-sample rows (per-class counters, MBAC's estimate), loss, inter-arrival
-histograms and the admitted-flow path. Pure functions of a
-:class:`~qoslab.result.Result`."""
+"""What the MACE reproduction measures in one run's result (pure functions of a
+:class:`~qoslab.result.Result`): the MACE link's sample rows (per-class counters, MBAC's
+estimate), loss, inter-arrival histograms and the admitted-flow paths."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ...result import Result
@@ -18,8 +18,8 @@ Hist = dict[float, float]
 
 
 def mace_events(res: Result, kind: str) -> pd.DataFrame:
-    """MACE's rows of ``kind``: the simulator's own flow admission also
-    writes ``admit`` rows; MACE's name their link first in ``detail``."""
+    """MACE's rows of ``kind`` (the simulator's own flow admission also writes ``admit`` rows;
+    MACE's name their link first in ``detail``)."""
     ev = res.events
     return ev[(ev["kind"] == kind) & ev["detail"].str.startswith("link=")]
 
@@ -37,9 +37,8 @@ def class_counters(res: Result) -> list[dict[str, float]]:
 
 
 def mbac_path(res: Result) -> dict[str, list[float]]:
-    """Fig. 14's sample path from the MACE link's sample rows: time (s), the
-    measured CL load sample, MBAC's estimate ν̂ after the sample and v·μ
-    (bit/s; ν̂ and v·μ NaN under SSAC, whose rows carry ``reserved_bps``)."""
+    """Fig. 14's sample path: time (s), the CL load sample, MBAC's ν̂ after it and v·μ (bit/s;
+    ν̂ and v·μ NaN under SSAC)."""
     rows = class_counters(res)
     return {
         "t_s": [r["t_s"] for r in rows],
@@ -50,9 +49,8 @@ def mbac_path(res: Result) -> dict[str, list[float]]:
 
 
 def generation_matches(probe: Result, res: Result, groups: list[str]) -> bool:
-    """Whether every flow of ``groups`` generated the same packets (count and
-    bytes) in ``probe`` as in ``res``: the sources are then the same, so the
-    probe's receiver inter-arrivals stand for ``res``'s generation times."""
+    """Whether every flow of ``groups`` sent the same packets (count and bytes) in ``probe`` as in
+    ``res``, so that the probe's inter-arrivals stand for ``res``'s generation times."""
 
     def sent(r: Result) -> list[tuple[str, int, int]]:
         f = r.flows[r.flows["group"].isin(groups)]
@@ -63,8 +61,8 @@ def generation_matches(probe: Result, res: Result, groups: list[str]) -> bool:
 
 
 def class_loss(res: Result, after_s: float = 0.0) -> tuple[float, float]:
-    """(CL, BE) packet loss at the MACE link between the last sample at or
-    before ``after_s`` (or the start) and the last sample."""
+    """(CL, BE) packet loss at the MACE link from the last sample at or before ``after_s`` (or the
+    start) to the last sample."""
     rows = class_counters(res)
     if not rows:
         return (math.nan, math.nan)
@@ -79,21 +77,23 @@ def class_loss(res: Result, after_s: float = 0.0) -> tuple[float, float]:
     return (ratio("cl"), ratio("be"))
 
 
+def _flows(res: Result, groups: list[str]) -> pd.DataFrame:
+    return res.flows[res.flows["group"].isin(groups)]
+
+
 def group_loss(res: Result, groups: list[str]) -> float:
     """Packet loss of the flows of ``groups`` (dropped / sent), over the run."""
-    f = res.flows
-    f = f[f["group"].isin(groups)]
+    f = _flows(res, groups)
     sent = float(f["sent_pkts"].sum())
     return float(f["dropped_pkts"].sum()) / sent if sent else math.nan
 
 
 def binned_loss(res: Result, groups: list[str], after_s: float) -> float:
-    """End-to-end packet loss of the flows of ``groups`` from ``after_s`` on (dropped / sent, every
-    packet the connections sent, as the paper counts a connection's loss), read from the per-flow
-    counter bins that start at or after ``after_s`` (``metrics.bin`` must divide it)."""
-    f = res.flows
-    names = set(f[f["group"].isin(groups)]["name"])
+    """End-to-end packet loss (dropped / sent, every packet) of the flows of ``groups`` from
+    ``after_s`` on, from the per-flow counter bins that start at or after it (``metrics.bin``
+    must divide it)."""
     s = res.series
+    names = set(_flows(res, groups)["name"])
     s = s[(s["entity_kind"] == "flow") & s["entity_id"].isin(names) & (s["t_s"] >= after_s - 1e-9)]
     sent = float(s[s["metric"] == "sent_pkts"]["value"].sum())
     dropped = float(s[s["metric"] == "dropped_pkts"]["value"].sum())
@@ -101,11 +101,10 @@ def binned_loss(res: Result, groups: list[str], after_s: float) -> float:
 
 
 def interarrival_hist(res: Result, groups: list[str]) -> Hist:
-    """Aggregate receiver inter-arrival histogram of ``groups``: bin lower
-    edge (s) -> packets, inter-arrivals of 80 ms or more left out."""
-    f = res.flows
-    names = set(f[f["group"].isin(groups)]["name"])
+    """Aggregate receiver inter-arrival histogram of ``groups``, inter-arrivals of 80 ms or more
+    left out."""
     s = res.series
+    names = set(_flows(res, groups)["name"])
     s = s[(s["metric"] == "interarrival_count") & s["entity_id"].isin(names) & (s["t_s"] < 0.080 - 1e-9)]
     out: Hist = {}
     for t, v in zip(s["t_s"], s["value"], strict=True):
@@ -123,29 +122,32 @@ def share_within(hist: Hist, ideal_s: float, tol: float = 0.25, bin_s: float = 0
 
 
 def share_at_most(hist: Hist, limit_s: float) -> float:
-    """Share of inter-arrivals of ``limit_s`` or less, read as the paper reads its 1 ms
-    histograms: every bin whose lower edge is at most ``limit_s`` (an inter-arrival of exactly
-    the 10 ms spacing lies in the bin [10, 11) ms)."""
+    """Share of inter-arrivals of ``limit_s`` or less: every bin whose lower edge is at most
+    ``limit_s`` (an inter-arrival of exactly 10 ms lies in the bin [10, 11) ms)."""
     total = sum(hist.values())
     return sum(n for t, n in hist.items() if t <= limit_s + 1e-9) / total if total else math.nan
 
 
-def admitted_path(res: Result) -> list[tuple[float, int]]:
-    """(time, flows in the classifier) after each admission or stale departure."""
-    adm = mace_events(res, "admit")
-    st = mace_events(res, "stale")
-    steps = sorted([(float(t), 1) for t in adm["t_s"]] + [(float(t), -1) for t in st["t_s"]])
+def _path(steps: Iterable[tuple[float, int]]) -> list[tuple[float, int]]:
+    """The running count after each (time, +1/-1) step, in time order."""
     n, out = 0, []
-    for t, d in steps:
+    for t, d in sorted(steps):
         n += d
         out.append((t, n))
     return out
 
 
+def admitted_path(res: Result) -> list[tuple[float, int]]:
+    """(time, flows in the classifier) after each admission or stale departure."""
+    return _path(
+        [(float(t), 1) for t in mace_events(res, "admit")["t_s"]]
+        + [(float(t), -1) for t in mace_events(res, "stale")["t_s"]]
+    )
+
+
 def alive_path(res: Result) -> list[tuple[float, int]]:
-    """(time, admitted flows still sending) after each change: a MACE admission counts from its
-    time until the flow ends (``flows.end_s``) or goes stale, whichever is first. The
-    classifier's count (:func:`admitted_path`) also holds ended flows for the stale timeout."""
+    """(time, admitted flows still sending) after each change: an admission counts until the flow
+    ends or goes stale, whichever is first (the classifier also holds ended flows until stale)."""
     adm = mace_events(res, "admit")
     adm = adm[adm["rule"] != "already_admitted"] if "rule" in adm else adm
     st = mace_events(res, "stale")
@@ -160,11 +162,7 @@ def alive_path(res: Result) -> list[tuple[float, int]]:
         steps.append((t, 1))
         if math.isfinite(gone):
             steps.append((max(gone, t), -1))
-    n, out = 0, []
-    for t, d in sorted(steps):
-        n += d
-        out.append((t, n))
-    return out
+    return _path(steps)
 
 
 def path_stats(path: list[tuple[float, int]], start_s: float, end_s: float) -> tuple[float, int]:
@@ -211,13 +209,11 @@ def percentile(xs: list[float], q: float) -> float:
 
 def offered_bps(res: Result, groups: list[str]) -> float:
     """The wire bit rate the flows of ``groups`` sent, each over its own lifetime, summed."""
-    f = res.flows[res.flows["group"].isin(groups)]
-    life = (f["end_s"] - f["start_s"]).clip(lower=1e-9)
-    return float((f["sent_bytes"] * 8 / life).sum())
+    f = _flows(res, groups)
+    return float((f["sent_bytes"] * 8 / (f["end_s"] - f["start_s"]).clip(lower=1e-9)).sum())
 
 
 def delay_sd_ms(res: Result, groups: list[str]) -> float:
     """The flows of ``groups``' one-way delay standard deviation (ms), averaged over the flows."""
-    f = res.flows[res.flows["group"].isin(groups)]
-    sd = f["delay_var_s2"].clip(lower=0.0) ** 0.5 * 1000
+    sd = _flows(res, groups)["delay_var_s2"].clip(lower=0.0) ** 0.5 * 1000
     return float(sd.mean()) if len(sd) else math.nan

@@ -1,7 +1,9 @@
-"""The MACE reproduction's figures: the paper's Figs. 6, 9-16 and Table 2
-analogues, one function each, written beside ``report.md``."""
+"""The MACE reproduction's figures: the paper's Figs. 6, 9-16 and Table 2 analogues, one function
+each, written beside ``report.md``."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from ...stats import Estimate
 from .. import figures
@@ -9,19 +11,10 @@ from ..framework import Context, Figure, pct
 from .claims import seed_mean
 from .measures import Hist, share_within
 from .params import ALLOCATION, FIG14_MODELS, SWEEP_POINTS, WARMUP_S
-from .runs import (
-    Departures,
-    Fig9,
-    Fig12_13,
-    MixedLoss,
-    Runs,
-    Scenario1,
-    Scenario2,
-    Table2,
-    Table2Run,
-    batch_prediction,
-    first_seed,
-)
+from .runs import Departures, Fig9, Fig12_13, MixedLoss, Runs, Scenario1, Scenario2, Table2, Table2Run, batch_prediction
+
+LOAD_AXIS = "background offered load (% of 10 Mb/s)"
+INTERARRIVAL_AXIS = "inter-arrival time (ms), < 80 ms"
 
 
 def plots(ctx: Context, r: Runs) -> list[Figure]:
@@ -36,7 +29,7 @@ def plots(ctx: Context, r: Runs) -> list[Figure]:
         fig10_11(ctx, s2),
         cdf_poo1_replay(ctx, s2),
     ]
-    one = first_seed(t2)
+    one = {m: {k: runs[0] for k, runs in x.items()} for m, x in t2.items()}  # the first seed's runs
     if "mixed" in one:
         out.append(cdf_mixed(ctx, one["mixed"]))
     model = next((m for m in FIG14_MODELS if m in one), None)
@@ -58,22 +51,26 @@ def _cdf(hist: Hist) -> tuple[list[float], list[float]]:
     return xs, ys
 
 
+def _share_bars(ax: Any, hist: Hist, label: str, suffix: str = "", **style: Any) -> None:
+    """A histogram as bars of its packets' share (%), labelled with its share within 25% of 40 ms."""
+    tot = sum(hist.values()) or 1.0
+    xs, ys = [t * 1000 for t in hist], [n / tot * 100 for n in hist.values()]
+    ax.bar(xs, ys, width=1.0, align="edge", label=f"{label}: {pct(share_within(hist, 0.040))}{suffix}", **style)
+
+
 def fig6(ctx: Context, s1: Scenario1) -> Figure:
-    fig = figures.new_figure(7.0, 4.5)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(7.0, 4.5)
     loads = s1["loads"]
-    runs = s1["runs"]
-    ax.plot(loads, [seed_mean(runs[f"mace_{ld}"], "loss_cl_group") * 100 for ld in loads], "o-", label="CL with MACE")
-    ax.plot(loads, [seed_mean(runs[f"mace_{ld}"], "loss_be_group") * 100 for ld in loads], "s-", label="BE with MACE")
-    ax.plot(
-        loads, [seed_mean(runs[f"nomace_{ld}"], "loss_testing") * 100 for ld in loads], "^-", label="BE without MACE"
-    )
-    ax.set_xlabel("background offered load (% of 10 Mb/s)")
-    ax.set_ylabel("packet loss (%)")
-    ax.set_title("Fig. 6 analogue: CBR 64 kb/s loss vs background load")
+    for variant, key, style, label in (
+        ("mace", "loss_cl_group", "o-", "CL with MACE"),
+        ("mace", "loss_be_group", "s-", "BE with MACE"),
+        ("nomace", "loss_testing", "^-", "BE without MACE"),
+    ):
+        ax.plot(loads, [seed_mean(s1["runs"][f"{variant}_{ld}"], key) * 100 for ld in loads], style, label=label)
+    ax.set(xlabel=LOAD_AXIS, ylabel="packet loss (%)", title="Fig. 6 analogue: CBR 64 kb/s loss vs background load")
     ax.legend(fontsize=8)
-    figures.save(fig, ctx.figure_path("fig6_loss_vs_load.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig6_loss_vs_load.png",
         "Loss of 20 CL CBR connections (every packet they sent), 20 BE CBR connections with "
         "MACE and the 40 connections without MACE, against background load, mean over seeds.",
@@ -81,30 +78,18 @@ def fig6(ctx: Context, s1: Scenario1) -> Figure:
 
 
 def fig9(ctx: Context, f9: Fig9) -> Figure:
-    fig = figures.new_figure(10.0, 4.5)
-    axes = fig.subplots(1, 2, sharey=True)
+    fig, axes = figures.new_axes(10.0, 4.5, 1, 2, sharey=True)
     for ax, (variant, title) in zip(
         axes, (("exact", "exact send times"), ("jitter", "host timing jitter (10 ms tick)")), strict=True
     ):
         for g, lab in (("cl", "CL"), ("be", "BE")):
-            h = f9["hist"][variant][g]
-            tot = sum(h.values()) or 1.0
-            ax.bar(
-                [t * 1000 for t in h],
-                [n / tot * 100 for n in h.values()],
-                width=1.0,
-                alpha=0.6,
-                label=f"{lab}: {pct(share_within(h, 0.040))} within 25%",
-                align="edge",
-            )
-        ax.set_yscale("log")
-        ax.set_xlabel("inter-arrival time (ms), < 80 ms")
-        ax.set_title(title)
+            _share_bars(ax, f9["hist"][variant][g], lab, " within 25%", alpha=0.6)
+        ax.set(yscale="log", xlabel=INTERARRIVAL_AXIS, title=title)
         ax.legend(fontsize=8)
     axes[0].set_ylabel("packets (%)")
     fig.suptitle(f"Fig. 9 analogue: CBR 64 kb/s inter-arrivals, {f9['bg_sources']} background sources")
-    figures.save(fig, ctx.figure_path("fig9_interarrival.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig9_interarrival.png",
         f"Aggregate inter-arrival histograms of the CL and BE CBR flows (scenario 1 with MACE, "
         f"{f9['bg_sources']} background sources: {f9['background_pct']:.0f}% background, "
@@ -113,13 +98,15 @@ def fig9(ctx: Context, f9: Fig9) -> Figure:
 
 
 def fig7_8(ctx: Context, s1: Scenario1, mixed: MixedLoss) -> Figure:
-    fig = figures.new_figure(10.0, 4.5)
-    a7, a8 = fig.subplots(1, 2)
+    fig, (a7, a8) = figures.new_axes(10.0, 4.5, 1, 2)
     loads = mixed["loads"]
     runs = mixed["runs"]
-    a7.plot(loads, [seed_mean(runs[str(ld)], "loss_cl_class") * 100 for ld in loads], "o-", label="CL (class)")
-    a7.plot(loads, [seed_mean(runs[str(ld)], "loss_cl_group") * 100 for ld in loads], "x--", label="CL-port flows")
-    a7.plot(loads, [seed_mean(runs[str(ld)], "loss_be_group") * 100 for ld in loads], "s-", label="BE-port flows")
+    for key, style, label in (
+        ("loss_cl_class", "o-", "CL (class)"),
+        ("loss_cl_group", "x--", "CL-port flows"),
+        ("loss_be_group", "s-", "BE-port flows"),
+    ):
+        a7.plot(loads, [seed_mean(runs[str(ld)], key) * 100 for ld in loads], style, label=label)
     a7.set_title("Fig. 7: mixed CL models, CL vs BE loss")
     a8.plot(
         loads, [seed_mean(s1["runs"][f"mace_{ld}"], "loss_bg") * 100 for ld in loads], "o-", label="CBR CL (scen. 1)"
@@ -127,31 +114,34 @@ def fig7_8(ctx: Context, s1: Scenario1, mixed: MixedLoss) -> Figure:
     a8.plot(loads, [seed_mean(runs[str(ld)], "loss_bg") * 100 for ld in loads], "s-", label="mixed ON/OFF CL")
     a8.set_title("Fig. 8: background loss")
     for ax in (a7, a8):
-        ax.set_xlabel("background offered load (% of 10 Mb/s)")
+        ax.set_xlabel(LOAD_AXIS)
         ax.legend(fontsize=8)
     a7.set_ylabel("packet loss (%)")
-    figures.save(fig, ctx.figure_path("fig7_8_mixed_loss.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig7_8_mixed_loss.png",
         "Figs. 7-8 analogue: loss of the CL and BE flows of scenario 4's mixed models (CBR, POO1, POO3, "
         "EXP1) with MACE, and the background's loss with them against scenario 1's CBR CL flows.",
     )
 
 
+def _cdfs(ax: Any, hists: list[tuple[Hist, str]], title: str, xlabel: str = INTERARRIVAL_AXIS) -> None:
+    """Inter-arrival CDFs on one axis, one per (histogram, label)."""
+    for hist, label in hists:
+        xs, ys = _cdf(hist)
+        ax.plot(xs, ys, label=label)
+    ax.set(title=title, xlabel=xlabel)
+
+
 def fig12_13(ctx: Context, f1213: Fig12_13) -> Figure:
-    fig = figures.new_figure(10.0, 4.5)
-    axes = fig.subplots(1, 2, sharey=True)
+    fig, axes = figures.new_axes(10.0, 4.5, 1, 2, sharey=True)
     for ax, kbps in zip(axes, ("256", "64"), strict=True):
-        for svc in ("cl", "be"):
-            xs, ys = _cdf(f1213["hist"][svc][kbps])
-            ax.plot(xs, ys, label=svc.upper())
-        ax.set_title(f"{kbps} kb/s connections")
-        ax.set_xlabel("inter-arrival time (ms), < 80 ms")
+        _cdfs(ax, [(f1213["hist"][svc][kbps], svc.upper()) for svc in ("cl", "be")], f"{kbps} kb/s connections")
         ax.legend(fontsize=8)
     axes[0].set_ylabel("CDF")
     fig.suptitle("Figs. 12-13 analogue: mixed source models, CL against BE")
-    figures.save(fig, ctx.figure_path("fig12_13_interarrival_cdf.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig12_13_interarrival_cdf.png",
         "Inter-arrival CDFs of the 256 kb/s (POO2, EXP2) and 64 kb/s (CBR, POO3, EXP1) connections under CL "
         f"and BE (scenario 4, SSAC with enough allocation, 130% background; first seed, {f1213['duration']}).",
@@ -159,8 +149,7 @@ def fig12_13(ctx: Context, f1213: Fig12_13) -> Figure:
 
 
 def departures(ctx: Context, dep: Departures) -> Figure:
-    fig = figures.new_figure(7.0, 4.5)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(7.0, 4.5)
     for i, (m, runs) in enumerate(dep["runs"].items()):
         none = runs["none"]
         finite = [r for r in runs.values() if r["lifetime_s"] is not None]
@@ -174,13 +163,11 @@ def departures(ctx: Context, dep: Departures) -> Figure:
             label=f"{m.upper()} predicted (batch admission)",
         )
         ax.axhline(none["utilization"] * 100, color=f"C{i}", lw=0.8, ls=":", label=f"{m.upper()} no departures")
-    ax.set_xscale("log")
-    ax.set_xlabel("mean flow lifetime L (s)")
-    ax.set_ylabel("utilization of the CL allocation (%)")
+    ax.set(xscale="log", xlabel="mean flow lifetime L (s)", ylabel="utilization of the CL allocation (%)")
     ax.set_title(f"MBAC with departures (T·S = {dep['window_s']:g} s)")
     ax.legend(fontsize=7)
-    figures.save(fig, ctx.figure_path("departures.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "departures.png",
         "MBAC's utilization against the candidates' mean lifetime, measured and as batch admission predicts "
         "from the run without departures (dotted).",
@@ -188,26 +175,17 @@ def departures(ctx: Context, dep: Departures) -> Figure:
 
 
 def fig10_11(ctx: Context, s2: Scenario2) -> Figure:
-    fig = figures.new_figure(9.0, 4.0)
-    axes = fig.subplots(1, 2, sharey=True)
+    fig, axes = figures.new_axes(9.0, 4.0, 1, 2, sharey=True)
     gen, rec = s2["hist"]["generation"], s2["hist"]["mace"]
     for ax, g, title in ((axes[0], "be", "Fig. 10: BE-port POO1"), (axes[1], "cl", "Fig. 11: CL-port POO1 (replayed)")):
-        for h, lab, generated in ((gen[g], "generated (sender)", True), (rec[g], "arrived (receiver, MACE)", False)):
-            tot = sum(h.values()) or 1.0
-            xs, ys = [t * 1000 for t in h], [n / tot * 100 for n in h.values()]
-            label = f"{lab}: {pct(share_within(h, 0.040))}"
-            if generated:
-                ax.bar(xs, ys, width=1.0, align="edge", fill=False, edgecolor="k", lw=1.2, label=label)
-            else:
-                ax.bar(xs, ys, width=1.0, alpha=0.5, align="edge", label=label)
-        ax.set_yscale("log")
-        ax.set_xlabel("inter-time (ms), < 80 ms")
-        ax.set_title(title)
+        _share_bars(ax, gen[g], "generated (sender)", fill=False, edgecolor="k", lw=1.2)
+        _share_bars(ax, rec[g], "arrived (receiver, MACE)", alpha=0.5)
+        ax.set(yscale="log", xlabel="inter-time (ms), < 80 ms", title=title)
         ax.legend(fontsize=7, title="within 25% of 40 ms", title_fontsize=7)
     axes[0].set_ylabel("packets (%)")
-    figures.save(fig, ctx.figure_path("fig10_11_generation_vs_arrival.png"))
     same = all(s2["generation_matches"].values())
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig10_11_generation_vs_arrival.png",
         "Figs. 10-11 analogue: generation inter-times at the senders against inter-arrival times at "
         "the receiver (scenario 2 with MACE), BE-port and replayed CL-port POO1 flows. Generation "
@@ -221,58 +199,50 @@ def fig10_11(ctx: Context, s2: Scenario2) -> Figure:
 
 
 def cdf_poo1_replay(ctx: Context, s2: Scenario2) -> Figure:
-    fig = figures.new_figure(7.0, 4.5)
-    ax = fig.subplots()
-    for v, lab in (("mace", "with MACE"), ("nomace", "without MACE")):
-        xs, ys = _cdf(s2["hist"][v]["cl"])
-        ax.plot(xs, ys, label=f"replayed CL-port POO1 flows, {lab}")
-    ax.set_xlabel("inter-arrival time (ms), < 80 ms")
+    fig, ax = figures.new_axes(7.0, 4.5)
+    hists = [
+        (s2["hist"][v]["cl"], f"replayed CL-port POO1 flows, {lab}")
+        for v, lab in (("mace", "with MACE"), ("nomace", "without MACE"))
+    ]
+    _cdfs(ax, hists, "Figs. 10-11 analogue: POO1 record and replay")
     ax.set_ylabel("CDF")
-    ax.set_title("Figs. 10-11 analogue: POO1 record and replay")
     ax.legend(fontsize=8)
-    figures.save(fig, ctx.figure_path("cdf_poo1_replay.png"))
-    return Figure(
-        "cdf_poo1_replay.png", "Inter-arrival CDF of the same recorded POO1 flows replayed with and without MACE."
+    return ctx.figure(
+        fig, "cdf_poo1_replay.png", "Inter-arrival CDF of the same recorded POO1 flows replayed with and without MACE."
     )
 
 
 def cdf_mixed(ctx: Context, mixed: dict[str, Table2Run]) -> Figure:
-    fig = figures.new_figure(9.0, 4.0)
-    a1, a2 = fig.subplots(1, 2)
-    for adm in ("ssac", "mbac"):
-        for ax, hist in ((a1, mixed[adm]["hist256"]), (a2, mixed[adm]["hist64"])):
-            xs, ys = _cdf(hist)
-            ax.plot(xs, ys, label=adm.upper())
-    a1.set_title("256 kb/s CL (POO2, EXP2)")
-    a2.set_title("64 kb/s CL (CBR, POO3, EXP1)")
+    fig, (a1, a2) = figures.new_axes(9.0, 4.0, 1, 2)
+    ssac, mbac, xlabel = mixed["ssac"], mixed["mbac"], "inter-arrival (ms), < 80 ms"
+    _cdfs(a1, [(ssac["hist256"], "SSAC"), (mbac["hist256"], "MBAC")], "256 kb/s CL (POO2, EXP2)", xlabel)
+    _cdfs(a2, [(ssac["hist64"], "SSAC"), (mbac["hist64"], "MBAC")], "64 kb/s CL (CBR, POO3, EXP1)", xlabel)
     for ax in (a1, a2):
-        ax.set_xlabel("inter-arrival (ms), < 80 ms")
         ax.legend(fontsize=8)
     a1.set_ylabel("CDF")
-    figures.save(fig, ctx.figure_path("cdf_mixed_ssac_mbac.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "cdf_mixed_ssac_mbac.png",
         "Figs. 12-13, 15-16 analogue: inter-arrival CDFs of the mixed CL flows under SSAC and MBAC.",
     )
 
 
 def fig14(ctx: Context, model: str, runs: dict[str, Table2Run]) -> Figure:
-    fig = figures.new_figure(8.0, 4.5)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(8.0, 4.5)
     p, q = runs["mbac"]["path"], runs["ssac"]["path"]
-    mb = [x / 1e6 for x in p["sample_bps"]]
-    ax.plot(p["t_s"], mb, ".-", ms=3, lw=0.8, label="MBAC: measured CL load (5 s samples)")
+    ax.plot(
+        p["t_s"], [x / 1e6 for x in p["sample_bps"]], ".-", ms=3, lw=0.8, label="MBAC: measured CL load (5 s samples)"
+    )
     ax.plot(p["t_s"], [x / 1e6 for x in p["nu_hat_bps"]], drawstyle="steps-post", label="MBAC: estimate ν̂")
     ax.plot(p["t_s"], [x / 1e6 for x in p["v_mu_bps"]], "--", label="v·μ (admission limit)")
     ax.plot(q["t_s"], [x / 1e6 for x in q["sample_bps"]], lw=0.8, alpha=0.6, label="SSAC: measured CL load")
     ax.axhline(ALLOCATION[model] / 1e6, color="k", lw=0.8, label="allocation μ")
     ax.axvline(WARMUP_S[ctx.quick], color="grey", lw=0.6, ls=":")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("Mb/s")
+    ax.set(xlabel="time (s)", ylabel="Mb/s")
     ax.set_title(f"Fig. 14 analogue: {model.upper()} CL bandwidth under MBAC and SSAC")
     ax.legend(fontsize=7)
-    figures.save(fig, ctx.figure_path("fig14_mbac_sample_path.png"))
-    return Figure(
+    return ctx.figure(
+        fig,
         "fig14_mbac_sample_path.png",
         f"{model.upper()} (scenario 3): the MACE link's 5 s CL load samples, MBAC's estimate ν̂ "
         "after each sample and v·μ, from the events table's sample rows, with SSAC's samples "
@@ -281,26 +251,24 @@ def fig14(ctx: Context, model: str, runs: dict[str, Table2Run]) -> Figure:
 
 
 def table2_utilization(ctx: Context, t2: Table2) -> Figure:
-    fig = figures.new_figure(8.0, 4.0)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(8.0, 4.0)
     ms = list(t2)
     xs = range(len(ms))
     for dx, adm in ((-0.2, "ssac"), (0.2, "mbac")):
         u = [Estimate.of(r["utilization"] * 100 for r in t2[m][adm]).mean for m in ms]
         ax.bar([x + dx for x in xs], u, width=0.4, label=adm.upper())
     ax.set_xticks(list(xs), [m.upper() for m in ms])
-    ax.set_ylabel("utilization of the CL allocation (%)")
-    ax.set_title("Table 2 analogue")
+    ax.set(ylabel="utilization of the CL allocation (%)", title="Table 2 analogue")
     ax.legend(fontsize=8)
-    figures.save(fig, ctx.figure_path("table2_utilization.png"))
-    return Figure(
-        "table2_utilization.png", "Mean CL load over the allocation after the warm-up, SSAC vs MBAC, mean over seeds."
+    return ctx.figure(
+        fig,
+        "table2_utilization.png",
+        "Mean CL load over the allocation after the warm-up, SSAC vs MBAC, mean over seeds.",
     )
 
 
 def v_sweep(ctx: Context, sweep: dict[str, Table2Run]) -> Figure:
-    fig = figures.new_figure(7.0, 4.0)
-    ax = fig.subplots()
+    fig, ax = figures.new_axes(7.0, 4.0)
     keys = [k for k in sweep if SWEEP_POINTS[k][1]]
     vs = [SWEEP_POINTS[k][0] for k in keys]
     ax.plot(vs, [sweep[v]["utilization"] * 100 for v in keys], "o-", label="utilization (%)")
@@ -309,8 +277,8 @@ def v_sweep(ctx: Context, sweep: dict[str, Table2Run]) -> Figure:
     if c:
         ax.plot([0.95], [c["utilization"] * 100], "x", color="C0", label="utilization, window continues")
         ax.plot([0.95], [c["admitted_mean"]], "x", color="C1", label="flows, window continues")
-    ax.set_xlabel("target utilization v")
-    ax.set_title("EXP1 under MBAC: sweep of v")
+    ax.set(xlabel="target utilization v", title="EXP1 under MBAC: sweep of v")
     ax.legend(fontsize=8)
-    figures.save(fig, ctx.figure_path("v_sweep.png"))
-    return Figure("v_sweep.png", "EXP1 under MBAC: utilization of the allocation and admitted flows against v.")
+    return ctx.figure(
+        fig, "v_sweep.png", "EXP1 under MBAC: utilization of the allocation and admitted flows against v."
+    )

@@ -1,8 +1,7 @@
-"""The MACE reproduction's runs [MACE98 §4-5]: scenario 1 (CBR against
-background load), scenario 2 (POO1 record and replay), scenarios 3-4 (Table
-2: SSAC against MBAC per source model) and the sweep of v. Each runs its
-variants through :meth:`Context.run` and keeps the measures the claims,
-figures and ``results.json`` need."""
+"""The MACE reproduction's runs [MACE98 §4-5]: scenario 1 (CBR against background load) and its
+Fig. 9 and Figs. 7-8 variants, scenario 2 (POO1 record and replay), scenarios 3-4 (Table 2, SSAC
+against MBAC per source model), Figs. 12-13, the departures experiment and the sweep of v. Each
+keeps the measures the claims, cells, figures and ``results.json`` need."""
 
 from __future__ import annotations
 
@@ -36,10 +35,10 @@ from .params import (
     ALLOCATION,
     BG_SOURCE_BPS,
     DEPARTURES,
+    DEPARTURES_WARMUP_S,
     FIG9_BG_SOURCES,
     FIG9_LOAD,
     FIG12_13_MODELS,
-    FIG12_13_RUN,
     GENERATION_PROBE_RATE,
     GROUP_PORT,
     HOST_JITTER,
@@ -67,8 +66,8 @@ Measures = dict[str, float]
 
 
 class Scenario1(TypedDict):
-    """Scenario 1: ``runs["mace_130"]`` = one :data:`Measures` per seed; ``hist[variant][group]``
-    the first seed's histograms at :data:`FIG9_LOAD`."""
+    """``runs["mace_130"]``: one :data:`Measures` per seed; ``hist[variant][group]``: the first
+    seed's histograms at :data:`FIG9_LOAD`."""
 
     loads: list[int]
     runs: dict[str, list[Measures]]
@@ -76,8 +75,8 @@ class Scenario1(TypedDict):
 
 
 class Scenario2(TypedDict):
-    """Scenario 2: recorded and replayed flow counts, per-variant histograms and loss, and
-    whether the generation probe's sources sent the measured runs' packets."""
+    """Recorded and replayed flow counts, histograms, loss, and whether the generation probe's
+    sources sent the measured runs' packets."""
 
     recorded_flows: int
     hist: dict[str, dict[str, Hist]]
@@ -88,8 +87,7 @@ class Scenario2(TypedDict):
 
 
 class Table2Run(TypedDict):
-    """One scenario-3/4 run (after the warm-up): admitted flows, utilization of the
-    allocation, loss per class, inter-arrival shares, and the raw series behind them."""
+    """One scenario-3/4 run's measures after the warm-up, and the raw series behind them."""
 
     admitted_mean: float
     admitted_max: int
@@ -125,11 +123,8 @@ DESCRIPTORS = "cl_ports.descriptors"
 
 
 def _load_replay(ctx: Context, file: str, overrides: list[Override]) -> Scenario:
-    """A scenario-2 replay file whose relative paths (its ``arrivals.file``, the recording
-    ``s2_poo1_flows.csv``, and the MACE link's ``descriptors``) resolve against the reproduction's
-    own folder, where the recording run writes the one and a copy of the other lies: the scenario,
-    its hash and its results then name the files as the scenario does, not by the temporary
-    folder's absolute path, so two runs give the same bytes."""
+    """A scenario-2 replay file whose relative paths (the recording and the descriptors) resolve
+    against the reproduction's folder, so that its hash and results name them as the file does."""
     import shutil
 
     from ...errors import warn_scenario
@@ -164,21 +159,17 @@ def _s1_measures(res: Result, n: int, variant: str) -> tuple[Measures, dict[str,
     return m, hists
 
 
+def _s1_load(ctx: Context, file: str, load: int) -> Scenario:
+    """Scenario 1's length over ``load`` % background (scenario 1 and Figs. 7-8)."""
+    return _load(ctx, file, [f"duration={S1_DURATION[ctx.quick]}", f"traffic[bg].flows={bg_sources(load)}"])
+
+
 def scenario1(ctx: Context) -> Scenario1:
-    """20 CL and 20 BE CBR flows against each background load, with and without MACE, every seed
-    (one batch through the executor)."""
+    """20 CL and 20 BE CBR flows against each background load, with and without MACE, every seed."""
     loads = LOADS_QUICK if ctx.quick else LOADS_FULL
     out: Scenario1 = {"loads": loads, "runs": {}, "hist": {}}
     points = [
-        (
-            (load, variant),
-            f"s1_{variant}_{load}",
-            _load(
-                ctx,
-                f"s1_cbr_{variant}.toml",
-                [f"duration={S1_DURATION[ctx.quick]}", f"traffic[bg].flows={bg_sources(load)}"],
-            ),
-        )
+        ((load, variant), f"s1_{variant}_{load}", _s1_load(ctx, f"s1_cbr_{variant}.toml", load))
         for load in loads
         for variant in ("mace", "nomace")
     ]
@@ -205,13 +196,9 @@ def scenario2(ctx: Context) -> Scenario2:
         res = runs[variant] = ctx.run(f"s2_{variant}", sc, seed)
         hist[variant] = {g: interarrival_hist(res, [g]) for g in ("cl", "be")}
         loss[variant] = {g: group_loss(res, [g]) for g in ("cl", "be", "bg")}
-    # Figs. 10-11 need the senders' generation inter-times, which the
-    # simulator does not record per packet. The same replay with a
-    # bottleneck so fast (10 Gb/s) that no packet of the POO1 flows waits
-    # anywhere delivers each packet a fixed delay after it was generated, so
-    # its receiver inter-arrivals are the generation inter-times (to within
-    # one 386 B packet time at 100 Mb/s, 31 µs, far below the 1 ms bins).
-    # The sources are the same iff every flow sent the same packets.
+    # Figs. 10-11 need the senders' generation inter-times, which the simulator does not record:
+    # over a 10 Gb/s bottleneck no POO1 packet waits, so the receiver inter-arrivals are the
+    # generation inter-times (within 31 µs, far below the 1 ms bins) if the flows sent the same packets.
     probe_sc = _load_replay(
         ctx, "s2_poo1_nomace.toml", [f"duration={dur}", f"topology.links[router1->dst].rate={GENERATION_PROBE_RATE}"]
     )
@@ -242,7 +229,6 @@ def table2_measures(ctx: Context, model: str, res: Result) -> Table2Run:
     warm = WARMUP_S[ctx.quick]
     end = float(res.summary.get("sim_time_s") or S3_DURATION[ctx.quick].removesuffix("s"))
     mean_n, peak_n = admitted_stats(res, warm, end)
-    alive_n, _ = alive_stats(res, warm, end)
     rates = sample_rates(res, warm)
     mu = ALLOCATION[model]
     groups = sorted(set(res.flows["group"]) - {"bg"})
@@ -252,15 +238,14 @@ def table2_measures(ctx: Context, model: str, res: Result) -> Table2Run:
     return {
         "admitted_mean": mean_n,
         "admitted_max": peak_n,
-        "alive_mean": alive_n,
+        "alive_mean": alive_stats(res, warm, end)[0],
         "utilization": (sum(rates) / len(rates) / mu) if rates else math.nan,
         "sample_p95_bps": percentile(rates, 0.95),
         "allocation_bps": mu,
         "samples_after_warmup": len(rates),
         "loss_cl_class": cl_loss,
         "loss_be_class": be_loss,
-        # Every packet the connections sent, as the paper counts a connection's loss (the 100 s
-        # bins that start at or after the warm-up: from 100 s on in the full and the quick run).
+        # Every packet the connections sent, from the 100 s bins that start at or after the warm-up.
         "loss_conn": binned_loss(res, groups, warm),
         "share64": share_within(hist64, 0.040) if hist64 else math.nan,
         "share256": share_within(hist256, 0.010) if hist256 else math.nan,
@@ -274,14 +259,11 @@ def table2_measures(ctx: Context, model: str, res: Result) -> Table2Run:
 
 def table2(ctx: Context) -> Table2:
     """Scenarios 3-4: every source model (quick: EXP1, EXP2) under SSAC and under MBAC (v = 0.95),
-    every seed; one batch through the executor per model, each run reduced to its measures as it
-    finishes (a 3100 s run's tables are tens of MB)."""
-    models = S3_MODELS_QUICK if ctx.quick else S3_MODELS_FULL
+    every seed; one batch per model, each run reduced as it finishes (a 3100 s run's tables are
+    tens of MB)."""
     out: Table2 = {}
-    for model in models:
-        plan = [
-            (kind, adm, seed) for kind, adm in (("ssac", SSAC), ("mbac", mbac_admission(v=0.95))) for seed in ctx.seeds
-        ]
+    for model in S3_MODELS_QUICK if ctx.quick else S3_MODELS_FULL:
+        plan = [(kind, adm, seed) for kind, adm in (("ssac", SSAC), ("mbac", mbac_admission())) for seed in ctx.seeds]
         specs = [table2_spec(ctx, model, adm, kind, seed) for kind, adm, seed in plan]
         got = ctx.run_reduced(specs, partial(table2_measures, ctx, model))
         for (kind, _, _), run in zip(plan, got, strict=True):
@@ -289,32 +271,22 @@ def table2(ctx: Context) -> Table2:
     return out
 
 
-def first_seed(t2: Table2) -> dict[str, dict[str, Table2Run]]:
-    """The first seed's run of every model and admission (the figures' sample paths and histograms)."""
-    return {m: {k: runs[0] for k, runs in x.items()} for m, x in t2.items()}
-
-
 def sweep(ctx: Context, t2: Table2) -> dict[str, Table2Run]:
     """EXP1 under MBAC for each v of :data:`V_SWEEP`, and v = 0.95 with the window continuing (full
-    runs only), one batch through the executor; v = 0.95 is Table 2's EXP1 MBAC run of the first
-    seed, not run again."""
+    runs only; the first seed); v = 0.95 is Table 2's EXP1 MBAC run, not run again."""
     if ctx.quick:
         return {}
     plan = [(f"{v:g}", mbac_admission(v=v), f"mbac_v{v:g}") for v in V_SWEEP if v != 0.95]
-    # The estimator's window on admission (not in the paper): restart (default) against continue.
-    cont = mbac_admission(v=0.95, restart_window=False)
-    plan.append(("0.95 continue", cont, "mbac_v0.95_continue"))
+    plan.append(("0.95 continue", mbac_admission(restart_window=False), "mbac_v0.95_continue"))
     results = ctx.run_many([table2_spec(ctx, "exp1", adm, variant, ctx.seeds[0]) for _, adm, variant in plan])
     got = {key: table2_measures(ctx, "exp1", res) for (key, _, _), res in zip(plan, results, strict=True)}
     got["0.95"] = t2["exp1"]["mbac"][0]
-    order = [f"{v:g}" for v in V_SWEEP] + ["0.95 continue"]
-    return {k: got[k] for k in order}
+    return {k: got[k] for k in [f"{v:g}" for v in V_SWEEP] + ["0.95 continue"]}
 
 
 class Fig9(TypedDict):
-    """Fig. 9 at the paper's load (§5.2: 20 background sources), without and with the host timing
-    jitter: ``runs[variant]`` one :data:`Measures` per seed, ``hist[variant][group]`` the first
-    seed's histograms."""
+    """Fig. 9 at §5.2's load: ``runs[variant]`` one :data:`Measures` per seed,
+    ``hist[variant][group]`` the first seed's histograms."""
 
     bg_sources: int
     background_pct: float
@@ -323,10 +295,8 @@ class Fig9(TypedDict):
     hist: dict[str, dict[str, Hist]]
 
 
-#: Fig. 9's variants: the sources' send times exact (the model as is) and with the testbed's
-#: host timing jitter on every group (CL, BE and background senders alike), at Fig. 9's 20
-#: background sources; and the jittered senders at scenario 1's :data:`FIG9_LOAD` (130%), beside
-#: its exact run, to isolate the periodicity under overload.
+#: Fig. 9's variants: exact send times and the host timing jitter on every sender, at 20
+#: background sources; and jittered at :data:`FIG9_LOAD` (130%), beside scenario 1's exact run.
 _JITTER = [f"traffic[{g}].send_jitter={HOST_JITTER}" for g in ("cl", "be", "bg")]
 FIG9_VARIANTS = {
     "exact": [f"traffic[bg].flows={FIG9_BG_SOURCES}"],
@@ -342,11 +312,10 @@ def fig9(ctx: Context) -> Fig9:
         (variant, f"fig9_{variant}", _load(ctx, "s1_cbr_mace.toml", [f"duration={S1_DURATION[ctx.quick]}", *extra]))
         for variant, extra in FIG9_VARIANTS.items()
     ]
-    testing_bps = 40 * 386 * 8 / 0.040
     out: Fig9 = {
         "bg_sources": n,
         "background_pct": n * BG_SOURCE_BPS / LINK_BPS * 100,
-        "total_pct": (n * BG_SOURCE_BPS + testing_bps) / LINK_BPS * 100,
+        "total_pct": (n * BG_SOURCE_BPS + 40 * 386 * 8 / 0.040) / LINK_BPS * 100,
         "runs": {},
         "hist": {},
     }
@@ -374,8 +343,7 @@ class DepartureRun(TypedDict):
 
 class Departures(TypedDict):
     """``runs[model][lifetime key]``; ``window_s`` = T·S; ``extra`` (full runs): EXP1 without
-    departures at v = 1.0, EXP1 (paper lifetimes) over 68% background instead of 130%, and EXP1
-    (paper lifetimes) packetized at the nominal rate."""
+    departures at v = 1.0, over 68% background, and packetized at the nominal rate."""
 
     window_s: float
     warmup_s: float
@@ -395,13 +363,13 @@ def _lifetime_overrides(lifetime_s: float | None) -> list[Override]:
 
 def departures(ctx: Context, t2: Table2) -> Departures:
     """EXP1 and POO1 (quick: EXP1) under MBAC with the paper's lifetimes, ten times longer and none
-    (one batch through the executor; the first seed). In full runs the paper's lifetimes are Table
-    2's MBAC run of the first seed (the same scenario and seed), not run again."""
-    p = DEPARTURES[ctx.quick]
-    base: list[Override] = [
-        f"duration={p['duration']}",
-        (f"{MACE_KEY}.admission", mbac_admission(v=0.95, window=p["window"])),
-    ]
+    (the first seed, one batch). In full runs the paper's lifetimes are Table 2's MBAC run of the
+    first seed (the same scenario and seed), not run again."""
+    p, dur, warm = DEPARTURES[ctx.quick], S3_DURATION[ctx.quick], DEPARTURES_WARMUP_S
+
+    def mbac(v: float) -> list[Override]:
+        return [f"duration={dur}", (f"{MACE_KEY}.admission", mbac_admission(v=v, window=p["window"]))]
+
     plan: list[tuple[str, str, float | None]] = []
     specs: list[tuple[str, Scenario, int]] = []
     reused: dict[str, DepartureRun] = {}
@@ -411,35 +379,23 @@ def departures(ctx: Context, t2: Table2) -> Departures:
                 reused[m] = _from_table2(t2[m]["mbac"][0], m, lifetime)
                 continue
             plan.append((m, key, lifetime))
-            sc = _load(ctx, f"s3_{m}.toml", base + _lifetime_overrides(lifetime))
+            sc = _load(ctx, f"s3_{m}.toml", mbac(0.95) + _lifetime_overrides(lifetime))
             specs.append((f"departures_{m}_{key}", sc, ctx.seeds[0]))
     if not ctx.quick:
-        v1: list[Override] = [
-            f"duration={p['duration']}",
-            (f"{MACE_KEY}.admission", mbac_admission(v=1.0, window=p["window"])),
+        extras: list[tuple[str, str, float | None, list[Override]]] = [
+            ("exp1 v=1 none", "v1_none", None, mbac(1.0) + _lifetime_overrides(None)),
+            ("exp1 68% background", "bg68", 1000.0, [*mbac(0.95), f"traffic[bg].flows={FIG9_BG_SOURCES}"]),
+            # ON periods packetized at the nominal rate (37.9 kb/s, not 40.3).
+            ("exp1 nominal packetization", "nominal", 1000.0, [*mbac(0.95), ("traffic[cl].packetization", "nominal")]),
         ]
-        plan.append(("extra", "exp1 v=1 none", None))
-        specs.append(
-            ("departures_exp1_v1_none", _load(ctx, "s3_exp1.toml", v1 + _lifetime_overrides(None)), ctx.seeds[0])
-        )
-        plan.append(("extra", "exp1 68% background", 1000.0))
-        bg: list[Override] = [*base, f"traffic[bg].flows={FIG9_BG_SOURCES}"]
-        specs.append(("departures_exp1_bg68", _load(ctx, "s3_exp1.toml", bg), ctx.seeds[0]))
-        # The same EXP1 run with its ON periods packetized at the nominal rate (37.9 kb/s, not 40.3).
-        plan.append(("extra", "exp1 nominal packetization", 1000.0))
-        nominal: list[Override] = [*base, ("traffic[cl].packetization", "nominal")]
-        specs.append(("departures_exp1_nominal", _load(ctx, "s3_exp1.toml", nominal), ctx.seeds[0]))
-    out: Departures = {
-        "window_s": 5.0 * p["window"],
-        "warmup_s": p["warmup_s"],
-        "duration": p["duration"],
-        "runs": {},
-        "extra": {},
-    }
+        for key, variant, lifetime, overrides in extras:
+            plan.append(("extra", key, lifetime))
+            specs.append((f"departures_exp1_{variant}", _load(ctx, "s3_exp1.toml", overrides), ctx.seeds[0]))
+    out: Departures = {"window_s": 5.0 * p["window"], "warmup_s": warm, "duration": dur, "runs": {}, "extra": {}}
     got: dict[str, dict[str, DepartureRun]] = {}
     for (m, key, lifetime), res in zip(plan, ctx.run_many(specs), strict=True):
         model = "exp1" if m == "extra" else m
-        run = departure_measures(res, model, lifetime, p["warmup_s"], float(p["duration"].removesuffix("s")))
+        run = departure_measures(res, model, lifetime, warm, float(dur.removesuffix("s")))
         if m == "extra":
             out["extra"][key] = run
         else:
@@ -479,17 +435,9 @@ def departure_measures(res: Result, model: str, lifetime_s: float | None, warm: 
 
 def batch_prediction(none: DepartureRun, lifetime_s: float, window_s: float, model: str) -> float:
     """The utilization batch admission predicts for mean lifetime ``lifetime_s`` from the run
-    without departures (see the claim ``mbac-departures-batch-admission``):
-
-    ``u_L = u_none / (1 + (T·S / L) · r / m)``, ``m = u_none · μ / N_none``
-
-    Without departures the estimate settles at the load of N_none flows plus the headroom its
-    noise needs. With departures, ν̂ can only rise between window ends, so each window of T·S
-    seconds admits in one batch the N·T·S/L flows that left during it, each adding its full r
-    to ν̂ while it adds only its mean load m to the measured load: the batch needs N·(T·S/L)·r
-    more headroom below v·μ, so N·m + N·(T·S/L)·r = N_none·m."""
-    mu = ALLOCATION[model]
-    m = none["utilization"] * mu / none["alive_mean"]
+    without departures: ``u_none / (1 + (T·S / L) · r / m)``, ``m = u_none · μ / N_none``
+    (derivation: docs/reproductions/mace.md, "What is measured")."""
+    m = none["utilization"] * ALLOCATION[model] / none["alive_mean"]
     return none["utilization"] / (1.0 + window_s / lifetime_s * RESERVE[model] / m)
 
 
@@ -506,18 +454,7 @@ def mixed_loss(ctx: Context) -> MixedLoss:
     loads = LOADS_QUICK if ctx.quick else LOADS_FULL
     cl = [f"cl_{m}" for m in MIXED_LOSS_MODELS]
     be = [f"be_{m}" for m in MIXED_LOSS_MODELS]
-    points = [
-        (
-            load,
-            f"s4_mixed_loss_{load}",
-            _load(
-                ctx,
-                "s4_mixed_loss.toml",
-                [f"duration={S1_DURATION[ctx.quick]}", f"traffic[bg].flows={bg_sources(load)}"],
-            ),
-        )
-        for load in loads
-    ]
+    points = [(load, f"s4_mixed_loss_{load}", _s1_load(ctx, "s4_mixed_loss.toml", load)) for load in loads]
 
     def measures(load: int, res: Result) -> Measures:
         cl_class, be_class = class_loss(res)
@@ -546,9 +483,8 @@ class Fig12_13(TypedDict):
 
 def fig12_13(ctx: Context) -> Fig12_13:
     """Scenario 4's mixed models with MACE (SSAC, enough allocation), four connections of each model
-    alive on the CL ports and four on a BE port, exponential lifetimes of mean 1000 s, 130%
-    background; every seed, one batch."""
-    dur, warm = FIG12_13_RUN[ctx.quick]
+    alive on the CL ports and four on a BE port, 130% background; every seed, one batch."""
+    dur, warm = S3_DURATION[ctx.quick], WARMUP_S[ctx.quick]
     sc = _load(ctx, "s4_fig12_13.toml", [f"duration={dur}", f"metrics.bin={warm:g}s"])
     out: Fig12_13 = {"duration": dur, "warmup_s": warm, "runs": [], "hist": {}}
     for seed, res in zip(ctx.seeds, ctx.run_many([("s4_fig12_13", sc, seed) for seed in ctx.seeds]), strict=True):

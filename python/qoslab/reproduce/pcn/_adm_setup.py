@@ -1,29 +1,7 @@
-"""Scenario building and measurement shared by the ``pcn`` admission experiments [Zhang07 §3].
-
-Every admission run is one PCN domain with the admission meter on its
-bottleneck and **no termination meter**: §3 studies admission alone, and
-with the configured-termination-rate at its default (half the link, the
-admissible rate) an ingress terminates flows whenever the admitted load
-passes the admissible rate, which removes the over-admission §3 measures
-(a 30 s OC3 CBR run at 5x with both meters terminated 114 flows).
-
-- **Single link** ([Zhang07] Fig. 2.1): ``s0 -> i0 ==bottleneck==> e0 -> d0``;
-  10 Gb/s access and egress without delay, the bottleneck 10 ms.
-- **RTT topology** (Fig. 2.2): the star preset with ``ingress_routers``,
-  ingress ``k`` of ``n`` with access delay ``1 + 99 k / (n - 1)`` ms (1 to
-  100 ms) unless one delay is given, the bottleneck ``r0 -> r1`` 10 ms:
-  round trips 22 to 220 ms (§3.5's range). Calls of one traffic group come
-  from ``src0..`` in turn; the MIX's six codec groups draw each call's
-  ingress at random instead (:data:`RANDOM_SOURCES`).
-
-The measure [Zhang07 §2.4] is the bottleneck's sent bits in 50 ms samples
-(link utilization × rate) from the warm-up to the end: the
-**over-admission percentage** is their mean over the configured-admissible
-rate minus 1, in percent; the **sd ratio** their standard deviation over
-the admissible rate. Each run is reduced to these numbers as it finishes
-(:meth:`~qoslab.reproduce.framework.Context.run_indexed`), so a grid of hundreds of runs keeps
-no results.
-"""
+"""Scenarios and measure of the ``pcn`` admission experiments [Zhang07 §2-3]: the single link
+(Fig. 2.1) and the RTT topology (Fig. 2.2), the admission meter alone on the bottleneck; the
+over-admission % and sd ratio of the bottleneck's 50 ms rate samples [Zhang07 §2.4]. Set-up and
+why: docs/reproductions/pcn.md ("Admission", "Set-up")."""
 
 from __future__ import annotations
 
@@ -65,12 +43,8 @@ TRAFFIC = tuple(MEAN_BPS)
 #: mix on OC3, VTR on 1 Gb/s, SVD on OC48).
 AGGREGATE_LINK = {"CBR": "OC3", "VBR": "OC3", "MIX": "OC3", "VTR": "1Gbps", "SVD": "OC48"}
 MEAN_CALL_S = 60.0
-#: Traffic whose calls take a random ingress of the RTT topology (``src_choice = "random"``):
-#: the MIX is six codec groups at the same call rate, which in turn would hand their j-th calls
-#: to the same ingress together, in bursts of about six (Table 3.6 at 600-1000 ingresses: 3.3 and
-#: 10.6 % over-admission); the paper's calls are spread over the ingresses, a codec per call.
-#: Six Poisson groups each drawing the ingress give every ingress a Poisson process of calls
-#: with a codec drawn per call in equal proportion. CBR, VBR, VTR and SVD (one group) stay in turn.
+#: Traffic whose calls draw their ingress of the RTT topology at random (the MIX's six groups would
+#: otherwise reach each ingress in bursts; docs/reproductions/pcn.md, Table 3.6).
 RANDOM_SOURCES = frozenset({"MIX"})
 BATCH_MEAN = 5.0
 SAMPLE_S = 0.05
@@ -82,37 +56,7 @@ def calls_per_s(model: str, admissible_bps: float, overload: float) -> float:
     return overload * admissible_bps / MEAN_BPS[model] / MEAN_CALL_S
 
 
-def groups(
-    model: str,
-    *,
-    calls: float,
-    src: str,
-    dst: str,
-    arrivals: str = "POISSON",
-    randomize: float | None = None,
-    src_choice: traffic.SrcChoice | None = None,
-) -> list[dict[str, Any]]:
-    """The traffic groups of ``model`` at ``calls`` per second (Poisson, or batches of mean 5)."""
-    # Poisson calls (the models' own ``calls_per_s``), or batches of the same mean rate of calls:
-    # a mix's six codec groups each get a sixth of the calls.
-    batch = None
-    if arrivals == "BATCH":
-        per_group = calls / len(traffic.VOICE_MIX) if model == "MIX" else calls
-        batch = traffic.batch_poisson_arrivals(
-            rate=per_group / BATCH_MEAN, batch_mean=BATCH_MEAN, lifetime=f"{MEAN_CALL_S:g}s"
-        )
-    how: dict[str, Any] = {"calls_per_s": calls} if batch is None else {"arrivals": batch}
-    if model in ("CBR", "VBR", "MIX"):
-        codec = {"CBR": "cbr", "VBR": "vbr", "MIX": "mix"}[model]
-        return traffic.voice(
-            name="voice", src=src, dst=dst, codec=codec, randomize=randomize, src_choice=src_choice, **how
-        )
-    if model == "SVD":
-        return [traffic.svd(name="svd", src=src, dst=dst, randomize=randomize, **how)]
-    return [traffic.vtr(name="vtr", src=src, dst=dst, randomize=randomize, **how)]
-
-
-def admission_stage(vq: tuple[float, float, float] | None = None, marking: str = "ramp") -> dict[str, Any]:
+def _admission_stage(vq: tuple[float, float, float] | None, marking: str) -> dict[str, Any]:
     """The admission meter: ramp (5, 15, 20 ms by default) or step at the max threshold (§3.4.1)."""
     lo, hi, cap = vq if vq is not None else (5.0, 15.0, 20.0)
     if marking == "step":
@@ -140,30 +84,27 @@ def build(
     arrivals: str = "POISSON",
     vq: tuple[float, float, float] | None = None,
     marking: str = "ramp",
-    randomize: float | None = None,
 ) -> tuple[Scenario, str]:
-    """A PCN admission scenario and its bottleneck direction: the single link
-    (``ingresses`` None) or the RTT topology with ``ingresses`` ingresses."""
-    rate = LINK_BPS[link]
-    calls = calls_per_s(model, rate / 2, overload)
+    """A PCN admission scenario and its bottleneck direction: the single link (``ingresses`` None) or
+    the RTT topology with ``ingresses`` ingresses; calls at ``overload`` x the admissible rate, Poisson
+    or in batches of mean 5 at the same mean rate of calls (a mix's six codec groups a sixth each)."""
     bottleneck = topology.link(
         rate=link,
         delay=BOTTLENECK_DELAY,
         queue={"type": "fifo", "limit": "100000pkts"},
-        stages=[admission_stage(vq, marking)],
+        stages=[_admission_stage(vq, marking)],
     )
+    edge = topology.link(rate="10Gbps", delay="0s")
     if ingresses is None:
         topo = topology.explicit(
             nodes=[
-                topology.node(name="s0", kind="host"),
-                topology.node(name="i0", kind="router"),
-                topology.node(name="e0", kind="router"),
-                topology.node(name="d0", kind="host"),
+                topology.node(name=n, kind=k)
+                for n, k in (("s0", "host"), ("i0", "router"), ("e0", "router"), ("d0", "host"))
             ],
             links=[
-                {"a": "s0", "b": "i0", **topology.link(rate="10Gbps", delay="0s")},
+                {"a": "s0", "b": "i0", **edge},
                 {"a": "i0", "b": "e0", **bottleneck},
-                {"a": "e0", "b": "d0", **topology.link(rate="10Gbps", delay="0s")},
+                {"a": "e0", "b": "d0", **edge},
             ],
         )
         edges, src, dst, direction = ["i0", "e0"], "s0", "d0", "i0->e0"
@@ -176,17 +117,27 @@ def build(
             "access": topology.link(rate="10Gbps", delay="1ms"),
             "ingress_delays": [f"{d:g}ms" for d in delays],
             "bottleneck": bottleneck,
-            "egress": topology.link(rate="10Gbps", delay="0s"),
+            "egress": edge,
         }
         edges, src, dst, direction = ["in*", "r1"], "src*", "sink0", "r0->r1"
-    src_choice: traffic.SrcChoice | None = "random" if ingresses is not None and model in RANDOM_SOURCES else None
+    calls = calls_per_s(model, LINK_BPS[link] / 2, overload)
+    how: dict[str, Any] = {"calls_per_s": calls}
+    if arrivals == "BATCH":
+        per_group = calls / len(traffic.VOICE_MIX) if model == "MIX" else calls
+        batch = traffic.batch_poisson_arrivals(
+            rate=per_group / BATCH_MEAN, batch_mean=BATCH_MEAN, lifetime=f"{MEAN_CALL_S:g}s"
+        )
+        how = {"arrivals": batch}
+    if model in ("CBR", "VBR", "MIX"):
+        src_choice: traffic.SrcChoice | None = "random" if ingresses is not None and model in RANDOM_SOURCES else None
+        groups = traffic.voice(name="voice", src=src, dst=dst, codec=model.lower(), src_choice=src_choice, **how)
+    else:
+        groups = [(traffic.svd if model == "SVD" else traffic.vtr)(name=model.lower(), src=src, dst=dst, **how)]
     sc = Scenario.build(
         name=name,
         duration=f"{duration_s:g}s",
         topology=topo,
-        traffic=groups(
-            model, calls=calls, src=src, dst=dst, arrivals=arrivals, randomize=randomize, src_choice=src_choice
-        ),
+        traffic=groups,
         pcn=pcn_builder.domain(edges=edges, **cle),
         # Only what is read: the bottleneck, one per-flow bin, no per-flow histograms.
         metrics={
@@ -201,9 +152,9 @@ def build(
     return sc, direction
 
 
-def per_packet(weight: float = 0.01, threshold: float = 0.5) -> dict[str, Any]:
+def per_packet() -> dict[str, Any]:
     """The CLE of §3.2-3.3: per packet, weight 0.01, threshold 0.5."""
-    return {"cle": "per_packet", "cle_weight": weight, "cle_threshold": threshold}
+    return {"cle": "per_packet", "cle_weight": 0.01, "cle_threshold": 0.5}
 
 
 def per_interval(weight: float, threshold: float) -> dict[str, Any]:

@@ -1,16 +1,7 @@
 """Where the ``pcn`` runs go in [Zhang07]'s tables: the keys of ``paperdata/pcn/cells.csv`` and the
-per-seed statistics the tables print.
-
-Every cell's :class:`~qoslab.reproduce.cells.Measured` holds one value per seed, in the context's
-seed order: the paper's statistic computed on that seed's runs (a worst case over the paper's
-overloads and links, a min / max / mean / sd over the seed's 15 grid points, …), never a statistic
-of seed means. The verdict (mean over seeds, 95 % interval, tolerance) is the framework's.
-
-The families (:mod:`.admission`, :mod:`.termination`, :mod:`.plt`) call :func:`cell` with the
-paper's keys; a key not in ``cells.csv`` is the framework's ``ReproductionError``. A cell whose
-statistic is not finite in some seed (a round that did not happen, a ratio over nothing) is a
-``NotMeasured`` with the reason (reported as not run), as is a row of a run table that no run
-measures yet (:func:`not_measured`).
+per-seed statistics the tables print. Every cell holds one value per seed, in the context's seed
+order: the paper's statistic on that seed's runs, never a statistic of seed means; the verdict is
+the framework's.
 """
 
 from __future__ import annotations
@@ -20,7 +11,6 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ...stats import Estimate
 from ..cells import Measured, NotMeasured
-from ..framework import Claim
 
 #: What a family returns for a paper cell.
 Cell = Measured | NotMeasured
@@ -37,14 +27,6 @@ TOPO_35 = {"single": "S.Link", "rtt": "RTT", "plt": "PLT"}
 F_COLUMN = {0.0: "No-Rand", 0.0001: "0.0001", 0.001: "0.001", 0.005: "0.005", 0.01: "0.01", 0.1: "0.1"}
 
 
-def cell(table: str, row: str, column: str, values: Sequence[float]) -> Measured | None:
-    """The cell's :class:`Measured`, or ``None`` when a seed's value is not finite."""
-    vals = [float(v) for v in values]
-    if not vals or not all(math.isfinite(v) for v in vals):
-        return None
-    return Measured(table=table, row=row, column=column, values=vals)
-
-
 def cells(
     log: Callable[[str], None],
     table: str,
@@ -58,21 +40,15 @@ def cells(
     the seeds without one; it is logged."""
     out: list[Cell] = []
     for column, values in columns:
-        m = cell(table, row, column, values)
-        if m is not None:
-            out.append(m)
+        vals = [float(v) for v in values]
+        if vals and all(math.isfinite(v) for v in vals):
+            out.append(Measured(table=table, row=row, column=column, values=vals))
             continue
         seeds = [str(i + 1) for i, v in enumerate(values) if not math.isfinite(float(v))]
         why = f"{missing or 'no finite value'} in the run(s) of seed index {', '.join(seeds)} (1-based)"
         log(f"pcn: {table} / {row} / {column}: {why}; the cell is not measured")
         out.append(NotMeasured(table=table, row=row, column=column, reason=why))
     return out
-
-
-def not_measured(table: str, rows: Iterable[str], columns: Iterable[str], reason: str) -> list[Cell]:
-    """Cells of a run table that no run measures (a row not run yet), with the reason."""
-    cols = list(columns)
-    return [NotMeasured(table=table, row=r, column=c, reason=reason) for r in rows for c in cols]
 
 
 def worst(over: Sequence[Sequence[float]], sd: Sequence[Sequence[float]]) -> tuple[list[float], list[float]]:
@@ -82,10 +58,8 @@ def worst(over: Sequence[Sequence[float]], sd: Sequence[Sequence[float]]) -> tup
     with the sd of the same experiment)."""
     if not over:
         raise ValueError("worst: no cases")
-    top: list[int] = []
-    for s in range(len(over[0])):
-        col = [case[s] for case in over]
-        top.append(col.index(max(col)))
+    cols = [[case[s] for case in over] for s in range(len(over[0]))]
+    top = [col.index(max(col)) for col in cols]
     return [over[c][s] for s, c in enumerate(top)], [sd[c][s] for s, c in enumerate(top)]
 
 
@@ -113,22 +87,6 @@ def table_3_5(
     st = summary(points)
     cells_ = cells(log, "Table 3.5", row, ((f"Over Admission Perc Stats / {k}", v) for k, v in st.items()))
     return cells_, {k: Estimate.of(v) for k, v in st.items()}
-
-
-def skipped(claims: Iterable[tuple[str, str]]) -> list[Claim]:
-    """A family's claims ``(id, text)`` in a quick run, which runs none of them: not checked."""
-    return [
-        Claim(
-            id=cid,
-            text=text,
-            paper="see the full run",
-            measured="not run",
-            tolerance="",
-            holds=None,
-            explanation="not run in a quick run (full run only)",
-        )
-        for cid, text in claims
-    ]
 
 
 def vq_label(vq: tuple[float, float, float]) -> str:

@@ -1,62 +1,12 @@
-"""``pcn`` parking-lot experiments ([Zhang07 §3.6-3.8], §4.4) and §4.4.1's expected termination.
-
-The topology is [Zhang07]'s parking lot (§2.1, Fig. 2.3) with PCN edge
-routers: :func:`qoslab.topology.pcn_parking_lot` (the same network as
-``scenarios/pcn/plt{2,3,5}.toml``). Every bottleneck ``c{i} -> c{i+1}``
-carries the long aggregate (``src_long`` -> ``sink_long``, ingress ``c0``,
-egress ``c{k}``) and short aggregate ``i`` (``h{i}`` -> ``h{i+1}``, ingress
-``v{i}``, egress ``v{i+1}``); every PLT link has 1 ms of propagation.
-
-**Admission** (§3.6-3.8): per-interval CLE (100 ms); CBR voice, VBR voice,
-the MIX (Table 2.1), VTR (the synthetic trace, §2.3.3) and SVD arriving as
-Poisson calls of mean 60 s, each aggregate at half of 5× its bottleneck's
-configured-admissible-rate (half the link), so every bottleneck sees 5×
-and the long and the short demands are equal (§3.8.1); admission marking
-only (ramp 5-15 ms, limit 20 ms). Links as §3.3 runs every topology:
-OC3 for voice, 1 Gb/s for VTR, OC48 for SVD (:data:`ADM_LINK`); runs of
-80 s (the paper's "about 80 simulation seconds").
-
-- Table 3.7: PLT5, every traffic type, the over-admission of each
-  bottleneck (its 50 ms utilization samples from 20 s on, against the
-  admissible rate) averaged over the 15 weight × CLE settings (weights
-  0.1-0.9 by 0.2, CLE thresholds 0.05, 0.15, 0.25).
-- Table 3.5, PLT rows (and claim 2, ``table3.5-grid-plt``, for CBR, VBR,
-  MIX and VTR): per run the worst bottleneck's over-admission (§3.6: "the
-  maximum of the N"); per seed its min / max / mean / sd over the grid;
-  Table 3.7's PLT5 runs (the row does not name its size).
-- Table 3.8 (and the text's claim, ``table3.8-beat-down``): the beat-down ratio, the
-  mean short aggregate's delivered bits in each 10 s bin over the long
-  aggregate's, on PLT2, PLT3 and PLT5 with weights 0.1, 0.5, 0.9 (CLE
-  threshold 0.05); and §3.8's diagnostic, the share of 50 ms samples in
-  which at least one bottleneck admission-marked a packet, against the
-  mean share of one bottleneck.
-
-**Termination** (§4.4, Tables 4.7-4.9; claim 6, ``tables4.8-4.9-plt``):
-termination marking only; at t1 = 200 s every bottleneck steps to 3/4 of
-its link against a configured-termination-rate of 1/2, long:short 2:1 or
-1:1. Per aggregate, "resident" flows (2/3 of its event load, rounded down
-so that no bottleneck's resident load exceeds the termination rate) start
-spread over [t1 - 20 s, t1 - 10 s], "rerouted" flows (the rest) start at
-t1 spread over one packet interval. CBR and VBR voice on OC3 (155 Mb/s,
-the paper's termination tables), SVD on OC12 (622 Mb/s), VTR on 1 Gb/s. The actual
-termination of an aggregate is the share of its flows (all of one model,
-so of its mean rate) terminated in [t1, t1 + 1 s]; of a bottleneck
-the share of the flows crossing it. Optimal: a bottleneck's ``(load - T) /
-load``; a short aggregate's is its bottleneck's, the long one's the
-largest of its bottlenecks' (Table 4.7's Optimal column). Expected:
-:func:`qoslab.pcn.expected_termination` with the aggregates' loads at the
-event (flows × mean rate). Reported: (actual - optimal) × 100 and (actual
-- expected) × 100, in points.
-
-Every printed number of Tables 3.5 (PLT rows), 3.7, 3.8 and 4.7-4.9 is
-a cell (:mod:`.cellmap`, one value per seed); the text's statements are
-claims, judged over at least 5 seeds; §4.4.1's PLT2 example is a check of
-the formula. ``--quick`` runs Table 4.7's point (PLT5, CBR, 2:1) only.
+"""``pcn`` parking-lot experiments: admission [Zhang07 §3.6-3.8] and termination (§4.4, with §4.4.1's
+expected termination) on the parking lot of §2.1 (``scenarios/pcn/plt{2,3,5}.toml``). Set-up, measures and
+grids: docs/reproductions/pcn.md, "Parking lots"; decisions: docs/decisions/pcn.md.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -71,38 +21,28 @@ from ..framework import Claim, Context, Outcome
 from . import _adm_setup as S
 from . import cellmap as C
 
-# -- set-up ------------------------------------------------------------------
-
-#: Link rates (bit/s) of the names used: what the scenario names stand for (the paper's values,
-#: ``Rate::named`` in crates/core: OC3 = 155 Mb/s, not the line rate 155.52).
+#: Link rates (bit/s) of the scenario names (the paper's values: OC3 = 155 Mb/s, not the line rate 155.52).
 RATES = S.LINK_BPS
 BOTTLENECK_QUEUE = {"type": "fifo", "limit": "10000pkts"}
-# The vertical and host links: "non-limiting" ([Zhang07 §2.1]), read as a link
-# that adds as little serialization of its own as possible (decisions).
+#: The vertical and host links: "non-limiting" ([Zhang07 §2.1]), as little serialization as possible.
 EDGE_RATE = "10Gbps"
 #: Every parking-lot link's propagation delay ([Zhang07 §2.1]: "set to 1ms").
 LINK_DELAY = "1ms"
-#: Mean payload rates (bit/s) of the traffic models (Table 2.1, §2.3.2).
+#: Mean payload rates (bit/s) of the traffic models (Table 2.1, §2.3.2; VTR: the synthetic trace's).
 MEAN_BPS: dict[str, float] = {
     "CBR": 64_000.0,
     "VBR": 160 * 8 / 0.020 * 0.34,
     "MIX": sum(s * 8 / (ms / 1000) * on for s, ms, on in (traffic.VOICE_CODECS[c] for c in traffic.VOICE_MIX))
     / len(traffic.VOICE_MIX),
     "SVD": 1500 * 8 / 0.001 * 0.34,
-    # The synthetic trace's mean payload rate (its default; a VTR group adds no header).
     "VTR": 769_000.0,
 }
-#: Each model's packet interval (rerouted flows' start spread) and largest packet (bucket depth).
-#: VTR's is its frame interval (the synthetic trace's 40 ms): a frame's packets are 1 ms apart, its
-#: frames 40 ms, so the rerouted flows' phases spread over one frame as CBR's over one period.
+#: Each model's packet interval (rerouted flows' start spread; VTR: one 40 ms frame) and largest packet.
 SPACING = {"CBR": "20ms", "VBR": "20ms", "MIX": "20ms", "SVD": "1ms", "VTR": "40ms"}
 PACKET = {"CBR": "160B", "VBR": "160B", "MIX": "200B", "SVD": "1500B", "VTR": "1500B"}
-
 OVERLOAD = 5.0
 MEAN_CALL_S = 60.0
-#: The admission runs' bottleneck rate per traffic model: [Zhang07 §3.3]'s "all voice experiments,
-#: including various codecs mixes are run on [...] OC3 (155 Mbps) bottleneck links, VTR traces are
-#: run on 1Gbps and SVD on OC48" ("the entire set of topologies"); until issue 31 voice ran on T3.
+#: The admission runs' bottleneck per traffic model ([Zhang07 §3.3]: voice on OC3, VTR 1 Gb/s, SVD OC48).
 ADM_LINK = S.AGGREGATE_LINK
 ADM_DURATION_S = 80.0
 ADM_WARMUP_S = 20.0
@@ -124,14 +64,10 @@ COLUMNS_4_7 = {
 }
 #: Table 4.9's traffic types (A-O at 2:1 and 1:1).
 MODELS_4_9 = ("CBR", "VTR")
-#: Table 3.5's PLT grid: traffic -> PLT size. PLT5 for every type: Table 3.7 prints PLT5's
-#: bottlenecks for all five types over the same 15 settings, and Table 3.5's PLT row (its size not
-#: stated) is read as those runs' worst bottleneck (decisions/pcn.md; until issue 31 VBR, MIX and VTR
-#: ran on PLT3 and SVD not at all).
+#: Table 3.5's PLT grid: traffic -> PLT size (PLT5 for every type: Table 3.7's runs; decisions/pcn.md).
 GRID_PLT = dict.fromkeys(S.TRAFFIC, 5)
 #: The types §3.6's "-3 % / +2 %" covers (SVD has its own band there).
 CLAIM_2_TYPES = ("CBR", "VBR", "MIX", "VTR")
-
 T1_S = 200.0
 TERM_WINDOW_S = 1.0
 TERM_LINK = {"CBR": "OC3", "VBR": "OC3", "SVD": "OC12", "VTR": "1Gbps"}
@@ -139,12 +75,14 @@ EVENT_LOAD = 0.75
 TERM_RATE = 0.5
 #: long:short load ratios -> the long aggregate's share of a bottleneck's event load.
 RATIOS = {"2:1": 2 / 3, "1:1": 1 / 2}
-
-#: Claim 6's tolerances on |actual - expected| (points): §4.4.2's "within 1% for CBR and within 3% for
-#: VBR and VTR".
+#: Claim 6's tolerances on |actual - expected| (points): §4.4.2's "within 1% for CBR and 3% for VBR and VTR".
 CLAIM_6 = {"CBR": 1.0, "VBR": 3.0, "VTR": 3.0}
 #: Claim 2's band (§3.6's text, percent).
 CLAIM_2 = (-3.0, 2.0)
+#: The reduced runs of the grids, per point the seeds' values: admission (PLT size, model, weight, CLE
+#: threshold) and termination (PLT size, model, ratio; :func:`termination_table` per run).
+AdmissionRuns = dict[tuple[int, str, float, float], list[dict[str, Any]]]
+TerminationRuns = dict[tuple[int, str, str], list[dict[str, dict[str, float]]]]
 
 
 def bottleneck_names(k: int) -> list[str]:
@@ -167,34 +105,16 @@ def _groups(model: str, name: str, src: str, dst: str, **kw: Any) -> list[dict[s
 
 
 def plt_scenario(
-    *,
-    name: str,
-    bottlenecks: int,
-    link: str,
-    meter: dict[str, Any],
-    groups: Sequence[dict[str, Any]],
-    duration_s: float,
-    pcn: dict[str, Any],
-    metrics: dict[str, Any],
-    edge_rate: str = EDGE_RATE,
-    delay: str = LINK_DELAY,
+    k: int, link: str, meter: dict[str, Any], edge_rate: str = EDGE_RATE, delay: str = LINK_DELAY, **build: Any
 ) -> Scenario:
-    """A parking-lot scenario: :func:`qoslab.topology.pcn_parking_lot` with ``meter`` on every
-    bottleneck, the vertical and host links at ``edge_rate`` and every link's propagation
-    ``delay`` (the paper's 1 ms; a control varies it)."""
+    """A parking lot of ``k`` bottlenecks with ``meter`` on each, the vertical and host links at ``edge_rate``
+    and every link's propagation ``delay``; ``build``: the rest of :meth:`Scenario.build`'s fields."""
     topo = topology.pcn_parking_lot(
-        bottlenecks=bottlenecks, rate=link, stages=[meter], queue=BOTTLENECK_QUEUE, edge_rate=edge_rate, delay=delay
+        bottlenecks=k, rate=link, stages=[meter], queue=BOTTLENECK_QUEUE, edge_rate=edge_rate, delay=delay
     )
-    return Scenario.build(
-        name=name,
-        duration=f"{duration_s:g}s",
-        topology=topo,
-        traffic=groups,
-        pcn=pcn,
-        # No per-flow histograms: nothing here reads a flow's delay percentiles or inter-arrivals,
-        # and with thousands of flows they cost about a fifth of the CPU (docs/performance.md).
-        metrics={**metrics, "flow_histograms": False},
-    )
+    # No per-flow histograms: nothing reads them, and they cost about a fifth of the CPU (docs/performance.md).
+    build["metrics"] = {**build["metrics"], "flow_histograms": False}
+    return Scenario.build(topology=topo, **build)
 
 
 def admission_scenario(
@@ -208,19 +128,17 @@ def admission_scenario(
     link_delay: str | None = None,
 ) -> Scenario:
     """§3.6-3.8's set-up: every aggregate offered 2.5× its bottleneck's admissible rate (5× in all).
-    ``link`` (default :data:`ADM_LINK`) and ``link_delay`` (default the paper's 1 ms) are for the
-    controlled runs (:mod:`.controls`)."""
+    ``link`` (default :data:`ADM_LINK`) and ``link_delay`` (default 1 ms) are for the controls."""
     link = link if link is not None else ADM_LINK[model]
-    admissible = RATES[link] / 2
-    calls = OVERLOAD / 2 * admissible / MEAN_BPS[model] / MEAN_CALL_S
-    groups = [g for n, s, d in aggregates(bottlenecks) for g in _groups(model, n, s, d, calls_per_s=calls)]
+    calls = OVERLOAD / 2 * (RATES[link] / 2) / MEAN_BPS[model] / MEAN_CALL_S
     return plt_scenario(
+        bottlenecks,
+        link,
+        stages.pcn_admission(),
+        delay=link_delay if link_delay is not None else LINK_DELAY,
         name=f"pcn_plt{bottlenecks}_admission",
-        bottlenecks=bottlenecks,
-        link=link,
-        meter=stages.pcn_admission(),
-        groups=groups,
-        duration_s=duration_s,
+        duration=f"{duration_s:g}s",
+        traffic=[g for n, s, d in aggregates(bottlenecks) for g in _groups(model, n, s, d, calls_per_s=calls)],
         pcn=pcn_api.domain(
             edges=topology.pcn_parking_lot_edges(bottlenecks=bottlenecks),
             cle="per_interval",
@@ -228,15 +146,13 @@ def admission_scenario(
             cle_threshold=cle,
         ),
         metrics={"series": bottleneck_names(bottlenecks), "series_interval": f"{SAMPLE_S * 1000:g}ms", "bin": "10s"},
-        delay=link_delay if link_delay is not None else LINK_DELAY,
     )
 
 
 def event_flows(*, bottlenecks: int, model: str, ratio: str) -> dict[str, int]:
     """Flows per aggregate at the failure event: 3/4 of the link on every bottleneck, split by ``ratio``."""
     per_link = EVENT_LOAD * RATES[TERM_LINK[model]] / MEAN_BPS[model]
-    n_long = round(RATIOS[ratio] * per_link)
-    n_short = round((1 - RATIOS[ratio]) * per_link)
+    n_long, n_short = round(RATIOS[ratio] * per_link), round((1 - RATIOS[ratio]) * per_link)
     return {n: (n_long if n == "long" else n_short) for n, _, _ in aggregates(bottlenecks)}
 
 
@@ -244,61 +160,51 @@ def resident_flows(*, bottlenecks: int, model: str, ratio: str) -> dict[str, int
     """Resident flows per aggregate (2/3 of its event load: its share of the termination rate),
     rounded down so that no bottleneck's resident load exceeds the termination rate."""
     at_rate = math.floor(TERM_RATE * RATES[TERM_LINK[model]] / MEAN_BPS[model])
-    n_long = math.floor(RATIOS[ratio] * at_rate)
-    n_short = math.floor((1 - RATIOS[ratio]) * at_rate)
+    n_long, n_short = math.floor(RATIOS[ratio] * at_rate), math.floor((1 - RATIOS[ratio]) * at_rate)
     return {n: (n_long if n == "long" else n_short) for n, _, _ in aggregates(bottlenecks)}
 
 
 def termination_scenario(
     *, bottlenecks: int, model: str, ratio: str, t1_s: float = T1_S, edge_rate: str = EDGE_RATE
 ) -> Scenario:
-    """§4.4's failure event on a parking lot (see the module docstring); ``edge_rate``: the
-    vertical and host links (a control varies it, docs/reproductions/pcn.md)."""
+    """§4.4's failure event on a parking lot; ``edge_rate``: the vertical and host links (a control)."""
     flows = event_flows(bottlenecks=bottlenecks, model=model, ratio=ratio)
     residents = resident_flows(bottlenecks=bottlenecks, model=model, ratio=ratio)
     groups: list[dict[str, Any]] = []
     for n, s, d in aggregates(bottlenecks):
-        resident = residents[n]
-        for g in _groups(model, f"{n}_res", s, d, flows=resident, start=f"{t1_s - 20:g}s"):
-            groups.append({**g, "start_jitter": "10s"})
-        for g in _groups(model, f"{n}_rr", s, d, flows=flows[n] - resident, start=f"{t1_s:g}s"):
-            # Already admitted on the failed path: they start without asking their ingress.
-            groups.append({**g, "start_jitter": SPACING[model], "admitted": True})
+        res = _groups(model, f"{n}_res", s, d, flows=residents[n], start=f"{t1_s - 20:g}s")
+        # The rerouted flows were admitted on the failed path: they start without asking their ingress.
+        rr = _groups(model, f"{n}_rr", s, d, flows=flows[n] - residents[n], start=f"{t1_s:g}s")
+        groups += [{**g, "start_jitter": "10s"} for g in res]
+        groups += [{**g, "start_jitter": SPACING[model], "admitted": True} for g in rr]
+    end = f"{t1_s + TERM_WINDOW_S:g}s"
     return plt_scenario(
+        bottlenecks,
+        TERM_LINK[model],
+        stages.pcn_termination(packet_size=PACKET[model]),
+        edge_rate,
         name=f"pcn_plt{bottlenecks}_termination",
-        bottlenecks=bottlenecks,
-        link=TERM_LINK[model],
-        meter=stages.pcn_termination(packet_size=PACKET[model]),
-        groups=groups,
-        duration_s=t1_s + TERM_WINDOW_S,
+        duration=end,
+        traffic=groups,
         pcn=pcn_api.domain(edges=topology.pcn_parking_lot_edges(bottlenecks=bottlenecks), cle="per_interval"),
-        metrics={"series": bottleneck_names(bottlenecks), "series_interval": "1s", "bin": f"{t1_s + TERM_WINDOW_S:g}s"},
-        edge_rate=edge_rate,
+        metrics={"series": bottleneck_names(bottlenecks), "series_interval": "1s", "bin": end},
     )
-
-
-# -- metrics -----------------------------------------------------------------
 
 
 def over_admission(res: Result, *, bottlenecks: int, rate_bps: float, warmup_s: float) -> list[float]:
     """Each bottleneck's over-admission %: the mean of its utilization samples from ``warmup_s`` on,
     times the link rate, over the admissible rate (half the link), minus 1."""
-    s = res.series
-    s = s[(s["metric"] == "utilization") & (s["t_s"] > warmup_s + 1e-9)]
-    out = []
-    for b in bottleneck_names(bottlenecks):
-        u = s.loc[s["entity_id"] == b, "value"].to_numpy()
-        out.append((float(u.mean()) * rate_bps / (rate_bps / 2) - 1) * 100 if len(u) else math.nan)
-    return out
+    s = res.series[(res.series["metric"] == "utilization") & (res.series["t_s"] > warmup_s + 1e-9)]
+    samples = [s.loc[s["entity_id"] == b, "value"].to_numpy() for b in bottleneck_names(bottlenecks)]
+    return [(float(u.mean()) * rate_bps / (rate_bps / 2) - 1) * 100 if len(u) else math.nan for u in samples]
 
 
-def beat_down(res: Result, *, bottlenecks: int, bin_s: float = BIN_S) -> list[float]:
-    """The beat-down ratio per bin (Table 3.8): the mean short aggregate's delivered bytes over the
-    long aggregate's, at the end of each ``bin_s`` bin (``[10 s, 20 s, …]``)."""
+def beat_down(res: Result, *, bottlenecks: int) -> list[float]:
+    """The beat-down ratio per bin of the run's metrics (Table 3.8: 10 s): the mean short aggregate's
+    delivered bytes over the long aggregate's."""
     f = res.flows[["name", "src", "dst"]]
     ids = dict(zip(f["name"], zip(f["src"], f["dst"], strict=True), strict=True))
-    s = res.series
-    s = s[(s["entity_kind"] == "flow") & (s["metric"] == "delivered_bytes")]
+    s = res.series[(res.series["entity_kind"] == "flow") & (res.series["metric"] == "delivered_bytes")]
     agg = {(src, dst): n for n, src, dst in aggregates(bottlenecks)}
     key = s["entity_id"].map(lambda e: agg.get(ids.get(e, ("", "")), ""))
     tab = s.assign(agg=key).groupby(["t_s", "agg"])["value"].sum()
@@ -306,10 +212,10 @@ def beat_down(res: Result, *, bottlenecks: int, bin_s: float = BIN_S) -> list[fl
     for idx, v in tab.items():
         t_s, name = cast(tuple[float, str], idx)
         bins.setdefault(float(t_s), {})[str(name)] = float(v)
-    return beat_down_ratio(bins, bottlenecks=bottlenecks, bin_s=bin_s)
+    return beat_down_ratio(bins, bottlenecks=bottlenecks)
 
 
-def beat_down_ratio(bins: dict[float, dict[str, float]], *, bottlenecks: int, bin_s: float) -> list[float]:
+def beat_down_ratio(bins: dict[float, dict[str, float]], *, bottlenecks: int) -> list[float]:
     """``bins``: bin start -> aggregate name -> delivered bytes. Returns, for each full bin in order,
     the mean of the short aggregates' bytes over the long one's (nan if the long delivered none)."""
     out = []
@@ -318,22 +224,18 @@ def beat_down_ratio(bins: dict[float, dict[str, float]], *, bottlenecks: int, bi
         short = sum(row.get(f"short{i}", 0.0) for i in range(bottlenecks)) / bottlenecks
         long_ = row.get("long", 0.0)
         out.append(short / long_ if long_ > 0 else math.nan)
-    del bin_s
     return out
 
 
 def marking_share(res: Result, *, bottlenecks: int, warmup_s: float) -> tuple[float, float]:
     """§3.8's diagnostic: the share of samples (after ``warmup_s``) in which at least one bottleneck
     admission-marked a packet, and the mean share of a single bottleneck."""
-    s = res.series
-    s = s[s["metric"] == "threshold_marked"]
+    s = res.series[res.series["metric"] == "threshold_marked"]
     per: list[list[bool]] = []
     for b in bottleneck_names(bottlenecks):
         d = s[s["entity_id"] == b].sort_values("t_s")
-        v = d["value"].to_numpy()
-        t = d["t_s"].to_numpy()
-        inc = v[1:] > v[:-1]
-        per.append([bool(x) for x, tt in zip(inc, t[1:], strict=True) if tt > warmup_s + 1e-9])
+        v, t = d["value"].to_numpy(), d["t_s"].to_numpy()
+        per.append([bool(x) for x, tt in zip(v[1:] > v[:-1], t[1:], strict=True) if tt > warmup_s + 1e-9])
     return any_and_mean(per)
 
 
@@ -343,20 +245,15 @@ def any_and_mean(per: Sequence[Sequence[bool]]) -> tuple[float, float]:
     n = min((len(p) for p in per), default=0)
     if n == 0:
         return math.nan, math.nan
-    any_ = sum(1 for i in range(n) if any(p[i] for p in per)) / n
-    mean = sum(sum(p[:n]) / n for p in per) / len(per)
-    return any_, mean
+    return sum(1 for i in range(n) if any(p[i] for p in per)) / n, sum(sum(p[:n]) / n for p in per) / len(per)
 
 
 def termination_table(
     flows: dict[str, int], terminated: dict[str, int], *, bottlenecks: int, mean_bps: float, rate_bps: float
 ) -> dict[str, dict[str, float]]:
     """Actual, optimal and expected termination per aggregate (``IEA1`` long, ``IEA2`` … short, from
-    upstream) and per bottleneck (``BN1`` …), with the A-O and A-E differences in points.
-
-    ``flows``/``terminated``: per aggregate name (``long``, ``short0`` …) its flows at the event and
-    how many were terminated; every flow has the mean rate ``mean_bps``; the termination rate is half
-    of ``rate_bps``."""
+    upstream) and per bottleneck (``BN1`` …), with A-O and A-E in points, from each aggregate's
+    (``long``, ``short0`` …) ``flows`` at the event and ``terminated`` flows of ``mean_bps`` each."""
     k = bottlenecks
     t_rate = TERM_RATE * rate_bps
     load = {n: flows[n] * mean_bps for n in flows}
@@ -367,10 +264,8 @@ def termination_table(
     act = {n: terminated[n] / flows[n] for n in flows}
     act_bn = [(terminated["long"] + terminated[s]) / (flows["long"] + flows[s]) for s in shorts]
     rows: dict[str, tuple[float, float, float]] = {f"IEA1 ({k}H)": (max(opt_bn), exp["long"], act["long"])}
-    for i, s in enumerate(shorts):
-        rows[f"IEA{i + 2} (1H)"] = (opt_bn[i], exp["short"][i], act[s])
-    for i in range(k):
-        rows[f"BN{i + 1}"] = (opt_bn[i], exp["bottlenecks"][i], act_bn[i])
+    rows |= {f"IEA{i + 2} (1H)": (opt_bn[i], exp["short"][i], act[s]) for i, s in enumerate(shorts)}
+    rows |= {f"BN{i + 1}": (opt_bn[i], exp["bottlenecks"][i], act_bn[i]) for i in range(k)}
     return {
         r: {"optimal": o, "expected": e, "actual": a, "a_o": (a - o) * 100, "a_e": (a - e) * 100}
         for r, (o, e, a) in rows.items()
@@ -380,91 +275,46 @@ def termination_table(
 def terminations(
     res: Result, *, bottlenecks: int, t1_s: float, window_s: float
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """Flows per aggregate at the event (every flow of the run but those terminated before ``t1``:
-    a variable aggregate at the termination rate is trimmed before the event too) and those
-    terminated in ``[t1, t1 + window]``. Termination times are the events table's (a terminated
-    flow's ``end_s`` in the flows table is when its source stopped, the run's end: the ingress
-    drops what it still sends)."""
+    """Flows per aggregate at the event (all but those terminated before ``t1``) and those terminated
+    in ``[t1, t1 + window]``, timed by the events table (a terminated flow's ``end_s`` is the run's end)."""
     f = res.flows
     agg = {(s, d): n for n, s, d in aggregates(bottlenecks)}
     by_id = {fid: agg.get((s, d), "") for fid, s, d in zip(f["flow_id"], f["src"], f["dst"], strict=True)}
-    ev = res.events
-    ev = ev[ev["kind"] == "terminate"].drop_duplicates("flow_id")
+    ev = res.events[res.events["kind"] == "terminate"].drop_duplicates("flow_id")
     before = set(ev.loc[ev["t_s"] < t1_s - 1e-9, "flow_id"])
     within = ev[(ev["t_s"] >= t1_s - 1e-9) & (ev["t_s"] <= t1_s + window_s + 1e-9)]
-    names = [n for n, _, _ in aggregates(bottlenecks)]
-    flows = dict.fromkeys(names, 0)
-    for fid, a in by_id.items():
-        if a and fid not in before:
-            flows[a] += 1
-    term = dict.fromkeys(names, 0)
-    for fid in within["flow_id"]:
-        a = by_id.get(fid, "")
-        if a:
-            term[a] += 1
-    return flows, term
-
-
-# -- running -----------------------------------------------------------------
+    present = Counter(a for fid, a in by_id.items() if fid not in before)
+    cut = Counter(by_id.get(fid, "") for fid in within["flow_id"])
+    return {n: present[n] for n, _, _ in aggregates(bottlenecks)}, {n: cut[n] for n, _, _ in aggregates(bottlenecks)}
 
 
 def _admission_plan(ctx: Context) -> list[tuple[int, str, float, float]]:
     """``(PLT size, model, weight, CLE threshold)`` of every admission grid point."""
     if ctx.quick:
         return []
-    pts: list[tuple[int, str, float, float]] = []
-    for model, k in GRID_PLT.items():
-        pts += [(k, model, w, c) for w in WEIGHTS for c in CLES]
-    for k in (2, 3):
-        pts += [(k, "CBR", w, BEAT_CLE) for w in BEAT_WEIGHTS if (k, "CBR", w, BEAT_CLE) not in pts]
-    return pts
-
-
-def _termination_plan(ctx: Context) -> list[tuple[int, str, str]]:
-    """``(PLT size, model, ratio)`` of every termination grid point."""
-    if ctx.quick:
-        return [QUICK_TERMINATION]
-    return [(k, m, r) for r in RATIOS for m in TERM_LINK for k in (2, 3, 5)]
+    grid = [(k, model, w, c) for model, k in GRID_PLT.items() for w in WEIGHTS for c in CLES]
+    return grid + [(k, "CBR", w, BEAT_CLE) for k in (2, 3) for w in BEAT_WEIGHTS]
 
 
 def run(ctx: Context) -> Outcome:
     """§4.4.1's PLT2 example, Tables 3.5 (PLT), 3.7, 3.8 and 4.7-4.9."""
-    claims: list[Claim] = [_expected_claim()]
-    judged = len(ctx.seeds) >= 5 and not ctx.quick
-    why_not = (
-        "not run in a quick run (full run only)"
-        if ctx.quick
-        else f"judged over at least 5 seeds; this run has {len(ctx.seeds)}"
-    )
-    duration, warmup = ADM_DURATION_S, ADM_WARMUP_S
-
-    # Admission: every grid point, every seed; each result reduced at once.
     apts = _admission_plan(ctx)
     ctx.log(f"pcn plt: {len(apts) * len(ctx.seeds)} admission runs")
 
     def reduce_adm(key: tuple[int, str, float, float], res: Result) -> dict[str, Any]:
         k, m = key[0], key[1]
         return {
-            "over": over_admission(res, bottlenecks=k, rate_bps=RATES[ADM_LINK[m]], warmup_s=warmup),
+            "over": over_admission(res, bottlenecks=k, rate_bps=RATES[ADM_LINK[m]], warmup_s=ADM_WARMUP_S),
             "ratio": beat_down(res, bottlenecks=k),
-            "marking": marking_share(res, bottlenecks=k, warmup_s=warmup),
+            "marking": marking_share(res, bottlenecks=k, warmup_s=ADM_WARMUP_S),
         }
 
-    cells = ctx.run_grid(
-        (
-            (
-                (k, m, w, c),
-                f"plt{k}_adm_{m}_w{w:g}_cle{c:g}".lower(),
-                admission_scenario(bottlenecks=k, model=m, weight=w, cle=c, duration_s=duration),
-            )
-            for (k, m, w, c) in apts
-        ),
-        reduce_adm,
-        save=False,
-    )
-
-    # Termination.
-    tpts = _termination_plan(ctx)
+    agrid: list[tuple[tuple[int, str, float, float], str, Scenario]] = []
+    for k, m, w, c in apts:
+        sc = admission_scenario(bottlenecks=k, model=m, weight=w, cle=c, duration_s=ADM_DURATION_S)
+        agrid.append(((k, m, w, c), f"plt{k}_adm_{m}_w{w:g}_cle{c:g}".lower(), sc))
+    cells = ctx.run_grid(agrid, reduce_adm, save=False)
+    tpts = [QUICK_TERMINATION] if ctx.quick else [(k, m, r) for r in RATIOS for m in TERM_LINK for k in (2, 3, 5)]
     ctx.log(f"pcn plt: {len(tpts) * len(ctx.seeds)} termination runs")
 
     def reduce_term(key: tuple[int, str, str], res: Result) -> dict[str, dict[str, float]]:
@@ -472,37 +322,29 @@ def run(ctx: Context) -> Outcome:
         flows, term = terminations(res, bottlenecks=k, t1_s=T1_S, window_s=TERM_WINDOW_S)
         return termination_table(flows, term, bottlenecks=k, mean_bps=MEAN_BPS[m], rate_bps=RATES[TERM_LINK[m]])
 
-    tgrid = [
-        (
-            (k, m, r),
-            f"plt{k}_term_{m}_{r.replace(':', 'to')}".lower(),
-            termination_scenario(bottlenecks=k, model=m, ratio=r),
-        )
-        for (k, m, r) in tpts
-    ]
+    tgrid: list[tuple[tuple[int, str, str], str, Scenario]] = []
+    for k, m, r in tpts:
+        sc = termination_scenario(bottlenecks=k, model=m, ratio=r)
+        tgrid.append(((k, m, r), f"plt{k}_term_{m}_{r.replace(':', 'to')}".lower(), sc))
     tcells = ctx.run_grid(tgrid, reduce_term, save=False)
-
-    out = Outcome(claims=claims, data={"expected_termination_plt2": expected_termination(2, 0.5, 0.25, 0.5)})
+    out = Outcome(
+        claims=[_expected_claim()], data={"expected_termination_plt2": expected_termination(2, 0.5, 0.25, 0.5)}
+    )
     if ctx.quick:
-        out.claims += C.skipped(ADMISSION_CLAIMS)
+        out.claims += [Claim.skipped(*c) for c in ADMISSION_CLAIMS]
     else:
-        _admission_outcome(ctx, out, cells, judged, why_not)
-    _termination_outcome(ctx, out, tcells, judged, why_not)
+        _admission_outcome(ctx, out, cells)
+    _termination_outcome(ctx, out, tcells)
     return out
 
 
-# -- claims, tables ----------------------------------------------------------
-
-
 def _expected_claim() -> Claim:
-    """§4.4.1's PLT2 example against qoslab's generalized formula: a check of the formula (the
-    paper's own arithmetic), not a reproduced result."""
-    # §4.4.1's expected termination, PLT2 example: long 3/7, short 1/3 and 1/7, bottlenecks 25/63 and 1/3.
+    """§4.4.1's PLT2 example (long 3/7, short 1/3 and 1/7, bottlenecks 25/63 and 1/3) against qoslab's
+    generalized formula: a check of the formula (the paper's own arithmetic), not a reproduced result."""
     e = expected_termination(2, 0.5, 0.25, 0.5)
     want = {"long": 3 / 7, "short": [1 / 3, 1 / 7], "bottlenecks": [25 / 63, 1 / 3]}
-    ok7 = e["long"] == want["long"] and e["short"] == want["short"] and e["bottlenecks"] == want["bottlenecks"]
     return Claim.judged(
-        ok7,
+        all(e[k] == v for k, v in want.items()),
         "the generalized formula does not give the paper's example",
         id="expected-termination-plt2",
         text="§4.4.1's expected termination reproduces the PLT2 example exactly",
@@ -521,41 +363,28 @@ ADMISSION_CLAIMS = (
 )
 
 
-def _admission_outcome(
-    ctx: Context,
-    out: Outcome,
-    cells: dict[tuple[int, str, float, float], list[dict[str, Any]]],
-    judged: bool,
-    why_not: str,
-) -> None:
-    """Tables 3.5 (PLT rows), 3.7 and 3.8 and §3.8.2's marking share as cells (one value per seed),
-    the text's two statements as claims, and the report sections."""
-    measured: list[C.Cell] = []
+def _admission_outcome(ctx: Context, out: Outcome, cells: AdmissionRuns) -> None:
+    """Tables 3.5 (PLT rows), 3.7 and 3.8 and §3.8.2's marking share as cells (one value per seed), the
+    text's two statements as claims, and §3.8's marking shares per run as a section."""
     # Table 3.5, PLT rows: per run the worst bottleneck (§3.6: "the maximum of the N"); per seed the
     # four statistics over the 15 points.
     grid: dict[str, list[list[float]]] = {}
     for (k, m, _w, _c), runs in sorted(cells.items()):
         if GRID_PLT.get(m) == k:
             grid.setdefault(m, []).append([max(r["over"]) for r in runs])
-    rows35, fails, spans = [], [], []
+    fails, spans = [], []
     for m, pts in grid.items():
-        got, est = C.table_3_5(ctx.log, f"{m} / {C.TOPO_35['plt']}", pts)
-        measured += got
+        out.cells += C.table_3_5(ctx.log, f"{m} / {C.TOPO_35['plt']}", pts)[0]
         means = [sum(p) / len(p) for p in pts]
-        rows35.append(
-            f"| {m} | PLT{GRID_PLT[m]} | {ADM_LINK[m]} | " + " | ".join(est[k].fmt(".2f") for k in C.STATS) + " |"
-        )
-        if m not in CLAIM_2_TYPES:
-            continue
-        spans.append(f"{m} (PLT{GRID_PLT[m]}) {min(means):.2f} … {max(means):.2f} %")
-        if min(means) < CLAIM_2[0] or max(means) > CLAIM_2[1]:
-            fails.append(f"{m}: {min(means):.2f} … {max(means):.2f} %")
-    ok2 = not fails
+        if m in CLAIM_2_TYPES:
+            spans.append(f"{m} (PLT{GRID_PLT[m]}) {min(means):.2f} … {max(means):.2f} %")
+            if min(means) < CLAIM_2[0] or max(means) > CLAIM_2[1]:
+                fails.append(f"{m}: {min(means):.2f} … {max(means):.2f} %")
     out.claims.append(
         Claim.judged(
-            ok2,
+            not fails,
             "outside: " + "; ".join(fails),
-            unless="" if judged else why_not,
+            unless=ctx.unjudged(5),
             id="table3.5-grid-plt",
             text="§3.6, PLT: CBR, VBR, MIX and VTR stay within -3 % / +2 % over the weight x CLE grid (worst "
             "bottleneck of each run, mean over seeds)",
@@ -571,41 +400,29 @@ def _admission_outcome(
     }
     per_bn: dict[str, list[list[float]]] = {}
     for m, sts in settings37.items():
-        if not sts:
-            continue
-        per_bn[m] = [
-            [sum(cells[(5, m, w, c)][s]["over"][b] for w, c in sts) / len(sts) for s in range(n)] for b in range(5)
-        ]
-        for b, v in enumerate(per_bn[m]):
-            measured += C.cells(ctx.log, "Table 3.7", m, ((f"Bottleneck LinkId / {b + 1}", v),))
-    t37 = settings37.get("CBR", [])
+        if sts:
+            per_bn[m] = [
+                [sum(cells[(5, m, w, c)][s]["over"][b] for w, c in sts) / len(sts) for s in range(n)] for b in range(5)
+            ]
+            for b, v in enumerate(per_bn[m]):
+                out.cells += C.cells(ctx.log, "Table 3.7", m, ((f"Bottleneck LinkId / {b + 1}", v),))
     # Table 3.8 and the marking share (CBR, CLE 0.05, the three weights).
     beat: dict[tuple[int, float], list[list[float]]] = {}
     share: dict[tuple[int, float], tuple[Estimate, Estimate]] = {}
     for (k, m, w, c), runs in cells.items():
-        if m != "CBR" or c != BEAT_CLE or w not in BEAT_WEIGHTS:
-            continue
-        nb = min(len(r["ratio"]) for r in runs)
-        beat[(k, w)] = [[r["ratio"][i] for r in runs] for i in range(nb)]
-        share[(k, w)] = (Estimate.of(r["marking"][0] for r in runs), Estimate.of(r["marking"][1] for r in runs))
-        measured += C.cells(
-            ctx.log,
-            "Table 3.8",
-            f"PLT{k} / {w:g}",
-            ((f"Simulation Time (s) / {round(BIN_S * (i + 1))}", v) for i, v in enumerate(beat[(k, w)][:8])),
-        )
-    # §3.8.2: "with 5 bottlenecks and 5x overload, the fraction of time when at least one of the links was
-    # marking packets was close to 100%": per seed the mean over the 15 PLT5 CBR settings.
-    if t37:
+        if m == "CBR" and c == BEAT_CLE and w in BEAT_WEIGHTS:
+            beat[(k, w)] = [[r["ratio"][i] for r in runs] for i in range(min(len(r["ratio"]) for r in runs))]
+            share[(k, w)] = (Estimate.of(r["marking"][0] for r in runs), Estimate.of(r["marking"][1] for r in runs))
+            cols = ((f"Simulation Time (s) / {round(BIN_S * (i + 1))}", v) for i, v in enumerate(beat[(k, w)][:8]))
+            out.cells += C.cells(ctx.log, "Table 3.8", f"PLT{k} / {w:g}", cols)
+    # §3.8.2's "fraction of time when at least one of the links was marking packets": per seed the mean over
+    # the 15 PLT5 CBR settings.
+    if t37 := settings37.get("CBR", []):
         any5 = [100 * sum(cells[(5, "CBR", w, c)][s]["marking"][0] for w, c in t37) / len(t37) for s in range(n)]
-        measured += C.cells(ctx.log, "§3.8.2", "PLT5, 5x", (("share of time at least one link marks", any5),))
-    out.cells.extend(measured)
-    # The text's statement (§3.8.2): the long-haul aggregate consistently loses bandwidth in time, the more
-    # so the more bottlenecks it crosses: ratio(80 s) > ratio(10 s) everywhere, PLT5's 80 s ratio the
-    # largest at each weight.
+        out.cells += C.cells(ctx.log, "§3.8.2", "PLT5, 5x", (("share of time at least one link marks", any5),))
+    # §3.8.2's statement: ratio(80 s) > ratio(10 s) everywhere, PLT5's 80 s ratio the largest at each weight.
     mean = {kw: [sum(v) / len(v) for v in b] for kw, b in beat.items()}
-    full = all((k, w) in mean and len(mean[(k, w)]) >= 8 for k in (2, 3, 5) for w in BEAT_WEIGHTS)
-    if full:
+    if all((k, w) in mean and len(mean[(k, w)]) >= 8 for k in (2, 3, 5) for w in BEAT_WEIGHTS):
         rising = [f"PLT{k} w {w:g}" for (k, w), v in mean.items() if not v[7] > v[0]]
         order = [f"w {w:g}" for w in BEAT_WEIGHTS if not mean[(5, w)][7] > max(mean[(2, w)][7], mean[(3, w)][7])]
         ok3: bool | None = not rising and not order
@@ -619,7 +436,7 @@ def _admission_outcome(
         Claim.judged(
             ok3,
             expl3,
-            unless="" if judged else why_not,
+            unless=ctx.unjudged(5),
             id="table3.8-beat-down",
             text="§3.8.2: the long-haul aggregate consistently loses bandwidth in time (ratio at 80 s above that at "
             "10 s for every PLT and weight), the more so the more bottlenecks it crosses (PLT5's ratio at 80 s the "
@@ -631,63 +448,18 @@ def _admission_outcome(
             tolerance="seed means; both orderings at every weight",
         )
     )
-    # Sections.
-    out.sections.append(
-        (
-            "Table 3.5 (PLT rows): over-admission over the weight x CLE grid",
-            md_table(
-                "| traffic | topology | link | min % | max % | mean % | sd |",
-                rows35,
-                "Per run the worst bottleneck's over-admission (50 ms utilization samples from "
-                f"{ADM_WARMUP_S:g} s, against the admissible rate); per seed the statistics over the 15 points, "
-                "then mean over seeds ± 95 % CI. 5x overload, per-interval CLE.",
-            ),
-        )
-    )
-    if per_bn:
-        out.sections.append(
-            (
-                "Table 3.7: PLT5 over-admission per bottleneck (5x)",
-                md_table(
-                    "| traffic | link | BN1 | BN2 | BN3 | BN4 | BN5 |",
-                    (
-                        f"| {m} | {ADM_LINK[m]} | " + " | ".join(Estimate.of(v).fmt(".3f") for v in bns) + " |"
-                        for m, bns in per_bn.items()
-                    ),
-                    "Per seed the mean over the weight x CLE settings (15 in a full run); mean over seeds "
-                    "± 95 % CI; voice on OC3, VTR on 1 Gb/s, SVD on OC48.",
-                ),
-            )
-        )
-    rows38 = [
-        f"| PLT{k} | {w:g} | " + " | ".join(Estimate.of(v).fmt(".2f") for v in est) + " |"
-        for (k, w), est in sorted(beat.items(), key=lambda x: (-x[0][0], x[0][1]))
-    ]
     shares = [
         f"| PLT{k} | {w:g} | {a.fmt('.3f')} | {m.fmt('.3f')} |"
         for (k, w), (a, m) in sorted(share.items(), key=lambda x: (-x[0][0], x[0][1]))
     ]
-    out.sections.append(
-        (
-            "Table 3.8: beat-down ratio over time (CBR, 5x), and the share of time marking",
-            "\n\n".join(
-                [
-                    md_table(
-                        "| topology | weight | " + " | ".join(f"{10 * (i + 1)} s" for i in range(8)) + " |",
-                        rows38,
-                        f"Mean short aggregate's delivered bits over the long aggregate's in each {BIN_S:g} s bin, "
-                        f"labelled by the bin's end (mean over seeds ± 95 % CI; CLE threshold {BEAT_CLE:g}).",
-                    ),
-                    md_table(
-                        "| topology | weight | at least one link marking | one link (mean) |",
-                        shares,
-                        "§3.8's diagnostic: the share of 50 ms samples (after the warm-up) in which at least one "
-                        "bottleneck admission-marked a packet, and a single bottleneck's mean share.",
-                    ),
-                ]
-            ),
-        )
+    text = md_table(
+        "| topology | weight | at least one link marking | one link (mean) |",
+        shares,
+        "§3.8's diagnostic (CBR, 5x, CLE threshold 0.05; Tables 3.5, 3.7 and 3.8 are in the cells above): the "
+        "share of 50 ms samples (after the warm-up) in which at least one bottleneck admission-marked a packet, "
+        "and a single bottleneck's mean share.",
     )
+    out.sections.append(("§3.8: the share of time marking (CBR, 5x)", text))
     out.data["table3_5_plt"] = {m: [Estimate.of(p).to_json() for p in pts] for m, pts in grid.items()}
     out.data["table3_7"] = {m: [Estimate.of(v).to_json() for v in bns] for m, bns in per_bn.items()}
     out.data["table3_8"] = {f"PLT{k}/w{w:g}": [Estimate.of(v).to_json() for v in est] for (k, w), est in beat.items()}
@@ -696,70 +468,49 @@ def _admission_outcome(
     }
 
 
-def _termination_outcome(
-    ctx: Context,
-    out: Outcome,
-    tcells: dict[tuple[int, str, str], list[dict[str, dict[str, float]]]],
-    judged: bool,
-    why_not: str,
-) -> None:
+def _termination_outcome(ctx: Context, out: Outcome, tcells: TerminationRuns) -> None:
     """Tables 4.7-4.9 as cells (one value per seed; quick: Table 4.7 only), the text's "within 1 % for
-    CBR and 3 % for VBR and VTR" as a claim, and a section per parking lot."""
-    measured: list[C.Cell] = []
+    CBR and 3 % for VBR and VTR" as a claim, and a section per parking lot but Table 4.7's (all cells)."""
     for (k, m, ratio), runs in sorted(tcells.items()):
         for r in runs[0]:
             vals = {c: [run[r][c] for run in runs] for c in COLUMNS_4_7}
             if (k, m, ratio) == QUICK_TERMINATION:
-                measured += C.cells(ctx.log, "Table 4.7", r, ((COLUMNS_4_7[c], v) for c, v in vals.items()))
-            if ctx.quick:
-                continue
+                out.cells += C.cells(ctx.log, "Table 4.7", r, ((COLUMNS_4_7[c], v) for c, v in vals.items()))
             row = f"PLT{k} / {r.replace(' ', '')}"
-            if ratio == "2:1":
-                measured += C.cells(
-                    ctx.log, "Table 4.8", row, ((f"{m} / A-O", vals["a_o"]), (f"{m} / A-E", vals["a_e"]))
-                )
-            if m in MODELS_4_9:
-                measured += C.cells(ctx.log, "Table 4.9", row, ((f"{m} / {ratio}", vals["a_o"]),))
-    out.cells.extend(measured)
-    mean: dict[tuple[int, str, str], dict[str, dict[str, Estimate]]] = {}
-    for key, runs in tcells.items():
-        rows = runs[0].keys()
-        mean[key] = {
-            r: {c: Estimate.of(run[r][c] for run in runs) for c in ("optimal", "expected", "actual", "a_o", "a_e")}
-            for r in rows
-        }
-    checks = []
-    fails = []
+            if not ctx.quick and ratio == "2:1":
+                cols = ((f"{m} / A-O", vals["a_o"]), (f"{m} / A-E", vals["a_e"]))
+                out.cells += C.cells(ctx.log, "Table 4.8", row, cols)
+            if not ctx.quick and m in MODELS_4_9:
+                out.cells += C.cells(ctx.log, "Table 4.9", row, ((f"{m} / {ratio}", vals["a_o"]),))
+    mean = {
+        key: {r: {c: Estimate.of(run[r][c] for run in runs) for c in COLUMNS_4_7} for r in runs[0]}
+        for key, runs in tcells.items()
+    }
+    checks, fails = [], []
     for (k, m, ratio), t in sorted(mean.items()):
-        tol = CLAIM_6.get(m)
-        if tol is None:
-            continue
-        ae = t[f"IEA1 ({k}H)"]["a_e"].mean
-        checks.append(f"{m} PLT{k} {ratio}: {ae:+.2f}")
-        if abs(ae) > tol:
-            fails.append(f"{m} PLT{k} {ratio}: |{ae:.2f}| > {tol:g}")
-    ok6 = not fails
+        if m in CLAIM_6:
+            ae = t[f"IEA1 ({k}H)"]["a_e"].mean
+            checks.append(f"{m} PLT{k} {ratio}: {ae:+.2f}")
+            if abs(ae) > CLAIM_6[m]:
+                fails.append(f"{m} PLT{k} {ratio}: |{ae:.2f}| > {CLAIM_6[m]:g}")
     out.claims.append(
-        Claim(
+        Claim.judged(
+            not fails if checks else None,
+            "; ".join(fails) + ". Measured cause (docs/reproductions/pcn.md): a downstream token bucket marks the "
+            "short aggregates' packets, bunched by the fast edge links, more than the long one's, spaced by the "
+            "upstream bottleneck; §4.4.1's uniform marking does not hold",
+            unless=ctx.unjudged(5),
             id="tables4.8-4.9-plt",
             text="Tables 4.8-4.9: the long aggregate's |actual - expected| termination <= 1 point (CBR), "
             "<= 3 points (VBR, VTR) on PLT2, PLT3 and PLT5",
             paper="IEA1 A-E: CBR -0.71, -0.85, 0.14; VBR 1.06, 1.18, 0.91; VTR 1.26, 0.87, 1.82 (PLT2, 3, 5; 2:1)",
             measured="IEA1 A-E (points): " + "; ".join(checks) if checks else "not run",
             tolerance="|A-E| of the long aggregate, mean over seeds: <= 1 (CBR), <= 3 (VBR, VTR)",
-            holds=(ok6 if judged and checks else None),
-            explanation=(
-                ""
-                if ok6
-                else "; ".join(fails) + ". Measured cause (docs/reproductions/pcn.md): a downstream "
-                "token bucket marks the short aggregates' packets, bunched by the fast edge links, more than the "
-                "long one's, spaced by the upstream bottleneck; §4.4.1's uniform marking does not hold"
-            )
-            if judged
-            else why_not,
         )
     )
     for (k, m, ratio), t in sorted(mean.items(), key=lambda x: (x[0][2], x[0][1], x[0][0])):
+        if (k, m, ratio) == QUICK_TERMINATION:
+            continue
         table = md_table(
             "| | optimal | expected | actual | A-O (points) | A-E (points) |",
             (

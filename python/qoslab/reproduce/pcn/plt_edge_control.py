@@ -1,12 +1,10 @@
-"""Control for claim 6 (Tables 4.8-4.9): the parking-lot termination cells with the vertical
-and host links at another rate, one knob changed (docs/reproductions/pcn.md, "Every cell again
-with the edge links at the bottleneck's rate").
+"""Claim 6's control (Tables 4.8-4.9): the parking-lot termination cells with the edge links at another rate.
 
 ``python -m qoslab.reproduce.pcn.plt_edge_control [--edge-rate RATE|link] [--models CBR,VBR]
-[--seeds N] [--jobs N]`` prints, per cell, the long aggregate's actual - expected termination
-(points, mean and standard deviation over the seeds) and every row's mean A - E. ``link`` (the
-default) puts the edges at the bottleneck's own rate; ``10Gbps`` gives the reproduction's
-figures."""
+[--seeds N] [--jobs N]`` prints per cell the long aggregate's actual - expected termination (mean,
+sd over the seeds) and every row's mean A - E; ``link`` (default): the edges at the bottleneck's
+rate, ``10Gbps``: the reproduction's. Figures: docs/reproductions/pcn.md ("Every cell again with
+the edge links at the bottleneck's rate")."""
 
 from __future__ import annotations
 
@@ -20,21 +18,16 @@ from . import plt
 Cell = tuple[int, str, str]
 
 
-def cell_table(cell: Cell, seed: int, edge_rate: str) -> dict[str, dict[str, float]]:
-    """One run of ``cell`` = (bottlenecks, model, ratio) with the edges at ``edge_rate``
-    (``link``: the bottleneck's rate): its Table 4.7-4.9 rows."""
-    k, model, ratio = cell
+def _cell_table(job: tuple[Cell, int, str]) -> tuple[Cell, dict[str, dict[str, float]]]:
+    """One run of the cell (bottlenecks, model, ratio) at the seed with the edges at the rate
+    (``link``: the bottleneck's): its Table 4.7-4.9 rows."""
+    (k, model, ratio), seed, edge_rate = job
     link = plt.TERM_LINK[model]
     rate = link if edge_rate == "link" else edge_rate
-    sc = plt.termination_scenario(bottlenecks=k, model=model, ratio=ratio, edge_rate=rate)
-    res = sc.run(seed=seed)
+    res = plt.termination_scenario(bottlenecks=k, model=model, ratio=ratio, edge_rate=rate).run(seed=seed)
     flows, term = plt.terminations(res, bottlenecks=k, t1_s=plt.T1_S, window_s=plt.TERM_WINDOW_S)
-    return plt.termination_table(flows, term, bottlenecks=k, mean_bps=plt.MEAN_BPS[model], rate_bps=plt.RATES[link])
-
-
-def _job(args: tuple[Cell, int, str]) -> tuple[Cell, dict[str, dict[str, float]]]:
-    cell, seed, edge_rate = args
-    return cell, cell_table(cell, seed, edge_rate)
+    mean_bps, rate_bps = plt.MEAN_BPS[model], plt.RATES[link]
+    return job[0], plt.termination_table(flows, term, bottlenecks=k, mean_bps=mean_bps, rate_bps=rate_bps)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -59,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     jobs = [(c, s, a.edge_rate) for c in cells for s in range(1, a.seeds + 1)]
     out: dict[Cell, list[dict[str, dict[str, float]]]] = {}
     with ProcessPoolExecutor(a.jobs) as ex:
-        for cell, table in ex.map(_job, jobs):
+        for cell, table in ex.map(_cell_table, jobs):
             out.setdefault(cell, []).append(table)
     for cell in cells:
         runs = out[cell]

@@ -1,22 +1,12 @@
 """Controlled runs behind Table 4.3's and Table 4.2's CBR / 600 cells (claims 4 and 5;
-[Zhang07 §4.2-4.3]; docs/reproductions/pcn.md).
-
-One knob changed at a time against the default (rounding up, sustainable-rate interval from the
-first excess mark, ingress 2 of Table 4.3 50 ms one way further than ingress 1, run to t1 + 1 s),
-on the two claims' points: Table 4.3 and Table 4.2's 600-ingress CBR row at f = 0, 0.005, 0.01 and
-0.1. "First round only" ends the 600-ingress runs at t1 + 0.25 s, after every aggregate's first
-termination round (t1 + 0.21 s) and before any later one (Table 4.3's at t1 + 0.30 s, after
-ingress 2's first round at t1 + 0.26 s), which splits the over-termination into the first round's
-and the later rounds' shares. Full run only.
-
-:func:`low_aggregation_controls`: the same for Table 4.2's MIX and VTR rows and §4.5 at low
-aggregation (rounding, MIX residents below the termination rate, Poisson CBR at BATCH's count of
-aggregates)."""
+[Zhang07 §4.2-4.3]) and Table 4.2's MIX, VTR and §4.5 at low aggregation, one knob at a time; full
+run only. The knobs and what they show: docs/reproductions/pcn.md, "Termination: why claim 5 fails"."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ...scenario import Scenario
 from ...stats import Estimate
 from ..cells import Measured, compare, fmt_number
 from ..fidelity import md_table
@@ -57,7 +47,7 @@ def verdicts(ctx: Context, values: list[list[float]]) -> tuple[list[str], list[s
 
 def controls(ctx: Context) -> tuple[dict[str, Any], tuple[str, str]]:
     """Runs every knob × (Table 4.3, 600 ingresses at each f in :data:`FS`) × seeds."""
-    points: list[tuple[tuple[int, float | None], str, Any]] = []
+    points: list[tuple[tuple[int, float | None], str, Scenario]] = []
     for k, (_, pcn, end, delays) in enumerate(KNOBS):
         sc = term.scenario(
             ctx, model="CBR", ingresses=2, flows=[1178, 583], delays_us=delays, end_after_s=end[0], pcn=pcn
@@ -71,21 +61,15 @@ def controls(ctx: Context) -> tuple[dict[str, Any], tuple[str, str]]:
     rows = []
     paper_row = ""
     for k, (label, _, _, _) in enumerate(KNOBS):
-        t43 = runs[(k, None)]
         cells = {
-            "ingress1": Estimate.of(r["ingress"]["src0"]["over_pts"] for r in t43),
-            "ingress2": Estimate.of(r["ingress"]["src1"]["over_pts"] for r in t43),
+            f"ingress{i + 1}": Estimate.of(r["ingress"][f"src{i}"]["over_pts"] for r in runs[(k, None)]) for i in (0, 1)
         }
-        for f in FS:
-            cells[f"600/{f:g}"] = Estimate.of(r["over_pts"] for r in runs[(k, f)])
+        cells |= {f"600/{f:g}": Estimate.of(r["over_pts"] for r in runs[(k, f)]) for f in FS}
         data[label] = {key: v.to_json() for key, v in cells.items()}
         verdict, paper = verdicts(ctx, [list(v.values) for v in cells.values()])
         paper_row = "| paper ± tolerance | " + " | ".join(paper) + " |"
-        rows.append(
-            f"| {label} | "
-            + " | ".join(f"{v.fmt('.2f')} {w}".rstrip() for v, w in zip(cells.values(), verdict, strict=True))
-            + " |"
-        )
+        values = (f"{v.fmt('.2f')} {w}".rstrip() for v, w in zip(cells.values(), verdict, strict=True))
+        rows.append(f"| {label} | " + " | ".join(values) + " |")
     text = md_table(
         "| run | Table 4.3 ingress 1 | Table 4.3 ingress 2 | 600 ingresses f = 0 | f = 0.005 | f = 0.01 | f = 0.1 |",
         [*([paper_row] if ctx.paper is not None else []), *rows],
@@ -97,11 +81,9 @@ def controls(ctx: Context) -> tuple[dict[str, Any], tuple[str, str]]:
     return data, ("Controls: claims 4 and 5, one knob at a time", text)
 
 
-#: Controls of Table 4.2's MIX and VTR rows and of §4.5 (docs/reproductions/pcn.md): (label,
-#: model, ingresses, flows, f, [pcn] keys). Rounding down / to the nearest flow against the
-#: default (up) at the lowest aggregation; MIX with 2,400 calls, whose residents stay below the
-#: termination rate (none cut before t1); Poisson CBR at 236 ingresses, as many aggregates as
-#: §4.5's BATCH arrivals reach with 600 ingresses.
+#: Controls of Table 4.2's MIX and VTR rows and of §4.5: (label, model, ingresses, flows, f, [pcn] keys).
+#: MIX with 2,400 calls keeps its residents below T; CBR at 236 ingresses has as many aggregates as
+#: §4.5's BATCH arrivals with 600.
 LOW_AGG: list[tuple[str, str, int, int, float, dict[str, Any]]] = [
     ("MIX 1000 default", "MIX", 1000, 2502, 0.0, {}),
     ("MIX 1000 rounding down", "MIX", 1000, 2502, 0.0, {"rounding": "down"}),
@@ -119,14 +101,10 @@ LOW_AGG: list[tuple[str, str, int, int, float, dict[str, Any]]] = [
 
 def low_aggregation_controls(ctx: Context) -> tuple[dict[str, Any], tuple[str, str]]:
     """Runs every :data:`LOW_AGG` row × seeds: over-termination, optimum, flows cut before t1."""
-    points = [
-        (
-            (label, model),
-            f"ctl_{label.replace(' ', '_')}",
-            term.scenario(ctx, model=model, ingresses=k, flows=n, randomize=f, pcn=pcn),
-        )
-        for label, model, k, n, f, pcn in LOW_AGG
-    ]
+    points: list[tuple[tuple[str, str], str, Scenario]] = []
+    for label, m, k, n, f, pcn in LOW_AGG:
+        sc = term.scenario(ctx, model=m, ingresses=k, flows=n, randomize=f, pcn=pcn)
+        points.append(((label, m), f"ctl_{label.replace(' ', '_')}", sc))
     runs = ctx.run_grid(points, lambda key, res: term._reduce(res, key[1]), save=False)
     data: dict[str, Any] = {}
     rows = []

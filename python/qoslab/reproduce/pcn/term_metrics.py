@@ -1,6 +1,5 @@
-"""Over-termination measures of the PCN termination experiments ([Zhang07 §4.1], §4.3.2),
-from a run's flows table; used by :mod:`.termination` (see its "Measures" and
-docs/decisions.md (PCN))."""
+"""Over-termination measures of the PCN termination experiments ([Zhang07 §4.1], §4.3.2) from a run's
+flows table (docs/reproductions/pcn.md, "Termination", Measures; docs/decisions/pcn.md)."""
 
 from __future__ import annotations
 
@@ -18,18 +17,12 @@ T1 = 200.0
 def termination_metrics(
     flows: pd.DataFrame, *, mean_bps: float | Sequence[float] | np.ndarray | pd.Series, termination_bps: float
 ) -> dict[str, Any]:
-    """Over-termination of one run from its flows table (see :mod:`.termination`, "Measures").
+    """Over-termination of one run: the bottleneck's ``flows`` present at t1, ``terminated``, ``load_bps``,
+    ``optimal``, ``actual``, ``over_pct`` (of the optimal), ``over_pts`` ((actual − optimal) × 100) and
+    ``terminated_before_t1``; per ingress (``src``) the same and its ``rounds`` (termination times after t1).
 
-    ``mean_bps``: the flows' mean rate, one for all or one per row of ``flows`` (mixed rates:
-    Table 4.2's MIX). Shares are rate shares: the terminated flows' rates over the present
-    flows' rates; when the present flows all have one rate this is the count share and is
-    computed as one (``terminated / flows``), so single-rate figures do not depend on how the
-    rate was given.
-
-    Returns the bottleneck's figures (``flows`` present at t1, ``terminated``, ``load_bps``,
-    ``optimal``, ``actual``, ``over_pct`` = (actual − optimal) / optimal × 100, ``over_pts`` = (actual − optimal) × 100,
-    ``terminated_before_t1``), and per ingress (the flows' ``src``) the same plus ``rounds``:
-    the distinct times after t1 at which it terminated flows (its termination rounds)."""
+    ``mean_bps``: one rate for all flows or one per row (Table 4.2's MIX). Shares are rate shares; with
+    one rate they are computed as count shares, so single-rate figures do not depend on how it is given."""
     rates_all = np.asarray(mean_bps, dtype=float)
     if rates_all.ndim == 0:
         rates_all = np.full(len(flows), float(rates_all))
@@ -37,17 +30,10 @@ def termination_metrics(
         raise ValueError(f"mean_bps: {rates_all.shape[0]} rates for {len(flows)} flows; allowed: one, or one per flow")
     sel = flows["admitted"].to_numpy(dtype=bool)
     admitted = flows[sel]
-    rates_adm = rates_all[sel]
-    end = admitted["end_s"].to_numpy(dtype=float)
-    term = admitted["terminated"].to_numpy(dtype=bool)
-    before = term & (end < T1)
+    before = admitted["terminated"].to_numpy(dtype=bool) & (admitted["end_s"].to_numpy(dtype=float) < T1)
     present = admitted[~before]
-    rates = rates_adm[~before]
+    rates = rates_all[sel][~before]
     cut = present["terminated"].to_numpy(dtype=bool)
-
-    def load_of(r: np.ndarray) -> float:
-        # One rate: count × rate, as the single-rate form always was.
-        return len(r) * float(r[0]) if len(r) and bool((r == r[0]).all()) else float(r.sum())
 
     def share(r: np.ndarray, c: np.ndarray) -> float:
         if len(r) == 0:
@@ -56,7 +42,8 @@ def termination_metrics(
             return int(c.sum()) / len(r)
         return float(r[c].sum()) / float(r.sum())
 
-    load = load_of(rates)
+    # One rate: count × rate, as the single-rate form always was.
+    load = len(rates) * float(rates[0]) if len(rates) and bool((rates == rates[0]).all()) else float(rates.sum())
     optimal = max(0.0, 1.0 - termination_bps / load) if load > 0 else math.nan
 
     def figures(r: np.ndarray, c: np.ndarray) -> dict[str, float]:
@@ -71,19 +58,13 @@ def termination_metrics(
             "over_pts": (actual - optimal) * 100,
         }
 
-    out: dict[str, Any] = {
-        **figures(rates, cut),
-        "load_bps": load,
-        "terminated_before_t1": int(before.sum()),
-    }
-    per: dict[str, Any] = {}
+    out: dict[str, Any] = {**figures(rates, cut), "load_bps": load, "terminated_before_t1": int(before.sum())}
+    out["ingress"] = {}
     srcs = present["src"].to_numpy()
     for src in sorted(set(srcs.tolist())):
         m = srcs == src
-        c = cut[m]
-        times = np.unique(np.round(present["end_s"].to_numpy(dtype=float)[m][c] - T1, 6))
-        per[str(src)] = {**figures(rates[m], c), "rounds": [float(t) for t in times]}
-    out["ingress"] = per
+        times = np.unique(np.round(present["end_s"].to_numpy(dtype=float)[m][cut[m]] - T1, 6))
+        out["ingress"][str(src)] = {**figures(rates[m], cut[m]), "rounds": [float(t) for t in times]}
     return out
 
 
@@ -106,11 +87,9 @@ def synchronization(fr: np.ndarray) -> dict[str, float]:
 def ingress_load(
     flows: pd.DataFrame, *, delays_s: Sequence[float], mean_bps: float, times_s: Sequence[float]
 ) -> dict[str, list[float]]:
-    """[Zhang07] Fig. 4.3's curves: the load each ingress brings to the bottleneck at each of
-    ``times_s``, from the flows table. An admitted flow of ingress ``src{i}`` loads the bottleneck
-    with ``mean_bps`` from its start to its end (its termination for a terminated flow), both seen
-    ``delays_s[i]`` later at the bottleneck (the ingress's distance from it). Returns one list per
-    ingress (``"src0"`` …), in bit/s."""
+    """[Zhang07] Fig. 4.3's curves (bit/s, one list per ingress ``src{i}``): the load each ingress brings
+    to the bottleneck at ``times_s``, each admitted flow ``mean_bps`` from its start to its end (or
+    termination), both seen ``delays_s[i]`` later at the bottleneck."""
     adm = flows[flows["admitted"].to_numpy(dtype=bool)]
     t = np.asarray(times_s, dtype=float)
     out: dict[str, list[float]] = {}

@@ -1,61 +1,9 @@
-"""The ``tcp-cac`` reproduction: connection admission control for shaped TCP [Tarasiuk05].
+"""The ``tcp-cac`` reproduction: connection admission control for shaped TCP [Tarasiuk05 §2-§4].
 
-Tables 2-3 analytically (ρ, N_max); Table 4 in fluid (ideal-rate) mode: C =
-100 Mb/s, B = 10, IPLR = 1e-3, R_req = 1 Mb/s, 10 Mbit files, Poisson
-arrivals at λ = 5.98/s (Erlang-B 1% blocking of scheme #1 with N_max = 74
-and 10 s holding); schemes #1, #2 (share C/n) and #3 (k = 3). With the
-simulator's TCP (scenarios/tcp_cac/): Table 1 (100 greedy Reno connections,
-1500 B segments, rwnd 44, 100 Mb/s, 20-packet buffer; unshaped and shaped at
-R = 1, 1.1, 1.2, 1.5, 2 Mb/s; minimum RTT 0/30/60 ms), the unshaped case
-under three start patterns (all at t = 0, spread over 10 ms, spread over
-1 s) with qoslab's and ns-2's timers, the N_max runs and n sweeps of Tables
-2-3, and Table 4 with TCP transfers through the shaping CAC (files of
-10 Mbit on the wire). The runs are in :mod:`.runs`, the TCP claims in
-:mod:`.claims`, their report tables in :mod:`.report`.
-
-Run lengths. Fluid: quick 2000 s after 100 s warm-up; full 20 000 s after
-200 s; seeds 1..N. TCP (``_runlen``): Table 1 and the N_max runs 20 s after
-5 s warm-up (quick: only R = C/n and unshaped at min RTT 0, the start
-patterns at min RTT 0, and the three (B, R_req) cases at N_max) or 60 s
-after 10 s (full); Table 4 with TCP 2000 s per scheme, requests after 50 s
-counted, over as many seeds as scheme #1's blocking interval needs to fall
-under ±0.3 points (at most 40); not run in quick runs (300 s see too few
-blockings to judge).
-
-The paper's numbers (``paperdata/tcp_cac/``: Tables 1-4 and the ratios §4
-states) are judged cell by cell (:mod:`.tables` says what each cell's value
-is): Table 1 from the TCP runs, Table 3 from the N_max runs (quick and
-full), Table 4 and §4 from Table 4's TCP runs. Table 2 is the paper's
-formulas: evaluating them is a check, as are the fluid runs' comparisons
-with Erlang-B and processor sharing (``kind = "check"``: reported, never
-counted as reproduced claims).
-
-Claims and checks, tolerances fixed before any run:
-
-- ``rho-n-max`` (check): ρ rounded to the paper's printed decimals and
-  N_max exactly as Table 2 prints them.
-- ``shaped-c-over-n`` (claim 2): shaped at R = C/n = 1 Mb/s, at every minimum
-  RTT run, every connection's throughput within ±1% of C/n and the aggregate
-  loss ≤ 1e-3; unshaped, the max-min spread of per-connection throughput is
-  at least 10x the shaped one and at minimum RTT 0 at least half of the
-  connections get under 10% of C/n.
-- ``n-max-loss`` (claim 3): at N_max shaped connections, aggregate loss ≤
-  IPLR and every connection within ±1% of R_req; the full run also reports
-  the n at which the loss first exceeds the IPLR (sweep N_max .. C/R_req).
-- ``fluid-scheme1-erlang-b`` (check): fluid scheme #1 blocking within
-  max(its 95% CI, 0.002) of Erlang-B(74, 59.8 erl).
-- ``fluid-scheme2-ps`` (check): fluid scheme #2 blocks nothing and its mean
-  transfer time is within ±5% of the processor-sharing value
-  file / (C − λ·file) = 0.249 s.
-- ``fluid-scheme3-paper`` (check): the fluid idealisation's scheme #3 mean
-  transfer time, blocking and mean running connections at blocking each
-  within ±10% of Table 4's (full runs only: a 2000 s run sees too few
-  blockings for ±10%); the paper's numbers themselves are judged by Table
-  4's cells from the TCP runs.
-- ``tcp-schemes`` (claim 5, full runs only): scheme #1 blocking within
-  max(95% CI over seeds, 0.002) of Erlang-B(74, λ × the measured mean
-  transfer time of #1); mean transfer times T2 < T3 < T1 and blocking
-  B2 ≤ B3 < B1 (≤ between #2 and #3: both may block nothing).
+Table 2's formulas (a check), Table 4's schemes in fluid mode (checks against Erlang-B, processor
+sharing and the paper), then the simulator's TCP runs (:mod:`.runs`) and their claims (:mod:`.claims`);
+here also the paper's cells and the report's sections. Set-up, run lengths, claims and tolerances
+(fixed before any run): docs/reproductions/tcp_cac.md.
 """
 
 from __future__ import annotations
@@ -64,29 +12,52 @@ import math
 from typing import Any
 
 from ...cac import cac, fluid_run
+from ...stats import Estimate
 from .. import figures
-from ..cells import PaperData, decimals_of
-from ..framework import Claim, Context, Figure, Outcome
+from ..fidelity import md_table
+from ..framework import Claim, Context, Figure, Outcome, pct
+from ..paper import PaperData, decimals_of
+from ..reduce import Cell, judged, measured, paper_of
 from . import runs as tcp_runs
-from . import tables
-from .claims import tcp_claims
-from .report import start_patterns_md, table1_md, table4_md, tcp_setup
+from .claims import ERLANG_MIN_TOL, LAMBDA, tcp_claims
+from .runs import NMAX_CASES, START_PATTERNS, STOPPED_SHARE, T4_CI_TARGET, T4_MAX_SEEDS, TABLE1_START, finite_mean
 
 NAME = "tcp-cac"
 TITLE = "CAC for shaped TCP: rho, N_max, Erlang-B and the rate schemes (fluid mode)"
 SEED_FILE = "Tarasiuk05"
 PAPER = "Per-connection TCP shaping with connection admission control [Tarasiuk05]"
 
-LAMBDA = 5.98
 FILE_BITS = 10_000_000
-CAPACITY_BPS = 100e6
 SCHEME3_TOL = 0.10
 PS_TOL = 0.05
-ERLANG_MIN_TOL = 0.002
+#: Table 1's columns: (column, the per-seed statistic of :func:`.runs.per_seed`).
+TABLE1_COLUMNS = [
+    ("Average RTT [ms]", "rtt_ms"),
+    ("Packet loss ratio per TCP connection", "loss"),
+    ("Throughput per TCP connection [Mbps]", "thr_mbps"),
+]
+#: Table 4's columns: (column, the per-seed measure of :func:`.runs.transfers`, scale to the paper's unit).
+TABLE4_COLUMNS = [
+    ("Mean file transfer time [sec]", "mean_transfer_time_s", 1.0),
+    ("Mean system state when call blocking", "mean_running_at_blocking", 1.0),
+    ("Call blocking probability", "blocking", 100.0),
+]
+#: Table 3's simulated columns and §4's ratios of scheme #1 over #3: (column, measure).
+TABLE3_COLUMNS = [
+    ("Simulation results / Packet loss ratio IPLR", "agg_loss"),
+    ("Simulation results / Received rate per connection [Mbps]", "thr_mbps"),
+]
+SECTION4_COLUMNS = [
+    ("transfer time, times shorter", "mean_transfer_time_s"),
+    ("call blocking, times lower", "blocking"),
+]
+#: The fluid runs' measures averaged over seeds (NaN and None left out).
+FLUID_KEYS = ("blocking", "blocking_ci95", "mean_transfer_time_s", "mean_running_at_blocking", "time_avg_running")
 
 
-def _fluid(scheme: int, quick: bool, seed: int) -> dict[str, Any]:
-    duration, warmup = ("2000s", "100s") if quick else ("20000s", "200s")
+def _fluid(ctx: Context, scheme: int, seed: int) -> dict[str, Any]:
+    ctx.log(f"fluid scheme #{scheme}, seed {seed}")
+    duration, warmup = ("2000s", "100s") if ctx.quick else ("20000s", "200s")
     out = fluid_run(
         scheme=scheme, k=3.0, arrival_rate=LAMBDA, duration=duration, warmup=warmup, seed=seed, record_transfers=False
     )
@@ -94,28 +65,18 @@ def _fluid(scheme: int, quick: bool, seed: int) -> dict[str, Any]:
     return out
 
 
-def _mean(runs: list[dict[str, Any]], key: str) -> float:
-    xs = [r[key] for r in runs if r[key] is not None and not math.isnan(r[key])]
-    return sum(xs) / len(xs) if xs else math.nan
-
-
 def table2_cases(data: PaperData) -> list[tuple[int, float, float, str, int]]:
     """Table 2's rows from the paper's data: (B, IPLR, R_req Mb/s, ρ as printed, N_max)."""
     v = {c.key: c.value for c in data.cells if c.table == "Table 2"}
-    rows = list(dict.fromkeys(c.row for c in data.cells if c.table == "Table 2"))
-
-    def cell(row: str, column: str) -> str:
-        return v[("Table 2", row, column)]
-
     return [
         (
-            int(cell(r, "Input data for CAC / Buffer size B [packets]")),
-            float(cell(r, "Input data for CAC / Packet loss ratio IPLR")),
-            float(cell(r, "Input data for CAC / Requested throughput R_req = R [Mbps]")),
-            cell(r, "CAC calculation / rho - utilization factor"),
-            int(cell(r, "CAC calculation / N_max - max. number of connections")),
+            int(v[("Table 2", r, "Input data for CAC / Buffer size B [packets]")]),
+            float(v[("Table 2", r, "Input data for CAC / Packet loss ratio IPLR")]),
+            float(v[("Table 2", r, "Input data for CAC / Requested throughput R_req = R [Mbps]")]),
+            v[("Table 2", r, "CAC calculation / rho - utilization factor")],
+            int(v[("Table 2", r, "CAC calculation / N_max - max. number of connections")]),
         )
-        for r in rows
+        for r in dict.fromkeys(c.row for c in data.cells if c.table == "Table 2")
     ]
 
 
@@ -129,10 +90,45 @@ def paper_scheme3(data: PaperData) -> dict[str, float]:
     }
 
 
+def paper_cells(ctx: Context, t1: dict[str, Any], nm: dict[str, Any], t4: dict[str, Any] | None) -> list[Cell]:
+    """Every cell of ``paperdata/tcp_cac/cells.csv`` this run measures (all tables in a full run, the quick
+    tables in a quick run), one value per seed in the paper's unit (docs/reproductions/tcp_cac.md). Table 2
+    is the paper's formulas (3)-(4): evaluating them is the check ``rho-n-max``, not a reproduced result."""
+    known = set(paper_of(ctx, "tcp_cac").keys())
+    out: list[Cell] = []
+    if judged(ctx, "tcp_cac", "Table 1"):
+        for v in t1.values():
+            rate = v["rate_mbps"]
+            row = f"Min RTT = {v['min_rtt_ms']} msec / " + ("No shaping" if rate is None else f"R = {rate:g}")
+            for column, key in TABLE1_COLUMNS:
+                # Min RTT 0 unshaped: the paper prints no number ("almost all stopped").
+                if ("Table 1", row, column) in known:
+                    out += measured(ctx, "Table 1", row, column, [s[key] for s in v["per_seed"]])
+    if judged(ctx, "tcp_cac", "Table 3"):
+        for b, r, n_max in NMAX_CASES:
+            v = nm.get(f"B{b}_R{r:g}Mbps_n{n_max}")
+            if v is None:
+                continue
+            row = f"B = {b}, R_req = {r:g}"  # Tables 2-3 have no row labels: the inputs B and R_req
+            for column, key in TABLE3_COLUMNS:
+                out += measured(ctx, "Table 3", row, column, [s[key] for s in v["per_seed"]])
+    if judged(ctx, "tcp_cac", "Table 4") and t4:
+        for scheme in ("1", "2", "3"):
+            row = f"Scheme#{scheme}"
+            for column, key, scale in TABLE4_COLUMNS:
+                if ("Table 4", row, column) in known:
+                    out += measured(ctx, "Table 4", row, column, [scale * r[key] for r in t4[scheme]])
+    if judged(ctx, "tcp_cac", "§4") and t4:
+        pairs = list(zip(t4["1"], t4["3"], strict=True))
+        for column, key in SECTION4_COLUMNS:
+            ratios = [a[key] / b[key] if b[key] > 0 else math.nan for a, b in pairs]
+            out += measured(ctx, "§4", "Scheme#1 against Scheme#3", column, ratios)
+    return out
+
+
 def reproduce(ctx: Context) -> Outcome:
-    claims: list[Claim] = []
-    data_p = tables.paper(ctx)
-    # Check 1: Table 2, the paper's formulas (3)-(4) evaluated.
+    data_p = paper_of(ctx, "tcp_cac")
+    # Table 2, the paper's formulas (3)-(4) evaluated; then Table 4 in fluid mode.
     rows = []
     ok = True
     for b, iplr, rate, rho_p, n_p in table2_cases(data_p):
@@ -150,7 +146,21 @@ def reproduce(ctx: Context) -> Outcome:
         )
         # ρ to the decimals Table 2 prints (0.74, 0.85, 0.935).
         ok &= round(r.rho, decimals_of(rho_p)) == float(rho_p) and r.n_max == n_p
-    claims.append(
+    erlang = cac("100Mbps", 10, 1e-3, "1Mbps", holding="10s", arrival_rate=LAMBDA).blocking or math.nan
+    runs = {scheme: [_fluid(ctx, scheme, seed) for seed in ctx.seeds] for scheme in (1, 2, 3)}
+    m = {
+        s: {k: finite_mean((r[k] for r in v), keep_inf=True) for k in FLUID_KEYS}
+        | {"blocked": float(sum(r["blocked"] for r in v))}
+        for s, v in runs.items()
+    }
+
+    b1, ci1 = m[1]["blocking"], m[1]["blocking_ci95"]
+    ps = FILE_BITS / (tcp_runs.C_BPS - LAMBDA * FILE_BITS)
+    t2 = m[2]["mean_transfer_time_s"]
+    paper3 = paper_scheme3(data_p)
+    got3 = {k: m[3][k] for k in paper3}
+    within = {k: abs(got3[k] - p) <= SCHEME3_TOL * p for k, p in paper3.items()}
+    claims = [
         Claim.judged(
             ok,
             "the formula does not give the paper's table",
@@ -160,38 +170,9 @@ def reproduce(ctx: Context) -> Outcome:
             measured=", ".join(f"{x['rho']:.4f}/{x['n_max']}" for x in rows),
             tolerance="exact (rho to the decimals printed)",
             kind="check",
-        )
-    )
-
-    # Claim 4: Table 4 in fluid mode.
-    erlang = cac("100Mbps", 10, 1e-3, "1Mbps", holding="10s", arrival_rate=LAMBDA).blocking or math.nan
-    runs: dict[int, list[dict[str, Any]]] = {1: [], 2: [], 3: []}
-    for scheme in runs:
-        for seed in ctx.seeds:
-            ctx.log(f"fluid scheme #{scheme}, seed {seed}")
-            runs[scheme].append(_fluid(scheme, ctx.quick, seed))
-    m = {
-        s: {
-            k: _mean(v, k)
-            for k in (
-                "blocking",
-                "blocking_ci95",
-                "mean_transfer_time_s",
-                "mean_running_at_blocking",
-                "time_avg_running",
-            )
-        }
-        for s, v in runs.items()
-    }
-    for s, v in runs.items():
-        m[s]["blocked"] = float(sum(r["blocked"] for r in v))
-
-    b1, ci1 = m[1]["blocking"], m[1]["blocking_ci95"]
-    tol1 = max(ci1 if math.isfinite(ci1) else 0.0, ERLANG_MIN_TOL)
-    h1 = abs(b1 - erlang) <= tol1
-    claims.append(
+        ),
         Claim.judged(
-            h1,
+            abs(b1 - erlang) <= max(ci1 if math.isfinite(ci1) else 0.0, ERLANG_MIN_TOL),
             "blocking outside the Erlang-B interval",
             id="fluid-scheme1-erlang-b",
             text="fluid scheme #1 blocking matches Erlang-B(74, 59.8 erl)",
@@ -199,15 +180,9 @@ def reproduce(ctx: Context) -> Outcome:
             measured=f"{100 * b1:.3f}% ± {100 * ci1:.3f}%",
             tolerance=f"|B - Erlang-B| <= max(CI, {ERLANG_MIN_TOL})",
             kind="check",
-        )
-    )
-
-    ps = FILE_BITS / (CAPACITY_BPS - LAMBDA * FILE_BITS)
-    t2 = m[2]["mean_transfer_time_s"]
-    h2 = m[2]["blocked"] == 0 and abs(t2 - ps) <= PS_TOL * ps
-    claims.append(
+        ),
         Claim.judged(
-            h2,
+            m[2]["blocked"] == 0 and abs(t2 - ps) <= PS_TOL * ps,
             "blocked requests or transfer time away from processor sharing",
             id="fluid-scheme2-ps",
             text="fluid scheme #2 never blocks; mean transfer time is processor sharing's (judged against "
@@ -217,13 +192,7 @@ def reproduce(ctx: Context) -> Outcome:
             measured=f"{int(m[2]['blocked'])} blocked, {t2:.3f} s (PS {ps:.3f} s)",
             tolerance=f"0 blocked and within ±{PS_TOL:.0%} of file/(C - lambda file)",
             kind="check",
-        )
-    )
-
-    paper3 = paper_scheme3(data_p)
-    got3 = {k: m[3][k] for k in paper3}
-    within = {k: abs(got3[k] - p) <= SCHEME3_TOL * p for k, p in paper3.items()}
-    claims.append(
+        ),
         Claim.judged(
             all(within.values()),
             "outside ±10%: " + ", ".join(k for k, v in within.items() if not v),
@@ -237,8 +206,8 @@ def reproduce(ctx: Context) -> Outcome:
             f"{got3['mean_running_at_blocking']:.1f}",
             tolerance=f"each within ±{SCHEME3_TOL:.0%}",
             kind="check",
-        )
-    )
+        ),
+    ]
 
     rl = tcp_runs.runlen(ctx.quick)
     t1 = tcp_runs.table1(ctx, *rl["table1"])
@@ -247,7 +216,6 @@ def reproduce(ctx: Context) -> Outcome:
     # Table 4 with TCP: full runs only (a quick run's few hundred seconds see too few blockings).
     t4 = None if ctx.quick else tcp_runs.table4(ctx, *rl["table4"])
     tc, derived = tcp_claims(ctx, t1, sp, nm, t4, FILE_BITS / 1e6)
-    claims.extend(tc)
 
     figs = _figure(ctx, m, erlang, ps, paper3)
     data = {
@@ -271,38 +239,88 @@ def reproduce(ctx: Context) -> Outcome:
     )
     sections = [
         ("Setup", setup),
-        ("TCP runs", tcp_setup(rl, ctx.quick)),
-        ("Table 1 (TCP)", table1_md(t1)),
-        ("Unshaped connections stopped, by start pattern and timers", start_patterns_md(sp)),
+        ("TCP runs", _tcp_setup(rl, ctx.quick)),
+        ("Table 1 (TCP)", _table1_md(t1)),
+        ("Unshaped connections stopped, by start pattern and timers", _start_patterns_md(sp)),
     ]
-    if t4:
-        sections.append(("Table 4 with TCP", table4_md(t4)))
-    return Outcome(claims=claims, data=data, sections=sections, figures=figs, cells=tables.cells(ctx, t1, nm, t4))
+    return Outcome(claims=claims + tc, data=data, sections=sections, figures=figs, cells=paper_cells(ctx, t1, nm, t4))
 
 
 def _figure(
     ctx: Context, m: dict[int, dict[str, float]], erlang: float, ps: float, paper3: dict[str, float]
 ) -> list[Figure]:
     fig = figures.new_figure(8.0, 4.0)
-    ax1, ax2 = fig.subplots(1, 2)
-    labels = ["#1", "#2", "#3"]
-    x = list(range(3))
-    ax1.bar([i - 0.2 for i in x], [100 * m[s]["blocking"] for s in (1, 2, 3)], width=0.4, label="qoslab (fluid)")
-    ax1.bar([i + 0.2 for i in x], [100 * erlang, 0.0, 100 * paper3["blocking"]], width=0.4, label="paper / Erlang-B")
-    ax1.set_xticks(x, labels)
-    ax1.set_ylabel("blocking (%)")
-    ax1.legend(fontsize=8)
-    ax2.bar([i - 0.2 for i in x], [m[s]["mean_transfer_time_s"] for s in (1, 2, 3)], width=0.4, label="qoslab (fluid)")
-    ax2.bar([i + 0.2 for i in x], [10.0, ps, paper3["mean_transfer_time_s"]], width=0.4, label="paper / analytic")
-    ax2.set_xticks(x, labels)
-    ax2.set_ylabel("mean transfer time (s)")
-    ax2.legend(fontsize=8)
-    figures.save(fig, ctx.figure_path("schemes.png"))
+    x = [0, 1, 2]
+    for ax, ours, theirs, label, ylabel in zip(
+        fig.subplots(1, 2),
+        ([100 * m[s]["blocking"] for s in (1, 2, 3)], [m[s]["mean_transfer_time_s"] for s in (1, 2, 3)]),
+        ([100 * erlang, 0.0, 100 * paper3["blocking"]], [10.0, ps, paper3["mean_transfer_time_s"]]),
+        ("paper / Erlang-B", "paper / analytic"),
+        ("blocking (%)", "mean transfer time (s)"),
+        strict=True,
+    ):
+        ax.bar([i - 0.2 for i in x], ours, width=0.4, label="qoslab (fluid)")
+        ax.bar([i + 0.2 for i in x], theirs, width=0.4, label=label)
+        ax.set_xticks(x, ["#1", "#2", "#3"])
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize=8)
     return [
-        Figure(
+        ctx.figure(
+            fig,
             "schemes.png",
             "Table 4 in fluid mode: blocking and mean transfer time per scheme, qoslab "
             "against the paper (#3), Erlang-B (#1 blocking), file/R_req (#1 time) and processor "
             "sharing (#2 time).",
         )
     ]
+
+
+def _tcp_setup(rl: dict[str, tuple[int, int]], quick: bool) -> str:
+    (d1, w1), (dn, wn), (d4, w4) = rl["table1"], rl["nmax"], rl["table4"]
+    t4 = (
+        "not run in quick runs (too few blockings)"
+        if quick
+        else f"{d4} s per scheme, requests after {w4} s counted, seeds added 5 at a time until scheme #1's "
+        f"blocking interval is under ±{100 * T4_CI_TARGET:.1f} points (at most {T4_MAX_SEEDS})"
+    )
+    return (
+        f"Greedy Reno, 1500 B segments, receiver window 44, 100 Mb/s bottleneck. Table 1 and the start patterns: "
+        f"{d1} s per run, warm-up {w1} s, starts uniform in [0, {TABLE1_START}] for Table 1. Tables 2-3: {dn} s, "
+        f"warm-up {wn} s. Table 4 with TCP: {t4}. Stopped: under {STOPPED_SHARE:g} x C/n."
+    )
+
+
+def _table1_md(t1: dict[str, Any]) -> str:
+    def across(xs: list[float]) -> str:
+        return Estimate.of(xs).fmt(".3g")
+
+    rows = []
+    for v in t1.values():
+        r = "none" if v["rate_mbps"] is None else f"{v['rate_mbps']:g} Mb/s"
+        rows.append(
+            f"| {r} | {v['min_rtt_ms']} ms | {across(v['srtt_s'])} | {across(v['loss'])} | "
+            f"{pct(v['agg_loss'], '.2f')} | {pct(v['stopped_share'], '.0f')} | "
+            f"{Estimate.of(x / 1e6 for x in v['thr_bps']).fmt('.3f')} |"
+        )
+    head = (
+        "| shaping R | min RTT | avg RTT (s) | loss ratio (mean of per-connection ratios) | aggregate loss | "
+        "stopped (< 0.1 C/n) | throughput per connection (Mb/s) |"
+    )
+    return (
+        md_table(head, rows)
+        + "\n\nMean ± 95% interval across connections (all seeds pooled); aggregate: all dropped / sent."
+    )
+
+
+def _start_patterns_md(sp: dict[str, Any]) -> str:
+    rtts = sorted({v["min_rtt_ms"] for v in sp.values()})
+    head = " | ".join(f"stopped at {r} ms | agg. loss at {r} ms" for r in rtts)
+    rows = []
+    for preset in ("qoslab", "ns2"):
+        for pkey, _j, desc in START_PATTERNS:
+            cells = []
+            for r in rtts:
+                v = sp.get(f"{preset}/{pkey}/rtt{r}ms")
+                cells += [pct(v["stopped_share"], ".0f"), pct(v["agg_loss"], ".2f")] if v else ["n/a", "n/a"]
+            rows.append(f"| {preset} | {desc} | {' | '.join(cells)} |")
+    return md_table(f"| timers | start pattern | {head} |", rows) + "\n\nTable 1's unshaped case, all seeds pooled."

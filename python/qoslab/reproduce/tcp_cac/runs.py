@@ -1,17 +1,12 @@
-"""The simulator runs of the ``tcp-cac`` reproduction (``scenarios/tcp_cac/``):
-Table 1 (greedy Reno, shaped and unshaped), the unshaped case under three
-start patterns and two timer presets, the N_max runs of Tables 2-3 and
-Table 4 with TCP transfers through the shaping CAC.
-
-Every measure is taken after the warm-up, from the per-flow counter bins
-(``metrics.bin`` = the warm-up): throughput counts the wire bits of the data
-packets delivered (what the shaper meters), loss is data packets dropped /
-sent, RTT is the sender's SRTT sampled every second (shaper wait included).
+"""The simulator runs of the ``tcp-cac`` reproduction (``scenarios/tcp_cac/``): Table 1, the
+unshaped case by start pattern and timer preset, the N_max runs of Tables 2-3 and Table 4 with TCP;
+every measure after the warm-up, from the per-flow counter bins (docs/reproductions/tcp_cac.md).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from ...stats import Estimate
@@ -45,9 +40,8 @@ def runlen(quick: bool) -> dict[str, tuple[int, int]]:
 
 
 def greedy(res: Any, warmup_s: float, duration_s: float) -> dict[str, Any]:
-    """Per-connection throughput (wire bits of data delivered per second), loss
-    ratio (data packets dropped / sent) and mean SRTT after the warm-up, and the
-    run's data packets sent and dropped."""
+    """Per-connection throughput (wire bits of data delivered / s), loss ratio and mean SRTT after
+    the warm-up, and the run's data packets sent and dropped."""
     s = res.series
     f = s[(s["entity_kind"] == "flow") & (s["t_s"] >= warmup_s - 1e-9)]
     piv = f.pivot_table(index="entity_id", columns="metric", values="value", aggfunc="sum")
@@ -73,85 +67,88 @@ def greedy(res: Any, warmup_s: float, duration_s: float) -> dict[str, Any]:
     }
 
 
-def _finite_mean(xs: list[float]) -> float:
-    v = [x for x in xs if math.isfinite(x)]
+def finite_mean(xs: Iterable[float | None], *, keep_inf: bool = False) -> float:
+    """The mean of ``xs`` without None, NaN and (unless ``keep_inf``) infinities; NaN when none is left."""
+    v = [x for x in xs if x is not None and not math.isnan(x) and (keep_inf or math.isfinite(x))]
     return sum(v) / len(v) if v else math.nan
 
 
 def per_seed(runs: list[dict[str, Any]]) -> list[dict[str, float]]:
-    """Each the paper's Table 1 / Table 3 statistics, as the paper defines them: the mean over the
-    connections of the per-connection SRTT (ms), loss ratio and throughput (Mb/s), and the
-    aggregate loss ratio (all data dropped / sent)."""
+    """Each seed's Table 1 / Table 3 statistics: the connections' mean SRTT (ms), loss ratio and
+    throughput (Mb/s), and the aggregate loss ratio (all data dropped / sent)."""
     return [
         {
-            "rtt_ms": 1000 * _finite_mean(r["srtt_s"]),
-            "loss": _finite_mean(r["loss"]),
-            "thr_mbps": _finite_mean(r["thr_bps"]) / 1e6,
+            "rtt_ms": 1000 * finite_mean(r["srtt_s"]),
+            "loss": finite_mean(r["loss"]),
+            "thr_mbps": finite_mean(r["thr_bps"]) / 1e6,
             "agg_loss": r["dropped_pkts"] / r["sent_pkts"] if r["sent_pkts"] else math.nan,
         }
         for r in runs
     ]
 
 
-def pooled(runs: list[dict[str, Any]], share_bps: float) -> dict[str, Any]:
-    """The connections of every seed pooled, with the share stopped (under
-    ``STOPPED_SHARE`` of ``share_bps``) and the aggregate loss (all drops / all
-    data sent, so connections that sent 2-3 packets weigh by their packets)."""
+def pooled(runs: list[dict[str, Any]], share_bps: float, keep: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The connections of every seed pooled, with the share stopped (under ``STOPPED_SHARE`` of
+    ``share_bps``) and the aggregate loss (all drops / all data sent); only ``keep``'s keys, in its
+    order, when given."""
     thr = [x for r in runs for x in r["thr_bps"]]
     sent = sum(r["sent_pkts"] for r in runs)
     drop = sum(r["dropped_pkts"] for r in runs)
     is_stopped = [x < STOPPED_SHARE * share_bps for x in thr]
-    tos = [x for r in runs for x in r["timeouts"]]
+    tos = [float(x) for r in runs for x in r["timeouts"]]
     early = [x for r in runs for x in r["warmup_delivered_pkts"]]
 
     def mean_of(xs: list[float], pick: bool) -> float:
         v = [x for x, st in zip(xs, is_stopped, strict=True) if st == pick]
         return sum(v) / len(v) if v else math.nan
 
-    return {
+    out = {
         # What the stopped connections did (the evidence behind claim 2's explanation):
         # RTO expiries over the whole run, and data delivered before the warm-up ended.
-        "timeouts_stopped": mean_of([float(x) for x in tos], True),
-        "timeouts_running": mean_of([float(x) for x in tos], False),
+        "timeouts_stopped": mean_of(tos, True),
+        "timeouts_running": mean_of(tos, False),
         "warmup_pkts_stopped": mean_of(early, True),
         "warmup_pkts_running": mean_of(early, False),
         "thr_bps": thr,
         "loss": [x for r in runs for x in r["loss"]],
         "srtt_s": [x for r in runs for x in r["srtt_s"]],
-        "stopped_share": sum(1 for x in thr if x < STOPPED_SHARE * share_bps) / len(thr) if thr else math.nan,
+        "stopped_share": sum(is_stopped) / len(thr) if thr else math.nan,
         "agg_loss": drop / sent if sent > 0 else math.nan,
-        "agg_loss_per_seed": [r["dropped_pkts"] / r["sent_pkts"] if r["sent_pkts"] else math.nan for r in runs],
     }
+    return {k: out[k] for k in keep} if keep else out
 
 
-def _table1_overrides(dur: int, warm: int, rtt: int) -> list[str]:
-    return [
+def _table1_scenario(
+    ctx: Context, dur: int, warm: int, rtt: int, jitter: str, rate: float | None = None, preset: str | None = None
+) -> Any:
+    """Table 1's set-up at a minimum RTT and start spread: shaped at ``rate`` Mb/s (else unshaped), with
+    the timer ``preset`` (else the scenario's)."""
+    from ...api import load
+
+    ov = [
         f"duration={dur}s",
         f"topology.bottleneck.delay={rtt / 2:g}ms",
         f"metrics.bin={warm}s",
         "metrics.series_interval=1s",
         'metrics.tcp_series=["ftp"]',
+        f"traffic[ftp].start_jitter={jitter}",
+        *([] if rate is None else [f"traffic[ftp].shaper.rate={rate:g}Mbps"]),
+        *([] if preset is None else [f"traffic[ftp].tcp.preset={preset}"]),
     ]
+    path = "tcp_cac/table1_unshaped.toml" if rate is None else "tcp_cac/table1_shaped.toml"
+    return load(ctx.scenario_path(path), overrides=ov)
 
 
 def table1(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
     """Table 1: unshaped and shaped at each rate, at each minimum RTT (quick: unshaped and
     C/n at RTT 0), starts spread over ``TABLE1_START``, qoslab's timers."""
-    from ...api import load
-
     rates: list[float | None] = [None, *TABLE1_RATES] if not ctx.quick else [None, 1.0]
-    rtts = TABLE1_RTTS if not ctx.quick else [0]
     points = []
     for rate in rates:
-        for rtt in rtts:
-            path = "tcp_cac/table1_unshaped.toml" if rate is None else "tcp_cac/table1_shaped.toml"
-            ov = [*_table1_overrides(dur, warm, rtt), f"traffic[ftp].start_jitter={TABLE1_START}"]
-            if rate is not None:
-                ov.append(f"traffic[ftp].shaper.rate={rate:g}Mbps")
+        for rtt in TABLE1_RTTS if not ctx.quick else [0]:
             key = f"{'none' if rate is None else f'{rate:g}Mbps'}/rtt{rtt}ms"
-            points.append(
-                ((key, rate, rtt), f"table1_{key.replace('/', '_')}", load(ctx.scenario_path(path), overrides=ov))
-            )
+            sc = _table1_scenario(ctx, dur, warm, rtt, TABLE1_START, rate)
+            points.append(((key, rate, rtt), f"table1_{key.replace('/', '_')}", sc))
     return {
         key: {
             "rate_mbps": rate,
@@ -179,27 +176,21 @@ START_POOLED = (
 def start_patterns(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
     """Table 1's unshaped case under each start pattern and timer preset, at each minimum
     RTT (quick: RTT 0 only)."""
-    from ...api import load
-
-    out: dict[str, Any] = {}
-    rtts = TABLE1_RTTS if not ctx.quick else [0]
-    points = []
-    for preset in TIMER_PRESETS:
-        for pkey, jitter, _desc in START_PATTERNS:
-            for rtt in rtts:
-                ov = [
-                    *_table1_overrides(dur, warm, rtt),
-                    f"traffic[ftp].start_jitter={jitter}",
-                    f"traffic[ftp].tcp.preset={preset}",
-                ]
-                sc = load(ctx.scenario_path("tcp_cac/table1_unshaped.toml"), overrides=ov)
-                key = f"{preset}/{pkey}/rtt{rtt}ms"
-                points.append(((key, preset, pkey, jitter, rtt), f"start_{key.replace('/', '_')}", sc))
-    for (key, preset, pkey, jitter, rtt), runs in ctx.run_grid(points, lambda _, r: greedy(r, warm, dur)).items():
-        p = pooled(runs, C_BPS / 100)
-        head = {"preset": preset, "start": pkey, "start_jitter": jitter, "min_rtt_ms": rtt, "warmup_s": warm}
-        out[key] = {**head, **{k: p[k] for k in START_POOLED}}
-    return out
+    points = [
+        (
+            (f"{preset}/{pkey}/rtt{rtt}ms", preset, pkey, jitter, rtt),
+            f"start_{preset}_{pkey}_rtt{rtt}ms",
+            _table1_scenario(ctx, dur, warm, rtt, jitter, preset=preset),
+        )
+        for preset in TIMER_PRESETS
+        for pkey, jitter, _desc in START_PATTERNS
+        for rtt in (TABLE1_RTTS if not ctx.quick else [0])
+    ]
+    return {
+        key: {"preset": preset, "start": pkey, "start_jitter": jitter, "min_rtt_ms": rtt, "warmup_s": warm}
+        | pooled(runs, C_BPS / 100, START_POOLED)
+        for (key, preset, pkey, jitter, rtt), runs in ctx.run_grid(points, lambda _, r: greedy(r, warm, dur)).items()
+    }
 
 
 def nmax(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
@@ -227,19 +218,12 @@ def nmax(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
             points.append(
                 ((key, b, r, n, n_max), f"nmax_{key}", load(ctx.scenario_path("tcp_cac/nmax.toml"), overrides=ov))
             )
-    out: dict[str, Any] = {}
-    for (key, b, r, n, n_max), runs in ctx.run_grid(points, lambda _, x: greedy(x, warm, dur)).items():
-        p = pooled(runs, r * 1e6)
-        out[key] = {
-            "buffer": b,
-            "r_req_mbps": r,
-            "n": n,
-            "n_max": n_max,
-            "thr_bps": p["thr_bps"],
-            "agg_loss": p["agg_loss"],
-            "per_seed": per_seed(runs),
-        }
-    return out
+    return {
+        key: {"buffer": b, "r_req_mbps": r, "n": n, "n_max": n_max}
+        | pooled(runs, r * 1e6, ("thr_bps", "agg_loss"))
+        | {"per_seed": per_seed(runs)}
+        for (key, b, r, n, n_max), runs in ctx.run_grid(points, lambda _, x: greedy(x, warm, dur)).items()
+    }
 
 
 def table4(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
@@ -281,9 +265,8 @@ def _detail(d: str, key: str) -> float:
 
 
 def transfers(res: Any, warm: float) -> dict[str, Any]:
-    """Blocking, running connections at blocking, and transfer times of
-    requests made after the warm-up (transfers still running at the end are
-    left out of the mean)."""
+    """Blocking, running connections at blocking, and the mean transfer time (of the finished ones)
+    of the requests after the warm-up."""
     ev = res.events
     ev = ev[ev["t_s"] >= warm]
     dec = ev[ev["kind"].isin(["admit", "reject"])]

@@ -67,10 +67,14 @@ LATE_SHARE = 0.01
 ATTEMPTS = 3
 
 
-def unhealthy(res: qoslab.Result) -> list[str]:
-    """What made a testbed run not an experiment of its scenario (empty: healthy)."""
+def unhealthy(res: qoslab.Result, max_delay_s: float | None = None) -> list[str]:
+    """What made a testbed run not an experiment of its scenario (empty: healthy); with
+    ``max_delay_s``, also a packet delivered later than that after it was sent (a stall on its path
+    as long as the test's timing allows: see test (a))."""
     h = res.summary["testbed"]["health"]
     bad = []
+    if max_delay_s is not None and (d := float(res.flows["delay_max_s"].max())) > max_delay_s:
+        bad.append(f"a packet {d * 1e3:.1f} ms on its path, beyond the {max_delay_s * 1e3:.1f} ms the test allows")
     if h["generator_late_over_1ms_share"] > LATE_SHARE:
         bad.append(
             f"{h['generator_late_over_1ms_share']:.1%} of {h['generator_points']} generator schedule points "
@@ -83,7 +87,9 @@ def unhealthy(res: qoslab.Result) -> list[str]:
     return bad
 
 
-def judged_run(sc: qoslab.Scenario, judge: Callable[[qoslab.Result], None], **kw: Any) -> tuple[qoslab.Result, int]:
+def judged_run(
+    sc: qoslab.Scenario, judge: Callable[[qoslab.Result], None], max_delay_s: float | None = None, **kw: Any
+) -> tuple[qoslab.Result, int]:
     """The scenario on the testbed, judged by ``judge`` (it raises AssertionError on disagreement),
     at most ATTEMPTS runs; the run that agreed and the number of runs it took.
 
@@ -97,7 +103,7 @@ def judged_run(sc: qoslab.Scenario, judge: Callable[[qoslab.Result], None], **kw
     seen = []
     for i in range(1, ATTEMPTS + 1):
         res = testbed.run(sc, **kw)
-        bad = unhealthy(res)
+        bad = unhealthy(res, max_delay_s)
         h = res.summary["testbed"]["health"]
         print(
             f"attempt {i}: late p99 {h['generator_late_p99_s'] * 1e3:.2f} ms, "
@@ -643,7 +649,7 @@ def test_pcn_admission_on_real_packets_agrees_with_the_simulator(tmp_path: Path)
     Tolerances, stated before the runs: PCN admission is random in both worlds (which packets the
     virtual queue marks, hence when the CLE crosses its threshold; the calls' arrivals), so one run
     of each would differ by the simulator's own spread. The testbed's figure must lie in the
-    simulator's range over seeds 1-40, widened at both ends by what one call's decision moves it:
+    simulator's range over seeds 1-100, widened at both ends by what one call's decision moves it:
     one call (admitted, refused) and 64 kb/s / 5 Mb/s = 1.28 points (over-admission). The testbed
     adds what the simulator has not: the generators' lateness (under 1 ms at the 99th percentile on
     a healthy run) and the router's wake-ups, both short next to the 20 ms RTT a decision waits.
@@ -653,11 +659,22 @@ def test_pcn_admission_on_real_packets_agrees_with_the_simulator(tmp_path: Path)
     which the testbed run (seed 1's calls by construction) does not have; it failed on the
     admitted count (170 vs 173 .. 211, docs/decisions/testbed.md, "PCN differential tests"). The
     range was over seeds 1-8 until a healthy run admitted 175 against 170 .. 173: a new draw of
-    the same distribution falls outside the range of 8 draws with probability 2/9; over 40 seeds
-    (2/41) the simulator's own range is 169 .. 176 (same record)."""
+    the same distribution falls outside the range of 8 draws with probability 2/9. Over seeds
+    1-40 the simulator's own seeds 41-1000 fell outside the widened range in 16 of 960 (1.7 %: the
+    admitted count moves by whole admission windows, mostly 4-11 calls each); over seeds 1-100, in 2
+    of 900 (0.2 %), hence 100 (same record, "the simulator against its own range").
+
+    Health, added after a run under load disagreed (same record, "a stall longer than a
+    decision's round trip"): a packet later than the simulator's latest over the seeds by more
+    than the 20 ms round trip a decision waits met a stall the simulator has not, as long as the
+    feedback this test measures; such a run is not an experiment of the scenario."""
     t = time.monotonic()
     sc = _replayed(PCN_ADMISSION, tmp_path)
-    seeds = [_admission_figures(qoslab.run(sc, seed=s)) for s in range(1, 41)]
+    seeds, sim_delay_s = [], 0.0
+    for s in range(1, 101):
+        sim = qoslab.run(sc, seed=s)
+        seeds.append(_admission_figures(sim))
+        sim_delay_s = max(sim_delay_s, float(sim.flows["delay_max_s"].max()))
     tol = {"admitted": 1.0, "refused": 1.0, "over_admission_pts": 1.28}
 
     def judge(real: qoslab.Result) -> None:
@@ -667,7 +684,7 @@ def test_pcn_admission_on_real_packets_agrees_with_the_simulator(tmp_path: Path)
         assert int(f["admitted"].sum() + f["refused"].sum()) == len(f)
         _within_seed_range(_admission_figures(real), seeds, tol, "pcn admission")
 
-    real, runs = judged_run(sc, judge)
+    real, runs = judged_run(sc, judge, max_delay_s=sim_delay_s + 0.020)
     assert real.summary["flows"]["refused"] > 0 and real.summary["flows"]["admitted"] > 0
     assert time.monotonic() - t < 60 * runs
 

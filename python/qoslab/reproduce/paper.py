@@ -37,12 +37,22 @@ Key = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
-class PaperCell:
-    """One number of the paper (a row of ``paperdata/<folder>/cells.csv``; ``line`` is its line)."""
+class Keyed:
+    """A cell's name, the first fields of every kind of cell (the paper's, qoslab's): table, row, column."""
 
     table: str
     row: str
     column: str
+
+    @property
+    def key(self) -> Key:
+        return (self.table, self.row, self.column)
+
+
+@dataclass(frozen=True)
+class PaperCell(Keyed):
+    """One number of the paper (a row of ``paperdata/<folder>/cells.csv``; ``line`` is its line)."""
+
     value: str
     unit: str
     pm: str
@@ -51,10 +61,6 @@ class PaperCell:
     status: str
     note: str
     line: int = 0
-
-    @property
-    def key(self) -> Key:
-        return (self.table, self.row, self.column)
 
     @property
     def number(self) -> float | None:

@@ -510,50 +510,45 @@ def render_report(module: ModuleType, s: Summary) -> str:
     """report.md: header, the score and the paper's tables, claims, checks, sections, figures."""
     from .. import __version__
 
+    def part(title: str, *body: str) -> list[str]:
+        return ["", f"## {title}", "", *body]
+
     lines = [
         f"# {module.TITLE}",
         "",
         f"Reproduction `{s.name}` of {module.PAPER} (`[{module.SEED_FILE}]` in docs/papers.md), "
         f"qoslab {__version__}, {'quick' if s.quick else 'full'} run, seeds {', '.join(map(str, s.seeds))}.",
-        "",
-        "## The paper's numbers, cell by cell",
-        "",
-        score_text(None) if s.paper is None else markdown(s.cells, s.paper.tables, s.paper.causes).rstrip(),
+        *part(
+            "The paper's numbers, cell by cell",
+            score_text(None) if s.paper is None else markdown(s.cells, s.paper.tables, s.paper.causes).rstrip(),
+        ),
     ]
     if s.testbed_cells and s.paper is not None:
-        lines += [
-            "",
-            "## The paper's numbers on real packets (`--testbed`, `cells_testbed.csv`)",
-            "",
+        lines += part(
+            "The paper's numbers on real packets (`--testbed`, `cells_testbed.csv`)",
             markdown(s.testbed_cells, s.paper.tables, s.paper.causes).rstrip(),
-        ]
+        )
     claims = [c for c in s.outcome.claims if c.kind == "claim"]
     checks = [c for c in s.outcome.claims if c.kind == "check"]
-    lines += [
-        "",
-        "## Claims",
-        "",
+    lines += part(
+        "Claims",
         "Measured values are means over the seeds, ± the half-width of their 95% confidence interval "
         "(Student t) when there is more than one seed.",
         "",
         *(_claims_md(claims, "claims") if claims else ["No claims."]),
-    ]
+    )
     if checks:
-        lines += [
-            "",
-            "## Checks (not counted as reproduced claims)",
-            "",
+        lines += part(
+            "Checks (not counted as reproduced claims)",
             "Identities of the paper's own formulas and qoslab's predictions of its own behaviour: they test "
             "the implementation, not the paper's results.",
             "",
             *_claims_md(checks, "checks"),
-        ]
+        )
     for title, body in s.outcome.sections:
-        lines += ["", f"## {title}", "", body.strip()]
+        lines += part(title, body.strip())
     if s.outcome.figures:
-        lines += ["", "## Figures", ""]
-        for f in s.outcome.figures:
-            lines += [f"![{f.caption}]({f.file})", "", f"*{f.caption}*", ""]
+        lines += part("Figures", *(f"![{f.caption}]({f.file})\n\n*{f.caption}*\n" for f in s.outcome.figures))
     return "\n".join(lines).rstrip() + "\n"
 
 

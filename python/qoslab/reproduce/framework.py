@@ -39,6 +39,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import ValueStore
 
 Log = Callable[[str], None]
+#: A batch of runs: ``(variant, scenario, seed)`` each.
+Runs = Sequence[tuple[str, Scenario, int]]
 T = TypeVar("T")
 K = TypeVar("K")
 
@@ -207,20 +209,16 @@ class Context:
         n = len(self.seeds)
         return "" if n >= min_seeds else f"judged over at least {min_seeds} seeds; this run has {n}"
 
-    def run_many(self, runs: Sequence[tuple[str, Scenario, int]]) -> list[Result]:
+    def run_many(self, runs: Runs) -> list[Result]:
         """Runs every ``(variant, scenario, seed)``, each saved as ``<variant>/seed_<seed>/``; the results in order."""
         return self.run_reduced(runs, lambda res: res)
 
-    def run_reduced(
-        self, runs: Sequence[tuple[str, Scenario, int]], reduce: Callable[[Result], T], *, save: bool = True
-    ) -> list[T]:
+    def run_reduced(self, runs: Runs, reduce: Callable[[Result], T], *, save: bool = True) -> list[T]:
         """As :meth:`run_many`, keeping only ``reduce(result)`` of each run as it finishes;
         ``save=False`` also leaves the runs' folders unwritten."""
         return self._run(runs, lambda _, res: reduce(res), save=save, name=_reduction_name(reduce), raw=save)
 
-    def run_indexed(
-        self, runs: Sequence[tuple[str, Scenario, int]], reduce: Callable[[int, Result], T], *, save: bool = True
-    ) -> list[T]:
+    def run_indexed(self, runs: Runs, reduce: Callable[[int, Result], T], *, save: bool = True) -> list[T]:
         """As :meth:`run_reduced`, with ``reduce(i, result)`` told the run's place in ``runs``."""
         return self._run(runs, reduce, save=save, name=_reduction_name(reduce), raw=save)
 
@@ -249,15 +247,7 @@ class Context:
         text = "\n".join(["qoslab-reduced-v1", base, code_identity(), name, str(i), str(n), variant])
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
-    def _run(
-        self,
-        runs: Sequence[tuple[str, Scenario, int]],
-        reduce: Callable[[int, Result], T],
-        *,
-        save: bool,
-        name: str,
-        raw: bool,
-    ) -> list[T]:
+    def _run(self, runs: Runs, reduce: Callable[[int, Result], T], *, save: bool, name: str, raw: bool) -> list[T]:
         """The one run-and-reduce loop: runs in the store are taken from it, the others go to the
         executor at once, each reduced as it finishes and kept in the store."""
         from ..executor import LocalExecutor

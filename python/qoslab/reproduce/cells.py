@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import ReproductionError
 from ..stats import Estimate
-from .paper import Key, Keyed, PaperCell, PaperData, PaperTable, csv_rows, printed_tolerance, read_text_bounded
+from .paper import Key, Keyed, PaperCell, PaperData, PaperTable, csv_rows, printed_tolerance
 
 #: The verdicts, in the order reports list them.
 VERDICTS = ("agrees", "differs", "uncertain", "not run", "lost", "input")
@@ -257,10 +257,8 @@ def _opt_float(where: str, name: str, v: str) -> float | None:
 def read_cells(path: str | os.PathLike[str]) -> list[Cell]:
     """A reproduction's ``cells.csv`` read back (bounded, checked: every field named on error)."""
     p = Path(path)
-    text = read_text_bounded(p)
-    assert text is not None
     out = []
-    for line, r in csv_rows(p, text, CELL_COLUMNS):
+    for line, r in csv_rows(p, CELL_COLUMNS):
         where = f"{p}:{line}"
         if r["verdict"] not in VERDICTS:
             raise ReproductionError(f"{where}: verdict: {r['verdict']!r}; allowed: {', '.join(VERDICTS)}")

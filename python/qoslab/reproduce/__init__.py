@@ -1,9 +1,5 @@
-"""Reproductions: ``qoslab reproduce NAME|all [--quick] [--seeds N] [--out DIR]``.
-
-The registry maps each reproduction's name to its module (see :mod:`qoslab.reproduce.framework`):
-``examples`` (the RED reference dumbbell), ``tcp-cac``, ``mace``, ``dcbt`` (D-CBT and ChIPS,
-[Claypool00]), ``edge`` [Guerin99] and ``pcn`` (admission and termination, [Zhang07]).
-"""
+"""Reproductions: ``qoslab reproduce NAME|all [--quick] [--seeds N] [--out DIR]``, each NAME's module in
+:data:`REGISTRY` (the papers: docs/reproductions/README.md)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The reproduction framework: claims, replicated runs, ``cells.csv``, ``results.json``, ``report.md``.
-
-A reproduction is a module with ``NAME``, ``TITLE``, ``SEED_FILE`` (its key in docs/papers.md), ``PAPER``,
-optionally ``PAPER_DATA`` (``None``: no paper's tables), and ``def reproduce(ctx: Context) -> Outcome``;
-:func:`execute` writes ``OUT/<name>/`` (docs/reproductions/README.md, docs/decisions/reproduce.md).
-"""
+"""The reproduction framework: claims, replicated runs, ``cells.csv``, ``results.json``, ``report.md``; a
+reproduction module's parts: docs/python.md, "Reproductions"; :func:`execute` writes ``OUT/<name>/``."""
 
 from __future__ import annotations
 

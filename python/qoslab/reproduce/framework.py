@@ -19,20 +19,21 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-from .._atomic import Destination, reproduction_identity
+from .. import __version__
+from .._atomic import Destination, reproduction_identity, write_file
 from ..errors import ReproductionError
+from ..executor import Executor, LocalExecutor, open_executor
 from ..result import Result
 from ..scenario import Scenario
 from ..stats import Estimate
+from ..store import Store, ValueStore, code_identity, run_key, scenario_hash, tree_bytes
+from ..sweeps import Job, execute_job, execute_result_files
+from . import figures
 from .cells import Cell, Measured, NotMeasured, Score, cells_csv, compare, fmt_number
 from .fidelity import fidelity_json, markdown, md_cell, md_table, score_text
 from .paper import PaperData, load_paper, paper_dir
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..executor import Executor
-    from ..store import ValueStore
 
 Log = Callable[[str], None]
 #: A batch of runs: ``(variant, scenario, seed)`` each.
@@ -235,8 +236,6 @@ class Context:
     def _key(self, i: int, n: int, variant: str, sc: Scenario, seed: int, name: str, raw: bool) -> str:
         """A run's key in the store: :func:`qoslab.store.run_key` for a run kept ``raw``; else a hash of that,
         the code's identity, the reduction's name, the run's place and variant in its batch."""
-        from ..store import code_identity, run_key, scenario_hash
-
         base = run_key(scenario_hash(sc), seed)
         if raw:
             return base
@@ -246,10 +245,6 @@ class Context:
     def _run(self, runs: Runs, reduce: Callable[[int, Result], T], *, save: bool, name: str, raw: bool) -> list[T]:
         """The one run-and-reduce loop: runs in the store are taken from it, the others go to the
         executor at once, each reduced as it finishes and kept in the store."""
-        from ..executor import LocalExecutor
-        from ..store import Store
-        from ..sweeps import Job, execute_job, execute_result_files
-
         store = self.store
         # A saved run keeps its result folder (``STORE/runs/KEY``), a reduced one its value.
         runs_store = Store(store.root) if store is not None and raw else None
@@ -364,9 +359,7 @@ class Context:
 
     def figure(self, fig: Any, file: str, caption: str) -> Figure:
         """Writes the matplotlib ``fig`` as ``file`` (:func:`.figures.save`); its entry in the report."""
-        from .figures import save
-
-        save(fig, self.folder / file)
+        figures.save(fig, self.folder / file)
         return Figure(file, caption)
 
 
@@ -374,8 +367,6 @@ class Context:
 def control_context(name: str, *, seeds: Sequence[int], jobs: int | None) -> Iterator[Context]:
     """A full-run :class:`Context` of reproduction ``name`` for controlled runs: its paper data,
     ``seeds``, a local pool of ``jobs`` workers, a temporary folder, progress on stderr."""
-    from ..executor import open_executor
-
     with tempfile.TemporaryDirectory() as tmp, open_executor(jobs=jobs) as ex:
         yield Context(
             name=name,
@@ -494,7 +485,6 @@ def _claims_md(claims: Sequence[Claim], what: str) -> list[str]:
 
 def render_report(module: ModuleType, s: Summary) -> str:
     """report.md: header, the score and the paper's tables, claims, checks, sections, figures."""
-    from .. import __version__
 
     def part(title: str, *body: str) -> list[str]:
         return ["", f"## {title}", "", *body]
@@ -601,8 +591,6 @@ def execute(
         seed_list_ = seed_list(module, quick=quick, seeds=seeds)
         t0 = time.perf_counter()
         paper = paper_data(module)
-        from ..store import ValueStore, tree_bytes
-
         ctx = Context(
             name=name,
             quick=quick,
@@ -630,8 +618,6 @@ def execute(
         wall = time.perf_counter() - t0
         folder = Path(out) / folder_name(name)
         summary = Summary(name, module.TITLE, quick, seed_list_, wall, outcome, folder, paper, cells, testbed_cells)
-        from .. import __version__
-
         doc: dict[str, Any] = {
             "name": name,
             "seed_file": module.SEED_FILE,
@@ -668,9 +654,6 @@ SCORES_SIGNATURE = b'{\n  "generator": "qoslab reproduce'
 
 def write_scores(out: os.PathLike[str] | str, summaries: Sequence[Summary], *, quick: bool) -> Path:
     """``OUT/scores.json`` (atomically): each reproduction's score (``null``: no paper) and the overall one."""
-    from .. import __version__
-    from .._atomic import write_file
-
     overall = overall_score(summaries)
     doc = {
         "generator": f"qoslab reproduce {__version__}",

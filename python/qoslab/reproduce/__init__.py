@@ -7,18 +7,14 @@ import importlib
 import os
 from collections.abc import Callable
 from types import ModuleType
-from typing import TYPE_CHECKING
 
+from .._atomic import Destination
 from ..errors import ReproductionError
+from ..executor import Executor
 from .cells import Measured, NotMeasured
 from .framework import Claim, Context, Figure, Outcome, Summary, execute, overall_score, paper_data, write_scores
 from .framework import destination as framework_destination
-from .paper import paper_dir
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .._atomic import Destination
-    from ..executor import Executor
-    from .paper import PaperData
+from .paper import PaperData, paper_dir
 
 #: NAME -> module implementing it.
 REGISTRY: dict[str, str] = {

@@ -31,11 +31,10 @@ def record_arrivals(res: Result, group: str, path: Path, group_start_s: float = 
 def check_groups(echo: dict[str, Any], wanted: list[str]) -> None:
     """Refuses a ``--record-arrivals`` group the scenario does not have (before the run)."""
     groups = [t.get("name") for t in echo.get("traffic", [])]
-    for group in wanted:
-        if group not in groups:
-            raise ReproductionError(
-                f"--record-arrivals: no traffic group {group!r}; groups: {', '.join(map(str, groups))}"
-            )
+    if missing := [g for g in wanted if g not in groups]:
+        raise ReproductionError(
+            f"--record-arrivals: no traffic group {missing[0]!r}; groups: {', '.join(map(str, groups))}"
+        )
 
 
 def record_group(res: Result, echo: dict[str, Any], group: str, folder: Path) -> Path:

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from .. import __version__
 from .._atomic import Destination, reproduction_identity, write_file
-from ..errors import ReproductionError
+from ..errors import ConfigError, ReproductionError
 from ..executor import Executor, LocalExecutor, open_executor
 from ..result import Result
 from ..scenario import Scenario
@@ -260,17 +260,15 @@ class Context:
             slots[i] = reduce(i, res)
 
         for i in range(n):
-            if runs_store is not None:
-                res = None
-                if runs_store.has(keys[i]):
-                    try:
-                        res = Result.from_files(runs_store.files(keys[i]))
-                    except (OSError, ValueError):  # a stored run that does not read is computed again
-                        shutil.rmtree(runs_store.path(keys[i]), ignore_errors=True)
-                if res is not None:
+            if runs_store is not None and runs_store.has(keys[i]):
+                try:
+                    res = Result.from_files(runs_store.files(keys[i]))
+                except (OSError, ValueError):  # a stored run that does not read is computed again
+                    shutil.rmtree(runs_store.path(keys[i]), ignore_errors=True)
+                else:
                     finish(i, res)
                     continue
-            elif store is not None:
+            elif runs_store is None and store is not None:
                 hit, value = store.get(keys[i])
                 if hit:
                     slots[i] = value
@@ -341,7 +339,6 @@ class Context:
     def run_testbed(self, variant: str, scenario: Scenario, seed: int) -> Result:
         """One run on real packets (:func:`qoslab.testbed.run`; root), saved as ``<variant>/seed_<seed>/``."""
         from .. import testbed
-        from ..errors import ConfigError
         from ..testbed.runner import TestbedError
 
         t0 = time.perf_counter()

@@ -164,10 +164,9 @@ def compare(paper: PaperData, measured: Sequence[Measured | NotMeasured]) -> lis
         if m.key in got:
             raise ReproductionError(f"{paper.name}: cell {m.key} given twice")
         got[m.key] = m
-    tables = {t.id: t for t in paper.tables}
     out = []
     for pc in paper.cells:
-        t = tables[pc.table]
+        t = paper.table(pc.table)
         given = got.get(pc.key)
         tol = tolerance_of(pc, t)
         mean, lo, hi = interval(given.values) if isinstance(given, Measured) else (None, None, None)

@@ -141,11 +141,6 @@ class Outcome:
         return out
 
 
-def _status_counts(claims: Iterable[Claim], kind: str) -> dict[str, int]:
-    statuses = [c.status for c in claims if c.kind == kind]
-    return {s: statuses.count(s) for s in ("holds", "fails", "not checked")}
-
-
 @dataclass
 class Summary:
     """What :func:`execute` reports back: the outcome, where it was written, the judged cells."""
@@ -168,17 +163,21 @@ class Summary:
     @property
     def counts(self) -> dict[str, int]:
         """The claims (checks apart) that hold, fail, are not checked."""
-        return _status_counts(self.outcome.claims, "claim")
+        return self._counts("claim")
 
     @property
     def check_counts(self) -> dict[str, int]:
         """The checks (never counted as claims) that hold, fail, are not checked."""
-        return _status_counts(self.outcome.claims, "check")
+        return self._counts("check")
 
     @property
     def score(self) -> Score | None:
         """The fidelity score over the paper's cells; ``None`` for a reproduction of no paper."""
         return Score.of(self.cells) if self.paper is not None else None
+
+    def _counts(self, kind: str) -> dict[str, int]:
+        statuses = [c.status for c in self.outcome.claims if c.kind == kind]
+        return {s: statuses.count(s) for s in ("holds", "fails", "not checked")}
 
 
 @dataclass(kw_only=True, eq=False, repr=False)
@@ -308,14 +307,10 @@ class Context:
         for j, out in done:
             i = todo[j]
             variant, sc, seed = runs[i]
-            if as_files:
-                files, wall = out
-                res = Result.from_files(files)
-                if runs_store is not None:
-                    runs_store.put(keys[i], files, {"variant": variant, "seed": seed, "reproduction": self.name})
-            else:
-                summary, tables, wall = out
-                res = Result(summary, tables)
+            *parts, wall = out  # (files, wall) or (summary, tables, wall)
+            res = Result.from_files(*parts) if as_files else Result(*parts)
+            if runs_store is not None:
+                runs_store.put(keys[i], parts[0], {"variant": variant, "seed": seed, "reproduction": self.name})
             self.log(f"  {self.name}: {variant} seed {seed}: {sc.duration} simulated in {wall:.1f} s ({where})")
             finish(i, res)
             if store is not None and runs_store is None:

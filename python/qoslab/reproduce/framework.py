@@ -610,13 +610,9 @@ def execute(
         wall = time.perf_counter() - t0
         folder = Path(out) / folder_name(name)
         summary = Summary(name, module.TITLE, quick, seed_list_, wall, outcome, folder, paper, cells, testbed_cells)
+        run = (name, module.SEED_FILE, __version__, quick, seed_list_, round(wall, 3))
         doc: dict[str, Any] = {
-            "name": name,
-            "seed_file": module.SEED_FILE,
-            "qoslab_version": __version__,
-            "quick": quick,
-            "seeds": seed_list_,
-            "wall_s": round(wall, 3),
+            **dict(zip(_RUN_KEYS, run, strict=True)),
             "score": score.to_json() if (score := summary.score) is not None else None,
             **({"testbed_score": tb.to_json()} if (tb := summary.testbed_score) is not None else {}),
             "fidelity": fidelity_json(paper) if paper is not None else None,

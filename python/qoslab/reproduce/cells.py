@@ -8,28 +8,14 @@ import io
 import math
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from ..errors import ReproductionError
 from ..stats import Estimate
-from .paper import Key, PaperCell, PaperData, PaperTable, csv_rows, printed_tolerance, read_text_bounded
+from .paper import Key, Keyed, PaperCell, PaperData, PaperTable, csv_rows, printed_tolerance
 
-#: The columns of the ``cells.csv`` a reproduction writes, in this order.
-CELL_COLUMNS = (
-    "table",
-    "row",
-    "column",
-    "unit",
-    "paper",
-    "qoslab",
-    "ci_low",
-    "ci_high",
-    "tolerance",
-    "verdict",
-    "cause",
-)
 #: The verdicts, in the order reports list them.
 VERDICTS = ("agrees", "differs", "uncertain", "not run", "lost", "input")
 #: The cause of a differing cell that no documented controlled run explains.
@@ -37,13 +23,10 @@ UNEXPLAINED = "unexplained"
 
 
 @dataclass(frozen=True)
-class Measured:
+class Measured(Keyed):
     """qoslab's value of one paper cell, as the paper defines its statistic: one finite value per
     seed (in ``ctx.seeds`` order), in the paper's unit."""
 
-    table: str
-    row: str
-    column: str
     values: list[float]
 
     def __post_init__(self) -> None:
@@ -65,29 +48,18 @@ class Measured:
             )
         object.__setattr__(self, "values", vals)
 
-    @property
-    def key(self) -> Key:
-        return (self.table, self.row, self.column)
-
 
 @dataclass(frozen=True)
-class NotMeasured:
+class NotMeasured(Keyed):
     """A paper cell of a table the run covers that qoslab cannot measure: ``not run`` with
     ``reason`` instead of the table's ``not_run_reason``."""
 
-    table: str
-    row: str
-    column: str
     reason: str
 
     def __post_init__(self) -> None:
         for name in ("table", "row", "column", "reason"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
                 raise ReproductionError(f"NotMeasured {name} must be a non-empty str, got {getattr(self, name)!r}")
-
-    @property
-    def key(self) -> Key:
-        return (self.table, self.row, self.column)
 
 
 @dataclass(frozen=True)
@@ -137,12 +109,9 @@ def tolerance_of(cell: PaperCell, table: PaperTable) -> float | None:
 
 
 @dataclass(frozen=True)
-class Cell:
+class Cell(Keyed):
     """One row of the ``cells.csv`` a reproduction writes (:data:`CELL_COLUMNS`)."""
 
-    table: str
-    row: str
-    column: str
     unit: str
     paper: str
     qoslab: float | None
@@ -152,12 +121,12 @@ class Cell:
     verdict: str
     cause: str = ""
 
-    @property
-    def key(self) -> Key:
-        return (self.table, self.row, self.column)
-
     def to_row(self) -> list[str]:
         return [v if isinstance(v, str) else fmt_number(v) for v in astuple(self)]
+
+
+#: The columns of the ``cells.csv`` a reproduction writes, in this order: :class:`Cell`'s fields.
+CELL_COLUMNS = tuple(f.name for f in fields(Cell))
 
 
 def fmt_number(x: float | None) -> str:
@@ -195,10 +164,9 @@ def compare(paper: PaperData, measured: Sequence[Measured | NotMeasured]) -> lis
         if m.key in got:
             raise ReproductionError(f"{paper.name}: cell {m.key} given twice")
         got[m.key] = m
-    tables = {t.id: t for t in paper.tables}
     out = []
     for pc in paper.cells:
-        t = tables[pc.table]
+        t = paper.table(pc.table)
         given = got.get(pc.key)
         tol = tolerance_of(pc, t)
         mean, lo, hi = interval(given.values) if isinstance(given, Measured) else (None, None, None)
@@ -288,10 +256,8 @@ def _opt_float(where: str, name: str, v: str) -> float | None:
 def read_cells(path: str | os.PathLike[str]) -> list[Cell]:
     """A reproduction's ``cells.csv`` read back (bounded, checked: every field named on error)."""
     p = Path(path)
-    text = read_text_bounded(p)
-    assert text is not None
     out = []
-    for line, r in csv_rows(p, text, CELL_COLUMNS):
+    for line, r in csv_rows(p, CELL_COLUMNS):
         where = f"{p}:{line}"
         if r["verdict"] not in VERDICTS:
             raise ReproductionError(f"{where}: verdict: {r['verdict']!r}; allowed: {', '.join(VERDICTS)}")

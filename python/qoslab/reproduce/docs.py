@@ -1,8 +1,5 @@
-"""``python -m qoslab.reproduce.docs [--check] [--docs DIR] [--paperdata DIR]``: the parts of
-``DIR/<folder>.md`` between the cells markers, from the committed ``DIR/data/<folder>/cells.csv``
-(:func:`.fidelity.markdown`), and that file's causes refreshed from the paper data; the rules:
-docs/reproductions/README.md, "The generated parts of these pages".
-"""
+"""``python -m qoslab.reproduce.docs [--check]``: the parts of ``docs/reproductions/<folder>.md`` between
+the cells markers, from the committed cells: docs/reproductions/README.md, "The generated parts of these pages"."""
 
 from __future__ import annotations
 

@@ -37,12 +37,22 @@ Key = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
-class PaperCell:
-    """One number of the paper (a row of ``paperdata/<folder>/cells.csv``; ``line`` is its line)."""
+class Keyed:
+    """A cell's name, the first fields of every kind of cell (the paper's, qoslab's): table, row, column."""
 
     table: str
     row: str
     column: str
+
+    @property
+    def key(self) -> Key:
+        return (self.table, self.row, self.column)
+
+
+@dataclass(frozen=True)
+class PaperCell(Keyed):
+    """One number of the paper (a row of ``paperdata/<folder>/cells.csv``; ``line`` is its line)."""
+
     value: str
     unit: str
     pm: str
@@ -51,10 +61,6 @@ class PaperCell:
     status: str
     note: str
     line: int = 0
-
-    @property
-    def key(self) -> Key:
-        return (self.table, self.row, self.column)
 
     @property
     def number(self) -> float | None:
@@ -193,8 +199,10 @@ def decimals_of(printed: str) -> int:
     return max(0, -_exponent(_decimal(printed)))
 
 
-def csv_rows(path: Path, text: str, header: Sequence[str]) -> Iterable[tuple[int, dict[str, str]]]:
-    """The rows of a CSV file with exactly ``header``, each with its line number."""
+def csv_rows(path: Path, header: Sequence[str]) -> Iterable[tuple[int, dict[str, str]]]:
+    """The rows of a CSV file (read bounded) with exactly ``header``, each with its line number."""
+    text = read_text_bounded(path)
+    assert text is not None
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         first = next(reader, None)
@@ -206,10 +214,10 @@ def csv_rows(path: Path, text: str, header: Sequence[str]) -> Iterable[tuple[int
         if tuple(first) != tuple(header):
             raise ReproductionError(f"{path}:1: header {','.join(first)!r}; allowed: exactly {','.join(header)}")
         n = 0
-        line = reader.line_num + 1
+        start = reader.line_num + 1
         for rec in reader:
+            line, start = start, reader.line_num + 1
             if not rec or all(not x.strip() for x in rec):
-                line = reader.line_num + 1
                 continue
             n += 1
             if n > MAX_ROWS:
@@ -223,17 +231,14 @@ def csv_rows(path: Path, text: str, header: Sequence[str]) -> Iterable[tuple[int
                 if len(v) > MAX_FIELD_CHARS:
                     raise ReproductionError(f"{path}:{line}: {name}: longer than {MAX_FIELD_CHARS} characters")
             yield line, {h: v.strip() for h, v in zip(header, rec, strict=True)}
-            line = reader.line_num + 1
     except csv.Error as e:
         raise ReproductionError(f"{path}:{reader.line_num}: malformed CSV: {e}") from None
 
 
 def _paper_cells(path: Path) -> list[PaperCell]:
-    text = read_text_bounded(path)
-    assert text is not None
     cells: list[PaperCell] = []
     seen: dict[Key, int] = {}
-    for line, r in csv_rows(path, text, PAPER_COLUMNS):
+    for line, r in csv_rows(path, PAPER_COLUMNS):
         where = f"{path}:{line}"
         for name in ("table", "row", "column", "unit", "statistic", "section"):
             if not r[name]:

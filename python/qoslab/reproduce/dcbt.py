@@ -1,16 +1,15 @@
 """The ``dcbt`` reproduction: RED, CBT, D-CBT and D-CBT+ChIPS ([Claypool00], Claypool & Chung 2000).
 
-The paper's scenario [Claypool00 §5] under each bottleneck queue of ``VARIANTS``, measured per run
-(:func:`measure`), reduced to the paper's cells (:func:`paper_cells`: Tables 1-2 and what the text
-states for Figs. 8, 10-12 and §6.3) and judged by two claims for what the text says without a number
-(RED unfair; D-CBT and ChIPS fair [Claypool00 §6.1-§6.3]). Quick: the framework's quick seeds of the
-same 30 s scenario; full: seeds 1..``FULL_SEEDS``. Set-up, measures, claims and tolerances (fixed
-before any run): docs/reproductions/dcbt.md.
+The paper's scenario [Claypool00 §5] under each queue of ``VARIANTS``, reduced to the paper's cells
+(:func:`paper_cells`) and two claims (RED unfair; D-CBT and ChIPS fair [Claypool00 §6.1-§6.3]).
+Set-up, measures, claims and tolerances (fixed before any run): docs/reproductions/dcbt.md.
 """
 
 from __future__ import annotations
 
 import math
+import operator
+from functools import reduce
 from typing import Any
 
 import numpy as np
@@ -106,14 +105,9 @@ def measure(res: Result) -> dict[str, Any]:
 
     def accounting(cls: int) -> dict[str, float]:
         f = flows[flows["class"] == cls]
-        sent, dlv, drp = (float(f[c].sum()) for c in ("sent_pkts", "delivered_pkts", "dropped_pkts"))
-        return {
-            "sent_pkts": sent,
-            "delivered_pkts": dlv,
-            "dropped_pkts": drp,
-            "drop_rate": drp / sent if sent else math.nan,
-            "throughput_bps": float(f["delivered_bytes"].sum()) * 8.0 / PERIODS[-1][1],
-        }
+        n = {c: float(f[c].sum()) for c in ("sent_pkts", "delivered_pkts", "dropped_pkts")}
+        rate = n["dropped_pkts"] / n["sent_pkts"] if n["sent_pkts"] else math.nan
+        return n | {"drop_rate": rate, "throughput_bps": float(f["delivered_bytes"].sum()) * 8.0 / PERIODS[-1][1]}
 
     tagged = flows[flows["class"] == 1]
     tr = s[(s["entity_kind"] == "flow") & (s["metric"] == "delay_s")]
@@ -247,15 +241,8 @@ def reproduce(ctx: Context) -> Outcome:
     base = ctx.scenario_path(SCENARIO)
     points = [(variant, variant, Scenario.load(base, overrides=overrides)) for variant, overrides in VARIANTS.items()]
     runs = ctx.run_grid(points, lambda _, res: measure(res))
-
-    def est(variant: str, f: Any) -> Estimate:
-        return Estimate.of(_num(f(m)) for m in runs[variant])
-
-    def jain(variant: str, k: int) -> Estimate:
-        return est(variant, lambda m: m["periods"][k]["jain"])
-
-    claims = [_claim_red(jain), _claim_fair("dcbt", est, jain), _claim_fair("dcbt_chips", est, jain)]
-    summary = {v: _summary(v, est, jain) for v in VARIANTS}
+    claims = [_claim_red(runs["red"]), _claim_fair("dcbt", runs["dcbt"]), _claim_fair("dcbt_chips", runs["dcbt_chips"])]
+    summary = {v: _summary(runs[v]) for v in VARIANTS}
     data = {
         "variants": VARIANTS,
         "summary": summary,
@@ -270,8 +257,13 @@ def _num(x: Any) -> float:
     return float(x) if x is not None else math.nan
 
 
-def _claim_red(jain: Any) -> Claim:
-    j = [jain("red", k) for k in range(len(PERIODS))]
+def _est(ms: list[dict[str, Any]], *path: str | int) -> Estimate:
+    """The estimate over seeds of the measure at ``path`` in each run's :func:`measure` (None is NaN)."""
+    return Estimate.of(_num(reduce(operator.getitem, path, m)) for m in ms)
+
+
+def _claim_red(ms: list[dict[str, Any]]) -> Claim:
+    j = [_est(ms, "periods", k, "jain") for k in range(len(PERIODS))]
     return Claim.judged(
         j[2].mean < RED_JAIN_MAX,
         "the flows under RED were fairer than the paper's (Jain >= 0.8 in 20-30 s)",
@@ -284,20 +276,20 @@ def _claim_red(jain: Any) -> Claim:
     )
 
 
-def _claim_fair(variant: str, est: Any, jain: Any) -> Claim:
+def _claim_fair(variant: str, ms: list[dict[str, Any]]) -> Claim:
     worst = []
     parts = []
     out_of_band: list[str] = []
     low_jain: list[str] = []
     for k, p in enumerate(PERIOD_NAMES):
         for cls in CLASSES.values():
-            r = est(variant, lambda m, k=k, cls=cls: m["periods"][k]["classes"][cls]["ratio_to_fair"])
+            r = _est(ms, "periods", k, "classes", cls, "ratio_to_fair")
             if not r.finite:
                 continue
             worst.append((abs(r.mean - 1.0), f"{cls} {p} {r.fmt('.2f')}"))
             if abs(r.mean - 1.0) > FAIR_TOL:
                 out_of_band.append(f"{cls} {p} ({r.mean:.2f}x)")
-        j = jain(variant, k)
+        j = _est(ms, "periods", k, "jain")
         parts.append(f"{p} {j.fmt('.3f')}")
         if not j.mean >= JAIN_MIN:
             low_jain.append(f"{p} ({j.mean:.3f})")
@@ -308,16 +300,13 @@ def _claim_fair(variant: str, est: Any, jain: Any) -> Claim:
     if low_jain:
         why.append("Jain below 0.9 in " + ", ".join(low_jain))
     if any(o.startswith("untagged") and "(0." not in o for o in out_of_band):
-        w = {c: est(variant, lambda m, c=c: m["class_wait"][c]["wait_s"]) for c in CLASSES.values()}
-        pk = est(variant, lambda m: m["class_wait"]["untagged"]["packet_share"])
-        qs = est(variant, lambda m: m["class_wait"]["untagged"]["queue_share"])
-        occ = est(
-            variant,
-            lambda m: (
-                m["probes"]["untagged_avg"]["10-20s"]
-                / m["probes"]["red_avg"]["10-20s"]
-                / (m["periods"][1]["classes"]["untagged"]["flows"] / m["periods"][1]["active_flows"])
-            ),
+        w = {c: _est(ms, "class_wait", c, "wait_s") for c in CLASSES.values()}
+        pk, qs = (_est(ms, "class_wait", "untagged", k) for k in ("packet_share", "queue_share"))
+        occ = Estimate.of(
+            m["probes"]["untagged_avg"]["10-20s"]
+            / m["probes"]["red_avg"]["10-20s"]
+            / (m["periods"][1]["classes"]["untagged"]["flows"] / m["periods"][1]["active_flows"])
+            for m in ms
         )
         why.append(
             f"D-CBT holds the untagged class to {occ.fmt('.2f', unit='x')} its flow share of the queue in 10-20 s "
@@ -341,29 +330,22 @@ def _claim_fair(variant: str, est: Any, jain: Any) -> Claim:
     )
 
 
-def _summary(variant: str, est: Any, jain: Any) -> dict[str, Any]:
-    def period(k: int) -> dict[str, Any]:
-        return {
-            "period": PERIOD_NAMES[k],
-            "jain": jain(variant, k).to_json(),
-            "fair_share_bps": est(variant, lambda m: m["periods"][k]["fair_share_bps"]).to_json(),
-            "per_flow_bps": {
-                c: est(variant, lambda m, c=c: m["periods"][k]["classes"][c]["per_flow_bps"]).to_json()
-                for c in CLASSES.values()
-            },
-        }
+def _summary(ms: list[dict[str, Any]]) -> dict[str, Any]:
+    def js(*path: str | int) -> dict[str, Any]:
+        return _est(ms, *path).to_json()
 
-    out: dict[str, Any] = {"periods": [period(k) for k in range(len(PERIODS))]}
-    for part in ("tcp", "tagged"):
-        out[part] = {
-            key: est(variant, lambda m, part=part, key=key: m[part][key]).to_json()
-            for key in ("delivered_pkts", "drop_rate", "throughput_bps")
+    periods = [
+        {
+            "period": PERIOD_NAMES[k],
+            "jain": js("periods", k, "jain"),
+            "fair_share_bps": js("periods", k, "fair_share_bps"),
+            "per_flow_bps": {c: js("periods", k, "classes", c, "per_flow_bps") for c in CLASSES.values()},
         }
-    out["tagged_delay"] = {
-        key: est(variant, lambda m, key=key: m["tagged_delay"][key]).to_json()
-        for key in ("mean_s", "max_s", "min_s", "max_variation_s")
-    }
-    return out
+        for k in range(len(PERIODS))
+    ]
+    parts = {p: {k: js(p, k) for k in ("delivered_pkts", "drop_rate", "throughput_bps")} for p in ("tcp", "tagged")}
+    delay = {k: js("tagged_delay", k) for k in ("mean_s", "max_s", "min_s", "max_variation_s")}
+    return {"periods": periods, **parts, "tagged_delay": delay}
 
 
 def _m(j: dict[str, Any]) -> float:

@@ -48,9 +48,8 @@ def measure(res: Result) -> dict[str, Any]:
     if bq is None:
         raise ReproductionError(f"{res.name}: no bottleneck queue (not a dumbbell)")
     row = res.queue(bq)
-    drops, arrivals, early, forced, overlimit = (
-        int(row[k]) for k in ("drops", "arrivals", "drops_early_random", "drops_forced", "drops_overlimit")
-    )
+    n = {k: int(row[k]) for k in ("arrivals", "drops", *DROP_KINDS)}
+    drops, arrivals = n["drops"], n["arrivals"]
     flows = res.flows
     sent = flows["sent_pkts"].astype("float64")
     loss = (flows["dropped_pkts"].astype("float64") / sent)[sent > 0]
@@ -58,17 +57,13 @@ def measure(res: Result) -> dict[str, Any]:
     # when the queue had such drops) at the last sample before WARMUP_S.
     over = res.metric(bq, "drops_overlimit", entity_kind="queue", allow_missing=True)
     before = over[over["t_s"] <= WARMUP_S]["value"]
-    over_after = overlimit - (int(before.iloc[-1]) if len(before) else 0) if len(over) else 0
+    over_after = n["drops_overlimit"] - (int(before.iloc[-1]) if len(before) else 0) if len(over) else 0
     return {
         "bottleneck": bq,
-        "arrivals": arrivals,
-        "drops": drops,
-        "drops_early_random": early,
-        "drops_forced": forced,
-        "drops_overlimit": overlimit,
+        **n,
         "drops_overlimit_after_warmup": over_after,
-        "early_share": early / drops if drops else math.nan,
-        "overlimit_share": overlimit / drops if drops else math.nan,
+        "early_share": n["drops_early_random"] / drops if drops else math.nan,
+        "overlimit_share": n["drops_overlimit"] / drops if drops else math.nan,
         "drop_fraction": drops / arrivals if arrivals else math.nan,
         "utilization": float(row["utilization"]),
         "red_avg_mean": _mean_after_warmup(res, bq, "red_avg"),

@@ -1,9 +1,7 @@
 """The ``tcp-cac`` reproduction: connection admission control for shaped TCP [Tarasiuk05 §2-§4].
 
-Table 2's formulas (a check), Table 4's schemes in fluid mode (checks against Erlang-B, processor
-sharing and the paper), then the simulator's TCP runs (:mod:`.runs`) and their claims (:mod:`.claims`);
-here also the paper's cells and the report's sections. Set-up, run lengths, claims and tolerances
-(fixed before any run): docs/reproductions/tcp_cac.md.
+Table 2's formulas and Table 4's schemes in fluid mode (checks), then the TCP runs (:mod:`.runs`) and
+their claims (:mod:`.claims`). Set-up, run lengths, claims and tolerances: docs/reproductions/tcp_cac.md.
 """
 
 from __future__ import annotations
@@ -130,22 +128,13 @@ def reproduce(ctx: Context) -> Outcome:
     data_p = paper_of(ctx, "tcp_cac")
     # Table 2, the paper's formulas (3)-(4) evaluated; then Table 4 in fluid mode.
     rows = []
-    ok = True
     for b, iplr, rate, rho_p, n_p in table2_cases(data_p):
         r = cac("100Mbps", b, iplr, f"{rate:g}Mbps")
-        rows.append(
-            {
-                "buffer": b,
-                "iplr": iplr,
-                "rate": f"{rate:g}Mbps",
-                "rho": r.rho,
-                "n_max": r.n_max,
-                "paper_rho": rho_p,
-                "paper_n_max": n_p,
-            }
-        )
-        # ρ to the decimals Table 2 prints (0.74, 0.85, 0.935).
-        ok &= round(r.rho, decimals_of(rho_p)) == float(rho_p) and r.n_max == n_p
+        got = {"buffer": b, "iplr": iplr, "rate": f"{rate:g}Mbps", "rho": r.rho, "n_max": r.n_max}
+        rows.append(got | {"paper_rho": rho_p, "paper_n_max": n_p})
+    # ρ to the decimals Table 2 prints (0.74, 0.85, 0.935).
+    ok = all(round(x["rho"], decimals_of(x["paper_rho"])) == float(x["paper_rho"]) for x in rows)
+    ok &= all(x["n_max"] == x["paper_n_max"] for x in rows)
     erlang = cac("100Mbps", 10, 1e-3, "1Mbps", holding="10s", arrival_rate=LAMBDA).blocking or math.nan
     runs = {scheme: [_fluid(ctx, scheme, seed) for seed in ctx.seeds] for scheme in (1, 2, 3)}
     m = {
@@ -215,7 +204,7 @@ def reproduce(ctx: Context) -> Outcome:
     nm = tcp_runs.nmax(ctx, *rl["nmax"])
     # Table 4 with TCP: full runs only (a quick run's few hundred seconds see too few blockings).
     t4 = None if ctx.quick else tcp_runs.table4(ctx, *rl["table4"])
-    tc, derived = tcp_claims(ctx, t1, sp, nm, t4, FILE_BITS / 1e6)
+    tc = tcp_claims(ctx, t1, sp, nm, t4, FILE_BITS / 1e6)
 
     figs = _figure(ctx, m, erlang, ps, paper3)
     data = {
@@ -229,7 +218,6 @@ def reproduce(ctx: Context) -> Outcome:
         "start_patterns": sp,
         "nmax": nm,
         "table4_tcp": t4,
-        "tcp": derived,
     }
     setup = (
         f"C = 100 Mb/s, B = 10 packets, IPLR = 1e-3, R_req = 1 Mb/s, files of {FILE_BITS / 1e6:g} Mbit, "

@@ -11,26 +11,12 @@ from typing import Any
 from ...cac import cac
 from ...stats import Estimate
 from ..framework import Claim, Context, pct
-from .runs import C_BPS, IPLR, NMAX_CASES, START_PATTERNS, STOPPED_SHARE, TABLE1_START
+from .runs import C_BPS, IPLR, NMAX_CASES, STOPPED_SHARE, TABLE1_START
 
 SHAPED_TOL = 0.01
 SPREAD_FACTOR = 10.0
 ERLANG_MIN_TOL = 0.002
 LAMBDA = 5.98
-
-
-def start_pattern_why(sp: dict[str, Any]) -> str:
-    """The measured share of stopped unshaped connections per start pattern and timer preset
-    (the run that isolates the cause of claim 2's unshaped half)."""
-    parts = []
-    rtts = sorted({v["min_rtt_ms"] for v in sp.values()})
-    for preset in ("qoslab", "ns2"):
-        cells = []
-        for pkey, _j, desc in START_PATTERNS:
-            vals = [sp.get(f"{preset}/{pkey}/rtt{r}ms", {}).get("stopped_share", math.nan) for r in rtts]
-            cells.append(f"{desc}: {'/'.join(pct(v, '.0f') for v in vals)}")
-        parts.append(f"{preset} timers: " + "; ".join(cells))
-    return f"stopped at min RTT {'/'.join(str(r) for r in rtts)} ms: " + " | ".join(parts)
 
 
 def tcp_claims(
@@ -40,9 +26,8 @@ def tcp_claims(
     nm: dict[str, Any],
     t4: dict[str, Any] | None,
     holding_fallback_s: float,
-) -> tuple[list[Claim], dict[str, Any]]:
+) -> list[Claim]:
     claims: list[Claim] = []
-    derived: dict[str, Any] = {}
     share = C_BPS / 100
     # Claim 2: shaped at C/n = 1 Mb/s against unshaped.
     shaped = {k: v for k, v in t1.items() if v["rate_mbps"] == 1.0}
@@ -74,7 +59,7 @@ def tcp_claims(
         t0 = sp.get("qoslab/t0/rtt0ms", {})
         why.append(
             f"only {pct(stopped, '.0f')} of unshaped connections at min RTT 0 under 10% of C/n with starts spread over "
-            f"{TABLE1_START}. Measured cause: the start pattern, not the RTO settings ({start_pattern_why(sp)}). "
+            f"{TABLE1_START}. Measured cause: the start pattern, not the RTO settings (the start-pattern table). "
             "With every connection starting at t = 0 (qoslab timers, min RTT 0) the stopped connections had "
             f"{t0.get('timeouts_stopped', math.nan):.1f} timeouts each on average and delivered "
             f"{t0.get('warmup_pkts_stopped', math.nan):.0f} packets in the first {t0.get('warmup_s', math.nan):g} s "
@@ -100,8 +85,6 @@ def tcp_claims(
             f"(starts spread over {TABLE1_START})",
         )
     )
-    derived["shaped_worst_dev"] = worst_dev
-    derived["unshaped_stopped_rtt0"] = stopped
 
     # Claim 3: N_max shaped connections.
     at_max = {k: v for k, v in nm.items() if v["n"] == v["n_max"]}
@@ -114,11 +97,13 @@ def tcp_claims(
             f"B={v['buffer']}, {v['r_req_mbps']:g} Mb/s x {v['n']}: loss {v['agg_loss']:.1e}, worst {100 * dev:.2f}%"
         )
         ok3 &= v["agg_loss"] <= IPLR and dev <= SHAPED_TOL
-    crossing = {
-        f"B{buf}": min((v["n"] for v in nm.values() if v["buffer"] == buf and v["agg_loss"] > IPLR), default=None)
-        for buf, _r, _n_max in NMAX_CASES
-    }
-    derived["loss_crosses_iplr_at_n"] = crossing
+    if not ctx.quick:  # the full run's sweep beyond N_max
+        first = {
+            buf: min((v["n"] for v in nm.values() if v["buffer"] == buf and v["agg_loss"] > IPLR), default=None)
+            for buf, _r, _n_max in NMAX_CASES
+        }
+        at = ", ".join(f"B{b}: {'never (up to C/R_req)' if n is None else n}" for b, n in first.items())
+        rows3.append(f"loss first above IPLR at n = {at}")
     claims.append(
         Claim.judged(
             ok3,
@@ -126,13 +111,7 @@ def tcp_claims(
             id="n-max-loss",
             text="N_max shaped greedy connections: loss <= IPLR and each within 1% of R_req (Tables 2-3)",
             paper="loss below IPLR = 1e-3 at N_max = 74, 17, 9",
-            measured="; ".join(rows3)
-            + (
-                ""
-                if ctx.quick
-                else "; loss first above IPLR at n = "
-                + ", ".join(f"{k}: {v if v is not None else 'never (up to C/R_req)'}" for k, v in crossing.items())
-            ),
+            measured="; ".join(rows3),
             tolerance="aggregate loss <= 1e-3 and every connection within ±1% of R_req",
         )
     )
@@ -156,7 +135,7 @@ def tcp_claims(
                 "quick runs)",
             )
         )
-        return claims, derived
+        return claims
     keys = ("blocking", "mean_transfer_time_s", "mean_running_at_blocking")
     m4 = {s: {k: Estimate.of(r[k] for r in t4[s]) for k in keys} for s in ("1", "2", "3")}
     hold1 = m4["1"]["mean_transfer_time_s"].mean
@@ -173,10 +152,6 @@ def tcp_claims(
         (b["2"] <= b["3"] < b["1"], "blocking not ordered #2 <= #3 < #1"),
     ]
     failed = [why for ok, why in checks if not ok]
-    derived["tcp_erlang_b"] = eb
-    derived["tcp_holding_s"] = hold1
-    derived["tcp_table4"] = {s: {k: e.to_json() for k, e in v.items()} for s, v in m4.items()}
-    derived["tcp_table4_seeds"] = t4["seeds"]
     measured = (
         "; ".join(
             f"#{s}: {m4[s]['mean_transfer_time_s'].fmt('.2f')} s, "
@@ -197,4 +172,4 @@ def tcp_claims(
             tolerance=t4_tol,
         )
     )
-    return claims, derived
+    return claims

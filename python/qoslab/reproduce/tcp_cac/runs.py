@@ -9,6 +9,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from ...api import load
 from ...stats import Estimate
 from ..framework import Context
 
@@ -47,8 +48,7 @@ def greedy(res: Any, warmup_s: float, duration_s: float) -> dict[str, Any]:
     piv = f.pivot_table(index="entity_id", columns="metric", values="value", aggfunc="sum")
     span = duration_s - warmup_s
     thr = (piv["delivered_bytes"] * 8.0 / span).to_dict()
-    sent = piv["sent_pkts"]
-    drop = piv["dropped_pkts"]
+    sent, drop = piv["sent_pkts"], piv["dropped_pkts"]
     loss = (drop / sent.where(sent > 0)).fillna(0.0).to_dict()
     rtt = s[(s["entity_kind"] == "flow") & (s["metric"] == "srtt_s") & (s["t_s"] >= warmup_s - 1e-9)]
     srtt = rtt.groupby("entity_id")["value"].mean().to_dict() if len(rtt) else {}
@@ -123,8 +123,6 @@ def _table1_scenario(
 ) -> Any:
     """Table 1's set-up at a minimum RTT and start spread: shaped at ``rate`` Mb/s (else unshaped), with
     the timer ``preset`` (else the scenario's)."""
-    from ...api import load
-
     ov = [
         f"duration={dur}s",
         f"topology.bottleneck.delay={rtt / 2:g}ms",
@@ -196,17 +194,11 @@ def start_patterns(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
 def nmax(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
     """Table 3: N_max shaped connections for each (B, R_req) case, every seed; full runs also sweep
     n from N_max to C / R_req."""
-    from ...api import load
-
     points = []
     for b, r, n_max in NMAX_CASES:
         c_over_r = round(C_BPS / (r * 1e6))
-        ns = (
-            [n_max]
-            if ctx.quick
-            else sorted({n_max, *range(n_max, c_over_r + 1, max(1, (c_over_r - n_max) // 5)), c_over_r})
-        )
-        for n in ns:
+        sweep = range(n_max, c_over_r + 1, max(1, (c_over_r - n_max) // 5))
+        for n in [n_max] if ctx.quick else sorted({n_max, *sweep, c_over_r}):
             ov = [
                 f"duration={dur}s",
                 f"metrics.bin={warm}s",
@@ -229,8 +221,6 @@ def nmax(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
 def table4(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
     """Table 4 with TCP: each scheme over the same seeds; in full runs scheme #1 decides
     how many (``T4_CI_TARGET``, ``T4_STEP``, ``T4_MAX_SEEDS``), quick runs keep the run's."""
-    from ...api import load
-
     scs = {
         s: load(ctx.scenario_path("tcp_cac/table4.toml"), overrides=[f"duration={dur}s", f"admission.scheme={s}"])
         for s in (1, 2, 3)

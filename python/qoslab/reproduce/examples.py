@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..api import load
 from ..errors import ReproductionError
 from ..result import Result
 from ..stats import Estimate, cv
@@ -257,10 +258,9 @@ def _series(res: Result, queue: str) -> dict[str, list[float]]:
 
 def reproduce(ctx: Context) -> Outcome:
     duration = QUICK_DURATION if ctx.quick else FULL_DURATION
-    from ..api import load
-
     scenarios = {v: load(ctx.scenario_path(p), overrides=[f"duration={duration}"]) for v, p in VARIANTS.items()}
-    red_q = scenarios["red"].echo["topology"]["bottleneck"]["queue"]
+    topo = scenarios["red"].echo["topology"]
+    red_q = topo["bottleneck"]["queue"]
     if red_q.get("type") != "red":
         raise ReproductionError(f"{VARIANTS['red']}: the bottleneck queue is {red_q.get('type')!r}, not RED")
     thresholds = (float(red_q["min_th"]), float(red_q["max_th"]))
@@ -302,9 +302,7 @@ def reproduce(ctx: Context) -> Outcome:
         "drops_by_reason_mean": reasons,
         "series_seed_first": series,
     }
-    echo = scenarios["red"].echo
-    topo = echo["topology"]
-    traffic = echo.get("traffic", [{}])[0]
+    traffic = scenarios["red"].echo.get("traffic", [{}])[0]
     setup = md_table(
         "| | RED variant | drop-tail variant |",
         [

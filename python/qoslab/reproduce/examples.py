@@ -180,19 +180,13 @@ def _claims(
     ]
 
 
-def _figures(
-    ctx: Context,
-    series: dict[str, dict[str, list[float]]],
-    loss: dict[str, dict[str, float]],
-    reasons: dict[str, dict[str, float]],
-    thresholds: tuple[float, float],
-    limit: float,
-) -> list[Figure]:
+def _figures(ctx: Context, data: dict[str, Any], limit: float) -> list[Figure]:
+    """The report's figures from its data (:func:`reproduce`) and the drop-tail queue's limit."""
     fig, (ax1, ax2) = figures.new_axes(8.0, 5.5, 2, 1, sharex=True)
-    r, d = series["red"], series["droptail"]
+    r, d = data["series_seed_first"]["red"], data["series_seed_first"]["droptail"]
     ax1.plot(r["t_s"], r["backlog_pkts"], color="0.7", lw=0.6, label="instantaneous backlog")
     ax1.plot(r["t_s"], r["red_avg"], color="C0", lw=1.4, label="red_avg")
-    for th, name in zip(thresholds, ("min_th", "max_th"), strict=False):
+    for th, name in zip(data["thresholds_pkts"], ("min_th", "max_th"), strict=False):
         ax1.axhline(th, color="C3", ls="--", lw=0.8)
         ax1.annotate(name, (0, th), xytext=(2, 2), textcoords="offset points", color="C3", fontsize=8)
     top = 1.1 * max(
@@ -217,6 +211,7 @@ def _figures(
     )
 
     fig, ax = figures.new_axes(9.0, 4.0)
+    loss, reasons = data["flow_loss_mean"], data["drops_by_reason_mean"]
     names = list(loss["red"])
     xs = list(range(len(names)))
     for v, dx, label, color in (("red", -0.2, "RED", "C0"), ("droptail", 0.2, "drop-tail", "C1")):
@@ -285,7 +280,6 @@ def reproduce(ctx: Context) -> Outcome:
     }
     reasons = {v: {k: sum(r[k] for r in runs) / len(runs) for k in DROP_KINDS} for v, runs in measures.items()}
     claims = _claims(measures, thresholds, float(red_q.get("max_p", 0.1)), ctx.quick)
-    figs = _figures(ctx, series, loss, reasons, thresholds, limit)
 
     per_run = {
         v: {
@@ -323,6 +317,5 @@ def reproduce(ctx: Context) -> Outcome:
         f"from {WARMUP_S:g} s on, after the queue's first fill. Loss spread: the CV (population standard deviation "
         "/ mean) of the per-flow `dropped_pkts / sent_pkts`. Utilization: the bottleneck's busy-time fraction."
     )
-    return Outcome(
-        claims=claims, data=data, sections=[("Setup", setup), ("Interpretations", interpretations)], figures=figs
-    )
+    sections = [("Setup", setup), ("Interpretations", interpretations)]
+    return Outcome(claims=claims, data=data, sections=sections, figures=_figures(ctx, data, limit))

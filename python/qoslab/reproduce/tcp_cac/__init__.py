@@ -17,7 +17,7 @@ from ..framework import Claim, Context, Figure, Outcome, pct
 from ..paper import PaperData, decimals_of
 from ..reduce import Cell, judged, measured, paper_of
 from . import runs as tcp_runs
-from .claims import ERLANG_MIN_TOL, LAMBDA, tcp_claims
+from .claims import ERLANG_MIN_TOL, FILE_BITS, LAMBDA, tcp_claims
 from .runs import NMAX_CASES, START_PATTERNS, STOPPED_SHARE, T4_CI_TARGET, T4_MAX_SEEDS, TABLE1_START, finite_mean
 
 NAME = "tcp-cac"
@@ -25,7 +25,6 @@ TITLE = "CAC for shaped TCP: rho, N_max, Erlang-B and the rate schemes (fluid mo
 SEED_FILE = "Tarasiuk05"
 PAPER = "Per-connection TCP shaping with connection admission control [Tarasiuk05]"
 
-FILE_BITS = 10_000_000
 SCHEME3_TOL = 0.10
 PS_TOL = 0.05
 #: Table 1's columns: (column, the per-seed statistic of :func:`.runs.per_seed`).
@@ -204,9 +203,8 @@ def reproduce(ctx: Context) -> Outcome:
     nm = tcp_runs.nmax(ctx, *rl["nmax"])
     # Table 4 with TCP: full runs only (a quick run's few hundred seconds see too few blockings).
     t4 = None if ctx.quick else tcp_runs.table4(ctx, *rl["table4"])
-    tc = tcp_claims(ctx, t1, sp, nm, t4, FILE_BITS / 1e6)
+    tc = tcp_claims(ctx, t1, sp, nm, t4)
 
-    figs = _figure(ctx, m, erlang, ps, paper3)
     data = {
         "table2": rows,
         "erlang_b_scheme1": erlang,
@@ -231,12 +229,11 @@ def reproduce(ctx: Context) -> Outcome:
         ("Table 1 (TCP)", _table1_md(t1)),
         ("Unshaped connections stopped, by start pattern and timers", _start_patterns_md(sp)),
     ]
+    figs = [_figure(ctx, m, erlang, ps, paper3)]
     return Outcome(claims=claims + tc, data=data, sections=sections, figures=figs, cells=paper_cells(ctx, t1, nm, t4))
 
 
-def _figure(
-    ctx: Context, m: dict[int, dict[str, float]], erlang: float, ps: float, paper3: dict[str, float]
-) -> list[Figure]:
+def _figure(ctx: Context, m: dict[int, dict[str, float]], erlang: float, ps: float, paper3: dict[str, float]) -> Figure:
     fig = figures.new_figure(8.0, 4.0)
     x = [0, 1, 2]
     for ax, ours, theirs, label, ylabel in zip(
@@ -252,15 +249,11 @@ def _figure(
         ax.set_xticks(x, ["#1", "#2", "#3"])
         ax.set_ylabel(ylabel)
         ax.legend(fontsize=8)
-    return [
-        ctx.figure(
-            fig,
-            "schemes.png",
-            "Table 4 in fluid mode: blocking and mean transfer time per scheme, qoslab "
-            "against the paper (#3), Erlang-B (#1 blocking), file/R_req (#1 time) and processor "
-            "sharing (#2 time).",
-        )
-    ]
+    caption = (
+        "Table 4 in fluid mode: blocking and mean transfer time per scheme, qoslab against the paper (#3), "
+        "Erlang-B (#1 blocking), file/R_req (#1 time) and processor sharing (#2 time)."
+    )
+    return ctx.figure(fig, "schemes.png", caption)
 
 
 def _tcp_setup(rl: dict[str, tuple[int, int]], quick: bool) -> str:

@@ -17,15 +17,12 @@ SHAPED_TOL = 0.01
 SPREAD_FACTOR = 10.0
 ERLANG_MIN_TOL = 0.002
 LAMBDA = 5.98
+#: Table 4's file size on the wire; at R_req = 1 Mb/s a transfer takes 10 s.
+FILE_BITS = 10_000_000
 
 
 def tcp_claims(
-    ctx: Context,
-    t1: dict[str, Any],
-    sp: dict[str, Any],
-    nm: dict[str, Any],
-    t4: dict[str, Any] | None,
-    holding_fallback_s: float,
+    ctx: Context, t1: dict[str, Any], sp: dict[str, Any], nm: dict[str, Any], t4: dict[str, Any] | None
 ) -> list[Claim]:
     claims: list[Claim] = []
     share = C_BPS / 100
@@ -140,7 +137,7 @@ def tcp_claims(
     m4 = {s: {k: Estimate.of(r[k] for r in t4[s]) for k in keys} for s in ("1", "2", "3")}
     hold1 = m4["1"]["mean_transfer_time_s"].mean
     if not math.isfinite(hold1):
-        hold1 = holding_fallback_s
+        hold1 = FILE_BITS / 1e6
     eb = cac("100Mbps", 10, 1e-3, "1Mbps", holding=f"{round(hold1 * 1e6)}us", arrival_rate=LAMBDA).blocking or math.nan
     b = {s: m4[s]["blocking"].mean for s in m4}
     t = {s: m4[s]["mean_transfer_time_s"].mean for s in m4}

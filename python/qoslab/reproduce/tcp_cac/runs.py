@@ -1,7 +1,5 @@
-"""The simulator runs of the ``tcp-cac`` reproduction (``scenarios/tcp_cac/``): Table 1, the
-unshaped case by start pattern and timer preset, the N_max runs of Tables 2-3 and Table 4 with TCP;
-every measure after the warm-up, from the per-flow counter bins (docs/reproductions/tcp_cac.md).
-"""
+"""The simulator runs of the ``tcp-cac`` reproduction and their measures [Tarasiuk05 §2-§4]
+(set-up and measures: docs/reproductions/tcp_cac.md)."""
 
 from __future__ import annotations
 
@@ -26,8 +24,7 @@ START_PATTERNS = [("t0", "0s", "all at t = 0"), ("10ms", "10ms", "spread over 10
 TABLE1_START = "1s"
 #: Timer presets of the unshaped runs (``tcp.preset``; docs/mechanisms/tcp.md).
 TIMER_PRESETS = ["qoslab", "ns2"]
-#: Table 4 seeds: at least the run's seeds, then 5 more at a time until the 95% interval
-#: of scheme #1's blocking is narrower than ±0.3 points, at most 40.
+#: Table 4 seeds: the run's, then ``T4_STEP`` more until scheme #1's blocking interval is under ±0.3 points.
 T4_CI_TARGET = 0.003
 T4_STEP = 5
 T4_MAX_SEEDS = 40
@@ -41,8 +38,7 @@ def runlen(quick: bool) -> dict[str, tuple[int, int]]:
 
 
 def greedy(res: Any, warmup_s: float, duration_s: float) -> dict[str, Any]:
-    """Per-connection throughput (wire bits of data delivered / s), loss ratio and mean SRTT after
-    the warm-up, and the run's data packets sent and dropped."""
+    """Per-connection throughput, loss and SRTT after the warm-up, and the run's data sent and dropped."""
     s = res.series
     f = s[(s["entity_kind"] == "flow") & (s["t_s"] >= warmup_s - 1e-9)]
     piv = f.pivot_table(index="entity_id", columns="metric", values="value", aggfunc="sum")
@@ -74,8 +70,7 @@ def finite_mean(xs: Iterable[float | None], *, keep_inf: bool = False) -> float:
 
 
 def per_seed(runs: list[dict[str, Any]]) -> list[dict[str, float]]:
-    """Each seed's Table 1 / Table 3 statistics: the connections' mean SRTT (ms), loss ratio and
-    throughput (Mb/s), and the aggregate loss ratio (all data dropped / sent)."""
+    """Each seed's Table 1 / Table 3 statistics: the connections' means and the aggregate loss."""
     return [
         {
             "rtt_ms": 1000 * finite_mean(r["srtt_s"]),
@@ -89,8 +84,7 @@ def per_seed(runs: list[dict[str, Any]]) -> list[dict[str, float]]:
 
 def pooled(runs: list[dict[str, Any]], share_bps: float, keep: tuple[str, ...] = ()) -> dict[str, Any]:
     """The connections of every seed pooled, with the share stopped (under ``STOPPED_SHARE`` of
-    ``share_bps``) and the aggregate loss (all drops / all data sent); only ``keep``'s keys, in its
-    order, when given."""
+    ``share_bps``) and the aggregate loss; only ``keep``'s keys, in its order, when given."""
     thr = [x for r in runs for x in r["thr_bps"]]
     sent = sum(r["sent_pkts"] for r in runs)
     drop = sum(r["dropped_pkts"] for r in runs)
@@ -121,8 +115,7 @@ def pooled(runs: list[dict[str, Any]], share_bps: float, keep: tuple[str, ...] =
 def _table1_scenario(
     ctx: Context, dur: int, warm: int, rtt: int, jitter: str, rate: float | None = None, preset: str | None = None
 ) -> Any:
-    """Table 1's set-up at a minimum RTT and start spread: shaped at ``rate`` Mb/s (else unshaped), with
-    the timer ``preset`` (else the scenario's)."""
+    """Table 1's set-up, shaped at ``rate`` Mb/s (else unshaped), timers ``preset`` (else the scenario's)."""
     ov = [
         f"duration={dur}s",
         f"topology.bottleneck.delay={rtt / 2:g}ms",
@@ -138,8 +131,7 @@ def _table1_scenario(
 
 
 def table1(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
-    """Table 1: unshaped and shaped at each rate, at each minimum RTT (quick: unshaped and
-    C/n at RTT 0), starts spread over ``TABLE1_START``, qoslab's timers."""
+    """Table 1: unshaped and shaped at each rate and minimum RTT (quick: unshaped and C/n at RTT 0)."""
     rates: list[float | None] = [None, *TABLE1_RATES] if not ctx.quick else [None, 1.0]
     points = []
     for rate in rates:
@@ -172,8 +164,7 @@ START_POOLED = (
 
 
 def start_patterns(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
-    """Table 1's unshaped case under each start pattern and timer preset, at each minimum
-    RTT (quick: RTT 0 only)."""
+    """Table 1's unshaped case under each start pattern and timer preset (quick: RTT 0 only)."""
     points = [
         (
             (f"{preset}/{pkey}/rtt{rtt}ms", preset, pkey, jitter, rtt),
@@ -192,8 +183,7 @@ def start_patterns(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
 
 
 def nmax(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
-    """Table 3: N_max shaped connections for each (B, R_req) case, every seed; full runs also sweep
-    n from N_max to C / R_req."""
+    """Table 3: N_max shaped connections per (B, R_req) case; full runs sweep n from N_max to C / R_req."""
     points = []
     for b, r, n_max in NMAX_CASES:
         c_over_r = round(C_BPS / (r * 1e6))
@@ -219,8 +209,7 @@ def nmax(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
 
 
 def table4(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
-    """Table 4 with TCP: each scheme over the same seeds; in full runs scheme #1 decides
-    how many (``T4_CI_TARGET``, ``T4_STEP``, ``T4_MAX_SEEDS``), quick runs keep the run's."""
+    """Table 4 with TCP: each scheme over the same seeds, as many as scheme #1 needs in full runs."""
     scs = {
         s: load(ctx.scenario_path("tcp_cac/table4.toml"), overrides=[f"duration={dur}s", f"admission.scheme={s}"])
         for s in (1, 2, 3)
@@ -255,8 +244,7 @@ def _detail(d: str, key: str) -> float:
 
 
 def transfers(res: Any, warm: float) -> dict[str, Any]:
-    """Blocking, running connections at blocking, and the mean transfer time (of the finished ones)
-    of the requests after the warm-up."""
+    """Blocking, running connections at blocking and mean transfer time of the requests after the warm-up."""
     ev = res.events
     ev = ev[ev["t_s"] >= warm]
     dec = ev[ev["kind"].isin(["admit", "reject"])]

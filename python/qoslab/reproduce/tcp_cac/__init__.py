@@ -27,23 +27,25 @@ PAPER = "Per-connection TCP shaping with connection admission control [Tarasiuk0
 
 SCHEME3_TOL = 0.10
 PS_TOL = 0.05
-#: Table 1's columns: (column, the per-seed statistic of :func:`.runs.per_seed`).
-TABLE1_COLUMNS = [
-    ("Average RTT [ms]", "rtt_ms"),
-    ("Packet loss ratio per TCP connection", "loss"),
-    ("Throughput per TCP connection [Mbps]", "thr_mbps"),
-]
-#: Table 4's columns: (column, the per-seed measure of :func:`.runs.transfers`, scale to the paper's unit).
-TABLE4_COLUMNS = [
-    ("Mean file transfer time [sec]", "mean_transfer_time_s", 1.0),
-    ("Mean system state when call blocking", "mean_running_at_blocking", 1.0),
-    ("Call blocking probability", "blocking", 100.0),
-]
-#: Table 3's simulated columns and §4's ratios of scheme #1 over #3: (column, measure).
-TABLE3_COLUMNS = [
-    ("Simulation results / Packet loss ratio IPLR", "agg_loss"),
-    ("Simulation results / Received rate per connection [Mbps]", "thr_mbps"),
-]
+#: Each table's measured columns: (column, the per-seed statistic of :func:`.runs.per_seed` (Tables 1
+#: and 3) or measure of :func:`.runs.transfers` (Table 4), scale to the paper's unit).
+COLUMNS = {
+    "Table 1": [
+        ("Average RTT [ms]", "rtt_ms", 1.0),
+        ("Packet loss ratio per TCP connection", "loss", 1.0),
+        ("Throughput per TCP connection [Mbps]", "thr_mbps", 1.0),
+    ],
+    "Table 3": [
+        ("Simulation results / Packet loss ratio IPLR", "agg_loss", 1.0),
+        ("Simulation results / Received rate per connection [Mbps]", "thr_mbps", 1.0),
+    ],
+    "Table 4": [
+        ("Mean file transfer time [sec]", "mean_transfer_time_s", 1.0),
+        ("Mean system state when call blocking", "mean_running_at_blocking", 1.0),
+        ("Call blocking probability", "blocking", 100.0),
+    ],
+}
+#: §4's ratios of scheme #1 over #3: (column, measure).
 SECTION4_COLUMNS = [
     ("transfer time, times shorter", "mean_transfer_time_s"),
     ("call blocking, times lower", "blocking"),
@@ -92,29 +94,20 @@ def paper_cells(ctx: Context, t1: dict[str, Any], nm: dict[str, Any], t4: dict[s
     tables in a quick run), one value per seed in the paper's unit (docs/reproductions/tcp_cac.md). Table 2
     is the paper's formulas (3)-(4): evaluating them is the check ``rho-n-max``, not a reproduced result."""
     known = set(paper_of(ctx, "tcp_cac").keys())
+    rows = []  # (table, row, per-seed measures); Tables 2-3 have no row labels: the inputs B and R_req
+    for v in t1.values():
+        shaping = "No shaping" if v["rate_mbps"] is None else f"R = {v['rate_mbps']:g}"
+        rows.append(("Table 1", f"Min RTT = {v['min_rtt_ms']} msec / {shaping}", v["per_seed"]))
+    for b, r, n_max in NMAX_CASES:
+        if (v := nm.get(f"B{b}_R{r:g}Mbps_n{n_max}")) is not None:
+            rows.append(("Table 3", f"B = {b}, R_req = {r:g}", v["per_seed"]))
+    rows += [("Table 4", f"Scheme#{s}", t4[s]) for s in ("1", "2", "3")] if t4 else []
     out: list[Cell] = []
-    if judged(ctx, "tcp_cac", "Table 1"):
-        for v in t1.values():
-            rate = v["rate_mbps"]
-            row = f"Min RTT = {v['min_rtt_ms']} msec / " + ("No shaping" if rate is None else f"R = {rate:g}")
-            for column, key in TABLE1_COLUMNS:
-                # Min RTT 0 unshaped: the paper prints no number ("almost all stopped").
-                if ("Table 1", row, column) in known:
-                    out += measured(ctx, "Table 1", row, column, [s[key] for s in v["per_seed"]])
-    if judged(ctx, "tcp_cac", "Table 3"):
-        for b, r, n_max in NMAX_CASES:
-            v = nm.get(f"B{b}_R{r:g}Mbps_n{n_max}")
-            if v is None:
-                continue
-            row = f"B = {b}, R_req = {r:g}"  # Tables 2-3 have no row labels: the inputs B and R_req
-            for column, key in TABLE3_COLUMNS:
-                out += measured(ctx, "Table 3", row, column, [s[key] for s in v["per_seed"]])
-    if judged(ctx, "tcp_cac", "Table 4") and t4:
-        for scheme in ("1", "2", "3"):
-            row = f"Scheme#{scheme}"
-            for column, key, scale in TABLE4_COLUMNS:
-                if ("Table 4", row, column) in known:
-                    out += measured(ctx, "Table 4", row, column, [scale * r[key] for r in t4[scheme]])
+    for table, row, seeds in rows:
+        # Not in known: what the paper prints no number for (min RTT 0 unshaped, scheme #2's state at blocking).
+        for column, key, scale in COLUMNS[table] if judged(ctx, "tcp_cac", table) else []:
+            if (table, row, column) in known:
+                out += measured(ctx, table, row, column, [scale * s[key] for s in seeds])
     if judged(ctx, "tcp_cac", "§4") and t4:
         pairs = list(zip(t4["1"], t4["3"], strict=True))
         for column, key in SECTION4_COLUMNS:

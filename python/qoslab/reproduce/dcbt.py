@@ -8,7 +8,6 @@ Set-up, measures, claims and tolerances (fixed before any run): docs/reproductio
 from __future__ import annotations
 
 import math
-import operator
 from functools import reduce
 from typing import Any
 
@@ -253,9 +252,9 @@ def _num(x: Any) -> float:
     return float(x) if x is not None else math.nan
 
 
-def _est(ms: list[dict[str, Any]], *path: str | int) -> Estimate:
+def _est(ms: list[dict[Any, Any]], *path: str | int) -> Estimate:
     """The estimate over seeds of the measure at ``path`` in each run's :func:`measure` (None is NaN)."""
-    return Estimate.of(_num(reduce(operator.getitem, path, m)) for m in ms)
+    return Estimate.of(_num(reduce(lambda d, k: d[k], path, m)) for m in ms)
 
 
 def _claim_red(ms: list[dict[str, Any]]) -> Claim:

@@ -124,7 +124,7 @@ def paper_cells(ctx: Context, t1: dict[str, Any], nm: dict[str, Any], t4: dict[s
 def reproduce(ctx: Context) -> Outcome:
     data_p = paper_of(ctx, "tcp_cac")
     # Table 2, the paper's formulas (3)-(4) evaluated; then Table 4 in fluid mode.
-    rows = []
+    rows: list[dict[str, Any]] = []
     for b, iplr, rate, rho_p, n_p in table2_cases(data_p):
         r = cac("100Mbps", b, iplr, f"{rate:g}Mbps")
         got = {"buffer": b, "iplr": iplr, "rate": f"{rate:g}Mbps", "rho": r.rho, "n_max": r.n_max}

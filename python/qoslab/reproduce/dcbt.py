@@ -46,8 +46,7 @@ PERIOD_NAMES = ["0-10s", "10-20s", "20-30s"]
 CLASSES = {0: "tcp", 1: "tagged", 2: "untagged"}
 TRACED = "mm.0"
 
-#: The fair share of §5 (25 Mb/s over the period's active flows: set-up arithmetic, not a result;
-#: shown beside qoslab's). The paper's results are in ``paperdata/dcbt/cells.csv``.
+#: §5's fair share, 25 Mb/s over the period's active flows (set-up arithmetic, shown beside qoslab's).
 FAIR_SHARE_KBPS = {"0-10s": 714, "10-20s": 675, "20-30s": 373}
 
 RED_JAIN_MAX = 0.8
@@ -116,9 +115,7 @@ def measure(res: Result) -> dict[str, Any]:
         "min_s": float(per_tagged.min().min()),
         "max_variation_s": float((per_tagged.max() - per_tagged.min()).max()),
     }
-    # Each class's wait in the bottleneck queue, 10-20 s (per-packet traces of the groups in
-    # metrics.trace_groups): delay minus the smallest delay of any traced packet, which is
-    # propagation and serialization only (every packet is 1000 B on the wire).
+    # Each class's wait in the bottleneck queue, 10-20 s (docs/reproductions/dcbt.md, "Class waits").
     traced = tr.merge(flows[["name", "class"]], left_on="entity_id", right_on="name")
     base = float(traced["value"].min()) if len(traced) else math.nan
     mid = traced[(traced["t_s"] >= PERIODS[1][0]) & (traced["t_s"] < PERIODS[1][1])]
@@ -129,7 +126,6 @@ def measure(res: Result) -> dict[str, Any]:
         waits[cname] = {
             "wait_s": float(x.mean()) if len(x) else math.nan,
             "packet_share": len(x) / len(mid) if len(mid) else math.nan,
-            # Little: a class's share of the time-average queue is its share of the summed waits.
             "queue_share": float(x.sum()) / total_wait if total_wait > 0 else math.nan,
         }
     return {
@@ -143,16 +139,13 @@ def measure(res: Result) -> dict[str, Any]:
     }
 
 
-#: The bottleneck's probes whose time averages the paper states (Fig. 10: CBT's class averages;
-#: Fig. 8(d): ChIPS's ratio of tagged to all active flows), and the windows they are averaged over.
+#: The bottleneck's probes whose time averages the paper states (Figs. 8(d), 10), and their windows.
 PROBES = ("red_avg", "tagged_avg", "untagged_avg", "tagged_share")
 PROBE_WINDOWS = {"0-10s": (0.0, 10.0), "10-20s": (10.0, 20.0), "20-30s": (20.0, 30.0), "0-20s": (0.0, 20.0)}
 
 
 def _probe_means(s: Any) -> dict[str, dict[str, float]]:
-    """Time average of each bottleneck probe in :data:`PROBES` over each window of
-    :data:`PROBE_WINDOWS`: the mean of its samples (every ``metrics.series_interval``) with
-    ``a <= t < b``; a probe the queue does not have, or a window with no sample, is left out."""
+    """Each probe's mean of its samples with ``a <= t < b`` per window (none without a sample)."""
     q = s[(s["entity_kind"] == "queue") & (s["entity_id"] == BOTTLENECK) & (s["metric"].isin(PROBES))]
     out: dict[str, dict[str, float]] = {}
     for metric, rows in q.groupby("metric", sort=True):
@@ -179,9 +172,8 @@ def _others_per_flow_bps(period: dict[str, Any]) -> float:
 
 
 def paper_cells(runs: dict[str, list[dict[str, Any]]]) -> list[Measured | NotMeasured]:
-    """Every cell of ``paperdata/dcbt/cells.csv`` from the measures (:func:`measure`) of each
-    variant's runs, one value per seed in the runs' order, each in the paper's unit and as the
-    paper defines it (docs/decisions/reproduce-dcbt.md, "dcbt: the paper's numbers as cells")."""
+    """Every cell of ``paperdata/dcbt/cells.csv``, one value per seed, in the paper's unit and as it
+    defines it (docs/decisions/reproduce-dcbt.md, "dcbt: the paper's numbers as cells")."""
     out: list[Measured | NotMeasured] = []
 
     def cell(table: str, row: str, column: str, values: Any) -> None:
@@ -273,9 +265,7 @@ def _claim_red(ms: list[dict[str, Any]]) -> Claim:
 
 def _claim_fair(variant: str, ms: list[dict[str, Any]]) -> Claim:
     worst = []
-    parts = []
     out_of_band: list[str] = []
-    low_jain: list[str] = []
     for k, p in enumerate(PERIOD_NAMES):
         for cls in CLASSES.values():
             r = _est(ms, "periods", k, "classes", cls, "ratio_to_fair")
@@ -284,11 +274,10 @@ def _claim_fair(variant: str, ms: list[dict[str, Any]]) -> Claim:
             worst.append((abs(r.mean - 1.0), f"{cls} {p} {r.fmt('.2f')}"))
             if abs(r.mean - 1.0) > FAIR_TOL:
                 out_of_band.append(f"{cls} {p} ({r.mean:.2f}x)")
-        j = _est(ms, "periods", k, "jain")
-        parts.append(f"{p} {j.fmt('.3f')}")
-        if not j.mean >= JAIN_MIN:
-            low_jain.append(f"{p} ({j.mean:.3f})")
     worst.sort(reverse=True)
+    jain = [(p, _est(ms, "periods", k, "jain")) for k, p in enumerate(PERIOD_NAMES)]
+    low_jain = [f"{p} ({j.mean:.3f})" for p, j in jain if not j.mean >= JAIN_MIN]
+    parts = ", ".join(f"{p} {j.fmt('.3f')}" for p, j in jain)
     why = [f"outside ±25% of the fair share: {', '.join(out_of_band)}"] if out_of_band else []
     why += [f"Jain below 0.9 in {', '.join(low_jain)}"] if low_jain else []
     if any(o.startswith("untagged") and "(0." not in o for o in out_of_band):
@@ -317,7 +306,7 @@ def _claim_fair(variant: str, ms: list[dict[str, Any]]) -> Claim:
         text=f"{LABELS[variant]}: every class's per-flow throughput within ±25% of the fair share in every "
         f"period; Jain >= 0.9 in every period",
         paper="fair in every period (Fig. 8 c/d, Fig. 11)",
-        measured=f"per-flow / fair share, worst: {'; '.join(w for _, w in worst[:3])}; Jain {', '.join(parts)}",
+        measured=f"per-flow / fair share, worst: {'; '.join(w for _, w in worst[:3])}; Jain {parts}",
         tolerance=f"|ratio - 1| <= {FAIR_TOL:g}; Jain >= {JAIN_MIN:g}",
     )
 

@@ -18,8 +18,7 @@ TABLE1_RTTS = [0, 30, 60]  # ms, minimum RTT; bottleneck delay = RTT / 2
 NMAX_CASES = [(10, 1.0, 74), (20, 5.0, 17), (50, 10.0, 9)]  # (B pkts, R_req Mb/s, N_max)
 #: A connection is "stopped" when it averages under this share of C/n after the warm-up.
 STOPPED_SHARE = 0.10
-#: Start patterns of the unshaped runs: (key, ``start_jitter``, description). Each
-#: connection starts uniformly in [0, start_jitter]; Table 1's runs use ``TABLE1_START``.
+#: Start patterns of the unshaped runs: (key, ``start_jitter``: starts uniform in [0, it], description).
 START_PATTERNS = [("t0", "0s", "all at t = 0"), ("10ms", "10ms", "spread over 10 ms"), ("1s", "1s", "spread over 1 s")]
 TABLE1_START = "1s"
 #: Timer presets of the unshaped runs (``tcp.preset``; docs/mechanisms/tcp.md).
@@ -46,8 +45,7 @@ def greedy(res: Any, warmup_s: float, duration_s: float) -> dict[str, Any]:
     thr = (piv["delivered_bytes"] * 8.0 / span).to_dict()
     sent, drop = piv["sent_pkts"], piv["dropped_pkts"]
     loss = (drop / sent.where(sent > 0)).fillna(0.0).to_dict()
-    rtt = s[(s["entity_kind"] == "flow") & (s["metric"] == "srtt_s") & (s["t_s"] >= warmup_s - 1e-9)]
-    srtt = rtt.groupby("entity_id")["value"].mean().to_dict() if len(rtt) else {}
+    srtt = f[f["metric"] == "srtt_s"].groupby("entity_id")["value"].mean().to_dict()
     early = s[(s["entity_kind"] == "flow") & (s["metric"] == "delivered_pkts") & (s["t_s"] < warmup_s - 1e-9)]
     early_pkts = early.groupby("entity_id")["value"].sum().to_dict() if len(early) else {}
     fl = res.flows.set_index("name")
@@ -86,8 +84,7 @@ def pooled(runs: list[dict[str, Any]], share_bps: float, keep: tuple[str, ...] =
     """The connections of every seed pooled, with the share stopped (under ``STOPPED_SHARE`` of
     ``share_bps``) and the aggregate loss; only ``keep``'s keys, in its order, when given."""
     thr = [x for r in runs for x in r["thr_bps"]]
-    sent = sum(r["sent_pkts"] for r in runs)
-    drop = sum(r["dropped_pkts"] for r in runs)
+    sent, drop = sum(r["sent_pkts"] for r in runs), sum(r["dropped_pkts"] for r in runs)
     is_stopped = [x < STOPPED_SHARE * share_bps for x in thr]
     tos = [float(x) for r in runs for x in r["timeouts"]]
     early = [x for r in runs for x in r["warmup_delivered_pkts"]]

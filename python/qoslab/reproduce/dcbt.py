@@ -236,7 +236,7 @@ def reproduce(ctx: Context) -> Outcome:
         "runs": {v: [{k: x for k, x in m.items() if k != "trace"} for m in ms] for v, ms in runs.items()},
         "fig12_trace": {v: runs[v][0]["trace"] for v in ("dcbt", "dcbt_chips")},
     }
-    figs = [_fig8(ctx, summary), _fig11(ctx, summary), _fig12(ctx, runs)]
+    figs = _figures(ctx, summary, runs)
     return Outcome(claims=claims, data=data, sections=_sections(ctx, summary), figures=figs, cells=paper_cells(runs))
 
 
@@ -373,7 +373,8 @@ def _sections(ctx: Context, summary: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def _fig8(ctx: Context, summary: dict[str, Any]) -> Figure:
+def _figures(ctx: Context, summary: dict[str, Any], runs: dict[str, list[dict[str, Any]]]) -> list[Figure]:
+    """Figs. 8, 11 and 12 from the summary over seeds (:func:`_summary`) and the first seed's trace."""
     fig, axes = figures.new_axes(11.0, 3.6, 1, 4, sharey=True)
     x = np.arange(len(PERIOD_NAMES))
     colors = {"tcp": "#4c72b0", "tagged": "#55a868", "untagged": "#c44e52"}
@@ -388,17 +389,14 @@ def _fig8(ctx: Context, summary: dict[str, Any]) -> Figure:
         ax.set_title(LABELS[v])
     axes[0].set_ylabel("per-flow throughput (kb/s)")
     axes[0].legend(fontsize=7)
-    return ctx.figure(
+    fig8 = ctx.figure(
         fig,
         "fig8_per_flow_throughput.png",
         "Fig. 8: average per-flow throughput of each class per period (mean over seeds, 95% CI), with "
         "the paper's fair share (25 Mb/s over the active flows).",
     )
 
-
-def _fig11(ctx: Context, summary: dict[str, Any]) -> Figure:
     fig, ax = figures.new_axes(6.0, 3.6)
-    x = np.arange(len(PERIOD_NAMES))
     for i, (v, s) in enumerate(summary.items()):
         ax.bar(x + (i - 1.5) * 0.2, [_m(p["jain"]) for p in s["periods"]], width=0.2, label=LABELS[v])
     ax.axhline(JAIN_MIN, color="k", lw=0.8, ls="--")
@@ -406,15 +404,13 @@ def _fig11(ctx: Context, summary: dict[str, Any]) -> Figure:
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("Jain's fairness index")
     ax.legend(fontsize=7)
-    return ctx.figure(
+    fig11 = ctx.figure(
         fig,
         "fig11_jain.png",
         "Fig. 11: Jain's index over the active flows' per-period throughputs "
         "(mean over seeds); dashed: the 0.9 of the fairness claims.",
     )
 
-
-def _fig12(ctx: Context, runs: dict[str, list[dict[str, Any]]]) -> Figure:
     fig, ax = figures.new_axes(8.0, 3.6)
     for v, color in (("dcbt", "#c44e52"), ("dcbt_chips", "#4c72b0")):
         tr = runs[v][0]["trace"]
@@ -422,9 +418,10 @@ def _fig12(ctx: Context, runs: dict[str, list[dict[str, Any]]]) -> Figure:
     ax.set_xlabel("time (s)")
     ax.set_ylabel(f"{TRACED} end-to-end delay (ms)")
     ax.legend(fontsize=8)
-    return ctx.figure(
+    fig12 = ctx.figure(
         fig,
         "fig12_tagged_delay.png",
         f"Fig. 12: end-to-end delay of every packet of tagged flow {TRACED} "
         f"(seed {ctx.seeds[0]}) under D-CBT and D-CBT+ChIPS.",
     )
+    return [fig8, fig11, fig12]

@@ -90,14 +90,12 @@ def early_share_bound(max_p: float, drop_fraction: float) -> float:
     return e * (1.0 - drop_fraction) / ((1.0 - e) * drop_fraction)
 
 
-def _claims(
-    m: dict[str, list[dict[str, Any]]], thresholds: tuple[float, float], max_p: float, quick: bool
-) -> list[Claim]:
+def _claims(m: dict[str, list[dict[str, Any]]], red_q: dict[str, Any], quick: bool) -> list[Claim]:
     red, dt = m["red"], m["droptail"]
-    min_th, max_th = thresholds
+    min_th, max_th = float(red_q["min_th"]), float(red_q["max_th"])
     e_red, e_dt = estimate(red, "early_share"), estimate(dt, "early_share")
     over_red, over_dt = estimate(red, "drops_overlimit_after_warmup"), estimate(dt, "overlimit_share")
-    bound = early_share_bound(max_p, estimate(red, "drop_fraction").mean)
+    bound = early_share_bound(float(red_q.get("max_p", 0.1)), estimate(red, "drop_fraction").mean)
     a_red, b_dt = estimate(red, "red_avg_mean"), estimate(dt, "backlog_mean_pkts")
     c_red, c_dt = estimate(red, "loss_cv"), estimate(dt, "loss_cv")
     dt_range = f"per-flow loss {min(r['loss_min'] for r in dt):.1%} to {max(r['loss_max'] for r in dt):.1%}"
@@ -279,7 +277,7 @@ def reproduce(ctx: Context) -> Outcome:
         for v, runs in measures.items()
     }
     reasons = {v: {k: sum(r[k] for r in runs) / len(runs) for k in DROP_KINDS} for v, runs in measures.items()}
-    claims = _claims(measures, thresholds, float(red_q.get("max_p", 0.1)), ctx.quick)
+    claims = _claims(measures, red_q, ctx.quick)
 
     per_run = {
         v: {

@@ -90,8 +90,7 @@ def pooled(runs: list[dict[str, Any]], share_bps: float, keep: tuple[str, ...] =
     early = [x for r in runs for x in r["warmup_delivered_pkts"]]
 
     def mean_of(xs: list[float], pick: bool) -> float:
-        v = [x for x, st in zip(xs, is_stopped, strict=True) if st == pick]
-        return sum(v) / len(v) if v else math.nan
+        return finite_mean(x for x, st in zip(xs, is_stopped, strict=True) if st == pick)
 
     out = {
         # What the stopped connections did (the evidence behind claim 2's explanation):

@@ -54,8 +54,7 @@ def measure(res: Result) -> dict[str, Any]:
     flows = res.flows
     sent = flows["sent_pkts"].astype("float64")
     loss = (flows["dropped_pkts"].astype("float64") / sent)[sent > 0]
-    # Overflow drops after the warm-up: the cumulative series (present only
-    # when the queue had such drops) at the last sample before WARMUP_S.
+    # Overflow drops after the warm-up: the cumulative series (only when there were any) minus its value at WARMUP_S.
     over = res.metric(bq, "drops_overlimit", entity_kind="queue", allow_missing=True)
     before = over[over["t_s"] <= WARMUP_S]["value"]
     over_after = n["drops_overlimit"] - (int(before.iloc[-1]) if len(before) else 0) if len(over) else 0

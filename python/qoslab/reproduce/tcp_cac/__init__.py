@@ -65,8 +65,7 @@ def _fluid(ctx: Context, scheme: int, seed: int) -> dict[str, Any]:
     out = fluid_run(
         scheme=scheme, k=3.0, arrival_rate=LAMBDA, duration=duration, warmup=warmup, seed=seed, record_transfers=False
     )
-    out.pop("transfers", None)
-    return out
+    return {k: v for k, v in out.items() if k != "transfers"}
 
 
 def table2_cases(data: PaperData) -> list[tuple[int, float, float, str, int]]:
@@ -95,9 +94,8 @@ def paper_scheme3(data: PaperData) -> dict[str, float]:
 
 
 def paper_cells(ctx: Context, t1: dict[str, Any], nm: dict[str, Any], t4: dict[str, Any] | None) -> list[Cell]:
-    """Every cell of ``paperdata/tcp_cac/cells.csv`` this run measures (all tables in a full run, the quick
-    tables in a quick run), one value per seed in the paper's unit (docs/reproductions/tcp_cac.md). Table 2
-    is the paper's formulas (3)-(4): evaluating them is the check ``rho-n-max``, not a reproduced result."""
+    """Every cell of ``paperdata/tcp_cac/cells.csv`` this run measures, one value per seed in the paper's unit;
+    Table 2's formulas (3)-(4) are the check ``rho-n-max``, not cells (docs/reproductions/tcp_cac.md)."""
     known = set(paper_of(ctx, "tcp_cac").keys())
     rows = []  # (table, row, per-seed measures); Tables 2-3 have no row labels: the inputs B and R_req
     for v in t1.values():
@@ -221,9 +219,21 @@ def reproduce(ctx: Context) -> Outcome:
         f"scheme #2 shares C, scheme #3 uses k = 3. "
         f"{'Quick: 2000 s after 100 s warm-up.' if ctx.quick else 'Full: 20 000 s after 200 s warm-up.'}"
     )
+    (d1, w1), (dn, wn), (d4, w4) = rl["table1"], rl["nmax"], rl["table4"]
+    t4_run = (
+        "not run in quick runs (too few blockings)"
+        if ctx.quick
+        else f"{d4} s per scheme, requests after {w4} s counted, seeds added 5 at a time until scheme #1's "
+        f"blocking interval is under ±{100 * T4_CI_TARGET:.1f} points (at most {T4_MAX_SEEDS})"
+    )
+    tcp_setup = (
+        f"Greedy Reno, 1500 B segments, receiver window 44, 100 Mb/s bottleneck. Table 1 and the start patterns: "
+        f"{d1} s per run, warm-up {w1} s, starts uniform in [0, {TABLE1_START}] for Table 1. Tables 2-3: {dn} s, "
+        f"warm-up {wn} s. Table 4 with TCP: {t4_run}. Stopped: under {STOPPED_SHARE:g} x C/n."
+    )
     sections = [
         ("Setup", setup),
-        ("TCP runs", _tcp_setup(rl, ctx.quick)),
+        ("TCP runs", tcp_setup),
         ("Table 1 (TCP)", _table1_md(t1)),
         ("Unshaped connections stopped, by start pattern and timers", _start_patterns_md(sp)),
     ]
@@ -396,21 +406,6 @@ def _figure(ctx: Context, m: dict[int, dict[str, float]], erlang: float, ps: flo
         "Erlang-B (#1 blocking), file/R_req (#1 time) and processor sharing (#2 time)."
     )
     return ctx.figure(fig, "schemes.png", caption)
-
-
-def _tcp_setup(rl: dict[str, tuple[int, int]], quick: bool) -> str:
-    (d1, w1), (dn, wn), (d4, w4) = rl["table1"], rl["nmax"], rl["table4"]
-    t4 = (
-        "not run in quick runs (too few blockings)"
-        if quick
-        else f"{d4} s per scheme, requests after {w4} s counted, seeds added 5 at a time until scheme #1's "
-        f"blocking interval is under ±{100 * T4_CI_TARGET:.1f} points (at most {T4_MAX_SEEDS})"
-    )
-    return (
-        f"Greedy Reno, 1500 B segments, receiver window 44, 100 Mb/s bottleneck. Table 1 and the start patterns: "
-        f"{d1} s per run, warm-up {w1} s, starts uniform in [0, {TABLE1_START}] for Table 1. Tables 2-3: {dn} s, "
-        f"warm-up {wn} s. Table 4 with TCP: {t4}. Stopped: under {STOPPED_SHARE:g} x C/n."
-    )
 
 
 def _table1_md(t1: dict[str, Any]) -> str:

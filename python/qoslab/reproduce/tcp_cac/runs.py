@@ -41,8 +41,7 @@ def greedy(res: Any, warmup_s: float, duration_s: float) -> dict[str, Any]:
     s = res.series
     f = s[(s["entity_kind"] == "flow") & (s["t_s"] >= warmup_s - 1e-9)]
     piv = f.pivot_table(index="entity_id", columns="metric", values="value", aggfunc="sum")
-    span = duration_s - warmup_s
-    thr = (piv["delivered_bytes"] * 8.0 / span).to_dict()
+    thr = (piv["delivered_bytes"] * 8.0 / (duration_s - warmup_s)).to_dict()
     sent, drop = piv["sent_pkts"], piv["dropped_pkts"]
     loss = (drop / sent.where(sent > 0)).fillna(0.0).to_dict()
     srtt = f[f["metric"] == "srtt_s"].groupby("entity_id")["value"].mean().to_dict()

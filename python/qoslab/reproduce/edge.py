@@ -182,22 +182,21 @@ def _occupancy(res: Result) -> Rates:
     return out
 
 
+def payloads(small: int = 128, large: int = 1024) -> dict[str, int]:
+    """Each stream's payload (B) with the S and L packets of ``small`` and ``large`` bytes."""
+    return {s: small if n < FIG8_BUFF_SIZE else large if n > FIG8_BUFF_SIZE else n for s, (n, _) in STREAMS.items()}
+
+
 def excess_shares(
     ip: dict[str, float], res: dict[str, float | None], *, small: int = 128, large: int = 1024
 ) -> dict[str, float]:
     """Claim 4's shares of the unreserved bandwidth in payload kb/s (Fig. 8(c)) from IP throughputs
     ``ip`` and reservations ``res``: A3's and A4's excess, B1's and B3's whole, B2's scaled by
     BUFF_SIZE / its payload [Guerin99 §V.B.2]; ``small``, ``large``: the S and L payloads."""
-
-    def payload(s: str) -> int:
-        size = STREAMS[s][0]
-        return small if size < FIG8_BUFF_SIZE else large if size > FIG8_BUFF_SIZE else size
-
-    def frac(s: str) -> float:
-        return payload(s) / (payload(s) + HEADER)
-
-    out = {s: (ip[s] - (res[s] or 0.0)) * frac(s) for s in ("A3", "A4")} | {s: ip[s] * frac(s) for s in ("B1", "B3")}
-    return out | {"B2": ip["B2"] * frac("B2") * FIG8_BUFF_SIZE / payload("B2")}
+    size = payloads(small, large)
+    frac = {s: n / (n + HEADER) for s, n in size.items()}
+    out = {s: (ip[s] - (res[s] or 0.0)) * frac[s] for s in ("A3", "A4")} | {s: ip[s] * frac[s] for s in ("B1", "B3")}
+    return out | {"B2": ip["B2"] * frac["B2"] * FIG8_BUFF_SIZE / size["B2"]}
 
 
 #: Claim 3's noise floor: a stream "loses" when its throughput falls by more than this fraction.
@@ -209,9 +208,10 @@ def loses(before: float, after: float) -> bool:
     return after < (1.0 - LOSS_FLOOR) * before
 
 
-def offset_free_ms(af: dict[str, float], ef: dict[str, float]) -> float:
-    """Table I's A2 - A5 delay difference in the AF queue minus that in the EF queue (ms): offset-free."""
-    return (af["A2"] - af["A5"]) - (ef["A2"] - ef["A5"])
+def offset_free_ms(t1: dict[str, tuple[float, float]]) -> float:
+    """Table I's A2 - A5 delay difference in the AF queue minus that in the EF queue (ms), from
+    stream -> (AF, EF) delay: offset-free."""
+    return (t1["A2"][0] - t1["A5"][0]) - (t1["A2"][1] - t1["A5"][1])
 
 
 # The claims' tests on mean IP kb/s per stream (edge_readings judges every reading with them too).
@@ -412,18 +412,7 @@ def reproduce(ctx: Context) -> Outcome:
     occ: By = {k: [o for _, o in runs if o is not None] for k, runs in grid.items() if runs[0][1] is not None}
     del grid
     if not ctx.quick:
-        # The study of readings, each run kept as its throughputs only (readings.parquet).
-        study, study_keys = edge_readings.plan(ctx)
-        ctx.log(f"edge: {len(study)} runs of the study of readings")
-        kept = ctx.run_reduced(study, _rates, save=False)
-        for k, rates in zip(study_keys, kept, strict=True):
-            by.setdefault(k, []).append(rates)
-        rep, rep_keys = edge_readings.replication_plan(ctx, by)
-        ctx.log(f"edge: {len(rep)} runs replicating the passing readings with fresh seeds")
-        rep_kept = ctx.run_reduced(rep, _rates, save=False)
-        for k, rates in zip(rep_keys, rep_kept, strict=True):
-            by.setdefault(k, []).append(rates)
-        edge_readings.save(ctx, study + rep, study_keys + rep_keys, kept + rep_kept)
+        edge_readings.run(ctx, by)
         # The sharing knobs' baseline is Fig. 8's largest pool.
         by[("sens_share", "baseline")] = by[("fig8", pools[-1])]
         occ[("sens_share", "baseline")] = occ[("fig8", pools[-1])]
@@ -450,12 +439,11 @@ def reproduce(ctx: Context) -> Outcome:
     # Claim 5, Table I: its four delays are cells (paper_cells); the claim judges the factor and the order.
     af, ef = by[("table1_af", None)], by[("table1_ef", None)]
     t1 = {s: (_mean(af, s, "delay_ms"), _mean(ef, s, "delay_ms")) for s in ("A2", "A5")}
-    data["table1"] = {s: {"af_ms": a.mean, "ef_ms": e.mean} for s, (a, e) in t1.items()}
-    factor = all(t1[s][0].mean >= EF_FACTOR * t1[s][1].mean for s in t1)
-    order = t1["A2"][1].mean < t1["A5"][1].mean and t1["A2"][0].mean > t1["A5"][0].mean
-    offset_free = offset_free_ms({s: t1[s][0].mean for s in t1}, {s: t1[s][1].mean for s in t1})
-    paper_t1 = paper_table1(ctx.paper)
-    paper_offset_free = offset_free_ms({s: v[0] for s, v in paper_t1.items()}, {s: v[1] for s, v in paper_t1.items()})
+    m1 = {s: (a.mean, e.mean) for s, (a, e) in t1.items()}
+    data["table1"] = {s: {"af_ms": a, "ef_ms": e} for s, (a, e) in m1.items()}
+    factor = all(a >= EF_FACTOR * e for a, e in m1.values())
+    order = m1["A2"][1] < m1["A5"][1] and m1["A2"][0] > m1["A5"][0]
+    offset_free, paper_offset_free = offset_free_ms(m1), offset_free_ms(paper_table1(ctx.paper))
     data["table1_offset_free_ms"] = {"qoslab": offset_free, "paper": paper_offset_free}
     why = [] if factor else [f"EF delays not {EF_FACTOR:g}x lower"]
     why += [] if order else ["the A2/A5 order differs from the paper's"]
@@ -517,16 +505,13 @@ def reproduce(ctx: Context) -> Outcome:
         # 6-12. Fig. 7(b) and Fig. 9 (judged in full runs only).
         *_fig7b_fig9_claims(ctx.quick, by, buff_sizes, pools, reservations),
     ]
-    both_rates = _ef_rates(by)
-    data["table1_ef_rates"] = both_rates["data"]
-    sections: list[tuple[str, str]] = [("Table I at both EF rates", both_rates["text"])]
+    data["table1_ef_rates"], text = _ef_rates(by)
+    sections = [("Table I at both EF rates", text)]
     if not ctx.quick:
-        sens = _sensitivity(by, occ)
-        data["sensitivity"] = sens["data"]
-        sections.append(("Controlled runs behind the failing claims", sens["text"]))
-        readings = edge_readings.evaluate(by)
-        data["readings"] = readings["data"]
-        sections.append(("The claims across readings of the paper's lost numbers", readings["text"]))
+        data["sensitivity"], text = _sensitivity(by, occ)
+        sections.append(("Controlled runs behind the failing claims", text))
+        data["readings"], text = edge_readings.evaluate(by)
+        sections.append(("The claims across readings of the paper's lost numbers", text))
     sections += [
         ("Fig. 7: throughput against BUFF_SIZE (80 buffers, PERIODIC)", _table(data["fig7"], "BUFF_SIZE (B)")),
         ("Fig. 8: throughput against the pool (BUFF_SIZE 512 B, PERIODIC)", _table(data["fig8"], "buffers")),
@@ -675,7 +660,12 @@ def _testbed_table1(ctx: Context) -> list[Measured | NotMeasured]:
     return paper_cells(runs["af"], [_fig6a_names(r) for r in runs["ef"]])
 
 
-def _ef_rates(by: By) -> dict[str, Any]:
+def _row(*cells: object) -> str:
+    """A Markdown table row of ``cells``."""
+    return "| " + " | ".join(map(str, cells)) + " |"
+
+
+def _ef_rates(by: By) -> tuple[dict[str, Any], str]:
     """Table I at the derived EF rate and at the control (the sum of the EF reservations), one knob:
     A2's and A5's delays, AF/EF factors and EF drops (E1 = A2, E2 = A5; summed over the seeds)."""
     af = by[("table1_af", None)]
@@ -685,38 +675,29 @@ def _ef_rates(by: By) -> dict[str, Any]:
     }
     out: dict[str, Any] = {}
     rows = []
-    a2_af, a5_af = _mean(af, "A2", "delay_ms").mean, _mean(af, "A5", "delay_ms").mean
     for label, runs in settings.items():
-        a2, a5 = _mean(runs, "A2", "delay_ms").mean, _mean(runs, "A5", "delay_ms").mean
-        d1 = sum(r["A2"]["dropped_pkts"] for r in runs)
-        d2 = sum(r["A5"]["dropped_pkts"] for r in runs)
-        free = offset_free_ms({"A2": a2_af, "A5": a5_af}, {"A2": a2, "A5": a5})
-        per_seed = [
-            offset_free_ms({s: a[s]["delay_ms"] for s in ("A2", "A5")}, {s: e[s]["delay_ms"] for s in ("A2", "A5")})
-            for a, e in zip(af, runs, strict=True)
-        ]
-        out[label] = {
-            "A2": {"af_ms": a2_af, "ef_ms": a2, "factor": a2_af / a2, "ef_drops": d1},
-            "A5": {"af_ms": a5_af, "ef_ms": a5, "factor": a5_af / a5, "ef_drops": d2},
-            "offset_free_ms": free,
-            "offset_free_ms_per_seed": per_seed,
+        t1 = {s: (_mean(af, s, "delay_ms").mean, _mean(runs, s, "delay_ms").mean) for s in ("A2", "A5")}
+        v = {
+            s: {"af_ms": a, "ef_ms": e, "factor": a / e, "ef_drops": sum(r[s]["dropped_pkts"] for r in runs)}
+            for s, (a, e) in t1.items()
         }
-        rows.append(
-            f"| {label} | {a2_af:.1f} | {a2:.1f} | {a5_af:.1f} | {a5:.1f} | {a2_af / a2:.1f} | {a5_af / a5:.1f} | "
-            f"{d1:.0f} | {d2:.0f} | {free:.1f} ({min(per_seed):.1f}-{max(per_seed):.1f}) |"
-        )
+        seeds = [
+            offset_free_ms({s: (a[s]["delay_ms"], e[s]["delay_ms"]) for s in t1}) for a, e in zip(af, runs, strict=True)
+        ]
+        out[label] = v | {"offset_free_ms": offset_free_ms(t1), "offset_free_ms_per_seed": seeds}
+        cells = [f"{v[s][k]:.1f}" for s in t1 for k in ("af_ms", "ef_ms")] + [f"{v[s]['factor']:.1f}" for s in t1]
+        free = f"{offset_free_ms(t1):.1f} ({min(seeds):.1f}-{max(seeds):.1f})"
+        rows.append(_row(label, *cells, *(f"{v[s]['ef_drops']:.0f}" for s in t1), free))
     text = md_table(
         "| r_EF | A2 AF | A2 EF | A5 AF | A5 EF | A2 AF/EF | A5 AF/EF | E1 drops | E2 drops | offset-free (range) |",
         rows,
-        f"Table I's EF column under two settings of the EF queue's SCFQ rate, one knob (`ef_rate`), the same "
-        f"{len(af)} seed(s), {TABLE1_BUFFERS} buffers "
-        f"(EF pool {round(TABLE1_BUFFERS * EF_RESERVED_KBPS / LINK_KBPS)}), "
-        f"BUFF_SIZE {TABLE1_BUFF_SIZE} B; the AF column is Fig. 6(a)'s, the same runs for both. Delays: mean over "
-        "seeds (ms); drops: E1's and E2's packets dropped, summed over the seeds; offset-free: "
-        "(AF2 − AF5) − (EF2 − EF5) of the means, and its range over the seeds (each seed's AF and EF runs). "
-        'The derivation: docs/decisions.md, "edge: the EF queue\'s scheduler rate follows §III".',
+        f"Table I's EF column at two EF rates (`ef_rate`, one knob), the same {len(af)} seed(s), {TABLE1_BUFFERS} "
+        f"buffers (EF pool {round(TABLE1_BUFFERS * EF_RESERVED_KBPS / LINK_KBPS)}), BUFF_SIZE {TABLE1_BUFF_SIZE} B; "
+        "the AF column is Fig. 6(a)'s runs for both. Delays: mean over the seeds (ms); drops: summed over the seeds; "
+        "offset-free: (AF2 − AF5) − (EF2 − EF5) of the means (its range over the seeds). The derivation: "
+        'docs/decisions.md, "edge: the EF queue\'s scheduler rate follows §III".',
     )
-    return {"data": out, "text": text}
+    return out, text
 
 
 def _excess(runs: list[Rates], res: dict[str, float], counted: int, b2: str) -> dict[str, float]:
@@ -726,7 +707,7 @@ def _excess(runs: list[Rates], res: dict[str, float], counted: int, b2: str) -> 
     return out | {b2: _mean(runs, "B2", "ip_kbps").mean * counted / (128 + HEADER)}
 
 
-def _sensitivity(by: By, occ: By) -> dict[str, Any]:
+def _sensitivity(by: By, occ: By) -> tuple[dict[str, Any], str]:
     """The full run's controlled runs, one knob at a time: Table I's delays against the pool and the
     hosts; the excess shares against the offered load, the reservations and the byte accounting."""
 
@@ -736,8 +717,7 @@ def _sensitivity(by: By, occ: By) -> dict[str, Any]:
             s: {"af_ms": _mean(af, s, "delay_ms").mean, "ef_ms": _mean(ef, s, "delay_ms").mean} for s in ("A2", "A5")
         }
 
-    pools = {n: delays(n) for n in SENS_POOLS}
-    exact = delays("exact")
+    pools, exact = {n: delays(n) for n in SENS_POOLS}, delays("exact")
     reserved = {"A3": 100.0, "A4": 200.0}
     offered = {k: _excess(by[("sens_offered", k)], reserved, FIG8_BUFF_SIZE, "B2 scaled") for k in SENS_OFFERED}
     exact_label = (
@@ -745,26 +725,29 @@ def _sensitivity(by: By, occ: By) -> dict[str, Any]:
         f"{TABLE1_BUFFERS} in bytes, every packet counted at its size)"
     )
     pool_rows = [
-        f"| {n} | {p['A2']['af_ms']:.0f} ms | {p['A2']['ef_ms']:.0f} ms | {p['A5']['af_ms']:.0f} ms | "
-        f"{p['A5']['ef_ms']:.0f} ms | "
-        f"{offset_free_ms({s: p[s]['af_ms'] for s in p}, {s: p[s]['ef_ms'] for s in p}):.1f} ms |"
+        _row(
+            n,
+            *(f"{p[s][k]:.0f} ms" for s in p for k in ("af_ms", "ef_ms")),
+            f"{offset_free_ms({s: (p[s]['af_ms'], p[s]['ef_ms']) for s in p}):.1f} ms",
+        )
         for n, p in [*pools.items(), (exact_label, exact)]
     ]
-    (occ_text, occ_data), (share_text, share_data) = _occupancy_table(by, occ), _sharing_table(by, occ)
-    hosts_text, hosts_data = _hosts_table(by)
+    (occ_data, occ_text), (share_data, share_text), (hosts_data, hosts_text) = (
+        _occupancy_table(by, occ),
+        _sharing_table(by, occ),
+        _hosts_table(by),
+    )
     text = [
         md_table(
             "| buffers | A2 AF | A2 EF | A5 AF | A5 EF | (AF2 − AF5) − (EF2 − EF5) |",
             pool_rows,
             "Table I's delays against the egress pool (BUFF_SIZE 512 B unless stated, PERIODIC; the rest as in "
-            "Table I):",
+            "Table I). The last column is offset-free (a constant offset between A2's and A5's measurements "
+            "cancels); [Guerin99] Table I gives 16 ms.",
         ),
-        "The last column is the offset-free difference: a constant offset between A2's and A5's "
-        "measurements (a host clock's NTP error, a longer access path) enters both the AF and the EF "
-        "difference and cancels. [Guerin99] Table I gives (180 − 169) − (44 − 49) = 16 ms.",
         md_table(
             "| offered (kb/s) | A3 | A4 | B1 | B3 | B2 × 512/156 |",
-            [f"| {kbps} | " + " | ".join(f"{x:.0f}" for x in v.values()) + " |" for kbps, v in offered.items()],
+            [_row(kbps, *(f"{x:.0f}" for x in v.values())) for kbps, v in offered.items()],
             f"Excess over the reservation (kb/s, IP) at {POOLS[-1]} buffers against the excess streams' offered load:",
         ),
         occ_text,
@@ -772,7 +755,7 @@ def _sensitivity(by: By, occ: By) -> dict[str, Any]:
         hosts_text,
     ]
     data = {"pools": pools, "pool_exact": exact, "offered": offered, "occupancy": occ_data, "sharing": share_data}
-    return {"data": data | {"hosts": hosts_data}, "text": "\n\n".join(text)}
+    return data | {"hosts": hosts_data}, "\n\n".join(text)
 
 
 def _pool_bytes(buff_size: int) -> int:
@@ -784,42 +767,50 @@ def _occ_mean(runs: list[Rates], stream: str, key: str) -> float:
     return sum(r[stream][key] for r in runs) / len(runs)
 
 
-def _occupancy_table(by: By, occ: By) -> tuple[str, dict[str, Any]]:
+def _occupancy_table(by: By, occ: By) -> tuple[dict[str, Any], str]:
     """Fig. 8's largest pool: each stream's allocation, counted and real bytes, shares of bytes and link."""
     runs, rates = occ[("sens_share", "baseline")], by[("sens_share", "baseline")]
     pool = _pool_bytes(FIG8_BUFF_SIZE)
-    real = {s: _occ_mean(runs, s, "bytes") for s in STREAMS}
-    counted = {s: _occ_mean(runs, s, "counted") for s in STREAMS}
-    kbps = {s: _mean(rates, s, "ip_kbps").mean for s in STREAMS}
-    q, total = sum(real.values()), sum(kbps.values())
-    alloc = {s: math.floor(pool * (res or 0) / LINK_KBPS) for s, (_, res) in STREAMS.items()}
-    rows = {s: {"alloc": alloc[s], "counted": counted[s], "bytes": real[s], "kbps": kbps[s]} for s in STREAMS}
-    lines = [
-        f"| {s} | {_reservation(res)} | {alloc[s]} B | {counted[s]:.0f} B | {real[s]:.0f} B "
-        f"| {100 * real[s] / q:.1f} % | {100 * kbps[s] / total:.1f} % |"
+    rows = {
+        s: {
+            "alloc": math.floor(pool * (res or 0) / LINK_KBPS),
+            "counted": _occ_mean(runs, s, "counted"),
+            "bytes": _occ_mean(runs, s, "bytes"),
+            "kbps": _mean(rates, s, "ip_kbps").mean,
+        }
         for s, (_, res) in STREAMS.items()
+    }
+    q, total = sum(r["bytes"] for r in rows.values()), sum(r["kbps"] for r in rows.values())
+    lines = [
+        _row(
+            s,
+            _reservation(STREAMS[s][1]),
+            f"{r['alloc']} B",
+            f"{r['counted']:.0f} B",
+            f"{r['bytes']:.0f} B",
+            f"{100 * r['bytes'] / q:.1f} %",
+            f"{100 * r['kbps'] / total:.1f} %",
+        )
+        for s, r in rows.items()
     ]
-    inflation = sum(counted[s] - real[s] for s in STREAMS)
-    unused = sum(max(0.0, alloc[s] - counted[s]) for s in STREAMS)
-    lines += [
-        "",
-        f"The pool B = {pool} B; the real bytes queued Q = {q:.0f} B, so B/Q = {pool / q:.2f}. A stream that "
-        f"holds its whole allocation b_i = B r_i / C therefore gets r_i B/Q of the link, {pool / q:.2f} times "
-        f"its reservation. B − Q: {inflation:.0f} B counted but not there (packets below BUFF_SIZE), "
-        f"about {unused:.0f} B of allocations left empty, about {pool - q - inflation - unused:.0f} B of "
-        "shared buffers left free (the holes).",
-    ]
+    inflation = sum(r["counted"] - r["bytes"] for r in rows.values())
+    unused = sum(max(0.0, r["alloc"] - r["counted"]) for r in rows.values())
     text = md_table(
         "| stream | reservation | allocation b_i | counted q_i | real bytes | share of real bytes | share of link |",
         lines,
         f"Occupancy of the AF/BE queue at {POOLS[-1]} buffers (BUFF_SIZE 512 B, PERIODIC): time-averaged bytes "
-        "each stream holds, from 5 s on, mean over the seeds. In a FIFO every byte waits the same time, so "
-        "(Little's law) a stream's share of the link is its share of the real bytes queued.",
+        "each stream holds from 5 s on, mean over the seeds; a stream's share of the link is its share of the real "
+        "bytes (Little's law, docs/reproductions/edge.md).",
     )
-    return text, {"pool": pool, "q": q, "streams": rows}
+    return {"pool": pool, "q": q, "streams": rows}, (
+        f"{text}\n\nB = {pool} B, Q = {q:.0f} B: B/Q = {pool / q:.2f}, what a whole allocation b_i = B r_i / C is "
+        f"worth in reservations. B − Q: {inflation:.0f} B counted but not there (packets below BUFF_SIZE), about "
+        f"{unused:.0f} B of allocations left empty, about {pool - q - inflation - unused:.0f} B of shared buffers "
+        "left free (the holes)."
+    )
 
 
-def _sharing_table(by: By, occ: By) -> tuple[str, dict[str, Any]]:
+def _sharing_table(by: By, occ: By) -> tuple[dict[str, Any], str]:
     """The excess shares (throughput beyond each run's reservation) under each sharing knob."""
     labels = {
         "baseline": f"baseline: BUFF_SIZE 512 B, {POOLS[-1]} buffers",
@@ -835,19 +826,24 @@ def _sharing_table(by: By, occ: By) -> tuple[str, dict[str, Any]]:
         res = {"A3": 0.0, "A4": 0.0} if knob == "as_be" else {s: float(STREAMS[s][1] or 0) for s in ("A3", "A4")}
         v = {"B/Q": _pool_bytes(bs) / q, **_excess(rates, res, max(bs, 128 + HEADER), "B2 counted")}
         data[knob] = v | {"A6": _mean(rates, "A6", "ip_kbps").mean}
-        cells = [f"{v['B/Q']:.2f}"] + [f"{data[knob][k]:.0f}" for k in ("A3", "A4", "B1", "B3", "B2 counted", "A6")]
-        lines.append(f"| {labels[knob]} | " + " | ".join(cells) + " |")
+        lines.append(
+            _row(
+                labels[knob],
+                f"{v['B/Q']:.2f}",
+                *(f"{data[knob][k]:.0f}" for k in ("A3", "A4", "B1", "B3", "B2 counted", "A6")),
+            )
+        )
     text = md_table(
         "| run | B/Q | A3 | A4 | B1 | B3 | B2 counted | A6 (IP kb/s) |",
         lines,
         f"The excess shares (kb/s, IP, beyond each run's reservations; the claim's {EXCESS_SHARE:.0f} ± 20 %) "
-        "with one knob turned at the largest pool, and B/Q measured as above. B2's share is scaled by "
-        "max(BUFF_SIZE, 156)/156, the rate its buffers are counted at.",
+        "with one knob turned at the largest pool; B2's scaled by max(BUFF_SIZE, 156)/156, the rate its buffers "
+        "are counted at.",
     )
-    return text, data
+    return data, text
 
 
-def _hosts_table(by: By) -> tuple[str, dict[str, Any]]:
+def _hosts_table(by: By) -> tuple[dict[str, Any], str]:
     """Table I's AF delays of A2 and A5 against the hosts they start from."""
     data = {
         f"{a2}/{a5}": {s + "_ms": _mean(by[("sens_hosts", (a2, a5))], s, "delay_ms").mean for s in ("A2", "A5")}
@@ -855,14 +851,13 @@ def _hosts_table(by: By) -> tuple[str, dict[str, Any]]:
         for a5 in HOSTS
     }
     cell = {k: f"{v['A2_ms']:.1f} / {v['A5_ms']:.1f}" for k, v in data.items()}
-    lines = [f"| {a2} | " + " | ".join(cell[f"{a2}/{a5}"] for a5 in HOSTS) + " |" for a2 in HOSTS]
     text = md_table(
-        "| A2 from ↓ / A5 from → | " + " | ".join(HOSTS) + " |",
-        lines,
+        ["A2 from ↓ / A5 from →", *HOSTS],
+        [_row(a2, *(cell[f"{a2}/{a5}"] for a5 in HOSTS)) for a2 in HOSTS],
         f"Table I's AF delays (Fig. 6(a), {TABLE1_BUFFERS} buffers, BUFF_SIZE 512 B) against the hosts A2 and A5 "
         "start from (the scenario files: A2 from sea, A5 from sky); cells: A2 / A5 mean delay, ms.",
     )
-    return text, data
+    return data, text
 
 
 def _reservation(res: float | None) -> str:

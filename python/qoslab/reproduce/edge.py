@@ -218,10 +218,13 @@ def offset_free_ms(t1: dict[str, tuple[float, float]]) -> float:
 Tput = dict[str, float]
 
 
-def judge_conformant(by_pool: dict[int, Tput], res: dict[str, float | None]) -> tuple[bool, float, str, int]:
-    """Claim 1: conformant AF streams >= 95 % of their reservations; (holds, lowest fraction, stream, pool)."""
-    worst = min((t[s] / (res[s] or math.nan), s, n) for n, t in by_pool.items() for s in CONFORMANT_AF)
-    return worst[0] >= 0.95, worst[0], worst[1], worst[2]
+def judge_conformant(
+    by_x: dict[int, Tput], res: dict[str, float | None], streams: tuple[str, ...] = CONFORMANT_AF, least: float = 0.95
+) -> tuple[bool, float, str, int]:
+    """Claim 1 (Fig. 7(b)'s "well in excess" with A3, A4 and WELL_IN_EXCESS): each of ``streams`` gets
+    at least ``least`` x its reservation at every point; (holds, lowest multiple, stream, point)."""
+    worst = min((t[s] / (res[s] or math.nan), s, x) for x, t in by_x.items() for s in streams)
+    return worst[0] >= least, *worst
 
 
 def spread(by_x: dict[int, Tput], stream: str) -> float:
@@ -282,49 +285,27 @@ def judge_fig7b_sensitive(by_buff: dict[int, Tput]) -> tuple[bool, dict[str, flo
     return min(spreads["A3"], spreads["A4"]) > max(spreads["A1"], spreads["A5"]), spreads
 
 
-def _steps(by_x: PerSeed, streams: tuple[str, ...], lo: int, hi: int) -> dict[str, tuple[int, float]]:
-    """Per stream: the direction (:func:`direction`) and relative change from point lo to hi."""
-    return {s: (direction(by_x[lo][s], by_x[hi][s]), rel_change(by_x[lo][s], by_x[hi][s])) for s in streams}
-
-
-def judge_fig7b_first_rise(by_buff: PerSeed) -> tuple[bool, dict[str, tuple[int, float]]]:
-    """Fig. 7(b): A3 and A4 each rise from 128 to 256 B beyond the noise."""
-    steps = _steps(by_buff, ("A3", "A4"), *FIRST_STEP)
-    return all(d == 1 for d, _ in steps.values()), steps
-
-
-def judge_fig7b_slight_decrease(by_buff: PerSeed) -> tuple[bool, dict[str, tuple[int, float]]]:
-    """Fig. 7(b): A3 and A4 each fall beyond the noise, by at most SLIGHT, from 512 B to the largest."""
-    steps = _steps(by_buff, ("A3", "A4"), MEDIUM_BUFF, max(by_buff))
-    return all(d == -1 and -c <= SLIGHT for d, c in steps.values()), steps
-
-
-def judge_fig7b_excess(by_buff: dict[int, Tput], res: dict[str, float | None]) -> tuple[bool, float, str, int]:
-    """Fig. 7(b): A3, A4 >= WELL_IN_EXCESS x their reservations; (holds, lowest multiple, stream, BUFF_SIZE)."""
-    worst = min((t[s] / (res[s] or math.nan), s, b) for b, t in by_buff.items() for s in ("A3", "A4"))
-    return worst[0] >= WELL_IN_EXCESS, worst[0], worst[1], worst[2]
+def judge_steps(
+    by_x: PerSeed, streams: tuple[str, ...], lo: int, hi: int, want: int, most: float | None = None
+) -> tuple[bool, dict[str, tuple[int, float]]]:
+    """Fig. 7(b)'s and Fig. 9's steps: each of ``streams`` from point ``lo`` to ``hi`` in direction ``want``
+    (:func:`direction`; 0: within the noise), by at most ``most`` of its mean at ``lo`` if given;
+    (holds, stream -> (direction, relative change))."""
+    steps = {s: (direction(by_x[lo][s], by_x[hi][s]), rel_change(by_x[lo][s], by_x[hi][s])) for s in streams}
+    return all(d == want and (most is None or want * c <= most) for d, c in steps.values()), steps
 
 
 def judge_fig7b_b3(by_buff: PerSeed) -> tuple[bool, dict[str, dict[str, tuple[int, float]]]]:
     """Fig. 7(b): B3 rises 128 -> 256 B and falls from 512 B on beyond the noise, less than A3 and A4."""
-    steps = {"rise": _steps(by_buff, MEDIUM, *FIRST_STEP), "fall": _steps(by_buff, MEDIUM, MEDIUM_BUFF, max(by_buff))}
+    steps = {
+        "rise": judge_steps(by_buff, MEDIUM, *FIRST_STEP, 1)[1],
+        "fall": judge_steps(by_buff, MEDIUM, MEDIUM_BUFF, max(by_buff), -1)[1],
+    }
     ok = True
     for want, step in zip((1, -1), steps.values(), strict=True):
         d, c = step["B3"]
         ok &= d == want and all(abs(c) < abs(step[s][1]) for s in ("A3", "A4"))
     return ok, steps
-
-
-def judge_fig9_small_medium(by_pool: PerSeed) -> tuple[bool, dict[str, tuple[int, float]]]:
-    """Fig. 9: A2, A6, B2, A3, A4 and B3 each rise beyond the noise from the smallest to the largest pool."""
-    steps = _steps(by_pool, SMALL + MEDIUM, min(by_pool), max(by_pool))
-    return all(d == 1 for d, _ in steps.values()), steps
-
-
-def judge_fig9_large(by_pool: PerSeed) -> tuple[bool, dict[str, tuple[int, float]]]:
-    """Fig. 9: A1, A5 and B1 each within the noise band (two-sided) from the smallest to the largest pool."""
-    steps = _steps(by_pool, LARGE, min(by_pool), max(by_pool))
-    return all(d == 0 for d, _ in steps.values()), steps
 
 
 def paper_table1(paper: PaperData | None = None) -> dict[str, tuple[float, float]]:
@@ -547,7 +528,7 @@ QUICK_NOT_JUDGED = (
 
 
 def _words(steps: dict[str, tuple[int, float]]) -> str:
-    """Steps of :func:`_steps` as ``A3 +4.1% (rise), A4 ...``."""
+    """Steps of :func:`judge_steps` as ``A3 +4.1% (rise), A4 ...``."""
     return ", ".join(f"{s} {c * 100:+.1f}% ({_DIRECTION[d]})" for s, (d, c) in steps.items())
 
 
@@ -563,88 +544,85 @@ def _fig7b_fig9_claims(
     first = all(b in f7 for b in FIRST_STEP)
     no_first = f"no {FIRST_STEP[1]} B point in --quick"
     hi_b, lo_n, hi_n = buff_sizes[-1], pools[0], pools[-1]
-    claims: list[Claim] = []
-
-    def add(cid: str, text: str, paper: str, measured: str, tolerance: str, ok: bool | None) -> None:
-        claims.append(
-            Claim.judged(
-                ok,
-                "see the Fig. 7 and Fig. 9 tables in the report and docs/reproductions/edge.md",
-                unless=QUICK_NOT_JUDGED if quick else "",
-                id=cid,
-                text=text,
-                paper=paper,
-                measured=measured,
-                tolerance=tolerance,
-            )
+    ok_s, spreads = judge_fig7b_sensitive(m7)
+    ok_r, rise = judge_steps(f7, ("A3", "A4"), *FIRST_STEP, 1) if first else (None, {})
+    ok_d, fall = judge_steps(f7, ("A3", "A4"), MEDIUM_BUFF, hi_b, -1, SLIGHT)
+    ok_x, multiple, w_stream, w_buff = judge_conformant(m7, res, ("A3", "A4"), WELL_IN_EXCESS)
+    ok_b3, b3 = judge_fig7b_b3(f7) if first else (None, {})
+    ok_g, gain = judge_steps(f9, SMALL + MEDIUM, lo_n, hi_n, 1)
+    ok_l, flat = judge_steps(f9, LARGE, lo_n, hi_n, 0)
+    # (holds, id, text, paper, measured, tolerance)
+    rows = [
+        (
+            ok_s,
+            "fig7b-sensitive",
+            "Fig. 7(b): A3 and A4 (medium packets) more sensitive to BUFF_SIZE than A1 and A5 (large)",
+            "greater sensitivity of the AF flows to the value of BUFF_SIZE (§V.B.1)",
+            ", ".join(f"{s} {v * 100:.1f}%" for s, v in spreads.items()) + " ((max - min)/mean across BUFF_SIZE)",
+            "A3's and A4's spread each above A1's and A5's",
+        ),
+        (
+            ok_r,
+            "fig7b-first-rise",
+            f"Fig. 7(b): A3 and A4 rise when BUFF_SIZE first increases from {FIRST_STEP[0]} to {FIRST_STEP[1]} B",
+            "both streams also experience an increase in throughput when BUFF_SIZE first increases (§V.B.1)",
+            _words(rise) + f" ({FIRST_STEP[0]} -> {FIRST_STEP[1]} B)" if first else no_first,
+            "a rise beyond the seeds' noise (95% interval of the per-seed change excludes 0, and >= 1%)",
+        ),
+        (
+            ok_d,
+            "fig7b-slight-decrease",
+            f"Fig. 7(b): A3 and A4 decrease slightly after BUFF_SIZE exceeds their packet size ({MEDIUM_BUFF} B)",
+            "A3 and A4 experience a slight decrease in throughput after BUFF_SIZE increases beyond it (§V.B.1)",
+            _words(fall) + f" ({MEDIUM_BUFF} -> {hi_b} B)",
+            f"a fall beyond the seeds' noise and at most {SLIGHT:.0%} of the throughput at {MEDIUM_BUFF} B",
+        ),
+        (
+            ok_x,
+            "fig7b-well-in-excess",
+            "Fig. 7(b): A3 and A4 get throughputs well in excess of their reservations (100 and 200 kb/s)",
+            "they actually achieve throughputs well in excess of their reservations (§V.B.1)",
+            f"lowest: {w_stream} at {multiple:.2f}x its reservation (BUFF_SIZE {w_buff} B); "
+            + ", ".join(
+                f"{s} {min(m7[b][s] for b in m7):.0f}-{max(m7[b][s] for b in m7):.0f} kb/s" for s in ("A3", "A4")
+            ),
+            f">= {WELL_IN_EXCESS:g}x the reservation at every BUFF_SIZE",
+        ),
+        (
+            ok_b3,
+            "fig7b-b3",
+            "Fig. 7(b): best-effort B3 follows A3's and A4's trend (rise 128 -> 256 B, fall after 512 B), "
+            "less pronounced",
+            "B3 sees a similar trend in throughput variations, but somewhat less pronounced (§V.B.1)",
+            "; ".join(f"{name} {_words(step)}" for name, step in b3.items()) if first else no_first,
+            "each B3 change beyond the seeds' noise in the stated direction and smaller in size than A3's and A4's",
+        ),
+        (
+            ok_g,
+            "fig9-small-medium",
+            "Fig. 9 (POISSON): the small- and medium-packet streams (A2, A6, B2, A3, A4, B3) gain from a larger pool",
+            "for flows with small and medium sized packets, there is some benefit to increasing the total buffer "
+            "size (§V.B.2)",
+            _words(gain) + f" ({lo_n} -> {hi_n} buffers)",
+            "each a rise beyond the seeds' noise",
+        ),
+        (
+            ok_l,
+            "fig9-large",
+            "Fig. 9 (POISSON): the large-packet streams (A1, A5, B1) show no significant change with a larger pool",
+            "for flows with large packets, there does not seem to be any significant improvement in throughput "
+            "(§V.B.2)",
+            _words(flat) + f" ({lo_n} -> {hi_n} buffers)",
+            "each change within the seeds' noise band (two-sided)",
+        ),
+    ]
+    why = "see the Fig. 7 and Fig. 9 tables in the report and docs/reproductions/edge.md"
+    return [
+        Claim.judged(
+            ok, why, unless=QUICK_NOT_JUDGED if quick else "", id=i, text=t, paper=p, measured=m, tolerance=tol
         )
-
-    ok, spreads = judge_fig7b_sensitive(m7)
-    add(
-        "fig7b-sensitive",
-        "Fig. 7(b): A3 and A4 (medium packets) more sensitive to BUFF_SIZE than A1 and A5 (large)",
-        "greater sensitivity of the AF flows to the value of BUFF_SIZE (§V.B.1)",
-        ", ".join(f"{s} {v * 100:.1f}%" for s, v in spreads.items()) + " ((max - min)/mean across BUFF_SIZE)",
-        "A3's and A4's spread each above A1's and A5's",
-        ok,
-    )
-    ok_r, rise = judge_fig7b_first_rise(f7) if first else (None, {})
-    add(
-        "fig7b-first-rise",
-        f"Fig. 7(b): A3 and A4 rise when BUFF_SIZE first increases from {FIRST_STEP[0]} to {FIRST_STEP[1]} B",
-        "both streams also experience an increase in throughput when BUFF_SIZE first increases (§V.B.1)",
-        _words(rise) + f" ({FIRST_STEP[0]} -> {FIRST_STEP[1]} B)" if first else no_first,
-        "a rise beyond the seeds' noise (95% interval of the per-seed change excludes 0, and >= 1%)",
-        ok_r,
-    )
-    ok, fall = judge_fig7b_slight_decrease(f7)
-    add(
-        "fig7b-slight-decrease",
-        f"Fig. 7(b): A3 and A4 decrease slightly after BUFF_SIZE exceeds their packet size ({MEDIUM_BUFF} B)",
-        "A3 and A4 experience a slight decrease in throughput after BUFF_SIZE increases beyond it (§V.B.1)",
-        _words(fall) + f" ({MEDIUM_BUFF} -> {hi_b} B)",
-        f"a fall beyond the seeds' noise and at most {SLIGHT:.0%} of the throughput at {MEDIUM_BUFF} B",
-        ok,
-    )
-    ok, multiple, w_stream, w_buff = judge_fig7b_excess(m7, res)
-    add(
-        "fig7b-well-in-excess",
-        "Fig. 7(b): A3 and A4 get throughputs well in excess of their reservations (100 and 200 kb/s)",
-        "they actually achieve throughputs well in excess of their reservations (§V.B.1)",
-        f"lowest: {w_stream} at {multiple:.2f}x its reservation (BUFF_SIZE {w_buff} B); "
-        + ", ".join(f"{s} {min(m7[b][s] for b in m7):.0f}-{max(m7[b][s] for b in m7):.0f} kb/s" for s in ("A3", "A4")),
-        f">= {WELL_IN_EXCESS:g}x the reservation at every BUFF_SIZE",
-        ok,
-    )
-    ok_b3, steps = judge_fig7b_b3(f7) if first else (None, {})
-    add(
-        "fig7b-b3",
-        "Fig. 7(b): best-effort B3 follows A3's and A4's trend (rise 128 -> 256 B, fall after 512 B), less pronounced",
-        "B3 sees a similar trend in throughput variations, but somewhat less pronounced (§V.B.1)",
-        "; ".join(f"{name} {_words(step)}" for name, step in steps.items()) if first else no_first,
-        "each B3 change beyond the seeds' noise in the stated direction and smaller in size than A3's and A4's",
-        ok_b3,
-    )
-    ok, gain = judge_fig9_small_medium(f9)
-    add(
-        "fig9-small-medium",
-        "Fig. 9 (POISSON): the small- and medium-packet streams (A2, A6, B2, A3, A4, B3) gain from a larger pool",
-        "for flows with small and medium sized packets, there is some benefit to increasing the total buffer "
-        "size (§V.B.2)",
-        _words(gain) + f" ({lo_n} -> {hi_n} buffers)",
-        "each a rise beyond the seeds' noise",
-        ok,
-    )
-    ok, flat = judge_fig9_large(f9)
-    add(
-        "fig9-large",
-        "Fig. 9 (POISSON): the large-packet streams (A1, A5, B1) show no significant change with a larger pool",
-        "for flows with large packets, there does not seem to be any significant improvement in throughput (§V.B.2)",
-        _words(flat) + f" ({lo_n} -> {hi_n} buffers)",
-        "each change within the seeds' noise band (two-sided)",
-        ok,
-    )
-    return claims
+        for ok, i, t, p, m, tol in rows
+    ]
 
 
 def _testbed_table1(ctx: Context) -> list[Measured | NotMeasured]:

@@ -1,15 +1,13 @@
-"""The ``edge`` reproduction: QoS in edge devices [Guerin99].
+"""The ``edge`` reproduction: QoS in edge devices [Guerin99] on McKinley's egress (``scenarios/edge/``).
 
-McKinley's E1 egress (2 Mb/s): a classifier stage, then SCFQ between an EF and an AF/BE queue,
-each buffer-managed (``scenarios/edge/fig6a_periodic.toml``, ``fig6a_poisson.toml``,
-``fig6b_periodic.toml``). Figs. 7-9 (§V.B), Table I (§V.C) with its EF-rate control, §V.A's
-QoS shares (:mod:`.edge_overhead`), the full run's controlled runs and study of readings
-(:mod:`.edge_readings`). Set-up, runs, claims and tolerances: docs/reproductions/edge.md; the
-reconstruction of Fig. 6's lost numbers: docs/decisions/reproduce-edge.md.
+Figs. 7-9 (§V.B), Table I (§V.C) with its EF-rate control, §V.A's QoS shares (:mod:`.edge_overhead`),
+the full run's controlled runs and study of readings (:mod:`.edge_readings`). Set-up, runs, claims and
+tolerances: docs/reproductions/edge.md; Fig. 6's lost numbers: docs/decisions/reproduce-edge.md.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -114,30 +112,49 @@ def _scenario(
     return sc.with_overrides(*over)
 
 
-def _share_scenario(ctx: Context, knob: str) -> Scenario:
-    """Fig. 6(a) at the largest pool (PERIODIC, BUFF_SIZE 512 B) with one sharing knob turned."""
-    if knob == "as_be":
-        # A3's and A4's streams made BE (a knob only while the file has them as AF streams).
-        links = Scenario.load(ctx.scenario_path("edge/fig6a_periodic.toml")).echo["topology"]["links"]
-        (queue,) = [x["queue"] for x in links if (x["a"], x["b"]) == ("mckinley", "alps")]
-        services = [x["service"] for x in queue["streams"] if x["name"] in ("A3", "A4")]
-        if services != ["af", "af"]:
-            raise ReproductionError(
-                "edge: fig6a_periodic no longer has A3 and A4 as AF streams; update the controlled run"
-            )
-        over = tuple((f"{EGRESS}.queue.streams[{s}]", {"name": s, "service": "be"}) for s in ("A3", "A4"))
-        return _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, extra=over)
-    if knob == "exact":
-        buffers = POOLS[-1] * FIG8_BUFF_SIZE // EXACT_BUFF_SIZE
-        return _scenario(ctx, "fig6a_periodic", buffers=buffers, buff_size=EXACT_BUFF_SIZE)
-    raise ReproductionError(f"edge: unknown sharing knob {knob!r}")
+#: A point of the grid: (the key its runs are gathered under, variant, scenario).
+Point = tuple[tuple[str, Any], str, Scenario]
+FIG6A, FIG6B = "fig6a_periodic", "fig6b_periodic"
 
 
-def _hosts(a2: str, a5: str) -> tuple[Override, ...]:
-    """Overrides that start A2 from host ``a2`` and A5 from ``a5`` (traffic and classifier rules)."""
+def _controlled_points(ctx: Context) -> list[Point]:
+    """The full run's controlled runs, one knob each: Table I against the pool and the hosts A2 and A5
+    start from; the sharing at the largest pool against the offered load, with A3 and A4 as BE (a knob
+    only while the file has them as AF streams) and with every packet counted at its size."""
+    files = (("sens_af", FIG6A), ("sens_ef", FIG6B))
+    exact = TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE
+    points = [((v, n), f"{v}_pool{n}", _scenario(ctx, f, buffers=n)) for n in SENS_POOLS for v, f in files]
+    points += [
+        ((v, "exact"), f"{v}_exact", _scenario(ctx, f, buffers=exact, buff_size=EXACT_BUFF_SIZE)) for v, f in files
+    ]
+    for kbps in SENS_OFFERED:
+        sc = _scenario(ctx, FIG6A, buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, offered_kbps=kbps)
+        points.append((("sens_offered", kbps), f"sens_offered{kbps}", sc))
+    links = Scenario.load(ctx.scenario_path(f"edge/{FIG6A}.toml")).echo["topology"]["links"]
+    (queue,) = [x["queue"] for x in links if (x["a"], x["b"]) == ("mckinley", "alps")]
+    if [x["service"] for x in queue["streams"] if x["name"] in ("A3", "A4")] != ["af", "af"]:
+        raise ReproductionError(f"edge: {FIG6A} no longer has A3 and A4 as AF streams; update the controlled run")
+    as_be = tuple((f"{EGRESS}.queue.streams[{s}]", {"name": s, "service": "be"}) for s in ("A3", "A4"))
+    points += [
+        (
+            ("sens_share", "as_be"),
+            "sens_share_as_be",
+            _scenario(ctx, FIG6A, buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, extra=as_be),
+        ),
+        (
+            ("sens_share", "exact"),
+            "sens_share_exact",
+            _scenario(ctx, FIG6A, buffers=POOLS[-1] * FIG8_BUFF_SIZE // EXACT_BUFF_SIZE, buff_size=EXACT_BUFF_SIZE),
+        ),
+    ]
     rules = f"{EGRESS}.stages[type=classifier].rules"
-    pairs = (("A2", a2), ("A5", a5))
-    return tuple(o for s, host in pairs for o in ((f"traffic[{s}].src", host), (f"{rules}[stream={s}].src", host)))
+    for a2, a5 in itertools.product(HOSTS, HOSTS):
+        # A2 from host a2 and A5 from a5: their traffic and their classifier rules.
+        over = tuple(
+            o for s, h in (("A2", a2), ("A5", a5)) for o in ((f"traffic[{s}].src", h), (f"{rules}[stream={s}].src", h))
+        )
+        points.append((("sens_hosts", (a2, a5)), f"sens_hosts_{a2}_{a5}", _scenario(ctx, FIG6A, extra=over)))
+    return points
 
 
 #: One run's readings per stream (:func:`_rates`, :func:`_occupancy`); the runs of each key.
@@ -297,15 +314,10 @@ def judge_steps(
 
 def judge_fig7b_b3(by_buff: PerSeed) -> tuple[bool, dict[str, dict[str, tuple[int, float]]]]:
     """Fig. 7(b): B3 rises 128 -> 256 B and falls from 512 B on beyond the noise, less than A3 and A4."""
-    steps = {
-        "rise": judge_steps(by_buff, MEDIUM, *FIRST_STEP, 1)[1],
-        "fall": judge_steps(by_buff, MEDIUM, MEDIUM_BUFF, max(by_buff), -1)[1],
-    }
-    ok = True
-    for want, step in zip((1, -1), steps.values(), strict=True):
-        d, c = step["B3"]
-        ok &= d == want and all(abs(c) < abs(step[s][1]) for s in ("A3", "A4"))
-    return ok, steps
+    rise = judge_steps(by_buff, MEDIUM, *FIRST_STEP, 1)[1]
+    fall = judge_steps(by_buff, MEDIUM, MEDIUM_BUFF, max(by_buff), -1)[1]
+    less = all(abs(st["B3"][1]) < abs(st[s][1]) for st in (rise, fall) for s in ("A3", "A4"))
+    return rise["B3"][0] == 1 and fall["B3"][0] == -1 and less, {"rise": rise, "fall": fall}
 
 
 def paper_table1(paper: PaperData | None = None) -> dict[str, tuple[float, float]]:
@@ -350,36 +362,22 @@ def reproduce(ctx: Context) -> Outcome:
     buff_sizes = QUICK_BUFF_SIZES if ctx.quick else BUFF_SIZES
     pools = QUICK_POOLS if ctx.quick else POOLS
     # The grid: (key its runs are gathered under, variant, scenario), each run at every seed.
-    points: list[tuple[tuple[str, Any], str, Scenario]] = [
-        (("fig7", b), f"fig7_buff{b}", _scenario(ctx, "fig6a_periodic", buffers=FIG7_BUFFERS, buff_size=b))
-        for b in buff_sizes
+    points: list[Point] = [
+        (("fig7", b), f"fig7_buff{b}", _scenario(ctx, FIG6A, buffers=FIG7_BUFFERS, buff_size=b)) for b in buff_sizes
     ]
-    for fig, file in (("fig8", "fig6a_periodic"), ("fig9", "fig6a_poisson")):
-        points += [
-            ((fig, n), f"{fig}_pool{n}", _scenario(ctx, file, buffers=n, buff_size=FIG8_BUFF_SIZE)) for n in pools
-        ]
-    for variant, file in (("table1_af", "fig6a_periodic"), ("table1_ef", "fig6b_periodic")):
-        points.append(((variant, None), variant, _scenario(ctx, file, full_length=True)))
-    # Table I's control (quick runs too): the EF rate at the sum of the EF reservations.
-    sc = _scenario(ctx, "fig6b_periodic", extra=((f"{EGRESS}.queue.ef_rate", EF_RATE_SUM),), full_length=True)
-    points.append((("table1_ef_sum", None), "table1_ef_sum", sc))
+    points += [
+        ((fig, n), f"{fig}_pool{n}", _scenario(ctx, file, buffers=n, buff_size=FIG8_BUFF_SIZE))
+        for fig, file in (("fig8", "fig6a_periodic"), ("fig9", "fig6a_poisson"))
+        for n in pools
+    ]
+    # Table I, and its control (quick runs too): the EF rate at the sum of the EF reservations.
+    ef_sum = ((f"{EGRESS}.queue.ef_rate", EF_RATE_SUM),)
+    points += [
+        ((v, None), v, _scenario(ctx, f, extra=x, full_length=True))
+        for v, f, x in (("table1_af", FIG6A, ()), ("table1_ef", FIG6B, ()), ("table1_ef_sum", FIG6B, ef_sum))
+    ]
     if not ctx.quick:
-        sens_files = (("sens_af", "fig6a_periodic"), ("sens_ef", "fig6b_periodic"))
-        points += [((v, n), f"{v}_pool{n}", _scenario(ctx, f, buffers=n)) for n in SENS_POOLS for v, f in sens_files]
-        exact = TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE
-        points += [
-            ((v, "exact"), f"{v}_exact", _scenario(ctx, f, buffers=exact, buff_size=EXACT_BUFF_SIZE))
-            for v, f in sens_files
-        ]
-        for kbps in SENS_OFFERED:
-            sc = _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, offered_kbps=kbps)
-            points.append((("sens_offered", kbps), f"sens_offered{kbps}", sc))
-        points += [(("sens_share", k), f"sens_share_{k}", _share_scenario(ctx, k)) for k in SHARE_KNOBS[1:]]
-        points += [
-            (("sens_hosts", (a2, a5)), f"sens_hosts_{a2}_{a5}", _scenario(ctx, "fig6a_periodic", extra=_hosts(a2, a5)))
-            for a2 in HOSTS
-            for a5 in HOSTS
-        ]
+        points += _controlled_points(ctx)
     ctx.log(f"edge: {len(points) * len(ctx.seeds)} runs")
 
     def reduce(key: tuple[str, Any], res: Result) -> tuple[Rates, Rates | None]:
@@ -404,17 +402,14 @@ def reproduce(ctx: Context) -> Outcome:
     }
     # Claims 1-4: the conformant AF streams at Fig. 8's pools, Fig. 7(a) and 7(c), the sharing.
     reservations = {s: r for s, (_, r) in STREAMS.items()}
-    ok1, w_frac, w_stream, w_pool = judge_conformant(
-        {n: {s: _mean(by[("fig8", n)], s, "ip_kbps").mean for s in CONFORMANT_AF} for n in pools}, reservations
+    fig7, fig8 = (
+        {int(x): {s: v["ip_kbps"] for s, v in t.items()} for x, t in data[k].items()} for k in ("fig7", "fig8")
     )
+    ok1, w_frac, w_stream, w_pool = judge_conformant(fig8, reservations)
     lo_b, hi_b = buff_sizes[0], buff_sizes[-1]
-    fig7 = {b: {s: _mean(by[("fig7", b)], s, "ip_kbps").mean for s in STREAMS} for b in buff_sizes}
     ok2, spreads = judge_fig7a(fig7)
-    edges = {
-        s: (_mean(by[("fig7", lo_b)], s, "ip_kbps"), _mean(by[("fig7", hi_b)], s, "ip_kbps")) for s in (*SMALL, "B1")
-    }
-    big = by[("fig8", pools[-1])]
-    shares = excess_shares({s: _mean(big, s, "ip_kbps").mean for s in STREAMS}, reservations)
+    edges = {s: tuple(_mean(by[("fig7", b)], s, "ip_kbps") for b in (lo_b, hi_b)) for s in (*SMALL, "B1")}
+    shares = excess_shares(fig8[pools[-1]], reservations)
     ok4 = judge_sharing(shares)
     shares["B2 × 512/128"] = shares.pop("B2")
     # Claim 5, Table I: its four delays are cells (paper_cells); the claim judges the factor and the order.

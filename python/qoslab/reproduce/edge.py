@@ -123,7 +123,7 @@ def _controlled_points(ctx: Context) -> list[Point]:
     only while the file has them as AF streams) and with every packet counted at its size."""
     files = (("sens_af", FIG6A), ("sens_ef", FIG6B))
     exact = TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE
-    points = [((v, n), f"{v}_pool{n}", _scenario(ctx, f, buffers=n)) for n in SENS_POOLS for v, f in files]
+    points: list[Point] = [((v, n), f"{v}_pool{n}", _scenario(ctx, f, buffers=n)) for n in SENS_POOLS for v, f in files]
     points += [
         ((v, "exact"), f"{v}_exact", _scenario(ctx, f, buffers=exact, buff_size=EXACT_BUFF_SIZE)) for v, f in files
     ]

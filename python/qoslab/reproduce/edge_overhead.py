@@ -110,11 +110,9 @@ def section(rows: list[dict[str, Any]]) -> str:
     table = md_table(
         "| path | base ns | + classifier ns | QoS ns | QoS share % (paper's split) | share %, classifier as QoS |",
         lines,
-        f"The no-I/O core path (`{BINARY} --shares {max(r['repetition'] for r in rows)}`), base and QoS interleaved "
-        "in one process run, each repetition the fastest of 15 rounds of 4,096 packets per path by the thread's CPU "
-        "clock; ns a packet are medians over the repetitions and move with the machine's load, the shares (ratios "
-        "within a repetition) much less. The cells are the paper's split (the classifier is forwarding work); the "
-        'last column counts the classifier as QoS (docs/decisions.md, "§V.A\'s QoS share").',
+        f"The no-I/O core path (`{BINARY} --shares {max(r['repetition'] for r in rows)}`; the method: "
+        "docs/reproductions/edge.md): ns a packet are medians over the repetitions; the cells are the paper's split, "
+        'the last column counts the classifier as QoS (docs/decisions.md, "§V.A\'s QoS share").',
         rule="|---|---:|---:|---:|---:|---:|",
     )
     return f"{table}\n\nRouter path: {ROUTER_REASON}."

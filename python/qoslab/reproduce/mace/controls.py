@@ -12,19 +12,16 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ...errors import ReproductionError
-from ...scenario import Override, Scenario
+from ...scenario import Override
 from ..cells import Cell, Measured, cells_csv, compare, read_cells
 from ..framework import Context, control_context, control_main, control_md, control_parser
-from .params import MACE_KEY, NO_DEPARTURE_LIFETIME, S3_MODELS_FULL, SSAC, mbac_admission
-from .runs import Table2Run, table2_measures, table2_spec
+from .params import ADMISSIONS, MACE_KEY, S3_MODELS_FULL, mbac_admission
+from .runs import lifetime_overrides, table2
 from .tables import TABLE2_COLUMNS
-
-ADMISSIONS: dict[str, dict[str, Any]] = {"ssac": SSAC, "mbac": mbac_admission()}
 
 
 def _groups(model: str) -> list[str]:
@@ -70,14 +67,7 @@ CONTROLS: dict[str, Control] = {
             why="isolates batch admission: with departures MBAC's estimate only rises between "
             "window ends, so each window re-admits its departed flows in one batch",
             admissions=("mbac",),
-            extra=lambda model: [
-                o
-                for g in _groups(model)
-                for o in (
-                    f"traffic[{g}].arrivals.lifetime={NO_DEPARTURE_LIFETIME}",
-                    (f"traffic[{g}].arrivals.lifetime_dist", "fixed"),
-                )
-            ],
+            extra=lambda model: [o for g in _groups(model) for o in lifetime_overrides(None, g)],
         ),
         Control(
             name="v-1",
@@ -113,29 +103,16 @@ def table2_cells(ctx: Context, control: Control | None, models: Sequence[str]) -
     """Table 2's judged cells of ``models`` under ``control`` (``None``: the set-up as it is),
     for the admission schemes the control concerns; every other cell ``not run``."""
     control = control or BASELINE
-    plan = [(m, kind, seed) for m in models for kind in control.admissions for seed in ctx.seeds]
-    specs = [table2_spec(ctx, m, control.admission(kind), kind, seed, extra=control.extra(m)) for m, kind, seed in plan]
-    got: dict[tuple[str, str], list[Table2Run]] = {}
-    for (m, kind, _), run in zip(plan, _reduce_by_model(ctx, specs, [m for m, _, _ in plan]), strict=True):
-        got.setdefault((m, kind), []).append(run)
+    adms = {kind: control.admission(kind) for kind in control.admissions}
+    t2 = table2(ctx, models, adms, control.extra, save=False)
     measured = [
-        Measured("Table 2", m.upper(), column, [value(r) for r in runs])
-        for (m, kind), runs in got.items()
+        Measured("Table 2", m.upper(), column, [value(r) for r in runs[adm]])
+        for m, runs in t2.items()
         for adm, column, value in TABLE2_COLUMNS
-        if adm == kind
+        if adm in runs
     ]
     assert ctx.paper is not None
     return [c for c in compare(ctx.paper, measured) if c.table == "Table 2"]
-
-
-def _reduce_by_model(ctx: Context, specs: list[tuple[str, Scenario, int]], models: list[str]) -> list[Table2Run]:
-    """Each spec's Table 2 measures (its model's reduction), in the order given; one batch per model."""
-    slots: dict[int, Table2Run] = {}
-    for m in dict.fromkeys(models):
-        idx = [i for i, x in enumerate(models) if x == m]
-        runs = ctx.run_reduced([specs[i] for i in idx], partial(table2_measures, ctx, m), save=False)
-        slots.update(zip(idx, runs, strict=True))
-    return [slots[i] for i in range(len(specs))]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -42,6 +42,10 @@ def mbac_admission(
     return topology.mbac(v=v, sample=sample, window=window, restart_window=restart_window)
 
 
+#: Table 2's admission schemes.
+ADMISSIONS: dict[str, dict[str, Any]] = {"ssac": SSAC, "mbac": mbac_admission()}
+
+
 ESTIMATOR_WINDOW_S = 5.0 * 20
 MACE_KEY = "topology.links[router1->dst].mace"
 ALLOCATION = {"cbr": 3.9e6, "poo1": 3.9e6, "exp1": 3.9e6, "poo2": 2.3e6, "poo3": 2.3e6, "exp2": 2.3e6, "mixed": 2.3e6}

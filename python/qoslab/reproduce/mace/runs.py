@@ -6,7 +6,7 @@ keeps the measures the claims, cells, figures and ``results.json`` need."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, NamedTuple, TypedDict
 
@@ -32,6 +32,7 @@ from .measures import (
     share_within,
 )
 from .params import (
+    ADMISSIONS,
     ALLOCATION,
     BG_SOURCE_BPS,
     DEPARTURES,
@@ -54,7 +55,6 @@ from .params import (
     S3_DURATION,
     S3_MODELS_FULL,
     S3_MODELS_QUICK,
-    SSAC,
     V_SWEEP,
     WARMUP_S,
     bg_sources,
@@ -257,16 +257,23 @@ def table2_measures(ctx: Context, model: str, res: Result) -> Table2Run:
     }
 
 
-def table2(ctx: Context) -> Table2:
+def table2(
+    ctx: Context,
+    models: Sequence[str] = (),
+    admissions: dict[str, dict[str, Any]] = ADMISSIONS,
+    extra: Callable[[str], Sequence[Override]] = lambda model: (),
+    *,
+    save: bool = True,
+) -> Table2:
     """Scenarios 3-4: every source model (quick: EXP1, EXP2) under SSAC and under MBAC (v = 0.95),
     every seed; one batch per model, each run reduced as it finishes (a 3100 s run's tables are
-    tens of MB)."""
+    tens of MB). :mod:`.controls` gives its models, admissions and ``extra`` overrides per model."""
     out: Table2 = {}
-    for model in S3_MODELS_QUICK if ctx.quick else S3_MODELS_FULL:
-        plan = [(kind, adm, seed) for kind, adm in (("ssac", SSAC), ("mbac", mbac_admission())) for seed in ctx.seeds]
-        specs = [table2_spec(ctx, model, adm, kind, seed) for kind, adm, seed in plan]
-        got = ctx.run_reduced(specs, partial(table2_measures, ctx, model))
-        for (kind, _, _), run in zip(plan, got, strict=True):
+    for model in models or (S3_MODELS_QUICK if ctx.quick else S3_MODELS_FULL):
+        plan = [(kind, seed) for kind in admissions for seed in ctx.seeds]
+        specs = [table2_spec(ctx, model, admissions[kind], kind, seed, extra(model)) for kind, seed in plan]
+        got = ctx.run_reduced(specs, partial(table2_measures, ctx, model), save=save)
+        for (kind, _), run in zip(plan, got, strict=True):
             out.setdefault(model, {}).setdefault(kind, []).append(run)
     return out
 
@@ -352,13 +359,14 @@ class Departures(TypedDict):
     extra: dict[str, DepartureRun]
 
 
-def _lifetime_overrides(lifetime_s: float | None) -> list[Override]:
+def lifetime_overrides(lifetime_s: float | None, group: str = "cl") -> list[Override]:
+    """``group``'s candidates' mean lifetime; ``None``: none (a fixed lifetime beyond any run)."""
     if lifetime_s is None:
         return [
-            f"traffic[cl].arrivals.lifetime={NO_DEPARTURE_LIFETIME}",
-            ("traffic[cl].arrivals.lifetime_dist", "fixed"),
+            f"traffic[{group}].arrivals.lifetime={NO_DEPARTURE_LIFETIME}",
+            (f"traffic[{group}].arrivals.lifetime_dist", "fixed"),
         ]
-    return [f"traffic[cl].arrivals.lifetime={lifetime_s:g}s"]
+    return [f"traffic[{group}].arrivals.lifetime={lifetime_s:g}s"]
 
 
 def departures(ctx: Context, t2: Table2) -> Departures:
@@ -366,44 +374,37 @@ def departures(ctx: Context, t2: Table2) -> Departures:
     (the first seed, one batch). In full runs the paper's lifetimes are Table 2's MBAC run of the
     first seed (the same scenario and seed), not run again."""
     p, dur, warm = DEPARTURES[ctx.quick], S3_DURATION[ctx.quick], DEPARTURES_WARMUP_S
+    reused = [m for m in p["models"] if not ctx.quick and m in t2]
 
     def mbac(v: float) -> list[Override]:
         return [f"duration={dur}", (f"{MACE_KEY}.admission", mbac_admission(v=v, window=p["window"]))]
 
-    plan: list[tuple[str, str, float | None]] = []
-    specs: list[tuple[str, Scenario, int]] = []
-    reused: dict[str, DepartureRun] = {}
-    for m in p["models"]:
-        for key, lifetime in p["lifetimes"].items():
-            if not ctx.quick and key == "paper" and m in t2:
-                reused[m] = _from_table2(t2[m]["mbac"][0], m, lifetime)
-                continue
-            plan.append((m, key, lifetime))
-            sc = _load(ctx, f"s3_{m}.toml", mbac(0.95) + _lifetime_overrides(lifetime))
-            specs.append((f"departures_{m}_{key}", sc, ctx.seeds[0]))
+    # (where in the result: a model or "extra", its key there, model, variant, lifetime, overrides)
+    plan: list[tuple[str, str, str, str, float | None, list[Override]]] = [
+        (m, key, m, f"{m}_{key}", lifetime, mbac(0.95) + lifetime_overrides(lifetime))
+        for m in p["models"]
+        for key, lifetime in p["lifetimes"].items()
+        if not (key == "paper" and m in reused)
+    ]
     if not ctx.quick:
-        extras: list[tuple[str, str, float | None, list[Override]]] = [
-            ("exp1 v=1 none", "v1_none", None, mbac(1.0) + _lifetime_overrides(None)),
-            ("exp1 68% background", "bg68", 1000.0, [*mbac(0.95), f"traffic[bg].flows={FIG9_BG_SOURCES}"]),
+        extras: dict[str, tuple[str, float | None, list[Override]]] = {
+            "exp1 v=1 none": ("v1_none", None, mbac(1.0) + lifetime_overrides(None)),
+            "exp1 68% background": ("bg68", 1000.0, [*mbac(0.95), f"traffic[bg].flows={FIG9_BG_SOURCES}"]),
             # ON periods packetized at the nominal rate (37.9 kb/s, not 40.3).
-            ("exp1 nominal packetization", "nominal", 1000.0, [*mbac(0.95), ("traffic[cl].packetization", "nominal")]),
-        ]
-        for key, variant, lifetime, overrides in extras:
-            plan.append(("extra", key, lifetime))
-            specs.append((f"departures_exp1_{variant}", _load(ctx, "s3_exp1.toml", overrides), ctx.seeds[0]))
-    out: Departures = {"window_s": 5.0 * p["window"], "warmup_s": warm, "duration": dur, "runs": {}, "extra": {}}
-    got: dict[str, dict[str, DepartureRun]] = {}
-    for (m, key, lifetime), res in zip(plan, ctx.run_many(specs), strict=True):
-        model = "exp1" if m == "extra" else m
-        run = departure_measures(res, model, lifetime, warm, float(dur.removesuffix("s")))
-        if m == "extra":
-            out["extra"][key] = run
-        else:
-            got.setdefault(m, {})[key] = run
-    for m in p["models"]:
-        runs = {**got.get(m, {}), **({"paper": reused[m]} if m in reused else {})}
-        out["runs"][m] = {k: runs[k] for k in p["lifetimes"]}
-    return out
+            "exp1 nominal packetization": ("nominal", 1000.0, [*mbac(0.95), ("traffic[cl].packetization", "nominal")]),
+        }
+        plan += [("extra", key, "exp1", f"exp1_{v}", life, o) for key, (v, life, o) in extras.items()]
+    specs = [(f"departures_{v}", _load(ctx, f"s3_{model}.toml", o), ctx.seeds[0]) for _, _, model, v, _, o in plan]
+    got = {m: {"paper": _from_table2(t2[m]["mbac"][0], m, p["lifetimes"]["paper"])} for m in reused}
+    for (where, key, model, _, lifetime, _), res in zip(plan, ctx.run_many(specs), strict=True):
+        got.setdefault(where, {})[key] = departure_measures(res, model, lifetime, warm, float(dur.removesuffix("s")))
+    return {
+        "window_s": 5.0 * p["window"],
+        "warmup_s": warm,
+        "duration": dur,
+        "runs": {m: {k: got[m][k] for k in p["lifetimes"]} for m in p["models"]},
+        "extra": got.get("extra", {}),
+    }
 
 
 def _from_table2(r: Table2Run, model: str, lifetime_s: float | None) -> DepartureRun:

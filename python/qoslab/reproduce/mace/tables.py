@@ -5,11 +5,10 @@ is: docs/reproductions/mace.md, "The paper's numbers")."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from ..framework import Context
-from ..paper import PaperData
-from ..reduce import Cell, judged, measured, paper_of
+from ..reduce import Cell, judged, measured
 from .params import FIG12_13_MODELS, LOADS_FULL
 from .runs import Fig9, Fig12_13, MixedLoss, Scenario1, Table2, Table2Run
 
@@ -19,11 +18,6 @@ TABLE2_COLUMNS: list[tuple[str, str, Callable[[Table2Run], float]]] = [
     for adm in ("ssac", "mbac")
     for column, value in (("%Utilization", lambda r: 100.0 * r["utilization"]), ("Flows", lambda r: r["alive_mean"]))
 ]
-
-
-def paper(ctx: Context) -> PaperData:
-    """The MACE paper's numbers: the run's, else ``paperdata/mace/``."""
-    return paper_of(ctx, "mace")
 
 
 def cells(ctx: Context, s1: Scenario1, f9: Fig9, mixed: MixedLoss, t2: Table2, f1213: Fig12_13) -> list[Cell]:
@@ -38,7 +32,7 @@ def cells(ctx: Context, s1: Scenario1, f9: Fig9, mixed: MixedLoss, t2: Table2, f
             ("CL connections with MACE", "mace", "loss_cl_group"),
             ("BE connections without MACE", "nomace", "loss_testing"),
         ):
-            per_load = [_pick(s1["runs"][f"{variant}_{ld}"], key) for ld in s1["loads"]]
+            per_load = [[r[key] for r in s1["runs"][f"{variant}_{ld}"]] for ld in s1["loads"]]
             out += measured(ctx, "Fig. 6", row, "worst loss rate", [100 * max(x) for x in zip(*per_load, strict=True)])
     if judged(ctx, "mace", "Fig. 8"):
         for ld in [ld for ld in LOADS_FULL if ld >= 100]:
@@ -51,12 +45,12 @@ def cells(ctx: Context, s1: Scenario1, f9: Fig9, mixed: MixedLoss, t2: Table2, f
             )
     if judged(ctx, "mace", "Fig. 9"):
         for svc in ("CL", "BE"):
-            vals = [100 * v for v in _pick(f9["runs"]["jitter"], f"share40_{svc.lower()}")]
+            vals = [100 * r[f"share40_{svc.lower()}"] for r in f9["runs"]["jitter"]]
             out += measured(ctx, "Fig. 9", svc, "inter-arrivals within 25 % of 40 ms", vals)
     for fig, kbps in (("Fig. 12", 256), ("Fig. 13", 64)):
         if judged(ctx, "mace", fig) and kbps in FIG12_13_MODELS:
             for svc in ("cl", "be"):
-                vals = [100 * v for v in _pick(f1213["runs"], f"loss_{svc}{kbps}")]
+                vals = [100 * r[f"loss_{svc}{kbps}"] for r in f1213["runs"]]
                 out += measured(ctx, fig, f"{kbps} kbps {svc.upper()} connections", "loss rate", vals)
     if "mixed" in t2:
         ssac, mbac = t2["mixed"]["ssac"], t2["mixed"]["mbac"]
@@ -70,7 +64,3 @@ def cells(ctx: Context, s1: Scenario1, f9: Fig9, mixed: MixedLoss, t2: Table2, f
             ]
             out += measured(ctx, "Fig. 16", "MIXED", "average link utilization, MBAC over SSAC", gain)
     return out
-
-
-def _pick(runs: Sequence[dict[str, float]], key: str) -> list[float]:
-    return [r[key] for r in runs]

@@ -3,6 +3,7 @@ each, written beside ``report.md``."""
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any
 
 from ...stats import Estimate
@@ -20,7 +21,9 @@ INTERARRIVAL_AXIS = "inter-arrival time (ms), < 80 ms"
 def plots(ctx: Context, r: Runs) -> list[Figure]:
     """Draws every figure the runs allow (the mixed CDFs need the mixed model, the v sweep a full run)."""
     s1, s2, t2, sweep, f9, dep, mixed, f1213 = r
-    out = [
+    one = {m: {k: runs[0] for k, runs in x.items()} for m, x in t2.items()}  # the first seed's runs
+    model = next((m for m in FIG14_MODELS if m in one), None)
+    return [
         fig6(ctx, s1),
         fig7_8(ctx, s1, mixed),
         fig9(ctx, f9),
@@ -28,27 +31,11 @@ def plots(ctx: Context, r: Runs) -> list[Figure]:
         departures(ctx, dep),
         fig10_11(ctx, s2),
         cdf_poo1_replay(ctx, s2),
+        *([cdf_mixed(ctx, one["mixed"])] if "mixed" in one else []),
+        *([fig14(ctx, model, one[model])] if model else []),
+        table2_utilization(ctx, t2),
+        *([v_sweep(ctx, sweep)] if sweep else []),
     ]
-    one = {m: {k: runs[0] for k, runs in x.items()} for m, x in t2.items()}  # the first seed's runs
-    if "mixed" in one:
-        out.append(cdf_mixed(ctx, one["mixed"]))
-    model = next((m for m in FIG14_MODELS if m in one), None)
-    if model:
-        out.append(fig14(ctx, model, one[model]))
-    out.append(table2_utilization(ctx, t2))
-    if sweep:
-        out.append(v_sweep(ctx, sweep))
-    return out
-
-
-def _cdf(hist: Hist) -> tuple[list[float], list[float]]:
-    total = sum(hist.values()) or 1.0
-    xs, ys, acc = [], [], 0.0
-    for t, n in hist.items():
-        acc += n
-        xs.append((t + 0.001) * 1000)
-        ys.append(acc / total)
-    return xs, ys
 
 
 def _share_bars(ax: Any, hist: Hist, label: str, suffix: str = "", **style: Any) -> None:
@@ -99,8 +86,7 @@ def fig9(ctx: Context, f9: Fig9) -> Figure:
 
 def fig7_8(ctx: Context, s1: Scenario1, mixed: MixedLoss) -> Figure:
     fig, (a7, a8) = figures.new_axes(10.0, 4.5, 1, 2)
-    loads = mixed["loads"]
-    runs = mixed["runs"]
+    loads, runs = mixed["loads"], mixed["runs"]
     for key, style, label in (
         ("loss_cl_class", "o-", "CL (class)"),
         ("loss_cl_group", "x--", "CL-port flows"),
@@ -125,20 +111,21 @@ def fig7_8(ctx: Context, s1: Scenario1, mixed: MixedLoss) -> Figure:
     )
 
 
-def _cdfs(ax: Any, hists: list[tuple[Hist, str]], title: str, xlabel: str = INTERARRIVAL_AXIS) -> None:
-    """Inter-arrival CDFs on one axis, one per (histogram, label)."""
-    for hist, label in hists:
-        xs, ys = _cdf(hist)
-        ax.plot(xs, ys, label=label)
-    ax.set(title=title, xlabel=xlabel)
+def _cdf_panels(axes: Any, panels: dict[str, list[tuple[Hist, str]]], xlabel: str = INTERARRIVAL_AXIS) -> None:
+    """Inter-arrival CDFs, a panel per title with its (histogram, label) lines; "CDF" on the first's y axis."""
+    for ax, (title, hists) in zip(axes, panels.items(), strict=True):
+        for hist, label in hists:
+            total = sum(hist.values()) or 1.0
+            ax.plot([(t + 0.001) * 1000 for t in hist], [n / total for n in accumulate(hist.values())], label=label)
+        ax.set(title=title, xlabel=xlabel)
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("CDF")
 
 
 def fig12_13(ctx: Context, f1213: Fig12_13) -> Figure:
     fig, axes = figures.new_axes(10.0, 4.5, 1, 2, sharey=True)
-    for ax, kbps in zip(axes, ("256", "64"), strict=True):
-        _cdfs(ax, [(f1213["hist"][svc][kbps], svc.upper()) for svc in ("cl", "be")], f"{kbps} kb/s connections")
-        ax.legend(fontsize=8)
-    axes[0].set_ylabel("CDF")
+    panels = {f"{k} kb/s connections": [(f1213["hist"][g][k], g.upper()) for g in ("cl", "be")] for k in ("256", "64")}
+    _cdf_panels(axes, panels)
     fig.suptitle("Figs. 12-13 analogue: mixed source models, CL against BE")
     return ctx.figure(
         fig,
@@ -200,26 +187,21 @@ def fig10_11(ctx: Context, s2: Scenario2) -> Figure:
 
 def cdf_poo1_replay(ctx: Context, s2: Scenario2) -> Figure:
     fig, ax = figures.new_axes(7.0, 4.5)
-    hists = [
+    lines = [
         (s2["hist"][v]["cl"], f"replayed CL-port POO1 flows, {lab}")
         for v, lab in (("mace", "with MACE"), ("nomace", "without MACE"))
     ]
-    _cdfs(ax, hists, "Figs. 10-11 analogue: POO1 record and replay")
-    ax.set_ylabel("CDF")
-    ax.legend(fontsize=8)
+    _cdf_panels([ax], {"Figs. 10-11 analogue: POO1 record and replay": lines})
     return ctx.figure(
         fig, "cdf_poo1_replay.png", "Inter-arrival CDF of the same recorded POO1 flows replayed with and without MACE."
     )
 
 
 def cdf_mixed(ctx: Context, mixed: dict[str, Table2Run]) -> Figure:
-    fig, (a1, a2) = figures.new_axes(9.0, 4.0, 1, 2)
-    ssac, mbac, xlabel = mixed["ssac"], mixed["mbac"], "inter-arrival (ms), < 80 ms"
-    _cdfs(a1, [(ssac["hist256"], "SSAC"), (mbac["hist256"], "MBAC")], "256 kb/s CL (POO2, EXP2)", xlabel)
-    _cdfs(a2, [(ssac["hist64"], "SSAC"), (mbac["hist64"], "MBAC")], "64 kb/s CL (CBR, POO3, EXP1)", xlabel)
-    for ax in (a1, a2):
-        ax.legend(fontsize=8)
-    a1.set_ylabel("CDF")
+    fig, axes = figures.new_axes(9.0, 4.0, 1, 2)
+    panels = {"256 kb/s CL (POO2, EXP2)": "hist256", "64 kb/s CL (CBR, POO3, EXP1)": "hist64"}
+    lines = {title: [(mixed[adm][h], adm.upper()) for adm in ("ssac", "mbac")] for title, h in panels.items()}
+    _cdf_panels(axes, lines, "inter-arrival (ms), < 80 ms")
     return ctx.figure(
         fig,
         "cdf_mixed_ssac_mbac.png",

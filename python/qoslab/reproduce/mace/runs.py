@@ -55,7 +55,7 @@ from .params import (
     S3_DURATION,
     S3_MODELS_FULL,
     S3_MODELS_QUICK,
-    V_SWEEP,
+    SWEEP_POINTS,
     WARMUP_S,
     bg_sources,
     mbac_admission,
@@ -167,18 +167,17 @@ def _s1_load(ctx: Context, file: str, load: int) -> Scenario:
 def scenario1(ctx: Context) -> Scenario1:
     """20 CL and 20 BE CBR flows against each background load, with and without MACE, every seed."""
     loads = LOADS_QUICK if ctx.quick else LOADS_FULL
-    out: Scenario1 = {"loads": loads, "runs": {}, "hist": {}}
     points = [
         ((load, variant), f"s1_{variant}_{load}", _s1_load(ctx, f"s1_cbr_{variant}.toml", load))
         for load in loads
         for variant in ("mace", "nomace")
     ]
     grid = ctx.run_grid(points, lambda key, res: _s1_measures(res, bg_sources(key[0]), key[1]))
-    for (load, variant), runs in grid.items():
-        if load == FIG9_LOAD:
-            out["hist"][variant] = runs[0][1]
-        out["runs"][f"{variant}_{load}"] = [m for m, _ in runs]
-    return out
+    return {
+        "loads": loads,
+        "runs": {f"{variant}_{load}": [m for m, _ in runs] for (load, variant), runs in grid.items()},
+        "hist": {variant: runs[0][1] for (load, variant), runs in grid.items() if load == FIG9_LOAD},
+    }
 
 
 def scenario2(ctx: Context) -> Scenario2:
@@ -188,14 +187,10 @@ def scenario2(ctx: Context) -> Scenario2:
     seed = ctx.seeds[0]
     rec = ctx.run("s2_record", _load(ctx, "s2_poo1_record.toml", [f"duration={dur}"]), seed)
     record_arrivals(rec, "cl", ctx.folder / "s2_poo1_flows.csv", group_start_s=2.0)
-    hist: dict[str, dict[str, Hist]] = {}
-    loss: dict[str, dict[str, float]] = {}
-    runs: dict[str, Result] = {}
-    for variant in ("mace", "nomace"):
-        sc = _load_replay(ctx, f"s2_poo1_{variant}.toml", [f"duration={dur}"])
-        res = runs[variant] = ctx.run(f"s2_{variant}", sc, seed)
-        hist[variant] = {g: interarrival_hist(res, [g]) for g in ("cl", "be")}
-        loss[variant] = {g: group_loss(res, [g]) for g in ("cl", "be", "bg")}
+    runs = {
+        v: ctx.run(f"s2_{v}", _load_replay(ctx, f"s2_poo1_{v}.toml", [f"duration={dur}"]), seed)
+        for v in ("mace", "nomace")
+    }
     # Figs. 10-11 need the senders' generation inter-times, which the simulator does not record:
     # over a 10 Gb/s bottleneck no POO1 packet waits, so the receiver inter-arrivals are the
     # generation inter-times (within 31 µs, far below the 1 ms bins) if the flows sent the same packets.
@@ -203,11 +198,11 @@ def scenario2(ctx: Context) -> Scenario2:
         ctx, "s2_poo1_nomace.toml", [f"duration={dur}", f"topology.links[router1->dst].rate={GENERATION_PROBE_RATE}"]
     )
     probe = ctx.run("s2_generation", probe_sc, seed)
-    hist["generation"] = {g: interarrival_hist(probe, [g]) for g in ("cl", "be")}
+    hist = {k: {g: interarrival_hist(r, [g]) for g in ("cl", "be")} for k, r in {**runs, "generation": probe}.items()}
     return {
         "recorded_flows": int((rec.flows["group"] == "cl").sum()),
         "hist": hist,
-        "loss": loss,
+        "loss": {v: {g: group_loss(r, [g]) for g in ("cl", "be", "bg")} for v, r in runs.items()},
         "replayed_flows": int((runs["mace"].flows["group"] == "cl").sum()),
         "generation_matches": {v: generation_matches(probe, r, ["cl", "be"]) for v, r in runs.items()},
         "share40": {k: {g: share_within(h[g], 0.040) for g in ("cl", "be")} for k, h in hist.items()},
@@ -283,12 +278,10 @@ def sweep(ctx: Context, t2: Table2) -> dict[str, Table2Run]:
     runs only; the first seed); v = 0.95 is Table 2's EXP1 MBAC run, not run again."""
     if ctx.quick:
         return {}
-    plan = [(f"{v:g}", mbac_admission(v=v), f"mbac_v{v:g}") for v in V_SWEEP if v != 0.95]
-    plan.append(("0.95 continue", mbac_admission(restart_window=False), "mbac_v0.95_continue"))
-    results = ctx.run_many([table2_spec(ctx, "exp1", adm, variant, ctx.seeds[0]) for _, adm, variant in plan])
-    got = {key: table2_measures(ctx, "exp1", res) for (key, _, _), res in zip(plan, results, strict=True)}
-    got["0.95"] = t2["exp1"]["mbac"][0]
-    return {k: got[k] for k in [f"{v:g}" for v in V_SWEEP] + ["0.95 continue"]}
+    plan = {k: mbac_admission(v=v, restart_window=restart) for k, (v, restart) in SWEEP_POINTS.items() if k != "0.95"}
+    specs = [table2_spec(ctx, "exp1", adm, f"mbac_v{k.replace(' ', '_')}", ctx.seeds[0]) for k, adm in plan.items()]
+    got = dict(zip(plan, [table2_measures(ctx, "exp1", res) for res in ctx.run_many(specs)], strict=True))
+    return {k: t2["exp1"]["mbac"][0] if k == "0.95" else got[k] for k in SWEEP_POINTS}
 
 
 class Fig9(TypedDict):
@@ -302,38 +295,31 @@ class Fig9(TypedDict):
     hist: dict[str, dict[str, Hist]]
 
 
-#: Fig. 9's variants: exact send times and the host timing jitter on every sender, at 20
-#: background sources; and jittered at :data:`FIG9_LOAD` (130%), beside scenario 1's exact run.
+#: Fig. 9's variants (background sources, overrides): exact send times and the host timing jitter on
+#: every sender, at 20 background sources; and jittered at :data:`FIG9_LOAD` (130%), beside scenario 1's exact run.
 _JITTER = [f"traffic[{g}].send_jitter={HOST_JITTER}" for g in ("cl", "be", "bg")]
-FIG9_VARIANTS = {
-    "exact": [f"traffic[bg].flows={FIG9_BG_SOURCES}"],
-    "jitter": [f"traffic[bg].flows={FIG9_BG_SOURCES}", *_JITTER],
-    f"jitter_{FIG9_LOAD}": [f"traffic[bg].flows={bg_sources(FIG9_LOAD)}", *_JITTER],
+FIG9_VARIANTS: dict[str, tuple[int, list[str]]] = {
+    "exact": (FIG9_BG_SOURCES, []),
+    "jitter": (FIG9_BG_SOURCES, _JITTER),
+    f"jitter_{FIG9_LOAD}": (bg_sources(FIG9_LOAD), _JITTER),
 }
 
 
 def fig9(ctx: Context) -> Fig9:
     """Scenario 1 with MACE at Fig. 9's load, with exact and with jittered send times, every seed."""
-    n = FIG9_BG_SOURCES
+    n, dur = FIG9_BG_SOURCES, f"duration={S1_DURATION[ctx.quick]}"
     points = [
-        (variant, f"fig9_{variant}", _load(ctx, "s1_cbr_mace.toml", [f"duration={S1_DURATION[ctx.quick]}", *extra]))
-        for variant, extra in FIG9_VARIANTS.items()
+        (v, f"fig9_{v}", _load(ctx, "s1_cbr_mace.toml", [dur, f"traffic[bg].flows={k}", *jit]))
+        for v, (k, jit) in FIG9_VARIANTS.items()
     ]
-    out: Fig9 = {
+    grid = ctx.run_grid(points, lambda v, res: _s1_measures(res, FIG9_VARIANTS[v][0], "mace"))
+    return {
         "bg_sources": n,
         "background_pct": n * BG_SOURCE_BPS / LINK_BPS * 100,
         "total_pct": (n * BG_SOURCE_BPS + 40 * 386 * 8 / 0.040) / LINK_BPS * 100,
-        "runs": {},
-        "hist": {},
+        "runs": {v: [m for m, _ in runs] for v, runs in grid.items()},
+        "hist": {v: runs[0][1] for v, runs in grid.items()},
     }
-    grid = ctx.run_grid(
-        points,
-        lambda variant, res: _s1_measures(res, n if variant in ("exact", "jitter") else bg_sources(FIG9_LOAD), "mace"),
-    )
-    for variant, runs in grid.items():
-        out["hist"][variant] = runs[0][1]
-        out["runs"][variant] = [m for m, _ in runs]
-    return out
 
 
 class DepartureRun(TypedDict):

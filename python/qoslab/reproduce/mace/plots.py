@@ -199,9 +199,12 @@ def cdf_poo1_replay(ctx: Context, s2: Scenario2) -> Figure:
 
 def cdf_mixed(ctx: Context, mixed: dict[str, Table2Run]) -> Figure:
     fig, axes = figures.new_axes(9.0, 4.0, 1, 2)
-    panels = {"256 kb/s CL (POO2, EXP2)": "hist256", "64 kb/s CL (CBR, POO3, EXP1)": "hist64"}
-    lines = {title: [(mixed[adm][h], adm.upper()) for adm in ("ssac", "mbac")] for title, h in panels.items()}
-    _cdf_panels(axes, lines, "inter-arrival (ms), < 80 ms")
+    ssac, mbac = mixed["ssac"], mixed["mbac"]
+    panels = {
+        "256 kb/s CL (POO2, EXP2)": [(ssac["hist256"], "SSAC"), (mbac["hist256"], "MBAC")],
+        "64 kb/s CL (CBR, POO3, EXP1)": [(ssac["hist64"], "SSAC"), (mbac["hist64"], "MBAC")],
+    }
+    _cdf_panels(axes, panels, "inter-arrival (ms), < 80 ms")
     return ctx.figure(
         fig,
         "cdf_mixed_ssac_mbac.png",

@@ -77,21 +77,15 @@ def table2_md(t2: Table2) -> str:
 
 def departures_md(dep: Departures) -> str:
     """Utilization and flows against the candidates' lifetime, with the batch-admission prediction."""
-
-    def row(name: str, r: Any, want: str) -> str:
-        life = "none" if r["lifetime_s"] is None else f"{r['lifetime_s']:g} s"
-        return (
-            f"| {name} | {life} | {r['utilization'] * 100:.1f} | {r['alive_mean']:.1f} | "
-            f"{r['admitted_mean']:.1f} | {want} | {r['p95_over_mu']:.3f} |"
-        )
-
+    named = [(f"{m.upper()} ({k})", r, m, x["none"]) for m, x in dep["runs"].items() for k, r in x.items()]
     rows = []
-    for m, runs in dep["runs"].items():
-        for key, r in runs.items():
-            life = r["lifetime_s"]
-            want = "-" if life is None else pct(batch_prediction(runs["none"], life, dep["window_s"], m))
-            rows.append(row(f"{m.upper()} ({key})", r, want))
-    rows += [row(key, r, "-") for key, r in dep["extra"].items()]
+    for name, r, m, none in named + [(k, r, "", None) for k, r in dep["extra"].items()]:
+        life = r["lifetime_s"]
+        want = "-" if life is None or none is None else pct(batch_prediction(none, life, dep["window_s"], m))
+        rows.append(
+            f"| {name} | {'none' if life is None else f'{life:g} s'} | {r['utilization'] * 100:.1f} | "
+            f"{r['alive_mean']:.1f} | {r['admitted_mean']:.1f} | {want} | {r['p95_over_mu']:.3f} |"
+        )
     intro = (
         f"MBAC, v = 0.95, S = 5 s, T·S = {dep['window_s']:g} s; {dep['duration']} runs judged after "
         f"{dep['warmup_s']:g} s; ON periods packetized by the ceil rule. Predicted: "

@@ -56,7 +56,7 @@ def test_admitted_flows_follow_admissions_and_stale_departures_only():
         ]
     )
     assert measures.admitted_path(res) == [(1.0, 1), (2.0, 2), (6.0, 1)]
-    mean, peak = measures.admitted_stats(res, 0.0, 10.0)
+    mean, peak = measures.path_stats(measures.admitted_path(res), 0.0, 10.0)
     # 1 flow over [1, 2), 2 over [2, 6), 1 over [6, 10]: (1 + 8 + 4) / 10.
     assert (mean, peak) == (pytest.approx(1.3), 2)
 
@@ -79,7 +79,7 @@ def test_flows_alive_end_at_the_flows_end_not_at_the_stale_timeout():
     assert measures.alive_path(res) == [(1.0, 1), (2.0, 2), (6.0, 1), (34.0, 0), (40.0, 1), (50.0, 0)]
     # The classifier's count keeps a.1 until its stale row: none here, so it stays.
     assert measures.admitted_path(res)[-1] == (40.0, 2)
-    mean, peak = measures.alive_stats(res, 0.0, 60.0)
+    mean, peak = measures.path_stats(measures.alive_path(res), 0.0, 60.0)
     assert peak == 2 and mean == pytest.approx((1 + 2 * 4 + 28 + 10) / 60)
 
 

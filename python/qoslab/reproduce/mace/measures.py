@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from ...result import Result
@@ -130,11 +131,8 @@ def share_at_most(hist: Hist, limit_s: float) -> float:
 
 def _path(steps: Iterable[tuple[float, int]]) -> list[tuple[float, int]]:
     """The running count after each (time, +1/-1) step, in time order."""
-    n, out = 0, []
-    for t, d in sorted(steps):
-        n += d
-        out.append((t, n))
-    return out
+    ordered = sorted(steps)
+    return list(zip([t for t, _ in ordered], accumulate(d for _, d in ordered), strict=True))
 
 
 def admitted_path(res: Result) -> list[tuple[float, int]]:
@@ -179,16 +177,6 @@ def path_stats(path: list[tuple[float, int]], start_s: float, end_s: float) -> t
             peak = max(peak, n)
     area += n * (end_s - last)
     return (area / (end_s - start_s) if end_s > start_s else math.nan, peak)
-
-
-def alive_stats(res: Result, start_s: float, end_s: float) -> tuple[float, int]:
-    """Time-average and maximum of the admitted flows still sending over [start_s, end_s]."""
-    return path_stats(alive_path(res), start_s, end_s)
-
-
-def admitted_stats(res: Result, start_s: float, end_s: float) -> tuple[float, int]:
-    """Time-average and maximum of the admitted count over [start_s, end_s]."""
-    return path_stats(admitted_path(res), start_s, end_s)
 
 
 def sample_rates(res: Result, after_s: float) -> list[float]:

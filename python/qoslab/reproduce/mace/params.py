@@ -17,8 +17,8 @@ FIG9_LOAD = 130
 FIG9_BG_SOURCES = 20
 #: Host timing jitter of the testbed's senders (FreeBSD 2.2.2, HZ = 100: one 10 ms clock tick).
 HOST_JITTER = '{ dist = "uniform", max = "10ms" }'
+#: Scenarios 1 and 2, Figs. 7-9: run length.
 S1_DURATION = {True: "20s", False: "200s"}
-S2_DURATION = S1_DURATION
 #: Scenarios 3-4 (Table 2) and Figs. 12-13: run length and warm-up.
 S3_DURATION = {True: "330s", False: "3100s"}
 WARMUP_S = {True: 30.0, False: 100.0}

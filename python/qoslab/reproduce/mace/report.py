@@ -13,7 +13,6 @@ from .params import (
     GENERATION_PROBE_RATE,
     MIXED_LOSS_MODELS,
     S1_DURATION,
-    S2_DURATION,
     S3_DURATION,
     SWEEP_POINTS,
     WARMUP_S,
@@ -160,7 +159,7 @@ def setup_md(ctx: Context, s1: Scenario1, s2: Scenario2) -> str:
         f"| scenario 1, Fig. 9, Figs. 7-8 | {S1_DURATION[q]}; loads {s1['loads']}% "
         f"({', '.join(str(bg_sources(ld)) for ld in s1['loads'])} background sources) |",
         f"| scenario 2 | {s2['recorded_flows']} POO1 flows recorded, {s2.get('replayed_flows')} replayed; "
-        f"{S2_DURATION[q]} |",
+        f"{S1_DURATION[q]} |",
         f"| scenarios 3-4, Figs. 12-13 | {S3_DURATION[q]}, warm-up {WARMUP_S[q]:g} s |",
         f"| departures | {', '.join(m.upper() for m in d['models'])}, T = {d['window']}, lifetimes "
         f"{', '.join('none' if v is None else f'{v:g} s' for v in d['lifetimes'].values())}; "

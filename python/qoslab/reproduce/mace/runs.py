@@ -6,18 +6,20 @@ keeps the measures the claims, cells, figures and ``results.json`` need."""
 from __future__ import annotations
 
 import math
+import shutil
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, NamedTuple, TypedDict
 
+from ...errors import warn_scenario
 from ...recording import record_arrivals
 from ...result import Result
-from ...scenario import Override, Scenario
+from ...scenario import Override, Scenario, read_text
 from ..framework import Context
 from .measures import (
     Hist,
-    admitted_stats,
-    alive_stats,
+    admitted_path,
+    alive_path,
     binned_loss,
     class_loss,
     delay_sd_ms,
@@ -26,6 +28,7 @@ from .measures import (
     interarrival_hist,
     mbac_path,
     offered_bps,
+    path_stats,
     percentile,
     sample_rates,
     share_at_most,
@@ -51,7 +54,6 @@ from .params import (
     NO_DEPARTURE_LIFETIME,
     RESERVE,
     S1_DURATION,
-    S2_DURATION,
     S3_DURATION,
     S3_MODELS_FULL,
     S3_MODELS_QUICK,
@@ -125,11 +127,6 @@ DESCRIPTORS = "cl_ports.descriptors"
 def _load_replay(ctx: Context, file: str, overrides: list[Override]) -> Scenario:
     """A scenario-2 replay file whose relative paths (the recording and the descriptors) resolve
     against the reproduction's folder, so that its hash and results name them as the file does."""
-    import shutil
-
-    from ...errors import warn_scenario
-    from ...scenario import read_text
-
     copy = ctx.folder / DESCRIPTORS
     if not copy.exists():
         shutil.copyfile(ctx.scenario_path(f"mace/{DESCRIPTORS}"), copy)
@@ -159,16 +156,16 @@ def _s1_measures(res: Result, n: int, variant: str) -> tuple[Measures, dict[str,
     return m, hists
 
 
-def _s1_load(ctx: Context, file: str, load: int) -> Scenario:
-    """Scenario 1's length over ``load`` % background (scenario 1 and Figs. 7-8)."""
-    return _load(ctx, file, [f"duration={S1_DURATION[ctx.quick]}", f"traffic[bg].flows={bg_sources(load)}"])
+def _s1_load(ctx: Context, file: str, sources: int, extra: Sequence[Override] = ()) -> Scenario:
+    """Scenario 1's length with ``sources`` background sources and the ``extra`` overrides (Figs. 6-9)."""
+    return _load(ctx, file, [f"duration={S1_DURATION[ctx.quick]}", f"traffic[bg].flows={sources}", *extra])
 
 
 def scenario1(ctx: Context) -> Scenario1:
     """20 CL and 20 BE CBR flows against each background load, with and without MACE, every seed."""
     loads = LOADS_QUICK if ctx.quick else LOADS_FULL
     points = [
-        ((load, variant), f"s1_{variant}_{load}", _s1_load(ctx, f"s1_cbr_{variant}.toml", load))
+        ((load, variant), f"s1_{variant}_{load}", _s1_load(ctx, f"s1_cbr_{variant}.toml", bg_sources(load)))
         for load in loads
         for variant in ("mace", "nomace")
     ]
@@ -183,7 +180,7 @@ def scenario1(ctx: Context) -> Scenario1:
 def scenario2(ctx: Context) -> Scenario2:
     """POO1 record and replay: a recording run, its CL flows replayed with and without MACE, and the
     generation probe (the same replay over a bottleneck where no packet waits)."""
-    dur = S2_DURATION[ctx.quick]
+    dur = S1_DURATION[ctx.quick]
     seed = ctx.seeds[0]
     rec = ctx.run("s2_record", _load(ctx, "s2_poo1_record.toml", [f"duration={dur}"]), seed)
     record_arrivals(rec, "cl", ctx.folder / "s2_poo1_flows.csv", group_start_s=2.0)
@@ -223,7 +220,7 @@ def table2_measures(ctx: Context, model: str, res: Result) -> Table2Run:
     """Table 2's measures of one scenario-3/4 run of ``model``."""
     warm = WARMUP_S[ctx.quick]
     end = float(res.summary.get("sim_time_s") or S3_DURATION[ctx.quick].removesuffix("s"))
-    mean_n, peak_n = admitted_stats(res, warm, end)
+    mean_n, peak_n = path_stats(admitted_path(res), warm, end)
     rates = sample_rates(res, warm)
     mu = ALLOCATION[model]
     groups = sorted(set(res.flows["group"]) - {"bg"})
@@ -233,7 +230,7 @@ def table2_measures(ctx: Context, model: str, res: Result) -> Table2Run:
     return {
         "admitted_mean": mean_n,
         "admitted_max": peak_n,
-        "alive_mean": alive_stats(res, warm, end)[0],
+        "alive_mean": path_stats(alive_path(res), warm, end)[0],
         "utilization": (sum(rates) / len(rates) / mu) if rates else math.nan,
         "sample_p95_bps": percentile(rates, 0.95),
         "allocation_bps": mu,
@@ -307,11 +304,8 @@ FIG9_VARIANTS: dict[str, tuple[int, list[str]]] = {
 
 def fig9(ctx: Context) -> Fig9:
     """Scenario 1 with MACE at Fig. 9's load, with exact and with jittered send times, every seed."""
-    n, dur = FIG9_BG_SOURCES, f"duration={S1_DURATION[ctx.quick]}"
-    points = [
-        (v, f"fig9_{v}", _load(ctx, "s1_cbr_mace.toml", [dur, f"traffic[bg].flows={k}", *jit]))
-        for v, (k, jit) in FIG9_VARIANTS.items()
-    ]
+    n = FIG9_BG_SOURCES
+    points = [(v, f"fig9_{v}", _s1_load(ctx, "s1_cbr_mace.toml", k, jit)) for v, (k, jit) in FIG9_VARIANTS.items()]
     grid = ctx.run_grid(points, lambda v, res: _s1_measures(res, FIG9_VARIANTS[v][0], "mace"))
     return {
         "bg_sources": n,
@@ -412,8 +406,8 @@ def departure_measures(res: Result, model: str, lifetime_s: float | None, warm: 
     return {
         "lifetime_s": lifetime_s,
         "utilization": (sum(rates) / len(rates) / ALLOCATION[model]) if rates else math.nan,
-        "alive_mean": alive_stats(res, warm, end)[0],
-        "admitted_mean": admitted_stats(res, warm, end)[0],
+        "alive_mean": path_stats(alive_path(res), warm, end)[0],
+        "admitted_mean": path_stats(admitted_path(res), warm, end)[0],
         "sample_p95_bps": percentile(rates, 0.95),
         "p95_over_mu": percentile(rates, 0.95) / ALLOCATION[model],
         "loss_cl_class": class_loss(res, warm)[0],
@@ -441,7 +435,7 @@ def mixed_loss(ctx: Context) -> MixedLoss:
     loads = LOADS_QUICK if ctx.quick else LOADS_FULL
     cl = [f"cl_{m}" for m in MIXED_LOSS_MODELS]
     be = [f"be_{m}" for m in MIXED_LOSS_MODELS]
-    points = [(load, f"s4_mixed_loss_{load}", _s1_load(ctx, "s4_mixed_loss.toml", load)) for load in loads]
+    points = [(load, f"s4_mixed_loss_{load}", _s1_load(ctx, "s4_mixed_loss.toml", bg_sources(load))) for load in loads]
 
     def measures(load: int, res: Result) -> Measures:
         cl_class, be_class = class_loss(res)

@@ -1,11 +1,6 @@
 """Controlled runs behind Table 2's cells: Table 2's runs (full settings, seeds 1..N) with one knob
-changed, the cells before and after, judged by the one rule (usage, readings and results:
-docs/reproductions/mace.md, "Table 2: the set-up checked and the controlled runs").
-
-    python -m qoslab.reproduce.mace.controls NAME [--seeds N] [--jobs N] [--models M,...]
-                                             [--baseline committed|run] [--out FILE]
-    python -m qoslab.reproduce.mace.controls --list
-"""
+changed, the cells before and after, judged by the one rule (command line, readings and results:
+docs/reproductions/mace.md, "Table 2: the set-up checked and the controlled runs")."""
 
 from __future__ import annotations
 
@@ -37,17 +32,13 @@ def _on_off(model: str) -> list[str]:
 @dataclass(frozen=True)
 class Control:
     """One knob of Table 2's set-up: what changes, why that value, the admission schemes it
-    concerns, the overrides per model (``extra``) and MBAC's admission (``mbac``)."""
+    concerns with their tables (``admissions``) and the overrides per model (``extra``)."""
 
     name: str
     knob: str
     why: str
-    admissions: tuple[str, ...]
+    admissions: dict[str, dict[str, Any]]
     extra: Callable[[str], list[Override]] = field(default=lambda model: [])
-    mbac: dict[str, Any] = field(default_factory=lambda: ADMISSIONS["mbac"])
-
-    def admission(self, kind: str) -> dict[str, Any]:
-        return self.mbac if kind == "mbac" else ADMISSIONS[kind]
 
 
 CONTROLS: dict[str, Control] = {
@@ -58,7 +49,7 @@ CONTROLS: dict[str, Control] = {
             knob="stale timeout (classifier and candidates) 30 s -> 300 s",
             why="the paper gives no timeout; 300 s is ten times qoslab's, longer than all but about "
             "one in two thousand of POO3's OFF periods (Pareto, shape 1.1, mean 2.9 s)",
-            admissions=("ssac", "mbac"),
+            admissions=ADMISSIONS,
             extra=lambda model: [(f"{MACE_KEY}.stale_timeout", "300s")],
         ),
         Control(
@@ -66,29 +57,27 @@ CONTROLS: dict[str, Control] = {
             knob="CL candidates' lifetimes exp(1000 s) -> none (every flow outlives the run)",
             why="isolates batch admission: with departures MBAC's estimate only rises between "
             "window ends, so each window re-admits its departed flows in one batch",
-            admissions=("mbac",),
+            admissions={"mbac": ADMISSIONS["mbac"]},
             extra=lambda model: [o for g in _groups(model) for o in lifetime_overrides(None, g)],
         ),
         Control(
             name="v-1",
             knob="MBAC's target utilization v 0.95 -> 1",
             why="the paper gives no v; 1 is the largest a utilization of the allocation allows",
-            admissions=("mbac",),
-            mbac=mbac_admission(v=1.0),
+            admissions={"mbac": mbac_admission(v=1.0)},
         ),
         Control(
             name="window-continue",
             knob="MBAC's estimator window on admission: restart -> continue",
             why="the paper lists three updates of the estimate and no restart; qoslab restarts as Jamin et al. do",
-            admissions=("mbac",),
-            mbac=mbac_admission(restart_window=False),
+            admissions={"mbac": mbac_admission(restart_window=False)},
         ),
         Control(
             name="nominal-packetization",
             knob="ON periods packetized ceil(L / interval) -> nominal (one packet per interval of ON time)",
             why="the paper does not say how its senders turned ON periods into packets; nominal "
             "sends exactly the peak rate x the ON share",
-            admissions=("ssac", "mbac"),
+            admissions=ADMISSIONS,
             extra=lambda model: [(f"traffic[{g}].packetization", "nominal") for g in _on_off(model)],
         ),
     )
@@ -96,15 +85,14 @@ CONTROLS: dict[str, Control] = {
 
 
 #: Table 2's set-up as it is (``--baseline run``).
-BASELINE = Control(name="baseline", knob="none", why="", admissions=tuple(ADMISSIONS))
+BASELINE = Control(name="baseline", knob="none", why="", admissions=ADMISSIONS)
 
 
 def table2_cells(ctx: Context, control: Control | None, models: Sequence[str]) -> list[Cell]:
     """Table 2's judged cells of ``models`` under ``control`` (``None``: the set-up as it is),
     for the admission schemes the control concerns; every other cell ``not run``."""
     control = control or BASELINE
-    adms = {kind: control.admission(kind) for kind in control.admissions}
-    t2 = table2(ctx, models, adms, control.extra, save=False)
+    t2 = table2(ctx, models, control.admissions, control.extra, save=False)
     measured = [
         Measured("Table 2", m.upper(), column, [value(r) for r in runs[adm]])
         for m, runs in t2.items()

@@ -177,11 +177,8 @@ def fig10_11(ctx: Context, s2: Scenario2) -> Figure:
         "Figs. 10-11 analogue: generation inter-times at the senders against inter-arrival times at "
         "the receiver (scenario 2 with MACE), BE-port and replayed CL-port POO1 flows. Generation "
         "times come from the same replay over a 10 Gb/s bottleneck, where no packet waits; "
-        + (
-            "its flows sent exactly the packets of the measured runs."
-            if same
-            else "WARNING: its flows did not send the same packets as the measured runs."
-        ),
+        + ("its flows sent exactly the packets of" if same else "WARNING: its flows did not send the same packets as")
+        + " the measured runs.",
     )
 
 

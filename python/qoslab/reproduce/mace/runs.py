@@ -68,8 +68,7 @@ Measures = dict[str, float]
 
 
 class Scenario1(TypedDict):
-    """``runs["mace_130"]``: one :data:`Measures` per seed; ``hist[variant][group]``: the first
-    seed's histograms at :data:`FIG9_LOAD`."""
+    """``runs["mace_130"]``: :data:`Measures` per seed; ``hist[variant][group]``: the first seed's at 130%."""
 
     loads: list[int]
     runs: dict[str, list[Measures]]
@@ -77,8 +76,7 @@ class Scenario1(TypedDict):
 
 
 class Scenario2(TypedDict):
-    """Recorded and replayed flow counts, histograms, loss, and whether the generation probe's
-    sources sent the measured runs' packets."""
+    """Flows recorded and replayed, histograms, loss; whether the generation probe sent the runs' packets."""
 
     recorded_flows: int
     hist: dict[str, dict[str, Hist]]
@@ -282,8 +280,7 @@ def sweep(ctx: Context, t2: Table2) -> dict[str, Table2Run]:
 
 
 class Fig9(TypedDict):
-    """Fig. 9 at §5.2's load: ``runs[variant]`` one :data:`Measures` per seed,
-    ``hist[variant][group]`` the first seed's histograms."""
+    """``runs[variant]`` a :data:`Measures` per seed, ``hist[variant][group]`` the first seed's."""
 
     bg_sources: int
     background_pct: float
@@ -482,8 +479,7 @@ def fig12_13(ctx: Context) -> Fig12_13:
 
 
 class Runs(NamedTuple):
-    """Every scenario's reduced runs, as :func:`qoslab.reproduce.mace.reproduce` hands them to the
-    figures, the cells and the report."""
+    """Every scenario's reduced runs, as :func:`qoslab.reproduce.mace.reproduce` hands them to the report."""
 
     s1: Scenario1
     s2: Scenario2

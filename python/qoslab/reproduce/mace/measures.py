@@ -1,6 +1,5 @@
-"""What the MACE reproduction measures in one run's result (pure functions of a
-:class:`~qoslab.result.Result`): the MACE link's sample rows (per-class counters, MBAC's
-estimate), loss, inter-arrival histograms and the admitted-flow paths."""
+"""What the MACE reproduction measures in one run's :class:`~qoslab.result.Result` (pure functions): the MACE
+link's sample rows (per-class counters, MBAC's estimate), loss, inter-arrival histograms, admitted-flow paths."""
 
 from __future__ import annotations
 
@@ -90,9 +89,8 @@ def group_loss(res: Result, groups: list[str]) -> float:
 
 
 def binned_loss(res: Result, groups: list[str], after_s: float) -> float:
-    """End-to-end packet loss (dropped / sent, every packet) of the flows of ``groups`` from
-    ``after_s`` on, from the per-flow counter bins that start at or after it (``metrics.bin``
-    must divide it)."""
+    """End-to-end packet loss (dropped / sent) of the flows of ``groups`` from ``after_s`` on, from the
+    per-flow counter bins that start at or after it (``metrics.bin`` must divide it)."""
     s = res.series
     names = set(_flows(res, groups)["name"])
     s = s[(s["entity_kind"] == "flow") & s["entity_id"].isin(names) & (s["t_s"] >= after_s - 1e-9)]

@@ -1,7 +1,5 @@
-"""The MACE reproduction's runs [MACE98 §4-5]: scenario 1 (CBR against background load) and its
-Fig. 9 and Figs. 7-8 variants, scenario 2 (POO1 record and replay), scenarios 3-4 (Table 2, SSAC
-against MBAC per source model), Figs. 12-13, the departures experiment and the sweep of v. Each
-keeps the measures the claims, cells, figures and ``results.json`` need."""
+"""The MACE reproduction's runs [MACE98 §4-5], a function per scenario or experiment (docs/reproductions/mace.md,
+Setup), each keeping the measures the claims, cells, figures and ``results.json`` need."""
 
 from __future__ import annotations
 
@@ -255,9 +253,8 @@ def table2(
     *,
     save: bool = True,
 ) -> Table2:
-    """Scenarios 3-4: every source model (quick: EXP1, EXP2) under SSAC and under MBAC (v = 0.95),
-    every seed; one batch per model, each run reduced as it finishes (a 3100 s run's tables are
-    tens of MB). :mod:`.controls` gives its models, admissions and ``extra`` overrides per model."""
+    """Scenarios 3-4: every source model (quick: EXP1, EXP2) under SSAC and MBAC, every seed; a batch per model,
+    each run reduced as it finishes (3100 s runs). :mod:`.controls` gives models, admissions, ``extra``."""
     out: Table2 = {}
     for model in models or (S3_MODELS_QUICK if ctx.quick else S3_MODELS_FULL):
         plan = [(kind, seed) for kind in admissions for seed in ctx.seeds]
@@ -347,9 +344,8 @@ def lifetime_overrides(lifetime_s: float | None, group: str = "cl") -> list[Over
 
 
 def departures(ctx: Context, t2: Table2) -> Departures:
-    """EXP1 and POO1 (quick: EXP1) under MBAC with the paper's lifetimes, ten times longer and none
-    (the first seed, one batch). In full runs the paper's lifetimes are Table 2's MBAC run of the
-    first seed (the same scenario and seed), not run again."""
+    """EXP1 and POO1 (quick: EXP1) under MBAC with the paper's lifetimes, ten times longer and none (the first
+    seed, one batch); full runs take the paper's lifetimes from Table 2's MBAC run (the same scenario and seed)."""
     p, dur, warm = DEPARTURES[ctx.quick], S3_DURATION[ctx.quick], DEPARTURES_WARMUP_S
     reused = [m for m in p["models"] if not ctx.quick and m in t2]
 
@@ -412,9 +408,8 @@ def departure_measures(res: Result, model: str, lifetime_s: float | None, warm: 
 
 
 def batch_prediction(none: DepartureRun, lifetime_s: float, window_s: float, model: str) -> float:
-    """The utilization batch admission predicts for mean lifetime ``lifetime_s`` from the run
-    without departures: ``u_none / (1 + (T·S / L) · r / m)``, ``m = u_none · μ / N_none``
-    (derivation: docs/reproductions/mace.md, "What is measured")."""
+    """Batch admission's utilization for mean lifetime ``lifetime_s`` from the run without departures:
+    ``u_none / (1 + (T·S/L)·r/m)``, ``m = u_none · μ / N_none`` (docs/reproductions/mace.md, "What is measured")."""
     m = none["utilization"] * ALLOCATION[model] / none["alive_mean"]
     return none["utilization"] / (1.0 + window_s / lifetime_s * RESERVE[model] / m)
 
@@ -450,8 +445,7 @@ def mixed_loss(ctx: Context) -> MixedLoss:
 
 
 class Fig12_13(TypedDict):
-    """Figs. 12-13: ``runs`` one :data:`Measures` per seed (the CL and BE connections' loss by peak
-    rate after the warm-up), ``hist[service][kbps]`` the first seed's inter-arrival histograms."""
+    """Figs. 12-13: ``runs`` :data:`Measures` per seed, ``hist[service][kbps]`` the first seed's histograms."""
 
     duration: str
     warmup_s: float

@@ -1,6 +1,5 @@
-"""The MACE paper's cells from the runs: each run's measures reduced to the cells of
-``paperdata/mace/cells.csv``, one value per seed, in the paper's unit (what each cell's value
-is: docs/reproductions/mace.md, "The paper's numbers")."""
+"""The MACE paper's cells (``paperdata/mace/cells.csv``) from the runs' measures, one value per seed in the
+paper's unit (what each is: docs/reproductions/mace.md, "The paper's numbers")."""
 
 from __future__ import annotations
 

@@ -25,13 +25,11 @@ def reproduce(ctx: Context) -> Outcome:
     f1213 = runs.fig12_13(ctx)
     dep = runs.departures(ctx, t2)
     sweep = runs.sweep(ctx, t2)
-    found = claims.claims(ctx, s1, t2, dep, mixed)
     r = runs.Runs(s1, s2, t2, sweep, f9, dep, mixed, f1213)
-    figs = plots.plots(ctx, r)
     return Outcome(
-        claims=found,
+        claims=claims.claims(ctx, s1, t2, dep, mixed),
         data=report.data(ctx, r),
         sections=report.sections(ctx, r),
-        figures=figs,
+        figures=plots.plots(ctx, r),
         cells=tables.cells(ctx, s1, f9, mixed, t2, f1213),
     )

@@ -124,11 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         bad = [m for m in models if m not in S3_MODELS_FULL]
         if bad or not models:
             raise ReproductionError(f"--models: {', '.join(bad) or 'none'}; allowed: {', '.join(S3_MODELS_FULL)}")
-        control = controls[0]
         with control_context("mace", seeds=seeds, jobs=a.jobs) as ctx:
             if a.baseline == "run":
-                before = table2_cells(ctx, None, models)
-                baseline = "rerun here"
+                before, baseline = table2_cells(ctx, None, models), "rerun here"
             else:
                 from ..docs import docs_dir
 
@@ -137,11 +135,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     raise ReproductionError(f"{path}: no committed cells; allowed: --baseline run")
                 before = [c for c in read_cells(path) if c.table == "Table 2"]
                 baseline = f"the committed full run, {path.name}"
-            after = table2_cells(ctx, control, models)
+            after = table2_cells(ctx, controls[0], models)
         if a.out:
             Path(a.out).write_text(cells_csv(after), encoding="utf-8")
         shown = [c for c in after if c.qoslab is not None]
-        print(control_md(control, seeds, f"; before: {baseline}", before, shown, ("row", "column")), end="")
+        print(control_md(controls[0], seeds, f"; before: {baseline}", before, shown, ("row", "column")), end="")
 
     return control_main(a, CONTROLS, lambda c: f"{c.name}: {c.knob} ({', '.join(c.admissions)})", body)
 

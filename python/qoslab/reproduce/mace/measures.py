@@ -163,10 +163,7 @@ def alive_path(res: Result) -> list[tuple[float, int]]:
 
 def path_stats(path: list[tuple[float, int]], start_s: float, end_s: float) -> tuple[float, int]:
     """Time-average and maximum over [start_s, end_s] of a step path of (time, count)."""
-    n = 0
-    for t, k in path:
-        if t <= start_s:
-            n = k
+    n = next((k for t, k in reversed(path) if t <= start_s), 0)
     area, last, peak = 0.0, start_s, n
     for t, k in path:
         if start_s < t <= end_s:

@@ -20,21 +20,20 @@ INTERARRIVAL_AXIS = "inter-arrival time (ms), < 80 ms"
 
 def plots(ctx: Context, r: Runs) -> list[Figure]:
     """Draws every figure the runs allow (the mixed CDFs need the mixed model, the v sweep a full run)."""
-    s1, s2, t2, sweep, f9, dep, mixed, f1213 = r
-    one = {m: {k: runs[0] for k, runs in x.items()} for m, x in t2.items()}  # the first seed's runs
+    one = {m: {k: runs[0] for k, runs in x.items()} for m, x in r.t2.items()}  # the first seed's runs
     model = next((m for m in FIG14_MODELS if m in one), None)
     return [
-        fig6(ctx, s1),
-        fig7_8(ctx, s1, mixed),
-        fig9(ctx, f9),
-        fig12_13(ctx, f1213),
-        departures(ctx, dep),
-        fig10_11(ctx, s2),
-        cdf_poo1_replay(ctx, s2),
+        fig6(ctx, r.s1),
+        fig7_8(ctx, r.s1, r.mixed),
+        fig9(ctx, r.f9),
+        fig12_13(ctx, r.f1213),
+        departures(ctx, r.dep),
+        fig10_11(ctx, r.s2),
+        cdf_poo1_replay(ctx, r.s2),
         *([cdf_mixed(ctx, one["mixed"])] if "mixed" in one else []),
         *([fig14(ctx, model, one[model])] if model else []),
-        table2_utilization(ctx, t2),
-        *([v_sweep(ctx, sweep)] if sweep else []),
+        table2_utilization(ctx, r.t2),
+        *([v_sweep(ctx, r.sweep)] if r.sweep else []),
     ]
 
 
@@ -142,13 +141,8 @@ def departures(ctx: Context, dep: Departures) -> Figure:
         finite = [r for r in runs.values() if r["lifetime_s"] is not None]
         xs = [float(r["lifetime_s"] or 0.0) for r in finite]
         ax.plot(xs, [r["utilization"] * 100 for r in finite], "o", color=f"C{i}", label=f"{m.upper()} measured")
-        ax.plot(
-            xs,
-            [batch_prediction(none, x, dep["window_s"], m) * 100 for x in xs],
-            "x--",
-            color=f"C{i}",
-            label=f"{m.upper()} predicted (batch admission)",
-        )
+        want = [batch_prediction(none, x, dep["window_s"], m) * 100 for x in xs]
+        ax.plot(xs, want, "x--", color=f"C{i}", label=f"{m.upper()} predicted (batch admission)")
         ax.axhline(none["utilization"] * 100, color=f"C{i}", lw=0.8, ls=":", label=f"{m.upper()} no departures")
     ax.set(xscale="log", xlabel="mean flow lifetime L (s)", ylabel="utilization of the CL allocation (%)")
     ax.set_title(f"MBAC with departures (T·S = {dep['window_s']:g} s)")

@@ -28,32 +28,30 @@ def _strip(r: Table2Run) -> dict[str, Any]:
 
 def data(ctx: Context, r: Runs) -> dict[str, Any]:
     """The raw tables behind every claim, cell and figure (results.json's ``data``)."""
-    s1, s2, t2, sweep, f9, dep, mixed, f1213 = r
     return {
-        "scenario1": {"loads": s1["loads"], "runs": s1["runs"]},
-        "scenario2": {k: v for k, v in s2.items() if k != "hist"},
-        "table2": {m: {a: [_strip(r) for r in runs] for a, runs in x.items()} for m, x in t2.items()},
-        "fig12_13": {k: v for k, v in f1213.items() if k != "hist"},
-        "v_sweep": {v: _strip(r) for v, r in sweep.items()},
-        "fig9": {k: v for k, v in f9.items() if k != "hist"},
-        "departures": dep,
-        "mixed_loss": mixed,
+        "scenario1": {"loads": r.s1["loads"], "runs": r.s1["runs"]},
+        "scenario2": {k: v for k, v in r.s2.items() if k != "hist"},
+        "table2": {m: {a: [_strip(x) for x in runs] for a, runs in t.items()} for m, t in r.t2.items()},
+        "fig12_13": {k: v for k, v in r.f1213.items() if k != "hist"},
+        "v_sweep": {v: _strip(x) for v, x in r.sweep.items()},
+        "fig9": {k: v for k, v in r.f9.items() if k != "hist"},
+        "departures": r.dep,
+        "mixed_loss": r.mixed,
         "warmup_s": WARMUP_S[ctx.quick],
     }
 
 
 def sections(ctx: Context, r: Runs) -> list[tuple[str, str]]:
     """report.md's sections after the claims."""
-    s1, s2, t2, sweep, f9, dep, mixed, f1213 = r
     return [
-        ("Setup", setup_md(ctx, s1, s2)),
-        ("Table 2: flows in the classifier", table2_md(t2)),
-        ("Departures and batch admission (MBAC)", departures_md(dep)),
-        ("Fig. 9 at the paper's load, with and without host timing jitter", fig9_md(f9)),
-        ("Figs. 7-8: mixed CL source models", mixed_md(s1, mixed)),
-        ("Figs. 12-13: the CL class's loss at the link", fig12_13_md(f1213)),
-        *([("Sweep of v and window restart (EXP1, MBAC)", sweep_md(sweep))] if sweep else []),
-        ("Interpretations", interpretations_md(s2, dep)),
+        ("Setup", setup_md(ctx, r.s1, r.s2)),
+        ("Table 2: flows in the classifier", table2_md(r.t2)),
+        ("Departures and batch admission (MBAC)", departures_md(r.dep)),
+        ("Fig. 9 at the paper's load, with and without host timing jitter", fig9_md(r.f9)),
+        ("Figs. 7-8: mixed CL source models", mixed_md(r.s1, r.mixed)),
+        ("Figs. 12-13: the CL class's loss at the link", fig12_13_md(r.f1213)),
+        *([("Sweep of v and window restart (EXP1, MBAC)", sweep_md(r.sweep))] if r.sweep else []),
+        ("Interpretations", interpretations_md(r.s2, r.dep)),
     ]
 
 

@@ -425,8 +425,7 @@ def mixed_loss(ctx: Context) -> MixedLoss:
     """Scenario 4's mixed CL models (CBR, POO1, POO3, EXP1), five each on the CL and on a BE port,
     with MACE (SSAC, 3 Mb/s) over each background load of scenario 1, every seed."""
     loads = LOADS_QUICK if ctx.quick else LOADS_FULL
-    cl = [f"cl_{m}" for m in MIXED_LOSS_MODELS]
-    be = [f"be_{m}" for m in MIXED_LOSS_MODELS]
+    cl, be = ([f"{svc}_{m}" for m in MIXED_LOSS_MODELS] for svc in ("cl", "be"))
     points = [(load, f"s4_mixed_loss_{load}", _s1_load(ctx, "s4_mixed_loss.toml", bg_sources(load))) for load in loads]
 
     def measures(load: int, res: Result) -> Measures:

@@ -206,11 +206,10 @@ def cdf_mixed(ctx: Context, mixed: dict[str, Table2Run]) -> Figure:
 def fig14(ctx: Context, model: str, runs: dict[str, Table2Run]) -> Figure:
     fig, ax = figures.new_axes(8.0, 4.5)
     p, q = runs["mbac"]["path"], runs["ssac"]["path"]
-    ax.plot(
-        p["t_s"], [x / 1e6 for x in p["sample_bps"]], ".-", ms=3, lw=0.8, label="MBAC: measured CL load (5 s samples)"
-    )
-    ax.plot(p["t_s"], [x / 1e6 for x in p["nu_hat_bps"]], drawstyle="steps-post", label="MBAC: estimate ν̂")
-    ax.plot(p["t_s"], [x / 1e6 for x in p["v_mu_bps"]], "--", label="v·μ (admission limit)")
+    mbps = {k: [x / 1e6 for x in p[k]] for k in ("sample_bps", "nu_hat_bps", "v_mu_bps")}
+    ax.plot(p["t_s"], mbps["sample_bps"], ".-", ms=3, lw=0.8, label="MBAC: measured CL load (5 s samples)")
+    ax.plot(p["t_s"], mbps["nu_hat_bps"], drawstyle="steps-post", label="MBAC: estimate ν̂")
+    ax.plot(p["t_s"], mbps["v_mu_bps"], "--", label="v·μ (admission limit)")
     ax.plot(q["t_s"], [x / 1e6 for x in q["sample_bps"]], lw=0.8, alpha=0.6, label="SSAC: measured CL load")
     ax.axhline(ALLOCATION[model] / 1e6, color="k", lw=0.8, label="allocation μ")
     ax.axvline(WARMUP_S[ctx.quick], color="grey", lw=0.6, ls=":")

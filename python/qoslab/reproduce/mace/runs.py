@@ -137,7 +137,6 @@ def _s1_measures(res: Result, n: int, variant: str) -> tuple[Measures, dict[str,
     """One scenario-1 replication's measures, and its CL and BE histograms."""
     m: Measures = {
         "bg_sources": n,
-        "offered_pct": n * BG_SOURCE_BPS / LINK_BPS * 100,
         "loss_cl_group": group_loss(res, ["cl"]),
         "loss_be_group": group_loss(res, ["be"]),
         "loss_testing": group_loss(res, ["cl", "be"]),
@@ -317,7 +316,6 @@ class DepartureRun(TypedDict):
     utilization: float
     alive_mean: float
     admitted_mean: float
-    sample_p95_bps: float
     p95_over_mu: float
     loss_cl_class: float
 
@@ -387,7 +385,6 @@ def _from_table2(r: Table2Run, model: str, lifetime_s: float | None) -> Departur
         "utilization": r["utilization"],
         "alive_mean": r["alive_mean"],
         "admitted_mean": r["admitted_mean"],
-        "sample_p95_bps": r["sample_p95_bps"],
         "p95_over_mu": r["sample_p95_bps"] / ALLOCATION[model],
         "loss_cl_class": r["loss_cl_class"],
     }
@@ -401,7 +398,6 @@ def departure_measures(res: Result, model: str, lifetime_s: float | None, warm: 
         "utilization": (sum(rates) / len(rates) / ALLOCATION[model]) if rates else math.nan,
         "alive_mean": path_stats(alive_path(res), warm, end)[0],
         "admitted_mean": path_stats(admitted_path(res), warm, end)[0],
-        "sample_p95_bps": percentile(rates, 0.95),
         "p95_over_mu": percentile(rates, 0.95) / ALLOCATION[model],
         "loss_cl_class": class_loss(res, warm)[0],
     }

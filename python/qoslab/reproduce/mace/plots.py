@@ -65,9 +65,8 @@ def fig6(ctx: Context, s1: Scenario1) -> Figure:
 
 def fig9(ctx: Context, f9: Fig9) -> Figure:
     fig, axes = figures.new_axes(10.0, 4.5, 1, 2, sharey=True)
-    for ax, (variant, title) in zip(
-        axes, (("exact", "exact send times"), ("jitter", "host timing jitter (10 ms tick)")), strict=True
-    ):
+    panels = {"exact": "exact send times", "jitter": "host timing jitter (10 ms tick)"}
+    for ax, (variant, title) in zip(axes, panels.items(), strict=True):
         for g, lab in (("cl", "CL"), ("be", "BE")):
             _share_bars(ax, f9["hist"][variant][g], lab, " within 25%", alpha=0.6)
         ax.set(yscale="log", xlabel=INTERARRIVAL_AXIS, title=title)
@@ -92,14 +91,11 @@ def fig7_8(ctx: Context, s1: Scenario1, mixed: MixedLoss) -> Figure:
         ("loss_be_group", "s-", "BE-port flows"),
     ):
         a7.plot(loads, [seed_mean(runs[str(ld)], key) * 100 for ld in loads], style, label=label)
-    a7.set_title("Fig. 7: mixed CL models, CL vs BE loss")
-    a8.plot(
-        loads, [seed_mean(s1["runs"][f"mace_{ld}"], "loss_bg") * 100 for ld in loads], "o-", label="CBR CL (scen. 1)"
-    )
+    cbr = [seed_mean(s1["runs"][f"mace_{ld}"], "loss_bg") * 100 for ld in loads]
+    a8.plot(loads, cbr, "o-", label="CBR CL (scen. 1)")
     a8.plot(loads, [seed_mean(runs[str(ld)], "loss_bg") * 100 for ld in loads], "s-", label="mixed ON/OFF CL")
-    a8.set_title("Fig. 8: background loss")
-    for ax in (a7, a8):
-        ax.set_xlabel(LOAD_AXIS)
+    for ax, title in ((a7, "Fig. 7: mixed CL models, CL vs BE loss"), (a8, "Fig. 8: background loss")):
+        ax.set(xlabel=LOAD_AXIS, title=title)
         ax.legend(fontsize=8)
     a7.set_ylabel("packet loss (%)")
     return ctx.figure(

@@ -183,9 +183,7 @@ def scenario2(ctx: Context) -> Scenario2:
         v: ctx.run(f"s2_{v}", _load_replay(ctx, f"s2_poo1_{v}.toml", [f"duration={dur}"]), seed)
         for v in ("mace", "nomace")
     }
-    # Figs. 10-11 need the senders' generation inter-times, which the simulator does not record:
-    # over a 10 Gb/s bottleneck no POO1 packet waits, so the receiver inter-arrivals are the
-    # generation inter-times (within 31 µs, far below the 1 ms bins) if the flows sent the same packets.
+    # Figs. 10-11's generation inter-times: why a 10 Gb/s replay gives them, docs/decisions/reproduce-mace.md.
     probe_sc = _load_replay(
         ctx, "s2_poo1_nomace.toml", [f"duration={dur}", f"topology.links[router1->dst].rate={GENERATION_PROBE_RATE}"]
     )
@@ -204,8 +202,7 @@ def scenario2(ctx: Context) -> Scenario2:
 def table2_spec(
     ctx: Context, model: str, admission: dict[str, Any], variant: str, seed: int, extra: Sequence[Override] = ()
 ) -> tuple[str, Scenario, int]:
-    """The scenario-3/4 run of ``model`` under ``admission`` (and the ``extra`` overrides of a
-    controlled run, :mod:`.controls`), to be saved as ``s3_<model>_<variant>``."""
+    """Scenario 3/4's run of ``model`` under ``admission`` (and a control's ``extra``), as ``s3_<model>_<variant>``."""
     file = "s4_mixed.toml" if model == "mixed" else f"s3_{model}.toml"
     sc = _load(ctx, file, [f"duration={S3_DURATION[ctx.quick]}", (f"{MACE_KEY}.admission", admission), *extra])
     return (f"s3_{model}_{variant}", sc, seed)
@@ -361,7 +358,6 @@ def departures(ctx: Context, t2: Table2) -> Departures:
         extras: dict[str, tuple[str, float | None, list[Override]]] = {
             "exp1 v=1 none": ("v1_none", None, mbac(1.0) + lifetime_overrides(None)),
             "exp1 68% background": ("bg68", 1000.0, [*mbac(0.95), f"traffic[bg].flows={FIG9_BG_SOURCES}"]),
-            # ON periods packetized at the nominal rate (37.9 kb/s, not 40.3).
             "exp1 nominal packetization": ("nominal", 1000.0, [*mbac(0.95), ("traffic[cl].packetization", "nominal")]),
         }
         plan += [("extra", key, "exp1", f"exp1_{v}", life, o) for key, (v, life, o) in extras.items()]

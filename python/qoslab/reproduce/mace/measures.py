@@ -18,8 +18,7 @@ Hist = dict[float, float]
 
 
 def mace_events(res: Result, kind: str) -> pd.DataFrame:
-    """MACE's rows of ``kind`` (the simulator's own flow admission also writes ``admit`` rows;
-    MACE's name their link first in ``detail``)."""
+    """MACE's rows of ``kind``, those whose ``detail`` names the link (docs/mechanisms/mace.md)."""
     ev = res.events
     return ev[(ev["kind"] == kind) & ev["detail"].str.startswith("link=")]
 
@@ -100,8 +99,7 @@ def binned_loss(res: Result, groups: list[str], after_s: float) -> float:
 
 
 def interarrival_hist(res: Result, groups: list[str]) -> Hist:
-    """Aggregate receiver inter-arrival histogram of ``groups``, inter-arrivals of 80 ms or more
-    left out."""
+    """Aggregate receiver inter-arrival histogram of ``groups``, inter-arrivals of 80 ms or more left out."""
     s = res.series
     names = set(_flows(res, groups)["name"])
     s = s[(s["metric"] == "interarrival_count") & s["entity_id"].isin(names) & (s["t_s"] < 0.080 - 1e-9)]

@@ -244,10 +244,9 @@ def v_sweep(ctx: Context, sweep: dict[str, Table2Run]) -> Figure:
     vs = [SWEEP_POINTS[k][0] for k in keys]
     ax.plot(vs, [sweep[v]["utilization"] * 100 for v in keys], "o-", label="utilization (%)")
     ax.plot(vs, [sweep[v]["admitted_mean"] for v in keys], "s-", label="admitted flows")
-    c = sweep.get("0.95 continue")
-    if c:
-        ax.plot([0.95], [c["utilization"] * 100], "x", color="C0", label="utilization, window continues")
-        ax.plot([0.95], [c["admitted_mean"]], "x", color="C1", label="flows, window continues")
+    c = sweep["0.95 continue"]
+    ax.plot([0.95], [c["utilization"] * 100], "x", color="C0", label="utilization, window continues")
+    ax.plot([0.95], [c["admitted_mean"]], "x", color="C1", label="flows, window continues")
     ax.set(xlabel="target utilization v", title="EXP1 under MBAC: sweep of v")
     ax.legend(fontsize=8)
     return ctx.figure(

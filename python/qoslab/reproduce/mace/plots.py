@@ -223,8 +223,7 @@ def fig14(ctx: Context, model: str, runs: dict[str, Table2Run]) -> Figure:
 
 def table2_utilization(ctx: Context, t2: Table2) -> Figure:
     fig, ax = figures.new_axes(8.0, 4.0)
-    ms = list(t2)
-    xs = range(len(ms))
+    ms, xs = list(t2), range(len(t2))
     for dx, adm in ((-0.2, "ssac"), (0.2, "mbac")):
         u = [Estimate.of(r["utilization"] * 100 for r in t2[m][adm]).mean for m in ms]
         ax.bar([x + dx for x in xs], u, width=0.4, label=adm.upper())

@@ -1,8 +1,5 @@
-"""The ``edge`` reproduction: QoS in edge devices [Guerin99] on McKinley's egress (``scenarios/edge/``).
-
-Figs. 7-9 (§V.B), Table I (§V.C) with its EF-rate control, §V.A's QoS shares (:mod:`.edge_overhead`),
-the full run's controlled runs and study of readings (:mod:`.edge_readings`). Set-up, runs, claims and
-tolerances: docs/reproductions/edge.md; Fig. 6's lost numbers: docs/decisions/reproduce-edge.md.
+"""The ``edge`` reproduction [Guerin99]: Figs. 7-9 (§V.B), Table I (§V.C), §V.A (:mod:`.edge_overhead`), the study
+of readings (:mod:`.edge_readings`). Set-up, runs, claims: docs/reproductions/edge.md, docs/decisions/reproduce-edge.md.
 """
 
 from __future__ import annotations
@@ -118,9 +115,7 @@ FIG6A, FIG6B = "fig6a_periodic", "fig6b_periodic"
 
 
 def _controlled_points(ctx: Context) -> list[Point]:
-    """The full run's controlled runs, one knob each: Table I against the pool and the hosts A2 and A5
-    start from; the sharing at the largest pool against the offered load, with A3 and A4 as BE (a knob
-    only while the file has them as AF streams) and with every packet counted at its size."""
+    """The full run's controlled runs, one knob each (docs/reproductions/edge.md)."""
     files = (("sens_af", FIG6A), ("sens_ef", FIG6B))
     exact = TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE
     points: list[Point] = [((v, n), f"{v}_pool{n}", _scenario(ctx, f, buffers=n)) for n in SENS_POOLS for v, f in files]
@@ -135,18 +130,14 @@ def _controlled_points(ctx: Context) -> list[Point]:
     if [x["service"] for x in queue["streams"] if x["name"] in ("A3", "A4")] != ["af", "af"]:
         raise ReproductionError(f"edge: {FIG6A} no longer has A3 and A4 as AF streams; update the controlled run")
     as_be = tuple((f"{EGRESS}.queue.streams[{s}]", {"name": s, "service": "be"}) for s in ("A3", "A4"))
-    points += [
-        (
-            ("sens_share", "as_be"),
-            "sens_share_as_be",
-            _scenario(ctx, FIG6A, buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, extra=as_be),
-        ),
-        (
-            ("sens_share", "exact"),
-            "sens_share_exact",
-            _scenario(ctx, FIG6A, buffers=POOLS[-1] * FIG8_BUFF_SIZE // EXACT_BUFF_SIZE, buff_size=EXACT_BUFF_SIZE),
-        ),
-    ]
+    shared = {
+        "as_be": (POOLS[-1], FIG8_BUFF_SIZE, as_be),
+        "exact": (POOLS[-1] * FIG8_BUFF_SIZE // EXACT_BUFF_SIZE, EXACT_BUFF_SIZE, ()),
+    }
+    for knob, (n, b, x) in shared.items():
+        points.append(
+            (("sens_share", knob), f"sens_share_{knob}", _scenario(ctx, FIG6A, buffers=n, buff_size=b, extra=x))
+        )
     rules = f"{EGRESS}.stages[type=classifier].rules"
     for a2, a5 in itertools.product(HOSTS, HOSTS):
         # A2 from host a2 and A5 from a5: their traffic and their classifier rules.
@@ -226,8 +217,7 @@ def loses(before: float, after: float) -> bool:
 
 
 def offset_free_ms(t1: dict[str, tuple[float, float]]) -> float:
-    """Table I's A2 - A5 delay difference in the AF queue minus that in the EF queue (ms), from
-    stream -> (AF, EF) delay: offset-free."""
+    """Table I's (AF2 - AF5) - (EF2 - EF5) (ms) from stream -> (AF, EF) delay: offset-free."""
     return (t1["A2"][0] - t1["A5"][0]) - (t1["A2"][1] - t1["A5"][1])
 
 
@@ -621,8 +611,7 @@ def _fig7b_fig9_claims(
 
 
 def _testbed_table1(ctx: Context) -> list[Measured | NotMeasured]:
-    """Table I's cells on the testbed: its Fig. 6(a) and 6(b) set-ups at every seed, one after the
-    other (docs/testbed.md, "The edge egress on real packets"); the report shows them as cells."""
+    """Table I's cells on the testbed at every seed (docs/testbed.md, "The edge egress on real packets")."""
     runs = {
         key: [
             _rates(ctx.run_testbed(f"table1_{key}_testbed", _scenario(ctx, file, full_length=True), seed))
@@ -634,13 +623,11 @@ def _testbed_table1(ctx: Context) -> list[Measured | NotMeasured]:
 
 
 def _row(*cells: object) -> str:
-    """A Markdown table row of ``cells``."""
     return "| " + " | ".join(map(str, cells)) + " |"
 
 
 def _ef_rates(by: By) -> tuple[dict[str, Any], str]:
-    """Table I at the derived EF rate and at the control (the sum of the EF reservations), one knob:
-    A2's and A5's delays, AF/EF factors and EF drops (E1 = A2, E2 = A5; summed over the seeds)."""
+    """Table I at the derived EF rate and at the control (the sum of the EF reservations), one knob."""
     af = by[("table1_af", None)]
     settings = {
         f"derived, {derived_ef_rate_bps() / 1e3:.1f} kb/s (the reproduction's)": by[("table1_ef", None)],
@@ -737,8 +724,7 @@ def _sensitivity(by: By, occ: By) -> tuple[dict[str, Any], str]:
 
 
 def _sharing(by: By, occ: By) -> tuple[dict[str, Any], dict[str, Any], str]:
-    """Fig. 8's largest pool: each stream's allocation, counted and real bytes, shares of bytes and link
-    (the occupancy), and the excess shares (throughput beyond each run's reservation) under each sharing knob."""
+    """Fig. 8's largest pool: the AF/BE queue's occupancy per stream, and the excess shares under each sharing knob."""
     runs, rates = occ[("sens_share", "baseline")], by[("sens_share", "baseline")]
     pool = (POOLS[-1] - 1) * FIG8_BUFF_SIZE
     rows = {

@@ -1,8 +1,5 @@
-"""The study of readings behind ``edge`` (full runs): do claims 1-4 hold *together* under some
-reading of [Guerin99]'s lost numbers (L and S, the A1/A3/A4/A5 reservations, the excess streams'
-offered load, Fig. 7's pool)? Each reading is judged with ``edge.judge_*``, the claims' seeds and
-tolerances, and the passing ones again with fresh seeds. The readings tried and the findings:
-docs/reproductions/edge.md, "Can any reading of the lost numbers reach the claims?".
+"""The study of readings behind ``edge`` (full runs): do claims 1-4 hold together under some reading of
+[Guerin99]'s lost numbers? docs/reproductions/edge.md, "Can any reading of the lost numbers reach the claims?".
 """
 
 from __future__ import annotations
@@ -71,15 +68,11 @@ class Reading:
 
 def readings() -> list[tuple[Reading, tuple[int, ...], tuple[int, ...]]]:
     """Every reading with its Fig. 7 BUFF_SIZE values and Fig. 7 pools."""
-    out: list[tuple[Reading, tuple[int, ...], tuple[int, ...]]] = [
-        (Reading(1024, s, sp, o), edge.BUFF_SIZES, FIG7_POOLS)
-        for s, sp, o in itertools.product(SMALL_SIZES, SPLITS, OFFERED)
-    ]
-    out += [
-        (Reading(LARGE_ALT, s, sp, o), ALT_BUFF_SIZES, ALT_FIG7_POOLS)
-        for s, sp, o in itertools.product(ALT_SMALL_SIZES, ALT_SPLITS, ALT_OFFERED)
-    ]
-    return out
+    grids = (
+        (1024, (SMALL_SIZES, SPLITS, OFFERED), edge.BUFF_SIZES, FIG7_POOLS),
+        (LARGE_ALT, (ALT_SMALL_SIZES, ALT_SPLITS, ALT_OFFERED), ALT_BUFF_SIZES, ALT_FIG7_POOLS),
+    )
+    return [(Reading(large, *r), buffs, f7) for large, axes, buffs, f7 in grids for r in itertools.product(*axes)]
 
 
 def _overrides(reading: Reading) -> tuple[Override, ...]:
@@ -119,11 +112,8 @@ def _plan(ctx: Context, which: list[Reading], seeds: list[int], kind: str) -> li
 
 
 def run(ctx: Context, by: edge.By) -> None:
-    """The study (full runs of ``edge`` only): every reading at the claims' seeds (kind ``read``), then
-    each reading under which claims 1-4 hold together again with as many fresh seeds after the claims'
-    (``rep``; seeds 1-5: 6-10; holding for one set of seeds only is the tolerances' edge). Each run's
-    rates go into ``by`` and make rows of ``readings.parquet`` (:data:`COLUMNS`, IP and payload kb/s,
-    mean delay in ms); any row can be rerun from ``fig6a_periodic`` with :func:`_overrides` and its seed."""
+    """Every reading at the claims' seeds (``read``), then the passing ones with fresh seeds (``rep``);
+    each run's rates into ``by`` and ``readings.parquet`` (:data:`COLUMNS`)."""
     import pandas as pd
 
     rows = []

@@ -4,8 +4,8 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from dataclasses import dataclass
 from typing import Any
 
 from ..scenario import Override, Scenario
@@ -36,7 +36,7 @@ READING_COLUMNS = ("large_b", "small_b", "res_a1_kbps", "res_a3_kbps", "res_a4_k
 COLUMNS = (*READING_COLUMNS, "phase", "figure", "buffers", "buff_size_b", "seed", "stream")
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Reading:
     """One reading of the lost numbers claims 1-4 depend on."""
 
@@ -51,7 +51,6 @@ class Reading:
 
     @property
     def reservations(self) -> dict[str, int]:
-        """A1's, A3's, A4's and A5's reservations (kb/s)."""
         return dict(zip(("A1", "A3", "A4", "A5"), SPLITS[self.split], strict=True))
 
     @property
@@ -62,7 +61,6 @@ class Reading:
 
     @property
     def mark(self) -> str:
-        """What the report adds to a reading with A3 = A4."""
         return "" if self.text_consistent else " (A3 = A4)"
 
 
@@ -212,13 +210,12 @@ def _text(rows: list[dict[str, Any]], rep: list[dict[str, Any]]) -> str:
         "| L, S, A1/A3/A4/A5 | " + " | ".join(f"{o} kb/s" for o in offers) + " |",
         "|---|" + "---|" * len(offers),
     ]
-    groups: dict[tuple[int, int, str], dict[int, dict[str, Any]]] = {}
+    # One table row per reading but its offered load (set to 0 in the key).
+    groups: dict[Reading, dict[int, dict[str, Any]]] = {}
     for r in rows:
-        g = r["reading"]
-        groups.setdefault((g.large, g.small, g.split), {})[g.offered] = r
-    for (large, small, split), by_off in groups.items():
-        mark = next(iter(by_off.values()))["reading"].mark
-        label = f"{large}, {small}, {'/'.join(map(str, SPLITS[split]))}{mark}"
+        groups.setdefault(dataclasses.replace(r["reading"], offered=0), {})[r["reading"].offered] = r
+    for g, by_off in groups.items():
+        label = f"{g.large}, {g.small}, {'/'.join(map(str, SPLITS[g.split]))}{g.mark}"
         lines.append(f"| {label} | " + " | ".join(_cell(by_off[o]) if o in by_off else "" for o in offers) + " |")
     if n_all:
         again = {row["reading"]: row for row in rep}

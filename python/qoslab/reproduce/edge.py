@@ -1,8 +1,5 @@
-"""The ``edge`` reproduction: QoS in edge devices [Guerin99] on McKinley's egress (``scenarios/edge/``).
-
-Figs. 7-9 (§V.B), Table I (§V.C) with its EF-rate control, §V.A's QoS shares (:mod:`.edge_overhead`),
-the full run's controlled runs and study of readings (:mod:`.edge_readings`). Set-up, runs, claims and
-tolerances: docs/reproductions/edge.md; Fig. 6's lost numbers: docs/decisions/reproduce-edge.md.
+"""The ``edge`` reproduction [Guerin99]: Figs. 7-9 (§V.B), Table I (§V.C), §V.A (:mod:`.edge_overhead`), the study
+of readings (:mod:`.edge_readings`). Set-up, runs, claims: docs/reproductions/edge.md, docs/decisions/reproduce-edge.md.
 """
 
 from __future__ import annotations
@@ -118,9 +115,7 @@ FIG6A, FIG6B = "fig6a_periodic", "fig6b_periodic"
 
 
 def _controlled_points(ctx: Context) -> list[Point]:
-    """The full run's controlled runs, one knob each: Table I against the pool and the hosts A2 and A5
-    start from; the sharing at the largest pool against the offered load, with A3 and A4 as BE (a knob
-    only while the file has them as AF streams) and with every packet counted at its size."""
+    """The full run's controlled runs, one knob each (docs/reproductions/edge.md)."""
     files = (("sens_af", FIG6A), ("sens_ef", FIG6B))
     exact = TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE
     points: list[Point] = [((v, n), f"{v}_pool{n}", _scenario(ctx, f, buffers=n)) for n in SENS_POOLS for v, f in files]
@@ -135,18 +130,14 @@ def _controlled_points(ctx: Context) -> list[Point]:
     if [x["service"] for x in queue["streams"] if x["name"] in ("A3", "A4")] != ["af", "af"]:
         raise ReproductionError(f"edge: {FIG6A} no longer has A3 and A4 as AF streams; update the controlled run")
     as_be = tuple((f"{EGRESS}.queue.streams[{s}]", {"name": s, "service": "be"}) for s in ("A3", "A4"))
-    points += [
-        (
-            ("sens_share", "as_be"),
-            "sens_share_as_be",
-            _scenario(ctx, FIG6A, buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, extra=as_be),
-        ),
-        (
-            ("sens_share", "exact"),
-            "sens_share_exact",
-            _scenario(ctx, FIG6A, buffers=POOLS[-1] * FIG8_BUFF_SIZE // EXACT_BUFF_SIZE, buff_size=EXACT_BUFF_SIZE),
-        ),
-    ]
+    shared = {
+        "as_be": (POOLS[-1], FIG8_BUFF_SIZE, as_be),
+        "exact": (POOLS[-1] * FIG8_BUFF_SIZE // EXACT_BUFF_SIZE, EXACT_BUFF_SIZE, ()),
+    }
+    for knob, (n, b, x) in shared.items():
+        points.append(
+            (("sens_share", knob), f"sens_share_{knob}", _scenario(ctx, FIG6A, buffers=n, buff_size=b, extra=x))
+        )
     rules = f"{EGRESS}.stages[type=classifier].rules"
     for a2, a5 in itertools.product(HOSTS, HOSTS):
         # A2 from host a2 and A5 from a5: their traffic and their classifier rules.
@@ -226,8 +217,7 @@ def loses(before: float, after: float) -> bool:
 
 
 def offset_free_ms(t1: dict[str, tuple[float, float]]) -> float:
-    """Table I's A2 - A5 delay difference in the AF queue minus that in the EF queue (ms), from
-    stream -> (AF, EF) delay: offset-free."""
+    """Table I's (AF2 - AF5) - (EF2 - EF5) (ms) from stream -> (AF, EF) delay: offset-free."""
     return (t1["A2"][0] - t1["A5"][0]) - (t1["A2"][1] - t1["A5"][1])
 
 
@@ -621,8 +611,7 @@ def _fig7b_fig9_claims(
 
 
 def _testbed_table1(ctx: Context) -> list[Measured | NotMeasured]:
-    """Table I's cells on the testbed: its Fig. 6(a) and 6(b) set-ups at every seed, one after the
-    other (docs/testbed.md, "The edge egress on real packets"); the report shows them as cells."""
+    """Table I's cells on the testbed at every seed (docs/testbed.md, "The edge egress on real packets")."""
     runs = {
         key: [
             _rates(ctx.run_testbed(f"table1_{key}_testbed", _scenario(ctx, file, full_length=True), seed))
@@ -634,13 +623,11 @@ def _testbed_table1(ctx: Context) -> list[Measured | NotMeasured]:
 
 
 def _row(*cells: object) -> str:
-    """A Markdown table row of ``cells``."""
     return "| " + " | ".join(map(str, cells)) + " |"
 
 
 def _ef_rates(by: By) -> tuple[dict[str, Any], str]:
-    """Table I at the derived EF rate and at the control (the sum of the EF reservations), one knob:
-    A2's and A5's delays, AF/EF factors and EF drops (E1 = A2, E2 = A5; summed over the seeds)."""
+    """Table I at the derived EF rate and at the control (the sum of the EF reservations), one knob."""
     af = by[("table1_af", None)]
     settings = {
         f"derived, {derived_ef_rate_bps() / 1e3:.1f} kb/s (the reproduction's)": by[("table1_ef", None)],
@@ -681,8 +668,7 @@ def _excess(runs: list[Rates], res: dict[str, float], counted: int, b2: str) -> 
 
 
 def _sensitivity(by: By, occ: By) -> tuple[dict[str, Any], str]:
-    """The full run's controlled runs, one knob at a time: Table I's delays against the pool and the
-    hosts; the excess shares against the offered load, the reservations and the byte accounting."""
+    """The full run's controlled runs, one knob at a time (docs/reproductions/edge.md)."""
 
     def delays(n: int | str) -> dict[str, dict[str, float]]:
         af, ef = by[("sens_af", n)], by[("sens_ef", n)]
@@ -705,11 +691,13 @@ def _sensitivity(by: By, occ: By) -> tuple[dict[str, Any], str]:
         )
         for n, p in [*pools.items(), (exact_label, exact)]
     ]
-    (occ_data, occ_text), (share_data, share_text), (hosts_data, hosts_text) = (
-        _occupancy_table(by, occ),
-        _sharing_table(by, occ),
-        _hosts_table(by),
-    )
+    hosts = {
+        f"{a2}/{a5}": {s + "_ms": _mean(by[("sens_hosts", (a2, a5))], s, "delay_ms").mean for s in ("A2", "A5")}
+        for a2 in HOSTS
+        for a5 in HOSTS
+    }
+    cell = {k: f"{v['A2_ms']:.1f} / {v['A5_ms']:.1f}" for k, v in hosts.items()}
+    occupancy, sharing, sharing_text = _sharing(by, occ)
     text = [
         md_table(
             "| buffers | A2 AF | A2 EF | A5 AF | A5 EF | (AF2 − AF5) − (EF2 − EF5) |",
@@ -723,32 +711,27 @@ def _sensitivity(by: By, occ: By) -> tuple[dict[str, Any], str]:
             [_row(kbps, *(f"{x:.0f}" for x in v.values())) for kbps, v in offered.items()],
             f"Excess over the reservation (kb/s, IP) at {POOLS[-1]} buffers against the excess streams' offered load:",
         ),
-        occ_text,
-        share_text,
-        hosts_text,
+        sharing_text,
+        md_table(
+            ["A2 from ↓ / A5 from →", *HOSTS],
+            [_row(a2, *(cell[f"{a2}/{a5}"] for a5 in HOSTS)) for a2 in HOSTS],
+            f"Table I's AF delays (Fig. 6(a), {TABLE1_BUFFERS} buffers, BUFF_SIZE 512 B) against the hosts A2 and A5 "
+            "start from (the scenario files: A2 from sea, A5 from sky); cells: A2 / A5 mean delay, ms.",
+        ),
     ]
-    data = {"pools": pools, "pool_exact": exact, "offered": offered, "occupancy": occ_data, "sharing": share_data}
-    return data | {"hosts": hosts_data}, "\n\n".join(text)
+    data = {"pools": pools, "pool_exact": exact, "offered": offered, "occupancy": occupancy, "sharing": sharing}
+    return data | {"hosts": hosts}, "\n\n".join(text)
 
 
-def _pool_bytes(buff_size: int) -> int:
-    """The AF/BE queue's pool (bytes) at the largest pool in ``buff_size`` buffers (less the EF child's one)."""
-    return (POOLS[-1] * FIG8_BUFF_SIZE // buff_size - 1) * buff_size
-
-
-def _occ_mean(runs: list[Rates], stream: str, key: str) -> float:
-    return sum(r[stream][key] for r in runs) / len(runs)
-
-
-def _occupancy_table(by: By, occ: By) -> tuple[dict[str, Any], str]:
-    """Fig. 8's largest pool: each stream's allocation, counted and real bytes, shares of bytes and link."""
+def _sharing(by: By, occ: By) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """Fig. 8's largest pool: the AF/BE queue's occupancy per stream, and the excess shares under each sharing knob."""
     runs, rates = occ[("sens_share", "baseline")], by[("sens_share", "baseline")]
-    pool = _pool_bytes(FIG8_BUFF_SIZE)
+    pool = (POOLS[-1] - 1) * FIG8_BUFF_SIZE
     rows = {
         s: {
             "alloc": math.floor(pool * (res or 0) / LINK_KBPS),
-            "counted": _occ_mean(runs, s, "counted"),
-            "bytes": _occ_mean(runs, s, "bytes"),
+            "counted": _mean(runs, s, "counted").mean,
+            "bytes": _mean(runs, s, "bytes").mean,
             "kbps": _mean(rates, s, "ip_kbps").mean,
         }
         for s, (_, res) in STREAMS.items()
@@ -768,23 +751,19 @@ def _occupancy_table(by: By, occ: By) -> tuple[dict[str, Any], str]:
     ]
     inflation = sum(r["counted"] - r["bytes"] for r in rows.values())
     unused = sum(max(0.0, r["alloc"] - r["counted"]) for r in rows.values())
-    text = md_table(
+    occupancy = md_table(
         "| stream | reservation | allocation b_i | counted q_i | real bytes | share of real bytes | share of link |",
         lines,
         f"Occupancy of the AF/BE queue at {POOLS[-1]} buffers (BUFF_SIZE 512 B, PERIODIC): time-averaged bytes "
         "each stream holds from 5 s on, mean over the seeds; a stream's share of the link is its share of the real "
         "bytes (Little's law, docs/reproductions/edge.md).",
     )
-    return {"pool": pool, "q": q, "streams": rows}, (
-        f"{text}\n\nB = {pool} B, Q = {q:.0f} B: B/Q = {pool / q:.2f}, what a whole allocation b_i = B r_i / C is "
+    occupancy += (
+        f"\n\nB = {pool} B, Q = {q:.0f} B: B/Q = {pool / q:.2f}, what a whole allocation b_i = B r_i / C is "
         f"worth in reservations. B − Q: {inflation:.0f} B counted but not there (packets below BUFF_SIZE), about "
         f"{unused:.0f} B of allocations left empty, about {pool - q - inflation - unused:.0f} B of shared buffers "
         "left free (the holes)."
     )
-
-
-def _sharing_table(by: By, occ: By) -> tuple[dict[str, Any], str]:
-    """The excess shares (throughput beyond each run's reservation) under each sharing knob."""
     labels = {
         "baseline": f"baseline: BUFF_SIZE 512 B, {POOLS[-1]} buffers",
         "as_be": "A3 and A4 without reservations (BE)",
@@ -794,43 +773,21 @@ def _sharing_table(by: By, occ: By) -> tuple[dict[str, Any], str]:
     data, lines = {}, []
     for knob in SHARE_KNOBS:
         rates, runs = by[("sens_share", knob)], occ[("sens_share", knob)]
-        q = sum(_occ_mean(runs, s, "bytes") for s in STREAMS)
         bs = EXACT_BUFF_SIZE if knob == "exact" else FIG8_BUFF_SIZE
         res = {"A3": 0.0, "A4": 0.0} if knob == "as_be" else {s: float(STREAMS[s][1] or 0) for s in ("A3", "A4")}
-        v = {"B/Q": _pool_bytes(bs) / q, **_excess(rates, res, max(bs, 128 + HEADER), "B2 counted")}
-        data[knob] = v | {"A6": _mean(rates, "A6", "ip_kbps").mean}
-        lines.append(
-            _row(
-                labels[knob],
-                f"{v['B/Q']:.2f}",
-                *(f"{data[knob][k]:.0f}" for k in ("A3", "A4", "B1", "B3", "B2 counted", "A6")),
-            )
-        )
-    text = md_table(
+        # The AF/BE queue's pool (bytes) less the EF child's one buffer, over its real bytes.
+        b_q = (POOLS[-1] * FIG8_BUFF_SIZE // bs - 1) * bs / sum(_mean(runs, s, "bytes").mean for s in STREAMS)
+        ex = _excess(rates, res, max(bs, 128 + HEADER), "B2 counted")
+        data[knob] = {"B/Q": b_q, **ex, "A6": _mean(rates, "A6", "ip_kbps").mean}
+        lines.append(_row(labels[knob], f"{b_q:.2f}", *(f"{x:.0f}" for k, x in data[knob].items() if k != "B/Q")))
+    sharing = md_table(
         "| run | B/Q | A3 | A4 | B1 | B3 | B2 counted | A6 (IP kb/s) |",
         lines,
         f"The excess shares (kb/s, IP, beyond each run's reservations; the claim's {EXCESS_SHARE:.0f} ± 20 %) "
         "with one knob turned at the largest pool; B2's scaled by max(BUFF_SIZE, 156)/156, the rate its buffers "
         "are counted at.",
     )
-    return data, text
-
-
-def _hosts_table(by: By) -> tuple[dict[str, Any], str]:
-    """Table I's AF delays of A2 and A5 against the hosts they start from."""
-    data = {
-        f"{a2}/{a5}": {s + "_ms": _mean(by[("sens_hosts", (a2, a5))], s, "delay_ms").mean for s in ("A2", "A5")}
-        for a2 in HOSTS
-        for a5 in HOSTS
-    }
-    cell = {k: f"{v['A2_ms']:.1f} / {v['A5_ms']:.1f}" for k, v in data.items()}
-    text = md_table(
-        ["A2 from ↓ / A5 from →", *HOSTS],
-        [_row(a2, *(cell[f"{a2}/{a5}"] for a5 in HOSTS)) for a2 in HOSTS],
-        f"Table I's AF delays (Fig. 6(a), {TABLE1_BUFFERS} buffers, BUFF_SIZE 512 B) against the hosts A2 and A5 "
-        "start from (the scenario files: A2 from sea, A5 from sky); cells: A2 / A5 mean delay, ms.",
-    )
-    return data, text
+    return {"pool": pool, "q": q, "streams": rows}, data, f"{occupancy}\n\n{sharing}"
 
 
 def _reservation(res: float | None) -> str:

@@ -1,14 +1,11 @@
-"""The study of readings behind ``edge`` (full runs): do claims 1-4 hold *together* under some
-reading of [Guerin99]'s lost numbers (L and S, the A1/A3/A4/A5 reservations, the excess streams'
-offered load, Fig. 7's pool)? Each reading is judged with ``edge.judge_*``, the claims' seeds and
-tolerances, and the passing ones again with fresh seeds. The readings tried and the findings:
-docs/reproductions/edge.md, "Can any reading of the lost numbers reach the claims?".
+"""The study of readings behind ``edge`` (full runs): do claims 1-4 hold together under some reading of
+[Guerin99]'s lost numbers? docs/reproductions/edge.md, "Can any reading of the lost numbers reach the claims?".
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from dataclasses import dataclass
 from typing import Any
 
 from ..scenario import Override, Scenario
@@ -39,7 +36,7 @@ READING_COLUMNS = ("large_b", "small_b", "res_a1_kbps", "res_a3_kbps", "res_a4_k
 COLUMNS = (*READING_COLUMNS, "phase", "figure", "buffers", "buff_size_b", "seed", "stream")
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Reading:
     """One reading of the lost numbers claims 1-4 depend on."""
 
@@ -54,7 +51,6 @@ class Reading:
 
     @property
     def reservations(self) -> dict[str, int]:
-        """A1's, A3's, A4's and A5's reservations (kb/s)."""
         return dict(zip(("A1", "A3", "A4", "A5"), SPLITS[self.split], strict=True))
 
     @property
@@ -65,21 +61,16 @@ class Reading:
 
     @property
     def mark(self) -> str:
-        """What the report adds to a reading with A3 = A4."""
         return "" if self.text_consistent else " (A3 = A4)"
 
 
 def readings() -> list[tuple[Reading, tuple[int, ...], tuple[int, ...]]]:
     """Every reading with its Fig. 7 BUFF_SIZE values and Fig. 7 pools."""
-    out: list[tuple[Reading, tuple[int, ...], tuple[int, ...]]] = [
-        (Reading(1024, s, sp, o), edge.BUFF_SIZES, FIG7_POOLS)
-        for s, sp, o in itertools.product(SMALL_SIZES, SPLITS, OFFERED)
-    ]
-    out += [
-        (Reading(LARGE_ALT, s, sp, o), ALT_BUFF_SIZES, ALT_FIG7_POOLS)
-        for s, sp, o in itertools.product(ALT_SMALL_SIZES, ALT_SPLITS, ALT_OFFERED)
-    ]
-    return out
+    grids = (
+        (1024, (SMALL_SIZES, SPLITS, OFFERED), edge.BUFF_SIZES, FIG7_POOLS),
+        (LARGE_ALT, (ALT_SMALL_SIZES, ALT_SPLITS, ALT_OFFERED), ALT_BUFF_SIZES, ALT_FIG7_POOLS),
+    )
+    return [(Reading(large, *r), buffs, f7) for large, axes, buffs, f7 in grids for r in itertools.product(*axes)]
 
 
 def _overrides(reading: Reading) -> tuple[Override, ...]:
@@ -119,11 +110,8 @@ def _plan(ctx: Context, which: list[Reading], seeds: list[int], kind: str) -> li
 
 
 def run(ctx: Context, by: edge.By) -> None:
-    """The study (full runs of ``edge`` only): every reading at the claims' seeds (kind ``read``), then
-    each reading under which claims 1-4 hold together again with as many fresh seeds after the claims'
-    (``rep``; seeds 1-5: 6-10; holding for one set of seeds only is the tolerances' edge). Each run's
-    rates go into ``by`` and make rows of ``readings.parquet`` (:data:`COLUMNS`, IP and payload kb/s,
-    mean delay in ms); any row can be rerun from ``fig6a_periodic`` with :func:`_overrides` and its seed."""
+    """Every reading at the claims' seeds (``read``), then the passing ones with fresh seeds (``rep``);
+    each run's rates into ``by`` and ``readings.parquet`` (:data:`COLUMNS`)."""
     import pandas as pd
 
     rows = []
@@ -222,13 +210,12 @@ def _text(rows: list[dict[str, Any]], rep: list[dict[str, Any]]) -> str:
         "| L, S, A1/A3/A4/A5 | " + " | ".join(f"{o} kb/s" for o in offers) + " |",
         "|---|" + "---|" * len(offers),
     ]
-    groups: dict[tuple[int, int, str], dict[int, dict[str, Any]]] = {}
+    # One table row per reading but its offered load (set to 0 in the key).
+    groups: dict[Reading, dict[int, dict[str, Any]]] = {}
     for r in rows:
-        g = r["reading"]
-        groups.setdefault((g.large, g.small, g.split), {})[g.offered] = r
-    for (large, small, split), by_off in groups.items():
-        mark = next(iter(by_off.values()))["reading"].mark
-        label = f"{large}, {small}, {'/'.join(map(str, SPLITS[split]))}{mark}"
+        groups.setdefault(dataclasses.replace(r["reading"], offered=0), {})[r["reading"].offered] = r
+    for g, by_off in groups.items():
+        label = f"{g.large}, {g.small}, {'/'.join(map(str, SPLITS[g.split]))}{g.mark}"
         lines.append(f"| {label} | " + " | ".join(_cell(by_off[o]) if o in by_off else "" for o in offers) + " |")
     if n_all:
         again = {row["reading"]: row for row in rep}

@@ -308,11 +308,6 @@ def reproduce(ctx: Context) -> Outcome:
             f"| simulated time | {duration} per run | same |",
             f"| seeds | {', '.join(map(str, ctx.seeds))} | same |",
         ],
+        "As run; the measures' definitions: docs/reproductions/examples.md.",
     )
-    interpretations = (
-        f"Time averages (`red_avg`, `backlog_pkts`) are the means of the samples (every `metrics.series_interval`) "
-        f"from {WARMUP_S:g} s on, after the queue's first fill. Loss spread: the CV (population standard deviation "
-        "/ mean) of the per-flow `dropped_pkts / sent_pkts`. Utilization: the bottleneck's busy-time fraction."
-    )
-    sections = [("Setup", setup), ("Interpretations", interpretations)]
-    return Outcome(claims=claims, data=data, sections=sections, figures=_figures(ctx, data, limit))
+    return Outcome(claims=claims, data=data, sections=[("Setup", setup)], figures=_figures(ctx, data, limit))

@@ -7,6 +7,7 @@ their claims. Set-up, run lengths, claims and tolerances (fixed before any run):
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 from ...cac import cac, fluid_run
@@ -144,8 +145,9 @@ def reproduce(ctx: Context) -> Outcome:
     paper3 = paper_scheme3(data_p)
     got3 = {k: m[3][k] for k in paper3}
     within = {k: abs(got3[k] - p) <= SCHEME3_TOL * p for k, p in paper3.items()}
+    check = partial(Claim.judged, kind="check")  # Table 2's formulas and the fluid runs: checks, not counted
     claims = [
-        Claim.judged(
+        check(
             ok,
             "the formula does not give the paper's table",
             id="rho-n-max",
@@ -153,9 +155,8 @@ def reproduce(ctx: Context) -> Outcome:
             paper=", ".join(f"{x['paper_rho']}/{x['paper_n_max']}" for x in rows),
             measured=", ".join(f"{x['rho']:.4f}/{x['n_max']}" for x in rows),
             tolerance="exact (rho to the decimals printed)",
-            kind="check",
         ),
-        Claim.judged(
+        check(
             abs(b1 - erlang) <= max(ci1 if math.isfinite(ci1) else 0.0, ERLANG_MIN_TOL),
             "blocking outside the Erlang-B interval",
             id="fluid-scheme1-erlang-b",
@@ -163,9 +164,8 @@ def reproduce(ctx: Context) -> Outcome:
             paper=f"1% by construction (lambda = {LAMBDA}/s); Erlang-B gives {100 * erlang:.3f}%",
             measured=f"{100 * b1:.3f}% ± {100 * ci1:.3f}%",
             tolerance=f"|B - Erlang-B| <= max(CI, {ERLANG_MIN_TOL})",
-            kind="check",
         ),
-        Claim.judged(
+        check(
             m[2]["blocked"] == 0 and abs(t2 - ps) <= PS_TOL * ps,
             "blocked requests or transfer time away from processor sharing",
             id="fluid-scheme2-ps",
@@ -175,9 +175,8 @@ def reproduce(ctx: Context) -> Outcome:
             f"{ps:.3f} s)",
             measured=f"{int(m[2]['blocked'])} blocked, {t2:.3f} s (PS {ps:.3f} s)",
             tolerance=f"0 blocked and within ±{PS_TOL:.0%} of file/(C - lambda file)",
-            kind="check",
         ),
-        Claim.judged(
+        check(
             all(within.values()),
             "outside ±10%: " + ", ".join(k for k, v in within.items() if not v),
             unless="quick run: 2000 s sees too few blockings for ±10%; judged in full runs" if ctx.quick else "",
@@ -189,7 +188,6 @@ def reproduce(ctx: Context) -> Outcome:
             measured=f"{got3['mean_transfer_time_s']:.2f} s, {100 * got3['blocking']:.2f}%, "
             f"{got3['mean_running_at_blocking']:.1f}",
             tolerance=f"each within ±{SCHEME3_TOL:.0%}",
-            kind="check",
         ),
     ]
 
@@ -314,9 +312,7 @@ def tcp_claims(
         return [claim2, claim3, Claim.skipped("tcp-schemes", t4_text)]
     keys = ("blocking", "mean_transfer_time_s", "mean_running_at_blocking")
     m4 = {s: {k: Estimate.of(r[k] for r in t4[s]) for k in keys} for s in ("1", "2", "3")}
-    hold1 = m4["1"]["mean_transfer_time_s"].mean
-    if not math.isfinite(hold1):
-        hold1 = FILE_BITS / 1e6
+    hold1 = h if math.isfinite(h := m4["1"]["mean_transfer_time_s"].mean) else FILE_BITS / 1e6
     eb = cac("100Mbps", 10, 1e-3, "1Mbps", holding=f"{round(hold1 * 1e6)}us", arrival_rate=LAMBDA).blocking or math.nan
     b = {s: m4[s]["blocking"].mean for s in m4}
     t = {s: m4[s]["mean_transfer_time_s"].mean for s in m4}
@@ -328,22 +324,18 @@ def tcp_claims(
         (b["2"] <= b["3"] < b["1"], "blocking not ordered #2 <= #3 < #1"),
     ]
     failed = [why for ok, why in checks if not ok]
-    measured = (
-        "; ".join(
-            f"#{s}: {m4[s]['mean_transfer_time_s'].fmt('.2f')} s, "
-            f"{m4[s]['blocking'].fmt('.2f', scale=100)}% blocked, running at blocking "
-            f"{m4[s]['mean_running_at_blocking'].fmt('.1f')}"
-            for s in ("1", "2", "3")
-        )
-        + f" ({len(t4['seeds'])} seeds)"
-    )
     claim5 = Claim.judged(
         not failed,
         "; ".join(failed),
         id="tcp-schemes",
         text=t4_text,
         paper="§4: scheme #2 the ideal, #3 much better than #1 (Table 4's numbers are its cells)",
-        measured=measured + f"; Erlang-B(74, {LAMBDA} x {hold1:.2f} s) = {100 * eb:.2f}%",
+        measured="; ".join(
+            f"#{s}: {m4[s]['mean_transfer_time_s'].fmt('.2f')} s, {m4[s]['blocking'].fmt('.2f', scale=100)}% blocked, "
+            f"running at blocking {m4[s]['mean_running_at_blocking'].fmt('.1f')}"
+            for s in ("1", "2", "3")
+        )
+        + f" ({len(t4['seeds'])} seeds); Erlang-B(74, {LAMBDA} x {hold1:.2f} s) = {100 * eb:.2f}%",
         tolerance=f"|B1 - Erlang-B| <= max(95% CI, {ERLANG_MIN_TOL}); T2 < T3 < T1 and B2 <= B3 < B1",
     )
     return [claim2, claim3, claim5]

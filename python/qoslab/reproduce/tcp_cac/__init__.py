@@ -51,11 +51,8 @@ COLUMNS = {
         ("Call blocking probability", "blocking", 100.0),
     ],
 }
-#: §4's ratios of scheme #1 over #3: (column, measure).
-SECTION4_COLUMNS = [
-    ("transfer time, times shorter", "mean_transfer_time_s"),
-    ("call blocking, times lower", "blocking"),
-]
+#: §4's ratios of scheme #1 over #3: column -> measure.
+SECTION4_COLUMNS = {"transfer time, times shorter": "mean_transfer_time_s", "call blocking, times lower": "blocking"}
 #: The fluid runs' measures averaged over seeds (NaN and None left out).
 FLUID_KEYS = ("blocking", "blocking_ci95", "mean_transfer_time_s", "mean_running_at_blocking", "time_avg_running")
 
@@ -114,7 +111,7 @@ def paper_cells(ctx: Context, t1: dict[str, Any], nm: dict[str, Any], t4: dict[s
                 out += measured(ctx, table, row, column, [scale * s[key] for s in seeds])
     if judged(ctx, "tcp_cac", "§4") and t4:
         pairs = list(zip(t4["1"], t4["3"], strict=True))
-        for column, key in SECTION4_COLUMNS:
+        for column, key in SECTION4_COLUMNS.items():
             ratios = [a[key] / b[key] if b[key] > 0 else math.nan for a, b in pairs]
             out += measured(ctx, "§4", "Scheme#1 against Scheme#3", column, ratios)
     return out

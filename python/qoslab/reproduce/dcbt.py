@@ -237,7 +237,7 @@ def reproduce(ctx: Context) -> Outcome:
         "fig12_trace": {v: runs[v][0]["trace"] for v in ("dcbt", "dcbt_chips")},
     }
     figs = _figures(ctx, summary, runs)
-    return Outcome(claims=claims, data=data, sections=_sections(ctx, summary), figures=figs, cells=paper_cells(runs))
+    return Outcome(claims=claims, data=data, sections=_sections(summary), figures=figs, cells=paper_cells(runs))
 
 
 def _num(x: Any) -> float:
@@ -264,17 +264,14 @@ def _claim_red(ms: list[dict[str, Any]]) -> Claim:
 
 
 def _claim_fair(variant: str, ms: list[dict[str, Any]]) -> Claim:
-    worst = []
-    out_of_band: list[str] = []
-    for k, p in enumerate(PERIOD_NAMES):
-        for cls in CLASSES.values():
-            r = _est(ms, "periods", k, "classes", cls, "ratio_to_fair")
-            if not r.finite:
-                continue
-            worst.append((abs(r.mean - 1.0), f"{cls} {p} {r.fmt('.2f')}"))
-            if abs(r.mean - 1.0) > FAIR_TOL:
-                out_of_band.append(f"{cls} {p} ({r.mean:.2f}x)")
-    worst.sort(reverse=True)
+    ratios = [
+        (cls, p, r)
+        for k, p in enumerate(PERIOD_NAMES)
+        for cls in CLASSES.values()
+        if (r := _est(ms, "periods", k, "classes", cls, "ratio_to_fair")).finite
+    ]
+    worst = sorted(((abs(r.mean - 1.0), f"{cls} {p} {r.fmt('.2f')}") for cls, p, r in ratios), reverse=True)
+    out_of_band = [f"{cls} {p} ({r.mean:.2f}x)" for cls, p, r in ratios if abs(r.mean - 1.0) > FAIR_TOL]
     jain = [(p, _est(ms, "periods", k, "jain")) for k, p in enumerate(PERIOD_NAMES)]
     low_jain = [f"{p} ({j.mean:.3f})" for p, j in jain if not j.mean >= JAIN_MIN]
     parts = ", ".join(f"{p} {j.fmt('.3f')}" for p, j in jain)
@@ -333,13 +330,7 @@ def _m(j: dict[str, Any]) -> float:
     return _num(j["mean"])
 
 
-def _sections(ctx: Context, summary: dict[str, Any]) -> list[tuple[str, str]]:
-    setup = (
-        "55 FTP/TCP Reno, 10 MM_APP (tagged) and 2 CBR at 5 Mb/s (untagged) through a 25 Mb/s / 20 ms bottleneck, "
-        "60-packet queue, RED 5/15/0.1/0.002 (docs/reproductions/dcbt.md). "
-        + f"{'Quick run, seeds' if ctx.quick else 'Seeds'} {', '.join(map(str, ctx.seeds))}."
-    )
-
+def _sections(summary: dict[str, Any]) -> list[tuple[str, str]]:
     def kbps(e: dict[str, Any]) -> str:
         return f"{_m(e) / 1e3:.0f}" if math.isfinite(_m(e)) else "-"
 
@@ -358,11 +349,9 @@ def _sections(ctx: Context, summary: dict[str, Any]) -> list[tuple[str, str]]:
         f"Over all 10 tagged flows (Fig. 12's cells take the one flow the figure plots, `{TRACED}`), means over seeds:"
     )
     return [
-        ("Setup", setup),
         (
             "Per-flow throughput per period (Fig. 8) and Jain's index (Fig. 11)",
-            "Means over seeds. Fair share: what the period's active flows received together, split equally; "
-            "the paper's column is 25 Mb/s over the active flows.\n\n" + md_table(head, rows),
+            "Means over seeds; the set-up and the fair share: docs/reproductions/dcbt.md.\n\n" + md_table(head, rows),
         ),
         (
             "Tagged end-to-end delay of every tagged flow",

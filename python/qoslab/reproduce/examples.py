@@ -20,8 +20,6 @@ NAME = "examples"
 TITLE = "RED reference dumbbell against drop-tail"
 SEED_FILE = "Claypool00"
 PAPER = "Floyd & Jacobson 1993 (RED), with the RED settings of Claypool & Chung, D-CBT/ChIPS, Fig. 7"
-#: No paper prints this set-up's tables: the reproduction keeps its claims (judged against
-#: FJ93's qualitative statements and the bare-loop reference) and reports no fidelity score.
 PAPER_DATA = None
 
 VARIANTS = {"red": "examples/red_dumbbell.toml", "droptail": "examples/droptail_dumbbell.toml"}
@@ -238,16 +236,6 @@ def _figures(ctx: Context, data: dict[str, Any], limit: float) -> list[Figure]:
     return [queue, flow_loss, drops]
 
 
-def _series(res: Result, queue: str) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {}
-    for metric in ("backlog_pkts", "red_avg"):
-        s = res.metric(queue, metric, entity_kind="queue", allow_missing=True)
-        if len(s):
-            out.setdefault("t_s", [float(t) for t in s["t_s"]])
-            out[metric] = [float(v) for v in s["value"]]
-    return out
-
-
 def reproduce(ctx: Context) -> Outcome:
     duration = QUICK_DURATION if ctx.quick else FULL_DURATION
     scenarios = {v: load(ctx.scenario_path(p), overrides=[f"duration={duration}"]) for v, p in VARIANTS.items()}
@@ -255,7 +243,6 @@ def reproduce(ctx: Context) -> Outcome:
     red_q = topo["bottleneck"]["queue"]
     if red_q.get("type") != "red":
         raise ReproductionError(f"{VARIANTS['red']}: the bottleneck queue is {red_q.get('type')!r}, not RED")
-    thresholds = (float(red_q["min_th"]), float(red_q["max_th"]))
     dt_q = scenarios["droptail"].echo["topology"]["bottleneck"]["queue"]
     dt_limit = str(dt_q.get("limit", "60pkts"))
     limit = float(dt_limit.removesuffix("pkts")) if dt_limit.endswith("pkts") else math.nan
@@ -268,8 +255,13 @@ def reproduce(ctx: Context) -> Outcome:
         if variant == "red" and math.isnan(m["red_avg_mean"]):
             raise ReproductionError(f"{variant} seed {seed}: no red_avg series for queue {m['bottleneck']}")
         measures[variant].append(m)
-        if seed == ctx.seeds[0]:
-            series[variant] = _series(res, m["bottleneck"])
+        if seed == ctx.seeds[0]:  # the figure's series
+            series[variant] = {}
+            for metric in ("backlog_pkts", "red_avg"):
+                q = res.metric(m["bottleneck"], metric, entity_kind="queue", allow_missing=True)
+                if len(q):
+                    series[variant].setdefault("t_s", [float(t) for t in q["t_s"]])
+                    series[variant][metric] = [float(v) for v in q["value"]]
 
     loss = {
         v: {n: sum(r["flow_loss"].get(n, math.nan) for r in runs) / len(runs) for n in runs[0]["flow_loss"]}
@@ -287,7 +279,7 @@ def reproduce(ctx: Context) -> Outcome:
     data = {
         "duration": duration,
         "warmup_s": WARMUP_S,
-        "thresholds_pkts": list(thresholds),
+        "thresholds_pkts": [float(red_q["min_th"]), float(red_q["max_th"])],
         "runs": per_run,
         "flow_loss_mean": loss,
         "drops_by_reason_mean": reasons,
@@ -308,11 +300,6 @@ def reproduce(ctx: Context) -> Outcome:
             f"| simulated time | {duration} per run | same |",
             f"| seeds | {', '.join(map(str, ctx.seeds))} | same |",
         ],
+        "As run; the measures' definitions: docs/reproductions/examples.md.",
     )
-    interpretations = (
-        f"Time averages (`red_avg`, `backlog_pkts`) are the means of the samples (every `metrics.series_interval`) "
-        f"from {WARMUP_S:g} s on, after the queue's first fill. Loss spread: the CV (population standard deviation "
-        "/ mean) of the per-flow `dropped_pkts / sent_pkts`. Utilization: the bottleneck's busy-time fraction."
-    )
-    sections = [("Setup", setup), ("Interpretations", interpretations)]
-    return Outcome(claims=claims, data=data, sections=sections, figures=_figures(ctx, data, limit))
+    return Outcome(claims=claims, data=data, sections=[("Setup", setup)], figures=_figures(ctx, data, limit))

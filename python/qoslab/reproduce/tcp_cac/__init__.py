@@ -7,6 +7,7 @@ their claims. Set-up, run lengths, claims and tolerances (fixed before any run):
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 from ...cac import cac, fluid_run
@@ -17,7 +18,7 @@ from ..framework import Claim, Context, Figure, Outcome, pct
 from ..paper import PaperData, decimals_of
 from ..reduce import Cell, judged, measured, paper_of
 from . import runs as tcp_runs
-from .runs import IPLR, NMAX_CASES, START_PATTERNS, STOPPED_SHARE, T4_CI_TARGET, T4_MAX_SEEDS, TABLE1_START, finite_mean
+from .runs import IPLR, NMAX_CASES, START_PATTERNS, STOPPED_SHARE, TABLE1_START, finite_mean
 
 NAME = "tcp-cac"
 TITLE = "CAC for shaped TCP: rho, N_max, Erlang-B and the rate schemes (fluid mode)"
@@ -50,11 +51,8 @@ COLUMNS = {
         ("Call blocking probability", "blocking", 100.0),
     ],
 }
-#: §4's ratios of scheme #1 over #3: (column, measure).
-SECTION4_COLUMNS = [
-    ("transfer time, times shorter", "mean_transfer_time_s"),
-    ("call blocking, times lower", "blocking"),
-]
+#: §4's ratios of scheme #1 over #3: column -> measure.
+SECTION4_COLUMNS = {"transfer time, times shorter": "mean_transfer_time_s", "call blocking, times lower": "blocking"}
 #: The fluid runs' measures averaged over seeds (NaN and None left out).
 FLUID_KEYS = ("blocking", "blocking_ci95", "mean_transfer_time_s", "mean_running_at_blocking", "time_avg_running")
 
@@ -113,7 +111,7 @@ def paper_cells(ctx: Context, t1: dict[str, Any], nm: dict[str, Any], t4: dict[s
                 out += measured(ctx, table, row, column, [scale * s[key] for s in seeds])
     if judged(ctx, "tcp_cac", "§4") and t4:
         pairs = list(zip(t4["1"], t4["3"], strict=True))
-        for column, key in SECTION4_COLUMNS:
+        for column, key in SECTION4_COLUMNS.items():
             ratios = [a[key] / b[key] if b[key] > 0 else math.nan for a, b in pairs]
             out += measured(ctx, "§4", "Scheme#1 against Scheme#3", column, ratios)
     return out
@@ -144,8 +142,9 @@ def reproduce(ctx: Context) -> Outcome:
     paper3 = paper_scheme3(data_p)
     got3 = {k: m[3][k] for k in paper3}
     within = {k: abs(got3[k] - p) <= SCHEME3_TOL * p for k, p in paper3.items()}
+    check = partial(Claim.judged, kind="check")  # Table 2's formulas and the fluid runs: checks, not counted
     claims = [
-        Claim.judged(
+        check(
             ok,
             "the formula does not give the paper's table",
             id="rho-n-max",
@@ -153,9 +152,8 @@ def reproduce(ctx: Context) -> Outcome:
             paper=", ".join(f"{x['paper_rho']}/{x['paper_n_max']}" for x in rows),
             measured=", ".join(f"{x['rho']:.4f}/{x['n_max']}" for x in rows),
             tolerance="exact (rho to the decimals printed)",
-            kind="check",
         ),
-        Claim.judged(
+        check(
             abs(b1 - erlang) <= max(ci1 if math.isfinite(ci1) else 0.0, ERLANG_MIN_TOL),
             "blocking outside the Erlang-B interval",
             id="fluid-scheme1-erlang-b",
@@ -163,9 +161,8 @@ def reproduce(ctx: Context) -> Outcome:
             paper=f"1% by construction (lambda = {LAMBDA}/s); Erlang-B gives {100 * erlang:.3f}%",
             measured=f"{100 * b1:.3f}% ± {100 * ci1:.3f}%",
             tolerance=f"|B - Erlang-B| <= max(CI, {ERLANG_MIN_TOL})",
-            kind="check",
         ),
-        Claim.judged(
+        check(
             m[2]["blocked"] == 0 and abs(t2 - ps) <= PS_TOL * ps,
             "blocked requests or transfer time away from processor sharing",
             id="fluid-scheme2-ps",
@@ -175,9 +172,8 @@ def reproduce(ctx: Context) -> Outcome:
             f"{ps:.3f} s)",
             measured=f"{int(m[2]['blocked'])} blocked, {t2:.3f} s (PS {ps:.3f} s)",
             tolerance=f"0 blocked and within ±{PS_TOL:.0%} of file/(C - lambda file)",
-            kind="check",
         ),
-        Claim.judged(
+        check(
             all(within.values()),
             "outside ±10%: " + ", ".join(k for k, v in within.items() if not v),
             unless="quick run: 2000 s sees too few blockings for ±10%; judged in full runs" if ctx.quick else "",
@@ -189,7 +185,6 @@ def reproduce(ctx: Context) -> Outcome:
             measured=f"{got3['mean_transfer_time_s']:.2f} s, {100 * got3['blocking']:.2f}%, "
             f"{got3['mean_running_at_blocking']:.1f}",
             tolerance=f"each within ±{SCHEME3_TOL:.0%}",
-            kind="check",
         ),
     ]
 
@@ -213,27 +208,15 @@ def reproduce(ctx: Context) -> Outcome:
         "nmax": nm,
         "table4_tcp": t4,
     }
-    setup = (
-        f"C = 100 Mb/s, B = 10 packets, IPLR = 1e-3, R_req = 1 Mb/s, files of {FILE_BITS / 1e6:g} Mbit, "
-        f"Poisson arrivals at {LAMBDA}/s; fluid mode (each admitted transfer gets exactly its shaping rate); "
-        f"scheme #2 shares C, scheme #3 uses k = 3. "
-        f"{'Quick: 2000 s after 100 s warm-up.' if ctx.quick else 'Full: 20 000 s after 200 s warm-up.'}"
-    )
     (d1, w1), (dn, wn), (d4, w4) = rl["table1"], rl["nmax"], rl["table4"]
-    t4_run = (
-        "not run in quick runs (too few blockings)"
-        if ctx.quick
-        else f"{d4} s per scheme, requests after {w4} s counted, seeds added 5 at a time until scheme #1's "
-        f"blocking interval is under ±{100 * T4_CI_TARGET:.1f} points (at most {T4_MAX_SEEDS})"
-    )
-    tcp_setup = (
-        f"Greedy Reno, 1500 B segments, receiver window 44, 100 Mb/s bottleneck. Table 1 and the start patterns: "
-        f"{d1} s per run, warm-up {w1} s, starts uniform in [0, {TABLE1_START}] for Table 1. Tables 2-3: {dn} s, "
-        f"warm-up {wn} s. Table 4 with TCP: {t4_run}. Stopped: under {STOPPED_SHARE:g} x C/n."
+    t4_run = "not run (too few blockings in a quick run)" if ctx.quick else f"{d4} s per scheme after {w4} s"
+    fluid = "2000 s after 100 s" if ctx.quick else "20 000 s after 200 s"
+    setup = (
+        f"This run's lengths (the set-up: docs/reproductions/tcp_cac.md): fluid mode {fluid} of warm-up; Table 1 and "
+        f"the start patterns {d1} s after {w1} s; Tables 2-3 {dn} s after {wn} s; Table 4 with TCP {t4_run}."
     )
     sections = [
         ("Setup", setup),
-        ("TCP runs", tcp_setup),
         ("Table 1 (TCP)", _table1_md(t1)),
         ("Unshaped connections stopped, by start pattern and timers", _start_patterns_md(sp)),
     ]
@@ -253,29 +236,17 @@ def tcp_claims(
     worst_dev = max(max(abs(x - share) / share for x in v["thr_bps"]) for v in shaped.values())
     worst_loss = max(v["agg_loss"] for v in shaped.values())
 
-    def spread(v: dict[str, Any]) -> float:
-        return float(max(v["thr_bps"]) - min(v["thr_bps"])) / share
-
-    s_spread = max(spread(v) for v in shaped.values())
-    u_spread = min(spread(v) for v in unshaped.values())
+    spreads = {k: float(max(v["thr_bps"]) - min(v["thr_bps"])) / share for k, v in (shaped | unshaped).items()}
+    s_spread, u_spread = max(spreads[k] for k in shaped), min(spreads[k] for k in unshaped)
     u0 = unshaped.get("none/rtt0ms")
     stopped = u0["stopped_share"] if u0 else math.nan
-    h2 = (
-        worst_dev <= SHAPED_TOL
-        and worst_loss <= IPLR
-        and u_spread >= SPREAD_FACTOR * max(s_spread, 1e-9)
-        and stopped >= 0.5
-    )
-    why = []
-    if worst_dev > SHAPED_TOL:
-        why.append(f"a shaped connection is {100 * worst_dev:.2f}% from C/n")
-    if worst_loss > IPLR:
-        why.append(f"shaped loss {worst_loss:.2e} above 1e-3")
-    if u_spread < SPREAD_FACTOR * s_spread:
-        why.append("the unshaped spread is not 10x the shaped one")
-    if not stopped >= 0.5:
-        t0 = sp.get("qoslab/t0/rtt0ms", {})
-        why.append(
+    t0 = sp.get("qoslab/t0/rtt0ms", {})
+    checks = [
+        (worst_dev <= SHAPED_TOL, f"a shaped connection is {100 * worst_dev:.2f}% from C/n"),
+        (worst_loss <= IPLR, f"shaped loss {worst_loss:.2e} above 1e-3"),
+        (u_spread >= SPREAD_FACTOR * max(s_spread, 1e-9), "the unshaped spread is not 10x the shaped one"),
+        (
+            stopped >= 0.5,
             f"only {pct(stopped, '.0f')} of unshaped connections at min RTT 0 under 10% of C/n with starts spread over "
             f"{TABLE1_START}. Measured cause: the start pattern, not the RTO settings (the start-pattern table). "
             "With every connection starting at t = 0 (qoslab timers, min RTT 0) the stopped connections had "
@@ -284,10 +255,12 @@ def tcp_claims(
             f"(the running ones: "
             f"{t0.get('timeouts_running', math.nan):.0f} timeouts, {t0.get('warmup_pkts_running', math.nan):.0f} "
             "packets): their first segments, sent at the same instant, lose at the 20-packet buffer, and the "
-            "retries of the backed-off initial RTO (3, 9, 21, 45 s) stay synchronized and lose again"
-        )
+            "retries of the backed-off initial RTO (3, 9, 21, 45 s) stay synchronized and lose again",
+        ),
+    ]
+    why = [w for ok, w in checks if not ok]
     claim2 = Claim.judged(
-        h2,
+        not why,
         "; ".join(why),
         id="shaped-c-over-n",
         text="shaped at R = C/n every connection within 1% of C/n with loss <= 1e-3; unshaped the spread is far "
@@ -303,16 +276,13 @@ def tcp_claims(
     )
 
     # Claim 3: N_max shaped connections.
-    at_max = {k: v for k, v in nm.items() if v["n"] == v["n_max"]}
-    rows3 = []
-    ok3 = True
-    for v in at_max.values():
-        r = v["r_req_mbps"] * 1e6
-        dev = max(abs(x - r) / r for x in v["thr_bps"])
-        rows3.append(
-            f"B={v['buffer']}, {v['r_req_mbps']:g} Mb/s x {v['n']}: loss {v['agg_loss']:.1e}, worst {100 * dev:.2f}%"
-        )
-        ok3 &= v["agg_loss"] <= IPLR and dev <= SHAPED_TOL
+    at_max = [v for v in nm.values() if v["n"] == v["n_max"]]
+    devs = [max(abs(x - v["r_req_mbps"] * 1e6) / (v["r_req_mbps"] * 1e6) for x in v["thr_bps"]) for v in at_max]
+    rows3 = [
+        f"B={v['buffer']}, {v['r_req_mbps']:g} Mb/s x {v['n']}: loss {v['agg_loss']:.1e}, worst {100 * dev:.2f}%"
+        for v, dev in zip(at_max, devs, strict=True)
+    ]
+    ok3 = all(v["agg_loss"] <= IPLR and dev <= SHAPED_TOL for v, dev in zip(at_max, devs, strict=True))
     if not ctx.quick:  # the full run's sweep beyond N_max
         first = {
             buf: min((v["n"] for v in nm.values() if v["buffer"] == buf and v["agg_loss"] > IPLR), default=None)
@@ -335,24 +305,11 @@ def tcp_claims(
         "TCP mode: scheme #1 blocking = Erlang-B(74, lambda x measured holding); "
         "ordering #2 < #3 < #1 in transfer time and blocking (Table 4)"
     )
-    t4_tol = f"|B1 - Erlang-B| <= max(95% CI, {ERLANG_MIN_TOL}); T2 < T3 < T1 and B2 <= B3 < B1"
     if t4 is None:
-        skipped = Claim(
-            id="tcp-schemes",
-            text=t4_text,
-            paper="#2 < #3 < #1 in transfer time and blocking",
-            measured="not run",
-            tolerance=t4_tol,
-            holds=None,
-            explanation="full runs only: a short run sees too few blockings (Table 4 with TCP is not run in "
-            "quick runs)",
-        )
-        return [claim2, claim3, skipped]
+        return [claim2, claim3, Claim.skipped("tcp-schemes", t4_text)]
     keys = ("blocking", "mean_transfer_time_s", "mean_running_at_blocking")
     m4 = {s: {k: Estimate.of(r[k] for r in t4[s]) for k in keys} for s in ("1", "2", "3")}
-    hold1 = m4["1"]["mean_transfer_time_s"].mean
-    if not math.isfinite(hold1):
-        hold1 = FILE_BITS / 1e6
+    hold1 = h if math.isfinite(h := m4["1"]["mean_transfer_time_s"].mean) else FILE_BITS / 1e6
     eb = cac("100Mbps", 10, 1e-3, "1Mbps", holding=f"{round(hold1 * 1e6)}us", arrival_rate=LAMBDA).blocking or math.nan
     b = {s: m4[s]["blocking"].mean for s in m4}
     t = {s: m4[s]["mean_transfer_time_s"].mean for s in m4}
@@ -364,23 +321,19 @@ def tcp_claims(
         (b["2"] <= b["3"] < b["1"], "blocking not ordered #2 <= #3 < #1"),
     ]
     failed = [why for ok, why in checks if not ok]
-    measured = (
-        "; ".join(
-            f"#{s}: {m4[s]['mean_transfer_time_s'].fmt('.2f')} s, "
-            f"{m4[s]['blocking'].fmt('.2f', scale=100)}% blocked, running at blocking "
-            f"{m4[s]['mean_running_at_blocking'].fmt('.1f')}"
-            for s in ("1", "2", "3")
-        )
-        + f" ({len(t4['seeds'])} seeds)"
-    )
     claim5 = Claim.judged(
         not failed,
         "; ".join(failed),
         id="tcp-schemes",
         text=t4_text,
         paper="§4: scheme #2 the ideal, #3 much better than #1 (Table 4's numbers are its cells)",
-        measured=measured + f"; Erlang-B(74, {LAMBDA} x {hold1:.2f} s) = {100 * eb:.2f}%",
-        tolerance=t4_tol,
+        measured="; ".join(
+            f"#{s}: {m4[s]['mean_transfer_time_s'].fmt('.2f')} s, {m4[s]['blocking'].fmt('.2f', scale=100)}% blocked, "
+            f"running at blocking {m4[s]['mean_running_at_blocking'].fmt('.1f')}"
+            for s in ("1", "2", "3")
+        )
+        + f" ({len(t4['seeds'])} seeds); Erlang-B(74, {LAMBDA} x {hold1:.2f} s) = {100 * eb:.2f}%",
+        tolerance=f"|B1 - Erlang-B| <= max(95% CI, {ERLANG_MIN_TOL}); T2 < T3 < T1 and B2 <= B3 < B1",
     )
     return [claim2, claim3, claim5]
 

@@ -87,17 +87,12 @@ def pooled(runs: list[dict[str, Any]], share_bps: float, keep: tuple[str, ...] =
     is_stopped = [x < STOPPED_SHARE * share_bps for x in thr]
     tos = [float(x) for r in runs for x in r["timeouts"]]
     early = [x for r in runs for x in r["warmup_delivered_pkts"]]
-
-    def mean_of(xs: list[float], pick: bool) -> float:
-        return finite_mean(x for x, st in zip(xs, is_stopped, strict=True) if st == pick)
-
+    # What the stopped and the running connections did (claim 2's explanation): RTO expiries, data before the warm-up.
     out = {
-        # What the stopped connections did (the evidence behind claim 2's explanation):
-        # RTO expiries over the whole run, and data delivered before the warm-up ended.
-        "timeouts_stopped": mean_of(tos, True),
-        "timeouts_running": mean_of(tos, False),
-        "warmup_pkts_stopped": mean_of(early, True),
-        "warmup_pkts_running": mean_of(early, False),
+        f"{name}_{state}": finite_mean(x for x, st in zip(xs, is_stopped, strict=True) if st == pick)
+        for name, xs in (("timeouts", tos), ("warmup_pkts", early))
+        for state, pick in (("stopped", True), ("running", False))
+    } | {
         "thr_bps": thr,
         "loss": [x for r in runs for x in r["loss"]],
         "srtt_s": [x for r in runs for x in r["srtt_s"]],
@@ -146,16 +141,9 @@ def table1(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
     }
 
 
-#: What the start patterns' table keeps of :func:`pooled`, in this order.
-START_POOLED = (
-    "stopped_share",
-    "agg_loss",
-    "thr_bps",
-    "timeouts_stopped",
-    "timeouts_running",
-    "warmup_pkts_stopped",
-    "warmup_pkts_running",
-)
+#: What the start patterns' table keeps of :func:`pooled`, in this order (its stopped and running means last).
+_BY_STATE = tuple(f"{name}_{state}" for name in ("timeouts", "warmup_pkts") for state in ("stopped", "running"))
+START_POOLED = ("stopped_share", "agg_loss", "thr_bps", *_BY_STATE)
 
 
 def start_patterns(ctx: Context, dur: int, warm: int) -> dict[str, Any]:

@@ -205,7 +205,6 @@ def test_the_full_reduction_feeds_every_cell_but_the_unmeasured_ones(tmp_path, m
         "terminated_before_t1": 0,
         "ingress": {"src0": {**ingress, "rounds": [0.21, 0.41]}, "src1": {**ingress, "rounds": [0.26]}},
     }
-    monkeypatch.setattr(termination, "_run_reduced", lambda ctx, plan, model_of: [run43 for _ in plan])
     monkeypatch.setattr(termination, "_synchronization", lambda ctx, fs: ({}, ""))
     monkeypatch.setattr(term_controls, "controls", lambda ctx: ({}, ("c", "")))
     monkeypatch.setattr(term_controls, "low_aggregation_controls", lambda ctx: ({}, ("c", "")))
@@ -233,6 +232,7 @@ def test_the_full_reduction_feeds_every_cell_but_the_unmeasured_ones(tmp_path, m
     ctx = _ctx(tmp_path, [1, 2])
     real = ctx.run_grid
     monkeypatch.setattr(ctx, "run_grid", run_grid)
+    monkeypatch.setattr(ctx, "run_indexed", lambda plan, reduce, save=True: [run43 for _ in plan])
     out = pcn.reproduce(ctx)
     judged = {c.key: c for c in compare(PAPER, out.cells)}
     unmeasured = {k for k, c in judged.items() if c.verdict == "not run"}

@@ -1,11 +1,6 @@
-"""``pcn`` admission experiments [Zhang07 §3]: over-admission, Tables 3.1-3.6, §3.4.1 and §3.5.
-
-Set-up and measure: :mod:`._adm_setup`; each table's set-up and the inferences:
-docs/reproductions/pcn.md ("Admission") and docs/decisions/pcn.md. Every printed number of
-Tables 3.1-3.6 is a cell (:mod:`.cellmap`: one value per seed, the table's statistic on that
-seed's runs); the claims are the text's statements (§3.4-3.7), judged over at least 5 seeds.
-``--quick`` runs nothing of this family (no table fits its budget).
-"""
+"""``pcn`` admission experiments [Zhang07 §3]: Tables 3.1-3.6 as cells (:mod:`.cellmap`), the text's
+statements of §3.4-3.7 as claims; full run only. Set-up (:mod:`._adm_setup`) and inferences:
+docs/reproductions/pcn.md ("Admission") and docs/decisions/pcn.md."""
 
 from __future__ import annotations
 
@@ -61,6 +56,12 @@ METRICS = ("over_admission_pct", "sd_ratio")
 def _claim(ctx: Context, ok: bool, fail: str, **kw: Any) -> Claim:
     """A claim judged only over >= 5 seeds."""
     return Claim.judged(ok, fail, unless=ctx.unjudged(5), **kw)
+
+
+def _band_claim(ctx: Context, means: dict[str, float], **fields: Any) -> Claim:
+    """A claim that every seed mean (label -> value) lies in §3.6's band."""
+    outside = [f"{label}: {m:.2f} %" for label, m in means.items() if not BAND[0] <= m <= BAND[1]]
+    return _claim(ctx, not outside, "outside the band: " + "; ".join(outside), **fields)
 
 
 def _json(est: dict[str, Estimate]) -> dict[str, Any]:
@@ -177,20 +178,18 @@ def _table_3_5(ctx: Context, grid: dict[Any, dict[str, Estimate]]) -> tuple[list
             got, est = C.table_3_5(ctx.log, f"{model} / {C.TOPO_35[topo]}", pts)
             cells += got
             summary[f"{model}/{topo}"] = _json(est)
-    outside = [
-        f"{k[0]} {k[1]} w={k[2]:g} CLE={k[3]:g}: {v['over_admission_pct'].mean:.2f} %"
-        for k, v in sorted(grid.items())
-        if k[0] in CLAIM_2_TYPES and not BAND[0] <= v["over_admission_pct"].mean <= BAND[1]
-    ]
     span = {
         (m, t): [v["over_admission_pct"].mean for k, v in grid.items() if k[:2] == (m, t)]
         for m in CLAIM_2_TYPES
         for t in ("single", "rtt")
     }
-    claim = _claim(
+    claim = _band_claim(
         ctx,
-        not outside,
-        "outside the band: " + "; ".join(outside),
+        {
+            f"{k[0]} {k[1]} w={k[2]:g} CLE={k[3]:g}": v["over_admission_pct"].mean
+            for k, v in sorted(grid.items())
+            if k[0] in CLAIM_2_TYPES
+        },
         id="table3.5-grid-single-rtt",
         text="§3.6: CBR, VBR, MIX and VTR stay within -3 % / +2 % over the weight x CLE grid, on the single "
         "link and the RTT topology (100 ingresses)",
@@ -308,22 +307,18 @@ def _table_3_6(ctx: Context) -> tuple[list[Claim], list[C.Cell], dict[str, Any]]
     ]
     est = _fixed_runs(ctx, cases)
     cells: list[C.Cell] = []
-    outside, measured = [], []
+    means: dict[str, float] = {}
+    measured = []
     for model, counts in INGRESSES_3_6.items():
         row = [est[f"t3_6_{model}_{n}in"]["over_admission_pct"] for n in counts]
         for n, e in zip(counts, row, strict=True):
             cells += C.cells(ctx.log, "Table 3.6", model, ((f"Number of Ingresses / {n}", e.values),))
         if model in CLAIM_2_TYPES:
             measured.append(f"{model} [{min(e.mean for e in row):.2f}, {max(e.mean for e in row):.2f}]")
-            outside += [
-                f"{model} {n}: {e.mean:.2f} %"
-                for n, e in zip(counts, row, strict=True)
-                if not BAND[0] <= e.mean <= BAND[1]
-            ]
-    claim = _claim(
+            means |= {f"{model} {n}": e.mean for n, e in zip(counts, row, strict=True)}
+    claim = _band_claim(
         ctx,
-        not outside,
-        "outside the band: " + "; ".join(outside),
+        means,
         id="table3.6-ingress-aggregation",
         text="§3.7: over-admission is insensitive to ingress-egress aggregation: CBR, VBR, MIX, VTR within "
         "-3 % / +2 % (§3.6's band) from 2 ingresses to about one call per ingress",
@@ -365,11 +360,9 @@ def _ramp_and_rtt(ctx: Context) -> tuple[list[Claim], dict[str, Any]]:
         ),
         tolerance=f"|ramp - step| <= {RAMP_TOL:g} point for {', '.join(RAMP_TYPES)} (single link, 5x)",
     )
-    bad = [f"{n}: {o[n].mean:.2f} %" for n in rtt_names if not BAND[0] <= o[n].mean <= BAND[1]]
-    rtt = _claim(
+    rtt = _band_claim(
         ctx,
-        not bad,
-        "outside the band: " + "; ".join(bad),
+        {n: o[n].mean for n in rtt_names},
         id="s3.5-rtt-22-220",
         text="§3.5: with every flow at a round trip of 22 ms or of 220 ms, CBR and VBR admission stays within "
         "-3 % / +2 %",

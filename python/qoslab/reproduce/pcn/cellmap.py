@@ -1,8 +1,5 @@
-"""Where the ``pcn`` runs go in [Zhang07]'s tables: the keys of ``paperdata/pcn/cells.csv`` and the
-per-seed statistics the tables print. Every cell holds one value per seed, in the context's seed
-order: the paper's statistic on that seed's runs, never a statistic of seed means; the verdict is
-the framework's.
-"""
+"""Where the ``pcn`` runs go in [Zhang07]'s tables: the keys of ``paperdata/pcn/cells.csv`` and the per-seed
+statistics the tables print (one value per seed: the statistic on that seed's runs, never of seed means)."""
 
 from __future__ import annotations
 
@@ -68,15 +65,10 @@ def summary(points: Sequence[Sequence[float]]) -> dict[str, list[float]]:
     in seed ``s``; per seed the min, max, mean and sample standard deviation (n − 1) over the points."""
     if len(points) < 2:
         raise ValueError(f"summary: {len(points)} grid point(s); allowed: at least 2")
-    out: dict[str, list[float]] = {k: [] for k in STATS}
-    for s in range(len(points[0])):
-        xs = [p[s] for p in points]
-        m = sum(xs) / len(xs)
-        out["Min"].append(min(xs))
-        out["Max"].append(max(xs))
-        out["Mean"].append(m)
-        out["SD"].append(math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)))
-    return out
+    seeds = [[p[s] for p in points] for s in range(len(points[0]))]
+    means = [sum(xs) / len(xs) for xs in seeds]
+    sds = [math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) for xs, m in zip(seeds, means, strict=True)]
+    return dict(zip(STATS, ([min(xs) for xs in seeds], [max(xs) for xs in seeds], means, sds), strict=True))
 
 
 def table_3_5(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...errors import ReproductionError
@@ -58,6 +58,8 @@ class Control:
         return "t37" if self.name.startswith("t37-") else "low-agg"
 
 
+#: The runs as set up: no knob changed.
+AS_SET_UP = Control(name="", knob="", why="")
 CONTROLS: dict[str, Control] = {
     c.name: c
     for c in (
@@ -133,7 +135,8 @@ CONTROLS: dict[str, Control] = {
 
 
 def _plt5_scenario(weight: float, cle: float, control: Control | None) -> Scenario:
-    if control is not None and control.single_link:
+    c = control or AS_SET_UP
+    if c.single_link:
         return S.build(
             name="pcn_t37_single_link",
             model="CBR",
@@ -143,29 +146,29 @@ def _plt5_scenario(weight: float, cle: float, control: Control | None) -> Scenar
             cle=S.per_interval(weight, cle),
         )[0]
     return plt.admission_scenario(
-        bottlenecks=control.bottlenecks if control is not None else T37_BOTTLENECKS,
+        bottlenecks=c.bottlenecks,
         model="CBR",
         weight=weight,
         cle=cle,
         duration_s=plt.ADM_DURATION_S,
-        link=control.link if control is not None else None,
-        link_delay=control.link_delay if control is not None else None,
+        link=c.link,
+        link_delay=c.link_delay,
     )
 
 
 def _t37(ctx: Context, control: Control | None, weights: Sequence[float], warmups: Sequence[float]) -> list[list[Cell]]:
     """Table 3.7's CBR cells, judged (per seed each bottleneck's mean over the settings), of the runs
     as set up (``control`` None) or with the control's knob, measured from each of ``warmups``."""
+    ctl = control or AS_SET_UP
     settings = [(w, c) for w in weights for c in plt.CLES]
-    k = control.bottlenecks if control is not None else T37_BOTTLENECKS
-    rate = plt.RATES[(control.link if control is not None else None) or plt.ADM_LINK["CBR"]]
-    prefix = f"{control.name}_" if control is not None else ""
-    points = [((w, c), f"{prefix}t37_w{w:g}_cle{c:g}", _plt5_scenario(w, c, control)) for (w, c) in settings]
+    k, rate = ctl.bottlenecks, plt.RATES[ctl.link or plt.ADM_LINK["CBR"]]
+    prefix = f"{ctl.name}_" if ctl.name else ""
+    points = [((w, c), f"{prefix}t37_w{w:g}_cle{c:g}", _plt5_scenario(w, c, ctl)) for (w, c) in settings]
 
     def reduce(_: tuple[float, float], res: Result) -> list[list[float]]:
         out = []
         for w in warmups:
-            if control is not None and control.single_link:
+            if ctl.single_link:
                 out.append([S.over_admission(res, "i0->e0", rate, w)["over_admission_pct"]] * T37_BOTTLENECKS)
                 continue
             over = plt.over_admission(res, bottlenecks=k, rate_bps=rate, warmup_s=w)
@@ -191,22 +194,11 @@ def _t37(ctx: Context, control: Control | None, weights: Sequence[float], warmup
 def low_agg_cells(ctx: Context, control: Control | None, fs: Sequence[float] = LOW_AGG_F) -> list[Measured]:
     """Table 4.2's cells of :data:`LOW_AGG` at each randomization ``fs`` and Table 4.1's rows of
     the same runs (f = 0, the same flows), as set up or with the control's knob."""
-    pcn = control.pcn if control is not None else {}
-    end = (control.end_after_s if control is not None else None) or 1.0
-    tag = control.name if control is not None else "before"
-    points = [
-        (
-            (m, k, f),
-            f"{tag}_{m.lower()}_{k}_f{f:g}",
-            term.scenario(
-                ctx, model=m, ingresses=k, flows=term._flows_4_2(m, k), randomize=f, end_after_s=end, pcn=dict(pcn)
-            ),
-        )
-        for m, k in LOW_AGG
-        for f in fs
-    ]
+    c = control or AS_SET_UP
+    points = [(m, k, term._flows_4_2(m, k), f) for m, k in LOW_AGG for f in fs]
+    runs = term._grid(ctx, points, c.name or "before", end_after_s=c.end_after_s or 1.0, pcn=dict(c.pcn))
     out: list[Measured] = []
-    for (m, k, f), block in ctx.run_grid(points, lambda key, res: term._reduce(res, key[0]), save=False).items():
+    for (m, k, f), block in runs.items():
         pts = [float(r["over_pts"]) for r in block]
         out.append(Measured("Table 4.2", f"{m} / {k}", f"Deviation Interval / {C.F_COLUMN[f]}", pts))
         if f == 0.0 and (m, k) in term.FLOWS_4_1:
@@ -238,11 +230,7 @@ def run_controls(
         )
     if families == {"t37"}:
         # The controls that only measure the same runs otherwise share the set-up's runs.
-        same = [
-            c
-            for c in controls
-            if c.link is None and c.link_delay is None and not c.single_link and c.bottlenecks == T37_BOTTLENECKS
-        ]
+        same = [c for c in controls if replace(c, name="", knob="", why="", warmup_s=None) == AS_SET_UP]
         before, *after_same = _t37(
             ctx, None, weights, [plt.ADM_WARMUP_S, *(c.warmup_s or plt.ADM_WARMUP_S for c in same)]
         )

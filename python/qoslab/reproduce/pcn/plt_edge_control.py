@@ -22,12 +22,9 @@ def _cell_table(job: tuple[Cell, int, str]) -> tuple[Cell, dict[str, dict[str, f
     """One run of the cell (bottlenecks, model, ratio) at the seed with the edges at the rate
     (``link``: the bottleneck's): its Table 4.7-4.9 rows."""
     (k, model, ratio), seed, edge_rate = job
-    link = plt.TERM_LINK[model]
-    rate = link if edge_rate == "link" else edge_rate
+    rate = plt.TERM_LINK[model] if edge_rate == "link" else edge_rate
     res = plt.termination_scenario(bottlenecks=k, model=model, ratio=ratio, edge_rate=rate).run(seed=seed)
-    flows, term = plt.terminations(res, bottlenecks=k, t1_s=plt.T1_S, window_s=plt.TERM_WINDOW_S)
-    mean_bps, rate_bps = plt.MEAN_BPS[model], plt.RATES[link]
-    return job[0], plt.termination_table(flows, term, bottlenecks=k, mean_bps=mean_bps, rate_bps=rate_bps)
+    return job[0], plt.reduce_termination(job[0], res)
 
 
 def main(argv: list[str] | None = None) -> None:

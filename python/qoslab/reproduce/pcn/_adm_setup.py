@@ -128,16 +128,13 @@ def build(
             rate=per_group / BATCH_MEAN, batch_mean=BATCH_MEAN, lifetime=f"{MEAN_CALL_S:g}s"
         )
         how = {"arrivals": batch}
-    if model in ("CBR", "VBR", "MIX"):
-        src_choice: traffic.SrcChoice | None = "random" if ingresses is not None and model in RANDOM_SOURCES else None
-        groups = traffic.voice(name="voice", src=src, dst=dst, codec=model.lower(), src_choice=src_choice, **how)
-    else:
-        groups = [(traffic.svd if model == "SVD" else traffic.vtr)(name=model.lower(), src=src, dst=dst, **how)]
+    if ingresses is not None and model in RANDOM_SOURCES:
+        how["src_choice"] = "random"
     sc = Scenario.build(
         name=name,
         duration=f"{duration_s:g}s",
         topology=topo,
-        traffic=groups,
+        traffic=groups(model, model.lower() if model in ("SVD", "VTR") else "voice", src, dst, **how),
         pcn=pcn_builder.domain(edges=edges, **cle),
         # Only what is read: the bottleneck, one per-flow bin, no per-flow histograms.
         metrics={
@@ -150,6 +147,13 @@ def build(
         },
     )
     return sc, direction
+
+
+def groups(model: str, name: str, src: str, dst: str, **kw: Any) -> list[dict[str, Any]]:
+    """A traffic model's group(s) ([Zhang07 §2.3]): voice (CBR, VBR, the MIX's six codecs), SVD or VTR."""
+    if model in ("SVD", "VTR"):
+        return [(traffic.svd if model == "SVD" else traffic.vtr)(name=name, src=src, dst=dst, **kw)]
+    return traffic.voice(name=name, src=src, dst=dst, codec=model.lower(), **kw)
 
 
 def per_packet() -> dict[str, Any]:

@@ -1,15 +1,7 @@
-"""Controlled runs behind [Zhang07]'s differing cells: one knob changed, the cells before and
-after on the same seeds (1..N), judged by the one rule; nothing saved, nothing tuned.
-
-    python -m qoslab.reproduce.pcn.controls NAME[,NAME...] [--seeds N] [--jobs N] [--weights W,...] [--f F,...]
-    python -m qoslab.reproduce.pcn.controls --list
-
-Each control of :data:`CONTROLS` says its knob and why that value: ``t37-...`` rerun Table 3.7's
-runs (PLT5, CBR, 5x, :mod:`.plt`; ``--weights`` restricts the weight x CLE settings), ``low-agg-...``
-Tables 4.1-4.2 at low aggregation (:mod:`.termination`; ``--f`` the randomizations). Their figures:
-docs/reproductions/pcn.md ("Controlled runs"); ``paperdata/pcn/causes.toml`` names the controls
-behind a cause.
-"""
+"""Controlled runs behind [Zhang07]'s differing cells: one knob changed, the cells before and after on the
+same seeds (1..N), judged by the one rule; nothing saved, nothing tuned. ``t37-...`` rerun Table 3.7's runs
+(PLT5, CBR, 5x), ``low-agg-...`` Tables 4.1-4.2 at low aggregation (``--list``, ``--help``). Their figures:
+docs/reproductions/pcn.md ("Controlled runs"); ``paperdata/pcn/causes.toml`` names those behind a cause."""
 
 from __future__ import annotations
 

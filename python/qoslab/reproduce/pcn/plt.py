@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from ... import pcn as pcn_api
-from ... import stages, topology, traffic
+from ... import stages, topology
 from ...pcn import expected_termination
 from ...result import Result
 from ...scenario import Scenario
@@ -88,14 +88,6 @@ def aggregates(k: int) -> list[tuple[str, str, str]]:
     return [("long", "src_long", "sink_long")] + [(f"short{i}", f"h{i}", f"h{i + 1}") for i in range(k)]
 
 
-def _groups(model: str, name: str, src: str, dst: str, **kw: Any) -> list[dict[str, Any]]:
-    if model == "SVD":
-        return [traffic.svd(name=name, src=src, dst=dst, **kw)]
-    if model == "VTR":
-        return [traffic.vtr(name=name, src=src, dst=dst, **kw)]
-    return traffic.voice(name=name, src=src, dst=dst, codec=model.lower(), **kw)
-
-
 def plt_scenario(
     k: int, link: str, meter: dict[str, Any], edge_rate: str = EDGE_RATE, delay: str = LINK_DELAY, **build: Any
 ) -> Scenario:
@@ -130,7 +122,7 @@ def admission_scenario(
         delay=link_delay if link_delay is not None else LINK_DELAY,
         name=f"pcn_plt{bottlenecks}_admission",
         duration=f"{duration_s:g}s",
-        traffic=[g for n, s, d in aggregates(bottlenecks) for g in _groups(model, n, s, d, calls_per_s=calls)],
+        traffic=[g for n, s, d in aggregates(bottlenecks) for g in S.groups(model, n, s, d, calls_per_s=calls)],
         pcn=pcn_api.domain(
             edges=topology.pcn_parking_lot_edges(bottlenecks=bottlenecks),
             cle="per_interval",
@@ -164,9 +156,9 @@ def termination_scenario(
     residents = resident_flows(bottlenecks=bottlenecks, model=model, ratio=ratio)
     groups: list[dict[str, Any]] = []
     for n, s, d in aggregates(bottlenecks):
-        res = _groups(model, f"{n}_res", s, d, flows=residents[n], start=f"{t1_s - 20:g}s")
+        res = S.groups(model, f"{n}_res", s, d, flows=residents[n], start=f"{t1_s - 20:g}s")
         # The rerouted flows were admitted on the failed path: they start without asking their ingress.
-        rr = _groups(model, f"{n}_rr", s, d, flows=flows[n] - residents[n], start=f"{t1_s:g}s")
+        rr = S.groups(model, f"{n}_rr", s, d, flows=flows[n] - residents[n], start=f"{t1_s:g}s")
         groups += [{**g, "start_jitter": "10s"} for g in res]
         groups += [{**g, "start_jitter": SPACING[model], "admitted": True} for g in rr]
     end = f"{t1_s + TERM_WINDOW_S:g}s"

@@ -1,10 +1,7 @@
 """Claim 6's control (Tables 4.8-4.9): the parking-lot termination cells with the edge links at another rate.
 
-``python -m qoslab.reproduce.pcn.plt_edge_control [--edge-rate RATE|link] [--models CBR,VBR]
-[--seeds N] [--jobs N]`` prints per cell the long aggregate's actual - expected termination (mean,
-sd over the seeds) and every row's mean A - E; ``link`` (default): the edges at the bottleneck's
-rate, ``10Gbps``: the reproduction's. Figures: docs/reproductions/pcn.md ("Every cell again with
-the edge links at the bottleneck's rate")."""
+Prints per cell the long aggregate's A - E (mean, sd over the seeds) and every row's mean A - E; ``--edge-rate
+link`` (default): the edges at the bottleneck's rate. Figures: docs/reproductions/pcn.md ("Every cell again")."""
 
 from __future__ import annotations
 

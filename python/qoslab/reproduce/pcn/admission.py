@@ -73,15 +73,15 @@ def _runs(
 ) -> dict[Any, list[dict[str, float]]]:
     """Runs ``cases`` (key, variant, :func:`S.build` arguments) over the seeds, each reduced to its
     over-admission and sd ratio from ``warmup_s`` (the keys in ``fair`` also to the admitted shares by RTT)."""
-    grid, direction = [], {}
+    grid, where = [], {}
     for key, variant, kw in cases:
-        sc, direction[key] = S.build(**kw)
+        sc, direction = S.build(**kw)
         grid.append((key, variant, sc))
-    link = {key: kw["link"] for key, _, kw in cases}
+        where[key] = (direction, S.LINK_BPS[kw["link"]])
     delays = S.rtt_delays_ms(RTT_INGRESSES)
 
     def reduce(key: Any, res: Any) -> dict[str, float]:
-        out = S.over_admission(res, direction[key], S.LINK_BPS[link[key]], warmup_s)
+        out = S.over_admission(res, *where[key], warmup_s)
         if key in fair:
             out.update(S.admitted_share_by_rtt(res, delays))
         return out
@@ -93,56 +93,51 @@ def _cells(runs: dict[Any, list[dict[str, float]]]) -> dict[Any, dict[str, Estim
     return {k: {m: Estimate.of(r[m] for r in v) for m in METRICS} for k, v in runs.items()}
 
 
-def _worst(
-    ctx: Context, table: str, row: str, runs: list[dict[str, Estimate]]
-) -> tuple[list[C.Cell], list[float], list[float]]:
-    """The row's cells: per seed the worst over-admission of ``runs`` and that run's sd ratio."""
-    over, sd = C.worst([r[METRICS[0]].values for r in runs], [r[METRICS[1]].values for r in runs])
-    return C.cells(ctx.log, table, row, ((C.OVER, over), (C.SD, sd))), over, sd
+def _overloads(link: str) -> tuple[float, ...]:
+    """Tables 3.1-3.3's overloads of a link: 5x above T3 (the worst case), 2x-5x below."""
+    return (5.0,) if link in T31_LINKS else OVERLOADS
+
+
+def _worst(runs: list[dict[str, Estimate]]) -> tuple[list[float], list[float]]:
+    """Per seed the worst over-admission of ``runs`` and that run's sd ratio (:func:`C.worst`)."""
+    return C.worst([r[METRICS[0]].values for r in runs], [r[METRICS[1]].values for r in runs])
 
 
 def _voice_runs(ctx: Context) -> dict[Any, dict[str, Estimate]]:
     """(link, model, arrivals, overload) -> estimates (their values seed by seed), for Tables 3.1-3.3."""
-    keys: list[tuple[str, str, str, float]] = []
-    for model in VOICE:
-        keys += [(link, model, arr, 5.0) for link in T31_LINKS for arr in ARRIVALS]
-        keys += [(link, model, arr, ov) for link in ("1Mbps", "T1", "10Mbps") for arr in ARRIVALS for ov in OVERLOADS]
     cases = []
-    for link, model, arr, ov in keys:
-        tag = f"{link}_{model}_{arr}_{ov:g}x".lower()
-        kw = {"model": model, "link": link, "overload": ov, "cle": S.per_packet(), "arrivals": arr}
-        kw |= {"name": f"pcn_adm_{tag}", "duration_s": VOICE_S}
-        cases.append(((link, model, arr, ov), f"t3_1_{tag}", kw))
+    for model, link, arr in itertools.product(VOICE, (*T31_LINKS, "1Mbps", "T1", "10Mbps"), ARRIVALS):
+        for ov in _overloads(link):
+            tag = f"{link}_{model}_{arr}_{ov:g}x".lower()
+            kw = {"model": model, "link": link, "overload": ov, "cle": S.per_packet(), "arrivals": arr}
+            cases.append(
+                ((link, model, arr, ov), f"t3_1_{tag}", kw | {"name": f"pcn_adm_{tag}", "duration_s": VOICE_S})
+            )
     return _cells(_runs(ctx, cases, VOICE_WARMUP_S))
 
 
-def _table_3_1(ctx: Context, est: dict[Any, dict[str, Estimate]]) -> tuple[list[C.Cell], dict[str, Any]]:
-    """Table 3.1's CBR and VBR rows: per seed the worst of T3, 100 Mb/s and OC3 at 5x (the seed: the
-    worst cases are the 5x runs) and the sd ratio of that run."""
+def _tables_3_1_to_3_3(
+    ctx: Context, est: dict[Any, dict[str, Estimate]]
+) -> tuple[list[C.Cell], dict[str, Any], dict[str, Any]]:
+    """Table 3.1's CBR and VBR rows (T3, 100 Mb/s, OC3 at 5x: the worst cases), Tables 3.2 (CBR) and 3.3
+    (VBR; 2x-5x at 1 Mb/s, T1, 10 Mb/s, the same 5x runs at T3-OC3): per seed the worst case over the
+    row's runs and that run's sd ratio. Returns the cells, Table 3.1's runs' data and Tables 3.2-3.3's."""
+    rows = [("Table 3.1", f"{C.T3_OC3} / {m} / {a}", "", m, a, T31_LINKS) for m in VOICE for a in ARRIVALS]
+    rows += [
+        (table, f"{grp} / {a}", f"{m}/{grp}/{a}", m, a, links)
+        for m, table in (("CBR", "Table 3.2"), ("VBR", "Table 3.3"))
+        for grp, links in {**LOW_GROUPS, C.T3_OC3: tuple(sorted(T31_LINKS))}.items()
+        for a in ARRIVALS
+    ]
     cells: list[C.Cell] = []
-    for model in VOICE:
-        for arr in ARRIVALS:
-            runs = [est[(lk, model, arr, 5.0)] for lk in T31_LINKS]
-            cells += _worst(ctx, "Table 3.1", f"{C.T3_OC3} / {model} / {arr}", runs)[0]
-    data = {f"{lk}/{mo}/{ar}": _json(m) for (lk, mo, ar, _ov), m in est.items() if lk in T31_LINKS}
-    return cells, data
-
-
-def _table_3_23(ctx: Context, est: dict[Any, dict[str, Estimate]]) -> tuple[list[C.Cell], dict[str, Any]]:
-    """Tables 3.2 (CBR) and 3.3 (VBR): per seed the worst case over the row's links and overloads
-    (2x-5x at 1 Mb/s, T1, 10 Mb/s; 5x at T3-OC3, Table 3.1's runs) and that run's sd ratio."""
-    cells: list[C.Cell] = []
-    data: dict[str, Any] = {}
-    for model, table_id in (("CBR", "Table 3.2"), ("VBR", "Table 3.3")):
-        for grp, links in {**LOW_GROUPS, C.T3_OC3: T31_LINKS}.items():
-            for arr in ARRIVALS:
-                keys = sorted(k for k in est if k[1] == model and k[2] == arr and k[0] in links)
-                got, over, sd = _worst(ctx, table_id, f"{grp} / {arr}", [est[k] for k in keys])
-                cells += got
-                data[f"{model}/{grp}/{arr}"] = _json(
-                    {"over_admission_pct": Estimate.of(over), "sd_ratio": Estimate.of(sd)}
-                )
-    return cells, data
+    d23: dict[str, Any] = {}
+    for table, row, key, model, arr, links in rows:
+        over, sd = _worst([est[(lk, model, arr, ov)] for lk in links for ov in _overloads(lk)])
+        cells += C.cells(ctx.log, table, row, ((C.OVER, over), (C.SD, sd)))
+        if key:
+            d23[key] = _json({METRICS[0]: Estimate.of(over), METRICS[1]: Estimate.of(sd)})
+    d31 = {f"{lk}/{mo}/{ar}": _json(m) for (lk, mo, ar, _ov), m in est.items() if lk in T31_LINKS}
+    return cells, d31, d23
 
 
 def _grid(ctx: Context) -> tuple[dict[Any, dict[str, Estimate]], dict[Any, dict[str, Estimate]]]:
@@ -230,71 +225,51 @@ def _fixed_runs(ctx: Context, cases: list[tuple[str, dict[str, Any]]]) -> dict[s
     )
 
 
-def _vq_runs(
-    ctx: Context, cle: dict[str, Any], tag: str
-) -> dict[tuple[str, tuple[float, float, float]], dict[str, Any]]:
+def _vq_runs(ctx: Context, cle: dict[str, Any], tag: str) -> tuple[dict[Any, dict[str, Any]], dict[str, Any]]:
     """Table 3.4's experiments at one CLE: SVD on 1 Gb/s and OC12 per virtual-queue setting, 2x-5x;
-    per (link, setting) and seed the worst case over the overloads and that run's sd ratio."""
-    cases: list[tuple[str, dict[str, Any]]] = [
-        (
-            f"{tag}_{link}_vq{'-'.join(f'{x:g}' for x in vq)}_{ov:g}x",
-            {"model": "SVD", "link": link, "vq": vq, "overload": ov, "cle": cle},
-        )
-        for link in VQ_LINKS
-        for vq in VQ_SETTINGS
-        for ov in OVERLOADS
-    ]
-    est = _fixed_runs(ctx, cases)
-    out: dict[tuple[str, tuple[float, float, float]], dict[str, Any]] = {}
-    for link in VQ_LINKS:
-        for vq in VQ_SETTINGS:
-            cand = [(float(kw["overload"]), est[n]) for n, kw in cases if kw["link"] == link and kw["vq"] == vq]
-            over, sd = C.worst([e[METRICS[0]].values for _, e in cand], [e[METRICS[1]].values for _, e in cand])
-            at = [
-                next(f"{ov:g}x" for ov, e in cand if e["over_admission_pct"].values[i] == o) for i, o in enumerate(over)
-            ]
-            out[(link, vq)] = {"over": over, "sd": sd, "at": at}
-    return out
-
-
-def _vq_data(runs: dict[tuple[str, tuple[float, float, float]], dict[str, Any]]) -> dict[str, Any]:
-    return {
-        f"{link}/{'-'.join(f'{x:g}' for x in vq)}": {
-            METRICS[0]: Estimate.of(r["over"]).to_json(),
-            METRICS[1]: Estimate.of(r["sd"]).to_json(),
-            "overload": r["at"],
+    per (link, setting) and seed the worst case over the overloads, that run's sd ratio and overload;
+    and their data."""
+    points = itertools.product(VQ_LINKS, VQ_SETTINGS, OVERLOADS)
+    names = {(lk, vq, ov): f"{tag}_{lk}_vq{'-'.join(f'{x:g}' for x in vq)}_{ov:g}x" for lk, vq, ov in points}
+    kws = [(n, {"model": "SVD", "link": lk, "vq": vq, "overload": ov, "cle": cle}) for (lk, vq, ov), n in names.items()]
+    est = _fixed_runs(ctx, kws)
+    out: dict[Any, dict[str, Any]] = {}
+    data: dict[str, Any] = {}
+    for link, vq in itertools.product(VQ_LINKS, VQ_SETTINGS):
+        cand = [(ov, est[names[(link, vq, ov)]]) for ov in OVERLOADS]
+        over, sd = _worst([e for _, e in cand])
+        at = [next(f"{ov:g}x" for ov, e in cand if e[METRICS[0]].values[i] == o) for i, o in enumerate(over)]
+        out[(link, vq)] = {"over": over, "sd": sd, "at": at}
+        data[f"{link}/{'-'.join(f'{x:g}' for x in vq)}"] = {
+            METRICS[0]: Estimate.of(over).to_json(),
+            METRICS[1]: Estimate.of(sd).to_json(),
+            "overload": at,
         }
-        for (link, vq), r in runs.items()
-    }
+    return out, data
 
 
-def _table_3_4(ctx: Context) -> tuple[list[C.Cell], list[C.Cell], str, dict[str, Any]]:
+def _table_3_4(ctx: Context) -> tuple[list[C.Cell], str, dict[str, Any]]:
     """Table 3.4 (§3.4.2) at the per-interval CLE §3.1.2 prescribes after §3.3 (weight 0.3, threshold
     0.05); the same runs at §3.2's per-packet CLE are the control, whose (5, 15, 45) ms rows are Table
-    3.1's SVD rows (docs/decisions/pcn.md). Returns Table 3.4's cells, Table 3.1's SVD cells, the
+    3.1's SVD rows (docs/decisions/pcn.md). Returns Table 3.4's cells then Table 3.1's SVD cells, the
     control's report table and the data."""
-    main = _vq_runs(ctx, S.per_interval(FIXED_W, FIXED_CLE), "t3_4")
-    control = _vq_runs(ctx, S.per_packet(), "t3_4pp")
-    cells: list[C.Cell] = []
-    for (link, vq), r in main.items():
-        cells += C.cells(ctx.log, "Table 3.4", f"{link} / {C.vq_label(vq)}", ((C.OVER, r["over"]), (C.SD, r["sd"])))
-    svd_3_1: list[C.Cell] = []
-    for link in VQ_LINKS:
-        r = control[(link, T31_SVD_VQ)]
-        svd_3_1 += C.cells(ctx.log, "Table 3.1", f"{link} / SVD / POISSON", ((C.OVER, r["over"]), (C.SD, r["sd"])))
-    rows = [
-        f"| {link} | {C.vq_label(vq)} | {Estimate.of(r['over']).fmt('.2f')} % | {Estimate.of(r['sd']).fmt('.3f')} "
-        f"| {', '.join(r['at'])} |"
-        for (link, vq), r in control.items()
-    ]
+    main, d_main = _vq_runs(ctx, S.per_interval(FIXED_W, FIXED_CLE), "t3_4")
+    control, d_control = _vq_runs(ctx, S.per_packet(), "t3_4pp")
+    rows = [("Table 3.4", f"{link} / {C.vq_label(vq)}", r) for (link, vq), r in main.items()]
+    rows += [("Table 3.1", f"{link} / SVD / POISSON", control[(link, T31_SVD_VQ)]) for link in VQ_LINKS]
+    cells = [c for t, row, r in rows for c in C.cells(ctx.log, t, row, ((C.OVER, r["over"]), (C.SD, r["sd"])))]
     table = md_table(
         "| link | min, max, upper limit (ms) | worst over-admission | its sd / admissible | at, seed by seed |",
-        rows,
+        [
+            f"| {link} | {C.vq_label(vq)} | {Estimate.of(r['over']).fmt('.2f')} % | {Estimate.of(r['sd']).fmt('.3f')} "
+            f"| {', '.join(r['at'])} |"
+            for (link, vq), r in control.items()
+        ],
         "Table 3.4's runs at the per-packet CLE of §3.2 (weight 0.01, threshold 0.5): per seed the worst case "
         f"over 2x-5x and that run's sd ratio, mean over seeds ± 95 % CI; the ({C.vq_label(T31_SVD_VQ)}) ms rows "
         "are Table 3.1's SVD cells.",
     )
-    return cells, svd_3_1, table, {"per_interval": _vq_data(main), "per_packet": _vq_data(control)}
+    return cells, table, {"per_interval": d_main, "per_packet": d_control}
 
 
 def _table_3_6(ctx: Context) -> tuple[list[Claim], list[C.Cell], dict[str, Any]]:
@@ -407,12 +382,10 @@ def run(ctx: Context) -> Outcome:
     run only (paperdata/pcn/tables.toml): a quick run lists the claims as not checked and runs nothing."""
     if ctx.quick:
         return Outcome(claims=[Claim.skipped(*c) for c in CLAIMS], data={})
-    voice = _voice_runs(ctx)
-    cells31, d31 = _table_3_1(ctx, voice)
-    cells23, d23 = _table_3_23(ctx, voice)
+    cells31_3, d31, d23 = _tables_3_1_to_3_3(ctx, _voice_runs(ctx))
     grid, fairness = _grid(ctx)
     claims35, cells35, d35 = _table_3_5(ctx, grid)
-    cells34, svd_3_1, t34, d34 = _table_3_4(ctx)
+    cells34, t34, d34 = _table_3_4(ctx)
     claims36, cells36, d36 = _table_3_6(ctx)
     claims_rr, d_rr = _ramp_and_rtt(ctx)
     data = {
@@ -428,5 +401,5 @@ def run(ctx: Context) -> Outcome:
         claims=[*claims35, _fairness_claim(ctx, fairness), *claims36, *claims_rr],
         data=data,
         sections=[("Table 3.4's control: the per-packet CLE", t34)],
-        cells=cells31 + cells23 + cells35 + cells34 + svd_3_1 + cells36,
+        cells=cells31_3 + cells35 + cells34 + cells36,
     )

@@ -123,20 +123,11 @@ CONTROLS: dict[str, Control] = {
 }
 
 
-# -- Table 3.7 -------------------------------------------------------------------
-
-
-def _plt5_scenario(weight: float, cle: float, control: Control | None) -> Scenario:
-    c = control or AS_SET_UP
+def _plt5_scenario(weight: float, cle: float, c: Control) -> Scenario:
+    """Table 3.7's run at (weight, CLE threshold): CBR at 5x on PLT5, or as the control ``c`` changes it."""
     if c.single_link:
-        return S.build(
-            name="pcn_t37_single_link",
-            model="CBR",
-            link=plt.ADM_LINK["CBR"],
-            overload=plt.OVERLOAD,
-            duration_s=plt.ADM_DURATION_S,
-            cle=S.per_interval(weight, cle),
-        )[0]
+        kw: dict[str, Any] = {"link": plt.ADM_LINK["CBR"], "overload": plt.OVERLOAD, "cle": S.per_interval(weight, cle)}
+        return S.build(name="pcn_t37_single_link", model="CBR", duration_s=plt.ADM_DURATION_S, **kw)[0]
     return plt.admission_scenario(
         bottlenecks=c.bottlenecks,
         model="CBR",
@@ -158,29 +149,18 @@ def _t37(ctx: Context, control: Control | None, weights: Sequence[float], warmup
     points = [((w, c), f"{prefix}t37_w{w:g}_cle{c:g}", _plt5_scenario(w, c, ctl)) for (w, c) in settings]
 
     def reduce(_: tuple[float, float], res: Result) -> list[list[float]]:
-        out = []
-        for w in warmups:
-            if ctl.single_link:
-                out.append([S.over_admission(res, "i0->e0", rate, w)["over_admission_pct"]] * T37_BOTTLENECKS)
-                continue
-            over = plt.over_admission(res, bottlenecks=k, rate_bps=rate, warmup_s=w)
-            out.append(over if k == T37_BOTTLENECKS else [over[0]] * T37_BOTTLENECKS)
-        return out
+        if ctl.single_link:
+            return [[S.over_admission(res, "i0->e0", rate, w)["over_admission_pct"]] * T37_BOTTLENECKS for w in warmups]
+        overs = [plt.over_admission(res, bottlenecks=k, rate_bps=rate, warmup_s=w) for w in warmups]
+        return [o if k == T37_BOTTLENECKS else [o[0]] * T37_BOTTLENECKS for o in overs]
 
     runs = list(ctx.run_grid(points, reduce, save=False).values())
-    out = []
-    for j in range(len(warmups)):
-        per_bn = [
-            [sum(runs[i][s][j][b] for i in range(len(settings))) / len(settings) for s in range(len(ctx.seeds))]
-            for b in range(T37_BOTTLENECKS)
-        ]
-        out.append(
-            judged(ctx, [Measured("Table 3.7", "CBR", f"Bottleneck LinkId / {b + 1}", v) for b, v in enumerate(per_bn)])
-        )
-    return out
 
+    def cell(j: int, b: int) -> Measured:
+        per_seed = [sum(r[s][j][b] for r in runs) / len(runs) for s in range(len(ctx.seeds))]
+        return Measured("Table 3.7", "CBR", f"Bottleneck LinkId / {b + 1}", per_seed)
 
-# -- Tables 4.1-4.2 at low aggregation -------------------------------------------------
+    return [judged(ctx, [cell(j, b) for b in range(T37_BOTTLENECKS)]) for j in range(len(warmups))]
 
 
 def low_agg_cells(ctx: Context, control: Control | None, fs: Sequence[float] = LOW_AGG_F) -> list[Measured]:
@@ -197,9 +177,6 @@ def low_agg_cells(ctx: Context, control: Control | None, fs: Sequence[float] = L
             out.append(Measured("Table 4.1", f"{m} / {k}", "Actual term", [float(r["actual"]) for r in block]))
             out.append(Measured("Table 4.1", f"{m} / {k}", "Over-term Perc", pts))
     return out
-
-
-# -- the report -------------------------------------------------------------------
 
 
 def judged(ctx: Context, measured: Sequence[Measured]) -> list[Cell]:

@@ -30,15 +30,16 @@ def _paper_values(table: str) -> dict[tuple[str, str], float]:
         return {(r["row"], r["column"]): float(r["value"]) for r in csv.DictReader(f) if r["table"] == table}
 
 
-def test_worst_and_summary_are_per_seed_statistics():
+def test_worst_and_table_3_5s_summary_are_per_seed_statistics():
     over = [[1.0, 5.0, 2.0], [3.0, 4.0, 1.0]]
     sd = [[0.1, 0.5, 0.2], [0.3, 0.4, 0.9]]
     assert cellmap.worst(over, sd) == ([3.0, 5.0, 2.0], [0.3, 0.5, 0.2])
-    st = cellmap.summary([[1.0, 0.0], [2.0, 0.0], [3.0, 3.0]])
+    got, _est = cellmap.table_3_5(lambda _m: None, "CBR / S.Link", [[1.0, 0.0], [2.0, 0.0], [3.0, 3.0]])
+    st = {c.column.removeprefix("Over Admission Perc Stats / "): c.values for c in got if isinstance(c, Measured)}
     assert st["Min"] == [1.0, 0.0] and st["Max"] == [3.0, 3.0] and st["Mean"] == [2.0, 1.0]
     assert st["SD"] == pytest.approx([1.0, 3.0**0.5])
     with pytest.raises(ValueError, match="at least 2"):
-        cellmap.summary([[1.0]])
+        cellmap.table_3_5(lambda _m: None, "CBR / S.Link", [[1.0]])
 
 
 def test_a_cell_with_a_value_that_is_not_finite_is_not_measured_with_its_reason():

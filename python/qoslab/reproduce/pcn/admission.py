@@ -70,9 +70,10 @@ def _json(est: dict[str, Estimate]) -> dict[str, Any]:
 
 def _runs(
     ctx: Context, cases: list[tuple[Any, str, dict[str, Any]]], warmup_s: float, fair: frozenset[Any] = frozenset()
-) -> dict[Any, list[dict[str, float]]]:
+) -> dict[Any, dict[str, Estimate]]:
     """Runs ``cases`` (key, variant, :func:`S.build` arguments) over the seeds, each reduced to its
-    over-admission and sd ratio from ``warmup_s`` (the keys in ``fair`` also to the admitted shares by RTT)."""
+    over-admission and sd ratio from ``warmup_s`` (the keys in ``fair`` also to the admitted shares by RTT):
+    key -> metric -> its estimate (the values seed by seed)."""
     grid, where = [], {}
     for key, variant, kw in cases:
         sc, direction = S.build(**kw)
@@ -86,11 +87,8 @@ def _runs(
             out.update(S.admitted_share_by_rtt(res, delays))
         return out
 
-    return ctx.run_grid(grid, reduce, save=False)
-
-
-def _cells(runs: dict[Any, list[dict[str, float]]]) -> dict[Any, dict[str, Estimate]]:
-    return {k: {m: Estimate.of(r[m] for r in v) for m in METRICS} for k, v in runs.items()}
+    runs = ctx.run_grid(grid, reduce, save=False)
+    return {k: {m: Estimate.of(r[m] for r in v) for m in v[0]} for k, v in runs.items()}
 
 
 def _overloads(link: str) -> tuple[float, ...]:
@@ -113,7 +111,7 @@ def _voice_runs(ctx: Context) -> dict[Any, dict[str, Estimate]]:
             cases.append(
                 ((link, model, arr, ov), f"t3_1_{tag}", kw | {"name": f"pcn_adm_{tag}", "duration_s": VOICE_S})
             )
-    return _cells(_runs(ctx, cases, VOICE_WARMUP_S))
+    return _runs(ctx, cases, VOICE_WARMUP_S)
 
 
 def _tables_3_1_to_3_3(
@@ -150,14 +148,10 @@ def _grid(ctx: Context) -> tuple[dict[Any, dict[str, Estimate]], dict[Any, dict[
         kw |= {"name": f"pcn_grid_{tag}", "duration_s": SHORT_S, "ingresses": ingresses}
         cases.append(((model, topo, w, c), f"t3_5_{tag}", kw))
     fair = frozenset((m, "rtt", FIXED_W, FIXED_CLE) for m in S.TRAFFIC)
-    vals = _runs(ctx, cases, SHORT_WARMUP_S, fair)
+    est = _runs(ctx, cases, SHORT_WARMUP_S, fair)
     # The RTT fairness: the one point per type whose runs measured it.
-    fairness = {
-        k[0]: {x: Estimate.of(r[x] for r in rs) for x in ("admitted_near", "admitted_far")}
-        for k, rs in vals.items()
-        if "admitted_far" in rs[0]
-    }
-    return _cells(vals), fairness
+    fairness = {k[0]: {x: v[x] for x in ("admitted_near", "admitted_far")} for k, v in est.items() if k in fair}
+    return {k: {m: v[m] for m in METRICS} for k, v in est.items()}, fairness
 
 
 def _table_3_5(ctx: Context, grid: dict[Any, dict[str, Estimate]]) -> tuple[list[Claim], list[C.Cell], dict[str, Any]]:
@@ -165,41 +159,26 @@ def _table_3_5(ctx: Context, grid: dict[Any, dict[str, Estimate]]) -> tuple[list
     points; claim 2 (§3.6's band, on every point's seed mean) and §3.6's SVD statement."""
     cells: list[C.Cell] = []
     summary: dict[str, dict[str, Any]] = {}
-    for model in S.TRAFFIC:
-        for topo in ("single", "rtt"):
-            pts = [v["over_admission_pct"].values for k, v in sorted(grid.items()) if k[:2] == (model, topo)]
-            if len(pts) < 2:
-                continue
-            got, est = C.table_3_5(ctx.log, f"{model} / {C.TOPO_35[topo]}", pts)
-            cells += got
-            summary[f"{model}/{topo}"] = _json(est)
-    span = {
-        (m, t): [v["over_admission_pct"].mean for k, v in grid.items() if k[:2] == (m, t)]
-        for m in CLAIM_2_TYPES
-        for t in ("single", "rtt")
-    }
+    for model, topo in itertools.product(S.TRAFFIC, ("single", "rtt")):
+        pts = [v[METRICS[0]].values for k, v in sorted(grid.items()) if k[:2] == (model, topo)]
+        got, est = C.table_3_5(ctx.log, f"{model} / {C.TOPO_35[topo]}", pts)
+        cells += got
+        summary[f"{model}/{topo}"] = _json(est)
+    mean = {k: v[METRICS[0]].mean for k, v in sorted(grid.items())}
+    span = {(m, t): [x for k, x in mean.items() if k[:2] == (m, t)] for m in CLAIM_2_TYPES for t in ("single", "rtt")}
     claim = _band_claim(
         ctx,
-        {
-            f"{k[0]} {k[1]} w={k[2]:g} CLE={k[3]:g}": v["over_admission_pct"].mean
-            for k, v in sorted(grid.items())
-            if k[0] in CLAIM_2_TYPES
-        },
+        {f"{k[0]} {k[1]} w={k[2]:g} CLE={k[3]:g}": x for k, x in mean.items() if k[0] in CLAIM_2_TYPES},
         id="table3.5-grid-single-rtt",
         text="§3.6: CBR, VBR, MIX and VTR stay within -3 % / +2 % over the weight x CLE grid, on the single "
         "link and the RTT topology (100 ingresses)",
         paper="'the admitted load staying within -3%+2% range of the desired admission threshold'",
-        measured="; ".join(f"{m} {t} [{min(v):.2f}, {max(v):.2f}]" for (m, t), v in span.items() if v)
+        measured="; ".join(f"{m} {t} [{min(v):.2f}, {max(v):.2f}]" for (m, t), v in span.items())
         + " (min, max over the 15 points)",
         tolerance="every grid point's mean over seeds within [-3 %, +2 %]",
     )
     # §3.6 on SVD: some (weight, CLE) keeps it within -3 % / +7 % on both topologies.
-    svd = {
-        (w, c): [grid[("SVD", t, w, c)]["over_admission_pct"].mean for t in ("single", "rtt")]
-        for w in WEIGHTS
-        for c in CLE_THRESHOLDS
-        if ("SVD", "single", w, c) in grid and ("SVD", "rtt", w, c) in grid
-    }
+    svd = {(w, c): [mean[("SVD", t, w, c)] for t in ("single", "rtt")] for w in WEIGHTS for c in CLE_THRESHOLDS}
     inside = [p for p, v in svd.items() if all(SVD_BAND[0] <= x <= SVD_BAND[1] for x in v)]
     svd_claim = _claim(
         ctx,
@@ -220,9 +199,7 @@ def _table_3_5(ctx: Context, grid: dict[Any, dict[str, Estimate]]) -> tuple[list
 def _fixed_runs(ctx: Context, cases: list[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Estimate]]:
     """Runs named cases (``S.build`` keyword arguments, 5x and the §3.6 CLE unless given) over the seeds."""
     base = {"overload": 5.0, "duration_s": SHORT_S, "cle": S.per_interval(FIXED_W, FIXED_CLE)}
-    return _cells(
-        _runs(ctx, [(n, n.lower(), {**base, **kw, "name": f"pcn_{n}".lower()}) for n, kw in cases], SHORT_WARMUP_S)
-    )
+    return _runs(ctx, [(n, n.lower(), {**base, **kw, "name": f"pcn_{n}".lower()}) for n, kw in cases], SHORT_WARMUP_S)
 
 
 def _vq_runs(ctx: Context, cle: dict[str, Any], tag: str) -> tuple[dict[Any, dict[str, Any]], dict[str, Any]]:
@@ -240,11 +217,8 @@ def _vq_runs(ctx: Context, cle: dict[str, Any], tag: str) -> tuple[dict[Any, dic
         over, sd = _worst([e for _, e in cand])
         at = [next(f"{ov:g}x" for ov, e in cand if e[METRICS[0]].values[i] == o) for i, o in enumerate(over)]
         out[(link, vq)] = {"over": over, "sd": sd, "at": at}
-        data[f"{link}/{'-'.join(f'{x:g}' for x in vq)}"] = {
-            METRICS[0]: Estimate.of(over).to_json(),
-            METRICS[1]: Estimate.of(sd).to_json(),
-            "overload": at,
-        }
+        est_at = {METRICS[0]: Estimate.of(over), METRICS[1]: Estimate.of(sd)}
+        data[f"{link}/{'-'.join(f'{x:g}' for x in vq)}"] = _json(est_at) | {"overload": at}
     return out, data
 
 
@@ -275,30 +249,23 @@ def _table_3_4(ctx: Context) -> tuple[list[C.Cell], str, dict[str, Any]]:
 def _table_3_6(ctx: Context) -> tuple[list[Claim], list[C.Cell], dict[str, Any]]:
     """Table 3.6: one cell per (type, ingresses), each seed's run; and the text's "insensitive"
     judged with §3.6's band."""
-    cases: list[tuple[str, dict[str, Any]]] = [
-        (f"t3_6_{model}_{n}in", {"model": model, "link": S.AGGREGATE_LINK[model], "ingresses": n})
-        for model, counts in INGRESSES_3_6.items()
-        for n in counts
-    ]
-    est = _fixed_runs(ctx, cases)
+    keys = [(m, n) for m, counts in INGRESSES_3_6.items() for n in counts]
+    est = _fixed_runs(
+        ctx, [(f"t3_6_{m}_{n}in", {"model": m, "link": S.AGGREGATE_LINK[m], "ingresses": n}) for m, n in keys]
+    )
+    over = {(m, n): est[f"t3_6_{m}_{n}in"][METRICS[0]] for m, n in keys}
     cells: list[C.Cell] = []
-    means: dict[str, float] = {}
-    measured = []
-    for model, counts in INGRESSES_3_6.items():
-        row = [est[f"t3_6_{model}_{n}in"]["over_admission_pct"] for n in counts]
-        for n, e in zip(counts, row, strict=True):
-            cells += C.cells(ctx.log, "Table 3.6", model, ((f"Number of Ingresses / {n}", e.values),))
-        if model in CLAIM_2_TYPES:
-            measured.append(f"{model} [{min(e.mean for e in row):.2f}, {max(e.mean for e in row):.2f}]")
-            means |= {f"{model} {n}": e.mean for n, e in zip(counts, row, strict=True)}
+    for (m, n), e in over.items():
+        cells += C.cells(ctx.log, "Table 3.6", m, ((f"Number of Ingresses / {n}", e.values),))
+    span = {m: [e.mean for k, e in over.items() if k[0] == m] for m in CLAIM_2_TYPES}
     claim = _band_claim(
         ctx,
-        means,
+        {f"{m} {n}": e.mean for (m, n), e in over.items() if m in CLAIM_2_TYPES},
         id="table3.6-ingress-aggregation",
         text="§3.7: over-admission is insensitive to ingress-egress aggregation: CBR, VBR, MIX, VTR within "
         "-3 % / +2 % (§3.6's band) from 2 ingresses to about one call per ingress",
         paper="'algorithm is rather insensitive toward the level of ingress-egress aggregation' (no number)",
-        measured="; ".join(measured),
+        measured="; ".join(f"{m} [{min(v):.2f}, {max(v):.2f}]" for m, v in span.items()),
         tolerance="every cell's mean over seeds within [-3 %, +2 %] (claim 2's band)",
     )
     return [claim], cells, {name: _json(v) for name, v in est.items()}
@@ -311,12 +278,10 @@ def _ramp_and_rtt(ctx: Context) -> tuple[list[Claim], dict[str, Any]]:
         for model in RAMP_TYPES
         for mk in ("ramp", "step")
     ]
+    same = {"link": "OC3", "ingresses": RTT_SAME_INGRESSES}
     cases += [
-        (
-            f"s3_5_{model}_rtt{2 * (d + 10):g}ms",
-            {"model": model, "link": "OC3", "ingresses": RTT_SAME_INGRESSES, "delays_ms": [d] * RTT_SAME_INGRESSES},
-        )
-        for model in VOICE
+        (f"s3_5_{m}_rtt{2 * (d + 10):g}ms", {"model": m, **same, "delays_ms": [d] * RTT_SAME_INGRESSES})
+        for m in VOICE
         for d in RTT_SAME_MS
     ]
     rtt_names = [n for n, _ in cases if n.startswith("s3_5")]

@@ -60,23 +60,18 @@ def worst(over: Sequence[Sequence[float]], sd: Sequence[Sequence[float]]) -> tup
     return [over[c][s] for s, c in enumerate(top)], [sd[c][s] for s, c in enumerate(top)]
 
 
-def summary(points: Sequence[Sequence[float]]) -> dict[str, list[float]]:
-    """Table 3.5's four statistics per seed: ``points[p][s]`` is grid point ``p``'s over-admission
-    in seed ``s``; per seed the min, max, mean and sample standard deviation (n − 1) over the points."""
-    if len(points) < 2:
-        raise ValueError(f"summary: {len(points)} grid point(s); allowed: at least 2")
-    seeds = [[p[s] for p in points] for s in range(len(points[0]))]
-    means = [sum(xs) / len(xs) for xs in seeds]
-    sds = [math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) for xs, m in zip(seeds, means, strict=True)]
-    return dict(zip(STATS, ([min(xs) for xs in seeds], [max(xs) for xs in seeds], means, sds), strict=True))
-
-
 def table_3_5(
     log: Callable[[str], None], row: str, points: Sequence[Sequence[float]]
 ) -> tuple[list[Cell], dict[str, Estimate]]:
-    """Table 3.5's four cells of ``row`` from the grid's ``points[p][s]`` (:func:`summary`), and
+    """Table 3.5's four cells of ``row`` from the grid's ``points[p][s]`` (point ``p``'s over-admission in
+    seed ``s``): per seed the min, max, mean and sample standard deviation (n − 1) over the points; and
     their estimates over seeds for the report."""
-    st = summary(points)
+    if len(points) < 2:
+        raise ValueError(f"table_3_5: {len(points)} grid point(s); allowed: at least 2")
+    seeds = [[p[s] for p in points] for s in range(len(points[0]))]
+    means = [sum(xs) / len(xs) for xs in seeds]
+    sds = [math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) for xs, m in zip(seeds, means, strict=True)]
+    st = dict(zip(STATS, ([min(xs) for xs in seeds], [max(xs) for xs in seeds], means, sds), strict=True))
     cells_ = cells(log, "Table 3.5", row, ((f"Over Admission Perc Stats / {k}", v) for k, v in st.items()))
     return cells_, {k: Estimate.of(v) for k, v in st.items()}
 

@@ -15,13 +15,13 @@ from . import plt
 Cell = tuple[int, str, str]
 
 
-def _cell_table(job: tuple[Cell, int, str]) -> tuple[Cell, dict[str, dict[str, float]]]:
+def _cell_table(job: tuple[Cell, int, str]) -> dict[str, dict[str, float]]:
     """One run of the cell (bottlenecks, model, ratio) at the seed with the edges at the rate
     (``link``: the bottleneck's): its Table 4.7-4.9 rows."""
     (k, model, ratio), seed, edge_rate = job
     rate = plt.TERM_LINK[model] if edge_rate == "link" else edge_rate
     res = plt.termination_scenario(bottlenecks=k, model=model, ratio=ratio, edge_rate=rate).run(seed=seed)
-    return job[0], plt.reduce_termination(job[0], res)
+    return plt.reduce_termination(job[0], res)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -44,13 +44,10 @@ def main(argv: list[str] | None = None) -> None:
         except ConfigError as e:
             ap.error(f"--edge-rate {a.edge_rate!r}: {str(e).splitlines()[0]}")
     jobs = [(c, s, a.edge_rate) for c in cells for s in range(1, a.seeds + 1)]
-    out: dict[Cell, list[dict[str, dict[str, float]]]] = {}
     with ProcessPoolExecutor(a.jobs) as ex:
-        for cell, table in ex.map(_cell_table, jobs):
-            out.setdefault(cell, []).append(table)
-    for cell in cells:
-        runs = out[cell]
-        k, model, ratio = cell
+        tables = list(zip(jobs, ex.map(_cell_table, jobs), strict=True))
+    for k, model, ratio in cells:
+        runs = [t for (cell, _, _), t in tables if cell == (k, model, ratio)]
         long = [r[f"IEA1 ({k}H)"]["a_e"] for r in runs]
         rows = " ".join(f"{row.split()[0]} {statistics.mean(r[row]['a_e'] for r in runs):+.2f}" for row in runs[0])
         print(

@@ -39,7 +39,6 @@ MEAN_CALL_S = 60.0
 RANDOM_SOURCES = frozenset({"MIX"})
 BATCH_MEAN = 5.0
 SAMPLE_S = 0.05
-BOTTLENECK_DELAY = "10ms"
 
 
 def calls_per_s(model: str, admissible_bps: float, overload: float) -> float:
@@ -66,18 +65,16 @@ def build(
     vq: tuple[float, float, float] | None = None,
     marking: str = "ramp",
 ) -> tuple[Scenario, str]:
-    """A PCN admission scenario and its bottleneck direction: the single link (``ingresses`` None) or
-    the RTT topology with ``ingresses`` ingresses; calls at ``overload`` x the admissible rate, Poisson
-    or in batches of mean 5 at the same mean rate of calls (a mix's six codec groups a sixth each); the
-    admission meter a ramp (``vq``: min, max, upper limit in ms; 5, 15, 20 by default) or a step at the
-    max (§3.4.1)."""
+    """A PCN admission scenario and its bottleneck direction: the single link (``ingresses`` None) or the RTT
+    topology; calls at ``overload`` x the admissible rate, Poisson or in batches of mean 5; the meter a ramp
+    (``vq``: min, max, upper limit in ms; 5, 15, 20 by default) or a step at the max (§3.4.1)."""
     lo, hi, cap = vq if vq is not None else (5.0, 15.0, 20.0)
     if marking == "step":
         meter = stages.pcn_admission(marking="step", threshold=f"{hi:g}ms", upper_limit=f"{cap:g}ms")
     else:
         meter = stages.pcn_admission(min_threshold=f"{lo:g}ms", max_threshold=f"{hi:g}ms", upper_limit=f"{cap:g}ms")
     queue = {"type": "fifo", "limit": "100000pkts"}
-    bottleneck = topology.link(rate=link, delay=BOTTLENECK_DELAY, queue=queue, stages=[meter])
+    bottleneck = topology.link(rate=link, delay="10ms", queue=queue, stages=[meter])
     edge = topology.link(rate="10Gbps", delay="0s")
     if ingresses is None:
         topo = topology.explicit(
@@ -164,9 +161,8 @@ def over_admission(res: Result, direction: str, link_bps: float, warmup_s: float
 
 @functools.lru_cache(maxsize=8)
 def _ingress_of_source(topology_json: str) -> dict[str, int]:
-    """Each source host's ingress ``k`` (the k-th of ``topology.ingress_delays``) in the star of
-    ``topology_json`` (a run's validated topology), from the core's expansion: a host's access
-    link leads to its ingress router, whose own access links to the hub come in ingress order."""
+    """Each source host's ingress ``k`` (the k-th of ``ingress_delays``) in a run's star, from the core's expansion:
+    a host's access link leads to its ingress router, whose own access links to the hub come in ingress order."""
     doc = {"name": "ingresses", "duration": "1s", "topology": json.loads(topology_json)}
     model = Scenario(tomli_w.dumps(doc), origin="<the run's topology>").model
     hosts = {n["name"] for n in model["nodes"] if n["kind"] == "host"}

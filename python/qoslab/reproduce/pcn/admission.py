@@ -16,12 +16,14 @@ from . import cellmap as C
 ARRIVALS = ("POISSON", "BATCH")
 VOICE = ("CBR", "VBR")
 #: Table 3.1's links above T3 (its CBR and VBR rows, the worst case of the three at 5x).
-T31_LINKS = ("T3", "100Mbps", "OC3")
+T31_LINKS: tuple[str, ...] = ("T3", "100Mbps", "OC3")
 #: The virtual-queue setting (min, max, upper limit in ms) of Table 3.1's SVD rows (decisions/pcn.md).
 T31_SVD_VQ = (5.0, 15.0, 45.0)
 #: Tables 3.2-3.3's rows below T3: the paper's label -> the links run.
 LOW_GROUPS = {"1Mbps, T1": ("1Mbps", "T1"), "10 Mbps": ("10Mbps",)}
 OVERLOADS = (2.0, 3.0, 4.0, 5.0)
+#: Tables 3.1-3.3's links and their overloads: 5x above T3 (the worst case), 2x-5x below.
+VOICE_RUNS = {**dict.fromkeys(T31_LINKS, (5.0,)), **dict.fromkeys(("1Mbps", "T1", "10Mbps"), OVERLOADS)}
 #: Table 3.4's virtual-queue settings (min, max, upper limit in ms) and links.
 VQ_SETTINGS = ((5.0, 15.0, 20.0), (1.0, 5.0, 10.0), (5.0, 15.0, 45.0))
 VQ_LINKS = ("1Gbps", "OC12")
@@ -71,9 +73,8 @@ def _json(est: dict[str, Estimate]) -> dict[str, Any]:
 def _runs(
     ctx: Context, cases: list[tuple[Any, str, dict[str, Any]]], warmup_s: float, fair: frozenset[Any] = frozenset()
 ) -> dict[Any, dict[str, Estimate]]:
-    """Runs ``cases`` (key, variant, :func:`S.build` arguments) over the seeds, each reduced to its
-    over-admission and sd ratio from ``warmup_s`` (the keys in ``fair`` also to the admitted shares by RTT):
-    key -> metric -> its estimate (the values seed by seed)."""
+    """Runs ``cases`` (key, variant, :func:`S.build` arguments): key -> metric -> its estimate over the seeds,
+    the over-admission and sd ratio from ``warmup_s`` (the keys in ``fair`` also the admitted shares by RTT)."""
     grid, where = [], {}
     for key, variant, kw in cases:
         sc, direction = S.build(**kw)
@@ -91,11 +92,6 @@ def _runs(
     return {k: {m: Estimate.of(r[m] for r in v) for m in v[0]} for k, v in runs.items()}
 
 
-def _overloads(link: str) -> tuple[float, ...]:
-    """Tables 3.1-3.3's overloads of a link: 5x above T3 (the worst case), 2x-5x below."""
-    return (5.0,) if link in T31_LINKS else OVERLOADS
-
-
 def _worst(runs: list[dict[str, Estimate]]) -> tuple[list[float], list[float]]:
     """Per seed the worst over-admission of ``runs`` and that run's sd ratio (:func:`C.worst`)."""
     return C.worst([r[METRICS[0]].values for r in runs], [r[METRICS[1]].values for r in runs])
@@ -104,22 +100,20 @@ def _worst(runs: list[dict[str, Estimate]]) -> tuple[list[float], list[float]]:
 def _voice_runs(ctx: Context) -> dict[Any, dict[str, Estimate]]:
     """(link, model, arrivals, overload) -> estimates (their values seed by seed), for Tables 3.1-3.3."""
     cases = []
-    for model, link, arr in itertools.product(VOICE, (*T31_LINKS, "1Mbps", "T1", "10Mbps"), ARRIVALS):
-        for ov in _overloads(link):
+    for model, link, arr in itertools.product(VOICE, VOICE_RUNS, ARRIVALS):
+        for ov in VOICE_RUNS[link]:
             tag = f"{link}_{model}_{arr}_{ov:g}x".lower()
             kw = {"model": model, "link": link, "overload": ov, "cle": S.per_packet(), "arrivals": arr}
-            cases.append(
-                ((link, model, arr, ov), f"t3_1_{tag}", kw | {"name": f"pcn_adm_{tag}", "duration_s": VOICE_S})
-            )
+            kw |= {"name": f"pcn_adm_{tag}", "duration_s": VOICE_S}
+            cases.append(((link, model, arr, ov), f"t3_1_{tag}", kw))
     return _runs(ctx, cases, VOICE_WARMUP_S)
 
 
 def _tables_3_1_to_3_3(
     ctx: Context, est: dict[Any, dict[str, Estimate]]
 ) -> tuple[list[C.Cell], dict[str, Any], dict[str, Any]]:
-    """Table 3.1's CBR and VBR rows (T3, 100 Mb/s, OC3 at 5x: the worst cases), Tables 3.2 (CBR) and 3.3
-    (VBR; 2x-5x at 1 Mb/s, T1, 10 Mb/s, the same 5x runs at T3-OC3): per seed the worst case over the
-    row's runs and that run's sd ratio. Returns the cells, Table 3.1's runs' data and Tables 3.2-3.3's."""
+    """Table 3.1's CBR and VBR rows, Tables 3.2 (CBR) and 3.3 (VBR): per seed the worst case over the row's
+    runs (:data:`VOICE_RUNS`) and its sd ratio. Returns the cells, Table 3.1's runs' data and Tables 3.2-3.3's."""
     rows = [("Table 3.1", f"{C.T3_OC3} / {m} / {a}", "", m, a, T31_LINKS) for m in VOICE for a in ARRIVALS]
     rows += [
         (table, f"{grp} / {a}", f"{m}/{grp}/{a}", m, a, links)
@@ -130,7 +124,7 @@ def _tables_3_1_to_3_3(
     cells: list[C.Cell] = []
     d23: dict[str, Any] = {}
     for table, row, key, model, arr, links in rows:
-        over, sd = _worst([est[(lk, model, arr, ov)] for lk in links for ov in _overloads(lk)])
+        over, sd = _worst([est[(lk, model, arr, ov)] for lk in links for ov in VOICE_RUNS[lk]])
         cells += C.cells(ctx.log, table, row, ((C.OVER, over), (C.SD, sd)))
         if key:
             d23[key] = _json({METRICS[0]: Estimate.of(over), METRICS[1]: Estimate.of(sd)})
@@ -143,9 +137,8 @@ def _grid(ctx: Context) -> tuple[dict[Any, dict[str, Estimate]], dict[Any, dict[
     cases = []
     for model, topo, w, c in itertools.product(S.TRAFFIC, ("single", "rtt"), WEIGHTS, CLE_THRESHOLDS):
         tag = f"{model}_{topo}_w{w:g}_c{c:g}".lower()
-        ingresses = RTT_INGRESSES if topo == "rtt" else None
         kw = {"model": model, "link": S.AGGREGATE_LINK[model], "overload": 5.0, "cle": S.per_interval(w, c)}
-        kw |= {"name": f"pcn_grid_{tag}", "duration_s": SHORT_S, "ingresses": ingresses}
+        kw |= {"name": f"pcn_grid_{tag}", "duration_s": SHORT_S, "ingresses": RTT_INGRESSES if topo == "rtt" else None}
         cases.append(((model, topo, w, c), f"t3_5_{tag}", kw))
     fair = frozenset((m, "rtt", FIXED_W, FIXED_CLE) for m in S.TRAFFIC)
     est = _runs(ctx, cases, SHORT_WARMUP_S, fair)
@@ -203,9 +196,8 @@ def _fixed_runs(ctx: Context, cases: list[tuple[str, dict[str, Any]]]) -> dict[s
 
 
 def _vq_runs(ctx: Context, cle: dict[str, Any], tag: str) -> tuple[dict[Any, dict[str, Any]], dict[str, Any]]:
-    """Table 3.4's experiments at one CLE: SVD on 1 Gb/s and OC12 per virtual-queue setting, 2x-5x;
-    per (link, setting) and seed the worst case over the overloads, that run's sd ratio and overload;
-    and their data."""
+    """Table 3.4's runs at one CLE: per (link, virtual-queue setting) and seed the worst case over 2x-5x,
+    its sd ratio and overload; and their data."""
     points = itertools.product(VQ_LINKS, VQ_SETTINGS, OVERLOADS)
     names = {(lk, vq, ov): f"{tag}_{lk}_vq{'-'.join(f'{x:g}' for x in vq)}_{ov:g}x" for lk, vq, ov in points}
     kws = [(n, {"model": "SVD", "link": lk, "vq": vq, "overload": ov, "cle": cle}) for (lk, vq, ov), n in names.items()]
@@ -223,10 +215,8 @@ def _vq_runs(ctx: Context, cle: dict[str, Any], tag: str) -> tuple[dict[Any, dic
 
 
 def _table_3_4(ctx: Context) -> tuple[list[C.Cell], str, dict[str, Any]]:
-    """Table 3.4 (§3.4.2) at the per-interval CLE §3.1.2 prescribes after §3.3 (weight 0.3, threshold
-    0.05); the same runs at §3.2's per-packet CLE are the control, whose (5, 15, 45) ms rows are Table
-    3.1's SVD rows (docs/decisions/pcn.md). Returns Table 3.4's cells then Table 3.1's SVD cells, the
-    control's report table and the data."""
+    """Table 3.4 (§3.4.2) at the per-interval CLE, and its control at §3.2's per-packet CLE whose (5, 15, 45) ms
+    rows are Table 3.1's SVD rows (docs/decisions/pcn.md): those cells in that order, the control's table, data."""
     main, d_main = _vq_runs(ctx, S.per_interval(FIXED_W, FIXED_CLE), "t3_4")
     control, d_control = _vq_runs(ctx, S.per_packet(), "t3_4pp")
     rows = [("Table 3.4", f"{link} / {C.vq_label(vq)}", r) for (link, vq), r in main.items()]

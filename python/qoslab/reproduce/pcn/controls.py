@@ -29,9 +29,8 @@ LOW_AGG_F = (0.0, 0.1)
 
 @dataclass(frozen=True)
 class Control:
-    """One knob: what changes, why that value, and how the "after" runs differ: ``link``,
-    ``link_delay``, ``single_link``, ``bottlenecks`` (Table 3.7's runs), ``warmup_s`` (its measure),
-    ``pcn`` (``[pcn]`` keys of the termination runs) and ``end_after_s`` (their end after t1)."""
+    """One knob: what changes, why that value, how the "after" runs differ: Table 3.7's (``link``, ``link_delay``,
+    ``single_link``, ``bottlenecks``, ``warmup_s``) or the termination runs' (``pcn``, ``end_after_s``)."""
 
     name: str
     knob: str
@@ -226,6 +225,7 @@ def _floats(flag: str, text: str, allowed: Collection[float]) -> list[float]:
 def main(argv: Sequence[str] | None = None) -> int:
     description = "[Zhang07]'s cells with one knob changed: before and after on the same seeds."
     ap = control_parser("pcn", description, CONTROLS, 5, several=True)
+    allowed_f = ", ".join(f"{f:g}" for f in C.F_COLUMN)
     ap.add_argument(
         "--weights",
         default=",".join(f"{w:g}" for w in plt.WEIGHTS),
@@ -234,9 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--f",
         default=",".join(f"{f:g}" for f in LOW_AGG_F),
-        help="low-agg controls: Table 4.2's randomization intervals run (default 0,0.1; any of "
-        + ", ".join(f"{f:g}" for f in C.F_COLUMN)
-        + ")",
+        help=f"low-agg controls: Table 4.2's randomization intervals run (default 0,0.1; any of {allowed_f})",
     )
     a = ap.parse_args(argv)
 

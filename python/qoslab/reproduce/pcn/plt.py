@@ -1,7 +1,5 @@
-"""``pcn`` parking-lot experiments: admission [Zhang07 §3.6-3.8] and termination (§4.4, with §4.4.1's
-expected termination) on the parking lot of §2.1 (``scenarios/pcn/plt{2,3,5}.toml``). Set-up, measures and
-grids: docs/reproductions/pcn.md, "Parking lots"; decisions: docs/decisions/pcn.md.
-"""
+"""``pcn`` parking-lot experiments: admission [Zhang07 §3.6-3.8] and termination (§4.4, §4.4.1's expected
+termination) on §2.1's parking lot. Set-up, measures, grids: docs/reproductions/pcn.md, "Parking lots"."""
 
 from __future__ import annotations
 
@@ -11,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from ... import pcn as pcn_api
-from ... import stages, topology, traffic
+from ... import stages, topology
 from ...pcn import expected_termination
 from ...result import Result
 from ...scenario import Scenario
@@ -20,6 +18,7 @@ from ..fidelity import md_table
 from ..framework import Claim, Context, Outcome
 from . import _adm_setup as S
 from . import cellmap as C
+from .termination import MODELS
 
 #: Link rates (bit/s) of the scenario names (the paper's values: OC3 = 155 Mb/s, not the line rate 155.52).
 RATES = S.LINK_BPS
@@ -29,14 +28,7 @@ EDGE_RATE = "10Gbps"
 #: Every parking-lot link's propagation delay ([Zhang07 §2.1]: "set to 1ms").
 LINK_DELAY = "1ms"
 #: Mean payload rates (bit/s) of the traffic models (Table 2.1, §2.3.2; VTR: the synthetic trace's).
-MEAN_BPS: dict[str, float] = {
-    "CBR": 64_000.0,
-    "VBR": 160 * 8 / 0.020 * 0.34,
-    "MIX": sum(s * 8 / (ms / 1000) * on for s, ms, on in (traffic.VOICE_CODECS[c] for c in traffic.VOICE_MIX))
-    / len(traffic.VOICE_MIX),
-    "SVD": 1500 * 8 / 0.001 * 0.34,
-    "VTR": 769_000.0,
-}
+MEAN_BPS = {m: v.mean_bps for m, v in MODELS.items()}
 #: Each model's packet interval (rerouted flows' start spread; VTR: one 40 ms frame) and largest packet.
 SPACING = {"CBR": "20ms", "VBR": "20ms", "MIX": "20ms", "SVD": "1ms", "VTR": "40ms"}
 PACKET = {"CBR": "160B", "VBR": "160B", "MIX": "200B", "SVD": "1500B", "VTR": "1500B"}
@@ -64,8 +56,8 @@ COLUMNS_4_7 = {
 }
 #: Table 4.9's traffic types (A-O at 2:1 and 1:1).
 MODELS_4_9 = ("CBR", "VTR")
-#: Table 3.5's PLT grid: traffic -> PLT size (PLT5 for every type: Table 3.7's runs; decisions/pcn.md).
-GRID_PLT = dict.fromkeys(S.TRAFFIC, 5)
+#: Table 3.5's PLT grid: PLT5 for every type (Table 3.7's runs; decisions/pcn.md).
+GRID_PLT = 5
 #: The types §3.6's "-3 % / +2 %" covers (SVD has its own band there).
 CLAIM_2_TYPES = ("CBR", "VBR", "MIX", "VTR")
 T1_S = 200.0
@@ -94,14 +86,6 @@ def aggregates(k: int) -> list[tuple[str, str, str]]:
     """``(name, src, dst)`` of the long aggregate (``IEA1``) and the short ones (``IEA2`` …), in the
     paper's order (Table 4.7: the long first, then the short ones from upstream)."""
     return [("long", "src_long", "sink_long")] + [(f"short{i}", f"h{i}", f"h{i + 1}") for i in range(k)]
-
-
-def _groups(model: str, name: str, src: str, dst: str, **kw: Any) -> list[dict[str, Any]]:
-    if model == "SVD":
-        return [traffic.svd(name=name, src=src, dst=dst, **kw)]
-    if model == "VTR":
-        return [traffic.vtr(name=name, src=src, dst=dst, **kw)]
-    return traffic.voice(name=name, src=src, dst=dst, codec=model.lower(), **kw)
 
 
 def plt_scenario(
@@ -138,7 +122,7 @@ def admission_scenario(
         delay=link_delay if link_delay is not None else LINK_DELAY,
         name=f"pcn_plt{bottlenecks}_admission",
         duration=f"{duration_s:g}s",
-        traffic=[g for n, s, d in aggregates(bottlenecks) for g in _groups(model, n, s, d, calls_per_s=calls)],
+        traffic=[g for n, s, d in aggregates(bottlenecks) for g in S.groups(model, n, s, d, calls_per_s=calls)],
         pcn=pcn_api.domain(
             edges=topology.pcn_parking_lot_edges(bottlenecks=bottlenecks),
             cle="per_interval",
@@ -172,9 +156,9 @@ def termination_scenario(
     residents = resident_flows(bottlenecks=bottlenecks, model=model, ratio=ratio)
     groups: list[dict[str, Any]] = []
     for n, s, d in aggregates(bottlenecks):
-        res = _groups(model, f"{n}_res", s, d, flows=residents[n], start=f"{t1_s - 20:g}s")
+        res = S.groups(model, f"{n}_res", s, d, flows=residents[n], start=f"{t1_s - 20:g}s")
         # The rerouted flows were admitted on the failed path: they start without asking their ingress.
-        rr = _groups(model, f"{n}_rr", s, d, flows=flows[n] - residents[n], start=f"{t1_s:g}s")
+        rr = S.groups(model, f"{n}_rr", s, d, flows=flows[n] - residents[n], start=f"{t1_s:g}s")
         groups += [{**g, "start_jitter": "10s"} for g in res]
         groups += [{**g, "start_jitter": SPACING[model], "admitted": True} for g in rr]
     end = f"{t1_s + TERM_WINDOW_S:g}s"
@@ -218,13 +202,8 @@ def beat_down(res: Result, *, bottlenecks: int) -> list[float]:
 def beat_down_ratio(bins: dict[float, dict[str, float]], *, bottlenecks: int) -> list[float]:
     """``bins``: bin start -> aggregate name -> delivered bytes. Returns, for each full bin in order,
     the mean of the short aggregates' bytes over the long one's (nan if the long delivered none)."""
-    out = []
-    for t in sorted(bins):
-        row = bins[t]
-        short = sum(row.get(f"short{i}", 0.0) for i in range(bottlenecks)) / bottlenecks
-        long_ = row.get("long", 0.0)
-        out.append(short / long_ if long_ > 0 else math.nan)
-    return out
+    short = {t: sum(row.get(f"short{i}", 0.0) for i in range(bottlenecks)) / bottlenecks for t, row in bins.items()}
+    return [short[t] / bins[t]["long"] if bins[t].get("long", 0.0) > 0 else math.nan for t in sorted(bins)]
 
 
 def marking_share(res: Result, *, bottlenecks: int, warmup_s: float) -> tuple[float, float]:
@@ -288,11 +267,18 @@ def terminations(
     return {n: present[n] for n, _, _ in aggregates(bottlenecks)}, {n: cut[n] for n, _, _ in aggregates(bottlenecks)}
 
 
+def reduce_termination(key: tuple[int, str, str], res: Result) -> dict[str, dict[str, float]]:
+    """A termination run of ``key`` (PLT size, model, ratio) as :func:`termination_table`'s rows."""
+    k, m, _ = key
+    flows, term = terminations(res, bottlenecks=k, t1_s=T1_S, window_s=TERM_WINDOW_S)
+    return termination_table(flows, term, bottlenecks=k, mean_bps=MEAN_BPS[m], rate_bps=RATES[TERM_LINK[m]])
+
+
 def _admission_plan(ctx: Context) -> list[tuple[int, str, float, float]]:
     """``(PLT size, model, weight, CLE threshold)`` of every admission grid point."""
     if ctx.quick:
         return []
-    grid = [(k, model, w, c) for model, k in GRID_PLT.items() for w in WEIGHTS for c in CLES]
+    grid = [(GRID_PLT, model, w, c) for model in S.TRAFFIC for w in WEIGHTS for c in CLES]
     return grid + [(k, "CBR", w, BEAT_CLE) for k in (2, 3) for w in BEAT_WEIGHTS]
 
 
@@ -317,16 +303,11 @@ def run(ctx: Context) -> Outcome:
     tpts = [QUICK_TERMINATION] if ctx.quick else [(k, m, r) for r in RATIOS for m in TERM_LINK for k in (2, 3, 5)]
     ctx.log(f"pcn plt: {len(tpts) * len(ctx.seeds)} termination runs")
 
-    def reduce_term(key: tuple[int, str, str], res: Result) -> dict[str, dict[str, float]]:
-        k, m, _ = key
-        flows, term = terminations(res, bottlenecks=k, t1_s=T1_S, window_s=TERM_WINDOW_S)
-        return termination_table(flows, term, bottlenecks=k, mean_bps=MEAN_BPS[m], rate_bps=RATES[TERM_LINK[m]])
-
     tgrid: list[tuple[tuple[int, str, str], str, Scenario]] = []
     for k, m, r in tpts:
         sc = termination_scenario(bottlenecks=k, model=m, ratio=r)
         tgrid.append(((k, m, r), f"plt{k}_term_{m}_{r.replace(':', 'to')}".lower(), sc))
-    tcells = ctx.run_grid(tgrid, reduce_term, save=False)
+    tcells = ctx.run_grid(tgrid, reduce_termination, save=False)
     out = Outcome(
         claims=[_expected_claim()], data={"expected_termination_plt2": expected_termination(2, 0.5, 0.25, 0.5)}
     )
@@ -366,18 +347,18 @@ ADMISSION_CLAIMS = (
 def _admission_outcome(ctx: Context, out: Outcome, cells: AdmissionRuns) -> None:
     """Tables 3.5 (PLT rows), 3.7 and 3.8 and §3.8.2's marking share as cells (one value per seed), the
     text's two statements as claims, and §3.8's marking shares per run as a section."""
+    n = len(ctx.seeds)
+    # Each type's PLT5 runs, per (weight, CLE) point in order (models in sorted order).
+    plt5 = {m: [r for (k, mm, _, _), r in sorted(cells.items()) if (k, mm) == (GRID_PLT, m)] for m in sorted(S.TRAFFIC)}
     # Table 3.5, PLT rows: per run the worst bottleneck (§3.6: "the maximum of the N"); per seed the
     # four statistics over the 15 points.
-    grid: dict[str, list[list[float]]] = {}
-    for (k, m, _w, _c), runs in sorted(cells.items()):
-        if GRID_PLT.get(m) == k:
-            grid.setdefault(m, []).append([max(r["over"]) for r in runs])
+    grid = {m: [[max(r["over"]) for r in runs] for runs in pts] for m, pts in plt5.items()}
     fails, spans = [], []
     for m, pts in grid.items():
         out.cells += C.table_3_5(ctx.log, f"{m} / {C.TOPO_35['plt']}", pts)[0]
         means = [sum(p) / len(p) for p in pts]
         if m in CLAIM_2_TYPES:
-            spans.append(f"{m} (PLT{GRID_PLT[m]}) {min(means):.2f} … {max(means):.2f} %")
+            spans.append(f"{m} (PLT{GRID_PLT}) {min(means):.2f} … {max(means):.2f} %")
             if min(means) < CLAIM_2[0] or max(means) > CLAIM_2[1]:
                 fails.append(f"{m}: {min(means):.2f} … {max(means):.2f} %")
     out.claims.append(
@@ -394,18 +375,12 @@ def _admission_outcome(ctx: Context, out: Outcome, cells: AdmissionRuns) -> None
         )
     )
     # Table 3.7: PLT5, every type, per seed each bottleneck's mean over the 15 settings.
-    n = len(ctx.seeds)
-    settings37 = {
-        m: sorted((w, c) for (k, mm, w, c) in cells if k == 5 and mm == m) for m in S.TRAFFIC if GRID_PLT[m] == 5
+    per_bn = {
+        m: [[sum(r[s]["over"][b] for r in plt5[m]) / len(plt5[m]) for s in range(n)] for b in range(GRID_PLT)]
+        for m in S.TRAFFIC
     }
-    per_bn: dict[str, list[list[float]]] = {}
-    for m, sts in settings37.items():
-        if sts:
-            per_bn[m] = [
-                [sum(cells[(5, m, w, c)][s]["over"][b] for w, c in sts) / len(sts) for s in range(n)] for b in range(5)
-            ]
-            for b, v in enumerate(per_bn[m]):
-                out.cells += C.cells(ctx.log, "Table 3.7", m, ((f"Bottleneck LinkId / {b + 1}", v),))
+    for m, bns in per_bn.items():
+        out.cells += C.cells(ctx.log, "Table 3.7", m, ((f"Bottleneck LinkId / {b + 1}", v) for b, v in enumerate(bns)))
     # Table 3.8 and the marking share (CBR, CLE 0.05, the three weights).
     beat: dict[tuple[int, float], list[list[float]]] = {}
     share: dict[tuple[int, float], tuple[Estimate, Estimate]] = {}
@@ -417,9 +392,8 @@ def _admission_outcome(ctx: Context, out: Outcome, cells: AdmissionRuns) -> None
             out.cells += C.cells(ctx.log, "Table 3.8", f"PLT{k} / {w:g}", cols)
     # §3.8.2's "fraction of time when at least one of the links was marking packets": per seed the mean over
     # the 15 PLT5 CBR settings.
-    if t37 := settings37.get("CBR", []):
-        any5 = [100 * sum(cells[(5, "CBR", w, c)][s]["marking"][0] for w, c in t37) / len(t37) for s in range(n)]
-        out.cells += C.cells(ctx.log, "§3.8.2", "PLT5, 5x", (("share of time at least one link marks", any5),))
+    any5 = [100 * sum(r[s]["marking"][0] for r in plt5["CBR"]) / len(plt5["CBR"]) for s in range(n)]
+    out.cells += C.cells(ctx.log, "§3.8.2", "PLT5, 5x", (("share of time at least one link marks", any5),))
     # §3.8.2's statement: ratio(80 s) > ratio(10 s) everywhere, PLT5's 80 s ratio the largest at each weight.
     mean = {kw: [sum(v) / len(v) for v in b] for kw, b in beat.items()}
     if all((k, w) in mean and len(mean[(k, w)]) >= 8 for k in (2, 3, 5) for w in BEAT_WEIGHTS):

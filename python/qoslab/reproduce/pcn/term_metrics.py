@@ -20,9 +20,7 @@ def termination_metrics(
     """Over-termination of one run: the bottleneck's ``flows`` present at t1, ``terminated``, ``load_bps``,
     ``optimal``, ``actual``, ``over_pct`` (of the optimal), ``over_pts`` ((actual − optimal) × 100) and
     ``terminated_before_t1``; per ingress (``src``) the same and its ``rounds`` (termination times after t1).
-
-    ``mean_bps``: one rate for all flows or one per row (Table 4.2's MIX). Shares are rate shares; with
-    one rate they are computed as count shares, so single-rate figures do not depend on how it is given."""
+    ``mean_bps``: one rate for all flows or one per row (Table 4.2's MIX); one rate gives count shares."""
     rates_all = np.asarray(mean_bps, dtype=float)
     if rates_all.ndim == 0:
         rates_all = np.full(len(flows), float(rates_all))

@@ -324,11 +324,6 @@ def _reduce(res: Result, model: str) -> dict[str, Any]:
     return termination_metrics(f, mean_bps=rates, termination_bps=LINK_BPS[MODELS[model].link] / 2)
 
 
-def _run_reduced(ctx: Context, plan: list[tuple[str, Scenario, int]], model_of: list[str]) -> list[dict[str, Any]]:
-    """Runs ``plan``, keeping each run's figures (:func:`_reduce` under ``model_of[i]``), not its Result."""
-    return ctx.run_indexed(plan, lambda i, res: _reduce(res, model_of[i]), save=False)
-
-
 def _table_4_3(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, str], Figure]:
     """Table 4.3 (per ingress: actual termination, over-termination), Fig. 4.4's round times and
     §4.2's bottleneck over-termination as cells, one value per seed; Fig. 4.3 from the first seed."""
@@ -402,11 +397,11 @@ def _fig_4_3(ctx: Context, curve: dict[str, list[float]], rounds: dict[str, floa
 
 
 def _grid(
-    ctx: Context, points: list[tuple[str, int, int, float]], prefix: str
+    ctx: Context, points: list[tuple[str, int, int, float]], prefix: str, **kw: Any
 ) -> dict[tuple[str, int, float], list[dict[str, Any]]]:
-    """Runs (model, ingresses, flows, f) × seeds; the figures per point."""
+    """Runs (model, ingresses, flows, f) × seeds (``kw``: more :func:`scenario` arguments); the figures per point."""
     grid = [
-        ((m, k, f), f"{prefix}_{m.lower()}_{k}_f{f:g}", scenario(ctx, model=m, ingresses=k, flows=n, randomize=f))
+        ((m, k, f), f"{prefix}_{m.lower()}_{k}_f{f:g}", scenario(ctx, model=m, ingresses=k, flows=n, randomize=f, **kw))
         for m, k, n, f in points
     ]
     ctx.log(f"pcn termination: {prefix}: {len(grid) * len(ctx.seeds)} runs")
@@ -453,8 +448,8 @@ def _table_4_2(ctx: Context) -> tuple[list[C.Cell], dict[str, Any]]:
             cols = ((f"Deviation Interval / {C.F_COLUMN[f]}", e.values) for f, e in pts.items())
             cells += C.cells(ctx.log, "Table 4.2", f"{model} / {k}", cols)
             for f in RANDOMIZE:
-                rel = estimate(grid[(model, k, f)], "over_pct")
-                data[f"{model}/{k}/{f:g}"] = {"points": pts[f].to_json(), "percent": rel.to_json()}
+                rel = estimate(grid[(model, k, f)], "over_pct").to_json()
+                data[f"{model}/{k}/{f:g}"] = {"points": pts[f].to_json(), "percent": rel}
     return cells, data
 
 
@@ -483,7 +478,7 @@ def _batch(ctx: Context) -> tuple[list[Claim], dict[str, Any], tuple[str, str]]:
                 keys.append((arrivals, model, k, f))
     ctx.log(f"pcn termination: §4.5 batch: {len(plan)} runs")
     cells: dict[tuple[str, str, int, float], list[dict[str, Any]]] = {}
-    for key, r in zip(keys, _run_reduced(ctx, plan, [k[1] for k in keys]), strict=True):
+    for key, r in zip(keys, ctx.run_indexed(plan, lambda i, res: _reduce(res, keys[i][1]), save=False), strict=True):
         cells.setdefault(key, []).append(r)
     est = {key: estimate(v, "over_pts") for key, v in cells.items()}
     rel = {key: estimate(v, "over_pct") for key, v in cells.items()}

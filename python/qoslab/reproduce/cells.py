@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import ReproductionError
 from ..stats import Estimate
-from .paper import Key, Keyed, PaperCell, PaperData, PaperTable, csv_rows, printed_tolerance
+from .paper import Key, Keyed, PaperData, csv_rows, printed_tolerance
 
 #: The verdicts, in the order reports list them.
 VERDICTS = ("agrees", "differs", "uncertain", "not run", "lost", "input")
@@ -76,7 +76,7 @@ def interval(values: Sequence[float]) -> tuple[float, float, float]:
     """``(mean, ci_low, ci_high)``: the mean over seeds and its 95 % Student-t interval
     (:mod:`.stats`); with one value both ends are the value."""
     est = Estimate.of(values)
-    if est.n == 0 or len(est.finite) != est.n:
+    if not est.values or len(est.finite) != len(est.values):
         raise ReproductionError(f"values must be finite numbers, at least one; got {list(values)}")
     hw = est.half_width or 0.0
     return est.mean, est.mean - hw, est.mean + hw
@@ -96,16 +96,6 @@ def judge(values: Sequence[float], *, paper: float, tol: float, pm: float | None
     else:
         verdict = "agrees"
     return Judgement(mean=mean, ci_low=lo, ci_high=hi, verdict=verdict)
-
-
-def tolerance_of(cell: PaperCell, table: PaperTable) -> float | None:
-    """The cell's ``tol``: the table's explicit tolerance, else the printed ``±``, else
-    :func:`printed_tolerance`; ``None`` for a lost or input cell."""
-    if cell.status in ("lost", "input"):
-        return None
-    if table.tolerance is not None:
-        return table.tolerance
-    return cell.pm_number if cell.pm else printed_tolerance(cell.value)
 
 
 @dataclass(frozen=True)
@@ -168,7 +158,8 @@ def compare(paper: PaperData, measured: Sequence[Measured | NotMeasured]) -> lis
     for pc in paper.cells:
         t = paper.table(pc.table)
         given = got.get(pc.key)
-        tol = tolerance_of(pc, t)
+        # The tolerance: the table's, else the printed ``±``, else the rule's; none for a lost or input cell.
+        tol = None if pc.status in ("lost", "input") else t.tolerance or pc.pm_number or printed_tolerance(pc.value)
         mean, lo, hi = interval(given.values) if isinstance(given, Measured) else (None, None, None)
         if pc.status == "lost":
             verdict, cause = "lost", pc.note or "the paper's number is unreadable in the extraction"
@@ -215,12 +206,10 @@ class Score:
     def value(self) -> float | None:
         return self.agrees / self.compared if self.compared else None
 
-    def counts(self) -> dict[str, int]:
-        return dict(zip(VERDICTS, astuple(self), strict=True))
-
     def to_json(self) -> dict[str, Any]:
         v = self.value
-        return {"score": round(v, 4) if v is not None else None, "compared": self.compared, **self.counts()}
+        counts = dict(zip(VERDICTS, astuple(self), strict=True))
+        return {"score": round(v, 4) if v is not None else None, "compared": self.compared, **counts}
 
     def line(self, name: str) -> str:
         """``mace: 14 of 24 cells agree, 8 differ, 2 uncertain (score 0.58); 3 not run, 1 lost``
@@ -262,7 +251,5 @@ def read_cells(path: str | os.PathLike[str]) -> list[Cell]:
         if r["verdict"] not in VERDICTS:
             raise ReproductionError(f"{where}: verdict: {r['verdict']!r}; allowed: {', '.join(VERDICTS)}")
         mean, lo, hi, tol = (_opt_float(where, k, r[k]) for k in ("qoslab", "ci_low", "ci_high", "tolerance"))
-        out.append(
-            Cell(r["table"], r["row"], r["column"], r["unit"], r["paper"], mean, lo, hi, tol, r["verdict"], r["cause"])
-        )
+        out.append(Cell(*(r[k] for k in CELL_COLUMNS[:5]), mean, lo, hi, tol, r["verdict"], r["cause"]))
     return out

@@ -203,14 +203,12 @@ def csv_rows(path: Path, header: Sequence[str]) -> Iterable[tuple[int, dict[str,
     """The rows of a CSV file (read bounded) with exactly ``header``, each with its line number."""
     text = read_text_bounded(path)
     assert text is not None
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True)
     try:
         first = next(reader, None)
         if first is None:
             raise ReproductionError(f"{path}:1: empty file; allowed: a header row {','.join(header)}")
         first = [h.strip() for h in first]
-        if first and first[0].startswith("\ufeff"):
-            first[0] = first[0][1:]
         if tuple(first) != tuple(header):
             raise ReproductionError(f"{path}:1: header {','.join(first)!r}; allowed: exactly {','.join(header)}")
         n = 0
@@ -276,8 +274,7 @@ def _paper_cells(path: Path) -> list[PaperCell]:
 
 
 def _entries(path: Path, header: str, keys: Sequence[str], *, required: bool) -> list[tuple[str, dict[str, Any]]]:
-    """The ``[[header]]`` entries of a TOML file as (where, entry), checked for unknown keys
-    (none when the file is absent and not ``required``)."""
+    """The ``[[header]]`` entries of a TOML file as (where, entry), checked for unknown keys."""
     text = read_text_bounded(path, required=required)
     if text is None:
         return []

@@ -211,16 +211,18 @@ class Score:
         counts = dict(zip(VERDICTS, astuple(self), strict=True))
         return {"score": round(v, 4) if v is not None else None, "compared": self.compared, **counts}
 
+    def tally(self, cells: bool = True) -> str:
+        """``14 of 24 cells agree, 8 differ, 2 uncertain`` (``14 of 24 agree, ...`` unless ``cells``)."""
+        compared = f"{self.compared} cells" if cells else str(self.compared)
+        return f"{self.agrees} of {compared} agree, {self.differs} differ, {self.uncertain} uncertain"
+
     def line(self, name: str) -> str:
         """``mace: 14 of 24 cells agree, 8 differ, 2 uncertain (score 0.58); 3 not run, 1 lost``
         (and ``, 12 inputs`` when the paper prints set-up values)."""
         v = self.value
         s = f"score {v:.2f}" if v is not None else "no score: no cell compared"
         inputs = f", {self.input} inputs" if self.input else ""
-        return (
-            f"{name}: {self.agrees} of {self.compared} cells agree, {self.differs} differ, "
-            f"{self.uncertain} uncertain ({s}); {self.not_run} not run, {self.lost} lost{inputs}"
-        )
+        return f"{name}: {self.tally()} ({s}); {self.not_run} not run, {self.lost} lost{inputs}"
 
 
 def cells_csv(cells: Sequence[Cell]) -> str:

@@ -51,8 +51,7 @@ class Measured(Keyed):
 
 @dataclass(frozen=True)
 class NotMeasured(Keyed):
-    """A paper cell of a table the run covers that qoslab cannot measure: ``not run`` with
-    ``reason`` instead of the table's ``not_run_reason``."""
+    """A cell qoslab cannot measure: ``not run`` with ``reason`` instead of its table's ``not_run_reason``."""
 
     reason: str
 
@@ -73,8 +72,7 @@ class Judgement:
 
 
 def interval(values: Sequence[float]) -> tuple[float, float, float]:
-    """``(mean, ci_low, ci_high)``: the mean over seeds and its 95 % Student-t interval
-    (:mod:`.stats`); with one value both ends are the value."""
+    """``(mean, ci_low, ci_high)`` over seeds: the 95 % Student-t interval (both ends the value with one)."""
     est = Estimate.of(values)
     if not est.values or len(est.finite) != len(est.values):
         raise ReproductionError(f"values must be finite numbers, at least one; got {list(values)}")
@@ -253,5 +251,7 @@ def read_cells(path: str | os.PathLike[str]) -> list[Cell]:
         if r["verdict"] not in VERDICTS:
             raise ReproductionError(f"{where}: verdict: {r['verdict']!r}; allowed: {', '.join(VERDICTS)}")
         mean, lo, hi, tol = (_opt_float(where, k, r[k]) for k in ("qoslab", "ci_low", "ci_high", "tolerance"))
-        out.append(Cell(*(r[k] for k in CELL_COLUMNS[:5]), mean, lo, hi, tol, r["verdict"], r["cause"]))
+        out.append(
+            Cell(r["table"], r["row"], r["column"], r["unit"], r["paper"], mean, lo, hi, tol, r["verdict"], r["cause"])
+        )
     return out

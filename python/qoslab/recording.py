@@ -1,6 +1,5 @@
-"""Record and replay of flow arrivals (MACE scenario 2, and ``qoslab run
---record-arrivals GROUP``): a run's flows of one traffic group written as
-the CSV that ``arrivals = { process = "replay", file = ... }`` reads."""
+"""Record of flow arrivals (MACE scenario 2, ``qoslab run --record-arrivals GROUP``): a run's flows
+of one traffic group as the CSV that ``arrivals = { process = "replay", file = ... }`` reads."""
 
 from __future__ import annotations
 

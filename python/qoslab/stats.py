@@ -37,10 +37,6 @@ class Estimate:
         return cls(tuple(float(v) for v in values))
 
     @property
-    def n(self) -> int:
-        return len(self.values)
-
-    @property
     def finite(self) -> tuple[float, ...]:
         return tuple(v for v in self.values if math.isfinite(v))
 
@@ -69,16 +65,11 @@ class Estimate:
         return f"{format(self.mean * scale, spec)}{ci}{unit}"
 
     def to_json(self) -> dict[str, float | list[float | None] | None]:
-        hw = self.half_width
-        return {
-            "mean": _num(self.mean),
-            "ci95": _num(hw) if hw is not None else None,
-            "values": [_num(v) for v in self.values],
-        }
+        return {"mean": _num(self.mean), "ci95": _num(self.half_width), "values": [_num(v) for v in self.values]}
 
 
-def _num(x: float) -> float | None:
-    return x if math.isfinite(x) else None
+def _num(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
 
 
 def cv(values: Iterable[float]) -> float:

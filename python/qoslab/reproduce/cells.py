@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import ReproductionError
 from ..stats import Estimate
-from .paper import Key, Keyed, PaperCell, PaperData, PaperTable, csv_rows, printed_tolerance
+from .paper import Key, Keyed, PaperData, csv_rows, printed_tolerance
 
 #: The verdicts, in the order reports list them.
 VERDICTS = ("agrees", "differs", "uncertain", "not run", "lost", "input")
@@ -51,8 +51,7 @@ class Measured(Keyed):
 
 @dataclass(frozen=True)
 class NotMeasured(Keyed):
-    """A paper cell of a table the run covers that qoslab cannot measure: ``not run`` with
-    ``reason`` instead of the table's ``not_run_reason``."""
+    """A cell qoslab cannot measure: ``not run`` with ``reason`` instead of its table's ``not_run_reason``."""
 
     reason: str
 
@@ -73,10 +72,9 @@ class Judgement:
 
 
 def interval(values: Sequence[float]) -> tuple[float, float, float]:
-    """``(mean, ci_low, ci_high)``: the mean over seeds and its 95 % Student-t interval
-    (:mod:`.stats`); with one value both ends are the value."""
+    """``(mean, ci_low, ci_high)`` over seeds: the 95 % Student-t interval (both ends the value with one)."""
     est = Estimate.of(values)
-    if est.n == 0 or len(est.finite) != est.n:
+    if not est.values or len(est.finite) != len(est.values):
         raise ReproductionError(f"values must be finite numbers, at least one; got {list(values)}")
     hw = est.half_width or 0.0
     return est.mean, est.mean - hw, est.mean + hw
@@ -96,16 +94,6 @@ def judge(values: Sequence[float], *, paper: float, tol: float, pm: float | None
     else:
         verdict = "agrees"
     return Judgement(mean=mean, ci_low=lo, ci_high=hi, verdict=verdict)
-
-
-def tolerance_of(cell: PaperCell, table: PaperTable) -> float | None:
-    """The cell's ``tol``: the table's explicit tolerance, else the printed ``±``, else
-    :func:`printed_tolerance`; ``None`` for a lost or input cell."""
-    if cell.status in ("lost", "input"):
-        return None
-    if table.tolerance is not None:
-        return table.tolerance
-    return cell.pm_number if cell.pm else printed_tolerance(cell.value)
 
 
 @dataclass(frozen=True)
@@ -168,7 +156,8 @@ def compare(paper: PaperData, measured: Sequence[Measured | NotMeasured]) -> lis
     for pc in paper.cells:
         t = paper.table(pc.table)
         given = got.get(pc.key)
-        tol = tolerance_of(pc, t)
+        # The tolerance: the table's, else the printed ``±``, else the rule's; none for a lost or input cell.
+        tol = None if pc.status in ("lost", "input") else t.tolerance or pc.pm_number or printed_tolerance(pc.value)
         mean, lo, hi = interval(given.values) if isinstance(given, Measured) else (None, None, None)
         if pc.status == "lost":
             verdict, cause = "lost", pc.note or "the paper's number is unreadable in the extraction"
@@ -215,12 +204,15 @@ class Score:
     def value(self) -> float | None:
         return self.agrees / self.compared if self.compared else None
 
-    def counts(self) -> dict[str, int]:
-        return dict(zip(VERDICTS, astuple(self), strict=True))
-
     def to_json(self) -> dict[str, Any]:
         v = self.value
-        return {"score": round(v, 4) if v is not None else None, "compared": self.compared, **self.counts()}
+        counts = dict(zip(VERDICTS, astuple(self), strict=True))
+        return {"score": round(v, 4) if v is not None else None, "compared": self.compared, **counts}
+
+    def tally(self, cells: bool = True) -> str:
+        """``14 of 24 cells agree, 8 differ, 2 uncertain`` (``14 of 24 agree, ...`` unless ``cells``)."""
+        compared = f"{self.compared} cells" if cells else str(self.compared)
+        return f"{self.agrees} of {compared} agree, {self.differs} differ, {self.uncertain} uncertain"
 
     def line(self, name: str) -> str:
         """``mace: 14 of 24 cells agree, 8 differ, 2 uncertain (score 0.58); 3 not run, 1 lost``
@@ -228,10 +220,7 @@ class Score:
         v = self.value
         s = f"score {v:.2f}" if v is not None else "no score: no cell compared"
         inputs = f", {self.input} inputs" if self.input else ""
-        return (
-            f"{name}: {self.agrees} of {self.compared} cells agree, {self.differs} differ, "
-            f"{self.uncertain} uncertain ({s}); {self.not_run} not run, {self.lost} lost{inputs}"
-        )
+        return f"{name}: {self.tally()} ({s}); {self.not_run} not run, {self.lost} lost{inputs}"
 
 
 def cells_csv(cells: Sequence[Cell]) -> str:

@@ -70,8 +70,7 @@ FULL_RUN_ONLY = "not run in a quick run (full run only)"
 
 @dataclass(frozen=True)
 class Claim:
-    """One checkable statement of a paper and what qoslab measured: ``holds`` (``None``: not checked
-    in this run), ``explanation`` unless it holds, ``kind`` ``"claim"`` or ``"check"`` (not counted)."""
+    """One checkable statement of a paper and what qoslab measured (``holds`` ``None``: not checked)."""
 
     id: str
     text: str
@@ -106,9 +105,6 @@ class Claim:
     def status(self) -> str:
         return {True: "holds", False: "fails", None: "not checked"}[self.holds]
 
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
 
 @dataclass
 class Figure:
@@ -120,8 +116,7 @@ class Figure:
 
 @dataclass
 class Outcome:
-    """What a reproduction returns: claims, raw data, report sections (Markdown), figures, and
-    its values of the paper's cells (``testbed_cells``: measured on real packets, ``--testbed``)."""
+    """What a reproduction returns (``sections`` in Markdown; ``testbed_cells``: on real packets)."""
 
     claims: list[Claim]
     data: dict[str, Any]
@@ -182,8 +177,7 @@ class Summary:
 
 @dataclass(kw_only=True, eq=False, repr=False)
 class Context:
-    """What a reproduction sees: mode, seeds, where to write, the executor (:mod:`qoslab.executor`),
-    the paper's data and the store of runs' results and reduced values (``None``: none)."""
+    """What a reproduction sees: its mode, seeds, folder, executor, paper data and store (``None``: none)."""
 
     name: str
     quick: bool
@@ -242,8 +236,7 @@ class Context:
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
     def _run(self, runs: Runs, reduce: Callable[[int, Result], T], *, save: bool, name: str, raw: bool) -> list[T]:
-        """The one run-and-reduce loop: runs in the store are taken from it, the others go to the
-        executor at once, each reduced as it finishes and kept in the store."""
+        """The one run-and-reduce loop (docs/decisions/reproduce.md, "One run-and-reduce loop")."""
         store = self.store
         # A saved run keeps its result folder (``STORE/runs/KEY``), a reduced one its value.
         runs_store = Store(store.root) if store is not None and raw else None
@@ -435,8 +428,7 @@ def control_md(
 
 
 def scenarios_dir() -> Path:
-    """The built-in scenarios: ``$QOSLAB_SCENARIOS``, else the source tree's ``scenarios/``, else
-    an installed wheel's copy (``qoslab/_data/scenarios``), else ``./scenarios``."""
+    """The built-in scenarios: ``$QOSLAB_SCENARIOS``, the source tree's, a wheel's, else ``./scenarios``."""
     if env := os.environ.get("QOSLAB_SCENARIOS"):
         return Path(env)
     here = Path(__file__).resolve()
@@ -533,8 +525,7 @@ def paper_data(module: ModuleType) -> PaperData | None:
 
 
 def seed_list(module: ModuleType, *, quick: bool, seeds: int | None) -> list[int]:
-    """Seeds 1..N: ``seeds``, else the module's ``QUICK_SEEDS`` (default :data:`QUICK_SEEDS`,
-    at least 2) for a quick run, else its ``FULL_SEEDS`` (default 3)."""
+    """Seeds 1..N: ``seeds``, else the module's ``QUICK_SEEDS`` or ``FULL_SEEDS`` (defaults 3)."""
     quick_default = getattr(module, "QUICK_SEEDS", QUICK_SEEDS)
     if quick_default < 2:
         raise ReproductionError(
@@ -568,9 +559,8 @@ def execute(
     testbed: bool = False,
     store: os.PathLike[str] | str | None = None,
 ) -> Summary:
-    """Runs one reproduction module and writes ``OUT/<name>/`` atomically. ``dest``: its :func:`destination`,
-    already entered; ``testbed``: also its set-ups on real packets (``TESTBED = True``); ``store``: a folder
-    keeping every run's result or reduced value (:mod:`qoslab.store`), none of them computed again."""
+    """Runs one reproduction module and writes ``OUT/<name>/`` atomically; ``dest``: its :func:`destination`,
+    entered; ``testbed``: also its set-ups on real packets; ``store``: runs kept (:mod:`qoslab.store`)."""
     if testbed and not getattr(module, "TESTBED", False):
         raise ReproductionError(
             f"{module.NAME}: --testbed: this reproduction has no set-up on real packets yet; allowed: "
@@ -616,7 +606,7 @@ def execute(
             "score": score.to_json() if (score := summary.score) is not None else None,
             **({"testbed_score": tb.to_json()} if (tb := summary.testbed_score) is not None else {}),
             "fidelity": fidelity_json(paper) if paper is not None else None,
-            "claims": [c.to_json() for c in outcome.claims],
+            "claims": [dataclasses.asdict(c) for c in outcome.claims],
             "data": _clean(outcome.data),
         }
         if paper is not None:

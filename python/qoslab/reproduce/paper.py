@@ -203,14 +203,12 @@ def csv_rows(path: Path, header: Sequence[str]) -> Iterable[tuple[int, dict[str,
     """The rows of a CSV file (read bounded) with exactly ``header``, each with its line number."""
     text = read_text_bounded(path)
     assert text is not None
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True)
     try:
         first = next(reader, None)
         if first is None:
             raise ReproductionError(f"{path}:1: empty file; allowed: a header row {','.join(header)}")
         first = [h.strip() for h in first]
-        if first and first[0].startswith("\ufeff"):
-            first[0] = first[0][1:]
         if tuple(first) != tuple(header):
             raise ReproductionError(f"{path}:1: header {','.join(first)!r}; allowed: exactly {','.join(header)}")
         n = 0
@@ -245,13 +243,12 @@ def _paper_cells(path: Path) -> list[PaperCell]:
                 raise ReproductionError(f"{where}: {name}: empty; allowed: a non-empty text")
         if r["status"] not in STATUSES:
             raise ReproductionError(f"{where}: status: {r['status']!r}; allowed: {', '.join(STATUSES)}")
-        if r["status"] == "lost":
-            if r["value"] or r["pm"]:
-                raise ReproductionError(
-                    f"{where}: value: {r['value'] or r['pm']!r} with status lost; allowed: empty value and pm "
-                    "(say what is readable in note)"
-                )
-        else:
+        if r["status"] == "lost" and (r["value"] or r["pm"]):
+            raise ReproductionError(
+                f"{where}: value: {r['value'] or r['pm']!r} with status lost; allowed: empty value and pm "
+                "(say what is readable in note)"
+            )
+        if r["status"] != "lost":
             for name in ("value", "pm") if r["pm"] else ("value",):
                 try:
                     d = _decimal(r[name])
@@ -276,8 +273,7 @@ def _paper_cells(path: Path) -> list[PaperCell]:
 
 
 def _entries(path: Path, header: str, keys: Sequence[str], *, required: bool) -> list[tuple[str, dict[str, Any]]]:
-    """The ``[[header]]`` entries of a TOML file as (where, entry), checked for unknown keys
-    (none when the file is absent and not ``required``)."""
+    """The ``[[header]]`` entries of a TOML file as (where, entry), checked for unknown keys."""
     text = read_text_bounded(path, required=required)
     if text is None:
         return []
@@ -348,15 +344,14 @@ def _tables(path: Path, used: Sequence[str]) -> list[PaperTable]:
 
 def _causes(path: Path, cells: Sequence[PaperCell]) -> list[Cause]:
     tables = dict.fromkeys(c.table for c in cells)
-    rows = {t: {c.row for c in cells if c.table == t} for t in tables}
-    cols = {t: {c.column for c in cells if c.table == t} for t in tables}
     causes = []
     for where, e in _entries(path, "cause", _CAUSE_KEYS, required=False):
         table = _text(where, e, "table")
-        if table not in rows:
-            raise ReproductionError(f"{where}: table: {table!r} has no cells; allowed: {', '.join(rows)}")
+        if table not in tables:
+            raise ReproductionError(f"{where}: table: {table!r} has no cells; allowed: {', '.join(tables)}")
+        these = [c for c in cells if c.table == table]
         picked: dict[str, tuple[str, ...]] = {}
-        for k, known in (("rows", rows[table]), ("columns", cols[table])):
+        for k, known in (("rows", {c.row for c in these}), ("columns", {c.column for c in these})):
             v = e.get(k)
             if not isinstance(v, list) or not v or not all(isinstance(x, str) and x for x in v):
                 raise ReproductionError(f'{where}: {k}: {v!r}; allowed: a non-empty list of keys, or ["*"]')

@@ -36,14 +36,10 @@ Group = dict[str, Any]
 LINK_BPS = {"OC3": 155_520_000, "OC48": 2_488_320_000, "1Gbps": 1_000_000_000}
 
 
-def _codec_bps(codec: str) -> float:
-    """A voice codec's mean rate (Table 2.1): packet bits per spacing × its mean ON fraction."""
-    size, spacing_ms, on = traffic.VOICE_CODECS[codec]
-    return size * 8 * 1000 / spacing_ms * on
-
-
-#: Table 2.1's six codecs of the MIX and their mean rates (bit/s).
-MIX_BPS = {c: _codec_bps(c) for c in traffic.VOICE_MIX}
+#: Table 2.1's six codecs of the MIX and their mean rates (bit/s): packet bits per spacing × mean ON fraction.
+MIX_BPS = {
+    c: size * 8 * 1000 / ms * on for c, (size, ms, on) in ((c, traffic.VOICE_CODECS[c]) for c in traffic.VOICE_MIX)
+}
 
 
 @dataclass(frozen=True)
@@ -188,36 +184,24 @@ def _batches(rng: np.random.Generator, n: int, cls: str, spacing_us: int) -> lis
     return out
 
 
-def _batch_groups(model: Model, ingresses: int, flows: int, randomize: float, rng: np.random.Generator) -> list[Group]:
-    """§4.5's BATCH arrivals: the calls of :func:`split` in :func:`_batches`, taken by the ingresses
-    in turn as single calls are (:func:`_groups`); one group per batch."""
+def _batch_groups(model: str, ingresses: int, flows: int, randomize: float, rng: np.random.Generator) -> list[Group]:
+    """§4.5's BATCH arrivals: the calls of :func:`split` (MIX: each codec's, as :func:`_mix_groups` splits
+    them) in :func:`_batches` (of one codec), the batches of a class taken by the ingresses in turn (across
+    the codecs) as single calls are; one group per batch."""
+    mix = model == "MIX"
     out: list[Group] = []
-    for cls, n in zip(("resident", "rerouted"), split(flows), strict=True):
-        for q, (size, start) in enumerate(_batches(rng, n, cls, round(model.spacing_s * 1e6))):
-            g = {"name": f"{cls}{q % ingresses}_b{q}", **model.fields, "src": f"src{q % ingresses}", "dst": "sink0"}
-            g |= {"flows": size, "start": f"{start}us"}
-            if randomize > 0:
-                g["randomize"] = randomize
-            if cls == "rerouted":
-                g["admitted"] = True
-            out.append(g)
-    return out
-
-
-def _mix_batch_groups(ingresses: int, flows: int, randomize: float, rng: np.random.Generator) -> list[Group]:
-    """§4.5's BATCH arrivals for the MIX: each codec's calls (as :func:`_mix_groups` splits them) in
-    :func:`_batches` of one codec, the batches of a class taken by the ingresses in turn across the codecs."""
-    out: list[Group] = []
-    common: dict[str, Any] = {"dst": "sink0", "randomize": randomize if randomize > 0 else None}
-    for cls, n in zip(("resident", "rerouted"), _mix_split(flows), strict=True):
+    for cls, n in zip(("resident", "rerouted"), _mix_split(flows) if mix else split(flows), strict=True):
         q = 0
-        for codec in traffic.VOICE_MIX:
-            for size, start in _batches(rng, n, cls, round(traffic.VOICE_CODECS[codec][1] * 1000)):
-                name, src = f"{cls}{q % ingresses}b{q}_{codec}", f"src{q % ingresses}"
-                admitted = True if cls == "rerouted" else None
-                out += traffic.voice(
-                    name=name, src=src, codec=codec, flows=size, start=f"{start}us", admitted=admitted, **common
-                )
+        for codec in traffic.VOICE_MIX if mix else [model]:
+            spacing_us = traffic.VOICE_CODECS[codec][1] * 1000 if mix else MODELS[model].spacing_s * 1e6
+            for size, start in _batches(rng, n, cls, round(spacing_us)):
+                i = q % ingresses
+                g = {"src": f"src{i}", "dst": "sink0", "flows": size, "start": f"{start}us"}
+                g |= {"randomize": randomize if randomize > 0 else None, "admitted": True if cls == "rerouted" else None}
+                if mix:
+                    out += traffic.voice(name=f"{cls}{i}b{q}_{codec}", codec=codec, **g)
+                else:
+                    out.append({"name": f"{cls}{i}_b{q}", **MODELS[model].fields, **{k: v for k, v in g.items() if v}})
                 q += 1
     return out
 
@@ -260,11 +244,8 @@ def scenario(
     top["bottleneck"]["rate"] = f"{link_bps if link_bps is not None else LINK_BPS[m.link]}bps"
     top["bottleneck"]["stages"] = [{"type": "pcn_termination", "packet_size": m.packet}]
     doc["pcn"].update(pcn or {})
-    rng = np.random.default_rng([batch_seed, 45])
-    if isinstance(flows, int) and arrivals == "batch" and model == "MIX":
-        doc["traffic"] = _mix_batch_groups(ingresses, flows, randomize, rng)
-    elif isinstance(flows, int) and arrivals == "batch":
-        doc["traffic"] = _batch_groups(m, ingresses, flows, randomize, rng)
+    if isinstance(flows, int) and arrivals == "batch":
+        doc["traffic"] = _batch_groups(model, ingresses, flows, randomize, np.random.default_rng([batch_seed, 45]))
     elif isinstance(flows, int) and model == "MIX":
         doc["traffic"] = _mix_groups(ingresses, flows, randomize)
     elif isinstance(flows, int):
@@ -593,9 +574,8 @@ def run(ctx: Context) -> Outcome:
     out.cells = cells + m41
     out.sections.append(sec41)
     if not ctx.quick:
-        from .term_controls import controls, low_aggregation_controls
+        from .term_controls import controls
 
-        for key, part in (("controls", controls), ("controls_low_aggregation", low_aggregation_controls)):
-            out.data[key], sec = part(ctx)
-            out.sections.append(sec)
+        (out.data["controls"], knobs), (out.data["controls_low_aggregation"], low) = controls(ctx)
+        out.sections += [knobs, low]
     return out

@@ -63,7 +63,6 @@ LOW_AGG: list[tuple[str, str, int, int, float, dict[str, Any]]] = [
 ]
 
 
-
 def controls(ctx: Context) -> list[tuple[dict[str, Any], tuple[str, str]]]:
     """Runs every knob × (Table 4.3, 600 ingresses at each f in :data:`FS`) and every :data:`LOW_AGG` row,
     × seeds, in one grid: the two controls' data and sections."""
@@ -80,9 +79,10 @@ def controls(ctx: Context) -> list[tuple[dict[str, Any], tuple[str, str]]]:
         sc = term.scenario(ctx, model=m, ingresses=k, flows=n, randomize=f, pcn=pcn)
         points.append(((label, None, m), f"ctl_{label.replace(' ', '_')}", sc))
     runs = ctx.run_grid(points, lambda key, res: term._reduce(res, key[2]), save=False)
-    seeds = f"seeds {', '.join(map(str, ctx.seeds))}, mean ± 95 % CI; one knob "
+    seeds = f"seeds {', '.join(map(str, ctx.seeds))}, mean ± 95 % CI"
     data: dict[str, Any] = {}
-    rows, paper = [], []
+    rows: list[str] = []
+    paper: list[str] = []
     for k, (label, *_) in enumerate(KNOBS):
         ingress = (Estimate.of(r["ingress"][f"src{i}"]["over_pts"] for r in runs[(k, None, "CBR")]) for i in (0, 1))
         cells = dict(zip(("ingress1", "ingress2"), ingress, strict=True))
@@ -94,7 +94,7 @@ def controls(ctx: Context) -> list[tuple[dict[str, Any], tuple[str, str]]]:
     knobs = md_table(
         "| run | Table 4.3 ingress 1 | Table 4.3 ingress 2 | 600 ingresses f = 0 | f = 0.005 | f = 0.01 | f = 0.1 |",
         [*(["| paper ± tolerance | " + " | ".join(paper) + " |"] if ctx.paper is not None else []), *rows],
-        f"Over-termination in points, (actual − optimal) × 100, {seeds}changed at a time "
+        f"Over-termination in points, (actual − optimal) × 100, {seeds}; one knob changed at a time "
         "(docs/reproductions/pcn.md). Each column is a paper cell (Table 4.3's over-termination of ingresses 1 "
         "and 2, Table 4.2's CBR / 600 at f), judged two-sided by the one rule: the paper's number ± the cell's "
         "tolerance against the 95 % interval.",
@@ -111,8 +111,8 @@ def controls(ctx: Context) -> list[tuple[dict[str, Any], tuple[str, str]]]:
     lows = md_table(
         "| run | over-term (points) | optimal | cut before t1 |",
         rows,
-        f"Over-termination in points, {seeds}at a time (docs/reproductions/pcn.md, Table 4.2's MIX and VTR rows "
-        "and §4.5); optimal and flows cut before t1 as means.",
+        f"Over-termination in points, {seeds}; one knob at a time (docs/reproductions/pcn.md, Table 4.2's MIX and "
+        "VTR rows and §4.5); optimal and flows cut before t1 as means.",
     )
     return [
         (data, ("Controls: claims 4 and 5, one knob at a time", knobs)),

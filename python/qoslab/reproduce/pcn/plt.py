@@ -112,6 +112,7 @@ def admission_scenario(
     ``link`` (default :data:`ADM_LINK`) and ``link_delay`` (default 1 ms) are for the controls."""
     link = link if link is not None else ADM_LINK[model]
     calls = OVERLOAD / 2 * (RATES[link] / 2) / MEAN_BPS[model] / MEAN_CALL_S
+    edges = topology.pcn_parking_lot_edges(bottlenecks=bottlenecks)
     return plt_scenario(
         bottlenecks,
         link,
@@ -120,12 +121,7 @@ def admission_scenario(
         name=f"pcn_plt{bottlenecks}_admission",
         duration=f"{duration_s:g}s",
         traffic=[g for n, s, d in aggregates(bottlenecks) for g in S.groups(model, n, s, d, calls_per_s=calls)],
-        pcn=pcn_api.domain(
-            edges=topology.pcn_parking_lot_edges(bottlenecks=bottlenecks),
-            cle="per_interval",
-            cle_weight=weight,
-            cle_threshold=cle,
-        ),
+        pcn=pcn_api.domain(edges=edges, cle="per_interval", cle_weight=weight, cle_threshold=cle),
         metrics={"series": bottleneck_names(bottlenecks), "series_interval": f"{SAMPLE_S * 1000:g}ms", "bin": "10s"},
     )
 

@@ -366,13 +366,11 @@ def _fig_4_3(ctx: Context, curve: dict[str, list[float]], rounds: dict[str, floa
     ax.set_ylabel("load on the bottleneck (Mb/s)")
     ax.set_title(f"Fig. 4.3: termination with an RTT difference (CBR, OC3, seed {seed})")
     ax.legend(fontsize=8, loc="lower right")
-    file = "fig4_3.png"
-    return ctx.figure(
-        fig,
-        file,
-        "Fig. 4.3: the bottleneck's load by ingress around the failure (Table 4.3's run, seed "
-        f"{seed}); rounds t2-t4 as Fig. 4.4, at the ingresses (ingress 2's cut reaches the bottleneck 50 ms after t3)",
+    caption = (
+        f"Fig. 4.3: the bottleneck's load by ingress around the failure (Table 4.3's run, seed {seed}); rounds t2-t4 "
+        "as Fig. 4.4, at the ingresses (ingress 2's cut reaches the bottleneck 50 ms after t3)"
     )
+    return ctx.figure(fig, "fig4_3.png", caption)
 
 
 def _grid(

@@ -1,6 +1,5 @@
-"""Controlled runs behind Table 4.3's and Table 4.2's CBR / 600 cells (claims 4 and 5;
-[Zhang07 §4.2-4.3]) and Table 4.2's MIX, VTR and §4.5 at low aggregation, one knob at a time; full
-run only. The knobs and what they show: docs/reproductions/pcn.md, "Termination: why claim 5 fails"."""
+"""Controls of Table 4.3's and 4.2's CBR / 600 cells [Zhang07 §4.2-4.3] and of Table 4.2's MIX, VTR and §4.5 at low
+aggregation, one knob at a time (full run): docs/reproductions/pcn.md, "Termination: why claim 5 fails"."""
 
 from __future__ import annotations
 

@@ -149,9 +149,8 @@ def _mix_split(flows: int) -> tuple[int, int]:
 
 
 def _mix_groups(ingresses: int, flows: int, randomize: float) -> list[Group]:
-    """Table 4.2's MIX: a sixth of the calls a codec, each split by :func:`split`; the calls of a class
-    laid end to end codec after codec and taken by the ingresses in turn (call ``g`` to ingress ``g
-    mod n``, so the codecs' j-th calls do not share an ingress); one group per (codec, ingress)."""
+    """Table 4.2's MIX: a sixth of the calls a codec, split by :func:`split`; a class's calls end to end codec
+    after codec, call ``g`` to ingress ``g mod n`` (docs/reproductions/pcn.md); one group per (codec, ingress)."""
     out: list[Group] = []
     common: dict[str, Any] = {"dst": "sink0", "randomize": randomize if randomize > 0 else None}
     for cls, n in zip(("resident", "rerouted"), _mix_split(flows), strict=True):
@@ -169,9 +168,8 @@ def _mix_groups(ingresses: int, flows: int, randomize: float) -> list[Group]:
 
 
 def _batches(rng: np.random.Generator, n: int, cls: str, spacing_us: int) -> list[tuple[int, int]]:
-    """§4.5's batches of ``n`` calls of class ``cls``: (size, start in µs), a geometric size of mean
-    :data:`BATCH_MEAN` (the last cut to ``n``), a resident batch at a uniform time in [t1 − 20 s,
-    t1 − 10 s), a rerouted one at t1 plus a uniform phase within one packet spacing."""
+    """§4.5's batches of ``n`` calls of class ``cls``: (size, start in µs), geometric sizes of mean :data:`BATCH_MEAN`
+    (the last cut to ``n``); residents uniform in [t1 − 20 s, t1 − 10 s), rerouted at t1 + U(0, one spacing)."""
     t0_us, width_us = (180_000_000, 10_000_000) if cls == "resident" else (round(T1 * 1e6), spacing_us)
     out: list[tuple[int, int]] = []
     done = 0
@@ -183,9 +181,8 @@ def _batches(rng: np.random.Generator, n: int, cls: str, spacing_us: int) -> lis
 
 
 def _batch_groups(model: str, ingresses: int, flows: int, randomize: float, rng: np.random.Generator) -> list[Group]:
-    """§4.5's BATCH arrivals: the calls of :func:`split` (MIX: each codec's, as :func:`_mix_groups` splits
-    them) in :func:`_batches` (of one codec), the batches of a class taken by the ingresses in turn (across
-    the codecs) as single calls are; one group per batch."""
+    """§4.5's BATCH arrivals: the calls of :func:`split` (MIX: each codec's) in :func:`_batches`, a class's
+    batches taken by the ingresses in turn (MIX: across the codecs); one group per batch."""
     mix, rand = model == "MIX", randomize if randomize > 0 else None
     out: list[Group] = []
     for cls, n in zip(("resident", "rerouted"), _mix_split(flows) if mix else split(flows), strict=True):
@@ -285,9 +282,8 @@ def _mix_bps_by_source() -> dict[tuple[Any, ...], float]:
 
 
 def flow_rates(flows: Any, model: str, groups: Sequence[dict[str, Any]] | None = None) -> float | np.ndarray:
-    """The flows' mean rates (bit/s): the model's, or for MIX each flow's codec's
-    (:data:`MIX_BPS`), found by its group's source model in ``groups``, the scenario's traffic
-    groups as validated (``Result.scenario["traffic"]``, ``Scenario.echo["traffic"]``)."""
+    """The flows' mean rates (bit/s): the model's, or for MIX each flow's codec's (:data:`MIX_BPS`), found by its
+    group's source model in ``groups``, the validated traffic groups (``Result.scenario["traffic"]``)."""
     if model != "MIX":
         return MODELS[model].mean_bps
     if groups is None:

@@ -296,7 +296,6 @@ def run(ctx: Context) -> Outcome:
     cells = ctx.run_grid(agrid, reduce_adm, save=False)
     tpts = [QUICK_TERMINATION] if ctx.quick else [(k, m, r) for r in RATIOS for m in TERM_LINK for k in (2, 3, 5)]
     ctx.log(f"pcn plt: {len(tpts) * len(ctx.seeds)} termination runs")
-
     tgrid: list[tuple[tuple[int, str, str], str, Scenario]] = []
     for k, m, r in tpts:
         sc = termination_scenario(bottlenecks=k, model=m, ratio=r)
@@ -477,10 +476,10 @@ def _termination_outcome(ctx: Context, out: Outcome, tcells: TerminationRuns) ->
         for r, c in t.items()
     ]
     if rows:
+        links = ", ".join(f"{m} {v}" for m, v in TERM_LINK.items())
         note = (
-            f"Optimal, expected and actual termination, mean over seeds {', '.join(map(str, ctx.seeds))} (± 95 % CI "
-            f"on the differences, in points), at the parking lots but Table 4.7's; link per traffic type: "
-            f"{', '.join(f'{m} {v}' for m, v in TERM_LINK.items())}; terminations in [t1, t1 + {TERM_WINDOW_S:g} s]."
+            f"Means over seeds {', '.join(map(str, ctx.seeds))} (± 95 % CI on A-O and A-E, points) at every parking "
+            f"lot but Table 4.7's; links {links}; terminations in [t1, t1 + {TERM_WINDOW_S:g} s]."
         )
         header = "| parking lot, long:short | | optimal | expected | actual | A-O | A-E |"
         out.sections.append(("Tables 4.7-4.9: the other parking lots", md_table(header, rows, note)))

@@ -9,7 +9,7 @@ from ...scenario import Scenario
 from ...stats import Estimate
 from ..cells import Measured, compare, fmt_number
 from ..fidelity import md_table
-from ..framework import Context
+from ..framework import Context, Outcome
 from . import cellmap as C
 from . import termination as term
 
@@ -62,7 +62,7 @@ LOW_AGG: list[tuple[str, str, int, int, float, dict[str, Any]]] = [
 ]
 
 
-def controls(ctx: Context) -> list[tuple[dict[str, Any], tuple[str, str]]]:
+def controls(ctx: Context) -> Outcome:
     """Runs every knob × (Table 4.3, 600 ingresses at each f in :data:`FS`) and every :data:`LOW_AGG` row,
     × seeds, in one grid: the two controls' data and sections."""
     points: list[tuple[tuple[Any, float | None, str], str, Scenario]] = []
@@ -113,7 +113,8 @@ def controls(ctx: Context) -> list[tuple[dict[str, Any], tuple[str, str]]]:
         f"Over-termination in points, {seeds}; one knob at a time (docs/reproductions/pcn.md, Table 4.2's MIX and "
         "VTR rows and §4.5); optimal and flows cut before t1 as means.",
     )
-    return [
-        (data, ("Controls: claims 4 and 5, one knob at a time", knobs)),
-        (low, ("Controls: MIX, VTR and BATCH at low aggregation", lows)),
+    sections = [
+        ("Controls: claims 4 and 5, one knob at a time", knobs),
+        ("Controls: MIX, VTR and BATCH at low aggregation", lows),
     ]
+    return Outcome(claims=[], data={"controls": data, "controls_low_aggregation": low}, sections=sections)

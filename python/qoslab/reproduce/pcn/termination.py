@@ -299,7 +299,7 @@ def _reduce(res: Result, model: str) -> dict[str, Any]:
     return termination_metrics(f, mean_bps=rates, termination_bps=LINK_BPS[MODELS[model].link] / 2)
 
 
-def _table_4_3(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, str], Figure]:
+def _table_4_3(ctx: Context) -> Outcome:
     """Table 4.3 (per ingress: actual termination, over-termination), Fig. 4.4's round times and
     §4.2's bottleneck over-termination as cells, one value per seed; Fig. 4.3 from the first seed."""
     sc = scenario(ctx, model="CBR", ingresses=2, flows=list(FLOWS_4_3), delays_us=T43_DELAYS_US)
@@ -341,7 +341,8 @@ def _table_4_3(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, s
         "rounds": {str(i + 1): rounds[i] for i in (0, 1)},
         "fig4_3": {"seed": ctx.seeds[0], "t_s": list(FIG_4_3_TIMES[::5]), **{k: v[::5] for k, v in curve.items()}},
     }
-    return cells, data, ("Table 4.3 and Figs. 4.3-4.4: RTT difference", text), fig43
+    sec = ("Table 4.3 and Figs. 4.3-4.4: RTT difference", text)
+    return Outcome(claims=[], data={"table4_3": data}, sections=[sec], figures=[fig43], cells=cells)
 
 
 def _fig_4_3(ctx: Context, curve: dict[str, list[float]], rounds: dict[str, float], seed: int) -> Figure:
@@ -381,7 +382,7 @@ def _grid(
     return ctx.run_grid(grid, lambda key, res: _reduce(res, key[0]), save=False)
 
 
-def _table_4_1(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, str]]:
+def _table_4_1(ctx: Context) -> Outcome:
     """Table 4.1: per row the actual termination and the over-termination (points), one value per seed."""
     grid = _grid(ctx, [(m, k, n, 0.0) for (m, k), n in FLOWS_4_1.items()], "t4_1")
     cells: list[C.Cell] = []
@@ -404,10 +405,10 @@ def _table_4_1(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, s
         "of the flows at t1; 'before t1': flows terminated before the event (VBR and SVD residents fluctuate "
         "around the termination rate), left out of the load.",
     )
-    return cells, data, ("Table 4.1: ingress aggregation", text)
+    return Outcome(claims=[], data={"table4_1": data}, sections=[("Table 4.1: ingress aggregation", text)], cells=cells)
 
 
-def _table_4_2(ctx: Context) -> tuple[list[C.Cell], dict[str, Any]]:
+def _table_4_2(ctx: Context) -> Outcome:
     """Table 4.2: over-termination (points) per (model, ingresses, f) as cells, one value per seed."""
     rows = [(m, k) for m, counts in INGRESSES_4_2.items() for k in counts]
     grid = _grid(ctx, [(m, k, _flows_4_2(m, k), f) for m, k in rows for f in RANDOMIZE], "t4_2")
@@ -420,7 +421,7 @@ def _table_4_2(ctx: Context) -> tuple[list[C.Cell], dict[str, Any]]:
         for f in RANDOMIZE:
             rel = estimate(grid[(model, k, f)], "over_pct").to_json()
             data[f"{model}/{k}/{f:g}"] = {"points": pts[f].to_json(), "percent": rel}
-    return cells, data
+    return Outcome(claims=[], data={"table4_2": data}, cells=cells)
 
 
 BATCH_CLAIM = (
@@ -434,7 +435,7 @@ BATCH_TYPES_CLAIM = (
 )
 
 
-def _batch(ctx: Context) -> tuple[list[Claim], dict[str, Any], tuple[str, str]]:
+def _batch(ctx: Context) -> Outcome:
     """§4.5: BATCH (:func:`_batch_groups`) against Poisson arrivals (Table 4.2's set-up) at
     :data:`BATCH_POINTS`; the paper's text is qualitative, hence claims."""
     plan: list[tuple[str, Scenario, int]] = []
@@ -510,10 +511,12 @@ def _batch(ctx: Context) -> tuple[list[Claim], dict[str, Any], tuple[str, str]]:
         tolerance=f"|BATCH − Poisson| <= {CLAIM_BATCH_TOL:g} point at 2 ingresses; BATCH − Poisson <= "
         f"{CLAIM_BATCH_TOL:g} point at MIX 1000, VTR 300, SVD 140 ingresses",
     )
-    return [claim, types], data, ("§4.5: BATCH against Poisson call arrivals", text)
+    return Outcome(
+        claims=[claim, types], data={"batch": data}, sections=[("§4.5: BATCH against Poisson call arrivals", text)]
+    )
 
 
-def _synchronization(ctx: Context, fs: Sequence[float]) -> tuple[dict[str, Any], str]:
+def _synchronization(ctx: Context, fs: Sequence[float]) -> Outcome:
     """§4.3.2: marked fractions of the rerouted flows over the egress's first interval."""
     bins = np.linspace(0.0, 1.0, 11)
     cbr_600 = functools.partial(scenario, ctx, model="CBR", ingresses=600, flows=CBR_FLOWS_4_2, end_after_s=0.1)
@@ -533,7 +536,7 @@ def _synchronization(ctx: Context, fs: Sequence[float]) -> tuple[dict[str, Any],
         cols = " | ".join(e[k].fmt(".3f") for k in ("unmarked", "full", "partial"))
         rows.append(f"| {f:g} | {cols} | " + " ".join(map(str, hist)) + " |")
         data[f"{f:g}"] = {**{k: v.to_json() for k, v in e.items()}, "histogram": hist}
-    return data, md_table(
+    text = md_table(
         "| f | unmarked | fully marked | partly marked | histogram 0 ... 1 |",
         rows,
         "Table 4.2's over-termination is in the cells above (in percent of the optimal: results.json, `table4_2`). "
@@ -541,27 +544,17 @@ def _synchronization(ctx: Context, fs: Sequence[float]) -> tuple[dict[str, Any],
         "first measurement interval [t1, t1 + 100 ms] (runs stopped there), CBR, 600 ingresses; shares of flows "
         "unmarked, fully marked (>= 0.99) and partly marked, and the histogram (10 bins of 0.1, all seeds).",
     )
+    sec = ("Table 4.2: aggregation and packet-time randomization", text)
+    return Outcome(claims=[], data={"synchronization": data}, sections=[sec])
 
 
 def run(ctx: Context) -> Outcome:
     """Table 4.3 with Figs. 4.3-4.4 and §4.2, Table 4.2 with the synchronization diagnostic, §4.5,
     Table 4.1 and the controls; quick: Table 4.3, Figs. 4.3-4.4, §4.2 and Table 4.1."""
-    cells, d43, sec43, fig43 = _table_4_3(ctx)
-    skipped = [Claim.skipped(*c) for c in (BATCH_CLAIM, BATCH_TYPES_CLAIM)]
-    out = Outcome(claims=skipped, data={"table4_3": d43}, sections=[sec43], figures=[fig43])
-    if not ctx.quick:
-        m42, out.data["table4_2"] = _table_4_2(ctx)
-        cells += m42
-        out.data["synchronization"], tsync = _synchronization(ctx, [0.0, 0.1])
-        out.sections.append(("Table 4.2: aggregation and packet-time randomization", tsync))
-        out.claims, out.data["batch"], secb = _batch(ctx)
-        out.sections.append(secb)
-    m41, out.data["table4_1"], sec41 = _table_4_1(ctx)
-    out.cells = cells + m41
-    out.sections.append(sec41)
-    if not ctx.quick:
-        from .term_controls import controls
+    if ctx.quick:
+        skipped = Outcome(claims=[Claim.skipped(*c) for c in (BATCH_CLAIM, BATCH_TYPES_CLAIM)], data={})
+        return Outcome.join([_table_4_3(ctx), skipped, _table_4_1(ctx)])
+    from .term_controls import controls
 
-        (out.data["controls"], knobs), (out.data["controls_low_aggregation"], low) = controls(ctx)
-        out.sections += [knobs, low]
-    return out
+    parts = [_table_4_3(ctx), _table_4_2(ctx), _synchronization(ctx, [0.0, 0.1]), _batch(ctx), _table_4_1(ctx)]
+    return Outcome.join([*parts, controls(ctx)])

@@ -341,14 +341,13 @@ def _admission_outcome(ctx: Context, out: Outcome, cells: AdmissionRuns) -> None
     # Table 3.5, PLT rows: per run the worst bottleneck (§3.6: "the maximum of the N"); per seed the
     # four statistics over the 15 points.
     grid = {m: [[max(r["over"]) for r in runs] for runs in pts] for m, pts in plt5.items()}
-    fails, spans = [], []
     for m, pts in grid.items():
         out.cells += C.table_3_5(ctx.log, f"{m} / {C.TOPO_35['plt']}", pts)[0]
-        means = [sum(p) / len(p) for p in pts]
-        if m in CLAIM_2_TYPES:
-            spans.append(f"{m} (PLT{GRID_PLT}) {min(means):.2f} … {max(means):.2f} %")
-            if min(means) < CLAIM_2[0] or max(means) > CLAIM_2[1]:
-                fails.append(f"{m}: {min(means):.2f} … {max(means):.2f} %")
+    means = {m: [sum(p) / len(p) for p in pts] for m, pts in grid.items() if m in CLAIM_2_TYPES}
+    spans = [f"{m} (PLT{GRID_PLT}) {min(v):.2f} … {max(v):.2f} %" for m, v in means.items()]
+    fails = [
+        f"{m}: {min(v):.2f} … {max(v):.2f} %" for m, v in means.items() if min(v) < CLAIM_2[0] or max(v) > CLAIM_2[1]
+    ]
     out.claims.append(
         Claim.judged(
             not fails,
@@ -446,13 +445,11 @@ def _termination_outcome(ctx: Context, out: Outcome, tcells: TerminationRuns) ->
         key: {r: {c: Estimate.of(run[r][c] for run in runs) for c in COLUMNS_4_7} for r in runs[0]}
         for key, runs in tcells.items()
     }
-    checks, fails = [], []
-    for (k, m, ratio), t in sorted(mean.items()):
-        if m in CLAIM_6:
-            ae = t[f"IEA1 ({k}H)"]["a_e"].mean
-            checks.append(f"{m} PLT{k} {ratio}: {ae:+.2f}")
-            if abs(ae) > CLAIM_6[m]:
-                fails.append(f"{m} PLT{k} {ratio}: |{ae:.2f}| > {CLAIM_6[m]:g}")
+    ae = {(k, m, ratio): t[f"IEA1 ({k}H)"]["a_e"].mean for (k, m, ratio), t in sorted(mean.items()) if m in CLAIM_6}
+    checks = [f"{m} PLT{k} {ratio}: {v:+.2f}" for (k, m, ratio), v in ae.items()]
+    fails = [
+        f"{m} PLT{k} {ratio}: |{v:.2f}| > {CLAIM_6[m]:g}" for (k, m, ratio), v in ae.items() if abs(v) > CLAIM_6[m]
+    ]
     out.claims.append(
         Claim.judged(
             not fails if checks else None,

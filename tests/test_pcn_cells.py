@@ -205,9 +205,8 @@ def test_the_full_reduction_feeds_every_cell_but_the_unmeasured_ones(tmp_path, m
         "terminated_before_t1": 0,
         "ingress": {"src0": {**ingress, "rounds": [0.21, 0.41]}, "src1": {**ingress, "rounds": [0.26]}},
     }
-    monkeypatch.setattr(termination, "_synchronization", lambda ctx, fs: ({}, ""))
-    monkeypatch.setattr(term_controls, "controls", lambda ctx: ({}, ("c", "")))
-    monkeypatch.setattr(term_controls, "low_aggregation_controls", lambda ctx: ({}, ("c", "")))
+    monkeypatch.setattr(termination, "_synchronization", lambda ctx, fs: Outcome(claims=[], data={}))
+    monkeypatch.setattr(term_controls, "controls", lambda ctx: Outcome(claims=[], data={}))
 
     def fake(variant):
         if not variant.startswith("plt"):

@@ -85,9 +85,8 @@ def synchronization(fr: np.ndarray) -> dict[str, float]:
 def ingress_load(
     flows: pd.DataFrame, *, delays_s: Sequence[float], mean_bps: float, times_s: Sequence[float]
 ) -> dict[str, list[float]]:
-    """[Zhang07] Fig. 4.3's curves (bit/s, one list per ingress ``src{i}``): the load each ingress brings
-    to the bottleneck at ``times_s``, each admitted flow ``mean_bps`` from its start to its end (or
-    termination), both seen ``delays_s[i]`` later at the bottleneck."""
+    """[Zhang07] Fig. 4.3's curves (bit/s, per ingress ``src{i}``): the load each ingress brings to the bottleneck at
+    ``times_s``, each admitted flow ``mean_bps`` from its start to its end, both ``delays_s[i]`` later."""
     adm = flows[flows["admitted"].to_numpy(dtype=bool)]
     t = np.asarray(times_s, dtype=float)
     out: dict[str, list[float]] = {}

@@ -347,10 +347,10 @@ def test_excess_shares_count_payload_and_scale_b2_by_buff_size_over_its_size():
 def test_offset_free_delay_difference_cancels_a_constant_offset():
     from qoslab.reproduce import edge
 
-    af, ef = {"A2": 180.0, "A5": 169.0}, {"A2": 44.0, "A5": 49.0}
-    assert edge.offset_free_ms(af, ef) == pytest.approx(16.0)
-    shifted = ({k: v + (7.5 if k == "A2" else 0) for k, v in d.items()} for d in (af, ef))
-    assert edge.offset_free_ms(*shifted) == pytest.approx(16.0)
+    t1 = {"A2": (180.0, 44.0), "A5": (169.0, 49.0)}
+    assert edge.offset_free_ms(t1) == pytest.approx(16.0)
+    shifted = {k: (af + 7.5, ef + 7.5) if k == "A2" else (af, ef) for k, (af, ef) in t1.items()}
+    assert edge.offset_free_ms(shifted) == pytest.approx(16.0)
 
 
 def test_a_reading_of_the_lost_numbers_changes_sizes_and_reservations_and_keeps_the_rest():
@@ -584,11 +584,16 @@ def test_fig7b_first_rise_needs_both_medium_af_streams_to_rise_beyond_the_noise(
 
     lo = [300.0, 305.0, 295.0, 302.0, 298.0]
     up = [v * 1.05 for v in lo]
-    ok, steps = edge.judge_fig7b_first_rise(_per_seed({128: {"A3": lo, "A4": lo}, 256: {"A3": up, "A4": up}}))
+
+    def rise(a4: list[float]) -> tuple[bool, dict]:
+        return edge.judge_steps(
+            _per_seed({128: {"A3": lo, "A4": lo}, 256: {"A3": up, "A4": a4}}), ("A3", "A4"), 128, 256, 1
+        )
+
+    ok, steps = rise(up)
     assert ok and steps["A3"] == (1, pytest.approx(0.05))
-    assert not edge.judge_fig7b_first_rise(_per_seed({128: {"A3": lo, "A4": lo}, 256: {"A3": up, "A4": lo}}))[0]
-    down = [v * 0.95 for v in lo]
-    assert not edge.judge_fig7b_first_rise(_per_seed({128: {"A3": lo, "A4": lo}, 256: {"A3": up, "A4": down}}))[0]
+    assert not rise(lo)[0]
+    assert not rise([v * 0.95 for v in lo])[0]
 
 
 def test_fig7b_slight_decrease_is_a_fall_beyond_the_noise_of_at_most_10_percent():
@@ -598,7 +603,7 @@ def test_fig7b_slight_decrease_is_a_fall_beyond_the_noise_of_at_most_10_percent(
 
     def fall(a3: float, a4: float) -> bool:
         pts = {512: {"A3": at512, "A4": at512}, 1024: {"A3": [v * a3 for v in at512], "A4": [v * a4 for v in at512]}}
-        return edge.judge_fig7b_slight_decrease(_per_seed({768: {}, **pts}))[0]
+        return edge.judge_steps(_per_seed({768: {}, **pts}), ("A3", "A4"), 512, 1024, -1, edge.SLIGHT)[0]
 
     assert fall(0.95, 0.92) and fall(0.90, 0.98)  # 10 % exactly is still slight
     assert not fall(0.89, 0.95)  # more than slight
@@ -611,9 +616,11 @@ def test_fig7b_well_in_excess_is_one_and_a_half_times_the_reservation_at_every_b
 
     res = {s: r for s, (_, r) in edge.STREAMS.items()}
     by = {128: {"A3": 150.0, "A4": 420.0}, 1024: {"A3": 320.0, "A4": 300.0}}
-    ok, multiple, stream, buff = edge.judge_fig7b_excess(by, res)
+    ok, multiple, stream, buff = edge.judge_conformant(by, res, ("A3", "A4"), edge.WELL_IN_EXCESS)
     assert ok and multiple == pytest.approx(1.5) and (stream, buff) in (("A3", 128), ("A4", 1024))
-    ok, multiple, stream, buff = edge.judge_fig7b_excess({**by, 1024: {"A3": 320.0, "A4": 299.0}}, res)
+    ok, multiple, stream, buff = edge.judge_conformant(
+        {**by, 1024: {"A3": 320.0, "A4": 299.0}}, res, ("A3", "A4"), edge.WELL_IN_EXCESS
+    )
     assert not ok and (stream, buff) == ("A4", 1024) and multiple == pytest.approx(1.495)
 
 
@@ -644,16 +651,21 @@ def test_fig9_small_and_medium_streams_each_gain_and_large_ones_stay_within_the_
     s = [100.0, 102.0, 98.0, 101.0, 99.0]
     up = [v * 1.05 for v in s]
     gain = _per_seed({50: {}, 500: dict.fromkeys(edge.SMALL + edge.MEDIUM, up)})
-    ok, steps = edge.judge_fig9_small_medium(gain)
+
+    def at500(streams: tuple[str, ...], want: int, **change: list[float]) -> tuple[bool, dict]:
+        """Fig. 9's step of ``streams`` (the claims': 50 -> 500 buffers) with ``change`` at 500."""
+        return edge.judge_steps({**gain, 500: {**gain[500], **change}}, streams, 50, 500, want)
+
+    ok, steps = at500(edge.SMALL + edge.MEDIUM, 1)
     assert ok and set(steps) == set(edge.SMALL + edge.MEDIUM)
-    assert not edge.judge_fig9_small_medium({**gain, 500: {**gain[500], "B2": [100.0] * 5}})[0]
+    assert not at500(edge.SMALL + edge.MEDIUM, 1, B2=[100.0] * 5)[0]
     # Large: within the noise band both ways.
-    ok, steps = edge.judge_fig9_large(gain)
+    ok, steps = at500(edge.LARGE, 0)
     assert ok and all(d == 0 for d, _ in steps.values())
     noisy = [v + d for v, d in zip(s, (12, -8, 10, -6, 2), strict=True)]
-    assert edge.judge_fig9_large({**gain, 500: {**gain[500], "A1": noisy}})[0]  # +2 %, but noise
-    assert not edge.judge_fig9_large({**gain, 500: {**gain[500], "B1": up}})[0]  # a rise
-    assert not edge.judge_fig9_large({**gain, 500: {**gain[500], "A5": [v * 0.95 for v in s]}})[0]  # a fall
+    assert at500(edge.LARGE, 0, A1=noisy)[0]  # +2 %, but noise
+    assert not at500(edge.LARGE, 0, B1=up)[0]  # a rise
+    assert not at500(edge.LARGE, 0, A5=[v * 0.95 for v in s])[0]  # a fall
 
 
 def test_the_fig7b_and_fig9_claims_are_judged_in_a_full_run_and_explain_a_failure():

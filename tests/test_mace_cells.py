@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import SCENARIOS
-from qoslab.reproduce import mace
 from qoslab.reproduce.cells import Measured, NotMeasured
 from qoslab.reproduce.framework import Context
-from qoslab.reproduce.mace import tables
+from qoslab.reproduce.mace import measures, params, tables
 from qoslab.reproduce.paper import load_paper, paper_dir
 
 PAPER = load_paper(paper_dir("mace"))
@@ -84,12 +83,12 @@ def test_the_scenarios_take_table_1s_source_models():
 def test_the_allocations_and_poo3_cap_take_section_5_3():
     s = _cells("§5.3")
     assert (
-        mace.ALLOCATION["poo1"]
-        == mace.ALLOCATION["exp1"]
+        params.ALLOCATION["poo1"]
+        == params.ALLOCATION["exp1"]
         == float(s[("POO1, EXP1", "reserved share of link speed")]) / 100 * 10e6
     )
     for m in ("poo2", "poo3", "exp2", "mixed"):
-        assert mace.ALLOCATION[m] == pytest.approx(
+        assert params.ALLOCATION[m] == pytest.approx(
             float(s[("POO2, POO3, EXP2, MIXED", "reserved share of link speed")]) / 100 * 10e6
         )
     poo3 = _scenario("s3_poo3.toml")["traffic"][0]
@@ -180,7 +179,7 @@ def test_a_cell_a_seed_cannot_measure_is_not_measured_with_its_reason(tmp_path):
 def test_share_at_most_takes_the_bin_of_the_limit():
     hist = {0.008: 1.0, 0.009: 2.0, 0.010: 3.0, 0.011: 4.0}
     # An inter-arrival of exactly 10 ms lies in the [10, 11) ms bin, which "10 ms or less" includes.
-    assert mace.share_at_most(hist, 0.010) == pytest.approx(6 / 10)
+    assert measures.share_at_most(hist, 0.010) == pytest.approx(6 / 10)
 
 
 def test_binned_loss_counts_the_groups_bins_from_the_warm_up_on():
@@ -199,9 +198,9 @@ def test_binned_loss_counts_the_groups_bins_from_the_warm_up_on():
     ]
     series = pd.DataFrame(rows, columns=["entity_kind", "entity_id", "t_s", "metric", "value"])
     res = SimpleNamespace(flows=flows, series=series)
-    assert mace.binned_loss(res, ["cl_cbr"], 100.0) == pytest.approx(0.01)
-    assert mace.binned_loss(res, ["cl_cbr", "be_cbr"], 100.0) == pytest.approx(210 / 2000)
-    assert mace.binned_loss(res, ["cl_cbr"], 0.0) == pytest.approx(60 / 1100)
+    assert measures.binned_loss(res, ["cl_cbr"], 100.0) == pytest.approx(0.01)
+    assert measures.binned_loss(res, ["cl_cbr", "be_cbr"], 100.0) == pytest.approx(210 / 2000)
+    assert measures.binned_loss(res, ["cl_cbr"], 0.0) == pytest.approx(60 / 1100)
 
 
 @pytest.mark.parametrize(

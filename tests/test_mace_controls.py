@@ -49,7 +49,7 @@ def test_each_control_changes_its_one_knob_for_every_model(tmp_path, name):
     for model in S3_MODELS_FULL:
         for kind in control.admissions:
             _, base, _ = table2_spec(ctx, model, controls.ADMISSIONS[kind], kind, 1)
-            _, after, _ = table2_spec(ctx, model, control.admission(kind), kind, 1, extra=control.extra(model))
+            _, after, _ = table2_spec(ctx, model, control.admissions[kind], kind, 1, extra=control.extra(model))
             a, b = _leaves(base.validate()), _leaves(after.validate())
             changed = {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
             assert changed, (name, model, kind)  # the knob moved

@@ -74,13 +74,13 @@ def test_tables_3_1_to_3_3_take_each_seeds_worst_case_with_that_runs_sd():
                 for ov in admission.OVERLOADS:
                     o = 30.0 if (link, ov) == ("T1", 3.0) else ov
                     est[(link, model, arr, ov)] = {"over_admission_pct": _est(o, o + 1), "sd_ratio": _est(ov, ov)}
-    cells31, _d = admission._table_3_1(ctx, est)
+    cells, _d31, _d23 = admission._tables_3_1_to_3_3(ctx, est)
+    cells31, cells23 = cells[:8], cells[8:]
     got = {(m.row, m.column): m.values for m in cells31 if isinstance(m, Measured)}
     # Eight measured cells: the voice rows (the SVD rows come from Table 3.4's control runs).
-    assert len(got) == 8 and len(cells31) == 8
+    assert len(got) == 8 and {m.table for m in cells31} == {"Table 3.1"}
     assert got[("T3,100Mbps,OC3 / CBR / POISSON", "over-admission percent")] == [2.0, 0.9]
     assert got[("T3,100Mbps,OC3 / CBR / POISSON", "standard deviation to conf-adm-rate ratio")] == [0.0, 12.0]
-    cells23, _d = admission._table_3_23(ctx, est)
     got = {(m.table, m.row, m.column): m.values for m in cells23}
     assert len(cells23) == 24 and {m.table for m in cells23} == {"Table 3.2", "Table 3.3"}
     assert got[("Table 3.2", "1Mbps, T1 / BATCH", "over-admission percent")] == [30.0, 31.0]
@@ -109,7 +109,9 @@ def test_table_3_4_is_per_interval_and_its_per_packet_control_gives_table_3_1s_s
 
     monkeypatch.setattr(admission, "_fixed_runs", fake_fixed_runs)
     ctx = Context(name="pcn", quick=False, seeds=[1, 2], folder=Path("."), log=lambda _m: None)
-    cells34, cells31, table, data = admission._table_3_4(ctx)
+    cells, table, data = admission._table_3_4(ctx)
+    # Table 3.4's cells, then Table 3.1's SVD cells.
+    cells34, cells31 = cells[:12], cells[12:]
     n = len(admission.VQ_LINKS) * len(admission.VQ_SETTINGS) * len(admission.OVERLOADS)
     assert [c["cle"] for c in seen] == ["per_interval"] * n + ["per_packet"] * n
     assert {c["cle_weight"] for c in seen[:n]} == {admission.FIXED_W}

@@ -30,15 +30,16 @@ def _paper_values(table: str) -> dict[tuple[str, str], float]:
         return {(r["row"], r["column"]): float(r["value"]) for r in csv.DictReader(f) if r["table"] == table}
 
 
-def test_worst_and_summary_are_per_seed_statistics():
+def test_worst_and_table_3_5s_summary_are_per_seed_statistics():
     over = [[1.0, 5.0, 2.0], [3.0, 4.0, 1.0]]
     sd = [[0.1, 0.5, 0.2], [0.3, 0.4, 0.9]]
     assert cellmap.worst(over, sd) == ([3.0, 5.0, 2.0], [0.3, 0.5, 0.2])
-    st = cellmap.summary([[1.0, 0.0], [2.0, 0.0], [3.0, 3.0]])
+    got, _est = cellmap.table_3_5(lambda _m: None, "CBR / S.Link", [[1.0, 0.0], [2.0, 0.0], [3.0, 3.0]])
+    st = {c.column.removeprefix("Over Admission Perc Stats / "): c.values for c in got if isinstance(c, Measured)}
     assert st["Min"] == [1.0, 0.0] and st["Max"] == [3.0, 3.0] and st["Mean"] == [2.0, 1.0]
     assert st["SD"] == pytest.approx([1.0, 3.0**0.5])
     with pytest.raises(ValueError, match="at least 2"):
-        cellmap.summary([[1.0]])
+        cellmap.table_3_5(lambda _m: None, "CBR / S.Link", [[1.0]])
 
 
 def test_a_cell_with_a_value_that_is_not_finite_is_not_measured_with_its_reason():
@@ -80,8 +81,8 @@ def test_table_3_1_cells_reach_the_rules_verdicts(tmp_path):
             ("VBR", "BATCH"): (3.0, 3.0, 3.0),  # agrees exactly
         }
     )
-    cells, _d = admission._table_3_1(_ctx(tmp_path, [1, 2, 3]), est)
-    v = _verdicts(cells)
+    cells, _d31, _d23 = admission._tables_3_1_to_3_3(_ctx(tmp_path, [1, 2, 3]), est)
+    v = _verdicts([c for c in cells if c.table == "Table 3.1"])
     row = "T3,100Mbps,OC3 / {} / {}".format
     assert v[("Table 3.1", row("CBR", "POISSON"), cellmap.OVER)] == "agrees"
     assert v[("Table 3.1", row("VBR", "POISSON"), cellmap.OVER)] == "differs"
@@ -94,8 +95,7 @@ def test_table_3_1_cells_reach_the_rules_verdicts(tmp_path):
     assert {k[0] for k, x in v.items() if x not in ("not run", "input")} == {"Table 3.1"}
     # Tables 3.2-3.3: 1 Mb/s-T1 batch worst case 30.0-30.5 against the CBR table's 30.0 (agrees) and
     # the VBR table's 40.0 (differs); 10 Mb/s the same runs against 5.0 (CBR batch; differs).
-    cells, _d = admission._table_3_23(_ctx(tmp_path, [1, 2, 3]), est)
-    v = _verdicts(cells)
+    v = _verdicts([c for c in cells if c.table != "Table 3.1"])
     assert v[("Table 3.2", "1Mbps, T1 / BATCH", cellmap.OVER)] == "agrees"
     assert v[("Table 3.3", "1Mbps, T1 / BATCH", cellmap.OVER)] == "differs"
     assert v[("Table 3.2", "10 Mbps / BATCH", cellmap.OVER)] == "differs"
@@ -205,10 +205,8 @@ def test_the_full_reduction_feeds_every_cell_but_the_unmeasured_ones(tmp_path, m
         "terminated_before_t1": 0,
         "ingress": {"src0": {**ingress, "rounds": [0.21, 0.41]}, "src1": {**ingress, "rounds": [0.26]}},
     }
-    monkeypatch.setattr(termination, "_run_reduced", lambda ctx, plan, model_of: [run43 for _ in plan])
-    monkeypatch.setattr(termination, "_synchronization", lambda ctx, fs: ({}, ""))
-    monkeypatch.setattr(term_controls, "controls", lambda ctx: ({}, ("c", "")))
-    monkeypatch.setattr(term_controls, "low_aggregation_controls", lambda ctx: ({}, ("c", "")))
+    monkeypatch.setattr(termination, "_synchronization", lambda ctx, fs: Outcome(claims=[], data={}))
+    monkeypatch.setattr(term_controls, "controls", lambda ctx: Outcome(claims=[], data={}))
 
     def fake(variant):
         if not variant.startswith("plt"):
@@ -233,6 +231,7 @@ def test_the_full_reduction_feeds_every_cell_but_the_unmeasured_ones(tmp_path, m
     ctx = _ctx(tmp_path, [1, 2])
     real = ctx.run_grid
     monkeypatch.setattr(ctx, "run_grid", run_grid)
+    monkeypatch.setattr(ctx, "run_indexed", lambda plan, reduce, save=True: [run43 for _ in plan])
     out = pcn.reproduce(ctx)
     judged = {c.key: c for c in compare(PAPER, out.cells)}
     unmeasured = {k for k, c in judged.items() if c.verdict == "not run"}

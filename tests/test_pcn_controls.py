@@ -41,7 +41,7 @@ def _diff(a: object, b: object, path: str = "") -> list[str]:
     ],
 )
 def test_a_table_3_7_control_changes_only_its_knob(name, changed):
-    before = _doc(controls._plt5_scenario(0.5, 0.05, None))
+    before = _doc(controls._plt5_scenario(0.5, 0.05, controls.AS_SET_UP))
     after = _doc(controls._plt5_scenario(0.5, 0.05, controls.CONTROLS[name]))
     diff = _diff(before, after)
     assert diff, "the control changed nothing"
@@ -56,7 +56,7 @@ def test_a_table_3_7_control_changes_only_its_knob(name, changed):
 def test_the_t3_control_offers_5x_of_the_t3_admissible_rate():
     sc = _doc(controls._plt5_scenario(0.5, 0.05, controls.CONTROLS["t37-t3"]))
     rate = sc["traffic"][0]["arrivals"]["rate"]
-    base = _doc(controls._plt5_scenario(0.5, 0.05, None))["traffic"][0]["arrivals"]["rate"]
+    base = _doc(controls._plt5_scenario(0.5, 0.05, controls.AS_SET_UP))["traffic"][0]["arrivals"]["rate"]
     assert float(str(rate).removesuffix("/s")) == pytest.approx(
         float(str(base).removesuffix("/s")) * plt.RATES["T3"] / plt.RATES["OC3"]
     )
@@ -138,7 +138,7 @@ def test_the_single_link_control_offers_each_bottleneck_the_parking_lots_load():
     """t37-single-link changes the topology only: its one link gets the calls that each PLT5
     bottleneck gets from its two aggregates (5x the admissible rate), with the same CLE setting."""
     single = _doc(controls._plt5_scenario(0.3, 0.15, controls.CONTROLS["t37-single-link"]))
-    lot = _doc(controls._plt5_scenario(0.3, 0.15, None))
+    lot = _doc(controls._plt5_scenario(0.3, 0.15, controls.AS_SET_UP))
     per_aggregate = lot["traffic"][0]["arrivals"]["rate"]
     assert single["traffic"][0]["arrivals"]["rate"] == pytest.approx(2 * per_aggregate)
     for k in ("cle", "cle_weight", "cle_threshold"):
@@ -150,7 +150,7 @@ def test_the_single_link_control_offers_each_bottleneck_the_parking_lots_load():
 
 def test_the_plt1_control_puts_two_aggregates_on_one_bottleneck_at_5x():
     one = _doc(controls._plt5_scenario(0.3, 0.15, controls.CONTROLS["t37-plt1"]))
-    lot = _doc(controls._plt5_scenario(0.3, 0.15, None))
+    lot = _doc(controls._plt5_scenario(0.3, 0.15, controls.AS_SET_UP))
     assert [t["name"] for t in one["traffic"]] == ["long", "short0"]
     assert [t["arrivals"] for t in one["traffic"]] == [t["arrivals"] for t in lot["traffic"][:2]]
     assert sum(1 for lk in one["topology"]["links"] if lk.get("stages")) == 1

@@ -13,6 +13,8 @@ import pytest
 import qoslab
 from conftest import GOOD, SCENARIOS, cli
 from qoslab.reproduce import mace
+from qoslab.reproduce.mace import measures, params
+from qoslab.reproduce.mace.runs import batch_prediction
 from qoslab.reproduce.paper import load_paper, paper_dir
 
 CLAIMS = [
@@ -29,15 +31,15 @@ CHECKS = {"ssac-admits-floor", "mbac-departures-batch-admission"}
 
 def test_background_sources_for_an_offered_load_count_wire_bits():
     # 854 B on the wire every 20 ms = 341.6 kb/s per source.
-    assert pytest.approx(341_600) == mace.BG_SOURCE_BPS
-    assert [mace.bg_sources(p) for p in (60, 100, 130, 160)] == [18, 29, 38, 47]
+    assert pytest.approx(341_600) == params.BG_SOURCE_BPS
+    assert [params.bg_sources(p) for p in (60, 100, 130, 160)] == [18, 29, 38, 47]
 
 
 def test_share_within_counts_only_bins_inside_the_band():
     hist = {0.029: 1.0, 0.030: 2.0, 0.049: 3.0, 0.050: 4.0}
     # 40 ms ± 25% = [30, 50] ms: the bins starting at 30 and 49 ms lie inside.
-    assert mace.share_within(hist, 0.040) == pytest.approx(5 / 10)
-    assert math.isnan(mace.share_within({}, 0.040))
+    assert measures.share_within(hist, 0.040) == pytest.approx(5 / 10)
+    assert math.isnan(measures.share_within({}, 0.040))
 
 
 def _events(rows):
@@ -53,8 +55,8 @@ def test_admitted_flows_follow_admissions_and_stale_departures_only():
             (6.0, "stale", "link=r1->dst admitted_at_s=1 last_seen_s=1", 5.0),
         ]
     )
-    assert mace.admitted_path(res) == [(1.0, 1), (2.0, 2), (6.0, 1)]
-    mean, peak = mace.admitted_stats(res, 0.0, 10.0)
+    assert measures.admitted_path(res) == [(1.0, 1), (2.0, 2), (6.0, 1)]
+    mean, peak = measures.path_stats(measures.admitted_path(res), 0.0, 10.0)
     # 1 flow over [1, 2), 2 over [2, 6), 1 over [6, 10]: (1 + 8 + 4) / 10.
     assert (mean, peak) == (pytest.approx(1.3), 2)
 
@@ -74,10 +76,10 @@ def test_flows_alive_end_at_the_flows_end_not_at_the_stale_timeout():
     res = SimpleNamespace(events=ev, flows=flows)
     # a.1 ended at 6 s (its stale row would come at 36 s); a.0 went stale at 34 s while still
     # sending, came back at 40 s and ended at 50 s.
-    assert mace.alive_path(res) == [(1.0, 1), (2.0, 2), (6.0, 1), (34.0, 0), (40.0, 1), (50.0, 0)]
+    assert measures.alive_path(res) == [(1.0, 1), (2.0, 2), (6.0, 1), (34.0, 0), (40.0, 1), (50.0, 0)]
     # The classifier's count keeps a.1 until its stale row: none here, so it stays.
-    assert mace.admitted_path(res)[-1] == (40.0, 2)
-    mean, peak = mace.alive_stats(res, 0.0, 60.0)
+    assert measures.admitted_path(res)[-1] == (40.0, 2)
+    mean, peak = measures.path_stats(measures.alive_path(res), 0.0, 60.0)
     assert peak == 2 and mean == pytest.approx((1 + 2 * 4 + 28 + 10) / 60)
 
 
@@ -85,11 +87,11 @@ def test_batch_admission_prediction_follows_the_window_over_the_lifetime():
     none = {"utilization": 0.9, "alive_mean": 87.0}
     m = 0.9 * 3.9e6 / 87.0  # per-flow load, about 40.3 kb/s
     want = 0.9 / (1 + 100 / 1000 * 77_200 / m)
-    assert mace.batch_prediction(none, 1000.0, 100.0, "exp1") == pytest.approx(want)
+    assert batch_prediction(none, 1000.0, 100.0, "exp1") == pytest.approx(want)
     assert want == pytest.approx(0.755, abs=0.002)
     # Ten times longer lifetimes cost a tenth of the headroom; none cost nothing.
-    assert mace.batch_prediction(none, 10_000.0, 100.0, "exp1") == pytest.approx(0.9 / (1 + 0.01 * 77_200 / m))
-    assert mace.batch_prediction(none, 1e12, 100.0, "exp1") == pytest.approx(0.9)
+    assert batch_prediction(none, 10_000.0, 100.0, "exp1") == pytest.approx(0.9 / (1 + 0.01 * 77_200 / m))
+    assert batch_prediction(none, 1e12, 100.0, "exp1") == pytest.approx(0.9)
 
 
 def test_class_loss_is_taken_between_sample_rows():
@@ -100,8 +102,8 @@ def test_class_loss_is_taken_between_sample_rows():
             (10.0, "sample", d.format(300, 1, 3000, 900), 1e6),
         ]
     )
-    assert mace.class_loss(res) == (pytest.approx(1 / 300), pytest.approx(900 / 3000))
-    assert mace.class_loss(res, after_s=5.0) == (pytest.approx(0.0), pytest.approx(800 / 2000))
+    assert measures.class_loss(res) == (pytest.approx(1 / 300), pytest.approx(900 / 3000))
+    assert measures.class_loss(res, after_s=5.0) == (pytest.approx(0.0), pytest.approx(800 / 2000))
 
 
 def test_mbac_path_reads_the_estimate_and_limit_from_sample_rows():
@@ -113,14 +115,14 @@ def test_mbac_path_reads_the_estimate_and_limit_from_sample_rows():
             (10.0, "admit", "link=r1->dst rate_bps=77200 attempt=1", 3.705e6),
         ]
     )
-    p = mace.mbac_path(res)
+    p = measures.mbac_path(res)
     assert p == {
         "t_s": [5.0, 10.0],
         "sample_bps": [9e5, 1.2e6],
         "nu_hat_bps": [1e6, 1.2e6],
         "v_mu_bps": [3.705e6, 3.705e6],
     }
-    ssac = mace.mbac_path(_events([(5.0, "sample", d + "reserved_bps=77200", 1e5)]))
+    ssac = measures.mbac_path(_events([(5.0, "sample", d + "reserved_bps=77200", 1e5)]))
     assert ssac["sample_bps"] == [1e5] and math.isnan(ssac["nu_hat_bps"][0])
 
 
@@ -130,10 +132,10 @@ def test_generation_probe_must_send_the_same_packets():
 
     a = res([("cl.0", "cl", 10, 3860), ("be.0", "be", 5, 1930), ("bg.0", "bg", 7, 100)])
     b = res([("be.0", "be", 5, 1930), ("cl.0", "cl", 10, 3860), ("bg.0", "bg", 9, 200)])
-    assert mace.generation_matches(a, b, ["cl", "be"])
+    assert measures.generation_matches(a, b, ["cl", "be"])
     c = res([("cl.0", "cl", 11, 4246), ("be.0", "be", 5, 1930)])
-    assert not mace.generation_matches(a, c, ["cl", "be"])
-    assert not mace.generation_matches(res([]), res([]), ["cl"])
+    assert not measures.generation_matches(a, c, ["cl", "be"])
+    assert not measures.generation_matches(res([]), res([]), ["cl"])
 
 
 def test_descriptor_file_problems_are_reported_at_the_files_own_line(tmp_path):
@@ -212,10 +214,10 @@ def test_reproduce_mace_quick_writes_results_and_judges_the_mechanism_claims(tmp
         if c["holds"] is not True:
             assert c["explanation"]
     t2 = doc["data"]["table2"]
-    assert set(t2) == set(mace.S3_MODELS_QUICK)
+    assert set(t2) == set(params.S3_MODELS_QUICK)
     for m in t2.values():
         assert len(m["ssac"]) == len(m["mbac"]) == len(doc["seeds"])  # one run per seed
-        assert m["ssac"][0]["samples_after_warmup"] >= 3 * mace.ESTIMATOR_WINDOW_S / 5
+        assert m["ssac"][0]["samples_after_warmup"] >= 3 * params.ESTIMATOR_WINDOW_S / 5
         # Flows alive never exceed the classifier's count (which holds ended flows until stale).
         for runs in m.values():
             for r in runs:

@@ -1,6 +1,5 @@
-"""Record and replay of flow arrivals (MACE scenario 2, and ``qoslab run
---record-arrivals GROUP``): a run's flows of one traffic group written as
-the CSV that ``arrivals = { process = "replay", file = ... }`` reads."""
+"""Record of flow arrivals (MACE scenario 2, ``qoslab run --record-arrivals GROUP``): a run's flows
+of one traffic group as the CSV that ``arrivals = { process = "replay", file = ... }`` reads."""
 
 from __future__ import annotations
 
@@ -13,11 +12,8 @@ from .result import Result
 
 
 def record_arrivals(res: Result, group: str, path: Path, group_start_s: float = 0.0) -> Path:
-    """Writes the flows of ``group`` as a replay CSV (``start_s,lifetime_s``,
-    starts relative to the group's ``start``), the format of
-    ``arrivals = { process = "replay", file = ... }``. A lifetime is the
-    flow's end minus its start, so flows cut by the end of the run replay
-    cut the same way in a run of the same length."""
+    """Writes the flows of ``group`` as a replay CSV (``start_s,lifetime_s``, starts relative to the
+    group's ``start``; a lifetime is end minus start: docs/cli.md, ``--record-arrivals``)."""
     f = res.flows
     f = f[f["group"] == group]
     if f.empty:
@@ -31,29 +27,23 @@ def record_arrivals(res: Result, group: str, path: Path, group_start_s: float = 
     return path
 
 
-def _seconds(text: str) -> float:
-    """Seconds of a scenario time such as ``"2s"`` or ``"150ms"``."""
-    try:
-        return _units.seconds(text)
-    except ValueError as e:
-        raise ReproductionError(str(e)) from None
-
-
 def check_groups(echo: dict[str, Any], wanted: list[str]) -> None:
     """Refuses a ``--record-arrivals`` group the scenario does not have (before the run)."""
     groups = [t.get("name") for t in echo.get("traffic", [])]
-    for group in wanted:
-        if group not in groups:
-            raise ReproductionError(
-                f"--record-arrivals: no traffic group {group!r}; groups: {', '.join(map(str, groups))}"
-            )
+    if missing := [g for g in wanted if g not in groups]:
+        raise ReproductionError(
+            f"--record-arrivals: no traffic group {missing[0]!r}; groups: {', '.join(map(str, groups))}"
+        )
 
 
 def record_group(res: Result, echo: dict[str, Any], group: str, folder: Path) -> Path:
     """``qoslab run --record-arrivals GROUP``: writes ``folder/arrivals_<group>.csv``
     (see :func:`record_arrivals`), starts relative to the group's ``start``."""
     check_groups(echo, [group])
-    groups = [t.get("name") for t in echo.get("traffic", [])]
-    start = _seconds(echo["traffic"][groups.index(group)].get("start", "0s"))
+    traffic = next(t for t in echo["traffic"] if t.get("name") == group)
+    try:
+        start = _units.seconds(traffic.get("start", "0s"))
+    except ValueError as e:
+        raise ReproductionError(str(e)) from None
     folder.mkdir(parents=True, exist_ok=True)
     return record_arrivals(res, group, folder / f"arrivals_{group}.csv", group_start_s=start)

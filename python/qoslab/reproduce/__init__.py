@@ -1,9 +1,5 @@
-"""Reproductions: ``qoslab reproduce NAME|all [--quick] [--seeds N] [--out DIR]``.
-
-The registry maps each reproduction's name to its module (see :mod:`qoslab.reproduce.framework`):
-``examples`` (the RED reference dumbbell), ``tcp-cac``, ``mace``, ``dcbt`` (D-CBT and ChIPS,
-[Claypool00]), ``edge`` [Guerin99] and ``pcn`` (admission and termination, [Zhang07]).
-"""
+"""Reproductions: ``qoslab reproduce NAME|all [--quick] [--seeds N] [--out DIR]``, each NAME's module in
+:data:`REGISTRY` (the papers: docs/reproductions/README.md)."""
 
 from __future__ import annotations
 
@@ -11,18 +7,14 @@ import importlib
 import os
 from collections.abc import Callable
 from types import ModuleType
-from typing import TYPE_CHECKING
 
+from .._atomic import Destination
 from ..errors import ReproductionError
+from ..executor import Executor
 from .cells import Measured, NotMeasured
 from .framework import Claim, Context, Figure, Outcome, Summary, execute, overall_score, paper_data, write_scores
 from .framework import destination as framework_destination
-from .paper import paper_dir
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .._atomic import Destination
-    from ..executor import Executor
-    from .paper import PaperData
+from .paper import PaperData, paper_dir
 
 #: NAME -> module implementing it.
 REGISTRY: dict[str, str] = {

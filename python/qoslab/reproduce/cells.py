@@ -8,28 +8,14 @@ import io
 import math
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from ..errors import ReproductionError
 from ..stats import Estimate
-from .paper import Key, PaperCell, PaperData, PaperTable, csv_rows, printed_tolerance, read_text_bounded
+from .paper import Key, Keyed, PaperData, csv_rows, printed_tolerance
 
-#: The columns of the ``cells.csv`` a reproduction writes, in this order.
-CELL_COLUMNS = (
-    "table",
-    "row",
-    "column",
-    "unit",
-    "paper",
-    "qoslab",
-    "ci_low",
-    "ci_high",
-    "tolerance",
-    "verdict",
-    "cause",
-)
 #: The verdicts, in the order reports list them.
 VERDICTS = ("agrees", "differs", "uncertain", "not run", "lost", "input")
 #: The cause of a differing cell that no documented controlled run explains.
@@ -37,13 +23,10 @@ UNEXPLAINED = "unexplained"
 
 
 @dataclass(frozen=True)
-class Measured:
+class Measured(Keyed):
     """qoslab's value of one paper cell, as the paper defines its statistic: one finite value per
     seed (in ``ctx.seeds`` order), in the paper's unit."""
 
-    table: str
-    row: str
-    column: str
     values: list[float]
 
     def __post_init__(self) -> None:
@@ -65,29 +48,17 @@ class Measured:
             )
         object.__setattr__(self, "values", vals)
 
-    @property
-    def key(self) -> Key:
-        return (self.table, self.row, self.column)
-
 
 @dataclass(frozen=True)
-class NotMeasured:
-    """A paper cell of a table the run covers that qoslab cannot measure: ``not run`` with
-    ``reason`` instead of the table's ``not_run_reason``."""
+class NotMeasured(Keyed):
+    """A cell qoslab cannot measure: ``not run`` with ``reason`` instead of its table's ``not_run_reason``."""
 
-    table: str
-    row: str
-    column: str
     reason: str
 
     def __post_init__(self) -> None:
         for name in ("table", "row", "column", "reason"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
                 raise ReproductionError(f"NotMeasured {name} must be a non-empty str, got {getattr(self, name)!r}")
-
-    @property
-    def key(self) -> Key:
-        return (self.table, self.row, self.column)
 
 
 @dataclass(frozen=True)
@@ -101,10 +72,9 @@ class Judgement:
 
 
 def interval(values: Sequence[float]) -> tuple[float, float, float]:
-    """``(mean, ci_low, ci_high)``: the mean over seeds and its 95 % Student-t interval
-    (:mod:`.stats`); with one value both ends are the value."""
+    """``(mean, ci_low, ci_high)`` over seeds: the 95 % Student-t interval (both ends the value with one)."""
     est = Estimate.of(values)
-    if est.n == 0 or len(est.finite) != est.n:
+    if not est.values or len(est.finite) != len(est.values):
         raise ReproductionError(f"values must be finite numbers, at least one; got {list(values)}")
     hw = est.half_width or 0.0
     return est.mean, est.mean - hw, est.mean + hw
@@ -126,23 +96,10 @@ def judge(values: Sequence[float], *, paper: float, tol: float, pm: float | None
     return Judgement(mean=mean, ci_low=lo, ci_high=hi, verdict=verdict)
 
 
-def tolerance_of(cell: PaperCell, table: PaperTable) -> float | None:
-    """The cell's ``tol``: the table's explicit tolerance, else the printed ``±``, else
-    :func:`printed_tolerance`; ``None`` for a lost or input cell."""
-    if cell.status in ("lost", "input"):
-        return None
-    if table.tolerance is not None:
-        return table.tolerance
-    return cell.pm_number if cell.pm else printed_tolerance(cell.value)
-
-
 @dataclass(frozen=True)
-class Cell:
+class Cell(Keyed):
     """One row of the ``cells.csv`` a reproduction writes (:data:`CELL_COLUMNS`)."""
 
-    table: str
-    row: str
-    column: str
     unit: str
     paper: str
     qoslab: float | None
@@ -152,12 +109,12 @@ class Cell:
     verdict: str
     cause: str = ""
 
-    @property
-    def key(self) -> Key:
-        return (self.table, self.row, self.column)
-
     def to_row(self) -> list[str]:
         return [v if isinstance(v, str) else fmt_number(v) for v in astuple(self)]
+
+
+#: The columns of the ``cells.csv`` a reproduction writes, in this order: :class:`Cell`'s fields.
+CELL_COLUMNS = tuple(f.name for f in fields(Cell))
 
 
 def fmt_number(x: float | None) -> str:
@@ -195,12 +152,12 @@ def compare(paper: PaperData, measured: Sequence[Measured | NotMeasured]) -> lis
         if m.key in got:
             raise ReproductionError(f"{paper.name}: cell {m.key} given twice")
         got[m.key] = m
-    tables = {t.id: t for t in paper.tables}
     out = []
     for pc in paper.cells:
-        t = tables[pc.table]
+        t = paper.table(pc.table)
         given = got.get(pc.key)
-        tol = tolerance_of(pc, t)
+        # The tolerance: the table's, else the printed ``±``, else the rule's; none for a lost or input cell.
+        tol = None if pc.status in ("lost", "input") else t.tolerance or pc.pm_number or printed_tolerance(pc.value)
         mean, lo, hi = interval(given.values) if isinstance(given, Measured) else (None, None, None)
         if pc.status == "lost":
             verdict, cause = "lost", pc.note or "the paper's number is unreadable in the extraction"
@@ -247,12 +204,15 @@ class Score:
     def value(self) -> float | None:
         return self.agrees / self.compared if self.compared else None
 
-    def counts(self) -> dict[str, int]:
-        return dict(zip(VERDICTS, astuple(self), strict=True))
-
     def to_json(self) -> dict[str, Any]:
         v = self.value
-        return {"score": round(v, 4) if v is not None else None, "compared": self.compared, **self.counts()}
+        counts = dict(zip(VERDICTS, astuple(self), strict=True))
+        return {"score": round(v, 4) if v is not None else None, "compared": self.compared, **counts}
+
+    def tally(self, cells: bool = True) -> str:
+        """``14 of 24 cells agree, 8 differ, 2 uncertain`` (``14 of 24 agree, ...`` unless ``cells``)."""
+        compared = f"{self.compared} cells" if cells else str(self.compared)
+        return f"{self.agrees} of {compared} agree, {self.differs} differ, {self.uncertain} uncertain"
 
     def line(self, name: str) -> str:
         """``mace: 14 of 24 cells agree, 8 differ, 2 uncertain (score 0.58); 3 not run, 1 lost``
@@ -260,10 +220,7 @@ class Score:
         v = self.value
         s = f"score {v:.2f}" if v is not None else "no score: no cell compared"
         inputs = f", {self.input} inputs" if self.input else ""
-        return (
-            f"{name}: {self.agrees} of {self.compared} cells agree, {self.differs} differ, "
-            f"{self.uncertain} uncertain ({s}); {self.not_run} not run, {self.lost} lost{inputs}"
-        )
+        return f"{name}: {self.tally()} ({s}); {self.not_run} not run, {self.lost} lost{inputs}"
 
 
 def cells_csv(cells: Sequence[Cell]) -> str:
@@ -288,10 +245,8 @@ def _opt_float(where: str, name: str, v: str) -> float | None:
 def read_cells(path: str | os.PathLike[str]) -> list[Cell]:
     """A reproduction's ``cells.csv`` read back (bounded, checked: every field named on error)."""
     p = Path(path)
-    text = read_text_bounded(p)
-    assert text is not None
     out = []
-    for line, r in csv_rows(p, text, CELL_COLUMNS):
+    for line, r in csv_rows(p, CELL_COLUMNS):
         where = f"{p}:{line}"
         if r["verdict"] not in VERDICTS:
             raise ReproductionError(f"{where}: verdict: {r['verdict']!r}; allowed: {', '.join(VERDICTS)}")

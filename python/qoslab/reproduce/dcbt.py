@@ -1,16 +1,14 @@
 """The ``dcbt`` reproduction: RED, CBT, D-CBT and D-CBT+ChIPS ([Claypool00], Claypool & Chung 2000).
 
-The paper's scenario [Claypool00 §5] under each bottleneck queue of ``VARIANTS``, measured per run
-(:func:`measure`), reduced to the paper's cells (:func:`paper_cells`: Tables 1-2 and what the text
-states for Figs. 8, 10-12 and §6.3) and judged by two claims for what the text says without a number
-(RED unfair; D-CBT and ChIPS fair [Claypool00 §6.1-§6.3]). Quick: the framework's quick seeds of the
-same 30 s scenario; full: seeds 1..``FULL_SEEDS``. Set-up, measures, claims and tolerances (fixed
-before any run): docs/reproductions/dcbt.md.
+The paper's scenario [Claypool00 §5] under each queue of ``VARIANTS``, reduced to the paper's cells
+(:func:`paper_cells`) and two claims (RED unfair; D-CBT and ChIPS fair [Claypool00 §6.1-§6.3]).
+Set-up, measures, claims and tolerances (fixed before any run): docs/reproductions/dcbt.md.
 """
 
 from __future__ import annotations
 
 import math
+from functools import reduce
 from typing import Any
 
 import numpy as np
@@ -48,11 +46,8 @@ PERIOD_NAMES = ["0-10s", "10-20s", "20-30s"]
 CLASSES = {0: "tcp", 1: "tagged", 2: "untagged"}
 TRACED = "mm.0"
 
-#: The fair share of §5 (25 Mb/s over the period's active flows: set-up arithmetic, not a result;
-#: shown beside qoslab's). The paper's results are in ``paperdata/dcbt/cells.csv``.
+#: §5's fair share, 25 Mb/s over the period's active flows (set-up arithmetic, shown beside qoslab's).
 FAIR_SHARE_KBPS = {"0-10s": 714, "10-20s": 675, "20-30s": 373}
-#: §6.3's jitter bound, "15pkts * 8Kbits / 25Mbps", which the paper writes as 3 ms.
-JITTER_BOUND_MS = 15 * 8000 / 25e6 * 1e3
 
 RED_JAIN_MAX = 0.8
 FAIR_TOL = 0.25
@@ -68,8 +63,7 @@ DELAY_ROWS = [
 
 def measure(res: Result) -> dict[str, Any]:
     """Everything the claims and figures need from one run."""
-    flows = res.flows
-    s = res.series
+    flows, s = res.flows, res.series
     fb = s[(s["entity_kind"] == "flow") & (s["metric"] == "delivered_bytes")]
     bins: dict[str, dict[int, float]] = {}
     for name, t, v in zip(fb["entity_id"], fb["t_s"], fb["value"], strict=True):
@@ -83,8 +77,7 @@ def measure(res: Result) -> dict[str, Any]:
             if float(start) < b and end > a:
                 rates[str(name)] = bins.get(str(name), {}).get(k, 0.0) * 8.0 / (b - a)
                 klass[str(name)] = int(cls)
-        xs = np.array(list(rates.values()), dtype=float)
-        fair = float(xs.mean()) if len(xs) else math.nan
+        fair = float(np.mean(list(rates.values()))) if rates else math.nan
         by_class: dict[str, Any] = {}
         for c, cname in CLASSES.items():
             v = [r for n, r in rates.items() if klass[n] == c]
@@ -96,7 +89,7 @@ def measure(res: Result) -> dict[str, Any]:
         per_period.append(
             {
                 "period": PERIOD_NAMES[k],
-                "active_flows": len(xs),
+                "active_flows": len(rates),
                 "fair_share_bps": fair,
                 "jain": jain_index(list(rates.values())),
                 "classes": by_class,
@@ -106,14 +99,9 @@ def measure(res: Result) -> dict[str, Any]:
 
     def accounting(cls: int) -> dict[str, float]:
         f = flows[flows["class"] == cls]
-        sent, dlv, drp = (float(f[c].sum()) for c in ("sent_pkts", "delivered_pkts", "dropped_pkts"))
-        return {
-            "sent_pkts": sent,
-            "delivered_pkts": dlv,
-            "dropped_pkts": drp,
-            "drop_rate": drp / sent if sent else math.nan,
-            "throughput_bps": float(f["delivered_bytes"].sum()) * 8.0 / PERIODS[-1][1],
-        }
+        n = {c: float(f[c].sum()) for c in ("sent_pkts", "delivered_pkts", "dropped_pkts")}
+        rate = n["dropped_pkts"] / n["sent_pkts"] if n["sent_pkts"] else math.nan
+        return n | {"drop_rate": rate, "throughput_bps": float(f["delivered_bytes"].sum()) * 8.0 / PERIODS[-1][1]}
 
     tagged = flows[flows["class"] == 1]
     tr = s[(s["entity_kind"] == "flow") & (s["metric"] == "delay_s")]
@@ -127,9 +115,7 @@ def measure(res: Result) -> dict[str, Any]:
         "min_s": float(per_tagged.min().min()),
         "max_variation_s": float((per_tagged.max() - per_tagged.min()).max()),
     }
-    # Each class's wait in the bottleneck queue, 10-20 s (per-packet traces of the groups in
-    # metrics.trace_groups): delay minus the smallest delay of any traced packet, which is
-    # propagation and serialization only (every packet is 1000 B on the wire).
+    # Each class's wait in the bottleneck queue, 10-20 s (docs/reproductions/dcbt.md, "Class waits").
     traced = tr.merge(flows[["name", "class"]], left_on="entity_id", right_on="name")
     base = float(traced["value"].min()) if len(traced) else math.nan
     mid = traced[(traced["t_s"] >= PERIODS[1][0]) & (traced["t_s"] < PERIODS[1][1])]
@@ -140,7 +126,6 @@ def measure(res: Result) -> dict[str, Any]:
         waits[cname] = {
             "wait_s": float(x.mean()) if len(x) else math.nan,
             "packet_share": len(x) / len(mid) if len(mid) else math.nan,
-            # Little: a class's share of the time-average queue is its share of the summed waits.
             "queue_share": float(x.sum()) / total_wait if total_wait > 0 else math.nan,
         }
     return {
@@ -154,16 +139,13 @@ def measure(res: Result) -> dict[str, Any]:
     }
 
 
-#: The bottleneck's probes whose time averages the paper states (Fig. 10: CBT's class averages;
-#: Fig. 8(d): ChIPS's ratio of tagged to all active flows), and the windows they are averaged over.
+#: The bottleneck's probes whose time averages the paper states (Figs. 8(d), 10), and their windows.
 PROBES = ("red_avg", "tagged_avg", "untagged_avg", "tagged_share")
 PROBE_WINDOWS = {"0-10s": (0.0, 10.0), "10-20s": (10.0, 20.0), "20-30s": (20.0, 30.0), "0-20s": (0.0, 20.0)}
 
 
 def _probe_means(s: Any) -> dict[str, dict[str, float]]:
-    """Time average of each bottleneck probe in :data:`PROBES` over each window of
-    :data:`PROBE_WINDOWS`: the mean of its samples (every ``metrics.series_interval``) with
-    ``a <= t < b``; a probe the queue does not have, or a window with no sample, is left out."""
+    """Each probe's mean of its samples with ``a <= t < b`` per window (none without a sample)."""
     q = s[(s["entity_kind"] == "queue") & (s["entity_id"] == BOTTLENECK) & (s["metric"].isin(PROBES))]
     out: dict[str, dict[str, float]] = {}
     for metric, rows in q.groupby("metric", sort=True):
@@ -190,9 +172,8 @@ def _others_per_flow_bps(period: dict[str, Any]) -> float:
 
 
 def paper_cells(runs: dict[str, list[dict[str, Any]]]) -> list[Measured | NotMeasured]:
-    """Every cell of ``paperdata/dcbt/cells.csv`` from the measures (:func:`measure`) of each
-    variant's runs, one value per seed in the runs' order, each in the paper's unit and as the
-    paper defines it (docs/decisions/reproduce-dcbt.md, "dcbt: the paper's numbers as cells")."""
+    """Every cell of ``paperdata/dcbt/cells.csv``, one value per seed, in the paper's unit and as it
+    defines it (docs/decisions/reproduce-dcbt.md, "dcbt: the paper's numbers as cells")."""
     out: list[Measured | NotMeasured] = []
 
     def cell(table: str, row: str, column: str, values: Any) -> None:
@@ -247,31 +228,29 @@ def reproduce(ctx: Context) -> Outcome:
     base = ctx.scenario_path(SCENARIO)
     points = [(variant, variant, Scenario.load(base, overrides=overrides)) for variant, overrides in VARIANTS.items()]
     runs = ctx.run_grid(points, lambda _, res: measure(res))
-
-    def est(variant: str, f: Any) -> Estimate:
-        return Estimate.of(_num(f(m)) for m in runs[variant])
-
-    def jain(variant: str, k: int) -> Estimate:
-        return est(variant, lambda m: m["periods"][k]["jain"])
-
-    claims = [_claim_red(jain), _claim_fair("dcbt", est, jain), _claim_fair("dcbt_chips", est, jain)]
-    summary = {v: _summary(v, est, jain) for v in VARIANTS}
+    claims = [_claim_red(runs["red"]), _claim_fair("dcbt", runs["dcbt"]), _claim_fair("dcbt_chips", runs["dcbt_chips"])]
+    summary = {v: _summary(runs[v]) for v in VARIANTS}
     data = {
         "variants": VARIANTS,
         "summary": summary,
         "runs": {v: [{k: x for k, x in m.items() if k != "trace"} for m in ms] for v, ms in runs.items()},
         "fig12_trace": {v: runs[v][0]["trace"] for v in ("dcbt", "dcbt_chips")},
     }
-    figs = [_fig8(ctx, summary), _fig11(ctx, summary), _fig12(ctx, runs)]
-    return Outcome(claims=claims, data=data, sections=_sections(ctx, summary), figures=figs, cells=paper_cells(runs))
+    figs = _figures(ctx, summary, runs)
+    return Outcome(claims=claims, data=data, sections=_sections(summary), figures=figs, cells=paper_cells(runs))
 
 
 def _num(x: Any) -> float:
     return float(x) if x is not None else math.nan
 
 
-def _claim_red(jain: Any) -> Claim:
-    j = [jain("red", k) for k in range(len(PERIODS))]
+def _est(ms: list[dict[Any, Any]], *path: str | int) -> Estimate:
+    """The estimate over seeds of the measure at ``path`` in each run's :func:`measure` (None is NaN)."""
+    return Estimate.of(_num(reduce(lambda d, k: d[k], path, m)) for m in ms)
+
+
+def _claim_red(ms: list[dict[str, Any]]) -> Claim:
+    j = [_est(ms, "periods", k, "jain") for k in range(len(PERIODS))]
     return Claim.judged(
         j[2].mean < RED_JAIN_MAX,
         "the flows under RED were fairer than the paper's (Jain >= 0.8 in 20-30 s)",
@@ -284,40 +263,28 @@ def _claim_red(jain: Any) -> Claim:
     )
 
 
-def _claim_fair(variant: str, est: Any, jain: Any) -> Claim:
-    worst = []
-    parts = []
-    out_of_band: list[str] = []
-    low_jain: list[str] = []
-    for k, p in enumerate(PERIOD_NAMES):
-        for cls in CLASSES.values():
-            r = est(variant, lambda m, k=k, cls=cls: m["periods"][k]["classes"][cls]["ratio_to_fair"])
-            if not r.finite:
-                continue
-            worst.append((abs(r.mean - 1.0), f"{cls} {p} {r.fmt('.2f')}"))
-            if abs(r.mean - 1.0) > FAIR_TOL:
-                out_of_band.append(f"{cls} {p} ({r.mean:.2f}x)")
-        j = jain(variant, k)
-        parts.append(f"{p} {j.fmt('.3f')}")
-        if not j.mean >= JAIN_MIN:
-            low_jain.append(f"{p} ({j.mean:.3f})")
-    worst.sort(reverse=True)
-    why = []
-    if out_of_band:
-        why.append("outside ±25% of the fair share: " + ", ".join(out_of_band))
-    if low_jain:
-        why.append("Jain below 0.9 in " + ", ".join(low_jain))
+def _claim_fair(variant: str, ms: list[dict[str, Any]]) -> Claim:
+    ratios = [
+        (cls, p, r)
+        for k, p in enumerate(PERIOD_NAMES)
+        for cls in CLASSES.values()
+        if (r := _est(ms, "periods", k, "classes", cls, "ratio_to_fair")).finite
+    ]
+    worst = sorted(((abs(r.mean - 1.0), f"{cls} {p} {r.fmt('.2f')}") for cls, p, r in ratios), reverse=True)
+    out_of_band = [f"{cls} {p} ({r.mean:.2f}x)" for cls, p, r in ratios if abs(r.mean - 1.0) > FAIR_TOL]
+    jain = [(p, _est(ms, "periods", k, "jain")) for k, p in enumerate(PERIOD_NAMES)]
+    low_jain = [f"{p} ({j.mean:.3f})" for p, j in jain if not j.mean >= JAIN_MIN]
+    parts = ", ".join(f"{p} {j.fmt('.3f')}" for p, j in jain)
+    why = [f"outside ±25% of the fair share: {', '.join(out_of_band)}"] if out_of_band else []
+    why += [f"Jain below 0.9 in {', '.join(low_jain)}"] if low_jain else []
     if any(o.startswith("untagged") and "(0." not in o for o in out_of_band):
-        w = {c: est(variant, lambda m, c=c: m["class_wait"][c]["wait_s"]) for c in CLASSES.values()}
-        pk = est(variant, lambda m: m["class_wait"]["untagged"]["packet_share"])
-        qs = est(variant, lambda m: m["class_wait"]["untagged"]["queue_share"])
-        occ = est(
-            variant,
-            lambda m: (
-                m["probes"]["untagged_avg"]["10-20s"]
-                / m["probes"]["red_avg"]["10-20s"]
-                / (m["periods"][1]["classes"]["untagged"]["flows"] / m["periods"][1]["active_flows"])
-            ),
+        w = {c: _est(ms, "class_wait", c, "wait_s") for c in CLASSES.values()}
+        pk, qs = (_est(ms, "class_wait", "untagged", k) for k in ("packet_share", "queue_share"))
+        occ = Estimate.of(
+            m["probes"]["untagged_avg"]["10-20s"]
+            / m["probes"]["red_avg"]["10-20s"]
+            / (m["periods"][1]["classes"]["untagged"]["flows"] / m["periods"][1]["active_flows"])
+            for m in ms
         )
         why.append(
             f"D-CBT holds the untagged class to {occ.fmt('.2f', unit='x')} its flow share of the queue in 10-20 s "
@@ -336,47 +303,34 @@ def _claim_fair(variant: str, est: Any, jain: Any) -> Claim:
         text=f"{LABELS[variant]}: every class's per-flow throughput within ±25% of the fair share in every "
         f"period; Jain >= 0.9 in every period",
         paper="fair in every period (Fig. 8 c/d, Fig. 11)",
-        measured=f"per-flow / fair share, worst: {'; '.join(w for _, w in worst[:3])}; Jain {', '.join(parts)}",
+        measured=f"per-flow / fair share, worst: {'; '.join(w for _, w in worst[:3])}; Jain {parts}",
         tolerance=f"|ratio - 1| <= {FAIR_TOL:g}; Jain >= {JAIN_MIN:g}",
     )
 
 
-def _summary(variant: str, est: Any, jain: Any) -> dict[str, Any]:
-    def period(k: int) -> dict[str, Any]:
-        return {
-            "period": PERIOD_NAMES[k],
-            "jain": jain(variant, k).to_json(),
-            "fair_share_bps": est(variant, lambda m: m["periods"][k]["fair_share_bps"]).to_json(),
-            "per_flow_bps": {
-                c: est(variant, lambda m, c=c: m["periods"][k]["classes"][c]["per_flow_bps"]).to_json()
-                for c in CLASSES.values()
-            },
-        }
+def _summary(ms: list[dict[str, Any]]) -> dict[str, Any]:
+    def js(*path: str | int) -> dict[str, Any]:
+        return _est(ms, *path).to_json()
 
-    out: dict[str, Any] = {"periods": [period(k) for k in range(len(PERIODS))]}
-    for part in ("tcp", "tagged"):
-        out[part] = {
-            key: est(variant, lambda m, part=part, key=key: m[part][key]).to_json()
-            for key in ("delivered_pkts", "drop_rate", "throughput_bps")
+    periods = [
+        {
+            "period": PERIOD_NAMES[k],
+            "jain": js("periods", k, "jain"),
+            "fair_share_bps": js("periods", k, "fair_share_bps"),
+            "per_flow_bps": {c: js("periods", k, "classes", c, "per_flow_bps") for c in CLASSES.values()},
         }
-    out["tagged_delay"] = {
-        key: est(variant, lambda m, key=key: m["tagged_delay"][key]).to_json()
-        for key in ("mean_s", "max_s", "min_s", "max_variation_s")
-    }
-    return out
+        for k in range(len(PERIODS))
+    ]
+    parts = {p: {k: js(p, k) for k in ("delivered_pkts", "drop_rate", "throughput_bps")} for p in ("tcp", "tagged")}
+    delay = {k: js("tagged_delay", k) for k in ("mean_s", "max_s", "min_s", "max_variation_s")}
+    return {"periods": periods, **parts, "tagged_delay": delay}
 
 
 def _m(j: dict[str, Any]) -> float:
     return _num(j["mean"])
 
 
-def _sections(ctx: Context, summary: dict[str, Any]) -> list[tuple[str, str]]:
-    setup = (
-        "55 FTP/TCP Reno, 10 MM_APP (tagged) and 2 CBR at 5 Mb/s (untagged) through a 25 Mb/s / 20 ms bottleneck, "
-        "60-packet queue, RED 5/15/0.1/0.002 (docs/reproductions/dcbt.md). "
-        + f"{'Quick run, seeds' if ctx.quick else 'Seeds'} {', '.join(map(str, ctx.seeds))}."
-    )
-
+def _sections(summary: dict[str, Any]) -> list[tuple[str, str]]:
     def kbps(e: dict[str, Any]) -> str:
         return f"{_m(e) / 1e3:.0f}" if math.isfinite(_m(e)) else "-"
 
@@ -395,22 +349,21 @@ def _sections(ctx: Context, summary: dict[str, Any]) -> list[tuple[str, str]]:
         f"Over all 10 tagged flows (Fig. 12's cells take the one flow the figure plots, `{TRACED}`), means over seeds:"
     )
     return [
-        ("Setup", setup),
         (
             "Per-flow throughput per period (Fig. 8) and Jain's index (Fig. 11)",
-            "Means over seeds. Fair share: what the period's active flows received together, split equally; "
-            "the paper's column is 25 Mb/s over the active flows.\n\n" + md_table(head, rows),
+            "Means over seeds; the set-up and the fair share: docs/reproductions/dcbt.md.\n\n" + md_table(head, rows),
         ),
         (
             "Tagged end-to-end delay of every tagged flow",
             md_table("| | D-CBT | D-CBT+ChIPS |", delays, intro)
             + f"\n\nThe paper bounds ChIPS's jitter by RED's max_th of queueing, \"15 pkts × 8 kbit / 25 Mb/s\", and "
-            f"writes 3 ms; the product is {JITTER_BOUND_MS:.1f} ms (its own measured 5 ms agrees with 4.8 ms).",
+            f"writes 3 ms; the product is {15 * 8000 / 25e6 * 1e3:.1f} ms (its own measured 5 ms agrees with 4.8 ms).",
         ),
     ]
 
 
-def _fig8(ctx: Context, summary: dict[str, Any]) -> Figure:
+def _figures(ctx: Context, summary: dict[str, Any], runs: dict[str, list[dict[str, Any]]]) -> list[Figure]:
+    """Figs. 8, 11 and 12 from the summary over seeds (:func:`_summary`) and the first seed's trace."""
     fig, axes = figures.new_axes(11.0, 3.6, 1, 4, sharey=True)
     x = np.arange(len(PERIOD_NAMES))
     colors = {"tcp": "#4c72b0", "tagged": "#55a868", "untagged": "#c44e52"}
@@ -425,17 +378,14 @@ def _fig8(ctx: Context, summary: dict[str, Any]) -> Figure:
         ax.set_title(LABELS[v])
     axes[0].set_ylabel("per-flow throughput (kb/s)")
     axes[0].legend(fontsize=7)
-    return ctx.figure(
+    fig8 = ctx.figure(
         fig,
         "fig8_per_flow_throughput.png",
         "Fig. 8: average per-flow throughput of each class per period (mean over seeds, 95% CI), with "
         "the paper's fair share (25 Mb/s over the active flows).",
     )
 
-
-def _fig11(ctx: Context, summary: dict[str, Any]) -> Figure:
     fig, ax = figures.new_axes(6.0, 3.6)
-    x = np.arange(len(PERIOD_NAMES))
     for i, (v, s) in enumerate(summary.items()):
         ax.bar(x + (i - 1.5) * 0.2, [_m(p["jain"]) for p in s["periods"]], width=0.2, label=LABELS[v])
     ax.axhline(JAIN_MIN, color="k", lw=0.8, ls="--")
@@ -443,15 +393,13 @@ def _fig11(ctx: Context, summary: dict[str, Any]) -> Figure:
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("Jain's fairness index")
     ax.legend(fontsize=7)
-    return ctx.figure(
+    fig11 = ctx.figure(
         fig,
         "fig11_jain.png",
         "Fig. 11: Jain's index over the active flows' per-period throughputs "
         "(mean over seeds); dashed: the 0.9 of the fairness claims.",
     )
 
-
-def _fig12(ctx: Context, runs: dict[str, list[dict[str, Any]]]) -> Figure:
     fig, ax = figures.new_axes(8.0, 3.6)
     for v, color in (("dcbt", "#c44e52"), ("dcbt_chips", "#4c72b0")):
         tr = runs[v][0]["trace"]
@@ -459,9 +407,10 @@ def _fig12(ctx: Context, runs: dict[str, list[dict[str, Any]]]) -> Figure:
     ax.set_xlabel("time (s)")
     ax.set_ylabel(f"{TRACED} end-to-end delay (ms)")
     ax.legend(fontsize=8)
-    return ctx.figure(
+    fig12 = ctx.figure(
         fig,
         "fig12_tagged_delay.png",
         f"Fig. 12: end-to-end delay of every packet of tagged flow {TRACED} "
         f"(seed {ctx.seeds[0]}) under D-CBT and D-CBT+ChIPS.",
     )
+    return [fig8, fig11, fig12]

@@ -1,15 +1,10 @@
-"""The ``edge`` reproduction: QoS in edge devices [Guerin99].
-
-McKinley's E1 egress (2 Mb/s): a classifier stage, then SCFQ between an EF and an AF/BE queue,
-each buffer-managed (``scenarios/edge/fig6a_periodic.toml``, ``fig6a_poisson.toml``,
-``fig6b_periodic.toml``). Figs. 7-9 (§V.B), Table I (§V.C) with its EF-rate control, §V.A's
-QoS shares (:mod:`.edge_overhead`), the full run's controlled runs and study of readings
-(:mod:`.edge_readings`). Set-up, runs, claims and tolerances: docs/reproductions/edge.md; the
-reconstruction of Fig. 6's lost numbers: docs/decisions/reproduce-edge.md.
+"""The ``edge`` reproduction [Guerin99]: Figs. 7-9 (§V.B), Table I (§V.C), §V.A (:mod:`.edge_overhead`), the study
+of readings (:mod:`.edge_readings`). Set-up, runs, claims: docs/reproductions/edge.md, docs/decisions/reproduce-edge.md.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -114,30 +109,43 @@ def _scenario(
     return sc.with_overrides(*over)
 
 
-def _share_scenario(ctx: Context, knob: str) -> Scenario:
-    """Fig. 6(a) at the largest pool (PERIODIC, BUFF_SIZE 512 B) with one sharing knob turned."""
-    if knob == "as_be":
-        # A3's and A4's streams made BE (a knob only while the file has them as AF streams).
-        links = Scenario.load(ctx.scenario_path("edge/fig6a_periodic.toml")).echo["topology"]["links"]
-        (queue,) = [x["queue"] for x in links if (x["a"], x["b"]) == ("mckinley", "alps")]
-        services = [x["service"] for x in queue["streams"] if x["name"] in ("A3", "A4")]
-        if services != ["af", "af"]:
-            raise ReproductionError(
-                "edge: fig6a_periodic no longer has A3 and A4 as AF streams; update the controlled run"
-            )
-        over = tuple((f"{EGRESS}.queue.streams[{s}]", {"name": s, "service": "be"}) for s in ("A3", "A4"))
-        return _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, extra=over)
-    if knob == "exact":
-        buffers = POOLS[-1] * FIG8_BUFF_SIZE // EXACT_BUFF_SIZE
-        return _scenario(ctx, "fig6a_periodic", buffers=buffers, buff_size=EXACT_BUFF_SIZE)
-    raise ReproductionError(f"edge: unknown sharing knob {knob!r}")
+#: A point of the grid: (the key its runs are gathered under, variant, scenario).
+Point = tuple[tuple[str, Any], str, Scenario]
+FIG6A, FIG6B = "fig6a_periodic", "fig6b_periodic"
 
 
-def _hosts(a2: str, a5: str) -> tuple[Override, ...]:
-    """Overrides that start A2 from host ``a2`` and A5 from ``a5`` (traffic and classifier rules)."""
+def _controlled_points(ctx: Context) -> list[Point]:
+    """The full run's controlled runs, one knob each (docs/reproductions/edge.md)."""
+    files = (("sens_af", FIG6A), ("sens_ef", FIG6B))
+    exact = TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE
+    points: list[Point] = [((v, n), f"{v}_pool{n}", _scenario(ctx, f, buffers=n)) for n in SENS_POOLS for v, f in files]
+    points += [
+        ((v, "exact"), f"{v}_exact", _scenario(ctx, f, buffers=exact, buff_size=EXACT_BUFF_SIZE)) for v, f in files
+    ]
+    for kbps in SENS_OFFERED:
+        sc = _scenario(ctx, FIG6A, buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, offered_kbps=kbps)
+        points.append((("sens_offered", kbps), f"sens_offered{kbps}", sc))
+    links = Scenario.load(ctx.scenario_path(f"edge/{FIG6A}.toml")).echo["topology"]["links"]
+    (queue,) = [x["queue"] for x in links if (x["a"], x["b"]) == ("mckinley", "alps")]
+    if [x["service"] for x in queue["streams"] if x["name"] in ("A3", "A4")] != ["af", "af"]:
+        raise ReproductionError(f"edge: {FIG6A} no longer has A3 and A4 as AF streams; update the controlled run")
+    as_be = tuple((f"{EGRESS}.queue.streams[{s}]", {"name": s, "service": "be"}) for s in ("A3", "A4"))
+    shared = {
+        "as_be": (POOLS[-1], FIG8_BUFF_SIZE, as_be),
+        "exact": (POOLS[-1] * FIG8_BUFF_SIZE // EXACT_BUFF_SIZE, EXACT_BUFF_SIZE, ()),
+    }
+    for knob, (n, b, x) in shared.items():
+        points.append(
+            (("sens_share", knob), f"sens_share_{knob}", _scenario(ctx, FIG6A, buffers=n, buff_size=b, extra=x))
+        )
     rules = f"{EGRESS}.stages[type=classifier].rules"
-    pairs = (("A2", a2), ("A5", a5))
-    return tuple(o for s, host in pairs for o in ((f"traffic[{s}].src", host), (f"{rules}[stream={s}].src", host)))
+    for a2, a5 in itertools.product(HOSTS, HOSTS):
+        # A2 from host a2 and A5 from a5: their traffic and their classifier rules.
+        over = tuple(
+            o for s, h in (("A2", a2), ("A5", a5)) for o in ((f"traffic[{s}].src", h), (f"{rules}[stream={s}].src", h))
+        )
+        points.append((("sens_hosts", (a2, a5)), f"sens_hosts_{a2}_{a5}", _scenario(ctx, FIG6A, extra=over)))
+    return points
 
 
 #: One run's readings per stream (:func:`_rates`, :func:`_occupancy`); the runs of each key.
@@ -182,22 +190,21 @@ def _occupancy(res: Result) -> Rates:
     return out
 
 
+def payloads(small: int = 128, large: int = 1024) -> dict[str, int]:
+    """Each stream's payload (B) with the S and L packets of ``small`` and ``large`` bytes."""
+    return {s: small if n < FIG8_BUFF_SIZE else large if n > FIG8_BUFF_SIZE else n for s, (n, _) in STREAMS.items()}
+
+
 def excess_shares(
     ip: dict[str, float], res: dict[str, float | None], *, small: int = 128, large: int = 1024
 ) -> dict[str, float]:
     """Claim 4's shares of the unreserved bandwidth in payload kb/s (Fig. 8(c)) from IP throughputs
     ``ip`` and reservations ``res``: A3's and A4's excess, B1's and B3's whole, B2's scaled by
     BUFF_SIZE / its payload [Guerin99 §V.B.2]; ``small``, ``large``: the S and L payloads."""
-
-    def payload(s: str) -> int:
-        size = STREAMS[s][0]
-        return small if size < FIG8_BUFF_SIZE else large if size > FIG8_BUFF_SIZE else size
-
-    def frac(s: str) -> float:
-        return payload(s) / (payload(s) + HEADER)
-
-    out = {s: (ip[s] - (res[s] or 0.0)) * frac(s) for s in ("A3", "A4")} | {s: ip[s] * frac(s) for s in ("B1", "B3")}
-    return out | {"B2": ip["B2"] * frac("B2") * FIG8_BUFF_SIZE / payload("B2")}
+    size = payloads(small, large)
+    frac = {s: n / (n + HEADER) for s, n in size.items()}
+    out = {s: (ip[s] - (res[s] or 0.0)) * frac[s] for s in ("A3", "A4")} | {s: ip[s] * frac[s] for s in ("B1", "B3")}
+    return out | {"B2": ip["B2"] * frac["B2"] * FIG8_BUFF_SIZE / size["B2"]}
 
 
 #: Claim 3's noise floor: a stream "loses" when its throughput falls by more than this fraction.
@@ -209,19 +216,22 @@ def loses(before: float, after: float) -> bool:
     return after < (1.0 - LOSS_FLOOR) * before
 
 
-def offset_free_ms(af: dict[str, float], ef: dict[str, float]) -> float:
-    """Table I's A2 - A5 delay difference in the AF queue minus that in the EF queue (ms): offset-free."""
-    return (af["A2"] - af["A5"]) - (ef["A2"] - ef["A5"])
+def offset_free_ms(t1: dict[str, tuple[float, float]]) -> float:
+    """Table I's (AF2 - AF5) - (EF2 - EF5) (ms) from stream -> (AF, EF) delay: offset-free."""
+    return (t1["A2"][0] - t1["A5"][0]) - (t1["A2"][1] - t1["A5"][1])
 
 
 # The claims' tests on mean IP kb/s per stream (edge_readings judges every reading with them too).
 Tput = dict[str, float]
 
 
-def judge_conformant(by_pool: dict[int, Tput], res: dict[str, float | None]) -> tuple[bool, float, str, int]:
-    """Claim 1: conformant AF streams >= 95 % of their reservations; (holds, lowest fraction, stream, pool)."""
-    worst = min((t[s] / (res[s] or math.nan), s, n) for n, t in by_pool.items() for s in CONFORMANT_AF)
-    return worst[0] >= 0.95, worst[0], worst[1], worst[2]
+def judge_conformant(
+    by_x: dict[int, Tput], res: dict[str, float | None], streams: tuple[str, ...] = CONFORMANT_AF, least: float = 0.95
+) -> tuple[bool, float, str, int]:
+    """Claim 1 (Fig. 7(b)'s "well in excess" with A3, A4 and WELL_IN_EXCESS): each of ``streams`` gets
+    at least ``least`` x its reservation at every point; (holds, lowest multiple, stream, point)."""
+    worst = min((t[s] / (res[s] or math.nan), s, x) for x, t in by_x.items() for s in streams)
+    return worst[0] >= least, *worst
 
 
 def spread(by_x: dict[int, Tput], stream: str) -> float:
@@ -282,49 +292,22 @@ def judge_fig7b_sensitive(by_buff: dict[int, Tput]) -> tuple[bool, dict[str, flo
     return min(spreads["A3"], spreads["A4"]) > max(spreads["A1"], spreads["A5"]), spreads
 
 
-def _steps(by_x: PerSeed, streams: tuple[str, ...], lo: int, hi: int) -> dict[str, tuple[int, float]]:
-    """Per stream: the direction (:func:`direction`) and relative change from point lo to hi."""
-    return {s: (direction(by_x[lo][s], by_x[hi][s]), rel_change(by_x[lo][s], by_x[hi][s])) for s in streams}
-
-
-def judge_fig7b_first_rise(by_buff: PerSeed) -> tuple[bool, dict[str, tuple[int, float]]]:
-    """Fig. 7(b): A3 and A4 each rise from 128 to 256 B beyond the noise."""
-    steps = _steps(by_buff, ("A3", "A4"), *FIRST_STEP)
-    return all(d == 1 for d, _ in steps.values()), steps
-
-
-def judge_fig7b_slight_decrease(by_buff: PerSeed) -> tuple[bool, dict[str, tuple[int, float]]]:
-    """Fig. 7(b): A3 and A4 each fall beyond the noise, by at most SLIGHT, from 512 B to the largest."""
-    steps = _steps(by_buff, ("A3", "A4"), MEDIUM_BUFF, max(by_buff))
-    return all(d == -1 and -c <= SLIGHT for d, c in steps.values()), steps
-
-
-def judge_fig7b_excess(by_buff: dict[int, Tput], res: dict[str, float | None]) -> tuple[bool, float, str, int]:
-    """Fig. 7(b): A3, A4 >= WELL_IN_EXCESS x their reservations; (holds, lowest multiple, stream, BUFF_SIZE)."""
-    worst = min((t[s] / (res[s] or math.nan), s, b) for b, t in by_buff.items() for s in ("A3", "A4"))
-    return worst[0] >= WELL_IN_EXCESS, worst[0], worst[1], worst[2]
+def judge_steps(
+    by_x: PerSeed, streams: tuple[str, ...], lo: int, hi: int, want: int, most: float | None = None
+) -> tuple[bool, dict[str, tuple[int, float]]]:
+    """Fig. 7(b)'s and Fig. 9's steps: each of ``streams`` from point ``lo`` to ``hi`` in direction ``want``
+    (:func:`direction`; 0: within the noise), by at most ``most`` of its mean at ``lo`` if given;
+    (holds, stream -> (direction, relative change))."""
+    steps = {s: (direction(by_x[lo][s], by_x[hi][s]), rel_change(by_x[lo][s], by_x[hi][s])) for s in streams}
+    return all(d == want and (most is None or want * c <= most) for d, c in steps.values()), steps
 
 
 def judge_fig7b_b3(by_buff: PerSeed) -> tuple[bool, dict[str, dict[str, tuple[int, float]]]]:
     """Fig. 7(b): B3 rises 128 -> 256 B and falls from 512 B on beyond the noise, less than A3 and A4."""
-    steps = {"rise": _steps(by_buff, MEDIUM, *FIRST_STEP), "fall": _steps(by_buff, MEDIUM, MEDIUM_BUFF, max(by_buff))}
-    ok = True
-    for want, step in zip((1, -1), steps.values(), strict=True):
-        d, c = step["B3"]
-        ok &= d == want and all(abs(c) < abs(step[s][1]) for s in ("A3", "A4"))
-    return ok, steps
-
-
-def judge_fig9_small_medium(by_pool: PerSeed) -> tuple[bool, dict[str, tuple[int, float]]]:
-    """Fig. 9: A2, A6, B2, A3, A4 and B3 each rise beyond the noise from the smallest to the largest pool."""
-    steps = _steps(by_pool, SMALL + MEDIUM, min(by_pool), max(by_pool))
-    return all(d == 1 for d, _ in steps.values()), steps
-
-
-def judge_fig9_large(by_pool: PerSeed) -> tuple[bool, dict[str, tuple[int, float]]]:
-    """Fig. 9: A1, A5 and B1 each within the noise band (two-sided) from the smallest to the largest pool."""
-    steps = _steps(by_pool, LARGE, min(by_pool), max(by_pool))
-    return all(d == 0 for d, _ in steps.values()), steps
+    rise = judge_steps(by_buff, MEDIUM, *FIRST_STEP, 1)[1]
+    fall = judge_steps(by_buff, MEDIUM, MEDIUM_BUFF, max(by_buff), -1)[1]
+    less = all(abs(st["B3"][1]) < abs(st[s][1]) for st in (rise, fall) for s in ("A3", "A4"))
+    return rise["B3"][0] == 1 and fall["B3"][0] == -1 and less, {"rise": rise, "fall": fall}
 
 
 def paper_table1(paper: PaperData | None = None) -> dict[str, tuple[float, float]]:
@@ -369,36 +352,22 @@ def reproduce(ctx: Context) -> Outcome:
     buff_sizes = QUICK_BUFF_SIZES if ctx.quick else BUFF_SIZES
     pools = QUICK_POOLS if ctx.quick else POOLS
     # The grid: (key its runs are gathered under, variant, scenario), each run at every seed.
-    points: list[tuple[tuple[str, Any], str, Scenario]] = [
-        (("fig7", b), f"fig7_buff{b}", _scenario(ctx, "fig6a_periodic", buffers=FIG7_BUFFERS, buff_size=b))
-        for b in buff_sizes
+    points: list[Point] = [
+        (("fig7", b), f"fig7_buff{b}", _scenario(ctx, FIG6A, buffers=FIG7_BUFFERS, buff_size=b)) for b in buff_sizes
     ]
-    for fig, file in (("fig8", "fig6a_periodic"), ("fig9", "fig6a_poisson")):
-        points += [
-            ((fig, n), f"{fig}_pool{n}", _scenario(ctx, file, buffers=n, buff_size=FIG8_BUFF_SIZE)) for n in pools
-        ]
-    for variant, file in (("table1_af", "fig6a_periodic"), ("table1_ef", "fig6b_periodic")):
-        points.append(((variant, None), variant, _scenario(ctx, file, full_length=True)))
-    # Table I's control (quick runs too): the EF rate at the sum of the EF reservations.
-    sc = _scenario(ctx, "fig6b_periodic", extra=((f"{EGRESS}.queue.ef_rate", EF_RATE_SUM),), full_length=True)
-    points.append((("table1_ef_sum", None), "table1_ef_sum", sc))
+    points += [
+        ((fig, n), f"{fig}_pool{n}", _scenario(ctx, file, buffers=n, buff_size=FIG8_BUFF_SIZE))
+        for fig, file in (("fig8", "fig6a_periodic"), ("fig9", "fig6a_poisson"))
+        for n in pools
+    ]
+    # Table I, and its control (quick runs too): the EF rate at the sum of the EF reservations.
+    ef_sum = ((f"{EGRESS}.queue.ef_rate", EF_RATE_SUM),)
+    points += [
+        ((v, None), v, _scenario(ctx, f, extra=x, full_length=True))
+        for v, f, x in (("table1_af", FIG6A, ()), ("table1_ef", FIG6B, ()), ("table1_ef_sum", FIG6B, ef_sum))
+    ]
     if not ctx.quick:
-        sens_files = (("sens_af", "fig6a_periodic"), ("sens_ef", "fig6b_periodic"))
-        points += [((v, n), f"{v}_pool{n}", _scenario(ctx, f, buffers=n)) for n in SENS_POOLS for v, f in sens_files]
-        exact = TABLE1_BUFFERS * TABLE1_BUFF_SIZE // EXACT_BUFF_SIZE
-        points += [
-            ((v, "exact"), f"{v}_exact", _scenario(ctx, f, buffers=exact, buff_size=EXACT_BUFF_SIZE))
-            for v, f in sens_files
-        ]
-        for kbps in SENS_OFFERED:
-            sc = _scenario(ctx, "fig6a_periodic", buffers=POOLS[-1], buff_size=FIG8_BUFF_SIZE, offered_kbps=kbps)
-            points.append((("sens_offered", kbps), f"sens_offered{kbps}", sc))
-        points += [(("sens_share", k), f"sens_share_{k}", _share_scenario(ctx, k)) for k in SHARE_KNOBS[1:]]
-        points += [
-            (("sens_hosts", (a2, a5)), f"sens_hosts_{a2}_{a5}", _scenario(ctx, "fig6a_periodic", extra=_hosts(a2, a5)))
-            for a2 in HOSTS
-            for a5 in HOSTS
-        ]
+        points += _controlled_points(ctx)
     ctx.log(f"edge: {len(points) * len(ctx.seeds)} runs")
 
     def reduce(key: tuple[str, Any], res: Result) -> tuple[Rates, Rates | None]:
@@ -412,18 +381,7 @@ def reproduce(ctx: Context) -> Outcome:
     occ: By = {k: [o for _, o in runs if o is not None] for k, runs in grid.items() if runs[0][1] is not None}
     del grid
     if not ctx.quick:
-        # The study of readings, each run kept as its throughputs only (readings.parquet).
-        study, study_keys = edge_readings.plan(ctx)
-        ctx.log(f"edge: {len(study)} runs of the study of readings")
-        kept = ctx.run_reduced(study, _rates, save=False)
-        for k, rates in zip(study_keys, kept, strict=True):
-            by.setdefault(k, []).append(rates)
-        rep, rep_keys = edge_readings.replication_plan(ctx, by)
-        ctx.log(f"edge: {len(rep)} runs replicating the passing readings with fresh seeds")
-        rep_kept = ctx.run_reduced(rep, _rates, save=False)
-        for k, rates in zip(rep_keys, rep_kept, strict=True):
-            by.setdefault(k, []).append(rates)
-        edge_readings.save(ctx, study + rep, study_keys + rep_keys, kept + rep_kept)
+        edge_readings.run(ctx, by)
         # The sharing knobs' baseline is Fig. 8's largest pool.
         by[("sens_share", "baseline")] = by[("fig8", pools[-1])]
         occ[("sens_share", "baseline")] = occ[("fig8", pools[-1])]
@@ -434,28 +392,24 @@ def reproduce(ctx: Context) -> Outcome:
     }
     # Claims 1-4: the conformant AF streams at Fig. 8's pools, Fig. 7(a) and 7(c), the sharing.
     reservations = {s: r for s, (_, r) in STREAMS.items()}
-    ok1, w_frac, w_stream, w_pool = judge_conformant(
-        {n: {s: _mean(by[("fig8", n)], s, "ip_kbps").mean for s in CONFORMANT_AF} for n in pools}, reservations
+    fig7, fig8 = (
+        {int(x): {s: v["ip_kbps"] for s, v in t.items()} for x, t in data[k].items()} for k in ("fig7", "fig8")
     )
+    ok1, w_frac, w_stream, w_pool = judge_conformant(fig8, reservations)
     lo_b, hi_b = buff_sizes[0], buff_sizes[-1]
-    fig7 = {b: {s: _mean(by[("fig7", b)], s, "ip_kbps").mean for s in STREAMS} for b in buff_sizes}
     ok2, spreads = judge_fig7a(fig7)
-    edges = {
-        s: (_mean(by[("fig7", lo_b)], s, "ip_kbps"), _mean(by[("fig7", hi_b)], s, "ip_kbps")) for s in (*SMALL, "B1")
-    }
-    big = by[("fig8", pools[-1])]
-    shares = excess_shares({s: _mean(big, s, "ip_kbps").mean for s in STREAMS}, reservations)
+    edges = {s: tuple(_mean(by[("fig7", b)], s, "ip_kbps") for b in (lo_b, hi_b)) for s in (*SMALL, "B1")}
+    shares = excess_shares(fig8[pools[-1]], reservations)
     ok4 = judge_sharing(shares)
     shares["B2 × 512/128"] = shares.pop("B2")
     # Claim 5, Table I: its four delays are cells (paper_cells); the claim judges the factor and the order.
     af, ef = by[("table1_af", None)], by[("table1_ef", None)]
     t1 = {s: (_mean(af, s, "delay_ms"), _mean(ef, s, "delay_ms")) for s in ("A2", "A5")}
-    data["table1"] = {s: {"af_ms": a.mean, "ef_ms": e.mean} for s, (a, e) in t1.items()}
-    factor = all(t1[s][0].mean >= EF_FACTOR * t1[s][1].mean for s in t1)
-    order = t1["A2"][1].mean < t1["A5"][1].mean and t1["A2"][0].mean > t1["A5"][0].mean
-    offset_free = offset_free_ms({s: t1[s][0].mean for s in t1}, {s: t1[s][1].mean for s in t1})
-    paper_t1 = paper_table1(ctx.paper)
-    paper_offset_free = offset_free_ms({s: v[0] for s, v in paper_t1.items()}, {s: v[1] for s, v in paper_t1.items()})
+    m1 = {s: (a.mean, e.mean) for s, (a, e) in t1.items()}
+    data["table1"] = {s: {"af_ms": a, "ef_ms": e} for s, (a, e) in m1.items()}
+    factor = all(a >= EF_FACTOR * e for a, e in m1.values())
+    order = m1["A2"][1] < m1["A5"][1] and m1["A2"][0] > m1["A5"][0]
+    offset_free, paper_offset_free = offset_free_ms(m1), offset_free_ms(paper_table1(ctx.paper))
     data["table1_offset_free_ms"] = {"qoslab": offset_free, "paper": paper_offset_free}
     why = [] if factor else [f"EF delays not {EF_FACTOR:g}x lower"]
     why += [] if order else ["the A2/A5 order differs from the paper's"]
@@ -517,16 +471,13 @@ def reproduce(ctx: Context) -> Outcome:
         # 6-12. Fig. 7(b) and Fig. 9 (judged in full runs only).
         *_fig7b_fig9_claims(ctx.quick, by, buff_sizes, pools, reservations),
     ]
-    both_rates = _ef_rates(by)
-    data["table1_ef_rates"] = both_rates["data"]
-    sections: list[tuple[str, str]] = [("Table I at both EF rates", both_rates["text"])]
+    data["table1_ef_rates"], text = _ef_rates(by)
+    sections = [("Table I at both EF rates", text)]
     if not ctx.quick:
-        sens = _sensitivity(by, occ)
-        data["sensitivity"] = sens["data"]
-        sections.append(("Controlled runs behind the failing claims", sens["text"]))
-        readings = edge_readings.evaluate(by)
-        data["readings"] = readings["data"]
-        sections.append(("The claims across readings of the paper's lost numbers", readings["text"]))
+        data["sensitivity"], text = _sensitivity(by, occ)
+        sections.append(("Controlled runs behind the failing claims", text))
+        data["readings"], text = edge_readings.evaluate(by)
+        sections.append(("The claims across readings of the paper's lost numbers", text))
     sections += [
         ("Fig. 7: throughput against BUFF_SIZE (80 buffers, PERIODIC)", _table(data["fig7"], "BUFF_SIZE (B)")),
         ("Fig. 8: throughput against the pool (BUFF_SIZE 512 B, PERIODIC)", _table(data["fig8"], "buffers")),
@@ -562,7 +513,7 @@ QUICK_NOT_JUDGED = (
 
 
 def _words(steps: dict[str, tuple[int, float]]) -> str:
-    """Steps of :func:`_steps` as ``A3 +4.1% (rise), A4 ...``."""
+    """Steps of :func:`judge_steps` as ``A3 +4.1% (rise), A4 ...``."""
     return ", ".join(f"{s} {c * 100:+.1f}% ({_DIRECTION[d]})" for s, (d, c) in steps.items())
 
 
@@ -578,93 +529,89 @@ def _fig7b_fig9_claims(
     first = all(b in f7 for b in FIRST_STEP)
     no_first = f"no {FIRST_STEP[1]} B point in --quick"
     hi_b, lo_n, hi_n = buff_sizes[-1], pools[0], pools[-1]
-    claims: list[Claim] = []
-
-    def add(cid: str, text: str, paper: str, measured: str, tolerance: str, ok: bool | None) -> None:
-        claims.append(
-            Claim.judged(
-                ok,
-                "see the Fig. 7 and Fig. 9 tables in the report and docs/reproductions/edge.md",
-                unless=QUICK_NOT_JUDGED if quick else "",
-                id=cid,
-                text=text,
-                paper=paper,
-                measured=measured,
-                tolerance=tolerance,
-            )
+    ok_s, spreads = judge_fig7b_sensitive(m7)
+    ok_r, rise = judge_steps(f7, ("A3", "A4"), *FIRST_STEP, 1) if first else (None, {})
+    ok_d, fall = judge_steps(f7, ("A3", "A4"), MEDIUM_BUFF, hi_b, -1, SLIGHT)
+    ok_x, multiple, w_stream, w_buff = judge_conformant(m7, res, ("A3", "A4"), WELL_IN_EXCESS)
+    ok_b3, b3 = judge_fig7b_b3(f7) if first else (None, {})
+    ok_g, gain = judge_steps(f9, SMALL + MEDIUM, lo_n, hi_n, 1)
+    ok_l, flat = judge_steps(f9, LARGE, lo_n, hi_n, 0)
+    # (holds, id, text, paper, measured, tolerance)
+    rows = [
+        (
+            ok_s,
+            "fig7b-sensitive",
+            "Fig. 7(b): A3 and A4 (medium packets) more sensitive to BUFF_SIZE than A1 and A5 (large)",
+            "greater sensitivity of the AF flows to the value of BUFF_SIZE (§V.B.1)",
+            ", ".join(f"{s} {v * 100:.1f}%" for s, v in spreads.items()) + " ((max - min)/mean across BUFF_SIZE)",
+            "A3's and A4's spread each above A1's and A5's",
+        ),
+        (
+            ok_r,
+            "fig7b-first-rise",
+            f"Fig. 7(b): A3 and A4 rise when BUFF_SIZE first increases from {FIRST_STEP[0]} to {FIRST_STEP[1]} B",
+            "both streams also experience an increase in throughput when BUFF_SIZE first increases (§V.B.1)",
+            _words(rise) + f" ({FIRST_STEP[0]} -> {FIRST_STEP[1]} B)" if first else no_first,
+            "a rise beyond the seeds' noise (95% interval of the per-seed change excludes 0, and >= 1%)",
+        ),
+        (
+            ok_d,
+            "fig7b-slight-decrease",
+            f"Fig. 7(b): A3 and A4 decrease slightly after BUFF_SIZE exceeds their packet size ({MEDIUM_BUFF} B)",
+            "A3 and A4 experience a slight decrease in throughput after BUFF_SIZE increases beyond it (§V.B.1)",
+            _words(fall) + f" ({MEDIUM_BUFF} -> {hi_b} B)",
+            f"a fall beyond the seeds' noise and at most {SLIGHT:.0%} of the throughput at {MEDIUM_BUFF} B",
+        ),
+        (
+            ok_x,
+            "fig7b-well-in-excess",
+            "Fig. 7(b): A3 and A4 get throughputs well in excess of their reservations (100 and 200 kb/s)",
+            "they actually achieve throughputs well in excess of their reservations (§V.B.1)",
+            f"lowest: {w_stream} at {multiple:.2f}x its reservation (BUFF_SIZE {w_buff} B); "
+            + ", ".join(
+                f"{s} {min(m7[b][s] for b in m7):.0f}-{max(m7[b][s] for b in m7):.0f} kb/s" for s in ("A3", "A4")
+            ),
+            f">= {WELL_IN_EXCESS:g}x the reservation at every BUFF_SIZE",
+        ),
+        (
+            ok_b3,
+            "fig7b-b3",
+            "Fig. 7(b): best-effort B3 follows A3's and A4's trend (rise 128 -> 256 B, fall after 512 B), "
+            "less pronounced",
+            "B3 sees a similar trend in throughput variations, but somewhat less pronounced (§V.B.1)",
+            "; ".join(f"{name} {_words(step)}" for name, step in b3.items()) if first else no_first,
+            "each B3 change beyond the seeds' noise in the stated direction and smaller in size than A3's and A4's",
+        ),
+        (
+            ok_g,
+            "fig9-small-medium",
+            "Fig. 9 (POISSON): the small- and medium-packet streams (A2, A6, B2, A3, A4, B3) gain from a larger pool",
+            "for flows with small and medium sized packets, there is some benefit to increasing the total buffer "
+            "size (§V.B.2)",
+            _words(gain) + f" ({lo_n} -> {hi_n} buffers)",
+            "each a rise beyond the seeds' noise",
+        ),
+        (
+            ok_l,
+            "fig9-large",
+            "Fig. 9 (POISSON): the large-packet streams (A1, A5, B1) show no significant change with a larger pool",
+            "for flows with large packets, there does not seem to be any significant improvement in throughput "
+            "(§V.B.2)",
+            _words(flat) + f" ({lo_n} -> {hi_n} buffers)",
+            "each change within the seeds' noise band (two-sided)",
+        ),
+    ]
+    why = "see the Fig. 7 and Fig. 9 tables in the report and docs/reproductions/edge.md"
+    return [
+        Claim.judged(
+            ok, why, unless=QUICK_NOT_JUDGED if quick else "", id=i, text=t, paper=p, measured=m, tolerance=tol
         )
-
-    ok, spreads = judge_fig7b_sensitive(m7)
-    add(
-        "fig7b-sensitive",
-        "Fig. 7(b): A3 and A4 (medium packets) more sensitive to BUFF_SIZE than A1 and A5 (large)",
-        "greater sensitivity of the AF flows to the value of BUFF_SIZE (§V.B.1)",
-        ", ".join(f"{s} {v * 100:.1f}%" for s, v in spreads.items()) + " ((max - min)/mean across BUFF_SIZE)",
-        "A3's and A4's spread each above A1's and A5's",
-        ok,
-    )
-    ok_r, rise = judge_fig7b_first_rise(f7) if first else (None, {})
-    add(
-        "fig7b-first-rise",
-        f"Fig. 7(b): A3 and A4 rise when BUFF_SIZE first increases from {FIRST_STEP[0]} to {FIRST_STEP[1]} B",
-        "both streams also experience an increase in throughput when BUFF_SIZE first increases (§V.B.1)",
-        _words(rise) + f" ({FIRST_STEP[0]} -> {FIRST_STEP[1]} B)" if first else no_first,
-        "a rise beyond the seeds' noise (95% interval of the per-seed change excludes 0, and >= 1%)",
-        ok_r,
-    )
-    ok, fall = judge_fig7b_slight_decrease(f7)
-    add(
-        "fig7b-slight-decrease",
-        f"Fig. 7(b): A3 and A4 decrease slightly after BUFF_SIZE exceeds their packet size ({MEDIUM_BUFF} B)",
-        "A3 and A4 experience a slight decrease in throughput after BUFF_SIZE increases beyond it (§V.B.1)",
-        _words(fall) + f" ({MEDIUM_BUFF} -> {hi_b} B)",
-        f"a fall beyond the seeds' noise and at most {SLIGHT:.0%} of the throughput at {MEDIUM_BUFF} B",
-        ok,
-    )
-    ok, multiple, w_stream, w_buff = judge_fig7b_excess(m7, res)
-    add(
-        "fig7b-well-in-excess",
-        "Fig. 7(b): A3 and A4 get throughputs well in excess of their reservations (100 and 200 kb/s)",
-        "they actually achieve throughputs well in excess of their reservations (§V.B.1)",
-        f"lowest: {w_stream} at {multiple:.2f}x its reservation (BUFF_SIZE {w_buff} B); "
-        + ", ".join(f"{s} {min(m7[b][s] for b in m7):.0f}-{max(m7[b][s] for b in m7):.0f} kb/s" for s in ("A3", "A4")),
-        f">= {WELL_IN_EXCESS:g}x the reservation at every BUFF_SIZE",
-        ok,
-    )
-    ok_b3, steps = judge_fig7b_b3(f7) if first else (None, {})
-    add(
-        "fig7b-b3",
-        "Fig. 7(b): best-effort B3 follows A3's and A4's trend (rise 128 -> 256 B, fall after 512 B), less pronounced",
-        "B3 sees a similar trend in throughput variations, but somewhat less pronounced (§V.B.1)",
-        "; ".join(f"{name} {_words(step)}" for name, step in steps.items()) if first else no_first,
-        "each B3 change beyond the seeds' noise in the stated direction and smaller in size than A3's and A4's",
-        ok_b3,
-    )
-    ok, gain = judge_fig9_small_medium(f9)
-    add(
-        "fig9-small-medium",
-        "Fig. 9 (POISSON): the small- and medium-packet streams (A2, A6, B2, A3, A4, B3) gain from a larger pool",
-        "for flows with small and medium sized packets, there is some benefit to increasing the total buffer "
-        "size (§V.B.2)",
-        _words(gain) + f" ({lo_n} -> {hi_n} buffers)",
-        "each a rise beyond the seeds' noise",
-        ok,
-    )
-    ok, flat = judge_fig9_large(f9)
-    add(
-        "fig9-large",
-        "Fig. 9 (POISSON): the large-packet streams (A1, A5, B1) show no significant change with a larger pool",
-        "for flows with large packets, there does not seem to be any significant improvement in throughput (§V.B.2)",
-        _words(flat) + f" ({lo_n} -> {hi_n} buffers)",
-        "each change within the seeds' noise band (two-sided)",
-        ok,
-    )
-    return claims
+        for ok, i, t, p, m, tol in rows
+    ]
 
 
 def _testbed_table1(ctx: Context) -> list[Measured | NotMeasured]:
-    """Table I's cells on the testbed: its Fig. 6(a) and 6(b) set-ups at every seed, one after the
-    other (docs/testbed.md, "The edge egress on real packets"); the report shows them as cells."""
+    """Table I's cells on the testbed at every seed (docs/testbed.md, "The edge egress on real packets")."""
     runs = {
         key: [
             _rates(ctx.run_testbed(f"table1_{key}_testbed", _scenario(ctx, file, full_length=True), seed))
@@ -675,9 +622,12 @@ def _testbed_table1(ctx: Context) -> list[Measured | NotMeasured]:
     return paper_cells(runs["af"], [_fig6a_names(r) for r in runs["ef"]])
 
 
-def _ef_rates(by: By) -> dict[str, Any]:
-    """Table I at the derived EF rate and at the control (the sum of the EF reservations), one knob:
-    A2's and A5's delays, AF/EF factors and EF drops (E1 = A2, E2 = A5; summed over the seeds)."""
+def _row(*cells: object) -> str:
+    return "| " + " | ".join(map(str, cells)) + " |"
+
+
+def _ef_rates(by: By) -> tuple[dict[str, Any], str]:
+    """Table I at the derived EF rate and at the control (the sum of the EF reservations), one knob."""
     af = by[("table1_af", None)]
     settings = {
         f"derived, {derived_ef_rate_bps() / 1e3:.1f} kb/s (the reproduction's)": by[("table1_ef", None)],
@@ -685,38 +635,29 @@ def _ef_rates(by: By) -> dict[str, Any]:
     }
     out: dict[str, Any] = {}
     rows = []
-    a2_af, a5_af = _mean(af, "A2", "delay_ms").mean, _mean(af, "A5", "delay_ms").mean
     for label, runs in settings.items():
-        a2, a5 = _mean(runs, "A2", "delay_ms").mean, _mean(runs, "A5", "delay_ms").mean
-        d1 = sum(r["A2"]["dropped_pkts"] for r in runs)
-        d2 = sum(r["A5"]["dropped_pkts"] for r in runs)
-        free = offset_free_ms({"A2": a2_af, "A5": a5_af}, {"A2": a2, "A5": a5})
-        per_seed = [
-            offset_free_ms({s: a[s]["delay_ms"] for s in ("A2", "A5")}, {s: e[s]["delay_ms"] for s in ("A2", "A5")})
-            for a, e in zip(af, runs, strict=True)
-        ]
-        out[label] = {
-            "A2": {"af_ms": a2_af, "ef_ms": a2, "factor": a2_af / a2, "ef_drops": d1},
-            "A5": {"af_ms": a5_af, "ef_ms": a5, "factor": a5_af / a5, "ef_drops": d2},
-            "offset_free_ms": free,
-            "offset_free_ms_per_seed": per_seed,
+        t1 = {s: (_mean(af, s, "delay_ms").mean, _mean(runs, s, "delay_ms").mean) for s in ("A2", "A5")}
+        v = {
+            s: {"af_ms": a, "ef_ms": e, "factor": a / e, "ef_drops": sum(r[s]["dropped_pkts"] for r in runs)}
+            for s, (a, e) in t1.items()
         }
-        rows.append(
-            f"| {label} | {a2_af:.1f} | {a2:.1f} | {a5_af:.1f} | {a5:.1f} | {a2_af / a2:.1f} | {a5_af / a5:.1f} | "
-            f"{d1:.0f} | {d2:.0f} | {free:.1f} ({min(per_seed):.1f}-{max(per_seed):.1f}) |"
-        )
+        seeds = [
+            offset_free_ms({s: (a[s]["delay_ms"], e[s]["delay_ms"]) for s in t1}) for a, e in zip(af, runs, strict=True)
+        ]
+        out[label] = v | {"offset_free_ms": offset_free_ms(t1), "offset_free_ms_per_seed": seeds}
+        cells = [f"{v[s][k]:.1f}" for s in t1 for k in ("af_ms", "ef_ms")] + [f"{v[s]['factor']:.1f}" for s in t1]
+        free = f"{offset_free_ms(t1):.1f} ({min(seeds):.1f}-{max(seeds):.1f})"
+        rows.append(_row(label, *cells, *(f"{v[s]['ef_drops']:.0f}" for s in t1), free))
     text = md_table(
         "| r_EF | A2 AF | A2 EF | A5 AF | A5 EF | A2 AF/EF | A5 AF/EF | E1 drops | E2 drops | offset-free (range) |",
         rows,
-        f"Table I's EF column under two settings of the EF queue's SCFQ rate, one knob (`ef_rate`), the same "
-        f"{len(af)} seed(s), {TABLE1_BUFFERS} buffers "
-        f"(EF pool {round(TABLE1_BUFFERS * EF_RESERVED_KBPS / LINK_KBPS)}), "
-        f"BUFF_SIZE {TABLE1_BUFF_SIZE} B; the AF column is Fig. 6(a)'s, the same runs for both. Delays: mean over "
-        "seeds (ms); drops: E1's and E2's packets dropped, summed over the seeds; offset-free: "
-        "(AF2 − AF5) − (EF2 − EF5) of the means, and its range over the seeds (each seed's AF and EF runs). "
-        'The derivation: docs/decisions.md, "edge: the EF queue\'s scheduler rate follows §III".',
+        f"Table I's EF column at two EF rates (`ef_rate`, one knob), the same {len(af)} seed(s), {TABLE1_BUFFERS} "
+        f"buffers (EF pool {round(TABLE1_BUFFERS * EF_RESERVED_KBPS / LINK_KBPS)}), BUFF_SIZE {TABLE1_BUFF_SIZE} B; "
+        "the AF column is Fig. 6(a)'s runs for both. Delays: mean over the seeds (ms); drops: summed over the seeds; "
+        "offset-free: (AF2 − AF5) − (EF2 − EF5) of the means (its range over the seeds). The derivation: "
+        'docs/decisions.md, "edge: the EF queue\'s scheduler rate follows §III".',
     )
-    return {"data": out, "text": text}
+    return out, text
 
 
 def _excess(runs: list[Rates], res: dict[str, float], counted: int, b2: str) -> dict[str, float]:
@@ -726,9 +667,8 @@ def _excess(runs: list[Rates], res: dict[str, float], counted: int, b2: str) -> 
     return out | {b2: _mean(runs, "B2", "ip_kbps").mean * counted / (128 + HEADER)}
 
 
-def _sensitivity(by: By, occ: By) -> dict[str, Any]:
-    """The full run's controlled runs, one knob at a time: Table I's delays against the pool and the
-    hosts; the excess shares against the offered load, the reservations and the byte accounting."""
+def _sensitivity(by: By, occ: By) -> tuple[dict[str, Any], str]:
+    """The full run's controlled runs, one knob at a time (docs/reproductions/edge.md)."""
 
     def delays(n: int | str) -> dict[str, dict[str, float]]:
         af, ef = by[("sens_af", n)], by[("sens_ef", n)]
@@ -736,8 +676,7 @@ def _sensitivity(by: By, occ: By) -> dict[str, Any]:
             s: {"af_ms": _mean(af, s, "delay_ms").mean, "ef_ms": _mean(ef, s, "delay_ms").mean} for s in ("A2", "A5")
         }
 
-    pools = {n: delays(n) for n in SENS_POOLS}
-    exact = delays("exact")
+    pools, exact = {n: delays(n) for n in SENS_POOLS}, delays("exact")
     reserved = {"A3": 100.0, "A4": 200.0}
     offered = {k: _excess(by[("sens_offered", k)], reserved, FIG8_BUFF_SIZE, "B2 scaled") for k in SENS_OFFERED}
     exact_label = (
@@ -745,82 +684,86 @@ def _sensitivity(by: By, occ: By) -> dict[str, Any]:
         f"{TABLE1_BUFFERS} in bytes, every packet counted at its size)"
     )
     pool_rows = [
-        f"| {n} | {p['A2']['af_ms']:.0f} ms | {p['A2']['ef_ms']:.0f} ms | {p['A5']['af_ms']:.0f} ms | "
-        f"{p['A5']['ef_ms']:.0f} ms | "
-        f"{offset_free_ms({s: p[s]['af_ms'] for s in p}, {s: p[s]['ef_ms'] for s in p}):.1f} ms |"
+        _row(
+            n,
+            *(f"{p[s][k]:.0f} ms" for s in p for k in ("af_ms", "ef_ms")),
+            f"{offset_free_ms({s: (p[s]['af_ms'], p[s]['ef_ms']) for s in p}):.1f} ms",
+        )
         for n, p in [*pools.items(), (exact_label, exact)]
     ]
-    (occ_text, occ_data), (share_text, share_data) = _occupancy_table(by, occ), _sharing_table(by, occ)
-    hosts_text, hosts_data = _hosts_table(by)
+    hosts = {
+        f"{a2}/{a5}": {s + "_ms": _mean(by[("sens_hosts", (a2, a5))], s, "delay_ms").mean for s in ("A2", "A5")}
+        for a2 in HOSTS
+        for a5 in HOSTS
+    }
+    cell = {k: f"{v['A2_ms']:.1f} / {v['A5_ms']:.1f}" for k, v in hosts.items()}
+    occupancy, sharing, sharing_text = _sharing(by, occ)
     text = [
         md_table(
             "| buffers | A2 AF | A2 EF | A5 AF | A5 EF | (AF2 − AF5) − (EF2 − EF5) |",
             pool_rows,
             "Table I's delays against the egress pool (BUFF_SIZE 512 B unless stated, PERIODIC; the rest as in "
-            "Table I):",
+            "Table I). The last column is offset-free (a constant offset between A2's and A5's measurements "
+            "cancels); [Guerin99] Table I gives 16 ms.",
         ),
-        "The last column is the offset-free difference: a constant offset between A2's and A5's "
-        "measurements (a host clock's NTP error, a longer access path) enters both the AF and the EF "
-        "difference and cancels. [Guerin99] Table I gives (180 − 169) − (44 − 49) = 16 ms.",
         md_table(
             "| offered (kb/s) | A3 | A4 | B1 | B3 | B2 × 512/156 |",
-            [f"| {kbps} | " + " | ".join(f"{x:.0f}" for x in v.values()) + " |" for kbps, v in offered.items()],
+            [_row(kbps, *(f"{x:.0f}" for x in v.values())) for kbps, v in offered.items()],
             f"Excess over the reservation (kb/s, IP) at {POOLS[-1]} buffers against the excess streams' offered load:",
         ),
-        occ_text,
-        share_text,
-        hosts_text,
+        sharing_text,
+        md_table(
+            ["A2 from ↓ / A5 from →", *HOSTS],
+            [_row(a2, *(cell[f"{a2}/{a5}"] for a5 in HOSTS)) for a2 in HOSTS],
+            f"Table I's AF delays (Fig. 6(a), {TABLE1_BUFFERS} buffers, BUFF_SIZE 512 B) against the hosts A2 and A5 "
+            "start from (the scenario files: A2 from sea, A5 from sky); cells: A2 / A5 mean delay, ms.",
+        ),
     ]
-    data = {"pools": pools, "pool_exact": exact, "offered": offered, "occupancy": occ_data, "sharing": share_data}
-    return {"data": data | {"hosts": hosts_data}, "text": "\n\n".join(text)}
+    data = {"pools": pools, "pool_exact": exact, "offered": offered, "occupancy": occupancy, "sharing": sharing}
+    return data | {"hosts": hosts}, "\n\n".join(text)
 
 
-def _pool_bytes(buff_size: int) -> int:
-    """The AF/BE queue's pool (bytes) at the largest pool in ``buff_size`` buffers (less the EF child's one)."""
-    return (POOLS[-1] * FIG8_BUFF_SIZE // buff_size - 1) * buff_size
-
-
-def _occ_mean(runs: list[Rates], stream: str, key: str) -> float:
-    return sum(r[stream][key] for r in runs) / len(runs)
-
-
-def _occupancy_table(by: By, occ: By) -> tuple[str, dict[str, Any]]:
-    """Fig. 8's largest pool: each stream's allocation, counted and real bytes, shares of bytes and link."""
+def _sharing(by: By, occ: By) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """Fig. 8's largest pool: the AF/BE queue's occupancy per stream, and the excess shares under each sharing knob."""
     runs, rates = occ[("sens_share", "baseline")], by[("sens_share", "baseline")]
-    pool = _pool_bytes(FIG8_BUFF_SIZE)
-    real = {s: _occ_mean(runs, s, "bytes") for s in STREAMS}
-    counted = {s: _occ_mean(runs, s, "counted") for s in STREAMS}
-    kbps = {s: _mean(rates, s, "ip_kbps").mean for s in STREAMS}
-    q, total = sum(real.values()), sum(kbps.values())
-    alloc = {s: math.floor(pool * (res or 0) / LINK_KBPS) for s, (_, res) in STREAMS.items()}
-    rows = {s: {"alloc": alloc[s], "counted": counted[s], "bytes": real[s], "kbps": kbps[s]} for s in STREAMS}
-    lines = [
-        f"| {s} | {_reservation(res)} | {alloc[s]} B | {counted[s]:.0f} B | {real[s]:.0f} B "
-        f"| {100 * real[s] / q:.1f} % | {100 * kbps[s] / total:.1f} % |"
+    pool = (POOLS[-1] - 1) * FIG8_BUFF_SIZE
+    rows = {
+        s: {
+            "alloc": math.floor(pool * (res or 0) / LINK_KBPS),
+            "counted": _mean(runs, s, "counted").mean,
+            "bytes": _mean(runs, s, "bytes").mean,
+            "kbps": _mean(rates, s, "ip_kbps").mean,
+        }
         for s, (_, res) in STREAMS.items()
+    }
+    q, total = sum(r["bytes"] for r in rows.values()), sum(r["kbps"] for r in rows.values())
+    lines = [
+        _row(
+            s,
+            _reservation(STREAMS[s][1]),
+            f"{r['alloc']} B",
+            f"{r['counted']:.0f} B",
+            f"{r['bytes']:.0f} B",
+            f"{100 * r['bytes'] / q:.1f} %",
+            f"{100 * r['kbps'] / total:.1f} %",
+        )
+        for s, r in rows.items()
     ]
-    inflation = sum(counted[s] - real[s] for s in STREAMS)
-    unused = sum(max(0.0, alloc[s] - counted[s]) for s in STREAMS)
-    lines += [
-        "",
-        f"The pool B = {pool} B; the real bytes queued Q = {q:.0f} B, so B/Q = {pool / q:.2f}. A stream that "
-        f"holds its whole allocation b_i = B r_i / C therefore gets r_i B/Q of the link, {pool / q:.2f} times "
-        f"its reservation. B − Q: {inflation:.0f} B counted but not there (packets below BUFF_SIZE), "
-        f"about {unused:.0f} B of allocations left empty, about {pool - q - inflation - unused:.0f} B of "
-        "shared buffers left free (the holes).",
-    ]
-    text = md_table(
+    inflation = sum(r["counted"] - r["bytes"] for r in rows.values())
+    unused = sum(max(0.0, r["alloc"] - r["counted"]) for r in rows.values())
+    occupancy = md_table(
         "| stream | reservation | allocation b_i | counted q_i | real bytes | share of real bytes | share of link |",
         lines,
         f"Occupancy of the AF/BE queue at {POOLS[-1]} buffers (BUFF_SIZE 512 B, PERIODIC): time-averaged bytes "
-        "each stream holds, from 5 s on, mean over the seeds. In a FIFO every byte waits the same time, so "
-        "(Little's law) a stream's share of the link is its share of the real bytes queued.",
+        "each stream holds from 5 s on, mean over the seeds; a stream's share of the link is its share of the real "
+        "bytes (Little's law, docs/reproductions/edge.md).",
     )
-    return text, {"pool": pool, "q": q, "streams": rows}
-
-
-def _sharing_table(by: By, occ: By) -> tuple[str, dict[str, Any]]:
-    """The excess shares (throughput beyond each run's reservation) under each sharing knob."""
+    occupancy += (
+        f"\n\nB = {pool} B, Q = {q:.0f} B: B/Q = {pool / q:.2f}, what a whole allocation b_i = B r_i / C is "
+        f"worth in reservations. B − Q: {inflation:.0f} B counted but not there (packets below BUFF_SIZE), about "
+        f"{unused:.0f} B of allocations left empty, about {pool - q - inflation - unused:.0f} B of shared buffers "
+        "left free (the holes)."
+    )
     labels = {
         "baseline": f"baseline: BUFF_SIZE 512 B, {POOLS[-1]} buffers",
         "as_be": "A3 and A4 without reservations (BE)",
@@ -830,39 +773,21 @@ def _sharing_table(by: By, occ: By) -> tuple[str, dict[str, Any]]:
     data, lines = {}, []
     for knob in SHARE_KNOBS:
         rates, runs = by[("sens_share", knob)], occ[("sens_share", knob)]
-        q = sum(_occ_mean(runs, s, "bytes") for s in STREAMS)
         bs = EXACT_BUFF_SIZE if knob == "exact" else FIG8_BUFF_SIZE
         res = {"A3": 0.0, "A4": 0.0} if knob == "as_be" else {s: float(STREAMS[s][1] or 0) for s in ("A3", "A4")}
-        v = {"B/Q": _pool_bytes(bs) / q, **_excess(rates, res, max(bs, 128 + HEADER), "B2 counted")}
-        data[knob] = v | {"A6": _mean(rates, "A6", "ip_kbps").mean}
-        cells = [f"{v['B/Q']:.2f}"] + [f"{data[knob][k]:.0f}" for k in ("A3", "A4", "B1", "B3", "B2 counted", "A6")]
-        lines.append(f"| {labels[knob]} | " + " | ".join(cells) + " |")
-    text = md_table(
+        # The AF/BE queue's pool (bytes) less the EF child's one buffer, over its real bytes.
+        b_q = (POOLS[-1] * FIG8_BUFF_SIZE // bs - 1) * bs / sum(_mean(runs, s, "bytes").mean for s in STREAMS)
+        ex = _excess(rates, res, max(bs, 128 + HEADER), "B2 counted")
+        data[knob] = {"B/Q": b_q, **ex, "A6": _mean(rates, "A6", "ip_kbps").mean}
+        lines.append(_row(labels[knob], f"{b_q:.2f}", *(f"{x:.0f}" for k, x in data[knob].items() if k != "B/Q")))
+    sharing = md_table(
         "| run | B/Q | A3 | A4 | B1 | B3 | B2 counted | A6 (IP kb/s) |",
         lines,
         f"The excess shares (kb/s, IP, beyond each run's reservations; the claim's {EXCESS_SHARE:.0f} ± 20 %) "
-        "with one knob turned at the largest pool, and B/Q measured as above. B2's share is scaled by "
-        "max(BUFF_SIZE, 156)/156, the rate its buffers are counted at.",
+        "with one knob turned at the largest pool; B2's scaled by max(BUFF_SIZE, 156)/156, the rate its buffers "
+        "are counted at.",
     )
-    return text, data
-
-
-def _hosts_table(by: By) -> tuple[str, dict[str, Any]]:
-    """Table I's AF delays of A2 and A5 against the hosts they start from."""
-    data = {
-        f"{a2}/{a5}": {s + "_ms": _mean(by[("sens_hosts", (a2, a5))], s, "delay_ms").mean for s in ("A2", "A5")}
-        for a2 in HOSTS
-        for a5 in HOSTS
-    }
-    cell = {k: f"{v['A2_ms']:.1f} / {v['A5_ms']:.1f}" for k, v in data.items()}
-    lines = [f"| {a2} | " + " | ".join(cell[f"{a2}/{a5}"] for a5 in HOSTS) + " |" for a2 in HOSTS]
-    text = md_table(
-        "| A2 from ↓ / A5 from → | " + " | ".join(HOSTS) + " |",
-        lines,
-        f"Table I's AF delays (Fig. 6(a), {TABLE1_BUFFERS} buffers, BUFF_SIZE 512 B) against the hosts A2 and A5 "
-        "start from (the scenario files: A2 from sea, A5 from sky); cells: A2 / A5 mean delay, ms.",
-    )
-    return text, data
+    return {"pool": pool, "q": q, "streams": rows}, data, f"{occupancy}\n\n{sharing}"
 
 
 def _reservation(res: float | None) -> str:

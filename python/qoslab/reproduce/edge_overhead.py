@@ -93,12 +93,7 @@ def cells(repetitions: int) -> tuple[list[Measured | NotMeasured], dict[str, Any
         out: list[Measured | NotMeasured] = [NotMeasured(TABLE, ROWS[p], COLUMN, reason) for p in ROWS]
         data = {"core": None, "error": str(e), "router": ROUTER_REASON}
         return out, data, f"Not measured: {e}\n\nRouter path: {ROUTER_REASON}."
-    got: list[Measured | NotMeasured] = [Measured(TABLE, ROWS[p], COLUMN, shares(rows, p)) for p in ROWS]
-    return got, {"core": rows, "router": ROUTER_REASON}, section(rows)
-
-
-def section(rows: list[dict[str, Any]]) -> str:
-    """The report's table: per path the median ns a packet and the mean share on both splits."""
+    # The report's table: per path the median ns a packet and the mean share on both splits.
     lines = []
     for p in ROWS:
         med = {k: statistics.median([r[k] for r in rows if r["path"] == p]) for k in ("base", "classified", "qos")}
@@ -110,11 +105,10 @@ def section(rows: list[dict[str, Any]]) -> str:
     table = md_table(
         "| path | base ns | + classifier ns | QoS ns | QoS share % (paper's split) | share %, classifier as QoS |",
         lines,
-        f"The no-I/O core path (`{BINARY} --shares {max(r['repetition'] for r in rows)}`), base and QoS interleaved "
-        "in one process run, each repetition the fastest of 15 rounds of 4,096 packets per path by the thread's CPU "
-        "clock; ns a packet are medians over the repetitions and move with the machine's load, the shares (ratios "
-        "within a repetition) much less. The cells are the paper's split (the classifier is forwarding work); the "
-        'last column counts the classifier as QoS (docs/decisions.md, "§V.A\'s QoS share").',
+        f"The no-I/O core path (`{BINARY} --shares {max(r['repetition'] for r in rows)}`; the method: "
+        "docs/reproductions/edge.md): ns a packet are medians over the repetitions; the cells are the paper's split, "
+        'the last column counts the classifier as QoS (docs/decisions.md, "§V.A\'s QoS share").',
         rule="|---|---:|---:|---:|---:|---:|",
     )
-    return f"{table}\n\nRouter path: {ROUTER_REASON}."
+    got: list[Measured | NotMeasured] = [Measured(TABLE, ROWS[p], COLUMN, shares(rows, p)) for p in ROWS]
+    return got, {"core": rows, "router": ROUTER_REASON}, f"{table}\n\nRouter path: {ROUTER_REASON}."

@@ -1,17 +1,14 @@
-"""The study of readings behind ``edge`` (full runs): do claims 1-4 hold *together* under some
-reading of [Guerin99]'s lost numbers (L and S, the A1/A3/A4/A5 reservations, the excess streams'
-offered load, Fig. 7's pool)? Each reading is judged with ``edge.judge_*``, the claims' seeds and
-tolerances, and the passing ones again with fresh seeds. The readings tried and the findings:
-docs/reproductions/edge.md, "Can any reading of the lost numbers reach the claims?".
+"""The study of readings behind ``edge`` (full runs): do claims 1-4 hold together under some reading of
+[Guerin99]'s lost numbers? docs/reproductions/edge.md, "Can any reading of the lost numbers reach the claims?".
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from dataclasses import dataclass
 from typing import Any
 
-from ..scenario import Override
+from ..scenario import Override, Scenario
 from ..stats import Estimate
 from . import edge
 from .framework import Context
@@ -34,12 +31,12 @@ ALT_BUFF_SIZES = (128, 256, 512, 768, 1024, 1472)
 ALT_SMALL_SIZES, ALT_OFFERED, ALT_SPLITS = (160, 176, 192), (400, 450, 500), ("a", "b", "e")
 ALT_FIG7_POOLS = (80, 90, 100, 110, 120)
 EXCESS = ("A3", "A4", "B1", "B2", "B3")
-#: ``readings.parquet``'s columns: the reading's, then the run's (:func:`save`).
+#: ``readings.parquet``'s columns: the reading's, then the run's (:func:`run`).
 READING_COLUMNS = ("large_b", "small_b", "res_a1_kbps", "res_a3_kbps", "res_a4_kbps", "res_a5_kbps", "offered_kbps")
 COLUMNS = (*READING_COLUMNS, "phase", "figure", "buffers", "buff_size_b", "seed", "stream")
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Reading:
     """One reading of the lost numbers claims 1-4 depend on."""
 
@@ -53,6 +50,10 @@ class Reading:
         return f"L {self.large}, S {self.small}, {'/'.join(map(str, SPLITS[self.split]))}, {self.offered}"
 
     @property
+    def reservations(self) -> dict[str, int]:
+        return dict(zip(("A1", "A3", "A4", "A5"), SPLITS[self.split], strict=True))
+
+    @property
     def text_consistent(self) -> bool:
         """False where A3's and A4's reservations are equal, against the (unproven) glyph reading."""
         r = SPLITS[self.split]
@@ -60,51 +61,42 @@ class Reading:
 
     @property
     def mark(self) -> str:
-        """What the report adds to a reading with A3 = A4."""
         return "" if self.text_consistent else " (A3 = A4)"
 
 
 def readings() -> list[tuple[Reading, tuple[int, ...], tuple[int, ...]]]:
     """Every reading with its Fig. 7 BUFF_SIZE values and Fig. 7 pools."""
-    out: list[tuple[Reading, tuple[int, ...], tuple[int, ...]]] = [
-        (Reading(1024, s, sp, o), edge.BUFF_SIZES, FIG7_POOLS)
-        for s, sp, o in itertools.product(SMALL_SIZES, SPLITS, OFFERED)
-    ]
-    out += [
-        (Reading(LARGE_ALT, s, sp, o), ALT_BUFF_SIZES, ALT_FIG7_POOLS)
-        for s, sp, o in itertools.product(ALT_SMALL_SIZES, ALT_SPLITS, ALT_OFFERED)
-    ]
-    return out
+    grids = (
+        (1024, (SMALL_SIZES, SPLITS, OFFERED), edge.BUFF_SIZES, FIG7_POOLS),
+        (LARGE_ALT, (ALT_SMALL_SIZES, ALT_SPLITS, ALT_OFFERED), ALT_BUFF_SIZES, ALT_FIG7_POOLS),
+    )
+    return [(Reading(large, *r), buffs, f7) for large, axes, buffs, f7 in grids for r in itertools.product(*axes)]
 
 
 def _overrides(reading: Reading) -> tuple[Override, ...]:
     """Overrides of ``fig6a_periodic`` for one reading: every stream's payload, reservation and spacing."""
-    res = dict(zip(("A1", "A3", "A4", "A5"), SPLITS[reading.split], strict=True))
+    res, size = reading.reservations, edge.payloads(reading.small, reading.large)
     over = []
-    for name, (size, rate) in edge.STREAMS.items():
-        if size < edge.FIG8_BUFF_SIZE:
-            size = reading.small
-        elif size > edge.FIG8_BUFF_SIZE:
-            size = reading.large
+    for name, (_, rate) in edge.STREAMS.items():
         if rate is not None:
             rate = float(res.get(name, rate))
             over.append((f"{edge.EGRESS}.queue.streams[{name}].rate", f"{rate:g}kbps"))
         kbps = reading.offered if name in EXCESS else rate
         assert kbps is not None
         over += [
-            (f"traffic[{name}].size", f"{size}B"),
-            (f"traffic[{name}].interval", f"{edge.interval_ns(size, kbps)}ns"),
+            (f"traffic[{name}].size", f"{size[name]}B"),
+            (f"traffic[{name}].interval", f"{edge.interval_ns(size[name], kbps)}ns"),
         ]
     return tuple(over)
 
 
-Plan = tuple[list[tuple[str, Any, int]], list[tuple[str, Any]]]
+Run = tuple[str, Scenario, int]
 
 
-def _plan(ctx: Context, which: list[Reading], seeds: list[int], kind: str) -> Plan:
+def _plan(ctx: Context, which: list[Reading], seeds: list[int], kind: str) -> list[tuple[Run, tuple[str, Any]]]:
+    """The runs (variant, scenario, seed) of the readings ``which`` at ``seeds``, each with its key."""
     grid = {reading: (buffs, f7pools) for reading, buffs, f7pools in readings()}
-    runs: list[tuple[str, Any, int]] = []
-    keys: list[tuple[str, Any]] = []
+    out: list[tuple[Run, tuple[str, Any]]] = []
     for reading in which:
         buffs, f7pools = grid[reading]
         over = _overrides(reading)
@@ -113,44 +105,40 @@ def _plan(ctx: Context, which: list[Reading], seeds: list[int], kind: str) -> Pl
         points += [("fig7", n, b) for n in f7pools for b in buffs]
         for fig, n, b in points:
             sc = edge._scenario(ctx, "fig6a_periodic", buffers=n, buff_size=b, extra=over)
-            for seed in seeds:
-                runs.append((f"{tag}_{fig}_pool{n}_buff{b}", sc, seed))
-                keys.append((kind, (reading, fig, n, b)))
-    return runs, keys
+            out += [((f"{tag}_{fig}_pool{n}_buff{b}", sc, seed), (kind, (reading, fig, n, b))) for seed in seeds]
+    return out
 
 
-def plan(ctx: Context) -> Plan:
-    """The study's runs (variant, scenario, seed) and their keys (full runs of ``edge`` only)."""
-    return _plan(ctx, [r for r, _, _ in readings()], ctx.seeds, "read")
-
-
-def replication_plan(ctx: Context, by: edge.By) -> Plan:
-    """Every reading under which claims 1-4 hold together, run again with as many fresh seeds after
-    the claims' (seeds 1-5: 6-10): holding for one set of seeds only is the tolerances' edge."""
-    passing = [row["reading"] for row in _rows(by, "read") if row["all"]]
-    return _plan(ctx, passing, [max(ctx.seeds) + 1 + i for i in range(len(ctx.seeds))], "rep")
-
-
-def save(ctx: Context, runs: list[tuple[str, Any, int]], keys: list[tuple[str, Any]], rates: list[edge.Rates]) -> None:
-    """Writes every run of the study as rows of ``readings.parquet`` (the reading, the phase ``read``
-    or ``rep``, figure, pool, BUFF_SIZE, seed, stream, IP and payload kb/s, mean delay in ms); any row
-    can be rerun from ``fig6a_periodic`` with the reading's overrides (:func:`_overrides`) and seed."""
+def run(ctx: Context, by: edge.By) -> None:
+    """Every reading at the claims' seeds (``read``), then the passing ones with fresh seeds (``rep``);
+    each run's rates into ``by`` and ``readings.parquet`` (:data:`COLUMNS`)."""
     import pandas as pd
 
-    rows = [
-        dict(zip(COLUMNS, (g.large, g.small, *SPLITS[g.split], g.offered, kind, fig, n, b, seed, s), strict=True))
-        | {k: v[k] for k in ("ip_kbps", "payload_kbps", "delay_ms")}
-        for (_, _, seed), (kind, (g, fig, n, b)), per_stream in zip(runs, keys, rates, strict=True)
-        for s, v in per_stream.items()
-    ]
+    rows = []
+    for kind in ("read", "rep"):
+        if kind == "read":
+            which, seeds = [r for r, _, _ in readings()], ctx.seeds
+        else:
+            which = [row["reading"] for row in _rows(by, "read") if row["all"]]
+            seeds = [max(ctx.seeds) + 1 + i for i in range(len(ctx.seeds))]
+        plan = _plan(ctx, which, seeds, kind)
+        ctx.log(f"edge: {len(plan)} runs of the study of readings ({kind})")
+        got = ctx.run_reduced([r for r, _ in plan], edge._rates, save=False)
+        for ((_, _, seed), key), rates in zip(plan, got, strict=True):
+            by.setdefault(key, []).append(rates)
+            g, fig, n, b = key[1]
+            head = (g.large, g.small, *SPLITS[g.split], g.offered, kind, fig, n, b, seed)
+            rows += [
+                dict(zip(COLUMNS, (*head, s), strict=True)) | {k: v[k] for k in edge.RATE_KEYS}
+                for s, v in rates.items()
+            ]
     pd.DataFrame(rows).to_parquet(ctx.folder / "readings.parquet", index=False)
 
 
-def evaluate(by: edge.By) -> dict[str, Any]:
-    """Claims 1-4 for every reading and, again with fresh seeds, the passing ones: text and data."""
-    rows = _rows(by, "read")
-    rep = _rows(by, "rep")
-    return {"data": {**_data(rows), "replication": _data(rep)}, "text": _text(rows, rep)}
+def evaluate(by: edge.By) -> tuple[dict[str, Any], str]:
+    """Claims 1-4 for every reading and, again with fresh seeds, the passing ones: data and text."""
+    rows, rep = _rows(by, "read"), _rows(by, "rep")
+    return {**_data(rows), "replication": _data(rep)}, _text(rows, rep)
 
 
 def _rows(by: edge.By, kind: str) -> list[dict[str, Any]]:
@@ -165,8 +153,7 @@ def _rows(by: edge.By, kind: str) -> list[dict[str, Any]]:
         first = (kind, (reading, "fig8", edge.POOLS[0], edge.FIG8_BUFF_SIZE))
         if first not in by:
             continue
-        res: dict[str, float | None] = {s: r for s, (_, r) in edge.STREAMS.items()}
-        res.update(dict(zip(("A1", "A3", "A4", "A5"), map(float, SPLITS[reading.split]), strict=True)))
+        res = {s: r for s, (_, r) in edge.STREAMS.items()} | {s: float(r) for s, r in reading.reservations.items()}
         fig8 = {n: tput(reading, "fig8", n, edge.FIG8_BUFF_SIZE) for n in edge.POOLS}
         c1, worst, worst_stream, _ = edge.judge_conformant(fig8, res)
         shares = edge.excess_shares(fig8[edge.POOLS[-1]], res, small=reading.small, large=reading.large)
@@ -223,13 +210,12 @@ def _text(rows: list[dict[str, Any]], rep: list[dict[str, Any]]) -> str:
         "| L, S, A1/A3/A4/A5 | " + " | ".join(f"{o} kb/s" for o in offers) + " |",
         "|---|" + "---|" * len(offers),
     ]
-    groups: dict[tuple[int, int, str], dict[int, dict[str, Any]]] = {}
+    # One table row per reading but its offered load (set to 0 in the key).
+    groups: dict[Reading, dict[int, dict[str, Any]]] = {}
     for r in rows:
-        g = r["reading"]
-        groups.setdefault((g.large, g.small, g.split), {})[g.offered] = r
-    for (large, small, split), by_off in groups.items():
-        mark = next(iter(by_off.values()))["reading"].mark
-        label = f"{large}, {small}, {'/'.join(map(str, SPLITS[split]))}{mark}"
+        groups.setdefault(dataclasses.replace(r["reading"], offered=0), {})[r["reading"].offered] = r
+    for g, by_off in groups.items():
+        label = f"{g.large}, {g.small}, {'/'.join(map(str, SPLITS[g.split]))}{g.mark}"
         lines.append(f"| {label} | " + " | ".join(_cell(by_off[o]) if o in by_off else "" for o in offers) + " |")
     if n_all:
         again = {row["reading"]: row for row in rep}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..api import load
 from ..errors import ReproductionError
 from ..result import Result
 from ..stats import Estimate, cv
@@ -19,8 +20,6 @@ NAME = "examples"
 TITLE = "RED reference dumbbell against drop-tail"
 SEED_FILE = "Claypool00"
 PAPER = "Floyd & Jacobson 1993 (RED), with the RED settings of Claypool & Chung, D-CBT/ChIPS, Fig. 7"
-#: No paper prints this set-up's tables: the reproduction keeps its claims (judged against
-#: FJ93's qualitative statements and the bare-loop reference) and reports no fidelity score.
 PAPER_DATA = None
 
 VARIANTS = {"red": "examples/red_dumbbell.toml", "droptail": "examples/droptail_dumbbell.toml"}
@@ -48,27 +47,21 @@ def measure(res: Result) -> dict[str, Any]:
     if bq is None:
         raise ReproductionError(f"{res.name}: no bottleneck queue (not a dumbbell)")
     row = res.queue(bq)
-    drops, arrivals, early, forced, overlimit = (
-        int(row[k]) for k in ("drops", "arrivals", "drops_early_random", "drops_forced", "drops_overlimit")
-    )
+    n = {k: int(row[k]) for k in ("arrivals", "drops", *DROP_KINDS)}
+    drops, arrivals = n["drops"], n["arrivals"]
     flows = res.flows
     sent = flows["sent_pkts"].astype("float64")
     loss = (flows["dropped_pkts"].astype("float64") / sent)[sent > 0]
-    # Overflow drops after the warm-up: the cumulative series (present only
-    # when the queue had such drops) at the last sample before WARMUP_S.
+    # Overflow drops after the warm-up: the cumulative series (only when there were any) minus its value at WARMUP_S.
     over = res.metric(bq, "drops_overlimit", entity_kind="queue", allow_missing=True)
     before = over[over["t_s"] <= WARMUP_S]["value"]
-    over_after = overlimit - (int(before.iloc[-1]) if len(before) else 0) if len(over) else 0
+    over_after = n["drops_overlimit"] - (int(before.iloc[-1]) if len(before) else 0) if len(over) else 0
     return {
         "bottleneck": bq,
-        "arrivals": arrivals,
-        "drops": drops,
-        "drops_early_random": early,
-        "drops_forced": forced,
-        "drops_overlimit": overlimit,
+        **n,
         "drops_overlimit_after_warmup": over_after,
-        "early_share": early / drops if drops else math.nan,
-        "overlimit_share": overlimit / drops if drops else math.nan,
+        "early_share": n["drops_early_random"] / drops if drops else math.nan,
+        "overlimit_share": n["drops_overlimit"] / drops if drops else math.nan,
         "drop_fraction": drops / arrivals if arrivals else math.nan,
         "utilization": float(row["utilization"]),
         "red_avg_mean": _mean_after_warmup(res, bq, "red_avg"),
@@ -94,14 +87,12 @@ def early_share_bound(max_p: float, drop_fraction: float) -> float:
     return e * (1.0 - drop_fraction) / ((1.0 - e) * drop_fraction)
 
 
-def _claims(
-    m: dict[str, list[dict[str, Any]]], thresholds: tuple[float, float], max_p: float, quick: bool
-) -> list[Claim]:
+def _claims(m: dict[str, list[dict[str, Any]]], red_q: dict[str, Any], quick: bool) -> list[Claim]:
     red, dt = m["red"], m["droptail"]
-    min_th, max_th = thresholds
+    min_th, max_th = float(red_q["min_th"]), float(red_q["max_th"])
     e_red, e_dt = estimate(red, "early_share"), estimate(dt, "early_share")
     over_red, over_dt = estimate(red, "drops_overlimit_after_warmup"), estimate(dt, "overlimit_share")
-    bound = early_share_bound(max_p, estimate(red, "drop_fraction").mean)
+    bound = early_share_bound(float(red_q.get("max_p", 0.1)), estimate(red, "drop_fraction").mean)
     a_red, b_dt = estimate(red, "red_avg_mean"), estimate(dt, "backlog_mean_pkts")
     c_red, c_dt = estimate(red, "loss_cv"), estimate(dt, "loss_cv")
     dt_range = f"per-flow loss {min(r['loss_min'] for r in dt):.1%} to {max(r['loss_max'] for r in dt):.1%}"
@@ -184,19 +175,13 @@ def _claims(
     ]
 
 
-def _figures(
-    ctx: Context,
-    series: dict[str, dict[str, list[float]]],
-    loss: dict[str, dict[str, float]],
-    reasons: dict[str, dict[str, float]],
-    thresholds: tuple[float, float],
-    limit: float,
-) -> list[Figure]:
+def _figures(ctx: Context, data: dict[str, Any], limit: float) -> list[Figure]:
+    """The report's figures from its data (:func:`reproduce`) and the drop-tail queue's limit."""
     fig, (ax1, ax2) = figures.new_axes(8.0, 5.5, 2, 1, sharex=True)
-    r, d = series["red"], series["droptail"]
+    r, d = data["series_seed_first"]["red"], data["series_seed_first"]["droptail"]
     ax1.plot(r["t_s"], r["backlog_pkts"], color="0.7", lw=0.6, label="instantaneous backlog")
     ax1.plot(r["t_s"], r["red_avg"], color="C0", lw=1.4, label="red_avg")
-    for th, name in zip(thresholds, ("min_th", "max_th"), strict=False):
+    for th, name in zip(data["thresholds_pkts"], ("min_th", "max_th"), strict=False):
         ax1.axhline(th, color="C3", ls="--", lw=0.8)
         ax1.annotate(name, (0, th), xytext=(2, 2), textcoords="offset points", color="C3", fontsize=8)
     top = 1.1 * max(
@@ -221,6 +206,7 @@ def _figures(
     )
 
     fig, ax = figures.new_axes(9.0, 4.0)
+    loss, reasons = data["flow_loss_mean"], data["drops_by_reason_mean"]
     names = list(loss["red"])
     xs = list(range(len(names)))
     for v, dx, label, color in (("red", -0.2, "RED", "C0"), ("droptail", 0.2, "drop-tail", "C1")):
@@ -250,25 +236,13 @@ def _figures(
     return [queue, flow_loss, drops]
 
 
-def _series(res: Result, queue: str) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {}
-    for metric in ("backlog_pkts", "red_avg"):
-        s = res.metric(queue, metric, entity_kind="queue", allow_missing=True)
-        if len(s):
-            out.setdefault("t_s", [float(t) for t in s["t_s"]])
-            out[metric] = [float(v) for v in s["value"]]
-    return out
-
-
 def reproduce(ctx: Context) -> Outcome:
     duration = QUICK_DURATION if ctx.quick else FULL_DURATION
-    from ..api import load
-
     scenarios = {v: load(ctx.scenario_path(p), overrides=[f"duration={duration}"]) for v, p in VARIANTS.items()}
-    red_q = scenarios["red"].echo["topology"]["bottleneck"]["queue"]
+    topo = scenarios["red"].echo["topology"]
+    red_q = topo["bottleneck"]["queue"]
     if red_q.get("type") != "red":
         raise ReproductionError(f"{VARIANTS['red']}: the bottleneck queue is {red_q.get('type')!r}, not RED")
-    thresholds = (float(red_q["min_th"]), float(red_q["max_th"]))
     dt_q = scenarios["droptail"].echo["topology"]["bottleneck"]["queue"]
     dt_limit = str(dt_q.get("limit", "60pkts"))
     limit = float(dt_limit.removesuffix("pkts")) if dt_limit.endswith("pkts") else math.nan
@@ -281,16 +255,20 @@ def reproduce(ctx: Context) -> Outcome:
         if variant == "red" and math.isnan(m["red_avg_mean"]):
             raise ReproductionError(f"{variant} seed {seed}: no red_avg series for queue {m['bottleneck']}")
         measures[variant].append(m)
-        if seed == ctx.seeds[0]:
-            series[variant] = _series(res, m["bottleneck"])
+        if seed == ctx.seeds[0]:  # the figure's series
+            series[variant] = {}
+            for metric in ("backlog_pkts", "red_avg"):
+                q = res.metric(m["bottleneck"], metric, entity_kind="queue", allow_missing=True)
+                if len(q):
+                    series[variant].setdefault("t_s", [float(t) for t in q["t_s"]])
+                    series[variant][metric] = [float(v) for v in q["value"]]
 
     loss = {
         v: {n: sum(r["flow_loss"].get(n, math.nan) for r in runs) / len(runs) for n in runs[0]["flow_loss"]}
         for v, runs in measures.items()
     }
     reasons = {v: {k: sum(r[k] for r in runs) / len(runs) for k in DROP_KINDS} for v, runs in measures.items()}
-    claims = _claims(measures, thresholds, float(red_q.get("max_p", 0.1)), ctx.quick)
-    figs = _figures(ctx, series, loss, reasons, thresholds, limit)
+    claims = _claims(measures, red_q, ctx.quick)
 
     per_run = {
         v: {
@@ -301,15 +279,13 @@ def reproduce(ctx: Context) -> Outcome:
     data = {
         "duration": duration,
         "warmup_s": WARMUP_S,
-        "thresholds_pkts": list(thresholds),
+        "thresholds_pkts": [float(red_q["min_th"]), float(red_q["max_th"])],
         "runs": per_run,
         "flow_loss_mean": loss,
         "drops_by_reason_mean": reasons,
         "series_seed_first": series,
     }
-    echo = scenarios["red"].echo
-    topo = echo["topology"]
-    traffic = echo.get("traffic", [{}])[0]
+    traffic = scenarios["red"].echo.get("traffic", [{}])[0]
     setup = md_table(
         "| | RED variant | drop-tail variant |",
         [
@@ -324,12 +300,6 @@ def reproduce(ctx: Context) -> Outcome:
             f"| simulated time | {duration} per run | same |",
             f"| seeds | {', '.join(map(str, ctx.seeds))} | same |",
         ],
+        "As run; the measures' definitions: docs/reproductions/examples.md.",
     )
-    interpretations = (
-        f"Time averages (`red_avg`, `backlog_pkts`) are the means of the samples (every `metrics.series_interval`) "
-        f"from {WARMUP_S:g} s on, after the queue's first fill. Loss spread: the CV (population standard deviation "
-        "/ mean) of the per-flow `dropped_pkts / sent_pkts`. Utilization: the bottleneck's busy-time fraction."
-    )
-    return Outcome(
-        claims=claims, data=data, sections=[("Setup", setup), ("Interpretations", interpretations)], figures=figs
-    )
+    return Outcome(claims=claims, data=data, sections=[("Setup", setup)], figures=_figures(ctx, data, limit))

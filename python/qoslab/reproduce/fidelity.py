@@ -87,12 +87,7 @@ def interval_text(c: Cell) -> str:
 
 def counts_text(score: Score) -> str:
     """A table's verdicts in a few words: ``3 of 5 agree, 1 differ, 1 uncertain (score 0.60); 1 lost``."""
-    head = (
-        f"{score.agrees} of {score.compared} agree, {score.differs} differ, {score.uncertain} uncertain "
-        f"(score {score.value:.2f})"
-        if score.value is not None
-        else "no cell compared"
-    )
+    head = f"{score.tally(cells=False)} (score {score.value:.2f})" if score.value is not None else "no cell compared"
     rest = [(score.not_run, "not run"), (score.lost, "lost"), (score.input, "inputs (set-up values, not judged)")]
     extra = ", ".join(f"{n} {w}" for n, w in rest if n)
     return f"{head}; {extra}" if extra else head
@@ -144,11 +139,8 @@ def score_text(score: Score | None) -> str:
         return "No paper's tables: this reproduction keeps its claims and reports no fidelity score."
     v = score.value
     s = f"**score {v:.2f}**" if v is not None else "**no score** (no cell compared)"
-    return (
-        f"{s}: {score.agrees} of {score.compared} cells agree, {score.differs} differ, "
-        f"{score.uncertain} uncertain; {score.not_run} not run, {score.lost} lost"
-        + (f", {score.input} inputs (set-up values, not judged)." if score.input else ".")
-    )
+    inputs = f", {score.input} inputs (set-up values, not judged)" if score.input else ""
+    return f"{s}: {score.tally()}; {score.not_run} not run, {score.lost} lost{inputs}."
 
 
 def markdown(cells: Sequence[Cell], tables: Sequence[PaperTable], causes: Sequence[Cause], *, level: int = 3) -> str:

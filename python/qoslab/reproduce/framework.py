@@ -1,9 +1,5 @@
-"""The reproduction framework: claims, replicated runs, ``cells.csv``, ``results.json``, ``report.md``.
-
-A reproduction is a module with ``NAME``, ``TITLE``, ``SEED_FILE`` (its key in docs/papers.md), ``PAPER``,
-optionally ``PAPER_DATA`` (``None``: no paper's tables), and ``def reproduce(ctx: Context) -> Outcome``;
-:func:`execute` writes ``OUT/<name>/`` (docs/reproductions/README.md, docs/decisions/reproduce.md).
-"""
+"""The reproduction framework: claims, replicated runs, ``cells.csv``, ``results.json``, ``report.md``; a
+reproduction module's parts: docs/python.md, "Reproductions"; :func:`execute` writes ``OUT/<name>/``."""
 
 from __future__ import annotations
 
@@ -23,22 +19,25 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-from .._atomic import Destination, reproduction_identity
-from ..errors import ReproductionError
+from .. import __version__
+from .._atomic import Destination, reproduction_identity, write_file
+from ..errors import ConfigError, ReproductionError
+from ..executor import Executor, LocalExecutor, open_executor
 from ..result import Result
 from ..scenario import Scenario
 from ..stats import Estimate
+from ..store import Store, ValueStore, code_identity, run_key, scenario_hash, tree_bytes
+from ..sweeps import Job, execute_job, execute_result_files
+from . import figures
 from .cells import Cell, Measured, NotMeasured, Score, cells_csv, compare, fmt_number
 from .fidelity import fidelity_json, markdown, md_cell, md_table, score_text
 from .paper import PaperData, load_paper, paper_dir
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ..executor import Executor
-    from ..store import ValueStore
-
 Log = Callable[[str], None]
+#: A batch of runs: ``(variant, scenario, seed)`` each.
+Runs = Sequence[tuple[str, Scenario, int]]
 T = TypeVar("T")
 K = TypeVar("K")
 
@@ -71,8 +70,7 @@ FULL_RUN_ONLY = "not run in a quick run (full run only)"
 
 @dataclass(frozen=True)
 class Claim:
-    """One checkable statement of a paper and what qoslab measured: ``holds`` (``None``: not checked
-    in this run), ``explanation`` unless it holds, ``kind`` ``"claim"`` or ``"check"`` (not counted)."""
+    """One checkable statement of a paper and what qoslab measured (``holds`` ``None``: not checked)."""
 
     id: str
     text: str
@@ -107,9 +105,6 @@ class Claim:
     def status(self) -> str:
         return {True: "holds", False: "fails", None: "not checked"}[self.holds]
 
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
 
 @dataclass
 class Figure:
@@ -121,8 +116,7 @@ class Figure:
 
 @dataclass
 class Outcome:
-    """What a reproduction returns: claims, raw data, report sections (Markdown), figures, and
-    its values of the paper's cells (``testbed_cells``: measured on real packets, ``--testbed``)."""
+    """What a reproduction returns (``sections`` in Markdown; ``testbed_cells``: on real packets)."""
 
     claims: list[Claim]
     data: dict[str, Any]
@@ -140,11 +134,6 @@ class Outcome:
             for f in ("claims", "sections", "figures", "cells", "testbed_cells"):
                 getattr(out, f).extend(getattr(part, f))
         return out
-
-
-def _status_counts(claims: Iterable[Claim], kind: str) -> dict[str, int]:
-    statuses = [c.status for c in claims if c.kind == kind]
-    return {s: statuses.count(s) for s in ("holds", "fails", "not checked")}
 
 
 @dataclass
@@ -169,23 +158,26 @@ class Summary:
     @property
     def counts(self) -> dict[str, int]:
         """The claims (checks apart) that hold, fail, are not checked."""
-        return _status_counts(self.outcome.claims, "claim")
+        return self._counts("claim")
 
     @property
     def check_counts(self) -> dict[str, int]:
         """The checks (never counted as claims) that hold, fail, are not checked."""
-        return _status_counts(self.outcome.claims, "check")
+        return self._counts("check")
 
     @property
     def score(self) -> Score | None:
         """The fidelity score over the paper's cells; ``None`` for a reproduction of no paper."""
         return Score.of(self.cells) if self.paper is not None else None
 
+    def _counts(self, kind: str) -> dict[str, int]:
+        statuses = [c.status for c in self.outcome.claims if c.kind == kind]
+        return {s: statuses.count(s) for s in ("holds", "fails", "not checked")}
+
 
 @dataclass(kw_only=True, eq=False, repr=False)
 class Context:
-    """What a reproduction sees: mode, seeds, where to write, the executor (:mod:`qoslab.executor`),
-    the paper's data and the store of runs' results and reduced values (``None``: none)."""
+    """What a reproduction sees: its mode, seeds, folder, executor, paper data and store (``None``: none)."""
 
     name: str
     quick: bool
@@ -207,20 +199,16 @@ class Context:
         n = len(self.seeds)
         return "" if n >= min_seeds else f"judged over at least {min_seeds} seeds; this run has {n}"
 
-    def run_many(self, runs: Sequence[tuple[str, Scenario, int]]) -> list[Result]:
+    def run_many(self, runs: Runs) -> list[Result]:
         """Runs every ``(variant, scenario, seed)``, each saved as ``<variant>/seed_<seed>/``; the results in order."""
         return self.run_reduced(runs, lambda res: res)
 
-    def run_reduced(
-        self, runs: Sequence[tuple[str, Scenario, int]], reduce: Callable[[Result], T], *, save: bool = True
-    ) -> list[T]:
+    def run_reduced(self, runs: Runs, reduce: Callable[[Result], T], *, save: bool = True) -> list[T]:
         """As :meth:`run_many`, keeping only ``reduce(result)`` of each run as it finishes;
         ``save=False`` also leaves the runs' folders unwritten."""
         return self._run(runs, lambda _, res: reduce(res), save=save, name=_reduction_name(reduce), raw=save)
 
-    def run_indexed(
-        self, runs: Sequence[tuple[str, Scenario, int]], reduce: Callable[[int, Result], T], *, save: bool = True
-    ) -> list[T]:
+    def run_indexed(self, runs: Runs, reduce: Callable[[int, Result], T], *, save: bool = True) -> list[T]:
         """As :meth:`run_reduced`, with ``reduce(i, result)`` told the run's place in ``runs``."""
         return self._run(runs, reduce, save=save, name=_reduction_name(reduce), raw=save)
 
@@ -241,29 +229,14 @@ class Context:
     def _key(self, i: int, n: int, variant: str, sc: Scenario, seed: int, name: str, raw: bool) -> str:
         """A run's key in the store: :func:`qoslab.store.run_key` for a run kept ``raw``; else a hash of that,
         the code's identity, the reduction's name, the run's place and variant in its batch."""
-        from ..store import code_identity, run_key, scenario_hash
-
         base = run_key(scenario_hash(sc), seed)
         if raw:
             return base
         text = "\n".join(["qoslab-reduced-v1", base, code_identity(), name, str(i), str(n), variant])
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
-    def _run(
-        self,
-        runs: Sequence[tuple[str, Scenario, int]],
-        reduce: Callable[[int, Result], T],
-        *,
-        save: bool,
-        name: str,
-        raw: bool,
-    ) -> list[T]:
-        """The one run-and-reduce loop: runs in the store are taken from it, the others go to the
-        executor at once, each reduced as it finishes and kept in the store."""
-        from ..executor import LocalExecutor
-        from ..store import Store
-        from ..sweeps import Job, execute_job, execute_result_files
-
+    def _run(self, runs: Runs, reduce: Callable[[int, Result], T], *, save: bool, name: str, raw: bool) -> list[T]:
+        """The one run-and-reduce loop (docs/decisions/reproduce.md, "One run-and-reduce loop")."""
         store = self.store
         # A saved run keeps its result folder (``STORE/runs/KEY``), a reduced one its value.
         runs_store = Store(store.root) if store is not None and raw else None
@@ -279,17 +252,15 @@ class Context:
             slots[i] = reduce(i, res)
 
         for i in range(n):
-            if runs_store is not None:
-                res = None
-                if runs_store.has(keys[i]):
-                    try:
-                        res = Result.from_files(runs_store.files(keys[i]))
-                    except (OSError, ValueError):  # a stored run that does not read is computed again
-                        shutil.rmtree(runs_store.path(keys[i]), ignore_errors=True)
-                if res is not None:
+            if runs_store is not None and runs_store.has(keys[i]):
+                try:
+                    res = Result.from_files(runs_store.files(keys[i]))
+                except (OSError, ValueError):  # a stored run that does not read is computed again
+                    shutil.rmtree(runs_store.path(keys[i]), ignore_errors=True)
+                else:
                     finish(i, res)
                     continue
-            elif store is not None:
+            elif runs_store is None and store is not None:
                 hit, value = store.get(keys[i])
                 if hit:
                     slots[i] = value
@@ -329,14 +300,10 @@ class Context:
         for j, out in done:
             i = todo[j]
             variant, sc, seed = runs[i]
-            if as_files:
-                files, wall = out
-                res = Result.from_files(files)
-                if runs_store is not None:
-                    runs_store.put(keys[i], files, {"variant": variant, "seed": seed, "reproduction": self.name})
-            else:
-                summary, tables, wall = out
-                res = Result(summary, tables)
+            *parts, wall = out  # (files, wall) or (summary, tables, wall)
+            res = Result.from_files(*parts) if as_files else Result(*parts)
+            if runs_store is not None:
+                runs_store.put(keys[i], parts[0], {"variant": variant, "seed": seed, "reproduction": self.name})
             self.log(f"  {self.name}: {variant} seed {seed}: {sc.duration} simulated in {wall:.1f} s ({where})")
             finish(i, res)
             if store is not None and runs_store is None:
@@ -360,7 +327,6 @@ class Context:
     def run_testbed(self, variant: str, scenario: Scenario, seed: int) -> Result:
         """One run on real packets (:func:`qoslab.testbed.run`; root), saved as ``<variant>/seed_<seed>/``."""
         from .. import testbed
-        from ..errors import ConfigError
         from ..testbed.runner import TestbedError
 
         t0 = time.perf_counter()
@@ -378,9 +344,7 @@ class Context:
 
     def figure(self, fig: Any, file: str, caption: str) -> Figure:
         """Writes the matplotlib ``fig`` as ``file`` (:func:`.figures.save`); its entry in the report."""
-        from .figures import save
-
-        save(fig, self.folder / file)
+        figures.save(fig, self.folder / file)
         return Figure(file, caption)
 
 
@@ -388,8 +352,6 @@ class Context:
 def control_context(name: str, *, seeds: Sequence[int], jobs: int | None) -> Iterator[Context]:
     """A full-run :class:`Context` of reproduction ``name`` for controlled runs: its paper data,
     ``seeds``, a local pool of ``jobs`` workers, a temporary folder, progress on stderr."""
-    from ..executor import open_executor
-
     with tempfile.TemporaryDirectory() as tmp, open_executor(jobs=jobs) as ex:
         yield Context(
             name=name,
@@ -466,8 +428,7 @@ def control_md(
 
 
 def scenarios_dir() -> Path:
-    """The built-in scenarios: ``$QOSLAB_SCENARIOS``, else the source tree's ``scenarios/``, else
-    an installed wheel's copy (``qoslab/_data/scenarios``), else ``./scenarios``."""
+    """The built-in scenarios: ``$QOSLAB_SCENARIOS``, the source tree's, a wheel's, else ``./scenarios``."""
     if env := os.environ.get("QOSLAB_SCENARIOS"):
         return Path(env)
     here = Path(__file__).resolve()
@@ -508,52 +469,46 @@ def _claims_md(claims: Sequence[Claim], what: str) -> list[str]:
 
 def render_report(module: ModuleType, s: Summary) -> str:
     """report.md: header, the score and the paper's tables, claims, checks, sections, figures."""
-    from .. import __version__
+
+    def part(title: str, *body: str) -> list[str]:
+        return ["", f"## {title}", "", *body]
 
     lines = [
         f"# {module.TITLE}",
         "",
         f"Reproduction `{s.name}` of {module.PAPER} (`[{module.SEED_FILE}]` in docs/papers.md), "
         f"qoslab {__version__}, {'quick' if s.quick else 'full'} run, seeds {', '.join(map(str, s.seeds))}.",
-        "",
-        "## The paper's numbers, cell by cell",
-        "",
-        score_text(None) if s.paper is None else markdown(s.cells, s.paper.tables, s.paper.causes).rstrip(),
+        *part(
+            "The paper's numbers, cell by cell",
+            score_text(None) if s.paper is None else markdown(s.cells, s.paper.tables, s.paper.causes).rstrip(),
+        ),
     ]
     if s.testbed_cells and s.paper is not None:
-        lines += [
-            "",
-            "## The paper's numbers on real packets (`--testbed`, `cells_testbed.csv`)",
-            "",
+        lines += part(
+            "The paper's numbers on real packets (`--testbed`, `cells_testbed.csv`)",
             markdown(s.testbed_cells, s.paper.tables, s.paper.causes).rstrip(),
-        ]
+        )
     claims = [c for c in s.outcome.claims if c.kind == "claim"]
     checks = [c for c in s.outcome.claims if c.kind == "check"]
-    lines += [
-        "",
-        "## Claims",
-        "",
+    lines += part(
+        "Claims",
         "Measured values are means over the seeds, ± the half-width of their 95% confidence interval "
         "(Student t) when there is more than one seed.",
         "",
         *(_claims_md(claims, "claims") if claims else ["No claims."]),
-    ]
+    )
     if checks:
-        lines += [
-            "",
-            "## Checks (not counted as reproduced claims)",
-            "",
+        lines += part(
+            "Checks (not counted as reproduced claims)",
             "Identities of the paper's own formulas and qoslab's predictions of its own behaviour: they test "
             "the implementation, not the paper's results.",
             "",
             *_claims_md(checks, "checks"),
-        ]
+        )
     for title, body in s.outcome.sections:
-        lines += ["", f"## {title}", "", body.strip()]
+        lines += part(title, body.strip())
     if s.outcome.figures:
-        lines += ["", "## Figures", ""]
-        for f in s.outcome.figures:
-            lines += [f"![{f.caption}]({f.file})", "", f"*{f.caption}*", ""]
+        lines += part("Figures", *(f"![{f.caption}]({f.file})\n\n*{f.caption}*\n" for f in s.outcome.figures))
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -570,8 +525,7 @@ def paper_data(module: ModuleType) -> PaperData | None:
 
 
 def seed_list(module: ModuleType, *, quick: bool, seeds: int | None) -> list[int]:
-    """Seeds 1..N: ``seeds``, else the module's ``QUICK_SEEDS`` (default :data:`QUICK_SEEDS`,
-    at least 2) for a quick run, else its ``FULL_SEEDS`` (default 3)."""
+    """Seeds 1..N: ``seeds``, else the module's ``QUICK_SEEDS`` or ``FULL_SEEDS`` (defaults 3)."""
     quick_default = getattr(module, "QUICK_SEEDS", QUICK_SEEDS)
     if quick_default < 2:
         raise ReproductionError(
@@ -605,9 +559,8 @@ def execute(
     testbed: bool = False,
     store: os.PathLike[str] | str | None = None,
 ) -> Summary:
-    """Runs one reproduction module and writes ``OUT/<name>/`` atomically. ``dest``: its :func:`destination`,
-    already entered; ``testbed``: also its set-ups on real packets (``TESTBED = True``); ``store``: a folder
-    keeping every run's result or reduced value (:mod:`qoslab.store`), none of them computed again."""
+    """Runs one reproduction module and writes ``OUT/<name>/`` atomically; ``dest``: its :func:`destination`,
+    entered; ``testbed``: also its set-ups on real packets; ``store``: runs kept (:mod:`qoslab.store`)."""
     if testbed and not getattr(module, "TESTBED", False):
         raise ReproductionError(
             f"{module.NAME}: --testbed: this reproduction has no set-up on real packets yet; allowed: "
@@ -620,8 +573,6 @@ def execute(
         seed_list_ = seed_list(module, quick=quick, seeds=seeds)
         t0 = time.perf_counter()
         paper = paper_data(module)
-        from ..store import ValueStore, tree_bytes
-
         ctx = Context(
             name=name,
             quick=quick,
@@ -649,19 +600,13 @@ def execute(
         wall = time.perf_counter() - t0
         folder = Path(out) / folder_name(name)
         summary = Summary(name, module.TITLE, quick, seed_list_, wall, outcome, folder, paper, cells, testbed_cells)
-        from .. import __version__
-
+        run = (name, module.SEED_FILE, __version__, quick, seed_list_, round(wall, 3))
         doc: dict[str, Any] = {
-            "name": name,
-            "seed_file": module.SEED_FILE,
-            "qoslab_version": __version__,
-            "quick": quick,
-            "seeds": seed_list_,
-            "wall_s": round(wall, 3),
+            **dict(zip(_RUN_KEYS, run, strict=True)),
             "score": score.to_json() if (score := summary.score) is not None else None,
             **({"testbed_score": tb.to_json()} if (tb := summary.testbed_score) is not None else {}),
             "fidelity": fidelity_json(paper) if paper is not None else None,
-            "claims": [c.to_json() for c in outcome.claims],
+            "claims": [dataclasses.asdict(c) for c in outcome.claims],
             "data": _clean(outcome.data),
         }
         if paper is not None:
@@ -687,9 +632,6 @@ SCORES_SIGNATURE = b'{\n  "generator": "qoslab reproduce'
 
 def write_scores(out: os.PathLike[str] | str, summaries: Sequence[Summary], *, quick: bool) -> Path:
     """``OUT/scores.json`` (atomically): each reproduction's score (``null``: no paper) and the overall one."""
-    from .. import __version__
-    from .._atomic import write_file
-
     overall = overall_score(summaries)
     doc = {
         "generator": f"qoslab reproduce {__version__}",

@@ -37,12 +37,22 @@ Key = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
-class PaperCell:
-    """One number of the paper (a row of ``paperdata/<folder>/cells.csv``; ``line`` is its line)."""
+class Keyed:
+    """A cell's name, the first fields of every kind of cell (the paper's, qoslab's): table, row, column."""
 
     table: str
     row: str
     column: str
+
+    @property
+    def key(self) -> Key:
+        return (self.table, self.row, self.column)
+
+
+@dataclass(frozen=True)
+class PaperCell(Keyed):
+    """One number of the paper (a row of ``paperdata/<folder>/cells.csv``; ``line`` is its line)."""
+
     value: str
     unit: str
     pm: str
@@ -51,10 +61,6 @@ class PaperCell:
     status: str
     note: str
     line: int = 0
-
-    @property
-    def key(self) -> Key:
-        return (self.table, self.row, self.column)
 
     @property
     def number(self) -> float | None:
@@ -193,23 +199,23 @@ def decimals_of(printed: str) -> int:
     return max(0, -_exponent(_decimal(printed)))
 
 
-def csv_rows(path: Path, text: str, header: Sequence[str]) -> Iterable[tuple[int, dict[str, str]]]:
-    """The rows of a CSV file with exactly ``header``, each with its line number."""
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+def csv_rows(path: Path, header: Sequence[str]) -> Iterable[tuple[int, dict[str, str]]]:
+    """The rows of a CSV file (read bounded) with exactly ``header``, each with its line number."""
+    text = read_text_bounded(path)
+    assert text is not None
+    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True)
     try:
         first = next(reader, None)
         if first is None:
             raise ReproductionError(f"{path}:1: empty file; allowed: a header row {','.join(header)}")
         first = [h.strip() for h in first]
-        if first and first[0].startswith("\ufeff"):
-            first[0] = first[0][1:]
         if tuple(first) != tuple(header):
             raise ReproductionError(f"{path}:1: header {','.join(first)!r}; allowed: exactly {','.join(header)}")
         n = 0
-        line = reader.line_num + 1
+        start = reader.line_num + 1
         for rec in reader:
+            line, start = start, reader.line_num + 1
             if not rec or all(not x.strip() for x in rec):
-                line = reader.line_num + 1
                 continue
             n += 1
             if n > MAX_ROWS:
@@ -223,30 +229,26 @@ def csv_rows(path: Path, text: str, header: Sequence[str]) -> Iterable[tuple[int
                 if len(v) > MAX_FIELD_CHARS:
                     raise ReproductionError(f"{path}:{line}: {name}: longer than {MAX_FIELD_CHARS} characters")
             yield line, {h: v.strip() for h, v in zip(header, rec, strict=True)}
-            line = reader.line_num + 1
     except csv.Error as e:
         raise ReproductionError(f"{path}:{reader.line_num}: malformed CSV: {e}") from None
 
 
 def _paper_cells(path: Path) -> list[PaperCell]:
-    text = read_text_bounded(path)
-    assert text is not None
     cells: list[PaperCell] = []
     seen: dict[Key, int] = {}
-    for line, r in csv_rows(path, text, PAPER_COLUMNS):
+    for line, r in csv_rows(path, PAPER_COLUMNS):
         where = f"{path}:{line}"
         for name in ("table", "row", "column", "unit", "statistic", "section"):
             if not r[name]:
                 raise ReproductionError(f"{where}: {name}: empty; allowed: a non-empty text")
         if r["status"] not in STATUSES:
             raise ReproductionError(f"{where}: status: {r['status']!r}; allowed: {', '.join(STATUSES)}")
-        if r["status"] == "lost":
-            if r["value"] or r["pm"]:
-                raise ReproductionError(
-                    f"{where}: value: {r['value'] or r['pm']!r} with status lost; allowed: empty value and pm "
-                    "(say what is readable in note)"
-                )
-        else:
+        if r["status"] == "lost" and (r["value"] or r["pm"]):
+            raise ReproductionError(
+                f"{where}: value: {r['value'] or r['pm']!r} with status lost; allowed: empty value and pm "
+                "(say what is readable in note)"
+            )
+        if r["status"] != "lost":
             for name in ("value", "pm") if r["pm"] else ("value",):
                 try:
                     d = _decimal(r[name])
@@ -271,8 +273,7 @@ def _paper_cells(path: Path) -> list[PaperCell]:
 
 
 def _entries(path: Path, header: str, keys: Sequence[str], *, required: bool) -> list[tuple[str, dict[str, Any]]]:
-    """The ``[[header]]`` entries of a TOML file as (where, entry), checked for unknown keys
-    (none when the file is absent and not ``required``)."""
+    """The ``[[header]]`` entries of a TOML file as (where, entry), checked for unknown keys."""
     text = read_text_bounded(path, required=required)
     if text is None:
         return []
@@ -343,15 +344,14 @@ def _tables(path: Path, used: Sequence[str]) -> list[PaperTable]:
 
 def _causes(path: Path, cells: Sequence[PaperCell]) -> list[Cause]:
     tables = dict.fromkeys(c.table for c in cells)
-    rows = {t: {c.row for c in cells if c.table == t} for t in tables}
-    cols = {t: {c.column for c in cells if c.table == t} for t in tables}
     causes = []
     for where, e in _entries(path, "cause", _CAUSE_KEYS, required=False):
         table = _text(where, e, "table")
-        if table not in rows:
-            raise ReproductionError(f"{where}: table: {table!r} has no cells; allowed: {', '.join(rows)}")
+        if table not in tables:
+            raise ReproductionError(f"{where}: table: {table!r} has no cells; allowed: {', '.join(tables)}")
+        these = [c for c in cells if c.table == table]
         picked: dict[str, tuple[str, ...]] = {}
-        for k, known in (("rows", rows[table]), ("columns", cols[table])):
+        for k, known in (("rows", {c.row for c in these}), ("columns", {c.column for c in these})):
             v = e.get(k)
             if not isinstance(v, list) or not v or not all(isinstance(x, str) and x for x in v):
                 raise ReproductionError(f'{where}: {k}: {v!r}; allowed: a non-empty list of keys, or ["*"]')

@@ -21,14 +21,6 @@ def judged(ctx: Context, folder: str, table: str) -> bool:
     return not ctx.quick or paper_of(ctx, folder).table(table).quick
 
 
-def printed(data: PaperData, table: str, row: str, column: str) -> str:
-    """A cell's value as the paper prints it (with its ± when it gives one)."""
-    for c in data.cells:
-        if c.key == (table, row, column):
-            return c.printed
-    raise KeyError((table, row, column))
-
-
 #: What a reduction returns for a cell: its values, or why it has none.
 Cell = Measured | NotMeasured
 

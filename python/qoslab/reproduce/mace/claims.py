@@ -134,20 +134,18 @@ def _mbac_cl_service_comparable(t2: Table2, enough: bool) -> Claim:
         s, b = t2[m]["ssac"], t2[m]["mbac"]
         ls, lb = seed_mean(s, "loss_cl_class"), seed_mean(b, "loss_cl_class")
         cs, cb = seed_mean(s, "loss_conn"), seed_mean(b, "loss_conn")
-        good = (lb <= ls + 0.01) if math.isfinite(lb) and math.isfinite(ls) else False
-        loss = (
-            f"admitted CL packets' loss {pct(ls)} -> {pct(lb)} (the CL port's connections, every packet "
+        good = math.isfinite(lb) and math.isfinite(ls) and lb <= ls + 0.01
+        rows.append(
+            f"{m.upper()} admitted CL packets' loss {pct(ls)} -> {pct(lb)} (the CL port's connections, every packet "
             f"sent, refused flows and packets before recognition included: {pct(cs)} -> {pct(cb)})"
         )
         if m == "mixed":
             s64, b64 = seed_mean(s, "share64"), seed_mean(b, "share64")
             good &= b64 >= s64 - 0.05
-            rows.append(
-                f"MIXED {loss}, 64 kb/s within 25%: {pct(s64)} -> {pct(b64)}, "
+            rows[-1] += (
+                f", 64 kb/s within 25%: {pct(s64)} -> {pct(b64)}, "
                 f"256 kb/s: {pct(seed_mean(s, 'share256'))} -> {pct(seed_mean(b, 'share256'))}"
             )
-        else:
-            rows.append(f"{m.upper()} {loss}")
         ok &= good
     return Claim.judged(
         ok,

@@ -1,30 +1,22 @@
 """Controlled runs behind Table 2's cells: Table 2's runs (full settings, seeds 1..N) with one knob
-changed, the cells before and after, judged by the one rule (usage, readings and results:
-docs/reproductions/mace.md, "Table 2: the set-up checked and the controlled runs").
-
-    python -m qoslab.reproduce.mace.controls NAME [--seeds N] [--jobs N] [--models M,...]
-                                             [--baseline committed|run] [--out FILE]
-    python -m qoslab.reproduce.mace.controls --list
-"""
+changed, the cells before and after, judged by the one rule (command line, readings and results:
+docs/reproductions/mace.md, "Table 2: the set-up checked and the controlled runs")."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ...errors import ReproductionError
-from ...scenario import Override, Scenario
+from ...scenario import Override
 from ..cells import Cell, Measured, cells_csv, compare, read_cells
 from ..framework import Context, control_context, control_main, control_md, control_parser
-from .params import MACE_KEY, NO_DEPARTURE_LIFETIME, S3_MODELS_FULL, SSAC, mbac_admission
-from .runs import Table2Run, table2_measures, table2_spec
+from .params import ADMISSIONS, MACE_KEY, S3_MODELS_FULL, mbac_admission
+from .runs import lifetime_overrides, table2
 from .tables import TABLE2_COLUMNS
-
-ADMISSIONS: dict[str, dict[str, Any]] = {"ssac": SSAC, "mbac": mbac_admission()}
 
 
 def _groups(model: str) -> list[str]:
@@ -40,17 +32,13 @@ def _on_off(model: str) -> list[str]:
 @dataclass(frozen=True)
 class Control:
     """One knob of Table 2's set-up: what changes, why that value, the admission schemes it
-    concerns, the overrides per model (``extra``) and MBAC's admission (``mbac``)."""
+    concerns with their tables (``admissions``) and the overrides per model (``extra``)."""
 
     name: str
     knob: str
     why: str
-    admissions: tuple[str, ...]
+    admissions: dict[str, dict[str, Any]]
     extra: Callable[[str], list[Override]] = field(default=lambda model: [])
-    mbac: dict[str, Any] = field(default_factory=lambda: ADMISSIONS["mbac"])
-
-    def admission(self, kind: str) -> dict[str, Any]:
-        return self.mbac if kind == "mbac" else ADMISSIONS[kind]
 
 
 CONTROLS: dict[str, Control] = {
@@ -61,7 +49,7 @@ CONTROLS: dict[str, Control] = {
             knob="stale timeout (classifier and candidates) 30 s -> 300 s",
             why="the paper gives no timeout; 300 s is ten times qoslab's, longer than all but about "
             "one in two thousand of POO3's OFF periods (Pareto, shape 1.1, mean 2.9 s)",
-            admissions=("ssac", "mbac"),
+            admissions=ADMISSIONS,
             extra=lambda model: [(f"{MACE_KEY}.stale_timeout", "300s")],
         ),
         Control(
@@ -69,36 +57,27 @@ CONTROLS: dict[str, Control] = {
             knob="CL candidates' lifetimes exp(1000 s) -> none (every flow outlives the run)",
             why="isolates batch admission: with departures MBAC's estimate only rises between "
             "window ends, so each window re-admits its departed flows in one batch",
-            admissions=("mbac",),
-            extra=lambda model: [
-                o
-                for g in _groups(model)
-                for o in (
-                    f"traffic[{g}].arrivals.lifetime={NO_DEPARTURE_LIFETIME}",
-                    (f"traffic[{g}].arrivals.lifetime_dist", "fixed"),
-                )
-            ],
+            admissions={"mbac": ADMISSIONS["mbac"]},
+            extra=lambda model: [o for g in _groups(model) for o in lifetime_overrides(None, g)],
         ),
         Control(
             name="v-1",
             knob="MBAC's target utilization v 0.95 -> 1",
             why="the paper gives no v; 1 is the largest a utilization of the allocation allows",
-            admissions=("mbac",),
-            mbac=mbac_admission(v=1.0),
+            admissions={"mbac": mbac_admission(v=1.0)},
         ),
         Control(
             name="window-continue",
             knob="MBAC's estimator window on admission: restart -> continue",
             why="the paper lists three updates of the estimate and no restart; qoslab restarts as Jamin et al. do",
-            admissions=("mbac",),
-            mbac=mbac_admission(restart_window=False),
+            admissions={"mbac": mbac_admission(restart_window=False)},
         ),
         Control(
             name="nominal-packetization",
             knob="ON periods packetized ceil(L / interval) -> nominal (one packet per interval of ON time)",
             why="the paper does not say how its senders turned ON periods into packets; nominal "
             "sends exactly the peak rate x the ON share",
-            admissions=("ssac", "mbac"),
+            admissions=ADMISSIONS,
             extra=lambda model: [(f"traffic[{g}].packetization", "nominal") for g in _on_off(model)],
         ),
     )
@@ -106,36 +85,22 @@ CONTROLS: dict[str, Control] = {
 
 
 #: Table 2's set-up as it is (``--baseline run``).
-BASELINE = Control(name="baseline", knob="none", why="", admissions=tuple(ADMISSIONS))
+BASELINE = Control(name="baseline", knob="none", why="", admissions=ADMISSIONS)
 
 
 def table2_cells(ctx: Context, control: Control | None, models: Sequence[str]) -> list[Cell]:
     """Table 2's judged cells of ``models`` under ``control`` (``None``: the set-up as it is),
     for the admission schemes the control concerns; every other cell ``not run``."""
     control = control or BASELINE
-    plan = [(m, kind, seed) for m in models for kind in control.admissions for seed in ctx.seeds]
-    specs = [table2_spec(ctx, m, control.admission(kind), kind, seed, extra=control.extra(m)) for m, kind, seed in plan]
-    got: dict[tuple[str, str], list[Table2Run]] = {}
-    for (m, kind, _), run in zip(plan, _reduce_by_model(ctx, specs, [m for m, _, _ in plan]), strict=True):
-        got.setdefault((m, kind), []).append(run)
+    t2 = table2(ctx, models, control.admissions, control.extra, save=False)
     measured = [
-        Measured("Table 2", m.upper(), column, [value(r) for r in runs])
-        for (m, kind), runs in got.items()
+        Measured("Table 2", m.upper(), column, [value(r) for r in runs[adm]])
+        for m, runs in t2.items()
         for adm, column, value in TABLE2_COLUMNS
-        if adm == kind
+        if adm in runs
     ]
     assert ctx.paper is not None
     return [c for c in compare(ctx.paper, measured) if c.table == "Table 2"]
-
-
-def _reduce_by_model(ctx: Context, specs: list[tuple[str, Scenario, int]], models: list[str]) -> list[Table2Run]:
-    """Each spec's Table 2 measures (its model's reduction), in the order given; one batch per model."""
-    slots: dict[int, Table2Run] = {}
-    for m in dict.fromkeys(models):
-        idx = [i for i, x in enumerate(models) if x == m]
-        runs = ctx.run_reduced([specs[i] for i in idx], partial(table2_measures, ctx, m), save=False)
-        slots.update(zip(idx, runs, strict=True))
-    return [slots[i] for i in range(len(specs))]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -159,11 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         bad = [m for m in models if m not in S3_MODELS_FULL]
         if bad or not models:
             raise ReproductionError(f"--models: {', '.join(bad) or 'none'}; allowed: {', '.join(S3_MODELS_FULL)}")
-        control = controls[0]
         with control_context("mace", seeds=seeds, jobs=a.jobs) as ctx:
             if a.baseline == "run":
-                before = table2_cells(ctx, None, models)
-                baseline = "rerun here"
+                before, baseline = table2_cells(ctx, None, models), "rerun here"
             else:
                 from ..docs import docs_dir
 
@@ -172,11 +135,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     raise ReproductionError(f"{path}: no committed cells; allowed: --baseline run")
                 before = [c for c in read_cells(path) if c.table == "Table 2"]
                 baseline = f"the committed full run, {path.name}"
-            after = table2_cells(ctx, control, models)
+            after = table2_cells(ctx, controls[0], models)
         if a.out:
             Path(a.out).write_text(cells_csv(after), encoding="utf-8")
         shown = [c for c in after if c.qoslab is not None]
-        print(control_md(control, seeds, f"; before: {baseline}", before, shown, ("row", "column")), end="")
+        print(control_md(controls[0], seeds, f"; before: {baseline}", before, shown, ("row", "column")), end="")
 
     return control_main(a, CONTROLS, lambda c: f"{c.name}: {c.knob} ({', '.join(c.admissions)})", body)
 

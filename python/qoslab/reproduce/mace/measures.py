@@ -1,11 +1,11 @@
-"""What the MACE reproduction measures in one run's result (pure functions of a
-:class:`~qoslab.result.Result`): the MACE link's sample rows (per-class counters, MBAC's
-estimate), loss, inter-arrival histograms and the admitted-flow paths."""
+"""What the MACE reproduction measures in one run's :class:`~qoslab.result.Result` (pure functions): the MACE
+link's sample rows (per-class counters, MBAC's estimate), loss, inter-arrival histograms, admitted-flow paths."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from ...result import Result
@@ -18,8 +18,7 @@ Hist = dict[float, float]
 
 
 def mace_events(res: Result, kind: str) -> pd.DataFrame:
-    """MACE's rows of ``kind`` (the simulator's own flow admission also writes ``admit`` rows;
-    MACE's name their link first in ``detail``)."""
+    """MACE's rows of ``kind``, those whose ``detail`` names the link (docs/mechanisms/mace.md)."""
     ev = res.events
     return ev[(ev["kind"] == kind) & ev["detail"].str.startswith("link=")]
 
@@ -89,9 +88,8 @@ def group_loss(res: Result, groups: list[str]) -> float:
 
 
 def binned_loss(res: Result, groups: list[str], after_s: float) -> float:
-    """End-to-end packet loss (dropped / sent, every packet) of the flows of ``groups`` from
-    ``after_s`` on, from the per-flow counter bins that start at or after it (``metrics.bin``
-    must divide it)."""
+    """End-to-end packet loss (dropped / sent) of the flows of ``groups`` from ``after_s`` on, from the
+    per-flow counter bins that start at or after it (``metrics.bin`` must divide it)."""
     s = res.series
     names = set(_flows(res, groups)["name"])
     s = s[(s["entity_kind"] == "flow") & s["entity_id"].isin(names) & (s["t_s"] >= after_s - 1e-9)]
@@ -101,8 +99,7 @@ def binned_loss(res: Result, groups: list[str], after_s: float) -> float:
 
 
 def interarrival_hist(res: Result, groups: list[str]) -> Hist:
-    """Aggregate receiver inter-arrival histogram of ``groups``, inter-arrivals of 80 ms or more
-    left out."""
+    """Aggregate receiver inter-arrival histogram of ``groups``, inter-arrivals of 80 ms or more left out."""
     s = res.series
     names = set(_flows(res, groups)["name"])
     s = s[(s["metric"] == "interarrival_count") & s["entity_id"].isin(names) & (s["t_s"] < 0.080 - 1e-9)]
@@ -130,11 +127,8 @@ def share_at_most(hist: Hist, limit_s: float) -> float:
 
 def _path(steps: Iterable[tuple[float, int]]) -> list[tuple[float, int]]:
     """The running count after each (time, +1/-1) step, in time order."""
-    n, out = 0, []
-    for t, d in sorted(steps):
-        n += d
-        out.append((t, n))
-    return out
+    ordered = sorted(steps)
+    return list(zip([t for t, _ in ordered], accumulate(d for _, d in ordered), strict=True))
 
 
 def admitted_path(res: Result) -> list[tuple[float, int]]:
@@ -167,10 +161,7 @@ def alive_path(res: Result) -> list[tuple[float, int]]:
 
 def path_stats(path: list[tuple[float, int]], start_s: float, end_s: float) -> tuple[float, int]:
     """Time-average and maximum over [start_s, end_s] of a step path of (time, count)."""
-    n = 0
-    for t, k in path:
-        if t <= start_s:
-            n = k
+    n = next((k for t, k in reversed(path) if t <= start_s), 0)
     area, last, peak = 0.0, start_s, n
     for t, k in path:
         if start_s < t <= end_s:
@@ -179,16 +170,6 @@ def path_stats(path: list[tuple[float, int]], start_s: float, end_s: float) -> t
             peak = max(peak, n)
     area += n * (end_s - last)
     return (area / (end_s - start_s) if end_s > start_s else math.nan, peak)
-
-
-def alive_stats(res: Result, start_s: float, end_s: float) -> tuple[float, int]:
-    """Time-average and maximum of the admitted flows still sending over [start_s, end_s]."""
-    return path_stats(alive_path(res), start_s, end_s)
-
-
-def admitted_stats(res: Result, start_s: float, end_s: float) -> tuple[float, int]:
-    """Time-average and maximum of the admitted count over [start_s, end_s]."""
-    return path_stats(admitted_path(res), start_s, end_s)
 
 
 def sample_rates(res: Result, after_s: float) -> list[float]:

@@ -3,6 +3,7 @@ the quick and full runs' lengths. The paper's own numbers are in ``paperdata/mac
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ... import topology
@@ -17,8 +18,8 @@ FIG9_LOAD = 130
 FIG9_BG_SOURCES = 20
 #: Host timing jitter of the testbed's senders (FreeBSD 2.2.2, HZ = 100: one 10 ms clock tick).
 HOST_JITTER = '{ dist = "uniform", max = "10ms" }'
+#: Scenarios 1 and 2, Figs. 7-9: run length.
 S1_DURATION = {True: "20s", False: "200s"}
-S2_DURATION = S1_DURATION
 #: Scenarios 3-4 (Table 2) and Figs. 12-13: run length and warm-up.
 S3_DURATION = {True: "330s", False: "3100s"}
 WARMUP_S = {True: 30.0, False: 100.0}
@@ -32,16 +33,11 @@ V_SWEEP = [0.85, 0.9, 0.95, 1.0]
 #: The sweep's points (full runs) by key: (v, window restarted on admission); "0.95" is Table 2's run.
 SWEEP_POINTS: dict[str, tuple[float, bool]] = {**{f"{v:g}": (v, True) for v in V_SWEEP}, "0.95 continue": (0.95, False)}
 SSAC = topology.ssac()
-
-
-def mbac_admission(
-    *, v: float = 0.95, sample: str = "5s", window: int = 20, restart_window: bool = True
-) -> dict[str, Any]:
-    """MBAC's admission table (a typed override of ``MACE_KEY.admission``): v (the paper gives none),
-    S = 5 s, T = 20 samples, the window restarted on admission as Jamin et al. do."""
-    return topology.mbac(v=v, sample=sample, window=window, restart_window=restart_window)
-
-
+#: MBAC's admission table (a typed override of ``MACE_KEY.admission``): v (the paper gives none),
+#: S = 5 s, T = 20 samples, the window restarted on admission as Jamin et al. do.
+mbac_admission = partial(topology.mbac, v=0.95, sample="5s", window=20, restart_window=True)
+#: Table 2's admission schemes.
+ADMISSIONS: dict[str, dict[str, Any]] = {"ssac": SSAC, "mbac": mbac_admission()}
 ESTIMATOR_WINDOW_S = 5.0 * 20
 MACE_KEY = "topology.links[router1->dst].mace"
 ALLOCATION = {"cbr": 3.9e6, "poo1": 3.9e6, "exp1": 3.9e6, "poo2": 2.3e6, "poo3": 2.3e6, "exp2": 2.3e6, "mixed": 2.3e6}

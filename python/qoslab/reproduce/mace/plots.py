@@ -3,6 +3,7 @@ each, written beside ``report.md``."""
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any
 
 from ...stats import Estimate
@@ -19,36 +20,21 @@ INTERARRIVAL_AXIS = "inter-arrival time (ms), < 80 ms"
 
 def plots(ctx: Context, r: Runs) -> list[Figure]:
     """Draws every figure the runs allow (the mixed CDFs need the mixed model, the v sweep a full run)."""
-    s1, s2, t2, sweep, f9, dep, mixed, f1213 = r
-    out = [
-        fig6(ctx, s1),
-        fig7_8(ctx, s1, mixed),
-        fig9(ctx, f9),
-        fig12_13(ctx, f1213),
-        departures(ctx, dep),
-        fig10_11(ctx, s2),
-        cdf_poo1_replay(ctx, s2),
-    ]
-    one = {m: {k: runs[0] for k, runs in x.items()} for m, x in t2.items()}  # the first seed's runs
-    if "mixed" in one:
-        out.append(cdf_mixed(ctx, one["mixed"]))
+    one = {m: {k: runs[0] for k, runs in x.items()} for m, x in r.t2.items()}  # the first seed's runs
     model = next((m for m in FIG14_MODELS if m in one), None)
-    if model:
-        out.append(fig14(ctx, model, one[model]))
-    out.append(table2_utilization(ctx, t2))
-    if sweep:
-        out.append(v_sweep(ctx, sweep))
-    return out
-
-
-def _cdf(hist: Hist) -> tuple[list[float], list[float]]:
-    total = sum(hist.values()) or 1.0
-    xs, ys, acc = [], [], 0.0
-    for t, n in hist.items():
-        acc += n
-        xs.append((t + 0.001) * 1000)
-        ys.append(acc / total)
-    return xs, ys
+    return [
+        fig6(ctx, r.s1),
+        fig7_8(ctx, r.s1, r.mixed),
+        fig9(ctx, r.f9),
+        fig12_13(ctx, r.f1213),
+        departures(ctx, r.dep),
+        fig10_11(ctx, r.s2),
+        cdf_poo1_replay(ctx, r.s2),
+        *([cdf_mixed(ctx, one["mixed"])] if "mixed" in one else []),
+        *([fig14(ctx, model, one[model])] if model else []),
+        table2_utilization(ctx, r.t2),
+        *([v_sweep(ctx, r.sweep)] if r.sweep else []),
+    ]
 
 
 def _share_bars(ax: Any, hist: Hist, label: str, suffix: str = "", **style: Any) -> None:
@@ -79,9 +65,8 @@ def fig6(ctx: Context, s1: Scenario1) -> Figure:
 
 def fig9(ctx: Context, f9: Fig9) -> Figure:
     fig, axes = figures.new_axes(10.0, 4.5, 1, 2, sharey=True)
-    for ax, (variant, title) in zip(
-        axes, (("exact", "exact send times"), ("jitter", "host timing jitter (10 ms tick)")), strict=True
-    ):
+    panels = {"exact": "exact send times", "jitter": "host timing jitter (10 ms tick)"}
+    for ax, (variant, title) in zip(axes, panels.items(), strict=True):
         for g, lab in (("cl", "CL"), ("be", "BE")):
             _share_bars(ax, f9["hist"][variant][g], lab, " within 25%", alpha=0.6)
         ax.set(yscale="log", xlabel=INTERARRIVAL_AXIS, title=title)
@@ -99,22 +84,18 @@ def fig9(ctx: Context, f9: Fig9) -> Figure:
 
 def fig7_8(ctx: Context, s1: Scenario1, mixed: MixedLoss) -> Figure:
     fig, (a7, a8) = figures.new_axes(10.0, 4.5, 1, 2)
-    loads = mixed["loads"]
-    runs = mixed["runs"]
+    loads, runs = mixed["loads"], mixed["runs"]
     for key, style, label in (
         ("loss_cl_class", "o-", "CL (class)"),
         ("loss_cl_group", "x--", "CL-port flows"),
         ("loss_be_group", "s-", "BE-port flows"),
     ):
         a7.plot(loads, [seed_mean(runs[str(ld)], key) * 100 for ld in loads], style, label=label)
-    a7.set_title("Fig. 7: mixed CL models, CL vs BE loss")
-    a8.plot(
-        loads, [seed_mean(s1["runs"][f"mace_{ld}"], "loss_bg") * 100 for ld in loads], "o-", label="CBR CL (scen. 1)"
-    )
+    cbr = [seed_mean(s1["runs"][f"mace_{ld}"], "loss_bg") * 100 for ld in loads]
+    a8.plot(loads, cbr, "o-", label="CBR CL (scen. 1)")
     a8.plot(loads, [seed_mean(runs[str(ld)], "loss_bg") * 100 for ld in loads], "s-", label="mixed ON/OFF CL")
-    a8.set_title("Fig. 8: background loss")
-    for ax in (a7, a8):
-        ax.set_xlabel(LOAD_AXIS)
+    for ax, title in ((a7, "Fig. 7: mixed CL models, CL vs BE loss"), (a8, "Fig. 8: background loss")):
+        ax.set(xlabel=LOAD_AXIS, title=title)
         ax.legend(fontsize=8)
     a7.set_ylabel("packet loss (%)")
     return ctx.figure(
@@ -125,20 +106,21 @@ def fig7_8(ctx: Context, s1: Scenario1, mixed: MixedLoss) -> Figure:
     )
 
 
-def _cdfs(ax: Any, hists: list[tuple[Hist, str]], title: str, xlabel: str = INTERARRIVAL_AXIS) -> None:
-    """Inter-arrival CDFs on one axis, one per (histogram, label)."""
-    for hist, label in hists:
-        xs, ys = _cdf(hist)
-        ax.plot(xs, ys, label=label)
-    ax.set(title=title, xlabel=xlabel)
+def _cdf_panels(axes: Any, panels: dict[str, list[tuple[Hist, str]]], xlabel: str = INTERARRIVAL_AXIS) -> None:
+    """Inter-arrival CDFs, a panel per title with its (histogram, label) lines; "CDF" on the first's y axis."""
+    for ax, (title, hists) in zip(axes, panels.items(), strict=True):
+        for hist, label in hists:
+            total = sum(hist.values()) or 1.0
+            ax.plot([(t + 0.001) * 1000 for t in hist], [n / total for n in accumulate(hist.values())], label=label)
+        ax.set(title=title, xlabel=xlabel)
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("CDF")
 
 
 def fig12_13(ctx: Context, f1213: Fig12_13) -> Figure:
     fig, axes = figures.new_axes(10.0, 4.5, 1, 2, sharey=True)
-    for ax, kbps in zip(axes, ("256", "64"), strict=True):
-        _cdfs(ax, [(f1213["hist"][svc][kbps], svc.upper()) for svc in ("cl", "be")], f"{kbps} kb/s connections")
-        ax.legend(fontsize=8)
-    axes[0].set_ylabel("CDF")
+    panels = {f"{k} kb/s connections": [(f1213["hist"][g][k], g.upper()) for g in ("cl", "be")] for k in ("256", "64")}
+    _cdf_panels(axes, panels)
     fig.suptitle("Figs. 12-13 analogue: mixed source models, CL against BE")
     return ctx.figure(
         fig,
@@ -155,13 +137,8 @@ def departures(ctx: Context, dep: Departures) -> Figure:
         finite = [r for r in runs.values() if r["lifetime_s"] is not None]
         xs = [float(r["lifetime_s"] or 0.0) for r in finite]
         ax.plot(xs, [r["utilization"] * 100 for r in finite], "o", color=f"C{i}", label=f"{m.upper()} measured")
-        ax.plot(
-            xs,
-            [batch_prediction(none, x, dep["window_s"], m) * 100 for x in xs],
-            "x--",
-            color=f"C{i}",
-            label=f"{m.upper()} predicted (batch admission)",
-        )
+        want = [batch_prediction(none, x, dep["window_s"], m) * 100 for x in xs]
+        ax.plot(xs, want, "x--", color=f"C{i}", label=f"{m.upper()} predicted (batch admission)")
         ax.axhline(none["utilization"] * 100, color=f"C{i}", lw=0.8, ls=":", label=f"{m.upper()} no departures")
     ax.set(xscale="log", xlabel="mean flow lifetime L (s)", ylabel="utilization of the CL allocation (%)")
     ax.set_title(f"MBAC with departures (T·S = {dep['window_s']:g} s)")
@@ -190,36 +167,31 @@ def fig10_11(ctx: Context, s2: Scenario2) -> Figure:
         "Figs. 10-11 analogue: generation inter-times at the senders against inter-arrival times at "
         "the receiver (scenario 2 with MACE), BE-port and replayed CL-port POO1 flows. Generation "
         "times come from the same replay over a 10 Gb/s bottleneck, where no packet waits; "
-        + (
-            "its flows sent exactly the packets of the measured runs."
-            if same
-            else "WARNING: its flows did not send the same packets as the measured runs."
-        ),
+        + ("its flows sent exactly the packets of" if same else "WARNING: its flows did not send the same packets as")
+        + " the measured runs.",
     )
 
 
 def cdf_poo1_replay(ctx: Context, s2: Scenario2) -> Figure:
     fig, ax = figures.new_axes(7.0, 4.5)
-    hists = [
+    lines = [
         (s2["hist"][v]["cl"], f"replayed CL-port POO1 flows, {lab}")
         for v, lab in (("mace", "with MACE"), ("nomace", "without MACE"))
     ]
-    _cdfs(ax, hists, "Figs. 10-11 analogue: POO1 record and replay")
-    ax.set_ylabel("CDF")
-    ax.legend(fontsize=8)
+    _cdf_panels([ax], {"Figs. 10-11 analogue: POO1 record and replay": lines})
     return ctx.figure(
         fig, "cdf_poo1_replay.png", "Inter-arrival CDF of the same recorded POO1 flows replayed with and without MACE."
     )
 
 
 def cdf_mixed(ctx: Context, mixed: dict[str, Table2Run]) -> Figure:
-    fig, (a1, a2) = figures.new_axes(9.0, 4.0, 1, 2)
-    ssac, mbac, xlabel = mixed["ssac"], mixed["mbac"], "inter-arrival (ms), < 80 ms"
-    _cdfs(a1, [(ssac["hist256"], "SSAC"), (mbac["hist256"], "MBAC")], "256 kb/s CL (POO2, EXP2)", xlabel)
-    _cdfs(a2, [(ssac["hist64"], "SSAC"), (mbac["hist64"], "MBAC")], "64 kb/s CL (CBR, POO3, EXP1)", xlabel)
-    for ax in (a1, a2):
-        ax.legend(fontsize=8)
-    a1.set_ylabel("CDF")
+    fig, axes = figures.new_axes(9.0, 4.0, 1, 2)
+    ssac, mbac = mixed["ssac"], mixed["mbac"]
+    panels = {
+        "256 kb/s CL (POO2, EXP2)": [(ssac["hist256"], "SSAC"), (mbac["hist256"], "MBAC")],
+        "64 kb/s CL (CBR, POO3, EXP1)": [(ssac["hist64"], "SSAC"), (mbac["hist64"], "MBAC")],
+    }
+    _cdf_panels(axes, panels, "inter-arrival (ms), < 80 ms")
     return ctx.figure(
         fig,
         "cdf_mixed_ssac_mbac.png",
@@ -230,11 +202,10 @@ def cdf_mixed(ctx: Context, mixed: dict[str, Table2Run]) -> Figure:
 def fig14(ctx: Context, model: str, runs: dict[str, Table2Run]) -> Figure:
     fig, ax = figures.new_axes(8.0, 4.5)
     p, q = runs["mbac"]["path"], runs["ssac"]["path"]
-    ax.plot(
-        p["t_s"], [x / 1e6 for x in p["sample_bps"]], ".-", ms=3, lw=0.8, label="MBAC: measured CL load (5 s samples)"
-    )
-    ax.plot(p["t_s"], [x / 1e6 for x in p["nu_hat_bps"]], drawstyle="steps-post", label="MBAC: estimate ν̂")
-    ax.plot(p["t_s"], [x / 1e6 for x in p["v_mu_bps"]], "--", label="v·μ (admission limit)")
+    mbps = {k: [x / 1e6 for x in p[k]] for k in ("sample_bps", "nu_hat_bps", "v_mu_bps")}
+    ax.plot(p["t_s"], mbps["sample_bps"], ".-", ms=3, lw=0.8, label="MBAC: measured CL load (5 s samples)")
+    ax.plot(p["t_s"], mbps["nu_hat_bps"], drawstyle="steps-post", label="MBAC: estimate ν̂")
+    ax.plot(p["t_s"], mbps["v_mu_bps"], "--", label="v·μ (admission limit)")
     ax.plot(q["t_s"], [x / 1e6 for x in q["sample_bps"]], lw=0.8, alpha=0.6, label="SSAC: measured CL load")
     ax.axhline(ALLOCATION[model] / 1e6, color="k", lw=0.8, label="allocation μ")
     ax.axvline(WARMUP_S[ctx.quick], color="grey", lw=0.6, ls=":")
@@ -252,8 +223,7 @@ def fig14(ctx: Context, model: str, runs: dict[str, Table2Run]) -> Figure:
 
 def table2_utilization(ctx: Context, t2: Table2) -> Figure:
     fig, ax = figures.new_axes(8.0, 4.0)
-    ms = list(t2)
-    xs = range(len(ms))
+    ms, xs = list(t2), range(len(t2))
     for dx, adm in ((-0.2, "ssac"), (0.2, "mbac")):
         u = [Estimate.of(r["utilization"] * 100 for r in t2[m][adm]).mean for m in ms]
         ax.bar([x + dx for x in xs], u, width=0.4, label=adm.upper())
@@ -273,10 +243,9 @@ def v_sweep(ctx: Context, sweep: dict[str, Table2Run]) -> Figure:
     vs = [SWEEP_POINTS[k][0] for k in keys]
     ax.plot(vs, [sweep[v]["utilization"] * 100 for v in keys], "o-", label="utilization (%)")
     ax.plot(vs, [sweep[v]["admitted_mean"] for v in keys], "s-", label="admitted flows")
-    c = sweep.get("0.95 continue")
-    if c:
-        ax.plot([0.95], [c["utilization"] * 100], "x", color="C0", label="utilization, window continues")
-        ax.plot([0.95], [c["admitted_mean"]], "x", color="C1", label="flows, window continues")
+    c = sweep["0.95 continue"]
+    ax.plot([0.95], [c["utilization"] * 100], "x", color="C0", label="utilization, window continues")
+    ax.plot([0.95], [c["admitted_mean"]], "x", color="C1", label="flows, window continues")
     ax.set(xlabel="target utilization v", title="EXP1 under MBAC: sweep of v")
     ax.legend(fontsize=8)
     return ctx.figure(

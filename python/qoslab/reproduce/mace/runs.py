@@ -1,23 +1,23 @@
-"""The MACE reproduction's runs [MACE98 §4-5]: scenario 1 (CBR against background load) and its
-Fig. 9 and Figs. 7-8 variants, scenario 2 (POO1 record and replay), scenarios 3-4 (Table 2, SSAC
-against MBAC per source model), Figs. 12-13, the departures experiment and the sweep of v. Each
-keeps the measures the claims, cells, figures and ``results.json`` need."""
+"""The MACE reproduction's runs [MACE98 §4-5], a function per scenario or experiment (docs/reproductions/mace.md,
+Setup), each keeping the measures the claims, cells, figures and ``results.json`` need."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import shutil
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, NamedTuple, TypedDict
 
+from ...errors import warn_scenario
 from ...recording import record_arrivals
 from ...result import Result
-from ...scenario import Override, Scenario
+from ...scenario import Override, Scenario, read_text
 from ..framework import Context
 from .measures import (
     Hist,
-    admitted_stats,
-    alive_stats,
+    admitted_path,
+    alive_path,
     binned_loss,
     class_loss,
     delay_sd_ms,
@@ -26,12 +26,14 @@ from .measures import (
     interarrival_hist,
     mbac_path,
     offered_bps,
+    path_stats,
     percentile,
     sample_rates,
     share_at_most,
     share_within,
 )
 from .params import (
+    ADMISSIONS,
     ALLOCATION,
     BG_SOURCE_BPS,
     DEPARTURES,
@@ -50,12 +52,10 @@ from .params import (
     NO_DEPARTURE_LIFETIME,
     RESERVE,
     S1_DURATION,
-    S2_DURATION,
     S3_DURATION,
     S3_MODELS_FULL,
     S3_MODELS_QUICK,
-    SSAC,
-    V_SWEEP,
+    SWEEP_POINTS,
     WARMUP_S,
     bg_sources,
     mbac_admission,
@@ -66,8 +66,7 @@ Measures = dict[str, float]
 
 
 class Scenario1(TypedDict):
-    """``runs["mace_130"]``: one :data:`Measures` per seed; ``hist[variant][group]``: the first
-    seed's histograms at :data:`FIG9_LOAD`."""
+    """``runs["mace_130"]``: :data:`Measures` per seed; ``hist[variant][group]``: the first seed's at 130%."""
 
     loads: list[int]
     runs: dict[str, list[Measures]]
@@ -75,8 +74,7 @@ class Scenario1(TypedDict):
 
 
 class Scenario2(TypedDict):
-    """Recorded and replayed flow counts, histograms, loss, and whether the generation probe's
-    sources sent the measured runs' packets."""
+    """Flows recorded and replayed, histograms, loss; whether the generation probe sent the runs' packets."""
 
     recorded_flows: int
     hist: dict[str, dict[str, Hist]]
@@ -125,11 +123,6 @@ DESCRIPTORS = "cl_ports.descriptors"
 def _load_replay(ctx: Context, file: str, overrides: list[Override]) -> Scenario:
     """A scenario-2 replay file whose relative paths (the recording and the descriptors) resolve
     against the reproduction's folder, so that its hash and results name them as the file does."""
-    import shutil
-
-    from ...errors import warn_scenario
-    from ...scenario import read_text
-
     copy = ctx.folder / DESCRIPTORS
     if not copy.exists():
         shutil.copyfile(ctx.scenario_path(f"mace/{DESCRIPTORS}"), copy)
@@ -144,7 +137,6 @@ def _s1_measures(res: Result, n: int, variant: str) -> tuple[Measures, dict[str,
     """One scenario-1 replication's measures, and its CL and BE histograms."""
     m: Measures = {
         "bg_sources": n,
-        "offered_pct": n * BG_SOURCE_BPS / LINK_BPS * 100,
         "loss_cl_group": group_loss(res, ["cl"]),
         "loss_be_group": group_loss(res, ["be"]),
         "loss_testing": group_loss(res, ["cl", "be"]),
@@ -159,55 +151,48 @@ def _s1_measures(res: Result, n: int, variant: str) -> tuple[Measures, dict[str,
     return m, hists
 
 
-def _s1_load(ctx: Context, file: str, load: int) -> Scenario:
-    """Scenario 1's length over ``load`` % background (scenario 1 and Figs. 7-8)."""
-    return _load(ctx, file, [f"duration={S1_DURATION[ctx.quick]}", f"traffic[bg].flows={bg_sources(load)}"])
+def _s1_load(ctx: Context, file: str, sources: int, extra: Sequence[Override] = ()) -> Scenario:
+    """Scenario 1's length with ``sources`` background sources and the ``extra`` overrides (Figs. 6-9)."""
+    return _load(ctx, file, [f"duration={S1_DURATION[ctx.quick]}", f"traffic[bg].flows={sources}", *extra])
 
 
 def scenario1(ctx: Context) -> Scenario1:
     """20 CL and 20 BE CBR flows against each background load, with and without MACE, every seed."""
     loads = LOADS_QUICK if ctx.quick else LOADS_FULL
-    out: Scenario1 = {"loads": loads, "runs": {}, "hist": {}}
     points = [
-        ((load, variant), f"s1_{variant}_{load}", _s1_load(ctx, f"s1_cbr_{variant}.toml", load))
+        ((load, variant), f"s1_{variant}_{load}", _s1_load(ctx, f"s1_cbr_{variant}.toml", bg_sources(load)))
         for load in loads
         for variant in ("mace", "nomace")
     ]
     grid = ctx.run_grid(points, lambda key, res: _s1_measures(res, bg_sources(key[0]), key[1]))
-    for (load, variant), runs in grid.items():
-        if load == FIG9_LOAD:
-            out["hist"][variant] = runs[0][1]
-        out["runs"][f"{variant}_{load}"] = [m for m, _ in runs]
-    return out
+    return {
+        "loads": loads,
+        "runs": {f"{variant}_{load}": [m for m, _ in runs] for (load, variant), runs in grid.items()},
+        "hist": {variant: runs[0][1] for (load, variant), runs in grid.items() if load == FIG9_LOAD},
+    }
 
 
 def scenario2(ctx: Context) -> Scenario2:
     """POO1 record and replay: a recording run, its CL flows replayed with and without MACE, and the
     generation probe (the same replay over a bottleneck where no packet waits)."""
-    dur = S2_DURATION[ctx.quick]
+    dur = S1_DURATION[ctx.quick]
     seed = ctx.seeds[0]
     rec = ctx.run("s2_record", _load(ctx, "s2_poo1_record.toml", [f"duration={dur}"]), seed)
     record_arrivals(rec, "cl", ctx.folder / "s2_poo1_flows.csv", group_start_s=2.0)
-    hist: dict[str, dict[str, Hist]] = {}
-    loss: dict[str, dict[str, float]] = {}
-    runs: dict[str, Result] = {}
-    for variant in ("mace", "nomace"):
-        sc = _load_replay(ctx, f"s2_poo1_{variant}.toml", [f"duration={dur}"])
-        res = runs[variant] = ctx.run(f"s2_{variant}", sc, seed)
-        hist[variant] = {g: interarrival_hist(res, [g]) for g in ("cl", "be")}
-        loss[variant] = {g: group_loss(res, [g]) for g in ("cl", "be", "bg")}
-    # Figs. 10-11 need the senders' generation inter-times, which the simulator does not record:
-    # over a 10 Gb/s bottleneck no POO1 packet waits, so the receiver inter-arrivals are the
-    # generation inter-times (within 31 µs, far below the 1 ms bins) if the flows sent the same packets.
+    runs = {
+        v: ctx.run(f"s2_{v}", _load_replay(ctx, f"s2_poo1_{v}.toml", [f"duration={dur}"]), seed)
+        for v in ("mace", "nomace")
+    }
+    # Figs. 10-11's generation inter-times: why a 10 Gb/s replay gives them, docs/decisions/reproduce-mace.md.
     probe_sc = _load_replay(
         ctx, "s2_poo1_nomace.toml", [f"duration={dur}", f"topology.links[router1->dst].rate={GENERATION_PROBE_RATE}"]
     )
     probe = ctx.run("s2_generation", probe_sc, seed)
-    hist["generation"] = {g: interarrival_hist(probe, [g]) for g in ("cl", "be")}
+    hist = {k: {g: interarrival_hist(r, [g]) for g in ("cl", "be")} for k, r in {**runs, "generation": probe}.items()}
     return {
         "recorded_flows": int((rec.flows["group"] == "cl").sum()),
         "hist": hist,
-        "loss": loss,
+        "loss": {v: {g: group_loss(r, [g]) for g in ("cl", "be", "bg")} for v, r in runs.items()},
         "replayed_flows": int((runs["mace"].flows["group"] == "cl").sum()),
         "generation_matches": {v: generation_matches(probe, r, ["cl", "be"]) for v, r in runs.items()},
         "share40": {k: {g: share_within(h[g], 0.040) for g in ("cl", "be")} for k, h in hist.items()},
@@ -217,8 +202,7 @@ def scenario2(ctx: Context) -> Scenario2:
 def table2_spec(
     ctx: Context, model: str, admission: dict[str, Any], variant: str, seed: int, extra: Sequence[Override] = ()
 ) -> tuple[str, Scenario, int]:
-    """The scenario-3/4 run of ``model`` under ``admission`` (and the ``extra`` overrides of a
-    controlled run, :mod:`.controls`), to be saved as ``s3_<model>_<variant>``."""
+    """Scenario 3/4's run of ``model`` under ``admission`` (and a control's ``extra``), as ``s3_<model>_<variant>``."""
     file = "s4_mixed.toml" if model == "mixed" else f"s3_{model}.toml"
     sc = _load(ctx, file, [f"duration={S3_DURATION[ctx.quick]}", (f"{MACE_KEY}.admission", admission), *extra])
     return (f"s3_{model}_{variant}", sc, seed)
@@ -228,7 +212,7 @@ def table2_measures(ctx: Context, model: str, res: Result) -> Table2Run:
     """Table 2's measures of one scenario-3/4 run of ``model``."""
     warm = WARMUP_S[ctx.quick]
     end = float(res.summary.get("sim_time_s") or S3_DURATION[ctx.quick].removesuffix("s"))
-    mean_n, peak_n = admitted_stats(res, warm, end)
+    mean_n, peak_n = path_stats(admitted_path(res), warm, end)
     rates = sample_rates(res, warm)
     mu = ALLOCATION[model]
     groups = sorted(set(res.flows["group"]) - {"bg"})
@@ -238,7 +222,7 @@ def table2_measures(ctx: Context, model: str, res: Result) -> Table2Run:
     return {
         "admitted_mean": mean_n,
         "admitted_max": peak_n,
-        "alive_mean": alive_stats(res, warm, end)[0],
+        "alive_mean": path_stats(alive_path(res), warm, end)[0],
         "utilization": (sum(rates) / len(rates) / mu) if rates else math.nan,
         "sample_p95_bps": percentile(rates, 0.95),
         "allocation_bps": mu,
@@ -257,16 +241,22 @@ def table2_measures(ctx: Context, model: str, res: Result) -> Table2Run:
     }
 
 
-def table2(ctx: Context) -> Table2:
-    """Scenarios 3-4: every source model (quick: EXP1, EXP2) under SSAC and under MBAC (v = 0.95),
-    every seed; one batch per model, each run reduced as it finishes (a 3100 s run's tables are
-    tens of MB)."""
+def table2(
+    ctx: Context,
+    models: Sequence[str] = (),
+    admissions: dict[str, dict[str, Any]] = ADMISSIONS,
+    extra: Callable[[str], Sequence[Override]] = lambda model: (),
+    *,
+    save: bool = True,
+) -> Table2:
+    """Scenarios 3-4: every source model (quick: EXP1, EXP2) under SSAC and MBAC, every seed; a batch per model,
+    each run reduced as it finishes (3100 s runs). :mod:`.controls` gives models, admissions, ``extra``."""
     out: Table2 = {}
-    for model in S3_MODELS_QUICK if ctx.quick else S3_MODELS_FULL:
-        plan = [(kind, adm, seed) for kind, adm in (("ssac", SSAC), ("mbac", mbac_admission())) for seed in ctx.seeds]
-        specs = [table2_spec(ctx, model, adm, kind, seed) for kind, adm, seed in plan]
-        got = ctx.run_reduced(specs, partial(table2_measures, ctx, model))
-        for (kind, _, _), run in zip(plan, got, strict=True):
+    for model in models or (S3_MODELS_QUICK if ctx.quick else S3_MODELS_FULL):
+        plan = [(kind, seed) for kind in admissions for seed in ctx.seeds]
+        specs = [table2_spec(ctx, model, admissions[kind], kind, seed, extra(model)) for kind, seed in plan]
+        got = ctx.run_reduced(specs, partial(table2_measures, ctx, model), save=save)
+        for (kind, _), run in zip(plan, got, strict=True):
             out.setdefault(model, {}).setdefault(kind, []).append(run)
     return out
 
@@ -276,17 +266,14 @@ def sweep(ctx: Context, t2: Table2) -> dict[str, Table2Run]:
     runs only; the first seed); v = 0.95 is Table 2's EXP1 MBAC run, not run again."""
     if ctx.quick:
         return {}
-    plan = [(f"{v:g}", mbac_admission(v=v), f"mbac_v{v:g}") for v in V_SWEEP if v != 0.95]
-    plan.append(("0.95 continue", mbac_admission(restart_window=False), "mbac_v0.95_continue"))
-    results = ctx.run_many([table2_spec(ctx, "exp1", adm, variant, ctx.seeds[0]) for _, adm, variant in plan])
-    got = {key: table2_measures(ctx, "exp1", res) for (key, _, _), res in zip(plan, results, strict=True)}
-    got["0.95"] = t2["exp1"]["mbac"][0]
-    return {k: got[k] for k in [f"{v:g}" for v in V_SWEEP] + ["0.95 continue"]}
+    plan = {k: mbac_admission(v=v, restart_window=restart) for k, (v, restart) in SWEEP_POINTS.items() if k != "0.95"}
+    specs = [table2_spec(ctx, "exp1", adm, f"mbac_v{k.replace(' ', '_')}", ctx.seeds[0]) for k, adm in plan.items()]
+    got = dict(zip(plan, [table2_measures(ctx, "exp1", res) for res in ctx.run_many(specs)], strict=True))
+    return {k: t2["exp1"]["mbac"][0] if k == "0.95" else got[k] for k in SWEEP_POINTS}
 
 
 class Fig9(TypedDict):
-    """Fig. 9 at §5.2's load: ``runs[variant]`` one :data:`Measures` per seed,
-    ``hist[variant][group]`` the first seed's histograms."""
+    """``runs[variant]`` a :data:`Measures` per seed, ``hist[variant][group]`` the first seed's."""
 
     bg_sources: int
     background_pct: float
@@ -295,38 +282,28 @@ class Fig9(TypedDict):
     hist: dict[str, dict[str, Hist]]
 
 
-#: Fig. 9's variants: exact send times and the host timing jitter on every sender, at 20
-#: background sources; and jittered at :data:`FIG9_LOAD` (130%), beside scenario 1's exact run.
+#: Fig. 9's variants (background sources, overrides): exact send times and the host timing jitter on
+#: every sender, at 20 background sources; and jittered at :data:`FIG9_LOAD` (130%), beside scenario 1's exact run.
 _JITTER = [f"traffic[{g}].send_jitter={HOST_JITTER}" for g in ("cl", "be", "bg")]
-FIG9_VARIANTS = {
-    "exact": [f"traffic[bg].flows={FIG9_BG_SOURCES}"],
-    "jitter": [f"traffic[bg].flows={FIG9_BG_SOURCES}", *_JITTER],
-    f"jitter_{FIG9_LOAD}": [f"traffic[bg].flows={bg_sources(FIG9_LOAD)}", *_JITTER],
+FIG9_VARIANTS: dict[str, tuple[int, list[str]]] = {
+    "exact": (FIG9_BG_SOURCES, []),
+    "jitter": (FIG9_BG_SOURCES, _JITTER),
+    f"jitter_{FIG9_LOAD}": (bg_sources(FIG9_LOAD), _JITTER),
 }
 
 
 def fig9(ctx: Context) -> Fig9:
     """Scenario 1 with MACE at Fig. 9's load, with exact and with jittered send times, every seed."""
     n = FIG9_BG_SOURCES
-    points = [
-        (variant, f"fig9_{variant}", _load(ctx, "s1_cbr_mace.toml", [f"duration={S1_DURATION[ctx.quick]}", *extra]))
-        for variant, extra in FIG9_VARIANTS.items()
-    ]
-    out: Fig9 = {
+    points = [(v, f"fig9_{v}", _s1_load(ctx, "s1_cbr_mace.toml", k, jit)) for v, (k, jit) in FIG9_VARIANTS.items()]
+    grid = ctx.run_grid(points, lambda v, res: _s1_measures(res, FIG9_VARIANTS[v][0], "mace"))
+    return {
         "bg_sources": n,
         "background_pct": n * BG_SOURCE_BPS / LINK_BPS * 100,
         "total_pct": (n * BG_SOURCE_BPS + 40 * 386 * 8 / 0.040) / LINK_BPS * 100,
-        "runs": {},
-        "hist": {},
+        "runs": {v: [m for m, _ in runs] for v, runs in grid.items()},
+        "hist": {v: runs[0][1] for v, runs in grid.items()},
     }
-    grid = ctx.run_grid(
-        points,
-        lambda variant, res: _s1_measures(res, n if variant in ("exact", "jitter") else bg_sources(FIG9_LOAD), "mace"),
-    )
-    for variant, runs in grid.items():
-        out["hist"][variant] = runs[0][1]
-        out["runs"][variant] = [m for m, _ in runs]
-    return out
 
 
 class DepartureRun(TypedDict):
@@ -336,7 +313,6 @@ class DepartureRun(TypedDict):
     utilization: float
     alive_mean: float
     admitted_mean: float
-    sample_p95_bps: float
     p95_over_mu: float
     loss_cl_class: float
 
@@ -352,58 +328,50 @@ class Departures(TypedDict):
     extra: dict[str, DepartureRun]
 
 
-def _lifetime_overrides(lifetime_s: float | None) -> list[Override]:
+def lifetime_overrides(lifetime_s: float | None, group: str = "cl") -> list[Override]:
+    """``group``'s candidates' mean lifetime; ``None``: none (a fixed lifetime beyond any run)."""
     if lifetime_s is None:
         return [
-            f"traffic[cl].arrivals.lifetime={NO_DEPARTURE_LIFETIME}",
-            ("traffic[cl].arrivals.lifetime_dist", "fixed"),
+            f"traffic[{group}].arrivals.lifetime={NO_DEPARTURE_LIFETIME}",
+            (f"traffic[{group}].arrivals.lifetime_dist", "fixed"),
         ]
-    return [f"traffic[cl].arrivals.lifetime={lifetime_s:g}s"]
+    return [f"traffic[{group}].arrivals.lifetime={lifetime_s:g}s"]
 
 
 def departures(ctx: Context, t2: Table2) -> Departures:
-    """EXP1 and POO1 (quick: EXP1) under MBAC with the paper's lifetimes, ten times longer and none
-    (the first seed, one batch). In full runs the paper's lifetimes are Table 2's MBAC run of the
-    first seed (the same scenario and seed), not run again."""
+    """EXP1 and POO1 (quick: EXP1) under MBAC with the paper's lifetimes, ten times longer and none (the first
+    seed, one batch); full runs take the paper's lifetimes from Table 2's MBAC run (the same scenario and seed)."""
     p, dur, warm = DEPARTURES[ctx.quick], S3_DURATION[ctx.quick], DEPARTURES_WARMUP_S
+    reused = [m for m in p["models"] if not ctx.quick and m in t2]
 
     def mbac(v: float) -> list[Override]:
         return [f"duration={dur}", (f"{MACE_KEY}.admission", mbac_admission(v=v, window=p["window"]))]
 
-    plan: list[tuple[str, str, float | None]] = []
-    specs: list[tuple[str, Scenario, int]] = []
-    reused: dict[str, DepartureRun] = {}
-    for m in p["models"]:
-        for key, lifetime in p["lifetimes"].items():
-            if not ctx.quick and key == "paper" and m in t2:
-                reused[m] = _from_table2(t2[m]["mbac"][0], m, lifetime)
-                continue
-            plan.append((m, key, lifetime))
-            sc = _load(ctx, f"s3_{m}.toml", mbac(0.95) + _lifetime_overrides(lifetime))
-            specs.append((f"departures_{m}_{key}", sc, ctx.seeds[0]))
+    # (where in the result: a model or "extra", its key there, model, variant, lifetime, overrides)
+    plan: list[tuple[str, str, str, str, float | None, list[Override]]] = [
+        (m, key, m, f"{m}_{key}", lifetime, mbac(0.95) + lifetime_overrides(lifetime))
+        for m in p["models"]
+        for key, lifetime in p["lifetimes"].items()
+        if not (key == "paper" and m in reused)
+    ]
     if not ctx.quick:
-        extras: list[tuple[str, str, float | None, list[Override]]] = [
-            ("exp1 v=1 none", "v1_none", None, mbac(1.0) + _lifetime_overrides(None)),
-            ("exp1 68% background", "bg68", 1000.0, [*mbac(0.95), f"traffic[bg].flows={FIG9_BG_SOURCES}"]),
-            # ON periods packetized at the nominal rate (37.9 kb/s, not 40.3).
-            ("exp1 nominal packetization", "nominal", 1000.0, [*mbac(0.95), ("traffic[cl].packetization", "nominal")]),
-        ]
-        for key, variant, lifetime, overrides in extras:
-            plan.append(("extra", key, lifetime))
-            specs.append((f"departures_exp1_{variant}", _load(ctx, "s3_exp1.toml", overrides), ctx.seeds[0]))
-    out: Departures = {"window_s": 5.0 * p["window"], "warmup_s": warm, "duration": dur, "runs": {}, "extra": {}}
-    got: dict[str, dict[str, DepartureRun]] = {}
-    for (m, key, lifetime), res in zip(plan, ctx.run_many(specs), strict=True):
-        model = "exp1" if m == "extra" else m
-        run = departure_measures(res, model, lifetime, warm, float(dur.removesuffix("s")))
-        if m == "extra":
-            out["extra"][key] = run
-        else:
-            got.setdefault(m, {})[key] = run
-    for m in p["models"]:
-        runs = {**got.get(m, {}), **({"paper": reused[m]} if m in reused else {})}
-        out["runs"][m] = {k: runs[k] for k in p["lifetimes"]}
-    return out
+        extras: dict[str, tuple[str, float | None, list[Override]]] = {
+            "exp1 v=1 none": ("v1_none", None, mbac(1.0) + lifetime_overrides(None)),
+            "exp1 68% background": ("bg68", 1000.0, [*mbac(0.95), f"traffic[bg].flows={FIG9_BG_SOURCES}"]),
+            "exp1 nominal packetization": ("nominal", 1000.0, [*mbac(0.95), ("traffic[cl].packetization", "nominal")]),
+        }
+        plan += [("extra", key, "exp1", f"exp1_{v}", life, o) for key, (v, life, o) in extras.items()]
+    specs = [(f"departures_{v}", _load(ctx, f"s3_{model}.toml", o), ctx.seeds[0]) for _, _, model, v, _, o in plan]
+    got = {m: {"paper": _from_table2(t2[m]["mbac"][0], m, p["lifetimes"]["paper"])} for m in reused}
+    for (where, key, model, _, lifetime, _), res in zip(plan, ctx.run_many(specs), strict=True):
+        got.setdefault(where, {})[key] = departure_measures(res, model, lifetime, warm, float(dur.removesuffix("s")))
+    return {
+        "window_s": 5.0 * p["window"],
+        "warmup_s": warm,
+        "duration": dur,
+        "runs": {m: {k: got[m][k] for k in p["lifetimes"]} for m in p["models"]},
+        "extra": got.get("extra", {}),
+    }
 
 
 def _from_table2(r: Table2Run, model: str, lifetime_s: float | None) -> DepartureRun:
@@ -413,7 +381,6 @@ def _from_table2(r: Table2Run, model: str, lifetime_s: float | None) -> Departur
         "utilization": r["utilization"],
         "alive_mean": r["alive_mean"],
         "admitted_mean": r["admitted_mean"],
-        "sample_p95_bps": r["sample_p95_bps"],
         "p95_over_mu": r["sample_p95_bps"] / ALLOCATION[model],
         "loss_cl_class": r["loss_cl_class"],
     }
@@ -425,18 +392,16 @@ def departure_measures(res: Result, model: str, lifetime_s: float | None, warm: 
     return {
         "lifetime_s": lifetime_s,
         "utilization": (sum(rates) / len(rates) / ALLOCATION[model]) if rates else math.nan,
-        "alive_mean": alive_stats(res, warm, end)[0],
-        "admitted_mean": admitted_stats(res, warm, end)[0],
-        "sample_p95_bps": percentile(rates, 0.95),
+        "alive_mean": path_stats(alive_path(res), warm, end)[0],
+        "admitted_mean": path_stats(admitted_path(res), warm, end)[0],
         "p95_over_mu": percentile(rates, 0.95) / ALLOCATION[model],
         "loss_cl_class": class_loss(res, warm)[0],
     }
 
 
 def batch_prediction(none: DepartureRun, lifetime_s: float, window_s: float, model: str) -> float:
-    """The utilization batch admission predicts for mean lifetime ``lifetime_s`` from the run
-    without departures: ``u_none / (1 + (T·S / L) · r / m)``, ``m = u_none · μ / N_none``
-    (derivation: docs/reproductions/mace.md, "What is measured")."""
+    """Batch admission's utilization for mean lifetime ``lifetime_s`` from the run without departures:
+    ``u_none / (1 + (T·S/L)·r/m)``, ``m = u_none · μ / N_none`` (docs/reproductions/mace.md, "What is measured")."""
     m = none["utilization"] * ALLOCATION[model] / none["alive_mean"]
     return none["utilization"] / (1.0 + window_s / lifetime_s * RESERVE[model] / m)
 
@@ -452,9 +417,8 @@ def mixed_loss(ctx: Context) -> MixedLoss:
     """Scenario 4's mixed CL models (CBR, POO1, POO3, EXP1), five each on the CL and on a BE port,
     with MACE (SSAC, 3 Mb/s) over each background load of scenario 1, every seed."""
     loads = LOADS_QUICK if ctx.quick else LOADS_FULL
-    cl = [f"cl_{m}" for m in MIXED_LOSS_MODELS]
-    be = [f"be_{m}" for m in MIXED_LOSS_MODELS]
-    points = [(load, f"s4_mixed_loss_{load}", _s1_load(ctx, "s4_mixed_loss.toml", load)) for load in loads]
+    cl, be = ([f"{svc}_{m}" for m in MIXED_LOSS_MODELS] for svc in ("cl", "be"))
+    points = [(load, f"s4_mixed_loss_{load}", _s1_load(ctx, "s4_mixed_loss.toml", bg_sources(load))) for load in loads]
 
     def measures(load: int, res: Result) -> Measures:
         cl_class, be_class = class_loss(res)
@@ -472,8 +436,7 @@ def mixed_loss(ctx: Context) -> MixedLoss:
 
 
 class Fig12_13(TypedDict):
-    """Figs. 12-13: ``runs`` one :data:`Measures` per seed (the CL and BE connections' loss by peak
-    rate after the warm-up), ``hist[service][kbps]`` the first seed's inter-arrival histograms."""
+    """Figs. 12-13: ``runs`` :data:`Measures` per seed, ``hist[service][kbps]`` the first seed's histograms."""
 
     duration: str
     warmup_s: float
@@ -501,8 +464,7 @@ def fig12_13(ctx: Context) -> Fig12_13:
 
 
 class Runs(NamedTuple):
-    """Every scenario's reduced runs, as :func:`qoslab.reproduce.mace.reproduce` hands them to the
-    figures, the cells and the report."""
+    """Every scenario's reduced runs, as :func:`qoslab.reproduce.mace.reproduce` hands them to the report."""
 
     s1: Scenario1
     s2: Scenario2

@@ -1,12 +1,6 @@
-"""The ``pcn`` reproduction: Pre-Congestion Notification admission and termination [Zhang07].
-
-One module a family, joined in this order: :mod:`.admission` (§3: Tables 3.1-3.6),
-:mod:`.termination` (§4.1-4.3: Tables 4.1-4.3, Fig. 4.4) and :mod:`.plt` (the parking lots, §3.7-3.8
-and §4.4: Tables 3.7-3.8, 4.7-4.9). Each returns the paper's cells it ran (one value per seed,
-:mod:`.cellmap`) and the text's statements as claims, judged over at least 5 seeds. ``--quick``
-runs the tables ``paperdata/pcn/tables.toml`` marks quick (4.1, 4.3 with Fig. 4.4, 4.7).
-Set-up and results: docs/reproductions/pcn.md.
-"""
+"""The ``pcn`` reproduction: PCN admission and termination [Zhang07], one module a family, joined in this order:
+:mod:`.admission` (§3), :mod:`.termination` (§4.1-4.3, §4.5), :mod:`.plt` (parking lots, §3.6-3.8, §4.4).
+Set-up and results: docs/reproductions/pcn.md."""
 
 from __future__ import annotations
 

@@ -15,21 +15,12 @@ import tomli_w
 
 from ... import pcn as pcn_builder
 from ... import stages, topology, traffic
+from ..._core import parse_rate
 from ...result import Result
 from ...scenario import Scenario
 
 #: Link names of the paper and their rates (qoslab's named rates, `crates/core/src/units.rs`).
-LINK_BPS = {
-    "1Mbps": 1_000_000,
-    "T1": 1_500_000,
-    "10Mbps": 10_000_000,
-    "T3": 45_000_000,
-    "100Mbps": 100_000_000,
-    "OC3": 155_000_000,
-    "OC12": 622_000_000,
-    "1Gbps": 1_000_000_000,
-    "OC48": 2_400_000_000,
-}
+LINK_BPS = {n: parse_rate(n) for n in ("1Mbps", "T1", "10Mbps", "T3", "100Mbps", "OC3", "OC12", "1Gbps", "OC48")}
 #: Mean rate of one flow of each traffic model, bit/s ([Zhang07 §2.3]; MIX: the six codecs' mean).
 MEAN_BPS = {
     "CBR": 64_000.0,
@@ -48,7 +39,6 @@ MEAN_CALL_S = 60.0
 RANDOM_SOURCES = frozenset({"MIX"})
 BATCH_MEAN = 5.0
 SAMPLE_S = 0.05
-BOTTLENECK_DELAY = "10ms"
 
 
 def calls_per_s(model: str, admissible_bps: float, overload: float) -> float:
@@ -56,19 +46,9 @@ def calls_per_s(model: str, admissible_bps: float, overload: float) -> float:
     return overload * admissible_bps / MEAN_BPS[model] / MEAN_CALL_S
 
 
-def _admission_stage(vq: tuple[float, float, float] | None, marking: str) -> dict[str, Any]:
-    """The admission meter: ramp (5, 15, 20 ms by default) or step at the max threshold (§3.4.1)."""
-    lo, hi, cap = vq if vq is not None else (5.0, 15.0, 20.0)
-    if marking == "step":
-        return stages.pcn_admission(marking="step", threshold=f"{hi:g}ms", upper_limit=f"{cap:g}ms")
-    return stages.pcn_admission(min_threshold=f"{lo:g}ms", max_threshold=f"{hi:g}ms", upper_limit=f"{cap:g}ms")
-
-
 def rtt_delays_ms(n: int) -> list[float]:
     """Access delays of ``n`` ingresses spread evenly over 1-100 ms (the paper's RTT topology)."""
-    if n == 1:
-        return [1.0]
-    return [round(1.0 + 99.0 * k / (n - 1), 3) for k in range(n)]
+    return [1.0] if n == 1 else [round(1.0 + 99.0 * k / (n - 1), 3) for k in range(n)]
 
 
 def build(
@@ -85,15 +65,16 @@ def build(
     vq: tuple[float, float, float] | None = None,
     marking: str = "ramp",
 ) -> tuple[Scenario, str]:
-    """A PCN admission scenario and its bottleneck direction: the single link (``ingresses`` None) or
-    the RTT topology with ``ingresses`` ingresses; calls at ``overload`` x the admissible rate, Poisson
-    or in batches of mean 5 at the same mean rate of calls (a mix's six codec groups a sixth each)."""
-    bottleneck = topology.link(
-        rate=link,
-        delay=BOTTLENECK_DELAY,
-        queue={"type": "fifo", "limit": "100000pkts"},
-        stages=[_admission_stage(vq, marking)],
-    )
+    """A PCN admission scenario and its bottleneck direction: the single link (``ingresses`` None) or the RTT
+    topology; calls at ``overload`` x the admissible rate, Poisson or in batches of mean 5; the meter a ramp
+    (``vq``: min, max, upper limit in ms; 5, 15, 20 by default) or a step at the max (§3.4.1)."""
+    lo, hi, cap = vq if vq is not None else (5.0, 15.0, 20.0)
+    if marking == "step":
+        meter = stages.pcn_admission(marking="step", threshold=f"{hi:g}ms", upper_limit=f"{cap:g}ms")
+    else:
+        meter = stages.pcn_admission(min_threshold=f"{lo:g}ms", max_threshold=f"{hi:g}ms", upper_limit=f"{cap:g}ms")
+    queue = {"type": "fifo", "limit": "100000pkts"}
+    bottleneck = topology.link(rate=link, delay="10ms", queue=queue, stages=[meter])
     edge = topology.link(rate="10Gbps", delay="0s")
     if ingresses is None:
         topo = topology.explicit(
@@ -102,9 +83,8 @@ def build(
                 for n, k in (("s0", "host"), ("i0", "router"), ("e0", "router"), ("d0", "host"))
             ],
             links=[
-                {"a": "s0", "b": "i0", **edge},
-                {"a": "i0", "b": "e0", **bottleneck},
-                {"a": "e0", "b": "d0", **edge},
+                {"a": a, "b": b, **lk}
+                for a, b, lk in (("s0", "i0", edge), ("i0", "e0", bottleneck), ("e0", "d0", edge))
             ],
         )
         edges, src, dst, direction = ["i0", "e0"], "s0", "d0", "i0->e0"
@@ -128,16 +108,13 @@ def build(
             rate=per_group / BATCH_MEAN, batch_mean=BATCH_MEAN, lifetime=f"{MEAN_CALL_S:g}s"
         )
         how = {"arrivals": batch}
-    if model in ("CBR", "VBR", "MIX"):
-        src_choice: traffic.SrcChoice | None = "random" if ingresses is not None and model in RANDOM_SOURCES else None
-        groups = traffic.voice(name="voice", src=src, dst=dst, codec=model.lower(), src_choice=src_choice, **how)
-    else:
-        groups = [(traffic.svd if model == "SVD" else traffic.vtr)(name=model.lower(), src=src, dst=dst, **how)]
+    if ingresses is not None and model in RANDOM_SOURCES:
+        how["src_choice"] = "random"
     sc = Scenario.build(
         name=name,
         duration=f"{duration_s:g}s",
         topology=topo,
-        traffic=groups,
+        traffic=groups(model, model.lower() if model in ("SVD", "VTR") else "voice", src, dst, **how),
         pcn=pcn_builder.domain(edges=edges, **cle),
         # Only what is read: the bottleneck, one per-flow bin, no per-flow histograms.
         metrics={
@@ -150,6 +127,13 @@ def build(
         },
     )
     return sc, direction
+
+
+def groups(model: str, name: str, src: str, dst: str, **kw: Any) -> list[dict[str, Any]]:
+    """A traffic model's group(s) ([Zhang07 §2.3]): voice (CBR, VBR, the MIX's six codecs), SVD or VTR."""
+    if model in ("SVD", "VTR"):
+        return [(traffic.svd if model == "SVD" else traffic.vtr)(name=name, src=src, dst=dst, **kw)]
+    return traffic.voice(name=name, src=src, dst=dst, codec=model.lower(), **kw)
 
 
 def per_packet() -> dict[str, Any]:
@@ -166,8 +150,7 @@ def over_admission(res: Result, direction: str, link_bps: float, warmup_s: float
     """Over-admission % and the sd ratio of the bottleneck's 50 ms rate samples after the warm-up."""
     u = res.metric(direction, "utilization")
     u = u[u["t_s"] >= warmup_s - 1e-9]
-    rates = u["value"].to_numpy() * link_bps
-    admissible = link_bps / 2
+    rates, admissible = u["value"].to_numpy() * link_bps, link_bps / 2
     if len(rates) == 0:
         return {"over_admission_pct": math.nan, "sd_ratio": math.nan}
     return {
@@ -178,9 +161,8 @@ def over_admission(res: Result, direction: str, link_bps: float, warmup_s: float
 
 @functools.lru_cache(maxsize=8)
 def _ingress_of_source(topology_json: str) -> dict[str, int]:
-    """Each source host's ingress ``k`` (the k-th of ``topology.ingress_delays``) in the star of
-    ``topology_json`` (a run's validated topology), from the core's expansion: a host's access
-    link leads to its ingress router, whose own access links to the hub come in ingress order."""
+    """Each source host's ingress ``k`` (the k-th of ``ingress_delays``) in a run's star, from the core's expansion:
+    a host's access link leads to its ingress router, whose own access links to the hub come in ingress order."""
     doc = {"name": "ingresses", "duration": "1s", "topology": json.loads(topology_json)}
     model = Scenario(tomli_w.dumps(doc), origin="<the run's topology>").model
     hosts = {n["name"] for n in model["nodes"] if n["kind"] == "host"}

@@ -1,8 +1,5 @@
-"""Where the ``pcn`` runs go in [Zhang07]'s tables: the keys of ``paperdata/pcn/cells.csv`` and the
-per-seed statistics the tables print. Every cell holds one value per seed, in the context's seed
-order: the paper's statistic on that seed's runs, never a statistic of seed means; the verdict is
-the framework's.
-"""
+"""Where the ``pcn`` runs go in [Zhang07]'s tables: the keys of ``paperdata/pcn/cells.csv`` and the per-seed
+statistics the tables print (one value per seed: the statistic on that seed's runs, never of seed means)."""
 
 from __future__ import annotations
 
@@ -35,9 +32,8 @@ def cells(
     *,
     missing: str = "",
 ) -> list[Cell]:
-    """The cells of one row, ``columns`` as (column, values per seed). A cell with a value that is
-    not finite is :class:`NotMeasured`, its reason ``missing`` (what the missing value means) and
-    the seeds without one; it is logged."""
+    """The cells of one row, ``columns`` as (column, values per seed); a cell with a value that is not finite
+    is :class:`NotMeasured` (logged), its reason ``missing`` (what that means) and the seeds without one."""
     out: list[Cell] = []
     for column, values in columns:
         vals = [float(v) for v in values]
@@ -52,39 +48,25 @@ def cells(
 
 
 def worst(over: Sequence[Sequence[float]], sd: Sequence[Sequence[float]]) -> tuple[list[float], list[float]]:
-    """Per seed, the worst case of a set of experiments (Tables 3.1-3.4): ``over[c][s]`` is case
-    ``c``'s over-admission in seed ``s``, ``sd[c][s]`` its sd ratio. Returns, per seed, the largest
-    over-admission and the sd ratio of the case that has it (the paper's "worst case difference",
-    with the sd of the same experiment)."""
+    """Per seed the worst case of a set of experiments (Tables 3.1-3.4; ``over[c][s]``, ``sd[c][s]``: case ``c``'s
+    over-admission and sd ratio in seed ``s``): the largest over-admission and the sd ratio of its case."""
     if not over:
         raise ValueError("worst: no cases")
-    cols = [[case[s] for case in over] for s in range(len(over[0]))]
-    top = [col.index(max(col)) for col in cols]
+    top = [max(range(len(over)), key=lambda c: over[c][s]) for s in range(len(over[0]))]
     return [over[c][s] for s, c in enumerate(top)], [sd[c][s] for s, c in enumerate(top)]
-
-
-def summary(points: Sequence[Sequence[float]]) -> dict[str, list[float]]:
-    """Table 3.5's four statistics per seed: ``points[p][s]`` is grid point ``p``'s over-admission
-    in seed ``s``; per seed the min, max, mean and sample standard deviation (n − 1) over the points."""
-    if len(points) < 2:
-        raise ValueError(f"summary: {len(points)} grid point(s); allowed: at least 2")
-    out: dict[str, list[float]] = {k: [] for k in STATS}
-    for s in range(len(points[0])):
-        xs = [p[s] for p in points]
-        m = sum(xs) / len(xs)
-        out["Min"].append(min(xs))
-        out["Max"].append(max(xs))
-        out["Mean"].append(m)
-        out["SD"].append(math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)))
-    return out
 
 
 def table_3_5(
     log: Callable[[str], None], row: str, points: Sequence[Sequence[float]]
 ) -> tuple[list[Cell], dict[str, Estimate]]:
-    """Table 3.5's four cells of ``row`` from the grid's ``points[p][s]`` (:func:`summary`), and
-    their estimates over seeds for the report."""
-    st = summary(points)
+    """Table 3.5's four cells of ``row`` and their estimates: per seed the min, max, mean and sample sd (n − 1)
+    over the grid's points (``points[p][s]``: point ``p``'s over-admission in seed ``s``)."""
+    if len(points) < 2:
+        raise ValueError(f"table_3_5: {len(points)} grid point(s); allowed: at least 2")
+    seeds = [[p[s] for p in points] for s in range(len(points[0]))]
+    means = [sum(xs) / len(xs) for xs in seeds]
+    sds = [math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) for xs, m in zip(seeds, means, strict=True)]
+    st = dict(zip(STATS, ([min(xs) for xs in seeds], [max(xs) for xs in seeds], means, sds), strict=True))
     cells_ = cells(log, "Table 3.5", row, ((f"Over Admission Perc Stats / {k}", v) for k, v in st.items()))
     return cells_, {k: Estimate.of(v) for k, v in st.items()}
 

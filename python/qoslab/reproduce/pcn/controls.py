@@ -1,21 +1,13 @@
-"""Controlled runs behind [Zhang07]'s differing cells: one knob changed, the cells before and
-after on the same seeds (1..N), judged by the one rule; nothing saved, nothing tuned.
-
-    python -m qoslab.reproduce.pcn.controls NAME[,NAME...] [--seeds N] [--jobs N] [--weights W,...] [--f F,...]
-    python -m qoslab.reproduce.pcn.controls --list
-
-Each control of :data:`CONTROLS` says its knob and why that value: ``t37-...`` rerun Table 3.7's
-runs (PLT5, CBR, 5x, :mod:`.plt`; ``--weights`` restricts the weight x CLE settings), ``low-agg-...``
-Tables 4.1-4.2 at low aggregation (:mod:`.termination`; ``--f`` the randomizations). Their figures:
-docs/reproductions/pcn.md ("Controlled runs"); ``paperdata/pcn/causes.toml`` names the controls
-behind a cause.
-"""
+"""Controlled runs behind [Zhang07]'s differing cells: one knob changed, the cells before and after on the
+same seeds (1..N), judged by the one rule; nothing saved, nothing tuned. ``t37-...`` rerun Table 3.7's runs
+(PLT5, CBR, 5x), ``low-agg-...`` Tables 4.1-4.2 at low aggregation (``--list``, ``--help``). Their figures:
+docs/reproductions/pcn.md ("Controlled runs"); ``paperdata/pcn/causes.toml`` names those behind a cause."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...errors import ReproductionError
@@ -37,9 +29,8 @@ LOW_AGG_F = (0.0, 0.1)
 
 @dataclass(frozen=True)
 class Control:
-    """One knob: what changes, why that value, and how the "after" runs differ: ``link``,
-    ``link_delay``, ``single_link``, ``bottlenecks`` (Table 3.7's runs), ``warmup_s`` (its measure),
-    ``pcn`` (``[pcn]`` keys of the termination runs) and ``end_after_s`` (their end after t1)."""
+    """One knob: what changes, why that value, how the "after" runs differ: Table 3.7's (``link``, ``link_delay``,
+    ``single_link``, ``bottlenecks``, ``warmup_s``) or the termination runs' (``pcn``, ``end_after_s``)."""
 
     name: str
     knob: str
@@ -58,6 +49,8 @@ class Control:
         return "t37" if self.name.startswith("t37-") else "low-agg"
 
 
+#: The runs as set up: no knob changed.
+AS_SET_UP = Control(name="", knob="", why="")
 CONTROLS: dict[str, Control] = {
     c.name: c
     for c in (
@@ -129,93 +122,60 @@ CONTROLS: dict[str, Control] = {
 }
 
 
-# -- Table 3.7 -------------------------------------------------------------------
-
-
-def _plt5_scenario(weight: float, cle: float, control: Control | None) -> Scenario:
-    if control is not None and control.single_link:
-        return S.build(
-            name="pcn_t37_single_link",
-            model="CBR",
-            link=plt.ADM_LINK["CBR"],
-            overload=plt.OVERLOAD,
-            duration_s=plt.ADM_DURATION_S,
-            cle=S.per_interval(weight, cle),
-        )[0]
+def _plt5_scenario(weight: float, cle: float, c: Control) -> Scenario:
+    """Table 3.7's run at (weight, CLE threshold): CBR at 5x on PLT5, or as the control ``c`` changes it."""
+    if c.single_link:
+        kw: dict[str, Any] = {"link": plt.ADM_LINK["CBR"], "overload": plt.OVERLOAD, "cle": S.per_interval(weight, cle)}
+        return S.build(name="pcn_t37_single_link", model="CBR", duration_s=plt.ADM_DURATION_S, **kw)[0]
     return plt.admission_scenario(
-        bottlenecks=control.bottlenecks if control is not None else T37_BOTTLENECKS,
+        bottlenecks=c.bottlenecks,
         model="CBR",
         weight=weight,
         cle=cle,
         duration_s=plt.ADM_DURATION_S,
-        link=control.link if control is not None else None,
-        link_delay=control.link_delay if control is not None else None,
+        link=c.link,
+        link_delay=c.link_delay,
     )
 
 
 def _t37(ctx: Context, control: Control | None, weights: Sequence[float], warmups: Sequence[float]) -> list[list[Cell]]:
     """Table 3.7's CBR cells, judged (per seed each bottleneck's mean over the settings), of the runs
     as set up (``control`` None) or with the control's knob, measured from each of ``warmups``."""
+    ctl = control or AS_SET_UP
     settings = [(w, c) for w in weights for c in plt.CLES]
-    k = control.bottlenecks if control is not None else T37_BOTTLENECKS
-    rate = plt.RATES[(control.link if control is not None else None) or plt.ADM_LINK["CBR"]]
-    prefix = f"{control.name}_" if control is not None else ""
-    points = [((w, c), f"{prefix}t37_w{w:g}_cle{c:g}", _plt5_scenario(w, c, control)) for (w, c) in settings]
+    k, rate = ctl.bottlenecks, plt.RATES[ctl.link or plt.ADM_LINK["CBR"]]
+    prefix = f"{ctl.name}_" if ctl.name else ""
+    points = [((w, c), f"{prefix}t37_w{w:g}_cle{c:g}", _plt5_scenario(w, c, ctl)) for (w, c) in settings]
 
     def reduce(_: tuple[float, float], res: Result) -> list[list[float]]:
-        out = []
-        for w in warmups:
-            if control is not None and control.single_link:
-                out.append([S.over_admission(res, "i0->e0", rate, w)["over_admission_pct"]] * T37_BOTTLENECKS)
-                continue
-            over = plt.over_admission(res, bottlenecks=k, rate_bps=rate, warmup_s=w)
-            out.append(over if k == T37_BOTTLENECKS else [over[0]] * T37_BOTTLENECKS)
-        return out
+        if ctl.single_link:
+            return [[S.over_admission(res, "i0->e0", rate, w)["over_admission_pct"]] * T37_BOTTLENECKS for w in warmups]
+        overs = [plt.over_admission(res, bottlenecks=k, rate_bps=rate, warmup_s=w) for w in warmups]
+        return [o if k == T37_BOTTLENECKS else [o[0]] * T37_BOTTLENECKS for o in overs]
 
     runs = list(ctx.run_grid(points, reduce, save=False).values())
-    out = []
-    for j in range(len(warmups)):
-        per_bn = [
-            [sum(runs[i][s][j][b] for i in range(len(settings))) / len(settings) for s in range(len(ctx.seeds))]
-            for b in range(T37_BOTTLENECKS)
-        ]
-        out.append(
-            judged(ctx, [Measured("Table 3.7", "CBR", f"Bottleneck LinkId / {b + 1}", v) for b, v in enumerate(per_bn)])
-        )
-    return out
 
+    def cell(j: int, b: int) -> Measured:
+        per_seed = [sum(r[s][j][b] for r in runs) / len(runs) for s in range(len(ctx.seeds))]
+        return Measured("Table 3.7", "CBR", f"Bottleneck LinkId / {b + 1}", per_seed)
 
-# -- Tables 4.1-4.2 at low aggregation -------------------------------------------------
+    return [judged(ctx, [cell(j, b) for b in range(T37_BOTTLENECKS)]) for j in range(len(warmups))]
 
 
 def low_agg_cells(ctx: Context, control: Control | None, fs: Sequence[float] = LOW_AGG_F) -> list[Measured]:
     """Table 4.2's cells of :data:`LOW_AGG` at each randomization ``fs`` and Table 4.1's rows of
     the same runs (f = 0, the same flows), as set up or with the control's knob."""
-    pcn = control.pcn if control is not None else {}
-    end = (control.end_after_s if control is not None else None) or 1.0
-    tag = control.name if control is not None else "before"
-    points = [
-        (
-            (m, k, f),
-            f"{tag}_{m.lower()}_{k}_f{f:g}",
-            term.scenario(
-                ctx, model=m, ingresses=k, flows=term._flows_4_2(m, k), randomize=f, end_after_s=end, pcn=dict(pcn)
-            ),
-        )
-        for m, k in LOW_AGG
-        for f in fs
-    ]
+    c = control or AS_SET_UP
+    points = [(m, k, term._flows_4_2(m, k), f) for m, k in LOW_AGG for f in fs]
+    runs = term._grid(ctx, points, c.name or "before", end_after_s=c.end_after_s or 1.0, pcn=dict(c.pcn))
     out: list[Measured] = []
-    for (m, k, f), block in ctx.run_grid(points, lambda key, res: term._reduce(res, key[0]), save=False).items():
+    for (m, k, f), block in runs.items():
         pts = [float(r["over_pts"]) for r in block]
         out.append(Measured("Table 4.2", f"{m} / {k}", f"Deviation Interval / {C.F_COLUMN[f]}", pts))
         if f == 0.0 and (m, k) in term.FLOWS_4_1:
             out.append(Measured("Table 4.1", f"{m} / {k}", "Actual term", [float(r["actual"]) for r in block]))
             out.append(Measured("Table 4.1", f"{m} / {k}", "Over-term Perc", pts))
     return out
-
-
-# -- the report -------------------------------------------------------------------
 
 
 def judged(ctx: Context, measured: Sequence[Measured]) -> list[Cell]:
@@ -238,11 +198,7 @@ def run_controls(
         )
     if families == {"t37"}:
         # The controls that only measure the same runs otherwise share the set-up's runs.
-        same = [
-            c
-            for c in controls
-            if c.link is None and c.link_delay is None and not c.single_link and c.bottlenecks == T37_BOTTLENECKS
-        ]
+        same = [c for c in controls if replace(c, name="", knob="", why="", warmup_s=None) == AS_SET_UP]
         before, *after_same = _t37(
             ctx, None, weights, [plt.ADM_WARMUP_S, *(c.warmup_s or plt.ADM_WARMUP_S for c in same)]
         )
@@ -269,6 +225,7 @@ def _floats(flag: str, text: str, allowed: Collection[float]) -> list[float]:
 def main(argv: Sequence[str] | None = None) -> int:
     description = "[Zhang07]'s cells with one knob changed: before and after on the same seeds."
     ap = control_parser("pcn", description, CONTROLS, 5, several=True)
+    allowed_f = ", ".join(f"{f:g}" for f in C.F_COLUMN)
     ap.add_argument(
         "--weights",
         default=",".join(f"{w:g}" for w in plt.WEIGHTS),
@@ -277,9 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--f",
         default=",".join(f"{f:g}" for f in LOW_AGG_F),
-        help="low-agg controls: Table 4.2's randomization intervals run (default 0,0.1; any of "
-        + ", ".join(f"{f:g}" for f in C.F_COLUMN)
-        + ")",
+        help=f"low-agg controls: Table 4.2's randomization intervals run (default 0,0.1; any of {allowed_f})",
     )
     a = ap.parse_args(argv)
 

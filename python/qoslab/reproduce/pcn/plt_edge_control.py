@@ -1,10 +1,7 @@
 """Claim 6's control (Tables 4.8-4.9): the parking-lot termination cells with the edge links at another rate.
 
-``python -m qoslab.reproduce.pcn.plt_edge_control [--edge-rate RATE|link] [--models CBR,VBR]
-[--seeds N] [--jobs N]`` prints per cell the long aggregate's actual - expected termination (mean,
-sd over the seeds) and every row's mean A - E; ``link`` (default): the edges at the bottleneck's
-rate, ``10Gbps``: the reproduction's. Figures: docs/reproductions/pcn.md ("Every cell again with
-the edge links at the bottleneck's rate")."""
+Prints per cell the long aggregate's A - E (mean, sd over the seeds) and every row's mean A - E; ``--edge-rate
+link`` (default): the edges at the bottleneck's rate. Figures: docs/reproductions/pcn.md ("Every cell again")."""
 
 from __future__ import annotations
 
@@ -18,16 +15,13 @@ from . import plt
 Cell = tuple[int, str, str]
 
 
-def _cell_table(job: tuple[Cell, int, str]) -> tuple[Cell, dict[str, dict[str, float]]]:
+def _cell_table(job: tuple[Cell, int, str]) -> dict[str, dict[str, float]]:
     """One run of the cell (bottlenecks, model, ratio) at the seed with the edges at the rate
     (``link``: the bottleneck's): its Table 4.7-4.9 rows."""
     (k, model, ratio), seed, edge_rate = job
-    link = plt.TERM_LINK[model]
-    rate = link if edge_rate == "link" else edge_rate
+    rate = plt.TERM_LINK[model] if edge_rate == "link" else edge_rate
     res = plt.termination_scenario(bottlenecks=k, model=model, ratio=ratio, edge_rate=rate).run(seed=seed)
-    flows, term = plt.terminations(res, bottlenecks=k, t1_s=plt.T1_S, window_s=plt.TERM_WINDOW_S)
-    mean_bps, rate_bps = plt.MEAN_BPS[model], plt.RATES[link]
-    return job[0], plt.termination_table(flows, term, bottlenecks=k, mean_bps=mean_bps, rate_bps=rate_bps)
+    return plt.reduce_termination(job[0], res)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -50,13 +44,10 @@ def main(argv: list[str] | None = None) -> None:
         except ConfigError as e:
             ap.error(f"--edge-rate {a.edge_rate!r}: {str(e).splitlines()[0]}")
     jobs = [(c, s, a.edge_rate) for c in cells for s in range(1, a.seeds + 1)]
-    out: dict[Cell, list[dict[str, dict[str, float]]]] = {}
     with ProcessPoolExecutor(a.jobs) as ex:
-        for cell, table in ex.map(_cell_table, jobs):
-            out.setdefault(cell, []).append(table)
-    for cell in cells:
-        runs = out[cell]
-        k, model, ratio = cell
+        tables = list(zip(jobs, ex.map(_cell_table, jobs), strict=True))
+    for k, model, ratio in cells:
+        runs = [t for (cell, _, _), t in tables if cell == (k, model, ratio)]
         long = [r[f"IEA1 ({k}H)"]["a_e"] for r in runs]
         rows = " ".join(f"{row.split()[0]} {statistics.mean(r[row]['a_e'] for r in runs):+.2f}" for row in runs[0])
         print(

@@ -20,9 +20,7 @@ def termination_metrics(
     """Over-termination of one run: the bottleneck's ``flows`` present at t1, ``terminated``, ``load_bps``,
     ``optimal``, ``actual``, ``over_pct`` (of the optimal), ``over_pts`` ((actual − optimal) × 100) and
     ``terminated_before_t1``; per ingress (``src``) the same and its ``rounds`` (termination times after t1).
-
-    ``mean_bps``: one rate for all flows or one per row (Table 4.2's MIX). Shares are rate shares; with
-    one rate they are computed as count shares, so single-rate figures do not depend on how it is given."""
+    ``mean_bps``: one rate for all flows or one per row (Table 4.2's MIX); one rate gives count shares."""
     rates_all = np.asarray(mean_bps, dtype=float)
     if rates_all.ndim == 0:
         rates_all = np.full(len(flows), float(rates_all))
@@ -87,9 +85,8 @@ def synchronization(fr: np.ndarray) -> dict[str, float]:
 def ingress_load(
     flows: pd.DataFrame, *, delays_s: Sequence[float], mean_bps: float, times_s: Sequence[float]
 ) -> dict[str, list[float]]:
-    """[Zhang07] Fig. 4.3's curves (bit/s, one list per ingress ``src{i}``): the load each ingress brings
-    to the bottleneck at ``times_s``, each admitted flow ``mean_bps`` from its start to its end (or
-    termination), both seen ``delays_s[i]`` later at the bottleneck."""
+    """[Zhang07] Fig. 4.3's curves (bit/s, per ingress ``src{i}``): the load each ingress brings to the bottleneck at
+    ``times_s``, each admitted flow ``mean_bps`` from its start to its end, both ``delays_s[i]`` later."""
     adm = flows[flows["admitted"].to_numpy(dtype=bool)]
     t = np.asarray(times_s, dtype=float)
     out: dict[str, list[float]] = {}

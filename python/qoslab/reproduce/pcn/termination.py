@@ -1,7 +1,5 @@
-"""``pcn`` termination experiments [Zhang07 §4.1-4.3, §4.5]: over-termination on the RTT topology
-(``scenarios/pcn/term_rtt.toml``), in points, (actual − optimal) × 100 (:mod:`.term_metrics`). Set-up,
-measures and grids: docs/reproductions/pcn.md, "Termination"; decisions: docs/decisions/pcn.md.
-"""
+"""``pcn`` termination experiments [Zhang07 §4.1-4.3, §4.5]: over-termination on the RTT topology, in points
+(:mod:`.term_metrics`). Set-up, measures, grids: docs/reproductions/pcn.md, "Termination"; docs/decisions/pcn.md."""
 
 from __future__ import annotations
 
@@ -36,14 +34,10 @@ Group = dict[str, Any]
 LINK_BPS = {"OC3": 155_520_000, "OC48": 2_488_320_000, "1Gbps": 1_000_000_000}
 
 
-def _codec_bps(codec: str) -> float:
-    """A voice codec's mean rate (Table 2.1): packet bits per spacing × its mean ON fraction."""
-    size, spacing_ms, on = traffic.VOICE_CODECS[codec]
-    return size * 8 * 1000 / spacing_ms * on
-
-
-#: Table 2.1's six codecs of the MIX and their mean rates (bit/s).
-MIX_BPS = {c: _codec_bps(c) for c in traffic.VOICE_MIX}
+#: Table 2.1's six codecs of the MIX and their mean rates (bit/s): packet bits per spacing × mean ON fraction.
+MIX_BPS = {
+    c: size * 8 * 1000 / ms * on for c, (size, ms, on) in ((c, traffic.VOICE_CODECS[c]) for c in traffic.VOICE_MIX)
+}
 
 
 @dataclass(frozen=True)
@@ -155,9 +149,8 @@ def _mix_split(flows: int) -> tuple[int, int]:
 
 
 def _mix_groups(ingresses: int, flows: int, randomize: float) -> list[Group]:
-    """Table 4.2's MIX: a sixth of the calls a codec, each split by :func:`split`; the calls of a class
-    laid end to end codec after codec and taken by the ingresses in turn (call ``g`` to ingress ``g
-    mod n``, so the codecs' j-th calls do not share an ingress); one group per (codec, ingress)."""
+    """Table 4.2's MIX: a sixth of the calls a codec, split by :func:`split`; a class's calls end to end codec
+    after codec, call ``g`` to ingress ``g mod n`` (docs/reproductions/pcn.md); one group per (codec, ingress)."""
     out: list[Group] = []
     common: dict[str, Any] = {"dst": "sink0", "randomize": randomize if randomize > 0 else None}
     for cls, n in zip(("resident", "rerouted"), _mix_split(flows), strict=True):
@@ -175,9 +168,8 @@ def _mix_groups(ingresses: int, flows: int, randomize: float) -> list[Group]:
 
 
 def _batches(rng: np.random.Generator, n: int, cls: str, spacing_us: int) -> list[tuple[int, int]]:
-    """§4.5's batches of ``n`` calls of class ``cls``: (size, start in µs), a geometric size of mean
-    :data:`BATCH_MEAN` (the last cut to ``n``), a resident batch at a uniform time in [t1 − 20 s,
-    t1 − 10 s), a rerouted one at t1 plus a uniform phase within one packet spacing."""
+    """§4.5's batches of ``n`` calls of class ``cls``: (size, start in µs), geometric sizes of mean :data:`BATCH_MEAN`
+    (the last cut to ``n``); residents uniform in [t1 − 20 s, t1 − 10 s), rerouted at t1 + U(0, one spacing)."""
     t0_us, width_us = (180_000_000, 10_000_000) if cls == "resident" else (round(T1 * 1e6), spacing_us)
     out: list[tuple[int, int]] = []
     done = 0
@@ -188,36 +180,23 @@ def _batches(rng: np.random.Generator, n: int, cls: str, spacing_us: int) -> lis
     return out
 
 
-def _batch_groups(model: Model, ingresses: int, flows: int, randomize: float, rng: np.random.Generator) -> list[Group]:
-    """§4.5's BATCH arrivals: the calls of :func:`split` in :func:`_batches`, taken by the ingresses
-    in turn as single calls are (:func:`_groups`); one group per batch."""
+def _batch_groups(model: str, ingresses: int, flows: int, randomize: float, rng: np.random.Generator) -> list[Group]:
+    """§4.5's BATCH arrivals: the calls of :func:`split` (MIX: each codec's) in :func:`_batches`, a class's
+    batches taken by the ingresses in turn (MIX: across the codecs); one group per batch."""
+    mix, rand = model == "MIX", randomize if randomize > 0 else None
     out: list[Group] = []
-    for cls, n in zip(("resident", "rerouted"), split(flows), strict=True):
-        for q, (size, start) in enumerate(_batches(rng, n, cls, round(model.spacing_s * 1e6))):
-            g = {"name": f"{cls}{q % ingresses}_b{q}", **model.fields, "src": f"src{q % ingresses}", "dst": "sink0"}
-            g |= {"flows": size, "start": f"{start}us"}
-            if randomize > 0:
-                g["randomize"] = randomize
-            if cls == "rerouted":
-                g["admitted"] = True
-            out.append(g)
-    return out
-
-
-def _mix_batch_groups(ingresses: int, flows: int, randomize: float, rng: np.random.Generator) -> list[Group]:
-    """§4.5's BATCH arrivals for the MIX: each codec's calls (as :func:`_mix_groups` splits them) in
-    :func:`_batches` of one codec, the batches of a class taken by the ingresses in turn across the codecs."""
-    out: list[Group] = []
-    common: dict[str, Any] = {"dst": "sink0", "randomize": randomize if randomize > 0 else None}
-    for cls, n in zip(("resident", "rerouted"), _mix_split(flows), strict=True):
+    for cls, n in zip(("resident", "rerouted"), _mix_split(flows) if mix else split(flows), strict=True):
         q = 0
-        for codec in traffic.VOICE_MIX:
-            for size, start in _batches(rng, n, cls, round(traffic.VOICE_CODECS[codec][1] * 1000)):
-                name, src = f"{cls}{q % ingresses}b{q}_{codec}", f"src{q % ingresses}"
-                admitted = True if cls == "rerouted" else None
-                out += traffic.voice(
-                    name=name, src=src, codec=codec, flows=size, start=f"{start}us", admitted=admitted, **common
-                )
+        for codec in traffic.VOICE_MIX if mix else [model]:
+            spacing_us = traffic.VOICE_CODECS[codec][1] * 1000 if mix else MODELS[model].spacing_s * 1e6
+            for size, start in _batches(rng, n, cls, round(spacing_us)):
+                i = q % ingresses
+                g: Group = {"src": f"src{i}", "dst": "sink0", "flows": size, "start": f"{start}us", "randomize": rand}
+                g["admitted"] = True if cls == "rerouted" else None
+                if mix:
+                    out += traffic.voice(name=f"{cls}{i}b{q}_{codec}", codec=codec, **g)
+                else:
+                    out.append({"name": f"{cls}{i}_b{q}", **MODELS[model].fields, **{k: v for k, v in g.items() if v}})
                 q += 1
     return out
 
@@ -260,11 +239,8 @@ def scenario(
     top["bottleneck"]["rate"] = f"{link_bps if link_bps is not None else LINK_BPS[m.link]}bps"
     top["bottleneck"]["stages"] = [{"type": "pcn_termination", "packet_size": m.packet}]
     doc["pcn"].update(pcn or {})
-    rng = np.random.default_rng([batch_seed, 45])
-    if isinstance(flows, int) and arrivals == "batch" and model == "MIX":
-        doc["traffic"] = _mix_batch_groups(ingresses, flows, randomize, rng)
-    elif isinstance(flows, int) and arrivals == "batch":
-        doc["traffic"] = _batch_groups(m, ingresses, flows, randomize, rng)
+    if isinstance(flows, int) and arrivals == "batch":
+        doc["traffic"] = _batch_groups(model, ingresses, flows, randomize, np.random.default_rng([batch_seed, 45]))
     elif isinstance(flows, int) and model == "MIX":
         doc["traffic"] = _mix_groups(ingresses, flows, randomize)
     elif isinstance(flows, int):
@@ -306,9 +282,8 @@ def _mix_bps_by_source() -> dict[tuple[Any, ...], float]:
 
 
 def flow_rates(flows: Any, model: str, groups: Sequence[dict[str, Any]] | None = None) -> float | np.ndarray:
-    """The flows' mean rates (bit/s): the model's, or for MIX each flow's codec's
-    (:data:`MIX_BPS`), found by its group's source model in ``groups``, the scenario's traffic
-    groups as validated (``Result.scenario["traffic"]``, ``Scenario.echo["traffic"]``)."""
+    """The flows' mean rates (bit/s): the model's, or for MIX each flow's codec's (:data:`MIX_BPS`), found by its
+    group's source model in ``groups``, the validated traffic groups (``Result.scenario["traffic"]``)."""
     if model != "MIX":
         return MODELS[model].mean_bps
     if groups is None:
@@ -324,12 +299,7 @@ def _reduce(res: Result, model: str) -> dict[str, Any]:
     return termination_metrics(f, mean_bps=rates, termination_bps=LINK_BPS[MODELS[model].link] / 2)
 
 
-def _run_reduced(ctx: Context, plan: list[tuple[str, Scenario, int]], model_of: list[str]) -> list[dict[str, Any]]:
-    """Runs ``plan``, keeping each run's figures (:func:`_reduce` under ``model_of[i]``), not its Result."""
-    return ctx.run_indexed(plan, lambda i, res: _reduce(res, model_of[i]), save=False)
-
-
-def _table_4_3(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, str], Figure]:
+def _table_4_3(ctx: Context) -> Outcome:
     """Table 4.3 (per ingress: actual termination, over-termination), Fig. 4.4's round times and
     §4.2's bottleneck over-termination as cells, one value per seed; Fig. 4.3 from the first seed."""
     sc = scenario(ctx, model="CBR", ingresses=2, flows=list(FLOWS_4_3), delays_us=T43_DELAYS_US)
@@ -344,13 +314,11 @@ def _table_4_3(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, s
         cells += C.cells(ctx.log, "Table 4.3", str(i + 1), cols)
     bottleneck = (("over-termination", [r["over_pts"] for r in runs]),)
     cells += C.cells(ctx.log, "§4.2", "RT Difference experiment: bottleneck", bottleneck)
-    # Fig. 4.4: the rounds of each ingress, seed by seed (times after t1; the figure prints them from 0 s).
+    # Fig. 4.4: the rounds of each ingress, seed by seed (times after t1; the figure prints them from 0 s):
+    # t2 and t4 ingress 1's first and second, t3 ingress 2's first.
     rounds = {i: [x["rounds"] for x in per[i]] for i in (0, 1)}
-    fig = {
-        "t2": [r[0] if r else math.nan for r in rounds[0]],
-        "t3": [r[0] if r else math.nan for r in rounds[1]],
-        "t4": [r[1] if len(r) > 1 else math.nan for r in rounds[0]],
-    }
+    marks = (("t2", 0, 0), ("t3", 1, 0), ("t4", 0, 1))
+    fig = {t: [r[j] if len(r) > j else math.nan for r in rounds[i]] for t, i, j in marks}
     times = ((k, [T1 + t for t in v]) for k, v in fig.items())
     cells += C.cells(ctx.log, "Fig. 4.4", "RT Difference experiment", times, missing="no such termination round")
     fig43 = _fig_4_3(ctx, curve, {k: v[0] for k, v in fig.items()}, ctx.seeds[0])
@@ -371,7 +339,8 @@ def _table_4_3(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, s
         "rounds": {str(i + 1): rounds[i] for i in (0, 1)},
         "fig4_3": {"seed": ctx.seeds[0], "t_s": list(FIG_4_3_TIMES[::5]), **{k: v[::5] for k, v in curve.items()}},
     }
-    return cells, data, ("Table 4.3 and Figs. 4.3-4.4: RTT difference", text), fig43
+    sec = ("Table 4.3 and Figs. 4.3-4.4: RTT difference", text)
+    return Outcome(claims=[], data={"table4_3": data}, sections=[sec], figures=[fig43], cells=cells)
 
 
 def _fig_4_3(ctx: Context, curve: dict[str, list[float]], rounds: dict[str, float], seed: int) -> Figure:
@@ -392,70 +361,65 @@ def _fig_4_3(ctx: Context, curve: dict[str, list[float]], rounds: dict[str, floa
     ax.set_ylabel("load on the bottleneck (Mb/s)")
     ax.set_title(f"Fig. 4.3: termination with an RTT difference (CBR, OC3, seed {seed})")
     ax.legend(fontsize=8, loc="lower right")
-    file = "fig4_3.png"
-    return ctx.figure(
-        fig,
-        file,
-        "Fig. 4.3: the bottleneck's load by ingress around the failure (Table 4.3's run, seed "
-        f"{seed}); rounds t2-t4 as Fig. 4.4, at the ingresses (ingress 2's cut reaches the bottleneck 50 ms after t3)",
+    caption = (
+        f"Fig. 4.3: the bottleneck's load by ingress around the failure (Table 4.3's run, seed {seed}); rounds t2-t4 "
+        "as Fig. 4.4, at the ingresses (ingress 2's cut reaches the bottleneck 50 ms after t3)"
     )
+    return ctx.figure(fig, "fig4_3.png", caption)
 
 
 def _grid(
-    ctx: Context, points: list[tuple[str, int, int, float]], prefix: str
+    ctx: Context, points: list[tuple[str, int, int, float]], prefix: str, **kw: Any
 ) -> dict[tuple[str, int, float], list[dict[str, Any]]]:
-    """Runs (model, ingresses, flows, f) × seeds; the figures per point."""
+    """Runs (model, ingresses, flows, f) × seeds (``kw``: more :func:`scenario` arguments); the figures per point."""
     grid = [
-        ((m, k, f), f"{prefix}_{m.lower()}_{k}_f{f:g}", scenario(ctx, model=m, ingresses=k, flows=n, randomize=f))
+        ((m, k, f), f"{prefix}_{m.lower()}_{k}_f{f:g}", scenario(ctx, model=m, ingresses=k, flows=n, randomize=f, **kw))
         for m, k, n, f in points
     ]
     ctx.log(f"pcn termination: {prefix}: {len(grid) * len(ctx.seeds)} runs")
     return ctx.run_grid(grid, lambda key, res: _reduce(res, key[0]), save=False)
 
 
-def _table_4_1(ctx: Context) -> tuple[list[C.Cell], dict[str, Any], tuple[str, str]]:
+def _table_4_1(ctx: Context) -> Outcome:
     """Table 4.1: per row the actual termination and the over-termination (points), one value per seed."""
     grid = _grid(ctx, [(m, k, n, 0.0) for (m, k), n in FLOWS_4_1.items()], "t4_1")
     cells: list[C.Cell] = []
     rows = []
     data: dict[str, Any] = {}
-    for (m, k), n in FLOWS_4_1.items():
+    for m, k in FLOWS_4_1:
         runs = grid[(m, k, 0.0)]
         cols = (("Actual term", [r["actual"] for r in runs]), ("Over-term Perc", [r["over_pts"] for r in runs]))
         cells += C.cells(ctx.log, "Table 4.1", f"{m} / {k}", cols)
         e = {key: estimate(runs, key) for key in ("flows", "actual", "optimal", "over_pct", "over_pts")}
         pre = sum(r["terminated_before_t1"] for r in runs) / len(runs)
-        rows.append(
-            f"| {m} | {k} | {n} | {e['flows'].fmt('.0f')} | {e['optimal'].fmt('.4f')} | {e['actual'].fmt('.4f')} | "
-            f"{e['over_pts'].fmt('.2f')} | {e['over_pct'].fmt('.2f')} % | {pre:.1f} |"
-        )
+        pct = f"{e['over_pct'].fmt('.2f')} %"
+        rows.append(f"| {m} | {k} | {e['flows'].fmt('.0f')} | {e['optimal'].fmt('.4f')} | {pct} | {pre:.1f} |")
         data[f"{m}/{k}"] = {**{key: v.to_json() for key, v in e.items()}, "terminated_before_t1": pre}
     text = md_table(
-        "| traffic | ingresses | flows started | flows at t1 | optimal | actual | over-term (points) | "
-        "over-term (% of optimal) | before t1 |",
+        "| traffic | ingresses | flows at t1 | optimal | over-term (% of optimal) | before t1 |",
         rows,
-        f"Every RTT 1 ms; CBR and VBR on OC3, SVD on OC48; seeds {', '.join(map(str, ctx.seeds))}. Flows: "
-        "started (the paper's load) and present at t1; optimal = 1 − T / load; 'before t1': flows terminated "
-        "before the event (VBR and SVD residents fluctuate around the termination rate), left out of the load.",
+        f"Every RTT 1 ms; CBR and VBR on OC3, SVD on OC48; seeds {', '.join(map(str, ctx.seeds))}; the flows "
+        "started, actual termination and over-termination in points are cells. Optimal = 1 − T / load, the load "
+        "of the flows at t1; 'before t1': flows terminated before the event (VBR and SVD residents fluctuate "
+        "around the termination rate), left out of the load.",
     )
-    return cells, data, ("Table 4.1: ingress aggregation", text)
+    return Outcome(claims=[], data={"table4_1": data}, sections=[("Table 4.1: ingress aggregation", text)], cells=cells)
 
 
-def _table_4_2(ctx: Context) -> tuple[list[C.Cell], dict[str, Any]]:
+def _table_4_2(ctx: Context) -> Outcome:
     """Table 4.2: over-termination (points) per (model, ingresses, f) as cells, one value per seed."""
-    points = [(m, k, _flows_4_2(m, k), f) for m, counts in INGRESSES_4_2.items() for k in counts for f in RANDOMIZE]
-    grid = _grid(ctx, points, "t4_2")
+    rows = [(m, k) for m, counts in INGRESSES_4_2.items() for k in counts]
+    grid = _grid(ctx, [(m, k, _flows_4_2(m, k), f) for m, k in rows for f in RANDOMIZE], "t4_2")
     cells: list[C.Cell] = []
     data: dict[str, Any] = {}
-    for model, counts in INGRESSES_4_2.items():
-        for k in counts:
-            pts = {f: estimate(grid[(model, k, f)], "over_pts") for f in RANDOMIZE}
-            cols = ((f"Deviation Interval / {C.F_COLUMN[f]}", e.values) for f, e in pts.items())
-            cells += C.cells(ctx.log, "Table 4.2", f"{model} / {k}", cols)
-            for f in RANDOMIZE:
-                rel = estimate(grid[(model, k, f)], "over_pct")
-                data[f"{model}/{k}/{f:g}"] = {"points": pts[f].to_json(), "percent": rel.to_json()}
-    return cells, data
+    for model, k in rows:
+        pts = {f: estimate(grid[(model, k, f)], "over_pts") for f in RANDOMIZE}
+        cols = ((f"Deviation Interval / {C.F_COLUMN[f]}", e.values) for f, e in pts.items())
+        cells += C.cells(ctx.log, "Table 4.2", f"{model} / {k}", cols)
+        for f in RANDOMIZE:
+            rel = estimate(grid[(model, k, f)], "over_pct").to_json()
+            data[f"{model}/{k}/{f:g}"] = {"points": pts[f].to_json(), "percent": rel}
+    return Outcome(claims=[], data={"table4_2": data}, cells=cells)
 
 
 BATCH_CLAIM = (
@@ -469,7 +433,7 @@ BATCH_TYPES_CLAIM = (
 )
 
 
-def _batch(ctx: Context) -> tuple[list[Claim], dict[str, Any], tuple[str, str]]:
+def _batch(ctx: Context) -> Outcome:
     """§4.5: BATCH (:func:`_batch_groups`) against Poisson arrivals (Table 4.2's set-up) at
     :data:`BATCH_POINTS`; the paper's text is qualitative, hence claims."""
     plan: list[tuple[str, Scenario, int]] = []
@@ -483,17 +447,17 @@ def _batch(ctx: Context) -> tuple[list[Claim], dict[str, Any], tuple[str, str]]:
                 keys.append((arrivals, model, k, f))
     ctx.log(f"pcn termination: §4.5 batch: {len(plan)} runs")
     cells: dict[tuple[str, str, int, float], list[dict[str, Any]]] = {}
-    for key, r in zip(keys, _run_reduced(ctx, plan, [k[1] for k in keys]), strict=True):
+    for key, r in zip(keys, ctx.run_indexed(plan, lambda i, res: _reduce(res, keys[i][1]), save=False), strict=True):
         cells.setdefault(key, []).append(r)
     est = {key: estimate(v, "over_pts") for key, v in cells.items()}
     rel = {key: estimate(v, "over_pct") for key, v in cells.items()}
     agg = {key: sum(len(r["ingress"]) for r in v) / len(v) for key, v in cells.items()}
-    low = [(m, k, f) for m, k, _, f in BATCH_POINTS if m == "CBR" and k == CLAIM_BATCH_LOW]
-    diff = {f: est[("batch", m, k, f)].mean - est[("poisson", m, k, f)].mean for m, k, f in low}
+    diff = {(m, k, f): est[("batch", m, k, f)].mean - est[("poisson", m, k, f)].mean for m, k, _, f in BATCH_POINTS}
+    low = [(m, k, f) for m, k, f in diff if m == "CBR" and k == CLAIM_BATCH_LOW]
     unless = ctx.unjudged(5)
     claim = Claim.judged(
-        all(d <= CLAIM_BATCH_TOL for d in diff.values()),
-        "; ".join(f"f = {f:g}: BATCH {d:+.2f} points against Poisson" for f, d in diff.items() if d > 1.0),
+        all(diff[p] <= CLAIM_BATCH_TOL for p in low),
+        "; ".join(f"f = {p[2]:g}: BATCH {diff[p]:+.2f} points against Poisson" for p in low if diff[p] > 1.0),
         unless=unless,
         id="sec4.5-batch",
         text="§4.5: at low ingress aggregation (600 ingresses, CBR, f = 0 and 0.01) BATCH call arrivals "
@@ -513,8 +477,7 @@ def _batch(ctx: Context) -> tuple[list[Claim], dict[str, Any], tuple[str, str]]:
         p, b = ("poisson", model, k, f), ("batch", model, k, f)
         rows.append(
             f"| {model} | {k} | {n} | {f:g} | {est[p].fmt('.2f')} ({rel[p].mean:.1f} %) | "
-            f"{est[b].fmt('.2f')} ({rel[b].mean:.1f} %) | {est[b].mean - est[p].mean:+.2f} | "
-            f"{agg[p]:.0f} / {agg[b]:.0f} |"
+            f"{est[b].fmt('.2f')} ({rel[b].mean:.1f} %) | {diff[(model, k, f)]:+.2f} | {agg[p]:.0f} / {agg[b]:.0f} |"
         )
         data[f"{model}/{k}/{f:g}"] = {
             arr: {"points": est[key].to_json(), "percent": rel[key].to_json(), "aggregates": agg[key]}
@@ -529,12 +492,9 @@ def _batch(ctx: Context) -> tuple[list[Claim], dict[str, Any], tuple[str, str]]:
     )
     # §4.5's two statements for "all traffic", judged on MIX, VTR and SVD (rule fixed before their runs,
     # docs/decisions/pcn.md): |BATCH − Poisson| <= 1 point at 2 ingresses, at most 1 point more at the lowest.
-    bad, seen = [], []
-    for m, k, _n, f in BATCH_TYPES_POINTS:
-        d = est[("batch", m, k, f)].mean - est[("poisson", m, k, f)].mean
-        seen.append(f"{m} {k}: {d:+.2f}")
-        if (k == 2 and abs(d) > CLAIM_BATCH_TOL) or (k != 2 and d > CLAIM_BATCH_TOL):
-            bad.append(f"{m} {k} ingresses: BATCH − Poisson {d:+.2f} points")
+    seen = {(m, k): diff[(m, k, f)] for m, k, _, f in BATCH_TYPES_POINTS}
+    over = {(m, k): d for (m, k), d in seen.items() if (abs(d) if k == 2 else d) > CLAIM_BATCH_TOL}
+    bad = [f"{m} {k} ingresses: BATCH − Poisson {d:+.2f} points" for (m, k), d in over.items()]
     types = Claim.judged(
         not bad,
         "; ".join(bad),
@@ -544,14 +504,17 @@ def _batch(ctx: Context) -> tuple[list[Claim], dict[str, Any], tuple[str, str]]:
         paper="'With sufficient level ingress-egress aggregation, the BATCH arrivals experiments give very similar "
         "results to the ones with Poisson arrivals. However [...] in the case of low ingress-egress aggregation, "
         "the BATCH model actually performs better' (for 'all traffic')",
-        measured="BATCH − Poisson (points, seed means): " + "; ".join(seen),
+        measured="BATCH − Poisson (points, seed means): "
+        + "; ".join(f"{m} {k}: {d:+.2f}" for (m, k), d in seen.items()),
         tolerance=f"|BATCH − Poisson| <= {CLAIM_BATCH_TOL:g} point at 2 ingresses; BATCH − Poisson <= "
         f"{CLAIM_BATCH_TOL:g} point at MIX 1000, VTR 300, SVD 140 ingresses",
     )
-    return [claim, types], data, ("§4.5: BATCH against Poisson call arrivals", text)
+    return Outcome(
+        claims=[claim, types], data={"batch": data}, sections=[("§4.5: BATCH against Poisson call arrivals", text)]
+    )
 
 
-def _synchronization(ctx: Context, fs: Sequence[float]) -> tuple[dict[str, Any], str]:
+def _synchronization(ctx: Context, fs: Sequence[float]) -> Outcome:
     """§4.3.2: marked fractions of the rerouted flows over the egress's first interval."""
     bins = np.linspace(0.0, 1.0, 11)
     cbr_600 = functools.partial(scenario, ctx, model="CBR", ingresses=600, flows=CBR_FLOWS_4_2, end_after_s=0.1)
@@ -571,7 +534,7 @@ def _synchronization(ctx: Context, fs: Sequence[float]) -> tuple[dict[str, Any],
         cols = " | ".join(e[k].fmt(".3f") for k in ("unmarked", "full", "partial"))
         rows.append(f"| {f:g} | {cols} | " + " ".join(map(str, hist)) + " |")
         data[f"{f:g}"] = {**{k: v.to_json() for k, v in e.items()}, "histogram": hist}
-    return data, md_table(
+    text = md_table(
         "| f | unmarked | fully marked | partly marked | histogram 0 ... 1 |",
         rows,
         "Table 4.2's over-termination is in the cells above (in percent of the optimal: results.json, `table4_2`). "
@@ -579,28 +542,17 @@ def _synchronization(ctx: Context, fs: Sequence[float]) -> tuple[dict[str, Any],
         "first measurement interval [t1, t1 + 100 ms] (runs stopped there), CBR, 600 ingresses; shares of flows "
         "unmarked, fully marked (>= 0.99) and partly marked, and the histogram (10 bins of 0.1, all seeds).",
     )
+    sec = ("Table 4.2: aggregation and packet-time randomization", text)
+    return Outcome(claims=[], data={"synchronization": data}, sections=[sec])
 
 
 def run(ctx: Context) -> Outcome:
     """Table 4.3 with Figs. 4.3-4.4 and §4.2, Table 4.2 with the synchronization diagnostic, §4.5,
     Table 4.1 and the controls; quick: Table 4.3, Figs. 4.3-4.4, §4.2 and Table 4.1."""
-    cells, d43, sec43, fig43 = _table_4_3(ctx)
-    skipped = [Claim.skipped(*c) for c in (BATCH_CLAIM, BATCH_TYPES_CLAIM)]
-    out = Outcome(claims=skipped, data={"table4_3": d43}, sections=[sec43], figures=[fig43])
-    if not ctx.quick:
-        m42, out.data["table4_2"] = _table_4_2(ctx)
-        cells += m42
-        out.data["synchronization"], tsync = _synchronization(ctx, [0.0, 0.1])
-        out.sections.append(("Table 4.2: aggregation and packet-time randomization", tsync))
-        out.claims, out.data["batch"], secb = _batch(ctx)
-        out.sections.append(secb)
-    m41, out.data["table4_1"], sec41 = _table_4_1(ctx)
-    out.cells = cells + m41
-    out.sections.append(sec41)
-    if not ctx.quick:
-        from .term_controls import controls, low_aggregation_controls
+    if ctx.quick:
+        skipped = Outcome(claims=[Claim.skipped(*c) for c in (BATCH_CLAIM, BATCH_TYPES_CLAIM)], data={})
+        return Outcome.join([_table_4_3(ctx), skipped, _table_4_1(ctx)])
+    from .term_controls import controls
 
-        for key, part in (("controls", controls), ("controls_low_aggregation", low_aggregation_controls)):
-            out.data[key], sec = part(ctx)
-            out.sections.append(sec)
-    return out
+    parts = [_table_4_3(ctx), _table_4_2(ctx), _synchronization(ctx, [0.0, 0.1]), _batch(ctx), _table_4_1(ctx)]
+    return Outcome.join([*parts, controls(ctx)])

@@ -1,7 +1,5 @@
-"""The simulator runs of the ``tcp-cac`` reproduction (``scenarios/tcp_cac/``): Table 1, the
-unshaped case by start pattern and timer preset, the N_max runs of Tables 2-3 and Table 4 with TCP;
-every measure after the warm-up, from the per-flow counter bins (docs/reproductions/tcp_cac.md).
-"""
+"""The simulator runs of the ``tcp-cac`` reproduction and their measures [Tarasiuk05 §2-§4]
+(set-up and measures: docs/reproductions/tcp_cac.md)."""
 
 from __future__ import annotations
 
@@ -9,6 +7,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from ...api import load
 from ...stats import Estimate
 from ..framework import Context
 
@@ -19,14 +18,12 @@ TABLE1_RTTS = [0, 30, 60]  # ms, minimum RTT; bottleneck delay = RTT / 2
 NMAX_CASES = [(10, 1.0, 74), (20, 5.0, 17), (50, 10.0, 9)]  # (B pkts, R_req Mb/s, N_max)
 #: A connection is "stopped" when it averages under this share of C/n after the warm-up.
 STOPPED_SHARE = 0.10
-#: Start patterns of the unshaped runs: (key, ``start_jitter``, description). Each
-#: connection starts uniformly in [0, start_jitter]; Table 1's runs use ``TABLE1_START``.
+#: Start patterns of the unshaped runs: (key, ``start_jitter``: starts uniform in [0, it], description).
 START_PATTERNS = [("t0", "0s", "all at t = 0"), ("10ms", "10ms", "spread over 10 ms"), ("1s", "1s", "spread over 1 s")]
 TABLE1_START = "1s"
 #: Timer presets of the unshaped runs (``tcp.preset``; docs/mechanisms/tcp.md).
 TIMER_PRESETS = ["qoslab", "ns2"]
-#: Table 4 seeds: at least the run's seeds, then 5 more at a time until the 95% interval
-#: of scheme #1's blocking is narrower than ±0.3 points, at most 40.
+#: Table 4 seeds: the run's, then ``T4_STEP`` more until scheme #1's blocking interval is under ±0.3 points.
 T4_CI_TARGET = 0.003
 T4_STEP = 5
 T4_MAX_SEEDS = 40
@@ -40,18 +37,14 @@ def runlen(quick: bool) -> dict[str, tuple[int, int]]:
 
 
 def greedy(res: Any, warmup_s: float, duration_s: float) -> dict[str, Any]:
-    """Per-connection throughput (wire bits of data delivered / s), loss ratio and mean SRTT after
-    the warm-up, and the run's data packets sent and dropped."""
+    """Per-connection throughput, loss and SRTT after the warm-up, and the run's data sent and dropped."""
     s = res.series
     f = s[(s["entity_kind"] == "flow") & (s["t_s"] >= warmup_s - 1e-9)]
     piv = f.pivot_table(index="entity_id", columns="metric", values="value", aggfunc="sum")
-    span = duration_s - warmup_s
-    thr = (piv["delivered_bytes"] * 8.0 / span).to_dict()
-    sent = piv["sent_pkts"]
-    drop = piv["dropped_pkts"]
+    thr = (piv["delivered_bytes"] * 8.0 / (duration_s - warmup_s)).to_dict()
+    sent, drop = piv["sent_pkts"], piv["dropped_pkts"]
     loss = (drop / sent.where(sent > 0)).fillna(0.0).to_dict()
-    rtt = s[(s["entity_kind"] == "flow") & (s["metric"] == "srtt_s") & (s["t_s"] >= warmup_s - 1e-9)]
-    srtt = rtt.groupby("entity_id")["value"].mean().to_dict() if len(rtt) else {}
+    srtt = f[f["metric"] == "srtt_s"].groupby("entity_id")["value"].mean().to_dict()
     early = s[(s["entity_kind"] == "flow") & (s["metric"] == "delivered_pkts") & (s["t_s"] < warmup_s - 1e-9)]
     early_pkts = early.groupby("entity_id")["value"].sum().to_dict() if len(early) else {}
     fl = res.flows.set_index("name")
@@ -74,8 +67,7 @@ def finite_mean(xs: Iterable[float | None], *, keep_inf: bool = False) -> float:
 
 
 def per_seed(runs: list[dict[str, Any]]) -> list[dict[str, float]]:
-    """Each seed's Table 1 / Table 3 statistics: the connections' mean SRTT (ms), loss ratio and
-    throughput (Mb/s), and the aggregate loss ratio (all data dropped / sent)."""
+    """Each seed's Table 1 / Table 3 statistics: the connections' means and the aggregate loss."""
     return [
         {
             "rtt_ms": 1000 * finite_mean(r["srtt_s"]),
@@ -89,26 +81,18 @@ def per_seed(runs: list[dict[str, Any]]) -> list[dict[str, float]]:
 
 def pooled(runs: list[dict[str, Any]], share_bps: float, keep: tuple[str, ...] = ()) -> dict[str, Any]:
     """The connections of every seed pooled, with the share stopped (under ``STOPPED_SHARE`` of
-    ``share_bps``) and the aggregate loss (all drops / all data sent); only ``keep``'s keys, in its
-    order, when given."""
+    ``share_bps``) and the aggregate loss; only ``keep``'s keys, in its order, when given."""
     thr = [x for r in runs for x in r["thr_bps"]]
-    sent = sum(r["sent_pkts"] for r in runs)
-    drop = sum(r["dropped_pkts"] for r in runs)
+    sent, drop = sum(r["sent_pkts"] for r in runs), sum(r["dropped_pkts"] for r in runs)
     is_stopped = [x < STOPPED_SHARE * share_bps for x in thr]
     tos = [float(x) for r in runs for x in r["timeouts"]]
     early = [x for r in runs for x in r["warmup_delivered_pkts"]]
-
-    def mean_of(xs: list[float], pick: bool) -> float:
-        v = [x for x, st in zip(xs, is_stopped, strict=True) if st == pick]
-        return sum(v) / len(v) if v else math.nan
-
+    # What the stopped and the running connections did (claim 2's explanation): RTO expiries, data before the warm-up.
     out = {
-        # What the stopped connections did (the evidence behind claim 2's explanation):
-        # RTO expiries over the whole run, and data delivered before the warm-up ended.
-        "timeouts_stopped": mean_of(tos, True),
-        "timeouts_running": mean_of(tos, False),
-        "warmup_pkts_stopped": mean_of(early, True),
-        "warmup_pkts_running": mean_of(early, False),
+        f"{name}_{state}": finite_mean(x for x, st in zip(xs, is_stopped, strict=True) if st == pick)
+        for name, xs in (("timeouts", tos), ("warmup_pkts", early))
+        for state, pick in (("stopped", True), ("running", False))
+    } | {
         "thr_bps": thr,
         "loss": [x for r in runs for x in r["loss"]],
         "srtt_s": [x for r in runs for x in r["srtt_s"]],
@@ -121,10 +105,7 @@ def pooled(runs: list[dict[str, Any]], share_bps: float, keep: tuple[str, ...] =
 def _table1_scenario(
     ctx: Context, dur: int, warm: int, rtt: int, jitter: str, rate: float | None = None, preset: str | None = None
 ) -> Any:
-    """Table 1's set-up at a minimum RTT and start spread: shaped at ``rate`` Mb/s (else unshaped), with
-    the timer ``preset`` (else the scenario's)."""
-    from ...api import load
-
+    """Table 1's set-up, shaped at ``rate`` Mb/s (else unshaped), timers ``preset`` (else the scenario's)."""
     ov = [
         f"duration={dur}s",
         f"topology.bottleneck.delay={rtt / 2:g}ms",
@@ -140,8 +121,7 @@ def _table1_scenario(
 
 
 def table1(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
-    """Table 1: unshaped and shaped at each rate, at each minimum RTT (quick: unshaped and
-    C/n at RTT 0), starts spread over ``TABLE1_START``, qoslab's timers."""
+    """Table 1: unshaped and shaped at each rate and minimum RTT (quick: unshaped and C/n at RTT 0)."""
     rates: list[float | None] = [None, *TABLE1_RATES] if not ctx.quick else [None, 1.0]
     points = []
     for rate in rates:
@@ -161,21 +141,13 @@ def table1(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
     }
 
 
-#: What the start patterns' table keeps of :func:`pooled`, in this order.
-START_POOLED = (
-    "stopped_share",
-    "agg_loss",
-    "thr_bps",
-    "timeouts_stopped",
-    "timeouts_running",
-    "warmup_pkts_stopped",
-    "warmup_pkts_running",
-)
+#: What the start patterns' table keeps of :func:`pooled`, in this order (its stopped and running means last).
+_BY_STATE = tuple(f"{name}_{state}" for name in ("timeouts", "warmup_pkts") for state in ("stopped", "running"))
+START_POOLED = ("stopped_share", "agg_loss", "thr_bps", *_BY_STATE)
 
 
 def start_patterns(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
-    """Table 1's unshaped case under each start pattern and timer preset, at each minimum
-    RTT (quick: RTT 0 only)."""
+    """Table 1's unshaped case under each start pattern and timer preset (quick: RTT 0 only)."""
     points = [
         (
             (f"{preset}/{pkey}/rtt{rtt}ms", preset, pkey, jitter, rtt),
@@ -194,19 +166,12 @@ def start_patterns(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
 
 
 def nmax(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
-    """Table 3: N_max shaped connections for each (B, R_req) case, every seed; full runs also sweep
-    n from N_max to C / R_req."""
-    from ...api import load
-
+    """Table 3: N_max shaped connections per (B, R_req) case; full runs sweep n from N_max to C / R_req."""
     points = []
     for b, r, n_max in NMAX_CASES:
         c_over_r = round(C_BPS / (r * 1e6))
-        ns = (
-            [n_max]
-            if ctx.quick
-            else sorted({n_max, *range(n_max, c_over_r + 1, max(1, (c_over_r - n_max) // 5)), c_over_r})
-        )
-        for n in ns:
+        sweep = range(n_max, c_over_r + 1, max(1, (c_over_r - n_max) // 5))
+        for n in [n_max] if ctx.quick else sorted({n_max, *sweep, c_over_r}):
             ov = [
                 f"duration={dur}s",
                 f"metrics.bin={warm}s",
@@ -227,10 +192,7 @@ def nmax(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
 
 
 def table4(ctx: Context, dur: int, warm: int) -> dict[str, Any]:
-    """Table 4 with TCP: each scheme over the same seeds; in full runs scheme #1 decides
-    how many (``T4_CI_TARGET``, ``T4_STEP``, ``T4_MAX_SEEDS``), quick runs keep the run's."""
-    from ...api import load
-
+    """Table 4 with TCP: each scheme over the same seeds, as many as scheme #1 needs in full runs."""
     scs = {
         s: load(ctx.scenario_path("tcp_cac/table4.toml"), overrides=[f"duration={dur}s", f"admission.scheme={s}"])
         for s in (1, 2, 3)
@@ -265,8 +227,7 @@ def _detail(d: str, key: str) -> float:
 
 
 def transfers(res: Any, warm: float) -> dict[str, Any]:
-    """Blocking, running connections at blocking, and the mean transfer time (of the finished ones)
-    of the requests after the warm-up."""
+    """Blocking, running connections at blocking and mean transfer time of the requests after the warm-up."""
     ev = res.events
     ev = ev[ev["t_s"] >= warm]
     dec = ev[ev["kind"].isin(["admit", "reject"])]

@@ -157,6 +157,7 @@ def compare(paper: PaperData, measured: Sequence[Measured | NotMeasured]) -> lis
         t = paper.table(pc.table)
         given = got.get(pc.key)
         # The tolerance: the table's, else the printed ``±``, else the rule's; none for a lost or input cell.
+        # ``or`` falls through only when one is absent: the loader makes both positive (paper.py).
         tol = None if pc.status in ("lost", "input") else t.tolerance or pc.pm_number or printed_tolerance(pc.value)
         mean, lo, hi = interval(given.values) if isinstance(given, Measured) else (None, None, None)
         if pc.status == "lost":

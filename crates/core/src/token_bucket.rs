@@ -138,6 +138,20 @@ impl TokenBucket {
         }
     }
 
+    /// How long before `now` the bucket has been full since it was last
+    /// settled: the tokens of that time were earned beyond `depth` and are
+    /// lost at the next settle (zero if it fills at or after `now`). A pacer
+    /// whose frame waited through it sent nothing while it could have: the
+    /// link lost that time ([`crate::token_bucket`] module doc; the router's
+    /// `service_lost_s`).
+    pub fn full_for(&self, now: Time) -> Dur {
+        let dt = now.0.saturating_sub(self.last.0) as u128;
+        // Units still to earn until full, as whole nanoseconds at the rate (rounded up: the
+        // bucket is full from that instant on).
+        let to_full = (self.depth_units - self.tokens).div_ceil(self.config.rate.0 as u128);
+        Dur(dt.saturating_sub(to_full) as u64)
+    }
+
     /// Whole bytes of tokens held at `now` (rounded down).
     pub fn tokens(&self, now: Time) -> Bytes {
         Bytes((self.settled(now) / UNITS_PER_BYTE) as u64)
@@ -203,6 +217,23 @@ mod tests {
 
     fn bucket(rate: Rate, depth: u64, full: bool) -> TokenBucket {
         TokenBucket::new(TokenBucketConfig { rate, depth: Bytes(depth) }, Time::ZERO, full).unwrap()
+    }
+
+    #[test]
+    fn full_for_is_the_time_past_filling_since_the_last_settle() {
+        // 8 kb/s: 1 byte per ms; 100 B deep, built empty at t = 0.
+        let c = TokenBucketConfig { rate: Rate(8_000), depth: Bytes(100) };
+        let mut b = TokenBucket::new(c, Time(0), false).unwrap();
+        let ms = |m: u64| Time(m * 1_000_000);
+        assert_eq!(b.full_for(ms(99)), Dur::ZERO);
+        assert_eq!(b.full_for(ms(100)), Dur::ZERO);
+        assert_eq!(b.full_for(ms(130)), Dur(30_000_000));
+        // Taking 40 B at 130 ms settles it: 40 ms to full again, the 30 ms before are gone.
+        assert!(b.consume(ms(130), Bytes(40)));
+        assert_eq!(b.full_for(ms(170)), Dur::ZERO);
+        assert_eq!(b.full_for(ms(175)), Dur(5_000_000));
+        // A `now` before the last settle counts as it.
+        assert_eq!(b.full_for(ms(1)), Dur::ZERO);
     }
 
     #[test]

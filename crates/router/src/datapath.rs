@@ -120,6 +120,12 @@ pub struct Counters {
     /// simulator's link loses a packet at its far end. Not a queue's drop (the
     /// simulator's queues table does not count them either).
     pub link_lost: u64,
+    /// Link time lost (ns): how long a frame held for its tokens waited while
+    /// the pacer's bucket was already full, i.e. the loop woke more than
+    /// `catch_up` after the frame could have left. The simulator's link never
+    /// idles with a frame waiting; a run with any is off its scenario
+    /// (docs/testbed.md, "Run health").
+    pub service_lost_ns: u64,
     pub classes: [ClassCounters; CLASSES],
 }
 
@@ -527,6 +533,9 @@ impl Datapath {
             let dir = &mut self.dirs[d];
             if dir.port.next_deadline().is_some_and(|t| t <= now) {
                 dir.port.on_tick(now, &mut self.events);
+            }
+            if dir.held.is_some() {
+                dir.counters.service_lost_ns += dir.pacer.full_for(now).0;
             }
             loop {
                 if dir.held.is_none() {

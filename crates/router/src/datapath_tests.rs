@@ -83,6 +83,39 @@ fn pacer_sends_at_the_link_rate_exactly_on_a_virtual_clock() {
 }
 
 #[test]
+fn a_wake_later_than_catch_up_loses_link_time_and_counts_it_exactly() {
+    // 1 Mb/s, 1000-byte frames (8 ms each), 50 queued at t = 0; the bucket is burst 3044 B plus
+    // catch_up's 20 ms (2500 B) deep. Polled on time, the last leaves at the run's ideal instant and
+    // no time is lost. Woken 100 ms late once with a frame held: the bucket was full for
+    // 100 ms - (5544 - 1000) B x 8 us = 63.648 ms, counted, and every later frame leaves that much
+    // later (the catch-up made up the rest).
+    let run = |late_at: Option<usize>| {
+        let mut dp = datapath("rate = \"1Mbps\"\nqueue = { type = \"fifo\", limit = \"100pkts\" }\n");
+        let f = udp4(1, 2, 1000 - 42);
+        for _ in 0..50 {
+            assert_eq!(offer(&mut dp, Time::ZERO, &f), Arrival::Queued);
+        }
+        let (mut now, mut sent, mut last, mut polls) = (Time::ZERO, 0, Time::ZERO, 0);
+        while sent < 50 {
+            let (s, wake) = poll(&mut dp, now);
+            if !s.is_empty() {
+                last = now;
+            }
+            sent += s.len();
+            polls += 1;
+            let Some(w) = wake else { break };
+            now = if Some(polls) == late_at { w + Dur::from_ms(100) } else { w };
+        }
+        (last, dp.dirs[0].counters.service_lost_ns)
+    };
+    let (ideal, none) = run(None);
+    assert_eq!((ideal, none), (Time((50_000 - 3044) * 8_000), 0));
+    let (late, lost) = run(Some(10));
+    assert_eq!(lost, 100_000_000 - (5544 - 1000) * 8_000);
+    assert_eq!(late.0 - ideal.0, lost);
+}
+
+#[test]
 fn store_and_forward_sends_a_frame_on_an_idle_wire_at_the_end_of_its_transmission() {
     // 1 Mb/s, 1000-byte frames (8 ms each). Without store-and-forward the idle pacer's tokens send
     // a frame when it arrives; with it, the frame leaves 8 ms later, as the simulator's link sends

@@ -57,6 +57,7 @@ pub fn direction_json(dp: &Datapath, d: usize, now: Time, prev: Option<&Prev>) -
         "not_ip_pkts": c.not_ip_pkts,
         "tx_errors": c.tx_errors, "ecn_rewrites": c.ecn_rewrites, "edge_consumed": c.edge_consumed,
         "link_lost": c.link_lost,
+        "service_lost_s": c.service_lost_ns as f64 / 1e9,
         "delay_line_pkts": dp.line.held(d),
         "backlog_pkts": backlog.packets, "backlog_bytes": backlog.bytes,
         "drops": reasons(drop_names(), dp.drops(d)),

@@ -411,9 +411,10 @@ def health(c: Collected, rows: list[dict[str, Any]], duration_s: float) -> dict[
     table counts as the link's, transmit errors, an exhausted frame pool, the generators' send
     errors; for UDP only, sent minus delivered minus the routers' drops: lost in a veth or a
     sink's socket), the routers' lateness behind their own timers (each wake of a router's loop
-    at or after the timer it slept for: the delay line's releases, the pacers' packets), and the
-    run's wall time (set-up included) with its duration. Measured, not judged: the bound is the
-    caller's (``qoslab.testbed.unhealthy``)."""
+    at or after the timer it slept for: the delay line's releases, the pacers' packets), the link
+    time the routers lost to wakes later than their pacers' catch-up (a frame waiting while its
+    bucket was full), and the run's wall time (set-up included) with its duration. Measured, not
+    judged: the bound is the caller's (``unhealthy`` in ``tests/test_testbed_netns.py``)."""
     last = [s[-1] for s in c.stats if s]
     wakes = [r.get("router", {}).get("wake") or {} for r in c.routers]
     router_wakes = sum(int(w.get("wakes") or 0) for w in wakes)
@@ -439,6 +440,7 @@ def health(c: Collected, rows: list[dict[str, Any]], duration_s: float) -> dict[
         "router_late_over_1ms_share": (
             sum(int(w.get("late_over_1ms") or 0) for w in wakes) / router_wakes if router_wakes else 0.0
         ),
+        "router_service_lost_s": sum(float(d.get("service_lost_s") or 0.0) for d in dirs),
         "kernel_drops": sum(int(d.get("kernel_drops") or 0) for d in dirs),
         "router_tx_errors": sum(int(d.get("tx_errors") or 0) for d in dirs),
         "router_pool_exhausted": sum(int(d.get("pool_exhausted") or 0) for d in dirs),

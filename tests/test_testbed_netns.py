@@ -711,19 +711,28 @@ def test_pcn_admission_on_real_packets_agrees_with_the_simulator(tmp_path: Path)
     the same distribution falls outside the range of 8 draws with probability 2/9. Over seeds
     1-40 the simulator's own seeds 41-1000 fell outside the widened range in 16 of 960 (1.7 %: the
     admitted count moves by whole admission windows, mostly 4-11 calls each); over seeds 1-100, in 2
-    of 900 (0.2 %), hence 100 (same record, "the simulator against its own range").
+    of 900 (0.2 %), hence 100 (same record, "the simulator against its own range"). Over seeds 1-100
+    until a healthy run on an idle machine admitted 164 against 166 .. 177: the testbed's tails are
+    heavier than the simulator's (2 of 34 healthy runs at 166 or below, against 4 of 1000 seeds), so
+    the range is the simulator's whole spread, seeds 1-1000 (163 .. 178; same record, "over seeds
+    1-1000"), run on both cores (about 22 s).
 
     Health, added after a run under load disagreed (same record, "a stall longer than a
     decision's round trip"): a packet later than the simulator's latest over the seeds by more
     than the 20 ms round trip a decision waits met a stall the simulator has not, as long as the
     feedback this test measures; such a run is not an experiment of the scenario."""
-    t = time.monotonic()
+    from concurrent.futures import ThreadPoolExecutor
+
     sc = _replayed(PCN_ADMISSION, tmp_path)
-    seeds, sim_delay_s = [], 0.0
-    for s in range(1, 101):
-        sim = qoslab.run(sc, seed=s)
-        seeds.append(_admission_figures(sim))
-        sim_delay_s = max(sim_delay_s, float(sim.flows["delay_max_s"].max()))
+
+    def simulated(seed: int) -> tuple[dict[str, float], float]:
+        sim = qoslab.run(sc, seed=seed)  # the run itself releases the GIL
+        return _admission_figures(sim), float(sim.flows["delay_max_s"].max())
+
+    with ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(simulated, range(1, 1001)))
+    seeds, sim_delay_s = [g[0] for g in got], max(g[1] for g in got)
+    t = time.monotonic()
     tol = {"admitted": 1.0, "refused": 1.0, "over_admission_pts": 1.28}
 
     def judge(real: qoslab.Result) -> None:

@@ -24,8 +24,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -594,8 +596,6 @@ def test_a_stalled_router_loses_link_time_and_the_run_is_unhealthy() -> None:
     docs/decisions/testbed.md). The router counts the time its link sent nothing with a frame
     waiting: at least the stop less the pacer's catch-up (20 ms) and its burst (3044 B, 4.9 ms) and
     one frame time, at most how late the router woke; the run is unhealthy by it."""
-    import threading
-
     stop_s = 0.067
 
     def stall() -> None:
@@ -721,8 +721,6 @@ def test_pcn_admission_on_real_packets_agrees_with_the_simulator(tmp_path: Path)
     decision's round trip"): a packet later than the simulator's latest over the seeds by more
     than the 20 ms round trip a decision waits met a stall the simulator has not, as long as the
     feedback this test measures; such a run is not an experiment of the scenario."""
-    from concurrent.futures import ThreadPoolExecutor
-
     sc = _replayed(PCN_ADMISSION, tmp_path)
 
     def simulated(seed: int) -> tuple[dict[str, float], float]:

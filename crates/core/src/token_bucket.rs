@@ -146,10 +146,13 @@ impl TokenBucket {
     /// `service_lost_s`).
     pub fn full_for(&self, now: Time) -> Dur {
         let dt = now.0.saturating_sub(self.last.0) as u128;
-        // Units still to earn until full, as whole nanoseconds at the rate (rounded up: the
-        // bucket is full from that instant on).
-        let to_full = (self.depth_units - self.tokens).div_ceil(self.config.rate.0 as u128);
-        Dur(dt.saturating_sub(to_full) as u64)
+        let (rate, room) = (self.config.rate.0 as u128, self.depth_units - self.tokens);
+        // Not full by `now` (the router's on-time wakes): no division on that path.
+        if rate * dt <= room {
+            return Dur::ZERO;
+        }
+        // Full from `room / rate` on, in whole nanoseconds rounded up.
+        Dur((dt - room.div_ceil(rate)) as u64)
     }
 
     /// Whole bytes of tokens held at `now` (rounded down).

@@ -44,9 +44,12 @@ test-rust: $(STAMP) ## Rust unit, property and cross-module tests (release)
 test-python: $(EXT) bins ## Python tests (pytest)
 	$(PY) -m pytest tests
 
+# `bins` selects what `cargo test --release --workspace --exclude qoslab-py`
+# selects (every package but the extension, examples so dev-dependencies too),
+# so both resolve the same features and share every compiled crate: after the
+# test build this only links, and a cold `make test` compiles the workspace once.
 bins: ## The testbed's binaries: qoslab-router and qoslab-traffic, and the edge_overhead example that `reproduce edge` times (release)
-	cargo build --release -q -p qoslab-router -p qoslab-traffic
-	cargo build --release -q -p qoslab-core --example edge_overhead
+	cargo build --release -q --workspace --exclude qoslab-py --bins --examples
 
 # The wheel carries the built-in scenarios and (Linux) the router and traffic
 # binaries in qoslab/_data/: staged there for the build only (maturin packs
@@ -72,13 +75,11 @@ reproduce: $(EXT) ## Full reproductions (all papers, all seeds): slow
 bench: $(EXT) ## Whole-run benchmark vs the bare-loop reference and ns-2.35, the PCN performance cases and the scale cases
 	$(PY) benches/run_bench.py
 
-bench-router: ## qoslab-router vs kernel forwarding between namespaces (root): pps 64 B/1500 B, QoS share
-	cargo build --release -q -p qoslab-router
+bench-router: bins ## qoslab-router vs kernel forwarding between namespaces (root): pps 64 B/1500 B, QoS share
 	$(CARGO_TARGET_DIR)/release/qoslab-router-bench --seconds $(BENCH_SECONDS)
 
 SOAK_MINUTES ?= 10
-soak: ## 10-minute overload soak of qoslab-router (root): RSS slope after the first minute < 1 MB/min
-	cargo build --release -q -p qoslab-router
+soak: bins ## 10-minute overload soak of qoslab-router (root): RSS slope after the first minute < 1 MB/min
 	$(CARGO_TARGET_DIR)/release/qoslab-router-bench soak $(SOAK_MINUTES)
 
 # Fuzzing with Debian's afl++ (installed with apt if absent): the targets are
@@ -129,7 +130,7 @@ fmt: $(STAMP) ## Format Rust and Python code, apply ruff's safe fixes
 	$(VENV)/bin/ruff check --fix $(PY_LINT)
 
 clippy: ## Lint Rust code, warnings are errors
-	cargo clippy --workspace --all-targets -q -- -D warnings
+	cargo clippy --workspace --all-targets --all-features -q -- -D warnings
 
 lint: lint-docs lint-rust lint-python ## Every check but the tests: docs links and citations, formats, clippy, ruff, mypy, stubtest
 

@@ -8,7 +8,8 @@
 //! criterion prints ns per packet (time / 4096 elements).
 //! QoS share = (qos − base) / qos; `examples/edge_overhead.rs` prints it.
 //!
-//! Run: `cargo bench -p qoslab-core --bench edge_path`.
+//! Run: `cargo bench -p qoslab-core --features bench --bench edge_path`
+//! (criterion is an optional dependency of the `bench` feature: Cargo.toml).
 
 mod common;
 

@@ -56,8 +56,8 @@ def binary(name: str) -> Path:
     if found:
         return Path(found)
     raise TestbedError(
-        f"the {name} binary was not found (QOSLAB_BIN_DIR, target/release, PATH); build it: "
-        "cargo build --release -p qoslab-router -p qoslab-traffic"
+        f"the {name} binary was not found (QOSLAB_BIN_DIR, target/release, PATH); build it in the source tree: "
+        "make bins"
     )
 
 

@@ -41,8 +41,11 @@ test: $(EXT) test-rust test-python ## Run all the tests (Rust and Python)
 test-rust: $(STAMP) ## Rust unit, property and cross-module tests (release)
 	cargo test --release --workspace --exclude qoslab-py -q
 
-test-python: $(EXT) bins ## Python tests (pytest)
-	$(PY) -m pytest tests
+# The tests not marked realtime on every core (pytest-xdist), then the realtime
+# ones (the testbed's, on real packets in real time) alone.
+test-python: $(EXT) bins ## Python tests (pytest): the rest on every core, then the testbed's alone
+	$(PY) -m pytest -n auto -m "not realtime" tests
+	$(PY) -m pytest -m realtime tests
 
 # `bins` selects what `cargo test --release --workspace --exclude qoslab-py`
 # selects (every package but the extension, examples so dev-dependencies too),

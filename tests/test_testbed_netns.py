@@ -46,7 +46,8 @@ SMALL = ROOT / "tests" / "scenarios" / "testbed" / "red_small.toml"
 CBT = ROOT / "tests" / "scenarios" / "testbed" / "cbt_small.toml"
 
 _why = testbed.skip_reason()
-pytestmark = pytest.mark.skipif(_why is not None, reason=f"testbed: {_why}")
+# realtime: `make test` runs these alone, after the rest (pyproject.toml, markers).
+pytestmark = [pytest.mark.skipif(_why is not None, reason=f"testbed: {_why}"), pytest.mark.realtime]
 
 
 #: Run health (docs/testbed.md, "Run health"). A real-packet run is an experiment of the scenario

@@ -38,7 +38,8 @@ from qoslab.testbed.plan import make_plan
 from qoslab.testbed.runner import standing
 
 _why = testbed.skip_reason()
-pytestmark = pytest.mark.skipif(_why is not None, reason=f"testbed: {_why}")
+# realtime: `make test` runs these alone, after the rest (pyproject.toml, markers).
+pytestmark = [pytest.mark.skipif(_why is not None, reason=f"testbed: {_why}"), pytest.mark.realtime]
 
 EXAMPLES = sorted((SCENARIOS / "examples").glob("*.toml"))
 SMALL = ROOT / "tests" / "scenarios" / "testbed" / "red_small.toml"

@@ -596,7 +596,11 @@ def test_a_stalled_router_loses_link_time_and_the_run_is_unhealthy() -> None:
     (SIGSTOP, then SIGCONT: the stall of the machine that failed test 6 in CI,
     docs/decisions/testbed.md). The router counts the time its link sent nothing with a frame
     waiting: at least the stop less the pacer's catch-up (20 ms) and its burst (3044 B, 4.9 ms) and
-    one frame time, at most how late the router woke; the run is unhealthy by it."""
+    one frame time; at most the stop and the router's latest wake together (another stall of the
+    machine during the run adds its own). The stop is not bounded by the latest wake alone: the
+    router's lateness counts only wakes from its wait, and a stop that lands while its loop is
+    between waits is no late wake (a run under load: 42.6 ms lost, latest wake 6.4 ms;
+    docs/decisions/testbed.md). The run is unhealthy by it."""
     stop_s = 0.067
 
     def stall() -> None:
@@ -624,7 +628,7 @@ def test_a_stalled_router_loses_link_time_and_the_run_is_unhealthy() -> None:
     h = real.summary["testbed"]["health"]
     lost = h["router_service_lost_s"]
     print(_router(h), f"link time lost {lost * 1e3:.1f} ms")
-    assert stop_s - 0.020 - 0.0049 - 0.0016 <= lost <= h["router_late_max_s"], h
+    assert stop_s - 0.020 - 0.0049 - 0.0016 <= lost <= stop_s + h["router_late_max_s"], h
     assert any("lost" in b and "transmission" in b for b in unhealthy(real)), unhealthy(real)
 
 

@@ -12,7 +12,8 @@
 //!
 //! Entities live in arenas (`Vec`s) and are named by typed ids; an event is
 //! an id and a tag, 8 bytes. The queue is an implicit 4-ary min-heap (half
-//! the depth of a binary heap) for the current ~0.26 ms window, in front of a
+//! the depth of a binary heap) for the current ~0.26 ms window, beside the
+//! window's bucket sorted once and the single earliest event, in front of a
 //! ring of unsorted per-window buckets for later events (see
 //! [`EventQueue`]). A heap entry is 16 bytes, so a node's four children
 //! fill one cache line: since every event in the heap lies in the current
@@ -137,18 +138,32 @@ impl Slot {
 
 /// Pending events, popped in `(time, seq)` order.
 ///
-/// Two tiers: a 4-ary min-heap holds every event of the current time
-/// window (`2^WINDOW_SHIFT` ns, about 0.26 ms); later events wait unsorted in
-/// a ring of per-window buckets (`RING` windows, about 1 s ahead) or, beyond
-/// it, in an overflow list. When the heap runs dry the next non-empty
-/// window's bucket is moved into it (the overflow is re-bucketed each time
-/// the ring turns). Every event earlier than the window's end is in the
-/// heap, so pops are exactly in `(time, seq)` order; the heap stays as
-/// small as one window's events (thousands of sources that each send once
-/// a second no longer make it deep).
+/// Two tiers: the current time window (`2^WINDOW_SHIFT` ns, about
+/// 0.26 ms) holds its events sorted; later events wait unsorted in a ring
+/// of per-window buckets (`RING` windows, about 1 s ahead) or, beyond it,
+/// in an overflow list. When the window runs dry the next non-empty
+/// window's bucket is sorted once into `run` (the overflow is re-bucketed
+/// each time the ring turns); events scheduled into the window after that
+/// go into a 4-ary min-heap, or, if earlier than everything the window
+/// holds, into `front`, the next to pop. Every event earlier than the
+/// window's end is in `front`, `run` or the heap, and a pop takes the
+/// least of the three, so pops are exactly in `(time, seq)` order; the
+/// heap stays as small as the events scheduled within one window
+/// (thousands of sources that each send once a second no longer make it
+/// deep).
 #[derive(Debug)]
 pub struct EventQueue {
-    /// The current window's events (all of them: see [`Slot`]).
+    /// The earliest event of the current window when it was scheduled as
+    /// such, kept out of the heap (key [`EMPTY`]: none). Every event in the
+    /// heap is later: an event scheduled to run next (a packet's arrival
+    /// over a fast link, a dequeue a few hundred nanoseconds ahead) costs
+    /// no sift up to the root and down again.
+    front: Slot,
+    /// The current window's events that were in its bucket when it
+    /// opened, sorted latest first (the next one is the last).
+    run: Vec<Slot>,
+    /// The current window's events scheduled since it opened (but the
+    /// front). Every event of the window is in `front`, `run` or `heap`.
     heap: Vec<Slot>,
     next_seq: u64,
     /// Absolute index of the current window (`time >> WINDOW_SHIFT`).
@@ -174,12 +189,18 @@ pub struct EventQueue {
 }
 
 const ARITY: usize = 4;
+/// The key of an empty [`EventQueue::front`]: above every event's key (a
+/// sequence number stays below [`SEQ_LIMIT`]).
+const EMPTY: u64 = u64::MAX;
+const NO_FRONT: Slot = Slot { key: EMPTY, event: Event::Sample };
 const WINDOW_SHIFT: u32 = 18;
 const RING: u64 = 4096;
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> EventQueue {
         EventQueue {
+            front: NO_FRONT,
+            run: Vec::new(),
             heap: Vec::with_capacity(n.max(16)),
             next_seq: 0,
             cur: 0,
@@ -192,7 +213,7 @@ impl EventQueue {
         }
     }
     pub fn len(&self) -> usize {
-        self.heap.len() + self.ring_len + self.overflow.len()
+        usize::from(self.front.key != EMPTY) + self.run.len() + self.heap.len() + self.ring_len + self.overflow.len()
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -228,7 +249,20 @@ impl EventQueue {
         let w = time >> WINDOW_SHIFT;
         // `now` lies in the current window, so `w < cur` cannot happen.
         if w <= self.cur {
-            heap_push(&mut self.heap, Slot::of(Entry { time, seq, event }));
+            let e = Slot::of(Entry { time, seq, event });
+            if e.key < self.front.key {
+                // The new earliest event: the one it displaces joins the heap.
+                let was = std::mem::replace(&mut self.front, e);
+                if was.key != EMPTY {
+                    heap_push(&mut self.heap, was);
+                } else if e.key > self.first_key() {
+                    // No front, but the window holds an earlier event.
+                    self.front = NO_FRONT;
+                    heap_push(&mut self.heap, e);
+                }
+            } else {
+                heap_push(&mut self.heap, e);
+            }
         } else if w < self.cur + RING {
             bucket_push(&mut self.ring, &mut self.spare, w, Entry { time, seq, event });
             self.ring_len += 1;
@@ -263,14 +297,36 @@ impl EventQueue {
     /// The next event, if any is in the current window (to prefetch what it will touch).
     #[inline]
     pub fn peek(&self) -> Option<Event> {
-        self.heap.first().map(|e| e.event)
+        if self.front.key != EMPTY {
+            return Some(self.front.event);
+        }
+        match (self.run.last(), self.heap.first()) {
+            (Some(r), Some(h)) => Some(if r.key < h.key { r.event } else { h.event }),
+            (r, h) => r.or(h).map(|e| e.event),
+        }
+    }
+
+    /// The key of the earliest event in `run` and `heap` ([`EMPTY`]: none).
+    #[inline]
+    fn first_key(&self) -> u64 {
+        let r = self.run.last().map_or(EMPTY, |e| e.key);
+        let h = self.heap.first().map_or(EMPTY, |e| e.key);
+        r.min(h)
     }
 
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
+        if self.front.key != EMPTY {
+            let e = std::mem::replace(&mut self.front, NO_FRONT);
+            self.now = (self.cur << WINDOW_SHIFT) | (e.key >> SEQ_BITS);
+            return Some((Time(self.now), e.event));
+        }
         loop {
-            if let Some(e) = heap_pop(&mut self.heap) {
+            let r = self.run.last().map_or(EMPTY, |e| e.key);
+            let h = self.heap.first().map_or(EMPTY, |e| e.key);
+            let next = if r < h { self.run.pop() } else { heap_pop(&mut self.heap) };
+            if let Some(e) = next {
                 self.now = (self.cur << WINDOW_SHIFT) | (e.key >> SEQ_BITS);
                 return Some((Time(self.now), e.event));
             }
@@ -300,9 +356,10 @@ impl EventQueue {
             if !self.ring[slot].is_empty() {
                 let mut bucket = std::mem::take(&mut self.ring[slot]);
                 self.ring_len -= bucket.len();
-                for e in bucket.drain(..) {
-                    heap_push(&mut self.heap, Slot::of(e));
-                }
+                // Sorted once (keys are distinct: each has its sequence
+                // number) rather than pushed into the heap one by one.
+                self.run.extend(bucket.drain(..).map(Slot::of));
+                self.run.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
                 self.spare.push(bucket);
                 return true;
             }
@@ -331,7 +388,10 @@ impl EventQueue {
     pub fn capacity(&self) -> usize {
         let vecs = |v: &[Vec<Entry>]| v.iter().map(Vec::capacity).sum::<usize>();
         // A heap slot is two thirds of an entry.
-        self.heap.capacity() * 2 / 3 + vecs(&self.ring) + vecs(&self.spare) + self.overflow.capacity()
+        (self.heap.capacity() + self.run.capacity()) * 2 / 3
+            + vecs(&self.ring)
+            + vecs(&self.spare)
+            + self.overflow.capacity()
     }
 }
 

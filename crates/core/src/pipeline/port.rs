@@ -224,6 +224,69 @@ impl Port {
         self.queue.enqueue(now, pkt, rng)
     }
 
+    /// Is the discipline a drop-tail FIFO with no device queue below it?
+    /// Then a driver whose transmitter is free may offer packets with
+    /// [`Port::try_pass`] or [`Port::offer_free`].
+    #[inline]
+    pub fn passes(&self) -> bool {
+        self.device.is_none() && self.queue.is_fifo()
+    }
+
+    /// A port that is just an empty drop-tail FIFO (no stages, no device
+    /// queue) passes `pkt` straight through at `now`, for a driver whose
+    /// transmitter is free: see [`Queue::try_pass`]. `false` (nothing
+    /// changed) otherwise.
+    #[inline]
+    pub fn try_pass(&mut self, now: Time, pkt: &mut Packet) -> bool {
+        self.stages.is_empty() && self.device.is_none() && self.queue.try_pass(now, pkt)
+    }
+
+    /// [`Port::enqueue`] for a driver whose transmitter is free, on a port
+    /// that [`Port::passes`]: the stages see `pkt` as they would, and a
+    /// packet they let through an empty FIFO comes back (`Ok`) to go on the
+    /// wire now, counted as enqueued then dequeued at `now`
+    /// ([`Queue::try_pass`]). Otherwise the verdict of [`Port::enqueue`]
+    /// (`Err`), with the same counts and calls.
+    #[inline]
+    pub fn offer_free(
+        &mut self,
+        now: Time,
+        mut pkt: Packet,
+        key: &FlowKey,
+        rng: &mut Rng,
+        events: &mut dyn EventSink,
+    ) -> Result<Packet, Verdict> {
+        for i in 0..self.stages.len() {
+            match self.stages[i].on_arrival(now, &mut pkt, key, rng, events) {
+                StageVerdict::Pass => {}
+                StageVerdict::Mark(r) => self.stats.get_or_insert_with(Box::default).marks[r as usize] += 1,
+                StageVerdict::Drop(r) => {
+                    let st = self.stats.get_or_insert_with(Box::default);
+                    st.drops[r as usize] += 1;
+                    st.drop_bytes[r as usize] += pkt.size as u64;
+                    for s in &mut self.stages[..i] {
+                        s.on_drop(now, &pkt, r);
+                    }
+                    return Err(Verdict::Dropped(Dropped { packet: pkt, reason: r }));
+                }
+            }
+        }
+        if self.device.is_none() && self.queue.try_pass(now, &mut pkt) {
+            return Ok(pkt);
+        }
+        let verdict = self.queue.enqueue(now, pkt, rng);
+        match &verdict {
+            Verdict::Queued | Verdict::Marked(_) => {}
+            Verdict::Dropped(d) => self.tell_drop(now, d),
+            Verdict::QueuedPushingOut(victims) => {
+                for d in victims {
+                    self.tell_drop(now, d);
+                }
+            }
+        }
+        Err(verdict)
+    }
+
     /// [`Port::enqueue_queue`] with the edge's SCFQ root's step inlined
     /// (see [`Port::enqueue_inlined`]).
     #[inline]
@@ -412,6 +475,57 @@ mod tests {
             self.held = self.held.saturating_sub(1);
             ok
         }
+    }
+
+    #[test]
+    fn offering_to_a_free_port_counts_as_enqueue_then_dequeue() {
+        // One transmitter, two drivers: one offers with `offer_free` when
+        // its wire is free, the other enqueues then dequeues. A stage that
+        // drops class 9 and tags the rest, a FIFO of 3: the same packets
+        // leave, with the same tags, counts and stage counts.
+        let port = || Port::new(fifo(3)).with_stage(Box::new(Toy::default()));
+        let (mut a, mut b) = (port(), port());
+        assert!(a.passes() && !Port::new(fifo(3)).with_device(Box::new(IdleForOne::default())).passes());
+        let (mut r1, mut r2) = (crate::rng::stream(1, 0), crate::rng::stream(1, 0));
+        let mut draw = crate::rng::stream(9, 0);
+        let (mut t, mut free_at, mut offered) = (0u64, 0u64, 0);
+        for i in 0..4_000u64 {
+            t += rand::Rng::random_range(&mut draw, 0..250);
+            let p = pkt(i, if rand::Rng::random_range(&mut draw, 0..5) == 0 { 9 } else { 0 });
+            while free_at <= t {
+                let (x, y) = (a.dequeue(Time(free_at)), b.dequeue(Time(free_at)));
+                assert_eq!(x, y);
+                match x {
+                    Dequeue::Packet(_) => free_at += 100,
+                    _ => break,
+                }
+            }
+            let free = free_at <= t;
+            let (mut out1, mut out2) = (None, None);
+            if free {
+                offered += 1;
+                match a.offer_free(Time(t), p, &key(), &mut r1, &mut Discard) {
+                    Ok(x) => out1 = Some(x),
+                    Err(v) => assert!(matches!(v, Verdict::Dropped(_) | Verdict::Queued), "{v:?}"),
+                }
+            } else {
+                a.enqueue(Time(t), p, &key(), &mut r1, &mut Discard);
+            }
+            if b.enqueue(Time(t), p, &key(), &mut r2, &mut Discard) == Verdict::Queued && free {
+                match b.dequeue(Time(t)) {
+                    Dequeue::Packet(x) => out2 = Some(x),
+                    d => panic!("{d:?}"),
+                }
+            }
+            if out1.is_some() {
+                free_at = t + 100;
+            }
+            assert_eq!(out1, out2, "packet {i} at {t}");
+            assert_eq!(a.queue().stats(), b.queue().stats(), "packet {i} at {t}");
+            assert_eq!(a.stage_stats(), b.stage_stats());
+        }
+        assert!(offered > 500 && a.queue().stats().arrivals > offered + 500, "{offered} offered");
+        assert!(a.stage_stats().drops_for(DropReason::Policed) > 0);
     }
 
     #[test]

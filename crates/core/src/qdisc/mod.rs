@@ -483,6 +483,10 @@ pub struct Queue {
     stats: QueueStats,
     last_change: Time,
     held: Backlog,
+    /// For a drop-tail FIFO, the largest packet an empty one admits (its
+    /// byte limit, else `u64::MAX`); 0 for every other discipline. See
+    /// [`Queue::try_pass`].
+    pass_bytes: u64,
 }
 
 impl std::fmt::Debug for Queue {
@@ -493,11 +497,17 @@ impl std::fmt::Debug for Queue {
 
 impl Queue {
     pub fn new(inner: Box<dyn Qdisc + Send>) -> Queue {
+        // A FIFO's limit is at least one packet (`FifoConfig::validate`), so
+        // an empty one admits any packet within its byte limit.
+        let pass_bytes = (&*inner as &dyn Any)
+            .downcast_ref::<fifo::Fifo>()
+            .map_or(0, |f| f.config().limit.bytes.unwrap_or(u64::MAX));
         Queue {
             inner: Inner::new(inner),
             stats: QueueStats::default(),
             last_change: Time::ZERO,
             held: Backlog::default(),
+            pass_bytes,
         }
     }
     pub fn kind(&self) -> &'static str {
@@ -509,6 +519,11 @@ impl Queue {
     }
     #[inline]
     pub fn backlog(&self) -> Backlog {
+        // A FIFO's backlog changes only through this wrapper's enqueue,
+        // dequeue and reset, so `held` is the FIFO's own (no dynamic call).
+        if self.pass_bytes != 0 {
+            return self.held();
+        }
         self.inner.backlog()
     }
     /// [`Queue::backlog`] without asking the discipline: what it held after
@@ -533,7 +548,12 @@ impl Queue {
     pub fn probe(&self, sink: ProbeSink<'_>) {
         self.inner.get().probe(sink)
     }
+    #[inline]
     pub fn next_deadline(&self) -> Option<Time> {
+        // A FIFO has no timer.
+        if self.pass_bytes != 0 {
+            return None;
+        }
         self.inner.get().next_deadline()
     }
     pub fn on_tick(&mut self, now: Time) {
@@ -647,6 +667,41 @@ impl Queue {
         }
     }
 
+    /// Passes `pkt` through an empty drop-tail FIFO at `now`, as a driver
+    /// whose transmitter is free would with [`Queue::enqueue`] then
+    /// [`Queue::dequeue`] at the same instant: the same counts (an arrival
+    /// and a departure, a peak of at least this one packet, a sojourn of
+    /// 0), the same `pkt.enqueued`, and the discipline left as it was,
+    /// empty. `false` (and nothing changed) when the discipline is not a
+    /// FIFO, holds packets, or would refuse `pkt` (its byte limit): the
+    /// driver then takes the usual path. A simulator's idle access link
+    /// costs no call into its FIFO this way (docs/performance.md).
+    /// Is the discipline a drop-tail FIFO (whose packets may pass, see
+    /// [`Queue::try_pass`])?
+    #[inline]
+    pub fn is_fifo(&self) -> bool {
+        self.pass_bytes != 0
+    }
+
+    #[inline]
+    pub fn try_pass(&mut self, now: Time, pkt: &mut Packet) -> bool {
+        let size = pkt.size as u64;
+        if self.pass_bytes == 0 || self.held.packets != 0 || size > self.pass_bytes {
+            return false;
+        }
+        debug_assert_eq!(self.inner.backlog(), Backlog::default(), "fifo: backlog differs from what the wrapper holds");
+        self.advance(now);
+        pkt.enqueued = now;
+        let s = &mut self.stats;
+        s.arrivals += 1;
+        s.arrival_bytes += size;
+        s.departures += 1;
+        s.departure_bytes += size;
+        s.peak_packets = s.peak_packets.max(1);
+        s.peak_bytes = s.peak_bytes.max(size);
+        true
+    }
+
     /// Takes the next packet at `now`; counts the departure and its sojourn.
     /// (`inline(always)`: see [`Queue::enqueue`].)
     #[inline(always)]
@@ -737,6 +792,76 @@ mod tests {
         let q = Queue::new(Box::new(Fifo::new(FifoConfig { limit: Limit::packets(4) }).unwrap()));
         assert!(matches!(q.inner, Inner::Dyn(_)));
         assert_eq!(q.kind(), "fifo");
+    }
+
+    #[test]
+    fn passing_through_an_empty_fifo_counts_as_enqueue_then_dequeue() {
+        // A driver with one transmitter, twice: one passes a packet through
+        // when the wire is free and the FIFO empty, the other always
+        // enqueues then dequeues. Same packets, answers and statistics,
+        // with a byte limit that refuses the largest packets.
+        let fifo = || {
+            Queue::new(Box::new(
+                Fifo::new(FifoConfig { limit: Limit { packets: Some(3), bytes: Some(1200) } }).unwrap(),
+            ))
+        };
+        let (mut pass, mut plain) = (fifo(), fifo());
+        let (mut r1, mut r2) = (crate::rng::stream(1, 0), crate::rng::stream(1, 0));
+        let mut draw = crate::rng::stream(7, 0);
+        let (mut t, mut free_at, mut passed) = (0u64, 0u64, 0);
+        for i in 0..5_000u64 {
+            t += rand::Rng::random_range(&mut draw, 0..2_000);
+            let size = rand::Rng::random_range(&mut draw, 40..1500);
+            let mut p = Packet::new(i, FlowId(0), size, Time(t));
+            let (mut out1, mut out2) = (None, None);
+            // The wire frees at `free_at`: each queue sends its head then.
+            while free_at <= t {
+                let (a, b) = (pass.dequeue(Time(free_at)), plain.dequeue(Time(free_at)));
+                assert_eq!(a, b);
+                match a {
+                    Dequeue::Packet(x) => free_at += x.size as u64,
+                    _ => break,
+                }
+            }
+            let free = free_at <= t;
+            if free && pass.try_pass(Time(t), &mut p) {
+                passed += 1;
+                out1 = Some(p);
+            } else {
+                pass.enqueue(Time(t), p, &mut r1);
+            }
+            let v = plain.enqueue(Time(t), p, &mut r2);
+            if free && v == Verdict::Queued {
+                match plain.dequeue(Time(t)) {
+                    Dequeue::Packet(x) => out2 = Some(x),
+                    d => panic!("{d:?}"),
+                }
+            }
+            if let Some(x) = out1.or(out2) {
+                free_at = t + x.size as u64;
+            }
+            assert_eq!(out1.is_some(), out2.is_some(), "packet {i} at {t}");
+            assert_eq!(out1.map(|x| (x.id, x.enqueued)), out2.map(|x| (x.id, x.enqueued)));
+            assert_eq!(pass.stats(), plain.stats(), "packet {i} at {t}");
+            assert_eq!(pass.held(), plain.held());
+        }
+        assert!(passed > 500 && plain.stats().arrivals > passed + 500, "both paths ran: {passed} passed");
+        assert!(plain.stats().drops_for(DropReason::Overlimit) > 0);
+        assert_eq!(pass.mean_backlog_packets(Time(t)), plain.mean_backlog_packets(Time(t)));
+    }
+
+    #[test]
+    fn only_an_empty_fifo_lets_a_packet_pass() {
+        let mut rng = crate::rng::stream(1, 0);
+        let mut p = Packet::new(0, FlowId(0), 100, Time(0));
+        let mut q = Queue::new(Box::new(managed()));
+        assert!(!q.try_pass(Time(0), &mut p));
+        let mut q = Queue::new(Box::new(Fifo::new(FifoConfig { limit: Limit::bytes(99) }).unwrap()));
+        assert!(!q.try_pass(Time(0), &mut p), "beyond the byte limit");
+        let mut q = Queue::new(Box::new(Fifo::new(FifoConfig::default()).unwrap()));
+        q.enqueue(Time(0), p, &mut rng);
+        assert!(!q.try_pass(Time(1), &mut p), "the FIFO holds a packet");
+        assert_eq!(q.stats().arrivals, 1);
     }
 
     #[test]

@@ -556,18 +556,24 @@ impl Metrics {
 
     /// Notes that direction `d` received a packet (it is sampled from then on
     /// if it leaves a router).
-    #[inline]
+    #[inline(always)]
     pub fn on_dir_arrival(&mut self, d: usize) {
         if !self.seen[d] {
-            self.seen[d] = true;
-            match self.sel[d] {
-                SeriesSel::Always => {
-                    self.sampled.push(d as u32);
-                    self.sampled_dirty = true;
-                }
-                SeriesSel::OnDropOrMark => self.pending.push(d as u32),
-                SeriesSel::Never => {}
+            self.first_dir_arrival(d);
+        }
+    }
+
+    /// The first packet a direction receives (once a run per direction).
+    #[cold]
+    fn first_dir_arrival(&mut self, d: usize) {
+        self.seen[d] = true;
+        match self.sel[d] {
+            SeriesSel::Always => {
+                self.sampled.push(d as u32);
+                self.sampled_dirty = true;
             }
+            SeriesSel::OnDropOrMark => self.pending.push(d as u32),
+            SeriesSel::Never => {}
         }
     }
 

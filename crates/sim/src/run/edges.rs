@@ -179,7 +179,6 @@ impl Sim {
     /// host?) and leaving towards a host (`to_host`?). `false`: dropped.
     pub(super) fn edge_packet(&mut self, node: NodeId, from_host: bool, to_host: bool, pkt: &mut Packet) -> bool {
         let agg = self.aggregate_of(pkt.flow);
-        let key = *self.table.key(pkt.flow);
         for (role, applies) in [(EdgeRole::Ingress, from_host), (EdgeRole::Egress, to_host)] {
             if !applies {
                 continue;
@@ -189,7 +188,7 @@ impl Sim {
             let Some(b) = edges.behaviours[node.index()].as_mut() else { return true };
             // The behaviour writes into the run's action buffers in place: most packets
             // leave them empty, and then only the edge's timer is due (no buffers moved).
-            let verdict = b.on_packet(now, role, agg, pkt, &key, &mut edges.actions);
+            let verdict = b.on_packet(now, role, agg, pkt, self.table.key(pkt.flow), &mut edges.actions);
             if self.edges.actions.is_empty() {
                 self.schedule_edge_timer(node);
             } else {

@@ -80,6 +80,7 @@ impl Sim {
         self.flow_slot.push(slot);
         self.flow_first_dir.push(first_dir);
         self.flow_src_slot.push(src_slot);
+        self.flow_agent.push(!matches!(agent, super::agents::Agent::None));
         self.agents.push(agent);
         self.metrics.flows.push(FlowStats::new(traced, &self.metrics.spec));
         self.metrics.reverse.push(Default::default());

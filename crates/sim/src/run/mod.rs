@@ -13,6 +13,21 @@
 //!   -> destination: delivered (metrics) | router: enqueue at the next hop
 //! ```
 //!
+//! Two shortcuts save events without changing any result (tested against
+//! the long way in `tests/it/fast_paths.rs`; docs/performance.md, "Fewer
+//! events on the access links"):
+//!
+//! - **Pass-through.** A packet offered to a free transmitter behind a
+//!   drop-tail FIFO with no device queue goes on the wire at once, after
+//!   the port's stages, counted by the queue as enqueued and dequeued at
+//!   that instant (`Port::try_pass`, `Port::offer_free`).
+//! - **Delivery at the last send.** A packet of a flow without agents
+//!   sent on its last hop, to its destination host, over a link without
+//!   loss, is counted delivered when it goes on the wire, with its arrival
+//!   time, if nothing that link sent before is still on its way and it
+//!   arrives within the run and the current bin: no `Arrive` event (see
+//!   `start_tx`). The `events` of the summary count the events run.
+//!
 //! Flows with **agents** (TCP, MM_APP; see [`agents`]) also carry packets
 //! back: a packet delivered at its destination goes to the flow's receiver
 //! agent, which may send packets (ACKs, feedback) along the reverse route
@@ -144,8 +159,15 @@ pub struct Sim {
     flow_first_dir: Vec<DirId>,
     /// Per direction: does it lead to a host?
     dir_to_host: Vec<bool>,
+    /// Per direction: does it lead to a host without loss? A packet it
+    /// sends to that host is counted delivered when it goes on the wire
+    /// (see [`Sim::start_tx`]).
+    dir_delivers: Vec<bool>,
     /// Per flow: the route slot of its source (for packets sent back), and its agent.
     flow_src_slot: Vec<u32>,
+    /// Per flow: was it created with an agent (`agents` is not `None`)? A
+    /// byte a flow, read for every delivery at a last send.
+    flow_agent: Vec<bool>,
     pub agents: Vec<agents::Agent>,
     /// Scratch for the segments an agent sends.
     seg_buf: Vec<u64>,
@@ -207,8 +229,9 @@ impl Sim {
         let tracer = crate::trace::Tracer::new(&sc.trace.pcap, &net)?;
         let n_dirs = net.dirs.len();
         let series_sel = series_selection(&net, &m.series);
-        let dir_to_host =
+        let dir_to_host: Vec<bool> =
             net.dirs.iter().map(|d| net.nodes[d.to.index()].kind == qoslab_scenario::NodeKind::Host).collect();
+        let dir_delivers = net.dirs.iter().zip(&dir_to_host).map(|(d, &h)| h && d.loss.is_none()).collect();
         let mut sim = Sim {
             now: Time::ZERO,
             end: Time(sc.duration.0),
@@ -222,7 +245,9 @@ impl Sim {
             flow_slot: Vec::new(),
             flow_first_dir: Vec::new(),
             dir_to_host,
+            dir_delivers,
             flow_src_slot: Vec::new(),
+            flow_agent: Vec::new(),
             agents: Vec::new(),
             seg_buf: Vec::new(),
             table: FlowTable::new(),
@@ -460,10 +485,28 @@ impl Sim {
 
     /// Offers `pkt` to the port of `d`; starts the transmitter if idle.
     #[inline]
-    fn enqueue(&mut self, d: DirId, pkt: Packet) {
-        self.settle(d);
-        self.metrics.on_dir_arrival(d.index());
+    fn enqueue(&mut self, d: DirId, mut pkt: Packet) {
         let now = self.now;
+        let dir = &mut self.net.dirs[d.index()];
+        // A free transmitter behind a drop-tail FIFO with no device queue
+        // (`Port::passes`): the dequeue owed to the idle queue cannot be
+        // seen (it finds the FIFO empty and moves only the queue's clock,
+        // over a time the queue held nothing), and a packet the stages let
+        // through the empty FIFO goes on the wire now, with the counts of
+        // the usual enqueue then dequeue (`Port::try_pass`,
+        // `Port::offer_free`). A FIFO has no deadline of its own.
+        let free_fifo = dir.is_free(now) && dir.port.passes();
+        if free_fifo {
+            dir.idle_owed = false;
+            if dir.port.stages().is_empty() && dir.port.try_pass(now, &mut pkt) {
+                self.metrics.on_dir_arrival(d.index());
+                self.start_tx(d, pkt);
+                return;
+            }
+        } else {
+            self.settle(d);
+        }
+        self.metrics.on_dir_arrival(d.index());
         let dir = &mut self.net.dirs[d.index()];
         let verdict = if dir.port.stages().is_empty() {
             // No stage reads the flow key or reports events: the queue alone.
@@ -471,7 +514,18 @@ impl Sim {
         } else {
             let key = self.table.key(pkt.flow);
             let mut sink = RowSink { link: &dir.name, rows: &mut self.metrics.events };
-            dir.port.enqueue(now, pkt, key, &mut dir.rng, &mut sink)
+            if free_fifo {
+                match dir.port.offer_free(now, pkt, key, &mut dir.rng, &mut sink) {
+                    Ok(p) => {
+                        self.start_tx(d, p);
+                        self.schedule_qdisc_tick(d);
+                        return;
+                    }
+                    Err(v) => v,
+                }
+            } else {
+                dir.port.enqueue(now, pkt, key, &mut dir.rng, &mut sink)
+            }
         };
         match verdict {
             Verdict::Queued | Verdict::Marked(_) => {}
@@ -532,10 +586,31 @@ impl Sim {
         let dir = &mut self.net.dirs[d.index()];
         let done = dir.start_tx(now, &pkt);
         let at = Time(done.0.saturating_add(dir.delay.0));
-        if dir.pipe.is_empty() {
-            self.events.schedule_with_seq(at, seq, Event::Arrive(d));
+        let f = pkt.flow.index();
+        // The last hop of a flow without agents, to its destination, on a
+        // link that loses nothing: its arrival there, at `at`, only adds
+        // the packet to the flow's delivery counts, which nothing reads
+        // before the run ends. So it is counted now, with its arrival
+        // time, and needs no `Arrive` event, if nothing the link sent
+        // before is still on its way (the flow's deliveries are then
+        // counted in the order they arrive), and it arrives within the run
+        // and within the current bin (its counts are binned by that time).
+        if self.dir_delivers[d.index()]
+            && dir.pipe.is_empty()
+            && at <= self.end
+            && at.0 < self.metrics.next_bin_edge
+            && pkt.handle & agents::REVERSE == 0
+            && self.flow_dst[f] == dir.to
+            && !self.flow_agent[f]
+        {
+            let hist = self.metrics.spec.flow_histograms;
+            self.metrics.flows[f].on_deliver(at, &pkt, self.metrics.cur_bin, hist);
+        } else {
+            if dir.pipe.is_empty() {
+                self.events.schedule_with_seq(at, seq, Event::Arrive(d));
+            }
+            qoslab_core::qdisc::fifo::push_back_lean(&mut dir.pipe, crate::net::InFlight { at, seq, pkt });
         }
-        qoslab_core::qdisc::fifo::push_back_lean(&mut dir.pipe, crate::net::InFlight { at, seq, pkt });
         // A port with a device queue must hear of every end of transmission.
         if dir.port.wants_tx_done() || dir.port.queue_backlog().packets > 0 {
             dir.tx_event = true;

@@ -8,6 +8,7 @@ mod common;
 mod conservation;
 mod determinism;
 mod edges;
+mod fast_paths;
 mod fluid;
 mod generator;
 mod links_routes;

@@ -431,6 +431,24 @@ def test_the_claims_judges_apply_the_issues_tolerances():
     assert not edge.judge_sharing({"A3": 175.9, "A4": 220.0}) and not edge.judge_sharing({"A4": 264.1})
 
 
+def test_with_one_seed_the_step_claims_are_not_checked_and_say_why():
+    # `reproduce edge --seeds 1` ended with an error after every run; the steps of Fig. 7(b) and
+    # Fig. 9 are judged against the seeds' noise, so with one seed they are not checked (the rest is).
+    from qoslab.reproduce import edge
+
+    res = {s: r for s, (_, r) in edge.STREAMS.items()}
+    one = [{s: {"ip_kbps": 100.0 + i} for i, s in enumerate(edge.STREAMS)}]
+    buffs, pools = (128, 256, 512, 1024), (50, 100)
+    by = {("fig7", b): one for b in buffs} | {("fig9", n): one for n in pools}
+    claims = {c.id: c for c in edge._fig7b_fig9_claims(False, by, buffs, pools, res)}
+    stepped = ["fig7b-first-rise", "fig7b-slight-decrease", "fig7b-b3", "fig9-small-medium", "fig9-large"]
+    for i in stepped:
+        assert claims[i].holds is None and "at least 2 seeds; this run has 1" in claims[i].explanation, i
+    assert claims["fig7b-sensitive"].holds is not None and claims["fig7b-well-in-excess"].holds is not None
+    two = {k: v * 2 for k, v in by.items()}
+    assert all(c.holds is not None for c in edge._fig7b_fig9_claims(False, two, buffs, pools, res))
+
+
 def test_table1_cells_are_each_streams_mean_delay_per_seed():
     from qoslab.reproduce import edge
 

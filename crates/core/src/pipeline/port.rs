@@ -182,8 +182,29 @@ impl Port {
         rng: &mut Rng,
         events: &mut dyn EventSink,
     ) -> Verdict {
+        if let Some(reason) = self.through_stages(now, &mut pkt, key, rng, events) {
+            return Verdict::Dropped(Dropped { packet: pkt, reason });
+        }
+        let verdict =
+            if INLINE_SCFQ { self.queue.enqueue_inlined(now, pkt, rng) } else { self.queue.enqueue(now, pkt, rng) };
+        self.tell_drops(now, &verdict);
+        verdict
+    }
+
+    /// The stages see `pkt` in order, each counted by its verdict; the
+    /// first that drops it ends the walk, and the stages before it hear
+    /// of the drop: its reason, if one did.
+    #[inline(always)]
+    fn through_stages(
+        &mut self,
+        now: Time,
+        pkt: &mut Packet,
+        key: &FlowKey,
+        rng: &mut Rng,
+        events: &mut dyn EventSink,
+    ) -> Option<DropReason> {
         for i in 0..self.stages.len() {
-            match self.stages[i].on_arrival(now, &mut pkt, key, rng, events) {
+            match self.stages[i].on_arrival(now, pkt, key, rng, events) {
                 StageVerdict::Pass => {}
                 StageVerdict::Mark(r) => self.stats.get_or_insert_with(Box::default).marks[r as usize] += 1,
                 StageVerdict::Drop(r) => {
@@ -191,16 +212,20 @@ impl Port {
                     st.drops[r as usize] += 1;
                     st.drop_bytes[r as usize] += pkt.size as u64;
                     for s in &mut self.stages[..i] {
-                        s.on_drop(now, &pkt, r);
+                        s.on_drop(now, pkt, r);
                     }
-                    return Verdict::Dropped(Dropped { packet: pkt, reason: r });
+                    return Some(r);
                 }
             }
         }
-        let verdict =
-            if INLINE_SCFQ { self.queue.enqueue_inlined(now, pkt, rng) } else { self.queue.enqueue(now, pkt, rng) };
+        None
+    }
+
+    /// The stages hear of the packets the queue discipline's `verdict` dropped.
+    #[inline(always)]
+    fn tell_drops(&mut self, now: Time, verdict: &Verdict) {
         if !self.stages.is_empty() {
-            match &verdict {
+            match verdict {
                 Verdict::Queued | Verdict::Marked(_) => {}
                 Verdict::Dropped(d) => self.tell_drop(now, d),
                 Verdict::QueuedPushingOut(victims) => {
@@ -210,7 +235,6 @@ impl Port {
                 }
             }
         }
-        verdict
     }
 
     /// [`Port::enqueue`] for a port without stages (the driver checked
@@ -256,34 +280,14 @@ impl Port {
         rng: &mut Rng,
         events: &mut dyn EventSink,
     ) -> Result<Packet, Verdict> {
-        for i in 0..self.stages.len() {
-            match self.stages[i].on_arrival(now, &mut pkt, key, rng, events) {
-                StageVerdict::Pass => {}
-                StageVerdict::Mark(r) => self.stats.get_or_insert_with(Box::default).marks[r as usize] += 1,
-                StageVerdict::Drop(r) => {
-                    let st = self.stats.get_or_insert_with(Box::default);
-                    st.drops[r as usize] += 1;
-                    st.drop_bytes[r as usize] += pkt.size as u64;
-                    for s in &mut self.stages[..i] {
-                        s.on_drop(now, &pkt, r);
-                    }
-                    return Err(Verdict::Dropped(Dropped { packet: pkt, reason: r }));
-                }
-            }
+        if let Some(reason) = self.through_stages(now, &mut pkt, key, rng, events) {
+            return Err(Verdict::Dropped(Dropped { packet: pkt, reason }));
         }
         if self.device.is_none() && self.queue.try_pass(now, &mut pkt) {
             return Ok(pkt);
         }
         let verdict = self.queue.enqueue(now, pkt, rng);
-        match &verdict {
-            Verdict::Queued | Verdict::Marked(_) => {}
-            Verdict::Dropped(d) => self.tell_drop(now, d),
-            Verdict::QueuedPushingOut(victims) => {
-                for d in victims {
-                    self.tell_drop(now, d);
-                }
-            }
-        }
+        self.tell_drops(now, &verdict);
         Err(verdict)
     }
 

@@ -667,6 +667,13 @@ impl Queue {
         }
     }
 
+    /// Is the discipline a drop-tail FIFO (whose packets may pass, see
+    /// [`Queue::try_pass`])?
+    #[inline]
+    pub fn is_fifo(&self) -> bool {
+        self.pass_bytes != 0
+    }
+
     /// Passes `pkt` through an empty drop-tail FIFO at `now`, as a driver
     /// whose transmitter is free would with [`Queue::enqueue`] then
     /// [`Queue::dequeue`] at the same instant: the same counts (an arrival
@@ -676,13 +683,6 @@ impl Queue {
     /// FIFO, holds packets, or would refuse `pkt` (its byte limit): the
     /// driver then takes the usual path. A simulator's idle access link
     /// costs no call into its FIFO this way (docs/performance.md).
-    /// Is the discipline a drop-tail FIFO (whose packets may pass, see
-    /// [`Queue::try_pass`])?
-    #[inline]
-    pub fn is_fifo(&self) -> bool {
-        self.pass_bytes != 0
-    }
-
     #[inline]
     pub fn try_pass(&mut self, now: Time, pkt: &mut Packet) -> bool {
         let size = pkt.size as u64;

@@ -498,7 +498,7 @@ impl Sim {
         let free_fifo = dir.is_free(now) && dir.port.passes();
         if free_fifo {
             dir.idle_owed = false;
-            if dir.port.stages().is_empty() && dir.port.try_pass(now, &mut pkt) {
+            if dir.port.try_pass(now, &mut pkt) {
                 self.metrics.on_dir_arrival(d.index());
                 self.start_tx(d, pkt);
                 return;
